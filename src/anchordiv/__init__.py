@@ -1,0 +1,25 @@
+"""anchordiv: anchor divergences — task-specific Bregman geometry on fixed contrastive embeddings.
+
+    import anchordiv as ad
+    model = ad.fit("gaussian", anchors, tau=100.0)      # anchors [n, d]
+    D = ad.divergence(model, queries, gallery)           # [Q, G], ascending = closer
+    idx, d = ad.top_k(model, queries, gallery, k=10)
+
+Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.md.
+"""
+
+__version__ = "0.1.0"
+
+from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixture,
+                      LatentGaussian, LatentSpherical, Softmax, fit, mix)
+from .baselines import cosine, inversion
+from .divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
+from .errors import AnchorDivError
+from .io import load_model, save_model
+from .metrics import auprc, prevalence
+
+__all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
+           "GaussianMixture", "LatentGaussian", "LatentSpherical", "Softmax", "__version__",
+           "auprc", "bregman", "cosine", "divergence", "fit", "inversion", "load_model",
+           "mips_keys", "mips_offset", "mips_queries", "mix", "prevalence", "save_model",
+           "top_k"]

@@ -1,0 +1,116 @@
+"""The one abstraction: an anchor model is a pytree that knows its cumulant ψ.
+
+``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)``  (MATH.md).  Everything else — the divergence, the
+pairwise matrix through one GEMM, streaming top-k, the MIPS export — is derived from ψ once in
+:mod:`anchordiv.divergence`.  A model may add
+
+* ``parameterize(θ)``: the map that pulls the model's geometry back to ambient embeddings
+  (identity for ambient models; the latent spherical model fixes the projected radius), and
+* ``embed(θ)``: a closed-form fast path for models whose divergence is a squared Euclidean
+  distance ``D(x→y) = ‖φ(x) − φ(y)‖²`` (Gaussian, latent Gaussian, latent spherical).
+
+Models are frozen dataclasses registered as JAX pytrees: every number (including τ) is an array
+leaf, so refitting with new anchors of the same shape or a new τ never retraces jitted code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+#: kind name -> model class, filled by :func:`anchor_model`.
+MODEL_CLASSES: dict[str, type] = {}
+
+
+def anchor_model(kind: str) -> Callable[[type], type]:
+    """Class decorator: frozen dataclass + JAX pytree (all fields are leaves) + registry entry."""
+
+    def wrap(cls: type) -> type:
+        cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
+        names = [f.name for f in dataclasses.fields(cls)]
+        jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
+        cls.kind = kind
+        MODEL_CLASSES[kind] = cls
+        return cls
+
+    return wrap
+
+
+class AnchorModel:
+    """Base class of every anchor model (see the module docstring).
+
+    Subclasses define ``cumulant`` and carry a scalar array field ``tau``.
+    """
+
+    kind: ClassVar[str] = "abstract"
+    #: True when ``embed`` gives the squared-Euclidean fast path.
+    quadratic: ClassVar[bool] = False
+
+    # ---- the model ---------------------------------------------------------------------
+    def cumulant(self, theta: jax.Array) -> jax.Array:
+        """ψ(θ): ``theta [..., d] -> [...]``."""
+        raise NotImplementedError
+
+    def parameterize(self, theta: jax.Array) -> jax.Array:
+        """Map an ambient embedding to the parameter at which ψ is evaluated. ``[..., d]``."""
+        return theta
+
+    def embed(self, theta: jax.Array) -> jax.Array:
+        """Fast path: φ with ``D(x→y) = ‖φ(x) − φ(y)‖²``; ``[..., d] -> [..., m]``."""
+        raise NotImplementedError(f"{self.kind} has no squared-Euclidean fast path")
+
+    def check_embeddings(self, name: str, x: np.ndarray) -> None:
+        """Eager validation hook for model-specific domain restrictions (default: none)."""
+
+    # ---- shared conveniences ----------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        """Ambient dimension d."""
+        raise NotImplementedError
+
+    def gradient(self, theta: jax.Array) -> jax.Array:
+        """∇ψ(θ) by autodiff: ``[..., d] -> [..., d]``."""
+        flat = jnp.reshape(theta, (-1, theta.shape[-1]))
+        g = jax.vmap(jax.grad(lambda t: self.cumulant(t)))(flat)
+        return jnp.reshape(g, theta.shape)
+
+    def replace(self, **changes):
+        """A copy with some fields replaced (e.g. ``model.replace(tau=jnp.asarray(50.))``)."""
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, AnchorModel):
+                parts.append(f"{f.name}={v!r}")
+            elif np.ndim(v) == 0:
+                parts.append(f"{f.name}={float(v):.4g}")
+            else:
+                parts.append(f"{f.name}{list(np.shape(v))}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def as_tau(tau, dtype) -> jax.Array:
+    """Validate τ (the encoder's logit scale, > 0) and make it a scalar array leaf."""
+    from ..errors import positive
+
+    return jnp.asarray(positive("tau", tau), dtype=dtype)
+
+
+def quad_norm(factor: jax.Array, theta: jax.Array) -> jax.Array:
+    """``‖factorᵀ θ‖²`` = θᵀ Σ θ for Σ = factor factorᵀ. ``factor [d, r]``, ``theta [..., d]``."""
+    z = theta @ factor
+    return jnp.sum(z * z, axis=-1)
+
+
+def psd_factor(cov: np.ndarray) -> np.ndarray:
+    """A factor F with ``F Fᵀ = cov`` for a symmetric PSD matrix (eigen-based, tolerates
+    singular covariances, e.g. fewer anchors than dimensions). ``[d, d] -> [d, d]``."""
+    cov = 0.5 * (cov + cov.T)
+    w, v = np.linalg.eigh(cov)
+    return v * np.sqrt(np.clip(w, 0.0, None))[None, :]

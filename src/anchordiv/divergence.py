@@ -1,0 +1,244 @@
+"""Divergences and retrieval derived once, generically, from an anchor model's cumulant ψ.
+
+For a query x and gallery item y (after the model's map P):
+
+    D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ = h(y) − ⟨u(x), v(y)⟩ + c(x)
+
+with query terms ``u = ∇ψ(x)``, ``c = ⟨∇ψ(x), x⟩ − ψ(x)`` and key terms ``v = y``, ``h = ψ(y)``
+(MATH.md, "Retrieval needs one matrix product").  The Q×G matrix is therefore one Q×m by m×G
+matrix product plus per-item work.  Models with a squared-Euclidean fast path
+(``D = ‖φ(x) − φ(y)‖²``) use ``u = 2φ(x), c = ‖φ(x)‖², v = φ(y), h = ‖φ(y)‖²`` instead.
+
+``method`` selects the path: ``"auto"`` (fast path where the model has one, else ``"generic"``),
+``"generic"`` (one GEMM, ∇ψ by autodiff) or ``"direct"`` (the Bregman formula per pair — the
+slow reference, O(Q·G·cost(ψ))).  Results are clamped at 0: the exact divergence is
+non-negative and only round-off can make it negative.
+
+Top-k streams the gallery in chunks (memory O(Q·(k + chunk)), galleries may be memory-mapped
+``.npy`` files) and the MIPS form exports any geometry to an inner-product index: maximising
+``⟨[u(x), −1], [v(y), h(y)]⟩ = c(x) − D(x→y)`` is minimising D.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from .anchors.base import AnchorModel
+from .errors import AnchorDivError, as_matrix, integer
+
+METHODS = ("auto", "generic", "direct")
+
+#: How often each jitted function has been traced (tests assert nothing recompiles).
+TRACE_COUNTS: collections.Counter = collections.Counter()
+
+
+def _use_fast(model: AnchorModel, method: str) -> bool:
+    if method not in METHODS:
+        raise AnchorDivError(f"method: unknown {method!r}; choose one of {', '.join(METHODS)}")
+    return method == "auto" and model.quadratic
+
+
+def _value_and_grad(model: AnchorModel, p: jax.Array):
+    """ψ ``[n]`` and ∇ψ ``[n, d]`` at parameters ``p [n, d]`` by autodiff."""
+    return jax.vmap(jax.value_and_grad(lambda t: model.cumulant(t)))(p)
+
+
+def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
+    """``x [Q, d] -> (u [Q, m], c [Q])`` (see the module docstring)."""
+    if _use_fast(model, method):
+        phi = model.embed(x)
+        return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
+    p = model.parameterize(x)
+    psi, g = _value_and_grad(model, p)
+    return g, jnp.sum(g * p, axis=-1) - psi
+
+
+def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
+    """``y [G, d] -> (v [G, m], h [G])`` (see the module docstring)."""
+    if _use_fast(model, method):
+        phi = model.embed(y)
+        return phi, jnp.sum(phi * phi, axis=-1)
+    p = model.parameterize(y)
+    return p, model.cumulant(p)
+
+
+def pairwise(u, c, v, h) -> jax.Array:
+    """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product."""
+    return jnp.maximum(h[None, :] - u @ v.T + c[:, None], 0.0)
+
+
+def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
+    """The Bregman formula for matched pairs, the reference path: ``x, y [..., d] -> [...]``."""
+    def one(a, b):
+        pa, pb = model.parameterize(a), model.parameterize(b)
+        psi_a, g = jax.value_and_grad(lambda t: model.cumulant(t))(pa)
+        return model.cumulant(pb) - psi_a - jnp.dot(g, pb - pa)
+
+    x, y = jnp.broadcast_arrays(x, y)
+    flat = jax.vmap(one)(x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1]))
+    return flat.reshape(x.shape[:-1])
+
+
+def _divergence_impl(model, x, y, method):
+    TRACE_COUNTS["divergence"] += 1
+    if method == "direct":
+        return jax.vmap(lambda a: bregman(model, a[None, :], y))(x)
+    u, c = query_terms(model, x, method)
+    v, h = key_terms(model, y, method)
+    return pairwise(u, c, v, h)
+
+
+_divergence_jit = jax.jit(_divergence_impl, static_argnames="method")
+
+
+def check_model(model) -> AnchorModel:
+    if not isinstance(model, AnchorModel):
+        raise AnchorDivError(
+            f"model: expected an anchor model (from anchordiv.fit), got {type(model).__name__}")
+    return model
+
+
+def check_embeddings(model: AnchorModel, name: str, x, *, min_rows: int = 1) -> np.ndarray:
+    """Validated ``[n, d]`` embeddings for ``model`` (finite, right d, in the model's domain)."""
+    arr = as_matrix(name, x, dim=model.dim, min_rows=min_rows)
+    model.check_embeddings(name, arr)
+    return arr
+
+
+def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto") -> jax.Array:
+    """Anchor divergence matrix ``D [Q, G]``, ``D[i, j] = D(query_i → gallery_j)``;
+    ascending = closer.  ``queries [Q, d]``, ``gallery [G, d]``."""
+    check_model(model)
+    _use_fast(model, method)
+    x = check_embeddings(model, "queries", queries)
+    y = check_embeddings(model, "gallery", gallery)
+    return _divergence_jit(model, jnp.asarray(x), jnp.asarray(y), method)
+
+
+# ---- streaming top-k ---------------------------------------------------------------------
+
+def row_bucket(n: int) -> int:
+    """Padded row count: next power of two up to 64, then a multiple of 2^(⌊log2 n⌋−3)
+    (at most 12.5 % padding), so nearby sizes share compiled code."""
+    if n <= 64:
+        return 1 << max(0, (n - 1).bit_length())
+    step = 1 << (n.bit_length() - 4)
+    return -(-n // step) * step
+
+
+def pad_rows(x: np.ndarray, size: int) -> np.ndarray:
+    """Pad ``x [n, d]`` to ``[size, d]`` by repeating row 0 (stays in every model's domain)."""
+    if len(x) == size:
+        return x
+    return np.concatenate([x, np.repeat(x[:1], size - len(x), axis=0)])
+
+
+def _query_terms_impl(model, x, method):
+    TRACE_COUNTS["query_terms"] += 1
+    return query_terms(model, x, method)
+
+
+_query_terms_jit = jax.jit(_query_terms_impl, static_argnames="method")
+
+
+def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method):
+    """Score one gallery chunk ``y [chunk, d]`` and merge it into the running top-k."""
+    TRACE_COUNTS["merge"] += 1
+    v, h = key_terms(model, y, method)
+    d = pairwise(u, c, v, h)
+    cols = jnp.arange(y.shape[0])
+    d = jnp.where(cols[None, :] < n_valid, d, jnp.inf)
+    cand_d = jnp.concatenate([best_d, d], axis=1)
+    cand_i = jnp.concatenate([best_i, jnp.broadcast_to(offset + cols, d.shape)], axis=1)
+    neg, pos = jax.lax.top_k(-cand_d, best_d.shape[1])
+    return -neg, jnp.take_along_axis(cand_i, pos, axis=1)
+
+
+_merge_jit = jax.jit(_merge_impl, static_argnames="method")
+
+
+def default_chunk(n_queries: int, n_gallery: int, budget: int = 1 << 24) -> int:
+    """Gallery chunk so that one ``[Q, chunk]`` block holds about ``budget`` entries."""
+    chunk = min(max(1024, budget // max(n_queries, 1)), 1 << 16)
+    return min(chunk, row_bucket(n_gallery))
+
+
+def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = None,
+          method: str = "auto", progress: bool | None = None):
+    """The k closest gallery items per query, streaming the gallery in chunks.
+
+    ``queries [Q, d]``; ``gallery [G, d]`` (any array-like supporting slicing, e.g. a
+    ``np.load(..., mmap_mode="r")`` memmap).  Returns ``(indices [Q, k] int64,
+    divergences [Q, k])`` sorted ascending.  Memory is O(Q·(k + chunk)); each chunk is validated
+    as it is read.  ``progress=None`` shows a bar when there are more than 8 chunks.
+    """
+    check_model(model)
+    _use_fast(model, method)
+    x = check_embeddings(model, "queries", queries)
+    shape = getattr(gallery, "shape", None) or np.shape(gallery)
+    if len(shape) != 2:
+        raise AnchorDivError(f"gallery: expected shape [G, d], got {list(shape)}")
+    n_gallery = int(shape[0])
+    if n_gallery == 0:
+        raise AnchorDivError("gallery: is empty")
+    if shape[1] != model.dim:
+        raise AnchorDivError(f"gallery: dimension mismatch: last axis has {shape[1]} entries, "
+                             f"the model expects d={model.dim}")
+    k = integer("k", k, low=1, high=n_gallery)
+    chunk = default_chunk(len(x), n_gallery) if chunk is None else integer("chunk", chunk, low=1)
+    q = len(x)
+    u, c = _query_terms_jit(model, jnp.asarray(pad_rows(x, row_bucket(q))), method)
+    dtype = u.dtype
+    best_d = jnp.full((u.shape[0], k), jnp.inf, dtype)
+    best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
+    starts = range(0, n_gallery, chunk)
+    show = len(starts) > 8 if progress is None else progress
+    for start in tqdm(starts, desc="top-k", unit="chunk", disable=not show):
+        block = np.asarray(gallery[start:start + chunk])
+        block = check_embeddings(model, f"gallery[{start}:{start + len(block)}]", block)
+        best_d, best_i = _merge_jit(model, u, c, jnp.asarray(pad_rows(block, chunk)),
+                                    len(block), start, best_d, best_i, method)
+    return np.asarray(best_i[:q], np.int64), np.asarray(best_d[:q])
+
+
+# ---- MIPS export -------------------------------------------------------------------------
+
+def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.ndarray:
+    """Query vectors ``[Q, m + 1]`` = ``[u(x), −1]`` for a maximum-inner-product index."""
+    check_model(model)
+    x = check_embeddings(model, "queries", queries)
+    u, _ = _query_terms_jit(model, jnp.asarray(x), method)
+    u = np.asarray(u)
+    return np.concatenate([u, -np.ones((len(u), 1), u.dtype)], axis=1)
+
+
+def _key_terms_impl(model, y, method):
+    TRACE_COUNTS["key_terms"] += 1
+    return key_terms(model, y, method)
+
+
+_key_terms_jit = jax.jit(_key_terms_impl, static_argnames="method")
+
+
+def mips_keys(model: AnchorModel, gallery, *, method: str = "auto") -> np.ndarray:
+    """Key vectors ``[G, m + 1]`` = ``[v(y), h(y)]``: ⟨query, key⟩ = c(x) − D(x→y)."""
+    check_model(model)
+    y = check_embeddings(model, "gallery", gallery)
+    v, h = _key_terms_jit(model, jnp.asarray(y), method)
+    return np.concatenate([np.asarray(v), np.asarray(h)[:, None]], axis=1)
+
+
+def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndarray:
+    """c(x) ``[Q]``: D(x→y) = c(x) − ⟨mips_query(x), mips_key(y)⟩."""
+    check_model(model)
+    x = check_embeddings(model, "queries", queries)
+    return np.asarray(_query_terms_jit(model, jnp.asarray(x), method)[1])
+
+
+__all__ = ["METHODS", "TRACE_COUNTS", "bregman", "divergence", "key_terms", "mips_keys",
+           "mips_offset", "mips_queries", "pairwise", "query_terms", "top_k"]

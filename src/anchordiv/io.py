@@ -1,0 +1,114 @@
+"""Saving and loading anchor models: a directory with ``arrays.npz`` and ``card.json``.
+
+The card records what a reader needs to trust the arrays: the model's kind and structure, its
+dimension, the package version, a SHA-256 of the arrays (``data_hash``) and whatever the caller
+adds (``encoder``, ``anchor_source``, ...).  Arrays are stored bit-exactly in their own dtypes,
+so a loaded model scores exactly like the saved one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+
+from .anchors.base import MODEL_CLASSES, AnchorModel
+from .errors import AnchorDivError
+
+CARD = "card.json"
+ARRAYS = "arrays.npz"
+
+
+def package_version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def flatten_model(model: AnchorModel, prefix: str = "") -> tuple[dict, dict[str, np.ndarray]]:
+    """``(structure, arrays)``: a JSON-able description and a flat ``name -> array`` dict."""
+    fields, arrays = {}, {}
+    for f in dataclasses.fields(model):
+        value = getattr(model, f.name)
+        key = f"{prefix}{f.name}"
+        if isinstance(value, AnchorModel):
+            fields[f.name], sub = flatten_model(value, key + ".")
+            arrays.update(sub)
+        else:
+            fields[f.name] = key
+            arrays[key] = np.asarray(value)
+    return {"kind": model.kind, "fields": fields}, arrays
+
+
+def unflatten_model(structure: dict, arrays) -> AnchorModel:
+    """Inverse of :func:`flatten_model`."""
+    kind = structure["kind"]
+    if kind not in MODEL_CLASSES:
+        raise AnchorDivError(f"unknown model kind {kind!r} in saved file")
+    values = {}
+    for name, spec in structure["fields"].items():
+        values[name] = unflatten_model(spec, arrays) if isinstance(spec, dict) \
+            else jnp.asarray(arrays[spec])
+    return MODEL_CLASSES[kind](**values)
+
+
+def data_hash(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 over the arrays' names, dtypes, shapes and bytes (order-independent)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def write_bundle(path, arrays: dict[str, np.ndarray], card: dict) -> Path:
+    """Write ``arrays.npz`` + ``card.json`` (adding version, time and data hash) to ``path``."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    card = {**card, "package_version": package_version(), "data_hash": data_hash(arrays),
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    np.savez(path / ARRAYS, **arrays)
+    (path / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], dict]:
+    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's data hash."""
+    path = Path(path)
+    if not (path / CARD).is_file() or not (path / ARRAYS).is_file():
+        raise AnchorDivError(f"{path}: not a saved anchordiv bundle (needs {CARD} and {ARRAYS})")
+    card = json.loads((path / CARD).read_text())
+    with np.load(path / ARRAYS, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    if verify and card.get("data_hash") != data_hash(arrays):
+        raise AnchorDivError(f"{path}: arrays do not match the card's data_hash (corrupt?)")
+    return arrays, card
+
+
+def save_model(model: AnchorModel, path, **card) -> Path:
+    """Save ``model`` to the directory ``path``; extra keywords go into the card
+    (e.g. ``encoder="all-MiniLM-L6-v2", anchor_source="wordnet nouns"``)."""
+    if not isinstance(model, AnchorModel):
+        raise AnchorDivError(f"save_model: expected an anchor model, got {type(model).__name__}")
+    structure, arrays = flatten_model(model)
+    return write_bundle(path, arrays, {"type": "anchor-model", "kind": model.kind,
+                                       "dim": model.dim, "structure": structure, **card})
+
+
+def load_model(path, *, verify: bool = True) -> AnchorModel:
+    """Load a model saved by :func:`save_model` (bit-exact)."""
+    arrays, card = read_bundle(path, verify=verify)
+    if card.get("type") != "anchor-model":
+        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an anchor model")
+    return unflatten_model(card["structure"], arrays)
+
+
+def load_card(path) -> dict:
+    """The card of a saved bundle."""
+    return json.loads((Path(path) / CARD).read_text())
