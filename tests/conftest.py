@@ -1,0 +1,15 @@
+"""Test configuration: float64 JAX so numpy float64 references are meaningful.
+
+Library code keeps the dtype of its inputs, so tests that pass float32 arrays still exercise the
+float32 production path.
+"""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
