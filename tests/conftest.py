@@ -5,6 +5,9 @@ float32 production path.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))  # tests/helpers.py, tests/reference.py
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
