@@ -28,7 +28,7 @@ class Gaussian(AnchorModel):
         return self.tau * (theta @ self.mean) + 0.5 * self.tau**2 * quad_norm(self.factor, theta)
 
     def embed(self, theta):
-        return (self.tau / np.sqrt(2.0)) * (theta @ self.factor)
+        return (self.tau * 0.5**0.5) * (theta @ self.factor)
 
     @property
     def cov(self) -> jax.Array:

@@ -77,7 +77,7 @@ class LatentGaussian(AnchorModel):
         return self.tau * (theta @ self.mean) + 0.5 * self.tau**2 * quad_norm(self.basis, theta)
 
     def embed(self, theta):
-        return (self.tau / np.sqrt(2.0)) * (theta @ self.basis)
+        return (self.tau * 0.5**0.5) * (theta @ self.basis)
 
     @property
     def dim(self) -> int:
