@@ -15,6 +15,8 @@ from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixtu
 from .baselines import cosine, inversion
 from .divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
 from .errors import AnchorDivError
+from .evaluate import Evaluation, evaluate  # ad.evaluate is the function
+from .curves import adaptation_curve, register_model
 from .io import load_model, save_model
 from .metrics import auprc, prevalence
 
@@ -23,3 +25,4 @@ __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian"
            "auprc", "bregman", "cosine", "divergence", "fit", "inversion", "load_model",
            "mips_keys", "mips_offset", "mips_queries", "mix", "prevalence", "save_model",
            "top_k"]
+__all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
