@@ -76,10 +76,26 @@ def _target_only(kind, broad, target, tau):
     return fit(kind, target, tau=tau)
 
 
-def _adapted(kind, prior, broad, target, tau):
-    from . import adapt  # issue 3; imported lazily so the curves work without it
+def _adapted(kind, broad, target, tau):
+    from .adapt import adapt  # issue 3; imported lazily so the curves work without it
 
-    return adapt.adapt(kind, broad, target, tau=tau, prior=prior).point("mean")
+    return adapt(kind, broad, target, tau=tau, prior="broad").point("mean")
+
+
+#: adapt options that set the prior strength and may be chosen from the data ("auto")
+_STRENGTH = {"gaussian": ("kappa0", "nu0")}
+
+
+def _isotropic_control(kind, broad, target, tau):
+    """The same prior strength as the broad posterior, isotropic prior covariance (same trace).
+    Strengths chosen by empirical Bayes are taken from the broad posterior, so only the prior
+    covariance's shape differs."""
+    from .adapt import adapt
+
+    keys = _STRENGTH.get(kind, ())
+    info = adapt(kind, broad, target, tau=tau, prior="broad").info if keys else {}
+    strength = {k: info[k] for k in keys}
+    return adapt(kind, broad, target, tau=tau, prior="isotropic", **strength).point("mean")
 
 
 def _inversion(broad, target, tau):
@@ -89,9 +105,9 @@ def _inversion(broad, target, tau):
 for _kind in ("softmax", "gaussian", "latent-gaussian", "latent-spherical", "mixture"):
     register_model(_kind, functools.partial(_target_only, _kind), role="target", kind=_kind)
 for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
-    register_model(f"posterior-{_kind}", functools.partial(_adapted, _kind, "broad"),
+    register_model(f"posterior-{_kind}", functools.partial(_adapted, _kind),
                    role="posterior", kind=_kind)
-    register_model(f"isotropic-{_kind}", functools.partial(_adapted, _kind, "isotropic"),
+    register_model(f"isotropic-{_kind}", functools.partial(_isotropic_control, _kind),
                    role="isotropic", kind=_kind)
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
