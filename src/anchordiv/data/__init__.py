@@ -1,0 +1,17 @@
+"""Real anchors, documents and encoders, all usable offline.
+
+- :mod:`.wordnet` — WordNet 3.0 noun synsets, glosses, subtrees (broad anchors);
+- :mod:`.imagenet` — the 1,000 ILSVRC-2012 classes, ImageNet-R subset and styles, prompts;
+- :mod:`.clinical` — HPO terms, ICD-10-CM descriptions, pathology-specific anchor sets;
+- :mod:`.openi` — Open-i chest X-ray reports with MeSH labels (a retrieval dataset);
+- :mod:`.encoders` — MiniLM and open_clip encoders behind one interface (:func:`get_encoder`);
+- :mod:`.cache` — the content-addressed embedding cache behind :func:`embed_texts`.
+
+Heavy dependencies (nltk, torch, open_clip) are imported only when used.
+"""
+
+from . import cache, encoders, wordnet
+from .encoders import Encoder, embed_images, embed_texts, get_encoder, read_images
+
+__all__ = ["Encoder", "cache", "clinical", "embed_images", "embed_texts", "encoders",
+           "get_encoder", "imagenet", "openi", "read_images", "wordnet"]

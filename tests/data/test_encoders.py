@@ -1,0 +1,35 @@
+"""The shipped MiniLM encoder and the encoder registry."""
+
+import numpy as np
+import pytest
+
+from anchordiv import data
+from anchordiv.errors import AnchorDivError
+
+
+def test_minilm_unit_norm_384(minilm):
+    X = minilm.encode_text(["a photo of a cat.", "no pleural effusion", "cardiomegaly"])
+    assert X.shape == (3, 384) and X.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1, rtol=1e-5)
+    assert minilm.dim == 384 and minilm.logit_scale == 20.0
+    assert minilm.id == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_minilm_semantics_and_batching(minilm):
+    texts = ["a photo of a cat.", "a picture of a kitten.", "the stock market fell."]
+    X = minilm.encode_text(texts, batch_size=1, progress=False)
+    Y = minilm.encode_text(texts, batch_size=64)
+    np.testing.assert_allclose(X, Y, atol=1e-5)
+    assert X[0] @ X[1] > X[0] @ X[2] + 0.2
+
+
+def test_get_encoder_is_reused_and_validates(minilm):
+    assert data.get_encoder("minilm") is minilm
+    with pytest.raises(AnchorDivError, match="unknown 'clip'"):
+        data.get_encoder("clip")
+    with pytest.raises(AnchorDivError, match="pretrained=<path"):
+        data.get_encoder("chexzero")
+    with pytest.raises(AnchorDivError, match="text only"):
+        minilm.encode_image(["x.png"])
+    with pytest.raises(AnchorDivError, match="batch_size"):
+        minilm.encode_text(["a"], batch_size=0)
