@@ -76,7 +76,7 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
     prev = [r.get("prevalence") for r in summary if r.get("prevalence") is not None]
     if prev:
         ax.axvline(float(np.mean(prev)), color="grey", ls=":", label="random (prevalence)")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
     ax.invert_yaxis()
     ax.set_xlabel("mean AUPRC (95 % interval)")
     ax.set_title(title)
