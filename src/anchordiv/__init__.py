@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixture,
                       LatentGaussian, LatentSpherical, Softmax, fit, mix)
+from .adapt import Posterior, adapt, load_posterior, save_posterior
 from .baselines import cosine, inversion
 from .divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
 from .errors import AnchorDivError
@@ -19,6 +20,7 @@ from .evaluate import Evaluation, evaluate  # ad.evaluate is the function
 from .curves import adaptation_curve, register_model
 from .io import load_model, save_model
 from .metrics import auprc, prevalence
+from .uncertainty import load_inference_data, retrieval_uncertainty, save_inference_data
 
 __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
            "GaussianMixture", "LatentGaussian", "LatentSpherical", "Softmax", "__version__",
@@ -26,3 +28,5 @@ __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian"
            "mips_keys", "mips_offset", "mips_queries", "mix", "prevalence", "save_model",
            "top_k"]
 __all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
+__all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retrieval_uncertainty",
+            "save_inference_data", "save_posterior"]

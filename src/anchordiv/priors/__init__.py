@@ -1,0 +1,39 @@
+"""Priors for broad → target adaptation (MATH.md, "Adaptation from broad to target anchors").
+
+One module per prior, each with its explicit NumPyro model (a readable function a user can copy
+and change) and its fast exact update:
+
+* :mod:`.niw` — Normal–Inverse-Wishart (Gaussian): conjugate update, closed-form marginal
+  likelihood, empirical Bayes;
+* :mod:`.bingham` — matrix Bingham on the Stiefel manifold (latent Gaussian): conjugate
+  ``Bₙ = B₀ + c·S_T``, MAP = top-k eigenvectors;
+* :mod:`.posterior_bingham` — posterior-like Bingham (latent spherical), β ∈ [0, 1];
+* :mod:`.dirichlet_niw` — Dirichlet–NIW (Gaussian mixture): MAP-EM with soft assignments;
+* :mod:`.distributions` — the matrix Bingham distribution NumPyro lacks.
+"""
+
+from .bingham import BinghamPosterior, latent_gaussian_model, latent_gaussian_update
+from .dirichlet_niw import DirichletNIW, dirichlet_niw_model, map_em, mixture_prior
+from .distributions import MatrixBingham, stiefel_site
+from .niw import NIW, empirical_bayes, niw_model
+from .posterior_bingham import latent_spherical_model, latent_spherical_update
+
+#: kind -> the explicit NumPyro model used by ``ad.adapt(..., method="nuts")``
+MODELS = {
+    "gaussian": niw_model,
+    "latent-gaussian": latent_gaussian_model,
+    "latent-spherical": latent_spherical_model,
+    "mixture": dirichlet_niw_model,
+}
+#: kind -> the posterior sites an adapted model is built from
+SITES = {
+    "gaussian": ("mu", "Sigma"),
+    "latent-gaussian": ("U",),
+    "latent-spherical": ("U",),
+    "mixture": ("weights", "means", "covs"),
+}
+
+__all__ = ["BinghamPosterior", "DirichletNIW", "MODELS", "MatrixBingham", "NIW", "SITES",
+           "dirichlet_niw_model", "empirical_bayes", "latent_gaussian_model",
+           "latent_gaussian_update", "latent_spherical_model", "latent_spherical_update",
+           "map_em", "mixture_prior", "niw_model", "stiefel_site"]

@@ -1,0 +1,120 @@
+"""Matrix Bingham prior for the latent Gaussian anchor model (MATH.md, "Adaptation", D.3).
+
+The subspace ``U ∈ V_k(R^d)`` gets the prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The targets enter through
+a PPCA likelihood ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)``, whose U-dependent part is ``c · tr(Uᵀ S_T U)``
+with ``c = ℓ / (2σ²(σ² + ℓ))`` and S_T the target scatter — conjugate, so
+``Bₙ = B₀ + c · S_T`` and the MAP subspace is the top-k eigenvectors of Bₙ.
+
+Prior from the broad anchors: ``B₀ = c · n₀ · Cov(B)`` (the broad covariance worth n₀
+pseudo-anchors); ℓ and σ² are the PPCA estimates of the broad covariance at rank k
+(``σ²`` = mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue).  With the target
+weight ``β = n / (n₀ + n)`` this reads ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``;
+``beta`` can be given directly (β = 0: the broad subspace, β = 1: the target subspace).  Where
+``n/β`` would exceed ``n + n_broad`` (the broad anchors cannot be worth more than themselves) m is
+capped there, which tempers the likelihood; the explicit model takes the same weight.
+``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``.
+
+The latent mean is not part of the Bingham posterior: it is ``(1 − β) mean(B) + β t̄``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+
+from ..anchors.gaussian import moments
+from ..errors import AnchorDivError
+from .distributions import MatrixBingham, bingham_gibbs, stiefel_site
+
+#: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
+PRIOR_ANCHORS = 10.0
+
+
+def latent_gaussian_model(targets, *, prior_parameter, mean, signal, noise, rank,
+                          target_weight=1.0):
+    """The explicit NumPyro model (copy and change it for a custom prior).
+
+    ``targets [n, d]``; ``prior_parameter`` B₀ ``[d, d]``; PPCA ``mean [d]``, ``signal`` ℓ,
+    ``noise`` σ²; ``rank`` k; ``target_weight`` tempers the likelihood (1 = Bayes).
+    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``."""
+    d = targets.shape[1]
+    u = stiefel_site("U", d, rank)
+    numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
+    cov = noise * jnp.eye(d) + signal * u @ u.T
+    with numpyro.plate("anchors", targets.shape[0]), numpyro.handlers.scale(scale=target_weight):
+        numpyro.sample("targets", dist.MultivariateNormal(mean, cov), obs=targets)
+
+
+@dataclass(frozen=True)
+class BinghamPosterior:
+    """Posterior ``U ~ MatrixBingham(parameter [d, d])`` at ``rank`` k, with the fixed latent
+    mean ``location [d]`` (latent Gaussian; zeros for the latent spherical model)."""
+
+    parameter: np.ndarray
+    rank: int
+    location: np.ndarray
+
+    def mode(self) -> dict[str, np.ndarray]:
+        """``{"U": top-k eigenvectors of B [d, k]}`` (also the principal subspace of E[UUᵀ])."""
+        _, v = np.linalg.eigh(self.parameter)
+        return {"U": np.ascontiguousarray(v[:, ::-1][:, : self.rank])}
+
+    def mean(self) -> dict[str, np.ndarray]:
+        """Same as :meth:`mode`: the principal subspace of E[UUᵀ] is the top-k eigenvectors of B
+        (a mean of frames is not a frame)."""
+        return self.mode()
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """``{"U": [n, d, k]}`` Gibbs draws (see :func:`~.distributions.bingham_gibbs`)."""
+        return {"U": bingham_gibbs(self.parameter, self.rank, n, rng)}
+
+
+def ppca_scale(eigvals: np.ndarray, rank: int) -> tuple[float, float, float]:
+    """``(c, ℓ, σ²)`` of the PPCA likelihood at rank k from descending eigenvalues ``[d]``."""
+    noise = float(np.mean(eigvals[rank:])) if rank < len(eigvals) else 0.0
+    noise = max(noise, 1e-3 * float(np.mean(eigvals)), 1e-300)
+    signal = max(float(np.mean(eigvals[:rank])) - noise, noise)
+    return signal / (2 * noise * (noise + signal)), signal, noise
+
+
+def target_weight(n: int, n_broad: int, beta: float) -> tuple[float, float]:
+    """``(m, β)``: total pseudo-count ``m = min(n/β, n + n_broad)`` for target weight β."""
+    m = n + n_broad if beta == 0 else min(n / beta, n + n_broad)
+    return m, beta
+
+
+def broad_covariance(broad: np.ndarray, prior: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean [d], covariance [d, d])`` of the broad anchors, or its isotropic control."""
+    mu, cov = moments(broad)
+    if prior == "isotropic":
+        return mu, np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
+    if prior != "broad":
+        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
+    return mu, cov
+
+
+def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float,
+                           prior: str = "broad") -> tuple[BinghamPosterior, dict]:
+    """Exact update: ``(posterior, info)``; ``info`` holds the explicit model's hyperparameters
+    (``model_kwargs``) and the pseudo-count m."""
+    mu_b, cov_b = broad_covariance(broad, prior)
+    t = np.asarray(targets, np.float64)
+    n = t.shape[0]
+    tbar = t.mean(0)
+    scat = (t - tbar).T @ (t - tbar)
+    c, signal, noise = ppca_scale(np.linalg.eigvalsh(moments(broad)[1])[::-1], rank)
+    m, beta = target_weight(n, len(broad), beta)
+    prior_b = c * m * (1 - beta) * cov_b
+    weight = m * beta / n
+    post = BinghamPosterior(prior_b + c * weight * scat, rank, (1 - beta) * mu_b + beta * tbar)
+    kwargs = {"prior_parameter": prior_b, "mean": tbar, "signal": signal, "noise": noise,
+              "rank": rank, "target_weight": weight}
+    return post, {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
+
+
+__all__ = ["BinghamPosterior", "PRIOR_ANCHORS", "broad_covariance", "latent_gaussian_model",
+           "latent_gaussian_update", "ppca_scale", "target_weight"]

@@ -1,0 +1,206 @@
+"""Posterior uncertainty: ArviZ InferenceData of interpretable quantities, retrieval stability
+across posterior draws, and InferenceData persistence.
+
+Quantities per kind (each draw compared with the posterior-mean point summary):
+
+* gaussian: ``mean_cosine`` (cosine between the drawn and the point mean), ``mean_norm``,
+  ``cov_trace``, ``cov_eigenvalues`` (leading 5), ``leading_axis_angle`` (degrees between the
+  drawn and the point covariance's leading eigenvector); for d ≤ 8 also ``mu`` and ``Sigma``;
+* latent kinds: ``principal_angles`` (degrees, between the drawn and the point subspace,
+  ascending) and ``max_principal_angle``;
+* mixture: ``weights``, ``mean_cosine``, ``cov_trace`` per component.
+
+NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
+``energy``), so ``az.summary``, ``az.ess``, ``az.rhat``, ``az.plot_posterior`` and
+``az.plot_energy`` work.  Exact posteriors give independent draws arranged as two chains.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from .io import read_bundle, write_bundle
+
+SMALL_D = 8
+N_EIGEN = 5
+
+
+# ---- interpretable quantities ----------------------------------------------------------------
+
+def principal_angles(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Principal angles in degrees, ascending, between span(u) and span(v) (``[..., d, k]``)."""
+    s = np.linalg.svd(np.swapaxes(u, -1, -2) @ v, compute_uv=False)
+    return np.degrees(np.arccos(np.clip(s, -1.0, 1.0)))
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(-1) / np.maximum(np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1),
+                                        1e-300)
+
+
+def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    w, v = np.linalg.eigh(s["Sigma"])
+    _, vr = np.linalg.eigh(ref["Sigma"])
+    lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
+    out = {"mean_cosine": _cosine(s["mu"], ref["mu"]), "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+           "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
+           "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
+           "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0)))}
+    if s["mu"].shape[-1] <= SMALL_D:
+        out.update(mu=s["mu"], Sigma=s["Sigma"])
+    return out
+
+
+def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    ang = principal_angles(s["U"], ref["U"])[..., ::-1]
+    return {"principal_angles": ang, "max_principal_angle": ang[..., -1]}
+
+
+def mixture_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    return {"weights": s["weights"], "mean_cosine": _cosine(s["means"], ref["means"]),
+            "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1)}
+
+
+QUANTITIES = {"gaussian": gaussian_quantities, "latent-gaussian": latent_quantities,
+              "latent-spherical": latent_quantities, "mixture": mixture_quantities}
+DIMS = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"],
+        "principal_angles": ["angle"], "weights": ["component"], "mean_cosine": ["component"],
+        "cov_trace": ["component"]}
+STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_steps",
+         "accept_prob": "acceptance_rate", "energy": "energy"}
+
+
+def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
+    if post.samples is None:   # independent draws, arranged as 2 chains so r_hat is defined
+        draws = post.draws(seed, 2 * -(-num_draws // 2))
+        return {k: v.reshape((2, -1) + v.shape[1:]) for k, v in draws.items()}, None
+    n = next(iter(post.samples.values())).shape[1]
+    idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
+    stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
+             for k, v in post.stats.items() if k in STATS}
+    return {k: v[:, idx] for k, v in post.samples.items()}, stats
+
+
+def inference_data(post, *, num_draws: int = 200, seed: int = 0):
+    """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
+
+    ``num_draws``: exact posteriors draw that many (rounded up to even); NUTS posteriors keep up
+    to that many evenly spaced draws per chain."""
+    import arviz as az
+
+    num_draws = integer("num_draws", num_draws, low=2)
+    draws, stats = _chain_draws(post, num_draws, seed)
+    quantities = QUANTITIES[post.kind](draws, post.params("mean"))
+    keep = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str, bool))}
+    return az.from_dict(posterior=quantities, sample_stats=stats,
+                        dims={k: DIMS[k] for k, v in quantities.items() if v.ndim > 2},
+                        attrs={"kind": post.kind, "method": post.method, **keep})
+
+
+# ---- retrieval uncertainty ---------------------------------------------------------------------
+
+@dataclasses.dataclass
+class RetrievalUncertainty:
+    """Retrieval under posterior draws.  ``topk_overlap [S, Q]``: fraction of the point model's
+    top-k kept in each draw's top-k; ``auprc [S, Q]`` per-draw, per-query AUPRC (None without
+    relevance) and ``point_auprc [Q]``; ``interval`` the central probability of the intervals."""
+
+    topk_overlap: np.ndarray
+    auprc: np.ndarray | None
+    point_auprc: np.ndarray | None
+    interval: float
+
+    def _band(self, x: np.ndarray) -> dict:
+        lo, hi = np.quantile(x, [(1 - self.interval) / 2, (1 + self.interval) / 2])
+        return {"mean": float(np.mean(x)), "low": float(lo), "high": float(hi)}
+
+    def summary(self) -> dict:
+        """Intervals over draws of the mean top-k overlap and the mean AUPRC, and the mean
+        per-query AUPRC interval width."""
+        out = {"interval": self.interval, "topk_overlap": self._band(self.topk_overlap.mean(1))}
+        if self.auprc is not None:
+            out["auprc"] = self._band(np.nanmean(self.auprc, axis=1))
+            out["point_auprc"] = float(np.nanmean(self.point_auprc))
+            q = np.nanquantile(self.auprc, [(1 - self.interval) / 2, (1 + self.interval) / 2],
+                               axis=0)
+            out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0]))
+        return out
+
+
+def _auprc(model, queries, gallery, relevance):
+    from .divergence import divergence
+    from .metrics import auprc
+
+    return auprc(relevance, -np.asarray(divergence(model, queries, gallery)), no_positive="nan")
+
+
+def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None,
+                          num_draws: int = 20, seed: int = 0, interval: float = 0.9,
+                          which: str = "mean") -> RetrievalUncertainty:
+    """How stable top-k and AUPRC are across ``num_draws`` posterior draws of ``post``.
+
+    ``queries [Q, d]``, ``gallery [G, d]``, optional binary ``relevance [Q, G]`` (remove each
+    query from its own gallery row beforehand).  The reference is ``post.point(which)``."""
+    from .divergence import top_k
+
+    q = as_matrix("queries", queries)
+    g = as_matrix("gallery", gallery, dim=q.shape[1])
+    k = integer("k", k, low=1, high=len(g))
+    interval = in_unit_interval("interval", interval)
+    if relevance is not None and np.shape(relevance) != (len(q), len(g)):
+        raise AnchorDivError(f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
+                             f"got {list(np.shape(relevance))}")
+    point = post.point(which)
+    ref, _ = top_k(point, q, g, k)
+    overlaps, aps = [], []
+    for model in tqdm(post.sample(seed, integer("num_draws", num_draws, low=2)),
+                      desc="posterior draws", unit="draw", disable=num_draws < 20):
+        idx, _ = top_k(model, q, g, k)
+        overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
+        if relevance is not None:
+            aps.append(_auprc(model, q, g, relevance))
+    return RetrievalUncertainty(
+        np.asarray(overlaps), np.asarray(aps) if aps else None,
+        _auprc(point, q, g, relevance) if relevance is not None else None, interval)
+
+
+# ---- persistence ---------------------------------------------------------------------------
+
+NETCDF = "netcdf"
+
+
+def save_inference_data(idata, path, **card) -> Path:
+    """Save an InferenceData as a bundle: its netCDF bytes in ``arrays.npz`` (covered by the
+    card's data hash) and the card (``type = "inference-data"`` plus ``card`` keywords)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "idata.nc"
+        idata.to_netcdf(str(f))
+        data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
+    groups = list(idata.groups())
+    return write_bundle(path, {NETCDF: data}, {"type": "inference-data", "groups": groups, **card})
+
+
+def load_inference_data(path, *, verify: bool = True):
+    """Load an InferenceData saved by :func:`save_inference_data` (into memory)."""
+    import arviz as az
+
+    arrays, card = read_bundle(path, verify=verify)
+    if card.get("type") != "inference-data":
+        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an InferenceData")
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "idata.nc"
+        f.write_bytes(arrays[NETCDF].tobytes())
+        idata = az.from_netcdf(str(f))
+        idata.load()
+    return idata
+
+
+__all__ = ["RetrievalUncertainty", "inference_data", "load_inference_data", "principal_angles",
+           "retrieval_uncertainty", "save_inference_data"]
