@@ -10,7 +10,7 @@
 Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 """
 
-from . import cache, encoders, imagenet, wordnet
+from . import cache, clinical, encoders, imagenet, openi, wordnet
 from .encoders import Encoder, embed_images, embed_texts, get_encoder, read_images
 
 __all__ = ["Encoder", "cache", "clinical", "embed_images", "embed_texts", "encoders",

@@ -29,7 +29,7 @@ TEMPLATES = ("a photo of a {}.", "a bad photo of a {}.", "a photo of the large {
 
 
 def _lines(name: str) -> list[str]:
-    text = resources.files("anchordiv.resources").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files("anchordiv").joinpath("resources", name).read_text(encoding="utf-8")
     return [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 

