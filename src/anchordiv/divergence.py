@@ -131,11 +131,13 @@ def row_bucket(n: int) -> int:
     return -(-n // step) * step
 
 
-def pad_rows(x: np.ndarray, size: int) -> np.ndarray:
-    """Pad ``x [n, d]`` to ``[size, d]`` by repeating row 0 (stays in every model's domain)."""
+def pad_rows(x, size: int):
+    """Pad ``x [n, d]`` to ``[size, d]`` by repeating row 0 (stays in every model's domain).
+    Works on numpy and JAX arrays alike (a JAX array stays on its device)."""
     if len(x) == size:
         return x
-    return np.concatenate([x, np.repeat(x[:1], size - len(x), axis=0)])
+    xp = jnp if isinstance(x, jax.Array) else np
+    return xp.concatenate([x, xp.repeat(x[:1], size - len(x), axis=0)])
 
 
 def _query_terms_impl(model, x, method):
@@ -146,12 +148,16 @@ def _query_terms_impl(model, x, method):
 _query_terms_jit = jax.jit(_query_terms_impl, static_argnames="method")
 
 
-def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method):
-    """Score one gallery chunk ``y [chunk, d]`` and merge it into the running top-k."""
-    TRACE_COUNTS["merge"] += 1
-    v, h = key_terms(model, y, method)
-    d = pairwise(u, c, v, h)
-    cols = jnp.arange(y.shape[0])
+def padded_query_terms(model: AnchorModel, x: np.ndarray, method: str = "auto"):
+    """Query terms of ``x [Q, d]`` computed on rows padded to :func:`row_bucket` (so nearby Q
+    share compiled code): ``(u [Qb, m], c [Qb])``; rows past Q are padding."""
+    return _query_terms_jit(model, jnp.asarray(pad_rows(x, row_bucket(len(x)))), method)
+
+
+def merge_top_k(d, n_valid, offset, best_d, best_i):
+    """Merge a scored block ``d [Q, chunk]`` (columns ≥ ``n_valid`` are padding; column j is
+    item ``offset + j``) into the running ``best_d, best_i [Q, k]`` (ascending)."""
+    cols = jnp.arange(d.shape[1])
     d = jnp.where(cols[None, :] < n_valid, d, jnp.inf)
     cand_d = jnp.concatenate([best_d, d], axis=1)
     cand_i = jnp.concatenate([best_i, jnp.broadcast_to(offset + cols, d.shape)], axis=1)
@@ -159,13 +165,64 @@ def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method):
     return -neg, jnp.take_along_axis(cand_i, pos, axis=1)
 
 
+def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method):
+    """Score one gallery chunk ``y [chunk, d]`` and merge it into the running top-k."""
+    TRACE_COUNTS["merge"] += 1
+    v, h = key_terms(model, y, method)
+    return merge_top_k(pairwise(u, c, v, h), n_valid, offset, best_d, best_i)
+
+
 _merge_jit = jax.jit(_merge_impl, static_argnames="method")
 
 
 def default_chunk(n_queries: int, n_gallery: int, budget: int = 1 << 24) -> int:
-    """Gallery chunk so that one ``[Q, chunk]`` block holds about ``budget`` entries."""
-    chunk = min(max(1024, budget // max(n_queries, 1)), 1 << 16)
+    """Gallery chunk so that one ``[Q, chunk]`` block holds at most about ``budget`` entries:
+    a power of two from the bucketed Q (so nearby Q and G share compiled code), at least 1024,
+    at most 2^16 and at most :func:`row_bucket` of the gallery size."""
+    per_query = budget // row_bucket(max(n_queries, 1))
+    chunk = 1 << min(max(per_query, 1024).bit_length() - 1, 16)
     return min(chunk, row_bucket(n_gallery))
+
+
+def stream_top_k(u, c, k: int, n_items: int, chunk: int, read, score, *,
+                 progress: bool | None = None, desc: str = "top-k"):
+    """The streaming loop shared by :func:`top_k` and :class:`anchordiv.index.GalleryIndex`.
+
+    ``u [Qb, m], c [Qb]``: query terms; ``read(start, stop)`` returns the next block of
+    ``stop − start`` rows (gallery rows or cached keys); ``score(block, n_valid, offset,
+    best_d, best_i)`` merges a block padded to ``chunk`` rows.  Memory is O(Q·(k + chunk)).
+    Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])``.
+    """
+    best_d = jnp.full((u.shape[0], k), jnp.inf, u.dtype)
+    best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
+    starts = range(0, n_items, chunk)
+    show = len(starts) > 8 if progress is None else progress
+    for start in tqdm(starts, desc=desc, unit="chunk", disable=not show):
+        block = read(start, min(start + chunk, n_items))
+        best_d, best_i = score(pad_rows(block, chunk), len(block), start, best_d, best_i)
+    return best_i, best_d
+
+
+def gallery_shape(model: AnchorModel, gallery) -> tuple[int, int]:
+    """Validated ``(G, d)`` of an array-like gallery (a memmap is not read)."""
+    shape = getattr(gallery, "shape", None) or np.shape(gallery)
+    if len(shape) != 2:
+        raise AnchorDivError(f"gallery: expected shape [G, d], got {list(shape)}")
+    if int(shape[0]) == 0:
+        raise AnchorDivError("gallery: is empty")
+    if shape[1] != model.dim:
+        raise AnchorDivError(f"gallery: dimension mismatch: last axis has {shape[1]} entries, "
+                             f"the model expects d={model.dim}")
+    return int(shape[0]), int(shape[1])
+
+
+def gallery_reader(model: AnchorModel, gallery):
+    """``read(start, stop)`` for :func:`stream_top_k`: rows of an array-like gallery, validated
+    as they are read (the error names the row range)."""
+    def read(start, stop):
+        block = np.asarray(gallery[start:stop])
+        return jnp.asarray(check_embeddings(model, f"gallery[{start}:{stop}]", block))
+    return read
 
 
 def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = None,
@@ -176,34 +233,22 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     ``np.load(..., mmap_mode="r")`` memmap).  Returns ``(indices [Q, k] int64,
     divergences [Q, k])`` sorted ascending.  Memory is O(Q·(k + chunk)); each chunk is validated
     as it is read.  ``progress=None`` shows a bar when there are more than 8 chunks.
+    To query one gallery many times, build an :class:`anchordiv.GalleryIndex` once instead.
     """
     check_model(model)
     _use_fast(model, method)
     x = check_embeddings(model, "queries", queries)
-    shape = getattr(gallery, "shape", None) or np.shape(gallery)
-    if len(shape) != 2:
-        raise AnchorDivError(f"gallery: expected shape [G, d], got {list(shape)}")
-    n_gallery = int(shape[0])
-    if n_gallery == 0:
-        raise AnchorDivError("gallery: is empty")
-    if shape[1] != model.dim:
-        raise AnchorDivError(f"gallery: dimension mismatch: last axis has {shape[1]} entries, "
-                             f"the model expects d={model.dim}")
+    n_gallery, _ = gallery_shape(model, gallery)
     k = integer("k", k, low=1, high=n_gallery)
     chunk = default_chunk(len(x), n_gallery) if chunk is None else integer("chunk", chunk, low=1)
-    q = len(x)
-    u, c = _query_terms_jit(model, jnp.asarray(pad_rows(x, row_bucket(q))), method)
-    dtype = u.dtype
-    best_d = jnp.full((u.shape[0], k), jnp.inf, dtype)
-    best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
-    starts = range(0, n_gallery, chunk)
-    show = len(starts) > 8 if progress is None else progress
-    for start in tqdm(starts, desc="top-k", unit="chunk", disable=not show):
-        block = np.asarray(gallery[start:start + chunk])
-        block = check_embeddings(model, f"gallery[{start}:{start + len(block)}]", block)
-        best_d, best_i = _merge_jit(model, u, c, jnp.asarray(pad_rows(block, chunk)),
-                                    len(block), start, best_d, best_i, method)
-    return np.asarray(best_i[:q], np.int64), np.asarray(best_d[:q])
+    u, c = padded_query_terms(model, x, method)
+
+    def score(block, n_valid, offset, best_d, best_i):
+        return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method)
+
+    best_i, best_d = stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery),
+                                  score, progress=progress)
+    return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
 
 
 # ---- MIPS export -------------------------------------------------------------------------
