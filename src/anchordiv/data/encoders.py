@@ -171,7 +171,7 @@ class OpenCLIPEncoder(Encoder):
         try:
             self.model, _, self.preprocess = open_clip.create_model_and_transforms(
                 model_name, pretrained=pretrained, device=device, **options)
-        except RuntimeError as err:
+        except (RuntimeError, ValueError, OSError, KeyError) as err:
             raise AnchorDivError(f"open_clip could not load {model_name!r} with pretrained="
                                  f"{pretrained!r}: {err}") from err
         self.model.eval()

@@ -1,0 +1,78 @@
+"""open_clip end to end with a tiny model: images and text encode, a saved checkpoint reloads
+identically with its own logit scale, unreadable images are reported by name."""
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from anchordiv import data
+from anchordiv.data import encoders
+from anchordiv.errors import AnchorDivError
+
+from .conftest import TINY_LOGIT_SCALE
+
+
+@pytest.fixture(scope="module")
+def reloaded(tiny_clip):
+    name, ckpt, _ = tiny_clip
+    return data.get_encoder(f"open_clip:{name}", pretrained=ckpt)
+
+
+def test_checkpoint_reloads_identically(tiny_clip, reloaded, skimage_files):
+    _, _, original = tiny_clip
+    texts = ["a photo of a cat.", "a rocket on the launch pad."]
+    np.testing.assert_array_equal(original.encode_text(texts), reloaded.encode_text(texts))
+    a = original.encode_image(skimage_files)
+    b = reloaded.encode_image(skimage_files, batch_size=3)
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    assert a.shape == (4, 32) and a.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1, rtol=1e-5)
+    assert reloaded.logit_scale == pytest.approx(TINY_LOGIT_SCALE)
+    assert reloaded.dim == 32 and reloaded.id.startswith("open_clip:anchordiv-tiny:sha256-")
+    assert data.get_encoder(f"open_clip:{tiny_clip[0]}", pretrained=tiny_clip[1]) is reloaded
+
+
+def test_image_inputs_paths_pil_arrays(reloaded, skimage_files):
+    import skimage.data
+
+    arr = skimage.data.chelsea()
+    from_path = reloaded.encode_image(skimage_files[:1])
+    np.testing.assert_allclose(reloaded.encode_image([arr]), from_path, atol=1e-6)
+    np.testing.assert_allclose(reloaded.encode_image([Image.fromarray(arr)]), from_path,
+                               atol=1e-6)
+    gray = reloaded.encode_image([skimage.data.camera()])
+    assert gray.shape == (1, 32)
+
+
+def test_embed_images_cache_and_bad_files(reloaded, skimage_files, tmp_path):
+    bad = tmp_path / "broken.png"
+    bad.write_bytes(b"\x89PNG not really")
+    files = [skimage_files[0], bad, skimage_files[1]]
+    with pytest.raises(AnchorDivError, match="cannot read image .*broken.png"):
+        data.embed_images(reloaded, files, cache=tmp_path / "c")
+    before = reloaded.encoded
+    with pytest.warns(UserWarning, match="broken.png.*skipped"):
+        emb, kept = data.embed_images(reloaded, files, cache=tmp_path / "c", on_error="skip")
+    assert emb.shape == (2, 32) and kept == [str(skimage_files[0]), str(skimage_files[1])]
+    with pytest.warns(UserWarning):
+        again, _ = data.embed_images(reloaded, files, cache=tmp_path / "c", on_error="skip")
+    assert reloaded.encoded == before + 2, "second run must come from the cache"
+    np.testing.assert_array_equal(emb, again)
+    with pytest.raises(AnchorDivError, match="none of the 1 file"), pytest.warns(UserWarning):
+        data.embed_images(reloaded, [bad], on_error="skip")
+    with pytest.raises(AnchorDivError, match="on_error"):
+        data.read_images(files, on_error="ignore")
+    with pytest.raises(AnchorDivError, match="empty"):
+        reloaded.encode_image([])
+
+
+def test_load_errors_and_chexzero_preprocessing(tiny_clip, tmp_path):
+    name, ckpt, _ = tiny_clip
+    with pytest.raises(AnchorDivError, match="checkpoint file not found"):
+        encoders.OpenCLIPEncoder(name, str(tmp_path / "missing.pt"))
+    enc = encoders.OpenCLIPEncoder(name, str(ckpt), image_mean=encoders.CHEXZERO_MEAN,
+                                   image_std=encoders.CHEXZERO_STD,
+                                   image_interpolation="bicubic", image_resize_mode="longest")
+    norm = [t for t in enc.preprocess.transforms if type(t).__name__ == "Normalize"][0]
+    assert norm.mean[0] == pytest.approx(101.48761 / 255)
+    assert norm.std[0] == pytest.approx(83.43944 / 255)
