@@ -10,7 +10,7 @@ import sys
 from .errors import AnchorDivError
 
 #: Subcommand modules under anchordiv.commands, in the order --help lists them.
-COMMANDS = ["fit", "search", "evaluate", "curve"]
+COMMANDS = ["embed", "fit", "search", "evaluate", "curve"]
 
 
 def build_parser() -> argparse.ArgumentParser:
