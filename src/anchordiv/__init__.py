@@ -18,6 +18,7 @@ from .divergence import bregman, divergence, mips_keys, mips_offset, mips_querie
 from .errors import AnchorDivError
 from .evaluate import Evaluation, evaluate  # ad.evaluate is the function
 from .curves import adaptation_curve, register_model
+from .index import FaissIndex, GalleryIndex, merge_results, recall_at_k
 from .io import load_model, save_model
 from .metrics import auprc, prevalence
 from .uncertainty import load_inference_data, retrieval_uncertainty, save_inference_data
@@ -30,3 +31,4 @@ __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian"
 __all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
 __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retrieval_uncertainty",
             "save_inference_data", "save_posterior"]
+__all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]

@@ -1,0 +1,308 @@
+"""Index once, query many: a gallery index over cached key terms, faiss export and sharding.
+
+A :class:`GalleryIndex` computes the key terms of every gallery item once, as the MIPS keys
+``k(y) = [v(y), h(y)]`` ``[G, m + 1]`` (:mod:`anchordiv.divergence`: ``h = ψ(y)``, ``v = y`` or
+the fast-path embedding).  A query then costs its own terms ``q(x) = [u(x), −1]``, ``c(x)``
+(for the empirical model: ∇ψ(x), O(N·d) per query) plus one product with the cached keys:
+
+    D(x→y) = max(c(x) − ⟨q(x), k(y)⟩, 0)
+
+so the empirical model's query cost is O(Q·N·d + Q·G·d), never O(Q·G·N).  Keys are computed
+and scanned in chunks with a progress bar; ``store=path`` writes them to a memory-mapped
+``.npy`` file so a gallery larger than memory is indexed and queried in bounded memory
+(O(Q·(k + chunk)) for the query loop, O(chunk·m) for the build).  The top-k loop is
+:func:`anchordiv.divergence.stream_top_k`, the same one :func:`anchordiv.top_k` uses.
+
+faiss: :meth:`GalleryIndex.to_faiss` puts the MIPS keys into a faiss inner-product index
+(``"flat"``: exact; ``"ivf"``, ``"hnsw"``: approximate) whose :meth:`FaissIndex.search`
+returns ``(indices, divergences)`` like :func:`anchordiv.top_k`.
+
+Sharding (a gallery that outgrows one machine): split the gallery rows into shards; on each
+machine build ``GalleryIndex(model, shard).to_faiss(...)`` (or a faiss index of
+``ad.mips_keys(model, shard)`` of any kind, or faiss's own ``IndexShards``); send every shard
+the same queries, add each shard's first row to the indices it returns, and combine the
+per-shard results with :func:`merge_results` — the result equals the unsharded top-k.  Only the
+fitted model (a few arrays, :func:`anchordiv.save_model`) needs to travel to the shards.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from .anchors.base import AnchorModel
+from .errors import AnchorDivError, integer
+
+dv = importlib.import_module("anchordiv.divergence")  # the package exports a function of that name
+
+#: Gallery rows per chunk when computing keys.
+BUILD_CHUNK = 8192
+FAISS_KINDS = ("flat", "ivf", "hnsw")
+
+
+def mips_scores(q, c, keys) -> jax.Array:
+    """``D [Q, G] = max(c[:, None] − q keysᵀ, 0)`` for MIPS queries ``q [Q, m+1]``, offsets
+    ``c [Q]`` and keys ``[G, m+1]``: the one matrix product over cached keys."""
+    return jnp.maximum(c[:, None] - q @ keys.T, 0.0)
+
+
+def _mips_query(u):
+    """``u [Q, m] -> [u, −1] [Q, m+1]``."""
+    return jnp.concatenate([u, -jnp.ones((u.shape[0], 1), u.dtype)], axis=1)
+
+
+def _keys_impl(model, y, method):
+    dv.TRACE_COUNTS["index_keys"] += 1
+    v, h = dv.key_terms(model, y, method)
+    return jnp.concatenate([v, h[:, None]], axis=1)
+
+
+_keys_jit = jax.jit(_keys_impl, static_argnames="method")
+
+
+def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i):
+    dv.TRACE_COUNTS["index_merge"] += 1
+    return dv.merge_top_k(mips_scores(q, c, keys), n_valid, offset, best_d, best_i)
+
+
+_merge_keys_jit = jax.jit(_merge_keys_impl)
+
+
+@jax.jit
+def _scores_jit(q, c, keys):
+    dv.TRACE_COUNTS["index_scores"] += 1
+    return mips_scores(q, c, keys)
+
+
+class GalleryIndex:
+    """Cached MIPS keys ``[G, m + 1]`` of a gallery under one anchor model.
+
+    ``GalleryIndex(model, gallery [G, d], method="auto", chunk=None, store=None,
+    progress=None)``: ``gallery`` may be any sliceable array-like (a ``np.load(...,
+    mmap_mode="r")`` memmap streams); ``chunk`` rows are embedded per step (default
+    :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
+    instead of (device) memory.  Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
+    """
+
+    def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
+                 chunk: int | None = None, store: str | Path | None = None,
+                 progress: bool | None = None):
+        self.model = dv.check_model(model)
+        dv._use_fast(model, method)
+        self.method = method
+        self.size, _ = dv.gallery_shape(model, gallery)
+        chunk = BUILD_CHUNK if chunk is None else integer("chunk", chunk, low=1)
+        chunk = min(chunk, dv.row_bucket(self.size))
+        self.store = None if store is None else Path(store)
+        self.keys = self._build(gallery, chunk, progress)
+
+    def _build(self, gallery, chunk: int, progress: bool | None):
+        read = dv.gallery_reader(self.model, gallery)
+        starts = range(0, self.size, chunk)
+        show = len(starts) > 8 if progress is None else progress
+        parts, out = [], None
+        for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
+            block = read(start, min(start + chunk, self.size))
+            keys = _keys_jit(self.model, dv.pad_rows(block, chunk), self.method)[:len(block)]
+            if self.store is None:
+                parts.append(keys)
+                continue
+            if out is None:
+                out = np.lib.format.open_memmap(self.store, mode="w+", dtype=keys.dtype,
+                                                shape=(self.size, keys.shape[1]))
+            out[start:start + len(block)] = np.asarray(keys)
+        if out is not None:
+            out.flush()
+            return np.load(self.store, mmap_mode="r")
+        return parts[0] if len(parts) == 1 else jnp.concatenate(parts)
+
+    # ---- shapes --------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def key_dim(self) -> int:
+        """m + 1: the width of the MIPS keys."""
+        return int(self.keys.shape[1])
+
+    def __repr__(self) -> str:
+        where = f"store={str(self.store)!r}" if self.store else "in memory"
+        return f"GalleryIndex({self.model.kind}, G={self.size}, keys[{self.key_dim}], {where})"
+
+    # ---- queries -------------------------------------------------------------------------
+    def _queries(self, queries, *, pad: bool = True):
+        """Validated ``x [Q, d]``, MIPS queries ``q [Qb, m+1]`` and offsets ``c [Qb]``; rows are
+        padded to a bucket (shared compiled code) unless ``pad=False`` (Qb = Q)."""
+        x = dv.check_embeddings(self.model, "queries", queries)
+        if pad:
+            u, c = dv.padded_query_terms(self.model, x, self.method)
+        else:
+            u, c = dv._query_terms_jit(self.model, jnp.asarray(x), self.method)
+        return x, _mips_query(u), c
+
+    def top_k(self, queries, k: int, *, chunk: int | None = None,
+              progress: bool | None = None):
+        """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
+        streaming the cached keys in chunks (memory O(Q·(k + chunk)))."""
+        x, q, c = self._queries(queries)
+        k = integer("k", k, low=1, high=self.size)
+        chunk = (dv.default_chunk(len(x), self.size) if chunk is None
+                 else integer("chunk", chunk, low=1))
+
+        def read(start, stop):
+            return jnp.asarray(self.keys[start:stop])
+
+        def score(block, n_valid, offset, best_d, best_i):
+            return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i)
+
+        best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score,
+                                         progress=progress)
+        return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
+    def divergence(self, queries) -> jax.Array:
+        """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
+        _, q, c = self._queries(queries, pad=False)
+        return _scores_jit(q, c, jnp.asarray(self.keys))
+
+    def mips_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
+        """``(q [Q, m+1] float32 [u, −1], c [Q])`` for an external inner-product index."""
+        x, q, c = self._queries(queries)
+        return np.ascontiguousarray(q[:len(x)], np.float32), np.asarray(c[:len(x)])
+
+    def to_faiss(self, kind: str = "flat", *, nlist: int | None = None, nprobe: int = 16,
+                 hnsw_m: int = 32, ef_search: int = 128, train_size: int = 100_000,
+                 chunk: int = 65536, seed: int = 0, progress: bool | None = None):
+        """A :class:`FaissIndex` of the keys: ``"flat"`` (exact inner products), ``"ivf"``
+        (``nlist`` cells, default ≈ 4√G, ``nprobe`` searched, trained on ``train_size`` sampled
+        keys) or ``"hnsw"`` (``hnsw_m`` links, ``ef_search``).  Keys go to faiss as float32 in
+        chunks of ``chunk`` rows.
+
+        Graph and cell indexes find neighbours poorly under raw inner products of keys with
+        very different norms, so the approximate kinds use the standard MIPS → nearest-neighbour
+        reduction: keys ``[k, √(M² − ‖k‖²)]`` (M = the largest key norm), queries ``[q, 0]``,
+        so the L2-nearest key is the largest inner product; their candidates are then re-scored
+        exactly from the cached keys."""
+        faiss = _faiss()
+        chunk = integer("chunk", chunk, low=1)
+        approx = kind != "flat"
+        max_norm = self._max_key_norm(chunk) if approx else None
+        index = _new_faiss(faiss, kind, self.key_dim + approx, self.size, nlist=nlist,
+                           nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search)
+
+        def rows(sel):
+            k = np.asarray(self.keys[sel], np.float64)
+            return np.ascontiguousarray(_augment(k, max_norm) if approx else k, np.float32)
+
+        if not index.is_trained:
+            n = min(self.size, integer("train_size", train_size, low=1))
+            index.train(rows(np.sort(np.random.default_rng(seed).choice(self.size, n, False))))
+        starts = range(0, self.size, chunk)
+        show = len(starts) > 8 if progress is None else progress
+        for start in tqdm(starts, desc=f"faiss {kind}", unit="chunk", disable=not show):
+            index.add(rows(slice(start, start + chunk)))
+        return FaissIndex(index, self, rescore=approx)
+
+    def _max_key_norm(self, chunk: int) -> float:
+        return max(float(np.linalg.norm(np.asarray(self.keys[s:s + chunk], np.float64),
+                                        axis=1).max()) for s in range(0, self.size, chunk))
+
+
+def _augment(keys: np.ndarray, max_norm: float) -> np.ndarray:
+    """MIPS → L2 reduction of keys ``[n, m+1] -> [n, m+2]``: append √(M² − ‖k‖²)."""
+    extra = np.sqrt(np.maximum(max_norm**2 - np.sum(keys * keys, axis=1), 0.0))
+    return np.concatenate([keys, extra[:, None]], axis=1)
+
+
+def _faiss():
+    try:
+        import faiss
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise AnchorDivError("faiss is not installed: pip install 'anchordiv[faiss]'") from None
+    return faiss
+
+
+def _new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, ef_search):
+    """An empty faiss index of ``kind`` for keys of width ``dim``: inner product for
+    ``"flat"``, L2 (on reduced keys, see :meth:`GalleryIndex.to_faiss`) for the others."""
+    if kind == "flat":
+        return faiss.IndexFlatIP(dim)
+    if kind == "ivf":
+        nlist = max(1, int(4 * np.sqrt(size))) if nlist is None else integer("nlist", nlist, low=1)
+        if nlist > size:
+            raise AnchorDivError(f"nlist: {nlist} cells for a gallery of {size} items; "
+                                 f"need nlist <= G")
+        index = faiss.IndexIVFFlat(faiss.IndexFlatL2(dim), dim, nlist, faiss.METRIC_L2)
+        index.nprobe = integer("nprobe", nprobe, low=1)
+        return index
+    if kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, integer("hnsw_m", hnsw_m, low=2), faiss.METRIC_L2)
+        index.hnsw.efSearch = integer("ef_search", ef_search, low=1)
+        return index
+    raise AnchorDivError(f"kind: unknown faiss index {kind!r}; choose one of "
+                         f"{', '.join(FAISS_KINDS)}")
+
+
+class FaissIndex:
+    """A faiss index over a :class:`GalleryIndex`'s MIPS keys.
+
+    ``.faiss`` is the raw faiss index (for sharding, GPU transfer, ``faiss.write_index``);
+    ``rescore``: its candidates are re-scored exactly from the cached keys (the approximate
+    kinds, whose faiss distances are L2 distances of reduced keys)."""
+
+    def __init__(self, faiss_index, gallery: GalleryIndex, *, rescore: bool = False):
+        self.faiss = faiss_index
+        self.gallery = gallery
+        self.rescore = rescore
+
+    def search(self, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
+        D = max(c(x) − ⟨q(x), k(y)⟩, 0).  An approximate index may return fewer than k items
+        for a query: index −1, D = inf."""
+        k = integer("k", k, low=1, high=self.gallery.size)
+        q, c = self.gallery.mips_queries(queries)
+        if not self.rescore:
+            scores, idx = self.faiss.search(q, k)
+            div = np.maximum(c[:, None] - scores.astype(c.dtype), 0.0)
+        else:
+            _, idx = self.faiss.search(np.concatenate([q, np.zeros((len(q), 1), q.dtype)], 1), k)
+            keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()])
+            keys = keys.reshape(*idx.shape, -1)
+            div = np.maximum(c[:, None] - np.einsum("qm,qkm->qk", q.astype(keys.dtype), keys), 0.0)
+        div = np.where(idx < 0, np.inf, div)
+        order = np.argsort(div, axis=1, kind="stable")
+        return (np.take_along_axis(idx, order, axis=1).astype(np.int64),
+                np.take_along_axis(div, order, axis=1))
+
+
+def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Combine per-shard top-k results into the global top-k.
+
+    ``parts``: iterable of ``(indices [Q, k_s], divergences [Q, k_s])`` whose indices are
+    already global (shard offset added).  Returns ``(indices [Q, k] int64, divergences [Q, k])``
+    ascending; equal divergences keep the order of ``parts`` (stable)."""
+    parts = list(parts)
+    if not parts:
+        raise AnchorDivError("parts: no shard results to merge")
+    idx = np.concatenate([np.asarray(i, np.int64) for i, _ in parts], axis=1)
+    div = np.concatenate([np.asarray(d) for _, d in parts], axis=1)
+    k = integer("k", k, low=1, high=idx.shape[1])
+    order = np.argsort(div, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(div, order, axis=1)
+
+
+def recall_at_k(found, exact) -> float:
+    """Mean fraction of the exact top-k ``exact [Q, k]`` present in ``found [Q, k']``."""
+    found, exact = np.asarray(found), np.asarray(exact)
+    if len(found) != len(exact):
+        raise AnchorDivError(f"found: {len(found)} rows, exact: {len(exact)} rows; must match")
+    hits = [len(np.intersect1d(f, e)) / exact.shape[1] for f, e in zip(found, exact)]
+    return float(np.mean(hits))
+
+
+__all__ = ["FAISS_KINDS", "FaissIndex", "GalleryIndex", "merge_results", "mips_scores",
+           "recall_at_k"]
