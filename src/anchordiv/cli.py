@@ -10,7 +10,7 @@ import sys
 from .errors import AnchorDivError
 
 #: Subcommand modules under anchordiv.commands, in the order --help lists them.
-COMMANDS = ["embed", "fit", "search", "evaluate", "curve"]
+COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "demo", "study", "build_models"]
 
 
 def build_parser() -> argparse.ArgumentParser:

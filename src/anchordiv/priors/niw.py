@@ -119,7 +119,7 @@ class NIW:
         for i in range(n):
             a = np.tril(rng.normal(size=(d, d)), -1)
             a[np.diag_indices(d)] = np.sqrt(rng.chisquare(self.nu - np.arange(d)))
-            f = scipy.linalg.solve_triangular(a, chol.T, lower=True).T    # L A^{-T}
+            f = np.linalg.solve(a, chol.T).T            # L A^{-T} (a is lower triangular)
             sig[i] = f @ f.T
             mus[i] = self.mu + f @ rng.normal(size=d) / np.sqrt(self.kappa)
         return {"mu": mus, "Sigma": sig}
@@ -195,7 +195,9 @@ def empirical_bayes(mu0, cov, targets, *, kappa0: float | None = None,
     x0 = starts[np.argmin([loss(x) for x in starts])]
     res = scipy.optimize.minimize(loss, x0, method="L-BFGS-B", bounds=[(lo, hi)] * sum(free))
     lk, ls = unpack(res.x)
-    return float(np.exp(lk)), float(d + 1 + np.exp(ls)), float(-res.fun)
+    k_best = kappa0 if kappa0 is not None else float(np.exp(lk))
+    nu_best = nu0 if nu0 is not None else float(d + 1 + np.exp(ls))
+    return float(k_best), float(nu_best), float(-res.fun)
 
 
 __all__ = ["EB_BOUNDS", "NIW", "check_nu0", "empirical_bayes", "niw_model", "prior_scale",
