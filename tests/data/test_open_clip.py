@@ -76,3 +76,27 @@ def test_load_errors_and_chexzero_preprocessing(tiny_clip, tmp_path):
     norm = [t for t in enc.preprocess.transforms if type(t).__name__ == "Normalize"][0]
     assert norm.mean[0] == pytest.approx(101.48761 / 255)
     assert norm.std[0] == pytest.approx(83.43944 / 255)
+
+
+@pytest.mark.slow
+def test_chexzero_layout_checkpoint_loads(tmp_path, skimage_files):
+    """A full-size ViT-B-32-quickgelu state dict (CheXzero saves OpenAI-CLIP key names, which
+    open_clip's built-in text tower shares) loads through get_encoder("chexzero")."""
+    import math
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = encoders.OpenCLIPEncoder("ViT-B-32-quickgelu")
+    with torch.no_grad():
+        base.model.logit_scale.fill_(math.log(100.0))
+    ckpt = tmp_path / "best_64_5e-05_original_22000_0.864.pt"
+    torch.save(base.model.state_dict(), ckpt)
+    enc = data.get_encoder("chexzero", pretrained=ckpt)
+    assert enc.id.startswith("open_clip:chexzero:sha256-") and enc.dim == 512
+    assert enc.logit_scale == pytest.approx(100.0)
+    np.testing.assert_allclose(enc.encode_text(["no pleural effusion"]),
+                               base.encode_text(["no pleural effusion"]), atol=1e-5)
+    assert enc.encode_image(skimage_files[:1]).shape == (1, 512)

@@ -66,7 +66,8 @@ def image_files(folder: Path, recursive: bool) -> list[Path]:
     files = sorted(p for p in (folder.rglob("*") if recursive else folder.iterdir())
                    if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
     if not files:
-        raise AnchorDivError(f"input {folder}: no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        raise AnchorDivError(f"input {folder}: no image files "
+                             f"({', '.join(sorted(IMAGE_SUFFIXES))})")
     return files
 
 
