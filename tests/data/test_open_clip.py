@@ -61,7 +61,7 @@ def test_embed_images_cache_and_bad_files(reloaded, skimage_files, tmp_path):
     with pytest.raises(AnchorDivError, match="none of the 1 file"), pytest.warns(UserWarning):
         data.embed_images(reloaded, [bad], on_error="skip")
     with pytest.raises(AnchorDivError, match="on_error"):
-        data.read_images(files, on_error="ignore")
+        data.readable_images(files, on_error="ignore")
     with pytest.raises(AnchorDivError, match="empty"):
         reloaded.encode_image([])
 

@@ -73,3 +73,10 @@ def test_missing_wordnet_says_how_to_fix(tmp_path, monkeypatch):
     (tmp_path / "data.noun").write_text("")
     with pytest.raises(AnchorDivError, match="lacks index.noun"):
         wordnet.wordnet_root.__wrapped__()
+
+
+def test_standard_nltk_data_is_used_when_present(tmp_path, monkeypatch):
+    import nltk
+
+    monkeypatch.setattr(nltk.data, "find", lambda name: str(tmp_path / name))
+    assert wordnet.wordnet_root.__wrapped__() == tmp_path / "corpora/wordnet"

@@ -11,7 +11,7 @@ Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 """
 
 from . import cache, clinical, encoders, imagenet, openi, wordnet
-from .encoders import Encoder, embed_images, embed_texts, get_encoder, read_images
+from .encoders import Encoder, embed_images, embed_texts, get_encoder, readable_images
 
 __all__ = ["Encoder", "cache", "clinical", "embed_images", "embed_texts", "encoders",
-           "get_encoder", "imagenet", "openi", "read_images", "wordnet"]
+           "get_encoder", "imagenet", "openi", "readable_images", "wordnet"]

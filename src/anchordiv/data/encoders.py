@@ -239,23 +239,27 @@ def read_image(path):
         raise AnchorDivError(f"cannot read image {path}: {err}") from None
 
 
-def read_images(paths: Sequence, on_error: str = "raise") -> tuple[list, list[str]]:
-    """``(images, kept_paths)``; an unreadable file raises (``on_error="raise"``) or is reported
-    by name and skipped (``"skip"``).  No readable image at all is an error."""
+def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
+    """The paths whose images decode (each is opened, decoded and released, so memory stays
+    bounded); an unreadable file raises (``on_error="raise"``) or is reported by name and
+    skipped (``"skip"``).  No readable image at all is an error."""
     if on_error not in ("raise", "skip"):
         raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
-    images, kept = [], []
+    paths = list(paths)
+    if not paths:
+        raise AnchorDivError("images: is empty; nothing to encode")
+    kept = []
     for p in paths:
         try:
-            images.append(read_image(p))
+            read_image(p)
             kept.append(str(p))
         except AnchorDivError as err:
             if on_error == "raise":
                 raise
             warnings.warn(f"{err} (skipped)", stacklevel=2)
-    if not images:
+    if not kept:
         raise AnchorDivError(f"images: none of the {len(paths)} file(s) could be read")
-    return images, kept
+    return kept
 
 
 @functools.lru_cache(maxsize=8)
@@ -302,12 +306,12 @@ def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path
 def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = True,
                  batch_size: int = 32, progress: bool | None = None,
                  on_error: str = "raise") -> tuple[np.ndarray, list[str]]:
-    """``(embeddings [m, d], kept_paths)`` for image files; the cache key covers each file's
-    bytes, so an edited image is re-encoded.  Unreadable files raise or are skipped
-    (``on_error``)."""
-    images, kept = read_images(paths, on_error)
-    blobs = [Path(p).read_bytes() for p in kept]
-    emb = cached_embeddings(encoder.id, "image", blobs,
-                            lambda: encoder.encode_image(images, batch_size, progress),
+    """``(embeddings [m, d], kept_paths)`` for image files, read batch by batch; the cache key
+    covers each file's SHA-256, so an edited image is re-encoded.  Unreadable files raise or are
+    skipped (``on_error``)."""
+    kept = readable_images(paths, on_error)
+    digests = [file_sha256(p) for p in kept]
+    emb = cached_embeddings(encoder.id, "image", digests,
+                            lambda: encoder.encode_image(kept, batch_size, progress),
                             cache=cache)
     return emb, kept
