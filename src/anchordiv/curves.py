@@ -25,8 +25,10 @@ shrinkage, not by transferred knowledge.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import hashlib
 from pathlib import Path
 from typing import Callable
 
@@ -76,10 +78,25 @@ def _target_only(kind, broad, target, tau):
     return fit(kind, target, tau=tau)
 
 
-def _adapted(kind, broad, target, tau):
+_POSTERIORS: collections.OrderedDict = collections.OrderedDict()
+
+
+def _broad_posterior(kind, broad, target, tau):
+    """``ad.adapt(kind, broad, target, prior="broad")``, remembered for the last few inputs:
+    the posterior model and its isotropic control both need it in the same grid cell."""
     from .adapt import adapt  # issue 3; imported lazily so the curves work without it
 
-    return adapt(kind, broad, target, tau=tau, prior="broad").point("mean")
+    key = (kind, float(tau), hashlib.sha1(np.ascontiguousarray(broad)).hexdigest(),
+           hashlib.sha1(np.ascontiguousarray(target)).hexdigest())
+    if key not in _POSTERIORS:
+        _POSTERIORS[key] = adapt(kind, broad, target, tau=tau, prior="broad")
+        while len(_POSTERIORS) > 4:
+            _POSTERIORS.popitem(last=False)
+    return _POSTERIORS[key]
+
+
+def _adapted(kind, broad, target, tau):
+    return _broad_posterior(kind, broad, target, tau).point("mean")
 
 
 #: adapt options that set the prior strength and may be chosen from the data ("auto")
@@ -93,7 +110,7 @@ def _isotropic_control(kind, broad, target, tau):
     from .adapt import adapt
 
     keys = _STRENGTH.get(kind, ())
-    info = adapt(kind, broad, target, tau=tau, prior="broad").info if keys else {}
+    info = _broad_posterior(kind, broad, target, tau).info if keys else {}
     strength = {k: info[k] for k in keys}
     return adapt(kind, broad, target, tau=tau, prior="isotropic", **strength).point("mean")
 
