@@ -206,7 +206,7 @@ def lkj_gaussian(targets, *, mu0, kappa0, nu0, psi0):
 def test_custom_numpyro_prior_runs_with_nuts(tmp_path):
     broad, t = anchors(d=2, n=20)
     post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=lkj_gaussian,
-                    kappa0=1.0, nu0=6.0, num_warmup=150, num_samples=150, num_chains=2,
+                    kappa0=1.0, nu0=6.0, num_warmup=100, num_samples=100, num_chains=2,
                     progress=False)
     assert post.method == "nuts" and post.info["custom_model"]
     model = post.point("mean")

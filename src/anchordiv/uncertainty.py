@@ -99,9 +99,12 @@ def inference_data(post, *, num_draws: int = 200, seed: int = 0):
     draws, stats = _chain_draws(post, num_draws, seed)
     quantities = QUANTITIES[post.kind](draws, post.params("mean"))
     keep = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str, bool))}
-    return az.from_dict(posterior=quantities, sample_stats=stats,
-                        dims={k: DIMS[k] for k, v in quantities.items() if v.ndim > 2},
-                        attrs={"kind": post.kind, "method": post.method, **keep})
+    attrs = {"kind": post.kind, "method": post.method, **keep}
+    idata = az.from_dict(posterior=quantities, sample_stats=stats,
+                         dims={k: DIMS[k] for k, v in quantities.items() if v.ndim > 2},
+                         attrs=attrs)
+    idata.posterior.attrs.update(attrs)    # group attributes survive netCDF round trips
+    return idata
 
 
 # ---- retrieval uncertainty ---------------------------------------------------------------------
