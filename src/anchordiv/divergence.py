@@ -175,12 +175,13 @@ def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method):
 _merge_jit = jax.jit(_merge_impl, static_argnames="method")
 
 
-def default_chunk(n_queries: int, n_gallery: int, budget: int = 1 << 24) -> int:
-    """Gallery chunk so that one ``[Q, chunk]`` block holds at most about ``budget`` entries:
-    a power of two from the bucketed Q (so nearby Q and G share compiled code), at least 1024,
-    at most 2^16 and at most :func:`row_bucket` of the gallery size."""
-    per_query = budget // row_bucket(max(n_queries, 1))
-    chunk = 1 << min(max(per_query, 1024).bit_length() - 1, 16)
+def default_chunk(n_queries: int, n_gallery: int, budget: int = 1 << 24, dim: int = 0) -> int:
+    """Gallery chunk so that one block — ``[Q, chunk]`` scores plus ``[chunk, dim]`` gallery
+    rows — holds at most about ``budget`` entries: a power of two from the bucketed Q (so nearby
+    Q and G share compiled code), at least 1024, at most 2^16 and at most :func:`row_bucket` of
+    the gallery size."""
+    per_item = row_bucket(max(n_queries, 1)) + dim
+    chunk = 1 << min(max(budget // per_item, 1024).bit_length() - 1, 16)
     return min(chunk, row_bucket(n_gallery))
 
 
@@ -240,7 +241,8 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     x = check_embeddings(model, "queries", queries)
     n_gallery, _ = gallery_shape(model, gallery)
     k = integer("k", k, low=1, high=n_gallery)
-    chunk = default_chunk(len(x), n_gallery) if chunk is None else integer("chunk", chunk, low=1)
+    chunk = (default_chunk(len(x), n_gallery, dim=model.dim) if chunk is None
+             else integer("chunk", chunk, low=1))
     u, c = padded_query_terms(model, x, method)
 
     def score(block, n_valid, offset, best_d, best_i):

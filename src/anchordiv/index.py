@@ -151,7 +151,7 @@ class GalleryIndex:
         streaming the cached keys in chunks (memory O(Q·(k + chunk)))."""
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
-        chunk = (dv.default_chunk(len(x), self.size) if chunk is None
+        chunk = (dv.default_chunk(len(x), self.size, dim=self.key_dim) if chunk is None
                  else integer("chunk", chunk, low=1))
 
         def read(start, stop):
