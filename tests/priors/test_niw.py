@@ -50,12 +50,13 @@ def test_log_marginal_is_product_of_predictive_student_t():
     assert prior.log_marginal(t) == pytest.approx(total, rel=1e-10)
 
 
-def test_fast_marginal_curve_matches_direct_formula():
-    prior, t = problem(d=4, n=7)
-    cov = prior.psi / (prior.nu - 5)
+@pytest.mark.parametrize("d,n", [(4, 7), (6, 3), (5, 1)])
+def test_fast_marginal_curve_matches_direct_formula(d, n):
+    prior, t = problem(d=d, n=n)
+    cov = prior.psi / (prior.nu - d - 1)
     curve = _MarginalCurve(prior.mu, cov, t)
     for kappa0, s in [(0.5, 1.0), (3.0, 20.0), (100.0, 0.1)]:
-        direct = NIW.from_scale(prior.mu, cov, kappa0, 4 + 1 + s).log_marginal(t)
+        direct = NIW.from_scale(prior.mu, cov, kappa0, d + 1 + s).log_marginal(t)
         assert curve(kappa0, s) == pytest.approx(direct, rel=1e-10)
 
 
