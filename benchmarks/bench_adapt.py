@@ -17,10 +17,12 @@ The goal figure is ``niw_update + scorer_compile``.
 
     .venv/bin/python benchmarks/bench_adapt.py            # about a minute
     .venv/bin/python benchmarks/bench_adapt.py --quick    # d = 128 smoke run
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_adapt.py --tag openblas1
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import jax
@@ -101,8 +103,11 @@ def main() -> None:
             ("retraced", "retraced")]
     md = table(rows, cols)
     print(md)
-    path = write_results("bench_adapt" + ("-quick" if args.quick else ""), {"rows": rows}, md,
-                         args.tag)
+    threads = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    md += f"\n\nBLAS thread settings: {threads} (on a loaded 2-core machine multithreaded " \
+          f"OpenBLAS factorisations slow down ~15×; single-threaded BLAS avoids that).\n"
+    path = write_results("bench_adapt" + ("-quick" if args.quick else ""),
+                         {"rows": rows, "blas_threads": threads}, md, args.tag)
     print(f"results: {path}")
 
 
