@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import priors
+from .priors import cache as _cache  # noqa: F401  (priors.cache for the broad statistics)
 from .anchors import Gaussian, GaussianMixture, LatentGaussian, LatentSpherical
 from .anchors.base import AnchorModel, as_tau, psd_factor
 from .anchors.latent import principal_subspace
@@ -242,7 +243,7 @@ def exact_gaussian(broad, targets, o):
 def latent_rank(broad, targets, o, *, low: int) -> int:
     d = broad.shape[1]
     if o["rank"] is None:
-        _, u, _ = principal_subspace(broad)
+        _, u, _ = priors.cache.cached(principal_subspace, broad)
         rank = min(max(u.shape[1], low), d - 1)
     else:
         rank = integer("rank", o["rank"], low=low)

@@ -28,6 +28,7 @@ import numpyro.distributions as dist
 
 from ..anchors.gaussian import moments
 from ..errors import AnchorDivError
+from .cache import cached
 from .distributions import MatrixBingham, bingham_gibbs, stiefel_site
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
@@ -81,6 +82,11 @@ def ppca_scale(eigvals: np.ndarray, rank: int) -> tuple[float, float, float]:
     return signal / (2 * noise * (noise + signal)), signal, noise
 
 
+def broad_spectrum(broad: np.ndarray) -> np.ndarray:
+    """Descending eigenvalues ``[d]`` of the broad covariance."""
+    return np.linalg.eigvalsh(moments(broad)[1])[::-1]
+
+
 def target_weight(n: int, n_broad: int, beta: float) -> tuple[float, float]:
     """``(m, β)``: total pseudo-count ``m = min(n/β, n + n_broad)`` for target weight β."""
     m = n + n_broad if beta == 0 else min(n / beta, n + n_broad)
@@ -89,7 +95,7 @@ def target_weight(n: int, n_broad: int, beta: float) -> tuple[float, float]:
 
 def broad_covariance(broad: np.ndarray, prior: str) -> tuple[np.ndarray, np.ndarray]:
     """``(mean [d], covariance [d, d])`` of the broad anchors, or its isotropic control."""
-    mu, cov = moments(broad)
+    mu, cov = cached(moments, broad)
     if prior == "isotropic":
         return mu, np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
     if prior != "broad":
@@ -106,7 +112,7 @@ def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int,
     n = t.shape[0]
     tbar = t.mean(0)
     scat = (t - tbar).T @ (t - tbar)
-    c, signal, noise = ppca_scale(np.linalg.eigvalsh(moments(broad)[1])[::-1], rank)
+    c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
     m, beta = target_weight(n, len(broad), beta)
     prior_b = c * m * (1 - beta) * cov_b
     weight = m * beta / n

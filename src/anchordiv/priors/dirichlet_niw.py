@@ -24,6 +24,7 @@ import numpyro.distributions as dist
 
 from ..anchors.mixture import em, responsibilities, weighted_moments
 from ..errors import AnchorDivError
+from .cache import cached
 from .niw import NIW, check_nu0
 
 MIN_WEIGHT = 1e-12
@@ -112,7 +113,7 @@ class DirichletNIW:
 def mixture_prior(broad: np.ndarray, *, components: int, seed: int, reg: float, alpha0: float,
                   kappa0: float, nu0: float, prior: str = "broad") -> DirichletNIW:
     """The Dirichlet–NIW prior centred on the broad EM fit."""
-    fit = em(broad, components, reg=reg, seed=seed)
+    fit = cached(em, broad, components, reg=reg, seed=seed)
     d = broad.shape[1]
     covs = fit.covs
     if prior == "isotropic":

@@ -27,6 +27,7 @@ import scipy.special
 
 from ..anchors.gaussian import moments
 from ..errors import AnchorDivError, positive
+from .cache import cached
 
 #: search box of empirical Bayes, in pseudo-anchors (κ₀ and ν₀ − d − 1)
 EB_BOUNDS = (1e-3, 1e6)
@@ -54,7 +55,7 @@ def scatter(targets: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
 def prior_scale(broad: np.ndarray, *, reg: float, prior: str) -> tuple[np.ndarray, np.ndarray]:
     """``(μ₀ [d], C [d, d])`` from the broad anchors: mean and (ridged) covariance, or for
     ``prior="isotropic"`` the isotropic covariance of the same trace."""
-    mu, cov = moments(broad, reg)
+    mu, cov = cached(moments, broad, reg)
     if prior == "isotropic":
         cov = np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
     elif prior != "broad":

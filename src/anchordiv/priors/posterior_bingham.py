@@ -19,6 +19,7 @@ import numpyro
 from ..anchors.latent import principal_subspace
 from ..errors import AnchorDivError
 from .bingham import BinghamPosterior
+from .cache import cached
 from .distributions import MatrixBingham, stiefel_site
 
 
@@ -54,7 +55,7 @@ def broad_projector(broad: np.ndarray, rank: int, prior: str) -> np.ndarray:
         return rank / d * np.eye(d)
     if prior != "broad":
         raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
-    _, u, _ = principal_subspace(broad, rank=rank)
+    _, u, _ = cached(principal_subspace, broad, rank=rank)
     return u @ u.T
 
 
