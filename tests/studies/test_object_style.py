@@ -5,19 +5,10 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.studies.object_style import (DEFAULT_PS, embed_task, object_style_study,
-                                            object_style_task, plot_object_style)
+                                            object_style_task, plot_object_style, styleless)
 
 OBJECTS = ["goldfish", "hen", "ostrich", "iguana", "scorpion", "accordion"]
 STYLES = ["sketch", "origami", "tattoo", "embroidery", "video game"]
-
-
-def bag_of_words(texts, d=64):
-    """A deterministic unit-norm embedding: hashed word counts (no model needed)."""
-    out = np.zeros((len(texts), d))
-    for i, t in enumerate(texts):
-        for w in t.replace(",", " ").split():
-            out[i, sum(map(ord, w)) * 7919 % d] += 1.0
-    return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 def test_task_pairs_every_object_with_every_style_and_is_disjoint_from_anchors():
@@ -41,9 +32,10 @@ def test_bad_names_are_errors():
         object_style_task(["hen", "hen"], STYLES)
     with pytest.raises(ad.AnchorDivError, match="names a style"):
         object_style_task(["hen", "sketch pad"], STYLES)
+    assert styleless(["hen", "sketch pad", "toy terrier"], STYLES + ["toy"]) == ["hen"]
 
 
-def test_moving_mass_to_object_anchors_trades_style_for_object_retrieval(tmp_path):
+def test_moving_mass_to_object_anchors_trades_style_for_object_retrieval(tmp_path, bag_of_words):
     task = object_style_task(OBJECTS, STYLES)
     rows = object_style_study(task, embed_task(task, bag_of_words), tau=5.0, progress=False)
     curve = {(r["target"], r["p"]): r["auprc"] for r in rows if r["p"] == r["p"]}

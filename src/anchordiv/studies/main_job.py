@@ -33,20 +33,24 @@ class Size:
     clinical_queries: int           # queries per finding
     clinical_findings: int | None   # findings studied (None: all)
     clinical_subsets: int           # random anchor subsets per finding
+    clinical_kinds: tuple           # target-only anchor models fitted per finding
     wn_classes: int | None          # ImageNet classes in the WordNet task (None: all eligible)
     wn_items: int                   # hyponym items per class
     wn_queries: int
     wn_templates: int               # prompt templates per class (target anchors per class)
     wn_subsets: int
     wn_budgets: tuple
+    wn_models: tuple                # curve models (names in anchordiv.curves.MODELS)
     os_objects: int                 # ImageNet-R objects in the object/style study
     broad_fallback: int             # broad anchors embedded when models/ lacks a prior
 
 
 SIZES = {
-    "full": Size(None, 150, None, 5, None, 8, 400, 6, 5, (1, 2, 5, 10, 20, 50, 100, 200, 500),
-                 24, 3000),
-    "small": Size(400, 20, 3, 2, 8, 4, 30, 2, 2, (1, 2, 5), 4, 200),
+    "full": Size(None, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
+                 (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, 3000),
+    "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
+                  ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
+                   "inversion"), 4, 200),
 }
 
 
@@ -69,7 +73,8 @@ def clinical_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict
         extra = {"posterior-gaussian": lambda a: adapt("gaussian", broad, a, tau=MINILM_TAU)
                  .point("mean")}
     result = clin.clinical_study(x, labels[g], findings, anchors, texts=texts,
-                                 extra_models=extra, n_subsets=size.clinical_subsets,
+                                 kinds=size.clinical_kinds, extra_models=extra,
+                                 n_subsets=size.clinical_subsets,
                                  max_queries=size.clinical_queries, seed=seed)
     write_rows(rep.path("clinical.csv"), result.rows)
     clin.plot_clinical(result.rows, rep.path("clinical.png"))
@@ -94,7 +99,8 @@ def wordnet_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
     else:
         broad = wni.broad_from_model(prior)
         source = f"models/{WORDNET_PRIOR}"
-    curve = wni.wordnet_imagenet_study(task, emb, broad, budgets=size.wn_budgets,
+    curve = wni.wordnet_imagenet_study(task, emb, broad, models=size.wn_models,
+                                       budgets=size.wn_budgets,
                                        n_subsets=size.wn_subsets, max_queries=size.wn_queries,
                                        seed=seed)
     files = curve.write(rep.out_dir / "wordnet_imagenet",
