@@ -67,9 +67,21 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
     return p, model.cumulant(p)
 
 
+#: Entries of one block of query rows in :func:`pairwise` (16 MB of float32): the block's
+#: product and its epilogue (offsets and clamp) stay in the last-level cache.
+BLOCK_ENTRIES = 1 << 22
+
+
 def pairwise(u, c, v, h) -> jax.Array:
-    """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product."""
-    return jnp.maximum(h[None, :] - u @ v.T + c[:, None], 0.0)
+    """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product.
+
+    Large outputs are computed in blocks of query rows (``lax.map``, about
+    :data:`BLOCK_ENTRIES` entries each), so the offsets and the clamp are applied while the
+    block is still in cache instead of in a second pass over the whole ``[Q, G]`` matrix."""
+    rows = max(1, BLOCK_ENTRIES // max(v.shape[0], 1))
+    if u.shape[0] <= 2 * rows:
+        return jnp.maximum(h[None, :] - u @ v.T + c[:, None], 0.0)
+    return jax.lax.map(lambda a: jnp.maximum(h - v @ a[0] + a[1], 0.0), (u, c), batch_size=rows)
 
 
 def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
