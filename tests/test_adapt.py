@@ -250,3 +250,19 @@ def test_cli_adapt(tmp_path, capsys):
     rc = main(["adapt", "gaussian", str(tmp_path / "b.npy"), str(tmp_path / "t.npy"),
                "-o", str(tmp_path / "x"), "--tau", "5", "--rank", "2"])
     assert rc == 2 and "unknown option" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_nuts_through_adapt_latent_gaussian_matches_exact_subspace():
+    from anchordiv.uncertainty import principal_angles
+
+    broad, t = anchors(d=3, n=8)
+    exact = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=1, beta=0.5)
+    nuts = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=1, beta=0.5, method="nuts",
+                    num_warmup=300, num_samples=500, progress=False)
+    for which in ("mean", "map"):
+        angle = principal_angles(np.asarray(nuts.point(which).basis),
+                                 np.asarray(exact.point("map").basis))
+        assert angle.max() < 10.0
+    idata = nuts.inference_data(num_draws=200)
+    assert "principal_angles" in idata.posterior and "diverging" in idata.sample_stats

@@ -75,3 +75,27 @@ def test_isotropic_prior_keeps_trace():
     np.testing.assert_allclose(i.psi[:, 0, 1], 0.0)
     with pytest.raises(Exception, match="prior"):
         mixture_prior(broad, prior="flat", **kw)
+
+
+@pytest.mark.slow
+def test_nuts_on_explicit_model_agrees_with_map_em():
+    """d = 2, K = 2, separated clusters: NUTS posterior means of the component means and
+    weights agree with the exact posterior given the MAP-EM responsibilities."""
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    from anchordiv.priors.dirichlet_niw import dirichlet_niw_model
+
+    rng = np.random.default_rng(4)
+    broad = clusters(rng, 400, 2, CENTRES)
+    t = clusters(rng, 40, 2, CENTRES + 0.2)
+    prior = mixture_prior(broad, components=2, seed=0, reg=1e-3, alpha0=10.0, kappa0=5.0,
+                          nu0=8.0)
+    post, _, _ = map_em(prior, t)
+    mcmc = MCMC(NUTS(dirichlet_niw_model), num_warmup=400, num_samples=800, num_chains=1,
+                progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(0), t, **prior.model_kwargs())
+    s = mcmc.get_samples()
+    exact = post.mean()
+    np.testing.assert_allclose(np.asarray(s["means"]).mean(0), exact["means"], atol=0.05)
+    np.testing.assert_allclose(np.asarray(s["weights"]).mean(0), exact["weights"], atol=0.05)
