@@ -28,7 +28,7 @@ def data():
 
 def test_rows_cover_every_finding_and_scorer_with_intervals(data, tmp_path):
     x, labels, anchors, texts = data
-    extra = {"fixed-gaussian": lambda a: ad.fit("gaussian", a, tau=5.0, reg=0.1)}
+    extra = {"fixed-gaussian": lambda f, a: ad.fit("gaussian", a, tau=5.0, reg=0.1)}
     res = clinical_study(x, labels, NAMES, anchors, texts=texts, tau=5.0,
                          kinds=("gaussian", "softmax"), extra_models=extra, n_subsets=2,
                          max_queries=15, progress=False)

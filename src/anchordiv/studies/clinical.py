@@ -61,12 +61,13 @@ def _finding_rows(name, per_query, prevalence, n_queries, n_anchors, extra):
              "n_anchors": n_anchors, **extra} for r in rows]
 
 
-def _run_finding(anchors, gallery, relevance, q_rows, subsets, kinds, tau, options, extra, seed):
+def _run_finding(finding, anchors, gallery, relevance, q_rows, subsets, kinds, tau, options,
+                 extra, seed):
     per_query: dict[str, list[np.ndarray]] = {}
     prevalence = None
     for rows in subsets:
         models = fit_kinds(kinds, anchors[rows], tau, options)
-        models.update({name: build(anchors[rows]) for name, build in extra.items()})
+        models.update({name: build(finding, anchors[rows]) for name, build in extra.items()})
         ev = evaluate(models, gallery[q_rows], gallery, relevance, anchors=anchors[rows],
                       query_index=q_rows, seed=seed, progress=False)
         for name, ap in ev.per_query.items():
@@ -87,8 +88,8 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
     ``reports [n, d]`` report embeddings; ``labels [n, L]`` binary MeSH labels named by
     ``label_names``; ``anchors``: ``{finding: [m, d]}`` pathology anchor embeddings (findings
     not among ``label_names`` are an error); ``texts``: the report texts (for the
-    negated-mention column); ``extra_models``: ``{name: f(anchors [m, d]) -> model}`` built on
-    the same anchor subsets (e.g. a posterior adapted from a broad clinical prior);
+    negated-mention column); ``extra_models``: ``{name: f(finding, anchors [m, d]) -> model}``
+    built on the same anchor subsets (e.g. a posterior adapted from a broad clinical prior);
     ``max_gallery`` / ``max_queries``: seeded subsamples;
     findings with fewer than ``min_queries`` labelled gallery reports are skipped.
     """
@@ -114,7 +115,7 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
         a = as_matrix(f"anchors[{finding!r}]", anchors[finding], dim=x.shape[1], min_rows=2)
         relevance = np.broadcast_to(g_lab[:, j], (len(q_rows), len(g_lab)))  # queries carry f
         subsets = anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2)
-        pq, prev = _run_finding(a, gallery, relevance, q_rows, subsets, kinds, tau, options,
+        pq, prev = _run_finding(finding, a, gallery, relevance, q_rows, subsets, kinds, tau, options,
                                 dict(extra_models or {}), seed)
         extra = {} if g_texts is None else {
             "negated_mentions": negated_mentions(g_texts, g_lab[:, j], key_term(finding))}
@@ -156,18 +157,18 @@ BASELINE_NAMES = ("cosine", "inversion")
 
 
 def findings_summary(rows: list[dict]) -> list[dict]:
-    """Per finding: the best anchor model, its paired difference to cosine (with interval),
-    inversion's AUPRC, and the negated-mention rate — the facts the report states."""
+    """Per finding: every scorer's mean AUPRC, the best anchor model and its paired difference
+    to cosine (with interval), prevalence and the negated-mention rate."""
     out = []
     for f in dict.fromkeys(r["finding"] for r in rows):
         cell = {r["scorer"]: r for r in rows if r["finding"] == f}
         best = max((r for n, r in cell.items() if n not in BASELINE_NAMES),
                    key=lambda r: r["auprc"])
-        out.append({"finding": f, "best_model": best["scorer"], "best_auprc": best["auprc"],
-                    "cosine": cell["cosine"]["auprc"], "inversion": cell["inversion"]["auprc"],
-                    "best_minus_cosine": best["diff"], "diff_low": best["diff_low"],
-                    "diff_high": best["diff_high"], "prevalence": best["prevalence"],
-                    "negated_mentions": best.get("negated_mentions", float("nan"))})
+        out.append({"finding": f, "prevalence": best["prevalence"],
+                    "negated_mentions": best.get("negated_mentions", float("nan")),
+                    **{n: r["auprc"] for n, r in cell.items()},
+                    "best_model": best["scorer"], "best_minus_cosine": best["diff"],
+                    "diff_low": best["diff_low"], "diff_high": best["diff_high"]})
     return out
 
 
@@ -176,7 +177,8 @@ def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> Non
     summary = findings_summary(rows)
     above = [s["finding"] for s in summary if s["diff_low"] > 0]
     below = [s["finding"] for s in summary if s["diff_high"] < 0]
-    beaten_by_inv = [s["finding"] for s in summary if s["inversion"] > s["best_auprc"]]
+    beaten_by_inv = [s["finding"] for s in summary if s["inversion"] > s[s["best_model"]]]
+    scorers = list(dict.fromkeys(r["scorer"] for r in rows))
     rep.section("Clinical retrieval (Table 2 in kind): Open-i reports, pathology anchors")
     rep.text(
         f"{n_reports} Open-i chest X-ray reports (FINDINGS + IMPRESSION) are the gallery; the "
@@ -185,11 +187,13 @@ def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> Non
         f"to the finding's report-style anchor sentences built from HPO and ICD-10-CM "
         f"(`data.clinical.pathology_anchors`); intervals are 95 % two-level bootstraps over "
         f"queries and random 80 % anchor subsets."
+        + (" `gaussian+negated` adds the negated sentences (\"No pleural effusion.\", …) to "
+           "the anchors, so its covariance also spans the direction between a finding and its "
+           "negation." if "gaussian+negated" in scorers else "")
         + (" `posterior-gaussian` is the NIW posterior adapted from the broad clinical prior "
            "in `models/` to the same anchors." if prior else ""))
-    rep.table(summary, ["finding", "best_model", "best_auprc", "cosine", "inversion",
-                        "best_minus_cosine", "diff_low", "diff_high", "prevalence",
-                        "negated_mentions"])
+    rep.table(summary, ["finding", "prevalence", "negated_mentions", *scorers, "best_model",
+                        "best_minus_cosine", "diff_low", "diff_high"])
     rep.figure("clinical.png", "Mean AUPRC per finding and scorer (95 % intervals); black "
                                "ticks: prevalence.  Full table: clinical.csv")
     rep.text(
@@ -201,4 +205,13 @@ def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> Non
         f"finding(s) ({', '.join(beaten_by_inv) or 'none'}).  `negated_mentions` is the "
         f"fraction of reports *without* the finding that still name it (mostly \"no pleural "
         f"effusion\"-style negations): where it is high, every embedding geometry — cosine "
-        f"and the anchor models alike — sees those negatives as close to the positives.")
+        f"and the anchor models alike — sees those negatives as close to the positives."
+        + _negation_outcome(summary))
+
+
+def _negation_outcome(summary: list[dict]) -> str:
+    if not all("gaussian+negated" in s and "gaussian" in s for s in summary):
+        return ""
+    helped = [s["finding"] for s in summary if s["gaussian+negated"] > s["gaussian"]]
+    return (f"  Adding the negated sentences to the anchors raises the Gaussian's AUPRC for "
+            f"{len(helped)} of {len(summary)} findings ({', '.join(helped) or 'none'}).")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..anchors import fit
 from ..errors import AnchorDivError
 from ..evaluate import write_json, write_rows
 from ..report import Report
@@ -42,15 +43,16 @@ class Size:
     wn_budgets: tuple
     wn_models: tuple                # curve models (names in anchordiv.curves.MODELS)
     os_objects: int                 # ImageNet-R objects in the object/style study
+    os_ps: tuple                    # mixture weights p of q_p = p·q_obj + (1−p)·q_style
     broad_fallback: int             # broad anchors embedded when models/ lacks a prior
 
 
 SIZES = {
     "full": Size(None, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
-                 (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, 3000),
+                 (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, ostyle.DEFAULT_PS, 3000),
     "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
                   ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
-                   "inversion"), 4, 200),
+                   "inversion"), 4, (0.0, 0.1, 1.0), 200),
 }
 
 
@@ -66,12 +68,15 @@ def clinical_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict
     texts = [reports.texts[i] for i in g]
     x = embed(texts)
     anchors = {f: embed(clinical.pathology_anchors(f)) for f in findings}
+    negated = {f: embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
+    # positive + negated sentences: the covariance then spans the "X" vs "no X" direction
+    extra = {"gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]),
+                                                  tau=MINILM_TAU)}
     prior = load_prior(CLINICAL_PRIOR, models_dir)
-    extra = {}
     if prior is not None:
         broad = wni.broad_from_model(prior)
-        extra = {"posterior-gaussian": lambda a: adapt("gaussian", broad, a, tau=MINILM_TAU)
-                 .point("mean")}
+        extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a,
+                                                         tau=MINILM_TAU).point("mean")
     result = clin.clinical_study(x, labels[g], findings, anchors, texts=texts,
                                  kinds=size.clinical_kinds, extra_models=extra,
                                  n_subsets=size.clinical_subsets,
@@ -122,7 +127,8 @@ def object_style_part(rep: Report, embed, size: Size, models_dir, seed: int) -> 
     objects = ostyle.styleless([n for _, n in imagenet.imagenet_r_classes()], styles)
     objects = [objects[i] for i in subsample(len(objects), size.os_objects, seed)]
     task = ostyle.object_style_task(objects, styles, seed=seed)
-    rows = ostyle.object_style_study(task, ostyle.embed_task(task, embed), seed=seed)
+    rows = ostyle.object_style_study(task, ostyle.embed_task(task, embed), ps=size.os_ps,
+                                     seed=seed)
     write_rows(rep.path("object_style.csv"), rows)
     ostyle.plot_object_style(rows, rep.path("object_style.png"))
     ostyle.report_section(rep, task, rows)
