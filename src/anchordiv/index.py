@@ -47,8 +47,9 @@ FAISS_KINDS = ("flat", "ivf", "hnsw")
 
 def mips_scores(q, c, keys) -> jax.Array:
     """``D [Q, G] = max(c[:, None] − q keysᵀ, 0)`` for MIPS queries ``q [Q, m+1]``, offsets
-    ``c [Q]`` and keys ``[G, m+1]``: the one matrix product over cached keys."""
-    return jnp.maximum(c[:, None] - q @ keys.T, 0.0)
+    ``c [Q]`` and keys ``[G, m+1]``: the one matrix product over cached keys (through
+    :func:`anchordiv.divergence.pairwise` with h = 0, the h column being inside the keys)."""
+    return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype))
 
 
 def _mips_query(u):
