@@ -44,7 +44,7 @@ OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "cus
 OUT.mkdir(parents=True, exist_ok=True)
 K = 5 if SMALL else 8                          # working dimension
 N_BROAD, PER_CLASS, TARGETS_PER_CLASS = (150, 10, 2) if SMALL else (1500, 60, 5)
-NUTS = dict(num_warmup=100, num_samples=100, num_chains=2) if SMALL else \
+NUTS = dict(num_warmup=150, num_samples=150, num_chains=2) if SMALL else \
     dict(num_warmup=500, num_samples=1000, num_chains=4)
 
 # %% [markdown]
