@@ -26,6 +26,13 @@ shrinkage); ``method="exact"`` (default) or ``"nuts"`` (``num_samples``, ``num_w
 :mod:`anchordiv.priors`; custom priors: ``model=fn`` (a NumPyro model
 ``fn(targets, **model_kwargs)`` with the kind's sites, see :data:`anchordiv.priors.SITES`) and
 ``model_kwargs={...}`` (overrides/extra hyperparameters; the defaults are the kind's prior's).
+
+Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
+costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
+k = 50), so keep ``n``/``num_draws`` modest there.  Mixture draws come from the posterior given
+the MAP-EM responsibilities (the assignment uncertainty is not propagated); NUTS on the mixture
+model is not protected against label switching (the informative broad prior usually prevents
+it; check ``az.rhat``).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
+from tqdm.auto import tqdm
 
 from ..errors import AnchorDivError
 
@@ -148,17 +149,22 @@ def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nd
 
 def bingham_gibbs(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
                   burn_in: int = 20, thin: int = 1) -> np.ndarray:
-    """``n`` matrix Bingham draws ``[n, d, k]`` for ``B [d, d]``, started at the mode."""
+    """``n`` matrix Bingham draws ``[n, d, k]`` for ``B [d, d]``, started at the mode.
+
+    Cost: one sweep is k eigendecompositions of ``(d − k + 1)``-square matrices, O(k d³)
+    (about 50 ms per column at d = 384 on one core); a progress bar shows for large problems."""
     b = 0.5 * (b + b.T)
     _, v = np.linalg.eigh(b)
     u = v[:, ::-1][:, :k].copy()
-    for _ in range(burn_in):
-        u = gibbs_sweep(u, b, rng)
     out = np.empty((n,) + u.shape)
-    for i in range(n):
-        for _ in range(thin):
-            u = gibbs_sweep(u, b, rng)
-        out[i] = u
+    sweeps = burn_in + n * thin
+    bar = tqdm(total=sweeps, desc="Bingham Gibbs", unit="sweep", disable=b.shape[0] * k < 4096)
+    for s in range(sweeps):
+        u = gibbs_sweep(u, b, rng)
+        bar.update()
+        if s >= burn_in and (s - burn_in + 1) % thin == 0:
+            out[(s - burn_in) // thin] = u
+    bar.close()
     return out
 
 
