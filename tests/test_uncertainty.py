@@ -37,6 +37,10 @@ def test_inference_data_quantities_and_round_trip(tmp_path, kind):
     post = ad.adapt(kind, broad, t, tau=TAU, **OPTS[kind])
     idata = post.inference_data(num_draws=40, seed=1)
     assert VARS[kind] <= set(idata.posterior.data_vars)
+    if "principal_angles" in idata.posterior:
+        ang = idata.posterior["principal_angles"].values
+        assert np.all(np.diff(ang, axis=-1) >= 0)
+        np.testing.assert_array_equal(idata.posterior["max_principal_angle"].values, ang[..., -1])
     assert idata.posterior.sizes["chain"] == 2 and idata.posterior.sizes["draw"] == 20
     summary = az.summary(idata)
     assert np.all(np.isfinite(summary["mean"].values))

@@ -58,8 +58,8 @@ def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
 
 
 def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    ang = principal_angles(s["U"], ref["U"])[..., ::-1]
-    return {"principal_angles": ang, "max_principal_angle": ang[..., -1]}
+    ang = principal_angles(s["U"], ref["U"])
+    return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
 
 
 def mixture_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
