@@ -12,7 +12,8 @@ weight ``β = n / (n₀ + n)`` this reads ``Bₙ = c · m · [(1 − β) Cov(B) 
 ``beta`` can be given directly (β = 0: the broad subspace, β = 1: the target subspace).  Where
 ``n/β`` would exceed ``n + n_broad`` (the broad anchors cannot be worth more than themselves) m is
 capped there, which tempers the likelihood; the explicit model takes the same weight.
-``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``.
+``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``; that only shifts the spectrum of
+Bₙ, so the control's MAP subspace is the target-only one (the draws' spread still differs).
 
 The latent mean is not part of the Bingham posterior: it is ``(1 − β) mean(B) + β t̄``.
 """

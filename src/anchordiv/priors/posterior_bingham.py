@@ -7,7 +7,7 @@ target subspace).  The summary is the top-k eigenvectors of Bₙ.  It is "poster
 a Bayes posterior of a likelihood, but ``U ~ MatrixBingham(κ Bₙ)`` gives draws whose spread is set
 by the concentration κ (default: the effective number of anchors n₀ + n) — useful for
 uncertainty displays, not calibrated probabilities.  ``prior="isotropic"`` replaces U₀U₀ᵀ by
-``(k/d) I`` (same trace, no direction).
+``(k/d) I`` (same trace, no direction; the MAP is then the target subspace for any β > 0).
 """
 
 from __future__ import annotations
