@@ -27,7 +27,7 @@ def register(sub) -> None:
                     "from the broad anchors, the isotropic-prior control, baselines) and "
                     "evaluate per-query AUPRC on ITEMS (every item is a query, itself removed "
                     "from its ranking). Writes OUT/curve.csv (one row per model x budget x "
-                    "subset), OUT/curve_summary.csv (mean and 95%% interval per model x "
+                    "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
                     "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
                     "to reach --fraction of its full-coverage quality, and posterior vs "
                     "target-only ratios).")

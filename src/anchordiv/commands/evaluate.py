@@ -16,7 +16,7 @@ def register(sub) -> None:
         "evaluate", help="per-query AUPRC of models and baselines, mean with 95%% interval",
         description="Rank the gallery for every query with each MODEL (score = -divergence) and "
                     "with the cosine and inversion baselines, and report the mean per-query "
-                    "AUPRC with its 95%% interval beside the prevalence (the AUPRC of a random "
+                    "AUPRC with its 95% interval beside the prevalence (the AUPRC of a random "
                     "ranking). Writes OUT/evaluation.json, OUT/evaluation.csv (one row per "
                     "scorer), OUT/per_query.csv and OUT/evaluation.png.")
     p.add_argument("models", nargs="*", metavar="MODEL",
