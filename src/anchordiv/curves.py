@@ -338,10 +338,11 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
     cells = [(b, s) for b in grid for s in range(1 if b == len(target) else n_subsets)]
     args = (queries, gallery, relevance, query_index, chunk)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
-    rows, prevalence = [], None
+    rows = []
     bar = tqdm(total=len(cells) * len(varying) + len(fixed), desc="curve", unit="model",
                disable=progress is False)
-    fixed_out, prevalence = _evaluate_cell(fixed, broad, target, tau, *args) if fixed else ({}, None)
+    fixed_out, prevalence = ({}, None) if not fixed else \
+        _evaluate_cell(fixed, broad, target, tau, *args)
     bar.update(len(fixed))
     for b, s in cells:
         out, prev = _evaluate_cell(varying, broad, target[subset(len(target), b, s, seed)], tau,

@@ -86,12 +86,17 @@ def t_interval(values, *, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+def check_interval(interval: str) -> str:
+    if interval not in INTERVALS:
+        raise AnchorDivError(f"interval: unknown {interval!r}; choose one of "
+                             f"{', '.join(INTERVALS)}")
+    return interval
+
+
 def mean_interval(values, *, interval: str = "bootstrap", level: float = 0.95,
                   n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """``(mean, low, high)`` of ``values [Q]`` by the named method (see module docstring)."""
-    if interval not in INTERVALS:
-        raise AnchorDivError(f"interval: unknown {interval!r}; choose one of {', '.join(INTERVALS)}")
-    if interval == "t":
+    if check_interval(interval) == "t":
         return t_interval(values, level=level)
     return bootstrap_interval(values, level=level, n_boot=n_boot, seed=seed)
 
@@ -328,8 +333,7 @@ def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=
         named.setdefault(b, b)
     if not named:
         raise AnchorDivError("scorers: nothing to evaluate")
-    if interval not in INTERVALS:
-        raise AnchorDivError(f"interval: unknown {interval!r}; choose one of {', '.join(INTERVALS)}")
+    check_interval(interval)
     in_unit_interval("level", level)
     y = as_matrix("gallery", gallery)
     x = as_matrix("queries", queries, dim=y.shape[1])

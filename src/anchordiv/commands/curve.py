@@ -14,7 +14,8 @@ def _ints(text: str) -> list[int]:
     try:
         return [int(t) for t in text.split(",") if t]
     except ValueError:
-        raise AnchorDivError(f"--budgets: expected comma-separated integers, got {text!r}") from None
+        raise AnchorDivError(
+            f"--budgets: expected comma-separated integers, got {text!r}") from None
 
 
 def register(sub) -> None:
