@@ -9,6 +9,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/helpers.py, tests/reference.py
 
+# Tests time nothing; one BLAS thread avoids oversubscribing the 2 cores next to XLA's own pool
+# (multi-threaded OpenBLAS under load made small solves 10-50x slower here).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
