@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -20,17 +21,17 @@ from ..anchors import fit
 from ..errors import AnchorDivError
 from ..evaluate import write_json, write_rows
 from ..report import Report
+from . import budget
 from . import clinical as clin
 from . import object_style as ostyle
 from . import wordnet_imagenet as wni
-from ._common import MINILM_TAU, default_embed, subsample
-from .budget import budget_rows, plot_budget
+from ._common import default_embed, subsample
 from .priors import CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior
 
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    clinical_gallery: int | None    # reports in the gallery (None: all 3,800+)
+    clinical_gallery: int | None    # reports in the gallery, seeded (None: all 3,927)
     clinical_queries: int           # queries per finding
     clinical_findings: int | None   # findings studied (None: all)
     clinical_subsets: int           # random anchor subsets per finding
@@ -48,7 +49,7 @@ class Size:
 
 
 SIZES = {
-    "full": Size(None, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
+    "full": Size(2000, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
                  (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, ostyle.DEFAULT_PS, 3000),
     "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
                   ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
@@ -56,7 +57,21 @@ SIZES = {
 }
 
 
-def clinical_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """What every part of the report needs."""
+
+    rep: Report
+    embed: Callable
+    size: Size
+    models_dir: Path
+    seed: int
+    tau: float          # the encoder's logit scale
+    encoder_id: str     # priors in models/ built with another encoder are not used
+
+
+def clinical_part(ctx: Context) -> dict:
+    rep, embed, size, seed, tau = ctx.rep, ctx.embed, ctx.size, ctx.seed, ctx.tau
     from ..adapt import adapt
     from ..data import clinical, openi
 
@@ -71,14 +86,14 @@ def clinical_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict
     negated = {f: embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
     # positive + negated sentences: the covariance then spans the "X" vs "no X" direction
     extra = {"gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]),
-                                                  tau=MINILM_TAU)}
-    prior = load_prior(CLINICAL_PRIOR, models_dir)
+                                                  tau=tau)}
+    prior = load_prior(CLINICAL_PRIOR, ctx.models_dir, ctx.encoder_id)
     if prior is not None:
         broad = wni.broad_from_model(prior)
         extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a,
-                                                         tau=MINILM_TAU).point("mean")
+                                                         tau=tau).point("mean")
     result = clin.clinical_study(x, labels[g], findings, anchors, texts=texts,
-                                 kinds=size.clinical_kinds, extra_models=extra,
+                                 tau=tau, kinds=size.clinical_kinds, extra_models=extra,
                                  n_subsets=size.clinical_subsets,
                                  max_queries=size.clinical_queries, seed=seed)
     write_rows(rep.path("clinical.csv"), result.rows)
@@ -87,8 +102,9 @@ def clinical_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict
     return {"rows": result.rows}
 
 
-def wordnet_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
-    from ..data import imagenet, wordnet
+def wordnet_part(ctx: Context) -> dict:
+    rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
+    from ..data import imagenet
 
     classes = imagenet.classes()
     task = wni.wordnet_imagenet_task([w for w, _ in classes], [n for _, n in classes],
@@ -96,7 +112,7 @@ def wordnet_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
                                      n_classes=size.wn_classes, max_items=size.wn_items,
                                      seed=seed)
     emb = wni.embed_task(task, embed)
-    prior = load_prior(WORDNET_PRIOR, models_dir)
+    prior = load_prior(WORDNET_PRIOR, ctx.models_dir, ctx.encoder_id)
     if prior is None:       # documented fallback: a small broad sample embedded now
         from .priors import wordnet_broad_texts
         broad = embed(wordnet_broad_texts(size.broad_fallback, seed))
@@ -104,7 +120,7 @@ def wordnet_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
     else:
         broad = wni.broad_from_model(prior)
         source = f"models/{WORDNET_PRIOR}"
-    curve = wni.wordnet_imagenet_study(task, emb, broad, models=size.wn_models,
+    curve = wni.wordnet_imagenet_study(task, emb, broad, tau=ctx.tau, models=size.wn_models,
                                        budgets=size.wn_budgets,
                                        n_subsets=size.wn_subsets, max_queries=size.wn_queries,
                                        seed=seed)
@@ -112,15 +128,15 @@ def wordnet_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
                         title="WordNet → ImageNet: AUPRC vs target anchors")
     needs = curve.needs(0.9)
     wni.report_section(rep, task, curve, needs, source)
-    rows = budget_rows(curve, task.target_class, seed)
+    rows = budget.budget_rows(curve, task.target_class, seed)
     write_rows(rep.path("budget.csv"), rows)
-    plot_budget(rows, rep.path("budget.png"))
-    from .budget import report_section as budget_section
-    budget_section(rep, rows)
+    budget.plot_budget(rows, rep.path("budget.png"))
+    budget.report_section(rep, rows)
     return {"files": files, "needs": needs}
 
 
-def object_style_part(rep: Report, embed, size: Size, models_dir, seed: int) -> dict:
+def object_style_part(ctx: Context) -> dict:
+    rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
     from ..data import imagenet
 
     styles = list(imagenet.IMAGENET_R_STYLES)
@@ -128,14 +144,14 @@ def object_style_part(rep: Report, embed, size: Size, models_dir, seed: int) -> 
     objects = [objects[i] for i in subsample(len(objects), size.os_objects, seed)]
     task = ostyle.object_style_task(objects, styles, seed=seed)
     rows = ostyle.object_style_study(task, ostyle.embed_task(task, embed), ps=size.os_ps,
-                                     seed=seed)
+                                     tau=ctx.tau, seed=seed)
     write_rows(rep.path("object_style.csv"), rows)
     ostyle.plot_object_style(rows, rep.path("object_style.png"))
     ostyle.report_section(rep, task, rows)
     return {"rows": rows}
 
 
-#: the studies of the report, in order: name -> part(report, embed, size, models_dir, seed).
+#: the studies of the report, in order: name -> part(ctx).
 PARTS = {"clinical": clinical_part, "wordnet-imagenet": wordnet_part,
          "object-style": object_style_part}
 
@@ -162,7 +178,8 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.  Every number "
              f"below is measured in this run; the constructions are documented in the README "
              f"(\"Studies and the main job\").")
-    results = {name: PARTS[name](rep, embed, sz, models_dir, seed) for name in parts}
+    ctx = Context(rep, embed, sz, models_dir, seed, enc.logit_scale, enc.id)
+    results = {name: PARTS[name](ctx) for name in parts}
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
              f"cache directory; a second run skips encoding).")

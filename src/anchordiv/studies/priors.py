@@ -25,7 +25,7 @@ import numpy as np
 
 from ..anchors import fit
 from ..errors import AnchorDivError
-from ..io import load_model, save_model
+from ..io import load_card, load_model, save_model
 from ._common import MINILM_TAU, Embed, subsample
 
 WORDNET_PRIOR = "wordnet-glosses-gaussian"
@@ -82,8 +82,12 @@ def build_prior(name: str, embed: Embed, encoder_id: str, out_dir, *, n: int | N
                       built_by="anchordiv build-models")
 
 
-def load_prior(name: str, models_dir=None):
+def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
     """The saved prior ``name`` from ``models_dir`` (default :func:`default_models_dir`), or
-    None when it is not there."""
+    None when it is not there or was built with an encoder other than ``encoder_id``."""
     path = Path(models_dir or default_models_dir()) / name
-    return load_model(path) if (path / "card.json").is_file() else None
+    if not (path / "card.json").is_file():
+        return None
+    if encoder_id is not None and load_card(path).get("encoder") != encoder_id:
+        return None
+    return load_model(path)
