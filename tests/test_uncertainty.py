@@ -82,3 +82,13 @@ def test_retrieval_uncertainty():
     np.testing.assert_allclose(r.topk_overlap, 1.0)
     with pytest.raises(ad.AnchorDivError, match="relevance"):
         ad.retrieval_uncertainty(post, q, g, relevance=rel[:, :3])
+
+
+def test_boolean_info_flags_survive_netcdf(tmp_path):
+    """NUTS posteriors of custom models carry ``custom_model=True``; netCDF has no booleans."""
+    broad, t = anchors()
+    post = ad.adapt("gaussian", broad, t, tau=TAU)
+    post.info["custom_model"] = True
+    idata = post.inference_data(num_draws=10)
+    ad.save_inference_data(idata, tmp_path / "idata")
+    assert ad.load_inference_data(tmp_path / "idata").posterior.attrs["custom_model"] == 1

@@ -98,7 +98,9 @@ def inference_data(post, *, num_draws: int = 200, seed: int = 0):
     num_draws = integer("num_draws", num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
     quantities = QUANTITIES[post.kind](draws, post.params("mean"))
-    keep = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str, bool))}
+    # netCDF attributes cannot hold booleans: store flags as 0/1
+    keep = {k: int(v) if isinstance(v, bool) else v for k, v in post.info.items()
+            if isinstance(v, (int, float, str, bool))}
     attrs = {"kind": post.kind, "method": post.method, **keep}
     idata = az.from_dict(posterior=quantities, sample_stats=stats,
                          dims={k: DIMS[k] for k, v in quantities.items() if v.ndim > 2},
