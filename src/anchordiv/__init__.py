@@ -32,3 +32,13 @@ __all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
 __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retrieval_uncertainty",
             "save_inference_data", "save_posterior"]
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
+
+
+def __getattr__(name):
+    """Lazy submodules: ``ad.data`` (loaders and encoders) and ``ad.studies`` import on first use
+    so that ``import anchordiv`` stays free of torch and nltk."""
+    if name in ("data", "studies"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")
