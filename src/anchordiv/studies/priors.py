@@ -62,7 +62,7 @@ def clinical_broad_texts(n: int | None, seed: int = 0) -> list[str]:
 SOURCES = {
     WORDNET_PRIOR: (wordnet_broad_texts, "WordNet 3.0 noun glosses outside the 1,000 ImageNet "
                                          "classes and their subtrees"),
-    CLINICAL_PRIOR: (clinical_broad_texts, "HPO names/synonyms/definitions and ICD-10-CM "
+    CLINICAL_PRIOR: (clinical_broad_texts, "HPO 'name: definition' texts and ICD-10-CM "
                                            "descriptions"),
 }
 
