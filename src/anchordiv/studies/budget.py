@@ -46,17 +46,19 @@ def plot_budget(rows: list[dict], path):
                       title="Anchor budget: softmax vs parametric (target anchors only)")
 
 
-def winners(rows: list[dict]) -> list[dict]:
-    """Per budget: the best target-only model and its margin over the runner-up."""
+def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
+    """Per budget: the best target-only model and its margin over the runner-up ("tie" when
+    the margin is below ``tie``; "only X" when X is the only model defined there)."""
     out = []
     for b in sorted({r["budget"] for r in rows}):
         cell = sorted((r for r in rows if r["budget"] == b and r["role"] == "target"
                        and np.isfinite(r["auprc"])), key=lambda r: -r["auprc"])
         if cell:
-            out.append({"budget": b, "coverage": cell[0]["coverage"], "best": cell[0]["model"],
-                        "auprc": cell[0]["auprc"],
-                        "margin": cell[0]["auprc"] - cell[1]["auprc"] if len(cell) > 1
-                        else float("nan"),
+            margin = cell[0]["auprc"] - cell[1]["auprc"] if len(cell) > 1 else float("nan")
+            best = (f"only {cell[0]['model']}" if len(cell) == 1 else
+                    "tie" if margin < tie else cell[0]["model"])
+            out.append({"budget": b, "coverage": cell[0]["coverage"], "best": best,
+                        "auprc": cell[0]["auprc"], "margin": margin,
                         **{r["model"]: r["auprc"] for r in cell}})
     return out
 
@@ -73,6 +75,8 @@ def report_section(rep, rows: list[dict]) -> None:
     rep.table(table, ["budget", "coverage", "best", *kinds, "margin"])
     rep.figure("budget.png", "Target-only models and baselines against the anchor budget "
                              "(95 % intervals).  Table: budget.csv")
-    rep.text(f"**Outcome.** Softmax is the best target-only model at "
-             f"{len(soft)} of {len(table)} budgets ({', '.join(map(str, soft)) or 'none'}); "
-             f"a parametric model at the others.")
+    para = [w["budget"] for w in table if w["best"] in ("gaussian", "latent-gaussian")]
+    rep.text(f"**Outcome.** Softmax is the best target-only model (margin ≥ 0.001) at budgets "
+             f"{', '.join(map(str, soft)) or 'none'}; a parametric model at "
+             f"{', '.join(map(str, para)) or 'none'}; the rest are ties or have one model "
+             f"defined.")
