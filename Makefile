@@ -28,7 +28,7 @@ test-all: setup
 	$(BIN)/python -m pytest -q -m ''
 
 bench: setup
-	$(BIN)/python benchmarks/bench_divergence.py
+	for b in divergence empirical scale memory faiss adapt; do $(BIN)/python benchmarks/bench_$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info
