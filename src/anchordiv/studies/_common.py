@@ -64,8 +64,7 @@ def summarise(per_query: dict[str, list[np.ndarray]], *, reference: str | None =
         m, lo, hi = bootstrap_interval(v, seed=seed)
         row = {"scorer": name, "auprc": m, "low": lo, "high": hi, "n_subsets": len(runs)}
         if reference in per_query:
-            ref = np.stack(per_query[reference])
-            ref = np.broadcast_to(ref.mean(0), v.shape) if len(ref) != len(v) else ref
+            ref = np.stack(per_query[reference])            # same subsets and queries
             row["diff"], row["diff_low"], row["diff_high"] = bootstrap_interval(v - ref, seed=seed)
         rows.append(row)
     return rows

@@ -115,8 +115,8 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
         a = as_matrix(f"anchors[{finding!r}]", anchors[finding], dim=x.shape[1], min_rows=2)
         relevance = np.broadcast_to(g_lab[:, j], (len(q_rows), len(g_lab)))  # queries carry f
         subsets = anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2)
-        pq, prev = _run_finding(finding, a, gallery, relevance, q_rows, subsets, kinds, tau, options,
-                                dict(extra_models or {}), seed)
+        pq, prev = _run_finding(finding, a, gallery, relevance, q_rows, subsets, kinds, tau,
+                                options, dict(extra_models or {}), seed)
         extra = {} if g_texts is None else {
             "negated_mentions": negated_mentions(g_texts, g_lab[:, j], key_term(finding))}
         rows += _finding_rows(finding, pq, prev, len(q_rows), len(a), extra)

@@ -22,7 +22,6 @@ import dataclasses
 from typing import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..anchors import fit, mix
 from ..errors import AnchorDivError, as_matrix
@@ -65,7 +64,8 @@ class ObjectStyleTask:
 def _check_disjoint(task: ObjectStyleTask) -> None:
     overlap = set(task.items) & (set(task.object_anchors) | set(task.style_anchors))
     if overlap:
-        raise AnchorDivError(f"object_style_task: item texts equal anchor texts: {sorted(overlap)[:3]}")
+        raise AnchorDivError(f"object_style_task: item texts equal anchor texts: "
+                             f"{sorted(overlap)[:3]}")
     for a in task.object_anchors:
         if any(f" {s} " in f" {a} " for s in task.styles):
             raise AnchorDivError(f"object_style_task: object anchor {a!r} names a style; "
