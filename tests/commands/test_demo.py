@@ -59,6 +59,14 @@ def test_study_command_runs_one_study(tmp_path):
     assert "## Object vs style" in text and "## Clinical" not in text
 
 
+def test_budget_study_runs_target_only_models(tmp_path):
+    out = tmp_path / "budget"
+    assert main(["study", "budget", "--small", "-o", str(out)]) == 0
+    rows = _csv(out / "budget.csv")
+    assert {r["model"] for r in rows} == {"softmax", "gaussian", "cosine", "inversion"}
+    assert "## Anchor budget" in (out / "report.md").read_text()
+
+
 def test_bad_size_or_study_is_an_error():
     from anchordiv import AnchorDivError
     from anchordiv.studies.main_job import run_demo

@@ -9,11 +9,12 @@ def register(sub) -> None:
     from ..studies.main_job import PARTS
 
     p = sub.add_parser(
-        "study", help="run one study (clinical, wordnet-imagenet incl. anchor budget, "
-                      "object-style) and write its report",
+        "study", help="run one study (clinical, wordnet-imagenet, object-style, budget) and "
+                      "write its report",
         description="Run one of the paper's studies on real offline text and write "
                     "OUT/report.md with its tables and figures.  wordnet-imagenet also writes "
-                    "the anchor-budget (softmax vs parametric) section from the same curve.")
+                    "the anchor-budget (softmax vs parametric) section from the same curve; "
+                    "budget runs only the target-only models of that curve.")
     p.add_argument("name", choices=list(PARTS), help="the study")
     add_run_options(p, "reports/study")
     p.set_defaults(func=run)

@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..anchors import fit
+from ..curves import MODELS
 from ..errors import AnchorDivError
 from ..evaluate import write_json, write_rows
 from ..report import Report
@@ -102,37 +103,65 @@ def clinical_part(ctx: Context) -> dict:
     return {"rows": result.rows}
 
 
-def wordnet_part(ctx: Context) -> dict:
-    rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
+def _wordnet_task(ctx: Context):
     from ..data import imagenet
 
     classes = imagenet.classes()
     task = wni.wordnet_imagenet_task([w for w, _ in classes], [n for _, n in classes],
-                                     imagenet.TEMPLATES[:size.wn_templates],
-                                     n_classes=size.wn_classes, max_items=size.wn_items,
-                                     seed=seed)
-    emb = wni.embed_task(task, embed)
+                                     imagenet.TEMPLATES[:ctx.size.wn_templates],
+                                     n_classes=ctx.size.wn_classes,
+                                     max_items=ctx.size.wn_items, seed=ctx.seed)
+    return task, wni.embed_task(task, ctx.embed)
+
+
+def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
+    """Broad anchors for adaptation: the prior in models/ (as moment points), or — documented
+    fallback — a small gloss sample embedded now."""
     prior = load_prior(WORDNET_PRIOR, ctx.models_dir, ctx.encoder_id)
-    if prior is None:       # documented fallback: a small broad sample embedded now
-        from .priors import wordnet_broad_texts
-        broad = embed(wordnet_broad_texts(size.broad_fallback, seed))
-        source = f"{size.broad_fallback} WordNet glosses embedded now (models/ has no prior)"
-    else:
-        broad = wni.broad_from_model(prior)
-        source = f"models/{WORDNET_PRIOR}"
-    curve = wni.wordnet_imagenet_study(task, emb, broad, tau=ctx.tau, models=size.wn_models,
-                                       budgets=size.wn_budgets,
-                                       n_subsets=size.wn_subsets, max_queries=size.wn_queries,
-                                       seed=seed)
-    files = curve.write(rep.out_dir / "wordnet_imagenet",
+    if prior is not None:
+        return wni.broad_from_model(prior), f"models/{WORDNET_PRIOR}"
+    from .priors import wordnet_broad_texts
+
+    n = ctx.size.broad_fallback
+    return (ctx.embed(wordnet_broad_texts(n, ctx.seed)),
+            f"{n} WordNet glosses embedded now (models/ has no prior)")
+
+
+def _curve(ctx: Context, task, emb, broad, models):
+    return wni.wordnet_imagenet_study(task, emb, broad, tau=ctx.tau, models=models,
+                                      budgets=ctx.size.wn_budgets,
+                                      n_subsets=ctx.size.wn_subsets,
+                                      max_queries=ctx.size.wn_queries, seed=ctx.seed)
+
+
+def _budget_section(ctx: Context, task, curve) -> None:
+    rows = budget.budget_rows(curve, task.target_class, ctx.seed)
+    write_rows(ctx.rep.path("budget.csv"), rows)
+    budget.plot_budget(rows, ctx.rep.path("budget.png"))
+    budget.report_section(ctx.rep, rows)
+
+
+def wordnet_part(ctx: Context) -> dict:
+    """The adaptation curve (Fig. 5) and, from the same curve, the anchor budget (Fig. 4)."""
+    task, emb = _wordnet_task(ctx)
+    broad, source = _wordnet_broad(ctx)
+    curve = _curve(ctx, task, emb, broad, ctx.size.wn_models)
+    files = curve.write(ctx.rep.out_dir / "wordnet_imagenet",
                         title="WordNet → ImageNet: AUPRC vs target anchors")
     needs = curve.needs(0.9)
-    wni.report_section(rep, task, curve, needs, source)
-    rows = budget.budget_rows(curve, task.target_class, seed)
-    write_rows(rep.path("budget.csv"), rows)
-    budget.plot_budget(rows, rep.path("budget.png"))
-    budget.report_section(rep, rows)
+    wni.report_section(ctx.rep, task, curve, needs, source)
+    _budget_section(ctx, task, curve)
     return {"files": files, "needs": needs}
+
+
+def budget_part(ctx: Context) -> dict:
+    """The anchor budget alone: the same task and budgets, target-only models and baselines
+    (no broad prior needed)."""
+    task, emb = _wordnet_task(ctx)
+    models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
+    curve = _curve(ctx, task, emb, emb.targets, models)   # broad anchors unused by these
+    _budget_section(ctx, task, curve)
+    return {"summary": curve.summary()}
 
 
 def object_style_part(ctx: Context) -> dict:
@@ -151,13 +180,15 @@ def object_style_part(ctx: Context) -> dict:
     return {"rows": rows}
 
 
-#: the studies of the report, in order: name -> part(ctx).
+#: the studies, in report order: name -> part(ctx).  The demo runs DEMO_PARTS; ``budget``
+#: alone is for ``anchordiv study budget`` (the demo gets it from the wordnet-imagenet curve).
 PARTS = {"clinical": clinical_part, "wordnet-imagenet": wordnet_part,
-         "object-style": object_style_part}
+         "object-style": object_style_part, "budget": budget_part}
+DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style")
 
 
 def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir=None,
-             seed: int = 0, parts=tuple(PARTS)) -> Path:
+             seed: int = 0, parts=DEMO_PARTS) -> Path:
     """Run the studies ``parts`` at ``size`` and write ``out_dir/report.md``; returns its
     path.  ``wordnet-imagenet`` includes the anchor-budget section (same curve)."""
     from ..data import get_encoder
