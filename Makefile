@@ -30,5 +30,10 @@ test-all: setup
 bench: setup
 	for b in divergence empirical scale memory faiss adapt; do $(BIN)/python benchmarks/bench_$$b.py || exit 1; done
 
+# Rebuild the broad priors in models/ (MiniLM embeddings of WordNet glosses and clinical text).
+models: setup
+	$(BIN)/anchordiv build-models -o models -n 5000 --only wordnet-glosses-gaussian
+	$(BIN)/anchordiv build-models -o models -n 2000 --only clinical-text-gaussian
+
 clean:
 	rm -rf $(VENV) build *.egg-info
