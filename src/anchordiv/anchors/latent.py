@@ -64,8 +64,27 @@ def choose_rank(eigvals: np.ndarray, n: int, *, rank: int | None, variance: floa
     return min(k, max_rank)
 
 
+class SubspaceModel(AnchorModel):
+    """Shared by the latent models: an orthonormal ``basis [d, k]`` field."""
+
+    basis: jax.Array
+
+    @property
+    def dim(self) -> int:
+        return int(self.basis.shape[0])
+
+    @property
+    def rank(self) -> int:
+        return int(self.basis.shape[1])
+
+    def unit_projection(self, theta):
+        """Uᵀθ / ‖Uᵀθ‖: ``[..., d] -> [..., k]``."""
+        z = theta @ self.basis
+        return z / jnp.linalg.norm(z, axis=-1, keepdims=True)
+
+
 @anchor_model("latent-gaussian")
-class LatentGaussian(AnchorModel):
+class LatentGaussian(SubspaceModel):
     """Fields: ``mean [d]``, ``basis [d, k]`` (orthonormal U), ``tau []``."""
 
     mean: jax.Array
@@ -79,14 +98,6 @@ class LatentGaussian(AnchorModel):
     def embed(self, theta):
         return (self.tau * 0.5**0.5) * (theta @ self.basis)
 
-    @property
-    def dim(self) -> int:
-        return int(self.basis.shape[0])
-
-    @property
-    def rank(self) -> int:
-        return int(self.basis.shape[1])
-
 
 def sphere_quadrature(k: int, n: int = QUADRATURE_NODES) -> tuple[np.ndarray, np.ndarray]:
     """Nodes t ``[n]`` and normalised log-weights ``[n]`` for E f(t), t = first coordinate of a
@@ -99,7 +110,7 @@ def sphere_quadrature(k: int, n: int = QUADRATURE_NODES) -> tuple[np.ndarray, np
 
 
 @anchor_model("latent-spherical")
-class LatentSpherical(AnchorModel):
+class LatentSpherical(SubspaceModel):
     """Fields: ``basis [d, k]``, ``radius []`` (r), ``tau []``, and the quadrature of the
     latent sphere ``nodes [n]``, ``log_weights [n]``."""
 
@@ -119,9 +130,7 @@ class LatentSpherical(AnchorModel):
         return self._radial(self.tau * jnp.sqrt(jnp.sum(z * z, axis=-1)))
 
     def parameterize(self, theta):
-        z = theta @ self.basis
-        z = z / jnp.linalg.norm(z, axis=-1, keepdims=True)
-        return self.radius * (z @ self.basis.T)
+        return self.radius * (self.unit_projection(theta) @ self.basis.T)
 
     def bessel_ratio(self, s):
         """A_k(s) = I_{k/2}(s) / I_{k/2−1}(s) = d/ds log E exp(s t)."""
@@ -135,9 +144,7 @@ class LatentSpherical(AnchorModel):
         return s * self.bessel_ratio(s)
 
     def embed(self, theta):
-        z = theta @ self.basis
-        z = z / jnp.linalg.norm(z, axis=-1, keepdims=True)
-        return jnp.sqrt(0.5 * self.scale) * z
+        return jnp.sqrt(0.5 * self.scale) * self.unit_projection(theta)
 
     def check_embeddings(self, name, x):
         b = np.asarray(self.basis)
@@ -148,14 +155,6 @@ class LatentSpherical(AnchorModel):
                 f"{name}: the latent spherical divergence is undefined where the projection "
                 f"Uᵀx onto the anchor subspace vanishes; {int(bad.sum())} row(s) do "
                 f"(first: row {int(np.nonzero(bad)[0][0])})")
-
-    @property
-    def dim(self) -> int:
-        return int(self.basis.shape[0])
-
-    @property
-    def rank(self) -> int:
-        return int(self.basis.shape[1])
 
     @classmethod
     def from_basis(cls, basis, *, tau: float, radius: float = 1.0) -> "LatentSpherical":
