@@ -67,21 +67,18 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
     return p, model.cumulant(p)
 
 
-#: Entries of one block of query rows in :func:`pairwise` (16 MB of float32): the block's
-#: product and its epilogue (offsets and clamp) stay in the last-level cache.
-BLOCK_ENTRIES = 1 << 22
-
-
 def pairwise(u, c, v, h) -> jax.Array:
     """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product.
 
-    Large outputs are computed in blocks of query rows (``lax.map``, about
-    :data:`BLOCK_ENTRIES` entries each), so the offsets and the clamp are applied while the
-    block is still in cache instead of in a second pass over the whole ``[Q, G]`` matrix."""
-    rows = max(1, BLOCK_ENTRIES // max(v.shape[0], 1))
-    if u.shape[0] <= 2 * rows:
-        return jnp.maximum(h[None, :] - u @ v.T + c[:, None], 0.0)
-    return jax.lax.map(lambda a: jnp.maximum(h - v @ a[0] + a[1], 0.0), (u, c), batch_size=rows)
+    The offsets ride inside the product — ``[−u, 1, c] · [v, h, 1]ᵀ`` — so the only pass over
+    the ``[Q, G]`` output besides the GEMM is the clamp.  (Measured on 2 idle cores, Gaussian,
+    Q=2000, G=20000, d=384: this beat both the three-term expression and a row-blocked
+    epilogue.)"""
+    ones_q = jnp.ones((u.shape[0], 1), u.dtype)
+    ones_g = jnp.ones((v.shape[0], 1), v.dtype)
+    ua = jnp.concatenate([-u, ones_q, c[:, None].astype(u.dtype)], axis=1)
+    va = jnp.concatenate([v, h[:, None].astype(v.dtype), ones_g], axis=1)
+    return jnp.maximum(ua @ va.T, 0.0)
 
 
 def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
