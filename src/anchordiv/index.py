@@ -191,7 +191,7 @@ class GalleryIndex:
         rescaled to the spread of the rest of the key (``(h − mean h) · s``, queries' last entry
         ``−1/s``, s = √tr Cov(v) / std(h)): inner products change by a per-query constant only,
         but ψ(y) no longer dominates the key norms — for softmax keys (std ψ ≈ 7 against unit
-        ‖v‖) this raised HNSW recall@10 from 0.37 to 0.92 on the benchmark's data."""
+        ‖v‖) this raised HNSW recall@10 (efSearch 256, G = 50,000) from 0.58 to 0.94."""
         faiss = _faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
