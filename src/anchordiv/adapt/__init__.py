@@ -21,11 +21,28 @@ Options per kind (units in pseudo-anchors: how many anchors the broad prior is w
 
 Every kind: ``prior="broad"`` (default) or ``"isotropic"`` — the same strength with an isotropic
 prior covariance of the same trace (the control separating an informative broad prior from mere
-shrinkage); ``method="exact"`` (default) or ``"nuts"`` (``num_samples``, ``num_warmup``,
-``num_chains``, ``seed``, ``progress``) on the explicit NumPyro model of
-:mod:`anchordiv.priors`; custom priors: ``model=fn`` (a NumPyro model
-``fn(targets, **model_kwargs)`` with the kind's sites, see :data:`anchordiv.priors.SITES`) and
-``model_kwargs={...}`` (overrides/extra hyperparameters; the defaults are the kind's prior's).
+shrinkage).
+
+Inference (``method``):
+
+* ``"exact"`` (default): the conjugate update of the kind's prior (:mod:`.exact`).
+* ``"nuts"`` (:mod:`.sampling`): NUTS on the explicit NumPyro model of :mod:`anchordiv.priors`
+  or a user's; ``num_samples`` (500), ``num_warmup`` (500), ``num_chains`` (2), ``seed``,
+  ``progress``, ``init_strategy`` ("median"), ``target_accept_prob`` (0.8), ``dense_mass``,
+  ``max_tree_depth`` (10), ``chain_method`` ("sequential"), ``x64`` (False).
+* ``"svi"`` (:mod:`.variational`): NumPyro SVI with ``guide`` ("delta" = MAP, "normal",
+  "lowrank" with ``guide_rank``, or a user's guide), ``optimizer`` (numpyro.optim or optax;
+  default Adam), ``learning_rate`` (0.01), ``num_steps`` (2000), ``num_particles`` (1),
+  ``convergence_window``/``convergence_tol`` (1e-4), ``num_samples`` guide draws kept (100).
+* ``subspace=r`` with ``"nuts"`` or ``"svi"`` (:mod:`.subspace`): the model runs on the broad
+  anchors' top-r principal directions and is lifted back to full d with the exact conditional
+  posterior of the default prior outside the subspace — the way to run NUTS at d = 384.
+
+Custom priors: ``model=fn`` (a NumPyro model ``fn(targets, **model_kwargs)`` that defines the
+kind's sites, see :data:`anchordiv.priors.SITES`; :mod:`anchordiv.priors.structured` has
+factor-analysis and LKJ priors to copy) with ``model_kwargs`` — a dict (overrides/extra
+hyperparameters on top of the kind's prior's, passed where ``fn`` names them) or a callable
+``f(broad [N, d']) -> dict`` that builds them from the (possibly projected) broad anchors.
 
 Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
 costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
@@ -37,17 +54,33 @@ it; check ``az.rhat``).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+
+import jax
 import numpy as np
 
 from .. import priors
 from ..errors import AnchorDivError, as_matrix, positive
 from .exact import EXACT
+from .model import check_sites, kept_sites, problem
 from .persistence import load_posterior, save_posterior
 from .posterior import Posterior, cov_factor, to_model
 from .sampling import run_nuts
+from .subspace import check_rank, principal_basis, project
+from .variational import run_svi
 
+METHODS = ("exact", "nuts", "svi")
 COMMON = {"method": "exact", "prior": "broad", "model": None, "model_kwargs": None,
-          "num_samples": 500, "num_warmup": 500, "num_chains": 2, "seed": 0, "progress": True}
+          "subspace": None, "seed": 0, "progress": True, "init_strategy": "median", "x64": False,
+          "num_samples": None}
+#: options of the sampling-based and variational methods (module docstring)
+NUTS_OPTIONS = {"num_warmup": 500, "num_chains": 2, "target_accept_prob": 0.8,
+                "dense_mass": False, "max_tree_depth": 10, "chain_method": "sequential"}
+SVI_OPTIONS = {"guide": "delta", "guide_rank": None, "optimizer": None, "learning_rate": 0.01,
+               "num_steps": 2000, "num_particles": 1, "convergence_window": None,
+               "convergence_tol": 1e-4}
+NUM_SAMPLES = {"nuts": 500, "svi": 100}
 OPTIONS = {
     "gaussian": {"kappa0": "auto", "nu0": "auto", "reg": 1e-3},
     "latent-gaussian": {"rank": None, "beta": None, "prior_anchors": priors.bingham.PRIOR_ANCHORS},
@@ -68,23 +101,64 @@ def adapt(kind: str, broad_anchors, target_anchors, *, tau: float = 100.0,
     opts = resolve_options(kind, options)
     broad, targets = check_anchors(broad_anchors, target_anchors)
     tau = positive("tau", tau)
-    if opts["method"] not in ("exact", "nuts"):
-        raise AnchorDivError(f"method: 'exact' or 'nuts', got {opts['method']!r}")
-    if opts["prior"] not in ("broad", "isotropic"):
-        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {opts['prior']!r}")
-    if opts["model"] is not None and opts["method"] != "nuts":
-        raise AnchorDivError("model: a custom NumPyro model runs with method='nuts'")
+    check_method(opts)
     family, info, fixed = EXACT[kind](broad, targets, opts)
     info.update(kind=kind, method=opts["method"], prior=opts["prior"], d=broad.shape[1],
                 n_broad=len(broad), n_targets=len(targets))
     post = Posterior(kind, "exact", tau, targets.dtype.str, info, family=family, fixed=fixed)
-    if opts["method"] == "nuts":
-        post = run_nuts(post, targets, opts)
-    return post
+    if opts["method"] == "exact":
+        return post
+    with x64_mode(bool(opts["x64"])):
+        return infer(post, broad, targets, opts)
+
+
+def check_method(o: dict) -> None:
+    if o["method"] not in METHODS:
+        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {o['method']!r}")
+    if o["prior"] not in ("broad", "isotropic"):
+        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {o['prior']!r}")
+    if o["method"] == "exact":
+        for name in ("model", "subspace"):
+            if o[name] is not None:
+                raise AnchorDivError(f"{name}: runs with method='nuts' or 'svi' (the exact "
+                                     f"update is the default prior's closed form)")
+
+
+def infer(post: Posterior, broad: np.ndarray, targets: np.ndarray, o: dict) -> Posterior:
+    """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
+    base = post.info.pop("model_kwargs")
+    o = {**o, "num_samples": o["num_samples"] or NUM_SAMPLES[o["method"]]}
+    if o["subspace"] is not None:
+        r = check_rank(o["subspace"], broad.shape[1], len(broad), post.kind,
+                       post.info.get("rank"))
+        basis = principal_basis(broad)
+        u = basis[:, :r]
+        base, broad, targets = project(post.kind, base, u), broad @ u, targets @ u
+        post = dataclasses.replace(post, completion=post.family,
+                                   fixed={**post.fixed, "basis": basis},
+                                   info={**post.info, "subspace": r})
+    svi = o["method"] == "svi"
+    prob = problem(post.kind, base, broad, targets, o,
+                   map_density=svi and o["guide"] == "delta")
+    sites = kept_sites(check_sites(post.kind, prob))
+    return (run_svi if svi else run_nuts)(post, prob, o, sites)
+
+
+@contextlib.contextmanager
+def x64_mode(on: bool):
+    """Run JAX in float64 inside the block when ``on`` (restored afterwards)."""
+    before = bool(jax.config.jax_enable_x64)
+    if on and not before:
+        jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        if on and not before:
+            jax.config.update("jax_enable_x64", False)
 
 
 def resolve_options(kind: str, options: dict) -> dict:
-    allowed = {**COMMON, **OPTIONS[kind]}
+    allowed = {**COMMON, **NUTS_OPTIONS, **SVI_OPTIONS, **OPTIONS[kind]}
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise AnchorDivError(f"{kind}: unknown option(s) {', '.join(unknown)}; "
@@ -105,5 +179,5 @@ def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
     return b, as_matrix("target_anchors", t, dim=b.shape[1])
 
 
-__all__ = ["KINDS", "OPTIONS", "Posterior", "adapt", "cov_factor", "load_posterior",
+__all__ = ["KINDS", "METHODS", "OPTIONS", "Posterior", "adapt", "cov_factor", "load_posterior",
            "save_posterior", "to_model"]

@@ -22,10 +22,16 @@ from ..errors import AnchorDivError, integer
 class Posterior:
     """Result of :func:`adapt`.
 
-    ``kind``; ``method`` ("exact" | "nuts"); ``tau``; ``dtype`` of the adapted models;
-    ``info`` (chosen hyperparameters, counts — JSON-able); ``family`` (exact posterior
-    parameters, :mod:`anchordiv.priors`) or ``samples``/``stats`` (NUTS: ``[chains, draws, ...]``
-    sites and sample statistics); ``fixed`` (arrays every draw shares: latent mean, radius).
+    ``kind``; ``method`` ("exact" | "nuts" | "svi"); ``tau``; ``dtype`` of the adapted models;
+    ``info`` (chosen hyperparameters, counts, diagnostics — JSON-able); ``family`` (exact
+    posterior parameters, :mod:`anchordiv.priors`) or ``samples`` (``{site: [chains, draws,
+    ...]}``: every latent and deterministic site of the model that ran — NUTS draws or SVI guide
+    draws) with NUTS sample ``stats``; ``points`` (summaries computed at fit time, e.g. the SVI
+    guide's MAP); ``elbo`` (SVI: the ELBO per step); ``fixed`` (arrays every draw shares: latent
+    mean, radius; subspace runs add ``basis [d, d]``); ``completion`` (subspace runs: the exact
+    full-d posterior of the default prior that supplies the geometry outside the subspace, see
+    :mod:`.subspace`); ``raw`` (the NumPyro ``MCMC`` or SVI result object for advanced use; not
+    saved).
     """
 
     kind: str
@@ -37,6 +43,15 @@ class Posterior:
     samples: dict | None = None
     stats: dict | None = None
     fixed: dict = dataclasses.field(default_factory=dict)
+    points: dict | None = None
+    elbo: np.ndarray | None = None
+    completion: object = None
+    raw: object = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def subspace(self) -> int | None:
+        """The subspace rank r of a subspace run (None otherwise)."""
+        return self.info.get("subspace")
 
     def params(self, which: str = "mean") -> dict[str, np.ndarray]:
         """Point-summary parameters (``"mean"`` or ``"map"``) as float64 arrays."""
@@ -44,18 +59,31 @@ class Posterior:
             raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
         if self.family is not None:
             return self.family.mode() if which == "map" else self.family.mean()
-        return summarise_samples(self.kind, self.flat_samples(), which, self.flat_lp())
+        if self.points and which in self.points:
+            p = self.points[which]
+        else:
+            p = summarise_samples(self.kind, self.flat_samples(), which, self.flat_lp())
+        return self._lift([p], which=which)[0]
+
+    def _lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
+        if self.subspace is None:
+            return ps
+        from .subspace import lift
+
+        return lift(self.kind, ps, self.completion, self.fixed["basis"], self.subspace,
+                    which=which, rng=rng)
 
     def point(self, which: str = "mean") -> AnchorModel:
         """The adapted anchor model at the posterior mean or MAP (usable with ad.divergence).
 
-        Latent kinds: both give the principal subspace of the posterior (for NUTS, ``"mean"`` is
-        the top-k eigenvectors of the sampled E[UUᵀ], ``"map"`` the highest-density draw)."""
+        Latent kinds: both give the principal subspace of the posterior (for sampled posteriors,
+        ``"mean"`` is the top-k eigenvectors of the sampled E[UUᵀ])."""
         return to_model(self.kind, self.params(which), self.tau, self.dtype, self.fixed)
 
     def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` posterior parameter draws ``{site: [n, ...]}`` (NUTS: resampled from the
-        chains without replacement where possible)."""
+        """``n`` posterior parameter draws ``{site: [n, ...]}`` (sampled posteriors: resampled
+        from the stored draws without replacement where possible; subspace runs: lifted with
+        fresh draws of the geometry outside the subspace)."""
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
@@ -63,13 +91,27 @@ class Posterior:
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))
         idx = rng.choice(total, size=n, replace=n > total)
-        return {k: v[idx] for k, v in flat.items()}
+        if self.subspace is None:
+            return {k: v[idx] for k, v in flat.items()}
+        from ..priors import SITES
+
+        full = self._lift([{k: flat[k][i] for k in SITES[self.kind]} for i in idx], rng=rng)
+        return {k: np.stack([f[k] for f in full]) for k in full[0]}
 
     def sample(self, seed: int, n: int) -> list[AnchorModel]:
         """``n`` posterior draws as anchor models (same shapes: scoring them never retraces)."""
         d = self.draws(seed, n)
         return [to_model(self.kind, {k: v[i] for k, v in d.items()}, self.tau, self.dtype,
                          self.fixed) for i in range(n)]
+
+    def plot_elbo(self, path) -> Path:
+        """Write the SVI loss curve (negative ELBO per step) to the PNG ``path``."""
+        if self.elbo is None:
+            raise AnchorDivError(f"plot_elbo: a {self.method} posterior has no ELBO trace "
+                                 f"(only method='svi')")
+        from ..plots import elbo_plot
+
+        return elbo_plot(self.elbo, path, title=f"SVI ({self.info.get('guide')}) — {self.kind}")
 
     def inference_data(self, num_draws: int = 200, seed: int = 0):
         """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats);
@@ -82,7 +124,9 @@ class Posterior:
         """NUTS samples with chains merged ``{site: [chains·draws, ...]}``."""
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
-    def flat_lp(self) -> np.ndarray:
+    def flat_lp(self) -> np.ndarray | None:
+        if not self.stats or "potential_energy" not in self.stats:
+            return None
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, **card) -> Path:

@@ -1,0 +1,180 @@
+"""The NumPyro model an inference method runs — the kind's explicit model or a user's — with its
+hyperparameters, init strategy, site checks and the translation of numerical failures into
+:class:`~anchordiv.errors.AnchorDivError` (never a raw NumPyro traceback).
+
+Hyperparameters: the kind's prior (``post.info["model_kwargs"]``, set by the exact update) plus
+``model_kwargs``; a *callable* ``model_kwargs(broad [N, d']) -> dict`` builds them from the broad
+anchors instead (so the same prior builder serves full-d and ``subspace=`` runs).  A custom model
+receives only the keywords its signature names (all of them if it takes ``**kwargs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import priors
+from ..errors import AnchorDivError
+
+#: init strategies by name (``init_strategy=`` of ``adapt``); default ``"median"``
+INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
+REMEDY = ("try x64=True, a smaller learning_rate, method='svi', or subspace=r (e.g. 16) "
+          "so the model runs on the broad anchors' top-r principal directions")
+
+
+@dataclasses.dataclass
+class Problem:
+    """A model ready to run: ``model(targets, **kwargs)`` with ``targets [n, d']`` in the run's
+    dtype; ``custom`` says whether the model is the user's."""
+
+    model: Callable
+    kwargs: dict
+    targets: jax.Array
+    custom: bool
+
+    @property
+    def args(self) -> tuple:
+        return (self.targets,)
+
+
+def run_dtype(x64: bool):
+    return jnp.float64 if x64 or jax.config.jax_enable_x64 else jnp.float32
+
+
+def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray, o: dict, *,
+            map_density: bool = False) -> Problem:
+    """The model and its keyword arguments.  ``map_density``: ask the kind's own model for the
+    density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
+    custom = o["model"] is not None
+    model = o["model"] or priors.MODELS[kind]
+    user = o["model_kwargs"]
+    if callable(user):
+        try:
+            user = user(broad)
+        except Exception as err:  # the user's prior builder: report it as theirs
+            raise AnchorDivError(f"model_kwargs: the prior builder failed on the broad anchors "
+                                 f"{list(broad.shape)}: {type(err).__name__}: {err}") from None
+        base_kwargs = {}
+    if user is not None and not isinstance(user, dict):
+        raise AnchorDivError(f"model_kwargs: a dict or a callable(broad) -> dict, got "
+                             f"{type(user).__name__}")
+    kwargs = accepted(model, {**base_kwargs, **(user or {})}, explicit=set(user or {}))
+    if map_density and "map_jacobian" in inspect.signature(model).parameters:
+        kwargs["map_jacobian"] = True
+    dt = run_dtype(o.get("x64", False))
+    cast = {k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
+            for k, v in kwargs.items()}
+    return Problem(model, cast, jnp.asarray(targets, dt), custom)
+
+
+def accepted(model, kwargs: dict, explicit: set) -> dict:
+    """The keywords ``model`` takes; a keyword the user gave explicitly always goes through (so a
+    misspelt one fails loudly in :func:`check_sites`)."""
+    params = inspect.signature(model).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if k in params or k in explicit}
+
+
+def check_sites(kind: str, prob: Problem) -> dict:
+    """Trace the model abstractly (shapes only: no compilation) and require the sites the kind's
+    anchor model needs; returns ``{site: {"type", "is_observed", "shape"}}``."""
+    from numpyro import handlers
+
+    sites = {}
+
+    def trace():
+        tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
+        sites.update({k: {"type": s["type"], "is_observed": s.get("is_observed", False)}
+                      for k, s in tr.items()})
+        return {k: s["value"] for k, s in tr.items() if s["type"] in ("sample", "deterministic")}
+
+    with guard("model"):
+        try:
+            shapes = jax.eval_shape(trace)
+        except TypeError as err:
+            raise AnchorDivError(f"model: calling model(targets, **model_kwargs) failed: {err}; "
+                                 f"model_kwargs: {', '.join(sorted(prob.kwargs))}") from None
+    for k, v in shapes.items():
+        sites[k]["shape"] = tuple(v.shape)
+    missing = [s for s in priors.SITES[kind] if s not in sites]
+    if missing:
+        raise AnchorDivError(f"model: the NumPyro model must define the site(s) "
+                             f"{', '.join(missing)} for kind {kind!r}")
+    return sites
+
+
+def kept_sites(trace: dict) -> list[str]:
+    """Every latent sample site and deterministic site (not observed ones, not factors)."""
+    return [name for name, s in trace.items()
+            if (s["type"] == "sample" and not s["is_observed"]) or s["type"] == "deterministic"]
+
+
+def init_strategy(spec):
+    """A NumPyro init strategy from a name in :data:`INIT_STRATEGIES` or a NumPyro strategy
+    (``numpyro.infer.init_to_value(values=...)`` etc.) as is."""
+    from numpyro import infer
+
+    if callable(spec):
+        return spec
+    table = {"median": lambda: infer.init_to_median(num_samples=15),
+             "mean": infer.init_to_mean, "feasible": infer.init_to_feasible,
+             "sample": infer.init_to_sample, "uniform": infer.init_to_uniform}
+    if spec not in table:
+        raise AnchorDivError(f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
+                             f"init strategy, got {spec!r}")
+    return table[spec]()
+
+
+def nonfinite_sites(prob: Problem, values: dict) -> list[str]:
+    """Sites whose value or log density is not finite at the constrained ``values``."""
+    from numpyro import handlers
+
+    try:
+        trace = handlers.trace(handlers.substitute(handlers.seed(prob.model, 0), values)
+                               ).get_trace(*prob.args, **prob.kwargs)
+    except Exception:   # the model itself fails there: nothing finer to say
+        return []
+    bad = []
+    for name, s in trace.items():
+        if s["type"] not in ("sample", "deterministic"):
+            continue
+        ok = bool(jnp.all(jnp.isfinite(s["value"])))
+        if ok and s["type"] == "sample":
+            ok = bool(jnp.all(jnp.isfinite(s["fn"].log_prob(s["value"]))))
+        if not ok:
+            bad.append(name)
+    return bad
+
+
+def failure(what: str, prob: Problem | None = None, values: dict | None = None) -> AnchorDivError:
+    """A clear error for a non-finite loss/density (``what`` says what happened), naming the
+    sites whose value or log density is not finite at ``values``."""
+    sites = nonfinite_sites(prob, values) if prob is not None and values is not None else []
+    where = f" at site(s) {', '.join(sites)}" if sites else ""
+    d = int(prob.targets.shape[-1]) if prob is not None else None
+    dtype = str(prob.targets.dtype) if prob is not None else ""
+    return AnchorDivError(f"{what}{where} (d = {d}, {dtype}); {REMEDY}")
+
+
+@contextlib.contextmanager
+def guard(what: str):
+    """Turn NumPyro/JAX numerical errors (invalid covariance, non-PD matrices, failed
+    initialisation) into :class:`AnchorDivError` naming ``what`` and the remedies."""
+    try:
+        yield
+    except AnchorDivError:
+        raise
+    except (ValueError, RuntimeError, FloatingPointError, np.linalg.LinAlgError) as err:
+        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise AnchorDivError(f"{what}: numerical failure ({msg}); {REMEDY}") from None
+
+
+__all__ = ["INIT_STRATEGIES", "Problem", "check_sites", "failure", "guard", "init_strategy",
+           "kept_sites", "nonfinite_sites", "problem", "run_dtype"]
