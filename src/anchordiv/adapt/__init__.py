@@ -32,7 +32,7 @@ Inference (``method``):
   ``max_tree_depth`` (10), ``chain_method`` ("sequential"), ``x64`` (False).
 * ``"svi"`` (:mod:`.variational`): NumPyro SVI with ``guide`` ("delta" = MAP, "normal",
   "lowrank" with ``guide_rank``, or a user's guide), ``optimizer`` (numpyro.optim or optax;
-  default Adam), ``learning_rate`` (0.01), ``num_steps`` (2000), ``num_particles`` (1),
+  default Adam), ``learning_rate`` (0.05) decaying to ``lr_decay`` × itself (0.01), ``num_steps`` (2000), ``num_particles`` (1),
   ``convergence_window``/``convergence_tol`` (1e-4), ``num_samples`` guide draws kept (100).
 * ``subspace=r`` with ``"nuts"`` or ``"svi"`` (:mod:`.subspace`): the model runs on the broad
   anchors' top-r principal directions and is lifted back to full d with the exact conditional
@@ -77,8 +77,8 @@ COMMON = {"method": "exact", "prior": "broad", "model": None, "model_kwargs": No
 #: options of the sampling-based and variational methods (module docstring)
 NUTS_OPTIONS = {"num_warmup": 500, "num_chains": 2, "target_accept_prob": 0.8,
                 "dense_mass": False, "max_tree_depth": 10, "chain_method": "sequential"}
-SVI_OPTIONS = {"guide": "delta", "guide_rank": None, "optimizer": None, "learning_rate": 0.01,
-               "num_steps": 2000, "num_particles": 1, "convergence_window": None,
+SVI_OPTIONS = {"guide": "delta", "guide_rank": None, "optimizer": None, "learning_rate": 0.05,
+               "lr_decay": 0.01, "num_steps": 2000, "num_particles": 1, "convergence_window": None,
                "convergence_tol": 1e-4}
 NUM_SAMPLES = {"nuts": 500, "svi": 100}
 OPTIONS = {

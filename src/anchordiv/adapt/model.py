@@ -132,25 +132,30 @@ def init_strategy(spec):
     return table[spec]()
 
 
-def nonfinite_sites(prob: Problem, values: dict) -> list[str]:
-    """Sites whose value or log density is not finite at the constrained ``values``."""
+def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
+    """Sites whose value or log density is not finite at the constrained ``values`` (default:
+    one prior draw), evaluated with NumPyro's argument validation off."""
+    import numpyro
     from numpyro import handlers
 
+    model = handlers.seed(prob.model, 0)
+    if values is not None:
+        model = handlers.substitute(model, values)
     try:
-        trace = handlers.trace(handlers.substitute(handlers.seed(prob.model, 0), values)
-                               ).get_trace(*prob.args, **prob.kwargs)
+        with numpyro.validation_enabled(False):
+            trace = handlers.trace(model).get_trace(*prob.args, **prob.kwargs)
+            bad = []
+            for name, s in trace.items():
+                if s["type"] not in ("sample", "deterministic"):
+                    continue
+                ok = bool(jnp.all(jnp.isfinite(s["value"])))
+                if ok and s["type"] == "sample":
+                    ok = bool(jnp.all(jnp.isfinite(s["fn"].log_prob(s["value"]))))
+                if not ok:
+                    bad.append(name)
+            return bad
     except Exception:   # the model itself fails there: nothing finer to say
         return []
-    bad = []
-    for name, s in trace.items():
-        if s["type"] not in ("sample", "deterministic"):
-            continue
-        ok = bool(jnp.all(jnp.isfinite(s["value"])))
-        if ok and s["type"] == "sample":
-            ok = bool(jnp.all(jnp.isfinite(s["fn"].log_prob(s["value"]))))
-        if not ok:
-            bad.append(name)
-    return bad
 
 
 def failure(what: str, prob: Problem | None = None, values: dict | None = None) -> AnchorDivError:
@@ -164,16 +169,19 @@ def failure(what: str, prob: Problem | None = None, values: dict | None = None) 
 
 
 @contextlib.contextmanager
-def guard(what: str):
+def guard(what: str, prob: Problem | None = None):
     """Turn NumPyro/JAX numerical errors (invalid covariance, non-PD matrices, failed
-    initialisation) into :class:`AnchorDivError` naming ``what`` and the remedies."""
+    initialisation) into :class:`AnchorDivError` naming ``what``, the non-finite sites where
+    ``prob`` is given, and the remedies."""
     try:
         yield
     except AnchorDivError:
         raise
     except (ValueError, RuntimeError, FloatingPointError, np.linalg.LinAlgError) as err:
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise AnchorDivError(f"{what}: numerical failure ({msg}); {REMEDY}") from None
+        sites = nonfinite_sites(prob) if prob is not None else []
+        where = f"; not finite at site(s) {', '.join(sites)}" if sites else ""
+        raise AnchorDivError(f"{what}: numerical failure ({msg}){where}; {REMEDY}") from None
 
 
 __all__ = ["INIT_STRATEGIES", "Problem", "check_sites", "failure", "guard", "init_strategy",

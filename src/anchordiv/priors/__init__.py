@@ -9,7 +9,8 @@ and change) and its fast exact update:
   ``Bₙ = B₀ + c·S_T``, MAP = top-k eigenvectors;
 * :mod:`.posterior_bingham` — posterior-like Bingham (latent spherical), β ∈ [0, 1];
 * :mod:`.dirichlet_niw` — Dirichlet–NIW (Gaussian mixture): MAP-EM with soft assignments;
-* :mod:`.distributions` — the matrix Bingham distribution NumPyro lacks.
+* :mod:`.distributions` — the matrix Bingham distribution NumPyro lacks;
+* :mod:`.structured` — custom covariance priors for high d (factor analysis, LKJ) to copy.
 """
 
 from .bingham import BinghamPosterior, latent_gaussian_model, latent_gaussian_update
@@ -17,6 +18,7 @@ from .dirichlet_niw import DirichletNIW, dirichlet_niw_model, map_em, mixture_pr
 from .distributions import MatrixBingham, stiefel_site
 from .niw import NIW, empirical_bayes, niw_model
 from .posterior_bingham import latent_spherical_model, latent_spherical_update
+from .structured import factor_model, factor_prior, lkj_model, lkj_prior
 
 #: kind -> the explicit NumPyro model used by ``ad.adapt(..., method="nuts")``
 MODELS = {
@@ -34,6 +36,7 @@ SITES = {
 }
 
 __all__ = ["BinghamPosterior", "DirichletNIW", "MODELS", "MatrixBingham", "NIW", "SITES",
-           "dirichlet_niw_model", "empirical_bayes", "latent_gaussian_model",
-           "latent_gaussian_update", "latent_spherical_model", "latent_spherical_update",
-           "map_em", "mixture_prior", "niw_model", "stiefel_site"]
+           "dirichlet_niw_model", "empirical_bayes", "factor_model", "factor_prior",
+           "latent_gaussian_model", "latent_gaussian_update", "latent_spherical_model",
+           "latent_spherical_update", "lkj_model", "lkj_prior", "map_em", "mixture_prior",
+           "niw_model", "stiefel_site"]

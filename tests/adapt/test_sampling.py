@@ -1,0 +1,74 @@
+"""Steerable NUTS: options reach the kernel, every site of a user's model is kept, models that
+cannot start fail fast with a clear error, the raw MCMC object is available."""
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+import anchordiv as ad
+
+TAU = 5.0
+
+
+def data(d=3, nb=200, n=10):
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(nb, d)), rng.normal(size=(n, d)) * 0.5 + 0.3
+
+
+def scaled_model(targets, *, mu0, psi0, **_):
+    """A user's model with a parameter of its own (``log_scale``)."""
+    d = targets.shape[1]
+    log_scale = numpyro.sample("log_scale", dist.Normal(0.0, 1.0))
+    sigma = numpyro.deterministic("Sigma", jnp.exp(log_scale) * psi0 / jnp.trace(psi0) * d)
+    mu = numpyro.sample("mu", dist.MultivariateNormal(mu0, sigma))
+    with numpyro.plate("anchors", targets.shape[0]):
+        numpyro.sample("targets", dist.MultivariateNormal(mu, sigma), obs=targets)
+
+
+def test_options_reach_nuts_and_user_sites_are_kept():
+    broad, t = data()
+    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=scaled_model,
+                    kappa0=2.0, nu0=8.0, num_warmup=100, num_samples=100, num_chains=2,
+                    dense_mass=True, target_accept_prob=0.9, init_strategy="feasible",
+                    chain_method="vectorized", progress=False)
+    assert set(post.samples) >= {"log_scale", "mu", "Sigma"}
+    assert post.samples["log_scale"].shape == (2, 100)
+    assert post.info["dense_mass"] and post.info["target_accept_prob"] == 0.9
+    assert post.raw.sampler.model is scaled_model        # the MCMC object for advanced use
+    assert post.info["chain_method"] == "vectorized"
+
+
+def test_default_model_runs_at_full_d_32_in_float32():
+    rng = np.random.default_rng(1)
+    d = 32
+    broad = rng.normal(size=(400, d)).astype(np.float32) * 0.05
+    t = (rng.normal(size=(10, d)) * 0.05).astype(np.float32)
+    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", num_warmup=30,
+                    num_samples=20, num_chains=1, progress=False, kappa0=5.0, nu0=d + 20.0)
+    assert np.all(np.isfinite(post.samples["Sigma"]))
+    assert post.info["divergences"] <= 2
+
+
+def stuck_model(targets, **_):
+    d = targets.shape[1]
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0).expand([d]).to_event(1))
+    numpyro.deterministic("Sigma", jnp.eye(d))
+    numpyro.sample("impossible", dist.Normal(mu.sum(), 1.0), obs=jnp.inf)
+
+
+def test_a_model_that_cannot_initialise_fails_fast_and_clearly():
+    broad, t = data()
+    with pytest.raises(ad.AnchorDivError, match=r"cannot be initialised.*impossible.*subspace="):
+        ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=stuck_model,
+                 progress=False)
+
+
+@pytest.mark.parametrize("opts,match", [({"chain_method": "threads"}, "chain_method"),
+                                        ({"init_strategy": "zeros"}, "init_strategy"),
+                                        ({"target_accept_prob": 1.5}, "target_accept_prob")])
+def test_bad_nuts_options(opts, match):
+    broad, t = data()
+    with pytest.raises(ad.AnchorDivError, match=match):
+        ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", **opts)
