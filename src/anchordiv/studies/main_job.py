@@ -120,10 +120,13 @@ def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
     prior = load_prior(WORDNET_PRIOR, ctx.models_dir, ctx.encoder_id)
     if prior is not None:
         return wni.broad_from_model(prior), f"models/{WORDNET_PRIOR}"
-    from .priors import wordnet_broad_texts
+    from ..data.vocab import select
+    from .priors import prior_spec
 
     n = ctx.size.broad_fallback
-    return (ctx.embed(wordnet_broad_texts(n, ctx.seed)),
+    spec = prior_spec(WORDNET_PRIOR, n)
+    texts = [e.text for e in select(spec.sources, n, ctx.seed).entries]
+    return (ctx.embed(texts),
             f"{n} WordNet glosses embedded now (models/ has no prior)")
 
 
