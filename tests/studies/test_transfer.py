@@ -26,7 +26,7 @@ def study(tmp_path_factory):
                                             for _ in range(200)])}
     setup = labelled_retrieval(emb.items, task.item_style, None, 0)
     curve = tr.transfer_curve(priors, emb.style_anchors, setup, tau=5.0, budgets=(1, 2),
-                              n_subsets=2, progress=False)
+                              n_subsets=2, n_boot=200, progress=False)
     return task, emb, priors, curve
 
 
@@ -47,7 +47,7 @@ def test_models_and_contrasts_per_prior(study):
             and r["kind"] == "gaussian"]
     assert all(np.isnan(r["difference"]) for r in ones)      # target-only needs 2 anchors
     # style-word prior directions help style retrieval; object-word directions do not
-    assert tr.retrieval_gain(curve, "domain") > 0 > tr.retrieval_gain(curve, "wrong-domain")
+    assert tr.retrieval_gain(rows, "domain") > 0 > tr.retrieval_gain(rows, "wrong-domain")
 
 
 def test_diagnostics_ranking_and_report(study, tmp_path):
@@ -55,7 +55,8 @@ def test_diagnostics_ranking_and_report(study, tmp_path):
     diag = tr.diagnostic_rows(priors, emb.style_anchors, budget=5, n_subsets=2, seed=0)
     assert [r["prior"] for r in diag] == ["domain", "wrong-domain"]
     assert diag[0]["captured"] > diag[1]["captured"]
-    gains = {p: tr.retrieval_gain(curve, p) for p in priors}
+    contrasts = tr.contrast_rows(curve, list(priors))
+    gains = {p: tr.retrieval_gain(contrasts, p) for p in priors}
     for r in diag:
         r["retrieval_gain"] = gains[r["prior"]]
     ranking = tr.ranking_rows(diag, gains)
@@ -63,9 +64,10 @@ def test_diagnostics_ranking_and_report(study, tmp_path):
     cap = ranking[0]
     assert cap["retrieval_order"] == "domain > wrong-domain" and cap["same_order"]
     rep = Report("t", tmp_path)
-    tr.write_curve(curve, tmp_path / "st", ["gaussian"], "style")
-    tr.report_section(rep, "Transfer", "intro", curve, "st", tr.contrast_rows(curve, list(priors)),
-                      diag, ranking, ["gaussian"], list(priors))
+    summary = curve.summary()
+    tr.write_curve(curve, summary, tmp_path / "st", ["gaussian"], "style")
+    tr.report_section(rep, "Transfer", "intro", summary, "st", contrasts, diag, ranking,
+                      ["gaussian"], list(priors))
     text = rep.write().read_text()
     assert "`domain` vs its isotropic control: above in" in text
     assert "Diagnostics that rank the priors in the same order" in text

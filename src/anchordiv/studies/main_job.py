@@ -214,17 +214,18 @@ def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: st
     curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, kinds=size.tr_kinds,
                               budgets=size.tr_budgets, n_subsets=size.tr_subsets,
                               seed=ctx.seed)
-    files = tr.write_curve(curve, ctx.rep.out_dir / folder, size.tr_kinds, title)
+    summary = curve.summary()
+    files = tr.write_curve(curve, summary, ctx.rep.out_dir / folder, size.tr_kinds, title)
     contrasts = tr.contrast_rows(curve, list(priors), size.tr_kinds)
     budget = min(5, len(targets))
     diagnostics = tr.diagnostic_rows(priors, targets, budget=budget,
                                      n_subsets=size.tr_subsets, seed=ctx.seed)
-    gains = {p: tr.retrieval_gain(curve, p) for p in priors}
+    gains = {p: tr.retrieval_gain(contrasts, p) for p in priors}
     for row in diagnostics:
         row["retrieval_gain"] = gains[row["prior"]]
     write_rows(ctx.rep.path(f"{folder}/contrasts.csv"), contrasts)
     write_rows(ctx.rep.path(f"{folder}/diagnostics.csv"), diagnostics)
-    return {"curve": curve, "files": files, "contrasts": contrasts,
+    return {"summary": summary, "files": files, "contrasts": contrasts,
             "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains)}
 
 
@@ -253,9 +254,9 @@ def style_transfer_part(ctx: Context) -> dict:
         f"(`studies.priors.style_senses`).  Posteriors: exact conjugate adaptation with fixed "
         f"strength {tr.PRIOR_ANCHORS:g} pseudo-anchors; `*-isotropic-*`: the same prior with "
         f"an isotropic covariance of the same trace (the control).",
-        out["curve"], "style_transfer", out["contrasts"], out["diagnostics"], out["ranking"],
+        out["summary"], "style_transfer", out["contrasts"], out["diagnostics"], out["ranking"],
         ctx.size.tr_kinds, list(priors))
-    return {k: v for k, v in out.items() if k != "curve"}
+    return out
 
 
 def clinical_transfer_part(ctx: Context) -> dict:
@@ -284,7 +285,7 @@ def clinical_transfer_part(ctx: Context) -> dict:
         f"priors: {source} (both without the subtrees of every chest finding's HPO terms).  "
         f"Curves shown for {ctx.size.tr_findings[0]}; the tables cover every finding "
         f"({', '.join(ctx.size.tr_findings)}); curves of the others under clinical_transfer/.",
-        first["curve"], f"clinical_transfer/{ctx.size.tr_findings[0].replace(' ', '_')}",
+        first["summary"], f"clinical_transfer/{ctx.size.tr_findings[0].replace(' ', '_')}",
         merged["contrasts"], merged["diagnostics"], merged["ranking"], ctx.size.tr_kinds,
         list(priors))
     return merged

@@ -13,7 +13,8 @@ every prior P gives two models of each kind: the exact conjugate posterior
 ``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` and its isotropic control
 (``prior="isotropic"``: the same strengths, broad mean and covariance trace, no directions),
 both with *fixed* strengths (:data:`PRIOR_ANCHORS` pseudo-anchors: κ₀ = ν₀ − d − 1 = 10 for the
-Gaussian, ``prior_anchors`` = 10 for the latent kind); beside them target-only fits and cosine.
+Gaussian, ``prior_anchors`` = 10 and rank :data:`LATENT_RANK` for the latent kind); beside them
+target-only fits and cosine.
 ``P − control`` (paired, 95 % intervals) measures what the prior's *directions* add beyond
 shrinkage.  :func:`diagnostic_rows` computes the prior–target diagnostics
 (:mod:`anchordiv.diagnostics`) on the same subsets and :func:`ranking_rows` says which of them
@@ -32,6 +33,9 @@ from ..diagnostics import diagnose
 
 #: fixed prior strength of every posterior and control, in pseudo-anchors
 PRIOR_ANCHORS = 10.0
+#: subspace rank of the latent posteriors and controls (the library default, 95 % of the broad
+#: variance, is ~100+ directions for these priors: nearly the whole space, a cosine-like model)
+LATENT_RANK = 10
 KINDS = ("gaussian", "latent-gaussian")
 #: budgets at which the paired differences are reported
 SMALL_BUDGETS = (1, 2, 5)
@@ -40,18 +44,19 @@ DIAGNOSTICS = {"captured": "captured", "mean_cos2": "mean_cos2",
                "log_evidence_gain": "log_evidence_gain", "loo_gain": "loo_gain"}
 
 
-def strengths(kind: str, d: int) -> dict:
-    """The fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS` pseudo-anchors."""
+def adapt_options(kind: str, d: int) -> dict:
+    """The fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS` pseudo-anchors, and
+    for the latent kind the subspace rank :data:`LATENT_RANK`."""
     if kind == "gaussian":
         return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
-    return {"prior_anchors": PRIOR_ANCHORS}
+    return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
 
 
 def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
     from ..adapt import adapt
 
     return adapt(kind, broad, target, tau=tau, method="exact", prior=prior,
-                 **strengths(kind, broad.shape[1])).point("mean")
+                 **adapt_options(kind, broad.shape[1])).point("mean")
 
 
 def transfer_models(priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
@@ -73,13 +78,14 @@ def transfer_models(priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KIN
 
 def transfer_curve(priors: Mapping[str, np.ndarray], targets, setup: dict, *, tau: float,
                    kinds: Sequence[str] = KINDS, budgets=None, n_subsets: int = 5,
-                   seed: int = 0, progress: bool | None = None) -> Curve:
+                   seed: int = 0, n_boot: int = 2000, progress: bool | None = None) -> Curve:
     """The adaptation curve of :func:`transfer_models` on a retrieval ``setup`` (queries,
-    gallery, relevance, query_index; see :func:`._common.labelled_retrieval`)."""
+    gallery, relevance, query_index; see :func:`._common.labelled_retrieval`); ``n_boot``
+    bootstrap resamples per interval."""
     first = next(iter(priors.values()))
     return adaptation_curve(first, targets, tau=tau, models=transfer_models(priors, kinds),
-                            budgets=budgets, n_subsets=n_subsets, seed=seed, progress=progress,
-                            **setup)
+                            budgets=budgets, n_subsets=n_subsets, seed=seed, n_boot=n_boot,
+                            progress=progress, **setup)
 
 
 def contrast_rows(curve: Curve, priors: Sequence[str], kinds: Sequence[str] = KINDS,
@@ -99,12 +105,10 @@ def contrast_rows(curve: Curve, priors: Sequence[str], kinds: Sequence[str] = KI
     return rows
 
 
-def retrieval_gain(curve: Curve, prior: str, kind: str = "gaussian",
-                   budgets: Sequence[int] = SMALL_BUDGETS) -> float:
-    """Mean over ``budgets`` of the paired difference posterior − isotropic control."""
-    diffs = [c["difference"] for c in curve.contrast(f"{prior}-{kind}",
-                                                     f"{prior}-isotropic-{kind}")
-             if c["budget"] in budgets]
+def retrieval_gain(contrasts: list[dict], prior: str, kind: str = "gaussian") -> float:
+    """Mean over the budgets of :func:`contrast_rows` of posterior − isotropic control."""
+    diffs = [c["difference"] for c in contrasts
+             if c["prior"] == prior and c["versus"] == "control" and c["kind"] == kind]
     return float(np.nanmean(diffs)) if diffs else float("nan")
 
 
@@ -116,7 +120,7 @@ def diagnostic_rows(priors: Mapping[str, np.ndarray], targets: np.ndarray, *, bu
     rows = []
     for name, broad in priors.items():
         runs = [diagnose(broad, targets[subset(len(targets), budget, s, seed)], k=k,
-                         **strengths("gaussian", d))
+                         **adapt_options("gaussian", d))
                 for s in range(n_subsets if budget < len(targets) else 1)]
         rows.append({"prior": name, "budget": budget,
                      **{key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]}})
@@ -146,33 +150,34 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
     return rows
 
 
-def pivot(curve: Curve, kind: str) -> list[dict]:
-    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns)."""
+def of_kind(summary: list[dict], kind: str) -> list[dict]:
+    """The summary rows of models of ``kind`` and of the baselines (kind ``""``)."""
+    return [r for r in summary if r["kind"] in (kind, "")]
+
+
+def pivot(summary: list[dict], kind: str) -> list[dict]:
+    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns), from
+    ``Curve.summary()`` rows."""
     from .wordnet_imagenet import pivot as by_budget
 
-    return by_budget([r for r in curve.summary() if r["kind"] in (kind, "")])
+    return by_budget(of_kind(summary, kind))
 
 
-def plot_kind(curve: Curve, kind: str, path, title: str):
-    """The curve's models of ``kind`` (and cosine) against the budget, with 95 % bands."""
-    from ..plots import plot_curve
-
-    rows = [r for r in curve.summary() if r["kind"] in (kind, "")]
-    return plot_curve(rows, path, prevalence=curve.prevalence, title=title)
-
-
-def write_curve(curve: Curve, out_dir, kinds: Sequence[str], title: str) -> dict:
+def write_curve(curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str],
+                title: str) -> dict:
     """``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind
-    into ``out_dir``; returns their paths."""
+    (its models and cosine, 95 % bands) into ``out_dir``; returns their paths."""
     from pathlib import Path
 
     from ..evaluate import write_rows
+    from ..plots import plot_curve
 
     out = Path(out_dir)
     files = {"table": write_rows(out / "curve.csv", curve.rows),
-             "summary": write_rows(out / "curve_summary.csv", curve.summary())}
+             "summary": write_rows(out / "curve_summary.csv", summary)}
     for kind in kinds:
-        files[kind] = plot_kind(curve, kind, out / f"curve_{kind}.png", f"{title} ({kind})")
+        files[kind] = plot_curve(of_kind(summary, kind), out / f"curve_{kind}.png",
+                                 prevalence=curve.prevalence, title=f"{title} ({kind})")
     return {k: str(v) for k, v in files.items()}
 
 
@@ -205,14 +210,14 @@ def ranking_text(ranking: list[dict]) -> str:
             f"{', '.join(same) or 'none'}; in another order: {', '.join(other) or 'none'}.")
 
 
-def report_section(rep, title: str, intro: str, curve: Curve, folder: str,
+def report_section(rep, title: str, intro: str, summary: list[dict], folder: str,
                    contrasts: list[dict], diagnostics: list[dict], ranking: list[dict],
                    kinds: Sequence[str], priors: Sequence[str]) -> None:
     """Curve tables and figures per kind, paired differences, diagnostics and the outcome."""
     rep.section(title)
     rep.text(intro)
     for kind in kinds:
-        table = pivot(curve, kind)
+        table = pivot(summary, kind)
         rep.table(table, list(table[0]))
         rep.figure(f"{folder}/curve_{kind}.png",
                    f"{kind}: mean AUPRC against the number of target anchors (95 % intervals); "
@@ -233,6 +238,7 @@ def report_section(rep, title: str, intro: str, curve: Curve, folder: str,
     rep.text(ranking_text(ranking))
 
 
-__all__ = ["DIAGNOSTICS", "KINDS", "PRIOR_ANCHORS", "SMALL_BUDGETS", "contrast_rows",
-           "diagnostic_rows", "outcome", "pivot", "plot_kind", "ranking_rows", "report_section",
-           "retrieval_gain", "strengths", "transfer_curve", "transfer_models", "write_curve"]
+__all__ = ["DIAGNOSTICS", "KINDS", "LATENT_RANK", "PRIOR_ANCHORS", "SMALL_BUDGETS",
+           "adapt_options", "contrast_rows", "diagnostic_rows", "of_kind", "outcome", "pivot",
+           "ranking_rows", "report_section", "retrieval_gain", "transfer_curve",
+           "transfer_models", "write_curve"]
