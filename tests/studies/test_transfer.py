@@ -63,6 +63,7 @@ def test_diagnostics_ranking_and_report(study, tmp_path):
     assert [r["diagnostic"] for r in ranking] == list(tr.DIAGNOSTICS)
     cap = ranking[0]
     assert cap["retrieval_order"] == "domain > wrong-domain" and cap["same_order"]
+    assert cap["picks_best"] and cap["sign_matches"]
     rep = Report("t", tmp_path)
     summary = curve.summary()
     tr.write_curve(curve, summary, tmp_path / "st", ["gaussian"], "style")
@@ -70,5 +71,5 @@ def test_diagnostics_ranking_and_report(study, tmp_path):
                       ["gaussian"], list(priors))
     text = rep.write().read_text()
     assert "`domain` vs its isotropic control: above in" in text
-    assert "Diagnostics that rank the priors in the same order" in text
+    assert "same order of all priors — captured 1/1" in text
     assert (tmp_path / "st" / "curve_gaussian.png").stat().st_size > 10_000

@@ -133,7 +133,7 @@ def _order(values: Mapping[str, float]) -> list[str]:
 
 def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
     """Per diagnostic: the priors in its order (best first), the order by retrieval gain over
-    the control, whether they agree, and whether the diagnostic's sign (prior better than the
+    the control, whether they agree (entirely, and in the best prior), and whether the diagnostic's sign (prior better than the
     control: evidence / LOO gain > 0, captured > k/d, mean cos² > k/d) matches the sign of the
     retrieval gain for every prior."""
     by_prior = {r["prior"]: r for r in diagnostics}
@@ -146,7 +146,7 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
         order = _order(values)
         rows.append({"diagnostic": name, "order": " > ".join(order),
                      "retrieval_order": " > ".join(truth), "same_order": order == truth,
-                     "sign_matches": sign_ok})
+                     "picks_best": order[0] == truth[0], "sign_matches": sign_ok})
     return rows
 
 
@@ -198,16 +198,25 @@ def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
              for p in priors]
     parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
     parts += [f"`{priors[0]}` vs `{q}`: {_cells(contrasts, priors[0], q)}" for q in priors[1:]]
-    return (f"**Outcome** (cells = kind × budget {budgets}; above/below = paired 95 % "
+    cells = "finding × kind × budget" if "finding" in contrasts[0] else "kind × budget"
+    return (f"**Outcome** (cells = {cells} {budgets}; above/below = paired 95 % "
             f"interval excluding zero): " + "; ".join(parts) + ".")
 
 
+def _agree(ranking: list[dict], column: str) -> str:
+    """Per diagnostic, in how many of the ranking rows (findings) ``column`` holds."""
+    names = list(dict.fromkeys(r["diagnostic"] for r in ranking))
+    counts = {n: [r[column] for r in ranking if r["diagnostic"] == n] for n in names}
+    return ", ".join(f"{n} {sum(v)}/{len(v)}" for n, v in counts.items())
+
+
 def ranking_text(ranking: list[dict]) -> str:
-    same = [r["diagnostic"] for r in ranking if r["same_order"]]
-    other = [r["diagnostic"] for r in ranking if not r["same_order"]]
-    return (f"Diagnostics that rank the priors in the same order as their retrieval gain over "
-            f"the control (Gaussian, mean over budgets {', '.join(map(str, SMALL_BUDGETS))}): "
-            f"{', '.join(same) or 'none'}; in another order: {', '.join(other) or 'none'}.")
+    """Which diagnostics order the priors as retrieval does (counts over findings/tasks)."""
+    return (f"Agreement with the retrieval gain over the control (Gaussian, mean over budgets "
+            f"{', '.join(map(str, SMALL_BUDGETS))}), per diagnostic as cases agreeing / cases: "
+            f"same order of all priors — {_agree(ranking, 'same_order')}; same best prior — "
+            f"{_agree(ranking, 'picks_best')}; sign (prior better than its control or not) "
+            f"right for every prior — {_agree(ranking, 'sign_matches')}.")
 
 
 def report_section(rep, title: str, intro: str, summary: list[dict], folder: str,
@@ -223,18 +232,22 @@ def report_section(rep, title: str, intro: str, summary: list[dict], folder: str
                    f"{kind}: mean AUPRC against the number of target anchors (95 % intervals); "
                    f"tables: {folder}/curve_summary.csv")
     rep.text("Paired differences (same target subsets and queries; 95 % two-level bootstrap):")
-    rep.table(contrasts, ["contrast", "budget", "difference", "low", "high"])
+    first = [c for c in ("finding",) if c in contrasts[0]]
+    rep.table(contrasts, first + ["contrast", "budget", "difference", "low", "high"])
     rep.text(outcome(contrasts, priors))
+    _diagnostics_tables(rep, diagnostics, ranking, first)
+
+
+def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first: list[str]):
     cols = ["prior", "budget", "captured", "captured_isotropic", "mean_cos2", "max_angle_deg",
             "log_evidence_gain", "loo_gain", "retrieval_gain"]
     rep.text("Prior–target diagnostics on the curve's target subsets (`anchordiv.diagnostics`; "
              "Gaussian strengths as above, k = 10 leading directions; `*_gain`: prior − its "
              "isotropic control, per target) beside the retrieval gain (posterior − control, "
              "mean over budgets 1, 2, 5):")
-    rep.table(diagnostics, [c for c in cols if c in diagnostics[0]] +
-              [c for c in ("finding",) if c in diagnostics[0]])
-    rep.table(ranking, [c for c in ("finding",) if c in ranking[0]] +
-              ["diagnostic", "order", "retrieval_order", "same_order", "sign_matches"])
+    rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
+    rep.table(ranking, first + ["diagnostic", "order", "retrieval_order", "same_order",
+                                "picks_best", "sign_matches"])
     rep.text(ranking_text(ranking))
 
 
