@@ -55,3 +55,10 @@ def test_bad_sources_are_errors(tmp_path):
         entries(Source("wordnet", ("sketch.n.01",), ("sketch.n.01",)))
     with pytest.raises(ad.AnchorDivError, match="no WordNet synset"):
         entries(Source("wordnet", ("no_such_thing.n.01",)))
+
+
+def test_senses_lists_every_noun_sense_of_a_word():
+    assert wordnet.senses("origami") == ["origami.n.01"]
+    assert {"painting.n.01", "painting.n.02"} <= set(wordnet.senses("painting"))
+    assert wordnet.senses("video game") == ["computer_game.n.01"]
+    assert wordnet.senses("deviantart") == []

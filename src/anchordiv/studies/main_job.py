@@ -1,10 +1,12 @@
 """The main job (``anchordiv demo``): real offline data, the shipped MiniLM encoder, the
 clinical study, the WordNet → ImageNet adaptation curve (which also gives the anchor-budget
-trade-off) and the object-vs-style study, written as a markdown report with PNG figures.
+trade-off), the object-vs-style study and the prior-transfer studies (style and clinical,
+:mod:`.transfer`), written as a markdown report with PNG figures.
 
 Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about ten
-minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s), and the
-``small`` size in well under a minute once the encoder is loaded (for tests).
+minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
+transfer studies, which add about five more with cached embeddings, and the ``small`` size in
+about a minute once the encoder is loaded (for tests).
 """
 
 from __future__ import annotations
