@@ -272,22 +272,28 @@ def clinical_transfer_part(ctx: Context) -> dict:
     priors, source = _priors(ctx, CLINICAL_PRIORS)
     results = {}
     for f in ctx.size.tr_findings:
+        if reports.finding(f)[g].sum() < 5:       # too few labelled reports to query with
+            continue
         q, relevance = clin.finding_queries(reports.finding(f)[g], ctx.size.tr_queries, ctx.seed)
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         folder = f"clinical_transfer/{f.replace(' ', '_')}"
         results[f] = _transfer(ctx, priors, ctx.embed(clinical.pathology_anchors(f)), setup,
                                folder, f"Open-i: {f} from few anchors")
+    if not results:
+        raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the "
+                             "gallery")
     merged = {key: [{"finding": f, **r} for f, res in results.items() for r in res[key]]
               for key in ("contrasts", "diagnostics", "ranking")}
-    first = results[ctx.size.tr_findings[0]]
+    shown = next(iter(results))
+    first = results[shown]
     tr.report_section(
         ctx.rep, "Prior transfer, clinical: finding anchors from few sentences",
         f"{len(g)} Open-i reports as the gallery; per finding, its labelled reports as "
         f"queries (≤ {ctx.size.tr_queries}) and its report-style anchor sentences as targets; "
         f"priors: {source} (both without the subtrees of every chest finding's HPO terms).  "
-        f"Curves shown for {ctx.size.tr_findings[0]}; the tables cover every finding "
-        f"({', '.join(ctx.size.tr_findings)}); curves of the others under clinical_transfer/.",
-        first["summary"], f"clinical_transfer/{ctx.size.tr_findings[0].replace(' ', '_')}",
+        f"Curves shown for {shown}; the tables cover every finding ({', '.join(results)}); "
+        f"curves of the others under clinical_transfer/.",
+        first["summary"], f"clinical_transfer/{shown.replace(' ', '_')}",
         merged["contrasts"], merged["diagnostics"], merged["ranking"], ctx.size.tr_kinds,
         list(priors))
     return merged
