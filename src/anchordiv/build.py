@@ -84,7 +84,8 @@ def texts_sha256(texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _card(spec: PriorSpec, pool, drawn, encoder_id: str, tau: float, texts) -> dict:
+def _card(spec: PriorSpec, pool, drawn, encoder_id: str, tau: float, texts,
+          fit_options: dict) -> dict:
     sources = [{**s.describe(), "pool": c, "drawn": k}
                for s, c, k in zip(spec.sources, pool, drawn)]
     return {"prior": {"name": spec.name, "sources": sources, "n": spec.n, "seed": spec.seed,
@@ -92,7 +93,8 @@ def _card(spec: PriorSpec, pool, drawn, encoder_id: str, tau: float, texts) -> d
             "anchor_source": spec.description or "; ".join(
                 f"{s['kind']}: {', '.join(s['roots']) or 'all'}" for s in sources),
             "n_anchors": len(texts), "subsample_seed": spec.seed, "encoder": encoder_id,
-            "tau": tau, "texts_sha256": texts_sha256(texts), "built_by": BUILT_BY}
+            "tau": tau, "fit_options": fit_options, "texts_sha256": texts_sha256(texts),
+            "built_by": BUILT_BY}
 
 
 def resolve_encoder(encoder, embed: Callable | None, tau: float | None):
@@ -128,7 +130,7 @@ def build_prior(spec: PriorSpec, *, encoder="minilm", embed: Callable | None = N
     texts = [e.text for e in chosen]
     anchors = np.asarray(embed_fn(texts), np.float32)
     model = fit(spec.kind, anchors, tau=tau, **(fit_options or {}))
-    card = _card(spec, pool, drawn, encoder_id, tau, texts)
+    card = _card(spec, pool, drawn, encoder_id, tau, texts, dict(fit_options or {}))
     path = save_model(model, out, **card) if out is not None else None
     return BuiltPrior(model, load_card(path) if path else card, [e.id for e in chosen], texts,
                       anchors, path)

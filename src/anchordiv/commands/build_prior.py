@@ -12,6 +12,8 @@ REGIONS = {"wordnet": "WordNet noun synset (name like art.n.01, or wnid): its su
 
 
 def register(sub) -> None:
+    from ..anchors import KINDS
+
     p = sub.add_parser(
         "build-prior", help="build a broad prior from vocabulary regions (WordNet, HPO, "
                             "ICD-10-CM) or text files and save it with a card",
@@ -29,13 +31,16 @@ def register(sub) -> None:
         if kind != "text":
             p.add_argument(f"--exclude-{kind}", action="append", default=[], metavar="ITEM",
                            help=f"remove this {kind} item and its subtree (repeatable)")
-    p.add_argument("--all", action="append", default=[], choices=["wordnet", "hpo", "icd10"],
-                   help="the whole vocabulary (minus its exclusions) as a source")
+    p.add_argument("--all", action="append", default=[],
+                   choices=["wordnet", "hpo", "icd10", "imagenet"],
+                   help="the whole vocabulary (minus its exclusions) as a source; imagenet: "
+                        "the 1,000 ImageNet class names")
     p.add_argument("-n", "--anchors", type=int, default=2000,
                    help="anchors drawn from the pooled regions (default 2000; 0 = all; MiniLM "
                         "encodes ~165 glosses/s on 2 cores)")
     p.add_argument("--seed", type=int, default=0, help="subsample seed (default 0)")
-    p.add_argument("--kind", default="gaussian", help="anchor model fitted (default gaussian)")
+    p.add_argument("--kind", default="gaussian", choices=KINDS,
+                   help="anchor model fitted (default gaussian)")
     p.add_argument("--encoder", default="minilm", help="text encoder (default minilm)")
     p.add_argument("--description", default="", help="one line for the card")
     p.set_defaults(func=run)
@@ -46,8 +51,8 @@ def sources(args) -> list:
     from ..data.vocab import Source
 
     out = []
-    for kind in REGIONS:
-        roots, exclude = getattr(args, kind), getattr(args, f"exclude_{kind}", [])
+    for kind in (*REGIONS, "imagenet"):
+        roots, exclude = getattr(args, kind, []), getattr(args, f"exclude_{kind}", [])
         if roots or kind in args.all:
             out.append(Source(kind, tuple(roots), tuple(exclude)))
     return out
