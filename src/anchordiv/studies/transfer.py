@@ -39,9 +39,8 @@ LATENT_RANK = 10
 KINDS = ("gaussian", "latent-gaussian")
 #: budgets at which the paired differences are reported
 SMALL_BUDGETS = (1, 2, 5)
-#: diagnostics compared with retrieval: name -> (column of diagnose(), higher = better fit)
-DIAGNOSTICS = {"captured": "captured", "mean_cos2": "mean_cos2",
-               "log_evidence_gain": "log_evidence_gain", "loo_gain": "loo_gain"}
+#: columns of diagnose() compared with retrieval (higher = better fit)
+DIAGNOSTICS = ("captured", "mean_cos2", "log_evidence_gain", "loo_gain")
 
 
 def adapt_options(kind: str, d: int) -> dict:
@@ -133,14 +132,14 @@ def _order(values: Mapping[str, float]) -> list[str]:
 
 def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
     """Per diagnostic: the priors in its order (best first), the order by retrieval gain over
-    the control, whether they agree (entirely, and in the best prior), and whether the diagnostic's sign (prior better than the
-    control: evidence / LOO gain > 0, captured > k/d, mean cos² > k/d) matches the sign of the
-    retrieval gain for every prior."""
+    the control, whether they agree (entirely, and in the best prior), and whether the
+    diagnostic's sign (prior better than the control: evidence / LOO gain > 0, captured and
+    mean cos² > k/d) matches the sign of the retrieval gain for every prior."""
     by_prior = {r["prior"]: r for r in diagnostics}
     truth = _order(gains)
     rows = []
-    for name, column in DIAGNOSTICS.items():
-        values = {p: by_prior[p][column] for p in gains}
+    for name in DIAGNOSTICS:
+        values = {p: by_prior[p][name] for p in gains}
         null = 0.0 if name.endswith("_gain") else by_prior[truth[0]]["captured_isotropic"]
         sign_ok = all((values[p] > null) == (gains[p] > 0) for p in gains)
         order = _order(values)
