@@ -30,10 +30,10 @@ test-all: setup
 bench: setup
 	for b in divergence empirical scale memory faiss adapt; do $(BIN)/python benchmarks/bench_$$b.py || exit 1; done
 
-# Rebuild the broad priors in models/ (MiniLM embeddings of WordNet glosses and clinical text).
+# Rebuild the broad priors in models/ (MiniLM embeddings of WordNet glosses, clinical text,
+# ImageNet names; each prior's own anchor count and regions: anchordiv.studies.priors.PRIORS).
 models: setup
-	$(BIN)/anchordiv build-models -o models -n 5000 --only wordnet-glosses-gaussian
-	$(BIN)/anchordiv build-models -o models -n 2000 --only clinical-text-gaussian
+	$(BIN)/anchordiv build-models -o models
 
 clean:
 	rm -rf $(VENV) build *.egg-info

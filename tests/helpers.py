@@ -19,6 +19,15 @@ def clustered_anchors(rng, n, d, dtype=np.float64):
     return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(dtype)
 
 
+def hashed_words(texts, d=64):
+    """A deterministic unit-norm text embedding: hashed word counts (no model needed)."""
+    out = np.zeros((len(texts), d))
+    for i, t in enumerate(texts):
+        for w in t.replace(",", " ").replace(":", " ").split():
+            out[i, sum(map(ord, w.lower())) * 7919 % d] += 1.0
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
 #: kind -> fit options used by the table-driven tests
 OPTIONS = {
     "softmax": {},

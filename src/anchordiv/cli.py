@@ -10,7 +10,8 @@ import sys
 from .errors import AnchorDivError
 
 #: Subcommand modules under anchordiv.commands, in the order --help lists them.
-COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "demo", "study", "build_models"]
+COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "demo", "study", "build_models",
+            "build_prior"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -187,6 +187,12 @@ def lemma_names(s) -> list[str]:
     return [n.replace("_", " ") for n in synset(s).lemma_names()]
 
 
+def senses(word: str) -> list[str]:
+    """Names of every noun synset with ``word`` (spaces or underscores) among its lemmas,
+    after nltk's morphology (``"graphics"`` also finds ``graphic.n.01``); empty if none."""
+    return [s.name() for s in wn().synsets(str(word).strip().replace(" ", "_"), "n")]
+
+
 def hypernym_paths(s) -> list[list]:
     """Every path from the root (``entity.n.01``) down to the synset (nltk's hypernym_paths,
     following instance hypernyms too)."""

@@ -8,18 +8,20 @@ report section; :func:`run_demo` runs them all as ``anchordiv demo``.
 - :mod:`.budget` — softmax vs parametric as anchor coverage grows (Fig. 4);
 - :mod:`.wordnet_imagenet` — WordNet → ImageNet adaptation curve (Fig. 5);
 - :mod:`.priors` — the broad priors shipped in ``models/`` and ``anchordiv build-models``;
+- :mod:`.transfer` — which broad prior helps few target anchors (style, clinical), diagnostics;
 - :mod:`.main_job` — the demo: sizes, the report.
 """
 
+from . import transfer
 from .budget import budget_rows, coverage
 from .clinical import clinical_study, negated_mentions
 from .main_job import SIZES, run_demo
 from .object_style import object_style_study, object_style_task
-from .priors import build_prior, load_prior
+from .priors import load_prior, prior_spec
 from .wordnet_imagenet import (broad_from_model, broad_pool, wordnet_imagenet_study,
                                wordnet_imagenet_task)
 
-__all__ = ["SIZES", "broad_from_model", "broad_pool", "budget_rows", "build_prior",
-           "clinical_study", "coverage", "load_prior", "negated_mentions",
-           "object_style_study", "object_style_task", "run_demo", "wordnet_imagenet_study",
+__all__ = ["SIZES", "broad_from_model", "broad_pool", "budget_rows", "clinical_study",
+           "coverage", "load_prior", "negated_mentions", "object_style_study",
+           "object_style_task", "prior_spec", "run_demo", "transfer", "wordnet_imagenet_study",
            "wordnet_imagenet_task"]

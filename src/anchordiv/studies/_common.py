@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..anchors import fit
-from ..errors import AnchorDivError, in_unit_interval, integer
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..evaluate import bootstrap_interval
 
 #: ``embed(texts) -> [n, d]`` unit-norm embeddings; the studies never care which encoder.
@@ -68,6 +68,17 @@ def summarise(per_query: dict[str, list[np.ndarray]], *, reference: str | None =
             row["diff"], row["diff_low"], row["diff_high"] = bootstrap_interval(v - ref, seed=seed)
         rows.append(row)
     return rows
+
+
+def labelled_retrieval(items, labels, max_queries: int | None, seed: int) -> dict:
+    """Every item a query against all items (itself removed), relevant = same label:
+    ``{"queries": [Q, d], "gallery": [n, d], "relevance": [Q, n], "query_index": [Q]}`` for a
+    seeded subsample of ``max_queries`` queries (all if None)."""
+    x = as_matrix("items", items)
+    lab = check_labels("labels", labels, len(x))
+    q = subsample(len(x), max_queries, seed)
+    return {"queries": x[q], "gallery": x, "query_index": q,
+            "relevance": lab[q, None] == lab[None, :]}
 
 
 def check_labels(name: str, labels, n: int) -> np.ndarray:

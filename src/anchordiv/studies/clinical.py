@@ -55,6 +55,17 @@ def key_term(finding: str) -> str:
     return finding.split()[-1].lower()
 
 
+def finding_queries(has_label, max_queries: int | None, seed: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(q_rows [Q], relevance [Q, G])``: a seeded subsample of the reports carrying the label
+    (``has_label [G]`` bool) as queries; relevant = every report carrying it (the query itself
+    is removed by ``query_index = q_rows``)."""
+    has_label = np.asarray(has_label, bool)
+    positives = np.nonzero(has_label)[0]
+    q_rows = positives[subsample(len(positives), max_queries, seed)]
+    return q_rows, np.broadcast_to(has_label, (len(q_rows), len(has_label)))
+
+
 def _finding_rows(name, per_query, prevalence, n_queries, n_anchors, extra):
     rows = summarise(per_query)
     return [{"finding": name, **r, "prevalence": prevalence, "n_queries": n_queries,
@@ -108,12 +119,10 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
     rows, per_query = [], {}
     for finding in tqdm(list(anchors), desc="clinical findings", disable=not progress):
         j = names.index(finding)
-        positives = np.nonzero(g_lab[:, j])[0]
-        if len(positives) < min_queries:
+        if g_lab[:, j].sum() < min_queries:
             continue
-        q_rows = positives[subsample(len(positives), max_queries, seed + 1)]
+        q_rows, relevance = finding_queries(g_lab[:, j], max_queries, seed + 1)
         a = as_matrix(f"anchors[{finding!r}]", anchors[finding], dim=x.shape[1], min_rows=2)
-        relevance = np.broadcast_to(g_lab[:, j], (len(q_rows), len(g_lab)))  # queries carry f
         subsets = anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2)
         pq, prev = _run_finding(finding, a, gallery, relevance, q_rows, subsets, kinds, tau,
                                 options, dict(extra_models or {}), seed)

@@ -1,10 +1,12 @@
 """The main job (``anchordiv demo``): real offline data, the shipped MiniLM encoder, the
 clinical study, the WordNet → ImageNet adaptation curve (which also gives the anchor-budget
-trade-off) and the object-vs-style study, written as a markdown report with PNG figures.
+trade-off), the object-vs-style study and the prior-transfer studies (style and clinical,
+:mod:`.transfer`), written as a markdown report with PNG figures.
 
 Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about ten
-minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s), and the
-``small`` size in well under a minute once the encoder is loaded (for tests).
+minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
+transfer studies, which add about five more with cached embeddings, and the ``small`` size in
+about a minute once the encoder is loaded (for tests).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from ..report import Report
 from . import budget
 from . import clinical as clin
 from . import object_style as ostyle
+from . import transfer as tr
 from . import wordnet_imagenet as wni
-from ._common import default_embed, subsample
-from .priors import CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior
+from ._common import default_embed, labelled_retrieval, subsample
+from .priors import CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior, prior_spec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +50,13 @@ class Size:
     os_objects: int                 # ImageNet-R objects in the object/style study
     os_ps: tuple                    # mixture weights p of q_p = p·q_obj + (1−p)·q_style
     broad_fallback: int             # broad anchors embedded when models/ lacks a prior
+    tr_objects: int = 24            # objects in the style-transfer task (× 16 styles)
+    tr_queries: int = 300           # queries of the style-transfer task / per finding
+    tr_subsets: int = 5             # target subsets per budget in the transfer studies
+    tr_budgets: tuple = (1, 2, 5, 10, 20, 40)
+    tr_kinds: tuple = tr.KINDS      # kinds adapted from each prior
+    tr_findings: tuple = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
+    tr_gallery: int | None = 2000   # Open-i reports in the clinical-transfer gallery
 
 
 SIZES = {
@@ -54,7 +64,9 @@ SIZES = {
                  (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, ostyle.DEFAULT_PS, 3000),
     "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
                   ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
-                   "inversion"), 4, (0.0, 0.1, 1.0), 200),
+                   "inversion"), 4, (0.0, 0.1, 1.0), 200,
+                  tr_objects=4, tr_queries=20, tr_subsets=1, tr_budgets=(1, 2),
+                  tr_kinds=("gaussian",), tr_findings=("pleural effusion",), tr_gallery=300),
 }
 
 
@@ -114,17 +126,24 @@ def _wordnet_task(ctx: Context):
     return task, wni.embed_task(task, ctx.embed)
 
 
-def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
-    """Broad anchors for adaptation: the prior in models/ (as moment points), or — documented
-    fallback — a small gloss sample embedded now."""
-    prior = load_prior(WORDNET_PRIOR, ctx.models_dir, ctx.encoder_id)
-    if prior is not None:
-        return wni.broad_from_model(prior), f"models/{WORDNET_PRIOR}"
-    from .priors import wordnet_broad_texts
+def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
+    """``(moment points [2r, d], source)`` of shipped prior ``name``: from models/ or —
+    documented fallback — built now from ``broad_fallback`` anchors of its spec."""
+    prior = load_prior(name, ctx.models_dir, ctx.encoder_id)
+    source = f"models/{name}"
+    if prior is None:
+        from ..build import build_prior
 
-    n = ctx.size.broad_fallback
-    return (ctx.embed(wordnet_broad_texts(n, ctx.seed)),
-            f"{n} WordNet glosses embedded now (models/ has no prior)")
+        n = ctx.size.broad_fallback
+        prior = build_prior(prior_spec(name, n), encoder=ctx.encoder_id, embed=ctx.embed,
+                            tau=ctx.tau).model
+        source = f"{name}: {n} anchors embedded now (models/ has no such prior)"
+    return wni.broad_from_model(prior), source
+
+
+def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
+    """Broad anchors for adaptation: the WordNet prior (moment points)."""
+    return prior_points(ctx, WORDNET_PRIOR)
 
 
 def _curve(ctx: Context, task, emb, broad, models):
@@ -164,14 +183,19 @@ def budget_part(ctx: Context) -> dict:
     return {"summary": curve.summary()}
 
 
-def object_style_part(ctx: Context) -> dict:
-    rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
+def _object_style_task(ctx: Context, n_objects: int):
+    """The object × style task on ``n_objects`` seeded ImageNet-R objects and all styles."""
     from ..data import imagenet
 
     styles = list(imagenet.IMAGENET_R_STYLES)
     objects = ostyle.styleless([n for _, n in imagenet.imagenet_r_classes()], styles)
-    objects = [objects[i] for i in subsample(len(objects), size.os_objects, seed)]
-    task = ostyle.object_style_task(objects, styles, seed=seed)
+    objects = [objects[i] for i in subsample(len(objects), n_objects, ctx.seed)]
+    return ostyle.object_style_task(objects, styles, seed=ctx.seed)
+
+
+def object_style_part(ctx: Context) -> dict:
+    rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
+    task = _object_style_task(ctx, size.os_objects)
     rows = ostyle.object_style_study(task, ostyle.embed_task(task, embed), ps=size.os_ps,
                                      tau=ctx.tau, seed=seed)
     write_rows(rep.path("object_style.csv"), rows)
@@ -180,11 +204,108 @@ def object_style_part(ctx: Context) -> dict:
     return {"rows": rows}
 
 
+#: prior label -> shipped prior, per transfer study (the first is the domain-matched one)
+STYLE_PRIORS = {"domain": "wordnet-visual-art-gaussian", "generic": "wordnet-generic-gaussian",
+                "wrong-domain": "imagenet-names-gaussian"}
+CLINICAL_PRIORS = {"chest-hpo": "hpo-respiratory-thorax-gaussian", "all-hpo": "hpo-all-gaussian"}
+
+
+def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str) -> dict:
+    """Curve, contrasts, diagnostics and ranking of one transfer task; writes its files."""
+    size = ctx.size
+    curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, kinds=size.tr_kinds,
+                              budgets=size.tr_budgets, n_subsets=size.tr_subsets,
+                              seed=ctx.seed)
+    summary = curve.summary()
+    files = tr.write_curve(curve, summary, ctx.rep.out_dir / folder, size.tr_kinds, title)
+    contrasts = tr.contrast_rows(curve, list(priors), size.tr_kinds)
+    budget = min(5, len(targets))
+    diagnostics = tr.diagnostic_rows(priors, targets, budget=budget,
+                                     n_subsets=size.tr_subsets, seed=ctx.seed)
+    gains = {p: tr.retrieval_gain(contrasts, p) for p in priors}
+    for row in diagnostics:
+        row["retrieval_gain"] = gains[row["prior"]]
+    write_rows(ctx.rep.path(f"{folder}/contrasts.csv"), contrasts)
+    write_rows(ctx.rep.path(f"{folder}/diagnostics.csv"), diagnostics)
+    return {"summary": summary, "files": files, "contrasts": contrasts,
+            "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains)}
+
+
+def _priors(ctx: Context, names: dict) -> tuple[dict, str]:
+    points = {label: prior_points(ctx, name) for label, name in names.items()}
+    return ({k: v[0] for k, v in points.items()},
+            "; ".join(f"`{k}` = {v[1]}" for k, v in points.items()))
+
+
+def style_transfer_part(ctx: Context) -> dict:
+    """Style retrieval on the object × style items from a few style anchors, adapted from a
+    domain-matched, a generic and a wrong-domain prior (:mod:`.transfer`)."""
+    task = _object_style_task(ctx, ctx.size.tr_objects)
+    emb = ostyle.embed_task(task, ctx.embed)
+    priors, source = _priors(ctx, STYLE_PRIORS)
+    setup = labelled_retrieval(emb.items, task.item_style, ctx.size.tr_queries, ctx.seed)
+    out = _transfer(ctx, priors, emb.style_anchors, setup, "style_transfer",
+                    "Style retrieval from few style anchors")
+    tr.report_section(
+        ctx.rep, "Prior transfer with headroom: style retrieval from few style anchors",
+        f"{len(task.items)} object × style items ({len(task.objects)} objects × "
+        f"{len(task.styles)} ImageNet-R styles, as in the object-vs-style study); relevant = "
+        f"same style; targets = the {len(task.style_anchors)} style anchors, random subsets "
+        f"per budget ({ctx.size.tr_subsets} each, shared by all models).  Priors: {source}.  "
+        f"Every prior excludes every WordNet sense of each style word with its subtree "
+        f"(`studies.priors.style_senses`).  Posteriors: exact conjugate adaptation with fixed "
+        f"strength {tr.PRIOR_ANCHORS:g} pseudo-anchors; `*-isotropic-*`: the same prior with "
+        f"an isotropic covariance of the same trace (the control).",
+        out["summary"], "style_transfer", out["contrasts"], out["diagnostics"], out["ranking"],
+        ctx.size.tr_kinds, list(priors))
+    return out
+
+
+def clinical_transfer_part(ctx: Context) -> dict:
+    """Per chest finding: its anchor sentences as targets, adapted from the chest HPO region
+    vs all of HPO (:mod:`.transfer`); the results of all findings in one section."""
+    from ..data import clinical, openi
+
+    reports = openi.load_reports()
+    g = subsample(len(reports), ctx.size.tr_gallery, ctx.seed)
+    x = ctx.embed([reports.texts[i] for i in g])
+    priors, source = _priors(ctx, CLINICAL_PRIORS)
+    results = {}
+    for f in ctx.size.tr_findings:
+        if reports.finding(f)[g].sum() < 5:       # too few labelled reports to query with
+            continue
+        q, relevance = clin.finding_queries(reports.finding(f)[g], ctx.size.tr_queries, ctx.seed)
+        setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
+        folder = f"clinical_transfer/{f.replace(' ', '_')}"
+        results[f] = _transfer(ctx, priors, ctx.embed(clinical.pathology_anchors(f)), setup,
+                               folder, f"Open-i: {f} from few anchors")
+    if not results:
+        raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the "
+                             "gallery")
+    merged = {key: [{"finding": f, **r} for f, res in results.items() for r in res[key]]
+              for key in ("contrasts", "diagnostics", "ranking")}
+    shown = next(iter(results))
+    first = results[shown]
+    tr.report_section(
+        ctx.rep, "Prior transfer, clinical: finding anchors from few sentences",
+        f"{len(g)} Open-i reports as the gallery; per finding, its labelled reports as "
+        f"queries (≤ {ctx.size.tr_queries}) and its report-style anchor sentences as targets; "
+        f"priors: {source} (both without the subtrees of every chest finding's HPO terms).  "
+        f"Curves shown for {shown}; the tables cover every finding ({', '.join(results)}); "
+        f"curves of the others under clinical_transfer/.",
+        first["summary"], f"clinical_transfer/{shown.replace(' ', '_')}",
+        merged["contrasts"], merged["diagnostics"], merged["ranking"], ctx.size.tr_kinds,
+        list(priors))
+    return merged
+
+
 #: the studies, in report order: name -> part(ctx).  The demo runs DEMO_PARTS; ``budget``
 #: alone is for ``anchordiv study budget`` (the demo gets it from the wordnet-imagenet curve).
 PARTS = {"clinical": clinical_part, "wordnet-imagenet": wordnet_part,
-         "object-style": object_style_part, "budget": budget_part}
-DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style")
+         "object-style": object_style_part, "budget": budget_part,
+         "style-transfer": style_transfer_part, "clinical-transfer": clinical_transfer_part}
+DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style", "style-transfer",
+              "clinical-transfer")
 
 
 def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir=None,

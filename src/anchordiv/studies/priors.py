@@ -1,36 +1,48 @@
-"""Broad priors shipped in ``models/``: Gaussians fitted to broad anchors of the default encoder.
+"""Broad priors shipped in ``models/``: Gaussians fitted to broad anchors of the default encoder,
+each built by :func:`anchordiv.build.build_prior` from a :class:`~anchordiv.build.PriorSpec`
+(:data:`PRIORS`), so its card names the vocabulary regions, exclusions and counts.
 
-* ``wordnet-glosses-gaussian``: a seeded subsample of WordNet noun glosses from
-  :func:`~anchordiv.studies.wordnet_imagenet.broad_pool` (everything outside the 1,000
-  ImageNet classes and their subtrees, so the WordNet → ImageNet study's items and classes are
-  never broad anchors);
-* ``clinical-text-gaussian``: a seeded subsample of general clinical text — HPO
-  "name: definition" texts and ICD-10-CM descriptions (``data.clinical.hpo_anchors`` +
-  ``icd10_anchors``).  It overlaps the sources of the pathology anchors (a broad prior is
-  general knowledge), never the Open-i reports the study retrieves.
+* ``wordnet-glosses-gaussian``: WordNet noun glosses outside the 1,000 ImageNet classes and
+  their subtrees (the WordNet → ImageNet study's items and classes are never broad anchors);
+* ``clinical-text-gaussian``: HPO "name: definition" texts and ICD-10-CM descriptions (general
+  clinical text; it overlaps the sources of the pathology anchors, never the Open-i reports);
+* the priors of the prior-transfer studies (:mod:`.transfer`): ``wordnet-visual-art-gaussian``
+  (domain-matched: WordNet's visual-art / decoration / artistic-style region),
+  ``wordnet-generic-gaussian`` (all WordNet nouns), ``imagenet-names-gaussian`` (wrong domain:
+  the 1,000 ImageNet class names), all three without any noun sense of an ImageNet-R style
+  word or its subtree (:func:`style_senses`) and the WordNet ones also without the ImageNet
+  classes; ``hpo-respiratory-thorax-gaussian`` (HPO's respiratory-system and thorax region) and
+  ``hpo-all-gaussian`` (all of HPO), both without the chest findings' HPO subtrees.
 
-Built by ``anchordiv build-models`` (:func:`build_models`); each is an ``ad.save_model``
-directory whose card names the encoder, the anchor source, the number of anchors and the seed.
-The demo loads them (:func:`load_prior`) instead of re-encoding tens of thousands of texts.
-Adaptation of the gaussian and latent kinds needs only the broad mean and covariance, which a
-saved Gaussian holds exactly (see :func:`~anchordiv.studies.wordnet_imagenet.broad_from_model`).
+``anchordiv build-models`` builds them (``make models``); the demo loads them
+(:func:`load_prior`) instead of re-encoding thousands of texts.  Adaptation of the gaussian and
+latent kinds needs only the broad mean and covariance, which a saved Gaussian holds exactly
+(see :func:`~anchordiv.studies.wordnet_imagenet.broad_from_model`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
-import numpy as np
-
-from ..anchors import fit
+from ..build import PriorSpec
+from ..data.vocab import Source
 from ..errors import AnchorDivError
-from ..io import load_card, load_model, save_model
-from ._common import MINILM_TAU, Embed, subsample
+from ..io import load_card, load_model
 
 WORDNET_PRIOR = "wordnet-glosses-gaussian"
 CLINICAL_PRIOR = "clinical-text-gaussian"
 MODELS_ENV = "ANCHORDIV_MODELS"
+
+#: WordNet roots of the visual-art / style region (the domain-matched prior of the style study)
+VISUAL_ART_ROOTS = ("creation.n.02", "decoration.n.01", "visual_communication.n.01",
+                    "artistic_style.n.01", "artistic_movement.n.01", "needlework.n.01",
+                    "fine_arts.n.01")
+#: HPO roots of the chest region: respiratory system, thoracic cavity, thorax morphology
+CHEST_HPO_ROOTS = ("HP:0002086", "HP:0045027", "HP:0000765")
+#: ImageNet-R styles WordNet lacks as a phrase -> the word looked up instead
+STYLE_WORDS = {"plastic object": "plastic", "plush object": "plush"}
 
 
 def default_models_dir() -> Path:
@@ -42,44 +54,90 @@ def default_models_dir() -> Path:
     return repo if repo.is_dir() else Path("models")
 
 
-def wordnet_broad_texts(n: int | None, seed: int = 0) -> list[str]:
-    """Glosses of ``n`` seeded synsets of the broad pool (see module docstring)."""
+def style_senses(styles=None) -> tuple[str, ...]:
+    """Every WordNet noun sense of every ImageNet-R style word (:data:`STYLE_WORDS` maps the
+    phrases WordNet lacks), sorted: the target synsets a style prior must exclude."""
     from ..data import imagenet, wordnet
-    from .wordnet_imagenet import broad_pool
 
-    pool = broad_pool(imagenet.wnids())
-    return [wordnet.gloss(pool[i]) for i in subsample(len(pool), n, seed)]
-
-
-def clinical_broad_texts(n: int | None, seed: int = 0) -> list[str]:
-    """``n`` seeded texts from all HPO "name: definition" texts and ICD-10-CM descriptions."""
-    from ..data import clinical
-
-    texts = clinical.hpo_anchors() + clinical.icd10_anchors()
-    return [texts[i] for i in subsample(len(texts), n, seed)]
+    words = [STYLE_WORDS.get(s, s) for s in (styles or imagenet.IMAGENET_R_STYLES)]
+    return tuple(sorted({n for w in words for n in wordnet.senses(w)}))
 
 
-SOURCES = {
-    WORDNET_PRIOR: (wordnet_broad_texts, "WordNet 3.0 noun glosses outside the 1,000 ImageNet "
-                                         "classes and their subtrees"),
-    CLINICAL_PRIOR: (clinical_broad_texts, "HPO 'name: definition' texts and ICD-10-CM "
-                                           "descriptions"),
+def finding_hpo_roots() -> tuple[str, ...]:
+    """The HPO roots of every chest finding (:data:`anchordiv.data.clinical.FINDINGS`)."""
+    from ..data.clinical import FINDINGS
+
+    return tuple(h for f in FINDINGS.values() for h in f.hpo)
+
+
+def _imagenet_wnids() -> tuple[str, ...]:
+    from ..data import imagenet
+
+    return tuple(imagenet.wnids())
+
+
+def _wordnet_glosses(n):
+    return PriorSpec(WORDNET_PRIOR, [Source("wordnet", exclude=_imagenet_wnids())], n,
+                     description="WordNet 3.0 noun glosses outside the 1,000 ImageNet classes "
+                                 "and their subtrees")
+
+
+def _clinical_text(n):
+    return PriorSpec(CLINICAL_PRIOR, [Source("hpo"), Source("icd10")], n,
+                     description="HPO 'name: definition' texts and ICD-10-CM descriptions")
+
+
+def _visual_art(n):
+    return PriorSpec("wordnet-visual-art-gaussian",
+                     [Source("wordnet", VISUAL_ART_ROOTS, style_senses())], n,
+                     description="WordNet glosses of the visual-art, decoration and artistic-"
+                                 "style region, without any sense of an ImageNet-R style word")
+
+
+def _generic(n):
+    return PriorSpec("wordnet-generic-gaussian",
+                     [Source("wordnet", exclude=_imagenet_wnids() + style_senses())], n,
+                     description="WordNet noun glosses outside the ImageNet classes and every "
+                                 "sense of an ImageNet-R style word (with subtrees)")
+
+
+def _object_names(n):
+    return PriorSpec("imagenet-names-gaussian", [Source("imagenet")], n,
+                     description="the 1,000 ImageNet class names (objects: a wrong-domain "
+                                 "prior for style retrieval)")
+
+
+def _chest_hpo(n):
+    return PriorSpec("hpo-respiratory-thorax-gaussian",
+                     [Source("hpo", CHEST_HPO_ROOTS, finding_hpo_roots())], n,
+                     description="HPO terms of the respiratory system and thorax, without the "
+                                 "chest findings' subtrees")
+
+
+def _all_hpo(n):
+    return PriorSpec("hpo-all-gaussian", [Source("hpo", exclude=finding_hpo_roots())], n,
+                     description="all HPO terms without the chest findings' subtrees")
+
+
+#: name -> (spec for n anchors, default n): the priors ``build-models`` ships
+PRIORS: dict[str, tuple[Callable[[int | None], PriorSpec], int | None]] = {
+    WORDNET_PRIOR: (_wordnet_glosses, 5000),
+    CLINICAL_PRIOR: (_clinical_text, 2000),
+    "wordnet-visual-art-gaussian": (_visual_art, 2000),
+    "wordnet-generic-gaussian": (_generic, 2000),
+    "imagenet-names-gaussian": (_object_names, None),
+    "hpo-respiratory-thorax-gaussian": (_chest_hpo, 2000),
+    "hpo-all-gaussian": (_all_hpo, 2000),
 }
 
 
-def build_prior(name: str, embed: Embed, encoder_id: str, out_dir, *, n: int | None,
-                seed: int = 0, tau: float = MINILM_TAU) -> Path:
-    """Embed ``n`` broad anchors of source ``name``, fit a Gaussian, save it to
-    ``out_dir/name``; returns the model directory."""
-    if name not in SOURCES:
-        raise AnchorDivError(f"prior: unknown {name!r}; choose one of {', '.join(SOURCES)}")
-    texts_fn, source = SOURCES[name]
-    texts = texts_fn(n, seed)
-    anchors = np.asarray(embed(texts), np.float32)
-    model = fit("gaussian", anchors, tau=tau)
-    return save_model(model, Path(out_dir) / name, encoder=encoder_id, anchor_source=source,
-                      n_anchors=len(texts), subsample_seed=seed, tau=tau,
-                      built_by="anchordiv build-models")
+def prior_spec(name: str, n: int | None = None) -> PriorSpec:
+    """The :class:`~anchordiv.build.PriorSpec` of shipped prior ``name`` with ``n`` anchors
+    (default: its own)."""
+    if name not in PRIORS:
+        raise AnchorDivError(f"prior: unknown {name!r}; choose one of {', '.join(PRIORS)}")
+    make, default = PRIORS[name]
+    return make(default if n is None else n)
 
 
 def load_prior(name: str, models_dir=None, encoder_id: str | None = None):

@@ -31,8 +31,8 @@ import numpy as np
 
 from ..anchors import Gaussian
 from ..curves import adaptation_curve
-from ..errors import AnchorDivError, as_matrix, integer
-from ._common import MINILM_TAU, Embed, subsample
+from ..errors import AnchorDivError, integer
+from ._common import MINILM_TAU, Embed, labelled_retrieval, subsample
 
 DEFAULT_MODELS = ("softmax", "gaussian", "latent-gaussian", "posterior-gaussian",
                   "isotropic-gaussian", "posterior-latent-gaussian",
@@ -144,12 +144,10 @@ def embed_task(task: WordNetTask, embed: Embed) -> WordNetEmbeddings:
 def retrieval_setup(task: WordNetTask, emb: WordNetEmbeddings, max_queries: int | None,
                     seed: int) -> dict:
     """Queries (seeded subsample of the items), gallery (all items), relevance, query_index."""
-    x = as_matrix("items", emb.items)
-    if len(x) != len(task.items):
-        raise AnchorDivError(f"items: {len(x)} embeddings for {len(task.items)} item texts")
-    q = subsample(len(x), max_queries, seed)
-    return {"queries": x[q], "gallery": x, "query_index": q,
-            "relevance": task.item_class[q, None] == task.item_class[None, :]}
+    if len(emb.items) != len(task.items):
+        raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} item "
+                             f"texts")
+    return labelled_retrieval(emb.items, task.item_class, max_queries, seed)
 
 
 def wordnet_imagenet_study(task: WordNetTask, emb: WordNetEmbeddings, broad, *,
