@@ -78,14 +78,23 @@ STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_ste
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None:   # independent draws, arranged as 2 chains so r_hat is defined
-        draws = post.draws(seed, 2 * -(-num_draws // 2))
+    if post.samples is None or not post.stats:  # independent draws (exact, SVI guide), as 2
+        draws = post.draws(seed, 2 * -(-num_draws // 2))   # chains so r_hat is defined
         return {k: v.reshape((2, -1) + v.shape[1:]) for k, v in draws.items()}, None
     n = next(iter(post.samples.values())).shape[1]
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
     stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
              for k, v in post.stats.items() if k in STATS}
-    return {k: v[:, idx] for k, v in post.samples.items()}, stats
+    draws = {k: v[:, idx] for k, v in post.samples.items()}
+    if post.subspace is not None:        # lift each stored draw, keeping the chain order
+        from .priors import SITES
+
+        c, m = len(post.samples[SITES[post.kind][0]]), len(idx)
+        flat = [{k: draws[k][i, j] for k in SITES[post.kind]} for i in range(c) for j in range(m)]
+        full = post._lift(flat, rng=np.random.default_rng(seed))
+        draws = {k: np.stack([f[k] for f in full]).reshape((c, m) + full[0][k].shape)
+                 for k in full[0]}
+    return draws, stats
 
 
 def inference_data(post, *, num_draws: int = 200, seed: int = 0):
