@@ -62,7 +62,7 @@ def test_curve_relevance_shape_error(files, capsys):
     np.save(t / "rel_bad.npy", np.zeros((3, 3), bool))
     rc = main(["curve", str(t / "broad.npy"), str(t / "target.npy"), str(t / "items.npy"),
                str(t / "rel_bad.npy"), "--tau", "5", "-o", str(t / "bad")])
-    assert rc == 2 and "relevance: expected shape [24, 24]" in capsys.readouterr().err
+    assert rc == 2 and "relevance: expected [24, 24] relevance, [24] labels" in capsys.readouterr().err
 
 
 def test_help_explains_every_option(capsys):

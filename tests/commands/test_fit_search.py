@@ -15,7 +15,7 @@ def test_fit_then_search(tmp_path, capsys):
     np.save(tmp_path / "q.npy", unit(rng, 4, 8, np.float32))
     np.save(tmp_path / "g.npy", unit(rng, 30, 8, np.float32))
     assert main(["fit", "gaussian", str(tmp_path / "a.npy"), "-o", str(tmp_path / "m"),
-                 "--tau", "20", "--encoder", "unit-test"]) == 0
+                 "--tau", "20", "--encoder", "unit-test", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["kind"] == "gaussian"
     assert main(["search", str(tmp_path / "m"), str(tmp_path / "q.npy"), str(tmp_path / "g.npy"),
                  "-k", "3", "-o", str(tmp_path / "res")]) == 0
@@ -29,7 +29,7 @@ def test_cli_reports_bad_input(tmp_path, capsys):
     np.save(tmp_path / "a.npy", np.ones((1, 3), np.float32))
     assert main(["fit", "gaussian", str(tmp_path / "a.npy"), "-o", str(tmp_path / "m"),
                  "--tau", "20"]) == 2
-    assert "need at least 2 row" in capsys.readouterr().err
+    assert "a single anchor" in capsys.readouterr().err
     assert main(["fit", "gaussian", str(tmp_path / "missing.npy"), "-o", str(tmp_path / "m"),
                  "--tau", "20"]) == 2
     assert "no such file" in capsys.readouterr().err

@@ -15,7 +15,7 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def run(argv, capsys):
-    rc = cli.main(argv)
+    rc = cli.main([*argv, "--json"] if argv[0] == "embed" else argv)
     out, err = capsys.readouterr()
     return rc, out, err
 
