@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from .errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from .evaluate import LEVEL
 from .io import read_bundle, write_bundle
+from .threads import limited_blas
 
 SMALL_D = 8
 N_EIGEN = 5
@@ -89,6 +90,7 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     return {k: v[:, idx] for k, v in post.samples.items()}, stats
 
 
+@limited_blas
 def inference_data(post, *, num_draws: int = 200, seed: int = 0):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
 
@@ -157,6 +159,7 @@ def _auprc(model, queries, gallery, relevance):
     return auprc(relevance, -np.asarray(divergence(model, queries, gallery)), no_positive="nan")
 
 
+@limited_blas
 def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None,
                           num_draws: int = 20, seed: int = 0, interval: float = LEVEL,
                           which: str = "mean") -> RetrievalUncertainty:
