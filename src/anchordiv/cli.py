@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from .errors import AnchorDivError
 
@@ -35,11 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    original = warnings.formatwarning
+    warnings.formatwarning = lambda message, *_, **__: f"anchordiv {args.command}: warning: " \
+                                                       f"{message}\n"
     try:
         return int(args.func(args) or 0)
     except USER_ERRORS as err:
         print(f"anchordiv {args.command}: error: {user_message(err)}", file=sys.stderr)
         return 2
+    finally:
+        warnings.formatwarning = original
 
 
 #: Errors caused by the user's input or files: reported in one line, exit code 2, no traceback.
