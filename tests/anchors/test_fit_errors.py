@@ -48,3 +48,54 @@ def test_singular_mixture_covariance_says_increase_reg():
     a = np.repeat(A[:6], 2, axis=0)  # 12 anchors on 6 points: singular covariances
     with pytest.raises(ad.AnchorDivError, match="increase `reg`"):
         fit("mixture", a, components=2, reg=0.0)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "gaussian", "latent-gaussian", "latent-spherical",
+                                  "mixture"])
+def test_identical_anchors_are_zero_variance_for_every_kind(kind):
+    """Issue 11: identical anchors gave a model whose divergences are all 0."""
+    with pytest.raises(ad.AnchorDivError, match="identical .*zero variance"):
+        fit(kind, np.repeat(A[:1], 12, axis=0))
+
+
+@pytest.mark.parametrize("anchors, message", [
+    ([], "anchors: is empty"),                      # gave a Softmax with anchors[1, 0]
+    (np.zeros((0, 4)), "anchors: is empty"),
+    (np.zeros((5, 0)), "anchors: is empty"),
+    (np.eye(20, dtype=bool), "expected floating-point embeddings, got dtype=bool"),
+    (np.eye(20, dtype=np.int64), "got dtype=int64"),
+])
+def test_empty_and_non_float_anchors(anchors, message):
+    for kind in ("softmax", "gaussian"):
+        with pytest.raises(ad.AnchorDivError, match=message):
+            fit(kind, anchors)
+
+
+def test_empty_or_boolean_inputs_at_other_entry_points():
+    model = fit("gaussian", A)
+    for call in (lambda: ad.divergence(model, np.zeros((0, 4)), A),
+                 lambda: ad.top_k(model, A, np.zeros((0, 4)), 1),
+                 lambda: ad.adapt("gaussian", A, np.zeros((0, 4)), tau=20.0),
+                 lambda: ad.evaluate(model, A[:2] > 0, A, np.ones((2, 20)))):
+        with pytest.raises(ad.AnchorDivError):
+            call()
+
+
+def test_duplicated_anchors_beyond_the_tolerance():
+    from anchordiv.errors import MAX_DUPLICATE_FRACTION
+
+    assert MAX_DUPLICATE_FRACTION == 0.5
+    fit("gaussian", np.concatenate([A, A[:10]]))            # 10 of 30 repeat: fine
+    with pytest.raises(ad.AnchorDivError, match="repeat another anchor exactly"):
+        fit("gaussian", np.concatenate([A[:5]] * 4))        # 15 of 20 repeat
+
+
+def test_non_unit_norm_anchors_warn_and_normalize_fixes_them():
+    """Issue 11: anchors x10 were taken as they are (softmax AUPRC 0.512 -> 0.457)."""
+    with pytest.warns(ad.AnchorDivWarning, match="not unit-norm.*normalize=True"):
+        scaled = fit("softmax", 10 * A)
+    assert float(np.max(np.abs(np.asarray(scaled.anchors[:20]) - 10 * A))) == 0.0
+    fixed = fit("softmax", 10 * A, normalize=True)
+    np.testing.assert_allclose(np.asarray(fixed.anchors[:20]), A, atol=1e-12)
+    with pytest.warns(ad.AnchorDivWarning, match="target_anchors"):
+        ad.adapt("gaussian", A, 3 * A[:4], tau=20.0)
