@@ -16,6 +16,7 @@ def files(tmp_path_factory):
     rng = np.random.default_rng(9)
     tmp = tmp_path_factory.mktemp("curve")
     labels = rng.integers(3, size=24)
+    np.save(tmp / "labels.npy", labels)
     centres = unit(rng, 3, 4)
     items = centres[labels] + 0.6 * rng.normal(size=(24, 4))
     np.save(tmp / "items.npy", items / np.linalg.norm(items, axis=1, keepdims=True))
@@ -41,6 +42,20 @@ def test_curve_writes_table_plot_and_needs(files, capsys):
     assert open(paths["plot"], "rb").read(4) == b"\x89PNG"
     needs = json.loads(open(paths["needs"]).read())
     assert set(needs["models"]) == {"softmax", "gaussian", "cosine", "inversion"}
+
+
+def test_curve_accepts_per_item_labels(files, capsys):
+    """Issue 11: curve needed an [n, n] relevance .npy instead of accepting labels."""
+    t = files
+    common = ["--tau", "5", "--models", "gaussian,cosine", "--budgets", "2", "--subsets", "1",
+              "--queries", "8", "--n-boot", "50"]
+    tables = []
+    for name, rel in (("rel", "rel.npy"), ("lab", "labels.npy")):
+        assert main(["curve", *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy",
+                                                      rel)), *common, "-o", str(t / name)]) == 0
+        tables.append((t / name / "curve.csv").read_text())
+    capsys.readouterr()
+    assert tables[0] == tables[1]
 
 
 @pytest.mark.parametrize("extra, match", [

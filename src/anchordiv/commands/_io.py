@@ -125,7 +125,8 @@ def report(args, result: dict, *, title: str, rows: list[dict] | None = None,
         print(json.dumps(result, default=_plain))
         return
     out = [title]
-    out += [f"  {k}: {_cell(v)}" for k, v in (fields or {}).items() if v not in (None, "")]
+    out += [f"  {k}: {_cell(v) if isinstance(v, float) else v}"
+            for k, v in (fields or {}).items() if v not in (None, "")]
     if rows:
         out += ["", format_table(rows)]
     print("\n".join(out))

@@ -90,17 +90,16 @@ def run(args) -> int:
     src = Path(args.input)
     if not src.exists():
         raise AnchorDivError(f"input: no such file or folder: {src}")
+    kind = "image" if src.is_dir() else "text"
+    inputs = image_files(src, args.recursive) if kind == "image" else read_texts(src, args.column)
     enc = get_encoder(args.encoder, pretrained=args.pretrained, device=args.device)
     cache = not args.no_cache
-    if src.is_dir():
-        emb, rows = embed_images(enc, image_files(src, args.recursive), cache=cache,
-                                 batch_size=args.batch_size, progress=True,
-                                 on_error=args.on_error)
-        kind = "image"
+    if kind == "image":
+        emb, rows = embed_images(enc, inputs, cache=cache, batch_size=args.batch_size,
+                                 progress=True, on_error=args.on_error)
     else:
-        rows = read_texts(src, args.column)
+        rows = inputs
         emb = embed_texts(enc, rows, cache=cache, batch_size=args.batch_size, progress=True)
-        kind = "text"
     out = save_embeddings(args.out, emb, encoder=enc.id, logit_scale=enc.logit_scale,
                           kind=kind, input=str(src), column=args.column,
                           **({"sources": rows} if kind == "image" else {"texts": rows}))
