@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from ..errors import AnchorDivError
@@ -45,7 +46,8 @@ def _plots(idata, out: Path) -> dict[str, str]:
     paths = {}
     for name, fn in (("posterior", az.plot_posterior), ("trace", az.plot_trace)):
         kw = {"compact": True} if name == "trace" else {}
-        with az.rc_context({"plot.max_subplots": 200}):
+        with az.rc_context({"plot.max_subplots": 200}), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)   # arviz vs new matplotlib
             axes = fn(idata, var_names=names, **kw)
         fig = axes.ravel()[0].figure if hasattr(axes, "ravel") else axes.figure
         paths[name] = str(out / f"{name}.png")
