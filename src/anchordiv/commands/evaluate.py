@@ -90,10 +90,12 @@ def _query_setup(args, gallery):
 def run(args) -> int:
     from ..evaluate import evaluate, write_json
     from ..plots import plot_scores
+    from ..provenance import common_provenance
 
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
+    common_provenance(gallery=gallery, queries=queries, anchors=anchors)   # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
     ev = evaluate(_models(args.models, args.summary, args.draws), queries, gallery,
                   load_embeddings(args.relevance, "relevance"), anchors=anchors,
