@@ -359,7 +359,7 @@ class FaissIndex:
                 "size": len(self), "key_dim": self.gallery.key_dim, "rescore": self.rescore,
                 "query_scale": self.query_scale, "shift": shift, "max_norm": max_norm,
                 "method": self.gallery.method, "kind": self.gallery.model.kind,
-                "dim": self.gallery.model.dim}
+                "model_dim": self.gallery.model.dim}
         write_bundle(path, arrays, {**meta, **card})
         save_model(self.gallery.model, path / "model")
         return path
@@ -374,7 +374,7 @@ class FaissIndex:
         arrays, card = read_bundle(path, verify=verify)
         expect_type(path, card, "faiss-index", "a faiss index")
         model = load_model(Path(path) / "model", verify=verify)
-        check_card_dim(path, card, model.dim)
+        check_card_dim(path, {"dim": card.get("model_dim")}, model.dim)
         keys = arrays["keys"]
         try:
             index = faiss.deserialize_index(arrays["faiss"])

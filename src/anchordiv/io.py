@@ -104,7 +104,8 @@ def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], di
     """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's data hash.
 
     A missing, truncated or corrupt ``arrays.npz`` or ``card.json`` raises
-    :class:`AnchorDivError` naming the file and the problem."""
+    :class:`AnchorDivError` naming the file and the problem; so does a card ``dim`` that is no
+    array's axis length (the loaders check it exactly against what they build)."""
     path = Path(path)
     if not (path / CARD).is_file() or not (path / ARRAYS).is_file():
         raise AnchorDivError(f"{path}: not a saved anchordiv bundle (needs {CARD} and {ARRAYS})")
@@ -112,6 +113,10 @@ def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], di
     arrays = _read_arrays(path)
     if verify and card.get("data_hash") != data_hash(arrays):
         raise AnchorDivError(f"{path}: arrays do not match the card's data_hash (corrupt?)")
+    if card.get("dim") is not None and card["dim"] not in {n for a in arrays.values()
+                                                           for n in a.shape}:
+        raise AnchorDivError(f"{path / CARD}: says dim = {card['dim']} but no array has an "
+                             f"axis of that length (card edited or mismatched files)")
     return arrays, card
 
 
