@@ -239,7 +239,7 @@ def test_cli_adapt(tmp_path, capsys):
     np.save(tmp_path / "t.npy", t)
     rc = main(["adapt", "gaussian", str(tmp_path / "b.npy"), str(tmp_path / "t.npy"),
                "-o", str(tmp_path / "m"), "--tau", "5", "--kappa0", "2", "--nu0", "auto",
-               "--posterior-out", str(tmp_path / "p"), "--encoder", "e"])
+               "--posterior-out", str(tmp_path / "p"), "--encoder", "e", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["kappa0"] == 2.0 and out["chosen_by"] == "empirical Bayes (nu0)"

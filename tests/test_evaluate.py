@@ -157,3 +157,31 @@ def test_shared_label_relevance():
     np.testing.assert_array_equal(shared_label_relevance(multi, multi), [[1, 0], [0, 1]])
     with pytest.raises(ad.AnchorDivError, match="labels"):
         shared_label_relevance(np.zeros((2, 2)), np.zeros(3))
+
+
+def test_to_dataframe_and_compact_repr():
+    """Issue 11: Evaluation had no DataFrame export."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(12, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    ev = ad.evaluate({}, x, x, rng.random((12, 12)) < 0.4, query_index=np.arange(12),
+                     baselines=("cosine",), n_boot=100)
+    df = ev.to_dataframe()
+    assert list(df["scorer"]) == ["cosine"] and df["auprc"][0] == ev.summary()[0]["auprc"]
+    per_query = ev.to_dataframe(per_query=True)
+    assert per_query.shape == (12, 3) and list(per_query.columns) == ["query", "prevalence",
+                                                                      "cosine"]
+    assert repr(ev).startswith("Evaluation(12 queries, bootstrap 95%: cosine=")
+
+
+def test_one_default_interval_level_across_the_library():
+    """Issue 11: RetrievalUncertainty defaulted to 90 % while evaluate used 95 %."""
+    import inspect
+
+    from anchordiv.evaluate import LEVEL
+    from anchordiv.uncertainty import retrieval_uncertainty
+
+    assert LEVEL == 0.95
+    assert inspect.signature(retrieval_uncertainty).parameters["interval"].default == LEVEL
+    assert inspect.signature(ad.evaluate).parameters["level"].default == LEVEL
+    assert inspect.signature(ad.adaptation_curve).parameters["level"].default == LEVEL

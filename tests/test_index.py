@@ -40,7 +40,7 @@ def test_keys_do_not_grow_with_the_number_of_anchors(data):
     """Empirical model: cached keys are [y, ψ(y)] (d + 1 wide), so a query costs
     O(N·d) for ∇ψ(x) plus O(G·d), not O(G·N)."""
     anchors, x, y = data
-    many = np.concatenate([anchors] * 20)
+    many = np.concatenate([anchors * (1 + 0.01 * i) for i in range(20)])  # 20x, distinct
     assert ad.GalleryIndex(ad.fit("softmax", many, tau=5.0), y).key_dim == D + 1
     assert ad.GalleryIndex(make_model("latent-gaussian", anchors), y).key_dim == 3 + 1
 

@@ -41,3 +41,69 @@ def test_corrupt_bundle_is_detected(tmp_path):
         ad.load_model(path)
     with pytest.raises(ad.AnchorDivError, match="not a saved anchordiv bundle"):
         ad.load_model(tmp_path / "nothing")
+
+
+def _saved(tmp_path):
+    rng = np.random.default_rng(0)
+    return ad.save_model(make_model("gaussian", clustered_anchors(rng, 30, 4)), tmp_path / "m")
+
+
+def _posterior(tmp_path):
+    rng = np.random.default_rng(1)
+    post = ad.adapt("gaussian", unit(rng, 60, 4), clustered_anchors(rng, 6, 4), tau=5.0)
+    return post, ad.save_posterior(post, tmp_path / "p")
+
+
+def _truncate(path):
+    data = (path / "arrays.npz").read_bytes()
+    (path / "arrays.npz").write_bytes(data[:len(data) // 2])
+
+
+def _edit_card(path, **changes):
+    card = json.loads((path / "card.json").read_text())
+    (path / "card.json").write_text(json.dumps({**card, **changes}))
+
+
+def test_truncated_arrays_name_the_file(tmp_path):
+    """Issue 11: a truncated arrays.npz raised zipfile.BadZipFile."""
+    path = _saved(tmp_path)
+    _truncate(path)
+    with pytest.raises(ad.AnchorDivError, match=r"arrays\.npz: unreadable or truncated"):
+        ad.load_model(path)
+
+
+def test_broken_card_names_the_file(tmp_path):
+    """Issue 11: a broken card.json raised JSONDecodeError."""
+    path = _saved(tmp_path)
+    (path / "card.json").write_text('{"type": "anchor-model", "dim": ')
+    with pytest.raises(ad.AnchorDivError, match=r"card\.json: not valid JSON"):
+        ad.load_model(path)
+    with pytest.raises(ad.AnchorDivError, match=r"card\.json: not valid JSON"):
+        load_card(path)
+
+
+def test_card_dim_is_checked_against_the_arrays(tmp_path):
+    """Issue 11: a card edited to the wrong dim loaded silently."""
+    path = _saved(tmp_path)
+    _edit_card(path, dim=7)
+    with pytest.raises(ad.AnchorDivError, match=r"card\.json: says dim = 7 but"):
+        ad.load_model(path)
+    _edit_card(path, dim=4, structure={"kind": "gaussian", "fields": {"mean": "nope"}})
+    with pytest.raises(ad.AnchorDivError, match="structure does not match"):
+        ad.load_model(path)
+
+
+def test_corrupt_posterior_and_inference_data(tmp_path):
+    post, path = _posterior(tmp_path)
+    _edit_card(path, dim=9)
+    with pytest.raises(ad.AnchorDivError, match="says dim = 9"):
+        ad.load_posterior(path)
+    _truncate(path)
+    with pytest.raises(ad.AnchorDivError, match="unreadable or truncated"):
+        ad.load_posterior(path)
+    idata = ad.save_inference_data(post.inference_data(num_draws=4), tmp_path / "i")
+    with pytest.raises(ad.AnchorDivError, match="holds a 'inference-data', not a posterior"):
+        ad.load_posterior(idata)
+    (idata / "card.json").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ad.AnchorDivError, match="not valid JSON"):
+        ad.load_inference_data(idata)

@@ -92,3 +92,16 @@ def test_boolean_info_flags_survive_netcdf(tmp_path):
     idata = post.inference_data(num_draws=10)
     ad.save_inference_data(idata, tmp_path / "idata")
     assert ad.load_inference_data(tmp_path / "idata").posterior.attrs["custom_model"] == 1
+
+
+def test_retrieval_uncertainty_repr_is_compact():
+    """Issue 11: the repr dumped whole arrays."""
+    from anchordiv.uncertainty import RetrievalUncertainty
+
+    rng = np.random.default_rng(0)
+    unc = RetrievalUncertainty(rng.random((50, 400)), rng.random((50, 400)),
+                               rng.random(400), 0.95)
+    text = repr(unc)
+    assert text.startswith("RetrievalUncertainty(draws=50, queries=400, interval=0.95, "
+                           "topk_overlap=") and "point_auprc=" in text
+    assert len(text) < 200

@@ -1,7 +1,7 @@
 """anchordiv: anchor divergences — task-specific Bregman geometry on fixed contrastive embeddings.
 
     import anchordiv as ad
-    model = ad.fit("gaussian", anchors, tau=100.0)      # anchors [n, d]
+    model = ad.fit("gaussian", anchors, tau=20.0)       # anchors [n, d], τ: encoder logit scale
     D = ad.divergence(model, queries, gallery)           # [Q, G], ascending = closer
     idx, d = ad.top_k(model, queries, gallery, k=10)
 
@@ -21,6 +21,8 @@ from .curves import adaptation_curve, register_model
 from .index import FaissIndex, GalleryIndex, merge_results, recall_at_k
 from .io import load_model, save_model
 from .metrics import auprc, prevalence
+from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
+                         save_embeddings)
 from .uncertainty import load_inference_data, retrieval_uncertainty, save_inference_data
 
 __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
@@ -32,6 +34,7 @@ __all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
 __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retrieval_uncertainty",
             "save_inference_data", "save_posterior"]
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
+__all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
 
 
 def __getattr__(name):

@@ -18,15 +18,19 @@ def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,
               check_finite: bool = True) -> np.ndarray:
     """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1, d]``).
 
-    Floating dtypes are kept (float32 stays float32); other dtypes become float32.
-    Raises if the array is not 1-D/2-D, has fewer than ``min_rows`` rows, a last axis other than
-    ``dim``, or any NaN/inf entry.
+    Floating dtypes are kept (float32 stays float32).  Raises if the array is empty, not of a
+    floating dtype (boolean/integer/complex/object: e.g. a relevance matrix passed as embeddings;
+    cast with ``.astype(np.float32)`` if intended), not 1-D/2-D, has fewer than ``min_rows`` rows, a last axis other than ``dim``, or any NaN/inf
+    entry.
     """
     arr = np.asarray(x)
-    if arr.dtype == object:
-        raise AnchorDivError(f"{name}: expected a numeric array, got dtype=object")
     if not np.issubdtype(arr.dtype, np.floating):
-        arr = arr.astype(np.float32)
+        raise AnchorDivError(f"{name}: expected floating-point embeddings, got dtype={arr.dtype}"
+                             f" (a relevance or label array? cast with .astype(np.float32) if "
+                             f"the values are really embeddings)")
+    if arr.size == 0:
+        raise AnchorDivError(f"{name}: is empty (shape {list(arr.shape)}); need at least "
+                             f"{max(min_rows, 1)} row(s) of d > 0 numbers")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
@@ -77,3 +81,29 @@ def integer(name: str, value, *, low: int, high: int | None = None) -> int:
         rng = f"[{low}, {high}]" if high is not None else f">= {low}"
         raise AnchorDivError(f"{name}: must be {rng}, got {v}")
     return v
+
+
+#: Largest fraction of anchors that may repeat an earlier anchor exactly (bit-identical rows);
+#: beyond it :func:`check_spread` reports a probable input bug (e.g. one text embedded repeatedly).
+MAX_DUPLICATE_FRACTION = 0.5
+#: Anchors whose largest coordinate deviation from the first anchor is at most this fraction of
+#: their largest absolute coordinate count as identical (zero variance).
+IDENTICAL_TOLERANCE = 1e-6
+
+
+def check_spread(name: str, a: np.ndarray) -> np.ndarray:
+    """``a [n, d]`` unless its rows are degenerate: all identical (zero variance: every
+    divergence would be 0, every ranking a tie) or more than :data:`MAX_DUPLICATE_FRACTION`
+    exact duplicates."""
+    scale = max(float(np.max(np.abs(a))), np.finfo(np.float64).tiny)
+    if float(np.max(np.abs(a - a[:1]))) <= IDENTICAL_TOLERANCE * scale:
+        what = "a single anchor" if len(a) == 1 else f"all {len(a)} anchors are identical"
+        raise AnchorDivError(f"{name}: {what} (zero variance): every divergence would be 0 and "
+                             f"every ranking a tie; need at least 2 distinct anchors")
+    rows = np.ascontiguousarray(a).view(np.dtype((np.void, a.dtype.itemsize * a.shape[1])))
+    dup = 1.0 - len(np.unique(rows)) / len(a)
+    if dup > MAX_DUPLICATE_FRACTION:
+        raise AnchorDivError(f"{name}: {dup:.0%} of the {len(a)} anchors repeat another anchor "
+                             f"exactly (tolerance {MAX_DUPLICATE_FRACTION:.0%}); de-duplicate "
+                             f"them (or pass weights to the softmax model)")
+    return a

@@ -1,4 +1,5 @@
-"""Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval,
+"""Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval
+(:data:`LEVEL`, the library-wide default interval level),
 and the prevalence (the AUPRC of a random ranking) beside it.
 
 A *scorer* ranks the gallery for each query, higher = closer.  Accepted forms:
@@ -43,6 +44,8 @@ from .metrics import auprc
 
 BASELINES = ("cosine", "inversion")
 INTERVALS = ("bootstrap", "t")
+#: The one default interval level of the library (evaluation, curves, posterior uncertainty).
+LEVEL = 0.95
 
 
 # ---- intervals ---------------------------------------------------------------------------
@@ -52,7 +55,7 @@ def _finite_columns(values: np.ndarray) -> np.ndarray:
     return values[:, np.all(np.isfinite(values), axis=0)]
 
 
-def bootstrap_interval(values, *, level: float = 0.95, n_boot: int = 2000,
+def bootstrap_interval(values, *, level: float = LEVEL, n_boot: int = 2000,
                        seed: int = 0) -> tuple[float, float, float]:
     """Mean and percentile-bootstrap interval of ``values [Q]`` or ``[S, Q]``.
 
@@ -73,7 +76,7 @@ def bootstrap_interval(values, *, level: float = 0.95, n_boot: int = 2000,
     return float(v.mean()), float(lo), float(hi)
 
 
-def t_interval(values, *, level: float = 0.95) -> tuple[float, float, float]:
+def t_interval(values, *, level: float = LEVEL) -> tuple[float, float, float]:
     """Mean and Student-t interval of the finite entries of ``values [Q]``."""
     v = np.asarray(values, np.float64).ravel()
     v = v[np.isfinite(v)]
@@ -93,7 +96,7 @@ def check_interval(interval: str) -> str:
     return interval
 
 
-def mean_interval(values, *, interval: str = "bootstrap", level: float = 0.95,
+def mean_interval(values, *, interval: str = "bootstrap", level: float = LEVEL,
                   n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """``(mean, low, high)`` of ``values [Q]`` by the named method (see module docstring)."""
     if check_interval(interval) == "t":
@@ -205,7 +208,7 @@ class Evaluation:
     per_query: dict[str, np.ndarray]
     prevalence: np.ndarray
     interval: str = "bootstrap"
-    level: float = 0.95
+    level: float = LEVEL
     n_boot: int = 2000
     seed: int = 0
 
@@ -241,16 +244,31 @@ class Evaluation:
                 raise AnchorDivError(f"difference: unknown scorer {n!r}; have {self.names}")
         return self._interval(self.per_query[a] - self.per_query[b])
 
+    def to_dataframe(self, per_query: bool = False):
+        """The summary (one row per scorer) as a ``pandas.DataFrame``; ``per_query=True``:
+        the tidy per-query table (``query``, ``prevalence``, one AUPRC column per scorer)."""
+        import pandas as pd
+
+        return pd.DataFrame(self._per_query_rows() if per_query else self.summary())
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{r['scorer']}={r['auprc']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+                         for r in self.summary())
+        return (f"Evaluation({len(self.prevalence)} queries, {self.interval} "
+                f"{self.level:.0%}: {rows})")
+
     def write_csv(self, path) -> Path:
         """The summary table as CSV."""
         return write_rows(path, self.summary())
 
     def write_per_query_csv(self, path) -> Path:
         """Tidy per-query table: ``query, prevalence, <one AUPRC column per scorer>``."""
-        rows = [{"query": i, "prevalence": float(p),
+        return write_rows(path, self._per_query_rows())
+
+    def _per_query_rows(self) -> list[dict]:
+        return [{"query": i, "prevalence": float(p),
                  **{n: float(v[i]) for n, v in self.per_query.items()}}
                 for i, p in enumerate(self.prevalence)]
-        return write_rows(path, rows)
 
     def to_json(self) -> dict:
         out = {"summary": self.summary(), "interval": self.interval, "level": self.level}
@@ -315,7 +333,7 @@ def _named(scorers) -> dict:
 
 
 def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=None,
-             baselines=BASELINES, interval: str = "bootstrap", level: float = 0.95,
+             baselines=BASELINES, interval: str = "bootstrap", level: float = LEVEL,
              n_boot: int = 2000, seed: int = 0, chunk: int | None = None,
              method: str = "auto", progress: bool | None = None) -> Evaluation:
     """Per-query AUPRC of each scorer (and the baselines) on one retrieval task.

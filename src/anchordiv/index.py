@@ -305,6 +305,93 @@ class FaissIndex:
         return (np.take_along_axis(idx, order, axis=1).astype(np.int64),
                 np.take_along_axis(div, order, axis=1))
 
+    def __len__(self) -> int:
+        return int(self.faiss.ntotal)
+
+    def __repr__(self) -> str:
+        return (f"FaissIndex({type(self.faiss).__name__}, {self.gallery.model.kind}, "
+                f"G={len(self)}, rescore={self.rescore})")
+
+    # ---- growing the index ---------------------------------------------------------------
+    def _reduction(self) -> tuple[float, float]:
+        """``(ψ-column shift, M)`` of the approximate kinds' MIPS → L2 reduction, computed from
+        the keys the index was built from (as in :meth:`GalleryIndex.to_faiss`) and then kept,
+        so added items are reduced exactly like the original ones."""
+        if getattr(self, "_shift_norm", None) is None:
+            shift, _ = self.gallery._last_column_balance(65536)
+            k = np.array(self.gallery.keys, np.float64)
+            k[:, -1] = (k[:, -1] - shift) * self.query_scale
+            self._shift_norm = (shift, float(np.linalg.norm(k, axis=1).max()))
+        return self._shift_norm
+
+    def add(self, items) -> "FaissIndex":
+        """Append gallery items ``[n, d]`` (their indices continue after the current ones).
+        Their keys join the cached keys in memory.  For the approximate kinds the reduction
+        keeps the original key-norm bound M, so an added key longer than M is searched with a
+        clipped augmentation (candidates are still re-scored exactly)."""
+        g = self.gallery
+        new = GalleryIndex(g.model, items, method=g.method)
+        new_keys = np.asarray(new.keys)
+        if self.rescore:
+            shift, max_norm = self._reduction()
+            k = np.array(new_keys, np.float64)
+            k[:, -1] = (k[:, -1] - shift) * self.query_scale
+            self.faiss.add(np.ascontiguousarray(_augment(k, max_norm), np.float32))
+        else:
+            self.faiss.add(np.ascontiguousarray(new_keys, np.float32))
+        g.keys = np.concatenate([np.asarray(g.keys), new_keys.astype(np.asarray(g.keys).dtype)])
+        g.size, g.store = len(g.keys), None
+        return self
+
+    # ---- persistence -----------------------------------------------------------------------
+    def save(self, path, **card) -> Path:
+        """Save to the directory ``path``: the faiss index (serialized) and the cached keys in
+        ``arrays.npz``, the anchor model in ``path/model`` and a card (kind, sizes, reduction);
+        ``card`` keywords are added to the card."""
+        from .io import save_model, write_bundle
+
+        faiss = _faiss()
+        path = Path(path)
+        arrays = {"faiss": np.asarray(faiss.serialize_index(self.faiss)),
+                  "keys": np.asarray(self.gallery.keys)}
+        shift, max_norm = self._reduction() if self.rescore else (0.0, 0.0)
+        meta = {"type": "faiss-index", "faiss_class": type(self.faiss).__name__,
+                "size": len(self), "key_dim": self.gallery.key_dim, "rescore": self.rescore,
+                "query_scale": self.query_scale, "shift": shift, "max_norm": max_norm,
+                "method": self.gallery.method, "kind": self.gallery.model.kind,
+                "model_dim": self.gallery.model.dim}
+        write_bundle(path, arrays, {**meta, **card})
+        save_model(self.gallery.model, path / "model")
+        return path
+
+    @classmethod
+    def load(cls, path, *, verify: bool = True) -> "FaissIndex":
+        """Load an index saved by :meth:`save`; the card's sizes are checked against the
+        arrays, the faiss index and the model."""
+        from .io import check_card_dim, expect_type, load_model, read_bundle
+
+        faiss = _faiss()
+        arrays, card = read_bundle(path, verify=verify)
+        expect_type(path, card, "faiss-index", "a faiss index")
+        model = load_model(Path(path) / "model", verify=verify)
+        check_card_dim(path, {"dim": card.get("model_dim")}, model.dim)
+        keys = arrays["keys"]
+        try:
+            index = faiss.deserialize_index(arrays["faiss"])
+        except RuntimeError as err:
+            raise AnchorDivError(f"{path}: the faiss index does not deserialize ({err})") from None
+        if not (card["size"] == len(keys) == index.ntotal and card["key_dim"] == keys.shape[1]):
+            raise AnchorDivError(f"{path}: card says {card['size']} items x {card['key_dim']} "
+                                 f"key columns; arrays hold {list(keys.shape)} keys and the "
+                                 f"faiss index {index.ntotal} items")
+        gallery = GalleryIndex.__new__(GalleryIndex)
+        gallery.model, gallery.method, gallery.store = model, card["method"], None
+        gallery.size, gallery.keys = len(keys), keys
+        out = cls(index, gallery, rescore=card["rescore"], query_scale=card["query_scale"])
+        if out.rescore:
+            out._shift_norm = (card["shift"], card["max_norm"])
+        return out
+
 
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Combine per-shard top-k results into the global top-k.

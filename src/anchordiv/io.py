@@ -12,6 +12,8 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import zipfile
+import zlib
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -78,17 +80,57 @@ def write_bundle(path, arrays: dict[str, np.ndarray], card: dict) -> Path:
     return path
 
 
+def _read_card(path: Path) -> dict:
+    try:
+        card = json.loads((path / CARD).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise AnchorDivError(f"{path / CARD}: not valid JSON ({err}); the bundle's card is "
+                             f"corrupt") from None
+    if not isinstance(card, dict) or "type" not in card:
+        raise AnchorDivError(f"{path / CARD}: not an anchordiv card (a JSON object with 'type')")
+    return card
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path / ARRAYS, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as err:
+        raise AnchorDivError(f"{path / ARRAYS}: unreadable or truncated array archive "
+                             f"({type(err).__name__}: {err})") from None
+
+
 def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], dict]:
-    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's data hash."""
+    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's data hash.
+
+    A missing, truncated or corrupt ``arrays.npz`` or ``card.json`` raises
+    :class:`AnchorDivError` naming the file and the problem; so does a card ``dim`` that is no
+    array's axis length (the loaders check it exactly against what they build)."""
     path = Path(path)
     if not (path / CARD).is_file() or not (path / ARRAYS).is_file():
         raise AnchorDivError(f"{path}: not a saved anchordiv bundle (needs {CARD} and {ARRAYS})")
-    card = json.loads((path / CARD).read_text())
-    with np.load(path / ARRAYS, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    card = _read_card(path)
+    arrays = _read_arrays(path)
     if verify and card.get("data_hash") != data_hash(arrays):
         raise AnchorDivError(f"{path}: arrays do not match the card's data_hash (corrupt?)")
+    if card.get("dim") is not None and card["dim"] not in {n for a in arrays.values()
+                                                           for n in a.shape}:
+        raise AnchorDivError(f"{path / CARD}: says dim = {card['dim']} but no array has an "
+                             f"axis of that length (card edited or mismatched files)")
     return arrays, card
+
+
+def expect_type(path, card: dict, expected: str, what: str) -> None:
+    """Raise unless the bundle at ``path`` holds ``expected`` (the card's ``type``)."""
+    if card.get("type") != expected:
+        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not {what}")
+
+
+def check_card_dim(path, card: dict, dim: int) -> None:
+    """The card's ``dim`` field must equal the dimension of the loaded arrays."""
+    if card.get("dim") is not None and card["dim"] != dim:
+        raise AnchorDivError(f"{Path(path) / CARD}: says dim = {card['dim']} but the arrays have "
+                             f"d = {dim} (card edited or mismatched files)")
 
 
 def save_model(model: AnchorModel, path, **card) -> Path:
@@ -97,18 +139,28 @@ def save_model(model: AnchorModel, path, **card) -> Path:
     if not isinstance(model, AnchorModel):
         raise AnchorDivError(f"save_model: expected an anchor model, got {type(model).__name__}")
     structure, arrays = flatten_model(model)
-    return write_bundle(path, arrays, {"type": "anchor-model", "kind": model.kind,
-                                       "dim": model.dim, "structure": structure, **card})
+    meta = {"type": "anchor-model", "kind": model.kind, "dim": model.dim, "structure": structure}
+    if hasattr(model, "tau"):
+        meta["tau"] = float(model.tau)
+    return write_bundle(path, arrays, {**meta, **card})
 
 
 def load_model(path, *, verify: bool = True) -> AnchorModel:
     """Load a model saved by :func:`save_model` (bit-exact)."""
     arrays, card = read_bundle(path, verify=verify)
-    if card.get("type") != "anchor-model":
-        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an anchor model")
-    return unflatten_model(card["structure"], arrays)
+    expect_type(path, card, "anchor-model", "an anchor model")
+    try:
+        model = unflatten_model(card["structure"], arrays)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise AnchorDivError(f"{Path(path) / CARD}: its structure does not match the arrays "
+                             f"(missing {err})") from None
+    check_card_dim(path, card, model.dim)
+    return model
 
 
 def load_card(path) -> dict:
-    """The card of a saved bundle."""
-    return json.loads((Path(path) / CARD).read_text())
+    """The card of a saved bundle (an error naming the file if it is missing or corrupt)."""
+    path = Path(path)
+    if not (path / CARD).is_file():
+        raise AnchorDivError(f"{path}: not a saved anchordiv bundle (no {CARD})")
+    return _read_card(path)

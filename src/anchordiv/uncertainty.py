@@ -25,7 +25,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from .evaluate import LEVEL
 from .io import read_bundle, write_bundle
+from .threads import limited_blas
 
 SMALL_D = 8
 N_EIGEN = 5
@@ -97,6 +99,7 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     return draws, stats
 
 
+@limited_blas
 def inference_data(post, *, num_draws: int = 200, seed: int = 0):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
 
@@ -131,6 +134,16 @@ class RetrievalUncertainty:
     point_auprc: np.ndarray | None
     interval: float
 
+    def __repr__(self) -> str:
+        s, q = self.topk_overlap.shape
+        parts = [f"draws={s}", f"queries={q}", f"interval={self.interval:g}"]
+        band = self.summary()
+        parts.append("topk_overlap={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["topk_overlap"]))
+        if "auprc" in band:
+            parts.append("auprc={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["auprc"]))
+            parts.append(f"point_auprc={band['point_auprc']:.3f}")
+        return f"RetrievalUncertainty({', '.join(parts)})"
+
     def _band(self, x: np.ndarray) -> dict:
         lo, hi = np.quantile(x, [(1 - self.interval) / 2, (1 + self.interval) / 2])
         return {"mean": float(np.mean(x)), "low": float(lo), "high": float(hi)}
@@ -155,8 +168,9 @@ def _auprc(model, queries, gallery, relevance):
     return auprc(relevance, -np.asarray(divergence(model, queries, gallery)), no_positive="nan")
 
 
+@limited_blas
 def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None,
-                          num_draws: int = 20, seed: int = 0, interval: float = 0.9,
+                          num_draws: int = 20, seed: int = 0, interval: float = LEVEL,
                           which: str = "mean") -> RetrievalUncertainty:
     """How stable top-k and AUPRC are across ``num_draws`` posterior draws of ``post``.
 

@@ -16,6 +16,7 @@ def files(tmp_path_factory):
     rng = np.random.default_rng(9)
     tmp = tmp_path_factory.mktemp("curve")
     labels = rng.integers(3, size=24)
+    np.save(tmp / "labels.npy", labels)
     centres = unit(rng, 3, 4)
     items = centres[labels] + 0.6 * rng.normal(size=(24, 4))
     np.save(tmp / "items.npy", items / np.linalg.norm(items, axis=1, keepdims=True))
@@ -43,6 +44,20 @@ def test_curve_writes_table_plot_and_needs(files, capsys):
     assert set(needs["models"]) == {"softmax", "gaussian", "cosine", "inversion"}
 
 
+def test_curve_accepts_per_item_labels(files, capsys):
+    """Issue 11: curve needed an [n, n] relevance .npy instead of accepting labels."""
+    t = files
+    common = ["--tau", "5", "--models", "gaussian,cosine", "--budgets", "2", "--subsets", "1",
+              "--queries", "8", "--n-boot", "50"]
+    tables = []
+    for name, rel in (("rel", "rel.npy"), ("lab", "labels.npy")):
+        assert main(["curve", *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy",
+                                                      rel)), *common, "-o", str(t / name)]) == 0
+        tables.append((t / name / "curve.csv").read_text())
+    capsys.readouterr()
+    assert tables[0] == tables[1]
+
+
 @pytest.mark.parametrize("extra, match", [
     (["--models", "oracle"], "models: unknown oracle"),
     (["--budgets", "1,x"], "--budgets: expected comma-separated integers"),
@@ -62,7 +77,7 @@ def test_curve_relevance_shape_error(files, capsys):
     np.save(t / "rel_bad.npy", np.zeros((3, 3), bool))
     rc = main(["curve", str(t / "broad.npy"), str(t / "target.npy"), str(t / "items.npy"),
                str(t / "rel_bad.npy"), "--tau", "5", "-o", str(t / "bad")])
-    assert rc == 2 and "relevance: expected shape [24, 24]" in capsys.readouterr().err
+    assert rc == 2 and "relevance: expected [24, 24] relevance, [24] labels" in capsys.readouterr().err
 
 
 def test_help_explains_every_option(capsys):

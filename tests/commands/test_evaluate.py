@@ -32,7 +32,7 @@ def test_evaluate_writes_tables_and_matches_library(files, capsys):
     t = files
     rc = main(["evaluate", f"g={t / 'gauss'}", "--gallery", str(t / "items.npy"),
                "--relevance", str(t / "rel.npy"), "--anchors", str(t / "anchors.npy"),
-               "--n-boot", "200", "-o", str(t / "out")])
+               "--n-boot", "200", "-o", str(t / "out"), "--json"])
     assert rc == 0
     printed = json.loads(capsys.readouterr().out)
     assert [r["scorer"] for r in printed["summary"]] == ["g", "cosine", "inversion"]
@@ -67,7 +67,7 @@ def test_evaluate_separate_queries_t_interval_cosine_only(files):
 @pytest.mark.parametrize("extra, match", [
     ([], "inversion baseline needs"),
     (["--anchors", "missing.npy"], "anchors: no such file"),
-    (["nowhere", "--baselines", "cosine"], "MODEL: no such model directory"),
+    (["nowhere", "--baselines", "cosine"], "MODEL: no such model or posterior directory"),
 ])
 def test_evaluate_errors(files, capsys, extra, match):
     t = files

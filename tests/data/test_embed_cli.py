@@ -15,7 +15,7 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def run(argv, capsys):
-    rc = cli.main(argv)
+    rc = cli.main([*argv, "--json"] if argv[0] == "embed" else argv)
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -101,3 +101,18 @@ def test_embed_help(capsys):
     with pytest.raises(SystemExit):
         cli.main(["embed", "--help"])
     assert "--on-error" in capsys.readouterr().out
+
+
+def test_embed_reports_the_file_it_writes(tmp_path, capsys, minilm):
+    """Issue 11: `embed -o noext` reported `noext` but wrote `noext.npy`."""
+    src = tmp_path / "in.txt"
+    src.write_text("enlarged heart\nclear lungs\n")
+    rc, stdout, _ = run(["embed", str(src), "-o", str(tmp_path / "noext")], capsys)
+    info = json.loads(stdout)
+    assert rc == 0 and info["embeddings"] == str(tmp_path / "noext.npy")
+    assert info["sidecar"] == str(tmp_path / "noext.json")
+    side = json.loads((tmp_path / "noext.json").read_text())
+    assert side["texts"] == ["enlarged heart", "clear lungs"] and side["logit_scale"] == 20.0
+    rc, stdout, _ = run(["fit", "softmax", str(tmp_path / "noext.npy"), "-o",
+                         str(tmp_path / "m"), "--json"], capsys)
+    assert rc == 0 and json.loads(stdout)["tau"] == 20.0 and json.loads(stdout)["encoder"]

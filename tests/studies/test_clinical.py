@@ -73,10 +73,10 @@ def test_negated_mentions_and_key_term():
 def test_bad_input_names_the_problem(data):
     x, labels, anchors, _ = data
     with pytest.raises(ad.AnchorDivError, match="not among label_names"):
-        clinical_study(x, labels, NAMES, {"Nodule": anchors["Edema"]}, progress=False)
+        clinical_study(x, labels, NAMES, {"Nodule": anchors["Edema"]}, progress=False, tau=20.0)
     with pytest.raises(ad.AnchorDivError, match="labels: expected"):
-        clinical_study(x, labels[:, :2], NAMES, anchors, progress=False)
+        clinical_study(x, labels[:, :2], NAMES, anchors, progress=False, tau=20.0)
     with pytest.raises(ad.AnchorDivError, match="no finding has 500"):
-        clinical_study(x, labels, NAMES, anchors, min_queries=500, progress=False)
+        clinical_study(x, labels, NAMES, anchors, min_queries=500, progress=False, tau=20.0)
     with pytest.raises(ad.AnchorDivError, match="dimension mismatch"):
-        clinical_study(x, labels, NAMES, {"Edema": anchors["Edema"][:, :5]}, progress=False)
+        clinical_study(x, labels, NAMES, {"Edema": anchors["Edema"][:, :5]}, progress=False, tau=20.0)

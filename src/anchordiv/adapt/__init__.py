@@ -61,7 +61,8 @@ import jax
 import numpy as np
 
 from .. import priors
-from ..errors import AnchorDivError, as_matrix, positive
+from ..errors import AnchorDivError, as_matrix, check_spread
+from ..provenance import resolve_tau, unit_norm
 from .exact import EXACT
 from .model import check_sites, kept_sites, problem
 from .persistence import load_posterior, save_posterior
@@ -92,15 +93,21 @@ OPTIONS = {
 KINDS = tuple(OPTIONS)
 
 
-def adapt(kind: str, broad_anchors, target_anchors, *, tau: float = 100.0,
-          **options) -> Posterior:
+def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
+          normalize: bool = False, **options) -> Posterior:
     """Adapt an anchor model of ``kind`` from ``broad_anchors [N, d]`` to
-    ``target_anchors [n, d]``; see the module docstring for the options."""
+    ``target_anchors [n, d]``; see the module docstring for the options.
+
+    ``tau``: the encoder's logit scale; when omitted, the one recorded with the embeddings
+    (``ad.resolve_tau``: an error if neither exists or the two sets come from different
+    encoders).  Target rows that are not unit-norm give a warning; ``normalize=True``
+    normalises the target anchors (broad anchors may be moment points, never normalised)."""
     if kind not in OPTIONS:
         raise AnchorDivError(f"kind: unknown {kind!r}; adaptation supports {', '.join(KINDS)}")
     opts = resolve_options(kind, options)
     broad, targets = check_anchors(broad_anchors, target_anchors)
-    tau = positive("tau", tau)
+    tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
+    targets = unit_norm("target_anchors", targets, normalize)
     check_method(opts)
     family, info, fixed = EXACT[kind](broad, targets, opts)
     info.update(kind=kind, method=opts["method"], prior=opts["prior"], d=broad.shape[1],
@@ -167,8 +174,9 @@ def resolve_options(kind: str, options: dict) -> dict:
 
 
 def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
-    """Validated ``broad [N, d]`` (N ≥ 2) and ``targets [n, d]`` (n ≥ 1, same d)."""
-    b = as_matrix("broad_anchors", broad, min_rows=2)
+    """Validated ``broad [N, d]`` (N ≥ 2, not all identical, see ``errors.check_spread``) and
+    ``targets [n, d]`` (n ≥ 1, same d; a single target is fine: the prior supplies the spread)."""
+    b = check_spread("broad_anchors", as_matrix("broad_anchors", broad, min_rows=2))
     t = np.asarray(targets)
     if t.size == 0 or (t.ndim == 2 and t.shape[0] == 0):
         raise AnchorDivError("target_anchors: the target set is empty; adaptation needs at "

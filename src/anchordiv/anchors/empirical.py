@@ -67,7 +67,7 @@ def _log_weights(weights, n: int) -> np.ndarray:
         return np.log(w / w.sum())
 
 
-def fit_softmax(anchors, *, tau: float = 100.0, weights=None, pad: bool = True) -> Softmax:
+def fit_softmax(anchors, *, tau: float, weights=None, pad: bool = True) -> Softmax:
     """Empirical model of ``anchors [N, d]`` with optional non-negative ``weights [N]``
     (normalised to sum to one).  ``pad`` rounds N up to :func:`bucket_size` with weight-zero rows."""
     a = as_matrix("anchors", anchors, min_rows=1)

@@ -60,7 +60,7 @@ def moments(anchors: np.ndarray, reg: float = 0.0) -> tuple[np.ndarray, np.ndarr
     return mu, cov
 
 
-def fit_gaussian(anchors, *, tau: float = 100.0, reg: float = 0.0) -> Gaussian:
+def fit_gaussian(anchors, *, tau: float, reg: float = 0.0) -> Gaussian:
     """ML Gaussian of ``anchors [n, d]`` (n ≥ 2); ``reg`` adds a relative ridge (default 0)."""
     a = as_matrix("anchors", anchors, min_rows=2)
     mu, cov = moments(a, positive("reg", reg, allow_zero=True))

@@ -170,7 +170,7 @@ class LatentSpherical(SubspaceModel):
                    as_tau(tau, dtype), jnp.asarray(t, dtype), jnp.asarray(lw, dtype))
 
 
-def fit_latent_gaussian(anchors, *, tau: float = 100.0, rank: int | None = None,
+def fit_latent_gaussian(anchors, *, tau: float, rank: int | None = None,
                         variance: float = 0.95) -> LatentGaussian:
     """Latent Gaussian on the top-k anchor-covariance eigenvectors of ``anchors [n, d]``."""
     a = as_matrix("anchors", anchors, min_rows=2)
@@ -178,7 +178,7 @@ def fit_latent_gaussian(anchors, *, tau: float = 100.0, rank: int | None = None,
     return LatentGaussian(jnp.asarray(mu, a.dtype), jnp.asarray(u, a.dtype), as_tau(tau, a.dtype))
 
 
-def fit_latent_spherical(anchors, *, tau: float = 100.0, rank: int | None = None,
+def fit_latent_spherical(anchors, *, tau: float, rank: int | None = None,
                          variance: float = 0.95, radius: float = 1.0) -> LatentSpherical:
     """Latent spherical model on the same subspace (k ≥ 2; the variance rule is raised to 2)."""
     a = as_matrix("anchors", anchors, min_rows=3)

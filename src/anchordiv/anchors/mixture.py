@@ -156,7 +156,7 @@ def em(anchors, components: int, *, reg: float = 1e-3, seed: int = 0, max_iter: 
     return EMResult(weights, means, covs, np.asarray(history), converged)
 
 
-def fit_mixture(anchors, *, tau: float = 100.0, components: int = 4, seed: int = 0,
+def fit_mixture(anchors, *, tau: float, components: int = 4, seed: int = 0,
                 reg: float = 1e-3, max_iter: int = 200) -> GaussianMixture:
     """Gaussian mixture of ``anchors [n, d]`` by EM; needs n ≥ 2·components."""
     a = as_matrix("anchors", anchors, min_rows=2)

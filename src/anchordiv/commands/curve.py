@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from ..errors import AnchorDivError
-from ._io import load_embeddings
+from ._io import load_embeddings, number
+from .fit import TAU_HELP
 
 
 def _ints(text: str) -> list[int]:
@@ -35,9 +36,13 @@ def register(sub) -> None:
     p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source)")
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
-    p.add_argument("relevance", help="binary relevance among items, .npy [n, n]")
-    p.add_argument("--tau", type=float, required=True,
-                   help="encoder logit scale (inverse temperature): ~100 for CLIP, 20 for MiniLM")
+    p.add_argument("relevance",
+                   help="binary relevance among items, .npy [n, n]; or per-item labels: [n] "
+                        "integer classes or [n, L] binary indicators (items sharing a label are "
+                        "relevant to each other)")
+    p.add_argument("--labels", action="store_true",
+                   help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
+    p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
     p.add_argument("--models", default=",".join(DEFAULT_MODELS),
                    help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
@@ -67,18 +72,32 @@ def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_items, n_queries, replace=False))
 
 
+def item_relevance(path: str, n_items: int, as_labels: bool) -> np.ndarray:
+    """``[n, n]`` relevance among items from a relevance matrix or per-item labels."""
+    from ..evaluate import shared_label_relevance
+
+    rel = load_embeddings(path, "relevance")
+    if rel.ndim == 2 and rel.shape == (n_items, n_items) and not as_labels:
+        return rel
+    if rel.shape[:1] != (n_items,) or rel.ndim > 2:
+        raise AnchorDivError(f"relevance: expected [{n_items}, {n_items}] relevance, [{n_items}] "
+                             f"labels or [{n_items}, L] label indicators, got {list(rel.shape)}")
+    labels = np.asarray(rel)
+    return shared_label_relevance(labels, labels)
+
+
 def run(args) -> int:
     from ..curves import adaptation_curve
+    from ..provenance import resolve_tau
 
     items = load_embeddings(args.items, "items")
+    broad = load_embeddings(args.broad, "broad")
+    target = load_embeddings(args.target, "target")
+    tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
     rows = _query_rows(len(items), args.queries, args.seed)
-    relevance = load_embeddings(args.relevance, "relevance")
-    if relevance.shape != (len(items), len(items)):
-        raise AnchorDivError(f"relevance: expected shape [{len(items)}, {len(items)}] "
-                             f"(items x items), got {list(relevance.shape)}")
+    relevance = item_relevance(args.relevance, len(items), args.labels)
     curve = adaptation_curve(
-        load_embeddings(args.broad, "broad"), load_embeddings(args.target, "target"),
-        np.asarray(items[rows]), items, np.asarray(relevance[rows]), tau=args.tau,
+        broad, target, np.asarray(items[rows]), items, np.asarray(relevance[rows]), tau=tau,
         query_index=rows, models=[m for m in args.models.split(",") if m],
         budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
         n_boot=args.n_boot, progress=True)

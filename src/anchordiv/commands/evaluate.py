@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import AnchorDivError
-from ._io import load_embeddings
+from ._io import add_json_flag, load_card_of, load_embeddings, load_scorer, report
 
 
 def register(sub) -> None:
@@ -20,8 +19,14 @@ def register(sub) -> None:
                     "ranking). Writes OUT/evaluation.json, OUT/evaluation.csv (one row per "
                     "scorer), OUT/per_query.csv and OUT/evaluation.png.")
     p.add_argument("models", nargs="*", metavar="MODEL",
-                   help="model directory from `anchordiv fit`/`adapt`, optionally NAME=DIR to "
-                        "name it in the tables (default name: the directory name)")
+                   help="model directory from `anchordiv fit`/`adapt`, or a posterior directory "
+                        "(`adapt --posterior-out`), optionally NAME=DIR to name it in the "
+                        "tables (default name: the directory name)")
+    p.add_argument("--summary", choices=("mean", "map"), default="mean",
+                   help="posterior MODELs: the point summary that scores (default mean)")
+    p.add_argument("--draws", type=int,
+                   help="posterior MODELs: score with the mean divergence over this many "
+                        "posterior draws instead of the point summary")
     p.add_argument("--gallery", required=True, help="gallery embeddings, .npy [G, d]")
     p.add_argument("--relevance", required=True,
                    help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant "
@@ -45,21 +50,31 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int,
                    help="query rows scored at once (default: about 2M scores per block)")
     p.add_argument("-o", "--out", required=True, help="output directory")
+    add_json_flag(p)
     p.set_defaults(func=run)
 
 
-def _models(specs: list[str]) -> dict:
-    from ..io import load_model
-
+def _models(specs: list[str], summary: str, draws: int | None) -> dict:
     out = {}
     for spec in specs:
         name, _, path = spec.partition("=") if "=" in spec else (Path(spec).name, "", spec)
-        if not Path(path).is_dir():
-            raise AnchorDivError(f"MODEL: no such model directory: {path}")
         if name in out:
             raise AnchorDivError(f"MODEL: two models are named {name!r}; use NAME=DIR")
-        out[name] = load_model(path)
+        if draws and load_card_of(path, "MODEL").get("type") == "posterior":
+            out[name] = _posterior_scorer(path, draws)
+        else:
+            out[name] = load_scorer(path, "MODEL", summary)[0]
     return out
+
+
+def _posterior_scorer(path: str, draws: int):
+    """Score = −(mean divergence over ``draws`` posterior draws): the posterior-expected
+    divergence, ``f(queries [c, d], gallery [G, d]) -> [c, G]``."""
+    from ..adapt import load_posterior
+    from ..divergence import divergence
+
+    models = load_posterior(path).sample(0, draws)
+    return lambda x, g: -np.mean([np.asarray(divergence(m, x, g)) for m in models], axis=0)
 
 
 def _query_setup(args, gallery):
@@ -75,20 +90,29 @@ def _query_setup(args, gallery):
 def run(args) -> int:
     from ..evaluate import evaluate, write_json
     from ..plots import plot_scores
+    from ..provenance import common_provenance
 
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
+    common_provenance(gallery=gallery, queries=queries, anchors=anchors)   # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
-    ev = evaluate(_models(args.models), queries, gallery,
+    ev = evaluate(_models(args.models, args.summary, args.draws), queries, gallery,
                   load_embeddings(args.relevance, "relevance"), anchors=anchors,
                   query_index=index, baselines=baselines, interval=args.interval,
                   n_boot=args.n_boot, seed=args.seed, chunk=args.chunk, progress=True)
     out = Path(args.out)
     result = ev.to_json()
-    write_json(out / "evaluation.json", result)
-    ev.write_csv(out / "evaluation.csv")
-    ev.write_per_query_csv(out / "per_query.csv")
-    plot_scores(ev.summary(), out / "evaluation.png", title="retrieval AUPRC")
-    print(json.dumps({"out": str(out), "summary": result["summary"]}, default=float))
+    written = {"json": write_json(out / "evaluation.json", result),
+               "csv": ev.write_csv(out / "evaluation.csv"),
+               "per_query": ev.write_per_query_csv(out / "per_query.csv"),
+               "plot": plot_scores(ev.summary(), out / "evaluation.png",
+                                   title=f"retrieval AUPRC, {len(queries)} queries")}
+    written = {k: str(v) for k, v in written.items()}
+    report(args, {"out": str(out), **written, **result},
+           title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
+                 f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)",
+           fields=written, rows=[{k: r[k] for k in ("scorer", "auprc", "low", "high",
+                                                     "prevalence", "n_queries")}
+                                 for r in result["summary"]])
     return 0

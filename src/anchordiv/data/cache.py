@@ -67,19 +67,31 @@ def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
     npy, manifest = _paths(key, root)
     if not manifest.is_file():
         return None
+    arr, problem = _read_entry(npy, manifest)
+    if problem:
+        STATS["rebuilt"] += 1
+        warnings.warn(f"embedding cache entry {npy} is corrupt or partial ({problem}); "
+                      f"re-encoding", stacklevel=3)
+        return None
+    return arr
+
+
+def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | None]:
+    """``(array, None)``, or ``(None, what is wrong)`` when the entry does not match its
+    manifest."""
     try:
         meta = json.loads(manifest.read_text())
         arr = np.load(npy, allow_pickle=False)
-        ok = (list(arr.shape) == meta["shape"] and arr.dtype.str == meta["dtype"]
-              and _array_hash(arr) == meta["sha256"])
-    except (OSError, ValueError, KeyError, EOFError) as err:
-        ok, meta = False, {"error": str(err)}
-    if not ok:
-        STATS["rebuilt"] += 1
-        warnings.warn(f"embedding cache entry {npy.name} is corrupt or partial; re-encoding",
-                      stacklevel=3)
-        return None
-    return arr
+    except (OSError, ValueError, EOFError) as err:     # JSONDecodeError is a ValueError
+        return None, f"{type(err).__name__}: {err}"
+    if not isinstance(meta, dict) or not {"shape", "dtype", "sha256"} <= set(meta):
+        return None, f"manifest {manifest.name} lacks shape/dtype/sha256"
+    if list(arr.shape) != meta["shape"] or arr.dtype.str != meta["dtype"]:
+        return None, (f"array is {arr.dtype.str} {list(arr.shape)}, manifest says "
+                      f"{meta['dtype']} {meta['shape']}")
+    if _array_hash(arr) != meta["sha256"]:
+        return None, "array bytes do not match the manifest's SHA-256"
+    return arr, None
 
 
 def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None) -> Path:

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import AnchorDivError
+from ..provenance import with_provenance
 from .cache import cached_embeddings
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -328,11 +329,12 @@ def get_encoder(spec: str = "minilm", pretrained: str | os.PathLike | None = Non
 
 def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path = True,
                 batch_size: int = 64, progress: bool | None = None) -> np.ndarray:
-    """``[n, d]`` float32 unit-norm text embeddings through the content-addressed cache."""
+    """``[n, d]`` float32 unit-norm text embeddings through the content-addressed cache, as
+    :class:`~anchordiv.provenance.Embeddings` recording the encoder id and logit scale."""
     texts = check_texts(texts)
-    return cached_embeddings(encoder.id, "text", texts,
-                             lambda: encoder.encode_text(texts, batch_size, progress),
-                             cache=cache)
+    emb = cached_embeddings(encoder.id, "text", texts,
+                            lambda: encoder.encode_text(texts, batch_size, progress), cache=cache)
+    return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale)
 
 
 def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = True,
@@ -346,4 +348,4 @@ def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = T
     emb = cached_embeddings(encoder.id, "image", digests,
                             lambda: encoder.encode_image(kept, batch_size, progress),
                             cache=cache)
-    return emb, kept
+    return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale), kept

@@ -26,7 +26,8 @@ from tqdm.auto import tqdm
 
 from ..errors import AnchorDivError, as_matrix
 from ..evaluate import evaluate
-from ._common import MINILM_TAU, anchor_subsets, check_labels, fit_kinds, subsample, summarise
+from ..provenance import resolve_tau
+from ._common import anchor_subsets, check_labels, fit_kinds, subsample, summarise
 
 KINDS = ("gaussian", "latent-gaussian", "softmax")
 
@@ -88,7 +89,7 @@ def _run_finding(finding, anchors, gallery, relevance, q_rows, subsets, kinds, t
 
 
 def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping[str, object],
-                   *, texts: Sequence[str] | None = None, tau: float = MINILM_TAU,
+                   *, texts: Sequence[str] | None = None, tau: float | None = None,
                    kinds: Sequence[str] = KINDS, options: dict | None = None,
                    extra_models: Mapping[str, Callable] | None = None,
                    n_subsets: int = 5, subset_fraction: float = 0.8,
@@ -113,6 +114,7 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
     unknown = [f for f in anchors if f not in names]
     if unknown:
         raise AnchorDivError(f"anchors: finding(s) {unknown} are not among label_names {names}")
+    tau = resolve_tau(tau, reports=reports, **{f"anchors[{k!r}]": v for k, v in anchors.items()})
     g_rows = subsample(len(x), max_gallery, seed)
     gallery, g_lab = x[g_rows], lab[g_rows]
     g_texts = [texts[i] for i in g_rows] if texts is not None else None

@@ -308,6 +308,14 @@ DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style", "style-transfer",
               "clinical-transfer")
 
 
+def report_title(parts, size: str) -> str:
+    """What was run: ``anchordiv demo`` for all studies, ``anchordiv study NAME`` for some."""
+    what = ("anchordiv demo" if tuple(parts) == tuple(DEMO_PARTS)
+            else f"anchordiv study {', '.join(parts)}")
+    small = " (small)" if size == "small" else ""
+    return f"{what}{small}: anchor divergences on real offline text"
+
+
 def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir=None,
              seed: int = 0, parts=DEMO_PARTS) -> Path:
     """Run the studies ``parts`` at ``size`` and write ``out_dir/report.md``; returns its
@@ -324,7 +332,7 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     enc = get_encoder(encoder)
     embed = default_embed(encoder)
-    rep = Report("anchordiv demo: anchor divergences on real offline text", out_dir)
+    rep = Report(report_title(parts, size), out_dir)
     rep.text(f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}); size `{size}`; "
              f"seed {seed}; priors from `{models_dir}`; written "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.  Every number "

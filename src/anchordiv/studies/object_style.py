@@ -26,7 +26,8 @@ import numpy as np
 from ..anchors import fit, mix
 from ..errors import AnchorDivError, as_matrix
 from ..evaluate import evaluate
-from ._common import MINILM_TAU, Embed, subsample
+from ..provenance import resolve_tau
+from ._common import Embed, subsample
 
 ITEM_TEMPLATES = ("{a_style} of {a_object}", "{a_style} of the {object}",
                   "the {object} as {a_style}", "{object}, rendered as {style}",
@@ -114,13 +115,15 @@ def embed_task(task: ObjectStyleTask, embed: Embed) -> ObjectStyleEmbeddings:
 
 
 def object_style_study(task: ObjectStyleTask, emb: ObjectStyleEmbeddings, *,
-                       kind: str = "gaussian", tau: float = MINILM_TAU,
+                       kind: str = "gaussian", tau: float | None = None,
                        ps: Sequence[float] = DEFAULT_PS,
                        max_queries: int | None = 400, seed: int = 0,
                        progress: bool = True) -> list[dict]:
     """AUPRC of object and of style retrieval under q_p for each p in ``ps``, plus cosine and
     inversion (with the union of all anchors) as rows with ``p = nan``.  Tidy rows:
     ``target, scorer, p, auprc, low, high, prevalence, n_queries``."""
+    tau = resolve_tau(tau, items=emb.items, object_anchors=emb.object_anchors,
+                      style_anchors=emb.style_anchors)
     x = as_matrix("items", emb.items)
     if len(x) != len(task.items):
         raise AnchorDivError(f"items: {len(x)} embeddings for {len(task.items)} item texts")

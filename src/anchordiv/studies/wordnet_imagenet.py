@@ -32,7 +32,8 @@ import numpy as np
 from ..anchors import Gaussian
 from ..curves import adaptation_curve
 from ..errors import AnchorDivError, integer
-from ._common import MINILM_TAU, Embed, labelled_retrieval, subsample
+from ..provenance import resolve_tau
+from ._common import Embed, labelled_retrieval, subsample
 
 DEFAULT_MODELS = ("softmax", "gaussian", "latent-gaussian", "posterior-gaussian",
                   "isotropic-gaussian", "posterior-latent-gaussian",
@@ -151,11 +152,13 @@ def retrieval_setup(task: WordNetTask, emb: WordNetEmbeddings, max_queries: int 
 
 
 def wordnet_imagenet_study(task: WordNetTask, emb: WordNetEmbeddings, broad, *,
-                           tau: float = MINILM_TAU, models: Sequence[str] = DEFAULT_MODELS,
+                           tau: float | None = None, models: Sequence[str] = DEFAULT_MODELS,
                            budgets=None, n_subsets: int = 5, max_queries: int | None = 300,
                            seed: int = 0, progress: bool | None = None):
     """The adaptation curve (a :class:`anchordiv.curves.Curve`); ``broad [N, d]`` broad
-    anchor embeddings (or :func:`broad_from_model` of a saved prior)."""
+    anchor embeddings (or :func:`broad_from_model` of a saved prior); ``tau``: default the
+    logit scale recorded with the embeddings (:func:`anchordiv.resolve_tau`)."""
+    tau = resolve_tau(tau, items=emb.items, targets=emb.targets, broad=broad)
     setup = retrieval_setup(task, emb, max_queries, seed)
     return adaptation_curve(broad, emb.targets, tau=tau, models=models, budgets=budgets,
                             n_subsets=n_subsets, seed=seed, progress=progress, **setup)

@@ -1,0 +1,193 @@
+"""Where embeddings come from: the encoder id and its logit scale τ travel with the arrays.
+
+Embeddings written by the library carry their provenance — in memory as an :class:`Embeddings`
+array (``data.embed_texts``, ``data.embed_images``, :func:`load_embeddings`), on disk as a
+sidecar ``X.json`` beside ``X.npy`` (:func:`save_embeddings`, ``anchordiv embed``):
+
+    {"encoder": "sentence-transformers/all-MiniLM-L6-v2", "logit_scale": 20.0, ...}
+
+:func:`resolve_tau` is the one rule every entry point (``ad.fit``, ``ad.adapt``, the CLI, the
+studies) uses for τ: an explicit ``tau`` wins; otherwise the logit scale recorded with the
+embeddings; otherwise an :class:`AnchorDivError` (there is no silent CLIP default).  Embeddings
+of different encoders are never mixed (:func:`common_provenance`).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .errors import AnchorDivError, positive
+
+#: Sidecar suffix beside an embeddings ``.npy``.
+SIDECAR = ".json"
+#: Keys of the provenance that say which encoder produced an array.
+KEYS = ("encoder", "logit_scale")
+
+
+class Embeddings(np.ndarray):
+    """An ``[n, d]`` array that remembers its ``provenance`` (``encoder``, ``logit_scale``).
+
+    Views and row selections (``X[:10]``, ``X[idx]``) keep it; arithmetic (``10 * X``,
+    ``X - X.mean(0)``) returns plain arrays, since the result is no longer the encoder's output.
+    """
+
+    provenance: dict
+
+    def __array_finalize__(self, obj) -> None:
+        self.provenance = dict(getattr(obj, "provenance", None) or {})
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = tuple(np.asarray(x) if isinstance(x, Embeddings) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(x) if isinstance(x, Embeddings) else x
+                                  for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __reduce__(self):   # pickles (multiprocessing, Dask) as a plain array + provenance
+        return (with_provenance, (np.asarray(self), self.provenance))
+
+
+def with_provenance(x, provenance: dict | None = None, **fields) -> Embeddings:
+    """``x`` viewed as :class:`Embeddings` carrying ``provenance`` (plus ``fields``)."""
+    out = np.asarray(x).view(Embeddings)
+    out.provenance = {**(provenance or {}), **fields}
+    return out
+
+
+def provenance_of(x) -> dict:
+    """The provenance an array carries (``{}`` for a plain array)."""
+    return dict(getattr(x, "provenance", None) or {})
+
+
+def common_provenance(**named) -> dict:
+    """The provenance shared by the named arrays; arrays of two different encoders are an error.
+
+    Arrays without provenance are ignored (nothing is known about them)."""
+    seen = {name: provenance_of(x) for name, x in named.items() if provenance_of(x).get("encoder")}
+    encoders = {p["encoder"] for p in seen.values()}
+    if len(encoders) > 1:
+        detail = ", ".join(f"{name}: {p['encoder']}" for name, p in seen.items())
+        raise AnchorDivError(f"embeddings of different encoders cannot be mixed ({detail}); "
+                             f"embed every input with the same encoder")
+    return next(iter(seen.values()), {})
+
+
+def resolve_tau(tau, **named) -> float:
+    """τ for a computation on the named embeddings: ``tau`` if given, else the logit scale
+    recorded with them (an error if they come from different encoders), else an error that
+    says what to pass."""
+    prov = common_provenance(**named)
+    if tau is not None:
+        return positive("tau", tau)
+    if prov.get("logit_scale") is not None:
+        return positive("tau (from the embeddings' provenance)", prov["logit_scale"])
+    raise AnchorDivError(
+        "tau: not given and the embeddings carry no encoder provenance; pass tau= the encoder's "
+        "logit scale (all-MiniLM-L6-v2: 20, CLIP: ~100; `enc.logit_scale`), or use embeddings "
+        "from data.embed_texts / ad.load_embeddings / `anchordiv embed`, which record it")
+
+
+# ---- files ---------------------------------------------------------------------------------
+
+def npy_path(path) -> Path:
+    """``path`` with the ``.npy`` suffix numpy adds when saving (``out`` -> ``out.npy``)."""
+    p = Path(path)
+    return p if p.suffix == ".npy" else p.with_name(p.name + ".npy")
+
+
+def sidecar_path(path) -> Path:
+    """The provenance sidecar beside an embeddings file: ``X.npy`` -> ``X.json``."""
+    return npy_path(path).with_suffix(SIDECAR)
+
+
+def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float | None = None,
+                    **extra) -> Path:
+    """Write ``x [n, d]`` to ``path`` (``.npy`` added if missing) and its provenance sidecar
+    (``encoder``, ``logit_scale`` from the arguments or from ``x``'s own provenance, plus
+    ``extra``).  Returns the ``.npy`` path actually written."""
+    p = npy_path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    arr = np.asarray(x)
+    prov = {**provenance_of(x), **{k: v for k, v in (("encoder", encoder),
+                                                      ("logit_scale", logit_scale)) if v is not None}}
+    np.save(p, arr)
+    meta = {"embeddings": str(p), **prov, **extra, "rows": int(arr.shape[0]),
+            "dim": int(arr.shape[-1]) if arr.ndim else 0}
+    sidecar_path(p).write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    return p
+
+
+def read_sidecar(path) -> dict:
+    """The sidecar of an embeddings file (``{}`` if there is none; an error if it is broken)."""
+    side = sidecar_path(path)
+    if not side.is_file():
+        return {}
+    try:
+        meta = json.loads(side.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise AnchorDivError(f"{side}: provenance sidecar is not valid JSON ({err})") from None
+    if not isinstance(meta, dict):
+        raise AnchorDivError(f"{side}: provenance sidecar must hold a JSON object")
+    return meta
+
+
+def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray:
+    """A ``.npy`` array (memory-mapped by default) with a clear error for a missing, foreign or
+    truncated file."""
+    p = Path(path)
+    if not p.is_file():
+        raise AnchorDivError(f"{name}: no such file: {path}")
+    if p.suffix != ".npy":
+        raise AnchorDivError(f"{name}: expected a .npy file, got {path}")
+    try:
+        return np.load(p, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise AnchorDivError(f"{name}: {path} is not a readable .npy array ({err})") from None
+
+
+def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray:
+    """Embeddings ``[n, d]`` from a ``.npy`` file, carrying the provenance of its sidecar
+    (``X.json``) when there is one; the sidecar's ``rows``/``dim`` must match the array."""
+    arr = load_npy(path, name, mmap=mmap)
+    meta = read_sidecar(path)
+    if not meta:
+        return arr
+    for key, actual in (("rows", arr.shape[0] if arr.ndim else None),
+                        ("dim", arr.shape[-1] if arr.ndim else None)):
+        if meta.get(key) is not None and meta[key] != actual:
+            raise AnchorDivError(f"{name}: {path} has {key} = {actual} but its sidecar "
+                                 f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)")
+    return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
+
+
+# ---- unit norm -----------------------------------------------------------------------------
+
+#: Rows whose Euclidean norm differs from 1 by more than this count as not unit-norm.
+UNIT_NORM_TOLERANCE = 1e-3
+
+
+class AnchorDivWarning(UserWarning):
+    """Input that is legal but probably not what was meant (e.g. non-unit-norm embeddings)."""
+
+
+def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
+    """``x [n, d]`` with unit-norm rows when ``normalize``; otherwise ``x`` unchanged, with a
+    warning if some row's norm is off 1 by more than :data:`UNIT_NORM_TOLERANCE` (contrastive
+    encoders produce unit vectors, and τ is calibrated for them)."""
+    norms = np.linalg.norm(np.asarray(x, np.float64), axis=-1)
+    if normalize:
+        if np.any(norms == 0):
+            raise AnchorDivError(f"{name}: row {int(np.argmin(norms))} is all zeros and cannot "
+                                 f"be normalised")
+        return (np.asarray(x) / norms[:, None]).astype(np.asarray(x).dtype)
+    off = np.abs(norms - 1) > UNIT_NORM_TOLERANCE
+    if off.any():
+        warnings.warn(f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
+                      f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
+                      f"assume unit vectors — pass normalize=True to normalise them",
+                      AnchorDivWarning, stacklevel=3)
+    return x
