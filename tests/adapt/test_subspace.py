@@ -96,19 +96,21 @@ def test_subspace_nuts_matches_the_subspace_closed_form(exact):
 
 
 @pytest.mark.parametrize("kind,opts", [("latent-gaussian", {"rank": 1}),
+                                       ("latent-spherical", {"rank": 2}),
                                        ("mixture", {"components": 2})])
 def test_other_kinds_lift_to_full_d(kind, opts):
     broad, t = data(d=4, n=8)
-    post = ad.adapt(kind, broad, t, tau=TAU, method="svi", subspace=2, num_steps=200,
+    post = ad.adapt(kind, broad, t, tau=TAU, method="svi", subspace=3, num_steps=200,
                     progress=False, **opts)
     model = post.point("map")
     assert np.all(np.isfinite(ad.divergence(model, t, t)))
-    if kind == "latent-gaussian":
+    if kind.startswith("latent"):
         u = np.asarray(model.basis)
-        v = principal_basis(broad)[:, :2]
+        v = principal_basis(broad)[:, :3]
         np.testing.assert_allclose(v @ (v.T @ u), u, atol=1e-10)   # U lies in span(U_r)
     else:
         assert post.draws(0, 2)["covs"].shape == (2, 2, 4, 4)
+    assert post.draws(0, 2)[next(iter(post.params("map")))].shape[0] == 2
 
 
 def test_subspace_posterior_round_trips(tmp_path, exact):

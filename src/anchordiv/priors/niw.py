@@ -78,7 +78,8 @@ def niw_bartlett(prefix, mu0, kappa0, nu0, psi0, psi0_tril=None):
     z = numpyro.sample(f"{prefix}mu_std", dist.Normal(0.0, 1.0).expand(batch + (d,)).to_event(1))
     rows, cols = np.tril_indices(d, -1)
     diag = jnp.sqrt(chi2)
-    a = (jnp.zeros(batch + (d, d), mu0.dtype).at[..., rows, cols].set(off)
+    a = (jnp.zeros(batch + (d, d), mu0.dtype).at[..., rows, cols].set(
+        off, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds")
          + diag[..., None] * jnp.eye(d, dtype=mu0.dtype))
     w = jax.scipy.linalg.solve_triangular(a, z[..., None], lower=True, trans=1)[..., 0]
     mu = numpyro.deterministic(f"{prefix}mu", mu0 + (chol @ w[..., None])[..., 0]
