@@ -253,13 +253,25 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     chunk = (default_chunk(len(x), n_gallery, dim=model.dim) if chunk is None
              else integer("chunk", chunk, low=1))
     u, c = padded_query_terms(model, x, method)
+    best_i, best_d = scan_top_k(model, u, c, gallery, k, chunk=chunk, method=method,
+                                progress=progress)
+    return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
+
+def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method: str = "auto",
+               progress: bool | None = None):
+    """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
+    c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
+    ``chunk`` rows by the jitted block scorer.  Returns device arrays ``(best_i [Qb, k] int32,
+    best_d [Qb, k])`` with indices relative to the gallery's first row.  Used by
+    :mod:`anchordiv.distributed` to scan one block of a sharded gallery."""
+    n_gallery, _ = gallery_shape(model, gallery)
 
     def score(block, n_valid, offset, best_d, best_i):
         return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method)
 
-    best_i, best_d = stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery),
-                                  score, progress=progress)
-    return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+    return stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery), score,
+                        progress=progress)
 
 
 # ---- MIPS export -------------------------------------------------------------------------
