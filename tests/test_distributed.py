@@ -134,3 +134,36 @@ def test_bad_shards_are_named(data, tmp_path):
     np.save(tmp_path / "g.npy", y[:5])
     with pytest.raises(ad.AnchorDivError, match=r"k: must be \[1, 5\]"):
         add.top_k(model, x, tmp_path / "g.npy", 6)
+
+
+def test_study_grid_on_the_cluster_is_identical_to_serial(cluster):
+    _, client = cluster
+    from anchordiv.curves import adaptation_curve
+    from anchordiv.evaluate import shared_label_relevance
+
+    rng = np.random.default_rng(31)
+    centres = unit(rng, 3, D)
+    labels = rng.integers(3, size=40)
+    items = centres[labels] + 0.8 * rng.normal(size=(40, D)) / np.sqrt(D)
+    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    target = centres[np.arange(12) % 3] + 0.3 * rng.normal(size=(12, D)) / np.sqrt(D)
+    options = dict(tau=5.0, query_index=np.arange(40), budgets=(1, 4), n_subsets=2,
+                   models=("softmax", "gaussian", "cosine", "inversion"), n_boot=200,
+                   progress=False)
+    study = (unit(rng, 30, D), target, items, items, shared_label_relevance(labels, labels))
+    serial = adaptation_curve(*study, **options)
+    spread = adaptation_curve(*study, client=client, **options)
+    assert any(r["error"] for r in serial.rows)       # an undefined cell travels back too
+    assert _same_rows(spread.rows, serial.rows)
+    assert serial.per_query.keys() == spread.per_query.keys()
+    for key, value in serial.per_query.items():
+        np.testing.assert_array_equal(spread.per_query[key], value)   # bit-identical
+    assert _same_rows(spread.summary(), serial.summary())
+
+
+def _same_rows(a, b) -> bool:
+    """Equal tables, NaN equal to NaN."""
+    return len(a) == len(b) and all(
+        x.keys() == y.keys() and all(
+            x[k] == y[k] or (isinstance(x[k], float) and np.isnan(x[k]) and np.isnan(y[k]))
+            for k in x) for x, y in zip(a, b))
