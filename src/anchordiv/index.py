@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from . import sharding
 from .anchors.base import AnchorModel
 from .errors import AnchorDivError, integer
 
@@ -87,12 +88,15 @@ class GalleryIndex:
     progress=None)``: ``gallery`` may be any sliceable array-like (a ``np.load(...,
     mmap_mode="r")`` memmap streams); ``chunk`` rows are embedded per step (default
     :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
-    instead of (device) memory.  Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
+    instead of (device) memory; ``mesh`` (a ``jax.sharding.Mesh``) also places the keys sharded
+    by rows over the devices of the mesh axes ``axis`` (default all; ``.sharded``) and
+    :meth:`top_k` scans them on every device in parallel (:mod:`anchordiv.sharding`).
+    Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
     """
 
     def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
                  chunk: int | None = None, store: str | Path | None = None,
-                 progress: bool | None = None):
+                 progress: bool | None = None, mesh=None, axis=None):
         self.model = dv.check_model(model)
         dv._use_fast(model, method)
         self.method = method
@@ -101,6 +105,9 @@ class GalleryIndex:
         chunk = min(chunk, dv.row_bucket(self.size))
         self.store = None if store is None else Path(store)
         self.keys = self._build(gallery, chunk, progress)
+        self.mesh, self.sharded = mesh, None
+        if mesh is not None:
+            self._names, self._shards = sharding.mesh_axes(mesh, axis)
 
     def _build(self, gallery, chunk: int, progress: bool | None):
         read = dv.gallery_reader(self.model, gallery)
@@ -155,6 +162,10 @@ class GalleryIndex:
         chunk = (dv.default_chunk(len(x), self.size, dim=self.key_dim) if chunk is None
                  else integer("chunk", chunk, low=1))
 
+        if self.mesh is not None:
+            best_i, best_d = self._mesh_top_k(q, c, k, chunk)
+            return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
         def read(start, stop):
             return jnp.asarray(self.keys[start:stop])
 
@@ -164,6 +175,16 @@ class GalleryIndex:
         best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score,
                                          progress=progress)
         return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
+    def _mesh_top_k(self, q, c, k: int, chunk: int):
+        """:meth:`top_k` over the keys sharded on the mesh (placed at the first query, again
+        only when ``chunk`` changes the padding)."""
+        chunk, padded = sharding.layout(self.size, chunk, self._shards)
+        if self.sharded is None or self.sharded.shape[0] != padded:
+            self.sharded = sharding.place_rows(lambda a, b: self.keys[a:b], self.size,
+                                               self.key_dim, self.mesh, self._names, padded)
+        return sharding.sharded_top_k(_merge_keys_impl, (q, c), self.sharded, self.size, k,
+                                      chunk, self.mesh, self._names)
 
     def divergence(self, queries) -> jax.Array:
         """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
