@@ -27,6 +27,7 @@ fitted model (a few arrays, :func:`anchordiv.save_model`) needs to travel to the
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 
@@ -110,24 +111,33 @@ class GalleryIndex:
             self._names, self._shards = sharding.mesh_axes(mesh, axis)
 
     def _build(self, gallery, chunk: int, progress: bool | None):
-        read = dv.gallery_reader(self.model, gallery)
-        starts = range(0, self.size, chunk)
-        show = len(starts) > 8 if progress is None else progress
         parts, out = [], None
-        for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
-            block = read(start, min(start + chunk, self.size))
-            keys = _keys_jit(self.model, dv.pad_rows(block, chunk), self.method)[:len(block)]
+        for start, keys in key_chunks(self.model, gallery, self.method, chunk,
+                                      progress=progress):
             if self.store is None:
                 parts.append(keys)
                 continue
             if out is None:
                 out = np.lib.format.open_memmap(self.store, mode="w+", dtype=keys.dtype,
                                                 shape=(self.size, keys.shape[1]))
-            out[start:start + len(block)] = np.asarray(keys)
+            out[start:start + len(keys)] = np.asarray(keys)
         if out is not None:
             out.flush()
             return np.load(self.store, mmap_mode="r")
         return parts[0] if len(parts) == 1 else jnp.concatenate(parts)
+
+    @classmethod
+    def from_keys(cls, model: AnchorModel, keys, *, method: str = "auto") -> "GalleryIndex":
+        """An index over keys computed before, ``keys [G, m + 1]`` (an array or a memmap, e.g.
+        the ``keys.npy`` of :func:`anchordiv.distributed.build_index`) for the same ``model``
+        and ``method``."""
+        self = cls.__new__(cls)
+        self.model = dv.check_model(model)
+        dv._use_fast(model, method)
+        self.method, self.keys, self.size = method, keys, int(keys.shape[0])
+        self.store = Path(keys.filename) if isinstance(keys, np.memmap) else None
+        self.mesh = self.sharded = None
+        return self
 
     # ---- shapes --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -216,44 +226,92 @@ class GalleryIndex:
         faiss = _faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
-        shift, scale = self._last_column_balance(chunk) if approx else (0.0, 1.0)
-
-        def balanced(sel):
-            k = np.array(self.keys[sel], np.float64)  # a copy: keys may be a read-only memmap
-            k[:, -1] = (k[:, -1] - shift) * scale
-            return k
-
-        max_norm = max(float(np.linalg.norm(balanced(slice(s, s + chunk)), axis=1).max())
-                       for s in range(0, self.size, chunk)) if approx else None
+        reduce = L2Reduction.fit(self.keys, chunk) if approx else None
         index = _new_faiss(faiss, kind, self.key_dim + approx, self.size, nlist=nlist,
                            nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search)
 
         def rows(sel):
-            k = _augment(balanced(sel), max_norm) if approx else np.asarray(self.keys[sel])
-            return np.ascontiguousarray(k, np.float32)
+            keys = self.keys[sel]
+            return reduce(keys) if approx else np.ascontiguousarray(keys, np.float32)
 
         if not index.is_trained:
-            n = min(self.size, integer("train_size", train_size, low=1))
-            index.train(rows(np.sort(np.random.default_rng(seed).choice(self.size, n, False))))
+            index.train(rows(sample_rows(self.size, train_size, seed)))
         starts = range(0, self.size, chunk)
         show = len(starts) > 8 if progress is None else progress
         for start in tqdm(starts, desc=f"faiss {kind}", unit="chunk", disable=not show):
             index.add(rows(slice(start, start + chunk)))
-        return FaissIndex(index, self, rescore=approx, query_scale=scale)
+        return FaissIndex(index, self, rescore=approx, query_scale=reduce.scale if approx else 1.0)
 
-    def _last_column_balance(self, chunk: int) -> tuple[float, float]:
-        """``(mean h, √tr Cov(v) / std h)`` over the keys ``[v, h]``, streamed in chunks."""
-        n, sum_h, sum_h2, sum_v, sum_v2 = 0, 0.0, 0.0, 0.0, 0.0
-        for s in range(0, self.size, chunk):
-            k = np.asarray(self.keys[s:s + chunk], np.float64)
-            n += len(k)
-            sum_h, sum_h2 = sum_h + k[:, -1].sum(), sum_h2 + (k[:, -1] ** 2).sum()
-            sum_v, sum_v2 = sum_v + k[:, :-1].sum(0), sum_v2 + (k[:, :-1] ** 2).sum()
+
+def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
+               progress: bool | None = None):
+    """Yield ``(start, keys [n, m + 1])`` for consecutive ``chunk``-row blocks of an array-like
+    ``gallery [G, d]`` (validated as read; computed on rows padded to ``chunk``, so every block
+    shares one compiled function)."""
+    size, _ = dv.gallery_shape(model, gallery)
+    read = dv.gallery_reader(model, gallery)
+    starts = range(0, size, chunk)
+    show = len(starts) > 8 if progress is None else progress
+    for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
+        block = read(start, min(start + chunk, size))
+        yield start, _keys_jit(model, dv.pad_rows(block, chunk), method)[:len(block)]
+
+
+def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
+    """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training)."""
+    n = min(size, integer("train_size", n, low=1))
+    return np.sort(np.random.default_rng(seed).choice(size, n, False))
+
+
+@dataclasses.dataclass(frozen=True)
+class L2Reduction:
+    """The MIPS → L2 reduction of the approximate faiss kinds (:meth:`GalleryIndex.to_faiss`):
+    keys ``[v, h] [n, m+1] -> [v, (h − shift)·scale, √(M² − ‖·‖²)] [n, m+2]`` float32, with
+    M = ``max_norm`` the largest balanced key norm.  Built from key statistics that add up
+    over blocks (:meth:`stats`), so the blocks of a sharded gallery can be summarised apart."""
+
+    shift: float = 0.0
+    scale: float = 1.0
+    max_norm: float = 0.0
+
+    @staticmethod
+    def stats(keys) -> np.ndarray:
+        """``[n, Σh, Σh², Σ‖v‖², Σv…]`` of keys ``[n, m+1]`` (add them over blocks)."""
+        k = np.asarray(keys, np.float64)
+        v, h = k[:, :-1], k[:, -1]
+        return np.concatenate([[len(k), h.sum(), (h**2).sum(), (v**2).sum()], v.sum(0)])
+
+    @classmethod
+    def balance(cls, stats) -> "L2Reduction":
+        """``shift = mean h``, ``scale = √tr Cov(v) / std h`` from summed :meth:`stats`
+        (``max_norm`` still 0: set it with :meth:`with_norm`)."""
+        n, sum_h, sum_h2, sum_v2 = stats[:4]
         mean_h = sum_h / n
         std_h = np.sqrt(max(sum_h2 / n - mean_h**2, 0.0))
-        spread_v = np.sqrt(max(sum_v2 / n - float(np.sum((sum_v / n) ** 2)), 0.0))
-        scale = spread_v / std_h if std_h > 0 and spread_v > 0 else 1.0
-        return mean_h, scale
+        spread_v = np.sqrt(max(sum_v2 / n - float(np.sum((stats[4:] / n) ** 2)), 0.0))
+        return cls(float(mean_h), float(spread_v / std_h if std_h > 0 and spread_v > 0 else 1.0))
+
+    @classmethod
+    def fit(cls, keys, chunk: int) -> "L2Reduction":
+        """Balance and largest norm of ``keys [G, m+1]``, streamed in ``chunk`` rows."""
+        starts = range(0, len(keys), chunk)
+        reduction = cls.balance(sum(cls.stats(keys[s:s + chunk]) for s in starts))
+        return reduction.with_norm(max(reduction.norm(keys[s:s + chunk]) for s in starts))
+
+    def balanced(self, keys) -> np.ndarray:
+        k = np.array(keys, np.float64)  # a copy: keys may be a read-only memmap
+        k[:, -1] = (k[:, -1] - self.shift) * self.scale
+        return k
+
+    def norm(self, keys) -> float:
+        """The largest balanced key norm in ``keys``."""
+        return float(np.linalg.norm(self.balanced(keys), axis=1).max())
+
+    def with_norm(self, max_norm: float) -> "L2Reduction":
+        return dataclasses.replace(self, max_norm=float(max_norm))
+
+    def __call__(self, keys) -> np.ndarray:
+        return np.ascontiguousarray(_augment(self.balanced(keys), self.max_norm), np.float32)
 
 
 def _augment(keys: np.ndarray, max_norm: float) -> np.ndarray:
@@ -352,5 +410,5 @@ def recall_at_k(found, exact) -> float:
     return float(np.mean(hits))
 
 
-__all__ = ["FAISS_KINDS", "FaissIndex", "GalleryIndex", "merge_results", "mips_scores",
-           "recall_at_k"]
+__all__ = ["FAISS_KINDS", "FaissIndex", "GalleryIndex", "L2Reduction", "key_chunks",
+           "merge_results", "mips_scores", "recall_at_k", "sample_rows"]
