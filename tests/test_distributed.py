@@ -2,6 +2,7 @@
 a killed worker's tasks are recomputed, study grids equal the serial run."""
 
 import concurrent.futures
+import json
 import os
 import signal
 import time
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
+from anchordiv.index import L2Reduction
 from helpers import clustered_anchors, make_model, unit
 
 distributed = pytest.importorskip("distributed")
@@ -167,3 +169,33 @@ def _same_rows(a, b) -> bool:
         x.keys() == y.keys() and all(
             x[k] == y[k] or (isinstance(x[k], float) and np.isnan(x[k]) and np.isnan(y[k]))
             for k in x) for x, y in zip(a, b))
+
+
+def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
+    faiss = pytest.importorskip("faiss")
+    _, client = cluster
+    anchors, x, y = data
+    model = make_model("softmax", anchors)
+    root = write_shards(tmp_path / "gallery", y.astype(np.float32))
+    built = add.build_index(model, root, tmp_path / "index", nlist=12, nprobe=3,
+                            train_size=600, block_rows=300, chunk=128, client=client)
+    keys = np.load(tmp_path / "index" / "keys.npy", mmap_mode="r")
+    np.testing.assert_allclose(keys, np.asarray(ad.GalleryIndex(model, y).keys), rtol=1e-6,
+                               atol=1e-6)
+    assert built.faiss.ntotal == len(y) and built.rescore
+    # the same trained quantizer, every key added at once: the same index
+    whole = faiss.read_index(str(tmp_path / "index" / "trained.index"))
+    meta = json.loads((tmp_path / "index" / "index.json").read_text())
+    reduction = L2Reduction(meta["shift"], meta["scale"], meta["max_norm"])
+    whole.add(reduction(keys))
+    whole.nprobe = 3
+    single = ad.FaissIndex(whole, built.gallery, rescore=True, query_scale=meta["scale"])
+    got, want = built.search(x, 6), single.search(x, 6)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    # candidates are re-scored exactly from the keys: the divergences of ad.divergence
+    full = np.asarray(ad.divergence(model, x, y))
+    np.testing.assert_allclose(got[1], np.take_along_axis(full, got[0], 1), rtol=1e-4,
+                               atol=1e-4)
+    reloaded = add.load_index(model, tmp_path / "index", nprobe=12)   # all cells: exact
+    np.testing.assert_array_equal(reloaded.search(x, 6)[0], ad.top_k(model, x, y, 6)[0])

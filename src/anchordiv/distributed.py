@@ -38,6 +38,7 @@ import dataclasses
 import functools
 import glob
 import importlib
+import json
 import os
 import re
 from pathlib import Path
@@ -48,12 +49,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .errors import AnchorDivError, integer
-from .index import merge_results
+from .index import (BUILD_CHUNK, FaissIndex, GalleryIndex, L2Reduction, key_chunks,
+                    merge_results, sample_rows)
 
 try:
     from distributed import WorkerPlugin
 except ImportError:  # pragma: no cover - the extra is not installed; connect() says so
     WorkerPlugin = object
+
+from . import index as index_module
 
 dv = importlib.import_module("anchordiv.divergence")
 
@@ -248,7 +252,8 @@ def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block
 def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
     """The gallery as scan blocks: ``(parts, offsets [B], G)``; ``parts[b]`` is a
     :class:`Block` or a ``dask.delayed`` array ``[n_b, d]``, its first global row
-    ``offsets[b]``.  Validates every shard's width against ``model.dim``."""
+    ``offsets[b]``.  Validates every shard's width against ``model.dim``; the shards must
+    fit ``model`` (a block is validated by the task that reads it)."""
     block_rows = integer("block_rows", block_rows, low=1)
     if _is_dask_array(shards):
         return _dask_array_blocks(model, shards)
@@ -335,5 +340,134 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     return best_i[:len(x)], best_d[:len(x)]
 
 
-__all__ = ["BLOCK_ROWS", "Block", "JaxConfig", "WORKER_ENV", "blocks", "connect",
-           "local_cluster", "shard_paths", "top_k", "wait"]
+# ---- index build at scale -----------------------------------------------------------------
+
+def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
+    """Write one block's MIPS keys into rows ``offset…`` of the ``.npy`` at ``path``; return
+    their :meth:`L2Reduction.stats`."""
+    data = rows.rows() if isinstance(rows, Block) else rows
+    out = np.load(path, mmap_mode="r+")
+    stats = 0.0
+    for start, keys in key_chunks(model, data, method, min(chunk, dv.row_bucket(len(data))),
+                                  progress=False):
+        keys = np.asarray(keys)
+        out[offset + start:offset + start + len(keys)] = keys
+        stats = stats + L2Reduction.stats(keys)
+    out.flush()
+    return stats
+
+
+def _block_norm(reduction: L2Reduction, path: str, start: int, stop: int, chunk: int) -> float:
+    keys = np.load(path, mmap_mode="r")
+    return max(reduction.norm(keys[s:min(s + chunk, stop)]) for s in range(start, stop, chunk))
+
+
+def _block_ivf(trained: str, path: str, start: int, stop: int, reduction: L2Reduction,
+               chunk: int, out: str) -> str:
+    """Add keys ``[start, stop)`` (global ids) to a copy of the trained IVF; write it."""
+    import faiss
+
+    index, keys = faiss.read_index(trained), np.load(path, mmap_mode="r")
+    for s in range(start, stop, chunk):
+        e = min(s + chunk, stop)
+        index.add_with_ids(reduction(keys[s:e]), np.arange(s, e, dtype=np.int64))
+    faiss.write_index(index, out)
+    return out
+
+
+def _run_blocks(client, fn, calls, *, retries: int, progress, desc: str) -> list:
+    """``fn(*call)`` for each call as one task each, results in order."""
+    futures = [client.submit(fn, *call, pure=False, retries=retries) for call in calls]
+    wait(futures, progress=progress, desc=desc)
+    return client.gather(futures)
+
+
+def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int = 16,
+                train_size: int = 100_000, seed: int = 0, method: str = "auto",
+                chunk: int = BUILD_CHUNK, block_rows: int = BLOCK_ROWS,
+                column: str = "embedding", client=None, retries: int = 2,
+                progress: bool | None = None) -> FaissIndex:
+    """An IVF index of a sharded gallery, built by Dask tasks and merged on disk.
+
+    Writes into ``out_dir``: ``keys.npy`` (the MIPS keys ``[G, m+1]``, each block's rows
+    written by one task), ``trained.index`` (the IVF, ``nlist`` cells, default ≈ 4√G, trained
+    once on ``train_size`` keys sampled with ``seed``), ``lists.ivfdata`` + ``ivf.index``
+    (every block added to a copy of the trained IVF by one task, the copies merged with faiss's
+    ``merge_ondisk``) and ``index.json``.  Keys go through the same balanced MIPS → L2
+    reduction as :meth:`anchordiv.GalleryIndex.to_faiss` (statistics summed over blocks).
+    Returns :func:`load_index` of ``out_dir``: a :class:`anchordiv.FaissIndex` whose inverted
+    lists and keys stay memory-mapped and whose candidates are re-scored exactly.
+    """
+    faiss = index_module._faiss()
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    parts, offsets, size = blocks(model, shards, block_rows=block_rows, column=column)
+    chunk, retries = integer("chunk", chunk, low=1), integer("retries", retries, low=0)
+    keys_path = str(out / "keys.npy")
+    spec = _key_spec(model, parts[0], method)
+    np.lib.format.open_memmap(keys_path, mode="w+", dtype=spec.dtype,
+                              shape=(size, spec.shape[1])).flush()
+    spans = [(int(o), int(o) + _rows(p)) for p, o in zip(parts, offsets)]
+    run = functools.partial(_run_blocks, retries=retries, progress=progress)
+    with connect(client) as cl:
+        stats = run(cl, _block_keys, [(model, p, keys_path, o, method, chunk)
+                                      for p, (o, _) in zip(parts, spans)], desc="keys")
+        reduction = L2Reduction.balance(sum(stats))
+        norms = run(cl, _block_norm, [(reduction, keys_path, a, b, chunk) for a, b in spans],
+                    desc="norms")
+        reduction = reduction.with_norm(max(norms))
+        trained = index_module._new_faiss(faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist,
+                                          nprobe=nprobe, hnsw_m=2, ef_search=1)
+        trained.train(reduction(np.load(keys_path, mmap_mode="r")[
+            sample_rows(size, train_size, seed)]))
+        faiss.write_index(trained, str(out / "trained.index"))
+        files = run(cl, _block_ivf, [(str(out / "trained.index"), keys_path, a, b, reduction,
+                                      chunk, str(out / f"block_{i}.index"))
+                                     for i, (a, b) in enumerate(spans)], desc="ivf")
+    _merge_on_disk(faiss, out, files)
+    meta = {"size": size, "method": method, "nprobe": nprobe,
+            **dataclasses.asdict(reduction)}
+    (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return load_index(model, out)
+
+
+def _key_spec(model, part, method: str) -> jax.ShapeDtypeStruct:
+    """Shape and dtype of one block's keys ``[1, m+1]`` (traced, not computed)."""
+    dtype = part.rows()[:1].dtype if isinstance(part, Block) else part.dtype
+    return jax.eval_shape(functools.partial(index_module._keys_impl, method=method), model,
+                          jax.ShapeDtypeStruct((1, model.dim), dtype))
+
+
+def _rows(part) -> int:
+    return len(part) if isinstance(part, Block) else int(part.shape[0])
+
+
+def _merge_on_disk(faiss, out: Path, files: list[str]) -> None:
+    """Merge the per-block IVFs into ``ivf.index`` + ``lists.ivfdata``; remove the blocks."""
+    from faiss.contrib.ondisk import merge_ondisk
+
+    merged = faiss.read_index(str(out / "trained.index"))
+    merge_ondisk(merged, files, str(out / "lists.ivfdata"))
+    faiss.write_index(merged, str(out / "ivf.index"))
+    for f in files:
+        os.remove(f)
+
+
+def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
+    """The :class:`anchordiv.FaissIndex` written by :func:`build_index`: the IVF's inverted
+    lists stay in the memory-mapped ``lists.ivfdata`` (faiss's on-disk lists, found beside
+    ``ivf.index`` so the folder may move), the keys in the memory-mapped ``keys.npy`` for the
+    exact re-scoring; ``nprobe`` overrides the saved one.  (``faiss.IO_FLAG_MMAP`` must not be
+    added: with on-disk lists it crashed faiss 1.15.)"""
+    faiss = index_module._faiss()
+    out = Path(out_dir)
+    meta = json.loads((out / "index.json").read_text())
+    ivf = faiss.read_index(str(out / "ivf.index"), faiss.IO_FLAG_ONDISK_SAME_DIR)
+    ivf.nprobe = integer("nprobe", meta["nprobe"] if nprobe is None else nprobe, low=1)
+    keys = np.load(out / "keys.npy", mmap_mode="r")
+    gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
+    return FaissIndex(ivf, gallery, rescore=True, query_scale=meta["scale"])
+
+
+__all__ = ["BLOCK_ROWS", "Block", "JaxConfig", "WORKER_ENV", "blocks", "build_index", "connect",
+           "load_index", "local_cluster", "shard_paths", "top_k", "wait"]
