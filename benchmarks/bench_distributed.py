@@ -149,8 +149,8 @@ def main() -> None:
            f"({rate:,.0f} items/s, one core, d = {args.dim}, page-cached shards) and reads its "
            "shards from local disk or page cache at the stated rate; tasks are independent "
            "and the tree reduction moves Q·k entries per task, so time scales as "
-           "10⁹ / (N × rate); scheduler overhead (≈ 1 ms per task, 1,000 tasks of 10⁶ items) "
-           "and stragglers are ignored.  Time scales with d (d = 768 costs ≈ 12× d = 64 for "
+           "10⁹ / (N × rate); scheduler overhead (≈ 1 ms per task, 1,000 tasks of 10⁶ "
+           "items) and stragglers are ignored.  Time scales with d (d = 768 costs ≈ 12× d = 64 for "
            "the Gaussian's keys and the scoring GEMM).\n")
     print(md)
     out = write_results("bench_distributed",

@@ -17,12 +17,10 @@ faiss: :meth:`GalleryIndex.to_faiss` puts the MIPS keys into a faiss inner-produ
 (``"flat"``: exact; ``"ivf"``, ``"hnsw"``: approximate) whose :meth:`FaissIndex.search`
 returns ``(indices, divergences)`` like :func:`anchordiv.top_k`.
 
-Sharding (a gallery that outgrows one machine): split the gallery rows into shards; on each
-machine build ``GalleryIndex(model, shard).to_faiss(...)`` (or a faiss index of
-``ad.mips_keys(model, shard)`` of any kind, or faiss's own ``IndexShards``); send every shard
-the same queries, add each shard's first row to the indices it returns, and combine the
-per-shard results with :func:`merge_results` — the result equals the unsharded top-k.  Only the
-fitted model (a few arrays, :func:`anchordiv.save_model`) needs to travel to the shards.
+Beyond one device or machine: ``GalleryIndex(..., mesh=mesh)`` shards the keys over the
+devices of a JAX mesh (:mod:`anchordiv.sharding`); :mod:`anchordiv.distributed` scans sharded
+galleries on a Dask cluster and builds an IVF of them merged on disk.  :func:`merge_results`
+is the helper that combines per-shard top-k (global indices) into the unsharded result.
 """
 
 from __future__ import annotations
