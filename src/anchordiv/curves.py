@@ -319,14 +319,18 @@ def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, quer
 def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
                      query_index=None, models=DEFAULT_MODELS, budgets=None, n_subsets: int = 5,
                      seed: int = 0, level: float = 0.95, n_boot: int = 2000,
-                     chunk: int | None = None, progress: bool | None = None) -> Curve:
+                     chunk: int | None = None, progress: bool | None = None,
+                     client=None) -> Curve:
     """Run the (budget × subset × model) grid.
 
     ``broad [m, d]``, ``target [N, d]`` anchors; ``queries [Q, d]``, ``gallery [G, d]``,
     ``relevance [Q, G]`` and ``query_index [Q]`` as in :func:`anchordiv.evaluate.evaluate`;
     ``models``: names in :data:`MODELS` or a dict ``name -> factory | CurveModel``;
     ``budgets``: candidate target-anchor counts (default :data:`DEFAULT_BUDGETS`; the full
-    count is always added).  Returns a :class:`Curve`.
+    count is always added); ``client``: a ``distributed.Client`` to run the cells on (the
+    queries, gallery and relevance are scattered to every worker once; each cell is one task;
+    the table is identical to the serial run's, see :mod:`anchordiv.distributed`).  Returns a
+    :class:`Curve`.
     """
     resolved = _resolve(models)
     target = as_matrix("target", target)
@@ -336,24 +340,19 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}
     varying = {n: m for n, m in resolved.items() if m.uses_target}
     cells = [(b, s) for b in grid for s in range(1 if b == len(target) else n_subsets)]
-    args = (queries, gallery, relevance, query_index, chunk)
+    jobs = ([(fixed, target)] if fixed else []) + \
+        [(varying, target[subset(len(target), b, s, seed)]) for b, s in cells]
+    outs = _run_cells(jobs, broad, tau, (queries, gallery, relevance, query_index, chunk),
+                      client=client, progress=progress)
+    fixed_out, prevalence = outs.pop(0) if fixed else ({}, None)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
     rows = []
-    bar = tqdm(total=len(cells) * len(varying) + len(fixed), desc="curve", unit="model",
-               disable=progress is False)
-    fixed_out, prevalence = ({}, None) if not fixed else \
-        _evaluate_cell(fixed, broad, target, tau, *args)
-    bar.update(len(fixed))
-    for b, s in cells:
-        out, prev = _evaluate_cell(varying, broad, target[subset(len(target), b, s, seed)], tau,
-                                   *args)
+    for (b, s), (out, prev) in zip(cells, outs):
         prevalence = prev if prev is not None else prevalence
         for name in resolved:
             value = out.get(name, fixed_out.get(name))
             results[(name, b)].append(value)
             rows.append(_row(name, resolved[name], b, s, value))
-        bar.update(len(varying))
-    bar.close()
     if prevalence is None:
         raise AnchorDivError("models: no model could be built at any budget")
     valid = np.isfinite(prevalence)
@@ -361,6 +360,26 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
                  for k, vs in results.items()}
     return Curve(resolved, grid, per_query, rows, float(np.nanmean(prevalence[valid])),
                  level=level, n_boot=n_boot, seed=seed)
+
+
+def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, object]]:
+    """:func:`_evaluate_cell` for each ``(models, target subset)`` job, in order: here, or one
+    task per cell on ``client`` with ``data = (queries, gallery, relevance, query_index,
+    chunk)`` scattered once."""
+    if client is None:
+        return [_evaluate_cell(models, broad, target, tau, *data)
+                for models, target in tqdm(jobs, desc="curve", unit="cell",
+                                           disable=progress is False)]
+    from .distributed import connect, wait
+
+    queries, gallery, relevance, query_index, chunk = data
+    with connect(client) as cl:
+        shared = cl.scatter([np.asarray(queries), np.asarray(gallery), np.asarray(relevance)],
+                            broadcast=True)
+        futures = [cl.submit(_evaluate_cell, models, broad, target, tau, *shared, query_index,
+                             chunk, pure=False) for models, target in jobs]
+        wait(futures, progress=progress is not False, desc="curve")
+        return cl.gather(futures)
 
 
 def _as_values(value, n: int) -> np.ndarray:

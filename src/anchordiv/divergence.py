@@ -236,7 +236,7 @@ def gallery_reader(model: AnchorModel, gallery):
 
 
 def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = None,
-          method: str = "auto", progress: bool | None = None):
+          method: str = "auto", progress: bool | None = None, mesh=None, axis=None):
     """The k closest gallery items per query, streaming the gallery in chunks.
 
     ``queries [Q, d]``; ``gallery [G, d]`` (any array-like supporting slicing, e.g. a
@@ -244,6 +244,8 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     divergences [Q, k])`` sorted ascending.  Memory is O(Q·(k + chunk)); each chunk is validated
     as it is read.  ``progress=None`` shows a bar when there are more than 8 chunks.
     To query one gallery many times, build an :class:`anchordiv.GalleryIndex` once instead.
+    ``mesh`` (a ``jax.sharding.Mesh``): shard the gallery rows over the devices of the mesh
+    axes ``axis`` (default all) and scan them in parallel (:mod:`anchordiv.sharding`).
     """
     check_model(model)
     _use_fast(model, method)
@@ -253,13 +255,41 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     chunk = (default_chunk(len(x), n_gallery, dim=model.dim) if chunk is None
              else integer("chunk", chunk, low=1))
     u, c = padded_query_terms(model, x, method)
+    if mesh is not None:
+        best_i, best_d = _mesh_top_k(model, u, c, gallery, k, chunk, method, mesh, axis)
+    else:
+        best_i, best_d = scan_top_k(model, u, c, gallery, k, chunk=chunk, method=method,
+                                    progress=progress)
+    return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
+
+def _mesh_top_k(model, u, c, gallery, k, chunk, method, mesh, axis):
+    """:func:`top_k`'s scan with the gallery rows sharded over ``mesh``."""
+    from . import sharding
+
+    names, n_shards = sharding.mesh_axes(mesh, axis)
+    n_gallery, dim = gallery_shape(model, gallery)
+    chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
+    rows = sharding.place_rows(gallery_reader(model, gallery), n_gallery, dim, mesh, names,
+                               padded)
+    return sharding.sharded_top_k(_merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh,
+                                  names, extra=(method,))
+
+
+def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method: str = "auto",
+               progress: bool | None = None):
+    """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
+    c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
+    ``chunk`` rows by the jitted block scorer.  Returns device arrays ``(best_i [Qb, k] int32,
+    best_d [Qb, k])`` with indices relative to the gallery's first row.  Used by
+    :mod:`anchordiv.distributed` to scan one block of a sharded gallery."""
+    n_gallery, _ = gallery_shape(model, gallery)
 
     def score(block, n_valid, offset, best_d, best_i):
         return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method)
 
-    best_i, best_d = stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery),
-                                  score, progress=progress)
-    return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+    return stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery), score,
+                        progress=progress)
 
 
 # ---- MIPS export -------------------------------------------------------------------------

@@ -17,16 +17,15 @@ faiss: :meth:`GalleryIndex.to_faiss` puts the MIPS keys into a faiss inner-produ
 (``"flat"``: exact; ``"ivf"``, ``"hnsw"``: approximate) whose :meth:`FaissIndex.search`
 returns ``(indices, divergences)`` like :func:`anchordiv.top_k`.
 
-Sharding (a gallery that outgrows one machine): split the gallery rows into shards; on each
-machine build ``GalleryIndex(model, shard).to_faiss(...)`` (or a faiss index of
-``ad.mips_keys(model, shard)`` of any kind, or faiss's own ``IndexShards``); send every shard
-the same queries, add each shard's first row to the indices it returns, and combine the
-per-shard results with :func:`merge_results` — the result equals the unsharded top-k.  Only the
-fitted model (a few arrays, :func:`anchordiv.save_model`) needs to travel to the shards.
+Beyond one device or machine: ``GalleryIndex(..., mesh=mesh)`` shards the keys over the
+devices of a JAX mesh (:mod:`anchordiv.sharding`); :mod:`anchordiv.distributed` scans sharded
+galleries on a Dask cluster and builds an IVF of them merged on disk.  :func:`merge_results`
+is the helper that combines per-shard top-k (global indices) into the unsharded result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 
@@ -35,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from . import sharding
 from .anchors.base import AnchorModel
 from .errors import AnchorDivError, integer
 
@@ -87,12 +87,15 @@ class GalleryIndex:
     progress=None)``: ``gallery`` may be any sliceable array-like (a ``np.load(...,
     mmap_mode="r")`` memmap streams); ``chunk`` rows are embedded per step (default
     :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
-    instead of (device) memory.  Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
+    instead of (device) memory; ``mesh`` (a ``jax.sharding.Mesh``) also places the keys sharded
+    by rows over the devices of the mesh axes ``axis`` (default all; ``.sharded``) and
+    :meth:`top_k` scans them on every device in parallel (:mod:`anchordiv.sharding`).
+    Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
     """
 
     def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
                  chunk: int | None = None, store: str | Path | None = None,
-                 progress: bool | None = None):
+                 progress: bool | None = None, mesh=None, axis=None):
         self.model = dv.check_model(model)
         dv._use_fast(model, method)
         self.method = method
@@ -101,26 +104,38 @@ class GalleryIndex:
         chunk = min(chunk, dv.row_bucket(self.size))
         self.store = None if store is None else Path(store)
         self.keys = self._build(gallery, chunk, progress)
+        self.mesh, self.sharded = mesh, None
+        if mesh is not None:
+            self._names, self._shards = sharding.mesh_axes(mesh, axis)
 
     def _build(self, gallery, chunk: int, progress: bool | None):
-        read = dv.gallery_reader(self.model, gallery)
-        starts = range(0, self.size, chunk)
-        show = len(starts) > 8 if progress is None else progress
         parts, out = [], None
-        for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
-            block = read(start, min(start + chunk, self.size))
-            keys = _keys_jit(self.model, dv.pad_rows(block, chunk), self.method)[:len(block)]
+        for start, keys in key_chunks(self.model, gallery, self.method, chunk,
+                                      progress=progress):
             if self.store is None:
                 parts.append(keys)
                 continue
             if out is None:
                 out = np.lib.format.open_memmap(self.store, mode="w+", dtype=keys.dtype,
                                                 shape=(self.size, keys.shape[1]))
-            out[start:start + len(block)] = np.asarray(keys)
+            out[start:start + len(keys)] = np.asarray(keys)
         if out is not None:
             out.flush()
             return np.load(self.store, mmap_mode="r")
         return parts[0] if len(parts) == 1 else jnp.concatenate(parts)
+
+    @classmethod
+    def from_keys(cls, model: AnchorModel, keys, *, method: str = "auto") -> "GalleryIndex":
+        """An index over keys computed before, ``keys [G, m + 1]`` (an array or a memmap, e.g.
+        the ``keys.npy`` of :func:`anchordiv.distributed.build_index`) for the same ``model``
+        and ``method``."""
+        self = cls.__new__(cls)
+        self.model = dv.check_model(model)
+        dv._use_fast(model, method)
+        self.method, self.keys, self.size = method, keys, int(keys.shape[0])
+        self.store = Path(keys.filename) if isinstance(keys, np.memmap) else None
+        self.mesh = self.sharded = None
+        return self
 
     # ---- shapes --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -155,6 +170,10 @@ class GalleryIndex:
         chunk = (dv.default_chunk(len(x), self.size, dim=self.key_dim) if chunk is None
                  else integer("chunk", chunk, low=1))
 
+        if self.mesh is not None:
+            best_i, best_d = self._mesh_top_k(q, c, k, chunk)
+            return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
         def read(start, stop):
             return jnp.asarray(self.keys[start:stop])
 
@@ -164,6 +183,16 @@ class GalleryIndex:
         best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score,
                                          progress=progress)
         return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+
+    def _mesh_top_k(self, q, c, k: int, chunk: int):
+        """:meth:`top_k` over the keys sharded on the mesh (placed at the first query, again
+        only when ``chunk`` changes the padding)."""
+        chunk, padded = sharding.layout(self.size, chunk, self._shards)
+        if self.sharded is None or self.sharded.shape[0] != padded:
+            self.sharded = sharding.place_rows(lambda a, b: self.keys[a:b], self.size,
+                                               self.key_dim, self.mesh, self._names, padded)
+        return sharding.sharded_top_k(_merge_keys_impl, (q, c), self.sharded, self.size, k,
+                                      chunk, self.mesh, self._names)
 
     def divergence(self, queries) -> jax.Array:
         """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
@@ -195,44 +224,92 @@ class GalleryIndex:
         faiss = _faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
-        shift, scale = self._last_column_balance(chunk) if approx else (0.0, 1.0)
-
-        def balanced(sel):
-            k = np.array(self.keys[sel], np.float64)  # a copy: keys may be a read-only memmap
-            k[:, -1] = (k[:, -1] - shift) * scale
-            return k
-
-        max_norm = max(float(np.linalg.norm(balanced(slice(s, s + chunk)), axis=1).max())
-                       for s in range(0, self.size, chunk)) if approx else None
+        reduce = L2Reduction.fit(self.keys, chunk) if approx else None
         index = _new_faiss(faiss, kind, self.key_dim + approx, self.size, nlist=nlist,
                            nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search)
 
         def rows(sel):
-            k = _augment(balanced(sel), max_norm) if approx else np.asarray(self.keys[sel])
-            return np.ascontiguousarray(k, np.float32)
+            keys = self.keys[sel]
+            return reduce(keys) if approx else np.ascontiguousarray(keys, np.float32)
 
         if not index.is_trained:
-            n = min(self.size, integer("train_size", train_size, low=1))
-            index.train(rows(np.sort(np.random.default_rng(seed).choice(self.size, n, False))))
+            index.train(rows(sample_rows(self.size, train_size, seed)))
         starts = range(0, self.size, chunk)
         show = len(starts) > 8 if progress is None else progress
         for start in tqdm(starts, desc=f"faiss {kind}", unit="chunk", disable=not show):
             index.add(rows(slice(start, start + chunk)))
-        return FaissIndex(index, self, rescore=approx, query_scale=scale)
+        return FaissIndex(index, self, rescore=approx, query_scale=reduce.scale if approx else 1.0)
 
-    def _last_column_balance(self, chunk: int) -> tuple[float, float]:
-        """``(mean h, √tr Cov(v) / std h)`` over the keys ``[v, h]``, streamed in chunks."""
-        n, sum_h, sum_h2, sum_v, sum_v2 = 0, 0.0, 0.0, 0.0, 0.0
-        for s in range(0, self.size, chunk):
-            k = np.asarray(self.keys[s:s + chunk], np.float64)
-            n += len(k)
-            sum_h, sum_h2 = sum_h + k[:, -1].sum(), sum_h2 + (k[:, -1] ** 2).sum()
-            sum_v, sum_v2 = sum_v + k[:, :-1].sum(0), sum_v2 + (k[:, :-1] ** 2).sum()
+
+def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
+               progress: bool | None = None):
+    """Yield ``(start, keys [n, m + 1])`` for consecutive ``chunk``-row blocks of an array-like
+    ``gallery [G, d]`` (validated as read; computed on rows padded to ``chunk``, so every block
+    shares one compiled function)."""
+    size, _ = dv.gallery_shape(model, gallery)
+    read = dv.gallery_reader(model, gallery)
+    starts = range(0, size, chunk)
+    show = len(starts) > 8 if progress is None else progress
+    for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
+        block = read(start, min(start + chunk, size))
+        yield start, _keys_jit(model, dv.pad_rows(block, chunk), method)[:len(block)]
+
+
+def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
+    """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training)."""
+    n = min(size, integer("train_size", n, low=1))
+    return np.sort(np.random.default_rng(seed).choice(size, n, False))
+
+
+@dataclasses.dataclass(frozen=True)
+class L2Reduction:
+    """The MIPS → L2 reduction of the approximate faiss kinds (:meth:`GalleryIndex.to_faiss`):
+    keys ``[v, h] [n, m+1] -> [v, (h − shift)·scale, √(M² − ‖·‖²)] [n, m+2]`` float32, with
+    M = ``max_norm`` the largest balanced key norm.  Built from key statistics that add up
+    over blocks (:meth:`stats`), so the blocks of a sharded gallery can be summarised apart."""
+
+    shift: float = 0.0
+    scale: float = 1.0
+    max_norm: float = 0.0
+
+    @staticmethod
+    def stats(keys) -> np.ndarray:
+        """``[n, Σh, Σh², Σ‖v‖², Σv…]`` of keys ``[n, m+1]`` (add them over blocks)."""
+        k = np.asarray(keys, np.float64)
+        v, h = k[:, :-1], k[:, -1]
+        return np.concatenate([[len(k), h.sum(), (h**2).sum(), (v**2).sum()], v.sum(0)])
+
+    @classmethod
+    def balance(cls, stats) -> "L2Reduction":
+        """``shift = mean h``, ``scale = √tr Cov(v) / std h`` from summed :meth:`stats`
+        (``max_norm`` still 0: set it with :meth:`with_norm`)."""
+        n, sum_h, sum_h2, sum_v2 = stats[:4]
         mean_h = sum_h / n
         std_h = np.sqrt(max(sum_h2 / n - mean_h**2, 0.0))
-        spread_v = np.sqrt(max(sum_v2 / n - float(np.sum((sum_v / n) ** 2)), 0.0))
-        scale = spread_v / std_h if std_h > 0 and spread_v > 0 else 1.0
-        return mean_h, scale
+        spread_v = np.sqrt(max(sum_v2 / n - float(np.sum((stats[4:] / n) ** 2)), 0.0))
+        return cls(float(mean_h), float(spread_v / std_h if std_h > 0 and spread_v > 0 else 1.0))
+
+    @classmethod
+    def fit(cls, keys, chunk: int) -> "L2Reduction":
+        """Balance and largest norm of ``keys [G, m+1]``, streamed in ``chunk`` rows."""
+        starts = range(0, len(keys), chunk)
+        reduction = cls.balance(sum(cls.stats(keys[s:s + chunk]) for s in starts))
+        return reduction.with_norm(max(reduction.norm(keys[s:s + chunk]) for s in starts))
+
+    def balanced(self, keys) -> np.ndarray:
+        k = np.array(keys, np.float64)  # a copy: keys may be a read-only memmap
+        k[:, -1] = (k[:, -1] - self.shift) * self.scale
+        return k
+
+    def norm(self, keys) -> float:
+        """The largest balanced key norm in ``keys``."""
+        return float(np.linalg.norm(self.balanced(keys), axis=1).max())
+
+    def with_norm(self, max_norm: float) -> "L2Reduction":
+        return dataclasses.replace(self, max_norm=float(max_norm))
+
+    def __call__(self, keys) -> np.ndarray:
+        return np.ascontiguousarray(_augment(self.balanced(keys), self.max_norm), np.float32)
 
 
 def _augment(keys: np.ndarray, max_norm: float) -> np.ndarray:
@@ -418,5 +495,5 @@ def recall_at_k(found, exact) -> float:
     return float(np.mean(hits))
 
 
-__all__ = ["FAISS_KINDS", "FaissIndex", "GalleryIndex", "merge_results", "mips_scores",
-           "recall_at_k"]
+__all__ = ["FAISS_KINDS", "FaissIndex", "GalleryIndex", "L2Reduction", "key_chunks",
+           "merge_results", "mips_scores", "recall_at_k", "sample_rows"]

@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from ..errors import AnchorDivError
+from ._cluster import add_cluster_options, cluster
 from ._io import load_embeddings, number
 from .fit import TAU_HELP
 
@@ -32,7 +33,8 @@ def register(sub) -> None:
                     "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
                     "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
                     "to reach --fraction of its full-coverage quality, and posterior vs "
-                    "target-only ratios).")
+                    "target-only ratios). With --scheduler or --workers the (budget x subset) "
+                    "cells run as tasks on a Dask cluster; the results are identical.")
     p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source)")
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
@@ -61,6 +63,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--title", default="adaptation curve", help="plot title")
+    add_cluster_options(p)
     p.set_defaults(func=run)
 
 
@@ -96,11 +99,12 @@ def run(args) -> int:
     tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
     rows = _query_rows(len(items), args.queries, args.seed)
     relevance = item_relevance(args.relevance, len(items), args.labels)
-    curve = adaptation_curve(
-        broad, target, np.asarray(items[rows]), items, np.asarray(relevance[rows]), tau=tau,
-        query_index=rows, models=[m for m in args.models.split(",") if m],
-        budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
-        n_boot=args.n_boot, progress=True)
+    with cluster(args) as client:
+        curve = adaptation_curve(
+            broad, target, np.asarray(items[rows]), items, np.asarray(relevance[rows]),
+            tau=tau, query_index=rows, models=[m for m in args.models.split(",") if m],
+            budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
+            n_boot=args.n_boot, progress=True, client=client)
     paths = curve.write(args.out, fraction=args.fraction, title=args.title)
     print(json.dumps(paths))
     return 0

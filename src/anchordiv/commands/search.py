@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AnchorDivError
+from ._cluster import add_cluster_options, cluster
 from ._io import add_json_flag, check_encoder, load_embeddings, load_scorer, report
 
 TABLE_FORMATS = {".csv": ",", ".tsv": "\t", ".jsonl": None}
@@ -20,14 +21,18 @@ def register(sub) -> None:
                                    "smallest anchor divergence D(query -> item) under MODEL (a "
                                    "model directory, or a saved posterior scored with its "
                                    "--summary point model). The gallery is streamed in chunks, "
-                                   "so a memory-mapped .npy larger than memory works. Writes "
-                                   "PREFIX.indices.npy, PREFIX.divergences.npy and a table "
-                                   "PREFIX.csv (one row per query x rank, with the query and "
-                                   "item texts when known).")
+                                   "so a memory-mapped .npy larger than memory works; with "
+                                   "--scheduler or --workers the scan runs on a Dask cluster, "
+                                   "one task per block of the gallery, which may then be "
+                                   "sharded. Writes PREFIX.indices.npy, PREFIX.divergences.npy "
+                                   "and a table PREFIX.csv (one row per query x rank, with the "
+                                   "query and item texts when known).")
     p.add_argument("model", help="model directory (`anchordiv fit`/`adapt -o`) or posterior "
                                  "directory (`adapt --posterior-out`)")
     p.add_argument("queries", help="query embeddings, .npy [Q, d]")
-    p.add_argument("gallery", help="gallery embeddings, .npy [G, d]")
+    p.add_argument("gallery", help="gallery embeddings, .npy [G, d]; with --scheduler or "
+                                   "--workers also a directory or glob of .npy / .parquet "
+                                   "shards (clip-retrieval's img_emb/img_emb_N.npy layout)")
     p.add_argument("-k", type=int, default=10, help="neighbours per query (default 10)")
     p.add_argument("-o", "--out", required=True,
                    help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and "
@@ -42,6 +47,9 @@ def register(sub) -> None:
                    help="posterior MODEL: the point summary that scores (default mean)")
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
     add_json_flag(p)
+    p.add_argument("--column", default="embedding",
+                   help="embedding column of parquet shards (default %(default)s)")
+    add_cluster_options(p)
     p.set_defaults(func=run)
 
 
@@ -95,11 +103,21 @@ def run(args) -> int:
 
     model, card = load_scorer(args.model, "model", args.summary)
     queries = load_embeddings(args.queries, "queries")
-    gallery = load_embeddings(args.gallery, "gallery")
-    check_encoder(card, queries=queries, gallery=gallery)
+    with cluster(args) as client:
+        if client is None:
+            gallery = load_embeddings(args.gallery, "gallery")
+            check_encoder(card, queries=queries, gallery=gallery)
+            idx, div = top_k(model, queries, gallery, args.k, chunk=args.chunk, progress=True)
+        else:
+            from .. import distributed
+
+            gallery = None
+            check_encoder(card, queries=queries)
+            idx, div = distributed.top_k(model, queries, args.gallery, args.k, client=client,
+                                         chunk=args.chunk, column=args.column, progress=True)
     qtext = row_labels(args.query_texts, queries, "query")
-    gtext = row_labels(args.gallery_texts, gallery, "gallery")
-    idx, div = top_k(model, queries, gallery, args.k, chunk=args.chunk, progress=True)
+    # a sharded gallery has no single sidecar: its table shows item numbers
+    gtext = row_labels(args.gallery_texts, gallery, "gallery") if gallery is not None else None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     written = {"indices": f"{out}.indices.npy", "divergences": f"{out}.divergences.npy"}
