@@ -189,7 +189,7 @@ def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
     reduction = L2Reduction(meta["shift"], meta["scale"], meta["max_norm"])
     whole.add(reduction(keys))
     whole.nprobe = 3
-    single = ad.FaissIndex(whole, built.gallery, rescore=True, query_scale=meta["scale"])
+    single = ad.FaissIndex(whole, built.gallery, reduction=reduction)
     got, want = built.search(x, 6), single.search(x, 6)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])

@@ -466,7 +466,8 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     ivf.nprobe = integer("nprobe", meta["nprobe"] if nprobe is None else nprobe, low=1)
     keys = np.load(out / "keys.npy", mmap_mode="r")
     gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
-    return FaissIndex(ivf, gallery, rescore=True, query_scale=meta["scale"])
+    reduction = L2Reduction(meta["shift"], meta["scale"], meta["max_norm"])
+    return FaissIndex(ivf, gallery, reduction=reduction)
 
 
 __all__ = ["BLOCK_ROWS", "Block", "JaxConfig", "WORKER_ENV", "blocks", "build_index", "connect",

@@ -238,7 +238,7 @@ class GalleryIndex:
         show = len(starts) > 8 if progress is None else progress
         for start in tqdm(starts, desc=f"faiss {kind}", unit="chunk", disable=not show):
             index.add(rows(slice(start, start + chunk)))
-        return FaissIndex(index, self, rescore=approx, query_scale=reduce.scale if approx else 1.0)
+        return FaissIndex(index, self, reduction=reduce)
 
 
 def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
@@ -354,12 +354,13 @@ class FaissIndex:
     ``rescore``: its candidates are re-scored exactly from the cached keys (the approximate
     kinds, whose faiss distances are L2 distances of reduced keys)."""
 
-    def __init__(self, faiss_index, gallery: GalleryIndex, *, rescore: bool = False,
-                 query_scale: float = 1.0):
+    def __init__(self, faiss_index, gallery: GalleryIndex, *,
+                 reduction: "L2Reduction | None" = None):
         self.faiss = faiss_index
         self.gallery = gallery
-        self.rescore = rescore
-        self.query_scale = query_scale   # keys' ψ column was multiplied by this (approx kinds)
+        self.reduction = reduction       # the approximate kinds' MIPS → L2 reduction
+        self.rescore = reduction is not None
+        self.query_scale = reduction.scale if reduction is not None else 1.0
 
     def search(self, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
@@ -390,17 +391,6 @@ class FaissIndex:
                 f"G={len(self)}, rescore={self.rescore})")
 
     # ---- growing the index ---------------------------------------------------------------
-    def _reduction(self) -> tuple[float, float]:
-        """``(ψ-column shift, M)`` of the approximate kinds' MIPS → L2 reduction, computed from
-        the keys the index was built from (as in :meth:`GalleryIndex.to_faiss`) and then kept,
-        so added items are reduced exactly like the original ones."""
-        if getattr(self, "_shift_norm", None) is None:
-            shift, _ = self.gallery._last_column_balance(65536)
-            k = np.array(self.gallery.keys, np.float64)
-            k[:, -1] = (k[:, -1] - shift) * self.query_scale
-            self._shift_norm = (shift, float(np.linalg.norm(k, axis=1).max()))
-        return self._shift_norm
-
     def add(self, items) -> "FaissIndex":
         """Append gallery items ``[n, d]`` (their indices continue after the current ones).
         Their keys join the cached keys in memory.  For the approximate kinds the reduction
@@ -409,11 +399,8 @@ class FaissIndex:
         g = self.gallery
         new = GalleryIndex(g.model, items, method=g.method)
         new_keys = np.asarray(new.keys)
-        if self.rescore:
-            shift, max_norm = self._reduction()
-            k = np.array(new_keys, np.float64)
-            k[:, -1] = (k[:, -1] - shift) * self.query_scale
-            self.faiss.add(np.ascontiguousarray(_augment(k, max_norm), np.float32))
+        if self.rescore:     # reduced with the original shift, scale and norm bound M
+            self.faiss.add(self.reduction(new_keys))
         else:
             self.faiss.add(np.ascontiguousarray(new_keys, np.float32))
         g.keys = np.concatenate([np.asarray(g.keys), new_keys.astype(np.asarray(g.keys).dtype)])
@@ -431,10 +418,10 @@ class FaissIndex:
         path = Path(path)
         arrays = {"faiss": np.asarray(faiss.serialize_index(self.faiss)),
                   "keys": np.asarray(self.gallery.keys)}
-        shift, max_norm = self._reduction() if self.rescore else (0.0, 0.0)
+        red = self.reduction or L2Reduction()
         meta = {"type": "faiss-index", "faiss_class": type(self.faiss).__name__,
                 "size": len(self), "key_dim": self.gallery.key_dim, "rescore": self.rescore,
-                "query_scale": self.query_scale, "shift": shift, "max_norm": max_norm,
+                "query_scale": red.scale, "shift": red.shift, "max_norm": red.max_norm,
                 "method": self.gallery.method, "kind": self.gallery.model.kind,
                 "model_dim": self.gallery.model.dim}
         write_bundle(path, arrays, {**meta, **card})
@@ -464,10 +451,9 @@ class FaissIndex:
         gallery = GalleryIndex.__new__(GalleryIndex)
         gallery.model, gallery.method, gallery.store = model, card["method"], None
         gallery.size, gallery.keys = len(keys), keys
-        out = cls(index, gallery, rescore=card["rescore"], query_scale=card["query_scale"])
-        if out.rescore:
-            out._shift_norm = (card["shift"], card["max_norm"])
-        return out
+        red = L2Reduction(float(card["shift"]), float(card["query_scale"]),
+                          float(card["max_norm"])) if card["rescore"] else None
+        return cls(index, gallery, reduction=red)
 
 
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:

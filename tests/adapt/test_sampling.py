@@ -45,8 +45,9 @@ def test_default_model_runs_at_full_d_32_in_float32():
     d = 32
     broad = rng.normal(size=(400, d)).astype(np.float32) * 0.05
     t = (rng.normal(size=(10, d)) * 0.05).astype(np.float32)
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", num_warmup=30,
-                    num_samples=20, num_chains=1, progress=False, kappa0=5.0, nu0=d + 20.0)
+    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", num_warmup=20,
+                    num_samples=10, num_chains=1, max_tree_depth=5, progress=False,
+                    kappa0=5.0, nu0=d + 20.0)
     assert np.all(np.isfinite(post.samples["Sigma"]))
     assert post.info["divergences"] <= 2
 

@@ -26,7 +26,7 @@ def test_search_with_workers_reads_a_shard_directory(tmp_path, capsys):
     for n, (lo, hi) in enumerate(((0, 40), (40, 90))):
         np.save(tmp_path / "img_emb" / f"img_emb_{n}.npy", y[lo:hi])
     assert main(["search", str(tmp_path / "m"), str(tmp_path / "q.npy"), str(tmp_path),
-                 "-k", "4", "-o", str(tmp_path / "res"), "--workers", "1"]) == 0
+                 "-k", "4", "-o", str(tmp_path / "res"), "--workers", "1", "--json"]) == 0
     out = capsys.readouterr()
     assert json.loads(out.out)["k"] == 4 and "scan" in out.err      # progress on stderr
     np.testing.assert_array_equal(np.load(tmp_path / "res.indices.npy"),

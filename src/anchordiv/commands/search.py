@@ -127,7 +127,8 @@ def run(args) -> int:
     if args.table != "none":
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))
     report(args, {**written, "queries": int(idx.shape[0]), "k": int(idx.shape[1])},
-           title=f"anchordiv search: top-{idx.shape[1]} of {len(gallery)} gallery items for "
+           title=f"anchordiv search: top-{idx.shape[1]} of "
+                 f"{len(gallery) if gallery is not None else 'the sharded'} gallery items for "
                  f"{idx.shape[0]} queries under {card.get('kind')} ({args.model})",
            fields=written, rows=rows[:min(len(rows), 3 * idx.shape[1])])
     return 0
