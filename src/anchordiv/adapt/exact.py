@@ -17,13 +17,15 @@ def exact_gaussian(broad, targets, o):
     auto = {k: o[k] == "auto" for k in ("kappa0", "nu0")}
     kappa0 = None if auto["kappa0"] else positive("kappa0", o["kappa0"])
     nu0 = None if auto["nu0"] else priors.niw.check_nu0(o["nu0"], d)
-    chosen = "user"
+    chosen, at_bound = "user", []
     if kappa0 is None or nu0 is None:
-        kappa0, nu0, _ = priors.empirical_bayes(mu0, cov, targets, kappa0=kappa0, nu0=nu0)
+        eb = priors.niw.empirical_bayes_fit(mu0, cov, targets, kappa0=kappa0, nu0=nu0)
+        kappa0, nu0, at_bound = eb["kappa0"], eb["nu0"], eb["at_bound"]
         chosen = "empirical Bayes (" + ", ".join(k for k, v in auto.items() if v) + ")"
     prior = priors.NIW.from_scale(mu0, cov, kappa0, nu0)
     info = {"kappa0": kappa0, "nu0": nu0, "mean_pseudo_anchors": kappa0,
             "covariance_pseudo_anchors": nu0 - d - 1, "chosen_by": chosen,
+            "at_bound": ", ".join(at_bound),
             "log_marginal_likelihood": prior.log_marginal(targets),
             "model_kwargs": prior.model_kwargs()}
     return prior.update(targets), info, {}
