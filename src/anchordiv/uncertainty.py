@@ -12,7 +12,8 @@ Quantities per kind (each draw compared with the posterior-mean point summary):
 
 NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
 ``energy``), so ``az.summary``, ``az.ess``, ``az.rhat``, ``az.plot_posterior`` and
-``az.plot_energy`` work.  Exact posteriors give independent draws arranged as two chains.
+``az.plot_energy`` work.  Exact posteriors give two chains: independent draws, or for the latent
+kinds (Gibbs draws) two independent Gibbs chains, so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
@@ -76,11 +77,42 @@ STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_ste
          "accept_prob": "acceptance_rate", "energy": "energy"}
 
 
+#: default number of draws of :func:`inference_data`
+DEFAULT_DRAWS = 200
+#: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
+#: :meth:`~anchordiv.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+GIBBS_BUDGET = 6e10
+CHAINS = 2
+
+
+def default_draws(post) -> int:
+    """:data:`DEFAULT_DRAWS`, or for Gibbs-sampled (exact latent) posteriors as many as
+    :data:`GIBBS_BUDGET` allows per chain after burn-in (at least 10 per chain): at d = 384 and
+    the default rank that is ≈ 40 draws in 2 parallel chains — fewer draws, but independent
+    chains whose ESS ArviZ reports honestly."""
+    cost = getattr(post.family, "sweep_cost", None)
+    if cost is None:
+        return DEFAULT_DRAWS
+    from .priors.bingham import BURN_IN
+
+    per_chain = int(GIBBS_BUDGET / cost()) - BURN_IN
+    return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
+
+
+def chain_draws(post, num_draws: int, seed: int) -> dict:
+    """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
+    draws, or for Gibbs-sampled families two independent parallel chains."""
+    per_chain = -(-num_draws // CHAINS)
+    if hasattr(post.family, "sample_chains"):
+        return post.family.sample_chains(np.random.default_rng(seed), CHAINS, per_chain)
+    draws = post.draws(seed, CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
+
+
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None:   # independent draws, arranged as 2 chains so r_hat is defined
-        draws = post.draws(seed, 2 * -(-num_draws // 2))
-        return {k: v.reshape((2, -1) + v.shape[1:]) for k, v in draws.items()}, None
+    if post.samples is None:
+        return chain_draws(post, num_draws, seed), None
     n = next(iter(post.samples.values())).shape[1]
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
     stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
@@ -88,14 +120,16 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     return {k: v[:, idx] for k, v in post.samples.items()}, stats
 
 
-def inference_data(post, *, num_draws: int = 200, seed: int = 0):
+def inference_data(post, *, num_draws: int | None = None, seed: int = 0):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
 
-    ``num_draws``: exact posteriors draw that many (rounded up to even); NUTS posteriors keep up
-    to that many evenly spaced draws per chain."""
+    ``num_draws``: exact posteriors draw that many (rounded up to even) in 2 chains; NUTS
+    posteriors keep up to that many evenly spaced draws per chain; default
+    :func:`default_draws` (200, fewer for Gibbs-sampled latent posteriors at large d)."""
     import arviz as az
 
-    num_draws = integer("num_draws", num_draws, low=2)
+    num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
+                        low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
     quantities = QUANTITIES[post.kind](draws, post.params("mean"))
     # netCDF attributes cannot hold booleans: store flags as 0/1

@@ -66,7 +66,16 @@ def exact_latent_gaussian(broad, targets, o):
     post, extra = priors.latent_gaussian_update(broad, targets, rank=rank, beta=beta,
                                                 prior=o["prior"])
     info = {"rank": rank, "beta": beta, **extra}
-    return post, info, {"mean": post.location}
+    return post, info, {"mean": post.location, **ppca_fixed(broad, targets, rank)}
+
+
+def ppca_fixed(broad, targets, rank) -> dict:
+    """The latent kinds' PPCA likelihood constants kept in ``post.fixed`` (target mean, broad
+    signal ℓ and noise σ² at the rank) for the pointwise log-likelihood (:mod:`.density`)."""
+    _, signal, noise = priors.bingham.ppca_scale(
+        priors.cache.cached(priors.bingham.broad_spectrum, broad), rank)
+    return {"ppca_mean": np.asarray(targets, np.float64).mean(0),
+            "ppca_signal": np.asarray(signal), "ppca_noise": np.asarray(noise)}
 
 
 def exact_latent_spherical(broad, targets, o):
@@ -74,11 +83,13 @@ def exact_latent_spherical(broad, targets, o):
     check_target_rank(rank, targets, beta)
     kappa = o["concentration"]
     kappa = positive("concentration", kappa) if kappa is not None else \
-        positive("prior_anchors", o["prior_anchors"]) + len(targets)
+        priors.posterior_bingham.likelihood_concentration(broad, len(targets), rank=rank,
+                                                          beta=beta)
     post, extra = priors.latent_spherical_update(broad, targets, rank=rank, beta=beta,
                                                  concentration=kappa, prior=o["prior"])
     info = {"rank": rank, "beta": beta, "concentration": kappa, **extra}
-    return post, info, {"radius": np.asarray(positive("radius", o["radius"]))}
+    return post, info, {"radius": np.asarray(positive("radius", o["radius"])),
+                        **ppca_fixed(broad, targets, rank)}
 
 
 def exact_mixture(broad, targets, o):

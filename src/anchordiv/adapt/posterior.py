@@ -8,6 +8,7 @@ of the model's sites (NUTS, SVI guide draws); ``point``/``sample`` turn either i
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -44,7 +45,8 @@ class Posterior:
             raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
         if self.family is not None:
             return self.family.mode() if which == "map" else self.family.mean()
-        return summarise_samples(self.kind, self.flat_samples(), which, self.flat_lp())
+        lp = self.flat_lp() if which == "map" else None
+        return summarise_samples(self.kind, self.flat_samples(), which, lp)
 
     def point(self, which: str = "mean") -> AnchorModel:
         """The adapted anchor model at the posterior mean or MAP (usable with ad.divergence).
@@ -71,18 +73,30 @@ class Posterior:
         return [to_model(self.kind, {k: v[i] for k, v in d.items()}, self.tau, self.dtype,
                          self.fixed) for i in range(n)]
 
-    def inference_data(self, num_draws: int = 200, seed: int = 0):
-        """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats);
-        see :func:`anchordiv.uncertainty.inference_data`."""
+    def inference_data(self, num_draws: int | None = None, seed: int = 0, **options):
+        """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats, and
+        the prior / log-likelihood / predictive groups); see
+        :func:`anchordiv.uncertainty.inference_data` for ``num_draws`` and ``options``."""
         from ..uncertainty import inference_data
 
-        return inference_data(self, num_draws=num_draws, seed=seed)
+        return inference_data(self, num_draws=num_draws, seed=seed, **options)
 
     def flat_samples(self) -> dict[str, np.ndarray]:
         """NUTS samples with chains merged ``{site: [chains·draws, ...]}``."""
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray:
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
+        model's log joint at the constrained parameters (``stats["log_density"]``, see
+        :func:`~.density.with_log_density`).  Posteriors sampled without it fall back to
+        −potential energy, which is the density of NUTS's *unconstrained* coordinates
+        (Jacobians included), with a warning."""
+        if "log_density" in self.stats:
+            return np.asarray(self.stats["log_density"]).reshape(-1)
+        warnings.warn("point('map'): this posterior has no stats['log_density'] (the density "
+                      "of the constrained parameters); using −potential energy, which includes "
+                      "the Jacobian of the unconstrained coordinates — see "
+                      "anchordiv.adapt.density.with_log_density", stacklevel=3)
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, **card) -> Path:
@@ -116,9 +130,10 @@ def cov_factor(cov: np.ndarray) -> np.ndarray:
         return psd_factor(cov)
 
 
-def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray) -> dict:
-    """Point parameters from samples ``{site: [S, ...]}``: the highest-density draw
-    (``"map"``) or the mean (latent kinds: principal subspace of the mean projector)."""
+def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray | None) -> dict:
+    """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
+    density ``lp [S]`` of the constrained parameters (``"map"``) or the mean (latent kinds:
+    principal subspace of the mean projector)."""
     if which == "map":
         i = int(np.argmax(lp))
         return {k: v[i] for k, v in s.items()}

@@ -1,0 +1,118 @@
+"""Densities of a posterior's draws, in one place for every inference method (exact, NUTS,
+SVI): the log joint of the model at constrained parameter values (for the MAP draw) and the
+pointwise log-likelihood of each target anchor (for PSIS-LOO, WAIC; MATH.md round 2).
+
+Draws are dicts of the kind's sites (:data:`anchordiv.priors.SITES`) with a leading draw axis:
+``mu [S, d]``, ``Sigma [S, d, d]``; ``U [S, d, k]``; ``weights [S, K]``, ``means [S, K, d]``,
+``covs [S, K, d, d]``.
+
+Pointwise log-likelihood per kind (``log p(t_i | θ_s)``, untempered):
+
+* gaussian: ``N(t_i | μ, Σ)``;
+* latent kinds: the PPCA likelihood ``N(t_i | m, σ² I + ℓ U Uᵀ)`` with the target mean m and the
+  broad PPCA signal ℓ and noise σ² (:func:`anchordiv.priors.bingham.ppca_scale`) kept in
+  ``post.fixed`` (``ppca_mean``, ``ppca_signal``, ``ppca_noise``) — for the latent spherical kind
+  this is the likelihood its default concentration is derived from;
+* mixture: ``log Σ_k w_k N(t_i | μ_k, Σ_k)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.special
+
+from ..errors import AnchorDivError
+
+#: sites of the explicit models that only parametrise another site (excluded from densities)
+AUXILIARY_SUFFIX = "_raw"
+
+
+def _gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``log N(t_i | μ_s, Σ_s)``: ``t [n, d]``, ``mu [S, d]``, ``cov [S, d, d]`` -> ``[S, n]``."""
+    chol = np.linalg.cholesky(cov)
+    diff = t[None, :, :] - mu[:, None, :]                                   # [S, n, d]
+    z = np.linalg.solve(chol, np.swapaxes(diff, -1, -2))                    # [S, d, n]
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)      # [S]
+    d = t.shape[1]
+    return -0.5 * ((z * z).sum(-2) + logdet[:, None] + d * np.log(2 * np.pi))
+
+
+def _ppca_logpdf(t, u, mean, signal, noise):
+    """``log N(t_i | m, σ² I + ℓ U_s U_sᵀ)`` via Woodbury: ``u [S, d, k]`` -> ``[S, n]``."""
+    d, k = u.shape[-2:]
+    x = t - mean                                                           # [n, d]
+    proj = np.einsum("nd,sdk->snk", x, u)                                   # [S, n, k]
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * \
+        (proj * proj).sum(-1)
+    logdet = d * np.log(noise) + k * np.log1p(signal / noise)
+    return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
+
+
+def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np.ndarray:
+    """``log p(t_i | θ_s)`` ``[S, n]`` for draws ``{site: [S, ...]}`` and ``targets [n, d]``."""
+    t = np.asarray(targets, np.float64)
+    if kind == "gaussian":
+        return _gaussian_logpdf(t, np.asarray(draws["mu"], np.float64),
+                                np.asarray(draws["Sigma"], np.float64))
+    if kind in ("latent-gaussian", "latent-spherical"):
+        missing = [k for k in ("ppca_mean", "ppca_signal", "ppca_noise") if k not in fixed]
+        if missing:
+            raise AnchorDivError(f"post.fixed: the latent likelihood needs {', '.join(missing)} "
+                                 f"(posteriors adapted before this version lack them)")
+        return _ppca_logpdf(t, np.asarray(draws["U"], np.float64), np.asarray(fixed["ppca_mean"]),
+                            float(fixed["ppca_signal"]), float(fixed["ppca_noise"]))
+    if kind == "mixture":
+        w = np.asarray(draws["weights"], np.float64)
+        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        comp = np.stack([_gaussian_logpdf(t, means[:, j], covs[:, j])
+                         for j in range(w.shape[1])], -1)                   # [S, n, K]
+        return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
+    raise AnchorDivError(f"kind: no likelihood for {kind!r}")
+
+
+def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
+    """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
+    parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
+    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
+    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself)."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro import handlers
+
+    t = jnp.asarray(targets)
+    params = {k: jnp.asarray(v) for k, v in draws.items()}
+    if "U" in params:
+        params["U" + AUXILIARY_SUFFIX] = params["U"]
+
+    def one(p):
+        tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
+            t, **kwargs)
+        total = 0.0
+        for name, site in tr.items():
+            if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
+                continue
+            lp = site["fn"].log_prob(site["value"])
+            total = total + jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
+        return total
+
+    return np.asarray(jax.jit(jax.vmap(one))(params), np.float64)
+
+
+def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
+    """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint
+    (:func:`log_joint`) of each draw, which ``post.point("map")`` maximises.  ``model`` defaults to
+    the kind's explicit model, ``model_kwargs`` to ``post.info["model_kwargs"]``."""
+    from .. import priors
+
+    kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
+    if kwargs is None:
+        raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
+    shape = next(iter(post.samples.values())).shape[:2]
+    lp = log_joint(model or priors.MODELS[post.kind], targets, kwargs, post.flat_samples())
+    return dataclasses.replace(post, stats={**(post.stats or {}),
+                                            "log_density": lp.reshape(shape)})
+
+
+__all__ = ["log_joint", "pointwise_log_likelihood", "with_log_density"]
