@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from .errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from .io import read_bundle, write_bundle
+from .sbc import SBCResult, sbc
 
 SMALL_D = 8
 N_EIGEN = 5
@@ -241,5 +242,5 @@ def load_inference_data(path, *, verify: bool = True):
     return idata
 
 
-__all__ = ["RetrievalUncertainty", "inference_data", "load_inference_data", "principal_angles",
+__all__ = ["RetrievalUncertainty", "SBCResult", "sbc", "inference_data", "load_inference_data", "principal_angles",
            "retrieval_uncertainty", "save_inference_data"]

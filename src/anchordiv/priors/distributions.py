@@ -101,6 +101,10 @@ class MatrixBingham(dist.Distribution):
 
 # ---- samplers (float64 numpy) -------------------------------------------------------------
 
+#: d·k from which Gibbs chains run in parallel threads and show a progress bar (below it a
+#: sweep takes microseconds and threads cost more than they save)
+LARGE = 4096
+
 def _acg_root(lam: np.ndarray) -> float:
     """b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 for eigenvalues λ ≥ 0 (min 0) of a vector Bingham:
     Newton from b = 1, where the convex decreasing left side is ≥ 1 (monotone convergence)."""
@@ -195,6 +199,20 @@ def _chain(b, k, n, seed, burn_in, thin, start, bar) -> np.ndarray:
     return out
 
 
+def _one_blas_thread(active: bool):
+    """Limit BLAS to one thread while chains run in parallel threads (a multi-threaded BLAS
+    called from several threads oversubscribes the cores; no-op without threadpoolctl)."""
+    import contextlib
+
+    if not active:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 def bingham_chains(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
                    chains: int = 2, burn_in: int = 20, thin: int = 1,
                    workers: int | None = None) -> np.ndarray:
@@ -214,10 +232,15 @@ def bingham_chains(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
     start = v[:, ::-1][:, :k].copy()
     seeds = rng.integers(0, 2**63 - 1, size=chains)
     total = chains * (burn_in + n * thin)
-    bar = tqdm(total=total, desc="Bingham Gibbs", unit="sweep", disable=b.shape[0] * k < 4096)
-    workers = min(chains, workers or os.cpu_count() or 1)
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        out = list(pool.map(lambda sd: _chain(b, k, n, sd, burn_in, thin, start, bar), seeds))
+    large = b.shape[0] * k >= LARGE
+    bar = tqdm(total=total, desc="Bingham Gibbs", unit="sweep", disable=not large)
+    workers = min(chains, workers or (os.cpu_count() if large else 1) or 1)
+    run = lambda sd: _chain(b, k, n, sd, burn_in, thin, start, bar)  # noqa: E731
+    if workers == 1:
+        out = [run(sd) for sd in seeds]
+    else:
+        with _one_blas_thread(True), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            out = list(pool.map(run, seeds))
     bar.close()
     return np.stack(out)
 
