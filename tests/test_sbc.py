@@ -63,7 +63,7 @@ def check_calibrated(result, tol=0.05):
 
 # kind, method, simulations, draws: fast versions (≈ 1–8 s each)
 FAST = [("gaussian", "exact", 200, 49), ("mixture", "exact", 100, 19),
-        ("latent-gaussian", "exact", 100, 19), ("latent-spherical", "exact", 100, 19)]
+        ("latent-gaussian", "exact", 100, 9), ("latent-spherical", "exact", 100, 9)]
 
 
 @pytest.mark.parametrize("kind, method, sims, draws", FAST)
@@ -74,6 +74,7 @@ def test_sbc_library_posteriors(kind, method, sims, draws):
         check_calibrated(sbc(**problem, num_simulations=sims, seed=1, progress=False))
 
 
+@pytest.mark.slow
 def test_sbc_nuts_gaussian():
     problem = library_problem("gaussian", method="nuts", d=2, n=5, num_draws=19, seed=0)
     check_calibrated(sbc(**problem, num_simulations=60, seed=1, progress=False), tol=0.08)

@@ -1,10 +1,13 @@
 """InferenceData quantities, netCDF round trip, principal angles, retrieval uncertainty."""
 
+import warnings
+
 import arviz as az
 import numpy as np
 import pytest
 
 import anchordiv as ad
+from anchordiv.errors import AnchorDivError
 from anchordiv.uncertainty import principal_angles
 
 TAU = 5.0
@@ -92,3 +95,79 @@ def test_boolean_info_flags_survive_netcdf(tmp_path):
     idata = post.inference_data(num_draws=10)
     ad.save_inference_data(idata, tmp_path / "idata")
     assert ad.load_inference_data(tmp_path / "idata").posterior.attrs["custom_model"] == 1
+
+
+# ---- model criticism: prior / log_likelihood / predictive groups, PSIS-LOO, compare_priors ----
+
+CRITICISM = {"gaussian": {}, "latent-gaussian": {"rank": 2}, "latent-spherical": {"rank": 2},
+             "mixture": {"components": 2}}
+
+
+def criticism_data(d=4, n=12):
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(200, d)), rng.normal(size=(n, d)) + 0.3
+
+
+@pytest.mark.parametrize("kind", list(CRITICISM))
+def test_inference_data_supports_loo_waic_and_ppc(kind, tmp_path):
+    import arviz as az
+    import matplotlib
+
+    matplotlib.use("Agg")
+    broad, t = criticism_data()
+    post = ad.adapt(kind, broad, t, tau=5.0, **CRITICISM[kind])
+    idata = post.inference_data(num_draws=60, targets=t)
+    for g in ("prior", "log_likelihood", "observed_data", "posterior_predictive"):
+        assert g in idata.groups()
+    assert idata.log_likelihood["targets"].shape == (2, 30, len(t))
+    assert idata.posterior_predictive["targets"].shape == (2, 30, len(t), 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loo, waic = az.loo(idata, pointwise=True), az.waic(idata)
+    assert np.isfinite(loo.elpd_loo) and np.isfinite(waic.elpd_waic)
+    assert loo.pareto_k.shape == (len(t),)
+    az.plot_ppc(idata, num_pp_samples=10)
+    ad.save_inference_data(idata, tmp_path / "idata")
+    assert "log_likelihood" in ad.load_inference_data(tmp_path / "idata").groups()
+
+
+def test_log_likelihood_is_the_pointwise_density():
+    """Gaussian kind, d = 2: the group's values are log N(t_i | μ_s, Σ_s) of the drawn params."""
+    import scipy.stats
+
+    broad, t = criticism_data(d=2, n=5)
+    post = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=1.0, nu0=5.0)
+    idata = post.inference_data(num_draws=4, targets=t)
+    mu, sig = idata.posterior["mu"].values, idata.posterior["Sigma"].values
+    ll = idata.log_likelihood["targets"].values
+    for c, s in [(0, 0), (1, 1)]:
+        ref = scipy.stats.multivariate_normal(mu[c, s], sig[c, s]).logpdf(t)
+        np.testing.assert_allclose(ll[c, s], ref, rtol=1e-10)
+
+
+def test_nuts_posterior_gets_the_same_groups():
+    import arviz as az
+
+    broad, t = criticism_data(d=2, n=6)
+    post = ad.adapt("gaussian", broad, t, tau=5.0, method="nuts", num_samples=100,
+                    num_warmup=100, progress=False)
+    idata = post.inference_data(targets=t)
+    assert idata.log_likelihood["targets"].shape == (2, 100, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(az.loo(idata).elpd_loo)
+
+
+def test_compare_priors_reports_table_pareto_k_and_plot(tmp_path):
+    broad, t = criticism_data(d=3, n=15)
+    result = ad.compare_priors(
+        {"broad": broad, "isotropic": {"broad": broad, "prior": "isotropic"},
+         "target-only": {"broad": broad, "kappa0": 1e-6, "nu0": 4 + 1e-6}},
+        t, kind="gaussian", tau=5.0, num_draws=100, plot=tmp_path / "compare.png")
+    assert set(result.table.index) == {"broad", "isotropic", "target-only"}
+    assert {"elpd_loo", "p_loo", "weight", "warning"} <= set(result.table.columns)
+    assert all(k.shape == (15,) for k in result.pareto_k.values())
+    assert set(result.high_k) == set(result.pareto_k)
+    assert (tmp_path / "compare.png").stat().st_size > 1000
+    with pytest.raises(AnchorDivError, match="broad"):
+        ad.compare_priors({"x": {"prior": "isotropic"}}, t)

@@ -22,6 +22,7 @@ from .index import FaissIndex, GalleryIndex, merge_results, recall_at_k
 from .io import load_model, save_model
 from .metrics import auprc, prevalence
 from .uncertainty import load_inference_data, retrieval_uncertainty, save_inference_data
+from .criticism import PriorComparison, compare_priors
 
 __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
            "GaussianMixture", "LatentGaussian", "LatentSpherical", "Softmax", "__version__",
@@ -32,6 +33,7 @@ __all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
 __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retrieval_uncertainty",
             "save_inference_data", "save_posterior"]
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
+__all__ += ["PriorComparison", "compare_priors"]
 
 
 def __getattr__(name):

@@ -121,27 +121,106 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     return {k: v[:, idx] for k, v in post.samples.items()}, stats
 
 
-def inference_data(post, *, num_draws: int | None = None, seed: int = 0):
+def _merge(draws: dict) -> tuple[dict, tuple]:
+    shape = next(iter(draws.values())).shape[:2]
+    return {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}, shape
+
+
+def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
+    return x.reshape(shape + x.shape[1:])
+
+
+def prior_draws(post, num_draws: int, seed: int) -> dict | None:
+    """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
+    custom NumPyro model or a posterior without ``model_kwargs``)."""
+    from .adapt.density import prior_family
+
+    kwargs = post.info.get("model_kwargs")
+    if kwargs is None or post.info.get("custom_model"):
+        return None
+    family = prior_family(post.kind, kwargs)
+    per_chain = -(-num_draws // CHAINS)
+    if hasattr(family, "sample_chains"):
+        return family.sample_chains(np.random.default_rng(seed + 1), CHAINS, per_chain)
+    d = family.sample(np.random.default_rng(seed + 1), CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in d.items()}
+
+
+def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
+    """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
+    (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
+    dim]``) for az.loo / az.waic / az.compare / az.plot_ppc."""
+    from .adapt.density import pointwise_log_likelihood, predictive
+
+    flat, shape = _merge(draws)
+    ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
+    pp = predictive(post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 2))
+    return {"log_likelihood": {"targets": _split(ll, shape)},
+            "observed_data": {"targets": np.asarray(targets, np.float64)},
+            "posterior_predictive": {"targets": _split(pp, shape)}}
+
+
+def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets=None,
+                   prior: bool | None = None):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
 
     ``num_draws``: exact posteriors draw that many (rounded up to even) in 2 chains; NUTS
     posteriors keep up to that many evenly spaced draws per chain; default
-    :func:`default_draws` (200, fewer for Gibbs-sampled latent posteriors at large d)."""
+    :func:`default_draws` (200, fewer for Gibbs-sampled latent posteriors at large d).
+
+    Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
+    (``targets [n, d]``, default ``post.fixed["targets"]`` when the posterior kept them)
+    ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
+    ``prior`` (the same quantities under the kind's default prior, also with
+    ``prior_predictive``) — by default except for Gibbs-sampled priors at large d (d·k ≥ 4096,
+    where it would double the cost; ``prior=True`` forces it)."""
     import arviz as az
 
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
                         low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
-    quantities = QUANTITIES[post.kind](draws, post.params("mean"))
+    ref = post.params("mean")
+    groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
+    if targets is None:
+        targets = post.fixed.get("targets")
+    if targets is not None:
+        targets = as_matrix("targets", targets, dim=int(post.info.get("d") or
+                                                         np.shape(targets)[-1]))
+        groups.update(model_groups(post, draws, targets, seed))
+    if prior is None:
+        prior = not _large_gibbs(post)
+    pdraws = prior_draws(post, num_draws, seed) if prior else None
+    if pdraws is not None:
+        groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
+        if targets is not None:
+            flat, shape = _merge(pdraws)
+            from .adapt.density import predictive
+            groups["prior_predictive"] = {"targets": _split(predictive(
+                post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)),
+                shape)}
     # netCDF attributes cannot hold booleans: store flags as 0/1
     keep = {k: int(v) if isinstance(v, bool) else v for k, v in post.info.items()
             if isinstance(v, (int, float, str, bool))}
     attrs = {"kind": post.kind, "method": post.method, **keep}
-    idata = az.from_dict(posterior=quantities, sample_stats=stats,
-                         dims={k: DIMS[k] for k, v in quantities.items() if v.ndim > 2},
+    dims = {k: DIMS[k] for g in ("posterior", "prior") for k, v in (groups.get(g) or {}).items()
+            if v.ndim > 2}
+    dims["targets"] = ["anchor"]
+    idata = az.from_dict(**{k: v for k, v in groups.items() if v is not None}, dims=dims,
                          attrs=attrs)
+    for g in ("observed_data", "posterior_predictive", "prior_predictive"):
+        if g in idata.groups():              # the embedding axis is "dim" everywhere
+            data = idata[g]
+            data = data.rename({d: "dim" for d in data.dims if d.startswith("targets_dim")})
+            setattr(idata, g, data)
     idata.posterior.attrs.update(attrs)    # group attributes survive netCDF round trips
     return idata
+
+
+def _large_gibbs(post) -> bool:
+    from .priors.distributions import LARGE
+
+    kw = post.info.get("model_kwargs") or {}
+    return post.kind.startswith("latent") and post.info.get("d", 0) * kw.get("rank", 0) >= LARGE
 
 
 # ---- retrieval uncertainty ---------------------------------------------------------------------

@@ -72,6 +72,49 @@ def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np
     raise AnchorDivError(f"kind: no likelihood for {kind!r}")
 
 
+def predictive(kind: str, draws: dict, n: int, fixed: dict,
+               rng: np.random.Generator) -> np.ndarray:
+    """Posterior (or prior) predictive: ``n`` simulated anchors per draw ``[S, n, d]`` from the
+    same likelihood as :func:`pointwise_log_likelihood`."""
+    if kind == "gaussian":
+        mu, cov = np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64)
+        z = rng.normal(size=(len(mu), n, mu.shape[-1]))
+        return mu[:, None, :] + np.einsum("sij,snj->sni", np.linalg.cholesky(cov), z)
+    if kind in ("latent-gaussian", "latent-spherical"):
+        u = np.asarray(draws["U"], np.float64)
+        s, d, k = u.shape
+        z = rng.normal(size=(s, n, k)) * np.sqrt(float(fixed["ppca_signal"]))
+        e = rng.normal(size=(s, n, d)) * np.sqrt(float(fixed["ppca_noise"]))
+        return np.asarray(fixed["ppca_mean"]) + np.einsum("sdk,snk->snd", u, z) + e
+    w = np.asarray(draws["weights"], np.float64)
+    means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+    lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])   # [S, n]
+    idx = np.arange(len(w))[:, None]
+    z = rng.normal(size=(len(w), n, means.shape[-1]))
+    return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]), z)
+
+
+def prior_family(kind: str, kwargs: dict):
+    """The exact prior of the kind's default model as a family with ``sample``/``sample_chains``
+    (NIW, Dirichlet–NIW, matrix Bingham with B₀) from its ``model_kwargs``."""
+    from .. import priors
+
+    if kind == "gaussian":
+        return priors.NIW(np.asarray(kwargs["mu0"]), float(kwargs["kappa0"]),
+                          float(kwargs["nu0"]), np.asarray(kwargs["psi0"]))
+    if kind == "mixture":
+        k = len(kwargs["weights0"])
+        return priors.DirichletNIW(float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"]),
+                                   np.asarray(kwargs["means0"]), np.full(k, kwargs["kappa0"]),
+                                   np.full(k, kwargs["nu0"]), np.asarray(kwargs["psi0"]))
+    if kind == "latent-gaussian":
+        b0 = np.asarray(kwargs["prior_parameter"])
+    else:
+        b0 = float(kwargs["concentration"]) * (1 - float(kwargs["beta"])) * \
+            np.asarray(kwargs["broad_projector"])
+    return priors.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
+
+
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
@@ -115,4 +158,5 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
                                             "log_density": lp.reshape(shape)})
 
 
-__all__ = ["log_joint", "pointwise_log_likelihood", "with_log_density"]
+__all__ = ["log_joint", "pointwise_log_likelihood", "predictive", "prior_family",
+           "with_log_density"]
