@@ -171,3 +171,23 @@ def test_compare_priors_reports_table_pareto_k_and_plot(tmp_path):
     assert (tmp_path / "compare.png").stat().st_size > 1000
     with pytest.raises(AnchorDivError, match="broad"):
         ad.compare_priors({"x": {"prior": "isotropic"}}, t)
+
+
+def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
+    from anchordiv.report import Report
+    from anchordiv.uncertainty import RetrievalUncertainty
+
+    overlap = np.array([[1.0, 0.4, 0.8], [0.8, 0.2, 1.0], [1.0, 0.4, 0.6]])
+    auprc = np.array([[0.5, 0.7, 0.9], [0.4, 0.6, 0.8], [0.6, 0.8, 1.0]])
+    r = RetrievalUncertainty(overlap, auprc, np.array([0.5, 0.7, 0.9]), 0.9)
+    words = r.describe()
+    assert "3 posterior draws" in words and "1 of 3 queries keep under half" in words
+    assert "0.700 for the point model" in words and "AUPRC over queries is 0.700" in words
+    report = Report("adaptation", tmp_path)
+    r.to_report(report)
+    text = report.write().read_text()
+    assert "Retrieval uncertainty" in text and (tmp_path / "retrieval_uncertainty.png").is_file()
+    no_rel = RetrievalUncertainty(overlap, None, None, 0.9)
+    assert "AUPRC" not in no_rel.describe()
+    no_rel.plot(tmp_path / "overlap.png")
+    assert (tmp_path / "overlap.png").stat().st_size > 1000

@@ -252,6 +252,73 @@ class RetrievalUncertainty:
             out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0]))
         return out
 
+    def describe(self) -> str:
+        """The summary in words (for reports and notebooks)."""
+        s = self.summary()
+        pct = round(100 * self.interval)
+        per_query = self.topk_overlap.mean(0)
+        o = s["topk_overlap"]
+        words = (f"Across {len(self.topk_overlap)} posterior draws, on average "
+                 f"{100 * o['mean']:.0f} % of the point model's top-k stay in a draw's top-k "
+                 f"({pct} % interval {100 * o['low']:.0f}–{100 * o['high']:.0f} %); the least "
+                 f"stable query keeps {100 * per_query.min():.0f} % on average and "
+                 f"{int(np.sum(per_query < 0.5))} of {len(per_query)} queries keep under half.")
+        if "auprc" in s:
+            a = s["auprc"]
+            words += (f" Mean AUPRC over queries is {a['mean']:.3f} across draws ({pct} % "
+                      f"interval {a['low']:.3f}–{a['high']:.3f}) against {s['point_auprc']:.3f} "
+                      f"for the point model; a single query's AUPRC varies over a {pct} % "
+                      f"interval {s['per_query_auprc_width']:.3f} wide on average.")
+        return words
+
+    def plot(self, path=None):
+        """Per-query top-k stability (mean and central interval of the overlap across draws,
+        queries sorted) and, with relevance, the distribution of the mean AUPRC across draws
+        with its interval and the point model's value.  Saved to ``path`` when given."""
+        import matplotlib.pyplot as plt
+
+        lo_q, hi_q = (1 - self.interval) / 2, (1 + self.interval) / 2
+        panels = 2 if self.auprc is not None else 1
+        fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 3.2), squeeze=False)
+        ax = axes[0][0]
+        mean = self.topk_overlap.mean(0)
+        order = np.argsort(mean)
+        lo, hi = np.quantile(self.topk_overlap[:, order], [lo_q, hi_q], axis=0)
+        x = np.arange(len(order))
+        ax.fill_between(x, lo, hi, color="C0", alpha=0.25, step="mid",
+                        label=f"{round(100 * self.interval)} % interval")
+        ax.plot(x, mean[order], color="C0", drawstyle="steps-mid", label="mean")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("query (sorted by stability)")
+        ax.set_ylabel("top-k overlap with the point model")
+        ax.legend(fontsize=8)
+        if self.auprc is not None:
+            ax = axes[0][1]
+            per_draw = np.nanmean(self.auprc, axis=1)
+            band = self._band(per_draw)
+            ax.hist(per_draw, bins=min(20, max(5, len(per_draw) // 2)), color="C1", alpha=0.7)
+            ax.axvspan(band["low"], band["high"], color="C1", alpha=0.15,
+                       label=f"{round(100 * self.interval)} % interval")
+            ax.axvline(float(np.nanmean(self.point_auprc)), color="k", lw=1,
+                       label="point model")
+            ax.set_xlabel("mean AUPRC over queries")
+            ax.set_ylabel("posterior draws")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+        return fig
+
+    def to_report(self, report, name: str = "retrieval_uncertainty.png") -> None:
+        """Add a section with the plot and :meth:`describe` to a :class:`~anchordiv.report.
+        Report`."""
+        self.plot(report.path(name))
+        report.section("Retrieval uncertainty across posterior draws", self.describe())
+        report.figure(name, "Per-query top-k stability and the AUPRC interval across "
+                            "posterior draws")
+
 
 def _auprc(model, queries, gallery, relevance):
     from .divergence import divergence
