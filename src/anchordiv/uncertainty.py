@@ -84,6 +84,8 @@ DEFAULT_DRAWS = 200
 #: :meth:`~anchordiv.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
 GIBBS_BUDGET = 6e10
 CHAINS = 2
+#: largest d at which inference_data adds the prior group by default
+PRIOR_MAX_D = 64
 
 
 def default_draws(post) -> int:
@@ -172,8 +174,8 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
     (``targets [n, d]``, default ``post.fixed["targets"]`` when the posterior kept them)
     ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
     ``prior`` (the same quantities under the kind's default prior, also with
-    ``prior_predictive``) — by default except for Gibbs-sampled priors at large d (d·k ≥ 4096,
-    where it would double the cost; ``prior=True`` forces it)."""
+    ``prior_predictive``) — by default for d ≤ :data:`PRIOR_MAX_D` only: at larger d it doubles
+    the cost (O(d³) per draw: prior draws and their quantities); ``prior=True`` forces it."""
     import arviz as az
 
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
@@ -188,7 +190,7 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
                                                          np.shape(targets)[-1]))
         groups.update(model_groups(post, draws, targets, seed))
     if prior is None:
-        prior = not _large_gibbs(post)
+        prior = int(post.info.get("d") or 0) <= PRIOR_MAX_D
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
         groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
@@ -214,13 +216,6 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
             setattr(idata, g, data)
     idata.posterior.attrs.update(attrs)    # group attributes survive netCDF round trips
     return idata
-
-
-def _large_gibbs(post) -> bool:
-    from .priors.distributions import LARGE
-
-    kw = post.info.get("model_kwargs") or {}
-    return post.kind.startswith("latent") and post.info.get("d", 0) * kw.get("rank", 0) >= LARGE
 
 
 # ---- retrieval uncertainty ---------------------------------------------------------------------
