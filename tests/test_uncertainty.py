@@ -191,3 +191,20 @@ def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
     assert "AUPRC" not in no_rel.describe()
     no_rel.plot(tmp_path / "overlap.png")
     assert (tmp_path / "overlap.png").stat().st_size > 1000
+
+
+def test_default_draws_scale_with_cost():
+    from anchordiv import priors
+    from anchordiv.adapt.posterior import Posterior
+    from anchordiv.uncertainty import DEFAULT_DRAWS, default_draws
+
+    def post(family):
+        return Posterior("gaussian", "exact", 1.0, "<f8", {}, family=family)
+
+    small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
+    assert default_draws(post(small)) == DEFAULT_DRAWS
+    big_mix = priors.DirichletNIW(np.ones(4), np.zeros((4, 384)), np.ones(4), np.full(4, 400.0),
+                                  np.zeros((4, 384, 384)))
+    assert default_draws(post(big_mix)) == 56               # 256 MiB of Σ_k draws
+    gibbs = priors.BinghamPosterior(np.zeros((384, 384)), 133, np.zeros(384))
+    assert default_draws(post(gibbs)) == 36                 # 2 chains × (28 sweeps − 10 burn-in)

@@ -84,15 +84,22 @@ DEFAULT_DRAWS = 200
 #: :meth:`~anchordiv.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
 GIBBS_BUDGET = 6e10
 CHAINS = 2
+#: memory for the default number of exact covariance draws (Σ or Σ_k, float64)
+DRAW_BYTES = 256 * 2**20
 #: largest d at which inference_data adds the prior group by default
 PRIOR_MAX_D = 64
 
 
 def default_draws(post) -> int:
-    """:data:`DEFAULT_DRAWS`, or for Gibbs-sampled (exact latent) posteriors as many as
-    :data:`GIBBS_BUDGET` allows per chain after burn-in (at least 10 per chain): at d = 384 and
-    the default rank that is ≈ 40 draws in 2 parallel chains — fewer draws, but independent
-    chains whose ESS ArviZ reports honestly."""
+    """:data:`DEFAULT_DRAWS`, or fewer where that would cost too much: for Gibbs-sampled (exact
+    latent) posteriors as many as :data:`GIBBS_BUDGET` allows per chain after burn-in (at least
+    10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
+    draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
+    as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
+    psi = getattr(post.family, "psi", None)
+    if psi is not None:
+        fit = int(DRAW_BYTES // (8 * np.size(psi)))
+        return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
     cost = getattr(post.family, "sweep_cost", None)
     if cost is None:
         return DEFAULT_DRAWS
