@@ -115,6 +115,62 @@ def prior_family(kind: str, kwargs: dict):
     return priors.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
 
 
+def _log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
+    """log IW(Σ_s | ν, Ψ) for ``sig [S, d, d]`` (float64 closed form)."""
+    from ..priors.niw import log_multigamma
+
+    d = psi.shape[-1]
+    chol = np.linalg.cholesky(sig)
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
+    inv = np.linalg.inv(sig)
+    return (0.5 * nu * np.linalg.slogdet(psi)[1] - 0.5 * nu * d * np.log(2.0)
+            - log_multigamma(0.5 * nu, d) - 0.5 * (nu + d + 1) * logdet
+            - 0.5 * np.einsum("ij,sji->s", psi, inv))
+
+
+def _log_niw(mu, sig, kw) -> np.ndarray:
+    """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
+    mu0 = np.asarray(kw["mu0"], np.float64)
+    return (_log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
+            + _gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0])
+
+
+def log_joint_closed_form(kind: str, targets, kwargs: dict, draws: dict) -> np.ndarray:
+    """``log p(θ_s, targets)`` ``[S]`` of the kind's *default* model in float64 closed form
+    (independent of how the NumPyro model parametrises its sites): NIW / Dirichlet–NIW
+    densities plus the likelihood; the latent kinds' unnormalised Bingham term tr(UᵀBU) (plus
+    the tempered PPCA likelihood for the latent Gaussian)."""
+    from .. import priors
+
+    t = np.asarray(targets, np.float64)
+    d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
+    if kind == "gaussian":
+        return _log_niw(d["mu"], d["Sigma"], kwargs) + \
+            pointwise_log_likelihood(kind, d, t, {}).sum(-1)
+    if kind == "latent-gaussian":
+        b0 = np.asarray(kwargs["prior_parameter"], np.float64)
+        fx = {"ppca_mean": kwargs["mean"], "ppca_signal": kwargs["signal"],
+              "ppca_noise": kwargs["noise"]}
+        return (np.einsum("sdk,de,sek->s", d["U"], b0, d["U"])
+                + float(kwargs["target_weight"]) * pointwise_log_likelihood(
+                    kind, d, t, fx).sum(-1))
+    if kind == "latent-spherical":
+        b = priors.posterior_bingham.posterior_like_parameter(
+            np.asarray(kwargs["broad_projector"]), t, beta=kwargs["beta"], rank=kwargs["rank"])
+        return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", d["U"], b, d["U"])
+    if kind == "mixture":
+        alpha = float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64)
+        w = d["weights"]
+        log_dir = (scipy.special.gammaln(alpha.sum()) - scipy.special.gammaln(alpha).sum()
+                   + ((alpha - 1) * np.log(w)).sum(-1))
+        comps = sum(_log_niw(d["means"][:, j], d["covs"][:, j],
+                             {"mu0": kwargs["means0"][j], "kappa0": kwargs["kappa0"],
+                              "nu0": kwargs["nu0"], "psi0": kwargs["psi0"][j]})
+                    for j in range(w.shape[1]))
+        return log_dir + comps + pointwise_log_likelihood(kind, d, t, {}).sum(-1)
+    raise AnchorDivError(f"kind: no closed-form log joint for {kind!r}")
+
+
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
@@ -144,19 +200,25 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
-    """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint
-    (:func:`log_joint`) of each draw, which ``post.point("map")`` maximises.  ``model`` defaults to
-    the kind's explicit model, ``model_kwargs`` to ``post.info["model_kwargs"]``."""
+    """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint of
+    each draw's constrained parameters, which ``post.point("map")`` maximises — in closed form
+    for the kind's default model (``model=None``, :func:`log_joint_closed_form`), by
+    substituting the sites into a user's ``model`` otherwise (:func:`log_joint`).
+    ``model_kwargs`` defaults to ``post.info["model_kwargs"]``."""
     from .. import priors
 
     kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
     shape = next(iter(post.samples.values())).shape[:2]
-    lp = log_joint(model or priors.MODELS[post.kind], targets, kwargs, post.flat_samples())
+    flat = {k: v for k, v in post.flat_samples().items() if k in priors.SITES[post.kind]}
+    if model is None:
+        lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
+    else:
+        lp = log_joint(model, targets, kwargs, flat)
     return dataclasses.replace(post, stats={**(post.stats or {}),
                                             "log_density": lp.reshape(shape)})
 
 
-__all__ = ["log_joint", "pointwise_log_likelihood", "predictive", "prior_family",
+__all__ = ["log_joint", "log_joint_closed_form", "pointwise_log_likelihood", "predictive", "prior_family",
            "with_log_density"]
