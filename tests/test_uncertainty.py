@@ -1,10 +1,13 @@
 """InferenceData quantities, netCDF round trip, principal angles, retrieval uncertainty."""
 
+import warnings
+
 import arviz as az
 import numpy as np
 import pytest
 
 import anchordiv as ad
+from anchordiv.errors import AnchorDivError
 from anchordiv.uncertainty import principal_angles
 
 TAU = 5.0
@@ -105,3 +108,116 @@ def test_retrieval_uncertainty_repr_is_compact():
     assert text.startswith("RetrievalUncertainty(draws=50, queries=400, interval=0.95, "
                            "topk_overlap=") and "point_auprc=" in text
     assert len(text) < 200
+
+
+# ---- model criticism: prior / log_likelihood / predictive groups, PSIS-LOO, compare_priors ----
+
+CRITICISM = {"gaussian": {}, "latent-gaussian": {"rank": 2}, "latent-spherical": {"rank": 2},
+             "mixture": {"components": 2}}
+
+
+def criticism_data(d=4, n=12):
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(200, d)), rng.normal(size=(n, d)) + 0.3
+
+
+@pytest.mark.parametrize("kind", list(CRITICISM))
+def test_inference_data_supports_loo_waic_and_ppc(kind, tmp_path):
+    import arviz as az
+    import matplotlib
+
+    matplotlib.use("Agg")
+    broad, t = criticism_data()
+    post = ad.adapt(kind, broad, t, tau=5.0, **CRITICISM[kind])
+    idata = post.inference_data(num_draws=60, targets=t)
+    for g in ("prior", "log_likelihood", "observed_data", "posterior_predictive"):
+        assert g in idata.groups()
+    assert idata.log_likelihood["targets"].shape == (2, 30, len(t))
+    assert idata.posterior_predictive["targets"].shape == (2, 30, len(t), 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loo, waic = az.loo(idata, pointwise=True), az.waic(idata)
+    assert np.isfinite(loo.elpd_loo) and np.isfinite(waic.elpd_waic)
+    assert loo.pareto_k.shape == (len(t),)
+    az.plot_ppc(idata, num_pp_samples=10)
+    ad.save_inference_data(idata, tmp_path / "idata")
+    assert "log_likelihood" in ad.load_inference_data(tmp_path / "idata").groups()
+
+
+def test_log_likelihood_is_the_pointwise_density():
+    """Gaussian kind, d = 2: the group's values are log N(t_i | μ_s, Σ_s) of the drawn params."""
+    import scipy.stats
+
+    broad, t = criticism_data(d=2, n=5)
+    post = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=1.0, nu0=5.0)
+    idata = post.inference_data(num_draws=4, targets=t)
+    mu, sig = idata.posterior["mu"].values, idata.posterior["Sigma"].values
+    ll = idata.log_likelihood["targets"].values
+    for c, s in [(0, 0), (1, 1)]:
+        ref = scipy.stats.multivariate_normal(mu[c, s], sig[c, s]).logpdf(t)
+        np.testing.assert_allclose(ll[c, s], ref, rtol=1e-10)
+
+
+def test_nuts_posterior_gets_the_same_groups():
+    import arviz as az
+
+    broad, t = criticism_data(d=2, n=6)
+    post = ad.adapt("gaussian", broad, t, tau=5.0, method="nuts", num_samples=100,
+                    num_warmup=100, progress=False)
+    idata = post.inference_data(targets=t)
+    assert idata.log_likelihood["targets"].shape == (2, 100, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(az.loo(idata).elpd_loo)
+
+
+def test_compare_priors_reports_table_pareto_k_and_plot(tmp_path):
+    broad, t = criticism_data(d=3, n=15)
+    result = ad.compare_priors(
+        {"broad": broad, "isotropic": {"broad": broad, "prior": "isotropic"},
+         "target-only": {"broad": broad, "kappa0": 1e-6, "nu0": 4 + 1e-6}},
+        t, kind="gaussian", tau=5.0, num_draws=100, plot=tmp_path / "compare.png")
+    assert set(result.table.index) == {"broad", "isotropic", "target-only"}
+    assert {"elpd_loo", "p_loo", "weight", "warning"} <= set(result.table.columns)
+    assert all(k.shape == (15,) for k in result.pareto_k.values())
+    assert set(result.high_k) == set(result.pareto_k)
+    assert (tmp_path / "compare.png").stat().st_size > 1000
+    with pytest.raises(AnchorDivError, match="broad"):
+        ad.compare_priors({"x": {"prior": "isotropic"}}, t)
+
+
+def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
+    from anchordiv.report import Report
+    from anchordiv.uncertainty import RetrievalUncertainty
+
+    overlap = np.array([[1.0, 0.4, 0.8], [0.8, 0.2, 1.0], [1.0, 0.4, 0.6]])
+    auprc = np.array([[0.5, 0.7, 0.9], [0.4, 0.6, 0.8], [0.6, 0.8, 1.0]])
+    r = RetrievalUncertainty(overlap, auprc, np.array([0.5, 0.7, 0.9]), 0.9)
+    words = r.describe()
+    assert "3 posterior draws" in words and "1 of 3 queries keep under half" in words
+    assert "0.700 for the point model" in words and "AUPRC over queries is 0.700" in words
+    report = Report("adaptation", tmp_path)
+    r.to_report(report)
+    text = report.write().read_text()
+    assert "Retrieval uncertainty" in text and (tmp_path / "retrieval_uncertainty.png").is_file()
+    no_rel = RetrievalUncertainty(overlap, None, None, 0.9)
+    assert "AUPRC" not in no_rel.describe()
+    no_rel.plot(tmp_path / "overlap.png")
+    assert (tmp_path / "overlap.png").stat().st_size > 1000
+
+
+def test_default_draws_scale_with_cost():
+    from anchordiv import priors
+    from anchordiv.adapt.posterior import Posterior
+    from anchordiv.uncertainty import DEFAULT_DRAWS, default_draws
+
+    def post(family):
+        return Posterior("gaussian", "exact", 1.0, "<f8", {}, family=family)
+
+    small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
+    assert default_draws(post(small)) == DEFAULT_DRAWS
+    big_mix = priors.DirichletNIW(np.ones(4), np.zeros((4, 384)), np.ones(4), np.full(4, 400.0),
+                                  np.zeros((4, 384, 384)))
+    assert default_draws(post(big_mix)) == 56               # 256 MiB of Σ_k draws
+    gibbs = priors.BinghamPosterior(np.zeros((384, 384)), 133, np.zeros(384))
+    assert default_draws(post(gibbs)) == 36                 # 2 chains × (28 sweeps − 10 burn-in)

@@ -24,6 +24,7 @@ from .metrics import auprc, prevalence
 from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
                          save_embeddings)
 from .uncertainty import load_inference_data, retrieval_uncertainty, save_inference_data
+from .criticism import PriorComparison, compare_priors
 
 __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
            "GaussianMixture", "LatentGaussian", "LatentSpherical", "Softmax", "__version__",
@@ -35,6 +36,7 @@ __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retr
             "save_inference_data", "save_posterior"]
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
 __all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
+__all__ += ["PriorComparison", "compare_priors"]
 
 
 def __getattr__(name):

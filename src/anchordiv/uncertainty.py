@@ -12,7 +12,8 @@ Quantities per kind (each draw compared with the posterior-mean point summary):
 
 NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
 ``energy``), so ``az.summary``, ``az.ess``, ``az.rhat``, ``az.plot_posterior`` and
-``az.plot_energy`` work.  Exact posteriors give independent draws arranged as two chains.
+``az.plot_energy`` work.  Exact posteriors give two chains: independent draws, or for the latent
+kinds (Gibbs draws) two independent Gibbs chains, so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from .evaluate import LEVEL
 from .io import read_bundle, write_bundle
 from .threads import limited_blas
+from .sbc import SBCResult, sbc
 
 SMALL_D = 8
 N_EIGEN = 5
@@ -78,11 +80,51 @@ STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_ste
          "accept_prob": "acceptance_rate", "energy": "energy"}
 
 
+#: default number of draws of :func:`inference_data`
+DEFAULT_DRAWS = 200
+#: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
+#: :meth:`~anchordiv.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+GIBBS_BUDGET = 6e10
+CHAINS = 2
+#: memory for the default number of exact covariance draws (Σ or Σ_k, float64)
+DRAW_BYTES = 256 * 2**20
+#: largest d at which inference_data adds the prior group by default
+PRIOR_MAX_D = 64
+
+
+def default_draws(post) -> int:
+    """:data:`DEFAULT_DRAWS`, or fewer where that would cost too much: for Gibbs-sampled (exact
+    latent) posteriors as many as :data:`GIBBS_BUDGET` allows per chain after burn-in (at least
+    10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
+    draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
+    as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
+    psi = getattr(post.family, "psi", None)
+    if psi is not None:
+        fit = int(DRAW_BYTES // (8 * np.size(psi)))
+        return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
+    cost = getattr(post.family, "sweep_cost", None)
+    if cost is None:
+        return DEFAULT_DRAWS
+    from .priors.bingham import BURN_IN
+
+    per_chain = int(GIBBS_BUDGET / cost()) - BURN_IN
+    return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
+
+
+def chain_draws(post, num_draws: int, seed: int) -> dict:
+    """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
+    draws, or for Gibbs-sampled families two independent parallel chains."""
+    per_chain = -(-num_draws // CHAINS)
+    if hasattr(post.family, "sample_chains"):
+        return post.family.sample_chains(np.random.default_rng(seed), CHAINS, per_chain)
+    draws = post.draws(seed, CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
+
+
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None or not post.stats:  # independent draws (exact, SVI guide), as 2
-        draws = post.draws(seed, 2 * -(-num_draws // 2))   # chains so r_hat is defined
-        return {k: v.reshape((2, -1) + v.shape[1:]) for k, v in draws.items()}, None
+    if post.samples is None or not post.stats:   # exact or SVI guide draws: independent
+        return chain_draws(post, num_draws, seed), None
     n = next(iter(post.samples.values())).shape[1]
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
     stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
@@ -99,24 +141,98 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     return draws, stats
 
 
+def _merge(draws: dict) -> tuple[dict, tuple]:
+    shape = next(iter(draws.values())).shape[:2]
+    return {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}, shape
+
+
+def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
+    return x.reshape(shape + x.shape[1:])
+
+
+def prior_draws(post, num_draws: int, seed: int) -> dict | None:
+    """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
+    custom NumPyro model or a posterior without ``model_kwargs``)."""
+    from .adapt.density import prior_family
+
+    kwargs = post.info.get("model_kwargs")
+    if kwargs is None or post.info.get("custom_model"):
+        return None
+    family = prior_family(post.kind, kwargs)
+    per_chain = -(-num_draws // CHAINS)
+    if hasattr(family, "sample_chains"):
+        return family.sample_chains(np.random.default_rng(seed + 1), CHAINS, per_chain)
+    d = family.sample(np.random.default_rng(seed + 1), CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in d.items()}
+
+
+def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
+    """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
+    (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
+    dim]``) for az.loo / az.waic / az.compare / az.plot_ppc."""
+    from .adapt.density import pointwise_log_likelihood, predictive
+
+    flat, shape = _merge(draws)
+    ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
+    pp = predictive(post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 2))
+    return {"log_likelihood": {"targets": _split(ll, shape)},
+            "observed_data": {"targets": np.asarray(targets, np.float64)},
+            "posterior_predictive": {"targets": _split(pp, shape)}}
+
+
 @limited_blas
-def inference_data(post, *, num_draws: int = 200, seed: int = 0):
+def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets=None,
+                   prior: bool | None = None):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
 
-    ``num_draws``: exact posteriors draw that many (rounded up to even); NUTS posteriors keep up
-    to that many evenly spaced draws per chain."""
+    ``num_draws``: exact posteriors draw that many (rounded up to even) in 2 chains; NUTS
+    posteriors keep up to that many evenly spaced draws per chain; default
+    :func:`default_draws` (200, fewer for Gibbs-sampled latent posteriors at large d).
+
+    Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
+    (``targets [n, d]``, default ``post.fixed["targets"]`` when the posterior kept them)
+    ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
+    ``prior`` (the same quantities under the kind's default prior, also with
+    ``prior_predictive``) — by default for d ≤ :data:`PRIOR_MAX_D` only: at larger d it doubles
+    the cost (O(d³) per draw: prior draws and their quantities); ``prior=True`` forces it."""
     import arviz as az
 
-    num_draws = integer("num_draws", num_draws, low=2)
+    num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
+                        low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
-    quantities = QUANTITIES[post.kind](draws, post.params("mean"))
+    ref = post.params("mean")
+    groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
+    if targets is None:
+        targets = post.fixed.get("targets")
+    if targets is not None:
+        targets = as_matrix("targets", targets, dim=int(post.info.get("d") or
+                                                         np.shape(targets)[-1]))
+        groups.update(model_groups(post, draws, targets, seed))
+    if prior is None:
+        prior = int(post.info.get("d") or 0) <= PRIOR_MAX_D
+    pdraws = prior_draws(post, num_draws, seed) if prior else None
+    if pdraws is not None:
+        groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
+        if targets is not None:
+            flat, shape = _merge(pdraws)
+            from .adapt.density import predictive
+            groups["prior_predictive"] = {"targets": _split(predictive(
+                post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)),
+                shape)}
     # netCDF attributes cannot hold booleans: store flags as 0/1
     keep = {k: int(v) if isinstance(v, bool) else v for k, v in post.info.items()
             if isinstance(v, (int, float, str, bool))}
     attrs = {"kind": post.kind, "method": post.method, **keep}
-    idata = az.from_dict(posterior=quantities, sample_stats=stats,
-                         dims={k: DIMS[k] for k, v in quantities.items() if v.ndim > 2},
+    dims = {k: DIMS[k] for g in ("posterior", "prior") for k, v in (groups.get(g) or {}).items()
+            if v.ndim > 2}
+    dims["targets"] = ["anchor"]
+    idata = az.from_dict(**{k: v for k, v in groups.items() if v is not None}, dims=dims,
                          attrs=attrs)
+    for g in ("observed_data", "posterior_predictive", "prior_predictive"):
+        if g in idata.groups():              # the embedding axis is "dim" everywhere
+            data = idata[g]
+            data = data.rename({d: "dim" for d in data.dims if d.startswith("targets_dim")})
+            setattr(idata, g, data)
     idata.posterior.attrs.update(attrs)    # group attributes survive netCDF round trips
     return idata
 
@@ -159,6 +275,73 @@ class RetrievalUncertainty:
                                axis=0)
             out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0]))
         return out
+
+    def describe(self) -> str:
+        """The summary in words (for reports and notebooks)."""
+        s = self.summary()
+        pct = round(100 * self.interval)
+        per_query = self.topk_overlap.mean(0)
+        o = s["topk_overlap"]
+        words = (f"Across {len(self.topk_overlap)} posterior draws, on average "
+                 f"{100 * o['mean']:.0f} % of the point model's top-k stay in a draw's top-k "
+                 f"({pct} % interval {100 * o['low']:.0f}–{100 * o['high']:.0f} %); the least "
+                 f"stable query keeps {100 * per_query.min():.0f} % on average and "
+                 f"{int(np.sum(per_query < 0.5))} of {len(per_query)} queries keep under half.")
+        if "auprc" in s:
+            a = s["auprc"]
+            words += (f" Mean AUPRC over queries is {a['mean']:.3f} across draws ({pct} % "
+                      f"interval {a['low']:.3f}–{a['high']:.3f}) against {s['point_auprc']:.3f} "
+                      f"for the point model; a single query's AUPRC varies over a {pct} % "
+                      f"interval {s['per_query_auprc_width']:.3f} wide on average.")
+        return words
+
+    def plot(self, path=None):
+        """Per-query top-k stability (mean and central interval of the overlap across draws,
+        queries sorted) and, with relevance, the distribution of the mean AUPRC across draws
+        with its interval and the point model's value.  Saved to ``path`` when given."""
+        import matplotlib.pyplot as plt
+
+        lo_q, hi_q = (1 - self.interval) / 2, (1 + self.interval) / 2
+        panels = 2 if self.auprc is not None else 1
+        fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 3.2), squeeze=False)
+        ax = axes[0][0]
+        mean = self.topk_overlap.mean(0)
+        order = np.argsort(mean)
+        lo, hi = np.quantile(self.topk_overlap[:, order], [lo_q, hi_q], axis=0)
+        x = np.arange(len(order))
+        ax.fill_between(x, lo, hi, color="C0", alpha=0.25, step="mid",
+                        label=f"{round(100 * self.interval)} % interval")
+        ax.plot(x, mean[order], color="C0", drawstyle="steps-mid", label="mean")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("query (sorted by stability)")
+        ax.set_ylabel("top-k overlap with the point model")
+        ax.legend(fontsize=8)
+        if self.auprc is not None:
+            ax = axes[0][1]
+            per_draw = np.nanmean(self.auprc, axis=1)
+            band = self._band(per_draw)
+            ax.hist(per_draw, bins=min(20, max(5, len(per_draw) // 2)), color="C1", alpha=0.7)
+            ax.axvspan(band["low"], band["high"], color="C1", alpha=0.15,
+                       label=f"{round(100 * self.interval)} % interval")
+            ax.axvline(float(np.nanmean(self.point_auprc)), color="k", lw=1,
+                       label="point model")
+            ax.set_xlabel("mean AUPRC over queries")
+            ax.set_ylabel("posterior draws")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+        return fig
+
+    def to_report(self, report, name: str = "retrieval_uncertainty.png") -> None:
+        """Add a section with the plot and :meth:`describe` to a :class:`~anchordiv.report.
+        Report`."""
+        self.plot(report.path(name))
+        report.section("Retrieval uncertainty across posterior draws", self.describe())
+        report.figure(name, "Per-query top-k stability and the AUPRC interval across "
+                            "posterior draws")
 
 
 def _auprc(model, queries, gallery, relevance):
@@ -230,5 +413,5 @@ def load_inference_data(path, *, verify: bool = True):
     return idata
 
 
-__all__ = ["RetrievalUncertainty", "inference_data", "load_inference_data", "principal_angles",
+__all__ = ["RetrievalUncertainty", "SBCResult", "sbc", "inference_data", "load_inference_data", "principal_angles",
            "retrieval_uncertainty", "save_inference_data"]

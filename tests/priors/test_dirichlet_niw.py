@@ -57,7 +57,30 @@ def test_weak_prior_gives_target_only_fit():
     got = np.argsort(mean["means"][:, 0])
     np.testing.assert_allclose(mean["means"][got], fit.means[order], atol=1e-4)
     np.testing.assert_allclose(mean["covs"][got], fit.covs[order], rtol=1e-3, atol=1e-6)
-    np.testing.assert_allclose(mean["weights"][got], fit.weights[order], atol=1e-4)
+    # the mode weights ∝ α₀π⁰ + n_k are the target-only ones; the mean carries one uniform
+    # pseudo-anchor per component: (1 + n_k)/(K + n)
+    np.testing.assert_allclose(post.mode()["weights"][got], fit.weights[order], atol=1e-4)
+    np.testing.assert_allclose(mean["weights"][got], (1 + 600 * fit.weights[order]) / 602,
+                               atol=1e-4)
+
+
+def test_map_keeps_small_broad_components():
+    """Audit: with Dir(α₀π⁰) a broad component of weight < 1/α₀ got MAP weight 0 when no target
+    was near it.  Now its MAP weight is (α₀π⁰_k + n_k)/(α₀ + n)."""
+    rng = np.random.default_rng(4)
+    centres = np.array([[2.0, 0.0], [-2.0, 0.5], [0.0, -3.0]])
+    lab = np.r_[np.zeros(190, int), np.ones(190, int), np.full(20, 2)]   # third: 5 % weight
+    broad = centres[lab] + 0.2 * rng.normal(size=(400, 2))
+    t = clusters(rng, 10, 2, centres[:2])
+    prior = mixture_prior(broad, components=3, seed=0, reg=1e-3, alpha0=10.0, kappa0=10.0,
+                          nu0=13.0)
+    post, resp, _ = map_em(prior, t)
+    fit = em(broad, 3, reg=1e-3, seed=0)
+    small = int(np.argmin(fit.weights))
+    expect = (10.0 * fit.weights + resp.sum(0)) / 20.0
+    assert fit.weights[small] < 0.1
+    np.testing.assert_allclose(post.mode()["weights"], expect, rtol=1e-9)
+    assert post.mode()["weights"][small] > 0.02
 
 
 def test_dirichlet_mode():

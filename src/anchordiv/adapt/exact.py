@@ -17,13 +17,15 @@ def exact_gaussian(broad, targets, o):
     auto = {k: o[k] == "auto" for k in ("kappa0", "nu0")}
     kappa0 = None if auto["kappa0"] else positive("kappa0", o["kappa0"])
     nu0 = None if auto["nu0"] else priors.niw.check_nu0(o["nu0"], d)
-    chosen = "user"
+    chosen, at_bound = "user", []
     if kappa0 is None or nu0 is None:
-        kappa0, nu0, _ = priors.empirical_bayes(mu0, cov, targets, kappa0=kappa0, nu0=nu0)
+        eb = priors.niw.empirical_bayes_fit(mu0, cov, targets, kappa0=kappa0, nu0=nu0)
+        kappa0, nu0, at_bound = eb["kappa0"], eb["nu0"], eb["at_bound"]
         chosen = "empirical Bayes (" + ", ".join(k for k, v in auto.items() if v) + ")"
     prior = priors.NIW.from_scale(mu0, cov, kappa0, nu0)
     info = {"kappa0": kappa0, "nu0": nu0, "mean_pseudo_anchors": kappa0,
             "covariance_pseudo_anchors": nu0 - d - 1, "chosen_by": chosen,
+            "at_bound": ", ".join(at_bound),
             "log_marginal_likelihood": prior.log_marginal(targets),
             "model_kwargs": prior.model_kwargs()}
     return prior.update(targets), info, {}
@@ -64,7 +66,16 @@ def exact_latent_gaussian(broad, targets, o):
     post, extra = priors.latent_gaussian_update(broad, targets, rank=rank, beta=beta,
                                                 prior=o["prior"])
     info = {"rank": rank, "beta": beta, **extra}
-    return post, info, {"mean": post.location}
+    return post, info, {"mean": post.location, **ppca_fixed(broad, targets, rank)}
+
+
+def ppca_fixed(broad, targets, rank) -> dict:
+    """The latent kinds' PPCA likelihood constants kept in ``post.fixed`` (target mean, broad
+    signal ℓ and noise σ² at the rank) for the pointwise log-likelihood (:mod:`.density`)."""
+    _, signal, noise = priors.bingham.ppca_scale(
+        priors.cache.cached(priors.bingham.broad_spectrum, broad), rank)
+    return {"ppca_mean": np.asarray(targets, np.float64).mean(0),
+            "ppca_signal": np.asarray(signal), "ppca_noise": np.asarray(noise)}
 
 
 def exact_latent_spherical(broad, targets, o):
@@ -72,11 +83,13 @@ def exact_latent_spherical(broad, targets, o):
     check_target_rank(rank, targets, beta)
     kappa = o["concentration"]
     kappa = positive("concentration", kappa) if kappa is not None else \
-        positive("prior_anchors", o["prior_anchors"]) + len(targets)
+        priors.posterior_bingham.likelihood_concentration(broad, len(targets), rank=rank,
+                                                          beta=beta)
     post, extra = priors.latent_spherical_update(broad, targets, rank=rank, beta=beta,
                                                  concentration=kappa, prior=o["prior"])
     info = {"rank": rank, "beta": beta, "concentration": kappa, **extra}
-    return post, info, {"radius": np.asarray(positive("radius", o["radius"]))}
+    return post, info, {"radius": np.asarray(positive("radius", o["radius"])),
+                        **ppca_fixed(broad, targets, rank)}
 
 
 def exact_mixture(broad, targets, o):

@@ -8,6 +8,7 @@ of the model's sites (NUTS, SVI guide draws); ``point``/``sample`` turn either i
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -62,7 +63,8 @@ class Posterior:
         if self.points and which in self.points:
             p = self.points[which]
         else:
-            p = summarise_samples(self.kind, self.flat_samples(), which, self.flat_lp())
+            lp = self.flat_lp() if which == "map" else None
+            p = summarise_samples(self.kind, self.flat_samples(), which, lp)
         return self._lift([p], which=which)[0]
 
     def _lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
@@ -105,7 +107,7 @@ class Posterior:
                          self.fixed) for i in range(n)]
 
     def plot_elbo(self, path) -> Path:
-        """Write the SVI loss curve (negative ELBO per step) to the PNG ``path``."""
+        """Write the SVI ELBO per step to the PNG ``path``."""
         if self.elbo is None:
             raise AnchorDivError(f"plot_elbo: a {self.method} posterior has no ELBO trace "
                                  f"(only method='svi')")
@@ -113,20 +115,32 @@ class Posterior:
 
         return elbo_plot(self.elbo, path, title=f"SVI ({self.info.get('guide')}) — {self.kind}")
 
-    def inference_data(self, num_draws: int = 200, seed: int = 0):
-        """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats);
-        see :func:`anchordiv.uncertainty.inference_data`."""
+    def inference_data(self, num_draws: int | None = None, seed: int = 0, **options):
+        """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats, and
+        the prior / log-likelihood / predictive groups); see
+        :func:`anchordiv.uncertainty.inference_data` for ``num_draws`` and ``options``."""
         from ..uncertainty import inference_data
 
-        return inference_data(self, num_draws=num_draws, seed=seed)
+        return inference_data(self, num_draws=num_draws, seed=seed, **options)
 
     def flat_samples(self) -> dict[str, np.ndarray]:
         """NUTS samples with chains merged ``{site: [chains·draws, ...]}``."""
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
-        if not self.stats or "potential_energy" not in self.stats:
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
+        model's log joint at the constrained parameters (``stats["log_density"]``, see
+        :func:`~.density.with_log_density`).  Posteriors sampled without it fall back to
+        −potential energy, which is the density of NUTS's *unconstrained* coordinates
+        (Jacobians included), with a warning."""
+        if not self.stats:
             return None
+        if "log_density" in self.stats:
+            return np.asarray(self.stats["log_density"]).reshape(-1)
+        warnings.warn("point('map'): this posterior has no stats['log_density'] (the density "
+                      "of the constrained parameters); using −potential energy, which includes "
+                      "the Jacobian of the unconstrained coordinates — see "
+                      "anchordiv.adapt.density.with_log_density", stacklevel=3)
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, **card) -> Path:
@@ -160,9 +174,10 @@ def cov_factor(cov: np.ndarray) -> np.ndarray:
         return psd_factor(cov)
 
 
-def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray) -> dict:
-    """Point parameters from samples ``{site: [S, ...]}``: the highest-density draw
-    (``"map"``) or the mean (latent kinds: principal subspace of the mean projector)."""
+def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray | None) -> dict:
+    """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
+    density ``lp [S]`` of the constrained parameters (``"map"``) or the mean (latent kinds:
+    principal subspace of the mean projector)."""
     if which == "map":
         i = int(np.argmax(lp))
         return {k: v[i] for k, v in s.items()}

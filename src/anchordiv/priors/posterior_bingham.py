@@ -5,9 +5,31 @@ covariance normalised to trace k (the projector's trace, so that both terms spea
 units), and β ∈ [0, 1] the target anchors' influence (β = 0: the broad subspace; β = 1: the
 target subspace).  The summary is the top-k eigenvectors of Bₙ.  It is "posterior-like": Bₙ is not
 a Bayes posterior of a likelihood, but ``U ~ MatrixBingham(κ Bₙ)`` gives draws whose spread is set
-by the concentration κ (default: the effective number of anchors n₀ + n) — useful for
-uncertainty displays, not calibrated probabilities.  ``prior="isotropic"`` replaces U₀U₀ᵀ by
-``(k/d) I`` (same trace, no direction; the MAP is then the target subspace for any β > 0).
+by the concentration κ.  ``prior="isotropic"`` replaces U₀U₀ᵀ by ``(k/d) I`` (same trace, no
+direction; the MAP is then the target subspace for any β > 0).
+
+Default concentration, derived from the likelihood (:func:`likelihood_concentration`).  The
+latent spherical kind shares the latent Gaussian kind's PPCA likelihood of the targets
+(:mod:`.bingham`): its posterior is ``MB(c·m·[(1 − β) Cov(B) + β Cov(T)])`` with
+``c = ℓ/(2σ²(σ² + ℓ))`` and the pseudo-count ``m = min(n/β, n + n_broad)`` (``n + n₀`` at the
+default β).  On the rank-k PPCA fit ``Cov(B) = σ² I + ℓ U₀U₀ᵀ``, and adding a multiple of I to a
+Bingham parameter does not change the law on the Stiefel manifold (``tr(UᵀU) = k``), so the broad
+term equals ``κ (1 − β) U₀U₀ᵀ`` with
+
+    κ = c · m · ℓ = m · ℓ² / (2σ²(σ² + ℓ)),
+
+the pseudo-count times the information one anchor carries about the subspace (it is large when
+the subspace's signal ℓ stands far above the noise σ²).  κ grows linearly with n, so draws
+tighten as targets are added.  The former default κ = n₀ + n (one unit per anchor) ignored that
+factor: at d = 128, k = 8 it gave draws with principal angles of 61–89° to the mode, no closer
+than uniformly random subspaces (65–89°); the information factor is ≈ 10–10³ on text-embedding
+spectra, enough for draws that carry information at d = 384 (tests/priors/test_bingham.py).
+The draws' spread is then that of the latent Gaussian posterior's broad term — still a
+posterior-*like* spread: the target term uses the trace-normalised Ĉ_T, not c·m·β·Cov(T).
+Measured by simulation-based calibration under the PPCA likelihood (d = 4, n = 8, 400
+simulations, ``benchmarks/bench_sbc.py``): ranks pass χ²/KS at p ≥ 0.04 but the 90 % intervals
+cover 85 % — slightly overconfident at small n, because tr Ĉ_T is normalised by the noisy
+target trace.
 """
 
 from __future__ import annotations
@@ -18,7 +40,7 @@ import numpyro
 
 from ..anchors.latent import principal_subspace
 from ..errors import AnchorDivError
-from .bingham import BinghamPosterior
+from .bingham import BinghamPosterior, broad_spectrum, ppca_scale, target_weight
 from .cache import cached
 from .distributions import MatrixBingham, stiefel_site
 
@@ -59,6 +81,14 @@ def broad_projector(broad: np.ndarray, rank: int, prior: str) -> np.ndarray:
     return u @ u.T
 
 
+def likelihood_concentration(broad: np.ndarray, n: int, *, rank: int, beta: float) -> float:
+    """Default κ = m ℓ²/(2σ²(σ² + ℓ)) (module docstring) from the broad PPCA fit at ``rank`` and
+    the pseudo-count m of ``n`` targets at target weight ``beta``."""
+    c, signal, _ = ppca_scale(cached(broad_spectrum, broad), rank)
+    m, _ = target_weight(n, len(broad), beta)
+    return float(c * m * signal)
+
+
 def latent_spherical_update(broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float,
                             concentration: float, prior: str = "broad"
                             ) -> tuple[BinghamPosterior, dict]:
@@ -71,5 +101,5 @@ def latent_spherical_update(broad: np.ndarray, targets: np.ndarray, *, rank: int
     return post, {"model_kwargs": kwargs}
 
 
-__all__ = ["broad_projector", "latent_spherical_model", "latent_spherical_update",
+__all__ = ["broad_projector", "latent_spherical_model", "likelihood_concentration", "latent_spherical_update",
            "normalised_covariance", "posterior_like_parameter"]

@@ -1,0 +1,224 @@
+"""Densities of a posterior's draws, in one place for every inference method (exact, NUTS,
+SVI): the log joint of the model at constrained parameter values (for the MAP draw) and the
+pointwise log-likelihood of each target anchor (for PSIS-LOO, WAIC; MATH.md round 2).
+
+Draws are dicts of the kind's sites (:data:`anchordiv.priors.SITES`) with a leading draw axis:
+``mu [S, d]``, ``Sigma [S, d, d]``; ``U [S, d, k]``; ``weights [S, K]``, ``means [S, K, d]``,
+``covs [S, K, d, d]``.
+
+Pointwise log-likelihood per kind (``log p(t_i | θ_s)``, untempered):
+
+* gaussian: ``N(t_i | μ, Σ)``;
+* latent kinds: the PPCA likelihood ``N(t_i | m, σ² I + ℓ U Uᵀ)`` with the target mean m and the
+  broad PPCA signal ℓ and noise σ² (:func:`anchordiv.priors.bingham.ppca_scale`) kept in
+  ``post.fixed`` (``ppca_mean``, ``ppca_signal``, ``ppca_noise``) — for the latent spherical kind
+  this is the likelihood its default concentration is derived from;
+* mixture: ``log Σ_k w_k N(t_i | μ_k, Σ_k)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.special
+
+from ..errors import AnchorDivError
+
+#: sites of the explicit models that only parametrise another site (excluded from densities)
+AUXILIARY_SUFFIX = "_raw"
+
+
+def _gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``log N(t_i | μ_s, Σ_s)``: ``t [n, d]``, ``mu [S, d]``, ``cov [S, d, d]`` -> ``[S, n]``."""
+    chol = np.linalg.cholesky(cov)
+    diff = t[None, :, :] - mu[:, None, :]                                   # [S, n, d]
+    z = np.linalg.solve(chol, np.swapaxes(diff, -1, -2))                    # [S, d, n]
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)      # [S]
+    d = t.shape[1]
+    return -0.5 * ((z * z).sum(-2) + logdet[:, None] + d * np.log(2 * np.pi))
+
+
+def _ppca_logpdf(t, u, mean, signal, noise):
+    """``log N(t_i | m, σ² I + ℓ U_s U_sᵀ)`` via Woodbury: ``u [S, d, k]`` -> ``[S, n]``."""
+    d, k = u.shape[-2:]
+    x = t - mean                                                           # [n, d]
+    proj = np.einsum("nd,sdk->snk", x, u)                                   # [S, n, k]
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * \
+        (proj * proj).sum(-1)
+    logdet = d * np.log(noise) + k * np.log1p(signal / noise)
+    return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
+
+
+def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np.ndarray:
+    """``log p(t_i | θ_s)`` ``[S, n]`` for draws ``{site: [S, ...]}`` and ``targets [n, d]``."""
+    t = np.asarray(targets, np.float64)
+    if kind == "gaussian":
+        return _gaussian_logpdf(t, np.asarray(draws["mu"], np.float64),
+                                np.asarray(draws["Sigma"], np.float64))
+    if kind in ("latent-gaussian", "latent-spherical"):
+        missing = [k for k in ("ppca_mean", "ppca_signal", "ppca_noise") if k not in fixed]
+        if missing:
+            raise AnchorDivError(f"post.fixed: the latent likelihood needs {', '.join(missing)} "
+                                 f"(posteriors adapted before this version lack them)")
+        return _ppca_logpdf(t, np.asarray(draws["U"], np.float64), np.asarray(fixed["ppca_mean"]),
+                            float(fixed["ppca_signal"]), float(fixed["ppca_noise"]))
+    if kind == "mixture":
+        w = np.asarray(draws["weights"], np.float64)
+        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        comp = np.stack([_gaussian_logpdf(t, means[:, j], covs[:, j])
+                         for j in range(w.shape[1])], -1)                   # [S, n, K]
+        return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
+    raise AnchorDivError(f"kind: no likelihood for {kind!r}")
+
+
+def predictive(kind: str, draws: dict, n: int, fixed: dict,
+               rng: np.random.Generator) -> np.ndarray:
+    """Posterior (or prior) predictive: ``n`` simulated anchors per draw ``[S, n, d]`` from the
+    same likelihood as :func:`pointwise_log_likelihood`."""
+    if kind == "gaussian":
+        mu, cov = np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64)
+        z = rng.normal(size=(len(mu), n, mu.shape[-1]))
+        return mu[:, None, :] + np.einsum("sij,snj->sni", np.linalg.cholesky(cov), z)
+    if kind in ("latent-gaussian", "latent-spherical"):
+        u = np.asarray(draws["U"], np.float64)
+        s, d, k = u.shape
+        z = rng.normal(size=(s, n, k)) * np.sqrt(float(fixed["ppca_signal"]))
+        e = rng.normal(size=(s, n, d)) * np.sqrt(float(fixed["ppca_noise"]))
+        return np.asarray(fixed["ppca_mean"]) + np.einsum("sdk,snk->snd", u, z) + e
+    w = np.asarray(draws["weights"], np.float64)
+    means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+    lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])   # [S, n]
+    idx = np.arange(len(w))[:, None]
+    z = rng.normal(size=(len(w), n, means.shape[-1]))
+    return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]), z)
+
+
+def prior_family(kind: str, kwargs: dict):
+    """The exact prior of the kind's default model as a family with ``sample``/``sample_chains``
+    (NIW, Dirichlet–NIW, matrix Bingham with B₀) from its ``model_kwargs``."""
+    from .. import priors
+
+    if kind == "gaussian":
+        return priors.NIW(np.asarray(kwargs["mu0"]), float(kwargs["kappa0"]),
+                          float(kwargs["nu0"]), np.asarray(kwargs["psi0"]))
+    if kind == "mixture":
+        k = len(kwargs["weights0"])
+        return priors.DirichletNIW(float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"]),
+                                   np.asarray(kwargs["means0"]), np.full(k, kwargs["kappa0"]),
+                                   np.full(k, kwargs["nu0"]), np.asarray(kwargs["psi0"]))
+    if kind == "latent-gaussian":
+        b0 = np.asarray(kwargs["prior_parameter"])
+    else:
+        b0 = float(kwargs["concentration"]) * (1 - float(kwargs["beta"])) * \
+            np.asarray(kwargs["broad_projector"])
+    return priors.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
+
+
+def _log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
+    """log IW(Σ_s | ν, Ψ) for ``sig [S, d, d]`` (float64 closed form)."""
+    from ..priors.niw import log_multigamma
+
+    d = psi.shape[-1]
+    chol = np.linalg.cholesky(sig)
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
+    inv = np.linalg.inv(sig)
+    return (0.5 * nu * np.linalg.slogdet(psi)[1] - 0.5 * nu * d * np.log(2.0)
+            - log_multigamma(0.5 * nu, d) - 0.5 * (nu + d + 1) * logdet
+            - 0.5 * np.einsum("ij,sji->s", psi, inv))
+
+
+def _log_niw(mu, sig, kw) -> np.ndarray:
+    """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
+    mu0 = np.asarray(kw["mu0"], np.float64)
+    return (_log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
+            + _gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0])
+
+
+def log_joint_closed_form(kind: str, targets, kwargs: dict, draws: dict) -> np.ndarray:
+    """``log p(θ_s, targets)`` ``[S]`` of the kind's *default* model in float64 closed form
+    (independent of how the NumPyro model parametrises its sites): NIW / Dirichlet–NIW
+    densities plus the likelihood; the latent kinds' unnormalised Bingham term tr(UᵀBU) (plus
+    the tempered PPCA likelihood for the latent Gaussian)."""
+    from .. import priors
+
+    t = np.asarray(targets, np.float64)
+    d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
+    if kind == "gaussian":
+        return _log_niw(d["mu"], d["Sigma"], kwargs) + \
+            pointwise_log_likelihood(kind, d, t, {}).sum(-1)
+    if kind == "latent-gaussian":
+        b0 = np.asarray(kwargs["prior_parameter"], np.float64)
+        fx = {"ppca_mean": kwargs["mean"], "ppca_signal": kwargs["signal"],
+              "ppca_noise": kwargs["noise"]}
+        return (np.einsum("sdk,de,sek->s", d["U"], b0, d["U"])
+                + float(kwargs["target_weight"]) * pointwise_log_likelihood(
+                    kind, d, t, fx).sum(-1))
+    if kind == "latent-spherical":
+        b = priors.posterior_bingham.posterior_like_parameter(
+            np.asarray(kwargs["broad_projector"]), t, beta=kwargs["beta"], rank=kwargs["rank"])
+        return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", d["U"], b, d["U"])
+    if kind == "mixture":
+        alpha = float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64)
+        w = d["weights"]
+        log_dir = (scipy.special.gammaln(alpha.sum()) - scipy.special.gammaln(alpha).sum()
+                   + ((alpha - 1) * np.log(w)).sum(-1))
+        comps = sum(_log_niw(d["means"][:, j], d["covs"][:, j],
+                             {"mu0": kwargs["means0"][j], "kappa0": kwargs["kappa0"],
+                              "nu0": kwargs["nu0"], "psi0": kwargs["psi0"][j]})
+                    for j in range(w.shape[1]))
+        return log_dir + comps + pointwise_log_likelihood(kind, d, t, {}).sum(-1)
+    raise AnchorDivError(f"kind: no closed-form log joint for {kind!r}")
+
+
+def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
+    """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
+    parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
+    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
+    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself)."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro import handlers
+
+    t = jnp.asarray(targets)
+    params = {k: jnp.asarray(v) for k, v in draws.items()}
+    if "U" in params:
+        params["U" + AUXILIARY_SUFFIX] = params["U"]
+
+    def one(p):
+        tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
+            t, **kwargs)
+        total = 0.0
+        for name, site in tr.items():
+            if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
+                continue
+            lp = site["fn"].log_prob(site["value"])
+            total = total + jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
+        return total
+
+    return np.asarray(jax.jit(jax.vmap(one))(params), np.float64)
+
+
+def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
+    """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint of
+    each draw's constrained parameters, which ``post.point("map")`` maximises — in closed form
+    for the kind's default model (``model=None``, :func:`log_joint_closed_form`), by
+    substituting the sites into a user's ``model`` otherwise (:func:`log_joint`).
+    ``model_kwargs`` defaults to ``post.info["model_kwargs"]``."""
+    from .. import priors
+
+    kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
+    if kwargs is None:
+        raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
+    shape = next(iter(post.samples.values())).shape[:2]
+    flat = {k: v for k, v in post.flat_samples().items() if k in priors.SITES[post.kind]}
+    if model is None:
+        lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
+    else:
+        lp = log_joint(model, targets, kwargs, flat)
+    return dataclasses.replace(post, stats={**(post.stats or {}),
+                                            "log_density": lp.reshape(shape)})
+
+
+__all__ = ["log_joint", "log_joint_closed_form", "pointwise_log_likelihood", "predictive", "prior_family",
+           "with_log_density"]
