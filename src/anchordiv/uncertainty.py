@@ -123,7 +123,7 @@ def chain_draws(post, num_draws: int, seed: int) -> dict:
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None or not post.stats:   # exact or SVI guide draws: independent
+    if post.samples is None or post.method != "nuts":   # exact or SVI guide: independent
         return chain_draws(post, num_draws, seed), None
     n = next(iter(post.samples.values())).shape[1]
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))

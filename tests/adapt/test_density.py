@@ -10,9 +10,25 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.adapt.posterior import Posterior
 from anchordiv.adapt.density import log_joint, pointwise_log_likelihood, with_log_density
-from anchordiv.priors import MODELS
+from anchordiv.priors import MODELS as DEFAULT_MODELS
 
 D = 2
+
+
+def centred_niw_model(targets, *, mu0, kappa0, nu0, psi0, **_):
+    """The NIW in its textbook centred form (sites ``Sigma``, ``mu`` sampled directly): the
+    library's model has the same law in Bartlett coordinates, where ``mu`` and ``Sigma`` are
+    deterministic, so densities *of the parameters* are checked against this one."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    sigma = numpyro.sample("Sigma", dist.InverseWishart(nu0, scale_matrix=psi0))
+    mu = numpyro.sample("mu", dist.MultivariateNormal(mu0, sigma / kappa0))
+    with numpyro.plate("anchors", targets.shape[0]):
+        numpyro.sample("targets", dist.MultivariateNormal(mu, sigma), obs=targets)
+
+
+MODELS = {**DEFAULT_MODELS, "gaussian": centred_niw_model}
 
 
 def problem(n=8, seed=0):

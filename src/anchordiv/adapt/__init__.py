@@ -63,6 +63,7 @@ import numpy as np
 from .. import priors
 from ..errors import AnchorDivError, as_matrix, check_spread
 from ..provenance import resolve_tau, unit_norm
+from .density import with_log_density
 from .exact import EXACT
 from .model import check_sites, kept_sites, problem
 from .persistence import load_posterior, save_posterior
@@ -112,7 +113,8 @@ def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
     family, info, fixed = EXACT[kind](broad, targets, opts)
     info.update(kind=kind, method=opts["method"], prior=opts["prior"], d=broad.shape[1],
                 n_broad=len(broad), n_targets=len(targets))
-    post = Posterior(kind, "exact", tau, targets.dtype.str, info, family=family, fixed=fixed)
+    post = Posterior(kind, "exact", tau, targets.dtype.str, info, family=family,
+                     fixed={**fixed, "targets": targets})
     if opts["method"] == "exact":
         return post
     with x64_mode(bool(opts["x64"])):
@@ -133,7 +135,7 @@ def check_method(o: dict) -> None:
 
 def infer(post: Posterior, broad: np.ndarray, targets: np.ndarray, o: dict) -> Posterior:
     """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
-    base = post.info.pop("model_kwargs")
+    base = post.info["model_kwargs"]
     o = {**o, "num_samples": o["num_samples"] or NUM_SAMPLES[o["method"]]}
     if o["subspace"] is not None:
         r = check_rank(o["subspace"], broad.shape[1], len(broad), post.kind,
@@ -148,7 +150,11 @@ def infer(post: Posterior, broad: np.ndarray, targets: np.ndarray, o: dict) -> P
     prob = problem(post.kind, base, broad, targets, o,
                    map_density=svi and o["guide"] == "delta")
     sites = kept_sites(check_sites(post.kind, prob))
-    return (run_svi if svi else run_nuts)(post, prob, o, sites)
+    post = (run_svi if svi else run_nuts)(post, prob, o, sites)
+    if not svi or "map" not in post.points:     # "map" by the density of the parameters
+        post = with_log_density(post, prob.targets, prob.model if prob.custom else None,
+                                prob.kwargs)
+    return post
 
 
 @contextlib.contextmanager

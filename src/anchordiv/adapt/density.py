@@ -203,7 +203,8 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint of
     each draw's constrained parameters, which ``post.point("map")`` maximises — in closed form
     for the kind's default model (``model=None``, :func:`log_joint_closed_form`), by
-    substituting the sites into a user's ``model`` otherwise (:func:`log_joint`).
+    substituting every stored site into a user's ``model`` otherwise (:func:`log_joint`: the
+    density of the model's own sample sites).
     ``model_kwargs`` defaults to ``post.info["model_kwargs"]``."""
     from .. import priors
 
@@ -211,8 +212,9 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
     shape = next(iter(post.samples.values())).shape[:2]
-    flat = {k: v for k, v in post.flat_samples().items() if k in priors.SITES[post.kind]}
+    flat = post.flat_samples()
     if model is None:
+        flat = {k: v for k, v in flat.items() if k in priors.SITES[post.kind]}
         lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)
@@ -220,5 +222,5 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
                                             "log_density": lp.reshape(shape)})
 
 
-__all__ = ["log_joint", "log_joint_closed_form", "pointwise_log_likelihood", "predictive", "prior_family",
-           "with_log_density"]
+__all__ = ["log_joint", "log_joint_closed_form", "pointwise_log_likelihood", "predictive",
+           "prior_family", "with_log_density"]
