@@ -180,6 +180,21 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
             "posterior_predictive": {"targets": _split(pp, shape)}}
 
 
+#: a user model's own sites reach the posterior group up to this many values per draw
+USER_SITE_MAX = 1024
+
+
+def user_sites(kind: str, draws: dict, taken: dict) -> dict:
+    """A custom model's own parameters ``{site: [chains, draws, ...]}`` for az.summary /
+    az.plot_trace: every stored site but the kind's (``mu``, ``Sigma``, ...), auxiliary
+    ``*_raw`` coordinates and sites larger than :data:`USER_SITE_MAX` values per draw."""
+    from .priors import SITES
+
+    return {k: v for k, v in draws.items()
+            if k not in SITES[kind] and k not in taken and not k.endswith("_raw")
+            and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX}
+
+
 @limited_blas
 def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets=None,
                    prior: bool | None = None):
@@ -202,6 +217,8 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
     draws, stats = _chain_draws(post, num_draws, seed)
     ref = post.params("mean")
     groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
+    if post.info.get("custom_model"):
+        groups["posterior"].update(user_sites(post.kind, draws, groups["posterior"]))
     if targets is None:
         targets = post.fixed.get("targets")
     if targets is not None:
@@ -224,7 +241,7 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
             if isinstance(v, (int, float, str, bool))}
     attrs = {"kind": post.kind, "method": post.method, **keep}
     dims = {k: DIMS[k] for g in ("posterior", "prior") for k, v in (groups.get(g) or {}).items()
-            if v.ndim > 2}
+            if v.ndim > 2 and k in DIMS}
     dims["targets"] = ["anchor"]
     idata = az.from_dict(**{k: v for k, v in groups.items() if v is not None}, dims=dims,
                          attrs=attrs)
