@@ -35,7 +35,7 @@ def test_inference_data_runs_under_the_cap(two_threads, monkeypatch):
     rng = np.random.default_rng(0)
     post = ad.adapt("gaussian", rng.normal(size=(60, 4)), rng.normal(size=(5, 4)), tau=5.0)
     post.inference_data(num_draws=4)
-    assert seen == [{1}]
+    assert seen and all(s == {1} for s in seen)   # posterior (and prior) quantities
     assert blas_threads_now() == {2}                # restored afterwards
 
 

@@ -20,7 +20,6 @@ counted in :attr:`PriorComparison.high_k` and the table's ``warning`` column is 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 
@@ -61,12 +60,9 @@ class PriorComparison:
         ax2.set_xlabel("target anchor")
         ax2.set_ylabel("Pareto k")
         ax2.legend(fontsize=8)
-        fig.tight_layout()
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-        return fig
+        from .plots import finish
+
+        return finish(fig, path)
 
 
 def _posterior(candidate, kind: str, targets: np.ndarray, tau: float, options: dict):

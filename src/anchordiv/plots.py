@@ -28,6 +28,16 @@ def _save(fig, path) -> Path:
     return p
 
 
+def finish(fig, path=None):
+    """Lay out ``fig``; write it to the PNG ``path`` (and close it) when given.  Returns fig."""
+    fig.tight_layout()
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+        _pyplot().close(fig)
+    return fig
+
+
 #: line styles by model role (curves.ROLES)
 _STYLE = {"target": "-", "posterior": "-", "isotropic": ":", "baseline": "--", "custom": "-."}
 
@@ -98,4 +108,4 @@ def elbo_plot(loss: np.ndarray, path, *, title: str = "SVI") -> Path:
     return _save(fig, path)
 
 
-__all__ = ["elbo_plot", "plot_curve", "plot_scores"]
+__all__ = ["elbo_plot", "finish", "plot_curve", "plot_scores"]

@@ -20,7 +20,6 @@ thin-th draw (thin to about the autocorrelation time).
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -88,12 +87,9 @@ class SBCResult:
         axes[0][0].set_ylabel("simulations")
         if title:
             fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-        return fig
+        from .plots import finish
+
+        return finish(fig, path)
 
 
 def _values(f: Callable, params, name: str, expect: int | None) -> np.ndarray:

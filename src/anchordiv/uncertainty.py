@@ -345,12 +345,9 @@ class RetrievalUncertainty:
             ax.set_xlabel("mean AUPRC over queries")
             ax.set_ylabel("posterior draws")
             ax.legend(fontsize=8)
-        fig.tight_layout()
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-        return fig
+        from .plots import finish
+
+        return finish(fig, path)
 
     def to_report(self, report, name: str = "retrieval_uncertainty.png") -> None:
         """Add a section with the plot and :meth:`describe` to a :class:`~anchordiv.report.
