@@ -95,14 +95,14 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
 
 
 
-def elbo_plot(loss: np.ndarray, path, *, title: str = "SVI") -> Path:
-    """The SVI loss (negative ELBO) against step, symlog y so early and late steps both show."""
+def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
+    """The ELBO against step, symlog y so early and late steps both show."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(np.arange(1, len(loss) + 1), loss, lw=1)
+    ax.plot(np.arange(1, len(elbo) + 1), elbo, lw=1)
     ax.set_yscale("symlog")
     ax.set_xlabel("step")
-    ax.set_ylabel("loss (negative ELBO)")
+    ax.set_ylabel("ELBO")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     return _save(fig, path)

@@ -169,8 +169,29 @@ def wordnet_part(ctx: Context) -> dict:
                         title="WordNet → ImageNet: AUPRC vs target anchors")
     needs = curve.needs(0.9)
     wni.report_section(ctx.rep, task, curve, needs, source)
+    _uncertainty_section(ctx, task, emb, broad)
     _budget_section(ctx, task, curve)
     return {"files": files, "needs": needs}
+
+
+def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
+    """How stable retrieval is across posterior draws: the Gaussian posterior from the WordNet
+    prior and ``n_targets`` random target anchors; queries and gallery are disjoint items."""
+    from ..adapt import adapt
+    from ..uncertainty import retrieval_uncertainty
+
+    rng = np.random.default_rng(ctx.seed)
+    pick = rng.choice(len(emb.targets), min(n_targets, len(emb.targets)), replace=False)
+    post = adapt("gaussian", broad, emb.targets[pick], tau=ctx.tau)
+    q = subsample(len(emb.items), min(ctx.size.wn_queries, len(emb.items) // 2), ctx.seed)
+    rest = np.setdiff1d(np.arange(len(emb.items)), q)
+    rel = task.item_class[q][:, None] == task.item_class[rest][None, :]
+    unc = retrieval_uncertainty(post, emb.items[q], emb.items[rest], k=min(10, len(rest)),
+                                relevance=rel, num_draws=20, seed=ctx.seed)
+    ctx.rep.text(f"Posterior uncertainty, WordNet → ImageNet: the Gaussian posterior from the "
+                 f"WordNet prior and {len(pick)} random target anchors (empirical Bayes "
+                 f"strengths), {len(q)} query glosses against the {len(rest)} other items.")
+    unc.to_report(ctx.rep)
 
 
 def budget_part(ctx: Context) -> dict:
