@@ -5,7 +5,8 @@ hyperparameters, init strategy, site checks and the translation of numerical fai
 Hyperparameters: the kind's prior (``post.info["model_kwargs"]``, set by the exact update) plus
 ``model_kwargs``; a *callable* ``model_kwargs(broad [N, d']) -> dict`` builds them from the broad
 anchors instead (so the same prior builder serves full-d and ``subspace=`` runs).  A custom model
-receives only the keywords its signature names (all of them if it takes ``**kwargs``).
+receives only the keywords its signature names (all of them if it takes ``**kwargs``).  A model
+that takes ``psi0_tril`` gets the Cholesky factor of its (final) ``psi0`` once per run.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray
         raise AnchorDivError(f"model_kwargs: a dict or a callable(broad) -> dict, got "
                              f"{type(user).__name__}")
     kwargs = accepted(model, {**base_kwargs, **(user or {})}, explicit=set(user or {}))
-    if map_density and "map_jacobian" in inspect.signature(model).parameters:
+    takes = inspect.signature(model).parameters
+    if "psi0_tril" in takes and "psi0" in kwargs and kwargs.get("psi0_tril") is None:
+        kwargs["psi0_tril"] = np.linalg.cholesky(np.asarray(kwargs["psi0"], np.float64))
+    if map_density and "map_jacobian" in takes:
         kwargs["map_jacobian"] = True
     dt = run_dtype(o.get("x64", False))
     cast = {k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v

@@ -76,8 +76,6 @@ def project(kind: str, kwargs: dict, u: np.ndarray) -> dict:
         out[m] = np.asarray(kwargs[m], np.float64) @ u
         out[p] = _sandwich(u, kwargs[p])
         out["nu0"] = float(kwargs["nu0"]) - (d - r)
-        if "psi0_tril" in out:
-            out["psi0_tril"] = np.linalg.cholesky(out[p])
     elif kind == "latent-gaussian":
         out["prior_parameter"] = _sandwich(u, kwargs["prior_parameter"])
         out["mean"] = np.asarray(kwargs["mean"], np.float64) @ u

@@ -234,8 +234,7 @@ class NIW:
 
     def model_kwargs(self) -> dict:
         """Keyword arguments of :func:`niw_model` for this prior."""
-        return {"mu0": self.mu, "kappa0": self.kappa, "nu0": self.nu, "psi0": self.psi,
-                "psi0_tril": np.linalg.cholesky(self.psi)}
+        return {"mu0": self.mu, "kappa0": self.kappa, "nu0": self.nu, "psi0": self.psi}
 
 
 class _MarginalCurve:
