@@ -27,17 +27,19 @@ OPTIONS = {
     "subspace": ("--subspace", int, "infer in the broad anchors' top-R principal subspace "
                  "(R << d makes svi/nuts affordable at d = 384)"),
     "num_steps": ("--num-steps", int, "svi: optimisation steps"),
-    "learning_rate": ("--learning-rate", number, "svi: Adam learning rate"),
-    "num_samples": ("--num-samples", int, "nuts: posterior samples per chain"),
+    "learning_rate": ("--learning-rate", number, "svi: initial Adam learning rate (it decays "
+                      "to 1 %% of this over the run)"),
+    "num_samples": ("--num-samples", int, "nuts: posterior samples per chain; svi: guide "
+                    "draws kept"),
     "num_warmup": ("--num-warmup", int, "nuts: warm-up steps per chain"),
     "num_chains": ("--num-chains", int, "nuts: chains"),
     "seed": ("--seed", int, "random seed (mixture EM, svi, nuts)"),
 }
-CHOICES = {"guide": ("delta", "normal", "lowrank")}
 
 
 def register(sub) -> None:
     from ..adapt import KINDS
+    from ..adapt.variational import GUIDES
 
     p = sub.add_parser(
         "adapt", help="adapt an anchor model from broad to target anchors (Bayesian update)",
@@ -60,7 +62,7 @@ def register(sub) -> None:
     p.add_argument("--normalize", action="store_true",
                    help="scale target rows to unit norm first (otherwise non-unit rows warn)")
     for name, (flag, kind, text) in OPTIONS.items():
-        p.add_argument(flag, dest=name, type=kind, choices=CHOICES.get(name), help=text)
+        p.add_argument(flag, dest=name, type=kind, choices=GUIDES if name == "guide" else None, help=text)
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
     p.add_argument("--source", help="anchor source recorded in the cards (default: the target "
                                     "file)")
