@@ -285,13 +285,14 @@ def _dask_array_blocks(model, arr):
 
 # ---- exact top-k ---------------------------------------------------------------------------
 
-def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int):
+def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int,
+                precision: str = "highest"):
     """Top-k of one block: ``[(indices [Qb, k_b] int64 global, divergences [Qb, k_b])]``
     (a one-item bag partition)."""
     data = rows.rows() if isinstance(rows, Block) else rows
     u, c = (jnp.asarray(t) for t in terms)
     best_i, best_d = dv.scan_top_k(model, u, c, data, min(k, len(data)), chunk=chunk,
-                                   method=method, progress=False)
+                                   method=method, precision=precision, progress=False)
     return [(np.asarray(best_i, np.int64) + offset, np.asarray(best_d))]
 
 
@@ -302,8 +303,9 @@ def _merge_parts(parts, k: int):
 
 
 def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = None,
-          method: str = "auto", block_rows: int = BLOCK_ROWS, column: str = "embedding",
-          split_every: int = 8, retries: int = 2, progress: bool | None = None):
+          method: str = "auto", precision: str = "highest", block_rows: int = BLOCK_ROWS,
+          column: str = "embedding", split_every: int = 8, retries: int = 2,
+          progress: bool | None = None):
     """Exact top-k of a sharded gallery on a Dask cluster: the result of
     :func:`anchordiv.top_k` over the concatenated shards.
 
@@ -311,7 +313,8 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     ``dask.array [G, d]``); ``client``: see :func:`connect`; ``chunk``: gallery rows per jitted
     step inside a task (default as :func:`anchordiv.top_k` for the whole gallery);
     ``block_rows``: rows per task; ``split_every``: fan-in of the tree reduction;
-    ``retries``: re-runs of a task that raised.  Returns ``(indices [Q, k] int64,
+    ``retries``: re-runs of a task that raised; ``precision``: of the block products, as in
+    :func:`anchordiv.top_k` (``"highest"``: exact float32; ``"fast"``).  Returns ``(indices [Q, k] int64,
     divergences [Q, k])`` ascending.  Memory per worker: O(Q·(k + chunk)) plus the page cache
     of its memory-mapped rows.
     """
@@ -320,6 +323,7 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
 
     dv.check_model(model)
     dv._use_fast(model, method)
+    dv.check_precision(precision)
     x = dv.check_embeddings(model, "queries", queries)
     parts, offsets, n_items = blocks(model, shards, block_rows=block_rows, column=column)
     k = integer("k", k, low=1, high=n_items)
@@ -329,7 +333,7 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     shared_model = dask.delayed(model, pure=True)
     terms = dask.delayed((np.asarray(u), np.asarray(c)), pure=True)
     scans = [dask.delayed(_scan_block, pure=True)(shared_model, terms, part, k, chunk, method,
-                                                  int(offset))
+                                                  int(offset), precision)
              for part, offset in zip(parts, offsets)]
     merge = functools.partial(_merge_parts, k=k)
     reduced = db.from_delayed(scans).reduction(merge, merge, split_every=split_every)

@@ -14,14 +14,32 @@ matrix product plus per-item work.  Models with a squared-Euclidean fast path
 slow reference, O(Q·G·cost(ψ))).  Results are clamped at 0: the exact divergence is
 non-negative and only round-off can make it negative.
 
+``precision`` sets how the one Q×G product is computed (:data:`PRECISIONS`):
+
+* ``"highest"`` (default): exact float32 products on every backend (``Precision.HIGHEST``) in
+  the augmented form above, offsets inside the product.  On CPU this is what XLA does anyway;
+  on A100/H100/H200 it turns off JAX's default TF32 products (about 10 mantissa bits), whose
+  round-off of the ψ(y) column alone (|ψ| · 2⁻¹¹) can reorder a top-k.
+* ``"fast"``: the device's default product (TF32 on recent NVIDIA GPUs, bf16 passes on TPU,
+  float32 on CPU) in a cancellation-aware form: the offsets stay out of the product and the
+  operands are centred by their block means ū, v̄ —
+  ``u vᵀ = (u − ū)(v − v̄)ᵀ + u v̄ + ū vᵀ − ū v̄`` (exact), so
+  ``D = [c − u v̄] + [h − ū vᵀ + ū v̄] − (u − ū)(v − v̄)ᵀ``, where the two bracketed offsets are
+  matrix-vector products at ``"highest"``.  Only the centred cross term sees reduced precision.
+
+Query and key terms (``O((Q + G)·d·m)``) are always computed with exact float32 products.
+
 Top-k streams the gallery in chunks (memory O(Q·(k + chunk)), galleries may be memory-mapped
 ``.npy`` files) and the MIPS form exports any geometry to an inner-product index: maximising
-``⟨[u(x), −1], [v(y), h(y)]⟩ = c(x) − D(x→y)`` is minimising D.
+``⟨[u(x), −1], [v(y), h(y)]⟩ = c(x) − D(x→y)`` is minimising D.  The exported vectors are
+computed with exact float32 products; the inner products are then the external index's own
+(faiss on CPU: float32; faiss on GPU: float32 unless its ``useFloat16`` options are set).
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +50,8 @@ from .anchors.base import AnchorModel
 from .errors import AnchorDivError, as_matrix, integer
 
 METHODS = ("auto", "generic", "direct")
+#: Choices of ``precision`` for the Q×G product (see the module docstring).
+PRECISIONS = ("highest", "fast")
 
 #: How often each jitted function has been traced (tests assert nothing recompiles).
 TRACE_COUNTS: collections.Counter = collections.Counter()
@@ -41,6 +61,26 @@ def _use_fast(model: AnchorModel, method: str) -> bool:
     if method not in METHODS:
         raise AnchorDivError(f"method: unknown {method!r}; choose one of {', '.join(METHODS)}")
     return method == "auto" and model.quadratic
+
+
+def check_precision(precision) -> str:
+    """``precision`` validated against :data:`PRECISIONS`."""
+    if precision not in PRECISIONS:
+        raise AnchorDivError(
+            f"precision: unknown {precision!r}; choose 'highest' (exact float32 products, the "
+            f"default) or 'fast' (the device's default products: TF32 on recent NVIDIA GPUs, "
+            f"bf16 passes on TPU; cancellation-aware form)")
+    return precision
+
+
+def exact_products(fn):
+    """``fn`` traced with every matrix product at ``Precision.HIGHEST`` (exact float32 on
+    every backend) unless it sets its own: wraps the implementations before ``jax.jit``."""
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        with jax.default_matmul_precision("highest"):
+            return fn(*args, **kwargs)
+    return traced
 
 
 def _value_and_grad(model: AnchorModel, p: jax.Array):
@@ -67,18 +107,42 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
     return p, model.cumulant(p)
 
 
-def pairwise(u, c, v, h) -> jax.Array:
-    """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product.
-
-    The offsets ride inside the product — ``[−u, 1, c] · [v, h, 1]ᵀ`` — so the only pass over
-    the ``[Q, G]`` output besides the GEMM is the clamp.  (Measured on 2 idle cores, Gaussian,
-    Q=2000, G=20000, d=384: this beat both the three-term expression and a row-blocked
-    epilogue.)"""
+def augmented(u, c, v, h):
+    """The operands of ``"highest"``: ``([−u, 1, c] [Q, m+2], [v, h, 1] [G, m+2])``, whose
+    product is ``D`` before the clamp (offsets ride inside the product)."""
     ones_q = jnp.ones((u.shape[0], 1), u.dtype)
     ones_g = jnp.ones((v.shape[0], 1), v.dtype)
     ua = jnp.concatenate([-u, ones_q, c[:, None].astype(u.dtype)], axis=1)
     va = jnp.concatenate([v, h[:, None].astype(v.dtype), ones_g], axis=1)
-    return jnp.maximum(ua @ va.T, 0.0)
+    return ua, va
+
+
+def centred(u, c, v, h):
+    """The operands of ``"fast"``: ``(u − ū [Q, m], v − v̄ [G, m], row [Q], col [G])`` with
+    ``D = row[:, None] + col[None] − (u − ū)(v − v̄)ᵀ`` exactly (ū, v̄: column means; the
+    offsets' matrix-vector products at ``Precision.HIGHEST``)."""
+    hi = jax.lax.Precision.HIGHEST
+    ubar, vbar = jnp.mean(u, axis=0), jnp.mean(v, axis=0)
+    row = c.astype(u.dtype) - jnp.matmul(u, vbar, precision=hi)
+    col = (h.astype(v.dtype) - jnp.matmul(v, ubar, precision=hi)
+           + jnp.dot(ubar, vbar, precision=hi))
+    return u - ubar, v - vbar, row, col
+
+
+def pairwise(u, c, v, h, precision: str = "highest") -> jax.Array:
+    """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product.
+
+    ``"highest"``: the offsets ride inside the product — ``[−u, 1, c] · [v, h, 1]ᵀ``
+    (:func:`augmented`) — so the only pass over the ``[Q, G]`` output besides the GEMM is the
+    clamp.  (Measured on 2 idle cores, Gaussian, Q=2000, G=20000, d=384: this beat both the
+    three-term expression and a row-blocked epilogue.)  ``"fast"``: the centred cross term at
+    the device's default precision plus exact offsets (:func:`centred`)."""
+    if precision == "highest":
+        ua, va = augmented(u, c, v, h)
+        return jnp.maximum(jnp.matmul(ua, va.T, precision=jax.lax.Precision.HIGHEST), 0.0)
+    uc, vc, row, col = centred(u, c, v, h)
+    cross = jnp.matmul(uc, vc.T, precision=jax.lax.Precision.DEFAULT)
+    return jnp.maximum(row[:, None] + col[None, :] - cross, 0.0)
 
 
 def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
@@ -93,16 +157,17 @@ def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
     return flat.reshape(x.shape[:-1])
 
 
-def _divergence_impl(model, x, y, method):
+@exact_products
+def _divergence_impl(model, x, y, method, precision):
     TRACE_COUNTS["divergence"] += 1
     if method == "direct":
         return jax.vmap(lambda a: bregman(model, a[None, :], y))(x)
     u, c = query_terms(model, x, method)
     v, h = key_terms(model, y, method)
-    return pairwise(u, c, v, h)
+    return pairwise(u, c, v, h, precision)
 
 
-_divergence_jit = jax.jit(_divergence_impl, static_argnames="method")
+_divergence_jit = jax.jit(_divergence_impl, static_argnames=("method", "precision"))
 
 
 def check_model(model) -> AnchorModel:
@@ -119,14 +184,17 @@ def check_embeddings(model: AnchorModel, name: str, x, *, min_rows: int = 1) -> 
     return arr
 
 
-def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto") -> jax.Array:
+def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto",
+               precision: str = "highest") -> jax.Array:
     """Anchor divergence matrix ``D [Q, G]``, ``D[i, j] = D(query_i → gallery_j)``;
-    ascending = closer.  ``queries [Q, d]``, ``gallery [G, d]``."""
+    ascending = closer.  ``queries [Q, d]``, ``gallery [G, d]``; ``precision``: ``"highest"``
+    (exact float32 products) or ``"fast"`` (see the module docstring)."""
     check_model(model)
     _use_fast(model, method)
+    check_precision(precision)
     x = check_embeddings(model, "queries", queries)
     y = check_embeddings(model, "gallery", gallery)
-    return _divergence_jit(model, jnp.asarray(x), jnp.asarray(y), method)
+    return _divergence_jit(model, jnp.asarray(x), jnp.asarray(y), method, precision)
 
 
 # ---- streaming top-k ---------------------------------------------------------------------
@@ -149,6 +217,7 @@ def pad_rows(x, size: int):
     return xp.concatenate([x, xp.repeat(x[:1], size - len(x), axis=0)])
 
 
+@exact_products
 def _query_terms_impl(model, x, method):
     TRACE_COUNTS["query_terms"] += 1
     return query_terms(model, x, method)
@@ -174,14 +243,15 @@ def merge_top_k(d, n_valid, offset, best_d, best_i):
     return -neg, jnp.take_along_axis(cand_i, pos, axis=1)
 
 
-def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method):
+@exact_products
+def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method, precision):
     """Score one gallery chunk ``y [chunk, d]`` and merge it into the running top-k."""
     TRACE_COUNTS["merge"] += 1
     v, h = key_terms(model, y, method)
-    return merge_top_k(pairwise(u, c, v, h), n_valid, offset, best_d, best_i)
+    return merge_top_k(pairwise(u, c, v, h, precision), n_valid, offset, best_d, best_i)
 
 
-_merge_jit = jax.jit(_merge_impl, static_argnames="method")
+_merge_jit = jax.jit(_merge_impl, static_argnames=("method", "precision"))
 
 
 def default_chunk(n_queries: int, n_gallery: int, budget: int = 1 << 24, dim: int = 0) -> int:
@@ -236,7 +306,8 @@ def gallery_reader(model: AnchorModel, gallery):
 
 
 def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = None,
-          method: str = "auto", progress: bool | None = None, mesh=None, axis=None):
+          method: str = "auto", precision: str = "highest", progress: bool | None = None,
+          mesh=None, axis=None):
     """The k closest gallery items per query, streaming the gallery in chunks.
 
     ``queries [Q, d]``; ``gallery [G, d]`` (any array-like supporting slicing, e.g. a
@@ -246,9 +317,11 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     To query one gallery many times, build an :class:`anchordiv.GalleryIndex` once instead.
     ``mesh`` (a ``jax.sharding.Mesh``): shard the gallery rows over the devices of the mesh
     axes ``axis`` (default all) and scan them in parallel (:mod:`anchordiv.sharding`).
+    ``precision``: ``"highest"`` (exact float32 products) or ``"fast"`` (module docstring).
     """
     check_model(model)
     _use_fast(model, method)
+    check_precision(precision)
     x = check_embeddings(model, "queries", queries)
     n_gallery, _ = gallery_shape(model, gallery)
     k = integer("k", k, low=1, high=n_gallery)
@@ -256,15 +329,17 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
              else integer("chunk", chunk, low=1))
     u, c = padded_query_terms(model, x, method)
     if mesh is not None:
-        best_i, best_d = _mesh_top_k(model, u, c, gallery, k, chunk, method, mesh, axis)
+        best_i, best_d = _mesh_top_k(model, u, c, gallery, k, chunk, (method, precision),
+                                     mesh, axis)
     else:
         best_i, best_d = scan_top_k(model, u, c, gallery, k, chunk=chunk, method=method,
-                                    progress=progress)
+                                    precision=precision, progress=progress)
     return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
 
 
-def _mesh_top_k(model, u, c, gallery, k, chunk, method, mesh, axis):
-    """:func:`top_k`'s scan with the gallery rows sharded over ``mesh``."""
+def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis):
+    """:func:`top_k`'s scan with the gallery rows sharded over ``mesh``; ``static``:
+    ``(method, precision)``."""
     from . import sharding
 
     names, n_shards = sharding.mesh_axes(mesh, axis)
@@ -273,11 +348,11 @@ def _mesh_top_k(model, u, c, gallery, k, chunk, method, mesh, axis):
     rows = sharding.place_rows(gallery_reader(model, gallery), n_gallery, dim, mesh, names,
                                padded)
     return sharding.sharded_top_k(_merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh,
-                                  names, extra=(method,))
+                                  names, extra=static)
 
 
 def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method: str = "auto",
-               progress: bool | None = None):
+               precision: str = "highest", progress: bool | None = None):
     """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
     c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
     ``chunk`` rows by the jitted block scorer.  Returns device arrays ``(best_i [Qb, k] int32,
@@ -286,7 +361,8 @@ def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method:
     n_gallery, _ = gallery_shape(model, gallery)
 
     def score(block, n_valid, offset, best_d, best_i):
-        return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method)
+        return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method,
+                          precision)
 
     return stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery), score,
                         progress=progress)
@@ -303,6 +379,7 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
     return np.concatenate([u, -np.ones((len(u), 1), u.dtype)], axis=1)
 
 
+@exact_products
 def _key_terms_impl(model, y, method):
     TRACE_COUNTS["key_terms"] += 1
     return key_terms(model, y, method)
@@ -326,5 +403,6 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     return np.asarray(_query_terms_jit(model, jnp.asarray(x), method)[1])
 
 
-__all__ = ["METHODS", "TRACE_COUNTS", "bregman", "divergence", "key_terms", "mips_keys",
-           "mips_offset", "mips_queries", "pairwise", "query_terms", "top_k"]
+__all__ = ["METHODS", "PRECISIONS", "TRACE_COUNTS", "augmented", "bregman", "centred",
+           "check_precision", "divergence", "key_terms", "mips_keys", "mips_offset",
+           "mips_queries", "pairwise", "query_terms", "top_k"]

@@ -26,6 +26,7 @@ is the helper that combines per-shard top-k (global indices) into the unsharded 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 from pathlib import Path
 
@@ -45,11 +46,12 @@ BUILD_CHUNK = 8192
 FAISS_KINDS = ("flat", "ivf", "hnsw")
 
 
-def mips_scores(q, c, keys) -> jax.Array:
+def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
     """``D [Q, G] = max(c[:, None] − q keysᵀ, 0)`` for MIPS queries ``q [Q, m+1]``, offsets
     ``c [Q]`` and keys ``[G, m+1]``: the one matrix product over cached keys (through
-    :func:`anchordiv.divergence.pairwise` with h = 0, the h column being inside the keys)."""
-    return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype))
+    :func:`anchordiv.divergence.pairwise` with h = 0, the h column being inside the keys;
+    ``precision`` as there)."""
+    return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
 def _mips_query(u):
@@ -57,6 +59,7 @@ def _mips_query(u):
     return jnp.concatenate([u, -jnp.ones((u.shape[0], 1), u.dtype)], axis=1)
 
 
+@dv.exact_products
 def _keys_impl(model, y, method):
     dv.TRACE_COUNTS["index_keys"] += 1
     v, h = dv.key_terms(model, y, method)
@@ -66,25 +69,27 @@ def _keys_impl(model, y, method):
 _keys_jit = jax.jit(_keys_impl, static_argnames="method")
 
 
-def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i):
+def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i, precision):
     dv.TRACE_COUNTS["index_merge"] += 1
-    return dv.merge_top_k(mips_scores(q, c, keys), n_valid, offset, best_d, best_i)
+    return dv.merge_top_k(mips_scores(q, c, keys, precision), n_valid, offset, best_d, best_i)
 
 
-_merge_keys_jit = jax.jit(_merge_keys_impl)
+_merge_keys_jit = jax.jit(_merge_keys_impl, static_argnames="precision")
 
 
-@jax.jit
-def _scores_jit(q, c, keys):
+@functools.partial(jax.jit, static_argnames="precision")
+def _scores_jit(q, c, keys, precision):
     dv.TRACE_COUNTS["index_scores"] += 1
-    return mips_scores(q, c, keys)
+    return mips_scores(q, c, keys, precision)
 
 
 class GalleryIndex:
     """Cached MIPS keys ``[G, m + 1]`` of a gallery under one anchor model.
 
-    ``GalleryIndex(model, gallery [G, d], method="auto", chunk=None, store=None,
-    progress=None)``: ``gallery`` may be any sliceable array-like (a ``np.load(...,
+    ``GalleryIndex(model, gallery [G, d], method="auto", precision="highest", chunk=None,
+    store=None, progress=None)``: ``precision`` of the query-time product with the keys
+    (``"highest"``: exact float32; ``"fast"``: the device's default, cancellation-aware — see
+    :mod:`anchordiv.divergence`; the keys themselves are always computed exactly); ``gallery`` may be any sliceable array-like (a ``np.load(...,
     mmap_mode="r")`` memmap streams); ``chunk`` rows are embedded per step (default
     :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
     instead of (device) memory; ``mesh`` (a ``jax.sharding.Mesh``) also places the keys sharded
@@ -94,11 +99,12 @@ class GalleryIndex:
     """
 
     def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
-                 chunk: int | None = None, store: str | Path | None = None,
-                 progress: bool | None = None, mesh=None, axis=None):
+                 precision: str = "highest", chunk: int | None = None,
+                 store: str | Path | None = None, progress: bool | None = None, mesh=None,
+                 axis=None):
         self.model = dv.check_model(model)
         dv._use_fast(model, method)
-        self.method = method
+        self.method, self.precision = method, dv.check_precision(precision)
         self.size, _ = dv.gallery_shape(model, gallery)
         chunk = BUILD_CHUNK if chunk is None else integer("chunk", chunk, low=1)
         chunk = min(chunk, dv.row_bucket(self.size))
@@ -125,7 +131,8 @@ class GalleryIndex:
         return parts[0] if len(parts) == 1 else jnp.concatenate(parts)
 
     @classmethod
-    def from_keys(cls, model: AnchorModel, keys, *, method: str = "auto") -> "GalleryIndex":
+    def from_keys(cls, model: AnchorModel, keys, *, method: str = "auto",
+                  precision: str = "highest") -> "GalleryIndex":
         """An index over keys computed before, ``keys [G, m + 1]`` (an array or a memmap, e.g.
         the ``keys.npy`` of :func:`anchordiv.distributed.build_index`) for the same ``model``
         and ``method``."""
@@ -133,6 +140,7 @@ class GalleryIndex:
         self.model = dv.check_model(model)
         dv._use_fast(model, method)
         self.method, self.keys, self.size = method, keys, int(keys.shape[0])
+        self.precision = dv.check_precision(precision)
         self.store = Path(keys.filename) if isinstance(keys, np.memmap) else None
         self.mesh = self.sharded = None
         return self
@@ -178,7 +186,8 @@ class GalleryIndex:
             return jnp.asarray(self.keys[start:stop])
 
         def score(block, n_valid, offset, best_d, best_i):
-            return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i)
+            return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i,
+                                   self.precision)
 
         best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score,
                                          progress=progress)
@@ -192,12 +201,12 @@ class GalleryIndex:
             self.sharded = sharding.place_rows(lambda a, b: self.keys[a:b], self.size,
                                                self.key_dim, self.mesh, self._names, padded)
         return sharding.sharded_top_k(_merge_keys_impl, (q, c), self.sharded, self.size, k,
-                                      chunk, self.mesh, self._names)
+                                      chunk, self.mesh, self._names, extra=(self.precision,))
 
     def divergence(self, queries) -> jax.Array:
         """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
         _, q, c = self._queries(queries, pad=False)
-        return _scores_jit(q, c, jnp.asarray(self.keys))
+        return _scores_jit(q, c, jnp.asarray(self.keys), self.precision)
 
     def mips_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
         """``(q [Q, m+1] float32 [u, −1], c [Q])`` for an external inner-product index."""
@@ -220,7 +229,12 @@ class GalleryIndex:
         rescaled to the spread of the rest of the key (``(h − mean h) · s``, queries' last entry
         ``−1/s``, s = √tr Cov(v) / std(h)): inner products change by a per-query constant only,
         but ψ(y) no longer dominates the key norms — for softmax keys (std ψ ≈ 7 against unit
-        ‖v‖) this raised HNSW recall@10 (efSearch 256, G = 50,000) from 0.58 to 0.94."""
+        ‖v‖) this raised HNSW recall@10 (efSearch 256, G = 50,000) from 0.58 to 0.94.
+
+        Precision: faiss computes its own inner products (float32 on CPU; a GPU faiss index is
+        float32 unless its ``useFloat16`` options are set), so this index's ``precision`` does
+        not apply to them; the keys and queries it receives are computed with exact float32
+        products, and the approximate kinds' re-scoring is a float32 numpy product."""
         faiss = _faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
@@ -450,6 +464,7 @@ class FaissIndex:
                                  f"faiss index {index.ntotal} items")
         gallery = GalleryIndex.__new__(GalleryIndex)
         gallery.model, gallery.method, gallery.store = model, card["method"], None
+        gallery.precision = "highest"
         gallery.size, gallery.keys = len(keys), keys
         red = L2Reduction(float(card["shift"]), float(card["query_scale"]),
                           float(card["max_norm"])) if card["rescore"] else None

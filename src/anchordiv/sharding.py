@@ -10,6 +10,9 @@ as on one device.  Each device holds ``G / devices`` rows, so the gallery must f
 devices' memory together (stream a larger one with :func:`anchordiv.top_k` or
 :mod:`anchordiv.distributed`).
 
+The product precision is the single-device path's (``precision=`` of :func:`anchordiv.top_k`
+and :class:`anchordiv.GalleryIndex`, passed to the block scorer as a static argument).
+
 Several GPUs of one host: ``Mesh(np.array(jax.devices()), ("gallery",))``.  CPU devices for
 testing: ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` before JAX starts.
 
