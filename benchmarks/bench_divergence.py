@@ -17,6 +17,8 @@ the CPU-time ratio is printed beside it as a check against other load on the mac
 
     .venv/bin/python benchmarks/bench_divergence.py            # a few minutes
     .venv/bin/python benchmarks/bench_divergence.py --quick    # smoke run
+    .venv/bin/python benchmarks/bench_divergence.py --dims 384 --anchors 2000 --isotropic \
+        --kinds gaussian,latent-gaussian,latent-spherical --tag isotropic   # issue 19's setup
 """
 
 from __future__ import annotations
@@ -38,20 +40,25 @@ def cosine_matmul(x, y):
     return x @ y.T
 
 
-def models(anchors: np.ndarray, tau: float) -> dict:
-    """One fitted model per kind (and a ``mix``) on ``anchors [N, d]``."""
-    out = {kind: ad.fit(kind, anchors, tau=tau) for kind in
-           ("softmax", "gaussian", "latent-gaussian", "latent-spherical")}
-    out["mixture"] = ad.fit("mixture", anchors, tau=tau, components=4, max_iter=30)
-    out["mix"] = ad.mix(out["softmax"], out["gaussian"], 0.5)
-    return out
+KINDS = ("softmax", "gaussian", "latent-gaussian", "latent-spherical", "mixture", "mix")
+
+
+def models(anchors: np.ndarray, tau: float, kinds=KINDS) -> dict:
+    """One fitted model per kind in ``kinds`` (``mix``: softmax and Gaussian, p = 0.5) on
+    ``anchors [N, d]``."""
+    fit = {"mixture": lambda: ad.fit("mixture", anchors, tau=tau, components=4, max_iter=30),
+           "mix": lambda: ad.mix(ad.fit("softmax", anchors, tau=tau),
+                                 ad.fit("gaussian", anchors, tau=tau), 0.5)}
+    return {kind: fit.get(kind, lambda: ad.fit(kind, anchors, tau=tau))() for kind in kinds}
 
 
 def measure(d: int, n_queries: int, n_gallery: int, n_anchors: int, repeats: int,
-            tau: float) -> list[dict]:
+            tau: float, *, kinds=KINDS, isotropic: bool = False) -> list[dict]:
     rng = np.random.default_rng(d)
     x, y = unit_rows(rng, n_queries, d, decay=0.3), unit_rows(rng, n_gallery, d, decay=0.3)
-    fitted = models(synthetic_anchors(rng, n_anchors, d), tau)
+    anchors = unit_rows(rng, n_anchors, d) if isotropic else \
+        synthetic_anchors(rng, n_anchors, d)
+    fitted = models(anchors, tau, kinds)
     rows = []
     for kind, model in tqdm(fitted.items(), desc=f"d={d}", unit="kind"):
         index = ad.GalleryIndex(model, y)
@@ -92,26 +99,35 @@ def main() -> None:
     p.add_argument("--gallery", type=int, default=None, help="G (default 20000; quick 4096)")
     p.add_argument("--anchors", type=int, default=1000, help="anchors N for every model")
     p.add_argument("--tau", type=float, default=100.0)
+    p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds to time")
+    p.add_argument("--isotropic", action="store_true",
+                   help="isotropic unit anchors (latent ranks near d) instead of a decaying "
+                        "spectrum")
     args = p.parse_args()
+    kinds = [k for k in args.kinds.split(",") if k]
     n_q = args.queries or (512 if args.quick else 2000)
     n_g = args.gallery or (4096 if args.quick else 20000)
     repeats = args.repeats or (2 if args.quick else 5)
     dims = args.dims or ("384" if args.quick else "384,768")
     rows = []
     for d in (int(v) for v in dims.split(",")):
-        rows += measure(d, n_q, n_g, args.anchors, repeats, args.tau)
+        rows += measure(d, n_q, n_g, args.anchors, repeats, args.tau, kinds=kinds,
+                        isotropic=args.isotropic)
     md = table(rows, COLUMNS)
     note = ("\n\nRatios are medians over interleaved rounds of time(scorer) / time(cosine "
             "matmul) measured in the same round; float32; JAX default device "
-            f"(`{jax.devices()[0]}`).  Synthetic unit embeddings and {args.anchors} synthetic "
-            "anchors with a power-law spectrum; latent ranks by the 95 % variance rule.  "
+            f"(`{jax.devices()[0]}`).  Synthetic unit embeddings and {args.anchors} "
+            + ("isotropic unit anchors" if args.isotropic else
+               "synthetic anchors with a power-law spectrum")
+            + "; latent ranks by the 95 % variance rule.  "
             "The per-item (key) work of a from-scratch call costs about rank/Q of the GEMM "
             "(gallery G·d·r against Q·G·d), so small Q (the --quick sizes) inflates ratios.  "
             "'cached index' = `GalleryIndex(model, Y).divergence(X)` (keys computed once).\n")
     print(md)
     path = write_results("bench_divergence", {"rows": rows, "queries": n_q, "gallery": n_g,
                                               "anchors": args.anchors, "tau": args.tau,
-                                              "repeats": repeats, "quick": args.quick},
+                                              "repeats": repeats, "quick": args.quick,
+                                              "kinds": kinds, "isotropic": args.isotropic},
                          md + note, tag=args.tag or ("quick" if args.quick else ""))
     print(f"wrote {path}")
 

@@ -112,3 +112,16 @@ def test_spherical_rejects_vanishing_projection(data):
     ortho = np.linalg.svd(np.eye(D) - u @ u.T)[0][:, 0]  # orthogonal to span(U)
     with pytest.raises(ad.AnchorDivError, match="projection .* vanishes; 1 row"):
         ad.divergence(m, x, np.vstack([y, ortho]))
+
+
+def test_spherical_check_falls_back_to_the_full_projection(data):
+    """A row orthogonal to the leading basis vector only fails the cheap bound: it is valid."""
+    anchors, x, y = data
+    m = ad.fit("latent-spherical", anchors, tau=5.0, rank=2)
+    u = np.asarray(m.basis)
+    second = u[:, 1] / np.linalg.norm(u[:, 1])       # ⟨u₁, row⟩ = 0, ‖Uᵀrow‖ = 1
+    d = np.asarray(ad.divergence(m, x, np.vstack([y, second])))
+    assert np.isfinite(d).all() and d.shape == (len(x), len(y) + 1)
+    ortho = np.linalg.svd(np.eye(D) - u @ u.T)[0][:, 0]
+    with pytest.raises(ad.AnchorDivError, match="first: row 1\\)"):
+        ad.divergence(m, x, np.vstack([second, ortho, second]))

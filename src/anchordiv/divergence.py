@@ -194,7 +194,9 @@ def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto",
     check_precision(precision)
     x = check_embeddings(model, "queries", queries)
     y = check_embeddings(model, "gallery", gallery)
-    return _divergence_jit(model, jnp.asarray(x), jnp.asarray(y), method, precision)
+    # numpy arguments go straight to the jitted call: its C++ path moves them to the device
+    # without the extra copy of jnp.asarray (measured 0.19x of a cosine GEMM at G=20000, d=384)
+    return _divergence_jit(model, x, y, method, precision)
 
 
 # ---- streaming top-k ---------------------------------------------------------------------
@@ -229,7 +231,7 @@ _query_terms_jit = jax.jit(_query_terms_impl, static_argnames="method")
 def padded_query_terms(model: AnchorModel, x: np.ndarray, method: str = "auto"):
     """Query terms of ``x [Q, d]`` computed on rows padded to :func:`row_bucket` (so nearby Q
     share compiled code): ``(u [Qb, m], c [Qb])``; rows past Q are padding."""
-    return _query_terms_jit(model, jnp.asarray(pad_rows(x, row_bucket(len(x)))), method)
+    return _query_terms_jit(model, pad_rows(x, row_bucket(len(x))), method)
 
 
 def merge_top_k(d, n_valid, offset, best_d, best_i):
@@ -298,10 +300,11 @@ def gallery_shape(model: AnchorModel, gallery) -> tuple[int, int]:
 
 def gallery_reader(model: AnchorModel, gallery):
     """``read(start, stop)`` for :func:`stream_top_k`: rows of an array-like gallery, validated
-    as they are read (the error names the row range)."""
+    as they are read (the error names the row range), as a numpy array (the jitted scorer
+    moves it to the device)."""
     def read(start, stop):
         block = np.asarray(gallery[start:stop])
-        return jnp.asarray(check_embeddings(model, f"gallery[{start}:{stop}]", block))
+        return check_embeddings(model, f"gallery[{start}:{stop}]", block)
     return read
 
 
@@ -374,7 +377,7 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
     """Query vectors ``[Q, m + 1]`` = ``[u(x), −1]`` for a maximum-inner-product index."""
     check_model(model)
     x = check_embeddings(model, "queries", queries)
-    u, _ = _query_terms_jit(model, jnp.asarray(x), method)
+    u, _ = _query_terms_jit(model, x, method)
     u = np.asarray(u)
     return np.concatenate([u, -np.ones((len(u), 1), u.dtype)], axis=1)
 
@@ -392,7 +395,7 @@ def mips_keys(model: AnchorModel, gallery, *, method: str = "auto") -> np.ndarra
     """Key vectors ``[G, m + 1]`` = ``[v(y), h(y)]``: ⟨query, key⟩ = c(x) − D(x→y)."""
     check_model(model)
     y = check_embeddings(model, "gallery", gallery)
-    v, h = _key_terms_jit(model, jnp.asarray(y), method)
+    v, h = _key_terms_jit(model, y, method)
     return np.concatenate([np.asarray(v), np.asarray(h)[:, None]], axis=1)
 
 
@@ -400,7 +403,7 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     """c(x) ``[Q]``: D(x→y) = c(x) − ⟨mips_query(x), mips_key(y)⟩."""
     check_model(model)
     x = check_embeddings(model, "queries", queries)
-    return np.asarray(_query_terms_jit(model, jnp.asarray(x), method)[1])
+    return np.asarray(_query_terms_jit(model, x, method)[1])
 
 
 __all__ = ["METHODS", "PRECISIONS", "TRACE_COUNTS", "augmented", "bregman", "centred",

@@ -166,7 +166,7 @@ class GalleryIndex:
         if pad:
             u, c = dv.padded_query_terms(self.model, x, self.method)
         else:
-            u, c = dv._query_terms_jit(self.model, jnp.asarray(x), self.method)
+            u, c = dv._query_terms_jit(self.model, x, self.method)
         return x, _mips_query(u), c
 
     def top_k(self, queries, k: int, *, chunk: int | None = None,
@@ -183,7 +183,8 @@ class GalleryIndex:
             return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
 
         def read(start, stop):
-            return jnp.asarray(self.keys[start:stop])
+            rows = self.keys[start:stop]
+            return rows if isinstance(rows, jax.Array) else np.asarray(rows)
 
         def score(block, n_valid, offset, best_d, best_i):
             return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i,
@@ -206,7 +207,8 @@ class GalleryIndex:
     def divergence(self, queries) -> jax.Array:
         """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
         _, q, c = self._queries(queries, pad=False)
-        return _scores_jit(q, c, jnp.asarray(self.keys), self.precision)
+        keys = self.keys if isinstance(self.keys, jax.Array) else np.asarray(self.keys)
+        return _scores_jit(q, c, keys, self.precision)
 
     def mips_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
         """``(q [Q, m+1] float32 [u, −1], c [Q])`` for an external inner-product index."""
