@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 from pathlib import Path
 
 import jax
@@ -36,8 +37,10 @@ from tqdm.auto import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
-from . import divergence as dv
 from . import sharding
+
+# the module, not the function of that name the package exports
+dv = importlib.import_module("anchordiv.retrieval.divergence")
 
 #: Gallery rows per chunk when computing keys.
 BUILD_CHUNK = 8192
@@ -87,8 +90,9 @@ class GalleryIndex:
     ``GalleryIndex(model, gallery [G, d], method="auto", precision="highest", chunk=None,
     store=None, progress=None)``: ``precision`` of the query-time product with the keys
     (``"highest"``: exact float32; ``"fast"``: the device's default, cancellation-aware — see
-    :mod:`anchordiv.divergence`; the keys themselves are always computed exactly); ``gallery`` may be any sliceable array-like (a ``np.load(...,
-    mmap_mode="r")`` memmap streams); ``chunk`` rows are embedded per step (default
+    :mod:`anchordiv.retrieval.divergence`; the keys themselves are always computed exactly);
+    ``gallery`` may be any sliceable array-like (a ``np.load(..., mmap_mode="r")`` memmap
+    streams); ``chunk`` rows are embedded per step (default
     :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
     instead of (device) memory; ``mesh`` (a ``jax.sharding.Mesh``) also places the keys sharded
     by rows over the devices of the mesh axes ``axis`` (default all; ``.sharded``) and

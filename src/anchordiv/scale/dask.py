@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib
 import glob
 import json
 import os
@@ -56,7 +57,8 @@ try:
 except ImportError:  # pragma: no cover - the extra is not installed; connect() says so
     WorkerPlugin = object
 
-from ..retrieval import divergence as dv
+# the module, not the function of that name the package exports
+dv = importlib.import_module("anchordiv.retrieval.divergence")
 from ..retrieval import index as index_module
 
 #: Rows per scan task (a shard larger than this is split into several tasks).
