@@ -1,27 +1,37 @@
-"""Exact top-k over a 10,000,000-item sharded gallery: 2 Dask workers vs one process.
+"""Exact top-k over a sharded gallery: Dask workers against one process, per core and in total.
 
-Writes a gallery of G unit vectors (default G = 10,000,000, d = 64, float16 on disk: 1.2 GB)
-as clip-retrieval shards ``img_emb/img_emb_N.npy`` of 1,000,000 rows, fits a Gaussian model on
-synthetic anchors, and times — interleaved, in the same run — top-10 of Q queries by
+Writes a gallery of G unit vectors (default G = 4,000,000, d = 64, float16 on disk) as
+clip-retrieval shards ``img_emb/img_emb_N.npy`` of 1,000,000 rows, fits a Gaussian model on
+synthetic anchors and times top-10 of Q = 100 queries by four paths, interleaved round by round
+(order rotated) so that the load of the shared machine hits them alike:
 
-* ``single_scan``: one process, ``ad.top_k`` streaming each memory-mapped shard, shard results
-  combined with ``ad.merge_results`` (XLA uses every core);
-* ``single_index``: one process, a ``GalleryIndex(shard, store=keys_N.npy)`` per shard (built
-  once before timing; build time reported) queried and combined the same way;
-* ``dask``: ``anchordiv.scale.dask.top_k`` on a LocalCluster of W process workers (one thread
-  each; default W = 2), one task per shard, tree reduction.
+* ``single_2t``: this process, ``ad.top_k`` over each memory-mapped shard, results combined
+  with ``ad.merge_results`` (XLA on every core: 2 threads here);
+* ``single_1c``: the same in a separate process pinned to core 0 (``sched_setaffinity``) with
+  the workers' own thread settings (``WORKER_ENV``: one XLA/BLAS thread);
+* ``dask_1w``: ``anchordiv.scale.dask.top_k`` on a LocalCluster of 1 worker (1 thread);
+* ``dask_2w``: the same on 2 workers (1 thread each).
 
-Reports items/s and ratios to ``single_scan`` and ``single_index`` (medians of per-round
-ratios), checks that the Dask result equals ``single_scan``, the peak memory of every worker
-(anonymous memory — what the streaming bounds — and peak RSS, which also counts the page cache
-of the mapped shards, sampled every 10 ms), and projects the time for 10⁹ items on N workers.
+Reports per-worker efficiency = time(single_1c) / time(dask_1w) and the 2-worker ratio =
+time(single_2t) / time(dask_2w) (medians of per-round ratios, with their range), the load
+average around every round, a task-size curve (rows per task → items/s on 2 workers), the
+per-task overhead from that curve (a least-squares line of time against the number of tasks)
+and its parts measured directly (scheduler round trip of an empty task, shipping the model and
+query terms, opening the memory-mapped shard, the final merge), checks the Dask result against
+``single_2t``, the peak memory of the 2 workers, and projects 10⁹ items on N workers from the
+measured per-worker rate plus the per-task overhead.
 
-    .venv/bin/python benchmarks/bench_distributed.py            # 10M x 64
-    .venv/bin/python benchmarks/bench_distributed.py --quick    # 1M x 64
+    .venv/bin/python benchmarks/bench_distributed.py                   # 4M x 64
+    .venv/bin/python benchmarks/bench_distributed.py --items 10000000 --tag 10M
+    .venv/bin/python benchmarks/bench_distributed.py --quick           # 1M x 64, a smoke run
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import os
+import pickle
 import tempfile
 import time
 from pathlib import Path
@@ -29,9 +39,10 @@ from pathlib import Path
 import numpy as np
 
 from bench_memory import PeakSampler
-from common import interleaved, parser, synthetic_anchors, table, unit_rows, write_results
+from common import parser, synthetic_anchors, table, unit_rows, write_results
 
 SHARD = 1_000_000
+TASK_ROWS = (1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20)
 
 
 def write_shards(root: Path, n: int, d: int, chunk: int = 250_000) -> float:
@@ -59,106 +70,240 @@ def stop_sampler(dask_worker=None) -> dict:
     return dask_worker.anchordiv_peak.stop()
 
 
-def per_shard(paths, search):
-    """``search(memmap)`` on every shard, results combined with global indices."""
+def scan_shards(model, queries, paths, k: int):
+    """``ad.top_k`` over every shard, results combined with global indices."""
     import anchordiv as ad
 
     parts, offset = [], 0
     for path in paths:
-        idx, div = search(np.load(path, mmap_mode="r"), path)
+        gallery = np.load(path, mmap_mode="r")
+        idx, div = ad.top_k(model, queries, gallery, k, progress=False)
         parts.append((idx + offset, div))
-        offset += len(np.load(path, mmap_mode="r"))
-    return ad.merge_results(parts, parts[0][0].shape[1])
+        offset += len(gallery)
+    return ad.merge_results(parts, k)
 
 
-def projection(rate_per_worker: float, d: int) -> list[dict]:
-    """Time for 10⁹ items on N workers at the measured per-worker rate (linear scaling)."""
-    return [{"workers": n, "hours": 1e9 / (n * rate_per_worker) / 3600,
-             "MB_per_s_per_worker": rate_per_worker * d * 2 / 2**20}
-            for n in (2, 16, 64, 256)]
+def _pin(core: int) -> None:
+    os.sched_setaffinity(0, {core})
+
+
+def pinned_process(env: dict) -> concurrent.futures.ProcessPoolExecutor:
+    """A one-process pool pinned to core 0, started (spawn) with ``env`` in its environment."""
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        pool = concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_pin, initargs=(0,))
+        pool.submit(os.getpid).result()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return pool
+
+
+def rounds(candidates: dict, repeats: int) -> dict:
+    """Wall seconds of every candidate per round (order rotated) and the load average (1 min)
+    before each round."""
+    names = list(candidates)
+    for name in names:          # warm-up: compiles in every process
+        candidates[name]()
+    wall, load = {n: [] for n in names}, []
+    for r in range(repeats):
+        load.append(os.getloadavg()[0])
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            candidates[name]()
+            wall[name].append(time.perf_counter() - t0)
+    return {"wall": wall, "load": load}
+
+
+def ratio(wall: dict, num: str, den: str) -> dict:
+    """Median and range over rounds of wall[num] / wall[den] (> 1: ``den`` is faster)."""
+    r = np.asarray(wall[num]) / np.asarray(wall[den])
+    return {"median": float(np.median(r)), "min": float(r.min()), "max": float(r.max())}
+
+
+def task_curve(add, client, model, queries, root, k: int, n: int, repeats: int) -> list[dict]:
+    """Items/s of ``dask.top_k`` on ``client`` for every rows-per-task in :data:`TASK_ROWS`."""
+    rows = []
+    for block_rows in TASK_ROWS:
+        if block_rows > SHARD:
+            continue
+        run = lambda: add.top_k(model, queries, root, k, client=client, block_rows=block_rows,  # noqa: E731
+                                progress=False)
+        run()
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t0)
+        tasks = len(add.blocks(model, root, block_rows=block_rows)[0])
+        rows.append({"rows_per_task": block_rows, "tasks": tasks,
+                     "median_s": float(np.median(times)), "items_per_s": n / np.median(times),
+                     "load": os.getloadavg()[0]})
+    return rows
+
+
+def overhead_fit(curve: list[dict], workers: int) -> dict:
+    """Least squares ``time = a + b · tasks``: the per-task overhead is ``b · workers``."""
+    tasks = np.array([r["tasks"] for r in curve], float)
+    secs = np.array([r["median_s"] for r in curve])
+    b, a = np.polyfit(tasks, secs, 1)
+    return {"per_task_ms": float(b * workers * 1e3), "fixed_s": float(a)}
+
+
+def _empty():
+    return None
+
+
+def _worker_parts(path: str, terms) -> dict:
+    """Per-task fixed costs inside a worker, in ms: open the shard's memmap, move the query
+    terms to the device."""
+    import jax.numpy as jnp
+
+    out = {}
+    t0 = time.perf_counter()
+    for _ in range(20):
+        np.load(path, mmap_mode="r")
+    out["open_memmap_ms"] = (time.perf_counter() - t0) / 20 * 1e3
+    t0 = time.perf_counter()
+    for _ in range(20):
+        [jnp.asarray(t).block_until_ready() for t in terms]
+    out["terms_to_device_ms"] = (time.perf_counter() - t0) / 20 * 1e3
+    return out
+
+
+def overhead_parts(add, dv, client, model, queries, path: str, k: int) -> dict:
+    """The per-task overhead's parts, measured directly (ms)."""
+    from anchordiv import merge_results
+
+    t0 = time.perf_counter()
+    for _ in range(20):
+        client.submit(_empty, pure=False).result()
+    parts = {"round_trip_ms": (time.perf_counter() - t0) / 20 * 1e3}
+    u, c = dv.padded_query_terms(model, queries)
+    terms = (np.asarray(u), np.asarray(c))
+    blob = pickle.dumps((model, terms))
+    t0 = time.perf_counter()
+    for _ in range(20):
+        pickle.loads(blob)
+    parts["ship_model_terms_ms"] = (time.perf_counter() - t0) / 20 * 1e3
+    parts["model_terms_kB"] = len(blob) / 1024
+    parts.update(client.submit(_worker_parts, path, terms, pure=False).result())
+    rng = np.random.default_rng(0)
+    pieces = [(rng.integers(0, 10**6, (len(u), k)), rng.random((len(u), k))) for _ in range(8)]
+    t0 = time.perf_counter()
+    for _ in range(20):
+        merge_results(pieces, k)
+    parts["merge_8_parts_ms"] = (time.perf_counter() - t0) / 20 * 1e3
+    return parts
+
+
+def projection(rate: float, per_task_ms: float, block_rows: int) -> list[dict]:
+    """Hours for 10⁹ items on N workers: scan at the per-worker ``rate`` plus the per-task
+    overhead of 10⁹ / block_rows tasks, shared by the workers."""
+    tasks = 1e9 / block_rows
+    return [{"workers": w, "hours": (1e9 / rate + tasks * per_task_ms / 1e3) / w / 3600,
+             "tasks": int(tasks)} for w in (2, 16, 64, 256)]
 
 
 def main() -> None:
+    import importlib
+
     import anchordiv as ad
     import anchordiv.scale.dask as add
     from distributed import Client
 
+    dv = importlib.import_module("anchordiv.retrieval.divergence")
     p = parser(__doc__.split("\n\n")[0])
-    p.add_argument("--items", type=int, default=None, help="G (default 10,000,000; quick 1M)")
+    p.add_argument("--items", type=int, default=None, help="G (default 4,000,000; quick 1M)")
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--k", type=int, default=10)
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--curve-repeats", type=int, default=None,
+                   help="timed runs per task size (default 2; quick 1)")
     p.add_argument("--dir", default=None, help="where to write the shards (default: a temp dir)")
     args = p.parse_args()
-    n = args.items or (1_000_000 if args.quick else 10_000_000)
-    repeats = args.repeats or (3 if args.quick else 2)
+    n = args.items or (1_000_000 if args.quick else 4_000_000)
+    repeats = args.repeats or (2 if args.quick else 4)
+    curve_repeats = args.curve_repeats or (1 if args.quick else 2)
     rng = np.random.default_rng(1)
     model = ad.fit("gaussian", synthetic_anchors(rng, 2000, args.dim), tau=100.0)
     queries = unit_rows(rng, args.queries, args.dim, decay=0.3)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
-        t0 = time.perf_counter()
         size_mb = write_shards(root, n, args.dim)
-        print(f"wrote {n:,} x {args.dim} float16 in {len(add.shard_paths(root))} shards "
-              f"({size_mb:.0f} MB) in {time.perf_counter() - t0:.1f}s", flush=True)
         paths = add.shard_paths(root)
-        t0 = time.perf_counter()
-        indexes = {p: ad.GalleryIndex(model, np.load(p, mmap_mode="r"),
-                                      store=root / f"keys_{i}.npy") for i, p in enumerate(paths)}
-        build_s = time.perf_counter() - t0
-        print(f"built {len(indexes)} GalleryIndex (keys on disk) in {build_s:.1f}s", flush=True)
-        with add.local_cluster(args.workers) as cluster, Client(cluster) as client:
-            client.run(start_sampler)
+        print(f"wrote {n:,} x {args.dim} float16 in {len(paths)} shards ({size_mb:.0f} MB)",
+              flush=True)
+        pool = pinned_process(add.WORKER_ENV)
+        with add.local_cluster(1) as one, Client(one) as c1, \
+                add.local_cluster(2) as two, Client(two) as c2, pool:
+            c2.run(start_sampler)
+            scan = lambda client: add.top_k(model, queries, root, args.k, client=client,  # noqa: E731
+                                            progress=False)
             candidates = {
-                "single_scan": lambda: per_shard(
-                    paths, lambda g, _: ad.top_k(model, queries, g, args.k, progress=False)),
-                "single_index": lambda: per_shard(
-                    paths, lambda _, path: indexes[path].top_k(queries, args.k, progress=False)),
-                "dask": lambda: add.top_k(model, queries, root, args.k, client=client,
-                                          progress=False),
+                "single_2t": lambda: scan_shards(model, queries, paths, args.k),
+                "single_1c": lambda: pool.submit(scan_shards, model, queries, paths,
+                                                 args.k).result(),
+                "dask_1w": lambda: scan(c1),
+                "dask_2w": lambda: scan(c2),
             }
-            timing = interleaved(candidates, "single_scan", repeats)
-            peaks = client.run(stop_sampler)
-            exact = bool(np.array_equal(candidates["dask"]()[0],
-                                        candidates["single_scan"]()[0]))
-    rows = []
-    for name, t in timing.items():
-        rows.append({"candidate": name, "median_s": t["median_s"],
-                     "items_per_s": n / t["median_s"],
-                     "vs_single_scan": 1 / t["ratio"],
-                     "vs_single_index": timing["single_index"]["median_s"] / t["median_s"]})
-    workers = [{"worker": w, **v} for w, v in peaks.items()]
-    rate = n / timing["dask"]["median_s"] / args.workers
-    proj = projection(rate, args.dim)
-    md = table(rows, [("candidate", "path"), ("median_s", "seconds"),
-                      ("items_per_s", "items/s"), ("vs_single_scan", "speed vs single_scan"),
-                      ("vs_single_index", "speed vs single_index")])
-    md += "\n\nPeak memory per Dask worker:\n\n" + table(
-        workers, [("worker", "worker"), ("RssAnon_MB", "peak anonymous MB"),
-                  ("RssFile_MB", "peak file-backed MB"), ("VmHWM_MB", "peak RSS MB")])
+            timing = rounds(candidates, repeats)
+            peaks = c2.run(stop_sampler)
+            want = candidates["single_2t"]()
+            exact = all(np.array_equal(candidates[name]()[0], want[0])
+                        for name in ("single_1c", "dask_2w"))
+            print("ratios measured; task-size curve", flush=True)
+            curve = task_curve(add, c2, model, queries, root, args.k, n, curve_repeats)
+            parts = overhead_parts(add, dv, c1, model, queries, paths[0], args.k)
+    wall = timing["wall"]
+    efficiency = ratio(wall, "single_1c", "dask_1w")
+    two_workers = ratio(wall, "single_2t", "dask_2w")
+    fit = overhead_fit(curve, 2)
+    rate_1w = n / np.median(wall["dask_1w"])
+    proj = projection(rate_1w, fit["per_task_ms"], add.BLOCK_ROWS)
+    rows = [{"path": name, "median_s": float(np.median(w)), "items_per_s": n / np.median(w),
+             "range_s": f"{min(w):.2f}–{max(w):.2f}"} for name, w in wall.items()]
+    md = table(rows, [("path", "path"), ("median_s", "seconds"), ("items_per_s", "items/s"),
+                      ("range_s", "range s")])
+    md += (f"\n\n**Per-worker efficiency** (single_1c / dask_1w): {efficiency['median']:.2f} "
+           f"(rounds {efficiency['min']:.2f}–{efficiency['max']:.2f}; target ≥ 0.9).  "
+           f"**2 workers vs the 2-thread process** (single_2t / dask_2w): "
+           f"{two_workers['median']:.2f} (rounds {two_workers['min']:.2f}–"
+           f"{two_workers['max']:.2f}; target ≥ 0.85).  Load average (1 min) before the rounds: "
+           f"{', '.join(f'{v:.1f}' for v in timing['load'])} on {os.cpu_count()} cores.  "
+           f"Results equal single_2t: {exact}.\n")
+    md += "\n\nTask-size curve (2 workers):\n\n" + table(
+        curve, [("rows_per_task", "rows per task"), ("tasks", "tasks"), ("median_s", "seconds"),
+                ("items_per_s", "items/s"), ("load", "load (1 min)")])
+    md += (f"\n\nPer-task overhead (least squares of seconds against tasks, × 2 workers): "
+           f"{fit['per_task_ms']:.1f} ms.  Its parts, measured directly (ms): " +
+           ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + ".\n")
+    md += "\n\nPeak memory per Dask worker (2-worker cluster):\n\n" + table(
+        [{"worker": w, **v} for w, v in peaks.items()],
+        [("worker", "worker"), ("RssAnon_MB", "peak anonymous MB"),
+         ("RssFile_MB", "peak file-backed MB"), ("VmHWM_MB", "peak RSS MB")])
     md += "\n\nProjected time for 10⁹ items:\n\n" + table(
-        proj, [("workers", "workers"), ("hours", "hours"),
-               ("MB_per_s_per_worker", "MB/s read per worker")])
+        proj, [("workers", "workers"), ("hours", "hours"), ("tasks", "tasks")])
     md += (f"\n\nGallery: {n:,} × {args.dim} float16 in {len(paths)} memory-mapped `.npy` shards "
-           f"({size_mb:.0f} MB); {args.queries} queries, top-{args.k}, Gaussian model; "
-           f"{args.workers} Dask workers (processes, 1 thread each) on this machine; "
-           f"{repeats} interleaved rounds after one warm-up.  Dask result equals single_scan: "
-           f"{exact}.  GalleryIndex build (keys of every shard to disk): {build_s:.1f} s.  "
-           "Projection assumptions: every worker scans at the per-worker rate measured here "
-           f"({rate:,.0f} items/s, one core, d = {args.dim}, page-cached shards) and reads its "
-           "shards from local disk or page cache at the stated rate; tasks are independent "
-           "and the tree reduction moves Q·k entries per task, so time scales as "
-           "10⁹ / (N × rate); scheduler overhead (≈ 1 ms per task, 1,000 tasks of 10⁶ "
-           "items) and stragglers are ignored.  Time scales with d (d = 768 costs ≈ 12× d = 64 for "
-           "the Gaussian's keys and the scoring GEMM).\n")
+           f"({size_mb:.0f} MB, page-cached); {args.queries} queries, top-{args.k}, Gaussian "
+           f"model; {repeats} interleaved rounds after one warm-up.  Projection: every worker "
+           f"scans at the 1-worker rate measured here ({rate_1w:,.0f} items/s, one core, "
+           f"d = {args.dim}) and pays the measured per-task overhead for tasks of "
+           f"{add.BLOCK_ROWS:,} rows; reading from disk rather than page cache and stragglers "
+           f"are not modelled.\n")
     print(md)
     out = write_results("bench_distributed",
-                        {"rows": rows, "timing": timing, "workers": workers,
-                         "projection_1e9": proj, "items": n, "dim": args.dim,
-                         "queries": args.queries, "k": args.k, "n_workers": args.workers,
-                         "gallery_MB": size_mb, "index_build_s": build_s,
-                         "exact": exact, "quick": args.quick}, md,
+                        {"rows": rows, "wall": wall, "load": timing["load"],
+                         "efficiency": efficiency, "two_workers": two_workers, "curve": curve,
+                         "overhead_fit": fit, "overhead_parts": parts,
+                         "workers": peaks, "projection_1e9": proj, "items": n,
+                         "dim": args.dim, "queries": args.queries, "k": args.k,
+                         "gallery_MB": size_mb, "exact": exact, "quick": args.quick}, md,
                         tag=args.tag or ("quick" if args.quick else ""))
     print(f"wrote {out}")
 

@@ -43,7 +43,9 @@ def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,
             f"{name}: dimension mismatch: last axis has {arr.shape[1]} entries, "
             f"the model expects d={dim}")
     if check_finite:
-        bad = ~np.isfinite(arr)
+        # float16: inf/NaN have all exponent bits set; numpy's float16 isfinite is ~25x slower
+        bad = ((arr.view(np.uint16) & 0x7C00) == 0x7C00) if arr.dtype == np.float16 else \
+            ~np.isfinite(arr)
         if bad.any():
             rows = np.unique(np.nonzero(bad)[0])
             raise AnchorDivError(

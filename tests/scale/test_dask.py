@@ -199,3 +199,17 @@ def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
                                atol=1e-4)
     reloaded = add.load_index(model, tmp_path / "index", nprobe=12)   # all cells: exact
     np.testing.assert_array_equal(reloaded.search(x, 6)[0], ad.top_k(model, x, y, 6)[0])
+
+
+def test_precision_reaches_the_dask_path_and_workers_are_pinned(cluster, data, tmp_path):
+    _, client = cluster
+    anchors, x, y = data
+    model = make_model("gaussian", anchors)
+    root = write_shards(tmp_path, y)
+    want_i, _ = ad.top_k(model, x, y, 7)
+    idx, _ = add.top_k(model, x, root, 7, client=client, block_rows=256, precision="fast")
+    np.testing.assert_array_equal(idx, want_i)
+    with pytest.raises(ad.AnchorDivError, match="precision: unknown 'bf16'"):
+        add.top_k(model, x, root, 7, client=client, precision="bf16")
+    cores = client.run(lambda: sorted(os.sched_getaffinity(0)))
+    assert all(len(c) == 1 for c in cores.values())   # CorePin: one core per local worker

@@ -13,9 +13,10 @@ fixed-size-list of floats; needs pyarrow), or a ``dask.array`` ``[G, d]``.  Item
 global: shards are concatenated in their (natural) order.
 
 :func:`top_k` splits the gallery into blocks of at most ``block_rows`` rows; one task per block
-runs the jitted block scorer of :func:`anchordiv.top_k` (:func:`anchordiv.retrieval.divergence.scan_top_k`)
-and Dask's tree reduction (``Bag.reduction``, ``split_every`` per level) merges the per-block
-top-k in block order with a stable sort (:func:`anchordiv.retrieval.index.merge_results`).  The result is
+runs the jitted block scorer of :func:`anchordiv.top_k`
+(:func:`anchordiv.retrieval.divergence.scan_top_k`) and a tree reduction over the scans' futures
+(:func:`tree_merge`, ``split_every`` per level) merges the per-block top-k in block order with
+a stable sort (:func:`anchordiv.retrieval.index.merge_results`).  The result is
 the one :func:`anchordiv.top_k` returns: equal indices, divergences equal up to the round-off
 of a different block shape (identical when ``chunk`` is equal and each block is a multiple of
 it); equal divergences rank the lower global index first in both.
@@ -84,15 +85,35 @@ def _require_dask():
 
 # ---- clusters ------------------------------------------------------------------------------
 
-def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto"):
+def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto",
+                  pin: bool = True):
     """A ``distributed.LocalCluster`` on 127.0.0.1: ``workers`` process workers (default: the
     CPU count) with one thread each, started with the spawn method, no dashboard, compute
-    threads limited by :data:`WORKER_ENV`.  Close it (or use it as a context manager)."""
+    threads limited by :data:`WORKER_ENV`; ``pin``: worker i runs on core i mod (cores this
+    process may use) (:class:`CorePin`).  Close it (or use it as a context manager)."""
     distributed = _require_dask()
     n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
     return distributed.LocalCluster(
         n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None, memory_limit=memory_limit, env=dict(WORKER_ENV))
+        dashboard_address=None, memory_limit=memory_limit, env=dict(WORKER_ENV),
+        plugins={CorePin(sorted(os.sched_getaffinity(0)))} if pin else set())
+
+
+class CorePin(WorkerPlugin):
+    """Worker plugin: pin the worker named ``i`` (a local cluster's names are 0, 1, …) to core
+    ``cores[i mod len(cores)]`` as it starts, before JAX creates its thread pools.  XLA sizes
+    its CPU thread pool from the affinity mask, so an unpinned one-thread worker still ran
+    XLA on every core: on 2 shared cores its partitioned loops waited on each other, and a
+    worker scanned 2.7x slower than one process pinned to a core (bench_distributed)."""
+
+    name = "anchordiv-core-pin"
+
+    def __init__(self, cores):
+        self.cores = list(cores)
+
+    def setup(self, worker=None):
+        if isinstance(getattr(worker, "name", None), int) and self.cores:
+            os.sched_setaffinity(0, {self.cores[worker.name % len(self.cores)]})
 
 
 class JaxConfig(WorkerPlugin):
@@ -287,19 +308,32 @@ def _dask_array_blocks(model, arr):
 
 def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int,
                 precision: str = "highest"):
-    """Top-k of one block: ``[(indices [Qb, k_b] int64 global, divergences [Qb, k_b])]``
-    (a one-item bag partition)."""
+    """Top-k of one block: ``(indices [Qb, k_b] int64 global, divergences [Qb, k_b])``."""
     data = rows.rows() if isinstance(rows, Block) else rows
     u, c = (jnp.asarray(t) for t in terms)
     best_i, best_d = dv.scan_top_k(model, u, c, data, min(k, len(data)), chunk=chunk,
                                    method=method, precision=precision, progress=False)
-    return [(np.asarray(best_i, np.int64) + offset, np.asarray(best_d))]
+    return np.asarray(best_i, np.int64) + offset, np.asarray(best_d)
 
 
-def _merge_parts(parts, k: int):
+def _merge_parts(*parts, k: int):
     """Tree-reduction step: merge ``(indices, divergences)`` parts in order, keep ``k``."""
-    parts = list(parts)
     return merge_results(parts, min(k, sum(i.shape[1] for i, _ in parts)))
+
+
+def tree_merge(client, futures, k: int, *, split_every: int, retries: int):
+    """Merge per-block top-k ``futures`` (in block order) on the cluster, ``split_every`` at
+    a time per level, and return the final ``(indices, divergences)``.
+
+    A reduction over the futures themselves: building it as a second graph over the same
+    delayed scans (``Bag.reduction`` computed beside the scans) made Dask run every scan twice
+    — half the throughput of the Dask path (bench_distributed)."""
+    split_every = integer("split_every", split_every, low=2)
+    while len(futures) > 1:
+        futures = [client.submit(_merge_parts, *futures[i:i + split_every], k=k,
+                                 retries=retries, pure=False)
+                   for i in range(0, len(futures), split_every)]
+    return futures[0].result()
 
 
 def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = None,
@@ -319,7 +353,6 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     of its memory-mapped rows.
     """
     import dask
-    import dask.bag as db
 
     dv.check_model(model)
     dv._use_fast(model, method)
@@ -329,18 +362,19 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     k = integer("k", k, low=1, high=n_items)
     chunk = (dv.default_chunk(len(x), n_items, dim=model.dim) if chunk is None
              else integer("chunk", chunk, low=1))
+    # a task's rows are padded to whole chunks: no chunk longer than the longest block
+    chunk = min(chunk, dv.row_bucket(int(np.diff(np.append(offsets, n_items)).max())))
     u, c = dv.padded_query_terms(model, x, method)
     shared_model = dask.delayed(model, pure=True)
     terms = dask.delayed((np.asarray(u), np.asarray(c)), pure=True)
     scans = [dask.delayed(_scan_block, pure=True)(shared_model, terms, part, k, chunk, method,
                                                   int(offset), precision)
              for part, offset in zip(parts, offsets)]
-    merge = functools.partial(_merge_parts, k=k)
-    reduced = db.from_delayed(scans).reduction(merge, merge, split_every=split_every)
+    retries = integer("retries", retries, low=0)
     with connect(client) as cl:
-        futures = cl.compute([*scans, reduced], retries=integer("retries", retries, low=0))
-        wait(futures[:-1], progress=progress, desc="scan")
-        best_i, best_d = futures[-1].result()
+        futures = cl.compute(scans, retries=retries)
+        wait(futures, progress=progress, desc="scan")
+        best_i, best_d = tree_merge(cl, futures, k, split_every=split_every, retries=retries)
     return best_i[:len(x)], best_d[:len(x)]
 
 
@@ -474,5 +508,5 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     return FaissIndex(ivf, gallery, reduction=reduction)
 
 
-__all__ = ["BLOCK_ROWS", "Block", "JaxConfig", "WORKER_ENV", "blocks", "build_index", "connect",
-           "load_index", "local_cluster", "shard_paths", "top_k", "wait"]
+__all__ = ["BLOCK_ROWS", "Block", "CorePin", "JaxConfig", "WORKER_ENV", "blocks", "build_index",
+           "connect", "load_index", "local_cluster", "shard_paths", "top_k", "tree_merge", "wait"]
