@@ -22,7 +22,7 @@ def bench(monkeypatch, tmp_path):
 def test_bench_scale_main_at_tiny_size(bench, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["bench_scale.py"])
     out = bench.main(["--anchors", "20,40", "--queries", "12", "--gallery", "64", "--dim", "8",
-                      "--warmups", "1", "--runs", "2", "--tag", "tiny"])
+                      "--warmups", "0", "--runs", "1", "--tag", "tiny"])
     timed = [r for r in out if "total_s" in r]
     agree = [r for r in out if "recall_at_k" in r]
     assert {(r["kind"], r["N"], r["precision"]) for r in timed} == {
