@@ -9,11 +9,13 @@ synthetic anchors and times top-10 of Q = 100 queries by four paths, interleaved
   with ``ad.merge_results`` (XLA on every core: 2 threads here);
 * ``single_1c``: the same in a separate process pinned to core 0 (``sched_setaffinity``) with
   the workers' own thread settings (``WORKER_ENV``: one XLA/BLAS thread);
-* ``dask_1w``: ``anchordiv.scale.dask.top_k`` on a LocalCluster of 1 worker (1 thread);
-* ``dask_2w``: the same on 2 workers (1 thread each).
+* ``dask_1w``: ``anchordiv.scale.dask.top_k`` on a LocalCluster of 1 worker (1 thread) pinned
+  to core 0 (``local_cluster(1, pin=True)``), the per-core comparison with ``single_1c``;
+* ``dask_2w``: the same on 2 workers (1 thread each, not pinned: the default);
+* ``dask_2w_pinned``: 2 workers pinned to cores 0 and 1.
 
 Reports per-worker efficiency = time(single_1c) / time(dask_1w) and the 2-worker ratio =
-time(single_2t) / time(dask_2w) (medians of per-round ratios, with their range), the load
+time(single_2t) / time(dask_2w) (and with ``dask_2w_pinned``) (medians of per-round ratios, with their range), the load
 average around every round, a task-size curve (rows per task → items/s on 2 workers), the
 per-task overhead from that curve (a least-squares line of time against the number of tasks)
 and its parts measured directly (scheduler round trip of an empty task, shipping the model and
@@ -240,8 +242,9 @@ def main() -> None:
         print(f"wrote {n:,} x {args.dim} float16 in {len(paths)} shards ({size_mb:.0f} MB)",
               flush=True)
         pool = pinned_process(add.WORKER_ENV)
-        with add.local_cluster(1) as one, Client(one) as c1, \
-                add.local_cluster(2) as two, Client(two) as c2, pool:
+        with add.local_cluster(1, pin=True) as one, Client(one) as c1, \
+                add.local_cluster(2) as two, Client(two) as c2, \
+                add.local_cluster(2, pin=True) as two_pinned, Client(two_pinned) as c2p, pool:
             c2.run(start_sampler)
             scan = lambda client: add.top_k(model, queries, root, args.k, client=client,  # noqa: E731
                                             progress=False)
@@ -251,6 +254,7 @@ def main() -> None:
                                                  args.k).result(),
                 "dask_1w": lambda: scan(c1),
                 "dask_2w": lambda: scan(c2),
+                "dask_2w_pinned": lambda: scan(c2p),
             }
             timing = rounds(candidates, repeats)
             peaks = c2.run(stop_sampler)
@@ -263,6 +267,8 @@ def main() -> None:
     wall = timing["wall"]
     efficiency = ratio(wall, "single_1c", "dask_1w")
     two_workers = ratio(wall, "single_2t", "dask_2w")
+    two_pinned = ratio(wall, "single_2t", "dask_2w_pinned")
+    one_vs_two = ratio(wall, "dask_1w", "dask_2w")
     fit = overhead_fit(curve, 2)
     rate_1w = n / np.median(wall["dask_1w"])
     proj = projection(rate_1w, fit["per_task_ms"], add.BLOCK_ROWS)
@@ -274,7 +280,9 @@ def main() -> None:
            f"(rounds {efficiency['min']:.2f}–{efficiency['max']:.2f}; target ≥ 0.9).  "
            f"**2 workers vs the 2-thread process** (single_2t / dask_2w): "
            f"{two_workers['median']:.2f} (rounds {two_workers['min']:.2f}–"
-           f"{two_workers['max']:.2f}; target ≥ 0.85).  Load average (1 min) before the rounds: "
+           f"{two_workers['max']:.2f}; target ≥ 0.85); pinned workers "
+           f"{two_pinned['median']:.2f} ({two_pinned['min']:.2f}–{two_pinned['max']:.2f}).  "
+           f"Speed-up of 2 workers over 1: {one_vs_two['median']:.2f}.  Load average (1 min) before the rounds: "
            f"{', '.join(f'{v:.1f}' for v in timing['load'])} on {os.cpu_count()} cores.  "
            f"Results equal single_2t: {exact}.\n")
     md += "\n\nTask-size curve (2 workers):\n\n" + table(
@@ -299,7 +307,9 @@ def main() -> None:
     print(md)
     out = write_results("bench_distributed",
                         {"rows": rows, "wall": wall, "load": timing["load"],
-                         "efficiency": efficiency, "two_workers": two_workers, "curve": curve,
+                         "efficiency": efficiency, "two_workers": two_workers,
+                         "two_workers_pinned": two_pinned, "one_vs_two": one_vs_two,
+                         "curve": curve,
                          "overhead_fit": fit, "overhead_parts": parts,
                          "workers": peaks, "projection_1e9": proj, "items": n,
                          "dim": args.dim, "queries": args.queries, "k": args.k,

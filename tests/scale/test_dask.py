@@ -201,7 +201,7 @@ def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
     np.testing.assert_array_equal(reloaded.search(x, 6)[0], ad.top_k(model, x, y, 6)[0])
 
 
-def test_precision_reaches_the_dask_path_and_workers_are_pinned(cluster, data, tmp_path):
+def test_precision_reaches_the_dask_path(cluster, data, tmp_path):
     _, client = cluster
     anchors, x, y = data
     model = make_model("gaussian", anchors)
@@ -211,5 +211,9 @@ def test_precision_reaches_the_dask_path_and_workers_are_pinned(cluster, data, t
     np.testing.assert_array_equal(idx, want_i)
     with pytest.raises(ad.AnchorDivError, match="precision: unknown 'bf16'"):
         add.top_k(model, x, root, 7, client=client, precision="bf16")
-    cores = client.run(lambda: sorted(os.sched_getaffinity(0)))
-    assert all(len(c) == 1 for c in cores.values())   # CorePin: one core per local worker
+
+
+def test_pinned_local_workers_have_one_core_each():
+    with add.local_cluster(1, pin=True) as lc, distributed.Client(lc, timeout="60s") as client:
+        cores = client.run(lambda: sorted(os.sched_getaffinity(0)))
+    assert [len(c) for c in cores.values()] == [1]     # CorePin

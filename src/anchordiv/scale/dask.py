@@ -86,11 +86,13 @@ def _require_dask():
 # ---- clusters ------------------------------------------------------------------------------
 
 def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto",
-                  pin: bool = True):
+                  pin: bool = False):
     """A ``distributed.LocalCluster`` on 127.0.0.1: ``workers`` process workers (default: the
     CPU count) with one thread each, started with the spawn method, no dashboard, compute
-    threads limited by :data:`WORKER_ENV`; ``pin``: worker i runs on core i mod (cores this
-    process may use) (:class:`CorePin`).  Close it (or use it as a context manager)."""
+    threads limited by :data:`WORKER_ENV`; ``pin=True``: worker i runs on core i mod (cores this
+    process may use) (:class:`CorePin`) — for machines whose cores the workers have to
+    themselves; on cores shared with other jobs an unpinned worker can move to the less busy
+    one.  Close it (or use it as a context manager)."""
     distributed = _require_dask()
     n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
     return distributed.LocalCluster(
@@ -101,10 +103,9 @@ def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto
 
 class CorePin(WorkerPlugin):
     """Worker plugin: pin the worker named ``i`` (a local cluster's names are 0, 1, …) to core
-    ``cores[i mod len(cores)]`` as it starts, before JAX creates its thread pools.  XLA sizes
-    its CPU thread pool from the affinity mask, so an unpinned one-thread worker still ran
-    XLA on every core: on 2 shared cores its partitioned loops waited on each other, and a
-    worker scanned 2.7x slower than one process pinned to a core (bench_distributed)."""
+    ``cores[i mod len(cores)]`` as it starts, before JAX creates its thread pools (XLA sizes
+    them from the affinity mask: a pinned worker ran 15 threads, an unpinned one 19), so each
+    worker computes on its own core, like one process under ``taskset -c i``."""
 
     name = "anchordiv-core-pin"
 
