@@ -57,7 +57,9 @@ PRECISIONS = ("highest", "fast")
 TRACE_COUNTS: collections.Counter = collections.Counter()
 
 
-def _use_fast(model: AnchorModel, method: str) -> bool:
+def use_fast_path(model: AnchorModel, method: str) -> bool:
+    """Whether ``method`` (validated against :data:`METHODS`) takes ``model``'s
+    squared-Euclidean fast path."""
     if method not in METHODS:
         raise AnchorDivError(f"method: unknown {method!r}; choose one of {', '.join(METHODS)}")
     return method == "auto" and model.quadratic
@@ -90,7 +92,7 @@ def _value_and_grad(model: AnchorModel, p: jax.Array):
 
 def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
     """``x [Q, d] -> (u [Q, m], c [Q])`` (see the module docstring)."""
-    if _use_fast(model, method):
+    if use_fast_path(model, method):
         phi = model.embed(x)
         return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
     p = model.parameterize(x)
@@ -100,7 +102,7 @@ def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
 
 def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
     """``y [G, d] -> (v [G, m], h [G])`` (see the module docstring)."""
-    if _use_fast(model, method):
+    if use_fast_path(model, method):
         phi = model.embed(y)
         return phi, jnp.sum(phi * phi, axis=-1)
     p = model.parameterize(y)
@@ -190,7 +192,7 @@ def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto",
     ascending = closer.  ``queries [Q, d]``, ``gallery [G, d]``; ``precision``: ``"highest"``
     (exact float32 products) or ``"fast"`` (see the module docstring)."""
     check_model(model)
-    _use_fast(model, method)
+    use_fast_path(model, method)
     check_precision(precision)
     x = check_embeddings(model, "queries", queries)
     y = check_embeddings(model, "gallery", gallery)
@@ -225,13 +227,15 @@ def _query_terms_impl(model, x, method):
     return query_terms(model, x, method)
 
 
-_query_terms_jit = jax.jit(_query_terms_impl, static_argnames="method")
+#: ``jit_query_terms(model, x [Q, d], method) -> (u [Q, m], c [Q])``: jitted, exact products,
+#: rows not padded (see :func:`padded_query_terms` for shared compiled code).
+jit_query_terms = jax.jit(_query_terms_impl, static_argnames="method")
 
 
 def padded_query_terms(model: AnchorModel, x: np.ndarray, method: str = "auto"):
     """Query terms of ``x [Q, d]`` computed on rows padded to :func:`row_bucket` (so nearby Q
     share compiled code): ``(u [Qb, m], c [Qb])``; rows past Q are padding."""
-    return _query_terms_jit(model, pad_rows(x, row_bucket(len(x))), method)
+    return jit_query_terms(model, pad_rows(x, row_bucket(len(x))), method)
 
 
 def merge_top_k(d, n_valid, offset, best_d, best_i):
@@ -323,7 +327,7 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     ``precision``: ``"highest"`` (exact float32 products) or ``"fast"`` (module docstring).
     """
     check_model(model)
-    _use_fast(model, method)
+    use_fast_path(model, method)
     check_precision(precision)
     x = check_embeddings(model, "queries", queries)
     n_gallery, _ = gallery_shape(model, gallery)
@@ -377,7 +381,7 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
     """Query vectors ``[Q, m + 1]`` = ``[u(x), −1]`` for a maximum-inner-product index."""
     check_model(model)
     x = check_embeddings(model, "queries", queries)
-    u, _ = _query_terms_jit(model, x, method)
+    u, _ = jit_query_terms(model, x, method)
     u = np.asarray(u)
     return np.concatenate([u, -np.ones((len(u), 1), u.dtype)], axis=1)
 
@@ -403,7 +407,7 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     """c(x) ``[Q]``: D(x→y) = c(x) − ⟨mips_query(x), mips_key(y)⟩."""
     check_model(model)
     x = check_embeddings(model, "queries", queries)
-    return np.asarray(_query_terms_jit(model, x, method)[1])
+    return np.asarray(jit_query_terms(model, x, method)[1])
 
 
 __all__ = ["METHODS", "PRECISIONS", "TRACE_COUNTS", "augmented", "bregman", "centred",

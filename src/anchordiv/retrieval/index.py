@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 from pathlib import Path
 
 import jax
@@ -37,10 +36,8 @@ from tqdm.auto import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
+from . import divergence as dv
 from . import sharding
-
-# the module, not the function of that name the package exports
-dv = importlib.import_module("anchordiv.retrieval.divergence")
 
 #: Gallery rows per chunk when computing keys.
 BUILD_CHUNK = 8192
@@ -61,13 +58,15 @@ def _mips_query(u):
 
 
 @dv.exact_products
-def _keys_impl(model, y, method):
+def mips_key_terms(model, y, method):
+    """MIPS keys ``[v(y), h(y)] [n, m + 1]`` of rows ``y [n, d]`` (traced; jitted as the build
+    step of :class:`GalleryIndex`)."""
     dv.TRACE_COUNTS["index_keys"] += 1
     v, h = dv.key_terms(model, y, method)
     return jnp.concatenate([v, h[:, None]], axis=1)
 
 
-_keys_jit = jax.jit(_keys_impl, static_argnames="method")
+_keys_jit = jax.jit(mips_key_terms, static_argnames="method")
 
 
 def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i, precision):
@@ -105,7 +104,7 @@ class GalleryIndex:
                  store: str | Path | None = None, progress: bool | None = None, mesh=None,
                  axis=None):
         self.model = dv.check_model(model)
-        dv._use_fast(model, method)
+        dv.use_fast_path(model, method)
         self.method, self.precision = method, dv.check_precision(precision)
         self.size, _ = dv.gallery_shape(model, gallery)
         chunk = BUILD_CHUNK if chunk is None else integer("chunk", chunk, low=1)
@@ -140,7 +139,7 @@ class GalleryIndex:
         and ``method``."""
         self = cls.__new__(cls)
         self.model = dv.check_model(model)
-        dv._use_fast(model, method)
+        dv.use_fast_path(model, method)
         self.method, self.keys, self.size = method, keys, int(keys.shape[0])
         self.precision = dv.check_precision(precision)
         self.store = Path(keys.filename) if isinstance(keys, np.memmap) else None
@@ -168,7 +167,7 @@ class GalleryIndex:
         if pad:
             u, c = dv.padded_query_terms(self.model, x, self.method)
         else:
-            u, c = dv._query_terms_jit(self.model, x, self.method)
+            u, c = dv.jit_query_terms(self.model, x, self.method)
         return x, _mips_query(u), c
 
     def top_k(self, queries, k: int, *, chunk: int | None = None,
@@ -239,11 +238,11 @@ class GalleryIndex:
         float32 unless its ``useFloat16`` options are set), so this index's ``precision`` does
         not apply to them; the keys and queries it receives are computed with exact float32
         products, and the approximate kinds' re-scoring is a float32 numpy product."""
-        faiss = _faiss()
+        faiss = require_faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
         reduce = L2Reduction.fit(self.keys, chunk) if approx else None
-        index = _new_faiss(faiss, kind, self.key_dim + approx, self.size, nlist=nlist,
+        index = new_faiss(faiss, kind, self.key_dim + approx, self.size, nlist=nlist,
                            nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search)
 
         def rows(sel):
@@ -336,7 +335,8 @@ def _augment(keys: np.ndarray, max_norm: float) -> np.ndarray:
     return np.concatenate([keys, extra[:, None]], axis=1)
 
 
-def _faiss():
+def require_faiss():
+    """The ``faiss`` module, or an :class:`AnchorDivError` saying how to install it."""
     try:
         import faiss
     except ImportError:  # pragma: no cover - depends on the installation
@@ -344,7 +344,7 @@ def _faiss():
     return faiss
 
 
-def _new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, ef_search):
+def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, ef_search):
     """An empty faiss index of ``kind`` for keys of width ``dim``: inner product for
     ``"flat"``, L2 (on reduced keys, see :meth:`GalleryIndex.to_faiss`) for the others."""
     if kind == "flat":
@@ -432,7 +432,7 @@ class FaissIndex:
         ``card`` keywords are added to the card."""
         from ..io import save_model, write_bundle
 
-        faiss = _faiss()
+        faiss = require_faiss()
         path = Path(path)
         arrays = {"faiss": np.asarray(faiss.serialize_index(self.faiss)),
                   "keys": np.asarray(self.gallery.keys)}
@@ -452,7 +452,7 @@ class FaissIndex:
         arrays, the faiss index and the model."""
         from ..io import check_card_dim, expect_type, load_model, read_bundle
 
-        faiss = _faiss()
+        faiss = require_faiss()
         arrays, card = read_bundle(path, verify=verify)
         expect_type(path, card, "faiss-index", "a faiss index")
         model = load_model(Path(path) / "model", verify=verify)

@@ -58,8 +58,7 @@ try:
 except ImportError:  # pragma: no cover - the extra is not installed; connect() says so
     WorkerPlugin = object
 
-# the module, not the function of that name the package exports
-dv = importlib.import_module("anchordiv.retrieval.divergence")
+from ..retrieval import divergence as dv
 from ..retrieval import index as index_module
 
 #: Rows per scan task (a shard larger than this is split into several tasks).
@@ -356,7 +355,7 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     import dask
 
     dv.check_model(model)
-    dv._use_fast(model, method)
+    dv.use_fast_path(model, method)
     dv.check_precision(precision)
     x = dv.check_embeddings(model, "queries", queries)
     parts, offsets, n_items = blocks(model, shards, block_rows=block_rows, column=column)
@@ -437,7 +436,7 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
     Returns :func:`load_index` of ``out_dir``: a :class:`anchordiv.FaissIndex` whose inverted
     lists and keys stay memory-mapped and whose candidates are re-scored exactly.
     """
-    faiss = index_module._faiss()
+    faiss = index_module.require_faiss()
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     parts, offsets, size = blocks(model, shards, block_rows=block_rows, column=column)
@@ -455,7 +454,7 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
         norms = run(cl, _block_norm, [(reduction, keys_path, a, b, chunk) for a, b in spans],
                     desc="norms")
         reduction = reduction.with_norm(max(norms))
-        trained = index_module._new_faiss(faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist,
+        trained = index_module.new_faiss(faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist,
                                           nprobe=nprobe, hnsw_m=2, ef_search=1)
         trained.train(reduction(np.load(keys_path, mmap_mode="r")[
             sample_rows(size, train_size, seed)]))
@@ -473,7 +472,7 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
 def _key_spec(model, part, method: str) -> jax.ShapeDtypeStruct:
     """Shape and dtype of one block's keys ``[1, m+1]`` (traced, not computed)."""
     dtype = part.rows()[:1].dtype if isinstance(part, Block) else part.dtype
-    return jax.eval_shape(functools.partial(index_module._keys_impl, method=method), model,
+    return jax.eval_shape(functools.partial(index_module.mips_key_terms, method=method), model,
                           jax.ShapeDtypeStruct((1, model.dim), dtype))
 
 
@@ -498,7 +497,7 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     ``ivf.index`` so the folder may move), the keys in the memory-mapped ``keys.npy`` for the
     exact re-scoring; ``nprobe`` overrides the saved one.  (``faiss.IO_FLAG_MMAP`` must not be
     added: with on-disk lists it crashed faiss 1.15.)"""
-    faiss = index_module._faiss()
+    faiss = index_module.require_faiss()
     out = Path(out_dir)
     meta = json.loads((out / "index.json").read_text())
     ivf = faiss.read_index(str(out / "ivf.index"), faiss.IO_FLAG_ONDISK_SAME_DIR)
