@@ -15,7 +15,8 @@ synthetic anchors and times top-10 of Q = 100 queries by four paths, interleaved
 * ``dask_2w_pinned``: 2 workers pinned to cores 0 and 1.
 
 Reports per-worker efficiency = time(single_1c) / time(dask_1w) and the 2-worker ratio =
-time(single_2t) / time(dask_2w) (and with ``dask_2w_pinned``) (medians of per-round ratios, with their range), the load
+time(single_2t) / time(dask_2w) (and with ``dask_2w_pinned``), in wall time and in the CPU
+seconds of the processes that compute (the client's own CPU is not counted for Dask) (medians of per-round ratios, with their range), the load
 average around every round, a task-size curve (rows per task → items/s on 2 workers), the
 per-task overhead from that curve (a least-squares line of time against the number of tasks)
 and its parts measured directly (scheduler round trip of an empty task, shipping the model and
@@ -106,20 +107,30 @@ def pinned_process(env: dict) -> concurrent.futures.ProcessPoolExecutor:
     return pool
 
 
-def rounds(candidates: dict, repeats: int) -> dict:
-    """Wall seconds of every candidate per round (order rotated) and the load average (1 min)
-    before each round."""
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (all its threads)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def rounds(candidates: dict, cpu: dict, repeats: int) -> dict:
+    """Wall seconds of every candidate per round (order rotated), the CPU seconds its compute
+    processes used (``cpu[name]()`` reads their total), and the load average (1 min) before
+    each round."""
     names = list(candidates)
     for name in names:          # warm-up: compiles in every process
         candidates[name]()
-    wall, load = {n: [] for n in names}, []
+    wall, used, load = {n: [] for n in names}, {n: [] for n in names}, []
     for r in range(repeats):
         load.append(os.getloadavg()[0])
         for name in names[r % len(names):] + names[:r % len(names)]:
-            t0 = time.perf_counter()
+            c0, t0 = cpu[name](), time.perf_counter()
             candidates[name]()
             wall[name].append(time.perf_counter() - t0)
-    return {"wall": wall, "load": load}
+            used[name].append(cpu[name]() - c0)
+    return {"wall": wall, "cpu": used, "load": load}
 
 
 def ratio(wall: dict, num: str, den: str) -> dict:
@@ -256,7 +267,12 @@ def main() -> None:
                 "dask_2w": lambda: scan(c2),
                 "dask_2w_pinned": lambda: scan(c2p),
             }
-            timing = rounds(candidates, repeats)
+            workers_cpu = lambda client: sum(client.run(cpu_seconds).values())  # noqa: E731
+            cpu = {"single_2t": cpu_seconds,
+                   "single_1c": lambda: pool.submit(cpu_seconds).result(),
+                   "dask_1w": lambda: workers_cpu(c1), "dask_2w": lambda: workers_cpu(c2),
+                   "dask_2w_pinned": lambda: workers_cpu(c2p)}
+            timing = rounds(candidates, cpu, repeats)
             peaks = c2.run(stop_sampler)
             want = candidates["single_2t"]()
             exact = all(np.array_equal(candidates[name]()[0], want[0])
@@ -264,7 +280,9 @@ def main() -> None:
             print("ratios measured; task-size curve", flush=True)
             curve = task_curve(add, c2, model, queries, root, args.k, n, curve_repeats)
             parts = overhead_parts(add, dv, c1, model, queries, paths[0], args.k)
-    wall = timing["wall"]
+    wall, used = timing["wall"], timing["cpu"]
+    cpu_efficiency = ratio(used, "single_1c", "dask_1w")
+    cpu_two = ratio(used, "single_2t", "dask_2w")
     efficiency = ratio(wall, "single_1c", "dask_1w")
     two_workers = ratio(wall, "single_2t", "dask_2w")
     two_pinned = ratio(wall, "single_2t", "dask_2w_pinned")
@@ -273,16 +291,20 @@ def main() -> None:
     rate_1w = n / np.median(wall["dask_1w"])
     proj = projection(rate_1w, fit["per_task_ms"], add.BLOCK_ROWS)
     rows = [{"path": name, "median_s": float(np.median(w)), "items_per_s": n / np.median(w),
-             "range_s": f"{min(w):.2f}–{max(w):.2f}"} for name, w in wall.items()]
+             "range_s": f"{min(w):.2f}–{max(w):.2f}", "cpu_s": float(np.median(used[name]))}
+            for name, w in wall.items()]
     md = table(rows, [("path", "path"), ("median_s", "seconds"), ("items_per_s", "items/s"),
-                      ("range_s", "range s")])
+                      ("range_s", "range s"), ("cpu_s", "CPU s of its compute processes")])
     md += (f"\n\n**Per-worker efficiency** (single_1c / dask_1w): {efficiency['median']:.2f} "
            f"(rounds {efficiency['min']:.2f}–{efficiency['max']:.2f}; target ≥ 0.9).  "
            f"**2 workers vs the 2-thread process** (single_2t / dask_2w): "
            f"{two_workers['median']:.2f} (rounds {two_workers['min']:.2f}–"
            f"{two_workers['max']:.2f}; target ≥ 0.85); pinned workers "
            f"{two_pinned['median']:.2f} ({two_pinned['min']:.2f}–{two_pinned['max']:.2f}).  "
-           f"Speed-up of 2 workers over 1: {one_vs_two['median']:.2f}.  Load average (1 min) before the rounds: "
+           f"Speed-up of 2 workers over 1: {one_vs_two['median']:.2f}.  In CPU seconds "
+           f"(less sensitive to other jobs' load): single_1c / dask_1w "
+           f"{cpu_efficiency['median']:.2f}, single_2t / dask_2w (all workers) "
+           f"{cpu_two['median']:.2f}.  Load average (1 min) before the rounds: "
            f"{', '.join(f'{v:.1f}' for v in timing['load'])} on {os.cpu_count()} cores.  "
            f"Results equal single_2t: {exact}.\n")
     md += "\n\nTask-size curve (2 workers):\n\n" + table(
@@ -306,7 +328,8 @@ def main() -> None:
            f"are not modelled.\n")
     print(md)
     out = write_results("bench_distributed",
-                        {"rows": rows, "wall": wall, "load": timing["load"],
+                        {"rows": rows, "wall": wall, "cpu": used, "load": timing["load"],
+                         "cpu_efficiency": cpu_efficiency, "cpu_two_workers": cpu_two,
                          "efficiency": efficiency, "two_workers": two_workers,
                          "two_workers_pinned": two_pinned, "one_vs_two": one_vs_two,
                          "curve": curve,
