@@ -16,8 +16,8 @@ synthetic anchors and times top-10 of Q = 100 queries by four paths, interleaved
 
 Reports per-worker efficiency = time(single_1c) / time(dask_1w) and the 2-worker ratio =
 time(single_2t) / time(dask_2w) (and with ``dask_2w_pinned``), in wall time and in the CPU
-seconds of the processes that compute (the client's own CPU is not counted for Dask) (medians of per-round ratios, with their range), the load
-average around every round, a task-size curve (rows per task → items/s on 2 workers), the
+seconds of the processes that compute (the client's own CPU is not counted for Dask), as
+medians of per-round ratios with their range; the load average around every round, a task-size curve (rows per task → items/s on 2 workers), the
 per-task overhead from that curve (a least-squares line of time against the number of tasks)
 and its parts measured directly (scheduler round trip of an empty task, shipping the model and
 query terms, opening the memory-mapped shard, the final merge), checks the Dask result against
@@ -145,8 +145,10 @@ def task_curve(add, client, model, queries, root, k: int, n: int, repeats: int) 
     for block_rows in TASK_ROWS:
         if block_rows > SHARD:
             continue
-        run = lambda: add.top_k(model, queries, root, k, client=client, block_rows=block_rows,  # noqa: E731
-                                progress=False)
+        def run(block_rows=block_rows):
+            return add.top_k(model, queries, root, k, client=client, block_rows=block_rows,
+                             progress=False)
+
         run()
         times = []
         for _ in range(repeats):
@@ -257,8 +259,10 @@ def main() -> None:
                 add.local_cluster(2) as two, Client(two) as c2, \
                 add.local_cluster(2, pin=True) as two_pinned, Client(two_pinned) as c2p, pool:
             c2.run(start_sampler)
-            scan = lambda client: add.top_k(model, queries, root, args.k, client=client,  # noqa: E731
-                                            progress=False)
+
+            def scan(client):
+                return add.top_k(model, queries, root, args.k, client=client, progress=False)
+
             candidates = {
                 "single_2t": lambda: scan_shards(model, queries, paths, args.k),
                 "single_1c": lambda: pool.submit(scan_shards, model, queries, paths,
@@ -267,7 +271,10 @@ def main() -> None:
                 "dask_2w": lambda: scan(c2),
                 "dask_2w_pinned": lambda: scan(c2p),
             }
-            workers_cpu = lambda client: sum(client.run(cpu_seconds).values())  # noqa: E731
+
+            def workers_cpu(client):
+                return sum(client.run(cpu_seconds).values())
+
             cpu = {"single_2t": cpu_seconds,
                    "single_1c": lambda: pool.submit(cpu_seconds).result(),
                    "dask_1w": lambda: workers_cpu(c1), "dask_2w": lambda: workers_cpu(c2),

@@ -32,7 +32,8 @@ after it — process workers with one thread each bound to 127.0.0.1, XLA and BL
 thread per worker (``local_cluster(pin=True)`` also pins worker i to core i).
 
 Cost (``benchmarks/bench_distributed.py``, 4M × 64 float16): a worker scans at the rate of one
-process pinned to one core (efficiency 1.00); a task's fixed cost is about 11 ms, mostly the
+process pinned to one core within the noise of a shared machine (efficiency 0.81–1.00 in two
+runs); a task's fixed cost is about 11 ms, mostly the
 scheduler round trip, so any ``block_rows`` from 2¹⁶ up costs under 2 % (see
 ``docs/guides/scale-out.md``).
 """
@@ -42,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import importlib
 import glob
 import json
 import os
@@ -353,9 +353,9 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     step inside a task (default as :func:`anchordiv.top_k` for the whole gallery);
     ``block_rows``: rows per task; ``split_every``: fan-in of the tree reduction;
     ``retries``: re-runs of a task that raised; ``precision``: of the block products, as in
-    :func:`anchordiv.top_k` (``"highest"``: exact float32; ``"fast"``).  Returns ``(indices [Q, k] int64,
-    divergences [Q, k])`` ascending.  Memory per worker: O(Q·(k + chunk)) plus the page cache
-    of its memory-mapped rows.
+    :func:`anchordiv.top_k` (``"highest"``: exact float32; ``"fast"``).  Returns
+    ``(indices [Q, k] int64, divergences [Q, k])`` ascending.  Memory per worker:
+    O(Q·(k + chunk)) plus the page cache of its memory-mapped rows.
     """
     import dask
 
@@ -460,7 +460,7 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
                     desc="norms")
         reduction = reduction.with_norm(max(norms))
         trained = index_module.new_faiss(faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist,
-                                          nprobe=nprobe, hnsw_m=2, ef_search=1)
+                                         nprobe=nprobe, hnsw_m=2, ef_search=1)
         trained.train(reduction(np.load(keys_path, mmap_mode="r")[
             sample_rows(size, train_size, seed)]))
         faiss.write_index(trained, str(out / "trained.index"))
