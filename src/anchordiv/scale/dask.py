@@ -31,9 +31,9 @@ else the active default client; else a :func:`local_cluster` started for the cal
 after it — process workers with one thread each bound to 127.0.0.1, XLA and BLAS limited to one
 thread per worker (``local_cluster(pin=True)`` also pins worker i to core i).
 
-Cost (``benchmarks/bench_distributed.py``, 4M × 64 float16): a worker scans at the rate of one
-process pinned to one core within the noise of a shared machine (efficiency 0.81–1.00 in two
-runs); a task's fixed cost is about 11 ms, mostly the
+Cost (``benchmarks/bench_distributed.py``, 4M and 10M × 64 float16): a worker scans at 0.81–1.00
+of the rate of one process pinned to one core (0.82 in CPU time), 2 workers at 1.05 of one
+2-thread process at 10M; a task's fixed cost is about 11 ms, mostly the
 scheduler round trip, so any ``block_rows`` from 2¹⁶ up costs under 2 % (see
 ``docs/guides/scale-out.md``).
 """
