@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup demo test test-all bench models docs docs-setup clean
+.PHONY: setup demo test test-all bench models docs docs-setup notebooks clean
 
 $(STAMP): pyproject.toml Makefile
 	@command -v wn >/dev/null 2>&1 || [ -d /usr/share/wordnet ] || \
@@ -49,6 +49,11 @@ docs-setup: $(DOCS_STAMP)
 
 docs: docs-setup
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+# Re-execute every notebook in its small mode and store the outputs in notebooks/*.ipynb (the
+# paired .py scripts are the source; the docs gallery shows the stored outputs).
+notebooks: setup
+	$(BIN)/python docs/_ext/execute_notebooks.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info docs/_build docs/api/generated docs/api/modules

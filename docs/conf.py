@@ -31,7 +31,7 @@ release = version = anchordiv.__version__
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "apigen",
               "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "guides/_generated", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
 # --- MyST and notebooks ---------------------------------------------------------------------
@@ -88,7 +88,27 @@ def copy_notebooks(app=None) -> None:
             shutil.copy2(nb, out)
 
 
+def write_cli_help() -> None:
+    """``guides/_generated/cli-help.md``: ``anchordiv --help`` and every subcommand's help."""
+    import argparse
+
+    os.environ["COLUMNS"] = "100"                 # argparse wraps to the terminal width
+    from anchordiv.app.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    parts = ["## `anchordiv --help`", "", "```text", parser.format_help().rstrip(), "```", ""]
+    for name, sub in subs.choices.items():
+        parts += [f"## `anchordiv {name}`", "", "```text", sub.format_help().rstrip(), "```", ""]
+    out = HERE / "guides" / "_generated" / "cli-help.md"
+    out.parent.mkdir(exist_ok=True)
+    text = "\n".join(parts)
+    if not out.exists() or out.read_text(encoding="utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+
+
 def setup(app):
     apigen.write_reference(HERE / "api")
+    write_cli_help()
     copy_notebooks(app)
     app.connect("build-finished", copy_mathjax)
