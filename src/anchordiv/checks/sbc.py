@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.stats
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors import fit
 from ..retrieval.baselines import inversion
@@ -252,6 +252,28 @@ class Curve:
                 row["minus_isotropic_control"] = self.contrast(name, control)
             out.append(row)
         return out
+
+    # ---- reading it -------------------------------------------------------------------------
+    def table(self) -> str:
+        """The results as a readable table: one row per model, one column per budget, cells
+        ``mean [low, high]`` AUPRC (``—`` where the model is undefined at that budget)."""
+        def cell(model, budget):
+            mean, lo, hi = self.cell(model, budget)
+            return "—" if not np.isfinite(mean) else f"{mean:.3f} [{lo:.2f}, {hi:.2f}]"
+
+        head = ["model"] + [f"n={b}" for b in self.budgets]
+        body = [[name] + [cell(name, b) for b in self.budgets] for name in self.models]
+        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *body]]
+        return "\n".join([f"mean AUPRC [{self.level:.0%} interval] by target anchors "
+                          f"(prevalence {self.prevalence:.3f})", *lines])
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return (f"Curve({len(self.models)} models x {len(self.budgets)} budgets "
+                f"{self.budgets}, {len(self.rows)} cells, prevalence {self.prevalence:.3f})")
 
     # ---- files ---------------------------------------------------------------------------
     def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve") -> dict:

@@ -31,7 +31,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
