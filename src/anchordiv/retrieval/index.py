@@ -423,7 +423,7 @@ class FaissIndex:
                 "method": self.gallery.method, "kind": self.gallery.model.kind,
                 "model_dim": self.gallery.model.dim}
         write_bundle(path, arrays, {**meta, **card})
-        save_model(self.gallery.model, path / "model")
+        save_model(self.gallery.model, path / "model", overwrite=True)
         return path
 
     @classmethod
