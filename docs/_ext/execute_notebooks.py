@@ -24,11 +24,16 @@ def execute(script: Path, timeout: int = 1200) -> Path:
     import nbclient
 
     notebook = jupytext.read(script)
+    saved = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ.update(ANCHORDIV_NOTEBOOK_SMALL="1", ANCHORDIV_NOTEBOOK_OUT=tmp,
-                          MPLBACKEND="Agg")
-        nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                                resources={"metadata": {"path": tmp}}).execute()
+        try:                          # the kernel inherits this process's environment
+            os.environ.update(ANCHORDIV_NOTEBOOK_SMALL="1", ANCHORDIV_NOTEBOOK_OUT=tmp,
+                              MPLBACKEND="Agg")
+            nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                    resources={"metadata": {"path": tmp}}).execute()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
     for cell in notebook.cells:      # a library's notice that ipywidgets is missing: not ours
         cell["outputs"] = [o for o in cell.get("outputs", [])
                            if "IProgress not found" not in "".join(o.get("text", ""))]
