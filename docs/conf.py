@@ -47,6 +47,7 @@ autodoc_default_options = {"members": True, "undoc-members": False, "show-inheri
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # shapes and types are in the docstrings
 autodoc_preserve_defaults = True
+autodoc_inherit_docstrings = False  # a subclass of a library class documents only its own API
 
 # --- HTML -----------------------------------------------------------------------------------
 html_theme = "furo"
@@ -60,6 +61,13 @@ MATHJAX = Path(os.environ.get("ANCHORDIV_MATHJAX_DIR", "/usr/share/javascript/ma
 MATHJAX_PARTS = ("MathJax.js", "config", "extensions", "jax/input/TeX", "jax/element",
                  "jax/output/CommonHTML", "fonts/HTML-CSS/TeX/woff")
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
+# MathJax 2 (what Debian ships) skips elements inside MyST's "tex2jax_ignore" sections unless
+# their class is listed here; Sphinx marks every formula with class "math".
+mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]],
+                               "displayMath": [["\\[", "\\]"]],
+                               "processClass": "math|tex2jax_process|mathjax_process|output_area",
+                               "processEscapes": True}}
+myst_update_mathjax = False        # MyST's override is MathJax 3 configuration
 
 
 def copy_mathjax(app, exception) -> None:

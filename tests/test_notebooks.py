@@ -36,6 +36,9 @@ def test_ipynb_is_paired_with_its_script(path):
     ipynb = path.with_suffix(".ipynb")
     assert ipynb.is_file(), f"{ipynb.name} missing: run `make notebooks`"
     stored = jupytext.read(ipynb)
+    import nbformat
+
+    nbformat.validate(nbformat.read(ipynb, as_version=4))     # what Jupyter and MyST-NB accept
     assert _cells(stored) == _cells(jupytext.read(path, fmt="py:percent")), \
         f"{ipynb.name} and {path.name} differ: run `jupytext --sync {path}` (or make notebooks)"
     assert stored.metadata["jupytext"]["formats"] == "ipynb,py:percent"

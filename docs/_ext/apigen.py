@@ -89,6 +89,10 @@ def write_reference(api_dir: Path) -> list[str]:
         path = out / file
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
+    documented = documented_names(api_dir)
+    for stub in (Path(api_dir) / "generated").glob("*.rst"):   # names that left __all__
+        if stub.stem not in documented:
+            stub.unlink()
     return modules
 
 

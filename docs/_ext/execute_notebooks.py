@@ -35,8 +35,9 @@ def execute(script: Path, timeout: int = 1200) -> Path:
             os.environ.clear()
             os.environ.update(saved)
     for cell in notebook.cells:      # a library's notice that ipywidgets is missing: not ours
-        cell["outputs"] = [o for o in cell.get("outputs", [])
-                           if "IProgress not found" not in "".join(o.get("text", ""))]
+        if cell.cell_type == "code":
+            cell["outputs"] = [o for o in cell.outputs
+                               if "IProgress not found" not in "".join(o.get("text", ""))]
     out = script.with_suffix(".ipynb")
     jupytext.write(notebook, out, fmt="ipynb")
     return out
