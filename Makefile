@@ -24,7 +24,7 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
-test-all: setup
+test-all: setup docs-setup
 	$(BIN)/python -m pytest -q -m ''
 
 bench: setup
