@@ -90,7 +90,8 @@ def test_help_explains_every_option(capsys):
         main(["curve", "--help"])
     text = capsys.readouterr().out
     for opt in ("--tau", "--models", "--budgets", "--subsets", "--queries", "--fraction",
-                "--seed", "--n-boot", "--title", "posterior-gaussian", "isotropic-gaussian"):
+                "--seed", "--n-boot", "--title", "posterior-gaussian", "isotropic-gaussian",
+                "--model", "module:function", "anchordiv.models", "--json"):
         assert opt in text
 
 
