@@ -44,7 +44,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, as_matrix, integer

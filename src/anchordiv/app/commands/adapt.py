@@ -81,7 +81,7 @@ def run(args) -> int:
                  normalize=args.normalize, **opts)
     info = {k: v for k, v in post.info.items() if k != "model_kwargs"}
     card = card_fields(args, target, post.tau, args.target)
-    path = save_model(post.point(args.summary), args.out, adaptation=info,
+    path = save_model(post.point(args.summary), args.out, overwrite=True, adaptation=info,
                       summary=args.summary, broad_source=args.broad, **card)
     posterior = str(post.save(args.posterior_out, **card)) if args.posterior_out else None
     report(args, {"model": str(path), "posterior": posterior, **card, **info},
