@@ -145,17 +145,17 @@ ev.write_csv(OUT / "retrieval.csv")
 # ## Nearest neighbours of one image
 
 # %%
-from anchordiv.plots import _pyplot, _save  # noqa: E402
+from anchordiv.plots import pyplot, save_figure  # noqa: E402
 from PIL import Image  # noqa: E402
 
 k = min(4, len(kept) - 1)
 idx, div = ad.top_k(models["gaussian"], images[:1], images, k=k + 1)
-fig, axes = _pyplot().subplots(1, k + 1, figsize=(2.2 * (k + 1), 2.6))
+fig, axes = pyplot().subplots(1, k + 1, figsize=(2.2 * (k + 1), 2.6))
 for ax, j, d in zip(axes, idx[0], div[0]):
     ax.imshow(Image.open(kept[j]).convert("RGB"))
     ax.set_title(f"{classes[labels[j]]}\nD={d:.3g}", fontsize=8)
     ax.axis("off")
-png = _save(fig, OUT / "neighbours.png")
+png = save_figure(fig, OUT / "neighbours.png")
 display.Image(filename=png)
 
 # %% [markdown]

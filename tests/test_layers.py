@@ -166,8 +166,6 @@ def private_uses(path: Path) -> list[str]:
     return bad
 
 
-@pytest.mark.xfail(strict=True, reason="plots/index/divergence privates used across modules: "
-                   "made public once the scale and docs branches land (issue 16)")
 def test_no_private_name_is_used_across_modules():
     bad = [b for p in ROOT.rglob("*.py") for b in private_uses(p)]
     assert not bad, "\n".join(sorted(set(bad)))

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -20,11 +21,12 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path) -> Path:
+def save_figure(fig, path) -> Path:
+    """Write ``fig`` to ``path`` (PNG at 120 dpi, parent folders made) and close it."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p, dpi=120, bbox_inches="tight")
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return p
 
 
@@ -34,7 +36,7 @@ def finish(fig, path=None):
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110)
-        _pyplot().close(fig)
+        pyplot().close(fig)
     return fig
 
 
@@ -48,7 +50,7 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
 
     ``summary`` rows need ``model, budget, auprc, low, high`` (``role`` picks the line style);
     ``prevalence`` draws the random-ranking level."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for model in dict.fromkeys(r["model"] for r in summary):
         rows = [r for r in summary if r["model"] == model and np.isfinite(r["auprc"])]
@@ -68,7 +70,7 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="best")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
@@ -77,7 +79,7 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
 
     ``summary`` rows need ``<label>, auprc, low, high`` and optionally ``prevalence``
     (e.g. :meth:`anchordiv.evaluation.evaluate.Evaluation.summary`)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(summary) + 1.2))
     names = [str(r[label]) for r in summary]
     m = np.array([r["auprc"] for r in summary], float)
@@ -90,14 +92,14 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
     ax.invert_yaxis()
     ax.set_xlabel("mean AUPRC (95 % interval)")
     ax.set_title(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 
 
 def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     """The ELBO against step, symlog y so early and late steps both show."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(np.arange(1, len(elbo) + 1), elbo, lw=1)
     ax.set_yscale("symlog")
@@ -105,7 +107,7 @@ def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     ax.set_ylabel("ELBO")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-__all__ = ["elbo_plot", "finish", "plot_curve", "plot_scores"]
+__all__ = ["elbo_plot", "finish", "plot_curve", "plot_scores", "pyplot", "save_figure"]

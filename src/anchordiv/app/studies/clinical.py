@@ -140,11 +140,11 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
 
 def plot_clinical(rows: list[dict], path):
     """Grouped bars: mean AUPRC per finding and scorer with 95 % whiskers, prevalence ticks."""
-    from ...plots import _pyplot, _save
+    from ...plots import pyplot, save_figure
 
     findings = list(dict.fromkeys(r["finding"] for r in rows))
     scorers = list(dict.fromkeys(r["scorer"] for r in rows))
-    fig, ax = _pyplot().subplots(figsize=(max(7.0, 1.1 * len(findings) + 2), 4.6))
+    fig, ax = pyplot().subplots(figsize=(max(7.0, 1.1 * len(findings) + 2), 4.6))
     width = 0.8 / len(scorers)
     for k, name in enumerate(scorers):
         cell = {r["finding"]: r for r in rows if r["scorer"] == name}
@@ -161,7 +161,7 @@ def plot_clinical(rows: list[dict], path):
     ax.set_ylabel("mean AUPRC (95 % interval)")
     ax.set_title("Open-i report retrieval per finding: pathology anchors vs baselines")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 BASELINE_NAMES = ("cosine", "inversion")

@@ -147,9 +147,9 @@ def object_style_study(task: ObjectStyleTask, emb: ObjectStyleEmbeddings, *,
 
 def plot_object_style(rows: list[dict], path):
     """AUPRC of object and style retrieval against p (bands: 95 % intervals), baselines dashed."""
-    from ...plots import _pyplot, _save
+    from ...plots import pyplot, save_figure
 
-    fig, ax = _pyplot().subplots(figsize=(8.8, 4.4))
+    fig, ax = pyplot().subplots(figsize=(8.8, 4.4))
     for target, colour in (("object", "tab:blue"), ("style", "tab:orange")):
         curve = sorted((r for r in rows if r["target"] == target and r["p"] == r["p"]),
                        key=lambda r: r["p"])
@@ -167,7 +167,7 @@ def plot_object_style(rows: list[dict], path):
     ax.set_ylabel("mean AUPRC (95 % interval)")
     ax.set_title("Object vs style: moving anchor mass on fixed embeddings")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def report_section(rep, task: ObjectStyleTask, rows: list[dict]) -> None:
