@@ -26,6 +26,7 @@ import numpy as np
 import scipy.stats
 from tqdm.auto import tqdm
 
+from ..adapt.family import get_family
 from ..errors import AnchorDivError, integer
 
 
@@ -269,7 +270,7 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     if method == "nuts":
         if kind != "gaussian":
             raise AnchorDivError("method: the library SBC problem runs NUTS for 'gaussian'")
-        inference = _nuts_inference(priors.MODELS[kind], kw, num_draws, thin)
+        inference = _nuts_inference(get_family(kind).model, kw, num_draws, thin)
     elif method == "exact":
         def inference(r, t):
             return adapt(kind, broad, t, tau=1.0, **opts).draws(int(r.integers(2**31)),
