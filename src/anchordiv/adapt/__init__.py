@@ -73,6 +73,7 @@ it; check ``az.rhat``).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from pathlib import Path
 
@@ -92,15 +93,18 @@ from .families.gaussian import cov_factor
 KINDS = tuple(FAMILIES)
 #: options of every kind and method in ``adapt`` (``prior``: "broad" | "isotropic")
 COMMON = {"method": "exact", "prior": "broad"}
+
+
+def prior_options(fam) -> dict:
+    """The prior's options in ``adapt`` and their defaults: the keyword-only parameters of
+    ``fam.from_anchors`` (so a new family brings its own)."""
+    params = inspect.signature(fam.from_anchors).parameters.values()
+    return {p.name: p.default for p in params
+            if p.kind is p.KEYWORD_ONLY and p.name != "prior"}
+
+
 #: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults
-OPTIONS = {
-    "gaussian": {"kappa0": "auto", "nu0": "auto", "reg": 1e-3},
-    "latent-gaussian": {"rank": None, "beta": None, "prior_anchors": 10.0},
-    "latent-spherical": {"rank": None, "beta": None, "prior_anchors": 10.0,
-                         "concentration": None, "radius": 1.0},
-    "mixture": {"components": 4, "alpha0": 10.0, "kappa0": 10.0, "nu0": None, "em_seed": 0,
-                "reg": 1e-3, "max_iter": 200},
-}
+OPTIONS = {kind: prior_options(fam) for kind, fam in FAMILIES.items()}
 #: method name -> the options of its configuration class
 METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 

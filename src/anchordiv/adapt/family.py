@@ -211,6 +211,22 @@ class Family(abc.ABC):
 
     # ---- per kind: checks --------------------------------------------------------------------
     @classmethod
+    def sbc_quantities(cls, d: int, rng) -> dict[str, Callable]:
+        """Scalar quantities of :attr:`sites` for simulation-based calibration (functions of
+        parameters with a leading draw axis ``[S, ...] -> [S]``): by default one fixed random
+        linear functional of each site."""
+        seeds = {site: int(rng.integers(2**31)) for site in cls.sites}
+
+        def functional(site):
+            def f(p):
+                x = np.asarray(p[site], np.float64)
+                x = x.reshape(len(x), -1)
+                return x @ np.random.default_rng(seeds[site]).normal(size=x.shape[1])
+            return f
+
+        return {f"w·{site}": functional(site) for site in cls.sites}
+
+    @classmethod
     @abc.abstractmethod
     def quantities(cls, draws: dict, ref: dict) -> dict[str, np.ndarray]:
         """Interpretable quantities ``{name: [chains, draws, ...]}`` of draws against the

@@ -41,21 +41,22 @@ from .variational import GUIDES, run_svi
 
 
 def config(cls):
-    """Frozen dataclass whose constructor rejects unknown options with an
-    :class:`AnchorDivError` naming them and the method's options (instead of a TypeError)."""
-    cls = dataclasses.dataclass(frozen=True)(cls)
+    """Frozen, keyword-only dataclass whose constructor rejects unknown options (and positional
+    ones) with an :class:`AnchorDivError` naming them, the method that has them and this
+    method's options (instead of a TypeError)."""
+    cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
     init = cls.__init__
     names = [f.name for f in dataclasses.fields(cls)]
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
         unknown = sorted(set(kwargs) - set(names))
-        if unknown or len(args) > len(names):
+        if unknown or args:
             has = [m.__name__ for m in METHODS.values()
                    if m is not cls and set(unknown) <= {f.name for f in dataclasses.fields(m)}]
             hint = f"; {' and '.join(has)} take(s) it" if unknown and has else ""
             what = (f"unknown option(s) {', '.join(unknown)}" if unknown
-                    else f"takes keyword options, got {len(args)} positional")
+                    else f"takes keyword options only, got {len(args)} positional")
             raise AnchorDivError(f"{cls.__name__}: {what}{hint}; {cls.__name__} options: "
                                  f"{', '.join(names) or '(none)'}")
         init(self, *args, **kwargs)

@@ -171,6 +171,15 @@ class NIWPrior(Family):
         return out
 
     @classmethod
+    def sbc_quantities(cls, d, rng):
+        v = rng.normal(size=d)
+        v /= np.linalg.norm(v)
+        rng.normal(size=(d, d))           # (kept: the stream the quantities were drawn from)
+        return {"tr Σ": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1),
+                "vᵀΣv": lambda p: np.einsum("i,sij,j->s", v, p["Sigma"], v),
+                "μ·v": lambda p: p["mu"] @ v}
+
+    @classmethod
     def site_shapes(cls, d, shapes):
         return {"mu": (d,), "Sigma": (d, d)}
 

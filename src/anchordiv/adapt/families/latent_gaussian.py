@@ -129,6 +129,18 @@ class LatentFamily(Family):
         return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
 
     @classmethod
+    def sbc_quantities(cls, d, rng):
+        """Frame-invariant quantities of span(U) (functions of U Uᵀ)."""
+        rng.normal(size=d)                # (kept: the stream the quantities were drawn from)
+        a = rng.normal(size=(d, d))
+        a = a + a.T
+        w = np.linalg.qr(rng.normal(size=(d, 2)))[0]
+        return {"‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
+                "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
+                "σ_min(WᵀU)": lambda p: np.linalg.svd(np.einsum("dk,sdj->skj", w, p["U"]),
+                                                      compute_uv=False)[:, -1]}
+
+    @classmethod
     def site_shapes(cls, d, shapes):
         k = shapes["U"][-1] if len(shapes["U"]) == 2 else 1
         return {"U": (d, k)}

@@ -170,6 +170,15 @@ class DirichletNIWPrior(Family):
                 "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1)}
 
     @classmethod
+    def sbc_quantities(cls, d, rng):
+        v = rng.normal(size=d)
+        v /= np.linalg.norm(v)
+        rng.normal(size=(d, d))           # (kept: the stream the quantities were drawn from)
+        return {"weight₀": lambda p: p["weights"][..., 0],
+                "tr Σ₀": lambda p: np.trace(p["covs"][..., 0, :, :], axis1=-2, axis2=-1),
+                "μ₁·v": lambda p: p["means"][..., 1, :] @ v}
+
+    @classmethod
     def site_shapes(cls, d, shapes):
         k = shapes["weights"][0] if shapes["weights"] else 1
         return {"weights": (k,), "means": (k, d), "covs": (k, d, d)}
