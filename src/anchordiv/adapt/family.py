@@ -211,6 +211,12 @@ class Family(abc.ABC):
 
     # ---- per kind: checks --------------------------------------------------------------------
     @classmethod
+    def prior_draw(cls, params, rng) -> dict[str, np.ndarray]:
+        """One draw ``{site: ...}`` of exact parameters (SBC's ground truth: it must be an exact
+        draw, so MCMC-sampled families burn in longer than their posterior chains)."""
+        return {k: v[0] for k, v in params.sample(rng, 1).items()}
+
+    @classmethod
     def sbc_quantities(cls, d: int, rng) -> dict[str, Callable]:
         """Scalar quantities of :attr:`sites` for simulation-based calibration (functions of
         parameters with a leading draw axis ``[S, ...] -> [S]``): by default one fixed random

@@ -225,7 +225,7 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     fixed = {**ref.fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref.fixed else ref.fixed
 
     def prior_sampler(r):
-        return {k: v[0] for k, v in prior.sample(r, 1).items()}
+        return fam.prior_draw(prior, r)
 
     def simulator(r, p):
         return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]

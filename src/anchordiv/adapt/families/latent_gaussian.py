@@ -22,6 +22,7 @@ from ...anchors.latent import principal_subspace
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from ...priors import bingham
 from ...priors.cache import cached
+from ...priors.distributions import bingham_chains
 from ..density import ppca_logpdf
 from ..family import Family, check_prior_mode, isotropic_like
 from ..registry import family
@@ -43,6 +44,10 @@ def latent_rank(broad: np.ndarray, rank, *, low: int) -> int:
         raise AnchorDivError(f"rank: {rank} is larger than the broad anchors allow: at most "
                              f"n_broad − 1 = {len(broad) - 1}")
     return rank
+
+
+#: Gibbs burn-in of a single exact draw (:meth:`LatentFamily.prior_draw`)
+PRIOR_BURN_IN = 30
 
 
 class LatentFamily(Family):
@@ -88,6 +93,12 @@ class LatentFamily(Family):
     def chain_draws(cls, params, rng, chains, n):
         """Independent Gibbs chains (:meth:`BinghamPosterior.sample_chains`)."""
         return params.sample_chains(rng, chains, n)
+
+    @classmethod
+    def prior_draw(cls, params, rng):
+        """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
+        return {"U": bingham_chains(params.parameter, params.rank, 1, rng, chains=1,
+                                    burn_in=PRIOR_BURN_IN)[0, 0]}
 
     @classmethod
     def summarise(cls, s, which, lp):
