@@ -25,8 +25,9 @@ from .io import load_model, save_model
 from .retrieval.metrics import auprc, prevalence
 from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
                          save_embeddings)
+from .checks.sbc import sbc
 from .checks.uncertainty import (inference_data, load_inference_data, retrieval_uncertainty,
-                                 save_inference_data)
+                                save_inference_data)
 from .checks.criticism import PriorComparison, compare_priors
 
 __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
@@ -39,9 +40,9 @@ __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retr
             "save_inference_data", "save_posterior"]
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
 __all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
-__all__ += ["PriorComparison", "compare_priors"]
+__all__ += ["PriorComparison", "compare_priors", "inference_data", "sbc"]
 __all__ += ["BinghamPrior", "DirichletNIWPrior", "Exact", "NIWPrior", "NUTS",
-            "PosteriorBinghamPrior", "SVI", "infer", "inference_data", "load_prior"]
+            "PosteriorBinghamPrior", "SVI", "infer", "load_prior"]
 
 
 def __getattr__(name):

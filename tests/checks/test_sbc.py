@@ -29,7 +29,7 @@ def normal_model(scale_error=1.0):
 
 def test_sbc_accepts_a_calibrated_user_model_and_plots(tmp_path):
     prior, simulate, infer, q = normal_model()
-    r = ad.uncertainty.sbc(prior, simulate, infer, q, num_simulations=400, seed=0,
+    r = ad.sbc(prior, simulate, infer, q, num_simulations=400, seed=0,
                            progress=False)
     assert r.ranks.shape == (400, 1) and r.ranks.min() >= 0 and r.ranks.max() <= 99
     s = r.summary()["theta"]

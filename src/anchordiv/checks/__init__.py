@@ -1,11 +1,12 @@
 """Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), simulation-based calibration
 (:mod:`.sbc`), model criticism and comparison (:mod:`.criticism`), prior–target diagnostics
 (:mod:`.diagnostics`).  This layer imports :mod:`anchordiv.adapt`, never the reverse.
+The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 """
 
 from .criticism import PriorComparison, compare_priors
 from .diagnostics import diagnose, loo_predictive
-from .sbc import SBCResult, sbc
+from .sbc import SBCResult
 from .uncertainty import (RetrievalUncertainty, inference_data, load_inference_data,
                           retrieval_uncertainty, save_inference_data)
 
