@@ -84,7 +84,7 @@ from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families
 from .density import with_log_density
 from .family import FAMILIES, Family, get_family
-from .inference import METHODS, NUTS, SVI, Exact, infer, options, posterior, run_sampler
+from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
 from .families import BinghamPrior, DirichletNIWPrior, NIWPrior, PosteriorBinghamPrior
@@ -125,7 +125,7 @@ def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     targets = unit_norm("target_anchors", targets, normalize)
     prior = fam.from_anchors(broad, targets, **prior_opts)
-    return posterior(prior, targets, method, tau, broad)
+    return fit_posterior(prior, targets, method, tau, broad)
 
 
 def split_options(kind: str, opts: dict) -> tuple[dict, object]:

@@ -206,7 +206,7 @@ def infer(prior, targets, method=None, *, tau: float | None = None,
     named = {"target_anchors": targets, "broad_anchors": broad if broad is not None
              else prior_provenance(prior)}
     tau = resolve_tau(tau, **named)
-    return posterior(prior, unit_norm("target_anchors", t, normalize), method, tau, b)
+    return fit_posterior(prior, unit_norm("target_anchors", t, normalize), method, tau, b)
 
 
 def prior_provenance(prior):
@@ -217,8 +217,8 @@ def prior_provenance(prior):
                            logit_scale=card.get("tau")) if card else None
 
 
-def posterior(prior, t: np.ndarray, method, tau: float,
-              broad: np.ndarray | None) -> Posterior:
+def fit_posterior(prior, t: np.ndarray, method, tau: float,
+                  broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
     params, info, fixed = prior.exact(t)
     info.update(kind=prior.kind, method=method.name, prior=prior.prior, d=prior.dim,
