@@ -130,6 +130,9 @@ def test_a_custom_model_under_subspace_keeps_its_sites():
     draws = post.draws(0, 4)
     assert draws["Sigma"].shape == (4, D, D) and draws["global_scale"].shape == (4,)
     assert "global_scale" in idata.posterior
+    # the NIW strengths describe the default model, not the user's: reported apart
+    assert "kappa0" not in post.info and post.info["default_prior"]["kappa0"] == 3.0
+    assert post.info["custom_model"] and post.info["subspace"] == 2
 
 
 def test_load_prior_from_a_saved_model_keeps_card_and_tau(tmp_path):

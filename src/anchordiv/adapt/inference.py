@@ -246,11 +246,25 @@ def check_targets(targets, d: int) -> np.ndarray:
     return as_matrix("target_anchors", t, dim=d)
 
 
+#: info entries every posterior has (the rest describe the family's default prior)
+COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kwargs", "rank")
+
+
+def user_model_info(info: dict) -> dict:
+    """``info`` for a run on a user's model: the default prior's strengths and choices (which
+    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
+    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
+    kept = {k: v for k, v in info.items() if k in COMMON_INFO}
+    return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
+
+
 def run_sampler(post: Posterior, broad: np.ndarray | None, targets: np.ndarray,
                 o: dict) -> Posterior:
     """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
     run_dtype(o["x64"])                 # float64 asked for but not enabled: a clear error
     base = post.info["model_kwargs"]
+    if o["model"] is not None:          # a user's model: the default prior's choices are not its
+        post = dataclasses.replace(post, info=user_model_info(post.info))
     fam = post.family_class
     if broad is None and (o["subspace"] is not None or callable(o["model_kwargs"])):
         what = "subspace" if o["subspace"] is not None else "model_kwargs"
