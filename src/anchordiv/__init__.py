@@ -14,7 +14,7 @@ from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixtu
                       LatentGaussian, LatentSpherical, Softmax, fit, mix)
 from .adapt import Posterior, adapt, load_posterior, save_posterior
 from .adapt import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
-                    PosteriorBinghamPrior, infer, load_prior)
+                    PosteriorBinghamPrior, StructuredPrior, infer, load_prior)
 from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
 from .errors import AnchorDivError
@@ -42,7 +42,7 @@ __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
 __all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
 __all__ += ["PriorComparison", "compare_priors", "inference_data", "sbc"]
 __all__ += ["BinghamPrior", "DirichletNIWPrior", "Exact", "NIWPrior", "NUTS",
-            "PosteriorBinghamPrior", "SVI", "infer", "load_prior"]
+            "PosteriorBinghamPrior", "SVI", "StructuredPrior", "infer", "load_prior"]
 
 
 def __getattr__(name):

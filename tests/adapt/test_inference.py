@@ -119,6 +119,28 @@ def scaled_niw(targets, *, mu0, kappa0, nu0, psi0):
     niw_model(targets, mu0=mu0, kappa0=kappa0, nu0=nu0, psi0=psi0 * s)
 
 
+def test_the_subspace_lift_keeps_every_site_of_a_users_model():
+    """Fast: a subspace posterior's stored draws (the family's sites in r = 2 coordinates plus a
+    user's scalar site) lift to full d with the user's site kept, into ArviZ as well."""
+    from anchordiv.adapt import Posterior
+    from anchordiv.adapt.subspace import principal_basis
+
+    broad, t = anchors()
+    exact = ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=D + 5.0).update(t, tau=5.0)
+    basis, rng = principal_basis(broad), np.random.default_rng(0)
+    sub = exact.family_class.prior_posterior(exact.family_class.project(
+        exact.info["model_kwargs"], basis[:, :2])).sample(rng, 8)
+    samples = {"mu": sub["mu"][None], "Sigma": sub["Sigma"][None],
+               "global_scale": rng.lognormal(size=(1, 8))}
+    post = Posterior("gaussian", "svi", 5.0, "<f8",
+                     {**exact.info, "subspace": 2, "custom_model": True}, samples=samples,
+                     fixed={"basis": basis, "targets": t}, completion=exact.family)
+    draws = post.draws(0, 3)
+    assert draws["Sigma"].shape == (3, D, D) and draws["global_scale"].shape == (3,)
+    assert "global_scale" in ad.inference_data(post, num_draws=4, prior=False).posterior
+
+
+@pytest.mark.slow
 def test_a_custom_model_under_subspace_keeps_its_sites():
     broad, t = anchors()
     with warnings.catch_warnings():
@@ -146,3 +168,26 @@ def test_load_prior_from_a_saved_model_keeps_card_and_tau(tmp_path):
     assert latent.kind == "latent-gaussian" and latent.update(t).tau == 7.0
     with pytest.raises(ad.AnchorDivError, match="tau"):
         ad.infer(ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=D + 5.0), t)
+
+
+@pytest.mark.slow
+def test_structured_priors_are_objects_run_by_nuts_or_svi(tmp_path):
+    broad, t = anchors()
+    prior = ad.StructuredPrior.factor(broad, rank=2)
+    assert prior.kind == "gaussian" and prior.structure == "factor"
+    draws = prior.sample(0, 3)
+    assert draws["Sigma"].shape == (3, D, D) and draws["loadings"].shape == (3, D, 2)
+    assert prior.prior_predictive(0, 2, 5).shape == (2, 5, D)
+    with pytest.raises(ad.AnchorDivError, match="no closed-form update"):
+        ad.infer(prior, t, tau=5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.infer(prior, t, ad.SVI(guide="lowrank", num_steps=150, num_samples=10,
+                                         subspace=3, progress=False), tau=5.0, broad=broad)
+    assert post.prior is prior and post.info["custom_model"]
+    assert post.draws(0, 2)["Sigma"].shape == (2, D, D)
+    assert np.all(np.isfinite(np.asarray(ad.divergence(post.point(), t, t))))
+    loaded = ad.load_posterior(post.save(tmp_path / "p"))       # the base NIW prior is kept
+    assert loaded.prior.kind == "gaussian"
+    lkj = ad.StructuredPrior.lkj(broad)
+    assert lkj.sample(1, 2)["corr_cholesky"].shape == (2, D, D)

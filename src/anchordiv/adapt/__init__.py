@@ -87,7 +87,8 @@ from .family import FAMILIES, Family, get_family
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
-from .families import BinghamPrior, DirichletNIWPrior, NIWPrior, PosteriorBinghamPrior
+from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
+                       PosteriorBinghamPrior, StructuredPrior)
 from .families.gaussian import cov_factor
 
 KINDS = tuple(FAMILIES)
@@ -212,7 +213,8 @@ def stand_in_anchors(model, card: dict) -> np.ndarray:
                            logit_scale=card.get("tau"))
 
 
-__all__ = ["BinghamPrior", "DirichletNIWPrior", "Exact", "FAMILIES", "Family", "KINDS",
-           "METHODS", "NIWPrior", "NUTS", "OPTIONS", "Posterior", "PosteriorBinghamPrior", "SVI",
-           "adapt", "broad_from_model", "cov_factor", "infer", "load_posterior", "load_prior",
-           "run_sampler", "save_posterior", "to_model", "with_log_density"]
+__all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "Exact", "FAMILIES", "Family",
+           "KINDS", "METHODS", "NIWPrior", "NUTS", "OPTIONS", "Posterior",
+           "PosteriorBinghamPrior", "SVI", "StructuredPrior", "adapt", "broad_from_model",
+           "cov_factor", "infer", "load_posterior", "load_prior", "run_sampler",
+           "save_posterior", "to_model", "with_log_density"]

@@ -103,6 +103,11 @@ class Family(abc.ABC):
         ad.Exact())``)."""
         return infer(self, targets, Exact(), tau=tau, normalize=normalize)
 
+    def prepare(self, method, broad) -> tuple["Family", object]:
+        """``(prior, method)`` that :func:`~anchordiv.adapt.infer` runs: the prior itself and the
+        method as given, unless a prior brings its own model (:mod:`.families.structured`)."""
+        return self, method
+
     def log_marginal(self, targets) -> float:
         """log p(targets) in closed form (families that have one override this)."""
         raise AnchorDivError(f"log_marginal: the {self.kind} prior has no closed-form marginal "

@@ -220,6 +220,8 @@ def prior_provenance(prior):
 def fit_posterior(prior, t: np.ndarray, method, tau: float,
                   broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
+    given = prior
+    prior, method = prior.prepare(method, broad)
     params, info, fixed = prior.exact(t)
     info.update(kind=prior.kind, method=method.name, prior=prior.prior, d=prior.dim,
                 n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
@@ -227,7 +229,7 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float,
     if info["n_broad"] is None:
         del info["n_broad"]
     post = Posterior(prior.kind, "exact", tau, t.dtype.str, info, family=params,
-                     fixed={**fixed, "targets": t}, prior=prior)
+                     fixed={**fixed, "targets": t}, prior=given)
     if isinstance(method, Exact):
         return post
     return run_sampler(post, broad, t, options(method) | {"method": method.name})

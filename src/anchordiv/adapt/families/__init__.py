@@ -8,7 +8,8 @@ from .latent_gaussian import BinghamPrior
 from .latent_spherical import PosteriorBinghamPrior
 from .mixture import DirichletNIWPrior
 from .diagonal import DiagonalPrior
+from .structured import StructuredPrior   # a gaussian prior with its own model
 # isort: on
 
 __all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "NIWPrior",
-           "PosteriorBinghamPrior"]
+           "PosteriorBinghamPrior", "StructuredPrior"]
