@@ -216,6 +216,18 @@ class Family(abc.ABC):
 
     # ---- per kind: checks --------------------------------------------------------------------
     @classmethod
+    def draw_size(cls, params) -> int | None:
+        """float64 values of the largest covariance parameter of one exact draw (memory budgets
+        of draw counts; None: small draws)."""
+        return None
+
+    @classmethod
+    def gibbs_cost(cls, params) -> tuple[float, int] | None:
+        """``(relative cost of one Gibbs sweep, burn-in sweeps)`` of a family whose exact draws
+        are Gibbs chains (None: independent draws)."""
+        return None
+
+    @classmethod
     def prior_draw(cls, params, rng) -> dict[str, np.ndarray]:
         """One draw ``{site: ...}`` of exact parameters (SBC's ground truth: it must be an exact
         draw, so MCMC-sampled families burn in longer than their posterior chains)."""

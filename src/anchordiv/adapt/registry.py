@@ -15,6 +15,8 @@ FAMILIES: dict[str, type] = {}
 #: posterior parameter class name -> class (exact posteriors a family's update returns; for
 #: save/load)
 POSTERIOR_CLASSES: dict[str, type] = {}
+#: posterior parameter class -> the first family that registered it (costs of exact draws)
+PARAMETER_FAMILIES: dict[type, type] = {}
 
 
 def family(kind: str):
@@ -31,9 +33,18 @@ def family(kind: str):
         FAMILIES[kind] = cls
         for p in cls.posterior_types:
             POSTERIOR_CLASSES[p.__name__] = p
+            PARAMETER_FAMILIES.setdefault(p, cls)
         return cls
 
     return wrap
+
+
+def family_of(params) -> type:
+    """The (first registered) family whose exact posterior parameters ``params`` are."""
+    if type(params) not in PARAMETER_FAMILIES:
+        raise AnchorDivError(f"family: no registered family has posterior parameters of type "
+                             f"{type(params).__name__}")
+    return PARAMETER_FAMILIES[type(params)]
 
 
 def get_family(kind: str) -> type:
@@ -51,4 +62,5 @@ def is_prior(obj) -> bool:
     return fam is not None and isinstance(obj, fam)
 
 
-__all__ = ["FAMILIES", "POSTERIOR_CLASSES", "family", "get_family", "is_prior"]
+__all__ = ["FAMILIES", "PARAMETER_FAMILIES", "POSTERIOR_CLASSES", "family", "family_of",
+           "get_family", "is_prior"]

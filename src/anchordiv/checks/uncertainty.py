@@ -29,7 +29,7 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adapt.family import FAMILIES, get_family
+from ..adapt.registry import FAMILIES, family_of, get_family
 from ..adapt.quantities import principal_angles
 from .sbc import SBCResult, sbc
 
@@ -64,16 +64,17 @@ def default_draws(post) -> int:
     10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
     draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
     as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
-    psi = getattr(post.family, "psi", None)
-    if psi is not None:
-        fit = int(DRAW_BYTES // (8 * np.size(psi)))
+    if post.family is None:
+        return DEFAULT_DRAWS
+    fam = family_of(post.family)
+    size = fam.draw_size(post.family)
+    if size is not None:
+        fit = int(DRAW_BYTES // (8 * size))
         return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
-    cost = getattr(post.family, "sweep_cost", None)
+    cost = fam.gibbs_cost(post.family)
     if cost is None:
         return DEFAULT_DRAWS
-    from ..priors.bingham import BURN_IN
-
-    per_chain = int(GIBBS_BUDGET / cost()) - BURN_IN
+    per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
     return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
 
 

@@ -184,6 +184,10 @@ class NIWPrior(Family):
         return {"mu": (d,), "Sigma": (d, d)}
 
     @classmethod
+    def draw_size(cls, params):
+        return int(np.size(params.psi))
+
+    @classmethod
     def positive_definite_sites(cls):
         return ("Sigma",)
 

@@ -95,6 +95,10 @@ class LatentFamily(Family):
         return params.sample_chains(rng, chains, n)
 
     @classmethod
+    def gibbs_cost(cls, params):
+        return params.sweep_cost(), bingham.BURN_IN
+
+    @classmethod
     def prior_draw(cls, params, rng):
         """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
         return {"U": bingham_chains(params.parameter, params.rank, 1, rng, chains=1,

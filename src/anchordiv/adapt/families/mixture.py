@@ -184,6 +184,10 @@ class DirichletNIWPrior(Family):
         return {"weights": (k,), "means": (k, d), "covs": (k, d, d)}
 
     @classmethod
+    def draw_size(cls, params):
+        return int(np.size(params.psi))
+
+    @classmethod
     def positive_definite_sites(cls):
         return ("covs",)
 
