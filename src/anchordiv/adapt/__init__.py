@@ -57,8 +57,9 @@ Inference (``method``):
 
 Custom priors: ``model=fn`` (a NumPyro model ``fn(targets, **model_kwargs)`` that defines the
 kind's sites, ``Family.sites`` — e.g. ``NIWPrior.sites == ("mu", "Sigma")``; their shapes and a
-prior draw's positive definiteness are checked with an error naming the site; :mod:`anchordiv.priors.structured` has
-factor-analysis and LKJ priors to copy) with ``model_kwargs`` — a dict (overrides/extra
+prior draw's positive definiteness are checked with an error naming the site;
+:mod:`anchordiv.priors.structured` has factor-analysis and LKJ priors to copy, and
+``StructuredPrior.factor``/``.lkj`` make prior objects of them) with ``model_kwargs`` — a dict (overrides/extra
 hyperparameters on top of the kind's prior's, passed where ``fn`` names them) or a callable
 ``f(broad [N, d']) -> dict`` that builds them from the (possibly projected) broad anchors.
 
@@ -81,7 +82,7 @@ import numpy as np
 
 from ..errors import AnchorDivError, as_matrix, check_spread
 from ..provenance import resolve_tau, unit_norm, with_provenance
-from . import families
+from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
 from .family import FAMILIES, Family, get_family
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler

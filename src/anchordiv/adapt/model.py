@@ -25,8 +25,9 @@ from .registry import get_family
 
 #: init strategies by name (``init_strategy=`` of ``adapt``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
-REMEDY = ("try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, method='svi', or subspace=r (e.g. 16) "
-          "so the model runs on the broad anchors' top-r principal directions")
+REMEDY = ("try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, "
+          "method='svi', or subspace=r (e.g. 16) so the model runs on the broad anchors' top-r "
+          "principal directions")
 
 
 @dataclasses.dataclass
