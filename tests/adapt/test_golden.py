@@ -9,7 +9,6 @@ other sites through the lift (the refactor keeps every site of a subspace run; t
 files, written before, hold the lifted ``mu``/``Sigma`` only): their golden keys must all be
 reproduced, extra keys are allowed."""
 
-import importlib
 import sys
 import warnings
 from pathlib import Path
@@ -25,15 +24,8 @@ from cases import CASES, TAU, data, is_slow, outputs  # noqa: E402
 
 
 def inference_data(post, **kw):
-    """``ad.inference_data`` (the checks layer's ArviZ conversion) wherever it lives."""
-    if hasattr(ad, "inference_data"):
-        return ad.inference_data(post, **kw)
-    for name in ("anchordiv.checks.uncertainty", "anchordiv.uncertainty"):
-        try:
-            return importlib.import_module(name).inference_data(post, **kw)
-        except ModuleNotFoundError:
-            continue
-    raise AssertionError("no inference_data")
+    """The checks layer's ArviZ conversion (``Posterior.inference_data`` before the refactor)."""
+    return ad.inference_data(post, **kw)
 
 
 def params(name):
