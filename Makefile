@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup demo test test-all bench models clean
+.PHONY: setup demo test test-all bench models docs docs-setup notebooks clean
 
 $(STAMP): pyproject.toml Makefile
 	@command -v wn >/dev/null 2>&1 || [ -d /usr/share/wordnet ] || \
@@ -24,7 +24,7 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
-test-all: setup
+test-all: setup docs-setup
 	$(BIN)/python -m pytest -q -m ''
 
 bench: setup
@@ -35,5 +35,25 @@ bench: setup
 models: setup
 	$(BIN)/anchordiv build-models -o models
 
+# The documentation site (docs/_build/html), offline, warnings as errors.  docs-setup adds what
+# only the docs and their slow tests need: Debian's MathJax (served from the site, no CDN) and
+# chromium (headless screenshots in tests/test_docs.py).
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP)
+	@[ -f /usr/share/javascript/mathjax/MathJax.js ] && command -v chromium >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libjs-mathjax chromium)
+	touch $(DOCS_STAMP)
+
+docs-setup: $(DOCS_STAMP)
+
+docs: docs-setup
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+# Re-execute every notebook in its small mode and store the outputs in notebooks/*.ipynb (the
+# paired .py scripts are the source; the docs gallery shows the stored outputs).
+notebooks: setup
+	$(BIN)/python docs/_ext/execute_notebooks.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info docs/_build docs/api/generated docs/api/modules

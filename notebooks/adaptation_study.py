@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -35,6 +35,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from IPython import display
 
 import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, imagenet, wordnet
@@ -87,6 +88,7 @@ for row in summary:
               f"[{row['low']:.3f}, {row['high']:.3f}]")
 print("prevalence", round(curve.prevalence, 3))
 print(paths)
+display.Image(filename=paths["plot"])
 
 # %% [markdown]
 # ## How many target anchors does each model need?

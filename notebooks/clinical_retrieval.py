@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -31,6 +31,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from IPython import display
 
 import anchordiv as ad
 from anchordiv.data import clinical, embed_texts, get_encoder, openi
@@ -97,6 +98,7 @@ for r in table:
           f"best−cosine {r['best_minus_cosine']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]"
           f"  prevalence {r['prevalence']:.3f}  negated mentions {r['negated_mentions']:.2f}")
 png = study.plot_clinical(result.rows, OUT / "clinical.png")
+display.Image(filename=png)
 
 # %% [markdown]
 # ## Checks

@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -35,6 +35,7 @@ from pathlib import Path
 
 import arviz as az
 import numpy as np
+from IPython import display
 
 import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, wordnet
@@ -140,6 +141,7 @@ np.ravel(axes)[0].figure.savefig(OUT / "nuts_trace.png", dpi=100, bbox_inches="t
 axes = az.plot_forest(list(idata.values()), model_names=list(idata), var_names=["cov_trace"])
 np.ravel(axes)[0].figure.savefig(OUT / "forest_cov_trace.png", dpi=100, bbox_inches="tight")
 ad.save_inference_data(idata["exact"], OUT / "exact_idata", encoder=encoder.id)
+display.Image(filename=OUT / "nuts_trace.png")
 
 # %% [markdown]
 # ## Retrieval: point summaries, and stability across posterior draws

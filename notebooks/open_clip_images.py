@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -41,6 +41,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from IPython import display
 
 import anchordiv as ad
 from anchordiv.data import embed_images, embed_texts, get_encoder, imagenet
@@ -155,6 +156,7 @@ for ax, j, d in zip(axes, idx[0], div[0]):
     ax.set_title(f"{classes[labels[j]]}\nD={d:.3g}", fontsize=8)
     ax.axis("off")
 png = _save(fig, OUT / "neighbours.png")
+display.Image(filename=png)
 
 # %% [markdown]
 # ## Checks

@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from IPython import display
 
 import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, wordnet
@@ -103,6 +104,7 @@ from anchordiv.plots import plot_scores  # noqa: E402
 png = plot_scores(summary, OUT / "quickstart.png", title="WordNet categories, MiniLM")
 ev.write_csv(OUT / "quickstart.csv")
 print(png)
+display.Image(filename=png)
 
 # %% [markdown]
 # ## Checks

@@ -107,3 +107,17 @@ def test_corrupt_posterior_and_inference_data(tmp_path):
     (idata / "card.json").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ad.AnchorDivError, match="not valid JSON"):
         ad.load_inference_data(idata)
+
+
+def test_save_model_refuses_an_existing_path_unless_overwrite(tmp_path):
+    model = ad.fit("gaussian", np.random.default_rng(0).normal(size=(10, 3)), tau=2.0)
+    ad.save_model(model, tmp_path / "m")
+    with pytest.raises(ad.AnchorDivError, match=r"m: already exists \(a saved bundle\); pass "
+                                                r"overwrite=True"):
+        ad.save_model(model, tmp_path / "m")
+    assert ad.save_model(model, tmp_path / "m", overwrite=True) == tmp_path / "m"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ad.AnchorDivError, match="file: exists and is not a directory"):
+        ad.save_model(model, tmp_path / "file", overwrite=True)
+    (tmp_path / "empty").mkdir()
+    ad.save_model(model, tmp_path / "empty")            # an empty directory is fine

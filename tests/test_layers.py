@@ -16,7 +16,7 @@ import anchordiv
 
 ROOT = Path(anchordiv.__file__).parent
 LAYERS = ("base", "anchors", "io", "data", "retrieval", "adapt", "checks", "scale", "evaluation", "app")
-BASE = {"errors", "threads", "plots", "provenance", "_validate"}
+BASE = {"errors", "threads", "plots", "progress", "provenance", "_validate"}
 ALIASES = {"priors": "adapt"}  # the prior families belong to the adaptation layer
 
 

@@ -133,11 +133,27 @@ def check_card_dim(path, card: dict, dim: int) -> None:
                              f"d = {dim} (card edited or mismatched files)")
 
 
-def save_model(model: AnchorModel, path, **card) -> Path:
+def check_output(path, overwrite: bool) -> Path:
+    """``path`` as a directory a bundle may be written to: an :class:`AnchorDivError` naming it
+    if it is a file, or a non-empty directory and ``overwrite`` is false."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise AnchorDivError(f"{path}: exists and is not a directory; a saved model is a "
+                             "directory (arrays.npz + card.json) — choose another path")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        what = "a saved bundle" if (path / CARD).is_file() else "a non-empty directory"
+        raise AnchorDivError(f"{path}: already exists ({what}); pass overwrite=True to "
+                             "replace it, or choose another path")
+    return path
+
+
+def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> Path:
     """Save ``model`` to the directory ``path``; extra keywords go into the card
-    (e.g. ``encoder="all-MiniLM-L6-v2", anchor_source="wordnet nouns"``)."""
+    (e.g. ``encoder="all-MiniLM-L6-v2", anchor_source="wordnet nouns"``).  An existing,
+    non-empty ``path`` is an :class:`AnchorDivError` unless ``overwrite=True``."""
     if not isinstance(model, AnchorModel):
         raise AnchorDivError(f"save_model: expected an anchor model, got {type(model).__name__}")
+    check_output(path, overwrite)
     structure, arrays = flatten_model(model)
     meta = {"type": "anchor-model", "kind": model.kind, "dim": model.dim, "structure": structure}
     if hasattr(model, "tau"):

@@ -132,13 +132,41 @@ def test_registry_and_bad_input(study):
         ad.register_model("softmax", lambda b, t, tau: None)
     with pytest.raises(ad.AnchorDivError, match="role: unknown"):
         ad.register_model("x", lambda b, t, tau: None, role="oracle")
-    with pytest.raises(ad.AnchorDivError, match="models: unknown nope"):
+    with pytest.raises(ad.AnchorDivError, match="model 'nope': unknown; registered: softmax"):
         adaptation_curve(broad, target, items, items, rel, tau=5.0, models=["nope"])
     with pytest.raises(ad.AnchorDivError, match="broad: dimension mismatch"):
         adaptation_curve(broad[:, :3], target, items, items, rel, tau=5.0, models=["cosine"])
     with pytest.raises(ad.AnchorDivError, match="fraction"):
         adaptation_curve(broad, target, items, items, rel, tau=5.0, models=["cosine"],
                          budgets=(), progress=False).needs(1.5)
+
+
+def test_factory_with_the_wrong_signature_is_refused():
+    with pytest.raises(ad.AnchorDivError, match=r"model 'two': the factory must accept \(broad "
+                                                r"\[m, d\], target \[n, d\], tau\)"):
+        ad.register_model("two", lambda broad, target: None)
+    with pytest.raises(ad.AnchorDivError, match="must be callable"):
+        ad.register_model("three", "gaussian")
+    assert "two" not in curves.MODELS
+
+
+def test_warnings_are_summarised_once_per_model(study):
+    """A model that warns in every cell gives one warning for the whole curve."""
+    import warnings
+
+    broad, target, items, rel = study
+
+    def noisy(broad, target, tau):
+        warnings.warn(f"noisy: {len(target)} anchors")
+        return ad.fit("gaussian", target, tau=tau)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        adaptation_curve(broad, target, items, items, rel, tau=5.0, models={"noisy": noisy},
+                         budgets=[2, 3], n_subsets=3, n_boot=20, progress=False)
+    mine = [w for w in caught if "noisy" in str(w.message)]
+    assert len(mine) == 1
+    assert "in 7 of 7 cells; most often (7x, numbers differing): noisy: " in str(mine[0].message)
 
 
 def test_default_registry_has_posterior_and_isotropic_control():

@@ -55,6 +55,23 @@ class Posterior:
     prior: object = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
+        head = [f"kind={self.kind!r}", f"method={self.method!r}", f"d={self.info.get('d', '?')}",
+                f"tau={self.tau:g}"] + ([f"subspace={self.subspace}"] if self.subspace else [])
+        lines = [f"Posterior({', '.join(head)})"]
+        if self.samples:
+            shapes = ", ".join(f"{k} {list(np.shape(v))[2:]}" for k, v in self.samples.items())
+            first = np.shape(next(iter(self.samples.values())))
+            lines.append(f"  draws: {first[0]} chains x {first[1]}; sites: {shapes}")
+        elif self.family is not None:
+            lines.append(f"  exact: {type(self.family).__name__}")
+        scalars = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                   for k, v in self.info.items() if isinstance(v, (int, float, str, bool))
+                   and k not in ("kind", "method", "d")]
+        lines.append("  info: " + ", ".join(scalars))
+        return "\n".join(line if len(line) <= 120 else line[:117] + "..." for line in lines)
+
     @property
     def subspace(self) -> int | None:
         """The subspace rank r of a subspace run (None otherwise)."""

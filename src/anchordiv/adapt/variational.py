@@ -30,7 +30,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer, positive
 from .model import Problem, failure, guard, init_strategy

@@ -21,6 +21,7 @@ FITTERS = {
     "latent-spherical": fit_latent_spherical,
     "mixture": fit_mixture,
 }
+#: The anchor-model kinds :func:`fit` accepts ("softmax", "gaussian", ...), in registry order.
 KINDS = tuple(FITTERS)
 
 

@@ -131,7 +131,7 @@ def build_prior(spec: PriorSpec, *, encoder="minilm", embed: Callable | None = N
     anchors = np.asarray(embed_fn(texts), np.float32)
     model = fit(spec.kind, anchors, tau=tau, **(fit_options or {}))
     card = _card(spec, pool, drawn, encoder_id, tau, texts, dict(fit_options or {}))
-    path = save_model(model, out, **card) if out is not None else None
+    path = save_model(model, out, overwrite=True, **card) if out is not None else None
     return BuiltPrior(model, load_card(path) if path else card, [e.id for e in chosen], texts,
                       anchors, path)
 

@@ -40,6 +40,12 @@ class PriorComparison:
     pareto_k: dict
     idata: dict
 
+    def __repr__(self) -> str:
+        rows = [f"  {n}: elpd_loo {r['elpd_loo']:.1f}, weight {r['weight']:.2f}, "
+                f"{self.high_k[n]} of {len(self.pareto_k[n])} anchors with Pareto k > 0.7"
+                for n, r in self.table.iterrows()]
+        return "\n".join([f"PriorComparison({len(self.loo)} priors, PSIS-LOO)", *rows])
+
     @property
     def high_k(self) -> dict[str, int]:
         """Number of target anchors with Pareto k > 0.7 per candidate."""
@@ -61,6 +67,11 @@ class PriorComparison:
         ax2.set_xlabel("target anchor")
         ax2.set_ylabel("Pareto k")
         ax2.legend(fontsize=8)
+        # ELPDs of many targets are large numbers and anchors many: few ticks, no overlap
+        from matplotlib.ticker import MaxNLocator
+
+        ax1.xaxis.set_major_locator(MaxNLocator(nbins=4))
+        ax2.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
         from ..plots import finish
 
         return finish(fig, path)

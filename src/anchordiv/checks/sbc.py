@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.stats
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..adapt.family import get_family
 from ..errors import AnchorDivError, integer
@@ -40,6 +40,12 @@ class SBCResult:
     names: list[str]
     num_draws: int
     bins: int
+
+    def __repr__(self) -> str:
+        rows = [f"  {n}: chi2 p {s['chi2_p']:.3f}, KS p {s['ks_p']:.3f}, 90% coverage "
+                f"{s['coverage90']:.3f}" for n, s in self.summary().items()]
+        return "\n".join([f"SBCResult({len(self.ranks)} simulations x {self.num_draws} draws)",
+                          *rows])
 
     def chi2_pvalues(self) -> dict[str, float]:
         """χ² goodness of fit of the PIT to U(0, 1) on :attr:`bins` equal bins."""

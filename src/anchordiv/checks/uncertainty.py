@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
@@ -309,11 +309,13 @@ class RetrievalUncertainty:
 
         return finish(fig, path)
 
-    def to_report(self, report, name: str = "retrieval_uncertainty.png") -> None:
-        """Add a section with the plot and :meth:`describe` to a :class:`~anchordiv.app.report.
-        Report`."""
+    def to_report(self, report, name: str = "retrieval_uncertainty.png", *,
+                  intro: str = "") -> None:
+        """Add a section with ``intro`` (what was run), :meth:`describe` and the plot to a
+        :class:`~anchordiv.app.report.Report`."""
         self.plot(report.path(name))
-        report.section("Retrieval uncertainty across posterior draws", self.describe())
+        report.section("Retrieval uncertainty across posterior draws",
+                       f"{intro}\n\n{self.describe()}" if intro else self.describe())
         report.figure(name, "Per-query top-k stability and the AUPRC interval across "
                             "posterior draws")
 

@@ -58,7 +58,7 @@ def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
                 progress: bool | None, desc: str) -> np.ndarray:
     """``fn`` over consecutive batches, with a tqdm bar (``progress=None``: only when there is
     more than one batch); returns the unit-normalised ``[n, d]`` float32 rows."""
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     if int(batch_size) < 1:
         raise AnchorDivError(f"batch_size: must be >= 1, got {batch_size}")

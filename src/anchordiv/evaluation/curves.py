@@ -29,11 +29,15 @@ import collections
 import dataclasses
 import functools
 import hashlib
+import importlib
+import inspect
+import re
+import warnings
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors import fit
 from ..retrieval.baselines import inversion
@@ -63,9 +67,35 @@ class CurveModel:
 MODELS: dict[str, CurveModel] = {}
 
 
+#: Entry-point group through which installed packages add curve models: each entry point's
+#: name is the model name, its object a factory ``f(broad, target, tau)`` (or a CurveModel).
+ENTRY_POINTS = "anchordiv.models"
+
+
+def check_factory(name: str, factory) -> None:
+    """An :class:`AnchorDivError` unless ``factory`` can be called as ``f(broad, target, tau)``."""
+    if not callable(factory):
+        raise AnchorDivError(f"model {name!r}: the factory must be callable "
+                             f"f(broad [m, d], target [n, d], tau) -> scorer, got "
+                             f"{type(factory).__name__}")
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):      # a builtin without a signature: trust it
+        return
+    try:
+        signature.bind(None, None, None)
+    except TypeError as err:
+        raise AnchorDivError(
+            f"model {name!r}: the factory must accept (broad [m, d], target [n, d], tau) and "
+            f"return a scorer, but {getattr(factory, '__name__', 'it')}{signature} cannot be "
+            f"called that way ({err})") from None
+
+
 def register_model(name: str, factory: Factory, *, role: str = "custom", kind: str | None = None,
                    uses_target: bool = True, overwrite: bool = False) -> CurveModel:
-    """Add ``factory`` to :data:`MODELS` under ``name``."""
+    """Add ``factory`` (``f(broad [m, d], target [n, d], tau) -> scorer``) to :data:`MODELS`
+    under ``name``; a factory of another signature is refused with an :class:`AnchorDivError`."""
+    check_factory(name, factory)
     if role not in ROLES:
         raise AnchorDivError(f"role: unknown {role!r}; choose one of {', '.join(ROLES)}")
     if name in MODELS and not overwrite:
@@ -133,14 +163,81 @@ def budgets_for(n_target: int, budgets=None) -> list[int]:
     return out + [n_target]
 
 
+def _entry_points() -> dict:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
+
+
+def _as_curve_model(name: str, obj) -> CurveModel:
+    if isinstance(obj, CurveModel):
+        check_factory(name, obj.factory)
+        return obj
+    check_factory(name, obj)
+    return CurveModel(obj)
+
+
+def resolve_model(spec: str) -> dict[str, CurveModel]:
+    """``{name: model}`` for one model spec: a registered name (:data:`MODELS`), a name from an
+    installed package's ``anchordiv.models`` entry point, ``module:function`` (a factory,
+    named after the function; ``name=module:function`` names it) or ``module`` alone (imported
+    so that its :func:`register_model` calls run: every model it registers)."""
+    name, _, target = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    if target in MODELS and not name:
+        return {target: MODELS[target]}
+    if ":" in target:
+        module, _, attr = target.partition(":")
+        factory = getattr(_import(module, spec), attr, None)
+        if factory is None:
+            raise AnchorDivError(f"model {spec!r}: module {module!r} has no {attr!r}")
+        return {name or attr: _as_curve_model(name or attr, factory)}
+    plugins = _entry_points()
+    if target in plugins:
+        return {name or target: _as_curve_model(name or target, plugins[target].load())}
+    if "." in target or _importable(target):
+        _import(target, spec)
+        found = {n: m for n, m in MODELS.items() if _defined_in(m.factory) == target}
+        if not found:
+            raise AnchorDivError(f"model {spec!r}: module {target!r} registers no model "
+                                 "(call anchordiv.register_model in it, or pass module:function)")
+        return found
+    raise AnchorDivError(
+        f"model {spec!r}: unknown; registered: {', '.join(MODELS)}"
+        + (f"; from installed packages: {', '.join(plugins)}" if plugins else "")
+        + ". Pass a factory f(broad, target, tau) as module:function, a module that calls "
+          f"anchordiv.register_model, or install one under the {ENTRY_POINTS!r} entry points")
+
+
+def _defined_in(factory) -> str | None:
+    """The module that defines ``factory`` (through ``functools.partial``)."""
+    return getattr(getattr(factory, "func", factory), "__module__", None)
+
+
+def _importable(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _import(module: str, spec: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise AnchorDivError(f"model {spec!r}: cannot import {module!r} ({err})") from None
+
+
 def _resolve(models) -> dict[str, CurveModel]:
     if isinstance(models, dict):
-        return {n: m if isinstance(m, CurveModel) else CurveModel(m) for n, m in models.items()}
-    unknown = [n for n in models if n not in MODELS]
-    if unknown:
-        raise AnchorDivError(f"models: unknown {', '.join(unknown)}; registered: "
-                             f"{', '.join(MODELS)} (add more with register_model)")
-    return {n: MODELS[n] for n in models}
+        return {n: _as_curve_model(n, m) for n, m in models.items()}
+    resolved = {}
+    for spec in models:
+        resolved.update(resolve_model(spec))
+    if not resolved:
+        raise AnchorDivError("models: none given")
+    return resolved
 
 
 def subset(n_target: int, budget: int, index: int, seed: int) -> np.ndarray:
@@ -246,6 +343,28 @@ class Curve:
             out.append(row)
         return out
 
+    # ---- reading it -------------------------------------------------------------------------
+    def table(self) -> str:
+        """The results as a readable table: one row per model, one column per budget, cells
+        ``mean [low, high]`` AUPRC (``—`` where the model is undefined at that budget)."""
+        def cell(model, budget):
+            mean, lo, hi = self.cell(model, budget)
+            return "—" if not np.isfinite(mean) else f"{mean:.3f} [{lo:.2f}, {hi:.2f}]"
+
+        head = ["model"] + [f"n={b}" for b in self.budgets]
+        body = [[name] + [cell(name, b) for b in self.budgets] for name in self.models]
+        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *body]]
+        return "\n".join([f"mean AUPRC [{self.level:.0%} interval] by target anchors "
+                          f"(prevalence {self.prevalence:.3f})", *lines])
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return (f"Curve({len(self.models)} models x {len(self.budgets)} budgets "
+                f"{self.budgets}, {len(self.rows)} cells, prevalence {self.prevalence:.3f})")
+
     # ---- files ---------------------------------------------------------------------------
     def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve") -> dict:
         """Write ``curve.csv`` (tidy, per subset), ``curve_summary.csv`` (per model × budget),
@@ -297,16 +416,42 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
 # ---- the study ---------------------------------------------------------------------------
 
 def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, query_index, chunk):
-    """Build each model on one target subset and evaluate them together: ``{name: [Q] | err}``."""
-    scorers, errors = {}, {}
+    """Build each model on one target subset and evaluate them together: ``({name: [Q] |
+    err}, prevalence [Q], {name: [(category, message), ...]})`` — the warnings each model's
+    construction raised, kept so that the curve reports them once per model, not per cell."""
+    scorers, errors, warned = {}, {}, {}
     for name, m in models.items():
-        try:
-            scorers[name] = m.factory(broad, target, tau)
-        except AnchorDivError as err:
-            errors[name] = str(err)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                scorers[name] = m.factory(broad, target, tau)
+            except AnchorDivError as err:
+                errors[name] = str(err)
+        if caught:
+            warned[name] = [(w.category, str(w.message)) for w in caught]
     ev = evaluate(scorers, queries, gallery, relevance, query_index=query_index, baselines=(),
                   chunk=chunk, progress=False) if scorers else None
-    return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None)
+    return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None, warned)
+
+
+def _warn_per_model(outs, jobs) -> None:
+    """One summary warning per model for the warnings its construction raised in any cell."""
+    built = collections.Counter(name for models, _ in jobs for name in models)
+    per_model: dict[str, list] = {}
+    cells: collections.Counter = collections.Counter()
+    for _, _, warned in outs:
+        for name, caught in warned.items():
+            per_model.setdefault(name, []).extend(caught)
+            cells[name] += 1
+    for name, caught in per_model.items():
+        kinds = collections.Counter(re.sub(r"\d+(\.\d+)?", "#", m) for _, m in caught)
+        common, count = kinds.most_common(1)[0]
+        first = next(m for _, m in caught if re.sub(r"\d+(\.\d+)?", "#", m) == common)
+        others = f"; and {len(kinds) - 1} other kind(s)" if len(kinds) > 1 else ""
+        warnings.warn(f"model {name!r}: {len(caught)} warning(s) in {cells[name]} of {built[name]} "
+                      f"cells; most often ({count}x, numbers differing): {first}{others}",
+                      caught[0][0],
+                      stacklevel=3)
 
 
 def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
@@ -337,10 +482,11 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
         [(varying, target[subset(len(target), b, s, seed)]) for b, s in cells]
     outs = _run_cells(jobs, broad, tau, (queries, gallery, relevance, query_index, chunk),
                       client=client, progress=progress)
-    fixed_out, prevalence = outs.pop(0) if fixed else ({}, None)
+    _warn_per_model(outs, jobs)
+    fixed_out, prevalence = outs.pop(0)[:2] if fixed else ({}, None)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
     rows = []
-    for (b, s), (out, prev) in zip(cells, outs):
+    for (b, s), (out, prev, _) in zip(cells, outs):
         prevalence = prev if prev is not None else prevalence
         for name in resolved:
             value = out.get(name, fixed_out.get(name))
@@ -386,5 +532,6 @@ def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
             "error": value if failed else ""}
 
 
-__all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "MODELS", "ROLES",
-           "adaptation_curve", "budgets_for", "register_model", "subset"]
+__all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "ENTRY_POINTS", "MODELS",
+           "ROLES", "adaptation_curve", "budgets_for", "check_factory", "register_model",
+           "resolve_model", "subset"]

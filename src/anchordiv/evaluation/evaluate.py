@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy import stats
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..retrieval.baselines import cosine, inversion

@@ -27,7 +27,7 @@ import numpyro
 import numpyro.distributions as dist
 import scipy.linalg
 from numpyro.distributions import constraints
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..errors import AnchorDivError
 

@@ -26,7 +26,7 @@ import collections
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, as_matrix, integer

@@ -31,7 +31,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
@@ -423,7 +423,7 @@ class FaissIndex:
                 "method": self.gallery.method, "kind": self.gallery.model.kind,
                 "model_dim": self.gallery.model.dim}
         write_bundle(path, arrays, {**meta, **card})
-        save_model(self.gallery.model, path / "model")
+        save_model(self.gallery.model, path / "model", overwrite=True)
         return path
 
     @classmethod

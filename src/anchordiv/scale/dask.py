@@ -45,7 +45,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer
 from ..retrieval.index import (BUILD_CHUNK, FaissIndex, GalleryIndex, L2Reduction, key_chunks,

@@ -44,11 +44,11 @@ def test_curve_on_a_cluster_equals_serial(tmp_path, capsys):
     np.save(tmp_path / "rel.npy", shared_label_relevance(labels, labels))
     files = [str(tmp_path / f) for f in ("broad.npy", "target.npy", "items.npy", "rel.npy")]
     common = ["--tau", "5", "--models", "softmax,cosine", "--budgets", "2", "--subsets", "2",
-              "--n-boot", "50"]
+              "--n-boot", "50", "--json"]
     tables = []
     for name, extra in (("serial", []), ("cluster", ["--workers", "2"])):
         assert main(["curve", *files, *common, "-o", str(tmp_path / name), *extra]) == 0
-        with open(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["table"]) as f:
+        with open(json.loads(capsys.readouterr().out)["paths"]["table"]) as f:
             tables.append(list(csv.DictReader(f)))
     assert tables[0] == tables[1] and len(tables[0]) == 2 * 3
 

@@ -128,7 +128,7 @@ def run(args) -> int:
     card = card_fields(args, target, post.tau, target_file)
     if not card["encoder"] and directory is not None:     # the saved prior's encoder
         card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
-    path = save_model(post.point(args.summary), args.out, adaptation=info,
+    path = save_model(post.point(args.summary), args.out, overwrite=True, adaptation=info,
                       summary=args.summary, broad_source=broad_source, **card)
     posterior = str(post.save(args.posterior_out, **card)) if args.posterior_out else None
     report(args, {"model": str(path), "posterior": posterior, **card, **info},

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import load_embeddings, number
+from ._io import add_json_flag, load_embeddings, number, report
 from .fit import TAU_HELP
 
 
@@ -21,7 +19,7 @@ def _ints(text: str) -> list[int]:
 
 
 def register(sub) -> None:
-    from ...evaluation.curves import DEFAULT_BUDGETS, DEFAULT_MODELS, MODELS
+    from ...evaluation.curves import DEFAULT_BUDGETS, DEFAULT_MODELS, ENTRY_POINTS, MODELS
 
     p = sub.add_parser(
         "curve", help="retrieval quality vs number of target anchors, per model",
@@ -34,7 +32,8 @@ def register(sub) -> None:
                     "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
                     "to reach --fraction of its full-coverage quality, and posterior vs "
                     "target-only ratios). With --scheduler or --workers the (budget x subset) "
-                    "cells run as tasks on a Dask cluster; the results are identical.")
+                    "cells run as tasks on a Dask cluster; the results are identical. Prints "
+                    "the mean AUPRC per model and budget as a table (--json: one JSON object).")
     p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source)")
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
@@ -49,6 +48,12 @@ def register(sub) -> None:
     p.add_argument("--models", default=",".join(DEFAULT_MODELS),
                    help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
                         f"registered: {', '.join(MODELS)}")
+    p.add_argument("--model", action="append", default=[], metavar="SPEC",
+                   help="add a model (repeatable): module:function (a factory f(broad, target, "
+                        "tau) -> scorer, named after the function; NAME=module:function names "
+                        "it), a module whose import calls anchordiv.register_model, or a model "
+                        f"an installed package registers under the {ENTRY_POINTS!r} entry "
+                        "points")
     p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS[:8])),
                    help="comma-separated target-anchor budgets; those >= the number of targets "
                         "are dropped and 'all targets' is always added (default %(default)s)")
@@ -63,6 +68,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--title", default="adaptation curve", help="plot title")
+    add_json_flag(p)
     add_cluster_options(p)
     p.set_defaults(func=run)
 
@@ -102,9 +108,15 @@ def run(args) -> int:
     with cluster(args) as client:
         curve = adaptation_curve(
             broad, target, np.asarray(items[rows]), items, np.asarray(relevance[rows]),
-            tau=tau, query_index=rows, models=[m for m in args.models.split(",") if m],
+            tau=tau, query_index=rows,
+            models=[m for m in args.models.split(",") if m] + list(args.model),
             budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
             n_boot=args.n_boot, progress=True, client=client)
     paths = curve.write(args.out, fraction=args.fraction, title=args.title)
-    print(json.dumps(paths))
+    if args.json:
+        report(args, {"paths": paths, "prevalence": curve.prevalence,
+                      "summary": curve.summary()}, title="")
+    else:
+        print(curve.table())
+        print("\nwrote " + ", ".join(f"{k} {v}" for k, v in paths.items()))
     return 0

@@ -76,7 +76,12 @@ def report_section(rep, rows: list[dict]) -> None:
     rep.figure("budget.png", "Target-only models and baselines against the anchor budget "
                              "(95 % intervals).  Table: budget.csv")
     para = [w["budget"] for w in table if w["best"] in ("gaussian", "latent-gaussian")]
-    rep.text(f"**Outcome.** Softmax is the best target-only model (margin ≥ 0.001) at budgets "
-             f"{', '.join(map(str, soft)) or 'none'}; a parametric model at "
-             f"{', '.join(map(str, para)) or 'none'}; the rest are ties or have one model "
-             f"defined.")
+    rep.text(f"**Outcome.** {_best_at('Softmax', soft)}; {_best_at('a parametric model', para)}"
+             f"; the rest are ties or have one model defined.")
+
+
+def _best_at(who: str, budgets: list[int]) -> str:
+    """'X is the best target-only model (margin ≥ 0.001) at budgets 1, 2' or '... at no
+    budget'."""
+    where = f"at budgets {', '.join(map(str, budgets))}" if budgets else "at no budget"
+    return f"{who} is the best target-only model (margin ≥ 0.001) {where}"

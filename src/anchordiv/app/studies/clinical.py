@@ -22,7 +22,7 @@ import re
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from ...progress import tqdm
 
 from ...errors import AnchorDivError, as_matrix
 from ...evaluation.evaluate import evaluate

@@ -188,10 +188,10 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
     rel = task.item_class[q][:, None] == task.item_class[rest][None, :]
     unc = retrieval_uncertainty(post, emb.items[q], emb.items[rest], k=min(10, len(rest)),
                                 relevance=rel, num_draws=20, seed=ctx.seed)
-    ctx.rep.text(f"Posterior uncertainty, WordNet → ImageNet: the Gaussian posterior from the "
-                 f"WordNet prior and {len(pick)} random target anchors (empirical Bayes "
-                 f"strengths), {len(q)} query glosses against the {len(rest)} other items.")
-    unc.to_report(ctx.rep)
+    unc.to_report(ctx.rep, intro=(
+        f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
+        f"random target anchors (empirical Bayes strengths), {len(q)} query glosses against "
+        f"the {len(rest)} other items."))
 
 
 def budget_part(ctx: Context) -> dict:

@@ -177,6 +177,12 @@ def _contrasts(curve, small: int) -> list[dict]:
     return rows
 
 
+def _subsets(curve) -> int:
+    """Target subsets drawn per budget (from the rows, whether or not a model was defined)."""
+    first = curve.budgets[0]
+    return len({r["subset"] for r in curve.rows if r["budget"] == first})
+
+
 def report_section(rep, task: WordNetTask, curve, needs: dict, source: str) -> None:
     """The WordNet → ImageNet section of the demo report."""
     per_class = len(task.targets) // len(task.names)
@@ -186,8 +192,8 @@ def report_section(rep, task: WordNetTask, curve, needs: dict, source: str) -> N
         f"those classes as \"lemma: gloss\" texts (relevant = same class, query removed); "
         f"{len(task.targets)} target anchors = {per_class} prompt templates × class name; broad "
         f"prior: {source} (WordNet glosses outside all 1,000 ImageNet classes and their "
-        f"subtrees).  Budgets are random target subsets ({curve.summary()[0]['n_subsets']} "
-        f"per budget, shared by all models).  `isotropic-*` is the control: the same prior "
+        f"subtrees).  Budgets are random target subsets ({_subsets(curve)} "
+        f"per budget below all targets, shared by all models).  `isotropic-*` is the control: the same prior "
         f"strength with an isotropic prior covariance of the same trace.")
     rep.figure("wordnet_imagenet/curve.png", "Mean AUPRC against the number of target "
                                              "anchors (95 % intervals).  Tables: "

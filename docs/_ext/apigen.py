@@ -1,0 +1,174 @@
+"""Generate the API reference sources from ``__all__`` (run by ``conf.py`` before every build).
+
+Every public name is documented once: the names of ``anchordiv.__all__`` on the ``anchordiv``
+page, and every other module or package of anchordiv that defines ``__all__`` on a page of its
+own, listing the names that are not the same object as a top-level one (those link to the
+top-level entry).  A new name in any ``__all__`` therefore needs no edit here."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+#: Modules whose pages are not API (the command line is documented from its --help).
+SKIP = ("anchordiv.app.cli", "anchordiv.app.commands", "anchordiv.cli", "anchordiv.commands")
+
+
+def public_modules() -> list[str]:
+    """``anchordiv``, every non-private submodule that defines ``__all__`` and every module
+    named in a public ``__all__``, sorted."""
+    import anchordiv
+
+    names = {"anchordiv"}
+    for info in pkgutil.walk_packages(anchordiv.__path__, "anchordiv."):
+        if any(part.startswith("_") for part in info.name.split(".")) \
+                or info.name.startswith(SKIP):
+            continue
+        module = importlib.import_module(info.name)
+        if getattr(module, "__all__", None):
+            names.add(info.name)
+            names |= {obj.__name__ for obj in map(module.__dict__.get, module.__all__)
+                      if inspect.ismodule(obj)}
+    return sorted(names)
+
+
+def public_names(module) -> list[str]:
+    """``module.__all__``, or for a module without one the public functions and classes it
+    defines."""
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
+    return [n for n, obj in vars(module).items() if not n.startswith("_")
+            and (inspect.isfunction(obj) or inspect.isclass(obj))
+            and obj.__module__ == module.__name__]
+
+
+def top_level() -> dict[int, str]:
+    """``id(object) -> name`` of the objects in ``anchordiv.__all__`` (re-exports link there)."""
+    import anchordiv
+
+    return {id(getattr(anchordiv, n)): n for n in anchordiv.__all__
+            if not isinstance(getattr(anchordiv, n), (str, int, float, tuple))}
+
+
+def module_page(name: str, shared: dict[int, str]) -> str:
+    """reStructuredText of one module's page: its docstring, an autosummary of its own names,
+    and links for the names it re-exports from the top level."""
+    module = importlib.import_module(name)
+    own, linked = [], []
+    for n in public_names(module):
+        obj = getattr(module, n)
+        if inspect.ismodule(obj):
+            linked.append(f":doc:`{obj.__name__}`")
+        elif name != "anchordiv" and id(obj) in shared:
+            linked.append(f":py:obj:`{n} <anchordiv.{shared[id(obj)]}>`")
+        else:
+            own.append(n)
+    lines = [name, "=" * len(name), "", f".. automodule:: {name}", "   :no-members:", "   :no-index:", "",
+             f".. currentmodule:: {name}", ""]
+    if own:
+        lines += [".. autosummary::", "   :toctree: ../generated", "   :nosignatures:", ""]
+        lines += [f"   {n}" for n in own] + [""]
+    if linked:
+        lines += ["Also here (documented on their own pages): " + ", ".join(linked) + ".", ""]
+    return "\n".join(lines)
+
+
+def write_reference(api_dir: Path) -> list[str]:
+    """Write ``api_dir/modules/<module>.rst`` for every public module; stale pages are removed.
+    Returns the module names."""
+    out = Path(api_dir) / "modules"
+    out.mkdir(parents=True, exist_ok=True)
+    modules, shared = public_modules(), top_level()
+    pages = {f"{m}.rst": module_page(m, shared) for m in modules}
+    for old in out.glob("*.rst"):
+        if old.name not in pages:
+            old.unlink()
+    for file, text in pages.items():
+        path = out / file
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    documented = documented_names(api_dir)
+    for stub in (Path(api_dir) / "generated").glob("*.rst"):   # names that left __all__
+        if stub.stem not in documented:
+            stub.unlink()
+    return modules
+
+
+def documented_names(api_dir: Path) -> set[str]:
+    """Fully qualified names that the generated pages document (for the reference test)."""
+    names = set()
+    for page in (Path(api_dir) / "modules").glob("*.rst"):
+        module = page.stem
+        body = page.read_text(encoding="utf-8").split(".. autosummary::", 1)
+        if len(body) == 2:
+            names |= {f"{module}.{line.strip()}" for line in body[1].splitlines()
+                      if line.startswith("   ") and not line.strip().startswith(":")
+                      and line.strip()}
+    return names
+
+
+# --- docstring clean-up at build time (the sources stay plain, readable text) ----------------
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _escape_bars(line: str) -> str:
+    """``|x|`` outside ````literals```` is a norm, not a reStructuredText substitution."""
+    parts = line.split("``")
+    return "``".join(p.replace("|", r"\|") if i % 2 == 0 else p for i, p in enumerate(parts))
+
+
+def _language(block: list[str]) -> str:
+    """``python`` for a block that compiles as Python, else ``text`` (formulas)."""
+    import textwrap
+
+    try:
+        compile(textwrap.dedent("\n".join(block)), "<docstring>", "exec")
+    except SyntaxError:
+        return "text"
+    return "python"
+
+
+def code_examples(lines: list[str]) -> list[str]:
+    """Mark the indented examples of plain-text docstrings as Python code blocks: a block indented
+    by 4 or more after a blank line that follows an unindented paragraph (not a list, a
+    directive or a ``::`` paragraph) becomes ``.. code-block:: python``.  Bars in prose are
+    escaped (norms like ``|∂z/∂θ|``)."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        prev = next((p for p in reversed(out) if p.strip()), "")
+        starts_block = (i > 0 and not lines[i - 1].strip() and _indent(line) >= 4
+                        and line.strip() and _indent(prev) == 0
+                        and not prev.rstrip().endswith("::")
+                        and not prev.lstrip().startswith(("* ", "- ", "..", "|", "+")))
+        if starts_block:
+            block, base = [], _indent(line)
+            while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) >= base):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            out += [f".. code-block:: {_language(block)}", ""] + block + [""]
+            continue
+        out.append(_escape_bars(line) if _indent(line) < 4 else line)
+        i += 1
+    return out
+
+
+def process_docstring(app, what, name, obj, options, lines) -> None:
+    """Drop a builtin type's docstring shown for a constant; mark code examples."""
+    builtin = getattr(type(obj), "__doc__", None)
+    if what in ("data", "attribute") and isinstance(builtin, str) and \
+            "\n".join(lines).strip() == builtin.strip():
+        lines[:] = []
+        return
+    lines[:] = code_examples(lines)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", process_docstring)
+    return {"parallel_read_safe": True}

@@ -1,0 +1,73 @@
+"""Progress bars that stay readable in log files: the one helper every long loop uses.
+
+On a terminal :func:`tqdm` is tqdm's ordinary bar.  When stderr is not a terminal (a pipe, a
+file: ``anchordiv curve ... 2>log``, CI, a notebook's stored output) it writes one plain line
+per update instead of carriage-return redraws, at most every ``ANCHORDIV_PROGRESS_INTERVAL``
+seconds (default 30), plus the first and the final line::
+
+    curve:  40%|4         | 8/20 [00:31<00:46, 3.87s/cell]
+
+Call it exactly like ``tqdm.tqdm`` (``iterable``, ``total``, ``desc``, ``unit``, ``disable``;
+usable as a context manager with ``update``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tqdm.std import tqdm as _terminal_bar
+
+__all__ = ["LineBar", "interactive", "tqdm"]
+
+#: default seconds between two lines when stderr is not a terminal
+DEFAULT_INTERVAL = 30.0
+
+
+class LineBar(_terminal_bar):
+    """A tqdm bar that prints whole lines (no ``\\r``) at most every ``mininterval`` seconds."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("mininterval", _interval())
+        kwargs.setdefault("maxinterval", max(kwargs["mininterval"], 1.0))
+        kwargs.setdefault("ascii", True)
+        kwargs.setdefault("dynamic_ncols", False)
+        kwargs.setdefault("ncols", 80)
+        super().__init__(*args, **kwargs)
+
+    def display(self, msg=None, pos=None):
+        if self.fp is None:
+            return True
+        line = (msg if msg is not None else self.__str__()).strip()
+        if line and line != getattr(self, "_last_line", None):
+            self.fp.write(line + "\n")
+            self.fp.flush()
+            self._last_line = line
+        return True
+
+    def close(self):
+        if not self.disable:
+            self.display()             # the final line (tqdm's own close would redraw with \r)
+            self.sp = None
+        super().close()
+
+
+def _interval() -> float:
+    try:
+        return max(float(os.environ.get("ANCHORDIV_PROGRESS_INTERVAL", DEFAULT_INTERVAL)), 0.0)
+    except ValueError:
+        return DEFAULT_INTERVAL
+
+
+def interactive(stream=None) -> bool:
+    """Whether ``stream`` (default stderr) is a terminal that can redraw a bar in place."""
+    stream = sys.stderr if stream is None else stream
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def tqdm(*args, **kwargs):
+    """``tqdm.tqdm(*args, **kwargs)`` on a terminal, :class:`LineBar` otherwise."""
+    stream = kwargs.get("file")
+    return (_terminal_bar if interactive(stream) else LineBar)(*args, **kwargs)
