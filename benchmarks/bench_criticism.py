@@ -51,8 +51,8 @@ def main():
             post, t_adapt = timed(lambda: ad.adapt(kind, broad, targets, tau=20.0, **opts))
             iso = ad.adapt(kind, broad, targets, tau=20.0, prior="isotropic",
                            **{k: v for k, v in opts.items() if k not in EXACT_ONLY})
-            idata, t_id = timed(lambda: post.inference_data(targets=targets, seed=0))
-            idata_iso = iso.inference_data(targets=targets, seed=0)
+            idata, t_id = timed(lambda: ad.inference_data(post, targets=targets, seed=0))
+            idata_iso = ad.inference_data(iso, targets=targets, seed=0)
             loo, t_loo = timed(lambda: az.loo(idata, pointwise=True))
             _, t_cmp = timed(lambda: az.compare({"broad": idata, "isotropic": idata_iso}))
         k = np.asarray(loo.pareto_k)

@@ -1,11 +1,11 @@
-"""BLAS thread cap around batched linear algebra: ``Posterior.inference_data()`` before/after.
+"""BLAS thread cap around batched linear algebra: ``ad.inference_data(Posterior)`` before/after.
 
 A Gaussian (NIW) posterior at d = 384 from synthetic anchors; ``inference_data(num_draws)``
 draws covariances and takes batched ``eigh`` of each.  Candidates, interleaved per round:
 
 * ``before``: the function without the cap (``uncertainty.inference_data.__wrapped__``), i.e.
   every BLAS call may use all cores' threads;
-* ``after``: ``post.inference_data()`` as shipped (BLAS capped by ``anchordiv.threads``).
+* ``after``: ``ad.inference_data(post)`` as shipped (BLAS capped by ``anchordiv.threads``).
 
 ``--busy N`` starts N spinning processes for the duration (a shared machine's other jobs),
 which is where the oversubscription hurts most.  Reported: median wall seconds and the median
@@ -51,7 +51,7 @@ def main() -> None:
     try:
         res = interleaved({
             "before": lambda: uncertainty.inference_data.__wrapped__(post, num_draws=draws),
-            "after": lambda: post.inference_data(num_draws=draws),
+            "after": lambda: ad.inference_data(post, num_draws=draws),
         }, baseline="before", repeats=repeats)
     finally:
         for proc in busy:

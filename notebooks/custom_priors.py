@@ -131,9 +131,9 @@ print("divergent transitions:", factor_nuts.info["divergences"])
 # covariance trace and eigenvalues, leading-axis angle) plus NUTS sample statistics.
 
 # %%
-idata = {"exact": exact.inference_data(num_draws=40 if SMALL else 200),
-         "factor (SVI)": factor_svi.inference_data(num_draws=50),
-         "factor (subspace NUTS)": factor_nuts.inference_data()}
+idata = {"exact": ad.inference_data(exact, num_draws=40 if SMALL else 200),
+         "factor (SVI)": ad.inference_data(factor_svi, num_draws=50),
+         "factor (subspace NUTS)": ad.inference_data(factor_nuts)}
 summary = az.summary(idata["factor (subspace NUTS)"], var_names=["mean_cosine", "cov_trace"])
 print(summary)
 axes = az.plot_trace(idata["factor (subspace NUTS)"], var_names=["mean_cosine", "cov_trace"])

@@ -213,7 +213,7 @@ def test_custom_numpyro_prior_runs_with_nuts(tmp_path):
     assert isinstance(model, ad.Gaussian)
     assert np.all(np.isfinite(ad.divergence(model, t, t)))
     np.testing.assert_allclose(model.mean, post.samples["mu"].mean((0, 1)))
-    idata = post.inference_data(num_draws=100)
+    idata = ad.inference_data(post, num_draws=100)
     assert {"lp", "diverging", "acceptance_rate"} <= set(idata.sample_stats.data_vars)
     assert idata.posterior.sizes["chain"] == 2
     assert np.all(np.isfinite(az.rhat(idata)["mean_cosine"].values))
@@ -264,5 +264,5 @@ def test_nuts_through_adapt_latent_gaussian_matches_exact_subspace():
         angle = principal_angles(np.asarray(nuts.point(which).basis),
                                  np.asarray(exact.point("map").basis))
         assert angle.max() < 10.0
-    idata = nuts.inference_data(num_draws=200)
+    idata = ad.inference_data(nuts, num_draws=200)
     assert "principal_angles" in idata.posterior and "diverging" in idata.sample_stats

@@ -101,7 +101,7 @@ def test_corrupt_posterior_and_inference_data(tmp_path):
     _truncate(path)
     with pytest.raises(ad.AnchorDivError, match="unreadable or truncated"):
         ad.load_posterior(path)
-    idata = ad.save_inference_data(post.inference_data(num_draws=4), tmp_path / "i")
+    idata = ad.save_inference_data(ad.inference_data(post, num_draws=4), tmp_path / "i")
     with pytest.raises(ad.AnchorDivError, match="holds a 'inference-data', not a posterior"):
         ad.load_posterior(idata)
     (idata / "card.json").write_bytes(b"\xff\xfe\x00garbage")

@@ -72,8 +72,6 @@ def graph() -> dict[str, set[str]]:
     return {module_name(p): imports(p) for p in ROOT.rglob("*.py")}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16: Posterior.inference_data/save reach checks "
-                   "and persistence; the family refactor removes them")
 def test_every_import_goes_down_the_layers():
     bad = []
     for mod, deps in graph().items():
@@ -89,8 +87,6 @@ def test_every_import_goes_down_the_layers():
     assert not bad, "upward imports:\n" + "\n".join(sorted(bad))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16: Posterior.inference_data/save reach checks "
-                   "and persistence; the family refactor removes them")
 def test_module_import_graph_has_no_cycle():
     g = graph()
     state, stack, cycles = {}, [], []
@@ -114,8 +110,6 @@ def test_module_import_graph_has_no_cycle():
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16: Posterior.inference_data/save reach checks "
-                   "and persistence; the family refactor removes them")
 def test_adapt_never_imports_the_layers_above():
     above = set(LAYERS[LAYERS.index("adapt") + 1:])
     bad = [f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "adapt"

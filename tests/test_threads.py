@@ -34,7 +34,7 @@ def test_inference_data_runs_under_the_cap(two_threads, monkeypatch):
     monkeypatch.setitem(uncertainty.QUANTITIES, "gaussian", spy)
     rng = np.random.default_rng(0)
     post = ad.adapt("gaussian", rng.normal(size=(60, 4)), rng.normal(size=(5, 4)), tau=5.0)
-    post.inference_data(num_draws=4)
+    ad.inference_data(post, num_draws=4)
     assert seen and all(s == {1} for s in seen)   # posterior (and prior) quantities
     assert blas_threads_now() == {2}                # restored afterwards
 

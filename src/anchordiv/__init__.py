@@ -13,6 +13,8 @@ __version__ = "0.1.0"
 from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixture,
                       LatentGaussian, LatentSpherical, Softmax, fit, mix)
 from .adapt import Posterior, adapt, load_posterior, save_posterior
+from .adapt import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
+                    PosteriorBinghamPrior, StructuredPrior, infer, load_prior)
 from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
 from .errors import AnchorDivError
@@ -39,6 +41,8 @@ __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retr
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
 __all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
 __all__ += ["PriorComparison", "compare_priors", "inference_data", "sbc"]
+__all__ += ["BinghamPrior", "DirichletNIWPrior", "Exact", "NIWPrior", "NUTS",
+            "PosteriorBinghamPrior", "SVI", "StructuredPrior", "infer", "load_prior"]
 
 
 def __getattr__(name):

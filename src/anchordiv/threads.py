@@ -3,7 +3,7 @@
 Posterior draws and their summaries run many small ``eigh``/``cholesky`` calls in NumPy beside
 JAX's own thread pool.  A multithreaded OpenBLAS then spins up a full thread team for every
 small matrix and, on a busy machine, the teams fight each other and the JAX threads: on 2
-shared cores ``Posterior.inference_data()`` took 127 s instead of 9 s.  The heavy calls
+shared cores ``inference_data(post)`` took 127 s instead of 9 s.  The heavy calls
 therefore run under :func:`blas_threads`, which caps the BLAS thread pools (``threadpoolctl``)
 for their duration only.  ``ANCHORDIV_BLAS_THREADS`` sets the cap (default 1; ``0`` turns the
 limit off).

@@ -10,7 +10,9 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.adapt.posterior import Posterior
 from anchordiv.adapt.density import log_joint, pointwise_log_likelihood, with_log_density
-from anchordiv.priors import MODELS as DEFAULT_MODELS
+from anchordiv.adapt import FAMILIES
+
+DEFAULT_MODELS = {kind: fam.model for kind, fam in FAMILIES.items()}
 
 D = 2
 

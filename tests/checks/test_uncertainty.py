@@ -38,7 +38,7 @@ OPTS = {"gaussian": {}, "latent-gaussian": {"rank": 2}, "latent-spherical": {"ra
 def test_inference_data_quantities_and_round_trip(tmp_path, kind):
     broad, t = anchors()
     post = ad.adapt(kind, broad, t, tau=TAU, **OPTS[kind])
-    idata = post.inference_data(num_draws=40, seed=1)
+    idata = ad.inference_data(post, num_draws=40, seed=1)
     assert VARS[kind] <= set(idata.posterior.data_vars)
     if "principal_angles" in idata.posterior:
         ang = idata.posterior["principal_angles"].values
@@ -59,7 +59,7 @@ def test_plot_posterior_writes_png(tmp_path):
     import matplotlib.pyplot as plt
 
     broad, t = anchors()
-    idata = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=2).inference_data(num_draws=40)
+    idata = ad.inference_data(ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=2), num_draws=40)
     az.plot_posterior(idata, var_names=["max_principal_angle"])
     plt.savefig(tmp_path / "p.png")
     plt.close("all")
@@ -92,7 +92,7 @@ def test_boolean_info_flags_survive_netcdf(tmp_path):
     broad, t = anchors()
     post = ad.adapt("gaussian", broad, t, tau=TAU)
     post.info["custom_model"] = True
-    idata = post.inference_data(num_draws=10)
+    idata = ad.inference_data(post, num_draws=10)
     ad.save_inference_data(idata, tmp_path / "idata")
     assert ad.load_inference_data(tmp_path / "idata").posterior.attrs["custom_model"] == 1
 
@@ -129,7 +129,7 @@ def test_inference_data_supports_loo_waic_and_ppc(kind, tmp_path):
     matplotlib.use("Agg")
     broad, t = criticism_data()
     post = ad.adapt(kind, broad, t, tau=5.0, **CRITICISM[kind])
-    idata = post.inference_data(num_draws=60, targets=t)
+    idata = ad.inference_data(post, num_draws=60, targets=t)
     for g in ("prior", "log_likelihood", "observed_data", "posterior_predictive"):
         assert g in idata.groups()
     assert idata.log_likelihood["targets"].shape == (2, 30, len(t))
@@ -150,7 +150,7 @@ def test_log_likelihood_is_the_pointwise_density():
 
     broad, t = criticism_data(d=2, n=5)
     post = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=1.0, nu0=5.0)
-    idata = post.inference_data(num_draws=4, targets=t)
+    idata = ad.inference_data(post, num_draws=4, targets=t)
     mu, sig = idata.posterior["mu"].values, idata.posterior["Sigma"].values
     ll = idata.log_likelihood["targets"].values
     for c, s in [(0, 0), (1, 1)]:
@@ -164,7 +164,7 @@ def test_nuts_posterior_gets_the_same_groups():
     broad, t = criticism_data(d=2, n=6)
     post = ad.adapt("gaussian", broad, t, tau=5.0, method="nuts", num_samples=100,
                     num_warmup=100, progress=False)
-    idata = post.inference_data(targets=t)
+    idata = ad.inference_data(post, targets=t)
     assert idata.log_likelihood["targets"].shape == (2, 100, 6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -1,10 +1,25 @@
 """Broad → target adaptation: fit a prior to broad anchors, update it with target anchors,
 summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D).
 
-    post = ad.adapt("gaussian", broad [N, d], targets [n, d], tau=20.0)
+Objects (the API to build on)::
+
+    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)  # or ad.load_prior(dir)
+    post = prior.update(targets [n, d], tau=20.0)                       # exact conjugate update
+    post = ad.infer(prior, targets, ad.NUTS(num_samples=500), tau=20.0) # or ad.SVI(...)
     model = post.point("mean")          # or "map": an anchor model for ad.divergence / ad.top_k
     draws = post.sample(seed=0, n=20)   # posterior draws of anchor models
-    idata = post.inference_data(num_draws=200, seed=0)   # arviz.InferenceData
+    idata = ad.inference_data(post, num_draws=200, seed=0)   # arviz.InferenceData (checks)
+
+One prior class per family (:mod:`.families`; the protocol is :class:`.family.Family`):
+``NIWPrior`` (gaussian), ``BinghamPrior`` (latent-gaussian), ``PosteriorBinghamPrior``
+(latent-spherical), ``DirichletNIWPrior`` (mixture).  Methods are typed configuration objects
+(:mod:`.inference`): ``Exact()``, ``NUTS(...)``, ``SVI(...)``.
+
+The convenience ``ad.adapt(kind, broad, targets, tau=…, **options)`` builds both from one
+flat set of options (below) and raises on any option that does not apply to the chosen kind
+and method:
+
+    post = ad.adapt("gaussian", broad [N, d], targets [n, d], tau=20.0)
 
 Options per kind (units in pseudo-anchors: how many anchors the broad prior is worth):
 
@@ -17,7 +32,8 @@ Options per kind (units in pseudo-anchors: how many anchors the broad prior is w
 * ``latent-spherical`` (posterior-like Bingham): ``rank`` (≥ 2), ``beta``, ``prior_anchors``,
   ``concentration`` κ of the draws (default ``prior_anchors + n``), ``radius`` (1).
 * ``mixture`` (Dirichlet–NIW): ``components`` (4), ``alpha0`` (10), ``kappa0`` (10), ``nu0``
-  (default d + 11), ``seed`` (0), ``reg`` (1e-3), ``max_iter`` (200).
+  (default d + 11), ``em_seed`` (0; the broad EM fit; ``seed`` is accepted for it too and then
+  also seeds NUTS/SVI), ``reg`` (1e-3), ``max_iter`` (200).
 
 Every kind: ``prior="broad"`` (default) or ``"isotropic"`` — the same strength with an isotropic
 prior covariance of the same trace (the control separating an informative broad prior from mere
@@ -29,7 +45,8 @@ Inference (``method``):
 * ``"nuts"`` (:mod:`.sampling`): NUTS on the explicit NumPyro model of :mod:`anchordiv.priors`
   or a user's; ``num_samples`` (500), ``num_warmup`` (500), ``num_chains`` (2), ``seed``,
   ``progress``, ``init_strategy`` ("median"), ``target_accept_prob`` (0.8), ``dense_mass``,
-  ``max_tree_depth`` (10), ``chain_method`` ("sequential"), ``x64`` (False).
+  ``max_tree_depth`` (10), ``chain_method`` ("sequential"), ``x64`` (False: float64 needs
+  JAX's float64 mode, ``jax.config.update("jax_enable_x64", True)``; never switched on here).
 * ``"svi"`` (:mod:`.variational`): NumPyro SVI with ``guide`` ("delta" = MAP, "normal",
   "lowrank" with ``guide_rank``, or a user's guide), ``optimizer`` (numpyro.optim or optax;
   default Adam), ``learning_rate`` (0.05) decaying to ``lr_decay`` × itself (0.01), ``num_steps`` (2000), ``num_particles`` (1),
@@ -39,8 +56,10 @@ Inference (``method``):
   posterior of the default prior outside the subspace — the way to run NUTS at d = 384.
 
 Custom priors: ``model=fn`` (a NumPyro model ``fn(targets, **model_kwargs)`` that defines the
-kind's sites, see :data:`anchordiv.priors.SITES`; :mod:`anchordiv.priors.structured` has
-factor-analysis and LKJ priors to copy) with ``model_kwargs`` — a dict (overrides/extra
+kind's sites, ``Family.sites`` — e.g. ``NIWPrior.sites == ("mu", "Sigma")``; their shapes and a
+prior draw's positive definiteness are checked with an error naming the site;
+:mod:`anchordiv.priors.structured` has factor-analysis and LKJ priors to copy, and
+``StructuredPrior.factor``/``.lkj`` make prior objects of them) with ``model_kwargs`` — a dict (overrides/extra
 hyperparameters on top of the kind's prior's, passed where ``fn`` names them) or a callable
 ``f(broad [N, d']) -> dict`` that builds them from the (possibly projected) broad anchors.
 
@@ -54,144 +73,149 @@ it; check ``az.rhat``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import inspect
+import json
+from pathlib import Path
 
-import jax
 import numpy as np
 
-from .. import priors
 from ..errors import AnchorDivError, as_matrix, check_spread
-from ..provenance import resolve_tau, unit_norm
+from ..provenance import resolve_tau, unit_norm, with_provenance
+from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
-from .exact import EXACT
-from .model import check_sites, kept_sites, problem
-from .persistence import load_posterior, save_posterior
-from .posterior import Posterior, cov_factor, to_model
-from .sampling import run_nuts
-from .subspace import check_rank, principal_basis, project
-from .variational import run_svi
+from .family import FAMILIES, Family, get_family
+from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
+from .inference import check_targets as _check_targets
+from .posterior import Posterior, load_posterior, save_posterior, to_model
+from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
+                       PosteriorBinghamPrior, StructuredPrior)
+from .families.gaussian import cov_factor
 
-METHODS = ("exact", "nuts", "svi")
-COMMON = {"method": "exact", "prior": "broad", "model": None, "model_kwargs": None,
-          "subspace": None, "seed": 0, "progress": True, "init_strategy": "median", "x64": False,
-          "num_samples": None}
-#: options of the sampling-based and variational methods (module docstring)
-NUTS_OPTIONS = {"num_warmup": 500, "num_chains": 2, "target_accept_prob": 0.8,
-                "dense_mass": False, "max_tree_depth": 10, "chain_method": "sequential"}
-SVI_OPTIONS = {"guide": "delta", "guide_rank": None, "optimizer": None, "learning_rate": 0.05,
-               "lr_decay": 0.01, "num_steps": 2000, "num_particles": 1, "convergence_window": None,
-               "convergence_tol": 1e-4}
-NUM_SAMPLES = {"nuts": 500, "svi": 100}
-OPTIONS = {
-    "gaussian": {"kappa0": "auto", "nu0": "auto", "reg": 1e-3},
-    "latent-gaussian": {"rank": None, "beta": None, "prior_anchors": priors.bingham.PRIOR_ANCHORS},
-    "latent-spherical": {"rank": None, "beta": None, "prior_anchors": priors.bingham.PRIOR_ANCHORS,
-                         "concentration": None, "radius": 1.0},
-    "mixture": {"components": 4, "alpha0": 10.0, "kappa0": 10.0, "nu0": None, "seed": 0,
-                "reg": 1e-3, "max_iter": 200},
-}
-KINDS = tuple(OPTIONS)
+KINDS = tuple(FAMILIES)
+#: options of every kind and method in ``adapt`` (``prior``: "broad" | "isotropic")
+COMMON = {"method": "exact", "prior": "broad"}
+
+
+def prior_options(fam) -> dict:
+    """The prior's options in ``adapt`` and their defaults: the keyword-only parameters of
+    ``fam.from_anchors`` (so a new family brings its own)."""
+    params = inspect.signature(fam.from_anchors).parameters.values()
+    return {p.name: p.default for p in params
+            if p.kind is p.KEYWORD_ONLY and p.name != "prior"}
+
+
+#: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults
+OPTIONS = {kind: prior_options(fam) for kind, fam in FAMILIES.items()}
+#: method name -> the options of its configuration class
+METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 
 
 def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
-          normalize: bool = False, **options) -> Posterior:
+          normalize: bool = False, **opts) -> Posterior:
     """Adapt an anchor model of ``kind`` from ``broad_anchors [N, d]`` to
     ``target_anchors [n, d]``; see the module docstring for the options.
 
     ``tau``: the encoder's logit scale; when omitted, the one recorded with the embeddings
     (``ad.resolve_tau``: an error if neither exists or the two sets come from different
     encoders).  Target rows that are not unit-norm give a warning; ``normalize=True``
-    normalises the target anchors (broad anchors may be moment points, never normalised)."""
-    if kind not in OPTIONS:
-        raise AnchorDivError(f"kind: unknown {kind!r}; adaptation supports {', '.join(KINDS)}")
-    opts = resolve_options(kind, options)
+    normalises the target anchors (broad anchors may be moment points, never normalised).
+    Equivalent to ``infer(Prior.from_anchors(broad, targets, ...), targets, Method(...))``."""
+    fam = get_family(kind)
+    prior_opts, method = split_options(kind, opts)
     broad, targets = check_anchors(broad_anchors, target_anchors)
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     targets = unit_norm("target_anchors", targets, normalize)
-    check_method(opts)
-    family, info, fixed = EXACT[kind](broad, targets, opts)
-    info.update(kind=kind, method=opts["method"], prior=opts["prior"], d=broad.shape[1],
-                n_broad=len(broad), n_targets=len(targets))
-    post = Posterior(kind, "exact", tau, targets.dtype.str, info, family=family,
-                     fixed={**fixed, "targets": targets})
-    if opts["method"] == "exact":
-        return post
-    with x64_mode(bool(opts["x64"])):
-        return infer(post, broad, targets, opts)
+    prior = fam.from_anchors(broad, targets, **prior_opts)
+    return fit_posterior(prior, targets, method, tau, broad)
 
 
-def check_method(o: dict) -> None:
-    if o["method"] not in METHODS:
-        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {o['method']!r}")
-    if o["prior"] not in ("broad", "isotropic"):
-        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {o['prior']!r}")
-    if o["method"] == "exact":
-        for name in ("model", "subspace"):
-            if o[name] is not None:
-                raise AnchorDivError(f"{name}: runs with method='nuts' or 'svi' (the exact "
-                                     f"update is the default prior's closed form)")
-
-
-def infer(post: Posterior, broad: np.ndarray, targets: np.ndarray, o: dict) -> Posterior:
-    """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
-    base = post.info["model_kwargs"]
-    o = {**o, "num_samples": o["num_samples"] or NUM_SAMPLES[o["method"]]}
-    if o["subspace"] is not None:
-        r = check_rank(o["subspace"], broad.shape[1], len(broad), post.kind,
-                       post.info.get("rank"))
-        basis = principal_basis(broad)
-        u = basis[:, :r]
-        base, broad, targets = project(post.kind, base, u), broad @ u, targets @ u
-        post = dataclasses.replace(post, completion=post.family,
-                                   fixed={**post.fixed, "basis": basis},
-                                   info={**post.info, "subspace": r})
-    svi = o["method"] == "svi"
-    prob = problem(post.kind, base, broad, targets, o,
-                   map_density=svi and o["guide"] == "delta")
-    sites = kept_sites(check_sites(post.kind, prob))
-    post = (run_svi if svi else run_nuts)(post, prob, o, sites)
-    if not svi or "map" not in post.points:     # "map" by the density of the parameters
-        post = with_log_density(post, prob.targets, prob.model if prob.custom else None,
-                                prob.kwargs)
-    return post
-
-
-@contextlib.contextmanager
-def x64_mode(on: bool):
-    """Run JAX in float64 inside the block when ``on`` (restored afterwards)."""
-    before = bool(jax.config.jax_enable_x64)
-    if on and not before:
-        jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        if on and not before:
-            jax.config.update("jax_enable_x64", False)
-
-
-def resolve_options(kind: str, options: dict) -> dict:
-    allowed = {**COMMON, **NUTS_OPTIONS, **SVI_OPTIONS, **OPTIONS[kind]}
-    unknown = sorted(set(options) - set(allowed))
+def split_options(kind: str, opts: dict) -> tuple[dict, object]:
+    """``(prior options, method object)`` from ``adapt``'s flat options; an option that does
+    not apply to the kind or to the method is an :class:`AnchorDivError` naming it."""
+    o = {**COMMON, **opts}
+    kind_opts = OPTIONS[kind]
+    known = set(COMMON) | set(kind_opts) | {k for v in METHOD_OPTIONS.values() for k in v}
+    if kind == "mixture":
+        known.add("seed")
+    unknown = sorted(set(o) - known)
     if unknown:
-        raise AnchorDivError(f"{kind}: unknown option(s) {', '.join(unknown)}; "
-                             f"allowed: {', '.join(sorted(allowed))}")
-    return {**allowed, **options}
+        raise AnchorDivError(f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(sorted(known))}")
+    name = o.pop("method")
+    if name not in METHODS:
+        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {name!r}")
+    prior_opts = {k: o.pop(k) for k in list(o) if k in kind_opts or k == "prior"}
+    if kind == "mixture" and "seed" in o:          # the one seed of the flat API: EM and sampler
+        prior_opts.setdefault("em_seed", o["seed"])
+        if name == "exact":
+            o.pop("seed")
+    wrong = sorted(set(o) - set(METHOD_OPTIONS[name]))
+    if wrong:
+        k = wrong[0]
+        takes = [m for m, names in METHOD_OPTIONS.items() if k in names]
+        raise AnchorDivError(f"{k}: runs with method={' or '.join(repr(m) for m in takes)}, "
+                             f"not with method={name!r}"
+                             + (" (the exact update is the default prior's closed form)"
+                                if name == "exact" else "")
+                             + (f"; also not applicable: {', '.join(wrong[1:])}"
+                                if len(wrong) > 1 else ""))
+    return prior_opts, METHODS[name](**o)
 
 
 def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
     """Validated ``broad [N, d]`` (N ≥ 2, not all identical, see ``errors.check_spread``) and
     ``targets [n, d]`` (n ≥ 1, same d; a single target is fine: the prior supplies the spread)."""
     b = check_spread("broad_anchors", as_matrix("broad_anchors", broad, min_rows=2))
-    t = np.asarray(targets)
-    if t.size == 0 or (t.ndim == 2 and t.shape[0] == 0):
-        raise AnchorDivError("target_anchors: the target set is empty; adaptation needs at "
-                             "least one target anchor")
-    if t.shape[-1] != b.shape[1]:
-        raise AnchorDivError(f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the "
-                             f"broad anchors have d={b.shape[1]}")
-    return b, as_matrix("target_anchors", t, dim=b.shape[1])
+    return b, _check_targets(targets, b.shape[1])
 
 
-__all__ = ["KINDS", "METHODS", "OPTIONS", "Posterior", "adapt", "cov_factor", "load_posterior",
-           "save_posterior", "to_model"]
+def broad_from_model(model) -> np.ndarray:
+    """``[2r, d]`` anchors whose ML mean and covariance equal a saved Gaussian ``model``'s
+    (Σ = F Fᵀ, F ``[d, r]``): μ ± √r·F[:, i].  The gaussian and latent families use only the
+    broad mean and covariance, so these stand in exactly for the broad anchors a saved prior was
+    fitted to (not for ``mixture``, which runs EM on the anchors)."""
+    from ..anchors import Gaussian
+
+    if not isinstance(model, Gaussian):
+        raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
+    mean, factor = np.asarray(model.mean), np.asarray(model.factor)
+    step = np.sqrt(factor.shape[1]) * factor.T
+    return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
+
+
+def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = True,
+               **strengths) -> Family:
+    """A prior object from disk: a prior saved with ``prior.save(path)``, or a fitted Gaussian
+    anchor model (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``),
+    which becomes the broad distribution of a ``kind`` prior (gaussian or latent kinds; their
+    strengths as keywords, ``targets`` for empirical Bayes).  The model's card (encoder, τ,
+    sources) and path are kept in ``prior.card``; its τ is the default of ``infer``."""
+    from ..io import load_card, load_model, read_bundle
+
+    card = load_card(path)
+    if card.get("type") == "prior":
+        arrays, card = read_bundle(path, verify=verify)
+        return FAMILIES[card["kind"]].from_arrays(arrays, card["prior"])
+    if kind == "mixture":
+        raise AnchorDivError("kind: a mixture prior runs EM on the broad anchors themselves; a "
+                             "saved Gaussian model only gives their mean and covariance — use "
+                             "DirichletNIWPrior.from_anchors(broad)")
+    broad = stand_in_anchors(load_model(path, verify=verify), card)
+    t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
+    prior = get_family(kind).from_anchors(broad, t, **strengths)
+    origin = json.dumps({"path": str(Path(path)), "card": card}, default=str)
+    return dataclasses.replace(prior, origin=origin)
+
+
+def stand_in_anchors(model, card: dict) -> np.ndarray:
+    """:func:`broad_from_model` carrying the card's encoder and τ as provenance."""
+    return with_provenance(broad_from_model(model), encoder=card.get("encoder"),
+                           logit_scale=card.get("tau"))
+
+
+__all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "Exact", "FAMILIES", "Family",
+           "KINDS", "METHODS", "NIWPrior", "NUTS", "OPTIONS", "Posterior",
+           "PosteriorBinghamPrior", "SVI", "StructuredPrior", "adapt", "broad_from_model",
+           "cov_factor", "infer", "load_posterior", "load_prior", "run_sampler",
+           "save_posterior", "to_model", "with_log_density"]

@@ -2,7 +2,7 @@
 SVI): the log joint of the model at constrained parameter values (for the MAP draw) and the
 pointwise log-likelihood of each target anchor (for PSIS-LOO, WAIC; MATH.md round 2).
 
-Draws are dicts of the kind's sites (:data:`anchordiv.priors.SITES`) with a leading draw axis:
+Draws are dicts of the family's sites (``Family.sites``, :mod:`.family`) with a leading draw axis:
 ``mu [S, d]``, ``Sigma [S, d, d]``; ``U [S, d, k]``; ``weights [S, K]``, ``means [S, K, d]``,
 ``covs [S, K, d, d]``.
 
@@ -24,12 +24,13 @@ import numpy as np
 import scipy.special
 
 from ..errors import AnchorDivError
+from .registry import get_family
 
 #: sites of the explicit models that only parametrise another site (excluded from densities)
 AUXILIARY_SUFFIX = "_raw"
 
 
-def _gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+def gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """``log N(t_i | μ_s, Σ_s)``: ``t [n, d]``, ``mu [S, d]``, ``cov [S, d, d]`` -> ``[S, n]``."""
     chol = np.linalg.cholesky(cov)
     diff = t[None, :, :] - mu[:, None, :]                                   # [S, n, d]
@@ -39,7 +40,7 @@ def _gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarr
     return -0.5 * ((z * z).sum(-2) + logdet[:, None] + d * np.log(2 * np.pi))
 
 
-def _ppca_logpdf(t, u, mean, signal, noise):
+def ppca_logpdf(t, u, mean, signal, noise):
     """``log N(t_i | m, σ² I + ℓ U_s U_sᵀ)`` via Woodbury: ``u [S, d, k]`` -> ``[S, n]``."""
     d, k = u.shape[-2:]
     x = t - mean                                                           # [n, d]
@@ -51,71 +52,25 @@ def _ppca_logpdf(t, u, mean, signal, noise):
 
 
 def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np.ndarray:
-    """``log p(t_i | θ_s)`` ``[S, n]`` for draws ``{site: [S, ...]}`` and ``targets [n, d]``."""
-    t = np.asarray(targets, np.float64)
-    if kind == "gaussian":
-        return _gaussian_logpdf(t, np.asarray(draws["mu"], np.float64),
-                                np.asarray(draws["Sigma"], np.float64))
-    if kind in ("latent-gaussian", "latent-spherical"):
-        missing = [k for k in ("ppca_mean", "ppca_signal", "ppca_noise") if k not in fixed]
-        if missing:
-            raise AnchorDivError(f"post.fixed: the latent likelihood needs {', '.join(missing)} "
-                                 f"(posteriors adapted before this version lack them)")
-        return _ppca_logpdf(t, np.asarray(draws["U"], np.float64), np.asarray(fixed["ppca_mean"]),
-                            float(fixed["ppca_signal"]), float(fixed["ppca_noise"]))
-    if kind == "mixture":
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
-        comp = np.stack([_gaussian_logpdf(t, means[:, j], covs[:, j])
-                         for j in range(w.shape[1])], -1)                   # [S, n, K]
-        return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
-    raise AnchorDivError(f"kind: no likelihood for {kind!r}")
+    """``log p(t_i | θ_s)`` ``[S, n]`` for draws ``{site: [S, ...]}`` and ``targets [n, d]``
+    (:meth:`~anchordiv.adapt.family.Family.log_likelihood` of the kind's family)."""
+    return get_family(kind).log_likelihood(draws, targets, fixed)
 
 
 def predictive(kind: str, draws: dict, n: int, fixed: dict,
                rng: np.random.Generator) -> np.ndarray:
     """Posterior (or prior) predictive: ``n`` simulated anchors per draw ``[S, n, d]`` from the
     same likelihood as :func:`pointwise_log_likelihood`."""
-    if kind == "gaussian":
-        mu, cov = np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64)
-        z = rng.normal(size=(len(mu), n, mu.shape[-1]))
-        return mu[:, None, :] + np.einsum("sij,snj->sni", np.linalg.cholesky(cov), z)
-    if kind in ("latent-gaussian", "latent-spherical"):
-        u = np.asarray(draws["U"], np.float64)
-        s, d, k = u.shape
-        z = rng.normal(size=(s, n, k)) * np.sqrt(float(fixed["ppca_signal"]))
-        e = rng.normal(size=(s, n, d)) * np.sqrt(float(fixed["ppca_noise"]))
-        return np.asarray(fixed["ppca_mean"]) + np.einsum("sdk,snk->snd", u, z) + e
-    w = np.asarray(draws["weights"], np.float64)
-    means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
-    lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])   # [S, n]
-    idx = np.arange(len(w))[:, None]
-    z = rng.normal(size=(len(w), n, means.shape[-1]))
-    return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]), z)
+    return get_family(kind).predictive(draws, n, fixed, rng)
 
 
 def prior_family(kind: str, kwargs: dict):
-    """The exact prior of the kind's default model as a family with ``sample``/``sample_chains``
-    (NIW, Dirichlet–NIW, matrix Bingham with B₀) from its ``model_kwargs``."""
-    from .. import priors
-
-    if kind == "gaussian":
-        return priors.NIW(np.asarray(kwargs["mu0"]), float(kwargs["kappa0"]),
-                          float(kwargs["nu0"]), np.asarray(kwargs["psi0"]))
-    if kind == "mixture":
-        k = len(kwargs["weights0"])
-        return priors.DirichletNIW(float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"]),
-                                   np.asarray(kwargs["means0"]), np.full(k, kwargs["kappa0"]),
-                                   np.full(k, kwargs["nu0"]), np.asarray(kwargs["psi0"]))
-    if kind == "latent-gaussian":
-        b0 = np.asarray(kwargs["prior_parameter"])
-    else:
-        b0 = float(kwargs["concentration"]) * (1 - float(kwargs["beta"])) * \
-            np.asarray(kwargs["broad_projector"])
-    return priors.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
+    """The exact prior of the kind's default model as a posterior-parameter object with
+    ``sample`` (NIW, Dirichlet–NIW, matrix Bingham with B₀) from its ``model_kwargs``."""
+    return get_family(kind).prior_posterior(kwargs)
 
 
-def _log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
+def log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
     """log IW(Σ_s | ν, Ψ) for ``sig [S, d, d]`` (float64 closed form)."""
     from ..priors.niw import log_multigamma
 
@@ -128,47 +83,18 @@ def _log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
             - 0.5 * np.einsum("ij,sji->s", psi, inv))
 
 
-def _log_niw(mu, sig, kw) -> np.ndarray:
+def log_niw(mu, sig, kw) -> np.ndarray:
     """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
     mu0 = np.asarray(kw["mu0"], np.float64)
-    return (_log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
-            + _gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0])
+    return (log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
+            + gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0])
 
 
 def log_joint_closed_form(kind: str, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of the kind's *default* model in float64 closed form
-    (independent of how the NumPyro model parametrises its sites): NIW / Dirichlet–NIW
-    densities plus the likelihood; the latent kinds' unnormalised Bingham term tr(UᵀBU) (plus
-    the tempered PPCA likelihood for the latent Gaussian)."""
-    from .. import priors
-
-    t = np.asarray(targets, np.float64)
-    d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
-    if kind == "gaussian":
-        return _log_niw(d["mu"], d["Sigma"], kwargs) + \
-            pointwise_log_likelihood(kind, d, t, {}).sum(-1)
-    if kind == "latent-gaussian":
-        b0 = np.asarray(kwargs["prior_parameter"], np.float64)
-        fx = {"ppca_mean": kwargs["mean"], "ppca_signal": kwargs["signal"],
-              "ppca_noise": kwargs["noise"]}
-        return (np.einsum("sdk,de,sek->s", d["U"], b0, d["U"])
-                + float(kwargs["target_weight"]) * pointwise_log_likelihood(
-                    kind, d, t, fx).sum(-1))
-    if kind == "latent-spherical":
-        b = priors.posterior_bingham.posterior_like_parameter(
-            np.asarray(kwargs["broad_projector"]), t, beta=kwargs["beta"], rank=kwargs["rank"])
-        return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", d["U"], b, d["U"])
-    if kind == "mixture":
-        alpha = float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64)
-        w = d["weights"]
-        log_dir = (scipy.special.gammaln(alpha.sum()) - scipy.special.gammaln(alpha).sum()
-                   + ((alpha - 1) * np.log(w)).sum(-1))
-        comps = sum(_log_niw(d["means"][:, j], d["covs"][:, j],
-                             {"mu0": kwargs["means0"][j], "kappa0": kwargs["kappa0"],
-                              "nu0": kwargs["nu0"], "psi0": kwargs["psi0"][j]})
-                    for j in range(w.shape[1]))
-        return log_dir + comps + pointwise_log_likelihood(kind, d, t, {}).sum(-1)
-    raise AnchorDivError(f"kind: no closed-form log joint for {kind!r}")
+    (:meth:`~anchordiv.adapt.family.Family.log_joint`; independent of how the NumPyro model
+    parametrises its sites)."""
+    return get_family(kind).log_joint(np.asarray(targets, np.float64), kwargs, draws)
 
 
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
@@ -206,15 +132,13 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     substituting every stored site into a user's ``model`` otherwise (:func:`log_joint`: the
     density of the model's own sample sites).
     ``model_kwargs`` defaults to ``post.info["model_kwargs"]``."""
-    from .. import priors
-
     kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
     shape = next(iter(post.samples.values())).shape[:2]
     flat = post.flat_samples()
     if model is None:
-        flat = {k: v for k, v in flat.items() if k in priors.SITES[post.kind]}
+        flat = {k: v for k, v in flat.items() if k in get_family(post.kind).sites}
         lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)
@@ -222,5 +146,6 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
                                             "log_density": lp.reshape(shape)})
 
 
-__all__ = ["log_joint", "log_joint_closed_form", "pointwise_log_likelihood", "predictive",
-           "prior_family", "with_log_density"]
+__all__ = ["gaussian_logpdf", "log_iw", "log_joint", "log_joint_closed_form", "log_niw",
+           "pointwise_log_likelihood", "ppca_logpdf", "predictive", "prior_family",
+           "with_log_density"]

@@ -20,13 +20,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import priors
 from ..errors import AnchorDivError
+from .registry import get_family
 
 #: init strategies by name (``init_strategy=`` of ``adapt``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
-REMEDY = ("try x64=True, a smaller learning_rate, method='svi', or subspace=r (e.g. 16) "
-          "so the model runs on the broad anchors' top-r principal directions")
+REMEDY = ("try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, "
+          "method='svi', or subspace=r (e.g. 16) so the model runs on the broad anchors' top-r "
+          "principal directions")
 
 
 @dataclasses.dataclass
@@ -45,7 +46,17 @@ class Problem:
 
 
 def run_dtype(x64: bool):
-    return jnp.float64 if x64 or jax.config.jax_enable_x64 else jnp.float32
+    """The models' dtype: float64 when JAX's float64 mode is on, else float32.  ``x64=True``
+    asks for float64 and is an error while the mode is off (this library never flips the
+    global setting: precision is the caller's choice)."""
+    if jax.config.jax_enable_x64:
+        return jnp.float64
+    if x64:
+        raise AnchorDivError("x64: float64 inference was requested but JAX runs in float32; "
+                             "enable float64 once at start-up, before any JAX work: "
+                             "jax.config.update('jax_enable_x64', True) (or set "
+                             "JAX_ENABLE_X64=1)")
+    return jnp.float32
 
 
 def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray, o: dict, *,
@@ -53,7 +64,7 @@ def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray
     """The model and its keyword arguments.  ``map_density``: ask the kind's own model for the
     density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
     custom = o["model"] is not None
-    model = o["model"] or priors.MODELS[kind]
+    model = o["model"] or get_family(kind).model
     user = o["model_kwargs"]
     if callable(user):
         try:
@@ -107,11 +118,28 @@ def check_sites(kind: str, prob: Problem) -> dict:
                                  f"model_kwargs: {', '.join(sorted(prob.kwargs))}") from None
     for k, v in shapes.items():
         sites[k]["shape"] = tuple(v.shape)
-    missing = [s for s in priors.SITES[kind] if s not in sites]
-    if missing:
-        raise AnchorDivError(f"model: the NumPyro model must define the site(s) "
-                             f"{', '.join(missing)} for kind {kind!r}")
+    fam = get_family(kind)
+    fam.check_sites({k: s.get("shape", ()) for k, s in sites.items()},
+                    int(prob.targets.shape[-1]))
+    if prob.custom and fam.positive_definite_sites():
+        check_prior_draw(fam, prob)
     return sites
+
+
+def check_prior_draw(fam, prob: Problem) -> None:
+    """A user's covariance sites must be positive definite: checked at one prior draw (an
+    :class:`AnchorDivError` names the site)."""
+    import numpyro
+    from numpyro import handlers
+
+    try:
+        with numpyro.validation_enabled(False):
+            tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args,
+                                                                       **prob.kwargs)
+    except Exception:      # a model failing here fails in the sampler with its own message
+        return
+    values = {k: np.asarray(tr[k]["value"]) for k in fam.positive_definite_sites() if k in tr}
+    fam.check_values({k: v for k, v in values.items() if np.all(np.isfinite(v))})
 
 
 def kept_sites(trace: dict) -> list[str]:

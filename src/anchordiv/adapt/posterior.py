@@ -2,7 +2,11 @@
 
 A :class:`Posterior` holds either an exact conjugate family (:mod:`anchordiv.priors`) or draws
 of the model's sites (NUTS, SVI guide draws); ``point``/``sample`` turn either into anchor models
-(:func:`to_model`), so scoring never depends on how the posterior was computed.
+through the kind's family (:meth:`~anchordiv.adapt.family.Family.to_model`), so scoring never
+depends on how the posterior was computed.  The protocol every posterior shares: ``kind``,
+``tau``, ``prior`` (the prior object it was computed from), ``point(which)``, ``sample(seed,
+n)``.  ArviZ conversion is the checks layer's ``ad.inference_data(post)``; saving is
+:meth:`Posterior.save` / ``ad.load_posterior``.
 """
 
 from __future__ import annotations
@@ -11,12 +15,12 @@ import dataclasses
 import warnings
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
 
-from ..anchors import Gaussian, GaussianMixture, LatentGaussian, LatentSpherical
-from ..anchors.base import AnchorModel, as_tau, psd_factor
+from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
+from ..io import read_bundle, write_bundle
+from .registry import FAMILIES, POSTERIOR_CLASSES, get_family
 
 
 @dataclasses.dataclass
@@ -31,7 +35,8 @@ class Posterior:
     guide's MAP); ``elbo`` (SVI: the ELBO per step); ``fixed`` (arrays every draw shares: latent
     mean, radius; subspace runs add ``basis [d, d]``); ``completion`` (subspace runs: the exact
     full-d posterior of the default prior that supplies the geometry outside the subspace, see
-    :mod:`.subspace`); ``raw`` (the NumPyro ``MCMC`` or SVI result object for advanced use; not
+    :mod:`.subspace`); ``prior`` (the prior object, :mod:`.family`; None for posteriors saved
+    before it was kept); ``raw`` (the NumPyro ``MCMC`` or SVI result object for advanced use; not
     saved).
     """
 
@@ -47,6 +52,7 @@ class Posterior:
     points: dict | None = None
     elbo: np.ndarray | None = None
     completion: object = None
+    prior: object = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
@@ -81,28 +87,54 @@ class Posterior:
             p = self.points[which]
         else:
             lp = self.flat_lp() if which == "map" else None
-            p = summarise_samples(self.kind, self.flat_samples(), which, lp)
-        return self._lift([p], which=which)[0]
+            p = self.family_class.summarise(self.flat_samples(), which, lp)
+        return self.lift([p], which=which)[0]
 
-    def _lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
+    @property
+    def family_class(self):
+        """The kind's family (:class:`~anchordiv.adapt.family.Family` subclass)."""
+        return get_family(self.kind)
+
+    def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
+        """Full-d parameters from a subspace run's parameter sets ``ps`` (points, or draws with
+        ``rng``): the family's sites lifted (:meth:`Family.lift`), every other site of the
+        model kept as it is; the identity outside subspace runs."""
         if self.subspace is None:
             return ps
-        from .subspace import lift
+        sites = self.family_class.sites
+        full = self.family_class.lift([{k: p[k] for k in sites} for p in ps], self.completion,
+                                      self.fixed["basis"], self.subspace, which=which, rng=rng)
+        return [{**{k: v for k, v in p.items() if k not in sites}, **f}
+                for p, f in zip(ps, full)]
 
-        return lift(self.kind, ps, self.completion, self.fixed["basis"], self.subspace,
-                    which=which, rng=rng)
+    def lift_draws(self, draws: dict, rng) -> dict:
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}`` (every site kept)."""
+        if self.subspace is None:
+            return draws
+        n = len(next(iter(draws.values())))
+        full = self.lift([{k: v[i] for k, v in draws.items()} for i in range(n)], rng=rng)
+        return {k: np.stack([f[k] for f in full]) for k in full[0]}
+
+    def to_model(self, p: dict) -> AnchorModel:
+        """The anchor model of one parameter set (a user's model: its covariance sites are
+        checked positive definite first, with an error naming the site)."""
+        fam = self.family_class
+        if self.info.get("custom_model"):
+            fam.check_values(p)
+        return fam.to_model(p, self.tau, self.dtype, self.fixed)
 
     def point(self, which: str = "mean") -> AnchorModel:
         """The adapted anchor model at the posterior mean or MAP (usable with ad.divergence).
 
         Latent kinds: both give the principal subspace of the posterior (for sampled posteriors,
         ``"mean"`` is the top-k eigenvectors of the sampled E[UUᵀ])."""
-        return to_model(self.kind, self.params(which), self.tau, self.dtype, self.fixed)
+        return self.to_model(self.params(which))
 
     def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
         """``n`` posterior parameter draws ``{site: [n, ...]}`` (sampled posteriors: resampled
         from the stored draws without replacement where possible; subspace runs: lifted with
-        fresh draws of the geometry outside the subspace)."""
+        fresh draws of the geometry outside the subspace; every other site of the model is
+        kept)."""
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
@@ -110,18 +142,12 @@ class Posterior:
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))
         idx = rng.choice(total, size=n, replace=n > total)
-        if self.subspace is None:
-            return {k: v[idx] for k, v in flat.items()}
-        from ..priors import SITES
-
-        full = self._lift([{k: flat[k][i] for k in SITES[self.kind]} for i in idx], rng=rng)
-        return {k: np.stack([f[k] for f in full]) for k in full[0]}
+        return self.lift_draws({k: v[idx] for k, v in flat.items()}, rng)
 
     def sample(self, seed: int, n: int) -> list[AnchorModel]:
         """``n`` posterior draws as anchor models (same shapes: scoring them never retraces)."""
         d = self.draws(seed, n)
-        return [to_model(self.kind, {k: v[i] for k, v in d.items()}, self.tau, self.dtype,
-                         self.fixed) for i in range(n)]
+        return [self.to_model({k: v[i] for k, v in d.items()}) for i in range(n)]
 
     def plot_elbo(self, path) -> Path:
         """Write the SVI ELBO per step to the PNG ``path``."""
@@ -131,14 +157,6 @@ class Posterior:
         from ..plots import elbo_plot
 
         return elbo_plot(self.elbo, path, title=f"SVI ({self.info.get('guide')}) — {self.kind}")
-
-    def inference_data(self, num_draws: int | None = None, seed: int = 0, **options):
-        """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats, and
-        the prior / log-likelihood / predictive groups); see
-        :func:`anchordiv.checks.uncertainty.inference_data` for ``num_draws`` and ``options``."""
-        from ..checks.uncertainty import inference_data
-
-        return inference_data(self, num_draws=num_draws, seed=seed, **options)
 
     def flat_samples(self) -> dict[str, np.ndarray]:
         """NUTS samples with chains merged ``{site: [chains·draws, ...]}``."""
@@ -161,48 +179,96 @@ class Posterior:
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, **card) -> Path:
-        """Save to the directory ``path`` (see :func:`~.persistence.save_posterior`)."""
-        from .persistence import save_posterior
+        """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format); extra
+        keywords (``encoder``, ``anchor_source``, ...) go into the card.  Everything but
+        ``raw`` (NumPyro's run objects) round-trips bit-exactly (:func:`load_posterior`)."""
+        arrays, meta = self.to_arrays()
+        return write_bundle(path, arrays, {**meta, **card})
 
-        return save_posterior(self, path, **card)
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
+        """``(arrays, meta)``: the flat arrays and the JSON-able card of :meth:`save`."""
+        arrays = {f"fixed.{k}": np.asarray(v) for k, v in self.fixed.items()}
+        for prefix in ("family", "completion"):
+            if getattr(self, prefix) is not None:
+                arrays.update(_param_arrays(prefix, getattr(self, prefix)))
+        for group in ("samples", "stats"):
+            arrays.update({f"{group}.{k}": v for k, v in (getattr(self, group) or {}).items()})
+        for which, p in (self.points or {}).items():
+            arrays.update({f"points.{which}.{k}": np.asarray(v) for k, v in p.items()})
+        if self.elbo is not None:
+            arrays["elbo"] = np.asarray(self.elbo)
+        prior_meta = None
+        if self.prior is not None:
+            prior_arrays, prior_meta = self.prior.to_arrays()
+            arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
+        info = {k: v for k, v in self.info.items() if k != "model_kwargs"}
+        name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
+        meta = {"type": "posterior", "kind": self.kind, "method": self.method, "tau": self.tau,
+                "dtype": self.dtype, "dim": info.get("d"), "info": info,
+                "family": name(self.family), "completion": name(self.completion),
+                "prior": prior_meta}
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, card: dict) -> "Posterior":
+        """Inverse of :meth:`to_arrays` (bit-exact arrays)."""
+        points = {}
+        for key, v in _group(arrays, "points.").items():
+            which, site = key.split(".", 1)
+            points.setdefault(which, {})[site] = v
+        prior = None
+        if card.get("prior"):
+            meta = card["prior"]
+            prior = FAMILIES[meta["family"]].from_arrays(_group(arrays, "prior."), meta)
+        return cls(card["kind"], card["method"], card["tau"], card["dtype"], card["info"],
+                   family=_params(arrays, "family.", card["family"]),
+                   samples=_group(arrays, "samples.") or None,
+                   stats=_group(arrays, "stats.") or None, fixed=_group(arrays, "fixed."),
+                   points=points or None, elbo=arrays.get("elbo"),
+                   completion=_params(arrays, "completion.", card.get("completion")),
+                   prior=prior)
+
+
+def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
+    return {f"{prefix}.{f.name}": np.asarray(getattr(params, f.name))
+            for f in dataclasses.fields(params)}
+
+
+def _group(arrays: dict, prefix: str) -> dict:
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+def _params(arrays: dict, prefix: str, name: str | None):
+    if not name:
+        return None
+    fields = {k: (v.item() if v.ndim == 0 else v) for k, v in _group(arrays, prefix).items()}
+    return POSTERIOR_CLASSES[name](**fields)
+
+
+def load_posterior(path, *, verify: bool = True) -> Posterior:
+    """Load a posterior saved by :meth:`Posterior.save` (bit-exact arrays)."""
+    arrays, card = read_bundle(path, verify=verify)
+    if card.get("type") != "posterior":
+        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
+    return Posterior.from_arrays(arrays, card)
+
+
+def save_posterior(post: Posterior, path, **card) -> Path:
+    """Save ``post`` (:meth:`Posterior.save`)."""
+    if not isinstance(post, Posterior):
+        raise AnchorDivError(f"post: expected a Posterior, got {type(post).__name__}")
+    return post.save(path, **card)
 
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
-    """Anchor model from one set of parameters (float64 arrays) in ``dtype``."""
-    dt = np.dtype(dtype)
-    if kind == "gaussian":
-        return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt),
-                        as_tau(tau, dt))
-    if kind == "latent-gaussian":
-        return LatentGaussian(jnp.asarray(fixed["mean"], dt), jnp.asarray(p["U"], dt),
-                              as_tau(tau, dt))
-    if kind == "latent-spherical":
-        return LatentSpherical.from_basis(np.asarray(p["U"], dt), tau=tau,
-                                          radius=float(fixed["radius"]))
-    return GaussianMixture.from_params(p["weights"], np.asarray(p["means"], dt), p["covs"],
-                                       tau=tau)
-
-
-def cov_factor(cov: np.ndarray) -> np.ndarray:
-    """F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback."""
-    try:
-        return np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        return psd_factor(cov)
+    """Anchor model from one set of parameters (float64 arrays) in ``dtype``
+    (:meth:`Family.to_model` of the kind's family)."""
+    return get_family(kind).to_model(p, tau, dtype, fixed)
 
 
 def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray | None) -> dict:
-    """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
-    density ``lp [S]`` of the constrained parameters (``"map"``) or the mean (latent kinds:
-    principal subspace of the mean projector)."""
-    if which == "map":
-        i = int(np.argmax(lp))
-        return {k: v[i] for k, v in s.items()}
-    if kind in ("latent-gaussian", "latent-spherical"):
-        u = s["U"]
-        proj = np.einsum("sik,sjk->ij", u, u) / len(u)
-        _, v = np.linalg.eigh(proj)
-        return {"U": np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]])}
-    return {k: v.mean(0) for k, v in s.items()}
+    """Point parameters from samples ``{site: [S, ...]}`` (:meth:`Family.summarise`)."""
+    return get_family(kind).summarise(s, which, lp)
 
 
+__all__ = ["Posterior", "load_posterior", "save_posterior", "summarise_samples", "to_model"]

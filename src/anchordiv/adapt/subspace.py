@@ -40,6 +40,7 @@ from ..anchors.gaussian import moments
 from ..errors import AnchorDivError, integer
 from ..priors import NIW
 from ..priors.cache import cached
+from .registry import get_family
 
 
 def principal_basis(broad: np.ndarray) -> np.ndarray:
@@ -62,34 +63,33 @@ def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> i
     return r
 
 
-def _sandwich(u: np.ndarray, m):
+def sandwich(u: np.ndarray, m):
     """``uᵀ m u`` for ``m [..., d, d]``."""
     return np.swapaxes(u, -1, -2) @ np.asarray(m, np.float64) @ u
 
 
-def project(kind: str, kwargs: dict, u: np.ndarray) -> dict:
-    """The kind's model hyperparameters in the basis ``u [d, r]``."""
+def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
+    """NIW hyperparameters (``mean`` the name of the prior mean, ``psi0``, ``nu0``; batched
+    over components) in the basis ``u [d, r]``: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``."""
     d, r = u.shape
     out = dict(kwargs)
-    if kind in ("gaussian", "mixture"):
-        m, p = ("mu0", "psi0") if kind == "gaussian" else ("means0", "psi0")
-        out[m] = np.asarray(kwargs[m], np.float64) @ u
-        out[p] = _sandwich(u, kwargs[p])
-        out["nu0"] = float(kwargs["nu0"]) - (d - r)
-    elif kind == "latent-gaussian":
-        out["prior_parameter"] = _sandwich(u, kwargs["prior_parameter"])
-        out["mean"] = np.asarray(kwargs["mean"], np.float64) @ u
-    else:
-        out["broad_projector"] = _sandwich(u, kwargs["broad_projector"])
+    out[mean] = np.asarray(kwargs[mean], np.float64) @ u
+    out["psi0"] = sandwich(u, kwargs["psi0"])
+    out["nu0"] = float(kwargs["nu0"]) - (d - r)
     return out
 
 
-class _Conditional:
+def project(kind: str, kwargs: dict, u: np.ndarray) -> dict:
+    """The kind's model hyperparameters in the basis ``u [d, r]`` (:meth:`Family.project`)."""
+    return get_family(kind).project(kwargs, u)
+
+
+class Conditional:
     """The exact conditionals of one NIW posterior outside the subspace, in the basis V."""
 
     def __init__(self, niw: NIW, basis: np.ndarray, r: int):
         d = niw.dim
-        psi = _sandwich(basis, niw.psi)
+        psi = sandwich(basis, niw.psi)
         self.mu, self.r, self.q = basis.T @ niw.mu, r, d - r
         self.kappa, self.nu = niw.kappa, niw.nu
         p11, p12 = psi[:r, :r], psi[:r, r:]
@@ -123,33 +123,18 @@ class _Conditional:
         mu2 = rest["mu"][0] + b.T @ (mu1 - self.mu[: self.r])
         return self.assemble(s11, b, s22_1, mu1, mu2)
 
-
-def conditionals(kind: str, completion, basis: np.ndarray, r: int) -> list[_Conditional]:
-    if kind == "gaussian":
-        return [_Conditional(completion, basis, r)]
-    return [_Conditional(completion.component(k), basis, r) for k in range(len(completion.alpha))]
+    def lift(self, mu1, s11, which: str, rng: np.random.Generator | None) -> dict:
+        """``{"mu", "Sigma"}`` in full d: a draw with ``rng``, else the point ``which``."""
+        return self.draw(mu1, s11, rng) if rng is not None else self.point(mu1, s11, which)
 
 
 def lift(kind: str, ps: list[dict], completion, basis: np.ndarray, r: int, *,
          which: str = "mean", rng: np.random.Generator | None = None) -> list[dict]:
     """Full-d parameters from subspace parameters ``ps`` (points or draws): point summaries
-    (``which``) or, with ``rng``, draws of everything outside the subspace."""
-    if kind in ("latent-gaussian", "latent-spherical"):
-        return [{"U": basis[:, :r] @ np.asarray(p["U"], np.float64)} for p in ps]
-    conds = conditionals(kind, completion, basis, r)
-    return [_lift_one(kind, p, conds, which, rng) for p in ps]
+    (``which``) or, with ``rng``, draws of everything outside the subspace
+    (:meth:`Family.lift`)."""
+    return get_family(kind).lift(ps, completion, basis, r, which=which, rng=rng)
 
 
-def _lift_one(kind, p, conds, which, rng) -> dict:
-    f64 = {k: np.asarray(v, np.float64) for k, v in p.items()}
-    pairs = ([(f64["mu"], f64["Sigma"])] if kind == "gaussian"
-             else list(zip(f64["means"], f64["covs"])))
-    full = [c.draw(m, s, rng) if rng is not None else c.point(m, s, which)
-            for c, (m, s) in zip(conds, pairs)]
-    if kind == "gaussian":
-        return full[0]
-    return {"weights": f64["weights"], "means": np.stack([x["mu"] for x in full]),
-            "covs": np.stack([x["Sigma"] for x in full])}
-
-
-__all__ = ["check_rank", "conditionals", "lift", "principal_basis", "project"]
+__all__ = ["Conditional", "check_rank", "lift", "principal_basis", "project", "project_niw",
+           "sandwich"]

@@ -24,6 +24,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import AnchorDivError, as_matrix
+from .uncertainty import inference_data
 
 #: Pareto k above which the PSIS-LOO estimate of an anchor is unreliable
 K_THRESHOLD = 0.7
@@ -112,7 +113,7 @@ def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float 
     idata, loo, ks = {}, {}, {}
     for name, candidate in priors.items():
         post = _posterior(candidate, kind, t, tau, options)
-        idata[name] = post.inference_data(num_draws=num_draws, seed=seed, targets=t,
+        idata[name] = inference_data(post, num_draws=num_draws, seed=seed, targets=t,
                                           prior=False)
         with warnings.catch_warnings():          # high k is reported in the result instead
             warnings.simplefilter("ignore")

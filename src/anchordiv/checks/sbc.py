@@ -26,6 +26,7 @@ import numpy as np
 import scipy.stats
 from ..progress import tqdm
 
+from ..adapt.family import get_family
 from ..errors import AnchorDivError, integer
 
 
@@ -176,27 +177,6 @@ def _broad(kind: str, d: int, rng) -> np.ndarray:
     return (rng.normal(size=(400, d)) * scales) @ rot.T
 
 
-def _fixed_quantities(kind: str, d: int, rng) -> dict[str, Callable]:
-    """Scalar quantities of the kind's sites (functions of params with a leading axis)."""
-    v = rng.normal(size=d)
-    v /= np.linalg.norm(v)
-    a = rng.normal(size=(d, d))
-    a = a + a.T
-    if kind == "gaussian":
-        return {"tr Σ": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1),
-                "vᵀΣv": lambda p: np.einsum("i,sij,j->s", v, p["Sigma"], v),
-                "μ·v": lambda p: p["mu"] @ v}
-    if kind in ("latent-gaussian", "latent-spherical"):
-        w = np.linalg.qr(rng.normal(size=(d, 2)))[0]
-        return {"‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
-                "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
-                "σ_min(WᵀU)": lambda p: np.linalg.svd(np.einsum("dk,sdj->skj", w, p["U"]),
-                                                      compute_uv=False)[:, -1]}
-    return {"weight₀": lambda p: p["weights"][..., 0],
-            "tr Σ₀": lambda p: np.trace(p["covs"][..., 0, :, :], axis1=-2, axis2=-1),
-            "μ₁·v": lambda p: p["means"][..., 1, :] @ v}
-
-
 def _nuts_inference(model, kwargs: dict, num_draws: int, thin: int):
     """One compiled NUTS chain re-run on each data set (``jit_model_args``: no recompilation)."""
     import jax
@@ -215,6 +195,13 @@ def _nuts_inference(model, kwargs: dict, num_draws: int, thin: int):
     return run
 
 
+#: kind -> the fixed prior strengths of its SBC problem at dimension d (others: the defaults)
+SBC_OPTIONS = {"gaussian": lambda d: {"kappa0": 2.0, "nu0": d + 4.0},
+               "latent-gaussian": lambda d: {"rank": 2}, "latent-spherical": lambda d: {"rank": 2},
+               "mixture": lambda d: {"components": 2, "alpha0": 10.0, "kappa0": 20.0,
+                                     "nu0": d + 6.0}}
+
+
 def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
@@ -226,56 +213,33 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     mixture: the Gaussian mixture); ``inference`` calls ``ad.adapt`` (``method="exact"``) or
     NUTS on the kind's explicit model (``method="nuts"``, gaussian kind; one compiled chain).
     Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence."""
-    from .. import priors
     from ..adapt import adapt
 
+    fam = get_family(kind)
     rng = np.random.default_rng(seed)
     broad = _broad(kind, d, rng)
-    quantities = _fixed_quantities(kind, d, rng)
-    opts = {"gaussian": {"kappa0": 2.0, "nu0": d + 4.0},
-            "latent-gaussian": {"rank": 2}, "latent-spherical": {"rank": 2},
-            "mixture": {"components": 2, "alpha0": 10.0, "kappa0": 20.0, "nu0": d + 6.0}}[kind]
+    quantities = fam.sbc_quantities(d, rng)
+    opts = SBC_OPTIONS.get(kind, lambda d: {})(d)
     dummy = broad[:n]
     ref = adapt(kind, broad, dummy, tau=1.0, **opts)
     kw = ref.info["model_kwargs"]
     if thin is None:
         thin = {"exact": 2 if kind.startswith("latent") else 1, "nuts": 4}[method]
-    if kind == "gaussian":
-        prior = priors.NIW(kw["mu0"], kw["kappa0"], kw["nu0"], kw["psi0"])
+    prior = fam.prior_posterior(kw)
+    # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
+    # (their update uses the target scatter only)
+    fixed = {**ref.fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref.fixed else ref.fixed
 
-        def prior_sampler(r):
-            return {k: v[0] for k, v in prior.sample(r, 1).items()}
+    def prior_sampler(r):
+        return fam.prior_draw(prior, r)
 
-        def simulator(r, p):
-            return r.multivariate_normal(p["mu"], p["Sigma"], size=n)
-    elif kind == "mixture":
-        prior = priors.DirichletNIW(kw["alpha0"] * kw["weights0"], kw["means0"],
-                                    np.full(2, kw["kappa0"]), np.full(2, kw["nu0"]), kw["psi0"])
-
-        def prior_sampler(r):
-            return {k: v[0] for k, v in prior.sample(r, 1).items()}
-
-        def simulator(r, p):
-            lab = r.choice(len(p["weights"]), size=n, p=p["weights"])
-            return np.stack([r.multivariate_normal(p["means"][j], p["covs"][j]) for j in lab])
-    else:
-        fx = ref.fixed
-        b0 = (kw["prior_parameter"] if kind == "latent-gaussian" else
-              kw["concentration"] * (1 - kw["beta"]) * kw["broad_projector"])
-
-        def prior_sampler(r):
-            return {"U": priors.distributions.bingham_chains(b0, 2, 1, r, chains=1,
-                                                             burn_in=30)[0, 0]}
-
-        def simulator(r, p):
-            z = r.normal(size=(n, 2)) * np.sqrt(float(fx["ppca_signal"]))
-            e = r.normal(size=(n, d)) * np.sqrt(float(fx["ppca_noise"]))
-            return z @ p["U"].T + e
+    def simulator(r, p):
+        return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]
 
     if method == "nuts":
         if kind != "gaussian":
             raise AnchorDivError("method: the library SBC problem runs NUTS for 'gaussian'")
-        inference = _nuts_inference(priors.MODELS[kind], kw, num_draws, thin)
+        inference = _nuts_inference(fam.model, kw, num_draws, thin)
     elif method == "exact":
         def inference(r, t):
             return adapt(kind, broad, t, tau=1.0, **opts).draws(int(r.integers(2**31)),

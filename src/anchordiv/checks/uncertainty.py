@@ -29,53 +29,19 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
+from ..adapt.registry import FAMILIES, family_of, get_family
+from ..adapt.quantities import principal_angles
 from .sbc import SBCResult, sbc
 
-SMALL_D = 8
-N_EIGEN = 5
 
 
 # ---- interpretable quantities ----------------------------------------------------------------
 
-def principal_angles(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Principal angles in degrees, ascending, between span(u) and span(v) (``[..., d, k]``)."""
-    s = np.linalg.svd(np.swapaxes(u, -1, -2) @ v, compute_uv=False)
-    return np.degrees(np.arccos(np.clip(s, -1.0, 1.0)))
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(-1) / np.maximum(np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1),
-                                        1e-300)
-
-
-def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    w, v = np.linalg.eigh(s["Sigma"])
-    _, vr = np.linalg.eigh(ref["Sigma"])
-    lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
-    out = {"mean_cosine": _cosine(s["mu"], ref["mu"]), "mean_norm": np.linalg.norm(s["mu"], axis=-1),
-           "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
-           "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
-           "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0)))}
-    if s["mu"].shape[-1] <= SMALL_D:
-        out.update(mu=s["mu"], Sigma=s["Sigma"])
-    return out
-
-
-def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    ang = principal_angles(s["U"], ref["U"])
-    return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
-
-
-def mixture_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    return {"weights": s["weights"], "mean_cosine": _cosine(s["means"], ref["means"]),
-            "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1)}
-
-
-QUANTITIES = {"gaussian": gaussian_quantities, "latent-gaussian": latent_quantities,
-              "latent-spherical": latent_quantities, "mixture": mixture_quantities}
-DIMS = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"],
-        "principal_angles": ["angle"], "weights": ["component"], "mean_cosine": ["component"],
-        "cov_trace": ["component"]}
+#: kind -> its family's interpretable quantities (``Family.quantities``; the registry is the one
+#: source, this is a view of it)
+QUANTITIES = {kind: fam.quantities for kind, fam in FAMILIES.items()}
+#: ArviZ dims of every family's quantities beyond (chain, draw)
+DIMS = {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()}
 STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_steps",
          "accept_prob": "acceptance_rate", "energy": "energy"}
 
@@ -98,16 +64,17 @@ def default_draws(post) -> int:
     10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
     draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
     as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
-    psi = getattr(post.family, "psi", None)
-    if psi is not None:
-        fit = int(DRAW_BYTES // (8 * np.size(psi)))
+    if post.family is None:
+        return DEFAULT_DRAWS
+    fam = family_of(post.family)
+    size = fam.draw_size(post.family)
+    if size is not None:
+        fit = int(DRAW_BYTES // (8 * size))
         return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
-    cost = getattr(post.family, "sweep_cost", None)
+    cost = fam.gibbs_cost(post.family)
     if cost is None:
         return DEFAULT_DRAWS
-    from ..priors.bingham import BURN_IN
-
-    per_chain = int(GIBBS_BUDGET / cost()) - BURN_IN
+    per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
     return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
 
 
@@ -115,8 +82,9 @@ def chain_draws(post, num_draws: int, seed: int) -> dict:
     """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
     draws, or for Gibbs-sampled families two independent parallel chains."""
     per_chain = -(-num_draws // CHAINS)
-    if hasattr(post.family, "sample_chains"):
-        return post.family.sample_chains(np.random.default_rng(seed), CHAINS, per_chain)
+    if post.family is not None:
+        return post.family_class.chain_draws(post.family, np.random.default_rng(seed), CHAINS,
+                                             per_chain)
     draws = post.draws(seed, CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
@@ -130,14 +98,10 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
              for k, v in post.stats.items() if k in STATS}
     draws = {k: v[:, idx] for k, v in post.samples.items()}
-    if post.subspace is not None:        # lift each stored draw, keeping the chain order
-        from ..priors import SITES
-
-        c, m = len(post.samples[SITES[post.kind][0]]), len(idx)
-        flat = [{k: draws[k][i, j] for k in SITES[post.kind]} for i in range(c) for j in range(m)]
-        full = post._lift(flat, rng=np.random.default_rng(seed))
-        draws = {k: np.stack([f[k] for f in full]).reshape((c, m) + full[0][k].shape)
-                 for k in full[0]}
+    if post.subspace is not None:        # lift each stored draw (every site), keeping the order
+        flat, shape = _merge(draws)
+        draws = {k: _split(v, shape) for k, v in
+                 post.lift_draws(flat, np.random.default_rng(seed)).items()}
     return draws, stats
 
 
@@ -160,10 +124,8 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
         return None
     family = prior_family(post.kind, kwargs)
     per_chain = -(-num_draws // CHAINS)
-    if hasattr(family, "sample_chains"):
-        return family.sample_chains(np.random.default_rng(seed + 1), CHAINS, per_chain)
-    d = family.sample(np.random.default_rng(seed + 1), CHAINS * per_chain)
-    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in d.items()}
+    return post.family_class.chain_draws(family, np.random.default_rng(seed + 1), CHAINS,
+                                         per_chain)
 
 
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
@@ -188,10 +150,8 @@ def user_sites(kind: str, draws: dict, taken: dict) -> dict:
     """A custom model's own parameters ``{site: [chains, draws, ...]}`` for az.summary /
     az.plot_trace: every stored site but the kind's (``mu``, ``Sigma``, ...), auxiliary
     ``*_raw`` coordinates and sites larger than :data:`USER_SITE_MAX` values per draw."""
-    from ..priors import SITES
-
     return {k: v for k, v in draws.items()
-            if k not in SITES[kind] and k not in taken and not k.endswith("_raw")
+            if k not in get_family(kind).sites and k not in taken and not k.endswith("_raw")
             and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX}
 
 

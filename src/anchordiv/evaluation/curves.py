@@ -129,20 +129,13 @@ def _adapted(kind, broad, target, tau):
     return _broad_posterior(kind, broad, target, tau).point("mean")
 
 
-#: adapt options that set the prior strength and may be chosen from the data ("auto")
-_STRENGTH = {"gaussian": ("kappa0", "nu0")}
-
-
 def _isotropic_control(kind, broad, target, tau):
-    """The same prior strength as the broad posterior, isotropic prior covariance (same trace).
-    Strengths chosen by empirical Bayes are taken from the broad posterior, so only the prior
-    covariance's shape differs."""
-    from ..adapt import adapt
-
-    keys = _STRENGTH.get(kind, ())
-    info = _broad_posterior(kind, broad, target, tau).info if keys else {}
-    strength = {k: info[k] for k in keys}
-    return adapt(kind, broad, target, tau=tau, prior="isotropic", **strength).point("mean")
+    """The same prior strength as the broad posterior, isotropic prior covariance (same trace):
+    the broad posterior's prior object's :meth:`~anchordiv.adapt.family.Family.isotropic`
+    control, so strengths chosen by empirical Bayes carry over and only the prior covariance's
+    shape differs."""
+    prior = _broad_posterior(kind, broad, target, tau).prior.isotropic()
+    return prior.update(target, tau=tau).point("mean")
 
 
 def _inversion(broad, target, tau):

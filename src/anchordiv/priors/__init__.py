@@ -11,6 +11,9 @@ and change) and its fast exact update:
 * :mod:`.dirichlet_niw` — Dirichlet–NIW (Gaussian mixture): MAP-EM with soft assignments;
 * :mod:`.distributions` — the matrix Bingham distribution NumPyro lacks;
 * :mod:`.structured` — custom covariance priors for high d (factor analysis, LKJ) to copy.
+
+The families that turn these into prior objects (kind, sites, the explicit model, the exact
+update, ...) are :mod:`anchordiv.adapt.families`.
 """
 
 from .bingham import BinghamPosterior, latent_gaussian_model, latent_gaussian_update
@@ -20,22 +23,7 @@ from .niw import NIW, empirical_bayes, niw_model
 from .posterior_bingham import latent_spherical_model, latent_spherical_update
 from .structured import factor_model, factor_prior, lkj_model, lkj_prior
 
-#: kind -> the explicit NumPyro model used by ``ad.adapt(..., method="nuts")``
-MODELS = {
-    "gaussian": niw_model,
-    "latent-gaussian": latent_gaussian_model,
-    "latent-spherical": latent_spherical_model,
-    "mixture": dirichlet_niw_model,
-}
-#: kind -> the posterior sites an adapted model is built from
-SITES = {
-    "gaussian": ("mu", "Sigma"),
-    "latent-gaussian": ("U",),
-    "latent-spherical": ("U",),
-    "mixture": ("weights", "means", "covs"),
-}
-
-__all__ = ["BinghamPosterior", "DirichletNIW", "MODELS", "MatrixBingham", "NIW", "SITES",
+__all__ = ["BinghamPosterior", "DirichletNIW", "MatrixBingham", "NIW",
            "dirichlet_niw_model", "empirical_bayes", "factor_model", "factor_prior",
            "latent_gaussian_model", "latent_gaussian_update", "latent_spherical_model",
            "latent_spherical_update", "lkj_model", "lkj_prior", "map_em", "mixture_prior",

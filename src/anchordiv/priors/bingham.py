@@ -125,12 +125,23 @@ def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int,
     """Exact update: ``(posterior, info)``; ``info`` holds the explicit model's hyperparameters
     (``model_kwargs``) and the pseudo-count m."""
     mu_b, cov_b = broad_covariance(broad, prior)
+    c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
+    return latent_gaussian_posterior(mu_b, cov_b, (c, signal, noise), len(broad), targets,
+                                     rank=rank, beta=beta)
+
+
+def latent_gaussian_posterior(mu_b: np.ndarray, cov_b: np.ndarray, ppca: tuple, n_broad: int,
+                              targets: np.ndarray, *, rank: int, beta: float
+                              ) -> tuple[BinghamPosterior, dict]:
+    """:func:`latent_gaussian_update` from the broad statistics: mean ``mu_b [d]``, covariance
+    ``cov_b [d, d]`` (or its isotropic control), the PPCA ``(c, ℓ, σ²)`` at ``rank`` and the
+    number of broad anchors."""
+    c, signal, noise = ppca
     t = np.asarray(targets, np.float64)
     n = t.shape[0]
     tbar = t.mean(0)
     scat = (t - tbar).T @ (t - tbar)
-    c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
-    m, beta = target_weight(n, len(broad), beta)
+    m, beta = target_weight(n, n_broad, beta)
     prior_b = c * m * (1 - beta) * cov_b
     weight = m * beta / n
     post = BinghamPosterior(prior_b + c * weight * scat, rank, (1 - beta) * mu_b + beta * tbar)
@@ -140,4 +151,4 @@ def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int,
 
 
 __all__ = ["BinghamPosterior", "PRIOR_ANCHORS", "broad_covariance", "latent_gaussian_model",
-           "latent_gaussian_update", "ppca_scale", "target_weight"]
+           "latent_gaussian_posterior", "latent_gaussian_update", "ppca_scale", "target_weight"]

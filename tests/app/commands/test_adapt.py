@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
+from anchordiv.adapt import broad_from_model
 from anchordiv.app.cli import main
 from helpers import clustered_anchors, unit
 
@@ -76,3 +77,47 @@ def test_prints_a_table_by_default_and_json_on_request(files, capsys):
     card = json.loads((files / "p" / "card.json").read_text())
     assert card["tau"] == 5.0 and card["anchor_source"] == str(files / "t.npy")
     assert ad.load_posterior(files / "p").kind == "gaussian"
+
+
+@pytest.fixture
+def saved_prior(tmp_path):
+    """A saved Gaussian prior directory (what ``build-prior`` and ``models/*`` hold) with an
+    encoder and τ on its card, and unit target anchors."""
+    rng = np.random.default_rng(1)
+    broad = unit(rng, 80, 6)
+    ad.save_model(ad.fit("gaussian", broad, tau=7.0), tmp_path / "prior", encoder="enc-x")
+    np.save(tmp_path / "t.npy", clustered_anchors(rng, 6, 6))
+    return tmp_path
+
+
+@pytest.mark.parametrize("how", ["flag", "positional"])
+def test_adapt_from_a_saved_prior_directory(saved_prior, how, capsys):
+    """``--prior DIR`` (or the directory as BROAD) adapts from the saved model: the same
+    posterior as ad.adapt on its stand-in anchors, τ and encoder from its card."""
+    t = saved_prior
+    where = (["--prior", str(t / "prior"), str(t / "t.npy")] if how == "flag"
+             else [str(t / "prior"), str(t / "t.npy")])
+    assert main(["adapt", "gaussian", *where, "-o", str(t / "m"), "--kappa0", "3",
+                 "--nu0", "12", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tau"] == 7.0 and out["encoder"] == "enc-x"
+    got = ad.load_model(t / "m")
+    broad = broad_from_model(ad.load_model(t / "prior"))
+    want = ad.adapt("gaussian", broad, np.load(t / "t.npy"), tau=7.0, kappa0=3.0,
+                    nu0=12.0).point("mean")
+    np.testing.assert_allclose(np.asarray(got.mean), np.asarray(want.mean), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got.factor @ got.factor.T),
+                               np.asarray(want.factor @ want.factor.T), rtol=1e-10)
+
+
+def test_prior_directory_errors_are_clear(saved_prior, capsys):
+    t = saved_prior
+    assert main(["adapt", "gaussian", "--prior", str(t / "nope"), str(t / "t.npy"),
+                 "-o", str(t / "m")]) != 0
+    assert "no such directory" in capsys.readouterr().err
+    assert main(["adapt", "gaussian", "--prior", str(t / "prior"), str(t / "t.npy"),
+                 str(t / "t.npy"), "-o", str(t / "m")]) != 0
+    assert "expected TARGET" in capsys.readouterr().err
+    assert main(["adapt", "mixture", "--prior", str(t / "prior"), str(t / "t.npy"),
+                 "-o", str(t / "m")]) != 0
+    assert "EM on the broad anchors" in capsys.readouterr().err

@@ -1,4 +1,9 @@
-"""``anchordiv adapt``: broad + target anchor embeddings -> adapted point model (+ posterior)."""
+"""``anchordiv adapt``: broad + target anchor embeddings -> adapted point model (+ posterior).
+
+The broad side is either the broad anchors (``.npy``) or a saved prior: a fitted Gaussian
+anchor model directory (``models/*``, the output of ``anchordiv build-prior``) given as the
+BROAD argument or with ``--prior DIR`` (then only TARGET follows the kind); its encoder and τ
+come from its card (``ad.load_prior``)."""
 
 from __future__ import annotations
 
@@ -48,15 +53,17 @@ def register(sub) -> None:
                     "model directory (arrays.npz + card.json); optionally save the posterior. "
                     "Samplers show progress bars.")
     p.add_argument("kind", choices=KINDS, help="anchor model")
-    p.add_argument("broad", help="broad anchor embeddings, .npy [N, d]")
-    p.add_argument("target", help="target anchor embeddings, .npy [n, d]")
+    p.add_argument("anchors", nargs="+", metavar="BROAD TARGET",
+                   help="broad anchor embeddings (.npy [N, d], or a saved prior directory) and "
+                        "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR")
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("--summary", choices=("mean", "map"), default="mean",
                    help="posterior summary to save (default mean)")
     p.add_argument("--posterior-out", help="also save the posterior to this directory")
-    p.add_argument("--prior", choices=("broad", "isotropic"), default="broad",
-                   help="broad prior covariance (default) or the isotropic control")
+    p.add_argument("--prior", default="broad", metavar="{broad,isotropic,DIR}",
+                   help="broad prior covariance (default), the isotropic control, or a saved "
+                        "prior directory (models/*, build-prior output) to adapt from")
     p.add_argument("--method", choices=("exact", "svi", "nuts"), default="exact",
                    help="exact conjugate update (default), svi (variational) or nuts (MCMC)")
     p.add_argument("--normalize", action="store_true",
@@ -70,19 +77,59 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def inputs(args) -> tuple[str, str, str | None, str]:
+    """``(broad source, target file, prior directory or None, prior mode)`` from the
+    positionals and ``--prior``."""
+    from pathlib import Path
+
+    from ...errors import AnchorDivError
+
+    mode = args.prior if args.prior in ("broad", "isotropic") else "broad"
+    directory = None if args.prior in ("broad", "isotropic") else args.prior
+    if directory is not None and not Path(directory).is_dir():
+        raise AnchorDivError(f"--prior: 'broad', 'isotropic' or a saved prior directory; "
+                             f"no such directory: {directory}")
+    want = 1 if directory is not None else 2
+    if len(args.anchors) != want:
+        raise AnchorDivError(f"anchors: expected {'TARGET' if want == 1 else 'BROAD TARGET'}"
+                             f"{' (the broad side is --prior DIR)' if want == 1 else ''}, got "
+                             f"{len(args.anchors)} path(s)")
+    if directory is None and Path(args.anchors[0]).is_dir():
+        directory = args.anchors[0]
+    return (directory or args.anchors[0]), args.anchors[-1], directory, mode
+
+
+def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
+    """Adapt from a saved prior directory: ``ad.load_prior`` + ``ad.infer``."""
+    from ...adapt import infer, load_prior, split_options, stand_in_anchors
+    from ...io import load_card, load_model
+
+    prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode,
+                                                   **opts})
+    prior = load_prior(directory, args.kind, targets=target, **prior_opts)
+    broad = stand_in_anchors(load_model(directory), load_card(directory))
+    return infer(prior, target, method, tau=args.tau, normalize=args.normalize, broad=broad)
+
+
 def run(args) -> int:
     from ...adapt import adapt
     from ...io import save_model
 
     opts = {k: getattr(args, k) for k in OPTIONS if getattr(args, k) is not None}
-    broad = load_embeddings(args.broad, "broad")
-    target = load_embeddings(args.target, "target")
-    post = adapt(args.kind, broad, target, tau=args.tau, prior=args.prior, method=args.method,
-                 normalize=args.normalize, **opts)
+    broad_source, target_file, directory, mode = inputs(args)
+    target = load_embeddings(target_file, "target")
+    if directory is not None:
+        post = adapt_from_prior(args, directory, mode, target, opts)
+    else:
+        broad = load_embeddings(broad_source, "broad")
+        post = adapt(args.kind, broad, target, tau=args.tau, prior=mode, method=args.method,
+                     normalize=args.normalize, **opts)
     info = {k: v for k, v in post.info.items() if k != "model_kwargs"}
-    card = card_fields(args, target, post.tau, args.target)
+    card = card_fields(args, target, post.tau, target_file)
+    if not card["encoder"] and directory is not None:     # the saved prior's encoder
+        card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
     path = save_model(post.point(args.summary), args.out, overwrite=True, adaptation=info,
-                      summary=args.summary, broad_source=args.broad, **card)
+                      summary=args.summary, broad_source=broad_source, **card)
     posterior = str(post.save(args.posterior_out, **card)) if args.posterior_out else None
     report(args, {"model": str(path), "posterior": posterior, **card, **info},
            title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",

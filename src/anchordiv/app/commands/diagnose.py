@@ -81,13 +81,13 @@ def run(args) -> int:
     import arviz as az
 
     from ...adapt import load_posterior
-    from ...checks.uncertainty import save_inference_data
+    from ...checks.uncertainty import inference_data, save_inference_data
 
     card = load_card_of(args.posterior, "posterior")
     post = load_posterior(args.posterior)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    idata = post.inference_data(num_draws=args.num_draws, seed=args.seed)
+    idata = inference_data(post, num_draws=args.num_draws, seed=args.seed)
     summary = az.summary(idata)
     written = {"idata": str(save_inference_data(idata, out / "idata", posterior=args.posterior)),
                "summary": str(out / "summary.csv")}

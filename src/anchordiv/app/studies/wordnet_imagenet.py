@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...anchors import Gaussian
+from ...adapt import broad_from_model  # noqa: F401  (re-exported: studies.wordnet_imagenet.broad_from_model)
 from ...evaluation.curves import adaptation_curve
 from ...errors import AnchorDivError, integer
 from ...provenance import resolve_tau
@@ -118,18 +118,6 @@ def wordnet_imagenet_task(class_wnids: Sequence[str], class_names: Sequence[str]
     target_class = np.repeat(np.arange(len(chosen)), len(templates))
     return WordNetTask([class_wnids[c] for c in chosen], names, items, np.asarray(item_class),
                        targets, target_class)
-
-
-def broad_from_model(model: Gaussian) -> np.ndarray:
-    """``[2r, d]`` anchors whose ML mean and covariance equal ``model``'s (Σ = F Fᵀ, F
-    ``[d, r]``): μ ± √r·F[:, i].  Adaptation of the ``gaussian`` and ``latent-*`` kinds uses
-    only the broad mean and covariance, so these stand in exactly for the broad anchors a
-    saved prior was fitted to (not for ``mixture``, which runs EM on the anchors)."""
-    if not isinstance(model, Gaussian):
-        raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
-    mean, factor = np.asarray(model.mean), np.asarray(model.factor)
-    step = np.sqrt(factor.shape[1]) * factor.T
-    return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
 
 
 @dataclasses.dataclass

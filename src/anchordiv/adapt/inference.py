@@ -1,0 +1,295 @@
+"""Typed inference: a method is a small frozen configuration object, and :func:`infer` runs it on
+a prior object (:mod:`.family`) and target anchors.
+
+    post = ad.infer(prior, targets [n, d], ad.Exact())                 # = prior.update(targets)
+    post = ad.infer(prior, targets, ad.NUTS(num_samples=500, seed=1))
+    post = ad.infer(prior, targets, ad.SVI(guide="lowrank", subspace=16), broad=broad)
+
+* :class:`Exact` — the conjugate update of the prior's family (no options).
+* :class:`NUTS` — NUTS on the family's explicit NumPyro model or a user's (``model=``,
+  ``model_kwargs=``), in full d or on the broad anchors' top-r principal directions
+  (``subspace=r``; :mod:`.subspace`).  ``seed`` seeds the sampler.
+* :class:`SVI` — NumPyro SVI with a named guide (``"delta"`` = MAP, ``"normal"``, ``"lowrank"``)
+  or a user's; ``seed`` seeds the optimisation and the guide draws.
+
+Each is validated when it is built: a bad value, or an option the method does not have
+(``ad.Exact(num_warmup=5)``, ``ad.NUTS(guide="normal")``), is an :class:`AnchorDivError` that
+names it.  Precision is the caller's: ``x64=True`` requires JAX's float64 mode to be on
+(``jax.config.update("jax_enable_x64", True)`` at start-up) and says so otherwise; nothing here
+changes global JAX settings.  Subspace runs and a callable ``model_kwargs(broad)`` need the broad
+anchors: ``infer(..., broad=broad)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from ..errors import (AnchorDivError, as_matrix, check_spread, in_unit_interval, integer,
+                      positive)
+from ..provenance import resolve_tau, unit_norm, with_provenance
+from .density import with_log_density
+from .model import INIT_STRATEGIES, check_sites, kept_sites, problem, run_dtype
+from .posterior import Posterior
+from .registry import is_prior
+from .sampling import CHAIN_METHODS, run_nuts
+from .subspace import check_rank, principal_basis
+from .variational import GUIDES, run_svi
+
+
+def config(cls):
+    """Frozen, keyword-only dataclass whose constructor rejects unknown options (and positional
+    ones) with an :class:`AnchorDivError` naming them, the method that has them and this
+    method's options (instead of a TypeError)."""
+    cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+    init = cls.__init__
+    names = [f.name for f in dataclasses.fields(cls)]
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown or args:
+            has = [m.__name__ for m in METHODS.values()
+                   if m is not cls and set(unknown) <= {f.name for f in dataclasses.fields(m)}]
+            hint = f"; {' and '.join(has)} take(s) it" if unknown and has else ""
+            what = (f"unknown option(s) {', '.join(unknown)}" if unknown
+                    else f"takes keyword options only, got {len(args)} positional")
+            raise AnchorDivError(f"{cls.__name__}: {what}{hint}; {cls.__name__} options: "
+                                 f"{', '.join(names) or '(none)'}")
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+    return cls
+
+
+def _subspace(r):
+    return None if r is None else integer("subspace", r, low=1)
+
+
+def _init(spec):
+    if not callable(spec) and spec not in INIT_STRATEGIES:
+        raise AnchorDivError(f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
+                             f"init strategy, got {spec!r}")
+
+
+def _model(model, model_kwargs):
+    if model is not None and not callable(model):
+        raise AnchorDivError(f"model: a NumPyro model function, got {type(model).__name__}")
+    if model_kwargs is not None and not (callable(model_kwargs) or
+                                         isinstance(model_kwargs, dict)):
+        raise AnchorDivError(f"model_kwargs: a dict or a callable(broad) -> dict, got "
+                             f"{type(model_kwargs).__name__}")
+
+
+@config
+class Exact:
+    """The exact (conjugate) update of the prior's family."""
+
+    name: ClassVar[str] = "exact"
+
+
+@config
+class NUTS:
+    """NUTS (numpyro.infer.NUTS).  ``num_samples``/``num_warmup`` per chain, ``num_chains``,
+    ``seed`` (the sampler's PRNG), ``progress``, ``init_strategy`` (a name in
+    :data:`~.model.INIT_STRATEGIES` or a NumPyro strategy), ``target_accept_prob``,
+    ``dense_mass``, ``max_tree_depth``, ``chain_method`` (sequential | vectorized | parallel),
+    ``subspace`` r, a user's ``model``/``model_kwargs`` (see :mod:`.model`), ``x64``."""
+
+    num_samples: int = 500
+    num_warmup: int = 500
+    num_chains: int = 2
+    seed: int = 0
+    progress: bool = True
+    init_strategy: object = "median"
+    target_accept_prob: float = 0.8
+    dense_mass: bool = False
+    max_tree_depth: int = 10
+    chain_method: str = "sequential"
+    subspace: int | None = None
+    model: Callable | None = None
+    model_kwargs: object = None
+    x64: bool = False
+
+    name: ClassVar[str] = "nuts"
+
+    def __post_init__(self):
+        for k in ("num_samples", "num_warmup", "num_chains", "max_tree_depth"):
+            integer(k, getattr(self, k), low=1)
+        integer("seed", self.seed, low=0)
+        in_unit_interval("target_accept_prob", self.target_accept_prob)
+        if self.chain_method not in CHAIN_METHODS:
+            raise AnchorDivError(f"chain_method: one of {', '.join(CHAIN_METHODS)}, got "
+                                 f"{self.chain_method!r}")
+        _init(self.init_strategy)
+        _subspace(self.subspace)
+        _model(self.model, self.model_kwargs)
+
+
+@config
+class SVI:
+    """NumPyro SVI (:mod:`.variational`).  ``guide`` (delta | normal | lowrank, an AutoGuide or
+    a guide function), ``guide_rank`` (lowrank), ``optimizer`` (numpyro.optim or optax; default
+    Adam with ``learning_rate`` decaying to ``lr_decay`` × itself), ``num_steps``,
+    ``num_particles``, ``convergence_window``/``convergence_tol``, ``num_samples`` guide draws
+    kept, ``seed`` (optimisation and guide draws), ``progress``, ``init_strategy``,
+    ``subspace``, ``model``/``model_kwargs``, ``x64``."""
+
+    guide: object = "delta"
+    guide_rank: int | None = None
+    optimizer: object = None
+    learning_rate: float = 0.05
+    lr_decay: float = 0.01
+    num_steps: int = 2000
+    num_particles: int = 1
+    convergence_window: int | None = None
+    convergence_tol: float = 1e-4
+    num_samples: int = 100
+    seed: int = 0
+    progress: bool = True
+    init_strategy: object = "median"
+    subspace: int | None = None
+    model: Callable | None = None
+    model_kwargs: object = None
+    x64: bool = False
+
+    name: ClassVar[str] = "svi"
+
+    def __post_init__(self):
+        if isinstance(self.guide, str) and self.guide not in GUIDES:
+            raise AnchorDivError(f"guide: unknown {self.guide!r}; one of {', '.join(GUIDES)}, "
+                                 f"an AutoGuide or a guide function")
+        if self.guide_rank is not None:
+            integer("guide_rank", self.guide_rank, low=1)
+        positive("learning_rate", self.learning_rate)
+        positive("lr_decay", self.lr_decay)
+        positive("convergence_tol", self.convergence_tol)
+        for k in ("num_steps", "num_particles", "num_samples"):
+            integer(k, getattr(self, k), low=1)
+        if self.convergence_window is not None:
+            integer("convergence_window", self.convergence_window, low=1)
+        integer("seed", self.seed, low=0)
+        _init(self.init_strategy)
+        _subspace(self.subspace)
+        _model(self.model, self.model_kwargs)
+
+
+METHODS = {"exact": Exact, "nuts": NUTS, "svi": SVI}
+
+
+def options(method) -> dict:
+    """The method's fields as the option dict the runners read."""
+    return {f.name: getattr(method, f.name) for f in dataclasses.fields(method)}
+
+
+def infer(prior, targets, method=None, *, tau: float | None = None,
+          normalize: bool = False, broad=None) -> Posterior:
+    """Posterior of ``prior`` given ``targets [n, d]`` by ``method`` (default :class:`Exact`).
+
+    ``tau``: the encoder's logit scale (default: the one recorded with the targets, see
+    ``ad.resolve_tau``); ``normalize=True`` scales target rows to unit norm (non-unit rows
+    warn); ``broad [N, d]``: the broad anchors the prior was built from — needed for
+    ``subspace=`` and a callable ``model_kwargs``."""
+    method = Exact() if method is None else method
+    if not is_prior(prior):
+        raise AnchorDivError(f"prior: a prior object (ad.NIWPrior, ad.load_prior, ...), got "
+                             f"{type(prior).__name__}")
+    if not isinstance(method, tuple(METHODS.values())):
+        raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got "
+                             f"{method!r}")
+    t = check_targets(targets, prior.dim)
+    b = None if broad is None else check_spread("broad_anchors", as_matrix(
+        "broad_anchors", broad, min_rows=2, dim=prior.dim))
+    named = {"target_anchors": targets, "broad_anchors": broad if broad is not None
+             else prior_provenance(prior)}
+    tau = resolve_tau(tau, **named)
+    return fit_posterior(prior, unit_norm("target_anchors", t, normalize), method, tau, b)
+
+
+def prior_provenance(prior):
+    """A stand-in carrying the encoder and τ of the saved model a prior was loaded from
+    (``ad.load_prior``), so that τ defaults to it and a mismatched encoder is an error."""
+    card = prior.card.get("card", {})
+    return with_provenance(np.zeros((1, prior.dim)), encoder=card.get("encoder"),
+                           logit_scale=card.get("tau")) if card else None
+
+
+def fit_posterior(prior, t: np.ndarray, method, tau: float,
+                  broad: np.ndarray | None) -> Posterior:
+    """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
+    given = prior
+    prior, method = prior.prepare(method, broad)
+    params, info, fixed = prior.exact(t)
+    info.update(kind=prior.kind, method=method.name, prior=prior.prior, d=prior.dim,
+                n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
+                n_targets=len(t))
+    if info["n_broad"] is None:
+        del info["n_broad"]
+    post = Posterior(prior.kind, "exact", tau, t.dtype.str, info, family=params,
+                     fixed={**fixed, "targets": t}, prior=given)
+    if isinstance(method, Exact):
+        return post
+    return run_sampler(post, broad, t, options(method) | {"method": method.name})
+
+
+def check_targets(targets, d: int) -> np.ndarray:
+    """Validated ``targets [n, d]`` (n ≥ 1; a single target is fine: the prior supplies the
+    spread)."""
+    t = np.asarray(targets)
+    if t.size == 0 or (t.ndim == 2 and t.shape[0] == 0):
+        raise AnchorDivError("target_anchors: the target set is empty; adaptation needs at "
+                             "least one target anchor")
+    if t.shape[-1] != d:
+        raise AnchorDivError(f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the "
+                             f"broad anchors have d={d}")
+    return as_matrix("target_anchors", t, dim=d)
+
+
+#: info entries every posterior has (the rest describe the family's default prior)
+COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kwargs", "rank")
+
+
+def user_model_info(info: dict) -> dict:
+    """``info`` for a run on a user's model: the default prior's strengths and choices (which
+    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
+    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
+    kept = {k: v for k, v in info.items() if k in COMMON_INFO}
+    return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
+
+
+def run_sampler(post: Posterior, broad: np.ndarray | None, targets: np.ndarray,
+                o: dict) -> Posterior:
+    """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
+    run_dtype(o["x64"])                 # float64 asked for but not enabled: a clear error
+    base = post.info["model_kwargs"]
+    if o["model"] is not None:          # a user's model: the default prior's choices are not its
+        post = dataclasses.replace(post, info=user_model_info(post.info))
+    fam = post.family_class
+    if broad is None and (o["subspace"] is not None or callable(o["model_kwargs"])):
+        what = "subspace" if o["subspace"] is not None else "model_kwargs"
+        raise AnchorDivError(f"{what}: needs the broad anchors the prior was built from: "
+                             f"infer(prior, targets, method, broad=broad)")
+    if o["subspace"] is not None:
+        r = check_rank(o["subspace"], post.info["d"], len(broad), post.kind,
+                       post.info.get("rank"))
+        basis = principal_basis(broad)
+        u = basis[:, :r]
+        base, broad, targets = fam.project(base, u), broad @ u, targets @ u
+        post = dataclasses.replace(post, completion=post.family,
+                                   fixed={**post.fixed, "basis": basis},
+                                   info={**post.info, "subspace": r})
+    svi = o["method"] == "svi"
+    prob = problem(post.kind, base, broad, targets, o,
+                   map_density=svi and o["guide"] == "delta")
+    sites = kept_sites(check_sites(post.kind, prob))
+    post = (run_svi if svi else run_nuts)(post, prob, o, sites)
+    if not svi or "map" not in post.points:     # "map" by the density of the parameters
+        post = with_log_density(post, prob.targets, prob.model if prob.custom else None,
+                                prob.kwargs)
+    return post
+
+
+__all__ = ["Exact", "METHODS", "NUTS", "SVI", "infer", "options"]
