@@ -184,7 +184,7 @@ print("exact strengths (pseudo-anchors):", {k: round(float(exact.info[k]), 1)
 # mean), divergent transitions.  SVI: the ELBO trace and its convergence check.
 
 # %%
-idata_nuts = nuts.inference_data(targets=targets)
+idata_nuts = ad.inference_data(nuts, targets=targets)
 watch = ["cov_trace", "mean_cosine"]
 print(az.summary(idata_nuts, var_names=watch)[["mean", "sd", "r_hat", "ess_bulk"]])
 own = az.from_dict(posterior={"log_scale": np.asarray(nuts.samples["log_scale"])})  # [chain, draw]
