@@ -10,9 +10,11 @@ seeded queries; targets = the 80 style anchors, random subsets per budget shared
 Models per budget: cosine; target-only Gaussian and latent Gaussian; today's defaults
 ``ad.adapt("gaussian" | "latent-gaussian", …)`` and their isotropic controls; the candidate
 rules of the recipe passed as explicit options — Gaussian strengths by exact LOO only
-(``loo-*``) and by the recipe (``recipe-*``: LOO bound ∧ held-out novelty), latent rank by the
-participation ratio of the blended covariance (``pr-*``) and by the recipe — each with its
-isotropic control (same strengths / rank / β).  Reported: mean AUPRC with 95 % intervals
+(``loo-*``) and by the recipe (``recipe-*``: LOO bound ∧ held-out novelty), latent rank (all
+with the recipe's β) by the participation ratio of the blended covariance (``pr-*``), by
+max(stable rank of the prior, participation ratio of the targets) (``srpr-*``) and by the
+recipe (novelty-weighted prior stable rank → target-only rank) — each with its isotropic
+control (same strengths / rank / β).  Reported: mean AUPRC with 95 % intervals
 (two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
 and to cosine, and the "anchors needed" ratio: the budget at which target-only reaches the
 posterior's 2-anchor AUPRC (log-linear interpolation), divided by 2, with a query-bootstrap
@@ -67,12 +69,17 @@ def _chosen(broad_key, target_key):
     """Recipe choices of one (broad, target) cell, shared by a model and its control."""
     broad, target = _ARRAYS[broad_key], _ARRAYS[target_key]
     g = recipe.gaussian_strengths(broad, target)
-    lat = recipe.latent_options(broad, target, strength=g["strength"])
-    mu0, cov = moments(broad)
-    blend = (1 - lat["beta"]) * cov + lat["beta"] * np.cov(target.T, bias=True) \
-        if len(target) > 1 else cov
-    pr_rank = int(round(recipe.participation_ratio(np.linalg.eigvalsh(blend))))
-    return {**g, "rank": lat["rank"], "beta": lat["beta"], "pr_rank": min(pr_rank, 383)}
+    lat = recipe.latent_options(broad, target, strengths=g)
+    _, cov = moments(broad)
+    cov_t = np.cov(target.T, bias=True) if len(target) > 1 else np.zeros_like(cov)
+    blend = (1 - lat["beta"]) * cov + lat["beta"] * cov_t
+    pr_rank = recipe.participation_ratio(np.linalg.eigvalsh(blend))
+    srpr = recipe.stable_rank(np.linalg.eigvalsh(cov))
+    if len(target) > 1:
+        srpr = max(srpr, recipe.participation_ratio(np.linalg.eigvalsh(cov_t)))
+    cap = broad.shape[1] - 1
+    return {**g, "rank": lat["rank"], "beta": lat["beta"],
+            "pr_rank": min(int(round(pr_rank)), cap), "srpr_rank": min(int(round(srpr)), cap)}
 
 
 _ARRAYS: dict[str, np.ndarray] = {}
@@ -91,12 +98,14 @@ def _model(rule: str, kind: str, prior: str, broad, target, tau):
     c = chosen(broad, target)
     if prior == "broad" and rule == "recipe" and kind == "gaussian":
         CHOICES.append({"n": len(target), **{k: c[k] for k in (
-            "strength", "density_strength", "novelty", "rank", "beta", "pr_rank")}})
+            "strength", "density_strength", "novelty", "rank", "beta", "pr_rank",
+            "srpr_rank")}})
     if kind == "gaussian":
         s = c["density_strength"] if rule == "loo" else c["strength"]
         opts = {"kappa0": s, "nu0": broad.shape[1] + 1 + s}
     else:
-        opts = {"rank": c["pr_rank"] if rule == "pr" else c["rank"], "beta": c["beta"]}
+        opts = {"rank": c[f"{rule}_rank"] if rule in ("pr", "srpr") else c["rank"],
+                "beta": c["beta"]}
     return adapt(kind, broad, target, tau=tau, prior=prior, **opts).point("mean")
 
 
@@ -105,7 +114,7 @@ def models() -> dict[str, CurveModel]:
         "cosine", "gaussian", "latent-gaussian", "posterior-gaussian", "isotropic-gaussian",
         "posterior-latent-gaussian", "isotropic-latent-gaussian")}
     for rule, kind in (("loo", "gaussian"), ("recipe", "gaussian"), ("pr", "latent-gaussian"),
-                       ("recipe", "latent-gaussian")):
+                       ("srpr", "latent-gaussian"), ("recipe", "latent-gaussian")):
         out[f"{rule}-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "broad"), "custom", kind)
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
@@ -120,6 +129,7 @@ POSTERIORS = {
     "recipe-gaussian": ("recipe-isotropic-gaussian", "gaussian"),
     "posterior-latent-gaussian": ("isotropic-latent-gaussian", "latent-gaussian"),
     "pr-latent-gaussian": ("pr-isotropic-latent-gaussian", "latent-gaussian"),
+    "srpr-latent-gaussian": ("srpr-isotropic-latent-gaussian", "latent-gaussian"),
     "recipe-latent-gaussian": ("recipe-isotropic-latent-gaussian", "latent-gaussian"),
 }
 
@@ -217,7 +227,8 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
         "## What the recipe chose (mean over subsets)",
         table(choices, [("n", "n"), ("strength", "s"), ("density_strength", "LOO bound"),
                         ("novelty", "novelty"), ("beta", "β"), ("rank", "rank"),
-                        ("pr_rank", "PR(blend) rank")]),
+                        ("pr_rank", "PR(blend) rank"),
+                        ("srpr_rank", "max(srank, PR(T)) rank")]),
     ])
 
 

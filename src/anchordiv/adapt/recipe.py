@@ -17,10 +17,10 @@ held-out *coverage* criterion decide how much of it the geometry still needs:
   Few or scattered targets: novelty ≈ 1, the prior keeps its density strength.  Many targets
   spanning their own subspace: novelty → 0, s → 0 and the posterior approaches target-only.
 * :func:`latent_options` — target weight β = n / (n + s) with the same s, and the rank
-  k = ``max(stable rank of Cov(B), participation ratio of Cov(T))`` (:func:`latent_rank`):
-  the prior's leading directions, or the number of directions the targets vary in once that is
-  more — instead of 95 % of the broad variance (100+ directions for a broad text prior: a
-  cosine-like model).
+  ``k = ν·(stable rank of Cov(B)) + (1 − ν)·(the target-only fit's rank)`` with ν the same
+  held-out novelty (:func:`latent_rank`): the prior's leading directions while the targets are
+  novel, the target-only rank once they are not — instead of 95 % of the broad variance (100+
+  directions for a broad text prior: a cosine-like model).
 
 The isotropic control takes the same chosen strengths, β and rank (computed once from the broad
 prior; the control only swaps the covariance's shape).  Every function is pure (arrays in,
@@ -34,6 +34,7 @@ import scipy.linalg
 import scipy.special
 
 from .. import priors
+from ..anchors.latent import principal_subspace
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
 
 #: candidate strengths (pseudo-anchors) of the held-out / evidence search, log-spaced
@@ -197,39 +198,42 @@ def latent_beta(n: int, strength: float) -> float:
     return n / (n + positive("strength", strength))
 
 
-def latent_rank(broad, targets) -> int:
-    """The latent rank chosen from the spectra: ``max(stable_rank(Cov(B)),
-    participation_ratio(Cov(T)))`` rounded, capped at ``d − 1`` and ``N − 1``.
+def latent_rank(broad, targets, *, novelty: float) -> int:
+    """The latent rank chosen from the spectra, moving from the prior's to the targets' own as
+    the targets stop being novel: ``round(ν·k_prior + (1 − ν)·k_target)`` with ν the targets'
+    held-out novelty (:func:`target_novelty`), ``k_prior`` the stable rank of Cov(B) and
+    ``k_target`` the rank the target-only latent fit uses (95 % of the targets' variance,
+    :func:`anchordiv.anchors.latent.principal_subspace`); capped at ``d − 1`` and ``N − 1``.
 
-    The first term counts the broad prior's *leading* directions (its long tail of weak
+    ``k_prior`` counts the broad prior's *leading* directions only (its long tail of weak
     directions does not count: a handful, not the 100+ that hold 95 % of a broad text prior's
-    variance, which make the latent model cosine-like); the second, the number of directions
-    the targets themselves vary in (16 styles → about 15), which takes over once the targets
-    vary in more directions than the prior leads with.  Measured against the participation
-    ratio of the blended matrix ``(1 − β)·Cov(B) + β·Cov(T)`` and against the 95 % default in
-    ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]``."""
+    variance and make the latent model cosine-like); as ν → 0 the rank becomes the
+    target-only fit's, so the posterior converges to it.  Measured against
+    ``max(k_prior, participation ratio of Cov(T))`` and the participation ratio of the blended
+    covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]``."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
     t = as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
+    v = in_unit_interval("novelty", novelty)
     _, cov_b = priors.bingham.broad_covariance(b, "broad")
     k = stable_rank(np.linalg.eigvalsh(cov_b))
-    c = t - t.mean(0)
-    if len(t) > 1 and np.abs(c).max() > 0:
-        k = max(k, participation_ratio(np.linalg.eigvalsh(c.T @ c / len(t))))
+    if len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
+        k_target = principal_subspace(t)[1].shape[1]
+        k = v * k + (1 - v) * k_target
     return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))
 
 
-def latent_options(broad, targets, *, strength: float | None = None, reg: float = 1e-3,
+def latent_options(broad, targets, *, strengths: dict | None = None, reg: float = 1e-3,
                    grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> dict:
-    """The recipe's ``{"rank", "beta", "strength"}`` for ``ad.adapt("latent-gaussian" |
-    "latent-spherical", …, rank=, beta=)`` and their isotropic controls; ``strength``: the
-    Gaussian recipe's s (computed by :func:`gaussian_strengths` when omitted).
-    latent-spherical needs rank ≥ 2: raise a rank of 1 there."""
+    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` for
+    ``ad.adapt("latent-gaussian" | "latent-spherical", …, rank=, beta=)`` and their isotropic
+    controls; ``strengths``: the output of :func:`gaussian_strengths` for the same anchors
+    (computed when omitted).  latent-spherical needs rank ≥ 2: raise a rank of 1 there."""
     t = as_matrix("target_anchors", targets)
-    if strength is None:
-        strength = gaussian_strengths(broad, t, reg=reg, grid=grid,
-                                      max_folds=max_folds)["strength"]
-    beta = latent_beta(len(t), strength)
-    return {"rank": latent_rank(broad, t), "beta": beta, "strength": float(strength)}
+    if strengths is None:
+        strengths = gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
+    beta = latent_beta(len(t), strengths["strength"])
+    return {"rank": latent_rank(broad, t, novelty=strengths["novelty"]), "beta": beta,
+            "strength": float(strengths["strength"]), "novelty": float(strengths["novelty"])}
 
 
 __all__ = ["MAX_FOLDS", "STRENGTH_GRID", "density_strength", "gaussian_strengths",
