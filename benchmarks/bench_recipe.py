@@ -42,7 +42,7 @@ BUDGETS = (1, 2, 5, 10, 20, 40)
 PRIOR = "wordnet-visual-art-gaussian"
 
 
-def style_task(n_queries: int, seed: int = 0):
+def style_task(n_queries: int, prior: str = PRIOR, seed: int = 0):
     """``(broad [m, d], style anchors [80, d], retrieval setup)`` of the style task."""
     from anchordiv.app.studies import object_style as ostyle
     from anchordiv.app.studies._common import default_embed, labelled_retrieval, subsample
@@ -55,7 +55,7 @@ def style_task(n_queries: int, seed: int = 0):
     objects = [objects[i] for i in subsample(len(objects), 24, seed)]
     task = ostyle.object_style_task(objects, styles, seed=seed)
     emb = ostyle.embed_task(task, default_embed("minilm"))
-    broad = broad_from_model(load_prior(PRIOR))
+    broad = broad_from_model(load_prior(prior))
     return broad, emb.style_anchors, labelled_retrieval(emb.items, task.item_style,
                                                         n_queries, seed)
 
@@ -211,7 +211,7 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
     need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
                for r in needs]
     return "\n\n".join([
-        f"Style task, prior `{PRIOR}`, {args.queries} queries, {args.subsets} target subsets "
+        f"Style task, prior `{args.prior}`, {args.queries} queries, {args.subsets} target subsets "
         f"per budget, τ = {TAU:g}; run time {seconds:.0f} s.",
         "## Mean AUPRC [95 % interval] per budget",
         table(summary_table(curve), [("model", "model"), *b]),
@@ -236,11 +236,12 @@ def main() -> None:
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (4)")
     p.add_argument("--queries", type=int, default=None, help="queries (300)")
+    p.add_argument("--prior", default=PRIOR, help=f"shipped prior under models/ ({PRIOR})")
     args = p.parse_args()
     args.subsets = args.subsets or (2 if args.quick else 4)
     args.queries = args.queries or (100 if args.quick else 300)
     start = time.time()
-    broad, targets, setup = style_task(args.queries)
+    broad, targets, setup = style_task(args.queries, args.prior)
     curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, **setup)
     dom = dominance_rows(curve)
@@ -248,7 +249,7 @@ def main() -> None:
              for post, (_, target) in POSTERIORS.items()]
     choices = choice_rows()
     seconds = time.time() - start
-    payload = {"task": {"prior": PRIOR, "queries": args.queries, "subsets": args.subsets,
+    payload = {"task": {"prior": args.prior, "queries": args.queries, "subsets": args.subsets,
                         "budgets": curve.budgets, "tau": TAU},
                "summary": curve.summary(), "dominance": dom, "anchors_needed": needs,
                "choices": choices, "seconds": seconds}

@@ -24,7 +24,8 @@ held-out *coverage* criterion decide how much of it the geometry still needs:
 
 The isotropic control takes the same chosen strengths, β and rank (computed once from the broad
 prior; the control only swaps the covariance's shape).  Every function is pure (arrays in,
-numbers out), float64, and O(folds · d³) at worst.
+numbers out), float64; the cost is one d × d Cholesky and eigendecomposition plus
+O(grid · folds · d · n²) for the held-out criteria (:data:`MAX_FOLDS` folds at most).
 """
 
 from __future__ import annotations
