@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
+import anchordiv as ad
+
 from anchordiv.adapt import adapt, recipe
 from anchordiv.errors import AnchorDivError
 from anchordiv.priors.niw import NIW, prior_scale, scatter
@@ -125,3 +127,28 @@ def test_errors_name_the_problem():
     with pytest.raises(AnchorDivError, match="target_anchors"):
         recipe.gaussian_strengths(np.random.default_rng(0).normal(size=(10, 4)),
                                   np.ones((2, 5)))
+
+
+def test_the_recipe_is_an_option_of_the_priors_and_their_controls():
+    """``strengths="held-out"`` / ``rank="auto", beta="auto"`` give the recipe's numbers, and the
+    isotropic control gets the same ones."""
+    rng = np.random.default_rng(0)
+    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
+    broad = unit(rng.normal(size=(200, 16)) + 0.5)
+    targets = unit(rng.normal(size=(8, 16)) + 1.0)
+    g = recipe.gaussian_strengths(broad, targets)
+    lat = recipe.latent_options(broad, targets)
+    for prior in ("broad", "isotropic"):
+        p = ad.adapt("gaussian", broad, targets, tau=20.0, strengths="held-out", prior=prior)
+        assert p.info["kappa0"] == pytest.approx(g["kappa0"]) and p.info["nu0"] == pytest.approx(g["nu0"])
+        assert p.info["chosen_by"].startswith("held-out recipe")
+        for kind in ("latent-gaussian", "latent-spherical"):
+            q = ad.adapt(kind, broad, targets, tau=20.0, rank="auto", beta="auto", prior=prior)
+            assert q.info["rank"] == max(lat["rank"], 2 if kind == "latent-spherical" else 1)
+            assert q.info["beta"] == pytest.approx(lat["beta"])
+    with pytest.raises(AnchorDivError, match="strengths"):
+        ad.adapt("gaussian", broad, targets, tau=20.0, strengths="bogus")
+    with pytest.raises(AnchorDivError, match="together"):
+        ad.adapt("gaussian", broad, targets, tau=20.0, strengths="held-out", kappa0=3.0)
+    with pytest.raises(AnchorDivError, match="rank"):
+        ad.adapt("latent-gaussian", broad, targets, tau=20.0, rank="most")

@@ -20,6 +20,7 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, psd_factor
 from ...errors import AnchorDivError, positive
 from ...priors import niw
+from .. import recipe
 from ..density import gaussian_logpdf, log_niw
 from ..family import Family, check_prior_mode, isotropic_like
 from ..registry import family
@@ -38,6 +39,10 @@ def gaussian_predictive(mu, cov, n, rng) -> np.ndarray:
     """``n`` draws per ``(mu [S, d], cov [S, d, d])`` ``[S, n, d]``."""
     z = rng.normal(size=(len(mu), n, mu.shape[-1]))
     return mu[:, None, :] + np.einsum("sij,snj->sni", np.linalg.cholesky(cov), z)
+
+
+#: Rules that choose ``kappa0``/``nu0 = "auto"`` (:meth:`NIWPrior.from_anchors`).
+STRENGTH_RULES = ("evidence", "held-out")
 
 
 @family("gaussian")
@@ -64,12 +69,23 @@ class NIWPrior(Family):
 
     @classmethod
     def from_anchors(cls, broad, targets=None, *, kappa0="auto", nu0="auto", reg: float = 1e-3,
-                     prior: str = "broad") -> "NIWPrior":
+                     prior: str = "broad", strengths: str = "evidence") -> "NIWPrior":
         """Prior centred on the broad mean and (ridged, relative ``reg``) covariance; a strength
-        ``"auto"`` is chosen by empirical Bayes on ``targets`` (the maximiser of the closed-form
-        marginal likelihood with a weak hyperprior, :func:`anchordiv.priors.niw.
-        empirical_bayes_fit`)."""
+        ``"auto"`` is chosen from ``targets`` by the rule ``strengths``:
+
+        * ``"evidence"`` (default): empirical Bayes, the maximiser of the closed-form marginal
+          likelihood with a weak hyperprior (:func:`anchordiv.priors.niw.empirical_bayes_fit`);
+        * ``"held-out"``: the recipe of :func:`anchordiv.adapt.recipe.gaussian_strengths` —
+          one strength s (κ₀ = s, ν₀ = d + 1 + s) by exact leave-one-out predictive density,
+          capped by the targets' held-out novelty so that the posterior approaches the
+          target-only fit as the targets span their own subspace.  Computed from the broad
+          covariance for ``prior="isotropic"`` too, so a control keeps the same strengths."""
         d = np.shape(broad)[1]
+        if strengths not in STRENGTH_RULES:
+            raise AnchorDivError(f"strengths: one of {', '.join(STRENGTH_RULES)}, got "
+                                 f"{strengths!r}")
+        if strengths == "held-out":
+            return cls.held_out(broad, targets, kappa0=kappa0, nu0=nu0, reg=reg, prior=prior)
         mu0, cov = niw.prior_scale(broad, reg=positive("reg", reg, allow_zero=True),
                                    prior=check_prior_mode(prior))
         auto = {k: isinstance(v, str) and v == "auto" for k, v in (("kappa0", kappa0),
@@ -85,6 +101,21 @@ class NIWPrior(Family):
         eb = niw.empirical_bayes_fit(mu0, cov, targets, kappa0=k0, nu0=n0)
         chosen = "empirical Bayes (" + ", ".join(k for k, v in auto.items() if v) + ")"
         return cls(mu0, cov, eb["kappa0"], eb["nu0"], prior, chosen, ", ".join(eb["at_bound"]))
+
+    @classmethod
+    def held_out(cls, broad, targets, *, kappa0, nu0, reg, prior) -> "NIWPrior":
+        """``from_anchors(..., strengths="held-out")``: both strengths from the recipe."""
+        if not (kappa0 == "auto" and nu0 == "auto"):
+            raise AnchorDivError("strengths='held-out' chooses kappa0 and nu0 together; leave "
+                                 "both 'auto' or give both numbers")
+        if targets is None:
+            raise AnchorDivError("targets: strengths='held-out' chooses the strengths on the "
+                                 "target anchors; pass targets=")
+        mu0, cov = niw.prior_scale(broad, reg=positive("reg", reg, allow_zero=True),
+                                   prior=check_prior_mode(prior))
+        g = recipe.gaussian_strengths(broad, targets, reg=reg)
+        return cls(mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})",
+                   "")
 
     @property
     def dim(self) -> int:

@@ -23,10 +23,30 @@ from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from ...priors import bingham
 from ...priors.cache import cached
 from ...priors.distributions import bingham_chains
+from .. import recipe
 from ..density import ppca_logpdf
 from ..family import Family, check_prior_mode, isotropic_like
 from ..registry import family
 from ..quantities import principal_angles
+
+
+def held_out_options(broad: np.ndarray, targets, rank, beta, *, low: int) -> tuple:
+    """``(rank, beta)`` with each ``"auto"`` replaced by the recipe's choice from the targets
+    (:func:`anchordiv.adapt.recipe.latent_options`: rank between the prior's stable rank and
+    the target-only rank by the targets' held-out novelty, β = n/(n + s)); the isotropic
+    control gets the same numbers, computed from the broad anchors."""
+    if not (isinstance(rank, str) or isinstance(beta, str)):
+        return rank, beta
+    for name, value in (("rank", rank), ("beta", beta)):
+        if isinstance(value, str) and value != "auto":
+            raise AnchorDivError(f"{name}: a number, None or 'auto', got {value!r}")
+    if targets is None:
+        raise AnchorDivError("targets: rank/beta = 'auto' are chosen on the target anchors; "
+                             "pass targets=")
+    lat = recipe.latent_options(broad, targets)
+    if rank == "auto":
+        rank = min(max(lat["rank"], low), broad.shape[1] - 1, len(broad) - 1)
+    return rank, (lat["beta"] if beta == "auto" else beta)
 
 
 def latent_rank(broad: np.ndarray, rank, *, low: int) -> int:
@@ -191,8 +211,10 @@ class BinghamPrior(LatentFamily):
     def from_anchors(cls, broad, targets=None, *, rank=None, beta=None,
                      prior_anchors=bingham.PRIOR_ANCHORS, prior="broad") -> "BinghamPrior":
         """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``
-        (default: 95 % of the broad variance)."""
+        (default: 95 % of the broad variance; ``"auto"``: chosen from ``targets`` with
+        ``beta="auto"`` alike, see :func:`held_out_options`)."""
         broad = np.asarray(broad)
+        rank, beta = held_out_options(broad, targets, rank, beta, low=1)
         rank = latent_rank(broad, rank, low=1)
         beta, n0 = cls.check_options(beta, prior_anchors)
         mu_b, cov_b = bingham.broad_covariance(broad, check_prior_mode(prior))

@@ -20,7 +20,7 @@ from ...priors import bingham, posterior_bingham
 from ...priors.cache import cached
 from ..family import check_prior_mode
 from ..registry import family
-from .latent_gaussian import LatentFamily, latent_rank
+from .latent_gaussian import LatentFamily, held_out_options, latent_rank
 
 
 @family("latent-spherical")
@@ -52,6 +52,7 @@ class PosteriorBinghamPrior(LatentFamily):
                      prior_anchors=bingham.PRIOR_ANCHORS, concentration=None, radius=1.0,
                      prior="broad") -> "PosteriorBinghamPrior":
         broad = np.asarray(broad)
+        rank, beta = held_out_options(broad, targets, rank, beta, low=2)
         rank = latent_rank(broad, rank, low=2)
         beta, n0 = cls.check_options(beta, prior_anchors)
         kappa = None if concentration is None else positive("concentration", concentration)
