@@ -29,10 +29,10 @@ import jax
 import numpy as np
 
 import anchordiv as ad
-from anchordiv.adapt import cov_factor
+from anchordiv.adaptation import cov_factor
 from anchordiv.anchors.gaussian import moments
 from anchordiv.retrieval.divergence import TRACE_COUNTS
-from anchordiv.priors.niw import NIW, empirical_bayes
+from anchordiv.adaptation.priors.niw import NIW, empirical_bayes
 from common import parser, synthetic_anchors, table, unit_rows, write_results
 
 GOAL_S = 1.0

@@ -1,4 +1,4 @@
-"""The evidence-adaptive recipe (``anchordiv.adapt.recipe``) against today's defaults on the main
+"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``) against today's defaults on the main
 job's style task: does the posterior keep the framework's promise at every budget?
 
 Task (as ``anchordiv study style-transfer``): object × style captions (24 seeded ImageNet-R
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from anchordiv.adapt import adapt, recipe
+from anchordiv.adaptation import adapt, recipe
 from anchordiv.anchors.gaussian import moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from common import parser, table, write_results

@@ -2,7 +2,7 @@
 lazily, inside functions), and the module import graph has no cycle.
 
 Layers, bottom → top: base modules (errors, threads, plots, provenance) < anchors < io (saved
-models and bundles) < data < retrieval < adapt < checks < scale < evaluation < app.
+models and bundles) < data < retrieval < adaptation (its priors included) < checks < scale < evaluation < app.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import pytest
 import anchordiv
 
 ROOT = Path(anchordiv.__file__).parent
-LAYERS = ("base", "anchors", "io", "data", "retrieval", "adapt", "checks", "scale", "evaluation", "app")
+LAYERS = ("base", "anchors", "io", "data", "retrieval", "adaptation", "checks", "scale", "evaluation", "app")
 BASE = {"errors", "threads", "plots", "progress", "provenance", "_validate"}
-ALIASES = {"priors": "adapt"}  # the prior families belong to the adaptation layer
 
 
 def module_name(path: Path) -> str:
@@ -33,7 +32,7 @@ def layer(mod: str) -> str:
     parts = mod.split(".")
     if len(parts) == 1:
         return "top"
-    head = ALIASES.get(parts[1], parts[1])
+    head = parts[1]
     if head in BASE:
         return "base"
     assert head in LAYERS, f"{mod}: module outside the layers {LAYERS} (add it to one)"
@@ -110,15 +109,13 @@ def test_module_import_graph_has_no_cycle():
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
-def test_adapt_never_imports_the_layers_above():
-    above = set(LAYERS[LAYERS.index("adapt") + 1:])
-    bad = [f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "adapt"
+def test_adaptation_never_imports_the_layers_above():
+    above = set(LAYERS[LAYERS.index("adaptation") + 1:])
+    bad = [f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "adaptation"
            for d in deps if layer(d) in above]
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="the function ad.adapt hides the package anchordiv.adapt "
-                   "until the package is renamed (issue 16)")
 def test_no_name_shadows_a_module():
     """``pkg.name`` is the module ``pkg/name.py`` for every package: a re-exported function of
     the same name would hide it (``from anchordiv.retrieval import divergence``)."""

@@ -12,8 +12,8 @@ __version__ = "0.1.0"
 
 from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixture,
                       LatentGaussian, LatentSpherical, Softmax, fit, mix)
-from .adapt import Posterior, adapt, load_posterior, save_posterior
-from .adapt import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
+from .adaptation import Posterior, adapt, load_posterior, save_posterior
+from .adaptation import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
                     PosteriorBinghamPrior, StructuredPrior, infer, load_prior)
 from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k

@@ -207,8 +207,8 @@ def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
 
 
 def test_default_draws_scale_with_cost():
-    from anchordiv import priors
-    from anchordiv.adapt.posterior import Posterior
+    from anchordiv.adaptation import priors
+    from anchordiv.adaptation.posterior import Posterior
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 
     def post(family):

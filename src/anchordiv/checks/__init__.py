@@ -1,6 +1,6 @@
 """Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), simulation-based calibration
 (:mod:`.sbc`), model criticism and comparison (:mod:`.criticism`), prior–target diagnostics
-(:mod:`.diagnostics`).  This layer imports :mod:`anchordiv.adapt`, never the reverse.
+(:mod:`.diagnostics`).  This layer imports :mod:`anchordiv.adaptation`, never the reverse.
 The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 """
 

@@ -12,7 +12,7 @@
 
 Each candidate is broad anchors ``[N, d]``, a dict of :func:`anchordiv.adapt` options with the
 broad anchors under ``"broad"`` (``prior="isotropic"``, fixed strengths, ``model=`` …), or an
-already adapted :class:`~anchordiv.adapt.Posterior` (adapted on the same targets).  The Pareto-k
+already adapted :class:`~anchordiv.adaptation.Posterior` (adapted on the same targets).  The Pareto-k
 diagnostics are part of the result and of the plot, never hidden: anchors with k > 0.7 are
 counted in :attr:`PriorComparison.high_k` and the table's ``warning`` column is set.
 """
@@ -78,7 +78,7 @@ class PriorComparison:
 
 
 def _posterior(candidate, kind: str, targets: np.ndarray, tau: float, options: dict):
-    from ..adapt import Posterior, adapt
+    from ..adaptation import Posterior, adapt
 
     if isinstance(candidate, Posterior):
         if candidate.kind != kind:

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.stats
 from ..progress import tqdm
 
-from ..adapt.family import get_family
+from ..adaptation.family import get_family
 from ..errors import AnchorDivError, integer
 
 
@@ -213,7 +213,7 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     mixture: the Gaussian mixture); ``inference`` calls ``ad.adapt`` (``method="exact"``) or
     NUTS on the kind's explicit model (``method="nuts"``, gaussian kind; one compiled chain).
     Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence."""
-    from ..adapt import adapt
+    from ..adaptation import adapt
 
     fam = get_family(kind)
     rng = np.random.default_rng(seed)

@@ -29,8 +29,8 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adapt.registry import FAMILIES, family_of, get_family
-from ..adapt.quantities import principal_angles
+from ..adaptation.registry import FAMILIES, family_of, get_family
+from ..adaptation.quantities import principal_angles
 from .sbc import SBCResult, sbc
 
 
@@ -49,7 +49,7 @@ STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_ste
 #: default number of draws of :func:`inference_data`
 DEFAULT_DRAWS = 200
 #: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
-#: :meth:`~anchordiv.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+#: :meth:`~anchordiv.adaptation.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
 GIBBS_BUDGET = 6e10
 CHAINS = 2
 #: memory for the default number of exact covariance draws (Σ or Σ_k, float64)
@@ -117,7 +117,7 @@ def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
 def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
     custom NumPyro model or a posterior without ``model_kwargs``)."""
-    from ..adapt.density import prior_family
+    from ..adaptation.density import prior_family
 
     kwargs = post.info.get("model_kwargs")
     if kwargs is None or post.info.get("custom_model"):
@@ -132,7 +132,7 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
     (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
     dim]``) for az.loo / az.waic / az.compare / az.plot_ppc."""
-    from ..adapt.density import pointwise_log_likelihood, predictive
+    from ..adaptation.density import pointwise_log_likelihood, predictive
 
     flat, shape = _merge(draws)
     ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
@@ -158,7 +158,7 @@ def user_sites(kind: str, draws: dict, taken: dict) -> dict:
 @limited_blas
 def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets=None,
                    prior: bool | None = None):
-    """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
+    """``arviz.InferenceData`` for a :class:`~anchordiv.adaptation.Posterior` (module docstring).
 
     ``num_draws``: exact posteriors draw that many (rounded up to even) in 2 chains; NUTS
     posteriors keep up to that many evenly spaced draws per chain; default
@@ -192,7 +192,7 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
         groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
         if targets is not None:
             flat, shape = _merge(pdraws)
-            from ..adapt.density import predictive
+            from ..adaptation.density import predictive
             groups["prior_predictive"] = {"targets": _split(predictive(
                 post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)),
                 shape)}

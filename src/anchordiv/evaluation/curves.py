@@ -114,7 +114,7 @@ _POSTERIORS: collections.OrderedDict = collections.OrderedDict()
 def _broad_posterior(kind, broad, target, tau):
     """``ad.adapt(kind, broad, target, prior="broad")``, remembered for the last few inputs:
     the posterior model and its isotropic control both need it in the same grid cell."""
-    from ..adapt import adapt  # issue 3; imported lazily so the curves work without it
+    from ..adaptation import adapt  # issue 3; imported lazily so the curves work without it
 
     key = (kind, float(tau), hashlib.sha1(np.ascontiguousarray(broad)).hexdigest(),
            hashlib.sha1(np.ascontiguousarray(target)).hexdigest())
@@ -131,7 +131,7 @@ def _adapted(kind, broad, target, tau):
 
 def _isotropic_control(kind, broad, target, tau):
     """The same prior strength as the broad posterior, isotropic prior covariance (same trace):
-    the broad posterior's prior object's :meth:`~anchordiv.adapt.family.Family.isotropic`
+    the broad posterior's prior object's :meth:`~anchordiv.adaptation.family.Family.isotropic`
     control, so strengths chosen by empirical Bayes carry over and only the prior covariance's
     shape differs."""
     prior = _broad_posterior(kind, broad, target, tau).prior.isotropic()

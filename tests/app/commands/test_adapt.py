@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv.adapt import broad_from_model
+from anchordiv.adaptation import broad_from_model
 from anchordiv.app.cli import main
 from helpers import clustered_anchors, unit
 
@@ -30,7 +30,7 @@ def files(tmp_path):
 def calls(monkeypatch):
     """Record the options ``ad.adapt`` receives; run the exact update for the result."""
     seen = []
-    package = importlib.import_module("anchordiv.adapt")   # ad.adapt is the function
+    package = importlib.import_module("anchordiv.adaptation")   # ad.adapt is the function
     real = package.adapt
 
     def fake(kind, broad, target, **options):

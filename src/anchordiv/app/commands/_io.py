@@ -55,7 +55,7 @@ def load_card_of(path: str, name: str) -> dict:
 def load_scorer(path: str, name: str = "MODEL", summary: str = "mean"):
     """``(model, card)`` from a model directory or a saved posterior (scored with its
     ``summary`` point model: ``mean`` or ``map``)."""
-    from ...adapt import load_posterior
+    from ...adaptation import load_posterior
     from ...io import load_model
 
     card = load_card_of(path, name)

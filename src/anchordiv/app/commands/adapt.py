@@ -43,8 +43,8 @@ OPTIONS = {
 
 
 def register(sub) -> None:
-    from ...adapt import KINDS
-    from ...adapt.variational import GUIDES
+    from ...adaptation import KINDS
+    from ...adaptation.variational import GUIDES
 
     p = sub.add_parser(
         "adapt", help="adapt an anchor model from broad to target anchors (Bayesian update)",
@@ -101,7 +101,7 @@ def inputs(args) -> tuple[str, str, str | None, str]:
 
 def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
     """Adapt from a saved prior directory: ``ad.load_prior`` + ``ad.infer``."""
-    from ...adapt import infer, load_prior, split_options, stand_in_anchors
+    from ...adaptation import infer, load_prior, split_options, stand_in_anchors
     from ...io import load_card, load_model
 
     prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode,
@@ -112,7 +112,7 @@ def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
 
 
 def run(args) -> int:
-    from ...adapt import adapt
+    from ...adaptation import adapt
     from ...io import save_model
 
     opts = {k: getattr(args, k) for k in OPTIONS if getattr(args, k) is not None}

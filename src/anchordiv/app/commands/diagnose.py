@@ -80,7 +80,7 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
 def run(args) -> int:
     import arviz as az
 
-    from ...adapt import load_posterior
+    from ...adaptation import load_posterior
     from ...checks.uncertainty import inference_data, save_inference_data
 
     card = load_card_of(args.posterior, "posterior")

@@ -70,7 +70,7 @@ def _models(specs: list[str], summary: str, draws: int | None) -> dict:
 def _posterior_scorer(path: str, draws: int):
     """Score = −(mean divergence over ``draws`` posterior draws): the posterior-expected
     divergence, ``f(queries [c, d], gallery [G, d]) -> [c, G]``."""
-    from ...adapt import load_posterior
+    from ...adaptation import load_posterior
     from ...retrieval.divergence import divergence
 
     models = load_posterior(path).sample(0, draws)

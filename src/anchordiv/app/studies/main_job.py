@@ -85,7 +85,7 @@ class Context:
 
 def clinical_part(ctx: Context) -> dict:
     rep, embed, size, seed, tau = ctx.rep, ctx.embed, ctx.size, ctx.seed, ctx.tau
-    from ...adapt import adapt
+    from ...adaptation import adapt
     from ...data import clinical, openi
 
     reports = openi.load_reports()
@@ -177,7 +177,7 @@ def wordnet_part(ctx: Context) -> dict:
 def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
     """How stable retrieval is across posterior draws: the Gaussian posterior from the WordNet
     prior and ``n_targets`` random target anchors; queries and gallery are disjoint items."""
-    from ...adapt import adapt
+    from ...adaptation import adapt
     from ...checks.uncertainty import retrieval_uncertainty
 
     rng = np.random.default_rng(ctx.seed)

@@ -52,7 +52,7 @@ def adapt_options(kind: str, d: int) -> dict:
 
 
 def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
-    from ...adapt import adapt
+    from ...adaptation import adapt
 
     return adapt(kind, broad, target, tau=tau, method="exact", prior=prior,
                  **adapt_options(kind, broad.shape[1])).point("mean")

@@ -14,7 +14,7 @@ Construction (:func:`wordnet_imagenet_task`):
   ImageNet class and everything below any of the 1,000 classes, so no item (and no class
   synset) is a broad anchor.  ``models/`` holds a Gaussian fitted to a seeded subsample of
   that pool; :func:`broad_from_model` turns it back into anchors with the same mean and
-  covariance for :func:`anchordiv.adapt.adapt`.
+  covariance for :func:`anchordiv.adaptation.adapt`.
 
 The study (:func:`wordnet_imagenet_study`) runs :func:`anchordiv.evaluation.curves.adaptation_curve`:
 target-only models vs posterior models adapted from the broad anchors vs the isotropic-prior
@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...adapt import broad_from_model  # noqa: F401  (re-exported: studies.wordnet_imagenet.broad_from_model)
+from ...adaptation import broad_from_model  # noqa: F401  (re-exported: studies.wordnet_imagenet.broad_from_model)
 from ...evaluation.curves import adaptation_curve
 from ...errors import AnchorDivError, integer
 from ...provenance import resolve_tau

@@ -1,0 +1,151 @@
+"""Densities of a posterior's draws, in one place for every inference method (exact, NUTS,
+SVI): the log joint of the model at constrained parameter values (for the MAP draw) and the
+pointwise log-likelihood of each target anchor (for PSIS-LOO, WAIC; MATH.md round 2).
+
+Draws are dicts of the family's sites (``Family.sites``, :mod:`.family`) with a leading draw axis:
+``mu [S, d]``, ``Sigma [S, d, d]``; ``U [S, d, k]``; ``weights [S, K]``, ``means [S, K, d]``,
+``covs [S, K, d, d]``.
+
+Pointwise log-likelihood per kind (``log p(t_i | θ_s)``, untempered):
+
+* gaussian: ``N(t_i | μ, Σ)``;
+* latent kinds: the PPCA likelihood ``N(t_i | m, σ² I + ℓ U Uᵀ)`` with the target mean m and the
+  broad PPCA signal ℓ and noise σ² (:func:`anchordiv.adaptation.priors.bingham.ppca_scale`) kept in
+  ``post.fixed`` (``ppca_mean``, ``ppca_signal``, ``ppca_noise``) — for the latent spherical kind
+  this is the likelihood its default concentration is derived from;
+* mixture: ``log Σ_k w_k N(t_i | μ_k, Σ_k)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.special
+
+from ..errors import AnchorDivError
+from .registry import get_family
+
+#: sites of the explicit models that only parametrise another site (excluded from densities)
+AUXILIARY_SUFFIX = "_raw"
+
+
+def gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``log N(t_i | μ_s, Σ_s)``: ``t [n, d]``, ``mu [S, d]``, ``cov [S, d, d]`` -> ``[S, n]``."""
+    chol = np.linalg.cholesky(cov)
+    diff = t[None, :, :] - mu[:, None, :]                                   # [S, n, d]
+    z = np.linalg.solve(chol, np.swapaxes(diff, -1, -2))                    # [S, d, n]
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)      # [S]
+    d = t.shape[1]
+    return -0.5 * ((z * z).sum(-2) + logdet[:, None] + d * np.log(2 * np.pi))
+
+
+def ppca_logpdf(t, u, mean, signal, noise):
+    """``log N(t_i | m, σ² I + ℓ U_s U_sᵀ)`` via Woodbury: ``u [S, d, k]`` -> ``[S, n]``."""
+    d, k = u.shape[-2:]
+    x = t - mean                                                           # [n, d]
+    proj = np.einsum("nd,sdk->snk", x, u)                                   # [S, n, k]
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * \
+        (proj * proj).sum(-1)
+    logdet = d * np.log(noise) + k * np.log1p(signal / noise)
+    return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
+
+
+def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np.ndarray:
+    """``log p(t_i | θ_s)`` ``[S, n]`` for draws ``{site: [S, ...]}`` and ``targets [n, d]``
+    (:meth:`~anchordiv.adaptation.family.Family.log_likelihood` of the kind's family)."""
+    return get_family(kind).log_likelihood(draws, targets, fixed)
+
+
+def predictive(kind: str, draws: dict, n: int, fixed: dict,
+               rng: np.random.Generator) -> np.ndarray:
+    """Posterior (or prior) predictive: ``n`` simulated anchors per draw ``[S, n, d]`` from the
+    same likelihood as :func:`pointwise_log_likelihood`."""
+    return get_family(kind).predictive(draws, n, fixed, rng)
+
+
+def prior_family(kind: str, kwargs: dict):
+    """The exact prior of the kind's default model as a posterior-parameter object with
+    ``sample`` (NIW, Dirichlet–NIW, matrix Bingham with B₀) from its ``model_kwargs``."""
+    return get_family(kind).prior_posterior(kwargs)
+
+
+def log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
+    """log IW(Σ_s | ν, Ψ) for ``sig [S, d, d]`` (float64 closed form)."""
+    from .priors.niw import log_multigamma
+
+    d = psi.shape[-1]
+    chol = np.linalg.cholesky(sig)
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
+    inv = np.linalg.inv(sig)
+    return (0.5 * nu * np.linalg.slogdet(psi)[1] - 0.5 * nu * d * np.log(2.0)
+            - log_multigamma(0.5 * nu, d) - 0.5 * (nu + d + 1) * logdet
+            - 0.5 * np.einsum("ij,sji->s", psi, inv))
+
+
+def log_niw(mu, sig, kw) -> np.ndarray:
+    """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
+    mu0 = np.asarray(kw["mu0"], np.float64)
+    return (log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
+            + gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0])
+
+
+def log_joint_closed_form(kind: str, targets, kwargs: dict, draws: dict) -> np.ndarray:
+    """``log p(θ_s, targets)`` ``[S]`` of the kind's *default* model in float64 closed form
+    (:meth:`~anchordiv.adaptation.family.Family.log_joint`; independent of how the NumPyro model
+    parametrises its sites)."""
+    return get_family(kind).log_joint(np.asarray(targets, np.float64), kwargs, draws)
+
+
+def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
+    """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
+    parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
+    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
+    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself)."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro import handlers
+
+    t = jnp.asarray(targets)
+    params = {k: jnp.asarray(v) for k, v in draws.items()}
+    if "U" in params:
+        params["U" + AUXILIARY_SUFFIX] = params["U"]
+
+    def one(p):
+        tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
+            t, **kwargs)
+        total = 0.0
+        for name, site in tr.items():
+            if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
+                continue
+            lp = site["fn"].log_prob(site["value"])
+            total = total + jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
+        return total
+
+    return np.asarray(jax.jit(jax.vmap(one))(params), np.float64)
+
+
+def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
+    """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint of
+    each draw's constrained parameters, which ``post.point("map")`` maximises — in closed form
+    for the kind's default model (``model=None``, :func:`log_joint_closed_form`), by
+    substituting every stored site into a user's ``model`` otherwise (:func:`log_joint`: the
+    density of the model's own sample sites).
+    ``model_kwargs`` defaults to ``post.info["model_kwargs"]``."""
+    kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
+    if kwargs is None:
+        raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
+    shape = next(iter(post.samples.values())).shape[:2]
+    flat = post.flat_samples()
+    if model is None:
+        flat = {k: v for k, v in flat.items() if k in get_family(post.kind).sites}
+        lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
+    else:
+        lp = log_joint(model, targets, kwargs, flat)
+    return dataclasses.replace(post, stats={**(post.stats or {}),
+                                            "log_density": lp.reshape(shape)})
+
+
+__all__ = ["gaussian_logpdf", "log_iw", "log_joint", "log_joint_closed_form", "log_niw",
+           "pointwise_log_likelihood", "ppca_logpdf", "predictive", "prior_family",
+           "with_log_density"]

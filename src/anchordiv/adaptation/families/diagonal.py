@@ -1,0 +1,207 @@
+"""The diagonal Gaussian family: a Gaussian anchor model with a diagonal covariance and a
+conjugate Normal–inverse-gamma prior per coordinate — the family added to show that a new kind is
+one module plus its registration (``docs/guides/adaptation.md``, "Adding a family").
+
+Prior, per coordinate j: ``σ²_j ~ InvGamma(a₀, b₀ⱼ)``, ``μ_j | σ²_j ~ N(m₀ⱼ, σ²_j/κ₀)``; targets
+``t_ij ~ N(μ_j, σ²_j)``.  From the broad anchors B: ``m₀ = mean(B)``, ``a₀ = ν₀/2 + 1``,
+``b₀ = (ν₀/2)·diag Cov(B)`` so that ``E[σ²] = diag Cov(B)``; κ₀ and ν₀ are the pseudo-anchors
+the prior mean and the prior variances are worth.  Conjugate update with n targets, mean t̄,
+per-coordinate scatter ``s_j = Σ_i (t_ij − t̄_j)²``: ``κₙ = κ₀ + n``, ``mₙ = (κ₀m₀ + n t̄)/κₙ``,
+``aₙ = a₀ + n/2``, ``bₙ = b₀ + s/2 + κ₀n(t̄ − m₀)²/(2κₙ)``.  Posterior mean ``(mₙ, bₙ/(aₙ − 1))``,
+joint mode ``(mₙ, bₙ/(aₙ + 3/2))``; the marginal likelihood is closed form (a product of
+Student-t terms).  O(n d) everything: usable at any d, but coordinate-wise, so it has no
+principal-subspace projection (``subspace=`` is refused).
+
+    prior = ad.adapt.families.DiagonalPrior.from_anchors(broad [N, d], kappa0=10, nu0=10)
+    post = prior.update(targets [n, d])          # or ad.adapt("diagonal-gaussian", broad, t)
+
+Sites: ``mu [d]``, ``sigma2 [d]`` (variances).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import scipy.special
+
+from ...anchors import Gaussian
+from ...anchors.base import as_tau
+from ...anchors.gaussian import moments
+from ...errors import AnchorDivError, positive
+from ..priors.cache import cached
+from ..family import Family, check_prior_mode
+from ..quantities import SMALL_D, cosine
+from ..registry import family
+
+
+def diagonal_model(targets, *, mu0, kappa0, a0, b0):
+    """The explicit NumPyro model (copy and change it).  ``targets [n, d]``; ``mu0 [d]``;
+    ``kappa0 > 0``; ``a0 > 0``; ``b0 [d] > 0``.  Sites: ``sigma2 [d]``, ``mu [d]``, observed
+    ``targets``."""
+    sigma2 = numpyro.sample("sigma2", dist.InverseGamma(a0, b0).to_event(1))
+    mu = numpyro.sample("mu", dist.Normal(mu0, jnp.sqrt(sigma2 / kappa0)).to_event(1))
+    with numpyro.plate("anchors", targets.shape[0]):
+        numpyro.sample("targets", dist.Normal(mu, jnp.sqrt(sigma2)).to_event(1), obs=targets)
+
+
+@dataclasses.dataclass(frozen=True)
+class NormalInverseGamma:
+    """Per-coordinate Normal–inverse-gamma parameters (float64): ``mu [d]``, ``kappa``, ``a``,
+    ``b [d]``."""
+
+    mu: np.ndarray
+    kappa: float
+    a: float
+    b: np.ndarray
+
+    def update(self, targets) -> "NormalInverseGamma":
+        t = np.asarray(targets, np.float64)
+        n, tbar = len(t), t.mean(0)
+        s = ((t - tbar) ** 2).sum(0)
+        kn = self.kappa + n
+        b = self.b + 0.5 * s + self.kappa * n * (tbar - self.mu) ** 2 / (2 * kn)
+        return NormalInverseGamma((self.kappa * self.mu + n * tbar) / kn, kn, self.a + n / 2, b)
+
+    def mean(self) -> dict[str, np.ndarray]:
+        """``{"mu": mₙ, "sigma2": bₙ/(aₙ − 1)}`` (infinite variance mean where aₙ ≤ 1)."""
+        var = self.b / (self.a - 1) if self.a > 1 else np.full_like(self.b, np.inf)
+        return {"mu": self.mu, "sigma2": var}
+
+    def mode(self) -> dict[str, np.ndarray]:
+        """Joint mode ``{"mu": mₙ, "sigma2": bₙ/(aₙ + 3/2)}``."""
+        return {"mu": self.mu, "sigma2": self.b / (self.a + 1.5)}
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """``n`` exact draws ``{"mu": [n, d], "sigma2": [n, d]}``."""
+        s2 = self.b / rng.gamma(self.a, 1.0, size=(n, len(self.b)))
+        mu = self.mu + np.sqrt(s2 / self.kappa) * rng.normal(size=s2.shape)
+        return {"mu": mu, "sigma2": s2}
+
+    def log_marginal(self, targets) -> float:
+        """log p(targets) (closed form)."""
+        n = len(targets)
+        post = self.update(targets)
+        return float(np.sum(scipy.special.gammaln(post.a) - scipy.special.gammaln(self.a)
+                            + self.a * np.log(self.b) - post.a * np.log(post.b)
+                            + 0.5 * (np.log(self.kappa) - np.log(post.kappa))
+                            - 0.5 * n * np.log(2 * np.pi)))
+
+    def model_kwargs(self) -> dict:
+        return {"mu0": self.mu, "kappa0": self.kappa, "a0": self.a, "b0": self.b}
+
+
+@family("diagonal-gaussian")
+class DiagonalPrior(Family):
+    """Per-coordinate Normal–inverse-gamma prior: ``mu0 [d]``, ``var [d]`` (= E[σ²], the broad
+    variances or their mean for the isotropic control), strengths ``kappa0`` and ``nu0``."""
+
+    mu0: np.ndarray
+    var: np.ndarray
+    kappa0: float = 10.0
+    nu0: float = 10.0
+    prior: str = "broad"
+    origin: str = ""
+
+    sites = ("mu", "sigma2")
+    posterior_types = (NormalInverseGamma,)
+    static_fields = ("prior", "origin")
+    model = staticmethod(diagonal_model)
+
+    @classmethod
+    def from_anchors(cls, broad, targets=None, *, kappa0: float = 10.0, nu0: float = 10.0,
+                     reg: float = 1e-3, prior: str = "broad") -> "DiagonalPrior":
+        """Prior centred on the broad mean and per-coordinate (ridged) variances."""
+        mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
+        out = cls(np.asarray(mu), np.diag(cov).copy(), positive("kappa0", kappa0),
+                  positive("nu0", nu0))
+        return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
+
+    @property
+    def dim(self) -> int:
+        return int(np.shape(self.mu0)[0])
+
+    def nig(self) -> NormalInverseGamma:
+        half = 0.5 * float(self.nu0)
+        return NormalInverseGamma(np.asarray(self.mu0, np.float64), float(self.kappa0),
+                                  half + 1.0, half * np.asarray(self.var, np.float64))
+
+    def isotropic(self) -> "DiagonalPrior":
+        v = np.asarray(self.var)
+        return dataclasses.replace(self, var=np.full_like(v, v.mean()), prior="isotropic")
+
+    def prior_kwargs(self) -> dict:
+        return self.nig().model_kwargs()
+
+    def log_marginal(self, targets) -> float:
+        return self.nig().log_marginal(targets)
+
+    def exact(self, targets):
+        p = self.nig()
+        info = {"kappa0": float(self.kappa0), "nu0": float(self.nu0),
+                "log_marginal_likelihood": p.log_marginal(targets),
+                "model_kwargs": p.model_kwargs()}
+        return p.update(targets), info, {}
+
+    # ---- per kind -------------------------------------------------------------------------
+    @classmethod
+    def to_model(cls, p, tau, dtype, fixed):
+        dt = np.dtype(dtype)
+        sd = np.sqrt(np.asarray(p["sigma2"], np.float64))
+        return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(np.diag(sd), dt), as_tau(tau, dt))
+
+    @classmethod
+    def log_likelihood(cls, draws, targets, fixed):
+        t = np.asarray(targets, np.float64)
+        mu, s2 = (np.asarray(draws[k], np.float64)[:, None, :] for k in ("mu", "sigma2"))
+        return -0.5 * (((t[None] - mu) ** 2 / s2) + np.log(2 * np.pi * s2)).sum(-1)
+
+    @classmethod
+    def predictive(cls, draws, n, fixed, rng):
+        mu, s2 = (np.asarray(draws[k], np.float64) for k in ("mu", "sigma2"))
+        return mu[:, None] + np.sqrt(s2)[:, None] * rng.normal(size=(len(mu), n, mu.shape[-1]))
+
+    @classmethod
+    def log_joint(cls, targets, kwargs, draws):
+        mu, s2 = (np.asarray(draws[k], np.float64) for k in ("mu", "sigma2"))
+        a, b = float(kwargs["a0"]), np.asarray(kwargs["b0"], np.float64)
+        k0, m0 = float(kwargs["kappa0"]), np.asarray(kwargs["mu0"], np.float64)
+        log_ig = (a * np.log(b) - scipy.special.gammaln(a) - (a + 1) * np.log(s2) - b / s2)
+        log_mu = -0.5 * (k0 * (mu - m0) ** 2 / s2 + np.log(2 * np.pi * s2 / k0))
+        return (log_ig + log_mu).sum(-1) + cls.log_likelihood(draws, targets, {}).sum(-1)
+
+    @classmethod
+    def prior_posterior(cls, kwargs):
+        return NormalInverseGamma(np.asarray(kwargs["mu0"], np.float64), float(kwargs["kappa0"]),
+                                  float(kwargs["a0"]), np.asarray(kwargs["b0"], np.float64))
+
+    @classmethod
+    def project(cls, kwargs, u):
+        raise AnchorDivError("subspace: the diagonal-gaussian family is coordinate-wise (a "
+                             "diagonal covariance is not diagonal in a rotated basis); run it "
+                             "at full d — NUTS and SVI cost O(n d) per step")
+
+    @classmethod
+    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
+        cls.project({}, basis)
+
+    @classmethod
+    def quantities(cls, s, ref):
+        out = {"mean_cosine": cosine(s["mu"], ref["mu"]),
+               "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+               "var_trace": s["sigma2"].sum(-1), "var_max": s["sigma2"].max(-1)}
+        if s["mu"].shape[-1] <= SMALL_D:
+            out.update(mu=s["mu"], sigma2=s["sigma2"])
+        return out
+
+    dims = {"mu": ["dim"], "sigma2": ["dim"]}
+
+    @classmethod
+    def site_shapes(cls, d, shapes):
+        return {"mu": (d,), "sigma2": (d,)}
+
+
+__all__ = ["DiagonalPrior", "NormalInverseGamma", "diagonal_model"]

@@ -1,0 +1,275 @@
+"""The latent Gaussian family: matrix Bingham prior on the principal subspace (MATH.md, D.3; the
+math and the explicit model live in :mod:`anchordiv.adaptation.priors.bingham`), and the base the latent
+spherical family shares (sites, PPCA likelihood, subspace lift, principal-angle quantities).
+
+    prior = ad.BinghamPrior.from_anchors(broad [N, d], rank=8)      # B₀ = c·n₀·Cov(B)
+    post = prior.update(targets [n, d])                              # Bₙ = B₀ + c·S_T
+
+Site: ``U [d, k]`` (orthonormal frame).  Likelihood: PPCA ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` with
+the broad ℓ, σ² at rank k.  The target weight ``beta`` defaults to ``n/(n + prior_anchors)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+
+from ...anchors import LatentGaussian
+from ...anchors.base import as_tau
+from ...anchors.latent import principal_subspace
+from ...errors import AnchorDivError, in_unit_interval, integer, positive
+from ..priors import bingham
+from ..priors.cache import cached
+from ..priors.distributions import bingham_chains
+from .. import recipe
+from ..density import ppca_logpdf
+from ..family import Family, check_prior_mode, isotropic_like
+from ..registry import family
+from ..quantities import principal_angles
+
+
+def held_out_options(broad: np.ndarray, targets, rank, beta, *, low: int) -> tuple:
+    """``(rank, beta)`` with each ``"auto"`` replaced by the recipe's choice from the targets
+    (:func:`anchordiv.adaptation.recipe.latent_options`: rank between the prior's stable rank and
+    the target-only rank by the targets' held-out novelty, β = n/(n + s)); the isotropic
+    control gets the same numbers, computed from the broad anchors."""
+    if not (isinstance(rank, str) or isinstance(beta, str)):
+        return rank, beta
+    for name, value in (("rank", rank), ("beta", beta)):
+        if isinstance(value, str) and value != "auto":
+            raise AnchorDivError(f"{name}: a number, None or 'auto', got {value!r}")
+    if targets is None:
+        raise AnchorDivError("targets: rank/beta = 'auto' are chosen on the target anchors; "
+                             "pass targets=")
+    lat = recipe.latent_options(broad, targets)
+    if rank == "auto":
+        rank = min(max(lat["rank"], low), broad.shape[1] - 1, len(broad) - 1)
+    return rank, (lat["beta"] if beta == "auto" else beta)
+
+
+def latent_rank(broad: np.ndarray, rank, *, low: int) -> int:
+    """The latent rank k: given, or 95 % of the broad variance (at least ``low``, < d)."""
+    d = broad.shape[1]
+    if rank is None:
+        _, u, _ = cached(principal_subspace, broad)
+        rank = min(max(u.shape[1], low), d - 1)
+    else:
+        rank = integer("rank", rank, low=low)
+    if rank >= d:
+        raise AnchorDivError(f"rank: must be < d = {d} (a rank-d subspace is the whole space), "
+                             f"got {rank}")
+    if rank > len(broad) - 1:
+        raise AnchorDivError(f"rank: {rank} is larger than the broad anchors allow: at most "
+                             f"n_broad − 1 = {len(broad) - 1}")
+    return rank
+
+
+#: Gibbs burn-in of a single exact draw (:meth:`LatentFamily.prior_draw`)
+PRIOR_BURN_IN = 30
+
+
+class LatentFamily(Family):
+    """Shared per-kind behaviour of the latent families (site ``U [d, k]``, PPCA likelihood
+    whose constants ``ppca_mean``/``ppca_signal``/``ppca_noise`` are in ``post.fixed``).
+    Subclasses carry ``rank``, ``beta``, ``prior_anchors``, ``signal``, ``noise``, ``scale``
+    (the PPCA c) and ``n_broad``."""
+
+    sites = ("U",)
+    posterior_types = (bingham.BinghamPosterior,)
+    dims = {"principal_angles": ["angle"]}
+
+    def target_beta(self, n: int) -> float:
+        """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
+        rank where β = 1."""
+        beta = self.beta if self.beta is not None else n / (n + float(self.prior_anchors))
+        if beta == 1 and self.rank > n - 1:
+            raise AnchorDivError(f"rank: {self.rank} is larger than the target anchors allow "
+                                 f"with beta = 1: at most n_targets − 1 = {n - 1}")
+        return beta
+
+    def ppca_fixed(self, targets) -> dict:
+        """The PPCA likelihood constants kept in ``post.fixed``."""
+        return {"ppca_mean": np.asarray(targets, np.float64).mean(0),
+                "ppca_signal": np.asarray(self.signal), "ppca_noise": np.asarray(self.noise)}
+
+    def default_weight(self) -> float:
+        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀, unless the
+        broad anchors cap it); the prior alone is only defined there."""
+        if self.beta is not None:
+            raise AnchorDivError("beta: with a fixed target weight the prior strength "
+                                 "m(1 − β) depends on the number of targets; the prior alone "
+                                 "(sample, prior_predictive) is defined at the default beta")
+        return min(float(self.prior_anchors), float(self.n_broad))
+
+    @staticmethod
+    def check_options(beta, prior_anchors) -> tuple:
+        return (None if beta is None else in_unit_interval("beta", beta),
+                positive("prior_anchors", prior_anchors))
+
+    # ---- per kind -------------------------------------------------------------------------
+    @classmethod
+    def chain_draws(cls, params, rng, chains, n):
+        """Independent Gibbs chains (:meth:`BinghamPosterior.sample_chains`)."""
+        return params.sample_chains(rng, chains, n)
+
+    @classmethod
+    def gibbs_cost(cls, params):
+        return params.sweep_cost(), bingham.BURN_IN
+
+    @classmethod
+    def prior_draw(cls, params, rng):
+        """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
+        return {"U": bingham_chains(params.parameter, params.rank, 1, rng, chains=1,
+                                    burn_in=PRIOR_BURN_IN)[0, 0]}
+
+    @classmethod
+    def summarise(cls, s, which, lp):
+        """The MAP draw, or the principal subspace of the mean projector (a mean of frames is
+        not a frame)."""
+        if which == "map":
+            return super().summarise(s, which, lp)
+        u = s["U"]
+        proj = np.einsum("sik,sjk->ij", u, u) / len(u)
+        _, v = np.linalg.eigh(proj)
+        return {"U": np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]])}
+
+    @classmethod
+    def log_likelihood(cls, draws, targets, fixed):
+        missing = [k for k in ("ppca_mean", "ppca_signal", "ppca_noise") if k not in fixed]
+        if missing:
+            raise AnchorDivError(f"post.fixed: the latent likelihood needs {', '.join(missing)} "
+                                 f"(posteriors adapted before this version lack them)")
+        return ppca_logpdf(np.asarray(targets, np.float64), np.asarray(draws["U"], np.float64),
+                           np.asarray(fixed["ppca_mean"]), float(fixed["ppca_signal"]),
+                           float(fixed["ppca_noise"]))
+
+    @classmethod
+    def predictive(cls, draws, n, fixed, rng):
+        u = np.asarray(draws["U"], np.float64)
+        s, d, k = u.shape
+        z = rng.normal(size=(s, n, k)) * np.sqrt(float(fixed["ppca_signal"]))
+        e = rng.normal(size=(s, n, d)) * np.sqrt(float(fixed["ppca_noise"]))
+        return np.asarray(fixed["ppca_mean"]) + np.einsum("sdk,snk->snd", u, z) + e
+
+    @classmethod
+    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
+        """``U = U_r U_sub``: the subspace frame ``[r, k]`` in full d."""
+        return [{"U": basis[:, :r] @ np.asarray(p["U"], np.float64)} for p in ps]
+
+    @classmethod
+    def quantities(cls, s, ref):
+        ang = principal_angles(s["U"], ref["U"])
+        return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
+
+    @classmethod
+    def sbc_quantities(cls, d, rng):
+        """Frame-invariant quantities of span(U) (functions of U Uᵀ)."""
+        rng.normal(size=d)                # (kept: the stream the quantities were drawn from)
+        a = rng.normal(size=(d, d))
+        a = a + a.T
+        w = np.linalg.qr(rng.normal(size=(d, 2)))[0]
+        return {"‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
+                "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
+                "σ_min(WᵀU)": lambda p: np.linalg.svd(np.einsum("dk,sdj->skj", w, p["U"]),
+                                                      compute_uv=False)[:, -1]}
+
+    @classmethod
+    def site_shapes(cls, d, shapes):
+        k = shapes["U"][-1] if len(shapes["U"]) == 2 else 1
+        return {"U": (d, k)}
+
+    def predictive_fixed(self) -> dict:
+        return {"ppca_mean": np.asarray(self.mean, np.float64),
+                "ppca_signal": np.asarray(self.signal), "ppca_noise": np.asarray(self.noise)}
+
+
+@family("latent-gaussian")
+class BinghamPrior(LatentFamily):
+    """Matrix Bingham prior ``p(U) ∝ etr(Uᵀ B₀ U)``, ``B₀ = c·m(1 − β)·C``: broad mean
+    ``mean [d]`` and covariance ``cov [d, d]`` (or the isotropic control), ``rank`` k, target
+    weight ``beta`` (None: ``n/(n + prior_anchors)``), the broad PPCA ``signal`` ℓ, ``noise``
+    σ² and ``scale`` c at rank k, and ``n_broad`` (caps the pseudo-count)."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+    signal: float
+    noise: float
+    scale: float
+    n_broad: int
+    rank: int
+    beta: float | None = None
+    prior_anchors: float = bingham.PRIOR_ANCHORS
+    prior: str = "broad"
+    origin: str = ""
+
+    static_fields = ("prior", "origin", "rank", "n_broad")
+    model = staticmethod(bingham.latent_gaussian_model)
+
+    @classmethod
+    def from_anchors(cls, broad, targets=None, *, rank=None, beta=None,
+                     prior_anchors=bingham.PRIOR_ANCHORS, prior="broad") -> "BinghamPrior":
+        """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``
+        (default: 95 % of the broad variance; ``"auto"``: chosen from ``targets`` with
+        ``beta="auto"`` alike, see :func:`held_out_options`)."""
+        broad = np.asarray(broad)
+        rank, beta = held_out_options(broad, targets, rank, beta, low=1)
+        rank = latent_rank(broad, rank, low=1)
+        beta, n0 = cls.check_options(beta, prior_anchors)
+        mu_b, cov_b = bingham.broad_covariance(broad, check_prior_mode(prior))
+        c, signal, noise = bingham.ppca_scale(cached(bingham.broad_spectrum, broad), rank)
+        return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, n0, prior)
+
+    @property
+    def dim(self) -> int:
+        return int(np.shape(self.mean)[0])
+
+    def isotropic(self) -> "BinghamPrior":
+        return dataclasses.replace(self, cov=isotropic_like(np.asarray(self.cov)),
+                                   prior="isotropic")
+
+    def exact(self, targets):
+        beta = self.target_beta(len(targets))
+        post, extra = bingham.latent_gaussian_posterior(
+            self.mean, self.cov, (self.scale, self.signal, self.noise), self.n_broad, targets,
+            rank=self.rank, beta=beta)
+        info = {"rank": self.rank, "beta": beta, **extra}
+        return post, info, {"mean": post.location, **self.ppca_fixed(targets)}
+
+    def prior_kwargs(self) -> dict:
+        b0 = float(self.scale) * self.default_weight() * np.asarray(self.cov)
+        return {"prior_parameter": b0, "mean": np.asarray(self.mean), "signal": self.signal,
+                "noise": self.noise, "rank": self.rank, "target_weight": 1.0}
+
+    # ---- per kind -------------------------------------------------------------------------
+    @classmethod
+    def to_model(cls, p, tau, dtype, fixed):
+        dt = np.dtype(dtype)
+        return LatentGaussian(jnp.asarray(fixed["mean"], dt), jnp.asarray(p["U"], dt),
+                              as_tau(tau, dt))
+
+    @classmethod
+    def log_joint(cls, targets, kwargs, draws):
+        u = np.asarray(draws["U"], np.float64)
+        b0 = np.asarray(kwargs["prior_parameter"], np.float64)
+        fx = {"ppca_mean": kwargs["mean"], "ppca_signal": kwargs["signal"],
+              "ppca_noise": kwargs["noise"]}
+        return (np.einsum("sdk,de,sek->s", u, b0, u)
+                + float(kwargs["target_weight"]) * cls.log_likelihood(
+                    {"U": u}, targets, fx).sum(-1))
+
+    @classmethod
+    def prior_posterior(cls, kwargs):
+        b0 = np.asarray(kwargs["prior_parameter"])
+        return bingham.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
+
+    @classmethod
+    def project(cls, kwargs, u):
+        from ..subspace import sandwich
+
+        return {**kwargs, "prior_parameter": sandwich(u, kwargs["prior_parameter"]),
+                "mean": np.asarray(kwargs["mean"], np.float64) @ u}
+
+
+__all__ = ["BinghamPrior", "LatentFamily", "latent_rank"]

@@ -1,0 +1,129 @@
+"""The latent spherical family: posterior-like Bingham ``Bₙ = (1 − β) U₀U₀ᵀ + β Ĉ_T`` with the
+concentration κ derived from the PPCA likelihood (MATH.md, D.4; the math and the explicit model
+live in :mod:`anchordiv.adaptation.priors.posterior_bingham`).
+
+    prior = ad.PosteriorBinghamPrior.from_anchors(broad [N, d], rank=8)
+    post = prior.update(targets [n, d])          # U ~ MatrixBingham(κ Bₙ)
+
+Site: ``U [d, k]``; the anchor model's radius is ``radius`` (1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ...anchors import LatentSpherical
+from ...errors import AnchorDivError, positive
+from ..priors import bingham, posterior_bingham
+from ..priors.cache import cached
+from ..family import check_prior_mode
+from ..registry import family
+from .latent_gaussian import LatentFamily, held_out_options, latent_rank
+
+
+@family("latent-spherical")
+class PosteriorBinghamPrior(LatentFamily):
+    """Posterior-like Bingham: broad ``projector`` U₀U₀ᵀ ``[d, d]`` (isotropic control:
+    ``(k/d) I``), ``rank`` k ≥ 2, target weight ``beta`` (None: ``n/(n + prior_anchors)``),
+    ``concentration`` κ (None: ``m ℓ²/(2σ²(σ² + ℓ))`` from the broad PPCA ``signal``, ``noise``,
+    ``scale``), ``radius`` of the anchor model, ``n_broad``."""
+
+    projector: np.ndarray
+    signal: float
+    noise: float
+    scale: float
+    n_broad: int
+    rank: int
+    beta: float | None = None
+    prior_anchors: float = bingham.PRIOR_ANCHORS
+    concentration: float | None = None
+    radius: float = 1.0
+    prior: str = "broad"
+    mean: np.ndarray | None = None
+    origin: str = ""
+
+    static_fields = ("prior", "origin", "rank", "n_broad")
+    model = staticmethod(posterior_bingham.latent_spherical_model)
+
+    @classmethod
+    def from_anchors(cls, broad, targets=None, *, rank=None, beta=None,
+                     prior_anchors=bingham.PRIOR_ANCHORS, concentration=None, radius=1.0,
+                     prior="broad") -> "PosteriorBinghamPrior":
+        broad = np.asarray(broad)
+        rank, beta = held_out_options(broad, targets, rank, beta, low=2)
+        rank = latent_rank(broad, rank, low=2)
+        beta, n0 = cls.check_options(beta, prior_anchors)
+        kappa = None if concentration is None else positive("concentration", concentration)
+        p0 = posterior_bingham.broad_projector(broad, rank, check_prior_mode(prior))
+        c, signal, noise = bingham.ppca_scale(cached(bingham.broad_spectrum, broad), rank)
+        return cls(p0, signal, noise, c, len(broad), rank, beta, n0, kappa,
+                   positive("radius", radius), prior, np.asarray(broad, np.float64).mean(0))
+
+    @property
+    def dim(self) -> int:
+        return int(np.shape(self.projector)[0])
+
+    def isotropic(self) -> "PosteriorBinghamPrior":
+        d = self.dim
+        return dataclasses.replace(self, projector=self.rank / d * np.eye(d), prior="isotropic")
+
+    def target_concentration(self, n: int, beta: float) -> float:
+        if self.concentration is not None:
+            return float(self.concentration)
+        m, _ = bingham.target_weight(n, self.n_broad, beta)
+        return float(self.scale * m * self.signal)
+
+    def exact(self, targets):
+        t = np.asarray(targets, np.float64)
+        beta = self.target_beta(len(t))
+        kappa = self.target_concentration(len(t), beta)
+        b = posterior_bingham.posterior_like_parameter(np.asarray(self.projector), t, beta=beta,
+                                                       rank=self.rank)
+        post = bingham.BinghamPosterior(kappa * b, self.rank, np.zeros(t.shape[1]))
+        kwargs = {"broad_projector": np.asarray(self.projector), "beta": beta,
+                  "rank": self.rank, "concentration": kappa}
+        info = {"rank": self.rank, "beta": beta, "concentration": kappa,
+                "model_kwargs": kwargs}
+        return post, info, {"radius": np.asarray(float(self.radius)), **self.ppca_fixed(t)}
+
+    def prior_kwargs(self) -> dict:
+        """At the default β and κ: ``κ(1 − β) = c·ℓ·n₀`` (uncapped), written as β = 0 and that
+        concentration."""
+        if self.concentration is not None:
+            raise AnchorDivError("concentration: a fixed κ gives the prior strength κ(1 − β), "
+                                 "which depends on the number of targets; the prior alone is "
+                                 "defined at the default concentration")
+        kappa = float(self.scale) * float(self.signal) * self.default_weight()
+        return {"broad_projector": np.asarray(self.projector), "beta": 0.0, "rank": self.rank,
+                "concentration": kappa}
+
+    # ---- per kind -------------------------------------------------------------------------
+    @classmethod
+    def to_model(cls, p, tau, dtype, fixed):
+        return LatentSpherical.from_basis(np.asarray(p["U"], np.dtype(dtype)), tau=tau,
+                                          radius=float(fixed["radius"]))
+
+    @classmethod
+    def log_joint(cls, targets, kwargs, draws):
+        u = np.asarray(draws["U"], np.float64)
+        b = posterior_bingham.posterior_like_parameter(
+            np.asarray(kwargs["broad_projector"]), np.asarray(targets, np.float64),
+            beta=kwargs["beta"], rank=kwargs["rank"])
+        return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", u, b, u)
+
+    @classmethod
+    def prior_posterior(cls, kwargs):
+        b0 = float(kwargs["concentration"]) * (1 - float(kwargs["beta"])) * \
+            np.asarray(kwargs["broad_projector"])
+        return bingham.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
+
+    @classmethod
+    def project(cls, kwargs, u):
+        from ..subspace import sandwich
+
+        return {**kwargs, "broad_projector": sandwich(u, kwargs["broad_projector"])}
+
+
+__all__ = ["PosteriorBinghamPrior"]

@@ -1,0 +1,316 @@
+"""The family protocol: everything an adaptable kind is, in one abstract base class.
+
+A *family* is a prior over one anchor model's parameters together with everything the inference
+methods and the checks need to know about it.  An instance is a **prior object** — a frozen
+dataclass registered as a JAX pytree (numbers and arrays are leaves, names and modes are static),
+like the anchor models of :mod:`anchordiv.anchors` — built from broad anchors::
+
+    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # empirical Bayes
+    post = prior.update(targets [n, d])                                  # exact conjugate update
+    post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
+
+Per-instance (the prior): :meth:`Family.from_anchors` (strength selection included, reported on
+the object), :meth:`~Family.update`, :meth:`~Family.isotropic` (the control),
+:meth:`~Family.sample` / :meth:`~Family.prior_predictive`, :meth:`~Family.model_kwargs` of the
+explicit NumPyro :attr:`~Family.model`, :meth:`~Family.log_marginal` where closed form,
+:meth:`~Family.to_arrays` / :meth:`~Family.from_arrays` (save/load).
+
+Per-kind (class methods: they act on parameter draws ``{site: [S, ...]}`` of :attr:`sites` and
+the posterior's ``fixed`` arrays, so they serve exact, NUTS and SVI posteriors alike):
+:meth:`~Family.to_model`, :meth:`~Family.summarise`, :meth:`~Family.log_likelihood`,
+:meth:`~Family.predictive`, :meth:`~Family.log_joint`, :meth:`~Family.prior_posterior`,
+:meth:`~Family.project` / :meth:`~Family.lift` (subspace inference),
+:meth:`~Family.quantities` with :attr:`~Family.dims` (ArviZ), :meth:`~Family.check_sites`.
+
+Adding a family is one new module under :mod:`anchordiv.adaptation.families` that subclasses
+:class:`Family` with the :func:`family` decorator, plus its import line in that package's
+``__init__`` (the registration).  See ``docs/guides/adaptation.md``.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import json
+from typing import Callable, ClassVar
+
+import jax
+import numpy as np
+
+from ..errors import AnchorDivError
+from .inference import Exact, infer
+from .registry import FAMILIES, POSTERIOR_CLASSES, family, get_family
+
+def check_prior_mode(prior: str) -> str:
+    if prior not in ("broad", "isotropic"):
+        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
+    return prior
+
+
+def isotropic_like(cov: np.ndarray) -> np.ndarray:
+    """``tr(C)/d · I`` ``[..., d, d]`` for ``cov [..., d, d]`` (same trace, no direction)."""
+    d = cov.shape[-1]
+    tr = np.trace(cov, axis1=-2, axis2=-1)[..., None, None]
+    return tr / d * np.broadcast_to(np.eye(d), cov.shape)
+
+
+class Family(abc.ABC):
+    """Abstract base of the adaptable families (module docstring).
+
+    Class attributes a family sets: ``kind`` (by :func:`family`), ``sites`` (the posterior
+    sites its anchor model is built from, in order), ``posterior_types`` (classes of its exact
+    posterior parameters), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims
+    of its quantities beyond chain/draw), ``model`` (the explicit NumPyro model, a plain function
+    ``model(targets, **model_kwargs)``).
+    """
+
+    kind: ClassVar[str] = "abstract"
+    sites: ClassVar[tuple[str, ...]] = ()
+    posterior_types: ClassVar[tuple[type, ...]] = ()
+    static_fields: ClassVar[tuple[str, ...]] = ("prior",)
+    dims: ClassVar[dict[str, list[str]]] = {}
+    model: ClassVar[Callable]
+
+    # ---- the prior object -------------------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def from_anchors(cls, broad: np.ndarray, targets: np.ndarray | None = None,
+                     **strengths) -> "Family":
+        """The prior fitted to ``broad [N, d]``; ``targets [n, d]`` only where a strength is
+        chosen from them (empirical Bayes)."""
+
+    @abc.abstractmethod
+    def exact(self, targets: np.ndarray) -> tuple[object, dict, dict]:
+        """The conjugate update: ``(posterior parameters, info, fixed)`` given ``targets [n,
+        d]``; ``info["model_kwargs"]`` are the explicit model's hyperparameters for them."""
+
+    @abc.abstractmethod
+    def isotropic(self) -> "Family":
+        """The control: the same strengths, the covariance information replaced by an isotropic
+        one of the same trace."""
+
+    @abc.abstractmethod
+    def prior_kwargs(self) -> dict:
+        """Hyperparameters of :attr:`model` that do not depend on the targets (the prior
+        group's :meth:`prior_posterior`)."""
+
+    @property
+    def dim(self) -> int:
+        raise NotImplementedError
+
+    def update(self, targets, *, tau: float | None = None, normalize: bool = False):
+        """The exact posterior given ``targets [n, d]`` (``ad.infer(self, targets,
+        ad.Exact())``)."""
+        return infer(self, targets, Exact(), tau=tau, normalize=normalize)
+
+    def prepare(self, method, broad) -> tuple["Family", object]:
+        """``(prior, method)`` that :func:`~anchordiv.adaptation.infer` runs: the prior itself and the
+        method as given, unless a prior brings its own model (:mod:`.families.structured`)."""
+        return self, method
+
+    def log_marginal(self, targets) -> float:
+        """log p(targets) in closed form (families that have one override this)."""
+        raise AnchorDivError(f"log_marginal: the {self.kind} prior has no closed-form marginal "
+                             f"likelihood")
+
+    def sample(self, key, n: int) -> dict[str, np.ndarray]:
+        """``n`` prior draws ``{site: [n, ...]}``; ``key`` a JAX PRNG key or an int seed."""
+        return self.prior_posterior(self.prior_kwargs()).sample(as_rng(key), n)
+
+    def prior_predictive(self, key, n_draws: int, n_anchors: int) -> np.ndarray:
+        """Anchors simulated from the prior ``[n_draws, n_anchors, d]``."""
+        rng = as_rng(key)
+        draws = self.prior_posterior(self.prior_kwargs()).sample(rng, n_draws)
+        return type(self).predictive(draws, n_anchors, self.predictive_fixed(), rng)
+
+    def predictive_fixed(self) -> dict:
+        """The ``fixed`` arrays :meth:`predictive` needs for prior-predictive anchors."""
+        return {}
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
+        """``(arrays, meta)``: the prior's fields, bit-exact (:meth:`from_arrays` inverts it)."""
+        arrays, meta = {}, {"family": self.kind}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name in self.static_fields or v is None:
+                meta[f.name] = v
+            else:
+                arrays[f.name] = np.asarray(v)
+        return arrays, meta
+
+    @property
+    def card(self) -> dict:
+        """Where the prior came from (:func:`~anchordiv.adaptation.load_prior`: the saved model's
+        card and path); ``{}`` for a prior built from anchors."""
+        return json.loads(self.origin) if getattr(self, "origin", "") else {}
+
+    def save(self, path, **card):
+        """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it)."""
+        from ..io import write_bundle
+
+        arrays, meta = self.to_arrays()
+        return write_bundle(path, arrays, {"type": "prior", "kind": self.kind, "dim": self.dim,
+                                           "prior": meta, **card})
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "Family":
+        kw = {f.name: meta.get(f.name) for f in dataclasses.fields(cls) if f.name in meta}
+        kw.update({k: (v.item() if np.ndim(v) == 0 else v) for k, v in arrays.items()})
+        return cls(**kw)
+
+    # ---- per kind: parameters -> anchor models, summaries, densities -------------------------
+    @classmethod
+    def chain_draws(cls, params, rng, chains: int, n: int) -> dict[str, np.ndarray]:
+        """Draws ``{site: [chains, n, ...]}`` of exact posterior (or prior) parameters as
+        independent chains (independent draws unless a family samples by MCMC)."""
+        d = params.sample(rng, chains * n)
+        return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in d.items()}
+
+    @classmethod
+    @abc.abstractmethod
+    def to_model(cls, p: dict, tau: float, dtype: str, fixed: dict):
+        """The anchor model of one parameter set ``p`` (float64 arrays) in ``dtype``."""
+
+    @classmethod
+    def summarise(cls, s: dict, which: str, lp: np.ndarray | None) -> dict:
+        """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
+        density ``lp [S]`` (``"map"``) or the mean."""
+        if which == "map":
+            i = int(np.argmax(lp))
+            return {k: v[i] for k, v in s.items()}
+        return {k: v.mean(0) for k, v in s.items()}
+
+    @classmethod
+    @abc.abstractmethod
+    def log_likelihood(cls, draws: dict, targets: np.ndarray, fixed: dict) -> np.ndarray:
+        """Pointwise ``log p(t_i | θ_s)`` ``[S, n]``."""
+
+    @classmethod
+    @abc.abstractmethod
+    def predictive(cls, draws: dict, n: int, fixed: dict, rng) -> np.ndarray:
+        """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
+
+    @classmethod
+    @abc.abstractmethod
+    def log_joint(cls, targets: np.ndarray, kwargs: dict, draws: dict) -> np.ndarray:
+        """Closed-form ``log p(θ_s, targets)`` ``[S]`` of :attr:`model` (up to a constant)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def prior_posterior(cls, kwargs: dict):
+        """The model's prior as an exact posterior-parameter object (``sample``, ``mean``)
+        from :attr:`model`'s keyword arguments."""
+
+    # ---- per kind: subspace inference --------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def project(cls, kwargs: dict, u: np.ndarray) -> dict:
+        """:attr:`model`'s hyperparameters in the basis ``u [d, r]``."""
+
+    @classmethod
+    @abc.abstractmethod
+    def lift(cls, ps: list[dict], completion, basis: np.ndarray, r: int, *,
+             which: str = "mean", rng=None) -> list[dict]:
+        """Full-d parameters of :attr:`sites` from subspace ones (points, or draws with
+        ``rng``); ``completion`` is the exact full-d posterior of the default prior."""
+
+    # ---- per kind: checks --------------------------------------------------------------------
+    @classmethod
+    def draw_size(cls, params) -> int | None:
+        """float64 values of the largest covariance parameter of one exact draw (memory budgets
+        of draw counts; None: small draws)."""
+        return None
+
+    @classmethod
+    def gibbs_cost(cls, params) -> tuple[float, int] | None:
+        """``(relative cost of one Gibbs sweep, burn-in sweeps)`` of a family whose exact draws
+        are Gibbs chains (None: independent draws)."""
+        return None
+
+    @classmethod
+    def prior_draw(cls, params, rng) -> dict[str, np.ndarray]:
+        """One draw ``{site: ...}`` of exact parameters (SBC's ground truth: it must be an exact
+        draw, so MCMC-sampled families burn in longer than their posterior chains)."""
+        return {k: v[0] for k, v in params.sample(rng, 1).items()}
+
+    @classmethod
+    def sbc_quantities(cls, d: int, rng) -> dict[str, Callable]:
+        """Scalar quantities of :attr:`sites` for simulation-based calibration (functions of
+        parameters with a leading draw axis ``[S, ...] -> [S]``): by default one fixed random
+        linear functional of each site."""
+        seeds = {site: int(rng.integers(2**31)) for site in cls.sites}
+
+        def functional(site):
+            def f(p):
+                x = np.asarray(p[site], np.float64)
+                x = x.reshape(len(x), -1)
+                return x @ np.random.default_rng(seeds[site]).normal(size=x.shape[1])
+            return f
+
+        return {f"w·{site}": functional(site) for site in cls.sites}
+
+    @classmethod
+    @abc.abstractmethod
+    def quantities(cls, draws: dict, ref: dict) -> dict[str, np.ndarray]:
+        """Interpretable quantities ``{name: [chains, draws, ...]}`` of draws against the
+        point summary ``ref`` (ArviZ's posterior group; extra dims in :attr:`dims`)."""
+
+    @classmethod
+    def site_shapes(cls, d: int, fixed_shapes: dict) -> dict[str, tuple]:
+        """Expected shapes of :attr:`sites` at dimension ``d`` given the model's site shapes
+        (families with a free size, e.g. components, read it from there)."""
+        return {}
+
+    @classmethod
+    def positive_definite_sites(cls) -> tuple[str, ...]:
+        """Sites holding covariance matrices (checked positive definite)."""
+        return ()
+
+    @classmethod
+    def check_sites(cls, shapes: dict[str, tuple], d: int) -> None:
+        """Raise an :class:`AnchorDivError` naming the site for a model whose sites miss
+        :attr:`sites` or have the wrong shape (``shapes``: site -> shape of one draw)."""
+        missing = [s for s in cls.sites if s not in shapes]
+        if missing:
+            raise AnchorDivError(f"model: the NumPyro model must define the site(s) "
+                                 f"{', '.join(missing)} for kind {cls.kind!r}")
+        for site, want in cls.site_shapes(d, shapes).items():
+            if tuple(shapes[site]) != tuple(want):
+                raise AnchorDivError(f"model: site {site!r} has shape {list(shapes[site])}; "
+                                     f"kind {cls.kind!r} needs {list(want)} at d = {d}")
+
+    @classmethod
+    def check_values(cls, values: dict) -> None:
+        """Raise an :class:`AnchorDivError` naming the first covariance site of ``values``
+        (one draw or a batch) that is not symmetric positive definite."""
+        for site in cls.positive_definite_sites():
+            if site not in values:
+                continue
+            m = np.asarray(values[site], np.float64)
+            sym = np.allclose(m, np.swapaxes(m, -1, -2), rtol=1e-5,
+                              atol=1e-8 * max(np.abs(m).max(initial=0.0), 1e-300))
+            ok = sym and bool(np.all(np.isfinite(m)))
+            if ok:
+                try:
+                    np.linalg.cholesky(0.5 * (m + np.swapaxes(m, -1, -2)))
+                except np.linalg.LinAlgError:
+                    ok = False
+            if not ok:
+                raise AnchorDivError(f"model: site {site!r} is not a symmetric positive-definite "
+                                     f"covariance {list(m.shape[-2:])} (kind {cls.kind!r}); "
+                                     f"build it as e.g. L Lᵀ + diag(ψ) with ψ > 0")
+
+
+def as_rng(key) -> np.random.Generator:
+    """A numpy Generator from an int seed, a JAX PRNG key or a Generator."""
+    if isinstance(key, np.random.Generator):
+        return key
+    if isinstance(key, (int, np.integer)):
+        return np.random.default_rng(int(key))
+    data = np.asarray(jax.random.key_data(key) if jax.dtypes.issubdtype(
+        getattr(key, "dtype", None), jax.dtypes.prng_key) else key)
+    return np.random.default_rng([int(x) for x in data.reshape(-1)])
+
+
+__all__ = ["FAMILIES", "Family", "POSTERIOR_CLASSES", "as_rng", "check_prior_mode", "family",
+           "get_family", "isotropic_like"]

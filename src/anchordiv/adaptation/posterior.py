@@ -1,0 +1,274 @@
+"""The posterior object every inference method returns, and its point summaries.
+
+A :class:`Posterior` holds either an exact conjugate family (:mod:`anchordiv.adaptation.priors`) or draws
+of the model's sites (NUTS, SVI guide draws); ``point``/``sample`` turn either into anchor models
+through the kind's family (:meth:`~anchordiv.adaptation.family.Family.to_model`), so scoring never
+depends on how the posterior was computed.  The protocol every posterior shares: ``kind``,
+``tau``, ``prior`` (the prior object it was computed from), ``point(which)``, ``sample(seed,
+n)``.  ArviZ conversion is the checks layer's ``ad.inference_data(post)``; saving is
+:meth:`Posterior.save` / ``ad.load_posterior``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ..anchors.base import AnchorModel
+from ..errors import AnchorDivError, integer
+from ..io import read_bundle, write_bundle
+from .registry import FAMILIES, POSTERIOR_CLASSES, get_family
+
+
+@dataclasses.dataclass
+class Posterior:
+    """Result of :func:`adapt`.
+
+    ``kind``; ``method`` ("exact" | "nuts" | "svi"); ``tau``; ``dtype`` of the adapted models;
+    ``info`` (chosen hyperparameters, counts, diagnostics — JSON-able); ``family`` (exact
+    posterior parameters, :mod:`anchordiv.adaptation.priors`) or ``samples`` (``{site: [chains, draws,
+    ...]}``: every latent and deterministic site of the model that ran — NUTS draws or SVI guide
+    draws) with NUTS sample ``stats``; ``points`` (summaries computed at fit time, e.g. the SVI
+    guide's MAP); ``elbo`` (SVI: the ELBO per step); ``fixed`` (arrays every draw shares: latent
+    mean, radius; subspace runs add ``basis [d, d]``); ``completion`` (subspace runs: the exact
+    full-d posterior of the default prior that supplies the geometry outside the subspace, see
+    :mod:`.subspace`); ``prior`` (the prior object, :mod:`.family`; None for posteriors saved
+    before it was kept); ``raw`` (the NumPyro ``MCMC`` or SVI result object for advanced use; not
+    saved).
+    """
+
+    kind: str
+    method: str
+    tau: float
+    dtype: str
+    info: dict
+    family: object = None
+    samples: dict | None = None
+    stats: dict | None = None
+    fixed: dict = dataclasses.field(default_factory=dict)
+    points: dict | None = None
+    elbo: np.ndarray | None = None
+    completion: object = None
+    prior: object = None
+    raw: object = dataclasses.field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
+        head = [f"kind={self.kind!r}", f"method={self.method!r}", f"d={self.info.get('d', '?')}",
+                f"tau={self.tau:g}"] + ([f"subspace={self.subspace}"] if self.subspace else [])
+        lines = [f"Posterior({', '.join(head)})"]
+        if self.samples:
+            shapes = ", ".join(f"{k} {list(np.shape(v))[2:]}" for k, v in self.samples.items())
+            first = np.shape(next(iter(self.samples.values())))
+            lines.append(f"  draws: {first[0]} chains x {first[1]}; sites: {shapes}")
+        elif self.family is not None:
+            lines.append(f"  exact: {type(self.family).__name__}")
+        scalars = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                   for k, v in self.info.items() if isinstance(v, (int, float, str, bool))
+                   and k not in ("kind", "method", "d")]
+        lines.append("  info: " + ", ".join(scalars))
+        return "\n".join(line if len(line) <= 120 else line[:117] + "..." for line in lines)
+
+    @property
+    def subspace(self) -> int | None:
+        """The subspace rank r of a subspace run (None otherwise)."""
+        return self.info.get("subspace")
+
+    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
+        """Point-summary parameters (``"mean"`` or ``"map"``) as float64 arrays."""
+        if which not in ("mean", "map"):
+            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
+        if self.family is not None:
+            return self.family.mode() if which == "map" else self.family.mean()
+        if self.points and which in self.points:
+            p = self.points[which]
+        else:
+            lp = self.flat_lp() if which == "map" else None
+            p = self.family_class.summarise(self.flat_samples(), which, lp)
+        return self.lift([p], which=which)[0]
+
+    @property
+    def family_class(self):
+        """The kind's family (:class:`~anchordiv.adaptation.family.Family` subclass)."""
+        return get_family(self.kind)
+
+    def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
+        """Full-d parameters from a subspace run's parameter sets ``ps`` (points, or draws with
+        ``rng``): the family's sites lifted (:meth:`Family.lift`), every other site of the
+        model kept as it is; the identity outside subspace runs."""
+        if self.subspace is None:
+            return ps
+        sites = self.family_class.sites
+        full = self.family_class.lift([{k: p[k] for k in sites} for p in ps], self.completion,
+                                      self.fixed["basis"], self.subspace, which=which, rng=rng)
+        return [{**{k: v for k, v in p.items() if k not in sites}, **f}
+                for p, f in zip(ps, full)]
+
+    def lift_draws(self, draws: dict, rng) -> dict:
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}`` (every site kept)."""
+        if self.subspace is None:
+            return draws
+        n = len(next(iter(draws.values())))
+        full = self.lift([{k: v[i] for k, v in draws.items()} for i in range(n)], rng=rng)
+        return {k: np.stack([f[k] for f in full]) for k in full[0]}
+
+    def to_model(self, p: dict) -> AnchorModel:
+        """The anchor model of one parameter set (a user's model: its covariance sites are
+        checked positive definite first, with an error naming the site)."""
+        fam = self.family_class
+        if self.info.get("custom_model"):
+            fam.check_values(p)
+        return fam.to_model(p, self.tau, self.dtype, self.fixed)
+
+    def point(self, which: str = "mean") -> AnchorModel:
+        """The adapted anchor model at the posterior mean or MAP (usable with ad.divergence).
+
+        Latent kinds: both give the principal subspace of the posterior (for sampled posteriors,
+        ``"mean"`` is the top-k eigenvectors of the sampled E[UUᵀ])."""
+        return self.to_model(self.params(which))
+
+    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        """``n`` posterior parameter draws ``{site: [n, ...]}`` (sampled posteriors: resampled
+        from the stored draws without replacement where possible; subspace runs: lifted with
+        fresh draws of the geometry outside the subspace; every other site of the model is
+        kept)."""
+        n = integer("n", n, low=1)
+        rng = np.random.default_rng(seed)
+        if self.family is not None:
+            return self.family.sample(rng, n)
+        flat = self.flat_samples()
+        total = len(next(iter(flat.values())))
+        idx = rng.choice(total, size=n, replace=n > total)
+        return self.lift_draws({k: v[idx] for k, v in flat.items()}, rng)
+
+    def sample(self, seed: int, n: int) -> list[AnchorModel]:
+        """``n`` posterior draws as anchor models (same shapes: scoring them never retraces)."""
+        d = self.draws(seed, n)
+        return [self.to_model({k: v[i] for k, v in d.items()}) for i in range(n)]
+
+    def plot_elbo(self, path) -> Path:
+        """Write the SVI ELBO per step to the PNG ``path``."""
+        if self.elbo is None:
+            raise AnchorDivError(f"plot_elbo: a {self.method} posterior has no ELBO trace "
+                                 f"(only method='svi')")
+        from ..plots import elbo_plot
+
+        return elbo_plot(self.elbo, path, title=f"SVI ({self.info.get('guide')}) — {self.kind}")
+
+    def flat_samples(self) -> dict[str, np.ndarray]:
+        """NUTS samples with chains merged ``{site: [chains·draws, ...]}``."""
+        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
+
+    def flat_lp(self) -> np.ndarray | None:
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
+        model's log joint at the constrained parameters (``stats["log_density"]``, see
+        :func:`~.density.with_log_density`).  Posteriors sampled without it fall back to
+        −potential energy, which is the density of NUTS's *unconstrained* coordinates
+        (Jacobians included), with a warning."""
+        if not self.stats:
+            return None
+        if "log_density" in self.stats:
+            return np.asarray(self.stats["log_density"]).reshape(-1)
+        warnings.warn("point('map'): this posterior has no stats['log_density'] (the density "
+                      "of the constrained parameters); using −potential energy, which includes "
+                      "the Jacobian of the unconstrained coordinates — see "
+                      "anchordiv.adaptation.density.with_log_density", stacklevel=3)
+        return -self.stats["potential_energy"].reshape(-1)
+
+    def save(self, path, **card) -> Path:
+        """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format); extra
+        keywords (``encoder``, ``anchor_source``, ...) go into the card.  Everything but
+        ``raw`` (NumPyro's run objects) round-trips bit-exactly (:func:`load_posterior`)."""
+        arrays, meta = self.to_arrays()
+        return write_bundle(path, arrays, {**meta, **card})
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
+        """``(arrays, meta)``: the flat arrays and the JSON-able card of :meth:`save`."""
+        arrays = {f"fixed.{k}": np.asarray(v) for k, v in self.fixed.items()}
+        for prefix in ("family", "completion"):
+            if getattr(self, prefix) is not None:
+                arrays.update(_param_arrays(prefix, getattr(self, prefix)))
+        for group in ("samples", "stats"):
+            arrays.update({f"{group}.{k}": v for k, v in (getattr(self, group) or {}).items()})
+        for which, p in (self.points or {}).items():
+            arrays.update({f"points.{which}.{k}": np.asarray(v) for k, v in p.items()})
+        if self.elbo is not None:
+            arrays["elbo"] = np.asarray(self.elbo)
+        prior_meta = None
+        if self.prior is not None:
+            prior_arrays, prior_meta = self.prior.to_arrays()
+            arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
+        info = {k: v for k, v in self.info.items() if k != "model_kwargs"}
+        name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
+        meta = {"type": "posterior", "kind": self.kind, "method": self.method, "tau": self.tau,
+                "dtype": self.dtype, "dim": info.get("d"), "info": info,
+                "family": name(self.family), "completion": name(self.completion),
+                "prior": prior_meta}
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, card: dict) -> "Posterior":
+        """Inverse of :meth:`to_arrays` (bit-exact arrays)."""
+        points = {}
+        for key, v in _group(arrays, "points.").items():
+            which, site = key.split(".", 1)
+            points.setdefault(which, {})[site] = v
+        prior = None
+        if card.get("prior"):
+            meta = card["prior"]
+            prior = FAMILIES[meta["family"]].from_arrays(_group(arrays, "prior."), meta)
+        return cls(card["kind"], card["method"], card["tau"], card["dtype"], card["info"],
+                   family=_params(arrays, "family.", card["family"]),
+                   samples=_group(arrays, "samples.") or None,
+                   stats=_group(arrays, "stats.") or None, fixed=_group(arrays, "fixed."),
+                   points=points or None, elbo=arrays.get("elbo"),
+                   completion=_params(arrays, "completion.", card.get("completion")),
+                   prior=prior)
+
+
+def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
+    return {f"{prefix}.{f.name}": np.asarray(getattr(params, f.name))
+            for f in dataclasses.fields(params)}
+
+
+def _group(arrays: dict, prefix: str) -> dict:
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+def _params(arrays: dict, prefix: str, name: str | None):
+    if not name:
+        return None
+    fields = {k: (v.item() if v.ndim == 0 else v) for k, v in _group(arrays, prefix).items()}
+    return POSTERIOR_CLASSES[name](**fields)
+
+
+def load_posterior(path, *, verify: bool = True) -> Posterior:
+    """Load a posterior saved by :meth:`Posterior.save` (bit-exact arrays)."""
+    arrays, card = read_bundle(path, verify=verify)
+    if card.get("type") != "posterior":
+        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
+    return Posterior.from_arrays(arrays, card)
+
+
+def save_posterior(post: Posterior, path, **card) -> Path:
+    """Save ``post`` (:meth:`Posterior.save`)."""
+    if not isinstance(post, Posterior):
+        raise AnchorDivError(f"post: expected a Posterior, got {type(post).__name__}")
+    return post.save(path, **card)
+
+
+def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
+    """Anchor model from one set of parameters (float64 arrays) in ``dtype``
+    (:meth:`Family.to_model` of the kind's family)."""
+    return get_family(kind).to_model(p, tau, dtype, fixed)
+
+
+def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray | None) -> dict:
+    """Point parameters from samples ``{site: [S, ...]}`` (:meth:`Family.summarise`)."""
+    return get_family(kind).summarise(s, which, lp)
+
+
+__all__ = ["Posterior", "load_posterior", "save_posterior", "summarise_samples", "to_model"]

@@ -1,0 +1,272 @@
+"""Distributions NumPyro lacks: the matrix Bingham distribution on the Stiefel manifold.
+
+``MatrixBingham(B, rank=k)`` has density ``p(U) ∝ etr(Uᵀ B U)`` with respect to the uniform
+(Haar) measure on ``V_k(R^d) = {U ∈ R^{d×k} : UᵀU = I}``.  ``log_prob`` is the *unnormalised*
+log density ``tr(Uᵀ B U)``: the normaliser ``₁F₁(k/2; d/2; B)`` (a hypergeometric function of a
+matrix argument) does not depend on U, so MCMC, MAP and posterior-like sampling never need it;
+comparing densities across different B does, and is not supported.
+
+Sampling is exact in distribution (up to Gibbs mixing): Hoff's (2009) column-wise Gibbs sampler,
+whose conditionals are vector Bingham distributions sampled by rejection from an angular central
+Gaussian envelope (Kent, Ganeiber & Mardia 2013), with the complement basis carried along by
+Householder reflections (O(q²) per column) and independent chains in parallel threads
+(:func:`bingham_chains`).  It runs in float64 numpy (not jittable).
+
+In a NumPyro model, a Stiefel-valued site is written with :func:`stiefel_site`: ``Z ~ N(0, I)``
+``[d, k]`` and ``U = qf(Z)`` (QR with a positive diagonal) is Haar-distributed, so adding the
+factor ``MatrixBingham(B).log_prob(U)`` gives U the matrix Bingham law while NUTS moves in the
+unconstrained Z.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import scipy.linalg
+from numpyro.distributions import constraints
+from ...progress import tqdm
+
+from ...errors import AnchorDivError
+
+
+class _Stiefel(constraints.Constraint):
+    """Matrices ``[..., d, k]`` with orthonormal columns (``UᵀU = I`` within ``1e-5``)."""
+
+    event_dim = 2
+
+    def __call__(self, x):
+        gram = jnp.swapaxes(x, -1, -2) @ x
+        eye = jnp.eye(x.shape[-1], dtype=x.dtype)
+        return jnp.all(jnp.abs(gram - eye) < 1e-5, axis=(-2, -1))
+
+    def feasible_like(self, prototype):
+        return jnp.broadcast_to(jnp.eye(*prototype.shape[-2:], dtype=prototype.dtype),
+                                prototype.shape)
+
+
+stiefel = _Stiefel()
+
+
+class MatrixBingham(dist.Distribution):
+    """Matrix Bingham ``p(U) ∝ etr(Uᵀ B U)`` on the Stiefel manifold.
+
+    ``parameter`` B: symmetric ``[..., d, d]``; ``rank`` k (1 ≤ k ≤ d).  Event shape ``(d, k)``.
+    The mode is any frame of the top-k eigenvectors of B (:meth:`mode`).
+    """
+
+    arg_constraints = {"parameter": constraints.real_matrix}  # symmetric; B and (B + Bᵀ)/2 give the same law
+    support = stiefel
+    pytree_data_fields = ("parameter",)
+    pytree_aux_fields = ("rank",)
+
+    def __init__(self, parameter, rank: int, *, validate_args=None):
+        parameter = jnp.asarray(parameter)
+        if parameter.ndim < 2 or parameter.shape[-1] != parameter.shape[-2]:
+            raise AnchorDivError(
+                f"parameter: expected a square matrix [d, d], got {list(parameter.shape)}")
+        d = parameter.shape[-1]
+        if not 1 <= int(rank) <= d:
+            raise AnchorDivError(f"rank: must lie in [1, d={d}], got {rank}")
+        self.parameter = parameter
+        self.rank = int(rank)
+        super().__init__(batch_shape=parameter.shape[:-2], event_shape=(d, self.rank),
+                         validate_args=validate_args)
+
+    def log_prob(self, value):
+        """Unnormalised ``tr(Uᵀ B U)``: ``value [..., d, k] -> [...]``."""
+        return jnp.sum(value * (self.parameter @ value), axis=(-2, -1))
+
+    @property
+    def mode(self):
+        """Top-k eigenvectors of B ``[..., d, k]`` (descending eigenvalue)."""
+        _, v = jnp.linalg.eigh(self.parameter)
+        return v[..., ::-1][..., : self.rank]
+
+    def sample(self, key, sample_shape=(), *, sweeps: int = 20):
+        """Gibbs draws ``[*sample_shape, *batch, d, k]``: ``sweeps`` burn-in sweeps from the
+        mode, then one sweep between consecutive draws."""
+        seed = int(jax.random.randint(key, (), 0, 2**31 - 1))
+        b = np.asarray(self.parameter, np.float64)
+        flat = b.reshape((-1,) + b.shape[-2:])
+        n = int(np.prod(sample_shape)) if sample_shape else 1
+        rng = np.random.default_rng(seed)
+        out = np.stack([bingham_gibbs(bb, self.rank, n, rng, burn_in=sweeps) for bb in flat],
+                       axis=1)                                       # [n, batch, d, k]
+        out = out.reshape(tuple(sample_shape) + self.batch_shape + self.event_shape)
+        return jnp.asarray(out, dtype=self.parameter.dtype)
+
+
+# ---- samplers (float64 numpy) -------------------------------------------------------------
+
+#: d·k from which Gibbs chains run in parallel threads and show a progress bar (below it a
+#: sweep takes microseconds and threads cost more than they save)
+LARGE = 4096
+
+def _acg_root(lam: np.ndarray) -> float:
+    """b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 for eigenvalues λ ≥ 0 (min 0) of a vector Bingham:
+    Newton from b = 1, where the convex decreasing left side is ≥ 1 (monotone convergence)."""
+    b = 1.0
+    for _ in range(50):
+        r = 1.0 / (b + 2 * lam)
+        step = (r.sum() - 1.0) / (r @ r)
+        b += step
+        if step < 1e-12 * b:
+            break
+    return b
+
+
+def _acg_envelope(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """``(A, chol(Ω), b, log M)`` of the angular central Gaussian envelope for exp(zᵀCz):
+    ``A = λ_max I − C`` (PSD), ``Ω = I + 2A/b``, acceptance bound M (Kent et al. 2013).  Needs
+    the eigenvalues only (no eigenvectors: an eigvalsh and a Cholesky, ≈ 3× cheaper)."""
+    q = c.shape[0]
+    w = np.linalg.eigvalsh(c)
+    lam = np.clip(w[-1] - w, 0.0, None)
+    b = _acg_root(lam)
+    a = w[-1] * np.eye(q) - c
+    chol = np.linalg.cholesky(np.eye(q) + (2.0 / b) * a)
+    return a, chol, b, -0.5 * (q - b) + 0.5 * q * np.log(q / b)
+
+
+def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> np.ndarray:
+    """One draw ``z [q]`` on the unit sphere with density ∝ exp(zᵀ C z); C symmetric ``[q, q]``.
+
+    Rejection from an angular central Gaussian envelope ACG(Ω) (Kent, Ganeiber & Mardia 2013),
+    proposals ``y = L⁻ᵀε`` with ``Ω = LLᵀ``; the acceptance rate is bounded below for every C."""
+    c = 0.5 * (c + c.T)
+    q = c.shape[0]
+    a, chol, b, log_m = _acg_envelope(c)
+    while True:
+        y = scipy.linalg.solve_triangular(chol, rng.normal(size=(q, batch)), lower=True,
+                                          trans="T").T
+        y /= np.linalg.norm(y, axis=1, keepdims=True)
+        quad = ((y @ a) * y).sum(1)
+        log_ratio = -quad + 0.5 * q * np.log1p(2.0 * quad / b) - log_m
+        ok = np.nonzero(np.log(rng.uniform(size=batch)) < log_ratio)[0]
+        if ok.size:
+            return y[ok[0]]
+
+
+def _null_space(u: np.ndarray) -> np.ndarray:
+    """Orthonormal basis ``[d, d − m]`` of the complement of span(u), ``u [d, m]``."""
+    q, _ = np.linalg.qr(u, mode="complete")
+    return q[:, u.shape[1]:]
+
+
+def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One Hoff (2009) sweep: column j is drawn as ``u_j = N z``, ``z ~ Bingham(NᵀBN)``, where
+    ``N = [u_j, Q⊥]`` spans the complement of the other columns (Q⊥ ``[d, d − k]``: the
+    complement of span(U)).  Any orthonormal N gives the same conditional, so after each draw N
+    is rotated by the Householder reflection H with ``H e₁ = z``: its first column is the new
+    u_j and the rest the new Q⊥, and ``M = Q⊥ᵀBQ⊥`` follows as ``(H NᵀBN H)[1:, 1:]`` — O(q²)
+    per column instead of a complete QR and two d-square products.  Q⊥ and M are rebuilt
+    once per sweep (no drift).  Cost per column: one q-square eigvalsh + Cholesky,
+    q = d − k + 1."""
+    u = u.copy()
+    qperp = _null_space(u)
+    m = qperp.T @ b @ qperp
+    for j in range(u.shape[1]):
+        n = np.column_stack([u[:, j], qperp])                       # [d, q]
+        bu = b @ u[:, j]
+        cross = qperp.T @ bu
+        c = np.block([[np.atleast_2d(u[:, j] @ bu), cross[None, :]], [cross[:, None], m]])
+        z = vector_bingham(c, rng)
+        v = -z
+        v[0] += 1.0                                                 # v = e₁ − z
+        vv = v @ v
+        if vv > 1e-30:
+            nv = n @ v
+            n = n - np.outer(nv, (2.0 / vv) * v)                    # N H
+            cv = c @ v
+            c = (c - np.outer(v, (2.0 / vv) * cv) - np.outer((2.0 / vv) * cv, v)
+                 + (4.0 * (v @ cv) / vv**2) * np.outer(v, v))        # H C H
+        u[:, j], qperp, m = n[:, 0], n[:, 1:], c[1:, 1:]
+    return u
+
+
+def _chain(b, k, n, seed, burn_in, thin, start, bar) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    u = start.copy()
+    out = np.empty((n,) + u.shape)
+    for s in range(burn_in + n * thin):
+        u = gibbs_sweep(u, b, rng)
+        bar.update()
+        if s >= burn_in and (s - burn_in + 1) % thin == 0:
+            out[(s - burn_in) // thin] = u
+    return out
+
+
+def _one_blas_thread(active: bool):
+    """Limit BLAS to one thread while chains run in parallel threads (a multi-threaded BLAS
+    called from several threads oversubscribes the cores; no-op without threadpoolctl)."""
+    import contextlib
+
+    if not active:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+def bingham_chains(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
+                   chains: int = 2, burn_in: int = 20, thin: int = 1,
+                   workers: int | None = None) -> np.ndarray:
+    """``n`` matrix Bingham draws per chain ``[chains, n, d, k]`` for ``B [d, d]``: independent
+    Gibbs chains (own seeds, each started at the mode, ``burn_in`` sweeps, every ``thin``-th
+    sweep kept), run in parallel threads (LAPACK releases the GIL; ``workers`` defaults to the
+    CPU count).  Report the draws as chains so ESS and R-hat are honest: consecutive sweeps
+    are correlated (lag-1 autocorrelation ≈ 0.1 on well-conditioned problems).
+
+    Cost: one sweep is k eigvalsh + Cholesky of q-square matrices, q = d − k + 1 (≈ 0.3 s at
+    d = 384, k = 133 on one core); a progress bar shows for large problems."""
+    import concurrent.futures
+    import os
+
+    b = 0.5 * (b + b.T)
+    _, v = np.linalg.eigh(b)
+    start = v[:, ::-1][:, :k].copy()
+    seeds = rng.integers(0, 2**63 - 1, size=chains)
+    total = chains * (burn_in + n * thin)
+    large = b.shape[0] * k >= LARGE
+    bar = tqdm(total=total, desc="Bingham Gibbs", unit="sweep", disable=not large)
+    workers = min(chains, workers or (os.cpu_count() if large else 1) or 1)
+    run = lambda sd: _chain(b, k, n, sd, burn_in, thin, start, bar)  # noqa: E731
+    if workers == 1:
+        out = [run(sd) for sd in seeds]
+    else:
+        with _one_blas_thread(True), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            out = list(pool.map(run, seeds))
+    bar.close()
+    return np.stack(out)
+
+
+def bingham_gibbs(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
+                  burn_in: int = 20, thin: int = 1) -> np.ndarray:
+    """``n`` matrix Bingham draws ``[n, d, k]`` from one Gibbs chain started at the mode (see
+    :func:`bingham_chains` for independent parallel chains)."""
+    return bingham_chains(b, k, n, rng, chains=1, burn_in=burn_in, thin=thin)[0]
+
+
+# ---- NumPyro helpers ----------------------------------------------------------------------
+
+def orthonormal_frame(z: jax.Array) -> jax.Array:
+    """Q factor of ``z [d, k]`` with a positive-diagonal R: Haar on the Stiefel manifold when z
+    is standard normal."""
+    q, r = jnp.linalg.qr(z)
+    return q * jnp.where(jnp.diagonal(r) < 0, -1.0, 1.0)[None, :]
+
+
+def stiefel_site(name: str, d: int, k: int) -> jax.Array:
+    """A Haar-distributed ``[d, k]`` Stiefel site ``name`` (deterministic) built from the
+    unconstrained normal site ``name + "_raw"``; add a factor for a non-uniform law."""
+    z = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([d, k]).to_event(2))
+    return numpyro.deterministic(name, orthonormal_frame(z))
+
+
+__all__ = ["MatrixBingham", "bingham_chains", "bingham_gibbs", "gibbs_sweep", "orthonormal_frame", "stiefel",
+           "stiefel_site", "vector_bingham"]

@@ -1,0 +1,242 @@
+"""The evidence-adaptive default recipe: prior strengths and latent rank chosen from the targets.
+
+Why a recipe.  Retrieval with a Gaussian anchor model ranks by ``(y − x)ᵀ Σ (y − x)`` and with a
+latent model by ``‖Uᵀ(y − x)‖²`` (MATH.md, "Anchor models"): only the *shape* of Σ, or the
+subspace U and its rank, matter.  Density criteria (the NIW marginal likelihood behind empirical
+Bayes, and its exact leave-one-out cousin) score all d directions, most of which are the broad
+prior's bulk; they keep the prior at 10–30 pseudo-anchors however many targets arrive, and the
+posterior never becomes the target-only fit (measured: ``benchmarks/bench_recipe.py``).  The
+recipe keeps the density criterion as an upper bound on what the prior is worth and lets a
+held-out *coverage* criterion decide how much of it the geometry still needs:
+
+* :func:`gaussian_strengths` — one strength s (κ₀ = s, ν₀ = d + 1 + s) =
+  ``min(density_strength, novelty_strength)``: the exact LOO predictive's choice (the density
+  bound, :func:`density_strength`), and the strength at which the prior's share of the
+  posterior scatter, ``s / (s + n)``, equals the targets' held-out *novelty* — the mean fraction
+  of a left-out target's deviation that the other targets do not span (:func:`target_novelty`).
+  Few or scattered targets: novelty ≈ 1, the prior keeps its density strength.  Many targets
+  spanning their own subspace: novelty → 0, s → 0 and the posterior approaches target-only.
+* :func:`latent_options` — target weight β = n / (n + s) with the same s, and the rank
+  ``k = ν·(stable rank of Cov(B)) + (1 − ν)·(the target-only fit's rank)`` with ν the same
+  held-out novelty (:func:`latent_rank`): the prior's leading directions while the targets are
+  novel, the target-only rank once they are not — instead of 95 % of the broad variance (100+
+  directions for a broad text prior: a cosine-like model).
+
+The isotropic control takes the same chosen strengths, β and rank (computed once from the broad
+prior; the control only swaps the covariance's shape).  Every function is pure (arrays in,
+numbers out), float64; the cost is one d × d Cholesky and eigendecomposition plus
+O(grid · folds · d · n²) for the held-out criteria (:data:`MAX_FOLDS` folds at most).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.special
+
+from . import priors
+from ..anchors.latent import principal_subspace
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
+
+#: candidate strengths (pseudo-anchors) of the held-out / evidence search, log-spaced
+STRENGTH_GRID = tuple(float(v) for v in np.geomspace(0.3, 1000.0, 15))
+#: left-out targets used by the held-out criteria (seeded subset beyond this many)
+MAX_FOLDS = 20
+
+
+def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
+    """Indices of the targets left out in turn: all ``n``, or a fixed seeded subset of
+    ``max_folds`` (the criteria are means over folds, so a subset is an unbiased estimate)."""
+    integer("max_folds", max_folds, low=1)
+    if n <= max_folds:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(n).choice(n, max_folds, replace=False))
+
+
+def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
+    """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
+    ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
+    try:
+        chol = np.linalg.cholesky(np.asarray(cov, np.float64))
+    except np.linalg.LinAlgError:
+        raise AnchorDivError("cov: the prior covariance is not positive definite (add a "
+                             "ridge: reg > 0)") from None
+    y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T,
+                                      lower=True).T
+    return y, 2.0 * float(np.log(np.diag(chol)).sum())
+
+
+def fold_log_predictive(y: np.ndarray, i: int, s: float, logdet_c: float) -> float:
+    """log p(t_i | T₋ᵢ) under the NIW prior of strength s (κ₀ = s, ν₀ = d + 1 + s), from the
+    whitened targets ``y [n, d]`` (:func:`whitened`).  In whitened coordinates the posterior
+    scale is ``Ψ = s I + W Wᵀ`` with ``W = [X₋ᵢᵀ, √r δ]`` ``[d, m + 1]`` (X₋ᵢ the others'
+    deviations, δ their mean, r = s m / (s + m)), so the Student-t needs only
+    ``(m + 1) × (m + 1)`` linear algebra (Woodbury, matrix determinant lemma): O(d m²)."""
+    d = y.shape[1]
+    rest = np.delete(y, i, axis=0)
+    m = len(rest)
+    mean = rest.mean(0)
+    kappa, df = s + m, s + m + 2.0                   # κₘ and νₘ − d + 1
+    w = np.concatenate([rest - mean, np.sqrt(s * m / kappa) * mean[None]]).T
+    small = s * np.eye(m + 1) + w.T @ w
+    z = y[i] - m * mean / kappa                      # t_i − μₘ (whitened; μ₀ is 0 there)
+    wz = w.T @ z
+    quad = (z @ z - wz @ np.linalg.solve(small, wz)) / s             # zᵀ Ψ⁻¹ z
+    logdet_psi = logdet_c + (d - m - 1) * np.log(s) + np.linalg.slogdet(small)[1]
+    scale = (kappa + 1) / (kappa * df)               # shape = Ψ · scale
+    return float(scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
+                 - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
+                 - 0.5 * (df + d) * np.log1p(quad / (scale * df)))
+
+
+def loo_log_predictive(mu0, cov, targets, strength: float, *,
+                       max_folds: int = MAX_FOLDS) -> float:
+    """Mean exact leave-one-out log predictive density per target under the NIW prior with
+    ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
+    ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
+    target given the others, ``t_{νₘ−d+1}(μₘ, Ψₘ(κₘ+1)/(κₘ(νₘ−d+1)))``
+    (:func:`fold_log_predictive`); ``targets [n, d]``, n ≥ 2 (one target has no "others": use
+    the evidence, :func:`density_strength`)."""
+    t = as_matrix("targets", targets, dim=len(mu0), min_rows=2)
+    s = positive("strength", strength)
+    y, logdet_c = whitened(mu0, cov, t)
+    return float(np.mean([fold_log_predictive(y, i, s, logdet_c)
+                          for i in folds(len(t), max_folds)]))
+
+
+def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
+                     max_folds: int = MAX_FOLDS) -> float:
+    """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
+    the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
+    for n ≥ 2; for a single target, of the closed-form evidence plus the weak hyperprior of
+    :func:`anchordiv.adaptation.priors.niw.log_hyperprior` (the evidence alone has a plateau, not a
+    maximum, when one target looks like the prior).  Held out rather than in-sample: LOO asks
+    how well the prior predicts targets it has not seen, and it is the upper bound of the
+    recipe's strength (:func:`gaussian_strengths`)."""
+    t = as_matrix("targets", targets, dim=len(mu0))
+    grid = np.asarray([positive("grid", g) for g in grid])
+    d = len(mu0)
+    if len(t) == 1:
+        score = [priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
+                 + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid]
+    else:
+        score = [loo_log_predictive(mu0, cov, t, s, max_folds=max_folds) for s in grid]
+    return float(grid[int(np.argmax(score))])
+
+
+def target_novelty(targets, *, max_folds: int = MAX_FOLDS) -> float:
+    """Mean over left-out targets of the fraction of the deviation ``t_i − mean(T₋ᵢ)`` that lies
+    *outside* the span of the other targets' deviations (in [0, 1]).  1 when the targets share
+    no direction (n ≤ 2 always: one other target spans nothing); → 0 once a new target adds
+    no new direction.  It is the held-out measure of how much geometry the targets still lack,
+    so of how much of the prior the posterior needs.  ``targets [n, d]``."""
+    t = as_matrix("targets", targets).astype(np.float64)
+    if len(t) <= 2:
+        return 1.0
+    out = []
+    for i in folds(len(t), max_folds):
+        rest = np.delete(t, i, axis=0)
+        mean = rest.mean(0)
+        _, sv, vt = np.linalg.svd(rest - mean, full_matrices=False)
+        span = vt[sv > 1e-8 * max(sv.max(initial=0.0), 1e-300)]
+        dev = t[i] - mean
+        total = dev @ dev
+        out.append(1.0 if total <= 1e-300 else 1.0 - ((span @ dev) ** 2).sum() / total)
+    return float(np.clip(np.mean(out), 0.0, 1.0))
+
+
+def novelty_strength(n: int, novelty: float) -> float:
+    """The strength s at which the prior's share of the posterior scatter, ``s / (s + n)``,
+    equals ``novelty`` (:func:`target_novelty`): ``s = n·ν / (1 − ν)``; ``inf`` at ν = 1."""
+    integer("n", n, low=1)
+    v = in_unit_interval("novelty", novelty)
+    return float("inf") if v >= 1 else n * v / (1 - v)
+
+
+def gaussian_strengths(broad, targets, *, reg: float = 1e-3, grid=STRENGTH_GRID,
+                       max_folds: int = MAX_FOLDS) -> dict:
+    """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
+    docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
+    returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
+    "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
+    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control."""
+    b = as_matrix("broad_anchors", broad, min_rows=2)
+    t = as_matrix("target_anchors", targets, dim=b.shape[1])
+    mu0, cov = priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True),
+                                      prior="broad")
+    dens = density_strength(mu0, cov, t, grid=grid, max_folds=max_folds)
+    nov = target_novelty(t, max_folds=max_folds)
+    by_novelty = novelty_strength(len(t), nov)
+    s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))
+    return {"kappa0": s, "nu0": b.shape[1] + 1 + s, "strength": s, "density_strength": dens,
+            "novelty": nov, "novelty_strength": by_novelty,
+            "chosen_by": "held-out novelty" if by_novelty < dens else "held-out density (LOO)"}
+
+
+def participation_ratio(eigvals) -> float:
+    """Effective number of directions ``(Σλ)² / Σλ²`` of non-negative eigenvalues ``[d]``:
+    k for k equal eigenvalues and zeros, between 1 and d otherwise."""
+    w = np.clip(np.asarray(eigvals, np.float64), 0.0, None)
+    if w.sum() <= 1e-300:
+        raise AnchorDivError("eigvals: all zero: the anchors do not vary")
+    return float(w.sum() ** 2 / (w ** 2).sum())
+
+
+def stable_rank(eigvals) -> float:
+    """``Σλ / max λ`` of non-negative eigenvalues ``[d]``: the number of directions as strong
+    as the strongest one it takes to carry the total variance (≤ the participation ratio;
+    insensitive to a long tail of weak directions, which the participation ratio counts)."""
+    w = np.clip(np.asarray(eigvals, np.float64), 0.0, None)
+    if w.max(initial=0.0) <= 1e-300:
+        raise AnchorDivError("eigvals: all zero: the anchors do not vary")
+    return float(w.sum() / w.max())
+
+
+def latent_beta(n: int, strength: float) -> float:
+    """Target weight of the latent kinds, ``β = n / (n + s)``: the prior worth the same s
+    pseudo-anchors as in the Gaussian recipe (:func:`gaussian_strengths`)."""
+    integer("n", n, low=1)
+    return n / (n + positive("strength", strength))
+
+
+def latent_rank(broad, targets, *, novelty: float) -> int:
+    """The latent rank chosen from the spectra, moving from the prior's to the targets' own as
+    the targets stop being novel: ``round(ν·k_prior + (1 − ν)·k_target)`` with ν the targets'
+    held-out novelty (:func:`target_novelty`), ``k_prior`` the stable rank of Cov(B) and
+    ``k_target`` the rank the target-only latent fit uses (95 % of the targets' variance,
+    :func:`anchordiv.anchors.latent.principal_subspace`); capped at ``d − 1`` and ``N − 1``.
+
+    ``k_prior`` counts the broad prior's *leading* directions only (its long tail of weak
+    directions does not count: a handful, not the 100+ that hold 95 % of a broad text prior's
+    variance and make the latent model cosine-like); as ν → 0 the rank becomes the
+    target-only fit's, so the posterior converges to it.  Measured against
+    ``max(k_prior, participation ratio of Cov(T))`` and the participation ratio of the blended
+    covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]``."""
+    b = as_matrix("broad_anchors", broad, min_rows=2)
+    t = as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
+    v = in_unit_interval("novelty", novelty)
+    _, cov_b = priors.bingham.broad_covariance(b, "broad")
+    k = stable_rank(np.linalg.eigvalsh(cov_b))
+    if len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
+        k_target = principal_subspace(t)[1].shape[1]
+        k = v * k + (1 - v) * k_target
+    return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))
+
+
+def latent_options(broad, targets, *, strengths: dict | None = None, reg: float = 1e-3,
+                   grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> dict:
+    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` for
+    ``ad.adapt("latent-gaussian" | "latent-spherical", …, rank=, beta=)`` and their isotropic
+    controls; ``strengths``: the output of :func:`gaussian_strengths` for the same anchors
+    (computed when omitted).  latent-spherical needs rank ≥ 2: raise a rank of 1 there."""
+    t = as_matrix("target_anchors", targets)
+    if strengths is None:
+        strengths = gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
+    beta = latent_beta(len(t), strengths["strength"])
+    return {"rank": latent_rank(broad, t, novelty=strengths["novelty"]), "beta": beta,
+            "strength": float(strengths["strength"]), "novelty": float(strengths["novelty"])}
+
+
+__all__ = ["MAX_FOLDS", "STRENGTH_GRID", "density_strength", "gaussian_strengths",
+           "latent_beta", "latent_options", "latent_rank", "loo_log_predictive",
+           "novelty_strength", "participation_ratio", "stable_rank", "target_novelty"]

@@ -1,0 +1,236 @@
+"""Variational and MAP inference (NumPyro SVI) for the kind's model or a user's.
+
+``method="svi"`` maximises the ELBO ``E_q[log p(T, θ)] − E_q[log q(θ)]`` with a guide chosen by
+name: ``"delta"`` (AutoDelta: MAP), ``"normal"`` (AutoNormal: mean field), ``"lowrank"``
+(AutoLowRankMultivariateNormal, ``guide_rank``), or a user's guide (a NumPyro AutoGuide or guide
+function).  Optimiser: ``optimizer=`` a ``numpyro.optim`` object or an optax
+``GradientTransformation`` (through numpyro's optax bridge); default Adam whose step decays
+exponentially from ``learning_rate`` (0.05) to ``lr_decay · learning_rate`` (0.01×) over the
+run, so a MAP settles to float precision instead of oscillating at the step size.  The loop runs ``num_steps`` in jitted chunks with a progress bar and checks
+the loss for NaN after each chunk.
+
+Convergence: the relative change of the mean loss between the last two windows of
+``convergence_window`` steps (default ``max(20, num_steps // 10)``); converged when below
+``convergence_tol`` (1e-4).  Both numbers go to ``post.info``; a warning quotes them otherwise.
+
+MAP is of the parameters' density: a delta guide on the kind's model asks it for the density of
+(μ, Σ) (``map_jacobian=True``, see :func:`anchordiv.adaptation.priors.niw_model`), so the result is the
+joint mode; on a user's model it is the mode in the model's own sample-site coordinates.
+
+Result: ``num_samples`` guide draws of every latent and deterministic site (``[1, S, ...]``; one
+draw for a delta guide), the guide's median pushed through the model as the ``"map"`` point, and
+the loss trace (``post.elbo``, ``post.plot_elbo``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from ..progress import tqdm
+
+from ..errors import AnchorDivError, integer, positive
+from .model import Problem, failure, guard, init_strategy
+from .posterior import Posterior
+
+GUIDES = ("delta", "normal", "lowrank")
+CHUNK = 50
+
+
+def make_guide(spec, model, init_loc_fn, rank):
+    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
+    from numpyro.infer import autoguide
+
+    if not isinstance(spec, str):
+        if callable(spec):
+            return spec
+        raise AnchorDivError(f"guide: one of {', '.join(GUIDES)}, an AutoGuide or a guide "
+                             f"function, got {type(spec).__name__}")
+    if spec == "delta":
+        return autoguide.AutoDelta(model, init_loc_fn=init_loc_fn)
+    if spec == "normal":
+        return autoguide.AutoNormal(model, init_loc_fn=init_loc_fn, init_scale=0.01)
+    if spec == "lowrank":
+        return autoguide.AutoLowRankMultivariateNormal(
+            model, init_loc_fn=init_loc_fn, init_scale=0.01,
+            rank=None if rank is None else integer("guide_rank", rank, low=1))
+    raise AnchorDivError(f"guide: unknown {spec!r}; one of {', '.join(GUIDES)}, an AutoGuide "
+                         f"or a guide function")
+
+
+def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
+    """A numpyro optimiser: ``spec`` None (Adam whose step decays exponentially from
+    ``learning_rate`` to ``decay · learning_rate`` over ``num_steps``), a ``numpyro.optim``
+    object, or an optax ``GradientTransformation``."""
+    import numpyro.optim as optim
+
+    lr = positive("learning_rate", learning_rate)
+    if spec is None:
+        rate = jnp.log(positive("lr_decay", decay)) / max(num_steps, 1)
+        return optim.Adam(lambda i: lr * jnp.exp(rate * i))
+    if isinstance(spec, optim._NumPyroOptim):
+        return spec
+    if hasattr(spec, "init") and hasattr(spec, "update"):
+        return optim.optax_to_numpyro(spec)
+    raise AnchorDivError(f"optimizer: a numpyro.optim optimiser or an optax "
+                         f"GradientTransformation, got {type(spec).__name__}")
+
+
+def convergence(loss: np.ndarray, window: int | None, tol: float, *,
+                stochastic: bool = True) -> dict:
+    """``{"converged", "relative_change", "window"}`` from the loss trace: the change of the
+    mean loss between the last two windows, relative to ``max(|mean|, 1)``; converged when below
+    ``tol`` or, for a stochastic ELBO, within two standard errors of zero (no detectable trend)."""
+    w = window or max(20, len(loss) // 10)
+    if len(loss) < 2 * w:
+        return {"converged": False, "relative_change": float("nan"), "window": int(w)}
+    last, prev = loss[-w:], loss[-2 * w: -w]
+    change = abs(last.mean() - prev.mean())
+    noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
+    rel = float(change / max(abs(last.mean()), 1.0))
+    return {"converged": bool(rel < tol or change <= noise), "relative_change": rel,
+            "window": int(w)}
+
+
+def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
+    """``(dynamic, static)``: arrays and floats become traced arguments (refits with new
+    hyperparameters reuse the compiled step); ints, bools, strings stay static."""
+    dyn, static = {}, []
+    for k, v in kwargs.items():
+        if isinstance(v, (jax.Array, np.ndarray)) or (isinstance(v, float)):
+            dyn[k] = jnp.asarray(v, dtype) if isinstance(v, float) else v
+        else:
+            static.append((k, v))
+    return dyn, tuple(sorted(static, key=lambda kv: kv[0]))
+
+
+#: compiled SVI runners by (model, guide, optimiser settings, static keywords)
+_RUNNERS: dict = {}
+TRACES = {"svi": 0}   # how often a step was traced (tests check that refits do not retrace)
+
+
+def runner(prob: Problem, o: dict, static: tuple):
+    """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
+    steps — cached when guide, optimiser and init strategy are given by name/number."""
+    from numpyro.infer import SVI, Trace_ELBO
+
+    key = None
+    if isinstance(o["guide"], str) and o["optimizer"] is None and isinstance(
+            o["init_strategy"], str):
+        key = (prob.model, o["guide"], o["guide_rank"], o["init_strategy"],
+               float(o["learning_rate"]), float(o["lr_decay"]), int(o["num_steps"]),
+               int(o["num_particles"]), static, str(prob.targets.dtype))
+        if key in _RUNNERS:
+            return _RUNNERS[key]
+    guide = make_guide(o["guide"], prob.model, init_strategy(o["init_strategy"]), o["guide_rank"])
+    optimizer = make_optimizer(o["optimizer"], o["learning_rate"], int(o["num_steps"]),
+                               o["lr_decay"])
+    svi = SVI(prob.model, guide, optimizer,
+              Trace_ELBO(num_particles=integer("num_particles", o["num_particles"], low=1)))
+    kw = dict(static)
+
+    def chunk(n, state, targets, dyn):
+        TRACES["svi"] += 1
+        return jax.lax.scan(lambda st, _: svi.update(st, targets, **dyn, **kw), state, None,
+                            length=n)
+
+    out = (svi, jax.jit(chunk, static_argnums=0))
+    if key is not None:
+        _RUNNERS[key] = out
+    return out
+
+
+def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, progress: bool):
+    """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps])``."""
+    if hasattr(svi.guide, "prototype_trace"):
+        svi.guide.prototype_trace = None          # a fresh init from this fit's prior
+    with guard("svi", prob):
+        state = svi.init(jax.random.PRNGKey(seed), *prob.args, **prob.kwargs)
+    losses, done = [], 0
+    with tqdm(total=num_steps, desc="SVI", unit="step", disable=not progress) as bar:
+        while done < num_steps:
+            n = min(CHUNK, num_steps - done)
+            with guard("svi", prob):
+                new, loss = run(n, state, prob.targets, dyn)
+            loss = np.asarray(loss)
+            if not np.all(np.isfinite(loss)):
+                bad = int(np.argmin(np.isfinite(loss)))
+                values = svi.guide.median(svi.get_params(state)) if hasattr(
+                    svi.guide, "median") else None
+                raise failure(f"svi: the loss became {loss[bad]} at step {done + bad + 1}; "
+                              f"not finite", prob, values)
+            state, done = new, done + n
+            losses.append(loss)
+            bar.update(n)
+            bar.set_postfix(loss=f"{loss[-1]:.4g}")
+    return state, np.concatenate(losses)
+
+
+def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
+    """``{site: [1, num, ...]}`` guide draws pushed through the model (deterministic sites)."""
+    from numpyro.infer import Predictive
+
+    with guard("svi draws"):
+        out = Predictive(prob.model, guide=guide, params=params, num_samples=num,
+                         return_sites=sites)(jax.random.PRNGKey(seed + 1), *prob.args,
+                                             **prob.kwargs)
+    return {k: np.asarray(v)[None] for k, v in out.items()}
+
+
+def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
+    """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
+    from numpyro.infer import Predictive
+
+    if not hasattr(guide, "median"):
+        return None
+    with guard("svi point"):
+        med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
+        out = Predictive(prob.model, posterior_samples=med, return_sites=sites)(
+            jax.random.PRNGKey(0), *prob.args, **prob.kwargs)
+    return {k: np.asarray(v)[0] for k, v in out.items()}
+
+
+def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
+    """Replace the exact posterior by an SVI fit of ``prob`` (module docstring)."""
+
+    num_steps = integer("num_steps", o["num_steps"], low=1)
+    seed = int(o["seed"])
+    dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
+    svi, run = runner(prob, o, static)
+    state, loss = optimise(svi, run, prob, dyn, num_steps, seed, bool(o["progress"]))
+    guide = svi.guide
+    params = svi.get_params(state)
+    conv = convergence(loss, o["convergence_window"],
+                       positive("convergence_tol", o["convergence_tol"]),
+                       stochastic=o["guide"] != "delta")
+    if not conv["converged"]:
+        warnings.warn(f"SVI has not converged after {num_steps} steps: the mean loss changed by "
+                      f"{conv['relative_change']:.2e} (relative) over the last "
+                      f"{conv['window']} steps (tolerance {o['convergence_tol']:g}); raise "
+                      f"num_steps or the learning_rate", stacklevel=3)
+    delta = o["guide"] == "delta"
+    num = 1 if delta else integer("num_samples", o["num_samples"], low=2)
+    samples = guide_draws(prob, guide, params, sites, num, seed)
+    point = guide_point(prob, guide, params, sites)
+    points = {"map": point} if point is not None else {}
+    if delta and point is not None:
+        points["mean"] = point
+    name = o["guide"] if isinstance(o["guide"], str) else type(o["guide"]).__name__
+    info = {**post.info, "method": "svi", "guide": name, "num_steps": num_steps,
+            "learning_rate": float(o["learning_rate"]), "seed": seed,
+            "custom_model": prob.custom, "final_loss": float(loss[-1]),
+            "elbo_converged": bool(conv["converged"]),
+            "elbo_relative_change": conv["relative_change"], "elbo_window": conv["window"]}
+    if o["guide_rank"] is not None:
+        info["guide_rank"] = int(o["guide_rank"])
+    return dataclasses.replace(post, method="svi", info=info, family=None, samples=samples,
+                               stats=None, points=points, elbo=-loss,
+                               raw={"svi": svi, "guide": guide, "params": params,
+                                    "state": state})
+
+
+__all__ = ["GUIDES", "TRACES", "convergence", "make_guide", "make_optimizer", "run_svi",
+           "split_kwargs"]

@@ -1,0 +1,154 @@
+"""The evidence-adaptive recipe on synthetic problems whose answer is known."""
+
+import numpy as np
+import pytest
+import scipy.stats
+
+import anchordiv as ad
+
+from anchordiv.adaptation import adapt, recipe
+from anchordiv.errors import AnchorDivError
+from anchordiv.adaptation.priors.niw import NIW, prior_scale, scatter
+
+D = 12
+#: the synthetic rows are not unit-norm on purpose (exact subspaces); the warning is expected
+pytestmark = pytest.mark.filterwarnings("ignore:target_anchors.*not unit-norm")
+
+
+def subspace_rows(rng, n, basis, scale=1.0, noise=0.02):
+    """``[n, D]`` rows varying mostly in the span of ``basis [D, r]`` around a fixed centre."""
+    centre = np.full(D, 0.3)
+    return (centre + scale * rng.normal(size=(n, basis.shape[1])) @ basis.T
+            + noise * rng.normal(size=(n, D)))
+
+
+@pytest.fixture
+def bases():
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(D, D)))
+    return q[:, :5], q[:, 5:10]         # the targets' subspace, one orthogonal to it
+
+
+def test_loo_matches_the_student_t_reference():
+    """The whitened low-rank LOO equals the direct float64 Student-t of the NIW predictive."""
+    rng = np.random.default_rng(1)
+    broad, t = rng.normal(size=(60, D)), rng.normal(size=(6, D))
+    mu0, cov = prior_scale(broad, reg=1e-3, prior="broad")
+    for s in (0.5, 7.0, 300.0):
+        prior = NIW.from_scale(mu0, cov, s, D + 1 + s)
+        ref = []
+        for i in range(len(t)):
+            post = prior.update_stats(*scatter(np.delete(t, i, 0)))
+            df = post.nu - D + 1
+            ref.append(scipy.stats.multivariate_t(
+                post.mu, post.psi * (post.kappa + 1) / (post.kappa * df), df=df).logpdf(t[i]))
+        assert recipe.loo_log_predictive(mu0, cov, t, s) == pytest.approx(np.mean(ref),
+                                                                          rel=1e-10)
+
+
+def test_prior_spanning_the_targets_is_trusted_an_orthogonal_one_discounted(bases):
+    inside, orthogonal = bases
+    rng = np.random.default_rng(2)
+    targets = subspace_rows(rng, 3, inside)        # too few to span their own subspace
+    spanning = subspace_rows(rng, 400, inside)
+    off = subspace_rows(rng, 400, orthogonal)
+    good = recipe.gaussian_strengths(spanning, targets)
+    bad = recipe.gaussian_strengths(off, targets)
+    # the held-out density trusts the spanning prior, discounts the orthogonal one ...
+    assert good["density_strength"] > 2 * bad["density_strength"]
+    assert bad["chosen_by"] == "held-out density (LOO)"
+    # ... and the chosen strength follows (capped by the targets' novelty for the first)
+    assert good["strength"] > 2 * bad["strength"]
+    # the chosen strengths run through ad.adapt for the posterior and its control alike
+    for prior in ("broad", "isotropic"):
+        post = adapt("gaussian", spanning, targets, tau=10.0, prior=prior,
+                     kappa0=good["kappa0"], nu0=good["nu0"])
+        assert post.info["kappa0"] == good["kappa0"]
+
+
+def test_growing_n_converges_to_the_target_only_fit(bases):
+    inside, _ = bases
+    rng = np.random.default_rng(3)
+    broad = rng.normal(size=(400, D))             # an uninformative, isotropic-ish prior
+    pool = subspace_rows(rng, 200, inside, noise=0.05)
+    weights, gaps = [], []
+    for n in (3, 10, 40, 200):
+        t = pool[:n]
+        s = recipe.gaussian_strengths(broad, t)["strength"]
+        weights.append(s / (s + n))
+        f = np.asarray(adapt("gaussian", broad, t, tau=10.0, kappa0=s, nu0=D + 1 + s).point(
+            "mean").factor, np.float64)
+        sigma = f @ f.T
+        target_only = np.cov(t.T, bias=True)
+        gaps.append(np.linalg.norm(np.asarray(sigma) - target_only) / np.linalg.norm(
+            target_only))
+    assert all(a > b for a, b in zip(weights, weights[1:]))          # prior weight falls
+    assert weights[-1] < 0.01
+    assert gaps[-1] < 0.05 and gaps[-1] < gaps[0]
+
+
+def test_novelty_is_one_for_scattered_targets_and_zero_inside_a_spanned_plane(bases):
+    inside, _ = bases
+    rng = np.random.default_rng(4)
+    assert recipe.target_novelty(rng.normal(size=(2, D))) == 1.0
+    assert recipe.target_novelty(rng.normal(size=(5, D))) > 0.6    # 3 of 12 dims spanned
+    plane = subspace_rows(rng, 10, inside[:, :2], noise=0.0)
+    assert recipe.target_novelty(plane) == pytest.approx(0.0, abs=1e-9)
+    assert recipe.novelty_strength(10, 0.5) == pytest.approx(10.0)
+    assert recipe.novelty_strength(10, 1.0) == float("inf")
+
+
+def test_latent_rank_is_recovered_on_a_planted_low_rank_problem():
+    rng = np.random.default_rng(5)
+    q, _ = np.linalg.qr(rng.normal(size=(D, D)))
+    planted = q[:, :5]
+    targets = 0.3 + rng.normal(size=(80, 5)) @ planted.T + 0.01 * rng.normal(size=(80, D))
+    broad = rng.normal(size=(300, D)) * np.r_[5.0, np.full(D - 1, 0.2)]   # one leading dir.
+    opts = recipe.latent_options(broad, targets)
+    assert opts["rank"] == 5
+    assert 0 < opts["beta"] < 1
+    post = adapt("latent-gaussian", broad, targets, tau=10.0, rank=opts["rank"],
+                 beta=opts["beta"])
+    u = np.asarray(post.point("mean").basis, np.float64)
+    _, cosines, _ = np.linalg.svd(planted.T @ np.linalg.qr(u)[0])
+    assert cosines.min() > 0.99                       # the planted subspace itself
+
+
+def test_spectral_counts():
+    assert recipe.participation_ratio([2.0, 2.0, 2.0, 0.0]) == pytest.approx(3.0)
+    assert recipe.stable_rank([4.0, 2.0, 2.0]) == pytest.approx(2.0)
+    assert recipe.latent_beta(10, 10.0) == pytest.approx(0.5)
+    with pytest.raises(AnchorDivError, match="do not vary"):
+        recipe.participation_ratio(np.zeros(3))
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(AnchorDivError, match="not positive definite"):
+        recipe.loo_log_predictive(np.zeros(3), np.zeros((3, 3)), np.ones((3, 3)), 1.0)
+    with pytest.raises(AnchorDivError, match="target_anchors"):
+        recipe.gaussian_strengths(np.random.default_rng(0).normal(size=(10, 4)),
+                                  np.ones((2, 5)))
+
+
+def test_the_recipe_is_an_option_of_the_priors_and_their_controls():
+    """``strengths="held-out"`` / ``rank="auto", beta="auto"`` give the recipe's numbers, and the
+    isotropic control gets the same ones."""
+    rng = np.random.default_rng(0)
+    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
+    broad = unit(rng.normal(size=(200, 16)) + 0.5)
+    targets = unit(rng.normal(size=(8, 16)) + 1.0)
+    g = recipe.gaussian_strengths(broad, targets)
+    lat = recipe.latent_options(broad, targets)
+    for prior in ("broad", "isotropic"):
+        p = ad.adapt("gaussian", broad, targets, tau=20.0, strengths="held-out", prior=prior)
+        assert p.info["kappa0"] == pytest.approx(g["kappa0"]) and p.info["nu0"] == pytest.approx(g["nu0"])
+        assert p.info["chosen_by"].startswith("held-out recipe")
+        for kind in ("latent-gaussian", "latent-spherical"):
+            q = ad.adapt(kind, broad, targets, tau=20.0, rank="auto", beta="auto", prior=prior)
+            assert q.info["rank"] == max(lat["rank"], 2 if kind == "latent-spherical" else 1)
+            assert q.info["beta"] == pytest.approx(lat["beta"])
+    with pytest.raises(AnchorDivError, match="strengths"):
+        ad.adapt("gaussian", broad, targets, tau=20.0, strengths="bogus")
+    with pytest.raises(AnchorDivError, match="together"):
+        ad.adapt("gaussian", broad, targets, tau=20.0, strengths="held-out", kappa0=3.0)
+    with pytest.raises(AnchorDivError, match="rank"):
+        ad.adapt("latent-gaussian", broad, targets, tau=20.0, rank="most")
