@@ -62,6 +62,8 @@ class Posterior:
             return self.family.mode() if which == "map" else self.family.mean()
         if self.points and which in self.points:
             p = self.points[which]
+        elif which == "mean" and self.info.get("guide") == "delta":
+            raise AnchorDivError(f"point('mean'): {self.info.get('point_mean', 'none')}")
         else:
             lp = self.flat_lp() if which == "map" else None
             p = summarise_samples(self.kind, self.flat_samples(), which, lp)

@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 from ..errors import AnchorDivError, in_unit_interval, integer
+from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
@@ -68,9 +69,39 @@ def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poste
             "chain_method": o["chain_method"], "dense_mass": bool(o["dense_mass"]),
             "target_accept_prob": float(o["target_accept_prob"]),
             "divergences": int(stats["diverging"].sum()), **counts}
-    return dataclasses.replace(
-        post, method="nuts", info=info, family=None, stats=stats, raw=mcmc,
-        samples={s: np.asarray(samples[s], np.float64) for s in sites if s in samples})
+    kept = {s: np.asarray(samples[s], np.float64) for s in sites if s in samples}
+    pts, how = nuts_points(post, prob, kept)
+    return dataclasses.replace(post, method="nuts", info={**info, **how}, family=None,
+                               stats=stats, raw=mcmc, samples=kept, points=pts)
+
+
+def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
+    """``(points, {"point_mean", "point_map"})``.  Under ``subspace=`` with the default
+    Gaussian or mixture model the ``"map"`` is the draw of highest *full-d* joint density
+    (subspace density plus :func:`.points.joint_correction`), fixed here; otherwise it is
+    left to ``post.point`` (the draw of highest density of the model's parameters)."""
+    from ..priors import SITES
+    from .density import log_joint_closed_form
+
+    total = int(np.prod(next(iter(samples.values())).shape[:2]))
+    if post.subspace is None or prob.custom or post.kind not in ("gaussian", "mixture"):
+        best = f"the draw (of {total}) of highest density of the model's parameters"
+        if post.subspace is not None:
+            best += (", lifted with the default prior's conditional mode outside the subspace "
+                     "(not the joint mode of one full-d model)")
+        return None, summaries.sampled_descriptions(post, best=best)
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in samples.items()
+            if k in SITES[post.kind]}
+    kwargs = {k: np.asarray(v, np.float64) if hasattr(v, "shape") else v
+              for k, v in prob.kwargs.items()}
+    lp = log_joint_closed_form(post.kind, np.asarray(prob.targets, np.float64), kwargs, flat) \
+        + summaries.joint_correction(post.kind, flat, int(post.info["d"]))
+    i = int(np.argmax(lp))
+    best = (f"the draw (of {total}) of highest full-d joint density, lifted with the "
+            f"conditional mode (the best draw, not the optimum: for the exact joint mode use "
+            f"method='exact' or method='svi' with guide='delta')")
+    return ({"map": {k: v[i] for k, v in flat.items()}},
+            summaries.sampled_descriptions(post, best=best))
 
 
 __all__ = ["CHAIN_METHODS", "check_init", "run_nuts"]

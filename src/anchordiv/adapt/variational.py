@@ -33,6 +33,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..errors import AnchorDivError, integer, positive
+from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
@@ -193,6 +194,32 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
     return {k: np.asarray(v)[0] for k, v in out.items()}
 
 
+def svi_points(post: Posterior, prob: Problem, point: dict | None,
+               delta: bool) -> tuple[dict, dict]:
+    """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
+    guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
+    block, :mod:`.points`) and, for a delta guide, the conjugate mean of the kind's model."""
+    if not delta:
+        return ({"map": point} if point is not None else {}), {
+            "point_mean": "average of the guide draws",
+            "point_map": "the guide's median pushed through the model (not a posterior mode)"}
+    if post.subspace is None:
+        how = "mode of the model's density in its own sample-site coordinates" if prob.custom \
+            else summaries.MAP_JOINT
+    elif prob.custom or post.kind != "gaussian":
+        how = ("mode of the subspace model, lifted with the default prior's conditional mode "
+               "outside the subspace (not the joint mode of one full-d model)")
+    else:
+        point = summaries.subspace_joint_mode(point, post.completion, post.subspace)
+        how = (summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
+               "lifted with the conditional mode")
+    mean, mean_how = summaries.delta_mean(post, prob.custom)
+    out = {"map": point}
+    if mean is not None:
+        out["mean"] = mean
+    return out, {"point_mean": mean_how, "point_map": how}
+
+
 def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
     """Replace the exact posterior by an SVI fit of ``prob`` (module docstring)."""
 
@@ -214,23 +241,51 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
     delta = o["guide"] == "delta"
     num = 1 if delta else integer("num_samples", o["num_samples"], low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
-    point = guide_point(prob, guide, params, sites)
-    points = {"map": point} if point is not None else {}
-    if delta and point is not None:
-        points["mean"] = point
+    points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta)
     name = o["guide"] if isinstance(o["guide"], str) else type(o["guide"]).__name__
     info = {**post.info, "method": "svi", "guide": name, "num_steps": num_steps,
             "learning_rate": float(o["learning_rate"]), "seed": seed,
             "custom_model": prob.custom, "final_loss": float(loss[-1]),
             "elbo_converged": bool(conv["converged"]),
-            "elbo_relative_change": conv["relative_change"], "elbo_window": conv["window"]}
+            "elbo_relative_change": conv["relative_change"], "elbo_window": conv["window"],
+            **how}
     if o["guide_rank"] is not None:
         info["guide_rank"] = int(o["guide_rank"])
     return dataclasses.replace(post, method="svi", info=info, family=None, samples=samples,
                                stats=None, points=points, elbo=-loss,
                                raw={"svi": svi, "guide": guide, "params": params,
-                                    "state": state})
+                                    "state": state, "problem": prob, "sites": sites})
 
 
-__all__ = ["GUIDES", "TRACES", "convergence", "make_guide", "make_optimizer", "run_svi",
+def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
+    """``num`` fresh guide draws ``{site: [num, ...]}`` of an SVI posterior and their log
+    importance weights ``log p(T, θ) − log q(θ)`` ``[num]`` — both in the model's constrained
+    sample-site coordinates, as in NumPyro's ELBO — for importance sampling (PSIS) against the
+    exact posterior of the model that ran.  A delta guide has no density: an error."""
+    from numpyro import handlers
+    from numpyro.infer.util import log_density
+
+    if post.method != "svi" or not isinstance(post.raw, dict) or "problem" not in post.raw:
+        raise AnchorDivError("guide_log_weights: needs a posterior fitted by method='svi' in "
+                             "this session (post.raw keeps the guide; saved ones do not)")
+    if post.info.get("guide") == "delta":
+        raise AnchorDivError("guide_log_weights: a delta guide is a point, it has no density "
+                             "to importance-weight")
+    prob, guide, params = post.raw["problem"], post.raw["guide"], post.raw["params"]
+
+    def one(key):
+        log_q, tr = log_density(handlers.seed(guide, key), prob.args, prob.kwargs, params)
+        latent = {k: s["value"] for k, s in tr.items() if s["type"] == "sample"
+                  and not s["is_observed"] and not s["infer"].get("is_auxiliary")}
+        log_p, mtr = log_density(handlers.seed(prob.model, 0), prob.args, prob.kwargs, latent)
+        return log_p - log_q, {k: mtr[k]["value"] for k in post.raw["sites"]}
+
+    keys = jax.random.split(jax.random.PRNGKey(seed + 7), integer("num", num, low=2))
+    with guard("svi importance weights"):
+        lw, draws = jax.jit(jax.vmap(one))(keys)
+    return ({k: np.asarray(v, np.float64) for k, v in draws.items()},
+            np.asarray(lw, np.float64))
+
+
+__all__ = ["GUIDES", "TRACES", "convergence", "guide_log_weights", "make_guide", "make_optimizer", "run_svi",
            "split_kwargs"]
