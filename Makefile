@@ -31,7 +31,7 @@ bench: setup
 	for b in divergence empirical scale memory faiss adapt; do $(BIN)/python benchmarks/bench_$$b.py || exit 1; done
 
 # Rebuild the broad priors in models/ (MiniLM embeddings of WordNet glosses, clinical text,
-# ImageNet names; each prior's own anchor count and regions: anchordiv.studies.priors.PRIORS).
+# ImageNet names; each prior's own anchor count and regions: anchordiv.app.studies.priors.PRIORS).
 models: setup
 	$(BIN)/anchordiv build-models -o models
 

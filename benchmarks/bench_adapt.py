@@ -31,7 +31,7 @@ import numpy as np
 import anchordiv as ad
 from anchordiv.adapt import cov_factor
 from anchordiv.anchors.gaussian import moments
-from anchordiv.divergence import TRACE_COUNTS
+from anchordiv.retrieval.divergence import TRACE_COUNTS
 from anchordiv.priors.niw import NIW, empirical_bayes
 from common import parser, synthetic_anchors, table, unit_rows, write_results
 

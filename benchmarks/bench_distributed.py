@@ -8,7 +8,7 @@ synthetic anchors, and times — interleaved, in the same run — top-10 of Q qu
   combined with ``ad.merge_results`` (XLA uses every core);
 * ``single_index``: one process, a ``GalleryIndex(shard, store=keys_N.npy)`` per shard (built
   once before timing; build time reported) queried and combined the same way;
-* ``dask``: ``anchordiv.distributed.top_k`` on a LocalCluster of W process workers (one thread
+* ``dask``: ``anchordiv.scale.dask.top_k`` on a LocalCluster of W process workers (one thread
   each; default W = 2), one task per shard, tree reduction.
 
 Reports items/s and ratios to ``single_scan`` and ``single_index`` (medians of per-round
@@ -80,7 +80,7 @@ def projection(rate_per_worker: float, d: int) -> list[dict]:
 
 def main() -> None:
     import anchordiv as ad
-    import anchordiv.distributed as add
+    import anchordiv.scale.dask as add
     from distributed import Client
 
     p = parser(__doc__.split("\n\n")[0])

@@ -2,7 +2,7 @@
 
 For every kind and inference method: θ̃ from the prior adapt builds from fixed broad anchors,
 n targets from the kind's likelihood, posterior draws (thinned), ranks of scalar quantities
-(``anchordiv.sbc.library_problem``).  Saves one rank-histogram plot per case
+(``anchordiv.checks.sbc.library_problem``).  Saves one rank-histogram plot per case
 (``results/sbc_<kind>_<method>.png``, grey band: 99 % range of a bin count under uniform
 ranks) and the χ²/KS p-values and 90 % coverage (``results/bench_sbc.md``).
 
@@ -17,7 +17,7 @@ import warnings
 
 import jax
 
-from anchordiv.sbc import library_problem, sbc
+from anchordiv.checks.sbc import library_problem, sbc
 from common import RESULTS, parser, table, write_results
 
 jax.config.update("jax_enable_x64", True)

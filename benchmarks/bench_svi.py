@@ -107,9 +107,9 @@ def initialisation(dims, rng) -> list[dict]:
 
 def real_task(steps: int) -> list[dict]:
     from anchordiv.data import imagenet
-    from anchordiv.studies import wordnet_imagenet as wni
-    from anchordiv.studies._common import default_embed, labelled_retrieval
-    from anchordiv.studies.priors import WORDNET_PRIOR, default_models_dir, load_prior
+    from anchordiv.app.studies import wordnet_imagenet as wni
+    from anchordiv.app.studies._common import default_embed, labelled_retrieval
+    from anchordiv.app.studies.priors import WORDNET_PRIOR, default_models_dir, load_prior
 
     embed = default_embed("minilm")
     classes = imagenet.classes()

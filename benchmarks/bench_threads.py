@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 import anchordiv as ad
-from anchordiv import uncertainty
+from anchordiv.checks import uncertainty
 from common import interleaved, parser, synthetic_anchors, table, write_results
 
 

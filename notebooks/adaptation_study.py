@@ -38,7 +38,7 @@ import numpy as np
 
 import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, imagenet, wordnet
-from anchordiv.studies import wordnet_imagenet as wi
+from anchordiv.app.studies import wordnet_imagenet as wi
 
 SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_SMALL") == "1"
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "adaptation_study"

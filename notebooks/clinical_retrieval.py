@@ -35,7 +35,7 @@ import numpy as np
 import anchordiv as ad
 from anchordiv.data import clinical, embed_texts, get_encoder, openi
 from anchordiv.plots import plot_scores
-from anchordiv.studies import clinical as study
+from anchordiv.app.studies import clinical as study
 
 SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_SMALL") == "1"
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "clinical_retrieval"
@@ -82,7 +82,7 @@ print("gaussian − cosine:", ev.difference("gaussian", "cosine"))
 plot_scores(ev.summary(), OUT / f"{f.replace(' ', '_')}.png", title=f"Open-i: {f}")
 
 # %% [markdown]
-# ## Every finding: `anchordiv.studies.clinical`
+# ## Every finding: `anchordiv.app.studies.clinical`
 # The study repeats this per finding, with intervals from a two-level bootstrap over queries and
 # over random anchor subsets (80 % of the anchors each), and adds the negated-mention rate.
 

@@ -11,7 +11,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.anchors.gaussian import moments
-from anchordiv.cli import main
+from anchordiv.app.cli import main
 from anchordiv.priors.niw import NIW
 
 D = 4
@@ -254,7 +254,7 @@ def test_cli_adapt(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_nuts_through_adapt_latent_gaussian_matches_exact_subspace():
-    from anchordiv.uncertainty import principal_angles
+    from anchordiv.checks.uncertainty import principal_angles
 
     broad, t = anchors(d=3, n=8)
     exact = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=1, beta=0.5)

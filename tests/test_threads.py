@@ -5,7 +5,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import anchordiv as ad
-from anchordiv import uncertainty
+from anchordiv.checks import uncertainty
 from anchordiv.threads import THREADS_ENV, blas_threads
 
 

@@ -13,18 +13,20 @@ __version__ = "0.1.0"
 from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixture,
                       LatentGaussian, LatentSpherical, Softmax, fit, mix)
 from .adapt import Posterior, adapt, load_posterior, save_posterior
-from .baselines import cosine, inversion
-from .divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
+from .retrieval.baselines import cosine, inversion
+from .retrieval.divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
 from .errors import AnchorDivError
-from .evaluate import Evaluation, evaluate  # ad.evaluate is the function
-from .curves import adaptation_curve, register_model
-from .index import FaissIndex, GalleryIndex, merge_results, recall_at_k
+from .evaluation.evaluate import Evaluation, evaluate  # ad.evaluate is the function
+from .evaluation.curves import adaptation_curve, register_model
+from .retrieval.index import FaissIndex, GalleryIndex, merge_results, recall_at_k
 from .io import load_model, save_model
-from .metrics import auprc, prevalence
+from .retrieval.metrics import auprc, prevalence
 from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
                          save_embeddings)
-from .uncertainty import load_inference_data, retrieval_uncertainty, save_inference_data
-from .criticism import PriorComparison, compare_priors
+from .checks.sbc import sbc
+from .checks.uncertainty import (inference_data, load_inference_data, retrieval_uncertainty,
+                                save_inference_data)
+from .checks.criticism import PriorComparison, compare_priors
 
 __all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
            "GaussianMixture", "LatentGaussian", "LatentSpherical", "Softmax", "__version__",
@@ -36,7 +38,7 @@ __all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retr
             "save_inference_data", "save_posterior"]
 __all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
 __all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
-__all__ += ["PriorComparison", "compare_priors"]
+__all__ += ["PriorComparison", "compare_priors", "inference_data", "sbc"]
 
 
 def __getattr__(name):
@@ -45,5 +47,5 @@ def __getattr__(name):
     if name in ("data", "studies"):
         import importlib
 
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module({"data": ".data", "studies": ".app.studies"}[name], __name__)
     raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")

@@ -76,7 +76,7 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
     """Horizontal bars of mean AUPRC with interval whiskers, prevalence as a dotted line.
 
     ``summary`` rows need ``<label>, auprc, low, high`` and optionally ``prevalence``
-    (e.g. :meth:`anchordiv.evaluate.Evaluation.summary`)."""
+    (e.g. :meth:`anchordiv.evaluation.evaluate.Evaluation.summary`)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(summary) + 1.2))
     names = [str(r[label]) for r in summary]

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from anchordiv import cli
+from anchordiv.app import cli
 from anchordiv.data import cache
 
 

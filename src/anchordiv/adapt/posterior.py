@@ -120,8 +120,8 @@ class Posterior:
     def inference_data(self, num_draws: int | None = None, seed: int = 0, **options):
         """ArviZ InferenceData of interpretable posterior quantities (+ NUTS sample stats, and
         the prior / log-likelihood / predictive groups); see
-        :func:`anchordiv.uncertainty.inference_data` for ``num_draws`` and ``options``."""
-        from ..uncertainty import inference_data
+        :func:`anchordiv.checks.uncertainty.inference_data` for ``num_draws`` and ``options``."""
+        from ..checks.uncertainty import inference_data
 
         return inference_data(self, num_draws=num_draws, seed=seed, **options)
 

@@ -10,7 +10,7 @@ from .base import MODEL_CLASSES, AnchorModel
 from .empirical import Softmax, fit_softmax
 from .gaussian import Gaussian, fit_gaussian
 from .latent import LatentGaussian, LatentSpherical, fit_latent_gaussian, fit_latent_spherical
-from .mix import AnchorMixture, mix
+from .mixing import AnchorMixture, mix
 from .mixture import GaussianMixture, fit_mixture
 
 #: kind -> fitting function ``f(anchors, *, tau, **options) -> AnchorModel``.

@@ -2,7 +2,7 @@
 
 ``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)``  (MATH.md).  Everything else — the divergence, the
 pairwise matrix through one GEMM, streaming top-k, the MIPS export — is derived from ψ once in
-:mod:`anchordiv.divergence`.  A model may add
+:mod:`anchordiv.retrieval.divergence`.  A model may add
 
 * ``parameterize(θ)``: the map that pulls the model's geometry back to ambient embeddings
   (identity for ambient models; the latent spherical model fixes the projected radius), and

@@ -1,0 +1,65 @@
+"""The ``anchordiv`` command.  Each subcommand lives in :mod:`anchordiv.app.commands` as a module
+with ``register(subparsers)`` (adds its parser and sets ``func``); this file only assembles them."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import warnings
+
+from ..errors import AnchorDivError
+
+#: Subcommand modules under anchordiv.app.commands, in the order --help lists them.
+COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "diagnose", "demo", "study",
+            "build_models", "build_prior"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="anchordiv",
+        description="Anchor divergences: task-specific semantic geometry on fixed contrastive "
+                    "embeddings. Fit an anchor model to text-anchor embeddings, then rank a "
+                    "gallery by the divergence it induces.")
+    parser.add_argument("--version", action="version", version=f"anchordiv {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f".commands.{name}", __package__).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    original = warnings.formatwarning
+    warnings.formatwarning = lambda message, *_, **__: f"anchordiv {args.command}: warning: " \
+                                                       f"{message}\n"
+    try:
+        return int(args.func(args) or 0)
+    except USER_ERRORS as err:
+        print(f"anchordiv {args.command}: error: {user_message(err)}", file=sys.stderr)
+        return 2
+    finally:
+        warnings.formatwarning = original
+
+
+#: Errors caused by the user's input or files: reported in one line, exit code 2, no traceback.
+USER_ERRORS = (AnchorDivError, OSError, UnicodeDecodeError)
+
+
+def user_message(err: BaseException) -> str:
+    """One line for a user error (file errors name the file)."""
+    if isinstance(err, OSError) and getattr(err, "filename", None):
+        return f"{err.strerror or err}: {err.filename}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({err.reason} at byte {err.start})"
+    return str(err)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""``anchordiv curve``: adaptation curve over target-anchor budgets (CSV + PNG + summary)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ...errors import AnchorDivError
+from ._cluster import add_cluster_options, cluster
+from ._io import load_embeddings, number
+from .fit import TAU_HELP
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(t) for t in text.split(",") if t]
+    except ValueError:
+        raise AnchorDivError(
+            f"--budgets: expected comma-separated integers, got {text!r}") from None
+
+
+def register(sub) -> None:
+    from ...evaluation.curves import DEFAULT_BUDGETS, DEFAULT_MODELS, MODELS
+
+    p = sub.add_parser(
+        "curve", help="retrieval quality vs number of target anchors, per model",
+        description="For each target-anchor budget and several seeded random subsets of the "
+                    "target anchors, build every model (target-only fits, posteriors adapted "
+                    "from the broad anchors, the isotropic-prior control, baselines) and "
+                    "evaluate per-query AUPRC on ITEMS (every item is a query, itself removed "
+                    "from its ranking). Writes OUT/curve.csv (one row per model x budget x "
+                    "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
+                    "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
+                    "to reach --fraction of its full-coverage quality, and posterior vs "
+                    "target-only ratios). With --scheduler or --workers the (budget x subset) "
+                    "cells run as tasks on a Dask cluster; the results are identical.")
+    p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source)")
+    p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
+    p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
+    p.add_argument("relevance",
+                   help="binary relevance among items, .npy [n, n]; or per-item labels: [n] "
+                        "integer classes or [n, L] binary indicators (items sharing a label are "
+                        "relevant to each other)")
+    p.add_argument("--labels", action="store_true",
+                   help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
+    p.add_argument("--tau", type=number, help=TAU_HELP)
+    p.add_argument("-o", "--out", required=True, help="output directory")
+    p.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                   help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
+                        f"registered: {', '.join(MODELS)}")
+    p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS[:8])),
+                   help="comma-separated target-anchor budgets; those >= the number of targets "
+                        "are dropped and 'all targets' is always added (default %(default)s)")
+    p.add_argument("--subsets", type=int, default=5,
+                   help="random target subsets per budget (default 5)")
+    p.add_argument("--queries", type=int,
+                   help="evaluate only this many items (seeded random choice) as queries; "
+                        "the gallery stays all items (default: every item)")
+    p.add_argument("--fraction", type=float, default=0.9,
+                   help="quality fraction for the anchors-needed summary (default 0.9), "
+                        "measured above chance (prevalence)")
+    p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--title", default="adaptation curve", help="plot title")
+    add_cluster_options(p)
+    p.set_defaults(func=run)
+
+
+def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
+    if n_queries is None or n_queries >= n_items:
+        return np.arange(n_items)
+    if n_queries < 1:
+        raise AnchorDivError(f"--queries: must be >= 1, got {n_queries}")
+    return np.sort(np.random.default_rng(seed).choice(n_items, n_queries, replace=False))
+
+
+def item_relevance(path: str, n_items: int, as_labels: bool) -> np.ndarray:
+    """``[n, n]`` relevance among items from a relevance matrix or per-item labels."""
+    from ...evaluation.evaluate import shared_label_relevance
+
+    rel = load_embeddings(path, "relevance")
+    if rel.ndim == 2 and rel.shape == (n_items, n_items) and not as_labels:
+        return rel
+    if rel.shape[:1] != (n_items,) or rel.ndim > 2:
+        raise AnchorDivError(f"relevance: expected [{n_items}, {n_items}] relevance, [{n_items}] "
+                             f"labels or [{n_items}, L] label indicators, got {list(rel.shape)}")
+    labels = np.asarray(rel)
+    return shared_label_relevance(labels, labels)
+
+
+def run(args) -> int:
+    from ...evaluation.curves import adaptation_curve
+    from ...provenance import resolve_tau
+
+    items = load_embeddings(args.items, "items")
+    broad = load_embeddings(args.broad, "broad")
+    target = load_embeddings(args.target, "target")
+    tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
+    rows = _query_rows(len(items), args.queries, args.seed)
+    relevance = item_relevance(args.relevance, len(items), args.labels)
+    with cluster(args) as client:
+        curve = adaptation_curve(
+            broad, target, np.asarray(items[rows]), items, np.asarray(relevance[rows]),
+            tau=tau, query_index=rows, models=[m for m in args.models.split(",") if m],
+            budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
+            n_boot=args.n_boot, progress=True, client=client)
+    paths = curve.write(args.out, fraction=args.fraction, title=args.title)
+    print(json.dumps(paths))
+    return 0

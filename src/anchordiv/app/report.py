@@ -1,0 +1,72 @@
+"""A small markdown report writer: sections of text, tables from tidy rows, PNG figures.
+
+    rep = Report("anchordiv demo")
+    rep.section("Clinical retrieval", "Open-i reports ...")
+    rep.table(rows, ["finding", "model", "auprc", "lo", "hi"])
+    rep.figure("clinical.png", "AUPRC per finding")
+    path = rep.write("reports/demo")          # reports/demo/report.md
+
+Figures are files the caller wrote into the report directory (``rep.path(name)`` gives where);
+the markdown links them relatively, so the directory can be moved as a whole.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..errors import AnchorDivError
+
+
+def format_cell(value, digits: int = 3) -> str:
+    """A table cell: floats with ``digits`` decimals (NaN as "–"), everything else as str."""
+    if isinstance(value, float):
+        return "–" if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown_table(rows: list[dict], columns: list[str], digits: int = 3) -> str:
+    """A GitHub-markdown table of ``rows`` (dicts) restricted to ``columns``."""
+    if not rows:
+        raise AnchorDivError("markdown_table: no rows")
+    missing = [c for c in columns if c not in rows[0]]
+    if missing:
+        raise AnchorDivError(f"markdown_table: rows lack column(s) {', '.join(missing)}")
+    head = "| " + " | ".join(columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = ["| " + " | ".join(format_cell(r[c], digits) for c in columns) + " |" for r in rows]
+    return "\n".join([head, rule, *body])
+
+
+class Report:
+    """Markdown built in memory and written once with :meth:`write`."""
+
+    def __init__(self, title: str, out_dir):
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.parts: list[str] = [f"# {title}"]
+
+    def path(self, name: str) -> Path:
+        """Where to write a file (figure, CSV) that the report links."""
+        return self.out_dir / name
+
+    def section(self, title: str, text: str = "", level: int = 2) -> None:
+        self.parts.append(f"{'#' * level} {title}")
+        if text:
+            self.parts.append(text.strip())
+
+    def text(self, text: str) -> None:
+        self.parts.append(text.strip())
+
+    def table(self, rows: list[dict], columns: list[str], digits: int = 3) -> None:
+        self.parts.append(markdown_table(rows, columns, digits))
+
+    def figure(self, name: str, caption: str) -> None:
+        if not self.path(name).is_file():
+            raise AnchorDivError(f"Report.figure: {self.path(name)} was not written")
+        self.parts.append(f"![{caption}]({name})\n\n*{caption}*")
+
+    def write(self, name: str = "report.md") -> Path:
+        path = self.path(name)
+        path.write_text("\n\n".join(self.parts) + "\n")
+        return path

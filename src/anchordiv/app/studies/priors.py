@@ -1,0 +1,151 @@
+"""Broad priors shipped in ``models/``: Gaussians fitted to broad anchors of the default encoder,
+each built by :func:`anchordiv.app.build.build_prior` from a :class:`~anchordiv.app.build.PriorSpec`
+(:data:`PRIORS`), so its card names the vocabulary regions, exclusions and counts.
+
+* ``wordnet-glosses-gaussian``: WordNet noun glosses outside the 1,000 ImageNet classes and
+  their subtrees (the WordNet → ImageNet study's items and classes are never broad anchors);
+* ``clinical-text-gaussian``: HPO "name: definition" texts and ICD-10-CM descriptions (general
+  clinical text; it overlaps the sources of the pathology anchors, never the Open-i reports);
+* the priors of the prior-transfer studies (:mod:`.transfer`): ``wordnet-visual-art-gaussian``
+  (domain-matched: WordNet's visual-art / decoration / artistic-style region),
+  ``wordnet-generic-gaussian`` (all WordNet nouns), ``imagenet-names-gaussian`` (wrong domain:
+  the 1,000 ImageNet class names), all three without any noun sense of an ImageNet-R style
+  word or its subtree (:func:`style_senses`) and the WordNet ones also without the ImageNet
+  classes; ``hpo-respiratory-thorax-gaussian`` (HPO's respiratory-system and thorax region) and
+  ``hpo-all-gaussian`` (all of HPO), both without the chest findings' HPO subtrees.
+
+``anchordiv build-models`` builds them (``make models``); the demo loads them
+(:func:`load_prior`) instead of re-encoding thousands of texts.  Adaptation of the gaussian and
+latent kinds needs only the broad mean and covariance, which a saved Gaussian holds exactly
+(see :func:`~anchordiv.app.studies.wordnet_imagenet.broad_from_model`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from ..build import PriorSpec
+from ...data.vocab import Source
+from ...errors import AnchorDivError
+from ...io import load_card, load_model
+
+WORDNET_PRIOR = "wordnet-glosses-gaussian"
+CLINICAL_PRIOR = "clinical-text-gaussian"
+MODELS_ENV = "ANCHORDIV_MODELS"
+
+#: WordNet roots of the visual-art / style region (the domain-matched prior of the style study)
+VISUAL_ART_ROOTS = ("creation.n.02", "decoration.n.01", "visual_communication.n.01",
+                    "artistic_style.n.01", "artistic_movement.n.01", "needlework.n.01",
+                    "fine_arts.n.01")
+#: HPO roots of the chest region: respiratory system, thoracic cavity, thorax morphology
+CHEST_HPO_ROOTS = ("HP:0002086", "HP:0045027", "HP:0000765")
+#: ImageNet-R styles WordNet lacks as a phrase -> the word looked up instead
+STYLE_WORDS = {"plastic object": "plastic", "plush object": "plush"}
+
+
+def default_models_dir() -> Path:
+    """``$ANCHORDIV_MODELS``, else the repository's ``models/`` (beside ``src/``), else
+    ``./models``."""
+    if os.environ.get(MODELS_ENV):
+        return Path(os.environ[MODELS_ENV])
+    repo = Path(__file__).resolve().parents[4] / "models"
+    return repo if repo.is_dir() else Path("models")
+
+
+def style_senses(styles=None) -> tuple[str, ...]:
+    """Every WordNet noun sense of every ImageNet-R style word (:data:`STYLE_WORDS` maps the
+    phrases WordNet lacks), sorted: the target synsets a style prior must exclude."""
+    from ...data import imagenet, wordnet
+
+    words = [STYLE_WORDS.get(s, s) for s in (styles or imagenet.IMAGENET_R_STYLES)]
+    return tuple(sorted({n for w in words for n in wordnet.senses(w)}))
+
+
+def finding_hpo_roots() -> tuple[str, ...]:
+    """The HPO roots of every chest finding (:data:`anchordiv.data.clinical.FINDINGS`)."""
+    from ...data.clinical import FINDINGS
+
+    return tuple(h for f in FINDINGS.values() for h in f.hpo)
+
+
+def _imagenet_wnids() -> tuple[str, ...]:
+    from ...data import imagenet
+
+    return tuple(imagenet.wnids())
+
+
+def _wordnet_glosses(n):
+    return PriorSpec(WORDNET_PRIOR, [Source("wordnet", exclude=_imagenet_wnids())], n,
+                     description="WordNet 3.0 noun glosses outside the 1,000 ImageNet classes "
+                                 "and their subtrees")
+
+
+def _clinical_text(n):
+    return PriorSpec(CLINICAL_PRIOR, [Source("hpo"), Source("icd10")], n,
+                     description="HPO 'name: definition' texts and ICD-10-CM descriptions")
+
+
+def _visual_art(n):
+    return PriorSpec("wordnet-visual-art-gaussian",
+                     [Source("wordnet", VISUAL_ART_ROOTS, style_senses())], n,
+                     description="WordNet glosses of the visual-art, decoration and artistic-"
+                                 "style region, without any sense of an ImageNet-R style word")
+
+
+def _generic(n):
+    return PriorSpec("wordnet-generic-gaussian",
+                     [Source("wordnet", exclude=_imagenet_wnids() + style_senses())], n,
+                     description="WordNet noun glosses outside the ImageNet classes and every "
+                                 "sense of an ImageNet-R style word (with subtrees)")
+
+
+def _object_names(n):
+    return PriorSpec("imagenet-names-gaussian", [Source("imagenet")], n,
+                     description="the 1,000 ImageNet class names (objects: a wrong-domain "
+                                 "prior for style retrieval)")
+
+
+def _chest_hpo(n):
+    return PriorSpec("hpo-respiratory-thorax-gaussian",
+                     [Source("hpo", CHEST_HPO_ROOTS, finding_hpo_roots())], n,
+                     description="HPO terms of the respiratory system and thorax, without the "
+                                 "chest findings' subtrees")
+
+
+def _all_hpo(n):
+    return PriorSpec("hpo-all-gaussian", [Source("hpo", exclude=finding_hpo_roots())], n,
+                     description="all HPO terms without the chest findings' subtrees")
+
+
+#: name -> (spec for n anchors, default n): the priors ``build-models`` ships
+PRIORS: dict[str, tuple[Callable[[int | None], PriorSpec], int | None]] = {
+    WORDNET_PRIOR: (_wordnet_glosses, 5000),
+    CLINICAL_PRIOR: (_clinical_text, 2000),
+    "wordnet-visual-art-gaussian": (_visual_art, 2000),
+    "wordnet-generic-gaussian": (_generic, 2000),
+    "imagenet-names-gaussian": (_object_names, None),
+    "hpo-respiratory-thorax-gaussian": (_chest_hpo, 2000),
+    "hpo-all-gaussian": (_all_hpo, 2000),
+}
+
+
+def prior_spec(name: str, n: int | None = None) -> PriorSpec:
+    """The :class:`~anchordiv.app.build.PriorSpec` of shipped prior ``name`` with ``n`` anchors
+    (default: its own)."""
+    if name not in PRIORS:
+        raise AnchorDivError(f"prior: unknown {name!r}; choose one of {', '.join(PRIORS)}")
+    make, default = PRIORS[name]
+    return make(default if n is None else n)
+
+
+def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
+    """The saved prior ``name`` from ``models_dir`` (default :func:`default_models_dir`), or
+    None when it is not there or was built with an encoder other than ``encoder_id``."""
+    path = Path(models_dir or default_models_dir()) / name
+    if not (path / "card.json").is_file():
+        return None
+    if encoder_id is not None and load_card(path).get("encoder") != encoder_id:
+        return None
+    return load_model(path)

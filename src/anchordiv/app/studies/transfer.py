@@ -1,0 +1,256 @@
+"""Prior transfer with headroom: which broad prior helps a few target anchors, and can one tell
+before retrieval?
+
+Two tasks where the target geometry matters (README "Studies and the main job"):
+
+* **style** — the object × style items of :mod:`.object_style`; retrieval by *style* (relevant
+  = same style); targets = the style anchors ("an origami", "an example of sketch", …);
+* **clinical** — Open-i reports (:mod:`.clinical`); per chest finding, retrieval of the reports
+  labelled with it; targets = the finding's report-style anchor sentences.
+
+For each budget n (seeded target subsets shared by all models, :func:`anchordiv.evaluation.curves.subset`)
+every prior P gives two models of each kind: the exact conjugate posterior
+``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` and its isotropic control
+(``prior="isotropic"``: the same strengths, broad mean and covariance trace, no directions),
+both with *fixed* strengths (:data:`PRIOR_ANCHORS` pseudo-anchors: κ₀ = ν₀ − d − 1 = 10 for the
+Gaussian, ``prior_anchors`` = 10 and rank :data:`LATENT_RANK` for the latent kind); beside them
+target-only fits and cosine.
+``P − control`` (paired, 95 % intervals) measures what the prior's *directions* add beyond
+shrinkage.  :func:`diagnostic_rows` computes the prior–target diagnostics
+(:mod:`anchordiv.checks.diagnostics`) on the same subsets and :func:`ranking_rows` says which of them
+order the priors as the retrieval gain does.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ...evaluation.curves import MODELS, Curve, CurveModel, adaptation_curve, subset
+from ...checks.diagnostics import diagnose
+
+#: fixed prior strength of every posterior and control, in pseudo-anchors
+PRIOR_ANCHORS = 10.0
+#: subspace rank of the latent posteriors and controls (the library default, 95 % of the broad
+#: variance, is ~100+ directions for these priors: nearly the whole space, a cosine-like model)
+LATENT_RANK = 10
+KINDS = ("gaussian", "latent-gaussian")
+#: budgets at which the paired differences are reported
+SMALL_BUDGETS = (1, 2, 5)
+#: columns of diagnose() compared with retrieval (higher = better fit)
+DIAGNOSTICS = ("captured", "mean_cos2", "log_evidence_gain", "loo_gain")
+
+
+def adapt_options(kind: str, d: int) -> dict:
+    """The fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS` pseudo-anchors, and
+    for the latent kind the subspace rank :data:`LATENT_RANK`."""
+    if kind == "gaussian":
+        return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
+    return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
+
+
+def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
+    from ...adapt import adapt
+
+    return adapt(kind, broad, target, tau=tau, method="exact", prior=prior,
+                 **adapt_options(kind, broad.shape[1])).point("mean")
+
+
+def transfer_models(priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
+                    ) -> dict[str, CurveModel]:
+    """Curve models: per kind, target-only ``kind``, and per prior ``P`` (broad anchors or
+    moment points ``[m, d]``) the posterior ``P-kind`` and its control ``P-isotropic-kind``;
+    plus ``cosine``."""
+    models = {}
+    for kind in kinds:
+        models[kind] = MODELS[kind]
+        for name, broad in priors.items():
+            models[f"{name}-{kind}"] = CurveModel(
+                functools.partial(_adapted, kind, broad, "broad"), "posterior", kind)
+            models[f"{name}-isotropic-{kind}"] = CurveModel(
+                functools.partial(_adapted, kind, broad, "isotropic"), "isotropic", kind)
+    models["cosine"] = MODELS["cosine"]
+    return models
+
+
+def transfer_curve(priors: Mapping[str, np.ndarray], targets, setup: dict, *, tau: float,
+                   kinds: Sequence[str] = KINDS, budgets=None, n_subsets: int = 5,
+                   seed: int = 0, n_boot: int = 2000, progress: bool | None = None) -> Curve:
+    """The adaptation curve of :func:`transfer_models` on a retrieval ``setup`` (queries,
+    gallery, relevance, query_index; see :func:`._common.labelled_retrieval`); ``n_boot``
+    bootstrap resamples per interval."""
+    first = next(iter(priors.values()))
+    return adaptation_curve(first, targets, tau=tau, models=transfer_models(priors, kinds),
+                            budgets=budgets, n_subsets=n_subsets, seed=seed, n_boot=n_boot,
+                            progress=progress, **setup)
+
+
+def contrast_rows(curve: Curve, priors: Sequence[str], kinds: Sequence[str] = KINDS,
+                  budgets: Sequence[int] = SMALL_BUDGETS) -> list[dict]:
+    """Paired differences at ``budgets``: each prior's posterior − its isotropic control
+    (``versus="control"``) and − the target-only model, and the first prior − each other."""
+    rows = []
+    for kind in kinds:
+        pairs = [(p, "control", f"{p}-isotropic-{kind}") for p in priors]
+        pairs += [(p, "target-only", kind) for p in priors]
+        pairs += [(priors[0], q, f"{q}-{kind}") for q in priors[1:]]
+        for prior, versus, other in pairs:
+            a = f"{prior}-{kind}"
+            rows += [{"kind": kind, "prior": prior, "versus": versus,
+                      "contrast": f"{a} − {other}", **c}
+                     for c in curve.contrast(a, other) if c["budget"] in budgets]
+    return rows
+
+
+def retrieval_gain(contrasts: list[dict], prior: str, kind: str = "gaussian") -> float:
+    """Mean over the budgets of :func:`contrast_rows` of posterior − isotropic control."""
+    diffs = [c["difference"] for c in contrasts
+             if c["prior"] == prior and c["versus"] == "control" and c["kind"] == kind]
+    return float(np.nanmean(diffs)) if diffs else float("nan")
+
+
+def diagnostic_rows(priors: Mapping[str, np.ndarray], targets: np.ndarray, *, budget: int,
+                    n_subsets: int, seed: int, k: int = 10) -> list[dict]:
+    """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``
+    (the same subsets the models were adapted on), with the Gaussian's fixed strengths."""
+    d = targets.shape[1]
+    rows = []
+    for name, broad in priors.items():
+        runs = [diagnose(broad, targets[subset(len(targets), budget, s, seed)], k=k,
+                         **adapt_options("gaussian", d))
+                for s in range(n_subsets if budget < len(targets) else 1)]
+        rows.append({"prior": name, "budget": budget,
+                     **{key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]}})
+    return rows
+
+
+def _order(values: Mapping[str, float]) -> list[str]:
+    return sorted(values, key=lambda p: -values[p])
+
+
+def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
+    """Per diagnostic: the priors in its order (best first), the order by retrieval gain over
+    the control, whether they agree (entirely, and in the best prior), and whether the
+    diagnostic's sign (prior better than the control: evidence / LOO gain > 0, captured and
+    mean cos² > k/d) matches the sign of the retrieval gain for every prior."""
+    by_prior = {r["prior"]: r for r in diagnostics}
+    truth = _order(gains)
+    rows = []
+    for name in DIAGNOSTICS:
+        values = {p: by_prior[p][name] for p in gains}
+        null = 0.0 if name.endswith("_gain") else by_prior[truth[0]]["captured_isotropic"]
+        sign_ok = all((values[p] > null) == (gains[p] > 0) for p in gains)
+        order = _order(values)
+        rows.append({"diagnostic": name, "order": " > ".join(order),
+                     "retrieval_order": " > ".join(truth), "same_order": order == truth,
+                     "picks_best": order[0] == truth[0], "sign_matches": sign_ok})
+    return rows
+
+
+def of_kind(summary: list[dict], kind: str) -> list[dict]:
+    """The summary rows of models of ``kind`` and of the baselines (kind ``""``)."""
+    return [r for r in summary if r["kind"] in (kind, "")]
+
+
+def pivot(summary: list[dict], kind: str) -> list[dict]:
+    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns), from
+    ``Curve.summary()`` rows."""
+    from .wordnet_imagenet import pivot as by_budget
+
+    return by_budget(of_kind(summary, kind))
+
+
+def write_curve(curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str],
+                title: str) -> dict:
+    """``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind
+    (its models and cosine, 95 % bands) into ``out_dir``; returns their paths."""
+    from pathlib import Path
+
+    from ...evaluation.evaluate import write_rows
+    from ...plots import plot_curve
+
+    out = Path(out_dir)
+    files = {"table": write_rows(out / "curve.csv", curve.rows),
+             "summary": write_rows(out / "curve_summary.csv", summary)}
+    for kind in kinds:
+        files[kind] = plot_curve(of_kind(summary, kind), out / f"curve_{kind}.png",
+                                 prevalence=curve.prevalence, title=f"{title} ({kind})")
+    return {k: str(v) for k, v in files.items()}
+
+
+def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
+    """``"above in i, below in j of m"`` cells (kind × budget) of one contrast."""
+    cells = [c for c in contrasts if c["prior"] == prior and c["versus"] == versus
+             and c["difference"] == c["difference"]]
+    up = sum(c["low"] > 0 for c in cells)
+    down = sum(c["high"] < 0 for c in cells)
+    return f"above in {up}, below in {down} of {len(cells)}"
+
+
+def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
+    """The outcome in words: each prior against its isotropic control and target-only, and
+    the first prior against the others (95 % paired intervals excluding zero)."""
+    budgets = ", ".join(map(str, sorted({c["budget"] for c in contrasts})))
+    parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}"
+             for p in priors]
+    parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
+    parts += [f"`{priors[0]}` vs `{q}`: {_cells(contrasts, priors[0], q)}" for q in priors[1:]]
+    cells = "finding × kind × budget" if "finding" in contrasts[0] else "kind × budget"
+    return (f"**Outcome** (cells = {cells} {budgets}; above/below = paired 95 % "
+            f"interval excluding zero): " + "; ".join(parts) + ".")
+
+
+def _agree(ranking: list[dict], column: str) -> str:
+    """Per diagnostic, in how many of the ranking rows (findings) ``column`` holds."""
+    names = list(dict.fromkeys(r["diagnostic"] for r in ranking))
+    counts = {n: [r[column] for r in ranking if r["diagnostic"] == n] for n in names}
+    return ", ".join(f"{n} {sum(v)}/{len(v)}" for n, v in counts.items())
+
+
+def ranking_text(ranking: list[dict]) -> str:
+    """Which diagnostics order the priors as retrieval does (counts over findings/tasks)."""
+    return (f"Agreement with the retrieval gain over the control (Gaussian, mean over budgets "
+            f"{', '.join(map(str, SMALL_BUDGETS))}), per diagnostic as cases agreeing / cases: "
+            f"same order of all priors — {_agree(ranking, 'same_order')}; same best prior — "
+            f"{_agree(ranking, 'picks_best')}; sign (prior better than its control or not) "
+            f"right for every prior — {_agree(ranking, 'sign_matches')}.")
+
+
+def report_section(rep, title: str, intro: str, summary: list[dict], folder: str,
+                   contrasts: list[dict], diagnostics: list[dict], ranking: list[dict],
+                   kinds: Sequence[str], priors: Sequence[str]) -> None:
+    """Curve tables and figures per kind, paired differences, diagnostics and the outcome."""
+    rep.section(title)
+    rep.text(intro)
+    for kind in kinds:
+        table = pivot(summary, kind)
+        rep.table(table, list(table[0]))
+        rep.figure(f"{folder}/curve_{kind}.png",
+                   f"{kind}: mean AUPRC against the number of target anchors (95 % intervals); "
+                   f"tables: {folder}/curve_summary.csv")
+    rep.text("Paired differences (same target subsets and queries; 95 % two-level bootstrap):")
+    first = [c for c in ("finding",) if c in contrasts[0]]
+    rep.table(contrasts, first + ["contrast", "budget", "difference", "low", "high"])
+    rep.text(outcome(contrasts, priors))
+    _diagnostics_tables(rep, diagnostics, ranking, first)
+
+
+def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first: list[str]):
+    cols = ["prior", "budget", "captured", "captured_isotropic", "mean_cos2", "max_angle_deg",
+            "log_evidence_gain", "loo_gain", "retrieval_gain"]
+    rep.text("Prior–target diagnostics on the curve's target subsets (`anchordiv.checks.diagnostics`; "
+             "Gaussian strengths as above, k = 10 leading directions; `*_gain`: prior − its "
+             "isotropic control, per target) beside the retrieval gain (posterior − control, "
+             "mean over budgets 1, 2, 5):")
+    rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
+    rep.table(ranking, first + ["diagnostic", "order", "retrieval_order", "same_order",
+                                "picks_best", "sign_matches"])
+    rep.text(ranking_text(ranking))
+
+
+__all__ = ["DIAGNOSTICS", "KINDS", "LATENT_RANK", "PRIOR_ANCHORS", "SMALL_BUDGETS",
+           "adapt_options", "contrast_rows", "diagnostic_rows", "of_kind", "outcome", "pivot",
+           "ranking_rows", "report_section", "retrieval_gain", "transfer_curve",
+           "transfer_models", "write_curve"]

@@ -1,0 +1,431 @@
+"""Posterior uncertainty: ArviZ InferenceData of interpretable quantities, retrieval stability
+across posterior draws, and InferenceData persistence.
+
+Quantities per kind (each draw compared with the posterior-mean point summary):
+
+* gaussian: ``mean_cosine`` (cosine between the drawn and the point mean), ``mean_norm``,
+  ``cov_trace``, ``cov_eigenvalues`` (leading 5), ``leading_axis_angle`` (degrees between the
+  drawn and the point covariance's leading eigenvector); for d ≤ 8 also ``mu`` and ``Sigma``;
+* latent kinds: ``principal_angles`` (degrees, between the drawn and the point subspace,
+  ascending) and ``max_principal_angle``;
+* mixture: ``weights``, ``mean_cosine``, ``cov_trace`` per component.
+
+NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
+``energy``), so ``az.summary``, ``az.ess``, ``az.rhat``, ``az.plot_posterior`` and
+``az.plot_energy`` work.  Exact posteriors give two chains: independent draws, or for the latent
+kinds (Gibbs draws) two independent Gibbs chains, so ESS and R-hat are honest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from ..retrieval.metrics import LEVEL
+from ..io import read_bundle, write_bundle
+from ..threads import limited_blas
+from .sbc import SBCResult, sbc
+
+SMALL_D = 8
+N_EIGEN = 5
+
+
+# ---- interpretable quantities ----------------------------------------------------------------
+
+def principal_angles(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Principal angles in degrees, ascending, between span(u) and span(v) (``[..., d, k]``)."""
+    s = np.linalg.svd(np.swapaxes(u, -1, -2) @ v, compute_uv=False)
+    return np.degrees(np.arccos(np.clip(s, -1.0, 1.0)))
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(-1) / np.maximum(np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1),
+                                        1e-300)
+
+
+def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    w, v = np.linalg.eigh(s["Sigma"])
+    _, vr = np.linalg.eigh(ref["Sigma"])
+    lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
+    out = {"mean_cosine": _cosine(s["mu"], ref["mu"]), "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+           "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
+           "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
+           "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0)))}
+    if s["mu"].shape[-1] <= SMALL_D:
+        out.update(mu=s["mu"], Sigma=s["Sigma"])
+    return out
+
+
+def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    ang = principal_angles(s["U"], ref["U"])
+    return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
+
+
+def mixture_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    return {"weights": s["weights"], "mean_cosine": _cosine(s["means"], ref["means"]),
+            "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1)}
+
+
+QUANTITIES = {"gaussian": gaussian_quantities, "latent-gaussian": latent_quantities,
+              "latent-spherical": latent_quantities, "mixture": mixture_quantities}
+DIMS = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"],
+        "principal_angles": ["angle"], "weights": ["component"], "mean_cosine": ["component"],
+        "cov_trace": ["component"]}
+STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_steps",
+         "accept_prob": "acceptance_rate", "energy": "energy"}
+
+
+#: default number of draws of :func:`inference_data`
+DEFAULT_DRAWS = 200
+#: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
+#: :meth:`~anchordiv.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+GIBBS_BUDGET = 6e10
+CHAINS = 2
+#: memory for the default number of exact covariance draws (Σ or Σ_k, float64)
+DRAW_BYTES = 256 * 2**20
+#: largest d at which inference_data adds the prior group by default
+PRIOR_MAX_D = 64
+
+
+def default_draws(post) -> int:
+    """:data:`DEFAULT_DRAWS`, or fewer where that would cost too much: for Gibbs-sampled (exact
+    latent) posteriors as many as :data:`GIBBS_BUDGET` allows per chain after burn-in (at least
+    10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
+    draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
+    as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
+    psi = getattr(post.family, "psi", None)
+    if psi is not None:
+        fit = int(DRAW_BYTES // (8 * np.size(psi)))
+        return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
+    cost = getattr(post.family, "sweep_cost", None)
+    if cost is None:
+        return DEFAULT_DRAWS
+    from ..priors.bingham import BURN_IN
+
+    per_chain = int(GIBBS_BUDGET / cost()) - BURN_IN
+    return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
+
+
+def chain_draws(post, num_draws: int, seed: int) -> dict:
+    """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
+    draws, or for Gibbs-sampled families two independent parallel chains."""
+    per_chain = -(-num_draws // CHAINS)
+    if hasattr(post.family, "sample_chains"):
+        return post.family.sample_chains(np.random.default_rng(seed), CHAINS, per_chain)
+    draws = post.draws(seed, CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
+
+
+def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
+    if post.samples is None or post.method != "nuts":   # exact or SVI guide: independent
+        return chain_draws(post, num_draws, seed), None
+    n = next(iter(post.samples.values())).shape[1]
+    idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
+    stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
+             for k, v in post.stats.items() if k in STATS}
+    draws = {k: v[:, idx] for k, v in post.samples.items()}
+    if post.subspace is not None:        # lift each stored draw, keeping the chain order
+        from ..priors import SITES
+
+        c, m = len(post.samples[SITES[post.kind][0]]), len(idx)
+        flat = [{k: draws[k][i, j] for k in SITES[post.kind]} for i in range(c) for j in range(m)]
+        full = post._lift(flat, rng=np.random.default_rng(seed))
+        draws = {k: np.stack([f[k] for f in full]).reshape((c, m) + full[0][k].shape)
+                 for k in full[0]}
+    return draws, stats
+
+
+def _merge(draws: dict) -> tuple[dict, tuple]:
+    shape = next(iter(draws.values())).shape[:2]
+    return {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}, shape
+
+
+def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
+    return x.reshape(shape + x.shape[1:])
+
+
+def prior_draws(post, num_draws: int, seed: int) -> dict | None:
+    """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
+    custom NumPyro model or a posterior without ``model_kwargs``)."""
+    from ..adapt.density import prior_family
+
+    kwargs = post.info.get("model_kwargs")
+    if kwargs is None or post.info.get("custom_model"):
+        return None
+    family = prior_family(post.kind, kwargs)
+    per_chain = -(-num_draws // CHAINS)
+    if hasattr(family, "sample_chains"):
+        return family.sample_chains(np.random.default_rng(seed + 1), CHAINS, per_chain)
+    d = family.sample(np.random.default_rng(seed + 1), CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in d.items()}
+
+
+def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
+    """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
+    (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
+    dim]``) for az.loo / az.waic / az.compare / az.plot_ppc."""
+    from ..adapt.density import pointwise_log_likelihood, predictive
+
+    flat, shape = _merge(draws)
+    ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
+    pp = predictive(post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 2))
+    return {"log_likelihood": {"targets": _split(ll, shape)},
+            "observed_data": {"targets": np.asarray(targets, np.float64)},
+            "posterior_predictive": {"targets": _split(pp, shape)}}
+
+
+#: a user model's own sites reach the posterior group up to this many values per draw
+USER_SITE_MAX = 1024
+
+
+def user_sites(kind: str, draws: dict, taken: dict) -> dict:
+    """A custom model's own parameters ``{site: [chains, draws, ...]}`` for az.summary /
+    az.plot_trace: every stored site but the kind's (``mu``, ``Sigma``, ...), auxiliary
+    ``*_raw`` coordinates and sites larger than :data:`USER_SITE_MAX` values per draw."""
+    from ..priors import SITES
+
+    return {k: v for k, v in draws.items()
+            if k not in SITES[kind] and k not in taken and not k.endswith("_raw")
+            and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX}
+
+
+@limited_blas
+def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets=None,
+                   prior: bool | None = None):
+    """``arviz.InferenceData`` for a :class:`~anchordiv.adapt.Posterior` (module docstring).
+
+    ``num_draws``: exact posteriors draw that many (rounded up to even) in 2 chains; NUTS
+    posteriors keep up to that many evenly spaced draws per chain; default
+    :func:`default_draws` (200, fewer for Gibbs-sampled latent posteriors at large d).
+
+    Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
+    (``targets [n, d]``, default ``post.fixed["targets"]`` when the posterior kept them)
+    ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
+    ``prior`` (the same quantities under the kind's default prior, also with
+    ``prior_predictive``) — by default for d ≤ :data:`PRIOR_MAX_D` only: at larger d it doubles
+    the cost (O(d³) per draw: prior draws and their quantities); ``prior=True`` forces it."""
+    import arviz as az
+
+    num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
+                        low=2)
+    draws, stats = _chain_draws(post, num_draws, seed)
+    ref = post.params("mean")
+    groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
+    if post.info.get("custom_model"):
+        groups["posterior"].update(user_sites(post.kind, draws, groups["posterior"]))
+    if targets is None:
+        targets = post.fixed.get("targets")
+    if targets is not None:
+        targets = as_matrix("targets", targets, dim=int(post.info.get("d") or
+                                                         np.shape(targets)[-1]))
+        groups.update(model_groups(post, draws, targets, seed))
+    if prior is None:
+        prior = int(post.info.get("d") or 0) <= PRIOR_MAX_D
+    pdraws = prior_draws(post, num_draws, seed) if prior else None
+    if pdraws is not None:
+        groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
+        if targets is not None:
+            flat, shape = _merge(pdraws)
+            from ..adapt.density import predictive
+            groups["prior_predictive"] = {"targets": _split(predictive(
+                post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)),
+                shape)}
+    # netCDF attributes cannot hold booleans: store flags as 0/1
+    keep = {k: int(v) if isinstance(v, bool) else v for k, v in post.info.items()
+            if isinstance(v, (int, float, str, bool))}
+    attrs = {"kind": post.kind, "method": post.method, **keep}
+    dims = {k: DIMS[k] for g in ("posterior", "prior") for k, v in (groups.get(g) or {}).items()
+            if v.ndim > 2 and k in DIMS}
+    dims["targets"] = ["anchor"]
+    idata = az.from_dict(**{k: v for k, v in groups.items() if v is not None}, dims=dims,
+                         attrs=attrs)
+    for g in ("observed_data", "posterior_predictive", "prior_predictive"):
+        if g in idata.groups():              # the embedding axis is "dim" everywhere
+            data = idata[g]
+            data = data.rename({d: "dim" for d in data.dims if d.startswith("targets_dim")})
+            setattr(idata, g, data)
+    idata.posterior.attrs.update(attrs)    # group attributes survive netCDF round trips
+    return idata
+
+
+# ---- retrieval uncertainty ---------------------------------------------------------------------
+
+@dataclasses.dataclass
+class RetrievalUncertainty:
+    """Retrieval under posterior draws.  ``topk_overlap [S, Q]``: fraction of the point model's
+    top-k kept in each draw's top-k; ``auprc [S, Q]`` per-draw, per-query AUPRC (None without
+    relevance) and ``point_auprc [Q]``; ``interval`` the central probability of the intervals."""
+
+    topk_overlap: np.ndarray
+    auprc: np.ndarray | None
+    point_auprc: np.ndarray | None
+    interval: float
+
+    def __repr__(self) -> str:
+        s, q = self.topk_overlap.shape
+        parts = [f"draws={s}", f"queries={q}", f"interval={self.interval:g}"]
+        band = self.summary()
+        parts.append("topk_overlap={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["topk_overlap"]))
+        if "auprc" in band:
+            parts.append("auprc={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["auprc"]))
+            parts.append(f"point_auprc={band['point_auprc']:.3f}")
+        return f"RetrievalUncertainty({', '.join(parts)})"
+
+    def _band(self, x: np.ndarray) -> dict:
+        lo, hi = np.quantile(x, [(1 - self.interval) / 2, (1 + self.interval) / 2])
+        return {"mean": float(np.mean(x)), "low": float(lo), "high": float(hi)}
+
+    def summary(self) -> dict:
+        """Intervals over draws of the mean top-k overlap and the mean AUPRC, and the mean
+        per-query AUPRC interval width."""
+        out = {"interval": self.interval, "topk_overlap": self._band(self.topk_overlap.mean(1))}
+        if self.auprc is not None:
+            out["auprc"] = self._band(np.nanmean(self.auprc, axis=1))
+            out["point_auprc"] = float(np.nanmean(self.point_auprc))
+            q = np.nanquantile(self.auprc, [(1 - self.interval) / 2, (1 + self.interval) / 2],
+                               axis=0)
+            out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0]))
+        return out
+
+    def describe(self) -> str:
+        """The summary in words (for reports and notebooks)."""
+        s = self.summary()
+        pct = round(100 * self.interval)
+        per_query = self.topk_overlap.mean(0)
+        o = s["topk_overlap"]
+        words = (f"Across {len(self.topk_overlap)} posterior draws, on average "
+                 f"{100 * o['mean']:.0f} % of the point model's top-k stay in a draw's top-k "
+                 f"({pct} % interval {100 * o['low']:.0f}–{100 * o['high']:.0f} %); the least "
+                 f"stable query keeps {100 * per_query.min():.0f} % on average and "
+                 f"{int(np.sum(per_query < 0.5))} of {len(per_query)} queries keep under half.")
+        if "auprc" in s:
+            a = s["auprc"]
+            words += (f" Mean AUPRC over queries is {a['mean']:.3f} across draws ({pct} % "
+                      f"interval {a['low']:.3f}–{a['high']:.3f}) against {s['point_auprc']:.3f} "
+                      f"for the point model; a single query's AUPRC varies over a {pct} % "
+                      f"interval {s['per_query_auprc_width']:.3f} wide on average.")
+        return words
+
+    def plot(self, path=None):
+        """Per-query top-k stability (mean and central interval of the overlap across draws,
+        queries sorted) and, with relevance, the distribution of the mean AUPRC across draws
+        with its interval and the point model's value.  Saved to ``path`` when given."""
+        import matplotlib.pyplot as plt
+
+        lo_q, hi_q = (1 - self.interval) / 2, (1 + self.interval) / 2
+        panels = 2 if self.auprc is not None else 1
+        fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 3.2), squeeze=False)
+        ax = axes[0][0]
+        mean = self.topk_overlap.mean(0)
+        order = np.argsort(mean)
+        lo, hi = np.quantile(self.topk_overlap[:, order], [lo_q, hi_q], axis=0)
+        x = np.arange(len(order))
+        ax.fill_between(x, lo, hi, color="C0", alpha=0.25, step="mid",
+                        label=f"{round(100 * self.interval)} % interval")
+        ax.plot(x, mean[order], color="C0", drawstyle="steps-mid", label="mean")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("query (sorted by stability)")
+        ax.set_ylabel("top-k overlap with the point model")
+        ax.legend(fontsize=8)
+        if self.auprc is not None:
+            ax = axes[0][1]
+            per_draw = np.nanmean(self.auprc, axis=1)
+            band = self._band(per_draw)
+            ax.hist(per_draw, bins=min(20, max(5, len(per_draw) // 2)), color="C1", alpha=0.7)
+            ax.axvspan(band["low"], band["high"], color="C1", alpha=0.15,
+                       label=f"{round(100 * self.interval)} % interval")
+            ax.axvline(float(np.nanmean(self.point_auprc)), color="k", lw=1,
+                       label="point model")
+            ax.set_xlabel("mean AUPRC over queries")
+            ax.set_ylabel("posterior draws")
+            ax.legend(fontsize=8)
+        from ..plots import finish
+
+        return finish(fig, path)
+
+    def to_report(self, report, name: str = "retrieval_uncertainty.png") -> None:
+        """Add a section with the plot and :meth:`describe` to a :class:`~anchordiv.app.report.
+        Report`."""
+        self.plot(report.path(name))
+        report.section("Retrieval uncertainty across posterior draws", self.describe())
+        report.figure(name, "Per-query top-k stability and the AUPRC interval across "
+                            "posterior draws")
+
+
+def _auprc(model, queries, gallery, relevance):
+    from ..retrieval.divergence import divergence
+    from ..retrieval.metrics import auprc
+
+    return auprc(relevance, -np.asarray(divergence(model, queries, gallery)), no_positive="nan")
+
+
+@limited_blas
+def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None,
+                          num_draws: int = 20, seed: int = 0, interval: float = LEVEL,
+                          which: str = "mean") -> RetrievalUncertainty:
+    """How stable top-k and AUPRC are across ``num_draws`` posterior draws of ``post``.
+
+    ``queries [Q, d]``, ``gallery [G, d]``, optional binary ``relevance [Q, G]`` (remove each
+    query from its own gallery row beforehand).  The reference is ``post.point(which)``."""
+    from ..retrieval.divergence import top_k
+
+    q = as_matrix("queries", queries)
+    g = as_matrix("gallery", gallery, dim=q.shape[1])
+    k = integer("k", k, low=1, high=len(g))
+    interval = in_unit_interval("interval", interval)
+    if relevance is not None and np.shape(relevance) != (len(q), len(g)):
+        raise AnchorDivError(f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
+                             f"got {list(np.shape(relevance))}")
+    point = post.point(which)
+    ref, _ = top_k(point, q, g, k)
+    overlaps, aps = [], []
+    for model in tqdm(post.sample(seed, integer("num_draws", num_draws, low=2)),
+                      desc="posterior draws", unit="draw", disable=num_draws < 20):
+        idx, _ = top_k(model, q, g, k)
+        overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
+        if relevance is not None:
+            aps.append(_auprc(model, q, g, relevance))
+    return RetrievalUncertainty(
+        np.asarray(overlaps), np.asarray(aps) if aps else None,
+        _auprc(point, q, g, relevance) if relevance is not None else None, interval)
+
+
+# ---- persistence ---------------------------------------------------------------------------
+
+NETCDF = "netcdf"
+
+
+def save_inference_data(idata, path, **card) -> Path:
+    """Save an InferenceData as a bundle: its netCDF bytes in ``arrays.npz`` (covered by the
+    card's data hash) and the card (``type = "inference-data"`` plus ``card`` keywords)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "idata.nc"
+        idata.to_netcdf(str(f))
+        data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
+    groups = list(idata.groups())
+    return write_bundle(path, {NETCDF: data}, {"type": "inference-data", "groups": groups, **card})
+
+
+def load_inference_data(path, *, verify: bool = True):
+    """Load an InferenceData saved by :func:`save_inference_data` (into memory)."""
+    import arviz as az
+
+    arrays, card = read_bundle(path, verify=verify)
+    if card.get("type") != "inference-data":
+        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an InferenceData")
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "idata.nc"
+        f.write_bytes(arrays[NETCDF].tobytes())
+        idata = az.from_netcdf(str(f))
+        idata.load()
+    return idata
+
+
+__all__ = ["RetrievalUncertainty", "SBCResult", "sbc", "inference_data", "load_inference_data", "principal_angles",
+           "retrieval_uncertainty", "save_inference_data"]

@@ -1,1 +1,0 @@
-"""Subcommands of the ``anchordiv`` CLI, one module each (see :mod:`anchordiv.cli`)."""

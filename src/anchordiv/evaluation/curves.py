@@ -1,0 +1,397 @@
+"""Adaptation curves: retrieval quality against the number of target anchors (MATH.md §4).
+
+For each budget n (1, 2, 5, 10, 20, 50, …, all targets) and each of ``n_subsets`` seeded random
+target subsets of size n, every model in the registry builds a scorer from
+``(broad [m, d], target subset [n, d], tau)`` and is evaluated by :func:`anchordiv.evaluation.evaluate`.
+The full budget uses one subset (all targets).  Subset s of budget n is drawn with
+``numpy.random.default_rng([seed, n, s])``, so every model sees the same subsets and differences
+between models are paired.
+
+A model whose construction is undefined at a budget (e.g. a target-only Gaussian from one
+anchor) is recorded with ``auprc = NaN`` and the error message, never silently replaced.
+
+Intervals over a (model, budget) cell are two-level percentile bootstraps, resampling anchor
+subsets and queries independently (:func:`anchordiv.evaluation.evaluate.bootstrap_interval`).
+
+"Budget needed" (:meth:`Curve.needs`): the smallest evaluated budget from which on the mean
+AUPRC stays at or above ``chance + fraction · (full − chance)``, where ``full`` is the model's
+own full-coverage mean and ``chance`` the prevalence (``above_chance=False`` uses 0).  A
+log-linear interpolation between the two bracketing budgets is given beside it.  Posterior
+models are compared with their target-only counterpart of the same kind (ratio of needs), and
+with the isotropic-prior control, which has the same prior strength but an isotropic prior
+covariance of the same trace: a posterior that beats target-only but not the control gains by
+shrinkage, not by transferred knowledge.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import hashlib
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..anchors import fit
+from ..retrieval.baselines import inversion
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
+
+DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+ROLES = ("target", "posterior", "isotropic", "baseline", "custom")
+
+#: ``f(broad [m, d], target [n, d], tau) -> scorer`` (any scorer :func:`evaluate` accepts).
+Factory = Callable[[np.ndarray, np.ndarray, float], object]
+
+
+@dataclasses.dataclass(frozen=True)
+class CurveModel:
+    """A named factory plus what it is: ``role`` in :data:`ROLES` and the anchor ``kind`` it
+    builds (pairs posterior / isotropic-control / target-only models of the same kind).
+    ``uses_target=False`` marks scorers that ignore the target anchors (cosine): evaluated once."""
+
+    factory: Factory
+    role: str = "custom"
+    kind: str | None = None
+    uses_target: bool = True
+
+
+#: The registry: name -> :class:`CurveModel`.  Add your own with :func:`register_model`.
+MODELS: dict[str, CurveModel] = {}
+
+
+def register_model(name: str, factory: Factory, *, role: str = "custom", kind: str | None = None,
+                   uses_target: bool = True, overwrite: bool = False) -> CurveModel:
+    """Add ``factory`` to :data:`MODELS` under ``name``."""
+    if role not in ROLES:
+        raise AnchorDivError(f"role: unknown {role!r}; choose one of {', '.join(ROLES)}")
+    if name in MODELS and not overwrite:
+        raise AnchorDivError(f"name: model {name!r} is already registered (pass overwrite=True)")
+    MODELS[name] = CurveModel(factory, role, kind, uses_target)
+    return MODELS[name]
+
+
+def _target_only(kind, broad, target, tau):
+    return fit(kind, target, tau=tau)
+
+
+_POSTERIORS: collections.OrderedDict = collections.OrderedDict()
+
+
+def _broad_posterior(kind, broad, target, tau):
+    """``ad.adapt(kind, broad, target, prior="broad")``, remembered for the last few inputs:
+    the posterior model and its isotropic control both need it in the same grid cell."""
+    from ..adapt import adapt  # issue 3; imported lazily so the curves work without it
+
+    key = (kind, float(tau), hashlib.sha1(np.ascontiguousarray(broad)).hexdigest(),
+           hashlib.sha1(np.ascontiguousarray(target)).hexdigest())
+    if key not in _POSTERIORS:
+        _POSTERIORS[key] = adapt(kind, broad, target, tau=tau, prior="broad")
+        while len(_POSTERIORS) > 4:
+            _POSTERIORS.popitem(last=False)
+    return _POSTERIORS[key]
+
+
+def _adapted(kind, broad, target, tau):
+    return _broad_posterior(kind, broad, target, tau).point("mean")
+
+
+#: adapt options that set the prior strength and may be chosen from the data ("auto")
+_STRENGTH = {"gaussian": ("kappa0", "nu0")}
+
+
+def _isotropic_control(kind, broad, target, tau):
+    """The same prior strength as the broad posterior, isotropic prior covariance (same trace).
+    Strengths chosen by empirical Bayes are taken from the broad posterior, so only the prior
+    covariance's shape differs."""
+    from ..adapt import adapt
+
+    keys = _STRENGTH.get(kind, ())
+    info = _broad_posterior(kind, broad, target, tau).info if keys else {}
+    strength = {k: info[k] for k in keys}
+    return adapt(kind, broad, target, tau=tau, prior="isotropic", **strength).point("mean")
+
+
+def _inversion(broad, target, tau):
+    return functools.partial(inversion, target)
+
+
+for _kind in ("softmax", "gaussian", "latent-gaussian", "latent-spherical", "mixture"):
+    register_model(_kind, functools.partial(_target_only, _kind), role="target", kind=_kind)
+for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
+    register_model(f"posterior-{_kind}", functools.partial(_adapted, _kind),
+                   role="posterior", kind=_kind)
+    register_model(f"isotropic-{_kind}", functools.partial(_isotropic_control, _kind),
+                   role="isotropic", kind=_kind)
+register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
+register_model("inversion", _inversion, role="baseline")
+
+DEFAULT_MODELS = ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
+                  "inversion")
+
+
+def budgets_for(n_target: int, budgets=None) -> list[int]:
+    """Sorted budgets below ``n_target`` plus ``n_target`` itself ("all")."""
+    chosen = DEFAULT_BUDGETS if budgets is None else budgets
+    out = sorted({integer("budgets", b, low=1) for b in chosen if b < n_target})
+    return out + [n_target]
+
+
+def _resolve(models) -> dict[str, CurveModel]:
+    if isinstance(models, dict):
+        return {n: m if isinstance(m, CurveModel) else CurveModel(m) for n, m in models.items()}
+    unknown = [n for n in models if n not in MODELS]
+    if unknown:
+        raise AnchorDivError(f"models: unknown {', '.join(unknown)}; registered: "
+                             f"{', '.join(MODELS)} (add more with register_model)")
+    return {n: MODELS[n] for n in models}
+
+
+def subset(n_target: int, budget: int, index: int, seed: int) -> np.ndarray:
+    """Row indices of target subset ``index`` of size ``budget`` (all rows at full budget)."""
+    if budget >= n_target:
+        return np.arange(n_target)
+    rng = np.random.default_rng([seed, budget, index])
+    return np.sort(rng.choice(n_target, size=budget, replace=False))
+
+
+# ---- results -----------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Curve:
+    """Results of :func:`adaptation_curve`.
+
+    ``per_query[(model, budget)]`` is ``[S, Q]`` AUPRC (S subsets, NaN where undefined);
+    ``rows`` is the tidy table (model, role, kind, budget, subset, auprc, error);
+    ``prevalence`` is the mean random-ranking AUPRC of the evaluated queries.
+    """
+
+    models: dict[str, CurveModel]
+    budgets: list[int]
+    per_query: dict[tuple[str, int], np.ndarray]
+    rows: list[dict]
+    prevalence: float
+    level: float = 0.95
+    n_boot: int = 2000
+    seed: int = 0
+
+    def _defined(self, model: str, budget: int) -> np.ndarray:
+        v = self.per_query[(model, budget)]
+        return v[np.any(np.isfinite(v), axis=1)]          # subsets where the model was built
+
+    def cell(self, model: str, budget: int) -> tuple[float, float, float]:
+        """``(mean, low, high)`` over subsets and queries (two-level bootstrap)."""
+        v = self._defined(model, budget)
+        if len(v) == 0:
+            return (np.nan, np.nan, np.nan)
+        return bootstrap_interval(v, level=self.level, n_boot=self.n_boot, seed=self.seed)
+
+    def summary(self) -> list[dict]:
+        """One row per (model, budget): mean AUPRC, interval, subsets used, prevalence."""
+        out = []
+        for name, m in self.models.items():
+            for b in self.budgets:
+                mean, lo, hi = self.cell(name, b)
+                out.append({"model": name, "role": m.role, "kind": m.kind or "", "budget": b,
+                            "auprc": mean, "low": lo, "high": hi,
+                            "n_subsets": len(self._defined(name, b)),
+                            "prevalence": self.prevalence})
+        return out
+
+    def means(self, model: str) -> np.ndarray:
+        """``[len(budgets)]`` mean AUPRC (NaN where undefined)."""
+        out = []
+        for b in self.budgets:
+            v = self._defined(model, b)
+            v = v[:, np.all(np.isfinite(v), axis=0)]    # queries with a relevant item
+            out.append(v.mean() if v.size else np.nan)
+        return np.array(out)
+
+    def contrast(self, a: str, b: str) -> list[dict]:
+        """Paired difference ``a − b`` per budget (same subsets and queries), with interval."""
+        out = []
+        for budget in self.budgets:
+            diff = self.per_query[(a, budget)] - self.per_query[(b, budget)]
+            diff = diff[np.any(np.isfinite(diff), axis=1)]
+            m, lo, hi = (bootstrap_interval(diff, level=self.level, n_boot=self.n_boot,
+                                            seed=self.seed) if len(diff) else (np.nan,) * 3)
+            out.append({"budget": budget, "difference": m, "low": lo, "high": hi})
+        return out
+
+    def needs(self, fraction: float = 0.9, *, above_chance: bool = True) -> dict:
+        """Budget each model needs to reach ``fraction`` of its full-coverage quality, and the
+        posterior / isotropic-control / target-only comparisons (module docstring)."""
+        in_unit_interval("fraction", fraction)
+        chance = self.prevalence if above_chance else 0.0
+        per_model = {n: _need(self.budgets, self.means(n), fraction, chance)
+                     for n in self.models}
+        return {"fraction": fraction, "above_chance": above_chance, "chance": chance,
+                "models": per_model, "comparisons": self._comparisons(per_model, fraction, chance)}
+
+    def _comparisons(self, per_model: dict, fraction: float, chance: float) -> list[dict]:
+        by_role = {(m.role, m.kind): n for n, m in self.models.items()}
+        out = []
+        for (role, kind), name in by_role.items():
+            ref = by_role.get(("target", kind))
+            if role not in ("posterior", "isotropic") or ref is None:
+                continue
+            # the reference quality: the target-only model's full-coverage mean
+            common = _need(self.budgets, self.means(name), fraction, chance,
+                           full=per_model[ref]["full_auprc"])
+            row = {"model": name, "reference": ref,
+                   "ratio_own": _ratio(per_model[ref]["budget_needed"],
+                                       per_model[name]["budget_needed"]),
+                   "budget_to_reference_level": common["budget_needed"],
+                   "ratio_reference_level": _ratio(per_model[ref]["budget_needed"],
+                                                   common["budget_needed"])}
+            control = by_role.get(("isotropic", kind))
+            if role == "posterior" and control is not None:
+                row["minus_isotropic_control"] = self.contrast(name, control)
+            out.append(row)
+        return out
+
+    # ---- files ---------------------------------------------------------------------------
+    def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve") -> dict:
+        """Write ``curve.csv`` (tidy, per subset), ``curve_summary.csv`` (per model × budget),
+        ``needs.json`` and ``curve.png`` into ``out_dir``; returns their paths."""
+        from ..plots import plot_curve
+
+        out = Path(out_dir)
+        summary = self.summary()
+        paths = {"table": write_rows(out / "curve.csv", self.rows),
+                 "summary": write_rows(out / "curve_summary.csv", summary),
+                 "needs": write_json(out / "needs.json", self.needs(fraction)),
+                 "plot": plot_curve(summary, out / "curve.png", prevalence=self.prevalence,
+                                    title=title)}
+        return {k: str(v) for k, v in paths.items()}
+
+
+def _ratio(a, b):
+    return float(a / b) if a is not None and b is not None else None
+
+
+def _need(budgets, means, fraction, chance, *, full=None) -> dict:
+    """Smallest budget from which ``means`` stays ≥ the level, and its log-linear estimate."""
+    b = np.asarray(budgets, np.float64)
+    ok = np.isfinite(means)
+    full = means[-1] if full is None else full
+    result = {"full_auprc": float(full), "level": None, "budget_needed": None,
+              "budget_needed_interpolated": None}
+    if not np.isfinite(full):
+        return result
+    level = chance + fraction * (full - chance)
+    result["level"] = float(level)
+    meets = ok & (means >= level)
+    fails = np.nonzero(ok & ~meets)[0]                   # undefined budgets do not break a run
+    start = fails[-1] + 1 if len(fails) else 0
+    run = np.nonzero(meets[start:])[0]
+    if len(run) == 0:
+        return result
+    first = start + run[0]
+    result["budget_needed"] = int(b[first])
+    result["budget_needed_interpolated"] = float(b[first])
+    if len(fails):
+        j = fails[-1]
+        t = (level - means[j]) / (means[first] - means[j])
+        result["budget_needed_interpolated"] = float(
+            np.exp(np.log(b[j]) + t * np.log(b[first] / b[j])))
+    return result
+
+
+# ---- the study ---------------------------------------------------------------------------
+
+def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, query_index, chunk):
+    """Build each model on one target subset and evaluate them together: ``{name: [Q] | err}``."""
+    scorers, errors = {}, {}
+    for name, m in models.items():
+        try:
+            scorers[name] = m.factory(broad, target, tau)
+        except AnchorDivError as err:
+            errors[name] = str(err)
+    ev = evaluate(scorers, queries, gallery, relevance, query_index=query_index, baselines=(),
+                  chunk=chunk, progress=False) if scorers else None
+    return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None)
+
+
+def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
+                     query_index=None, models=DEFAULT_MODELS, budgets=None, n_subsets: int = 5,
+                     seed: int = 0, level: float = 0.95, n_boot: int = 2000,
+                     chunk: int | None = None, progress: bool | None = None,
+                     client=None) -> Curve:
+    """Run the (budget × subset × model) grid.
+
+    ``broad [m, d]``, ``target [N, d]`` anchors; ``queries [Q, d]``, ``gallery [G, d]``,
+    ``relevance [Q, G]`` and ``query_index [Q]`` as in :func:`anchordiv.evaluation.evaluate.evaluate`;
+    ``models``: names in :data:`MODELS` or a dict ``name -> factory | CurveModel``;
+    ``budgets``: candidate target-anchor counts (default :data:`DEFAULT_BUDGETS`; the full
+    count is always added); ``client``: a ``distributed.Client`` to run the cells on (the
+    queries, gallery and relevance are scattered to every worker once; each cell is one task;
+    the table is identical to the serial run's, see :mod:`anchordiv.scale.dask`).  Returns a
+    :class:`Curve`.
+    """
+    resolved = _resolve(models)
+    target = as_matrix("target", target)
+    broad = as_matrix("broad", broad, dim=target.shape[1])
+    n_subsets = integer("n_subsets", n_subsets, low=1)
+    grid = budgets_for(len(target), budgets)
+    fixed = {n: m for n, m in resolved.items() if not m.uses_target}
+    varying = {n: m for n, m in resolved.items() if m.uses_target}
+    cells = [(b, s) for b in grid for s in range(1 if b == len(target) else n_subsets)]
+    jobs = ([(fixed, target)] if fixed else []) + \
+        [(varying, target[subset(len(target), b, s, seed)]) for b, s in cells]
+    outs = _run_cells(jobs, broad, tau, (queries, gallery, relevance, query_index, chunk),
+                      client=client, progress=progress)
+    fixed_out, prevalence = outs.pop(0) if fixed else ({}, None)
+    results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
+    rows = []
+    for (b, s), (out, prev) in zip(cells, outs):
+        prevalence = prev if prev is not None else prevalence
+        for name in resolved:
+            value = out.get(name, fixed_out.get(name))
+            results[(name, b)].append(value)
+            rows.append(_row(name, resolved[name], b, s, value))
+    if prevalence is None:
+        raise AnchorDivError("models: no model could be built at any budget")
+    valid = np.isfinite(prevalence)
+    per_query = {k: np.stack([_as_values(v, len(prevalence)) for v in vs])
+                 for k, vs in results.items()}
+    return Curve(resolved, grid, per_query, rows, float(np.nanmean(prevalence[valid])),
+                 level=level, n_boot=n_boot, seed=seed)
+
+
+def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, object]]:
+    """:func:`_evaluate_cell` for each ``(models, target subset)`` job, in order: here, or one
+    task per cell on ``client`` with ``data = (queries, gallery, relevance, query_index,
+    chunk)`` scattered once."""
+    if client is None:
+        return [_evaluate_cell(models, broad, target, tau, *data)
+                for models, target in tqdm(jobs, desc="curve", unit="cell",
+                                           disable=progress is False)]
+    from ..scale.dask import connect, wait
+
+    queries, gallery, relevance, query_index, chunk = data
+    with connect(client) as cl:
+        shared = cl.scatter([np.asarray(queries), np.asarray(gallery), np.asarray(relevance)],
+                            broadcast=True)
+        futures = [cl.submit(_evaluate_cell, models, broad, target, tau, *shared, query_index,
+                             chunk, pure=False) for models, target in jobs]
+        wait(futures, progress=progress is not False, desc="curve")
+        return cl.gather(futures)
+
+
+def _as_values(value, n: int) -> np.ndarray:
+    return np.full(n, np.nan) if isinstance(value, str) else value
+
+
+def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
+    failed = isinstance(value, str)
+    return {"model": name, "role": m.role, "kind": m.kind or "", "budget": budget, "subset": s,
+            "auprc": np.nan if failed else float(np.nanmean(value)),
+            "error": value if failed else ""}
+
+
+__all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "MODELS", "ROLES",
+           "adaptation_curve", "budgets_for", "register_model", "subset"]

@@ -1,0 +1,392 @@
+"""Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval
+(:data:`LEVEL`, the library-wide default interval level),
+and the prevalence (the AUPRC of a random ranking) beside it.
+
+A *scorer* ranks the gallery for each query, higher = closer.  Accepted forms:
+
+* an :class:`~anchordiv.AnchorModel` — scores are ``−D(query → item)``;
+* ``"cosine"`` or ``"inversion"`` — the baselines (inversion uses ``anchors``);
+* an array ``[Q, G]`` of precomputed scores (may be memory-mapped);
+* a callable ``f(queries [c, d], gallery [G, d]) -> scores [c, G]``.
+
+Queries are streamed in chunks of rows, so only ``[chunk, G]`` scores ever exist at once.  When
+queries are gallery items, ``query_index[i]`` is the gallery row of query i (−1 if it is not in
+the gallery): that item is removed from the query's ranking *and* from its relevance/prevalence.
+A query with no relevant item left has no defined AUPRC; it is kept as NaN in ``per_query`` and
+left out of the means (``n_queries`` says how many were used).
+
+Intervals (``interval=``): ``"bootstrap"`` (default) is the percentile bootstrap over queries
+(``n_boot`` resamples, seeded); ``"t"`` is Student's t interval of the mean over queries.  Both
+treat queries as the sampled unit; :func:`bootstrap_interval` also resamples a second axis
+(anchor subsets in :mod:`anchordiv.evaluation.curves`).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+from typing import Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import stats
+from tqdm.auto import tqdm
+
+from ..anchors.base import AnchorModel
+from ..retrieval.baselines import cosine, inversion
+from ..retrieval.divergence import (check_embeddings, key_terms, pad_rows, pairwise, query_terms,
+                         row_bucket)
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from ..retrieval.metrics import LEVEL, auprc
+
+BASELINES = ("cosine", "inversion")
+INTERVALS = ("bootstrap", "t")
+
+
+# ---- intervals ---------------------------------------------------------------------------
+
+def _finite_columns(values: np.ndarray) -> np.ndarray:
+    """``values [S, Q]`` restricted to the columns (queries) that are finite in every row."""
+    return values[:, np.all(np.isfinite(values), axis=0)]
+
+
+def bootstrap_interval(values, *, level: float = LEVEL, n_boot: int = 2000,
+                       seed: int = 0) -> tuple[float, float, float]:
+    """Mean and percentile-bootstrap interval of ``values [Q]`` or ``[S, Q]``.
+
+    For ``[S, Q]`` (e.g. S anchor subsets × Q queries) rows and columns are resampled
+    independently (a two-level bootstrap), so the interval covers both sources of variation.
+    Columns with a NaN anywhere are dropped.  Returns ``(mean, low, high)``.
+    """
+    v = _finite_columns(np.atleast_2d(np.asarray(values, np.float64)))
+    s, q = v.shape
+    if q == 0:
+        return (np.nan, np.nan, np.nan)
+    rng = np.random.default_rng(seed)
+    w_rows = rng.multinomial(s, np.full(s, 1 / s), size=n_boot)        # [B, S] counts
+    w_cols = rng.multinomial(q, np.full(q, 1 / q), size=n_boot)        # [B, Q] counts
+    boots = np.einsum("bs,sq,bq->b", w_rows, v, w_cols) / (s * q)
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(boots, [alpha, 1 - alpha])
+    return float(v.mean()), float(lo), float(hi)
+
+
+def t_interval(values, *, level: float = LEVEL) -> tuple[float, float, float]:
+    """Mean and Student-t interval of the finite entries of ``values [Q]``."""
+    v = np.asarray(values, np.float64).ravel()
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return (np.nan, np.nan, np.nan)
+    m = float(v.mean())
+    if len(v) < 2:
+        return (m, np.nan, np.nan)
+    half = stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+    return m, m - half, m + half
+
+
+def check_interval(interval: str) -> str:
+    if interval not in INTERVALS:
+        raise AnchorDivError(f"interval: unknown {interval!r}; choose one of "
+                             f"{', '.join(INTERVALS)}")
+    return interval
+
+
+def mean_interval(values, *, interval: str = "bootstrap", level: float = LEVEL,
+                  n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of ``values [Q]`` by the named method (see module docstring)."""
+    if check_interval(interval) == "t":
+        return t_interval(values, level=level)
+    return bootstrap_interval(values, level=level, n_boot=n_boot, seed=seed)
+
+
+# ---- scorers -----------------------------------------------------------------------------
+
+def _negative_divergence_impl(model, x, v, h, method):
+    u, c = query_terms(model, x, method)
+    return -pairwise(u, c, v, h)
+
+
+_negative_divergence = jax.jit(_negative_divergence_impl, static_argnames="method")
+_key_terms = jax.jit(key_terms, static_argnames="method")
+
+
+def _model_scorer(model: AnchorModel, gallery: np.ndarray, method: str):
+    """``f(x [c, d], rows) -> −D [c, G]`` with the gallery's key terms computed once."""
+    y = check_embeddings(model, "gallery", gallery)
+    v, h = _key_terms(model, jnp.asarray(y), method)
+
+    def score(x, rows):
+        x = check_embeddings(model, "queries", x)
+        return _negative_divergence(model, jnp.asarray(x), v, h, method)
+
+    return score
+
+
+def _array_scorer(name: str, scores, shape: tuple[int, int]):
+    if tuple(np.shape(scores)) != shape:
+        raise AnchorDivError(f"scorers[{name!r}]: score matrix has shape {list(np.shape(scores))}, "
+                             f"expected [Q, G] = {list(shape)}")
+    return lambda x, rows: np.asarray(scores[rows])
+
+
+def _prepare(name: str, scorer, gallery, anchors, n_queries: int, method: str):
+    """Turn any accepted scorer into ``f(x_chunk [c, d], rows [c]) -> scores [c, G]``."""
+    if isinstance(scorer, AnchorModel):
+        return _model_scorer(scorer, gallery, method)
+    if isinstance(scorer, str):
+        if scorer == "cosine":
+            return lambda x, rows: cosine(x, gallery)
+        if scorer == "inversion":
+            if anchors is None:
+                raise AnchorDivError("anchors: the inversion baseline needs the task's anchor "
+                                     "embeddings [n, d] (or leave 'inversion' out of baselines)")
+            a = as_matrix("anchors", anchors, dim=gallery.shape[1])
+            return lambda x, rows: inversion(a, x, gallery)
+        raise AnchorDivError(f"scorers[{name!r}]: unknown baseline {scorer!r}; "
+                             f"choose one of {', '.join(BASELINES)}")
+    if hasattr(scorer, "shape"):
+        return _array_scorer(name, scorer, (n_queries, len(gallery)))
+    if callable(scorer):
+        return lambda x, rows: scorer(x, gallery)
+    raise AnchorDivError(f"scorers[{name!r}]: expected an anchor model, 'cosine', 'inversion', a "
+                         f"[Q, G] score array or a callable, got {type(scorer).__name__}")
+
+
+# ---- self-removal and AUPRC per chunk ----------------------------------------------------
+
+def _groups(self_idx: np.ndarray, n_gallery: int):
+    """Row groups of a chunk: ``(positions, keep-mask or None)``; rows sharing a gallery item
+    with their query drop that column (so their matrices have G − 1 columns)."""
+    has = self_idx >= 0
+    out = []
+    if has.any():
+        keep = np.ones((int(has.sum()), n_gallery), bool)
+        keep[np.arange(len(keep)), self_idx[has]] = False
+        out.append((np.nonzero(has)[0], keep))
+    if (~has).any():
+        out.append((np.nonzero(~has)[0], None))
+    return out
+
+
+def _take(mat: np.ndarray, pos: np.ndarray, keep) -> np.ndarray:
+    sub = mat[pos]
+    return sub if keep is None else sub[keep].reshape(len(pos), -1)
+
+
+def _chunk_auprc(rel: np.ndarray, scores: np.ndarray, groups, name: str) -> np.ndarray:
+    out = np.empty(len(rel))
+    for pos, keep in groups:
+        s = _take(np.asarray(scores, np.float64), pos, keep)
+        if not np.all(np.isfinite(s)):
+            raise AnchorDivError(f"scorers[{name!r}]: produced NaN or inf scores")
+        out[pos] = auprc(_take(rel, pos, keep), s, no_positive="nan")
+    return out
+
+
+def _chunk_prevalence(rel: np.ndarray, groups) -> np.ndarray:
+    out = np.empty(len(rel))
+    for pos, keep in groups:
+        out[pos] = _take(rel, pos, keep).mean(axis=1)
+    return out
+
+
+# ---- the evaluation ----------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Evaluation:
+    """Per-query AUPRC of each scorer and the summary beside the prevalence.
+
+    ``per_query[name]`` is ``[Q]`` (NaN where a query has no relevant item); ``prevalence`` is
+    ``[Q]`` (relevant fraction of each query's gallery, query removed).
+    """
+
+    per_query: dict[str, np.ndarray]
+    prevalence: np.ndarray
+    interval: str = "bootstrap"
+    level: float = LEVEL
+    n_boot: int = 2000
+    seed: int = 0
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.per_query)
+
+    @property
+    def valid(self) -> np.ndarray:
+        """``[Q]`` bool: queries with at least one relevant gallery item."""
+        return np.isfinite(next(iter(self.per_query.values())))
+
+    def _interval(self, values):
+        return mean_interval(values, interval=self.interval, level=self.level,
+                             n_boot=self.n_boot, seed=self.seed)
+
+    def summary(self) -> list[dict]:
+        """One row per scorer: mean AUPRC with its interval, prevalence, query counts."""
+        prev = float(self.prevalence[self.valid].mean()) if self.valid.any() else np.nan
+        rows = []
+        for name, ap in self.per_query.items():
+            m, lo, hi = self._interval(ap)
+            rows.append({"scorer": name, "auprc": m, "low": lo, "high": hi, "prevalence": prev,
+                         "n_queries": int(self.valid.sum()),
+                         "n_without_relevant": int((~self.valid).sum()),
+                         "interval": f"{self.interval} {self.level:.0%}"})
+        return rows
+
+    def difference(self, a: str, b: str) -> tuple[float, float, float]:
+        """Paired mean AUPRC difference ``a − b`` over the same queries, with its interval."""
+        for n in (a, b):
+            if n not in self.per_query:
+                raise AnchorDivError(f"difference: unknown scorer {n!r}; have {self.names}")
+        return self._interval(self.per_query[a] - self.per_query[b])
+
+    def to_dataframe(self, per_query: bool = False):
+        """The summary (one row per scorer) as a ``pandas.DataFrame``; ``per_query=True``:
+        the tidy per-query table (``query``, ``prevalence``, one AUPRC column per scorer)."""
+        import pandas as pd
+
+        return pd.DataFrame(self._per_query_rows() if per_query else self.summary())
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{r['scorer']}={r['auprc']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+                         for r in self.summary())
+        return (f"Evaluation({len(self.prevalence)} queries, {self.interval} "
+                f"{self.level:.0%}: {rows})")
+
+    def write_csv(self, path) -> Path:
+        """The summary table as CSV."""
+        return write_rows(path, self.summary())
+
+    def write_per_query_csv(self, path) -> Path:
+        """Tidy per-query table: ``query, prevalence, <one AUPRC column per scorer>``."""
+        return write_rows(path, self._per_query_rows())
+
+    def _per_query_rows(self) -> list[dict]:
+        return [{"query": i, "prevalence": float(p),
+                 **{n: float(v[i]) for n, v in self.per_query.items()}}
+                for i, p in enumerate(self.prevalence)]
+
+    def to_json(self) -> dict:
+        out = {"summary": self.summary(), "interval": self.interval, "level": self.level}
+        if "cosine" in self.per_query:
+            out["difference_vs_cosine"] = {
+                n: dict(zip(("mean", "low", "high"), self.difference(n, "cosine")))
+                for n in self.names if n != "cosine"}
+        return out
+
+
+def write_rows(path, rows: list[dict]) -> Path:
+    """Write a list of same-keyed dicts as CSV (creating parent folders)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows(rows)
+    return p
+
+
+def write_json(path, obj) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(obj, indent=2, default=float) + "\n")
+    return p
+
+
+def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarray:
+    if query_index is None:
+        return np.full(n_queries, -1, np.int64)
+    qi = np.asarray(query_index)
+    if qi.shape != (n_queries,) or not np.issubdtype(qi.dtype, np.integer):
+        raise AnchorDivError(f"query_index: expected integers of shape [{n_queries}] (one gallery "
+                             f"row or -1 per query), got {qi.dtype} {list(qi.shape)}")
+    if np.any(qi < -1) or np.any(qi >= n_gallery):
+        raise AnchorDivError(f"query_index: entries must be -1 or gallery rows in [0, {n_gallery})")
+    if np.any(qi >= 0) and n_gallery < 2:
+        raise AnchorDivError("gallery: removing the query leaves no gallery item")
+    return qi.astype(np.int64)
+
+
+def _check_relevance(relevance, n_queries: int, n_gallery: int):
+    shape = tuple(np.shape(relevance))
+    if shape != (n_queries, n_gallery):
+        raise AnchorDivError(f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], "
+                             f"got {list(shape)}")
+    return relevance
+
+
+def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
+    """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries."""
+    return row_bucket(max(1, min(4096, budget // max(n_gallery, 1))))
+
+
+def _named(scorers) -> dict:
+    if isinstance(scorers, Mapping):
+        return dict(scorers)
+    if isinstance(scorers, AnchorModel):
+        return {scorers.kind: scorers}
+    raise AnchorDivError("scorers: expected a dict name -> scorer or a single anchor model")
+
+
+def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=None,
+             baselines=BASELINES, interval: str = "bootstrap", level: float = LEVEL,
+             n_boot: int = 2000, seed: int = 0, chunk: int | None = None,
+             method: str = "auto", progress: bool | None = None) -> Evaluation:
+    """Per-query AUPRC of each scorer (and the baselines) on one retrieval task.
+
+    ``scorers``: ``{name: scorer}`` or one anchor model (see module docstring);
+    ``queries [Q, d]``, ``gallery [G, d]``, ``relevance [Q, G]`` binary (may be memory-mapped);
+    ``anchors [n, d]``: the task's anchors, needed by the inversion baseline;
+    ``query_index [Q]``: gallery row of each query or −1 (that item is removed);
+    ``baselines``: added under their own names (default both); ``chunk``: query rows per block.
+    """
+    named = _named(scorers)
+    for b in baselines:
+        if b not in BASELINES:
+            raise AnchorDivError(f"baselines: unknown {b!r}; choose from {', '.join(BASELINES)}")
+        named.setdefault(b, b)
+    if not named:
+        raise AnchorDivError("scorers: nothing to evaluate")
+    check_interval(interval)
+    in_unit_interval("level", level)
+    y = as_matrix("gallery", gallery)
+    x = as_matrix("queries", queries, dim=y.shape[1])
+    rel = _check_relevance(relevance, len(x), len(y))
+    qi = _check_query_index(query_index, len(x), len(y))
+    chunk = default_query_chunk(len(y)) if chunk is None else integer("chunk", chunk, low=1)
+    fns = {n: _prepare(n, s, y, anchors, len(x), method) for n, s in named.items()}
+    ap = {n: np.empty(len(x)) for n in named}
+    prev = np.empty(len(x))
+    starts = range(0, len(x), chunk)
+    show = len(starts) > 4 if progress is None else progress
+    for start in tqdm(starts, desc="evaluate", unit="chunk", disable=not show):
+        rows = np.arange(start, min(start + chunk, len(x)))
+        r = np.asarray(rel[rows])
+        groups = _groups(qi[rows], len(y))
+        prev[rows] = _chunk_prevalence(r, groups)
+        xc = pad_rows(x[rows], min(chunk, row_bucket(len(x))))
+        for n, fn in fns.items():
+            s = np.asarray(fn(xc, rows))[:len(rows)]
+            ap[n][rows] = _chunk_auprc(r, s, groups, n)
+    return Evaluation(ap, prev, interval=interval, level=level, n_boot=n_boot, seed=seed)
+
+
+def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
+    """Relevance ``[Q, G]`` = the two items share at least one label.
+
+    ``query_labels [Q]`` / ``gallery_labels [G]`` integer classes, or ``[Q, L]`` / ``[G, L]``
+    binary multi-label indicator matrices."""
+    a, b = np.asarray(query_labels), np.asarray(gallery_labels)
+    if a.ndim == 1 and b.ndim == 1:
+        return a[:, None] == b[None, :]
+    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[1]:
+        return (a.astype(np.float32) @ b.astype(np.float32).T) > 0
+    raise AnchorDivError(f"labels: expected [Q] and [G] classes or [Q, L] and [G, L] indicators, "
+                         f"got {list(a.shape)} and {list(b.shape)}")
+
+
+__all__ = ["BASELINES", "Evaluation", "INTERVALS", "bootstrap_interval", "default_query_chunk",
+           "evaluate", "mean_interval", "shared_label_relevance", "t_interval", "write_json",
+           "write_rows"]

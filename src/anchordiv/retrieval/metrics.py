@@ -1,0 +1,63 @@
+"""Retrieval metrics: AUPRC as the step-wise average precision (MATH.md "Evaluation")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import AnchorDivError
+
+#: The one default interval level of the library (evaluation, curves, posterior uncertainty).
+LEVEL = 0.95
+
+
+def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | float:
+    """Average precision Σ_n (R_n − R_{n−1}) P_n, exactly as scikit-learn's
+    ``average_precision_score`` (tied scores form a single threshold).
+
+    ``relevance`` and ``scores`` are ``[G]`` or ``[Q, G]`` (one AP per row); higher scores rank
+    first — pass ``-divergence``.  A row without relevant items has no defined AP:
+    ``no_positive="raise"`` (default) raises, ``"nan"`` returns NaN for that row.
+    Returns a float for 1-D input, else ``[Q]``.
+    """
+    rel = np.asarray(relevance)
+    s = np.asarray(scores, dtype=np.float64)
+    if rel.shape != s.shape or rel.ndim not in (1, 2):
+        raise AnchorDivError(
+            f"auprc: relevance {list(rel.shape)} and scores {list(s.shape)} must have the same "
+            f"shape [G] or [Q, G]")
+    if rel.size == 0:
+        raise AnchorDivError("auprc: empty input")
+    if not np.all(np.isfinite(s)):
+        raise AnchorDivError("auprc: scores contain NaN or inf")
+    if not np.all((rel == 0) | (rel == 1)):
+        raise AnchorDivError("auprc: relevance must be binary (0/1 or bool)")
+    if no_positive not in ("raise", "nan"):
+        raise AnchorDivError(f"no_positive: 'raise' or 'nan', got {no_positive!r}")
+    squeeze = rel.ndim == 1
+    rel2, s2 = np.atleast_2d(rel).astype(np.float64), np.atleast_2d(s)
+    n_pos = rel2.sum(axis=1)
+    if no_positive == "raise" and np.any(n_pos == 0):
+        raise AnchorDivError(
+            f"auprc: {int(np.sum(n_pos == 0))} row(s) have no relevant item, where average "
+            f"precision is undefined (pass no_positive='nan' to get NaN for them)")
+    order = np.argsort(-s2, axis=1, kind="stable")
+    s_sorted = np.take_along_axis(s2, order, axis=1)
+    r_sorted = np.take_along_axis(rel2, order, axis=1)
+    tp = np.cumsum(r_sorted, axis=1)
+    n = s2.shape[1]
+    last = np.ones_like(s_sorted, dtype=bool)
+    last[:, :-1] = s_sorted[:, :-1] != s_sorted[:, 1:]
+    # index of the end of each position's tie group (a threshold is evaluated there)
+    end = np.where(last, np.arange(n)[None, :], n)
+    end = np.minimum.accumulate(end[:, ::-1], axis=1)[:, ::-1]
+    precision_at_end = np.take_along_axis(tp / np.arange(1, n + 1)[None, :], end, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap = (r_sorted * precision_at_end).sum(axis=1) / n_pos
+    ap = np.where(n_pos > 0, ap, np.nan)
+    return float(ap[0]) if squeeze else ap
+
+
+def prevalence(relevance) -> np.ndarray | float:
+    """Fraction of relevant items per row: the expected AUPRC of a random ranking."""
+    rel = np.asarray(relevance, dtype=np.float64)
+    return float(rel.mean()) if rel.ndim == 1 else rel.mean(axis=-1)

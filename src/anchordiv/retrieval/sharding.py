@@ -1,0 +1,126 @@
+"""JAX sharding inside one job: a gallery (or its cached keys) split across a device mesh.
+
+``ad.top_k(..., mesh=mesh)`` and ``ad.GalleryIndex(..., mesh=mesh)`` take a
+``jax.sharding.Mesh``: the gallery rows (MIPS keys) are placed sharded along the mesh axes
+``axis`` (default: all of them, one distinct shard per device), padded to ``devices × chunks ×
+chunk`` rows; every device scans its own rows in ``chunk``-row steps with the same block scorer
+as the single-device path and keeps its own top-k; the per-device top-k ``[devices, Q, k]``
+are gathered and a final top-k is taken.  Equal divergences rank the lower global index first,
+as on one device.  Each device holds ``G / devices`` rows, so the gallery must fit in the
+devices' memory together (stream a larger one with :func:`anchordiv.top_k` or
+:mod:`anchordiv.scale.dask`).
+
+Several GPUs of one host: ``Mesh(np.array(jax.devices()), ("gallery",))``.  CPU devices for
+testing: ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` before JAX starts.
+
+Several hosts (one process per host, same program everywhere)::
+
+    jax.distributed.initialize(coordinator_address="10.0.0.1:1234", num_processes=4,
+                               process_id=i)       # or no arguments under SLURM / TPU / k8s
+    mesh = Mesh(np.array(jax.devices()), ("gallery",))   # every device of every host
+    idx, div = ad.top_k(model, queries, gallery, k, mesh=mesh)
+
+``gallery`` may be a memory-mapped ``.npy`` on a shared file system: rows are placed with
+``jax.make_array_from_callback``, so each process reads only the rows of its own devices.
+Every process receives the same ``(indices, divergences)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ..errors import AnchorDivError
+
+
+def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
+    """``(axis names, number of shards)``: ``axis`` (a name or tuple of names of ``mesh``;
+    default all) and the product of their sizes."""
+    if not isinstance(mesh, Mesh):
+        raise AnchorDivError(f"mesh: expected a jax.sharding.Mesh, got {type(mesh).__name__}")
+    names = tuple(mesh.axis_names) if axis is None else \
+        (axis,) if isinstance(axis, str) else tuple(axis)
+    unknown = [a for a in names if a not in mesh.axis_names]
+    if unknown or not names:
+        raise AnchorDivError(f"axis: {unknown or names} not among the mesh axes "
+                             f"{tuple(mesh.axis_names)}")
+    return names, math.prod(mesh.shape[a] for a in names)
+
+
+def layout(n_items: int, chunk: int, n_shards: int) -> tuple[int, int]:
+    """``(chunk, padded rows)``: rows per scan step (at most the rows a device holds) and the
+    gallery size padded to a multiple of ``n_shards × chunk``."""
+    per_shard = -(-n_items // n_shards)
+    chunk = max(1, min(chunk, per_shard))
+    steps = -(-per_shard // chunk)
+    return chunk, n_shards * steps * chunk
+
+
+def place_rows(read, n_items: int, width: int, mesh, names, padded: int) -> jax.Array:
+    """``[padded, width]`` array sharded by rows over mesh axes ``names``; rows come from
+    ``read(start, stop)`` (rows past ``n_items`` repeat row 0; the dtype is row 0's), so each
+    process reads only the rows of its own devices."""
+    dtype = np.asarray(read(0, 1)).dtype
+
+    def rows(index):
+        sl = index[0]
+        start, stop = sl.start or 0, padded if sl.stop is None else sl.stop
+        real = np.asarray(read(start, min(stop, n_items))) if start < n_items else \
+            np.empty((0, width), dtype)
+        fill = stop - start - len(real)
+        if fill:
+            real = np.concatenate([real, np.repeat(np.asarray(read(0, 1)), fill, axis=0)])
+        return real.astype(dtype, copy=False)
+
+    sharding = NamedSharding(mesh, PartitionSpec(names, None))
+    return jax.make_array_from_callback((padded, width), sharding, rows, dtype=dtype)
+
+
+@functools.partial(jax.jit, static_argnames=("score", "extra", "k", "chunk", "mesh", "names"))
+def _sharded_top_k(args, rows, n_items, *, score, extra, k, chunk, mesh, names):
+    def local(args, rows, n_items):
+        start = jax.lax.axis_index(names).astype(jnp.int32) * rows.shape[0]
+        blocks = rows.reshape(-1, chunk, rows.shape[1])
+        q = args[-2]   # every scorer's arguments end with the query terms (u or q, c)
+        k_local = min(k, rows.shape[0])
+        init = (jnp.full((q.shape[0], k_local), jnp.inf, q.dtype),
+                jnp.full((q.shape[0], k_local), -1, jnp.int32))
+
+        def step(carry, xs):
+            j, block = xs
+            offset = start + j * chunk
+            n_valid = jnp.clip(n_items - offset, 0, chunk)
+            best_d, best_i = score(*args, block, n_valid, offset, *carry, *extra)
+            return (best_d, best_i.astype(jnp.int32)), None
+
+        steps = jnp.arange(len(blocks), dtype=jnp.int32)
+        (best_d, best_i), _ = jax.lax.scan(step, init, (steps, blocks))
+        return best_d[None], best_i[None]
+
+    spec = PartitionSpec(names)
+    best_d, best_i = jax.shard_map(local, mesh=mesh, in_specs=(PartitionSpec(), spec,
+                                                               PartitionSpec()),
+                                   out_specs=(spec, spec), check_vma=False)(args, rows, n_items)
+    cand_d = jnp.moveaxis(best_d, 0, 1).reshape(best_d.shape[1], -1)   # device-major order
+    cand_i = jnp.moveaxis(best_i, 0, 1).reshape(best_i.shape[1], -1)
+    neg, pos = jax.lax.top_k(-cand_d, k)
+    return jnp.take_along_axis(cand_i, pos, axis=1), -neg
+
+
+def sharded_top_k(score, args, rows: jax.Array, n_items: int, k: int, chunk: int, mesh,
+                  names, extra=()):
+    """Top-k over ``rows [padded, w]`` placed by :func:`place_rows`: ``score(*args, block,
+    n_valid, offset, best_d, best_i, *extra)`` is the single-device block scorer (``args``
+    replicated, ending with the query terms ``(u, c)``; ``extra`` static).  Returns
+    ``(best_i [Qb, k] int32, best_d [Qb, k])`` like :func:`anchordiv.retrieval.divergence.stream_top_k`.
+    """
+    return _sharded_top_k(args, rows, jnp.asarray(n_items, jnp.int32), score=score,
+                          extra=tuple(extra), k=k, chunk=chunk, mesh=mesh, names=names)
+
+
+__all__ = ["layout", "mesh_axes", "place_rows", "sharded_top_k"]

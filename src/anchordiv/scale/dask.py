@@ -1,0 +1,472 @@
+"""Beyond one machine: Dask schedules sharded gallery scans, index builds and study grids.
+
+Needs the optional extra ``pip install 'anchordiv[distributed]'`` (dask.distributed).
+
+    import anchordiv.scale.dask as add
+    idx, div = add.top_k(model, queries, "embeddings/img_emb", k=10)         # local cluster
+    idx, div = add.top_k(model, queries, shards, k=10, client=Client("tcp://host:8786"))
+
+Galleries (:func:`blocks`): a list or glob of ``.npy`` shards (clip-retrieval's
+``img_emb/img_emb_N.npy`` layout, ordered by N; each shard memory-mapped by the worker that
+scans it, so only paths travel), ``.parquet`` files with an embedding column (list or
+fixed-size-list of floats; needs pyarrow), or a ``dask.array`` ``[G, d]``.  Item indices are
+global: shards are concatenated in their (natural) order.
+
+:func:`top_k` splits the gallery into blocks of at most ``block_rows`` rows; one task per block
+runs the jitted block scorer of :func:`anchordiv.top_k` (:func:`anchordiv.retrieval.divergence.scan_top_k`)
+and Dask's tree reduction (``Bag.reduction``, ``split_every`` per level) merges the per-block
+top-k in block order with a stable sort (:func:`anchordiv.retrieval.index.merge_results`).  The result is
+the one :func:`anchordiv.top_k` returns: equal indices, divergences equal up to the round-off
+of a different block shape (identical when ``chunk`` is equal and each block is a multiple of
+it); equal divergences rank the lower global index first in both.
+
+Fault tolerance: the model and query terms are literals of the task graph (not scattered
+data), so a task whose worker dies is simply recomputed elsewhere; ``retries`` re-runs tasks
+that raised.  Workers compute in the client's JAX precision (``jax_enable_x64`` is pushed to
+every worker, also to workers that join or restart later, by a worker plugin).
+
+Clusters (:func:`connect`): the ``client`` you pass; else the address of a running scheduler;
+else the active default client; else a :func:`local_cluster` started for the call and closed
+after it — process workers with one thread each bound to 127.0.0.1, XLA and BLAS limited to one
+thread per worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import glob
+import json
+import os
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import AnchorDivError, integer
+from ..retrieval.index import (BUILD_CHUNK, FaissIndex, GalleryIndex, L2Reduction, key_chunks,
+                               merge_results, sample_rows)
+
+try:
+    from distributed import WorkerPlugin
+except ImportError:  # pragma: no cover - the extra is not installed; connect() says so
+    WorkerPlugin = object
+
+from ..retrieval import divergence as dv
+from ..retrieval import index as index_module
+
+#: Rows per scan task (a shard larger than this is split into several tasks).
+BLOCK_ROWS = 1 << 20
+
+#: Environment of local-cluster workers: one compute thread each (XLA, BLAS, OpenMP), no GPU
+#: memory preallocation (several workers may share one device).
+WORKER_ENV = {
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+}
+
+
+def _require_dask():
+    try:
+        import distributed
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise AnchorDivError("dask.distributed is not installed: "
+                             "pip install 'anchordiv[distributed]'") from None
+    return distributed
+
+
+# ---- clusters ------------------------------------------------------------------------------
+
+def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto"):
+    """A ``distributed.LocalCluster`` on 127.0.0.1: ``workers`` process workers (default: the
+    CPU count) with one thread each, started with the spawn method, no dashboard, compute
+    threads limited by :data:`WORKER_ENV`.  Close it (or use it as a context manager)."""
+    distributed = _require_dask()
+    n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
+    return distributed.LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=None, memory_limit=memory_limit, env=dict(WORKER_ENV))
+
+
+class JaxConfig(WorkerPlugin):
+    """Worker plugin: set ``jax_enable_x64`` on every worker (present and future) to the
+    client's value, so workers compute in the client's precision."""
+
+    name = "anchordiv-jax-config"
+
+    def __init__(self, x64: bool):
+        self.x64 = bool(x64)
+
+    def setup(self, worker=None):
+        jax.config.update("jax_enable_x64", self.x64)
+
+
+@contextlib.contextmanager
+def connect(client=None, *, scheduler: str | None = None, workers: int | None = None):
+    """Yield a ``distributed.Client``: ``client`` itself; else one connected to ``scheduler``
+    (an address such as ``"tcp://10.0.0.5:8786"``); else the active default client; else one of
+    a fresh :func:`local_cluster` of ``workers`` workers.  Whatever this opened is closed on
+    exit.  Every client gets the :class:`JaxConfig` plugin."""
+    distributed = _require_dask()
+    with contextlib.ExitStack() as stack:
+        if client is None and scheduler is not None:
+            client = stack.enter_context(distributed.Client(scheduler, timeout="30s"))
+        if client is None and workers is None:
+            with contextlib.suppress(ValueError):
+                client = distributed.default_client()
+        if client is None:
+            cluster = stack.enter_context(local_cluster(workers))
+            client = stack.enter_context(distributed.Client(cluster))
+        client.register_plugin(JaxConfig(jax.config.jax_enable_x64))
+        yield client
+
+
+def wait(futures, *, progress: bool | None = None, desc: str = "tasks") -> None:
+    """Wait for ``futures``, with a progress bar on stderr as they finish (``None``: shown when
+    there are more than 8)."""
+    distributed = _require_dask()
+    show = len(futures) > 8 if progress is None else progress
+    with tqdm(total=len(futures), desc=desc, unit="task", disable=not show) as bar:
+        for _ in distributed.as_completed(futures):
+            bar.update()
+
+
+# ---- galleries -----------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    """Rows ``[start, stop)`` of one shard file: a ``.npy`` (memory-mapped where the task runs)
+    or, with ``column``, the row groups ``groups`` of a parquet file.  Only this travels."""
+
+    path: str
+    start: int
+    stop: int
+    column: str | None = None
+    groups: tuple[int, ...] = ()
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def rows(self):
+        """The block's rows ``[stop − start, d]`` (a memmap view for ``.npy``)."""
+        if self.column is None:
+            return np.load(self.path, mmap_mode="r")[self.start:self.stop]
+        import pyarrow.parquet as pq
+
+        table = pq.ParquetFile(self.path).read_row_groups(list(self.groups),
+                                                          columns=[self.column])
+        return _embedding_matrix(table.column(self.column), f"{self.path}:{self.column}")
+
+
+def _embedding_matrix(column, name: str) -> np.ndarray:
+    """An arrow column of equal-length float lists ``-> [n, d]``."""
+    import pyarrow as pa
+
+    arr = column.combine_chunks()
+    if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
+            or pa.types.is_fixed_size_list(arr.type)):
+        raise AnchorDivError(f"{name}: expected a list-of-floats embedding column, "
+                             f"got {arr.type}")
+    if arr.null_count:
+        raise AnchorDivError(f"{name}: {arr.null_count} missing embeddings")
+    flat = np.asarray(arr.flatten())
+    if len(arr) == 0 or len(flat) % len(arr):
+        raise AnchorDivError(f"{name}: embeddings of different lengths")
+    matrix = flat.reshape(len(arr), -1)
+    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        lengths = np.diff(np.asarray(arr.offsets))
+        if np.any(lengths != matrix.shape[1]):
+            raise AnchorDivError(f"{name}: embeddings of different lengths")
+    return matrix
+
+
+def _natural(path: str) -> list:
+    """Sort key: digit runs compare as numbers (``img_emb_10`` after ``img_emb_9``)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
+
+
+def shard_paths(shards) -> list[str]:
+    """Shard files in gallery order: a directory (its ``*.npy`` / ``*.parquet`` files, or
+    those of its ``img_emb/`` subdirectory), a glob pattern, one file, or a list of any of
+    these; each directory or glob is sorted naturally, a list keeps its order."""
+    if isinstance(shards, (str, os.PathLike)):
+        text = str(shards)
+        if Path(text).is_dir():
+            root = Path(text) / "img_emb" if (Path(text) / "img_emb").is_dir() else Path(text)
+            found = [str(p) for p in root.iterdir() if p.suffix in (".npy", ".parquet")]
+        elif glob.has_magic(text):
+            found = glob.glob(text)
+        else:
+            found = [text] if Path(text).is_file() else []
+        if not found:
+            raise AnchorDivError(f"shards: no .npy or .parquet shard files at {text!r}")
+        return sorted(found, key=_natural)
+    if isinstance(shards, (list, tuple)) and shards:
+        return [p for s in shards for p in shard_paths(s)]
+    raise AnchorDivError(f"shards: expected a path, glob, list of paths or dask.array, "
+                         f"got {type(shards).__name__}")
+
+
+def _file_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block], int]:
+    """``(blocks, d)`` of one shard file."""
+    if path.endswith(".parquet"):
+        return _parquet_blocks(path, block_rows, column)
+    try:
+        shape = np.load(path, mmap_mode="r").shape
+    except (OSError, ValueError) as err:
+        raise AnchorDivError(f"shards: cannot read {path} as .npy: {err}") from None
+    if len(shape) != 2:
+        raise AnchorDivError(f"shards: {path} has shape {list(shape)}; expected [n, d]")
+    return [Block(path, s, min(s + block_rows, shape[0]))
+            for s in range(0, shape[0], block_rows)], int(shape[1])
+
+
+def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block], int]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise AnchorDivError("shards: reading parquet needs pyarrow (pip install pyarrow)") \
+            from None
+    meta = pq.ParquetFile(path).metadata
+    if column not in meta.schema.names and column not in meta.schema.to_arrow_schema().names:
+        raise AnchorDivError(f"shards: {path} has no column {column!r} "
+                             f"(columns: {', '.join(meta.schema.to_arrow_schema().names)})")
+    blocks, groups, start, stop = [], [], 0, 0
+    for g in range(meta.num_row_groups):
+        groups.append(g)
+        stop += meta.row_group(g).num_rows
+        if stop - start >= block_rows or g == meta.num_row_groups - 1:
+            blocks.append(Block(path, start, stop, column, tuple(groups)))
+            groups, start = [], stop
+    first = Block(path, 0, 0, column, (0,)).rows() if blocks else None
+    return blocks, int(first.shape[1]) if first is not None else 0
+
+
+def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
+    """The gallery as scan blocks: ``(parts, offsets [B], G)``; ``parts[b]`` is a
+    :class:`Block` or a ``dask.delayed`` array ``[n_b, d]``, its first global row
+    ``offsets[b]``.  Validates every shard's width against ``model.dim``; the shards must
+    fit ``model`` (a block is validated by the task that reads it)."""
+    block_rows = integer("block_rows", block_rows, low=1)
+    if _is_dask_array(shards):
+        return _dask_array_blocks(model, shards)
+    parts = []
+    for path in shard_paths(shards):
+        found, d = _file_blocks(path, block_rows, column)
+        if d != model.dim:
+            raise AnchorDivError(f"shards: {path} has d={d}; the model expects d={model.dim}")
+        parts += [b for b in found if len(b)]
+    if not parts:
+        raise AnchorDivError("shards: the gallery is empty")
+    sizes = np.array([len(b) for b in parts], np.int64)
+    return parts, np.concatenate([[0], np.cumsum(sizes)[:-1]]), int(sizes.sum())
+
+
+def _is_dask_array(x) -> bool:
+    return type(x).__module__.startswith("dask.array")
+
+
+def _dask_array_blocks(model, arr):
+    dv.gallery_shape(model, arr)
+    arr = arr.rechunk({1: -1})
+    sizes = np.array(arr.chunks[0], np.int64)
+    parts = list(arr.to_delayed()[:, 0])
+    keep = sizes > 0
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return ([p for p, ok in zip(parts, keep) if ok], offsets[keep], int(sizes.sum()))
+
+
+# ---- exact top-k ---------------------------------------------------------------------------
+
+def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int):
+    """Top-k of one block: ``[(indices [Qb, k_b] int64 global, divergences [Qb, k_b])]``
+    (a one-item bag partition)."""
+    data = rows.rows() if isinstance(rows, Block) else rows
+    u, c = (jnp.asarray(t) for t in terms)
+    best_i, best_d = dv.scan_top_k(model, u, c, data, min(k, len(data)), chunk=chunk,
+                                   method=method, progress=False)
+    return [(np.asarray(best_i, np.int64) + offset, np.asarray(best_d))]
+
+
+def _merge_parts(parts, k: int):
+    """Tree-reduction step: merge ``(indices, divergences)`` parts in order, keep ``k``."""
+    parts = list(parts)
+    return merge_results(parts, min(k, sum(i.shape[1] for i, _ in parts)))
+
+
+def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = None,
+          method: str = "auto", block_rows: int = BLOCK_ROWS, column: str = "embedding",
+          split_every: int = 8, retries: int = 2, progress: bool | None = None):
+    """Exact top-k of a sharded gallery on a Dask cluster: the result of
+    :func:`anchordiv.top_k` over the concatenated shards.
+
+    ``queries [Q, d]``; ``shards``: see :func:`blocks` (paths, glob, directory, parquet,
+    ``dask.array [G, d]``); ``client``: see :func:`connect`; ``chunk``: gallery rows per jitted
+    step inside a task (default as :func:`anchordiv.top_k` for the whole gallery);
+    ``block_rows``: rows per task; ``split_every``: fan-in of the tree reduction;
+    ``retries``: re-runs of a task that raised.  Returns ``(indices [Q, k] int64,
+    divergences [Q, k])`` ascending.  Memory per worker: O(Q·(k + chunk)) plus the page cache
+    of its memory-mapped rows.
+    """
+    import dask
+    import dask.bag as db
+
+    dv.check_model(model)
+    dv._use_fast(model, method)
+    x = dv.check_embeddings(model, "queries", queries)
+    parts, offsets, n_items = blocks(model, shards, block_rows=block_rows, column=column)
+    k = integer("k", k, low=1, high=n_items)
+    chunk = (dv.default_chunk(len(x), n_items, dim=model.dim) if chunk is None
+             else integer("chunk", chunk, low=1))
+    u, c = dv.padded_query_terms(model, x, method)
+    shared_model = dask.delayed(model, pure=True)
+    terms = dask.delayed((np.asarray(u), np.asarray(c)), pure=True)
+    scans = [dask.delayed(_scan_block, pure=True)(shared_model, terms, part, k, chunk, method,
+                                                  int(offset))
+             for part, offset in zip(parts, offsets)]
+    merge = functools.partial(_merge_parts, k=k)
+    reduced = db.from_delayed(scans).reduction(merge, merge, split_every=split_every)
+    with connect(client) as cl:
+        futures = cl.compute([*scans, reduced], retries=integer("retries", retries, low=0))
+        wait(futures[:-1], progress=progress, desc="scan")
+        best_i, best_d = futures[-1].result()
+    return best_i[:len(x)], best_d[:len(x)]
+
+
+# ---- index build at scale -----------------------------------------------------------------
+
+def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
+    """Write one block's MIPS keys into rows ``offset…`` of the ``.npy`` at ``path``; return
+    their :meth:`L2Reduction.stats`."""
+    data = rows.rows() if isinstance(rows, Block) else rows
+    out = np.load(path, mmap_mode="r+")
+    stats = 0.0
+    for start, keys in key_chunks(model, data, method, min(chunk, dv.row_bucket(len(data))),
+                                  progress=False):
+        keys = np.asarray(keys)
+        out[offset + start:offset + start + len(keys)] = keys
+        stats = stats + L2Reduction.stats(keys)
+    out.flush()
+    return stats
+
+
+def _block_norm(reduction: L2Reduction, path: str, start: int, stop: int, chunk: int) -> float:
+    keys = np.load(path, mmap_mode="r")
+    return max(reduction.norm(keys[s:min(s + chunk, stop)]) for s in range(start, stop, chunk))
+
+
+def _block_ivf(trained: str, path: str, start: int, stop: int, reduction: L2Reduction,
+               chunk: int, out: str) -> str:
+    """Add keys ``[start, stop)`` (global ids) to a copy of the trained IVF; write it."""
+    import faiss
+
+    index, keys = faiss.read_index(trained), np.load(path, mmap_mode="r")
+    for s in range(start, stop, chunk):
+        e = min(s + chunk, stop)
+        index.add_with_ids(reduction(keys[s:e]), np.arange(s, e, dtype=np.int64))
+    faiss.write_index(index, out)
+    return out
+
+
+def _run_blocks(client, fn, calls, *, retries: int, progress, desc: str) -> list:
+    """``fn(*call)`` for each call as one task each, results in order."""
+    futures = [client.submit(fn, *call, pure=False, retries=retries) for call in calls]
+    wait(futures, progress=progress, desc=desc)
+    return client.gather(futures)
+
+
+def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int = 16,
+                train_size: int = 100_000, seed: int = 0, method: str = "auto",
+                chunk: int = BUILD_CHUNK, block_rows: int = BLOCK_ROWS,
+                column: str = "embedding", client=None, retries: int = 2,
+                progress: bool | None = None) -> FaissIndex:
+    """An IVF index of a sharded gallery, built by Dask tasks and merged on disk.
+
+    Writes into ``out_dir``: ``keys.npy`` (the MIPS keys ``[G, m+1]``, each block's rows
+    written by one task), ``trained.index`` (the IVF, ``nlist`` cells, default ≈ 4√G, trained
+    once on ``train_size`` keys sampled with ``seed``), ``lists.ivfdata`` + ``ivf.index``
+    (every block added to a copy of the trained IVF by one task, the copies merged with faiss's
+    ``merge_ondisk``) and ``index.json``.  Keys go through the same balanced MIPS → L2
+    reduction as :meth:`anchordiv.GalleryIndex.to_faiss` (statistics summed over blocks).
+    Returns :func:`load_index` of ``out_dir``: a :class:`anchordiv.FaissIndex` whose inverted
+    lists and keys stay memory-mapped and whose candidates are re-scored exactly.
+    """
+    faiss = index_module._faiss()
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    parts, offsets, size = blocks(model, shards, block_rows=block_rows, column=column)
+    chunk, retries = integer("chunk", chunk, low=1), integer("retries", retries, low=0)
+    keys_path = str(out / "keys.npy")
+    spec = _key_spec(model, parts[0], method)
+    np.lib.format.open_memmap(keys_path, mode="w+", dtype=spec.dtype,
+                              shape=(size, spec.shape[1])).flush()
+    spans = [(int(o), int(o) + _rows(p)) for p, o in zip(parts, offsets)]
+    run = functools.partial(_run_blocks, retries=retries, progress=progress)
+    with connect(client) as cl:
+        stats = run(cl, _block_keys, [(model, p, keys_path, o, method, chunk)
+                                      for p, (o, _) in zip(parts, spans)], desc="keys")
+        reduction = L2Reduction.balance(sum(stats))
+        norms = run(cl, _block_norm, [(reduction, keys_path, a, b, chunk) for a, b in spans],
+                    desc="norms")
+        reduction = reduction.with_norm(max(norms))
+        trained = index_module._new_faiss(faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist,
+                                          nprobe=nprobe, hnsw_m=2, ef_search=1)
+        trained.train(reduction(np.load(keys_path, mmap_mode="r")[
+            sample_rows(size, train_size, seed)]))
+        faiss.write_index(trained, str(out / "trained.index"))
+        files = run(cl, _block_ivf, [(str(out / "trained.index"), keys_path, a, b, reduction,
+                                      chunk, str(out / f"block_{i}.index"))
+                                     for i, (a, b) in enumerate(spans)], desc="ivf")
+    _merge_on_disk(faiss, out, files)
+    meta = {"size": size, "method": method, "nprobe": nprobe,
+            **dataclasses.asdict(reduction)}
+    (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return load_index(model, out)
+
+
+def _key_spec(model, part, method: str) -> jax.ShapeDtypeStruct:
+    """Shape and dtype of one block's keys ``[1, m+1]`` (traced, not computed)."""
+    dtype = part.rows()[:1].dtype if isinstance(part, Block) else part.dtype
+    return jax.eval_shape(functools.partial(index_module._keys_impl, method=method), model,
+                          jax.ShapeDtypeStruct((1, model.dim), dtype))
+
+
+def _rows(part) -> int:
+    return len(part) if isinstance(part, Block) else int(part.shape[0])
+
+
+def _merge_on_disk(faiss, out: Path, files: list[str]) -> None:
+    """Merge the per-block IVFs into ``ivf.index`` + ``lists.ivfdata``; remove the blocks."""
+    from faiss.contrib.ondisk import merge_ondisk
+
+    merged = faiss.read_index(str(out / "trained.index"))
+    merge_ondisk(merged, files, str(out / "lists.ivfdata"))
+    faiss.write_index(merged, str(out / "ivf.index"))
+    for f in files:
+        os.remove(f)
+
+
+def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
+    """The :class:`anchordiv.FaissIndex` written by :func:`build_index`: the IVF's inverted
+    lists stay in the memory-mapped ``lists.ivfdata`` (faiss's on-disk lists, found beside
+    ``ivf.index`` so the folder may move), the keys in the memory-mapped ``keys.npy`` for the
+    exact re-scoring; ``nprobe`` overrides the saved one.  (``faiss.IO_FLAG_MMAP`` must not be
+    added: with on-disk lists it crashed faiss 1.15.)"""
+    faiss = index_module._faiss()
+    out = Path(out_dir)
+    meta = json.loads((out / "index.json").read_text())
+    ivf = faiss.read_index(str(out / "ivf.index"), faiss.IO_FLAG_ONDISK_SAME_DIR)
+    ivf.nprobe = integer("nprobe", meta["nprobe"] if nprobe is None else nprobe, low=1)
+    keys = np.load(out / "keys.npy", mmap_mode="r")
+    gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
+    reduction = L2Reduction(meta["shift"], meta["scale"], meta["max_norm"])
+    return FaissIndex(ivf, gallery, reduction=reduction)
+
+
+__all__ = ["BLOCK_ROWS", "Block", "JaxConfig", "WORKER_ENV", "blocks", "build_index", "connect",
+           "load_index", "local_cluster", "shard_paths", "top_k", "wait"]

@@ -1,0 +1,82 @@
+"""``anchordiv demo --small`` end to end: real offline data, the shipped MiniLM encoder, the
+broad priors in models/, and a report with real numbers and figures."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from anchordiv.app.cli import main
+from anchordiv.io import load_card
+from anchordiv.app.studies.priors import PRIORS, WORDNET_PRIOR, default_models_dir, load_prior
+
+
+def _csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_shipped_priors_have_cards_and_load():
+    for name in PRIORS:
+        card = load_card(default_models_dir() / name)
+        assert card["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
+        assert card["dim"] == 384 and card["n_anchors"] >= 700 and card["anchor_source"]
+        prior = load_prior(name)
+        assert prior.kind == "gaussian" and np.asarray(prior.mean).dtype == np.float32
+
+
+def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--small", "-o", str(out)]) == 0
+    report = out / "report.md"
+    assert capsys.readouterr().out.strip().endswith(str(report))
+    text = report.read_text()
+    for heading in ("Clinical retrieval", "WordNet → ImageNet", "Anchor budget",
+                    "Object vs style", "Prior transfer with headroom", "Prior transfer, clinical"):
+        assert f"## {heading}" in text
+    assert f"models/{WORDNET_PRIOR}" in text                 # the shipped prior was used
+    for png in ("clinical.png", "wordnet_imagenet/curve.png", "budget.png", "object_style.png"):
+        assert (out / png).stat().st_size > 10_000
+        assert f"]({png})" in text
+    clinical = _csv(out / "clinical.csv")
+    assert {r["scorer"] for r in clinical} >= {"gaussian", "posterior-gaussian", "cosine",
+                                               "inversion"}
+    assert all(0 <= float(r["auprc"]) <= 1 for r in clinical)
+    curve = _csv(out / "wordnet_imagenet" / "curve_summary.csv")
+    assert {"posterior-gaussian", "isotropic-gaussian"} <= {r["model"] for r in curve}
+    style = _csv(out / "object_style.csv")
+    obj = {float(r["p"]): float(r["auprc"]) for r in style
+           if r["target"] == "object" and r["p"] != "nan"}
+    assert obj[1.0] > obj[0.0]                               # mass on objects helps objects
+    results = json.loads((out / "results.json").read_text())
+    assert "needs" in results["wordnet-imagenet"]
+    for part in ("style-transfer", "clinical-transfer"):            # the shipped priors' study
+        assert {r["diagnostic"] for r in results[part]["ranking"]} >= {"loo_gain", "captured"}
+    assert "models/wordnet-visual-art-gaussian" in text
+    assert (out / "style_transfer" / "curve_gaussian.png").stat().st_size > 10_000
+
+
+def test_study_command_runs_one_study(tmp_path):
+    out = tmp_path / "study"
+    assert main(["study", "object-style", "--small", "-o", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "## Object vs style" in text and "## Clinical" not in text
+
+
+def test_budget_study_runs_target_only_models(tmp_path):
+    out = tmp_path / "budget"
+    assert main(["study", "budget", "--small", "-o", str(out)]) == 0
+    rows = _csv(out / "budget.csv")
+    assert {r["model"] for r in rows} == {"softmax", "gaussian", "cosine", "inversion"}
+    assert "## Anchor budget" in (out / "report.md").read_text()
+
+
+def test_bad_size_or_study_is_an_error():
+    from anchordiv import AnchorDivError
+    from anchordiv.app.studies.main_job import run_demo
+
+    with pytest.raises(AnchorDivError, match="size"):
+        run_demo("unused", size="huge")
+    with pytest.raises(AnchorDivError, match="studies"):
+        run_demo("unused", parts=("nope",))

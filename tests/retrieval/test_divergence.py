@@ -1,0 +1,114 @@
+"""Pairwise matrix, jit vs eager, streaming top-k, MIPS export and recompilation."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import anchordiv as ad
+import importlib
+
+dv = importlib.import_module("anchordiv.retrieval.divergence")  # the package exports a function of that name
+from helpers import ALL_KINDS, clustered_anchors, make_model, unit
+
+D = 5
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(10)
+    return clustered_anchors(rng, 40, D), unit(rng, 6, D), unit(rng, 37, D)
+
+
+@pytest.mark.parametrize("kind", ALL_KINDS)
+def test_jit_equals_eager(kind, data):
+    anchors, x, y = data
+    model = make_model(kind, anchors)
+    u, c = dv.query_terms(model, jnp.asarray(x))  # op-by-op, no jit around it
+    v, h = dv.key_terms(model, jnp.asarray(y))
+    eager = np.asarray(dv.pairwise(u, c, v, h))
+    np.testing.assert_allclose(np.asarray(ad.divergence(model, x, y)), eager, rtol=1e-12,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "gaussian", "latent-spherical", "mix"])
+def test_top_k_streaming_equals_full_sort(kind, data, tmp_path):
+    anchors, x, y = data
+    model = make_model(kind, anchors)
+    full = np.asarray(ad.divergence(model, x, y))
+    np.save(tmp_path / "g.npy", y)
+    gallery = np.load(tmp_path / "g.npy", mmap_mode="r")
+    idx, div = ad.top_k(model, x, gallery, k=5, chunk=8)  # 5 chunks, last one partial
+    np.testing.assert_array_equal(idx, np.argsort(full, axis=1, kind="stable")[:, :5])
+    np.testing.assert_allclose(div, np.sort(full, axis=1)[:, :5], rtol=1e-12, atol=1e-12)
+    idx2, _ = ad.top_k(model, x, y, k=37)  # k = G, one chunk
+    np.testing.assert_array_equal(np.sort(idx2, axis=1), np.tile(np.arange(37), (6, 1)))
+
+
+@pytest.mark.parametrize("kind", ALL_KINDS)
+def test_mips_inner_product_is_offset_minus_divergence(kind, data):
+    anchors, x, y = data
+    model = make_model(kind, anchors)
+    q, k = ad.mips_queries(model, x), ad.mips_keys(model, y)
+    assert q.shape[1] == k.shape[1]
+    recon = ad.mips_offset(model, x)[:, None] - q @ k.T
+    np.testing.assert_allclose(np.maximum(recon, 0), np.asarray(ad.divergence(model, x, y)),
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(np.argsort(-(q @ k.T), axis=1)[:, :3],
+                                  np.argsort(np.asarray(ad.divergence(model, x, y)), axis=1)[:, :3])
+
+
+def test_refit_and_new_tau_do_not_recompile(data):
+    anchors, x, y = data
+    rng = np.random.default_rng(11)
+    for kind in ("softmax", "gaussian", "mixture"):
+        opts = {"components": 2} if kind == "mixture" else {}
+        ad.divergence(ad.fit(kind, anchors, tau=5.0, **opts), x, y)
+        ad.top_k(ad.fit(kind, anchors, tau=5.0, **opts), x, y, 3)
+        before = dict(dv.TRACE_COUNTS)
+        other = clustered_anchors(rng, 40 if kind != "softmax" else 33, D)  # 33 -> same bucket
+        for tau in (1.0, 50.0):
+            m = ad.fit(kind, other, tau=tau, **opts)
+            ad.divergence(m, x, y)
+            ad.top_k(m, x, y, 3)
+            ad.top_k(m, x[:5], y[:34], 3)  # smaller Q and G within their buckets (8, 64)
+        assert dict(dv.TRACE_COUNTS) == before, kind
+
+
+def test_row_bucket_bounds_padding():
+    for n in list(range(1, 300)) + [2000, 20000, 1_000_000]:
+        b = dv.row_bucket(n)
+        assert b >= n and (n <= 64 or b <= 1.125 * n)
+
+
+def test_divergence_rejects_bad_input(data):
+    anchors, x, y = data
+    m = ad.fit("gaussian", anchors, tau=5.0)
+    bad = x.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ad.AnchorDivError, match=r"queries: contains NaN or inf .*row 2"):
+        ad.divergence(m, bad, y)
+    with pytest.raises(ad.AnchorDivError, match="gallery: dimension mismatch"):
+        ad.divergence(m, x, np.ones((3, D + 1)))
+    with pytest.raises(ad.AnchorDivError, match=r"expected shape \[n, d\]"):
+        ad.divergence(m, x, np.ones((3, 2, D)))
+    with pytest.raises(ad.AnchorDivError, match="method: unknown"):
+        ad.divergence(m, x, y, method="fast")
+    with pytest.raises(ad.AnchorDivError, match="model: expected an anchor model"):
+        ad.divergence("gaussian", x, y)
+    with pytest.raises(ad.AnchorDivError, match=r"k: must be \[1, 37\]"):
+        ad.top_k(m, x, y, 38)
+    with pytest.raises(ad.AnchorDivError, match="gallery: is empty"):
+        ad.top_k(m, x, np.zeros((0, D)), 1)
+    inf_gallery = y.copy()
+    inf_gallery[30] = np.inf
+    with pytest.raises(ad.AnchorDivError, match=r"gallery\[24:32\]: contains NaN"):
+        ad.top_k(m, x, inf_gallery, 2, chunk=8)
+
+
+def test_spherical_rejects_vanishing_projection(data):
+    anchors, x, y = data
+    m = ad.fit("latent-spherical", anchors, tau=5.0, rank=2)
+    u = np.asarray(m.basis)
+    ortho = np.linalg.svd(np.eye(D) - u @ u.T)[0][:, 0]  # orthogonal to span(U)
+    with pytest.raises(ad.AnchorDivError, match="projection .* vanishes; 1 row"):
+        ad.divergence(m, x, np.vstack([y, ortho]))
