@@ -48,8 +48,9 @@ from ..errors import AnchorDivError, as_matrix, integer
 #: the largest Pareto k threshold (ArviZ's, for S ≥ 2200 draws)
 K_THRESHOLD = 0.7
 ESTIMATORS = ("auto", "exact", "psis", "kfold")
-#: draws of a K-fold refit or an SVI importance sample when ``num_draws`` is not given
-KFOLD_DRAWS, SVI_DRAWS = 200, 1000
+#: guide draws of an SVI importance sample when ``num_draws`` is not given (K-fold refits
+#: draw :func:`~.uncertainty.default_draws`: 200, fewer where draws are costly)
+SVI_DRAWS = 1000
 #: options of the inference method (not of the prior): dropped for the exact refits
 INFERENCE_OPTIONS = {"method", "model", "model_kwargs", "subspace", "seed", "progress",
                      "init_strategy", "x64", "num_samples", "num_warmup", "num_chains",
@@ -259,6 +260,7 @@ def kfold_loo(kind: str, recipe, targets: np.ndarray, tau, folds: int, num_draws
               seed: int, why: str) -> Estimate:
     """K-fold LOO by refits: ``log mean_s p(tᵢ | θ_s)`` over each refit's draws."""
     from ..adapt.density import pointwise_log_likelihood
+    from .uncertainty import default_draws
 
     n = len(targets)
     if n < 2:
@@ -268,7 +270,7 @@ def kfold_loo(kind: str, recipe, targets: np.ndarray, tau, folds: int, num_draws
     out = np.empty(n)
     for test in parts:
         fold = _fit(kind, recipe, np.delete(targets, test, axis=0), tau)
-        draws = fold.draws(seed, num_draws or KFOLD_DRAWS)
+        draws = fold.draws(seed, num_draws or default_draws(fold))
         ll = pointwise_log_likelihood(kind, draws, targets[test], fold.fixed)   # [S, m]
         out[test] = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
     return Estimate(out, "kfold", f"{k}-fold refits ({why})")
