@@ -61,7 +61,7 @@ import jax
 import numpy as np
 
 from .. import priors
-from ..errors import AnchorDivError, as_matrix, check_spread
+from ..errors import AnchorDivError, as_matrix, check_spread, integer
 from ..provenance import resolve_tau, unit_norm
 from .density import with_log_density
 from .exact import EXACT
@@ -69,6 +69,7 @@ from .model import check_sites, kept_sites, problem
 from .persistence import load_posterior, save_posterior
 from .posterior import Posterior, cov_factor, to_model
 from .sampling import run_nuts
+from .sanity import warn_target_only, warn_unobserved
 from .subspace import check_rank, principal_basis, project
 from .variational import run_svi
 
@@ -113,6 +114,7 @@ def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
     family, info, fixed = EXACT[kind](broad, targets, opts)
     info.update(kind=kind, method=opts["method"], prior=opts["prior"], d=broad.shape[1],
                 n_broad=len(broad), n_targets=len(targets))
+    warn_target_only(kind, info, len(targets), broad.shape[1])
     post = Posterior(kind, "exact", tau, targets.dtype.str, info, family=family,
                      fixed={**fixed, "targets": targets})
     if opts["method"] == "exact":
@@ -136,7 +138,8 @@ def check_method(o: dict) -> None:
 def infer(post: Posterior, broad: np.ndarray, targets: np.ndarray, o: dict) -> Posterior:
     """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
     base = post.info["model_kwargs"]
-    o = {**o, "num_samples": o["num_samples"] or NUM_SAMPLES[o["method"]]}
+    o = {**o, "num_samples": NUM_SAMPLES[o["method"]] if o["num_samples"] is None
+         else integer("num_samples", o["num_samples"], low=1)}
     if o["subspace"] is not None:
         r = check_rank(o["subspace"], broad.shape[1], len(broad), post.kind,
                        post.info.get("rank"))
@@ -149,7 +152,9 @@ def infer(post: Posterior, broad: np.ndarray, targets: np.ndarray, o: dict) -> P
     svi = o["method"] == "svi"
     prob = problem(post.kind, base, broad, targets, o,
                    map_density=svi and o["guide"] == "delta")
-    sites = kept_sites(check_sites(post.kind, prob))
+    trace = check_sites(post.kind, prob)
+    warn_unobserved(trace)
+    sites = kept_sites(trace)
     post = (run_svi if svi else run_nuts)(post, prob, o, sites)
     if not svi or "map" not in post.points:     # "map" by the density of the parameters
         post = with_log_density(post, prob.targets, prob.model if prob.custom else None,

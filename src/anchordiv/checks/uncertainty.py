@@ -121,23 +121,42 @@ def chain_draws(post, num_draws: int, seed: int) -> dict:
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
 
-def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
-    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None or post.method != "nuts":   # exact or SVI guide: independent
-        return chain_draws(post, num_draws, seed), None
-    n = next(iter(post.samples.values())).shape[1]
-    idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
-    stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
-             for k, v in post.stats.items() if k in STATS}
-    draws = {k: v[:, idx] for k, v in post.samples.items()}
-    if post.subspace is not None:        # lift each stored draw, keeping the chain order
-        from ..priors import SITES
+def _stored_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
+    """Stored draws ``[chains, draws, ...]`` of every kept site: NUTS — up to ``num_draws``
+    evenly spaced per chain, with the sample stats; SVI — a resample of the guide draws as
+    :data:`CHAINS` chains."""
+    if post.method == "nuts":
+        n = next(iter(post.samples.values())).shape[1]
+        idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
+        stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
+                 for k, v in post.stats.items() if k in STATS}
+        return {k: v[:, idx] for k, v in post.samples.items()}, stats
+    flat = post.flat_samples()
+    total, per = len(next(iter(flat.values()))), -(-num_draws // CHAINS)
+    idx = np.random.default_rng(seed).choice(total, CHAINS * per, replace=CHAINS * per > total)
+    return {k: v[idx].reshape((CHAINS, per) + v.shape[1:]) for k, v in flat.items()}, None
 
-        c, m = len(post.samples[SITES[post.kind][0]]), len(idx)
-        flat = [{k: draws[k][i, j] for k in SITES[post.kind]} for i in range(c) for j in range(m)]
-        full = post._lift(flat, rng=np.random.default_rng(seed))
-        draws = {k: np.stack([f[k] for f in full]).reshape((c, m) + full[0][k].shape)
-                 for k in full[0]}
+
+def _lift_chains(post, draws: dict, seed: int) -> dict:
+    """The kind's sites of subspace draws ``[c, m, ...]`` lifted to full d (chain order kept)."""
+    from ..priors import SITES
+
+    c, m = next(iter(draws.values())).shape[:2]
+    flat = [{k: draws[k][i, j] for k in SITES[post.kind]} for i in range(c) for j in range(m)]
+    full = post._lift(flat, rng=np.random.default_rng(seed))
+    return {k: np.stack([f[k] for f in full]).reshape((c, m) + full[0][k].shape)
+            for k in full[0]}
+
+
+def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
+    """Parameter draws ``[chains, draws, ...]`` — every site a sampled posterior kept, the
+    kind's sites lifted to full d for subspace runs (a user's own sites stay as sampled) — and
+    NUTS stats ``[chains, draws]``."""
+    if post.samples is None:                              # exact: independent or Gibbs chains
+        return chain_draws(post, num_draws, seed), None
+    draws, stats = _stored_draws(post, num_draws, seed)
+    if post.subspace is not None:
+        draws = {**draws, **_lift_chains(post, draws, seed)}
     return draws, stats
 
 
@@ -166,18 +185,55 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in d.items()}
 
 
+#: leading broad directions the posterior predictive checks project on
+PPC_DIRECTIONS = 3
+PPC_STATISTICS = ("norm", "cosine_to_mean", "projection")
+
+
+def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
+    """``[d, k]`` leading directions of the broad prior: the subspace basis of a subspace run,
+    else the top eigenvectors of the prior's scale matrix (``psi0``, summed over mixture
+    components; the latent kinds' Bingham parameter), else of the posterior-mean covariance."""
+    if post.subspace is not None:
+        return post.fixed["basis"][:, :k]
+    kw = post.info.get("model_kwargs") or {}
+    scale = next((np.asarray(kw[n], np.float64) for n in ("psi0", "prior_parameter",
+                                                          "broad_projector") if n in kw), None)
+    if scale is None:
+        p = post.params("mean")
+        scale = np.asarray(p["Sigma"] if "Sigma" in p else p["covs"] if "covs" in p else
+                           p["U"] @ np.swapaxes(p["U"], -1, -2), np.float64)
+    scale = scale.sum(0) if scale.ndim == 3 else scale
+    return np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k]
+
+
+def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-anchor statistics of anchor sets ``x [..., n, d]`` that a wrong model can fail,
+    unlike the flattened coordinates: ``norm [..., n]``, ``cosine_to_mean [..., n]`` (to the
+    mean of the same set) and ``projection [..., n, k]`` on the broad ``directions [d, k]``."""
+    x = np.asarray(x, np.float64)
+    norm = np.linalg.norm(x, axis=-1)
+    mean = x.mean(-2, keepdims=True)
+    cos = (x * mean).sum(-1) / np.maximum(norm * np.linalg.norm(mean, axis=-1), 1e-300)
+    return {"norm": norm, "cosine_to_mean": cos, "projection": x @ directions}
+
+
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
     (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
-    dim]``) for az.loo / az.waic / az.compare / az.plot_ppc."""
+    dim]``) for az.loo / az.waic / az.compare, plus the :func:`ppc_statistics` in both data
+    groups for ``az.plot_ppc(idata, var_names=["norm"])`` / ``az.plot_bpv``."""
     from ..adapt.density import pointwise_log_likelihood, predictive
 
     flat, shape = _merge(draws)
     ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
-    pp = predictive(post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 2))
+    pp = _split(predictive(post.kind, flat, len(targets), post.fixed,
+                           np.random.default_rng(seed + 2)), shape)
+    obs = np.asarray(targets, np.float64)
+    v = broad_directions(post)
     return {"log_likelihood": {"targets": _split(ll, shape)},
-            "observed_data": {"targets": np.asarray(targets, np.float64)},
-            "posterior_predictive": {"targets": _split(pp, shape)}}
+            "observed_data": {"targets": obs, **ppc_statistics(obs, v)},
+            "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)}}
 
 
 #: a user model's own sites reach the posterior group up to this many values per draw
@@ -233,16 +289,18 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
         if targets is not None:
             flat, shape = _merge(pdraws)
             from ..adapt.density import predictive
-            groups["prior_predictive"] = {"targets": _split(predictive(
-                post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)),
-                shape)}
+            pp = _split(predictive(post.kind, flat, len(targets), post.fixed,
+                                   np.random.default_rng(seed + 3)), shape)
+            groups["prior_predictive"] = {"targets": pp,
+                                          **ppc_statistics(pp, broad_directions(post))}
     # netCDF attributes cannot hold booleans: store flags as 0/1
     keep = {k: int(v) if isinstance(v, bool) else v for k, v in post.info.items()
             if isinstance(v, (int, float, str, bool))}
     attrs = {"kind": post.kind, "method": post.method, **keep}
     dims = {k: DIMS[k] for g in ("posterior", "prior") for k, v in (groups.get(g) or {}).items()
             if v.ndim > 2 and k in DIMS}
-    dims["targets"] = ["anchor"]
+    dims.update(targets=["anchor"], norm=["anchor"], cosine_to_mean=["anchor"],
+                projection=["anchor", "direction"])
     idata = az.from_dict(**{k: v for k, v in groups.items() if v is not None}, dims=dims,
                          attrs=attrs)
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
