@@ -95,3 +95,34 @@ def test_sbc_library_posteriors_large(kind, method):
     # benchmarks/results/bench_sbc.md); the others are exact Bayes (NUTS: 60 simulations)
     check_calibrated(result, tol={"latent-spherical": 0.07, "nuts": 0.08}.get(
         kind if kind == "latent-spherical" else method, 0.05))
+
+
+def test_ecdf_bands_are_simultaneous_and_flag_miscalibration(tmp_path):
+    from anchordiv.checks.sbc import SBCResult
+
+    rng = np.random.default_rng(0)
+    calibrated = [SBCResult(np.zeros((200, 1), int), rng.uniform(size=(200, 1)), ["u"], 99, 10)
+                  for _ in range(60)]
+    rate = np.mean([r.ecdf_outside(0.05)["u"] for r in calibrated])
+    assert rate < 0.15                                 # ≈ 5 % of calibrated runs leave it
+    narrow = SBCResult(np.zeros((200, 1), int), rng.beta(3, 3, size=(200, 1)), ["u"], 99, 10)
+    assert narrow.ecdf_outside(0.05)["u"]            # overconfident posterior: outside
+    narrow.plot_ecdf(tmp_path / "ecdf.png")
+    assert (tmp_path / "ecdf.png").stat().st_size > 1000
+
+
+def test_sbc_of_a_users_model_through_its_simulator():
+    """A user's conjugate normal model, inference by its closed form: calibrated."""
+    def prior_sampler(r):
+        return {"m": r.normal()}
+
+    def simulator(r, p):
+        return p["m"] + r.normal(size=5)
+
+    def inference(r, x):
+        var = 1 / (1 + len(x))
+        return {"m": r.normal(var * x.sum(), np.sqrt(var), size=49)}
+
+    res = ad.sbc(prior_sampler, simulator, inference, {"m": lambda p: p["m"]},
+                 num_simulations=200, seed=0, progress=False)
+    assert res.chi2_pvalues()["m"] > 0.001 and not res.ecdf_outside()["m"]

@@ -91,6 +91,10 @@ class Posterior:
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
+            from . import mixture_gibbs      # mixture: the assignments are sampled too
+
+            if mixture_gibbs.applies(self):
+                return mixture_gibbs.posterior_draws(self, rng, n)
             return self.family.sample(rng, n)
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))

@@ -114,9 +114,14 @@ def default_draws(post) -> int:
 def chain_draws(post, num_draws: int, seed: int) -> dict:
     """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
     draws, or for Gibbs-sampled families two independent parallel chains."""
+    from ..adapt import mixture_gibbs
+
     per_chain = -(-num_draws // CHAINS)
     if hasattr(post.family, "sample_chains"):
         return post.family.sample_chains(np.random.default_rng(seed), CHAINS, per_chain)
+    if mixture_gibbs.applies(post):
+        return mixture_gibbs.posterior_chains(post, np.random.default_rng(seed), CHAINS,
+                                              per_chain)
     draws = post.draws(seed, CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
