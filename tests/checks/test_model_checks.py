@@ -113,3 +113,13 @@ def test_target_only_fit_with_n_much_below_d_warns():
         warnings.simplefilter("error", AnchorDivWarning)
         ad.adapt("gaussian", broad, t / np.linalg.norm(t, axis=1, keepdims=True), tau=TAU,
                  kappa0=1.0, nu0=30.0)
+
+
+def test_approximate_draws_and_plug_in_likelihoods_are_labelled():
+    broad, t = data(d=6, n=8)
+    post = ad.adapt("latent-spherical", broad, t, tau=TAU, rank=2)
+    attrs = post.inference_data(num_draws=4, targets=t, prior=False).posterior.attrs
+    assert attrs["calibration"].startswith("approximate") and "0.845" in attrs["calibration"]
+    assert "optimistic" in attrs["log_likelihood_note"]
+    exact = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
+    assert "calibration" not in exact.inference_data(num_draws=4).posterior.attrs
