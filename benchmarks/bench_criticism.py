@@ -69,7 +69,7 @@ def reference_loo(broad, targets, kappa0, nu0, prior="broad", reg=1e-3) -> float
     return total
 
 
-def compare_part(broad, targets, d):
+def compare_part(broad, targets, d, save):
     strong, weak = {"kappa0": 50.0, "nu0": d + 100.0}, {"kappa0": 0.1, "nu0": d + 2.0}
     cands = {"strong-broad": {"broad": broad, **strong},
              "isotropic": {"broad": broad, "prior": "isotropic", **strong},
@@ -100,6 +100,8 @@ def compare_part(broad, targets, d):
                      "exact_reference": round(refs[name], 2) if name in refs else "",
                      "weight": round(float(row["weight"]), 3), **old})
         print(rows[-1], flush=True)
+    save(rows, f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. the NUTS "
+               f"fit); mixture part not yet run.")
     mix = {f"{k} components": {"broad": broad, "components": k} for k in (2, 4)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -112,14 +114,18 @@ def compare_part(broad, targets, d):
                                                                                 "weight"]), 3),
                      "psis_elpd_old": "", "psis_max_k_old": ""})
         print(rows[-1], mres.loo[name].note, flush=True)
-    md = table(rows, [("candidate", "candidate"), ("estimator", "estimator"),
-                      ("elpd", "elpd (compare_priors)"), ("exact_reference",
-                                                           "exact LOO (scipy, brute force)"),
-                      ("weight", "stacking weight"), ("psis_elpd_old", "old az.loo elpd"),
-                      ("psis_max_k_old", "old max Pareto k")])
-    md += (f"\n\ncompare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. the NUTS "
-           f"fit), mixture K-fold (5 folds x 2 candidates) {t_mix:.1f} s.\n")
-    return rows, md
+    return save(rows, f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. "
+                      f"the NUTS fit), mixture K-fold (5 folds x 2 candidates) {t_mix:.1f} s.")
+
+
+def compare_table(rows, note: str) -> str:
+    shown = [{k: f"{v:.2f}" if isinstance(v, float) and k != "weight" else v
+              for k, v in r.items()} for r in rows]          # ELPDs to 0.01 nat, not 3 digits
+    return table(shown, [("candidate", "candidate"), ("estimator", "estimator"),
+                        ("elpd", "elpd (compare_priors)"),
+                        ("exact_reference", "exact LOO (scipy, brute force)"),
+                        ("weight", "stacking weight"), ("psis_elpd_old", "old az.loo elpd"),
+                        ("psis_max_k_old", "old max Pareto k")]) + f"\n\n{note}\n"
 
 
 def main():
@@ -131,13 +137,19 @@ def main():
     broad = synthetic_anchors(rng, 3000, d).astype(np.float64)
     targets = synthetic_anchors(np.random.default_rng(1), 50, d).astype(np.float64)
     payload, md = {"d": d, "n_targets": 50, "n_broad": 3000}, ""
+    tag = args.tag or ("quick" if args.quick else "")
     if args.part in ("compare", "all"):
-        payload["compare"], md = compare_part(broad, targets, d)
+        def save(rows, note):            # after each stage: partial results survive
+            md = compare_table(rows, note)
+            write_results("bench_criticism", {**payload, "compare": rows, "note": note}, md,
+                          tag=tag)
+            return rows, md
+
+        payload["compare"], md = compare_part(broad, targets, d, save)
     if args.part in ("inference", "all"):
         payload["rows"], md_inf = inference_part(broad, targets)
         md = md_inf + ("\n\n" + md if md else "")
-    write_results("bench_criticism", payload, md,
-                  tag=args.tag or ("quick" if args.quick else ""))
+    write_results("bench_criticism", payload, md, tag=tag)
 
 
 def inference_part(broad, targets):

@@ -86,3 +86,12 @@ def test_svi_convergence_needs_the_parameters_to_stop_moving():
     longer = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=1.0, nu0=d + 5.0, method="svi",
                       num_steps=4000, progress=False)
     assert longer.info["elbo_converged"] and longer.info["param_relative_change"] < 1e-3
+
+
+def test_exact_posteriors_say_how_their_points_are_computed():
+    broad, t = data(6, n=5)
+    post = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=1.0, nu0=10.0)
+    assert post.info["point_mean"] == "closed-form conjugate posterior mean"
+    assert "joint mode" in post.info["point_map"]
+    mix = ad.adapt("mixture", broad, t, tau=TAU, components=2)
+    assert "MAP-EM" in mix.info["point_mean"]

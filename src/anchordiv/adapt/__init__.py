@@ -69,6 +69,7 @@ from .model import check_sites, kept_sites, problem
 from .persistence import load_posterior, save_posterior
 from .posterior import Posterior, cov_factor, to_model
 from .sampling import run_nuts
+from .points import exact_descriptions
 from .sanity import warn_target_only, warn_unobserved
 from .subspace import check_rank, principal_basis, project
 from .variational import run_svi
@@ -113,7 +114,7 @@ def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
     check_method(opts)
     family, info, fixed = EXACT[kind](broad, targets, opts)
     info.update(kind=kind, method=opts["method"], prior=opts["prior"], d=broad.shape[1],
-                n_broad=len(broad), n_targets=len(targets))
+                n_broad=len(broad), n_targets=len(targets), **exact_descriptions(kind))
     warn_target_only(kind, info, len(targets), broad.shape[1])
     post = Posterior(kind, "exact", tau, targets.dtype.str, info, family=family,
                      fixed={**fixed, "targets": targets})

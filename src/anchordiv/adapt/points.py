@@ -76,6 +76,16 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
     return _project_mean(post.kind, family.mean(), u), how
 
 
+def exact_descriptions(kind: str) -> dict:
+    """``{"point_mean", "point_map"}`` of an exact (conjugate) posterior."""
+    if kind in ("latent-gaussian", "latent-spherical"):
+        return {"point_mean": "closed form: principal subspace of the posterior mean projector",
+                "point_map": "closed form: the posterior mode (principal subspace)"}
+    given = ", given the MAP-EM responsibilities" if kind == "mixture" else ""
+    return {"point_mean": f"closed-form conjugate posterior mean{given}",
+            "point_map": f"closed-form {MAP_JOINT}{given}"}
+
+
 def sampled_descriptions(post, *, best: str) -> dict:
     """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
     density the ``"map"`` draw maximises."""
@@ -87,5 +97,5 @@ def sampled_descriptions(post, *, best: str) -> dict:
     return {"point_mean": mean, "point_map": best}
 
 
-__all__ = ["MAP_JOINT", "delta_mean", "joint_correction", "sampled_descriptions",
+__all__ = ["MAP_JOINT", "delta_mean", "exact_descriptions", "joint_correction", "sampled_descriptions",
            "subspace_joint_mode"]
