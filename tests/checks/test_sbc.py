@@ -72,7 +72,10 @@ def test_sbc_library_posteriors(kind, method, sims, draws):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         problem = library_problem(kind, method=method, d=3, n=5, num_draws=draws, seed=0)
-        check_calibrated(sbc(**problem, num_simulations=sims, seed=1, progress=False))
+        # latent spherical: labelled approximate (measured coverage 0.845–0.855, attrs of its
+        # InferenceData), the same tolerance as the large version below
+        check_calibrated(sbc(**problem, num_simulations=sims, seed=1, progress=False),
+                         tol=0.07 if kind == "latent-spherical" else 0.05)
 
 
 @pytest.mark.slow
