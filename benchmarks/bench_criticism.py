@@ -7,8 +7,16 @@ Timed once per kind (wall seconds): ``adapt``, ``inference_data`` (default draw 
 (az.loo on it), ``compare`` (az.compare of the two priors' InferenceData).  Also reports the
 draws, the worst Pareto k and the number of anchors with k > 0.7.
 
-    .venv/bin/python benchmarks/bench_criticism.py            # d = 384, n = 50
-    .venv/bin/python benchmarks/bench_criticism.py --quick    # d = 64
+``--part compare`` (issue 18): ``ad.compare_priors`` on strong-broad / isotropic / weak-broad /
+empirical-Bayes Gaussian priors and a NUTS subspace=16 fit of the strong prior, against a
+brute-force exact LOO (scipy multivariate Student-t, refit per held-out target) and against the
+old estimator (``az.loo`` on the exact posterior's draws); then a mixture comparison through
+K-fold refits.  Reports the estimator chosen per candidate, both ELPDs, the worst Pareto k of
+the old estimator and the wall time.
+
+    .venv/bin/python benchmarks/bench_criticism.py                    # d = 384, n = 50
+    .venv/bin/python benchmarks/bench_criticism.py --quick            # d = 64
+    .venv/bin/python benchmarks/bench_criticism.py --part compare --tag compare
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import warnings
 
 import arviz as az
 import numpy as np
+import scipy.stats
 
 import anchordiv as ad
 from common import parser, synthetic_anchors, table, write_results
@@ -38,12 +47,112 @@ def timed(fn):
     return out, time.perf_counter() - t0
 
 
+def reference_loo(broad, targets, kappa0, nu0, prior="broad", reg=1e-3) -> float:
+    """Brute-force exact LOO of the NIW model: refit on T₋ᵢ, score tᵢ with scipy's
+    multivariate Student-t."""
+    d = broad.shape[1]
+    mu0 = broad.mean(0)
+    cov = np.cov(broad.T, bias=True)
+    cov += reg * np.trace(cov) / d * np.eye(d)
+    if prior == "isotropic":
+        cov = np.trace(cov) / d * np.eye(d)
+    psi0, total = (nu0 - d - 1) * cov, 0.0
+    for i in range(len(targets)):
+        rest = np.delete(targets, i, axis=0)
+        n, tbar = len(rest), rest.mean(0)
+        kn, vn = kappa0 + n, nu0 + n
+        psin = psi0 + (rest - tbar).T @ (rest - tbar) + \
+            kappa0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
+        df = vn - d + 1
+        total += scipy.stats.multivariate_t((kappa0 * mu0 + n * tbar) / kn,
+                                            psin * (kn + 1) / (kn * df), df=df).logpdf(targets[i])
+    return total
+
+
+def compare_part(broad, targets, d, save):
+    strong, weak = {"kappa0": 50.0, "nu0": d + 100.0}, {"kappa0": 0.1, "nu0": d + 2.0}
+    cands = {"strong-broad": {"broad": broad, **strong},
+             "isotropic": {"broad": broad, "prior": "isotropic", **strong},
+             "weak-broad": {"broad": broad, **weak}, "empirical-Bayes": {"broad": broad},
+             "strong-broad, NUTS subspace=16": {"broad": broad, **strong, **NUTS}}
+    refs = {"strong-broad": reference_loo(broad, targets, **strong),
+            "isotropic": reference_loo(broad, targets, **strong, prior="isotropic"),
+            "weak-broad": reference_loo(broad, targets, **weak)}
+    refs["strong-broad, NUTS subspace=16"] = refs["strong-broad"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result, t_cmp = timed(lambda: ad.compare_priors(cands, targets, tau=20.0))
+    rows = []
+    for name in result.table.index:
+        row = result.table.loc[name]
+        old = {"psis_elpd_old": "", "psis_max_k_old": ""}
+        if name in ("strong-broad", "isotropic", "weak-broad"):
+            opts = {k: v for k, v in cands[name].items() if k != "broad"}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                post = ad.adapt("gaussian", broad, targets, tau=20.0, **opts)
+                loo = az.loo(post.inference_data(targets=targets, seed=0, prior=False),
+                             pointwise=True)
+            old = {"psis_elpd_old": round(float(loo.elpd_loo), 1),
+                   "psis_max_k_old": round(float(np.max(loo.pareto_k)), 2)}
+        rows.append({"candidate": name, "estimator": row["estimator"],
+                     "elpd": round(float(row["elpd_loo"]), 2),
+                     "exact_reference": round(refs[name], 2) if name in refs else "",
+                     "weight": round(float(row["weight"]), 3), **old})
+        print(rows[-1], flush=True)
+    save(rows, f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. the NUTS "
+               f"fit); mixture part not yet run.")
+    mix = {f"{k} components": {"broad": broad, "components": k} for k in (2, 4)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mres, t_mix = timed(lambda: ad.compare_priors(mix, targets, kind="mixture", tau=20.0,
+                                                      folds=5))
+    for name in mres.table.index:
+        rows.append({"candidate": f"mixture, {name}", "estimator": mres.loo[name].estimator,
+                     "elpd": round(float(mres.table.loc[name, "elpd_loo"]), 2),
+                     "exact_reference": "", "weight": round(float(mres.table.loc[name,
+                                                                                "weight"]), 3),
+                     "psis_elpd_old": "", "psis_max_k_old": ""})
+        print(rows[-1], mres.loo[name].note, flush=True)
+    return save(rows, f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. "
+                      f"the NUTS fit), mixture K-fold (5 folds x 2 candidates) {t_mix:.1f} s.")
+
+
+def compare_table(rows, note: str) -> str:
+    shown = [{k: f"{v:.2f}" if isinstance(v, float) and k != "weight" else v
+              for k, v in r.items()} for r in rows]          # ELPDs to 0.01 nat, not 3 digits
+    return table(shown, [("candidate", "candidate"), ("estimator", "estimator"),
+                        ("elpd", "elpd (compare_priors)"),
+                        ("exact_reference", "exact LOO (scipy, brute force)"),
+                        ("weight", "stacking weight"), ("psis_elpd_old", "old az.loo elpd"),
+                        ("psis_max_k_old", "old max Pareto k")]) + f"\n\n{note}\n"
+
+
 def main():
-    args = parser(__doc__).parse_args()
+    p = parser(__doc__)
+    p.add_argument("--part", choices=("inference", "compare", "all"), default="all")
+    args = p.parse_args()
     d = 64 if args.quick else 384
     rng = np.random.default_rng(0)
     broad = synthetic_anchors(rng, 3000, d).astype(np.float64)
     targets = synthetic_anchors(np.random.default_rng(1), 50, d).astype(np.float64)
+    payload, md = {"d": d, "n_targets": 50, "n_broad": 3000}, ""
+    tag = args.tag or ("quick" if args.quick else "")
+    if args.part in ("compare", "all"):
+        def save(rows, note):            # after each stage: partial results survive
+            md = compare_table(rows, note)
+            write_results("bench_criticism", {**payload, "compare": rows, "note": note}, md,
+                          tag=tag)
+            return rows, md
+
+        payload["compare"], md = compare_part(broad, targets, d, save)
+    if args.part in ("inference", "all"):
+        payload["rows"], md_inf = inference_part(broad, targets)
+        md = md_inf + ("\n\n" + md if md else "")
+    write_results("bench_criticism", payload, md, tag=tag)
+
+
+def inference_part(broad, targets):
     rows = []
     for label, kind, opts in RUNS:
         with warnings.catch_warnings():
@@ -68,8 +177,7 @@ def main():
                       ("loo_s", "az.loo s"), ("compare_s", "az.compare s"),
                       ("elpd_loo", "elpd_loo"), ("max_k", "max Pareto k"),
                       ("k_over_0.7", "anchors k>0.7")])
-    write_results("bench_criticism", {"d": d, "n_targets": 50, "n_broad": 3000, "rows": rows},
-                  md, tag=args.tag or ("quick" if args.quick else ""))
+    return rows, md
 
 
 if __name__ == "__main__":

@@ -23,29 +23,38 @@ from common import RESULTS, parser, table, write_results
 jax.config.update("jax_enable_x64", True)
 
 CASES = [("gaussian", "exact"), ("latent-gaussian", "exact"), ("latent-spherical", "exact"),
-         ("mixture", "exact"), ("gaussian", "nuts")]
+         ("mixture", "exact"), ("mixture-overlap", "exact"), ("gaussian", "nuts")]
+#: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
+EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5})}
 
 
 def main():
-    args = parser(__doc__).parse_args()
+    p = parser(__doc__)
+    p.add_argument("--cases", nargs="*", help="case names kind/method (default: all)")
+    args = p.parse_args()
     d, n = (3, 5) if args.quick else (4, 8)
     rows = []
-    for kind, method in CASES:
+    for name, method in CASES:
+        if args.cases and f"{name}/{method}" not in args.cases:
+            continue
+        kind, extra = EXTRA.get(name, (name, {}))
         sims = (30 if method == "nuts" else 100) if args.quick else \
             (60 if method == "nuts" else 400)
         draws = 19 if args.quick else 99
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            problem = library_problem(kind, method=method, d=d, n=n, num_draws=draws, seed=0)
+            problem = library_problem(kind, method=method, d=d, n=n, num_draws=draws, seed=0,
+                                      **extra)
             result = sbc(**problem, num_simulations=sims, seed=1, progress=False)
         seconds = time.perf_counter() - t0
         tag = f"-{args.tag}" if args.tag else ("-quick" if args.quick else "")
-        plot = RESULTS / f"sbc_{kind}_{method}{tag}.png"
-        result.plot(plot, title=f"{kind} ({method}), d={d}, n={n}: {sims} simulations, "
+        plot = RESULTS / f"sbc_{name}_{method}{tag}.png"
+        result.plot(plot, title=f"{name} ({method}), d={d}, n={n}: {sims} simulations, "
                                 f"{result.num_draws} draws (thin {problem['thin']})")
-        for name, s in result.summary().items():
-            rows.append({"case": f"{kind} / {method}", "quantity": name,
+        label = name
+        for q, s in result.summary().items():
+            rows.append({"case": f"{label} / {method}", "quantity": q,
                          "chi2_p": round(s["chi2_p"], 3), "ks_p": round(s["ks_p"], 3),
                          "coverage90": round(s["coverage90"], 3), "simulations": sims,
                          "draws": result.num_draws, "seconds": round(seconds, 1),

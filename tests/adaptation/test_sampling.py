@@ -77,3 +77,61 @@ def test_bad_nuts_options(opts, match):
     broad, t = data()
     with pytest.raises(ad.AnchorDivError, match=match):
         ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", **opts)
+
+
+def _compiles(fn) -> int:
+    """XLA compilations while ``fn`` runs (``jax.log_compiles`` records)."""
+    import logging
+
+    import jax
+
+    records = []
+
+    class Count(logging.Handler):
+        def emit(self, record):
+            if "Finished XLA compilation" in record.getMessage():
+                records.append(record)
+
+    logger, handler = logging.getLogger("jax"), Count()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        with jax.log_compiles(True):
+            fn()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return len(records)
+
+
+def test_refits_of_the_same_shape_reuse_one_compiled_sampler():
+    from anchordiv.adapt.chains import cache_size
+    from anchordiv.adapt.sampling import _SAMPLERS
+
+    broad, _ = data()
+    rng = np.random.default_rng(5)
+
+    def fit(seed):
+        return ad.adapt("gaussian", broad, rng.normal(size=(10, 3)) * 0.5, tau=TAU,
+                        method="nuts", kappa0=2.0 + seed, nu0=8.0, num_warmup=50,
+                        num_samples=50, seed=seed, progress=False)
+
+    first = fit(0)
+    size = cache_size(first.raw)
+    held = len(_SAMPLERS)
+    assert _compiles(lambda: [fit(s) for s in (1, 2, 3)]) == 0
+    again = fit(4)
+    assert again.raw is first.raw and cache_size(again.raw) == size and len(_SAMPLERS) == held
+    assert not np.allclose(again.samples["mu"], first.samples["mu"])
+
+
+@pytest.mark.slow
+def test_five_hundred_nuts_fits_in_one_process():
+    broad, _ = data()
+    rng = np.random.default_rng(6)
+    for i in range(500):
+        post = ad.adapt("gaussian", broad, rng.normal(size=(10, 3)) * 0.5, tau=TAU,
+                        method="nuts", kappa0=2.0, nu0=8.0, num_warmup=30, num_samples=30,
+                        num_chains=1, seed=i, progress=False)
+        assert np.all(np.isfinite(post.samples["mu"]))

@@ -61,8 +61,9 @@ def check_calibrated(result, tol=0.05):
         assert abs(s["coverage90"] - 0.9) <= tol, (name, s)
 
 
-# kind, method, simulations, draws: fast versions (≈ 1–8 s each)
-FAST = [("gaussian", "exact", 200, 49), ("mixture", "exact", 100, 19),
+# kind, method, simulations, draws: fast versions (≈ 1–20 s each; the mixture runs 200
+# simulations: at 100 the 90 % coverage has s.e. 0.03, so ±0.05 fails one calibrated run in ten)
+FAST = [("gaussian", "exact", 200, 49), ("mixture", "exact", 200, 19),
         ("latent-gaussian", "exact", 100, 9), ("latent-spherical", "exact", 100, 9)]
 
 
@@ -71,7 +72,10 @@ def test_sbc_library_posteriors(kind, method, sims, draws):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         problem = library_problem(kind, method=method, d=3, n=5, num_draws=draws, seed=0)
-        check_calibrated(sbc(**problem, num_simulations=sims, seed=1, progress=False))
+        # latent spherical: labelled approximate (measured coverage 0.845–0.855, attrs of its
+        # InferenceData), the same tolerance as the large version below
+        check_calibrated(sbc(**problem, num_simulations=sims, seed=1, progress=False),
+                         tol=0.07 if kind == "latent-spherical" else 0.05)
 
 
 @pytest.mark.slow
@@ -95,3 +99,34 @@ def test_sbc_library_posteriors_large(kind, method):
     # benchmarks/results/bench_sbc.md); the others are exact Bayes (NUTS: 60 simulations)
     check_calibrated(result, tol={"latent-spherical": 0.07, "nuts": 0.08}.get(
         kind if kind == "latent-spherical" else method, 0.05))
+
+
+def test_ecdf_bands_are_simultaneous_and_flag_miscalibration(tmp_path):
+    from anchordiv.checks.sbc import SBCResult
+
+    rng = np.random.default_rng(0)
+    calibrated = [SBCResult(np.zeros((200, 1), int), rng.uniform(size=(200, 1)), ["u"], 99, 10)
+                  for _ in range(60)]
+    rate = np.mean([r.ecdf_outside(0.05)["u"] for r in calibrated])
+    assert rate < 0.15                                 # ≈ 5 % of calibrated runs leave it
+    narrow = SBCResult(np.zeros((200, 1), int), rng.beta(3, 3, size=(200, 1)), ["u"], 99, 10)
+    assert narrow.ecdf_outside(0.05)["u"]            # overconfident posterior: outside
+    narrow.plot_ecdf(tmp_path / "ecdf.png")
+    assert (tmp_path / "ecdf.png").stat().st_size > 1000
+
+
+def test_sbc_of_a_users_model_through_its_simulator():
+    """A user's conjugate normal model, inference by its closed form: calibrated."""
+    def prior_sampler(r):
+        return {"m": r.normal()}
+
+    def simulator(r, p):
+        return p["m"] + r.normal(size=5)
+
+    def inference(r, x):
+        var = 1 / (1 + len(x))
+        return {"m": r.normal(var * x.sum(), np.sqrt(var), size=49)}
+
+    res = ad.sbc(prior_sampler, simulator, inference, {"m": lambda p: p["m"]},
+                 num_simulations=200, seed=0, progress=False)
+    assert res.chi2_pvalues()["m"] > 0.001 and not res.ecdf_outside()["m"]

@@ -65,8 +65,9 @@ hyperparameters on top of the kind's prior's, passed where ``fn`` names them) or
 
 Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
 costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
-k = 50), so keep ``n``/``num_draws`` modest there.  Mixture draws come from the posterior given
-the MAP-EM responsibilities (the assignment uncertainty is not propagated); NUTS on the mixture
+k = 50), so keep ``n``/``num_draws`` modest there.  Exact mixture draws come from a Gibbs sampler
+over the assignments (:mod:`.mixture_gibbs`: the assignment uncertainty is propagated; the
+point summaries are given the MAP-EM responsibilities); NUTS on the mixture
 model is not protected against label switching (the informative broad prior usually prevents
 it; check ``az.rhat``).
 """

@@ -32,6 +32,8 @@ from ..errors import (AnchorDivError, as_matrix, check_spread, in_unit_interval,
                       positive)
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from .density import with_log_density
+from .points import exact_descriptions
+from .sanity import warn_target_only, warn_unobserved
 from .model import INIT_STRATEGIES, check_sites, kept_sites, problem, run_dtype
 from .posterior import Posterior
 from .registry import is_prior
@@ -225,7 +227,8 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float,
     params, info, fixed = prior.exact(t)
     info.update(kind=prior.kind, method=method.name, prior=prior.prior, d=prior.dim,
                 n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
-                n_targets=len(t))
+                n_targets=len(t), **exact_descriptions(prior.kind))
+    warn_target_only(prior.kind, info, len(t), prior.dim)
     if info["n_broad"] is None:
         del info["n_broad"]
     post = Posterior(prior.kind, "exact", tau, t.dtype.str, info, family=params,
@@ -284,7 +287,9 @@ def run_sampler(post: Posterior, broad: np.ndarray | None, targets: np.ndarray,
     svi = o["method"] == "svi"
     prob = problem(post.kind, base, broad, targets, o,
                    map_density=svi and o["guide"] == "delta")
-    sites = kept_sites(check_sites(post.kind, prob))
+    trace = check_sites(post.kind, prob)
+    warn_unobserved(trace)
+    sites = kept_sites(trace)
     post = (run_svi if svi else run_nuts)(post, prob, o, sites)
     if not svi or "map" not in post.points:     # "map" by the density of the parameters
         post = with_log_density(post, prob.targets, prob.model if prob.custom else None,

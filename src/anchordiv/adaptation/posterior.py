@@ -85,6 +85,8 @@ class Posterior:
             return self.family.mode() if which == "map" else self.family.mean()
         if self.points and which in self.points:
             p = self.points[which]
+        elif which == "mean" and self.info.get("guide") == "delta":
+            raise AnchorDivError(f"point('mean'): {self.info.get('point_mean', 'none')}")
         else:
             lp = self.flat_lp() if which == "map" else None
             p = self.family_class.summarise(self.flat_samples(), which, lp)
@@ -138,6 +140,10 @@ class Posterior:
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
+            from . import mixture_gibbs      # mixture: the assignments are sampled too
+
+            if mixture_gibbs.applies(self):
+                return mixture_gibbs.posterior_draws(self, rng, n)
             return self.family.sample(rng, n)
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))

@@ -5,22 +5,107 @@ Steerable as in NumPyro: ``init_strategy`` (name or NumPyro strategy; default th
 ("sequential" | "vectorized" | "parallel"), ``x64``.  Before sampling, the model is initialised
 once; a model that cannot be initialised fails fast with an error that names the non-finite
 sites and suggests ``subspace=`` or SVI.  Every latent and deterministic site is kept (a user's
-own parameters reach ``az.summary``); ``post.raw`` is the ``MCMC`` object.
+own parameters reach ``az.summary``).
+
+Compiled samplers are reused: one :class:`~.chains.Chains` runner (targets and float/array
+hyperparameters are traced arguments) per model, static keywords, sampler settings and argument
+shapes, kept in a least-recently-used table of :data:`MAX_SAMPLERS` entries — repeated
+``adapt(method="nuts")`` calls on new targets of the same shape compile nothing, and a long loop
+does not grow memory.  A custom ``init_strategy`` object is not hashable by value: such runs
+build a fresh runner; ``chain_method="parallel"`` uses NumPyro's ``MCMC`` (one device per
+chain; it compiles on every call).  ``post.raw`` is the runner (``.sampler``: the NUTS kernel)
+or the ``MCMC`` object.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import functools
 
 import jax
 import numpy as np
 
 from ..errors import AnchorDivError, in_unit_interval, integer
+from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
 CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
+#: compiled samplers kept (least recently used dropped first)
+MAX_SAMPLERS = 8
+_SAMPLERS: collections.OrderedDict = collections.OrderedDict()
+
+
+def _shapes(tree: dict) -> tuple:
+    return tuple((k, tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__)))
+                 for k, v in sorted(tree.items()))
+
+
+def sampler(prob: Problem, o: dict, counts: dict) -> tuple[object, dict, bool]:
+    """``(runner, dynamic keywords, fresh)``: the cached compiled :class:`~.chains.Chains` for
+    this model, settings and shapes (module docstring), or a new one (``fresh``)."""
+    from numpyro.infer import NUTS
+
+    from .chains import Chains
+    from .variational import split_kwargs
+
+    dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
+    settings = (bool(o["dense_mass"]), in_unit_interval("target_accept_prob",
+                                                        o["target_accept_prob"]),
+                integer("max_tree_depth", o["max_tree_depth"], low=1), o["chain_method"],
+                tuple(sorted(counts.items())))
+    key = None
+    if isinstance(o["init_strategy"], str):
+        key = (prob.model, static, o["init_strategy"], settings,
+               (tuple(prob.targets.shape), str(prob.targets.dtype)), _shapes(dyn))
+        if key in _SAMPLERS:
+            _SAMPLERS.move_to_end(key)
+            return _SAMPLERS[key], dyn, False
+    model = functools.partial(prob.model, **dict(static)) if static else prob.model
+    kernel = NUTS(model, init_strategy=init_strategy(o["init_strategy"]),
+                  dense_mass=settings[0], target_accept_prob=settings[1],
+                  max_tree_depth=settings[2])
+    runner = Chains(kernel, counts["num_warmup"], counts["num_samples"], counts["num_chains"],
+                    o["chain_method"])
+    if key is not None:
+        _SAMPLERS[key] = runner
+        while len(_SAMPLERS) > MAX_SAMPLERS:
+            _SAMPLERS.popitem(last=False)
+    return runner, dyn, True
+
+
+def run_mcmc(prob: Problem, o: dict, counts: dict, seed: int):
+    """NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per
+    call).  Returns ``(samples, stats, mcmc)``."""
+    from numpyro.infer import MCMC, NUTS
+
+    kernel = NUTS(prob.model, init_strategy=init_strategy(o["init_strategy"]),
+                  dense_mass=bool(o["dense_mass"]),
+                  target_accept_prob=in_unit_interval("target_accept_prob",
+                                                      o["target_accept_prob"]),
+                  max_tree_depth=integer("max_tree_depth", o["max_tree_depth"], low=1))
+    mcmc = MCMC(kernel, chain_method="parallel", progress_bar=bool(o["progress"]), **counts)
+    with guard("nuts"):
+        mcmc.run(jax.random.PRNGKey(seed), *prob.args, extra_fields=EXTRA_FIELDS, **prob.kwargs)
+    stats = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+    return mcmc.get_samples(group_by_chain=True), stats, mcmc
+
+
+def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
+    """The cached compiled runner (:func:`sampler`).  Returns ``(samples, stats, runner)``."""
+    runner, dyn, fresh = sampler(prob, o, counts)
+    if fresh:
+        check_init(prob, init_strategy(o["init_strategy"]), seed)
+    try:
+        with guard("nuts"):
+            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn,
+                                        bool(o["progress"]))
+    except AnchorDivError:
+        check_init(prob, init_strategy(o["init_strategy"]), seed)   # the precise error, if so
+        raise
+    return samples, stats, runner
 
 
 def check_init(prob: Problem, init_fn, seed: int) -> None:
@@ -45,32 +130,51 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
 
 def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
     """Replace the exact posterior by NUTS draws of ``prob`` (module docstring)."""
-    from numpyro.infer import MCMC, NUTS
-
     if o["chain_method"] not in CHAIN_METHODS:
         raise AnchorDivError(f"chain_method: one of {', '.join(CHAIN_METHODS)}, got "
                              f"{o['chain_method']!r}")
     seed = int(o["seed"])
-    init_fn = init_strategy(o["init_strategy"])
-    check_init(prob, init_fn, seed)
-    kernel = NUTS(prob.model, init_strategy=init_fn, dense_mass=bool(o["dense_mass"]),
-                  target_accept_prob=in_unit_interval("target_accept_prob",
-                                                      o["target_accept_prob"]),
-                  max_tree_depth=integer("max_tree_depth", o["max_tree_depth"], low=1))
     counts = {k: integer(k, o[k], low=1) for k in ("num_warmup", "num_samples", "num_chains")}
-    mcmc = MCMC(kernel, chain_method=o["chain_method"], progress_bar=bool(o["progress"]),
-                **counts)
-    with guard("nuts"):
-        mcmc.run(jax.random.PRNGKey(seed), *prob.args, extra_fields=EXTRA_FIELDS, **prob.kwargs)
-    samples = mcmc.get_samples(group_by_chain=True)
-    stats = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+    run = run_mcmc if o["chain_method"] == "parallel" else run_cached
+    samples, stats, mcmc = run(prob, o, counts, seed)
     info = {**post.info, "method": "nuts", "custom_model": prob.custom, "seed": seed,
             "chain_method": o["chain_method"], "dense_mass": bool(o["dense_mass"]),
             "target_accept_prob": float(o["target_accept_prob"]),
             "divergences": int(stats["diverging"].sum()), **counts}
-    return dataclasses.replace(
-        post, method="nuts", info=info, family=None, stats=stats, raw=mcmc,
-        samples={s: np.asarray(samples[s], np.float64) for s in sites if s in samples})
+    kept = {s: np.asarray(samples[s], np.float64) for s in sites if s in samples}
+    pts, how = nuts_points(post, prob, kept)
+    return dataclasses.replace(post, method="nuts", info={**info, **how}, family=None,
+                               stats=stats, raw=mcmc, samples=kept, points=pts)
 
 
-__all__ = ["CHAIN_METHODS", "check_init", "run_nuts"]
+def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
+    """``(points, {"point_mean", "point_map"})``.  Under ``subspace=`` with the default
+    Gaussian or mixture model the ``"map"`` is the draw of highest *full-d* joint density
+    (subspace density plus :func:`.points.joint_correction`), fixed here; otherwise it is
+    left to ``post.point`` (the draw of highest density of the model's parameters)."""
+    from .density import log_joint_closed_form
+    from .registry import get_family
+
+    total = int(np.prod(next(iter(samples.values())).shape[:2]))
+    if post.subspace is None or prob.custom or post.kind not in ("gaussian", "mixture"):
+        best = f"the draw (of {total}) of highest density of the model's parameters"
+        if post.subspace is not None:
+            best += (", lifted with the default prior's conditional mode outside the subspace "
+                     "(not the joint mode of one full-d model)")
+        return None, summaries.sampled_descriptions(post, best=best)
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in samples.items()
+            if k in get_family(post.kind).sites}
+    kwargs = {k: np.asarray(v, np.float64) if hasattr(v, "shape") else v
+              for k, v in prob.kwargs.items()}
+    lp = log_joint_closed_form(post.kind, np.asarray(prob.targets, np.float64), kwargs, flat) \
+        + summaries.joint_correction(post.kind, flat, int(post.info["d"]))
+    i = int(np.argmax(lp))
+    best = (f"the draw (of {total}) of highest full-d joint density, lifted with the "
+            f"conditional mode (the best draw, not the optimum: for the exact joint mode use "
+            f"method='exact' or method='svi' with guide='delta')")
+    return ({"map": {k: v[i] for k, v in flat.items()}},
+            summaries.sampled_descriptions(post, best=best))
+
+
+__all__ = ["CHAIN_METHODS", "MAX_SAMPLERS", "check_init", "nuts_points", "run_cached",
+           "run_mcmc", "run_nuts", "sampler"]

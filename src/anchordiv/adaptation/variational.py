@@ -10,8 +10,10 @@ run, so a MAP settles to float precision instead of oscillating at the step size
 the loss for NaN after each chunk.
 
 Convergence: the relative change of the mean loss between the last two windows of
-``convergence_window`` steps (default ``max(20, num_steps // 10)``); converged when below
-``convergence_tol`` (1e-4).  Both numbers go to ``post.info``; a warning quotes them otherwise.
+``convergence_window`` steps (default ``max(20, num_steps // 10)``) below
+``convergence_tol`` (1e-4), *and* the guide's parameters still within a small multiple of it
+over the last window (:data:`PARAM_TOL`: a decaying step can keep a flat-looking loss while μ
+still creeps along a ridge).  The numbers go to ``post.info``; a warning quotes them otherwise.
 
 MAP is of the parameters' density: a delta guide on the kind's model asks it for the density of
 (μ, Σ) (``map_jacobian=True``, see :func:`anchordiv.adaptation.priors.niw_model`), so the result is the
@@ -33,6 +35,7 @@ import numpy as np
 from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer, positive
+from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
@@ -79,20 +82,31 @@ def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
                          f"GradientTransformation, got {type(spec).__name__}")
 
 
+#: the guide's parameters may move by at most this many ``convergence_tol`` (relative) over
+#: the last window (a stochastic ELBO's guide jitters by ~1e-2 from its noisy gradients, so
+#: there only a gross drift counts)
+PARAM_TOL = {"deterministic": 10.0, "stochastic": 1000.0}
+
+
 def convergence(loss: np.ndarray, window: int | None, tol: float, *,
-                stochastic: bool = True) -> dict:
-    """``{"converged", "relative_change", "window"}`` from the loss trace: the change of the
-    mean loss between the last two windows, relative to ``max(|mean|, 1)``; converged when below
-    ``tol`` or, for a stochastic ELBO, within two standard errors of zero (no detectable trend)."""
+                stochastic: bool = True, moved: float = float("nan")) -> dict:
+    """``{"converged", "relative_change", "param_change", "window"}``.  The loss: the change of
+    the mean loss between the last two windows, relative to ``max(|mean|, 1)``, below ``tol``
+    or, for a stochastic ELBO, within two standard errors of zero (no detectable trend).  The
+    parameters: their relative change over the last window (``moved``, from :func:`optimise`)
+    at most :data:`PARAM_TOL` × ``tol`` — a flat loss is not enough where a slowly decaying
+    step still moves the parameters (a ridge of the loss)."""
     w = window or max(20, len(loss) // 10)
     if len(loss) < 2 * w:
-        return {"converged": False, "relative_change": float("nan"), "window": int(w)}
+        return {"converged": False, "relative_change": float("nan"),
+                "param_change": float(moved), "window": int(w)}
     last, prev = loss[-w:], loss[-2 * w: -w]
     change = abs(last.mean() - prev.mean())
     noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
     rel = float(change / max(abs(last.mean()), 1.0))
-    return {"converged": bool(rel < tol or change <= noise), "relative_change": rel,
-            "window": int(w)}
+    still = bool(moved > PARAM_TOL["stochastic" if stochastic else "deterministic"] * tol)
+    return {"converged": bool((rel < tol or change <= noise) and not still),
+            "relative_change": rel, "param_change": float(moved), "window": int(w)}
 
 
 def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
@@ -143,13 +157,28 @@ def runner(prob: Problem, o: dict, static: tuple):
     return out
 
 
-def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, progress: bool):
-    """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps])``."""
+def param_snapshot(svi, state) -> dict[str, np.ndarray]:
+    """The guide's (constrained) parameters as flat float64 arrays."""
+    return {k: np.asarray(v, np.float64).ravel() for k, v in svi.get_params(state).items()}
+
+
+def param_change(before: dict, after: dict) -> float:
+    """Largest relative change ``‖after − before‖ / ‖after‖`` over the guide's parameters."""
+    return max((float(np.linalg.norm(after[k] - before[k]) /
+                      max(np.linalg.norm(after[k]), 1e-30)) for k in after), default=0.0)
+
+
+def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, progress: bool,
+             window: int | None = None):
+    """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps],
+    movement)``: ``movement`` the :func:`param_change` over the last ``window`` steps (to the
+    chunk boundary at or before it; NaN when the run is shorter than a window)."""
     if hasattr(svi.guide, "prototype_trace"):
         svi.guide.prototype_trace = None          # a fresh init from this fit's prior
     with guard("svi", prob):
         state = svi.init(jax.random.PRNGKey(seed), *prob.args, **prob.kwargs)
-    losses, done = [], 0
+    losses, done, before = [], 0, None
+    w = window or max(20, num_steps // 10)
     with tqdm(total=num_steps, desc="SVI", unit="step", disable=not progress) as bar:
         while done < num_steps:
             n = min(CHUNK, num_steps - done)
@@ -162,11 +191,15 @@ def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, prog
                     svi.guide, "median") else None
                 raise failure(f"svi: the loss became {loss[bad]} at step {done + bad + 1}; "
                               f"not finite", prob, values)
+            if before is None and done + n > num_steps - w:
+                before = param_snapshot(svi, state) if done + w <= num_steps else None
+                before = before if before is not None else {}
             state, done = new, done + n
             losses.append(loss)
             bar.update(n)
             bar.set_postfix(loss=f"{loss[-1]:.4g}")
-    return state, np.concatenate(losses)
+    moved = param_change(before, param_snapshot(svi, state)) if before else float("nan")
+    return state, np.concatenate(losses), moved
 
 
 def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
@@ -193,6 +226,32 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
     return {k: np.asarray(v)[0] for k, v in out.items()}
 
 
+def svi_points(post: Posterior, prob: Problem, point: dict | None,
+               delta: bool) -> tuple[dict, dict]:
+    """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
+    guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
+    block, :mod:`.points`) and, for a delta guide, the conjugate mean of the kind's model."""
+    if not delta:
+        return ({"map": point} if point is not None else {}), {
+            "point_mean": "average of the guide draws",
+            "point_map": "the guide's median pushed through the model (not a posterior mode)"}
+    if post.subspace is None:
+        how = "mode of the model's density in its own sample-site coordinates" if prob.custom \
+            else summaries.MAP_JOINT
+    elif prob.custom or post.kind != "gaussian":
+        how = ("mode of the subspace model, lifted with the default prior's conditional mode "
+               "outside the subspace (not the joint mode of one full-d model)")
+    else:
+        point = summaries.subspace_joint_mode(point, post.completion, post.subspace)
+        how = (summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
+               "lifted with the conditional mode")
+    mean, mean_how = summaries.delta_mean(post, prob.custom)
+    out = {"map": point}
+    if mean is not None:
+        out["mean"] = mean
+    return out, {"point_mean": mean_how, "point_map": how}
+
+
 def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
     """Replace the exact posterior by an SVI fit of ``prob`` (module docstring)."""
 
@@ -200,37 +259,70 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
     seed = int(o["seed"])
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     svi, run = runner(prob, o, static)
-    state, loss = optimise(svi, run, prob, dyn, num_steps, seed, bool(o["progress"]))
+    state, loss, moved = optimise(svi, run, prob, dyn, num_steps, seed, bool(o["progress"]),
+                                  o["convergence_window"])
     guide = svi.guide
     params = svi.get_params(state)
     conv = convergence(loss, o["convergence_window"],
                        positive("convergence_tol", o["convergence_tol"]),
-                       stochastic=o["guide"] != "delta")
+                       stochastic=o["guide"] != "delta", moved=moved)
     if not conv["converged"]:
-        warnings.warn(f"SVI has not converged after {num_steps} steps: the mean loss changed by "
-                      f"{conv['relative_change']:.2e} (relative) over the last "
-                      f"{conv['window']} steps (tolerance {o['convergence_tol']:g}); raise "
-                      f"num_steps or the learning_rate", stacklevel=3)
+        warnings.warn(f"SVI has not converged after {num_steps} steps: over the last "
+                      f"{conv['window']} steps the mean loss changed by "
+                      f"{conv['relative_change']:.2e} and the guide's parameters by "
+                      f"{conv['param_change']:.2e} (relative; tolerance "
+                      f"{o['convergence_tol']:g} for the loss, {PARAM_TOL['deterministic']:g}× "
+                      f"that for the parameters, {PARAM_TOL['stochastic']:g}× for a stochastic "
+                      f"guide); raise num_steps or the learning_rate", stacklevel=3)
     delta = o["guide"] == "delta"
     num = 1 if delta else integer("num_samples", o["num_samples"], low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
-    point = guide_point(prob, guide, params, sites)
-    points = {"map": point} if point is not None else {}
-    if delta and point is not None:
-        points["mean"] = point
+    points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta)
     name = o["guide"] if isinstance(o["guide"], str) else type(o["guide"]).__name__
     info = {**post.info, "method": "svi", "guide": name, "num_steps": num_steps,
             "learning_rate": float(o["learning_rate"]), "seed": seed,
             "custom_model": prob.custom, "final_loss": float(loss[-1]),
             "elbo_converged": bool(conv["converged"]),
-            "elbo_relative_change": conv["relative_change"], "elbo_window": conv["window"]}
+            "elbo_relative_change": conv["relative_change"], "elbo_window": conv["window"],
+            "param_relative_change": conv["param_change"],
+            **how}
     if o["guide_rank"] is not None:
         info["guide_rank"] = int(o["guide_rank"])
     return dataclasses.replace(post, method="svi", info=info, family=None, samples=samples,
                                stats=None, points=points, elbo=-loss,
                                raw={"svi": svi, "guide": guide, "params": params,
-                                    "state": state})
+                                    "state": state, "problem": prob, "sites": sites})
 
 
-__all__ = ["GUIDES", "TRACES", "convergence", "make_guide", "make_optimizer", "run_svi",
+def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
+    """``num`` fresh guide draws ``{site: [num, ...]}`` of an SVI posterior and their log
+    importance weights ``log p(T, θ) − log q(θ)`` ``[num]`` — both in the model's constrained
+    sample-site coordinates, as in NumPyro's ELBO — for importance sampling (PSIS) against the
+    exact posterior of the model that ran.  A delta guide has no density: an error."""
+    from numpyro import handlers
+    from numpyro.infer.util import log_density
+
+    if post.method != "svi" or not isinstance(post.raw, dict) or "problem" not in post.raw:
+        raise AnchorDivError("guide_log_weights: needs a posterior fitted by method='svi' in "
+                             "this session (post.raw keeps the guide; saved ones do not)")
+    if post.info.get("guide") == "delta":
+        raise AnchorDivError("guide_log_weights: a delta guide is a point, it has no density "
+                             "to importance-weight")
+    prob, guide, params = post.raw["problem"], post.raw["guide"], post.raw["params"]
+
+    def one(key):
+        log_q, tr = log_density(handlers.seed(guide, key), prob.args, prob.kwargs, params)
+        latent = {k: s["value"] for k, s in tr.items() if s["type"] == "sample"
+                  and not s["is_observed"] and not s["infer"].get("is_auxiliary")}
+        log_p, mtr = log_density(handlers.seed(prob.model, 0), prob.args, prob.kwargs, latent)
+        return log_p - log_q, {k: mtr[k]["value"] for k in post.raw["sites"]}
+
+    keys = jax.random.split(jax.random.PRNGKey(seed + 7), integer("num", num, low=2))
+    with guard("svi importance weights"):
+        lw, draws = jax.jit(jax.vmap(one))(keys)
+    return ({k: np.asarray(v, np.float64) for k, v in draws.items()},
+            np.asarray(lw, np.float64))
+
+
+__all__ = ["GUIDES", "TRACES", "convergence", "guide_log_weights", "make_guide", "make_optimizer", "run_svi",
            "split_kwargs"]

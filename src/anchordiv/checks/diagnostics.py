@@ -87,19 +87,26 @@ def predictive_logpdf(post: NIW, x: np.ndarray) -> float:
                             post.psi * (post.kappa + 1) / (post.kappa * df), df)
 
 
-def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
-    """Mean exact leave-one-out log predictive density of the targets (per target)."""
+def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
+    """Exact leave-one-out log predictive densities ``log p(t_i | T₋ᵢ)`` ``[n]`` of the
+    targets ``[n, d]`` under the NIW ``prior`` (fixed strengths); with one target, its prior
+    predictive density."""
     t = np.asarray(targets, np.float64)
     if len(t) == 1:
-        return predictive_logpdf(prior, t[0])
+        return np.array([predictive_logpdf(prior, t[0])])
     n, tbar, s = scatter(t)
-    out = []
+    out = np.empty(n)
     for i in range(n):
         rest_mean = (n * tbar - t[i]) / (n - 1)
         # scatter of the others: S − n/(n−1)·(t_i − t̄)(t_i − t̄)ᵀ (one-point downdate)
         rest_s = s - n / (n - 1) * np.outer(t[i] - tbar, t[i] - tbar)
-        out.append(predictive_logpdf(prior.update_stats(n - 1, rest_mean, rest_s), t[i]))
-    return float(np.mean(out))
+        out[i] = predictive_logpdf(prior.update_stats(n - 1, rest_mean, rest_s), t[i])
+    return out
+
+
+def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
+    """Mean exact leave-one-out log predictive density of the targets (per target)."""
+    return float(np.mean(loo_pointwise(prior, targets)))
 
 
 def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "broad",
@@ -140,6 +147,7 @@ def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
     return out
 
 
-__all__ = ["captured_scatter", "diagnose", "leading_directions", "loo_predictive",
+__all__ = ["captured_scatter", "diagnose", "leading_directions", "loo_pointwise",
+           "loo_predictive",
            "niw_prior", "predictive_logpdf", "principal_angles", "student_t_logpdf",
            "target_subspace"]

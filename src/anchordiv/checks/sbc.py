@@ -15,6 +15,7 @@ thin-th draw (thin to about the autocorrelation time).
                                 num_simulations=200, seed=0)
     result.summary()          # χ² and KS p-values, 90 % coverage per quantity
     result.plot("sbc.png")    # rank histograms with the 99 % band of a uniform histogram
+    result.plot_ecdf("ecdf.png")   # ECDF difference with the simultaneous 95 % band
 """
 
 from __future__ import annotations
@@ -99,6 +100,65 @@ class SBCResult:
         return finish(fig, path)
 
 
+    def ecdf_bands(self, alpha: float = 0.05, *, num_points: int | None = None,
+                   simulations: int = 1000, seed: int = 0) -> tuple[np.ndarray, ...]:
+        """``(z [K], low [K], high [K])``: the simultaneous ``1 − alpha`` band of the PIT's ECDF
+        difference ``F̂(z) − z`` under calibration (Säilynoja, Bürkner & Vehtari 2022): the
+        pointwise binomial band at the level γ for which ``1 − alpha`` of simulated uniform
+        samples of the same size stay inside at every z at once.  ``num_points`` K defaults
+        to min(N, 100) evenly spaced z."""
+        n = len(self.pit)
+        k = num_points or min(n, 100)
+        z = np.arange(1, k + 1) / (k + 1)
+        u = np.sort(np.random.default_rng(seed).uniform(size=(simulations, n)), axis=1)
+        counts = np.stack([np.searchsorted(row, z, side="right") for row in u])   # [M, K]
+        binom = scipy.stats.binom(n, z)
+        tail = np.minimum(binom.cdf(counts), binom.sf(counts - 1))
+        gamma = float(np.quantile(2 * tail.min(1), alpha))
+        return z, binom.ppf(gamma / 2) / n - z, binom.ppf(1 - gamma / 2) / n - z
+
+    def ecdf_outside(self, alpha: float = 0.05) -> dict[str, bool]:
+        """Whether each quantity's ECDF difference leaves the simultaneous band anywhere."""
+        z, lo, hi = self.ecdf_bands(alpha)
+        out = {}
+        for j, name in enumerate(self.names):
+            diff = np.searchsorted(np.sort(self.pit[:, j]), z, side="right") / len(self.pit) - z
+            out[name] = bool(np.any((diff < lo - 1e-12) | (diff > hi + 1e-12)))
+        return out
+
+    def plot_ecdf(self, path=None, *, alpha: float = 0.05, title: str | None = None):
+        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous
+        ``1 − alpha`` band (:meth:`ecdf_bands`) — the SBC plot of Säilynoja et al., which unlike
+        a histogram does not depend on a bin choice.  Saved to ``path`` when given."""
+        import matplotlib
+
+        if path is not None:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        z, lo, hi = self.ecdf_bands(alpha)
+        grid = np.linspace(0, 1, 401)
+        q = len(self.names)
+        fig, axes = plt.subplots(1, q, figsize=(3.2 * q, 2.6), squeeze=False)
+        outside = self.ecdf_outside(alpha)
+        for j, ax in enumerate(axes[0]):
+            ax.fill_between(z, lo, hi, color="0.85", step="mid",
+                            label=f"{round(100 * (1 - alpha))} % simultaneous band")
+            diff = np.searchsorted(np.sort(self.pit[:, j]), grid, side="right") / \
+                len(self.pit) - grid
+            ax.plot(grid, diff, color="C3" if outside[self.names[j]] else "C0", lw=1)
+            ax.axhline(0, color="k", lw=0.6)
+            ax.set_title(self.names[j], fontsize=9)
+            ax.set_xlabel("normalised rank z")
+        axes[0][0].set_ylabel("ECDF(z) − z")
+        axes[0][0].legend(fontsize=7, loc="lower left")
+        if title:
+            fig.suptitle(title, fontsize=10)
+        from ..plots import finish
+
+        return finish(fig, path)
+
+
 def _values(f: Callable, params, name: str, expect: int | None) -> np.ndarray:
     v = np.asarray(f(params), np.float64).reshape(-1)
     if expect is not None and v.shape != (expect,):
@@ -165,14 +225,15 @@ def _clusters(rng, n, d, centres, spread):
     return centres[rng.integers(len(centres), size=n)] + spread * rng.normal(size=(n, d))
 
 
-def _broad(kind: str, d: int, rng) -> np.ndarray:
+def _broad(kind: str, d: int, rng, separation: float = 8.0) -> np.ndarray:
     """Fixed broad anchors ``[400, d]``: a spectrum with a clear rank-2 signal (latent kinds),
-    two well-separated clusters (mixture), anisotropic otherwise."""
+    two clusters of spread 0.5 whose centres are ``separation`` apart (mixture), anisotropic
+    otherwise."""
     scales = np.r_[3.0, 2.5, np.full(d - 2, 0.3)] if d > 2 else np.array([1.5, 0.7])
     rot = np.linalg.qr(rng.normal(size=(d, d)))[0]
     if kind == "mixture":
         centres = np.zeros((2, d))
-        centres[:, 0] = [-4.0, 4.0]
+        centres[:, 0] = [-separation / 2, separation / 2]
         return _clusters(rng, 400, d, centres, 0.5)
     return (rng.normal(size=(400, d)) * scales) @ rot.T
 
@@ -203,7 +264,8 @@ SBC_OPTIONS = {"gaussian": lambda d: {"kappa0": 2.0, "nu0": d + 4.0},
 
 
 def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
-                    num_draws: int = 99, thin: int | None = None, seed: int = 0) -> dict:
+                    num_draws: int = 99, thin: int | None = None, seed: int = 0,
+                    separation: float = 8.0) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
     :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
 
@@ -212,12 +274,14 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     kind's likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
     mixture: the Gaussian mixture); ``inference`` calls ``ad.adapt`` (``method="exact"``) or
     NUTS on the kind's explicit model (``method="nuts"``, gaussian kind; one compiled chain).
-    Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence."""
+    Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence.
+    ``separation``: distance between the mixture's two broad cluster centres (spread 0.5; 8 is
+    well separated, 1.5 overlaps so that assignments are uncertain)."""
     from ..adaptation import adapt
 
     fam = get_family(kind)
     rng = np.random.default_rng(seed)
-    broad = _broad(kind, d, rng)
+    broad = _broad(kind, d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
     opts = SBC_OPTIONS.get(kind, lambda d: {})(d)
     dummy = broad[:n]

@@ -96,10 +96,19 @@ def run(args) -> int:
     stability, rows = _stability(args, post, card, out)
     if stability:
         written["stability"] = stability
-    report(args, {**written, "stability_rows": rows,
-                  "max_r_hat": float(summary["r_hat"].max())},
+    worst = headline(summary)
+    report(args, {**written, "stability_rows": rows, **worst},
            title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from "
                  f"{args.posterior}",
-           fields={**written, "max r_hat": float(summary["r_hat"].max()),
-                   "min ess_bulk": float(summary["ess_bulk"].min())}, rows=rows)
+           fields={**written, "max r_hat": f"{worst['max_r_hat']:.3f} ({worst['max_r_hat_at']})",
+                   "min ess_bulk": f"{worst['min_ess_bulk']:.0f} ({worst['min_ess_bulk_at']})"},
+           rows=rows)
     return 0
+
+
+def headline(summary) -> dict:
+    """The worst R-hat and bulk ESS over every summarised quantity (the model's own sites
+    included) and where they are (``az.summary`` row names)."""
+    rhat, ess = summary["r_hat"], summary["ess_bulk"]
+    return {"max_r_hat": float(rhat.max()), "max_r_hat_at": str(rhat.idxmax()),
+            "min_ess_bulk": float(ess.min()), "min_ess_bulk_at": str(ess.idxmin())}

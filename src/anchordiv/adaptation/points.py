@@ -1,0 +1,101 @@
+"""Point summaries of sampled and variational posteriors that are what they say, and the words
+that say how each was computed (``post.info["point_mean"]``, ``post.info["point_map"]``).
+
+Subspace runs (:mod:`.subspace`).  The model in the top-r subspace has as its mode the mode of
+the *marginal* posterior of (μ₁, Σ₁₁), not the r-block of the full joint mode: changing
+variables ``Σ → (Σ₁₁, B = Σ₁₁⁻¹Σ₁₂, Σ₂₂·₁)`` has Jacobian ``|Σ₁₁|^{d−r}``, and the
+blocks are independent under the default NIW posterior, so the full joint density restricted
+to (μ₁, Σ₁₁) is the subspace density times ``|Σ₁₁|^{−(d−r)}`` (:func:`joint_correction`).
+
+* a delta guide (SVI MAP) on the default model finds the subspace mode
+  ``Σ₁₁ = Ψ₁₁/(νₙ − d + 2r + 2)``; the joint mode's block is ``Ψ₁₁/(νₙ + d + 2)`` — the
+  same matrix rescaled (:func:`subspace_joint_mode`), which the lift completes to the exact
+  joint mode ``Ψₙ/(νₙ + d + 2)``;
+* NUTS: the ``"map"`` is the draw of highest *full* joint density (the correction added), lifted
+  with the conditional mode — the best draw, not an optimum.
+
+A delta guide's ``"mean"`` (:func:`delta_mean`): the conjugate posterior mean of the kind's own
+model (a MAP is not a mean); for a user's model there is none (``point("mean")`` raises).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
+
+
+def _blocks(kind: str, p: dict):
+    """The covariance blocks ``[.., r, r]`` of a subspace point (one per component)."""
+    return np.asarray(p["Sigma"] if kind == "gaussian" else p["covs"], np.float64)
+
+
+def joint_correction(kind: str, draws: dict, d: int) -> np.ndarray:
+    """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
+    Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
+    restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``."""
+    sig = _blocks(kind, draws)
+    r = sig.shape[-1]
+    logdet = np.linalg.slogdet(sig)[1]
+    return -(d - r) * (logdet if kind == "gaussian" else logdet.sum(-1))
+
+
+def subspace_joint_mode(point: dict, completion, r: int) -> dict:
+    """The Gaussian subspace MAP ``{"mu": [r], "Sigma": [r, r]}`` rescaled from the subspace
+    model's mode to the r-block of the full joint mode (module docstring)."""
+    d, nu = completion.dim, completion.nu
+    scale = (nu - d + 2 * r + 2) / (nu + d + 2)
+    return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
+
+
+def _project_mean(kind: str, mean: dict, u: np.ndarray) -> dict:
+    if kind == "gaussian":
+        return {"mu": mean["mu"] @ u, "Sigma": u.T @ mean["Sigma"] @ u}
+    return {"weights": mean["weights"], "means": mean["means"] @ u,
+            "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u}
+
+
+def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
+    """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
+    of the kind's own model (in the subspace coordinates for subspace runs: its lift is the full
+    mean, the lift being linear in Σ₁₁); None for a user's model or where the conjugate mean
+    does not lift (latent kinds under ``subspace=``)."""
+    if custom:
+        return None, ("none: a delta guide (MAP) of a custom model has no posterior mean; use "
+                      "guide='normal'/'lowrank' or method='nuts'")
+    family = post.completion if post.subspace is not None else post.family
+    how = "closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
+    if post.kind == "mixture":
+        how += ", given the MAP-EM responsibilities"
+    if post.subspace is None:
+        return family.mean(), how
+    if post.kind in ("latent-gaussian", "latent-spherical"):
+        return None, ("none under subspace= with a delta guide: use method='exact' for the "
+                      "conjugate mean")
+    u = post.fixed["basis"][:, : post.subspace]
+    return _project_mean(post.kind, family.mean(), u), how
+
+
+def exact_descriptions(kind: str) -> dict:
+    """``{"point_mean", "point_map"}`` of an exact (conjugate) posterior."""
+    if kind in ("latent-gaussian", "latent-spherical"):
+        return {"point_mean": "closed form: principal subspace of the posterior mean projector",
+                "point_map": "closed form: the posterior mode (principal subspace)"}
+    given = ", given the MAP-EM responsibilities" if kind == "mixture" else ""
+    return {"point_mean": f"closed-form conjugate posterior mean{given}",
+            "point_map": f"closed-form {MAP_JOINT}{given}"}
+
+
+def sampled_descriptions(post, *, best: str) -> dict:
+    """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
+    density the ``"map"`` draw maximises."""
+    latent = post.kind in ("latent-gaussian", "latent-spherical")
+    mean = ("principal subspace of the mean projector E[UUᵀ] over the draws" if latent
+            else "average of the draws")
+    if post.subspace is not None:
+        mean += ", lifted with the conditional expectation outside the subspace"
+    return {"point_mean": mean, "point_map": best}
+
+
+__all__ = ["MAP_JOINT", "delta_mean", "exact_descriptions", "joint_correction", "sampled_descriptions",
+           "subspace_joint_mode"]

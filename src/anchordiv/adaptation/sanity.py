@@ -1,0 +1,41 @@
+"""Warnings for fits whose result is not what a user would assume (issue 18): a model that
+never observes the targets (its "posterior" is the prior), and target-only fits with far fewer
+targets than dimensions (the covariance or subspace is fit to n ≪ d points, with no prior
+information to fill the other directions)."""
+
+from __future__ import annotations
+
+import warnings
+
+from ..provenance import AnchorDivWarning
+
+
+def warn_unobserved(trace: dict) -> None:
+    """Warn when the traced model ``{site: {"type", "is_observed", ...}}`` observes nothing."""
+    observed = [k for k, s in trace.items() if s["type"] == "sample" and s["is_observed"]]
+    if not observed:
+        warnings.warn("model: no sample site observes the targets (no obs=targets), so the "
+                      "posterior is the prior: the targets change nothing", AnchorDivWarning,
+                      stacklevel=4)
+
+
+def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
+    """Warn for a target-only prior (< 1 pseudo-anchor of covariance, or latent ``beta = 1``)
+    fitted to ``n < d`` targets."""
+    if n >= d:
+        return
+    if kind in ("gaussian", "mixture"):
+        strength = info.get("covariance_pseudo_anchors", float(info.get("nu0", d + 2)) - d - 1)
+        weak = strength < 1.0
+        what = f"the prior's covariance carries {strength:.3g} pseudo-anchors"
+    else:
+        weak = float(info.get("beta", 0.0)) >= 1.0
+        what = "beta = 1 gives the broad prior no weight"
+    if weak:
+        warnings.warn(f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
+                      f"dimensions: at most n − 1 directions are informed by data; the rest "
+                      f"come from the ridge — give the broad prior some weight", AnchorDivWarning,
+                      stacklevel=4)
+
+
+__all__ = ["warn_target_only", "warn_unobserved"]
