@@ -91,7 +91,7 @@ def compare_part(broad, targets, d, save):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 post = ad.adapt("gaussian", broad, targets, tau=20.0, **opts)
-                loo = az.loo(post.inference_data(targets=targets, seed=0, prior=False),
+                loo = az.loo(ad.inference_data(post, targets=targets, seed=0, prior=False),
                              pointwise=True)
             old = {"psis_elpd_old": round(float(loo.elpd_loo), 1),
                    "psis_max_k_old": round(float(np.max(loo.pareto_k)), 2)}

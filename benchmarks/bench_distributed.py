@@ -6,7 +6,7 @@ synthetic anchors and times top-10 of Q = 100 queries by four paths, interleaved
 (order rotated) so that the load of the shared machine hits them alike:
 
 * ``single_2t``: this process, ``ad.top_k`` over each memory-mapped shard, results combined
-  with ``ad.merge_results`` (XLA on every core: 2 threads here);
+  with ``ad.retrieval.merge_results`` (XLA on every core: 2 threads here);
 * ``single_1c``: the same in a separate process pinned to core 0 (``sched_setaffinity``) with
   the workers' own thread settings (``WORKER_ENV``: one XLA/BLAS thread);
 * ``dask_1w``: ``anchordiv.scale.dask.top_k`` on a LocalCluster of 1 worker (1 thread) pinned
@@ -83,7 +83,7 @@ def scan_shards(model, queries, paths, k: int):
         idx, div = ad.top_k(model, queries, gallery, k, progress=False)
         parts.append((idx + offset, div))
         offset += len(gallery)
-    return ad.merge_results(parts, k)
+    return ad.retrieval.merge_results(parts, k)
 
 
 def _pin(core: int) -> None:
@@ -193,7 +193,7 @@ def _worker_parts(path: str, terms) -> dict:
 
 def overhead_parts(add, dv, client, model, queries, path: str, k: int) -> dict:
     """The per-task overhead's parts, measured directly (ms)."""
-    from anchordiv import merge_results
+    from anchordiv.retrieval import merge_results
 
     t0 = time.perf_counter()
     for _ in range(20):

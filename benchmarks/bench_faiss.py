@@ -59,7 +59,7 @@ def main() -> None:
             label = name + "".join(f" {k}={v}" for k, v in opts.items())
             err = np.abs(found_d - exact_d) / np.maximum(np.abs(exact_d), 1e-6)
             rows.append({"model": kind, "index": label, "build_s": build_s,
-                         "search_s": search_s, "recall": ad.recall_at_k(found_i, exact_i),
+                         "search_s": search_s, "recall": ad.retrieval.recall_at_k(found_i, exact_i),
                          "max_rel_error": float(err.max()) if name == "flat" else ""})
             print(f"{kind} {label}: recall@{K} {rows[-1]['recall']:.3f} build {build_s:.2f}s "
                   f"search {search_s:.2f}s", flush=True)

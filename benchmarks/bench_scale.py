@@ -64,7 +64,7 @@ def measure(kind: str, anchors, x, y, tau: float, precision: str, warmups: int,
 
 def agreement(fast: np.ndarray, exact: np.ndarray) -> dict:
     """Recall@K of ``fast`` against ``exact`` top-K ``[Q, K]`` and the same-order fraction."""
-    return {"recall_at_k": ad.recall_at_k(fast, exact),
+    return {"recall_at_k": ad.retrieval.recall_at_k(fast, exact),
             "same_order": float(np.mean(np.all(fast == exact, axis=1)))}
 
 

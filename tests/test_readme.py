@@ -1,5 +1,6 @@
-"""Every ```python block of the README and of the documentation pages (docs/**/*.md) runs on its
-own (fresh namespace, empty directory), so the examples a reader copies work.
+"""Every ```python block of the README runs on its own (fresh namespace, empty directory), so
+the examples a reader copies work; a documentation page (docs/**/*.md) is read top to bottom,
+so its blocks run in order in one namespace per page, as a reader following the guide runs them.
 
 A block preceded by an ``<!-- readme-test: slow ... -->`` comment runs only with ``-m slow``
 (NUTS compilation).  The README must also start with the two set-up commands, stay the short
@@ -22,20 +23,33 @@ BLOCK = re.compile(r"(<!-- readme-test: slow[^>]*-->\s*)?```python\n(.*?)```", r
 QUICK_START = re.compile(r"## Quick start\n\n```python\n(.*?)```.*?\n```\n(.*?)```", re.S)
 
 
-def blocks(pages=PAGES) -> list:
-    """Every distinct block once (the docs repeat the README's quick start, which
-    :func:`test_quick_start_prints_what_the_readme_shows` runs)."""
-    out, seen = [], {QUICK_START.search(README.read_text(encoding="utf-8")).group(1)}
-    for page in pages:
-        text = page.read_text(encoding="utf-8")
-        for i, m in enumerate(BLOCK.finditer(text)):
-            if m.group(2) in seen:
-                continue
-            seen.add(m.group(2))
-            line = text[:m.start(2)].count("\n") + 1
-            marks = [pytest.mark.slow] if m.group(1) else []
-            name = page.relative_to(ROOT).with_suffix("").as_posix().replace("/", "-")
-            out.append(pytest.param(m.group(2), page, id=f"{name}-line{line}", marks=marks))
+def page_blocks(page: Path) -> list[tuple[str, bool, int]]:
+    """``(code, slow, line)`` of each ```python block of ``page``, in order."""
+    text = page.read_text(encoding="utf-8")
+    return [(m.group(2), bool(m.group(1)), text[:m.start(2)].count("\n") + 1)
+            for m in BLOCK.finditer(text)]
+
+
+def blocks() -> list:
+    """The README's blocks, each once (its quick start runs in
+    :func:`test_quick_start_prints_what_the_readme_shows`)."""
+    quick = QUICK_START.search(README.read_text(encoding="utf-8")).group(1)
+    return [pytest.param(code, id=f"README-line{line}",
+                         marks=[pytest.mark.slow] if slow else [])
+            for code, slow, line in page_blocks(README) if code != quick]
+
+
+def pages() -> list:
+    """Each docs page with blocks: its fast blocks in order, and (slow) all its blocks."""
+    out = []
+    for page in PAGES[1:]:
+        found = page_blocks(page)
+        if not found:
+            continue
+        name = page.relative_to(ROOT).with_suffix("").as_posix().replace("/", "-")
+        out.append(pytest.param(page, False, id=name))
+        if any(slow for _, slow, _ in found):
+            out.append(pytest.param(page, True, id=f"{name}-all", marks=[pytest.mark.slow]))
     return out
 
 
@@ -53,7 +67,7 @@ def test_readme_is_the_front_door():
 
 
 def test_readme_has_python_blocks():
-    assert len(BLOCK.findall(README.read_text(encoding="utf-8"))) >= 2 and len(blocks()) >= 5
+    assert len(BLOCK.findall(README.read_text(encoding="utf-8"))) >= 2 and len(pages()) >= 5
 
 
 def test_quick_start_prints_what_the_readme_shows(tmp_path, monkeypatch):
@@ -67,7 +81,17 @@ def test_quick_start_prints_what_the_readme_shows(tmp_path, monkeypatch):
     assert out.getvalue() == shown
 
 
-@pytest.mark.parametrize(("code", "page"), blocks())
-def test_block_runs(code, page, tmp_path, monkeypatch):
+@pytest.mark.parametrize("code", blocks())
+def test_readme_block_runs_on_its_own(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, str(page), "exec"), {"__name__": "__main__"})
+    exec(compile(code, str(README), "exec"), {"__name__": "__main__"})
+
+
+@pytest.mark.parametrize(("page", "with_slow"), pages())
+def test_docs_page_runs_top_to_bottom(page, with_slow, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__main__"}
+    for code, slow, line in page_blocks(page):
+        if slow and not with_slow:
+            continue
+        exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)

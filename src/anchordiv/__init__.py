@@ -10,40 +10,44 @@ Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.
 
 __version__ = "0.1.0"
 
-from .anchors import (KINDS, AnchorMixture, AnchorModel, Gaussian, GaussianMixture,
-                      LatentGaussian, LatentSpherical, Softmax, fit, mix)
-from .adaptation import Posterior, adapt, load_posterior, save_posterior
-from .adaptation import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
-                    PosteriorBinghamPrior, StructuredPrior, infer, load_prior)
-from .retrieval.baselines import cosine, inversion
-from .retrieval.divergence import bregman, divergence, mips_keys, mips_offset, mips_queries, top_k
+# Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ad.retrieval,
+# ad.adaptation, ad.checks, ad.evaluation, ad.scale, ad.data, ad.app).
 from .errors import AnchorDivError
-from .evaluation.evaluate import Evaluation, evaluate  # ad.evaluate is the function
-from .evaluation.curves import adaptation_curve, register_model
-from .retrieval.index import FaissIndex, GalleryIndex, merge_results, recall_at_k
-from .io import load_model, save_model
-from .retrieval.metrics import auprc, prevalence
 from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
                          save_embeddings)
+from .anchors import AnchorModel, Gaussian, fit, mix
+from .io import load_model, save_model
+from .retrieval.baselines import cosine, inversion
+from .retrieval.divergence import divergence, top_k
+from .retrieval.index import FaissIndex, GalleryIndex
+from .retrieval.metrics import auprc
+from .adaptation import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS, Posterior,
+                         PosteriorBinghamPrior, StructuredPrior, adapt, infer, load_posterior,
+                         load_prior, save_posterior)
+from .checks.criticism import compare_priors
 from .checks.sbc import sbc
 from .checks.uncertainty import (inference_data, load_inference_data, retrieval_uncertainty,
-                                save_inference_data)
-from .checks.criticism import PriorComparison, compare_priors
+                                 save_inference_data)
+from .evaluation.curves import adaptation_curve, register_model
+from .evaluation.evaluate import evaluate
 
-__all__ = ["KINDS", "AnchorDivError", "AnchorMixture", "AnchorModel", "Gaussian",
-           "GaussianMixture", "LatentGaussian", "LatentSpherical", "Softmax", "__version__",
-           "auprc", "bregman", "cosine", "divergence", "fit", "inversion", "load_model",
-           "mips_keys", "mips_offset", "mips_queries", "mix", "prevalence", "save_model",
-           "top_k"]
-__all__ += ["Evaluation", "adaptation_curve", "evaluate", "register_model"]
-__all__ += ["Posterior", "adapt", "load_inference_data", "load_posterior", "retrieval_uncertainty",
-            "save_inference_data", "save_posterior"]
-__all__ += ["FaissIndex", "GalleryIndex", "merge_results", "recall_at_k"]
-__all__ += ["AnchorDivWarning", "Embeddings", "load_embeddings", "resolve_tau", "save_embeddings"]
-__all__ += ["PriorComparison", "compare_priors", "inference_data", "sbc"]
-__all__ += ["BinghamPrior", "DirichletNIWPrior", "Exact", "NIWPrior", "NUTS",
-            "PosteriorBinghamPrior", "SVI", "StructuredPrior", "infer", "load_prior"]
-
+__all__ = [
+    "__version__", "AnchorDivError", "AnchorDivWarning",
+    # embeddings and saved models
+    "Embeddings", "load_embeddings", "save_embeddings", "resolve_tau", "load_model", "save_model",
+    # anchor models and retrieval
+    "AnchorModel", "Gaussian", "fit", "mix", "divergence", "top_k", "cosine", "inversion",
+    "GalleryIndex", "FaissIndex", "auprc",
+    # priors, inference, posteriors
+    "NIWPrior", "BinghamPrior", "PosteriorBinghamPrior", "DirichletNIWPrior", "StructuredPrior",
+    "load_prior", "Exact", "NUTS", "SVI", "infer", "adapt", "Posterior", "save_posterior",
+    "load_posterior",
+    # checks
+    "inference_data", "save_inference_data", "load_inference_data", "retrieval_uncertainty",
+    "compare_priors", "sbc",
+    # evaluation
+    "evaluate", "adaptation_curve", "register_model",
+]
 
 def __getattr__(name):
     """Lazy submodules: ``ad.data`` (loaders and encoders) and ``ad.studies`` import on first use

@@ -5,7 +5,7 @@ overlap."""
 import numpy as np
 
 import anchordiv as ad
-from anchordiv.adapt import mixture_gibbs
+from anchordiv.adaptation import mixture_gibbs
 
 
 def two_clusters(sep, n=30, d=3, seed=0):
@@ -42,5 +42,5 @@ def test_overlap_widens_the_weights_and_chains_have_their_shape():
     assert trace(gibbs["covs"]) > 1.1 * trace(cond["covs"])
     chains = mixture_gibbs.posterior_chains(post, np.random.default_rng(2), 2, 10)
     assert chains["covs"].shape == (2, 10, 2, 3, 3)
-    idata = post.inference_data(num_draws=20)
+    idata = ad.inference_data(post, num_draws=20)
     assert idata.posterior["weights"].shape == (2, 10, 2)

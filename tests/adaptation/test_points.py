@@ -62,10 +62,8 @@ def test_delta_mean_is_the_conjugate_mean_and_a_custom_model_has_none():
     for k in ("mu", "Sigma"):
         np.testing.assert_allclose(post.params("mean")[k], exact.params("mean")[k], rtol=1e-12)
     assert "conjugate posterior mean" in post.info["point_mean"]
-    from anchordiv.priors import MODELS
-
     custom = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=1.0, nu0=d + 5.0, method="svi",
-                      model=MODELS["gaussian"], num_steps=200, progress=False)
+                      model=ad.NIWPrior.model, num_steps=200, progress=False)
     with pytest.raises(AnchorDivError, match="no posterior mean"):
         custom.point("mean")
     custom.point("map")

@@ -106,8 +106,8 @@ def _compiles(fn) -> int:
 
 
 def test_refits_of_the_same_shape_reuse_one_compiled_sampler():
-    from anchordiv.adapt.chains import cache_size
-    from anchordiv.adapt.sampling import _SAMPLERS
+    from anchordiv.adaptation.chains import cache_size
+    from anchordiv.adaptation.sampling import _SAMPLERS
 
     broad, _ = data()
     rng = np.random.default_rng(5)

@@ -54,7 +54,7 @@ def test_spherical_cumulant_is_the_bessel_mgf(data):
     s = float(model.tau) * np.linalg.norm(x @ np.asarray(model.basis), axis=1)
     np.testing.assert_allclose(np.asarray(model.cumulant(x)), spherical_log_mgf(k, s), rtol=1e-10)
     for k in (2, 3, 10, 50, 200):
-        m = ad.LatentSpherical.from_basis(np.eye(300)[:, :k], tau=100.0)
+        m = ad.anchors.LatentSpherical.from_basis(np.eye(300)[:, :k], tau=100.0)
         for s in (0.5, 20.0, 100.0, 300.0):
             np.testing.assert_allclose(float(m.bessel_ratio(np.float64(s))), bessel_ratio(k, s),
                                        rtol=1e-10)
@@ -99,7 +99,7 @@ def test_nonnegative_and_zero_on_the_diagonal(kind, data):
     dm = np.asarray(ad.divergence(model, z, z))
     assert dm.min() >= 0
     np.testing.assert_allclose(np.diag(dm), 0, atol=1e-9)
-    np.testing.assert_allclose(np.asarray(jax.jit(ad.bregman)(model, z, z)), 0, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(jax.jit(ad.retrieval.bregman)(model, z, z)), 0, atol=1e-9)
 
 
 def test_theorem3_empirical_divergence_converges_to_gaussian():

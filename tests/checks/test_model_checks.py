@@ -42,7 +42,7 @@ def test_a_custom_models_sites_reach_inference_data_under_subspace(method):
         warnings.simplefilter("ignore")
         post = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=30.0, method=method,
                         model=global_scale_model, subspace=4, progress=False, **opts)
-    idata = post.inference_data(num_draws=40)
+    idata = ad.inference_data(post, num_draws=40)
     assert idata.posterior["global_scale"].shape == (2, 20 if method == "svi" else 40)
     assert idata.posterior["cov_trace"].shape[:2] == idata.posterior["global_scale"].shape
     if method == "nuts":
@@ -64,14 +64,14 @@ def test_ppc_statistics_can_fail_and_plot(tmp_path):
     matplotlib.use("Agg")
     broad, t = data(d=8, n=12)
     post = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
-    idata = post.inference_data(num_draws=60, targets=t)
+    idata = ad.inference_data(post, num_draws=60, targets=t)
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
         assert {"norm", "cosine_to_mean", "projection"} <= set(idata[g].data_vars)
     assert idata.posterior_predictive["projection"].shape == (2, 30, 12, 3)
     np.testing.assert_allclose(idata.observed_data["norm"], np.linalg.norm(t, axis=1))
     # a wrong model fails the norm check: its predictive norms miss the unit-norm targets
     far = ad.adapt("gaussian", broad * 5.0, t, tau=TAU, kappa0=1000.0, nu0=1000.0)
-    bad = far.inference_data(num_draws=60, targets=t)
+    bad = ad.inference_data(far, num_draws=60, targets=t)
     p_good = float((idata.posterior_predictive["norm"].mean("anchor") >=
                     idata.observed_data["norm"].mean()).mean())
     p_bad = float((bad.posterior_predictive["norm"].mean("anchor") >=
@@ -118,8 +118,8 @@ def test_target_only_fit_with_n_much_below_d_warns():
 def test_approximate_draws_and_plug_in_likelihoods_are_labelled():
     broad, t = data(d=6, n=8)
     post = ad.adapt("latent-spherical", broad, t, tau=TAU, rank=2)
-    attrs = post.inference_data(num_draws=4, targets=t, prior=False).posterior.attrs
+    attrs = ad.inference_data(post, num_draws=4, targets=t, prior=False).posterior.attrs
     assert attrs["calibration"].startswith("approximate") and "0.845" in attrs["calibration"]
     assert "optimistic" in attrs["log_likelihood_note"]
     exact = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
-    assert "calibration" not in exact.inference_data(num_draws=4).posterior.attrs
+    assert "calibration" not in ad.inference_data(exact, num_draws=4).posterior.attrs

@@ -48,9 +48,9 @@ def test_top_k_streaming_equals_full_sort(kind, data, tmp_path):
 def test_mips_inner_product_is_offset_minus_divergence(kind, data):
     anchors, x, y = data
     model = make_model(kind, anchors)
-    q, k = ad.mips_queries(model, x), ad.mips_keys(model, y)
+    q, k = ad.retrieval.mips_queries(model, x), ad.retrieval.mips_keys(model, y)
     assert q.shape[1] == k.shape[1]
-    recon = ad.mips_offset(model, x)[:, None] - q @ k.T
+    recon = ad.retrieval.mips_offset(model, x)[:, None] - q @ k.T
     np.testing.assert_allclose(np.maximum(recon, 0), np.asarray(ad.divergence(model, x, y)),
                                rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(np.argsort(-(q @ k.T), axis=1)[:, :3],

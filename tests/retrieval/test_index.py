@@ -69,7 +69,7 @@ def test_approximate_faiss_recall(kind, options):
     index = ad.GalleryIndex(ad.fit("gaussian", anchors, tau=10.0), y)
     exact, _ = index.top_k(x, 10)
     found, div = index.to_faiss(kind, **options).search(x, 10)
-    assert ad.recall_at_k(found, exact) >= 0.8
+    assert ad.retrieval.recall_at_k(found, exact) >= 0.8
     assert np.all(np.diff(div, axis=1) >= 0)
 
 
@@ -81,7 +81,7 @@ def test_sharded_search_equals_unsharded(data):
     for lo, hi in ((0, 10), (10, 25), (25, 37)):
         idx, div = ad.GalleryIndex(model, y[lo:hi]).top_k(x, min(6, hi - lo))
         parts.append((idx + lo, div))
-    idx, div = ad.merge_results(parts, 6)
+    idx, div = ad.retrieval.merge_results(parts, 6)
     np.testing.assert_array_equal(idx, whole[0])
     np.testing.assert_allclose(div, whole[1], rtol=1e-12)
 
@@ -126,4 +126,4 @@ def test_bad_input_is_named(data, tmp_path):
     with pytest.raises(ad.AnchorDivError, match="method: unknown"):
         ad.GalleryIndex(model, y, method="fast")
     with pytest.raises(ad.AnchorDivError, match="parts: no shard results"):
-        ad.merge_results([], 3)
+        ad.retrieval.merge_results([], 3)

@@ -24,7 +24,7 @@ def test_auprc_perfect_and_reversed():
     assert ad.auprc(rel, np.array([5, 4, 3, 2, 1])) == 1.0
     assert ad.auprc(rel, np.array([1, 2, 3, 4, 5])) == pytest.approx((1 / 4 + 2 / 5) / 2)
     assert ad.auprc(rel, np.zeros(5)) == pytest.approx(0.4)  # one tie group = prevalence
-    assert ad.prevalence(rel) == pytest.approx(0.4)
+    assert ad.retrieval.prevalence(rel) == pytest.approx(0.4)
 
 
 def test_auprc_errors():

@@ -150,7 +150,9 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     if scale is None:
         p = post.params("mean")
         scale = np.asarray(p["Sigma"] if "Sigma" in p else p["covs"] if "covs" in p else
-                           p["U"] @ np.swapaxes(p["U"], -1, -2), np.float64)
+                           np.diag(p["sigma2"]) if "sigma2" in p else
+                           p["U"] @ np.swapaxes(p["U"], -1, -2) if "U" in p else
+                           np.eye(int(post.info["d"])), np.float64)
     scale = scale.sum(0) if scale.ndim == 3 else scale
     return np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k]
 

@@ -28,7 +28,7 @@ from cases import CASES, TAU, data, outputs  # noqa: E402
 
 def inference_data(post, **kw):
     """The ArviZ conversion as the reference code exposed it."""
-    return post.inference_data(**kw)
+    return ad.inference_data(post, **kw)
 
 
 def main(names=None) -> None:
