@@ -45,3 +45,44 @@ def make_model(kind, anchors, tau=5.0):
         return ad.mix(ad.fit("softmax", anchors[:half], tau=tau),
                       ad.fit("gaussian", anchors[half:], tau=tau), 0.3)
     return ad.fit(kind, anchors, tau=tau, **OPTIONS[kind])
+
+
+#: the jitted scorers of anchordiv.retrieval (their XLA compilations are what must not repeat)
+SCORERS = ("_divergence_impl", "_query_terms_impl", "_merge_impl", "_key_terms_impl",
+           "mips_key_terms", "_merge_keys_impl", "_scores_jit")
+
+
+class compilations:
+    """Context manager counting XLA compilations (``jax.log_compiles`` records) of functions
+    whose names are in ``names`` (all when None): ``with compilations() as c: ...; c.count``."""
+
+    def __init__(self, names=SCORERS):
+        self.names, self.count = names, 0
+
+    def __enter__(self):
+        import logging
+
+        import jax
+
+        outer = self
+
+        class Count(logging.Handler):
+            def emit(self, record):
+                msg = record.getMessage()
+                if "Finished XLA compilation" in msg and (
+                        outer.names is None or any(f"jit({n})" in msg for n in outer.names)):
+                    outer.count += 1
+
+        self._logger, self._handler = logging.getLogger("jax"), Count()
+        self._level = self._logger.level
+        self._logger.addHandler(self._handler)
+        self._logger.setLevel(logging.DEBUG)
+        self._log = jax.log_compiles(True)
+        self._log.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._log.__exit__(*exc)
+        self._logger.removeHandler(self._handler)
+        self._logger.setLevel(self._level)
+        return False

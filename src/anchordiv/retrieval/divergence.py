@@ -38,7 +38,6 @@ computed with exact float32 products; the inner products are then the external i
 
 from __future__ import annotations
 
-import collections
 import functools
 
 import jax
@@ -53,8 +52,6 @@ METHODS = ("auto", "generic", "direct")
 #: Choices of ``precision`` for the Q×G product (see the module docstring).
 PRECISIONS = ("highest", "fast")
 
-#: How often each jitted function has been traced (tests assert nothing recompiles).
-TRACE_COUNTS: collections.Counter = collections.Counter()
 
 
 def use_fast_path(model: AnchorModel, method: str) -> bool:
@@ -161,7 +158,6 @@ def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
 
 @exact_products
 def _divergence_impl(model, x, y, method, precision):
-    TRACE_COUNTS["divergence"] += 1
     if method == "direct":
         return jax.vmap(lambda a: bregman(model, a[None, :], y))(x)
     u, c = query_terms(model, x, method)
@@ -223,7 +219,6 @@ def pad_rows(x, size: int):
 
 @exact_products
 def _query_terms_impl(model, x, method):
-    TRACE_COUNTS["query_terms"] += 1
     return query_terms(model, x, method)
 
 
@@ -252,7 +247,6 @@ def merge_top_k(d, n_valid, offset, best_d, best_i):
 @exact_products
 def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method, precision):
     """Score one gallery chunk ``y [chunk, d]`` and merge it into the running top-k."""
-    TRACE_COUNTS["merge"] += 1
     v, h = key_terms(model, y, method)
     return merge_top_k(pairwise(u, c, v, h, precision), n_valid, offset, best_d, best_i)
 
@@ -388,7 +382,6 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
 
 @exact_products
 def _key_terms_impl(model, y, method):
-    TRACE_COUNTS["key_terms"] += 1
     return key_terms(model, y, method)
 
 
@@ -410,6 +403,6 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     return np.asarray(jit_query_terms(model, x, method)[1])
 
 
-__all__ = ["METHODS", "PRECISIONS", "TRACE_COUNTS", "augmented", "bregman", "centred",
+__all__ = ["METHODS", "PRECISIONS", "augmented", "bregman", "centred",
            "check_precision", "divergence", "key_terms", "mips_keys", "mips_offset",
            "mips_queries", "pairwise", "query_terms", "top_k"]

@@ -61,7 +61,6 @@ def _mips_query(u):
 def mips_key_terms(model, y, method):
     """MIPS keys ``[v(y), h(y)] [n, m + 1]`` of rows ``y [n, d]`` (traced; jitted as the build
     step of :class:`GalleryIndex`)."""
-    dv.TRACE_COUNTS["index_keys"] += 1
     v, h = dv.key_terms(model, y, method)
     return jnp.concatenate([v, h[:, None]], axis=1)
 
@@ -70,7 +69,6 @@ _keys_jit = jax.jit(mips_key_terms, static_argnames="method")
 
 
 def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i, precision):
-    dv.TRACE_COUNTS["index_merge"] += 1
     return dv.merge_top_k(mips_scores(q, c, keys, precision), n_valid, offset, best_d, best_i)
 
 
@@ -79,7 +77,6 @@ _merge_keys_jit = jax.jit(_merge_keys_impl, static_argnames="precision")
 
 @functools.partial(jax.jit, static_argnames="precision")
 def _scores_jit(q, c, keys, precision):
-    dv.TRACE_COUNTS["index_scores"] += 1
     return mips_scores(q, c, keys, precision)
 
 
