@@ -21,7 +21,8 @@ from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import divergence, top_k
 from .retrieval.index import FaissIndex, GalleryIndex
 from .retrieval.metrics import auprc
-from .adaptation import (SVI, BinghamPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS, Posterior,
+from .adaptation import (SVI, BinghamPrior, DiagonalPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
+                         Posterior,
                          PosteriorBinghamPrior, StructuredPrior, adapt, infer, load_posterior,
                          load_prior, save_posterior)
 from .checks.criticism import compare_priors
@@ -39,7 +40,8 @@ __all__ = [
     "AnchorModel", "Gaussian", "fit", "mix", "divergence", "top_k", "cosine", "inversion",
     "GalleryIndex", "FaissIndex", "auprc",
     # priors, inference, posteriors
-    "NIWPrior", "BinghamPrior", "PosteriorBinghamPrior", "DirichletNIWPrior", "StructuredPrior",
+    "NIWPrior", "BinghamPrior", "PosteriorBinghamPrior", "DirichletNIWPrior", "DiagonalPrior",
+    "StructuredPrior",
     "load_prior", "Exact", "NUTS", "SVI", "infer", "adapt", "Posterior", "save_posterior",
     "load_posterior",
     # checks
