@@ -8,6 +8,7 @@ import numpyro.distributions as dist
 import pytest
 
 import anchordiv as ad
+from helpers import compilations
 
 TAU = 5.0
 
@@ -81,28 +82,9 @@ def test_bad_nuts_options(opts, match):
 
 def _compiles(fn) -> int:
     """XLA compilations while ``fn`` runs (``jax.log_compiles`` records)."""
-    import logging
-
-    import jax
-
-    records = []
-
-    class Count(logging.Handler):
-        def emit(self, record):
-            if "Finished XLA compilation" in record.getMessage():
-                records.append(record)
-
-    logger, handler = logging.getLogger("jax"), Count()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        with jax.log_compiles(True):
-            fn()
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    return len(records)
+    with compilations(names=None) as c:
+        fn()
+    return c.count
 
 
 def test_refits_of_the_same_shape_reuse_one_compiled_sampler():
