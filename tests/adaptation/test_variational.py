@@ -9,6 +9,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.adaptation import variational
+from helpers import compilations
 
 TAU = 5.0
 
@@ -136,7 +137,16 @@ def test_refit_with_same_shapes_does_not_retrace():
     broad, t = data(d=3)
     opts = dict(tau=TAU, method="svi", num_steps=60, progress=False)
     ad.adapt("gaussian", broad, t, **opts)
-    before = variational.TRACES["svi"]
-    # new targets and new prior strengths (traced arguments): the compiled step is reused
-    ad.adapt("gaussian", broad + 0.1, t[::-1] * 1.1, kappa0=2.0, nu0=9.0, **opts)
-    assert variational.TRACES["svi"] == before
+    # new targets and new prior strengths (traced arguments): the compiled step is reused, and
+    # the guide draws compile nothing either (one vmap, not a fresh lax.map per call)
+    with compilations(names=None) as c:
+        ad.adapt("gaussian", broad + 0.1, t[::-1] * 1.1, kappa0=2.0, nu0=9.0, **opts)
+    assert c.count == 0
+
+
+def test_svi_runner_table_is_bounded(monkeypatch):
+    monkeypatch.setattr(variational, "MAX_RUNNERS", 2)
+    broad, t = data(d=3)
+    for steps in (20, 22, 24):                   # num_steps is part of a runner's key
+        ad.adapt("gaussian", broad, t, tau=TAU, method="svi", num_steps=steps, progress=False)
+    assert len(variational._RUNNERS) == 2

@@ -78,6 +78,27 @@ def test_sbc_library_posteriors(kind, method, sims, draws):
                          tol=0.07 if kind == "latent-spherical" else 0.05)
 
 
+def test_library_problem_names_its_methods():
+    with pytest.raises(AnchorDivError, match="exact, nuts, svi"):
+        library_problem("gaussian", method="hmc")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["nuts", "svi"])
+def test_sbc_sampled_methods_compile_once_across_simulations(method):
+    """NUTS runs on the cached chain runner and SVI on its cached step: after the first
+    simulation, further simulations (new targets, new seeds) compile nothing."""
+    from helpers import compilations
+
+    problem = library_problem("gaussian", method=method, d=2, n=5, num_draws=9, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sbc(**problem, num_simulations=2, seed=0, progress=False)
+        with compilations(names=None) as c:
+            sbc(**problem, num_simulations=3, seed=1, progress=False)
+    assert c.count == 0
+
+
 @pytest.mark.slow
 def test_sbc_nuts_gaussian():
     problem = library_problem("gaussian", method="nuts", d=2, n=5, num_draws=19, seed=0)

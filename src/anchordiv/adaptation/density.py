@@ -101,7 +101,8 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
     no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
-    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself)."""
+    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself).  Evaluated
+    by an eager ``vmap`` (primitives compiled once per shape, nothing compiled per call)."""
     import jax
     import jax.numpy as jnp
     from numpyro import handlers
@@ -122,7 +123,8 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
             total = total + jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
         return total
 
-    return np.asarray(jax.jit(jax.vmap(one))(params), np.float64)
+    # eager vmap, not a jit of this call's closure: a fresh jit compiled on every fit
+    return np.asarray(jax.vmap(one)(params), np.float64)
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):

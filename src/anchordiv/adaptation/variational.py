@@ -26,6 +26,7 @@ the loss trace (``post.elbo``, ``post.plot_elbo``).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import warnings
 
@@ -121,14 +122,16 @@ def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
     return dyn, tuple(sorted(static, key=lambda kv: kv[0]))
 
 
+#: compiled SVI runners kept (least recently used dropped first)
+MAX_RUNNERS = 8
 #: compiled SVI runners by (model, guide, optimiser settings, static keywords)
-_RUNNERS: dict = {}
-TRACES = {"svi": 0}   # how often a step was traced (tests check that refits do not retrace)
+_RUNNERS: collections.OrderedDict = collections.OrderedDict()
 
 
 def runner(prob: Problem, o: dict, static: tuple):
     """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
-    steps — cached when guide, optimiser and init strategy are given by name/number."""
+    steps — cached when guide, optimiser and init strategy are given by name/number, in a
+    least-recently-used table of :data:`MAX_RUNNERS` (a long loop of fits does not grow)."""
     from numpyro.infer import SVI, Trace_ELBO
 
     key = None
@@ -138,6 +141,7 @@ def runner(prob: Problem, o: dict, static: tuple):
                float(o["learning_rate"]), float(o["lr_decay"]), int(o["num_steps"]),
                int(o["num_particles"]), static, str(prob.targets.dtype))
         if key in _RUNNERS:
+            _RUNNERS.move_to_end(key)
             return _RUNNERS[key]
     guide = make_guide(o["guide"], prob.model, init_strategy(o["init_strategy"]), o["guide_rank"])
     optimizer = make_optimizer(o["optimizer"], o["learning_rate"], int(o["num_steps"]),
@@ -147,13 +151,14 @@ def runner(prob: Problem, o: dict, static: tuple):
     kw = dict(static)
 
     def chunk(n, state, targets, dyn):
-        TRACES["svi"] += 1
         return jax.lax.scan(lambda st, _: svi.update(st, targets, **dyn, **kw), state, None,
                             length=n)
 
     out = (svi, jax.jit(chunk, static_argnums=0))
     if key is not None:
         _RUNNERS[key] = out
+        while len(_RUNNERS) > MAX_RUNNERS:
+            _RUNNERS.popitem(last=False)
     return out
 
 
@@ -203,13 +208,14 @@ def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, prog
 
 
 def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
-    """``{site: [1, num, ...]}`` guide draws pushed through the model (deterministic sites)."""
+    """``{site: [1, num, ...]}`` guide draws pushed through the model (deterministic sites);
+    ``parallel=True`` (one vmap): NumPyro's default ``lax.map`` compiles a new scan per call."""
     from numpyro.infer import Predictive
 
     with guard("svi draws"):
         out = Predictive(prob.model, guide=guide, params=params, num_samples=num,
-                         return_sites=sites)(jax.random.PRNGKey(seed + 1), *prob.args,
-                                             **prob.kwargs)
+                         return_sites=sites, parallel=True)(jax.random.PRNGKey(seed + 1),
+                                                            *prob.args, **prob.kwargs)
     return {k: np.asarray(v)[None] for k, v in out.items()}
 
 
@@ -221,8 +227,8 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
         return None
     with guard("svi point"):
         med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
-        out = Predictive(prob.model, posterior_samples=med, return_sites=sites)(
-            jax.random.PRNGKey(0), *prob.args, **prob.kwargs)
+        out = Predictive(prob.model, posterior_samples=med, return_sites=sites,
+                         parallel=True)(jax.random.PRNGKey(0), *prob.args, **prob.kwargs)
     return {k: np.asarray(v)[0] for k, v in out.items()}
 
 
@@ -298,7 +304,8 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     """``num`` fresh guide draws ``{site: [num, ...]}`` of an SVI posterior and their log
     importance weights ``log p(T, θ) − log q(θ)`` ``[num]`` — both in the model's constrained
     sample-site coordinates, as in NumPyro's ELBO — for importance sampling (PSIS) against the
-    exact posterior of the model that ran.  A delta guide has no density: an error."""
+    exact posterior of the model that ran (an eager ``vmap``: nothing compiled per call).  A
+    delta guide has no density: an error."""
     from numpyro import handlers
     from numpyro.infer.util import log_density
 
@@ -319,10 +326,10 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
 
     keys = jax.random.split(jax.random.PRNGKey(seed + 7), integer("num", num, low=2))
     with guard("svi importance weights"):
-        lw, draws = jax.jit(jax.vmap(one))(keys)
+        lw, draws = jax.vmap(one)(keys)      # eager: a jit of this closure compiles per call
     return ({k: np.asarray(v, np.float64) for k, v in draws.items()},
             np.asarray(lw, np.float64))
 
 
-__all__ = ["GUIDES", "TRACES", "convergence", "guide_log_weights", "make_guide", "make_optimizer", "run_svi",
+__all__ = ["GUIDES", "MAX_RUNNERS", "convergence", "guide_log_weights", "make_guide", "make_optimizer", "run_svi",
            "split_kwargs"]

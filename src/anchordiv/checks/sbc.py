@@ -238,20 +238,35 @@ def _broad(kind: str, d: int, rng, separation: float = 8.0) -> np.ndarray:
     return (rng.normal(size=(400, d)) * scales) @ rot.T
 
 
-def _nuts_inference(model, kwargs: dict, num_draws: int, thin: int):
-    """One compiled NUTS chain re-run on each data set (``jit_model_args``: no recompilation)."""
-    import jax
-    import jax.numpy as jnp
-    from numpyro.infer import MCMC, NUTS
+#: settings of the sampled inferences of :func:`library_problem` (NUTS: one chain; SVI: a
+#: low-rank Gaussian guide — the delta guide is a point and has no spread to calibrate)
+NUTS_SETTINGS = {"num_warmup": 300, "num_chains": 1}
+SVI_SETTINGS = {"guide": "lowrank", "num_steps": 3000}
+METHODS = ("exact", "nuts", "svi")
 
-    mcmc = MCMC(NUTS(model), num_warmup=300, num_samples=num_draws * thin, num_chains=1,
-                progress_bar=False, jit_model_args=True)
-    kw = {k: jnp.asarray(v) for k, v in kwargs.items()}     # traced, not static: one compile
+
+def _inference(prior, method: str, num_draws: int):
+    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method``
+    through :func:`anchordiv.adaptation.infer` — NUTS on the cached compiled chain runner
+    (:mod:`anchordiv.adaptation.sampling`: one compilation per model and shape, however many
+    simulations), SVI on its cached step function; float64 when JAX's x64 mode is on."""
+    import jax
+
+    from ..adaptation import NUTS, SVI, infer
+
+    sites = get_family(prior.kind).sites
+    x64 = bool(jax.config.jax_enable_x64)
 
     def run(rng, t):
-        mcmc.run(jax.random.PRNGKey(int(rng.integers(2**31))), jnp.asarray(t), **kw)
-        return {k: np.asarray(v, np.float64) for k, v in mcmc.get_samples().items()
-                if not k.endswith("_raw")}
+        seed = int(rng.integers(2**31))
+        if method == "exact":
+            return infer(prior, t, tau=1.0).draws(seed, num_draws)
+        config = (NUTS(num_samples=num_draws, seed=seed, progress=False, x64=x64,
+                       **NUTS_SETTINGS) if method == "nuts" else
+                  SVI(num_samples=num_draws, seed=seed, progress=False, x64=x64,
+                      **SVI_SETTINGS))
+        samples = infer(prior, t, config, tau=1.0).flat_samples()     # in chain order
+        return {k: np.asarray(v, np.float64) for k, v in samples.items() if k in sites}
 
     return run
 
@@ -270,48 +285,39 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
 
     The prior is the one :func:`anchordiv.adapt` builds from fixed broad anchors (fixed
-    strengths: empirical Bayes would make the prior depend on the data); the simulator is the
-    kind's likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
-    mixture: the Gaussian mixture); ``inference`` calls ``ad.adapt`` (``method="exact"``) or
-    NUTS on the kind's explicit model (``method="nuts"``, gaussian kind; one compiled chain).
-    Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence.
+    strengths: empirical Bayes would make the prior depend on the data), built once; the
+    simulator is the kind's likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with
+    the broad ℓ and σ²; mixture: the Gaussian mixture); ``inference`` runs ``method`` —
+    ``"exact"`` (the conjugate update's draws), ``"nuts"`` (the kind's explicit model on the
+    cached compiled chain runner) or ``"svi"`` (a low-rank guide, :data:`SVI_SETTINGS`) — on
+    every kind.  Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence.
     ``separation``: distance between the mixture's two broad cluster centres (spread 0.5; 8 is
     well separated, 1.5 overlaps so that assignments are uncertain)."""
-    from ..adaptation import adapt
-
+    if method not in METHODS:
+        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam = get_family(kind)
     rng = np.random.default_rng(seed)
     broad = _broad(kind, d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
     opts = SBC_OPTIONS.get(kind, lambda d: {})(d)
-    dummy = broad[:n]
-    ref = adapt(kind, broad, dummy, tau=1.0, **opts)
-    kw = ref.info["model_kwargs"]
+    prior = fam.from_anchors(broad, broad[:n], **opts)
+    ref = prior.update(broad[:n], tau=1.0)
     if thin is None:
-        thin = {"exact": 2 if kind.startswith("latent") else 1, "nuts": 4}[method]
-    prior = fam.prior_posterior(kw)
+        thin = {"exact": 2 if fam.gibbs_cost(ref.family) else 1, "nuts": 4, "svi": 1}[method]
+    truth = fam.prior_posterior(ref.info["model_kwargs"])
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
     fixed = {**ref.fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref.fixed else ref.fixed
 
     def prior_sampler(r):
-        return fam.prior_draw(prior, r)
+        return fam.prior_draw(truth, r)
 
     def simulator(r, p):
         return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]
 
-    if method == "nuts":
-        if kind != "gaussian":
-            raise AnchorDivError("method: the library SBC problem runs NUTS for 'gaussian'")
-        inference = _nuts_inference(fam.model, kw, num_draws, thin)
-    elif method == "exact":
-        def inference(r, t):
-            return adapt(kind, broad, t, tau=1.0, **opts).draws(int(r.integers(2**31)),
-                                                                num_draws * thin)
-    else:
-        raise AnchorDivError(f"method: 'exact' or 'nuts', got {method!r}")
-    return {"prior_sampler": prior_sampler, "simulator": simulator, "inference": inference,
-            "quantities": quantities, "thin": thin}
+    return {"prior_sampler": prior_sampler, "simulator": simulator,
+            "inference": _inference(prior, method, num_draws * thin), "quantities": quantities,
+            "thin": thin}
 
 
 __all__ = ["SBCResult", "library_problem", "sbc"]
