@@ -8,6 +8,7 @@ import pytest
 import scipy.stats
 
 import anchordiv as ad
+from anchordiv.errors import AnchorDivError
 from anchordiv.adaptation.posterior import Posterior
 from anchordiv.adaptation.density import log_joint, pointwise_log_likelihood, with_log_density
 from anchordiv.adaptation import FAMILIES
@@ -128,11 +129,48 @@ def test_pointwise_log_likelihood_matches_scipy(kind, opts):
             w, m, c = draws["weights"][s], draws["means"][s], draws["covs"][s]
             ref = np.log(sum(w[j] * np.exp(gaussian_reference(t, m[j], c[j]))
                              for j in range(len(w))))
-        else:
+        else:        # leave-one-out: each target given the others' mean, covariance n/(n−1)·C
             u, f = draws["U"][s], post.fixed
             cov = f["ppca_noise"] * np.eye(3) + f["ppca_signal"] * u @ u.T
-            ref = gaussian_reference(t, f["ppca_mean"], cov)
+            ref = [scipy.stats.multivariate_normal(np.delete(t, i, 0).mean(0), 6 / 5 * cov)
+                   .logpdf(t[i]) for i in range(6)]
         np.testing.assert_allclose(ll[s], ref, rtol=1e-10)
+
+
+def mean_marginal(t, cov):
+    """``log ∫ Π_i N(t_i | m, C) dm`` (flat prior on m) for ``t [n, d]``: the latent kinds'
+    likelihood of U with the PPCA mean integrated out (closed form)."""
+    n, d = t.shape
+    scatter = (t - t.mean(0)).T @ (t - t.mean(0))
+    return (-0.5 * (n - 1) * d * np.log(2 * np.pi) - 0.5 * d * np.log(n)
+            - 0.5 * (n - 1) * np.linalg.slogdet(cov)[1]
+            - 0.5 * np.trace(np.linalg.solve(cov, scatter)))
+
+
+@pytest.mark.parametrize("kind", ["latent-gaussian", "latent-spherical"])
+def test_latent_pointwise_likelihood_is_leave_one_out(kind):
+    """``log p(t_i | T₋ᵢ, U) = log p(T | U) − log p(T₋ᵢ | U)`` of the mean-marginalised
+    likelihood for the fit's targets, ``log p(T ∪ {t} | U) − log p(T | U)`` for new anchors; the
+    plug-in (mean of all targets) was above it."""
+    rng = np.random.default_rng(3)
+    broad, t, new = rng.normal(size=(80, 4)), rng.normal(size=(7, 4)), rng.normal(size=(3, 4))
+    post = ad.adapt(kind, broad, t, tau=5.0, rank=2)
+    draws = post.draws(0, 2)
+    own = pointwise_log_likelihood(kind, draws, t[::-1], post.fixed)[:, ::-1]   # any order
+    held = pointwise_log_likelihood(kind, draws, new, post.fixed)
+    f = post.fixed
+    for s in range(2):
+        u = draws["U"][s]
+        cov = f["ppca_noise"] * np.eye(4) + f["ppca_signal"] * u @ u.T
+        whole = mean_marginal(t, cov)
+        ref = [whole - mean_marginal(np.delete(t, i, 0), cov) for i in range(7)]
+        np.testing.assert_allclose(own[s], ref, rtol=1e-10)
+        ref = [mean_marginal(np.vstack([t, x]), cov) - whole for x in new]
+        np.testing.assert_allclose(held[s], ref, rtol=1e-10)
+        assert np.all(gaussian_reference(t, t.mean(0), cov) > own[s])
+    with pytest.raises(AnchorDivError, match="at least 2"):
+        one = ad.adapt(kind, broad, t[:1], tau=5.0, rank=2)
+        pointwise_log_likelihood(kind, one.draws(0, 1), t[:1], one.fixed)
 
 
 def test_latent_log_joint_uses_the_frame():

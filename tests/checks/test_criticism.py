@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 import scipy.stats
 
 import anchordiv as ad
@@ -105,17 +106,66 @@ def test_mixture_falls_back_to_kfold_when_pareto_k_is_high():
     assert kfold.estimators["mix"] == "kfold" and np.isfinite(kfold.loo["mix"].elpd)
 
 
-def test_latent_kinds_use_kfold_and_a_posterior_that_needs_it_is_an_error():
+def latent_problem(seed=0, d=3, n=6):
+    rng = np.random.default_rng(seed)
+    rot = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    scale = np.linspace(2.0, 0.4, d)
+    return ((rng.normal(size=(300, d)) * scale) @ rot.T,
+            (rng.normal(size=(n, d)) * scale) @ rot.T + 0.3)
+
+
+def brute_force_latent_loo(broad, t, rank, draws):
+    """``log p(tᵢ | T₋ᵢ)`` by refitting on every T₋ᵢ: the mean over the refit's draws of the
+    PPCA predictive with the mean integrated out, N(t̄₋ᵢ, C·n/(n−1)) (scipy)."""
+    out = []
+    for i in range(len(t)):
+        rest = np.delete(t, i, 0)
+        fold = ad.adapt("latent-gaussian", broad, rest, tau=20.0, rank=rank)
+        f, us = fold.fixed, fold.draws(i + 1, draws)["U"]
+        lp = [scipy.stats.multivariate_normal(
+            rest.mean(0), len(t) / (len(t) - 1) * (f["ppca_noise"] * np.eye(t.shape[1]) +
+                                                   f["ppca_signal"] * u @ u.T)).logpdf(t[i])
+              for u in us]
+        out.append(scipy.special.logsumexp(lp) - np.log(draws))
+    return np.asarray(out)
+
+
+def test_latent_gaussian_psis_matches_brute_force_refits():
+    """The leave-one-out-correct latent likelihood: PSIS over one fit's draws equals refitting
+    on every T₋ᵢ (to Monte Carlo error), where the former plug-in likelihood was optimistic."""
+    broad, t = latent_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors({"lat": {"broad": broad, "rank": 1}}, t,
+                                   kind="latent-gaussian", tau=20.0, num_draws=500)
+        brute = brute_force_latent_loo(broad, t, 1, 500)
+        post = ad.adapt("latent-gaussian", broad, t, tau=20.0, rank=1)
+    assert result.estimators["lat"] == "psis", result.notes
+    np.testing.assert_allclose(result.loo["lat"].pointwise, brute, atol=0.05)
+    f, us = post.fixed, post.draws(0, 500)["U"]
+    plug_in = [scipy.special.logsumexp([scipy.stats.multivariate_normal(
+        t.mean(0), f["ppca_noise"] * np.eye(3) + f["ppca_signal"] * u @ u.T).logpdf(x)
+        for u in us]) - np.log(500) for x in t]                  # in-sample, an upper bound
+    assert np.sum(plug_in) > brute.sum() + 1.0
+
+
+def test_latent_estimators_and_a_posterior_that_needs_refits_is_an_error():
     broad, t = broad_and_targets(6, n=9)
-    result = ad.compare_priors({"lat": {"broad": broad, "rank": 2}}, t,
-                               kind="latent-gaussian", tau=20.0, folds=3, num_draws=20)
-    assert result.estimators["lat"] == "kfold"
-    assert "held-out one" in result.notes["lat"]
-    post = ad.adapt("latent-gaussian", broad, t, tau=20.0, rank=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors({"sph": {"broad": broad, "rank": 2},
+                                    "fixed-beta": {"broad": broad, "rank": 2, "beta": 0.5}}, t,
+                                   kind="latent-spherical", tau=20.0, folds=3, num_draws=20)
+    assert result.estimators == {"sph": "kfold", "fixed-beta": "kfold"}
+    assert "posterior-like" in result.notes["sph"]
+    post = ad.adapt("latent-spherical", broad, t, tau=20.0, rank=2)
     with pytest.raises(AnchorDivError, match="refit"):
-        ad.compare_priors({"lat": post}, t, kind="latent-gaussian")
+        ad.compare_priors({"lat": post}, t, kind="latent-spherical")
+    tempered = ad.adapt("latent-gaussian", broad, t, tau=20.0, rank=2, beta=0.5)
+    with pytest.raises(AnchorDivError, match="fixed beta"):
+        ad.compare_priors({"lat": tempered}, t, kind="latent-gaussian")
     with pytest.raises(AnchorDivError, match="closed-form"):
-        ad.compare_priors({"lat": post}, t, kind="latent-gaussian", estimator="exact")
+        ad.compare_priors({"lat": tempered}, t, kind="latent-gaussian", estimator="exact")
 
 
 def test_tau_comes_from_provenance_or_is_an_error():

@@ -115,11 +115,15 @@ def test_target_only_fit_with_n_much_below_d_warns():
                  kappa0=1.0, nu0=30.0)
 
 
-def test_approximate_draws_and_plug_in_likelihoods_are_labelled():
+def test_approximate_draws_and_likelihoods_psis_cannot_use_are_labelled():
     broad, t = data(d=6, n=8)
     post = ad.adapt("latent-spherical", broad, t, tau=TAU, rank=2)
     attrs = ad.inference_data(post, num_draws=4, targets=t, prior=False).posterior.attrs
     assert attrs["calibration"].startswith("approximate") and "0.845" in attrs["calibration"]
-    assert "optimistic" in attrs["log_likelihood_note"]
+    assert "posterior-like" in attrs["log_likelihood_note"]
     exact = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
     assert "calibration" not in ad.inference_data(exact, num_draws=4).posterior.attrs
+    # the latent Gaussian likelihood is leave-one-out-correct: nothing to flag at the default β
+    lat = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=2)
+    assert "log_likelihood_note" not in ad.inference_data(
+        lat, num_draws=4, targets=t, prior=False).posterior.attrs

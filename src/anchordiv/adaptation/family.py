@@ -61,7 +61,7 @@ class Family(abc.ABC):
     sites its anchor model is built from, in order), ``posterior_types`` (classes of its exact
     posterior parameters), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims
     of its quantities beyond chain/draw), ``model`` (the explicit NumPyro model, a plain function
-    ``model(targets, **model_kwargs)``).
+    ``model(targets, **model_kwargs)``), ``exact_calibration`` (approximate exact draws only).
     """
 
     kind: ClassVar[str] = "abstract"
@@ -70,6 +70,9 @@ class Family(abc.ABC):
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
     dims: ClassVar[dict[str, list[str]]] = {}
     model: ClassVar[Callable]
+    #: measured calibration of approximate exact draws (SBC), for the InferenceData attributes;
+    #: None where the exact draws are the Bayes posterior
+    exact_calibration: ClassVar[str | None] = None
 
     # ---- the prior object -------------------------------------------------------------------
     @classmethod
@@ -254,6 +257,14 @@ class Family(abc.ABC):
     def quantities(cls, draws: dict, ref: dict) -> dict[str, np.ndarray]:
         """Interpretable quantities ``{name: [chains, draws, ...]}`` of draws against the
         point summary ``ref`` (ArviZ's posterior group; extra dims in :attr:`dims`)."""
+
+    @classmethod
+    def psis_caveat(cls, post) -> str | None:
+        """Why PSIS-LOO over the draws of ``post`` (a Posterior of this family) would not
+        estimate its leave-one-out refits — None where it does: the draws are the Bayes
+        posterior of the untempered :meth:`log_likelihood`, which is leave-one-out-correct, under
+        a prior that a refit on T₋ᵢ keeps."""
+        return None
 
     @classmethod
     def site_shapes(cls, d: int, fixed_shapes: dict) -> dict[str, tuple]:

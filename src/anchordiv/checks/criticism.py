@@ -20,12 +20,17 @@ Estimators, chosen per candidate (``estimator="auto"``) in this order:
   posterior draws, accepted only when every Pareto k is below ArviZ's sample-size-dependent
   threshold ``min(1 − 1/log10(S), 0.7)`` (:func:`k_threshold`).  SVI fits are importance-
   weighted against the model's posterior first (``log p(T, θ) − log q(θ)``, the approximate-
-  posterior correction), so a poor guide shows up as high k instead of a biased ELPD.  Not
-  used for the latent kinds (their PPCA likelihood centres on the mean of all targets, the
-  held-out one included, so it is optimistic) nor for a delta guide (a point has no density).
+  posterior correction), so a poor guide shows up as high k instead of a biased ELPD.  The
+  latent Gaussian kind qualifies: its pointwise likelihood ``log p(tᵢ | T₋ᵢ, U)`` integrates
+  the PPCA mean out, so it is leave-one-out-correct (the former plug-in centred on a mean that
+  included tᵢ).  Not used where the family says its draws are not the Bayes posterior of that
+  likelihood under a prior its refits keep (``Family.psis_caveat``: latent spherical,
+  posterior-like; a latent Gaussian with a fixed β or a tempered likelihood) nor for a delta
+  guide (a point has no density).
 * ``"kfold"`` — K-fold cross-validation by refitting the candidate on ``folds`` (10) training
-  folds, ``log mean_s p(tᵢ | θ_s)`` over each refit's draws: right for every model, costs K
-  fits.  It needs the recipe: an already adapted Posterior that would need it is an error.
+  folds, ``log mean_s p(tᵢ | T_train, θ_s)`` over each refit's draws (the latent kinds score a
+  held-out anchor given the training targets' mean, covariance inflated by (m+1)/m): right for
+  every model, costs K fits.  It needs the recipe: an already adapted Posterior that would need it is an error.
 
 At d ≳ 32 PSIS fails for these models (a Student-t predictive moves a lot when one target is
 left out, so the importance ratios have infinite variance; k > 1 at d = 64): the exact and
@@ -43,6 +48,7 @@ import numpy as np
 import scipy.optimize
 import scipy.special
 
+from ..adaptation.registry import get_family
 from ..errors import AnchorDivError, as_matrix, integer
 from .uncertainty import inference_data
 
@@ -221,10 +227,11 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
 
 
 def psis_unavailable(post) -> str | None:
-    """Why PSIS cannot be used on ``post``'s draws (None when it can)."""
-    if post.kind in ("latent-gaussian", "latent-spherical"):
-        return ("the latent likelihood centres on the mean of all targets, the held-out one "
-                "included")
+    """Why PSIS cannot be used on ``post``'s draws (None when it can): the family's
+    :meth:`~anchordiv.adaptation.family.Family.psis_caveat`, or a delta guide."""
+    caveat = get_family(post.kind).psis_caveat(post)
+    if caveat is not None:
+        return caveat
     if post.method == "svi" and post.info.get("guide") == "delta":
         return "a delta guide is a point: nothing to importance-sample"
     return None

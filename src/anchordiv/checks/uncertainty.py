@@ -199,25 +199,19 @@ def user_sites(kind: str, draws: dict, taken: dict) -> dict:
             and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX}
 
 
-#: measured calibration of draws that are approximate (benchmarks/bench_sbc.py, d = 4, n = 8,
-#: 400 simulations): the InferenceData says so in its attributes
-APPROXIMATE = {("latent-spherical", "exact"): (
-    "approximate: the posterior-like Bingham draws' 90 % intervals covered 0.845-0.855 in SBC "
-    "(benchmarks/results/bench_sbc.md), below the 0.85-0.95 band's centre; read intervals as "
-    "slightly too narrow")}
-LATENT_LIKELIHOOD = ("plug-in: centred on the mean of all targets (the held-out one included), "
-                     "so az.loo/az.waic on it are optimistic; compare priors with "
-                     "ad.compare_priors, which refits (K-fold)")
-
-
 def calibration_notes(post) -> dict[str, str]:
-    """``{"calibration", "log_likelihood_note"}`` attributes where the draws or the pointwise
-    likelihood are approximate (:data:`APPROXIMATE`, :data:`LATENT_LIKELIHOOD`)."""
-    out = {}
-    if (post.kind, post.method) in APPROXIMATE:
-        out["calibration"] = APPROXIMATE[(post.kind, post.method)]
-    if post.kind in ("latent-gaussian", "latent-spherical"):
-        out["log_likelihood_note"] = LATENT_LIKELIHOOD
+    """``{"calibration", "log_likelihood_note"}`` attributes where the draws are approximate
+    (the family's measured ``exact_calibration`` of its exact draws) or where PSIS on the
+    ``log_likelihood`` group would not estimate leave-one-out refits (the family's
+    :meth:`~anchordiv.adaptation.family.Family.psis_caveat`)."""
+    fam, out = get_family(post.kind), {}
+    if post.method == "exact" and fam.exact_calibration:
+        out["calibration"] = fam.exact_calibration
+    caveat = fam.psis_caveat(post)
+    if caveat is not None:
+        out["log_likelihood_note"] = (f"az.loo/az.waic on this group do not estimate "
+                                      f"leave-one-out refits: {caveat}; ad.compare_priors "
+                                      f"refits (K-fold)")
     return out
 
 

@@ -90,8 +90,10 @@ class LatentFamily(Family):
         return beta
 
     def ppca_fixed(self, targets) -> dict:
-        """The PPCA likelihood constants kept in ``post.fixed``."""
-        return {"ppca_mean": np.asarray(targets, np.float64).mean(0),
+        """The PPCA likelihood constants kept in ``post.fixed`` (the targets' mean and count
+        for the leave-one-out-correct :meth:`log_likelihood`)."""
+        t = np.asarray(targets, np.float64)
+        return {"ppca_mean": t.mean(0), "ppca_count": np.asarray(len(t)),
                 "ppca_signal": np.asarray(self.signal), "ppca_noise": np.asarray(self.noise)}
 
     def default_weight(self) -> float:
@@ -137,13 +139,60 @@ class LatentFamily(Family):
 
     @classmethod
     def log_likelihood(cls, draws, targets, fixed):
-        missing = [k for k in ("ppca_mean", "ppca_signal", "ppca_noise") if k not in fixed]
+        """Leave-one-out-correct pointwise ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]``: the PPCA mean
+        is not known but estimated from the fit's targets T (a flat prior on it, integrated
+        out), so each anchor is scored given the *other* targets —
+
+        * the fit's own targets (same count and mean as ``fixed``): ``N(t_i | t̄₋ᵢ, C·n/(n−1))``
+          with ``C = σ² I + ℓ U Uᵀ`` and t̄₋ᵢ the mean of the others;
+        * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
+
+        These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
+        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:mod:`~..priors.bingham`), so PSIS-LOO
+        on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari 2021 on
+        non-factorised models).  The former plug-in ``N(t_i | t̄, C)`` centred on a mean that
+        includes t_i and was optimistic.  A subset of the fit's targets counts as other
+        anchors."""
+        missing = [k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise")
+                   if k not in fixed]
         if missing:
             raise AnchorDivError(f"post.fixed: the latent likelihood needs {', '.join(missing)} "
                                  f"(posteriors adapted before this version lack them)")
+        t = np.asarray(targets, np.float64)
+        mean, n = np.asarray(fixed["ppca_mean"], np.float64), int(fixed["ppca_count"])
+        own = len(t) == n and np.allclose(t.mean(0), mean, rtol=1e-9,
+                                          atol=1e-12 * max(np.abs(mean).max(initial=0), 1.0))
+        if own and n < 2:
+            raise AnchorDivError("targets: the leave-one-out likelihood of a latent fit needs "
+                                 "at least 2 target anchors (one leaves no mean to centre on)")
+        # own targets: t_i − t̄₋ᵢ = n/(n−1)·(t_i − t̄), covariance n/(n−1)·C; others (n+1)/n·C
+        shift, inflate = (n / (n - 1), n / (n - 1)) if own else (1.0, (n + 1) / n)
+        return ppca_logpdf(shift * (t - mean), np.asarray(draws["U"], np.float64),
+                           np.zeros_like(mean), inflate * float(fixed["ppca_signal"]),
+                           inflate * float(fixed["ppca_noise"]))
+
+    @classmethod
+    def psis_caveat(cls, post):
+        """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
+        same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
+        anchors)."""
+        w = float((post.info.get("model_kwargs") or {}).get("target_weight", 1.0))
+        if abs(w - 1.0) > 1e-12:
+            return (f"the likelihood is tempered (target weight {w:.3g}: the pseudo-count is "
+                    f"capped by the broad anchors), so refits on T₋ᵢ are not reweighted "
+                    f"posteriors")
+        if getattr(post.prior, "beta", None) is not None:
+            return ("a fixed beta makes the prior's strength m(1 − β) = n(1 − β)/β depend on "
+                    "the number of targets, so a refit on T₋ᵢ has another prior")
+        return None
+
+    @classmethod
+    def joint_log_likelihood(cls, draws, targets, mean, signal, noise) -> np.ndarray:
+        """``Σᵢ log N(t_i | t̄, C_s)`` ``[S]``: the explicit model's (plug-in) likelihood, which
+        has the same U-dependence as the mean-marginalised one (the log joint up to a
+        constant)."""
         return ppca_logpdf(np.asarray(targets, np.float64), np.asarray(draws["U"], np.float64),
-                           np.asarray(fixed["ppca_mean"]), float(fixed["ppca_signal"]),
-                           float(fixed["ppca_noise"]))
+                           np.asarray(mean, np.float64), float(signal), float(noise)).sum(-1)
 
     @classmethod
     def predictive(cls, draws, n, fixed, rng):
@@ -253,11 +302,9 @@ class BinghamPrior(LatentFamily):
     def log_joint(cls, targets, kwargs, draws):
         u = np.asarray(draws["U"], np.float64)
         b0 = np.asarray(kwargs["prior_parameter"], np.float64)
-        fx = {"ppca_mean": kwargs["mean"], "ppca_signal": kwargs["signal"],
-              "ppca_noise": kwargs["noise"]}
         return (np.einsum("sdk,de,sek->s", u, b0, u)
-                + float(kwargs["target_weight"]) * cls.log_likelihood(
-                    {"U": u}, targets, fx).sum(-1))
+                + float(kwargs["target_weight"]) * cls.joint_log_likelihood(
+                    {"U": u}, targets, kwargs["mean"], kwargs["signal"], kwargs["noise"]))
 
     @classmethod
     def prior_posterior(cls, kwargs):
