@@ -73,6 +73,13 @@ class Family(abc.ABC):
     #: measured calibration of approximate exact draws (SBC), for the InferenceData attributes;
     #: None where the exact draws are the Bayes posterior
     exact_calibration: ClassVar[str | None] = None
+    #: the covariance site whose log-determinant is the subspace Jacobian of the full-d joint
+    #: mode (:func:`.points.joint_correction`); None: no joint mode under ``subspace=``
+    covariance_site: ClassVar[str | None] = None
+    #: what the conjugate point summaries are given (e.g. the MAP-EM responsibilities)
+    conditioning: ClassVar[str] = ""
+    #: how the ``"mean"`` point of draws is formed (:func:`.points.sampled_descriptions`)
+    mean_of_draws: ClassVar[str] = "average of the draws"
 
     # ---- the prior object -------------------------------------------------------------------
     @classmethod
@@ -257,6 +264,53 @@ class Family(abc.ABC):
     def quantities(cls, draws: dict, ref: dict) -> dict[str, np.ndarray]:
         """Interpretable quantities ``{name: [chains, draws, ...]}`` of draws against the
         point summary ``ref`` (ArviZ's posterior group; extra dims in :attr:`dims`)."""
+
+    @classmethod
+    def exact_descriptions(cls) -> dict[str, str]:
+        """``{"point_mean", "point_map"}``: how the exact posterior's points are computed."""
+        from .points import MAP_JOINT
+
+        return {"point_mean": f"closed-form conjugate posterior mean{cls.conditioning}",
+                "point_map": f"closed-form {MAP_JOINT}{cls.conditioning}"}
+
+    @classmethod
+    def project_mean(cls, mean: dict, u: np.ndarray) -> dict | None:
+        """Posterior-mean parameters in the subspace basis ``u [d, r]`` (a delta guide's
+        ``"mean"`` under ``subspace=``); None where the mean does not project."""
+        return None
+
+    @classmethod
+    def subspace_mode(cls, point: dict, completion, r: int) -> dict | None:
+        """A delta guide's subspace mode turned into the r-block of the full-d joint mode
+        (:func:`.points.subspace_joint_mode`); None where there is no such rescaling."""
+        return None
+
+    @classmethod
+    def target_only(cls, info: dict, d: int) -> str | None:
+        """What makes the fit with ``info`` target-only (no broad information for the
+        directions n < d targets leave open), or None (:func:`.sanity.warn_target_only`)."""
+        return None
+
+    @classmethod
+    def prior_scale(cls, kwargs: dict, mean: dict) -> np.ndarray | None:
+        """The broad prior's scale matrix ``[d, d]`` from the model's ``kwargs`` (else from
+        the posterior-mean parameters ``mean``), whose leading eigenvectors the posterior
+        predictive checks project on; None: no such matrix (the identity is used)."""
+        return None
+
+    @classmethod
+    def sbc_broad(cls, d: int, rng, separation: float = 8.0) -> np.ndarray:
+        """Fixed broad anchors ``[400, d]`` of the family's SBC problem: anisotropic, with a
+        clear rank-2 signal (``separation``: distance of clusters, for families with them)."""
+        scales = np.r_[3.0, 2.5, np.full(d - 2, 0.3)] if d > 2 else np.array([1.5, 0.7])
+        rot = np.linalg.qr(rng.normal(size=(d, d)))[0]
+        return (rng.normal(size=(400, d)) * scales) @ rot.T
+
+    @classmethod
+    def sbc_options(cls, d: int) -> dict:
+        """Fixed prior strengths of the family's SBC problem at dimension ``d`` (empirical
+        Bayes would make the prior depend on the data)."""
+        return {}
 
     @classmethod
     def psis_caveat(cls, post) -> str | None:

@@ -22,22 +22,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .registry import get_family
+
 MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
-
-
-def _blocks(kind: str, p: dict):
-    """The covariance blocks ``[.., r, r]`` of a subspace point (one per component)."""
-    return np.asarray(p["Sigma"] if kind == "gaussian" else p["covs"], np.float64)
 
 
 def joint_correction(kind: str, draws: dict, d: int) -> np.ndarray:
     """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
     Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
-    restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``."""
-    sig = _blocks(kind, draws)
+    restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``, the
+    covariance blocks under the family's ``covariance_site``."""
+    sig = np.asarray(draws[get_family(kind).covariance_site], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]
-    return -(d - r) * (logdet if kind == "gaussian" else logdet.sum(-1))
+    return -(d - r) * logdet.reshape(len(logdet), -1).sum(-1)
 
 
 def subspace_joint_mode(point: dict, completion, r: int) -> dict:
@@ -48,50 +46,37 @@ def subspace_joint_mode(point: dict, completion, r: int) -> dict:
     return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
 
 
-def _project_mean(kind: str, mean: dict, u: np.ndarray) -> dict:
-    if kind == "gaussian":
-        return {"mu": mean["mu"] @ u, "Sigma": u.T @ mean["Sigma"] @ u}
-    return {"weights": mean["weights"], "means": mean["means"] @ u,
-            "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u}
-
-
 def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
     of the kind's own model (in the subspace coordinates for subspace runs: its lift is the full
     mean, the lift being linear in Σ₁₁); None for a user's model or where the conjugate mean
-    does not lift (latent kinds under ``subspace=``)."""
+    does not project (``Family.project_mean``: latent kinds under ``subspace=``)."""
     if custom:
         return None, ("none: a delta guide (MAP) of a custom model has no posterior mean; use "
                       "guide='normal'/'lowrank' or method='nuts'")
+    fam = get_family(post.kind)
     family = post.completion if post.subspace is not None else post.family
-    how = "closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
-    if post.kind == "mixture":
-        how += ", given the MAP-EM responsibilities"
+    how = ("closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
+           + fam.conditioning)
     if post.subspace is None:
         return family.mean(), how
-    if post.kind in ("latent-gaussian", "latent-spherical"):
+    mean = fam.project_mean(family.mean(), post.fixed["basis"][:, : post.subspace])
+    if mean is None:
         return None, ("none under subspace= with a delta guide: use method='exact' for the "
                       "conjugate mean")
-    u = post.fixed["basis"][:, : post.subspace]
-    return _project_mean(post.kind, family.mean(), u), how
+    return mean, how
 
 
 def exact_descriptions(kind: str) -> dict:
-    """``{"point_mean", "point_map"}`` of an exact (conjugate) posterior."""
-    if kind in ("latent-gaussian", "latent-spherical"):
-        return {"point_mean": "closed form: principal subspace of the posterior mean projector",
-                "point_map": "closed form: the posterior mode (principal subspace)"}
-    given = ", given the MAP-EM responsibilities" if kind == "mixture" else ""
-    return {"point_mean": f"closed-form conjugate posterior mean{given}",
-            "point_map": f"closed-form {MAP_JOINT}{given}"}
+    """``{"point_mean", "point_map"}`` of an exact (conjugate) posterior
+    (``Family.exact_descriptions``)."""
+    return get_family(kind).exact_descriptions()
 
 
 def sampled_descriptions(post, *, best: str) -> dict:
     """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
     density the ``"map"`` draw maximises."""
-    latent = post.kind in ("latent-gaussian", "latent-spherical")
-    mean = ("principal subspace of the mean projector E[UUᵀ] over the draws" if latent
-            else "average of the draws")
+    mean = get_family(post.kind).mean_of_draws
     if post.subspace is not None:
         mean += ", lifted with the conditional expectation outside the subspace"
     return {"point_mean": mean, "point_map": best}

@@ -156,7 +156,7 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     from .registry import get_family
 
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
-    if post.subspace is None or prob.custom or post.kind not in ("gaussian", "mixture"):
+    if post.subspace is None or prob.custom or get_family(post.kind).covariance_site is None:
         best = f"the draw (of {total}) of highest density of the model's parameters"
         if post.subspace is not None:
             best += (", lifted with the default prior's conditional mode outside the subspace "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from ..provenance import AnchorDivWarning
+from .registry import get_family
 
 
 def warn_unobserved(trace: dict) -> None:
@@ -20,18 +21,12 @@ def warn_unobserved(trace: dict) -> None:
 
 
 def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
-    """Warn for a target-only prior (< 1 pseudo-anchor of covariance, or latent ``beta = 1``)
-    fitted to ``n < d`` targets."""
+    """Warn for a target-only prior (what ``Family.target_only`` names: < 1 pseudo-anchor of
+    covariance, latent ``beta = 1``) fitted to ``n < d`` targets."""
     if n >= d:
         return
-    if kind in ("gaussian", "mixture"):
-        strength = info.get("covariance_pseudo_anchors", float(info.get("nu0", d + 2)) - d - 1)
-        weak = strength < 1.0
-        what = f"the prior's covariance carries {strength:.3g} pseudo-anchors"
-    else:
-        weak = float(info.get("beta", 0.0)) >= 1.0
-        what = "beta = 1 gives the broad prior no weight"
-    if weak:
+    what = get_family(kind).target_only(info, d)
+    if what is not None:
         warnings.warn(f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
                       f"dimensions: at most n − 1 directions are informed by data; the rest "
                       f"come from the ridge — give the broad prior some weight", AnchorDivWarning,

@@ -39,6 +39,7 @@ from ..errors import AnchorDivError, integer, positive
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
+from .registry import get_family
 
 GUIDES = ("delta", "normal", "lowrank")
 CHUNK = 50
@@ -244,11 +245,12 @@ def svi_points(post: Posterior, prob: Problem, point: dict | None,
     if post.subspace is None:
         how = "mode of the model's density in its own sample-site coordinates" if prob.custom \
             else summaries.MAP_JOINT
-    elif prob.custom or post.kind != "gaussian":
+    elif prob.custom or (joint := get_family(post.kind).subspace_mode(
+            point, post.completion, post.subspace)) is None:
         how = ("mode of the subspace model, lifted with the default prior's conditional mode "
                "outside the subspace (not the joint mode of one full-d model)")
     else:
-        point = summaries.subspace_joint_mode(point, post.completion, post.subspace)
+        point = joint
         how = (summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
                "lifted with the conditional mode")
     mean, mean_how = summaries.delta_mean(post, prob.custom)

@@ -221,23 +221,6 @@ def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
 
 # ---- the library's own posteriors -------------------------------------------------------------
 
-def _clusters(rng, n, d, centres, spread):
-    return centres[rng.integers(len(centres), size=n)] + spread * rng.normal(size=(n, d))
-
-
-def _broad(kind: str, d: int, rng, separation: float = 8.0) -> np.ndarray:
-    """Fixed broad anchors ``[400, d]``: a spectrum with a clear rank-2 signal (latent kinds),
-    two clusters of spread 0.5 whose centres are ``separation`` apart (mixture), anisotropic
-    otherwise."""
-    scales = np.r_[3.0, 2.5, np.full(d - 2, 0.3)] if d > 2 else np.array([1.5, 0.7])
-    rot = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    if kind == "mixture":
-        centres = np.zeros((2, d))
-        centres[:, 0] = [-separation / 2, separation / 2]
-        return _clusters(rng, 400, d, centres, 0.5)
-    return (rng.normal(size=(400, d)) * scales) @ rot.T
-
-
 #: settings of the sampled inferences of :func:`library_problem` (NUTS: one chain; SVI: a
 #: low-rank Gaussian guide — the delta guide is a point and has no spread to calibrate)
 NUTS_SETTINGS = {"num_warmup": 300, "num_chains": 1}
@@ -271,21 +254,15 @@ def _inference(prior, method: str, num_draws: int):
     return run
 
 
-#: kind -> the fixed prior strengths of its SBC problem at dimension d (others: the defaults)
-SBC_OPTIONS = {"gaussian": lambda d: {"kappa0": 2.0, "nu0": d + 4.0},
-               "latent-gaussian": lambda d: {"rank": 2}, "latent-spherical": lambda d: {"rank": 2},
-               "mixture": lambda d: {"components": 2, "alpha0": 10.0, "kappa0": 20.0,
-                                     "nu0": d + 6.0}}
-
-
 def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0,
                     separation: float = 8.0) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
     :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
 
-    The prior is the one :func:`anchordiv.adapt` builds from fixed broad anchors (fixed
-    strengths: empirical Bayes would make the prior depend on the data), built once; the
+    The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
+    (``Family.sbc_broad``) with its fixed strengths (``Family.sbc_options``: empirical Bayes
+    would make the prior depend on the data), built once; the
     simulator is the kind's likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with
     the broad ℓ and σ²; mixture: the Gaussian mixture); ``inference`` runs ``method`` —
     ``"exact"`` (the conjugate update's draws), ``"nuts"`` (the kind's explicit model on the
@@ -297,10 +274,9 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam = get_family(kind)
     rng = np.random.default_rng(seed)
-    broad = _broad(kind, d, rng, separation)
+    broad = fam.sbc_broad(d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
-    opts = SBC_OPTIONS.get(kind, lambda d: {})(d)
-    prior = fam.from_anchors(broad, broad[:n], **opts)
+    prior = fam.from_anchors(broad, broad[:n], **fam.sbc_options(d))
     ref = prior.update(broad[:n], tau=1.0)
     if thin is None:
         thin = {"exact": 2 if fam.gibbs_cost(ref.family) else 1, "nuts": 4, "svi": 1}[method]

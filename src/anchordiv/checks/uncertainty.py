@@ -140,20 +140,15 @@ PPC_STATISTICS = ("norm", "cosine_to_mean", "projection")
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     """``[d, k]`` leading directions of the broad prior: the subspace basis of a subspace run,
-    else the top eigenvectors of the prior's scale matrix (``psi0``, summed over mixture
-    components; the latent kinds' Bingham parameter), else of the posterior-mean covariance."""
+    else the top eigenvectors of the family's ``prior_scale`` (the NIW scale matrix, summed over
+    mixture components; the latent kinds' Bingham parameter; from the posterior mean where the
+    model's arguments lack it), else the coordinate axes."""
     if post.subspace is not None:
         return post.fixed["basis"][:, :k]
-    kw = post.info.get("model_kwargs") or {}
-    scale = next((np.asarray(kw[n], np.float64) for n in ("psi0", "prior_parameter",
-                                                          "broad_projector") if n in kw), None)
+    scale = get_family(post.kind).prior_scale(post.info.get("model_kwargs") or {},
+                                              post.params("mean"))
     if scale is None:
-        p = post.params("mean")
-        scale = np.asarray(p["Sigma"] if "Sigma" in p else p["covs"] if "covs" in p else
-                           np.diag(p["sigma2"]) if "sigma2" in p else
-                           p["U"] @ np.swapaxes(p["U"], -1, -2) if "U" in p else
-                           np.eye(int(post.info["d"])), np.float64)
-    scale = scale.sum(0) if scale.ndim == 3 else scale
+        scale = np.eye(int(post.info["d"]))
     return np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k]
 
 

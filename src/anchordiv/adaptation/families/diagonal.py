@@ -203,5 +203,9 @@ class DiagonalPrior(Family):
     def site_shapes(cls, d, shapes):
         return {"mu": (d,), "sigma2": (d,)}
 
+    @classmethod
+    def prior_scale(cls, kwargs, mean):
+        return np.diag(np.asarray(mean["sigma2"], np.float64))
+
 
 __all__ = ["DiagonalPrior", "NormalInverseGamma", "diagonal_model"]

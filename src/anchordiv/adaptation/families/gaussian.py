@@ -35,6 +35,14 @@ def cov_factor(cov: np.ndarray) -> np.ndarray:
         return psd_factor(cov)
 
 
+def covariance_weakness(info: dict, d: int) -> str | None:
+    """Target-only when the prior's covariance carries < 1 pseudo-anchor (``info``: the exact
+    update's; NIW kinds)."""
+    strength = info.get("covariance_pseudo_anchors", float(info.get("nu0", d + 2)) - d - 1)
+    return f"the prior's covariance carries {strength:.3g} pseudo-anchors" if strength < 1.0 \
+        else None
+
+
 def gaussian_predictive(mu, cov, n, rng) -> np.ndarray:
     """``n`` draws per ``(mu [S, d], cov [S, d, d])`` ``[S, n, d]``."""
     z = rng.normal(size=(len(mu), n, mu.shape[-1]))
@@ -62,6 +70,7 @@ class NIWPrior(Family):
     origin: str = ""
 
     sites = ("mu", "Sigma")
+    covariance_site = "Sigma"
     posterior_types = (niw.NIW,)
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
     dims = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"]}
@@ -222,5 +231,27 @@ class NIWPrior(Family):
     def positive_definite_sites(cls):
         return ("Sigma",)
 
+    @classmethod
+    def project_mean(cls, mean, u):
+        return {"mu": mean["mu"] @ u, "Sigma": u.T @ mean["Sigma"] @ u}
 
-__all__ = ["NIWPrior", "cov_factor", "gaussian_predictive"]
+    @classmethod
+    def subspace_mode(cls, point, completion, r):
+        from ..points import subspace_joint_mode
+
+        return subspace_joint_mode(point, completion, r)
+
+    @classmethod
+    def target_only(cls, info, d):
+        return covariance_weakness(info, d)
+
+    @classmethod
+    def prior_scale(cls, kwargs, mean):
+        return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["Sigma"], np.float64)
+
+    @classmethod
+    def sbc_options(cls, d):
+        return {"kappa0": 2.0, "nu0": d + 4.0}
+
+
+__all__ = ["NIWPrior", "cov_factor", "covariance_weakness", "gaussian_predictive"]

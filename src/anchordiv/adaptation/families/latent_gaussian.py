@@ -79,6 +79,7 @@ class LatentFamily(Family):
     sites = ("U",)
     posterior_types = (bingham.BinghamPosterior,)
     dims = {"principal_angles": ["angle"]}
+    mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
@@ -229,6 +230,20 @@ class LatentFamily(Family):
         k = shapes["U"][-1] if len(shapes["U"]) == 2 else 1
         return {"U": (d, k)}
 
+    @classmethod
+    def exact_descriptions(cls):
+        return {"point_mean": "closed form: principal subspace of the posterior mean projector",
+                "point_map": "closed form: the posterior mode (principal subspace)"}
+
+    @classmethod
+    def target_only(cls, info, d):
+        return "beta = 1 gives the broad prior no weight" if float(info.get("beta", 0.0)) >= 1 \
+            else None
+
+    @classmethod
+    def sbc_options(cls, d):
+        return {"rank": 2}
+
     def predictive_fixed(self) -> dict:
         return {"ppca_mean": np.asarray(self.mean, np.float64),
                 "ppca_signal": np.asarray(self.signal), "ppca_noise": np.asarray(self.noise)}
@@ -305,6 +320,13 @@ class BinghamPrior(LatentFamily):
         return (np.einsum("sdk,de,sek->s", u, b0, u)
                 + float(kwargs["target_weight"]) * cls.joint_log_likelihood(
                     {"U": u}, targets, kwargs["mean"], kwargs["signal"], kwargs["noise"]))
+
+    @classmethod
+    def prior_scale(cls, kwargs, mean):
+        """The Bingham parameter B₀ (else the mean's projector)."""
+        u = mean["U"]
+        return np.asarray(kwargs["prior_parameter"] if "prior_parameter" in kwargs else
+                          u @ u.T, np.float64)
 
     @classmethod
     def prior_posterior(cls, kwargs):

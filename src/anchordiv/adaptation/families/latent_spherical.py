@@ -123,6 +123,13 @@ class PosteriorBinghamPrior(LatentFamily):
         return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", u, b, u)
 
     @classmethod
+    def prior_scale(cls, kwargs, mean):
+        """The broad projector U₀U₀ᵀ (else the mean's projector)."""
+        u = mean["U"]
+        return np.asarray(kwargs["broad_projector"] if "broad_projector" in kwargs else
+                          u @ u.T, np.float64)
+
+    @classmethod
     def prior_posterior(cls, kwargs):
         b0 = float(kwargs["concentration"]) * (1 - float(kwargs["beta"])) * \
             np.asarray(kwargs["broad_projector"])

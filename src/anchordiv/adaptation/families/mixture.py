@@ -23,7 +23,7 @@ from ..density import gaussian_logpdf, log_niw
 from ..family import Family, check_prior_mode, isotropic_like
 from ..registry import family
 from ..quantities import cosine
-from .gaussian import gaussian_predictive
+from .gaussian import covariance_weakness, gaussian_predictive
 
 
 @family("mixture")
@@ -47,6 +47,8 @@ class DirichletNIWPrior(Family):
     origin: str = ""
 
     sites = ("weights", "means", "covs")
+    covariance_site = "covs"
+    conditioning = ", given the MAP-EM responsibilities"
     posterior_types = (dirichlet_niw.DirichletNIW,)
     static_fields = ("prior", "origin", "em_seed", "max_iter")
     dims = {"weights": ["component"], "mean_cosine": ["component"],
@@ -190,6 +192,34 @@ class DirichletNIWPrior(Family):
     @classmethod
     def positive_definite_sites(cls):
         return ("covs",)
+
+    @classmethod
+    def project_mean(cls, mean, u):
+        return {"weights": mean["weights"], "means": mean["means"] @ u,
+                "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u}
+
+    @classmethod
+    def target_only(cls, info, d):
+        return covariance_weakness(info, d)
+
+    @classmethod
+    def prior_scale(cls, kwargs, mean):
+        """The components' scale matrices, summed."""
+        return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["covs"],
+                          np.float64).sum(0)
+
+    @classmethod
+    def sbc_broad(cls, d, rng, separation=8.0):
+        """Two clusters of spread 0.5 whose centres are ``separation`` apart (8: well
+        separated; 1.5 overlaps, so that assignments are uncertain)."""
+        rng.normal(size=(d, d))           # (kept: the stream the broad anchors were drawn from)
+        centres = np.zeros((2, d))
+        centres[:, 0] = [-separation / 2, separation / 2]
+        return centres[rng.integers(2, size=400)] + 0.5 * rng.normal(size=(400, d))
+
+    @classmethod
+    def sbc_options(cls, d):
+        return {"components": 2, "alpha0": 10.0, "kappa0": 20.0, "nu0": d + 6.0}
 
 
 __all__ = ["DirichletNIWPrior", "gaussian_predictive"]
