@@ -1,13 +1,16 @@
 """Simulation-based calibration of the library's posteriors (MATH.md round 2, Talts et al. 2018).
 
-For every kind and inference method: θ̃ from the prior adapt builds from fixed broad anchors,
-n targets from the kind's likelihood, posterior draws (thinned), ranks of scalar quantities
+For every kind and inference method (exact, NUTS, SVI with a low-rank guide): θ̃ from the prior
+adapt builds from the family's fixed broad anchors, n targets from the kind's likelihood,
+posterior draws (thinned), ranks of scalar quantities
 (``anchordiv.checks.sbc.library_problem``).  Saves one rank-histogram plot per case
 (``results/sbc_<kind>_<method>.png``, grey band: 99 % range of a bin count under uniform
-ranks) and the χ²/KS p-values and 90 % coverage (``results/bench_sbc.md``).
+ranks) and the χ²/KS p-values and 90 % coverage (``results/bench_sbc.md``).  NUTS runs on the
+cached compiled chain runner (one compilation per case), SVI on its cached step.
 
-    .venv/bin/python benchmarks/bench_sbc.py            # d = 4, n = 8: ≈ 15 min (NUTS most)
+    .venv/bin/python benchmarks/bench_sbc.py            # d = 4, n = 8, 400 simulations
     .venv/bin/python benchmarks/bench_sbc.py --quick    # d = 3, fewer simulations
+    .venv/bin/python benchmarks/bench_sbc.py --cases gaussian/nuts --sims 200 --draws 19
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from common import RESULTS, parser, table, write_results
 
 jax.config.update("jax_enable_x64", True)
 
-CASES = [("gaussian", "exact"), ("latent-gaussian", "exact"), ("latent-spherical", "exact"),
-         ("mixture", "exact"), ("mixture-overlap", "exact"), ("gaussian", "nuts")]
+KINDS = ("gaussian", "diagonal-gaussian", "latent-gaussian", "latent-spherical", "mixture",
+         "mixture-overlap")
+CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS]
 #: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
 EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5})}
 
@@ -31,16 +35,20 @@ EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5})}
 def main():
     p = parser(__doc__)
     p.add_argument("--cases", nargs="*", help="case names kind/method (default: all)")
+    p.add_argument("--sims", type=int, help="simulations per case (default 400; quick 100)")
+    p.add_argument("--draws", type=int, help="posterior draws after thinning (default 99; "
+                                             "quick 19)")
+    p.add_argument("--dims", type=int, nargs=2, metavar=("D", "N"),
+                   help="dimension and number of targets (default 4 8; quick 3 5)")
     args = p.parse_args()
-    d, n = (3, 5) if args.quick else (4, 8)
+    d, n = args.dims or ((3, 5) if args.quick else (4, 8))
     rows = []
     for name, method in CASES:
         if args.cases and f"{name}/{method}" not in args.cases:
             continue
         kind, extra = EXTRA.get(name, (name, {}))
-        sims = (30 if method == "nuts" else 100) if args.quick else \
-            (60 if method == "nuts" else 400)
-        draws = 19 if args.quick else 99
+        sims = args.sims or (100 if args.quick else 400)
+        draws = args.draws or (19 if args.quick else 99)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -52,9 +60,8 @@ def main():
         plot = RESULTS / f"sbc_{name}_{method}{tag}.png"
         result.plot(plot, title=f"{name} ({method}), d={d}, n={n}: {sims} simulations, "
                                 f"{result.num_draws} draws (thin {problem['thin']})")
-        label = name
         for q, s in result.summary().items():
-            rows.append({"case": f"{label} / {method}", "quantity": q,
+            rows.append({"case": f"{name} / {method}", "quantity": q,
                          "chi2_p": round(s["chi2_p"], 3), "ks_p": round(s["ks_p"], 3),
                          "coverage90": round(s["coverage90"], 3), "simulations": sims,
                          "draws": result.num_draws, "seconds": round(seconds, 1),

@@ -224,7 +224,7 @@ def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
 #: settings of the sampled inferences of :func:`library_problem` (NUTS: one chain; SVI: a
 #: low-rank Gaussian guide — the delta guide is a point and has no spread to calibrate)
 NUTS_SETTINGS = {"num_warmup": 300, "num_chains": 1}
-SVI_SETTINGS = {"guide": "lowrank", "num_steps": 3000}
+SVI_SETTINGS = {"guide": "lowrank", "num_steps": 1500}
 METHODS = ("exact", "nuts", "svi")
 
 

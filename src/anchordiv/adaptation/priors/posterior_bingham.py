@@ -28,8 +28,14 @@ The draws' spread is then that of the latent Gaussian posterior's broad term —
 posterior-*like* spread: the target term uses the trace-normalised Ĉ_T, not c·m·β·Cov(T).
 Measured by simulation-based calibration under the PPCA likelihood (d = 4, n = 8, 400
 simulations, ``benchmarks/bench_sbc.py``): ranks pass χ²/KS at p ≥ 0.04 but the 90 % intervals
-cover 85 % — slightly overconfident at small n, because tr Ĉ_T is normalised by the noisy
-target trace.
+cover 85 % — overconfident at small n.  The cause is the normalisation: the Bayes target term
+is c·S_T, this one κβĈ_T = c·S_T·nkℓ/tr S_T, and E tr S_T = (n − 1)(kℓ + dσ²), so the factor
+is n/(n − 1) (estimated mean) × kℓ/(kℓ + dσ²) (the noise's share of the trace) × the Jensen
+excess of 1/tr S_T: ≈ 1.3 in that SBC problem (too narrow), but ≈ 0.2–0.3 at d = 384, k = 8
+on text spectra (too wide).  The Gibbs draws themselves mix at once.  No κ alone fixes it (the
+prior and target terms need different corrections, and changing their ratio moves the MAP),
+so the draws are labelled approximate (``PosteriorBinghamPrior.exact_calibration``;
+docs/guides/model-criticism.md).
 """
 
 from __future__ import annotations
