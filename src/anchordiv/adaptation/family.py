@@ -80,6 +80,9 @@ class Family(abc.ABC):
     conditioning: ClassVar[str] = ""
     #: how the ``"mean"`` point of draws is formed (:func:`.points.sampled_descriptions`)
     mean_of_draws: ClassVar[str] = "average of the draws"
+    #: command-line options of ``anchordiv adapt``: ``from_anchors`` keyword -> (value type:
+    #: "int" | "number" | "number|auto", help); the CLI merges them over the families
+    cli_options: ClassVar[dict[str, tuple[str, str]]] = {}
 
     # ---- the prior object -------------------------------------------------------------------
     @classmethod

@@ -121,3 +121,16 @@ def test_prior_directory_errors_are_clear(saved_prior, capsys):
     assert main(["adapt", "mixture", "--prior", str(t / "prior"), str(t / "t.npy"),
                  "-o", str(t / "m")]) != 0
     assert "EM on the broad anchors" in capsys.readouterr().err
+
+
+def test_prior_flags_come_from_the_families():
+    """Each family's ``cli_options`` are ``from_anchors`` keywords and become one flag whose
+    help names the kinds (a new family needs no edit in the CLI)."""
+    from anchordiv.adaptation import FAMILIES, OPTIONS
+    from anchordiv.app.commands.adapt import prior_options
+
+    flags = prior_options()
+    for kind, fam in FAMILIES.items():
+        for name in fam.cli_options:
+            assert name in OPTIONS[kind], (kind, name)
+            assert kind in flags[name][2] and flags[name][0] == "--" + name.replace("_", "-")

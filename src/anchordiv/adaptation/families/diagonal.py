@@ -107,6 +107,9 @@ class DiagonalPrior(Family):
     origin: str = ""
 
     sites = ("mu", "sigma2")
+    cli_options = {"kappa0": ("number", "prior mean strength (pseudo-anchors)"),
+                   "nu0": ("number", "inverse-gamma strength (pseudo-anchors)"),
+                   "reg": ("number", "relative ridge of the broad fit")}
     posterior_types = (NormalInverseGamma,)
     static_fields = ("prior", "origin")
     model = staticmethod(diagonal_model)

@@ -71,6 +71,11 @@ class NIWPrior(Family):
 
     sites = ("mu", "Sigma")
     covariance_site = "Sigma"
+    cli_options = {
+        "kappa0": ("number|auto", "prior mean strength (pseudo-anchors); default 'auto' "
+                                  "(empirical Bayes)"),
+        "nu0": ("number|auto", "IW degrees of freedom (> d + 1) or 'auto'"),
+        "reg": ("number", "relative ridge of the broad fit")}
     posterior_types = (niw.NIW,)
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
     dims = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"]}

@@ -80,6 +80,10 @@ class LatentFamily(Family):
     posterior_types = (bingham.BinghamPosterior,)
     dims = {"principal_angles": ["angle"]}
     mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
+    cli_options = {
+        "rank": ("int", "subspace dimension k"),
+        "beta": ("number", "target weight in [0, 1]"),
+        "prior_anchors": ("number", "prior strength in pseudo-anchors (default 10)")}
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the

@@ -46,6 +46,9 @@ class PosteriorBinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(posterior_bingham.latent_spherical_model)
+    cli_options = {**LatentFamily.cli_options,
+                   "concentration": ("number", "draw concentration"),
+                   "radius": ("number", "radius r")}
     exact_calibration = (
         "approximate: the posterior-like Bingham draws' 90 % intervals covered 0.845-0.855 in "
         "SBC (benchmarks/results/bench_sbc.md), below the 0.85-0.95 band's centre; read "

@@ -49,6 +49,12 @@ class DirichletNIWPrior(Family):
     sites = ("weights", "means", "covs")
     covariance_site = "covs"
     conditioning = ", given the MAP-EM responsibilities"
+    cli_options = {
+        "components": ("int", "number of components (default 4)"),
+        "alpha0": ("number", "Dirichlet strength (pseudo-anchors)"),
+        "kappa0": ("number", "prior mean strength (pseudo-anchors)"),
+        "nu0": ("number", "IW degrees of freedom (> d + 1)"),
+        "reg": ("number", "relative ridge of the broad fit")}
     posterior_types = (dirichlet_niw.DirichletNIW,)
     static_fields = ("prior", "origin", "em_seed", "max_iter")
     dims = {"weights": ["component"], "mean_cosine": ["component"],

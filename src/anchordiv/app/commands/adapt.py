@@ -10,22 +10,13 @@ from __future__ import annotations
 from ._io import add_json_flag, load_embeddings, number, number_or_auto, report
 from .fit import TAU_HELP, card_fields
 
-#: option name in ``ad.adapt`` -> (flag, argparse type, help).  Only options the user gives are
-#: forwarded, so the library's defaults stay the single source of truth.
-OPTIONS = {
-    "kappa0": ("--kappa0", number_or_auto, "gaussian/mixture: prior mean strength "
-               "(pseudo-anchors); gaussian default 'auto' (empirical Bayes)"),
-    "nu0": ("--nu0", number_or_auto, "gaussian/mixture: IW degrees of freedom (> d + 1) or "
-            "'auto'"),
-    "rank": ("--rank", int, "latent kinds: subspace dimension k"),
-    "beta": ("--beta", number, "latent kinds: target weight in [0, 1]"),
-    "prior_anchors": ("--prior-anchors", number, "latent kinds: prior strength in "
-                      "pseudo-anchors (default 10)"),
-    "concentration": ("--concentration", number, "latent-spherical: draw concentration"),
-    "radius": ("--radius", number, "latent-spherical: radius r"),
-    "components": ("--components", int, "mixture: number of components (default 4)"),
-    "alpha0": ("--alpha0", number, "mixture: Dirichlet strength (pseudo-anchors)"),
-    "reg": ("--reg", number, "gaussian/mixture: relative ridge of the broad fit"),
+#: value type names of ``Family.cli_options`` -> argparse types
+VALUE_TYPES = {"int": int, "number": number, "number|auto": number_or_auto}
+
+#: the inference methods' options: name in ``ad.adapt`` -> (flag, argparse type, help).  Only
+#: options the user gives are forwarded, so the library's defaults stay the single source of
+#: truth.  The priors' options come from the families (:func:`prior_options`).
+METHOD_FLAGS = {
     "guide": ("--guide", str, "svi: variational family: delta (MAP), normal (mean-field) or "
               "lowrank (low-rank multivariate normal)"),
     "guide_rank": ("--guide-rank", int, "svi with --guide lowrank: rank R of the covariance"),
@@ -40,6 +31,26 @@ OPTIONS = {
     "num_chains": ("--num-chains", int, "nuts: chains"),
     "seed": ("--seed", int, "random seed (mixture EM, svi, nuts)"),
 }
+
+
+def prior_options() -> dict:
+    """``{name: (flag, argparse type, help)}`` of every family's ``cli_options``, merged: one
+    flag per option, 'auto' accepted where any family accepts it, the help grouped by the kinds
+    that share a text ("gaussian, mixture: ...")."""
+    from ...adaptation import FAMILIES
+
+    merged: dict = {}
+    for kind, fam in FAMILIES.items():
+        for name, (value, text) in fam.cli_options.items():
+            merged.setdefault(name, {}).setdefault(text, []).append((kind, value))
+    out = {}
+    for name, texts in merged.items():
+        values = {v for uses in texts.values() for _, v in uses}
+        kind = VALUE_TYPES["number|auto" if "number|auto" in values else
+                           "number" if "number" in values else "int"]
+        text = "; ".join(f"{'/'.join(k for k, _ in uses)}: {t}" for t, uses in texts.items())
+        out[name] = ("--" + name.replace("_", "-"), kind, text)
+    return out
 
 
 def register(sub) -> None:
@@ -68,8 +79,9 @@ def register(sub) -> None:
                    help="exact conjugate update (default), svi (variational) or nuts (MCMC)")
     p.add_argument("--normalize", action="store_true",
                    help="scale target rows to unit norm first (otherwise non-unit rows warn)")
-    for name, (flag, kind, text) in OPTIONS.items():
-        p.add_argument(flag, dest=name, type=kind, choices=GUIDES if name == "guide" else None, help=text)
+    for name, (flag, kind, text) in {**prior_options(), **METHOD_FLAGS}.items():
+        p.add_argument(flag, dest=name, type=kind, choices=GUIDES if name == "guide" else None,
+                       help=text)
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
     p.add_argument("--source", help="anchor source recorded in the cards (default: the target "
                                     "file)")
@@ -115,7 +127,8 @@ def run(args) -> int:
     from ...adaptation import adapt
     from ...io import save_model
 
-    opts = {k: getattr(args, k) for k in OPTIONS if getattr(args, k) is not None}
+    names = {**prior_options(), **METHOD_FLAGS}
+    opts = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     broad_source, target_file, directory, mode = inputs(args)
     target = load_embeddings(target_file, "target")
     if directory is not None:
