@@ -1,6 +1,7 @@
 """Simulation-based calibration of the library's posteriors (MATH.md round 2, Talts et al. 2018).
 
-For every kind and inference method (exact, NUTS, SVI with a low-rank guide): θ̃ from the prior
+For every kind and inference method (exact, NUTS, SVI with a low-rank guide; the structured
+factor and LKJ priors by NUTS and SVI): θ̃ from the prior
 adapt builds from the family's fixed broad anchors, n targets from the kind's likelihood,
 posterior draws (thinned), ranks of scalar quantities
 (``anchordiv.checks.sbc.library_problem``).  Saves one rank-histogram plot per case
@@ -27,9 +28,14 @@ jax.config.update("jax_enable_x64", True)
 
 KINDS = ("gaussian", "diagonal-gaussian", "latent-gaussian", "latent-spherical", "mixture",
          "mixture-overlap")
-CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS]
+#: structured priors (factor analysis at rank 1, LKJ): NUTS and SVI only
+STRUCTURED = ("structured-factor", "structured-lkj")
+CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS] + \
+    [(name, method) for method in ("nuts", "svi") for name in STRUCTURED]
 #: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
-EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5})}
+EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5}),
+         "structured-factor": ("gaussian", {"structure": "factor"}),
+         "structured-lkj": ("gaussian", {"structure": "lkj"})}
 
 
 def main():

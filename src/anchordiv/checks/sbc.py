@@ -254,28 +254,44 @@ def _inference(prior, method: str, num_draws: int):
     return run
 
 
+#: structured priors of :func:`library_problem` (``structure=``): name -> builder at rank 1
+STRUCTURES = {"factor": lambda broad: _structured().factor(broad, rank=1),
+              "lkj": lambda broad: _structured().lkj(broad)}
+
+
+def _structured():
+    from ..adaptation import StructuredPrior
+
+    return StructuredPrior
+
+
 def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0,
-                    separation: float = 8.0) -> dict:
+                    separation: float = 8.0, structure: str | None = None) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
     :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
 
     The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
     (``Family.sbc_broad``) with its fixed strengths (``Family.sbc_options``: empirical Bayes
-    would make the prior depend on the data), built once; the
-    simulator is the kind's likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with
-    the broad ℓ and σ²; mixture: the Gaussian mixture); ``inference`` runs ``method`` —
-    ``"exact"`` (the conjugate update's draws), ``"nuts"`` (the kind's explicit model on the
-    cached compiled chain runner) or ``"svi"`` (a low-rank guide, :data:`SVI_SETTINGS`) — on
-    every kind.  Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence.
-    ``separation``: distance between the mixture's two broad cluster centres (spread 0.5; 8 is
-    well separated, 1.5 overlaps so that assignments are uncertain)."""
+    would make the prior depend on the data), built once; the simulator is the kind's
+    likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
+    mixture: the Gaussian mixture); ``inference`` runs ``method`` — ``"exact"`` (the conjugate
+    update's draws), ``"nuts"`` (the kind's explicit model on the cached compiled chain runner)
+    or ``"svi"`` (a low-rank guide, :data:`SVI_SETTINGS`) — on every kind.  Gibbs and NUTS draws
+    are thinned (default thin 2 and 4) to near-independence.  ``separation``: distance between
+    the mixture's two broad cluster centres (spread 0.5; 8 is well separated, 1.5 overlaps so
+    that assignments are uncertain).  ``structure``: ``"factor"`` (rank 1) or ``"lkj"`` — a
+    :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only), whose
+    truths are draws of its own model."""
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam = get_family(kind)
     rng = np.random.default_rng(seed)
     broad = fam.sbc_broad(d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
+    if structure is not None:
+        return _structured_problem(structure, fam, broad, quantities, method, n, num_draws,
+                                   thin or {"exact": 1, "nuts": 4, "svi": 1}[method])
     prior = fam.from_anchors(broad, broad[:n], **fam.sbc_options(d))
     ref = prior.update(broad[:n], tau=1.0)
     if thin is None:
@@ -290,6 +306,24 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
 
     def simulator(r, p):
         return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]
+
+    return {"prior_sampler": prior_sampler, "simulator": simulator,
+            "inference": _inference(prior, method, num_draws * thin), "quantities": quantities,
+            "thin": thin}
+
+
+def _structured_problem(structure, fam, broad, quantities, method, n, num_draws, thin) -> dict:
+    if structure not in STRUCTURES:
+        raise AnchorDivError(f"structure: one of {', '.join(STRUCTURES)}, got {structure!r}")
+    if method == "exact":
+        raise AnchorDivError("method: a structured prior has no exact update; 'nuts' or 'svi'")
+    prior = STRUCTURES[structure](broad)
+
+    def prior_sampler(r):
+        return {k: v[0] for k, v in prior.sample(r, 1).items() if k in fam.sites}
+
+    def simulator(r, p):
+        return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, {}, r)[0]
 
     return {"prior_sampler": prior_sampler, "simulator": simulator,
             "inference": _inference(prior, method, num_draws * thin), "quantities": quantities,

@@ -91,7 +91,9 @@ class StructuredPrior(NIWPrior):
 
         rng = as_rng(key)
         targets = np.zeros((1, self.dim))
-        out = Predictive(self.user_model, num_samples=int(n), exclude_deterministic=False)(
+        # parallel=True: one vmap (the default lax.map compiled a new scan on every call)
+        out = Predictive(self.user_model, num_samples=int(n), exclude_deterministic=False,
+                         parallel=True)(
             jax.random.PRNGKey(int(rng.integers(2**31))), targets, **self.model_kwargs)
         return {k: np.asarray(v, np.float64) for k, v in out.items() if k != "targets"}
 
