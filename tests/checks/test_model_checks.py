@@ -123,6 +123,10 @@ def test_approximate_draws_and_likelihoods_psis_cannot_use_are_labelled():
     assert "posterior-like" in attrs["log_likelihood_note"]
     exact = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
     assert "calibration" not in ad.inference_data(exact, num_draws=4).posterior.attrs
+    svi = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0, method="svi",
+                   guide="normal", num_steps=50, progress=False)
+    assert ad.inference_data(svi, num_draws=4).posterior.attrs["calibration"].startswith(
+        "variational approximation")
     # the latent Gaussian likelihood is leave-one-out-correct: nothing to flag at the default β
     lat = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=2)
     assert "log_likelihood_note" not in ad.inference_data(

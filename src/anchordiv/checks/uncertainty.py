@@ -194,14 +194,26 @@ def user_sites(kind: str, draws: dict, taken: dict) -> dict:
             and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX}
 
 
+#: measured SBC of SVI draws (low-rank guide, d = 4, n = 8, 200 simulations;
+#: benchmarks/results/bench_sbc-svi.md): the InferenceData of every SVI fit says so
+SVI_CALIBRATION = (
+    "variational approximation: SBC of the low-rank guide covered 0.725-0.845 (90 % intervals) "
+    "for the mixture kind, too narrow, and 0.885-0.96 for the other kinds "
+    "(benchmarks/results/bench_sbc-svi.md); check against NUTS or with PSIS "
+    "(ad.compare_priors reweights by log p - log q)")
+
+
 def calibration_notes(post) -> dict[str, str]:
     """``{"calibration", "log_likelihood_note"}`` attributes where the draws are approximate
-    (the family's measured ``exact_calibration`` of its exact draws) or where PSIS on the
+    (the family's measured ``exact_calibration`` of its exact draws; SVI guide draws,
+    :data:`SVI_CALIBRATION`) or where PSIS on the
     ``log_likelihood`` group would not estimate leave-one-out refits (the family's
     :meth:`~anchordiv.adaptation.family.Family.psis_caveat`)."""
     fam, out = get_family(post.kind), {}
     if post.method == "exact" and fam.exact_calibration:
         out["calibration"] = fam.exact_calibration
+    if post.method == "svi" and post.info.get("guide") != "delta":
+        out["calibration"] = SVI_CALIBRATION
     caveat = fam.psis_caveat(post)
     if caveat is not None:
         out["log_likelihood_note"] = (f"az.loo/az.waic on this group do not estimate "
