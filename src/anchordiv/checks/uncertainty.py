@@ -197,8 +197,9 @@ def user_sites(kind: str, draws: dict, taken: dict) -> dict:
 #: measured SBC of SVI draws (low-rank guide, d = 4, n = 8, 200 simulations;
 #: benchmarks/results/bench_sbc-svi.md): the InferenceData of every SVI fit says so
 SVI_CALIBRATION = (
-    "variational approximation: SBC of the low-rank guide covered 0.725-0.845 (90 % intervals) "
-    "for the mixture kind, too narrow, and 0.885-0.96 for the other kinds "
+    "variational approximation: the 90 % intervals of the low-rank guide covered 0.725-0.90 in "
+    "SBC for the mixture kind (tr Σ₀ 0.725-0.74: too narrow, χ² p < 0.001) and 0.87-0.96 for "
+    "the other kinds "
     "(benchmarks/results/bench_sbc-svi.md); check against NUTS or with PSIS "
     "(ad.compare_priors reweights by log p - log q)")
 
