@@ -246,7 +246,9 @@ class LatentFamily(Family):
 
     @classmethod
     def sbc_options(cls, d):
-        return {"rank": 2}
+        """Every strength fixed (a recipe's "auto" would choose them from each simulated data
+        set, so the inference prior would not be the simulation prior)."""
+        return {"rank": 2, "beta": None, "prior_anchors": 10.0}
 
     def predictive_fixed(self) -> dict:
         return {"ppca_mean": np.asarray(self.mean, np.float64),
