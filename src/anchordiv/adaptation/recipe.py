@@ -211,13 +211,15 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
     variance and make the latent model cosine-like); as ν → 0 the rank becomes the
     target-only fit's, so the posterior converges to it.  Measured against
     ``max(k_prior, participation ratio of Cov(T))`` and the participation ratio of the blended
-    covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]``."""
+    covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]`` (None:
+    no targets yet, the prior's ``k_prior`` — the choice for novel targets)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
-    t = as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
     v = in_unit_interval("novelty", novelty)
     _, cov_b = priors.bingham.broad_covariance(b, "broad")
     k = stable_rank(np.linalg.eigvalsh(cov_b))
-    if len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
+    t = (None if targets is None else
+         as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64))
+    if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
         k_target = principal_subspace(t)[1].shape[1]
         k = v * k + (1 - v) * k_target
     return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))

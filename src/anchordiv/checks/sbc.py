@@ -257,8 +257,12 @@ def _nuts_inference(model, kwargs: dict, num_draws: int, thin: int):
 
 
 #: kind -> the fixed prior strengths of its SBC problem at dimension d (others: the defaults)
+#: the latent kinds' fixed options (the recipe's "auto" would choose them from each simulated
+#: data set, so the inference prior would not be the simulation prior)
+LATENT_FIXED = {"rank": 2, "beta": None, "prior_anchors": 10.0}
 SBC_OPTIONS = {"gaussian": lambda d: {"kappa0": 2.0, "nu0": d + 4.0},
-               "latent-gaussian": lambda d: {"rank": 2}, "latent-spherical": lambda d: {"rank": 2},
+               "latent-gaussian": lambda d: dict(LATENT_FIXED),
+               "latent-spherical": lambda d: dict(LATENT_FIXED),
                "mixture": lambda d: {"components": 2, "alpha0": 10.0, "kappa0": 20.0,
                                      "nu0": d + 6.0}}
 
