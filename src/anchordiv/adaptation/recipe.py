@@ -66,23 +66,36 @@ def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
 
+def psi_terms(w: np.ndarray, z: np.ndarray, s: float) -> tuple[float, float]:
+    """``(zᵀ Ψ⁻¹ z, log det Ψ)`` for ``Ψ = s I + W Wᵀ`` (``w [d, p]``, ``z [d]``): Woodbury and
+    the matrix determinant lemma in ``p × p`` when p < d, a ``d × d`` Cholesky otherwise
+    (O(d²p + min(p, d)³) either way: many targets in few dimensions stay cheap)."""
+    d, p = w.shape
+    if p < d:
+        small = s * np.eye(p) + w.T @ w
+        wz = w.T @ z
+        return ((z @ z - wz @ np.linalg.solve(small, wz)) / s,
+                (d - p) * np.log(s) + np.linalg.slogdet(small)[1])
+    chol = np.linalg.cholesky(s * np.eye(d) + w @ w.T)
+    v = scipy.linalg.solve_triangular(chol, z, lower=True)
+    return float(v @ v), 2.0 * float(np.log(np.diag(chol)).sum())
+
+
 def fold_log_predictive(y: np.ndarray, i: int, s: float, logdet_c: float) -> float:
     """log p(t_i | T₋ᵢ) under the NIW prior of strength s (κ₀ = s, ν₀ = d + 1 + s), from the
     whitened targets ``y [n, d]`` (:func:`whitened`).  In whitened coordinates the posterior
     scale is ``Ψ = s I + W Wᵀ`` with ``W = [X₋ᵢᵀ, √r δ]`` ``[d, m + 1]`` (X₋ᵢ the others'
     deviations, δ their mean, r = s m / (s + m)), so the Student-t needs only
-    ``(m + 1) × (m + 1)`` linear algebra (Woodbury, matrix determinant lemma): O(d m²)."""
+    ``min(m + 1, d)``-sized linear algebra (:func:`psi_terms`): O(d m min(m, d))."""
     d = y.shape[1]
     rest = np.delete(y, i, axis=0)
     m = len(rest)
     mean = rest.mean(0)
     kappa, df = s + m, s + m + 2.0                   # κₘ and νₘ − d + 1
     w = np.concatenate([rest - mean, np.sqrt(s * m / kappa) * mean[None]]).T
-    small = s * np.eye(m + 1) + w.T @ w
     z = y[i] - m * mean / kappa                      # t_i − μₘ (whitened; μ₀ is 0 there)
-    wz = w.T @ z
-    quad = (z @ z - wz @ np.linalg.solve(small, wz)) / s             # zᵀ Ψ⁻¹ z
-    logdet_psi = logdet_c + (d - m - 1) * np.log(s) + np.linalg.slogdet(small)[1]
+    quad, logdet_psi = psi_terms(w, z, s)
+    logdet_psi += logdet_c
     scale = (kappa + 1) / (kappa * df)               # shape = Ψ · scale
     return float(scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
                  - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))

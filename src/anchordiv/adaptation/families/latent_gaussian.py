@@ -39,11 +39,15 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *,
     (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
     the recipe's choice for novel targets: the rank is the broad covariance's stable rank and
     the prior is worth :data:`~anchordiv.adaptation.priors.bingham.PRIOR_ANCHORS`.  A given
-    ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  The isotropic control gets
-    the same numbers, computed from the broad anchors."""
+    ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  ``rank="variance"`` (or
+    None): 95 % of the broad variance.  The isotropic control gets the same numbers, computed
+    from the broad anchors."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
-        if isinstance(value, str) and value != "auto":
-            raise AnchorDivError(f"{name}: a number, None or 'auto', got {value!r}")
+        words = ("auto", "variance") if name == "rank" else ("auto",)
+        if isinstance(value, str) and value not in words:
+            raise AnchorDivError(f"{name}: a number, None or {' or '.join(map(repr, words))}, "
+                                 f"got {value!r}")
+    rank = None if rank == "variance" else rank
     strength_wanted = beta == "auto" and prior_anchors == "auto"
     lat = (recipe.latent_options(broad, targets)
            if targets is not None and (rank == "auto" or strength_wanted) else None)
@@ -217,9 +221,9 @@ class BinghamPrior(LatentFamily):
                      prior_anchors="auto", prior="broad") -> "BinghamPrior":
         """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``.
         Default ``"auto"``: rank, target weight and prior strength chosen from ``targets`` by
-        the recipe (:func:`held_out_options`); ``rank=None``: 95 % of the broad variance and
-        ``beta=None``: ``n/(n + prior_anchors)`` with ``prior_anchors=10`` (the defaults before
-        issue 17)."""
+        the recipe (:func:`held_out_options`); ``rank="variance"`` (or None): 95 % of the broad
+        variance; ``prior_anchors=10`` (a number): β = ``n/(n + prior_anchors)`` — together the
+        defaults before issue 17."""
         broad = np.asarray(broad)
         rank, beta, prior_anchors = held_out_options(broad, targets, rank, beta, prior_anchors,
                                                      low=1)

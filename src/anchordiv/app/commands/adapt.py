@@ -7,20 +7,40 @@ come from its card (``ad.load_prior``)."""
 
 from __future__ import annotations
 
+import argparse
+
 from ._io import add_json_flag, load_embeddings, number, number_or_auto, report
 from .fit import TAU_HELP, card_fields
+
+def rank_type(text: str):
+    """argparse type of ``--rank``: a positive integer, ``auto`` or ``variance``."""
+    if text in ("auto", "variance"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, 'auto' or 'variance', got "
+                                         f"{text!r}") from None
+
 
 #: option name in ``ad.adapt`` -> (flag, argparse type, help).  Only options the user gives are
 #: forwarded, so the library's defaults stay the single source of truth.
 OPTIONS = {
     "kappa0": ("--kappa0", number_or_auto, "gaussian/mixture: prior mean strength "
-               "(pseudo-anchors); gaussian default 'auto' (empirical Bayes)"),
+               "(pseudo-anchors); gaussian default 'auto' (chosen by --strengths)"),
     "nu0": ("--nu0", number_or_auto, "gaussian/mixture: IW degrees of freedom (> d + 1) or "
             "'auto'"),
-    "rank": ("--rank", int, "latent kinds: subspace dimension k"),
-    "beta": ("--beta", number, "latent kinds: target weight in [0, 1]"),
-    "prior_anchors": ("--prior-anchors", number, "latent kinds: prior strength in "
-                      "pseudo-anchors (default 10)"),
+    "strengths": ("--strengths", str, "gaussian: rule choosing 'auto' strengths: held-out "
+                  "(default, the recipe: exact-LOO density capped by the targets' novelty) or "
+                  "evidence (empirical Bayes, the default before issue 17)"),
+    "rank": ("--rank", rank_type, "latent kinds: subspace dimension k, 'auto' (default: "
+             "chosen from the targets by the recipe) or 'variance' (95 %% of the broad "
+             "variance)"),
+    "beta": ("--beta", number_or_auto, "latent kinds: target weight in [0, 1] or 'auto' "
+             "(default: n/(n + s), s the recipe's strength)"),
+    "prior_anchors": ("--prior-anchors", number_or_auto, "latent kinds: prior strength in "
+                      "pseudo-anchors (default 'auto': the recipe's s; a number n₀ makes "
+                      "beta n/(n + n₀))"),
     "concentration": ("--concentration", number, "latent-spherical: draw concentration"),
     "radius": ("--radius", number, "latent-spherical: radius r"),
     "components": ("--components", int, "mixture: number of components (default 4)"),
@@ -44,6 +64,7 @@ OPTIONS = {
 
 def register(sub) -> None:
     from ...adaptation import KINDS
+    from ...adaptation.families.gaussian import STRENGTH_RULES
     from ...adaptation.variational import GUIDES
 
     p = sub.add_parser(
@@ -69,7 +90,8 @@ def register(sub) -> None:
     p.add_argument("--normalize", action="store_true",
                    help="scale target rows to unit norm first (otherwise non-unit rows warn)")
     for name, (flag, kind, text) in OPTIONS.items():
-        p.add_argument(flag, dest=name, type=kind, choices=GUIDES if name == "guide" else None, help=text)
+        choices = {"guide": GUIDES, "strengths": STRENGTH_RULES}.get(name)
+        p.add_argument(flag, dest=name, type=kind, choices=choices, help=text)
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
     p.add_argument("--source", help="anchor source recorded in the cards (default: the target "
                                     "file)")
