@@ -1,5 +1,6 @@
-"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``) against today's defaults on the main
-job's style task: does the posterior keep the framework's promise at every budget?
+"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``, the default since issue 17)
+against the defaults before it on the main job's style task: does the posterior keep the
+framework's promise at every budget?
 
 Task (as ``anchordiv study style-transfer``): object × style captions (24 seeded ImageNet-R
 objects × 16 styles, :mod:`anchordiv.app.studies.object_style`), relevant = same style, 300
@@ -7,8 +8,10 @@ seeded queries; targets = the 80 style anchors, random subsets per budget shared
 (``evaluation.curves.subset``); broad prior = the shipped ``models/wordnet-visual-art-gaussian``
 (its moment points); MiniLM embeddings (cached), τ = 20.
 
-Models per budget: cosine; target-only Gaussian and latent Gaussian; today's defaults
-``ad.adapt("gaussian" | "latent-gaussian", …)`` and their isotropic controls; the candidate
+Models per budget: cosine; target-only Gaussian and latent Gaussian; the defaults
+``ad.adapt("gaussian" | "latent-gaussian", …)`` (``posterior-*``: the recipe) and their
+isotropic controls; the defaults before issue 17 by name (``before17-*``: empirical Bayes
+strengths; rank = 95 % of the broad variance, β = n/(n + 10)); the candidate
 rules of the recipe passed as explicit options — Gaussian strengths by exact LOO only
 (``loo-*``) and by the recipe (``recipe-*``: LOO bound ∧ held-out novelty), latent rank (all
 with the recipe's β) by the participation ratio of the blended covariance (``pr-*``), by
@@ -35,6 +38,7 @@ import numpy as np
 from anchordiv.adaptation import adapt, recipe
 from anchordiv.anchors.gaussian import moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
+from anchordiv.evaluation.dominance import anchors_needed, dominance_rows
 from common import parser, table, write_results
 
 TAU = 20.0
@@ -94,7 +98,22 @@ def chosen(broad, target) -> dict:
 CHOICES: list[dict] = []
 
 
+#: the defaults before issue 17, by name: empirical Bayes strengths; rank = 95 % of the broad
+#: variance with β = n/(n + 10)
+BEFORE_17 = {"gaussian": {"strengths": "evidence"},
+             "latent-gaussian": {"rank": "variance", "prior_anchors": 10.0}}
+
+
+def _before_17(kind: str, prior: str, broad, target, tau):
+    """The old default posterior, or its control with the same chosen strengths."""
+    post = adapt(kind, broad, target, tau=tau, **BEFORE_17[kind])
+    return (post.prior.isotropic().update(target, tau=tau) if prior == "isotropic"
+            else post).point("mean")
+
+
 def _model(rule: str, kind: str, prior: str, broad, target, tau):
+    if rule == "before17":
+        return _before_17(kind, prior, broad, target, tau)
     c = chosen(broad, target)
     if prior == "broad" and rule == "recipe" and kind == "gaussian":
         CHOICES.append({"n": len(target), **{k: c[k] for k in (
@@ -113,7 +132,8 @@ def models() -> dict[str, CurveModel]:
     out = {name: MODELS[name] for name in (
         "cosine", "gaussian", "latent-gaussian", "posterior-gaussian", "isotropic-gaussian",
         "posterior-latent-gaussian", "isotropic-latent-gaussian")}
-    for rule, kind in (("loo", "gaussian"), ("recipe", "gaussian"), ("pr", "latent-gaussian"),
+    for rule, kind in (("before17", "gaussian"), ("loo", "gaussian"), ("recipe", "gaussian"),
+                       ("before17", "latent-gaussian"), ("pr", "latent-gaussian"),
                        ("srpr", "latent-gaussian"), ("recipe", "latent-gaussian")):
         out[f"{rule}-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "broad"), "custom", kind)
@@ -125,62 +145,15 @@ def models() -> dict[str, CurveModel]:
 #: (posterior, its isotropic control, target-only of the same kind)
 POSTERIORS = {
     "posterior-gaussian": ("isotropic-gaussian", "gaussian"),
+    "before17-gaussian": ("before17-isotropic-gaussian", "gaussian"),
     "loo-gaussian": ("loo-isotropic-gaussian", "gaussian"),
     "recipe-gaussian": ("recipe-isotropic-gaussian", "gaussian"),
     "posterior-latent-gaussian": ("isotropic-latent-gaussian", "latent-gaussian"),
+    "before17-latent-gaussian": ("before17-isotropic-latent-gaussian", "latent-gaussian"),
     "pr-latent-gaussian": ("pr-isotropic-latent-gaussian", "latent-gaussian"),
     "srpr-latent-gaussian": ("srpr-isotropic-latent-gaussian", "latent-gaussian"),
     "recipe-latent-gaussian": ("recipe-isotropic-latent-gaussian", "latent-gaussian"),
 }
-
-
-def dominance_rows(curve) -> list[dict]:
-    """Per posterior and budget: mean, minus max(target-only, control), minus cosine."""
-    rows = []
-    for post, (control, target) in POSTERIORS.items():
-        by_cos = {r["budget"]: r for r in curve.contrast(post, "cosine")}
-        for b, (m, lo, hi) in zip(curve.budgets, (curve.cell(post, b) for b in curve.budgets)):
-            best = max((target, control), key=lambda o: np.nan_to_num(curve.cell(o, b)[0],
-                                                                       nan=-1.0))
-            d = next(r for r in curve.contrast(post, best) if r["budget"] == b)
-            rows.append({"posterior": post, "budget": b, "auprc": m, "low": lo, "high": hi,
-                         "best_other": best, "diff_best": d["difference"],
-                         "diff_best_low": d["low"], "diff_best_high": d["high"],
-                         "diff_cosine": by_cos[b]["difference"],
-                         "diff_cosine_low": by_cos[b]["low"],
-                         "diff_cosine_high": by_cos[b]["high"]})
-    return rows
-
-
-def budget_to_reach(budgets, means, level) -> float:
-    """Smallest budget (log-linear interpolation) at which ``means`` first reaches ``level``;
-    NaN if never."""
-    b, m = np.log(np.asarray(budgets, float)), np.asarray(means, float)
-    for j in range(len(m)):
-        if np.isfinite(m[j]) and m[j] >= level:
-            if j == 0 or not np.isfinite(m[j - 1]):
-                return float(np.exp(b[j]))
-            t = (level - m[j - 1]) / (m[j] - m[j - 1])
-            return float(np.exp(b[j - 1] + t * (b[j] - b[j - 1])))
-    return float("nan")
-
-
-def anchors_needed(curve, post: str, target: str, *, n_boot: int = 300, seed: int = 0) -> dict:
-    """Budget at which ``target`` reaches ``post``'s 2-anchor AUPRC, ÷ 2; query bootstrap."""
-    def ratio(q):
-        mean = lambda name, b: np.nanmean(curve.per_query[(name, b)][:, q])
-        level = mean(post, 2)
-        return budget_to_reach(curve.budgets, [mean(target, b) for b in curve.budgets],
-                               level) / 2
-
-    n_q = curve.per_query[(post, 2)].shape[1]
-    rng = np.random.default_rng(seed)
-    boot = np.array([ratio(rng.integers(n_q, size=n_q)) for _ in range(n_boot)])
-    point = ratio(np.arange(n_q))
-    ok = boot[np.isfinite(boot)]
-    lo, hi = (np.percentile(ok, [2.5, 97.5]) if len(ok) else (np.nan, np.nan))
-    return {"posterior": post, "target_only": target, "ratio": point, "low": float(lo),
-            "high": float(hi), "never_reached_fraction": float(1 - len(ok) / n_boot)}
 
 
 def summary_table(curve) -> list[dict]:
@@ -207,7 +180,7 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
     fmt = lambda r, k: f"{r[k]:+.3f} [{r[k + '_low']:+.3f}, {r[k + '_high']:+.3f}]"
     dom_md = [{"posterior": r["posterior"], "n": r["budget"], "auprc": f"{r['auprc']:.3f}",
                "vs": r["best_other"], "diff_best": fmt(r, "diff_best"),
-               "diff_cosine": fmt(r, "diff_cosine")} for r in dom]
+               "diff_cosine": fmt(r, "diff_baseline")} for r in dom]
     need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
                for r in needs]
     return "\n\n".join([
@@ -223,7 +196,7 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
         "AUPRC, ÷ 2",
         table(need_md, [("posterior", "posterior"), ("target_only", "target-only"),
                         ("ratio", "ratio [95 %]"),
-                        ("never_reached_fraction", "bootstrap share never reached")]),
+                        ("never_reached", "bootstrap share never reached")]),
         "## What the recipe chose (mean over subsets)",
         table(choices, [("n", "n"), ("strength", "s"), ("density_strength", "LOO bound"),
                         ("novelty", "novelty"), ("beta", "β"), ("rank", "rank"),
@@ -244,7 +217,7 @@ def main() -> None:
     broad, targets, setup = style_task(args.queries, args.prior)
     curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, **setup)
-    dom = dominance_rows(curve)
+    dom = dominance_rows(curve, POSTERIORS)
     needs = [anchors_needed(curve, post, target)
              for post, (_, target) in POSTERIORS.items()]
     choices = choice_rows()

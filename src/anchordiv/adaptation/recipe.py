@@ -113,8 +113,13 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *,
     t = as_matrix("targets", targets, dim=len(mu0), min_rows=2)
     s = positive("strength", strength)
     y, logdet_c = whitened(mu0, cov, t)
-    return float(np.mean([fold_log_predictive(y, i, s, logdet_c)
-                          for i in folds(len(t), max_folds)]))
+    return whitened_loo(y, logdet_c, s, folds(len(t), max_folds))
+
+
+def whitened_loo(y: np.ndarray, logdet_c: float, s: float, left_out) -> float:
+    """Mean of :func:`fold_log_predictive` over the ``left_out`` indices of the whitened
+    targets ``y [n, d]`` (:func:`whitened`; whiten once, then score every strength)."""
+    return float(np.mean([fold_log_predictive(y, i, s, logdet_c) for i in left_out]))
 
 
 def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
@@ -133,7 +138,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
         score = [priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
                  + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid]
     else:
-        score = [loo_log_predictive(mu0, cov, t, s, max_folds=max_folds) for s in grid]
+        y, logdet_c = whitened(mu0, cov, t)
+        left_out = folds(len(t), max_folds)
+        score = [whitened_loo(y, logdet_c, s, left_out) for s in grid]
     return float(grid[int(np.argmax(score))])
 
 

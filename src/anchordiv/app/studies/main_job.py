@@ -26,6 +26,7 @@ from ...evaluation.evaluate import write_json, write_rows
 from ..report import Report
 from . import budget
 from . import clinical as clin
+from . import dominance
 from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
@@ -171,7 +172,8 @@ def wordnet_part(ctx: Context) -> dict:
     wni.report_section(ctx.rep, task, curve, needs, source)
     _uncertainty_section(ctx, task, emb, broad)
     _budget_section(ctx, task, curve)
-    return {"files": files, "needs": needs}
+    return {"files": files, "needs": needs,
+            "dominance": dominance.task_rows("WordNet → ImageNet (= budget study)", curve)}
 
 
 def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
@@ -190,7 +192,7 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
                                 relevance=rel, num_draws=20, seed=ctx.seed)
     unc.to_report(ctx.rep, intro=(
         f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
-        f"random target anchors (empirical Bayes strengths), {len(q)} query glosses against "
+        f"random target anchors (the default held-out strengths), {len(q)} query glosses against "
         f"the {len(rest)} other items."))
 
 
@@ -231,8 +233,10 @@ STYLE_PRIORS = {"domain": "wordnet-visual-art-gaussian", "generic": "wordnet-gen
 CLINICAL_PRIORS = {"chest-hpo": "hpo-respiratory-thorax-gaussian", "all-hpo": "hpo-all-gaussian"}
 
 
-def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str) -> dict:
-    """Curve, contrasts, diagnostics and ranking of one transfer task; writes its files."""
+def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str,
+              task: str, **tag) -> dict:
+    """Curve, contrasts, diagnostics, ranking and dominance rows (``task``, ``tag``) of one
+    transfer task; writes its files."""
     size = ctx.size
     curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, kinds=size.tr_kinds,
                               budgets=size.tr_budgets, n_subsets=size.tr_subsets,
@@ -249,7 +253,9 @@ def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: st
     write_rows(ctx.rep.path(f"{folder}/contrasts.csv"), contrasts)
     write_rows(ctx.rep.path(f"{folder}/diagnostics.csv"), diagnostics)
     return {"summary": summary, "files": files, "contrasts": contrasts,
-            "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains)}
+            "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains),
+            "dominance": dominance.task_rows(
+                task, curve, dominance.transfer_names(list(priors), size.tr_kinds), **tag)}
 
 
 def _priors(ctx: Context, names: dict) -> tuple[dict, str]:
@@ -266,7 +272,7 @@ def style_transfer_part(ctx: Context) -> dict:
     priors, source = _priors(ctx, STYLE_PRIORS)
     setup = labelled_retrieval(emb.items, task.item_style, ctx.size.tr_queries, ctx.seed)
     out = _transfer(ctx, priors, emb.style_anchors, setup, "style_transfer",
-                    "Style retrieval from few style anchors")
+                    "Style retrieval from few style anchors", "style transfer")
     tr.report_section(
         ctx.rep, "Prior transfer with headroom: style retrieval from few style anchors",
         f"{len(task.items)} object × style items ({len(task.objects)} objects × "
@@ -274,8 +280,9 @@ def style_transfer_part(ctx: Context) -> dict:
         f"same style; targets = the {len(task.style_anchors)} style anchors, random subsets "
         f"per budget ({ctx.size.tr_subsets} each, shared by all models).  Priors: {source}.  "
         f"Every prior excludes every WordNet sense of each style word with its subtree "
-        f"(`studies.priors.style_senses`).  Posteriors: exact conjugate adaptation with fixed "
-        f"strength {tr.PRIOR_ANCHORS:g} pseudo-anchors; `*-isotropic-*`: the same prior with "
+        f"(`studies.priors.style_senses`).  Posteriors: exact conjugate adaptation with the "
+        f"library's defaults (the held-out recipe: strengths, latent rank and target weight "
+        f"chosen from the targets); `*-isotropic-*`: the same prior and strengths with "
         f"an isotropic covariance of the same trace (the control).",
         out["summary"], "style_transfer", out["contrasts"], out["diagnostics"], out["ranking"],
         ctx.size.tr_kinds, list(priors))
@@ -299,12 +306,14 @@ def clinical_transfer_part(ctx: Context) -> dict:
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         folder = f"clinical_transfer/{f.replace(' ', '_')}"
         results[f] = _transfer(ctx, priors, ctx.embed(clinical.pathology_anchors(f)), setup,
-                               folder, f"Open-i: {f} from few anchors")
+                               folder, f"Open-i: {f} from few anchors", "clinical transfer",
+                               finding=f)
     if not results:
         raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the "
                              "gallery")
     merged = {key: [{"finding": f, **r} for f, res in results.items() for r in res[key]]
               for key in ("contrasts", "diagnostics", "ranking")}
+    merged["dominance"] = dominance.merge([res["dominance"] for res in results.values()])
     shown = next(iter(results))
     first = results[shown]
     tr.report_section(
@@ -319,6 +328,11 @@ def clinical_transfer_part(ctx: Context) -> dict:
         list(priors))
     return merged
 
+
+#: what the dominance section says about the tasks it covers
+DOMINANCE_NOTE = ("The budget study reads the WordNet → ImageNet curve (its target-only "
+                  "models), so its rows are that curve's; `anchordiv study budget` alone "
+                  "adapts nothing.  Clinical rows are per finding.")
 
 #: the studies, in report order: name -> part(ctx).  The demo runs DEMO_PARTS; ``budget``
 #: alone is for ``anchordiv study budget`` (the demo gets it from the wordnet-imagenet curve).
@@ -361,6 +375,10 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
              f"(\"Studies and the main job\").")
     ctx = Context(rep, embed, sz, models_dir, seed, enc.logit_scale, enc.id)
     results = {name: PARTS[name](ctx) for name in parts}
+    table = dominance.merge([r["dominance"] for r in results.values() if "dominance" in r])
+    if table["dominance"]:
+        dominance.section(rep, table, note=DOMINANCE_NOTE)
+        write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
              f"cache directory; a second run skips encoding).")
