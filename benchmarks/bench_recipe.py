@@ -25,6 +25,7 @@ interval.
 
     .venv/bin/python benchmarks/bench_recipe.py             # ~10 min on 2 shared cores
     .venv/bin/python benchmarks/bench_recipe.py --quick     # 2 subsets, 100 queries
+    .venv/bin/python benchmarks/bench_recipe.py --ceiling   # best fixed options at 1–10
 """
 
 from __future__ import annotations
@@ -205,14 +206,67 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
     ])
 
 
+#: the ceiling sweep (``--ceiling``): fixed strengths s and latent (rank, β) at few anchors
+CEILING_STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
+CEILING_LATENT = tuple((k, b) for k in (4, 8, 16, 32) for b in (0.05, 0.2, 0.5, 0.8))
+CEILING_BUDGETS = (1, 2, 5, 10)
+
+
+def _fixed(kind: str, opts: tuple, broad, target, tau):
+    return adapt(kind, broad, target, tau=tau, **dict(opts)).point("mean")
+
+
+def ceiling(args) -> None:
+    """How good can the posterior of each family be at 1–5 anchors with the best fixed
+    options, and so what anchor saving can any strength/rank rule reach on this task?"""
+    start = time.time()
+    broad, targets, setup = style_task(args.queries, args.prior)
+    d = broad.shape[1]
+    out = {name: MODELS[name] for name in ("cosine", "gaussian", "latent-gaussian")}
+    for v in CEILING_STRENGTHS:
+        out[f"gaussian s={v:g}"] = CurveModel(functools.partial(
+            _fixed, "gaussian", (("kappa0", v), ("nu0", d + 1 + v))), "custom", "gaussian")
+    for k, b in CEILING_LATENT:
+        out[f"latent k={k} β={b:g}"] = CurveModel(functools.partial(
+            _fixed, "latent-gaussian", (("rank", k), ("beta", b))), "custom", "latent-gaussian")
+    curve = adaptation_curve(broad, targets, tau=TAU, models=out, budgets=CEILING_BUDGETS,
+                             n_subsets=args.subsets, seed=0, progress=False, n_boot=500,
+                             **setup)
+    rows = summary_table(curve)
+    best = {kind: max((n for n in out if n.startswith(kind.split("-")[0] + " ")),
+                      key=lambda n: curve.cell(n, 2)[0]) for kind in ("gaussian", "latent")}
+    needs = [anchors_needed(curve, best["gaussian"], "gaussian"),
+             anchors_needed(curve, best["latent"], "latent-gaussian")]
+    seconds = time.time() - start
+    need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
+               for r in needs]
+    md = "\n\n".join([
+        f"Ceiling sweep (`--ceiling`): style task, prior `{args.prior}`, {args.queries} "
+        f"queries, {args.subsets} target subsets per budget, τ = {TAU:g}; fixed options per "
+        f"model (no rule); run time {seconds:.0f} s.",
+        "## Mean AUPRC [95 % interval] per budget",
+        table(rows, [("model", "model"), *[(str(x), f"n={x}") for x in curve.budgets]]),
+        "## Anchors needed by the best fixed option at 2 anchors (an upper bound for any "
+        "strength/rank rule on this task, chosen on the same data)",
+        table(need_md, [("posterior", "posterior"), ("target_only", "target-only"),
+                        ("level_auprc", "AUPRC at 2"), ("ratio", "ratio [95 %]")])])
+    path = write_results("bench_recipe", {"summary": curve.summary(), "anchors_needed": needs,
+                                          "seconds": seconds}, md, args.tag or "ceiling")
+    print(path.read_text())
+
+
 def main() -> None:
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (4)")
     p.add_argument("--queries", type=int, default=None, help="queries (300)")
     p.add_argument("--prior", default=PRIOR, help=f"shipped prior under models/ ({PRIOR})")
+    p.add_argument("--ceiling", action="store_true",
+                   help="instead: the best fixed strengths / latent ranks at few anchors")
     args = p.parse_args()
     args.subsets = args.subsets or (2 if args.quick else 4)
     args.queries = args.queries or (100 if args.quick else 300)
+    if args.ceiling:
+        return ceiling(args)
     start = time.time()
     broad, targets, setup = style_task(args.queries, args.prior)
     curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,

@@ -5,7 +5,7 @@ methods and the checks need to know about it.  An instance is a **prior object**
 dataclass registered as a JAX pytree (numbers and arrays are leaves, names and modes are static),
 like the anchor models of :mod:`anchordiv.anchors` — built from broad anchors::
 
-    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # empirical Bayes
+    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # the held-out recipe
     post = prior.update(targets [n, d])                                  # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
 
