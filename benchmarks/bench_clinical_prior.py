@@ -23,6 +23,8 @@ control, − target-only, − each HPO prior, − cosine.
     .venv/bin/python benchmarks/bench_clinical_prior.py              # 5 findings, ~15 min
     .venv/bin/python benchmarks/bench_clinical_prior.py --subsets 3  # the recorded run
     .venv/bin/python benchmarks/bench_clinical_prior.py --quick      # 1 finding, smoke run
+    .venv/bin/python benchmarks/bench_clinical_prior.py --subsets 3 --kinds gaussian \
+        --unguarded --tag unguarded      # + the ablation without the leave-finding-out guard
 """
 
 from __future__ import annotations
@@ -58,13 +60,13 @@ def hpo_points() -> dict[str, np.ndarray]:
     return {label: broad_from_model(load_prior(name)) for label, name in HPO_PRIORS.items()}
 
 
-def contrasts(curve, finding: str, kinds) -> list[dict]:
-    """``reports`` − control / target-only / each HPO prior / cosine, per kind and budget."""
+def contrasts(curve, finding: str, kinds, others) -> list[dict]:
+    """``reports`` − control / target-only / each other prior / cosine, per kind and budget."""
     rows = []
     for kind in kinds:
         a = f"{REPORTS}-{kind}"
         versus = {"control": f"{REPORTS}-isotropic-{kind}", "target-only": kind,
-                  **{p: f"{p}-{kind}" for p in HPO_PRIORS}, "cosine": "cosine"}
+                  **{p: f"{p}-{kind}" for p in others}, "cosine": "cosine"}
         for label, b in versus.items():
             rows += [{"finding": finding, "kind": kind, "versus": label, **c}
                      for c in curve.contrast(a, b)]
@@ -115,6 +117,18 @@ def counts(rows: list[dict]) -> list[dict]:
     return out
 
 
+def unguarded_points(reports, g, embed) -> np.ndarray:
+    """The ablation: every sentence of the reports outside the gallery, the finding's reports
+    and mentions kept (no leave-finding-out), as moment points."""
+    from anchordiv.adaptation import broad_from_model
+    from anchordiv.app.build import PriorSpec, build_prior
+    from anchordiv.data.vocab import Source
+
+    held = tuple(sorted(reports.uids[i] for i in g))
+    spec = PriorSpec("openi-sentences-unguarded", [Source("openi", exclude=held)], None)
+    return broad_from_model(build_prior(spec, encoder=ENCODER, embed=embed, tau=TAU).model)
+
+
 def main():
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--subsets", type=int, default=5, help="target subsets per budget")
@@ -123,6 +137,9 @@ def main():
     p.add_argument("--findings", nargs="+", default=list(FINDINGS))
     p.add_argument("--kinds", nargs="+", default=["gaussian", "latent-gaussian"])
     p.add_argument("--budgets", nargs="+", type=int, default=[1, 2, 5, 10, 20, 40])
+    p.add_argument("--unguarded", action="store_true",
+                   help="ablation: add the prior of every sentence outside the gallery, the "
+                        "finding's reports and sentences kept ('unguarded')")
     args = p.parse_args()
     if args.quick:
         args.subsets, args.queries, args.findings = 1, 100, args.findings[:1]
@@ -137,17 +154,19 @@ def main():
     reps = report_prior_points(reports, g, args.findings, embed=embed, encoder_id=ENCODER,
                                tau=TAU)
     t_prior = time.time() - t_prior
-    hpo = hpo_points()
+    others = hpo_points()
+    if args.unguarded:
+        others["unguarded"] = unguarded_points(reports, g, embed)
     rows, summaries, sizes = [], {}, {}
     for f in args.findings:
         q, relevance = clin.finding_queries(reports.finding(f)[g], args.queries, 0)
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         targets = embed(clinical.pathology_anchors(f))
-        curve = tr.transfer_curve({REPORTS: reps[f], **hpo}, targets, setup, tau=TAU,
+        curve = tr.transfer_curve({REPORTS: reps[f], **others}, targets, setup, tau=TAU,
                                   kinds=args.kinds, budgets=args.budgets,
                                   n_subsets=args.subsets, seed=0, progress=False)
         summaries[f] = curve.summary()
-        rows += contrasts(curve, f, args.kinds)
+        rows += contrasts(curve, f, args.kinds, others)
         sizes[f] = {"queries": len(q), "targets": len(targets),
                     "prior_points": len(reps[f]), "prevalence": curve.prevalence}
         print(f, f"{time.time() - t0:.0f} s", flush=True)
