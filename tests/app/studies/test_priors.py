@@ -62,3 +62,6 @@ def test_report_priors_are_leave_finding_out_and_equal_a_direct_build(bag_of_wor
     factor = np.asarray(model.factor, np.float64)
     np.testing.assert_allclose(cov, factor @ factor.T, atol=1e-5)
     assert points.shape == (2 * factor.shape[1], sentences.shape[1])
+    few = report_prior_points(r, gallery, findings[:1], embed=bag_of_words, encoder_id="bag",
+                              tau=20.0, max_reports=50)["pleural effusion"]
+    assert few.shape[1] == points.shape[1] and not np.allclose(moments(few)[0], mean)

@@ -195,12 +195,18 @@ def report_priors(findings: Sequence[str], held_out: Sequence[str], *, encoder="
 
 
 def report_prior_points(reports, gallery_rows, findings: Sequence[str], *, embed: Callable,
-                        encoder_id: str, tau: float) -> dict[str, np.ndarray]:
+                        encoder_id: str, tau: float, max_reports: int | None = None,
+                        seed: int = 0) -> dict[str, np.ndarray]:
     """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
     task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
-    anchors a transfer study adapts from (as the shipped priors', via ``broad_from_model``)."""
+    anchors a transfer study adapts from (as the shipped priors', via ``broad_from_model``).
+    ``max_reports``: a seeded subsample of the reports outside the gallery (the others are held
+    out too; for quick runs), None: all of them."""
     from ...adaptation import broad_from_model
+    from ._common import subsample
 
-    held = [reports.uids[i] for i in gallery_rows]
+    rest = np.setdiff1d(np.arange(len(reports)), gallery_rows)
+    keep = set(rest[subsample(len(rest), max_reports, seed)].tolist())
+    held = [u for i, u in enumerate(reports.uids) if i not in keep]
     built = report_priors(findings, held, encoder=encoder_id, embed=embed, tau=tau)
     return {f: broad_from_model(b.model) for f, b in built.items()}
