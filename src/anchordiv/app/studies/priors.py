@@ -20,8 +20,9 @@ clinical queries.  They depend on the retrieval task's held-out reports (its gal
 queries), so they cannot be fixed in advance: one per finding (leave-finding-out), from the
 reports outside the task's gallery, without the reports carrying the finding and without any
 sentence mentioning it (:func:`anchordiv.data.openi.report_corpus`).  Cost: the union of the
-sentences (~4,700 for a 2,000-report gallery) is embedded once (~10–30 s with MiniLM on two
-cores, nothing on a cached run); each finding's prior is a lookup and a Gaussian fit.
+sentences (4,701 for the main job's 2,000-report gallery) is embedded once (MiniLM: measured
+200 s cold on two heavily shared cores, 10 s from the cache); each finding's prior is then a
+lookup and a Gaussian fit.
 
 ``anchordiv build-models`` builds the shipped ones (``make models``); the demo loads them
 (:func:`load_prior`) instead of re-encoding thousands of texts.  Adaptation of the gaussian and
