@@ -65,6 +65,7 @@ except ImportError:  # pragma: no cover - the extra is not installed; connect() 
 
 from ..retrieval import divergence as dv
 from ..retrieval import index as index_module
+from .heap import reusing_heap
 
 #: Rows per scan task (a shard larger than this is split into several tasks).
 BLOCK_ROWS = 1 << 20
@@ -311,6 +312,7 @@ def _dask_array_blocks(model, arr):
 
 # ---- exact top-k ---------------------------------------------------------------------------
 
+@reusing_heap
 def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int,
                 precision: str = "highest"):
     """Top-k of one block: ``(indices [Qb, k_b] int64 global, divergences [Qb, k_b])``."""
@@ -385,6 +387,7 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
 
 # ---- index build at scale -----------------------------------------------------------------
 
+@reusing_heap
 def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
     """Write one block's MIPS keys into rows ``offset…`` of the ``.npy`` at ``path``; return
     their :meth:`L2Reduction.stats`."""
