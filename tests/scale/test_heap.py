@@ -1,6 +1,7 @@
 """anchordiv.scale.heap: the thresholds a process started with are read back, and inside
 reused_heap a process started with Dask's fixed malloc thresholds reuses its heap (no page
-faults for a repeated 16 MB buffer) while outside it, before and after, it does not."""
+faults for a repeated 16 MB buffer), also between tasks, while before the first task and once
+idle (thresholds restored) it does not."""
 
 import json
 import os
@@ -34,7 +35,8 @@ def test_startup_environ_is_what_the_process_started_with(monkeypatch):
 
 
 FAULTS = textwrap.dedent("""
-    import ctypes, json, resource
+    import ctypes, json, resource, time
+    from anchordiv.scale import heap
     from anchordiv.scale.heap import reused_heap
     libc, size = ctypes.CDLL(None), 16 << 20
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
@@ -55,6 +57,13 @@ FAULTS = textwrap.dedent("""
         with reused_heap():
             report["nested"] = faults()
         report["inside"] = faults()
+    report["between_tasks"] = faults()
+    with reused_heap():
+        pass
+    report["lifted_then"] = heap.heap_lifted()
+    deadline = time.monotonic() + 30
+    while heap.heap_lifted() and time.monotonic() < deadline:
+        time.sleep(0.1)
     report["after"] = faults()
     print(json.dumps(report))
 """)
@@ -67,4 +76,5 @@ def test_reused_heap_lifts_and_restores_dask_thresholds():
     report = json.loads(out.stdout.strip().splitlines()[-1])
     pages = (16 << 20) // os.sysconf("SC_PAGE_SIZE")
     assert min(report["before"]) > pages // 2 and min(report["after"]) > pages // 2
-    assert max(report["nested"]) < pages // 10 and max(report["inside"]) < pages // 10
+    assert max(report["nested"] + report["inside"] + report["between_tasks"]) < pages // 10
+    assert report["lifted_then"]
