@@ -47,6 +47,7 @@ from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, as_matrix, integer
+from ..heap import reused_heap
 
 METHODS = ("auto", "generic", "direct")
 #: Choices of ``precision`` for the Q×G product (see the module docstring).
@@ -289,15 +290,20 @@ def stream_top_k(u, c, k: int, n_items: int, chunk: int, read, score, *,
     ``u [Qb, m], c [Qb]``: query terms; ``read(start, stop)`` returns the next block of
     ``stop − start`` rows (gallery rows or cached keys); ``score(block, n_valid, offset,
     best_d, best_i)`` merges a block padded to ``chunk`` rows.  Memory is O(Q·(k + chunk)).
+    The loop runs inside :func:`anchordiv.heap.reused_heap` (its steps' buffers are reused
+    even in a process with fixed malloc thresholds, e.g. a Dask worker) and waits for the last
+    step there.
     Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])``.
     """
     best_d = jnp.full((u.shape[0], k), jnp.inf, u.dtype)
     best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
     starts = range(0, n_items, chunk)
     show = len(starts) > 8 if progress is None else progress
-    for start in tqdm(starts, desc=desc, unit="chunk", disable=not show):
-        block = read(start, min(start + chunk, n_items))
-        best_d, best_i = score(pad_rows(block, chunk), len(block), start, best_d, best_i)
+    with reused_heap():
+        for start in tqdm(starts, desc=desc, unit="chunk", disable=not show):
+            block = read(start, min(start + chunk, n_items))
+            best_d, best_i = score(pad_rows(block, chunk), len(block), start, best_d, best_i)
+        jax.block_until_ready(best_d)
     return best_i, best_d
 
 

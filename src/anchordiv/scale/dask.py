@@ -65,7 +65,7 @@ except ImportError:  # pragma: no cover - the extra is not installed; connect() 
 
 from ..retrieval import divergence as dv
 from ..retrieval import index as index_module
-from .heap import reusing_heap
+from ..heap import reusing_heap
 
 #: Rows per scan task (a shard larger than this is split into several tasks).
 BLOCK_ROWS = 1 << 20
@@ -77,6 +77,15 @@ WORKER_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
 }
+
+
+#: Dask configuration of local-cluster workers: no statistical profiler.  It samples the task
+#: thread's stack every 10 ms on the worker's event loop, for a dashboard these clusters do not
+#: have: 4-6 % of a scan's CPU (0.06-0.09 s of event-loop time per 4M-row scan, against
+#: 0.03-0.05 s without it; ``docs/guides/scale-out.md``).  ``client.profile()`` then has nothing
+#: to show.
+#: (A dotted key: the nanny merges this shallowly over the whole configuration.)
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def _require_dask():
@@ -96,13 +105,14 @@ def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto
     CPU count) with one thread each, started with the spawn method, no dashboard, compute
     threads limited by :data:`WORKER_ENV`; ``pin=True``: worker i runs on core i mod (cores this
     process may use) (:class:`CorePin`) — for machines whose cores the workers have to
-    themselves; on cores shared with other jobs an unpinned worker can move to the less busy
+    themselves; Dask's sampling profiler off (:data:`WORKER_CONFIG`); on cores shared with other jobs an unpinned worker can move to the less busy
     one.  Close it (or use it as a context manager)."""
     distributed = _require_dask()
     n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
     return distributed.LocalCluster(
         n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address=None, memory_limit=memory_limit, env=dict(WORKER_ENV),
+        config=dict(WORKER_CONFIG),
         plugins={CorePin(sorted(os.sched_getaffinity(0)))} if pin else set())
 
 
@@ -312,7 +322,6 @@ def _dask_array_blocks(model, arr):
 
 # ---- exact top-k ---------------------------------------------------------------------------
 
-@reusing_heap
 def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int,
                 precision: str = "highest"):
     """Top-k of one block: ``(indices [Qb, k_b] int64 global, divergences [Qb, k_b])``."""
@@ -516,5 +525,5 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     return FaissIndex(ivf, gallery, reduction=reduction)
 
 
-__all__ = ["BLOCK_ROWS", "Block", "CorePin", "JaxConfig", "WORKER_ENV", "blocks", "build_index",
+__all__ = ["BLOCK_ROWS", "Block", "CorePin", "JaxConfig", "WORKER_CONFIG", "WORKER_ENV", "blocks", "build_index",
            "connect", "load_index", "local_cluster", "shard_paths", "top_k", "tree_merge", "wait"]

@@ -1,4 +1,4 @@
-"""anchordiv.scale.heap: the thresholds a process started with are read back, and inside
+"""anchordiv.heap: the thresholds a process started with are read back, and inside
 reused_heap a process started with Dask's fixed malloc thresholds reuses its heap (no page
 faults for a repeated 16 MB buffer), also between tasks, while before the first task and once
 idle (thresholds restored) it does not."""
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from anchordiv.scale import heap
+from anchordiv import heap
 
 pytestmark = pytest.mark.skipif(heap.glibc() is None or not os.path.exists("/proc/self/environ"),
                                 reason="needs glibc and /proc")
@@ -36,8 +36,8 @@ def test_startup_environ_is_what_the_process_started_with(monkeypatch):
 
 FAULTS = textwrap.dedent("""
     import ctypes, json, resource, time
-    from anchordiv.scale import heap
-    from anchordiv.scale.heap import reused_heap
+    from anchordiv import heap
+    from anchordiv.heap import reused_heap
     libc, size = ctypes.CDLL(None), 16 << 20
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]

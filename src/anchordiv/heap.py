@@ -1,5 +1,5 @@
-"""Heap reuse inside worker tasks: lift, for a task's duration, the fixed glibc malloc
-thresholds that Dask workers start with.
+"""Heap reuse inside scans: lift, for a scan's duration, the fixed glibc malloc thresholds
+that Dask workers (and any process started with ``MALLOC_TRIM_THRESHOLD_``) run with.
 
 Dask's nanny starts every worker process with ``MALLOC_TRIM_THRESHOLD_=65536``
 (``distributed.nanny.pre-spawn-environ``) so that freed memory goes back to the OS.  Fixing
@@ -10,7 +10,12 @@ whose pages the kernel faults in and zeroes on first touch and unmaps when it is
 step allocates its XLA temporaries (the ``[Q, chunk]`` scores and their top-k candidates) anew
 on every call, so a worker faulted all of them in again on every chunk: about 0.4 page faults
 per gallery row at Q = 100, more kernel time than arithmetic, and the worker's extra CPU against
-a plain process (``docs/guides/scale-out.md``, "Where a worker's CPU went").
+a plain process (``docs/guides/scale-out.md``, "Where a worker's CPU went").  The same holds
+for any process started with such a variable in its environment, e.g. one spawned after a
+``LocalCluster`` started in its parent (the nanny sets ``MALLOC_TRIM_THRESHOLD_`` in the
+parent's ``os.environ``): ``anchordiv.top_k`` ran 3.5x the CPU there.  The streaming scans
+(:func:`anchordiv.retrieval.divergence.stream_top_k`) and the Dask key builds run inside
+:func:`reused_heap`.
 
 :func:`reused_heap` raises the thresholds inside its block to what glibc's dynamic rule reaches
 in an ordinary process (buffers up to 32 MB served from the heap, up to 64 MB of free heap kept).
@@ -86,6 +91,12 @@ def _bytes(value: str | None) -> int:
         return DEFAULT_THRESHOLD
 
 
+@functools.cache
+def startup_thresholds() -> tuple[int, int] | None:
+    """:func:`fixed_thresholds` of :func:`startup_environ` (read once: it cannot change)."""
+    return fixed_thresholds(startup_environ())
+
+
 def glibc():
     """This process's C library when it is glibc (``mallopt``, ``malloc_trim``), else None."""
     try:
@@ -100,7 +111,7 @@ def glibc():
 def reused_heap():
     """Inside the block, buffers up to 32 MB are reused from the heap even where the process
     started with fixed malloc thresholds (a Dask worker); see the module docstring."""
-    libc, fixed = glibc(), fixed_thresholds(startup_environ())
+    libc, fixed = glibc(), startup_thresholds()
     if libc is None or fixed is None:
         yield
         return
@@ -153,4 +164,4 @@ def reusing_heap(fn):
 
 __all__ = ["IDLE_RELEASE_S", "TASK_MMAP_THRESHOLD", "TASK_TRIM_THRESHOLD", "fixed_thresholds",
            "glibc", "heap_lifted", "release_heap", "reused_heap", "reusing_heap",
-           "startup_environ"]
+           "startup_environ", "startup_thresholds"]
