@@ -31,11 +31,13 @@ else the active default client; else a :func:`local_cluster` started for the cal
 after it — process workers with one thread each bound to 127.0.0.1, XLA and BLAS limited to one
 thread per worker (``local_cluster(pin=True)`` also pins worker i to core i).
 
-Cost (``benchmarks/bench_distributed.py``, 4M and 10M × 64 float16): a worker scans at 0.81–1.00
-of the rate of one process pinned to one core (0.82 in CPU time), 2 workers at 1.05 of one
-2-thread process at 10M; a task's fixed cost is about 11 ms, mostly the
-scheduler round trip, so any ``block_rows`` from 2¹⁶ up costs under 2 % (see
-``docs/guides/scale-out.md``).
+Cost (``benchmarks/bench_distributed.py``, 4M and 10M × 64 float16, load ~10 on 2 cores): a
+worker scans at 1.01–1.12 of the rate of one process pinned to one core (0.96–0.98 in CPU
+time), 2 workers at 1.05–1.52 of one 2-thread process.  What closed the gap: scans reuse their
+heap buffers although Dask starts workers with fixed malloc thresholds
+(:mod:`anchordiv.heap`), and local-cluster workers run without Dask's sampling profiler
+(:data:`WORKER_CONFIG`).  A task's fixed cost is about 11 ms of scheduler round trip, which
+overlaps with the scan of the task before it (see ``docs/guides/scale-out.md``).
 """
 
 from __future__ import annotations
