@@ -145,6 +145,8 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     if post.subspace is not None:
         return post.fixed["basis"][:, :k]
     kw = post.info.get("model_kwargs") or {}
+    if "directions" in kw:                         # the spectral family's own eigenbasis
+        return np.asarray(kw["directions"], np.float64)[:, :k]
     scale = next((np.asarray(kw[n], np.float64) for n in ("psi0", "prior_parameter",
                                                           "broad_projector") if n in kw), None)
     if scale is None:
