@@ -80,17 +80,18 @@ class SpectralPrior(Family):
     joint_mode = "joint mode of (μ, g, ℓ, h) of the full-d model (μ in place of mu_raw)"
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, rank: int = DEFAULT_RANK, kappa0: float = 1.0,
+    def from_anchors(cls, broad, targets=None, *, rank: int | None = None, kappa0: float = 1.0,
                      shrinkage: str = "horseshoe", global_scale: float = 1.0,
                      gamma_shape: float = 2.0, noise: str = "free", reg: float = 1e-3,
                      prior: str = "broad") -> "SpectralPrior":
-        """The prior from ``broad [N, d]``: mean, the ``rank`` leading eigenpairs of the
-        (ridged, relative ``reg``) covariance — capped at d and at the broad covariance's rank —
+        """The prior from ``broad [N, d]``: mean, the ``rank`` (default min(:data:`DEFAULT_RANK`,
+        d)) leading eigenpairs of the (ridged, relative ``reg``) covariance — capped at the broad
+        covariance's numerical rank —
         and the mean discarded eigenvalue as σ²_B.  ``targets`` are not used (no strength is
         chosen from them: the scales' posterior does that)."""
         b = np.asarray(broad)
         d = b.shape[1]
-        rank = integer("rank", rank, low=1, high=d)
+        rank = min(DEFAULT_RANK, d) if rank is None else integer("rank", rank, low=1, high=d)
         if shrinkage not in spectral.SHRINKAGE:
             raise AnchorDivError(f"shrinkage: one of {', '.join(spectral.SHRINKAGE)}, got "
                                  f"{shrinkage!r}")
