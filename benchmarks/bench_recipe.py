@@ -14,7 +14,9 @@ rules of the recipe passed as explicit options — Gaussian strengths by exact L
 with the recipe's β) by the participation ratio of the blended covariance (``pr-*``), by
 max(stable rank of the prior, participation ratio of the targets) (``srpr-*``) and by the
 recipe (novelty-weighted prior stable rank → target-only rank) — each with its isotropic
-control (same strengths / rank / β).  Reported: mean AUPRC with 95 % intervals
+control (same strengths / rank / β); the spectral shrinkage prior (``ad.SpectralPrior``, rank
+64, horseshoe, mean-field SVI in full d, its posterior mean) and its control (the same prior on
+random directions with flat variances, ``SpectralPrior.isotropic``).  Reported: mean AUPRC with 95 % intervals
 (two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
 and to cosine, and the "anchors needed" ratio: the budget at which target-only reaches the
 posterior's 2-anchor AUPRC (log-linear interpolation), divided by 2, with a query-bootstrap
@@ -22,6 +24,8 @@ interval.
 
     .venv/bin/python benchmarks/bench_recipe.py             # ~10 min on 2 shared cores
     .venv/bin/python benchmarks/bench_recipe.py --quick     # 2 subsets, 100 queries
+    .venv/bin/python benchmarks/bench_recipe.py --models cosine gaussian posterior-gaussian \
+        isotropic-gaussian recipe-gaussian recipe-isotropic-gaussian spectral isotropic-spectral
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
+import warnings
 
 import numpy as np
 
@@ -109,6 +114,21 @@ def _model(rule: str, kind: str, prior: str, broad, target, tau):
     return adapt(kind, broad, target, tau=tau, prior=prior, **opts).point("mean")
 
 
+#: the spectral prior's inference in the study (mean-field SVI in full d; bench_spectral.py
+#: times it and NUTS)
+SPECTRAL = {"rank": 64, "method": dict(guide="normal", num_steps=1500, num_samples=100,
+                                       progress=False)}
+
+
+def _spectral(prior: str, broad, target, tau):
+    from anchordiv.adaptation import SVI, SpectralPrior, infer
+
+    p = SpectralPrior.from_anchors(broad, rank=SPECTRAL["rank"], prior=prior)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # SVI convergence: judged by bench_spectral
+        return infer(p, target, SVI(**SPECTRAL["method"]), tau=tau).point("mean")
+
+
 def models() -> dict[str, CurveModel]:
     out = {name: MODELS[name] for name in (
         "cosine", "gaussian", "latent-gaussian", "posterior-gaussian", "isotropic-gaussian",
@@ -119,6 +139,9 @@ def models() -> dict[str, CurveModel]:
             functools.partial(_model, rule, kind, "broad"), "custom", kind)
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "isotropic"), "custom", kind)
+    out["spectral"] = CurveModel(functools.partial(_spectral, "broad"), "custom", "gaussian")
+    out["isotropic-spectral"] = CurveModel(functools.partial(_spectral, "isotropic"), "custom",
+                                           "gaussian")
     return out
 
 
@@ -131,6 +154,7 @@ POSTERIORS = {
     "pr-latent-gaussian": ("pr-isotropic-latent-gaussian", "latent-gaussian"),
     "srpr-latent-gaussian": ("srpr-isotropic-latent-gaussian", "latent-gaussian"),
     "recipe-latent-gaussian": ("recipe-isotropic-latent-gaussian", "latent-gaussian"),
+    "spectral": ("isotropic-spectral", "gaussian"),
 }
 
 
@@ -138,9 +162,12 @@ def dominance_rows(curve) -> list[dict]:
     """Per posterior and budget: mean, minus max(target-only, control), minus cosine."""
     rows = []
     for post, (control, target) in POSTERIORS.items():
+        if post not in curve.models:
+            continue
         by_cos = {r["budget"]: r for r in curve.contrast(post, "cosine")}
         for b, (m, lo, hi) in zip(curve.budgets, (curve.cell(post, b) for b in curve.budgets)):
-            best = max((target, control), key=lambda o: np.nan_to_num(curve.cell(o, b)[0],
+            others = [o for o in (target, control) if o in curve.models]
+            best = max(others, key=lambda o: np.nan_to_num(curve.cell(o, b)[0],
                                                                        nan=-1.0))
             d = next(r for r in curve.contrast(post, best) if r["budget"] == b)
             rows.append({"posterior": post, "budget": b, "auprc": m, "low": lo, "high": hi,
@@ -237,19 +264,29 @@ def main() -> None:
     p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (4)")
     p.add_argument("--queries", type=int, default=None, help="queries (300)")
     p.add_argument("--prior", default=PRIOR, help=f"shipped prior under models/ ({PRIOR})")
+    p.add_argument("--models", nargs="*", default=None,
+                   help="model names to run (default: all; cosine and gaussian always)")
     args = p.parse_args()
     args.subsets = args.subsets or (2 if args.quick else 4)
     args.queries = args.queries or (100 if args.quick else 300)
     start = time.time()
     broad, targets, setup = style_task(args.queries, args.prior)
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
+    chosen_models = models()
+    if args.models:
+        unknown = sorted(set(args.models) - set(chosen_models))
+        if unknown:
+            p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(chosen_models)}")
+        keep = {"cosine", "gaussian", *args.models}
+        chosen_models = {k: v for k, v in chosen_models.items() if k in keep}
+    curve = adaptation_curve(broad, targets, tau=TAU, models=chosen_models, budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, **setup)
     dom = dominance_rows(curve)
     needs = [anchors_needed(curve, post, target)
-             for post, (_, target) in POSTERIORS.items()]
+             for post, (_, target) in POSTERIORS.items() if post in curve.models]
     choices = choice_rows()
     seconds = time.time() - start
     payload = {"task": {"prior": args.prior, "queries": args.queries, "subsets": args.subsets,
+                        "models": args.models,
                         "budgets": curve.budgets, "tau": TAU},
                "summary": curve.summary(), "dominance": dom, "anchors_needed": needs,
                "choices": choices, "seconds": seconds}
