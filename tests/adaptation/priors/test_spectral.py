@@ -64,13 +64,14 @@ def test_scale_density_matches_numpyro(shrinkage):
 @pytest.mark.parametrize("free_noise", [True, False])
 @pytest.mark.parametrize("shrinkage", spectral.SHRINKAGE)
 def test_closed_form_log_joint_is_the_models_density(shrinkage, free_noise):
-    """The model's log density at (g, ℓ, h, z) with the map Jacobian equals the generative
-    log joint log p(g, ℓ, h) + log N(μ | μ₀, Σ/κ₀) + Σ log N(tᵢ | μ, Σ) at the implied μ."""
+    """The model's log density at (g, ℓ, h, z), plus the Jacobian ``−½ log|Σ/κₙ|`` of z → μ,
+    equals the generative log joint log p(g, ℓ, h) + log N(μ | μ₀, Σ/κ₀) + Σ log N(tᵢ | μ, Σ)
+    at the implied μ; with ``map_jacobian`` (μ profiled at μₙ) it is the log joint at μₙ."""
     rng, vb, _, _, _, t = setup(1)
     law = spectral.SpectralLaw(rng.normal(size=D), vb, np.array([2.0, 1.0, 0.5]), 0.3, 1.5,
                                shrinkage, 0.8, 3.0, free_noise)
     draws = law.sample(rng, 3)
-    kw = {**law.model_kwargs(), "map_jacobian": True}
+    kw = law.model_kwargs()
     # the model's sites at these draws: μ through its non-centred coordinate (tests run in x64)
     mean, kn = spectral.posterior_mean(t, law.mu0, law.kappa0)
     v, s2 = spectral.variances(law, draws)
@@ -79,9 +80,15 @@ def test_closed_form_log_joint_is_the_models_density(shrinkage, free_noise):
                                for i in range(3)])}
     if free_noise:
         sub["noise_scale"] = draws["noise_scale"]
-    got = _model_density(t, kw, sub)
+    got = _model_density(t, kw, sub) - 0.5 * (spectral.logdet(v, s2, D, np) - D * np.log(kn))
     want = law.log_prior(draws) + spectral.gaussian_logpdf(t, draws["mu"], vb, v, s2).sum(-1)
     np.testing.assert_allclose(got, want, rtol=1e-10)
+    profiled = _model_density(t, {**kw, "map_jacobian": True},
+                              {k: w for k, w in sub.items() if k != "mu_raw"})
+    at_mode = {**draws, "mu": np.broadcast_to(mean, draws["mu"].shape)}
+    want = law.log_prior(at_mode) + spectral.gaussian_logpdf(t, at_mode["mu"], vb, v, s2).sum(-1)
+    # the same up to the constant −d/2 log 2π of N(z = 0 | 0, I)
+    np.testing.assert_allclose(profiled - 0.5 * D * np.log(2 * np.pi), want, rtol=1e-10)
 
 
 def _whiten(vb, v, s2, x):

@@ -152,8 +152,10 @@ def spectral_model(targets, *, mu0, directions, eigenvalues, noise0, kappa0,
     Sites: latent ``global_scale`` g, ``local_scales`` ℓ ``[k]``, ``noise_scale`` h (latent
     with ``free_noise``, else deterministic 1), ``mu_raw [d]``; deterministic ``variances``
     v ``[k]``, ``noise`` σ², ``mu [d]``; observed ``targets`` (the set's marginal, module
-    docstring).  ``map_jacobian=True`` adds ``−½ log|Σ/κₙ|`` (the Jacobian of z → μ): a delta
-    guide then finds the joint mode of (μ, g, ℓ, h), not of (z, g, ℓ, h)."""
+    docstring).  ``map_jacobian=True`` (what a delta guide runs) profiles μ at its conditional
+    mode μₙ — where the joint mode has it for any scales — and adds the density of μ there,
+    ``−½ log|Σ/κₙ|`` up to a constant: the guide then finds the joint mode of (μ, g, ℓ, h), not
+    of (z, g, ℓ, h), and has no d-dimensional coordinate to chase to 0."""
     n, d = targets.shape
     k = eigenvalues.shape[-1]
     g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))
@@ -166,11 +168,13 @@ def spectral_model(targets, *, mu0, directions, eigenvalues, noise0, kappa0,
     v = numpyro.deterministic("variances", eigenvalues * (g * ell) ** 2)
     s2 = numpyro.deterministic("noise", noise0 * h * h)
     numpyro.sample("targets", MarginalTargets(mu0, directions, v, s2, kappa0, n), obs=targets)
-    z = numpyro.sample("mu_raw", dist.Normal(jnp.zeros((d,), targets.dtype), 1.0).to_event(1))
     mean, kn = posterior_mean(targets, mu0, kappa0)
-    numpyro.deterministic("mu", mean + sqrt_apply(directions, v, s2, z) / jnp.sqrt(kn))
-    if map_jacobian:
+    if map_jacobian:            # μ profiled at its conditional mode: the joint mode's μ
+        numpyro.deterministic("mu", mean)
         numpyro.factor("map_jacobian", -0.5 * (logdet(v, s2, d) - d * jnp.log(kn)))
+        return
+    z = numpyro.sample("mu_raw", dist.Normal(jnp.zeros((d,), targets.dtype), 1.0).to_event(1))
+    numpyro.deterministic("mu", mean + sqrt_apply(directions, v, s2, z) / jnp.sqrt(kn))
 
 
 def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, float]:
