@@ -215,3 +215,16 @@ def test_nuts_sbc_passes(shrinkage):
 def test_sbc_refuses_an_exact_run():
     with pytest.raises(ad.AnchorDivError, match="no exact update"):
         library_problem("spectral", method="exact")
+
+
+@pytest.mark.slow
+def test_compare_priors_ranks_the_broad_directions_above_the_control():
+    broad, t = anchors()
+    nuts = {"rank": K, "method": "nuts", "num_warmup": 200, "num_samples": 200,
+            "num_chains": 1, "progress": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors({"broad": {"broad": broad, **nuts},
+                                    "control": {"broad": broad, "prior": "isotropic", **nuts}},
+                                   t, kind="spectral", tau=1.0)
+    assert result.loo["broad"].elpd > result.loo["control"].elpd
