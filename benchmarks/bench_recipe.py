@@ -15,9 +15,10 @@ with the recipe's β) by the participation ratio of the blended covariance (``pr
 max(stable rank of the prior, participation ratio of the targets) (``srpr-*``) and by the
 recipe (novelty-weighted prior stable rank → target-only rank) — each with its isotropic
 control (same strengths / rank / β); the spectral shrinkage prior (``ad.SpectralPrior``, rank
-64, horseshoe, NUTS in full d — one chain, 300 + 300 — its posterior mean) and its control (the same prior on
-random directions with flat variances, ``SpectralPrior.isotropic``).  Reported: mean AUPRC with 95 % intervals
-(two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
+64, horseshoe, NUTS in full d — one chain, 300 + 300 — its posterior mean: the curve models
+``"spectral"``/``"isotropic-spectral"`` of ``evaluation.curves``) and its control (the same
+prior on random directions with flat variances, ``SpectralPrior.isotropic``).  Reported: mean
+AUPRC with 95 % intervals (two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
 and to cosine, and the "anchors needed" ratio: the budget at which target-only reaches the
 posterior's 2-anchor AUPRC (log-linear interpolation), divided by 2, with a query-bootstrap
 interval.
@@ -33,7 +34,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-import warnings
 
 import numpy as np
 
@@ -114,21 +114,6 @@ def _model(rule: str, kind: str, prior: str, broad, target, tau):
     return adapt(kind, broad, target, tau=tau, prior=prior, **opts).point("mean")
 
 
-#: the spectral prior's inference in the study (NUTS in full d, ≈ 1 s per fit at d = 384 once
-#: compiled: bench_spectral.py)
-SPECTRAL = {"rank": 64, "method": dict(num_warmup=300, num_samples=300, num_chains=1,
-                                       progress=False)}
-
-
-def _spectral(prior: str, broad, target, tau):
-    from anchordiv.adaptation import NUTS, SpectralPrior, infer
-
-    p = SpectralPrior.from_anchors(broad, rank=SPECTRAL["rank"], prior=prior)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # non-unit moment points of the broad prior
-        return infer(p, target, NUTS(**SPECTRAL["method"]), tau=tau).point("mean")
-
-
 def models() -> dict[str, CurveModel]:
     out = {name: MODELS[name] for name in (
         "cosine", "gaussian", "latent-gaussian", "posterior-gaussian", "isotropic-gaussian",
@@ -139,9 +124,7 @@ def models() -> dict[str, CurveModel]:
             functools.partial(_model, rule, kind, "broad"), "custom", kind)
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "isotropic"), "custom", kind)
-    out["spectral"] = CurveModel(functools.partial(_spectral, "broad"), "custom", "gaussian")
-    out["isotropic-spectral"] = CurveModel(functools.partial(_spectral, "isotropic"), "custom",
-                                           "gaussian")
+    out.update({name: MODELS[name] for name in ("spectral", "isotropic-spectral")})
     return out
 
 

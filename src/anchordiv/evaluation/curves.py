@@ -138,6 +138,21 @@ def _isotropic_control(kind, broad, target, tau):
     return prior.update(target, tau=tau).point("mean")
 
 
+#: the spectral prior in curves (``"spectral"``, ``"isotropic-spectral"``): its options and the
+#: NUTS run in full d (≈ 1 s per fit at d = 384 once compiled; benchmarks/bench_spectral.py)
+SPECTRAL = {"rank": 64, "nuts": {"num_warmup": 300, "num_samples": 300, "num_chains": 1,
+                                 "progress": False}}
+
+
+def _spectral(prior, broad, target, tau):
+    """The posterior mean of ``ad.SpectralPrior`` (:data:`SPECTRAL`) or of its control."""
+    from ..adaptation import NUTS, SpectralPrior, infer
+
+    p = SpectralPrior.from_anchors(broad, rank=min(SPECTRAL["rank"], np.shape(broad)[1]),
+                                   prior=prior)
+    return infer(p, target, NUTS(**SPECTRAL["nuts"]), tau=tau).point("mean")
+
+
 def _inversion(broad, target, tau):
     return functools.partial(inversion, target)
 
@@ -149,6 +164,8 @@ for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
                    role="posterior", kind=_kind)
     register_model(f"isotropic-{_kind}", functools.partial(_isotropic_control, _kind),
                    role="isotropic", kind=_kind)
+for _prior, _name in (("broad", "spectral"), ("isotropic", "isotropic-spectral")):
+    register_model(_name, functools.partial(_spectral, _prior), kind="gaussian")
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
 
