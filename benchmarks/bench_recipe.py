@@ -39,7 +39,7 @@ import numpy as np
 
 from anchordiv.adaptation import adapt, recipe
 from anchordiv.anchors.gaussian import moments
-from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
+from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve, spectral_mean
 from common import parser, table, write_results
 
 TAU = 20.0
@@ -125,7 +125,16 @@ def models() -> dict[str, CurveModel]:
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "isotropic"), "custom", kind)
     out.update({name: MODELS[name] for name in ("spectral", "isotropic-spectral")})
+    for name, opts in SPECTRAL_VARIANTS.items():
+        for prior, label in (("broad", name), ("isotropic", f"isotropic-{name}")):
+            out[label] = CurveModel(functools.partial(spectral_mean, prior, **opts), "custom",
+                                    "gaussian")
     return out
+
+
+#: spectral-prior variants beside the default (horseshoe, rank 64)
+SPECTRAL_VARIANTS = {"spectral-gamma": {"shrinkage": "gamma"},
+                     "spectral-k16": {"rank": 16}}
 
 
 #: (posterior, its isotropic control, target-only of the same kind)
@@ -138,6 +147,8 @@ POSTERIORS = {
     "srpr-latent-gaussian": ("srpr-isotropic-latent-gaussian", "latent-gaussian"),
     "recipe-latent-gaussian": ("recipe-isotropic-latent-gaussian", "latent-gaussian"),
     "spectral": ("isotropic-spectral", "gaussian"),
+    "spectral-gamma": ("isotropic-spectral-gamma", "gaussian"),
+    "spectral-k16": ("isotropic-spectral-k16", "gaussian"),
 }
 
 

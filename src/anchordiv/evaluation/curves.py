@@ -144,12 +144,14 @@ SPECTRAL = {"rank": 64, "nuts": {"num_warmup": 300, "num_samples": 300, "num_cha
                                  "progress": False}}
 
 
-def _spectral(prior, broad, target, tau):
-    """The posterior mean of ``ad.SpectralPrior`` (:data:`SPECTRAL`) or of its control."""
+def spectral_mean(prior, broad, target, tau, **options):
+    """The NUTS posterior mean of ``ad.SpectralPrior`` (:data:`SPECTRAL`; ``prior="broad"``)
+    or of its control (``"isotropic"``); ``options`` go to ``SpectralPrior.from_anchors``
+    (e.g. ``shrinkage="gamma"``).  A curve factory once the first three are bound."""
     from ..adaptation import NUTS, SpectralPrior, infer
 
-    p = SpectralPrior.from_anchors(broad, rank=min(SPECTRAL["rank"], np.shape(broad)[1]),
-                                   prior=prior)
+    opts = {"rank": min(SPECTRAL["rank"], np.shape(broad)[1]), **options}
+    p = SpectralPrior.from_anchors(broad, prior=prior, **opts)
     return infer(p, target, NUTS(**SPECTRAL["nuts"]), tau=tau).point("mean")
 
 
@@ -165,7 +167,7 @@ for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
     register_model(f"isotropic-{_kind}", functools.partial(_isotropic_control, _kind),
                    role="isotropic", kind=_kind)
 for _prior, _name in (("broad", "spectral"), ("isotropic", "isotropic-spectral")):
-    register_model(_name, functools.partial(_spectral, _prior), kind="gaussian")
+    register_model(_name, functools.partial(spectral_mean, _prior), kind="gaussian")
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
 
@@ -551,4 +553,4 @@ def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
 
 __all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "ENTRY_POINTS", "MODELS",
            "ROLES", "adaptation_curve", "budgets_for", "check_factory", "register_model",
-           "resolve_model", "subset"]
+           "SPECTRAL", "resolve_model", "spectral_mean", "subset"]
