@@ -14,6 +14,12 @@ the directions are the posterior's ``fixed["directions"] [d, k]``.  Point summar
 averages μ, v and σ² over the draws, which is exactly E[μ] and E[Σ] (Σ is linear in v and σ²);
 ``"map"`` is the draw of highest density of (μ, g, ℓ, h) (NUTS, SVI guide draws) or, with a
 delta guide, the joint mode of those parameters — whose "mean" is not offered (no closed form).
+
+Inference at d = 384 (benchmarks/bench_spectral.py): NUTS is the method of choice (≈ 1 s per
+fit once compiled, no divergences); SVI's convergence check is conservative here — the
+mean-field guide's locations of the non-centred μ coordinate sit at 0 and jitter, and a delta
+guide drifts along the flat g ↔ ℓ ridge after Σ has settled — so judge SVI fits by their ELBO
+trace (``post.plot_elbo``) or raise ``learning_rate``/``num_steps``.
 """
 
 from __future__ import annotations
