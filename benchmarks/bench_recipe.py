@@ -17,8 +17,11 @@ rules of the recipe passed as explicit options — Gaussian strengths by exact L
 with the recipe's β) by the participation ratio of the blended covariance (``pr-*``), by
 max(stable rank of the prior, participation ratio of the targets) (``srpr-*``) and by the
 recipe (novelty-weighted prior stable rank → target-only rank) — each with its isotropic
-control (same strengths / rank / β).  Reported: mean AUPRC with 95 % intervals
-(two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
+control (same strengths / rank / β); the spectral shrinkage prior (``ad.SpectralPrior``, rank
+64, horseshoe, NUTS in full d — one chain, 300 + 300 — its posterior mean: the curve models
+``"spectral"``/``"isotropic-spectral"`` of ``evaluation.curves``) and its control (the same
+prior on random directions with flat variances, ``SpectralPrior.isotropic``).  Reported: mean
+AUPRC with 95 % intervals (two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
 and to cosine, and the "anchors needed" ratio: the budget at which target-only reaches the
 posterior's 2-anchor AUPRC (log-linear interpolation), divided by 2, with a query-bootstrap
 interval.
@@ -26,6 +29,8 @@ interval.
     .venv/bin/python benchmarks/bench_recipe.py             # ~10 min on 2 shared cores
     .venv/bin/python benchmarks/bench_recipe.py --quick     # 2 subsets, 100 queries
     .venv/bin/python benchmarks/bench_recipe.py --ceiling   # best fixed options at 1–10
+    .venv/bin/python benchmarks/bench_recipe.py --models cosine gaussian posterior-gaussian \
+        isotropic-gaussian recipe-gaussian recipe-isotropic-gaussian spectral isotropic-spectral
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import numpy as np
 
 from anchordiv.adaptation import adapt, recipe
 from anchordiv.anchors.gaussian import moments
-from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
+from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve, spectral_mean
 from anchordiv.evaluation.dominance import anchors_needed, dominance_rows
 from common import parser, table, write_results
 
@@ -140,7 +145,17 @@ def models() -> dict[str, CurveModel]:
             functools.partial(_model, rule, kind, "broad"), "custom", kind)
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "isotropic"), "custom", kind)
+    out.update({name: MODELS[name] for name in ("spectral", "isotropic-spectral")})
+    for name, opts in SPECTRAL_VARIANTS.items():
+        for prior, label in (("broad", name), ("isotropic", f"isotropic-{name}")):
+            out[label] = CurveModel(functools.partial(spectral_mean, prior, **opts), "custom",
+                                    "gaussian")
     return out
+
+
+#: spectral-prior variants beside the default (horseshoe, rank 64)
+SPECTRAL_VARIANTS = {"spectral-gamma": {"shrinkage": "gamma"},
+                     "spectral-k16": {"rank": 16}}
 
 
 #: (posterior, its isotropic control, target-only of the same kind)
@@ -154,6 +169,9 @@ POSTERIORS = {
     "pr-latent-gaussian": ("pr-isotropic-latent-gaussian", "latent-gaussian"),
     "srpr-latent-gaussian": ("srpr-isotropic-latent-gaussian", "latent-gaussian"),
     "recipe-latent-gaussian": ("recipe-isotropic-latent-gaussian", "latent-gaussian"),
+    "spectral": ("isotropic-spectral", "gaussian"),
+    "spectral-gamma": ("isotropic-spectral-gamma", "gaussian"),
+    "spectral-k16": ("isotropic-spectral-k16", "gaussian"),
 }
 
 
@@ -262,6 +280,8 @@ def main() -> None:
     p.add_argument("--prior", default=PRIOR, help=f"shipped prior under models/ ({PRIOR})")
     p.add_argument("--ceiling", action="store_true",
                    help="instead: the best fixed strengths / latent ranks at few anchors")
+    p.add_argument("--models", nargs="*", default=None,
+                   help="model names to run (default: all; cosine and gaussian always)")
     args = p.parse_args()
     args.subsets = args.subsets or (2 if args.quick else 4)
     args.queries = args.queries or (100 if args.quick else 300)
@@ -269,14 +289,23 @@ def main() -> None:
         return ceiling(args)
     start = time.time()
     broad, targets, setup = style_task(args.queries, args.prior)
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
+    chosen_models = models()
+    if args.models:
+        unknown = sorted(set(args.models) - set(chosen_models))
+        if unknown:
+            p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(chosen_models)}")
+        keep = {"cosine", "gaussian", *args.models}
+        chosen_models = {k: v for k, v in chosen_models.items() if k in keep}
+    curve = adaptation_curve(broad, targets, tau=TAU, models=chosen_models, budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, **setup)
-    dom = dominance_rows(curve, POSTERIORS)
-    needs = [anchors_needed(curve, post, target)
-             for post, (_, target) in POSTERIORS.items()]
+    present = {p: refs for p, refs in POSTERIORS.items()       # --models may leave some out
+               if all(name in curve.models for name in (p, *refs))}
+    dom = dominance_rows(curve, present)
+    needs = [anchors_needed(curve, post, target) for post, (_, target) in present.items()]
     choices = choice_rows()
     seconds = time.time() - start
     payload = {"task": {"prior": args.prior, "queries": args.queries, "subsets": args.subsets,
+                        "models": args.models,
                         "budgets": curve.budgets, "tau": TAU},
                "summary": curve.summary(), "dominance": dom, "anchors_needed": needs,
                "choices": choices, "seconds": seconds}

@@ -23,9 +23,13 @@ from common import RESULTS, parser, table, write_results
 jax.config.update("jax_enable_x64", True)
 
 CASES = [("gaussian", "exact"), ("latent-gaussian", "exact"), ("latent-spherical", "exact"),
-         ("mixture", "exact"), ("mixture-overlap", "exact"), ("gaussian", "nuts")]
-#: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
-EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5})}
+         ("mixture", "exact"), ("mixture-overlap", "exact"), ("gaussian", "nuts"),
+         ("spectral-gamma", "nuts"), ("spectral-horseshoe", "nuts")]
+#: library_problem options of a case name (the overlapping mixture: centres 1.5 apart; the
+#: spectral prior, rank 2, under its two shrinkage hierarchies)
+EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5}),
+         "spectral-gamma": ("spectral", {"options": {"shrinkage": "gamma"}}),
+         "spectral-horseshoe": ("spectral", {"options": {"shrinkage": "horseshoe"}})}
 
 
 def main():

@@ -103,7 +103,7 @@ from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options,
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
 from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
-                       PosteriorBinghamPrior, StructuredPrior)
+                       PosteriorBinghamPrior, SpectralPrior, StructuredPrior)
 from .families.gaussian import cov_factor
 
 KINDS = tuple(FAMILIES)
@@ -230,6 +230,6 @@ def stand_in_anchors(model, card: dict) -> np.ndarray:
 
 __all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "Exact", "FAMILIES", "Family",
            "KINDS", "METHODS", "NIWPrior", "NUTS", "OPTIONS", "Posterior",
-           "PosteriorBinghamPrior", "SVI", "StructuredPrior", "adapt", "broad_from_model",
+           "PosteriorBinghamPrior", "SVI", "SpectralPrior", "StructuredPrior", "adapt", "broad_from_model",
            "cov_factor", "infer", "load_posterior", "load_prior", "run_sampler",
            "save_posterior", "to_model", "with_log_density"]

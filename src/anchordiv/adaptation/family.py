@@ -61,7 +61,9 @@ class Family(abc.ABC):
     sites its anchor model is built from, in order), ``posterior_types`` (classes of its exact
     posterior parameters), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims
     of its quantities beyond chain/draw), ``model`` (the explicit NumPyro model, a plain function
-    ``model(targets, **model_kwargs)``).
+    ``model(targets, **model_kwargs)``), ``exact_update`` (whether :meth:`exact` is a
+    conjugate update; False: NUTS/SVI only), ``joint_mode`` (what a delta guide on
+    :attr:`model` finds, in words).
     """
 
     kind: ClassVar[str] = "abstract"
@@ -70,6 +72,8 @@ class Family(abc.ABC):
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
     dims: ClassVar[dict[str, list[str]]] = {}
     model: ClassVar[Callable]
+    exact_update: ClassVar[bool] = True
+    joint_mode: ClassVar[str] = "joint mode of (μ, Σ) of the full-d model"
 
     # ---- the prior object -------------------------------------------------------------------
     @classmethod

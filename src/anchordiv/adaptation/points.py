@@ -64,6 +64,9 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
         return None, ("none: a delta guide (MAP) of a custom model has no posterior mean; use "
                       "guide='normal'/'lowrank' or method='nuts'")
     family = post.completion if post.subspace is not None else post.family
+    if family is None:
+        return None, (f"none: the {post.kind} family has no closed-form posterior mean and a "
+                      f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'")
     how = "closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
     if post.kind == "mixture":
         how += ", given the MAP-EM responsibilities"

@@ -21,6 +21,7 @@ thin-th draw (thin to about the autocorrelation time).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import numpy as np
@@ -244,14 +245,33 @@ def _nuts_inference(model, kwargs: dict, num_draws: int, thin: int):
     import jax.numpy as jnp
     from numpyro.infer import MCMC, NUTS
 
+    from ..adaptation.variational import split_kwargs
+
+    dyn, static = split_kwargs(kwargs, jnp.result_type(float))
+    if static:                      # names and flags (e.g. the spectral shrinkage) stay static
+        model = functools.partial(model, **dict(static))
     mcmc = MCMC(NUTS(model), num_warmup=300, num_samples=num_draws * thin, num_chains=1,
                 progress_bar=False, jit_model_args=True)
-    kw = {k: jnp.asarray(v) for k, v in kwargs.items()}     # traced, not static: one compile
+    kw = {k: jnp.asarray(v) for k, v in dyn.items()}        # traced, not static: one compile
 
     def run(rng, t):
         mcmc.run(jax.random.PRNGKey(int(rng.integers(2**31))), jnp.asarray(t), **kw)
         return {k: np.asarray(v, np.float64) for k, v in mcmc.get_samples().items()
                 if not k.endswith("_raw")}
+
+    return run
+
+
+def _infer_nuts(prior, num_draws: int, thin: int):
+    """``ad.infer`` with one NUTS chain per data set: the library's cached compiled runner
+    (:mod:`anchordiv.adaptation.sampling`), so no data set recompiles."""
+    from ..adaptation.inference import NUTS, infer
+
+    def run(rng, t):
+        method = NUTS(num_warmup=300, num_samples=num_draws * thin, num_chains=1,
+                      seed=int(rng.integers(2**31)), progress=False)
+        post = infer(prior, t, method, tau=1.0)
+        return {k: v[0] for k, v in post.samples.items() if not k.endswith("_raw")}
 
     return run
 
@@ -264,12 +284,14 @@ SBC_OPTIONS = {"gaussian": lambda d: {"kappa0": 2.0, "nu0": d + 4.0},
                "latent-gaussian": lambda d: dict(LATENT_FIXED),
                "latent-spherical": lambda d: dict(LATENT_FIXED),
                "mixture": lambda d: {"components": 2, "alpha0": 10.0, "kappa0": 20.0,
-                                     "nu0": d + 6.0}}
+                                     "nu0": d + 6.0},
+               "spectral": lambda d: {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0,
+                                      "kappa0": 2.0}}
 
 
 def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0,
-                    separation: float = 8.0) -> dict:
+                    separation: float = 8.0, options: dict | None = None) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
     :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
 
@@ -280,23 +302,30 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     NUTS on the kind's explicit model (``method="nuts"``, gaussian kind; one compiled chain).
     Gibbs and NUTS draws are thinned (default thin 2 and 4) to near-independence.
     ``separation``: distance between the mixture's two broad cluster centres (spread 0.5; 8 is
-    well separated, 1.5 overlaps so that assignments are uncertain)."""
+    well separated, 1.5 overlaps so that assignments are uncertain); ``options``: prior
+    options over :data:`SBC_OPTIONS` (e.g. ``{"shrinkage": "horseshoe"}`` for spectral).
+    Families without an exact update (spectral) run ``method="nuts"`` only."""
     from ..adaptation import adapt
 
     fam = get_family(kind)
     rng = np.random.default_rng(seed)
     broad = _broad(kind, d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
-    opts = SBC_OPTIONS.get(kind, lambda d: {})(d)
+    opts = {**SBC_OPTIONS.get(kind, lambda d: {})(d), **(options or {})}
     dummy = broad[:n]
-    ref = adapt(kind, broad, dummy, tau=1.0, **opts)
-    kw = ref.info["model_kwargs"]
+    if fam.exact_update:
+        ref = adapt(kind, broad, dummy, tau=1.0, **opts)
+        kw, ref_fixed = ref.info["model_kwargs"], ref.fixed
+    else:                           # no conjugate update: the prior's hyperparameters as such
+        prior_object = fam.from_anchors(broad, **opts)
+        _, info, ref_fixed = prior_object.exact(dummy)
+        kw = info["model_kwargs"]
     if thin is None:
         thin = {"exact": 2 if kind.startswith("latent") else 1, "nuts": 4}[method]
     prior = fam.prior_posterior(kw)
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
-    fixed = {**ref.fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref.fixed else ref.fixed
+    fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed
 
     def prior_sampler(r):
         return fam.prior_draw(prior, r)
@@ -305,10 +334,16 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
         return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]
 
     if method == "nuts":
-        if kind != "gaussian":
-            raise AnchorDivError("method: the library SBC problem runs NUTS for 'gaussian'")
-        inference = _nuts_inference(fam.model, kw, num_draws, thin)
+        if kind != "gaussian" and fam.exact_update:
+            raise AnchorDivError("method: the library SBC problem runs NUTS for 'gaussian' and "
+                                 "the families without an exact update")
+        inference = (_nuts_inference(fam.model, kw, num_draws, thin) if fam.exact_update
+                     else _infer_nuts(prior_object, num_draws, thin))
     elif method == "exact":
+        if not fam.exact_update:
+            raise AnchorDivError(f"method: the {kind} family has no exact update; use "
+                                 f"method='nuts'")
+
         def inference(r, t):
             return adapt(kind, broad, t, tau=1.0, **opts).draws(int(r.integers(2**31)),
                                                                 num_draws * thin)

@@ -140,10 +140,12 @@ PPC_STATISTICS = ("norm", "cosine_to_mean", "projection")
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     """``[d, k]`` leading directions of the broad prior: the subspace basis of a subspace run,
-    else the top eigenvectors of the prior's scale matrix (``psi0``, summed over mixture
+    the spectral prior's leading broad directions, else the top eigenvectors of the prior's scale matrix (``psi0``, summed over mixture
     components; the latent kinds' Bingham parameter), else of the posterior-mean covariance."""
     if post.subspace is not None:
         return post.fixed["basis"][:, :k]
+    if "directions" in post.fixed:                 # the spectral family's own eigenbasis
+        return np.asarray(post.fixed["directions"], np.float64)[:, :k]
     kw = post.info.get("model_kwargs") or {}
     scale = next((np.asarray(kw[n], np.float64) for n in ("psi0", "prior_parameter",
                                                           "broad_projector") if n in kw), None)

@@ -140,6 +140,23 @@ def isotropic_control(kind, broad, target, tau):
     return prior.update(target, tau=tau).point("mean")
 
 
+#: the spectral prior in curves (``"spectral"``, ``"isotropic-spectral"``): its options and the
+#: NUTS run in full d (≈ 1 s per fit at d = 384 once compiled; benchmarks/bench_spectral.py)
+SPECTRAL = {"rank": 64, "nuts": {"num_warmup": 300, "num_samples": 300, "num_chains": 1,
+                                 "progress": False}}
+
+
+def spectral_mean(prior, broad, target, tau, **options):
+    """The NUTS posterior mean of ``ad.SpectralPrior`` (:data:`SPECTRAL`; ``prior="broad"``)
+    or of its control (``"isotropic"``); ``options`` go to ``SpectralPrior.from_anchors``
+    (e.g. ``shrinkage="gamma"``).  A curve factory once the first three are bound."""
+    from ..adaptation import NUTS, SpectralPrior, infer
+
+    opts = {"rank": min(SPECTRAL["rank"], np.shape(broad)[1]), **options}
+    p = SpectralPrior.from_anchors(broad, prior=prior, **opts)
+    return infer(p, target, NUTS(**SPECTRAL["nuts"]), tau=tau).point("mean")
+
+
 def _inversion(broad, target, tau):
     return functools.partial(inversion, target)
 
@@ -151,6 +168,8 @@ for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
                    role="posterior", kind=_kind)
     register_model(f"isotropic-{_kind}", functools.partial(isotropic_control, _kind),
                    role="isotropic", kind=_kind)
+for _prior, _name in (("broad", "spectral"), ("isotropic", "isotropic-spectral")):
+    register_model(_name, functools.partial(spectral_mean, _prior), kind="gaussian")
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
 
@@ -535,5 +554,6 @@ def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
 
 
 __all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "ENTRY_POINTS", "MODELS",
-           "ROLES", "adaptation_curve", "adapted", "broad_posterior", "budgets_for",
-           "check_factory", "isotropic_control", "register_model", "resolve_model", "subset"]
+           "ROLES", "SPECTRAL", "adaptation_curve", "adapted", "broad_posterior", "budgets_for",
+           "check_factory", "isotropic_control", "register_model", "resolve_model",
+           "spectral_mean", "subset"]
