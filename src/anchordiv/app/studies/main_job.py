@@ -31,7 +31,8 @@ from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
 from ._common import default_embed, labelled_retrieval, subsample
-from .priors import CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior, prior_spec
+from .priors import (CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior, prior_spec,
+                     report_prior_points)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,16 +59,19 @@ class Size:
     tr_kinds: tuple = tr.KINDS      # kinds adapted from each prior
     tr_findings: tuple = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
     tr_gallery: int | None = 2000   # Open-i reports in the clinical-transfer gallery
+    tr_prior_reports: int | None = None  # reports outside it for the report prior (None: all)
 
 
 SIZES = {
     "full": Size(2000, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
-                 (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, ostyle.DEFAULT_PS, 3000),
+                 (1, 2, 5, 10, 20, 50, 200),
+                 wni.DEFAULT_MODELS + ("spectral", "isotropic-spectral"), 24, ostyle.DEFAULT_PS, 3000),
     "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
                   ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
                    "inversion"), 4, (0.0, 0.1, 1.0), 200,
                   tr_objects=4, tr_queries=20, tr_subsets=1, tr_budgets=(1, 2),
-                  tr_kinds=("gaussian",), tr_findings=("pleural effusion",), tr_gallery=300),
+                  tr_kinds=("gaussian",), tr_findings=("pleural effusion",), tr_gallery=300,
+                  tr_prior_reports=100),
 }
 
 
@@ -231,6 +235,8 @@ def object_style_part(ctx: Context) -> dict:
 STYLE_PRIORS = {"domain": "wordnet-visual-art-gaussian", "generic": "wordnet-generic-gaussian",
                 "wrong-domain": "imagenet-names-gaussian"}
 CLINICAL_PRIORS = {"chest-hpo": "hpo-respiratory-thorax-gaussian", "all-hpo": "hpo-all-gaussian"}
+#: label of the leave-finding-out report-sentence prior (built per finding, first candidate)
+REPORT_PRIOR = "reports"
 
 
 def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str,
@@ -290,14 +296,18 @@ def style_transfer_part(ctx: Context) -> dict:
 
 
 def clinical_transfer_part(ctx: Context) -> dict:
-    """Per chest finding: its anchor sentences as targets, adapted from the chest HPO region
-    vs all of HPO (:mod:`.transfer`); the results of all findings in one section."""
+    """Per chest finding: its anchor sentences as targets, adapted from its leave-finding-out
+    report-sentence prior vs the chest HPO region vs all of HPO (:mod:`.transfer`); the results
+    of all findings in one section."""
     from ...data import clinical, openi
 
     reports = openi.load_reports()
     g = subsample(len(reports), ctx.size.tr_gallery, ctx.seed)
     x = ctx.embed([reports.texts[i] for i in g])
     priors, source = _priors(ctx, CLINICAL_PRIORS)
+    reps = report_prior_points(reports, g, ctx.size.tr_findings, embed=ctx.embed,
+                               encoder_id=ctx.encoder_id, tau=ctx.tau,
+                               max_reports=ctx.size.tr_prior_reports, seed=ctx.seed)
     results = {}
     for f in ctx.size.tr_findings:
         if reports.finding(f)[g].sum() < 5:       # too few labelled reports to query with
@@ -305,8 +315,9 @@ def clinical_transfer_part(ctx: Context) -> dict:
         q, relevance = clin.finding_queries(reports.finding(f)[g], ctx.size.tr_queries, ctx.seed)
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         folder = f"clinical_transfer/{f.replace(' ', '_')}"
-        results[f] = _transfer(ctx, priors, ctx.embed(clinical.pathology_anchors(f)), setup,
-                               folder, f"Open-i: {f} from few anchors", "clinical transfer",
+        results[f] = _transfer(ctx, {REPORT_PRIOR: reps[f], **priors},
+                               ctx.embed(clinical.pathology_anchors(f)), setup, folder,
+                               f"Open-i: {f} from few anchors", "clinical transfer",
                                finding=f)
     if not results:
         raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the "
@@ -320,12 +331,15 @@ def clinical_transfer_part(ctx: Context) -> dict:
         ctx.rep, "Prior transfer, clinical: finding anchors from few sentences",
         f"{len(g)} Open-i reports as the gallery; per finding, its labelled reports as "
         f"queries (≤ {ctx.size.tr_queries}) and its report-style anchor sentences as targets; "
-        f"priors: {source} (both without the subtrees of every chest finding's HPO terms).  "
+        f"priors: `{REPORT_PRIOR}` = the finding's leave-finding-out Open-i report-sentence "
+        f"prior, built now from the reports outside the gallery without the reports carrying "
+        f"the finding and every sentence mentioning it (`studies.priors.report_prior_points`); "
+        f"{source} (both without the subtrees of every chest finding's HPO terms).  "
         f"Curves shown for {shown}; the tables cover every finding ({', '.join(results)}); "
         f"curves of the others under clinical_transfer/.",
         first["summary"], f"clinical_transfer/{shown.replace(' ', '_')}",
         merged["contrasts"], merged["diagnostics"], merged["ranking"], ctx.size.tr_kinds,
-        list(priors))
+        [REPORT_PRIOR, *priors])
     return merged
 
 
