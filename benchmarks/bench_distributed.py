@@ -17,7 +17,8 @@ synthetic anchors and times top-10 of Q = 100 queries by four paths, interleaved
 Reports per-worker efficiency = time(single_1c) / time(dask_1w) and the 2-worker ratio =
 time(single_2t) / time(dask_2w) (and with ``dask_2w_pinned``), in wall time and in the CPU
 seconds of the processes that compute (the client's own CPU is not counted for Dask), as
-medians of per-round ratios with their range; the load average around every round, a task-size curve (rows per task → items/s on 2 workers), the
+medians of per-round ratios with their range, and their minor page faults per item (fresh
+``mmap``'d buffers faulted in per scan step: see ``anchordiv.scale.heap``); the load average around every round, a task-size curve (rows per task → items/s on 2 workers), the
 per-task overhead from that curve (a least-squares line of time against the number of tasks)
 and its parts measured directly (scheduler round trip of an empty task, shipping the model and
 query terms, opening the memory-mapped shard, the final merge), checks the Dask result against
@@ -107,30 +108,34 @@ def pinned_process(env: dict) -> concurrent.futures.ProcessPoolExecutor:
     return pool
 
 
-def cpu_seconds() -> float:
-    """User + system CPU seconds of this process so far (all its threads)."""
+def cpu_seconds() -> np.ndarray:
+    """``[user + system CPU seconds, minor page faults]`` of this process so far (all its
+    threads)."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    return np.array([usage.ru_utime + usage.ru_stime, usage.ru_minflt], float)
 
 
 def rounds(candidates: dict, cpu: dict, repeats: int) -> dict:
     """Wall seconds of every candidate per round (order rotated), the CPU seconds its compute
     processes used (``cpu[name]()`` reads their total), and the load average (1 min) before
-    each round."""
+    each round; ``faults``: the minor page faults of those processes."""
     names = list(candidates)
     for name in names:          # warm-up: compiles in every process
         candidates[name]()
     wall, used, load = {n: [] for n in names}, {n: [] for n in names}, []
+    faults = {n: [] for n in names}
     for r in range(repeats):
         load.append(os.getloadavg()[0])
         for name in names[r % len(names):] + names[:r % len(names)]:
             c0, t0 = cpu[name](), time.perf_counter()
             candidates[name]()
             wall[name].append(time.perf_counter() - t0)
-            used[name].append(cpu[name]() - c0)
-    return {"wall": wall, "cpu": used, "load": load}
+            spent = cpu[name]() - c0
+            used[name].append(float(spent[0]))
+            faults[name].append(float(spent[1]))
+    return {"wall": wall, "cpu": used, "faults": faults, "load": load}
 
 
 def ratio(wall: dict, num: str, den: str) -> dict:
@@ -298,10 +303,12 @@ def main() -> None:
     rate_1w = n / np.median(wall["dask_1w"])
     proj = projection(rate_1w, fit["per_task_ms"], add.BLOCK_ROWS)
     rows = [{"path": name, "median_s": float(np.median(w)), "items_per_s": n / np.median(w),
-             "range_s": f"{min(w):.2f}–{max(w):.2f}", "cpu_s": float(np.median(used[name]))}
+             "range_s": f"{min(w):.2f}–{max(w):.2f}", "cpu_s": float(np.median(used[name])),
+             "faults_per_item": float(np.median(timing["faults"][name])) / n}
             for name, w in wall.items()]
     md = table(rows, [("path", "path"), ("median_s", "seconds"), ("items_per_s", "items/s"),
-                      ("range_s", "range s"), ("cpu_s", "CPU s of its compute processes")])
+                      ("range_s", "range s"), ("cpu_s", "CPU s of its compute processes"),
+                      ("faults_per_item", "page faults per item")])
     md += (f"\n\n**Per-worker efficiency** (single_1c / dask_1w): {efficiency['median']:.2f} "
            f"(rounds {efficiency['min']:.2f}–{efficiency['max']:.2f}; target ≥ 0.9).  "
            f"**2 workers vs the 2-thread process** (single_2t / dask_2w): "
@@ -335,7 +342,8 @@ def main() -> None:
            f"are not modelled.\n")
     print(md)
     out = write_results("bench_distributed",
-                        {"rows": rows, "wall": wall, "cpu": used, "load": timing["load"],
+                        {"rows": rows, "wall": wall, "cpu": used, "faults": timing["faults"],
+                         "load": timing["load"],
                          "cpu_efficiency": cpu_efficiency, "cpu_two_workers": cpu_two,
                          "efficiency": efficiency, "two_workers": two_workers,
                          "two_workers_pinned": two_pinned, "one_vs_two": one_vs_two,

@@ -1,5 +1,6 @@
-"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``) against today's defaults on the main
-job's style task: does the posterior keep the framework's promise at every budget?
+"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``, the default since issue 17)
+against the defaults before it on the main job's style task: does the posterior keep the
+framework's promise at every budget?
 
 Task (as ``anchordiv study style-transfer``): object × style captions (24 seeded ImageNet-R
 objects × 16 styles, :mod:`anchordiv.app.studies.object_style`), relevant = same style, 300
@@ -7,21 +8,29 @@ seeded queries; targets = the 80 style anchors, random subsets per budget shared
 (``evaluation.curves.subset``); broad prior = the shipped ``models/wordnet-visual-art-gaussian``
 (its moment points); MiniLM embeddings (cached), τ = 20.
 
-Models per budget: cosine; target-only Gaussian and latent Gaussian; today's defaults
-``ad.adapt("gaussian" | "latent-gaussian", …)`` and their isotropic controls; the candidate
+Models per budget: cosine; target-only Gaussian and latent Gaussian; the defaults
+``ad.adapt("gaussian" | "latent-gaussian", …)`` (``posterior-*``: the recipe) and their
+isotropic controls; the defaults before issue 17 by name (``before17-*``: empirical Bayes
+strengths; rank = 95 % of the broad variance, β = n/(n + 10)); the candidate
 rules of the recipe passed as explicit options — Gaussian strengths by exact LOO only
 (``loo-*``) and by the recipe (``recipe-*``: LOO bound ∧ held-out novelty), latent rank (all
 with the recipe's β) by the participation ratio of the blended covariance (``pr-*``), by
 max(stable rank of the prior, participation ratio of the targets) (``srpr-*``) and by the
 recipe (novelty-weighted prior stable rank → target-only rank) — each with its isotropic
-control (same strengths / rank / β).  Reported: mean AUPRC with 95 % intervals
-(two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
+control (same strengths / rank / β); the spectral shrinkage prior (``ad.SpectralPrior``, rank
+64, horseshoe, NUTS in full d — one chain, 300 + 300 — its posterior mean: the curve models
+``"spectral"``/``"isotropic-spectral"`` of ``evaluation.curves``) and its control (the same
+prior on random directions with flat variances, ``SpectralPrior.isotropic``).  Reported: mean
+AUPRC with 95 % intervals (two-level bootstrap over subsets × queries), paired differences to max(target-only, control)
 and to cosine, and the "anchors needed" ratio: the budget at which target-only reaches the
 posterior's 2-anchor AUPRC (log-linear interpolation), divided by 2, with a query-bootstrap
 interval.
 
     .venv/bin/python benchmarks/bench_recipe.py             # ~10 min on 2 shared cores
     .venv/bin/python benchmarks/bench_recipe.py --quick     # 2 subsets, 100 queries
+    .venv/bin/python benchmarks/bench_recipe.py --ceiling   # best fixed options at 1–10
+    .venv/bin/python benchmarks/bench_recipe.py --models cosine gaussian posterior-gaussian \
+        isotropic-gaussian recipe-gaussian recipe-isotropic-gaussian spectral isotropic-spectral
 """
 
 from __future__ import annotations
@@ -34,7 +43,8 @@ import numpy as np
 
 from anchordiv.adaptation import adapt, recipe
 from anchordiv.anchors.gaussian import moments
-from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
+from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve, spectral_mean
+from anchordiv.evaluation.dominance import anchors_needed, dominance_rows
 from common import parser, table, write_results
 
 TAU = 20.0
@@ -94,7 +104,22 @@ def chosen(broad, target) -> dict:
 CHOICES: list[dict] = []
 
 
+#: the defaults before issue 17, by name: empirical Bayes strengths; rank = 95 % of the broad
+#: variance with β = n/(n + 10)
+BEFORE_17 = {"gaussian": {"strengths": "evidence"},
+             "latent-gaussian": {"rank": "variance", "prior_anchors": 10.0}}
+
+
+def _before_17(kind: str, prior: str, broad, target, tau):
+    """The old default posterior, or its control with the same chosen strengths."""
+    post = adapt(kind, broad, target, tau=tau, **BEFORE_17[kind])
+    return (post.prior.isotropic().update(target, tau=tau) if prior == "isotropic"
+            else post).point("mean")
+
+
 def _model(rule: str, kind: str, prior: str, broad, target, tau):
+    if rule == "before17":
+        return _before_17(kind, prior, broad, target, tau)
     c = chosen(broad, target)
     if prior == "broad" and rule == "recipe" and kind == "gaussian":
         CHOICES.append({"n": len(target), **{k: c[k] for k in (
@@ -113,74 +138,41 @@ def models() -> dict[str, CurveModel]:
     out = {name: MODELS[name] for name in (
         "cosine", "gaussian", "latent-gaussian", "posterior-gaussian", "isotropic-gaussian",
         "posterior-latent-gaussian", "isotropic-latent-gaussian")}
-    for rule, kind in (("loo", "gaussian"), ("recipe", "gaussian"), ("pr", "latent-gaussian"),
+    for rule, kind in (("before17", "gaussian"), ("loo", "gaussian"), ("recipe", "gaussian"),
+                       ("before17", "latent-gaussian"), ("pr", "latent-gaussian"),
                        ("srpr", "latent-gaussian"), ("recipe", "latent-gaussian")):
         out[f"{rule}-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "broad"), "custom", kind)
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "isotropic"), "custom", kind)
+    out.update({name: MODELS[name] for name in ("spectral", "isotropic-spectral")})
+    for name, opts in SPECTRAL_VARIANTS.items():
+        for prior, label in (("broad", name), ("isotropic", f"isotropic-{name}")):
+            out[label] = CurveModel(functools.partial(spectral_mean, prior, **opts), "custom",
+                                    "gaussian")
     return out
+
+
+#: spectral-prior variants beside the default (horseshoe, rank 64)
+SPECTRAL_VARIANTS = {"spectral-gamma": {"shrinkage": "gamma"},
+                     "spectral-k16": {"rank": 16}}
 
 
 #: (posterior, its isotropic control, target-only of the same kind)
 POSTERIORS = {
     "posterior-gaussian": ("isotropic-gaussian", "gaussian"),
+    "before17-gaussian": ("before17-isotropic-gaussian", "gaussian"),
     "loo-gaussian": ("loo-isotropic-gaussian", "gaussian"),
     "recipe-gaussian": ("recipe-isotropic-gaussian", "gaussian"),
     "posterior-latent-gaussian": ("isotropic-latent-gaussian", "latent-gaussian"),
+    "before17-latent-gaussian": ("before17-isotropic-latent-gaussian", "latent-gaussian"),
     "pr-latent-gaussian": ("pr-isotropic-latent-gaussian", "latent-gaussian"),
     "srpr-latent-gaussian": ("srpr-isotropic-latent-gaussian", "latent-gaussian"),
     "recipe-latent-gaussian": ("recipe-isotropic-latent-gaussian", "latent-gaussian"),
+    "spectral": ("isotropic-spectral", "gaussian"),
+    "spectral-gamma": ("isotropic-spectral-gamma", "gaussian"),
+    "spectral-k16": ("isotropic-spectral-k16", "gaussian"),
 }
-
-
-def dominance_rows(curve) -> list[dict]:
-    """Per posterior and budget: mean, minus max(target-only, control), minus cosine."""
-    rows = []
-    for post, (control, target) in POSTERIORS.items():
-        by_cos = {r["budget"]: r for r in curve.contrast(post, "cosine")}
-        for b, (m, lo, hi) in zip(curve.budgets, (curve.cell(post, b) for b in curve.budgets)):
-            best = max((target, control), key=lambda o: np.nan_to_num(curve.cell(o, b)[0],
-                                                                       nan=-1.0))
-            d = next(r for r in curve.contrast(post, best) if r["budget"] == b)
-            rows.append({"posterior": post, "budget": b, "auprc": m, "low": lo, "high": hi,
-                         "best_other": best, "diff_best": d["difference"],
-                         "diff_best_low": d["low"], "diff_best_high": d["high"],
-                         "diff_cosine": by_cos[b]["difference"],
-                         "diff_cosine_low": by_cos[b]["low"],
-                         "diff_cosine_high": by_cos[b]["high"]})
-    return rows
-
-
-def budget_to_reach(budgets, means, level) -> float:
-    """Smallest budget (log-linear interpolation) at which ``means`` first reaches ``level``;
-    NaN if never."""
-    b, m = np.log(np.asarray(budgets, float)), np.asarray(means, float)
-    for j in range(len(m)):
-        if np.isfinite(m[j]) and m[j] >= level:
-            if j == 0 or not np.isfinite(m[j - 1]):
-                return float(np.exp(b[j]))
-            t = (level - m[j - 1]) / (m[j] - m[j - 1])
-            return float(np.exp(b[j - 1] + t * (b[j] - b[j - 1])))
-    return float("nan")
-
-
-def anchors_needed(curve, post: str, target: str, *, n_boot: int = 300, seed: int = 0) -> dict:
-    """Budget at which ``target`` reaches ``post``'s 2-anchor AUPRC, ÷ 2; query bootstrap."""
-    def ratio(q):
-        mean = lambda name, b: np.nanmean(curve.per_query[(name, b)][:, q])
-        level = mean(post, 2)
-        return budget_to_reach(curve.budgets, [mean(target, b) for b in curve.budgets],
-                               level) / 2
-
-    n_q = curve.per_query[(post, 2)].shape[1]
-    rng = np.random.default_rng(seed)
-    boot = np.array([ratio(rng.integers(n_q, size=n_q)) for _ in range(n_boot)])
-    point = ratio(np.arange(n_q))
-    ok = boot[np.isfinite(boot)]
-    lo, hi = (np.percentile(ok, [2.5, 97.5]) if len(ok) else (np.nan, np.nan))
-    return {"posterior": post, "target_only": target, "ratio": point, "low": float(lo),
-            "high": float(hi), "never_reached_fraction": float(1 - len(ok) / n_boot)}
 
 
 def summary_table(curve) -> list[dict]:
@@ -207,7 +199,7 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
     fmt = lambda r, k: f"{r[k]:+.3f} [{r[k + '_low']:+.3f}, {r[k + '_high']:+.3f}]"
     dom_md = [{"posterior": r["posterior"], "n": r["budget"], "auprc": f"{r['auprc']:.3f}",
                "vs": r["best_other"], "diff_best": fmt(r, "diff_best"),
-               "diff_cosine": fmt(r, "diff_cosine")} for r in dom]
+               "diff_cosine": fmt(r, "diff_baseline")} for r in dom]
     need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
                for r in needs]
     return "\n\n".join([
@@ -223,7 +215,7 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
         "AUPRC, ÷ 2",
         table(need_md, [("posterior", "posterior"), ("target_only", "target-only"),
                         ("ratio", "ratio [95 %]"),
-                        ("never_reached_fraction", "bootstrap share never reached")]),
+                        ("never_reached", "bootstrap share never reached")]),
         "## What the recipe chose (mean over subsets)",
         table(choices, [("n", "n"), ("strength", "s"), ("density_strength", "LOO bound"),
                         ("novelty", "novelty"), ("beta", "β"), ("rank", "rank"),
@@ -232,24 +224,88 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
     ])
 
 
+#: the ceiling sweep (``--ceiling``): fixed strengths s and latent (rank, β) at few anchors
+CEILING_STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
+CEILING_LATENT = tuple((k, b) for k in (4, 8, 16, 32) for b in (0.05, 0.2, 0.5, 0.8))
+CEILING_BUDGETS = (1, 2, 5, 10)
+
+
+def _fixed(kind: str, opts: tuple, broad, target, tau):
+    return adapt(kind, broad, target, tau=tau, **dict(opts)).point("mean")
+
+
+def ceiling(args) -> None:
+    """How good can the posterior of each family be at 1–5 anchors with the best fixed
+    options, and so what anchor saving can any strength/rank rule reach on this task?"""
+    start = time.time()
+    broad, targets, setup = style_task(args.queries, args.prior)
+    d = broad.shape[1]
+    out = {name: MODELS[name] for name in ("cosine", "gaussian", "latent-gaussian")}
+    for v in CEILING_STRENGTHS:
+        out[f"gaussian s={v:g}"] = CurveModel(functools.partial(
+            _fixed, "gaussian", (("kappa0", v), ("nu0", d + 1 + v))), "custom", "gaussian")
+    for k, b in CEILING_LATENT:
+        out[f"latent k={k} β={b:g}"] = CurveModel(functools.partial(
+            _fixed, "latent-gaussian", (("rank", k), ("beta", b))), "custom", "latent-gaussian")
+    curve = adaptation_curve(broad, targets, tau=TAU, models=out, budgets=CEILING_BUDGETS,
+                             n_subsets=args.subsets, seed=0, progress=False, n_boot=500,
+                             **setup)
+    rows = summary_table(curve)
+    best = {kind: max((n for n in out if n.startswith(kind.split("-")[0] + " ")),
+                      key=lambda n: curve.cell(n, 2)[0]) for kind in ("gaussian", "latent")}
+    needs = [anchors_needed(curve, best["gaussian"], "gaussian"),
+             anchors_needed(curve, best["latent"], "latent-gaussian")]
+    seconds = time.time() - start
+    need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
+               for r in needs]
+    md = "\n\n".join([
+        f"Ceiling sweep (`--ceiling`): style task, prior `{args.prior}`, {args.queries} "
+        f"queries, {args.subsets} target subsets per budget, τ = {TAU:g}; fixed options per "
+        f"model (no rule); run time {seconds:.0f} s.",
+        "## Mean AUPRC [95 % interval] per budget",
+        table(rows, [("model", "model"), *[(str(x), f"n={x}") for x in curve.budgets]]),
+        "## Anchors needed by the best fixed option at 2 anchors (an upper bound for any "
+        "strength/rank rule on this task, chosen on the same data)",
+        table(need_md, [("posterior", "posterior"), ("target_only", "target-only"),
+                        ("level_auprc", "AUPRC at 2"), ("ratio", "ratio [95 %]")])])
+    path = write_results("bench_recipe", {"summary": curve.summary(), "anchors_needed": needs,
+                                          "seconds": seconds}, md, args.tag or "ceiling")
+    print(path.read_text())
+
+
 def main() -> None:
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (4)")
     p.add_argument("--queries", type=int, default=None, help="queries (300)")
     p.add_argument("--prior", default=PRIOR, help=f"shipped prior under models/ ({PRIOR})")
+    p.add_argument("--ceiling", action="store_true",
+                   help="instead: the best fixed strengths / latent ranks at few anchors")
+    p.add_argument("--models", nargs="*", default=None,
+                   help="model names to run (default: all; cosine and gaussian always)")
     args = p.parse_args()
     args.subsets = args.subsets or (2 if args.quick else 4)
     args.queries = args.queries or (100 if args.quick else 300)
+    if args.ceiling:
+        return ceiling(args)
     start = time.time()
     broad, targets, setup = style_task(args.queries, args.prior)
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
+    chosen_models = models()
+    if args.models:
+        unknown = sorted(set(args.models) - set(chosen_models))
+        if unknown:
+            p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(chosen_models)}")
+        keep = {"cosine", "gaussian", *args.models}
+        chosen_models = {k: v for k, v in chosen_models.items() if k in keep}
+    curve = adaptation_curve(broad, targets, tau=TAU, models=chosen_models, budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, **setup)
-    dom = dominance_rows(curve)
-    needs = [anchors_needed(curve, post, target)
-             for post, (_, target) in POSTERIORS.items()]
+    present = {p: refs for p, refs in POSTERIORS.items()       # --models may leave some out
+               if all(name in curve.models for name in (p, *refs))}
+    dom = dominance_rows(curve, present)
+    needs = [anchors_needed(curve, post, target) for post, (_, target) in present.items()]
     choices = choice_rows()
     seconds = time.time() - start
     payload = {"task": {"prior": args.prior, "queries": args.queries, "subsets": args.subsets,
+                        "models": args.models,
                         "budgets": curve.budgets, "tau": TAU},
                "summary": curve.summary(), "dominance": dom, "anchors_needed": needs,
                "choices": choices, "seconds": seconds}

@@ -28,14 +28,17 @@ jax.config.update("jax_enable_x64", True)
 
 KINDS = ("gaussian", "diagonal-gaussian", "latent-gaussian", "latent-spherical", "mixture",
          "mixture-overlap")
-#: structured priors (factor analysis at rank 1, LKJ): NUTS and SVI only
-STRUCTURED = ("structured-factor", "structured-lkj")
+#: priors without an exact update (structured factor analysis at rank 1 and LKJ; the spectral
+#: prior, rank 2, under its two shrinkage hierarchies): NUTS and SVI only
+SAMPLED_ONLY = ("structured-factor", "structured-lkj", "spectral-gamma", "spectral-horseshoe")
 CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS] + \
-    [(name, method) for method in ("nuts", "svi") for name in STRUCTURED]
+    [(name, method) for method in ("nuts", "svi") for name in SAMPLED_ONLY]
 #: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
 EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5}),
          "structured-factor": ("gaussian", {"structure": "factor"}),
-         "structured-lkj": ("gaussian", {"structure": "lkj"})}
+         "structured-lkj": ("gaussian", {"structure": "lkj"}),
+         "spectral-gamma": ("spectral", {"options": {"shrinkage": "gamma"}}),
+         "spectral-horseshoe": ("spectral", {"options": {"shrinkage": "horseshoe"}})}
 
 
 def main():

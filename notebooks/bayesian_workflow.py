@@ -166,7 +166,7 @@ Image(filename=OUT / "prior_predictive.png")
 # ## 3. Fit: exact, SVI at full d, NUTS in a subspace
 
 # %%
-exact = ad.adapt("gaussian", broad, targets, tau=tau)          # NIW, empirical-Bayes strength
+exact = ad.adapt("gaussian", broad, targets, tau=tau)          # NIW, held-out recipe strength
 svi = ad.adapt("gaussian", broad, targets, tau=tau, method="svi", model=scaled_broad_prior,
                model_kwargs=prior_from_broad, guide="normal", num_steps=SVI_STEPS,
                progress=False)

@@ -86,3 +86,30 @@ class compilations:
         self._logger.removeHandler(self._handler)
         self._logger.setLevel(self._level)
         return False
+
+
+BUDGETS = [1, 2, 4, 8, 16]
+#: synthetic curve (tests of anchordiv.evaluation.dominance and the main job's table): budgets,
+#: mean AUPRC per budget (NaN: undefined, as a target-only Gaussian from one anchor)
+MEANS = {"target": [np.nan, 0.2, 0.4, 0.6, 0.8],
+         "posterior": [0.5, 0.6, 0.62, 0.7, 0.81],
+         "control": [0.3, 0.35, 0.45, 0.58, 0.8],
+         "cosine": [0.3] * 5}
+ROLES = {"target": ("target", "gaussian"), "posterior": ("posterior", "gaussian"),
+         "control": ("isotropic", "gaussian"), "cosine": ("baseline", None)}
+
+
+def synthetic_curve(means=MEANS, noise=0.01, n_subsets=3, n_queries=200, seed=0):
+    """A curve whose per-query AUPRC are ``means`` plus a query effect shared by every model
+    (paired) and a little independent noise."""
+    rng = np.random.default_rng(seed)
+    shared = rng.normal(scale=0.1, size=(n_subsets, n_queries))
+    per_query = {}
+    for name, ms in means.items():
+        for b, m in zip(BUDGETS, ms):
+            per_query[(name, b)] = (np.full((n_subsets, n_queries), np.nan) if np.isnan(m) else
+                                    m + shared + noise * rng.normal(size=shared.shape))
+    from anchordiv.evaluation.curves import Curve, CurveModel
+
+    models = {n: CurveModel(lambda b, t, tau: "cosine", *ROLES[n]) for n in means}
+    return Curve(models, BUDGETS, per_query, [], 0.1, n_boot=300)

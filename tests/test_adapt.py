@@ -48,9 +48,9 @@ def test_gaussian_summaries_equal_closed_form():
     assert post.info["chosen_by"] == "user" and post.info["covariance_pseudo_anchors"] == 5.0
 
 
-def test_empirical_bayes_is_default_and_reported():
+def test_empirical_bayes_is_available_by_name_and_reported():
     broad, t = anchors()
-    post = ad.adapt("gaussian", broad, t, tau=TAU)
+    post = ad.adapt("gaussian", broad, t, tau=TAU, strengths="evidence")
     assert post.info["chosen_by"].startswith("empirical Bayes")
     mu0, c = moments(broad, 1e-3)
     best = NIW.from_scale(mu0, c, post.info["kappa0"], post.info["nu0"]).log_marginal(t)
@@ -239,11 +239,12 @@ def test_cli_adapt(tmp_path, capsys):
     np.save(tmp_path / "t.npy", t)
     rc = main(["adapt", "gaussian", str(tmp_path / "b.npy"), str(tmp_path / "t.npy"),
                "-o", str(tmp_path / "m"), "--tau", "5", "--kappa0", "2", "--nu0", "auto",
-               "--posterior-out", str(tmp_path / "p"), "--encoder", "e", "--json"])
+               "--strengths", "evidence", "--posterior-out", str(tmp_path / "p"),
+               "--encoder", "e", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["kappa0"] == 2.0 and out["chosen_by"] == "empirical Bayes (nu0)"
-    expect = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=2.0).point()
+    expect = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=2.0, strengths="evidence").point()
     np.testing.assert_allclose(ad.divergence(ad.load_model(tmp_path / "m"), t, t),
                                ad.divergence(expect, t, t), rtol=1e-12)
     assert ad.load_posterior(tmp_path / "p").kind == "gaussian"

@@ -23,7 +23,7 @@ from .retrieval.index import FaissIndex, GalleryIndex
 from .retrieval.metrics import auprc
 from .adaptation import (SVI, BinghamPrior, DiagonalPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
                          Posterior,
-                         PosteriorBinghamPrior, StructuredPrior, adapt, infer, load_posterior,
+                         PosteriorBinghamPrior, SpectralPrior, StructuredPrior, adapt, infer, load_posterior,
                          load_prior, save_posterior)
 from .checks.criticism import compare_priors
 from .checks.sbc import sbc
@@ -41,7 +41,7 @@ __all__ = [
     "GalleryIndex", "FaissIndex", "auprc",
     # priors, inference, posteriors
     "NIWPrior", "BinghamPrior", "PosteriorBinghamPrior", "DirichletNIWPrior", "DiagonalPrior",
-    "StructuredPrior",
+    "SpectralPrior", "StructuredPrior",
     "load_prior", "Exact", "NUTS", "SVI", "infer", "adapt", "Posterior", "save_posterior",
     "load_posterior",
     # checks

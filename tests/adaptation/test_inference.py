@@ -67,7 +67,9 @@ def test_adapt_refuses_options_that_do_not_apply(opts, name):
 def test_object_api_equals_the_convenience():
     broad, t = anchors()
     prior = ad.NIWPrior.from_anchors(broad, targets=t)
-    assert prior.chosen_by.startswith("empirical Bayes")
+    assert prior.chosen_by.startswith("held-out recipe")        # the default since issue 17
+    assert ad.NIWPrior.from_anchors(broad, targets=t, strengths="evidence").chosen_by.startswith(
+        "empirical Bayes")
     a = ad.infer(prior, t, ad.Exact(), tau=5.0)
     b = ad.adapt("gaussian", broad, t, tau=5.0)
     for k, v in b.params("mean").items():
@@ -75,7 +77,7 @@ def test_object_api_equals_the_convenience():
     c = prior.update(t, tau=5.0)
     np.testing.assert_array_equal(c.params("map")["Sigma"], b.params("map")["Sigma"])
     assert a.info["kappa0"] == prior.kappa0 and a.prior is prior
-    with pytest.raises(ad.AnchorDivError, match="empirical Bayes"):
+    with pytest.raises(ad.AnchorDivError, match="pass targets"):
         ad.NIWPrior.from_anchors(broad)                 # 'auto' strengths need targets
     with pytest.raises(ad.AnchorDivError, match="prior object"):
         ad.infer("gaussian", t)

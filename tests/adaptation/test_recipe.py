@@ -28,10 +28,11 @@ def bases():
     return q[:, :5], q[:, 5:10]         # the targets' subspace, one orthogonal to it
 
 
-def test_loo_matches_the_student_t_reference():
-    """The whitened low-rank LOO equals the direct float64 Student-t of the NIW predictive."""
+@pytest.mark.parametrize("n", [6, 20])       # fewer targets than D (Woodbury), more (d × d)
+def test_loo_matches_the_student_t_reference(n):
+    """The whitened LOO equals the direct float64 Student-t of the NIW predictive."""
     rng = np.random.default_rng(1)
-    broad, t = rng.normal(size=(60, D)), rng.normal(size=(6, D))
+    broad, t = rng.normal(size=(60, D)), rng.normal(size=(n, D))
     mu0, cov = prior_scale(broad, reg=1e-3, prior="broad")
     for s in (0.5, 7.0, 300.0):
         prior = NIW.from_scale(mu0, cov, s, D + 1 + s)
@@ -152,3 +153,73 @@ def test_the_recipe_is_an_option_of_the_priors_and_their_controls():
         ad.adapt("gaussian", broad, targets, tau=20.0, strengths="held-out", kappa0=3.0)
     with pytest.raises(AnchorDivError, match="rank"):
         ad.adapt("latent-gaussian", broad, targets, tau=20.0, rank="most")
+
+
+def principal_cosines(u, basis):
+    """Cosines of the principal angles between span(u) and span(basis) (1 = contained)."""
+    return np.linalg.svd(np.linalg.qr(np.asarray(basis, np.float64))[0].T
+                         @ np.linalg.qr(np.asarray(u, np.float64))[0], compute_uv=False)
+
+
+def test_a_spanning_prior_supplies_the_targets_subspace_an_orthogonal_one_does_not(bases):
+    """Three targets cannot span their 5-d subspace; the default latent posterior from a prior
+    spanning it recovers it, from an orthogonal prior it stays near the targets' own 2-d span
+    (the recipe trusts that prior less: lower strength, higher target weight)."""
+    inside, orthogonal = bases
+    rng = np.random.default_rng(6)
+    targets = subspace_rows(rng, 3, inside)
+    spanning = subspace_rows(rng, 400, inside)
+    off = subspace_rows(rng, 400, orthogonal)
+    good = adapt("latent-gaussian", spanning, targets, tau=10.0)
+    bad = adapt("latent-gaussian", off, targets, tau=10.0)
+    assert good.info["rank"] in (4, 5)              # the prior's stable rank: novel targets
+    assert good.info["beta"] < 0.1 < 0.5 < bad.info["beta"]
+    u_good = good.point("mean").basis
+    assert principal_cosines(u_good, inside).min() > 0.999        # inside the planted span
+    captured = lambda u: (principal_cosines(u, inside) ** 2).sum()   # noqa: E731
+    assert captured(bad.point("mean").basis) < 2.1 < 3.9 < captured(u_good)
+
+
+def test_growing_n_converges_to_the_target_only_latent_fit(bases):
+    """As n grows the default latent posterior's rank becomes the target-only fit's, β → 1 and
+    the subspace becomes the target-only one, from an orthogonal prior too."""
+    inside, orthogonal = bases
+    rng = np.random.default_rng(7)
+    pool = subspace_rows(rng, 300, inside, noise=0.01)
+    off = subspace_rows(rng, 400, orthogonal)
+    betas, fits = [], []
+    for n in (3, 30, 300):
+        post = adapt("latent-gaussian", off, pool[:n], tau=10.0)
+        betas.append(post.info["beta"])
+        fits.append(principal_cosines(post.point("mean").basis, inside).min())
+    target_only = ad.fit("latent-gaussian", pool, tau=10.0)
+    assert post.info["rank"] == target_only.basis.shape[1] == 5
+    assert betas == sorted(betas) and betas[-1] > 0.95
+    assert fits[-1] > 0.999 and fits[-1] > fits[0]
+
+
+def test_the_recipe_is_the_default():
+    rng = np.random.default_rng(8)
+    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
+    broad, targets = unit(rng.normal(size=(200, 16)) + 0.5), unit(rng.normal(size=(8, 16)) + 1.0)
+    g = recipe.gaussian_strengths(broad, targets)
+    lat = recipe.latent_options(broad, targets, strengths=g)
+    post = ad.adapt("gaussian", broad, targets, tau=20.0)
+    assert post.info["kappa0"] == pytest.approx(g["kappa0"])
+    assert post.info["chosen_by"].startswith("held-out recipe")
+    for kind in ("latent-gaussian", "latent-spherical"):
+        q = ad.adapt(kind, broad, targets, tau=20.0)
+        assert q.info["rank"] == max(lat["rank"], 2 if kind == "latent-spherical" else 1)
+        assert q.info["beta"] == pytest.approx(lat["beta"])
+        assert q.prior.prior_anchors == pytest.approx(g["strength"])   # the prior is worth s
+    # the rules before issue 17, by name
+    old = ad.adapt("latent-gaussian", broad, targets, tau=20.0, rank="variance",
+                   prior_anchors=10.0)
+    assert old.info["rank"] == ad.adapt("latent-gaussian", broad, targets, tau=20.0,
+                                        rank=None, prior_anchors=10.0).info["rank"]
+    assert old.info["beta"] == pytest.approx(8 / 18)
+    # a prior without targets: the recipe's choice for novel targets
+    alone = ad.BinghamPrior.from_anchors(broad)
+    assert alone.rank == recipe.latent_rank(broad, None, novelty=1.0) and alone.beta is None
+    with pytest.raises(AnchorDivError, match="strengths='evidence'"):
+        ad.adapt("gaussian", broad, targets, tau=20.0, kappa0=3.0)

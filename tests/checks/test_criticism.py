@@ -114,13 +114,19 @@ def latent_problem(seed=0, d=3, n=6):
             (rng.normal(size=(n, d)) * scale) @ rot.T + 0.3)
 
 
+def fixed_latent(rank):
+    """The latent prior at a fixed pseudo-count n₀ = 10 and the default β = n/(n + n₀): the
+    prior a refit on T₋ᵢ keeps (the recipe's "auto" strengths are chosen from the targets)."""
+    return {"rank": rank, "beta": None, "prior_anchors": 10.0}
+
+
 def brute_force_latent_loo(broad, t, rank, draws):
     """``log p(tᵢ | T₋ᵢ)`` by refitting on every T₋ᵢ: the mean over the refit's draws of the
     PPCA predictive with the mean integrated out, N(t̄₋ᵢ, C·n/(n−1)) (scipy)."""
     out = []
     for i in range(len(t)):
         rest = np.delete(t, i, 0)
-        fold = ad.adapt("latent-gaussian", broad, rest, tau=20.0, rank=rank)
+        fold = ad.adapt("latent-gaussian", broad, rest, tau=20.0, **fixed_latent(rank))
         f, us = fold.fixed, fold.draws(i + 1, draws)["U"]
         lp = [scipy.stats.multivariate_normal(
             rest.mean(0), len(t) / (len(t) - 1) * (f["ppca_noise"] * np.eye(t.shape[1]) +
@@ -136,10 +142,10 @@ def test_latent_gaussian_psis_matches_brute_force_refits():
     broad, t = latent_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ad.compare_priors({"lat": {"broad": broad, "rank": 1}}, t,
+        result = ad.compare_priors({"lat": {"broad": broad, **fixed_latent(1)}}, t,
                                    kind="latent-gaussian", tau=20.0, num_draws=500)
         brute = brute_force_latent_loo(broad, t, 1, 500)
-        post = ad.adapt("latent-gaussian", broad, t, tau=20.0, rank=1)
+        post = ad.adapt("latent-gaussian", broad, t, tau=20.0, **fixed_latent(1))
     assert result.estimators["lat"] == "psis", result.notes
     np.testing.assert_allclose(result.loo["lat"].pointwise, brute, atol=0.05)
     f, us = post.fixed, post.draws(0, 500)["U"]
@@ -162,7 +168,7 @@ def test_latent_estimators_and_a_posterior_that_needs_refits_is_an_error():
     with pytest.raises(AnchorDivError, match="refit"):
         ad.compare_priors({"lat": post}, t, kind="latent-spherical")
     tempered = ad.adapt("latent-gaussian", broad, t, tau=20.0, rank=2, beta=0.5)
-    with pytest.raises(AnchorDivError, match="fixed beta"):
+    with pytest.raises(AnchorDivError, match="beta fixed or chosen"):
         ad.compare_priors({"lat": tempered}, t, kind="latent-gaussian")
     with pytest.raises(AnchorDivError, match="closed-form"):
         ad.compare_priors({"lat": tempered}, t, kind="latent-gaussian", estimator="exact")

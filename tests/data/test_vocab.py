@@ -62,3 +62,18 @@ def test_senses_lists_every_noun_sense_of_a_word():
     assert {"painting.n.01", "painting.n.02"} <= set(wordnet.senses("painting"))
     assert wordnet.senses("video game") == ["computer_game.n.01"]
     assert wordnet.senses("deviantart") == []
+
+
+def test_openi_source_excludes_findings_and_held_out_reports():
+    from anchordiv.data import openi
+
+    r = openi.load_reports()
+    held = tuple(r.uids[:1500])
+    pool = entries(Source("openi", exclude=("Pleural Effusion", *held)))
+    assert [(e.id, e.text) for e in pool] == openi.report_corpus(r, held, ["pleural effusion"])
+    few = entries(Source("openi", roots=("CXR1", "CXR10")))
+    assert {e.id.split(":")[0] for e in few} == {"CXR1", "CXR10"}
+    with pytest.raises(ad.AnchorDivError, match="unknown Open-i report uid"):
+        entries(Source("openi", exclude=("fracture",)))
+    with pytest.raises(ad.AnchorDivError, match="roots: 1 unknown Open-i report uid"):
+        entries(Source("openi", roots=("CXR0",)))

@@ -175,3 +175,11 @@ def test_default_registry_has_posterior_and_isotropic_control():
         assert curves.MODELS[f"isotropic-{kind}"].role == "isotropic"
         assert curves.MODELS[kind].role == "target"
     assert set(curves.DEFAULT_MODELS) <= set(curves.MODELS)
+
+
+def test_the_spectral_prior_has_curve_models():
+    """``"spectral"`` / ``"isotropic-spectral"``: the SpectralPrior posterior mean by NUTS in
+    full d and its control, as custom Gaussian rows (they pair with no target-only model)."""
+    for name in ("spectral", "isotropic-spectral"):
+        m = curves.MODELS[name]
+        assert m.role == "custom" and m.kind == "gaussian" and m.uses_target

@@ -24,16 +24,29 @@ and method:
 Options per kind (units in pseudo-anchors: how many anchors the broad prior is worth):
 
 * ``gaussian`` (NIW): ``kappa0`` (strength of the prior mean), ``nu0`` (> d + 1; ``nu0 − d − 1``
-  is the strength of the prior covariance) — each a number or ``"auto"`` (default: empirical
-  Bayes, the maximiser of the closed-form marginal likelihood of the targets, reported in
-  ``post.info``); ``reg`` relative ridge of the broad covariance (1e-3).
-* ``latent-gaussian`` (matrix Bingham): ``rank`` k (default: 95 % of the broad variance),
-  ``beta`` target weight in [0, 1] (default ``n/(n + prior_anchors)``), ``prior_anchors`` (10).
-* ``latent-spherical`` (posterior-like Bingham): ``rank`` (≥ 2), ``beta``, ``prior_anchors``,
-  ``concentration`` κ of the draws (default ``prior_anchors + n``), ``radius`` (1).
+  is the strength of the prior covariance) — both numbers, or ``"auto"`` (default) chosen by
+  ``strengths``: ``"held-out"`` (default, the recipe of :mod:`.recipe`: one strength by exact
+  leave-one-out predictive density, capped by the targets' held-out novelty, so that the
+  posterior approaches the target-only fit as the targets come to span their own subspace) or
+  ``"evidence"`` (empirical Bayes, the maximiser of the closed-form marginal likelihood; the
+  default before issue 17); reported in ``post.info["chosen_by"]``; ``reg`` relative ridge of
+  the broad covariance (1e-3).
+* ``latent-gaussian`` (matrix Bingham): ``rank`` k, ``beta`` target weight in [0, 1] and
+  ``prior_anchors`` — default ``"auto"``: the recipe's rank (between the prior's stable rank
+  and the target-only rank, by the targets' novelty) and strength s, β = n/(n + s);
+  ``rank="variance"`` is 95 % of the broad variance and a number ``prior_anchors`` gives
+  β = n/(n + prior_anchors) (the defaults before issue 17: ``rank="variance",
+  prior_anchors=10``).
+* ``latent-spherical`` (posterior-like Bingham): ``rank`` (≥ 2), ``beta``, ``prior_anchors`` as
+  for latent-gaussian, ``concentration`` κ of the draws (default from the PPCA likelihood at
+  the chosen strength), ``radius`` (1).
 * ``mixture`` (Dirichlet–NIW): ``components`` (4), ``alpha0`` (10), ``kappa0`` (10), ``nu0``
   (default d + 11), ``em_seed`` (0; the broad EM fit; ``seed`` is accepted for it too and then
-  also seeds NUTS/SVI), ``reg`` (1e-3), ``max_iter`` (200).
+  also seeds NUTS/SVI), ``reg`` (1e-3), ``max_iter`` (200).  Fixed strengths: the recipe's
+  density bound is the single NIW's closed-form LOO, which a mixture lacks (the targets'
+  component assignments are latent, so each fold would be an EM refit per grid strength),
+  and it has not been measured on a mixture task; the diagonal family keeps its fixed
+  strengths too.
 
 Every kind: ``prior="broad"`` (default) or ``"isotropic"`` — the same strength with an isotropic
 prior covariance of the same trace (the control separating an informative broad prior from mere
@@ -90,7 +103,7 @@ from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options,
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
 from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
-                       PosteriorBinghamPrior, StructuredPrior)
+                       PosteriorBinghamPrior, SpectralPrior, StructuredPrior)
 from .families.gaussian import cov_factor
 
 KINDS = tuple(FAMILIES)
@@ -217,6 +230,6 @@ def stand_in_anchors(model, card: dict) -> np.ndarray:
 
 __all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "Exact", "FAMILIES", "Family",
            "KINDS", "METHODS", "NIWPrior", "NUTS", "OPTIONS", "Posterior",
-           "PosteriorBinghamPrior", "SVI", "StructuredPrior", "adapt", "broad_from_model",
+           "PosteriorBinghamPrior", "SVI", "SpectralPrior", "StructuredPrior", "adapt", "broad_from_model",
            "cov_factor", "infer", "load_posterior", "load_prior", "run_sampler",
            "save_posterior", "to_model", "with_log_density"]

@@ -5,7 +5,7 @@ methods and the checks need to know about it.  An instance is a **prior object**
 dataclass registered as a JAX pytree (numbers and arrays are leaves, names and modes are static),
 like the anchor models of :mod:`anchordiv.anchors` — built from broad anchors::
 
-    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # empirical Bayes
+    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # the held-out recipe
     post = prior.update(targets [n, d])                                  # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
 
@@ -61,7 +61,9 @@ class Family(abc.ABC):
     sites its anchor model is built from, in order), ``posterior_types`` (classes of its exact
     posterior parameters), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims
     of its quantities beyond chain/draw), ``model`` (the explicit NumPyro model, a plain function
-    ``model(targets, **model_kwargs)``), ``exact_calibration`` (approximate exact draws only).
+    ``model(targets, **model_kwargs)``), ``exact_update`` (whether :meth:`exact` is a
+    conjugate update; False: NUTS/SVI only), ``joint_mode`` (what a delta guide on
+    :attr:`model` finds, in words), ``exact_calibration`` (approximate exact draws only).
     """
 
     kind: ClassVar[str] = "abstract"
@@ -70,6 +72,8 @@ class Family(abc.ABC):
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
     dims: ClassVar[dict[str, list[str]]] = {}
     model: ClassVar[Callable]
+    exact_update: ClassVar[bool] = True
+    joint_mode: ClassVar[str] = "joint mode of (μ, Σ) of the full-d model"
     #: measured calibration of approximate exact draws (SBC), for the InferenceData attributes;
     #: None where the exact draws are the Bayes posterior
     exact_calibration: ClassVar[str | None] = None
@@ -81,7 +85,8 @@ class Family(abc.ABC):
     #: how the ``"mean"`` point of draws is formed (:func:`.points.sampled_descriptions`)
     mean_of_draws: ClassVar[str] = "average of the draws"
     #: command-line options of ``anchordiv adapt``: ``from_anchors`` keyword -> (value type:
-    #: "int" | "number" | "number|auto", help); the CLI merges them over the families
+    #: "int" | "number" | "number|auto" | "rank" or a tuple of choices, help); the CLI merges
+    #: them over the families
     cli_options: ClassVar[dict[str, tuple[str, str]]] = {}
 
     # ---- the prior object -------------------------------------------------------------------
@@ -271,10 +276,8 @@ class Family(abc.ABC):
     @classmethod
     def exact_descriptions(cls) -> dict[str, str]:
         """``{"point_mean", "point_map"}``: how the exact posterior's points are computed."""
-        from .points import MAP_JOINT
-
         return {"point_mean": f"closed-form conjugate posterior mean{cls.conditioning}",
-                "point_map": f"closed-form {MAP_JOINT}{cls.conditioning}"}
+                "point_map": f"closed-form {cls.joint_mode}{cls.conditioning}"}
 
     @classmethod
     def project_mean(cls, mean: dict, u: np.ndarray) -> dict | None:

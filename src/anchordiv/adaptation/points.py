@@ -56,6 +56,9 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
                       "guide='normal'/'lowrank' or method='nuts'")
     fam = get_family(post.kind)
     family = post.completion if post.subspace is not None else post.family
+    if family is None:
+        return None, (f"none: the {post.kind} family has no closed-form posterior mean and a "
+                      f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'")
     how = ("closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
            + fam.conditioning)
     if post.subspace is None:

@@ -66,23 +66,36 @@ def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
 
+def psi_terms(w: np.ndarray, z: np.ndarray, s: float) -> tuple[float, float]:
+    """``(zᵀ Ψ⁻¹ z, log det Ψ)`` for ``Ψ = s I + W Wᵀ`` (``w [d, p]``, ``z [d]``): Woodbury and
+    the matrix determinant lemma in ``p × p`` when p < d, a ``d × d`` Cholesky otherwise
+    (O(d²p + min(p, d)³) either way: many targets in few dimensions stay cheap)."""
+    d, p = w.shape
+    if p < d:
+        small = s * np.eye(p) + w.T @ w
+        wz = w.T @ z
+        return ((z @ z - wz @ np.linalg.solve(small, wz)) / s,
+                (d - p) * np.log(s) + np.linalg.slogdet(small)[1])
+    chol = np.linalg.cholesky(s * np.eye(d) + w @ w.T)
+    v = scipy.linalg.solve_triangular(chol, z, lower=True)
+    return float(v @ v), 2.0 * float(np.log(np.diag(chol)).sum())
+
+
 def fold_log_predictive(y: np.ndarray, i: int, s: float, logdet_c: float) -> float:
     """log p(t_i | T₋ᵢ) under the NIW prior of strength s (κ₀ = s, ν₀ = d + 1 + s), from the
     whitened targets ``y [n, d]`` (:func:`whitened`).  In whitened coordinates the posterior
     scale is ``Ψ = s I + W Wᵀ`` with ``W = [X₋ᵢᵀ, √r δ]`` ``[d, m + 1]`` (X₋ᵢ the others'
     deviations, δ their mean, r = s m / (s + m)), so the Student-t needs only
-    ``(m + 1) × (m + 1)`` linear algebra (Woodbury, matrix determinant lemma): O(d m²)."""
+    ``min(m + 1, d)``-sized linear algebra (:func:`psi_terms`): O(d m min(m, d))."""
     d = y.shape[1]
     rest = np.delete(y, i, axis=0)
     m = len(rest)
     mean = rest.mean(0)
     kappa, df = s + m, s + m + 2.0                   # κₘ and νₘ − d + 1
     w = np.concatenate([rest - mean, np.sqrt(s * m / kappa) * mean[None]]).T
-    small = s * np.eye(m + 1) + w.T @ w
     z = y[i] - m * mean / kappa                      # t_i − μₘ (whitened; μ₀ is 0 there)
-    wz = w.T @ z
-    quad = (z @ z - wz @ np.linalg.solve(small, wz)) / s             # zᵀ Ψ⁻¹ z
-    logdet_psi = logdet_c + (d - m - 1) * np.log(s) + np.linalg.slogdet(small)[1]
+    quad, logdet_psi = psi_terms(w, z, s)
+    logdet_psi += logdet_c
     scale = (kappa + 1) / (kappa * df)               # shape = Ψ · scale
     return float(scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
                  - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
@@ -100,8 +113,13 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *,
     t = as_matrix("targets", targets, dim=len(mu0), min_rows=2)
     s = positive("strength", strength)
     y, logdet_c = whitened(mu0, cov, t)
-    return float(np.mean([fold_log_predictive(y, i, s, logdet_c)
-                          for i in folds(len(t), max_folds)]))
+    return whitened_loo(y, logdet_c, s, folds(len(t), max_folds))
+
+
+def whitened_loo(y: np.ndarray, logdet_c: float, s: float, left_out) -> float:
+    """Mean of :func:`fold_log_predictive` over the ``left_out`` indices of the whitened
+    targets ``y [n, d]`` (:func:`whitened`; whiten once, then score every strength)."""
+    return float(np.mean([fold_log_predictive(y, i, s, logdet_c) for i in left_out]))
 
 
 def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
@@ -120,7 +138,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
         score = [priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
                  + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid]
     else:
-        score = [loo_log_predictive(mu0, cov, t, s, max_folds=max_folds) for s in grid]
+        y, logdet_c = whitened(mu0, cov, t)
+        left_out = folds(len(t), max_folds)
+        score = [whitened_loo(y, logdet_c, s, left_out) for s in grid]
     return float(grid[int(np.argmax(score))])
 
 
@@ -211,13 +231,15 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
     variance and make the latent model cosine-like); as ν → 0 the rank becomes the
     target-only fit's, so the posterior converges to it.  Measured against
     ``max(k_prior, participation ratio of Cov(T))`` and the participation ratio of the blended
-    covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]``."""
+    covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]`` (None:
+    no targets yet, the prior's ``k_prior`` — the choice for novel targets)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
-    t = as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
     v = in_unit_interval("novelty", novelty)
     _, cov_b = priors.bingham.broad_covariance(b, "broad")
     k = stable_rank(np.linalg.eigvalsh(cov_b))
-    if len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
+    t = (None if targets is None else
+         as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64))
+    if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
         k_target = principal_subspace(t)[1].shape[1]
         k = v * k + (1 - v) * k_target
     return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))

@@ -244,7 +244,7 @@ def svi_points(post: Posterior, prob: Problem, point: dict | None,
             "point_map": "the guide's median pushed through the model (not a posterior mode)"}
     if post.subspace is None:
         how = "mode of the model's density in its own sample-site coordinates" if prob.custom \
-            else summaries.MAP_JOINT
+            else post.family_class.joint_mode
     elif prob.custom or (joint := get_family(post.kind).subspace_mode(
             point, post.completion, post.subspace)) is None:
         how = ("mode of the subspace model, lifted with the default prior's conditional mode "

@@ -13,9 +13,10 @@ Estimators, chosen per candidate (``estimator="auto"``) in this order:
 
 * ``"exact"`` — the Gaussian kind's default model (any method, any prior covariance): the
   closed-form NIW posterior predictive, a multivariate Student-t, for every held-out target.
-  Strengths chosen by empirical Bayes are re-chosen on every ``T₋ᵢ`` when the candidate is a
-  recipe (broad anchors or an options dict), so the whole procedure is left out; for an
-  already adapted Posterior they are held at the chosen values (said in the note).
+  Strengths chosen from the targets (the held-out recipe, the default, or empirical Bayes)
+  are re-chosen on every ``T₋ᵢ`` when the candidate is a recipe (broad anchors or an options
+  dict), so the whole procedure is left out; for an already adapted Posterior they are held
+  at the chosen values (said in the note).
 * ``"psis"`` — Pareto-smoothed importance sampling (Vehtari, Gelman & Gabry 2017) over the
   posterior draws, accepted only when every Pareto k is below ArviZ's sample-size-dependent
   threshold ``min(1 − 1/log10(S), 0.7)`` (:func:`k_threshold`).  SVI fits are importance-
@@ -204,7 +205,7 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
     from .diagnostics import loo_pointwise, predictive_logpdf
     from ..adaptation.priors import NIW
 
-    eb = str(post.info.get("chosen_by", "")).startswith("empirical")
+    eb = str(post.info.get("chosen_by", "")).startswith(("empirical", "held-out"))
     if eb and recipe is not None and len(targets) > 1:
         broad, opts = recipe
         exact = {k: v for k, v in opts.items() if k not in INFERENCE_OPTIONS}
@@ -215,14 +216,14 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
             fold = _fit("gaussian", (broad, exact), targets[rest], post.tau)
             out[i] = predictive_logpdf(fold.family, targets[i])
             rest[i] = True
-        return Estimate(out, "exact", "closed-form Student-t predictive; empirical-Bayes "
+        return Estimate(out, "exact", "closed-form Student-t predictive; data-chosen "
                                       "strengths re-chosen on every T₋ᵢ")
     kw = post.info["model_kwargs"]
     prior = NIW(np.asarray(kw["mu0"], np.float64), float(kw["kappa0"]), float(kw["nu0"]),
                 np.asarray(kw["psi0"], np.float64))
     note = "closed-form Student-t predictive of the NIW prior"
     if eb and len(targets) > 1:
-        note += " (empirical-Bayes strengths held at the values chosen with all targets)"
+        note += " (data-chosen strengths held at the values chosen with all targets)"
     return Estimate(loo_pointwise(prior, targets), "exact", note)
 
 

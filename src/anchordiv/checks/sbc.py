@@ -267,7 +267,8 @@ def _structured():
 
 def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0,
-                    separation: float = 8.0, structure: str | None = None) -> dict:
+                    separation: float = 8.0, structure: str | None = None,
+                    options: dict | None = None) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
     :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
 
@@ -282,7 +283,9 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     the mixture's two broad cluster centres (spread 0.5; 8 is well separated, 1.5 overlaps so
     that assignments are uncertain).  ``structure``: ``"factor"`` (rank 1) or ``"lkj"`` — a
     :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only), whose
-    truths are draws of its own model."""
+    truths are draws of its own model.  ``options``: prior options over the family's
+    ``sbc_options`` (e.g. ``{"shrinkage": "horseshoe"}`` for spectral).  Families without an
+    exact update (``Family.exact_update`` False: spectral) run NUTS and SVI only."""
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam = get_family(kind)
@@ -292,14 +295,17 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     if structure is not None:
         return _structured_problem(structure, fam, broad, quantities, method, n, num_draws,
                                    thin or {"exact": 1, "nuts": 4, "svi": 1}[method])
-    prior = fam.from_anchors(broad, broad[:n], **fam.sbc_options(d))
-    ref = prior.update(broad[:n], tau=1.0)
+    if method == "exact" and not fam.exact_update:
+        raise AnchorDivError(f"method: the {kind} family has no exact update; use 'nuts' or "
+                             f"'svi'")
+    prior = fam.from_anchors(broad, broad[:n], **{**fam.sbc_options(d), **(options or {})})
+    params, info, ref_fixed = prior.exact(broad[:n])
     if thin is None:
-        thin = {"exact": 2 if fam.gibbs_cost(ref.family) else 1, "nuts": 4, "svi": 1}[method]
-    truth = fam.prior_posterior(ref.info["model_kwargs"])
+        thin = {"exact": 2 if fam.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}[method]
+    truth = fam.prior_posterior(info["model_kwargs"])
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
-    fixed = {**ref.fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref.fixed else ref.fixed
+    fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed
 
     def prior_sampler(r):
         return fam.prior_draw(truth, r)

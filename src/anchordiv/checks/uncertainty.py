@@ -140,11 +140,14 @@ PPC_STATISTICS = ("norm", "cosine_to_mean", "projection")
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     """``[d, k]`` leading directions of the broad prior: the subspace basis of a subspace run,
-    else the top eigenvectors of the family's ``prior_scale`` (the NIW scale matrix, summed over
-    mixture components; the latent kinds' Bingham parameter; from the posterior mean where the
-    model's arguments lack it), else the coordinate axes."""
+    the spectral prior's own eigenbasis, else the top eigenvectors of the family's
+    ``prior_scale`` (the NIW scale matrix, summed over mixture components; the latent kinds'
+    Bingham parameter; from the posterior mean where the model's arguments lack it), else the
+    coordinate axes."""
     if post.subspace is not None:
         return post.fixed["basis"][:, :k]
+    if "directions" in post.fixed:                 # the spectral family's own eigenbasis
+        return np.asarray(post.fixed["directions"], np.float64)[:, :k]
     scale = get_family(post.kind).prior_scale(post.info.get("model_kwargs") or {},
                                               post.params("mean"))
     if scale is None:

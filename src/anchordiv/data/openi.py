@@ -6,12 +6,19 @@ text is its FINDINGS and IMPRESSION sections joined; reports with neither are dr
 3,955).  Labels are the reports' MeSH *major* headings (the part before the first ``/``:
 ``"Opacity/lung/upper lobe/right"`` -> ``"Opacity"``), keeping headings that label at least
 ``min_count`` reports, plus ``"normal"``; ``"No Indexing"`` is not a label.
+
+Report *sentences* are a broad corpus in the register of the queries (a clinical prior from
+report text, not ontology definitions).  :func:`split_sentences` splits one section
+deterministically; :func:`report_corpus` builds the leakage-free corpus for a finding
+(held-out reports, the finding's reports and every sentence naming it removed; rules in its
+docstring and in :data:`MENTIONS`).
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+import re
 import tarfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -20,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AnchorDivError
-from .clinical import finding_spec, package_file
+from .clinical import FINDINGS, finding_spec, package_file
 
 SECTIONS = ("FINDINGS", "IMPRESSION")
 NOT_A_LABEL = {"No Indexing"}
@@ -28,11 +35,16 @@ NOT_A_LABEL = {"No Indexing"}
 
 @dataclass(frozen=True)
 class Reports:
-    """``texts`` (n), ``labels`` ``[n, L]`` bool, ``label_names`` (L), ``uids`` (n)."""
+    """``texts`` (n), ``labels`` ``[n, L]`` bool, ``label_names`` (L), ``uids`` (n) and
+    ``sections`` (n): each report's non-empty FINDINGS / IMPRESSION texts, in that order
+    (``texts`` is them joined by a space); ``headings`` (n): every MeSH major heading of each
+    report, whatever ``min_count`` kept as a label column."""
     texts: list[str]
     labels: np.ndarray
     label_names: list[str]
     uids: list[str]
+    sections: list[tuple[str, ...]]
+    headings: list[tuple[str, ...]]
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -60,15 +72,16 @@ def reports_path() -> Path:
                                 "(only its data file is read)")
 
 
-def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str]]:
-    """``(uid, text, mesh_major_headings)`` of one report XML."""
+def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
+    """``(uid, text, mesh_major_headings, sections)`` of one report XML: ``sections`` are the
+    non-empty FINDINGS and IMPRESSION texts (whitespace collapsed), ``text`` them joined."""
     root = ET.fromstring(xml_bytes)
     sec = {a.get("Label"): " ".join((a.text or "").split()) for a in root.iter("AbstractText")}
-    text = " ".join(sec[s] for s in SECTIONS if sec.get(s))
+    sections = tuple(sec[s] for s in SECTIONS if sec.get(s))
     heads = sorted({m.text.split("/")[0].strip() for m in root.findall(".//MeSH/major")
                     if m.text})
     uid = root.find("uId")
-    return (uid.get("id") if uid is not None else ""), text, heads
+    return (uid.get("id") if uid is not None else ""), " ".join(sections), heads, sections
 
 
 def _parsed(path: str) -> tuple:
@@ -98,11 +111,144 @@ def _parse_file(path: str, size: int, mtime_ns: int) -> tuple:
 def load_reports(path=None, min_count: int = 20) -> Reports:
     """The Open-i reports with text, as texts + a ``[n, L]`` MeSH-heading label matrix."""
     rows = [r for r in _parsed(str(path or reports_path())) if r[1]]
-    counts = collections.Counter(h for _, _, heads in rows for h in heads)
+    counts = collections.Counter(h for _, _, heads, _ in rows for h in heads)
     names = sorted(h for h, c in counts.items()
                    if (c >= min_count or h == "normal") and h not in NOT_A_LABEL)
     col = {h: j for j, h in enumerate(names)}
     labels = np.zeros((len(rows), len(names)), dtype=bool)
-    for i, (_, _, heads) in enumerate(rows):
+    for i, (_, _, heads, _) in enumerate(rows):
         labels[i, [col[h] for h in heads if h in col]] = True
-    return Reports([r[1] for r in rows], labels, names, [r[0] for r in rows])
+    return Reports([r[1] for r in rows], labels, names, [r[0] for r in rows],
+                   [r[3] for r in rows], [tuple(r[2]) for r in rows])
+
+
+#: words after which a period does not end a sentence (lower-case, without the period)
+ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "vs", "approx", "e.g", "i.e", "cf"})
+_ENUMERATOR = re.compile(r"(?:^|(?<=[.!?]\s))\(?\d{1,2}[.)]\s+(?=\S)")
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+")
+_WORD_BEFORE = re.compile(r"(\S+)[.!?]$")
+_DEIDENTIFIED = "XXXX"
+
+
+def _is_sentence(piece: str) -> bool:
+    """A piece with a word of two or more letters besides the de-identification token."""
+    return bool(re.search(r"[A-Za-z]{2}", piece.replace(_DEIDENTIFIED, "")))
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of one report section, deterministically.
+
+    1. whitespace is collapsed; list enumerators (``"1. "``, ``"2) "``, ``"(3) "``) at the
+       start of the text or right after a sentence end are removed;
+    2. the text is cut after every ``.``, ``!`` or ``?`` followed by whitespace, except after
+       an abbreviation in :data:`ABBREVIATIONS` (``"Dr."``); a decimal point (``"1.5 cm"``) is
+       never followed by whitespace, so never a cut;
+    3. pieces are stripped and kept when they contain a word of two or more letters other than
+       the de-identification token ``XXXX`` (so ``"."`` and ``"XXXX."`` go).
+    """
+    text = _ENUMERATOR.sub("", " ".join(str(text).split()))
+    pieces, start = [], 0
+    for cut in _BOUNDARY.finditer(text):
+        word = _WORD_BEFORE.search(text[start:cut.start()])
+        if word and word.group(1).lower() in ABBREVIATIONS:
+            continue
+        pieces.append(text[start:cut.start()])
+        start = cut.end()
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if _is_sentence(p)]
+
+
+#: How a report sentence names a chest finding: a finding is *mentioned* when, for one of its
+#: terms, every space-separated stem starts a word of the sentence (case-insensitive, any order):
+#: "costophrenic blunt" matches "blunting of the left costophrenic angle".  The terms cover the
+#: finding's own words, its Open-i MeSH headings, every phrase its target anchors are built from
+#: (:func:`anchordiv.data.clinical.finding_phrases`; a test checks each is a mention) and the
+#: radiological phrases that state or deny it (for cardiomegaly every statement of heart size),
+#: so negations ("No pleural effusion.") count as mentions too.
+MENTIONS: dict[str, tuple[str, ...]] = {
+    "pleural effusion": ("effusion", "pleural fluid", "hydrothora", "costophrenic blunt",
+                         "meniscus", "chylothora", "empyema", "pyothora", "fluid lung"),
+    "cardiomegaly": ("cardiomegal", "heart enlarg", "cardiac enlarg", "heart large",
+                     "cardiac large", "heart size", "cardiac size", "heart normal",
+                     "cardiac silhouette", "cardiomediastinal", "cardiac contour",
+                     "heart contour", "cardiac shadow"),
+    "edema": ("edema", "oedema", "congest", "kerley", "cephaliz", "vascular prominen",
+              "fluid overload", "volume overload", "fluid lung", "wet lung"),
+    "atelectasis": ("atelecta", "collapse", "volume loss", "subsegmental", "plate like",
+                    "discoid", "blesovsky", "comet tail", "folded lung", "pseudotumor",
+                    "pleuroma"),
+    "pneumothorax": ("pneumothora", "pleural air", "collapse lung", "air leak"),
+    "opacity": ("opacit", "opaque", "opacific", "consolidat", "infiltrat", "airspace",
+                "air space", "pneumonia", "densit", "haz", "ground glass", "ggo", "halo sign",
+                "atoll sign", "juxtaphrenic", "abnormal lung", "parenchymal band",
+                "curvilinear"),
+    "emphysema": ("emphysem", "hyperinfla", "hyperexpan", "hyperlucen", "overinfla", "copd",
+                  "chronic obstructive", "bulla", "bullae", "bullous", "bleb",
+                  "flatten diaphragm"),
+    "nodule": ("nodul", "mass", "granulom", "tumor", "neoplas", "metasta", "spot lung"),
+    "support devices": ("catheter", "tube", "line", "picc", "pacemaker", "pacer", "stent",
+                        "device", "port", "wire", "lead", "clip", "sternotom", "hardware",
+                        "prosthe", "valve", "icd", "defibrillat", "drain", "instrument",
+                        "surgical", "implant", "graft", "angioplast", "artificial heart",
+                        "tracheostom", "status"),
+}
+
+
+@functools.lru_cache(maxsize=len(FINDINGS))
+def _mention_patterns(finding: str) -> tuple[tuple[re.Pattern, ...], ...]:
+    return tuple(tuple(re.compile(rf"\b{re.escape(stem)}", re.IGNORECASE)
+                       for stem in term.split())
+                 for term in MENTIONS[finding])
+
+
+def _finding_key(finding: str) -> str:
+    finding_spec(finding)                       # unknown findings: an error naming them
+    return str(finding).lower().strip()
+
+
+def mentions(sentence: str, finding: str) -> bool:
+    """Whether ``sentence`` names ``finding`` by one of its :data:`MENTIONS` terms."""
+    return any(all(p.search(sentence) for p in term)
+               for term in _mention_patterns(_finding_key(finding)))
+
+
+def carries(headings, finding: str) -> bool:
+    """Whether MeSH major ``headings`` include one of ``finding``'s Open-i headings."""
+    return bool(set(headings) & set(finding_spec(finding).mesh))
+
+
+def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
+    """``uids`` as a set, every one a report of ``reports`` (else an error naming ``what``)."""
+    uids = {str(u) for u in uids}
+    unknown = sorted(uids - set(reports.uids))
+    if unknown:
+        raise AnchorDivError(f"{what}: {len(unknown)} unknown Open-i report uid(s) or "
+                             f"finding(s), e.g. {unknown[:3]}")
+    return uids
+
+
+def report_corpus(reports: Reports, held_out=(), findings=()) -> list[tuple[str, str]]:
+    """``[(id, sentence)]``: the leakage-free sentence corpus of a report prior.
+
+    A sentence of report *r* enters when (1) *r*'s uid is not in ``held_out`` (the reports a
+    retrieval task uses as queries or gallery), (2) *r* carries no MeSH heading of any finding
+    in ``findings`` (:func:`carries`, on all of *r*'s headings), and (3) the sentence mentions
+    none of them (:func:`mentions`); sentences come from :func:`split_sentences` of each
+    section, in report order, and a sentence already taken (identical text) is not repeated.
+    ``id`` is ``"<uid>:<k>"``, *k* the sentence's position in its report (0-based).
+    """
+    held = check_uids(reports, held_out)
+    keys = [_finding_key(f) for f in findings]
+    out, seen = [], set()
+    for uid, sections, heads in zip(reports.uids, reports.sections, reports.headings):
+        if uid in held or any(carries(heads, f) for f in keys):
+            continue
+        sentences = [s for sec in sections for s in split_sentences(sec)]
+        for k, s in enumerate(sentences):
+            if s not in seen and not any(mentions(s, f) for f in keys):
+                seen.add(s)
+                out.append((f"{uid}:{k}", s))
+    if not out:
+        raise AnchorDivError(f"report corpus: no sentence left ({len(held)} of {len(reports)} "
+                             f"reports held out, findings removed: {keys})")
+    return out

@@ -13,7 +13,11 @@ A :class:`Source` names a vocabulary and a region of it:
 * ``Source("imagenet", exclude=(...))`` — the readable names of the 1,000 ImageNet classes
   (roots / exclude: wnids; no roots: all);
 * ``Source("text", roots=("file.txt",), exclude=(...))`` — one anchor per non-empty line of
-  each file (stripped); ``exclude`` drops lines equal to one of its strings.
+  each file (stripped); ``exclude`` drops lines equal to one of its strings;
+* ``Source("openi", roots=(uids...), exclude=("pleural effusion", "CXR12", ...))`` — sentences
+  of the Open-i chest X-ray reports (:func:`anchordiv.data.openi.report_corpus`; no roots: all
+  reports): an excluded chest finding (a key of ``data.clinical.FINDINGS``) removes the reports
+  carrying it and every sentence mentioning it, an excluded report uid removes that report.
 
 :func:`entries` lists a source's ``(id, text)`` pool in the vocabulary's own order (synset
 name, HPO id, ICD-10-CM code, wnid, ``file:line``); :func:`select` concatenates the pools of
@@ -33,7 +37,7 @@ import numpy as np
 from ..errors import AnchorDivError
 from .wordnet import subsample
 
-KINDS = ("wordnet", "hpo", "icd10", "imagenet", "text")
+KINDS = ("wordnet", "hpo", "icd10", "imagenet", "text", "openi")
 
 
 class Entry(NamedTuple):
@@ -45,8 +49,9 @@ class Entry(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class Source:
     """A vocabulary region: ``kind`` in :data:`KINDS`, ``roots`` (synset names or wnids, HPO
-    ids, ICD-10-CM items, text files; empty = the whole vocabulary except for ``text``) and
-    ``exclude`` (removed with their subtrees; for ``text``: exact lines)."""
+    ids, ICD-10-CM items, text files, Open-i report uids; empty = the whole vocabulary except
+    for ``text``) and ``exclude`` (removed with their subtrees; for ``text``: exact lines; for
+    ``openi``: chest findings and report uids)."""
 
     kind: str
     roots: tuple[str, ...] = ()
@@ -120,8 +125,19 @@ def _text_entries(src: Source) -> list[Entry]:
     return out
 
 
+def _openi_entries(src: Source) -> list[Entry]:
+    from . import clinical, openi
+
+    reports = openi.load_reports()
+    findings = [e for e in src.exclude if e.lower().strip() in clinical.FINDINGS]
+    held = set(src.exclude) - set(findings)
+    if src.roots:
+        held |= set(reports.uids) - set(openi.check_uids(reports, src.roots, "roots"))
+    return [Entry(i, t) for i, t in openi.report_corpus(reports, held, findings)]
+
+
 _ENTRIES = {"wordnet": _wordnet_entries, "hpo": _hpo_entries, "icd10": _icd10_entries,
-            "imagenet": _imagenet_entries, "text": _text_entries}
+            "imagenet": _imagenet_entries, "text": _text_entries, "openi": _openi_entries}
 
 
 def entries(src: Source) -> list[Entry]:

@@ -1,6 +1,7 @@
 """Evaluation: retrieval quality of scorers against cosine and inversion with intervals
-(:mod:`.evaluate`), and adaptation curves — quality against the number of target anchors
-(:mod:`.curves`).  The function ``evaluate`` is ``anchordiv.evaluate`` (here the name is the
+(:mod:`.evaluate`), adaptation curves — quality against the number of target anchors
+(:mod:`.curves`) — and whether a posterior on a curve keeps the promise: paired differences to
+max(target-only, isotropic control) and cosine, the anchors it saves (:mod:`.dominance`).  The function ``evaluate`` is ``anchordiv.evaluate`` (here the name is the
 module's).
 """
 

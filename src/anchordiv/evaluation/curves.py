@@ -111,9 +111,10 @@ def _target_only(kind, broad, target, tau):
 _POSTERIORS: collections.OrderedDict = collections.OrderedDict()
 
 
-def _broad_posterior(kind, broad, target, tau):
-    """``ad.adapt(kind, broad, target, prior="broad")``, remembered for the last few inputs:
-    the posterior model and its isotropic control both need it in the same grid cell."""
+def broad_posterior(kind, broad, target, tau):
+    """``ad.adapt(kind, broad, target, prior="broad")`` with the kind's defaults (since issue
+    17 the held-out recipe), remembered for the last few inputs: the posterior model and its
+    isotropic control both need it in the same grid cell."""
     from ..adaptation import adapt  # issue 3; imported lazily so the curves work without it
 
     key = (kind, float(tau), hashlib.sha1(np.ascontiguousarray(broad)).hexdigest(),
@@ -125,17 +126,35 @@ def _broad_posterior(kind, broad, target, tau):
     return _POSTERIORS[key]
 
 
-def _adapted(kind, broad, target, tau):
-    return _broad_posterior(kind, broad, target, tau).point("mean")
+def adapted(kind, broad, target, tau):
+    """The broad posterior's point model (:func:`broad_posterior`, ``point("mean")``)."""
+    return broad_posterior(kind, broad, target, tau).point("mean")
 
 
-def _isotropic_control(kind, broad, target, tau):
+def isotropic_control(kind, broad, target, tau):
     """The same prior strength as the broad posterior, isotropic prior covariance (same trace):
     the broad posterior's prior object's :meth:`~anchordiv.adaptation.family.Family.isotropic`
     control, so strengths chosen by empirical Bayes carry over and only the prior covariance's
     shape differs."""
-    prior = _broad_posterior(kind, broad, target, tau).prior.isotropic()
+    prior = broad_posterior(kind, broad, target, tau).prior.isotropic()
     return prior.update(target, tau=tau).point("mean")
+
+
+#: the spectral prior in curves (``"spectral"``, ``"isotropic-spectral"``): its options and the
+#: NUTS run in full d (≈ 1 s per fit at d = 384 once compiled; benchmarks/bench_spectral.py)
+SPECTRAL = {"rank": 64, "nuts": {"num_warmup": 300, "num_samples": 300, "num_chains": 1,
+                                 "progress": False}}
+
+
+def spectral_mean(prior, broad, target, tau, **options):
+    """The NUTS posterior mean of ``ad.SpectralPrior`` (:data:`SPECTRAL`; ``prior="broad"``)
+    or of its control (``"isotropic"``); ``options`` go to ``SpectralPrior.from_anchors``
+    (e.g. ``shrinkage="gamma"``).  A curve factory once the first three are bound."""
+    from ..adaptation import NUTS, SpectralPrior, infer
+
+    opts = {"rank": min(SPECTRAL["rank"], np.shape(broad)[1]), **options}
+    p = SpectralPrior.from_anchors(broad, prior=prior, **opts)
+    return infer(p, target, NUTS(**SPECTRAL["nuts"]), tau=tau).point("mean")
 
 
 def _inversion(broad, target, tau):
@@ -145,10 +164,12 @@ def _inversion(broad, target, tau):
 for _kind in ("softmax", "gaussian", "latent-gaussian", "latent-spherical", "mixture"):
     register_model(_kind, functools.partial(_target_only, _kind), role="target", kind=_kind)
 for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
-    register_model(f"posterior-{_kind}", functools.partial(_adapted, _kind),
+    register_model(f"posterior-{_kind}", functools.partial(adapted, _kind),
                    role="posterior", kind=_kind)
-    register_model(f"isotropic-{_kind}", functools.partial(_isotropic_control, _kind),
+    register_model(f"isotropic-{_kind}", functools.partial(isotropic_control, _kind),
                    role="isotropic", kind=_kind)
+for _prior, _name in (("broad", "spectral"), ("isotropic", "isotropic-spectral")):
+    register_model(_name, functools.partial(spectral_mean, _prior), kind="gaussian")
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
 
@@ -339,7 +360,7 @@ class Curve:
                                                    common["budget_needed"])}
             control = by_role.get(("isotropic", kind))
             if role == "posterior" and control is not None:
-                row["minus_isotropic_control"] = self.contrast(name, control)
+                row["minusisotropic_control"] = self.contrast(name, control)
             out.append(row)
         return out
 
@@ -533,5 +554,6 @@ def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
 
 
 __all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "ENTRY_POINTS", "MODELS",
-           "ROLES", "adaptation_curve", "budgets_for", "check_factory", "register_model",
-           "resolve_model", "subset"]
+           "ROLES", "SPECTRAL", "adaptation_curve", "adapted", "broad_posterior", "budgets_for",
+           "check_factory", "isotropic_control", "register_model", "resolve_model",
+           "spectral_mean", "subset"]

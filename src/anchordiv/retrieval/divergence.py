@@ -47,6 +47,7 @@ from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, as_matrix, integer
+from ..heap import reused_heap
 
 METHODS = ("auto", "generic", "direct")
 #: Choices of ``precision`` for the Q×G product (see the module docstring).
@@ -254,11 +255,29 @@ def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method, precisi
 _merge_jit = jax.jit(_merge_impl, static_argnames=("method", "precision"))
 
 
-def default_chunk(n_queries: int, n_gallery: int, budget: int = 1 << 24, dim: int = 0) -> int:
+#: Entries of one scan step (``[Q, chunk]`` scores plus ``[chunk, dim]`` rows) by default on
+#: CPU: 2^22 keeps the step's XLA temporaries under 32 MB, the largest buffer glibc serves from
+#: (and reuses on) its heap.  A larger step gets fresh ``mmap``'d pages on every call, faulted
+#: in and zeroed by the kernel: measured on one core, Gaussian, float16 rows, such steps cost
+#: 2-3x the CPU of fault-free ones (Q=100, d=64: 0.90 s per 10^6 rows at chunk 2^16, 0.30 s at
+#: 2^14; likewise at Q=1000, d=64 and Q=100, d=384; see docs/guides/scale-out.md).
+#: (Float32 entries; half as many where ``jax_enable_x64`` makes the default float 8 bytes.)
+STEP_ENTRIES = 1 << 22
+#: The same on accelerators, whose device memory is not glibc's: larger steps amortise the
+#: per-step dispatch (not measured on a GPU here; the earlier default for every backend).
+DEVICE_STEP_ENTRIES = 1 << 24
+
+
+def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None,
+                  dim: int = 0) -> int:
     """Gallery chunk so that one block — ``[Q, chunk]`` scores plus ``[chunk, dim]`` gallery
-    rows — holds at most about ``budget`` entries: a power of two from the bucketed Q (so nearby
-    Q and G share compiled code), at least 1024, at most 2^16 and at most :func:`row_bucket` of
-    the gallery size."""
+    rows — holds at most about ``budget`` entries (default :data:`STEP_ENTRIES` on CPU,
+    :data:`DEVICE_STEP_ENTRIES` on an accelerator backend, both halved under
+    ``jax_enable_x64``): a power of two from the bucketed Q (so nearby Q and G share compiled
+    code), at least 1024, at most 2^16 and at most :func:`row_bucket` of the gallery size."""
+    if budget is None:
+        budget = STEP_ENTRIES if jax.default_backend() == "cpu" else DEVICE_STEP_ENTRIES
+        budget //= jax.dtypes.canonicalize_dtype(np.float64).itemsize // 4
     per_item = row_bucket(max(n_queries, 1)) + dim
     chunk = 1 << min(max(budget // per_item, 1024).bit_length() - 1, 16)
     return min(chunk, row_bucket(n_gallery))
@@ -271,15 +290,20 @@ def stream_top_k(u, c, k: int, n_items: int, chunk: int, read, score, *,
     ``u [Qb, m], c [Qb]``: query terms; ``read(start, stop)`` returns the next block of
     ``stop − start`` rows (gallery rows or cached keys); ``score(block, n_valid, offset,
     best_d, best_i)`` merges a block padded to ``chunk`` rows.  Memory is O(Q·(k + chunk)).
+    The loop runs inside :func:`anchordiv.heap.reused_heap` (its steps' buffers are reused
+    even in a process with fixed malloc thresholds, e.g. a Dask worker) and waits for the last
+    step there.
     Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])``.
     """
     best_d = jnp.full((u.shape[0], k), jnp.inf, u.dtype)
     best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
     starts = range(0, n_items, chunk)
     show = len(starts) > 8 if progress is None else progress
-    for start in tqdm(starts, desc=desc, unit="chunk", disable=not show):
-        block = read(start, min(start + chunk, n_items))
-        best_d, best_i = score(pad_rows(block, chunk), len(block), start, best_d, best_i)
+    with reused_heap():
+        for start in tqdm(starts, desc=desc, unit="chunk", disable=not show):
+            block = read(start, min(start + chunk, n_items))
+            best_d, best_i = score(pad_rows(block, chunk), len(block), start, best_d, best_i)
+        jax.block_until_ready(best_d)
     return best_i, best_d
 
 

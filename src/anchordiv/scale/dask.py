@@ -31,11 +31,13 @@ else the active default client; else a :func:`local_cluster` started for the cal
 after it — process workers with one thread each bound to 127.0.0.1, XLA and BLAS limited to one
 thread per worker (``local_cluster(pin=True)`` also pins worker i to core i).
 
-Cost (``benchmarks/bench_distributed.py``, 4M and 10M × 64 float16): a worker scans at 0.81–1.00
-of the rate of one process pinned to one core (0.82 in CPU time), 2 workers at 1.05 of one
-2-thread process at 10M; a task's fixed cost is about 11 ms, mostly the
-scheduler round trip, so any ``block_rows`` from 2¹⁶ up costs under 2 % (see
-``docs/guides/scale-out.md``).
+Cost (``benchmarks/bench_distributed.py``, 4M and 10M × 64 float16, load ~10 on 2 cores): a
+worker scans at 1.01–1.12 of the rate of one process pinned to one core (0.96–0.98 in CPU
+time), 2 workers at 1.05–1.52 of one 2-thread process.  What closed the gap: scans reuse their
+heap buffers although Dask starts workers with fixed malloc thresholds
+(:mod:`anchordiv.heap`), and local-cluster workers run without Dask's sampling profiler
+(:data:`WORKER_CONFIG`).  A task's fixed cost is about 11 ms of scheduler round trip, which
+overlaps with the scan of the task before it (see ``docs/guides/scale-out.md``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ except ImportError:  # pragma: no cover - the extra is not installed; connect() 
 
 from ..retrieval import divergence as dv
 from ..retrieval import index as index_module
+from ..heap import reusing_heap
 
 #: Rows per scan task (a shard larger than this is split into several tasks).
 BLOCK_ROWS = 1 << 20
@@ -76,6 +79,15 @@ WORKER_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
 }
+
+
+#: Dask configuration of local-cluster workers: no statistical profiler.  It samples the task
+#: thread's stack every 10 ms on the worker's event loop, for a dashboard these clusters do not
+#: have: 4-6 % of a scan's CPU (0.06-0.09 s of event-loop time per 4M-row scan, against
+#: 0.03-0.05 s without it; ``docs/guides/scale-out.md``).  ``client.profile()`` then has nothing
+#: to show.
+#: (A dotted key: the nanny merges this shallowly over the whole configuration.)
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def _require_dask():
@@ -95,13 +107,14 @@ def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto
     CPU count) with one thread each, started with the spawn method, no dashboard, compute
     threads limited by :data:`WORKER_ENV`; ``pin=True``: worker i runs on core i mod (cores this
     process may use) (:class:`CorePin`) — for machines whose cores the workers have to
-    themselves; on cores shared with other jobs an unpinned worker can move to the less busy
+    themselves; Dask's sampling profiler off (:data:`WORKER_CONFIG`); on cores shared with other jobs an unpinned worker can move to the less busy
     one.  Close it (or use it as a context manager)."""
     distributed = _require_dask()
     n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
     return distributed.LocalCluster(
         n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address=None, memory_limit=memory_limit, env=dict(WORKER_ENV),
+        config=dict(WORKER_CONFIG),
         plugins={CorePin(sorted(os.sched_getaffinity(0)))} if pin else set())
 
 
@@ -385,6 +398,7 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
 
 # ---- index build at scale -----------------------------------------------------------------
 
+@reusing_heap
 def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
     """Write one block's MIPS keys into rows ``offset…`` of the ``.npy`` at ``path``; return
     their :meth:`L2Reduction.stats`."""
@@ -513,5 +527,5 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     return FaissIndex(ivf, gallery, reduction=reduction)
 
 
-__all__ = ["BLOCK_ROWS", "Block", "CorePin", "JaxConfig", "WORKER_ENV", "blocks", "build_index",
+__all__ = ["BLOCK_ROWS", "Block", "CorePin", "JaxConfig", "WORKER_CONFIG", "WORKER_ENV", "blocks", "build_index",
            "connect", "load_index", "local_cluster", "shard_paths", "top_k", "tree_merge", "wait"]

@@ -27,3 +27,15 @@ def test_build_prior_from_a_text_file(tmp_path, monkeypatch, capsys):
     assert model.kind == "gaussian" and model.dim == 384
     assert np.isfinite(np.asarray(model.mean)).all()
     assert main(["build-prior", "-o", str(tmp_path / "none")]) == 2     # no region named
+
+
+def test_build_prior_from_open_i_report_sentences(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "reports"
+    assert main(["build-prior", "--openi", "CXR1", "--openi", "CXR10", "--openi", "CXR100",
+                 "--exclude-openi", "pleural effusion", "-o", str(out), "-n", "0"]) == 0
+    card = load_card(out)
+    (src,) = card["prior"]["sources"]
+    assert src["kind"] == "openi" and src["exclude"] == ["pleural effusion"]
+    assert src["roots"] == ["CXR1", "CXR10", "CXR100"] and 3 <= src["pool"] == card["n_anchors"]
+    assert load_model(out).dim == 384

@@ -55,6 +55,14 @@ def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
         assert {r["diagnostic"] for r in results[part]["ranking"]} >= {"loo_gain", "captured"}
     assert "models/wordnet-visual-art-gaussian" in text
     assert (out / "style_transfer" / "curve_gaussian.png").stat().st_size > 10_000
+    # the dominance table: every task and default posterior, markdown and JSON (issue 17)
+    assert "## Does adaptation keep its promise? (dominance table)" in text
+    table = json.loads((out / "dominance.json").read_text())
+    tasks = {c["task"].split(" / ")[0] for c in table["claims"]}
+    assert tasks == {"style transfer", "WordNet → ImageNet (= budget study)",
+                     "clinical transfer"}
+    assert {"domain-gaussian", "posterior-gaussian"} <= {c["posterior"] for c in table["claims"]}
+    assert all(np.isfinite(r["diff_best"]) for r in table["dominance"])
 
 
 def test_study_command_runs_one_study(tmp_path):

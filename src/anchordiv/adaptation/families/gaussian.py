@@ -1,7 +1,7 @@
 """The Gaussian family: Normal–Inverse-Wishart prior of the Gaussian anchor model (MATH.md, D.2;
 the math and the explicit model live in :mod:`anchordiv.adaptation.priors.niw`).
 
-    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # κ₀, ν₀ by empirical Bayes
+    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # κ₀, ν₀ by the recipe
     prior = ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=d + 6.0)  # or fixed strengths
     prior.chosen_by, prior.kappa0, prior.nu0                          # what was chosen, and how
     post = prior.update(targets)                                      # NIW(μₙ, κₙ, νₙ, Ψₙ)
@@ -57,8 +57,8 @@ STRENGTH_RULES = ("evidence", "held-out")
 class NIWPrior(Family):
     """NIW prior ``Σ ~ IW(ν₀, (ν₀ − d − 1) C)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``: ``mu0 [d]``, ``cov``
     C ``[d, d]`` (= E[Σ]), strengths ``kappa0`` and ``nu0`` (pseudo-anchors: κ₀ and
-    ν₀ − d − 1), ``prior`` ("broad" | "isotropic"), ``chosen_by`` ("user" or "empirical Bayes
-    (…)") and ``at_bound`` (strengths that ended on the search bound)."""
+    ν₀ − d − 1), ``prior`` ("broad" | "isotropic"), ``chosen_by`` ("user", "held-out recipe
+    (…)" or "empirical Bayes (…)") and ``at_bound`` (strengths that ended on the search bound)."""
 
     mu0: np.ndarray
     cov: np.ndarray
@@ -73,8 +73,12 @@ class NIWPrior(Family):
     covariance_site = "Sigma"
     cli_options = {
         "kappa0": ("number|auto", "prior mean strength (pseudo-anchors); default 'auto' "
-                                  "(empirical Bayes)"),
+                                  "(chosen by --strengths)"),
         "nu0": ("number|auto", "IW degrees of freedom (> d + 1) or 'auto'"),
+        "strengths": (STRENGTH_RULES, "rule choosing 'auto' strengths: held-out (default, the "
+                                      "recipe: exact-LOO density capped by the targets' "
+                                      "novelty) or evidence (empirical Bayes, the default "
+                                      "before issue 17)"),
         "reg": ("number", "relative ridge of the broad fit")}
     posterior_types = (niw.NIW,)
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
@@ -83,23 +87,26 @@ class NIWPrior(Family):
 
     @classmethod
     def from_anchors(cls, broad, targets=None, *, kappa0="auto", nu0="auto", reg: float = 1e-3,
-                     prior: str = "broad", strengths: str = "evidence") -> "NIWPrior":
+                     prior: str = "broad", strengths: str = "held-out") -> "NIWPrior":
         """Prior centred on the broad mean and (ridged, relative ``reg``) covariance; a strength
         ``"auto"`` is chosen from ``targets`` by the rule ``strengths``:
 
-        * ``"evidence"`` (default): empirical Bayes, the maximiser of the closed-form marginal
-          likelihood with a weak hyperprior (:func:`anchordiv.adaptation.priors.niw.empirical_bayes_fit`);
-        * ``"held-out"``: the recipe of :func:`anchordiv.adaptation.recipe.gaussian_strengths` —
-          one strength s (κ₀ = s, ν₀ = d + 1 + s) by exact leave-one-out predictive density,
-          capped by the targets' held-out novelty so that the posterior approaches the
-          target-only fit as the targets span their own subspace.  Computed from the broad
-          covariance for ``prior="isotropic"`` too, so a control keeps the same strengths."""
+        * ``"held-out"`` (default): the recipe of
+          :func:`anchordiv.adaptation.recipe.gaussian_strengths` — one strength s (κ₀ = s,
+          ν₀ = d + 1 + s) by exact leave-one-out predictive density, capped by the targets'
+          held-out novelty so that the posterior approaches the target-only fit as the targets
+          span their own subspace.  Computed from the broad covariance for
+          ``prior="isotropic"`` too, so a control keeps the same strengths.  It chooses both
+          strengths together: give both numbers, or leave both ``"auto"``;
+        * ``"evidence"``: empirical Bayes, the maximiser of the closed-form marginal likelihood
+          with a weak hyperprior (:func:`anchordiv.adaptation.priors.niw.empirical_bayes_fit`);
+          one strength may be fixed and the other chosen (the default before issue 17).
+
+        Two numbers are used as given (``chosen_by="user"``) under either rule."""
         d = np.shape(broad)[1]
         if strengths not in STRENGTH_RULES:
             raise AnchorDivError(f"strengths: one of {', '.join(STRENGTH_RULES)}, got "
                                  f"{strengths!r}")
-        if strengths == "held-out":
-            return cls.held_out(broad, targets, kappa0=kappa0, nu0=nu0, reg=reg, prior=prior)
         mu0, cov = niw.prior_scale(broad, reg=positive("reg", reg, allow_zero=True),
                                    prior=check_prior_mode(prior))
         auto = {k: isinstance(v, str) and v == "auto" for k, v in (("kappa0", kappa0),
@@ -109,24 +116,22 @@ class NIWPrior(Family):
         if k0 is not None and n0 is not None:
             return cls(mu0, cov, k0, n0, prior)
         if targets is None:
-            raise AnchorDivError("targets: kappa0/nu0 = 'auto' chooses the strengths by "
-                                 "empirical Bayes on the target anchors; pass targets= or "
-                                 "give both strengths")
+            raise AnchorDivError(f"targets: kappa0/nu0 = 'auto' chooses the strengths on the "
+                                 f"target anchors (strengths={strengths!r}); pass targets= or "
+                                 f"give both strengths")
+        if strengths == "held-out":
+            return cls.held_out(broad, targets, mu0, cov, auto, reg=reg, prior=prior)
         eb = niw.empirical_bayes_fit(mu0, cov, targets, kappa0=k0, nu0=n0)
         chosen = "empirical Bayes (" + ", ".join(k for k, v in auto.items() if v) + ")"
         return cls(mu0, cov, eb["kappa0"], eb["nu0"], prior, chosen, ", ".join(eb["at_bound"]))
 
     @classmethod
-    def held_out(cls, broad, targets, *, kappa0, nu0, reg, prior) -> "NIWPrior":
+    def held_out(cls, broad, targets, mu0, cov, auto: dict, *, reg, prior) -> "NIWPrior":
         """``from_anchors(..., strengths="held-out")``: both strengths from the recipe."""
-        if not (kappa0 == "auto" and nu0 == "auto"):
+        if not all(auto.values()):
             raise AnchorDivError("strengths='held-out' chooses kappa0 and nu0 together; leave "
-                                 "both 'auto' or give both numbers")
-        if targets is None:
-            raise AnchorDivError("targets: strengths='held-out' chooses the strengths on the "
-                                 "target anchors; pass targets=")
-        mu0, cov = niw.prior_scale(broad, reg=positive("reg", reg, allow_zero=True),
-                                   prior=check_prior_mode(prior))
+                                 "both 'auto', give both numbers, or pass "
+                                 "strengths='evidence' to choose the other by empirical Bayes")
         g = recipe.gaussian_strengths(broad, targets, reg=reg)
         return cls(mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})",
                    "")

@@ -30,23 +30,32 @@ from ..registry import family
 from ..quantities import principal_angles
 
 
-def held_out_options(broad: np.ndarray, targets, rank, beta, *, low: int) -> tuple:
-    """``(rank, beta)`` with each ``"auto"`` replaced by the recipe's choice from the targets
-    (:func:`anchordiv.adaptation.recipe.latent_options`: rank between the prior's stable rank and
-    the target-only rank by the targets' held-out novelty, β = n/(n + s)); the isotropic
-    control gets the same numbers, computed from the broad anchors."""
-    if not (isinstance(rank, str) or isinstance(beta, str)):
-        return rank, beta
-    for name, value in (("rank", rank), ("beta", beta)):
-        if isinstance(value, str) and value != "auto":
-            raise AnchorDivError(f"{name}: a number, None or 'auto', got {value!r}")
-    if targets is None:
-        raise AnchorDivError("targets: rank/beta = 'auto' are chosen on the target anchors; "
-                             "pass targets=")
-    lat = recipe.latent_options(broad, targets)
+def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *,
+                     low: int) -> tuple:
+    """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
+    (:func:`anchordiv.adaptation.recipe.latent_options`): the rank between the prior's stable
+    rank and the target-only rank by the targets' held-out novelty; ``beta="auto"`` makes the
+    prior worth the recipe's strength s, ``prior_anchors = s`` and β = n/(n + s) at the update
+    (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
+    the recipe's choice for novel targets: the rank is the broad covariance's stable rank and
+    the prior is worth :data:`~anchordiv.adaptation.priors.bingham.PRIOR_ANCHORS`.  A given
+    ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  ``rank="variance"`` (or
+    None): 95 % of the broad variance.  The isotropic control gets the same numbers, computed
+    from the broad anchors."""
+    for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
+        words = ("auto", "variance") if name == "rank" else ("auto",)
+        if isinstance(value, str) and value not in words:
+            raise AnchorDivError(f"{name}: a number, None or {' or '.join(map(repr, words))}, "
+                                 f"got {value!r}")
+    rank = None if rank == "variance" else rank
+    strength_wanted = beta == "auto" and prior_anchors == "auto"
+    lat = (recipe.latent_options(broad, targets)
+           if targets is not None and (rank == "auto" or strength_wanted) else None)
     if rank == "auto":
-        rank = min(max(lat["rank"], low), broad.shape[1] - 1, len(broad) - 1)
-    return rank, (lat["beta"] if beta == "auto" else beta)
+        rank = max(low, lat["rank"] if lat else recipe.latent_rank(broad, None, novelty=1.0))
+    if prior_anchors == "auto":
+        prior_anchors = lat["strength"] if strength_wanted and lat else bingham.PRIOR_ANCHORS
+    return rank, (None if beta == "auto" else beta), prior_anchors
 
 
 def latent_rank(broad: np.ndarray, rank, *, low: int) -> int:
@@ -81,9 +90,12 @@ class LatentFamily(Family):
     dims = {"principal_angles": ["angle"]}
     mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
     cli_options = {
-        "rank": ("int", "subspace dimension k"),
-        "beta": ("number", "target weight in [0, 1]"),
-        "prior_anchors": ("number", "prior strength in pseudo-anchors (default 10)")}
+        "rank": ("rank", "subspace dimension k, 'auto' (default: chosen from the targets by the "
+                         "recipe) or 'variance' (95 %% of the broad variance)"),
+        "beta": ("number|auto", "target weight in [0, 1] or 'auto' (default: n/(n + s), s the "
+                                "recipe's strength)"),
+        "prior_anchors": ("number|auto", "prior strength in pseudo-anchors (default 'auto': "
+                                         "the recipe's s; a number n₀ makes beta n/(n + n₀))")}
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
@@ -187,8 +199,9 @@ class LatentFamily(Family):
                     f"capped by the broad anchors), so refits on T₋ᵢ are not reweighted "
                     f"posteriors")
         if getattr(post.prior, "beta", None) is not None:
-            return ("a fixed beta makes the prior's strength m(1 − β) = n(1 − β)/β depend on "
-                    "the number of targets, so a refit on T₋ᵢ has another prior")
+            return ("a beta fixed or chosen from the targets (the recipe) makes the prior's "
+                    "strength m(1 − β) = n(1 − β)/β depend on the targets, so a refit on T₋ᵢ "
+                    "has another prior")
         return None
 
     @classmethod
@@ -278,13 +291,16 @@ class BinghamPrior(LatentFamily):
     model = staticmethod(bingham.latent_gaussian_model)
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, rank=None, beta=None,
-                     prior_anchors=bingham.PRIOR_ANCHORS, prior="broad") -> "BinghamPrior":
-        """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``
-        (default: 95 % of the broad variance; ``"auto"``: chosen from ``targets`` with
-        ``beta="auto"`` alike, see :func:`held_out_options`)."""
+    def from_anchors(cls, broad, targets=None, *, rank="auto", beta="auto",
+                     prior_anchors="auto", prior="broad") -> "BinghamPrior":
+        """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``.
+        Default ``"auto"``: rank, target weight and prior strength chosen from ``targets`` by
+        the recipe (:func:`held_out_options`); ``rank="variance"`` (or None): 95 % of the broad
+        variance; ``prior_anchors=10`` (a number): β = ``n/(n + prior_anchors)`` — together the
+        defaults before issue 17."""
         broad = np.asarray(broad)
-        rank, beta = held_out_options(broad, targets, rank, beta, low=1)
+        rank, beta, prior_anchors = held_out_options(broad, targets, rank, beta, prior_anchors,
+                                                     low=1)
         rank = latent_rank(broad, rank, low=1)
         beta, n0 = cls.check_options(beta, prior_anchors)
         mu_b, cov_b = bingham.broad_covariance(broad, check_prior_mode(prior))

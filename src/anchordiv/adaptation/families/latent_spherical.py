@@ -56,11 +56,15 @@ class PosteriorBinghamPrior(LatentFamily):
         "band's centre; read intervals as slightly too narrow at small n")
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, rank=None, beta=None,
-                     prior_anchors=bingham.PRIOR_ANCHORS, concentration=None, radius=1.0,
+    def from_anchors(cls, broad, targets=None, *, rank="auto", beta="auto",
+                     prior_anchors="auto", concentration=None, radius=1.0,
                      prior="broad") -> "PosteriorBinghamPrior":
+        """As :meth:`BinghamPrior.from_anchors` (the recipe's rank ≥ 2, strength and target
+        weight by default: :func:`.latent_gaussian.held_out_options`); ``concentration`` κ of
+        the draws (None: from the PPCA likelihood at the chosen strength)."""
         broad = np.asarray(broad)
-        rank, beta = held_out_options(broad, targets, rank, beta, low=2)
+        rank, beta, prior_anchors = held_out_options(broad, targets, rank, beta, prior_anchors,
+                                                     low=2)
         rank = latent_rank(broad, rank, low=2)
         beta, n0 = cls.check_options(beta, prior_anchors)
         kappa = None if concentration is None else positive("concentration", concentration)

@@ -7,11 +7,25 @@ come from its card (``ad.load_prior``)."""
 
 from __future__ import annotations
 
+import argparse
+
 from ._io import add_json_flag, load_embeddings, number, number_or_auto, report
 from .fit import TAU_HELP, card_fields
 
+
+def rank_type(text: str):
+    """argparse type of ``--rank``: a positive integer, ``auto`` or ``variance``."""
+    if text in ("auto", "variance"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, 'auto' or 'variance', got "
+                                         f"{text!r}") from None
+
+
 #: value type names of ``Family.cli_options`` -> argparse types
-VALUE_TYPES = {"int": int, "number": number, "number|auto": number_or_auto}
+VALUE_TYPES = {"int": int, "number": number, "number|auto": number_or_auto, "rank": rank_type}
 
 #: the inference methods' options: name in ``ad.adapt`` -> (flag, argparse type, help).  Only
 #: options the user gives are forwarded, so the library's defaults stay the single source of
@@ -34,7 +48,7 @@ METHOD_FLAGS = {
 
 
 def prior_options() -> dict:
-    """``{name: (flag, argparse type, help)}`` of every family's ``cli_options``, merged: one
+    """``{name: (flag, argparse type, help, choices)}`` of every family's ``cli_options``, merged: one
     flag per option, 'auto' accepted where any family accepts it, the help grouped by the kinds
     that share a text ("gaussian, mixture: ...")."""
     from ...adaptation import FAMILIES
@@ -46,10 +60,11 @@ def prior_options() -> dict:
     out = {}
     for name, texts in merged.items():
         values = {v for uses in texts.values() for _, v in uses}
-        kind = VALUE_TYPES["number|auto" if "number|auto" in values else
-                           "number" if "number" in values else "int"]
+        choices = next((v for v in values if isinstance(v, tuple)), None)
+        kind = str if choices else VALUE_TYPES[next(v for v in ("number|auto", "rank", "number",
+                                                                "int") if v in values)]
         text = "; ".join(f"{'/'.join(k for k, _ in uses)}: {t}" for t, uses in texts.items())
-        out[name] = ("--" + name.replace("_", "-"), kind, text)
+        out[name] = ("--" + name.replace("_", "-"), kind, text, choices)
     return out
 
 
@@ -79,9 +94,9 @@ def register(sub) -> None:
                    help="exact conjugate update (default), svi (variational) or nuts (MCMC)")
     p.add_argument("--normalize", action="store_true",
                    help="scale target rows to unit norm first (otherwise non-unit rows warn)")
-    for name, (flag, kind, text) in {**prior_options(), **METHOD_FLAGS}.items():
-        p.add_argument(flag, dest=name, type=kind, choices=GUIDES if name == "guide" else None,
-                       help=text)
+    for name, (flag, kind, text, *choices) in {**prior_options(), **METHOD_FLAGS}.items():
+        p.add_argument(flag, dest=name, type=kind,
+                       choices=GUIDES if name == "guide" else (choices or [None])[0], help=text)
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
     p.add_argument("--source", help="anchor source recorded in the cards (default: the target "
                                     "file)")

@@ -1,4 +1,5 @@
-"""``anchordiv build-prior``: a broad prior from WordNet / HPO / ICD-10-CM regions or text files."""
+"""``anchordiv build-prior``: a broad prior from WordNet / HPO / ICD-10-CM regions, Open-i report
+sentences or text files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import json
 REGIONS = {"wordnet": "WordNet noun synset (name like art.n.01, or wnid): its subtree",
            "hpo": "HPO term id (HP:0002086): its is-a subtree",
            "icd10": "ICD-10-CM chapter / block / code (10, J09-J18, J45): with descendants",
-           "text": "text file: one anchor per non-empty line"}
+           "text": "text file: one anchor per non-empty line",
+           "openi": "Open-i report uid (CXR12): its FINDINGS / IMPRESSION sentences; "
+                    "--exclude-openi also takes a chest finding ('pleural effusion'): its "
+                    "reports and every sentence mentioning it go"}
 
 
 def register(sub) -> None:
@@ -32,9 +36,10 @@ def register(sub) -> None:
             p.add_argument(f"--exclude-{kind}", action="append", default=[], metavar="ITEM",
                            help=f"remove this {kind} item and its subtree (repeatable)")
     p.add_argument("--all", action="append", default=[],
-                   choices=["wordnet", "hpo", "icd10", "imagenet"],
+                   choices=["wordnet", "hpo", "icd10", "imagenet", "openi"],
                    help="the whole vocabulary (minus its exclusions) as a source; imagenet: "
-                        "the 1,000 ImageNet class names")
+                        "the 1,000 ImageNet class names; openi: the sentences of every Open-i "
+                        "report")
     p.add_argument("-n", "--anchors", type=int, default=2000,
                    help="anchors drawn from the pooled regions (default 2000; 0 = all; MiniLM "
                         "encodes ~165 glosses/s on 2 cores)")

@@ -26,11 +26,13 @@ from ...evaluation.evaluate import write_json, write_rows
 from ..report import Report
 from . import budget
 from . import clinical as clin
+from . import dominance
 from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
 from ._common import default_embed, labelled_retrieval, subsample
-from .priors import CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior, prior_spec
+from .priors import (CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior, prior_spec,
+                     report_prior_points)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,16 +59,19 @@ class Size:
     tr_kinds: tuple = tr.KINDS      # kinds adapted from each prior
     tr_findings: tuple = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
     tr_gallery: int | None = 2000   # Open-i reports in the clinical-transfer gallery
+    tr_prior_reports: int | None = None  # reports outside it for the report prior (None: all)
 
 
 SIZES = {
     "full": Size(2000, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
-                 (1, 2, 5, 10, 20, 50, 200), wni.DEFAULT_MODELS, 24, ostyle.DEFAULT_PS, 3000),
+                 (1, 2, 5, 10, 20, 50, 200),
+                 wni.DEFAULT_MODELS + ("spectral", "isotropic-spectral"), 24, ostyle.DEFAULT_PS, 3000),
     "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
                   ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
                    "inversion"), 4, (0.0, 0.1, 1.0), 200,
                   tr_objects=4, tr_queries=20, tr_subsets=1, tr_budgets=(1, 2),
-                  tr_kinds=("gaussian",), tr_findings=("pleural effusion",), tr_gallery=300),
+                  tr_kinds=("gaussian",), tr_findings=("pleural effusion",), tr_gallery=300,
+                  tr_prior_reports=100),
 }
 
 
@@ -171,7 +176,8 @@ def wordnet_part(ctx: Context) -> dict:
     wni.report_section(ctx.rep, task, curve, needs, source)
     _uncertainty_section(ctx, task, emb, broad)
     _budget_section(ctx, task, curve)
-    return {"files": files, "needs": needs}
+    return {"files": files, "needs": needs,
+            "dominance": dominance.task_rows("WordNet → ImageNet (= budget study)", curve)}
 
 
 def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
@@ -190,7 +196,7 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
                                 relevance=rel, num_draws=20, seed=ctx.seed)
     unc.to_report(ctx.rep, intro=(
         f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
-        f"random target anchors (empirical Bayes strengths), {len(q)} query glosses against "
+        f"random target anchors (the default held-out strengths), {len(q)} query glosses against "
         f"the {len(rest)} other items."))
 
 
@@ -229,10 +235,14 @@ def object_style_part(ctx: Context) -> dict:
 STYLE_PRIORS = {"domain": "wordnet-visual-art-gaussian", "generic": "wordnet-generic-gaussian",
                 "wrong-domain": "imagenet-names-gaussian"}
 CLINICAL_PRIORS = {"chest-hpo": "hpo-respiratory-thorax-gaussian", "all-hpo": "hpo-all-gaussian"}
+#: label of the leave-finding-out report-sentence prior (built per finding, first candidate)
+REPORT_PRIOR = "reports"
 
 
-def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str) -> dict:
-    """Curve, contrasts, diagnostics and ranking of one transfer task; writes its files."""
+def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str,
+              task: str, **tag) -> dict:
+    """Curve, contrasts, diagnostics, ranking and dominance rows (``task``, ``tag``) of one
+    transfer task; writes its files."""
     size = ctx.size
     curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, kinds=size.tr_kinds,
                               budgets=size.tr_budgets, n_subsets=size.tr_subsets,
@@ -249,7 +259,9 @@ def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: st
     write_rows(ctx.rep.path(f"{folder}/contrasts.csv"), contrasts)
     write_rows(ctx.rep.path(f"{folder}/diagnostics.csv"), diagnostics)
     return {"summary": summary, "files": files, "contrasts": contrasts,
-            "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains)}
+            "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains),
+            "dominance": dominance.task_rows(
+                task, curve, dominance.transfer_names(list(priors), size.tr_kinds), **tag)}
 
 
 def _priors(ctx: Context, names: dict) -> tuple[dict, str]:
@@ -266,7 +278,7 @@ def style_transfer_part(ctx: Context) -> dict:
     priors, source = _priors(ctx, STYLE_PRIORS)
     setup = labelled_retrieval(emb.items, task.item_style, ctx.size.tr_queries, ctx.seed)
     out = _transfer(ctx, priors, emb.style_anchors, setup, "style_transfer",
-                    "Style retrieval from few style anchors")
+                    "Style retrieval from few style anchors", "style transfer")
     tr.report_section(
         ctx.rep, "Prior transfer with headroom: style retrieval from few style anchors",
         f"{len(task.items)} object × style items ({len(task.objects)} objects × "
@@ -274,8 +286,9 @@ def style_transfer_part(ctx: Context) -> dict:
         f"same style; targets = the {len(task.style_anchors)} style anchors, random subsets "
         f"per budget ({ctx.size.tr_subsets} each, shared by all models).  Priors: {source}.  "
         f"Every prior excludes every WordNet sense of each style word with its subtree "
-        f"(`studies.priors.style_senses`).  Posteriors: exact conjugate adaptation with fixed "
-        f"strength {tr.PRIOR_ANCHORS:g} pseudo-anchors; `*-isotropic-*`: the same prior with "
+        f"(`studies.priors.style_senses`).  Posteriors: exact conjugate adaptation with the "
+        f"library's defaults (the held-out recipe: strengths, latent rank and target weight "
+        f"chosen from the targets); `*-isotropic-*`: the same prior and strengths with "
         f"an isotropic covariance of the same trace (the control).",
         out["summary"], "style_transfer", out["contrasts"], out["diagnostics"], out["ranking"],
         ctx.size.tr_kinds, list(priors))
@@ -283,14 +296,18 @@ def style_transfer_part(ctx: Context) -> dict:
 
 
 def clinical_transfer_part(ctx: Context) -> dict:
-    """Per chest finding: its anchor sentences as targets, adapted from the chest HPO region
-    vs all of HPO (:mod:`.transfer`); the results of all findings in one section."""
+    """Per chest finding: its anchor sentences as targets, adapted from its leave-finding-out
+    report-sentence prior vs the chest HPO region vs all of HPO (:mod:`.transfer`); the results
+    of all findings in one section."""
     from ...data import clinical, openi
 
     reports = openi.load_reports()
     g = subsample(len(reports), ctx.size.tr_gallery, ctx.seed)
     x = ctx.embed([reports.texts[i] for i in g])
     priors, source = _priors(ctx, CLINICAL_PRIORS)
+    reps = report_prior_points(reports, g, ctx.size.tr_findings, embed=ctx.embed,
+                               encoder_id=ctx.encoder_id, tau=ctx.tau,
+                               max_reports=ctx.size.tr_prior_reports, seed=ctx.seed)
     results = {}
     for f in ctx.size.tr_findings:
         if reports.finding(f)[g].sum() < 5:       # too few labelled reports to query with
@@ -298,27 +315,38 @@ def clinical_transfer_part(ctx: Context) -> dict:
         q, relevance = clin.finding_queries(reports.finding(f)[g], ctx.size.tr_queries, ctx.seed)
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         folder = f"clinical_transfer/{f.replace(' ', '_')}"
-        results[f] = _transfer(ctx, priors, ctx.embed(clinical.pathology_anchors(f)), setup,
-                               folder, f"Open-i: {f} from few anchors")
+        results[f] = _transfer(ctx, {REPORT_PRIOR: reps[f], **priors},
+                               ctx.embed(clinical.pathology_anchors(f)), setup, folder,
+                               f"Open-i: {f} from few anchors", "clinical transfer",
+                               finding=f)
     if not results:
         raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the "
                              "gallery")
     merged = {key: [{"finding": f, **r} for f, res in results.items() for r in res[key]]
               for key in ("contrasts", "diagnostics", "ranking")}
+    merged["dominance"] = dominance.merge([res["dominance"] for res in results.values()])
     shown = next(iter(results))
     first = results[shown]
     tr.report_section(
         ctx.rep, "Prior transfer, clinical: finding anchors from few sentences",
         f"{len(g)} Open-i reports as the gallery; per finding, its labelled reports as "
         f"queries (≤ {ctx.size.tr_queries}) and its report-style anchor sentences as targets; "
-        f"priors: {source} (both without the subtrees of every chest finding's HPO terms).  "
+        f"priors: `{REPORT_PRIOR}` = the finding's leave-finding-out Open-i report-sentence "
+        f"prior, built now from the reports outside the gallery without the reports carrying "
+        f"the finding and every sentence mentioning it (`studies.priors.report_prior_points`); "
+        f"{source} (both without the subtrees of every chest finding's HPO terms).  "
         f"Curves shown for {shown}; the tables cover every finding ({', '.join(results)}); "
         f"curves of the others under clinical_transfer/.",
         first["summary"], f"clinical_transfer/{shown.replace(' ', '_')}",
         merged["contrasts"], merged["diagnostics"], merged["ranking"], ctx.size.tr_kinds,
-        list(priors))
+        [REPORT_PRIOR, *priors])
     return merged
 
+
+#: what the dominance section says about the tasks it covers
+DOMINANCE_NOTE = ("The budget study reads the WordNet → ImageNet curve (its target-only "
+                  "models), so its rows are that curve's; `anchordiv study budget` alone "
+                  "adapts nothing.  Clinical rows are per finding.")
 
 #: the studies, in report order: name -> part(ctx).  The demo runs DEMO_PARTS; ``budget``
 #: alone is for ``anchordiv study budget`` (the demo gets it from the wordnet-imagenet curve).
@@ -361,6 +389,10 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
              f"(\"Studies and the main job\").")
     ctx = Context(rep, embed, sz, models_dir, seed, enc.logit_scale, enc.id)
     results = {name: PARTS[name](ctx) for name in parts}
+    table = dominance.merge([r["dominance"] for r in results.values() if "dominance" in r])
+    if table["dominance"]:
+        dominance.section(rep, table, note=DOMINANCE_NOTE)
+        write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
              f"cache directory; a second run skips encoding).")

@@ -14,7 +14,17 @@ each built by :func:`anchordiv.app.build.build_prior` from a :class:`~anchordiv.
   classes; ``hpo-respiratory-thorax-gaussian`` (HPO's respiratory-system and thorax region) and
   ``hpo-all-gaussian`` (all of HPO), both without the chest findings' HPO subtrees.
 
-``anchordiv build-models`` builds them (``make models``); the demo loads them
+Not shipped, built at run time (embeddings cached): the *report-sentence* priors
+(:func:`report_priors`), Gaussians fitted to Open-i report sentences in the register of the
+clinical queries.  They depend on the retrieval task's held-out reports (its gallery and
+queries), so they cannot be fixed in advance: one per finding (leave-finding-out), from the
+reports outside the task's gallery, without the reports carrying the finding and without any
+sentence mentioning it (:func:`anchordiv.data.openi.report_corpus`).  Cost: the union of the
+sentences (4,701 for the main job's 2,000-report gallery) is embedded once (MiniLM: measured
+200 s cold on two heavily shared cores, 10 s from the cache); each finding's prior is then a
+lookup and a Gaussian fit.
+
+``anchordiv build-models`` builds the shipped ones (``make models``); the demo loads them
 (:func:`load_prior`) instead of re-encoding thousands of texts.  Adaptation of the gaussian and
 latent kinds needs only the broad mean and covariance, which a saved Gaussian holds exactly
 (see :func:`~anchordiv.app.studies.wordnet_imagenet.broad_from_model`).
@@ -24,14 +34,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
-from ..build import PriorSpec
-from ...data.vocab import Source
+import numpy as np
+
+from ..build import BuiltPrior, PriorSpec, build_prior, resolve_encoder
+from ...data.vocab import Source, entries
 from ...errors import AnchorDivError
 from ...io import load_card, load_model
 
 WORDNET_PRIOR = "wordnet-glosses-gaussian"
+REPORT_PRIOR = "openi-sentences-gaussian"
 CLINICAL_PRIOR = "clinical-text-gaussian"
 MODELS_ENV = "ANCHORDIV_MODELS"
 
@@ -149,3 +162,52 @@ def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
     if encoder_id is not None and load_card(path).get("encoder") != encoder_id:
         return None
     return load_model(path)
+
+
+def report_prior_spec(finding: str, held_out: Sequence[str]) -> PriorSpec:
+    """The leave-finding-out report-sentence prior of ``finding``: every sentence of the Open-i
+    reports outside ``held_out`` (uids), minus the reports carrying ``finding`` and every
+    sentence mentioning it (``Source("openi", exclude=(finding, *held_out))``), all of them."""
+    held = tuple(sorted(set(held_out)))
+    return PriorSpec(f"{REPORT_PRIOR}-without-{finding.replace(' ', '-')}",
+                     [Source("openi", exclude=(finding, *held))], None,
+                     description=f"Open-i report sentences outside the {len(held)} held-out "
+                                 f"reports, without the reports carrying {finding} and every "
+                                 f"sentence mentioning it")
+
+
+def report_priors(findings: Sequence[str], held_out: Sequence[str], *, encoder="minilm",
+                  embed: Callable | None = None, tau: float | None = None
+                  ) -> dict[str, BuiltPrior]:
+    """``{finding: BuiltPrior}``: :func:`report_prior_spec` of each finding, built by
+    :func:`~anchordiv.app.build.build_prior` (a Gaussian; ``encoder`` / ``embed`` / ``tau`` as
+    there).  The sentences of every report outside ``held_out`` are embedded once and each
+    prior looks its sentences up (each is a subset of them), so k findings cost one encoding."""
+    embed_fn, encoder_id, tau = resolve_encoder(encoder, embed, tau)
+    union = [e.text for e in entries(Source("openi", exclude=tuple(sorted(set(held_out)))))]
+    vectors = np.asarray(embed_fn(union))
+    row = {t: i for i, t in enumerate(union)}
+
+    def lookup(texts):
+        return vectors[[row[t] for t in texts]]
+
+    return {f: build_prior(report_prior_spec(f, held_out), encoder=encoder_id, embed=lookup,
+                           tau=tau) for f in findings}
+
+
+def report_prior_points(reports, gallery_rows, findings: Sequence[str], *, embed: Callable,
+                        encoder_id: str, tau: float, max_reports: int | None = None,
+                        seed: int = 0) -> dict[str, np.ndarray]:
+    """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
+    task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
+    anchors a transfer study adapts from (as the shipped priors', via ``broad_from_model``).
+    ``max_reports``: a seeded subsample of the reports outside the gallery (the others are held
+    out too; for quick runs), None: all of them."""
+    from ...adaptation import broad_from_model
+    from ._common import subsample
+
+    rest = np.setdiff1d(np.arange(len(reports)), gallery_rows)
+    keep = set(rest[subsample(len(rest), max_reports, seed)].tolist())
+    held = [u for i, u in enumerate(reports.uids) if i not in keep]
+    built = report_priors(findings, held, encoder=encoder_id, embed=embed, tau=tau)
+    return {f: broad_from_model(b.model) for f, b in built.items()}

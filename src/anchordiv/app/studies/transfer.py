@@ -10,11 +10,13 @@ Two tasks where the target geometry matters (README "Studies and the main job"):
 
 For each budget n (seeded target subsets shared by all models, :func:`anchordiv.evaluation.curves.subset`)
 every prior P gives two models of each kind: the exact conjugate posterior
-``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` and its isotropic control
-(``prior="isotropic"``: the same strengths, broad mean and covariance trace, no directions),
-both with *fixed* strengths (:data:`PRIOR_ANCHORS` pseudo-anchors: κ₀ = ν₀ − d − 1 = 10 for the
-Gaussian, ``prior_anchors`` = 10 and rank :data:`LATENT_RANK` for the latent kind); beside them
-target-only fits and cosine.
+``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` with the library's defaults
+(since issue 17 the held-out recipe, :mod:`anchordiv.adaptation.recipe`: strengths, latent rank
+and target weight chosen from the targets) and its isotropic control (the same prior object's
+``isotropic()``: the same chosen strengths, broad mean and covariance trace, no directions);
+beside them target-only fits and cosine.  The diagnostics keep *fixed* strengths
+(:data:`PRIOR_ANCHORS` pseudo-anchors, :func:`adapt_options`), so they describe the prior, not
+a choice made on the targets.
 ``P − control`` (paired, 95 % intervals) measures what the prior's *directions* add beyond
 shrinkage.  :func:`diagnostic_rows` computes the prior–target diagnostics
 (:mod:`anchordiv.checks.diagnostics`) on the same subsets and :func:`ranking_rows` says which of them
@@ -28,13 +30,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...evaluation.curves import MODELS, Curve, CurveModel, adaptation_curve, subset
+from ...evaluation.curves import (MODELS, Curve, CurveModel, adaptation_curve, adapted,
+                                  isotropic_control, subset)
 from ...checks.diagnostics import diagnose
 
-#: fixed prior strength of every posterior and control, in pseudo-anchors
+#: fixed prior strength of the diagnostics (and of the studies' posteriors before issue 17)
 PRIOR_ANCHORS = 10.0
-#: subspace rank of the latent posteriors and controls (the library default, 95 % of the broad
-#: variance, is ~100+ directions for these priors: nearly the whole space, a cosine-like model)
+#: subspace rank of :func:`adapt_options` (the rule before issue 17, 95 % of the broad variance,
+#: is ~100+ directions for these priors: nearly the whole space, a cosine-like model; the
+#: recipe's default chooses it from the targets)
 LATENT_RANK = 10
 KINDS = ("gaussian", "latent-gaussian")
 #: budgets at which the paired differences are reported
@@ -44,18 +48,17 @@ DIAGNOSTICS = ("captured", "mean_cos2", "log_evidence_gain", "loo_gain")
 
 
 def adapt_options(kind: str, d: int) -> dict:
-    """The fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS` pseudo-anchors, and
-    for the latent kind the subspace rank :data:`LATENT_RANK`."""
+    """The fixed ``ad.adapt`` options of ``kind`` (the diagnostics' strengths, and the
+    studies' setting before issue 17): :data:`PRIOR_ANCHORS` pseudo-anchors, and for the
+    latent kind the subspace rank :data:`LATENT_RANK`."""
     if kind == "gaussian":
         return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
     return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
 
 
 def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
-    from ...adaptation import adapt
-
-    return adapt(kind, broad, target, tau=tau, method="exact", prior=prior,
-                 **adapt_options(kind, broad.shape[1])).point("mean")
+    """The default posterior from ``broad`` (``prior="broad"``) or its isotropic control."""
+    return (adapted if prior == "broad" else isotropic_control)(kind, broad, target, tau)
 
 
 def transfer_models(priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
@@ -240,8 +243,9 @@ def report_section(rep, title: str, intro: str, summary: list[dict], folder: str
 def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first: list[str]):
     cols = ["prior", "budget", "captured", "captured_isotropic", "mean_cos2", "max_angle_deg",
             "log_evidence_gain", "loo_gain", "retrieval_gain"]
-    rep.text("Prior–target diagnostics on the curve's target subsets (`anchordiv.checks.diagnostics`; "
-             "Gaussian strengths as above, k = 10 leading directions; `*_gain`: prior − its "
+    rep.text("Prior–target diagnostics on the curve's target subsets "
+             f"(`anchordiv.checks.diagnostics`; fixed Gaussian strengths, {PRIOR_ANCHORS:g} "
+             "pseudo-anchors, k = 10 leading directions; `*_gain`: prior − its "
              "isotropic control, per target) beside the retrieval gain (posterior − control, "
              "mean over budgets 1, 2, 5):")
     rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])

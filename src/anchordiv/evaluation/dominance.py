@@ -1,0 +1,147 @@
+"""Does an adapted posterior keep the framework's promise on a curve?  Paired differences to
+what it must beat, the anchors it saves, and whether it ever falls as targets are added.
+
+The claim (issue 17): a broad prior plus a few target anchors beats both the targets alone and
+mere shrinkage, approaches the target-only fit as targets accumulate, and needs fewer of them.
+On an :class:`~anchordiv.evaluation.curves.Curve` that holds, per kind, a posterior, its
+isotropic-prior control and the target-only model (and cosine):
+
+* :func:`dominance_rows` — per posterior and budget: its mean AUPRC and the paired differences
+  ``posterior − max(target-only, control)`` (the better of the two at that budget, by mean;
+  target-only is undefined at one anchor, then the control) and ``posterior − cosine``, with
+  the curve's 95 % two-level bootstrap intervals (same subsets and queries).
+* :func:`anchors_needed` — the budget at which the target-only model first reaches the
+  posterior's AUPRC at ``at`` anchors (log-linear interpolation between budgets), ÷ ``at``:
+  how many times more target anchors the targets alone need; a query-bootstrap interval.
+* :func:`falls` — per model, the budgets where its mean drops below the previous budget's
+  interval (a fall the interval does not explain).
+
+:func:`triples` finds the (posterior, control, target-only) names of a curve from the models'
+roles and kinds (one posterior per kind), or from a naming pattern (several priors per kind).
+
+    rows = dominance_rows(curve, triples(curve))
+    need = [anchors_needed(curve, p, t) for p, (_, t) in triples(curve).items()]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import AnchorDivError, integer
+
+#: the baseline every posterior is also compared with
+BASELINE = "cosine"
+
+
+def triples(curve, names: Mapping[str, tuple[str, str]] | None = None
+            ) -> dict[str, tuple[str, str]]:
+    """``{posterior: (isotropic control, target-only)}``: ``names`` checked against the
+    curve's models, or (None) from roles — each ``posterior`` model with the ``isotropic``
+    and ``target`` models of its kind."""
+    if names is None:
+        by_role = {(m.role, m.kind): n for n, m in curve.models.items()}
+        names = {n: (by_role.get(("isotropic", m.kind)), by_role.get(("target", m.kind)))
+                 for n, m in curve.models.items() if m.role == "posterior"}
+    out = {}
+    for post, (control, target) in names.items():
+        missing = [x for x in (post, control, target) if x not in curve.models]
+        if missing:
+            raise AnchorDivError(f"dominance: the curve lacks model(s) {missing} for "
+                                 f"{post!r} (it needs the posterior, its isotropic control "
+                                 f"and the target-only model of the same kind)")
+        out[post] = (control, target)
+    return out
+
+
+def _mean(curve, name: str, budget: int) -> float:
+    return float(np.nan_to_num(curve.cell(name, budget)[0], nan=-np.inf))
+
+
+def dominance_rows(curve, names: Mapping[str, tuple[str, str]], *,
+                   baseline: str = BASELINE) -> list[dict]:
+    """Per posterior (``names``: :func:`triples`) and budget: ``auprc``/``low``/``high``,
+    ``best_other`` (target-only or control, whichever has the higher mean there) and
+    ``diff_best``, ``diff_baseline`` with ``_low``/``_high`` 95 % paired intervals, and
+    ``holds`` (the posterior's interval against ``best_other`` does not lie below zero)."""
+    contrasts: dict[tuple[str, str], dict] = {}
+
+    def contrast(a, b):
+        if (a, b) not in contrasts:
+            contrasts[(a, b)] = {r["budget"]: r for r in curve.contrast(a, b)}
+        return contrasts[(a, b)]
+
+    rows = []
+    for post, (control, target) in names.items():
+        for b in curve.budgets:
+            m, lo, hi = curve.cell(post, b)
+            best = max((target, control), key=lambda o: _mean(curve, o, b))
+            d, c = contrast(post, best)[b], contrast(post, baseline)[b]
+            rows.append({"posterior": post, "budget": b, "auprc": m, "low": lo, "high": hi,
+                         "best_other": best, "diff_best": d["difference"],
+                         "diff_best_low": d["low"], "diff_best_high": d["high"],
+                         "diff_baseline": c["difference"], "diff_baseline_low": c["low"],
+                         "diff_baseline_high": c["high"], "holds": bool(d["high"] >= 0)})
+    return rows
+
+
+def budget_to_reach(budgets, means, level: float) -> float:
+    """The smallest budget at which ``means [len(budgets)]`` first reaches ``level``,
+    log-linearly interpolated from the budget before; NaN if it never does."""
+    b, m = np.log(np.asarray(budgets, float)), np.asarray(means, float)
+    for j in range(len(m)):
+        if np.isfinite(m[j]) and m[j] >= level:
+            if j == 0 or not np.isfinite(m[j - 1]):
+                return float(np.exp(b[j]))
+            t = (level - m[j - 1]) / (m[j] - m[j - 1])
+            return float(np.exp(b[j - 1] + t * (b[j] - b[j - 1])))
+    return float("nan")
+
+
+def anchors_needed(curve, posterior: str, target: str, *, at: int = 2, n_boot: int = 300,
+                   seed: int = 0, level: float = 0.95) -> dict:
+    """How many times ``at`` anchors the ``target``-only model needs to reach ``posterior``'s
+    AUPRC at ``at`` anchors (module docstring): ``ratio``, its query-bootstrap ``low``/``high``
+    (``n_boot`` resamples; NaN resamples — never reached — are left out and counted in
+    ``never_reached``, a fraction), ``level_auprc`` and, when the point estimate is never
+    reached, ``at_least`` = largest budget ÷ ``at`` (a lower bound)."""
+    at = integer("at", at, low=1)
+    if at not in curve.budgets:
+        raise AnchorDivError(f"at: the curve has no budget {at} (budgets {curve.budgets})")
+
+    def ratio(q):
+        per = lambda name, b: np.nanmean(curve.per_query[(name, b)][:, q])  # noqa: E731
+        return budget_to_reach(curve.budgets, [per(target, b) for b in curve.budgets],
+                               per(posterior, at)) / at
+
+    n_q = curve.per_query[(posterior, at)].shape[1]
+    rng = np.random.default_rng(seed)
+    with warnings.catch_warnings():            # NaN means of undefined cells are expected
+        warnings.simplefilter("ignore", RuntimeWarning)
+        boot = np.array([ratio(rng.integers(n_q, size=n_q)) for _ in range(n_boot)])
+        point = ratio(np.arange(n_q))
+    ok = boot[np.isfinite(boot)]
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(ok, [tail, 100 - tail]) if len(ok) else (np.nan, np.nan)
+    return {"posterior": posterior, "target_only": target, "at": at,
+            "level_auprc": curve.cell(posterior, at)[0], "ratio": point, "low": float(lo),
+            "high": float(hi), "never_reached": float(1 - len(ok) / n_boot),
+            "at_least": float(curve.budgets[-1] / at) if not np.isfinite(point) else np.nan}
+
+
+def falls(curve, name: str) -> list[dict]:
+    """The budgets where ``name``'s mean AUPRC is below the previous budget's interval
+    (``{"model", "from", "to", "drop"}`` each; empty: the curve never falls beyond it)."""
+    out = []
+    cells = [curve.cell(name, b) for b in curve.budgets]
+    for (b0, (m0, lo0, _)), (b1, (m1, _, _)) in zip(zip(curve.budgets, cells),
+                                                    zip(curve.budgets[1:], cells[1:])):
+        if np.isfinite(m0) and np.isfinite(m1) and m1 < lo0:
+            out.append({"model": name, "from": b0, "to": b1, "drop": float(m0 - m1)})
+    return out
+
+
+__all__ = ["BASELINE", "anchors_needed", "budget_to_reach", "dominance_rows", "falls",
+           "triples"]

@@ -1,0 +1,167 @@
+"""Heap reuse inside scans: lift, for a scan's duration, the fixed glibc malloc thresholds
+that Dask workers (and any process started with ``MALLOC_TRIM_THRESHOLD_``) run with.
+
+Dask's nanny starts every worker process with ``MALLOC_TRIM_THRESHOLD_=65536``
+(``distributed.nanny.pre-spawn-environ``) so that freed memory goes back to the OS.  Fixing
+any glibc malloc threshold also switches off glibc's *dynamic* mmap threshold, which in an
+ordinary process rises to the size of the buffers it frees (up to 32 MB) so that they are
+reused from the heap.  In a worker every allocation of 128 kB or more is then a fresh ``mmap``
+whose pages the kernel faults in and zeroes on first touch and unmaps when it is freed.  A scan
+step allocates its XLA temporaries (the ``[Q, chunk]`` scores and their top-k candidates) anew
+on every call, so a worker faulted all of them in again on every chunk: about 0.4 page faults
+per gallery row at Q = 100, more kernel time than arithmetic, and the worker's extra CPU against
+a plain process (``docs/guides/scale-out.md``, "Where a worker's CPU went").  The same holds
+for any process started with such a variable in its environment, e.g. one spawned after a
+``LocalCluster`` started in its parent (the nanny sets ``MALLOC_TRIM_THRESHOLD_`` in the
+parent's ``os.environ``): ``anchordiv.top_k`` ran 3.5x the CPU there.  The streaming scans
+(:func:`anchordiv.retrieval.divergence.stream_top_k`) and the Dask key builds run inside
+:func:`reused_heap`.
+
+:func:`reused_heap` raises the thresholds inside its block to what glibc's dynamic rule reaches
+in an ordinary process (buffers up to 32 MB served from the heap, up to 64 MB of free heap kept).
+They stay raised while tasks keep coming: once no task has been inside the block for
+:data:`IDLE_RELEASE_S` seconds (or on :func:`release_heap`), the thresholds the process started
+with are restored and the freed heap goes back to the OS (``malloc_trim``), so an idle worker
+holds what Dask expects.  (Restoring them after every task instead cost a 10⁶-row scan task
+10 % more CPU: the next task faulted its ~50 MB of temporaries in again.)  It does nothing in a
+process that started without fixed thresholds (glibc adapts by itself) and without glibc.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import threading
+
+#: ``mallopt`` parameters (glibc's ``malloc.h``).
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+#: glibc's trim and mmap thresholds when they are fixed but not given.
+DEFAULT_THRESHOLD = 128 * 1024
+#: Inside :func:`reused_heap`: the largest mmap threshold glibc accepts on 64-bit (the ceiling
+#: of its dynamic rule) and the trim threshold its dynamic rule pairs with it (twice that).
+TASK_MMAP_THRESHOLD = 32 << 20
+TASK_TRIM_THRESHOLD = 2 * TASK_MMAP_THRESHOLD
+
+#: Seconds without a task inside :func:`reused_heap` before :func:`release_heap` runs.
+IDLE_RELEASE_S = 1.0
+
+
+class _Heap:
+    """The process's one heap state: tasks inside :func:`reused_heap`, whether the thresholds
+    are lifted, the pending release."""
+
+    def __init__(self):
+        self.lock, self.users, self.lifted, self.timer = threading.Lock(), 0, None, None
+
+
+_HEAP = _Heap()
+
+
+def startup_environ() -> dict[str, str]:
+    """The environment this process was started with (``/proc/self/environ``, what glibc
+    read), not ``os.environ`` (which the process may have changed since); ``{}`` where
+    ``/proc`` is missing."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return {}
+    pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
+    return {key: value for key, _, value in pairs}
+
+
+def fixed_thresholds(environ: dict[str, str]) -> tuple[int, int] | None:
+    """``(trim, mmap)`` thresholds in bytes that glibc was fixed to by ``environ``
+    (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_`` or their ``GLIBC_TUNABLES``
+    names, the tunables first); ``None`` when neither is set (glibc's dynamic threshold)."""
+    tunables = dict(item.partition("=")[::2]
+                    for item in environ.get("GLIBC_TUNABLES", "").split(":") if "=" in item)
+    trim = tunables.get("glibc.malloc.trim_threshold", environ.get("MALLOC_TRIM_THRESHOLD_"))
+    mmap = tunables.get("glibc.malloc.mmap_threshold", environ.get("MALLOC_MMAP_THRESHOLD_"))
+    if trim is None and mmap is None:
+        return None
+    return _bytes(trim), _bytes(mmap)
+
+
+def _bytes(value: str | None) -> int:
+    try:
+        return int(value, 0) if value is not None else DEFAULT_THRESHOLD
+    except ValueError:
+        return DEFAULT_THRESHOLD
+
+
+@functools.cache
+def startup_thresholds() -> tuple[int, int] | None:
+    """:func:`fixed_thresholds` of :func:`startup_environ` (read once: it cannot change)."""
+    return fixed_thresholds(startup_environ())
+
+
+def glibc():
+    """This process's C library when it is glibc (``mallopt``, ``malloc_trim``), else None."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version, libc.mallopt, libc.malloc_trim
+    except (OSError, TypeError, AttributeError):
+        return None
+    return libc
+
+
+@contextlib.contextmanager
+def reused_heap():
+    """Inside the block, buffers up to 32 MB are reused from the heap even where the process
+    started with fixed malloc thresholds (a Dask worker); see the module docstring."""
+    libc, fixed = glibc(), startup_thresholds()
+    if libc is None or fixed is None:
+        yield
+        return
+    with _HEAP.lock:
+        _HEAP.users += 1
+        if _HEAP.timer is not None:
+            _HEAP.timer.cancel()
+            _HEAP.timer = None
+        if _HEAP.lifted is None:
+            libc.mallopt(M_MMAP_THRESHOLD, TASK_MMAP_THRESHOLD)
+            libc.mallopt(M_TRIM_THRESHOLD, TASK_TRIM_THRESHOLD)
+            _HEAP.lifted = (libc, fixed)
+    try:
+        yield
+    finally:
+        with _HEAP.lock:
+            _HEAP.users -= 1
+            if _HEAP.users == 0:
+                _HEAP.timer = threading.Timer(IDLE_RELEASE_S, release_heap)
+                _HEAP.timer.daemon = True
+                _HEAP.timer.start()
+
+
+def heap_lifted() -> bool:
+    """Whether :func:`reused_heap` has the thresholds lifted now."""
+    return _HEAP.lifted is not None
+
+
+def release_heap() -> None:
+    """Restore the thresholds the process started with and return the freed heap to the OS,
+    unless a task is inside :func:`reused_heap` (it runs by itself once they are idle)."""
+    with _HEAP.lock:
+        if _HEAP.users or _HEAP.lifted is None:
+            return
+        libc, (trim, mmap) = _HEAP.lifted
+        libc.mallopt(M_MMAP_THRESHOLD, mmap)
+        libc.mallopt(M_TRIM_THRESHOLD, trim)
+        libc.malloc_trim(0)
+        _HEAP.lifted, _HEAP.timer = None, None
+
+
+def reusing_heap(fn):
+    """Decorator: run ``fn`` inside :func:`reused_heap` (for functions run as worker tasks)."""
+    @functools.wraps(fn)
+    def task(*args, **kwargs):
+        with reused_heap():
+            return fn(*args, **kwargs)
+    return task
+
+
+__all__ = ["IDLE_RELEASE_S", "TASK_MMAP_THRESHOLD", "TASK_TRIM_THRESHOLD", "fixed_thresholds",
+           "glibc", "heap_lifted", "release_heap", "reused_heap", "reusing_heap",
+           "startup_environ", "startup_thresholds"]

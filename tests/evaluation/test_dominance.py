@@ -1,0 +1,57 @@
+"""Paired dominance, anchors needed and falls on curves whose answer is known."""
+
+import numpy as np
+import pytest
+
+from anchordiv.errors import AnchorDivError
+from anchordiv.evaluation.dominance import (anchors_needed, budget_to_reach, dominance_rows,
+                                            falls, triples)
+from helpers import BUDGETS, MEANS, synthetic_curve as curve
+
+def test_triples_from_roles_and_checked_names():
+    c = curve()
+    assert triples(c) == {"posterior": ("control", "target")}
+    with pytest.raises(AnchorDivError, match="lacks model"):
+        triples(c, {"posterior": ("nope", "target")})
+
+
+def test_dominance_compares_with_the_better_of_target_only_and_control():
+    rows = {r["budget"]: r for r in dominance_rows(curve(), triples(curve()))}
+    assert rows[1]["best_other"] == "control"              # target-only undefined at 1
+    assert rows[2]["best_other"] == "control" and rows[8]["best_other"] == "target"
+    for b, r in rows.items():
+        best = max(MEANS["target"][BUDGETS.index(b)] if b > 1 else -1,
+                   MEANS["control"][BUDGETS.index(b)])
+        assert r["diff_best"] == pytest.approx(MEANS["posterior"][BUDGETS.index(b)] - best,
+                                               abs=0.005)
+        assert r["diff_best_low"] < r["diff_best"] < r["diff_best_high"]
+        assert r["diff_baseline"] == pytest.approx(MEANS["posterior"][BUDGETS.index(b)] - 0.3,
+                                                   abs=0.005)
+    assert rows[1]["holds"] and rows[2]["diff_best_low"] > 0   # paired: tight intervals
+    assert rows[16]["diff_best_high"] - rows[16]["diff_best_low"] < 0.01
+
+
+def test_budget_to_reach_interpolates_log_linearly():
+    assert budget_to_reach(BUDGETS, MEANS["target"], 0.5) == pytest.approx(np.sqrt(4 * 8))
+    assert budget_to_reach(BUDGETS, MEANS["target"], 0.1) == 2.0   # first defined budget
+    assert np.isnan(budget_to_reach(BUDGETS, MEANS["target"], 0.9))
+
+
+def test_anchors_needed_is_the_target_only_budget_at_the_posteriors_2_anchor_level():
+    c = curve()
+    need = anchors_needed(c, "posterior", "target")
+    # target-only reaches 0.6 at 8 anchors: 4 times the posterior's 2
+    assert need["ratio"] == pytest.approx(4.0, rel=0.03)
+    assert need["low"] < need["ratio"] < need["high"] and need["never_reached"] == 0
+    never = anchors_needed(curve({**MEANS, "posterior": [0.9] * 5}), "posterior", "target")
+    assert np.isnan(never["ratio"]) and never["at_least"] == 8.0
+    with pytest.raises(AnchorDivError, match="no budget 3"):
+        anchors_needed(c, "posterior", "target", at=3)
+
+
+def test_falls_flags_only_drops_beyond_the_interval():
+    c = curve({**MEANS, "posterior": [0.5, 0.6, 0.55, 0.598, 0.81]})
+    got = falls(c, "posterior")
+    assert [(f["from"], f["to"]) for f in got] == [(2, 4)]
+    assert got[0]["drop"] == pytest.approx(0.05, abs=0.005)
+    assert falls(curve(), "posterior") == []
