@@ -203,6 +203,7 @@ def lkj_gaussian(targets, *, mu0, kappa0, nu0, psi0):
         numpyro.sample("targets", dist.MultivariateNormal(mu, scale_tril=chol), obs=targets)
 
 
+@pytest.mark.slow  # ~19 s: NUTS on a user model; the fast tier covers custom models by SVI
 def test_custom_numpyro_prior_runs_with_nuts(tmp_path):
     broad, t = anchors(d=2, n=20)
     post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=lkj_gaussian,

@@ -45,6 +45,7 @@ def test_options_reach_nuts_and_user_sites_are_kept():
     assert "log_scale" in az.summary(idata, var_names=["log_scale"]).index
 
 
+@pytest.mark.slow  # ~14 s: full-d NUTS at d = 32
 def test_default_model_runs_at_full_d_32_in_float32():
     rng = np.random.default_rng(1)
     d = 32

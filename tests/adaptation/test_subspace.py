@@ -100,7 +100,8 @@ def test_subspace_nuts_matches_the_subspace_closed_form(exact):
 
 @pytest.mark.parametrize("kind,opts", [("latent-gaussian", {"rank": 1}),
                                        ("latent-spherical", {"rank": 2}),
-                                       ("mixture", {"components": 2})])
+                                       pytest.param("mixture", {"components": 2},
+                                                    marks=pytest.mark.slow)])  # ~15 s
 def test_other_kinds_lift_to_full_d(kind, opts):
     broad, t = data(d=4, n=8)
     post = ad.adapt(kind, broad, t, tau=TAU, method="svi", subspace=3, num_steps=200,

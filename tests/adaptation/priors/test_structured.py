@@ -17,7 +17,8 @@ def truth(d=6, r=2, seed=1):
 
 
 @pytest.mark.parametrize("model,builder", [(factor_model, factor_prior(rank=2)),
-                                           (lkj_model, lkj_prior())])
+                                           pytest.param(lkj_model, lkj_prior(),
+                                                        marks=pytest.mark.slow)])  # ~11 s
 def test_svi_recovers_a_known_covariance(model, builder):
     mu, sigma, targets, broad = truth()
     post = ad.adapt("gaussian", broad, targets, tau=1.0, method="svi", model=model,
@@ -51,6 +52,7 @@ def test_builders_reject_bad_settings():
         lkj_prior(concentration=-1.0)
 
 
+@pytest.mark.slow  # ~13 s
 def test_nuts_runs_on_the_factor_prior_in_a_subspace():
     mu, sigma, targets, broad = truth(d=6)
     post = ad.adapt("gaussian", broad, targets[:40], tau=1.0, method="nuts", model=factor_model,
