@@ -48,7 +48,7 @@ $(DOCS_STAMP): $(STAMP)
 docs-setup: $(DOCS_STAMP)
 
 docs: docs-setup
-	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	$(BIN)/python -m sphinx -E -W --keep-going -b html docs docs/_build/html
 
 # Re-execute every notebook in its small mode and store the outputs in notebooks/*.ipynb (the
 # paired .py scripts are the source; the docs gallery shows the stored outputs).
