@@ -25,9 +25,10 @@ def register(sub) -> None:
         description="Embed real offline text with the shipped MiniLM encoder (cached), run the "
                     "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), "
                     "the WordNet → ImageNet adaptation curve (with the anchor-budget view) and "
-                    "the object-vs-style study, and write a markdown report with tables and PNG "
-                    "plots.  About ten minutes on 2 CPU cores with a cold cache; prints the "
-                    "report's path.")
+                    "the object-vs-style study, the prior-transfer studies and the dominance "
+                    "table, and write a markdown report with tables and PNG plots.  About 18 "
+                    "minutes on 2 CPU cores with a warm embedding cache (measured), more with a "
+                    "cold one; prints the report's path.")
     add_run_options(p, "reports/demo")
     p.set_defaults(func=run)
 
