@@ -383,5 +383,21 @@ def as_rng(key) -> np.random.Generator:
     return np.random.default_rng([int(x) for x in data.reshape(-1)])
 
 
-__all__ = ["FAMILIES", "Family", "POSTERIOR_CLASSES", "as_rng", "check_prior_mode", "family",
+class FullDimensional:
+    """Mixin (listed before :class:`Family`) of a family that never runs under ``subspace=``:
+    :meth:`~Family.project` and :meth:`~Family.lift` raise ``"subspace: " +``
+    :attr:`no_subspace`, the reason in words."""
+
+    no_subspace: ClassVar[str]
+
+    @classmethod
+    def project(cls, kwargs: dict, u: np.ndarray) -> dict:
+        raise AnchorDivError(f"subspace: {cls.no_subspace}")
+
+    @classmethod
+    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
+        cls.project({}, basis)
+
+
+__all__ = ["FAMILIES", "Family", "FullDimensional", "POSTERIOR_CLASSES", "as_rng", "check_prior_mode", "family",
            "get_family", "isotropic_like"]

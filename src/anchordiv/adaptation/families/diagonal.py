@@ -31,9 +31,9 @@ import scipy.special
 from ...anchors import Gaussian
 from ...anchors.base import as_tau
 from ...anchors.gaussian import moments
-from ...errors import AnchorDivError, positive
+from ...errors import positive
 from ..priors.cache import cached
-from ..family import Family, check_prior_mode
+from ..family import Family, FullDimensional, check_prior_mode
 from ..quantities import SMALL_D, cosine
 from ..registry import family
 
@@ -95,7 +95,7 @@ class NormalInverseGamma:
 
 
 @family("diagonal-gaussian")
-class DiagonalPrior(Family):
+class DiagonalPrior(FullDimensional, Family):
     """Per-coordinate Normal–inverse-gamma prior: ``mu0 [d]``, ``var [d]`` (= E[σ²], the broad
     variances or their mean for the isotropic control), strengths ``kappa0`` and ``nu0``."""
 
@@ -113,6 +113,9 @@ class DiagonalPrior(Family):
     posterior_types = (NormalInverseGamma,)
     static_fields = ("prior", "origin")
     model = staticmethod(diagonal_model)
+    no_subspace = ("the diagonal-gaussian family is coordinate-wise (a diagonal covariance is "
+                   "not diagonal in a rotated basis); run it at full d — NUTS and SVI cost "
+                   "O(n d) per step")
 
     @classmethod
     def from_anchors(cls, broad, targets=None, *, kappa0: float = 10.0, nu0: float = 10.0,
@@ -180,16 +183,6 @@ class DiagonalPrior(Family):
     def prior_posterior(cls, kwargs):
         return NormalInverseGamma(np.asarray(kwargs["mu0"], np.float64), float(kwargs["kappa0"]),
                                   float(kwargs["a0"]), np.asarray(kwargs["b0"], np.float64))
-
-    @classmethod
-    def project(cls, kwargs, u):
-        raise AnchorDivError("subspace: the diagonal-gaussian family is coordinate-wise (a "
-                             "diagonal covariance is not diagonal in a rotated basis); run it "
-                             "at full d — NUTS and SVI cost O(n d) per step")
-
-    @classmethod
-    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
-        cls.project({}, basis)
 
     @classmethod
     def quantities(cls, s, ref):

@@ -12,6 +12,7 @@ the broad ℓ, σ² at rank k.  The target weight ``beta`` defaults to ``n/(n + 
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -96,6 +97,16 @@ class LatentFamily(Family):
                                 "recipe's strength)"),
         "prior_anchors": ("number|auto", "prior strength in pseudo-anchors (default 'auto': "
                                          "the recipe's s; a number n₀ makes beta n/(n + n₀))")}
+    #: the model keyword holding the prior's d × d scale (the Bingham parameter B₀, or the
+    #: broad projector U₀U₀ᵀ of the posterior-like prior)
+    prior_scale_key: ClassVar[str]
+
+    @classmethod
+    def prior_scale(cls, kwargs, mean):
+        """``kwargs[prior_scale_key]`` (else the mean's projector ``UUᵀ``), float64 [d, d]."""
+        u = mean["U"]
+        return np.asarray(kwargs[cls.prior_scale_key] if cls.prior_scale_key in kwargs else
+                          u @ u.T, np.float64)
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
@@ -289,6 +300,7 @@ class BinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(bingham.latent_gaussian_model)
+    prior_scale_key = "prior_parameter"
 
     @classmethod
     def from_anchors(cls, broad, targets=None, *, rank="auto", beta="auto",
@@ -342,13 +354,6 @@ class BinghamPrior(LatentFamily):
         return (np.einsum("sdk,de,sek->s", u, b0, u)
                 + float(kwargs["target_weight"]) * cls.joint_log_likelihood(
                     {"U": u}, targets, kwargs["mean"], kwargs["signal"], kwargs["noise"]))
-
-    @classmethod
-    def prior_scale(cls, kwargs, mean):
-        """The Bingham parameter B₀ (else the mean's projector)."""
-        u = mean["U"]
-        return np.asarray(kwargs["prior_parameter"] if "prior_parameter" in kwargs else
-                          u @ u.T, np.float64)
 
     @classmethod
     def prior_posterior(cls, kwargs):

@@ -46,6 +46,7 @@ class PosteriorBinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(posterior_bingham.latent_spherical_model)
+    prior_scale_key = "broad_projector"
     cli_options = {**LatentFamily.cli_options,
                    "concentration": ("number", "draw concentration"),
                    "radius": ("number", "radius r")}
@@ -129,13 +130,6 @@ class PosteriorBinghamPrior(LatentFamily):
             np.asarray(kwargs["broad_projector"]), np.asarray(targets, np.float64),
             beta=kwargs["beta"], rank=kwargs["rank"])
         return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", u, b, u)
-
-    @classmethod
-    def prior_scale(cls, kwargs, mean):
-        """The broad projector U₀U₀ᵀ (else the mean's projector)."""
-        u = mean["U"]
-        return np.asarray(kwargs["broad_projector"] if "broad_projector" in kwargs else
-                          u @ u.T, np.float64)
 
     @classmethod
     def prior_posterior(cls, kwargs):

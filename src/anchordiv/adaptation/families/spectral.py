@@ -33,7 +33,7 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau
 from ...anchors.gaussian import moments
 from ...errors import AnchorDivError, integer, positive
-from ..family import Family, check_prior_mode
+from ..family import Family, FullDimensional, check_prior_mode
 from ..priors import spectral
 from ..priors.cache import cached
 from ..quantities import SMALL_D, cosine
@@ -57,7 +57,7 @@ def dense_factor(directions: np.ndarray, v: np.ndarray, s2: float) -> np.ndarray
 
 
 @family("spectral")
-class SpectralPrior(Family):
+class SpectralPrior(FullDimensional, Family):
     """Spectral shrinkage prior (module docstring): ``mu0 [d]`` (broad mean), ``directions``
     V_k ``[d, k]``, ``eigenvalues`` λ ``[k]``, ``noise0`` σ²_B (mean discarded eigenvalue),
     ``kappa0`` (pseudo-anchors of the prior mean), ``shrinkage`` ("horseshoe" | "gamma"),
@@ -83,6 +83,8 @@ class SpectralPrior(Family):
     dims = {"variances": ["spectral_direction"], "local_scales": ["spectral_direction"],
             "relative_scales": ["spectral_direction"]}
     model = staticmethod(spectral.spectral_model)
+    no_subspace = ("the spectral family is already low-rank (k scales in the broad eigenbasis, "
+                   "O(n·d·k) per step); run it at full d without subspace=")
     joint_mode = "joint mode of (μ, g, ℓ, h) of the full-d model (μ in place of mu_raw)"
 
     @classmethod
@@ -198,16 +200,6 @@ class SpectralPrior(Family):
     @classmethod
     def prior_posterior(cls, kwargs):
         return spectral.SpectralLaw.from_kwargs(kwargs)
-
-    @classmethod
-    def project(cls, kwargs, u):
-        raise AnchorDivError("subspace: the spectral family is already low-rank (k scales in "
-                             "the broad eigenbasis, O(n·d·k) per step); run it at full d "
-                             "without subspace=")
-
-    @classmethod
-    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
-        cls.project({}, basis)
 
     @classmethod
     def quantities(cls, s, ref):
