@@ -46,6 +46,30 @@ def test_loo_matches_the_student_t_reference(n):
                                                                           rel=1e-10)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_density_strength_holds_targets_out_from_three_on(n):
+    """Below MIN_LOO_TARGETS the density strength is the argmax of the closed-form evidence
+    plus the weak hyperprior (a fold would predict one target from a single other one);
+    from three on, the argmax of the exact LOO."""
+    rng = np.random.default_rng(3)
+    broad, t = rng.normal(size=(60, D)), rng.normal(size=(n, D))
+    mu0, cov = prior_scale(broad, reg=1e-3, prior="broad")
+    grid = np.asarray(recipe.STRENGTH_GRID)
+    if n < recipe.MIN_LOO_TARGETS:
+        score = [NIW.from_scale(mu0, cov, s, D + 1 + s).log_marginal(t)
+                 + 2 * ad.adaptation.priors.niw.log_hyperprior(np.log(s)) for s in grid]
+        expected = "density (evidence + hyperprior)"
+    else:
+        score = [recipe.loo_log_predictive(mu0, cov, t, s) for s in grid]
+        expected = "held-out density (LOO)"
+    best = float(grid[int(np.argmax(score))])
+    assert recipe.density_strength(mu0, cov, t) == best
+    chosen = recipe.gaussian_strengths(broad, t)
+    assert chosen["density_strength"] == best
+    if chosen["novelty_strength"] >= best:
+        assert chosen["chosen_by"] == expected
+
+
 def test_prior_spanning_the_targets_is_trusted_an_orthogonal_one_discounted(bases):
     inside, orthogonal = bases
     rng = np.random.default_rng(2)
