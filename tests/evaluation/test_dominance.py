@@ -55,3 +55,18 @@ def test_falls_flags_only_drops_beyond_the_interval():
     assert [(f["from"], f["to"]) for f in got] == [(2, 4)]
     assert got[0]["drop"] == pytest.approx(0.05, abs=0.005)
     assert falls(curve(), "posterior") == []
+
+
+def test_a_fall_toward_a_lower_target_only_limit_is_told_apart():
+    """Falling from 0.9 toward a target-only end at 0.45 is convergence (the targets' own
+    geometry is worse than the prior's); falling below the target-only end is not."""
+    toward = curve({**MEANS, "posterior": [0.9, 0.9, 0.8, 0.7, 0.81],
+                    "target": [np.nan, 0.2, 0.3, 0.4, 0.45]})
+    got = falls(toward, "posterior", "target")
+    assert [(f["from"], f["to"], f["toward_target_only"]) for f in got] == [
+        (2, 4, True), (4, 8, True)]
+    assert got[0]["target_only_full"] == pytest.approx(0.45, abs=0.01)
+    below = falls(curve({**MEANS, "posterior": [0.5, 0.6, 0.55, 0.598, 0.81]}), "posterior",
+                  "target")
+    assert [(f["from"], f["to"], f["toward_target_only"]) for f in below] == [(2, 4, False)]
+    assert "toward_target_only" not in falls(toward, "posterior")[0]

@@ -131,15 +131,26 @@ def anchors_needed(curve, posterior: str, target: str, *, at: int = 2, n_boot: i
             "at_least": float(curve.budgets[-1] / at) if not np.isfinite(point) else np.nan}
 
 
-def falls(curve, name: str) -> list[dict]:
+def falls(curve, name: str, target: str | None = None) -> list[dict]:
     """The budgets where ``name``'s mean AUPRC is below the previous budget's interval
-    (``{"model", "from", "to", "drop"}`` each; empty: the curve never falls beyond it)."""
+    (``{"model", "from", "to", "drop"}`` each; empty: the curve never falls beyond it).
+
+    With ``target`` (the target-only model of the same kind) each fall also says whether it
+    goes ``toward_target_only``: the target-only model at the curve's largest budget is below
+    where the posterior fell to, so the curve is converging to a limit *below its own start*
+    (the targets' own geometry is worse than the prior's, and the posterior approaches it as
+    the recipe requires), not falling below where it is heading; ``target_only_full`` is that
+    limit."""
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
+    limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")
     for (b0, (m0, lo0, _)), (b1, (m1, _, _)) in zip(zip(curve.budgets, cells),
                                                     zip(curve.budgets[1:], cells[1:])):
         if np.isfinite(m0) and np.isfinite(m1) and m1 < lo0:
-            out.append({"model": name, "from": b0, "to": b1, "drop": float(m0 - m1)})
+            fall = {"model": name, "from": b0, "to": b1, "drop": float(m0 - m1)}
+            if target:
+                fall.update(toward_target_only=bool(limit <= m1), target_only_full=limit)
+            out.append(fall)
     return out
 
 

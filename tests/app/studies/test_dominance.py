@@ -1,5 +1,7 @@
 """The main job's dominance section: rows per task, the claims, the markdown."""
 
+import numpy as np
+
 from anchordiv.app.report import Report
 from anchordiv.app.studies import dominance
 from helpers import MEANS, synthetic_curve as curve
@@ -16,12 +18,29 @@ def test_claims_say_where_the_promise_holds(tmp_path):
     assert 3.8 < claims["synthetic"]["anchors_ratio"] < 4.2
     falling = claims["falling / x"]
     assert falling["small"] and not falling["large"] and not falling["never_falls"]
+    assert not falling["no_own_falls"]            # 0.6 -> 0.5 is below target-only's 0.8 end
     rep = Report("t", tmp_path)
     dominance.section(rep, table, note="A note.")
     text = (rep.write()).read_text()
     assert "## Does adaptation keep its promise?" in text and "A note." in text
     assert "| synthetic | posterior | yes | yes |" in text
-    assert "falling / x `posterior` 2 → 4" in text
+    assert "falling / x `posterior` 2 → 4" in text and "*toward" not in text.split(
+        "falling / x `posterior` 2 → 4")[1][:12]
+
+
+def test_a_curve_converging_down_to_target_only_has_no_fall_of_its_own(tmp_path):
+    """A posterior above everything at one anchor that falls toward a worse target-only end
+    (the clinical curves): it falls, but only toward target-only."""
+    means = {**MEANS, "posterior": [0.9, 0.9, 0.8, 0.7, 0.46],
+             "target": [np.nan, 0.2, 0.3, 0.4, 0.45], "control": [0.3, 0.3, 0.35, 0.4, 0.45]}
+    table = dominance.task_rows("clinical", curve(means))
+    claim = dominance.claims(table)[0]
+    assert not claim["never_falls"] and claim["no_own_falls"]
+    rep = Report("t", tmp_path)
+    dominance.section(rep, table)
+    text = rep.write().read_text()
+    assert "clinical `posterior` 8 → 16 (−0.2" in text
+    assert text.count("*toward target-only* (0.4") == len(table["falls"]) == 3
 
 
 def test_transfer_names_pair_each_prior_with_its_control():
