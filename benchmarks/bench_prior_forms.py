@@ -41,14 +41,14 @@ form is chosen on the same data: an upper bound for any strength rule with that 
     .venv/bin/python benchmarks/bench_prior_forms.py            # ~3 min on 2 shared cores
     .venv/bin/python benchmarks/bench_prior_forms.py --quick    # 2 subsets, 100 queries
 
-Findings (``results/bench_prior_forms.md``: 300 queries, 4 subsets): no.  The shipped glosses
+Findings (``results/bench_prior_forms.md``: 300 queries, 4 subsets): no. The shipped glosses
 give 3.59× [3.42, 3.79] with the recipe and 3.78× at s = 10; lemma names are worse at every
-strength (≤ 3.01×).  Between-group covariances have the best shape: depth 2 reaches 4.19×
-[3.97, 4.46] at s = 10 (depth 3: 4.15×, group-balanced glosses 4.15×, trace-matched 4.20×,
-pulled glosses 3.89×), but the recipe gets only 2.6–3.4× from these forms: its density
-criterion answers a covariance of rank < d (104 / 269 / 485 group means in d = 384) with
-0.5–2.4 pseudo-anchors at n ≤ 2, where 10 is best; a relative ridge of 0.1 raises them to 2–16 and
-the ratios to 3.3–4.1× (on the glosses it gains nothing: 3.51×).  A 5× saving needs target-only's 10-anchor
+strength (≤ 3.01×). Between-group covariances have the best shape: depth 2 reaches 4.19× [3.97,
+4.46] at s = 10 (depth 3: 4.15×, group-balanced glosses 4.15×, trace-matched 4.20×, pulled
+glosses 3.89×), but the recipe gets only 2.6–3.4× from these forms: its density criterion
+answers a covariance of rank < d (104 / 269 / 485 group means in d = 384) with 0.5–2.4 pseudo-
+anchors at n ≤ 2, where 10 is best; a relative ridge of 0.1 raises them to 2–16 and the ratios
+to 3.3–4.1× (on the glosses it gains nothing: 3.51×). A 5× saving needs target-only's 10-anchor
 AUPRC (0.608) from 2 anchors; the best 2-anchor AUPRC of any form and strength here is 0.555.
 Re-constructing the prior from this region moves the ceiling from 3.8× to 4.2×, not to 5×
 (repeat runs agree to ±0.01 in the ratios: float32 scoring).
