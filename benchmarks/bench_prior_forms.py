@@ -30,13 +30,14 @@ the construction differs:
   a strength s weighs; this separates the covariance's shape from its scale.
 
 Each form is run with the default recipe (``ad.adapt("gaussian", …)``: held-out strengths), at
-fixed strengths s = 3, 10, 30 (κ₀ = s, ν₀ = d + 1 + s) and with the recipe and a larger
-relative ridge (``reg=0.1`` instead of 1e-3: the group-mean covariances have rank < d, and the
-recipe's density criterion answers a near-singular prior covariance with a weak prior).  Reported: mean AUPRC per budget with
-95 % intervals (two-level bootstrap over subsets × queries), the "anchors needed" ratio (the
-budget at which target-only reaches the model's 2-anchor AUPRC, log-linear interpolation, ÷ 2;
-query-bootstrap interval) and what strength the recipe chose.  The best fixed strength of a
-form is chosen on the same data: an upper bound for any strength rule with that form.
+fixed strengths s = 3, 10, 30 (κ₀ = s, ν₀ = d + 1 + s) and with the recipe and a larger relative
+ridge (``reg=0.1`` instead of 1e-3: the group-mean covariances have rank < d, and the recipe's
+density criterion answers a near-singular prior covariance with a weak prior). Reported: mean
+AUPRC per budget with 95 % intervals (two-level bootstrap over subsets × queries), the "anchors
+needed" ratio (the budget at which target-only reaches the model's 2-anchor AUPRC, log-linear
+interpolation, ÷ 2; query-bootstrap interval) and what strength the recipe chose. The best fixed
+strength of a form is chosen on the same data: an upper bound for any strength rule with that
+form.
 
     .venv/bin/python benchmarks/bench_prior_forms.py            # ~3 min on 2 shared cores
     .venv/bin/python benchmarks/bench_prior_forms.py --quick    # 2 subsets, 100 queries
