@@ -1,0 +1,132 @@
+"""Can one latent-rank rule be right on both the style task and WordNet → ImageNet?  The default
+latent posterior (the recipe's rank, :func:`anchordiv.adaptation.recipe.latent_rank`) against
+the same posterior at fixed ranks (the recipe's β), with what a rule could look at beside it.
+
+Tasks as in ``bench_small_n.py`` (style: ``models/wordnet-visual-art-gaussian``; WordNet →
+ImageNet: ``models/wordnet-glosses-gaussian``; MiniLM, τ = 20, 300 queries).  Per task:
+mean AUPRC per budget of the target-only latent Gaussian, cosine, the default latent posterior
+and its isotropic control, and the posterior at ranks :data:`RANKS`; the anchors-needed ratio;
+and the statistics of the prior and targets a rank rule could use — the broad covariance's
+stable rank, participation ratio and 95 %-variance rank, and the fraction of the targets'
+deviation from the broad mean that the prior's leading k directions capture (against k/d for
+random directions).
+
+    .venv/bin/python benchmarks/bench_latent_rank.py          # ~4 min on 2 cores
+    .venv/bin/python benchmarks/bench_latent_rank.py --quick  # 2 subsets, 100 queries
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from anchordiv.adaptation import adapt, priors, recipe
+from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
+from anchordiv.evaluation.dominance import anchors_needed
+from bench_recipe import TAU, style_task
+from bench_small_n import wni_task
+from common import parser, table, write_results
+
+RANKS = (8, 16, 32, 64, 128)
+BUDGETS = (1, 2, 5, 10, 20)
+
+
+def _posterior(rank, prior: str, broad, target, tau):
+    """The latent posterior with the recipe's β (and rank, unless ``rank`` is fixed)."""
+    opts = recipe.latent_options(broad, target)
+    rank = opts["rank"] if rank == "recipe" else rank
+    return adapt("latent-gaussian", broad, target, tau=tau, prior=prior, rank=rank,
+                 beta=opts["beta"]).point("mean")
+
+
+def models() -> dict:
+    out = {name: MODELS[name] for name in ("cosine", "latent-gaussian")}
+    out["posterior (recipe rank)"] = CurveModel(
+        functools.partial(_posterior, "recipe", "broad"), "custom", "latent-gaussian")
+    out["its isotropic control"] = CurveModel(
+        functools.partial(_posterior, "recipe", "isotropic"), "custom", "latent-gaussian")
+    for k in RANKS:
+        out[f"rank {k}"] = CurveModel(functools.partial(_posterior, k, "broad"), "custom",
+                                      "latent-gaussian")
+    return out
+
+
+def spectrum_rows(broad, targets) -> tuple[dict, list[dict]]:
+    """The prior's rank statistics and, per k, the share of the targets' deviation from the
+    broad mean in the prior's k leading directions."""
+    mu, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
+    w, v = np.linalg.eigh(cov)
+    w, v = w[::-1], v[:, ::-1]
+    share = np.cumsum(w) / w.sum()
+    stats = {"stable rank": recipe.stable_rank(w), "participation ratio":
+             recipe.participation_ratio(w), "95 % variance rank":
+             int(np.searchsorted(share, 0.95)) + 1}
+    dev = targets - mu
+    rows = [{"k": k, "prior variance": float(share[k - 1]),
+             "targets captured": float((((dev @ v[:, :k]) ** 2).sum(1)
+                                        / (dev ** 2).sum(1)).mean()),
+             "random directions": k / len(w)} for k in (4, *RANKS)]
+    return stats, rows
+
+
+def run_task(name: str, args) -> dict:
+    broad, targets, setup = (wni_task if name == "wni" else style_task)(args.queries)
+    curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
+                             n_subsets=args.subsets, seed=0, progress=False, n_boot=300,
+                             **setup)
+    rows = []
+    for m in curve.models:
+        row = {"model": m, "ratio": ""}
+        for b in curve.budgets:
+            mean, lo, hi = curve.cell(m, b)
+            row[str(b)] = f"{mean:.3f} [{lo:.3f}, {hi:.3f}]" if np.isfinite(mean) else "—"
+        if m not in ("cosine", "latent-gaussian"):
+            r = anchors_needed(curve, m, "latent-gaussian")
+            row["ratio"] = f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
+        rows.append(row)
+    chosen = {n: [recipe.latent_options(broad, targets[:n])["rank"]] for n in (1, 2, 5)}
+    stats, capture = spectrum_rows(broad, targets)
+    return {"task": name, "budgets": list(curve.budgets), "rows": rows, "stats": stats,
+            "capture": capture, "recipe_rank_first_targets": chosen,
+            "summary": curve.summary()}
+
+
+def markdown(results, args, seconds) -> str:
+    parts = [f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
+             f"fixed ranks use the recipe's β; run time {seconds:.0f} s."]
+    for res in results:
+        cols = [("model", "model"), *[(str(b), f"n={b}") for b in res["budgets"]],
+                ("ratio", "anchors ratio")]
+        stats = ", ".join(f"{k} {v:.1f}" for k, v in res["stats"].items())
+        parts += [f"## {res['task']}: mean AUPRC [95 %]", table(res["rows"], cols),
+                  f"Broad covariance: {stats}.  Share of the targets' deviation from the broad "
+                  f"mean in the prior's k leading directions:",
+                  table([{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()}
+                         for r in res["capture"]],
+                        [("k", "k"), ("prior variance", "prior variance"),
+                         ("targets captured", "targets captured"),
+                         ("random directions", "random directions (k/d)")])]
+    return "\n\n".join(parts)
+
+
+def main() -> None:
+    p = parser(__doc__.split("\n\n")[0])
+    p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (3)")
+    p.add_argument("--queries", type=int, default=None, help="queries (300)")
+    p.add_argument("--tasks", nargs="*", default=["style", "wni"], choices=["wni", "style"])
+    args = p.parse_args()
+    args.subsets = args.subsets or (2 if args.quick else 3)
+    args.queries = args.queries or (100 if args.quick else 300)
+    start = time.time()
+    results = [run_task(t, args) for t in args.tasks]
+    seconds = time.time() - start
+    path = write_results("bench_latent_rank", {"results": results, "seconds": seconds},
+                         markdown(results, args, seconds), args.tag or ("quick" if args.quick
+                                                                        else ""))
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()
