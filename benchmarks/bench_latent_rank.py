@@ -18,16 +18,14 @@ random directions).
 from __future__ import annotations
 
 import functools
-import time
 
 import numpy as np
 
 from anchordiv.adaptation import adapt, priors, recipe
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
-from anchordiv.evaluation.dominance import anchors_needed
-from bench_recipe import TAU, style_task
-from bench_small_n import wni_task
-from common import parser, table, write_results
+from bench_recipe import TAU
+from bench_small_n import curve_rows, load_task, task_main
+from common import table
 
 RANKS = (8, 16, 32, 64, 128)
 BUDGETS = (1, 2, 5, 10, 20)
@@ -72,25 +70,15 @@ def spectrum_rows(broad, targets) -> tuple[dict, list[dict]]:
 
 
 def run_task(name: str, args) -> dict:
-    broad, targets, setup = (wni_task if name == "wni" else style_task)(args.queries)
+    broad, targets, setup = load_task(name, args.queries)
     curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, n_boot=300,
                              **setup)
-    rows = []
-    for m in curve.models:
-        row = {"model": m, "ratio": ""}
-        for b in curve.budgets:
-            mean, lo, hi = curve.cell(m, b)
-            row[str(b)] = f"{mean:.3f} [{lo:.3f}, {hi:.3f}]" if np.isfinite(mean) else "—"
-        if m not in ("cosine", "latent-gaussian"):
-            r = anchors_needed(curve, m, "latent-gaussian")
-            row["ratio"] = f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
-        rows.append(row)
     chosen = {n: [recipe.latent_options(broad, targets[:n])["rank"]] for n in (1, 2, 5)}
     stats, capture = spectrum_rows(broad, targets)
-    return {"task": name, "budgets": list(curve.budgets), "rows": rows, "stats": stats,
-            "capture": capture, "recipe_rank_first_targets": chosen,
-            "summary": curve.summary()}
+    return {"task": name, "budgets": list(curve.budgets),
+            "rows": curve_rows(curve, "latent-gaussian"), "stats": stats, "capture": capture,
+            "recipe_rank_first_targets": chosen, "summary": curve.summary()}
 
 
 def markdown(results, args, seconds) -> str:
@@ -112,20 +100,8 @@ def markdown(results, args, seconds) -> str:
 
 
 def main() -> None:
-    p = parser(__doc__.split("\n\n")[0])
-    p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (3)")
-    p.add_argument("--queries", type=int, default=None, help="queries (300)")
-    p.add_argument("--tasks", nargs="*", default=["style", "wni"], choices=["wni", "style"])
-    args = p.parse_args()
-    args.subsets = args.subsets or (2 if args.quick else 3)
-    args.queries = args.queries or (100 if args.quick else 300)
-    start = time.time()
-    results = [run_task(t, args) for t in args.tasks]
-    seconds = time.time() - start
-    path = write_results("bench_latent_rank", {"results": results, "seconds": seconds},
-                         markdown(results, args, seconds), args.tag or ("quick" if args.quick
-                                                                        else ""))
-    print(path.read_text())
+    task_main(__doc__, "bench_latent_rank", run_task, markdown, subsets=3,
+              tasks=("style", "wni"))
 
 
 if __name__ == "__main__":

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import collections
 import functools
-import time
 
 import numpy as np
 
 from anchordiv.adaptation import adapt, priors, recipe
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
-from bench_recipe import TAU, style_task
-from bench_small_n import wni_task
-from common import parser, table, write_results
+from bench_recipe import TAU
+from bench_small_n import load_task, task_main
+from common import table
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 BUDGETS = (1, 2, 5, 10, 20)
@@ -63,7 +62,7 @@ def _posterior(lam: float, shrunk: dict, broad, target, tau):
 
 
 def run_task(name: str, args) -> dict:
-    broad, targets, setup = (wni_task if name == "wni" else style_task)(args.queries)
+    broad, targets, setup = load_task(name, args.queries)
     mu, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
     iso = np.trace(cov) / len(mu) * np.eye(len(mu))
     shrunk = {}
@@ -109,20 +108,7 @@ def markdown(results, args, seconds) -> str:
 
 
 def main() -> None:
-    p = parser(__doc__.split("\n\n")[0])
-    p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (3)")
-    p.add_argument("--queries", type=int, default=None, help="queries (300)")
-    p.add_argument("--tasks", nargs="*", default=["wni", "style"], choices=["wni", "style"])
-    args = p.parse_args()
-    args.subsets = args.subsets or (2 if args.quick else 3)
-    args.queries = args.queries or (100 if args.quick else 300)
-    start = time.time()
-    results = [run_task(t, args) for t in args.tasks]
-    seconds = time.time() - start
-    path = write_results("bench_shape_shrinkage", {"results": results, "seconds": seconds},
-                         markdown(results, args, seconds),
-                         args.tag or ("quick" if args.quick else ""))
-    print(path.read_text())
+    task_main(__doc__, "bench_shape_shrinkage", run_task, markdown, subsets=3)
 
 
 if __name__ == "__main__":

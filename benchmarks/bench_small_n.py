@@ -59,6 +59,52 @@ def wni_task(n_queries: int, seed: int = 0):
             wni.retrieval_setup(task, emb, n_queries, seed))
 
 
+def load_task(name: str, n_queries: int):
+    """``(broad, targets, setup)`` of task ``"wni"`` (:func:`wni_task`) or ``"style"``."""
+    return (wni_task if name == "wni" else style_task)(n_queries)
+
+
+def curve_rows(curve, target: str) -> list[dict]:
+    """Per model: ``model``, one ``"mean [low, high]"`` cell per budget and (for models other
+    than cosine and ``target``) the anchors-needed ``ratio`` against the ``target``-only model."""
+    rows = []
+    for m in curve.models:
+        row = {"model": m, "ratio": ""}
+        for b in curve.budgets:
+            mean, lo, hi = curve.cell(m, b)
+            row[str(b)] = f"{mean:.3f} [{lo:.3f}, {hi:.3f}]" if np.isfinite(mean) else "—"
+        if m not in ("cosine", target):
+            r = anchors_needed(curve, m, target)
+            row["ratio"] = f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
+        rows.append(row)
+    return rows
+
+
+def task_main(doc: str, name: str, run_task, markdown, *, subsets: int,
+              tasks=("wni", "style")) -> None:
+    """The command line of a benchmark over the two tasks: ``--subsets`` (default
+    ``subsets``; 2 with ``--quick``), ``--queries`` (300; 100), ``--tasks``; runs
+    ``run_task(task, args)`` for each and writes ``markdown(results, args, seconds)`` with the
+    results as ``benchmarks/results/<name>[-tag]``."""
+    p = parser(doc.split("\n\n")[0])
+    p.add_argument("--subsets", type=int, default=None,
+                   help=f"target subsets per budget ({subsets})")
+    p.add_argument("--queries", type=int, default=None, help="queries (300)")
+    p.add_argument("--tasks", nargs="*", default=list(tasks), choices=["wni", "style"])
+    args = p.parse_args()
+    args.subsets = args.subsets or (2 if args.quick else subsets)
+    args.queries = args.queries or (100 if args.quick else 300)
+    start = time.time()
+    results = [run_task(t, args) for t in args.tasks]
+    seconds = time.time() - start
+    stem, _, tag = name.partition("-")
+    quick = f"{tag}-quick" if tag else "quick"
+    path = write_results(stem, {"results": results, "seconds": seconds},
+                         markdown(results, args, seconds),
+                         args.tag or (quick if args.quick else tag))
+    print(path.read_text())
+
+
 def loo_from_two(broad, target) -> float:
     """The strength rule before this benchmark: exact LOO for n ≥ 2 (evidence + hyperprior at
     n = 1), capped by the novelty strength as in :func:`recipe.gaussian_strengths`."""
@@ -97,23 +143,15 @@ def models() -> dict:
 
 
 def run_task(name: str, args) -> dict:
-    broad, targets, setup = (wni_task if name == "wni" else style_task)(args.queries)
+    broad, targets, setup = load_task(name, args.queries)
     CHOSEN.clear()
     curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
                              n_subsets=args.subsets, seed=0, progress=False, n_boot=500,
                              **setup)
-    rows = []
-    for m in curve.models:
-        row = {"model": m}
-        for b in curve.budgets:
-            mean, lo, hi = curve.cell(m, b)
-            row[str(b)] = f"{mean:.3f} [{lo:.3f}, {hi:.3f}]" if np.isfinite(mean) else "—"
+    rows = curve_rows(curve, "gaussian")
+    for row in rows:
         row["falls"] = "; ".join(f"{f['from']} → {f['to']} (−{f['drop']:.3f})"
-                                 for f in falls(curve, m)) or "none"
-        if m not in ("cosine", "gaussian"):
-            r = anchors_needed(curve, m, "gaussian")
-            row["ratio"] = f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
-        rows.append(row)
+                                 for f in falls(curve, row["model"])) or "none"
     chosen = [{"rule": rule, "n": n, "strengths": ", ".join(f"{s:.3g}" for s in v)}
               for (rule, n), v in sorted(CHOSEN.items()) if n <= 5]
     return {"task": name, "budgets": list(curve.budgets), "rows": rows, "chosen": chosen,
@@ -127,7 +165,7 @@ def markdown(results: list[dict], args, seconds: float) -> str:
         cols = [("model", "model"), *[(str(b), f"n={b}") for b in res["budgets"]],
                 ("falls", "falls beyond the interval"), ("ratio", "anchors ratio")]
         parts += [f"## {res['task']}: mean AUPRC [95 %]",
-                  table([{"ratio": "", **r} for r in res["rows"]], cols),
+                  table(res["rows"], cols),
                   f"Strengths chosen (per subset) on {res['task']}:",
                   table(res["chosen"], [("rule", "rule"), ("n", "n"),
                                         ("strengths", "s per subset")])]
@@ -135,20 +173,7 @@ def markdown(results: list[dict], args, seconds: float) -> str:
 
 
 def main() -> None:
-    p = parser(__doc__.split("\n\n")[0])
-    p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (4)")
-    p.add_argument("--queries", type=int, default=None, help="queries (300)")
-    p.add_argument("--tasks", nargs="*", default=["wni", "style"], choices=["wni", "style"])
-    args = p.parse_args()
-    args.subsets = args.subsets or (2 if args.quick else 4)
-    args.queries = args.queries or (100 if args.quick else 300)
-    start = time.time()
-    results = [run_task(t, args) for t in args.tasks]
-    seconds = time.time() - start
-    path = write_results("bench_recipe", {"results": results, "seconds": seconds},
-                         markdown(results, args, seconds),
-                         args.tag or ("small-n-quick" if args.quick else "small-n"))
-    print(path.read_text())
+    task_main(__doc__, "bench_recipe-small-n", run_task, markdown, subsets=4)
 
 
 if __name__ == "__main__":
