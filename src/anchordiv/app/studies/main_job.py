@@ -6,7 +6,8 @@ trade-off), the object-vs-style study and the prior-transfer studies (style and 
 Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about ten
 minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
 transfer studies, which add about five more with cached embeddings (measured after round 3, with the
-spectral rows and the report-sentence prior: 1,075 s in all with a warm cache), and the ``small`` size in
+spectral rows and the report-sentence prior, with a warm cache: 426 s alone on the machine at load
+2–3, 1,075 s beside other jobs at load 1–4), and the ``small`` size in
 about a minute once the encoder is loaded (for tests).
 """
 
