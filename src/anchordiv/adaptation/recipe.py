@@ -273,5 +273,6 @@ def latent_options(broad, targets, *, strengths: dict | None = None, reg: float 
 
 
 __all__ = ["MAX_FOLDS", "MIN_LOO_TARGETS", "STRENGTH_GRID", "density_strength",
-           "gaussian_strengths", "latent_beta", "latent_options", "latent_rank", "loo_log_predictive",
-           "novelty_strength", "participation_ratio", "stable_rank", "target_novelty"]
+           "gaussian_strengths", "latent_beta", "latent_options", "latent_rank",
+           "loo_log_predictive", "novelty_strength", "participation_ratio", "stable_rank",
+           "target_novelty"]
