@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import integer
+
 
 def pyplot():
     """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file)."""
@@ -51,17 +53,19 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
     ``summary`` rows need ``model, budget, auprc, low, high`` (``role`` picks the line style);
     ``prevalence`` draws the random-ranking level."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for model in dict.fromkeys(r["model"] for r in summary):
+    models = list(dict.fromkeys(r["model"] for r in summary))
+    colours = distinct_colours(len(models))
+    fig, ax = plt.subplots(figsize=(7, 4.5) if len(models) <= 8 else (8.8, 4.5))
+    for i, model in enumerate(models):
         rows = [r for r in summary if r["model"] == model and np.isfinite(r["auprc"])]
         if not rows:
             continue
         b = np.array([r["budget"] for r in rows], float)
         m, lo, hi = (np.array([r[k] for r in rows], float) for k in ("auprc", "low", "high"))
-        line, = ax.plot(b, m, _STYLE.get(rows[0].get("role"), "-"), marker="o", ms=3,
-                        label=model)
+        ax.plot(b, m, _STYLE.get(rows[0].get("role"), "-"), color=colours[i],
+                marker=MARKERS[i % len(MARKERS)], ms=3, label=model)
         band = 0.07 if rows[0].get("role") == "baseline" else 0.15
-        ax.fill_between(b, lo, hi, color=line.get_color(), alpha=band, linewidth=0)
+        ax.fill_between(b, lo, hi, color=colours[i], alpha=band, linewidth=0)
     if prevalence is not None:
         ax.axhline(prevalence, color="grey", lw=0.8, ls=(0, (1, 3)), label="random (prevalence)")
     ax.set_xscale("log")
@@ -69,8 +73,30 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, loc="best")
+    if len(models) <= 8:
+        ax.legend(fontsize=8, loc="best")
+    else:                                   # many lines: the legend beside the axes
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return save_figure(fig, path)
+
+
+#: marker cycle of :func:`plot_curve` (lines stay apart in grey-scale prints)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def distinct_colours(n: int) -> list:
+    """``n`` colours no two alike: matplotlib's tab10 up to 10; up to 20, tab20's ten dark
+    shades first and then its ten light ones; beyond, evenly spaced hues of turbo.  (The
+    default colour cycle repeats after ten: two curves of the main job's 11-model WordNet →
+    ImageNet plot shared one blue.)"""
+    from matplotlib import colormaps
+
+    integer("n", n, low=0)
+    if n <= 10:
+        return [colormaps["tab10"](i) for i in range(n)]
+    if n <= 20:
+        return [colormaps["tab20"](2 * i if i < 10 else 2 * (i - 10) + 1) for i in range(n)]
+    return [colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, n)]
 
 
 def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
@@ -110,4 +136,5 @@ def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     return save_figure(fig, path)
 
 
-__all__ = ["elbo_plot", "finish", "plot_curve", "plot_scores", "pyplot", "save_figure"]
+__all__ = ["MARKERS", "distinct_colours", "elbo_plot", "finish", "plot_curve", "plot_scores",
+           "pyplot", "save_figure"]
