@@ -154,12 +154,9 @@ def release_heap() -> None:
 
 
 def reusing_heap(fn):
-    """Decorator: run ``fn`` inside :func:`reused_heap` (for functions run as worker tasks)."""
-    @functools.wraps(fn)
-    def task(*args, **kwargs):
-        with reused_heap():
-            return fn(*args, **kwargs)
-    return task
+    """Decorator: run ``fn`` inside :func:`reused_heap` (for functions run as worker tasks;
+    entered afresh on every call)."""
+    return reused_heap()(fn)
 
 
 __all__ = ["IDLE_RELEASE_S", "TASK_MMAP_THRESHOLD", "TASK_TRIM_THRESHOLD", "fixed_thresholds",

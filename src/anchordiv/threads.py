@@ -12,7 +12,6 @@ limit off).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 
 #: Environment variable with the BLAS thread cap inside heavy calls (0: no limit).
@@ -39,11 +38,6 @@ def blas_threads(limit: int | None = -1):
 
 
 def limited_blas(fn):
-    """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with blas_threads():
-            return fn(*args, **kwargs)
-
-    return wrapper
+    """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original;
+    the context manager is entered afresh on every call, so the cap is read then)."""
+    return blas_threads()(fn)
