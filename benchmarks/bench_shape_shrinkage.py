@@ -40,23 +40,23 @@ def moment_points(mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
     return np.concatenate([mu + step, mu - step])
 
 
-def density_score(mu, cov, target, s: float) -> float:
-    """The recipe's density criterion at strength ``s``, summed over the targets."""
-    d = len(mu)
-    if len(target) < recipe.MIN_LOO_TARGETS:
-        return (priors.NIW.from_scale(mu, cov, s, d + 1 + s).log_marginal(target)
-                + 2 * float(priors.niw.log_hyperprior(np.log(s))))
-    return len(target) * recipe.loo_log_predictive(mu, cov, target, s)
+def density_score(points, target) -> float:
+    """The recipe's density criterion at its chosen strength for the prior of ``points`` (as
+    :func:`recipe.gaussian_strengths` builds it), summed over the targets for
+    n ≥ ``recipe.MIN_LOO_TARGETS`` (the LOO is a mean per target)."""
+    mu, cov = priors.niw.prior_scale(points, reg=1e-3, prior="broad")
+    best = float(recipe.density_scores(mu, cov, target).max())
+    return best * len(target) if len(target) >= recipe.MIN_LOO_TARGETS else best
 
 
 SCORES: dict = collections.defaultdict(list)
 
 
 def _posterior(lam: float, shrunk: dict, broad, target, tau):
-    mu, cov, points = shrunk[lam]
+    points = shrunk[lam]
     g = recipe.gaussian_strengths(points, target)
-    SCORES[(len(target), lam)].append(density_score(mu, cov, target, g["density_strength"]))
-    d = len(mu)
+    SCORES[(len(target), lam)].append(density_score(points, target))
+    d = points.shape[1]
     return adapt("gaussian", points, target, tau=tau, kappa0=g["strength"],
                  nu0=d + 1 + g["strength"]).point("mean")
 
@@ -65,10 +65,7 @@ def run_task(name: str, args) -> dict:
     broad, targets, setup = load_task(name, args.queries)
     mu, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
     iso = np.trace(cov) / len(mu) * np.eye(len(mu))
-    shrunk = {}
-    for lam in LAMBDAS:
-        c = (1 - lam) * cov + lam * iso
-        shrunk[lam] = (mu, c, moment_points(mu, c))
+    shrunk = {lam: moment_points(mu, (1 - lam) * cov + lam * iso) for lam in LAMBDAS}
     SCORES.clear()
     models = {name: MODELS[name] for name in ("cosine", "gaussian")}
     for lam in LAMBDAS:

@@ -142,17 +142,24 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
     interval).  The evidence of the pair with the hyperprior chose 5–31 there, the curve no
     longer fell, and the style task's choices were unchanged
     (``benchmarks/results/bench_recipe-small-n.md``)."""
-    t = as_matrix("targets", targets, dim=len(mu0))
     grid = np.asarray([positive("grid", g) for g in grid])
+    score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
+    return float(grid[int(np.argmax(score))])
+
+
+def density_scores(mu0, cov, targets, *, grid=STRENGTH_GRID,
+                   max_folds: int = MAX_FOLDS) -> np.ndarray:
+    """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
+    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`), else the closed-form evidence
+    plus twice the weak log hyperprior of the strength."""
+    t = as_matrix("targets", targets, dim=len(mu0))
     d = len(mu0)
     if len(t) < MIN_LOO_TARGETS:
-        score = [priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
-                 + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid]
-    else:
-        y, logdet_c = whitened(mu0, cov, t)
-        left_out = folds(len(t), max_folds)
-        score = [whitened_loo(y, logdet_c, s, left_out) for s in grid]
-    return float(grid[int(np.argmax(score))])
+        return np.array([priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
+                         + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid], float)
+    y, logdet_c = whitened(mu0, cov, t)
+    left_out = folds(len(t), max_folds)
+    return np.array([whitened_loo(y, logdet_c, s, left_out) for s in grid], float)
 
 
 def target_novelty(targets, *, max_folds: int = MAX_FOLDS) -> float:
@@ -272,7 +279,7 @@ def latent_options(broad, targets, *, strengths: dict | None = None, reg: float 
             "strength": float(strengths["strength"]), "novelty": float(strengths["novelty"])}
 
 
-__all__ = ["MAX_FOLDS", "MIN_LOO_TARGETS", "STRENGTH_GRID", "density_strength",
+__all__ = ["MAX_FOLDS", "MIN_LOO_TARGETS", "STRENGTH_GRID", "density_scores", "density_strength",
            "gaussian_strengths", "latent_beta", "latent_options", "latent_rank",
            "loo_log_predictive", "novelty_strength", "participation_ratio", "stable_rank",
            "target_novelty"]
