@@ -41,8 +41,9 @@ from ..progress import tqdm
 
 from ..anchors import fit
 from ..retrieval.baselines import inversion
-from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
+from ..threads import limited_blas
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
 ROLES = ("target", "posterior", "isotropic", "baseline", "custom")
@@ -472,9 +473,10 @@ def _warn_per_model(outs, jobs) -> None:
         warnings.warn(f"model {name!r}: {len(caught)} warning(s) in {cells[name]} of {built[name]} "
                       f"cells; most often ({count}x, numbers differing): {first}{others}",
                       caught[0][0],
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
 
 
+@limited_blas
 def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
                      query_index=None, models=DEFAULT_MODELS, budgets=None, n_subsets: int = 5,
                      seed: int = 0, level: float = 0.95, n_boot: int = 2000,
