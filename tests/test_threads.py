@@ -62,17 +62,17 @@ def test_the_recipe_and_the_exact_update_run_under_the_cap(two_threads, monkeypa
     from anchordiv.adaptation.priors import niw
 
     seen = {"recipe": [], "exact": []}
-    spectrum, update = recipe.spectrum, niw.NIW.update
+    scores, update = recipe.fold_scores, niw.NIW.update
 
-    def spy_spectrum(x):
+    def spy_scores(*args):
         seen["recipe"].append(blas_threads_now())
-        return spectrum(x)
+        return scores(*args)
 
     def spy_update(self, targets):
         seen["exact"].append(blas_threads_now())
         return update(self, targets)
 
-    monkeypatch.setattr(recipe, "spectrum", spy_spectrum)
+    monkeypatch.setattr(recipe, "fold_scores", spy_scores)
     monkeypatch.setattr(niw.NIW, "update", spy_update)
     broad, targets = _adapt_problem()
     ad.adapt("gaussian", broad, targets, tau=5.0)

@@ -33,12 +33,15 @@ plus one d × d Cholesky of the prior covariance, instead of a solve per fold an
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import numpy as np
 import scipy.linalg
 import scipy.special
 
 from . import priors
-from .priors.cache import cached
+from .priors.cache import cached, derived
 from ..anchors.latent import principal_subspace
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
 from ..threads import limited_blas
@@ -68,17 +71,31 @@ def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
     return np.sort(np.random.default_rng(n).choice(n, max_folds, replace=False))
 
 
-def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
-    """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
-    ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
+def prior_cholesky(cov) -> np.ndarray:
+    """Lower Cholesky factor ``L [d, d]`` of the prior covariance (PD, else an error naming
+    it); computed once per cached broad covariance (a curve's cells share it)."""
+    return derived(_cholesky, cov)
+
+
+def _cholesky(cov) -> np.ndarray:
     try:
-        chol = np.linalg.cholesky(np.asarray(cov, np.float64))
+        return np.linalg.cholesky(np.asarray(cov, np.float64))
     except np.linalg.LinAlgError:
         raise AnchorDivError("cov: the prior covariance is not positive definite (add a "
                              "ridge: reg > 0)") from None
+
+
+def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
+    """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
+    ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
+    chol = prior_cholesky(cov)
     y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T,
                                       lower=True).T
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
+
+
+def _keep(lam: np.ndarray) -> np.ndarray:
+    return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), 1e-300)
 
 
 def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,15 +103,63 @@ def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``x [n, d]`` with λ > :data:`SPECTRUM_RTOL` · max λ — from the ``n × n`` Gram matrix when
     n ≤ d (``V = xᵀU Λ^{-1/2}``), from the ``d × d`` scatter otherwise: O(n·d·min(n, d))."""
     n, d = x.shape
-    if n <= d:
-        lam, u = np.linalg.eigh(x @ x.T)
+    if n > d:
+        return scatter_spectrum(x.T @ x)
+    lam, u = np.linalg.eigh(x @ x.T)
+    keep = _keep(lam)
+    return lam[keep], (x.T @ u[:, keep]) / np.sqrt(lam[keep])
+
+
+def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`spectrum` from a ``d × d`` scatter matrix itself."""
+    lam, v = np.linalg.eigh(scatter)
+    keep = _keep(lam)
+    return lam[keep], v[:, keep]
+
+
+class Folds(NamedTuple):
+    """What the held-out criteria need of the targets ``[n, d]`` (one eigendecomposition of
+    their scatter, :func:`spectrum`): the count ``n``, the eigenpairs ``lam [k]``, ``v [d, k]``
+    of the scatter about the mean, the mean ``mean [d]`` and the left-out targets' deviations
+    from it ``w [F, d]``, in whichever coordinates the criterion works (whitened for the
+    density, raw for the novelty)."""
+
+    n: int
+    lam: np.ndarray
+    v: np.ndarray
+    mean: np.ndarray
+    w: np.ndarray
+
+
+def centred_scatter(t: np.ndarray) -> np.ndarray:
+    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64)."""
+    c = t - t.mean(0)
+    return c.T @ c
+
+
+def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
+    """``(Folds, log det C)`` of ``t [n, d]`` (float64) in the prior's whitened coordinates
+    (``C = L Lᵀ``, y = L⁻¹(t − μ₀)).  For n > d the whitened scatter is ``L⁻¹ S Lᵀ⁻¹`` of the
+    raw one (``scatter``, computed when omitted): two d × d triangular solves instead of
+    whitening every row."""
+    chol = prior_cholesky(cov)
+    solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
+    n, d = t.shape
+    tbar = t.mean(0)
+    w = solve((t[np.asarray(left_out, int)] - tbar).T).T
+    if n > d:
+        x = solve(centred_scatter(t) if scatter is None else scatter)   # L⁻¹ S
+        lam, v = scatter_spectrum(solve(x.T))                           # L⁻¹ S L⁻ᵀ
     else:
-        lam, v = np.linalg.eigh(x.T @ x)
-    keep = lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), 1e-300)
-    lam = lam[keep]
-    if n <= d:
-        return lam, (x.T @ u[:, keep]) / np.sqrt(lam)
-    return lam, v[:, keep]
+        lam, v = spectrum(solve((t - tbar).T).T)
+    return Folds(n, lam, v, solve(tbar - mu0), w), 2.0 * float(np.log(np.diag(chol)).sum())
+
+
+def y_folds(y: np.ndarray, left_out) -> Folds:
+    """:class:`Folds` of rows ``y [n, d]`` already in the coordinates wanted."""
+    ybar = y.mean(0)
+    lam, v = spectrum(y - ybar)
+    return Folds(len(y), lam, v, ybar, y[np.asarray(left_out, int)] - ybar)
 
 
 def inverse_gram(lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray,
@@ -109,23 +174,27 @@ def inverse_gram(lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray
 def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
     """``[len(grid)]`` mean exact LOO log predictive per left-out target (``left_out``
     indices of the whitened targets ``y [n, d]``, n ≥ 2, :func:`whitened`) under the NIW prior
-    of each strength s (κ₀ = s, ν₀ = d + 1 + s), all folds × strengths at once.
+    of each strength s (κ₀ = s, ν₀ = d + 1 + s), all folds × strengths at once
+    (:func:`fold_scores`)."""
+    return fold_scores(y_folds(y, left_out), logdet_c, grid)
+
+
+def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
+    """:func:`loo_scores` from the whitened targets' :class:`Folds`.
 
     Fold i's predictive is the Student-t ``t_{s+m+2}(μₘ, Ψₘ(κₘ+1)/(κₘ(s+m+2)))`` (m = n − 1,
     κₘ = s + m).  In whitened coordinates ``Ψₘ = s I + S₋ᵢ + r δδᵀ`` with S₋ᵢ the others'
     scatter, δ their mean and r = s m/κₘ.  The scatter of the others is the full scatter S
     down-dated, ``S₋ᵢ = S − (n/m) wwᵀ`` (w = yᵢ − ȳ), so ``Ψₘ = (s I + S) + E D Eᵀ`` with
     E = [w, δ] and D = diag(−n/m, r): a rank-2 update of a matrix whose eigenvectors are S's
-    for every s.  One eigendecomposition of S (:func:`spectrum`) then gives every
-    ``zᵀΨₘ⁻¹z`` (Woodbury) and ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra:
-    O(n·d·min(n, d)) in all, instead of one solve per fold and strength."""
-    n, d = y.shape
+    for every s.  One eigendecomposition of S then gives every ``zᵀΨₘ⁻¹z`` (Woodbury) and
+    ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra: O(n·d·min(n, d)) in all,
+    instead of one solve per fold and strength."""
+    n, d = f.n, f.v.shape[0]
     m = n - 1
     s = np.asarray(grid, np.float64)                                # [S]
-    ybar = y.mean(0)
-    lam, v = spectrum(y - ybar)
-    w = y[np.asarray(left_out)] - ybar                              # [F, d]
-    pw, pb = w @ v, v.T @ ybar                                      # [F, k], [k]
+    w, ybar, lam = f.w, f.mean, f.lam
+    pw, pb = w @ f.v, f.v.T @ ybar                                  # [F, k], [k]
     h_ww = inverse_gram(lam, pw, pw, (w * w).sum(1), s)             # [F, S]
     h_wb = inverse_gram(lam, pw, pb[None], w @ ybar, s)
     h_bb = inverse_gram(lam, pb, pb, ybar @ ybar, s)[None]          # [1, S]
@@ -142,8 +211,7 @@ def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
     det = k11 * k22 - k12 * k21
     dg1, dg2 = -c * g1, r * g2
     quad = zbz - (g1 * (k22 * dg1 - k12 * dg2) + g2 * (k11 * dg2 - k21 * dg1)) / det
-    logdet_b = np.log(s[:, None] + lam[None]).sum(1) + (d - len(lam)) * np.log(s)
-    logdet_psi = logdet_b + np.log(det) + logdet_c
+    logdet_psi = log_det_shifted(lam, s, d) + np.log(det) + logdet_c
     scale = (kappa + 1) / (kappa * df)
     lp = (scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
           - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
@@ -151,20 +219,28 @@ def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
     return lp.mean(0)
 
 
+def log_det_shifted(lam: np.ndarray, s: np.ndarray, d: int) -> np.ndarray:
+    """``log det(s I + V Λ Vᵀ)`` in d dimensions for every ``s [S]``."""
+    return np.log(s[:, None] + lam[None]).sum(1) + (d - len(lam)) * np.log(s)
+
+
 def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:
     """``[len(grid)]`` closed-form log evidence ``log p(T)`` of the targets (whitened
     ``y [n, d]``, :func:`whitened`) under the NIW prior of each strength s (κ₀ = s,
-    ν₀ = d + 1 + s, Ψ₀ = s·C): in whitened coordinates ``Ψₙ = s I + S + r ȳȳᵀ``
-    (r = s n/(s + n)), a rank-1 update of the scatter's eigenbasis, as in :func:`loo_scores`."""
-    n, d = y.shape
+    ν₀ = d + 1 + s, Ψ₀ = s·C) (:func:`fold_evidence`)."""
+    return fold_evidence(y_folds(y, []), logdet_c, grid)
+
+
+def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
+    """:func:`evidence_scores` from the whitened targets' :class:`Folds`: in whitened
+    coordinates ``Ψₙ = s I + S + r ȳȳᵀ`` (r = s n/(s + n)), a rank-1 update of the scatter's
+    eigenbasis, as in :func:`fold_scores`."""
+    n, d = f.n, f.v.shape[0]
     s = np.asarray(grid, np.float64)
-    ybar = y.mean(0)
-    lam, v = spectrum(y - ybar)
-    pb = v.T @ ybar
-    h_bb = inverse_gram(lam, pb, pb, ybar @ ybar, s)
-    logdet_b = np.log(s[:, None] + lam[None]).sum(1) + (d - len(lam)) * np.log(s)
+    pb = f.v.T @ f.mean
+    h_bb = inverse_gram(f.lam, pb, pb, f.mean @ f.mean, s)
     nu0, nun = d + 1 + s, d + 1 + s + n
-    logdet_psin = logdet_b + np.log1p(s * n / (s + n) * h_bb) + logdet_c
+    logdet_psin = log_det_shifted(f.lam, s, d) + np.log1p(s * n / (s + n) * h_bb) + logdet_c
     return (-0.5 * n * d * np.log(np.pi)
             + scipy.special.multigammaln(nun / 2, d) - scipy.special.multigammaln(nu0 / 2, d)
             + 0.5 * nu0 * (d * np.log(s) + logdet_c) - 0.5 * nun * logdet_psin
@@ -177,12 +253,12 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *,
     """Mean exact leave-one-out log predictive density per target under the NIW prior with
     ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
     ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
-    target given the others (:func:`loo_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
+    target given the others (:func:`fold_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
     "others": use the evidence, :func:`density_strength`)."""
-    t = as_matrix("targets", targets, dim=len(mu0), min_rows=2)
+    t = as_matrix("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
     s = positive("strength", strength)
-    y, logdet_c = whitened(mu0, cov, t)
-    return float(loo_scores(y, logdet_c, [s], folds(len(t), max_folds))[0])
+    f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds))
+    return float(fold_scores(f, logdet_c, [s])[0])
 
 
 def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
@@ -208,49 +284,74 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
 
 
 @limited_blas
-def density_scores(mu0, cov, targets, *, grid=STRENGTH_GRID,
-                   max_folds: int = MAX_FOLDS) -> np.ndarray:
+def density_scores(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS,
+                   scatter=None) -> np.ndarray:
     """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
-    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`loo_scores`), else the
+    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`fold_scores`), else the
     closed-form evidence plus twice the weak log hyperprior of the strength
-    (:func:`evidence_scores`)."""
-    t = as_matrix("targets", targets, dim=len(mu0))
-    y, logdet_c = whitened(mu0, cov, t)
+    (:func:`fold_evidence`).  ``scatter``: the targets' :func:`centred_scatter`, where the
+    caller has it already (n > d)."""
+    t = as_matrix("targets", targets, dim=len(mu0)).astype(np.float64)
+    grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
-        return (evidence_scores(y, logdet_c, grid)
-                + 2 * priors.niw.log_hyperprior(np.log(np.asarray(grid, np.float64))))
-    return loo_scores(y, logdet_c, grid, folds(len(t), max_folds))
+        f, logdet_c = whitened_folds(mu0, cov, t, [], scatter=scatter)
+        return fold_evidence(f, logdet_c, grid) + 2 * priors.niw.log_hyperprior(np.log(grid))
+    f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds), scatter=scatter)
+    return fold_scores(f, logdet_c, grid)
 
 
 @limited_blas
-def target_novelty(targets, *, max_folds: int = MAX_FOLDS) -> float:
+def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> float:
     """Mean over left-out targets of the fraction of the deviation ``t_i − mean(T₋ᵢ)`` that lies
     *outside* the span of the other targets' deviations (in [0, 1]).  1 when the targets share
     no direction (n ≤ 2 always: one other target spans nothing); → 0 once a new target adds
     no new direction.  It is the held-out measure of how much geometry the targets still lack,
-    so of how much of the prior the posterior needs.  ``targets [n, d]``.
+    so of how much of the prior the posterior needs.  ``targets [n, d]``; ``scatter``: their
+    :func:`centred_scatter` where the caller has it (n > d).
 
-    From one eigendecomposition of the targets' scatter S = V Λ Vᵀ (:func:`spectrum`), with
-    w = tᵢ − t̄ (the deviation is (n/m)·w) and a = Vᵀw: the others' scatter is S − (n/m) wwᵀ,
-    which loses a direction exactly when target i's leverage h = aᵀΛ⁻¹a is m/n (each target
-    needed for the span, as for n ≤ d in general position).  That lost direction is
-    u = VΛ⁻¹a, so the part of w inside the others' span has squared length
-    ``‖a‖² − h²/‖Λ⁻¹a‖²``; otherwise all of ``‖a‖²``."""
+    With w = tᵢ − t̄ (the deviation is (n/m)·w, m = n − 1) the others' scatter is
+    S − (n/m) wwᵀ, which loses a direction exactly when target i's leverage h = wᵀS⁺w is m/n
+    (each target needed for the span, as for n ≤ d in general position).  That lost
+    direction is u = S⁺w, so the part of w inside the others' span has squared length
+    ``‖Pw‖² − h²/‖S⁺w‖²`` (P: the projection on S's range); otherwise all of ``‖Pw‖²``.
+    S⁺w comes from one eigendecomposition of S (:func:`spectrum`), or for n > d from one
+    Cholesky factorisation when S is well conditioned."""
     t = as_matrix("targets", targets).astype(np.float64)
-    n = len(t)
+    n, d = t.shape
     if n <= 2:
         return 1.0
     tbar = t.mean(0)
-    lam, v = spectrum(t - tbar)
     w = t[folds(n, max_folds)] - tbar                      # [F, d]
-    a = w @ v
-    q = a / lam
-    h = (a * q).sum(1)
+    q = inside = None
+    if n > d:
+        s_t = centred_scatter(t) if scatter is None else scatter
+        q = _well_conditioned_solve(s_t, w)
+        if q is not None:
+            inside = (w * w).sum(1)                         # S has full rank: P = I
+    if q is None:
+        lam, v = spectrum(t - tbar) if n <= d else scatter_spectrum(s_t)
+        a = w @ v
+        q = (a / lam) @ v.T                                 # S⁺w
+        inside = (a * a).sum(1)
+    h = (w * q).sum(1)
     lost = 1.0 - n / (n - 1) * h <= LEVERAGE_TOL
-    inside = (a * a).sum(1) - np.where(lost, h ** 2 / np.maximum((q * q).sum(1), 1e-300), 0.0)
+    inside = inside - np.where(lost, h ** 2 / np.maximum((q * q).sum(1), 1e-300), 0.0)
     total = (w * w).sum(1)
     out = np.where(total <= 1e-300, 1.0, 1.0 - inside / np.maximum(total, 1e-300))
     return float(np.clip(np.mean(out), 0.0, 1.0))
+
+
+def _well_conditioned_solve(s: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky when S is PD with a condition number within
+    :data:`SPECTRUM_RTOL` (else None: the caller takes the eigendecomposition)."""
+    try:
+        chol = scipy.linalg.cho_factor(s, lower=True)
+    except np.linalg.LinAlgError:
+        return None
+    diag = np.diag(chol[0]) ** 2
+    if diag.min() <= SPECTRUM_RTOL * 1e2 * diag.max():
+        return None
+    return scipy.linalg.cho_solve(chol, w.T).T
 
 
 def novelty_strength(n: int, novelty: float) -> float:
@@ -263,18 +364,24 @@ def novelty_strength(n: int, novelty: float) -> float:
 
 @limited_blas
 def gaussian_strengths(broad, targets, *, reg: float = 1e-3, grid=STRENGTH_GRID,
-                       max_folds: int = MAX_FOLDS) -> dict:
+                       max_folds: int = MAX_FOLDS, moments=None) -> dict:
     """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
     docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
     returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
     "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
-    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control."""
+    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
+    ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
+    (:func:`anchordiv.adaptation.priors.niw.prior_scale` with ``prior="broad"``)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
     t = as_matrix("target_anchors", targets, dim=b.shape[1])
-    mu0, cov = priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True),
-                                      prior="broad")
-    dens = density_strength(mu0, cov, t, grid=grid, max_folds=max_folds)
-    nov = target_novelty(t, max_folds=max_folds)
+    mu0, cov = (priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True),
+                                       prior="broad") if moments is None else moments)
+    t = t.astype(np.float64)
+    scatter = centred_scatter(t) if len(t) > t.shape[1] else None   # shared by both criteria
+    grid = np.asarray([positive("grid", g) for g in grid])
+    dens = float(grid[int(np.argmax(density_scores(mu0, cov, t, grid=grid, max_folds=max_folds,
+                                                   scatter=scatter)))])
+    nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))
     return {"kappa0": s, "nu0": b.shape[1] + 1 + s, "strength": s, "density_strength": dens,

@@ -28,7 +28,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import hashlib
 import importlib
 import inspect
 import re
@@ -118,8 +117,9 @@ def broad_posterior(kind, broad, target, tau):
     isotropic control both need it in the same grid cell."""
     from ..adaptation import adapt  # issue 3; imported lazily so the curves work without it
 
-    key = (kind, float(tau), hashlib.sha1(np.ascontiguousarray(broad)).hexdigest(),
-           hashlib.sha1(np.ascontiguousarray(target)).hexdigest())
+    from ..adaptation.priors.cache import digest
+
+    key = (kind, float(tau), digest(broad), digest(target))
     if key not in _POSTERIORS:
         _POSTERIORS[key] = adapt(kind, broad, target, tau=tau, prior="broad")
         while len(_POSTERIORS) > 4:
@@ -476,6 +476,15 @@ def _warn_per_model(outs, jobs) -> None:
                       stacklevel=user_stacklevel())
 
 
+def frozen_broad(broad: np.ndarray) -> np.ndarray:
+    """The curve's own read-only copy of the broad anchors: every cell and model builds from
+    the same array, so its digest and the prior factorisations derived from it are computed
+    once per curve (:func:`anchordiv.adaptation.priors.cache.frozen`)."""
+    from ..adaptation.priors.cache import frozen   # the adaptation layer, loaded lazily
+
+    return frozen(broad)
+
+
 @limited_blas
 def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
                      query_index=None, models=DEFAULT_MODELS, budgets=None, n_subsets: int = 5,
@@ -495,7 +504,7 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
     """
     resolved = _resolve(models)
     target = as_matrix("target", target)
-    broad = as_matrix("broad", broad, dim=target.shape[1])
+    broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]))
     n_subsets = integer("n_subsets", n_subsets, low=1)
     grid = budgets_for(len(target), budgets)
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}
