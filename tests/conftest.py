@@ -15,6 +15,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# the CLI keeps JAX's compiled programs on disk; tests calling it in-process must not switch the
+# whole test session to a persistent cache
+os.environ.setdefault("ANCHORDIV_XLA_CACHE", "0")
 
 import jax  # noqa: E402
 

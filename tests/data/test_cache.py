@@ -1,6 +1,7 @@
 """The embedding cache: hits avoid re-encoding (counted), corrupt entries are rebuilt."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +101,23 @@ def test_cache_false_and_explicit_dir(enc, tmp_path):
 def test_bad_texts(enc, texts, match):
     with pytest.raises(AnchorDivError, match=match):
         data.embed_texts(enc, texts)
+
+
+def test_the_command_line_keeps_compiled_programs_unless_told_not_to(tmp_path, monkeypatch):
+    import jax
+
+    from anchordiv.data import cache as cache_mod
+
+    before = jax.config.jax_compilation_cache_dir
+    monkeypatch.setenv(cache_mod.XLA_CACHE_ENV, "0")
+    assert cache_mod.use_compilation_cache(tmp_path / "xla") is None
+    assert jax.config.jax_compilation_cache_dir == before
+    monkeypatch.setenv(cache_mod.XLA_CACHE_ENV, "1")
+    try:
+        if before:      # a directory the user chose is kept
+            assert cache_mod.use_compilation_cache(tmp_path / "xla") == Path(before)
+        else:
+            assert cache_mod.use_compilation_cache(tmp_path / "xla") == tmp_path / "xla"
+            assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)

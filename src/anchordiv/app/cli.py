@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from ..data.cache import use_compilation_cache
+
+    use_compilation_cache()
     original = warnings.formatwarning
     warnings.formatwarning = lambda message, *_, **__: f"anchordiv {args.command}: warning: " \
                                                        f"{message}\n"

@@ -9,7 +9,8 @@ whose array is missing, truncated or does not match its manifest is detected, re
 rebuilt.
 
 The cache directory is ``$ANCHORDIV_CACHE`` if set, else ``$XDG_CACHE_HOME/anchordiv``
-(``~/.cache/anchordiv``).
+(``~/.cache/anchordiv``).  :func:`use_compilation_cache` keeps JAX's compiled programs there too
+(``<cache>/xla``), so a second run of a study compiles nothing it compiled before.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from ..errors import AnchorDivError, user_stacklevel
 #: Environment variable that overrides the cache directory.
 CACHE_ENV = "ANCHORDIV_CACHE"
 
+#: Environment variable: ``0`` keeps the command line from using JAX's persistent cache.
+XLA_CACHE_ENV = "ANCHORDIV_XLA_CACHE"
+
 #: ``hits`` / ``misses`` / ``rebuilt`` counts of :func:`cached_embeddings` in this process.
 STATS: collections.Counter = collections.Counter()
 
@@ -39,6 +43,27 @@ def cache_dir() -> Path:
         return Path(os.environ[CACHE_ENV]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base).expanduser() / "anchordiv"
+
+
+def use_compilation_cache(path=None) -> Path | None:
+    """Keep JAX's compiled programs in ``path`` (default ``<cache>/xla``) across processes:
+    a fresh NUTS fit at d = 384 traces and compiles for tens of seconds per target count, and
+    the persistent cache turns the compile half of that into a disk read on the next run
+    (a spectral fit: 80 s -> 44 s under load).  A directory the user set for JAX
+    (``$JAX_COMPILATION_CACHE_DIR`` or ``jax_compilation_cache_dir``) is left as it is; with
+    ``$ANCHORDIV_XLA_CACHE=0`` nothing is changed.  Returns the directory in use (None: off).
+    The ``anchordiv`` command calls it; library imports never change JAX's configuration."""
+    import jax
+
+    if os.environ.get(XLA_CACHE_ENV, "1") == "0":
+        return None
+    current = jax.config.jax_compilation_cache_dir
+    if current:
+        return Path(current)
+    target = Path(path) if path is not None else cache_dir() / "xla"
+    jax.config.update("jax_compilation_cache_dir", str(target))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    return target
 
 
 def content_key(encoder_id: str, kind: str, items: Sequence[str | bytes]) -> str:
