@@ -27,7 +27,7 @@ prior; the control only swaps the covariance's shape).  Every function is pure (
 numbers out), float64, and runs under the library's BLAS thread policy (:mod:`anchordiv.threads`).
 The held-out criteria are batched algebra: every fold × strength of the LOO and every fold of the
 novelty come from one eigendecomposition of the targets' scatter each (whitened and raw), down-
-dated per fold in closed form (:func:`loo_scores`, :func:`target_novelty`) — O(n·d·min(n, d))
+dated per fold in closed form (:func:`fold_scores`, :func:`target_novelty`) — O(n·d·min(n, d))
 plus one d × d Cholesky of the prior covariance, instead of a solve per fold and strength.
 """
 
@@ -118,11 +118,10 @@ def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Folds(NamedTuple):
-    """What the held-out criteria need of the targets ``[n, d]`` (one eigendecomposition of
-    their scatter, :func:`spectrum`): the count ``n``, the eigenpairs ``lam [k]``, ``v [d, k]``
-    of the scatter about the mean, the mean ``mean [d]`` and the left-out targets' deviations
-    from it ``w [F, d]``, in whichever coordinates the criterion works (whitened for the
-    density, raw for the novelty)."""
+    """What the density criteria need of the targets ``[n, d]`` in the prior's whitened
+    coordinates (one eigendecomposition of their scatter, :func:`spectrum`): the count ``n``,
+    the eigenpairs ``lam [k]``, ``v [d, k]`` of the scatter about the mean, the mean
+    ``mean [d]`` and the left-out targets' deviations from it ``w [F, d]``."""
 
     n: int
     lam: np.ndarray
