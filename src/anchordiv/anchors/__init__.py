@@ -46,7 +46,8 @@ def fit(kind: str, anchors, *, tau: float | None = None, normalize: bool = False
     normalize : bool, default False
         Scale the anchor rows to unit norm.
     **options
-        Per kind: softmax ``weights`` ([n], default uniform); gaussian ``reg`` (relative ridge of
+        Per kind: softmax ``weights`` ([n], default uniform) and ``pad`` (True: pad the anchors
+        to a size bucket so refits reuse compiled code); gaussian ``reg`` (relative ridge of
         the covariance, 0); latent-gaussian ``rank`` or ``variance`` (explained variance that
         fixes the rank, default 0.95); latent-spherical ``rank``/``variance``/``radius`` (1);
         mixture ``components`` (4), ``seed`` (0, k-means++ seeding of EM), ``reg`` (1e-3),
