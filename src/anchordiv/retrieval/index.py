@@ -83,17 +83,48 @@ def _scores_jit(q, c, keys, precision):
 class GalleryIndex:
     """Cached MIPS keys ``[G, m + 1]`` of a gallery under one anchor model.
 
-    ``GalleryIndex(model, gallery [G, d], method="auto", precision="highest", chunk=None,
-    store=None, progress=None)``: ``precision`` of the query-time product with the keys
-    (``"highest"``: exact float32; ``"fast"``: the device's default, cancellation-aware — see
-    :mod:`anchordiv.retrieval.divergence`; the keys themselves are always computed exactly);
-    ``gallery`` may be any sliceable array-like (a ``np.load(..., mmap_mode="r")`` memmap
-    streams); ``chunk`` rows are embedded per step (default
-    :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
-    instead of (device) memory; ``mesh`` (a ``jax.sharding.Mesh``) also places the keys sharded
-    by rows over the devices of the mesh axes ``axis`` (default all; ``.sharded``) and
-    :meth:`top_k` scans them on every device in parallel (:mod:`anchordiv.retrieval.sharding`).
-    Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
+    Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`; results equal
+    :func:`anchordiv.top_k` on the same gallery.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    gallery : array_like, shape [G, d]
+        Any sliceable array-like (a ``np.load(..., mmap_mode="r")`` memmap streams).
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`anchordiv.divergence`.
+    precision : {"highest", "fast"}, default "highest"
+        Precision of the query-time product with the keys (``"highest"``: exact float32;
+        ``"fast"``: the device's default, cancellation-aware — see
+        :mod:`anchordiv.retrieval.divergence`); the keys themselves are always computed exactly.
+    chunk : int, optional
+        Gallery rows embedded per step (default :data:`BUILD_CHUNK`).
+    store : str or Path, optional
+        A ``.npy`` path: keep the keys in a memory-mapped file instead of (device) memory.
+    progress : bool, optional
+        Show a progress bar while building (``None``: when there are more than 8 chunks).
+    mesh : jax.sharding.Mesh, optional
+        Also place the keys sharded by rows over the devices of the mesh axes ``axis``
+        (``.sharded``); :meth:`top_k` then scans them on every device in parallel
+        (:mod:`anchordiv.retrieval.sharding`).
+    axis : str or tuple of str, optional
+        The mesh axes (default all).
+
+    Raises
+    ------
+    AnchorDivError
+        As :func:`anchordiv.divergence`.
+
+    Examples
+    --------
+    >>> model = ad.fit("gaussian", np.eye(4)[:3], tau=20.0)
+    >>> index = ad.GalleryIndex(model, np.eye(4))
+    >>> len(index), index.key_dim
+    (4, 5)
+    >>> idx, d = index.top_k(np.eye(4)[:2], k=1)
+    >>> idx.ravel()
+    array([0, 1])
     """
 
     def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
@@ -169,8 +200,26 @@ class GalleryIndex:
 
     def top_k(self, queries, k: int, *, chunk: int | None = None,
               progress: bool | None = None):
-        """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
-        streaming the cached keys in chunks (memory O(Q·(k + chunk)))."""
+        """The k closest cached items per query, streaming the keys in chunks.
+
+        Parameters
+        ----------
+        queries : array_like, shape [Q, d]
+            Query embeddings.
+        k : int
+            Items per query, 1 ≤ k ≤ G.
+        chunk : int, optional
+            Key rows per step (memory O(Q·(k + chunk))).
+        progress : bool, optional
+            Show a progress bar (``None``: when there are more than 8 chunks).
+
+        Returns
+        -------
+        indices : numpy.ndarray, shape [Q, k], int64
+            Gallery rows, closest first.
+        divergences : numpy.ndarray, shape [Q, k]
+            Their divergences, ascending.
+        """
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
         chunk = (dv.default_chunk(len(x), self.size, dim=self.key_dim) if chunk is None
@@ -203,7 +252,18 @@ class GalleryIndex:
                                       chunk, self.mesh, self._names, extra=(self.precision,))
 
     def divergence(self, queries) -> jax.Array:
-        """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
+        """The full matrix from the cached keys (they must fit in memory).
+
+        Parameters
+        ----------
+        queries : array_like, shape [Q, d]
+            Query embeddings.
+
+        Returns
+        -------
+        jax.Array, shape [Q, G]
+            D(query_i → gallery_j).
+        """
         _, q, c = self._queries(queries, pad=False)
         keys = self.keys if isinstance(self.keys, jax.Array) else np.asarray(self.keys)
         return _scores_jit(q, c, keys, self.precision)
@@ -363,11 +423,29 @@ def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, e
 
 
 class FaissIndex:
-    """A faiss index over a :class:`GalleryIndex`'s MIPS keys.
+    """A faiss index over a :class:`GalleryIndex`'s MIPS keys (made by :meth:`GalleryIndex.to_faiss`).
 
-    ``.faiss`` is the raw faiss index (for sharding, GPU transfer, ``faiss.write_index``);
-    ``rescore``: its candidates are re-scored exactly from the cached keys (the approximate
-    kinds, whose faiss distances are L2 distances of reduced keys)."""
+    Search with :meth:`search`; grow with :meth:`add`.
+
+    Parameters
+    ----------
+    faiss_index : faiss.Index
+        The raw faiss index (``.faiss``: for sharding, GPU transfer, ``faiss.write_index``).
+    gallery : GalleryIndex
+        The index whose keys it holds.
+    reduction : L2Reduction, optional
+        The MIPS → L2 reduction of the approximate kinds; when given, candidates are re-scored
+        exactly from the cached keys (``rescore``), since their faiss distances are L2 distances
+        of reduced keys.
+
+    Examples
+    --------
+    >>> model = ad.fit("gaussian", np.eye(4)[:3], tau=20.0)
+    >>> fx = ad.GalleryIndex(model, np.eye(4)).to_faiss("flat")   # needs faiss
+    >>> idx, d = fx.search(np.eye(4)[:2], k=1)
+    >>> idx.ravel()
+    array([0, 1])
+    """
 
     def __init__(self, faiss_index, gallery: GalleryIndex, *,
                  reduction: "L2Reduction | None" = None):
@@ -378,9 +456,25 @@ class FaissIndex:
         self.query_scale = reduction.scale if reduction is not None else 1.0
 
     def search(self, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
-        D = max(c(x) − ⟨q(x), k(y)⟩, 0).  An approximate index may return fewer than k items
-        for a query: index −1, D = inf."""
+        """The k closest items per query by the faiss index.
+
+        D = max(c(x) − ⟨q(x), k(y)⟩, 0).
+
+        Parameters
+        ----------
+        queries : array_like, shape [Q, d]
+            Query embeddings.
+        k : int
+            Items per query, 1 ≤ k ≤ G.
+
+        Returns
+        -------
+        indices : numpy.ndarray, shape [Q, k], int64
+            Gallery rows, closest first; an approximate index may return fewer than k items for a
+            query: index −1, D = inf.
+        divergences : numpy.ndarray, shape [Q, k]
+            Their divergences, ascending.
+        """
         k = integer("k", k, low=1, high=self.gallery.size)
         q, c = self.gallery.mips_queries(queries)
         if not self.rescore:
