@@ -337,10 +337,29 @@ def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class L2Reduction:
-    """The MIPS → L2 reduction of the approximate faiss kinds (:meth:`GalleryIndex.to_faiss`):
-    keys ``[v, h] [n, m+1] -> [v, (h − shift)·scale, √(M² − ‖·‖²)] [n, m+2]`` float32, with
-    M = ``max_norm`` the largest balanced key norm.  Built from key statistics that add up
-    over blocks (:meth:`stats`), so the blocks of a sharded gallery can be summarised apart."""
+    """The MIPS → L2 reduction of the approximate faiss kinds (:meth:`GalleryIndex.to_faiss`).
+
+    Keys ``[v, h] [n, m+1] -> [v, (h − shift)·scale, √(M² − ‖·‖²)] [n, m+2]`` float32, with
+    M = ``max_norm`` the largest balanced key norm.  Built from key statistics that add up over
+    blocks (:meth:`stats`, :meth:`balance`), so the blocks of a sharded gallery can be summarised
+    apart.
+
+    Parameters
+    ----------
+    shift : float, default 0.0
+        Subtracted from the ψ(y) column.
+    scale : float, default 1.0
+        Multiplies the shifted ψ(y) column.
+    max_norm : float, default 0.0
+        M, the largest balanced key norm.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import L2Reduction
+    >>> keys = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 4.0]])
+    >>> L2Reduction.fit(keys, chunk=2)(keys).shape
+    (2, 4)
+    """
 
     shift: float = 0.0
     scale: float = 1.0
@@ -569,9 +588,29 @@ class FaissIndex:
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Combine per-shard top-k results into the global top-k.
 
-    ``parts``: iterable of ``(indices [Q, k_s], divergences [Q, k_s])`` whose indices are
-    already global (shard offset added).  Returns ``(indices [Q, k] int64, divergences [Q, k])``
-    ascending; equal divergences keep the order of ``parts`` (stable)."""
+    Parameters
+    ----------
+    parts : iterable of (numpy.ndarray, numpy.ndarray)
+        ``(indices [Q, k_s], divergences [Q, k_s])`` per shard, indices already global (shard
+        offset added).
+    k : int
+        Items per query to keep.
+
+    Returns
+    -------
+    indices : numpy.ndarray, shape [Q, k], int64
+        Global rows, closest first; equal divergences keep the order of ``parts`` (stable).
+    divergences : numpy.ndarray, shape [Q, k]
+        Ascending.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import merge_results
+    >>> a = (np.array([[0, 1]]), np.array([[0.1, 0.5]]))
+    >>> b = (np.array([[7, 8]]), np.array([[0.2, 0.9]]))
+    >>> merge_results([a, b], k=3)[0]
+    array([[0, 7, 1]])
+    """
     parts = list(parts)
     if not parts:
         raise AnchorDivError("parts: no shard results to merge")
@@ -583,7 +622,26 @@ def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def recall_at_k(found, exact) -> float:
-    """Mean fraction of the exact top-k ``exact [Q, k]`` present in ``found [Q, k']``."""
+    """Mean fraction of the exact top-k present in the found items.
+
+    Parameters
+    ----------
+    found : array_like of int, shape [Q, k']
+        Indices an approximate search returned.
+    exact : array_like of int, shape [Q, k]
+        The exact top-k.
+
+    Returns
+    -------
+    float
+        Recall@k in [0, 1].
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import recall_at_k
+    >>> recall_at_k(np.array([[0, 2]]), np.array([[0, 1]]))
+    0.5
+    """
     found, exact = np.asarray(found), np.asarray(exact)
     if len(found) != len(exact):
         raise AnchorDivError(f"found: {len(found)} rows, exact: {len(exact)} rows; must match")

@@ -79,6 +79,23 @@ def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | floa
 
 
 def prevalence(relevance) -> np.ndarray | float:
-    """Fraction of relevant items per row: the expected AUPRC of a random ranking."""
+    """Fraction of relevant items per row: the expected AUPRC of a random ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of bool or {0, 1}, shape [G] or [Q, G]
+        Which items are relevant.
+
+    Returns
+    -------
+    float or numpy.ndarray, shape [Q]
+        A float for 1-D input, else one value per row.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import prevalence
+    >>> prevalence(np.array([1, 0, 0, 1]))
+    0.5
+    """
     rel = np.asarray(relevance, dtype=np.float64)
     return float(rel.mean()) if rel.ndim == 1 else rel.mean(axis=-1)
