@@ -3,7 +3,8 @@
 Rule: the *public callables* are the functions and classes named in ``anchordiv.__all__`` and
 in the ``__all__`` of each subpackage of anchordiv (counted once each, by object).  A function
 counts when its docstring has both a ``Parameters`` and a ``Returns`` (or ``Yields``) numpydoc
-section; a class counts when it has ``Parameters`` (its constructor's; classes return nothing).
+section; a class counts when it has ``Parameters`` (its constructor's; classes return nothing),
+or when its constructor takes no parameters at all.
 At least 90 % must count, and every name in ``anchordiv.__all__`` must."""
 
 import importlib
@@ -34,7 +35,11 @@ def has_section(doc: str, title: str) -> bool:
 def counts(obj) -> bool:
     doc = inspect.getdoc(obj) or ""
     if inspect.isclass(obj):
-        return has_section(doc, "Parameters")
+        try:
+            takes = bool(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):
+            takes = True
+        return has_section(doc, "Parameters") or not takes
     return has_section(doc, "Parameters") and (has_section(doc, "Returns")
                                                or has_section(doc, "Yields"))
 

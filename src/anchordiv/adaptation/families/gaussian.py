@@ -28,7 +28,26 @@ from ..quantities import N_EIGEN, SMALL_D, cosine
 
 
 def cov_factor(cov: np.ndarray) -> np.ndarray:
-    """F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback."""
+    """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        A symmetric positive semi-definite Σ.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, d]
+        F.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import cov_factor
+    >>> S = np.array([[2.0, 0.5], [0.5, 1.0]])
+    >>> F = cov_factor(S)
+    >>> bool(np.allclose(F @ F.T, S))
+    True
+    """
     try:
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
