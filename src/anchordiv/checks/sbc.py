@@ -33,8 +33,29 @@ from ..errors import AnchorDivError, integer
 
 @dataclasses.dataclass
 class SBCResult:
-    """``ranks [N, Q]`` (ints in 0..L), ``pit [N, Q]`` (randomised PIT), ``names`` (Q
-    quantities), ``num_draws`` L (after thinning), ``bins`` of the χ² test."""
+    """Ranks of the truth among posterior draws, from :func:`anchordiv.sbc`.
+
+    Parameters
+    ----------
+    ranks : numpy.ndarray of int, shape [N, Q]
+        Ranks in 0..L per simulation and quantity.
+    pit : numpy.ndarray, shape [N, Q]
+        Randomised probability integral transforms.
+    names : list of str
+        The Q quantities.
+    num_draws : int
+        L, draws per simulation after thinning.
+    bins : int
+        Bins of the χ² test.
+
+    Examples
+    --------
+    >>> from anchordiv.checks import SBCResult
+    >>> rng = np.random.default_rng(0)
+    >>> res = SBCResult(rng.integers(0, 100, size=(50, 1)), rng.uniform(size=(50, 1)), ["m"], 99, 5)
+    >>> sorted(res.summary()["m"])
+    ['chi2_p', 'coverage90', 'ks_p']
+    """
 
     ranks: np.ndarray
     pit: np.ndarray
@@ -175,19 +196,52 @@ def _leading(params) -> dict:
 def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
         quantities: dict[str, Callable], *, num_simulations: int = 200, thin: int = 1,
         bins: int | None = None, seed: int = 0, progress: bool = True) -> SBCResult:
-    """Run simulation-based calibration of ``inference`` (module docstring).
+    """Run simulation-based calibration of an inference procedure (module docstring).
 
-    * ``prior_sampler(rng) -> params``: a dict of parameter arrays drawn from the prior;
-    * ``simulator(rng, params) -> data``: data (e.g. target anchors ``[n, d]``) given params;
-    * ``inference(rng, data) -> draws``: posterior draws, a dict of arrays with a leading draw
-      axis ``[L, ...]`` (e.g. ``lambda rng, t: ad.adapt(...).draws(int(rng.integers(2**31)),
-      99)``);
-    * ``quantities``: name → ``f(params_with_leading_axis) -> [L]`` scalar functions, applied to
-      the draws and to the truth (given a leading axis of 1);
-    * ``thin``: keep every ``thin``-th draw; ``bins``: χ² bins (default ``N/10`` clipped to
-      [4, 20]); ``seed`` fixes every random choice.
+    For each simulation: draw parameters from the prior, simulate data, run the inference and
+    rank the true value of every quantity among the posterior draws; calibrated inference gives
+    uniform ranks.  Works for any model: nothing here depends on the library's kinds.
 
-    Works for any model: nothing here depends on the library's kinds."""
+    Parameters
+    ----------
+    prior_sampler : callable
+        ``prior_sampler(rng) -> params``: a dict of parameter arrays drawn from the prior.
+    simulator : callable
+        ``simulator(rng, params) -> data``: data (e.g. target anchors ``[n, d]``) given params.
+    inference : callable
+        ``inference(rng, data) -> draws``: posterior draws, a dict of arrays with a leading draw
+        axis ``[L, ...]`` (e.g. ``lambda rng, t: ad.adapt(...).draws(int(rng.integers(2**31)),
+        99)``).
+    quantities : dict of str to callable
+        name → ``f(params_with_leading_axis) -> [L]`` scalar functions, applied to the draws and
+        to the truth (given a leading axis of 1).
+    num_simulations : int, default 200
+        N, the number of simulations.
+    thin : int, default 1
+        Keep every ``thin``-th draw.
+    bins : int, optional
+        χ² bins (default ``N/10`` clipped to [4, 20]).
+    seed : int, default 0
+        Fixes every random choice.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    SBCResult
+        Ranks, PIT values and the uniformity tests (``summary()``, ``plot()``, ``plot_ecdf()``).
+
+    Examples
+    --------
+    A conjugate normal mean (prior N(0, 1), 5 observations of unit variance), exactly calibrated:
+
+    >>> res = ad.sbc(lambda r: {"m": r.normal()},
+    ...              lambda r, p: r.normal(p["m"], 1.0, size=5),
+    ...              lambda r, x: {"m": r.normal(x.sum() / 6, np.sqrt(1 / 6), size=99)},
+    ...              {"m": lambda p: p["m"]}, num_simulations=40, progress=False)
+    >>> res.ranks.shape, res.num_draws
+    ((40, 1), 99)
+    """
     n_sim = integer("num_simulations", num_simulations, low=2)
     thin = integer("thin", thin, low=1)
     if not quantities:
