@@ -105,7 +105,33 @@ def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
 
 
 def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
-    """Mean exact leave-one-out log predictive density of the targets (per target)."""
+    """Mean exact leave-one-out log predictive density of the targets (per target).
+
+    The closed-form NIW posterior predictive (a multivariate Student-t) of each target given the
+    others; with one target it is the prior predictive.
+
+    Parameters
+    ----------
+    prior : NIW
+        The NIW prior parameters (:func:`niw_prior`).
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+
+    Returns
+    -------
+    float
+        Mean over i of log p(t_i | T₋ᵢ).
+
+    Examples
+    --------
+    >>> from anchordiv.checks import loo_predictive
+    >>> from anchordiv.checks.diagnostics import niw_prior
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> isinstance(loo_predictive(niw_prior(broad, 5.0, 10.0), broad[:5]), float)
+    True
+    """
     return float(np.mean(loo_pointwise(prior, targets)))
 
 
@@ -118,11 +144,47 @@ def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "bro
 
 def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
              reg: float = 1e-3) -> dict:
-    """All diagnostics of ``broad [N, d]`` for ``targets [n, d]`` (see the module docstring):
-    ``captured``, ``captured_isotropic`` (k/d), ``mean_cos2``, ``max_angle_deg``,
-    ``log_evidence``, ``log_evidence_isotropic``, ``log_evidence_gain``, ``loo``,
-    ``loo_isotropic``, ``loo_gain``, plus ``n``, ``d``, ``k``.  Strengths ``kappa0`` and
-    ``nu0`` (> d + 1) are fixed, as in ``ad.adapt(..., kappa0=, nu0=)``."""
+    """All prior–target diagnostics of broad anchors for a set of targets (module docstring).
+
+    Strengths ``kappa0`` and ``nu0`` are fixed, as in ``ad.adapt(..., kappa0=, nu0=)``.
+
+    Parameters
+    ----------
+    broad : array_like, shape [N, d]
+        Broad anchors (or the moment points of a saved prior).
+    targets : array_like, shape [n, d]
+        Target anchors.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
+    k : int, default 10
+        Leading prior directions (≤ d).
+    reg : float, default 1e-3
+        Relative ridge of the broad covariance.
+
+    Returns
+    -------
+    dict
+        ``captured``, ``captured_isotropic`` (k/d), ``mean_cos2``, ``max_angle_deg``,
+        ``log_evidence``, ``log_evidence_isotropic``, ``log_evidence_gain``, ``loo``,
+        ``loo_isotropic``, ``loo_gain``, plus ``n``, ``d``, ``k``.
+
+    Raises
+    ------
+    AnchorDivError
+        Invalid anchors or strengths, or ``k`` outside [1, d].
+
+    Examples
+    --------
+    >>> from anchordiv.checks import diagnose
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> out = diagnose(broad, broad[:5], kappa0=5.0, nu0=10.0, k=2)
+    >>> out["captured_isotropic"], out["n"], out["d"]
+    (0.5, 5, 4)
+    """
     b = as_matrix("broad", broad, min_rows=2)
     t = as_matrix("targets", targets, dim=b.shape[1])
     d = b.shape[1]
