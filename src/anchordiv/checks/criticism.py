@@ -440,8 +440,8 @@ def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float 
     Raises
     ------
     AnchorDivError
-        Fewer than two candidates, an unknown estimator, or a candidate that cannot be adapted
-        to the targets.
+        ``priors`` is not a non-empty dict, an unknown estimator, or a candidate that cannot be
+        adapted to the targets.
 
     Examples
     --------
