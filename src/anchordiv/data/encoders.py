@@ -70,8 +70,33 @@ def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
 
 
 class Encoder:
-    """Base class: ``id``, ``dim``, ``logit_scale``, ``encode_text`` and (where it applies)
-    ``encode_image``; subclasses implement ``_text_batch`` / ``_image_batch``."""
+    """Base class of the text (and image) encoders returned by :func:`get_encoder`.
+
+    Subclasses set ``id``, ``dim``, ``logit_scale`` and implement ``_text_batch`` (and, for
+    image encoders, ``encode_image`` through ``_image_batch``).
+
+    Attributes
+    ----------
+    id : str
+        The encoder id recorded as provenance.
+    dim : int
+        Embedding dimension.
+    logit_scale : float
+        The encoder's τ.
+
+    Examples
+    --------
+    A toy encoder (two features of the text):
+
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
+    ...     id, dim, logit_scale = "toy", 3, 20.0
+    ...     def _text_batch(self, texts):
+    ...         x = np.array([[len(t), t.count("a"), 1.0] for t in texts], np.float32)
+    ...         return x / np.linalg.norm(x, axis=1, keepdims=True)
+    >>> Toy().encode_text(["cat", "banana"]).shape
+    (2, 3)
+    """
 
     id: str
     dim: int
@@ -273,9 +298,40 @@ def read_image(path):
 
 
 def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
-    """The paths whose images decode (each is opened, decoded and released, so memory stays
-    bounded); an unreadable file raises (``on_error="raise"``) or is reported by name and
-    skipped (``"skip"``).  No readable image at all is an error."""
+    """The paths whose images decode.
+
+    Each file is opened, decoded and released, so memory stays bounded.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Image files.
+    on_error : {"raise", "skip"}, default "raise"
+        An unreadable file raises, or is reported by name (a warning) and skipped.
+
+    Returns
+    -------
+    list of str
+        The readable paths, in order.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file under ``"raise"``, or no readable image at all.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, warnings
+    >>> from PIL import Image
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> Image.new("RGB", (4, 4)).save(folder / "a.png")
+    >>> _ = (folder / "b.png").write_bytes(b"not an image")
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     kept = ad.data.readable_images([folder / "a.png", folder / "b.png"], on_error="skip")
+    >>> [pathlib.Path(p).name for p in kept]
+    ['a.png']
+    """
     if on_error not in ("raise", "skip"):
         raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
     paths = list(paths)
@@ -316,21 +372,79 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
 
 def get_encoder(spec: str = "minilm", pretrained: str | os.PathLike | None = None,
                 device: str = "cpu") -> Encoder:
-    """An encoder by name (loaded once per process and reused):
+    """An encoder by name (loaded once per process and reused).
 
-    - ``"minilm"``: the shipped all-MiniLM-L6-v2 (384-d, ``logit_scale`` 20), offline;
-    - ``"open_clip:<model>"`` with ``pretrained`` a tag or a local checkpoint path;
-    - ``"chexzero"``: a CheXzero checkpoint as ``ViT-B-32-quickgelu`` with CheXzero's image
-      normalisation (pad to square, bicubic resize, mean/std 101.48761/83.43944 of 255);
-    - ``"sentence-transformers:<name or path>"``: any sentence-transformers model (tau 20).
+    Parameters
+    ----------
+    spec : str, default "minilm"
+        ``"minilm"``: the shipped all-MiniLM-L6-v2 (384-d, ``logit_scale`` 20), offline;
+        ``"open_clip:<model>"`` with ``pretrained`` a tag or a local checkpoint path;
+        ``"chexzero"``: a CheXzero checkpoint as ``ViT-B-32-quickgelu`` with CheXzero's image
+        normalisation (pad to square, bicubic resize, mean/std 101.48761/83.43944 of 255);
+        ``"sentence-transformers:<name or path>"``: any sentence-transformers model (τ 20).
+    pretrained : str or PathLike, optional
+        open_clip / chexzero: a pretrained tag or a local checkpoint.
+    device : str, default "cpu"
+        The torch device.
+
+    Returns
+    -------
+    Encoder
+        The encoder (its weights load on the first encode).
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown spec, or a missing checkpoint.
+
+    Examples
+    --------
+    >>> enc = ad.data.get_encoder("minilm")
+    >>> enc.dim, enc.logit_scale
+    (384, 20.0)
     """
     return _load(str(spec), None if pretrained is None else str(pretrained), device)
 
 
 def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path = True,
                 batch_size: int = 64, progress: bool | None = None) -> np.ndarray:
-    """``[n, d]`` float32 unit-norm text embeddings through the content-addressed cache, as
-    :class:`~anchordiv.provenance.Embeddings` recording the encoder id and logit scale."""
+    """Unit-norm text embeddings through the content-addressed cache.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        From :func:`get_encoder`.
+    texts : sequence of str
+        A non-empty list of texts.
+    cache : bool or str or Path, default True
+        Use the embedding cache (a path: that cache directory; False: encode afresh).
+    batch_size : int, default 64
+        Texts per batch.
+    progress : bool, optional
+        Show a progress bar.
+
+    Returns
+    -------
+    Embeddings, shape [n, d], float32
+        Recording the encoder id and logit scale as provenance.
+
+    Raises
+    ------
+    AnchorDivError
+        Empty or non-string texts.
+
+    Examples
+    --------
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
+    ...     id, dim, logit_scale = "toy", 3, 20.0
+    ...     def _text_batch(self, texts):
+    ...         x = np.array([[len(t), t.count("a"), 1.0] for t in texts], np.float32)
+    ...         return x / np.linalg.norm(x, axis=1, keepdims=True)
+    >>> X = ad.data.embed_texts(Toy(), ["cat", "banana"], cache=False)
+    >>> X.shape, X.provenance
+    ((2, 3), {'encoder': 'toy', 'logit_scale': 20.0})
+    """
     texts = check_texts(texts)
     emb = cached_embeddings(encoder.id, "text", texts,
                             lambda: encoder.encode_text(texts, batch_size, progress), cache=cache)
@@ -340,9 +454,52 @@ def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path
 def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = True,
                  batch_size: int = 32, progress: bool | None = None,
                  on_error: str = "raise") -> tuple[np.ndarray, list[str]]:
-    """``(embeddings [m, d], kept_paths)`` for image files, read batch by batch; the cache key
-    covers each file's SHA-256, so an edited image is re-encoded.  Unreadable files raise or are
-    skipped (``on_error``)."""
+    """Embeddings of image files, read batch by batch through the cache.
+
+    The cache key covers each file's SHA-256, so an edited image is re-encoded.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        An image encoder (``open_clip:...`` or ``chexzero``).
+    paths : sequence of str or Path
+        Image files.
+    cache : bool or str or Path, default True
+        As in :func:`embed_texts`.
+    batch_size : int, default 32
+        Images per batch.
+    progress : bool, optional
+        Show a progress bar.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable files raise, or are reported by name and skipped.
+
+    Returns
+    -------
+    embeddings : Embeddings, shape [m, d]
+        One row per kept path.
+    kept_paths : list of str
+        The paths that were read.
+
+    Raises
+    ------
+    AnchorDivError
+        A text-only encoder, an unreadable file under ``"raise"``, or no readable image.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from PIL import Image
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
+    ...     id, dim, logit_scale = "toy-image", 3, 20.0
+    ...     def encode_image(self, images, batch_size=32, progress=None):
+    ...         return np.tile(np.float32([1, 0, 0]), (len(images), 1))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> Image.new("RGB", (4, 4)).save(folder / "a.png")
+    >>> X, kept = ad.data.embed_images(Toy(), [folder / "a.png"], cache=False)
+    >>> X.shape, len(kept)
+    ((1, 3), 1)
+    """
     kept = readable_images(paths, on_error)
     digests = [file_sha256(p) for p in kept]
     emb = cached_embeddings(encoder.id, "image", digests,
