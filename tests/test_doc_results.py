@@ -55,6 +55,8 @@ def test_lookup_grammar(tmp_path):
     assert results.render("demo:row.speedup!.1f", tmp_path) == "17.4"
     assert results.render("demo:row.n!,", tmp_path) == "20,000"
     assert results.render("demo:row.n", tmp_path) == "20000"
+    assert results.render("demo:row.n!.2e", tmp_path) == "2.00e4"
+    assert results.format_value(1.5e-6, ".1e") == "1.5e-6"
     assert results.render("demo:row.k_over_0.7", tmp_path) == "3"
     assert results.render("demo:rows[kind=gaussian,d=768].ratio!x", tmp_path) == "1.93×"
     assert results.render("demo:rows.2.kind", tmp_path) == "softmax"

@@ -160,6 +160,12 @@ def _step(value, key: str, ref: str, where: str):
 
 
 def format_value(value, spec: str | None) -> str:
+    """``value`` formatted by ``spec``; exponents print compactly (``2.65e6``, ``1.5e-6``)."""
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m[1] == "-" else "") + m[2],
+                  _format(value, spec))
+
+
+def _format(value, spec: str | None) -> str:
     if spec and spec.split(":", 1)[0] == "range":
         if not isinstance(value, list) or not value:
             raise ResultError(f"format {spec!r} needs several values ([*...]), got {value!r}")
