@@ -323,23 +323,57 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0,
                     separation: float = 8.0, structure: str | None = None,
                     options: dict | None = None) -> dict:
-    """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
-    :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
+    """SBC ingredients for the library's own posteriors of ``kind``.
 
     The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
     (``Family.sbc_broad``) with its fixed strengths (``Family.sbc_options``: empirical Bayes
     would make the prior depend on the data), built once; the simulator is the kind's
     likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
-    mixture: the Gaussian mixture); ``inference`` runs ``method`` — ``"exact"`` (the conjugate
-    update's draws), ``"nuts"`` (the kind's explicit model on the cached compiled chain runner)
-    or ``"svi"`` (a low-rank guide, :data:`SVI_SETTINGS`) — on every kind.  Gibbs and NUTS draws
-    are thinned (default thin 2 and 4) to near-independence.  ``separation``: distance between
-    the mixture's two broad cluster centres (spread 0.5; 8 is well separated, 1.5 overlaps so
-    that assignments are uncertain).  ``structure``: ``"factor"`` (rank 1) or ``"lkj"`` — a
-    :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only), whose
-    truths are draws of its own model.  ``options``: prior options over the family's
-    ``sbc_options`` (e.g. ``{"shrinkage": "horseshoe"}`` for spectral).  Families without an
-    exact update (``Family.exact_update`` False: spectral) run NUTS and SVI only."""
+    mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
+    near-independence.  Families without an exact update (``Family.exact_update`` False:
+    spectral) run NUTS and SVI only.
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    method : {"exact", "nuts", "svi"}, default "exact"
+        ``"exact"``: the conjugate update's draws; ``"nuts"``: the kind's explicit model on the
+        cached compiled chain runner; ``"svi"``: a low-rank guide (:data:`SVI_SETTINGS`).
+    d : int, default 3
+        Dimension.
+    n : int, default 5
+        Target anchors per simulation.
+    num_draws : int, default 99
+        Posterior draws per simulation.
+    thin : int, optional
+        Thinning (default per method).
+    seed : int, default 0
+        Seed of the broad anchors.
+    separation : float, default 8.0
+        Distance between the mixture's two broad cluster centres (spread 0.5; 8 is well
+        separated, 1.5 overlaps so that assignments are uncertain).
+    structure : {"factor", "lkj"}, optional
+        A :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only),
+        whose truths are draws of its own model.
+    options : dict, optional
+        Prior options over the family's ``sbc_options`` (e.g. ``{"shrinkage": "horseshoe"}``
+        for spectral).
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :func:`sbc`: ``prior_sampler``, ``simulator``, ``inference``,
+        ``quantities``, ``thin``.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.sbc import library_problem
+    >>> res = ad.sbc(**library_problem("gaussian", d=2, n=3, num_draws=19),
+    ...              num_simulations=8, progress=False)
+    >>> res.ranks.shape
+    (8, 3)
+    """
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam = get_family(kind)
