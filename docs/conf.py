@@ -56,7 +56,10 @@ autodoc_inherit_docstrings = False  # a subclass of a library class documents on
 # --- numpydoc sections (napoleon) -----------------------------------------------------------
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
-napoleon_use_param = True           # Parameters as :param:/:type: fields
+# Parameters as one field list of "name (type) -- description": the types stay text, since a
+# class documented both top-level and in its module (Family, Curve, NIW) is an ambiguous
+# cross-reference target in a :type: field, which -W turns into an error
+napoleon_use_param = False
 napoleon_use_rtype = False          # the return type inline with its description
 napoleon_use_ivar = True            # Attributes as :ivar: fields (no duplicate attribute entries)
 napoleon_include_init_with_doc = False
