@@ -370,7 +370,20 @@ class Evaluation:
 
 
 def write_rows(path, rows: list[dict]) -> Path:
-    """Write a list of same-keyed dicts as CSV (creating parent folders)."""
+    """Write a list of same-keyed dicts as CSV (creating parent folders).
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    rows : list of dict
+        The rows (the first row's keys are the header).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("w", newline="") as f:
@@ -381,6 +394,20 @@ def write_rows(path, rows: list[dict]) -> Path:
 
 
 def write_json(path, obj) -> Path:
+    """Write an object as indented JSON (creating parent folders).
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    obj : object
+        JSON-able (other numbers, e.g. numpy scalars, are written as floats).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(obj, indent=2, default=float) + "\n")
@@ -410,7 +437,26 @@ def _check_relevance(relevance, n_queries: int, n_gallery: int):
 
 
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
-    """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries."""
+    """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries.
+
+    Parameters
+    ----------
+    n_gallery : int
+        G.
+    budget : int, default 2**21
+        Entries per block.
+
+    Returns
+    -------
+    int
+        Rows per chunk (≥ 1).
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.evaluate import default_query_chunk
+    >>> default_query_chunk(1000, budget=10_000) >= 1
+    True
+    """
     return row_bucket(max(1, min(4096, budget // max(n_gallery, 1))))
 
 
@@ -518,10 +564,27 @@ def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=
 
 
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
-    """Relevance ``[Q, G]`` = the two items share at least one label.
+    """Relevance: the two items share at least one label.
 
-    ``query_labels [Q]`` / ``gallery_labels [G]`` integer classes, or ``[Q, L]`` / ``[G, L]``
-    binary multi-label indicator matrices."""
+    Parameters
+    ----------
+    query_labels : array_like, shape [Q] or [Q, L]
+        Integer classes, or a binary multi-label indicator matrix.
+    gallery_labels : array_like, shape [G] or [G, L]
+        The same for the gallery.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape [Q, G]
+        The relevance.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.evaluate import shared_label_relevance
+    >>> shared_label_relevance(np.array([0, 1]), np.array([1, 0, 0])).astype(int)
+    array([[0, 1, 1],
+           [1, 0, 0]])
+    """
     a, b = np.asarray(query_labels), np.asarray(gallery_labels)
     if a.ndim == 1 and b.ndim == 1:
         return a[:, None] == b[None, :]

@@ -64,7 +64,23 @@ def use_fast_path(model: AnchorModel, method: str) -> bool:
 
 
 def check_precision(precision) -> str:
-    """``precision`` validated against :data:`PRECISIONS`."""
+    """``precision`` validated against :data:`PRECISIONS`.
+
+    Parameters
+    ----------
+    precision : str
+        ``"highest"`` or ``"fast"``.
+
+    Returns
+    -------
+    str
+        The same string.
+
+    Raises
+    ------
+    AnchorDivError
+        Another value.
+    """
     if precision not in PRECISIONS:
         raise AnchorDivError(
             f"precision: unknown {precision!r}; choose 'highest' (exact float32 products, the "
@@ -142,8 +158,26 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
 
 
 def augmented(u, c, v, h):
-    """The operands of ``"highest"``: ``([−u, 1, c] [Q, m+2], [v, h, 1] [G, m+2])``, whose
-    product is ``D`` before the clamp (offsets ride inside the product)."""
+    """The operands of ``"highest"``: offsets ride inside the product.
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+
+    Returns
+    -------
+    left : jax.Array, shape [Q, m + 2]
+        ``[−u, 1, c]``.
+    right : jax.Array, shape [G, m + 2]
+        ``[v, h, 1]``; ``left @ right.T`` is D before the clamp.
+    """
     ones_q = jnp.ones((u.shape[0], 1), u.dtype)
     ones_g = jnp.ones((v.shape[0], 1), v.dtype)
     ua = jnp.concatenate([-u, ones_q, c[:, None].astype(u.dtype)], axis=1)
@@ -152,9 +186,33 @@ def augmented(u, c, v, h):
 
 
 def centred(u, c, v, h):
-    """The operands of ``"fast"``: ``(u − ū [Q, m], v − v̄ [G, m], row [Q], col [G])`` with
+    """The operands of ``"fast"``: centred cross term and exact offsets.
+
     ``D = row[:, None] + col[None] − (u − ū)(v − v̄)ᵀ`` exactly (ū, v̄: column means; the
-    offsets' matrix-vector products at ``Precision.HIGHEST``)."""
+    offsets' matrix-vector products at ``Precision.HIGHEST``).
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+
+    Returns
+    -------
+    u_centred : jax.Array, shape [Q, m]
+        u − ū.
+    v_centred : jax.Array, shape [G, m]
+        v − v̄.
+    row : jax.Array, shape [Q]
+        Query offsets of the centred form.
+    col : jax.Array, shape [G]
+        Key offsets of the centred form.
+    """
     hi = jax.lax.Precision.HIGHEST
     ubar, vbar = jnp.mean(u, axis=0), jnp.mean(v, axis=0)
     row = c.astype(u.dtype) - jnp.matmul(u, vbar, precision=hi)

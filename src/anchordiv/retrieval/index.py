@@ -45,10 +45,27 @@ FAISS_KINDS = ("flat", "ivf", "hnsw")
 
 
 def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
-    """``D [Q, G] = max(c[:, None] − q keysᵀ, 0)`` for MIPS queries ``q [Q, m+1]``, offsets
-    ``c [Q]`` and keys ``[G, m+1]``: the one matrix product over cached keys (through
-    :func:`anchordiv.retrieval.divergence.pairwise` with h = 0, the h column being inside
-    the keys; ``precision`` as there)."""
+    """The divergences from MIPS queries and cached keys: the one matrix product.
+
+    ``D [Q, G] = max(c[:, None] − q keysᵀ, 0)``, through
+    :func:`anchordiv.retrieval.divergence.pairwise` with h = 0 (the h column is inside the keys).
+
+    Parameters
+    ----------
+    q : jax.Array, shape [Q, m + 1]
+        MIPS queries ``[u, −1]``.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    keys : jax.Array, shape [G, m + 1]
+        Cached keys.
+    precision : {"highest", "fast"}, default "highest"
+        As in :func:`anchordiv.divergence`.
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        The divergences.
+    """
     return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
@@ -317,9 +334,31 @@ class GalleryIndex:
 
 def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
                progress: bool | None = None):
-    """Yield ``(start, keys [n, m + 1])`` for consecutive ``chunk``-row blocks of an array-like
-    ``gallery [G, d]`` (validated as read; computed on rows padded to ``chunk``, so every block
-    shares one compiled function)."""
+    """The MIPS keys of consecutive blocks of a gallery.
+
+    Each block is validated as read and computed on rows padded to ``chunk``, so every block
+    shares one compiled function.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    gallery : array_like, shape [G, d]
+        A sliceable gallery.
+    method : {"auto", "generic", "direct"}
+        Divergence path.
+    chunk : int
+        Rows per block.
+    progress : bool, optional
+        Show a progress bar.
+
+    Yields
+    ------
+    start : int
+        The block's first row.
+    keys : numpy.ndarray, shape [n, m + 1]
+        Its keys.
+    """
     size, _ = dv.gallery_shape(model, gallery)
     read = dv.gallery_reader(model, gallery)
     starts = range(0, size, chunk)
@@ -330,7 +369,29 @@ def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
 
 
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
-    """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training)."""
+    """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training).
+
+    Parameters
+    ----------
+    size : int
+        Rows available.
+    n : int
+        Rows wanted.
+    seed : int
+        Seed.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape [min(n, size)]
+        Sorted indices.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval.index import sample_rows
+    >>> idx = sample_rows(10, 4, seed=0)
+    >>> len(idx), bool((np.diff(idx) > 0).all())
+    (4, True)
+    """
     n = min(size, integer("train_size", n, low=1))
     return np.sort(np.random.default_rng(seed).choice(size, n, False))
 
