@@ -343,7 +343,7 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
     Either a prior saved with ``prior.save(path)``, or a fitted Gaussian anchor model
     (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``), which becomes the
     broad distribution of a ``kind`` prior through :func:`broad_from_model`.  The model's card
-    (encoder, τ, sources) and path are kept in ``prior.origin``; its τ is the default of
+    (encoder, τ, sources) and path are kept in ``prior.card``; its τ is the default of
     :func:`infer`.
 
     Parameters
