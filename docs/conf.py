@@ -3,7 +3,11 @@
 * MyST Markdown pages and the notebook gallery through MyST-NB; notebooks are rendered from
   their stored outputs (``nb_execution_mode = "off"``: ``make docs`` never re-executes them —
   ``tests/test_notebooks.py`` does, in small mode).
-* The API reference is generated from ``__all__`` by ``_ext/apigen.py`` on every build.
+* The API reference is generated from ``__all__`` by ``_ext/apigen.py`` on every build; the
+  docstrings are numpydoc (Parameters, Returns, Raises, Examples), rendered by
+  ``sphinx.ext.napoleon`` (part of Sphinx: nothing to install).
+* Figures quoted in the guides and the results page come from ``benchmarks/results/*.json``
+  at build time through the ``{result}`` role of ``_ext/results.py``.
 * MathJax is served from a local copy (Debian ``libjs-mathjax``, installed by
   ``make docs-setup``; ``ANCHORDIV_MATHJAX_DIR`` points elsewhere), never from a CDN.
 """
@@ -28,8 +32,8 @@ author = "the anchordiv developers"
 copyright = "2026, the anchordiv developers"
 release = version = anchordiv.__version__
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "apigen",
-              "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.napoleon",
+              "apigen", "results", "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_ext", "guides/_generated", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -48,6 +52,17 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # shapes and types are in the docstrings
 autodoc_preserve_defaults = True
 autodoc_inherit_docstrings = False  # a subclass of a library class documents only its own API
+
+# --- numpydoc sections (napoleon) -----------------------------------------------------------
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+# Parameters as one field list of "name (type) -- description": the types stay text, since a
+# class documented both top-level and in its module (Family, Curve, NIW) is an ambiguous
+# cross-reference target in a :type: field, which -W turns into an error
+napoleon_use_param = False
+napoleon_use_rtype = False          # the return type inline with its description
+napoleon_use_ivar = True            # Attributes as :ivar: fields (no duplicate attribute entries)
+napoleon_include_init_with_doc = False
 
 # --- HTML -----------------------------------------------------------------------------------
 html_theme = "furo"

@@ -24,7 +24,8 @@
 # reports often *negate* findings ("no pleural effusion"): the table reports how often a
 # report without the label still names the finding.
 #
-# `ANCHORDIV_NOTEBOOK_SMALL=1` runs a small version (the tests do).
+# This page shows the **small mode**, the default (fewer anchors, steps and draws: what the docs
+# gallery shows and the tests run); `ANCHORDIV_NOTEBOOK_FULL=1` runs the full version.
 
 # %%
 import os
@@ -38,7 +39,7 @@ from anchordiv.data import clinical, embed_texts, get_encoder, openi
 from anchordiv.plots import plot_scores
 from anchordiv.app.studies import clinical as study
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_SMALL") == "1"
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "clinical_retrieval"
 FINDINGS = ["cardiomegaly", "pleural effusion"] if SMALL else list(clinical.FINDINGS)
 N_GALLERY, N_QUERIES, N_SUBSETS = (400, 20, 2) if SMALL else (None, 200, 5)

@@ -32,6 +32,9 @@
 # (saved as a local checkpoint and loaded back through the same path as a real one) and an image
 # folder of crops of scikit-image's photographs.  Its retrieval numbers measure nothing about
 # CLIP; they only show that the pipeline runs end to end.
+#
+# This page shows the **small mode**, the default (fewer anchors, steps and draws: what the docs
+# gallery shows and the tests run); `ANCHORDIV_NOTEBOOK_FULL=1` runs the full version.
 
 # %%
 import json
@@ -46,7 +49,7 @@ from IPython import display
 import anchordiv as ad
 from anchordiv.data import embed_images, embed_texts, get_encoder, imagenet
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_SMALL") == "1"
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "open_clip_images"
 OUT.mkdir(parents=True, exist_ok=True)
 MODEL = os.environ.get("ANCHORDIV_CLIP_MODEL")

@@ -87,7 +87,7 @@ def test_is_percent_format(path):
 @pytest.mark.filterwarnings("ignore:no ANCHORDIV_CLIP_MODEL")   # open_clip demo mode, intended
 @pytest.mark.parametrize("path", RUNS)
 def test_notebook_runs_in_small_mode(path, tmp_path, monkeypatch):
-    monkeypatch.setenv("ANCHORDIV_NOTEBOOK_SMALL", "1")
+    monkeypatch.delenv("ANCHORDIV_NOTEBOOK_FULL", raising=False)     # small mode: the default
     monkeypatch.setenv("ANCHORDIV_NOTEBOOK_OUT", str(tmp_path))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(tmp_path)

@@ -3,8 +3,10 @@ the examples a reader copies work; a documentation page (docs/**/*.md) is read t
 so its blocks run in order in one namespace per page, as a reader following the guide runs them.
 
 A block preceded by an ``<!-- readme-test: slow ... -->`` comment runs only with ``-m slow``
-(NUTS compilation).  The README must also start with the two set-up commands, stay the short
-front door (≤ 250 lines) and show what its quick start prints."""
+(NUTS compilation).  A block followed (after any prose) by ``<!-- output -->`` and a ```text
+block must print exactly that text, so a page never quotes numbers its code no longer gives.
+The README must also start with the two set-up commands, stay the short front door (≤ 250
+lines) and show what its quick start prints."""
 
 import contextlib
 import io
@@ -17,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 PAGES = [README] + sorted(p for p in (ROOT / "docs").rglob("*.md")
                           if "_build" not in p.parts and "_generated" not in p.parts)
-BLOCK = re.compile(r"(<!-- readme-test: slow[^>]*-->\s*)?```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"(<!-- readme-test: slow[^>]*-->\s*)?```python\n(.*?)```"
+                   r"(?:(?:(?!```).)*?<!-- output -->\s*```text\n(.*?)```)?", re.S)
 
 
 QUICK_START = re.compile(r"## Quick start\n\n```python\n(.*?)```.*?\n```\n(.*?)```", re.S)
@@ -25,8 +28,14 @@ QUICK_START = re.compile(r"## Quick start\n\n```python\n(.*?)```.*?\n```\n(.*?)`
 
 def page_blocks(page: Path) -> list[tuple[str, bool, int]]:
     """``(code, slow, line)`` of each ```python block of ``page``, in order."""
+    return [(code, slow, line) for code, slow, line, _ in page_outputs(page)]
+
+
+def page_outputs(page: Path) -> list[tuple[str, bool, int, str | None]]:
+    """``(code, slow, line, output)`` of each ```python block of ``page``: ``output`` is the
+    ```text block marked ``<!-- output -->`` right after it (None without one)."""
     text = page.read_text(encoding="utf-8")
-    return [(m.group(2), bool(m.group(1)), text[:m.start(2)].count("\n") + 1)
+    return [(m.group(2), bool(m.group(1)), text[:m.start(2)].count("\n") + 1, m.group(3))
             for m in BLOCK.finditer(text)]
 
 
@@ -91,7 +100,12 @@ def test_readme_block_runs_on_its_own(code, tmp_path, monkeypatch):
 def test_docs_page_runs_top_to_bottom(page, with_slow, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__main__"}
-    for code, slow, line in page_blocks(page):
+    for code, slow, line, shown in page_outputs(page):
         if slow and not with_slow:
             continue
-        exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+        if shown is not None:
+            assert out.getvalue() == shown, f"{page.name}, line {line}: the block prints\n" \
+                f"{out.getvalue()}\nbut the page shows\n{shown}"

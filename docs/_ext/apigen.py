@@ -135,7 +135,8 @@ def _language(block: list[str]) -> str:
 def code_examples(lines: list[str]) -> list[str]:
     """Mark the indented examples of plain-text docstrings as Python code blocks: a block indented
     by 4 or more after a blank line that follows an unindented paragraph (not a list, a
-    directive or a ``::`` paragraph) becomes ``.. code-block:: python``.  Bars in prose are
+    directive, a field of napoleon's numpydoc output or a ``::`` paragraph) becomes
+    ``.. code-block:: python``.  Bars in prose are
     escaped (norms like ``|∂z/∂θ|``)."""
     out, i = [], 0
     while i < len(lines):
@@ -144,7 +145,7 @@ def code_examples(lines: list[str]) -> list[str]:
         starts_block = (i > 0 and not lines[i - 1].strip() and _indent(line) >= 4
                         and line.strip() and _indent(prev) == 0
                         and not prev.rstrip().endswith("::")
-                        and not prev.lstrip().startswith(("* ", "- ", "..", "|", "+")))
+                        and not prev.lstrip().startswith(("* ", "- ", "..", "|", "+", ":")))
         if starts_block:
             block, base = [], _indent(line)
             while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) >= base):

@@ -3,9 +3,9 @@
     python docs/_ext/execute_notebooks.py [notebooks/NAME.py ...]    # default: every notebook
 
 Each ``notebooks/NAME.py`` (percent format, the source) is run cell by cell in a Jupyter kernel
-(nbclient) with ``ANCHORDIV_NOTEBOOK_SMALL=1``, its figures going to a temporary folder, and
-written to ``notebooks/NAME.ipynb`` with its outputs — what the docs gallery renders.  ``make
-notebooks`` runs this."""
+(nbclient) in its default small mode (``ANCHORDIV_NOTEBOOK_FULL`` unset), its figures going to
+a temporary folder, and written to ``notebooks/NAME.ipynb`` with its outputs — what the docs
+gallery renders.  ``make notebooks`` runs this."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def execute(script: Path, timeout: int = 1200) -> Path:
     saved = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
         try:                          # the kernel inherits this process's environment
-            os.environ.update(ANCHORDIV_NOTEBOOK_SMALL="1", ANCHORDIV_NOTEBOOK_OUT=tmp,
-                              MPLBACKEND="Agg")
+            os.environ.pop("ANCHORDIV_NOTEBOOK_FULL", None)
+            os.environ.update(ANCHORDIV_NOTEBOOK_OUT=tmp, MPLBACKEND="Agg")
             nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                     resources={"metadata": {"path": tmp}}).execute()
         finally:

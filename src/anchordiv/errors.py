@@ -32,7 +32,23 @@ def user_stacklevel() -> int:
 
 
 class AnchorDivError(ValueError):
-    """Bad input to an anchordiv function; the message says which argument and why."""
+    """Bad input to an anchordiv function; the message says which argument and why.
+
+    A subclass of ``ValueError``: code that catches ``ValueError`` also catches it.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong, starting with the name of the argument.
+
+    Examples
+    --------
+    >>> try:
+    ...     ad.fit("gaussian", np.zeros((3, 4)), tau=20.0)
+    ... except ad.AnchorDivError as err:
+    ...     print(str(err).split(":")[0])
+    anchors
+    """
 
 
 def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,

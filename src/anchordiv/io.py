@@ -148,9 +148,39 @@ def check_output(path, overwrite: bool) -> Path:
 
 
 def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> Path:
-    """Save ``model`` to the directory ``path``; extra keywords go into the card
-    (e.g. ``encoder="all-MiniLM-L6-v2", anchor_source="wordnet nouns"``).  An existing,
-    non-empty ``path`` is an :class:`AnchorDivError` unless ``overwrite=True``."""
+    """Save an anchor model to a directory (``arrays.npz`` + ``card.json``).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The model to save (any kind, including mixtures).
+    path : str or Path
+        Destination directory (created).
+    overwrite : bool, default False
+        Replace an existing, non-empty ``path``.
+    **card
+        Extra JSON-able fields for the card (e.g. ``encoder="all-MiniLM-L6-v2",
+        anchor_source="wordnet nouns"``).
+
+    Returns
+    -------
+    Path
+        The directory written.
+
+    Raises
+    ------
+    AnchorDivError
+        ``model`` is not an anchor model, ``path`` is a file, or it is a non-empty directory and
+        ``overwrite`` is false.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> model = ad.fit("gaussian", np.eye(4), tau=20.0)
+    >>> out = ad.save_model(model, pathlib.Path(tempfile.mkdtemp()) / "model", encoder="toy")
+    >>> ad.load_model(out)
+    Gaussian(mean[4], factor[4, 4], tau=20)
+    """
     if not isinstance(model, AnchorModel):
         raise AnchorDivError(f"save_model: expected an anchor model, got {type(model).__name__}")
     check_output(path, overwrite)
@@ -162,7 +192,34 @@ def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> 
 
 
 def load_model(path, *, verify: bool = True) -> AnchorModel:
-    """Load a model saved by :func:`save_model` (bit-exact)."""
+    """Load a model saved by :func:`save_model` (bit-exact).
+
+    Parameters
+    ----------
+    path : str or Path
+        The model directory.
+    verify : bool, default True
+        Check the arrays against the card's data hash.
+
+    Returns
+    -------
+    AnchorModel
+        The model, of the kind it was saved as.
+
+    Raises
+    ------
+    AnchorDivError
+        ``path`` is not a saved bundle, holds something other than an anchor model, or fails the
+        hash check.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0),
+    ...                     pathlib.Path(tempfile.mkdtemp()) / "model")
+    >>> float(ad.load_model(out).tau)
+    20.0
+    """
     arrays, card = read_bundle(path, verify=verify)
     expect_type(path, card, "anchor-model", "an anchor model")
     try:

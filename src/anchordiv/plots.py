@@ -14,7 +14,13 @@ from .errors import integer
 
 
 def pyplot():
-    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file)."""
+    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file).
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,7 +30,20 @@ def pyplot():
 
 
 def save_figure(fig, path) -> Path:
-    """Write ``fig`` to ``path`` (PNG at 120 dpi, parent folders made) and close it."""
+    """Write a figure as PNG at 120 dpi (parent folders made) and close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or Path
+        Destination.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p, dpi=120, bbox_inches="tight")
@@ -33,7 +52,20 @@ def save_figure(fig, path) -> Path:
 
 
 def finish(fig, path=None):
-    """Lay out ``fig``; write it to the PNG ``path`` (and close it) when given.  Returns fig."""
+    """Lay out a figure; write it to a PNG (and close it) when a path is given.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or Path, optional
+        The PNG to write.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``.
+    """
     fig.tight_layout()
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -50,8 +82,25 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
                title: str = "adaptation curve", ylabel: str = "mean AUPRC") -> Path:
     """AUPRC against target-anchor budget (log x), one line per model with its interval band.
 
-    ``summary`` rows need ``model, budget, auprc, low, high`` (``role`` picks the line style);
-    ``prevalence`` draws the random-ranking level."""
+    Parameters
+    ----------
+    summary : list of dict
+        Rows with ``model, budget, auprc, low, high`` (``role`` picks the line style), e.g.
+        ``Curve.summary()``.
+    path : str or Path
+        The PNG to write.
+    prevalence : float, optional
+        Draw the random-ranking level.
+    title : str, default "adaptation curve"
+        Plot title.
+    ylabel : str, default "mean AUPRC"
+        y-axis label.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     plt = pyplot()
     models = list(dict.fromkeys(r["model"] for r in summary))
     colours = distinct_colours(len(models))
@@ -85,10 +134,28 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 def distinct_colours(n: int) -> list:
-    """``n`` colours no two alike: matplotlib's tab10 up to 10; up to 20, tab20's ten dark
-    shades first and then its ten light ones; beyond, evenly spaced hues of turbo.  (The
-    default colour cycle repeats after ten: two curves of the main job's 11-model WordNet →
-    ImageNet plot shared one blue.)"""
+    """``n`` colours no two alike.
+
+    matplotlib's tab10 up to 10; up to 20, tab20's ten dark shades first and then its ten light
+    ones; beyond, evenly spaced hues of turbo (the default colour cycle repeats after ten).
+
+    Parameters
+    ----------
+    n : int
+        Number of colours.
+
+    Returns
+    -------
+    list
+        ``n`` RGBA colours.
+
+    Examples
+    --------
+    >>> from anchordiv.plots import distinct_colours
+    >>> colours = distinct_colours(12)
+    >>> len(colours), len({tuple(c) for c in colours})
+    (12, 12)
+    """
     from matplotlib import colormaps
 
     integer("n", n, low=0)
@@ -103,8 +170,23 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
                 label: str = "scorer") -> Path:
     """Horizontal bars of mean AUPRC with interval whiskers, prevalence as a dotted line.
 
-    ``summary`` rows need ``<label>, auprc, low, high`` and optionally ``prevalence``
-    (e.g. :meth:`anchordiv.evaluation.evaluate.Evaluation.summary`)."""
+    Parameters
+    ----------
+    summary : list of dict
+        Rows with ``<label>, auprc, low, high`` and optionally ``prevalence`` (e.g.
+        :meth:`anchordiv.evaluation.evaluate.Evaluation.summary`).
+    path : str or Path
+        The PNG to write.
+    title : str, default "retrieval"
+        Plot title.
+    label : str, default "scorer"
+        The row key that names a bar.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(summary) + 1.2))
     names = [str(r[label]) for r in summary]
@@ -124,7 +206,22 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
 
 
 def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
-    """The ELBO against step, symlog y so early and late steps both show."""
+    """The ELBO against step, symlog y so early and late steps both show.
+
+    Parameters
+    ----------
+    elbo : numpy.ndarray, shape [steps]
+        The ELBO (or loss) per step.
+    path : str or Path
+        The PNG to write.
+    title : str, default "SVI"
+        Plot title.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(np.arange(1, len(elbo) + 1), elbo, lw=1)

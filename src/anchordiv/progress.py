@@ -24,7 +24,15 @@ DEFAULT_INTERVAL = 30.0
 
 
 class LineBar(_terminal_bar):
-    """A tqdm bar that prints whole lines (no ``\\r``) at most every ``mininterval`` seconds."""
+    r"""A tqdm bar that prints whole lines (no ``\r``) at most every ``mininterval`` seconds.
+
+    For logs and pipes, where a redrawn bar would leave control characters.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``tqdm.tqdm``.
+    """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("mininterval", _interval())
@@ -59,7 +67,18 @@ def _interval() -> float:
 
 
 def interactive(stream=None) -> bool:
-    """Whether ``stream`` (default stderr) is a terminal that can redraw a bar in place."""
+    """Whether a stream is a terminal that can redraw a bar in place.
+
+    Parameters
+    ----------
+    stream : file-like, optional
+        Default ``sys.stderr``.
+
+    Returns
+    -------
+    bool
+        True for a TTY.
+    """
     stream = sys.stderr if stream is None else stream
     try:
         return bool(stream.isatty())
@@ -68,6 +87,17 @@ def interactive(stream=None) -> bool:
 
 
 def tqdm(*args, **kwargs):
-    """``tqdm.tqdm(*args, **kwargs)`` on a terminal, :class:`LineBar` otherwise."""
+    """A progress bar: ``tqdm.tqdm`` on a terminal, :class:`LineBar` otherwise.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``tqdm.tqdm``.
+
+    Returns
+    -------
+    tqdm.tqdm
+        The bar (also an iterator over its iterable).
+    """
     stream = kwargs.get("file")
     return (_terminal_bar if interactive(stream) else LineBar)(*args, **kwargs)

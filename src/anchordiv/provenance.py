@@ -33,6 +33,28 @@ class Embeddings(np.ndarray):
 
     Views and row selections (``X[:10]``, ``X[idx]``) keep it; arithmetic (``10 * X``,
     ``X - X.mean(0)``) returns plain arrays, since the result is no longer the encoder's output.
+    Embeddings come from ``ad.data.embed_texts``, ``ad.data.embed_images`` and
+    :func:`load_embeddings`; any array becomes one with ``provenance.with_provenance``.
+
+    Parameters
+    ----------
+    shape, dtype, buffer, offset, strides, order
+        As for ``numpy.ndarray`` (an ``Embeddings`` is normally made as a view, not constructed).
+
+    Attributes
+    ----------
+    provenance : dict
+        ``encoder`` (str) and ``logit_scale`` (float, the τ of ``ad.fit``), plus what the writer
+        recorded (``texts``, ``sources``).
+
+    Examples
+    --------
+    >>> from anchordiv.provenance import with_provenance
+    >>> X = with_provenance(np.eye(4), encoder="toy", logit_scale=20.0)
+    >>> X[:2].provenance["logit_scale"]
+    20.0
+    >>> type(X - X.mean(0)).__name__
+    'ndarray'
     """
 
     provenance: dict
@@ -77,9 +99,38 @@ def common_provenance(**named) -> dict:
 
 
 def resolve_tau(tau, **named) -> float:
-    """τ for a computation on the named embeddings: ``tau`` if given, else the logit scale
-    recorded with them (an error if they come from different encoders), else an error that
-    says what to pass."""
+    """τ for a computation on the named embeddings.
+
+    ``tau`` if given, else the logit scale recorded with the embeddings, else an error that says
+    what to pass.  Embeddings of two different encoders are an error even when ``tau`` is given.
+
+    Parameters
+    ----------
+    tau : float or None
+        An explicit logit scale (> 0); wins over the provenance.
+    **named : array_like
+        The embeddings of the computation, by argument name (the names appear in errors).
+
+    Returns
+    -------
+    float
+        The logit scale τ.
+
+    Raises
+    ------
+    AnchorDivError
+        ``tau`` is not positive, the arrays come from different encoders, or neither ``tau`` nor a
+        recorded logit scale exists.
+
+    Examples
+    --------
+    >>> from anchordiv.provenance import with_provenance
+    >>> X = with_provenance(np.eye(4), encoder="toy", logit_scale=20.0)
+    >>> ad.resolve_tau(None, anchors=X)
+    20.0
+    >>> ad.resolve_tau(50.0, anchors=X)
+    50.0
+    """
     prov = common_provenance(**named)
     if tau is not None:
         return positive("tau", tau)
@@ -106,9 +157,39 @@ def sidecar_path(path) -> Path:
 
 def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float | None = None,
                     **extra) -> Path:
-    """Write ``x [n, d]`` to ``path`` (``.npy`` added if missing) and its provenance sidecar
-    (``encoder``, ``logit_scale`` from the arguments or from ``x``'s own provenance, plus
-    ``extra``).  Returns the ``.npy`` path actually written."""
+    """Write embeddings and their provenance sidecar.
+
+    Writes ``x`` to ``path`` (``.npy`` added if missing) and the sidecar ``X.json`` beside it:
+    ``encoder`` and ``logit_scale`` from the arguments or from ``x``'s own provenance, the
+    ``extra`` keywords, ``rows`` and ``dim``.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination; ``out`` and ``out.npy`` both write ``out.npy``.
+    x : array_like, shape [n, d]
+        The embeddings (an :class:`Embeddings` contributes its provenance).
+    encoder : str, optional
+        Encoder id (overrides ``x``'s).
+    logit_scale : float, optional
+        The encoder's logit scale τ (overrides ``x``'s).
+    **extra
+        Further JSON-able fields for the sidecar (e.g. ``texts``, ``sources``).
+
+    Returns
+    -------
+    Path
+        The ``.npy`` path actually written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "anchors"
+    >>> ad.save_embeddings(path, np.eye(4), encoder="toy", logit_scale=20.0).name
+    'anchors.npy'
+    >>> ad.load_embeddings(path.with_suffix(".npy")).provenance
+    {'encoder': 'toy', 'logit_scale': 20.0}
+    """
     p = npy_path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     arr = np.asarray(x)
@@ -150,8 +231,39 @@ def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray
 
 
 def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray:
-    """Embeddings ``[n, d]`` from a ``.npy`` file, carrying the provenance of its sidecar
-    (``X.json``) when there is one; the sidecar's ``rows``/``dim`` must match the array."""
+    """Embeddings from a ``.npy`` file, with the provenance of its sidecar.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npy`` file; its sidecar ``X.json`` (written by :func:`save_embeddings` or
+        ``anchordiv embed``) is read when present.
+    name : str, default "embeddings"
+        The argument name used in error messages.
+    mmap : bool, default True
+        Memory-map the array (read-only) instead of reading it into memory.
+
+    Returns
+    -------
+    numpy.ndarray or Embeddings, shape [n, d]
+        An :class:`Embeddings` carrying ``encoder``, ``logit_scale`` (and ``texts``, ``sources``)
+        when a sidecar exists, else the plain array.
+
+    Raises
+    ------
+    AnchorDivError
+        The file is missing, not ``.npy``, unreadable, or its sidecar is broken or disagrees with
+        the array's ``rows``/``dim``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = ad.save_embeddings(pathlib.Path(tempfile.mkdtemp()) / "x.npy", np.eye(3),
+    ...                           encoder="toy", logit_scale=20.0)
+    >>> X = ad.load_embeddings(path)
+    >>> X.shape, X.provenance["encoder"]
+    ((3, 3), 'toy')
+    """
     arr = load_npy(path, name, mmap=mmap)
     meta = read_sidecar(path)
     if not meta:
@@ -171,7 +283,26 @@ UNIT_NORM_TOLERANCE = 1e-3
 
 
 class AnchorDivWarning(UserWarning):
-    """Input that is legal but probably not what was meant (e.g. non-unit-norm embeddings)."""
+    """Input that is legal but probably not what was meant (e.g. non-unit-norm embeddings).
+
+    A subclass of ``UserWarning``; filter it with ``warnings.simplefilter("error",
+    ad.AnchorDivWarning)`` to make such inputs fail.
+
+    Parameters
+    ----------
+    message : str
+        What looks wrong and how to silence it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> x = np.eye(4)[:3] * 2.0
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = ad.fit("gaussian", np.vstack([x, [[0.0, 0.0, 0.0, 2.0]]]), tau=20.0)
+    >>> any(issubclass(w.category, ad.AnchorDivWarning) for w in caught)
+    True
+    """
 
 
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:

@@ -12,69 +12,15 @@ Objects (the API to build on)::
 
 One prior class per family (:mod:`.families`; the protocol is :class:`.family.Family`):
 ``NIWPrior`` (gaussian), ``BinghamPrior`` (latent-gaussian), ``PosteriorBinghamPrior``
-(latent-spherical), ``DirichletNIWPrior`` (mixture).  Methods are typed configuration objects
-(:mod:`.inference`): ``Exact()``, ``NUTS(...)``, ``SVI(...)``.
+(latent-spherical), ``DirichletNIWPrior`` (mixture), ``DiagonalPrior`` (diagonal-gaussian),
+``SpectralPrior`` (spectral) and ``StructuredPrior`` (a user's NumPyro prior on the gaussian
+sites).  Methods are typed configuration objects (:mod:`.inference`): ``Exact()``,
+``NUTS(...)``, ``SVI(...)``.
 
-The convenience ``ad.adapt(kind, broad, targets, tau=…, **options)`` builds both from one
-flat set of options (below) and raises on any option that does not apply to the chosen kind
-and method:
+The convenience :func:`adapt` builds both from one flat set of options and raises on any
+option that does not apply to the chosen kind and method; its docstring lists every option::
 
     post = ad.adapt("gaussian", broad [N, d], targets [n, d], tau=20.0)
-
-Options per kind (units in pseudo-anchors: how many anchors the broad prior is worth):
-
-* ``gaussian`` (NIW): ``kappa0`` (strength of the prior mean), ``nu0`` (> d + 1; ``nu0 − d − 1``
-  is the strength of the prior covariance) — both numbers, or ``"auto"`` (default) chosen by
-  ``strengths``: ``"held-out"`` (default, the recipe of :mod:`.recipe`: one strength by exact
-  leave-one-out predictive density, capped by the targets' held-out novelty, so that the
-  posterior approaches the target-only fit as the targets come to span their own subspace) or
-  ``"evidence"`` (empirical Bayes, the maximiser of the closed-form marginal likelihood; the
-  default before issue 17); reported in ``post.info["chosen_by"]``; ``reg`` relative ridge of
-  the broad covariance (1e-3).
-* ``latent-gaussian`` (matrix Bingham): ``rank`` k, ``beta`` target weight in [0, 1] and
-  ``prior_anchors`` — default ``"auto"``: the recipe's rank (between the prior's stable rank
-  and the target-only rank, by the targets' novelty) and strength s, β = n/(n + s);
-  ``rank="variance"`` is 95 % of the broad variance and a number ``prior_anchors`` gives
-  β = n/(n + prior_anchors) (the defaults before issue 17: ``rank="variance",
-  prior_anchors=10``).
-* ``latent-spherical`` (posterior-like Bingham): ``rank`` (≥ 2), ``beta``, ``prior_anchors`` as
-  for latent-gaussian, ``concentration`` κ of the draws (default from the PPCA likelihood at
-  the chosen strength), ``radius`` (1).
-* ``mixture`` (Dirichlet–NIW): ``components`` (4), ``alpha0`` (10), ``kappa0`` (10), ``nu0``
-  (default d + 11), ``em_seed`` (0; the broad EM fit; ``seed`` is accepted for it too and then
-  also seeds NUTS/SVI), ``reg`` (1e-3), ``max_iter`` (200).  Fixed strengths: the recipe's
-  density bound is the single NIW's closed-form LOO, which a mixture lacks (the targets'
-  component assignments are latent, so each fold would be an EM refit per grid strength),
-  and it has not been measured on a mixture task; the diagonal family keeps its fixed
-  strengths too.
-
-Every kind: ``prior="broad"`` (default) or ``"isotropic"`` — the same strength with an isotropic
-prior covariance of the same trace (the control separating an informative broad prior from mere
-shrinkage).
-
-Inference (``method``):
-
-* ``"exact"`` (default): the conjugate update of the kind's prior (:mod:`.exact`).
-* ``"nuts"`` (:mod:`.sampling`): NUTS on the explicit NumPyro model of :mod:`anchordiv.adaptation.priors`
-  or a user's; ``num_samples`` (500), ``num_warmup`` (500), ``num_chains`` (2), ``seed``,
-  ``progress``, ``init_strategy`` ("median"), ``target_accept_prob`` (0.8), ``dense_mass``,
-  ``max_tree_depth`` (10), ``chain_method`` ("sequential"), ``x64`` (False: float64 needs
-  JAX's float64 mode, ``jax.config.update("jax_enable_x64", True)``; never switched on here).
-* ``"svi"`` (:mod:`.variational`): NumPyro SVI with ``guide`` ("delta" = MAP, "normal",
-  "lowrank" with ``guide_rank``, or a user's guide), ``optimizer`` (numpyro.optim or optax;
-  default Adam), ``learning_rate`` (0.05) decaying to ``lr_decay`` × itself (0.01), ``num_steps`` (2000), ``num_particles`` (1),
-  ``convergence_window``/``convergence_tol`` (1e-4), ``num_samples`` guide draws kept (100).
-* ``subspace=r`` with ``"nuts"`` or ``"svi"`` (:mod:`.subspace`): the model runs on the broad
-  anchors' top-r principal directions and is lifted back to full d with the exact conditional
-  posterior of the default prior outside the subspace — the way to run NUTS at d = 384.
-
-Custom priors: ``model=fn`` (a NumPyro model ``fn(targets, **model_kwargs)`` that defines the
-kind's sites, ``Family.sites`` — e.g. ``NIWPrior.sites == ("mu", "Sigma")``; their shapes and a
-prior draw's positive definiteness are checked with an error naming the site;
-:mod:`anchordiv.adaptation.priors.structured` has factor-analysis and LKJ priors to copy, and
-``StructuredPrior.factor``/``.lkj`` make prior objects of them) with ``model_kwargs`` — a dict (overrides/extra
-hyperparameters on top of the kind's prior's, passed where ``fn`` names them) or a callable
-``f(broad [N, d']) -> dict`` that builds them from the (possibly projected) broad anchors.
 
 Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
 costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
@@ -129,14 +75,181 @@ METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 @limited_blas
 def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
           normalize: bool = False, **opts) -> Posterior:
-    """Adapt an anchor model of ``kind`` from ``broad_anchors [N, d]`` to
-    ``target_anchors [n, d]``; see the module docstring for the options.
+    """Adapt an anchor model of ``kind`` from broad anchors to target anchors.
 
-    ``tau``: the encoder's logit scale; when omitted, the one recorded with the embeddings
-    (``ad.resolve_tau``: an error if neither exists or the two sets come from different
-    encoders).  Target rows that are not unit-norm give a warning; ``normalize=True``
-    normalises the target anchors (broad anchors may be moment points, never normalised).
-    Equivalent to ``infer(Prior.from_anchors(broad, targets, ...), targets, Method(...))``."""
+    Builds the kind's prior from the broad anchors (``Prior.from_anchors``) and updates it with
+    the targets by ``method``: equivalent to
+    ``infer(Prior.from_anchors(broad, targets, ...), targets, Method(...))``.  Strengths are in
+    pseudo-anchors (how many anchors the broad prior is worth).  Every option below applies to
+    some kinds or methods only; any other combination is an :class:`AnchorDivError` naming the
+    option.
+
+    Parameters
+    ----------
+    kind : {"gaussian", "latent-gaussian", "latent-spherical", "mixture", "diagonal-gaussian", "spectral"}
+        The family (:data:`KINDS`).
+    broad_anchors : array_like, shape [N, d]
+        Broad anchors (N ≥ 2, not all identical); may be moment points (never normalised).
+    target_anchors : array_like, shape [n, d]
+        Target anchors (n ≥ 1; a single target is fine: the prior supplies the spread).
+    tau : float, optional
+        The encoder's logit scale; when omitted, the one recorded with the embeddings
+        (:func:`anchordiv.resolve_tau`: an error if neither exists or the two sets come from
+        different encoders).
+    normalize : bool, default False
+        Scale the target rows to unit norm (rows that are not unit-norm warn otherwise).
+    method : {"exact", "nuts", "svi"}, default "exact"
+        ``"exact"``: the conjugate update of the kind's prior (:mod:`.exact`; not for
+        ``spectral``); ``"nuts"``: NUTS on the explicit NumPyro model of
+        :mod:`anchordiv.adaptation.priors` or a user's (:mod:`.sampling`); ``"svi"``: NumPyro SVI
+        (:mod:`.variational`).
+    prior : {"broad", "isotropic"}, default "broad"
+        Every kind: ``"isotropic"`` keeps the strength but gives the prior an isotropic
+        covariance of the same trace (the control separating an informative broad prior from
+        mere shrinkage).
+
+    Other Parameters
+    ----------------
+    kappa0 : float or "auto"
+        gaussian (default ``"auto"``): strength of the prior mean; mixture (10), diagonal-gaussian
+        (10), spectral (1): pseudo-anchors of the prior mean.
+    nu0 : float or "auto"
+        gaussian (default ``"auto"``, a number must be > d + 1; ``nu0 − d − 1`` is the strength
+        of the prior covariance); mixture (default d + 11); diagonal-gaussian (10).
+    strengths : {"held-out", "evidence"}, default "held-out"
+        gaussian, how ``"auto"`` strengths are chosen: ``"held-out"`` — the recipe of
+        :mod:`.recipe`: one strength by exact leave-one-out predictive density, capped by the
+        targets' held-out novelty, so that the posterior approaches the target-only fit as the
+        targets come to span their own subspace; ``"evidence"`` — empirical Bayes, the
+        maximiser of the closed-form marginal likelihood.  Reported in ``post.info["chosen_by"]``.
+    reg : float, default 1e-3
+        gaussian, mixture, diagonal-gaussian, spectral: relative ridge of the broad covariance.
+    rank : int, "auto" or "variance"
+        latent-gaussian, latent-spherical (≥ 2), default ``"auto"``: the recipe's rank (between
+        the prior's stable rank and the target-only rank, by the targets' novelty);
+        ``"variance"``: 95 % of the broad variance.  spectral: the number of leading broad
+        directions (default min(64, d), capped at the broad covariance's rank).
+    beta : float in [0, 1] or "auto"
+        latent-gaussian, latent-spherical: the target weight; default ``"auto"``: β = n/(n + s)
+        with s the recipe's (or ``prior_anchors``') strength.
+    prior_anchors : float or "auto"
+        latent-gaussian, latent-spherical: the strength s of β = n/(n + s) (default ``"auto"``,
+        the recipe's).
+    concentration : float, optional
+        latent-spherical: κ of the draws (default from the PPCA likelihood at the chosen
+        strength).
+    radius : float, default 1.0
+        latent-spherical: the radius of the anchor model.
+    components : int, default 4
+        mixture: the number of Dirichlet–NIW components.
+    alpha0 : float, default 10.0
+        mixture: strength of the Dirichlet prior on the weights.
+    em_seed : int, default 0
+        mixture: seed of the broad EM fit (``seed`` is accepted for it too and then also seeds
+        NUTS/SVI).
+    max_iter : int, default 200
+        mixture: MAP-EM iterations.  The mixture and diagonal families keep fixed strengths (the
+        recipe's density bound is the single NIW's closed-form LOO, which a mixture lacks).
+    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+        spectral: the hierarchy of the per-direction scales.
+    global_scale : float, default 1.0
+        spectral: the horseshoe's g ~ HalfCauchy scale.
+    gamma_shape : float, default 2.0
+        spectral: a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
+    noise : {"free", "fixed"}, default "free"
+        spectral: σ² outside the leading directions learnt, or held at the broad residual
+        variance.
+    num_samples : int
+        nuts: draws per chain (500); svi: guide draws kept (100).
+    num_warmup : int, default 500
+        nuts: warm-up steps per chain.
+    num_chains : int, default 2
+        nuts: chains.
+    seed : int, default 0
+        nuts: the sampler's PRNG; svi: the optimisation and the guide draws.
+    progress : bool, default True
+        nuts, svi: show a progress bar.
+    init_strategy : str or callable, default "median"
+        nuts, svi: a name in :data:`~.model.INIT_STRATEGIES` or a NumPyro init strategy.
+    target_accept_prob : float, default 0.8
+        nuts: the step-size adaptation's target.
+    dense_mass : bool, default False
+        nuts: a dense mass matrix.
+    max_tree_depth : int, default 10
+        nuts: the largest tree depth.
+    chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
+        nuts: how the chains run.
+    x64 : bool, default False
+        nuts, svi: run in float64 (needs JAX's float64 mode,
+        ``jax.config.update("jax_enable_x64", True)``; never switched on here).
+    guide : str or guide, default "delta"
+        svi: ``"delta"`` (MAP), ``"normal"`` (mean field), ``"lowrank"`` (``guide_rank``), or a
+        user's NumPyro AutoGuide or guide function.
+    guide_rank : int, optional
+        svi: the rank of the ``"lowrank"`` guide.
+    optimizer : numpyro.optim optimizer or optax transformation, optional
+        svi: default Adam with a decaying step.
+    learning_rate : float, default 0.05
+        svi: Adam's initial step.
+    lr_decay : float, default 0.01
+        svi: the step decays to ``lr_decay`` × ``learning_rate`` over the run.
+    num_steps : int, default 2000
+        svi: optimisation steps.
+    num_particles : int, default 1
+        svi: ELBO particles per step.
+    convergence_window : int, optional
+        svi: steps per window of the convergence check (default ``max(20, num_steps // 10)``).
+    convergence_tol : float, default 1e-4
+        svi: the relative change of the mean loss between the last two windows below which
+        (with the parameters settled) the run counts as converged.
+    subspace : int, optional
+        nuts, svi: run the model on the broad anchors' top-r principal directions and lift it
+        back to full d with the exact conditional posterior of the default prior outside the
+        subspace (:mod:`.subspace`) — the way to run NUTS at d = 384.
+    model : callable, optional
+        nuts, svi: a custom NumPyro prior ``fn(targets, **model_kwargs)`` that defines the kind's
+        sites (``Family.sites``, e.g. ``NIWPrior.sites == ("mu", "Sigma")``); their shapes and a
+        prior draw's positive definiteness are checked with an error naming the site.
+        :mod:`anchordiv.adaptation.priors.structured` has factor-analysis and LKJ priors to copy
+        (``StructuredPrior.factor``/``.lkj`` make prior objects of them).
+    model_kwargs : dict or callable, optional
+        nuts, svi: a dict (overrides/extra hyperparameters on top of the kind's prior's, passed
+        where ``model`` names them) or ``f(broad [N, d']) -> dict`` built from the (possibly
+        projected) broad anchors.
+
+    Returns
+    -------
+    Posterior
+        The adapted posterior: ``post.point("mean" | "map")`` is an anchor model,
+        ``post.sample(seed, n)`` draws anchor models, ``post.info`` holds the chosen strengths.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown kind or option, an option that does not apply to the kind or method, invalid
+        anchors (non-finite, mismatched d, too few or duplicated broad anchors), or no τ.
+
+    See Also
+    --------
+    infer : the same with a prior object and a method object.
+    load_prior : a prior from a saved model or prior directory.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(40, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> targets = broad[:6] + 0.1
+    >>> targets /= np.linalg.norm(targets, axis=1, keepdims=True)
+    >>> post = ad.adapt("gaussian", broad, targets, tau=20.0)
+    >>> post.kind, post.method, post.info["chosen_by"].split(" (")[0]
+    ('gaussian', 'exact', 'held-out recipe')
+    >>> post.point("mean")
+    Gaussian(mean[4], factor[4, 4], tau=20)
+    >>> fixed = ad.adapt("gaussian", broad, targets, tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> fixed.info["kappa0"], fixed.info["nu0"]
+    (5.0, 10.0)
+    """
     fam = get_family(kind)
     prior_opts, method = split_options(kind, opts)
     broad, targets = check_anchors(broad_anchors, target_anchors)
@@ -187,10 +300,35 @@ def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
 
 
 def broad_from_model(model) -> np.ndarray:
-    """``[2r, d]`` anchors whose ML mean and covariance equal a saved Gaussian ``model``'s
-    (Σ = F Fᵀ, F ``[d, r]``): μ ± √r·F[:, i].  The gaussian and latent families use only the
-    broad mean and covariance, so these stand in exactly for the broad anchors a saved prior was
-    fitted to (not for ``mixture``, which runs EM on the anchors)."""
+    """Anchors whose ML mean and covariance equal a saved Gaussian model's.
+
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]``).  The gaussian and latent families use
+    only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
+    prior was fitted to (not for ``mixture``, which runs EM on the anchors).
+
+    Parameters
+    ----------
+    model : Gaussian
+        A fitted or loaded Gaussian anchor model.
+
+    Returns
+    -------
+    numpy.ndarray, shape [2r, d]
+        The stand-in anchors.
+
+    Raises
+    ------
+    AnchorDivError
+        ``model`` is not a Gaussian.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import broad_from_model
+    >>> a = np.eye(4)
+    >>> pts = broad_from_model(ad.fit("gaussian", a, tau=20.0))
+    >>> pts.shape, bool(np.allclose(pts.mean(0), a.mean(0)))
+    ((8, 4), True)
+    """
     from ..anchors import Gaussian
 
     if not isinstance(model, Gaussian):
@@ -203,11 +341,51 @@ def broad_from_model(model) -> np.ndarray:
 @limited_blas
 def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = True,
                **strengths) -> Family:
-    """A prior object from disk: a prior saved with ``prior.save(path)``, or a fitted Gaussian
-    anchor model (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``),
-    which becomes the broad distribution of a ``kind`` prior (gaussian or latent kinds; their
-    strengths as keywords, ``targets`` for empirical Bayes).  The model's card (encoder, τ,
-    sources) and path are kept in ``prior.card``; its τ is the default of ``infer``."""
+    """A prior object from disk.
+
+    Either a prior saved with ``prior.save(path)``, or a fitted Gaussian anchor model
+    (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``), which becomes the
+    broad distribution of a ``kind`` prior through :func:`broad_from_model`.  The model's card
+    (encoder, τ, sources) and path are kept in ``prior.card``; its τ is the default of
+    :func:`infer`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A saved prior or model directory.
+    kind : str, default "gaussian"
+        The family to build from a saved model (gaussian or latent kinds; ignored for a saved
+        prior, which knows its kind).
+    targets : array_like, shape [n, d], optional
+        Target anchors for the strengths chosen from data (``"auto"``).
+    verify : bool, default True
+        Check the arrays against the card's data hash.
+    **strengths
+        The kind's prior options (as in :func:`adapt`, e.g. ``kappa0``, ``nu0``, ``rank``).
+
+    Returns
+    -------
+    Family
+        The prior object (e.g. :class:`NIWPrior`).
+
+    Raises
+    ------
+    AnchorDivError
+        ``path`` is not a saved bundle, ``kind="mixture"`` from a saved model (a mixture runs EM
+        on the anchors themselves), or invalid strengths.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> path = ad.save_model(ad.fit("gaussian", broad, tau=20.0),
+    ...                      pathlib.Path(tempfile.mkdtemp()) / "broad")
+    >>> prior = ad.load_prior(path, kappa0=5.0, nu0=10.0)
+    >>> type(prior).__name__, prior.dim
+    ('NIWPrior', 4)
+    """
     from ..io import load_card, load_model, read_bundle
 
     card = load_card(path)

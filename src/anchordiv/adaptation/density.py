@@ -128,12 +128,29 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
-    """Copy of a sampled ``post`` with ``stats["log_density"] [chains, draws]``: the log joint of
-    each draw's constrained parameters, which ``post.point("map")`` maximises — in closed form
-    for the kind's default model (``model=None``, :func:`log_joint_closed_form`), by
-    substituting every stored site into a user's ``model`` otherwise (:func:`log_joint`: the
-    density of the model's own sample sites).
-    ``model_kwargs`` defaults to ``post.info["model_kwargs"]``."""
+    """Copy of a sampled posterior with the log joint density of each draw.
+
+    Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
+    parameters, which ``post.point("map")`` maximises — in closed form for the kind's default
+    model (``model=None``, :func:`log_joint_closed_form`), by substituting every stored site into
+    a user's ``model`` otherwise (:func:`log_joint`: the density of the model's own sample sites).
+
+    Parameters
+    ----------
+    post : Posterior
+        A NUTS or SVI posterior.
+    targets : array_like, shape [n, d]
+        The target anchors it was fitted to.
+    model : callable, optional
+        A user's NumPyro model (default: the kind's).
+    model_kwargs : dict, optional
+        Its hyperparameters (default ``post.info["model_kwargs"]``).
+
+    Returns
+    -------
+    Posterior
+        The copy with ``stats["log_density"]``.
+    """
     kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")

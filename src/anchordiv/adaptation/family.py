@@ -56,7 +56,12 @@ def isotropic_like(cov: np.ndarray) -> np.ndarray:
 
 
 class Family(abc.ABC):
-    """Abstract base of the adaptable families (module docstring).
+    """Abstract base of the adaptable families (module docstring): a prior object.
+
+    A family is a frozen dataclass built by ``Family.from_anchors(broad, targets, **strengths)``;
+    ``prior.update(targets, tau=...)`` runs the exact update, ``ad.infer(prior, targets,
+    method)`` any method, ``prior.save(path)`` stores it (:func:`anchordiv.load_prior` reads it
+    back).
 
     Class attributes a family sets: ``kind`` (by :func:`family`), ``sites`` (the posterior
     sites its anchor model is built from, in order), ``posterior_types`` (classes of its exact
@@ -65,6 +70,19 @@ class Family(abc.ABC):
     ``model(targets, **model_kwargs)``), ``exact_update`` (whether :meth:`exact` is a
     conjugate update; False: NUTS/SVI only), ``joint_mode`` (what a delta guide on
     :attr:`model` finds, in words), ``exact_calibration`` (approximate exact draws only).
+
+    Parameters
+    ----------
+    **fields
+        The concrete family's dataclass fields (see each family).
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import FAMILIES
+    >>> sorted(FAMILIES)[:3]
+    ['diagonal-gaussian', 'gaussian', 'latent-gaussian']
+    >>> ad.NIWPrior.sites
+    ('mu', 'Sigma')
     """
 
     kind: ClassVar[str] = "abstract"
@@ -130,8 +148,22 @@ class Family(abc.ABC):
         raise NotImplementedError
 
     def update(self, targets, *, tau: float | None = None, normalize: bool = False):
-        """The exact posterior given ``targets [n, d]`` (``ad.infer(self, targets,
-        ad.Exact())``)."""
+        """The exact posterior given target anchors (``ad.infer(self, targets, ad.Exact())``).
+
+        Parameters
+        ----------
+        targets : array_like, shape [n, d]
+            Target anchors.
+        tau : float, optional
+            The encoder's logit scale (default: recorded with the targets or the prior).
+        normalize : bool, default False
+            Scale target rows to unit norm.
+
+        Returns
+        -------
+        Posterior
+            The exact posterior.
+        """
         return infer(self, targets, Exact(), tau=tau, normalize=normalize)
 
     def prepare(self, method, broad) -> tuple["Family", object]:

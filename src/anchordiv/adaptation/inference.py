@@ -89,18 +89,76 @@ def _model(model, model_kwargs):
 
 @config
 class Exact:
-    """The exact (conjugate) update of the prior's family."""
+    """The exact (conjugate) update of the prior's family; takes no options.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> ad.infer(prior, broad[:3], ad.Exact(), tau=20.0).method
+    'exact'
+    """
 
     name: ClassVar[str] = "exact"
 
 
 @config
 class NUTS:
-    """NUTS (numpyro.infer.NUTS).  ``num_samples``/``num_warmup`` per chain, ``num_chains``,
-    ``seed`` (the sampler's PRNG), ``progress``, ``init_strategy`` (a name in
-    :data:`~.model.INIT_STRATEGIES` or a NumPyro strategy), ``target_accept_prob``,
-    ``dense_mass``, ``max_tree_depth``, ``chain_method`` (sequential | vectorized | parallel),
-    ``subspace`` r, a user's ``model``/``model_kwargs`` (see :mod:`.model`), ``x64``."""
+    """NUTS (``numpyro.infer.NUTS``) on the family's explicit NumPyro model or a user's.
+
+    A frozen configuration: a bad value, or an option NUTS does not have, is an
+    :class:`AnchorDivError` naming it.
+
+    Parameters
+    ----------
+    num_samples : int, default 500
+        Draws per chain.
+    num_warmup : int, default 500
+        Warm-up steps per chain.
+    num_chains : int, default 2
+        Chains.
+    seed : int, default 0
+        The sampler's PRNG.
+    progress : bool, default True
+        Show a progress bar.
+    init_strategy : str or callable, default "median"
+        A name in :data:`~.model.INIT_STRATEGIES` or a NumPyro init strategy.
+    target_accept_prob : float, default 0.8
+        The step-size adaptation's target acceptance probability.
+    dense_mass : bool, default False
+        Adapt a dense mass matrix.
+    max_tree_depth : int, default 10
+        The largest tree depth.
+    chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
+        How the chains run.
+    subspace : int, optional
+        Run on the broad anchors' top-r principal directions (:mod:`.subspace`; needs
+        ``infer(..., broad=broad)``).
+    model : callable, optional
+        A user's NumPyro model ``fn(targets, **model_kwargs)`` defining the kind's sites
+        (:mod:`.model`).
+    model_kwargs : dict or callable, optional
+        Its hyperparameters, or ``f(broad [N, d']) -> dict``.
+    x64 : bool, default False
+        Run in float64 (needs JAX's float64 mode on).
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown option or an invalid value.
+
+    Examples
+    --------
+    >>> ad.NUTS(num_samples=200, seed=1).num_samples
+    200
+    >>> try:
+    ...     ad.NUTS(guide="normal")
+    ... except ad.AnchorDivError as err:
+    ...     print(str(err).split(";")[0])
+    NUTS: unknown option(s) guide
+    """
 
     num_samples: int = 500
     num_warmup: int = 500
@@ -134,12 +192,57 @@ class NUTS:
 
 @config
 class SVI:
-    """NumPyro SVI (:mod:`.variational`).  ``guide`` (delta | normal | lowrank, an AutoGuide or
-    a guide function), ``guide_rank`` (lowrank), ``optimizer`` (numpyro.optim or optax; default
-    Adam with ``learning_rate`` decaying to ``lr_decay`` × itself), ``num_steps``,
-    ``num_particles``, ``convergence_window``/``convergence_tol``, ``num_samples`` guide draws
-    kept, ``seed`` (optimisation and guide draws), ``progress``, ``init_strategy``,
-    ``subspace``, ``model``/``model_kwargs``, ``x64``."""
+    """NumPyro SVI (:mod:`.variational`) on the family's explicit model or a user's.
+
+    A frozen configuration: a bad value, or an option SVI does not have, is an
+    :class:`AnchorDivError` naming it.
+
+    Parameters
+    ----------
+    guide : str or guide, default "delta"
+        ``"delta"`` (MAP), ``"normal"`` (mean field), ``"lowrank"``, a NumPyro AutoGuide or a
+        guide function.
+    guide_rank : int, optional
+        Rank of the ``"lowrank"`` guide.
+    optimizer : numpyro.optim optimizer or optax transformation, optional
+        Default Adam with ``learning_rate`` decaying to ``lr_decay`` × itself.
+    learning_rate : float, default 0.05
+        Adam's initial step.
+    lr_decay : float, default 0.01
+        Final step as a fraction of ``learning_rate``.
+    num_steps : int, default 2000
+        Optimisation steps.
+    num_particles : int, default 1
+        ELBO particles per step.
+    convergence_window : int, optional
+        Steps per window of the convergence check (default ``max(20, num_steps // 10)``).
+    convergence_tol : float, default 1e-4
+        Relative change of the mean loss between the last two windows counted as converged.
+    num_samples : int, default 100
+        Guide draws kept.
+    seed : int, default 0
+        Seeds the optimisation and the guide draws.
+    progress : bool, default True
+        Show a progress bar.
+    init_strategy : str or callable, default "median"
+        As for :class:`NUTS`.
+    subspace : int, optional
+        As for :class:`NUTS`.
+    model, model_kwargs : optional
+        As for :class:`NUTS`.
+    x64 : bool, default False
+        As for :class:`NUTS`.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown option or an invalid value.
+
+    Examples
+    --------
+    >>> ad.SVI(guide="lowrank", guide_rank=2, num_steps=500).guide
+    'lowrank'
+    """
 
     guide: object = "delta"
     guide_rank: int | None = None
@@ -191,12 +294,46 @@ def options(method) -> dict:
 @limited_blas
 def infer(prior, targets, method=None, *, tau: float | None = None,
           normalize: bool = False, broad=None) -> Posterior:
-    """Posterior of ``prior`` given ``targets [n, d]`` by ``method`` (default :class:`Exact`).
+    """Posterior of a prior object given target anchors, by an inference method.
 
-    ``tau``: the encoder's logit scale (default: the one recorded with the targets, see
-    ``ad.resolve_tau``); ``normalize=True`` scales target rows to unit norm (non-unit rows
-    warn); ``broad [N, d]``: the broad anchors the prior was built from — needed for
-    ``subspace=`` and a callable ``model_kwargs``."""
+    Parameters
+    ----------
+    prior : Family
+        A prior object (:class:`NIWPrior`, ..., or :func:`load_prior`'s result).
+    targets : array_like, shape [n, d]
+        Target anchors.
+    method : Exact, NUTS or SVI, optional
+        Default :class:`Exact`.
+    tau : float, optional
+        The encoder's logit scale (default: the one recorded with the targets or with the
+        prior's saved model, see :func:`anchordiv.resolve_tau`).
+    normalize : bool, default False
+        Scale target rows to unit norm (non-unit rows warn otherwise).
+    broad : array_like, shape [N, d], optional
+        The broad anchors the prior was built from — needed for ``subspace=`` and a callable
+        ``model_kwargs``.
+
+    Returns
+    -------
+    Posterior
+        The posterior (exact parameters, or NUTS/SVI draws).
+
+    Raises
+    ------
+    AnchorDivError
+        Not a prior object or method, targets of the wrong dimension, ``exact`` for a family
+        without a conjugate update, or a missing ``broad``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> post = ad.infer(prior, broad[:3], tau=20.0)
+    >>> post.point("mean")
+    Gaussian(mean[4], factor[4, 4], tau=20)
+    """
     method = Exact() if method is None else method
     if not is_prior(prior):
         raise AnchorDivError(f"prior: a prior object (ad.NIWPrior, ad.load_prior, ...), got "
@@ -268,7 +405,31 @@ def user_model_info(info: dict) -> dict:
 
 def run_sampler(post: Posterior, broad: np.ndarray | None, targets: np.ndarray,
                 o: dict) -> Posterior:
-    """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace."""
+    """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace.
+
+    The sampling step of :func:`infer` (after the prior has prepared the method).
+
+    Parameters
+    ----------
+    post : Posterior
+        The default prior's exact posterior (supplies the kind, τ, dtype and model kwargs).
+    broad : numpy.ndarray, shape [N, d], or None
+        The broad anchors (subspace runs and callable ``model_kwargs``).
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    o : dict
+        The method's options (``dataclasses.asdict`` of a :class:`NUTS` or :class:`SVI`).
+
+    Returns
+    -------
+    Posterior
+        The sampled posterior.
+
+    Raises
+    ------
+    AnchorDivError
+        ``x64`` without JAX's float64 mode, or a missing ``broad``.
+    """
     run_dtype(o["x64"])                 # float64 asked for but not enabled: a clear error
     base = post.info["model_kwargs"]
     if o["model"] is not None:          # a user's model: the default prior's choices are not its

@@ -26,19 +26,57 @@ from .registry import FAMILIES, POSTERIOR_CLASSES, get_family
 
 @dataclasses.dataclass
 class Posterior:
-    """Result of :func:`adapt`.
+    """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
-    ``kind``; ``method`` ("exact" | "nuts" | "svi"); ``tau``; ``dtype`` of the adapted models;
-    ``info`` (chosen hyperparameters, counts, diagnostics — JSON-able); ``family`` (exact
-    posterior parameters, :mod:`anchordiv.adaptation.priors`) or ``samples`` (``{site: [chains, draws,
-    ...]}``: every latent and deterministic site of the model that ran — NUTS draws or SVI guide
-    draws) with NUTS sample ``stats``; ``points`` (summaries computed at fit time, e.g. the SVI
-    guide's MAP); ``elbo`` (SVI: the ELBO per step); ``fixed`` (arrays every draw shares: latent
-    mean, radius; subspace runs add ``basis [d, d]``); ``completion`` (subspace runs: the exact
-    full-d posterior of the default prior that supplies the geometry outside the subspace, see
-    :mod:`.subspace`); ``prior`` (the prior object, :mod:`.family`; None for posteriors saved
-    before it was kept); ``raw`` (the NumPyro ``MCMC`` or SVI result object for advanced use; not
-    saved).
+    Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
+    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    method : {"exact", "nuts", "svi"}
+        How it was inferred.
+    tau : float
+        The encoder's logit scale of the adapted models.
+    dtype : str
+        dtype of the adapted models.
+    info : dict
+        Chosen hyperparameters, counts, diagnostics (JSON-able).
+    family : object, optional
+        Exact posterior parameters (:mod:`anchordiv.adaptation.priors`).
+    samples : dict, optional
+        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
+        ran — NUTS draws or SVI guide draws.
+    stats : dict, optional
+        NUTS sample statistics.
+    fixed : dict
+        Arrays every draw shares (latent mean, radius; subspace runs add ``basis [d, d]``).
+    points : dict, optional
+        Summaries computed at fit time (e.g. the SVI guide's MAP).
+    elbo : numpy.ndarray, optional
+        SVI: the ELBO per step.
+    completion : object, optional
+        Subspace runs: the exact full-d posterior of the default prior that supplies the
+        geometry outside the subspace (:mod:`.subspace`).
+    prior : Family, optional
+        The prior object (:mod:`.family`).
+    raw : object, optional
+        The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> post
+    Posterior(kind='gaussian', method='exact', d=4, tau=20)
+    ...
+    >>> len(post.sample(seed=0, n=3))
+    3
+    >>> {k: v.shape for k, v in post.draws(seed=0, n=3).items()}
+    {'mu': (3, 4), 'Sigma': (3, 4, 4)}
     """
 
     kind: str
@@ -131,15 +169,40 @@ class Posterior:
         """The adapted anchor model at the posterior mean or MAP (usable with ad.divergence).
 
         Latent kinds: both give the principal subspace of the posterior (for sampled posteriors,
-        ``"mean"`` is the top-k eigenvectors of the sampled E[UUᵀ])."""
+        ``"mean"`` is the top-k eigenvectors of the sampled E[UUᵀ]).
+
+        Parameters
+        ----------
+        which : {"mean", "map"}, default "mean"
+            The point summary.
+
+        Returns
+        -------
+        AnchorModel
+            The adapted model.
+        """
         return self.to_model(self.params(which))
 
     @limited_blas
     def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` posterior parameter draws ``{site: [n, ...]}`` (sampled posteriors: resampled
-        from the stored draws without replacement where possible; subspace runs: lifted with
-        fresh draws of the geometry outside the subspace; every other site of the model is
-        kept)."""
+        """Posterior parameter draws.
+
+        Sampled posteriors are resampled from the stored draws without replacement where possible;
+        subspace runs are lifted with fresh draws of the geometry outside the subspace; every other
+        site of the model is kept.
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the draws.
+        n : int
+            Number of draws (≥ 1).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``{site: [n, ...]}``.
+        """
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
@@ -155,7 +218,20 @@ class Posterior:
 
     @limited_blas
     def sample(self, seed: int, n: int) -> list[AnchorModel]:
-        """``n`` posterior draws as anchor models (same shapes: scoring them never retraces)."""
+        """Posterior draws as anchor models (same shapes: scoring them never retraces).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the draws.
+        n : int
+            Number of draws (≥ 1).
+
+        Returns
+        -------
+        list of AnchorModel
+            ``n`` anchor models.
+        """
         d = self.draws(seed, n)
         return [self.to_model({k: v[i] for k, v in d.items()}) for i in range(n)]
 
@@ -189,9 +265,23 @@ class Posterior:
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, **card) -> Path:
-        """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format); extra
-        keywords (``encoder``, ``anchor_source``, ...) go into the card.  Everything but
-        ``raw`` (NumPyro's run objects) round-trips bit-exactly (:func:`load_posterior`)."""
+        """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format).
+
+        Everything but ``raw`` (NumPyro's run objects) round-trips bit-exactly
+        (:func:`load_posterior`).
+
+        Parameters
+        ----------
+        path : str or Path
+            Destination directory.
+        **card
+            Extra card fields (``encoder``, ``anchor_source``, ...).
+
+        Returns
+        -------
+        Path
+            The directory written.
+        """
         arrays, meta = self.to_arrays()
         return write_bundle(path, arrays, {**meta, **card})
 
@@ -256,7 +346,33 @@ def _params(arrays: dict, prefix: str, name: str | None):
 
 
 def load_posterior(path, *, verify: bool = True) -> Posterior:
-    """Load a posterior saved by :meth:`Posterior.save` (bit-exact arrays)."""
+    """Load a posterior saved by :meth:`Posterior.save` (bit-exact arrays).
+
+    Parameters
+    ----------
+    path : str or Path
+        The posterior directory.
+    verify : bool, default True
+        Check the arrays against the card's data hash.
+
+    Returns
+    -------
+    Posterior
+        The posterior (``raw`` is not saved: None).
+
+    Raises
+    ------
+    AnchorDivError
+        ``path`` is not a saved posterior or fails the hash check.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> loaded = ad.load_posterior(post.save(pathlib.Path(tempfile.mkdtemp()) / "post"))
+    >>> bool(np.array_equal(loaded.point().mean, post.point().mean))
+    True
+    """
     arrays, card = read_bundle(path, verify=verify)
     if card.get("type") != "posterior":
         raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
@@ -264,15 +380,62 @@ def load_posterior(path, *, verify: bool = True) -> Posterior:
 
 
 def save_posterior(post: Posterior, path, **card) -> Path:
-    """Save ``post`` (:meth:`Posterior.save`)."""
+    """Save a posterior (:meth:`Posterior.save`).
+
+    Parameters
+    ----------
+    post : Posterior
+        The posterior.
+    path : str or Path
+        Destination directory.
+    **card
+        Extra card fields.
+
+    Returns
+    -------
+    Path
+        The directory written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> out = ad.save_posterior(post, pathlib.Path(tempfile.mkdtemp()) / "post")
+    >>> ad.load_posterior(out).kind
+    'gaussian'
+    """
     if not isinstance(post, Posterior):
         raise AnchorDivError(f"post: expected a Posterior, got {type(post).__name__}")
     return post.save(path, **card)
 
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
-    """Anchor model from one set of parameters (float64 arrays) in ``dtype``
-    (:meth:`Family.to_model` of the kind's family)."""
+    """Anchor model from one set of parameters (:meth:`Family.to_model` of the kind's family).
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    p : dict of str to numpy.ndarray
+        One parameter set (float64 arrays, e.g. ``{"mu": [d], "Sigma": [d, d]}``).
+    tau : float
+        The encoder's logit scale.
+    dtype : str
+        dtype of the model.
+    fixed : dict
+        Arrays every draw shares (``Posterior.fixed``).
+
+    Returns
+    -------
+    AnchorModel
+        The model.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import to_model
+    >>> to_model("gaussian", {"mu": np.zeros(3), "Sigma": np.eye(3)}, 20.0, "float32", {})
+    Gaussian(mean[3], factor[3, 3], tau=20)
+    """
     return get_family(kind).to_model(p, tau, dtype, fixed)
 
 

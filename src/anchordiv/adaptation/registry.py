@@ -40,7 +40,23 @@ def family(kind: str):
 
 
 def family_of(params) -> type:
-    """The (first registered) family whose exact posterior parameters ``params`` are."""
+    """The (first registered) family whose exact posterior parameters ``params`` are.
+
+    Parameters
+    ----------
+    params : object
+        Exact posterior parameters (e.g. a :class:`~anchordiv.adaptation.priors.NIW`).
+
+    Returns
+    -------
+    type
+        The family class.
+
+    Raises
+    ------
+    AnchorDivError
+        No registered family has such parameters.
+    """
     if type(params) not in PARAMETER_FAMILIES:
         raise AnchorDivError(f"family: no registered family has posterior parameters of type "
                              f"{type(params).__name__}")
@@ -57,7 +73,24 @@ def get_family(kind: str) -> type:
 
 
 def is_prior(obj) -> bool:
-    """Whether ``obj`` is a prior object of a registered family."""
+    """Whether ``obj`` is a prior object of a registered family.
+
+    Parameters
+    ----------
+    obj : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for an instance of a registered family.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.registry import is_prior
+    >>> is_prior(ad.NIWPrior.from_anchors(np.eye(3), kappa0=1.0, nu0=5.0)), is_prior(np.eye(3))
+    (True, False)
+    """
     fam = FAMILIES.get(getattr(obj, "kind", None))
     return fam is not None and isinstance(obj, fam)
 

@@ -44,8 +44,26 @@ def _shapes(tree: dict) -> tuple:
 
 
 def sampler(prob: Problem, o: dict, counts: dict) -> tuple[object, dict, bool]:
-    """``(runner, dynamic keywords, fresh)``: the cached compiled :class:`~.chains.Chains` for
-    this model, settings and shapes (module docstring), or a new one (``fresh``)."""
+    """The cached compiled chain runner for a model, settings and shapes, or a new one.
+
+    Parameters
+    ----------
+    prob : Problem
+        The model.
+    o : dict
+        The NUTS options.
+    counts : dict
+        Warm-up and sample counts.
+
+    Returns
+    -------
+    runner : Chains
+        The compiled :class:`~.chains.Chains`.
+    dynamic : dict
+        Keywords passed as traced arguments.
+    fresh : bool
+        Whether it was built now.
+    """
     from numpyro.infer import NUTS
 
     from .chains import Chains
@@ -77,8 +95,28 @@ def sampler(prob: Problem, o: dict, counts: dict) -> tuple[object, dict, bool]:
 
 
 def run_mcmc(prob: Problem, o: dict, counts: dict, seed: int):
-    """NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per
-    call).  Returns ``(samples, stats, mcmc)``."""
+    """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call).
+
+    Parameters
+    ----------
+    prob : Problem
+        The model.
+    o : dict
+        The NUTS options.
+    counts : dict
+        Warm-up and sample counts.
+    seed : int
+        The sampler's seed.
+
+    Returns
+    -------
+    samples : dict
+        Draws per site.
+    stats : dict
+        Sample statistics.
+    mcmc : numpyro.infer.MCMC
+        The run.
+    """
     from numpyro.infer import MCMC, NUTS
 
     kernel = NUTS(prob.model, init_strategy=init_strategy(o["init_strategy"]),
@@ -94,7 +132,28 @@ def run_mcmc(prob: Problem, o: dict, counts: dict, seed: int):
 
 
 def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
-    """The cached compiled runner (:func:`sampler`).  Returns ``(samples, stats, runner)``."""
+    """Run the cached compiled chain runner (:func:`sampler`).
+
+    Parameters
+    ----------
+    prob : Problem
+        The model.
+    o : dict
+        The NUTS options.
+    counts : dict
+        Warm-up and sample counts.
+    seed : int
+        The sampler's seed.
+
+    Returns
+    -------
+    samples : dict
+        Draws per site.
+    stats : dict
+        Sample statistics.
+    runner : Chains
+        The runner.
+    """
     runner, dyn, fresh = sampler(prob, o, counts)
     if fresh:
         check_init(prob, init_strategy(o["init_strategy"]), seed)
@@ -129,7 +188,24 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
 
 
 def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
-    """Replace the exact posterior by NUTS draws of ``prob`` (module docstring)."""
+    """Replace the exact posterior by NUTS draws of ``prob`` (module docstring).
+
+    Parameters
+    ----------
+    post : Posterior
+        The default prior's exact posterior.
+    prob : Problem
+        The model to sample.
+    o : dict
+        The NUTS options.
+    sites : list of str
+        Sites to keep.
+
+    Returns
+    -------
+    Posterior
+        The sampled posterior.
+    """
     if o["chain_method"] not in CHAIN_METHODS:
         raise AnchorDivError(f"chain_method: one of {', '.join(CHAIN_METHODS)}, got "
                              f"{o['chain_method']!r}")
@@ -148,10 +224,29 @@ def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poste
 
 
 def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
-    """``(points, {"point_mean", "point_map"})``.  Under ``subspace=`` with the default
-    Gaussian or mixture model the ``"map"`` is the draw of highest *full-d* joint density
-    (subspace density plus :func:`.points.joint_correction`), fixed here; otherwise it is
-    left to ``post.point`` (the draw of highest density of the model's parameters)."""
+    """Point summaries of a NUTS run that need the full-d density.
+
+    Under ``subspace=`` with the default Gaussian or mixture model the ``"map"`` is the draw of
+    highest *full-d* joint density (subspace density plus :func:`.points.joint_correction`),
+    fixed here; otherwise it is left to ``post.point`` (the draw of highest density of the
+    model's parameters).
+
+    Parameters
+    ----------
+    post : Posterior
+        The posterior being filled.
+    prob : Problem
+        The model run.
+    samples : dict
+        The NUTS draws.
+
+    Returns
+    -------
+    points : dict or None
+        Fixed point summaries.
+    descriptions : dict
+        ``{"point_mean", "point_map"}`` in words.
+    """
     from .density import log_joint_closed_form
     from .registry import get_family
 

@@ -13,7 +13,18 @@ from ..errors import user_stacklevel
 
 
 def warn_unobserved(trace: dict) -> None:
-    """Warn when the traced model ``{site: {"type", "is_observed", ...}}`` observes nothing."""
+    """Warn when a traced model observes nothing.
+
+    Parameters
+    ----------
+    trace : dict
+        ``{site: {"type", "is_observed", ...}}`` (a NumPyro trace).
+
+    Returns
+    -------
+    None
+        Warns with :class:`~anchordiv.AnchorDivWarning` when no site is observed.
+    """
     observed = [k for k, s in trace.items() if s["type"] == "sample" and s["is_observed"]]
     if not observed:
         warnings.warn("model: no sample site observes the targets (no obs=targets), so the "
@@ -22,11 +33,29 @@ def warn_unobserved(trace: dict) -> None:
 
 
 def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
-    """Warn for a target-only prior (what ``Family.target_only`` names: < 1 pseudo-anchor of
-    covariance, latent ``beta = 1``) fitted to ``n < d`` targets.  Not for strengths the
-    held-out recipe chose: it lowers them because the targets' held-out novelty says they span
-    what retrieval needs (the prior still shapes the other directions), which is the point of
-    the recipe, not an oversight."""
+    """Warn for a target-only prior fitted to fewer targets than dimensions.
+
+    What ``Family.target_only`` names: < 1 pseudo-anchor of covariance, latent ``beta = 1``.
+    Not for strengths the held-out recipe chose: it lowers them because the targets' held-out
+    novelty says they span what retrieval needs (the prior still shapes the other directions),
+    which is the point of the recipe, not an oversight.
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    info : dict
+        The posterior's info (strengths, ``chosen_by``).
+    n : int
+        Targets.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    None
+        Warns with :class:`~anchordiv.AnchorDivWarning` when it applies.
+    """
     if n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
         return
     what = get_family(kind).target_only(info, d)

@@ -44,13 +44,57 @@ from .registry import get_family
 
 
 def principal_basis(broad: np.ndarray) -> np.ndarray:
-    """Eigenvectors of the broad covariance, leading first ``[d, d]`` (float64)."""
+    """Eigenvectors of the broad covariance, leading first (float64).
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, d]
+        The basis V.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.subspace import principal_basis
+    >>> broad = np.random.default_rng(0).normal(size=(50, 3)) * [3.0, 1.0, 0.1]
+    >>> int(np.abs(principal_basis(broad)[:, 0]).argmax())
+    0
+    """
     _, cov = cached(moments, broad, 0.0)
     _, v = np.linalg.eigh(cov)
     return np.ascontiguousarray(v[:, ::-1])
 
 
 def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> int:
+    """The subspace rank, validated.
+
+    Parameters
+    ----------
+    r : int
+        The requested rank.
+    d : int
+        Dimension.
+    n_broad : int
+        Broad anchors (the basis has at most their rank).
+    kind : str
+        The family.
+    latent_rank : int, optional
+        A latent kind's rank (the subspace must hold it).
+
+    Returns
+    -------
+    int
+        ``r``.
+
+    Raises
+    ------
+    AnchorDivError
+        ``r`` < 1, ``r`` ≥ d (use the full model), ``r`` > n_broad − 1, or ``r`` not above a
+        latent kind's rank.
+    """
     r = integer("subspace", r, low=1)
     if r >= d:
         raise AnchorDivError(f"subspace: r = {r} must be < d = {d} (r = d is the full model: "
@@ -64,13 +108,49 @@ def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> i
 
 
 def sandwich(u: np.ndarray, m):
-    """``uᵀ m u`` for ``m [..., d, d]``."""
+    """``uᵀ m u`` for a batch of matrices.
+
+    Parameters
+    ----------
+    u : numpy.ndarray, shape [d, r]
+        The basis.
+    m : array_like, shape [..., d, d]
+        The matrices.
+
+    Returns
+    -------
+    numpy.ndarray, shape [..., r, r]
+        The projected matrices.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.subspace import sandwich
+    >>> sandwich(np.eye(3)[:, :2], np.diag([1.0, 2.0, 3.0]))
+    array([[1., 0.],
+           [0., 2.]])
+    """
     return np.swapaxes(u, -1, -2) @ np.asarray(m, np.float64) @ u
 
 
 def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
-    """NIW hyperparameters (``mean`` the name of the prior mean, ``psi0``, ``nu0``; batched
-    over components) in the basis ``u [d, r]``: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``."""
+    """NIW hyperparameters in a basis: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``.
+
+    Batched over components.
+
+    Parameters
+    ----------
+    kwargs : dict
+        Hyperparameters (the prior mean under ``mean``, ``psi0``, ``nu0``).
+    u : numpy.ndarray, shape [d, r]
+        The basis.
+    mean : str
+        The name of the prior mean.
+
+    Returns
+    -------
+    dict
+        The projected hyperparameters.
+    """
     d, r = u.shape
     out = dict(kwargs)
     out[mean] = np.asarray(kwargs[mean], np.float64) @ u
@@ -80,12 +160,37 @@ def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
 
 
 def project(kind: str, kwargs: dict, u: np.ndarray) -> dict:
-    """The kind's model hyperparameters in the basis ``u [d, r]`` (:meth:`Family.project`)."""
+    """The kind's model hyperparameters in a basis (:meth:`Family.project`).
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    kwargs : dict
+        The model's hyperparameters at full d.
+    u : numpy.ndarray, shape [d, r]
+        The basis.
+
+    Returns
+    -------
+    dict
+        The projected hyperparameters.
+    """
     return get_family(kind).project(kwargs, u)
 
 
 class Conditional:
-    """The exact conditionals of one NIW posterior outside the subspace, in the basis V."""
+    """The exact conditionals of one NIW posterior outside the subspace, in the basis V.
+
+    Parameters
+    ----------
+    niw : NIW
+        The full-d NIW posterior.
+    basis : numpy.ndarray, shape [d, d]
+        V, the broad principal basis.
+    r : int
+        The subspace rank.
+    """
 
     def __init__(self, niw: NIW, basis: np.ndarray, r: int):
         d = niw.dim
@@ -130,9 +235,30 @@ class Conditional:
 
 def lift(kind: str, ps: list[dict], completion, basis: np.ndarray, r: int, *,
          which: str = "mean", rng: np.random.Generator | None = None) -> list[dict]:
-    """Full-d parameters from subspace parameters ``ps`` (points or draws): point summaries
-    (``which``) or, with ``rng``, draws of everything outside the subspace
-    (:meth:`Family.lift`)."""
+    """Full-d parameters from subspace parameters (:meth:`Family.lift`).
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    ps : list of dict
+        Subspace parameters (points or draws).
+    completion : object
+        The exact full-d posterior outside the subspace.
+    basis : numpy.ndarray, shape [d, d]
+        V.
+    r : int
+        The subspace rank.
+    which : {"mean", "map"}, default "mean"
+        Point summary of the outside part.
+    rng : numpy.random.Generator, optional
+        Draw everything outside the subspace instead.
+
+    Returns
+    -------
+    list of dict
+        Full-d parameters.
+    """
     return get_family(kind).lift(ps, completion, basis, r, which=which, rng=rng)
 
 

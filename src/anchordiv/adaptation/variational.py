@@ -46,7 +46,24 @@ CHUNK = 50
 
 
 def make_guide(spec, model, init_loc_fn, rank):
-    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
+    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is.
+
+    Parameters
+    ----------
+    spec : str or guide
+        ``"delta"``, ``"normal"``, ``"lowrank"``, or a guide.
+    model : callable
+        The NumPyro model.
+    init_loc_fn : callable
+        NumPyro init strategy.
+    rank : int or None
+        The low-rank guide's rank.
+
+    Returns
+    -------
+    guide
+        The guide.
+    """
     from numpyro.infer import autoguide
 
     if not isinstance(spec, str):
@@ -67,9 +84,25 @@ def make_guide(spec, model, init_loc_fn, rank):
 
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
-    """A numpyro optimiser: ``spec`` None (Adam whose step decays exponentially from
-    ``learning_rate`` to ``decay · learning_rate`` over ``num_steps``), a ``numpyro.optim``
-    object, or an optax ``GradientTransformation``."""
+    """A numpyro optimiser.
+
+    Parameters
+    ----------
+    spec : None, numpyro.optim optimizer or optax transformation
+        None: Adam whose step decays exponentially from ``learning_rate`` to
+        ``decay · learning_rate`` over ``num_steps``.
+    learning_rate : float
+        The initial step.
+    num_steps : int, default 1
+        Steps of the decay.
+    decay : float, default 1.0
+        Final step as a fraction of the first.
+
+    Returns
+    -------
+    numpyro optimizer
+        The optimiser.
+    """
     import numpyro.optim as optim
 
     lr = positive("learning_rate", learning_rate)
@@ -112,8 +145,25 @@ def convergence(loss: np.ndarray, window: int | None, tol: float, *,
 
 
 def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
-    """``(dynamic, static)``: arrays and floats become traced arguments (refits with new
-    hyperparameters reuse the compiled step); ints, bools, strings stay static."""
+    """Split model hyperparameters into traced and static ones.
+
+    Arrays and floats become traced arguments (refits with new hyperparameters reuse the
+    compiled step); ints, bools, strings stay static.
+
+    Parameters
+    ----------
+    kwargs : dict
+        The hyperparameters.
+    dtype : numpy dtype
+        dtype of the traced arrays.
+
+    Returns
+    -------
+    dynamic : dict
+        Traced arguments.
+    static : tuple
+        Static ``(name, value)`` pairs.
+    """
     dyn, static = {}, []
     for k, v in kwargs.items():
         if isinstance(v, (jax.Array, np.ndarray)) or (isinstance(v, float)):
@@ -261,7 +311,24 @@ def svi_points(post: Posterior, prob: Problem, point: dict | None,
 
 
 def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
-    """Replace the exact posterior by an SVI fit of ``prob`` (module docstring)."""
+    """Replace the exact posterior by an SVI fit of ``prob`` (module docstring).
+
+    Parameters
+    ----------
+    post : Posterior
+        The default prior's exact posterior.
+    prob : Problem
+        The model to fit.
+    o : dict
+        The SVI options.
+    sites : list of str
+        Sites to keep.
+
+    Returns
+    -------
+    Posterior
+        The SVI posterior.
+    """
 
     num_steps = integer("num_steps", o["num_steps"], low=1)
     seed = int(o["seed"])
@@ -303,11 +370,33 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
-    """``num`` fresh guide draws ``{site: [num, ...]}`` of an SVI posterior and their log
-    importance weights ``log p(T, θ) − log q(θ)`` ``[num]`` — both in the model's constrained
-    sample-site coordinates, as in NumPyro's ELBO — for importance sampling (PSIS) against the
-    exact posterior of the model that ran (an eager ``vmap``: nothing compiled per call).  A
-    delta guide has no density: an error."""
+    """Fresh guide draws of an SVI posterior and their log importance weights.
+
+    ``log p(T, θ) − log q(θ)`` — both in the model's constrained sample-site coordinates, as in
+    NumPyro's ELBO — for importance sampling (PSIS) against the exact posterior of the model
+    that ran (an eager ``vmap``: nothing compiled per call).
+
+    Parameters
+    ----------
+    post : Posterior
+        An SVI posterior (not a delta guide).
+    num : int
+        Draws.
+    seed : int
+        Seed.
+
+    Returns
+    -------
+    draws : dict
+        ``{site: [num, ...]}``.
+    log_weights : numpy.ndarray, shape [num]
+        The log importance weights.
+
+    Raises
+    ------
+    AnchorDivError
+        A delta guide (it has no density).
+    """
     from numpyro import handlers
     from numpyro.infer.util import log_density
 

@@ -41,9 +41,25 @@ def anchor_model(kind: str) -> Callable[[type], type]:
 
 
 class AnchorModel:
-    """Base class of every anchor model (see the module docstring).
+    """Base class of every anchor model: a frozen JAX pytree that knows its cumulant ψ.
 
-    Subclasses define ``cumulant`` and carry a scalar array field ``tau``.
+    ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩) (MATH.md); the divergence, the pairwise matrix and the
+    MIPS keys of :mod:`anchordiv.retrieval` are derived from it.  Subclasses define ``cumulant``
+    and carry a scalar array field ``tau``; they are built by :func:`fit` (or a class's
+    ``from_*`` constructor) rather than by hand.
+
+    Parameters
+    ----------
+    **fields : jax.Array
+        The subclass's fields (every number, including ``tau``, is an array leaf).
+
+    Examples
+    --------
+    >>> m = ad.fit("gaussian", np.eye(4), tau=20.0)
+    >>> isinstance(m, ad.AnchorModel), m.kind, m.dim
+    (True, 'gaussian', 4)
+    >>> m.cumulant(np.zeros(4)).shape
+    ()
     """
 
     kind: ClassVar[str] = "abstract"

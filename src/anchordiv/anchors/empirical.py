@@ -18,10 +18,25 @@ from .base import AnchorModel, anchor_model, as_tau
 
 @anchor_model("softmax")
 class Softmax(AnchorModel):
-    """Empirical anchor distribution Σ_i w_i δ_{a_i}.
+    """Empirical anchor distribution Σ_i w_i δ_{a_i} (the softmax anchor divergence).
 
-    Fields: ``anchors [N, d]`` (N padded to a bucket), ``log_weights [N]`` (−inf on padding),
-    ``tau []``.
+    ψ(θ) = log Σ_i w_i exp(τ⟨a_i, θ⟩); its divergence is KL(p_x ‖ p_y) with
+    p_x = softmax(τ A x + log w).
+
+    Parameters
+    ----------
+    anchors : jax.Array, shape [N, d]
+        The anchors, N padded to a size bucket with zero rows.
+    log_weights : jax.Array, shape [N]
+        log w_i (−inf on padding).
+    tau : jax.Array, shape []
+        The encoder's logit scale τ.
+
+    Examples
+    --------
+    >>> m = ad.fit("softmax", np.eye(4), tau=20.0)
+    >>> m.n_anchors, m.profile(np.eye(4)[0]).shape[-1] >= 4
+    (4, True)
     """
 
     anchors: jax.Array

@@ -17,7 +17,27 @@ from .base import AnchorModel, anchor_model, as_tau, psd_factor, quad_norm
 
 @anchor_model("gaussian")
 class Gaussian(AnchorModel):
-    """Fields: ``mean [d]``, ``factor [d, r]`` with Σ = factor factorᵀ, ``tau []``."""
+    """Gaussian anchor model N(μ, Σ) with Σ = F Fᵀ (never inverted).
+
+    ψ(θ) = τ⟨μ, θ⟩ + τ²/2 θᵀΣθ and D(x→y) = τ²/2 (y−x)ᵀΣ(y−x); a singular Σ (fewer anchors than
+    dimensions) is fine.
+
+    Parameters
+    ----------
+    mean : jax.Array, shape [d]
+        μ.
+    factor : jax.Array, shape [d, r]
+        F with Σ = F Fᵀ.
+    tau : jax.Array, shape []
+        The encoder's logit scale τ.
+
+    Examples
+    --------
+    >>> ad.Gaussian.from_moments(np.zeros(3), np.eye(3), tau=20.0)
+    Gaussian(mean[3], factor[3, 3], tau=20)
+    >>> ad.fit("gaussian", np.eye(4), tau=20.0).cov.shape
+    (4, 4)
+    """
 
     mean: jax.Array
     factor: jax.Array

@@ -93,7 +93,27 @@ class SubspaceModel(AnchorModel):
 
 @anchor_model("latent-gaussian")
 class LatentGaussian(SubspaceModel):
-    """Fields: ``mean [d]``, ``basis [d, k]`` (orthonormal U), ``tau []``."""
+    """Latent Gaussian anchor model: anchors ~ N(μ, U Uᵀ) on the principal subspace U.
+
+    ψ(θ) = τ⟨μ, θ⟩ + τ²/2 ‖Uᵀθ‖² and D(x→y) = τ²/2 ‖Uᵀ(y − x)‖².
+
+    Parameters
+    ----------
+    mean : jax.Array, shape [d]
+        μ.
+    basis : jax.Array, shape [d, k]
+        Orthonormal U (the top-k covariance eigenvectors of the anchors).
+    tau : jax.Array, shape []
+        The encoder's logit scale τ.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.normal(size=(8, 4))
+    >>> a /= np.linalg.norm(a, axis=1, keepdims=True)
+    >>> ad.fit("latent-gaussian", a, tau=20.0, rank=2).rank
+    2
+    """
 
     mean: jax.Array
     basis: jax.Array
@@ -148,8 +168,31 @@ def sphere_quadrature(k: int, n: int = QUADRATURE_NODES) -> tuple[np.ndarray, np
 
 @anchor_model("latent-spherical")
 class LatentSpherical(SubspaceModel):
-    """Fields: ``basis [d, k]``, ``radius []`` (r), ``tau []``, and the quadrature of the
-    latent sphere ``nodes [n]``, ``log_weights [n]``."""
+    """Latent spherical anchor model: anchors a = U z, z uniform on the unit sphere of span(U).
+
+    ψ(θ) = log ₀F₁(; k/2; (τ‖Uᵀθ‖)²/4), evaluated by Gauss–Jacobi quadrature; the geometry is
+    pulled back through P(θ) = r · U Uᵀθ / ‖Uᵀθ‖, so D(x→y) = c · (1 − cos(Uᵀx, Uᵀy)) with
+    c = τ r A_k(τ r) (module docstring).
+
+    Parameters
+    ----------
+    basis : jax.Array, shape [d, k]
+        Orthonormal U, k ≥ 2.
+    radius : jax.Array, shape []
+        r, the fixed radius of the projections.
+    tau : jax.Array, shape []
+        The encoder's logit scale τ.
+    nodes, log_weights : jax.Array, shape [n]
+        The quadrature of the latent sphere (built by the fitter).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.normal(size=(8, 4))
+    >>> a /= np.linalg.norm(a, axis=1, keepdims=True)
+    >>> ad.fit("latent-spherical", a, tau=20.0, rank=2)
+    LatentSpherical(basis[4, 2], radius=1, tau=20, nodes[128], log_weights[128])
+    """
 
     basis: jax.Array
     radius: jax.Array

@@ -16,7 +16,22 @@ from .base import AnchorModel, anchor_model
 
 @anchor_model("mix")
 class AnchorMixture(AnchorModel):
-    """Fields: ``first``, ``second`` (anchor models), ``p []`` (mass on ``first``)."""
+    """Mixture of two anchor models, ``p·first + (1 − p)·second`` (built by :func:`mix`).
+
+    Parameters
+    ----------
+    first, second : AnchorModel
+        The components (ambient models).
+    p : jax.Array, shape []
+        Mass on ``first``.
+
+    Examples
+    --------
+    >>> a = np.eye(4)
+    >>> m = ad.mix(ad.fit("gaussian", a, tau=20.0), ad.fit("gaussian", a[:2], tau=20.0), 0.5)
+    >>> m.dim
+    4
+    """
 
     first: AnchorModel
     second: AnchorModel
@@ -32,7 +47,35 @@ class AnchorMixture(AnchorModel):
 
 
 def mix(first: AnchorModel, second: AnchorModel, p: float) -> AnchorMixture:
-    """The anchor distribution ``p·first + (1 − p)·second``; p ∈ [0, 1]."""
+    """The anchor distribution ``p·first + (1 − p)·second``.
+
+    ψ_p(θ) = log(p e^{ψ₁(θ)} + (1 − p) e^{ψ₂(θ)}) (MATH.md §5.2); both models must be ambient
+    (not latent-spherical).
+
+    Parameters
+    ----------
+    first, second : AnchorModel
+        The two anchor models (same dimension).
+    p : float
+        Mass on ``first``, in [0, 1].
+
+    Returns
+    -------
+    AnchorMixture
+        The mixed model.
+
+    Raises
+    ------
+    AnchorDivError
+        A component is not an anchor model or pulls its geometry back through its own map, or
+        ``p`` is outside [0, 1].
+
+    Examples
+    --------
+    >>> a = np.eye(4)
+    >>> ad.mix(ad.fit("gaussian", a, tau=20.0), ad.fit("softmax", a, tau=20.0), 0.3).kind
+    'mix'
+    """
     for name, m in (("first", first), ("second", second)):
         if not isinstance(m, AnchorModel):
             raise AnchorDivError(f"mix: {name} must be an anchor model, got {type(m).__name__}")

@@ -26,8 +26,28 @@ from .base import AnchorModel, anchor_model, as_tau, psd_factor
 
 @anchor_model("mixture")
 class GaussianMixture(AnchorModel):
-    """Fields: ``log_weights [K]``, ``means [K, d]``, ``factors [K, d, r]`` (Σ_k = F_k F_kᵀ),
-    ``tau []``."""
+    """Gaussian mixture anchor model Σ_k π_k N(μ_k, Σ_k), fitted by EM (``ad.fit("mixture", ...)``).
+
+    Parameters
+    ----------
+    log_weights : jax.Array, shape [K]
+        log π_k.
+    means : jax.Array, shape [K, d]
+        μ_k.
+    factors : jax.Array, shape [K, d, r]
+        F_k with Σ_k = F_k F_kᵀ.
+    tau : jax.Array, shape []
+        The encoder's logit scale τ.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.normal(size=(8, 4))
+    >>> a /= np.linalg.norm(a, axis=1, keepdims=True)
+    >>> m = ad.fit("mixture", a, tau=20.0, components=2)
+    >>> m.components, m.weights.shape
+    (2, (2,))
+    """
 
     log_weights: jax.Array
     means: jax.Array

@@ -97,9 +97,28 @@ class Estimate:
 
 @dataclasses.dataclass
 class PriorComparison:
-    """``table`` (DataFrame in az.compare's layout plus ``estimator``), ``loo`` {name:
-    :class:`Estimate`}, ``idata`` {name: InferenceData} for the candidates whose draws were
-    used (PSIS)."""
+    """The result of :func:`anchordiv.compare_priors`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``az.compare``'s layout (rank, elpd_loo, p_loo, elpd_diff, weight, se, dse, warning,
+        scale) plus ``estimator`` and ``note``, best first.
+    loo : dict of str to Estimate
+        Each candidate's LOO estimate (pointwise values, Pareto k for PSIS).
+    idata : dict of str to arviz.InferenceData
+        The InferenceData of the candidates whose draws were used (PSIS).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> cmp = ad.compare_priors({"a": broad, "b": broad[:10]}, broad[:5], tau=20.0,
+    ...                         kappa0=5.0, nu0=10.0)
+    >>> float(cmp.table["weight"].sum())
+    1.0
+    """
 
     table: object
     loo: dict
@@ -385,15 +404,58 @@ def comparison_table(loo: dict):
 def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float | None = None,
                    estimator: str = "auto", folds: int = 10, num_draws: int | None = None,
                    seed: int = 0, plot=None, **options) -> PriorComparison:
-    """Compare candidate priors (module docstring) by the LOO-ELPD of ``targets [n, d]``.
+    """Compare candidate priors by the leave-one-out ELPD of the targets (module docstring).
 
-    Each candidate: broad anchors ``[N, d]``, a dict of :func:`anchordiv.adapt` options with
-    the broad anchors under ``"broad"``, or an adapted Posterior (on the same targets).
-    ``tau``: as in :func:`anchordiv.adapt` (default: the encoder's, from the embeddings'
-    provenance; it does not change an ELPD, only the adapted models).  ``estimator``: "auto"
-    (per candidate, module docstring) or one of "exact", "psis", "kfold" for all; ``folds``
-    of K-fold; ``num_draws``/``seed`` for the draws; ``options`` go to every adapt call;
-    ``plot``: a path for :meth:`PriorComparison.plot`."""
+    Each candidate is adapted to the same targets and scored by its LOO expected log predictive
+    density; the table ranks them with stacking weights, in ``az.compare``'s layout.
+
+    Parameters
+    ----------
+    priors : dict of str to candidate
+        Each candidate: broad anchors ``[N, d]``, a dict of :func:`anchordiv.adapt` options with
+        the broad anchors under ``"broad"``, or an adapted Posterior (on the same targets).
+    targets : array_like, shape [n, d]
+        The target anchors.
+    kind : str, default "gaussian"
+        The kind the broad-anchor candidates are adapted as.
+    tau : float, optional
+        As in :func:`anchordiv.adapt` (default: the encoder's, from the embeddings' provenance;
+        it does not change an ELPD, only the adapted models).
+    estimator : {"auto", "exact", "psis", "kfold"}, default "auto"
+        "auto" chooses per candidate (exact closed-form LOO where the posterior has one, else
+        PSIS, else K-fold; module docstring); a name applies to all.
+    folds : int, default 10
+        K of K-fold.
+    num_draws : int, optional
+        Posterior draws for PSIS and K-fold.
+    seed : int, default 0
+        Seed of the draws.
+    plot : str or Path, optional
+        Write :meth:`PriorComparison.plot` there.
+    **options
+        Passed to every :func:`anchordiv.adapt` call (e.g. ``kappa0``, ``nu0``).
+
+    Returns
+    -------
+    PriorComparison
+        ``table``, ``loo`` and ``idata`` per candidate.
+
+    Raises
+    ------
+    AnchorDivError
+        ``priors`` is not a non-empty dict, an unknown estimator, or a candidate that cannot be
+        adapted to the targets.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> cmp = ad.compare_priors({"broad": broad, "isotropic": {"broad": broad, "prior": "isotropic"}},
+    ...                         broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> sorted(cmp.table.index), set(cmp.estimators.values())
+    (['broad', 'isotropic'], {'exact'})
+    """
     if not isinstance(priors, dict) or len(priors) < 1:
         raise AnchorDivError("priors: a dict of name -> broad anchors / adapt options / "
                              "Posterior, with at least one entry")

@@ -38,14 +38,57 @@ PRIORS = ("broad", "isotropic")
 
 
 def leading_directions(cov: np.ndarray, k: int) -> np.ndarray:
-    """``[d, k]`` orthonormal top-k eigenvectors of a symmetric ``[d, d]`` matrix."""
+    """Orthonormal top-k eigenvectors of a symmetric matrix.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        Symmetric matrix.
+    k : int
+        Number of directions.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, k]
+        The eigenvectors of the k largest eigenvalues, largest first.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.diagnostics import leading_directions
+    >>> np.abs(leading_directions(np.diag([1.0, 3.0, 2.0]), 1)).ravel()
+    array([0., 1., 0.])
+    """
     _, v = np.linalg.eigh(cov)
     return v[:, ::-1][:, :k]
 
 
 def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
-    """Fraction of the targets' scatter about their mean in the top-k directions of ``cov``;
-    NaN for fewer than two distinct targets."""
+    """Fraction of the targets' scatter about their mean in the top-k directions of ``cov``.
+
+    ``‖X V_k‖² / ‖X‖²`` for the centred targets X; a random k-subspace captures ``k/d`` in
+    expectation.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        The prior's covariance.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    k : int
+        Leading directions.
+
+    Returns
+    -------
+    float
+        The captured fraction in [0, 1]; NaN for fewer than two distinct targets.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.diagnostics import captured_scatter
+    >>> t = np.array([[1.0, 0, 0], [-1.0, 0, 0]])
+    >>> captured_scatter(np.diag([3.0, 2.0, 1.0]), t, 1)
+    1.0
+    """
     x = np.asarray(targets, np.float64)
     x = x - x.mean(0)
     total = float((x ** 2).sum())
@@ -55,7 +98,20 @@ def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
 
 
 def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
-    """``[d, r]`` principal directions of the centred targets, ``r = min(k, rank)``."""
+    """Principal directions of the centred targets.
+
+    Parameters
+    ----------
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    k : int
+        Largest number of directions.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, r]
+        Orthonormal directions, ``r = min(k, rank)``.
+    """
     x = np.asarray(targets, np.float64)
     _, sv, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
     r = min(k, int((sv > 1e-10 * max(sv.max(initial=0.0), 1e-300)).sum()))
@@ -63,8 +119,22 @@ def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
 
 
 def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray:
-    """Principal angles (radians, descending) between the top-k subspace of ``cov`` and the
-    targets' principal subspace; empty when the targets span nothing (n < 2)."""
+    """Principal angles between the prior's top-k subspace and the targets' principal subspace.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        The prior's covariance.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    k : int
+        Leading prior directions.
+
+    Returns
+    -------
+    numpy.ndarray, shape [r]
+        Angles in radians, descending; empty when the targets span nothing (n < 2).
+    """
     t = target_subspace(targets, k)
     if t.shape[1] == 0:
         return np.zeros(0)
@@ -72,7 +142,33 @@ def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray
 
 
 def student_t_logpdf(x: np.ndarray, loc: np.ndarray, shape: np.ndarray, df: float) -> float:
-    """log density of a multivariate Student-t ``t_df(loc, shape)`` at ``x [d]``."""
+    """log density of a multivariate Student-t ``t_df(loc, shape)``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape [d]
+        The point.
+    loc : numpy.ndarray, shape [d]
+        Location.
+    shape : numpy.ndarray, shape [d, d]
+        Shape matrix (positive definite).
+    df : float
+        Degrees of freedom.
+
+    Returns
+    -------
+    float
+        The log density.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.diagnostics import student_t_logpdf
+    >>> from scipy import stats
+    >>> x, S = np.array([0.3, -0.2]), np.array([[1.0, 0.2], [0.2, 0.5]])
+    >>> bool(np.isclose(student_t_logpdf(x, np.zeros(2), S, 5.0),
+    ...                 stats.multivariate_t(np.zeros(2), S, df=5.0).logpdf(x)))
+    True
+    """
     d = len(loc)
     chol = np.linalg.cholesky(shape)
     z = scipy.linalg.solve_triangular(chol, x - loc, lower=True)
@@ -82,16 +178,43 @@ def student_t_logpdf(x: np.ndarray, loc: np.ndarray, shape: np.ndarray, df: floa
 
 
 def predictive_logpdf(post: NIW, x: np.ndarray) -> float:
-    """log p(x | data) under the NIW posterior ``post``: the Student-t posterior predictive."""
+    """log p(x | data) under a NIW posterior: the Student-t posterior predictive.
+
+    Parameters
+    ----------
+    post : NIW
+        Posterior (or prior) NIW parameters.
+    x : numpy.ndarray, shape [d]
+        A point.
+
+    Returns
+    -------
+    float
+        The log predictive density.
+    """
     df = post.nu - post.dim + 1
     return student_t_logpdf(np.asarray(x, np.float64), post.mu,
                             post.psi * (post.kappa + 1) / (post.kappa * df), df)
 
 
 def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
-    """Exact leave-one-out log predictive densities ``log p(t_i | T₋ᵢ)`` ``[n]`` of the
-    targets ``[n, d]`` under the NIW ``prior`` (fixed strengths); with one target, its prior
-    predictive density."""
+    """Exact leave-one-out log predictive densities of the targets under a NIW prior.
+
+    Each ``log p(t_i | T₋ᵢ)`` is the closed-form Student-t posterior predictive given the other
+    targets (fixed strengths); with one target, its prior predictive density.
+
+    Parameters
+    ----------
+    prior : NIW
+        The NIW prior parameters.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n]
+        The pointwise LOO log densities.
+    """
     t = np.asarray(targets, np.float64)
     if len(t) == 1:
         return np.array([predictive_logpdf(prior, t[0])])
@@ -106,13 +229,58 @@ def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
 
 
 def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
-    """Mean exact leave-one-out log predictive density of the targets (per target)."""
+    """Mean exact leave-one-out log predictive density of the targets (per target).
+
+    The closed-form NIW posterior predictive (a multivariate Student-t) of each target given the
+    others; with one target it is the prior predictive.
+
+    Parameters
+    ----------
+    prior : NIW
+        The NIW prior parameters (:func:`niw_prior`).
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+
+    Returns
+    -------
+    float
+        Mean over i of log p(t_i | T₋ᵢ).
+
+    Examples
+    --------
+    >>> from anchordiv.checks import loo_predictive
+    >>> from anchordiv.checks.diagnostics import niw_prior
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> isinstance(loo_predictive(niw_prior(broad, 5.0, 10.0), broad[:5]), float)
+    True
+    """
     return float(np.mean(loo_pointwise(prior, targets)))
 
 
 def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "broad",
               reg: float = 1e-3) -> NIW:
-    """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from."""
+    """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad covariance or the isotropic control.
+    reg : float, default 1e-3
+        Relative ridge of the broad covariance.
+
+    Returns
+    -------
+    NIW
+        The prior parameters.
+    """
     mu0, cov = prior_scale(broad, reg=reg, prior=prior)
     return NIW.from_scale(mu0, cov, kappa0, nu0)
 
@@ -120,11 +288,47 @@ def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "bro
 @limited_blas
 def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
              reg: float = 1e-3) -> dict:
-    """All diagnostics of ``broad [N, d]`` for ``targets [n, d]`` (see the module docstring):
-    ``captured``, ``captured_isotropic`` (k/d), ``mean_cos2``, ``max_angle_deg``,
-    ``log_evidence``, ``log_evidence_isotropic``, ``log_evidence_gain``, ``loo``,
-    ``loo_isotropic``, ``loo_gain``, plus ``n``, ``d``, ``k``.  Strengths ``kappa0`` and
-    ``nu0`` (> d + 1) are fixed, as in ``ad.adapt(..., kappa0=, nu0=)``."""
+    """All prior–target diagnostics of broad anchors for a set of targets (module docstring).
+
+    Strengths ``kappa0`` and ``nu0`` are fixed, as in ``ad.adapt(..., kappa0=, nu0=)``.
+
+    Parameters
+    ----------
+    broad : array_like, shape [N, d]
+        Broad anchors (or the moment points of a saved prior).
+    targets : array_like, shape [n, d]
+        Target anchors.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
+    k : int, default 10
+        Leading prior directions (≤ d).
+    reg : float, default 1e-3
+        Relative ridge of the broad covariance.
+
+    Returns
+    -------
+    dict
+        ``captured``, ``captured_isotropic`` (k/d), ``mean_cos2``, ``max_angle_deg``,
+        ``log_evidence``, ``log_evidence_isotropic``, ``log_evidence_gain``, ``loo``,
+        ``loo_isotropic``, ``loo_gain``, plus ``n``, ``d``, ``k``.
+
+    Raises
+    ------
+    AnchorDivError
+        Invalid anchors or strengths, or ``k`` outside [1, d].
+
+    Examples
+    --------
+    >>> from anchordiv.checks import diagnose
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> out = diagnose(broad, broad[:5], kappa0=5.0, nu0=10.0, k=2)
+    >>> out["captured_isotropic"], out["n"], out["d"]
+    (0.5, 5, 4)
+    """
     b = as_matrix("broad", broad, min_rows=2)
     t = as_matrix("targets", targets, dim=b.shape[1])
     d = b.shape[1]

@@ -34,8 +34,29 @@ from ..threads import limited_blas
 
 @dataclasses.dataclass
 class SBCResult:
-    """``ranks [N, Q]`` (ints in 0..L), ``pit [N, Q]`` (randomised PIT), ``names`` (Q
-    quantities), ``num_draws`` L (after thinning), ``bins`` of the χ² test."""
+    """Ranks of the truth among posterior draws, from :func:`anchordiv.sbc`.
+
+    Parameters
+    ----------
+    ranks : numpy.ndarray of int, shape [N, Q]
+        Ranks in 0..L per simulation and quantity.
+    pit : numpy.ndarray, shape [N, Q]
+        Randomised probability integral transforms.
+    names : list of str
+        The Q quantities.
+    num_draws : int
+        L, draws per simulation after thinning.
+    bins : int
+        Bins of the χ² test.
+
+    Examples
+    --------
+    >>> from anchordiv.checks import SBCResult
+    >>> rng = np.random.default_rng(0)
+    >>> res = SBCResult(rng.integers(0, 100, size=(50, 1)), rng.uniform(size=(50, 1)), ["m"], 99, 5)
+    >>> sorted(res.summary()["m"])
+    ['chi2_p', 'coverage90', 'ks_p']
+    """
 
     ranks: np.ndarray
     pit: np.ndarray
@@ -177,19 +198,52 @@ def _leading(params) -> dict:
 def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
         quantities: dict[str, Callable], *, num_simulations: int = 200, thin: int = 1,
         bins: int | None = None, seed: int = 0, progress: bool = True) -> SBCResult:
-    """Run simulation-based calibration of ``inference`` (module docstring).
+    """Run simulation-based calibration of an inference procedure (module docstring).
 
-    * ``prior_sampler(rng) -> params``: a dict of parameter arrays drawn from the prior;
-    * ``simulator(rng, params) -> data``: data (e.g. target anchors ``[n, d]``) given params;
-    * ``inference(rng, data) -> draws``: posterior draws, a dict of arrays with a leading draw
-      axis ``[L, ...]`` (e.g. ``lambda rng, t: ad.adapt(...).draws(int(rng.integers(2**31)),
-      99)``);
-    * ``quantities``: name → ``f(params_with_leading_axis) -> [L]`` scalar functions, applied to
-      the draws and to the truth (given a leading axis of 1);
-    * ``thin``: keep every ``thin``-th draw; ``bins``: χ² bins (default ``N/10`` clipped to
-      [4, 20]); ``seed`` fixes every random choice.
+    For each simulation: draw parameters from the prior, simulate data, run the inference and
+    rank the true value of every quantity among the posterior draws; calibrated inference gives
+    uniform ranks.  Works for any model: nothing here depends on the library's kinds.
 
-    Works for any model: nothing here depends on the library's kinds."""
+    Parameters
+    ----------
+    prior_sampler : callable
+        ``prior_sampler(rng) -> params``: a dict of parameter arrays drawn from the prior.
+    simulator : callable
+        ``simulator(rng, params) -> data``: data (e.g. target anchors ``[n, d]``) given params.
+    inference : callable
+        ``inference(rng, data) -> draws``: posterior draws, a dict of arrays with a leading draw
+        axis ``[L, ...]`` (e.g. ``lambda rng, t: ad.adapt(...).draws(int(rng.integers(2**31)),
+        99)``).
+    quantities : dict of str to callable
+        name → ``f(params_with_leading_axis) -> [L]`` scalar functions, applied to the draws and
+        to the truth (given a leading axis of 1).
+    num_simulations : int, default 200
+        N, the number of simulations.
+    thin : int, default 1
+        Keep every ``thin``-th draw.
+    bins : int, optional
+        χ² bins (default ``N/10`` clipped to [4, 20]).
+    seed : int, default 0
+        Fixes every random choice.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    SBCResult
+        Ranks, PIT values and the uniformity tests (``summary()``, ``plot()``, ``plot_ecdf()``).
+
+    Examples
+    --------
+    A conjugate normal mean (prior N(0, 1), 5 observations of unit variance), exactly calibrated:
+
+    >>> res = ad.sbc(lambda r: {"m": r.normal()},
+    ...              lambda r, p: r.normal(p["m"], 1.0, size=5),
+    ...              lambda r, x: {"m": r.normal(x.sum() / 6, np.sqrt(1 / 6), size=99)},
+    ...              {"m": lambda p: p["m"]}, num_simulations=40, progress=False)
+    >>> res.ranks.shape, res.num_draws
+    ((40, 1), 99)
+    """
     n_sim = integer("num_simulations", num_simulations, low=2)
     thin = integer("thin", thin, low=1)
     if not quantities:
@@ -271,23 +325,57 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
                     num_draws: int = 99, thin: int | None = None, seed: int = 0,
                     separation: float = 8.0, structure: str | None = None,
                     options: dict | None = None) -> dict:
-    """SBC ingredients for the library's own posteriors of ``kind``: keyword arguments of
-    :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``, ``quantities``, ``thin``).
+    """SBC ingredients for the library's own posteriors of ``kind``.
 
     The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
     (``Family.sbc_broad``) with its fixed strengths (``Family.sbc_options``: empirical Bayes
     would make the prior depend on the data), built once; the simulator is the kind's
     likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
-    mixture: the Gaussian mixture); ``inference`` runs ``method`` — ``"exact"`` (the conjugate
-    update's draws), ``"nuts"`` (the kind's explicit model on the cached compiled chain runner)
-    or ``"svi"`` (a low-rank guide, :data:`SVI_SETTINGS`) — on every kind.  Gibbs and NUTS draws
-    are thinned (default thin 2 and 4) to near-independence.  ``separation``: distance between
-    the mixture's two broad cluster centres (spread 0.5; 8 is well separated, 1.5 overlaps so
-    that assignments are uncertain).  ``structure``: ``"factor"`` (rank 1) or ``"lkj"`` — a
-    :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only), whose
-    truths are draws of its own model.  ``options``: prior options over the family's
-    ``sbc_options`` (e.g. ``{"shrinkage": "horseshoe"}`` for spectral).  Families without an
-    exact update (``Family.exact_update`` False: spectral) run NUTS and SVI only."""
+    mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
+    near-independence.  Families without an exact update (``Family.exact_update`` False:
+    spectral) run NUTS and SVI only.
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    method : {"exact", "nuts", "svi"}, default "exact"
+        ``"exact"``: the conjugate update's draws; ``"nuts"``: the kind's explicit model on the
+        cached compiled chain runner; ``"svi"``: a low-rank guide (:data:`SVI_SETTINGS`).
+    d : int, default 3
+        Dimension.
+    n : int, default 5
+        Target anchors per simulation.
+    num_draws : int, default 99
+        Posterior draws per simulation.
+    thin : int, optional
+        Thinning (default per method).
+    seed : int, default 0
+        Seed of the broad anchors.
+    separation : float, default 8.0
+        Distance between the mixture's two broad cluster centres (spread 0.5; 8 is well
+        separated, 1.5 overlaps so that assignments are uncertain).
+    structure : {"factor", "lkj"}, optional
+        A :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only),
+        whose truths are draws of its own model.
+    options : dict, optional
+        Prior options over the family's ``sbc_options`` (e.g. ``{"shrinkage": "horseshoe"}``
+        for spectral).
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :func:`sbc`: ``prior_sampler``, ``simulator``, ``inference``,
+        ``quantities``, ``thin``.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.sbc import library_problem
+    >>> res = ad.sbc(**library_problem("gaussian", d=2, n=3, num_draws=19),
+    ...              num_simulations=8, progress=False)
+    >>> res.ranks.shape
+    (8, 3)
+    """
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam = get_family(kind)

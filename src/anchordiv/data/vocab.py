@@ -41,17 +41,34 @@ KINDS = ("wordnet", "hpo", "icd10", "imagenet", "text", "openi")
 
 
 class Entry(NamedTuple):
-    """One candidate broad anchor: the vocabulary id it comes from and its text."""
+    """One candidate broad anchor: the vocabulary id it comes from and its text.
+
+    Parameters
+    ----------
+    id : str
+        The vocabulary id (a synset name, HPO id, ICD code, line, report sentence id).
+    text : str
+        The anchor text.
+    """
     id: str
     text: str
 
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """A vocabulary region: ``kind`` in :data:`KINDS`, ``roots`` (synset names or wnids, HPO
-    ids, ICD-10-CM items, text files, Open-i report uids; empty = the whole vocabulary except
-    for ``text``) and ``exclude`` (removed with their subtrees; for ``text``: exact lines; for
-    ``openi``: chest findings and report uids)."""
+    """A vocabulary region for broad anchors.
+
+    Parameters
+    ----------
+    kind : {"wordnet", "hpo", "icd10", "imagenet", "text", "openi"}
+        The vocabulary (:data:`KINDS`).
+    roots : tuple of str, default ()
+        Synset names or wnids, HPO ids, ICD-10-CM items, text files, Open-i report uids; empty
+        = the whole vocabulary (except for ``text``).
+    exclude : tuple of str, default ()
+        Removed with their subtrees; for ``text``: exact lines; for ``openi``: chest findings
+        and report uids.
+    """
 
     kind: str
     roots: tuple[str, ...] = ()
@@ -141,8 +158,23 @@ _ENTRIES = {"wordnet": _wordnet_entries, "hpo": _hpo_entries, "icd10": _icd10_en
 
 
 def entries(src: Source) -> list[Entry]:
-    """The ``(id, text)`` pool of one source, in its vocabulary's order (see module docstring);
-    an empty pool is an error naming the source."""
+    """The ``(id, text)`` pool of one source, in its vocabulary's order (module docstring).
+
+    Parameters
+    ----------
+    src : Source
+        The source.
+
+    Returns
+    -------
+    list of Entry
+        The pool.
+
+    Raises
+    ------
+    AnchorDivError
+        An empty pool (the error names the source).
+    """
     out = _ENTRIES[src.kind](src)
     if not out:
         raise AnchorDivError(f"source {src.describe()}: no anchors left (roots empty or all "
@@ -151,16 +183,41 @@ def entries(src: Source) -> list[Entry]:
 
 
 class Selection(NamedTuple):
-    """Result of :func:`select`: the chosen ``entries``, each source's ``pool`` size and how
-    many entries were ``drawn`` from each source."""
+    """Result of :func:`select`.
+
+    Parameters
+    ----------
+    entries : list of Entry
+        The chosen entries.
+    pool : list of int
+        Each source's pool size.
+    drawn : list of int
+        How many entries were drawn from each source.
+    """
     entries: list[Entry]
     pool: list[int]
     drawn: list[int]
 
 
 def select(sources: Sequence[Source], n: int | None = None, seed: int = 0) -> Selection:
-    """The sources' pools concatenated in order and subsampled to ``n`` by ``seed`` (all when
-    ``n`` is None or >= the pool), order kept."""
+    """The sources' pools concatenated in order and subsampled to ``n`` by ``seed``.
+
+    All entries when ``n`` is None or >= the pool; order kept.
+
+    Parameters
+    ----------
+    sources : sequence of Source
+        The sources.
+    n : int, optional
+        Subsample size.
+    seed : int, default 0
+        Subsample seed.
+
+    Returns
+    -------
+    Selection
+        The entries and per-source counts.
+    """
     if not sources:
         raise AnchorDivError("sources: name at least one vocabulary source")
     pools = [entries(s) for s in sources]

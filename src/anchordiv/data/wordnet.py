@@ -45,8 +45,22 @@ HOW_TO_GET = ("WordNet 3.0 not found. Either install Debian's database "
 
 
 def build_nltk_layout(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
-    """Copy a WordNet database directory into ``dest/corpora/wordnet`` with a ``lexnames``
-    file; returns ``dest`` (an nltk data directory)."""
+    """Copy a WordNet database directory into an nltk data directory.
+
+    The files go to ``dest/corpora/wordnet``, with a ``lexnames`` file.
+
+    Parameters
+    ----------
+    src : str or PathLike
+        A WordNet 3.0 database directory (e.g. Debian's ``/usr/share/wordnet``).
+    dest : str or PathLike
+        The nltk data directory to create.
+
+    Returns
+    -------
+    Path
+        ``dest``.
+    """
     src, dest = Path(src), Path(dest)
     missing = [f for f in DB_FILES if not (src / f).is_file()]
     if missing:
@@ -117,7 +131,23 @@ def _debian_reader():
 
 
 def synset(ref):
-    """A noun synset from a Synset, a name (``"dog.n.01"``) or a wnid (``"n02084071"``)."""
+    """A noun synset from a Synset, a name or a wnid.
+
+    Parameters
+    ----------
+    ref : nltk Synset or str
+        A synset, a name (``"dog.n.01"``) or a wnid (``"n02084071"``).
+
+    Returns
+    -------
+    nltk Synset
+        The noun synset.
+
+    Raises
+    ------
+    AnchorDivError
+        No such noun synset.
+    """
     if hasattr(ref, "offset"):
         return ref
     ref = str(ref)
@@ -130,12 +160,33 @@ def synset(ref):
 
 
 def wnid(s) -> str:
-    """The ImageNet-style id of a noun synset: ``"n"`` + 8-digit offset."""
+    """The ImageNet-style id of a noun synset: ``"n"`` + 8-digit offset.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A noun synset.
+
+    Returns
+    -------
+    str
+        E.g. ``"n02084071"`` for ``dog.n.01``.
+    """
     return f"n{synset(s).offset():08d}"
 
 
 class NounRecord(NamedTuple):
-    """One line of WordNet's ``data.noun``: the fields the anchor builders need."""
+    """One line of WordNet's ``data.noun``: the fields the anchor builders need.
+
+    Parameters
+    ----------
+    offset : int
+        The synset's offset.
+    lemmas : tuple of str
+        Its lemma names, with spaces.
+    definition : str
+        The gloss without its quoted examples.
+    """
     offset: int
     lemmas: tuple[str, ...]
     definition: str
@@ -146,8 +197,28 @@ class NounRecord(NamedTuple):
 
 
 def parse_data_line(line: str) -> NounRecord:
-    """A ``data.noun`` line -> its record; the definition is the gloss without its quoted
-    examples, exactly as nltk's ``Synset.definition()``."""
+    """A ``data.noun`` line to its record.
+
+    The definition is the gloss without its quoted examples, exactly as nltk's
+    ``Synset.definition()``.
+
+    Parameters
+    ----------
+    line : str
+        One data line of ``data.noun``.
+
+    Returns
+    -------
+    NounRecord
+        The record.
+
+    Examples
+    --------
+    >>> from anchordiv.data.wordnet import parse_data_line
+    >>> parse_data_line('02084071 05 n 03 dog 0 domestic_dog 0 Canis_familiaris 0 000 '
+    ...                 '| a member of the genus Canis; "the dog barked"')
+    NounRecord(offset=2084071, lemmas=('dog', 'domestic dog', 'Canis familiaris'), definition='a member of the genus Canis')
+    """
     columns, _, gloss = line.strip().partition("|")
     fields = columns.split()
     words = fields[4:4 + 2 * int(fields[3], 16):2]
@@ -162,8 +233,15 @@ def _records() -> tuple:
 
 
 def noun_records() -> list[NounRecord]:
-    """All 82,115 noun synsets as light records (offset, lemma names, definition) read straight
-    from ``data.noun`` in offset order: a second, not nltk's tens of seconds."""
+    """All 82,115 noun synsets as light records read straight from ``data.noun``.
+
+    In offset order: a second, not nltk's tens of seconds.
+
+    Returns
+    -------
+    list of NounRecord
+        offset, lemma names, definition per synset.
+    """
     return list(_records())
 
 
@@ -173,49 +251,145 @@ def _nouns() -> tuple:
 
 
 def noun_synsets() -> list:
-    """All 82,115 WordNet 3.0 noun synsets, in offset order."""
+    """All 82,115 WordNet 3.0 noun synsets, in offset order.
+
+    Returns
+    -------
+    list of nltk Synset
+        The synsets.
+    """
     return list(_nouns())
 
 
 def readable(s) -> str:
-    """The first lemma of a synset with spaces (``"hot_dog"`` -> ``"hot dog"``)."""
+    """The first lemma of a synset with spaces (``"hot_dog"`` -> ``"hot dog"``).
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+
+    Returns
+    -------
+    str
+        The readable name.
+    """
     return synset(s).lemma_names()[0].replace("_", " ")
 
 
 def lemma_names(s) -> list[str]:
-    """All lemma names of a synset, with spaces."""
+    """All lemma names of a synset, with spaces.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+
+    Returns
+    -------
+    list of str
+        The names.
+    """
     return [n.replace("_", " ") for n in synset(s).lemma_names()]
 
 
 def senses(word: str) -> list[str]:
-    """Names of every noun synset with ``word`` (spaces or underscores) among its lemmas,
-    after nltk's morphology (``"graphics"`` also finds ``graphic.n.01``); empty if none."""
+    """Names of every noun synset with ``word`` among its lemmas, after nltk's morphology.
+
+    ``"graphics"`` also finds ``graphic.n.01``.
+
+    Parameters
+    ----------
+    word : str
+        A word (spaces or underscores).
+
+    Returns
+    -------
+    list of str
+        Synset names; empty if none.
+    """
     return [s.name() for s in wn().synsets(str(word).strip().replace(" ", "_"), "n")]
 
 
 def hypernym_paths(s) -> list[list]:
-    """Every path from the root (``entity.n.01``) down to the synset (nltk's hypernym_paths,
-    following instance hypernyms too)."""
+    """Every path from the root (``entity.n.01``) down to the synset.
+
+    nltk's ``hypernym_paths``, following instance hypernyms too.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+
+    Returns
+    -------
+    list of list of nltk Synset
+        The paths, root first.
+    """
     return synset(s).hypernym_paths()
 
 
 def subtree(root) -> list:
-    """``root`` and all its (instance) hyponyms, transitively, in offset order."""
+    """``root`` and all its (instance) hyponyms, transitively, in offset order.
+
+    Parameters
+    ----------
+    root : nltk Synset or str
+        A synset, a name or a wnid.
+
+    Returns
+    -------
+    list of nltk Synset
+        The subtree.
+    """
     root = synset(root)
     found = set(root.closure(lambda s: s.hyponyms() + s.instance_hyponyms()))
     return sorted(found | {root}, key=lambda s: s.offset())
 
 
 def gloss(s, with_name: bool = True) -> str:
-    """A synset's gloss as anchor text: ``"dog: a member of the genus Canis ..."`` (or only the
-    definition with ``with_name=False``)."""
+    """A synset's gloss as anchor text: ``"dog: a member of the genus Canis ..."``.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+    with_name : bool, default True
+        Prefix the first lemma (``False``: the definition only).
+
+    Returns
+    -------
+    str
+        The text.
+    """
     s = synset(s)
     return f"{readable(s)}: {s.definition()}" if with_name else s.definition()
 
 
 def subsample(items: list, n: int | None, seed: int = 0) -> list:
-    """``n`` items chosen uniformly without replacement by ``seed``, kept in their original
-    order (all items when ``n`` is None or >= len)."""
+    """Items chosen uniformly without replacement by ``seed``, kept in their original order.
+
+    Parameters
+    ----------
+    items : list
+        The items.
+    n : int or None
+        How many (all items when None or >= len).
+    seed : int, default 0
+        The seed.
+
+    Returns
+    -------
+    list
+        The subsample.
+
+    Examples
+    --------
+    >>> from anchordiv.data.wordnet import subsample
+    >>> picked = subsample(list("abcdef"), 3, seed=0)
+    >>> len(picked), picked == sorted(picked), subsample(list("ab"), None)
+    (3, True, ['a', 'b'])
+    """
     if n is None or n >= len(items):
         return list(items)
     n = integer("n", n, low=1)
@@ -224,8 +398,22 @@ def subsample(items: list, n: int | None, seed: int = 0) -> list:
 
 
 def gloss_records(n: int | None = None, seed: int = 0, root=None) -> list[NounRecord]:
-    """The records behind :func:`gloss_anchors` (same order): all nouns, or ``root``'s subtree
-    (``root``: a synset, ``"dog.n.01"`` or a wnid), subsampled to ``n`` by ``seed``."""
+    """The records behind :func:`gloss_anchors` (same order).
+
+    Parameters
+    ----------
+    n : int, optional
+        Subsample size (default all).
+    seed : int, default 0
+        Subsample seed.
+    root : nltk Synset or str, optional
+        Restrict to ``root``'s subtree (a synset, ``"dog.n.01"`` or a wnid).
+
+    Returns
+    -------
+    list of NounRecord
+        The records.
+    """
     pool = _records()
     if root is not None:
         keep = {s.offset() for s in subtree(root)}
@@ -234,13 +422,49 @@ def gloss_records(n: int | None = None, seed: int = 0, root=None) -> list[NounRe
 
 
 def record_text(r: NounRecord, with_name: bool = True) -> str:
-    """``"<first lemma>: <definition>"`` (the same text as :func:`gloss`)."""
+    """``"<first lemma>: <definition>"`` (the same text as :func:`gloss`).
+
+    Parameters
+    ----------
+    r : NounRecord
+        A record.
+    with_name : bool, default True
+        Prefix the first lemma.
+
+    Returns
+    -------
+    str
+        The text.
+
+    Examples
+    --------
+    >>> from anchordiv.data.wordnet import NounRecord, record_text
+    >>> record_text(NounRecord(1, ("hot dog",), "a frankfurter served on a bun"))
+    'hot dog: a frankfurter served on a bun'
+    """
     return f"{r.lemmas[0]}: {r.definition}" if with_name else r.definition
 
 
 def gloss_anchors(n: int | None = None, seed: int = 0, root=None,
                   with_name: bool = True) -> list[str]:
-    """Broad anchors: the glosses of all noun synsets (or of ``root``'s subtree), optionally a
-    deterministic subsample of ``n`` of them (same ``seed`` -> same anchors), as
-    ``"<first lemma>: <definition>"`` (definition only with ``with_name=False``)."""
+    """Broad anchors: the glosses of all noun synsets (or of ``root``'s subtree).
+
+    Optionally a deterministic subsample of ``n`` of them (same ``seed`` -> same anchors).
+
+    Parameters
+    ----------
+    n : int, optional
+        Subsample size (default all).
+    seed : int, default 0
+        Subsample seed.
+    root : nltk Synset or str, optional
+        Restrict to ``root``'s subtree.
+    with_name : bool, default True
+        ``"<first lemma>: <definition>"``; ``False``: the definition only.
+
+    Returns
+    -------
+    list of str
+        The anchor texts, in offset order.
+    """
     return [record_text(r, with_name) for r in gloss_records(n, seed, root)]

@@ -53,9 +53,26 @@ Factory = Callable[[np.ndarray, np.ndarray, float], object]
 
 @dataclasses.dataclass(frozen=True)
 class CurveModel:
-    """A named factory plus what it is: ``role`` in :data:`ROLES` and the anchor ``kind`` it
-    builds (pairs posterior / isotropic-control / target-only models of the same kind).
-    ``uses_target=False`` marks scorers that ignore the target anchors (cosine): evaluated once."""
+    """A named model factory of :func:`adaptation_curve` plus what it is.
+
+    Parameters
+    ----------
+    factory : callable
+        ``f(broad [m, d], target [n, d], tau) -> scorer``.
+    role : str, default "custom"
+        One of :data:`ROLES`.
+    kind : str, optional
+        The anchor kind it builds (pairs posterior / isotropic-control / target-only models of
+        the same kind).
+    uses_target : bool, default True
+        False marks scorers that ignore the target anchors (cosine): evaluated once.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import CurveModel
+    >>> CurveModel(lambda b, t, tau: "cosine", role="baseline", uses_target=False).uses_target
+    False
+    """
 
     factory: Factory
     role: str = "custom"
@@ -93,8 +110,44 @@ def check_factory(name: str, factory) -> None:
 
 def register_model(name: str, factory: Factory, *, role: str = "custom", kind: str | None = None,
                    uses_target: bool = True, overwrite: bool = False) -> CurveModel:
-    """Add ``factory`` (``f(broad [m, d], target [n, d], tau) -> scorer``) to :data:`MODELS`
-    under ``name``; a factory of another signature is refused with an :class:`AnchorDivError`."""
+    """Add a model factory to :data:`MODELS` under ``name`` (usable in :func:`adaptation_curve`).
+
+    Parameters
+    ----------
+    name : str
+        The model's name.
+    factory : callable
+        ``f(broad [m, d], target [n, d], tau) -> scorer``; a factory of another signature is
+        refused.
+    role : {"target", "posterior", "isotropic", "baseline", "custom"}, default "custom"
+        What the model is (:data:`ROLES`).
+    kind : str, optional
+        The anchor kind it builds (pairs posterior / isotropic / target-only models of a kind).
+    uses_target : bool, default True
+        False for scorers that ignore the target anchors (evaluated once).
+    overwrite : bool, default False
+        Replace a registered name.
+
+    Returns
+    -------
+    CurveModel
+        The registered entry.
+
+    Raises
+    ------
+    AnchorDivError
+        A factory of another signature, an unknown role, or an existing name without
+        ``overwrite``.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.curves import MODELS
+    >>> entry = ad.register_model("doc-target", lambda b, t, tau: ad.fit("gaussian", t, tau=tau),
+    ...                           role="target", kind="gaussian")
+    >>> entry.role, "doc-target" in MODELS
+    ('target', True)
+    >>> del MODELS["doc-target"]
+    """
     check_factory(name, factory)
     if role not in ROLES:
         raise AnchorDivError(f"role: unknown {role!r}; choose one of {', '.join(ROLES)}")
@@ -276,9 +329,33 @@ def subset(n_target: int, budget: int, index: int, seed: int) -> np.ndarray:
 class Curve:
     """Results of :func:`adaptation_curve`.
 
-    ``per_query[(model, budget)]`` is ``[S, Q]`` AUPRC (S subsets, NaN where undefined);
-    ``rows`` is the tidy table (model, role, kind, budget, subset, auprc, error);
-    ``prevalence`` is the mean random-ranking AUPRC of the evaluated queries.
+    Parameters
+    ----------
+    models : dict of str to CurveModel
+        The evaluated models.
+    budgets : list of int
+        The target-anchor counts.
+    per_query : dict of (str, int) to numpy.ndarray, shape [S, Q]
+        AUPRC per (model, budget): S subsets × Q queries, NaN where undefined.
+    rows : list of dict
+        The tidy table (model, role, kind, budget, subset, auprc, error).
+    prevalence : float
+        The mean random-ranking AUPRC of the evaluated queries.
+    level : float, default 0.95
+        Interval level of the summaries.
+    n_boot : int, default 2000
+        Bootstrap resamples.
+    seed : int, default 0
+        Bootstrap seed.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import Curve, CurveModel
+    >>> pq = {("m", 2): np.array([[0.5, 0.7]]), ("m", 4): np.array([[0.6, 0.8]])}
+    >>> curve = Curve({"m": CurveModel(lambda b, t, tau: "cosine")}, [2, 4], pq, [], 0.25,
+    ...               n_boot=100)
+    >>> [round(float(x), 2) for x in curve.means("m")]
+    [0.6, 0.7]
     """
 
     models: dict[str, CurveModel]
@@ -491,16 +568,73 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
                      seed: int = 0, level: float = 0.95, n_boot: int = 2000,
                      chunk: int | None = None, progress: bool | None = None,
                      client=None) -> Curve:
-    """Run the (budget × subset × model) grid.
+    """Run the (budget × subset × model) grid: retrieval quality by the number of target anchors.
 
-    ``broad [m, d]``, ``target [N, d]`` anchors; ``queries [Q, d]``, ``gallery [G, d]``,
-    ``relevance [Q, G]`` and ``query_index [Q]`` as in :func:`anchordiv.evaluation.evaluate.evaluate`;
-    ``models``: names in :data:`MODELS` or a dict ``name -> factory | CurveModel``;
-    ``budgets``: candidate target-anchor counts (default :data:`DEFAULT_BUDGETS`; the full
-    count is always added); ``client``: a ``distributed.Client`` to run the cells on (the
-    queries, gallery and relevance are scattered to every worker once; each cell is one task;
-    the table is identical to the serial run's, see :mod:`anchordiv.scale.dask`).  Returns a
-    :class:`Curve`.
+    For each budget, ``n_subsets`` random subsets of the target anchors of that size are drawn;
+    every model is built from the broad anchors and the subset and evaluated on the task.
+
+    Parameters
+    ----------
+    broad : array_like, shape [m, d]
+        Broad anchors.
+    target : array_like, shape [N, d]
+        Target anchors (subsets are drawn from them).
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    gallery : array_like, shape [G, d]
+        Gallery embeddings.
+    relevance : array_like of bool, shape [Q, G]
+        Binary relevance.
+    tau : float
+        The encoder's logit scale.
+    query_index : array_like of int, shape [Q], optional
+        As in :func:`anchordiv.evaluate`.
+    models : tuple of str or dict, default DEFAULT_MODELS
+        Names in :data:`MODELS` or a dict ``name -> factory | CurveModel``.
+    budgets : list of int, optional
+        Candidate target-anchor counts (default :data:`DEFAULT_BUDGETS`; the full count is
+        always added).
+    n_subsets : int, default 5
+        Subsets per budget.
+    seed : int, default 0
+        Seed of the subsets and the bootstrap.
+    level : float, default 0.95
+        Interval level.
+    n_boot : int, default 2000
+        Bootstrap resamples.
+    chunk : int, optional
+        Query rows per block.
+    progress : bool, optional
+        Show a progress bar.
+    client : distributed.Client, optional
+        Run the cells on a Dask cluster (the queries, gallery and relevance are scattered to
+        every worker once; each cell is one task; the table is identical to the serial run's,
+        see :mod:`anchordiv.scale.dask`).
+
+    Returns
+    -------
+    Curve
+        ``per_query`` AUPRC per (model, budget), the tidy ``rows``, ``summary()``, ``plot()``.
+
+    Raises
+    ------
+    AnchorDivError
+        Invalid inputs or an unknown model name.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> gallery = rng.normal(size=(8, 4)) + np.repeat([[2.0, 0, 0, 0], [0, 0, 0, 0]], 4, axis=0)
+    >>> gallery /= np.linalg.norm(gallery, axis=1, keepdims=True)
+    >>> relevance = np.zeros((4, 8), bool)
+    >>> relevance[:, :4] = True
+    >>> curve = ad.adaptation_curve(broad, gallery[:4], gallery[:4], gallery, relevance, tau=20.0,
+    ...                             query_index=np.arange(4), models=("gaussian", "cosine"),
+    ...                             budgets=[2], n_subsets=2, n_boot=200, progress=False)
+    >>> curve.budgets, sorted(curve.models)
+    ([2, 4], ['cosine', 'gaussian'])
     """
     resolved = _resolve(models)
     target = as_matrix("target", target)

@@ -38,9 +38,26 @@ BASELINE = "cosine"
 
 def triples(curve, names: Mapping[str, tuple[str, str]] | None = None
             ) -> dict[str, tuple[str, str]]:
-    """``{posterior: (isotropic control, target-only)}``: ``names`` checked against the
-    curve's models, or (None) from roles — each ``posterior`` model with the ``isotropic``
-    and ``target`` models of its kind."""
+    """``{posterior: (isotropic control, target-only)}`` of a curve's models.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve.
+    names : mapping of str to (str, str), optional
+        Checked against the curve's models; None: from the roles — each ``posterior`` model with
+        the ``isotropic`` and ``target`` models of its kind.
+
+    Returns
+    -------
+    dict of str to (str, str)
+        The triples.
+
+    Raises
+    ------
+    AnchorDivError
+        A name that is not a model of the curve.
+    """
     if names is None:
         by_role = {(m.role, m.kind): n for n, m in curve.models.items()}
         names = {n: (by_role.get(("isotropic", m.kind)), by_role.get(("target", m.kind)))
@@ -62,10 +79,25 @@ def _mean(curve, name: str, budget: int) -> float:
 
 def dominance_rows(curve, names: Mapping[str, tuple[str, str]], *,
                    baseline: str = BASELINE) -> list[dict]:
-    """Per posterior (``names``: :func:`triples`) and budget: ``auprc``/``low``/``high``,
-    ``best_other`` (target-only or control, whichever has the higher mean there) and
-    ``diff_best``, ``diff_baseline`` with ``_low``/``_high`` 95 % paired intervals, and
-    ``holds`` (the posterior's interval against ``best_other`` does not lie below zero)."""
+    """Per posterior and budget: the posterior against the better of target-only and control, and cosine.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve.
+    names : mapping of str to (str, str)
+        ``{posterior: (isotropic control, target-only)}`` (:func:`triples`).
+    baseline : str, default "cosine"
+        The baseline model.
+
+    Returns
+    -------
+    list of dict
+        ``auprc``/``low``/``high``, ``best_other`` (target-only or control, whichever has the
+        higher mean there) and ``diff_best``, ``diff_baseline`` with ``_low``/``_high`` 95 %
+        paired intervals, and ``holds`` (the posterior's interval against ``best_other`` does
+        not lie below zero).
+    """
     contrasts: dict[tuple[str, str], dict] = {}
 
     def contrast(a, b):
@@ -88,8 +120,28 @@ def dominance_rows(curve, names: Mapping[str, tuple[str, str]], *,
 
 
 def budget_to_reach(budgets, means, level: float) -> float:
-    """The smallest budget at which ``means [len(budgets)]`` first reaches ``level``,
-    log-linearly interpolated from the budget before; NaN if it never does."""
+    """The smallest budget at which a curve first reaches a level, log-linearly interpolated.
+
+    Parameters
+    ----------
+    budgets : sequence of int
+        Budgets, ascending.
+    means : array_like, shape [len(budgets)]
+        Mean AUPRC per budget.
+    level : float
+        The level to reach.
+
+    Returns
+    -------
+    float
+        The interpolated budget (from the budget before); NaN if it never does.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.dominance import budget_to_reach
+    >>> round(budget_to_reach([1, 10, 100], np.array([0.2, 0.5, 0.8]), 0.5), 6)
+    10.0
+    """
     b, m = np.log(np.asarray(budgets, float)), np.asarray(means, float)
     for j in range(len(m)):
         if np.isfinite(m[j]) and m[j] >= level:
@@ -102,11 +154,34 @@ def budget_to_reach(budgets, means, level: float) -> float:
 
 def anchors_needed(curve, posterior: str, target: str, *, at: int = 2, n_boot: int = 300,
                    seed: int = 0, level: float = 0.95) -> dict:
-    """How many times ``at`` anchors the ``target``-only model needs to reach ``posterior``'s
-    AUPRC at ``at`` anchors (module docstring): ``ratio``, its query-bootstrap ``low``/``high``
-    (``n_boot`` resamples; NaN resamples — never reached — are left out and counted in
-    ``never_reached``, a fraction), ``level_auprc`` and, when the point estimate is never
-    reached, ``at_least`` = largest budget ÷ ``at`` (a lower bound)."""
+    """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at ``at``.
+
+    See the module docstring.  NaN bootstrap resamples (never reached) are left out and counted.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve holding both models.
+    posterior : str
+        The posterior model's name.
+    target : str
+        The target-only model's name.
+    at : int, default 2
+        The posterior's budget.
+    n_boot : int, default 300
+        Query-bootstrap resamples.
+    seed : int, default 0
+        Bootstrap seed.
+    level : float, default 0.95
+        Interval level.
+
+    Returns
+    -------
+    dict
+        ``ratio``, its bootstrap ``low``/``high``, ``never_reached`` (a fraction of the
+        resamples), ``level_auprc`` and, when the point estimate is never reached, ``at_least`` =
+        largest budget ÷ ``at`` (a lower bound).
+    """
     at = integer("at", at, low=1)
     if at not in curve.budgets:
         raise AnchorDivError(f"at: the curve has no budget {at} (budgets {curve.budgets})")
@@ -132,15 +207,30 @@ def anchors_needed(curve, posterior: str, target: str, *, at: int = 2, n_boot: i
 
 
 def falls(curve, name: str, target: str | None = None) -> list[dict]:
-    """The budgets where ``name``'s mean AUPRC is below the previous budget's interval
-    (``{"model", "from", "to", "drop"}`` each; empty: the curve never falls beyond it).
+    """The budgets where a model's mean AUPRC is below the previous budget's interval.
 
     With ``target`` (the target-only model of the same kind) each fall also says whether it
     goes ``toward_target_only``: the target-only model at the curve's largest budget is below
     where the posterior fell to, so the curve is converging to a limit *below its own start*
     (the targets' own geometry is worse than the prior's, and the posterior approaches it as
     the recipe requires), not falling below where it is heading; ``target_only_full`` is that
-    limit."""
+    limit.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve.
+    name : str
+        The model.
+    target : str, optional
+        The target-only model of the same kind.
+
+    Returns
+    -------
+    list of dict
+        ``{"model", "from", "to", "drop"}`` per fall (plus the target-only fields); empty: the
+        curve never falls beyond its interval.
+    """
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
     limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")

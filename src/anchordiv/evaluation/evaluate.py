@@ -56,11 +56,34 @@ def _finite_columns(values: np.ndarray) -> np.ndarray:
 
 def bootstrap_interval(values, *, level: float = LEVEL, n_boot: int = 2000,
                        seed: int = 0) -> tuple[float, float, float]:
-    """Mean and percentile-bootstrap interval of ``values [Q]`` or ``[S, Q]``.
+    """Mean and percentile-bootstrap interval.
 
     For ``[S, Q]`` (e.g. S anchor subsets × Q queries) rows and columns are resampled
     independently (a two-level bootstrap), so the interval covers both sources of variation.
-    Columns with a NaN anywhere are dropped.  Returns ``(mean, low, high)``.
+    Columns with a NaN anywhere are dropped.
+
+    Parameters
+    ----------
+    values : array_like, shape [Q] or [S, Q]
+        The values.
+    level : float, default 0.95
+        Interval level.
+    n_boot : int, default 2000
+        Resamples.
+    seed : int, default 0
+        Seed.
+
+    Returns
+    -------
+    mean, low, high : float
+        The mean and the interval.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import bootstrap_interval
+    >>> m, lo, hi = bootstrap_interval(np.array([0.2, 0.4, 0.6, 0.8]), n_boot=500)
+    >>> round(m, 3), lo <= m <= hi
+    (0.5, True)
     """
     v = _finite_columns(np.atleast_2d(np.asarray(values, np.float64)))
     s, q = v.shape
@@ -76,7 +99,26 @@ def bootstrap_interval(values, *, level: float = LEVEL, n_boot: int = 2000,
 
 
 def t_interval(values, *, level: float = LEVEL) -> tuple[float, float, float]:
-    """Mean and Student-t interval of the finite entries of ``values [Q]``."""
+    """Mean and Student-t interval of the finite entries.
+
+    Parameters
+    ----------
+    values : array_like, shape [Q]
+        The values (NaN entries are ignored).
+    level : float, default 0.95
+        Interval level.
+
+    Returns
+    -------
+    mean, low, high : float
+        The mean and the interval.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import t_interval
+    >>> [round(float(x), 3) for x in t_interval(np.array([0.2, 0.4, 0.6, 0.8]))]
+    [0.5, 0.089, 0.911]
+    """
     v = np.asarray(values, np.float64).ravel()
     v = v[np.isfinite(v)]
     if len(v) == 0:
@@ -97,7 +139,37 @@ def check_interval(interval: str) -> str:
 
 def mean_interval(values, *, interval: str = "bootstrap", level: float = LEVEL,
                   n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """``(mean, low, high)`` of ``values [Q]`` by the named method (see module docstring)."""
+    """Mean and interval by the named method (module docstring).
+
+    Parameters
+    ----------
+    values : array_like, shape [Q]
+        The values.
+    interval : {"bootstrap", "t"}, default "bootstrap"
+        :func:`bootstrap_interval` or :func:`t_interval`.
+    level : float, default 0.95
+        Interval level.
+    n_boot : int, default 2000
+        Bootstrap resamples.
+    seed : int, default 0
+        Bootstrap seed.
+
+    Returns
+    -------
+    mean, low, high : float
+        The mean and the interval.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown ``interval``.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import mean_interval
+    >>> round(float(mean_interval(np.array([0.2, 0.4, 0.6, 0.8]), interval="t")[1]), 3)
+    0.089
+    """
     if check_interval(interval) == "t":
         return t_interval(values, level=level)
     return bootstrap_interval(values, level=level, n_boot=n_boot, seed=seed)
@@ -198,10 +270,30 @@ def _chunk_prevalence(rel: np.ndarray, groups) -> np.ndarray:
 
 @dataclasses.dataclass
 class Evaluation:
-    """Per-query AUPRC of each scorer and the summary beside the prevalence.
+    """Per-query AUPRC of each scorer and the summary beside the prevalence (from :func:`evaluate`).
 
-    ``per_query[name]`` is ``[Q]`` (NaN where a query has no relevant item); ``prevalence`` is
-    ``[Q]`` (relevant fraction of each query's gallery, query removed).
+    Parameters
+    ----------
+    per_query : dict of str to numpy.ndarray, shape [Q]
+        AUPRC per query (NaN where a query has no relevant item).
+    prevalence : numpy.ndarray, shape [Q]
+        Relevant fraction of each query's gallery (query removed).
+    interval : {"bootstrap", "t"}, default "bootstrap"
+        Interval of the means.
+    level : float, default 0.95
+        Its level.
+    n_boot : int, default 2000
+        Bootstrap resamples.
+    seed : int, default 0
+        Bootstrap seed.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import Evaluation
+    >>> ev = Evaluation({"a": np.array([0.5, 1.0]), "b": np.array([0.25, 0.5])},
+    ...                 np.array([0.25, 0.25]), interval="t")
+    >>> ev.summary()[0]["auprc"], ev.difference("a", "b")[0]
+    (0.75, 0.375)
     """
 
     per_query: dict[str, np.ndarray]
@@ -279,7 +371,20 @@ class Evaluation:
 
 
 def write_rows(path, rows: list[dict]) -> Path:
-    """Write a list of same-keyed dicts as CSV (creating parent folders)."""
+    """Write a list of same-keyed dicts as CSV (creating parent folders).
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    rows : list of dict
+        The rows (the first row's keys are the header).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("w", newline="") as f:
@@ -290,6 +395,20 @@ def write_rows(path, rows: list[dict]) -> Path:
 
 
 def write_json(path, obj) -> Path:
+    """Write an object as indented JSON (creating parent folders).
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    obj : object
+        JSON-able (other numbers, e.g. numpy scalars, are written as floats).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(obj, indent=2, default=float) + "\n")
@@ -319,7 +438,26 @@ def _check_relevance(relevance, n_queries: int, n_gallery: int):
 
 
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
-    """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries."""
+    """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries.
+
+    Parameters
+    ----------
+    n_gallery : int
+        G.
+    budget : int, default 2**21
+        Entries per block.
+
+    Returns
+    -------
+    int
+        Rows per chunk (≥ 1).
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.evaluate import default_query_chunk
+    >>> default_query_chunk(1000, budget=10_000) >= 1
+    True
+    """
     return row_bucket(max(1, min(4096, budget // max(n_gallery, 1))))
 
 
@@ -338,11 +476,63 @@ def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=
              method: str = "auto", progress: bool | None = None) -> Evaluation:
     """Per-query AUPRC of each scorer (and the baselines) on one retrieval task.
 
-    ``scorers``: ``{name: scorer}`` or one anchor model (see module docstring);
-    ``queries [Q, d]``, ``gallery [G, d]``, ``relevance [Q, G]`` binary (may be memory-mapped);
-    ``anchors [n, d]``: the task's anchors, needed by the inversion baseline;
-    ``query_index [Q]``: gallery row of each query or −1 (that item is removed);
-    ``baselines``: added under their own names (default both); ``chunk``: query rows per block.
+    Parameters
+    ----------
+    scorers : dict of str to scorer, or AnchorModel
+        ``{name: scorer}`` or one anchor model.  A scorer is an anchor model (scores
+        ``−D(query → item)``), ``"cosine"``/``"inversion"``, precomputed scores ``[Q, G]``, or a
+        callable ``f(queries [c, d], gallery [G, d]) -> scores [c, G]`` (module docstring).
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    gallery : array_like, shape [G, d]
+        Gallery embeddings.
+    relevance : array_like of bool, shape [Q, G]
+        Binary relevance (may be memory-mapped).
+    anchors : array_like, shape [n, d], optional
+        The task's anchors, needed by the inversion baseline.
+    query_index : array_like of int, shape [Q], optional
+        Gallery row of each query or −1; that item is removed from the query's ranking and
+        relevance.
+    baselines : tuple of str, default ("cosine", "inversion")
+        Added under their own names.
+    interval : {"bootstrap", "t"}, default "bootstrap"
+        Interval of the mean over queries.
+    level : float, default 0.95
+        Its level.
+    n_boot : int, default 2000
+        Bootstrap resamples.
+    seed : int, default 0
+        Bootstrap seed.
+    chunk : int, optional
+        Query rows per block (only ``[chunk, G]`` scores exist at once).
+    method : {"auto", "generic", "direct"}, default "auto"
+        Divergence path of anchor-model scorers.
+    progress : bool, optional
+        Show a progress bar.
+
+    Returns
+    -------
+    Evaluation
+        ``per_query`` AUPRC per scorer, ``prevalence``, ``summary()``, ``difference(a, b)``.
+
+    Raises
+    ------
+    AnchorDivError
+        Mismatched shapes, non-binary relevance, an unknown scorer, or inversion without
+        ``anchors``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> gallery = rng.normal(size=(8, 4)) + np.repeat([[2.0, 0, 0, 0], [0, 0, 0, 0]], 4, axis=0)
+    >>> gallery /= np.linalg.norm(gallery, axis=1, keepdims=True)
+    >>> relevance = np.zeros((4, 8), bool)
+    >>> relevance[:, :4] = True
+    >>> model = ad.fit("gaussian", gallery[:4], tau=20.0)
+    >>> ev = ad.evaluate({"gaussian": model}, gallery[:4], gallery, relevance,
+    ...                  anchors=gallery[:4], query_index=np.arange(4), n_boot=200)
+    >>> ev.names, ev.per_query["gaussian"].shape
+    (['gaussian', 'cosine', 'inversion'], (4,))
     """
     named = _named(scorers)
     for b in baselines:
@@ -376,10 +566,27 @@ def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=
 
 
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
-    """Relevance ``[Q, G]`` = the two items share at least one label.
+    """Relevance: the two items share at least one label.
 
-    ``query_labels [Q]`` / ``gallery_labels [G]`` integer classes, or ``[Q, L]`` / ``[G, L]``
-    binary multi-label indicator matrices."""
+    Parameters
+    ----------
+    query_labels : array_like, shape [Q] or [Q, L]
+        Integer classes, or a binary multi-label indicator matrix.
+    gallery_labels : array_like, shape [G] or [G, L]
+        The same for the gallery.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape [Q, G]
+        The relevance.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.evaluate import shared_label_relevance
+    >>> shared_label_relevance(np.array([0, 1]), np.array([1, 0, 0])).astype(int)
+    array([[0, 1, 1],
+           [1, 0, 0]])
+    """
     a, b = np.asarray(query_labels), np.asarray(gallery_labels)
     if a.ndim == 1 and b.ndim == 1:
         return a[:, None] == b[None, :]

@@ -28,15 +28,57 @@ def _inversion(a, x, y):
 
 
 def cosine(queries, gallery) -> jax.Array:
-    """Cosine similarity ``[Q, G]`` between ``queries [Q, d]`` and ``gallery [G, d]``."""
+    """Cosine similarity between queries and gallery (higher = closer).
+
+    Parameters
+    ----------
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    gallery : array_like, shape [G, d]
+        Gallery embeddings.
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        cos(query_i, gallery_j).
+
+    Examples
+    --------
+    >>> S = ad.cosine(np.eye(3), np.array([[1.0, 1.0, 0.0]]))
+    >>> np.round(np.asarray(S).ravel(), 3)
+    array([0.707, 0.707, 0.   ])
+    """
     x = as_matrix("queries", queries)
     y = as_matrix("gallery", gallery, dim=x.shape[1])
     return _cosine(jnp.asarray(x), jnp.asarray(y))
 
 
 def inversion(anchors, queries, gallery) -> jax.Array:
-    """Image–text inversion ``[Q, G]``: each query picks its most compatible anchor
-    (argmax_i ⟨a_i, x⟩) and the gallery is ranked by cosine to that single text proxy."""
+    """Image–text inversion baseline (higher = closer).
+
+    Each query picks its most compatible anchor (argmax_i ⟨a_i, x⟩) and the gallery is ranked by
+    cosine to that single text proxy.
+
+    Parameters
+    ----------
+    anchors : array_like, shape [n, d]
+        The task's anchor embeddings.
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    gallery : array_like, shape [G, d]
+        Gallery embeddings.
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        Cosine of each gallery item to the query's chosen anchor.
+
+    Examples
+    --------
+    >>> S = ad.inversion(np.eye(3)[:2], np.array([[0.9, 0.1, 0.0]]), np.eye(3))
+    >>> int(np.asarray(S).argmax())
+    0
+    """
     a = as_matrix("anchors", anchors)
     x = as_matrix("queries", queries, dim=a.shape[1])
     y = as_matrix("gallery", gallery, dim=a.shape[1])

@@ -64,7 +64,23 @@ def use_fast_path(model: AnchorModel, method: str) -> bool:
 
 
 def check_precision(precision) -> str:
-    """``precision`` validated against :data:`PRECISIONS`."""
+    """``precision`` validated against :data:`PRECISIONS`.
+
+    Parameters
+    ----------
+    precision : str
+        ``"highest"`` or ``"fast"``.
+
+    Returns
+    -------
+    str
+        The same string.
+
+    Raises
+    ------
+    AnchorDivError
+        Another value.
+    """
     if precision not in PRECISIONS:
         raise AnchorDivError(
             f"precision: unknown {precision!r}; choose 'highest' (exact float32 products, the "
@@ -89,7 +105,24 @@ def _value_and_grad(model: AnchorModel, p: jax.Array):
 
 
 def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
-    """``x [Q, d] -> (u [Q, m], c [Q])`` (see the module docstring)."""
+    """Query terms of the one-GEMM form, ``u`` and ``c`` (module docstring).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    x : jax.Array, shape [Q, d]
+        Query embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`key_terms`.
+
+    Returns
+    -------
+    u : jax.Array, shape [Q, m]
+        Query vectors (∇ψ(x), or 2φ(x) on the fast path).
+    c : jax.Array, shape [Q]
+        Query offsets.
+    """
     if use_fast_path(model, method):
         phi = model.embed(x)
         return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
@@ -99,7 +132,24 @@ def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
 
 
 def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
-    """``y [G, d] -> (v [G, m], h [G])`` (see the module docstring)."""
+    """Key terms of the one-GEMM form, ``v`` and ``h`` (module docstring).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    y : jax.Array, shape [G, d]
+        Gallery embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        ``"auto"`` uses the fast path's ``v = φ(y)``, ``h = ‖φ(y)‖²`` where the model has one.
+
+    Returns
+    -------
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+    """
     if use_fast_path(model, method):
         phi = model.embed(y)
         return phi, jnp.sum(phi * phi, axis=-1)
@@ -108,8 +158,26 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
 
 
 def augmented(u, c, v, h):
-    """The operands of ``"highest"``: ``([−u, 1, c] [Q, m+2], [v, h, 1] [G, m+2])``, whose
-    product is ``D`` before the clamp (offsets ride inside the product)."""
+    """The operands of ``"highest"``: offsets ride inside the product.
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+
+    Returns
+    -------
+    left : jax.Array, shape [Q, m + 2]
+        ``[−u, 1, c]``.
+    right : jax.Array, shape [G, m + 2]
+        ``[v, h, 1]``; ``left @ right.T`` is D before the clamp.
+    """
     ones_q = jnp.ones((u.shape[0], 1), u.dtype)
     ones_g = jnp.ones((v.shape[0], 1), v.dtype)
     ua = jnp.concatenate([-u, ones_q, c[:, None].astype(u.dtype)], axis=1)
@@ -118,9 +186,33 @@ def augmented(u, c, v, h):
 
 
 def centred(u, c, v, h):
-    """The operands of ``"fast"``: ``(u − ū [Q, m], v − v̄ [G, m], row [Q], col [G])`` with
+    """The operands of ``"fast"``: centred cross term and exact offsets.
+
     ``D = row[:, None] + col[None] − (u − ū)(v − v̄)ᵀ`` exactly (ū, v̄: column means; the
-    offsets' matrix-vector products at ``Precision.HIGHEST``)."""
+    offsets' matrix-vector products at ``Precision.HIGHEST``).
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+
+    Returns
+    -------
+    u_centred : jax.Array, shape [Q, m]
+        u − ū.
+    v_centred : jax.Array, shape [G, m]
+        v − v̄.
+    row : jax.Array, shape [Q]
+        Query offsets of the centred form.
+    col : jax.Array, shape [G]
+        Key offsets of the centred form.
+    """
     hi = jax.lax.Precision.HIGHEST
     ubar, vbar = jnp.mean(u, axis=0), jnp.mean(v, axis=0)
     row = c.astype(u.dtype) - jnp.matmul(u, vbar, precision=hi)
@@ -130,13 +222,40 @@ def centred(u, c, v, h):
 
 
 def pairwise(u, c, v, h, precision: str = "highest") -> jax.Array:
-    """``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``: the one matrix product.
+    """The divergence matrix from query and key terms: the one matrix product.
 
-    ``"highest"``: the offsets ride inside the product — ``[−u, 1, c] · [v, h, 1]ᵀ``
-    (:func:`augmented`) — so the only pass over the ``[Q, G]`` output besides the GEMM is the
-    clamp.  (Measured on 2 idle cores, Gaussian, Q=2000, G=20000, d=384: this beat both the
-    three-term expression and a row-blocked epilogue.)  ``"fast"``: the centred cross term at
-    the device's default precision plus exact offsets (:func:`centred`)."""
+    ``D [Q, G] = max(h[None] − u vᵀ + c[:, None], 0)``.  ``"highest"``: the offsets ride inside
+    the product — ``[−u, 1, c] · [v, h, 1]ᵀ`` (:func:`augmented`) — so the only pass over the
+    ``[Q, G]`` output besides the GEMM is the clamp.  ``"fast"``: the centred cross term at the
+    device's default precision plus exact offsets (:func:`centred`).
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+    precision : {"highest", "fast"}, default "highest"
+        How the product is computed.
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        The clamped divergences.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import key_terms, pairwise, query_terms
+    >>> model = ad.fit("gaussian", np.eye(3), tau=2.0)
+    >>> u, c = query_terms(model, np.eye(3))
+    >>> v, h = key_terms(model, np.eye(3))
+    >>> bool(np.allclose(pairwise(u, c, v, h), ad.divergence(model, np.eye(3), np.eye(3))))
+    True
+    """
     if precision == "highest":
         ua, va = augmented(u, c, v, h)
         return jnp.maximum(jnp.matmul(ua, va.T, precision=jax.lax.Precision.HIGHEST), 0.0)
@@ -146,7 +265,29 @@ def pairwise(u, c, v, h, precision: str = "highest") -> jax.Array:
 
 
 def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
-    """The Bregman formula for matched pairs, the reference path: ``x, y [..., d] -> [...]``."""
+    """The Bregman formula for matched pairs, the reference path.
+
+    D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ after the model's map P.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    x, y : jax.Array, shape [..., d]
+        Matched queries and gallery items.
+
+    Returns
+    -------
+    jax.Array, shape [...]
+        D(x→y) per pair (not clamped).
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import bregman
+    >>> model = ad.fit("gaussian", np.eye(3), tau=2.0)
+    >>> float(bregman(model, np.eye(3)[0], np.eye(3)[0]))
+    0.0
+    """
     def one(a, b):
         pa, pb = model.parameterize(a), model.parameterize(b)
         psi_a, g = jax.value_and_grad(lambda t: model.cumulant(t))(pa)
@@ -185,9 +326,47 @@ def check_embeddings(model: AnchorModel, name: str, x, *, min_rows: int = 1) -> 
 
 def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto",
                precision: str = "highest") -> jax.Array:
-    """Anchor divergence matrix ``D [Q, G]``, ``D[i, j] = D(query_i → gallery_j)``;
-    ascending = closer.  ``queries [Q, d]``, ``gallery [G, d]``; ``precision``: ``"highest"``
-    (exact float32 products) or ``"fast"`` (see the module docstring)."""
+    """Anchor divergence matrix ``D[i, j] = D(query_i → gallery_j)``; ascending = closer.
+
+    D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ for the model's cumulant ψ, computed as one matrix
+    product (module docstring); clamped at 0.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model (from :func:`anchordiv.fit` or ``post.point()``).
+    queries : array_like, shape [Q, d]
+        Query embeddings (unit-norm rows).
+    gallery : array_like, shape [G, d]
+        Gallery embeddings (unit-norm rows).
+    method : {"auto", "generic", "direct"}, default "auto"
+        ``"auto"``: the model's squared-Euclidean fast path where it has one, else ``"generic"``
+        (one GEMM, ∇ψ by autodiff); ``"direct"``: the Bregman formula per pair (slow reference).
+    precision : {"highest", "fast"}, default "highest"
+        ``"highest"``: exact float32 products; ``"fast"``: the device's default product in a
+        cancellation-aware form (module docstring).
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        The divergences, in the dtype of the inputs.
+
+    Raises
+    ------
+    AnchorDivError
+        Non-finite or mis-shaped inputs, a dimension other than the model's, an unknown
+        ``method`` or ``precision``.
+
+    Examples
+    --------
+    >>> anchors = np.eye(4)[:3]
+    >>> model = ad.fit("gaussian", anchors, tau=20.0)
+    >>> D = ad.divergence(model, np.eye(4)[:2], np.eye(4))
+    >>> D.shape
+    (2, 4)
+    >>> [int(i) for i in D.argmin(axis=1)]         # each query is closest to itself
+    [0, 1]
+    """
     check_model(model)
     use_fast_path(model, method)
     check_precision(precision)
@@ -335,14 +514,53 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
           mesh=None, axis=None):
     """The k closest gallery items per query, streaming the gallery in chunks.
 
-    ``queries [Q, d]``; ``gallery [G, d]`` (any array-like supporting slicing, e.g. a
-    ``np.load(..., mmap_mode="r")`` memmap).  Returns ``(indices [Q, k] int64,
-    divergences [Q, k])`` sorted ascending.  Memory is O(Q·(k + chunk)); each chunk is validated
-    as it is read.  ``progress=None`` shows a bar when there are more than 8 chunks.
-    To query one gallery many times, build an :class:`anchordiv.GalleryIndex` once instead.
-    ``mesh`` (a ``jax.sharding.Mesh``): shard the gallery rows over the devices of the mesh
-    axes ``axis`` (default all) and scan them in parallel (:mod:`anchordiv.retrieval.sharding`).
-    ``precision``: ``"highest"`` (exact float32 products) or ``"fast"`` (module docstring).
+    Memory is O(Q·(k + chunk)); each chunk is validated as it is read.  To query one gallery many
+    times, build an :class:`anchordiv.GalleryIndex` once instead.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    gallery : array_like, shape [G, d]
+        Any array-like supporting slicing (e.g. a ``np.load(..., mmap_mode="r")`` memmap).
+    k : int
+        Items per query, 1 ≤ k ≤ G.
+    chunk : int, optional
+        Gallery rows per step (default: sized to the query batch and memory).
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`divergence`.
+    precision : {"highest", "fast"}, default "highest"
+        As in :func:`divergence`.
+    progress : bool, optional
+        Show a progress bar; ``None`` shows one when there are more than 8 chunks.
+    mesh : jax.sharding.Mesh, optional
+        Shard the gallery rows over the devices of the mesh axes ``axis`` and scan them in
+        parallel (:mod:`anchordiv.retrieval.sharding`).
+    axis : str or tuple of str, optional
+        The mesh axes to shard over (default all).
+
+    Returns
+    -------
+    indices : numpy.ndarray, shape [Q, k], int64
+        Gallery rows, closest first.
+    divergences : numpy.ndarray, shape [Q, k]
+        Their divergences, ascending.
+
+    Raises
+    ------
+    AnchorDivError
+        As :func:`divergence`, and ``k`` outside [1, G].
+
+    Examples
+    --------
+    >>> model = ad.fit("gaussian", np.eye(4)[:3], tau=20.0)
+    >>> idx, d = ad.top_k(model, np.eye(4)[:2], np.eye(4), k=2)
+    >>> idx[:, 0]
+    array([0, 1])
+    >>> bool((np.diff(d, axis=1) >= 0).all())
+    True
     """
     check_model(model)
     use_fast_path(model, method)
@@ -396,7 +614,22 @@ def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method:
 # ---- MIPS export -------------------------------------------------------------------------
 
 def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.ndarray:
-    """Query vectors ``[Q, m + 1]`` = ``[u(x), −1]`` for a maximum-inner-product index."""
+    """Query vectors ``[u(x), −1]`` for a maximum-inner-product index.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`anchordiv.divergence`.
+
+    Returns
+    -------
+    numpy.ndarray, shape [Q, m + 1]
+        The query vectors (see :func:`mips_keys`).
+    """
     check_model(model)
     x = check_embeddings(model, "queries", queries)
     u, _ = jit_query_terms(model, x, method)
@@ -413,7 +646,31 @@ _key_terms_jit = jax.jit(_key_terms_impl, static_argnames="method")
 
 
 def mips_keys(model: AnchorModel, gallery, *, method: str = "auto") -> np.ndarray:
-    """Key vectors ``[G, m + 1]`` = ``[v(y), h(y)]``: ⟨query, key⟩ = c(x) − D(x→y)."""
+    """Key vectors for a maximum-inner-product index: ⟨query, key⟩ = c(x) − D(x→y).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    gallery : array_like, shape [G, d]
+        Gallery embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`anchordiv.divergence`.
+
+    Returns
+    -------
+    numpy.ndarray, shape [G, m + 1]
+        ``[v(y), h(y)]``.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import mips_keys, mips_offset, mips_queries
+    >>> model = ad.fit("gaussian", np.eye(3), tau=2.0)
+    >>> x = np.eye(3)
+    >>> D = mips_offset(model, x)[:, None] - mips_queries(model, x) @ mips_keys(model, x).T
+    >>> bool(np.allclose(np.maximum(D, 0), ad.divergence(model, x, x), atol=1e-5))
+    True
+    """
     check_model(model)
     y = check_embeddings(model, "gallery", gallery)
     v, h = _key_terms_jit(model, y, method)
@@ -421,7 +678,22 @@ def mips_keys(model: AnchorModel, gallery, *, method: str = "auto") -> np.ndarra
 
 
 def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndarray:
-    """c(x) ``[Q]``: D(x→y) = c(x) − ⟨mips_query(x), mips_key(y)⟩."""
+    """The per-query offset c(x) with D(x→y) = c(x) − ⟨mips_query(x), mips_key(y)⟩.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`anchordiv.divergence`.
+
+    Returns
+    -------
+    numpy.ndarray, shape [Q]
+        c(x) (see :func:`mips_keys`).
+    """
     check_model(model)
     x = check_embeddings(model, "queries", queries)
     return np.asarray(jit_query_terms(model, x, method)[1])

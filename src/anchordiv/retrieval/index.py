@@ -45,10 +45,27 @@ FAISS_KINDS = ("flat", "ivf", "hnsw")
 
 
 def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
-    """``D [Q, G] = max(c[:, None] − q keysᵀ, 0)`` for MIPS queries ``q [Q, m+1]``, offsets
-    ``c [Q]`` and keys ``[G, m+1]``: the one matrix product over cached keys (through
-    :func:`anchordiv.retrieval.divergence.pairwise` with h = 0, the h column being inside
-    the keys; ``precision`` as there)."""
+    """The divergences from MIPS queries and cached keys: the one matrix product.
+
+    ``D [Q, G] = max(c[:, None] − q keysᵀ, 0)``, through
+    :func:`anchordiv.retrieval.divergence.pairwise` with h = 0 (the h column is inside the keys).
+
+    Parameters
+    ----------
+    q : jax.Array, shape [Q, m + 1]
+        MIPS queries ``[u, −1]``.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    keys : jax.Array, shape [G, m + 1]
+        Cached keys.
+    precision : {"highest", "fast"}, default "highest"
+        As in :func:`anchordiv.divergence`.
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        The divergences.
+    """
     return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
@@ -83,17 +100,48 @@ def _scores_jit(q, c, keys, precision):
 class GalleryIndex:
     """Cached MIPS keys ``[G, m + 1]`` of a gallery under one anchor model.
 
-    ``GalleryIndex(model, gallery [G, d], method="auto", precision="highest", chunk=None,
-    store=None, progress=None)``: ``precision`` of the query-time product with the keys
-    (``"highest"``: exact float32; ``"fast"``: the device's default, cancellation-aware — see
-    :mod:`anchordiv.retrieval.divergence`; the keys themselves are always computed exactly);
-    ``gallery`` may be any sliceable array-like (a ``np.load(..., mmap_mode="r")`` memmap
-    streams); ``chunk`` rows are embedded per step (default
-    :data:`BUILD_CHUNK`); ``store`` (a ``.npy`` path) keeps the keys in a memory-mapped file
-    instead of (device) memory; ``mesh`` (a ``jax.sharding.Mesh``) also places the keys sharded
-    by rows over the devices of the mesh axes ``axis`` (default all; ``.sharded``) and
-    :meth:`top_k` scans them on every device in parallel (:mod:`anchordiv.retrieval.sharding`).
-    Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`.
+    Query with :meth:`top_k`, :meth:`divergence`, :meth:`to_faiss`; results equal
+    :func:`anchordiv.top_k` on the same gallery.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    gallery : array_like, shape [G, d]
+        Any sliceable array-like (a ``np.load(..., mmap_mode="r")`` memmap streams).
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`anchordiv.divergence`.
+    precision : {"highest", "fast"}, default "highest"
+        Precision of the query-time product with the keys (``"highest"``: exact float32;
+        ``"fast"``: the device's default, cancellation-aware — see
+        :mod:`anchordiv.retrieval.divergence`); the keys themselves are always computed exactly.
+    chunk : int, optional
+        Gallery rows embedded per step (default :data:`BUILD_CHUNK`).
+    store : str or Path, optional
+        A ``.npy`` path: keep the keys in a memory-mapped file instead of (device) memory.
+    progress : bool, optional
+        Show a progress bar while building (``None``: when there are more than 8 chunks).
+    mesh : jax.sharding.Mesh, optional
+        Also place the keys sharded by rows over the devices of the mesh axes ``axis``
+        (``.sharded``); :meth:`top_k` then scans them on every device in parallel
+        (:mod:`anchordiv.retrieval.sharding`).
+    axis : str or tuple of str, optional
+        The mesh axes (default all).
+
+    Raises
+    ------
+    AnchorDivError
+        As :func:`anchordiv.divergence`.
+
+    Examples
+    --------
+    >>> model = ad.fit("gaussian", np.eye(4)[:3], tau=20.0)
+    >>> index = ad.GalleryIndex(model, np.eye(4))
+    >>> len(index), index.key_dim
+    (4, 5)
+    >>> idx, d = index.top_k(np.eye(4)[:2], k=1)
+    >>> idx.ravel()
+    array([0, 1])
     """
 
     def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
@@ -169,8 +217,26 @@ class GalleryIndex:
 
     def top_k(self, queries, k: int, *, chunk: int | None = None,
               progress: bool | None = None):
-        """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
-        streaming the cached keys in chunks (memory O(Q·(k + chunk)))."""
+        """The k closest cached items per query, streaming the keys in chunks.
+
+        Parameters
+        ----------
+        queries : array_like, shape [Q, d]
+            Query embeddings.
+        k : int
+            Items per query, 1 ≤ k ≤ G.
+        chunk : int, optional
+            Key rows per step (memory O(Q·(k + chunk))).
+        progress : bool, optional
+            Show a progress bar (``None``: when there are more than 8 chunks).
+
+        Returns
+        -------
+        indices : numpy.ndarray, shape [Q, k], int64
+            Gallery rows, closest first.
+        divergences : numpy.ndarray, shape [Q, k]
+            Their divergences, ascending.
+        """
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
         chunk = (dv.default_chunk(len(x), self.size, dim=self.key_dim) if chunk is None
@@ -203,7 +269,18 @@ class GalleryIndex:
                                       chunk, self.mesh, self._names, extra=(self.precision,))
 
     def divergence(self, queries) -> jax.Array:
-        """The full matrix ``D [Q, G]`` from the cached keys (they must fit in memory)."""
+        """The full matrix from the cached keys (they must fit in memory).
+
+        Parameters
+        ----------
+        queries : array_like, shape [Q, d]
+            Query embeddings.
+
+        Returns
+        -------
+        jax.Array, shape [Q, G]
+            D(query_i → gallery_j).
+        """
         _, q, c = self._queries(queries, pad=False)
         keys = self.keys if isinstance(self.keys, jax.Array) else np.asarray(self.keys)
         return _scores_jit(q, c, keys, self.precision)
@@ -257,9 +334,31 @@ class GalleryIndex:
 
 def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
                progress: bool | None = None):
-    """Yield ``(start, keys [n, m + 1])`` for consecutive ``chunk``-row blocks of an array-like
-    ``gallery [G, d]`` (validated as read; computed on rows padded to ``chunk``, so every block
-    shares one compiled function)."""
+    """The MIPS keys of consecutive blocks of a gallery.
+
+    Each block is validated as read and computed on rows padded to ``chunk``, so every block
+    shares one compiled function.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    gallery : array_like, shape [G, d]
+        A sliceable gallery.
+    method : {"auto", "generic", "direct"}
+        Divergence path.
+    chunk : int
+        Rows per block.
+    progress : bool, optional
+        Show a progress bar.
+
+    Yields
+    ------
+    start : int
+        The block's first row.
+    keys : numpy.ndarray, shape [n, m + 1]
+        Its keys.
+    """
     size, _ = dv.gallery_shape(model, gallery)
     read = dv.gallery_reader(model, gallery)
     starts = range(0, size, chunk)
@@ -270,17 +369,58 @@ def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
 
 
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
-    """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training)."""
+    """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training).
+
+    Parameters
+    ----------
+    size : int
+        Rows available.
+    n : int
+        Rows wanted.
+    seed : int
+        Seed.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape [min(n, size)]
+        Sorted indices.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval.index import sample_rows
+    >>> idx = sample_rows(10, 4, seed=0)
+    >>> len(idx), bool((np.diff(idx) > 0).all())
+    (4, True)
+    """
     n = min(size, integer("train_size", n, low=1))
     return np.sort(np.random.default_rng(seed).choice(size, n, False))
 
 
 @dataclasses.dataclass(frozen=True)
 class L2Reduction:
-    """The MIPS → L2 reduction of the approximate faiss kinds (:meth:`GalleryIndex.to_faiss`):
-    keys ``[v, h] [n, m+1] -> [v, (h − shift)·scale, √(M² − ‖·‖²)] [n, m+2]`` float32, with
-    M = ``max_norm`` the largest balanced key norm.  Built from key statistics that add up
-    over blocks (:meth:`stats`), so the blocks of a sharded gallery can be summarised apart."""
+    """The MIPS → L2 reduction of the approximate faiss kinds (:meth:`GalleryIndex.to_faiss`).
+
+    Keys ``[v, h] [n, m+1] -> [v, (h − shift)·scale, √(M² − ‖·‖²)] [n, m+2]`` float32, with
+    M = ``max_norm`` the largest balanced key norm.  Built from key statistics that add up over
+    blocks (:meth:`stats`, :meth:`balance`), so the blocks of a sharded gallery can be summarised
+    apart.
+
+    Parameters
+    ----------
+    shift : float, default 0.0
+        Subtracted from the ψ(y) column.
+    scale : float, default 1.0
+        Multiplies the shifted ψ(y) column.
+    max_norm : float, default 0.0
+        M, the largest balanced key norm.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import L2Reduction
+    >>> keys = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 4.0]])
+    >>> L2Reduction.fit(keys, chunk=2)(keys).shape
+    (2, 4)
+    """
 
     shift: float = 0.0
     scale: float = 1.0
@@ -363,11 +503,29 @@ def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, e
 
 
 class FaissIndex:
-    """A faiss index over a :class:`GalleryIndex`'s MIPS keys.
+    """A faiss index over a :class:`GalleryIndex`'s MIPS keys (made by :meth:`GalleryIndex.to_faiss`).
 
-    ``.faiss`` is the raw faiss index (for sharding, GPU transfer, ``faiss.write_index``);
-    ``rescore``: its candidates are re-scored exactly from the cached keys (the approximate
-    kinds, whose faiss distances are L2 distances of reduced keys)."""
+    Search with :meth:`search`; grow with :meth:`add`.
+
+    Parameters
+    ----------
+    faiss_index : faiss.Index
+        The raw faiss index (``.faiss``: for sharding, GPU transfer, ``faiss.write_index``).
+    gallery : GalleryIndex
+        The index whose keys it holds.
+    reduction : L2Reduction, optional
+        The MIPS → L2 reduction of the approximate kinds; when given, candidates are re-scored
+        exactly from the cached keys (``rescore``), since their faiss distances are L2 distances
+        of reduced keys.
+
+    Examples
+    --------
+    >>> model = ad.fit("gaussian", np.eye(4)[:3], tau=20.0)
+    >>> fx = ad.GalleryIndex(model, np.eye(4)).to_faiss("flat")   # needs faiss
+    >>> idx, d = fx.search(np.eye(4)[:2], k=1)
+    >>> idx.ravel()
+    array([0, 1])
+    """
 
     def __init__(self, faiss_index, gallery: GalleryIndex, *,
                  reduction: "L2Reduction | None" = None):
@@ -378,9 +536,25 @@ class FaissIndex:
         self.query_scale = reduction.scale if reduction is not None else 1.0
 
     def search(self, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``queries [Q, d]`` -> ``(indices [Q, k] int64, divergences [Q, k])`` ascending,
-        D = max(c(x) − ⟨q(x), k(y)⟩, 0).  An approximate index may return fewer than k items
-        for a query: index −1, D = inf."""
+        """The k closest items per query by the faiss index.
+
+        D = max(c(x) − ⟨q(x), k(y)⟩, 0).
+
+        Parameters
+        ----------
+        queries : array_like, shape [Q, d]
+            Query embeddings.
+        k : int
+            Items per query, 1 ≤ k ≤ G.
+
+        Returns
+        -------
+        indices : numpy.ndarray, shape [Q, k], int64
+            Gallery rows, closest first; an approximate index may return fewer than k items for a
+            query: index −1, D = inf.
+        divergences : numpy.ndarray, shape [Q, k]
+            Their divergences, ascending.
+        """
         k = integer("k", k, low=1, high=self.gallery.size)
         q, c = self.gallery.mips_queries(queries)
         if not self.rescore:
@@ -475,9 +649,29 @@ class FaissIndex:
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Combine per-shard top-k results into the global top-k.
 
-    ``parts``: iterable of ``(indices [Q, k_s], divergences [Q, k_s])`` whose indices are
-    already global (shard offset added).  Returns ``(indices [Q, k] int64, divergences [Q, k])``
-    ascending; equal divergences keep the order of ``parts`` (stable)."""
+    Parameters
+    ----------
+    parts : iterable of (numpy.ndarray, numpy.ndarray)
+        ``(indices [Q, k_s], divergences [Q, k_s])`` per shard, indices already global (shard
+        offset added).
+    k : int
+        Items per query to keep.
+
+    Returns
+    -------
+    indices : numpy.ndarray, shape [Q, k], int64
+        Global rows, closest first; equal divergences keep the order of ``parts`` (stable).
+    divergences : numpy.ndarray, shape [Q, k]
+        Ascending.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import merge_results
+    >>> a = (np.array([[0, 1]]), np.array([[0.1, 0.5]]))
+    >>> b = (np.array([[7, 8]]), np.array([[0.2, 0.9]]))
+    >>> merge_results([a, b], k=3)[0]
+    array([[0, 7, 1]])
+    """
     parts = list(parts)
     if not parts:
         raise AnchorDivError("parts: no shard results to merge")
@@ -489,7 +683,26 @@ def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def recall_at_k(found, exact) -> float:
-    """Mean fraction of the exact top-k ``exact [Q, k]`` present in ``found [Q, k']``."""
+    """Mean fraction of the exact top-k present in the found items.
+
+    Parameters
+    ----------
+    found : array_like of int, shape [Q, k']
+        Indices an approximate search returned.
+    exact : array_like of int, shape [Q, k]
+        The exact top-k.
+
+    Returns
+    -------
+    float
+        Recall@k in [0, 1].
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import recall_at_k
+    >>> recall_at_k(np.array([[0, 2]]), np.array([[0, 1]]))
+    0.5
+    """
     found, exact = np.asarray(found), np.asarray(exact)
     if len(found) != len(exact):
         raise AnchorDivError(f"found: {len(found)} rows, exact: {len(exact)} rows; must match")

@@ -11,13 +11,34 @@ LEVEL = 0.95
 
 
 def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | float:
-    """Average precision Σ_n (R_n − R_{n−1}) P_n, exactly as scikit-learn's
-    ``average_precision_score`` (tied scores form a single threshold).
+    """Average precision Σ_n (R_n − R_{n−1}) P_n, exactly as scikit-learn's ``average_precision_score``.
 
-    ``relevance`` and ``scores`` are ``[G]`` or ``[Q, G]`` (one AP per row); higher scores rank
-    first — pass ``-divergence``.  A row without relevant items has no defined AP:
-    ``no_positive="raise"`` (default) raises, ``"nan"`` returns NaN for that row.
-    Returns a float for 1-D input, else ``[Q]``.
+    Tied scores form a single threshold.  Higher scores rank first — pass ``-divergence``.
+
+    Parameters
+    ----------
+    relevance : array_like of bool or {0, 1}, shape [G] or [Q, G]
+        Which items are relevant (one AP per row).
+    scores : array_like, same shape as ``relevance``
+        Ranking scores, higher first.
+    no_positive : {"raise", "nan"}, default "raise"
+        A row without relevant items has no defined AP: raise, or return NaN for that row.
+
+    Returns
+    -------
+    float or numpy.ndarray, shape [Q]
+        A float for 1-D input, else one AP per row.
+
+    Raises
+    ------
+    AnchorDivError
+        Shapes that differ, non-binary relevance, non-finite scores, or a row without relevant
+        items under ``no_positive="raise"``.
+
+    Examples
+    --------
+    >>> ad.auprc(np.array([1, 0, 1, 0]), np.array([0.9, 0.8, 0.3, 0.1]))
+    0.8333...
     """
     rel = np.asarray(relevance)
     s = np.asarray(scores, dtype=np.float64)
@@ -58,6 +79,23 @@ def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | floa
 
 
 def prevalence(relevance) -> np.ndarray | float:
-    """Fraction of relevant items per row: the expected AUPRC of a random ranking."""
+    """Fraction of relevant items per row: the expected AUPRC of a random ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of bool or {0, 1}, shape [G] or [Q, G]
+        Which items are relevant.
+
+    Returns
+    -------
+    float or numpy.ndarray, shape [Q]
+        A float for 1-D input, else one value per row.
+
+    Examples
+    --------
+    >>> from anchordiv.retrieval import prevalence
+    >>> prevalence(np.array([1, 0, 0, 1]))
+    0.5
+    """
     rel = np.asarray(relevance, dtype=np.float64)
     return float(rel.mean()) if rel.ndim == 1 else rel.mean(axis=-1)

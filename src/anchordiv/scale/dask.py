@@ -103,12 +103,28 @@ def _require_dask():
 
 def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto",
                   pin: bool = False):
-    """A ``distributed.LocalCluster`` on 127.0.0.1: ``workers`` process workers (default: the
-    CPU count) with one thread each, started with the spawn method, no dashboard, compute
-    threads limited by :data:`WORKER_ENV`; ``pin=True``: worker i runs on core i mod (cores this
-    process may use) (:class:`CorePin`) — for machines whose cores the workers have to
-    themselves; Dask's sampling profiler off (:data:`WORKER_CONFIG`); on cores shared with other jobs an unpinned worker can move to the less busy
-    one.  Close it (or use it as a context manager)."""
+    """A ``distributed.LocalCluster`` on 127.0.0.1.
+
+    Process workers with one thread each, started with the spawn method, no dashboard, compute
+    threads limited by :data:`WORKER_ENV`, Dask's sampling profiler off (:data:`WORKER_CONFIG`).
+    Close it (or use it as a context manager).
+
+    Parameters
+    ----------
+    workers : int, optional
+        Process workers (default: the CPU count).
+    memory_limit : str or int, default "auto"
+        Per worker.
+    pin : bool, default False
+        Worker i runs on core i mod (cores this process may use) (:class:`CorePin`) — for
+        machines whose cores the workers have to themselves; on cores shared with other jobs an
+        unpinned worker can move to the less busy one.
+
+    Returns
+    -------
+    distributed.LocalCluster
+        The cluster.
+    """
     distributed = _require_dask()
     n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
     return distributed.LocalCluster(
@@ -119,10 +135,17 @@ def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto
 
 
 class CorePin(WorkerPlugin):
-    """Worker plugin: pin the worker named ``i`` (a local cluster's names are 0, 1, …) to core
-    ``cores[i mod len(cores)]`` as it starts, before JAX creates its thread pools (XLA sizes
-    them from the affinity mask: a pinned worker ran 15 threads, an unpinned one 19), so each
-    worker computes on its own core, like one process under ``taskset -c i``."""
+    """Worker plugin: pin the worker named ``i`` to core ``cores[i mod len(cores)]`` as it starts.
+
+    Before JAX creates its thread pools (XLA sizes them from the affinity mask: a pinned worker
+    runs 15 threads, an unpinned one 19), so each worker computes on its own core, like one
+    process under ``taskset -c i``.  A local cluster's worker names are 0, 1, ….
+
+    Parameters
+    ----------
+    cores : sequence of int
+        The cores to use.
+    """
 
     name = "anchordiv-core-pin"
 
@@ -135,8 +158,15 @@ class CorePin(WorkerPlugin):
 
 
 class JaxConfig(WorkerPlugin):
-    """Worker plugin: set ``jax_enable_x64`` on every worker (present and future) to the
-    client's value, so workers compute in the client's precision."""
+    """Worker plugin: set ``jax_enable_x64`` on every worker (present and future) to the client's value.
+
+    So workers compute in the client's precision.
+
+    Parameters
+    ----------
+    x64 : bool
+        The client's ``jax_enable_x64``.
+    """
 
     name = "anchordiv-jax-config"
 
@@ -149,10 +179,25 @@ class JaxConfig(WorkerPlugin):
 
 @contextlib.contextmanager
 def connect(client=None, *, scheduler: str | None = None, workers: int | None = None):
-    """Yield a ``distributed.Client``: ``client`` itself; else one connected to ``scheduler``
-    (an address such as ``"tcp://10.0.0.5:8786"``); else the active default client; else one of
-    a fresh :func:`local_cluster` of ``workers`` workers.  Whatever this opened is closed on
-    exit.  Every client gets the :class:`JaxConfig` plugin."""
+    """A ``distributed.Client`` for the duration of a ``with`` block (a context manager).
+
+    Whatever this opened is closed on exit.  Every client gets the :class:`JaxConfig` plugin.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        Used as is.
+    scheduler : str, optional
+        Else connect to this address (e.g. ``"tcp://10.0.0.5:8786"``).
+    workers : int, optional
+        Else the active default client, else a fresh :func:`local_cluster` of this many
+        workers.
+
+    Yields
+    ------
+    distributed.Client
+        The client.
+    """
     distributed = _require_dask()
     with contextlib.ExitStack() as stack:
         if client is None and scheduler is not None:
@@ -168,8 +213,22 @@ def connect(client=None, *, scheduler: str | None = None, workers: int | None = 
 
 
 def wait(futures, *, progress: bool | None = None, desc: str = "tasks") -> None:
-    """Wait for ``futures``, with a progress bar on stderr as they finish (``None``: shown when
-    there are more than 8)."""
+    """Wait for futures, with a progress bar on stderr as they finish.
+
+    Parameters
+    ----------
+    futures : list of Future
+        The futures.
+    progress : bool, optional
+        Show the bar (``None``: when there are more than 8).
+    desc : str, default "tasks"
+        The bar's label.
+
+    Returns
+    -------
+    None
+        When every future has finished.
+    """
     distributed = _require_dask()
     show = len(futures) > 8 if progress is None else progress
     with tqdm(total=len(futures), desc=desc, unit="task", disable=not show) as bar:
@@ -181,8 +240,19 @@ def wait(futures, *, progress: bool | None = None, desc: str = "tasks") -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-    """Rows ``[start, stop)`` of one shard file: a ``.npy`` (memory-mapped where the task runs)
-    or, with ``column``, the row groups ``groups`` of a parquet file.  Only this travels."""
+    """Rows ``[start, stop)`` of one shard file; only this travels to the worker.
+
+    Parameters
+    ----------
+    path : str
+        A ``.npy`` (memory-mapped where the task runs) or a parquet file.
+    start, stop : int
+        Rows.
+    column : str, optional
+        Parquet: the embedding column.
+    groups : tuple of int, default ()
+        Parquet: the row groups holding the rows.
+    """
 
     path: str
     start: int
@@ -232,9 +302,26 @@ def _natural(path: str) -> list:
 
 
 def shard_paths(shards) -> list[str]:
-    """Shard files in gallery order: a directory (its ``*.npy`` / ``*.parquet`` files, or
-    those of its ``img_emb/`` subdirectory), a glob pattern, one file, or a list of any of
-    these; each directory or glob is sorted naturally, a list keeps its order."""
+    """Shard files in gallery order.
+
+    Each directory or glob is sorted naturally; a list keeps its order.
+
+    Parameters
+    ----------
+    shards : str, Path or list
+        A directory (its ``*.npy`` / ``*.parquet`` files, or those of its ``img_emb/``
+        subdirectory), a glob pattern, one file, or a list of any of these.
+
+    Returns
+    -------
+    list of str
+        The files.
+
+    Raises
+    ------
+    AnchorDivError
+        No shard files found, or an argument that is not a path, glob or list of paths.
+    """
     if isinstance(shards, (str, os.PathLike)):
         text = str(shards)
         if Path(text).is_dir():
@@ -289,10 +376,32 @@ def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block
 
 
 def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
-    """The gallery as scan blocks: ``(parts, offsets [B], G)``; ``parts[b]`` is a
-    :class:`Block` or a ``dask.delayed`` array ``[n_b, d]``, its first global row
-    ``offsets[b]``.  Validates every shard's width against ``model.dim``; the shards must
-    fit ``model`` (a block is validated by the task that reads it)."""
+    """The gallery as scan blocks.
+
+    Validates every shard's width against ``model.dim``; the shards must fit ``model`` (a block
+    is validated by the task that reads it).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    shards : str, Path, list or dask.array
+        Paths, a glob, a directory, parquet files (:func:`shard_paths`) or a ``dask.array
+        [G, d]``.
+    block_rows : int, default 2**20
+        Rows per block (task).
+    column : str, default "embedding"
+        Parquet: the embedding column.
+
+    Returns
+    -------
+    parts : list
+        :class:`Block` or ``dask.delayed`` arrays ``[n_b, d]``.
+    offsets : numpy.ndarray, shape [B]
+        Each block's first global row.
+    G : int
+        Gallery rows.
+    """
     block_rows = integer("block_rows", block_rows, low=1)
     if _is_dask_array(shards):
         return _dask_array_blocks(model, shards)
@@ -340,12 +449,31 @@ def _merge_parts(*parts, k: int):
 
 
 def tree_merge(client, futures, k: int, *, split_every: int, retries: int):
-    """Merge per-block top-k ``futures`` (in block order) on the cluster, ``split_every`` at
-    a time per level, and return the final ``(indices, divergences)``.
+    """Merge per-block top-k futures on the cluster, ``split_every`` at a time per level.
 
-    A reduction over the futures themselves: building it as a second graph over the same
-    delayed scans (``Bag.reduction`` computed beside the scans) made Dask run every scan twice
-    — half the throughput of the Dask path (bench_distributed)."""
+    A reduction over the futures themselves, so every scan runs once (a second graph over the
+    same delayed scans, such as ``Bag.reduction``, would run every scan twice).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The client.
+    futures : list of Future
+        Per-block ``(indices, divergences)``, in block order.
+    k : int
+        Items per query.
+    split_every : int
+        Fan-in per level.
+    retries : int
+        Re-runs of a task that raised.
+
+    Returns
+    -------
+    indices : numpy.ndarray, shape [Q, k]
+        The final indices.
+    divergences : numpy.ndarray, shape [Q, k]
+        Ascending.
+    """
     split_every = integer("split_every", split_every, low=2)
     while len(futures) > 1:
         futures = [client.submit(_merge_parts, *futures[i:i + split_every], k=k,
@@ -358,17 +486,47 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
           method: str = "auto", precision: str = "highest", block_rows: int = BLOCK_ROWS,
           column: str = "embedding", split_every: int = 8, retries: int = 2,
           progress: bool | None = None):
-    """Exact top-k of a sharded gallery on a Dask cluster: the result of
-    :func:`anchordiv.top_k` over the concatenated shards.
+    """Exact top-k of a sharded gallery on a Dask cluster.
 
-    ``queries [Q, d]``; ``shards``: see :func:`blocks` (paths, glob, directory, parquet,
-    ``dask.array [G, d]``); ``client``: see :func:`connect`; ``chunk``: gallery rows per jitted
-    step inside a task (default as :func:`anchordiv.top_k` for the whole gallery);
-    ``block_rows``: rows per task; ``split_every``: fan-in of the tree reduction;
-    ``retries``: re-runs of a task that raised; ``precision``: of the block products, as in
-    :func:`anchordiv.top_k` (``"highest"``: exact float32; ``"fast"``).  Returns
-    ``(indices [Q, k] int64, divergences [Q, k])`` ascending.  Memory per worker:
+    The result of :func:`anchordiv.top_k` over the concatenated shards.  Memory per worker:
     O(Q·(k + chunk)) plus the page cache of its memory-mapped rows.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    queries : array_like, shape [Q, d]
+        Query embeddings.
+    shards : str, Path, list or dask.array
+        The gallery (:func:`blocks`: paths, glob, directory, parquet, ``dask.array [G, d]``).
+    k : int
+        Items per query.
+    client : distributed.Client, optional
+        See :func:`connect`.
+    chunk : int, optional
+        Gallery rows per jitted step inside a task (default as :func:`anchordiv.top_k` for the
+        whole gallery).
+    method : {"auto", "generic", "direct"}, default "auto"
+        Divergence path.
+    precision : {"highest", "fast"}, default "highest"
+        Of the block products, as in :func:`anchordiv.top_k`.
+    block_rows : int, default 2**20
+        Rows per task.
+    column : str, default "embedding"
+        Parquet: the embedding column.
+    split_every : int, default 8
+        Fan-in of the tree reduction.
+    retries : int, default 2
+        Re-runs of a task that raised.
+    progress : bool, optional
+        Show a progress bar.
+
+    Returns
+    -------
+    indices : numpy.ndarray, shape [Q, k], int64
+        Global rows, closest first.
+    divergences : numpy.ndarray, shape [Q, k]
+        Ascending.
     """
     import dask
 
@@ -447,13 +605,48 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
     """An IVF index of a sharded gallery, built by Dask tasks and merged on disk.
 
     Writes into ``out_dir``: ``keys.npy`` (the MIPS keys ``[G, m+1]``, each block's rows
-    written by one task), ``trained.index`` (the IVF, ``nlist`` cells, default ≈ 4√G, trained
-    once on ``train_size`` keys sampled with ``seed``), ``lists.ivfdata`` + ``ivf.index``
-    (every block added to a copy of the trained IVF by one task, the copies merged with faiss's
-    ``merge_ondisk``) and ``index.json``.  Keys go through the same balanced MIPS → L2
-    reduction as :meth:`anchordiv.GalleryIndex.to_faiss` (statistics summed over blocks).
-    Returns :func:`load_index` of ``out_dir``: a :class:`anchordiv.FaissIndex` whose inverted
-    lists and keys stay memory-mapped and whose candidates are re-scored exactly.
+    written by one task), ``trained.index`` (the IVF, trained once on ``train_size`` sampled
+    keys), ``lists.ivfdata`` + ``ivf.index`` (every block added to a copy of the trained IVF
+    by one task, the copies merged with faiss's ``merge_ondisk``) and ``index.json``.  Keys go
+    through the same balanced MIPS → L2 reduction as :meth:`anchordiv.GalleryIndex.to_faiss`
+    (statistics summed over blocks).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    shards : str, Path, list or dask.array
+        The gallery (:func:`blocks`).
+    out_dir : str or Path
+        Destination.
+    nlist : int, optional
+        IVF cells (default ≈ 4√G).
+    nprobe : int, default 16
+        Cells searched.
+    train_size : int, default 100000
+        Keys sampled to train the IVF.
+    seed : int, default 0
+        Sampling seed.
+    method : {"auto", "generic", "direct"}, default "auto"
+        Divergence path of the keys.
+    chunk : int, default 8192
+        Rows per key-building step.
+    block_rows : int, default 2**20
+        Rows per task.
+    column : str, default "embedding"
+        Parquet: the embedding column.
+    client : distributed.Client, optional
+        See :func:`connect`.
+    retries : int, default 2
+        Re-runs of a task that raised.
+    progress : bool, optional
+        Show progress bars.
+
+    Returns
+    -------
+    FaissIndex
+        :func:`load_index` of ``out_dir``: inverted lists and keys stay memory-mapped, candidates
+        are re-scored exactly.
     """
     faiss = index_module.require_faiss()
     out = Path(out_dir).resolve()
@@ -511,11 +704,27 @@ def _merge_on_disk(faiss, out: Path, files: list[str]) -> None:
 
 
 def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
-    """The :class:`anchordiv.FaissIndex` written by :func:`build_index`: the IVF's inverted
-    lists stay in the memory-mapped ``lists.ivfdata`` (faiss's on-disk lists, found beside
-    ``ivf.index`` so the folder may move), the keys in the memory-mapped ``keys.npy`` for the
-    exact re-scoring; ``nprobe`` overrides the saved one.  (``faiss.IO_FLAG_MMAP`` must not be
-    added: with on-disk lists it crashed faiss 1.15.)"""
+    """The :class:`anchordiv.FaissIndex` written by :func:`build_index`.
+
+    The IVF's inverted lists stay in the memory-mapped ``lists.ivfdata`` (faiss's on-disk lists,
+    found beside ``ivf.index`` so the folder may move), the keys in the memory-mapped
+    ``keys.npy`` for the exact re-scoring.  (``faiss.IO_FLAG_MMAP`` must not be added: with
+    on-disk lists it crashes faiss 1.15.)
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model the index was built with.
+    out_dir : str or Path
+        The index folder.
+    nprobe : int, optional
+        Overrides the saved one.
+
+    Returns
+    -------
+    FaissIndex
+        The index.
+    """
     faiss = index_module.require_faiss()
     out = Path(out_dir)
     meta = json.loads((out / "index.json").read_text())

@@ -96,8 +96,34 @@ class NormalInverseGamma:
 
 @family("diagonal-gaussian")
 class DiagonalPrior(FullDimensional, Family):
-    """Per-coordinate Normal–inverse-gamma prior: ``mu0 [d]``, ``var [d]`` (= E[σ²], the broad
-    variances or their mean for the isotropic control), strengths ``kappa0`` and ``nu0``."""
+    """Per-coordinate Normal–inverse-gamma prior of the diagonal-gaussian kind.
+
+    Build with :meth:`from_anchors`.
+
+    Parameters
+    ----------
+    mu0 : numpy.ndarray, shape [d]
+        The broad mean.
+    var : numpy.ndarray, shape [d]
+        E[σ²]: the broad variances, or their mean for the isotropic control.
+    kappa0 : float, default 10.0
+        Pseudo-anchors of the mean.
+    nu0 : float, default 10.0
+        Pseudo-anchors of the variances.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which variances ``var`` are.
+    origin : str, default ""
+        Where the prior came from.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.DiagonalPrior.from_anchors(broad)
+    >>> prior.var.shape, prior.kappa0
+    ((4,), 10.0)
+    """
 
     mu0: np.ndarray
     var: np.ndarray

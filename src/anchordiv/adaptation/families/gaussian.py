@@ -28,7 +28,26 @@ from ..quantities import N_EIGEN, SMALL_D, cosine
 
 
 def cov_factor(cov: np.ndarray) -> np.ndarray:
-    """F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback."""
+    """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        A symmetric positive semi-definite Σ.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, d]
+        F.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import cov_factor
+    >>> S = np.array([[2.0, 0.5], [0.5, 1.0]])
+    >>> F = cov_factor(S)
+    >>> bool(np.allclose(F @ F.T, S))
+    True
+    """
     try:
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
@@ -55,10 +74,42 @@ STRENGTH_RULES = ("evidence", "held-out")
 
 @family("gaussian")
 class NIWPrior(Family):
-    """NIW prior ``Σ ~ IW(ν₀, (ν₀ − d − 1) C)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``: ``mu0 [d]``, ``cov``
-    C ``[d, d]`` (= E[Σ]), strengths ``kappa0`` and ``nu0`` (pseudo-anchors: κ₀ and
-    ν₀ − d − 1), ``prior`` ("broad" | "isotropic"), ``chosen_by`` ("user", "held-out recipe
-    (…)" or "empirical Bayes (…)") and ``at_bound`` (strengths that ended on the search bound)."""
+    """Normal–inverse-Wishart prior of the gaussian kind.
+
+    ``Σ ~ IW(ν₀, (ν₀ − d − 1) C)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``; strengths in pseudo-anchors: κ₀
+    for the mean, ν₀ − d − 1 for the covariance.  Build with :meth:`from_anchors`.
+
+    Parameters
+    ----------
+    mu0 : numpy.ndarray, shape [d]
+        μ₀, the broad mean.
+    cov : numpy.ndarray, shape [d, d]
+        C = E[Σ], the broad (ridged) covariance.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which covariance C is (the isotropic control has the same trace).
+    chosen_by : str, default "user"
+        "user", "held-out recipe (…)" or "empirical Bayes (…)".
+    at_bound : str, default ""
+        The strengths that ended on the search bound.
+    origin : str, default ""
+        Where the prior came from (JSON: a saved model's path and card).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> prior.dim, prior.kappa0, prior.chosen_by
+    (4, 5.0, 'user')
+    >>> auto = ad.NIWPrior.from_anchors(broad, broad[:4])       # strengths from the targets
+    >>> auto.chosen_by.split(" (")[0]
+    'held-out recipe'
+    """
 
     mu0: np.ndarray
     cov: np.ndarray
@@ -88,8 +139,9 @@ class NIWPrior(Family):
     @classmethod
     def from_anchors(cls, broad, targets=None, *, kappa0="auto", nu0="auto", reg: float = 1e-3,
                      prior: str = "broad", strengths: str = "held-out") -> "NIWPrior":
-        """Prior centred on the broad mean and (ridged, relative ``reg``) covariance; a strength
-        ``"auto"`` is chosen from ``targets`` by the rule ``strengths``:
+        """Prior centred on the broad mean and (ridged) covariance.
+
+        A strength ``"auto"`` is chosen from ``targets`` by the rule ``strengths``:
 
         * ``"held-out"`` (default): the recipe of
           :func:`anchordiv.adaptation.recipe.gaussian_strengths` — one strength s (κ₀ = s,
@@ -100,9 +152,35 @@ class NIWPrior(Family):
           strengths together: give both numbers, or leave both ``"auto"``;
         * ``"evidence"``: empirical Bayes, the maximiser of the closed-form marginal likelihood
           with a weak hyperprior (:func:`anchordiv.adaptation.priors.niw.empirical_bayes_fit`);
-          one strength may be fixed and the other chosen (the default before issue 17).
+          one strength may be fixed and the other chosen.
 
-        Two numbers are used as given (``chosen_by="user"``) under either rule."""
+        Two numbers are used as given (``chosen_by="user"``) under either rule.
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Target anchors (needed for ``"auto"`` strengths).
+        kappa0, nu0 : float or "auto", default "auto"
+            The strengths (ν₀ > d + 1).
+        reg : float, default 1e-3
+            Relative ridge of the broad covariance.
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+        strengths : {"held-out", "evidence"}, default "held-out"
+            The rule for ``"auto"`` strengths.
+
+        Returns
+        -------
+        NIWPrior
+            The prior.
+
+        Raises
+        ------
+        AnchorDivError
+            An unknown rule, invalid strengths, or ``"auto"`` without targets.
+        """
         d = np.shape(broad)[1]
         if strengths not in STRENGTH_RULES:
             raise AnchorDivError(f"strengths: one of {', '.join(STRENGTH_RULES)}, got "

@@ -281,10 +281,42 @@ class LatentFamily(Family):
 
 @family("latent-gaussian")
 class BinghamPrior(LatentFamily):
-    """Matrix Bingham prior ``p(U) ∝ etr(Uᵀ B₀ U)``, ``B₀ = c·m(1 − β)·C``: broad mean
-    ``mean [d]`` and covariance ``cov [d, d]`` (or the isotropic control), ``rank`` k, target
-    weight ``beta`` (None: ``n/(n + prior_anchors)``), the broad PPCA ``signal`` ℓ, ``noise``
-    σ² and ``scale`` c at rank k, and ``n_broad`` (caps the pseudo-count)."""
+    """Matrix Bingham prior of the latent-gaussian kind: ``p(U) ∝ etr(Uᵀ B₀ U)``, ``B₀ = c·m(1 − β)·C``.
+
+    Build with :meth:`from_anchors`; the exact update is Bₙ = B₀ + c·S_T (MATH.md).
+
+    Parameters
+    ----------
+    mean : numpy.ndarray, shape [d]
+        The broad mean.
+    cov : numpy.ndarray, shape [d, d]
+        The broad covariance C (or the isotropic control).
+    signal, noise, scale : float
+        The broad PPCA signal ℓ, noise σ² and scale c at rank k.
+    n_broad : int
+        Number of broad anchors (caps the pseudo-count).
+    rank : int
+        k, the latent dimension.
+    beta : float, optional
+        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``).
+    prior_anchors : float, default 10.0
+        The prior's strength in pseudo-anchors.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which covariance C is.
+    origin : str, default ""
+        Where the prior came from.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.BinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
+    >>> prior.rank, prior.dim
+    (2, 4)
+    >>> ad.infer(prior, broad[:3], tau=20.0).point("mean")
+    LatentGaussian(mean[4], basis[4, 2], tau=20)
+    """
 
     mean: np.ndarray
     cov: np.ndarray
@@ -306,10 +338,28 @@ class BinghamPrior(LatentFamily):
     def from_anchors(cls, broad, targets=None, *, rank="auto", beta="auto",
                      prior_anchors="auto", prior="broad") -> "BinghamPrior":
         """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``.
-        Default ``"auto"``: rank, target weight and prior strength chosen from ``targets`` by
-        the recipe (:func:`held_out_options`); ``rank="variance"`` (or None): 95 % of the broad
-        variance; ``prior_anchors=10`` (a number): β = ``n/(n + prior_anchors)`` — together the
-        defaults before issue 17."""
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Target anchors (needed for ``"auto"``).
+        rank : int, "auto", "variance" or None, default "auto"
+            ``"auto"``: the recipe's rank (:func:`held_out_options`); ``"variance"`` (or None): 95 %
+            of the broad variance.
+        beta : float or "auto", default "auto"
+            Target weight in [0, 1].
+        prior_anchors : float or "auto", default "auto"
+            A number gives β = ``n/(n + prior_anchors)``; ``"auto"``: the recipe's strength.
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        BinghamPrior
+            The prior.
+        """
         broad = np.asarray(broad)
         rank, beta, prior_anchors = held_out_options(broad, targets, rank, beta, prior_anchors,
                                                      low=1)

@@ -25,10 +25,44 @@ from .latent_gaussian import LatentFamily, held_out_options, latent_rank
 
 @family("latent-spherical")
 class PosteriorBinghamPrior(LatentFamily):
-    """Posterior-like Bingham: broad ``projector`` U₀U₀ᵀ ``[d, d]`` (isotropic control:
-    ``(k/d) I``), ``rank`` k ≥ 2, target weight ``beta`` (None: ``n/(n + prior_anchors)``),
-    ``concentration`` κ (None: ``m ℓ²/(2σ²(σ² + ℓ))`` from the broad PPCA ``signal``, ``noise``,
-    ``scale``), ``radius`` of the anchor model, ``n_broad``."""
+    """Posterior-like Bingham prior of the latent-spherical kind.
+
+    Build with :meth:`from_anchors` (as :meth:`BinghamPrior.from_anchors`, rank ≥ 2).
+
+    Parameters
+    ----------
+    projector : numpy.ndarray, shape [d, d]
+        The broad projector U₀U₀ᵀ (isotropic control: ``(k/d) I``).
+    signal, noise, scale : float
+        The broad PPCA signal ℓ, noise σ² and scale c.
+    n_broad : int
+        Number of broad anchors.
+    rank : int
+        k ≥ 2.
+    beta : float, optional
+        Target weight (None: ``n/(n + prior_anchors)``).
+    prior_anchors : float, default 10.0
+        The prior's strength in pseudo-anchors.
+    concentration : float, optional
+        κ of the draws (None: ``m ℓ²/(2σ²(σ² + ℓ))`` from the broad PPCA).
+    radius : float, default 1.0
+        Radius of the anchor model.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which projector it is.
+    mean : numpy.ndarray, shape [d], optional
+        The broad mean.
+    origin : str, default ""
+        Where the prior came from.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.PosteriorBinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
+    >>> ad.infer(prior, broad[:3], tau=20.0).point("mean").rank
+    2
+    """
 
     projector: np.ndarray
     signal: float

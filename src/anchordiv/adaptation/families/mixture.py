@@ -28,9 +28,44 @@ from .gaussian import covariance_weakness, gaussian_predictive
 
 @family("mixture")
 class DirichletNIWPrior(Family):
-    """Dirichlet ``alpha [K]`` (= 1 + α₀π⁰) and per-component NIW ``mu [K, d]``, ``kappa
-    [K]``, ``nu [K]``, ``psi [K, d, d]``; the strengths ``alpha0``, ``kappa0``, ``nu0`` it was
-    built with, ``max_iter`` of MAP-EM, the broad EM's ``em_seed`` and ``reg``."""
+    """Dirichlet–NIW prior of the mixture kind, centred on a broad EM fit.
+
+    Build with :meth:`from_anchors` (``components``, ``em_seed``; ``nu0`` defaults to d + 11).
+
+    Parameters
+    ----------
+    alpha : numpy.ndarray, shape [K]
+        Dirichlet parameters (= 1 + α₀π⁰).
+    mu : numpy.ndarray, shape [K, d]
+        Per-component NIW means.
+    kappa, nu : numpy.ndarray, shape [K]
+        Per-component NIW strengths.
+    psi : numpy.ndarray, shape [K, d, d]
+        Per-component NIW scale matrices.
+    alpha0, kappa0 : float, default 10.0
+        The strengths it was built with.
+    nu0 : float, default 0.0
+        The ν₀ it was built with.
+    em_seed : int, default 0
+        Seed of the broad EM fit.
+    reg : float, default 1e-3
+        Relative ridge of the EM covariances.
+    max_iter : int, default 200
+        MAP-EM iterations of the update.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad components or the isotropic control.
+    origin : str, default ""
+        Where the prior came from.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.DirichletNIWPrior.from_anchors(broad, components=2)
+    >>> prior.mu.shape
+    (2, 4)
+    """
 
     alpha: np.ndarray
     mu: np.ndarray

@@ -58,11 +58,43 @@ def dense_factor(directions: np.ndarray, v: np.ndarray, s2: float) -> np.ndarray
 
 @family("spectral")
 class SpectralPrior(FullDimensional, Family):
-    """Spectral shrinkage prior (module docstring): ``mu0 [d]`` (broad mean), ``directions``
-    V_k ``[d, k]``, ``eigenvalues`` λ ``[k]``, ``noise0`` σ²_B (mean discarded eigenvalue),
-    ``kappa0`` (pseudo-anchors of the prior mean), ``shrinkage`` ("horseshoe" | "gamma"),
-    ``global_scale`` (the horseshoe's g ~ HalfCauchy scale), ``gamma_shape`` (a of the gamma
-    hierarchy: g², ℓ² ~ Gamma(a, a)), ``noise`` ("free" | "fixed"), ``prior``."""
+    """Spectral shrinkage prior of the spectral kind (module docstring); NUTS or SVI only.
+
+    Build with :meth:`from_anchors`.
+
+    Parameters
+    ----------
+    mu0 : numpy.ndarray, shape [d]
+        The broad mean.
+    directions : numpy.ndarray, shape [d, k]
+        V_k, the leading broad eigenvectors.
+    eigenvalues : numpy.ndarray, shape [k]
+        λ, their eigenvalues.
+    noise0 : float
+        σ²_B, the mean discarded eigenvalue.
+    kappa0 : float, default 1.0
+        Pseudo-anchors of the prior mean.
+    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+        The hierarchy of the per-direction scales.
+    global_scale : float, default 1.0
+        The horseshoe's g ~ HalfCauchy scale.
+    gamma_shape : float, default 2.0
+        a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
+    noise : {"free", "fixed"}, default "free"
+        σ² learnt, or held at the broad residual variance.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad spectrum or the isotropic control.
+    origin : str, default ""
+        Where the prior came from.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> ad.SpectralPrior.from_anchors(broad, rank=2).directions.shape
+    (4, 2)
+    """
 
     mu0: np.ndarray
     directions: np.ndarray

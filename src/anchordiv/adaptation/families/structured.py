@@ -29,9 +29,34 @@ from .gaussian import NIWPrior
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class StructuredPrior(NIWPrior):
-    """:class:`NIWPrior` fields (the base prior) plus ``structure`` (a name), ``user_model`` (the
-    NumPyro model), ``builder`` (``broad [N, d'] -> model_kwargs``, called on the projected broad
-    anchors under ``subspace=``) and ``model_kwargs`` (the builder's output at full d)."""
+    """A user's structured NumPyro prior on the gaussian sites (``mu``, ``Sigma``); NUTS or SVI.
+
+    Made by :meth:`factor` (factor analysis) or :meth:`lkj` (LKJ correlations); the exact update
+    is the base NIW prior's.
+
+    Parameters
+    ----------
+    mu0, cov, kappa0, nu0, prior, chosen_by, at_bound, origin
+        The :class:`NIWPrior` fields of the base prior.
+    structure : str, default ""
+        The structure's name ("factor", "lkj", ...).
+    user_model : callable, optional
+        The NumPyro model.
+    builder : callable, optional
+        ``broad [N, d'] -> model_kwargs``, called on the projected broad anchors under
+        ``subspace=``.
+    model_kwargs : dict
+        The builder's output at full d.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.StructuredPrior.factor(broad, rank=2)
+    >>> prior.structure, prior.dim
+    ('factor', 4)
+    """
 
     structure: str = ""
     user_model: Callable | None = None

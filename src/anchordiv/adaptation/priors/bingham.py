@@ -41,11 +41,30 @@ BURN_IN = 10
 
 def latent_gaussian_model(targets, *, prior_parameter, mean, signal, noise, rank,
                           target_weight=1.0):
-    """The explicit NumPyro model (copy and change it for a custom prior).
+    """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
 
-    ``targets [n, d]``; ``prior_parameter`` B₀ ``[d, d]``; PPCA ``mean [d]``, ``signal`` ℓ,
-    ``noise`` σ²; ``rank`` k; ``target_weight`` tempers the likelihood (1 = Bayes).
-    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``."""
+    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    prior_parameter : array_like, shape [d, d]
+        B₀.
+    mean : array_like, shape [d]
+        PPCA mean.
+    signal, noise : float
+        PPCA signal ℓ and noise σ².
+    rank : int
+        k.
+    target_weight : float, default 1.0
+        Tempers the likelihood (1 = Bayes).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d = targets.shape[1]
     u = stiefel_site("U", d, rank)
     numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
@@ -56,8 +75,17 @@ def latent_gaussian_model(targets, *, prior_parameter, mean, signal, noise, rank
 
 @dataclass(frozen=True)
 class BinghamPosterior:
-    """Posterior ``U ~ MatrixBingham(parameter [d, d])`` at ``rank`` k, with the fixed latent
-    mean ``location [d]`` (latent Gaussian; zeros for the latent spherical model)."""
+    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k.
+
+    Parameters
+    ----------
+    parameter : numpy.ndarray, shape [d, d]
+        The symmetric Bingham parameter Bₙ.
+    rank : int
+        k.
+    location : numpy.ndarray, shape [d]
+        The fixed latent mean (latent Gaussian; zeros for the latent spherical model).
+    """
 
     parameter: np.ndarray
     rank: int
@@ -122,8 +150,28 @@ def broad_covariance(broad: np.ndarray, prior: str) -> tuple[np.ndarray, np.ndar
 
 def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float,
                            prior: str = "broad") -> tuple[BinghamPosterior, dict]:
-    """Exact update: ``(posterior, info)``; ``info`` holds the explicit model's hyperparameters
-    (``model_kwargs``) and the pseudo-count m."""
+    """Exact update of the latent-gaussian kind.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    rank : int
+        k.
+    beta : float
+        Target weight in [0, 1].
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad covariance or the isotropic control.
+
+    Returns
+    -------
+    posterior : BinghamPosterior
+        The exact posterior.
+    info : dict
+        The explicit model's hyperparameters (``model_kwargs``) and the pseudo-count m.
+    """
     mu_b, cov_b = broad_covariance(broad, prior)
     c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
     return latent_gaussian_posterior(mu_b, cov_b, (c, signal, noise), len(broad), targets,

@@ -39,11 +39,32 @@ MIN_WEIGHT = 1e-12
 
 
 def dirichlet_niw_model(targets, *, weights0, alpha0, means0, kappa0, nu0, psi0):
-    """The explicit NumPyro model (copy and change it for a custom prior).
+    """The explicit NumPyro model of the mixture kind (copy and change it for a custom prior).
 
-    ``targets [n, d]``; ``weights0 [K]``; ``alpha0``; ``means0 [K, d]``; ``kappa0``; ``nu0``;
-    ``psi0 [K, d, d]``.  Sites: ``weights [K]``, ``covs [K, d, d]``, ``means [K, d]``, observed
-    ``targets``."""
+    Sites: ``weights [K]``, ``covs [K, d, d]``, ``means [K, d]``, observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    weights0 : array_like, shape [K]
+        Prior mixture weights π⁰.
+    alpha0 : float
+        Dirichlet strength.
+    means0 : array_like, shape [K, d]
+        Prior component means.
+    kappa0 : float
+        Mean strength.
+    nu0 : float
+        Covariance degrees of freedom.
+    psi0 : array_like, shape [K, d, d]
+        Prior component scale matrices.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     k = means0.shape[0]
     weights = numpyro.sample("weights", dist.Dirichlet(alpha0 * weights0))
     with numpyro.plate("components", k):
@@ -65,8 +86,21 @@ def dirichlet_mode(alpha: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DirichletNIW:
-    """Dirichlet concentration ``alpha [K]`` and per-component NIW parameters ``mu [K, d]``,
-    ``kappa [K]``, ``nu [K]``, ``psi [K, d, d]`` (float64)."""
+    """Dirichlet–NIW parameters of the mixture kind (float64).
+
+    Parameters
+    ----------
+    alpha : numpy.ndarray, shape [K]
+        Dirichlet concentration.
+    mu : numpy.ndarray, shape [K, d]
+        Per-component NIW means.
+    kappa : numpy.ndarray, shape [K]
+        Per-component κ.
+    nu : numpy.ndarray, shape [K]
+        Per-component ν.
+    psi : numpy.ndarray, shape [K, d, d]
+        Per-component Ψ.
+    """
 
     alpha: np.ndarray
     mu: np.ndarray
@@ -120,8 +154,30 @@ class DirichletNIW:
 
 def mixture_prior(broad: np.ndarray, *, components: int, seed: int, reg: float, alpha0: float,
                   kappa0: float, nu0: float, prior: str = "broad") -> DirichletNIW:
-    """The Dirichlet–NIW prior centred on the broad EM fit (Dirichlet ``1 + α₀π⁰``: its mode is
-    π⁰, see the module docstring)."""
+    """The Dirichlet–NIW prior centred on the broad EM fit.
+
+    The Dirichlet is ``1 + α₀π⁰``: its mode is π⁰ (module docstring).
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    components : int
+        K.
+    seed : int
+        Seed of the EM fit.
+    reg : float
+        Relative ridge of the EM covariances.
+    alpha0, kappa0, nu0 : float
+        The strengths.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad components or the isotropic control.
+
+    Returns
+    -------
+    DirichletNIW
+        The prior parameters.
+    """
     fit = cached(em, broad, components, reg=reg, seed=seed)
     d = broad.shape[1]
     covs = fit.covs
@@ -136,9 +192,29 @@ def mixture_prior(broad: np.ndarray, *, components: int, seed: int, reg: float, 
 
 def map_em(prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200,
            tol: float = 1e-9) -> tuple[DirichletNIW, np.ndarray, int]:
-    """MAP-EM from the prior mode.  Returns ``(posterior given the final responsibilities,
-    responsibilities [n, K], iterations)``; the posterior's :meth:`~DirichletNIW.mode` is the
-    MAP estimate."""
+    """MAP-EM of the mixture posterior from the prior mode.
+
+    Parameters
+    ----------
+    prior : DirichletNIW
+        The prior.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    max_iter : int, default 200
+        Iterations.
+    tol : float, default 1e-9
+        Stop when no mode parameter moves by more (largest absolute change).
+
+    Returns
+    -------
+    posterior : DirichletNIW
+        The posterior given the final responsibilities (its :meth:`~DirichletNIW.mode` is the
+        MAP estimate).
+    responsibilities : numpy.ndarray, shape [n, K]
+        Component responsibilities of the targets.
+    iterations : int
+        Iterations run.
+    """
     t = np.asarray(targets, np.float64)
     params = prior.mode()
     for it in range(1, max_iter + 1):

@@ -51,10 +51,24 @@ stiefel = _Stiefel()
 
 
 class MatrixBingham(dist.Distribution):
-    """Matrix Bingham ``p(U) ∝ etr(Uᵀ B U)`` on the Stiefel manifold.
+    """Matrix Bingham distribution ``p(U) ∝ etr(Uᵀ B U)`` on the Stiefel manifold (a NumPyro distribution).
 
-    ``parameter`` B: symmetric ``[..., d, d]``; ``rank`` k (1 ≤ k ≤ d).  Event shape ``(d, k)``.
     The mode is any frame of the top-k eigenvectors of B (:meth:`mode`).
+
+    Parameters
+    ----------
+    parameter : array_like, shape [..., d, d]
+        B, symmetric.
+    rank : int
+        k, 1 ≤ k ≤ d.
+    validate_args : bool, optional
+        NumPyro's argument validation.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.priors import MatrixBingham
+    >>> MatrixBingham(np.diag([3.0, 1.0, 0.0]), 2).event_shape
+    (3, 2)
     """
 
     arg_constraints = {"parameter": constraints.real_matrix}  # symmetric; B and (B + Bᵀ)/2 give the same law
@@ -262,8 +276,22 @@ def orthonormal_frame(z: jax.Array) -> jax.Array:
 
 
 def stiefel_site(name: str, d: int, k: int) -> jax.Array:
-    """A Haar-distributed ``[d, k]`` Stiefel site ``name`` (deterministic) built from the
-    unconstrained normal site ``name + "_raw"``; add a factor for a non-uniform law."""
+    """A Haar-distributed Stiefel site built from an unconstrained normal site ``name + "_raw"``.
+
+    Add a factor for a non-uniform law.  Call it inside a NumPyro model.
+
+    Parameters
+    ----------
+    name : str
+        The deterministic site's name.
+    d, k : int
+        The frame's shape, k ≤ d.
+
+    Returns
+    -------
+    jax.Array, shape [d, k]
+        An orthonormal frame.
+    """
     z = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([d, k]).to_event(2))
     return numpyro.deterministic(name, orthonormal_frame(z))
 

@@ -40,19 +40,38 @@ EB_HYPERPRIOR = (10.0, 2.0)
 
 
 def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=False):
-    """The explicit NumPyro model (copy and change it for a custom prior).
-
-    ``targets [n, d]``; ``mu0 [d]``; ``kappa0 > 0``; ``nu0 > d − 1``; ``psi0 [d, d]`` PD
-    (``psi0_tril``: its Cholesky factor, if already known).  Sites: deterministic ``Sigma [d, d]``
-    and ``mu [d]``; latent ``bartlett_chi2 [d]``, ``bartlett_normal [d(d−1)/2]``,
-    ``mu_std [d]``; observed ``targets``.
+    """The explicit NumPyro model of the gaussian kind (copy and change it for a custom prior).
 
     The law is exactly ``Σ ~ IW(ν₀, Ψ₀)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``, written in the whitened
     Bartlett coordinates of :func:`niw_bartlett` so that NUTS and SVI move in a well-conditioned,
-    O(n d²)-per-step space at any d (no Cholesky of a sampled Σ, float32-safe).
-    ``map_jacobian=True`` adds the log-Jacobian that turns the density of the Bartlett
-    coordinates into the density of (μ, Σ): a delta guide (MAP) then finds the joint mode
-    ``(μₙ, Ψₙ/(νₙ + d + 2))`` of the parameters, not of their coordinates."""
+    O(n d²)-per-step space at any d (no Cholesky of a sampled Σ, float32-safe).  Sites:
+    deterministic ``Sigma [d, d]`` and ``mu [d]``; latent ``bartlett_chi2 [d]``,
+    ``bartlett_normal [d(d−1)/2]``, ``mu_std [d]``; observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    mu0 : array_like, shape [d]
+        μ₀.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d − 1.
+    psi0 : array_like, shape [d, d]
+        Ψ₀, positive definite.
+    psi0_tril : array_like, shape [d, d], optional
+        Its Cholesky factor, if already known.
+    map_jacobian : bool, default False
+        Add the log-Jacobian that turns the density of the Bartlett coordinates into the
+        density of (μ, Σ): a delta guide (MAP) then finds the joint mode
+        ``(μₙ, Ψₙ/(νₙ + d + 2))`` of the parameters, not of their coordinates.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     mu, law, jac = niw_bartlett("", mu0, kappa0, nu0, psi0, psi0_tril)
     if map_jacobian:
         numpyro.factor("map_jacobian", jac)
@@ -170,7 +189,27 @@ def check_nu0(nu0: float, d: int) -> float:
 
 @dataclass(frozen=True)
 class NIW:
-    """NIW parameters (float64): ``mu [d]``, ``kappa``, ``nu``, ``psi [d, d]``."""
+    """Normal–inverse-Wishart parameters (float64): ``Σ ~ IW(ν, Ψ)``, ``μ | Σ ~ N(μ, Σ/κ)``.
+
+    Parameters
+    ----------
+    mu : numpy.ndarray, shape [d]
+        The mean.
+    kappa : float
+        κ > 0.
+    nu : float
+        ν > d − 1.
+    psi : numpy.ndarray, shape [d, d]
+        Ψ, positive definite.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.priors import NIW
+    >>> prior = NIW.from_scale(np.zeros(3), np.eye(3), 2.0, 6.0)   # E[Σ] = I
+    >>> post = prior.update(np.eye(3)[:2])
+    >>> post.kappa, post.nu
+    (4.0, 8.0)
+    """
 
     mu: np.ndarray
     kappa: float
@@ -347,7 +386,34 @@ def empirical_bayes_fit(mu0, cov, targets, *, kappa0: float | None = None,
 def empirical_bayes(mu0, cov, targets, *, kappa0: float | None = None,
                     nu0: float | None = None, hyperprior: bool = True
                     ) -> tuple[float, float, float]:
-    """``(kappa0, nu0, log_marginal)`` of :func:`empirical_bayes_fit`."""
+    """Empirical-Bayes strengths of a NIW prior (:func:`empirical_bayes_fit`).
+
+    Parameters
+    ----------
+    mu0 : array_like, shape [d]
+        Prior mean.
+    cov : array_like, shape [d, d]
+        Prior E[Σ].
+    targets : array_like, shape [n, d]
+        Target anchors.
+    kappa0, nu0 : float, optional
+        Fixed strengths; those left None are chosen.
+    hyperprior : bool, default True
+        Add the weak hyperprior on the log strengths.
+
+    Returns
+    -------
+    kappa0, nu0, log_marginal : float
+        The strengths and the log marginal likelihood at them.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.priors import empirical_bayes
+    >>> t = np.random.default_rng(0).normal(size=(6, 3))
+    >>> k0, n0, lml = empirical_bayes(np.zeros(3), np.eye(3), t)
+    >>> k0 > 0 and n0 > 3 + 1
+    True
+    """
     r = empirical_bayes_fit(mu0, cov, targets, kappa0=kappa0, nu0=nu0, hyperprior=hyperprior)
     return r["kappa0"], r["nu0"], r["log_marginal"]
 

@@ -67,10 +67,28 @@ def posterior_like_parameter(broad_projector, targets, *, beta, rank):
 
 
 def latent_spherical_model(targets, *, broad_projector, beta, rank, concentration):
-    """The explicit NumPyro model (copy and change it for a custom prior).
+    """The explicit NumPyro model of the latent-spherical kind (copy and change it for a custom prior).
 
-    ``targets [n, d]``; ``broad_projector`` U₀U₀ᵀ ``[d, d]``; ``beta`` ∈ [0, 1]; ``rank`` k;
-    ``concentration`` κ.  Site: ``U [d, k]`` (deterministic, from ``U_raw``)."""
+    Site: ``U [d, k]`` (deterministic, from ``U_raw``).
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors.
+    broad_projector : array_like, shape [d, d]
+        U₀U₀ᵀ.
+    beta : float
+        Target weight in [0, 1].
+    rank : int
+        k.
+    concentration : float
+        κ.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     b = posterior_like_parameter(broad_projector, targets, beta=beta, rank=rank)
     u = stiefel_site("U", targets.shape[1], rank)
     numpyro.factor("U_posterior_like", MatrixBingham(concentration * b, rank).log_prob(u))
@@ -98,7 +116,30 @@ def likelihood_concentration(broad: np.ndarray, n: int, *, rank: int, beta: floa
 def latent_spherical_update(broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float,
                             concentration: float, prior: str = "broad"
                             ) -> tuple[BinghamPosterior, dict]:
-    """Exact update: ``(posterior, info)`` with the explicit model's ``model_kwargs``."""
+    """Exact update of the latent-spherical kind.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    rank : int
+        k ≥ 2.
+    beta : float
+        Target weight in [0, 1].
+    concentration : float
+        κ of the draws.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad projector or the isotropic control.
+
+    Returns
+    -------
+    posterior : BinghamPosterior
+        The exact posterior.
+    info : dict
+        The explicit model's ``model_kwargs``.
+    """
     p0 = broad_projector(broad, rank, prior)
     t = np.asarray(targets, np.float64)
     b = posterior_like_parameter(p0, t, beta=beta, rank=rank)

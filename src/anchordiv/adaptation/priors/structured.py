@@ -50,11 +50,31 @@ def _log_normal_site(name, centre, spread):
 
 
 def factor_model(targets, *, mu0, mean_scale, loadings0, loading_scale, noise0, noise_scale):
-    """Factor-analysis prior (copy and change it).
+    """Factor-analysis prior ``Σ = W Wᵀ + diag(ψ)`` as a NumPyro model (copy and change it).
 
-    ``targets [n, d]``; ``mu0 [d]``, ``mean_scale [d]``; ``loadings0 [d, r]``, ``loading_scale``;
-    ``noise0 [d]`` (> 0), ``noise_scale``.  Sites: ``mu [d]``, ``loadings [d, r]``, ``noise [d]``,
-    ``Sigma [d, d]`` (deterministic); latent ``mu_std``, ``loadings_std``, ``noise_std``."""
+    Sites: ``mu [d]``, ``loadings [d, r]``, ``noise [d]``, ``Sigma [d, d]`` (deterministic);
+    latent ``mu_std``, ``loadings_std``, ``noise_std``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    mu0, mean_scale : array_like, shape [d]
+        Prior mean and its spread.
+    loadings0 : array_like, shape [d, r]
+        Prior loadings W₀.
+    loading_scale : float
+        Spread of the loadings.
+    noise0 : array_like, shape [d]
+        Prior noise variances ψ₀ (> 0).
+    noise_scale : float
+        Spread of the log noise.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     mu = _mean_site(mu0, mean_scale)
     z = numpyro.sample("loadings_std",
                        dist.Normal(0.0, 1.0).expand(jnp.shape(loadings0)).to_event(2))
@@ -66,11 +86,29 @@ def factor_model(targets, *, mu0, mean_scale, loadings0, loading_scale, noise0, 
 
 
 def lkj_model(targets, *, mu0, mean_scale, scale0, scale_spread, concentration):
-    """LKJ-Cholesky prior with log-normal scales (copy and change it).
+    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it).
 
-    ``targets [n, d]``; ``mu0 [d]``, ``mean_scale [d]``; ``scale0 [d]`` (> 0), ``scale_spread``;
-    ``concentration`` η (> 0; 1 = uniform over correlation matrices).  Sites: ``mu [d]``,
-    ``scales [d]``, ``corr_cholesky [d, d]``, ``Sigma [d, d]`` (deterministic)."""
+    Sites: ``mu [d]``, ``scales [d]``, ``corr_cholesky [d, d]``, ``Sigma [d, d]``
+    (deterministic).
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    mu0, mean_scale : array_like, shape [d]
+        Prior mean and its spread.
+    scale0 : array_like, shape [d]
+        Prior standard deviations (> 0).
+    scale_spread : float
+        Spread of the log scales.
+    concentration : float
+        η > 0 (1 = uniform over correlation matrices).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d = jnp.shape(mu0)[-1]
     mu = _mean_site(mu0, mean_scale)
     sd = _log_normal_site("scales", scale0, scale_spread)
@@ -89,12 +127,34 @@ def _broad_moments(broad) -> tuple[np.ndarray, np.ndarray]:
 
 
 def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float = 10.0):
-    """Builder of :func:`factor_model`'s hyperparameters: ``f(broad [N, d]) -> dict``.
+    """Builder of :func:`factor_model`'s hyperparameters from broad anchors.
 
     PPCA of the broad covariance C at rank r: ``W₀ = U_r diag(√(λ_r − σ²))``, σ² the mean of
     the other eigenvalues; ``ψ₀ = diag(C − W₀W₀ᵀ)`` floored at σ²/10; spreads: loadings
     ``√(σ²/prior_anchors)`` (a loading estimated from that many anchors), log-noise
-    ``√(2/prior_anchors)`` (a χ² variance estimate), mean ``√(diag C / kappa0)``."""
+    ``√(2/prior_anchors)`` (a χ² variance estimate), mean ``√(diag C / kappa0)``.
+
+    Parameters
+    ----------
+    rank : int, default 16
+        r, the number of factors.
+    prior_anchors : float, default 10.0
+        Strength of the loadings and noise.
+    kappa0 : float, default 10.0
+        Strength of the mean.
+
+    Returns
+    -------
+    callable
+        ``f(broad [N, d]) -> dict`` of :func:`factor_model` keywords.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.priors import factor_prior
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> sorted(factor_prior(2)(broad))
+    ['loading_scale', 'loadings0', 'mean_scale', 'mu0', 'noise0', 'noise_scale']
+    """
     rank = integer("rank", rank, low=1)
     n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
 
@@ -117,9 +177,33 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
 
 def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0,
               kappa0: float = 10.0):
-    """Builder of :func:`lkj_model`'s hyperparameters: ``f(broad [N, d]) -> dict``: σ₀ the
-    broad standard deviations, log-scale spread ``√(1/(2·prior_anchors))`` (a standard deviation
-    estimated from that many anchors), mean ``μ₀ = mean(B)`` with spread ``σ₀/√kappa0``."""
+    """Builder of :func:`lkj_model`'s hyperparameters from broad anchors.
+
+    σ₀ the broad standard deviations, log-scale spread ``√(1/(2·prior_anchors))`` (a standard
+    deviation estimated from that many anchors), mean ``μ₀ = mean(B)`` with spread
+    ``σ₀/√kappa0``.
+
+    Parameters
+    ----------
+    concentration : float, default 2.0
+        The LKJ η.
+    prior_anchors : float, default 10.0
+        Strength of the scales.
+    kappa0 : float, default 10.0
+        Strength of the mean.
+
+    Returns
+    -------
+    callable
+        ``f(broad [N, d]) -> dict`` of :func:`lkj_model` keywords.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.priors import lkj_prior
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> sorted(lkj_prior()(broad))
+    ['concentration', 'mean_scale', 'mu0', 'scale0', 'scale_spread']
+    """
     eta = positive("concentration", concentration)
     n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
 

@@ -20,7 +20,30 @@ ROLES = ("target", "baseline")
 
 
 def coverage(target_class: np.ndarray, budget: int, n_subsets: int, seed: int) -> float:
-    """Mean fraction of classes with ≥ 1 anchor over the curve's subsets of size ``budget``."""
+    """Mean fraction of classes with ≥ 1 anchor over the curve's subsets of size ``budget``.
+
+    Parameters
+    ----------
+    target_class : numpy.ndarray of int, shape [m]
+        Class of each target anchor.
+    budget : int
+        Subset size.
+    n_subsets : int
+        Subsets (as in the curve).
+    seed : int
+        The curve's seed.
+
+    Returns
+    -------
+    float
+        Mean class coverage in [0, 1].
+
+    Examples
+    --------
+    >>> from anchordiv.app.studies import coverage
+    >>> round(coverage(np.array([0, 0, 1, 1, 2, 2]), 6, 5, 0), 3)
+    1.0
+    """
     n_classes = len(np.unique(target_class))
     fractions = [len(np.unique(target_class[subset(len(target_class), budget, s, seed)]))
                  / n_classes for s in range(n_subsets)]
@@ -28,7 +51,22 @@ def coverage(target_class: np.ndarray, budget: int, n_subsets: int, seed: int) -
 
 
 def budget_rows(curve: Curve, target_class, seed: int) -> list[dict]:
-    """The curve's target-only and baseline rows, with a ``coverage`` column."""
+    """The curve's target-only and baseline rows, with a ``coverage`` column.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve.
+    target_class : numpy.ndarray of int, shape [m]
+        Class of each target anchor.
+    seed : int
+        The curve's seed (reproduces its subsets).
+
+    Returns
+    -------
+    list of dict
+        Tidy rows (model, budget, auprc, ..., coverage).
+    """
     target_class = np.asarray(target_class)
     rows = []
     for r in curve.summary():

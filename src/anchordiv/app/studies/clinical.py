@@ -41,8 +41,31 @@ class ClinicalResult:
 
 
 def negated_mentions(texts: Sequence[str], has_label: np.ndarray, term: str) -> float:
-    """Fraction of the reports *without* the label whose text still contains ``term``
-    (case-insensitive, word boundary) — mostly negations such as "no pleural effusion"."""
+    """Fraction of the reports *without* the label whose text still contains ``term``.
+
+    Case-insensitive, on word boundaries — mostly negations such as "no pleural effusion".
+
+    Parameters
+    ----------
+    texts : sequence of str
+        Report texts.
+    has_label : numpy.ndarray of bool, shape [n]
+        Which reports carry the label.
+    term : str
+        The finding's name.
+
+    Returns
+    -------
+    float
+        The fraction (NaN when every report has the label).
+
+    Examples
+    --------
+    >>> from anchordiv.app.studies import negated_mentions
+    >>> negated_mentions(["no pleural effusion", "pleural effusion", "clear"],
+    ...                  np.array([False, True, False]), "pleural effusion")
+    0.5
+    """
     neg = [t for t, h in zip(texts, has_label) if not h]
     if not neg:
         return float("nan")
@@ -97,13 +120,46 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
                    min_queries: int = 5, seed: int = 0, progress: bool = True) -> ClinicalResult:
     """Per-finding retrieval AUPRC of anchor models fitted to pathology anchors vs baselines.
 
-    ``reports [n, d]`` report embeddings; ``labels [n, L]`` binary MeSH labels named by
-    ``label_names``; ``anchors``: ``{finding: [m, d]}`` pathology anchor embeddings (findings
-    not among ``label_names`` are an error); ``texts``: the report texts (for the
-    negated-mention column); ``extra_models``: ``{name: f(finding, anchors [m, d]) -> model}``
-    built on the same anchor subsets (e.g. a posterior adapted from a broad clinical prior);
-    ``max_gallery`` / ``max_queries``: seeded subsamples;
-    findings with fewer than ``min_queries`` labelled gallery reports are skipped.
+    Parameters
+    ----------
+    reports : array_like, shape [n, d]
+        Report embeddings.
+    labels : array_like of bool, shape [n, L]
+        Binary MeSH labels.
+    label_names : sequence of str
+        The L label names.
+    anchors : mapping of str to array_like, shape [m, d]
+        ``{finding: pathology anchor embeddings}`` (findings not among ``label_names`` are an
+        error).
+    texts : sequence of str, optional
+        The report texts (for the negated-mention column).
+    tau : float, optional
+        The encoder's logit scale (default: from the provenance).
+    kinds : sequence of str, default ("gaussian", "latent-gaussian", "softmax")
+        Anchor-model kinds fitted per finding.
+    options : dict, optional
+        ``{kind: fit options}``.
+    extra_models : mapping of str to callable, optional
+        ``{name: f(finding, anchors [m, d]) -> model}`` built on the same anchor subsets (e.g. a
+        posterior adapted from a broad clinical prior).
+    n_subsets : int, default 5
+        Anchor subsets per finding.
+    subset_fraction : float, default 0.8
+        Fraction of the anchors per subset.
+    max_gallery, max_queries : int, optional
+        Seeded subsamples (default: all reports, 200 queries).
+    min_queries : int, default 5
+        Findings with fewer labelled gallery reports are skipped.
+    seed : int, default 0
+        Seed of every subsample.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    ClinicalResult
+        ``rows`` (one per finding × scorer, tidy) and ``per_query[finding][scorer]``
+        (``[S][Q]``).
     """
     x = as_matrix("reports", reports)
     lab = check_labels("labels", labels, len(x)).astype(bool)

@@ -38,16 +38,52 @@ SMALL, LARGE = 5, 40
 
 
 def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """``{posterior: (control, target-only)}`` of a transfer curve
-    (:func:`.transfer.transfer_models` names: ``P-kind``, ``P-isotropic-kind``, ``kind``)."""
+    """``{posterior: (control, target-only)}`` of a transfer curve.
+
+    Parameters
+    ----------
+    priors : sequence of str
+        Prior names P.
+    kinds : sequence of str
+        Kinds.
+
+    Returns
+    -------
+    dict of str to (str, str)
+        :func:`.transfer.transfer_models` names: ``P-kind``, ``P-isotropic-kind``, ``kind``.
+
+    Examples
+    --------
+    >>> from anchordiv.app.studies.dominance import transfer_names
+    >>> transfer_names(["domain"], ["gaussian"])
+    {'domain-gaussian': ('domain-isotropic-gaussian', 'gaussian')}
+    """
     return {f"{p}-{k}": (f"{p}-isotropic-{k}", k) for k in kinds for p in priors}
 
 
 def task_rows(task: str, curve, names: Mapping[str, tuple[str, str]] | None = None, *,
               at: int = 2, **extra) -> dict:
-    """``{"dominance", "anchors_needed", "falls"}`` rows of one curve, each row tagged with
-    ``task`` and ``extra`` (e.g. ``finding=``); ``names``: None finds them from the roles
-    (:func:`anchordiv.evaluation.dominance.triples`)."""
+    """The dominance, anchors-needed and falls rows of one curve.
+
+    Parameters
+    ----------
+    task : str
+        The task's name (tags every row).
+    curve : Curve
+        Its adaptation curve.
+    names : mapping of str to (str, str), optional
+        ``{posterior: (control, target-only)}``; None finds them from the roles
+        (:func:`anchordiv.evaluation.dominance.triples`).
+    at : int, default 2
+        Budget of the anchors-needed ratio.
+    **extra
+        More tags for every row (e.g. ``finding=``).
+
+    Returns
+    -------
+    dict
+        ``{"dominance", "anchors_needed", "falls"}`` lists of rows.
+    """
     names = dom.triples(curve, names)
     tag = {"task": task, **extra}
     needs = ([dom.anchors_needed(curve, p, t, at=at) for p, (_, t) in names.items()]
@@ -59,7 +95,18 @@ def task_rows(task: str, curve, names: Mapping[str, tuple[str, str]] | None = No
 
 
 def merge(parts: Sequence[dict]) -> dict:
-    """One ``{"dominance", "anchors_needed", "falls"}`` of several :func:`task_rows`."""
+    """One ``{"dominance", "anchors_needed", "falls"}`` of several :func:`task_rows`.
+
+    Parameters
+    ----------
+    parts : sequence of dict
+        :func:`task_rows` outputs.
+
+    Returns
+    -------
+    dict
+        The concatenated rows.
+    """
     return {k: [r for p in parts for r in p[k]] for k in ("dominance", "anchors_needed", "falls")}
 
 
@@ -79,8 +126,19 @@ def _groups(rows: list[dict]) -> dict[tuple, list[dict]]:
 
 
 def claims(table: dict) -> list[dict]:
-    """Per (task, posterior): the parts of the claim (module docstring) and whether each
-    holds (True / False; None where the curve has no such budget)."""
+    """Per (task, posterior): the parts of the claim (module docstring) and whether each holds.
+
+    Parameters
+    ----------
+    table : dict
+        ``{"dominance", "anchors_needed", "falls"}`` rows (:func:`merge`).
+
+    Returns
+    -------
+    list of dict
+        One row per task and posterior; each part True / False, None where the curve has no
+        such budget.
+    """
     needs = {(_where(r), r["posterior"]): r for r in table["anchors_needed"]}
     fell = {(_where(r), r["model"]) for r in table["falls"]}
     own = {(_where(r), r["model"]) for r in table["falls"] if not r.get("toward_target_only")}
@@ -110,8 +168,25 @@ def _yes(value) -> str:
 
 
 def section(rep, table: dict, *, note: str = "") -> None:
-    """The dominance section of the report: the claims per task and posterior, the paired
-    differences per budget, the anchors-needed ratios and the falls."""
+    """The dominance section of the report.
+
+    The claims per task and posterior, the paired differences per budget, the anchors-needed
+    ratios and the falls.
+
+    Parameters
+    ----------
+    rep : Report
+        The report being written.
+    table : dict
+        :func:`merge` of the tasks' rows.
+    note : str, default ""
+        A paragraph to add.
+
+    Returns
+    -------
+    None
+        Writes into ``rep``.
+    """
     rep.section("Does adaptation keep its promise? (dominance table)")
     rep.text(
         "Every default posterior (the held-out recipe, `anchordiv.adaptation.recipe`) on every "

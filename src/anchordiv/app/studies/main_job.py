@@ -369,8 +369,30 @@ def report_title(parts, size: str) -> str:
 
 def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir=None,
              seed: int = 0, parts=DEMO_PARTS) -> Path:
-    """Run the studies ``parts`` at ``size`` and write ``out_dir/report.md``; returns its
-    path.  ``wordnet-imagenet`` includes the anchor-budget section (same curve)."""
+    """Run the studies and write ``out_dir/report.md`` (``anchordiv demo``).
+
+    ``wordnet-imagenet`` includes the anchor-budget section (same curve).
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Output directory (report, tables, figures).
+    size : str, default "full"
+        A key of :data:`SIZES` (``"small"`` for a quick run).
+    encoder : str, default "minilm"
+        The text encoder (:func:`anchordiv.data.get_encoder`).
+    models_dir : str or Path, optional
+        Where the shipped priors are.
+    seed : int, default 0
+        Seed of every study.
+    parts : tuple of str
+        The studies to run (default all).
+
+    Returns
+    -------
+    Path
+        The report's path.
+    """
     from ...data import get_encoder
 
     if size not in SIZES:

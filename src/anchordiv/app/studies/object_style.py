@@ -81,8 +81,35 @@ def styleless(objects: Sequence[str], styles: Sequence[str]) -> list[str]:
 
 def object_style_task(objects: Sequence[str], styles: Sequence[str], *,
                       seed: int = 0) -> ObjectStyleTask:
-    """Build the items and anchors (see the module docstring) for the given names; objects
-    must not contain a style name (filter with :func:`styleless`)."""
+    """Build the items and anchors of the object/style task (module docstring).
+
+    Parameters
+    ----------
+    objects : sequence of str
+        Object names (none may contain a style name; filter with :func:`styleless`).
+    styles : sequence of str
+        Style names.
+    seed : int, default 0
+        Seed of the item templates.
+
+    Returns
+    -------
+    ObjectStyleTask
+        ``items`` with their object and style, and the object and style anchor texts.
+
+    Raises
+    ------
+    AnchorDivError
+        Fewer than 2 objects or styles, repeated names, or an object that contains a style
+        name.
+
+    Examples
+    --------
+    >>> from anchordiv.app.studies import object_style_task
+    >>> task = object_style_task(["cat", "dog", "car"], ["sketch", "painting"])
+    >>> len(task.items), task.styles
+    (6, ['sketch', 'painting'])
+    """
     objects, styles = [o.strip() for o in objects], [s.strip() for s in styles]
     if len(objects) < 2 or len(styles) < 2:
         raise AnchorDivError("object_style_task: need at least 2 objects and 2 styles")
@@ -119,9 +146,34 @@ def object_style_study(task: ObjectStyleTask, emb: ObjectStyleEmbeddings, *,
                        ps: Sequence[float] = DEFAULT_PS,
                        max_queries: int | None = 400, seed: int = 0,
                        progress: bool = True) -> list[dict]:
-    """AUPRC of object and of style retrieval under q_p for each p in ``ps``, plus cosine and
-    inversion (with the union of all anchors) as rows with ``p = nan``.  Tidy rows:
-    ``target, scorer, p, auprc, low, high, prevalence, n_queries``."""
+    """AUPRC of object and of style retrieval under q_p = p·q_obj + (1−p)·q_style for each p.
+
+    Cosine and inversion (with the union of all anchors) are added as rows with ``p = nan``.
+
+    Parameters
+    ----------
+    task : ObjectStyleTask
+        From :func:`object_style_task`.
+    emb : ObjectStyleEmbeddings
+        The task's texts embedded.
+    kind : str, default "gaussian"
+        The anchor-model kind of q_obj and q_style.
+    tau : float, optional
+        The encoder's logit scale (default: from the provenance).
+    ps : sequence of float
+        Mixing weights p in [0, 1].
+    max_queries : int, optional, default 400
+        Seeded query subsample.
+    seed : int, default 0
+        Seed.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    list of dict
+        Tidy rows ``target, scorer, p, auprc, low, high, prevalence, n_queries``.
+    """
     tau = resolve_tau(tau, items=emb.items, object_anchors=emb.object_anchors,
                       style_anchors=emb.style_anchors)
     x = as_matrix("items", emb.items)

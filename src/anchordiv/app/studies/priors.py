@@ -145,8 +145,33 @@ PRIORS: dict[str, tuple[Callable[[int | None], PriorSpec], int | None]] = {
 
 
 def prior_spec(name: str, n: int | None = None) -> PriorSpec:
-    """The :class:`~anchordiv.app.build.PriorSpec` of shipped prior ``name`` with ``n`` anchors
-    (default: its own)."""
+    """The :class:`~anchordiv.app.build.PriorSpec` of a shipped prior.
+
+    Parameters
+    ----------
+    name : str
+        One of the shipped priors (``wordnet-glosses-gaussian``, ``clinical-text-gaussian``,
+        ...).
+    n : int, optional
+        Number of anchors (default: its own).
+
+    Returns
+    -------
+    PriorSpec
+        The recipe ``anchordiv build-prior`` follows.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown name.
+
+    Examples
+    --------
+    >>> from anchordiv.app.studies import prior_spec
+    >>> spec = prior_spec("wordnet-glosses-gaussian")
+    >>> spec.name, spec.n
+    ('wordnet-glosses-gaussian', 5000)
+    """
     if name not in PRIORS:
         raise AnchorDivError(f"prior: unknown {name!r}; choose one of {', '.join(PRIORS)}")
     make, default = PRIORS[name]
@@ -154,8 +179,28 @@ def prior_spec(name: str, n: int | None = None) -> PriorSpec:
 
 
 def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
-    """The saved prior ``name`` from ``models_dir`` (default :func:`default_models_dir`), or
-    None when it is not there or was built with an encoder other than ``encoder_id``."""
+    """A shipped prior's saved model by name, if it is there and matches the encoder.
+
+    Parameters
+    ----------
+    name : str
+        The prior's name (a directory of ``models_dir``).
+    models_dir : str or Path, optional
+        Default :func:`default_models_dir`.
+    encoder_id : str, optional
+        Return None when the prior was built with another encoder.
+
+    Returns
+    -------
+    Gaussian or None
+        The saved model, or None when it is not there or was built with another encoder.
+
+    Examples
+    --------
+    >>> from anchordiv.app.studies import load_prior
+    >>> load_prior("no-such-prior") is None
+    True
+    """
     path = Path(models_dir or default_models_dir()) / name
     if not (path / "card.json").is_file():
         return None

@@ -80,8 +80,20 @@ def class_items(class_wnids: Sequence[str]) -> list[list]:
 
 
 def broad_pool(class_wnids: Sequence[str]) -> list:
-    """WordNet noun synsets outside every class's subtree (class synsets included), in
-    offset order: the broad anchors never contain an item or a class."""
+    """WordNet noun synsets outside every class's subtree (class synsets included), in offset order.
+
+    The broad anchors never contain an item or a class.
+
+    Parameters
+    ----------
+    class_wnids : sequence of str
+        The classes' WordNet ids (``n01440764``, ...).
+
+    Returns
+    -------
+    list of nltk Synset
+        The broad pool.
+    """
     from ...data import wordnet
 
     excluded = set(_owners(tuple(class_wnids)))
@@ -92,8 +104,29 @@ def broad_pool(class_wnids: Sequence[str]) -> list:
 def wordnet_imagenet_task(class_wnids: Sequence[str], class_names: Sequence[str],
                           templates: Sequence[str], *, n_classes: int | None = 50,
                           min_items: int = 3, max_items: int = 8, seed: int = 0) -> WordNetTask:
-    """Build the task from all candidate classes (``class_wnids`` with readable
-    ``class_names``) and prompt ``templates`` (with one ``{}``); see the module docstring."""
+    """Build the WordNet → ImageNet task (module docstring).
+
+    Parameters
+    ----------
+    class_wnids : sequence of str
+        Candidate classes' WordNet ids.
+    class_names : sequence of str
+        Their readable names.
+    templates : sequence of str
+        Prompt templates, each with one ``{}``.
+    n_classes : int, optional, default 50
+        Classes drawn (None: all).
+    min_items, max_items : int, default 3, 8
+        Gloss items per class.
+    seed : int, default 0
+        Seed.
+
+    Returns
+    -------
+    WordNetTask
+        ``items`` (gloss texts) with ``item_class``, ``targets`` (prompts) with
+        ``target_class``.
+    """
     from ...data import wordnet
 
     if len(class_wnids) != len(class_names):
@@ -143,9 +176,36 @@ def wordnet_imagenet_study(task: WordNetTask, emb: WordNetEmbeddings, broad, *,
                            tau: float | None = None, models: Sequence[str] = DEFAULT_MODELS,
                            budgets=None, n_subsets: int = 5, max_queries: int | None = 300,
                            seed: int = 0, progress: bool | None = None):
-    """The adaptation curve (a :class:`anchordiv.evaluation.curves.Curve`); ``broad [N, d]`` broad
-    anchor embeddings (or :func:`broad_from_model` of a saved prior); ``tau``: default the
-    logit scale recorded with the embeddings (:func:`anchordiv.resolve_tau`)."""
+    """The WordNet → ImageNet adaptation curve.
+
+    Parameters
+    ----------
+    task : WordNetTask
+        From :func:`wordnet_imagenet_task`.
+    emb : WordNetEmbeddings
+        The task's texts embedded.
+    broad : array_like, shape [N, d]
+        Broad anchor embeddings (or :func:`broad_from_model` of a saved prior).
+    tau : float, optional
+        Default: the logit scale recorded with the embeddings (:func:`anchordiv.resolve_tau`).
+    models : sequence of str
+        Curve model names.
+    budgets : list of int, optional
+        Target-anchor budgets.
+    n_subsets : int, default 5
+        Subsets per budget.
+    max_queries : int, optional, default 300
+        Seeded query subsample.
+    seed : int, default 0
+        Seed.
+    progress : bool, optional
+        Show a progress bar.
+
+    Returns
+    -------
+    Curve
+        The adaptation curve (:class:`anchordiv.evaluation.curves.Curve`).
+    """
     tau = resolve_tau(tau, items=emb.items, targets=emb.targets, broad=broad)
     setup = retrieval_setup(task, emb, max_queries, seed)
     return adaptation_curve(broad, emb.targets, tau=tau, models=models, budgets=budgets,

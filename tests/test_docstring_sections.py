@@ -1,0 +1,74 @@
+"""The reference is a numpydoc reference: the public callables carry Parameters and Returns.
+
+Rule: the *public callables* are the functions and classes named in ``anchordiv.__all__`` and
+in the ``__all__`` of each subpackage of anchordiv (counted once each, by object).  A function
+counts when its docstring has both a ``Parameters`` and a ``Returns`` (or ``Yields``) numpydoc
+section; a class counts when it has ``Parameters`` (its constructor's; classes return nothing),
+or when its constructor takes no parameters at all; a function without parameters needs only
+``Returns``.
+At least 90 % must count, and every name in ``anchordiv.__all__`` must."""
+
+import importlib
+import inspect
+import pkgutil
+
+import anchordiv as ad
+
+
+def public_callables() -> dict[str, object]:
+    packages = ["anchordiv"] + sorted(
+        i.name for i in pkgutil.walk_packages(ad.__path__, "anchordiv.")
+        if i.ispkg and not any(p.startswith("_") for p in i.name.split(".")))
+    seen: dict[int, tuple[str, object]] = {}
+    for name in packages:
+        module = importlib.import_module(name)
+        for n in getattr(module, "__all__", ()):
+            obj = getattr(module, n)
+            if callable(obj) and not inspect.ismodule(obj) and id(obj) not in seen:
+                seen[id(obj)] = (f"{name}.{n}", obj)
+    return dict(seen.values())
+
+
+def has_section(doc: str, title: str) -> bool:
+    return f"\n{title}\n{'-' * len(title)}\n" in f"\n{doc}\n"
+
+
+def counts(obj) -> bool:
+    doc = inspect.getdoc(obj) or ""
+    if inspect.isclass(obj):
+        try:
+            takes = bool(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):
+            takes = True
+        return has_section(doc, "Parameters") or not takes
+    try:
+        takes = bool(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        takes = True
+    return (has_section(doc, "Parameters") or not takes) and (
+        has_section(doc, "Returns") or has_section(doc, "Yields"))
+
+
+def test_public_callables_have_parameters_and_returns():
+    names = public_callables()
+    missing = sorted(n for n, obj in names.items() if not counts(obj))
+    share = 1 - len(missing) / len(names)
+    assert share >= 0.9, (f"{len(names) - len(missing)} of {len(names)} public callables have "
+                          f"the numpydoc sections ({share:.0%}); missing: {missing}")
+
+
+def test_every_top_level_callable_has_them():
+    missing = [n for n in ad.__all__ if callable(getattr(ad, n)) and not counts(getattr(ad, n))]
+    assert not missing, f"anchordiv.{missing} lack Parameters/Returns"
+
+
+def test_adapt_documents_every_option():
+    """Every option ``ad.adapt`` accepts is named in its docstring's parameter sections."""
+    from anchordiv.adaptation import COMMON, METHOD_OPTIONS, OPTIONS
+
+    doc = inspect.getdoc(ad.adapt)
+    options = set(COMMON) | {o for v in OPTIONS.values() for o in v} \
+        | {o for v in METHOD_OPTIONS.values() for o in v}
+    undocumented = sorted(o for o in options if f"\n{o} :" not in doc and f", {o} :" not in doc
+                          and f"\n{o}," not in doc and f", {o}," not in doc)
+    assert not undocumented, f"ad.adapt does not document {undocumented}"
