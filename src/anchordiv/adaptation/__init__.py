@@ -204,9 +204,12 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
     anchor model (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``),
     which becomes the broad distribution of a ``kind`` prior (gaussian or latent kinds; their
     strengths as keywords, ``targets`` for empirical Bayes).  The model's card (encoder, τ,
-    sources) and path are kept in ``prior.card``; its τ is the default of ``infer``."""
-    from ..io import load_card, load_model, read_bundle
+    sources) and path are kept in ``prior.card``; its τ is the default of ``infer``.
+    ``path`` may also name a shipped prior, short or full (``"wordnet-visual-art"``; see
+    ``ad.shipped_priors()``)."""
+    from ..io import load_card, load_model, read_bundle, resolve_prior
 
+    path = resolve_prior(path)
     card = load_card(path)
     if card.get("type") == "prior":
         arrays, card = read_bundle(path, verify=verify)
