@@ -16,7 +16,7 @@ import anchordiv
 
 ROOT = Path(anchordiv.__file__).parent
 LAYERS = ("base", "anchors", "io", "data", "retrieval", "adaptation", "checks", "scale", "evaluation", "app")
-BASE = {"errors", "threads", "heap", "plots", "progress", "provenance", "_validate"}
+BASE = {"errors", "threads", "heap", "plots", "progress", "provenance", "_validate", "deprecated"}
 
 
 def module_name(path: Path) -> str:

@@ -53,11 +53,17 @@ __all__ = [
     "evaluate", "adaptation_curve", "register_model",
 ]
 
+from . import deprecated
+
+deprecated.install()       # the 0.4.0 deprecation shims: old module paths, post.inference_data
+
+
 def __getattr__(name):
     """Lazy submodules: ``ad.data`` (loaders and encoders) and ``ad.studies`` import on first use
-    so that ``import anchordiv`` stays free of torch and nltk."""
+    so that ``import anchordiv`` stays free of torch and nltk.  Names that moved before 0.4.0
+    (``ad.Softmax``, ...) still resolve, with a DeprecationWarning (``anchordiv.deprecated``)."""
     if name in ("data", "studies"):
         import importlib
 
         return importlib.import_module({"data": ".data", "studies": ".app.studies"}[name], __name__)
-    raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")
+    return deprecated.moved_name(name)
