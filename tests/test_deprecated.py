@@ -78,7 +78,7 @@ def test_the_changelog_lists_every_move():
     text = (Path(__file__).resolve().parents[1] / "CHANGELOG.md").read_text("utf-8")
     for old, new in MOVED_MODULES.items():
         assert f"| `{old}`" in text and f"`{new}`" in text, old
-    for name, module in MOVED_NAMES.items():
+    for name in MOVED_NAMES:
         assert f"`ad.{name}`" in text, name
     for old in ("anchordiv.adapt", "anchordiv.divergence", "anchordiv.evaluate", "anchordiv.sbc",
                 "anchordiv.anchors.mix", "post.inference_data", "x64=True"):

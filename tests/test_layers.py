@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import anchordiv
 
 ROOT = Path(anchordiv.__file__).parent

@@ -100,7 +100,7 @@ def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
         check_init(prob, init_strategy(o["init_strategy"]), seed)
     try:
         with guard("nuts"):
-            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn,
+            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn,  # type: ignore[attr-defined]
                                         bool(o["progress"]))
     except AnchorDivError:
         check_init(prob, init_strategy(o["init_strategy"]), seed)   # the precise error, if so

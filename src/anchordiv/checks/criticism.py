@@ -106,7 +106,7 @@ class PriorComparison:
 
     def __repr__(self) -> str:
         rows = [f"  {n}: elpd_loo {r['elpd_loo']:.1f}, weight {r['weight']:.2f}, "
-                f"{self.loo[n].estimator}" for n, r in self.table.iterrows()]
+                f"{self.loo[n].estimator}" for n, r in self.table.iterrows()]  # type: ignore[attr-defined]
         return "\n".join([f"PriorComparison({len(self.loo)} priors)", *rows])
 
     @property
