@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
@@ -30,6 +31,9 @@ from ..errors import AnchorDivError, in_unit_interval, integer
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
+
+if TYPE_CHECKING:                      # at run time imported lazily, where it is used
+    from .chains import Chains
 
 CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
@@ -43,7 +47,7 @@ def _shapes(tree: dict) -> tuple:
                  for k, v in sorted(tree.items()))
 
 
-def sampler(prob: Problem, o: dict, counts: dict) -> tuple[object, dict, bool]:
+def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
     """``(runner, dynamic keywords, fresh)``: the cached compiled :class:`~.chains.Chains` for
     this model, settings and shapes (module docstring), or a new one (``fresh``)."""
     from numpyro.infer import NUTS
@@ -100,7 +104,7 @@ def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
         check_init(prob, init_strategy(o["init_strategy"]), seed)
     try:
         with guard("nuts"):
-            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn,  # type: ignore[attr-defined]
+            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn,
                                         bool(o["progress"]))
     except AnchorDivError:
         check_init(prob, init_strategy(o["init_strategy"]), seed)   # the precise error, if so

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -100,13 +101,13 @@ class PriorComparison:
     :class:`Estimate`}, ``idata`` {name: InferenceData} for the candidates whose draws were
     used (PSIS)."""
 
-    table: object
+    table: Any                  # a pandas DataFrame (pandas imports lazily)
     loo: dict
     idata: dict
 
     def __repr__(self) -> str:
         rows = [f"  {n}: elpd_loo {r['elpd_loo']:.1f}, weight {r['weight']:.2f}, "
-                f"{self.loo[n].estimator}" for n, r in self.table.iterrows()]  # type: ignore[attr-defined]
+                f"{self.loo[n].estimator}" for n, r in self.table.iterrows()]
         return "\n".join([f"PriorComparison({len(self.loo)} priors)", *rows])
 
     @property
