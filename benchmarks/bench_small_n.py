@@ -114,7 +114,7 @@ def loo_from_two(broad, target) -> float:
     grid = np.asarray(recipe.STRENGTH_GRID)
     y, logdet_c = recipe.whitened(mu0, cov, target)
     left_out = recipe.folds(len(target))
-    dens = grid[int(np.argmax([recipe.whitened_loo(y, logdet_c, s, left_out) for s in grid]))]
+    dens = grid[int(np.argmax(recipe.loo_scores(y, logdet_c, grid, left_out)))]
     cap = recipe.novelty_strength(len(target), recipe.target_novelty(target))
     return float(np.clip(min(dens, cap), grid.min(), grid.max()))
 

@@ -45,3 +45,68 @@ def test_the_cap_is_configurable(two_threads, monkeypatch):
         assert blas_threads_now() == {2}
     with blas_threads(limit=1):
         assert blas_threads_now() == {1}
+
+
+def _adapt_problem():
+    rng = np.random.default_rng(0)
+    broad = rng.normal(size=(80, 6))
+    targets = rng.normal(size=(12, 6))
+    targets /= np.linalg.norm(targets, axis=1, keepdims=True)
+    return broad, targets
+
+
+def test_the_recipe_and_the_exact_update_run_under_the_cap(two_threads, monkeypatch):
+    """Issue 25: the recipe's eigendecompositions and the conjugate update run on one BLAS
+    thread however many the caller allows, and the caller's setting comes back afterwards."""
+    from anchordiv.adaptation import recipe
+    from anchordiv.adaptation.priors import niw
+
+    seen = {"recipe": [], "exact": []}
+    scores, update = recipe.fold_scores, niw.NIW.update
+
+    def spy_scores(*args):
+        seen["recipe"].append(blas_threads_now())
+        return scores(*args)
+
+    def spy_update(self, targets):
+        seen["exact"].append(blas_threads_now())
+        return update(self, targets)
+
+    monkeypatch.setattr(recipe, "fold_scores", spy_scores)
+    monkeypatch.setattr(niw.NIW, "update", spy_update)
+    broad, targets = _adapt_problem()
+    ad.adapt("gaussian", broad, targets, tau=5.0)
+    assert seen["recipe"] and all(s == {1} for s in seen["recipe"])
+    assert seen["exact"] and all(s == {1} for s in seen["exact"])
+    assert blas_threads_now() == {2}
+
+
+def test_results_do_not_depend_on_the_cap(two_threads, monkeypatch):
+    broad, targets = _adapt_problem()
+    capped = ad.adapt("gaussian", broad, targets, tau=5.0)
+    monkeypatch.setenv(THREADS_ENV, "0")
+    free = ad.adapt("gaussian", broad, targets, tau=5.0)
+    assert capped.info["kappa0"] == free.info["kappa0"]
+    np.testing.assert_allclose(np.asarray(capped.point("mean").factor),
+                               np.asarray(free.point("mean").factor), rtol=1e-12, atol=1e-14)
+
+
+def test_nested_entry_points_reuse_the_cap_and_gemm_threads_follow_size():
+    from anchordiv import threads
+
+    with blas_threads(limit=1):
+        assert threads.current_limit() == 1
+        with blas_threads(limit=1):
+            assert threads.current_limit() == 1
+    assert threads.current_limit() is None
+    assert threads.gemm_threads(1e6) == 1
+    assert 1 <= threads.gemm_threads(1e12) <= threads.cores()
+
+
+def test_warnings_point_at_the_callers_line_through_the_policy():
+    """The policy's decorators add frames; library warnings still name the user's line."""
+    rng = np.random.default_rng(1)
+    with pytest.warns(ad.AnchorDivWarning, match="not unit-norm") as record:
+        ad.adapt("gaussian", rng.normal(size=(40, 4)), 3 * rng.normal(size=(5, 4)), tau=5.0,
+                 kappa0=2.0, nu0=8.0)
+    assert record[0].filename == __file__

@@ -7,7 +7,28 @@ bad input never turns into a silent NaN deep inside a jitted computation.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
+import sys
+
 import numpy as np
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_WRAPPERS = {os.path.abspath(contextlib.__file__), os.path.abspath(functools.__file__)}
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` that points at the first frame outside
+    anchordiv (and the standard library's decorator wrappers), whatever library frames and
+    decorators lie between: a warning names the user's line, not the library's."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if not (name.startswith(_PACKAGE) or name in _WRAPPERS):
+            return level
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class AnchorDivError(ValueError):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import AnchorDivError, positive
+from .errors import AnchorDivError, positive, user_stacklevel
 
 #: Sidecar suffix beside an embeddings ``.npy``.
 SIDECAR = ".json"
@@ -189,5 +189,5 @@ def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
         warnings.warn(f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
                       f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
                       f"assume unit vectors — pass normalize=True to normalise them",
-                      AnchorDivWarning, stacklevel=3)
+                      AnchorDivWarning, stacklevel=user_stacklevel())
     return x

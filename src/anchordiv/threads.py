@@ -1,21 +1,44 @@
-"""Keep BLAS from oversubscribing the cores around batched linear algebra.
+"""One thread policy for host (NumPy/SciPy) linear algebra.
 
-Posterior draws and their summaries run many small ``eigh``/``cholesky`` calls in NumPy beside
-JAX's own thread pool.  A multithreaded OpenBLAS then spins up a full thread team for every
-small matrix and, on a busy machine, the teams fight each other and the JAX threads: on 2
-shared cores ``inference_data(post)`` took 127 s instead of 9 s.  The heavy calls
-therefore run under :func:`blas_threads`, which caps the BLAS thread pools (``threadpoolctl``)
-for their duration only.  ``ANCHORDIV_BLAS_THREADS`` sets the cap (default 1; ``0`` turns the
-limit off).
+OpenBLAS runs every call on a team of worker threads that *spin* while they wait for work.  On
+an idle machine that costs nothing; on a shared one (a notebook kernel, a browser, a second study
+or a Dask worker beside ours) the spinning teams fight each other and the calling thread, and
+the small and medium factorisations the library runs by the thousand — SVDs, solves,
+Cholesky, ``eigh`` of a few hundred rows — become 100–300× slower: one 119 × 384 SVD took 8 ms
+on one thread and 0.2–6 s on OpenBLAS's default two threads beside two busy processes
+(``benchmarks/results/bench_contention.md``).  XLA's own thread pool does not spin, so jitted
+JAX is unaffected.
+
+The policy, in one place:
+
+* Library entry points that run host linear algebra (the recipe, prior building, exact updates,
+  point summaries and draws, diagnostics, criticism, SBC, adaptation curves) run under
+  :func:`blas_threads`: at most :func:`blas_thread_limit` BLAS threads (default **1**) for their
+  duration, restored afterwards, so the user's own NumPy code outside is untouched.
+  ``$ANCHORDIV_BLAS_THREADS`` sets the cap (``0``: no cap).
+* A large GEMM that measurably gains from more threads asks for them by its size with
+  :func:`gemm_threads` (all *free* cores above :data:`PARALLEL_FLOPS`, one below), so a busy
+  machine never gets more threads than it has idle cores.
+* Nested entry points re-use the cap already in force (a thread-local stack), and the
+  ``threadpoolctl`` controller is built once per set of loaded modules (building it scans the
+  loaded libraries: ~1 ms; entering a cached one: ~20 µs).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import threading
 
-#: Environment variable with the BLAS thread cap inside heavy calls (0: no limit).
+#: Environment variable with the BLAS thread cap inside library calls (0: no cap).
 THREADS_ENV = "ANCHORDIV_BLAS_THREADS"
+#: a GEMM below this many flops runs on one thread whatever is free (its threads would cost
+#: more to wake than they save: measured in ``benchmarks/bench_contention.py``)
+PARALLEL_FLOPS = 2e9
+
+_LOCAL = threading.local()
+_CONTROLLER: list = [None, -1]          # [ThreadpoolController, len(sys.modules) it saw]
 
 
 def blas_thread_limit() -> int | None:
@@ -24,20 +47,76 @@ def blas_thread_limit() -> int | None:
     return value if value > 0 else None
 
 
+def cores() -> int:
+    """Cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):      # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def free_cores() -> int:
+    """Cores not already busy: the affinity's cores less the one-minute load beyond this
+    process's own thread (at least 1)."""
+    n = cores()
+    try:
+        load = os.getloadavg()[0]
+    except OSError:                         # pragma: no cover - no load average
+        return n
+    return max(1, min(n, int(n - max(load - 1.0, 0.0) + 0.5)))
+
+
+def gemm_threads(flops: float) -> int:
+    """BLAS threads for a GEMM of ``flops`` floating-point operations: 1 below
+    :data:`PARALLEL_FLOPS`, else :func:`free_cores` (never more than the configured cap
+    allows when the cap is above 1)."""
+    if flops < PARALLEL_FLOPS:
+        return 1
+    cap = blas_thread_limit()
+    free = free_cores()
+    return free if cap is None or cap <= 1 else min(cap, free)
+
+
+def _controller():
+    """The ``threadpoolctl`` controller, rebuilt when new modules (so maybe new BLAS
+    libraries: scipy, torch, faiss) were imported since it was built."""
+    from threadpoolctl import ThreadpoolController
+
+    if _CONTROLLER[0] is None or _CONTROLLER[1] != len(sys.modules):
+        _CONTROLLER[0] = ThreadpoolController()
+        _CONTROLLER[1] = len(sys.modules)
+    return _CONTROLLER[0]
+
+
+def current_limit() -> int | None:
+    """The BLAS cap this thread runs under inside a library call (``None`` outside one)."""
+    stack = getattr(_LOCAL, "stack", None)
+    return stack[-1] if stack else None
+
+
 @contextlib.contextmanager
 def blas_threads(limit: int | None = -1):
-    """Cap the BLAS thread pools inside the block (``limit=-1``: the environment's cap)."""
+    """Cap the BLAS thread pools inside the block (``limit=-1``: the environment's cap,
+    :func:`blas_thread_limit`; ``None``: no cap).  Re-entering with the cap already in force
+    costs nothing; usable as a decorator (entered afresh on every call)."""
     limit = blas_thread_limit() if limit == -1 else limit
-    if limit is None:
+    stack = _LOCAL.__dict__.setdefault("stack", [])
+    if limit is None or (stack and stack[-1] == limit):
         yield
         return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=limit, user_api="blas"):
-        yield
+    with _controller().limit(limits=limit, user_api="blas"):
+        stack.append(limit)
+        try:
+            yield
+        finally:
+            stack.pop()
 
 
 def limited_blas(fn):
     """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original;
     the context manager is entered afresh on every call, so the cap is read then)."""
     return blas_threads()(fn)
+
+
+__all__ = ["PARALLEL_FLOPS", "THREADS_ENV", "blas_thread_limit", "blas_threads", "cores",
+           "current_limit", "free_cores", "gemm_threads", "limited_blas"]

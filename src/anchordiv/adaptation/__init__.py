@@ -95,6 +95,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AnchorDivError, as_matrix, check_spread
+from ..threads import limited_blas
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
@@ -125,6 +126,7 @@ OPTIONS = {kind: prior_options(fam) for kind, fam in FAMILIES.items()}
 METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 
 
+@limited_blas
 def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
           normalize: bool = False, **opts) -> Posterior:
     """Adapt an anchor model of ``kind`` from ``broad_anchors [N, d]`` to
@@ -198,6 +200,7 @@ def broad_from_model(model) -> np.ndarray:
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
 
 
+@limited_blas
 def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = True,
                **strengths) -> Family:
     """A prior object from disk: a prior saved with ``prior.save(path)``, or a fitted Gaussian

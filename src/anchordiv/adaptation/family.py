@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import AnchorDivError
 from .inference import Exact, infer
 from .registry import FAMILIES, POSTERIOR_CLASSES, family, get_family
+from ..threads import limited_blas
 
 def check_prior_mode(prior: str) -> str:
     if prior not in ("broad", "isotropic"):
@@ -88,6 +89,18 @@ class Family(abc.ABC):
     #: "int" | "number" | "number|auto" | "rank" or a tuple of choices, help); the CLI merges
     #: them over the families
     cli_options: ClassVar[dict[str, tuple[str, str]]] = {}
+    #: the methods that run host linear algebra: a family's own (a user's included) run under
+    #: the library's BLAS thread policy (:mod:`anchordiv.threads`), wrapped once per subclass
+    host_linalg: ClassVar[tuple[str, ...]] = ("from_anchors", "exact", "log_marginal", "sample")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls.host_linalg:
+            attr = cls.__dict__.get(name)
+            if isinstance(attr, classmethod):
+                setattr(cls, name, classmethod(limited_blas(attr.__func__)))
+            elif callable(attr):
+                setattr(cls, name, limited_blas(attr))
 
     # ---- the prior object -------------------------------------------------------------------
     @classmethod

@@ -40,6 +40,7 @@ from .registry import is_prior
 from .sampling import CHAIN_METHODS, run_nuts
 from .subspace import check_rank, principal_basis
 from .variational import GUIDES, run_svi
+from ..threads import limited_blas
 
 
 def config(cls):
@@ -187,6 +188,7 @@ def options(method) -> dict:
     return {f.name: getattr(method, f.name) for f in dataclasses.fields(method)}
 
 
+@limited_blas
 def infer(prior, targets, method=None, *, tau: float | None = None,
           normalize: bool = False, broad=None) -> Posterior:
     """Posterior of ``prior`` given ``targets [n, d]`` by ``method`` (default :class:`Exact`).
@@ -219,6 +221,7 @@ def prior_provenance(prior):
                            logit_scale=card.get("tau")) if card else None
 
 
+@limited_blas
 def fit_posterior(prior, t: np.ndarray, method, tau: float,
                   broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""

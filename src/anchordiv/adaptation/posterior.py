@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from ..anchors.base import AnchorModel
-from ..errors import AnchorDivError, integer
+from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import read_bundle, write_bundle
+from ..threads import limited_blas
 from .registry import FAMILIES, POSTERIOR_CLASSES, get_family
 
 
@@ -125,6 +126,7 @@ class Posterior:
             fam.check_values(p)
         return fam.to_model(p, self.tau, self.dtype, self.fixed)
 
+    @limited_blas
     def point(self, which: str = "mean") -> AnchorModel:
         """The adapted anchor model at the posterior mean or MAP (usable with ad.divergence).
 
@@ -132,6 +134,7 @@ class Posterior:
         ``"mean"`` is the top-k eigenvectors of the sampled E[UUᵀ])."""
         return self.to_model(self.params(which))
 
+    @limited_blas
     def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
         """``n`` posterior parameter draws ``{site: [n, ...]}`` (sampled posteriors: resampled
         from the stored draws without replacement where possible; subspace runs: lifted with
@@ -150,6 +153,7 @@ class Posterior:
         idx = rng.choice(total, size=n, replace=n > total)
         return self.lift_draws({k: v[idx] for k, v in flat.items()}, rng)
 
+    @limited_blas
     def sample(self, seed: int, n: int) -> list[AnchorModel]:
         """``n`` posterior draws as anchor models (same shapes: scoring them never retraces)."""
         d = self.draws(seed, n)
@@ -181,7 +185,7 @@ class Posterior:
         warnings.warn("point('map'): this posterior has no stats['log_density'] (the density "
                       "of the constrained parameters); using −potential energy, which includes "
                       "the Jacobian of the unconstrained coordinates — see "
-                      "anchordiv.adaptation.density.with_log_density", stacklevel=3)
+                      "anchordiv.adaptation.density.with_log_density", stacklevel=user_stacklevel())
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, **card) -> Path:

@@ -24,19 +24,27 @@ held-out *coverage* criterion decide how much of it the geometry still needs:
 
 The isotropic control takes the same chosen strengths, β and rank (computed once from the broad
 prior; the control only swaps the covariance's shape).  Every function is pure (arrays in,
-numbers out), float64; the cost is one d × d Cholesky and eigendecomposition plus
-O(grid · folds · d · n²) for the held-out criteria (:data:`MAX_FOLDS` folds at most).
+numbers out), float64, and runs under the library's BLAS thread policy (:mod:`anchordiv.threads`).
+The held-out criteria are batched algebra: every fold × strength of the LOO and every fold of the
+novelty come from one eigendecomposition of the targets' scatter each (whitened and raw), down-
+dated per fold in closed form (:func:`loo_scores`, :func:`target_novelty`) — O(n·d·min(n, d))
+plus one d × d Cholesky of the prior covariance, instead of a solve per fold and strength.
 """
 
 from __future__ import annotations
+
+import functools
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
 import scipy.special
 
 from . import priors
+from .priors.cache import cached, derived
 from ..anchors.latent import principal_subspace
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
+from ..threads import limited_blas
 
 #: candidate strengths (pseudo-anchors) of the held-out / evidence search, log-spaced
 STRENGTH_GRID = tuple(float(v) for v in np.geomspace(0.3, 1000.0, 15))
@@ -45,6 +53,13 @@ MAX_FOLDS = 20
 #: fewest targets for which :func:`density_strength` holds targets out: below it, each fold
 #: would predict one target from a single other one (two one-shot folds at n = 2)
 MIN_LOO_TARGETS = 3
+#: directions of a scatter with eigenvalue below this fraction of the largest are taken as
+#: absent (singular values below ~1e-5.5 of the largest: the Gram matrix squares the condition
+#: number, so this is the numerical rank of the criteria's eigendecompositions)
+SPECTRUM_RTOL = 1e-11
+#: a left-out target whose removal leaves ``1 − (n/m)·leverage`` below this is needed for the
+#: others' span (:func:`target_novelty`)
+LEVERAGE_TOL = 1e-8
 
 
 def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
@@ -56,73 +71,194 @@ def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
     return np.sort(np.random.default_rng(n).choice(n, max_folds, replace=False))
 
 
-def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
-    """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
-    ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
+def prior_cholesky(cov) -> np.ndarray:
+    """Lower Cholesky factor ``L [d, d]`` of the prior covariance (PD, else an error naming
+    it); computed once per cached broad covariance (a curve's cells share it)."""
+    return derived(_cholesky, cov)
+
+
+def _cholesky(cov) -> np.ndarray:
     try:
-        chol = np.linalg.cholesky(np.asarray(cov, np.float64))
+        return np.linalg.cholesky(np.asarray(cov, np.float64))
     except np.linalg.LinAlgError:
         raise AnchorDivError("cov: the prior covariance is not positive definite (add a "
                              "ridge: reg > 0)") from None
+
+
+def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
+    """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
+    ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
+    chol = prior_cholesky(cov)
     y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T,
                                       lower=True).T
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
 
-def psi_terms(w: np.ndarray, z: np.ndarray, s: float) -> tuple[float, float]:
-    """``(zᵀ Ψ⁻¹ z, log det Ψ)`` for ``Ψ = s I + W Wᵀ`` (``w [d, p]``, ``z [d]``): Woodbury and
-    the matrix determinant lemma in ``p × p`` when p < d, a ``d × d`` Cholesky otherwise
-    (O(d²p + min(p, d)³) either way: many targets in few dimensions stay cheap)."""
-    d, p = w.shape
-    if p < d:
-        small = s * np.eye(p) + w.T @ w
-        wz = w.T @ z
-        return ((z @ z - wz @ np.linalg.solve(small, wz)) / s,
-                (d - p) * np.log(s) + np.linalg.slogdet(small)[1])
-    chol = np.linalg.cholesky(s * np.eye(d) + w @ w.T)
-    v = scipy.linalg.solve_triangular(chol, z, lower=True)
-    return float(v @ v), 2.0 * float(np.log(np.diag(chol)).sum())
+def _keep(lam: np.ndarray) -> np.ndarray:
+    return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), 1e-300)
 
 
-def fold_log_predictive(y: np.ndarray, i: int, s: float, logdet_c: float) -> float:
-    """log p(t_i | T₋ᵢ) under the NIW prior of strength s (κ₀ = s, ν₀ = d + 1 + s), from the
-    whitened targets ``y [n, d]`` (:func:`whitened`).  In whitened coordinates the posterior
-    scale is ``Ψ = s I + W Wᵀ`` with ``W = [X₋ᵢᵀ, √r δ]`` ``[d, m + 1]`` (X₋ᵢ the others'
-    deviations, δ their mean, r = s m / (s + m)), so the Student-t needs only
-    ``min(m + 1, d)``-sized linear algebra (:func:`psi_terms`): O(d m min(m, d))."""
-    d = y.shape[1]
-    rest = np.delete(y, i, axis=0)
-    m = len(rest)
-    mean = rest.mean(0)
-    kappa, df = s + m, s + m + 2.0                   # κₘ and νₘ − d + 1
-    w = np.concatenate([rest - mean, np.sqrt(s * m / kappa) * mean[None]]).T
-    z = y[i] - m * mean / kappa                      # t_i − μₘ (whitened; μ₀ is 0 there)
-    quad, logdet_psi = psi_terms(w, z, s)
-    logdet_psi += logdet_c
-    scale = (kappa + 1) / (kappa * df)               # shape = Ψ · scale
-    return float(scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
-                 - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
-                 - 0.5 * (df + d) * np.log1p(quad / (scale * df)))
+def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(λ [k], V [d, k])``: the eigenpairs of the scatter ``xᵀx`` of the (centred) rows
+    ``x [n, d]`` with λ > :data:`SPECTRUM_RTOL` · max λ — from the ``n × n`` Gram matrix when
+    n ≤ d (``V = xᵀU Λ^{-1/2}``), from the ``d × d`` scatter otherwise: O(n·d·min(n, d))."""
+    n, d = x.shape
+    if n > d:
+        return scatter_spectrum(x.T @ x)
+    lam, u = np.linalg.eigh(x @ x.T)
+    keep = _keep(lam)
+    return lam[keep], (x.T @ u[:, keep]) / np.sqrt(lam[keep])
 
 
+def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`spectrum` from a ``d × d`` scatter matrix itself."""
+    lam, v = np.linalg.eigh(scatter)
+    keep = _keep(lam)
+    return lam[keep], v[:, keep]
+
+
+class Folds(NamedTuple):
+    """What the held-out criteria need of the targets ``[n, d]`` (one eigendecomposition of
+    their scatter, :func:`spectrum`): the count ``n``, the eigenpairs ``lam [k]``, ``v [d, k]``
+    of the scatter about the mean, the mean ``mean [d]`` and the left-out targets' deviations
+    from it ``w [F, d]``, in whichever coordinates the criterion works (whitened for the
+    density, raw for the novelty)."""
+
+    n: int
+    lam: np.ndarray
+    v: np.ndarray
+    mean: np.ndarray
+    w: np.ndarray
+
+
+def centred_scatter(t: np.ndarray) -> np.ndarray:
+    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64)."""
+    c = t - t.mean(0)
+    return c.T @ c
+
+
+def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
+    """``(Folds, log det C)`` of ``t [n, d]`` (float64) in the prior's whitened coordinates
+    (``C = L Lᵀ``, y = L⁻¹(t − μ₀)).  For n > d the whitened scatter is ``L⁻¹ S Lᵀ⁻¹`` of the
+    raw one (``scatter``, computed when omitted): two d × d triangular solves instead of
+    whitening every row."""
+    chol = prior_cholesky(cov)
+    solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
+    n, d = t.shape
+    tbar = t.mean(0)
+    w = solve((t[np.asarray(left_out, int)] - tbar).T).T
+    if n > d:
+        x = solve(centred_scatter(t) if scatter is None else scatter)   # L⁻¹ S
+        lam, v = scatter_spectrum(solve(x.T))                           # L⁻¹ S L⁻ᵀ
+    else:
+        lam, v = spectrum(solve((t - tbar).T).T)
+    return Folds(n, lam, v, solve(tbar - mu0), w), 2.0 * float(np.log(np.diag(chol)).sum())
+
+
+def y_folds(y: np.ndarray, left_out) -> Folds:
+    """:class:`Folds` of rows ``y [n, d]`` already in the coordinates wanted."""
+    ybar = y.mean(0)
+    lam, v = spectrum(y - ybar)
+    return Folds(len(y), lam, v, ybar, y[np.asarray(left_out, int)] - ybar)
+
+
+def inverse_gram(lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray,
+                 s: np.ndarray) -> np.ndarray:
+    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` for every strength ``s [S]`` (``[..., S]``), from the
+    projections ``pa = Vᵀa``, ``pb = Vᵀb`` ``[..., k]`` and ``ab = aᵀb`` ``[...]``: the scatter's
+    directions weigh ``1/(s + λ)``, the rest of the space ``1/s``."""
+    inv = 1.0 / (s[:, None] + lam[None, :])                       # [S, k]
+    return (pa * pb) @ inv.T + (ab - (pa * pb).sum(-1))[..., None] / s
+
+
+def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
+    """``[len(grid)]`` mean exact LOO log predictive per left-out target (``left_out``
+    indices of the whitened targets ``y [n, d]``, n ≥ 2, :func:`whitened`) under the NIW prior
+    of each strength s (κ₀ = s, ν₀ = d + 1 + s), all folds × strengths at once
+    (:func:`fold_scores`)."""
+    return fold_scores(y_folds(y, left_out), logdet_c, grid)
+
+
+def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
+    """:func:`loo_scores` from the whitened targets' :class:`Folds`.
+
+    Fold i's predictive is the Student-t ``t_{s+m+2}(μₘ, Ψₘ(κₘ+1)/(κₘ(s+m+2)))`` (m = n − 1,
+    κₘ = s + m).  In whitened coordinates ``Ψₘ = s I + S₋ᵢ + r δδᵀ`` with S₋ᵢ the others'
+    scatter, δ their mean and r = s m/κₘ.  The scatter of the others is the full scatter S
+    down-dated, ``S₋ᵢ = S − (n/m) wwᵀ`` (w = yᵢ − ȳ), so ``Ψₘ = (s I + S) + E D Eᵀ`` with
+    E = [w, δ] and D = diag(−n/m, r): a rank-2 update of a matrix whose eigenvectors are S's
+    for every s.  One eigendecomposition of S then gives every ``zᵀΨₘ⁻¹z`` (Woodbury) and
+    ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra: O(n·d·min(n, d)) in all,
+    instead of one solve per fold and strength."""
+    n, d = f.n, f.v.shape[0]
+    m = n - 1
+    s = np.asarray(grid, np.float64)                                # [S]
+    w, ybar, lam = f.w, f.mean, f.lam
+    pw, pb = w @ f.v, f.v.T @ ybar                                  # [F, k], [k]
+    h_ww = inverse_gram(lam, pw, pw, (w * w).sum(1), s)             # [F, S]
+    h_wb = inverse_gram(lam, pw, pb[None], w @ ybar, s)
+    h_bb = inverse_gram(lam, pb, pb, ybar @ ybar, s)[None]          # [1, S]
+    kappa, df = s + m, s + m + 2.0
+    r, c = s * m / kappa, n / m
+    # E = [w, δ] with δ = ȳ − w/m; z = yᵢ − (m/κ)δ = (1 + 1/κ) w + (s/κ) ȳ
+    m11, m12 = h_ww, h_wb - h_ww / m
+    m22 = h_ww / m ** 2 - 2 * h_wb / m + h_bb
+    a, b = 1 + 1 / kappa, s / kappa
+    hz_w, hz_b = a * h_ww + b * h_wb, a * h_wb + b * h_bb           # [w, ȳ]ᵀ B⁻¹ z
+    g1, g2 = hz_w, hz_b - hz_w / m                                  # Eᵀ B⁻¹ z
+    zbz = a * hz_w + b * hz_b
+    k11, k12, k21, k22 = 1 - c * m11, -c * m12, r * m12, 1 + r * m22   # I + D M
+    det = k11 * k22 - k12 * k21
+    dg1, dg2 = -c * g1, r * g2
+    quad = zbz - (g1 * (k22 * dg1 - k12 * dg2) + g2 * (k11 * dg2 - k21 * dg1)) / det
+    logdet_psi = log_det_shifted(lam, s, d) + np.log(det) + logdet_c
+    scale = (kappa + 1) / (kappa * df)
+    lp = (scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
+          - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
+          - 0.5 * (df + d) * np.log1p(quad / (scale * df)))
+    return lp.mean(0)
+
+
+def log_det_shifted(lam: np.ndarray, s: np.ndarray, d: int) -> np.ndarray:
+    """``log det(s I + V Λ Vᵀ)`` in d dimensions for every ``s [S]``."""
+    return np.log(s[:, None] + lam[None]).sum(1) + (d - len(lam)) * np.log(s)
+
+
+def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:
+    """``[len(grid)]`` closed-form log evidence ``log p(T)`` of the targets (whitened
+    ``y [n, d]``, :func:`whitened`) under the NIW prior of each strength s (κ₀ = s,
+    ν₀ = d + 1 + s, Ψ₀ = s·C) (:func:`fold_evidence`)."""
+    return fold_evidence(y_folds(y, []), logdet_c, grid)
+
+
+def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
+    """:func:`evidence_scores` from the whitened targets' :class:`Folds`: in whitened
+    coordinates ``Ψₙ = s I + S + r ȳȳᵀ`` (r = s n/(s + n)), a rank-1 update of the scatter's
+    eigenbasis, as in :func:`fold_scores`."""
+    n, d = f.n, f.v.shape[0]
+    s = np.asarray(grid, np.float64)
+    pb = f.v.T @ f.mean
+    h_bb = inverse_gram(f.lam, pb, pb, f.mean @ f.mean, s)
+    nu0, nun = d + 1 + s, d + 1 + s + n
+    logdet_psin = log_det_shifted(f.lam, s, d) + np.log1p(s * n / (s + n) * h_bb) + logdet_c
+    return (-0.5 * n * d * np.log(np.pi)
+            + scipy.special.multigammaln(nun / 2, d) - scipy.special.multigammaln(nu0 / 2, d)
+            + 0.5 * nu0 * (d * np.log(s) + logdet_c) - 0.5 * nun * logdet_psin
+            + 0.5 * d * (np.log(s) - np.log(s + n)))
+
+
+@limited_blas
 def loo_log_predictive(mu0, cov, targets, strength: float, *,
                        max_folds: int = MAX_FOLDS) -> float:
     """Mean exact leave-one-out log predictive density per target under the NIW prior with
     ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
     ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
-    target given the others, ``t_{νₘ−d+1}(μₘ, Ψₘ(κₘ+1)/(κₘ(νₘ−d+1)))``
-    (:func:`fold_log_predictive`); ``targets [n, d]``, n ≥ 2 (one target has no "others": use
-    the evidence, :func:`density_strength`)."""
-    t = as_matrix("targets", targets, dim=len(mu0), min_rows=2)
+    target given the others (:func:`fold_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
+    "others": use the evidence, :func:`density_strength`)."""
+    t = as_matrix("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
     s = positive("strength", strength)
-    y, logdet_c = whitened(mu0, cov, t)
-    return whitened_loo(y, logdet_c, s, folds(len(t), max_folds))
-
-
-def whitened_loo(y: np.ndarray, logdet_c: float, s: float, left_out) -> float:
-    """Mean of :func:`fold_log_predictive` over the ``left_out`` indices of the whitened
-    targets ``y [n, d]`` (:func:`whitened`; whiten once, then score every strength)."""
-    return float(np.mean([fold_log_predictive(y, i, s, logdet_c) for i in left_out]))
+    f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds))
+    return float(fold_scores(f, logdet_c, [s])[0])
 
 
 def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
@@ -147,40 +283,75 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
     return float(grid[int(np.argmax(score))])
 
 
-def density_scores(mu0, cov, targets, *, grid=STRENGTH_GRID,
-                   max_folds: int = MAX_FOLDS) -> np.ndarray:
+@limited_blas
+def density_scores(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS,
+                   scatter=None) -> np.ndarray:
     """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
-    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`), else the closed-form evidence
-    plus twice the weak log hyperprior of the strength."""
-    t = as_matrix("targets", targets, dim=len(mu0))
-    d = len(mu0)
+    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`fold_scores`), else the
+    closed-form evidence plus twice the weak log hyperprior of the strength
+    (:func:`fold_evidence`).  ``scatter``: the targets' :func:`centred_scatter`, where the
+    caller has it already (n > d)."""
+    t = as_matrix("targets", targets, dim=len(mu0)).astype(np.float64)
+    grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
-        return np.array([priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
-                         + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid], float)
-    y, logdet_c = whitened(mu0, cov, t)
-    left_out = folds(len(t), max_folds)
-    return np.array([whitened_loo(y, logdet_c, s, left_out) for s in grid], float)
+        f, logdet_c = whitened_folds(mu0, cov, t, [], scatter=scatter)
+        return fold_evidence(f, logdet_c, grid) + 2 * priors.niw.log_hyperprior(np.log(grid))
+    f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds), scatter=scatter)
+    return fold_scores(f, logdet_c, grid)
 
 
-def target_novelty(targets, *, max_folds: int = MAX_FOLDS) -> float:
+@limited_blas
+def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> float:
     """Mean over left-out targets of the fraction of the deviation ``t_i − mean(T₋ᵢ)`` that lies
     *outside* the span of the other targets' deviations (in [0, 1]).  1 when the targets share
     no direction (n ≤ 2 always: one other target spans nothing); → 0 once a new target adds
     no new direction.  It is the held-out measure of how much geometry the targets still lack,
-    so of how much of the prior the posterior needs.  ``targets [n, d]``."""
+    so of how much of the prior the posterior needs.  ``targets [n, d]``; ``scatter``: their
+    :func:`centred_scatter` where the caller has it (n > d).
+
+    With w = tᵢ − t̄ (the deviation is (n/m)·w, m = n − 1) the others' scatter is
+    S − (n/m) wwᵀ, which loses a direction exactly when target i's leverage h = wᵀS⁺w is m/n
+    (each target needed for the span, as for n ≤ d in general position).  That lost
+    direction is u = S⁺w, so the part of w inside the others' span has squared length
+    ``‖Pw‖² − h²/‖S⁺w‖²`` (P: the projection on S's range); otherwise all of ``‖Pw‖²``.
+    S⁺w comes from one eigendecomposition of S (:func:`spectrum`), or for n > d from one
+    Cholesky factorisation when S is well conditioned."""
     t = as_matrix("targets", targets).astype(np.float64)
-    if len(t) <= 2:
+    n, d = t.shape
+    if n <= 2:
         return 1.0
-    out = []
-    for i in folds(len(t), max_folds):
-        rest = np.delete(t, i, axis=0)
-        mean = rest.mean(0)
-        _, sv, vt = np.linalg.svd(rest - mean, full_matrices=False)
-        span = vt[sv > 1e-8 * max(sv.max(initial=0.0), 1e-300)]
-        dev = t[i] - mean
-        total = dev @ dev
-        out.append(1.0 if total <= 1e-300 else 1.0 - ((span @ dev) ** 2).sum() / total)
+    tbar = t.mean(0)
+    w = t[folds(n, max_folds)] - tbar                      # [F, d]
+    q = inside = None
+    if n > d:
+        s_t = centred_scatter(t) if scatter is None else scatter
+        q = _well_conditioned_solve(s_t, w)
+        if q is not None:
+            inside = (w * w).sum(1)                         # S has full rank: P = I
+    if q is None:
+        lam, v = spectrum(t - tbar) if n <= d else scatter_spectrum(s_t)
+        a = w @ v
+        q = (a / lam) @ v.T                                 # S⁺w
+        inside = (a * a).sum(1)
+    h = (w * q).sum(1)
+    lost = 1.0 - n / (n - 1) * h <= LEVERAGE_TOL
+    inside = inside - np.where(lost, h ** 2 / np.maximum((q * q).sum(1), 1e-300), 0.0)
+    total = (w * w).sum(1)
+    out = np.where(total <= 1e-300, 1.0, 1.0 - inside / np.maximum(total, 1e-300))
     return float(np.clip(np.mean(out), 0.0, 1.0))
+
+
+def _well_conditioned_solve(s: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky when S is PD with a condition number within
+    :data:`SPECTRUM_RTOL` (else None: the caller takes the eigendecomposition)."""
+    try:
+        chol = scipy.linalg.cho_factor(s, lower=True)
+    except np.linalg.LinAlgError:
+        return None
+    diag = np.diag(chol[0]) ** 2
+    if diag.min() <= SPECTRUM_RTOL * 1e2 * diag.max():
+        return None
+    return scipy.linalg.cho_solve(chol, w.T).T
 
 
 def novelty_strength(n: int, novelty: float) -> float:
@@ -191,19 +362,26 @@ def novelty_strength(n: int, novelty: float) -> float:
     return float("inf") if v >= 1 else n * v / (1 - v)
 
 
+@limited_blas
 def gaussian_strengths(broad, targets, *, reg: float = 1e-3, grid=STRENGTH_GRID,
-                       max_folds: int = MAX_FOLDS) -> dict:
+                       max_folds: int = MAX_FOLDS, moments=None) -> dict:
     """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
     docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
     returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
     "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
-    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control."""
+    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
+    ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
+    (:func:`anchordiv.adaptation.priors.niw.prior_scale` with ``prior="broad"``)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
     t = as_matrix("target_anchors", targets, dim=b.shape[1])
-    mu0, cov = priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True),
-                                      prior="broad")
-    dens = density_strength(mu0, cov, t, grid=grid, max_folds=max_folds)
-    nov = target_novelty(t, max_folds=max_folds)
+    mu0, cov = (priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True),
+                                       prior="broad") if moments is None else moments)
+    t = t.astype(np.float64)
+    scatter = centred_scatter(t) if len(t) > t.shape[1] else None   # shared by both criteria
+    grid = np.asarray([positive("grid", g) for g in grid])
+    dens = float(grid[int(np.argmax(density_scores(mu0, cov, t, grid=grid, max_folds=max_folds,
+                                                   scatter=scatter)))])
+    nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))
     return {"kappa0": s, "nu0": b.shape[1] + 1 + s, "strength": s, "density_strength": dens,
@@ -239,6 +417,14 @@ def latent_beta(n: int, strength: float) -> float:
     return n / (n + positive("strength", strength))
 
 
+def broad_stable_rank(broad: np.ndarray) -> float:
+    """:func:`stable_rank` of the broad anchors' covariance ``[d, d]`` (cached per broad
+    array: a curve's cells share it)."""
+    _, cov_b = priors.bingham.broad_covariance(broad, "broad")
+    return stable_rank(np.linalg.eigvalsh(cov_b))
+
+
+@limited_blas
 def latent_rank(broad, targets, *, novelty: float) -> int:
     """The latent rank chosen from the spectra, moving from the prior's to the targets' own as
     the targets stop being novel: ``round(ν·k_prior + (1 − ν)·k_target)`` with ν the targets'
@@ -255,8 +441,7 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
     no targets yet, the prior's ``k_prior`` — the choice for novel targets)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
     v = in_unit_interval("novelty", novelty)
-    _, cov_b = priors.bingham.broad_covariance(b, "broad")
-    k = stable_rank(np.linalg.eigvalsh(cov_b))
+    k = cached(broad_stable_rank, b)
     t = (None if targets is None else
          as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64))
     if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
@@ -265,6 +450,7 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
     return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))
 
 
+@limited_blas
 def latent_options(broad, targets, *, strengths: dict | None = None, reg: float = 1e-3,
                    grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> dict:
     """The recipe's ``{"rank", "beta", "strength", "novelty"}`` for
@@ -279,7 +465,8 @@ def latent_options(broad, targets, *, strengths: dict | None = None, reg: float 
             "strength": float(strengths["strength"]), "novelty": float(strengths["novelty"])}
 
 
-__all__ = ["MAX_FOLDS", "MIN_LOO_TARGETS", "STRENGTH_GRID", "density_scores", "density_strength",
-           "gaussian_strengths", "latent_beta", "latent_options", "latent_rank",
-           "loo_log_predictive", "novelty_strength", "participation_ratio", "stable_rank",
-           "target_novelty"]
+__all__ = ["LEVERAGE_TOL", "MAX_FOLDS", "MIN_LOO_TARGETS", "SPECTRUM_RTOL", "STRENGTH_GRID",
+           "density_scores", "density_strength", "evidence_scores", "gaussian_strengths",
+           "latent_beta", "latent_options", "latent_rank", "loo_log_predictive", "loo_scores",
+           "novelty_strength", "participation_ratio", "spectrum", "stable_rank",
+           "target_novelty", "whitened"]

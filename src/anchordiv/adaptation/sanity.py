@@ -9,6 +9,7 @@ import warnings
 
 from ..provenance import AnchorDivWarning
 from .registry import get_family
+from ..errors import user_stacklevel
 
 
 def warn_unobserved(trace: dict) -> None:
@@ -17,7 +18,7 @@ def warn_unobserved(trace: dict) -> None:
     if not observed:
         warnings.warn("model: no sample site observes the targets (no obs=targets), so the "
                       "posterior is the prior: the targets change nothing", AnchorDivWarning,
-                      stacklevel=4)
+                      stacklevel=user_stacklevel())
 
 
 def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
@@ -33,7 +34,7 @@ def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
         warnings.warn(f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
                       f"dimensions: at most n − 1 directions are informed by data; the rest "
                       f"come from the ridge — give the broad prior some weight", AnchorDivWarning,
-                      stacklevel=4)
+                      stacklevel=user_stacklevel())
 
 
 __all__ = ["warn_target_only", "warn_unobserved"]

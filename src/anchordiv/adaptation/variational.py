@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from ..progress import tqdm
 
-from ..errors import AnchorDivError, integer, positive
+from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
@@ -281,7 +281,7 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
                       f"{conv['param_change']:.2e} (relative; tolerance "
                       f"{o['convergence_tol']:g} for the loss, {PARAM_TOL['deterministic']:g}× "
                       f"that for the parameters, {PARAM_TOL['stochastic']:g}× for a stochastic "
-                      f"guide); raise num_steps or the learning_rate", stacklevel=3)
+                      f"guide); raise num_steps or the learning_rate", stacklevel=user_stacklevel())
     delta = o["guide"] == "delta"
     num = 1 if delta else integer("num_samples", o["num_samples"], low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)

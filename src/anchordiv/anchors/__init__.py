@@ -12,6 +12,7 @@ from .gaussian import Gaussian, fit_gaussian
 from .latent import LatentGaussian, LatentSpherical, fit_latent_gaussian, fit_latent_spherical
 from .mixing import AnchorMixture, mix
 from .mixture import GaussianMixture, fit_mixture
+from ..threads import limited_blas
 
 #: kind -> fitting function ``f(anchors, *, tau, **options) -> AnchorModel``.
 FITTERS = {
@@ -25,6 +26,7 @@ FITTERS = {
 KINDS = tuple(FITTERS)
 
 
+@limited_blas
 def fit(kind: str, anchors, *, tau: float | None = None, normalize: bool = False,
         **options) -> AnchorModel:
     """Fit an anchor model of ``kind`` to ``anchors [n, d]`` (float, unit-norm rows).

@@ -26,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.special
 
-from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
+from ..errors import (AnchorDivError, as_matrix, in_unit_interval, integer, positive,
+                      user_stacklevel)
 from .base import AnchorModel, anchor_model, as_tau, quad_norm
 
 QUADRATURE_NODES = 128
@@ -131,7 +132,7 @@ def bessel_ratio_f64(k: int, s) -> np.ndarray:
         ratio = np.where(bad, cf, ratio)
         if np.any(bad & (s > nu + 200)):
             warnings.warn(f"latent spherical: A_k(s) for k={k} at s up to {s.max():.4g} may be "
-                          f"inaccurate (Bessel functions out of float64 range)", stacklevel=2)
+                          f"inaccurate (Bessel functions out of float64 range)", stacklevel=user_stacklevel())
     return np.where(s > 0, ratio, 0.0)
 
 
@@ -221,7 +222,7 @@ class LatentSpherical(SubspaceModel):
             warnings.warn(f"latent spherical: τ·r = {float(tau) * float(radius):.4g} > "
                           f"{QUADRATURE_EXACT}: the closed-form scale c = τ r A_k(τ r) is exact "
                           f"(float64 Bessel functions), but the quadrature cumulant used by the "
-                          f"autodiff scoring paths loses accuracy there", stacklevel=2)
+                          f"autodiff scoring paths loses accuracy there", stacklevel=user_stacklevel())
         return cls(jnp.asarray(b, dtype), jnp.asarray(positive("radius", radius), dtype),
                    as_tau(tau, dtype), jnp.asarray(t, dtype), jnp.asarray(lw, dtype))
 

@@ -51,8 +51,9 @@ import scipy.optimize
 import scipy.special
 
 from ..adaptation.registry import get_family
-from ..errors import AnchorDivError, as_matrix, integer
+from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
 from .uncertainty import inference_data
+from ..threads import limited_blas
 
 #: the largest Pareto k threshold (ArviZ's, for S ≥ 2200 draws)
 K_THRESHOLD = 0.7
@@ -293,6 +294,7 @@ def kfold_loo(kind: str, recipe, targets: np.ndarray, tau, folds: int, num_draws
     return Estimate(out, "kfold", f"{k}-fold refits ({why})")
 
 
+@limited_blas
 def estimate_loo(post, targets: np.ndarray, recipe, *, estimator: str = "auto", tau=None,
                  folds: int = 10, num_draws: int | None = None, seed: int = 0):
     """``(Estimate, InferenceData or None)`` for one candidate (module docstring)."""
@@ -352,7 +354,7 @@ def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
     cond = float(gap.max()) if np.all(np.isfinite(ratio)) else np.inf
     if not np.all(np.isfinite(w)) or cond > 1e-3:
         warnings.warn(f"stacking did not reach its optimum ({res.message}; optimality gap "
-                      f"{cond:.2g}): weights are NaN", stacklevel=3)
+                      f"{cond:.2g}): weights are NaN", stacklevel=user_stacklevel())
         return np.full(k, np.nan)
     return w
 
@@ -380,6 +382,7 @@ def comparison_table(loo: dict):
     return pd.DataFrame(rows, index=names)
 
 
+@limited_blas
 def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float | None = None,
                    estimator: str = "auto", folds: int = 10, num_draws: int | None = None,
                    seed: int = 0, plot=None, **options) -> PriorComparison:

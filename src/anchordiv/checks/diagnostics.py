@@ -32,6 +32,7 @@ import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, positive
 from ..adaptation.priors.niw import NIW, check_nu0, prior_scale, scatter
+from ..threads import limited_blas
 
 PRIORS = ("broad", "isotropic")
 
@@ -116,6 +117,7 @@ def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "bro
     return NIW.from_scale(mu0, cov, kappa0, nu0)
 
 
+@limited_blas
 def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
              reg: float = 1e-3) -> dict:
     """All diagnostics of ``broad [N, d]`` for ``targets [n, d]`` (see the module docstring):

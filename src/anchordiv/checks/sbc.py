@@ -29,6 +29,7 @@ from ..progress import tqdm
 
 from ..adaptation.family import get_family
 from ..errors import AnchorDivError, integer
+from ..threads import limited_blas
 
 
 @dataclasses.dataclass
@@ -172,6 +173,7 @@ def _leading(params) -> dict:
     return {k: np.asarray(v)[None] for k, v in params.items()}
 
 
+@limited_blas
 def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
         quantities: dict[str, Callable], *, num_simulations: int = 200, thin: int = 1,
         bins: int | None = None, seed: int = 0, progress: bool = True) -> SBCResult:

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import AnchorDivError
+from ..errors import AnchorDivError, user_stacklevel
 
 #: Environment variable that overrides the cache directory.
 CACHE_ENV = "ANCHORDIV_CACHE"
@@ -71,7 +71,7 @@ def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
     if problem:
         STATS["rebuilt"] += 1
         warnings.warn(f"embedding cache entry {npy} is corrupt or partial ({problem}); "
-                      f"re-encoding", stacklevel=3)
+                      f"re-encoding", stacklevel=user_stacklevel())
         return None
     return arr
 

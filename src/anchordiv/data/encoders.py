@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import AnchorDivError
+from ..errors import AnchorDivError, user_stacklevel
 from ..provenance import with_provenance
 from .cache import cached_embeddings
 
@@ -222,7 +222,7 @@ class OpenCLIPEncoder(Encoder):
         if pretrained:
             return str(pretrained)
         warnings.warn("open_clip model created without pretrained weights (random init)",
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
         return "init-sha256-" + weights_sha256(self.model)[:16]
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
@@ -289,7 +289,7 @@ def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
         except AnchorDivError as err:
             if on_error == "raise":
                 raise
-            warnings.warn(f"{err} (skipped)", stacklevel=2)
+            warnings.warn(f"{err} (skipped)", stacklevel=user_stacklevel())
     if not kept:
         raise AnchorDivError(f"images: none of the {len(paths)} file(s) could be read")
     return kept

@@ -28,7 +28,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import hashlib
 import importlib
 import inspect
 import re
@@ -41,8 +40,9 @@ from ..progress import tqdm
 
 from ..anchors import fit
 from ..retrieval.baselines import inversion
-from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
+from ..threads import limited_blas
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
 ROLES = ("target", "posterior", "isotropic", "baseline", "custom")
@@ -117,8 +117,9 @@ def broad_posterior(kind, broad, target, tau):
     isotropic control both need it in the same grid cell."""
     from ..adaptation import adapt  # issue 3; imported lazily so the curves work without it
 
-    key = (kind, float(tau), hashlib.sha1(np.ascontiguousarray(broad)).hexdigest(),
-           hashlib.sha1(np.ascontiguousarray(target)).hexdigest())
+    from ..adaptation.priors.cache import digest
+
+    key = (kind, float(tau), digest(broad), digest(target))
     if key not in _POSTERIORS:
         _POSTERIORS[key] = adapt(kind, broad, target, tau=tau, prior="broad")
         while len(_POSTERIORS) > 4:
@@ -472,9 +473,19 @@ def _warn_per_model(outs, jobs) -> None:
         warnings.warn(f"model {name!r}: {len(caught)} warning(s) in {cells[name]} of {built[name]} "
                       f"cells; most often ({count}x, numbers differing): {first}{others}",
                       caught[0][0],
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
 
 
+def frozen_broad(broad: np.ndarray) -> np.ndarray:
+    """The curve's own read-only copy of the broad anchors: every cell and model builds from
+    the same array, so its digest and the prior factorisations derived from it are computed
+    once per curve (:func:`anchordiv.adaptation.priors.cache.frozen`)."""
+    from ..adaptation.priors.cache import frozen   # the adaptation layer, loaded lazily
+
+    return frozen(broad)
+
+
+@limited_blas
 def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
                      query_index=None, models=DEFAULT_MODELS, budgets=None, n_subsets: int = 5,
                      seed: int = 0, level: float = 0.95, n_boot: int = 2000,
@@ -493,7 +504,7 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
     """
     resolved = _resolve(models)
     target = as_matrix("target", target)
-    broad = as_matrix("broad", broad, dim=target.shape[1])
+    broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]))
     n_subsets = integer("n_subsets", n_subsets, low=1)
     grid = budgets_for(len(target), budgets)
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}

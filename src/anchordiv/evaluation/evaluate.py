@@ -41,6 +41,7 @@ from ..retrieval.divergence import (check_embeddings, key_terms, pad_rows, pairw
                          row_bucket)
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL, auprc
+from ..threads import limited_blas
 
 BASELINES = ("cosine", "inversion")
 INTERVALS = ("bootstrap", "t")
@@ -330,6 +331,7 @@ def _named(scorers) -> dict:
     raise AnchorDivError("scorers: expected a dict name -> scorer or a single anchor model")
 
 
+@limited_blas
 def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=None,
              baselines=BASELINES, interval: str = "bootstrap", level: float = LEVEL,
              n_boot: int = 2000, seed: int = 0, chunk: int | None = None,

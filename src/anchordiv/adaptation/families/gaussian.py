@@ -132,7 +132,8 @@ class NIWPrior(Family):
             raise AnchorDivError("strengths='held-out' chooses kappa0 and nu0 together; leave "
                                  "both 'auto', give both numbers, or pass "
                                  "strengths='evidence' to choose the other by empirical Bayes")
-        g = recipe.gaussian_strengths(broad, targets, reg=reg)
+        moments = (mu0, cov) if prior == "broad" else None   # the control: the broad's
+        g = recipe.gaussian_strengths(broad, targets, reg=reg, moments=moments)
         return cls(mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})",
                    "")
 

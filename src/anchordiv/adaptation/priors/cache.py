@@ -5,23 +5,71 @@ eigendecomposition or the broad mixture EM fit then only need computing once.  E
 by a SHA-1 of the broad array's bytes (with shape and dtype) and the call's options; results are
 returned with their arrays read-only (plain arrays and tuples of them), so callers cannot
 corrupt the cache.
+
+Arrays the library froze itself (:func:`frozen`: a curve's broad anchors; the cache's own
+results) are remembered by identity: their digest and what :func:`derived` computed from them
+(the prior covariance's Cholesky factor) are looked up without rehashing — a curve hashes its
+broad anchors once, not once per cell and model.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import weakref
 
 import numpy as np
 
 MAX_ENTRIES = 16
 _CACHE: collections.OrderedDict = collections.OrderedDict()
+#: id -> (weak reference, {"digest": ..., derived function: value}) of arrays frozen here
+_FROZEN: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def _memo(a) -> dict | None:
+    entry = _FROZEN.get(id(a))
+    return entry[1] if entry is not None and entry[0]() is a else None
+
+
+def _register(a: np.ndarray) -> np.ndarray:
+    key = id(a)
+    _FROZEN[key] = (weakref.ref(a, lambda _, k=key: _FROZEN.pop(k, None)), {})
+    return a
+
+
+def frozen(a) -> np.ndarray:
+    """A read-only private copy of ``a`` (float arrays keep their dtype) whose digest and
+    :func:`derived` values are remembered by identity for as long as it lives."""
+    c = np.array(a, copy=True)
+    c.flags.writeable = False
+    return _register(c)
+
+
+def digest(a: np.ndarray) -> str:
+    """SHA-1 of the array's bytes (remembered for :func:`frozen` arrays)."""
+    memo = _memo(a)
+    if memo is not None and "digest" in memo:
+        return memo["digest"]
+    value = hashlib.sha1(np.ascontiguousarray(a).view(np.uint8)).hexdigest()
+    if memo is not None:
+        memo["digest"] = value
+    return value
+
+
+def derived(fn, a: np.ndarray):
+    """``fn(a)``, remembered by identity when ``a`` is a :func:`frozen` array (or a result of
+    :func:`cached`), else computed."""
+    memo = _memo(a)
+    if memo is None:
+        return fn(a)
+    if fn not in memo:
+        memo[fn] = _freeze(fn(a))
+    return memo[fn]
 
 
 def _key(fn, broad: np.ndarray, options: dict) -> tuple:
-    a = np.ascontiguousarray(broad)
-    digest = hashlib.sha1(a.view(np.uint8)).hexdigest()
-    return (fn.__module__, fn.__qualname__, digest, a.shape, a.dtype.str,
+    a = np.asarray(broad)
+    return (fn.__module__, fn.__qualname__, digest(a), a.shape, a.dtype.str,
             tuple(sorted(options.items())))
 
 
@@ -29,7 +77,7 @@ def _freeze(value):
     if isinstance(value, np.ndarray):
         value = value.view()
         value.flags.writeable = False
-        return value
+        return _register(value)
     if isinstance(value, tuple):
         return tuple(_freeze(v) for v in value)
     return value
@@ -51,3 +99,6 @@ def cached(fn, broad: np.ndarray, *args, **options):
 
 def clear() -> None:
     _CACHE.clear()
+
+
+__all__ = ["MAX_ENTRIES", "cached", "clear", "derived", "digest", "frozen"]

@@ -30,7 +30,7 @@ import scipy.optimize
 import scipy.special
 
 from ...anchors.gaussian import moments
-from ...errors import AnchorDivError, positive
+from ...errors import AnchorDivError, positive, user_stacklevel
 from .cache import cached
 
 #: search box of empirical Bayes, in pseudo-anchors (κ₀ and ν₀ − d − 1)
@@ -336,7 +336,7 @@ def empirical_bayes_fit(mu0, cov, targets, *, kappa0: float | None = None,
     if names:
         warnings.warn(f"empirical Bayes: {', '.join(names)} ended on the bound of the search box "
                       f"{EB_BOUNDS} pseudo-anchors; the choice is not an interior maximum — "
-                      f"set the strength(s) explicitly", stacklevel=2)
+                      f"set the strength(s) explicitly", stacklevel=user_stacklevel())
     k_best = kappa0 if kappa0 is not None else float(np.exp(lk))
     nu_best = nu0 if nu0 is not None else float(d + 1 + np.exp(ls))
     return {"kappa0": float(k_best), "nu0": float(nu_best),
