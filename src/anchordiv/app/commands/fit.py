@@ -52,7 +52,7 @@ def run(args) -> int:
                if getattr(args, k) is not None}
     anchors = load_embeddings(args.anchors, "anchors")
     model = fit(args.kind, anchors, tau=args.tau, normalize=args.normalize, **options)
-    card = card_fields(args, anchors, float(model.tau), args.anchors)  # type: ignore[attr-defined]
+    card = card_fields(args, anchors, float(model.tau), args.anchors)
     path = save_model(model, args.out, overwrite=True, options=options, n_anchors=int(anchors.shape[0]), **card)
     result = {"model": str(path), "kind": model.kind, "dim": model.dim, **card}
     report(args, result, title=f"anchordiv fit: {model.kind} model saved to {path}",
