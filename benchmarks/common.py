@@ -48,8 +48,10 @@ def command() -> str:
 
 
 def environment() -> dict:
-    """Where the figures were measured: device, JAX version, cores, load."""
+    """Where the figures were measured: device, JAX version, cores, load, and the versions of
+    the stack (``versions``: python, numpy, scipy, jax, jaxlib, numpyro, arviz, anchordiv)."""
     import anchordiv
+    from anchordiv.io import stack_versions
 
     try:
         load = os.getloadavg()
@@ -64,6 +66,7 @@ def environment() -> dict:
         "cpu_count": os.cpu_count(),
         "load_average_at_end": load,
         "machine": platform.platform(),
+        "versions": stack_versions(),
     }
 
 
@@ -133,7 +136,8 @@ def write_results(name: str, payload: dict, markdown: str, tag: str = "") -> Pat
     env = record["environment"]
     header = (f"# {name}\n\nCommand: `{record['command']}`\n\n"
               f"Measured {env['date_utc']} on `{env['device']}` (JAX {env['jax']}, "
-              f"{env['cpu_count']} cores, load average at end {env['load_average_at_end']}).\n\n")
+              f"{env['cpu_count']} cores, load average at end {env['load_average_at_end']}).\n\n"
+              "Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + ".\n\n")
     path = RESULTS / f"{stem}.md"
     path.write_text(header + markdown.rstrip() + "\n")
     return path

@@ -8,7 +8,8 @@
 Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.md.
 """
 
-__version__ = "0.1.0"
+#: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).
+__version__ = "0.4.0"
 
 # Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ad.retrieval,
 # ad.adaptation, ad.checks, ad.evaluation, ad.scale, ad.data, ad.app).
@@ -16,7 +17,7 @@ from .errors import AnchorDivError
 from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
                          save_embeddings)
 from .anchors import AnchorModel, Gaussian, fit, mix
-from .io import load_model, save_model
+from .io import load_model, save_model, shipped_priors
 from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import divergence, top_k
 from .retrieval.index import FaissIndex, GalleryIndex
@@ -36,6 +37,7 @@ __all__ = [
     "__version__", "AnchorDivError", "AnchorDivWarning",
     # embeddings and saved models
     "Embeddings", "load_embeddings", "save_embeddings", "resolve_tau", "load_model", "save_model",
+    "shipped_priors",
     # anchor models and retrieval
     "AnchorModel", "Gaussian", "fit", "mix", "divergence", "top_k", "cosine", "inversion",
     "GalleryIndex", "FaissIndex", "auprc",
@@ -51,11 +53,17 @@ __all__ = [
     "evaluate", "adaptation_curve", "register_model",
 ]
 
+from . import deprecated
+
+deprecated.install()       # the 0.4.0 deprecation shims: old module paths, post.inference_data
+
+
 def __getattr__(name):
     """Lazy submodules: ``ad.data`` (loaders and encoders) and ``ad.studies`` import on first use
-    so that ``import anchordiv`` stays free of torch and nltk."""
+    so that ``import anchordiv`` stays free of torch and nltk.  Names that moved before 0.4.0
+    (``ad.Softmax``, ...) still resolve, with a DeprecationWarning (``anchordiv.deprecated``)."""
     if name in ("data", "studies"):
         import importlib
 
         return importlib.import_module({"data": ".data", "studies": ".app.studies"}[name], __name__)
-    raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")
+    return deprecated.moved_name(name)

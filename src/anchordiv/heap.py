@@ -101,7 +101,7 @@ def glibc():
     """This process's C library when it is glibc (``mallopt``, ``malloc_trim``), else None."""
     try:
         libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version, libc.mallopt, libc.malloc_trim
+        libc.gnu_get_libc_version, libc.mallopt, libc.malloc_trim  # noqa: B018 (probes)
     except (OSError, TypeError, AttributeError):
         return None
     return libc

@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import importlib.metadata
 import json
+import os
+import platform
 import zipfile
 import zlib
 from pathlib import Path
@@ -30,6 +33,81 @@ def package_version() -> str:
     from . import __version__
 
     return __version__
+
+
+#: What :func:`stack_versions` records: the interpreter and the numerical stack the results
+#: depend on (``None`` for a package that is not installed).
+STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
+
+
+def stack_versions() -> dict[str, str | None]:
+    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions a measurement was
+    made with (every benchmark result and the demo report carry them)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in STACK:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    out["anchordiv"] = package_version()
+    return out
+
+
+# --- the shipped priors --------------------------------------------------------------------
+
+#: Environment variable naming a directory of priors that replaces the shipped ones.
+MODELS_ENV = "ANCHORDIV_MODELS"
+#: The shipped priors inside an installed package: a wheel carries the checkout's ``models/``
+#: here (``setup.py`` copies it at build time).
+PACKAGED_PRIORS = Path(__file__).resolve().parent / "resources" / "priors"
+#: The checkout's top-level ``models/`` (beside ``src/``): the source of truth, which
+#: ``make models`` rebuilds; an editable install reads it in place.
+CHECKOUT_PRIORS = Path(__file__).resolve().parents[2] / "models"
+
+
+def models_dir() -> Path:
+    """The directory of the shipped priors: ``$ANCHORDIV_MODELS`` if set, else the installed
+    package's ``resources/priors`` (a wheel), else the checkout's ``models/``, else
+    ``./models``.  The library, the demo and the studies all look here."""
+    if os.environ.get(MODELS_ENV):
+        return Path(os.environ[MODELS_ENV])
+    for candidate in (PACKAGED_PRIORS, CHECKOUT_PRIORS):
+        if candidate.is_dir() and any(candidate.glob(f"*/{CARD}")):
+            return candidate
+    return Path("models")
+
+
+def short_name(name: str) -> str:
+    """A shipped prior's short name: its directory name without the ``-gaussian`` suffix."""
+    return name.removesuffix("-gaussian")
+
+
+def shipped_priors() -> dict[str, Path]:
+    """``{short name: directory}`` of every prior in :func:`models_dir`, sorted by name
+    (``"wordnet-visual-art"`` for ``models/wordnet-visual-art-gaussian``); each loads by
+    either name with ``ad.load_prior``."""
+    root = models_dir()
+    found = sorted(p.parent for p in root.glob(f"*/{CARD}") if (p.parent / ARRAYS).is_file())
+    return {short_name(p.name): p for p in found}
+
+
+def resolve_prior(path) -> Path:
+    """``path`` itself when it is a saved bundle (a directory with a card), else the shipped
+    prior of that short or full name (``"wordnet-visual-art"``,
+    ``"wordnet-visual-art-gaussian"``); an :class:`AnchorDivError` listing the shipped names
+    when it is neither."""
+    p = Path(path)
+    if (p / CARD).is_file():
+        return p
+    name = str(path)
+    shipped = shipped_priors()
+    if os.sep not in name and "/" not in name and short_name(name) in shipped:
+        return shipped[short_name(name)]
+    if p.exists() or os.sep in name or "/" in name:
+        raise AnchorDivError(f"{p}: not a saved anchordiv bundle (no {CARD})")
+    names = ", ".join(shipped) or f"none found in {models_dir()}"
+    raise AnchorDivError(f"prior: {name!r} is neither a saved bundle nor a shipped prior; "
+                         f"shipped: {names}")
 
 
 def flatten_model(model: AnchorModel, prefix: str = "") -> tuple[dict, dict[str, np.ndarray]]:

@@ -32,3 +32,19 @@ def test_bench_scale_main_at_tiny_size(bench, tmp_path, monkeypatch):
     assert len(agree) == 4 and all(r["recall_at_k"] == 1.0 for r in agree)
     report = (tmp_path / "bench_scale-tiny.md").read_text()
     assert report.count("| softmax |") == 4 + 2      # timings + agreement rows
+
+
+def test_every_result_records_the_stack_versions(bench, tmp_path):
+    """``common.write_results`` (every benchmark's writer) puts the versions in JSON and .md."""
+    import json
+
+    import common
+
+    import anchordiv
+
+    common.write_results("probe", {"rows": []}, "body", tag="v")
+    versions = json.loads((tmp_path / "probe-v.json").read_text())["environment"]["versions"]
+    assert list(versions) == ["python", "numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz",
+                              "anchordiv"]
+    assert versions["anchordiv"] == anchordiv.__version__ and versions["jax"]
+    assert f"jaxlib {versions['jaxlib']}" in (tmp_path / "probe-v.md").read_text()

@@ -201,5 +201,5 @@ def test_plot_marks_the_estimator(tmp_path):
     broad, t = broad_and_targets(3, n=8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ad.compare_priors(candidates(broad, 3), t, tau=20.0, plot=tmp_path / "c.png")
+        ad.compare_priors(candidates(broad, 3), t, tau=20.0, plot=tmp_path / "c.png")
     assert (tmp_path / "c.png").stat().st_size > 1000

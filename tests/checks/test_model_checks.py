@@ -4,7 +4,6 @@ statistics that can fail; warnings for fits that are not what they look like."""
 
 import warnings
 
-import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist

@@ -157,7 +157,7 @@ def test_warnings_are_summarised_once_per_model(study):
     broad, target, items, rel = study
 
     def noisy(broad, target, tau):
-        warnings.warn(f"noisy: {len(target)} anchors")
+        warnings.warn(f"noisy: {len(target)} anchors", stacklevel=2)
         return ad.fit("gaussian", target, tau=tau)
 
     with warnings.catch_warnings(record=True) as caught:

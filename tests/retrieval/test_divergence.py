@@ -12,7 +12,7 @@ import anchordiv as ad
 import importlib
 
 dv = importlib.import_module("anchordiv.retrieval.divergence")  # the package exports a function of that name
-from helpers import ALL_KINDS, clustered_anchors, compilations, make_model, unit
+from helpers import ALL_KINDS, clustered_anchors, compilations, make_model, unit  # noqa: E402
 
 D = 5
 

@@ -347,12 +347,13 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
     (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``), which becomes the
     broad distribution of a ``kind`` prior through :func:`broad_from_model`.  The model's card
     (encoder, τ, sources) and path are kept in ``prior.card``; its τ is the default of
-    :func:`infer`.
+    :func:`infer`.  ``path`` may also name a shipped prior, short or full
+    (``"wordnet-visual-art"``; see ``ad.shipped_priors()``).
 
     Parameters
     ----------
     path : str or Path
-        A saved prior or model directory.
+        A saved prior or model directory, or a shipped prior's name.
     kind : str, default "gaussian"
         The family to build from a saved model (gaussian or latent kinds; ignored for a saved
         prior, which knows its kind).
@@ -386,8 +387,9 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
     >>> type(prior).__name__, prior.dim
     ('NIWPrior', 4)
     """
-    from ..io import load_card, load_model, read_bundle
+    from ..io import load_card, load_model, read_bundle, resolve_prior
 
+    path = resolve_prior(path)
     card = load_card(path)
     if card.get("type") == "prior":
         arrays, card = read_bundle(path, verify=verify)

@@ -89,7 +89,7 @@ class Chains:
 def cache_size(chains: Chains) -> int:
     """Compiled variants held by a runner's jitted functions (one per shape and chunk length;
     a steady loop of same-shaped fits keeps it constant)."""
-    return sum(f._cache_size() for f in (chains._init, chains._collect))
+    return sum(f._cache_size() for f in (chains._init, chains._collect))  # type: ignore[attr-defined]
 
 
 __all__ = ["CHUNK", "Chains", "FIELDS", "cache_size"]

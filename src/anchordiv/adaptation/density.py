@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import scipy.special
 
 from ..errors import AnchorDivError
 from .registry import get_family

@@ -205,7 +205,7 @@ class Family(abc.ABC):
     def card(self) -> dict:
         """Where the prior came from (:func:`~anchordiv.adaptation.load_prior`: the saved model's
         card and path); ``{}`` for a prior built from anchors."""
-        return json.loads(self.origin) if getattr(self, "origin", "") else {}
+        return json.loads(self.origin) if getattr(self, "origin", "") else {}  # type: ignore[attr-defined]
 
     def save(self, path, **card):
         """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it)."""

@@ -49,7 +49,7 @@ def run_dtype(x64: bool):
     """The models' dtype: float64 when JAX's float64 mode is on, else float32.  ``x64=True``
     asks for float64 and is an error while the mode is off (this library never flips the
     global setting: precision is the caller's choice)."""
-    if jax.config.jax_enable_x64:
+    if jax.config.jax_enable_x64:  # type: ignore[attr-defined]
         return jnp.float64
     if x64:
         raise AnchorDivError("x64: float64 inference was requested but JAX runs in float32; "

@@ -121,7 +121,7 @@ class Posterior:
         if which not in ("mean", "map"):
             raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
         if self.family is not None:
-            return self.family.mode() if which == "map" else self.family.mean()
+            return self.family.mode() if which == "map" else self.family.mean()  # type: ignore[attr-defined]
         if self.points and which in self.points:
             p = self.points[which]
         elif which == "mean" and self.info.get("guide") == "delta":
@@ -210,7 +210,7 @@ class Posterior:
 
             if mixture_gibbs.applies(self):
                 return mixture_gibbs.posterior_draws(self, rng, n)
-            return self.family.sample(rng, n)
+            return self.family.sample(rng, n)  # type: ignore[attr-defined]
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))
         idx = rng.choice(total, size=n, replace=n > total)
@@ -299,7 +299,7 @@ class Posterior:
             arrays["elbo"] = np.asarray(self.elbo)
         prior_meta = None
         if self.prior is not None:
-            prior_arrays, prior_meta = self.prior.to_arrays()
+            prior_arrays, prior_meta = self.prior.to_arrays()  # type: ignore[attr-defined]
             arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
         info = {k: v for k, v in self.info.items() if k != "model_kwargs"}
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731

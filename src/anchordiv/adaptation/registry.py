@@ -5,20 +5,23 @@ family here without importing the families themselves."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, dataclass_transform
 
 import jax
 
 from ..errors import AnchorDivError
 
-#: kind -> family class, filled by :func:`family`
-FAMILIES: dict[str, type] = {}
+#: kind -> family class, filled by :func:`family` (``type[Any]``: a :class:`.family.Family`
+#: subclass, which this module must not import)
+FAMILIES: dict[str, type[Any]] = {}
 #: posterior parameter class name -> class (exact posteriors a family's update returns; for
 #: save/load)
 POSTERIOR_CLASSES: dict[str, type] = {}
 #: posterior parameter class -> the first family that registered it (costs of exact draws)
-PARAMETER_FAMILIES: dict[type, type] = {}
+PARAMETER_FAMILIES: dict[type, type[Any]] = {}
 
 
+@dataclass_transform(frozen_default=True, eq_default=False)
 def family(kind: str):
     """Class decorator: frozen dataclass + JAX pytree (array and number fields are leaves,
     ``str``/``bool``/``None``-typed fields static) + registry entry under ``kind``."""
@@ -39,7 +42,7 @@ def family(kind: str):
     return wrap
 
 
-def family_of(params) -> type:
+def family_of(params) -> type[Any]:
     """The (first registered) family whose exact posterior parameters ``params`` are.
 
     Parameters
@@ -63,7 +66,7 @@ def family_of(params) -> type:
     return PARAMETER_FAMILIES[type(params)]
 
 
-def get_family(kind: str) -> type:
+def get_family(kind: str) -> type[Any]:
     """The family class registered under ``kind``."""
     if kind not in FAMILIES:
         raise AnchorDivError(f"kind: unknown {kind!r}; adaptation supports "

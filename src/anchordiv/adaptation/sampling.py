@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
@@ -30,6 +31,9 @@ from ..errors import AnchorDivError, in_unit_interval, integer
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
+
+if TYPE_CHECKING:                      # at run time imported lazily, where it is used
+    from .chains import Chains
 
 CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
@@ -43,7 +47,7 @@ def _shapes(tree: dict) -> tuple:
                  for k, v in sorted(tree.items()))
 
 
-def sampler(prob: Problem, o: dict, counts: dict) -> tuple[object, dict, bool]:
+def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
     """The cached compiled chain runner for a model, settings and shapes, or a new one.
 
     Parameters

@@ -16,20 +16,21 @@ leaf, so refitting with new anchors of the same shape or a new τ never retraces
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 #: kind name -> model class, filled by :func:`anchor_model`.
-MODEL_CLASSES: dict[str, type] = {}
+MODEL_CLASSES: dict[str, type[Any]] = {}
 
 
-def anchor_model(kind: str) -> Callable[[type], type]:
+@dataclass_transform(frozen_default=True, eq_default=False)
+def anchor_model(kind: str) -> Callable[[type[Any]], type[Any]]:
     """Class decorator: frozen dataclass + JAX pytree (all fields are leaves) + registry entry."""
 
-    def wrap(cls: type) -> type:
+    def wrap(cls: type[Any]) -> type[Any]:
         cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
         names = [f.name for f in dataclasses.fields(cls)]
         jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])

@@ -12,7 +12,7 @@ from ..errors import AnchorDivError
 
 #: Subcommand modules under anchordiv.app.commands, in the order --help lists them.
 COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "diagnose", "demo", "study",
-            "build_models", "build_prior"]
+            "priors", "build_models", "build_prior"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -120,7 +121,7 @@ class PriorComparison:
     1.0
     """
 
-    table: object
+    table: Any                  # a pandas DataFrame (pandas imports lazily)
     loo: dict
     idata: dict
 

@@ -294,7 +294,7 @@ def _inference(prior, method: str, num_draws: int):
     from ..adaptation import NUTS, SVI, infer
 
     sites = get_family(prior.kind).sites
-    x64 = bool(jax.config.jax_enable_x64)
+    x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
 
     def run(rng, t):
         seed = int(rng.integers(2**31))

@@ -231,7 +231,7 @@ class SentenceTransformerEncoder(Encoder):
         return self._model
 
     @property
-    def dim(self) -> int:
+    def dim(self) -> int:  # type: ignore[override]
         if self._dim is None:
             m = self.model
             self._dim = int(m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension")

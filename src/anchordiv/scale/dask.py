@@ -208,7 +208,7 @@ def connect(client=None, *, scheduler: str | None = None, workers: int | None = 
         if client is None:
             cluster = stack.enter_context(local_cluster(workers))
             client = stack.enter_context(distributed.Client(cluster))
-        client.register_plugin(JaxConfig(jax.config.jax_enable_x64))
+        client.register_plugin(JaxConfig(jax.config.jax_enable_x64))  # type: ignore[attr-defined]
         yield client
 
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+import anchordiv as ad
 from anchordiv.app.cli import main
 from anchordiv.io import load_card
 from anchordiv.app.studies.priors import PRIORS, WORDNET_PRIOR, default_models_dir, load_prior
@@ -54,6 +55,7 @@ def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
     for part in ("style-transfer", "clinical-transfer"):            # the shipped priors' study
         assert {r["diagnostic"] for r in results[part]["ranking"]} >= {"loo_gain", "captured"}
     assert "models/wordnet-visual-art-gaussian" in text
+    assert results["versions"]["anchordiv"] == ad.__version__ and "Measured with python " in text
     assert (out / "style_transfer" / "curve_gaussian.png").stat().st_size > 10_000
     # the dominance table: every task and default posterior, markdown and JSON (issue 17)
     assert "## Does adaptation keep its promise? (dominance table)" in text

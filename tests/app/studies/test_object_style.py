@@ -1,6 +1,5 @@
 """Object vs style: the text construction and the trade-off as p moves (bag-of-words embed)."""
 
-import numpy as np
 import pytest
 
 import anchordiv as ad

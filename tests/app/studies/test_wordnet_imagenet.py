@@ -42,7 +42,7 @@ def test_task_texts_labels_and_disjointness(classes):
     assert len(task.names) >= 2 and len(task.targets) == 2 * len(task.names)
     assert np.bincount(task.item_class).max() <= 3
     assert not set(task.items) & set(task.targets)
-    for text, c in zip(task.items, task.item_class):
+    for text in task.items:
         assert ": " in text                                   # "lemma: gloss"
     assert task.targets[0] == f"a photo of a {task.names[0]}."
     again = wordnet_imagenet_task(wnids, names, ["a {}."], n_classes=None, min_items=2,

@@ -217,7 +217,7 @@ def map_em(prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200,
     """
     t = np.asarray(targets, np.float64)
     params = prior.mode()
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (returned: the iterations run)
         resp, _ = responsibilities(t, params["weights"], params["means"], params["covs"])
         post = prior.update_soft(t, resp)
         new = post.mode()

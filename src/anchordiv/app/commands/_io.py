@@ -113,7 +113,10 @@ def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
     cols = columns or list(rows[0])
     cells = [[_cell(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+
+    def line(vals):
+        return "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+
     return "\n".join([line(cols), line(["-" * w for w in widths]), *map(line, cells)])
 
 

@@ -11,8 +11,8 @@ def add_run_options(p, default_out: str) -> None:
     p.add_argument("--small", action="store_true",
                    help="tiny subsamples (seconds once the encoder is loaded; for tests)")
     p.add_argument("--models", default=None,
-                   help="directory of fitted broad priors (default: $ANCHORDIV_MODELS or the "
-                        "repository's models/); written by `anchordiv build-models`")
+                   help="directory of fitted broad priors (default: $ANCHORDIV_MODELS, else the "
+                        "shipped ones: `anchordiv priors`); written by `anchordiv build-models`")
     p.add_argument("--encoder", default="minilm",
                    help="text encoder (default: the shipped all-MiniLM-L6-v2, offline)")
     p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")

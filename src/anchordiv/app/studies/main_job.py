@@ -24,6 +24,7 @@ import numpy as np
 from ...anchors import fit
 from ...evaluation.curves import MODELS
 from ...errors import AnchorDivError
+from ...io import stack_versions
 from ...evaluation.evaluate import write_json, write_rows
 from ..report import Report
 from . import budget
@@ -420,5 +421,7 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
              f"cache directory; a second run skips encoding).")
-    write_json(rep.path("results.json"), results)
+    versions = stack_versions()
+    rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
+    write_json(rep.path("results.json"), {**results, "versions": versions})
     return rep.write()

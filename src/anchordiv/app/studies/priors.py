@@ -32,7 +32,6 @@ latent kinds needs only the broad mean and covariance, which a saved Gaussian ho
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -41,12 +40,12 @@ import numpy as np
 from ..build import BuiltPrior, PriorSpec, build_prior, resolve_encoder
 from ...data.vocab import Source, entries
 from ...errors import AnchorDivError
-from ...io import load_card, load_model
+from ...io import MODELS_ENV as MODELS_ENV  # noqa: F401  (the studies' name for it)
+from ...io import load_card, load_model, models_dir
 
 WORDNET_PRIOR = "wordnet-glosses-gaussian"
 REPORT_PRIOR = "openi-sentences-gaussian"
 CLINICAL_PRIOR = "clinical-text-gaussian"
-MODELS_ENV = "ANCHORDIV_MODELS"
 
 #: WordNet roots of the visual-art / style region (the domain-matched prior of the style study)
 VISUAL_ART_ROOTS = ("creation.n.02", "decoration.n.01", "visual_communication.n.01",
@@ -59,12 +58,10 @@ STYLE_WORDS = {"plastic object": "plastic", "plush object": "plush"}
 
 
 def default_models_dir() -> Path:
-    """``$ANCHORDIV_MODELS``, else the repository's ``models/`` (beside ``src/``), else
-    ``./models``."""
-    if os.environ.get(MODELS_ENV):
-        return Path(os.environ[MODELS_ENV])
-    repo = Path(__file__).resolve().parents[4] / "models"
-    return repo if repo.is_dir() else Path("models")
+    """``$ANCHORDIV_MODELS``, else the installed package's shipped priors (a wheel), else the
+    repository's ``models/`` (beside ``src/``), else ``./models``: the library's own lookup,
+    :func:`anchordiv.io.models_dir`."""
+    return models_dir()
 
 
 def style_senses(styles=None) -> tuple[str, ...]:
@@ -202,6 +199,8 @@ def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
     True
     """
     path = Path(models_dir or default_models_dir()) / name
+    if not (path / "card.json").is_file():
+        path = path.with_name(f"{name}-gaussian")          # a short name
     if not (path / "card.json").is_file():
         return None
     if encoder_id is not None and load_card(path).get("encoder") != encoder_id:

@@ -1,0 +1,121 @@
+"""Deprecation shims for one release (0.4.0; removed in 0.5.0): the module paths and top-level
+names that moved before 0.4.0 keep working, with a :class:`DeprecationWarning` naming the new
+place (CHANGELOG.md lists every move).
+
+* An old module path (``import anchordiv.uncertainty``, ``from anchordiv.distributed import
+  ...``) is answered by :class:`MovedModules`, a finder on ``sys.meta_path``: it imports the
+  module at its new path and binds the old name to that same module object, so both names
+  share state.  It answers only the old paths, which no real module has.
+* An old top-level name (``ad.Softmax``) is :data:`MOVED_NAMES`, forwarded by the package's
+  ``__getattr__``.
+* ``post.inference_data(...)`` forwards to ``ad.inference_data(post, ...)``.
+
+Not shimmed: old paths whose name is now a function on the same parent (``anchordiv.adapt``,
+``anchordiv.divergence``, ``anchordiv.evaluate``, ``anchordiv.sbc``, ``anchordiv.anchors.mix``):
+importing a module there would replace the function.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+
+REMOVAL = "0.5.0"
+
+#: old module path -> new module path (submodules follow: anchordiv.priors.niw ->
+#: anchordiv.adaptation.priors.niw)
+MOVED_MODULES = {
+    "anchordiv.build": "anchordiv.app.build",
+    "anchordiv.cli": "anchordiv.app.cli",
+    "anchordiv.commands": "anchordiv.app.commands",
+    "anchordiv.report": "anchordiv.app.report",
+    "anchordiv.studies": "anchordiv.app.studies",
+    "anchordiv.criticism": "anchordiv.checks.criticism",
+    "anchordiv.diagnostics": "anchordiv.checks.diagnostics",
+    "anchordiv.uncertainty": "anchordiv.checks.uncertainty",
+    "anchordiv.curves": "anchordiv.evaluation.curves",
+    "anchordiv.baselines": "anchordiv.retrieval.baselines",
+    "anchordiv.index": "anchordiv.retrieval.index",
+    "anchordiv.metrics": "anchordiv.retrieval.metrics",
+    "anchordiv.sharding": "anchordiv.retrieval.sharding",
+    "anchordiv.distributed": "anchordiv.scale.dask",
+    "anchordiv.priors": "anchordiv.adaptation.priors",
+    "anchordiv.scale.heap": "anchordiv.heap",
+}
+
+#: old top-level name -> the subpackage that exports it now
+MOVED_NAMES = {
+    **dict.fromkeys(["Softmax", "GaussianMixture", "AnchorMixture", "LatentGaussian",
+                     "LatentSpherical", "KINDS"], "anchordiv.anchors"),
+    **dict.fromkeys(["bregman", "mips_keys", "mips_offset", "mips_queries", "prevalence",
+                     "merge_results", "recall_at_k"], "anchordiv.retrieval"),
+    "Evaluation": "anchordiv.evaluation",
+    "PriorComparison": "anchordiv.checks",
+}
+
+
+def warn(old: str, new: str, stacklevel: int = 3) -> None:
+    warnings.warn(f"{old} is deprecated and will be removed in anchordiv {REMOVAL}; use {new} "
+                  f"(see CHANGELOG.md)", DeprecationWarning, stacklevel=stacklevel)
+
+
+def new_path(fullname: str) -> str | None:
+    """The current path of an old module path, or None when it never moved."""
+    for old, new in MOVED_MODULES.items():
+        if fullname == old or fullname.startswith(old + "."):
+            return new + fullname[len(old):]
+    return None
+
+
+class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds an old module path and loads it as the module at its new path."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        new = new_path(fullname)
+        if new is None or importlib.util.find_spec(new) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        return None                     # a placeholder that exec_module replaces
+
+    def exec_module(self, module):
+        old = module.__name__
+        new = new_path(old)
+        assert new is not None
+        warn(f"the module {old}", new)         # import frames are skipped: the importer
+        # the import system returns what sys.modules holds under the old name after this call
+        sys.modules[old] = importlib.import_module(new)
+
+
+def moved_name(name: str):
+    """The object of a moved top-level name (with the warning), or AttributeError."""
+    if name not in MOVED_NAMES:
+        raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")
+    module = MOVED_NAMES[name]
+    warn(f"anchordiv.{name}", f"{module}.{name}", stacklevel=4)   # via ad.__getattr__
+    return getattr(importlib.import_module(module), name)
+
+
+def posterior_inference_data(self, *args, **kwargs):
+    """Deprecated since 0.4.0 (removed in 0.5.0): ``ad.inference_data(post, ...)``, which this
+    forwards to with the same arguments."""
+    warn("Posterior.inference_data(...)", "ad.inference_data(post, ...)")
+    return importlib.import_module("anchordiv.checks.uncertainty").inference_data(
+        self, *args, **kwargs)
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (once; it answers only the old paths, and
+    must come before the path finder, which would load a second copy of a submodule under an
+    aliased package, ``anchordiv.priors.niw``) and give ``Posterior`` its old
+    ``inference_data`` method back.  Called by ``anchordiv/__init__`` after the layers are
+    imported; the modules are looked up by name so that this base module imports no layer
+    (the posterior lives below the checks layer that converts it)."""
+    if not any(isinstance(f, MovedModules) for f in sys.meta_path):
+        sys.meta_path.insert(0, MovedModules())
+    posterior = importlib.import_module("anchordiv.adaptation.posterior").Posterior
+    posterior.inference_data = posterior_inference_data

@@ -1,0 +1,91 @@
+"""The release's bookkeeping: one version (``anchordiv.__version__``, read by setuptools), a
+changelog whose newest entry is that version, and a pinned stack (``constraints.txt``) that
+pins every requirement inside pyproject's ranges, that ``make setup`` installs, and that the
+running environment matches."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+import anchordiv as ad
+from anchordiv.app.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+
+
+def pins() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in (ROOT / "constraints.txt").read_text("utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, _, pinned = line.partition("==")
+        assert pinned and re.fullmatch(r"[\w.+!-]+", pinned), f"not an exact pin: {line!r}"
+        assert canonicalize_name(name) not in out, f"pinned twice: {name}"
+        out[canonicalize_name(name)] = pinned
+    return out
+
+
+def test_one_version_from_one_source(capsys):
+    assert ad.__version__ == "0.4.0"
+    project = PYPROJECT["project"]
+    assert "version" not in project and project["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "anchordiv.__version__"}
+    try:
+        main(["--version"])
+    except SystemExit:
+        pass
+    assert capsys.readouterr().out.strip() == f"anchordiv {ad.__version__}"
+    changelog = (ROOT / "CHANGELOG.md").read_text("utf-8")
+    assert re.search(r"^## ([\d.]+)", changelog, re.M).group(1) == ad.__version__
+
+
+def test_every_requirement_is_pinned_inside_its_range():
+    pinned = pins()
+    project = PYPROJECT["project"]
+    reqs = list(project["dependencies"]) + [r for extra, rs in
+                                            project["optional-dependencies"].items()
+                                            if extra != "all" for r in rs]
+    for line in reqs:
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        assert name in pinned, f"{req.name} is required but not in constraints.txt"
+        assert req.specifier.contains(pinned[name], prereleases=True), \
+            f"constraints.txt pins {req.name}=={pinned[name]} outside pyproject's {req}"
+    assert "anchordiv" not in pinned
+    for tool in ("pip", "setuptools", "ruff", "mypy", "torchxrayvision"):
+        assert tool in pinned
+
+
+def test_the_environment_is_the_pinned_one():
+    """What ``make setup`` installed is what constraints.txt says (a mismatch means the lock
+    and the environment have drifted: rerun ``make setup``, or regenerate the lock)."""
+    drift = {}
+    for name, pinned in pins().items():
+        try:
+            got = version(name)
+        except PackageNotFoundError:      # a platform-only dependency (torch's CUDA wheels)
+            continue
+        if got != pinned:
+            drift[name] = (pinned, got)
+    assert not drift, f"pinned vs installed: {drift}"
+
+
+def test_make_setup_installs_the_pins_and_test_lints_first():
+    make = (ROOT / "Makefile").read_text("utf-8")
+    assert re.search(r"^\$\(STAMP\): pyproject.toml constraints.txt Makefile$", make, re.M)
+    installs = [line for line in make.splitlines() if "pip install" in line]
+    assert installs and all("$(PIN)" in line for line in installs), installs
+    assert "PIN     := -c constraints.txt" in make
+    lint = make.split("\nlint: setup\n", 1)[1].split("\n\n", 1)[0].split("\n")
+    assert [line.strip() for line in lint] == ["$(BIN)/ruff check", "$(BIN)/ruff format --check",
+                                               "$(BIN)/mypy"]
+    assert "\ntest: lint\n\t$(BIN)/python -m pytest -q\n" in make
+    assert "make test" in (ROOT / ".ci" / "run").read_text("utf-8")
