@@ -64,7 +64,7 @@ def use_compilation_cache(path=None) -> Path | None:
 
     if os.environ.get(XLA_CACHE_ENV, "1") == "0":
         return None
-    current = jax.config.jax_compilation_cache_dir
+    current = getattr(jax.config, "jax_compilation_cache_dir", None)
     if current:
         return Path(current)
     target = Path(path) if path is not None else cache_dir() / "xla"
