@@ -69,7 +69,7 @@ def use_compilation_cache(path=None) -> Path | None:
         return Path(current)
     target = Path(path) if path is not None else cache_dir() / "xla"
     jax.config.update("jax_compilation_cache_dir", str(target))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
     return target
 
 
