@@ -28,12 +28,13 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--busy", type=int, default=2, help="busy processes beside (default 2)")
-    p.add_argument("--tag", required=True, help="results file: bench_beside_load-TAG")
     p.add_argument("--warm", action="store_true", help="run the command once first, untimed")
     p.add_argument("--skip-alone", type=float, default=None,
                    help="seconds of an alone run measured before (do not rerun it)")
     p.add_argument("command", nargs="+", help="the command (after --)")
     args = p.parse_args()
+    if not args.tag:
+        p.error("--tag is required (results file: bench_beside_load-TAG)")
     if args.warm:
         print("warm-up run ...", flush=True)
         timed(args.command)

@@ -141,7 +141,7 @@ def main() -> None:
     print(md)
     path = write_results("bench_contention", {"rows": rows, "busy": args.busy,
                                               "repeats": repeats}, md,
-                         tag="quick" if args.quick or args.ns else "")
+                         tag=args.tag or ("quick" if args.quick or args.ns else ""))
     print(f"wrote {path}")
 
 
