@@ -32,6 +32,7 @@ from ..threads import limited_blas
 from ..adaptation.registry import FAMILIES, family_of, get_family
 from ..adaptation.quantities import principal_angles
 from .sbc import SBCResult, sbc
+from ..anchors.linalg import canonical_signs
 
 
 
@@ -152,7 +153,7 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
                                               post.params("mean"))
     if scale is None:
         scale = np.eye(int(post.info["d"]))
-    return np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k]
+    return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
 def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
