@@ -99,6 +99,7 @@ from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
 from .family import FAMILIES, Family, get_family
+from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
@@ -106,7 +107,8 @@ from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
                        PosteriorBinghamPrior, SpectralPrior, StructuredPrior)
 from .families.gaussian import cov_factor
 
-KINDS = tuple(FAMILIES)
+#: the registered kinds, read live (a family registered after import appears here)
+KINDS = LiveKinds()
 #: options of every kind and method in ``adapt`` (``prior``: "broad" | "isotropic")
 COMMON = {"method": "exact", "prior": "broad"}
 
@@ -119,8 +121,10 @@ def prior_options(fam) -> dict:
             if p.kind is p.KEYWORD_ONLY and p.name != "prior"}
 
 
-#: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults
-OPTIONS = {kind: prior_options(fam) for kind, fam in FAMILIES.items()}
+#: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults,
+#: read live from the registry
+OPTIONS = LiveMapping(lambda: {kind: prior_options(fam) for kind, fam in FAMILIES.items()},
+                      unknown_kind)
 #: method name -> the options of its configuration class
 METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 
@@ -148,7 +152,7 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     """``(prior options, method object)`` from ``adapt``'s flat options; an option that does
     not apply to the kind or to the method is an :class:`AnchorDivError` naming it."""
     o = {**COMMON, **opts}
-    kind_opts = OPTIONS[kind]
+    kind_opts = prior_options(get_family(kind))
     known = set(COMMON) | set(kind_opts) | {k for v in METHOD_OPTIONS.values() for k in v}
     if kind == "mixture":
         known.add("seed")

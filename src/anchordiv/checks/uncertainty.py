@@ -29,7 +29,7 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adaptation.registry import FAMILIES, family_of, get_family
+from ..adaptation.registry import FAMILIES, LiveMapping, family_of, get_family, unknown_kind
 from ..adaptation.quantities import principal_angles
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
@@ -39,10 +39,11 @@ from ..anchors.linalg import canonical_signs
 # ---- interpretable quantities ----------------------------------------------------------------
 
 #: kind -> its family's interpretable quantities (``Family.quantities``; the registry is the one
-#: source, this is a view of it)
-QUANTITIES = {kind: fam.quantities for kind, fam in FAMILIES.items()}
-#: ArviZ dims of every family's quantities beyond (chain, draw)
-DIMS = {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()}
+#: source, this is a live view of it: families registered after import are included)
+QUANTITIES = LiveMapping(lambda: {kind: fam.quantities for kind, fam in FAMILIES.items()},
+                         unknown_kind)
+#: ArviZ dims of every family's quantities beyond (chain, draw), read live
+DIMS = LiveMapping(lambda: {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()})
 STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_steps",
          "accept_prob": "acceptance_rate", "energy": "energy"}
 
