@@ -94,7 +94,11 @@ class Posterior:
 
     @property
     def family_class(self):
-        """The kind's family (:class:`~anchordiv.adaptation.family.Family` subclass)."""
+        """The family of the prior object the posterior carries (a family registered from a
+        user's module included); the registry's entry for ``kind`` only for posteriors saved
+        without their prior."""
+        if self.prior is not None and getattr(self.prior, "kind", None) == self.kind:
+            return type(self.prior)
         return get_family(self.kind)
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:

@@ -150,7 +150,7 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
         return post.fixed["basis"][:, :k]
     if "directions" in post.fixed:                 # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
-    scale = get_family(post.kind).prior_scale(post.info.get("model_kwargs") or {},
+    scale = post.family_class.prior_scale(post.info.get("model_kwargs") or {},
                                               post.params("mean"))
     if scale is None:
         scale = np.eye(int(post.info["d"]))
@@ -215,7 +215,7 @@ def calibration_notes(post) -> dict[str, str]:
     :data:`SVI_CALIBRATION`) or where PSIS on the
     ``log_likelihood`` group would not estimate leave-one-out refits (the family's
     :meth:`~anchordiv.adaptation.family.Family.psis_caveat`)."""
-    fam, out = get_family(post.kind), {}
+    fam, out = post.family_class, {}
     if post.method == "exact" and fam.exact_calibration:
         out["calibration"] = fam.exact_calibration
     if post.method == "svi" and post.info.get("guide") != "delta":
