@@ -110,3 +110,23 @@ def test_sbc_smoke(fam):
     problem = library_problem(KIND, num_draws=19, seed=0)
     result = sbc(**problem, num_simulations=8, progress=False)
     assert result.ranks.shape == (8, len(result.names)) and result.num_draws > 0
+
+
+def test_loading_a_kind_that_is_not_registered_names_it(tmp_path):
+    """A posterior or prior saved from a user's family, loaded where the family's module was not
+    imported: an AnchorDivError naming the kind (not a KeyError)."""
+    from anchordiv.adaptation import FAMILIES
+
+    before = FAMILIES.get(KIND)
+    cls = user_family.register()
+    broad, t = anchors()
+    ad.adapt(KIND, broad, t, tau=10.0).save(tmp_path / "p")
+    cls.from_anchors(broad).save(tmp_path / "prior")
+    user_family.unregister()
+    try:
+        for load, path in ((ad.load_posterior, "p"), (ad.load_prior, "prior")):
+            with pytest.raises(ad.AnchorDivError, match=f"kind: unknown '{KIND}'"):
+                load(tmp_path / path)
+    finally:
+        if before is not None:          # restore the module fixture's registration
+            FAMILIES[KIND] = before

@@ -214,7 +214,7 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
     card = load_card(path)
     if card.get("type") == "prior":
         arrays, card = read_bundle(path, verify=verify)
-        return FAMILIES[card["kind"]].from_arrays(arrays, card["prior"])
+        return get_family(card["kind"]).from_arrays(arrays, card["prior"])
     if kind == "mixture":
         raise AnchorDivError("kind: a mixture prior runs EM on the broad anchors themselves; a "
                              "saved Gaussian model only gives their mean and covariance — use "

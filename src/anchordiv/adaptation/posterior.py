@@ -20,7 +20,7 @@ import numpy as np
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
 from ..io import read_bundle, write_bundle
-from .registry import FAMILIES, POSTERIOR_CLASSES, get_family
+from .registry import POSTERIOR_CLASSES, get_family
 
 
 @dataclasses.dataclass
@@ -229,7 +229,7 @@ class Posterior:
         prior = None
         if card.get("prior"):
             meta = card["prior"]
-            prior = FAMILIES[meta["family"]].from_arrays(_group(arrays, "prior."), meta)
+            prior = get_family(meta["family"]).from_arrays(_group(arrays, "prior."), meta)
         return cls(card["kind"], card["method"], card["tau"], card["dtype"], card["info"],
                    family=_params(arrays, "family.", card["family"]),
                    samples=_group(arrays, "samples.") or None,
