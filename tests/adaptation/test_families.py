@@ -4,7 +4,9 @@ agrees with NUTS, a short SBC passes, the subspace lift of the default model is 
 posterior in law, save/load is exact, the prior object behaves (isotropic control, prior draws
 and predictive, pytree)."""
 
+import sys
 import warnings
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -17,8 +19,12 @@ from anchordiv.adaptation.subspace import principal_basis
 from anchordiv.checks.sbc import library_problem, sbc
 from anchordiv.adaptation.priors import dirichlet_niw
 
+sys.path.insert(0, str(Path(__file__).parent))
+from userfam import user_family  # noqa: E402  (a family defined outside the package)
+
 D = 3
-#: kind -> (from_anchors options, subspace lift property: "exact" | "span" | None)
+#: kind -> (from_anchors options, subspace lift property: "exact" | "span" | None); the user
+#: family is registered (and removed again) around this module's tests by ``user_registered``
 TABLE = {
     "gaussian": ({"kappa0": 4.0, "nu0": D + 6.0}, "exact"),
     "latent-gaussian": ({"rank": 1}, "span"),
@@ -26,10 +32,20 @@ TABLE = {
     "mixture": ({"components": 2, "kappa0": 20.0, "nu0": D + 8.0}, "exact"),
     "diagonal-gaussian": ({"kappa0": 4.0, "nu0": 6.0}, None),
     "spectral": ({"rank": 2}, None),
+    user_family.KIND: ({"kappa0": 4.0, "nu0": 6.0}, None),
 }
 #: families with a conjugate update (the rest, NUTS/SVI only, have their own tests:
-#: tests/adaptation/families/test_spectral.py)
-EXACT = [k for k in TABLE if FAMILIES[k].exact_update]
+#: tests/adaptation/families/test_spectral.py); the user family is a diagonal one
+EXACT = [k for k in TABLE if k == user_family.KIND or FAMILIES[k].exact_update]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def user_registered():
+    """The user's family in the registry for this module's tests only (registered late, after
+    anchordiv was imported, as a user's module would)."""
+    user_family.register()
+    yield
+    user_family.unregister()
 #: relative agreement of the exact and the NUTS posterior means.  The mixture's "exact" update
 #: conditions on the MAP-EM responsibilities (assignment uncertainty is not propagated, see
 #: issue 18) while NUTS marginalises them: they agree only to that approximation.
@@ -167,6 +183,12 @@ def test_save_load_is_exact(kind, tmp_path):
     q = np.random.default_rng(3).normal(size=(4, D))
     np.testing.assert_array_equal(ad.divergence(loaded.point(), q, t),
                                   ad.divergence(post.point(), q, t))
+    # the loaded posterior draws identically for the same seed (the mixture's Gibbs sampler
+    # included: it reads the prior the posterior carries, issue 26)
+    a, b = post.draws(7, 3), loaded.draws(7, 3)
+    assert sorted(a) == sorted(b)
+    for k in a:
+        np.testing.assert_array_equal(b[k], a[k], err_msg=k)
     again = load_prior(prior.save(tmp_path / "prior"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -190,3 +212,44 @@ def test_the_prior_object(kind):
     sim = prior.prior_predictive(jax.random.PRNGKey(0), 3, 4)
     assert sim.shape == (3, 4, D) and np.all(np.isfinite(sim))
     assert len(post.sample(0, 2)) == 2
+
+
+def prior_and_targets(kind, seed=0):
+    broad, t = anchors(kind, seed)
+    return FAMILIES[kind].from_anchors(broad, t, **TABLE[kind][0]), broad, t
+
+
+@pytest.mark.parametrize("kind", list(TABLE))
+def test_bad_inputs_are_named_errors(kind):
+    """Every kind, by string and by object: targets of the wrong dimension, no targets, an
+    option the kind does not have, a method keyword without its method, a bad method."""
+    prior, broad, t = prior_and_targets(kind)
+    with pytest.raises(ad.AnchorDivError, match="target_anchors: dimension mismatch"):
+        ad.infer(prior, t[:, :-1], ad.Exact(), tau=1.0)
+    with pytest.raises(ad.AnchorDivError, match="target_anchors: the target set is empty"):
+        ad.infer(prior, t[:0], ad.Exact(), tau=1.0)
+    with pytest.raises(ad.AnchorDivError, match="unknown option"):
+        ad.adapt(kind, broad, t, tau=1.0, no_such_option=1)
+    with pytest.raises(ad.AnchorDivError, match="num_warmup: runs with method='nuts'"):
+        ad.adapt(kind, broad, t, tau=1.0, **TABLE[kind][0], num_warmup=5)
+    with pytest.raises(ad.AnchorDivError, match="method"):
+        ad.infer(prior, t, "nuts", tau=1.0)
+
+
+@pytest.mark.parametrize("kind", EXACT)
+def test_arviz_round_trip(kind, tmp_path):
+    """``ad.inference_data`` of the exact posterior: the family's quantities with their dims,
+    and a save/load that keeps every group's values."""
+    from anchordiv.checks.uncertainty import load_inference_data, save_inference_data
+
+    _, post, _, t = posterior(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = ad.inference_data(post, num_draws=10, seed=0)
+    assert idata.attrs["kind"] == kind and len(idata.posterior.data_vars) > 0
+    assert {"posterior", "log_likelihood", "observed_data"} <= set(idata.groups())
+    back = load_inference_data(save_inference_data(idata, tmp_path / "idata"))
+    for group in idata.groups():
+        for name, var in idata[group].data_vars.items():
+            np.testing.assert_array_equal(back[group][name].values, var.values,
+                                          err_msg=f"{group}.{name}")

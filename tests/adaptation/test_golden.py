@@ -23,10 +23,14 @@ Issue 17 made the held-out recipe the default (gaussian strengths ``"held-out"``
 ``rank``/``beta``/``prior_anchors`` ``"auto"``): the 18 recorded cases now name the options they
 were recorded with (``strengths="evidence"``; ``rank=2, beta=None, prior_anchors=10``) and
 reproduce unchanged; six ``*-exact-default`` cases (gaussian and both latent kinds, broad and
-isotropic prior, no option given) were recorded on the new default so that it is held too."""
+isotropic prior, no option given) were recorded on the new default so that it is held too.
+
+Issue 26 (before the family-protocol refactor) added fixed-strength cases of every conjugate kind
+(``*-exact-fixed[-isotropic]``), the diagonal and spectral families under NUTS/SVI and the
+structured priors as objects (``cases.fit``).  Frames (sites ``U``, ``U_raw``) are compared as
+projectors U Uᵀ: their column signs are a convention, not an output."""
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +40,7 @@ import anchordiv as ad
 
 GOLDEN = Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN))
-from cases import CASES, TAU, data, is_slow, outputs  # noqa: E402
+from cases import CASES, data, fit, is_slow, outputs, sign_invariant  # noqa: E402
 
 
 def inference_data(post, **kw):
@@ -52,13 +56,33 @@ def params(name):
 def test_convenience_reproduces_golden(name):
     kind, opts = CASES[name]
     broad, targets, queries = data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        post = ad.adapt(kind, broad, targets, tau=TAU, **opts)
+    post = fit(name, broad, targets)
     got = outputs(post, queries, targets, inference_data)
     want = dict(np.load(GOLDEN / f"{name}.npz"))
     if opts.get("subspace") is None:
         assert sorted(got) == sorted(want)
     assert set(want) <= set(got)
+    for key, value in want.items():
+        np.testing.assert_allclose(sign_invariant(key, got[key]), sign_invariant(key, value),
+                                   rtol=1e-6, atol=1e-10, err_msg=key)
+
+
+#: fast cases whose outputs go through eigenvectors (frames, the Gibbs chains' start, factors)
+SIGN_CASES = ["latent-spherical-exact-default-isotropic", "latent-gaussian-exact",
+              "latent-spherical-exact-fixed", "gaussian-exact-default"]
+
+
+@pytest.mark.parametrize("name", SIGN_CASES)
+def test_golden_whatever_sign_lapack_returns(name, monkeypatch):
+    """The canonical signs (``anchors.linalg``) make every case independent of the signs LAPACK
+    gives its eigen- and singular vectors: with every other vector flipped (another BLAS build),
+    the raw outputs — frames included, not only their projectors — are the golden ones."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "anchors"))
+    from test_linalg import flipped_lapack
+
+    broad, targets, queries = data()
+    flipped_lapack(monkeypatch)
+    got = outputs(fit(name, broad, targets), queries, targets, inference_data)
+    want = dict(np.load(GOLDEN / f"{name}.npz"))
     for key, value in want.items():
         np.testing.assert_allclose(got[key], value, rtol=1e-6, atol=1e-10, err_msg=key)

@@ -46,6 +46,7 @@ from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
 from .family import FAMILIES, Family, get_family
+from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
@@ -53,7 +54,8 @@ from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
                        PosteriorBinghamPrior, SpectralPrior, StructuredPrior)
 from .families.gaussian import cov_factor
 
-KINDS = tuple(FAMILIES)
+#: the registered kinds, read live (a family registered after import appears here)
+KINDS = LiveKinds()
 #: options of every kind and method in ``adapt`` (``prior``: "broad" | "isotropic")
 COMMON = {"method": "exact", "prior": "broad"}
 
@@ -66,8 +68,10 @@ def prior_options(fam) -> dict:
             if p.kind is p.KEYWORD_ONLY and p.name != "prior"}
 
 
-#: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults
-OPTIONS = {kind: prior_options(fam) for kind, fam in FAMILIES.items()}
+#: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults,
+#: read live from the registry
+OPTIONS = LiveMapping(lambda: {kind: prior_options(fam) for kind, fam in FAMILIES.items()},
+                      unknown_kind)
 #: method name -> the options of its configuration class
 METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 
@@ -263,7 +267,7 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     """``(prior options, method object)`` from ``adapt``'s flat options; an option that does
     not apply to the kind or to the method is an :class:`AnchorDivError` naming it."""
     o = {**COMMON, **opts}
-    kind_opts = OPTIONS[kind]
+    kind_opts = prior_options(get_family(kind))
     known = set(COMMON) | set(kind_opts) | {k for v in METHOD_OPTIONS.values() for k in v}
     if kind == "mixture":
         known.add("seed")
@@ -393,7 +397,7 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
     card = load_card(path)
     if card.get("type") == "prior":
         arrays, card = read_bundle(path, verify=verify)
-        return FAMILIES[card["kind"]].from_arrays(arrays, card["prior"])
+        return get_family(card["kind"]).from_arrays(arrays, card["prior"])
     if kind == "mixture":
         raise AnchorDivError("kind: a mixture prior runs EM on the broad anchors themselves; a "
                              "saved Gaussian model only gives their mean and covariance — use "

@@ -156,7 +156,7 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     shape = next(iter(post.samples.values())).shape[:2]
     flat = post.flat_samples()
     if model is None:
-        flat = {k: v for k, v in flat.items() if k in get_family(post.kind).sites}
+        flat = {k: v for k, v in flat.items() if k in post.family_class.sites}
         lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)

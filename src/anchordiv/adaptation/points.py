@@ -54,7 +54,7 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
     if custom:
         return None, ("none: a delta guide (MAP) of a custom model has no posterior mean; use "
                       "guide='normal'/'lowrank' or method='nuts'")
-    fam = get_family(post.kind)
+    fam = post.family_class
     family = post.completion if post.subspace is not None else post.family
     if family is None:
         return None, (f"none: the {post.kind} family has no closed-form posterior mean and a "
@@ -79,7 +79,7 @@ def exact_descriptions(kind: str) -> dict:
 def sampled_descriptions(post, *, best: str) -> dict:
     """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
     density the ``"map"`` draw maximises."""
-    mean = get_family(post.kind).mean_of_draws
+    mean = post.family_class.mean_of_draws
     if post.subspace is not None:
         mean += ", lifted with the conditional expectation outside the subspace"
     return {"point_mean": mean, "point_map": best}

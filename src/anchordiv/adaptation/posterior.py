@@ -21,7 +21,7 @@ from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from .registry import FAMILIES, POSTERIOR_CLASSES, get_family
+from .registry import POSTERIOR_CLASSES, get_family
 
 
 @dataclasses.dataclass
@@ -133,7 +133,11 @@ class Posterior:
 
     @property
     def family_class(self):
-        """The kind's family (:class:`~anchordiv.adaptation.family.Family` subclass)."""
+        """The family of the prior object the posterior carries (a family registered from a
+        user's module included); the registry's entry for ``kind`` only for posteriors saved
+        without their prior."""
+        if self.prior is not None and getattr(self.prior, "kind", None) == self.kind:
+            return type(self.prior)
         return get_family(self.kind)
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
@@ -319,7 +323,7 @@ class Posterior:
         prior = None
         if card.get("prior"):
             meta = card["prior"]
-            prior = FAMILIES[meta["family"]].from_arrays(_group(arrays, "prior."), meta)
+            prior = get_family(meta["family"]).from_arrays(_group(arrays, "prior."), meta)
         return cls(card["kind"], card["method"], card["tau"], card["dtype"], card["info"],
                    family=_params(arrays, "family.", card["family"]),
                    samples=_group(arrays, "samples.") or None,

@@ -5,7 +5,8 @@ family here without importing the families themselves."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, dataclass_transform
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, dataclass_transform
 
 import jax
 
@@ -69,10 +70,62 @@ def family_of(params) -> type[Any]:
 def get_family(kind: str) -> type[Any]:
     """The family class registered under ``kind``."""
     if kind not in FAMILIES:
-        raise AnchorDivError(f"kind: unknown {kind!r}; adaptation supports "
-                             f"{', '.join(FAMILIES)}")
+        raise unknown_kind(kind)
     return FAMILIES[kind]
 
+
+
+class LiveMapping(Mapping):
+    """A read-only mapping recomputed from the registry on every access (``build()`` returns
+    the current dict), so that a family registered late — from a user's module, after
+    anchordiv was imported — appears in every table derived from :data:`FAMILIES`."""
+
+    def __init__(self, build: Callable[[], dict], missing: Callable[[object], Exception]
+                 | None = None):
+        self._build, self._missing = build, missing
+
+    def __getitem__(self, key):
+        table = self._build()
+        if key not in table and self._missing is not None:
+            raise self._missing(key)
+        return table[key]
+
+    def __iter__(self):
+        return iter(self._build())
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+    def __repr__(self) -> str:
+        return repr(self._build())
+
+
+class LiveKinds(Sequence):
+    """The registered kinds in registration order, read live (a tuple-like view of
+    :data:`FAMILIES`)."""
+
+    def __getitem__(self, i):
+        return tuple(FAMILIES)[i]
+
+    def __len__(self) -> int:
+        return len(FAMILIES)
+
+    def __contains__(self, kind) -> bool:
+        return kind in FAMILIES
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == tuple(other) if isinstance(other, (tuple, list, Sequence)) \
+            else NotImplemented
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(FAMILIES))
+
+
+def unknown_kind(kind) -> AnchorDivError:
+    return AnchorDivError(f"kind: unknown {kind!r}; adaptation supports {', '.join(FAMILIES)}")
 
 
 def is_prior(obj) -> bool:
@@ -98,5 +151,5 @@ def is_prior(obj) -> bool:
     return fam is not None and isinstance(obj, fam)
 
 
-__all__ = ["FAMILIES", "PARAMETER_FAMILIES", "POSTERIOR_CLASSES", "family", "family_of",
-           "get_family", "is_prior"]
+__all__ = ["FAMILIES", "LiveKinds", "LiveMapping", "PARAMETER_FAMILIES", "POSTERIOR_CLASSES",
+           "family", "family_of", "get_family", "is_prior", "unknown_kind"]

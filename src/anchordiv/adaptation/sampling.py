@@ -252,17 +252,16 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
         ``{"point_mean", "point_map"}`` in words.
     """
     from .density import log_joint_closed_form
-    from .registry import get_family
 
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
-    if post.subspace is None or prob.custom or get_family(post.kind).covariance_site is None:
+    if post.subspace is None or prob.custom or post.family_class.covariance_site is None:
         best = f"the draw (of {total}) of highest density of the model's parameters"
         if post.subspace is not None:
             best += (", lifted with the default prior's conditional mode outside the subspace "
                      "(not the joint mode of one full-d model)")
         return None, summaries.sampled_descriptions(post, best=best)
     flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in samples.items()
-            if k in get_family(post.kind).sites}
+            if k in post.family_class.sites}
     kwargs = {k: np.asarray(v, np.float64) if hasattr(v, "shape") else v
               for k, v in prob.kwargs.items()}
     lp = log_joint_closed_form(post.kind, np.asarray(prob.targets, np.float64), kwargs, flat) \

@@ -41,6 +41,7 @@ from ..errors import AnchorDivError, integer
 from .priors import NIW
 from .priors.cache import cached
 from .registry import get_family
+from ..anchors.linalg import canonical_signs
 
 
 def principal_basis(broad: np.ndarray) -> np.ndarray:
@@ -65,7 +66,7 @@ def principal_basis(broad: np.ndarray) -> np.ndarray:
     """
     _, cov = cached(moments, broad, 0.0)
     _, v = np.linalg.eigh(cov)
-    return np.ascontiguousarray(v[:, ::-1])
+    return canonical_signs(np.ascontiguousarray(v[:, ::-1]))
 
 
 def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> int:

@@ -39,7 +39,6 @@ from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
-from .registry import get_family
 
 GUIDES = ("delta", "normal", "lowrank")
 CHUNK = 50
@@ -295,7 +294,7 @@ def svi_points(post: Posterior, prob: Problem, point: dict | None,
     if post.subspace is None:
         how = "mode of the model's density in its own sample-site coordinates" if prob.custom \
             else post.family_class.joint_mode
-    elif prob.custom or (joint := get_family(post.kind).subspace_mode(
+    elif prob.custom or (joint := post.family_class.subspace_mode(
             point, post.completion, post.subspace)) is None:
         how = ("mode of the subspace model, lifted with the default prior's conditional mode "
                "outside the subspace (not the joint mode of one full-d model)")

@@ -130,4 +130,6 @@ def psd_factor(cov: np.ndarray) -> np.ndarray:
     singular covariances, e.g. fewer anchors than dimensions). ``[d, d] -> [d, d]``."""
     cov = 0.5 * (cov + cov.T)
     w, v = np.linalg.eigh(cov)
-    return v * np.sqrt(np.clip(w, 0.0, None))[None, :]
+    from .linalg import canonical_signs
+
+    return canonical_signs(v) * np.sqrt(np.clip(w, 0.0, None))[None, :]

@@ -29,6 +29,7 @@ import scipy.special
 from ..errors import (AnchorDivError, as_matrix, in_unit_interval, integer, positive,
                       user_stacklevel)
 from .base import AnchorModel, anchor_model, as_tau, quad_norm
+from .linalg import canonical_signs
 
 QUADRATURE_NODES = 128
 #: largest τ·r at which the 128-node quadrature of ψ is exact to float64 round-off
@@ -49,7 +50,7 @@ def principal_subspace(anchors: np.ndarray, *, rank: int | None = None,
     w, v = np.linalg.eigh(cov)
     w, v = w[::-1].clip(min=0.0), v[:, ::-1]
     k = choose_rank(w, n, rank=rank, variance=variance)
-    return mu, np.ascontiguousarray(v[:, :k]), w
+    return mu, canonical_signs(np.ascontiguousarray(v[:, :k])), w
 
 
 def choose_rank(eigvals: np.ndarray, n: int, *, rank: int | None, variance: float) -> int:

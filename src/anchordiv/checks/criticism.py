@@ -50,7 +50,6 @@ import numpy as np
 import scipy.optimize
 import scipy.special
 
-from ..adaptation.registry import get_family
 from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
 from .uncertainty import inference_data
 from ..threads import limited_blas
@@ -251,7 +250,7 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
 def psis_unavailable(post) -> str | None:
     """Why PSIS cannot be used on ``post``'s draws (None when it can): the family's
     :meth:`~anchordiv.adaptation.family.Family.psis_caveat`, or a delta guide."""
-    caveat = get_family(post.kind).psis_caveat(post)
+    caveat = post.family_class.psis_caveat(post)
     if caveat is not None:
         return caveat
     if post.method == "svi" and post.info.get("guide") == "delta":

@@ -32,6 +32,7 @@ import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, positive
 from ..adaptation.priors.niw import NIW, check_nu0, prior_scale, scatter
+from ..anchors.linalg import canonical_signs
 from ..threads import limited_blas
 
 PRIORS = ("broad", "isotropic")
@@ -59,7 +60,7 @@ def leading_directions(cov: np.ndarray, k: int) -> np.ndarray:
     array([0., 1., 0.])
     """
     _, v = np.linalg.eigh(cov)
-    return v[:, ::-1][:, :k]
+    return canonical_signs(v[:, ::-1][:, :k])
 
 
 def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
@@ -115,7 +116,7 @@ def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
     x = np.asarray(targets, np.float64)
     _, sv, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
     r = min(k, int((sv > 1e-10 * max(sv.max(initial=0.0), 1e-300)).sum()))
-    return vt[:r].T
+    return canonical_signs(vt[:r].T)
 
 
 def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray:

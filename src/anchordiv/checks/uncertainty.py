@@ -29,19 +29,21 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adaptation.registry import FAMILIES, family_of, get_family
+from ..adaptation.registry import FAMILIES, LiveMapping, family_of, get_family, unknown_kind
 from ..adaptation.quantities import principal_angles
 from .sbc import SBCResult, sbc
+from ..anchors.linalg import canonical_signs
 
 
 
 # ---- interpretable quantities ----------------------------------------------------------------
 
 #: kind -> its family's interpretable quantities (``Family.quantities``; the registry is the one
-#: source, this is a view of it)
-QUANTITIES = {kind: fam.quantities for kind, fam in FAMILIES.items()}
-#: ArviZ dims of every family's quantities beyond (chain, draw)
-DIMS = {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()}
+#: source, this is a live view of it: families registered after import are included)
+QUANTITIES = LiveMapping(lambda: {kind: fam.quantities for kind, fam in FAMILIES.items()},
+                         unknown_kind)
+#: ArviZ dims of every family's quantities beyond (chain, draw), read live
+DIMS = LiveMapping(lambda: {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()})
 STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_steps",
          "accept_prob": "acceptance_rate", "energy": "energy"}
 
@@ -148,11 +150,11 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
         return post.fixed["basis"][:, :k]
     if "directions" in post.fixed:                 # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
-    scale = get_family(post.kind).prior_scale(post.info.get("model_kwargs") or {},
+    scale = post.family_class.prior_scale(post.info.get("model_kwargs") or {},
                                               post.params("mean"))
     if scale is None:
         scale = np.eye(int(post.info["d"]))
-    return np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k]
+    return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
 def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
@@ -213,7 +215,7 @@ def calibration_notes(post) -> dict[str, str]:
     :data:`SVI_CALIBRATION`) or where PSIS on the
     ``log_likelihood`` group would not estimate leave-one-out refits (the family's
     :meth:`~anchordiv.adaptation.family.Family.psis_caveat`)."""
-    fam, out = get_family(post.kind), {}
+    fam, out = post.family_class, {}
     if post.method == "exact" and fam.exact_calibration:
         out["calibration"] = fam.exact_calibration
     if post.method == "svi" and post.info.get("guide") != "delta":

@@ -260,6 +260,8 @@ def resolve_model(spec: str) -> dict[str, CurveModel]:
     name, _, target = spec.rpartition("=") if "=" in spec else ("", "", spec)
     if target in MODELS and not name:
         return {target: MODELS[target]}
+    if family_model(target) is not None:
+        return {name or target: family_model(target)}
     if ":" in target:
         module, _, attr = target.partition(":")
         factory = getattr(_import(module, spec), attr, None)
@@ -281,6 +283,19 @@ def resolve_model(spec: str) -> dict[str, CurveModel]:
         + (f"; from installed packages: {', '.join(plugins)}" if plugins else "")
         + ". Pass a factory f(broad, target, tau) as module:function, a module that calls "
           f"anchordiv.register_model, or install one under the {ENTRY_POINTS!r} entry points")
+
+
+def family_model(name: str) -> CurveModel | None:
+    """``posterior-<kind>`` / ``isotropic-<kind>`` for any adaptation family in the registry,
+    read live (a family registered from a user's module after import works too); None for
+    other names."""
+    from ..adaptation.registry import FAMILIES
+
+    role, _, kind = name.partition("-")
+    if role not in ("posterior", "isotropic") or kind not in FAMILIES:
+        return None
+    factory = adapted if role == "posterior" else isotropic_control
+    return CurveModel(functools.partial(factory, kind), role, kind)
 
 
 def _defined_in(factory) -> str | None:

@@ -41,10 +41,65 @@ CASES["gaussian-svi-delta"] = ("gaussian", {**SVI, "guide": "delta", "strengths"
 for _kind in ("gaussian", "latent-gaussian", "latent-spherical"):
     CASES[f"{_kind}-exact-default"] = (_kind, {})
     CASES[f"{_kind}-exact-default-isotropic"] = (_kind, {"prior": "isotropic"})
+#: issue 26 (recorded before the family-protocol refactor): fixed strengths (no selection from
+#: the targets), the diagonal and spectral families, structured priors run as objects
+FIXED = {"gaussian": {"kappa0": 5.0, "nu0": 12.0},
+         "latent-gaussian": {"rank": 2, "beta": 0.5},
+         "latent-spherical": {"rank": 2, "beta": 0.5, "concentration": 20.0},
+         "diagonal-gaussian": {"kappa0": 5.0, "nu0": 8.0}}
+for _kind, _opts in FIXED.items():
+    CASES[f"{_kind}-exact-fixed"] = (_kind, dict(_opts))
+    CASES[f"{_kind}-exact-fixed-isotropic"] = (_kind, {**_opts, "prior": "isotropic"})
+CASES["diagonal-gaussian-nuts"] = ("diagonal-gaussian", {**FIXED["diagonal-gaussian"], **NUTS})
+CASES["diagonal-gaussian-svi"] = ("diagonal-gaussian", {**FIXED["diagonal-gaussian"], **SVI})
+CASES["spectral-nuts"] = ("spectral", {"rank": 2, **NUTS})
+CASES["spectral-svi"] = ("spectral", {"rank": 2, **SVI})
+CASES["spectral-gamma-svi"] = ("spectral", {"rank": 2, "shrinkage": "gamma", **SVI})
+#: structured priors have no string kind: ``fit`` builds them as objects (``ad.infer``)
+STRUCTURED = {"structured-factor-svi": ("factor", {"rank": 2}, "svi"),
+              "structured-lkj-svi": ("lkj", {}, "svi"),
+              "structured-factor-nuts": ("factor", {"rank": 2}, "nuts")}
+for _name, (_structure, _kw, _method) in STRUCTURED.items():
+    CASES[_name] = ("structured", {"structure": _structure, **_kw,
+                                   **(NUTS if _method == "nuts" else SVI)})
+
+#: cases whose sites hold orthonormal frames (sign-ambiguous columns): compared through the
+#: projector U Uᵀ (``sign_invariant``)
+FRAME_SITES = ("U", "U_raw")
 
 
 def is_slow(name: str) -> bool:
-    return "-nuts" in name or "-svi" in name or name.startswith("mixture")
+    return ("-nuts" in name or "-svi" in name or name.startswith("mixture")
+            or name.startswith("structured"))
+
+
+def fit(name: str, broad, targets):
+    """The posterior of case ``name``: ``ad.adapt`` for a kind, ``ad.infer`` on a
+    ``StructuredPrior`` object for the structured cases."""
+    import anchordiv as ad
+
+    kind, opts = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind != "structured":
+            return ad.adapt(kind, broad, targets, tau=TAU, **opts)
+        o = dict(opts)
+        structure = o.pop("structure")
+        build = ad.StructuredPrior.factor if structure == "factor" else ad.StructuredPrior.lkj
+        kw = {k: o.pop(k) for k in ("rank",) if k in o}
+        method = ad.NUTS if o.pop("method") == "nuts" else ad.SVI
+        prior = build(broad, **kw)
+        return ad.infer(prior, targets, method(**o), tau=TAU, broad=broad)
+
+
+def sign_invariant(key: str, value: np.ndarray) -> np.ndarray:
+    """``value`` as compared: frames ``[..., d, k]`` of :data:`FRAME_SITES` as projectors
+    ``U Uᵀ`` (column signs are arbitrary), everything else as is."""
+    site = key.split(".", 1)[-1]
+    v = np.asarray(value, np.float64)
+    if "." in key and site in FRAME_SITES:
+        return v @ np.swapaxes(v, -1, -2)
+    return v
 
 
 def data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -29,6 +29,7 @@ from ..density import ppca_logpdf
 from ..family import Family, check_prior_mode, isotropic_like
 from ..registry import family
 from ..quantities import principal_angles
+from ...anchors.linalg import canonical_signs
 
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *,
@@ -163,7 +164,7 @@ class LatentFamily(Family):
         u = s["U"]
         proj = np.einsum("sik,sjk->ij", u, u) / len(u)
         _, v = np.linalg.eigh(proj)
-        return {"U": np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]])}
+        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]]))}
 
     @classmethod
     def log_likelihood(cls, draws, targets, fixed):

@@ -31,6 +31,7 @@ from ...anchors.gaussian import moments
 from ...errors import AnchorDivError
 from .cache import cached
 from .distributions import MatrixBingham, bingham_chains, stiefel_site
+from ...anchors.linalg import canonical_signs
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
 PRIOR_ANCHORS = 10.0
@@ -94,7 +95,7 @@ class BinghamPosterior:
     def mode(self) -> dict[str, np.ndarray]:
         """``{"U": top-k eigenvectors of B [d, k]}`` (also the principal subspace of E[UUᵀ])."""
         _, v = np.linalg.eigh(self.parameter)
-        return {"U": np.ascontiguousarray(v[:, ::-1][:, : self.rank])}
+        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : self.rank]))}
 
     def mean(self) -> dict[str, np.ndarray]:
         """Same as :meth:`mode`: the principal subspace of E[UUᵀ] is the top-k eigenvectors of B

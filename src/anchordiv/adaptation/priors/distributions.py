@@ -30,6 +30,7 @@ from numpyro.distributions import constraints
 from ...progress import tqdm
 
 from ...errors import AnchorDivError
+from ...anchors.linalg import canonical_signs
 
 
 class _Stiefel(constraints.Constraint):
@@ -97,7 +98,7 @@ class MatrixBingham(dist.Distribution):
     def mode(self):
         """Top-k eigenvectors of B ``[..., d, k]`` (descending eigenvalue)."""
         _, v = jnp.linalg.eigh(self.parameter)
-        return v[..., ::-1][..., : self.rank]
+        return canonical_signs(v[..., ::-1][..., : self.rank])
 
     def sample(self, key, sample_shape=(), *, sweeps: int = 20):
         """Gibbs draws ``[*sample_shape, *batch, d, k]``: ``sweeps`` burn-in sweeps from the
@@ -243,7 +244,7 @@ def bingham_chains(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
 
     b = 0.5 * (b + b.T)
     _, v = np.linalg.eigh(b)
-    start = v[:, ::-1][:, :k].copy()
+    start = canonical_signs(v[:, ::-1][:, :k].copy())
     seeds = rng.integers(0, 2**63 - 1, size=chains)
     total = chains * (burn_in + n * thin)
     large = b.shape[0] * k >= LARGE

@@ -38,6 +38,7 @@ import scipy.special
 from numpyro.distributions import constraints
 
 from ...errors import AnchorDivError
+from ...anchors.linalg import canonical_signs
 
 #: shrinkage hierarchies of the scales
 SHRINKAGE = ("horseshoe", "gamma")
@@ -185,7 +186,7 @@ def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, 
     w, vec = w[::-1], vec[:, ::-1]
     floor = max(1e-3 * float(np.mean(w)), 1e-300)
     rest = float(np.mean(w[rank:])) if rank < len(w) else floor
-    return (np.ascontiguousarray(vec[:, :rank]), np.maximum(w[:rank], floor),
+    return (canonical_signs(np.ascontiguousarray(vec[:, :rank])), np.maximum(w[:rank], floor),
             max(rest, floor))
 
 

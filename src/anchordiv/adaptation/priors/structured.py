@@ -35,6 +35,7 @@ import numpyro.distributions as dist
 from ...anchors.gaussian import moments
 from ...errors import AnchorDivError, integer, positive
 from .cache import cached
+from ...anchors.linalg import canonical_signs
 
 
 def _mean_site(mu0, mean_scale):
@@ -164,7 +165,7 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
         if rank >= d:
             raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
         lam, u = np.linalg.eigh(cov)
-        lam, u = lam[::-1], u[:, ::-1]
+        lam, u = lam[::-1], canonical_signs(u[:, ::-1])
         noise = max(float(lam[rank:].mean()), 1e-12)
         w0 = u[:, :rank] * np.sqrt(np.clip(lam[:rank] - noise, 0.0, None))
         psi0 = np.maximum(np.diag(cov) - (w0 ** 2).sum(1), noise / 10)
