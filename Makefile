@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/anchordiv demo
+	$(BIN)/anchordiv demo --overwrite
 
 test: setup
 	$(BIN)/python -m pytest -q
@@ -33,7 +33,7 @@ bench: setup
 # Rebuild the broad priors in models/ (MiniLM embeddings of WordNet glosses, clinical text,
 # ImageNet names; each prior's own anchor count and regions: anchordiv.app.studies.priors.PRIORS).
 models: setup
-	$(BIN)/anchordiv build-models -o models
+	$(BIN)/anchordiv build-models -o models --overwrite
 
 # The documentation site (docs/_build/html), offline, warnings as errors.  docs-setup adds what
 # only the docs and their slow tests need: Debian's MathJax (served from the site, no CDN) and

@@ -14,6 +14,47 @@ class AnchorDivError(ValueError):
     """Bad input to an anchordiv function; the message says which argument and why."""
 
 
+class OutputExistsError(AnchorDivError):
+    """A writer's destination already exists and holds something; nothing is replaced without
+    ``overwrite=True`` (``--overwrite`` on the command line)."""
+
+    def __init__(self, path, what: str):
+        self.path, self.what = str(path), what
+        super().__init__(self.message("overwrite=True"))
+
+    def message(self, option: str) -> str:
+        """The message with ``option`` as the way to replace the destination."""
+        return (f"{self.path}: already exists ({self.what}); pass {option} to replace it, or "
+                f"choose another path")
+
+
+def check_output(path, overwrite: bool = False, *, file: bool = False):
+    """The one rule of every writer (``save_model``, ``prior.save``, ``post.save``,
+    ``save_inference_data``, ``save_embeddings``, ``Curve.write``, every CLI ``-o``): ``path``
+    as a ``pathlib.Path`` it may write to.
+
+    A directory destination (the default) that exists and is not empty, or a ``file``
+    destination that exists, raises :class:`OutputExistsError` unless ``overwrite``; a file where
+    a directory is wanted (or the reverse) is always an :class:`AnchorDivError`."""
+    from pathlib import Path
+
+    path = Path(path)
+    if file:
+        if path.is_dir():
+            raise AnchorDivError(f"{path}: is a directory; the output is a file — choose "
+                                 f"another path")
+        if path.exists() and not overwrite:
+            raise OutputExistsError(path, "a file")
+        return path
+    if path.exists() and not path.is_dir():
+        raise AnchorDivError(f"{path}: exists and is not a directory; the output is a "
+                             "directory — choose another path")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        what = "a saved bundle" if (path / "card.json").is_file() else "a non-empty directory"
+        raise OutputExistsError(path, what)
+    return path
+
+
 def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,
               check_finite: bool = True) -> np.ndarray:
     """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1, d]``).

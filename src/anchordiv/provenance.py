@@ -105,11 +105,16 @@ def sidecar_path(path) -> Path:
 
 
 def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float | None = None,
-                    **extra) -> Path:
+                    overwrite: bool = False, **extra) -> Path:
     """Write ``x [n, d]`` to ``path`` (``.npy`` added if missing) and its provenance sidecar
     (``encoder``, ``logit_scale`` from the arguments or from ``x``'s own provenance, plus
-    ``extra``).  Returns the ``.npy`` path actually written."""
+    ``extra``).  Returns the ``.npy`` path actually written.  An existing file (the ``.npy`` or
+    its sidecar) is refused unless ``overwrite=True``."""
+    from .errors import check_output
+
     p = npy_path(path)
+    check_output(p, overwrite, file=True)
+    check_output(sidecar_path(p), overwrite, file=True)
     p.parent.mkdir(parents=True, exist_ok=True)
     arr = np.asarray(x)
     prov = {**provenance_of(x), **{k: v for k, v in (("encoder", encoder),

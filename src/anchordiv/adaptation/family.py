@@ -162,13 +162,14 @@ class Family(abc.ABC):
         card and path); ``{}`` for a prior built from anchors."""
         return json.loads(self.origin) if getattr(self, "origin", "") else {}
 
-    def save(self, path, **card):
-        """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it)."""
+    def save(self, path, *, overwrite: bool = False, **card):
+        """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it); an
+        existing non-empty ``path`` is refused unless ``overwrite=True``."""
         from ..io import write_bundle
 
         arrays, meta = self.to_arrays()
         return write_bundle(path, arrays, {"type": "prior", "kind": self.kind, "dim": self.dim,
-                                           "prior": meta, **card})
+                                           "prior": meta, **card}, overwrite=overwrite)
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Family":

@@ -184,12 +184,13 @@ class Posterior:
                       "anchordiv.adaptation.density.with_log_density", stacklevel=3)
         return -self.stats["potential_energy"].reshape(-1)
 
-    def save(self, path, **card) -> Path:
+    def save(self, path, *, overwrite: bool = False, **card) -> Path:
         """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format); extra
         keywords (``encoder``, ``anchor_source``, ...) go into the card.  Everything but
-        ``raw`` (NumPyro's run objects) round-trips bit-exactly (:func:`load_posterior`)."""
+        ``raw`` (NumPyro's run objects) round-trips bit-exactly (:func:`load_posterior`).  An
+        existing non-empty ``path`` is refused unless ``overwrite=True``."""
         arrays, meta = self.to_arrays()
-        return write_bundle(path, arrays, {**meta, **card})
+        return write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
 
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
         """``(arrays, meta)``: the flat arrays and the JSON-able card of :meth:`save`."""
@@ -259,11 +260,12 @@ def load_posterior(path, *, verify: bool = True) -> Posterior:
     return Posterior.from_arrays(arrays, card)
 
 
-def save_posterior(post: Posterior, path, **card) -> Path:
-    """Save ``post`` (:meth:`Posterior.save`)."""
+def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:
+    """Save ``post`` (:meth:`Posterior.save`; an existing non-empty ``path`` is refused unless
+    ``overwrite=True``)."""
     if not isinstance(post, Posterior):
         raise AnchorDivError(f"post: expected a Posterior, got {type(post).__name__}")
-    return post.save(path, **card)
+    return post.save(path, overwrite=overwrite, **card)
 
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:

@@ -436,15 +436,20 @@ def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None
 NETCDF = "netcdf"
 
 
-def save_inference_data(idata, path, **card) -> Path:
+def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path:
     """Save an InferenceData as a bundle: its netCDF bytes in ``arrays.npz`` (covered by the
-    card's data hash) and the card (``type = "inference-data"`` plus ``card`` keywords)."""
+    card's data hash) and the card (``type = "inference-data"`` plus ``card`` keywords).  An
+    existing non-empty ``path`` is refused unless ``overwrite=True``."""
+    from ..errors import check_output
+
+    check_output(path, overwrite)
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
         idata.to_netcdf(str(f))
         data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
     groups = list(idata.groups())
-    return write_bundle(path, {NETCDF: data}, {"type": "inference-data", "groups": groups, **card})
+    return write_bundle(path, {NETCDF: data}, {"type": "inference-data", "groups": groups, **card},
+                        overwrite=overwrite)
 
 
 def load_inference_data(path, *, verify: bool = True):

@@ -387,12 +387,20 @@ class Curve:
                 f"{self.budgets}, {len(self.rows)} cells, prevalence {self.prevalence:.3f})")
 
     # ---- files ---------------------------------------------------------------------------
-    def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve") -> dict:
+    #: the files :meth:`write` writes into its directory
+    FILES = ("curve.csv", "curve_summary.csv", "needs.json", "curve.png")
+
+    def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve",
+              overwrite: bool = False) -> dict:
         """Write ``curve.csv`` (tidy, per subset), ``curve_summary.csv`` (per model × budget),
-        ``needs.json`` and ``curve.png`` into ``out_dir``; returns their paths."""
+        ``needs.json`` and ``curve.png`` into ``out_dir``; returns their paths.  If any of them
+        exists already, nothing is written unless ``overwrite=True``."""
+        from ..errors import check_output
         from ..plots import plot_curve
 
         out = Path(out_dir)
+        for name in self.FILES:
+            check_output(out / name, overwrite, file=True)
         summary = self.summary()
         paths = {"table": write_rows(out / "curve.csv", self.rows),
                  "summary": write_rows(out / "curve_summary.csv", summary),

@@ -38,6 +38,24 @@ def number(text: str) -> float:
     return value
 
 
+def add_overwrite_flag(p) -> None:
+    """``--overwrite``: without it an existing output (a non-empty ``-o`` directory, an existing
+    output file) is an error, checked before any work is done."""
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace existing outputs (default: an existing non-empty -o is an "
+                        "error, reported before anything runs)")
+
+
+def check_out(args, *paths, file: bool = False) -> None:
+    """Refuse existing outputs ``paths`` (directories, or files with ``file``) unless
+    ``--overwrite`` (:func:`anchordiv.errors.check_output`, the rule of every writer)."""
+    from ...errors import check_output
+
+    for path in paths:
+        if path is not None:
+            check_output(path, args.overwrite, file=file)
+
+
 def add_json_flag(p) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the result as one JSON object instead of a table")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._io import add_json_flag, load_embeddings, number, number_or_auto, report
+from ._io import (add_json_flag, add_overwrite_flag, check_out, load_embeddings, number,
+                  number_or_auto, report)
 from .fit import TAU_HELP, card_fields
 
 
@@ -83,6 +84,7 @@ def register(sub) -> None:
                    help="broad anchor embeddings (.npy [N, d], or a saved prior directory) and "
                         "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR")
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
+    add_overwrite_flag(p)
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("--summary", choices=("mean", "map"), default="mean",
                    help="posterior summary to save (default mean)")
@@ -144,6 +146,7 @@ def run(args) -> int:
 
     names = {**prior_options(), **METHOD_FLAGS}
     opts = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+    check_out(args, args.out, args.posterior_out)
     broad_source, target_file, directory, mode = inputs(args)
     target = load_embeddings(target_file, "target")
     if directory is not None:
@@ -156,9 +159,10 @@ def run(args) -> int:
     card = card_fields(args, target, post.tau, target_file)
     if not card["encoder"] and directory is not None:     # the saved prior's encoder
         card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
-    path = save_model(post.point(args.summary), args.out, overwrite=True, adaptation=info,
+    path = save_model(post.point(args.summary), args.out, overwrite=args.overwrite, adaptation=info,
                       summary=args.summary, broad_source=broad_source, **card)
-    posterior = str(post.save(args.posterior_out, **card)) if args.posterior_out else None
+    posterior = (str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
+                 if args.posterior_out else None)
     report(args, {"model": str(path), "posterior": posterior, **card, **info},
            title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",
            fields={"posterior": posterior, "tau": card["tau"], "encoder": card["encoder"],

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import add_json_flag, load_embeddings, number, report
+from ._io import add_json_flag, add_overwrite_flag, check_out, load_embeddings, number, report
 from .fit import TAU_HELP
 
 
@@ -45,6 +45,7 @@ def register(sub) -> None:
                    help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
+    add_overwrite_flag(p)
     p.add_argument("--models", default=",".join(DEFAULT_MODELS),
                    help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
                         f"registered: {', '.join(MODELS)}")
@@ -99,6 +100,7 @@ def run(args) -> int:
     from ...evaluation.curves import adaptation_curve
     from ...provenance import resolve_tau
 
+    check_out(args, args.out)
     items = load_embeddings(args.items, "items")
     broad = load_embeddings(args.broad, "broad")
     target = load_embeddings(args.target, "target")
@@ -112,7 +114,8 @@ def run(args) -> int:
             models=[m for m in args.models.split(",") if m] + list(args.model),
             budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
             n_boot=args.n_boot, progress=True, client=client)
-    paths = curve.write(args.out, fraction=args.fraction, title=args.title)
+    paths = curve.write(args.out, fraction=args.fraction, title=args.title,
+                        overwrite=args.overwrite)
     if args.json:
         report(args, {"paths": paths, "prevalence": curve.prevalence,
                       "summary": curve.summary()}, title="")

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import AnchorDivError
-from ._io import add_json_flag, load_card_of, load_embeddings, load_scorer, report
+from ._io import (add_json_flag, add_overwrite_flag, check_out, load_card_of, load_embeddings,
+                  load_scorer, report)
 
 
 def register(sub) -> None:
@@ -50,6 +51,7 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int,
                    help="query rows scored at once (default: about 2M scores per block)")
     p.add_argument("-o", "--out", required=True, help="output directory")
+    add_overwrite_flag(p)
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -92,6 +94,7 @@ def run(args) -> int:
     from ...plots import plot_scores
     from ...provenance import common_provenance
 
+    check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
