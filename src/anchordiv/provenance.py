@@ -179,6 +179,19 @@ class AnchorDivWarning(UserWarning):
     """Input that is legal but probably not what was meant (e.g. non-unit-norm embeddings)."""
 
 
+def warn_not_unit(name: str, x: np.ndarray, stacklevel: int = 3) -> None:
+    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm, computed in ``x``'s
+    own dtype (one pass, no float64 copy: cheap beside the divergences it guards)."""
+    sq = np.einsum("ij,ij->i", x, x)
+    off = np.abs(np.sqrt(sq) - 1) > UNIT_NORM_TOLERANCE
+    if off.any():
+        norms = np.sqrt(sq)
+        warnings.warn(f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
+                      f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
+                      f"assume unit vectors — normalise them (x / ||x||) first",
+                      AnchorDivWarning, stacklevel=stacklevel)
+
+
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
     """``x [n, d]`` with unit-norm rows when ``normalize``; otherwise ``x`` unchanged, with a
     warning if some row's norm is off 1 by more than :data:`UNIT_NORM_TOLERANCE` (contrastive

@@ -321,9 +321,13 @@ class RetrievalUncertainty:
         if self.auprc is not None:
             out["auprc"] = self._band(np.nanmean(self.auprc, axis=1))
             out["point_auprc"] = float(np.nanmean(self.point_auprc))
-            q = np.nanquantile(self.auprc, [(1 - self.interval) / 2, (1 + self.interval) / 2],
-                               axis=0)
-            out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0]))
+            # queries without a relevant item have AUPRC NaN in every draw: left out (numpy's
+            # "All-NaN slice encountered" warning reached the demo's output)
+            ok = np.isfinite(self.auprc).any(axis=0)
+            q = np.nanquantile(self.auprc[:, ok], [(1 - self.interval) / 2,
+                                                   (1 + self.interval) / 2], axis=0)
+            out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0])) if ok.any() \
+                else float("nan")
         return out
 
     def describe(self) -> str:

@@ -42,6 +42,7 @@ from ..progress import tqdm
 from ..anchors import fit
 from ..retrieval.baselines import inversion
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from ..provenance import AnchorDivWarning
 from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
@@ -456,11 +457,25 @@ def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, quer
                 scorers[name] = m.factory(broad, target, tau)
             except AnchorDivError as err:
                 errors[name] = str(err)
+            except Exception as err:   # a user's factory failing: a NaN cell and one warning
+                if m.role != "custom":
+                    raise
+                text = (str(err).strip().splitlines() or [""])[0]
+                errors[name] = f"{type(err).__name__}: {text}" if text else type(err).__name__
+                caught.append(_Raised(f"the factory raised {errors[name]}; the cell is NaN"))
         if caught:
-            warned[name] = [(w.category, str(w.message)) for w in caught]
+            warned[name] = [(getattr(w, "category", AnchorDivWarning), str(w.message))
+                            for w in caught]
     ev = evaluate(scorers, queries, gallery, relevance, query_index=query_index, baselines=(),
                   chunk=chunk, progress=False) if scorers else None
     return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None, warned)
+
+
+@dataclasses.dataclass
+class _Raised:
+    """A user's factory that raised, reported like a warning it gave (one line per model)."""
+
+    message: str
 
 
 def _warn_per_model(outs, jobs) -> None:
