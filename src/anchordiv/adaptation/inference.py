@@ -28,8 +28,8 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from ..errors import (AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval, integer,
-                      positive)
+from ..errors import (AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval,
+                      integer, positive)
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from .density import with_log_density
 from .points import exact_descriptions
