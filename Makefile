@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/anchordiv demo
+	$(BIN)/anchordiv demo --overwrite
 
 # Lint, format check and types (configured in pyproject.toml) before the tests.
 lint: setup
@@ -44,7 +44,7 @@ bench: setup
 # Rebuild the broad priors in models/ (MiniLM embeddings of WordNet glosses, clinical text,
 # ImageNet names; each prior's own anchor count and regions: anchordiv.app.studies.priors.PRIORS).
 models: setup
-	$(BIN)/anchordiv build-models -o models
+	$(BIN)/anchordiv build-models -o models --overwrite
 
 # The documentation site (docs/_build/html), offline, warnings as errors.  docs-setup adds what
 # only the docs and their slow tests need: Debian's MathJax (served from the site, no CDN) and

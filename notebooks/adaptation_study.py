@@ -81,7 +81,8 @@ setup = wi.retrieval_setup(task, emb, max_queries=None, seed=0)   # every item i
 # %%
 curve = ad.adaptation_curve(broad, emb.targets, tau=encoder.logit_scale, models=MODELS,
                             budgets=BUDGETS, n_subsets=SUBSETS, seed=0, **setup)
-paths = curve.write(OUT, fraction=0.9, title="WordNet glosses → ImageNet class prompts (MiniLM)")
+paths = curve.write(OUT, fraction=0.9, title="WordNet glosses → ImageNet class prompts (MiniLM)",
+                    overwrite=True)
 summary = curve.summary()
 for row in summary:
     if row["budget"] in (curve.budgets[0], curve.budgets[1], curve.budgets[-1]):  # 3 budgets

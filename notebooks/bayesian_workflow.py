@@ -242,7 +242,7 @@ curve = ad.adaptation_curve(broad, targets, queries, X, relevance, tau=tau,
                             query_index=query_index, budgets=[1, 2, 5],
                             models=["gaussian", "posterior-gaussian", "isotropic-gaussian",
                                     "cosine"], n_subsets=2 if SMALL else 5, progress=False)
-paths = curve.write(OUT / "curve", title="dog glosses: target anchors needed")
+paths = curve.write(OUT / "curve", title="dog glosses: target anchors needed", overwrite=True)
 print(curve)
 Image(filename=paths["plot"])
 

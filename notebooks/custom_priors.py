@@ -141,7 +141,7 @@ axes = az.plot_trace(idata["factor (subspace NUTS)"], var_names=["mean_cosine", 
 np.ravel(axes)[0].figure.savefig(OUT / "nuts_trace.png", dpi=100, bbox_inches="tight")
 axes = az.plot_forest(list(idata.values()), model_names=list(idata), var_names=["cov_trace"])
 np.ravel(axes)[0].figure.savefig(OUT / "forest_cov_trace.png", dpi=100, bbox_inches="tight")
-ad.save_inference_data(idata["exact"], OUT / "exact_idata", encoder=encoder.id)
+ad.save_inference_data(idata["exact"], OUT / "exact_idata", overwrite=True, encoder=encoder.id)
 display.Image(filename=OUT / "nuts_trace.png")
 
 # %% [markdown]

@@ -30,7 +30,25 @@ def test_lines_are_periodic(monkeypatch):
         for _ in range(1000):
             bar.update()
     lines = log.getvalue().splitlines()
-    assert len(lines) == 2 and lines[-1].startswith("SVI: 100%")   # first and final only
+    assert len(lines) == 1 and lines[-1].startswith("SVI: 100%")   # final only: no 0 % line
+
+
+def test_a_quick_top_k_in_a_pipe_leaves_one_line(monkeypatch, capsys):
+    """Issue 27: two lines (0 % and 100 %) per ``top_k`` call in a piped log."""
+    import numpy as np
+
+    import anchordiv as ad
+
+    monkeypatch.delenv("ANCHORDIV_PROGRESS_INTERVAL", raising=False)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    model = ad.fit("gaussian", x, tau=5.0)
+    capsys.readouterr()
+    for _ in range(3):
+        ad.top_k(model, x[:2], x, 3, chunk=4, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and all("100%" in line for line in lines), lines
 
 
 def test_terminal_gets_the_ordinary_bar():

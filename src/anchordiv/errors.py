@@ -51,6 +51,47 @@ class AnchorDivError(ValueError):
     """
 
 
+class OutputExistsError(AnchorDivError):
+    """A writer's destination already exists and holds something; nothing is replaced without
+    ``overwrite=True`` (``--overwrite`` on the command line)."""
+
+    def __init__(self, path, what: str):
+        self.path, self.what = str(path), what
+        super().__init__(self.message("overwrite=True"))
+
+    def message(self, option: str) -> str:
+        """The message with ``option`` as the way to replace the destination."""
+        return (f"{self.path}: already exists ({self.what}); pass {option} to replace it, or "
+                f"choose another path")
+
+
+def check_output(path, overwrite: bool = False, *, file: bool = False):
+    """The one rule of every writer (``save_model``, ``prior.save``, ``post.save``,
+    ``save_inference_data``, ``save_embeddings``, ``Curve.write``, every CLI ``-o``): ``path``
+    as a ``pathlib.Path`` it may write to.
+
+    A directory destination (the default) that exists and is not empty, or a ``file``
+    destination that exists, raises :class:`OutputExistsError` unless ``overwrite``; a file where
+    a directory is wanted (or the reverse) is always an :class:`AnchorDivError`."""
+    from pathlib import Path
+
+    path = Path(path)
+    if file:
+        if path.is_dir():
+            raise AnchorDivError(f"{path}: is a directory; the output is a file — choose "
+                                 f"another path")
+        if path.exists() and not overwrite:
+            raise OutputExistsError(path, "a file")
+        return path
+    if path.exists() and not path.is_dir():
+        raise AnchorDivError(f"{path}: exists and is not a directory; the output is a "
+                             "directory — choose another path")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        what = "a saved bundle" if (path / "card.json").is_file() else "a non-empty directory"
+        raise OutputExistsError(path, what)
+    return path
+
+
 def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,
               check_finite: bool = True) -> np.ndarray:
     """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1, d]``).
@@ -130,6 +171,37 @@ MAX_DUPLICATE_FRACTION = 0.5
 IDENTICAL_TOLERANCE = 1e-6
 
 
+def check_covariance(name: str, cov, *, dim: int | None = None,
+                     definite: bool = True) -> np.ndarray:
+    """``cov [d, d]`` as float64 unless it is not a finite symmetric positive-definite (or, with
+    ``definite=False``, semi-definite) matrix: an :class:`AnchorDivError` naming ``name`` and
+    what is wrong (a negative or NaN covariance would score every pair 0 or NaN, silently)."""
+    c = np.asarray(cov, np.float64)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or (dim is not None and c.shape[0] != dim):
+        want = f"[{dim}, {dim}]" if dim is not None else "[d, d]"
+        raise AnchorDivError(f"{name}: expected a covariance matrix {want}, got shape "
+                             f"{list(c.shape)}")
+    if not np.isfinite(c).all():
+        raise AnchorDivError(f"{name}: contains NaN or inf ({int((~np.isfinite(c)).sum())} "
+                             f"entries)")
+    scale = max(float(np.max(np.abs(c))), np.finfo(np.float64).tiny)
+    if np.max(np.abs(c - c.T)) > 1e-6 * scale:
+        raise AnchorDivError(f"{name}: is not symmetric (largest |C - Cᵀ| = "
+                             f"{float(np.max(np.abs(c - c.T))):.3g})")
+    if definite:
+        try:
+            np.linalg.cholesky(c)
+            return c
+        except np.linalg.LinAlgError:
+            pass
+    low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
+    if low <= 0 if definite else low < -1e-6 * scale:
+        raise AnchorDivError(f"{name}: is not positive {'definite' if definite else 'semi-definite'}"
+                             f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a "
+                             f"ridge)")
+    return c
+
+
 def check_spread(name: str, a: np.ndarray) -> np.ndarray:
     """``a [n, d]`` unless its rows are degenerate: all identical (zero variance: every
     divergence would be 0, every ranking a tie) or more than :data:`MAX_DUPLICATE_FRACTION`
@@ -139,6 +211,12 @@ def check_spread(name: str, a: np.ndarray) -> np.ndarray:
         what = "a single anchor" if len(a) == 1 else f"all {len(a)} anchors are identical"
         raise AnchorDivError(f"{name}: {what} (zero variance): every divergence would be 0 and "
                              f"every ranking a tie; need at least 2 distinct anchors")
+    return check_duplicates(name, a)
+
+
+def check_duplicates(name: str, a: np.ndarray) -> np.ndarray:
+    """``a [n, d]`` unless more than :data:`MAX_DUPLICATE_FRACTION` of its rows repeat another
+    row exactly (one text embedded repeatedly: it would count as that many anchors)."""
     rows = np.ascontiguousarray(a).view(np.dtype((np.void, a.dtype.itemsize * a.shape[1])))
     dup = 1.0 - len(np.unique(rows)) / len(a)
     if dup > MAX_DUPLICATE_FRACTION:

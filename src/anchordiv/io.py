@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .anchors.base import MODEL_CLASSES, AnchorModel
-from .errors import AnchorDivError
+from .errors import AnchorDivError, check_output
 
 CARD = "card.json"
 ARRAYS = "arrays.npz"
@@ -147,9 +147,11 @@ def data_hash(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def write_bundle(path, arrays: dict[str, np.ndarray], card: dict) -> Path:
-    """Write ``arrays.npz`` + ``card.json`` (adding version, time and data hash) to ``path``."""
-    path = Path(path)
+def write_bundle(path, arrays: dict[str, np.ndarray], card: dict, *,
+                 overwrite: bool = False) -> Path:
+    """Write ``arrays.npz`` + ``card.json`` (adding version, time and data hash) to ``path``;
+    an existing non-empty ``path`` is refused unless ``overwrite`` (:func:`check_output`)."""
+    path = check_output(path, overwrite)
     path.mkdir(parents=True, exist_ok=True)
     card = {**card, "package_version": package_version(), "data_hash": data_hash(arrays),
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
@@ -211,20 +213,6 @@ def check_card_dim(path, card: dict, dim: int) -> None:
                              f"d = {dim} (card edited or mismatched files)")
 
 
-def check_output(path, overwrite: bool) -> Path:
-    """``path`` as a directory a bundle may be written to: an :class:`AnchorDivError` naming it
-    if it is a file, or a non-empty directory and ``overwrite`` is false."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise AnchorDivError(f"{path}: exists and is not a directory; a saved model is a "
-                             "directory (arrays.npz + card.json) — choose another path")
-    if path.is_dir() and any(path.iterdir()) and not overwrite:
-        what = "a saved bundle" if (path / CARD).is_file() else "a non-empty directory"
-        raise AnchorDivError(f"{path}: already exists ({what}); pass overwrite=True to "
-                             "replace it, or choose another path")
-    return path
-
-
 def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> Path:
     """Save an anchor model to a directory (``arrays.npz`` + ``card.json``).
 
@@ -266,7 +254,7 @@ def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> 
     meta = {"type": "anchor-model", "kind": model.kind, "dim": model.dim, "structure": structure}
     if hasattr(model, "tau"):
         meta["tau"] = float(model.tau)
-    return write_bundle(path, arrays, {**meta, **card})
+    return write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
 
 
 def load_model(path, *, verify: bool = True) -> AnchorModel:

@@ -3,7 +3,9 @@
 On a terminal :func:`tqdm` is tqdm's ordinary bar.  When stderr is not a terminal (a pipe, a
 file: ``anchordiv curve ... 2>log``, CI, a notebook's stored output) it writes one plain line
 per update instead of carriage-return redraws, at most every ``ANCHORDIV_PROGRESS_INTERVAL``
-seconds (default 30), plus the first and the final line::
+seconds (default 30), and the final line — so a loop done within the interval (a ``top_k``
+call, a short fit) leaves one line, not a 0 % line and a 100 % line (with an interval of 0
+every update is a line, the first included)::
 
     curve:  40%|4         | 8/20 [00:31<00:46, 3.87s/cell]
 
@@ -45,6 +47,8 @@ class LineBar(_terminal_bar):
     def display(self, msg=None, pos=None):
         if self.fp is None:
             return True
+        if self.n == 0 and self.mininterval > 0 and not getattr(self, "_closing", False):
+            return True                # no "0 %" line: the first one is due after the interval
         line = (msg if msg is not None else self.__str__()).strip()
         if line and line != getattr(self, "_last_line", None):
             self.fp.write(line + "\n")
@@ -54,6 +58,7 @@ class LineBar(_terminal_bar):
 
     def close(self):
         if not self.disable:
+            self._closing = True
             self.display()             # the final line (tqdm's own close would redraw with \r)
             self.sp = None
         super().close()

@@ -156,7 +156,7 @@ def sidecar_path(path) -> Path:
 
 
 def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float | None = None,
-                    **extra) -> Path:
+                    overwrite: bool = False, **extra) -> Path:
     """Write embeddings and their provenance sidecar.
 
     Writes ``x`` to ``path`` (``.npy`` added if missing) and the sidecar ``X.json`` beside it:
@@ -173,6 +173,9 @@ def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float |
         Encoder id (overrides ``x``'s).
     logit_scale : float, optional
         The encoder's logit scale τ (overrides ``x``'s).
+    overwrite : bool, default False
+        Replace an existing non-empty destination; otherwise it is refused
+        (:class:`~anchordiv.errors.OutputExistsError`).
     **extra
         Further JSON-able fields for the sidecar (e.g. ``texts``, ``sources``).
 
@@ -190,7 +193,11 @@ def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float |
     >>> ad.load_embeddings(path.with_suffix(".npy")).provenance
     {'encoder': 'toy', 'logit_scale': 20.0}
     """
+    from .errors import check_output
+
     p = npy_path(path)
+    check_output(p, overwrite, file=True)
+    check_output(sidecar_path(p), overwrite, file=True)
     p.parent.mkdir(parents=True, exist_ok=True)
     arr = np.asarray(x)
     prov = {**provenance_of(x), **{k: v for k, v in (("encoder", encoder),
@@ -303,6 +310,19 @@ class AnchorDivWarning(UserWarning):
     >>> any(issubclass(w.category, ad.AnchorDivWarning) for w in caught)
     True
     """
+
+
+def warn_not_unit(name: str, x: np.ndarray) -> None:
+    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm, computed in ``x``'s
+    own dtype (one pass, no float64 copy: cheap beside the divergences it guards)."""
+    sq = np.einsum("ij,ij->i", x, x)
+    off = np.abs(np.sqrt(sq) - 1) > UNIT_NORM_TOLERANCE
+    if off.any():
+        norms = np.sqrt(sq)
+        warnings.warn(f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
+                      f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
+                      f"assume unit vectors — normalise them (x / ||x||) first",
+                      AnchorDivWarning, stacklevel=user_stacklevel())
 
 
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:

@@ -81,9 +81,11 @@ def test_svi_convergence_needs_the_parameters_to_stop_moving():
     assert post.info["param_relative_change"] > 1e-3
     assert not post.info["elbo_converged"]
     assert any("parameters by" in str(w.message) for w in caught)
+    # declared only once the parameters move by < convergence_tol / 10 per window (issue 27:
+    # at 4,000 steps they still moved 3e-5, which the old 10x tol rule accepted)
     longer = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=1.0, nu0=d + 5.0, method="svi",
-                      num_steps=4000, progress=False)
-    assert longer.info["elbo_converged"] and longer.info["param_relative_change"] < 1e-3
+                      num_steps=6000, progress=False)
+    assert longer.info["elbo_converged"] and longer.info["param_relative_change"] < 1e-5
 
 
 def test_exact_posteriors_say_how_their_points_are_computed():

@@ -44,10 +44,10 @@ def test_embed_csv_column(tmp_path, capsys, minilm):
     rc, stdout, _ = run(["embed", str(src), "--column", "text", "-o",
                          str(tmp_path / "r.npy")], capsys)
     assert rc == 0 and json.loads(stdout)["rows"] == 2
-    rc, _, err = run(["embed", str(src), "--column", "body", "-o", str(tmp_path / "r.npy")],
+    rc, _, err = run(["embed", str(src), "--column", "body", "-o", str(tmp_path / "r2.npy")],
                      capsys)
     assert rc == 2 and "'body' is not a column" in err and "['id', 'text']" in err
-    rc, _, err = run(["embed", str(src), "-o", str(tmp_path / "r.npy")], capsys)
+    rc, _, err = run(["embed", str(src), "-o", str(tmp_path / "r2.npy")], capsys)
     assert rc == 2 and "needs --column" in err
 
 

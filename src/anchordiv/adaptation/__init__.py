@@ -269,8 +269,6 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     o = {**COMMON, **opts}
     kind_opts = prior_options(get_family(kind))
     known = set(COMMON) | set(kind_opts) | {k for v in METHOD_OPTIONS.values() for k in v}
-    if kind == "mixture":
-        known.add("seed")
     unknown = sorted(set(o) - known)
     if unknown:
         raise AnchorDivError(f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: "
@@ -278,11 +276,9 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     name = o.pop("method")
     if name not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {name!r}")
+    # the sampler's ``seed`` never reaches the prior (a mixture's EM fit has ``em_seed``), so
+    # changing it redraws the sampler, never the prior's components
     prior_opts = {k: o.pop(k) for k in list(o) if k in kind_opts or k == "prior"}
-    if kind == "mixture" and "seed" in o:          # the one seed of the flat API: EM and sampler
-        prior_opts.setdefault("em_seed", o["seed"])
-        if name == "exact":
-            o.pop("seed")
     wrong = sorted(set(o) - set(METHOD_OPTIONS[name]))
     if wrong:
         k = wrong[0]

@@ -201,19 +201,41 @@ class Family(abc.ABC):
                 arrays[f.name] = np.asarray(v)
         return arrays, meta
 
+    def __repr__(self) -> str:
+        """One line: arrays by shape, numbers to 4 digits, modes as text, where it came from
+        (the dataclass repr printed every array: 8,143 characters for NIWPrior at d = 384)."""
+        parts = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == "origin":
+                if v:
+                    parts.append(f"from={self.card.get('path', '?')!r}")
+            elif v is None or isinstance(v, (str, bool)):
+                if v not in (None, ""):
+                    parts.append(f"{f.name}={v!r}")
+            elif np.ndim(v) == 0:
+                try:
+                    parts.append(f"{f.name}={float(v):.4g}")
+                except TypeError:                  # a tracer or another leaf
+                    parts.append(f"{f.name}={type(v).__name__}")
+            else:
+                parts.append(f"{f.name}{list(np.shape(v))}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
     @property
     def card(self) -> dict:
         """Where the prior came from (:func:`~anchordiv.adaptation.load_prior`: the saved model's
         card and path); ``{}`` for a prior built from anchors."""
         return json.loads(self.origin) if getattr(self, "origin", "") else {}  # type: ignore[attr-defined]
 
-    def save(self, path, **card):
-        """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it)."""
+    def save(self, path, *, overwrite: bool = False, **card):
+        """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it); an
+        existing non-empty ``path`` is refused unless ``overwrite=True``."""
         from ..io import write_bundle
 
         arrays, meta = self.to_arrays()
         return write_bundle(path, arrays, {"type": "prior", "kind": self.kind, "dim": self.dim,
-                                           "prior": meta, **card})
+                                           "prior": meta, **card}, overwrite=overwrite)
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Family":

@@ -28,8 +28,8 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from ..errors import (AnchorDivError, as_matrix, check_spread, in_unit_interval, integer,
-                      positive)
+from ..errors import (AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval,
+                      integer, positive)
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from .density import with_log_density
 from .points import exact_descriptions
@@ -388,7 +388,7 @@ def check_targets(targets, d: int) -> np.ndarray:
     if t.shape[-1] != d:
         raise AnchorDivError(f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the "
                              f"broad anchors have d={d}")
-    return as_matrix("target_anchors", t, dim=d)
+    return check_duplicates("target_anchors", as_matrix("target_anchors", t, dim=d))
 
 
 #: info entries every posterior has (the rest describe the family's default prior)

@@ -106,7 +106,9 @@ def check_sites(kind: str, prob: Problem) -> dict:
 
     def trace():
         tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
-        sites.update({k: {"type": s["type"], "is_observed": s.get("is_observed", False)}
+        sites.update({k: {"type": s["type"], "is_observed": s.get("is_observed", False),
+                          "discrete": s["type"] == "sample" and bool(
+                              getattr(s.get("fn"), "is_discrete", False))}
                       for k, s in tr.items()})
         return {k: s["value"] for k, s in tr.items() if s["type"] in ("sample", "deterministic")}
 
@@ -118,6 +120,12 @@ def check_sites(kind: str, prob: Problem) -> dict:
                                  f"model_kwargs: {', '.join(sorted(prob.kwargs))}") from None
     for k, v in shapes.items():
         sites[k]["shape"] = tuple(v.shape)
+    discrete = [k for k, s in sites.items() if s["discrete"] and not s["is_observed"]]
+    if discrete:
+        raise AnchorDivError(
+            f"model: latent site(s) {', '.join(repr(k) for k in discrete)} are discrete; NUTS "
+            f"and SVI here need continuous latent sites — sum the discrete variable out (e.g. "
+            f"dist.MixtureSameFamily for a component indicator) or make it continuous")
     fam = get_family(kind)
     fam.check_sites({k: s.get("shape", ()) for k, s in sites.items()},
                     int(prob.targets.shape[-1]))

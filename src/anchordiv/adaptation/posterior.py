@@ -268,7 +268,7 @@ class Posterior:
                       "anchordiv.adaptation.density.with_log_density", stacklevel=user_stacklevel())
         return -self.stats["potential_energy"].reshape(-1)
 
-    def save(self, path, **card) -> Path:
+    def save(self, path, *, overwrite: bool = False, **card) -> Path:
         """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format).
 
         Everything but ``raw`` (NumPyro's run objects) round-trips bit-exactly
@@ -278,6 +278,9 @@ class Posterior:
         ----------
         path : str or Path
             Destination directory.
+        overwrite : bool, default False
+            Replace an existing non-empty destination; otherwise it is refused
+            (:class:`~anchordiv.errors.OutputExistsError`).
         **card
             Extra card fields (``encoder``, ``anchor_source``, ...).
 
@@ -287,7 +290,7 @@ class Posterior:
             The directory written.
         """
         arrays, meta = self.to_arrays()
-        return write_bundle(path, arrays, {**meta, **card})
+        return write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
 
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
         """``(arrays, meta)``: the flat arrays and the JSON-able card of :meth:`save`."""
@@ -383,7 +386,7 @@ def load_posterior(path, *, verify: bool = True) -> Posterior:
     return Posterior.from_arrays(arrays, card)
 
 
-def save_posterior(post: Posterior, path, **card) -> Path:
+def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:
     """Save a posterior (:meth:`Posterior.save`).
 
     Parameters
@@ -392,6 +395,9 @@ def save_posterior(post: Posterior, path, **card) -> Path:
         The posterior.
     path : str or Path
         Destination directory.
+    overwrite : bool, default False
+        Replace an existing non-empty destination; otherwise it is refused
+        (:class:`~anchordiv.errors.OutputExistsError`).
     **card
         Extra card fields.
 
@@ -410,7 +416,7 @@ def save_posterior(post: Posterior, path, **card) -> Path:
     """
     if not isinstance(post, Posterior):
         raise AnchorDivError(f"post: expected a Posterior, got {type(post).__name__}")
-    return post.save(path, **card)
+    return post.save(path, overwrite=overwrite, **card)
 
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:

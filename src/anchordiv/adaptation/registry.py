@@ -28,7 +28,7 @@ def family(kind: str):
     ``str``/``bool``/``None``-typed fields static) + registry entry under ``kind``."""
 
     def wrap(cls):
-        cls = dataclasses.dataclass(frozen=True, eq=False)(cls)
+        cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)   # Family.__repr__
         fields = dataclasses.fields(cls)
         static = [f.name for f in fields if f.name in cls.static_fields]
         data = [f.name for f in fields if f.name not in cls.static_fields]

@@ -112,11 +112,17 @@ class AnchorModel:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+def jax_dtype(dtype) -> np.dtype:
+    """``dtype`` as JAX holds it: float64 is float32 unless JAX's float64 mode is on.  Asking
+    for it explicitly would only add JAX's "will be truncated" warning to the same result."""
+    return jax.dtypes.canonicalize_dtype(np.dtype(dtype))
+
+
 def as_tau(tau, dtype) -> jax.Array:
     """Validate τ (the encoder's logit scale, > 0) and make it a scalar array leaf."""
     from ..errors import positive
 
-    return jnp.asarray(positive("tau", tau), dtype=dtype)
+    return jnp.asarray(positive("tau", tau), dtype=jax_dtype(dtype))
 
 
 def quad_norm(factor: jax.Array, theta: jax.Array) -> jax.Array:

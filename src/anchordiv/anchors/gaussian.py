@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import as_matrix, positive
-from .base import AnchorModel, anchor_model, as_tau, psd_factor, quad_norm
+from .base import AnchorModel, anchor_model, as_tau, jax_dtype, psd_factor, quad_norm
 
 
 @anchor_model("gaussian")
@@ -61,11 +61,19 @@ class Gaussian(AnchorModel):
 
     @classmethod
     def from_moments(cls, mean, cov, *, tau: float) -> "Gaussian":
-        """Build from a mean ``[d]`` and a symmetric PSD covariance ``[d, d]``."""
+        """Build from a mean ``[d]`` and a symmetric PSD covariance ``[d, d]`` (a NaN, asymmetric
+        or negative one is an :class:`AnchorDivError`)."""
+        from ..errors import AnchorDivError, check_covariance
+
         mean = np.asarray(mean)
+        if mean.ndim != 1 or not np.isfinite(mean).all():
+            raise AnchorDivError(f"mean: expected a finite vector [d], got shape "
+                                 f"{list(mean.shape)}" + ("" if mean.ndim != 1 else
+                                                          " with NaN or inf entries"))
+        cov = check_covariance("cov", cov, dim=len(mean), definite=False)
         dtype = mean.dtype if np.issubdtype(mean.dtype, np.floating) else np.float32
         factor = psd_factor(np.asarray(cov, np.float64)).astype(dtype)
-        return cls(jnp.asarray(mean, dtype), jnp.asarray(factor), as_tau(tau, dtype))
+        return cls(jnp.asarray(mean, jax_dtype(dtype)), jnp.asarray(factor), as_tau(tau, dtype))
 
 
 def moments(anchors: np.ndarray, reg: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

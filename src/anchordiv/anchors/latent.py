@@ -28,7 +28,7 @@ import scipy.special
 
 from ..errors import (AnchorDivError, as_matrix, in_unit_interval, integer, positive,
                       user_stacklevel)
-from .base import AnchorModel, anchor_model, as_tau, quad_norm
+from .base import AnchorModel, anchor_model, as_tau, jax_dtype, quad_norm
 from .linalg import canonical_signs
 
 QUADRATURE_NODES = 128
@@ -267,8 +267,9 @@ class LatentSpherical(SubspaceModel):
                           f"{QUADRATURE_EXACT}: the closed-form scale c = τ r A_k(τ r) is exact "
                           f"(float64 Bessel functions), but the quadrature cumulant used by the "
                           f"autodiff scoring paths loses accuracy there", stacklevel=user_stacklevel())
-        return cls(jnp.asarray(b, dtype), jnp.asarray(positive("radius", radius), dtype),
-                   as_tau(tau, dtype), jnp.asarray(t, dtype), jnp.asarray(lw, dtype))
+        jdt = jax_dtype(dtype)
+        return cls(jnp.asarray(b, jdt), jnp.asarray(positive("radius", radius), jdt),
+                   as_tau(tau, dtype), jnp.asarray(t, jdt), jnp.asarray(lw, jdt))
 
 
 def fit_latent_gaussian(anchors, *, tau: float, rank: int | None = None,
@@ -276,7 +277,8 @@ def fit_latent_gaussian(anchors, *, tau: float, rank: int | None = None,
     """Latent Gaussian on the top-k anchor-covariance eigenvectors of ``anchors [n, d]``."""
     a = as_matrix("anchors", anchors, min_rows=2)
     mu, u, _ = principal_subspace(a, rank=rank, variance=variance)
-    return LatentGaussian(jnp.asarray(mu, a.dtype), jnp.asarray(u, a.dtype), as_tau(tau, a.dtype))
+    jdt = jax_dtype(a.dtype)
+    return LatentGaussian(jnp.asarray(mu, jdt), jnp.asarray(u, jdt), as_tau(tau, a.dtype))
 
 
 def fit_latent_spherical(anchors, *, tau: float, rank: int | None = None,

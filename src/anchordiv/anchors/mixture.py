@@ -21,7 +21,7 @@ import scipy.linalg
 import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, positive
-from .base import AnchorModel, anchor_model, as_tau, psd_factor
+from .base import AnchorModel, anchor_model, as_tau, jax_dtype, psd_factor
 
 
 @anchor_model("mixture")
@@ -88,8 +88,9 @@ class GaussianMixture(AnchorModel):
         factors = np.stack([psd_factor(np.asarray(c, np.float64)) for c in covs])
         with np.errstate(divide="ignore"):
             lw = np.log(w / w.sum())
-        return cls(jnp.asarray(lw, dtype), jnp.asarray(means, dtype),
-                   jnp.asarray(factors, dtype), as_tau(tau, dtype))
+        jdt = jax_dtype(dtype)
+        return cls(jnp.asarray(lw, jdt), jnp.asarray(means, jdt),
+                   jnp.asarray(factors, jdt), as_tau(tau, dtype))
 
 
 @dataclass(frozen=True)

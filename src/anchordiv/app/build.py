@@ -113,15 +113,20 @@ def resolve_encoder(encoder, embed: Callable | None, tau: float | None):
 
 
 def build_prior(spec: PriorSpec, *, encoder="minilm", embed: Callable | None = None,
-                tau: float | None = None, out=None, fit_options: dict | None = None
-                ) -> BuiltPrior:
+                tau: float | None = None, out=None, fit_options: dict | None = None,
+                overwrite: bool = False) -> BuiltPrior:
     """Select ``spec``'s anchors (:func:`anchordiv.data.vocab.select`), embed them with
     ``encoder`` (a name for :func:`~anchordiv.data.get_encoder`, or an Encoder; cached), fit
     ``spec.kind`` with the encoder's τ (or ``tau``) and, with ``out``, save model + card there.
 
     ``embed``: an explicit ``embed(texts) -> [n, d]`` (tests, other pipelines); then ``encoder``
-    is the id string recorded in the card and ``tau`` is required."""
+    is the id string recorded in the card and ``tau`` is required.  An existing non-empty
+    ``out`` is refused (before anything is embedded) unless ``overwrite=True``."""
     from ..data.vocab import select
+    from ..errors import check_output
+
+    if out is not None:
+        check_output(out, overwrite)
 
     if not spec.sources:
         raise AnchorDivError(f"prior {spec.name!r}: no sources")
@@ -131,7 +136,7 @@ def build_prior(spec: PriorSpec, *, encoder="minilm", embed: Callable | None = N
     anchors = np.asarray(embed_fn(texts), np.float32)
     model = fit(spec.kind, anchors, tau=tau, **(fit_options or {}))
     card = _card(spec, pool, drawn, encoder_id, tau, texts, dict(fit_options or {}))
-    path = save_model(model, out, overwrite=True, **card) if out is not None else None
+    path = save_model(model, out, overwrite=overwrite, **card) if out is not None else None
     return BuiltPrior(model, load_card(path) if path else card, [e.id for e in chosen], texts,
                       anchors, path)
 

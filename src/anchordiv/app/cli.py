@@ -8,7 +8,7 @@ import importlib
 import sys
 import warnings
 
-from ..errors import AnchorDivError
+from ..errors import AnchorDivError, OutputExistsError
 
 #: Subcommand modules under anchordiv.app.commands, in the order --help lists them.
 COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "diagnose", "demo", "study",
@@ -57,6 +57,8 @@ USER_ERRORS = (AnchorDivError, OSError, UnicodeDecodeError)
 
 def user_message(err: BaseException) -> str:
     """One line for a user error (file errors name the file)."""
+    if isinstance(err, OutputExistsError):
+        return err.message("--overwrite")
     if isinstance(err, OSError) and getattr(err, "filename", None):
         return f"{err.strerror or err}: {err.filename}"
     if isinstance(err, UnicodeDecodeError):

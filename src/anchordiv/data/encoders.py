@@ -13,6 +13,8 @@ the cache key), ``dim``, ``logit_scale`` (the inverse temperature tau of the anc
 
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import hashlib
 import os
@@ -186,6 +188,41 @@ class Encoder:
         raise NotImplementedError
 
 
+@contextlib.contextmanager
+def quiet_hf_bars():
+    """HuggingFace's own progress bars ("Loading weights", downloads) off while stderr is not a
+    terminal: they redraw with carriage returns and cursor-up codes (ESC[A) that litter a piped
+    log.  Restored afterwards; on a terminal nothing changes."""
+    from ..progress import interactive
+
+    if interactive():
+        yield
+        return
+    undo = []
+    try:
+        from transformers.utils import logging as tlog
+
+        if tlog.is_progress_bar_enabled():
+            tlog.disable_progress_bar()
+            undo.append(tlog.enable_progress_bar)
+    except ImportError:
+        pass
+    try:
+        from huggingface_hub.utils import (are_progress_bars_disabled, disable_progress_bars,
+                                           enable_progress_bars)
+
+        if not are_progress_bars_disabled():
+            disable_progress_bars()
+            undo.append(enable_progress_bars)
+    except ImportError:
+        pass
+    try:
+        yield
+    finally:
+        for f in undo:
+            f()
+
+
 class SentenceTransformerEncoder(Encoder):
     """A sentence-transformers text model.
 
@@ -226,8 +263,9 @@ class SentenceTransformerEncoder(Encoder):
             from sentence_transformers import SentenceTransformer
 
             local = Path(self.source).is_dir()
-            self._model = SentenceTransformer(self.source, device=self.device,
-                                              local_files_only=local)
+            with quiet_hf_bars():
+                self._model = SentenceTransformer(self.source, device=self.device,
+                                                  local_files_only=local)
         return self._model
 
     @property

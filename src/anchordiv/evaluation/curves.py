@@ -41,6 +41,7 @@ from ..progress import tqdm
 from ..anchors import fit
 from ..retrieval.baselines import inversion
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
+from ..provenance import AnchorDivWarning
 from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
 from ..threads import limited_blas
 
@@ -480,12 +481,20 @@ class Curve:
                 f"{self.budgets}, {len(self.rows)} cells, prevalence {self.prevalence:.3f})")
 
     # ---- files ---------------------------------------------------------------------------
-    def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve") -> dict:
+    #: the files :meth:`write` writes into its directory
+    FILES = ("curve.csv", "curve_summary.csv", "needs.json", "curve.png")
+
+    def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve",
+              overwrite: bool = False) -> dict:
         """Write ``curve.csv`` (tidy, per subset), ``curve_summary.csv`` (per model × budget),
-        ``needs.json`` and ``curve.png`` into ``out_dir``; returns their paths."""
+        ``needs.json`` and ``curve.png`` into ``out_dir``; returns their paths.  If any of them
+        exists already, nothing is written unless ``overwrite=True``."""
+        from ..errors import check_output
         from ..plots import plot_curve
 
         out = Path(out_dir)
+        for name in self.FILES:
+            check_output(out / name, overwrite, file=True)
         summary = self.summary()
         paths = {"table": write_rows(out / "curve.csv", self.rows),
                  "summary": write_rows(out / "curve_summary.csv", summary),
@@ -541,11 +550,25 @@ def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, quer
                 scorers[name] = m.factory(broad, target, tau)
             except AnchorDivError as err:
                 errors[name] = str(err)
+            except Exception as err:   # a user's factory failing: a NaN cell and one warning
+                if m.role != "custom":
+                    raise
+                text = (str(err).strip().splitlines() or [""])[0]
+                errors[name] = f"{type(err).__name__}: {text}" if text else type(err).__name__
+                caught.append(_Raised(f"the factory raised {errors[name]}; the cell is NaN"))
         if caught:
-            warned[name] = [(w.category, str(w.message)) for w in caught]
+            warned[name] = [(getattr(w, "category", AnchorDivWarning), str(w.message))
+                            for w in caught]
     ev = evaluate(scorers, queries, gallery, relevance, query_index=query_index, baselines=(),
                   chunk=chunk, progress=False) if scorers else None
     return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None, warned)
+
+
+@dataclasses.dataclass
+class _Raised:
+    """A user's factory that raised, reported like a warning it gave (one line per model)."""
+
+    message: str
 
 
 def _warn_per_model(outs, jobs) -> None:

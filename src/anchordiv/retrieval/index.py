@@ -597,10 +597,11 @@ class FaissIndex:
         return self
 
     # ---- persistence -----------------------------------------------------------------------
-    def save(self, path, **card) -> Path:
+    def save(self, path, *, overwrite: bool = False, **card) -> Path:
         """Save to the directory ``path``: the faiss index (serialized) and the cached keys in
         ``arrays.npz``, the anchor model in ``path/model`` and a card (kind, sizes, reduction);
-        ``card`` keywords are added to the card."""
+        ``card`` keywords are added to the card.  An existing non-empty ``path`` is refused
+        unless ``overwrite=True``."""
         from ..io import save_model, write_bundle
 
         faiss = require_faiss()
@@ -613,8 +614,8 @@ class FaissIndex:
                 "query_scale": red.scale, "shift": red.shift, "max_norm": red.max_norm,
                 "method": self.gallery.method, "kind": self.gallery.model.kind,
                 "model_dim": self.gallery.model.dim}
-        write_bundle(path, arrays, {**meta, **card})
-        save_model(self.gallery.model, path / "model", overwrite=True)
+        write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
+        save_model(self.gallery.model, path / "model", overwrite=True)   # path was checked
         return path
 
     @classmethod

@@ -43,7 +43,7 @@ def calls(monkeypatch):
 
 def run(t, *extra):
     return main(["adapt", "gaussian", str(t / "b.npy"), str(t / "t.npy"), "-o", str(t / "m"),
-                 "--tau", "5", *extra])
+                 "--tau", "5", "--overwrite", *extra])
 
 
 def test_only_given_options_are_forwarded_and_progress_is_not_forced_off(files, calls, capsys):

@@ -29,7 +29,7 @@ import numpyro.distributions as dist
 import scipy.special
 
 from ...anchors import Gaussian
-from ...anchors.base import as_tau
+from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import positive
 from ..priors.cache import cached
@@ -181,7 +181,7 @@ class DiagonalPrior(FullDimensional, Family):
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = np.dtype(dtype)
+        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
         sd = np.sqrt(np.asarray(p["sigma2"], np.float64))
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(np.diag(sd), dt), as_tau(tau, dt))
 

@@ -17,8 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...anchors import Gaussian
-from ...anchors.base import as_tau, psd_factor
-from ...errors import AnchorDivError, positive
+from ...anchors.base import as_tau, jax_dtype, psd_factor
+from ...errors import AnchorDivError, check_covariance, positive
 from ..priors import niw
 from .. import recipe
 from ..density import gaussian_logpdf, log_niw
@@ -122,6 +122,24 @@ class NIWPrior(Family):
 
     sites = ("mu", "Sigma")
     covariance_site = "Sigma"
+
+    def __post_init__(self):
+        """Concrete hyperparameters are checked (a pytree rebuilt from tracers is not):
+        ``cov`` must be a finite symmetric positive-definite ``[d, d]`` (``cov = -I`` gave
+        Σ = 0 and all-zero divergences), ``mu0`` finite, ``kappa0 > 0``, ``nu0 > d + 1``."""
+        if not isinstance(self.cov, (np.ndarray, list, tuple)):
+            return
+        mu0 = np.asarray(self.mu0, np.float64)
+        if mu0.ndim != 1 or not np.isfinite(mu0).all():
+            raise AnchorDivError(f"mu0: expected a finite vector [d], got shape "
+                                 f"{list(mu0.shape)}" + ("" if mu0.ndim != 1 else
+                                                         " with NaN or inf entries"))
+        check_covariance("cov", self.cov, dim=len(mu0))
+        if isinstance(self.kappa0, (int, float, np.number)):
+            positive("kappa0", self.kappa0)
+        if isinstance(self.nu0, (int, float, np.number)):
+            niw.check_nu0(self.nu0, len(mu0))
+
     cli_options = {
         "kappa0": ("number|auto", "prior mean strength (pseudo-anchors); default 'auto' "
                                   "(chosen by --strengths)"),
@@ -245,7 +263,7 @@ class NIWPrior(Family):
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = np.dtype(dtype)
+        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt),
                         as_tau(tau, dt))
 

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...anchors import LatentGaussian
-from ...anchors.base import as_tau
+from ...anchors.base import as_tau, jax_dtype
 from ...anchors.latent import principal_subspace
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from ..priors import bingham
@@ -394,7 +394,7 @@ class BinghamPrior(LatentFamily):
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = np.dtype(dtype)
+        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
         return LatentGaussian(jnp.asarray(fixed["mean"], dt), jnp.asarray(p["U"], dt),
                               as_tau(tau, dt))
 

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...anchors import Gaussian
-from ...anchors.base import as_tau
+from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import AnchorDivError, integer, positive
 from ..family import Family, FullDimensional, check_prior_mode
@@ -202,7 +202,7 @@ class SpectralPrior(FullDimensional, Family):
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = np.dtype(dtype)
+        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
         f = dense_factor(np.asarray(fixed["directions"], np.float64), p["variances"],
                          p["noise"])
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(f, dt), as_tau(tau, dt))

@@ -27,6 +27,8 @@ import numpyro
 import numpyro.distributions as dist
 import scipy.linalg
 from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
+
 from ...progress import tqdm
 
 from ...errors import AnchorDivError
@@ -90,8 +92,10 @@ class MatrixBingham(dist.Distribution):
         super().__init__(batch_shape=parameter.shape[:-2], event_shape=(d, self.rank),
                          validate_args=validate_args)
 
+    @validate_sample
     def log_prob(self, value):
-        """Unnormalised ``tr(Uᵀ B U)``: ``value [..., d, k] -> [...]``."""
+        """Unnormalised ``tr(Uᵀ B U)``: ``value [..., d, k] -> [...]`` (with ``validate_args``,
+        a value off the Stiefel manifold is flagged as NumPyro flags out-of-support values)."""
         return jnp.sum(value * (self.parameter @ value), axis=(-2, -1))
 
     @property

@@ -25,6 +25,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
 import scipy.linalg
 import scipy.optimize
 import scipy.special
@@ -129,6 +130,7 @@ class BartlettGaussian(dist.Distribution):
         super().__init__(batch_shape=batch, event_shape=jnp.shape(loc)[-1:],
                          validate_args=validate_args)
 
+    @validate_sample
     def log_prob(self, value):
         d = self.event_shape[0]
         x = value - self.loc

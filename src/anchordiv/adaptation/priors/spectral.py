@@ -36,6 +36,7 @@ import numpyro
 import numpyro.distributions as dist
 import scipy.special
 from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
 
 from ...errors import AnchorDivError
 from ...anchors.linalg import canonical_signs
@@ -138,8 +139,19 @@ class MarginalTargets(dist.Distribution):
         mu = self.mu0 + sqrt_apply(self.directions, self.v, self.s2, z) / jnp.sqrt(self.kappa0)
         return mu + sqrt_apply(self.directions, self.v, self.s2, e)
 
+    @validate_sample
     def log_prob(self, value):
-        return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2, self.kappa0)
+        """``value [..., n, d] -> [...]``: batched like every NumPyro distribution (its own
+        ``sample(key, (S,))`` draws included)."""
+        if value.ndim == 2:
+            return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2,
+                                   self.kappa0)
+        import jax
+
+        flat = value.reshape((-1,) + value.shape[-2:])
+        out = jax.vmap(lambda t: marginal_loglik(t, self.mu0, self.directions, self.v,
+                                                 self.s2, self.kappa0))(flat)
+        return out.reshape(value.shape[:-2])
 
 
 def spectral_model(targets, *, mu0, directions, eigenvalues, noise0, kappa0,

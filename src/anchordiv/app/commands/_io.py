@@ -20,6 +20,178 @@ def load_embeddings(path: str, name: str) -> np.ndarray:
     return _load_embeddings(path, name)
 
 
+# ---- broad anchors: a .npy, or a saved model / prior directory ------------------------------
+
+def load_broad(path: str, name: str = "broad") -> np.ndarray:
+    """Broad anchors ``[N, d]``: a ``.npy`` file, or a saved directory standing in for them — a
+    fitted Gaussian model (``anchordiv build-prior``, ``models/*``, ``ad.save_model``) or a saved
+    Gaussian-family prior (``prior.save``) — as its 2r moment points (``ad.broad_from_model``:
+    the same mean and covariance, which is all the gaussian and latent families use), carrying
+    the card's encoder and τ."""
+    from ...io import load_card, load_model
+
+    if not Path(path).is_dir():
+        return load_embeddings(path, name)
+    card = load_card(path)
+    if card.get("type") == "anchor-model":
+        from ...adaptation import stand_in_anchors
+
+        return stand_in_anchors(load_model(path), card)
+    if card.get("type") == "prior":
+        return prior_points(path, name)
+    raise AnchorDivError(f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
+                         f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
+                         f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)")
+
+
+def prior_points(path: str, name: str = "broad") -> np.ndarray:
+    """Moment points of a saved Gaussian-family prior's broad mean and covariance (``mu0``,
+    ``cov``), with the encoder and τ its card records."""
+    from ...adaptation import load_prior
+    from ...anchors.gaussian import Gaussian
+    from ...adaptation import broad_from_model
+    from ...io import load_card
+    from ...provenance import with_provenance
+
+    prior = load_prior(path)
+    if not (hasattr(prior, "mu0") and hasattr(prior, "cov")):
+        raise AnchorDivError(f"{name}: {path} holds a saved {prior.kind} prior, which keeps no "
+                             f"broad mean and covariance to stand in for the broad anchors; "
+                             f"pass the broad anchors (.npy) or a saved Gaussian model")
+    cov = np.asarray(prior.cov, np.float64)
+    w, v = np.linalg.eigh((cov + cov.T) / 2)
+    keep = w > w.max() * 1e-12
+    factor = v[:, keep] * np.sqrt(w[keep])
+    mean = np.asarray(prior.mu0, np.float64)
+    points = broad_from_model(Gaussian(mean=mean, factor=factor, tau=1.0))
+    card = {**prior.card.get("card", {}), **load_card(path)}
+    return with_provenance(points, encoder=card.get("encoder"), logit_scale=card.get("tau"))
+
+
+# ---- labels: .npy, .txt or .csv ------------------------------------------------------------
+
+#: file suffixes of per-item labels besides ``.npy``
+LABEL_SUFFIXES = (".txt", ".csv", ".tsv")
+
+
+def load_labels(path: str, name: str = "labels") -> np.ndarray:
+    """Per-item labels: ``.npy`` (``[n]`` classes or ``[n, L]`` 0/1 indicators), ``.txt`` (one
+    label per line, any text; blank lines are errors) or ``.csv``/``.tsv`` (a header row, then
+    one row per item: one column of class labels, or several 0/1 columns, one per label).
+    Returns ``[n]`` integer classes (texts numbered in sorted order) or ``[n, L]`` booleans."""
+    import csv
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in LABEL_SUFFIXES:
+        return np.asarray(load_embeddings(path, name))
+    if not p.is_file():
+        raise AnchorDivError(f"{name}: no such file: {path}")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnchorDivError(f"{name}: {path} is not a UTF-8 text file") from None
+    if suffix == ".txt":
+        lines = text.splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        blank = [i + 1 for i, ln in enumerate(lines) if not ln.strip()]
+        if blank:
+            raise AnchorDivError(f"{name}: {path} line {blank[0]} is blank; a .txt label file "
+                                 f"has one label per line, one line per item")
+        return _classes([ln.strip() for ln in lines], name, path)
+    rows = [r for r in csv.reader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ",")
+            if any(c.strip() for c in r)]
+    if len(rows) < 2:
+        raise AnchorDivError(f"{name}: {path} needs a header row and one row per item")
+    header, body = rows[0], rows[1:]
+    bad = [i + 2 for i, r in enumerate(body) if len(r) != len(header)]
+    if bad:
+        raise AnchorDivError(f"{name}: {path} row {bad[0]} has a different number of columns "
+                             f"than the header ({len(header)})")
+    if len(header) == 1:
+        return _classes([r[0].strip() for r in body], name, path)
+    cells = np.array([[c.strip().lower() for c in r] for r in body])
+    ones, zeros = np.isin(cells, ("1", "true", "yes")), np.isin(cells, ("0", "false", "no", ""))
+    if not (ones | zeros).all():
+        i, j = np.argwhere(~(ones | zeros))[0]
+        raise AnchorDivError(f"{name}: {path} has {len(header)} columns, read as one 0/1 "
+                             f"indicator per label, but row {i + 2} column {header[j]!r} holds "
+                             f"{body[i][j]!r}; give one column for class labels")
+    return ones
+
+
+def _classes(values: list[str], name: str, path) -> np.ndarray:
+    if not values:
+        raise AnchorDivError(f"{name}: {path} holds no labels")
+    try:
+        return np.array([int(v) for v in values])
+    except ValueError:
+        return np.unique(np.array(values), return_inverse=True)[1]
+
+
+def load_relevance(path: str, n_gallery: int, query_rows=None, *, n_queries: int | None = None,
+                   as_labels: bool = False, name: str = "relevance") -> np.ndarray:
+    """``[Q, G]`` relevance from a binary relevance matrix (``.npy [Q, G]``) or from per-item
+    labels of the gallery (:func:`load_labels`: items sharing a label are relevant), the
+    queries being gallery rows ``query_rows [Q]``.  ``[G, G]`` is read as a matrix unless
+    ``as_labels``."""
+    from ...evaluation.evaluate import shared_label_relevance
+
+    rel = load_labels(path, name)
+    nq = len(query_rows) if query_rows is not None else n_queries
+    if (rel.ndim == 2 and rel.shape == (nq, n_gallery) and not as_labels
+            and Path(path).suffix.lower() not in LABEL_SUFFIXES):
+        return rel
+    if rel.ndim not in (1, 2) or rel.shape[0] != n_gallery:
+        raise AnchorDivError(f"{name}: expected [{nq}, {n_gallery}] relevance, [{n_gallery}] "
+                             f"labels or [{n_gallery}, L] label indicators, got "
+                             f"{list(rel.shape)}")
+    if query_rows is None:
+        raise AnchorDivError(f"{name}: per-item labels give the queries' relevance only when "
+                             f"the queries are gallery rows (omit --queries, or pass "
+                             f"--query-index); otherwise pass a [{nq}, {n_gallery}] relevance "
+                             f"matrix")
+    rows = np.asarray(query_rows)
+    if (rows < 0).any():
+        raise AnchorDivError(f"{name}: per-item labels need every query's gallery row; "
+                             f"{int((rows < 0).sum())} query index entries are -1")
+    labels = np.asarray(rel)
+    return shared_label_relevance(labels[rows], labels)
+
+
+# ---- module:function ---------------------------------------------------------------------
+
+def import_object(spec: str, name: str):
+    """The object ``spec`` names: ``module:attr`` (an importable module, the current directory
+    included) or ``path/to/file.py:attr``."""
+    import importlib
+    import importlib.util
+    import sys
+
+    module, sep, attr = spec.rpartition(":")
+    if not sep or not module or not attr:
+        raise AnchorDivError(f"{name}: expected module:function or file.py:function, got "
+                             f"{spec!r}")
+    try:
+        if module.endswith(".py"):
+            if not Path(module).is_file():
+                raise AnchorDivError(f"{name}: no such file: {module}")
+            key = f"anchordiv_user_{abs(hash(str(Path(module).resolve())))}"
+            loader = importlib.util.spec_from_file_location(key, module)
+            mod = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(mod)
+        else:
+            if "" not in sys.path and "." not in sys.path:
+                sys.path.append("")           # a module in the current directory
+            mod = importlib.import_module(module)
+    except ImportError as err:
+        raise AnchorDivError(f"{name}: cannot import {module!r} ({err})") from None
+    if not hasattr(mod, attr):
+        raise AnchorDivError(f"{name}: {module!r} has no {attr!r}")
+    return getattr(mod, attr)
+
+
 def number_or_auto(text: str):
     """argparse type: a float or the word ``auto`` (bad input: an argparse usage error)."""
     if text == "auto":
@@ -36,6 +208,24 @@ def number(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
+
+
+def add_overwrite_flag(p) -> None:
+    """``--overwrite``: without it an existing output (a non-empty ``-o`` directory, an existing
+    output file) is an error, checked before any work is done."""
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace existing outputs (default: an existing non-empty -o is an "
+                        "error, reported before anything runs)")
+
+
+def check_out(args, *paths, file: bool = False) -> None:
+    """Refuse existing outputs ``paths`` (directories, or files with ``file``) unless
+    ``--overwrite`` (:func:`anchordiv.errors.check_output`, the rule of every writer)."""
+    from ...errors import check_output
+
+    for path in paths:
+        if path is not None:
+            check_output(path, args.overwrite, file=file)
 
 
 def add_json_flag(p) -> None:

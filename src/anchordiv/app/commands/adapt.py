@@ -1,15 +1,21 @@
 """``anchordiv adapt``: broad + target anchor embeddings -> adapted point model (+ posterior).
 
 The broad side is either the broad anchors (``.npy``) or a saved prior: a fitted Gaussian
-anchor model directory (``models/*``, the output of ``anchordiv build-prior``) given as the
-BROAD argument or with ``--prior DIR`` (then only TARGET follows the kind); its encoder and τ
-come from its card (``ad.load_prior``)."""
+anchor model directory (``models/*``, the output of ``anchordiv build-prior``) or a prior saved
+with ``prior.save``, given as the BROAD argument or with ``--prior DIR`` (then only TARGET
+follows the kind); its encoder and τ come from its card (``ad.load_prior``).
+
+``--model module:function`` (or ``file.py:function``) runs a user's NumPyro prior model
+``fn(targets, **model_kwargs)`` with ``--method nuts`` or ``svi`` (``model=`` of ``ad.adapt``);
+``--model-kwargs`` gives its keywords as JSON or as ``module:name`` (a dict, or a builder
+``f(broad) -> dict``)."""
 
 from __future__ import annotations
 
 import argparse
 
-from ._io import add_json_flag, load_embeddings, number, number_or_auto, report
+from ._io import (add_json_flag, add_overwrite_flag, check_out, load_embeddings, number,
+                  number_or_auto, report)
 from .fit import TAU_HELP, card_fields
 
 
@@ -43,7 +49,9 @@ METHOD_FLAGS = {
                     "draws kept"),
     "num_warmup": ("--num-warmup", int, "nuts: warm-up steps per chain"),
     "num_chains": ("--num-chains", int, "nuts: chains"),
-    "seed": ("--seed", int, "random seed (mixture EM, svi, nuts)"),
+    "seed": ("--seed", int, "random seed of svi / nuts (the mixture's EM fit has its own, "
+             "--em-seed)"),
+    "em_seed": ("--em-seed", int, "mixture: seed of the broad EM fit (default 0)"),
 }
 
 
@@ -83,6 +91,7 @@ def register(sub) -> None:
                    help="broad anchor embeddings (.npy [N, d], or a saved prior directory) and "
                         "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR")
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
+    add_overwrite_flag(p)
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("--summary", choices=("mean", "map"), default="mean",
                    help="posterior summary to save (default mean)")
@@ -97,6 +106,13 @@ def register(sub) -> None:
     for name, (flag, kind, text, *choices) in {**prior_options(), **METHOD_FLAGS}.items():
         p.add_argument(flag, dest=name, type=kind,
                        choices=GUIDES if name == "guide" else (choices or [None])[0], help=text)
+    p.add_argument("--model", metavar="MODULE:FUNCTION",
+                   help="nuts/svi: a NumPyro prior model fn(targets, **model_kwargs) defining "
+                        "the kind's sites (gaussian: mu, Sigma), as module:function (importable, "
+                        "the current directory included) or path/to/file.py:function")
+    p.add_argument("--model-kwargs", metavar="JSON|MODULE:NAME",
+                   help="keywords of --model: a JSON object, or module:name of a dict or of a "
+                        "builder f(broad [N, d]) -> dict")
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
     p.add_argument("--source", help="anchor source recorded in the cards (default: the target "
                                     "file)")
@@ -127,15 +143,64 @@ def inputs(args) -> tuple[str, str, str | None, str]:
 
 
 def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
-    """Adapt from a saved prior directory: ``ad.load_prior`` + ``ad.infer``."""
-    from ...adaptation import infer, load_prior, split_options, stand_in_anchors
-    from ...io import load_card, load_model
+    """Adapt from a saved prior directory: ``ad.load_prior`` + ``ad.infer``.  A Gaussian model
+    directory becomes the broad distribution of a ``kind`` prior (with the given strengths); a
+    ``prior.save`` directory is that prior, strengths and all."""
+    from ...adaptation import infer, load_prior, split_options
+    from ...errors import AnchorDivError
+    from ...io import load_card
+    from ._io import load_broad
 
     prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode,
                                                    **opts})
-    prior = load_prior(directory, args.kind, targets=target, **prior_opts)
-    broad = stand_in_anchors(load_model(directory), load_card(directory))
+    if load_card(directory).get("type") == "prior":
+        prior = load_prior(directory)
+        if prior.kind != args.kind:
+            raise AnchorDivError(f"kind: {directory} holds a saved {prior.kind} prior; adapt it "
+                                 f"as {prior.kind}, not {args.kind}")
+        given = sorted(k for k in prior_opts if k != "prior") + \
+            (["--prior isotropic"] if mode != "broad" else [])
+        if given:
+            raise AnchorDivError(f"{', '.join(given)}: {directory} is a saved prior object, "
+                                 f"whose strengths and covariance are fixed; build the prior "
+                                 f"anew from broad anchors or a Gaussian model to change them")
+        has_moments = hasattr(prior, "mu0") and hasattr(prior, "cov")
+        broad = load_broad(directory) if has_moments else None
+    else:
+        prior = load_prior(directory, args.kind, targets=target, **prior_opts)
+        broad = load_broad(directory)
     return infer(prior, target, method, tau=args.tau, normalize=args.normalize, broad=broad)
+
+
+def model_options(args) -> dict:
+    """``model`` / ``model_kwargs`` of ``ad.adapt`` from ``--model`` / ``--model-kwargs``."""
+    import json
+
+    from ...errors import AnchorDivError
+    from ._io import import_object
+
+    out = {}
+    if args.model:
+        out["model"] = import_object(args.model, "--model")
+        if not callable(out["model"]):
+            raise AnchorDivError(f"--model: {args.model} is a {type(out['model']).__name__}, "
+                                 f"not a NumPyro model function")
+    if args.model_kwargs:
+        if not args.model:
+            raise AnchorDivError("--model-kwargs: only with --model")
+        text = args.model_kwargs.strip()
+        if text.startswith("{"):
+            try:
+                kwargs = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise AnchorDivError(f"--model-kwargs: not valid JSON ({err})") from None
+        else:
+            kwargs = import_object(text, "--model-kwargs")
+        if not (isinstance(kwargs, dict) or callable(kwargs)):
+            raise AnchorDivError(f"--model-kwargs: expected a JSON object, a dict or a builder "
+                                 f"f(broad) -> dict, got {type(kwargs).__name__}")
+        out["model_kwargs"] = kwargs
+    return out
 
 
 def run(args) -> int:
@@ -144,6 +209,8 @@ def run(args) -> int:
 
     names = {**prior_options(), **METHOD_FLAGS}
     opts = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+    check_out(args, args.out, args.posterior_out)
+    opts.update(model_options(args))
     broad_source, target_file, directory, mode = inputs(args)
     target = load_embeddings(target_file, "target")
     if directory is not None:
@@ -153,12 +220,15 @@ def run(args) -> int:
         post = adapt(args.kind, broad, target, tau=args.tau, prior=mode, method=args.method,
                      normalize=args.normalize, **opts)
     info = {k: v for k, v in post.info.items() if k != "model_kwargs"}
+    if args.model:
+        info["model"] = args.model
     card = card_fields(args, target, post.tau, target_file)
     if not card["encoder"] and directory is not None:     # the saved prior's encoder
         card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
-    path = save_model(post.point(args.summary), args.out, overwrite=True, adaptation=info,
+    path = save_model(post.point(args.summary), args.out, overwrite=args.overwrite, adaptation=info,
                       summary=args.summary, broad_source=broad_source, **card)
-    posterior = str(post.save(args.posterior_out, **card)) if args.posterior_out else None
+    posterior = (str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
+                 if args.posterior_out else None)
     report(args, {"model": str(path), "posterior": posterior, **card, **info},
            title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",
            fields={"posterior": posterior, "tau": card["tau"], "encoder": card["encoder"],

@@ -18,6 +18,8 @@ def register(sub) -> None:
                     "encoder, tau, data hash, package version), as anchordiv build-prior "
                     "does.  The demo adapts from these priors.")
     p.add_argument("-o", "--out", default="models", help="output directory (default models)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace priors already in the output directory (default: an error)")
     p.add_argument("--only", choices=list(PRIORS), action="append",
                    help="build only this prior (repeatable; default all)")
     p.add_argument("-n", "--anchors", type=int,
@@ -35,10 +37,16 @@ def run(args) -> int:
     from ..build import build_prior
     from ..studies.priors import PRIORS, prior_spec
 
+    from ...errors import check_output
+
     out = {}
-    for name in args.only or list(PRIORS):
+    names = args.only or list(PRIORS)
+    for name in names:                   # every destination checked before anything is built
+        check_output(Path(args.out) / name, args.overwrite)
+    for name in names:
         spec = dataclasses.replace(prior_spec(name, args.anchors), seed=args.seed)
-        built = build_prior(spec, encoder=args.encoder, out=Path(args.out) / name)
+        built = build_prior(spec, encoder=args.encoder, out=Path(args.out) / name,
+                            overwrite=args.overwrite)
         out[name] = {"model": str(built.path), "n_anchors": len(built.texts)}
     print(json.dumps(out, indent=2))
     return 0

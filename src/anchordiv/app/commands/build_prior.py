@@ -28,6 +28,8 @@ def register(sub) -> None:
                     "(cached), fit the anchor model and save it as a model directory whose "
                     "card records sources, roots, exclusions, counts, encoder, tau and hashes.")
     p.add_argument("-o", "--out", required=True, help="output model directory")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing prior directory (default: an error)")
     p.add_argument("--name", help="prior name recorded in the card (default: the out dir name)")
     for kind, what in REGIONS.items():
         p.add_argument(f"--{kind}", action="append", default=[], metavar="ROOT",
@@ -75,7 +77,7 @@ def run(args) -> int:
                              "--all")
     spec = PriorSpec(args.name or Path(args.out).name, tuple(srcs), args.anchors or None,
                      args.seed, args.kind, args.description)
-    built = build_prior(spec, encoder=args.encoder, out=args.out)
+    built = build_prior(spec, encoder=args.encoder, out=args.out, overwrite=args.overwrite)
     print(json.dumps({"model": str(built.path), "n_anchors": len(built.texts),
                       "sources": built.card["prior"]["sources"],
                       "encoder": built.card["encoder"]}, indent=2))

@@ -6,7 +6,8 @@ import numpy as np
 
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import add_json_flag, load_embeddings, number, report
+from ._io import (add_json_flag, add_overwrite_flag, check_out, load_broad, load_embeddings,
+                  load_relevance, number, report)
 from .fit import TAU_HELP
 
 
@@ -34,17 +35,23 @@ def register(sub) -> None:
                     "target-only ratios). With --scheduler or --workers the (budget x subset) "
                     "cells run as tasks on a Dask cluster; the results are identical. Prints "
                     "the mean AUPRC per model and budget as a table (--json: one JSON object).")
-    p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source)")
+    p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source), or "
+                                 "a saved prior: a Gaussian model directory (`anchordiv "
+                                 "build-prior`, models/*) or a `prior.save` directory, standing "
+                                 "in as its moment points (exact for the gaussian and latent "
+                                 "families; a mixture's EM would see only those points)")
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
     p.add_argument("relevance",
-                   help="binary relevance among items, .npy [n, n]; or per-item labels: [n] "
-                        "integer classes or [n, L] binary indicators (items sharing a label are "
-                        "relevant to each other)")
+                   help="binary relevance among items, .npy [n, n]; or per-item labels "
+                        "(items sharing a label are relevant to each other): .npy [n] classes "
+                        "or [n, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
+                        "then one column of labels or one 0/1 column per label)")
     p.add_argument("--labels", action="store_true",
                    help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
+    add_overwrite_flag(p)
     p.add_argument("--models", default=",".join(DEFAULT_MODELS),
                    help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
                         f"registered: {', '.join(MODELS)}")
@@ -83,24 +90,16 @@ def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
 
 def item_relevance(path: str, n_items: int, as_labels: bool) -> np.ndarray:
     """``[n, n]`` relevance among items from a relevance matrix or per-item labels."""
-    from ...evaluation.evaluate import shared_label_relevance
-
-    rel = load_embeddings(path, "relevance")
-    if rel.ndim == 2 and rel.shape == (n_items, n_items) and not as_labels:
-        return rel
-    if rel.shape[:1] != (n_items,) or rel.ndim > 2:
-        raise AnchorDivError(f"relevance: expected [{n_items}, {n_items}] relevance, [{n_items}] "
-                             f"labels or [{n_items}, L] label indicators, got {list(rel.shape)}")
-    labels = np.asarray(rel)
-    return shared_label_relevance(labels, labels)
+    return load_relevance(path, n_items, np.arange(n_items), as_labels=as_labels)
 
 
 def run(args) -> int:
     from ...evaluation.curves import adaptation_curve
     from ...provenance import resolve_tau
 
+    check_out(args, args.out)
     items = load_embeddings(args.items, "items")
-    broad = load_embeddings(args.broad, "broad")
+    broad = load_broad(args.broad, "broad")
     target = load_embeddings(args.target, "target")
     tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
     rows = _query_rows(len(items), args.queries, args.seed)
@@ -112,7 +111,8 @@ def run(args) -> int:
             models=[m for m in args.models.split(",") if m] + list(args.model),
             budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
             n_boot=args.n_boot, progress=True, client=client)
-    paths = curve.write(args.out, fraction=args.fraction, title=args.title)
+    paths = curve.write(args.out, fraction=args.fraction, title=args.title,
+                        overwrite=args.overwrite)
     if args.json:
         report(args, {"paths": paths, "prevalence": curve.prevalence,
                       "summary": curve.summary()}, title="")

@@ -8,6 +8,9 @@ def add_run_options(p, default_out: str) -> None:
     p.add_argument("-o", "--out", default=default_out,
                    help=f"report directory (default {default_out}); report.md, CSV tables and "
                         f"PNG figures are written there")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing report directory (default: an existing non-empty "
+                        "-o is an error)")
     p.add_argument("--small", action="store_true",
                    help="tiny subsamples (seconds once the encoder is loaded; for tests)")
     p.add_argument("--models", default=None,
@@ -37,6 +40,6 @@ def run(args) -> int:
     from ..studies.main_job import run_demo
 
     path = run_demo(args.out, size="small" if args.small else "full", encoder=args.encoder,
-                    models_dir=args.models, seed=args.seed)
+                    models_dir=args.models, seed=args.seed, overwrite=args.overwrite)
     print(path)
     return 0

@@ -6,7 +6,8 @@ import warnings
 from pathlib import Path
 
 from ...errors import AnchorDivError
-from ._io import add_json_flag, check_encoder, load_card_of, load_embeddings, report
+from ._io import (add_json_flag, add_overwrite_flag, check_encoder, check_out, load_card_of,
+                  load_embeddings, report)
 
 
 def register(sub) -> None:
@@ -20,6 +21,7 @@ def register(sub) -> None:
                     "overlap with the point model, and AUPRC with --relevance).")
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")
+    add_overwrite_flag(p)
     p.add_argument("--num-draws", type=int, default=200,
                    help="draws for the InferenceData and summary (default 200)")
     p.add_argument("--queries", help="query embeddings, .npy [Q, d] (retrieval stability)")
@@ -83,13 +85,15 @@ def run(args) -> int:
     from ...adaptation import load_posterior
     from ...checks.uncertainty import inference_data, save_inference_data
 
+    check_out(args, args.out)
     card = load_card_of(args.posterior, "posterior")
     post = load_posterior(args.posterior)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     idata = inference_data(post, num_draws=args.num_draws, seed=args.seed)
     summary = az.summary(idata)
-    written = {"idata": str(save_inference_data(idata, out / "idata", posterior=args.posterior)),
+    written = {"idata": str(save_inference_data(idata, out / "idata", overwrite=args.overwrite,
+                                                  posterior=args.posterior)),
                "summary": str(out / "summary.csv")}
     summary.to_csv(written["summary"])
     written.update(_plots(idata, out))

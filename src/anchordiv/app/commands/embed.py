@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import AnchorDivError
 from ...provenance import save_embeddings, sidecar_path
-from ._io import add_json_flag, report
+from ._io import add_json_flag, add_overwrite_flag, check_out, report
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
@@ -25,6 +25,7 @@ def register(sub) -> None:
     p.add_argument("input", help="text file, .csv/.tsv file, or image folder")
     p.add_argument("-o", "--out", required=True,
                    help="output .npy file (.npy is added when missing; the sidecar is OUT.json)")
+    add_overwrite_flag(p)
     p.add_argument("--encoder", default="minilm",
                    help="'minilm' (default, offline), 'open_clip:<model name>', 'chexzero', or "
                         "'sentence-transformers:<name or path>'")
@@ -86,7 +87,9 @@ def image_files(folder: Path, recursive: bool) -> list[Path]:
 
 def run(args) -> int:
     from ...data import embed_images, embed_texts, get_encoder
+    from ...provenance import npy_path
 
+    check_out(args, npy_path(args.out), sidecar_path(args.out), file=True)
     src = Path(args.input)
     if not src.exists():
         raise AnchorDivError(f"input: no such file or folder: {src}")
@@ -101,6 +104,7 @@ def run(args) -> int:
         rows = inputs
         emb = embed_texts(enc, rows, cache=cache, batch_size=args.batch_size, progress=True)
     out = save_embeddings(args.out, emb, encoder=enc.id, logit_scale=enc.logit_scale,
+                          overwrite=args.overwrite,
                           kind=kind, input=str(src), column=args.column,
                           **({"sources": rows} if kind == "image" else {"texts": rows}))
     info = {"embeddings": str(out), "sidecar": str(sidecar_path(out)), "encoder": enc.id,

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import AnchorDivError
-from ._io import add_json_flag, load_card_of, load_embeddings, load_scorer, report
+from ._io import (add_json_flag, add_overwrite_flag, check_out, load_card_of, load_embeddings,
+                  load_relevance, load_scorer, report)
 
 
 def register(sub) -> None:
@@ -30,7 +31,13 @@ def register(sub) -> None:
     p.add_argument("--gallery", required=True, help="gallery embeddings, .npy [G, d]")
     p.add_argument("--relevance", required=True,
                    help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant "
-                        "to query i)")
+                        "to query i); or per-item labels of the gallery when the queries are "
+                        "gallery rows (no --queries, or --query-index): .npy [G] classes or "
+                        "[G, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
+                        "then one column of labels or one 0/1 column per label); items sharing "
+                        "a label are relevant")
+    p.add_argument("--labels", action="store_true",
+                   help="read RELEVANCE as per-item labels even when it is [G, G]")
     p.add_argument("--queries",
                    help="query embeddings, .npy [Q, d]; omit to use every gallery item as a "
                         "query with itself removed from its own ranking")
@@ -50,6 +57,7 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int,
                    help="query rows scored at once (default: about 2M scores per block)")
     p.add_argument("-o", "--out", required=True, help="output directory")
+    add_overwrite_flag(p)
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -92,13 +100,17 @@ def run(args) -> int:
     from ...plots import plot_scores
     from ...provenance import common_provenance
 
+    check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
     common_provenance(gallery=gallery, queries=queries, anchors=anchors)   # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
+    rows = np.arange(len(gallery)) if args.queries is None else index
+    relevance = load_relevance(args.relevance, len(gallery), rows, n_queries=len(queries),
+                               as_labels=args.labels)
     ev = evaluate(_models(args.models, args.summary, args.draws), queries, gallery,
-                  load_embeddings(args.relevance, "relevance"), anchors=anchors,
+                  relevance, anchors=anchors,
                   query_index=index, baselines=baselines, interval=args.interval,
                   n_boot=args.n_boot, seed=args.seed, chunk=args.chunk, progress=True)
     out = Path(args.out)

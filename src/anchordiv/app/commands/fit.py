@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._io import add_json_flag, load_embeddings, number, report
+from ._io import add_json_flag, add_overwrite_flag, check_out, load_embeddings, number, report
 
 TAU_HELP = ("encoder logit scale (inverse temperature): ~100 for CLIP, 20 for MiniLM; default: "
             "the logit_scale in the embeddings' sidecar (X.json, written by `anchordiv embed`)")
@@ -19,6 +19,7 @@ def register(sub) -> None:
     p.add_argument("kind", choices=KINDS, help="anchor model")
     p.add_argument("anchors", help="anchor embeddings, .npy [n, d]")
     p.add_argument("-o", "--out", required=True, help="output model directory")
+    add_overwrite_flag(p)
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("--normalize", action="store_true",
                    help="scale anchor rows to unit norm first (otherwise non-unit rows warn)")
@@ -50,10 +51,12 @@ def run(args) -> int:
 
     options = {k: getattr(args, k) for k in ("rank", "variance", "components", "seed", "reg")
                if getattr(args, k) is not None}
+    check_out(args, args.out)
     anchors = load_embeddings(args.anchors, "anchors")
     model = fit(args.kind, anchors, tau=args.tau, normalize=args.normalize, **options)
     card = card_fields(args, anchors, float(model.tau), args.anchors)
-    path = save_model(model, args.out, overwrite=True, options=options, n_anchors=int(anchors.shape[0]), **card)
+    path = save_model(model, args.out, overwrite=args.overwrite, options=options,
+                      n_anchors=int(anchors.shape[0]), **card)
     result = {"model": str(path), "kind": model.kind, "dim": model.dim, **card}
     report(args, result, title=f"anchordiv fit: {model.kind} model saved to {path}",
            fields={"anchors": f"{anchors.shape[0]} x {model.dim} from {args.anchors}",

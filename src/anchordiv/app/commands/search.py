@@ -10,7 +10,8 @@ import numpy as np
 
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import add_json_flag, check_encoder, load_embeddings, load_scorer, report
+from ._io import (add_json_flag, add_overwrite_flag, check_encoder, check_out, load_embeddings,
+                  load_scorer, report)
 
 TABLE_FORMATS = {".csv": ",", ".tsv": "\t", ".jsonl": None}
 
@@ -37,6 +38,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--out", required=True,
                    help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and "
                         "the table")
+    add_overwrite_flag(p)
     p.add_argument("--table", choices=("csv", "tsv", "jsonl", "none"), default="csv",
                    help="format of the readable table PREFIX.<format> (default csv)")
     p.add_argument("--query-texts", help="text file, one line per query row (default: the "
@@ -101,6 +103,9 @@ def write_table(path: Path, rows: list[dict]) -> Path:
 def run(args) -> int:
     from ...retrieval.divergence import top_k
 
+    outputs = [f"{args.out}.indices.npy", f"{args.out}.divergences.npy"]
+    check_out(args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []),
+              file=True)
     model, card = load_scorer(args.model, "model", args.summary)
     queries = load_embeddings(args.queries, "queries")
     with cluster(args) as client:

@@ -26,6 +26,7 @@ def run(args) -> int:
     from ..studies.main_job import run_demo
 
     path = run_demo(args.out, size="small" if args.small else "full", encoder=args.encoder,
-                    models_dir=args.models, seed=args.seed, parts=(args.name,))
+                    models_dir=args.models, seed=args.seed, parts=(args.name,),
+                    overwrite=args.overwrite)
     print(path)
     return 0

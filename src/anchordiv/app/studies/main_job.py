@@ -173,7 +173,7 @@ def wordnet_part(ctx: Context) -> dict:
     task, emb = _wordnet_task(ctx)
     broad, source = _wordnet_broad(ctx)
     curve = _curve(ctx, task, emb, broad, ctx.size.wn_models)
-    files = curve.write(ctx.rep.out_dir / "wordnet_imagenet",
+    files = curve.write(ctx.rep.out_dir / "wordnet_imagenet", overwrite=True,
                         title="WordNet → ImageNet: AUPRC vs target anchors")
     needs = curve.needs(0.9)
     wni.report_section(ctx.rep, task, curve, needs, source)
@@ -369,7 +369,7 @@ def report_title(parts, size: str) -> str:
 
 
 def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir=None,
-             seed: int = 0, parts=DEMO_PARTS) -> Path:
+             seed: int = 0, parts=DEMO_PARTS, overwrite: bool = False) -> Path:
     """Run the studies and write ``out_dir/report.md`` (``anchordiv demo``).
 
     ``wordnet-imagenet`` includes the anchor-budget section (same curve).
@@ -389,18 +389,23 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
     parts : tuple of str
         The studies to run (default all).
 
+    overwrite : bool, default False
+        Replace an existing non-empty destination; otherwise it is refused
+        (:class:`~anchordiv.errors.OutputExistsError`).
     Returns
     -------
     Path
         The report's path.
     """
     from ...data import get_encoder
+    from ...errors import check_output
 
     if size not in SIZES:
         raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(SIZES)}")
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         raise AnchorDivError(f"studies: unknown {unknown}; choose from {', '.join(PARTS)}")
+    check_output(out_dir, overwrite)
     start = time.time()
     sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()

@@ -1,0 +1,233 @@
+"""The silent and raw cases of issue 27, each now a clear AnchorDivError or a named warning."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import anchordiv as ad
+from anchordiv.provenance import AnchorDivWarning
+from helpers import clustered_anchors, unit
+
+D = 4
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return unit(rng, 40, D), clustered_anchors(rng, 8, D), unit(rng, 12, D)
+
+
+def test_non_unit_queries_or_gallery_warn_as_anchors_do(data):
+    broad, _, items = data
+    model = ad.fit("gaussian", broad, tau=5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ad.divergence(model, items[:3], items)                  # unit rows: silent
+    for q, g, name in ((2 * items[:3], items, "queries"), (items[:3], 0.5 * items, "gallery")):
+        with pytest.warns(AnchorDivWarning, match=rf"{name}: \d+ of \d+ rows are not unit-norm"):
+            ad.divergence(model, q, g)
+    with pytest.warns(AnchorDivWarning, match="queries: 3 of 3 rows are not unit-norm"):
+        ad.top_k(model, 2 * items[:3], items, 2)
+
+
+@pytest.mark.parametrize(("cov", "match"), [
+    (-np.eye(D), r"cov: is not positive definite \(smallest eigenvalue -1\)"),
+    (np.full((D, D), np.nan), "cov: contains NaN or inf"),
+    (np.triu(np.ones((D, D))), "cov: is not symmetric"),
+    (np.eye(D + 1), r"cov: expected a covariance matrix \[4, 4\]"),
+])
+def test_niw_prior_refuses_an_invalid_covariance(cov, match):
+    """``NIWPrior(cov=-I)`` gave Σ = 0 and all-zero divergences, then a raw LinAlgError."""
+    with pytest.raises(ad.AnchorDivError, match=match):
+        ad.NIWPrior(np.zeros(D), cov, 1.0, D + 5.0)
+    with pytest.raises(ad.AnchorDivError, match="nu0: must be > d"):
+        ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, 2.0)
+    with pytest.raises(ad.AnchorDivError, match="mu0: expected a finite vector"):
+        ad.NIWPrior(np.full(D, np.nan), np.eye(D), 1.0, D + 5.0)
+    ok = ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, D + 5.0)
+    assert ok.dim == D
+
+
+def test_gaussian_from_nan_or_negative_moments_is_an_error():
+    """A Gaussian with NaN covariance scored all-NaN."""
+    with pytest.raises(ad.AnchorDivError, match="cov: contains NaN or inf"):
+        ad.Gaussian.from_moments(np.zeros(D), np.full((D, D), np.nan), tau=2.0)
+    with pytest.raises(ad.AnchorDivError, match="not positive semi-definite"):
+        ad.Gaussian.from_moments(np.zeros(D), -np.eye(D), tau=2.0)
+    with pytest.raises(ad.AnchorDivError, match="mean: expected a finite vector"):
+        ad.Gaussian.from_moments(np.full(D, np.inf), np.eye(D), tau=2.0)
+    ad.Gaussian.from_moments(np.zeros(D), np.zeros((D, D)), tau=2.0)     # PSD is fine
+
+
+def test_adapt_refuses_duplicated_targets_as_fit_does(data):
+    broad, targets, _ = data
+    dup = targets.copy()
+    dup[2:] = dup[0]                                          # 75 % repeat another row
+    for call in (lambda: ad.fit("gaussian", dup, tau=5.0),
+                 lambda: ad.adapt("gaussian", broad, dup, tau=5.0)):
+        with pytest.raises(ad.AnchorDivError, match="75% of the 8 anchors repeat another"):
+            call()
+
+
+def _discrete(targets, *, mu0, psi0, nu0, **_):
+    import numpyro
+    import numpyro.distributions as dist
+
+    d = mu0.shape[-1]
+    z = numpyro.sample("z", dist.Bernoulli(0.5))
+    sigma = numpyro.deterministic("Sigma", psi0 / (nu0 - d - 1))
+    mu = numpyro.sample("mu", dist.Normal(mu0 + z, 1.0).to_event(1))
+    numpyro.sample("targets", dist.MultivariateNormal(mu, sigma), obs=targets)
+
+
+def _bad_cov(targets, *, mu0, **_):
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    d = mu0.shape[-1]
+    s = numpyro.sample("s", dist.Normal(0.0, 1.0).expand([d]).to_event(1))
+    sigma = numpyro.deterministic("Sigma", jnp.diag(s))     # negative entries: not PD
+    mu = numpyro.sample("mu", dist.Normal(mu0, 1.0).to_event(1))
+    numpyro.sample("targets", dist.MultivariateNormal(mu, sigma), obs=targets)
+
+
+@pytest.mark.parametrize("method", ["svi", "nuts"])
+@pytest.mark.parametrize(("model", "match"), [
+    (_discrete, r"model: latent site\(s\) 'z' are discrete"),
+    (_bad_cov, "model: site 'Sigma' is not a symmetric positive-definite covariance"),
+])
+def test_user_models_fail_with_a_clear_error(data, method, model, match):
+    """A discrete site raised numpyro's "install funsor" ImportError; an invalid covariance
+    numpyro's raw ValueError."""
+    broad, targets, _ = data
+    opts = ({"guide": "delta", "num_steps": 5} if method == "svi"
+            else {"num_warmup": 5, "num_chains": 1})
+    with pytest.raises(ad.AnchorDivError, match=match):
+        ad.adapt("gaussian", broad, targets, tau=5.0, method=method, model=model,
+                 num_samples=5, progress=False, **opts)
+
+
+def test_a_raising_curve_factory_is_a_nan_cell_and_one_line(tmp_path, capsys, monkeypatch):
+    from anchordiv.app.cli import main
+
+    rng = np.random.default_rng(1)
+    for name, x in (("b", unit(rng, 30, D)), ("t", unit(rng, 6, D)), ("i", unit(rng, 12, D))):
+        np.save(tmp_path / f"{name}.npy", x)
+    np.save(tmp_path / "l.npy", np.arange(12) % 3)
+    (tmp_path / "boom.py").write_text("def boom(broad, target, tau):\n"
+                                      "    raise RuntimeError('my factory is broken\\nmore')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(AnchorDivWarning) as caught:
+        rc = main(["curve", *(str(tmp_path / f"{n}.npy") for n in "btil"), "-o",
+                   str(tmp_path / "out"), "--tau", "5", "--models", "cosine", "--model",
+                   "boom:boom", "--budgets", "2", "--subsets", "2", "--n-boot", "10"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and "Traceback" not in err
+    (line,) = [str(w.message) for w in caught]           # the CLI prints it as one line
+    assert line.startswith("model 'boom': 3 warning(s) in 3 of 3 cells") and \
+        "RuntimeError: my factory is broken; the cell is NaN" in line and "\n" not in line
+    rows = (tmp_path / "out" / "curve.csv").read_text().splitlines()
+    boom = [r for r in rows if r.startswith("boom,")]
+    assert len(boom) == 3 and all(",nan,RuntimeError: my factory is broken" in r for r in boom)
+
+
+def test_library_factories_still_raise(monkeypatch):
+    """Only a user's (custom-role) factory is turned into a NaN cell; a bug in a registered
+    model still surfaces."""
+    from anchordiv.evaluation import curves
+
+    def broken(broad, target, tau):
+        raise RuntimeError("library bug")
+
+    model = curves.CurveModel(broken, role="posterior", kind="gaussian")
+    rng = np.random.default_rng(2)
+    x = unit(rng, 10, D)
+    with pytest.raises(RuntimeError, match="library bug"):
+        curves._evaluate_cell({"m": model}, x, x[:3], 5.0, x, x, np.eye(10, dtype=bool),
+                              None, None)
+
+
+def test_prior_reprs_are_one_short_line(data):
+    """``print(NIWPrior)`` at d = 384 was 8,143 characters."""
+    rng = np.random.default_rng(3)
+    broad = rng.normal(size=(500, 384))
+    targets = unit(rng, 6, 384)
+    prior = ad.NIWPrior.from_anchors(broad, targets=targets)
+    text = repr(prior)
+    assert len(text) < 200 and "\n" not in text
+    assert text.startswith("NIWPrior(mu0[384], cov[384, 384], kappa0=")
+    small_broad, small_targets, _ = data
+    for kind, opts in (("latent-gaussian", {}), ("latent-spherical", {}),
+                       ("mixture", {"components": 2}), ("diagonal-gaussian", {})):
+        p = ad.adapt(kind, small_broad, small_targets, tau=5.0, **opts).prior
+        assert "\n" not in repr(p) and "array(" not in repr(p), repr(p)
+
+
+def test_huggingface_bars_are_off_in_a_pipe():
+    """Their redraws wrote ESC[A codes into piped logs; restored afterwards."""
+    tlog = pytest.importorskip("transformers.utils.logging")
+    hub = pytest.importorskip("huggingface_hub.utils")
+    from anchordiv.data.encoders import quiet_hf_bars
+
+    assert tlog.is_progress_bar_enabled()
+    with quiet_hf_bars():                         # pytest's captured stderr is not a terminal
+        assert not tlog.is_progress_bar_enabled() and hub.are_progress_bars_disabled()
+    assert tlog.is_progress_bar_enabled() and not hub.are_progress_bars_disabled()
+
+
+TRUNCATION_CHECK = """
+import warnings
+import numpy as np
+import anchordiv as ad
+
+rng = np.random.default_rng(0)
+broad = rng.normal(size=(300, 8)) * np.linspace(1.5, 0.3, 8)
+targets = rng.normal(size=(12, 8)) + 0.3
+targets /= np.linalg.norm(targets, axis=1, keepdims=True)
+warnings.simplefilter("always")
+prior = ad.NIWPrior.from_anchors(broad, targets=targets)
+post = prior.update(targets, tau=20.0)
+model = post.point("mean")
+prior.isotropic().update(targets, tau=20.0).point("mean")
+post.sample(0, 2)
+ad.divergence(model, targets, targets)
+for kind, opts in (("softmax", {}), ("gaussian", {}), ("latent-gaussian", {"rank": 2}),
+                   ("latent-spherical", {"rank": 2}), ("mixture", {"components": 2})):
+    ad.divergence(ad.fit(kind, targets, tau=5.0, **opts), targets, targets)
+print("done")
+"""
+
+
+def test_float64_inputs_give_no_jax_truncation_warnings():
+    """The adaptation guide's first example (float64 arrays, JAX in its default float32)
+    printed three JAX "will be truncated to dtype float32" warnings.  Run in a fresh process:
+    the tests themselves run JAX in float64."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "JAX_ENABLE_X64": "0"}
+    run = subprocess.run([sys.executable, "-c", TRUNCATION_CHECK], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr
+    assert "truncated" not in run.stderr, run.stderr
+
+
+def test_all_nan_queries_do_not_reach_numpy_warnings():
+    """The demo printed numpy's raw "All-NaN slice encountered": a query without relevant
+    items has AUPRC NaN in every posterior draw."""
+    from anchordiv.checks.uncertainty import RetrievalUncertainty
+
+    rng = np.random.default_rng(4)
+    auprc = rng.uniform(size=(20, 5))
+    with_nan = np.concatenate([auprc, np.full((20, 1), np.nan)], axis=1)
+    unc = RetrievalUncertainty(rng.uniform(size=(20, 6)), with_nan,
+                               np.append(rng.uniform(size=5), np.nan), 0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = unc.summary()
+    q = np.quantile(auprc, [0.05, 0.95], axis=0)
+    assert summary["per_query_auprc_width"] == pytest.approx(float(np.mean(q[1] - q[0])),
+                                                             rel=1e-12)
