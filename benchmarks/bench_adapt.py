@@ -70,8 +70,9 @@ def niw_update(mu0, cov, targets, kappa0, nu0, tau):
     """Conjugate update → posterior-mean Gaussian model (what adapt does after the moments)."""
     post = NIW.from_scale(mu0, cov, kappa0, nu0).update(targets)
     m = post.mean()
-    return ad.Gaussian(m["mu"].astype(np.float32), cov_factor(m["Sigma"]).astype(np.float32),
-                       np.float32(tau))
+    return ad.Gaussian(
+        m["mu"].astype(np.float32), cov_factor(m["Sigma"]).astype(np.float32), np.float32(tau)
+    )
 
 
 def compile_time(model, x, y) -> tuple[float, float]:
@@ -90,13 +91,18 @@ def measure(d: int, n_broad: int, n_targets: int, repeats: int, tau: float = 20.
     x, y = unit_rows(rng, 256, d), unit_rows(rng, 4096, d)
     mu0, cov = moments(broad, 1e-3)
     kappa0, nu0 = 10.0, d + 11.0
-    row = {"d": d, "n_broad": n_broad, "n_targets": n_targets,
-           "broad_moments": median_time(lambda: moments(broad, 1e-3), repeats),
-           "niw_update": median_time(lambda: niw_update(mu0, cov, targets, kappa0, nu0, tau),
-                                     repeats),
-           "empirical_bayes": median_time(lambda: empirical_bayes(mu0, cov, targets), repeats),
-           "adapt_total": median_time(lambda: ad.adapt("gaussian", broad, targets, tau=tau,
-                                                       kappa0=kappa0, nu0=nu0).point(), repeats)}
+    row = {
+        "d": d,
+        "n_broad": n_broad,
+        "n_targets": n_targets,
+        "broad_moments": median_time(lambda: moments(broad, 1e-3), repeats),
+        "niw_update": median_time(lambda: niw_update(mu0, cov, targets, kappa0, nu0, tau), repeats),
+        "empirical_bayes": median_time(lambda: empirical_bayes(mu0, cov, targets), repeats),
+        "adapt_total": median_time(
+            lambda: ad.adapt("gaussian", broad, targets, tau=tau, kappa0=kappa0, nu0=nu0).point(),
+            repeats,
+        ),
+    }
     model = niw_update(mu0, cov, targets, kappa0, nu0, tau)
     first, warm = compile_time(model, x, y)
     row.update(scorer_first_call=first, scorer_warm_call=warm, scorer_compile=first - warm)
@@ -113,18 +119,31 @@ def main() -> None:
     d, n_broad = (128, 1000) if args.quick else (768, 5000)
     repeats = args.repeats or (3 if args.quick else 5)
     rows = [measure(d, n_broad, n, repeats) for n in (5, 50, 500)]
-    cols = [("d", "d"), ("n_targets", "targets"), ("broad_moments", "broad moments s"),
-            ("niw_update", "NIW update s"), ("scorer_compile", "scorer compile s"),
-            ("update_plus_compile", "update + compile s"), ("goal_met", f"< {GOAL_S} s"),
-            ("empirical_bayes", "EB s"), ("adapt_total", "adapt() total s"),
-            ("retraced", "retraced")]
+    cols = [
+        ("d", "d"),
+        ("n_targets", "targets"),
+        ("broad_moments", "broad moments s"),
+        ("niw_update", "NIW update s"),
+        ("scorer_compile", "scorer compile s"),
+        ("update_plus_compile", "update + compile s"),
+        ("goal_met", f"< {GOAL_S} s"),
+        ("empirical_bayes", "EB s"),
+        ("adapt_total", "adapt() total s"),
+        ("retraced", "retraced"),
+    ]
     md = table(rows, cols)
     print(md)
     threads = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
-    md += f"\n\nBLAS thread settings: {threads} (on a loaded 2-core machine multithreaded " \
-          f"OpenBLAS factorisations slow down ~15×; single-threaded BLAS avoids that).\n"
-    path = write_results("bench_adapt" + ("-quick" if args.quick else ""),
-                         {"rows": rows, "blas_threads": threads}, md, args.tag)
+    md += (
+        f"\n\nBLAS thread settings: {threads} (on a loaded 2-core machine multithreaded "
+        f"OpenBLAS factorisations slow down ~15×; single-threaded BLAS avoids that).\n"
+    )
+    path = write_results(
+        "bench_adapt" + ("-quick" if args.quick else ""),
+        {"rows": rows, "blas_threads": threads},
+        md,
+        args.tag,
+    )
     print(f"results: {path}")
 
 

@@ -29,8 +29,12 @@ def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--busy", type=int, default=2, help="busy processes beside (default 2)")
     p.add_argument("--warm", action="store_true", help="run the command once first, untimed")
-    p.add_argument("--skip-alone", type=float, default=None,
-                   help="seconds of an alone run measured before (do not rerun it)")
+    p.add_argument(
+        "--skip-alone",
+        type=float,
+        default=None,
+        help="seconds of an alone run measured before (do not rerun it)",
+    )
     p.add_argument("command", nargs="+", help="the command (after --)")
     args = p.parse_args()
     if not args.tag:
@@ -55,12 +59,27 @@ def main() -> None:
             proc.terminate()
             proc.join(5)
     print(f"beside {args.busy} busy processes: {loaded:.0f} s (rc {rc_loaded})", flush=True)
-    row = {"command": " ".join(args.command), "alone_s": alone, "loaded_s": loaded,
-           "ratio": loaded / alone, "rc_alone": rc_alone, "rc_loaded": rc_loaded,
-           "warm": bool(args.warm), "alone_rerun": args.skip_alone is None}
-    md = table([row], [("command", "command"), ("alone_s", "alone (s)"),
-                       ("loaded_s", f"beside {args.busy} busy (s)"), ("ratio", "loaded / alone"),
-                       ("rc_alone", "rc alone"), ("rc_loaded", "rc loaded")])
+    row = {
+        "command": " ".join(args.command),
+        "alone_s": alone,
+        "loaded_s": loaded,
+        "ratio": loaded / alone,
+        "rc_alone": rc_alone,
+        "rc_loaded": rc_loaded,
+        "warm": bool(args.warm),
+        "alone_rerun": args.skip_alone is None,
+    }
+    md = table(
+        [row],
+        [
+            ("command", "command"),
+            ("alone_s", "alone (s)"),
+            ("loaded_s", f"beside {args.busy} busy (s)"),
+            ("ratio", "loaded / alone"),
+            ("rc_alone", "rc alone"),
+            ("rc_loaded", "rc loaded"),
+        ],
+    )
     print(md)
     print(f"wrote {write_results('bench_beside_load', {'rows': [row]}, md, tag=args.tag)}")
 

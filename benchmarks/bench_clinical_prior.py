@@ -65,11 +65,17 @@ def contrasts(curve, finding: str, kinds, others) -> list[dict]:
     rows = []
     for kind in kinds:
         a = f"{REPORTS}-{kind}"
-        versus = {"control": f"{REPORTS}-isotropic-{kind}", "target-only": kind,
-                  **{p: f"{p}-{kind}" for p in others}, "cosine": "cosine"}
+        versus = {
+            "control": f"{REPORTS}-isotropic-{kind}",
+            "target-only": kind,
+            **{p: f"{p}-{kind}" for p in others},
+            "cosine": "cosine",
+        }
         for label, b in versus.items():
-            rows += [{"finding": finding, "kind": kind, "versus": label, **c}
-                     for c in curve.contrast(a, b)]
+            rows += [
+                {"finding": finding, "kind": kind, "versus": label, **c}
+                for c in curve.contrast(a, b)
+            ]
     return rows
 
 
@@ -86,8 +92,7 @@ def contrast_table(rows: list[dict], finding: str, kind: str) -> str:
     out = []
     for v in dict.fromkeys(r["versus"] for r in cells):
         row = {"versus": f"reports − {v}"}
-        row.update({f"n={b}": _cell(r) for r in cells if r["versus"] == v
-                    for b in [r["budget"]]})
+        row.update({f"n={b}": _cell(r) for r in cells if r["versus"] == v for b in [r["budget"]]})
         out.append(row)
     return table(out, [("versus", "contrast")] + [(f"n={b}", f"n={b}") for b in budgets])
 
@@ -98,9 +103,9 @@ def means_table(summary: list[dict], kind: str) -> str:
     out = {}
     for r in rows:
         out.setdefault(r["model"], {"model": r["model"]})[f"n={r['budget']}"] = (
-            f"{r['auprc']:.3f}" if r["auprc"] == r["auprc"] else "—")
-    return table(list(out.values()), [("model", "model")]
-                 + [(f"n={b}", f"n={b}") for b in budgets])
+            f"{r['auprc']:.3f}" if r["auprc"] == r["auprc"] else "—"
+        )
+    return table(list(out.values()), [("model", "model")] + [(f"n={b}", f"n={b}") for b in budgets])
 
 
 def counts(rows: list[dict]) -> list[dict]:
@@ -108,12 +113,21 @@ def counts(rows: list[dict]) -> list[dict]:
     out = []
     for kind in dict.fromkeys(r["kind"] for r in rows):
         for v in dict.fromkeys(r["versus"] for r in rows):
-            c = [r for r in rows if r["kind"] == kind and r["versus"] == v
-                 and r["difference"] == r["difference"]]
-            out.append({"kind": kind, "contrast": f"reports − {v}", "cells": len(c),
-                        "above": sum(r["low"] > 0 for r in c),
-                        "below": sum(r["high"] < 0 for r in c),
-                        "mean_difference": float(np.mean([r["difference"] for r in c]))})
+            c = [
+                r
+                for r in rows
+                if r["kind"] == kind and r["versus"] == v and r["difference"] == r["difference"]
+            ]
+            out.append(
+                {
+                    "kind": kind,
+                    "contrast": f"reports − {v}",
+                    "cells": len(c),
+                    "above": sum(r["low"] > 0 for r in c),
+                    "below": sum(r["high"] < 0 for r in c),
+                    "mean_difference": float(np.mean([r["difference"] for r in c])),
+                }
+            )
     return out
 
 
@@ -137,9 +151,12 @@ def main():
     p.add_argument("--findings", nargs="+", default=list(FINDINGS))
     p.add_argument("--kinds", nargs="+", default=["gaussian", "latent-gaussian"])
     p.add_argument("--budgets", nargs="+", type=int, default=[1, 2, 5, 10, 20, 40])
-    p.add_argument("--unguarded", action="store_true",
-                   help="ablation: add the prior of every sentence outside the gallery, the "
-                        "finding's reports and sentences kept ('unguarded')")
+    p.add_argument(
+        "--unguarded",
+        action="store_true",
+        help="ablation: add the prior of every sentence outside the gallery, the "
+        "finding's reports and sentences kept ('unguarded')",
+    )
     args = p.parse_args()
     if args.quick:
         args.subsets, args.queries, args.findings = 1, 100, args.findings[:1]
@@ -151,8 +168,7 @@ def main():
     t0 = time.time()
     reports, g, x, embed = clinical_setup(args.gallery, 0)
     t_prior = time.time()
-    reps = report_prior_points(reports, g, args.findings, embed=embed, encoder_id=ENCODER,
-                               tau=TAU)
+    reps = report_prior_points(reports, g, args.findings, embed=embed, encoder_id=ENCODER, tau=TAU)
     t_prior = time.time() - t_prior
     others = hpo_points()
     if args.unguarded:
@@ -162,35 +178,80 @@ def main():
         q, relevance = clin.finding_queries(reports.finding(f)[g], args.queries, 0)
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         targets = embed(clinical.pathology_anchors(f))
-        curve = tr.transfer_curve({REPORTS: reps[f], **others}, targets, setup, tau=TAU,
-                                  kinds=args.kinds, budgets=args.budgets,
-                                  n_subsets=args.subsets, seed=0, progress=False)
+        curve = tr.transfer_curve(
+            {REPORTS: reps[f], **others},
+            targets,
+            setup,
+            tau=TAU,
+            kinds=args.kinds,
+            budgets=args.budgets,
+            n_subsets=args.subsets,
+            seed=0,
+            progress=False,
+        )
         summaries[f] = curve.summary()
         rows += contrasts(curve, f, args.kinds, others)
-        sizes[f] = {"queries": len(q), "targets": len(targets),
-                    "prior_points": len(reps[f]), "prevalence": curve.prevalence}
+        sizes[f] = {
+            "queries": len(q),
+            "targets": len(targets),
+            "prior_points": len(reps[f]),
+            "prevalence": curve.prevalence,
+        }
         print(f, f"{time.time() - t0:.0f} s", flush=True)
     total = time.time() - t0
-    md = [f"Open-i clinical transfer, gallery {len(g)} reports (seed 0), ≤ {args.queries} "
-          f"queries per finding, {args.subsets} target subsets per budget, kinds "
-          f"{', '.join(args.kinds)}, τ = {TAU:g}, fixed strengths "
-          f"{tr.PRIOR_ANCHORS:g} pseudo-anchors (latent rank {tr.LATENT_RANK}); run time "
-          f"{total:.0f} s (report priors: {t_prior:.0f} s including embedding their "
-          f"sentences).  ▲ / ▼: paired 95 % interval above / below zero.", "",
-          "## Cells above / below zero (finding × budget)", "",
-          table(counts(rows), [("kind", "kind"), ("contrast", "contrast"), ("cells", "cells"),
-                               ("above", "above"), ("below", "below"),
-                               ("mean_difference", "mean difference")])]
+    md = [
+        f"Open-i clinical transfer, gallery {len(g)} reports (seed 0), ≤ {args.queries} "
+        f"queries per finding, {args.subsets} target subsets per budget, kinds "
+        f"{', '.join(args.kinds)}, τ = {TAU:g}, fixed strengths "
+        f"{tr.PRIOR_ANCHORS:g} pseudo-anchors (latent rank {tr.LATENT_RANK}); run time "
+        f"{total:.0f} s (report priors: {t_prior:.0f} s including embedding their "
+        f"sentences).  ▲ / ▼: paired 95 % interval above / below zero.",
+        "",
+        "## Cells above / below zero (finding × budget)",
+        "",
+        table(
+            counts(rows),
+            [
+                ("kind", "kind"),
+                ("contrast", "contrast"),
+                ("cells", "cells"),
+                ("above", "above"),
+                ("below", "below"),
+                ("mean_difference", "mean difference"),
+            ],
+        ),
+    ]
     for f in args.findings:
-        md += ["", f"## {f} ({sizes[f]['queries']} queries, {sizes[f]['targets']} targets, "
-                   f"prevalence {sizes[f]['prevalence']:.3f})"]
+        md += [
+            "",
+            f"## {f} ({sizes[f]['queries']} queries, {sizes[f]['targets']} targets, "
+            f"prevalence {sizes[f]['prevalence']:.3f})",
+        ]
         for kind in args.kinds:
-            md += ["", f"### {kind}: mean AUPRC", "", means_table(summaries[f], kind), "",
-                   f"### {kind}: paired differences", "", contrast_table(rows, f, kind)]
-    write_results("bench_clinical_prior", {
-        "args": vars(args), "seconds": total, "report_prior_seconds": t_prior,
-        "sizes": sizes, "counts": counts(rows), "contrasts": rows,
-        "summaries": summaries}, "\n".join(md), tag=args.tag or ("quick" if args.quick else ""))
+            md += [
+                "",
+                f"### {kind}: mean AUPRC",
+                "",
+                means_table(summaries[f], kind),
+                "",
+                f"### {kind}: paired differences",
+                "",
+                contrast_table(rows, f, kind),
+            ]
+    write_results(
+        "bench_clinical_prior",
+        {
+            "args": vars(args),
+            "seconds": total,
+            "report_prior_seconds": t_prior,
+            "sizes": sizes,
+            "counts": counts(rows),
+            "contrasts": rows,
+            "summaries": summaries,
+        },
+        "\n".join(md),
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def busy_loop(seed: int) -> None:  # another scientific job: BLAS GEMMs on defau
 
 
 def median_time(fn, repeats: int) -> float:
-    block(fn())                                   # warm-up (compilation, caches)
+    block(fn())  # warm-up (compilation, caches)
     out = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -71,16 +71,20 @@ def calls(n: int, rng) -> dict:
     models = curves._resolve(curves.DEFAULT_MODELS)
 
     def cell():
-        curves._POSTERIORS.clear()                # a fresh subset: nothing remembered
-        return curves._evaluate_cell(models, broad, targets, TAU, queries, gallery, relevance,
-                                     None, None)[0]
+        curves._POSTERIORS.clear()  # a fresh subset: nothing remembered
+        return curves._evaluate_cell(
+            models, broad, targets, TAU, queries, gallery, relevance, None, None
+        )[0]
 
-    return {"default adapt": lambda: ad.adapt("gaussian", broad, targets, tau=TAU),
-            "fixed adapt": lambda: ad.adapt("gaussian", broad, targets, tau=TAU, kappa0=5.0,
-                                            nu0=D + 6.0),
-            "recipe": lambda: recipe.gaussian_strengths(broad, targets),
-            "exact update": lambda: prior.update(targets, tau=TAU),
-            "curve cell": cell}
+    return {
+        "default adapt": lambda: ad.adapt("gaussian", broad, targets, tau=TAU),
+        "fixed adapt": lambda: ad.adapt(
+            "gaussian", broad, targets, tau=TAU, kappa0=5.0, nu0=D + 6.0
+        ),
+        "recipe": lambda: recipe.gaussian_strengths(broad, targets),
+        "exact update": lambda: prior.update(targets, tau=TAU),
+        "curve cell": cell,
+    }
 
 
 def top_k_call(rng):
@@ -103,11 +107,14 @@ def measure(ns, repeats: int) -> dict:
 def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--busy", type=int, default=2, help="busy processes beside (default 2)")
-    p.add_argument("--ns", default=None, help="comma-separated target counts (default "
-                   f"{','.join(map(str, NS))}; --quick: {','.join(map(str, QUICK_NS))})")
+    p.add_argument(
+        "--ns",
+        default=None,
+        help="comma-separated target counts (default "
+        f"{','.join(map(str, NS))}; --quick: {','.join(map(str, QUICK_NS))})",
+    )
     args = p.parse_args()
-    ns = (tuple(int(v) for v in args.ns.split(",")) if args.ns else
-          QUICK_NS if args.quick else NS)
+    ns = tuple(int(v) for v in args.ns.split(",")) if args.ns else QUICK_NS if args.quick else NS
     repeats = args.repeats or (1 if args.quick else 3)
     warnings.simplefilter("ignore")
     print("alone:", flush=True)
@@ -116,7 +123,7 @@ def main() -> None:
     busy = [ctx.Process(target=busy_loop, args=(i,), daemon=True) for i in range(args.busy)]
     for proc in busy:
         proc.start()
-    time.sleep(3.0)                               # let them reach their loops
+    time.sleep(3.0)  # let them reach their loops
     try:
         print(f"beside {args.busy} busy processes:", flush=True)
         loaded = measure(ns, repeats)
@@ -127,21 +134,44 @@ def main() -> None:
     rows = []
     for (name, n), s in alone.items():
         fixed = (alone[("fixed adapt", n)], loaded[("fixed adapt", n)]) if n else (None, None)
-        rows.append({"call": name, "n": n or "-", "alone_s": s, "loaded_s": loaded[(name, n)],
-                     "loaded_over_alone": loaded[(name, n)] / s,
-                     **({"over_fixed_alone": s / fixed[0],
-                         "over_fixed_loaded": loaded[(name, n)] / fixed[1]} if n else {})})
-    cols = [("call", "call"), ("n", "n"), ("alone_s", "alone (s)"),
-            ("loaded_s", f"beside {args.busy} busy (s)"), ("loaded_over_alone", "loaded / alone"),
-            ("over_fixed_alone", "÷ fixed adapt, alone"),
-            ("over_fixed_loaded", "÷ fixed adapt, loaded")]
-    md = (f"d = {D}, broad [{N_BROAD}, {D}], {repeats} round(s) after a warm-up; busy "
-          f"processes: {args.busy} × NumPy 1000 × 1000 GEMM loops on default BLAS threads.\n\n"
-          + table(rows, cols))
+        rows.append(
+            {
+                "call": name,
+                "n": n or "-",
+                "alone_s": s,
+                "loaded_s": loaded[(name, n)],
+                "loaded_over_alone": loaded[(name, n)] / s,
+                **(
+                    {
+                        "over_fixed_alone": s / fixed[0],
+                        "over_fixed_loaded": loaded[(name, n)] / fixed[1],
+                    }
+                    if n
+                    else {}
+                ),
+            }
+        )
+    cols = [
+        ("call", "call"),
+        ("n", "n"),
+        ("alone_s", "alone (s)"),
+        ("loaded_s", f"beside {args.busy} busy (s)"),
+        ("loaded_over_alone", "loaded / alone"),
+        ("over_fixed_alone", "÷ fixed adapt, alone"),
+        ("over_fixed_loaded", "÷ fixed adapt, loaded"),
+    ]
+    md = (
+        f"d = {D}, broad [{N_BROAD}, {D}], {repeats} round(s) after a warm-up; busy "
+        f"processes: {args.busy} × NumPy 1000 × 1000 GEMM loops on default BLAS threads.\n\n"
+        + table(rows, cols)
+    )
     print(md)
-    path = write_results("bench_contention", {"rows": rows, "busy": args.busy,
-                                              "repeats": repeats}, md,
-                         tag=args.tag or ("quick" if args.quick or args.ns else ""))
+    path = write_results(
+        "bench_contention",
+        {"rows": rows, "busy": args.busy, "repeats": repeats},
+        md,
+        tag=args.tag or ("quick" if args.quick or args.ns else ""),
+    )
     print(f"wrote {path}")
 
 

@@ -33,11 +33,18 @@ from common import parser, synthetic_anchors, table, write_results
 
 KINDS = {"gaussian": {}, "latent-gaussian": {}, "latent-spherical": {}, "mixture": {}}
 #: sampled posteriors at full d: NUTS in the broad top-16 subspace, lifted to d (issue 9)
-NUTS = {"method": "nuts", "subspace": 16, "num_warmup": 300, "num_samples": 300,
-        "num_chains": 2, "progress": False}
+NUTS = {
+    "method": "nuts",
+    "subspace": 16,
+    "num_warmup": 300,
+    "num_samples": 300,
+    "num_chains": 2,
+    "progress": False,
+}
 RUNS = [(k, k, o) for k, o in KINDS.items()] + [
     ("gaussian, NUTS subspace=16", "gaussian", NUTS),
-    ("latent-gaussian rank 8, NUTS subspace=16", "latent-gaussian", {"rank": 8, **NUTS})]
+    ("latent-gaussian rank 8, NUTS subspace=16", "latent-gaussian", {"rank": 8, **NUTS}),
+]
 EXACT_ONLY = ("method", "subspace", "num_warmup", "num_samples", "num_chains", "progress")
 
 
@@ -61,23 +68,32 @@ def reference_loo(broad, targets, kappa0, nu0, prior="broad", reg=1e-3) -> float
         rest = np.delete(targets, i, axis=0)
         n, tbar = len(rest), rest.mean(0)
         kn, vn = kappa0 + n, nu0 + n
-        psin = psi0 + (rest - tbar).T @ (rest - tbar) + \
-            kappa0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
+        psin = (
+            psi0
+            + (rest - tbar).T @ (rest - tbar)
+            + kappa0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
+        )
         df = vn - d + 1
-        total += scipy.stats.multivariate_t((kappa0 * mu0 + n * tbar) / kn,
-                                            psin * (kn + 1) / (kn * df), df=df).logpdf(targets[i])
+        total += scipy.stats.multivariate_t(
+            (kappa0 * mu0 + n * tbar) / kn, psin * (kn + 1) / (kn * df), df=df
+        ).logpdf(targets[i])
     return total
 
 
 def compare_part(broad, targets, d, save):
     strong, weak = {"kappa0": 50.0, "nu0": d + 100.0}, {"kappa0": 0.1, "nu0": d + 2.0}
-    cands = {"strong-broad": {"broad": broad, **strong},
-             "isotropic": {"broad": broad, "prior": "isotropic", **strong},
-             "weak-broad": {"broad": broad, **weak}, "empirical-Bayes": {"broad": broad},
-             "strong-broad, NUTS subspace=16": {"broad": broad, **strong, **NUTS}}
-    refs = {"strong-broad": reference_loo(broad, targets, **strong),
-            "isotropic": reference_loo(broad, targets, **strong, prior="isotropic"),
-            "weak-broad": reference_loo(broad, targets, **weak)}
+    cands = {
+        "strong-broad": {"broad": broad, **strong},
+        "isotropic": {"broad": broad, "prior": "isotropic", **strong},
+        "weak-broad": {"broad": broad, **weak},
+        "empirical-Bayes": {"broad": broad},
+        "strong-broad, NUTS subspace=16": {"broad": broad, **strong, **NUTS},
+    }
+    refs = {
+        "strong-broad": reference_loo(broad, targets, **strong),
+        "isotropic": reference_loo(broad, targets, **strong, prior="isotropic"),
+        "weak-broad": reference_loo(broad, targets, **weak),
+    }
     refs["strong-broad, NUTS subspace=16"] = refs["strong-broad"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -91,41 +107,75 @@ def compare_part(broad, targets, d, save):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 post = ad.adapt("gaussian", broad, targets, tau=20.0, **opts)
-                loo = az.loo(ad.inference_data(post, targets=targets, seed=0, prior=False),
-                             pointwise=True)
-            old = {"psis_elpd_old": round(float(loo.elpd_loo), 1),
-                   "psis_max_k_old": round(float(np.max(loo.pareto_k)), 2)}
-        rows.append({"candidate": name, "estimator": row["estimator"],
-                     "elpd": round(float(row["elpd_loo"]), 2),
-                     "exact_reference": round(refs[name], 2) if name in refs else "",
-                     "weight": round(float(row["weight"]), 3), **old})
+                loo = az.loo(
+                    ad.inference_data(post, targets=targets, seed=0, prior=False), pointwise=True
+                )
+            old = {
+                "psis_elpd_old": round(float(loo.elpd_loo), 1),
+                "psis_max_k_old": round(float(np.max(loo.pareto_k)), 2),
+            }
+        rows.append(
+            {
+                "candidate": name,
+                "estimator": row["estimator"],
+                "elpd": round(float(row["elpd_loo"]), 2),
+                "exact_reference": round(refs[name], 2) if name in refs else "",
+                "weight": round(float(row["weight"]), 3),
+                **old,
+            }
+        )
         print(rows[-1], flush=True)
-    save(rows, f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. the NUTS "
-               f"fit); mixture part not yet run.")
+    save(
+        rows,
+        f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. the NUTS "
+        f"fit); mixture part not yet run.",
+    )
     mix = {f"{k} components": {"broad": broad, "components": k} for k in (2, 4)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mres, t_mix = timed(lambda: ad.compare_priors(mix, targets, kind="mixture", tau=20.0,
-                                                      folds=5))
+        mres, t_mix = timed(
+            lambda: ad.compare_priors(mix, targets, kind="mixture", tau=20.0, folds=5)
+        )
     for name in mres.table.index:
-        rows.append({"candidate": f"mixture, {name}", "estimator": mres.loo[name].estimator,
-                     "elpd": round(float(mres.table.loc[name, "elpd_loo"]), 2),
-                     "exact_reference": "", "weight": round(float(mres.table.loc[name,
-                                                                                "weight"]), 3),
-                     "psis_elpd_old": "", "psis_max_k_old": ""})
+        rows.append(
+            {
+                "candidate": f"mixture, {name}",
+                "estimator": mres.loo[name].estimator,
+                "elpd": round(float(mres.table.loc[name, "elpd_loo"]), 2),
+                "exact_reference": "",
+                "weight": round(float(mres.table.loc[name, "weight"]), 3),
+                "psis_elpd_old": "",
+                "psis_max_k_old": "",
+            }
+        )
         print(rows[-1], mres.loo[name].note, flush=True)
-    return save(rows, f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. "
-                      f"the NUTS fit), mixture K-fold (5 folds x 2 candidates) {t_mix:.1f} s.")
+    return save(
+        rows,
+        f"compare_priors wall time: Gaussian candidates {t_cmp:.1f} s (incl. "
+        f"the NUTS fit), mixture K-fold (5 folds x 2 candidates) {t_mix:.1f} s.",
+    )
 
 
 def compare_table(rows, note: str) -> str:
-    shown = [{k: f"{v:.2f}" if isinstance(v, float) and k != "weight" else v
-              for k, v in r.items()} for r in rows]          # ELPDs to 0.01 nat, not 3 digits
-    return table(shown, [("candidate", "candidate"), ("estimator", "estimator"),
-                        ("elpd", "elpd (compare_priors)"),
-                        ("exact_reference", "exact LOO (scipy, brute force)"),
-                        ("weight", "stacking weight"), ("psis_elpd_old", "old az.loo elpd"),
-                        ("psis_max_k_old", "old max Pareto k")]) + f"\n\n{note}\n"
+    shown = [
+        {k: f"{v:.2f}" if isinstance(v, float) and k != "weight" else v for k, v in r.items()}
+        for r in rows
+    ]  # ELPDs to 0.01 nat, not 3 digits
+    return (
+        table(
+            shown,
+            [
+                ("candidate", "candidate"),
+                ("estimator", "estimator"),
+                ("elpd", "elpd (compare_priors)"),
+                ("exact_reference", "exact LOO (scipy, brute force)"),
+                ("weight", "stacking weight"),
+                ("psis_elpd_old", "old az.loo elpd"),
+                ("psis_max_k_old", "old max Pareto k"),
+            ],
+        )
+        + f"\n\n{note}\n"
+    )
 
 
 def main():
@@ -139,10 +189,12 @@ def main():
     payload, md = {"d": d, "n_targets": 50, "n_broad": 3000}, ""
     tag = args.tag or ("quick" if args.quick else "")
     if args.part in ("compare", "all"):
-        def save(rows, note):            # after each stage: partial results survive
+
+        def save(rows, note):  # after each stage: partial results survive
             md = compare_table(rows, note)
-            write_results("bench_criticism", {**payload, "compare": rows, "note": note}, md,
-                          tag=tag)
+            write_results(
+                "bench_criticism", {**payload, "compare": rows, "note": note}, md, tag=tag
+            )
             return rows, md
 
         payload["compare"], md = compare_part(broad, targets, d, save)
@@ -158,25 +210,49 @@ def inference_part(broad, targets):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             post, t_adapt = timed(lambda: ad.adapt(kind, broad, targets, tau=20.0, **opts))
-            iso = ad.adapt(kind, broad, targets, tau=20.0, prior="isotropic",
-                           **{k: v for k, v in opts.items() if k not in EXACT_ONLY})
+            iso = ad.adapt(
+                kind,
+                broad,
+                targets,
+                tau=20.0,
+                prior="isotropic",
+                **{k: v for k, v in opts.items() if k not in EXACT_ONLY},
+            )
             idata, t_id = timed(lambda: ad.inference_data(post, targets=targets, seed=0))
             idata_iso = ad.inference_data(iso, targets=targets, seed=0)
             loo, t_loo = timed(lambda: az.loo(idata, pointwise=True))
             _, t_cmp = timed(lambda: az.compare({"broad": idata, "isotropic": idata_iso}))
         k = np.asarray(loo.pareto_k)
-        rows.append({"kind": label, "rank": post.info.get("rank", ""),
-                     "draws": int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"]),
-                     "adapt_s": round(t_adapt, 2), "inference_data_s": round(t_id, 2),
-                     "loo_s": round(t_loo, 3), "compare_s": round(t_cmp, 3),
-                     "elpd_loo": round(float(loo.elpd_loo), 1), "max_k": round(float(k.max()), 2),
-                     "k_over_0.7": int((k > 0.7).sum())})
+        rows.append(
+            {
+                "kind": label,
+                "rank": post.info.get("rank", ""),
+                "draws": int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"]),
+                "adapt_s": round(t_adapt, 2),
+                "inference_data_s": round(t_id, 2),
+                "loo_s": round(t_loo, 3),
+                "compare_s": round(t_cmp, 3),
+                "elpd_loo": round(float(loo.elpd_loo), 1),
+                "max_k": round(float(k.max()), 2),
+                "k_over_0.7": int((k > 0.7).sum()),
+            }
+        )
         print(rows[-1], flush=True)
-    md = table(rows, [("kind", "kind"), ("rank", "rank"), ("draws", "draws"),
-                      ("adapt_s", "adapt s"), ("inference_data_s", "inference_data s"),
-                      ("loo_s", "az.loo s"), ("compare_s", "az.compare s"),
-                      ("elpd_loo", "elpd_loo"), ("max_k", "max Pareto k"),
-                      ("k_over_0.7", "anchors k>0.7")])
+    md = table(
+        rows,
+        [
+            ("kind", "kind"),
+            ("rank", "rank"),
+            ("draws", "draws"),
+            ("adapt_s", "adapt s"),
+            ("inference_data_s", "inference_data s"),
+            ("loo_s", "az.loo s"),
+            ("compare_s", "az.compare s"),
+            ("elpd_loo", "elpd_loo"),
+            ("max_k", "max Pareto k"),
+            ("k_over_0.7", "anchors k>0.7"),
+        ],
+    )
     return rows, md
 
 

@@ -55,11 +55,13 @@ def write_shards(root: Path, n: int, d: int, chunk: int = 250_000) -> float:
     rng = np.random.default_rng(0)
     for i, start in enumerate(range(0, n, SHARD)):
         rows = min(SHARD, n - start)
-        out = np.lib.format.open_memmap(root / "img_emb" / f"img_emb_{i}.npy", mode="w+",
-                                        dtype=np.float16, shape=(rows, d))
+        out = np.lib.format.open_memmap(
+            root / "img_emb" / f"img_emb_{i}.npy", mode="w+", dtype=np.float16, shape=(rows, d)
+        )
         for s in range(0, rows, chunk):
-            out[s:s + chunk] = unit_rows(rng, min(chunk, rows - s), d, decay=0.3,
-                                         dtype=np.float16)
+            out[s : s + chunk] = unit_rows(
+                rng, min(chunk, rows - s), d, decay=0.3, dtype=np.float16
+            )
         out.flush()
         del out
     return sum(p.stat().st_size for p in (root / "img_emb").iterdir()) / 2**20
@@ -97,7 +99,8 @@ def pinned_process(env: dict) -> concurrent.futures.ProcessPoolExecutor:
     os.environ.update(env)
     try:
         pool = concurrent.futures.ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn"), initializer=_pin, initargs=(0,))
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_pin, initargs=(0,)
+        )
         pool.submit(os.getpid).result()
     finally:
         for key, value in saved.items():
@@ -122,13 +125,13 @@ def rounds(candidates: dict, cpu: dict, repeats: int) -> dict:
     processes used (``cpu[name]()`` reads their total), and the load average (1 min) before
     each round; ``faults``: the minor page faults of those processes."""
     names = list(candidates)
-    for name in names:          # warm-up: compiles in every process
+    for name in names:  # warm-up: compiles in every process
         candidates[name]()
     wall, used, load = {n: [] for n in names}, {n: [] for n in names}, []
     faults = {n: [] for n in names}
     for r in range(repeats):
         load.append(os.getloadavg()[0])
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             c0, t0 = cpu[name](), time.perf_counter()
             candidates[name]()
             wall[name].append(time.perf_counter() - t0)
@@ -150,9 +153,11 @@ def task_curve(add, client, model, queries, root, k: int, n: int, repeats: int) 
     for block_rows in TASK_ROWS:
         if block_rows > SHARD:
             continue
+
         def run(block_rows=block_rows):
-            return add.top_k(model, queries, root, k, client=client, block_rows=block_rows,
-                             progress=False)
+            return add.top_k(
+                model, queries, root, k, client=client, block_rows=block_rows, progress=False
+            )
 
         run()
         times = []
@@ -161,9 +166,15 @@ def task_curve(add, client, model, queries, root, k: int, n: int, repeats: int) 
             run()
             times.append(time.perf_counter() - t0)
         tasks = len(add.blocks(model, root, block_rows=block_rows)[0])
-        rows.append({"rows_per_task": block_rows, "tasks": tasks,
-                     "median_s": float(np.median(times)), "items_per_s": n / np.median(times),
-                     "load": os.getloadavg()[0]})
+        rows.append(
+            {
+                "rows_per_task": block_rows,
+                "tasks": tasks,
+                "median_s": float(np.median(times)),
+                "items_per_s": n / np.median(times),
+                "load": os.getloadavg()[0],
+            }
+        )
     return rows
 
 
@@ -226,8 +237,14 @@ def projection(rate: float, per_task_ms: float, block_rows: int) -> list[dict]:
     """Hours for 10⁹ items on N workers: scan at the per-worker ``rate`` plus the per-task
     overhead of 10⁹ / block_rows tasks, shared by the workers."""
     tasks = 1e9 / block_rows
-    return [{"workers": w, "hours": (1e9 / rate + tasks * per_task_ms / 1e3) / w / 3600,
-             "tasks": int(tasks)} for w in (2, 16, 64, 256)]
+    return [
+        {
+            "workers": w,
+            "hours": (1e9 / rate + tasks * per_task_ms / 1e3) / w / 3600,
+            "tasks": int(tasks),
+        }
+        for w in (2, 16, 64, 256)
+    ]
 
 
 def main() -> None:
@@ -243,8 +260,12 @@ def main() -> None:
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--k", type=int, default=10)
-    p.add_argument("--curve-repeats", type=int, default=None,
-                   help="timed runs per task size (default 2; quick 1)")
+    p.add_argument(
+        "--curve-repeats",
+        type=int,
+        default=None,
+        help="timed runs per task size (default 2; quick 1)",
+    )
     p.add_argument("--dir", default=None, help="where to write the shards (default: a temp dir)")
     args = p.parse_args()
     n = args.items or (1_000_000 if args.quick else 4_000_000)
@@ -257,12 +278,20 @@ def main() -> None:
         root = Path(tmp)
         size_mb = write_shards(root, n, args.dim)
         paths = add.shard_paths(root)
-        print(f"wrote {n:,} x {args.dim} float16 in {len(paths)} shards ({size_mb:.0f} MB)",
-              flush=True)
+        print(
+            f"wrote {n:,} x {args.dim} float16 in {len(paths)} shards ({size_mb:.0f} MB)",
+            flush=True,
+        )
         pool = pinned_process(add.WORKER_ENV)
-        with add.local_cluster(1, pin=True) as one, Client(one) as c1, \
-                add.local_cluster(2) as two, Client(two) as c2, \
-                add.local_cluster(2, pin=True) as two_pinned, Client(two_pinned) as c2p, pool:
+        with (
+            add.local_cluster(1, pin=True) as one,
+            Client(one) as c1,
+            add.local_cluster(2) as two,
+            Client(two) as c2,
+            add.local_cluster(2, pin=True) as two_pinned,
+            Client(two_pinned) as c2p,
+            pool,
+        ):
             c2.run(start_sampler)
 
             def scan(client):
@@ -270,8 +299,9 @@ def main() -> None:
 
             candidates = {
                 "single_2t": lambda: scan_shards(model, queries, paths, args.k),
-                "single_1c": lambda: pool.submit(scan_shards, model, queries, paths,
-                                                 args.k).result(),
+                "single_1c": lambda: pool.submit(
+                    scan_shards, model, queries, paths, args.k
+                ).result(),
                 "dask_1w": lambda: scan(c1),
                 "dask_2w": lambda: scan(c2),
                 "dask_2w_pinned": lambda: scan(c2p),
@@ -280,15 +310,19 @@ def main() -> None:
             def workers_cpu(client):
                 return sum(client.run(cpu_seconds).values())
 
-            cpu = {"single_2t": cpu_seconds,
-                   "single_1c": lambda: pool.submit(cpu_seconds).result(),
-                   "dask_1w": lambda: workers_cpu(c1), "dask_2w": lambda: workers_cpu(c2),
-                   "dask_2w_pinned": lambda: workers_cpu(c2p)}
+            cpu = {
+                "single_2t": cpu_seconds,
+                "single_1c": lambda: pool.submit(cpu_seconds).result(),
+                "dask_1w": lambda: workers_cpu(c1),
+                "dask_2w": lambda: workers_cpu(c2),
+                "dask_2w_pinned": lambda: workers_cpu(c2p),
+            }
             timing = rounds(candidates, cpu, repeats)
             peaks = c2.run(stop_sampler)
             want = candidates["single_2t"]()
-            exact = all(np.array_equal(candidates[name]()[0], want[0])
-                        for name in ("single_1c", "dask_2w"))
+            exact = all(
+                np.array_equal(candidates[name]()[0], want[0]) for name in ("single_1c", "dask_2w")
+            )
             print("ratios measured; task-size curve", flush=True)
             curve = task_curve(add, c2, model, queries, root, args.k, n, curve_repeats)
             parts = overhead_parts(add, dv, c1, model, queries, paths[0], args.k)
@@ -302,57 +336,110 @@ def main() -> None:
     fit = overhead_fit(curve, 2)
     rate_1w = n / np.median(wall["dask_1w"])
     proj = projection(rate_1w, fit["per_task_ms"], add.BLOCK_ROWS)
-    rows = [{"path": name, "median_s": float(np.median(w)), "items_per_s": n / np.median(w),
-             "range_s": f"{min(w):.2f}–{max(w):.2f}", "cpu_s": float(np.median(used[name])),
-             "faults_per_item": float(np.median(timing["faults"][name])) / n}
-            for name, w in wall.items()]
-    md = table(rows, [("path", "path"), ("median_s", "seconds"), ("items_per_s", "items/s"),
-                      ("range_s", "range s"), ("cpu_s", "CPU s of its compute processes"),
-                      ("faults_per_item", "page faults per item")])
-    md += (f"\n\n**Per-worker efficiency** (single_1c / dask_1w): {efficiency['median']:.2f} "
-           f"(rounds {efficiency['min']:.2f}–{efficiency['max']:.2f}; target ≥ 0.9).  "
-           f"**2 workers vs the 2-thread process** (single_2t / dask_2w): "
-           f"{two_workers['median']:.2f} (rounds {two_workers['min']:.2f}–"
-           f"{two_workers['max']:.2f}; target ≥ 0.85); pinned workers "
-           f"{two_pinned['median']:.2f} ({two_pinned['min']:.2f}–{two_pinned['max']:.2f}).  "
-           f"Speed-up of 2 workers over 1: {one_vs_two['median']:.2f}.  In CPU seconds "
-           f"(less sensitive to other jobs' load): single_1c / dask_1w "
-           f"{cpu_efficiency['median']:.2f}, single_2t / dask_2w (all workers) "
-           f"{cpu_two['median']:.2f}.  Load average (1 min) before the rounds: "
-           f"{', '.join(f'{v:.1f}' for v in timing['load'])} on {os.cpu_count()} cores.  "
-           f"Results equal single_2t: {exact}.\n")
+    rows = [
+        {
+            "path": name,
+            "median_s": float(np.median(w)),
+            "items_per_s": n / np.median(w),
+            "range_s": f"{min(w):.2f}–{max(w):.2f}",
+            "cpu_s": float(np.median(used[name])),
+            "faults_per_item": float(np.median(timing["faults"][name])) / n,
+        }
+        for name, w in wall.items()
+    ]
+    md = table(
+        rows,
+        [
+            ("path", "path"),
+            ("median_s", "seconds"),
+            ("items_per_s", "items/s"),
+            ("range_s", "range s"),
+            ("cpu_s", "CPU s of its compute processes"),
+            ("faults_per_item", "page faults per item"),
+        ],
+    )
+    md += (
+        f"\n\n**Per-worker efficiency** (single_1c / dask_1w): {efficiency['median']:.2f} "
+        f"(rounds {efficiency['min']:.2f}–{efficiency['max']:.2f}; target ≥ 0.9).  "
+        f"**2 workers vs the 2-thread process** (single_2t / dask_2w): "
+        f"{two_workers['median']:.2f} (rounds {two_workers['min']:.2f}–"
+        f"{two_workers['max']:.2f}; target ≥ 0.85); pinned workers "
+        f"{two_pinned['median']:.2f} ({two_pinned['min']:.2f}–{two_pinned['max']:.2f}).  "
+        f"Speed-up of 2 workers over 1: {one_vs_two['median']:.2f}.  In CPU seconds "
+        f"(less sensitive to other jobs' load): single_1c / dask_1w "
+        f"{cpu_efficiency['median']:.2f}, single_2t / dask_2w (all workers) "
+        f"{cpu_two['median']:.2f}.  Load average (1 min) before the rounds: "
+        f"{', '.join(f'{v:.1f}' for v in timing['load'])} on {os.cpu_count()} cores.  "
+        f"Results equal single_2t: {exact}.\n"
+    )
     md += "\n\nTask-size curve (2 workers):\n\n" + table(
-        curve, [("rows_per_task", "rows per task"), ("tasks", "tasks"), ("median_s", "seconds"),
-                ("items_per_s", "items/s"), ("load", "load (1 min)")])
-    md += (f"\n\nPer-task overhead (least squares of seconds against tasks, × 2 workers): "
-           f"{fit['per_task_ms']:.1f} ms.  Its parts, measured directly (ms): " +
-           ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + ".\n")
+        curve,
+        [
+            ("rows_per_task", "rows per task"),
+            ("tasks", "tasks"),
+            ("median_s", "seconds"),
+            ("items_per_s", "items/s"),
+            ("load", "load (1 min)"),
+        ],
+    )
+    md += (
+        f"\n\nPer-task overhead (least squares of seconds against tasks, × 2 workers): "
+        f"{fit['per_task_ms']:.1f} ms.  Its parts, measured directly (ms): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
+        + ".\n"
+    )
     md += "\n\nPeak memory per Dask worker (2-worker cluster):\n\n" + table(
         [{"worker": w, **v} for w, v in peaks.items()],
-        [("worker", "worker"), ("RssAnon_MB", "peak anonymous MB"),
-         ("RssFile_MB", "peak file-backed MB"), ("VmHWM_MB", "peak RSS MB")])
+        [
+            ("worker", "worker"),
+            ("RssAnon_MB", "peak anonymous MB"),
+            ("RssFile_MB", "peak file-backed MB"),
+            ("VmHWM_MB", "peak RSS MB"),
+        ],
+    )
     md += "\n\nProjected time for 10⁹ items:\n\n" + table(
-        proj, [("workers", "workers"), ("hours", "hours"), ("tasks", "tasks")])
-    md += (f"\n\nGallery: {n:,} × {args.dim} float16 in {len(paths)} memory-mapped `.npy` shards "
-           f"({size_mb:.0f} MB, page-cached); {args.queries} queries, top-{args.k}, Gaussian "
-           f"model; {repeats} interleaved rounds after one warm-up.  Projection: every worker "
-           f"scans at the 1-worker rate measured here ({rate_1w:,.0f} items/s, one core, "
-           f"d = {args.dim}) and pays the measured per-task overhead for tasks of "
-           f"{add.BLOCK_ROWS:,} rows; reading from disk rather than page cache and stragglers "
-           f"are not modelled.\n")
+        proj, [("workers", "workers"), ("hours", "hours"), ("tasks", "tasks")]
+    )
+    md += (
+        f"\n\nGallery: {n:,} × {args.dim} float16 in {len(paths)} memory-mapped `.npy` shards "
+        f"({size_mb:.0f} MB, page-cached); {args.queries} queries, top-{args.k}, Gaussian "
+        f"model; {repeats} interleaved rounds after one warm-up.  Projection: every worker "
+        f"scans at the 1-worker rate measured here ({rate_1w:,.0f} items/s, one core, "
+        f"d = {args.dim}) and pays the measured per-task overhead for tasks of "
+        f"{add.BLOCK_ROWS:,} rows; reading from disk rather than page cache and stragglers "
+        f"are not modelled.\n"
+    )
     print(md)
-    out = write_results("bench_distributed",
-                        {"rows": rows, "wall": wall, "cpu": used, "faults": timing["faults"],
-                         "load": timing["load"],
-                         "cpu_efficiency": cpu_efficiency, "cpu_two_workers": cpu_two,
-                         "efficiency": efficiency, "two_workers": two_workers,
-                         "two_workers_pinned": two_pinned, "one_vs_two": one_vs_two,
-                         "curve": curve,
-                         "overhead_fit": fit, "overhead_parts": parts,
-                         "workers": peaks, "projection_1e9": proj, "items": n,
-                         "dim": args.dim, "queries": args.queries, "k": args.k,
-                         "gallery_MB": size_mb, "exact": exact, "quick": args.quick}, md,
-                        tag=args.tag or ("quick" if args.quick else ""))
+    out = write_results(
+        "bench_distributed",
+        {
+            "rows": rows,
+            "wall": wall,
+            "cpu": used,
+            "faults": timing["faults"],
+            "load": timing["load"],
+            "cpu_efficiency": cpu_efficiency,
+            "cpu_two_workers": cpu_two,
+            "efficiency": efficiency,
+            "two_workers": two_workers,
+            "two_workers_pinned": two_pinned,
+            "one_vs_two": one_vs_two,
+            "curve": curve,
+            "overhead_fit": fit,
+            "overhead_parts": parts,
+            "workers": peaks,
+            "projection_1e9": proj,
+            "items": n,
+            "dim": args.dim,
+            "queries": args.queries,
+            "k": args.k,
+            "gallery_MB": size_mb,
+            "exact": exact,
+            "quick": args.quick,
+        },
+        md,
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
     print(f"wrote {out}")
 
 

@@ -59,25 +59,52 @@ def main() -> None:
     ours = np.asarray(index.divergence(x))
     theirs = np.asarray(direct_kl(a, tau, jnp.asarray(x), log_py))
     agree = float(np.max(np.abs(ours - np.maximum(theirs, 0))) / np.max(np.abs(theirs)))
-    r = interleaved({"direct": lambda: direct_kl(a, tau, x, log_py),
-                     "ours": lambda: index.divergence(x)}, "ours", repeats)
+    r = interleaved(
+        {"direct": lambda: direct_kl(a, tau, x, log_py), "ours": lambda: index.divergence(x)},
+        "ours",
+        repeats,
+    )
     speedup = r["direct"]["ratio"]
-    row = {"N": args.anchors, "Q": n_q, "G": n_g, "d": args.dim,
-           "direct_s": r["direct"]["median_s"], "ours_s": r["ours"]["median_s"],
-           "speedup": speedup, "cpu_speedup": r["direct"]["cpu_ratio"],
-           "max_rel_difference": agree, "meets_target": "yes" if speedup >= 10 else "no"}
-    md = table([row], [("N", "N"), ("Q", "Q"), ("G", "G"), ("d", "d"),
-                       ("direct_s", "direct KL s"), ("ours_s", "cached GEMM s"),
-                       ("speedup", "speed-up (wall)"), ("cpu_speedup", "speed-up (CPU time)"),
-                       ("max_rel_difference", "max |Δ| / max D"), ("meets_target", "≥ 10×")])
-    md += ("\n\nSpeed-up = median over interleaved rounds of time(direct KL) / time(cached "
-           "one-GEMM form), float32, same Q×G output; both sides cache their gallery terms "
-           "(TIP-X: log p_y [G, N]; anchordiv: [y, ψ(y)]).  Expected from the FLOP count: "
-           "≈ N(d + G) / (d(2N + G)).\n")
+    row = {
+        "N": args.anchors,
+        "Q": n_q,
+        "G": n_g,
+        "d": args.dim,
+        "direct_s": r["direct"]["median_s"],
+        "ours_s": r["ours"]["median_s"],
+        "speedup": speedup,
+        "cpu_speedup": r["direct"]["cpu_ratio"],
+        "max_rel_difference": agree,
+        "meets_target": "yes" if speedup >= 10 else "no",
+    }
+    md = table(
+        [row],
+        [
+            ("N", "N"),
+            ("Q", "Q"),
+            ("G", "G"),
+            ("d", "d"),
+            ("direct_s", "direct KL s"),
+            ("ours_s", "cached GEMM s"),
+            ("speedup", "speed-up (wall)"),
+            ("cpu_speedup", "speed-up (CPU time)"),
+            ("max_rel_difference", "max |Δ| / max D"),
+            ("meets_target", "≥ 10×"),
+        ],
+    )
+    md += (
+        "\n\nSpeed-up = median over interleaved rounds of time(direct KL) / time(cached "
+        "one-GEMM form), float32, same Q×G output; both sides cache their gallery terms "
+        "(TIP-X: log p_y [G, N]; anchordiv: [y, ψ(y)]).  Expected from the FLOP count: "
+        "≈ N(d + G) / (d(2N + G)).\n"
+    )
     print(md)
-    path = write_results("bench_empirical", {"row": row, "repeats": repeats, "tau": args.tau,
-                                             "quick": args.quick}, md,
-                         tag=args.tag or ("quick" if args.quick else ""))
+    path = write_results(
+        "bench_empirical",
+        {"row": row, "repeats": repeats, "tau": args.tau, "quick": args.quick},
+        md,
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
     print(f"wrote {path}")
 
 

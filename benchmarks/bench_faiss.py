@@ -23,9 +23,13 @@ K = 10
 
 def configs(n_gallery: int) -> list[tuple[str, dict]]:
     nlist = int(4 * np.sqrt(n_gallery))
-    return [("flat", {}),
-            ("ivf", {"nlist": nlist, "nprobe": 8}), ("ivf", {"nlist": nlist, "nprobe": 32}),
-            ("hnsw", {"hnsw_m": 32, "ef_search": 64}), ("hnsw", {"hnsw_m": 32, "ef_search": 256})]
+    return [
+        ("flat", {}),
+        ("ivf", {"nlist": nlist, "nprobe": 8}),
+        ("ivf", {"nlist": nlist, "nprobe": 32}),
+        ("hnsw", {"hnsw_m": 32, "ef_search": 64}),
+        ("hnsw", {"hnsw_m": 32, "ef_search": 256}),
+    ]
 
 
 def main() -> None:
@@ -38,8 +42,10 @@ def main() -> None:
     n_g = args.gallery or (5000 if args.quick else 50_000)
     rng = np.random.default_rng(0)
     anchors = synthetic_anchors(rng, 2000, args.dim)
-    x, y = unit_rows(rng, args.queries, args.dim, decay=0.3), unit_rows(rng, n_g, args.dim,
-                                                                          decay=0.3)
+    x, y = (
+        unit_rows(rng, args.queries, args.dim, decay=0.3),
+        unit_rows(rng, n_g, args.dim, decay=0.3),
+    )
     rows = []
     for kind in ("gaussian", "softmax"):
         index = ad.GalleryIndex(ad.fit(kind, anchors, tau=args.tau), y)
@@ -47,8 +53,16 @@ def main() -> None:
         t0 = time.perf_counter()
         exact_i, exact_d = index.top_k(x, K)
         exact_s = time.perf_counter() - t0
-        rows.append({"model": kind, "index": "anchordiv exact", "build_s": 0.0,
-                     "search_s": exact_s, "recall": 1.0, "max_rel_error": 0.0})
+        rows.append(
+            {
+                "model": kind,
+                "index": "anchordiv exact",
+                "build_s": 0.0,
+                "search_s": exact_s,
+                "recall": 1.0,
+                "max_rel_error": 0.0,
+            }
+        )
         for name, opts in configs(n_g):
             t0 = time.perf_counter()
             fx = index.to_faiss(name, **opts)
@@ -58,22 +72,52 @@ def main() -> None:
             search_s = time.perf_counter() - t0
             label = name + "".join(f" {k}={v}" for k, v in opts.items())
             err = np.abs(found_d - exact_d) / np.maximum(np.abs(exact_d), 1e-6)
-            rows.append({"model": kind, "index": label, "build_s": build_s,
-                         "search_s": search_s, "recall": ad.retrieval.recall_at_k(found_i, exact_i),
-                         "max_rel_error": float(err.max()) if name == "flat" else ""})
-            print(f"{kind} {label}: recall@{K} {rows[-1]['recall']:.3f} build {build_s:.2f}s "
-                  f"search {search_s:.2f}s", flush=True)
-    md = table(rows, [("model", "model"), ("index", "index"), ("build_s", "build s"),
-                      ("search_s", "search s"), ("recall", f"recall@{K}"),
-                      ("max_rel_error", "flat: max rel. error of D")])
-    md += (f"\n\nG = {n_g:,} gallery items, {args.queries} queries, d = {args.dim}, "
-           f"τ = {args.tau}, float32 keys; recall against anchordiv's exact streaming top-{K}.  "
-           "Approximate kinds search reduced keys [k, √(M² − ‖k‖²)] under L2 and re-score "
-           "their candidates exactly.\n")
+            rows.append(
+                {
+                    "model": kind,
+                    "index": label,
+                    "build_s": build_s,
+                    "search_s": search_s,
+                    "recall": ad.retrieval.recall_at_k(found_i, exact_i),
+                    "max_rel_error": float(err.max()) if name == "flat" else "",
+                }
+            )
+            print(
+                f"{kind} {label}: recall@{K} {rows[-1]['recall']:.3f} build {build_s:.2f}s "
+                f"search {search_s:.2f}s",
+                flush=True,
+            )
+    md = table(
+        rows,
+        [
+            ("model", "model"),
+            ("index", "index"),
+            ("build_s", "build s"),
+            ("search_s", "search s"),
+            ("recall", f"recall@{K}"),
+            ("max_rel_error", "flat: max rel. error of D"),
+        ],
+    )
+    md += (
+        f"\n\nG = {n_g:,} gallery items, {args.queries} queries, d = {args.dim}, "
+        f"τ = {args.tau}, float32 keys; recall against anchordiv's exact streaming top-{K}.  "
+        "Approximate kinds search reduced keys [k, √(M² − ‖k‖²)] under L2 and re-score "
+        "their candidates exactly.\n"
+    )
     print(md)
-    path = write_results("bench_faiss", {"rows": rows, "gallery": n_g, "queries": args.queries,
-                                         "dim": args.dim, "k": K, "quick": args.quick}, md,
-                         tag=args.tag or ("quick" if args.quick else ""))
+    path = write_results(
+        "bench_faiss",
+        {
+            "rows": rows,
+            "gallery": n_g,
+            "queries": args.queries,
+            "dim": args.dim,
+            "k": K,
+            "quick": args.quick,
+        },
+        md,
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
     print(f"wrote {path}")
 
 

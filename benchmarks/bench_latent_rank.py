@@ -35,19 +35,23 @@ def _posterior(rank, prior: str, broad, target, tau):
     """The latent posterior with the recipe's β (and rank, unless ``rank`` is fixed)."""
     opts = recipe.latent_options(broad, target)
     rank = opts["rank"] if rank == "recipe" else rank
-    return adapt("latent-gaussian", broad, target, tau=tau, prior=prior, rank=rank,
-                 beta=opts["beta"]).point("mean")
+    return adapt(
+        "latent-gaussian", broad, target, tau=tau, prior=prior, rank=rank, beta=opts["beta"]
+    ).point("mean")
 
 
 def models() -> dict:
     out = {name: MODELS[name] for name in ("cosine", "latent-gaussian")}
     out["posterior (recipe rank)"] = CurveModel(
-        functools.partial(_posterior, "recipe", "broad"), "custom", "latent-gaussian")
+        functools.partial(_posterior, "recipe", "broad"), "custom", "latent-gaussian"
+    )
     out["its isotropic control"] = CurveModel(
-        functools.partial(_posterior, "recipe", "isotropic"), "custom", "latent-gaussian")
+        functools.partial(_posterior, "recipe", "isotropic"), "custom", "latent-gaussian"
+    )
     for k in RANKS:
-        out[f"rank {k}"] = CurveModel(functools.partial(_posterior, k, "broad"), "custom",
-                                      "latent-gaussian")
+        out[f"rank {k}"] = CurveModel(
+            functools.partial(_posterior, k, "broad"), "custom", "latent-gaussian"
+        )
     return out
 
 
@@ -58,50 +62,86 @@ def spectrum_rows(broad, targets) -> tuple[dict, list[dict]]:
     w, v = np.linalg.eigh(cov)
     w, v = w[::-1], v[:, ::-1]
     share = np.cumsum(w) / w.sum()
-    stats = {"stable rank": recipe.stable_rank(w), "participation ratio":
-             recipe.participation_ratio(w), "95 % variance rank":
-             int(np.searchsorted(share, 0.95)) + 1}
+    stats = {
+        "stable rank": recipe.stable_rank(w),
+        "participation ratio": recipe.participation_ratio(w),
+        "95 % variance rank": int(np.searchsorted(share, 0.95)) + 1,
+    }
     dev = targets - mu
-    rows = [{"k": k, "prior variance": float(share[k - 1]),
-             "targets captured": float((((dev @ v[:, :k]) ** 2).sum(1)
-                                        / (dev ** 2).sum(1)).mean()),
-             "random directions": k / len(w)} for k in (4, *RANKS)]
+    rows = [
+        {
+            "k": k,
+            "prior variance": float(share[k - 1]),
+            "targets captured": float((((dev @ v[:, :k]) ** 2).sum(1) / (dev**2).sum(1)).mean()),
+            "random directions": k / len(w),
+        }
+        for k in (4, *RANKS)
+    ]
     return stats, rows
 
 
 def run_task(name: str, args) -> dict:
     broad, targets, setup = load_task(name, args.queries)
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
-                             n_subsets=args.subsets, seed=0, progress=False, n_boot=300,
-                             **setup)
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=models(),
+        budgets=BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        n_boot=300,
+        **setup,
+    )
     chosen = {n: [recipe.latent_options(broad, targets[:n])["rank"]] for n in (1, 2, 5)}
     stats, capture = spectrum_rows(broad, targets)
-    return {"task": name, "budgets": list(curve.budgets),
-            "rows": curve_rows(curve, "latent-gaussian"), "stats": stats, "capture": capture,
-            "recipe_rank_first_targets": chosen, "summary": curve.summary()}
+    return {
+        "task": name,
+        "budgets": list(curve.budgets),
+        "rows": curve_rows(curve, "latent-gaussian"),
+        "stats": stats,
+        "capture": capture,
+        "recipe_rank_first_targets": chosen,
+        "summary": curve.summary(),
+    }
 
 
 def markdown(results, args, seconds) -> str:
-    parts = [f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
-             f"fixed ranks use the recipe's β; run time {seconds:.0f} s."]
+    parts = [
+        f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
+        f"fixed ranks use the recipe's β; run time {seconds:.0f} s."
+    ]
     for res in results:
-        cols = [("model", "model"), *[(str(b), f"n={b}") for b in res["budgets"]],
-                ("ratio", "anchors ratio")]
+        cols = [
+            ("model", "model"),
+            *[(str(b), f"n={b}") for b in res["budgets"]],
+            ("ratio", "anchors ratio"),
+        ]
         stats = ", ".join(f"{k} {v:.1f}" for k, v in res["stats"].items())
-        parts += [f"## {res['task']}: mean AUPRC [95 %]", table(res["rows"], cols),
-                  f"Broad covariance: {stats}.  Share of the targets' deviation from the broad "
-                  f"mean in the prior's k leading directions:",
-                  table([{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()}
-                         for r in res["capture"]],
-                        [("k", "k"), ("prior variance", "prior variance"),
-                         ("targets captured", "targets captured"),
-                         ("random directions", "random directions (k/d)")])]
+        parts += [
+            f"## {res['task']}: mean AUPRC [95 %]",
+            table(res["rows"], cols),
+            f"Broad covariance: {stats}.  Share of the targets' deviation from the broad "
+            f"mean in the prior's k leading directions:",
+            table(
+                [
+                    {k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()}
+                    for r in res["capture"]
+                ],
+                [
+                    ("k", "k"),
+                    ("prior variance", "prior variance"),
+                    ("targets captured", "targets captured"),
+                    ("random directions", "random directions (k/d)"),
+                ],
+            ),
+        ]
     return "\n\n".join(parts)
 
 
 def main() -> None:
-    task_main(__doc__, "bench_latent_rank", run_task, markdown, subsets=3,
-              tasks=("style", "wni"))
+    task_main(__doc__, "bench_latent_rank", run_task, markdown, subsets=3, tasks=("style", "wni"))
 
 
 if __name__ == "__main__":

@@ -119,29 +119,51 @@ def main() -> None:
         path = Path(tmp) / "gallery.npy"
         t0 = time.perf_counter()
         write_gallery(path, n, args.dim)
-        print(f"wrote {n} x {args.dim} float32 gallery ({path.stat().st_size / 2**20:.0f} MB) "
-              f"in {time.perf_counter() - t0:.1f}s", flush=True)
+        print(
+            f"wrote {n} x {args.dim} float32 gallery ({path.stat().st_size / 2**20:.0f} MB) "
+            f"in {time.perf_counter() - t0:.1f}s",
+            flush=True,
+        )
         rows = [measure(m, path, args.queries, args.k) for m in ("base", "top_k", "index")]
     size_mb = n * args.dim * 4 / 2**20
     base = rows[0]["RssAnon_MB"]
     for r in rows:
         r["anon_over_base_MB"] = r["RssAnon_MB"] - base
         print(json.dumps(r), flush=True)
-    md = table(rows, [("mode", "process"), ("seconds", "seconds"),
-                      ("RssAnon_MB", "peak anonymous MB"),
-                      ("anon_over_base_MB", "anonymous MB over base"),
-                      ("RssFile_MB", "peak file-backed MB"), ("VmHWM_MB", "peak RSS MB")])
-    md += (f"\n\nGallery: {n:,} × {args.dim} float32 memory-mapped `.npy` ({size_mb:.0f} MB); "
-           f"{args.queries} queries, top-{args.k}, Gaussian model, default chunking.  "
-           "'base' imports anchordiv, fits the model and opens the memmap without scanning.  "
-           "Anonymous memory is what the streaming bounds (O(Q·(k + chunk)) plus one chunk of "
-           "gallery rows); file-backed pages are the memory-mapped gallery/keys held in the "
-           "page cache, which the kernel reclaims under pressure.\n")
+    md = table(
+        rows,
+        [
+            ("mode", "process"),
+            ("seconds", "seconds"),
+            ("RssAnon_MB", "peak anonymous MB"),
+            ("anon_over_base_MB", "anonymous MB over base"),
+            ("RssFile_MB", "peak file-backed MB"),
+            ("VmHWM_MB", "peak RSS MB"),
+        ],
+    )
+    md += (
+        f"\n\nGallery: {n:,} × {args.dim} float32 memory-mapped `.npy` ({size_mb:.0f} MB); "
+        f"{args.queries} queries, top-{args.k}, Gaussian model, default chunking.  "
+        "'base' imports anchordiv, fits the model and opens the memmap without scanning.  "
+        "Anonymous memory is what the streaming bounds (O(Q·(k + chunk)) plus one chunk of "
+        "gallery rows); file-backed pages are the memory-mapped gallery/keys held in the "
+        "page cache, which the kernel reclaims under pressure.\n"
+    )
     print(md)
-    path = write_results("bench_memory", {"rows": rows, "items": n, "dim": args.dim,
-                                          "gallery_MB": size_mb, "queries": args.queries,
-                                          "k": args.k, "quick": args.quick}, md,
-                         tag=args.tag or ("quick" if args.quick else ""))
+    path = write_results(
+        "bench_memory",
+        {
+            "rows": rows,
+            "items": n,
+            "dim": args.dim,
+            "gallery_MB": size_mb,
+            "queries": args.queries,
+            "k": args.k,
+            "quick": args.quick,
+        },
+        md,
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
     print(f"wrote {path}")
 
 

@@ -75,7 +75,7 @@ from anchordiv.io import load_card, load_model
 from bench_recipe import PRIOR, TAU, style_task, summary_table
 from common import parser, table, write_results
 
-BUDGETS = (1, 2, 5, 10, 20)          # and all 80 targets (always added by the curve)
+BUDGETS = (1, 2, 5, 10, 20)  # and all 80 targets (always added by the curve)
 STRENGTHS = (3.0, 10.0, 30.0)
 GROUP_DEPTHS = (1, 2, 3)
 #: the depth of the groups of ``pulled`` and ``balanced``
@@ -85,6 +85,7 @@ TARGET_RATIO = 5.0
 
 # ---- the region ----------------------------------------------------------------------------
 
+
 def region(prior: str = PRIOR) -> tuple[dict, list, list[str], list]:
     """``(card, synsets [m], gloss texts [m], region roots)`` of the shipped prior ``prior``,
     re-selected from its card's spec (same roots, exclusions, n and seed); an error if the texts
@@ -92,13 +93,17 @@ def region(prior: str = PRIOR) -> tuple[dict, list, list[str], list]:
     card = load_card(default_models_dir() / prior)
     spec = PriorSpec.from_card(card)
     if any(s.kind != "wordnet" for s in spec.sources):
-        raise AnchorDivError(f"prior {prior!r}: prior forms need WordNet sources, the card has "
-                             f"{[s.kind for s in spec.sources]}")
+        raise AnchorDivError(
+            f"prior {prior!r}: prior forms need WordNet sources, the card has "
+            f"{[s.kind for s in spec.sources]}"
+        )
     chosen = select(spec.sources, spec.n, spec.seed).entries
     texts = [e.text for e in chosen]
     if texts_sha256(texts) != card["texts_sha256"]:
-        raise AnchorDivError(f"prior {prior!r}: the re-selected glosses differ from the ones it "
-                             f"was built from (texts_sha256 of the card); rebuild the models")
+        raise AnchorDivError(
+            f"prior {prior!r}: the re-selected glosses differ from the ones it "
+            f"was built from (texts_sha256 of the card); rebuild the models"
+        )
     roots = [wordnet.synset(r) for s in spec.sources for r in s.roots]
     return card, [wordnet.synset(e.id) for e in chosen], texts, roots
 
@@ -151,8 +156,10 @@ def forms(synsets, roots, glosses: np.ndarray, names: np.ndarray) -> tuple[dict,
     """``({form: broad anchors [m_f, d]}, one description row per form)``."""
     index = {k: groups(synsets, roots, k) for k in GROUP_DEPTHS}
     out = {"glosses": glosses, "names": names}
-    rows = [{"form": "glosses", "anchors": len(glosses), "groups": "—"},
-            {"form": "names", "anchors": len(names), "groups": "—"}]
+    rows = [
+        {"form": "glosses", "anchors": len(glosses), "groups": "—"},
+        {"form": "names", "anchors": len(names), "groups": "—"},
+    ]
     for k in GROUP_DEPTHS:
         out[f"between-d{k}"] = group_means(glosses, index[k])
         n_groups = int(index[k].max() + 1)
@@ -161,8 +168,11 @@ def forms(synsets, roots, glosses: np.ndarray, names: np.ndarray) -> tuple[dict,
     out[f"pulled-d{FORM_DEPTH}"] = 0.5 * glosses + 0.5 * group_means(glosses, g)[g]
     out[f"balanced-d{FORM_DEPTH}"] = balanced(glosses, g)
     out[f"between-d{FORM_DEPTH}-matched"] = matched(out[f"between-d{FORM_DEPTH}"], glosses)
-    for form in (f"pulled-d{FORM_DEPTH}", f"balanced-d{FORM_DEPTH}",
-                 f"between-d{FORM_DEPTH}-matched"):
+    for form in (
+        f"pulled-d{FORM_DEPTH}",
+        f"balanced-d{FORM_DEPTH}",
+        f"between-d{FORM_DEPTH}-matched",
+    ):
         rows.append({"form": form, "anchors": len(out[form]), "groups": n_groups})
     variance = np.trace(moments(glosses)[1])
     for row in rows:
@@ -186,8 +196,10 @@ def moment_check(glosses: np.ndarray, prior: str = PRIOR) -> dict:
     factor = np.asarray(model.factor, np.float64)
     cov = factor @ factor.T
     mu, c = moments(glosses)
-    return {"max_abs_mean_diff": float(np.abs(mu - mean).max()),
-            "rel_cov_diff": float(np.linalg.norm(c - cov) / np.linalg.norm(cov))}
+    return {
+        "max_abs_mean_diff": float(np.abs(mu - mean).max()),
+        "rel_cov_diff": float(np.linalg.norm(c - cov) / np.linalg.norm(cov)),
+    }
 
 
 # ---- the models ----------------------------------------------------------------------------
@@ -202,8 +214,11 @@ CHOSEN: list[dict] = []
 def variants(d: int) -> dict[str, dict]:
     """``{variant: adapt options}`` of a form in ``d`` dimensions: the default recipe, the recipe
     with the larger ridge :data:`RIDGE`, and each fixed strength s (κ₀ = s, ν₀ = d + 1 + s)."""
-    return {"default": {}, f"default reg={RIDGE:g}": {"reg": RIDGE},
-            **{f"s={s:g}": {"kappa0": s, "nu0": d + 1 + s} for s in STRENGTHS}}
+    return {
+        "default": {},
+        f"default reg={RIDGE:g}": {"reg": RIDGE},
+        **{f"s={s:g}": {"kappa0": s, "nu0": d + 1 + s} for s in STRENGTHS},
+    }
 
 
 def _posterior(name: str, options: dict, broad, _curve_broad, target, tau):
@@ -219,12 +234,14 @@ def models(prior_forms: dict) -> dict[str, CurveModel]:
     for form, broad in prior_forms.items():
         for variant, options in variants(broad.shape[1]).items():
             name = f"{form} {variant}"
-            out[name] = CurveModel(functools.partial(_posterior, name, options, broad),
-                                   "custom", "gaussian")
+            out[name] = CurveModel(
+                functools.partial(_posterior, name, options, broad), "custom", "gaussian"
+            )
     return out
 
 
 # ---- reading it ----------------------------------------------------------------------------
+
 
 def ratio_text(r: dict) -> str:
     if not np.isfinite(r["ratio"]):
@@ -248,7 +265,7 @@ def ratio_rows(needs: dict, prior_forms: dict) -> list[dict]:
         for variant in variants(broad.shape[1]):
             row[variant] = ratio_text(needs[f"{form} {variant}"])
         best = _best(needs, fixed_names(form))
-        rows.append({**row, "best": f"{best[len(form) + 1:]}: {needs[best]['ratio']:.2f}"})
+        rows.append({**row, "best": f"{best[len(form) + 1 :]}: {needs[best]['ratio']:.2f}"})
     return rows
 
 
@@ -257,9 +274,15 @@ def chosen_rows() -> list[dict]:
     rows = []
     for name in dict.fromkeys(c["model"] for c in CHOSEN):
         cs = [c for c in CHOSEN if c["model"] == name]
-        rows.append({"model": name, **{f"n={n}": float(np.mean([c["strength"] for c in cs
-                                                                 if c["n"] == n]))
-                                       for n in sorted({c["n"] for c in cs})}})
+        rows.append(
+            {
+                "model": name,
+                **{
+                    f"n={n}": float(np.mean([c["strength"] for c in cs if c["n"] == n]))
+                    for n in sorted({c["n"] for c in cs})
+                },
+            }
+        )
     return rows
 
 
@@ -268,8 +291,7 @@ def target_level(curve, ratio: float = TARGET_RATIO, at: int = 2) -> float:
     model must reach at ``at`` anchors for an anchors-needed ratio of ``ratio``."""
     means = curve.means("gaussian")
     ok = np.isfinite(means)
-    return float(np.interp(np.log(ratio * at), np.log(np.asarray(curve.budgets)[ok]),
-                           means[ok]))
+    return float(np.interp(np.log(ratio * at), np.log(np.asarray(curve.budgets)[ok]), means[ok]))
 
 
 def conclusion(curve, needs: dict, prior_forms: dict) -> str:
@@ -282,43 +304,59 @@ def conclusion(curve, needs: dict, prior_forms: dict) -> str:
     reach = [n for n, r in needs.items() if r["ratio"] >= TARGET_RATIO]
     sure = [n for n, r in needs.items() if r["low"] >= TARGET_RATIO]
     shipped = needs["glosses default"]["ratio"], needs[_best(needs, fixed_names("glosses"))]
-    return (f"Shipped construction (glosses): {shipped[0]:.2f}× with the default recipe, "
-            f"{shipped[1]['ratio']:.2f}× at its best fixed strength.  Best with the recipe: "
-            f"`{recipe}` {ratio_text(needs[recipe])}; best at a fixed strength (chosen on "
-            f"these data): `{fixed}` {ratio_text(needs[fixed])}.  Point estimate ≥ "
-            f"{TARGET_RATIO:g}×: {', '.join(f'`{n}`' for n in reach) or 'none'}; whole 95 % "
-            f"interval ≥ {TARGET_RATIO:g}×: {', '.join(f'`{n}`' for n in sure) or 'none'}.  "
-            f"{TARGET_RATIO:g}× asks for target-only's AUPRC at {2 * TARGET_RATIO:g} anchors, "
-            f"{target_level(curve):.3f}, from 2 anchors; the best 2-anchor AUPRC of any model "
-            f"here is {needs[top]['level_auprc']:.3f} (`{top}`).")
+    return (
+        f"Shipped construction (glosses): {shipped[0]:.2f}× with the default recipe, "
+        f"{shipped[1]['ratio']:.2f}× at its best fixed strength.  Best with the recipe: "
+        f"`{recipe}` {ratio_text(needs[recipe])}; best at a fixed strength (chosen on "
+        f"these data): `{fixed}` {ratio_text(needs[fixed])}.  Point estimate ≥ "
+        f"{TARGET_RATIO:g}×: {', '.join(f'`{n}`' for n in reach) or 'none'}; whole 95 % "
+        f"interval ≥ {TARGET_RATIO:g}×: {', '.join(f'`{n}`' for n in sure) or 'none'}.  "
+        f"{TARGET_RATIO:g}× asks for target-only's AUPRC at {2 * TARGET_RATIO:g} anchors, "
+        f"{target_level(curve):.3f}, from 2 anchors; the best 2-anchor AUPRC of any model "
+        f"here is {needs[top]['level_auprc']:.3f} (`{top}`)."
+    )
 
 
 def markdown(curve, needs, prior_forms, form_rows, check, args, seconds) -> str:
-    cols = [("form", "form"), ("default", "default recipe"),
-            (f"default reg={RIDGE:g}", f"recipe, reg = {RIDGE:g}"),
-            *[(f"s={s:g}", f"s = {s:g}") for s in STRENGTHS], ("best", "best fixed")]
+    cols = [
+        ("form", "form"),
+        ("default", "default recipe"),
+        (f"default reg={RIDGE:g}", f"recipe, reg = {RIDGE:g}"),
+        *[(f"s={s:g}", f"s = {s:g}") for s in STRENGTHS],
+        ("best", "best fixed"),
+    ]
     chosen = chosen_rows()
-    return "\n\n".join([
-        f"Style task (`bench_recipe.style_task`), region of `{args.prior}` (same synsets and "
-        f"exclusions, texts checked against its card), {args.queries} queries, {args.subsets} "
-        f"target subsets per budget, τ = {TAU:g}; run time {seconds['total']:.0f} s "
-        f"(embedding {seconds['embed']:.0f} s, curve {seconds['curve']:.0f} s).",
-        f"Glosses embedded here vs the shipped model: max |Δμ| = "
-        f"{check['max_abs_mean_diff']:.2e}, ‖ΔΣ‖_F / ‖Σ‖_F = {check['rel_cov_diff']:.2e}.",
-        "## Forms",
-        table(form_rows, [("form", "form"), ("anchors", "broad anchors"),
-                          ("groups", "groups"),
-                          ("trace", "total variance ÷ the glosses'")]),
-        "## Anchors needed: budget at which target-only reaches the model's 2-anchor AUPRC, ÷ 2",
-        table(ratio_rows(needs, prior_forms), cols),
-        "## Conclusion (from the numbers)",
-        conclusion(curve, needs, prior_forms),
-        "## Mean AUPRC [95 % interval] per budget",
-        table(summary_table(curve), [("model", "model"),
-                                     *[(str(b), f"n={b}") for b in curve.budgets]]),
-        "## Strength the default recipe chose (mean over subsets)",
-        table(chosen, [("model", "model"), *[(k, k) for k in chosen[0] if k != "model"]]),
-    ])
+    return "\n\n".join(
+        [
+            f"Style task (`bench_recipe.style_task`), region of `{args.prior}` (same synsets and "
+            f"exclusions, texts checked against its card), {args.queries} queries, {args.subsets} "
+            f"target subsets per budget, τ = {TAU:g}; run time {seconds['total']:.0f} s "
+            f"(embedding {seconds['embed']:.0f} s, curve {seconds['curve']:.0f} s).",
+            f"Glosses embedded here vs the shipped model: max |Δμ| = "
+            f"{check['max_abs_mean_diff']:.2e}, ‖ΔΣ‖_F / ‖Σ‖_F = {check['rel_cov_diff']:.2e}.",
+            "## Forms",
+            table(
+                form_rows,
+                [
+                    ("form", "form"),
+                    ("anchors", "broad anchors"),
+                    ("groups", "groups"),
+                    ("trace", "total variance ÷ the glosses'"),
+                ],
+            ),
+            "## Anchors needed: budget at which target-only reaches the model's 2-anchor AUPRC, ÷ 2",
+            table(ratio_rows(needs, prior_forms), cols),
+            "## Conclusion (from the numbers)",
+            conclusion(curve, needs, prior_forms),
+            "## Mean AUPRC [95 % interval] per budget",
+            table(
+                summary_table(curve),
+                [("model", "model"), *[(str(b), f"n={b}") for b in curve.budgets]],
+            ),
+            "## Strength the default recipe chose (mean over subsets)",
+            table(chosen, [("model", "model"), *[(k, k) for k in chosen[0] if k != "model"]]),
+        ]
+    )
 
 
 def main() -> None:
@@ -334,30 +372,60 @@ def main() -> None:
     card, synsets, texts, roots = region(args.prior)
     embed, encoder_id, _ = resolve_encoder("minilm", None, None)
     if encoder_id != card["encoder"]:
-        raise AnchorDivError(f"prior {args.prior!r} was built with {card['encoder']}, the task "
-                             f"embeds with {encoder_id}")
+        raise AnchorDivError(
+            f"prior {args.prior!r} was built with {card['encoder']}, the task "
+            f"embeds with {encoder_id}"
+        )
     glosses = np.asarray(embed(texts), np.float64)
     names = np.asarray(embed(lemma_texts(synsets)), np.float64)
     prior_forms, form_rows = forms(synsets, roots, glosses, names)
     check = moment_check(glosses, args.prior)
     seconds = {"embed": time.time() - start}
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models(prior_forms),
-                             budgets=BUDGETS, n_subsets=args.subsets, seed=0, progress=False,
-                             n_boot=500, **setup)
-    needs = {name: anchors_needed(curve, name, "gaussian")
-             for name in curve.models if name not in ("cosine", "gaussian")}
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=models(prior_forms),
+        budgets=BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        n_boot=500,
+        **setup,
+    )
+    needs = {
+        name: anchors_needed(curve, name, "gaussian")
+        for name in curve.models
+        if name not in ("cosine", "gaussian")
+    }
     seconds["total"] = time.time() - start
     seconds["curve"] = seconds["total"] - seconds["embed"]
-    payload = {"task": {"prior": args.prior, "queries": args.queries, "subsets": args.subsets,
-                        "budgets": curve.budgets, "tau": TAU, "strengths": STRENGTHS,
-                        "ridge": RIDGE,
-                        "group_depths": GROUP_DEPTHS, "form_depth": FORM_DEPTH},
-               "forms": form_rows, "moment_check": check, "summary": curve.summary(),
-               "anchors_needed": list(needs.values()), "chosen": chosen_rows(),
-               "conclusion": conclusion(curve, needs, prior_forms), "seconds": seconds}
-    path = write_results("bench_prior_forms", payload,
-                         markdown(curve, needs, prior_forms, form_rows, check, args, seconds),
-                         args.tag or ("quick" if args.quick else ""))
+    payload = {
+        "task": {
+            "prior": args.prior,
+            "queries": args.queries,
+            "subsets": args.subsets,
+            "budgets": curve.budgets,
+            "tau": TAU,
+            "strengths": STRENGTHS,
+            "ridge": RIDGE,
+            "group_depths": GROUP_DEPTHS,
+            "form_depth": FORM_DEPTH,
+        },
+        "forms": form_rows,
+        "moment_check": check,
+        "summary": curve.summary(),
+        "anchors_needed": list(needs.values()),
+        "chosen": chosen_rows(),
+        "conclusion": conclusion(curve, needs, prior_forms),
+        "seconds": seconds,
+    }
+    path = write_results(
+        "bench_prior_forms",
+        payload,
+        markdown(curve, needs, prior_forms, form_rows, check, args, seconds),
+        args.tag or ("quick" if args.quick else ""),
+    )
     print(path.read_text())
 
 

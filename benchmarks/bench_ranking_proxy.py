@@ -75,37 +75,83 @@ def main() -> None:
     broad, targets, setup = style_task(args.queries)
     mu0, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
     neg = negatives(mu0, cov)
-    models = {f"s={s:g}": CurveModel(functools.partial(_fixed, s), "custom", "gaussian")
-              for s in STRENGTHS}
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models, budgets=BUDGETS,
-                             n_subsets=args.subsets, seed=0, progress=False, n_boot=200,
-                             **setup)
+    models = {
+        f"s={s:g}": CurveModel(functools.partial(_fixed, s), "custom", "gaussian")
+        for s in STRENGTHS
+    }
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=models,
+        budgets=BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        n_boot=200,
+        **setup,
+    )
     rows = []
     for n in BUDGETS:
         subsets = [targets[subset(len(targets), n, k, 0)] for k in range(args.subsets)]
         for s in STRENGTHS:
-            rows.append({"n": n, "s": s, "objective": float(np.mean(
-                [objective(mu0, cov, neg, t, s) for t in subsets])),
-                "retrieval": float(curve.cell(f"s={s:g}", n)[0])})
+            rows.append(
+                {
+                    "n": n,
+                    "s": s,
+                    "objective": float(np.mean([objective(mu0, cov, neg, t, s) for t in subsets])),
+                    "retrieval": float(curve.cell(f"s={s:g}", n)[0]),
+                }
+            )
     picks = []
     for n in BUDGETS:
         at = [r for r in rows if r["n"] == n]
-        picks.append({"n": n, "objective picks": max(at, key=lambda r: r["objective"])["s"],
-                      "retrieval picks": max(at, key=lambda r: r["retrieval"])["s"]})
+        picks.append(
+            {
+                "n": n,
+                "objective picks": max(at, key=lambda r: r["objective"])["s"],
+                "retrieval picks": max(at, key=lambda r: r["retrieval"])["s"],
+            }
+        )
     seconds = time.time() - start
-    md = "\n\n".join([
-        f"Style task, {args.queries} queries, {args.subsets} target subsets per budget, "
-        f"{NEGATIVES} negatives, τ = {TAU:g}; run time {seconds:.0f} s.",
-        "## Objective and retrieval AUPRC per fixed strength",
-        table([{**r, "objective": f"{r['objective']:.3f}", "retrieval": f"{r['retrieval']:.3f}"}
-               for r in rows], [("n", "n"), ("s", "s"), ("objective", "ranking objective"),
-                                ("retrieval", "retrieval AUPRC")]),
-        "## The strength each picks",
-        table(picks, [("n", "n"), ("objective picks", "objective picks s"),
-                      ("retrieval picks", "retrieval picks s")])])
-    path = write_results("bench_ranking_proxy", {"rows": rows, "picks": picks,
-                                                 "seconds": seconds}, md,
-                         args.tag or ("quick" if args.quick else ""))
+    md = "\n\n".join(
+        [
+            f"Style task, {args.queries} queries, {args.subsets} target subsets per budget, "
+            f"{NEGATIVES} negatives, τ = {TAU:g}; run time {seconds:.0f} s.",
+            "## Objective and retrieval AUPRC per fixed strength",
+            table(
+                [
+                    {
+                        **r,
+                        "objective": f"{r['objective']:.3f}",
+                        "retrieval": f"{r['retrieval']:.3f}",
+                    }
+                    for r in rows
+                ],
+                [
+                    ("n", "n"),
+                    ("s", "s"),
+                    ("objective", "ranking objective"),
+                    ("retrieval", "retrieval AUPRC"),
+                ],
+            ),
+            "## The strength each picks",
+            table(
+                picks,
+                [
+                    ("n", "n"),
+                    ("objective picks", "objective picks s"),
+                    ("retrieval picks", "retrieval picks s"),
+                ],
+            ),
+        ]
+    )
+    path = write_results(
+        "bench_ranking_proxy",
+        {"rows": rows, "picks": picks, "seconds": seconds},
+        md,
+        args.tag or ("quick" if args.quick else ""),
+    )
     print(path.read_text())
 
 

@@ -66,8 +66,7 @@ def style_task(n_queries: int, prior: str = PRIOR, seed: int = 0):
     task = ostyle.object_style_task(objects, styles, seed=seed)
     emb = ostyle.embed_task(task, default_embed("minilm"))
     broad = broad_from_model(load_prior(prior))
-    return broad, emb.style_anchors, labelled_retrieval(emb.items, task.item_style,
-                                                        n_queries, seed)
+    return broad, emb.style_anchors, labelled_retrieval(emb.items, task.item_style, n_queries, seed)
 
 
 def _key(a: np.ndarray) -> str:
@@ -88,8 +87,13 @@ def _chosen(broad_key, target_key):
     if len(target) > 1:
         srpr = max(srpr, recipe.participation_ratio(np.linalg.eigvalsh(cov_t)))
     cap = broad.shape[1] - 1
-    return {**g, "rank": lat["rank"], "beta": lat["beta"],
-            "pr_rank": min(int(round(pr_rank)), cap), "srpr_rank": min(int(round(srpr)), cap)}
+    return {
+        **g,
+        "rank": lat["rank"],
+        "beta": lat["beta"],
+        "pr_rank": min(int(round(pr_rank)), cap),
+        "srpr_rank": min(int(round(srpr)), cap),
+    }
 
 
 _ARRAYS: dict[str, np.ndarray] = {}
@@ -106,15 +110,18 @@ CHOICES: list[dict] = []
 
 #: the defaults before issue 17, by name: empirical Bayes strengths; rank = 95 % of the broad
 #: variance with β = n/(n + 10)
-BEFORE_17 = {"gaussian": {"strengths": "evidence"},
-             "latent-gaussian": {"rank": "variance", "prior_anchors": 10.0}}
+BEFORE_17 = {
+    "gaussian": {"strengths": "evidence"},
+    "latent-gaussian": {"rank": "variance", "prior_anchors": 10.0},
+}
 
 
 def _before_17(kind: str, prior: str, broad, target, tau):
     """The old default posterior, or its control with the same chosen strengths."""
     post = adapt(kind, broad, target, tau=tau, **BEFORE_17[kind])
-    return (post.prior.isotropic().update(target, tau=tau) if prior == "isotropic"
-            else post).point("mean")
+    return (post.prior.isotropic().update(target, tau=tau) if prior == "isotropic" else post).point(
+        "mean"
+    )
 
 
 def _model(rule: str, kind: str, prior: str, broad, target, tau):
@@ -122,40 +129,73 @@ def _model(rule: str, kind: str, prior: str, broad, target, tau):
         return _before_17(kind, prior, broad, target, tau)
     c = chosen(broad, target)
     if prior == "broad" and rule == "recipe" and kind == "gaussian":
-        CHOICES.append({"n": len(target), **{k: c[k] for k in (
-            "strength", "density_strength", "novelty", "rank", "beta", "pr_rank",
-            "srpr_rank")}})
+        CHOICES.append(
+            {
+                "n": len(target),
+                **{
+                    k: c[k]
+                    for k in (
+                        "strength",
+                        "density_strength",
+                        "novelty",
+                        "rank",
+                        "beta",
+                        "pr_rank",
+                        "srpr_rank",
+                    )
+                },
+            }
+        )
     if kind == "gaussian":
         s = c["density_strength"] if rule == "loo" else c["strength"]
         opts = {"kappa0": s, "nu0": broad.shape[1] + 1 + s}
     else:
-        opts = {"rank": c[f"{rule}_rank"] if rule in ("pr", "srpr") else c["rank"],
-                "beta": c["beta"]}
+        opts = {
+            "rank": c[f"{rule}_rank"] if rule in ("pr", "srpr") else c["rank"],
+            "beta": c["beta"],
+        }
     return adapt(kind, broad, target, tau=tau, prior=prior, **opts).point("mean")
 
 
 def models() -> dict[str, CurveModel]:
-    out = {name: MODELS[name] for name in (
-        "cosine", "gaussian", "latent-gaussian", "posterior-gaussian", "isotropic-gaussian",
-        "posterior-latent-gaussian", "isotropic-latent-gaussian")}
-    for rule, kind in (("before17", "gaussian"), ("loo", "gaussian"), ("recipe", "gaussian"),
-                       ("before17", "latent-gaussian"), ("pr", "latent-gaussian"),
-                       ("srpr", "latent-gaussian"), ("recipe", "latent-gaussian")):
+    out = {
+        name: MODELS[name]
+        for name in (
+            "cosine",
+            "gaussian",
+            "latent-gaussian",
+            "posterior-gaussian",
+            "isotropic-gaussian",
+            "posterior-latent-gaussian",
+            "isotropic-latent-gaussian",
+        )
+    }
+    for rule, kind in (
+        ("before17", "gaussian"),
+        ("loo", "gaussian"),
+        ("recipe", "gaussian"),
+        ("before17", "latent-gaussian"),
+        ("pr", "latent-gaussian"),
+        ("srpr", "latent-gaussian"),
+        ("recipe", "latent-gaussian"),
+    ):
         out[f"{rule}-{kind}"] = CurveModel(
-            functools.partial(_model, rule, kind, "broad"), "custom", kind)
+            functools.partial(_model, rule, kind, "broad"), "custom", kind
+        )
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
-            functools.partial(_model, rule, kind, "isotropic"), "custom", kind)
+            functools.partial(_model, rule, kind, "isotropic"), "custom", kind
+        )
     out.update({name: MODELS[name] for name in ("spectral", "isotropic-spectral")})
     for name, opts in SPECTRAL_VARIANTS.items():
         for prior, label in (("broad", name), ("isotropic", f"isotropic-{name}")):
-            out[label] = CurveModel(functools.partial(spectral_mean, prior, **opts), "custom",
-                                    "gaussian")
+            out[label] = CurveModel(
+                functools.partial(spectral_mean, prior, **opts), "custom", "gaussian"
+            )
     return out
 
 
 #: spectral-prior variants beside the default (horseshoe, rank 64)
-SPECTRAL_VARIANTS = {"spectral-gamma": {"shrinkage": "gamma"},
-                     "spectral-k16": {"rank": 16}}
+SPECTRAL_VARIANTS = {"spectral-gamma": {"shrinkage": "gamma"}, "spectral-k16": {"rank": 16}}
 
 
 #: (posterior, its isotropic control, target-only of the same kind)
@@ -200,31 +240,63 @@ def markdown(curve, dom, needs, choices, args, seconds) -> str:
     def fmt(r, k):
         return f"{r[k]:+.3f} [{r[k + '_low']:+.3f}, {r[k + '_high']:+.3f}]"
 
-    dom_md = [{"posterior": r["posterior"], "n": r["budget"], "auprc": f"{r['auprc']:.3f}",
-               "vs": r["best_other"], "diff_best": fmt(r, "diff_best"),
-               "diff_cosine": fmt(r, "diff_baseline")} for r in dom]
-    need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
-               for r in needs]
-    return "\n\n".join([
-        f"Style task, prior `{args.prior}`, {args.queries} queries, {args.subsets} target subsets "
-        f"per budget, τ = {TAU:g}; run time {seconds:.0f} s.",
-        "## Mean AUPRC [95 % interval] per budget",
-        table(summary_table(curve), [("model", "model"), *b]),
-        "## Paired differences: posterior − max(target-only, isotropic control), − cosine",
-        table(dom_md, [("posterior", "posterior"), ("n", "n"), ("auprc", "AUPRC"),
-                       ("vs", "max of"), ("diff_best", "− max(target-only, control)"),
-                       ("diff_cosine", "− cosine")]),
-        "## Anchors needed: budget at which target-only reaches the posterior's 2-anchor "
-        "AUPRC, ÷ 2",
-        table(need_md, [("posterior", "posterior"), ("target_only", "target-only"),
-                        ("ratio", "ratio [95 %]"),
-                        ("never_reached", "bootstrap share never reached")]),
-        "## What the recipe chose (mean over subsets)",
-        table(choices, [("n", "n"), ("strength", "s"), ("density_strength", "LOO bound"),
-                        ("novelty", "novelty"), ("beta", "β"), ("rank", "rank"),
-                        ("pr_rank", "PR(blend) rank"),
-                        ("srpr_rank", "max(srank, PR(T)) rank")]),
-    ])
+    dom_md = [
+        {
+            "posterior": r["posterior"],
+            "n": r["budget"],
+            "auprc": f"{r['auprc']:.3f}",
+            "vs": r["best_other"],
+            "diff_best": fmt(r, "diff_best"),
+            "diff_cosine": fmt(r, "diff_baseline"),
+        }
+        for r in dom
+    ]
+    need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"} for r in needs]
+    return "\n\n".join(
+        [
+            f"Style task, prior `{args.prior}`, {args.queries} queries, {args.subsets} target subsets "
+            f"per budget, τ = {TAU:g}; run time {seconds:.0f} s.",
+            "## Mean AUPRC [95 % interval] per budget",
+            table(summary_table(curve), [("model", "model"), *b]),
+            "## Paired differences: posterior − max(target-only, isotropic control), − cosine",
+            table(
+                dom_md,
+                [
+                    ("posterior", "posterior"),
+                    ("n", "n"),
+                    ("auprc", "AUPRC"),
+                    ("vs", "max of"),
+                    ("diff_best", "− max(target-only, control)"),
+                    ("diff_cosine", "− cosine"),
+                ],
+            ),
+            "## Anchors needed: budget at which target-only reaches the posterior's 2-anchor "
+            "AUPRC, ÷ 2",
+            table(
+                need_md,
+                [
+                    ("posterior", "posterior"),
+                    ("target_only", "target-only"),
+                    ("ratio", "ratio [95 %]"),
+                    ("never_reached", "bootstrap share never reached"),
+                ],
+            ),
+            "## What the recipe chose (mean over subsets)",
+            table(
+                choices,
+                [
+                    ("n", "n"),
+                    ("strength", "s"),
+                    ("density_strength", "LOO bound"),
+                    ("novelty", "novelty"),
+                    ("beta", "β"),
+                    ("rank", "rank"),
+                    ("pr_rank", "PR(blend) rank"),
+                    ("srpr_rank", "max(srank, PR(T)) rank"),
+                ],
+            ),
+        ]
+    )
 
 
 #: the ceiling sweep (``--ceiling``): fixed strengths s and latent (rank, β) at few anchors
@@ -245,34 +317,69 @@ def ceiling(args) -> None:
     d = broad.shape[1]
     out = {name: MODELS[name] for name in ("cosine", "gaussian", "latent-gaussian")}
     for v in CEILING_STRENGTHS:
-        out[f"gaussian s={v:g}"] = CurveModel(functools.partial(
-            _fixed, "gaussian", (("kappa0", v), ("nu0", d + 1 + v))), "custom", "gaussian")
+        out[f"gaussian s={v:g}"] = CurveModel(
+            functools.partial(_fixed, "gaussian", (("kappa0", v), ("nu0", d + 1 + v))),
+            "custom",
+            "gaussian",
+        )
     for k, b in CEILING_LATENT:
-        out[f"latent k={k} β={b:g}"] = CurveModel(functools.partial(
-            _fixed, "latent-gaussian", (("rank", k), ("beta", b))), "custom", "latent-gaussian")
-    curve = adaptation_curve(broad, targets, tau=TAU, models=out, budgets=CEILING_BUDGETS,
-                             n_subsets=args.subsets, seed=0, progress=False, n_boot=500,
-                             **setup)
+        out[f"latent k={k} β={b:g}"] = CurveModel(
+            functools.partial(_fixed, "latent-gaussian", (("rank", k), ("beta", b))),
+            "custom",
+            "latent-gaussian",
+        )
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=out,
+        budgets=CEILING_BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        n_boot=500,
+        **setup,
+    )
     rows = summary_table(curve)
-    best = {kind: max((n for n in out if n.startswith(kind.split("-")[0] + " ")),
-                      key=lambda n: curve.cell(n, 2)[0]) for kind in ("gaussian", "latent")}
-    needs = [anchors_needed(curve, best["gaussian"], "gaussian"),
-             anchors_needed(curve, best["latent"], "latent-gaussian")]
+    best = {
+        kind: max(
+            (n for n in out if n.startswith(kind.split("-")[0] + " ")),
+            key=lambda n: curve.cell(n, 2)[0],
+        )
+        for kind in ("gaussian", "latent")
+    }
+    needs = [
+        anchors_needed(curve, best["gaussian"], "gaussian"),
+        anchors_needed(curve, best["latent"], "latent-gaussian"),
+    ]
     seconds = time.time() - start
-    need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"}
-               for r in needs]
-    md = "\n\n".join([
-        f"Ceiling sweep (`--ceiling`): style task, prior `{args.prior}`, {args.queries} "
-        f"queries, {args.subsets} target subsets per budget, τ = {TAU:g}; fixed options per "
-        f"model (no rule); run time {seconds:.0f} s.",
-        "## Mean AUPRC [95 % interval] per budget",
-        table(rows, [("model", "model"), *[(str(x), f"n={x}") for x in curve.budgets]]),
-        "## Anchors needed by the best fixed option at 2 anchors (an upper bound for any "
-        "strength/rank rule on this task, chosen on the same data)",
-        table(need_md, [("posterior", "posterior"), ("target_only", "target-only"),
-                        ("level_auprc", "AUPRC at 2"), ("ratio", "ratio [95 %]")])])
-    path = write_results("bench_recipe", {"summary": curve.summary(), "anchors_needed": needs,
-                                          "seconds": seconds}, md, args.tag or "ceiling")
+    need_md = [{**r, "ratio": f"{r['ratio']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"} for r in needs]
+    md = "\n\n".join(
+        [
+            f"Ceiling sweep (`--ceiling`): style task, prior `{args.prior}`, {args.queries} "
+            f"queries, {args.subsets} target subsets per budget, τ = {TAU:g}; fixed options per "
+            f"model (no rule); run time {seconds:.0f} s.",
+            "## Mean AUPRC [95 % interval] per budget",
+            table(rows, [("model", "model"), *[(str(x), f"n={x}") for x in curve.budgets]]),
+            "## Anchors needed by the best fixed option at 2 anchors (an upper bound for any "
+            "strength/rank rule on this task, chosen on the same data)",
+            table(
+                need_md,
+                [
+                    ("posterior", "posterior"),
+                    ("target_only", "target-only"),
+                    ("level_auprc", "AUPRC at 2"),
+                    ("ratio", "ratio [95 %]"),
+                ],
+            ),
+        ]
+    )
+    path = write_results(
+        "bench_recipe",
+        {"summary": curve.summary(), "anchors_needed": needs, "seconds": seconds},
+        md,
+        args.tag or "ceiling",
+    )
     print(path.read_text())
 
 
@@ -281,10 +388,17 @@ def main() -> None:
     p.add_argument("--subsets", type=int, default=None, help="target subsets per budget (4)")
     p.add_argument("--queries", type=int, default=None, help="queries (300)")
     p.add_argument("--prior", default=PRIOR, help=f"shipped prior under models/ ({PRIOR})")
-    p.add_argument("--ceiling", action="store_true",
-                   help="instead: the best fixed strengths / latent ranks at few anchors")
-    p.add_argument("--models", nargs="*", default=None,
-                   help="model names to run (default: all; cosine and gaussian always)")
+    p.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="instead: the best fixed strengths / latent ranks at few anchors",
+    )
+    p.add_argument(
+        "--models",
+        nargs="*",
+        default=None,
+        help="model names to run (default: all; cosine and gaussian always)",
+    )
     args = p.parse_args()
     args.subsets = args.subsets or (2 if args.quick else 4)
     args.queries = args.queries or (100 if args.quick else 300)
@@ -299,21 +413,44 @@ def main() -> None:
             p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(chosen_models)}")
         keep = {"cosine", "gaussian", *args.models}
         chosen_models = {k: v for k, v in chosen_models.items() if k in keep}
-    curve = adaptation_curve(broad, targets, tau=TAU, models=chosen_models, budgets=BUDGETS,
-                             n_subsets=args.subsets, seed=0, progress=False, **setup)
-    present = {p: refs for p, refs in POSTERIORS.items()       # --models may leave some out
-               if all(name in curve.models for name in (p, *refs))}
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=chosen_models,
+        budgets=BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        **setup,
+    )
+    present = {
+        p: refs
+        for p, refs in POSTERIORS.items()  # --models may leave some out
+        if all(name in curve.models for name in (p, *refs))
+    }
     dom = dominance_rows(curve, present)
     needs = [anchors_needed(curve, post, target) for post, (_, target) in present.items()]
     choices = choice_rows()
     seconds = time.time() - start
-    payload = {"task": {"prior": args.prior, "queries": args.queries, "subsets": args.subsets,
-                        "models": args.models,
-                        "budgets": curve.budgets, "tau": TAU},
-               "summary": curve.summary(), "dominance": dom, "anchors_needed": needs,
-               "choices": choices, "seconds": seconds}
-    path = write_results("bench_recipe", payload,
-                         markdown(curve, dom, needs, choices, args, seconds), args.tag)
+    payload = {
+        "task": {
+            "prior": args.prior,
+            "queries": args.queries,
+            "subsets": args.subsets,
+            "models": args.models,
+            "budgets": curve.budgets,
+            "tau": TAU,
+        },
+        "summary": curve.summary(),
+        "dominance": dom,
+        "anchors_needed": needs,
+        "choices": choices,
+        "seconds": seconds,
+    }
+    path = write_results(
+        "bench_recipe", payload, markdown(curve, dom, needs, choices, args, seconds), args.tag
+    )
     print(path.read_text())
 
 

@@ -26,29 +26,44 @@ from common import RESULTS, parser, table, write_results
 
 jax.config.update("jax_enable_x64", True)
 
-KINDS = ("gaussian", "diagonal-gaussian", "latent-gaussian", "latent-spherical", "mixture",
-         "mixture-overlap")
+KINDS = (
+    "gaussian",
+    "diagonal-gaussian",
+    "latent-gaussian",
+    "latent-spherical",
+    "mixture",
+    "mixture-overlap",
+)
 #: priors without an exact update (structured factor analysis at rank 1 and LKJ; the spectral
 #: prior, rank 2, under its two shrinkage hierarchies): NUTS and SVI only
 SAMPLED_ONLY = ("structured-factor", "structured-lkj", "spectral-gamma", "spectral-horseshoe")
-CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS] + \
-    [(name, method) for method in ("nuts", "svi") for name in SAMPLED_ONLY]
+CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS] + [
+    (name, method) for method in ("nuts", "svi") for name in SAMPLED_ONLY
+]
 #: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
-EXTRA = {"mixture-overlap": ("mixture", {"separation": 1.5}),
-         "structured-factor": ("gaussian", {"structure": "factor"}),
-         "structured-lkj": ("gaussian", {"structure": "lkj"}),
-         "spectral-gamma": ("spectral", {"options": {"shrinkage": "gamma"}}),
-         "spectral-horseshoe": ("spectral", {"options": {"shrinkage": "horseshoe"}})}
+EXTRA = {
+    "mixture-overlap": ("mixture", {"separation": 1.5}),
+    "structured-factor": ("gaussian", {"structure": "factor"}),
+    "structured-lkj": ("gaussian", {"structure": "lkj"}),
+    "spectral-gamma": ("spectral", {"options": {"shrinkage": "gamma"}}),
+    "spectral-horseshoe": ("spectral", {"options": {"shrinkage": "horseshoe"}}),
+}
 
 
 def main():
     p = parser(__doc__)
     p.add_argument("--cases", nargs="*", help="case names kind/method (default: all)")
     p.add_argument("--sims", type=int, help="simulations per case (default 400; quick 100)")
-    p.add_argument("--draws", type=int, help="posterior draws after thinning (default 99; "
-                                             "quick 19)")
-    p.add_argument("--dims", type=int, nargs=2, metavar=("D", "N"),
-                   help="dimension and number of targets (default 4 8; quick 3 5)")
+    p.add_argument(
+        "--draws", type=int, help="posterior draws after thinning (default 99; quick 19)"
+    )
+    p.add_argument(
+        "--dims",
+        type=int,
+        nargs=2,
+        metavar=("D", "N"),
+        help="dimension and number of targets (default 4 8; quick 3 5)",
+    )
     args = p.parse_args()
     d, n = args.dims or ((3, 5) if args.quick else (4, 8))
     rows = []
@@ -61,31 +76,57 @@ def main():
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            problem = library_problem(kind, method=method, d=d, n=n, num_draws=draws, seed=0,
-                                      **extra)
+            problem = library_problem(
+                kind, method=method, d=d, n=n, num_draws=draws, seed=0, **extra
+            )
             result = sbc(**problem, num_simulations=sims, seed=1, progress=False)
         seconds = time.perf_counter() - t0
         tag = f"-{args.tag}" if args.tag else ("-quick" if args.quick else "")
         plot = RESULTS / f"sbc_{name}_{method}{tag}.png"
-        result.plot(plot, title=f"{name} ({method}), d={d}, n={n}: {sims} simulations, "
-                                f"{result.num_draws} draws (thin {problem['thin']})")
+        result.plot(
+            plot,
+            title=f"{name} ({method}), d={d}, n={n}: {sims} simulations, "
+            f"{result.num_draws} draws (thin {problem['thin']})",
+        )
         for q, s in result.summary().items():
-            rows.append({"case": f"{name} / {method}", "quantity": q,
-                         "chi2_p": round(s["chi2_p"], 3), "ks_p": round(s["ks_p"], 3),
-                         "coverage90": round(s["coverage90"], 3), "simulations": sims,
-                         "draws": result.num_draws, "seconds": round(seconds, 1),
-                         "plot": plot.name})
+            rows.append(
+                {
+                    "case": f"{name} / {method}",
+                    "quantity": q,
+                    "chi2_p": round(s["chi2_p"], 3),
+                    "ks_p": round(s["ks_p"], 3),
+                    "coverage90": round(s["coverage90"], 3),
+                    "simulations": sims,
+                    "draws": result.num_draws,
+                    "seconds": round(seconds, 1),
+                    "plot": plot.name,
+                }
+            )
         print(rows[-1], flush=True)
-        save(rows, d, n, args)                 # after every case: partial results survive
+        save(rows, d, n, args)  # after every case: partial results survive
 
 
 def save(rows, d, n, args):
-    md = table(rows, [("case", "kind / method"), ("quantity", "quantity"),
-                      ("chi2_p", "χ² p"), ("ks_p", "KS p"), ("coverage90", "90 % coverage"),
-                      ("simulations", "sims"), ("draws", "draws"), ("seconds", "s"),
-                      ("plot", "plot")])
-    write_results("bench_sbc", {"d": d, "n": n, "rows": rows}, md,
-                  tag=args.tag or ("quick" if args.quick else ""))
+    md = table(
+        rows,
+        [
+            ("case", "kind / method"),
+            ("quantity", "quantity"),
+            ("chi2_p", "χ² p"),
+            ("ks_p", "KS p"),
+            ("coverage90", "90 % coverage"),
+            ("simulations", "sims"),
+            ("draws", "draws"),
+            ("seconds", "s"),
+            ("plot", "plot"),
+        ],
+    )
+    write_results(
+        "bench_sbc",
+        {"d": d, "n": n, "rows": rows},
+        md,
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
 
 
 if __name__ == "__main__":

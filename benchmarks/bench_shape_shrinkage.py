@@ -57,8 +57,9 @@ def _posterior(lam: float, shrunk: dict, broad, target, tau):
     g = recipe.gaussian_strengths(points, target)
     SCORES[(len(target), lam)].append(density_score(points, target))
     d = points.shape[1]
-    return adapt("gaussian", points, target, tau=tau, kappa0=g["strength"],
-                 nu0=d + 1 + g["strength"]).point("mean")
+    return adapt(
+        "gaussian", points, target, tau=tau, kappa0=g["strength"], nu0=d + 1 + g["strength"]
+    ).point("mean")
 
 
 def run_task(name: str, args) -> dict:
@@ -69,38 +70,68 @@ def run_task(name: str, args) -> dict:
     SCORES.clear()
     models = {name: MODELS[name] for name in ("cosine", "gaussian")}
     for lam in LAMBDAS:
-        models[f"λ={lam:g}"] = CurveModel(functools.partial(_posterior, lam, shrunk), "custom",
-                                          "gaussian")
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models, budgets=BUDGETS,
-                             n_subsets=args.subsets, seed=0, progress=False, n_boot=200,
-                             **setup)
+        models[f"λ={lam:g}"] = CurveModel(
+            functools.partial(_posterior, lam, shrunk), "custom", "gaussian"
+        )
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=models,
+        budgets=BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        n_boot=200,
+        **setup,
+    )
     rows = []
     for b in curve.budgets[:-1] if curve.budgets[-1] > max(BUDGETS) else curve.budgets:
         cells = {lam: curve.cell(f"λ={lam:g}", b)[0] for lam in LAMBDAS}
         dens = {lam: float(np.mean(SCORES[(b, lam)])) for lam in LAMBDAS}
-        rows.append({"n": b, **{f"auprc {lam:g}": f"{cells[lam]:.3f}" for lam in LAMBDAS},
-                     "retrieval picks λ": max(cells, key=cells.get),
-                     "density picks λ": max(dens, key=dens.get),
-                     **{f"density {lam:g}": dens[lam] for lam in LAMBDAS}})
-    return {"task": name, "rows": rows, "cosine": float(curve.cell("cosine", 1)[0]),
-            "summary": curve.summary()}
+        rows.append(
+            {
+                "n": b,
+                **{f"auprc {lam:g}": f"{cells[lam]:.3f}" for lam in LAMBDAS},
+                "retrieval picks λ": max(cells, key=cells.get),
+                "density picks λ": max(dens, key=dens.get),
+                **{f"density {lam:g}": dens[lam] for lam in LAMBDAS},
+            }
+        )
+    return {
+        "task": name,
+        "rows": rows,
+        "cosine": float(curve.cell("cosine", 1)[0]),
+        "summary": curve.summary(),
+    }
 
 
 def markdown(results, args, seconds) -> str:
-    parts = [f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
-             f"run time {seconds:.0f} s.  `auprc λ`: mean AUPRC of the default posterior from "
-             f"the prior shrunk by λ; the density columns: the recipe's criterion at its "
-             f"chosen strength, summed over targets (mean over subsets; higher = the targets "
-             f"are likelier)."]
+    parts = [
+        f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
+        f"run time {seconds:.0f} s.  `auprc λ`: mean AUPRC of the default posterior from "
+        f"the prior shrunk by λ; the density columns: the recipe's criterion at its "
+        f"chosen strength, summed over targets (mean over subsets; higher = the targets "
+        f"are likelier)."
+    ]
     for res in results:
-        cols = [("n", "n"), *[(f"auprc {lam:g}", f"AUPRC λ={lam:g}") for lam in LAMBDAS],
-                ("retrieval picks λ", "retrieval picks λ"), ("density picks λ",
-                                                             "density picks λ")]
-        dens = [{"n": r["n"], **{f"density {lam:g}": f"{r[f'density {lam:g}']:.1f}"
-                                 for lam in LAMBDAS}} for r in res["rows"]]
-        parts += [f"## {res['task']} (cosine {res['cosine']:.3f})", table(res["rows"], cols),
-                  table(dens, [("n", "n"), *[(f"density {lam:g}", f"density λ={lam:g}")
-                                             for lam in LAMBDAS]])]
+        cols = [
+            ("n", "n"),
+            *[(f"auprc {lam:g}", f"AUPRC λ={lam:g}") for lam in LAMBDAS],
+            ("retrieval picks λ", "retrieval picks λ"),
+            ("density picks λ", "density picks λ"),
+        ]
+        dens = [
+            {"n": r["n"], **{f"density {lam:g}": f"{r[f'density {lam:g}']:.1f}" for lam in LAMBDAS}}
+            for r in res["rows"]
+        ]
+        parts += [
+            f"## {res['task']} (cosine {res['cosine']:.3f})",
+            table(res["rows"], cols),
+            table(
+                dens, [("n", "n"), *[(f"density {lam:g}", f"density λ={lam:g}") for lam in LAMBDAS]]
+            ),
+        ]
     return "\n\n".join(parts)
 
 

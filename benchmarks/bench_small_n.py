@@ -49,14 +49,22 @@ def wni_task(n_queries: int, seed: int = 0):
     from anchordiv.data import imagenet
 
     classes = imagenet.classes()
-    task = wni.wordnet_imagenet_task([w for w, _ in classes], [n for _, n in classes],
-                                     imagenet.TEMPLATES[:6], n_classes=None, max_items=8,
-                                     seed=seed)
+    task = wni.wordnet_imagenet_task(
+        [w for w, _ in classes],
+        [n for _, n in classes],
+        imagenet.TEMPLATES[:6],
+        n_classes=None,
+        max_items=8,
+        seed=seed,
+    )
     emb = wni.embed_task(task, default_embed("minilm"))
     models = Path(__file__).resolve().parent.parent / "models"
     prior = load_prior(WNI_PRIOR, models, "sentence-transformers/all-MiniLM-L6-v2")
-    return (wni.broad_from_model(prior), emb.targets,
-            wni.retrieval_setup(task, emb, n_queries, seed))
+    return (
+        wni.broad_from_model(prior),
+        emb.targets,
+        wni.retrieval_setup(task, emb, n_queries, seed),
+    )
 
 
 def load_task(name: str, n_queries: int):
@@ -80,15 +88,17 @@ def curve_rows(curve, target: str) -> list[dict]:
     return rows
 
 
-def task_main(doc: str, name: str, run_task, markdown, *, subsets: int,
-              tasks=("wni", "style")) -> None:
+def task_main(
+    doc: str, name: str, run_task, markdown, *, subsets: int, tasks=("wni", "style")
+) -> None:
     """The command line of a benchmark over the two tasks: ``--subsets`` (default
     ``subsets``; 2 with ``--quick``), ``--queries`` (300; 100), ``--tasks``; runs
     ``run_task(task, args)`` for each and writes ``markdown(results, args, seconds)`` with the
     results as ``benchmarks/results/<name>[-tag]``."""
     p = parser(doc.split("\n\n")[0])
-    p.add_argument("--subsets", type=int, default=None,
-                   help=f"target subsets per budget ({subsets})")
+    p.add_argument(
+        "--subsets", type=int, default=None, help=f"target subsets per budget ({subsets})"
+    )
     p.add_argument("--queries", type=int, default=None, help="queries (300)")
     p.add_argument("--tasks", nargs="*", default=list(tasks), choices=["wni", "style"])
     args = p.parse_args()
@@ -99,9 +109,12 @@ def task_main(doc: str, name: str, run_task, markdown, *, subsets: int,
     seconds = time.time() - start
     stem, _, tag = name.partition("-")
     quick = f"{tag}-quick" if tag else "quick"
-    path = write_results(stem, {"results": results, "seconds": seconds},
-                         markdown(results, args, seconds),
-                         args.tag or (quick if args.quick else tag))
+    path = write_results(
+        stem,
+        {"results": results, "seconds": seconds},
+        markdown(results, args, seconds),
+        args.tag or (quick if args.quick else tag),
+    )
     print(path.read_text())
 
 
@@ -123,52 +136,86 @@ CHOSEN: dict = collections.defaultdict(list)
 
 
 def _model(rule: str, prior: str, broad, target, tau):
-    s = (recipe.gaussian_strengths(broad, target)["strength"] if rule == "default"
-         else loo_from_two(broad, target))
+    s = (
+        recipe.gaussian_strengths(broad, target)["strength"]
+        if rule == "default"
+        else loo_from_two(broad, target)
+    )
     if prior == "broad":
         CHOSEN[(rule, len(target))].append(s)
     d = broad.shape[1]
-    return adapt("gaussian", broad, target, tau=tau, prior=prior, kappa0=s,
-                 nu0=d + 1 + s).point("mean")
+    return adapt("gaussian", broad, target, tau=tau, prior=prior, kappa0=s, nu0=d + 1 + s).point(
+        "mean"
+    )
 
 
 def models() -> dict:
     out = {name: MODELS[name] for name in ("cosine", "gaussian")}
     for rule, label in (("default", "posterior"), ("loo2", "loo2")):
-        out[f"{label}-gaussian"] = CurveModel(functools.partial(_model, rule, "broad"),
-                                              "custom", "gaussian")
+        out[f"{label}-gaussian"] = CurveModel(
+            functools.partial(_model, rule, "broad"), "custom", "gaussian"
+        )
         out[f"{label}-isotropic-gaussian"] = CurveModel(
-            functools.partial(_model, rule, "isotropic"), "custom", "gaussian")
+            functools.partial(_model, rule, "isotropic"), "custom", "gaussian"
+        )
     return out
 
 
 def run_task(name: str, args) -> dict:
     broad, targets, setup = load_task(name, args.queries)
     CHOSEN.clear()
-    curve = adaptation_curve(broad, targets, tau=TAU, models=models(), budgets=BUDGETS,
-                             n_subsets=args.subsets, seed=0, progress=False, n_boot=500,
-                             **setup)
+    curve = adaptation_curve(
+        broad,
+        targets,
+        tau=TAU,
+        models=models(),
+        budgets=BUDGETS,
+        n_subsets=args.subsets,
+        seed=0,
+        progress=False,
+        n_boot=500,
+        **setup,
+    )
     rows = curve_rows(curve, "gaussian")
     for row in rows:
-        row["falls"] = "; ".join(f"{f['from']} → {f['to']} (−{f['drop']:.3f})"
-                                 for f in falls(curve, row["model"])) or "none"
-    chosen = [{"rule": rule, "n": n, "strengths": ", ".join(f"{s:.3g}" for s in v)}
-              for (rule, n), v in sorted(CHOSEN.items()) if n <= 5]
-    return {"task": name, "budgets": list(curve.budgets), "rows": rows, "chosen": chosen,
-            "summary": curve.summary()}
+        row["falls"] = (
+            "; ".join(
+                f"{f['from']} → {f['to']} (−{f['drop']:.3f})" for f in falls(curve, row["model"])
+            )
+            or "none"
+        )
+    chosen = [
+        {"rule": rule, "n": n, "strengths": ", ".join(f"{s:.3g}" for s in v)}
+        for (rule, n), v in sorted(CHOSEN.items())
+        if n <= 5
+    ]
+    return {
+        "task": name,
+        "budgets": list(curve.budgets),
+        "rows": rows,
+        "chosen": chosen,
+        "summary": curve.summary(),
+    }
 
 
 def markdown(results: list[dict], args, seconds: float) -> str:
-    parts = [f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
-             f"run time {seconds:.0f} s."]
+    parts = [
+        f"{args.queries} queries, {args.subsets} target subsets per budget, τ = {TAU:g}; "
+        f"run time {seconds:.0f} s."
+    ]
     for res in results:
-        cols = [("model", "model"), *[(str(b), f"n={b}") for b in res["budgets"]],
-                ("falls", "falls beyond the interval"), ("ratio", "anchors ratio")]
-        parts += [f"## {res['task']}: mean AUPRC [95 %]",
-                  table(res["rows"], cols),
-                  f"Strengths chosen (per subset) on {res['task']}:",
-                  table(res["chosen"], [("rule", "rule"), ("n", "n"),
-                                        ("strengths", "s per subset")])]
+        cols = [
+            ("model", "model"),
+            *[(str(b), f"n={b}") for b in res["budgets"]],
+            ("falls", "falls beyond the interval"),
+            ("ratio", "anchors ratio"),
+        ]
+        parts += [
+            f"## {res['task']}: mean AUPRC [95 %]",
+            table(res["rows"], cols),
+            f"Strengths chosen (per subset) on {res['task']}:",
+            table(res["chosen"], [("rule", "rule"), ("n", "n"), ("strengths", "s per subset")]),
+        ]
     return "\n\n".join(parts)
 
 

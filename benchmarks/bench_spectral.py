@@ -32,8 +32,7 @@ from bench_recipe import TAU, style_task
 from common import parser, table, write_results
 
 METHODS = {
-    "svi-normal": lambda: ad.SVI(guide="normal", num_steps=2000, num_samples=200,
-                                 progress=False),
+    "svi-normal": lambda: ad.SVI(guide="normal", num_steps=2000, num_samples=200, progress=False),
     "svi-delta": lambda: ad.SVI(guide="delta", num_steps=2000, progress=False),
     "nuts": lambda: ad.NUTS(num_warmup=300, num_samples=300, num_chains=1, progress=False),
 }
@@ -46,11 +45,15 @@ def one_fit(prior, targets, method):
         post = ad.infer(prior, targets, method, tau=TAU)
         which = "map" if post.info.get("guide") == "delta" else "mean"
         v = post.params(which)["variances"]
-    row = {"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0,
-           "v1_ratio": float(v[0] / prior.eigenvalues[0])}
+    row = {
+        "wall_s": time.perf_counter() - w0,
+        "cpu_s": time.process_time() - c0,
+        "v1_ratio": float(v[0] / prior.eigenvalues[0]),
+    }
     if post.method == "nuts":
-        row.update(divergences=post.info["divergences"],
-                   leapfrog=float(post.stats["num_steps"].mean()))
+        row.update(
+            divergences=post.info["divergences"], leapfrog=float(post.stats["num_steps"].mean())
+        )
     else:
         row["converged"] = bool(post.info["elbo_converged"])
     return row
@@ -72,11 +75,21 @@ def ceiling_rows(broad, style, setup) -> list[dict]:
         block = v.T @ cov_t @ v
         for name, inner in (("diagonal", np.diag(np.diag(block))), ("block", block)):
             scorers[f"{name} k={k}"] = ad.Gaussian.from_moments(
-                mean, v @ inner @ v.T + s2 * rest, tau=TAU)
-    ev = ad.evaluate(scorers, setup["queries"], setup["gallery"], setup["relevance"],
-                     query_index=setup["query_index"], baselines=("cosine",), n_boot=200)
-    return [{"scorer": name, "auprc": float(np.nanmean(ev.per_query[name]))}
-            for name in [*scorers, "cosine"]]
+                mean, v @ inner @ v.T + s2 * rest, tau=TAU
+            )
+    ev = ad.evaluate(
+        scorers,
+        setup["queries"],
+        setup["gallery"],
+        setup["relevance"],
+        query_index=setup["query_index"],
+        baselines=("cosine",),
+        n_boot=200,
+    )
+    return [
+        {"scorer": name, "auprc": float(np.nanmean(ev.per_query[name]))}
+        for name in [*scorers, "cosine"]
+    ]
 
 
 def main() -> None:
@@ -93,24 +106,37 @@ def main() -> None:
             for name, make in METHODS.items():
                 for run in ("first (compiles)", "again (compiled)"):
                     t = style[rng.choice(len(style), size=n, replace=n > len(style))]
-                    rows.append({"k": k, "n": n, "method": name, "run": run,
-                                 **one_fit(prior, t, make())})
+                    rows.append(
+                        {"k": k, "n": n, "method": name, "run": run, **one_fit(prior, t, make())}
+                    )
                     print(rows[-1], flush=True)
     ceiling = ceiling_rows(broad, style, setup)
     seconds = time.time() - start
-    cols = [("k", "k"), ("n", "n"), ("method", "method"), ("run", "run"),
-            ("wall_s", "wall s"), ("cpu_s", "CPU s"), ("divergences", "divergences"),
-            ("leapfrog", "leapfrog / transition"), ("converged", "ELBO converged"),
-            ("v1_ratio", "v₁ / λ₁")]
-    md = "\n\n".join([
-        f"Style task (MiniLM, d = {broad.shape[1]}, broad = wordnet-visual-art-gaussian, "
-        f"targets = subsets of the 80 style anchors), τ = {TAU:g}; full d, no subspace. SVI: "
-        f"2000 steps; NUTS: 1 chain, 300 warm-up + 300 draws. Total {seconds:.0f} s.",
-        table(rows, cols),
-        "## The spectral form's ceiling on the style task (covariance of all 80 style anchors)",
-        table(ceiling, [("scorer", "scorer"), ("auprc", "AUPRC (150 queries)")])])
-    path = write_results("bench_spectral", {"rows": rows, "ceiling": ceiling,
-                                            "seconds": seconds}, md, args.tag)
+    cols = [
+        ("k", "k"),
+        ("n", "n"),
+        ("method", "method"),
+        ("run", "run"),
+        ("wall_s", "wall s"),
+        ("cpu_s", "CPU s"),
+        ("divergences", "divergences"),
+        ("leapfrog", "leapfrog / transition"),
+        ("converged", "ELBO converged"),
+        ("v1_ratio", "v₁ / λ₁"),
+    ]
+    md = "\n\n".join(
+        [
+            f"Style task (MiniLM, d = {broad.shape[1]}, broad = wordnet-visual-art-gaussian, "
+            f"targets = subsets of the 80 style anchors), τ = {TAU:g}; full d, no subspace. SVI: "
+            f"2000 steps; NUTS: 1 chain, 300 warm-up + 300 draws. Total {seconds:.0f} s.",
+            table(rows, cols),
+            "## The spectral form's ceiling on the style task (covariance of all 80 style anchors)",
+            table(ceiling, [("scorer", "scorer"), ("auprc", "AUPRC (150 queries)")]),
+        ]
+    )
+    path = write_results(
+        "bench_spectral", {"rows": rows, "ceiling": ceiling, "seconds": seconds}, md, args.tag
+    )
     print(path.read_text())
 
 

@@ -60,29 +60,56 @@ def synthetic(d: int, n_broad: int, steps: int, nuts: dict, rng) -> tuple[list, 
     exact = ad.adapt("gaussian", broad, targets, tau=20.0, **strength)
     base = dict(tau=20.0, method="svi", num_steps=steps, progress=False, **strength)
     rows, extra = [], {}
-    runs = {"NIW, delta (MAP)": dict(guide="delta"),
-            "NIW, lowrank (rank 4)": dict(guide="lowrank", guide_rank=4, num_samples=20),
-            "factor r=16, delta": dict(guide="delta", model=factor_model,
-                                       model_kwargs=factor_prior(rank=16)),
-            "factor r=16, lowrank": dict(guide="lowrank", guide_rank=4, num_samples=20,
-                                         model=factor_model, model_kwargs=factor_prior(rank=16))}
+    runs = {
+        "NIW, delta (MAP)": dict(guide="delta"),
+        "NIW, lowrank (rank 4)": dict(guide="lowrank", guide_rank=4, num_samples=20),
+        "factor r=16, delta": dict(
+            guide="delta", model=factor_model, model_kwargs=factor_prior(rank=16)
+        ),
+        "factor r=16, lowrank": dict(
+            guide="lowrank",
+            guide_rank=4,
+            num_samples=20,
+            model=factor_model,
+            model_kwargs=factor_prior(rank=16),
+        ),
+    }
     for name, opts in runs.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             post, secs = timed(lambda: ad.adapt("gaussian", broad, targets, **base, **opts))
         row = {"run": name, "seconds": secs, "converged": post.info["elbo_converged"]}
         if name.startswith("NIW, delta"):
-            row["div_rel_error_vs_exact"] = rel_div_error(post.point("map"), exact.point("map"),
-                                                          q, g)
+            row["div_rel_error_vs_exact"] = rel_div_error(
+                post.point("map"), exact.point("map"), q, g
+            )
         rows.append(row)
         print(row, flush=True)
-    post, secs = timed(lambda: ad.adapt("gaussian", broad, targets, tau=20.0, method="nuts",
-                                        subspace=16, progress=False, **strength, **nuts))
-    rows.append({"run": "NIW, subspace NUTS r=16", "seconds": secs,
-                 "max_rhat": max_rhat(post), "divergences": post.info["divergences"]})
+    post, secs = timed(
+        lambda: ad.adapt(
+            "gaussian",
+            broad,
+            targets,
+            tau=20.0,
+            method="nuts",
+            subspace=16,
+            progress=False,
+            **strength,
+            **nuts,
+        )
+    )
+    rows.append(
+        {
+            "run": "NIW, subspace NUTS r=16",
+            "seconds": secs,
+            "max_rhat": max_rhat(post),
+            "divergences": post.info["divergences"],
+        }
+    )
     print(rows[-1], flush=True)
-    extra["exact_seconds"] = timed(lambda: ad.adapt("gaussian", broad, targets, tau=20.0,
-                                                    **strength).point("map"))[1]
+    extra["exact_seconds"] = timed(
+        lambda: ad.adapt("gaussian", broad, targets, tau=20.0, **strength).point("map")
+    )[1]
     return rows, extra
 
 
@@ -94,13 +121,31 @@ def initialisation(dims, rng) -> list[dict]:
         opts = {} if d <= 32 else {"subspace": 16}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            post, secs = timed(lambda: ad.adapt(
-                "gaussian", broad, targets, tau=20.0, method="nuts", num_warmup=100,
-                num_samples=100, num_chains=1, progress=False, kappa0=20.0, nu0=d + 101.0,
-                **opts))
-        rows.append({"d": d, "mode": "subspace r=16" if opts else "full d", "seconds": secs,
-                     "finite": bool(np.all(np.isfinite(post.params("mean")["Sigma"]))),
-                     "divergences": post.info["divergences"]})
+            post, secs = timed(
+                lambda: ad.adapt(
+                    "gaussian",
+                    broad,
+                    targets,
+                    tau=20.0,
+                    method="nuts",
+                    num_warmup=100,
+                    num_samples=100,
+                    num_chains=1,
+                    progress=False,
+                    kappa0=20.0,
+                    nu0=d + 101.0,
+                    **opts,
+                )
+            )
+        rows.append(
+            {
+                "d": d,
+                "mode": "subspace r=16" if opts else "full d",
+                "seconds": secs,
+                "finite": bool(np.all(np.isfinite(post.params("mean")["Sigma"]))),
+                "divergences": post.info["divergences"],
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -113,8 +158,14 @@ def real_task(steps: int) -> list[dict]:
 
     embed = default_embed("minilm")
     classes = imagenet.classes()
-    task = wni.wordnet_imagenet_task([w for w, _ in classes], [n for _, n in classes],
-                                     imagenet.TEMPLATES[:6], n_classes=50, max_items=8, seed=0)
+    task = wni.wordnet_imagenet_task(
+        [w for w, _ in classes],
+        [n for _, n in classes],
+        imagenet.TEMPLATES[:6],
+        n_classes=50,
+        max_items=8,
+        seed=0,
+    )
     emb = wni.embed_task(task, embed)
     setup = labelled_retrieval(emb.items, task.item_class, 300, 0)
     broad = wni.broad_from_model(load_prior(WORDNET_PRIOR, default_models_dir(), None))
@@ -126,12 +177,29 @@ def real_task(steps: int) -> list[dict]:
     for guide, extra in (("delta", {}), ("lowrank", {"guide_rank": 4, "num_samples": 50})):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            post = ad.adapt("gaussian", broad, targets, tau=20.0, method="svi", guide=guide,
-                            num_steps=steps, progress=False, **strength, **extra)
+            post = ad.adapt(
+                "gaussian",
+                broad,
+                targets,
+                tau=20.0,
+                method="svi",
+                guide=guide,
+                num_steps=steps,
+                progress=False,
+                **strength,
+                **extra,
+            )
         models[f"SVI {guide} " + ("MAP" if guide == "delta" else "mean")] = post.point(
-            "map" if guide == "delta" else "mean")
-    ev = ad.evaluate(models, setup["queries"], setup["gallery"], setup["relevance"],
-                     query_index=setup["query_index"], baselines=())
+            "map" if guide == "delta" else "mean"
+        )
+    ev = ad.evaluate(
+        models,
+        setup["queries"],
+        setup["gallery"],
+        setup["relevance"],
+        query_index=setup["query_index"],
+        baselines=(),
+    )
     return [{"model": r["scorer"], "auprc": r["auprc"]} for r in ev.summary()]
 
 
@@ -139,27 +207,59 @@ def main() -> None:
     args = parser(__doc__.splitlines()[0]).parse_args()
     rng = np.random.default_rng(0)
     d, n_broad, steps = (64, 1000, 500) if args.quick else (384, 5000, 2000)
-    nuts = dict(num_warmup=100, num_samples=100, num_chains=2) if args.quick else \
-        dict(num_warmup=500, num_samples=500, num_chains=2)
+    nuts = (
+        dict(num_warmup=100, num_samples=100, num_chains=2)
+        if args.quick
+        else dict(num_warmup=500, num_samples=500, num_chains=2)
+    )
     rows, extra = synthetic(d, n_broad, steps, nuts, rng)
     init = initialisation((8, 16, 32, 64) if args.quick else (8, 16, 32, 64, 128, 384), rng)
     real = [] if args.quick else real_task(steps)
-    md = (f"## d = {d}, N = {n_broad} broad, n = 20 targets, float32\n\n"
-          + table(rows, [("run", "run"), ("seconds", "s (incl. compile)"),
-                         ("converged", "ELBO converged"),
-                         ("div_rel_error_vs_exact", "max |ΔD|/max |D| vs exact mode"),
-                         ("max_rhat", "max R-hat"), ("divergences", "divergences")])
-          + f"\n\nExact NIW update + MAP summary: {extra['exact_seconds']:.2f} s.\n\n"
-          + "## NUTS initialisation and a short run (100 + 100 draws, 1 chain)\n\n"
-          + table(init, [("d", "d"), ("mode", "mode"), ("seconds", "s"),
-                         ("finite", "finite"), ("divergences", "divergences")]))
+    md = (
+        f"## d = {d}, N = {n_broad} broad, n = 20 targets, float32\n\n"
+        + table(
+            rows,
+            [
+                ("run", "run"),
+                ("seconds", "s (incl. compile)"),
+                ("converged", "ELBO converged"),
+                ("div_rel_error_vs_exact", "max |ΔD|/max |D| vs exact mode"),
+                ("max_rhat", "max R-hat"),
+                ("divergences", "divergences"),
+            ],
+        )
+        + f"\n\nExact NIW update + MAP summary: {extra['exact_seconds']:.2f} s.\n\n"
+        + "## NUTS initialisation and a short run (100 + 100 draws, 1 chain)\n\n"
+        + table(
+            init,
+            [
+                ("d", "d"),
+                ("mode", "mode"),
+                ("seconds", "s"),
+                ("finite", "finite"),
+                ("divergences", "divergences"),
+            ],
+        )
+    )
     if real:
-        md += ("\n\n## WordNet → ImageNet (MiniLM), 20 target anchors, shipped WordNet prior\n\n"
-               + table(real, [("model", "model"), ("auprc", "mean AUPRC")]))
-    path = write_results("bench_svi", {"d": d, "n_broad": n_broad, "num_steps": steps,
-                                       "synthetic": rows, "initialisation": init,
-                                       "real_task": real, **extra}, md,
-                         tag=args.tag or ("quick" if args.quick else ""))
+        md += (
+            "\n\n## WordNet → ImageNet (MiniLM), 20 target anchors, shipped WordNet prior\n\n"
+            + table(real, [("model", "model"), ("auprc", "mean AUPRC")])
+        )
+    path = write_results(
+        "bench_svi",
+        {
+            "d": d,
+            "n_broad": n_broad,
+            "num_steps": steps,
+            "synthetic": rows,
+            "initialisation": init,
+            "real_task": real,
+            **extra,
+        },
+        md,
+        tag=args.tag or ("quick" if args.quick else ""),
+    )
     print(path.read_text())
 
 

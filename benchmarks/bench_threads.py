@@ -27,7 +27,7 @@ from anchordiv.checks import uncertainty
 from common import interleaved, parser, synthetic_anchors, table, write_results
 
 
-def spin() -> None:   # a competing job
+def spin() -> None:  # a competing job
     while True:
         pass
 
@@ -49,23 +49,48 @@ def main() -> None:
     for proc in busy:
         proc.start()
     try:
-        res = interleaved({
-            "before": lambda: uncertainty.inference_data.__wrapped__(post, num_draws=draws),
-            "after": lambda: ad.inference_data(post, num_draws=draws),
-        }, baseline="before", repeats=repeats)
+        res = interleaved(
+            {
+                "before": lambda: uncertainty.inference_data.__wrapped__(post, num_draws=draws),
+                "after": lambda: ad.inference_data(post, num_draws=draws),
+            },
+            baseline="before",
+            repeats=repeats,
+        )
     finally:
         for proc in busy:
             proc.terminate()
-    rows = [{"candidate": n, "median_s": r["median_s"], "ratio": r["ratio"],
-             "ratio_min": r["ratio_min"], "ratio_max": r["ratio_max"]} for n, r in res.items()]
-    md = (f"`inference_data(num_draws={draws})` of a Gaussian posterior, d = {d}, "
-          f"{args.busy} competing spinning processes, {repeats} interleaved rounds; "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n\n"
-          + table(rows, [("candidate", "candidate"), ("median_s", "median s"),
-                         ("ratio", "ratio to before"), ("ratio_min", "min"),
-                         ("ratio_max", "max")]))
-    path = write_results("bench_threads", {"d": d, "num_draws": draws, "busy": args.busy,
-                                           "results": res}, md, args.tag)
+    rows = [
+        {
+            "candidate": n,
+            "median_s": r["median_s"],
+            "ratio": r["ratio"],
+            "ratio_min": r["ratio_min"],
+            "ratio_max": r["ratio_max"],
+        }
+        for n, r in res.items()
+    ]
+    md = (
+        f"`inference_data(num_draws={draws})` of a Gaussian posterior, d = {d}, "
+        f"{args.busy} competing spinning processes, {repeats} interleaved rounds; "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n\n"
+        + table(
+            rows,
+            [
+                ("candidate", "candidate"),
+                ("median_s", "median s"),
+                ("ratio", "ratio to before"),
+                ("ratio_min", "min"),
+                ("ratio_max", "max"),
+            ],
+        )
+    )
+    path = write_results(
+        "bench_threads",
+        {"d": d, "num_draws": draws, "busy": args.busy, "results": res},
+        md,
+        args.tag,
+    )
     print(md)
     print(path)
 

@@ -32,12 +32,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def parser(description: str) -> argparse.ArgumentParser:
     """Argument parser with the options every benchmark shares (``--quick``, ``--repeats``)."""
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--quick", action="store_true",
-                   help="small sizes, finishes in well under a minute (a smoke run)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="interleaved rounds per measurement (default: 3 quick, 7 full)")
-    p.add_argument("--tag", default="",
-                   help="suffix for the results file names (e.g. 'gpu')")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes, finishes in well under a minute (a smoke run)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="interleaved rounds per measurement (default: 3 quick, 7 full)",
+    )
+    p.add_argument("--tag", default="", help="suffix for the results file names (e.g. 'gpu')")
     return p
 
 
@@ -82,8 +88,9 @@ def time_once(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - w0, time.process_time() - c0
 
 
-def interleaved(candidates: dict[str, Callable[[], object]], baseline: str, repeats: int,
-                *, warmup: int = 1) -> dict[str, dict]:
+def interleaved(
+    candidates: dict[str, Callable[[], object]], baseline: str, repeats: int, *, warmup: int = 1
+) -> dict[str, dict]:
     """Time every candidate once per round, rotating the order; return per candidate the
     median wall seconds and the median (min, max) over rounds of its wall-time ratio to
     ``baseline`` in the same round, plus the median ratio of process CPU time (less sensitive
@@ -95,7 +102,7 @@ def interleaved(candidates: dict[str, Callable[[], object]], baseline: str, repe
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
     for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             w, c = time_once(candidates[name])
             wall[name].append(w)
             cpu[name].append(c)
@@ -103,15 +110,26 @@ def interleaved(candidates: dict[str, Callable[[], object]], baseline: str, repe
     for name in names:
         ratio = np.asarray(wall[name]) / np.asarray(wall[baseline])
         cpu_ratio = np.asarray(cpu[name]) / np.maximum(np.asarray(cpu[baseline]), 1e-9)
-        out[name] = {"median_s": float(np.median(wall[name])),
-                     "ratio": float(np.median(ratio)), "ratio_min": float(ratio.min()),
-                     "ratio_max": float(ratio.max()), "cpu_ratio": float(np.median(cpu_ratio)),
-                     "rounds": repeats}
+        out[name] = {
+            "median_s": float(np.median(wall[name])),
+            "ratio": float(np.median(ratio)),
+            "ratio_min": float(ratio.min()),
+            "ratio_max": float(ratio.max()),
+            "cpu_ratio": float(np.median(cpu_ratio)),
+            "rounds": repeats,
+        }
     return out
 
 
-def unit_rows(rng: np.random.Generator, n: int, d: int, *, decay: float = 0.0,
-              shift: float = 0.0, dtype=np.float32) -> np.ndarray:
+def unit_rows(
+    rng: np.random.Generator,
+    n: int,
+    d: int,
+    *,
+    decay: float = 0.0,
+    shift: float = 0.0,
+    dtype=np.float32,
+) -> np.ndarray:
     """``[n, d]`` unit vectors: Gaussian with per-axis scale ``i^(−decay)`` around a mean
     direction of length ``shift`` (an anisotropic cloud, like real text embeddings)."""
     scale = np.arange(1, d + 1, dtype=np.float64) ** (-decay)
@@ -134,10 +152,12 @@ def write_results(name: str, payload: dict, markdown: str, tag: str = "") -> Pat
     record = {"command": command(), "environment": environment(), **payload}
     (RESULTS / f"{stem}.json").write_text(json.dumps(record, indent=2) + "\n")
     env = record["environment"]
-    header = (f"# {name}\n\nCommand: `{record['command']}`\n\n"
-              f"Measured {env['date_utc']} on `{env['device']}` (JAX {env['jax']}, "
-              f"{env['cpu_count']} cores, load average at end {env['load_average_at_end']}).\n\n"
-              "Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + ".\n\n")
+    header = (
+        f"# {name}\n\nCommand: `{record['command']}`\n\n"
+        f"Measured {env['date_utc']} on `{env['device']}` (JAX {env['jax']}, "
+        f"{env['cpu_count']} cores, load average at end {env['load_average_at_end']}).\n\n"
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + ".\n\n"
+    )
     path = RESULTS / f"{stem}.md"
     path.write_text(header + markdown.rstrip() + "\n")
     return path
@@ -145,8 +165,7 @@ def write_results(name: str, payload: dict, markdown: str, tag: str = "") -> Pat
 
 def table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     """A markdown table from dict rows; ``columns`` = [(key, header)]."""
-    lines = ["| " + " | ".join(h for _, h in columns) + " |",
-             "|" + "---|" * len(columns)]
+    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         cells = []
         for key, _ in columns:

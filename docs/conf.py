@@ -32,10 +32,25 @@ author = "the anchordiv developers"
 copyright = "2026, the anchordiv developers"
 release = version = anchordiv.__version__
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.napoleon",
-              "apigen", "results", "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "apigen",
+    "results",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+]
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_ext", "guides/_generated", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
+exclude_patterns = [
+    "_build",
+    "_ext",
+    "guides/_generated",
+    "Thumbs.db",
+    ".DS_Store",
+    "**.ipynb_checkpoints",
+]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
 # --- MyST and notebooks ---------------------------------------------------------------------
@@ -49,7 +64,7 @@ autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 autodoc_member_order = "bysource"
-autodoc_typehints = "none"          # shapes and types are in the docstrings
+autodoc_typehints = "none"  # shapes and types are in the docstrings
 autodoc_preserve_defaults = True
 autodoc_inherit_docstrings = False  # a subclass of a library class documents only its own API
 
@@ -60,8 +75,8 @@ napoleon_numpy_docstring = True
 # class documented both top-level and in its module (Family, Curve, NIW) is an ambiguous
 # cross-reference target in a :type: field, which -W turns into an error
 napoleon_use_param = False
-napoleon_use_rtype = False          # the return type inline with its description
-napoleon_use_ivar = True            # Attributes as :ivar: fields (no duplicate attribute entries)
+napoleon_use_rtype = False  # the return type inline with its description
+napoleon_use_ivar = True  # Attributes as :ivar: fields (no duplicate attribute entries)
 napoleon_include_init_with_doc = False
 
 # --- HTML -----------------------------------------------------------------------------------
@@ -73,16 +88,27 @@ html_css_files = ["anchordiv.css"]
 # --- MathJax, served locally ----------------------------------------------------------------
 MATHJAX = Path(os.environ.get("ANCHORDIV_MATHJAX_DIR", "/usr/share/javascript/mathjax"))
 #: the parts of MathJax 2 the TeX-AMS_CHTML configuration loads
-MATHJAX_PARTS = ("MathJax.js", "config", "extensions", "jax/input/TeX", "jax/element",
-                 "jax/output/CommonHTML", "fonts/HTML-CSS/TeX/woff")
+MATHJAX_PARTS = (
+    "MathJax.js",
+    "config",
+    "extensions",
+    "jax/input/TeX",
+    "jax/element",
+    "jax/output/CommonHTML",
+    "fonts/HTML-CSS/TeX/woff",
+)
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
 # MathJax 2 (what Debian ships) skips elements inside MyST's "tex2jax_ignore" sections unless
 # their class is listed here; Sphinx marks every formula with class "math".
-mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]],
-                               "displayMath": [["\\[", "\\]"]],
-                               "processClass": "math|tex2jax_process|mathjax_process|output_area",
-                               "processEscapes": True}}
-myst_update_mathjax = False        # MyST's override is MathJax 3 configuration
+mathjax2_config = {
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processClass": "math|tex2jax_process|mathjax_process|output_area",
+        "processEscapes": True,
+    }
+}
+myst_update_mathjax = False  # MyST's override is MathJax 3 configuration
 
 
 def copy_mathjax(app, exception) -> None:
@@ -90,8 +116,10 @@ def copy_mathjax(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     if not (MATHJAX / "MathJax.js").is_file():
-        raise RuntimeError(f"MathJax not found at {MATHJAX} (run `make docs-setup`, which "
-                           "installs Debian's libjs-mathjax, or set ANCHORDIV_MATHJAX_DIR)")
+        raise RuntimeError(
+            f"MathJax not found at {MATHJAX} (run `make docs-setup`, which "
+            "installs Debian's libjs-mathjax, or set ANCHORDIV_MATHJAX_DIR)"
+        )
     dest = Path(app.outdir) / "_static" / "mathjax"
     for part in MATHJAX_PARTS:
         src, out = MATHJAX / part, dest / part
@@ -115,7 +143,7 @@ def write_cli_help() -> None:
     """``guides/_generated/cli-help.md``: ``anchordiv --help`` and every subcommand's help."""
     import argparse
 
-    os.environ["COLUMNS"] = "100"                 # argparse wraps to the terminal width
+    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal width
     from anchordiv.app.cli import build_parser
 
     parser = build_parser()

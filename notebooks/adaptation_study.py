@@ -42,13 +42,13 @@ import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, imagenet, wordnet
 from anchordiv.app.studies import wordnet_imagenet as wi
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "adaptation_study"
 N_CLASSES, TEMPLATES = (8, 2) if SMALL else (40, 4)
 N_BROAD = 200 if SMALL else 4000
 BUDGETS, SUBSETS = ((1, 4), 1) if SMALL else ((1, 2, 5, 10, 20, 50, 100), 5)
 MODELS = ["softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine", "inversion"]
-if not SMALL:   # the latent kinds too (each adaptation eigendecomposes a d x d matrix)
+if not SMALL:  # the latent kinds too (each adaptation eigendecomposes a d x d matrix)
     MODELS[3:3] = ["latent-gaussian", "posterior-latent-gaussian", "isotropic-latent-gaussian"]
 
 # %% [markdown]
@@ -58,8 +58,9 @@ if not SMALL:   # the latent kinds too (each adaptation eigendecomposes a d x d 
 # minus everything in the chosen classes' subtrees, so no item or class is a broad anchor.
 
 # %%
-task = wi.wordnet_imagenet_task(imagenet.wnids(), imagenet.names(),
-                                imagenet.TEMPLATES[:TEMPLATES], n_classes=N_CLASSES, seed=0)
+task = wi.wordnet_imagenet_task(
+    imagenet.wnids(), imagenet.names(), imagenet.TEMPLATES[:TEMPLATES], n_classes=N_CLASSES, seed=0
+)
 held_out = {s.offset() for w in task.wnids for s in wordnet.subtree(w)}
 broad_records = [r for r in wordnet.gloss_records(N_BROAD, seed=1) if r.offset not in held_out]
 broad_texts = [wordnet.record_text(r) for r in broad_records]
@@ -71,7 +72,7 @@ print(len(broad_texts), "broad anchors, e.g.", broad_texts[0])
 encoder = get_encoder("minilm")
 emb = wi.WordNetEmbeddings(embed_texts(encoder, task.items), embed_texts(encoder, task.targets))
 broad = embed_texts(encoder, broad_texts)
-setup = wi.retrieval_setup(task, emb, max_queries=None, seed=0)   # every item is a query
+setup = wi.retrieval_setup(task, emb, max_queries=None, seed=0)  # every item is a query
 
 # %% [markdown]
 # ## The curve
@@ -79,15 +80,26 @@ setup = wi.retrieval_setup(task, emb, max_queries=None, seed=0)   # every item i
 # (a Gaussian from one anchor) are kept in the table with their error, not dropped silently.
 
 # %%
-curve = ad.adaptation_curve(broad, emb.targets, tau=encoder.logit_scale, models=MODELS,
-                            budgets=BUDGETS, n_subsets=SUBSETS, seed=0, **setup)
-paths = curve.write(OUT, fraction=0.9, title="WordNet glosses → ImageNet class prompts (MiniLM)",
-                    overwrite=True)
+curve = ad.adaptation_curve(
+    broad,
+    emb.targets,
+    tau=encoder.logit_scale,
+    models=MODELS,
+    budgets=BUDGETS,
+    n_subsets=SUBSETS,
+    seed=0,
+    **setup,
+)
+paths = curve.write(
+    OUT, fraction=0.9, title="WordNet glosses → ImageNet class prompts (MiniLM)", overwrite=True
+)
 summary = curve.summary()
 for row in summary:
     if row["budget"] in (curve.budgets[0], curve.budgets[1], curve.budgets[-1]):  # 3 budgets
-        print(f"{row['model']:27s} n={row['budget']:3d}  AUPRC {row['auprc']:.3f} "
-              f"[{row['low']:.3f}, {row['high']:.3f}]")
+        print(
+            f"{row['model']:27s} n={row['budget']:3d}  AUPRC {row['auprc']:.3f} "
+            f"[{row['low']:.3f}, {row['high']:.3f}]"
+        )
 print("prevalence", round(curve.prevalence, 3))
 print(paths)
 display.Image(filename=paths["plot"])
@@ -103,11 +115,20 @@ needs = curve.needs(0.9)
 for name, n in needs["models"].items():
     print(f"{name:27s} needs {n['budget_needed']} (≈{n['budget_needed_interpolated']})")
 for comp in needs["comparisons"]:
-    print(comp["model"], "vs", comp["reference"], "ratio", comp["ratio_own"],
-          "| reaches the target-only level at", comp["budget_to_reference_level"])
+    print(
+        comp["model"],
+        "vs",
+        comp["reference"],
+        "ratio",
+        comp["ratio_own"],
+        "| reaches the target-only level at",
+        comp["budget_to_reference_level"],
+    )
     for c in comp.get("minus_isotropic_control", [])[:2]:
-        print(f"   budget {c['budget']}: posterior − isotropic = {c['difference']:+.3f} "
-              f"[{c['low']:+.3f}, {c['high']:+.3f}]")
+        print(
+            f"   budget {c['budget']}: posterior − isotropic = {c['difference']:+.3f} "
+            f"[{c['low']:+.3f}, {c['high']:+.3f}]"
+        )
 
 # %% [markdown]
 # ## Checks on the results
@@ -118,12 +139,11 @@ assert len(summary) == len(MODELS) * len(curve.budgets)
 full = {r["model"]: r for r in summary if r["budget"] == curve.budgets[-1]}
 for name, row in full.items():
     assert row["low"] <= row["auprc"] <= row["high"], row
-    assert row["auprc"] > curve.prevalence, row                 # every model beats chance
+    assert row["auprc"] > curve.prevalence, row  # every model beats chance
 # posterior models are defined at every budget, target-only Gaussians not below two anchors
 post = [r for r in summary if r["model"] == "posterior-gaussian"]
 assert all(np.isfinite(r["auprc"]) for r in post)
-assert np.isnan(next(r["auprc"] for r in summary
-                     if r["model"] == "gaussian" and r["budget"] == 1))
+assert np.isnan(next(r["auprc"] for r in summary if r["model"] == "gaussian" and r["budget"] == 1))
 # cosine ignores the targets: a flat line
 cos = {round(r["auprc"], 12) for r in summary if r["model"] == "cosine"}
 assert len(cos) == 1

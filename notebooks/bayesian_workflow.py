@@ -51,13 +51,16 @@ import anchordiv as ad
 from anchordiv.plots import finish
 from anchordiv.data import embed_texts, get_encoder, wordnet
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "bayesian_workflow"
 OUT.mkdir(parents=True, exist_ok=True)
 N_BROAD, PER_CLASS, TARGETS = (600, 10, 8) if SMALL else (3000, 40, 20)
 SVI_STEPS = 500 if SMALL else 2000
-NUTS = dict(num_warmup=150, num_samples=150, num_chains=2) if SMALL else \
-    dict(num_warmup=500, num_samples=500, num_chains=2)
+NUTS = (
+    dict(num_warmup=150, num_samples=150, num_chains=2)
+    if SMALL
+    else dict(num_warmup=500, num_samples=500, num_chains=2)
+)
 
 # %% [markdown]
 # ## Data
@@ -76,18 +79,21 @@ for c, root in enumerate(CATEGORIES):
     items += [wordnet.gloss(synsets[i], with_name=False) for i in pick[:PER_CLASS]]
     labels += [c] * PER_CLASS
     if c == 0:
-        target_texts = [wordnet.readable(synsets[i]) for i in pick[PER_CLASS:PER_CLASS + TARGETS]]
-broad_texts = [wordnet.record_text(r) for r in wordnet.gloss_records(N_BROAD, seed=1)
-               if r.offset not in held_out]
+        target_texts = [wordnet.readable(synsets[i]) for i in pick[PER_CLASS : PER_CLASS + TARGETS]]
+broad_texts = [
+    wordnet.record_text(r)
+    for r in wordnet.gloss_records(N_BROAD, seed=1)
+    if r.offset not in held_out
+]
 labels = np.array(labels)
 
 encoder = get_encoder("minilm")
-tau = encoder.logit_scale                      # the encoder's logit scale: 20 for MiniLM
-broad = embed_texts(encoder, broad_texts)                  # [m, 384] float32, records tau
-targets = embed_texts(encoder, target_texts)               # [n, 384]
-X = embed_texts(encoder, items)                            # [G, 384]: queries and gallery
+tau = encoder.logit_scale  # the encoder's logit scale: 20 for MiniLM
+broad = embed_texts(encoder, broad_texts)  # [m, 384] float32, records tau
+targets = embed_texts(encoder, target_texts)  # [n, 384]
+X = embed_texts(encoder, items)  # [G, 384]: queries and gallery
 dog = labels == 0
-queries, query_index = X[dog], np.flatnonzero(dog)     # dog glosses query the whole gallery
+queries, query_index = X[dog], np.flatnonzero(dog)  # dog glosses query the whole gallery
 relevance = np.tile(dog, (dog.sum(), 1))
 d = X.shape[1]
 print(f"broad {broad.shape}, targets {targets.shape}, gallery {X.shape}; e.g. {target_texts[:3]}")
@@ -106,13 +112,16 @@ print(f"broad {broad.shape}, targets {targets.shape}, gallery {X.shape}; e.g. {t
 # anchors), so the same model also runs in a principal subspace, where the builder receives
 # the projected broad anchors.
 
+
 # %%
 def scaled_broad_prior(targets, *, mu0, chol0, kappa0, n=None):
     """Σ = s·Σ_B with log s ~ N(0, 1); μ ~ N(μ_B, Σ/κ₀); targets [n, d] ~ N(μ, Σ)."""
     log_s = numpyro.sample("log_scale", dist.Normal(0.0, 1.0))
     scale_tril = jnp.exp(0.5 * log_s) * chol0
     numpyro.deterministic("Sigma", scale_tril @ scale_tril.T)
-    mu = numpyro.sample("mu", dist.MultivariateNormal(mu0, scale_tril=scale_tril / jnp.sqrt(kappa0)))
+    mu = numpyro.sample(
+        "mu", dist.MultivariateNormal(mu0, scale_tril=scale_tril / jnp.sqrt(kappa0))
+    )
     with numpyro.plate("anchors", targets.shape[0] if targets is not None else n):
         numpyro.sample("targets", dist.MultivariateNormal(mu, scale_tril=scale_tril), obs=targets)
 
@@ -121,8 +130,11 @@ def prior_from_broad(broad, kappa0=10.0):
     """Hyperparameters of `scaled_broad_prior` from broad anchors [m, r] (any r)."""
     broad = np.asarray(broad, np.float64)
     cov = np.cov(broad, rowvar=False) + 1e-4 * np.eye(broad.shape[1])
-    return dict(mu0=broad.mean(0).astype(np.float32),
-                chol0=np.linalg.cholesky(cov).astype(np.float32), kappa0=kappa0)
+    return dict(
+        mu0=broad.mean(0).astype(np.float32),
+        chol0=np.linalg.cholesky(cov).astype(np.float32),
+        kappa0=kappa0,
+    )
 
 
 hyper = prior_from_broad(broad)
@@ -133,30 +145,37 @@ hyper = prior_from_broad(broad)
 # targets: how far the anchors lie from the broad mean, and how spread they are.
 
 # %%
-sim = Predictive(scaled_broad_prior, num_samples=200)(jax.random.PRNGKey(0), None, n=TARGETS,
-                                                       **hyper)["targets"]       # [200, n, d]
+sim = Predictive(scaled_broad_prior, num_samples=200)(
+    jax.random.PRNGKey(0), None, n=TARGETS, **hyper
+)["targets"]  # [200, n, d]
 sim = np.asarray(sim)
 
 
 def statistics(t):
     """(distance of the anchors' mean from the broad mean, mean spread about their own mean)."""
-    return (np.linalg.norm(t.mean(-2) - hyper["mu0"], axis=-1),
-            np.linalg.norm(t - t.mean(-2, keepdims=True), axis=-1).mean(-1))
+    return (
+        np.linalg.norm(t.mean(-2) - hyper["mu0"], axis=-1),
+        np.linalg.norm(t - t.mean(-2, keepdims=True), axis=-1).mean(-1),
+    )
 
 
 (sim_dist, sim_spread), (obs_dist, obs_spread) = statistics(sim), statistics(targets)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3))
-for ax, s, o, name in ((axes[0], sim_dist, obs_dist, "‖mean − broad mean‖"),
-                       (axes[1], sim_spread, obs_spread, "spread about own mean")):
+for ax, s, o, name in (
+    (axes[0], sim_dist, obs_dist, "‖mean − broad mean‖"),
+    (axes[1], sim_spread, obs_spread, "spread about own mean"),
+):
     ax.hist(s, bins=30, color="0.7", label="prior predictive")
     ax.axvline(o, color="C3", label="real targets")
     ax.set_title(name)
 axes[0].legend()
 finish(fig, OUT / "prior_predictive.png")
-print(f"real targets: distance {obs_dist:.3f} (prior-predictive 5-95 %: "
-      f"{np.quantile(sim_dist, 0.05):.3f}-{np.quantile(sim_dist, 0.95):.3f}); "
-      f"spread {obs_spread:.3f} ({np.quantile(sim_spread, 0.05):.3f}-"
-      f"{np.quantile(sim_spread, 0.95):.3f})")
+print(
+    f"real targets: distance {obs_dist:.3f} (prior-predictive 5-95 %: "
+    f"{np.quantile(sim_dist, 0.05):.3f}-{np.quantile(sim_dist, 0.95):.3f}); "
+    f"spread {obs_spread:.3f} ({np.quantile(sim_spread, 0.05):.3f}-"
+    f"{np.quantile(sim_spread, 0.95):.3f})"
+)
 Image(filename=OUT / "prior_predictive.png")
 
 # %% [markdown]
@@ -168,16 +187,37 @@ Image(filename=OUT / "prior_predictive.png")
 # ## 3. Fit: exact, SVI at full d, NUTS in a subspace
 
 # %%
-exact = ad.adapt("gaussian", broad, targets, tau=tau)          # NIW, held-out recipe strength
-svi = ad.adapt("gaussian", broad, targets, tau=tau, method="svi", model=scaled_broad_prior,
-               model_kwargs=prior_from_broad, guide="normal", num_steps=SVI_STEPS,
-               progress=False)
-nuts = ad.adapt("gaussian", broad, targets, tau=tau, method="nuts", model=scaled_broad_prior,
-                model_kwargs=prior_from_broad, subspace=8, progress=False, **NUTS)
+exact = ad.adapt("gaussian", broad, targets, tau=tau)  # NIW, held-out recipe strength
+svi = ad.adapt(
+    "gaussian",
+    broad,
+    targets,
+    tau=tau,
+    method="svi",
+    model=scaled_broad_prior,
+    model_kwargs=prior_from_broad,
+    guide="normal",
+    num_steps=SVI_STEPS,
+    progress=False,
+)
+nuts = ad.adapt(
+    "gaussian",
+    broad,
+    targets,
+    tau=tau,
+    method="nuts",
+    model=scaled_broad_prior,
+    model_kwargs=prior_from_broad,
+    subspace=8,
+    progress=False,
+    **NUTS,
+)
 for name, post in (("exact", exact), ("svi", svi), ("nuts", nuts)):
     print(f"{name:5s} {post.method:5s} mean model: {post.point('mean')}")
-print("exact strengths (pseudo-anchors):", {k: round(float(exact.info[k]), 1)
-                                            for k in ("kappa0", "nu0")})
+print(
+    "exact strengths (pseudo-anchors):",
+    {k: round(float(exact.info[k]), 1) for k in ("kappa0", "nu0")},
+)
 
 # %% [markdown]
 # ## 4. Diagnostics
@@ -213,8 +253,12 @@ Image(filename=OUT / "trace.png")
 # %%
 comparison = ad.compare_priors(
     {"broad": broad, "isotropic": {"broad": broad, "prior": "isotropic"}},
-    targets, kind="gaussian", tau=tau, num_draws=40 if SMALL else 200,
-    plot=OUT / "compare_priors.png")
+    targets,
+    kind="gaussian",
+    tau=tau,
+    num_draws=40 if SMALL else 200,
+    plot=OUT / "compare_priors.png",
+)
 print(comparison.table[["elpd_loo", "p_loo", "weight"]])
 print("target anchors with Pareto k > 0.7:", comparison.high_k)
 Image(filename=OUT / "compare_priors.png")
@@ -224,9 +268,12 @@ Image(filename=OUT / "compare_priors.png")
 # Score the gallery with posterior draws instead of one point model: does the top-k survive?
 
 # %%
-unc = {name: ad.retrieval_uncertainty(post, queries, X, k=10, relevance=relevance,
-                                      num_draws=10 if SMALL else 40)
-       for name, post in (("exact", exact), ("nuts", nuts))}
+unc = {
+    name: ad.retrieval_uncertainty(
+        post, queries, X, k=10, relevance=relevance, num_draws=10 if SMALL else 40
+    )
+    for name, post in (("exact", exact), ("nuts", nuts))
+}
 for name, u in unc.items():
     print(name, u.describe())
 unc["nuts"].plot(OUT / "retrieval_uncertainty.png")
@@ -238,10 +285,19 @@ Image(filename=OUT / "retrieval_uncertainty.png")
 # posterior from the broad prior, its isotropic control and cosine (paired subsets).
 
 # %%
-curve = ad.adaptation_curve(broad, targets, queries, X, relevance, tau=tau,
-                            query_index=query_index, budgets=[1, 2, 5],
-                            models=["gaussian", "posterior-gaussian", "isotropic-gaussian",
-                                    "cosine"], n_subsets=2 if SMALL else 5, progress=False)
+curve = ad.adaptation_curve(
+    broad,
+    targets,
+    queries,
+    X,
+    relevance,
+    tau=tau,
+    query_index=query_index,
+    budgets=[1, 2, 5],
+    models=["gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine"],
+    n_subsets=2 if SMALL else 5,
+    progress=False,
+)
 paths = curve.write(OUT / "curve", title="dog glosses: target anchors needed", overwrite=True)
 print(curve)
 Image(filename=paths["plot"])

@@ -39,7 +39,7 @@ from anchordiv.data import clinical, embed_texts, get_encoder, openi
 from anchordiv.plots import plot_scores
 from anchordiv.app.studies import clinical as study
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "clinical_retrieval"
 FINDINGS = ["cardiomegaly", "pleural effusion"] if SMALL else list(clinical.FINDINGS)
 N_GALLERY, N_QUERIES, N_SUBSETS = (400, 20, 2) if SMALL else (None, 200, 5)
@@ -50,10 +50,13 @@ N_GALLERY, N_QUERIES, N_SUBSETS = (400, 20, 2) if SMALL else (None, 200, 5)
 # %%
 reports = openi.load_reports()
 rng = np.random.default_rng(0)
-rows = np.sort(rng.choice(len(reports), N_GALLERY, replace=False)) if N_GALLERY \
+rows = (
+    np.sort(rng.choice(len(reports), N_GALLERY, replace=False))
+    if N_GALLERY
     else np.arange(len(reports))
+)
 texts = [reports.texts[i] for i in rows]
-labels = np.stack([reports.finding(f)[rows] for f in FINDINGS], axis=1)     # [n, F]
+labels = np.stack([reports.finding(f)[rows] for f in FINDINGS], axis=1)  # [n, F]
 encoder = get_encoder("minilm")
 tau = encoder.logit_scale
 X = embed_texts(encoder, texts)
@@ -73,13 +76,17 @@ for f in FINDINGS:
 f = FINDINGS[0]
 col = labels[:, 0]
 q = np.nonzero(col)[0][:N_QUERIES]
-models = {kind: ad.fit(kind, anchors[f], tau=tau) for kind in ("gaussian", "latent-gaussian",
-                                                                 "softmax")}
-ev = ad.evaluate(models, X[q], X, np.broadcast_to(col, (len(q), len(X))), anchors=anchors[f],
-                 query_index=q)
+models = {
+    kind: ad.fit(kind, anchors[f], tau=tau) for kind in ("gaussian", "latent-gaussian", "softmax")
+}
+ev = ad.evaluate(
+    models, X[q], X, np.broadcast_to(col, (len(q), len(X))), anchors=anchors[f], query_index=q
+)
 for row in ev.summary():
-    print(f"{row['scorer']:16s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
-          f"  prevalence {row['prevalence']:.3f}")
+    print(
+        f"{row['scorer']:16s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+        f"  prevalence {row['prevalence']:.3f}"
+    )
 print("gaussian − cosine:", ev.difference("gaussian", "cosine"))
 plot_scores(ev.summary(), OUT / f"{f.replace(' ', '_')}.png", title=f"Open-i: {f}")
 
@@ -89,15 +96,26 @@ plot_scores(ev.summary(), OUT / f"{f.replace(' ', '_')}.png", title=f"Open-i: {f
 # over random anchor subsets (80 % of the anchors each), and adds the negated-mention rate.
 
 # %%
-result = study.clinical_study(X, labels, FINDINGS, anchors, texts=texts, tau=tau,
-                              n_subsets=N_SUBSETS, max_queries=N_QUERIES, seed=0,
-                              progress=False)
+result = study.clinical_study(
+    X,
+    labels,
+    FINDINGS,
+    anchors,
+    texts=texts,
+    tau=tau,
+    n_subsets=N_SUBSETS,
+    max_queries=N_QUERIES,
+    seed=0,
+    progress=False,
+)
 table = study.findings_summary(result.rows)
 for r in table:
-    print(f"{r['finding']:18s} best {r['best_model']:16s} {r[r['best_model']]:.3f}  "
-          f"cosine {r['cosine']:.3f}  inversion {r['inversion']:.3f}  "
-          f"best−cosine {r['best_minus_cosine']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]"
-          f"  prevalence {r['prevalence']:.3f}  negated mentions {r['negated_mentions']:.2f}")
+    print(
+        f"{r['finding']:18s} best {r['best_model']:16s} {r[r['best_model']]:.3f}  "
+        f"cosine {r['cosine']:.3f}  inversion {r['inversion']:.3f}  "
+        f"best−cosine {r['best_minus_cosine']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]"
+        f"  prevalence {r['prevalence']:.3f}  negated mentions {r['negated_mentions']:.2f}"
+    )
 png = study.plot_clinical(result.rows, OUT / "clinical.png")
 display.Image(filename=png)
 
@@ -108,7 +126,7 @@ display.Image(filename=png)
 assert {r["finding"] for r in table} == set(FINDINGS)
 for r in result.rows:
     assert 0 < r["prevalence"] < 1 and r["low"] <= r["auprc"] <= r["high"], r
-    assert r["auprc"] > r["prevalence"], r        # every scorer ranks better than chance
+    assert r["auprc"] > r["prevalence"], r  # every scorer ranks better than chance
 for r in table:
     assert -1 <= r["diff_low"] <= r["best_minus_cosine"] <= r["diff_high"] <= 1
     assert 0 <= r["negated_mentions"] <= 1

@@ -42,14 +42,17 @@ import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, wordnet
 from anchordiv.adaptation.priors import factor_model, factor_prior
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "custom_priors"
 OUT.mkdir(parents=True, exist_ok=True)
 N_BROAD, PER_CLASS, TARGETS_PER_CLASS = (1000, 10, 2) if SMALL else (3000, 60, 5)
 SVI_STEPS = 2000
-R = 4 if SMALL else 16                           # subspace rank for NUTS
-NUTS = dict(num_warmup=100, num_samples=100, num_chains=2) if SMALL else \
-    dict(num_warmup=400, num_samples=400, num_chains=2)
+R = 4 if SMALL else 16  # subspace rank for NUTS
+NUTS = (
+    dict(num_warmup=100, num_samples=100, num_chains=2)
+    if SMALL
+    else dict(num_warmup=400, num_samples=400, num_chains=2)
+)
 
 # %% [markdown]
 # ## Data
@@ -64,12 +67,15 @@ items, labels, target_texts, held_out = [], [], [], set()
 for c, root in enumerate(CATEGORIES):
     synsets = wordnet.subtree(root)
     held_out |= {s.offset() for s in synsets}
-    pick = rng.permutation(len(synsets) - 1)[:PER_CLASS + TARGETS_PER_CLASS] + 1
+    pick = rng.permutation(len(synsets) - 1)[: PER_CLASS + TARGETS_PER_CLASS] + 1
     items += [wordnet.gloss(synsets[i], with_name=False) for i in pick[:PER_CLASS]]
     labels += [c] * PER_CLASS
     target_texts += [wordnet.readable(synsets[i]) for i in pick[PER_CLASS:]]
-broad_texts = [wordnet.record_text(r) for r in wordnet.gloss_records(N_BROAD, seed=2)
-               if r.offset not in held_out]
+broad_texts = [
+    wordnet.record_text(r)
+    for r in wordnet.gloss_records(N_BROAD, seed=2)
+    if r.offset not in held_out
+]
 labels = np.array(labels)
 
 encoder = get_encoder("minilm")
@@ -77,7 +83,7 @@ tau = encoder.logit_scale
 broad = embed_texts(encoder, broad_texts)
 targets = embed_texts(encoder, target_texts)
 X = embed_texts(encoder, items)
-queries, gallery = X[::3], np.delete(X, np.s_[::3], axis=0)   # disjoint: no self-matches
+queries, gallery = X[::3], np.delete(X, np.s_[::3], axis=0)  # disjoint: no self-matches
 relevance = labels[::3, None] == np.delete(labels, np.s_[::3])[None, :]
 print(broad.shape, targets.shape, queries.shape, gallery.shape)
 
@@ -92,8 +98,17 @@ print(broad.shape, targets.shape, queries.shape, gallery.shape)
 d = broad.shape[1]
 strength = {"kappa0": 10.0, "nu0": d + 1 + 20.0}
 exact = ad.adapt("gaussian", broad, targets, tau=tau, **strength)
-svi_map = ad.adapt("gaussian", broad, targets, tau=tau, method="svi", guide="delta",
-                   num_steps=SVI_STEPS, progress=False, **strength)
+svi_map = ad.adapt(
+    "gaussian",
+    broad,
+    targets,
+    tau=tau,
+    method="svi",
+    guide="delta",
+    num_steps=SVI_STEPS,
+    progress=False,
+    **strength,
+)
 D_exact = np.asarray(ad.divergence(exact.point("map"), queries, gallery), np.float64)
 D_svi = np.asarray(ad.divergence(svi_map.point("map"), queries, gallery), np.float64)
 map_error = np.abs(D_svi - D_exact).max() / np.abs(D_exact).max()
@@ -108,9 +123,20 @@ svi_map.plot_elbo(OUT / "elbo_niw_map.png")
 
 # %%
 builder = factor_prior(rank=16)
-factor_svi = ad.adapt("gaussian", broad, targets, tau=tau, method="svi", model=factor_model,
-                      model_kwargs=builder, guide="lowrank", guide_rank=4,
-                      num_steps=SVI_STEPS, num_samples=50, progress=False)
+factor_svi = ad.adapt(
+    "gaussian",
+    broad,
+    targets,
+    tau=tau,
+    method="svi",
+    model=factor_model,
+    model_kwargs=builder,
+    guide="lowrank",
+    guide_rank=4,
+    num_steps=SVI_STEPS,
+    num_samples=50,
+    progress=False,
+)
 print({k: factor_svi.info[k] for k in ("guide", "elbo_converged", "elbo_relative_change")})
 factor_svi.plot_elbo(OUT / "elbo_factor.png")
 
@@ -121,9 +147,18 @@ factor_svi.plot_elbo(OUT / "elbo_factor.png")
 # (the builder receives the projected broad anchors) and lifts each draw back to 384-d.
 
 # %%
-factor_nuts = ad.adapt("gaussian", broad, targets, tau=tau, method="nuts", model=factor_model,
-                       model_kwargs=factor_prior(rank=min(4, R - 1)), subspace=R,
-                       progress=False, **NUTS)
+factor_nuts = ad.adapt(
+    "gaussian",
+    broad,
+    targets,
+    tau=tau,
+    method="nuts",
+    model=factor_model,
+    model_kwargs=factor_prior(rank=min(4, R - 1)),
+    subspace=R,
+    progress=False,
+    **NUTS,
+)
 print("divergent transitions:", factor_nuts.info["divergences"])
 
 # %% [markdown]
@@ -132,9 +167,11 @@ print("divergent transitions:", factor_nuts.info["divergences"])
 # covariance trace and eigenvalues, leading-axis angle) plus NUTS sample statistics.
 
 # %%
-idata = {"exact": ad.inference_data(exact, num_draws=40 if SMALL else 200),
-         "factor (SVI)": ad.inference_data(factor_svi, num_draws=50),
-         "factor (subspace NUTS)": ad.inference_data(factor_nuts)}
+idata = {
+    "exact": ad.inference_data(exact, num_draws=40 if SMALL else 200),
+    "factor (SVI)": ad.inference_data(factor_svi, num_draws=50),
+    "factor (subspace NUTS)": ad.inference_data(factor_nuts),
+}
 summary = az.summary(idata["factor (subspace NUTS)"], var_names=["mean_cosine", "cov_trace"])
 print(summary)
 axes = az.plot_trace(idata["factor (subspace NUTS)"], var_names=["mean_cosine", "cov_trace"])
@@ -148,17 +185,25 @@ display.Image(filename=OUT / "nuts_trace.png")
 # ## Retrieval: point summaries, and stability across posterior draws
 
 # %%
-models = {"exact NIW": exact.point("mean"), "NIW MAP (SVI)": svi_map.point("map"),
-          "factor (SVI)": factor_svi.point("mean"),
-          "factor (subspace NUTS)": factor_nuts.point("mean"),
-          "target-only": ad.fit("gaussian", targets, tau=tau)}
+models = {
+    "exact NIW": exact.point("mean"),
+    "NIW MAP (SVI)": svi_map.point("map"),
+    "factor (SVI)": factor_svi.point("mean"),
+    "factor (subspace NUTS)": factor_nuts.point("mean"),
+    "target-only": ad.fit("gaussian", targets, tau=tau),
+}
 ev = ad.evaluate(models, queries, gallery, relevance, anchors=targets)
 for row in ev.summary():
-    print(f"{row['scorer']:24s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
-          f"  prevalence {row['prevalence']:.3f}")
-stab = {name: ad.retrieval_uncertainty(p, queries, gallery, k=5, relevance=relevance,
-                                       num_draws=5 if SMALL else 20).summary()
-        for name, p in (("factor (SVI)", factor_svi), ("factor (subspace NUTS)", factor_nuts))}
+    print(
+        f"{row['scorer']:24s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+        f"  prevalence {row['prevalence']:.3f}"
+    )
+stab = {
+    name: ad.retrieval_uncertainty(
+        p, queries, gallery, k=5, relevance=relevance, num_draws=5 if SMALL else 20
+    ).summary()
+    for name, p in (("factor (SVI)", factor_svi), ("factor (subspace NUTS)", factor_nuts))
+}
 for name, s in stab.items():
     print(name, "top-5 overlap", s["topk_overlap"], "AUPRC over draws", s["auprc"])
 

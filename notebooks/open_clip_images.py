@@ -49,7 +49,7 @@ from IPython import display
 import anchordiv as ad
 from anchordiv.data import embed_images, embed_texts, get_encoder, imagenet
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "open_clip_images"
 OUT.mkdir(parents=True, exist_ok=True)
 MODEL = os.environ.get("ANCHORDIV_CLIP_MODEL")
@@ -61,6 +61,7 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp"}
 # %% [markdown]
 # ## The demo model and folder (only when no real ones are configured)
 
+
 # %%
 def tiny_open_clip(root: Path) -> tuple[str, Path]:
     """Register a tiny open_clip config and save a random checkpoint (logit scale 50)."""
@@ -68,11 +69,24 @@ def tiny_open_clip(root: Path) -> tuple[str, Path]:
     import torch
 
     name = "anchordiv-notebook-tiny"
-    cfg = {"embed_dim": 32, "quick_gelu": True,
-           "vision_cfg": {"image_size": 64, "layers": 1, "width": 64, "head_width": 32,
-                          "patch_size": 16},
-           "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2,
-                        "layers": 1}}
+    cfg = {
+        "embed_dim": 32,
+        "quick_gelu": True,
+        "vision_cfg": {
+            "image_size": 64,
+            "layers": 1,
+            "width": 64,
+            "head_width": 32,
+            "patch_size": 16,
+        },
+        "text_cfg": {
+            "context_length": 77,
+            "vocab_size": 49408,
+            "width": 32,
+            "heads": 2,
+            "layers": 1,
+        },
+    }
     root.mkdir(parents=True, exist_ok=True)
     (root / f"{name}.json").write_text(json.dumps(cfg))
     open_clip.add_model_config(str(root / f"{name}.json"))
@@ -90,22 +104,29 @@ def demo_folder(root: Path, crops: int) -> Path:
     from PIL import Image
 
     rng = np.random.default_rng(0)
-    for cls, photo in {"cat": "chelsea", "astronaut": "astronaut", "coffee": "coffee",
-                       "rocket": "rocket"}.items():
+    for cls, photo in {
+        "cat": "chelsea",
+        "astronaut": "astronaut",
+        "coffee": "coffee",
+        "rocket": "rocket",
+    }.items():
         img = getattr(skimage.data, photo)()
         (root / cls).mkdir(parents=True, exist_ok=True)
         for i in range(crops):
             h, w = img.shape[:2]
             s = int(min(h, w) * rng.uniform(0.5, 0.9))
             y, x = rng.integers(0, h - s + 1), rng.integers(0, w - s + 1)
-            crop = img[y:y + s, x:x + s]
+            crop = img[y : y + s, x : x + s]
             Image.fromarray(crop[:, ::-1] if i % 2 else crop).save(root / cls / f"{i}.png")
     return root
 
 
 if DEMO:
-    warnings.warn("no ANCHORDIV_CLIP_MODEL/CHECKPOINT/IMAGE_FOLDER: running the mechanical demo "
-                  "with a tiny random open_clip model; its numbers mean nothing", stacklevel=1)
+    warnings.warn(
+        "no ANCHORDIV_CLIP_MODEL/CHECKPOINT/IMAGE_FOLDER: running the mechanical demo "
+        "with a tiny random open_clip model; its numbers mean nothing",
+        stacklevel=1,
+    )
     MODEL, CHECKPOINT = tiny_open_clip(OUT / "tiny_clip")
     FOLDER = demo_folder(OUT / "images", crops=4 if SMALL else 12)
 
@@ -116,7 +137,7 @@ if DEMO:
 paths = sorted(p for p in Path(FOLDER).glob("*/*") if p.suffix.lower() in IMAGE_SUFFIXES)
 classes = sorted({p.parent.name for p in paths})
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")                      # open_clip's "no pretrained tag" note
+    warnings.simplefilter("ignore")  # open_clip's "no pretrained tag" note
     encoder = get_encoder(f"open_clip:{MODEL}", pretrained=CHECKPOINT)
 tau = encoder.logit_scale
 cache = OUT / "cache" if DEMO else True
@@ -134,14 +155,19 @@ print(len(kept), "images in", len(classes), "classes;", len(prompts), "prompt an
 # gallery is ranked by cosine to that text.
 
 # %%
-models = {"softmax": ad.fit("softmax", anchors, tau=tau),
-          "gaussian": ad.fit("gaussian", anchors, tau=tau, reg=1e-2)}
+models = {
+    "softmax": ad.fit("softmax", anchors, tau=tau),
+    "gaussian": ad.fit("gaussian", anchors, tau=tau, reg=1e-2),
+}
 relevance = labels[:, None] == labels[None, :]
-ev = ad.evaluate(models, images, images, relevance, anchors=anchors,
-                 query_index=np.arange(len(images)))
+ev = ad.evaluate(
+    models, images, images, relevance, anchors=anchors, query_index=np.arange(len(images))
+)
 for row in ev.summary():
-    print(f"{row['scorer']:10s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
-          f"  prevalence {row['prevalence']:.3f}")
+    print(
+        f"{row['scorer']:10s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+        f"  prevalence {row['prevalence']:.3f}"
+    )
 ev.write_csv(OUT / "retrieval.csv")
 
 # %% [markdown]
@@ -167,12 +193,12 @@ display.Image(filename=png)
 # %%
 assert images.shape == (len(kept), encoder.dim) and anchors.shape == (len(prompts), encoder.dim)
 np.testing.assert_allclose(np.linalg.norm(images, axis=1), 1.0, rtol=1e-4)
-assert idx[0][0] == 0 and div[0][0] <= 1e-4 * max(1.0, abs(div[0][-1]))   # itself first
+assert idx[0][0] == 0 and div[0][0] <= 1e-4 * max(1.0, abs(div[0][-1]))  # itself first
 for row in ev.summary():
     assert 0 < row["prevalence"] < 1 and row["n_queries"] == len(kept), row
     assert 0 <= row["low"] <= row["auprc"] <= row["high"] <= 1, row
 if DEMO:
-    assert math.isclose(tau, 50.0, rel_tol=1e-5)          # the checkpoint's own logit scale
-    again, _ = embed_images(encoder, kept, cache=cache)    # the second pass is a cache hit
+    assert math.isclose(tau, 50.0, rel_tol=1e-5)  # the checkpoint's own logit scale
+    again, _ = embed_images(encoder, kept, cache=cache)  # the second pass is a cache hit
     np.testing.assert_array_equal(again, images)
 assert png.stat().st_size > 0

@@ -36,11 +36,11 @@ from IPython import display
 import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, wordnet
 
-SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"   # small mode by default
+SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "quickstart"
 OUT.mkdir(parents=True, exist_ok=True)
-PER_CLASS = 12 if SMALL else 80          # gloss items per category
-ANCHORS_PER_CLASS = 4 if SMALL else 20   # name anchors per category
+PER_CLASS = 12 if SMALL else 80  # gloss items per category
+ANCHORS_PER_CLASS = 4 if SMALL else 20  # name anchors per category
 
 # %% [markdown]
 # ## Data: WordNet glosses in four categories
@@ -54,8 +54,8 @@ CATEGORIES = ["dog.n.01", "bird.n.01", "fish.n.01", "tree.n.01"]
 rng = np.random.default_rng(0)
 items, labels, anchor_texts = [], [], []
 for c, root in enumerate(CATEGORIES):
-    synsets = wordnet.subtree(root)[1:]                       # below the category node
-    pick = rng.permutation(len(synsets))[:PER_CLASS + ANCHORS_PER_CLASS]
+    synsets = wordnet.subtree(root)[1:]  # below the category node
+    pick = rng.permutation(len(synsets))[: PER_CLASS + ANCHORS_PER_CLASS]
     for s in (synsets[i] for i in pick[:PER_CLASS]):
         items.append(wordnet.gloss(s, with_name=False))
         labels.append(c)
@@ -66,9 +66,9 @@ print("item:", items[0])
 
 # %%
 encoder = get_encoder("minilm")
-tau = encoder.logit_scale                     # MiniLM was trained with logit scale 20
-X = embed_texts(encoder, items)               # [n, 384] unit-norm, cached on disk
-A = embed_texts(encoder, anchor_texts)        # [m, 384]
+tau = encoder.logit_scale  # MiniLM was trained with logit scale 20
+X = embed_texts(encoder, items)  # [n, 384] unit-norm, cached on disk
+A = embed_texts(encoder, anchor_texts)  # [m, 384]
 relevance = labels[:, None] == labels[None, :]
 print(encoder, X.shape, A.shape)
 
@@ -78,9 +78,11 @@ print(encoder, X.shape, A.shape)
 # divergence matrix (ascending = closer) and `ad.top_k` streams the gallery for the k nearest.
 
 # %%
-models = {"softmax": ad.fit("softmax", A, tau=tau),
-          "gaussian": ad.fit("gaussian", A, tau=tau, reg=1e-2),
-          "latent-gaussian": ad.fit("latent-gaussian", A, tau=tau)}
+models = {
+    "softmax": ad.fit("softmax", A, tau=tau),
+    "gaussian": ad.fit("gaussian", A, tau=tau, reg=1e-2),
+    "latent-gaussian": ad.fit("latent-gaussian", A, tau=tau),
+}
 for name, m in models.items():
     print(f"{name:16s}", m)
 
@@ -98,8 +100,10 @@ for j, d in zip(idx[0], div[0]):
 ev = ad.evaluate(models, X, X, relevance, anchors=A, query_index=np.arange(len(X)))
 summary = ev.summary()
 for row in summary:
-    print(f"{row['scorer']:16s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
-          f"   prevalence {row['prevalence']:.3f}")
+    print(
+        f"{row['scorer']:16s} AUPRC {row['auprc']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+        f"   prevalence {row['prevalence']:.3f}"
+    )
 from anchordiv.plots import plot_scores  # noqa: E402
 
 png = plot_scores(summary, OUT / "quickstart.png", title="WordNet categories, MiniLM")
@@ -115,7 +119,7 @@ display.Image(filename=png)
 # %%
 assert np.allclose(np.diag(D[:, :3]), 0.0, atol=1e-3) and (D >= 0).all()
 np.testing.assert_array_equal(np.sort(idx[0]), np.sort(np.argsort(D[0], kind="stable")[:4]))
-assert idx[0][0] == 0                                    # the query itself is its own nearest
+assert idx[0][0] == 0  # the query itself is its own nearest
 assert {r["scorer"] for r in summary} == set(models) | {"cosine", "inversion"}
 for row in summary:
     assert row["low"] <= row["auprc"] <= row["high"]

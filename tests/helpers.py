@@ -42,14 +42,24 @@ ALL_KINDS = list(OPTIONS) + ["mix"]
 def make_model(kind, anchors, tau=5.0):
     if kind == "mix":
         half = len(anchors) // 2
-        return ad.mix(ad.fit("softmax", anchors[:half], tau=tau),
-                      ad.fit("gaussian", anchors[half:], tau=tau), 0.3)
+        return ad.mix(
+            ad.fit("softmax", anchors[:half], tau=tau),
+            ad.fit("gaussian", anchors[half:], tau=tau),
+            0.3,
+        )
     return ad.fit(kind, anchors, tau=tau, **OPTIONS[kind])
 
 
 #: the jitted scorers of anchordiv.retrieval (their XLA compilations are what must not repeat)
-SCORERS = ("_divergence_impl", "_query_terms_impl", "_merge_impl", "_key_terms_impl",
-           "mips_key_terms", "_merge_keys_impl", "_scores_jit")
+SCORERS = (
+    "_divergence_impl",
+    "_query_terms_impl",
+    "_merge_impl",
+    "_key_terms_impl",
+    "mips_key_terms",
+    "_merge_keys_impl",
+    "_scores_jit",
+)
 
 
 class compilations:
@@ -70,7 +80,8 @@ class compilations:
             def emit(self, record):
                 msg = record.getMessage()
                 if "Finished XLA compilation" in msg and (
-                        outer.names is None or any(f"jit({n})" in msg for n in outer.names)):
+                    outer.names is None or any(f"jit({n})" in msg for n in outer.names)
+                ):
                     outer.count += 1
 
         self._logger, self._handler = logging.getLogger("jax"), Count()
@@ -91,12 +102,18 @@ class compilations:
 BUDGETS = [1, 2, 4, 8, 16]
 #: synthetic curve (tests of anchordiv.evaluation.dominance and the main job's table): budgets,
 #: mean AUPRC per budget (NaN: undefined, as a target-only Gaussian from one anchor)
-MEANS = {"target": [np.nan, 0.2, 0.4, 0.6, 0.8],
-         "posterior": [0.5, 0.6, 0.62, 0.7, 0.81],
-         "control": [0.3, 0.35, 0.45, 0.58, 0.8],
-         "cosine": [0.3] * 5}
-ROLES = {"target": ("target", "gaussian"), "posterior": ("posterior", "gaussian"),
-         "control": ("isotropic", "gaussian"), "cosine": ("baseline", None)}
+MEANS = {
+    "target": [np.nan, 0.2, 0.4, 0.6, 0.8],
+    "posterior": [0.5, 0.6, 0.62, 0.7, 0.81],
+    "control": [0.3, 0.35, 0.45, 0.58, 0.8],
+    "cosine": [0.3] * 5,
+}
+ROLES = {
+    "target": ("target", "gaussian"),
+    "posterior": ("posterior", "gaussian"),
+    "control": ("isotropic", "gaussian"),
+    "cosine": ("baseline", None),
+}
 
 
 def synthetic_curve(means=MEANS, noise=0.01, n_subsets=3, n_queries=200, seed=0):
@@ -107,8 +124,11 @@ def synthetic_curve(means=MEANS, noise=0.01, n_subsets=3, n_queries=200, seed=0)
     per_query = {}
     for name, ms in means.items():
         for b, m in zip(BUDGETS, ms):
-            per_query[(name, b)] = (np.full((n_subsets, n_queries), np.nan) if np.isnan(m) else
-                                    m + shared + noise * rng.normal(size=shared.shape))
+            per_query[(name, b)] = (
+                np.full((n_subsets, n_queries), np.nan)
+                if np.isnan(m)
+                else m + shared + noise * rng.normal(size=shared.shape)
+            )
     from anchordiv.evaluation.curves import Curve, CurveModel
 
     models = {n: CurveModel(lambda b, t, tau: "cosine", *ROLES[n]) for n in means}

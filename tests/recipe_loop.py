@@ -14,8 +14,10 @@ def psi_terms(w, z, s):
     if p < d:
         small = s * np.eye(p) + w.T @ w
         wz = w.T @ z
-        return ((z @ z - wz @ np.linalg.solve(small, wz)) / s,
-                (d - p) * np.log(s) + np.linalg.slogdet(small)[1])
+        return (
+            (z @ z - wz @ np.linalg.solve(small, wz)) / s,
+            (d - p) * np.log(s) + np.linalg.slogdet(small)[1],
+        )
     chol = np.linalg.cholesky(s * np.eye(d) + w @ w.T)
     v = scipy.linalg.solve_triangular(chol, z, lower=True)
     return float(v @ v), 2.0 * float(np.log(np.diag(chol)).sum())
@@ -32,15 +34,18 @@ def fold_log_predictive(y, i, s, logdet_c):
     quad, logdet_psi = psi_terms(w, z, s)
     logdet_psi += logdet_c
     scale = (kappa + 1) / (kappa * df)
-    return float(scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
-                 - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
-                 - 0.5 * (df + d) * np.log1p(quad / (scale * df)))
+    return float(
+        scipy.special.gammaln((df + d) / 2)
+        - scipy.special.gammaln(df / 2)
+        - 0.5 * d * np.log(df * np.pi)
+        - 0.5 * (logdet_psi + d * np.log(scale))
+        - 0.5 * (df + d) * np.log1p(quad / (scale * df))
+    )
 
 
 def whitened(mu0, cov, targets):
     chol = np.linalg.cholesky(np.asarray(cov, np.float64))
-    y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T,
-                                      lower=True).T
+    y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T, lower=True).T
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
 
@@ -48,12 +53,19 @@ def density_scores(mu0, cov, t, grid=recipe.STRENGTH_GRID, max_folds=recipe.MAX_
     d = len(mu0)
     t = np.asarray(t, np.float64)
     if len(t) < recipe.MIN_LOO_TARGETS:
-        return np.array([priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
-                         + 2 * priors.niw.log_hyperprior(np.log(s)) for s in grid], float)
+        return np.array(
+            [
+                priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
+                + 2 * priors.niw.log_hyperprior(np.log(s))
+                for s in grid
+            ],
+            float,
+        )
     y, logdet_c = whitened(mu0, cov, t)
     left_out = recipe.folds(len(t), max_folds)
-    return np.array([np.mean([fold_log_predictive(y, i, s, logdet_c) for i in left_out])
-                     for s in grid], float)
+    return np.array(
+        [np.mean([fold_log_predictive(y, i, s, logdet_c) for i in left_out]) for s in grid], float
+    )
 
 
 def target_novelty(t, max_folds=recipe.MAX_FOLDS):

@@ -28,8 +28,9 @@ def softmax_psi(m, t):
 
 def gaussian_psi(m, t):
     mu, cov, tau = f64(m.mean), f64(m.factor) @ f64(m.factor).T, float(m.tau)
-    return tau * t @ mu + 0.5 * tau**2 * np.einsum("...i,ij,...j->...", t, cov, t), \
-        tau * mu + tau**2 * t @ cov
+    return tau * t @ mu + 0.5 * tau**2 * np.einsum(
+        "...i,ij,...j->...", t, cov, t
+    ), tau * mu + tau**2 * t @ cov
 
 
 def latent_gaussian_psi(m, t):
@@ -65,8 +66,13 @@ def mix_psi(m, t):
     return lse(z), w[..., :1] * g1 + w[..., 1:] * g2
 
 
-PSI = {"softmax": softmax_psi, "gaussian": gaussian_psi, "latent-gaussian": latent_gaussian_psi,
-       "mixture": mixture_psi, "mix": mix_psi}
+PSI = {
+    "softmax": softmax_psi,
+    "gaussian": gaussian_psi,
+    "latent-gaussian": latent_gaussian_psi,
+    "mixture": mixture_psi,
+    "mix": mix_psi,
+}
 
 
 def bregman_ref(m, x, y):
@@ -98,8 +104,9 @@ def closed_form(m, x, y):
     if m.kind == "latent-spherical":
         u = f64(m.basis)
         px, py = x @ u, y @ u
-        cos = (px / np.linalg.norm(px, axis=1, keepdims=True)) @ \
-            (py / np.linalg.norm(py, axis=1, keepdims=True)).T
+        cos = (px / np.linalg.norm(px, axis=1, keepdims=True)) @ (
+            py / np.linalg.norm(py, axis=1, keepdims=True)
+        ).T
         s = tau * float(m.radius)
         return s * bessel_ratio(u.shape[1], s) * (1 - cos)
     raise ValueError(m.kind)

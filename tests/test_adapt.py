@@ -60,14 +60,18 @@ def test_empirical_bayes_is_available_by_name_and_reported():
         assert worse <= best + 1e-8
 
 
-WEAK = {"gaussian": {"kappa0": 1e-9, "nu0": D + 1 + 1e-9},
-        "latent-gaussian": {"rank": 2, "beta": 1.0},
-        "latent-spherical": {"rank": 2, "beta": 1.0},
-        "mixture": {"components": 1, "alpha0": 1e-9, "kappa0": 1e-9, "nu0": D + 1 + 1e-9}}
-STRONG = {"gaussian": {"kappa0": 1e12, "nu0": 1e12},
-          "latent-gaussian": {"rank": 2, "beta": 0.0},
-          "latent-spherical": {"rank": 2, "beta": 0.0},
-          "mixture": {"components": 1, "alpha0": 1e12, "kappa0": 1e12, "nu0": 1e12}}
+WEAK = {
+    "gaussian": {"kappa0": 1e-9, "nu0": D + 1 + 1e-9},
+    "latent-gaussian": {"rank": 2, "beta": 1.0},
+    "latent-spherical": {"rank": 2, "beta": 1.0},
+    "mixture": {"components": 1, "alpha0": 1e-9, "kappa0": 1e-9, "nu0": D + 1 + 1e-9},
+}
+STRONG = {
+    "gaussian": {"kappa0": 1e12, "nu0": 1e12},
+    "latent-gaussian": {"rank": 2, "beta": 0.0},
+    "latent-spherical": {"rank": 2, "beta": 0.0},
+    "mixture": {"components": 1, "alpha0": 1e12, "kappa0": 1e12, "nu0": 1e12},
+}
 
 
 def same_geometry(a, b, rtol):
@@ -119,13 +123,18 @@ def test_isotropic_control_has_same_strength_and_trace():
 
 def test_float32_in_float32_out_and_draws():
     broad, t = anchors()
-    for kind, opts in [("gaussian", {}), ("latent-gaussian", {"rank": 2}),
-                       ("latent-spherical", {"rank": 2}), ("mixture", {"components": 2})]:
+    for kind, opts in [
+        ("gaussian", {}),
+        ("latent-gaussian", {"rank": 2}),
+        ("latent-spherical", {"rank": 2}),
+        ("mixture", {"components": 2}),
+    ]:
         post = ad.adapt(kind, broad.astype(np.float32), t.astype(np.float32), tau=TAU, **opts)
         model = post.point()
         assert model.tau.dtype == np.float32
-        assert ad.divergence(model, t[:3].astype(np.float32), t.astype(np.float32)).dtype == \
-            np.float32
+        assert (
+            ad.divergence(model, t[:3].astype(np.float32), t.astype(np.float32)).dtype == np.float32
+        )
         draws = post.sample(0, 3)
         assert len(draws) == 3 and all(type(m) is type(model) for m in draws)
 
@@ -171,9 +180,15 @@ def test_bad_anchors():
         ad.adapt("gaussian", broad, t, tau=0.0)
 
 
-@pytest.mark.parametrize("kind,opts", [("gaussian", {}), ("latent-gaussian", {"rank": 2}),
-                                       ("latent-spherical", {"rank": 2}),
-                                       ("mixture", {"components": 2})])
+@pytest.mark.parametrize(
+    "kind,opts",
+    [
+        ("gaussian", {}),
+        ("latent-gaussian", {"rank": 2}),
+        ("latent-spherical", {"rank": 2}),
+        ("mixture", {"components": 2}),
+    ],
+)
 def test_posterior_round_trip(tmp_path, kind, opts):
     broad, t = anchors()
     post = ad.adapt(kind, broad, t, tau=TAU, **opts)
@@ -185,8 +200,10 @@ def test_posterior_round_trip(tmp_path, kind, opts):
         q = t[:3]
         np.testing.assert_array_equal(ad.divergence(a, q, t), ad.divergence(b, q, t))
     ad.save_model(post.point(), tmp_path / "m")
-    np.testing.assert_array_equal(ad.divergence(ad.load_model(tmp_path / "m"), t[:2], t),
-                                  ad.divergence(post.point(), t[:2], t))
+    np.testing.assert_array_equal(
+        ad.divergence(ad.load_model(tmp_path / "m"), t[:2], t),
+        ad.divergence(post.point(), t[:2], t),
+    )
     card = json.loads((tmp_path / "p" / "card.json").read_text())
     assert card["type"] == "posterior" and card["encoder"] == "test-encoder" and card["dim"] == D
 
@@ -206,9 +223,20 @@ def lkj_gaussian(targets, *, mu0, kappa0, nu0, psi0):
 @pytest.mark.slow  # ~19 s: NUTS on a user model; the fast tier covers custom models by SVI
 def test_custom_numpyro_prior_runs_with_nuts(tmp_path):
     broad, t = anchors(d=2, n=20)
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=lkj_gaussian,
-                    kappa0=1.0, nu0=6.0, num_warmup=100, num_samples=100, num_chains=2,
-                    progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        method="nuts",
+        model=lkj_gaussian,
+        kappa0=1.0,
+        nu0=6.0,
+        num_warmup=100,
+        num_samples=100,
+        num_chains=2,
+        progress=False,
+    )
     assert post.method == "nuts" and post.info["custom_model"]
     model = post.point("mean")
     assert isinstance(model, ad.Gaussian)
@@ -238,19 +266,51 @@ def test_cli_adapt(tmp_path, capsys):
     broad, t = anchors()
     np.save(tmp_path / "b.npy", broad)
     np.save(tmp_path / "t.npy", t)
-    rc = main(["adapt", "gaussian", str(tmp_path / "b.npy"), str(tmp_path / "t.npy"),
-               "-o", str(tmp_path / "m"), "--tau", "5", "--kappa0", "2", "--nu0", "auto",
-               "--strengths", "evidence", "--posterior-out", str(tmp_path / "p"),
-               "--encoder", "e", "--json"])
+    rc = main(
+        [
+            "adapt",
+            "gaussian",
+            str(tmp_path / "b.npy"),
+            str(tmp_path / "t.npy"),
+            "-o",
+            str(tmp_path / "m"),
+            "--tau",
+            "5",
+            "--kappa0",
+            "2",
+            "--nu0",
+            "auto",
+            "--strengths",
+            "evidence",
+            "--posterior-out",
+            str(tmp_path / "p"),
+            "--encoder",
+            "e",
+            "--json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["kappa0"] == 2.0 and out["chosen_by"] == "empirical Bayes (nu0)"
     expect = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=2.0, strengths="evidence").point()
-    np.testing.assert_allclose(ad.divergence(ad.load_model(tmp_path / "m"), t, t),
-                               ad.divergence(expect, t, t), rtol=1e-12)
+    np.testing.assert_allclose(
+        ad.divergence(ad.load_model(tmp_path / "m"), t, t), ad.divergence(expect, t, t), rtol=1e-12
+    )
     assert ad.load_posterior(tmp_path / "p").kind == "gaussian"
-    rc = main(["adapt", "gaussian", str(tmp_path / "b.npy"), str(tmp_path / "t.npy"),
-               "-o", str(tmp_path / "x"), "--tau", "5", "--rank", "2"])
+    rc = main(
+        [
+            "adapt",
+            "gaussian",
+            str(tmp_path / "b.npy"),
+            str(tmp_path / "t.npy"),
+            "-o",
+            str(tmp_path / "x"),
+            "--tau",
+            "5",
+            "--rank",
+            "2",
+        ]
+    )
     assert rc == 2 and "unknown option" in capsys.readouterr().err
 
 
@@ -260,11 +320,22 @@ def test_nuts_through_adapt_latent_gaussian_matches_exact_subspace():
 
     broad, t = anchors(d=3, n=8)
     exact = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=1, beta=0.5)
-    nuts = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=1, beta=0.5, method="nuts",
-                    num_warmup=300, num_samples=500, progress=False)
+    nuts = ad.adapt(
+        "latent-gaussian",
+        broad,
+        t,
+        tau=TAU,
+        rank=1,
+        beta=0.5,
+        method="nuts",
+        num_warmup=300,
+        num_samples=500,
+        progress=False,
+    )
     for which in ("mean", "map"):
-        angle = principal_angles(np.asarray(nuts.point(which).basis),
-                                 np.asarray(exact.point("map").basis))
+        angle = principal_angles(
+            np.asarray(nuts.point(which).basis), np.asarray(exact.point("map").basis)
+        )
         assert angle.max() < 10.0
     idata = ad.inference_data(nuts, num_draws=200)
     assert "principal_angles" in idata.posterior and "diverging" in idata.sample_stats

@@ -39,8 +39,9 @@ def test_compare_priors_keeps_tau_and_encoder(task):
     with pytest.raises(ad.AnchorDivError, match="enc-a|enc-b"):
         ad.compare_priors({"broad": {"broad": other}}, t, kappa0=2.0, nu0=9.0)
     # K-fold refits keep the provenance too (τ from the targets on every fold)
-    kf = ad.compare_priors({"broad": broad}, t, estimator="kfold", folds=2, num_draws=20,
-                           kappa0=2.0, nu0=9.0)
+    kf = ad.compare_priors(
+        {"broad": broad}, t, estimator="kfold", folds=2, num_draws=20, kappa0=2.0, nu0=9.0
+    )
     assert kf.loo["broad"].estimator == "kfold"
 
 
@@ -48,21 +49,32 @@ def test_psis_refused_where_the_recipe_chose_on_the_data(task):
     """The latent-Gaussian recipe stores its data-chosen strength in ``prior_anchors`` and
     ``rank`` (``psis_caveat`` tested only ``beta``): PSIS was accepted and 3.6 nat optimistic."""
     broad, targets = task
-    with pytest.raises(ad.AnchorDivError, match=r"estimator='psis': not usable here: rank, "
-                                                r"prior_anchors are chosen on the targets"):
-        ad.compare_priors({"recipe": broad}, targets, kind="latent-gaussian", tau=5.0,
-                          estimator="psis")
-    auto = ad.compare_priors({"recipe": broad}, targets, kind="latent-gaussian", tau=5.0,
-                             folds=3, num_draws=20)
+    with pytest.raises(
+        ad.AnchorDivError,
+        match=r"estimator='psis': not usable here: rank, "
+        r"prior_anchors are chosen on the targets",
+    ):
+        ad.compare_priors(
+            {"recipe": broad}, targets, kind="latent-gaussian", tau=5.0, estimator="psis"
+        )
+    auto = ad.compare_priors(
+        {"recipe": broad}, targets, kind="latent-gaussian", tau=5.0, folds=3, num_draws=20
+    )
     est = auto.loo["recipe"]
     assert est.estimator == "kfold" and "chosen on the targets" in est.note
-    want = kfold_loo("latent-gaussian", (broad, {}), np.asarray(targets, np.float64), 5.0, 3,
-                     20, 0, "x")
+    want = kfold_loo(
+        "latent-gaussian", (broad, {}), np.asarray(targets, np.float64), 5.0, 3, 20, 0, "x"
+    )
     np.testing.assert_array_equal(est.pointwise, want.pointwise)
-    fixed = ad.compare_priors({"fixed": {"broad": broad, "rank": 2, "prior_anchors": 10.0}},
-                              targets, kind="latent-gaussian", tau=5.0, estimator="psis",
-                              num_draws=40)
-    assert fixed.loo["fixed"].estimator == "psis"        # a prior a refit keeps: PSIS is fine
+    fixed = ad.compare_priors(
+        {"fixed": {"broad": broad, "rank": 2, "prior_anchors": 10.0}},
+        targets,
+        kind="latent-gaussian",
+        tau=5.0,
+        estimator="psis",
+        num_draws=40,
+    )
+    assert fixed.loo["fixed"].estimator == "psis"  # a prior a refit keeps: PSIS is fine
 
 
 def test_svi_does_not_declare_convergence_while_parameters_move():
@@ -82,18 +94,19 @@ def test_svi_does_not_declare_convergence_while_parameters_move():
     targets = rng.normal(size=(12, d)) + 0.3
     targets /= np.linalg.norm(targets, axis=1, keepdims=True)
     prior = ad.NIWPrior.from_anchors(broad, targets=targets)
-    mode = np.asarray(prior.update(targets, tau=20.0).point("map").mean)   # closed form
+    mode = np.asarray(prior.update(targets, tau=20.0).point("map").mean)  # closed form
 
     def run(steps):
-        post = ad.infer(prior, targets, ad.SVI(guide="delta", num_steps=steps, progress=False),
-                        tau=20.0)
+        post = ad.infer(
+            prior, targets, ad.SVI(guide="delta", num_steps=steps, progress=False), tau=20.0
+        )
         err = np.linalg.norm(np.asarray(post.point("map").mean) - mode) / np.linalg.norm(mode)
         return post.info, err
 
     with pytest.warns(UserWarning, match="SVI has not converged after 300 steps"):
         early, err = run(300)
     assert early["elbo_relative_change"] < tol and early["param_relative_change"] < 10 * tol
-    assert not early["elbo_converged"] and err > tol        # the old rule declared this
+    assert not early["elbo_converged"] and err > tol  # the old rule declared this
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         done, err = run(2000)
@@ -112,9 +125,20 @@ def test_svi_calibration_note_states_what_sbc_measured_per_quantity(task):
     assert {r["case"].split(" / ")[0] for r in rows} - set(SVI_COVERAGE) == {"mixture-overlap"}
     assert "were not measured" in svi_calibration("gaussian")
     broad, targets = task
-    post = ad.adapt("gaussian", broad, targets, tau=5.0, method="svi", guide="lowrank",
-                    guide_rank=2, num_steps=50, num_samples=10, progress=False,
-                    kappa0=2.0, nu0=9.0)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        targets,
+        tau=5.0,
+        method="svi",
+        guide="lowrank",
+        guide_rank=2,
+        num_steps=50,
+        num_samples=10,
+        progress=False,
+        kappa0=2.0,
+        nu0=9.0,
+    )
     attrs = ad.inference_data(post, num_draws=4).posterior.attrs
     assert attrs["calibration"] == svi_calibration("gaussian")
     assert "tr Σ 0.915" in attrs["calibration"] and "log|Σ|" in attrs["calibration"]
@@ -130,14 +154,26 @@ def _distributions():
     d = 4
     lower = jnp.array(np.tril(np.full((d, d), 0.1)) + np.eye(d))
     return {
-        "MatrixBingham": (lambda v: MatrixBingham(jnp.diag(jnp.arange(d, 0.0, -1.0)), 2,
-                                                  validate_args=v), lambda x: 2 * x),
-        "MarginalTargets": (lambda v: MarginalTargets(
-            jnp.zeros(d), jnp.eye(d)[:, :2], jnp.array([2.0, 1.0]), jnp.array(0.5), 3.0, 5,
-            validate_args=v), lambda x: x.at[..., 0, 0].set(jnp.nan)),
-        "BartlettGaussian": (lambda v: BartlettGaussian(jnp.ones(d), lower, lower.T.T,
-                                                        validate_args=v),
-                             lambda x: x.at[..., 0].set(jnp.inf)),
+        "MatrixBingham": (
+            lambda v: MatrixBingham(jnp.diag(jnp.arange(d, 0.0, -1.0)), 2, validate_args=v),
+            lambda x: 2 * x,
+        ),
+        "MarginalTargets": (
+            lambda v: MarginalTargets(
+                jnp.zeros(d),
+                jnp.eye(d)[:, :2],
+                jnp.array([2.0, 1.0]),
+                jnp.array(0.5),
+                3.0,
+                5,
+                validate_args=v,
+            ),
+            lambda x: x.at[..., 0, 0].set(jnp.nan),
+        ),
+        "BartlettGaussian": (
+            lambda v: BartlettGaussian(jnp.ones(d), lower, lower.T.T, validate_args=v),
+            lambda x: x.at[..., 0].set(jnp.inf),
+        ),
     }
 
 
@@ -153,11 +189,10 @@ def test_every_library_distribution_keeps_numpyros_contract(name):
     assert x.shape == (3,) + law.batch_shape + law.event_shape
     lp = law.log_prob(x)
     assert lp.shape == (3,) + law.batch_shape
-    np.testing.assert_allclose(np.asarray(lp), [float(law.log_prob(xi)) for xi in x],
-                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(lp), [float(law.log_prob(xi)) for xi in x], rtol=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        make(True).log_prob(x)                            # on the support: silent
+        make(True).log_prob(x)  # on the support: silent
     with pytest.warns(UserWarning, match="Out-of-support"):
         flagged = make(True).log_prob(off_support(x))
     assert np.isneginf(np.asarray(flagged)[0])

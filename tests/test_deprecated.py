@@ -17,9 +17,12 @@ def test_old_module_path_warns_and_is_the_new_module(old, monkeypatch):
     if old in ("anchordiv.distributed",):
         pytest.importorskip("dask.distributed")
     monkeypatch.delitem(sys.modules, old, raising=False)
-    with pytest.warns(DeprecationWarning, match=rf"the module {old} is deprecated and will be "
-                                                rf"removed in anchordiv 0\.5\.0; use "
-                                                rf"{MOVED_MODULES[old]} "):
+    with pytest.warns(
+        DeprecationWarning,
+        match=rf"the module {old} is deprecated and will be "
+        rf"removed in anchordiv 0\.5\.0; use "
+        rf"{MOVED_MODULES[old]} ",
+    ):
         module = importlib.import_module(old)
     assert module is importlib.import_module(MOVED_MODULES[old])
 
@@ -30,10 +33,12 @@ def test_submodules_of_a_moved_package_follow_it(monkeypatch):
     with pytest.warns(DeprecationWarning) as caught:
         from anchordiv.priors.niw import niw_model
     assert [str(w.message).split(" is ")[0] for w in caught] == [
-        "the module anchordiv.priors", "the module anchordiv.priors.niw"]
+        "the module anchordiv.priors",
+        "the module anchordiv.priors.niw",
+    ]
     from anchordiv.adaptation.priors import niw
 
-    assert niw_model is niw.niw_model                  # one module, not a second copy
+    assert niw_model is niw.niw_model  # one module, not a second copy
     assert new_path("anchordiv.studies.transfer") == "anchordiv.app.studies.transfer"
     assert new_path("anchordiv.adaptation") is None
 
@@ -41,8 +46,11 @@ def test_submodules_of_a_moved_package_follow_it(monkeypatch):
 @pytest.mark.parametrize("name", sorted(MOVED_NAMES))
 def test_old_top_level_name_warns_and_forwards(name):
     new = importlib.import_module(MOVED_NAMES[name])
-    with pytest.warns(DeprecationWarning, match=rf"anchordiv\.{name} is deprecated .* use "
-                                                rf"{MOVED_NAMES[name]}\.{name} "):
+    with pytest.warns(
+        DeprecationWarning,
+        match=rf"anchordiv\.{name} is deprecated .* use "
+        rf"{MOVED_NAMES[name]}\.{name} ",
+    ):
         obj = getattr(ad, name)
     assert obj is getattr(new, name)
     assert name not in ad.__all__
@@ -51,7 +59,7 @@ def test_old_top_level_name_warns_and_forwards(name):
 def test_unknown_names_still_raise_and_functions_are_not_shadowed():
     with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
         ad.nothing_here  # noqa: B018
-    for name in ("adapt", "divergence", "evaluate", "sbc"):      # not shimmed: functions now
+    for name in ("adapt", "divergence", "evaluate", "sbc"):  # not shimmed: functions now
         assert callable(getattr(ad, name)) and not isinstance(getattr(ad, name), type(ad))
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("anchordiv.never_existed")
@@ -63,8 +71,11 @@ def test_posterior_inference_data_method_forwards():
     targets = (rng.normal(size=(6, 4)) + 1.0).astype(np.float32)
     targets /= np.linalg.norm(targets, axis=1, keepdims=True)
     post = ad.adapt("gaussian", broad, targets, tau=20.0, kappa0=5.0, nu0=10.0)
-    with pytest.warns(DeprecationWarning, match=r"Posterior\.inference_data\(\.\.\.\) is "
-                                                r"deprecated .* use ad\.inference_data\(post"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"Posterior\.inference_data\(\.\.\.\) is "
+        r"deprecated .* use ad\.inference_data\(post",
+    ):
         old = post.inference_data(num_draws=20, seed=3)
     new = ad.inference_data(post, num_draws=20, seed=3)
     assert old.groups() == new.groups()
@@ -80,6 +91,13 @@ def test_the_changelog_lists_every_move():
         assert f"| `{old}`" in text and f"`{new}`" in text, old
     for name in MOVED_NAMES:
         assert f"`ad.{name}`" in text, name
-    for old in ("anchordiv.adapt", "anchordiv.divergence", "anchordiv.evaluate", "anchordiv.sbc",
-                "anchordiv.anchors.mix", "post.inference_data", "x64=True"):
+    for old in (
+        "anchordiv.adapt",
+        "anchordiv.divergence",
+        "anchordiv.evaluate",
+        "anchordiv.sbc",
+        "anchordiv.anchors.mix",
+        "post.inference_data",
+        "x64=True",
+    ):
         assert f"`{old}" in text, old

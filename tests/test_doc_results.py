@@ -20,14 +20,18 @@ DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 import results  # noqa: E402
 
-PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts
-               and "_generated" not in p.parts)
+PAGES = sorted(
+    p for p in DOCS.rglob("*.md") if "_build" not in p.parts and "_generated" not in p.parts
+)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def all_references() -> list[tuple[str, str]]:
-    return [(p.relative_to(ROOT).as_posix(), ref) for p in PAGES
-            for ref in results.references(p.read_text(encoding="utf-8"))]
+    return [
+        (p.relative_to(ROOT).as_posix(), ref)
+        for p in PAGES
+        for ref in results.references(p.read_text(encoding="utf-8"))
+    ]
 
 
 @pytest.mark.parametrize(("page", "ref"), all_references())
@@ -46,11 +50,18 @@ def test_pages_take_their_figures_from_the_results():
 
 
 def test_lookup_grammar(tmp_path):
-    (tmp_path / "demo.json").write_text(json.dumps(
-        {"row": {"speedup": 17.395, "n": 20000, "k_over_0.7": 3},
-         "rows": [{"kind": "gaussian", "d": 384, "ratio": 1.3675},
-                  {"kind": "gaussian", "d": 768, "ratio": 1.93},
-                  {"kind": "softmax", "d": 384, "ratio": 1.47}]}))
+    (tmp_path / "demo.json").write_text(
+        json.dumps(
+            {
+                "row": {"speedup": 17.395, "n": 20000, "k_over_0.7": 3},
+                "rows": [
+                    {"kind": "gaussian", "d": 384, "ratio": 1.3675},
+                    {"kind": "gaussian", "d": 768, "ratio": 1.93},
+                    {"kind": "softmax", "d": 384, "ratio": 1.47},
+                ],
+            }
+        )
+    )
     results.load.cache_clear()
     assert results.render("demo:row.speedup!.1f", tmp_path) == "17.4"
     assert results.render("demo:row.n!,", tmp_path) == "20,000"
@@ -65,9 +76,17 @@ def test_lookup_grammar(tmp_path):
     assert results.render("demo:rows[*d=384].kind!range", tmp_path) == "gaussian–softmax"
     assert results.render("demo:rows[*kind=gaussian].ratio!min:.3f", tmp_path) == "1.367"
     assert results.render("demo:rows[*kind=gaussian].ratio!max", tmp_path) == "1.93"
-    for bad in ("demo:rows[kind=gaussian].ratio", "demo:rows[*kind=gaussian].ratio",
-                "demo:rows[*kind=none].ratio", "demo:row.n!range", "demo:row.missing", "nofile:row.n",
-                "demo:rows.7.kind", "demo:row.speedup!d", "demo"):
+    for bad in (
+        "demo:rows[kind=gaussian].ratio",
+        "demo:rows[*kind=gaussian].ratio",
+        "demo:rows[*kind=none].ratio",
+        "demo:row.n!range",
+        "demo:row.missing",
+        "nofile:row.n",
+        "demo:rows.7.kind",
+        "demo:row.speedup!d",
+        "demo",
+    ):
         with pytest.raises(results.ResultError):
             results.render(bad, tmp_path)
     results.load.cache_clear()
@@ -111,10 +130,12 @@ def test_notebook_prose_quotes_only_what_it_shows(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_default_mode_is_small_and_says_so(path):
     markdown, shown = _notebook(path)
-    assert 'SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"' in shown, \
+    assert 'SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"' in shown, (
         f"{path.name}: the small mode must be the default (ANCHORDIV_NOTEBOOK_FULL=1: full)"
-    assert "small mode" in markdown.lower() and "ANCHORDIV_NOTEBOOK_FULL=1" in markdown, \
+    )
+    assert "small mode" in markdown.lower() and "ANCHORDIV_NOTEBOOK_FULL=1" in markdown, (
         f"{path.name}: its prose must say that it shows the small mode and how to run the full"
+    )
 
 
 def test_gallery_states_its_mode():
@@ -124,13 +145,18 @@ def test_gallery_states_its_mode():
 
 # --- guides describe the library ------------------------------------------------------------
 
-HISTORY = re.compile(r"\b(issue \d+|before issue|since issue|since round|before round|"
-                     r"an earlier run|used to)\b", re.I)
+HISTORY = re.compile(
+    r"\b(issue \d+|before issue|since issue|since round|before round|"
+    r"an earlier run|used to)\b",
+    re.I,
+)
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if "guides" in p.parts
-                                  or p.name in ("index.md", "getting-started.md")],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "page",
+    [p for p in PAGES if "guides" in p.parts or p.name in ("index.md", "getting-started.md")],
+    ids=lambda p: p.stem,
+)
 def test_guides_describe_the_library_not_its_history(page):
     found = sorted({m.group(0) for m in HISTORY.finditer(page.read_text(encoding="utf-8"))})
     assert not found, f"{page.name}: development history in a guide: {found}"

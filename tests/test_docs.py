@@ -25,12 +25,13 @@ def _attribute_doc(name: str, obj) -> str | None:
     """The ``#:`` comment of a constant, in whichever anchordiv module assigns it."""
     from sphinx.pycode import ModuleAnalyzer
 
-    for module in [m for m in list(sys.modules.values())
-                   if getattr(m, "__name__", "").startswith("anchordiv")]:
+    for module in [
+        m for m in list(sys.modules.values()) if getattr(m, "__name__", "").startswith("anchordiv")
+    ]:
         if getattr(module, name, None) is obj:
             try:
                 doc = ModuleAnalyzer.for_module(module.__name__).find_attr_docs().get(("", name))
-            except Exception:   # a module without source (none today): no comment to find
+            except Exception:  # a module without source (none today): no comment to find
                 continue
             if doc:
                 return "\n".join(doc)
@@ -60,8 +61,9 @@ def test_every_public_name_is_in_the_reference(tmp_path):
         module = importlib.import_module(name)
         for n in apigen.public_names(module):
             obj = getattr(module, n)
-            assert f"{name}.{n}" in documented or id(obj) in shared or inspect.ismodule(obj), \
+            assert f"{name}.{n}" in documented or id(obj) in shared or inspect.ismodule(obj), (
                 f"{name}.{n} is public but not in the API reference"
+            )
 
 
 def test_reference_follows_all(tmp_path, monkeypatch):
@@ -84,11 +86,28 @@ def site(tmp_path_factory):
     if os.environ.get("ANCHORDIV_DOCS_SITE"):
         return Path(os.environ["ANCHORDIV_DOCS_SITE"]).resolve()
     out = tmp_path_factory.mktemp("site") / "html"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"),
-                                                        os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
-                          "html", str(DOCS), str(out)], env=env, capture_output=True, text=True,
-                         timeout=1200)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(DOCS),
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     return out
 
@@ -98,22 +117,35 @@ def test_site_builds_offline_without_warnings(site):
     assert (site / "index.html").is_file()
     assert (site / "_static" / "mathjax" / "MathJax.js").is_file()
     assert "_static/mathjax/MathJax.js" in (site / "paper-map.html").read_text("utf-8")
-    for page in site.rglob("*.html"):        # offline: no script or stylesheet from the network
+    for page in site.rglob("*.html"):  # offline: no script or stylesheet from the network
         html = page.read_text(encoding="utf-8")
         assert 'src="http' not in html and not re.search(r'<link[^>]*href="http', html), page
     assert (site / "gallery" / "bayesian_workflow.html").is_file()
 
 
 def _chromium(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--hide-scrollbars", "--virtual-time-budget=15000", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--virtual-time-budget=15000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by `make docs-setup`")
-@pytest.mark.parametrize("page", ["api/generated/anchordiv.adaptation.html",
-                                  "gallery/bayesian_workflow.html", "paper-map.html"])
+@pytest.mark.parametrize(
+    "page",
+    ["api/generated/anchordiv.adaptation.html", "gallery/bayesian_workflow.html", "paper-map.html"],
+)
 def test_pages_render_in_chromium(site, page, tmp_path):
     """Math typeset by the local MathJax, figures and highlighted code in a real browser;
     screenshots land in ``ANCHORDIV_SCREENSHOTS`` (default: the test's temporary folder)."""
@@ -121,9 +153,11 @@ def test_pages_render_in_chromium(site, page, tmp_path):
 
     url = (site / page).as_uri()
     dom = _chromium("--dump-dom", url).stdout
-    expected = {"paper-map.html": ("MJXc-display", "mjx-chtml"),      # MathJax typeset it
-                "gallery/bayesian_workflow.html": ("<img", "highlight-ipython3"),
-                "api/generated/anchordiv.adaptation.html": ("sig-name", "broad_anchors")}[page]
+    expected = {
+        "paper-map.html": ("MJXc-display", "mjx-chtml"),  # MathJax typeset it
+        "gallery/bayesian_workflow.html": ("<img", "highlight-ipython3"),
+        "api/generated/anchordiv.adaptation.html": ("sig-name", "broad_anchors"),
+    }[page]
     for text in expected:
         assert text in dom, f"{page}: {text!r} missing from the rendered page"
     shots = Path(os.environ.get("ANCHORDIV_SCREENSHOTS", tmp_path))

@@ -17,8 +17,10 @@ import anchordiv as ad
 
 def public_callables() -> dict[str, object]:
     packages = ["anchordiv"] + sorted(
-        i.name for i in pkgutil.walk_packages(ad.__path__, "anchordiv.")
-        if i.ispkg and not any(p.startswith("_") for p in i.name.split(".")))
+        i.name
+        for i in pkgutil.walk_packages(ad.__path__, "anchordiv.")
+        if i.ispkg and not any(p.startswith("_") for p in i.name.split("."))
+    )
     seen: dict[int, tuple[str, object]] = {}
     for name in packages:
         module = importlib.import_module(name)
@@ -46,15 +48,18 @@ def counts(obj) -> bool:
     except (TypeError, ValueError):
         takes = True
     return (has_section(doc, "Parameters") or not takes) and (
-        has_section(doc, "Returns") or has_section(doc, "Yields"))
+        has_section(doc, "Returns") or has_section(doc, "Yields")
+    )
 
 
 def test_public_callables_have_parameters_and_returns():
     names = public_callables()
     missing = sorted(n for n, obj in names.items() if not counts(obj))
     share = 1 - len(missing) / len(names)
-    assert share >= 0.9, (f"{len(names) - len(missing)} of {len(names)} public callables have "
-                          f"the numpydoc sections ({share:.0%}); missing: {missing}")
+    assert share >= 0.9, (
+        f"{len(names) - len(missing)} of {len(names)} public callables have "
+        f"the numpydoc sections ({share:.0%}); missing: {missing}"
+    )
 
 
 def test_every_top_level_callable_has_them():
@@ -67,8 +72,17 @@ def test_adapt_documents_every_option():
     from anchordiv.adaptation import COMMON, METHOD_OPTIONS, OPTIONS
 
     doc = inspect.getdoc(ad.adapt)
-    options = set(COMMON) | {o for v in OPTIONS.values() for o in v} \
+    options = (
+        set(COMMON)
+        | {o for v in OPTIONS.values() for o in v}
         | {o for v in METHOD_OPTIONS.values() for o in v}
-    undocumented = sorted(o for o in options if f"\n{o} :" not in doc and f", {o} :" not in doc
-                          and f"\n{o}," not in doc and f", {o}," not in doc)
+    )
+    undocumented = sorted(
+        o
+        for o in options
+        if f"\n{o} :" not in doc
+        and f", {o} :" not in doc
+        and f"\n{o}," not in doc
+        and f", {o}," not in doc
+    )
     assert not undocumented, f"ad.adapt does not document {undocumented}"

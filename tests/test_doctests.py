@@ -57,7 +57,7 @@ def test_examples_run(name):
         pytest.skip("no examples in this module")
     runner, out = doctest.DocTestRunner(optionflags=FLAGS), []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # examples show results, not warnings
+        warnings.simplefilter("ignore")  # examples show results, not warnings
         for test in tests:
             runner.run(test, out=out.append)
     assert not runner.failures, "".join(out)

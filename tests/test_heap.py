@@ -13,18 +13,25 @@ import pytest
 
 from anchordiv import heap
 
-pytestmark = pytest.mark.skipif(heap.glibc() is None or not os.path.exists("/proc/self/environ"),
-                                reason="needs glibc and /proc")
+pytestmark = pytest.mark.skipif(
+    heap.glibc() is None or not os.path.exists("/proc/self/environ"), reason="needs glibc and /proc"
+)
 
 
 def test_fixed_thresholds_from_the_environment():
     assert heap.fixed_thresholds({"PATH": "/bin"}) is None
     assert heap.fixed_thresholds({"MALLOC_TRIM_THRESHOLD_": "65536"}) == (
-        65536, heap.DEFAULT_THRESHOLD)
+        65536,
+        heap.DEFAULT_THRESHOLD,
+    )
     assert heap.fixed_thresholds({"MALLOC_MMAP_THRESHOLD_": "0x100000"}) == (
-        heap.DEFAULT_THRESHOLD, 1 << 20)
-    tunables = {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=4096:glibc.cpu.x=1",
-                "MALLOC_TRIM_THRESHOLD_": "65536"}
+        heap.DEFAULT_THRESHOLD,
+        1 << 20,
+    )
+    tunables = {
+        "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=4096:glibc.cpu.x=1",
+        "MALLOC_TRIM_THRESHOLD_": "65536",
+    }
     assert heap.fixed_thresholds(tunables) == (4096, heap.DEFAULT_THRESHOLD)
 
 
@@ -71,8 +78,14 @@ FAULTS = textwrap.dedent("""
 
 def test_reused_heap_lifts_and_restores_dask_thresholds():
     env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"}
-    out = subprocess.run([sys.executable, "-c", FAULTS], env=env, capture_output=True,
-                         text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", FAULTS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     report = json.loads(out.stdout.strip().splitlines()[-1])
     pages = (16 << 20) // os.sysconf("SC_PAGE_SIZE")
     assert min(report["before"]) > pages // 2 and min(report["after"]) > pages // 2

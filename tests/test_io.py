@@ -20,12 +20,14 @@ def test_round_trip_is_exact(kind, dtype, tmp_path):
     loaded = ad.load_model(path)
     assert type(loaded) is type(model)
     import jax
+
     for a, b in zip(jax.tree_util.tree_leaves(model), jax.tree_util.tree_leaves(loaded)):
         assert np.asarray(a).dtype == np.asarray(b).dtype
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     x, y = unit(rng, 3, 4, dtype), unit(rng, 5, 4, dtype)
-    np.testing.assert_array_equal(np.asarray(ad.divergence(model, x, y)),
-                                  np.asarray(ad.divergence(loaded, x, y)))
+    np.testing.assert_array_equal(
+        np.asarray(ad.divergence(model, x, y)), np.asarray(ad.divergence(loaded, x, y))
+    )
     card = load_card(path)
     assert card["kind"] == model.kind and card["dim"] == 4
     assert card["encoder"] == "test-encoder" and card["package_version"] == ad.__version__
@@ -56,7 +58,7 @@ def _posterior(tmp_path):
 
 def _truncate(path):
     data = (path / "arrays.npz").read_bytes()
-    (path / "arrays.npz").write_bytes(data[:len(data) // 2])
+    (path / "arrays.npz").write_bytes(data[: len(data) // 2])
 
 
 def _edit_card(path, **changes):
@@ -112,12 +114,15 @@ def test_corrupt_posterior_and_inference_data(tmp_path):
 def test_save_model_refuses_an_existing_path_unless_overwrite(tmp_path):
     model = ad.fit("gaussian", np.random.default_rng(0).normal(size=(10, 3)), tau=2.0)
     ad.save_model(model, tmp_path / "m")
-    with pytest.raises(ad.AnchorDivError, match=r"m: already exists \(a saved bundle\); pass "
-                                                r"overwrite=True"):
+    with pytest.raises(
+        ad.AnchorDivError,
+        match=r"m: already exists \(a saved bundle\); pass "
+        r"overwrite=True",
+    ):
         ad.save_model(model, tmp_path / "m")
     assert ad.save_model(model, tmp_path / "m", overwrite=True) == tmp_path / "m"
     (tmp_path / "file").write_text("x")
     with pytest.raises(ad.AnchorDivError, match="file: exists and is not a directory"):
         ad.save_model(model, tmp_path / "file", overwrite=True)
     (tmp_path / "empty").mkdir()
-    ad.save_model(model, tmp_path / "empty")            # an empty directory is fine
+    ad.save_model(model, tmp_path / "empty")  # an empty directory is fine

@@ -13,7 +13,18 @@ from pathlib import Path
 import anchordiv
 
 ROOT = Path(anchordiv.__file__).parent
-LAYERS = ("base", "anchors", "io", "data", "retrieval", "adaptation", "checks", "scale", "evaluation", "app")
+LAYERS = (
+    "base",
+    "anchors",
+    "io",
+    "data",
+    "retrieval",
+    "adaptation",
+    "checks",
+    "scale",
+    "evaluation",
+    "app",
+)
 BASE = {"errors", "threads", "heap", "plots", "progress", "provenance", "_validate", "deprecated"}
 
 
@@ -95,7 +106,7 @@ def test_module_import_graph_has_no_cycle():
             if dep not in g or dep == "anchordiv":
                 continue
             if state.get(dep) == 1:
-                cycles.append(" → ".join(stack[stack.index(dep):] + [dep]))
+                cycles.append(" → ".join(stack[stack.index(dep) :] + [dep]))
             elif dep not in state:
                 visit(dep)
         stack.pop()
@@ -108,9 +119,14 @@ def test_module_import_graph_has_no_cycle():
 
 
 def test_adaptation_never_imports_the_layers_above():
-    above = set(LAYERS[LAYERS.index("adaptation") + 1:])
-    bad = [f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "adaptation"
-           for d in deps if layer(d) in above]
+    above = set(LAYERS[LAYERS.index("adaptation") + 1 :])
+    bad = [
+        f"{m} imports {d}"
+        for m, deps in graph().items()
+        if layer(m) == "adaptation"
+        for d in deps
+        if layer(d) in above
+    ]
     assert not bad, "\n".join(bad)
 
 
@@ -140,7 +156,9 @@ def private_uses(path: Path) -> list[str]:
     mod = module_name(path)
     modules, bad = set(), []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("anchordiv")):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").startswith("anchordiv")
+        ):
             for a in node.names:
                 if a.name.startswith("_") and a.name != "__version__":
                     bad.append(f"{mod}: from {'.' * node.level}{node.module or ''} import {a.name}")
@@ -148,9 +166,13 @@ def private_uses(path: Path) -> list[str]:
         elif isinstance(node, ast.Import):
             modules |= {a.asname or a.name for a in node.names if a.name.startswith("anchordiv")}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in modules and node.attr.startswith("_")
-                and not node.attr.startswith("__")):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
             bad.append(f"{mod}: {node.value.id}.{node.attr}")
     return bad
 

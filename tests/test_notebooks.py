@@ -14,14 +14,22 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.py"))
 #: notebooks whose small mode still needs minutes (NUTS compilation), or over a minute on two
 #: busy cores (bayesian_workflow: ~80 s): run with ``-m slow``
 SLOW = {"custom_priors", "bayesian_workflow"}
-RUNS = [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
-        for p in NOTEBOOKS]
+RUNS = [
+    pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
+    for p in NOTEBOOKS
+]
 
 
 def test_notebooks_exist():
     names = {p.stem for p in NOTEBOOKS}
-    assert names >= {"quickstart", "custom_priors", "adaptation_study", "clinical_retrieval",
-                     "open_clip_images", "bayesian_workflow"}
+    assert names >= {
+        "quickstart",
+        "custom_priors",
+        "adaptation_study",
+        "clinical_retrieval",
+        "open_clip_images",
+        "bayesian_workflow",
+    }
 
 
 def _cells(nb) -> list[tuple[str, str]]:
@@ -38,9 +46,10 @@ def test_ipynb_is_paired_with_its_script(path):
     stored = jupytext.read(ipynb)
     import nbformat
 
-    nbformat.validate(nbformat.read(ipynb, as_version=4))     # what Jupyter and MyST-NB accept
-    assert _cells(stored) == _cells(jupytext.read(path, fmt="py:percent")), \
+    nbformat.validate(nbformat.read(ipynb, as_version=4))  # what Jupyter and MyST-NB accept
+    assert _cells(stored) == _cells(jupytext.read(path, fmt="py:percent")), (
         f"{ipynb.name} and {path.name} differ: run `jupytext --sync {path}` (or make notebooks)"
+    )
     assert stored.metadata["jupytext"]["formats"] == "ipynb,py:percent"
     outputs = [o for c in stored.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert outputs and not any(o.output_type == "error" for o in outputs)
@@ -84,10 +93,10 @@ def test_is_percent_format(path):
     assert kinds.count("markdown") >= 2 and kinds.count("code") >= 2
 
 
-@pytest.mark.filterwarnings("ignore:no ANCHORDIV_CLIP_MODEL")   # open_clip demo mode, intended
+@pytest.mark.filterwarnings("ignore:no ANCHORDIV_CLIP_MODEL")  # open_clip demo mode, intended
 @pytest.mark.parametrize("path", RUNS)
 def test_notebook_runs_in_small_mode(path, tmp_path, monkeypatch):
-    monkeypatch.delenv("ANCHORDIV_NOTEBOOK_FULL", raising=False)     # small mode: the default
+    monkeypatch.delenv("ANCHORDIV_NOTEBOOK_FULL", raising=False)  # small mode: the default
     monkeypatch.setenv("ANCHORDIV_NOTEBOOK_OUT", str(tmp_path))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(tmp_path)

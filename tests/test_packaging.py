@@ -37,7 +37,8 @@ def test_one_version_from_one_source(capsys):
     project = PYPROJECT["project"]
     assert "version" not in project and project["dynamic"] == ["version"]
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
-        "attr": "anchordiv.__version__"}
+        "attr": "anchordiv.__version__"
+    }
     try:
         main(["--version"])
     except SystemExit:
@@ -50,15 +51,16 @@ def test_one_version_from_one_source(capsys):
 def test_every_requirement_is_pinned_inside_its_range():
     pinned = pins()
     project = PYPROJECT["project"]
-    reqs = list(project["dependencies"]) + [r for extra, rs in
-                                            project["optional-dependencies"].items()
-                                            if extra != "all" for r in rs]
+    reqs = list(project["dependencies"]) + [
+        r for extra, rs in project["optional-dependencies"].items() if extra != "all" for r in rs
+    ]
     for line in reqs:
         req = Requirement(line)
         name = canonicalize_name(req.name)
         assert name in pinned, f"{req.name} is required but not in constraints.txt"
-        assert req.specifier.contains(pinned[name], prereleases=True), \
+        assert req.specifier.contains(pinned[name], prereleases=True), (
             f"constraints.txt pins {req.name}=={pinned[name]} outside pyproject's {req}"
+        )
     assert "anchordiv" not in pinned
     for tool in ("pip", "setuptools", "ruff", "mypy", "torchxrayvision"):
         assert tool in pinned
@@ -71,7 +73,7 @@ def test_the_environment_is_the_pinned_one():
     for name, pinned in pins().items():
         try:
             got = version(name)
-        except PackageNotFoundError:      # a platform-only dependency (torch's CUDA wheels)
+        except PackageNotFoundError:  # a platform-only dependency (torch's CUDA wheels)
             continue
         if got != pinned:
             drift[name] = (pinned, got)
@@ -85,7 +87,10 @@ def test_make_setup_installs_the_pins_and_test_lints_first():
     assert installs and all("$(PIN)" in line for line in installs), installs
     assert "PIN     := -c constraints.txt" in make
     lint = make.split("\nlint: setup\n", 1)[1].split("\n\n", 1)[0].split("\n")
-    assert [line.strip() for line in lint] == ["$(BIN)/ruff check", "$(BIN)/ruff format --check",
-                                               "$(BIN)/mypy"]
+    assert [line.strip() for line in lint] == [
+        "$(BIN)/ruff check",
+        "$(BIN)/ruff format --check",
+        "$(BIN)/mypy",
+    ]
     assert "\ntest: lint\n\t$(BIN)/python -m pytest -q\n" in make
     assert "make test" in (ROOT / ".ci" / "run").read_text("utf-8")

@@ -30,7 +30,7 @@ def test_lines_are_periodic(monkeypatch):
         for _ in range(1000):
             bar.update()
     lines = log.getvalue().splitlines()
-    assert len(lines) == 1 and lines[-1].startswith("SVI: 100%")   # final only: no 0 % line
+    assert len(lines) == 1 and lines[-1].startswith("SVI: 100%")  # final only: no 0 % line
 
 
 def test_a_quick_top_k_in_a_pipe_leaves_one_line(monkeypatch, capsys):

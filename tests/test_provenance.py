@@ -16,7 +16,7 @@ def test_fit_takes_tau_from_the_embeddings_not_a_clip_default():
     """Issue 11: fit/adapt defaulted to tau = 100 (CLIP) for MiniLM embeddings (tau = 20)."""
     a = with_provenance(clustered_anchors(np.random.default_rng(0), 20, 6), **MINILM)
     assert float(ad.fit("gaussian", a).tau) == 20.0
-    assert float(ad.fit("softmax", a[:10]).tau) == 20.0      # row selections keep provenance
+    assert float(ad.fit("softmax", a[:10]).tau) == 20.0  # row selections keep provenance
     assert float(ad.fit("gaussian", a, tau=7.0).tau) == 7.0  # an explicit tau wins
     broad = with_provenance(unit(np.random.default_rng(1), 200, 6), **MINILM)
     assert ad.adapt("gaussian", broad, a).tau == 20.0
@@ -56,6 +56,6 @@ def test_save_and_load_embeddings_round_trip(tmp_path):
     y = ad.load_embeddings(path)
     np.testing.assert_array_equal(y, x)
     assert y.provenance["logit_scale"] == 20.0 and y.provenance["texts"] == list("abcde")
-    np.save(path, x[:3])                                      # stale sidecar
+    np.save(path, x[:3])  # stale sidecar
     with pytest.raises(ad.AnchorDivError, match="rows = 3 but its sidecar"):
         ad.load_embeddings(path)

@@ -17,10 +17,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-PAGES = [README] + sorted(p for p in (ROOT / "docs").rglob("*.md")
-                          if "_build" not in p.parts and "_generated" not in p.parts)
-BLOCK = re.compile(r"(<!-- readme-test: slow[^>]*-->\s*)?```python\n(.*?)```"
-                   r"(?:(?:(?!```).)*?<!-- output -->\s*```text\n(.*?)```)?", re.S)
+PAGES = [README] + sorted(
+    p
+    for p in (ROOT / "docs").rglob("*.md")
+    if "_build" not in p.parts and "_generated" not in p.parts
+)
+BLOCK = re.compile(
+    r"(<!-- readme-test: slow[^>]*-->\s*)?```python\n(.*?)```"
+    r"(?:(?:(?!```).)*?<!-- output -->\s*```text\n(.*?)```)?",
+    re.S,
+)
 
 
 QUICK_START = re.compile(r"## Quick start\n\n```python\n(.*?)```.*?\n```\n(.*?)```", re.S)
@@ -35,17 +41,21 @@ def page_outputs(page: Path) -> list[tuple[str, bool, int, str | None]]:
     """``(code, slow, line, output)`` of each ```python block of ``page``: ``output`` is the
     ```text block marked ``<!-- output -->`` right after it (None without one)."""
     text = page.read_text(encoding="utf-8")
-    return [(m.group(2), bool(m.group(1)), text[:m.start(2)].count("\n") + 1, m.group(3))
-            for m in BLOCK.finditer(text)]
+    return [
+        (m.group(2), bool(m.group(1)), text[: m.start(2)].count("\n") + 1, m.group(3))
+        for m in BLOCK.finditer(text)
+    ]
 
 
 def blocks() -> list:
     """The README's blocks, each once (its quick start runs in
     :func:`test_quick_start_prints_what_the_readme_shows`)."""
     quick = QUICK_START.search(README.read_text(encoding="utf-8")).group(1)
-    return [pytest.param(code, id=f"README-line{line}",
-                         marks=[pytest.mark.slow] if slow else [])
-            for code, slow, line in page_blocks(README) if code != quick]
+    return [
+        pytest.param(code, id=f"README-line{line}", marks=[pytest.mark.slow] if slow else [])
+        for code, slow, line in page_blocks(README)
+        if code != quick
+    ]
 
 
 def pages() -> list:
@@ -72,7 +82,10 @@ def test_readme_is_the_front_door():
     assert len(text.splitlines()) <= 250
     for page in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / page).exists() or page.split("/")[-1] in (
-            "adaptation.md", "model-criticism.md", "scale-out.md"), f"README links to {page}"
+            "adaptation.md",
+            "model-criticism.md",
+            "scale-out.md",
+        ), f"README links to {page}"
 
 
 def test_readme_has_python_blocks():
@@ -107,5 +120,7 @@ def test_docs_page_runs_top_to_bottom(page, with_slow, tmp_path, monkeypatch):
         with contextlib.redirect_stdout(out):
             exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
         if shown is not None:
-            assert out.getvalue() == shown, f"{page.name}, line {line}: the block prints\n" \
+            assert out.getvalue() == shown, (
+                f"{page.name}, line {line}: the block prints\n"
                 f"{out.getvalue()}\nbut the page shows\n{shown}"
+            )

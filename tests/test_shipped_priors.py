@@ -13,8 +13,15 @@ from anchordiv.app.cli import main
 from anchordiv.app.studies import priors as studies_priors
 from anchordiv.io import CHECKOUT_PRIORS, MODELS_ENV, models_dir, resolve_prior
 
-NAMES = ["clinical-text", "hpo-all", "hpo-respiratory-thorax", "imagenet-names",
-         "wordnet-generic", "wordnet-glosses", "wordnet-visual-art"]
+NAMES = [
+    "clinical-text",
+    "hpo-all",
+    "hpo-respiratory-thorax",
+    "imagenet-names",
+    "wordnet-generic",
+    "wordnet-glosses",
+    "wordnet-visual-art",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -48,11 +55,14 @@ def test_the_studies_find_them_the_same_way():
 
 
 def test_unknown_names_and_paths_are_clear_errors(tmp_path):
-    with pytest.raises(ad.AnchorDivError, match=r"'wordnet-visul-art' is neither a saved bundle "
-                                                r"nor a shipped prior; shipped: clinical-text, "):
+    with pytest.raises(
+        ad.AnchorDivError,
+        match=r"'wordnet-visul-art' is neither a saved bundle "
+        r"nor a shipped prior; shipped: clinical-text, ",
+    ):
         ad.load_prior("wordnet-visul-art", kappa0=1.0, nu0=400.0)
     with pytest.raises(ad.AnchorDivError, match="not a saved anchordiv bundle"):
-        resolve_prior(tmp_path / "wordnet-visual-art")      # a path is never a name
+        resolve_prior(tmp_path / "wordnet-visual-art")  # a path is never a name
 
 
 def test_models_env_replaces_the_directory(tmp_path, monkeypatch):
@@ -72,7 +82,9 @@ def test_priors_command_lists_them(capsys, tmp_path, monkeypatch):
     assert main(["priors"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"7 priors in {CHECKOUT_PRIORS}:")
-    assert "  wordnet-visual-art      832 anchors, d = 384: WordNet glosses of the visual-art" in out
+    assert (
+        "  wordnet-visual-art      832 anchors, d = 384: WordNet glosses of the visual-art" in out
+    )
     assert main(["priors", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert list(rows) == NAMES and rows["hpo-all"]["dim"] == 384

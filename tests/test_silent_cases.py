@@ -23,7 +23,7 @@ def test_non_unit_queries_or_gallery_warn_as_anchors_do(data):
     model = ad.fit("gaussian", broad, tau=5.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ad.divergence(model, items[:3], items)                  # unit rows: silent
+        ad.divergence(model, items[:3], items)  # unit rows: silent
     for q, g, name in ((2 * items[:3], items, "queries"), (items[:3], 0.5 * items, "gallery")):
         with pytest.warns(AnchorDivWarning, match=rf"{name}: \d+ of \d+ rows are not unit-norm"):
             ad.divergence(model, q, g)
@@ -31,12 +31,15 @@ def test_non_unit_queries_or_gallery_warn_as_anchors_do(data):
         ad.top_k(model, 2 * items[:3], items, 2)
 
 
-@pytest.mark.parametrize(("cov", "match"), [
-    (-np.eye(D), r"cov: is not positive definite \(smallest eigenvalue -1\)"),
-    (np.full((D, D), np.nan), "cov: contains NaN or inf"),
-    (np.triu(np.ones((D, D))), "cov: is not symmetric"),
-    (np.eye(D + 1), r"cov: expected a covariance matrix \[4, 4\]"),
-])
+@pytest.mark.parametrize(
+    ("cov", "match"),
+    [
+        (-np.eye(D), r"cov: is not positive definite \(smallest eigenvalue -1\)"),
+        (np.full((D, D), np.nan), "cov: contains NaN or inf"),
+        (np.triu(np.ones((D, D))), "cov: is not symmetric"),
+        (np.eye(D + 1), r"cov: expected a covariance matrix \[4, 4\]"),
+    ],
+)
 def test_niw_prior_refuses_an_invalid_covariance(cov, match):
     """``NIWPrior(cov=-I)`` gave Σ = 0 and all-zero divergences, then a raw LinAlgError."""
     with pytest.raises(ad.AnchorDivError, match=match):
@@ -57,15 +60,17 @@ def test_gaussian_from_nan_or_negative_moments_is_an_error():
         ad.Gaussian.from_moments(np.zeros(D), -np.eye(D), tau=2.0)
     with pytest.raises(ad.AnchorDivError, match="mean: expected a finite vector"):
         ad.Gaussian.from_moments(np.full(D, np.inf), np.eye(D), tau=2.0)
-    ad.Gaussian.from_moments(np.zeros(D), np.zeros((D, D)), tau=2.0)     # PSD is fine
+    ad.Gaussian.from_moments(np.zeros(D), np.zeros((D, D)), tau=2.0)  # PSD is fine
 
 
 def test_adapt_refuses_duplicated_targets_as_fit_does(data):
     broad, targets, _ = data
     dup = targets.copy()
-    dup[2:] = dup[0]                                          # 75 % repeat another row
-    for call in (lambda: ad.fit("gaussian", dup, tau=5.0),
-                 lambda: ad.adapt("gaussian", broad, dup, tau=5.0)):
+    dup[2:] = dup[0]  # 75 % repeat another row
+    for call in (
+        lambda: ad.fit("gaussian", dup, tau=5.0),
+        lambda: ad.adapt("gaussian", broad, dup, tau=5.0),
+    ):
         with pytest.raises(ad.AnchorDivError, match="75% of the 8 anchors repeat another"):
             call()
 
@@ -88,25 +93,40 @@ def _bad_cov(targets, *, mu0, **_):
 
     d = mu0.shape[-1]
     s = numpyro.sample("s", dist.Normal(0.0, 1.0).expand([d]).to_event(1))
-    sigma = numpyro.deterministic("Sigma", jnp.diag(s))     # negative entries: not PD
+    sigma = numpyro.deterministic("Sigma", jnp.diag(s))  # negative entries: not PD
     mu = numpyro.sample("mu", dist.Normal(mu0, 1.0).to_event(1))
     numpyro.sample("targets", dist.MultivariateNormal(mu, sigma), obs=targets)
 
 
 @pytest.mark.parametrize("method", ["svi", "nuts"])
-@pytest.mark.parametrize(("model", "match"), [
-    (_discrete, r"model: latent site\(s\) 'z' are discrete"),
-    (_bad_cov, "model: site 'Sigma' is not a symmetric positive-definite covariance"),
-])
+@pytest.mark.parametrize(
+    ("model", "match"),
+    [
+        (_discrete, r"model: latent site\(s\) 'z' are discrete"),
+        (_bad_cov, "model: site 'Sigma' is not a symmetric positive-definite covariance"),
+    ],
+)
 def test_user_models_fail_with_a_clear_error(data, method, model, match):
     """A discrete site raised numpyro's "install funsor" ImportError; an invalid covariance
     numpyro's raw ValueError."""
     broad, targets, _ = data
-    opts = ({"guide": "delta", "num_steps": 5} if method == "svi"
-            else {"num_warmup": 5, "num_chains": 1})
+    opts = (
+        {"guide": "delta", "num_steps": 5}
+        if method == "svi"
+        else {"num_warmup": 5, "num_chains": 1}
+    )
     with pytest.raises(ad.AnchorDivError, match=match):
-        ad.adapt("gaussian", broad, targets, tau=5.0, method=method, model=model,
-                 num_samples=5, progress=False, **opts)
+        ad.adapt(
+            "gaussian",
+            broad,
+            targets,
+            tau=5.0,
+            method=method,
+            model=model,
+            num_samples=5,
+            progress=False,
+            **opts,
+        )
 
 
 def test_a_raising_curve_factory_is_a_nan_cell_and_one_line(tmp_path, capsys, monkeypatch):
@@ -116,18 +136,39 @@ def test_a_raising_curve_factory_is_a_nan_cell_and_one_line(tmp_path, capsys, mo
     for name, x in (("b", unit(rng, 30, D)), ("t", unit(rng, 6, D)), ("i", unit(rng, 12, D))):
         np.save(tmp_path / f"{name}.npy", x)
     np.save(tmp_path / "l.npy", np.arange(12) % 3)
-    (tmp_path / "boom.py").write_text("def boom(broad, target, tau):\n"
-                                      "    raise RuntimeError('my factory is broken\\nmore')\n")
+    (tmp_path / "boom.py").write_text(
+        "def boom(broad, target, tau):\n    raise RuntimeError('my factory is broken\\nmore')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.warns(AnchorDivWarning) as caught:
-        rc = main(["curve", *(str(tmp_path / f"{n}.npy") for n in "btil"), "-o",
-                   str(tmp_path / "out"), "--tau", "5", "--models", "cosine", "--model",
-                   "boom:boom", "--budgets", "2", "--subsets", "2", "--n-boot", "10"])
+        rc = main(
+            [
+                "curve",
+                *(str(tmp_path / f"{n}.npy") for n in "btil"),
+                "-o",
+                str(tmp_path / "out"),
+                "--tau",
+                "5",
+                "--models",
+                "cosine",
+                "--model",
+                "boom:boom",
+                "--budgets",
+                "2",
+                "--subsets",
+                "2",
+                "--n-boot",
+                "10",
+            ]
+        )
     out, err = capsys.readouterr()
     assert rc == 0 and "Traceback" not in err
-    (line,) = [str(w.message) for w in caught]           # the CLI prints it as one line
-    assert line.startswith("model 'boom': 3 warning(s) in 3 of 3 cells") and \
-        "RuntimeError: my factory is broken; the cell is NaN" in line and "\n" not in line
+    (line,) = [str(w.message) for w in caught]  # the CLI prints it as one line
+    assert (
+        line.startswith("model 'boom': 3 warning(s) in 3 of 3 cells")
+        and "RuntimeError: my factory is broken; the cell is NaN" in line
+        and "\n" not in line
+    )
     rows = (tmp_path / "out" / "curve.csv").read_text().splitlines()
     boom = [r for r in rows if r.startswith("boom,")]
     assert len(boom) == 3 and all(",nan,RuntimeError: my factory is broken" in r for r in boom)
@@ -145,8 +186,7 @@ def test_library_factories_still_raise(monkeypatch):
     rng = np.random.default_rng(2)
     x = unit(rng, 10, D)
     with pytest.raises(RuntimeError, match="library bug"):
-        curves._evaluate_cell({"m": model}, x, x[:3], 5.0, x, x, np.eye(10, dtype=bool),
-                              None, None)
+        curves._evaluate_cell({"m": model}, x, x[:3], 5.0, x, x, np.eye(10, dtype=bool), None, None)
 
 
 def test_prior_reprs_are_one_short_line(data):
@@ -159,8 +199,12 @@ def test_prior_reprs_are_one_short_line(data):
     assert len(text) < 200 and "\n" not in text
     assert text.startswith("NIWPrior(mu0[384], cov[384, 384], kappa0=")
     small_broad, small_targets, _ = data
-    for kind, opts in (("latent-gaussian", {}), ("latent-spherical", {}),
-                       ("mixture", {"components": 2}), ("diagonal-gaussian", {})):
+    for kind, opts in (
+        ("latent-gaussian", {}),
+        ("latent-spherical", {}),
+        ("mixture", {"components": 2}),
+        ("diagonal-gaussian", {}),
+    ):
         p = ad.adapt(kind, small_broad, small_targets, tau=5.0, **opts).prior
         assert "\n" not in repr(p) and "array(" not in repr(p), repr(p)
 
@@ -172,7 +216,7 @@ def test_huggingface_bars_are_off_in_a_pipe():
     from anchordiv.data.encoders import quiet_hf_bars
 
     assert tlog.is_progress_bar_enabled()
-    with quiet_hf_bars():                         # pytest's captured stderr is not a terminal
+    with quiet_hf_bars():  # pytest's captured stderr is not a terminal
         assert not tlog.is_progress_bar_enabled() and hub.are_progress_bars_disabled()
     assert tlog.is_progress_bar_enabled() and not hub.are_progress_bars_disabled()
 
@@ -209,8 +253,13 @@ def test_float64_inputs_give_no_jax_truncation_warnings():
     import sys
 
     env = {**os.environ, "JAX_ENABLE_X64": "0"}
-    run = subprocess.run([sys.executable, "-c", TRUNCATION_CHECK], capture_output=True,
-                         text=True, env=env, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-c", TRUNCATION_CHECK],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr
     assert "truncated" not in run.stderr, run.stderr
 
@@ -223,11 +272,11 @@ def test_all_nan_queries_do_not_reach_numpy_warnings():
     rng = np.random.default_rng(4)
     auprc = rng.uniform(size=(20, 5))
     with_nan = np.concatenate([auprc, np.full((20, 1), np.nan)], axis=1)
-    unc = RetrievalUncertainty(rng.uniform(size=(20, 6)), with_nan,
-                               np.append(rng.uniform(size=5), np.nan), 0.9)
+    unc = RetrievalUncertainty(
+        rng.uniform(size=(20, 6)), with_nan, np.append(rng.uniform(size=5), np.nan), 0.9
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         summary = unc.summary()
     q = np.quantile(auprc, [0.05, 0.95], axis=0)
-    assert summary["per_query_auprc_width"] == pytest.approx(float(np.mean(q[1] - q[0])),
-                                                             rel=1e-12)
+    assert summary["per_query_auprc_width"] == pytest.approx(float(np.mean(q[1] - q[0])), rel=1e-12)

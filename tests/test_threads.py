@@ -31,12 +31,12 @@ def test_inference_data_runs_under_the_cap(two_threads, monkeypatch):
         seen.append(blas_threads_now())
         return quantities(draws, ref)
 
-    monkeypatch.setattr(ad.NIWPrior, "quantities", classmethod(spy))   # read live
+    monkeypatch.setattr(ad.NIWPrior, "quantities", classmethod(spy))  # read live
     rng = np.random.default_rng(0)
     post = ad.adapt("gaussian", rng.normal(size=(60, 4)), rng.normal(size=(5, 4)), tau=5.0)
     ad.inference_data(post, num_draws=4)
-    assert seen and all(s == {1} for s in seen)   # posterior (and prior) quantities
-    assert blas_threads_now() == {2}                # restored afterwards
+    assert seen and all(s == {1} for s in seen)  # posterior (and prior) quantities
+    assert blas_threads_now() == {2}  # restored afterwards
 
 
 def test_the_cap_is_configurable(two_threads, monkeypatch):
@@ -87,8 +87,12 @@ def test_results_do_not_depend_on_the_cap(two_threads, monkeypatch):
     monkeypatch.setenv(THREADS_ENV, "0")
     free = ad.adapt("gaussian", broad, targets, tau=5.0)
     assert capped.info["kappa0"] == free.info["kappa0"]
-    np.testing.assert_allclose(np.asarray(capped.point("mean").factor),
-                               np.asarray(free.point("mean").factor), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(capped.point("mean").factor),
+        np.asarray(free.point("mean").factor),
+        rtol=1e-12,
+        atol=1e-14,
+    )
 
 
 def test_nested_entry_points_reuse_the_cap_and_gemm_threads_follow_size():
@@ -107,6 +111,12 @@ def test_warnings_point_at_the_callers_line_through_the_policy():
     """The policy's decorators add frames; library warnings still name the user's line."""
     rng = np.random.default_rng(1)
     with pytest.warns(ad.AnchorDivWarning, match="not unit-norm") as record:
-        ad.adapt("gaussian", rng.normal(size=(40, 4)), 3 * rng.normal(size=(5, 4)), tau=5.0,
-                 kappa0=2.0, nu0=8.0)
+        ad.adapt(
+            "gaussian",
+            rng.normal(size=(40, 4)),
+            3 * rng.normal(size=(5, 4)),
+            tau=5.0,
+            kappa0=2.0,
+            nu0=8.0,
+        )
     assert record[0].filename == __file__

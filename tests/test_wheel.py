@@ -41,8 +41,11 @@ print("prior", type(prior).__name__, prior.dim, ad.__version__, ad.__file__)
 
 def clean_env(tmp: Path) -> dict[str, str]:
     """The environment without anything pointing back at the checkout."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "ANCHORDIV_MODELS", "VIRTUAL_ENV", "PYTHONHOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "ANCHORDIV_MODELS", "VIRTUAL_ENV", "PYTHONHOME")
+    }
     env["HOME"] = env.get("HOME", str(tmp))
     return env
 
@@ -56,30 +59,67 @@ def run(cmd, cwd: Path, env: dict, timeout: int = 240) -> subprocess.CompletedPr
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """``(python, bin, workdir, env)`` of a fresh venv holding only the built wheel."""
-    pytest.importorskip("setuptools", "77")      # the build backend, used in place (make setup)
+    pytest.importorskip("setuptools", "77")  # the build backend, used in place (make setup)
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     src.mkdir()
-    for name in SOURCES:                      # a copy: the build writes build/ and *.egg-info
+    for name in SOURCES:  # a copy: the build writes build/ and *.egg-info
         path = ROOT / name
         if path.is_dir():
-            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns(
-                "__pycache__", "*.egg-info", "build"))
+            shutil.copytree(
+                path,
+                src / name,
+                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"),
+            )
         else:
             shutil.copy2(path, src / name)
     env = clean_env(tmp)
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(tmp / "dist"), str(src)], tmp, env)
-    wheel, = (tmp / "dist").glob("anchordiv-*.whl")
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(tmp / "dist"),
+            str(src),
+        ],
+        tmp,
+        env,
+    )
+    (wheel,) = (tmp / "dist").glob("anchordiv-*.whl")
     target = tmp / "venv"
     venv.EnvBuilder(with_pip=False).create(target)
     python = target / "bin" / "python"
-    purelib = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                        "['purelib'])"], tmp, env).stdout.strip())
+    purelib = Path(
+        run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            tmp,
+            env,
+        ).stdout.strip()
+    )
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (purelib / "zz_shared_dependencies.pth").write_text("\n".join(sorted(deps)) + "\n")
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-         "--no-index", str(wheel)], tmp, env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        tmp,
+        env,
+    )
     work = tmp / "elsewhere"
     work.mkdir()
     return python, target / "bin", work, env
@@ -87,8 +127,15 @@ def installed(tmp_path_factory):
 
 def test_wheel_carries_the_priors_and_the_version(installed):
     python, _, work, env = installed
-    out = run([str(python), "-c", "import anchordiv, sys; print(anchordiv.__file__); "
-               "print(anchordiv.__version__)"], work, env).stdout.split()
+    out = run(
+        [
+            str(python),
+            "-c",
+            "import anchordiv, sys; print(anchordiv.__file__); print(anchordiv.__version__)",
+        ],
+        work,
+        env,
+    ).stdout.split()
     assert out[0].startswith(str(python.parent.parent)), f"imported {out[0]}, not the wheel"
     import anchordiv
 

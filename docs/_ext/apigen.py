@@ -23,14 +23,16 @@ def public_modules() -> list[str]:
 
     names = {"anchordiv"}
     for info in pkgutil.walk_packages(anchordiv.__path__, "anchordiv."):
-        if any(part.startswith("_") for part in info.name.split(".")) \
-                or info.name.startswith(SKIP):
+        if any(part.startswith("_") for part in info.name.split(".")) or info.name.startswith(SKIP):
             continue
         module = importlib.import_module(info.name)
         if getattr(module, "__all__", None):
             names.add(info.name)
-            names |= {obj.__name__ for obj in map(module.__dict__.get, module.__all__)
-                      if inspect.ismodule(obj)}
+            names |= {
+                obj.__name__
+                for obj in map(module.__dict__.get, module.__all__)
+                if inspect.ismodule(obj)
+            }
     return sorted(names)
 
 
@@ -39,17 +41,24 @@ def public_names(module) -> list[str]:
     defines."""
     if hasattr(module, "__all__"):
         return list(module.__all__)
-    return [n for n, obj in vars(module).items() if not n.startswith("_")
-            and (inspect.isfunction(obj) or inspect.isclass(obj))
-            and obj.__module__ == module.__name__]
+    return [
+        n
+        for n, obj in vars(module).items()
+        if not n.startswith("_")
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+        and obj.__module__ == module.__name__
+    ]
 
 
 def top_level() -> dict[int, str]:
     """``id(object) -> name`` of the objects in ``anchordiv.__all__`` (re-exports link there)."""
     import anchordiv
 
-    return {id(getattr(anchordiv, n)): n for n in anchordiv.__all__
-            if not isinstance(getattr(anchordiv, n), (str, int, float, tuple))}
+    return {
+        id(getattr(anchordiv, n)): n
+        for n in anchordiv.__all__
+        if not isinstance(getattr(anchordiv, n), (str, int, float, tuple))
+    }
 
 
 def module_page(name: str, shared: dict[int, str]) -> str:
@@ -65,8 +74,17 @@ def module_page(name: str, shared: dict[int, str]) -> str:
             linked.append(f":py:obj:`{n} <anchordiv.{shared[id(obj)]}>`")
         else:
             own.append(n)
-    lines = [name, "=" * len(name), "", f".. automodule:: {name}", "   :no-members:", "   :no-index:", "",
-             f".. currentmodule:: {name}", ""]
+    lines = [
+        name,
+        "=" * len(name),
+        "",
+        f".. automodule:: {name}",
+        "   :no-members:",
+        "   :no-index:",
+        "",
+        f".. currentmodule:: {name}",
+        "",
+    ]
     if own:
         lines += [".. autosummary::", "   :toctree: ../generated", "   :nosignatures:", ""]
         lines += [f"   {n}" for n in own] + [""]
@@ -90,7 +108,7 @@ def write_reference(api_dir: Path) -> list[str]:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
     documented = documented_names(api_dir)
-    for stub in (Path(api_dir) / "generated").glob("*.rst"):   # names that left __all__
+    for stub in (Path(api_dir) / "generated").glob("*.rst"):  # names that left __all__
         if stub.stem not in documented:
             stub.unlink()
     return modules
@@ -103,13 +121,16 @@ def documented_names(api_dir: Path) -> set[str]:
         module = page.stem
         body = page.read_text(encoding="utf-8").split(".. autosummary::", 1)
         if len(body) == 2:
-            names |= {f"{module}.{line.strip()}" for line in body[1].splitlines()
-                      if line.startswith("   ") and not line.strip().startswith(":")
-                      and line.strip()}
+            names |= {
+                f"{module}.{line.strip()}"
+                for line in body[1].splitlines()
+                if line.startswith("   ") and not line.strip().startswith(":") and line.strip()
+            }
     return names
 
 
 # --- docstring clean-up at build time (the sources stay plain, readable text) ----------------
+
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
@@ -142,10 +163,15 @@ def code_examples(lines: list[str]) -> list[str]:
     while i < len(lines):
         line = lines[i]
         prev = next((p for p in reversed(out) if p.strip()), "")
-        starts_block = (i > 0 and not lines[i - 1].strip() and _indent(line) >= 4
-                        and line.strip() and _indent(prev) == 0
-                        and not prev.rstrip().endswith("::")
-                        and not prev.lstrip().startswith(("* ", "- ", "..", "|", "+", ":")))
+        starts_block = (
+            i > 0
+            and not lines[i - 1].strip()
+            and _indent(line) >= 4
+            and line.strip()
+            and _indent(prev) == 0
+            and not prev.rstrip().endswith("::")
+            and not prev.lstrip().startswith(("* ", "- ", "..", "|", "+", ":"))
+        )
         if starts_block:
             block, base = [], _indent(line)
             while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) >= base):
@@ -163,8 +189,11 @@ def code_examples(lines: list[str]) -> list[str]:
 def process_docstring(app, what, name, obj, options, lines) -> None:
     """Drop a builtin type's docstring shown for a constant; mark code examples."""
     builtin = getattr(type(obj), "__doc__", None)
-    if what in ("data", "attribute") and isinstance(builtin, str) and \
-            "\n".join(lines).strip() == builtin.strip():
+    if (
+        what in ("data", "attribute")
+        and isinstance(builtin, str)
+        and "\n".join(lines).strip() == builtin.strip()
+    ):
         lines[:] = []
         return
     lines[:] = code_examples(lines)

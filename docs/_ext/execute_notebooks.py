@@ -26,18 +26,23 @@ def execute(script: Path, timeout: int = 1200) -> Path:
     notebook = jupytext.read(script)
     saved = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
-        try:                          # the kernel inherits this process's environment
+        try:  # the kernel inherits this process's environment
             os.environ.pop("ANCHORDIV_NOTEBOOK_FULL", None)
             os.environ.update(ANCHORDIV_NOTEBOOK_OUT=tmp, MPLBACKEND="Agg")
-            nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                                    resources={"metadata": {"path": tmp}}).execute()
+            nbclient.NotebookClient(
+                notebook,
+                timeout=timeout,
+                kernel_name="python3",
+                resources={"metadata": {"path": tmp}},
+            ).execute()
         finally:
             os.environ.clear()
             os.environ.update(saved)
-    for cell in notebook.cells:      # a library's notice that ipywidgets is missing: not ours
+    for cell in notebook.cells:  # a library's notice that ipywidgets is missing: not ours
         if cell.cell_type == "code":
-            cell["outputs"] = [o for o in cell.outputs
-                               if "IProgress not found" not in "".join(o.get("text", ""))]
+            cell["outputs"] = [
+                o for o in cell.outputs if "IProgress not found" not in "".join(o.get("text", ""))
+            ]
     out = script.with_suffix(".ipynb")
     jupytext.write(notebook, out, fmt="ipynb")
     return out
@@ -46,10 +51,10 @@ def execute(script: Path, timeout: int = 1200) -> Path:
 def main(argv: list[str]) -> int:
     scripts = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("*.py"))
     src = str(ROOT / "src")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH"))
-                                               if p)
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
-                                          os.environ.get("PATH", "")])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    os.environ["PATH"] = os.pathsep.join(
+        [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+    )
     for script in scripts:
         start = time.perf_counter()
         out = execute(script)

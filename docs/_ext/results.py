@@ -67,9 +67,12 @@ def _select(items, select: str, where: str):
     conditions = [c.split("=", 1) for c in re.split(r",(?=\w+=)", select.lstrip("*"))]
     if any(len(c) != 2 for c in conditions):
         raise ResultError(f"{where}: selector [{select}] must be field=value[,field=value]")
-    found = [item for item in items if isinstance(item, dict)
-             and all(k.strip() in item and _equal(item[k.strip()], v.strip())
-                     for k, v in conditions)]
+    found = [
+        item
+        for item in items
+        if isinstance(item, dict)
+        and all(k.strip() in item and _equal(item[k.strip()], v.strip()) for k, v in conditions)
+    ]
     if every:
         if not found:
             raise ResultError(f"{where}: [{select}] matches nothing")
@@ -115,8 +118,9 @@ def _steps(path: str, value) -> list[str]:
     i = 0
     while i < len(parts):
         j = len(parts)
-        while j > i + 1 and not ("[" not in ".".join(parts[i:j - 1])
-                                 and ".".join(parts[i:j]).split("[")[0] in keys):
+        while j > i + 1 and not (
+            "[" not in ".".join(parts[i : j - 1]) and ".".join(parts[i:j]).split("[")[0] in keys
+        ):
             j -= 1
         out.append(".".join(parts[i:j]))
         i = j
@@ -161,8 +165,9 @@ def _step(value, key: str, ref: str, where: str):
 
 def format_value(value, spec: str | None) -> str:
     """``value`` formatted by ``spec``; exponents print compactly (``2.65e6``, ``1.5e-6``)."""
-    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m[1] == "-" else "") + m[2],
-                  _format(value, spec))
+    return re.sub(
+        r"e([+-])0*(\d)", lambda m: "e" + ("-" if m[1] == "-" else "") + m[2], _format(value, spec)
+    )
 
 
 def _format(value, spec: str | None) -> str:

@@ -14,48 +14,99 @@ __version__ = "0.4.0"
 # Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ad.retrieval,
 # ad.adaptation, ad.checks, ad.evaluation, ad.scale, ad.data, ad.app).
 from .errors import AnchorDivError
-from .provenance import (AnchorDivWarning, Embeddings, load_embeddings, resolve_tau,
-                         save_embeddings)
+from .provenance import AnchorDivWarning, Embeddings, load_embeddings, resolve_tau, save_embeddings
 from .anchors import AnchorModel, Gaussian, fit, mix
 from .io import load_model, save_model, shipped_priors
 from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import divergence, top_k
 from .retrieval.index import FaissIndex, GalleryIndex
 from .retrieval.metrics import auprc
-from .adaptation import (SVI, BinghamPrior, DiagonalPrior, DirichletNIWPrior, Exact, NIWPrior, NUTS,
-                         Posterior,
-                         PosteriorBinghamPrior, SpectralPrior, StructuredPrior, adapt, infer, load_posterior,
-                         load_prior, save_posterior)
+from .adaptation import (
+    SVI,
+    BinghamPrior,
+    DiagonalPrior,
+    DirichletNIWPrior,
+    Exact,
+    NIWPrior,
+    NUTS,
+    Posterior,
+    PosteriorBinghamPrior,
+    SpectralPrior,
+    StructuredPrior,
+    adapt,
+    infer,
+    load_posterior,
+    load_prior,
+    save_posterior,
+)
 from .checks.criticism import compare_priors
 from .checks.sbc import sbc
-from .checks.uncertainty import (inference_data, load_inference_data, retrieval_uncertainty,
-                                 save_inference_data)
+from .checks.uncertainty import (
+    inference_data,
+    load_inference_data,
+    retrieval_uncertainty,
+    save_inference_data,
+)
 from .evaluation.curves import adaptation_curve, register_model
 from .evaluation.evaluate import evaluate
 
 __all__ = [
-    "__version__", "AnchorDivError", "AnchorDivWarning",
+    "__version__",
+    "AnchorDivError",
+    "AnchorDivWarning",
     # embeddings and saved models
-    "Embeddings", "load_embeddings", "save_embeddings", "resolve_tau", "load_model", "save_model",
+    "Embeddings",
+    "load_embeddings",
+    "save_embeddings",
+    "resolve_tau",
+    "load_model",
+    "save_model",
     "shipped_priors",
     # anchor models and retrieval
-    "AnchorModel", "Gaussian", "fit", "mix", "divergence", "top_k", "cosine", "inversion",
-    "GalleryIndex", "FaissIndex", "auprc",
+    "AnchorModel",
+    "Gaussian",
+    "fit",
+    "mix",
+    "divergence",
+    "top_k",
+    "cosine",
+    "inversion",
+    "GalleryIndex",
+    "FaissIndex",
+    "auprc",
     # priors, inference, posteriors
-    "NIWPrior", "BinghamPrior", "PosteriorBinghamPrior", "DirichletNIWPrior", "DiagonalPrior",
-    "SpectralPrior", "StructuredPrior",
-    "load_prior", "Exact", "NUTS", "SVI", "infer", "adapt", "Posterior", "save_posterior",
+    "NIWPrior",
+    "BinghamPrior",
+    "PosteriorBinghamPrior",
+    "DirichletNIWPrior",
+    "DiagonalPrior",
+    "SpectralPrior",
+    "StructuredPrior",
+    "load_prior",
+    "Exact",
+    "NUTS",
+    "SVI",
+    "infer",
+    "adapt",
+    "Posterior",
+    "save_posterior",
     "load_posterior",
     # checks
-    "inference_data", "save_inference_data", "load_inference_data", "retrieval_uncertainty",
-    "compare_priors", "sbc",
+    "inference_data",
+    "save_inference_data",
+    "load_inference_data",
+    "retrieval_uncertainty",
+    "compare_priors",
+    "sbc",
     # evaluation
-    "evaluate", "adaptation_curve", "register_model",
+    "evaluate",
+    "adaptation_curve",
+    "register_model",
 ]
 
 from . import deprecated
 
-deprecated.install()       # the 0.4.0 deprecation shims: old module paths, post.inference_data
+deprecated.install()  # the 0.4.0 deprecation shims: old module paths, post.inference_data
 
 
 def __getattr__(name):

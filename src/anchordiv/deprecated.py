@@ -48,25 +48,48 @@ MOVED_MODULES = {
 
 #: old top-level name -> the subpackage that exports it now
 MOVED_NAMES = {
-    **dict.fromkeys(["Softmax", "GaussianMixture", "AnchorMixture", "LatentGaussian",
-                     "LatentSpherical", "KINDS"], "anchordiv.anchors"),
-    **dict.fromkeys(["bregman", "mips_keys", "mips_offset", "mips_queries", "prevalence",
-                     "merge_results", "recall_at_k"], "anchordiv.retrieval"),
+    **dict.fromkeys(
+        [
+            "Softmax",
+            "GaussianMixture",
+            "AnchorMixture",
+            "LatentGaussian",
+            "LatentSpherical",
+            "KINDS",
+        ],
+        "anchordiv.anchors",
+    ),
+    **dict.fromkeys(
+        [
+            "bregman",
+            "mips_keys",
+            "mips_offset",
+            "mips_queries",
+            "prevalence",
+            "merge_results",
+            "recall_at_k",
+        ],
+        "anchordiv.retrieval",
+    ),
     "Evaluation": "anchordiv.evaluation",
     "PriorComparison": "anchordiv.checks",
 }
 
 
 def warn(old: str, new: str, stacklevel: int = 3) -> None:
-    warnings.warn(f"{old} is deprecated and will be removed in anchordiv {REMOVAL}; use {new} "
-                  f"(see CHANGELOG.md)", DeprecationWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"{old} is deprecated and will be removed in anchordiv {REMOVAL}; use {new} "
+        f"(see CHANGELOG.md)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def new_path(fullname: str) -> str | None:
     """The current path of an old module path, or None when it never moved."""
     for old, new in MOVED_MODULES.items():
         if fullname == old or fullname.startswith(old + "."):
-            return new + fullname[len(old):]
+            return new + fullname[len(old) :]
     return None
 
 
@@ -80,13 +103,13 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        return None                     # a placeholder that exec_module replaces
+        return None  # a placeholder that exec_module replaces
 
     def exec_module(self, module):
         old = module.__name__
         new = new_path(old)
         assert new is not None
-        warn(f"the module {old}", new)         # import frames are skipped: the importer
+        warn(f"the module {old}", new)  # import frames are skipped: the importer
         # the import system returns what sys.modules holds under the old name after this call
         sys.modules[old] = importlib.import_module(new)
 
@@ -96,7 +119,7 @@ def moved_name(name: str):
     if name not in MOVED_NAMES:
         raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")
     module = MOVED_NAMES[name]
-    warn(f"anchordiv.{name}", f"{module}.{name}", stacklevel=4)   # via ad.__getattr__
+    warn(f"anchordiv.{name}", f"{module}.{name}", stacklevel=4)  # via ad.__getattr__
     return getattr(importlib.import_module(module), name)
 
 
@@ -105,7 +128,8 @@ def posterior_inference_data(self, *args, **kwargs):
     forwards to with the same arguments."""
     warn("Posterior.inference_data(...)", "ad.inference_data(post, ...)")
     return importlib.import_module("anchordiv.checks.uncertainty").inference_data(
-        self, *args, **kwargs)
+        self, *args, **kwargs
+    )
 
 
 def install() -> None:

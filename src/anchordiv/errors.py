@@ -61,8 +61,10 @@ class OutputExistsError(AnchorDivError):
 
     def message(self, option: str) -> str:
         """The message with ``option`` as the way to replace the destination."""
-        return (f"{self.path}: already exists ({self.what}); pass {option} to replace it, or "
-                f"choose another path")
+        return (
+            f"{self.path}: already exists ({self.what}); pass {option} to replace it, or "
+            f"choose another path"
+        )
 
 
 def check_output(path, overwrite: bool = False, *, file: bool = False):
@@ -78,22 +80,26 @@ def check_output(path, overwrite: bool = False, *, file: bool = False):
     path = Path(path)
     if file:
         if path.is_dir():
-            raise AnchorDivError(f"{path}: is a directory; the output is a file — choose "
-                                 f"another path")
+            raise AnchorDivError(
+                f"{path}: is a directory; the output is a file — choose another path"
+            )
         if path.exists() and not overwrite:
             raise OutputExistsError(path, "a file")
         return path
     if path.exists() and not path.is_dir():
-        raise AnchorDivError(f"{path}: exists and is not a directory; the output is a "
-                             "directory — choose another path")
+        raise AnchorDivError(
+            f"{path}: exists and is not a directory; the output is a "
+            "directory — choose another path"
+        )
     if path.is_dir() and any(path.iterdir()) and not overwrite:
         what = "a saved bundle" if (path / "card.json").is_file() else "a non-empty directory"
         raise OutputExistsError(path, what)
     return path
 
 
-def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,
-              check_finite: bool = True) -> np.ndarray:
+def as_matrix(
+    name: str, x, *, dim: int | None = None, min_rows: int = 1, check_finite: bool = True
+) -> np.ndarray:
     """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1, d]``).
 
     Floating dtypes are kept (float32 stays float32).  Raises if the array is empty, not of a
@@ -103,32 +109,39 @@ def as_matrix(name: str, x, *, dim: int | None = None, min_rows: int = 1,
     """
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
-        raise AnchorDivError(f"{name}: expected floating-point embeddings, got dtype={arr.dtype}"
-                             f" (a relevance or label array? cast with .astype(np.float32) if "
-                             f"the values are really embeddings)")
+        raise AnchorDivError(
+            f"{name}: expected floating-point embeddings, got dtype={arr.dtype}"
+            f" (a relevance or label array? cast with .astype(np.float32) if "
+            f"the values are really embeddings)"
+        )
     if arr.size == 0:
-        raise AnchorDivError(f"{name}: is empty (shape {list(arr.shape)}); need at least "
-                             f"{max(min_rows, 1)} row(s) of d > 0 numbers")
+        raise AnchorDivError(
+            f"{name}: is empty (shape {list(arr.shape)}); need at least "
+            f"{max(min_rows, 1)} row(s) of d > 0 numbers"
+        )
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
         raise AnchorDivError(f"{name}: expected shape [n, d], got {list(arr.shape)}")
     if arr.shape[0] < min_rows:
-        raise AnchorDivError(
-            f"{name}: need at least {min_rows} row(s), got {arr.shape[0]}")
+        raise AnchorDivError(f"{name}: need at least {min_rows} row(s), got {arr.shape[0]}")
     if dim is not None and arr.shape[1] != dim:
         raise AnchorDivError(
             f"{name}: dimension mismatch: last axis has {arr.shape[1]} entries, "
-            f"the model expects d={dim}")
+            f"the model expects d={dim}"
+        )
     if check_finite:
         # float16: inf/NaN have all exponent bits set; numpy's float16 isfinite is ~25x slower
-        bad = ((arr.view(np.uint16) & 0x7C00) == 0x7C00) if arr.dtype == np.float16 else \
-            ~np.isfinite(arr)
+        bad = (
+            ((arr.view(np.uint16) & 0x7C00) == 0x7C00)
+            if arr.dtype == np.float16
+            else ~np.isfinite(arr)
+        )
         if bad.any():
             rows = np.unique(np.nonzero(bad)[0])
             raise AnchorDivError(
-                f"{name}: contains NaN or inf in {len(rows)} row(s) "
-                f"(first: row {int(rows[0])})")
+                f"{name}: contains NaN or inf in {len(rows)} row(s) (first: row {int(rows[0])})"
+            )
     return arr
 
 
@@ -171,23 +184,27 @@ MAX_DUPLICATE_FRACTION = 0.5
 IDENTICAL_TOLERANCE = 1e-6
 
 
-def check_covariance(name: str, cov, *, dim: int | None = None,
-                     definite: bool = True) -> np.ndarray:
+def check_covariance(
+    name: str, cov, *, dim: int | None = None, definite: bool = True
+) -> np.ndarray:
     """``cov [d, d]`` as float64 unless it is not a finite symmetric positive-definite (or, with
     ``definite=False``, semi-definite) matrix: an :class:`AnchorDivError` naming ``name`` and
     what is wrong (a negative or NaN covariance would score every pair 0 or NaN, silently)."""
     c = np.asarray(cov, np.float64)
     if c.ndim != 2 or c.shape[0] != c.shape[1] or (dim is not None and c.shape[0] != dim):
         want = f"[{dim}, {dim}]" if dim is not None else "[d, d]"
-        raise AnchorDivError(f"{name}: expected a covariance matrix {want}, got shape "
-                             f"{list(c.shape)}")
+        raise AnchorDivError(
+            f"{name}: expected a covariance matrix {want}, got shape {list(c.shape)}"
+        )
     if not np.isfinite(c).all():
-        raise AnchorDivError(f"{name}: contains NaN or inf ({int((~np.isfinite(c)).sum())} "
-                             f"entries)")
+        raise AnchorDivError(
+            f"{name}: contains NaN or inf ({int((~np.isfinite(c)).sum())} entries)"
+        )
     scale = max(float(np.max(np.abs(c))), np.finfo(np.float64).tiny)
     if np.max(np.abs(c - c.T)) > 1e-6 * scale:
-        raise AnchorDivError(f"{name}: is not symmetric (largest |C - Cᵀ| = "
-                             f"{float(np.max(np.abs(c - c.T))):.3g})")
+        raise AnchorDivError(
+            f"{name}: is not symmetric (largest |C - Cᵀ| = {float(np.max(np.abs(c - c.T))):.3g})"
+        )
     if definite:
         try:
             np.linalg.cholesky(c)
@@ -196,9 +213,11 @@ def check_covariance(name: str, cov, *, dim: int | None = None,
             pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
     if low <= 0 if definite else low < -1e-6 * scale:
-        raise AnchorDivError(f"{name}: is not positive {'definite' if definite else 'semi-definite'}"
-                             f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a "
-                             f"ridge)")
+        raise AnchorDivError(
+            f"{name}: is not positive {'definite' if definite else 'semi-definite'}"
+            f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a "
+            f"ridge)"
+        )
     return c
 
 
@@ -209,8 +228,10 @@ def check_spread(name: str, a: np.ndarray) -> np.ndarray:
     scale = max(float(np.max(np.abs(a))), np.finfo(np.float64).tiny)
     if float(np.max(np.abs(a - a[:1]))) <= IDENTICAL_TOLERANCE * scale:
         what = "a single anchor" if len(a) == 1 else f"all {len(a)} anchors are identical"
-        raise AnchorDivError(f"{name}: {what} (zero variance): every divergence would be 0 and "
-                             f"every ranking a tie; need at least 2 distinct anchors")
+        raise AnchorDivError(
+            f"{name}: {what} (zero variance): every divergence would be 0 and "
+            f"every ranking a tie; need at least 2 distinct anchors"
+        )
     return check_duplicates(name, a)
 
 
@@ -220,7 +241,9 @@ def check_duplicates(name: str, a: np.ndarray) -> np.ndarray:
     rows = np.ascontiguousarray(a).view(np.dtype((np.void, a.dtype.itemsize * a.shape[1])))
     dup = 1.0 - len(np.unique(rows)) / len(a)
     if dup > MAX_DUPLICATE_FRACTION:
-        raise AnchorDivError(f"{name}: {dup:.0%} of the {len(a)} anchors repeat another anchor "
-                             f"exactly (tolerance {MAX_DUPLICATE_FRACTION:.0%}); de-duplicate "
-                             f"them (or pass weights to the softmax model)")
+        raise AnchorDivError(
+            f"{name}: {dup:.0%} of the {len(a)} anchors repeat another anchor "
+            f"exactly (tolerance {MAX_DUPLICATE_FRACTION:.0%}); de-duplicate "
+            f"them (or pass weights to the softmax model)"
+        )
     return a

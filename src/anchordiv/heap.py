@@ -75,8 +75,11 @@ def fixed_thresholds(environ: dict[str, str]) -> tuple[int, int] | None:
     """``(trim, mmap)`` thresholds in bytes that glibc was fixed to by ``environ``
     (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_`` or their ``GLIBC_TUNABLES``
     names, the tunables first); ``None`` when neither is set (glibc's dynamic threshold)."""
-    tunables = dict(item.partition("=")[::2]
-                    for item in environ.get("GLIBC_TUNABLES", "").split(":") if "=" in item)
+    tunables = dict(
+        item.partition("=")[::2]
+        for item in environ.get("GLIBC_TUNABLES", "").split(":")
+        if "=" in item
+    )
     trim = tunables.get("glibc.malloc.trim_threshold", environ.get("MALLOC_TRIM_THRESHOLD_"))
     mmap = tunables.get("glibc.malloc.mmap_threshold", environ.get("MALLOC_MMAP_THRESHOLD_"))
     if trim is None and mmap is None:
@@ -159,6 +162,16 @@ def reusing_heap(fn):
     return reused_heap()(fn)
 
 
-__all__ = ["IDLE_RELEASE_S", "TASK_MMAP_THRESHOLD", "TASK_TRIM_THRESHOLD", "fixed_thresholds",
-           "glibc", "heap_lifted", "release_heap", "reused_heap", "reusing_heap",
-           "startup_environ", "startup_thresholds"]
+__all__ = [
+    "IDLE_RELEASE_S",
+    "TASK_MMAP_THRESHOLD",
+    "TASK_TRIM_THRESHOLD",
+    "fixed_thresholds",
+    "glibc",
+    "heap_lifted",
+    "release_heap",
+    "reused_heap",
+    "reusing_heap",
+    "startup_environ",
+    "startup_thresholds",
+]

@@ -106,8 +106,9 @@ def resolve_prior(path) -> Path:
     if p.exists() or os.sep in name or "/" in name:
         raise AnchorDivError(f"{p}: not a saved anchordiv bundle (no {CARD})")
     names = ", ".join(shipped) or f"none found in {models_dir()}"
-    raise AnchorDivError(f"prior: {name!r} is neither a saved bundle nor a shipped prior; "
-                         f"shipped: {names}")
+    raise AnchorDivError(
+        f"prior: {name!r} is neither a saved bundle nor a shipped prior; shipped: {names}"
+    )
 
 
 def flatten_model(model: AnchorModel, prefix: str = "") -> tuple[dict, dict[str, np.ndarray]]:
@@ -132,8 +133,9 @@ def unflatten_model(structure: dict, arrays) -> AnchorModel:
         raise AnchorDivError(f"unknown model kind {kind!r} in saved file")
     values = {}
     for name, spec in structure["fields"].items():
-        values[name] = unflatten_model(spec, arrays) if isinstance(spec, dict) \
-            else jnp.asarray(arrays[spec])
+        values[name] = (
+            unflatten_model(spec, arrays) if isinstance(spec, dict) else jnp.asarray(arrays[spec])
+        )
     return MODEL_CLASSES[kind](**values)
 
 
@@ -147,14 +149,19 @@ def data_hash(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def write_bundle(path, arrays: dict[str, np.ndarray], card: dict, *,
-                 overwrite: bool = False) -> Path:
+def write_bundle(
+    path, arrays: dict[str, np.ndarray], card: dict, *, overwrite: bool = False
+) -> Path:
     """Write ``arrays.npz`` + ``card.json`` (adding version, time and data hash) to ``path``;
     an existing non-empty ``path`` is refused unless ``overwrite`` (:func:`check_output`)."""
     path = check_output(path, overwrite)
     path.mkdir(parents=True, exist_ok=True)
-    card = {**card, "package_version": package_version(), "data_hash": data_hash(arrays),
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    card = {
+        **card,
+        "package_version": package_version(),
+        "data_hash": data_hash(arrays),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
     np.savez(path / ARRAYS, **arrays)
     (path / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     return path
@@ -164,8 +171,9 @@ def _read_card(path: Path) -> dict:
     try:
         card = json.loads((path / CARD).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise AnchorDivError(f"{path / CARD}: not valid JSON ({err}); the bundle's card is "
-                             f"corrupt") from None
+        raise AnchorDivError(
+            f"{path / CARD}: not valid JSON ({err}); the bundle's card is corrupt"
+        ) from None
     if not isinstance(card, dict) or "type" not in card:
         raise AnchorDivError(f"{path / CARD}: not an anchordiv card (a JSON object with 'type')")
     return card
@@ -176,8 +184,9 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
         with np.load(path / ARRAYS, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
     except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as err:
-        raise AnchorDivError(f"{path / ARRAYS}: unreadable or truncated array archive "
-                             f"({type(err).__name__}: {err})") from None
+        raise AnchorDivError(
+            f"{path / ARRAYS}: unreadable or truncated array archive ({type(err).__name__}: {err})"
+        ) from None
 
 
 def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], dict]:
@@ -193,10 +202,13 @@ def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], di
     arrays = _read_arrays(path)
     if verify and card.get("data_hash") != data_hash(arrays):
         raise AnchorDivError(f"{path}: arrays do not match the card's data_hash (corrupt?)")
-    if card.get("dim") is not None and card["dim"] not in {n for a in arrays.values()
-                                                           for n in a.shape}:
-        raise AnchorDivError(f"{path / CARD}: says dim = {card['dim']} but no array has an "
-                             f"axis of that length (card edited or mismatched files)")
+    if card.get("dim") is not None and card["dim"] not in {
+        n for a in arrays.values() for n in a.shape
+    }:
+        raise AnchorDivError(
+            f"{path / CARD}: says dim = {card['dim']} but no array has an "
+            f"axis of that length (card edited or mismatched files)"
+        )
     return arrays, card
 
 
@@ -209,8 +221,10 @@ def expect_type(path, card: dict, expected: str, what: str) -> None:
 def check_card_dim(path, card: dict, dim: int) -> None:
     """The card's ``dim`` field must equal the dimension of the loaded arrays."""
     if card.get("dim") is not None and card["dim"] != dim:
-        raise AnchorDivError(f"{Path(path) / CARD}: says dim = {card['dim']} but the arrays have "
-                             f"d = {dim} (card edited or mismatched files)")
+        raise AnchorDivError(
+            f"{Path(path) / CARD}: says dim = {card['dim']} but the arrays have "
+            f"d = {dim} (card edited or mismatched files)"
+        )
 
 
 def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> Path:
@@ -291,8 +305,9 @@ def load_model(path, *, verify: bool = True) -> AnchorModel:
     try:
         model = unflatten_model(card["structure"], arrays)
     except (KeyError, TypeError, AttributeError) as err:
-        raise AnchorDivError(f"{Path(path) / CARD}: its structure does not match the arrays "
-                             f"(missing {err})") from None
+        raise AnchorDivError(
+            f"{Path(path) / CARD}: its structure does not match the arrays (missing {err})"
+        ) from None
     check_card_dim(path, card, model.dim)
     return model
 

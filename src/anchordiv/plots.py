@@ -78,8 +78,14 @@ def finish(fig, path=None):
 _STYLE = {"target": "-", "posterior": "-", "isotropic": ":", "baseline": "--", "custom": "-."}
 
 
-def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
-               title: str = "adaptation curve", ylabel: str = "mean AUPRC") -> Path:
+def plot_curve(
+    summary: list[dict],
+    path,
+    *,
+    prevalence: float | None = None,
+    title: str = "adaptation curve",
+    ylabel: str = "mean AUPRC",
+) -> Path:
     """AUPRC against target-anchor budget (log x), one line per model with its interval band.
 
     Parameters
@@ -111,8 +117,15 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
             continue
         b = np.array([r["budget"] for r in rows], float)
         m, lo, hi = (np.array([r[k] for r in rows], float) for k in ("auprc", "low", "high"))
-        ax.plot(b, m, _STYLE.get(rows[0].get("role"), "-"), color=colours[i],
-                marker=MARKERS[i % len(MARKERS)], ms=3, label=model)
+        ax.plot(
+            b,
+            m,
+            _STYLE.get(rows[0].get("role"), "-"),
+            color=colours[i],
+            marker=MARKERS[i % len(MARKERS)],
+            ms=3,
+            label=model,
+        )
         band = 0.07 if rows[0].get("role") == "baseline" else 0.15
         ax.fill_between(b, lo, hi, color=colours[i], alpha=band, linewidth=0)
     if prevalence is not None:
@@ -124,7 +137,7 @@ def plot_curve(summary: list[dict], path, *, prevalence: float | None = None,
     ax.grid(alpha=0.3, which="both")
     if len(models) <= 8:
         ax.legend(fontsize=8, loc="best")
-    else:                                   # many lines: the legend beside the axes
+    else:  # many lines: the legend beside the axes
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return save_figure(fig, path)
 
@@ -166,8 +179,9 @@ def distinct_colours(n: int) -> list:
     return [colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, n)]
 
 
-def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
-                label: str = "scorer") -> Path:
+def plot_scores(
+    summary: list[dict], path, *, title: str = "retrieval", label: str = "scorer"
+) -> Path:
     """Horizontal bars of mean AUPRC with interval whiskers, prevalence as a dotted line.
 
     Parameters
@@ -203,8 +217,6 @@ def plot_scores(summary: list[dict], path, *, title: str = "retrieval",
     return save_figure(fig, path)
 
 
-
-
 def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     """The ELBO against step, symlog y so early and late steps both show.
 
@@ -233,5 +245,13 @@ def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     return save_figure(fig, path)
 
 
-__all__ = ["MARKERS", "distinct_colours", "elbo_plot", "finish", "plot_curve", "plot_scores",
-           "pyplot", "save_figure"]
+__all__ = [
+    "MARKERS",
+    "distinct_colours",
+    "elbo_plot",
+    "finish",
+    "plot_curve",
+    "plot_scores",
+    "pyplot",
+    "save_figure",
+]

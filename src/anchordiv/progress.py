@@ -48,7 +48,7 @@ class LineBar(_terminal_bar):
         if self.fp is None:
             return True
         if self.n == 0 and self.mininterval > 0 and not getattr(self, "_closing", False):
-            return True                # no "0 %" line: the first one is due after the interval
+            return True  # no "0 %" line: the first one is due after the interval
         line = (msg if msg is not None else self.__str__()).strip()
         if line and line != getattr(self, "_last_line", None):
             self.fp.write(line + "\n")
@@ -59,7 +59,7 @@ class LineBar(_terminal_bar):
     def close(self):
         if not self.disable:
             self._closing = True
-            self.display()             # the final line (tqdm's own close would redraw with \r)
+            self.display()  # the final line (tqdm's own close would redraw with \r)
             self.sp = None
         super().close()
 

@@ -65,11 +65,12 @@ class Embeddings(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         inputs = tuple(np.asarray(x) if isinstance(x, Embeddings) else x for x in inputs)
         if "out" in kwargs:
-            kwargs["out"] = tuple(np.asarray(x) if isinstance(x, Embeddings) else x
-                                  for x in kwargs["out"])
+            kwargs["out"] = tuple(
+                np.asarray(x) if isinstance(x, Embeddings) else x for x in kwargs["out"]
+            )
         return getattr(ufunc, method)(*inputs, **kwargs)
 
-    def __reduce__(self):   # pickles (multiprocessing, Dask) as a plain array + provenance
+    def __reduce__(self):  # pickles (multiprocessing, Dask) as a plain array + provenance
         return (with_provenance, (np.asarray(self), self.provenance))
 
 
@@ -93,8 +94,10 @@ def common_provenance(**named) -> dict:
     encoders = {p["encoder"] for p in seen.values()}
     if len(encoders) > 1:
         detail = ", ".join(f"{name}: {p['encoder']}" for name, p in seen.items())
-        raise AnchorDivError(f"embeddings of different encoders cannot be mixed ({detail}); "
-                             f"embed every input with the same encoder")
+        raise AnchorDivError(
+            f"embeddings of different encoders cannot be mixed ({detail}); "
+            f"embed every input with the same encoder"
+        )
     return next(iter(seen.values()), {})
 
 
@@ -139,10 +142,12 @@ def resolve_tau(tau, **named) -> float:
     raise AnchorDivError(
         "tau: not given and the embeddings carry no encoder provenance; pass tau= the encoder's "
         "logit scale (all-MiniLM-L6-v2: 20, CLIP: ~100; `enc.logit_scale`), or use embeddings "
-        "from data.embed_texts / ad.load_embeddings / `anchordiv embed`, which record it")
+        "from data.embed_texts / ad.load_embeddings / `anchordiv embed`, which record it"
+    )
 
 
 # ---- files ---------------------------------------------------------------------------------
+
 
 def npy_path(path) -> Path:
     """``path`` with the ``.npy`` suffix numpy adds when saving (``out`` -> ``out.npy``)."""
@@ -155,8 +160,15 @@ def sidecar_path(path) -> Path:
     return npy_path(path).with_suffix(SIDECAR)
 
 
-def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float | None = None,
-                    overwrite: bool = False, **extra) -> Path:
+def save_embeddings(
+    path,
+    x,
+    *,
+    encoder: str | None = None,
+    logit_scale: float | None = None,
+    overwrite: bool = False,
+    **extra,
+) -> Path:
     """Write embeddings and their provenance sidecar.
 
     Writes ``x`` to ``path`` (``.npy`` added if missing) and the sidecar ``X.json`` beside it:
@@ -200,11 +212,18 @@ def save_embeddings(path, x, *, encoder: str | None = None, logit_scale: float |
     check_output(sidecar_path(p), overwrite, file=True)
     p.parent.mkdir(parents=True, exist_ok=True)
     arr = np.asarray(x)
-    prov = {**provenance_of(x), **{k: v for k, v in (("encoder", encoder),
-                                                      ("logit_scale", logit_scale)) if v is not None}}
+    prov = {
+        **provenance_of(x),
+        **{k: v for k, v in (("encoder", encoder), ("logit_scale", logit_scale)) if v is not None},
+    }
     np.save(p, arr)
-    meta = {"embeddings": str(p), **prov, **extra, "rows": int(arr.shape[0]),
-            "dim": int(arr.shape[-1]) if arr.ndim else 0}
+    meta = {
+        "embeddings": str(p),
+        **prov,
+        **extra,
+        "rows": int(arr.shape[0]),
+        "dim": int(arr.shape[-1]) if arr.ndim else 0,
+    }
     sidecar_path(p).write_text(json.dumps(meta, indent=1, default=str) + "\n")
     return p
 
@@ -275,11 +294,15 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
     meta = read_sidecar(path)
     if not meta:
         return arr
-    for key, actual in (("rows", arr.shape[0] if arr.ndim else None),
-                        ("dim", arr.shape[-1] if arr.ndim else None)):
+    for key, actual in (
+        ("rows", arr.shape[0] if arr.ndim else None),
+        ("dim", arr.shape[-1] if arr.ndim else None),
+    ):
         if meta.get(key) is not None and meta[key] != actual:
-            raise AnchorDivError(f"{name}: {path} has {key} = {actual} but its sidecar "
-                                 f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)")
+            raise AnchorDivError(
+                f"{name}: {path} has {key} = {actual} but its sidecar "
+                f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)"
+            )
     return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
 
 
@@ -319,10 +342,13 @@ def warn_not_unit(name: str, x: np.ndarray) -> None:
     off = np.abs(np.sqrt(sq) - 1) > UNIT_NORM_TOLERANCE
     if off.any():
         norms = np.sqrt(sq)
-        warnings.warn(f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
-                      f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
-                      f"assume unit vectors — normalise them (x / ||x||) first",
-                      AnchorDivWarning, stacklevel=user_stacklevel())
+        warnings.warn(
+            f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
+            f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
+            f"assume unit vectors — normalise them (x / ||x||) first",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
@@ -332,13 +358,17 @@ def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
     norms = np.linalg.norm(np.asarray(x, np.float64), axis=-1)
     if normalize:
         if np.any(norms == 0):
-            raise AnchorDivError(f"{name}: row {int(np.argmin(norms))} is all zeros and cannot "
-                                 f"be normalised")
+            raise AnchorDivError(
+                f"{name}: row {int(np.argmin(norms))} is all zeros and cannot be normalised"
+            )
         return (np.asarray(x) / norms[:, None]).astype(np.asarray(x).dtype)
     off = np.abs(norms - 1) > UNIT_NORM_TOLERANCE
     if off.any():
-        warnings.warn(f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
-                      f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
-                      f"assume unit vectors — pass normalize=True to normalise them",
-                      AnchorDivWarning, stacklevel=user_stacklevel())
+        warnings.warn(
+            f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
+            f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
+            f"assume unit vectors — pass normalize=True to normalise them",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
     return x

@@ -38,7 +38,7 @@ THREADS_ENV = "ANCHORDIV_BLAS_THREADS"
 PARALLEL_FLOPS = 2e9
 
 _LOCAL = threading.local()
-_CONTROLLER: list = [None, -1]          # [ThreadpoolController, len(sys.modules) it saw]
+_CONTROLLER: list = [None, -1]  # [ThreadpoolController, len(sys.modules) it saw]
 
 
 def blas_thread_limit() -> int | None:
@@ -51,7 +51,7 @@ def cores() -> int:
     """Cores this process may run on (its CPU affinity, not the machine's count)."""
     try:
         return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):      # pragma: no cover - not Linux
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
         return os.cpu_count() or 1
 
 
@@ -61,7 +61,7 @@ def free_cores() -> int:
     n = cores()
     try:
         load = os.getloadavg()[0]
-    except OSError:                         # pragma: no cover - no load average
+    except OSError:  # pragma: no cover - no load average
         return n
     return max(1, min(n, int(n - max(load - 1.0, 0.0) + 0.5)))
 
@@ -118,5 +118,14 @@ def limited_blas(fn):
     return blas_threads()(fn)
 
 
-__all__ = ["PARALLEL_FLOPS", "THREADS_ENV", "blas_thread_limit", "blas_threads", "cores",
-           "current_limit", "free_cores", "gemm_threads", "limited_blas"]
+__all__ = [
+    "PARALLEL_FLOPS",
+    "THREADS_ENV",
+    "blas_thread_limit",
+    "blas_threads",
+    "cores",
+    "current_limit",
+    "free_cores",
+    "gemm_threads",
+    "limited_blas",
+]

@@ -47,9 +47,11 @@ def test_log_joint_is_the_niw_density():
     got = log_joint(MODELS["gaussian"], t, kw, draws)
     for i in range(5):
         mu, sig = draws["mu"][i], draws["Sigma"][i]
-        ref = (scipy.stats.invwishart(kw["nu0"], kw["psi0"]).logpdf(sig)
-               + scipy.stats.multivariate_normal(kw["mu0"], sig / kw["kappa0"]).logpdf(mu)
-               + scipy.stats.multivariate_normal(mu, sig).logpdf(t).sum())
+        ref = (
+            scipy.stats.invwishart(kw["nu0"], kw["psi0"]).logpdf(sig)
+            + scipy.stats.multivariate_normal(kw["mu0"], sig / kw["kappa0"]).logpdf(mu)
+            + scipy.stats.multivariate_normal(mu, sig).logpdf(t).sum()
+        )
         assert got[i] == pytest.approx(ref, rel=1e-10)
 
 
@@ -72,9 +74,15 @@ def test_map_picks_the_constrained_density_not_the_potential_energy():
     kw = exact.info["model_kwargs"]
     draws = exact.draws(0, 2000)
     sampled = Posterior(
-        "gaussian", "nuts", 5.0, "<f8", dict(exact.info), fixed={},
+        "gaussian",
+        "nuts",
+        5.0,
+        "<f8",
+        dict(exact.info),
+        fixed={},
         samples={k: v[None] for k, v in draws.items()},
-        stats={"potential_energy": potential_energy(MODELS["gaussian"], t, kw, draws)[None]})
+        stats={"potential_energy": potential_energy(MODELS["gaussian"], t, kw, draws)[None]},
+    )
     mode = exact.params("map")["Sigma"]
     with pytest.warns(UserWarning, match="potential energy"):
         err_old = np.abs(sampled.params("map")["Sigma"] - mode).max()
@@ -90,10 +98,20 @@ def test_nuts_map_is_the_constrained_mode():
     broad, t = problem()
     opts = {"kappa0": 2.0, "nu0": D + 3.0}
     exact = ad.adapt("gaussian", broad, t, tau=5.0, **opts)
-    nuts = ad.adapt("gaussian", broad, t, tau=5.0, method="nuts", num_samples=600,
-                    num_warmup=300, num_chains=1, progress=False, **opts)
+    nuts = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=5.0,
+        method="nuts",
+        num_samples=600,
+        num_warmup=300,
+        num_chains=1,
+        progress=False,
+        **opts,
+    )
     mode = exact.params("map")
-    flat = nuts.flat_samples()           # the old "map": the lowest potential energy
+    flat = nuts.flat_samples()  # the old "map": the lowest potential energy
     i = int(np.argmin(np.asarray(nuts.stats["potential_energy"]).reshape(-1)))
     old = {k: v[i] for k, v in flat.items()}
     post = with_log_density(nuts, t, model_kwargs=exact.info["model_kwargs"])
@@ -101,8 +119,9 @@ def test_nuts_map_is_the_constrained_mode():
     err_old = np.abs(old["Sigma"] - mode["Sigma"]).max()
     err_new = np.abs(new["Sigma"] - mode["Sigma"]).max()
     assert err_new < 0.5 * err_old
-    at_mode = log_joint(MODELS["gaussian"], t, exact.info["model_kwargs"],
-                        {k: v[None] for k, v in mode.items()})[0]
+    at_mode = log_joint(
+        MODELS["gaussian"], t, exact.info["model_kwargs"], {k: v[None] for k, v in mode.items()}
+    )[0]
     assert post.stats["log_density"].max() <= at_mode
 
 
@@ -110,9 +129,15 @@ def gaussian_reference(t, mu, cov):
     return scipy.stats.multivariate_normal(mu, cov).logpdf(t)
 
 
-@pytest.mark.parametrize("kind, opts", [("gaussian", {}), ("latent-gaussian", {"rank": 1}),
-                                        ("latent-spherical", {"rank": 1 + 1}),
-                                        ("mixture", {"components": 2})])
+@pytest.mark.parametrize(
+    "kind, opts",
+    [
+        ("gaussian", {}),
+        ("latent-gaussian", {"rank": 1}),
+        ("latent-spherical", {"rank": 1 + 1}),
+        ("mixture", {"components": 2}),
+    ],
+)
 def test_pointwise_log_likelihood_matches_scipy(kind, opts):
     rng = np.random.default_rng(1)
     broad, t = rng.normal(size=(60, 3)), rng.normal(size=(6, 3))
@@ -127,13 +152,18 @@ def test_pointwise_log_likelihood_matches_scipy(kind, opts):
             ref = gaussian_reference(t, draws["mu"][s], draws["Sigma"][s])
         elif kind == "mixture":
             w, m, c = draws["weights"][s], draws["means"][s], draws["covs"][s]
-            ref = np.log(sum(w[j] * np.exp(gaussian_reference(t, m[j], c[j]))
-                             for j in range(len(w))))
-        else:        # leave-one-out: each target given the others' mean, covariance n/(n−1)·C
+            ref = np.log(
+                sum(w[j] * np.exp(gaussian_reference(t, m[j], c[j])) for j in range(len(w)))
+            )
+        else:  # leave-one-out: each target given the others' mean, covariance n/(n−1)·C
             u, f = draws["U"][s], post.fixed
             cov = f["ppca_noise"] * np.eye(3) + f["ppca_signal"] * u @ u.T
-            ref = [scipy.stats.multivariate_normal(np.delete(t, i, 0).mean(0), 6 / 5 * cov)
-                   .logpdf(t[i]) for i in range(6)]
+            ref = [
+                scipy.stats.multivariate_normal(np.delete(t, i, 0).mean(0), 6 / 5 * cov).logpdf(
+                    t[i]
+                )
+                for i in range(6)
+            ]
         np.testing.assert_allclose(ll[s], ref, rtol=1e-10)
 
 
@@ -142,9 +172,12 @@ def mean_marginal(t, cov):
     likelihood of U with the PPCA mean integrated out (closed form)."""
     n, d = t.shape
     scatter = (t - t.mean(0)).T @ (t - t.mean(0))
-    return (-0.5 * (n - 1) * d * np.log(2 * np.pi) - 0.5 * d * np.log(n)
-            - 0.5 * (n - 1) * np.linalg.slogdet(cov)[1]
-            - 0.5 * np.trace(np.linalg.solve(cov, scatter)))
+    return (
+        -0.5 * (n - 1) * d * np.log(2 * np.pi)
+        - 0.5 * d * np.log(n)
+        - 0.5 * (n - 1) * np.linalg.slogdet(cov)[1]
+        - 0.5 * np.trace(np.linalg.solve(cov, scatter))
+    )
 
 
 @pytest.mark.parametrize("kind", ["latent-gaussian", "latent-spherical"])
@@ -156,7 +189,7 @@ def test_latent_pointwise_likelihood_is_leave_one_out(kind):
     broad, t, new = rng.normal(size=(80, 4)), rng.normal(size=(7, 4)), rng.normal(size=(3, 4))
     post = ad.adapt(kind, broad, t, tau=5.0, rank=2)
     draws = post.draws(0, 2)
-    own = pointwise_log_likelihood(kind, draws, t[::-1], post.fixed)[:, ::-1]   # any order
+    own = pointwise_log_likelihood(kind, draws, t[::-1], post.fixed)[:, ::-1]  # any order
     held = pointwise_log_likelihood(kind, draws, new, post.fixed)
     f = post.fixed
     for s in range(2):
@@ -183,15 +216,22 @@ def test_latent_log_joint_uses_the_frame():
     for s in range(3):
         u = draws["U"][s]
         cov = kw["noise"] * np.eye(4) + kw["signal"] * u @ u.T
-        ref = np.trace(u.T @ kw["prior_parameter"] @ u) + kw["target_weight"] * \
-            gaussian_reference(t, kw["mean"], cov).sum()
+        ref = (
+            np.trace(u.T @ kw["prior_parameter"] @ u)
+            + kw["target_weight"] * gaussian_reference(t, kw["mean"], cov).sum()
+        )
         assert got[s] == pytest.approx(ref, rel=1e-10)
 
 
-@pytest.mark.parametrize("kind, opts", [("gaussian", {"kappa0": 2.0, "nu0": 6.0}),
-                                        ("latent-gaussian", {"rank": 2}),
-                                        ("latent-spherical", {"rank": 2}),
-                                        ("mixture", {"components": 2})])
+@pytest.mark.parametrize(
+    "kind, opts",
+    [
+        ("gaussian", {"kappa0": 2.0, "nu0": 6.0}),
+        ("latent-gaussian", {"rank": 2}),
+        ("latent-spherical", {"rank": 2}),
+        ("mixture", {"components": 2}),
+    ],
+)
 def test_closed_form_log_joint_equals_the_model(kind, opts):
     """The closed form (used for the default models, whatever their NumPyro parametrisation)
     equals the explicit model's log joint at the same constrained parameters."""
@@ -201,5 +241,6 @@ def test_closed_form_log_joint_equals_the_model(kind, opts):
     broad, t = rng.normal(size=(80, 3)), rng.normal(size=(7, 3))
     post = ad.adapt(kind, broad, t, tau=5.0, **opts)
     kw, draws = post.info["model_kwargs"], post.draws(0, 3)
-    np.testing.assert_allclose(log_joint_closed_form(kind, t, kw, draws),
-                               log_joint(MODELS[kind], t, kw, draws), rtol=1e-9)
+    np.testing.assert_allclose(
+        log_joint_closed_form(kind, t, kw, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
+    )

@@ -46,6 +46,8 @@ def user_registered():
     user_family.register()
     yield
     user_family.unregister()
+
+
 #: relative agreement of the exact and the NUTS posterior means.  The mixture's "exact" update
 #: conditions on the MAP-EM responsibilities (assignment uncertainty is not propagated, see
 #: issue 18) while NUTS marginalises them: they agree only to that approximation.
@@ -106,10 +108,15 @@ def test_exact_update_agrees_with_nuts(kind):
     prior, exact, broad, t = posterior(kind)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        nuts = ad.infer(prior, t, ad.NUTS(num_warmup=400, num_samples=1500, num_chains=1,
-                                          progress=False), tau=1.0)
-    assert_close_params(FAMILIES[kind], nuts.params("mean"), exact.params("mean"),
-                        NUTS_RTOL.get(kind, 0.12))
+        nuts = ad.infer(
+            prior,
+            t,
+            ad.NUTS(num_warmup=400, num_samples=1500, num_chains=1, progress=False),
+            tau=1.0,
+        )
+    assert_close_params(
+        FAMILIES[kind], nuts.params("mean"), exact.params("mean"), NUTS_RTOL.get(kind, 0.12)
+    )
 
 
 @pytest.mark.parametrize("kind", EXACT)
@@ -134,21 +141,22 @@ def test_subspace_lift_of_the_default_model_is_the_exact_posterior_in_law(kind):
     u = basis[:, :r]
     sub_kwargs = fam.project(post.info["model_kwargs"], u)
     sub_prior = fam.prior_posterior(sub_kwargs)
-    if kind == "mixture":      # both given the same (full-d MAP-EM) responsibilities
+    if kind == "mixture":  # both given the same (full-d MAP-EM) responsibilities
         _, resp, _ = dirichlet_niw.map_em(prior.dirichlet_niw(), t)
         sub_post = sub_prior.update_soft(t @ u, resp)
     else:
         sub_post = sub_prior.update(t @ u)
     rng = np.random.default_rng(0)
     s = sub_post.sample(rng, 3000)
-    lifted = fam.lift([{k: v[i] for k, v in s.items()} for i in range(3000)], post.family,
-                      basis, r, rng=rng)
+    lifted = fam.lift(
+        [{k: v[i] for k, v in s.items()} for i in range(3000)], post.family, basis, r, rng=rng
+    )
     draws = {k: np.stack([p[k] for p in lifted]) for k in lifted[0]}
     want = post.family.mean()
     got = {k: v.mean(0) for k, v in draws.items()}
     assert_close_params(fam, got, want, 0.08)
     mean_lift = fam.lift([sub_post.mean()], post.family, basis, r, which="mean")[0]
-    assert_close_params(fam, mean_lift, want, 1e-8)   # the mean lifts exactly (linear)
+    assert_close_params(fam, mean_lift, want, 1e-8)  # the mean lifts exactly (linear)
 
 
 @pytest.mark.parametrize("kind", [k for k, (_, lift) in TABLE.items() if lift == "span"])
@@ -181,8 +189,9 @@ def test_save_load_is_exact(kind, tmp_path):
         for k, v in post.params(which).items():
             np.testing.assert_array_equal(loaded.params(which)[k], v)
     q = np.random.default_rng(3).normal(size=(4, D))
-    np.testing.assert_array_equal(ad.divergence(loaded.point(), q, t),
-                                  ad.divergence(post.point(), q, t))
+    np.testing.assert_array_equal(
+        ad.divergence(loaded.point(), q, t), ad.divergence(post.point(), q, t)
+    )
     # the loaded posterior draws identically for the same seed (the mixture's Gibbs sampler
     # included: it reads the prior the posterior carries, issue 26)
     a, b = post.draws(7, 3), loaded.draws(7, 3)
@@ -251,5 +260,6 @@ def test_arviz_round_trip(kind, tmp_path):
     back = load_inference_data(save_inference_data(idata, tmp_path / "idata"))
     for group in idata.groups():
         for name, var in idata[group].data_vars.items():
-            np.testing.assert_array_equal(back[group][name].values, var.values,
-                                          err_msg=f"{group}.{name}")
+            np.testing.assert_array_equal(
+                back[group][name].values, var.values, err_msg=f"{group}.{name}"
+            )

@@ -63,13 +63,22 @@ def test_convenience_reproduces_golden(name):
         assert sorted(got) == sorted(want)
     assert set(want) <= set(got)
     for key, value in want.items():
-        np.testing.assert_allclose(sign_invariant(key, got[key]), sign_invariant(key, value),
-                                   rtol=1e-6, atol=1e-10, err_msg=key)
+        np.testing.assert_allclose(
+            sign_invariant(key, got[key]),
+            sign_invariant(key, value),
+            rtol=1e-6,
+            atol=1e-10,
+            err_msg=key,
+        )
 
 
 #: fast cases whose outputs go through eigenvectors (frames, the Gibbs chains' start, factors)
-SIGN_CASES = ["latent-spherical-exact-default-isotropic", "latent-gaussian-exact",
-              "latent-spherical-exact-fixed", "gaussian-exact-default"]
+SIGN_CASES = [
+    "latent-spherical-exact-default-isotropic",
+    "latent-gaussian-exact",
+    "latent-spherical-exact-fixed",
+    "gaussian-exact-default",
+]
 
 
 @pytest.mark.parametrize("name", SIGN_CASES)

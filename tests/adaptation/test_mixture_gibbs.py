@@ -20,8 +20,7 @@ def two_clusters(sep, n=30, d=3, seed=0):
 
 def fit(sep):
     broad, t = two_clusters(sep)
-    return ad.adapt("mixture", broad, t, tau=5.0, components=2, alpha0=10.0, kappa0=20.0,
-                    nu0=9.0)
+    return ad.adapt("mixture", broad, t, tau=5.0, components=2, alpha0=10.0, kappa0=20.0, nu0=9.0)
 
 
 def test_separated_clusters_match_the_conditional_posterior():
@@ -38,7 +37,7 @@ def test_overlap_widens_the_weights_and_chains_have_their_shape():
     gibbs = post.draws(0, 600)
     cond = post.family.sample(np.random.default_rng(1), 600)
     assert gibbs["weights"][:, 0].std() > 1.1 * cond["weights"][:, 0].std()
-    trace = lambda c: np.trace(c[:, 0], axis1=-2, axis2=-1).std()   # noqa: E731
+    trace = lambda c: np.trace(c[:, 0], axis1=-2, axis2=-1).std()  # noqa: E731
     assert trace(gibbs["covs"]) > 1.1 * trace(cond["covs"])
     chains = mixture_gibbs.posterior_chains(post, np.random.default_rng(2), 2, 10)
     assert chains["covs"].shape == (2, 10, 2, 3, 3)

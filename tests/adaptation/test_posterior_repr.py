@@ -7,8 +7,13 @@ import anchordiv as ad
 
 def test_exact_posterior_repr_is_short():
     rng = np.random.default_rng(0)
-    post = ad.adapt("gaussian", rng.normal(size=(300, 64)), rng.normal(size=(10, 64)) + 0.5,
-                    tau=20.0, normalize=True)
+    post = ad.adapt(
+        "gaussian",
+        rng.normal(size=(300, 64)),
+        rng.normal(size=(10, 64)) + 0.5,
+        tau=20.0,
+        normalize=True,
+    )
     text = repr(post)
     lines = text.splitlines()
     assert lines[0] == "Posterior(kind='gaussian', method='exact', d=64, tau=20)"
@@ -18,9 +23,14 @@ def test_exact_posterior_repr_is_short():
 
 def test_sampled_posterior_repr_names_draws_and_sites():
     """Draws of a NUTS run are summarised by their shapes (a stored posterior, no sampling)."""
-    post = ad.Posterior(kind="gaussian", method="nuts", tau=20.0, dtype="float32",
-                        info={"d": 4, "divergences": 0, "subspace": 2},
-                        samples={"mu": np.zeros((2, 20, 4)), "Sigma": np.zeros((2, 20, 4, 4))})
+    post = ad.Posterior(
+        kind="gaussian",
+        method="nuts",
+        tau=20.0,
+        dtype="float32",
+        info={"d": 4, "divergences": 0, "subspace": 2},
+        samples={"mu": np.zeros((2, 20, 4)), "Sigma": np.zeros((2, 20, 4, 4))},
+    )
     lines = repr(post).splitlines()
     assert lines[0] == "Posterior(kind='gaussian', method='nuts', d=4, tau=20, subspace=2)"
     assert lines[1] == "  draws: 2 chains x 20; sites: mu [4], Sigma [4, 4]"

@@ -30,18 +30,33 @@ def scaled_model(targets, *, mu0, psi0, **_):
 
 def test_options_reach_nuts_and_user_sites_are_kept():
     broad, t = data()
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=scaled_model,
-                    kappa0=2.0, nu0=8.0, num_warmup=100, num_samples=100, num_chains=2,
-                    dense_mass=True, target_accept_prob=0.9, init_strategy="feasible",
-                    chain_method="vectorized", progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        method="nuts",
+        model=scaled_model,
+        kappa0=2.0,
+        nu0=8.0,
+        num_warmup=100,
+        num_samples=100,
+        num_chains=2,
+        dense_mass=True,
+        target_accept_prob=0.9,
+        init_strategy="feasible",
+        chain_method="vectorized",
+        progress=False,
+    )
     assert set(post.samples) >= {"log_scale", "mu", "Sigma"}
     assert post.samples["log_scale"].shape == (2, 100)
     assert post.info["dense_mass"] and post.info["target_accept_prob"] == 0.9
-    assert post.raw.sampler.model is scaled_model        # the MCMC object for advanced use
+    assert post.raw.sampler.model is scaled_model  # the MCMC object for advanced use
     assert post.info["chain_method"] == "vectorized"
-    idata = ad.inference_data(post, num_draws=50)       # the user's own parameter reaches ArviZ
+    idata = ad.inference_data(post, num_draws=50)  # the user's own parameter reaches ArviZ
     assert idata.posterior["log_scale"].shape == (2, 50)
     import arviz as az
+
     assert "log_scale" in az.summary(idata, var_names=["log_scale"]).index
 
 
@@ -51,9 +66,20 @@ def test_default_model_runs_at_full_d_32_in_float32():
     d = 32
     broad = rng.normal(size=(400, d)).astype(np.float32) * 0.05
     t = (rng.normal(size=(10, d)) * 0.05).astype(np.float32)
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", num_warmup=20,
-                    num_samples=10, num_chains=1, max_tree_depth=5, progress=False,
-                    kappa0=5.0, nu0=d + 20.0)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        method="nuts",
+        num_warmup=20,
+        num_samples=10,
+        num_chains=1,
+        max_tree_depth=5,
+        progress=False,
+        kappa0=5.0,
+        nu0=d + 20.0,
+    )
     assert np.all(np.isfinite(post.samples["Sigma"]))
     assert post.info["divergences"] <= 2
 
@@ -68,13 +94,17 @@ def stuck_model(targets, **_):
 def test_a_model_that_cannot_initialise_fails_fast_and_clearly():
     broad, t = data()
     with pytest.raises(ad.AnchorDivError, match=r"cannot be initialised.*impossible.*subspace="):
-        ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=stuck_model,
-                 progress=False)
+        ad.adapt("gaussian", broad, t, tau=TAU, method="nuts", model=stuck_model, progress=False)
 
 
-@pytest.mark.parametrize("opts,match", [({"chain_method": "threads"}, "chain_method"),
-                                        ({"init_strategy": "zeros"}, "init_strategy"),
-                                        ({"target_accept_prob": 1.5}, "target_accept_prob")])
+@pytest.mark.parametrize(
+    "opts,match",
+    [
+        ({"chain_method": "threads"}, "chain_method"),
+        ({"init_strategy": "zeros"}, "init_strategy"),
+        ({"target_accept_prob": 1.5}, "target_accept_prob"),
+    ],
+)
 def test_bad_nuts_options(opts, match):
     broad, t = data()
     with pytest.raises(ad.AnchorDivError, match=match):
@@ -96,9 +126,19 @@ def test_refits_of_the_same_shape_reuse_one_compiled_sampler():
     rng = np.random.default_rng(5)
 
     def fit(seed):
-        return ad.adapt("gaussian", broad, rng.normal(size=(10, 3)) * 0.5, tau=TAU,
-                        method="nuts", kappa0=2.0 + seed, nu0=8.0, num_warmup=50,
-                        num_samples=50, seed=seed, progress=False)
+        return ad.adapt(
+            "gaussian",
+            broad,
+            rng.normal(size=(10, 3)) * 0.5,
+            tau=TAU,
+            method="nuts",
+            kappa0=2.0 + seed,
+            nu0=8.0,
+            num_warmup=50,
+            num_samples=50,
+            seed=seed,
+            progress=False,
+        )
 
     first = fit(0)
     size = cache_size(first.raw)
@@ -114,7 +154,18 @@ def test_five_hundred_nuts_fits_in_one_process():
     broad, _ = data()
     rng = np.random.default_rng(6)
     for i in range(500):
-        post = ad.adapt("gaussian", broad, rng.normal(size=(10, 3)) * 0.5, tau=TAU,
-                        method="nuts", kappa0=2.0, nu0=8.0, num_warmup=30, num_samples=30,
-                        num_chains=1, seed=i, progress=False)
+        post = ad.adapt(
+            "gaussian",
+            broad,
+            rng.normal(size=(10, 3)) * 0.5,
+            tau=TAU,
+            method="nuts",
+            kappa0=2.0,
+            nu0=8.0,
+            num_warmup=30,
+            num_samples=30,
+            num_chains=1,
+            seed=i,
+            progress=False,
+        )
         assert np.all(np.isfinite(post.samples["mu"]))

@@ -55,8 +55,14 @@ def test_lifted_exact_draws_have_the_full_posterior_moments(exact):
     v, r = principal_basis(broad), 2
     rng = np.random.default_rng(3)
     sub = subspace_closed_form(post.family, v[:, :r]).sample(rng, 4000)
-    draws = lift("gaussian", [{"mu": m, "Sigma": s} for m, s in zip(sub["mu"], sub["Sigma"])],
-                 post.family, v, r, rng=rng)
+    draws = lift(
+        "gaussian",
+        [{"mu": m, "Sigma": s} for m, s in zip(sub["mu"], sub["Sigma"])],
+        post.family,
+        v,
+        r,
+        rng=rng,
+    )
     sig = np.stack([x["Sigma"] for x in draws])
     mu = np.stack([x["mu"] for x in draws])
     ref = post.family.sample(np.random.default_rng(4), 4000)
@@ -71,8 +77,18 @@ def test_subspace_svi_map_is_the_joint_mode(exact):
     r-block of the full joint mode, and its lift the full joint mode Ψₙ/(νₙ + d + 2)."""
     broad, t, post = exact
     v, r = principal_basis(broad), 2
-    svi = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=4.0, nu0=14.0, method="svi",
-                   subspace=r, num_steps=1500, progress=False)
+    svi = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        kappa0=4.0,
+        nu0=14.0,
+        method="svi",
+        subspace=r,
+        num_steps=1500,
+        progress=False,
+    )
     u = v[:, :r]
     joint = post.params("map")
     np.testing.assert_allclose(svi.points["map"]["Sigma"], u.T @ joint["Sigma"] @ u, rtol=1e-4)
@@ -86,32 +102,49 @@ def test_subspace_svi_map_is_the_joint_mode(exact):
 def test_subspace_nuts_matches_the_subspace_closed_form(exact):
     broad, t, post = exact
     v, r = principal_basis(broad), 2
-    nuts = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=4.0, nu0=14.0, method="nuts",
-                    subspace=r, num_warmup=300, num_samples=600, num_chains=1, progress=False)
+    nuts = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        kappa0=4.0,
+        nu0=14.0,
+        method="nuts",
+        subspace=r,
+        num_warmup=300,
+        num_samples=600,
+        num_chains=1,
+        progress=False,
+    )
     sub = subspace_closed_form(post.family, v[:, :r])
     s = nuts.samples["Sigma"].reshape(-1, r, r)
     ref = sub.sample(np.random.default_rng(0), 4000)["Sigma"]
-    se = ref.std(0) / np.sqrt(150)            # NUTS draws: ESS well above 150 here
+    se = ref.std(0) / np.sqrt(150)  # NUTS draws: ESS well above 150 here
     assert np.all(np.abs(s.mean(0) - sub.mean()["Sigma"]) < 4 * se + 1e-12)
     # lifted draws and the lifted mean live in full d
     assert nuts.draws(0, 3)["Sigma"].shape == (3, 5, 5)
     assert isinstance(nuts.point("mean"), ad.Gaussian)
 
 
-@pytest.mark.parametrize("kind,opts", [("latent-gaussian", {"rank": 1}),
-                                       ("latent-spherical", {"rank": 2}),
-                                       pytest.param("mixture", {"components": 2},
-                                                    marks=pytest.mark.slow)])  # ~15 s
+@pytest.mark.parametrize(
+    "kind,opts",
+    [
+        ("latent-gaussian", {"rank": 1}),
+        ("latent-spherical", {"rank": 2}),
+        pytest.param("mixture", {"components": 2}, marks=pytest.mark.slow),
+    ],
+)  # ~15 s
 def test_other_kinds_lift_to_full_d(kind, opts):
     broad, t = data(d=4, n=8)
-    post = ad.adapt(kind, broad, t, tau=TAU, method="svi", subspace=3, num_steps=200,
-                    progress=False, **opts)
+    post = ad.adapt(
+        kind, broad, t, tau=TAU, method="svi", subspace=3, num_steps=200, progress=False, **opts
+    )
     model = post.point("map")
     assert np.all(np.isfinite(ad.divergence(model, t, t)))
     if kind.startswith("latent"):
         u = np.asarray(model.basis)
         v = principal_basis(broad)[:, :3]
-        np.testing.assert_allclose(v @ (v.T @ u), u, atol=1e-10)   # U lies in span(U_r)
+        np.testing.assert_allclose(v @ (v.T @ u), u, atol=1e-10)  # U lies in span(U_r)
     else:
         assert post.draws(0, 2)["covs"].shape == (2, 2, 4, 4)
     assert post.draws(0, 2)[next(iter(post.params("map")))].shape[0] == 2
@@ -119,19 +152,23 @@ def test_other_kinds_lift_to_full_d(kind, opts):
 
 def test_subspace_posterior_round_trips(tmp_path, exact):
     broad, t, _ = exact
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="svi", subspace=2, num_steps=100,
-                    progress=False)
+    post = ad.adapt(
+        "gaussian", broad, t, tau=TAU, method="svi", subspace=2, num_steps=100, progress=False
+    )
     back = ad.load_posterior(post.save(tmp_path / "sub"))
     assert back.subspace == 2
     np.testing.assert_array_equal(back.params("mean")["Sigma"], post.params("mean")["Sigma"])
     np.testing.assert_array_equal(back.draws(2, 3)["Sigma"], post.draws(2, 3)["Sigma"])
 
 
-@pytest.mark.parametrize("opts,match", [
-    ({"subspace": 5}, "must be < d = 5"),
-    ({"subspace": 0}, "subspace"),
-    ({"subspace": 2, "method": "exact"}, "method='nuts' or 'svi'"),
-])
+@pytest.mark.parametrize(
+    "opts,match",
+    [
+        ({"subspace": 5}, "must be < d = 5"),
+        ({"subspace": 0}, "subspace"),
+        ({"subspace": 2, "method": "exact"}, "method='nuts' or 'svi'"),
+    ],
+)
 def test_bad_subspace_ranks(opts, match):
     broad, t = data()
     with pytest.raises(ad.AnchorDivError, match=match):

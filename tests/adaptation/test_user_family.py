@@ -13,6 +13,7 @@ import pytest
 import anchordiv as ad
 from anchordiv.adaptation import KINDS, OPTIONS
 from anchordiv.checks.uncertainty import DIMS, QUANTITIES
+
 sys.path.insert(0, str(Path(__file__).parent))
 from userfam import user_family  # noqa: E402
 
@@ -82,8 +83,13 @@ def test_compare_priors(fam):
     broad, t = anchors()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ad.compare_priors({"broad": broad, "iso": {"broad": broad, "prior": "isotropic"}},
-                                   t, kind=KIND, tau=10.0, num_draws=40)
+        result = ad.compare_priors(
+            {"broad": broad, "iso": {"broad": broad, "prior": "isotropic"}},
+            t,
+            kind=KIND,
+            tau=10.0,
+            num_draws=40,
+        )
     assert set(result.loo) == {"broad", "iso"}
     assert all(np.all(np.isfinite(e.pointwise)) for e in result.loo.values())
 
@@ -128,5 +134,5 @@ def test_loading_a_kind_that_is_not_registered_names_it(tmp_path):
             with pytest.raises(ad.AnchorDivError, match=f"kind: unknown '{KIND}'"):
                 load(tmp_path / path)
     finally:
-        if before is not None:          # restore the module fixture's registration
+        if before is not None:  # restore the module fixture's registration
             FAMILIES[KIND] = before

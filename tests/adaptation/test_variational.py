@@ -29,14 +29,16 @@ def test_delta_guide_finds_the_exact_joint_mode():
     broad, t = data()
     opts = dict(tau=TAU, kappa0=3.0, nu0=12.0)
     exact = ad.adapt("gaussian", broad, t, **opts)
-    post = ad.adapt("gaussian", broad, t, method="svi", guide="delta", num_steps=1500,
-                    progress=False, **opts)
+    post = ad.adapt(
+        "gaussian", broad, t, method="svi", guide="delta", num_steps=1500, progress=False, **opts
+    )
     assert post.method == "svi" and post.info["elbo_converged"]
     for name in ("mu", "Sigma"):
         assert rel(post.params("map")[name], exact.params("map")[name]) < 1e-5
     q = np.vstack([broad[:5], t])
-    assert rel(ad.divergence(post.point("map"), q, q),
-               ad.divergence(exact.point("map"), q, q)) < 1e-3
+    assert (
+        rel(ad.divergence(post.point("map"), q, q), ad.divergence(exact.point("map"), q, q)) < 1e-3
+    )
 
 
 @pytest.mark.parametrize("guide,extra", [("normal", {}), ("lowrank", {"guide_rank": 2})])
@@ -44,11 +46,22 @@ def test_gaussian_guides_approximate_the_exact_posterior(guide, extra):
     broad, t = data(d=3)
     opts = dict(tau=TAU, kappa0=5.0, nu0=20.0)
     exact = ad.adapt("gaussian", broad, t, **opts)
-    post = ad.adapt("gaussian", broad, t, method="svi", guide=guide, num_steps=3000,
-                    learning_rate=0.02, num_samples=400, progress=False, **opts, **extra)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        method="svi",
+        guide=guide,
+        num_steps=3000,
+        learning_rate=0.02,
+        num_samples=400,
+        progress=False,
+        **opts,
+        **extra,
+    )
     assert post.samples["Sigma"].shape == (1, 400, 3, 3)
     ref = exact.draws(0, 2000)
-    for k in ("mu", "Sigma"):   # within a quarter of a posterior standard deviation
+    for k in ("mu", "Sigma"):  # within a quarter of a posterior standard deviation
         err = np.abs(post.params("mean")[k] - exact.params("mean")[k])
         assert np.all(err < 0.25 * ref[k].std(0) + 1e-12), k
     # the guide's spread is a real spread: draws differ
@@ -62,19 +75,32 @@ def test_user_guide_and_optax_optimizer():
 
     broad, t = data(d=3)
     guide = autoguide.AutoDelta(ad.adaptation.priors.niw_model)
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="svi", guide=guide,
-                    optimizer=optax.adam(0.01), num_steps=300, progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        method="svi",
+        guide=guide,
+        optimizer=optax.adam(0.01),
+        num_steps=300,
+        progress=False,
+    )
     assert post.info["guide"] == "AutoDelta" and np.isfinite(post.elbo).all()
     assert isinstance(post.point("map"), ad.Gaussian)
 
 
-@pytest.mark.parametrize("kind,opts", [("latent-gaussian", {"rank": 1}),
-                                       ("latent-spherical", {"rank": 2}),
-                                       ("mixture", {"components": 2})])
+@pytest.mark.parametrize(
+    "kind,opts",
+    [
+        ("latent-gaussian", {"rank": 1}),
+        ("latent-spherical", {"rank": 2}),
+        ("mixture", {"components": 2}),
+    ],
+)
 def test_every_kind_runs_through_svi(kind, opts):
     broad, t = data(d=3, n=8)
-    post = ad.adapt(kind, broad, t, tau=TAU, method="svi", num_steps=200, progress=False,
-                    **opts)
+    post = ad.adapt(kind, broad, t, tau=TAU, method="svi", num_steps=200, progress=False, **opts)
     model = post.point("map")
     assert np.all(np.isfinite(ad.divergence(model, t, t)))
     assert post.info["method"] == "svi" and len(post.elbo) == 200
@@ -91,8 +117,16 @@ def test_elbo_trace_is_kept_and_plotted(tmp_path):
 def test_unconverged_run_warns_with_numbers():
     broad, t = data(d=2)
     with pytest.warns(UserWarning, match=r"not converged after 20 steps.*changed by"):
-        post = ad.adapt("gaussian", broad, t, tau=TAU, method="svi", num_steps=20,
-                        convergence_window=5, progress=False)
+        post = ad.adapt(
+            "gaussian",
+            broad,
+            t,
+            tau=TAU,
+            method="svi",
+            num_steps=20,
+            convergence_window=5,
+            progress=False,
+        )
     assert not post.info["elbo_converged"]
     assert post.info["elbo_relative_change"] > 1e-4
 
@@ -113,16 +147,36 @@ def nan_model(targets, **_):
 
 def test_nan_loss_is_a_clear_error_naming_the_site():
     broad, t = data(d=2)
-    with pytest.raises(ad.AnchorDivError, match=r"svi: .*not finite at site\(s\) broken.*"
-                                                 r"subspace="):
-        ad.adapt("gaussian", broad, t, tau=TAU, method="svi", model=nan_model, num_steps=10,
-                 progress=False)
+    with pytest.raises(
+        ad.AnchorDivError,
+        match=r"svi: .*not finite at site\(s\) broken.*"
+        r"subspace=",
+    ):
+        ad.adapt(
+            "gaussian",
+            broad,
+            t,
+            tau=TAU,
+            method="svi",
+            model=nan_model,
+            num_steps=10,
+            progress=False,
+        )
 
 
 def test_svi_posterior_round_trips(tmp_path):
     broad, t = data(d=3)
-    post = ad.adapt("gaussian", broad, t, tau=TAU, method="svi", guide="normal",
-                    num_steps=200, num_samples=20, progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        method="svi",
+        guide="normal",
+        num_steps=200,
+        num_samples=20,
+        progress=False,
+    )
     back = ad.load_posterior(post.save(tmp_path / "svi"))
     assert back.method == "svi"
     assert back.info == {k: v for k, v in post.info.items() if k != "model_kwargs"}
@@ -147,6 +201,6 @@ def test_refit_with_same_shapes_does_not_retrace():
 def test_svi_runner_table_is_bounded(monkeypatch):
     monkeypatch.setattr(variational, "MAX_RUNNERS", 2)
     broad, t = data(d=3)
-    for steps in (20, 22, 24):                   # num_steps is part of a runner's key
+    for steps in (20, 22, 24):  # num_steps is part of a runner's key
         ad.adapt("gaussian", broad, t, tau=TAU, method="svi", num_steps=steps, progress=False)
     assert len(variational._RUNNERS) == 2

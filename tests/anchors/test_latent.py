@@ -16,8 +16,9 @@ def reference_ratio(k, s):
     return float(mpmath.besseli(k / 2, s) / mpmath.besseli(k / 2 - 1, s))
 
 
-@pytest.mark.parametrize("k, s", [(2, 0.3), (8, 5.0), (300, 1000.0), (159, 2000.0),
-                                  (400, 1.0), (3, 1e5), (600, 50.0)])
+@pytest.mark.parametrize(
+    "k, s", [(2, 0.3), (8, 5.0), (300, 1000.0), (159, 2000.0), (400, 1.0), (3, 1e5), (600, 50.0)]
+)
 def test_bessel_ratio_matches_arbitrary_precision(k, s):
     assert bessel_ratio_f64(k, s) == pytest.approx(reference_ratio(k, s), rel=1e-12)
 
@@ -38,5 +39,6 @@ def test_no_warning_in_the_quadrature_range():
         warnings.simplefilter("error")
         model = LatentSpherical.from_basis(basis, tau=20.0)
     assert float(model.scale) == pytest.approx(20.0 * reference_ratio(3, 20.0), rel=1e-12)
-    assert float(model.bessel_ratio(model.tau)) == pytest.approx(reference_ratio(3, 20.0),
-                                                                rel=1e-10)
+    assert float(model.bessel_ratio(model.tau)) == pytest.approx(
+        reference_ratio(3, 20.0), rel=1e-10
+    )

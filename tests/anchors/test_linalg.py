@@ -23,7 +23,7 @@ def test_canonical_signs_is_invariant_to_column_flips(batch):
     np.testing.assert_array_equal(canonical_signs(u * flips), c)
     idx = np.argmax(np.abs(c), axis=-2)
     assert np.all(np.take_along_axis(c, idx[..., None, :], axis=-2) > 0)
-    np.testing.assert_array_equal(np.abs(c), np.abs(u))            # only signs change
+    np.testing.assert_array_equal(np.abs(c), np.abs(u))  # only signs change
 
 
 def test_canonical_signs_jax_matches_numpy():
@@ -61,8 +61,11 @@ def flipped_lapack(monkeypatch):
             return out
         u, s, vt = out
         f = signs(s.shape[-1])
-        return type(out)(u[..., :f.size] * f, s, vt * f[:, None]) if hasattr(out, "U") else \
-            (u[..., :f.size] * f, s, vt * f[:, None])
+        return (
+            type(out)(u[..., : f.size] * f, s, vt * f[:, None])
+            if hasattr(out, "U")
+            else (u[..., : f.size] * f, s, vt * f[:, None])
+        )
 
     monkeypatch.setattr(np.linalg, "eigh", flipped_eigh)
     monkeypatch.setattr(np.linalg, "svd", flipped_svd)

@@ -34,8 +34,9 @@ def test_closed_form_satisfies_bregman_identity(kind, data):
 
     anchors, x, y = data
     model = make_model(kind, anchors)
-    np.testing.assert_allclose(closed_form(model, x, y), bregman_ref(model, x, y),
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        closed_form(model, x, y), bregman_ref(model, x, y), rtol=1e-9, atol=1e-9
+    )
 
 
 @pytest.mark.parametrize("kind", [k for k in ALL_KINDS if k != "latent-spherical"])
@@ -56,8 +57,9 @@ def test_spherical_cumulant_is_the_bessel_mgf(data):
     for k in (2, 3, 10, 50, 200):
         m = ad.anchors.LatentSpherical.from_basis(np.eye(300)[:, :k], tau=100.0)
         for s in (0.5, 20.0, 100.0, 300.0):
-            np.testing.assert_allclose(float(m.bessel_ratio(np.float64(s))), bessel_ratio(k, s),
-                                       rtol=1e-10)
+            np.testing.assert_allclose(
+                float(m.bessel_ratio(np.float64(s))), bessel_ratio(k, s), rtol=1e-10
+            )
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "latent-gaussian", "latent-spherical", "mixture"])
@@ -127,8 +129,9 @@ def test_mixture_with_one_component_is_the_gaussian(data):
         m = ad.fit("mixture", anchors, tau=5.0, components=1, reg=reg)
         np.testing.assert_allclose(np.asarray(m.means[0]), np.asarray(g.mean), rtol=1e-12)
         np.testing.assert_allclose(np.asarray(m.covs[0]), np.asarray(g.cov), atol=1e-14)
-        np.testing.assert_allclose(np.asarray(ad.divergence(m, x, y)),
-                                   np.asarray(ad.divergence(g, x, y)), rtol=1e-9)
+        np.testing.assert_allclose(
+            np.asarray(ad.divergence(m, x, y)), np.asarray(ad.divergence(g, x, y)), rtol=1e-9
+        )
 
 
 def test_em_recovers_separated_clusters():
@@ -137,11 +140,13 @@ def test_em_recovers_separated_clusters():
     lab = rng.integers(3, size=900)
     a = centres[lab] + 0.3 * rng.normal(size=(900, 3))
     from anchordiv.anchors.mixture import em
+
     r = em(a, 3, reg=1e-6, seed=0)
     assert r.converged and np.all(np.diff(r.loglik) > -1e-9)
     order = np.argsort(r.means[:, 0] + 10 * r.means[:, 1])
-    np.testing.assert_allclose(r.means[order], centres[np.argsort(centres[:, 0] + 10 * centres[:, 1])],
-                               atol=0.06)
+    np.testing.assert_allclose(
+        r.means[order], centres[np.argsort(centres[:, 0] + 10 * centres[:, 1])], atol=0.06
+    )
     np.testing.assert_allclose(np.sort(r.weights), np.sort(np.bincount(lab) / 900), atol=1e-3)
 
 
@@ -150,8 +155,12 @@ def test_mix_endpoints_are_the_components(data):
     a = ad.fit("softmax", anchors[:30], tau=5.0)
     b = ad.fit("gaussian", anchors[30:], tau=5.0)
     for p, ref in ((1.0, a), (0.0, b)):
-        np.testing.assert_allclose(np.asarray(ad.divergence(ad.mix(a, b, p), x, y)),
-                                   np.asarray(ad.divergence(ref, x, y)), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(ad.divergence(ad.mix(a, b, p), x, y)),
+            np.asarray(ad.divergence(ref, x, y)),
+            rtol=1e-9,
+            atol=1e-12,
+        )
 
 
 def test_softmax_weights_and_padding(data):
@@ -160,15 +169,18 @@ def test_softmax_weights_and_padding(data):
     m = ad.fit("softmax", anchors, tau=5.0, weights=w)
     assert m.anchors.shape[0] == 64 and m.n_anchors == 60
     unpadded = ad.fit("softmax", anchors, tau=5.0, weights=w, pad=False)
-    np.testing.assert_allclose(np.asarray(ad.divergence(m, x, y)),
-                               np.asarray(ad.divergence(unpadded, x, y)), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(ad.divergence(m, x, y)), np.asarray(ad.divergence(unpadded, x, y)), rtol=1e-12
+    )
     # duplicating an anchor = doubling its weight
     dup = ad.fit("softmax", np.concatenate([anchors, anchors[:1]]), tau=5.0)
     w2 = np.ones(60)
     w2[0] = 2
-    np.testing.assert_allclose(np.asarray(ad.divergence(dup, x, y)),
-                               np.asarray(ad.divergence(ad.fit("softmax", anchors, tau=5.0,
-                                                               weights=w2), x, y)), rtol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(ad.divergence(dup, x, y)),
+        np.asarray(ad.divergence(ad.fit("softmax", anchors, tau=5.0, weights=w2), x, y)),
+        rtol=1e-10,
+    )
 
 
 def test_latent_rank_by_explained_variance():

@@ -20,15 +20,23 @@ def hashed(texts, d=16):
 @pytest.fixture
 def text_file(tmp_path):
     f = tmp_path / "anchors.txt"
-    f.write_text("\n".join(f"anchor text number {i} about {w}" for i, w in
-                           enumerate("oil ink clay wood silk glass paper stone".split() * 5)))
+    f.write_text(
+        "\n".join(
+            f"anchor text number {i} about {w}"
+            for i, w in enumerate("oil ink clay wood silk glass paper stone".split() * 5)
+        )
+    )
     return f
 
 
 def test_card_round_trips_and_rebuild_is_identical(tmp_path, text_file):
-    spec = PriorSpec("demo", [Source("text", (str(text_file),), ("anchor text number 0 about "
-                                                                 "oil",))],
-                     n=25, seed=1, description="test prior")
+    spec = PriorSpec(
+        "demo",
+        [Source("text", (str(text_file),), ("anchor text number 0 about oil",))],
+        n=25,
+        seed=1,
+        description="test prior",
+    )
     built = build_prior(spec, encoder="hashed-16", embed=hashed, tau=7.0, out=tmp_path / "p")
     model, again, card = load_prior(tmp_path / "p")
     assert again == spec
@@ -38,8 +46,7 @@ def test_card_round_trips_and_rebuild_is_identical(tmp_path, text_file):
     assert card["texts_sha256"] == texts_sha256(built.texts) and card["data_hash"]
     assert "anchor text number 0 about oil" not in built.texts
     np.testing.assert_array_equal(np.asarray(model.mean), np.asarray(built.model.mean))
-    rebuilt = build_prior(again, encoder="hashed-16", embed=hashed, tau=7.0,
-                          out=tmp_path / "q")
+    rebuilt = build_prior(again, encoder="hashed-16", embed=hashed, tau=7.0, out=tmp_path / "q")
     assert rebuilt.texts == built.texts and rebuilt.card["data_hash"] == card["data_hash"]
     direct = ad.fit("gaussian", hashed(built.texts).astype(np.float32), tau=7.0)
     np.testing.assert_allclose(np.asarray(model.cov), np.asarray(direct.cov), rtol=1e-6)
@@ -49,7 +56,6 @@ def test_bad_specs_are_errors(text_file):
     with pytest.raises(ad.AnchorDivError, match="no sources"):
         build_prior(PriorSpec("x", []), encoder="h", embed=hashed, tau=1.0)
     with pytest.raises(ad.AnchorDivError, match="tau"):
-        build_prior(PriorSpec("x", [Source("text", (str(text_file),))]), encoder="h",
-                    embed=hashed)
+        build_prior(PriorSpec("x", [Source("text", (str(text_file),))]), encoder="h", embed=hashed)
     with pytest.raises(ad.AnchorDivError, match="no 'prior' entry"):
         PriorSpec.from_card({"kind": "gaussian"})

@@ -21,22 +21,45 @@ def files(tmp_path):
 def cases(t):
     return {
         "bad number (was a raw ValueError)": (
-            ["adapt", "gaussian", f"{t}/b.npy", f"{t}/t.npy", "-o", f"{t}/m", "--tau", "5",
-             "--kappa0", "abc"], "argument --kappa0: expected a number, got 'abc'"),
-        "bad tau": (["fit", "gaussian", f"{t}/t.npy", "-o", f"{t}/m", "--tau", "nan"],
-                    "argument --tau: expected a finite number"),
+            [
+                "adapt",
+                "gaussian",
+                f"{t}/b.npy",
+                f"{t}/t.npy",
+                "-o",
+                f"{t}/m",
+                "--tau",
+                "5",
+                "--kappa0",
+                "abc",
+            ],
+            "argument --kappa0: expected a number, got 'abc'",
+        ),
+        "bad tau": (
+            ["fit", "gaussian", f"{t}/t.npy", "-o", f"{t}/m", "--tau", "nan"],
+            "argument --tau: expected a finite number",
+        ),
         "image as text (was UnicodeDecodeError)": (
-            ["embed", f"{t}/some.png", "-o", f"{t}/e"], "some.png: is an image"),
-        "binary text file": (["embed", f"{t}/blob.txt", "-o", f"{t}/e"],
-                             "blob.txt: is not a UTF-8 text file"),
-        "missing file": (["fit", "gaussian", f"{t}/none.npy", "-o", f"{t}/m", "--tau", "5"],
-                         "anchors: no such file"),
-        "foreign .npy": (["fit", "gaussian", f"{t}/notnpy.npy", "-o", f"{t}/m", "--tau", "5"],
-                         "notnpy.npy is not a readable .npy array"),
-        "model is not a bundle": (["search", str(t), f"{t}/t.npy", f"{t}/t.npy", "-o",
-                                   f"{t}/r"], "not a saved anchordiv bundle"),
-        "no tau anywhere": (["fit", "gaussian", f"{t}/t.npy", "-o", f"{t}/m"],
-                            "tau: not given"),
+            ["embed", f"{t}/some.png", "-o", f"{t}/e"],
+            "some.png: is an image",
+        ),
+        "binary text file": (
+            ["embed", f"{t}/blob.txt", "-o", f"{t}/e"],
+            "blob.txt: is not a UTF-8 text file",
+        ),
+        "missing file": (
+            ["fit", "gaussian", f"{t}/none.npy", "-o", f"{t}/m", "--tau", "5"],
+            "anchors: no such file",
+        ),
+        "foreign .npy": (
+            ["fit", "gaussian", f"{t}/notnpy.npy", "-o", f"{t}/m", "--tau", "5"],
+            "notnpy.npy is not a readable .npy array",
+        ),
+        "model is not a bundle": (
+            ["search", str(t), f"{t}/t.npy", f"{t}/t.npy", "-o", f"{t}/r"],
+            "not a saved anchordiv bundle",
+        ),
+        "no tau anywhere": (["fit", "gaussian", f"{t}/t.npy", "-o", f"{t}/m"], "tau: not given"),
     }
 
 
@@ -45,7 +68,7 @@ def test_user_errors_exit_2_without_traceback(files, capsys, case):
     argv, message = cases(files)[case]
     try:
         rc = main(argv)
-    except SystemExit as stop:          # argparse's own usage errors
+    except SystemExit as stop:  # argparse's own usage errors
         rc = stop.code
     err = capsys.readouterr().err
     assert rc == 2

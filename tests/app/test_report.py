@@ -7,10 +7,16 @@ from anchordiv.app.report import Report, format_cell, markdown_table
 
 
 def test_markdown_table_formats_floats_and_nan():
-    rows = [{"model": "gaussian", "auprc": 0.51234, "n": 3},
-            {"model": "cosine", "auprc": float("nan"), "n": 4}]
+    rows = [
+        {"model": "gaussian", "auprc": 0.51234, "n": 3},
+        {"model": "cosine", "auprc": float("nan"), "n": 4},
+    ]
     assert markdown_table(rows, ["model", "auprc"]).splitlines() == [
-        "| model | auprc |", "|---|---|", "| gaussian | 0.512 |", "| cosine | – |"]
+        "| model | auprc |",
+        "|---|---|",
+        "| gaussian | 0.512 |",
+        "| cosine | – |",
+    ]
     assert format_cell(2) == "2" and format_cell(0.5, 1) == "0.5"
     with pytest.raises(ad.AnchorDivError, match="lack column"):
         markdown_table(rows, ["model", "missing"])

@@ -22,10 +22,11 @@ def broad_and_targets(d, n=20, seed=0):
 
 
 def candidates(broad, d):
-    return {"strong-broad": {"broad": broad, "kappa0": 50.0, "nu0": d + 100.0},
-            "isotropic": {"broad": broad, "prior": "isotropic", "kappa0": 50.0,
-                          "nu0": d + 100.0},
-            "weak-broad": {"broad": broad, "kappa0": 0.1, "nu0": d + 2.0}}
+    return {
+        "strong-broad": {"broad": broad, "kappa0": 50.0, "nu0": d + 100.0},
+        "isotropic": {"broad": broad, "prior": "isotropic", "kappa0": 50.0, "nu0": d + 100.0},
+        "weak-broad": {"broad": broad, "kappa0": 0.1, "nu0": d + 2.0},
+    }
 
 
 def reference_loo(broad, targets, opts) -> float:
@@ -34,7 +35,7 @@ def reference_loo(broad, targets, opts) -> float:
     d = broad.shape[1]
     mu0 = broad.mean(0)
     cov = np.cov(broad.T, bias=True)
-    cov += 1e-3 * np.trace(cov) / d * np.eye(d)                 # adapt's default ridge
+    cov += 1e-3 * np.trace(cov) / d * np.eye(d)  # adapt's default ridge
     if opts.get("prior") == "isotropic":
         cov = np.trace(cov) / d * np.eye(d)
     k0, v0 = opts["kappa0"], opts["nu0"]
@@ -49,7 +50,8 @@ def reference_loo(broad, targets, opts) -> float:
         psin = psi0 + s + k0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
         df = vn - d + 1
         total += scipy.stats.multivariate_t(mun, psin * (kn + 1) / (kn * df), df=df).logpdf(
-            targets[i])
+            targets[i]
+        )
     return total
 
 
@@ -58,8 +60,10 @@ def test_compare_priors_orders_and_scores_as_exact_loo(d):
     broad, t = broad_and_targets(d)
     cands = candidates(broad, d)
     result = ad.compare_priors(cands, t, tau=20.0)
-    ref = {name: reference_loo(broad, t, {k: v for k, v in o.items() if k != "broad"})
-           for name, o in cands.items()}
+    ref = {
+        name: reference_loo(broad, t, {k: v for k, v in o.items() if k != "broad"})
+        for name, o in cands.items()
+    }
     assert list(result.table.index) == sorted(ref, key=lambda n: -ref[n])
     for name in cands:
         assert abs(result.table.loc[name, "elpd_loo"] - ref[name]) < 1.0
@@ -70,14 +74,26 @@ def test_compare_priors_orders_and_scores_as_exact_loo(d):
 def test_a_sampled_gaussian_posterior_is_scored_exactly_and_eb_is_refit():
     d = 4
     broad, t = broad_and_targets(d, n=10)
-    nuts = ad.adapt("gaussian", broad, t, tau=20.0, kappa0=50.0, nu0=d + 100.0, method="svi",
-                    num_steps=300, progress=False)
-    result = ad.compare_priors({"svi": nuts, "eb": broad,
-                                "strong": {"broad": broad, "kappa0": 50.0, "nu0": d + 100.0}},
-                               t, tau=20.0)
+    nuts = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=20.0,
+        kappa0=50.0,
+        nu0=d + 100.0,
+        method="svi",
+        num_steps=300,
+        progress=False,
+    )
+    result = ad.compare_priors(
+        {"svi": nuts, "eb": broad, "strong": {"broad": broad, "kappa0": 50.0, "nu0": d + 100.0}},
+        t,
+        tau=20.0,
+    )
     assert result.estimators == {"svi": "exact", "eb": "exact", "strong": "exact"}
     assert result.table.loc["svi", "elpd_loo"] == pytest.approx(
-        result.table.loc["strong", "elpd_loo"], abs=1e-8)
+        result.table.loc["strong", "elpd_loo"], abs=1e-8
+    )
     assert "re-chosen on every" in result.notes["eb"]
 
 
@@ -90,19 +106,20 @@ def test_k_threshold_follows_arviz():
 def test_mixture_falls_back_to_kfold_when_pareto_k_is_high():
     broad, t = broad_and_targets(6, n=12)
     opts = {"broad": broad, "components": 2}
-    result = ad.compare_priors({"mix": opts}, t, kind="mixture", tau=20.0, folds=3,
-                               num_draws=40)
+    result = ad.compare_priors({"mix": opts}, t, kind="mixture", tau=20.0, folds=3, num_draws=40)
     est = result.loo["mix"]
     assert est.estimator in ("psis", "kfold")
     if est.estimator == "kfold":
         assert "Pareto k above" in est.note
     else:
         assert np.all(est.pareto_k <= est.threshold)
-    forced = ad.compare_priors({"mix": opts}, t, kind="mixture", tau=20.0, estimator="psis",
-                               num_draws=40)
+    forced = ad.compare_priors(
+        {"mix": opts}, t, kind="mixture", tau=20.0, estimator="psis", num_draws=40
+    )
     assert forced.estimators["mix"] == "psis" and forced.pareto_k["mix"].shape == (12,)
-    kfold = ad.compare_priors({"mix": opts}, t, kind="mixture", tau=20.0, estimator="kfold",
-                              folds=3, num_draws=40)
+    kfold = ad.compare_priors(
+        {"mix": opts}, t, kind="mixture", tau=20.0, estimator="kfold", folds=3, num_draws=40
+    )
     assert kfold.estimators["mix"] == "kfold" and np.isfinite(kfold.loo["mix"].elpd)
 
 
@@ -110,8 +127,10 @@ def latent_problem(seed=0, d=3, n=6):
     rng = np.random.default_rng(seed)
     rot = np.linalg.qr(rng.normal(size=(d, d)))[0]
     scale = np.linspace(2.0, 0.4, d)
-    return ((rng.normal(size=(300, d)) * scale) @ rot.T,
-            (rng.normal(size=(n, d)) * scale) @ rot.T + 0.3)
+    return (
+        (rng.normal(size=(300, d)) * scale) @ rot.T,
+        (rng.normal(size=(n, d)) * scale) @ rot.T + 0.3,
+    )
 
 
 def fixed_latent(rank):
@@ -128,10 +147,15 @@ def brute_force_latent_loo(broad, t, rank, draws):
         rest = np.delete(t, i, 0)
         fold = ad.adapt("latent-gaussian", broad, rest, tau=20.0, **fixed_latent(rank))
         f, us = fold.fixed, fold.draws(i + 1, draws)["U"]
-        lp = [scipy.stats.multivariate_normal(
-            rest.mean(0), len(t) / (len(t) - 1) * (f["ppca_noise"] * np.eye(t.shape[1]) +
-                                                   f["ppca_signal"] * u @ u.T)).logpdf(t[i])
-              for u in us]
+        lp = [
+            scipy.stats.multivariate_normal(
+                rest.mean(0),
+                len(t)
+                / (len(t) - 1)
+                * (f["ppca_noise"] * np.eye(t.shape[1]) + f["ppca_signal"] * u @ u.T),
+            ).logpdf(t[i])
+            for u in us
+        ]
         out.append(scipy.special.logsumexp(lp) - np.log(draws))
     return np.asarray(out)
 
@@ -142,16 +166,30 @@ def test_latent_gaussian_psis_matches_brute_force_refits():
     broad, t = latent_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ad.compare_priors({"lat": {"broad": broad, **fixed_latent(1)}}, t,
-                                   kind="latent-gaussian", tau=20.0, num_draws=500)
+        result = ad.compare_priors(
+            {"lat": {"broad": broad, **fixed_latent(1)}},
+            t,
+            kind="latent-gaussian",
+            tau=20.0,
+            num_draws=500,
+        )
         brute = brute_force_latent_loo(broad, t, 1, 500)
         post = ad.adapt("latent-gaussian", broad, t, tau=20.0, **fixed_latent(1))
     assert result.estimators["lat"] == "psis", result.notes
     np.testing.assert_allclose(result.loo["lat"].pointwise, brute, atol=0.05)
     f, us = post.fixed, post.draws(0, 500)["U"]
-    plug_in = [scipy.special.logsumexp([scipy.stats.multivariate_normal(
-        t.mean(0), f["ppca_noise"] * np.eye(3) + f["ppca_signal"] * u @ u.T).logpdf(x)
-        for u in us]) - np.log(500) for x in t]                  # in-sample, an upper bound
+    plug_in = [
+        scipy.special.logsumexp(
+            [
+                scipy.stats.multivariate_normal(
+                    t.mean(0), f["ppca_noise"] * np.eye(3) + f["ppca_signal"] * u @ u.T
+                ).logpdf(x)
+                for u in us
+            ]
+        )
+        - np.log(500)
+        for x in t
+    ]  # in-sample, an upper bound
     assert np.sum(plug_in) > brute.sum() + 1.0
 
 
@@ -159,9 +197,17 @@ def test_latent_estimators_and_a_posterior_that_needs_refits_is_an_error():
     broad, t = broad_and_targets(6, n=9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ad.compare_priors({"sph": {"broad": broad, "rank": 2},
-                                    "fixed-beta": {"broad": broad, "rank": 2, "beta": 0.5}}, t,
-                                   kind="latent-spherical", tau=20.0, folds=3, num_draws=20)
+        result = ad.compare_priors(
+            {
+                "sph": {"broad": broad, "rank": 2},
+                "fixed-beta": {"broad": broad, "rank": 2, "beta": 0.5},
+            },
+            t,
+            kind="latent-spherical",
+            tau=20.0,
+            folds=3,
+            num_draws=20,
+        )
     assert result.estimators == {"sph": "kfold", "fixed-beta": "kfold"}
     assert "posterior-like" in result.notes["sph"]
     post = ad.adapt("latent-spherical", broad, t, tau=20.0, rank=2)
@@ -182,7 +228,7 @@ def test_tau_comes_from_provenance_or_is_an_error():
 
 def test_stacking_is_stable_and_never_invents_weights():
     rng = np.random.default_rng(0)
-    lpd = rng.normal(size=(30, 3)) + np.array([-400.0, -401.0, -800.0])   # huge magnitudes
+    lpd = rng.normal(size=(30, 3)) + np.array([-400.0, -401.0, -800.0])  # huge magnitudes
     w = stacking_weights(lpd)
     assert w[0] > 0.5 and w[2] < 1e-6 and np.isclose(w.sum(), 1.0)
     # two candidates each better on half the anchors: both get weight

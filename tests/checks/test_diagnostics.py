@@ -5,8 +5,13 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv.checks.diagnostics import (diagnose, loo_predictive, niw_prior, predictive_logpdf,
-                                   principal_angles)
+from anchordiv.checks.diagnostics import (
+    diagnose,
+    loo_predictive,
+    niw_prior,
+    predictive_logpdf,
+    principal_angles,
+)
 
 D = 8
 
@@ -19,10 +24,13 @@ def gaussian_points(rng, n, scales):
 @pytest.fixture(scope="module")
 def setting():
     rng = np.random.default_rng(0)
-    on, off = [1.0, 1.0] + [0.05] * 6, [0.05] * 2 + [1.0] * 6     # off: the complement
+    on, off = [1.0, 1.0] + [0.05] * 6, [0.05] * 2 + [1.0] * 6  # off: the complement
     targets = gaussian_points(rng, 12, [0.8, 0.6] + [0.03] * 6)
-    return {"spanning": gaussian_points(rng, 400, on), "orthogonal": gaussian_points(rng, 400, off),
-            "targets": targets}
+    return {
+        "spanning": gaussian_points(rng, 400, on),
+        "orthogonal": gaussian_points(rng, 400, off),
+        "targets": targets,
+    }
 
 
 def test_spanning_prior_scores_high_orthogonal_low_isotropic_between(setting):
@@ -36,7 +44,7 @@ def test_spanning_prior_scores_high_orthogonal_low_isotropic_between(setting):
     for key in ("log_evidence", "loo"):
         assert span[key] > span[f"{key}_isotropic"] > orth[key]
         assert span[f"{key}_gain"] > 0 > orth[f"{key}_gain"]
-    assert span["loo_isotropic"] != orth["loo_isotropic"]       # its own trace and mean
+    assert span["loo_isotropic"] != orth["loo_isotropic"]  # its own trace and mean
 
 
 def test_loo_is_the_ratio_of_marginal_likelihoods(setting):
@@ -50,7 +58,8 @@ def test_loo_is_the_ratio_of_marginal_likelihoods(setting):
     assert loo_predictive(prior, t[:1]) == pytest.approx(prior.log_marginal(t[:1]), rel=1e-10)
     post = prior.update(t[1:])
     assert predictive_logpdf(post, t[0]) == pytest.approx(
-        prior.log_marginal(t) - prior.log_marginal(t[1:]), rel=1e-10)
+        prior.log_marginal(t) - prior.log_marginal(t[1:]), rel=1e-10
+    )
 
 
 def test_degenerate_targets_and_bad_input(setting):

@@ -28,19 +28,35 @@ def global_scale_model(targets, *, mu0, psi0, nu0, **_):
 
 
 def data(d=12, n=10):
-    return (clustered_anchors(np.random.default_rng(0), 300, d),
-            clustered_anchors(np.random.default_rng(1), n, d))
+    return (
+        clustered_anchors(np.random.default_rng(0), 300, d),
+        clustered_anchors(np.random.default_rng(1), n, d),
+    )
 
 
 @pytest.mark.parametrize("method", [pytest.param("nuts", marks=pytest.mark.slow), "svi"])
 def test_a_custom_models_sites_reach_inference_data_under_subspace(method):
     broad, t = data()
-    opts = ({"num_warmup": 100, "num_samples": 100} if method == "nuts"
-            else {"guide": "normal", "num_steps": 300})
+    opts = (
+        {"num_warmup": 100, "num_samples": 100}
+        if method == "nuts"
+        else {"guide": "normal", "num_steps": 300}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        post = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=30.0, method=method,
-                        model=global_scale_model, subspace=4, progress=False, **opts)
+        post = ad.adapt(
+            "gaussian",
+            broad,
+            t,
+            tau=TAU,
+            kappa0=2.0,
+            nu0=30.0,
+            method=method,
+            model=global_scale_model,
+            subspace=4,
+            progress=False,
+            **opts,
+        )
     idata = ad.inference_data(post, num_draws=40)
     assert idata.posterior["global_scale"].shape == (2, 20 if method == "svi" else 40)
     assert idata.posterior["cov_trace"].shape[:2] == idata.posterior["global_scale"].shape
@@ -71,10 +87,14 @@ def test_ppc_statistics_can_fail_and_plot(tmp_path):
     # a wrong model fails the norm check: its predictive norms miss the unit-norm targets
     far = ad.adapt("gaussian", broad * 5.0, t, tau=TAU, kappa0=1000.0, nu0=1000.0)
     bad = ad.inference_data(far, num_draws=60, targets=t)
-    p_good = float((idata.posterior_predictive["norm"].mean("anchor") >=
-                    idata.observed_data["norm"].mean()).mean())
-    p_bad = float((bad.posterior_predictive["norm"].mean("anchor") >=
-                   bad.observed_data["norm"].mean()).mean())
+    p_good = float(
+        (
+            idata.posterior_predictive["norm"].mean("anchor") >= idata.observed_data["norm"].mean()
+        ).mean()
+    )
+    p_bad = float(
+        (bad.posterior_predictive["norm"].mean("anchor") >= bad.observed_data["norm"].mean()).mean()
+    )
     assert 0.02 < p_good < 0.98 and p_bad > 0.99
     # (the unit-norm targets' norms are one constant: no density to draw, the bpv covers it)
     az.plot_ppc(idata, var_names=["cosine_to_mean", "projection"], num_pp_samples=10)
@@ -92,16 +112,25 @@ def prior_only_model(targets, *, mu0, psi0, nu0, **_):
 def test_a_model_that_never_observes_the_targets_warns():
     broad, t = data(d=3, n=5)
     with pytest.warns(AnchorDivWarning, match="prior"):
-        ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=8.0, method="svi",
-                 model=prior_only_model, num_steps=50, progress=False)
+        ad.adapt(
+            "gaussian",
+            broad,
+            t,
+            tau=TAU,
+            kappa0=2.0,
+            nu0=8.0,
+            method="svi",
+            model=prior_only_model,
+            num_steps=50,
+            progress=False,
+        )
 
 
 def test_num_samples_zero_is_an_error():
     broad, t = data(d=3, n=5)
     for method in ("nuts", "svi"):
         with pytest.raises(AnchorDivError, match="num_samples"):
-            ad.adapt("gaussian", broad, t, tau=TAU, method=method, num_samples=0,
-                     progress=False)
+            ad.adapt("gaussian", broad, t, tau=TAU, method=method, num_samples=0, progress=False)
 
 
 def test_target_only_fit_with_n_much_below_d_warns():
@@ -110,8 +139,14 @@ def test_target_only_fit_with_n_much_below_d_warns():
         ad.adapt("gaussian", broad, t, tau=TAU, kappa0=1e-6, nu0=16 + 1 + 1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error", AnchorDivWarning)
-        ad.adapt("gaussian", broad, t / np.linalg.norm(t, axis=1, keepdims=True), tau=TAU,
-                 kappa0=1.0, nu0=30.0)
+        ad.adapt(
+            "gaussian",
+            broad,
+            t / np.linalg.norm(t, axis=1, keepdims=True),
+            tau=TAU,
+            kappa0=1.0,
+            nu0=30.0,
+        )
 
 
 def test_approximate_draws_and_likelihoods_psis_cannot_use_are_labelled():
@@ -122,11 +157,26 @@ def test_approximate_draws_and_likelihoods_psis_cannot_use_are_labelled():
     assert "posterior-like" in attrs["log_likelihood_note"]
     exact = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
     assert "calibration" not in ad.inference_data(exact, num_draws=4).posterior.attrs
-    svi = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0, method="svi",
-                   guide="normal", num_steps=50, progress=False)
-    assert ad.inference_data(svi, num_draws=4).posterior.attrs["calibration"].startswith(
-        "variational approximation")
+    svi = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=TAU,
+        kappa0=2.0,
+        nu0=20.0,
+        method="svi",
+        guide="normal",
+        num_steps=50,
+        progress=False,
+    )
+    assert (
+        ad.inference_data(svi, num_draws=4)
+        .posterior.attrs["calibration"]
+        .startswith("variational approximation")
+    )
     # the latent Gaussian likelihood is leave-one-out-correct: nothing to flag at the default β
     lat = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=2)
-    assert "log_likelihood_note" not in ad.inference_data(
-        lat, num_draws=4, targets=t, prior=False).posterior.attrs
+    assert (
+        "log_likelihood_note"
+        not in ad.inference_data(lat, num_draws=4, targets=t, prior=False).posterior.attrs
+    )

@@ -15,6 +15,7 @@ from anchordiv.checks.sbc import library_problem, sbc
 def normal_model(scale_error=1.0):
     """θ ~ N(0, 1), y_i ~ N(θ, 1) (i = 1..5); conjugate posterior N(Σy/6, 1/6), optionally with
     its sd multiplied by ``scale_error`` (an overconfident inference when < 1)."""
+
     def prior(rng):
         return {"theta": rng.normal()}
 
@@ -29,8 +30,7 @@ def normal_model(scale_error=1.0):
 
 def test_sbc_accepts_a_calibrated_user_model_and_plots(tmp_path):
     prior, simulate, infer, q = normal_model()
-    r = ad.sbc(prior, simulate, infer, q, num_simulations=400, seed=0,
-                           progress=False)
+    r = ad.sbc(prior, simulate, infer, q, num_simulations=400, seed=0, progress=False)
     assert r.ranks.shape == (400, 1) and r.ranks.min() >= 0 and r.ranks.max() <= 99
     s = r.summary()["theta"]
     assert s["chi2_p"] > 0.01 and s["ks_p"] > 0.01 and abs(s["coverage90"] - 0.9) < 0.05
@@ -51,8 +51,14 @@ def test_sbc_thinning_and_bad_input():
     with pytest.raises(AnchorDivError, match="quantities"):
         sbc(prior, simulate, infer, {}, num_simulations=20, progress=False)
     with pytest.raises(AnchorDivError, match="leading draw axis"):
-        sbc(prior, simulate, infer, {"bad": lambda p: np.zeros(3)}, num_simulations=2,
-            progress=False)
+        sbc(
+            prior,
+            simulate,
+            infer,
+            {"bad": lambda p: np.zeros(3)},
+            num_simulations=2,
+            progress=False,
+        )
 
 
 def check_calibrated(result, tol=0.05):
@@ -63,8 +69,12 @@ def check_calibrated(result, tol=0.05):
 
 # kind, method, simulations, draws: fast versions (≈ 1–20 s each; the mixture runs 200
 # simulations: at 100 the 90 % coverage has s.e. 0.03, so ±0.05 fails one calibrated run in ten)
-FAST = [("gaussian", "exact", 200, 49), ("mixture", "exact", 200, 19),
-        ("latent-gaussian", "exact", 100, 9), ("latent-spherical", "exact", 100, 9)]
+FAST = [
+    ("gaussian", "exact", 200, 49),
+    ("mixture", "exact", 200, 19),
+    ("latent-gaussian", "exact", 100, 9),
+    ("latent-spherical", "exact", 100, 9),
+]
 
 
 @pytest.mark.parametrize("kind, method, sims, draws", FAST)
@@ -74,8 +84,10 @@ def test_sbc_library_posteriors(kind, method, sims, draws):
         problem = library_problem(kind, method=method, d=3, n=5, num_draws=draws, seed=0)
         # latent spherical: labelled approximate (measured coverage 0.845–0.875, attrs of its
         # InferenceData), the same tolerance as the large version below
-        check_calibrated(sbc(**problem, num_simulations=sims, seed=1, progress=False),
-                         tol=0.07 if kind == "latent-spherical" else 0.05)
+        check_calibrated(
+            sbc(**problem, num_simulations=sims, seed=1, progress=False),
+            tol=0.07 if kind == "latent-spherical" else 0.05,
+        )
 
 
 def test_library_problem_names_its_methods_and_structures():
@@ -110,38 +122,53 @@ def test_sbc_nuts_gaussian():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind, method", [("gaussian", "exact"), ("gaussian", "nuts"),
-                                          ("mixture", "exact"), ("latent-gaussian", "exact"),
-                                          ("latent-spherical", "exact")])
+@pytest.mark.parametrize(
+    "kind, method",
+    [
+        ("gaussian", "exact"),
+        ("gaussian", "nuts"),
+        ("mixture", "exact"),
+        ("latent-gaussian", "exact"),
+        ("latent-spherical", "exact"),
+    ],
+)
 def test_sbc_library_posteriors_large(kind, method):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         problem = library_problem(kind, method=method, d=4, n=8, num_draws=99, seed=0)
-        result = sbc(**problem, num_simulations=400 if method == "exact" else 60, seed=1,
-                     progress=False)
+        result = sbc(
+            **problem, num_simulations=400 if method == "exact" else 60, seed=1, progress=False
+        )
     # latent spherical: posterior-like, not Bayes — its target term is the trace-normalised
     # covariance, slightly overconfident at small n (measured coverage 0.845–0.875 here,
     # benchmarks/results/bench_sbc.md); the others are exact Bayes (NUTS: 60 simulations)
-    check_calibrated(result, tol={"latent-spherical": 0.07, "nuts": 0.08}.get(
-        kind if kind == "latent-spherical" else method, 0.05))
+    check_calibrated(
+        result,
+        tol={"latent-spherical": 0.07, "nuts": 0.08}.get(
+            kind if kind == "latent-spherical" else method, 0.05
+        ),
+    )
 
 
 def test_ecdf_bands_are_simultaneous_and_flag_miscalibration(tmp_path):
     from anchordiv.checks.sbc import SBCResult
 
     rng = np.random.default_rng(0)
-    calibrated = [SBCResult(np.zeros((200, 1), int), rng.uniform(size=(200, 1)), ["u"], 99, 10)
-                  for _ in range(60)]
+    calibrated = [
+        SBCResult(np.zeros((200, 1), int), rng.uniform(size=(200, 1)), ["u"], 99, 10)
+        for _ in range(60)
+    ]
     rate = np.mean([r.ecdf_outside(0.05)["u"] for r in calibrated])
-    assert rate < 0.15                                 # ≈ 5 % of calibrated runs leave it
+    assert rate < 0.15  # ≈ 5 % of calibrated runs leave it
     narrow = SBCResult(np.zeros((200, 1), int), rng.beta(3, 3, size=(200, 1)), ["u"], 99, 10)
-    assert narrow.ecdf_outside(0.05)["u"]            # overconfident posterior: outside
+    assert narrow.ecdf_outside(0.05)["u"]  # overconfident posterior: outside
     narrow.plot_ecdf(tmp_path / "ecdf.png")
     assert (tmp_path / "ecdf.png").stat().st_size > 1000
 
 
 def test_sbc_of_a_users_model_through_its_simulator():
     """A user's conjugate normal model, inference by its closed form: calibrated."""
+
     def prior_sampler(r):
         return {"m": r.normal()}
 
@@ -152,6 +179,13 @@ def test_sbc_of_a_users_model_through_its_simulator():
         var = 1 / (1 + len(x))
         return {"m": r.normal(var * x.sum(), np.sqrt(var), size=49)}
 
-    res = ad.sbc(prior_sampler, simulator, inference, {"m": lambda p: p["m"]},
-                 num_simulations=200, seed=0, progress=False)
+    res = ad.sbc(
+        prior_sampler,
+        simulator,
+        inference,
+        {"m": lambda p: p["m"]},
+        num_simulations=200,
+        seed=0,
+        progress=False,
+    )
     assert res.chi2_pvalues()["m"] > 0.001 and not res.ecdf_outside()["m"]

@@ -21,17 +21,22 @@ def anchors(seed=0, nb=300, n=10, d=4):
 def test_principal_angles():
     e = np.eye(3)
     rot = np.array([[1.0, 0], [0, np.cos(0.3)], [0, np.sin(0.3)]])
-    np.testing.assert_allclose(principal_angles(e[:, :2], rot), [0.0, np.degrees(0.3)],
-                               atol=1e-6)
+    np.testing.assert_allclose(principal_angles(e[:, :2], rot), [0.0, np.degrees(0.3)], atol=1e-6)
     np.testing.assert_allclose(principal_angles(e[:, :1], e[:, 1:2]), [90.0])
 
 
-VARS = {"gaussian": {"mean_cosine", "cov_eigenvalues", "leading_axis_angle", "mu", "Sigma"},
-        "latent-gaussian": {"principal_angles", "max_principal_angle"},
-        "latent-spherical": {"principal_angles", "max_principal_angle"},
-        "mixture": {"weights", "mean_cosine", "cov_trace"}}
-OPTS = {"gaussian": {}, "latent-gaussian": {"rank": 2}, "latent-spherical": {"rank": 2},
-        "mixture": {"components": 2}}
+VARS = {
+    "gaussian": {"mean_cosine", "cov_eigenvalues", "leading_axis_angle", "mu", "Sigma"},
+    "latent-gaussian": {"principal_angles", "max_principal_angle"},
+    "latent-spherical": {"principal_angles", "max_principal_angle"},
+    "mixture": {"weights", "mean_cosine", "cov_trace"},
+}
+OPTS = {
+    "gaussian": {},
+    "latent-gaussian": {"rank": 2},
+    "latent-spherical": {"rank": 2},
+    "mixture": {"components": 2},
+}
 
 
 @pytest.mark.parametrize("kind", list(VARS))
@@ -77,8 +82,9 @@ def test_retrieval_uncertainty():
     assert np.all((r.topk_overlap >= 0) & (r.topk_overlap <= 1))
     s = r.summary()
     assert s["auprc"]["low"] <= s["auprc"]["mean"] <= s["auprc"]["high"]
-    np.testing.assert_allclose(r.point_auprc, ad.auprc(rel, -np.asarray(ad.divergence(
-        post.point(), q, g))))
+    np.testing.assert_allclose(
+        r.point_auprc, ad.auprc(rel, -np.asarray(ad.divergence(post.point(), q, g)))
+    )
     # a (numerically) certain posterior: every draw ranks like the point summary
     sure = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=1e12, nu0=1e12)
     r = ad.retrieval_uncertainty(sure, q, g, k=5, num_draws=3)
@@ -102,18 +108,23 @@ def test_retrieval_uncertainty_repr_is_compact():
     from anchordiv.checks.uncertainty import RetrievalUncertainty
 
     rng = np.random.default_rng(0)
-    unc = RetrievalUncertainty(rng.random((50, 400)), rng.random((50, 400)),
-                               rng.random(400), 0.95)
+    unc = RetrievalUncertainty(rng.random((50, 400)), rng.random((50, 400)), rng.random(400), 0.95)
     text = repr(unc)
-    assert text.startswith("RetrievalUncertainty(draws=50, queries=400, interval=0.95, "
-                           "topk_overlap=") and "point_auprc=" in text
+    assert (
+        text.startswith("RetrievalUncertainty(draws=50, queries=400, interval=0.95, topk_overlap=")
+        and "point_auprc=" in text
+    )
     assert len(text) < 200
 
 
 # ---- model criticism: prior / log_likelihood / predictive groups, PSIS-LOO, compare_priors ----
 
-CRITICISM = {"gaussian": {}, "latent-gaussian": {"rank": 2}, "latent-spherical": {"rank": 2},
-             "mixture": {"components": 2}}
+CRITICISM = {
+    "gaussian": {},
+    "latent-gaussian": {"rank": 2},
+    "latent-spherical": {"rank": 2},
+    "mixture": {"components": 2},
+}
 
 
 def criticism_data(d=4, n=12):
@@ -162,8 +173,16 @@ def test_nuts_posterior_gets_the_same_groups():
     import arviz as az
 
     broad, t = criticism_data(d=2, n=6)
-    post = ad.adapt("gaussian", broad, t, tau=5.0, method="nuts", num_samples=100,
-                    num_warmup=100, progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        t,
+        tau=5.0,
+        method="nuts",
+        num_samples=100,
+        num_warmup=100,
+        progress=False,
+    )
     idata = ad.inference_data(post, targets=t)
     assert idata.log_likelihood["targets"].shape == (2, 100, 6)
     with warnings.catch_warnings():
@@ -174,9 +193,17 @@ def test_nuts_posterior_gets_the_same_groups():
 def test_compare_priors_reports_table_pareto_k_and_plot(tmp_path):
     broad, t = criticism_data(d=3, n=15)
     result = ad.compare_priors(
-        {"broad": broad, "isotropic": {"broad": broad, "prior": "isotropic"},
-         "target-only": {"broad": broad, "kappa0": 1e-6, "nu0": 4 + 1e-6}},
-        t, kind="gaussian", tau=5.0, num_draws=100, plot=tmp_path / "compare.png")
+        {
+            "broad": broad,
+            "isotropic": {"broad": broad, "prior": "isotropic"},
+            "target-only": {"broad": broad, "kappa0": 1e-6, "nu0": 4 + 1e-6},
+        },
+        t,
+        kind="gaussian",
+        tau=5.0,
+        num_draws=100,
+        plot=tmp_path / "compare.png",
+    )
     assert set(result.table.index) == {"broad", "isotropic", "target-only"}
     assert {"elpd_loo", "p_loo", "weight", "warning"} <= set(result.table.columns)
     assert result.estimators == dict.fromkeys(("broad", "isotropic", "target-only"), "exact")
@@ -216,8 +243,9 @@ def test_default_draws_scale_with_cost():
 
     small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
     assert default_draws(post(small)) == DEFAULT_DRAWS
-    big_mix = priors.DirichletNIW(np.ones(4), np.zeros((4, 384)), np.ones(4), np.full(4, 400.0),
-                                  np.zeros((4, 384, 384)))
-    assert default_draws(post(big_mix)) == 56               # 256 MiB of Σ_k draws
+    big_mix = priors.DirichletNIW(
+        np.ones(4), np.zeros((4, 384)), np.ones(4), np.full(4, 400.0), np.zeros((4, 384, 384))
+    )
+    assert default_draws(post(big_mix)) == 56  # 256 MiB of Σ_k draws
     gibbs = priors.BinghamPosterior(np.zeros((384, 384)), 133, np.zeros(384))
-    assert default_draws(post(gibbs)) == 36                 # 2 chains × (28 sweeps − 10 burn-in)
+    assert default_draws(post(gibbs)) == 36  # 2 chains × (28 sweeps − 10 burn-in)

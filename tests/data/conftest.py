@@ -8,11 +8,12 @@ import warnings
 
 import pytest
 
-TINY = {"embed_dim": 32, "quick_gelu": True,
-        "vision_cfg": {"image_size": 64, "layers": 1, "width": 64, "head_width": 32,
-                       "patch_size": 16},
-        "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2,
-                     "layers": 1}}
+TINY = {
+    "embed_dim": 32,
+    "quick_gelu": True,
+    "vision_cfg": {"image_size": 64, "layers": 1, "width": 64, "head_width": 32, "patch_size": 16},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
 TINY_NAME = "anchordiv-tiny"
 TINY_LOGIT_SCALE = 42.0
 

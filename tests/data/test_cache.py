@@ -45,8 +45,8 @@ def test_second_run_hits_cache(enc):
 
 def test_key_depends_on_encoder_and_inputs(enc):
     data.embed_texts(enc, ["alpha", "beta"])
-    data.embed_texts(enc, ["beta", "alpha"])       # order matters
-    data.embed_texts(enc, ["alpha", "beta", ""])   # content matters
+    data.embed_texts(enc, ["beta", "alpha"])  # order matters
+    data.embed_texts(enc, ["alpha", "beta", ""])  # content matters
     assert enc.encoded == 7
     enc.id = "toy-v2"
     data.embed_texts(enc, ["alpha", "beta"])
@@ -73,7 +73,7 @@ def test_corrupt_entry_is_detected_and_rebuilt(enc, tmp_path, damage):
         b = data.embed_texts(enc, texts)
     assert enc.encoded == 4
     np.testing.assert_array_equal(a, b)
-    data.embed_texts(enc, texts)                    # rebuilt entry is good again
+    data.embed_texts(enc, texts)  # rebuilt entry is good again
     assert enc.encoded == 4
     assert json.loads(npy.with_suffix(".json").read_text())["count"] == 2
 
@@ -96,8 +96,9 @@ def test_cache_false_and_explicit_dir(enc, tmp_path):
     assert enc.encoded == 3 and any((d / "embeddings").glob("*.json"))
 
 
-@pytest.mark.parametrize("texts, match", [([], "empty"), ("a string", "single string"),
-                                          (["ok", 3], "item 1 is a int")])
+@pytest.mark.parametrize(
+    "texts, match", [([], "empty"), ("a string", "single string"), (["ok", 3], "item 1 is a int")]
+)
 def test_bad_texts(enc, texts, match):
     with pytest.raises(AnchorDivError, match=match):
         data.embed_texts(enc, texts)
@@ -114,7 +115,7 @@ def test_the_command_line_keeps_compiled_programs_unless_told_not_to(tmp_path, m
     assert jax.config.jax_compilation_cache_dir == before
     monkeypatch.setenv(cache_mod.XLA_CACHE_ENV, "1")
     try:
-        if before:      # a directory the user chose is kept
+        if before:  # a directory the user chose is kept
             assert cache_mod.use_compilation_cache(tmp_path / "xla") == Path(before)
         else:
             assert cache_mod.use_compilation_cache(tmp_path / "xla") == tmp_path / "xla"

@@ -20,10 +20,27 @@ def test_hpo_terms_from_the_wheel():
 
 
 def test_parse_obo_skips_obsolete_and_other_stanzas():
-    text = ['[Term]', 'id: HP:1', 'name: A', 'def: "a thing." [x]', 'synonym: "AA" EXACT []',
-            '', '[Term]', 'id: HP:2', 'name: obsolete B', 'is_obsolete: true', '',
-            '[Typedef]', 'id: part_of', 'name: part of', '', '[Term]', 'id: HP:3', 'name: C',
-            'is_a: HP:1 ! A']
+    text = [
+        '[Term]',
+        'id: HP:1',
+        'name: A',
+        'def: "a thing." [x]',
+        'synonym: "AA" EXACT []',
+        '',
+        '[Term]',
+        'id: HP:2',
+        'name: obsolete B',
+        'is_obsolete: true',
+        '',
+        '[Typedef]',
+        'id: part_of',
+        'name: part of',
+        '',
+        '[Term]',
+        'id: HP:3',
+        'name: C',
+        'is_a: HP:1 ! A',
+    ]
     terms = clinical.parse_obo(text)
     assert [t.id for t in terms] == ["HP:1", "HP:3"]
     assert terms[0].definition == "a thing." and terms[0].synonyms == ("AA",)
@@ -57,8 +74,7 @@ def test_pathology_anchor_content():
     assert "No pleural effusion." in clinical.pathology_anchors("Pleural Effusion", negated=True)
     phrases = clinical.finding_phrases("pleural effusion")
     assert "pleural effusion" in phrases and not any("classified" in p for p in phrases)
-    assert clinical.clean_phrase("Pleural effusion, not elsewhere classified") == \
-        "pleural effusion"
+    assert clinical.clean_phrase("Pleural effusion, not elsewhere classified") == "pleural effusion"
     assert clinical.clean_phrase("GGO") == "GGO"
     with pytest.raises(AnchorDivError, match="unknown 'fracture'"):
         clinical.pathology_anchors("fracture")

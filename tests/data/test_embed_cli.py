@@ -29,8 +29,9 @@ def test_embed_text_file_and_cache(tmp_path, capsys, minilm):
     info = json.loads(stdout)
     assert info["rows"] == 3 and info["dim"] == 384 and info["logit_scale"] == 20.0
     X = np.load(out)
-    np.testing.assert_allclose(X, minilm.encode_text(["pleural effusion", "enlarged heart",
-                                                      "no pneumothorax"]), atol=1e-5)
+    np.testing.assert_allclose(
+        X, minilm.encode_text(["pleural effusion", "enlarged heart", "no pneumothorax"]), atol=1e-5
+    )
     assert json.loads(out.with_suffix(".json").read_text())["encoder"] == minilm.id
     before = minilm.encoded
     assert run(["embed", str(src), "-o", str(tmp_path / "b.npy")], capsys)[0] == 0
@@ -41,11 +42,13 @@ def test_embed_text_file_and_cache(tmp_path, capsys, minilm):
 def test_embed_csv_column(tmp_path, capsys, minilm):
     src = tmp_path / "reports.csv"
     src.write_text('id,text\n1,"No acute disease, heart normal."\n2,Cardiomegaly.\n')
-    rc, stdout, _ = run(["embed", str(src), "--column", "text", "-o",
-                         str(tmp_path / "r.npy")], capsys)
+    rc, stdout, _ = run(
+        ["embed", str(src), "--column", "text", "-o", str(tmp_path / "r.npy")], capsys
+    )
     assert rc == 0 and json.loads(stdout)["rows"] == 2
-    rc, _, err = run(["embed", str(src), "--column", "body", "-o", str(tmp_path / "r2.npy")],
-                     capsys)
+    rc, _, err = run(
+        ["embed", str(src), "--column", "body", "-o", str(tmp_path / "r2.npy")], capsys
+    )
     assert rc == 2 and "'body' is not a column" in err and "['id', 'text']" in err
     rc, _, err = run(["embed", str(src), "-o", str(tmp_path / "r2.npy")], capsys)
     assert rc == 2 and "needs --column" in err
@@ -61,8 +64,16 @@ def test_embed_image_folder(tmp_path, capsys, tiny_clip, skimage_files):
         shutil.copy(p, folder / p.name)
     (folder / "zz_broken.jpg").write_bytes(b"not a jpeg")
     (folder / "notes.txt").write_text("ignored: not an image suffix")
-    args = ["embed", str(folder), "--encoder", f"open_clip:{name}", "--pretrained", str(ckpt),
-            "-o", str(tmp_path / "img.npy")]
+    args = [
+        "embed",
+        str(folder),
+        "--encoder",
+        f"open_clip:{name}",
+        "--pretrained",
+        str(ckpt),
+        "-o",
+        str(tmp_path / "img.npy"),
+    ]
     rc, _, err = run(args, capsys)
     assert rc == 2 and "cannot read image" in err and "zz_broken.jpg" in err
     with pytest.warns(UserWarning, match="zz_broken.jpg"):
@@ -74,12 +85,15 @@ def test_embed_image_folder(tmp_path, capsys, tiny_clip, skimage_files):
     assert np.load(tmp_path / "img.npy").shape == (2, 32)
 
 
-@pytest.mark.parametrize("content, extra, message", [
-    ("\n \n", [], "contains no texts"),
-    (None, [], "no such file or folder"),
-    ("a\n", ["--encoder", "clip"], "unknown 'clip'"),
-    ("a\n", ["--column", "x"], "only to .csv"),
-])
+@pytest.mark.parametrize(
+    "content, extra, message",
+    [
+        ("\n \n", [], "contains no texts"),
+        (None, [], "no such file or folder"),
+        ("a\n", ["--encoder", "clip"], "unknown 'clip'"),
+        ("a\n", ["--column", "x"], "only to .csv"),
+    ],
+)
 def test_embed_errors(tmp_path, capsys, content, extra, message, minilm):
     src = tmp_path / "in.txt"
     if content is not None:
@@ -92,8 +106,7 @@ def test_embed_empty_folder_and_text_encoder_on_images(tmp_path, capsys, skimage
     (tmp_path / "empty").mkdir()
     rc, _, err = run(["embed", str(tmp_path / "empty"), "-o", str(tmp_path / "o.npy")], capsys)
     assert rc == 2 and "no image files" in err
-    rc, _, err = run(["embed", str(skimage_files[0].parent), "-o", str(tmp_path / "o.npy")],
-                     capsys)
+    rc, _, err = run(["embed", str(skimage_files[0].parent), "-o", str(tmp_path / "o.npy")], capsys)
     assert rc == 2 and "encodes text only" in err
 
 
@@ -113,6 +126,7 @@ def test_embed_reports_the_file_it_writes(tmp_path, capsys, minilm):
     assert info["sidecar"] == str(tmp_path / "noext.json")
     side = json.loads((tmp_path / "noext.json").read_text())
     assert side["texts"] == ["enlarged heart", "clear lungs"] and side["logit_scale"] == 20.0
-    rc, stdout, _ = run(["fit", "softmax", str(tmp_path / "noext.npy"), "-o",
-                         str(tmp_path / "m"), "--json"], capsys)
+    rc, stdout, _ = run(
+        ["fit", "softmax", str(tmp_path / "noext.npy"), "-o", str(tmp_path / "m"), "--json"], capsys
+    )
     assert rc == 0 and json.loads(stdout)["tau"] == 20.0 and json.loads(stdout)["encoder"]

@@ -33,8 +33,10 @@ def test_imagenet_r_subset_and_styles():
 
 
 def test_prompts():
-    assert imagenet.prompts(["tench", "goldfish"]) == ["a photo of a tench.",
-                                                       "a photo of a goldfish."]
+    assert imagenet.prompts(["tench", "goldfish"]) == [
+        "a photo of a tench.",
+        "a photo of a goldfish.",
+    ]
     assert imagenet.prompts(["cat"], "a sketch of a {}.") == ["a sketch of a cat."]
     assert all(t.count("{}") == 1 for t in imagenet.TEMPLATES)
     with pytest.raises(AnchorDivError, match="exactly one"):

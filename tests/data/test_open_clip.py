@@ -38,8 +38,7 @@ def test_image_inputs_paths_pil_arrays(reloaded, skimage_files):
     arr = skimage.data.chelsea()
     from_path = reloaded.encode_image(skimage_files[:1])
     np.testing.assert_allclose(reloaded.encode_image([arr]), from_path, atol=1e-6)
-    np.testing.assert_allclose(reloaded.encode_image([Image.fromarray(arr)]), from_path,
-                               atol=1e-6)
+    np.testing.assert_allclose(reloaded.encode_image([Image.fromarray(arr)]), from_path, atol=1e-6)
     gray = reloaded.encode_image([skimage.data.camera()])
     assert gray.shape == (1, 32)
 
@@ -70,9 +69,14 @@ def test_load_errors_and_chexzero_preprocessing(tiny_clip, tmp_path):
     name, ckpt, _ = tiny_clip
     with pytest.raises(AnchorDivError, match="checkpoint file not found"):
         encoders.OpenCLIPEncoder(name, str(tmp_path / "missing.pt"))
-    enc = encoders.OpenCLIPEncoder(name, str(ckpt), image_mean=encoders.CHEXZERO_MEAN,
-                                   image_std=encoders.CHEXZERO_STD,
-                                   image_interpolation="bicubic", image_resize_mode="longest")
+    enc = encoders.OpenCLIPEncoder(
+        name,
+        str(ckpt),
+        image_mean=encoders.CHEXZERO_MEAN,
+        image_std=encoders.CHEXZERO_STD,
+        image_interpolation="bicubic",
+        image_resize_mode="longest",
+    )
     norm = [t for t in enc.preprocess.transforms if type(t).__name__ == "Normalize"][0]
     assert norm.mean[0] == pytest.approx(101.48761 / 255)
     assert norm.std[0] == pytest.approx(83.43944 / 255)
@@ -97,6 +101,9 @@ def test_chexzero_layout_checkpoint_loads(tmp_path, skimage_files):
     enc = data.get_encoder("chexzero", pretrained=ckpt)
     assert enc.id.startswith("open_clip:chexzero:sha256-") and enc.dim == 512
     assert enc.logit_scale == pytest.approx(100.0)
-    np.testing.assert_allclose(enc.encode_text(["no pleural effusion"]),
-                               base.encode_text(["no pleural effusion"]), atol=1e-5)
+    np.testing.assert_allclose(
+        enc.encode_text(["no pleural effusion"]),
+        base.encode_text(["no pleural effusion"]),
+        atol=1e-5,
+    )
     assert enc.encode_image(skimage_files[:1]).shape == (1, 512)

@@ -14,7 +14,7 @@ def test_wordnet_exclusion_removes_targets_and_all_their_descendants():
     pool = {e.id for e in entries(Source("wordnet", ("creation.n.02",), TARGETS))}
     full = {e.id for e in entries(Source("wordnet", ("creation.n.02",)))}
     leaked = {s.name() for t in TARGETS for s in wordnet.subtree(t)}
-    assert {"oil_painting.n.01", "painting.n.01"} <= leaked <= full   # really in the region
+    assert {"oil_painting.n.01", "painting.n.01"} <= leaked <= full  # really in the region
     assert not pool & leaked
     assert pool == full - leaked
     texts = {e.id: e.text for e in entries(Source("wordnet", ("creation.n.02",)))}

@@ -31,17 +31,32 @@ def pooled(broad, target, tau):
     return ad.fit("gaussian", np.vstack([broad, target]), tau=tau)
 
 
-MODELS = {"softmax": curves.MODELS["softmax"], "gaussian": curves.MODELS["gaussian"],
-          "pooled": CurveModel(pooled, role="posterior", kind="gaussian"),
-          "cosine": curves.MODELS["cosine"], "inversion": curves.MODELS["inversion"]}
+MODELS = {
+    "softmax": curves.MODELS["softmax"],
+    "gaussian": curves.MODELS["gaussian"],
+    "pooled": CurveModel(pooled, role="posterior", kind="gaussian"),
+    "cosine": curves.MODELS["cosine"],
+    "inversion": curves.MODELS["inversion"],
+}
 
 
 @pytest.fixture(scope="module")
 def curve(study):
     broad, target, items, rel = study
-    return adaptation_curve(broad, target, items, items, rel, tau=5.0,
-                            query_index=np.arange(len(items)), models=MODELS, budgets=(1, 3),
-                            n_subsets=2, n_boot=300, progress=False)
+    return adaptation_curve(
+        broad,
+        target,
+        items,
+        items,
+        rel,
+        tau=5.0,
+        query_index=np.arange(len(items)),
+        models=MODELS,
+        budgets=(1, 3),
+        n_subsets=2,
+        n_boot=300,
+        progress=False,
+    )
 
 
 def test_budgets_and_subsets():
@@ -60,11 +75,16 @@ def test_grid_cells_match_direct_evaluation(curve, study):
     assert len(curve.rows) == 5 * len(MODELS)
     for s in range(2):
         idx = subset(12, 3, s, seed=0)
-        ev = ad.evaluate({"softmax": ad.fit("softmax", target[idx], tau=5.0)}, items, items,
-                         rel, anchors=target[idx], query_index=np.arange(len(items)))
+        ev = ad.evaluate(
+            {"softmax": ad.fit("softmax", target[idx], tau=5.0)},
+            items,
+            items,
+            rel,
+            anchors=target[idx],
+            query_index=np.arange(len(items)),
+        )
         np.testing.assert_allclose(curve.per_query[("softmax", 3)][s], ev.per_query["softmax"])
-        np.testing.assert_allclose(curve.per_query[("inversion", 3)][s],
-                                   ev.per_query["inversion"])
+        np.testing.assert_allclose(curve.per_query[("inversion", 3)][s], ev.per_query["inversion"])
     # cosine ignores the targets: evaluated once, the same at every budget
     cos = [curve.per_query[("cosine", b)] for b in curve.budgets]
     assert all(np.array_equal(c[0], cos[0][0]) for c in cos)
@@ -88,7 +108,7 @@ def test_summary_intervals_and_contrast(curve):
     full = diff[-1]
     expected = np.mean(curve.per_query[("pooled", 12)] - curve.per_query[("gaussian", 12)])
     assert full["difference"] == pytest.approx(expected)
-    assert np.isnan(diff[0]["difference"])                 # gaussian undefined at budget 1
+    assert np.isnan(diff[0]["difference"])  # gaussian undefined at budget 1
 
 
 def test_needs_and_comparisons(curve):
@@ -96,8 +116,9 @@ def test_needs_and_comparisons(curve):
     assert set(needs["models"]) == set(MODELS)
     soft = needs["models"]["softmax"]
     assert soft["budget_needed"] in curve.budgets
-    assert soft["level"] == pytest.approx(curve.prevalence + 0.9 * (soft["full_auprc"]
-                                                                  - curve.prevalence))
+    assert soft["level"] == pytest.approx(
+        curve.prevalence + 0.9 * (soft["full_auprc"] - curve.prevalence)
+    )
     (comp,) = needs["comparisons"]
     assert comp["model"] == "pooled" and comp["reference"] == "gaussian"
     json.dumps(needs)
@@ -137,13 +158,17 @@ def test_registry_and_bad_input(study):
     with pytest.raises(ad.AnchorDivError, match="broad: dimension mismatch"):
         adaptation_curve(broad[:, :3], target, items, items, rel, tau=5.0, models=["cosine"])
     with pytest.raises(ad.AnchorDivError, match="fraction"):
-        adaptation_curve(broad, target, items, items, rel, tau=5.0, models=["cosine"],
-                         budgets=(), progress=False).needs(1.5)
+        adaptation_curve(
+            broad, target, items, items, rel, tau=5.0, models=["cosine"], budgets=(), progress=False
+        ).needs(1.5)
 
 
 def test_factory_with_the_wrong_signature_is_refused():
-    with pytest.raises(ad.AnchorDivError, match=r"model 'two': the factory must accept \(broad "
-                                                r"\[m, d\], target \[n, d\], tau\)"):
+    with pytest.raises(
+        ad.AnchorDivError,
+        match=r"model 'two': the factory must accept \(broad "
+        r"\[m, d\], target \[n, d\], tau\)",
+    ):
         ad.register_model("two", lambda broad, target: None)
     with pytest.raises(ad.AnchorDivError, match="must be callable"):
         ad.register_model("three", "gaussian")
@@ -162,8 +187,19 @@ def test_warnings_are_summarised_once_per_model(study):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        adaptation_curve(broad, target, items, items, rel, tau=5.0, models={"noisy": noisy},
-                         budgets=[2, 3], n_subsets=3, n_boot=20, progress=False)
+        adaptation_curve(
+            broad,
+            target,
+            items,
+            items,
+            rel,
+            tau=5.0,
+            models={"noisy": noisy},
+            budgets=[2, 3],
+            n_subsets=3,
+            n_boot=20,
+            progress=False,
+        )
     mine = [w for w in caught if "noisy" in str(w.message)]
     assert len(mine) == 1
     assert "in 7 of 7 cells; most often (7x, numbers differing): noisy: " in str(mine[0].message)

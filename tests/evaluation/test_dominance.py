@@ -4,9 +4,15 @@ import numpy as np
 import pytest
 
 from anchordiv.errors import AnchorDivError
-from anchordiv.evaluation.dominance import (anchors_needed, budget_to_reach, dominance_rows,
-                                            falls, triples)
+from anchordiv.evaluation.dominance import (
+    anchors_needed,
+    budget_to_reach,
+    dominance_rows,
+    falls,
+    triples,
+)
 from helpers import BUDGETS, MEANS, synthetic_curve as curve
+
 
 def test_triples_from_roles_and_checked_names():
     c = curve()
@@ -17,23 +23,26 @@ def test_triples_from_roles_and_checked_names():
 
 def test_dominance_compares_with_the_better_of_target_only_and_control():
     rows = {r["budget"]: r for r in dominance_rows(curve(), triples(curve()))}
-    assert rows[1]["best_other"] == "control"              # target-only undefined at 1
+    assert rows[1]["best_other"] == "control"  # target-only undefined at 1
     assert rows[2]["best_other"] == "control" and rows[8]["best_other"] == "target"
     for b, r in rows.items():
-        best = max(MEANS["target"][BUDGETS.index(b)] if b > 1 else -1,
-                   MEANS["control"][BUDGETS.index(b)])
-        assert r["diff_best"] == pytest.approx(MEANS["posterior"][BUDGETS.index(b)] - best,
-                                               abs=0.005)
+        best = max(
+            MEANS["target"][BUDGETS.index(b)] if b > 1 else -1, MEANS["control"][BUDGETS.index(b)]
+        )
+        assert r["diff_best"] == pytest.approx(
+            MEANS["posterior"][BUDGETS.index(b)] - best, abs=0.005
+        )
         assert r["diff_best_low"] < r["diff_best"] < r["diff_best_high"]
-        assert r["diff_baseline"] == pytest.approx(MEANS["posterior"][BUDGETS.index(b)] - 0.3,
-                                                   abs=0.005)
-    assert rows[1]["holds"] and rows[2]["diff_best_low"] > 0   # paired: tight intervals
+        assert r["diff_baseline"] == pytest.approx(
+            MEANS["posterior"][BUDGETS.index(b)] - 0.3, abs=0.005
+        )
+    assert rows[1]["holds"] and rows[2]["diff_best_low"] > 0  # paired: tight intervals
     assert rows[16]["diff_best_high"] - rows[16]["diff_best_low"] < 0.01
 
 
 def test_budget_to_reach_interpolates_log_linearly():
     assert budget_to_reach(BUDGETS, MEANS["target"], 0.5) == pytest.approx(np.sqrt(4 * 8))
-    assert budget_to_reach(BUDGETS, MEANS["target"], 0.1) == 2.0   # first defined budget
+    assert budget_to_reach(BUDGETS, MEANS["target"], 0.1) == 2.0  # first defined budget
     assert np.isnan(budget_to_reach(BUDGETS, MEANS["target"], 0.9))
 
 
@@ -60,13 +69,17 @@ def test_falls_flags_only_drops_beyond_the_interval():
 def test_a_fall_toward_a_lower_target_only_limit_is_told_apart():
     """Falling from 0.9 toward a target-only end at 0.45 is convergence (the targets' own
     geometry is worse than the prior's); falling below the target-only end is not."""
-    toward = curve({**MEANS, "posterior": [0.9, 0.9, 0.8, 0.7, 0.81],
-                    "target": [np.nan, 0.2, 0.3, 0.4, 0.45]})
+    toward = curve(
+        {**MEANS, "posterior": [0.9, 0.9, 0.8, 0.7, 0.81], "target": [np.nan, 0.2, 0.3, 0.4, 0.45]}
+    )
     got = falls(toward, "posterior", "target")
     assert [(f["from"], f["to"], f["toward_target_only"]) for f in got] == [
-        (2, 4, True), (4, 8, True)]
+        (2, 4, True),
+        (4, 8, True),
+    ]
     assert got[0]["target_only_full"] == pytest.approx(0.45, abs=0.01)
-    below = falls(curve({**MEANS, "posterior": [0.5, 0.6, 0.55, 0.598, 0.81]}), "posterior",
-                  "target")
+    below = falls(
+        curve({**MEANS, "posterior": [0.5, 0.6, 0.55, 0.598, 0.81]}), "posterior", "target"
+    )
     assert [(f["from"], f["to"], f["toward_target_only"]) for f in below] == [(2, 4, False)]
     assert "toward_target_only" not in falls(toward, "posterior")[0]

@@ -8,8 +8,12 @@ from scipy import stats
 from sklearn.metrics import average_precision_score
 
 import anchordiv as ad
-from anchordiv.evaluation.evaluate import (bootstrap_interval, mean_interval, shared_label_relevance,
-                                t_interval)
+from anchordiv.evaluation.evaluate import (
+    bootstrap_interval,
+    mean_interval,
+    shared_label_relevance,
+    t_interval,
+)
 from helpers import unit
 
 D = 6
@@ -24,8 +28,7 @@ def task():
     items = centres[labels] + 0.7 * rng.normal(size=(40, D)) / np.sqrt(D)
     items /= np.linalg.norm(items, axis=1, keepdims=True)
     anchors = centres + 0.2 * rng.normal(size=(4, D))
-    model = ad.fit("gaussian", np.repeat(anchors, 6, 0) + 0.2 * rng.normal(size=(24, D)),
-                   tau=5.0)
+    model = ad.fit("gaussian", np.repeat(anchors, 6, 0) + 0.2 * rng.normal(size=(24, D)), tau=5.0)
     return items, labels, anchors, model
 
 
@@ -42,16 +45,24 @@ def reference(rel, scores, self_idx):
 def test_matches_sklearn_with_query_removed(task):
     items, labels, anchors, model = task
     rel = shared_label_relevance(labels, labels)
-    ev = ad.evaluate({"gauss": model}, items, items, rel, anchors=anchors,
-                     query_index=np.arange(len(items)), chunk=7)
+    ev = ad.evaluate(
+        {"gauss": model},
+        items,
+        items,
+        rel,
+        anchors=anchors,
+        query_index=np.arange(len(items)),
+        chunk=7,
+    )
     assert ev.names == ["gauss", "cosine", "inversion"]
     self_idx = np.arange(len(items))
-    expected = {"gauss": -np.asarray(ad.divergence(model, items, items)),
-                "cosine": np.asarray(ad.cosine(items, items)),
-                "inversion": np.asarray(ad.inversion(anchors, items, items))}
+    expected = {
+        "gauss": -np.asarray(ad.divergence(model, items, items)),
+        "cosine": np.asarray(ad.cosine(items, items)),
+        "inversion": np.asarray(ad.inversion(anchors, items, items)),
+    }
     for name, scores in expected.items():
-        np.testing.assert_allclose(ev.per_query[name], reference(rel, scores, self_idx),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(ev.per_query[name], reference(rel, scores, self_idx), rtol=1e-12)
     # prevalence excludes the query itself
     np.testing.assert_allclose(ev.prevalence, (rel.sum(1) - 1) / (len(items) - 1))
 
@@ -60,9 +71,13 @@ def test_chunking_padding_and_partial_self_removal(task):
     items, labels, anchors, model = task
     queries, gallery = items[:13], items
     rel = shared_label_relevance(labels[:13], labels)
-    index = np.where(np.arange(13) % 2 == 0, np.arange(13), -1)    # odd queries: not in gallery
-    runs = [ad.evaluate({"m": model}, queries, gallery, rel, anchors=anchors, query_index=index,
-                        chunk=c) for c in (5, None)]
+    index = np.where(np.arange(13) % 2 == 0, np.arange(13), -1)  # odd queries: not in gallery
+    runs = [
+        ad.evaluate(
+            {"m": model}, queries, gallery, rel, anchors=anchors, query_index=index, chunk=c
+        )
+        for c in (5, None)
+    ]
     for ev in runs[1:]:
         for name in ev.names:
             np.testing.assert_allclose(ev.per_query[name], runs[0].per_query[name], rtol=1e-12)
@@ -74,12 +89,23 @@ def test_array_and_callable_scorers_and_float32(task):
     items, labels, anchors, model = task
     rel = shared_label_relevance(labels, labels)
     scores = np.asarray(ad.cosine(items, items))
-    ev = ad.evaluate({"array": scores, "fn": lambda x, y: x @ y.T,
-                      "f32": ad.fit("gaussian", anchors.astype(np.float32).repeat(3, 0)
-                                    + np.float32(0.01) * np.arange(12 * D, dtype=np.float32)
-                                    .reshape(12, D), tau=5.0)},
-                     items.astype(np.float32), items.astype(np.float32), rel,
-                     baselines=("cosine",), query_index=np.arange(len(items)))
+    ev = ad.evaluate(
+        {
+            "array": scores,
+            "fn": lambda x, y: x @ y.T,
+            "f32": ad.fit(
+                "gaussian",
+                anchors.astype(np.float32).repeat(3, 0)
+                + np.float32(0.01) * np.arange(12 * D, dtype=np.float32).reshape(12, D),
+                tau=5.0,
+            ),
+        },
+        items.astype(np.float32),
+        items.astype(np.float32),
+        rel,
+        baselines=("cosine",),
+        query_index=np.arange(len(items)),
+    )
     np.testing.assert_allclose(ev.per_query["array"], ev.per_query["cosine"], rtol=1e-6)
     np.testing.assert_allclose(ev.per_query["fn"], ev.per_query["cosine"], rtol=1e-6)
     assert np.all(np.isfinite(ev.per_query["f32"]))
@@ -101,8 +127,15 @@ def test_queries_without_relevant_items_are_nan_and_excluded(task):
 def test_summary_json_difference_and_csv(task, tmp_path):
     items, labels, anchors, model = task
     rel = shared_label_relevance(labels, labels)
-    ev = ad.evaluate({"m": model}, items, items, rel, anchors=anchors,
-                     query_index=np.arange(len(items)), interval="t")
+    ev = ad.evaluate(
+        {"m": model},
+        items,
+        items,
+        rel,
+        anchors=anchors,
+        query_index=np.arange(len(items)),
+        interval="t",
+    )
     diff = ev.difference("m", "cosine")
     assert diff[0] == pytest.approx(np.mean(ev.per_query["m"] - ev.per_query["cosine"]))
     out = ev.to_json()
@@ -131,22 +164,29 @@ def test_intervals():
     assert np.isnan(mean_interval([np.nan, np.nan])[0])
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"relevance": np.zeros((3, 3), bool)}, "relevance: expected shape"),
-    ({"anchors": None}, "anchors: the inversion baseline"),
-    ({"query_index": np.arange(40) + 5}, "query_index: entries"),
-    ({"query_index": np.zeros(3, int)}, "query_index: expected integers"),
-    ({"baselines": ("bm25",)}, "baselines: unknown"),
-    ({"interval": "wald"}, "interval: unknown"),
-    ({"scorers": {"bad": np.zeros((2, 2))}}, r"scorers\['bad'\]: score matrix"),
-    ({"scorers": {"nan": lambda x, y: np.full((len(x), len(y)), np.nan)}}, "NaN or inf"),
-    ({"scorers": {"s": "bm25"}}, "unknown baseline"),
-    ({"scorers": {"s": 3}}, "expected an anchor model"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"relevance": np.zeros((3, 3), bool)}, "relevance: expected shape"),
+        ({"anchors": None}, "anchors: the inversion baseline"),
+        ({"query_index": np.arange(40) + 5}, "query_index: entries"),
+        ({"query_index": np.zeros(3, int)}, "query_index: expected integers"),
+        ({"baselines": ("bm25",)}, "baselines: unknown"),
+        ({"interval": "wald"}, "interval: unknown"),
+        ({"scorers": {"bad": np.zeros((2, 2))}}, r"scorers\['bad'\]: score matrix"),
+        ({"scorers": {"nan": lambda x, y: np.full((len(x), len(y)), np.nan)}}, "NaN or inf"),
+        ({"scorers": {"s": "bm25"}}, "unknown baseline"),
+        ({"scorers": {"s": 3}}, "expected an anchor model"),
+    ],
+)
 def test_bad_input(task, kwargs, match):
     items, labels, anchors, model = task
-    args = {"scorers": {"m": model}, "relevance": shared_label_relevance(labels, labels),
-            "anchors": anchors, "query_index": np.arange(40)}
+    args = {
+        "scorers": {"m": model},
+        "relevance": shared_label_relevance(labels, labels),
+        "anchors": anchors,
+        "query_index": np.arange(40),
+    }
     args.update(kwargs)
     with pytest.raises(ad.AnchorDivError, match=match):
         ad.evaluate(args.pop("scorers"), items, items, args.pop("relevance"), **args)
@@ -164,13 +204,23 @@ def test_to_dataframe_and_compact_repr():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(12, 4))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    ev = ad.evaluate({}, x, x, rng.random((12, 12)) < 0.4, query_index=np.arange(12),
-                     baselines=("cosine",), n_boot=100)
+    ev = ad.evaluate(
+        {},
+        x,
+        x,
+        rng.random((12, 12)) < 0.4,
+        query_index=np.arange(12),
+        baselines=("cosine",),
+        n_boot=100,
+    )
     df = ev.to_dataframe()
     assert list(df["scorer"]) == ["cosine"] and df["auprc"][0] == ev.summary()[0]["auprc"]
     per_query = ev.to_dataframe(per_query=True)
-    assert per_query.shape == (12, 3) and list(per_query.columns) == ["query", "prevalence",
-                                                                      "cosine"]
+    assert per_query.shape == (12, 3) and list(per_query.columns) == [
+        "query",
+        "prevalence",
+        "cosine",
+    ]
     assert repr(ev).startswith("Evaluation(12 queries, bootstrap 95%: cosine=")
 
 

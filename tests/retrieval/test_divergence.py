@@ -11,7 +11,9 @@ import pytest
 import anchordiv as ad
 import importlib
 
-dv = importlib.import_module("anchordiv.retrieval.divergence")  # the package exports a function of that name
+dv = importlib.import_module(
+    "anchordiv.retrieval.divergence"
+)  # the package exports a function of that name
 from helpers import ALL_KINDS, clustered_anchors, compilations, make_model, unit  # noqa: E402
 
 D = 5
@@ -30,8 +32,9 @@ def test_jit_equals_eager(kind, data):
     u, c = dv.query_terms(model, jnp.asarray(x))  # op-by-op, no jit around it
     v, h = dv.key_terms(model, jnp.asarray(y))
     eager = np.asarray(dv.pairwise(u, c, v, h))
-    np.testing.assert_allclose(np.asarray(ad.divergence(model, x, y)), eager, rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(ad.divergence(model, x, y)), eager, rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("kind", ["softmax", "gaussian", "latent-spherical", "mix"])
@@ -55,10 +58,13 @@ def test_mips_inner_product_is_offset_minus_divergence(kind, data):
     q, k = ad.retrieval.mips_queries(model, x), ad.retrieval.mips_keys(model, y)
     assert q.shape[1] == k.shape[1]
     recon = ad.retrieval.mips_offset(model, x)[:, None] - q @ k.T
-    np.testing.assert_allclose(np.maximum(recon, 0), np.asarray(ad.divergence(model, x, y)),
-                               rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(np.argsort(-(q @ k.T), axis=1)[:, :3],
-                                  np.argsort(np.asarray(ad.divergence(model, x, y)), axis=1)[:, :3])
+    np.testing.assert_allclose(
+        np.maximum(recon, 0), np.asarray(ad.divergence(model, x, y)), rtol=1e-9, atol=1e-9
+    )
+    np.testing.assert_array_equal(
+        np.argsort(-(q @ k.T), axis=1)[:, :3],
+        np.argsort(np.asarray(ad.divergence(model, x, y)), axis=1)[:, :3],
+    )
 
 
 def test_refit_and_new_tau_do_not_recompile(data):
@@ -95,9 +101,11 @@ def test_default_chunk_keeps_a_step_under_the_heap_ceiling():
     assert dv.default_chunk(20000, 10**6, dim=64) == 1024 and dv.default_chunk(9, 300) == 320
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/environ")
-                    or b"MALLOC_" in open("/proc/self/environ", "rb").read(),
-                    reason="needs Linux and glibc's dynamic malloc thresholds")
+@pytest.mark.skipif(
+    not os.path.exists("/proc/self/environ")
+    or b"MALLOC_" in open("/proc/self/environ", "rb").read(),
+    reason="needs Linux and glibc's dynamic malloc thresholds",
+)
 def test_default_chunk_scan_reuses_its_buffers():
     """A warm scan at the default chunk faults no fresh pages in (the 2^16-row steps faulted
     ~0.3 pages per gallery row, more kernel time than arithmetic)."""
@@ -151,7 +159,7 @@ def test_spherical_check_falls_back_to_the_full_projection(data):
     anchors, x, y = data
     m = ad.fit("latent-spherical", anchors, tau=5.0, rank=2)
     u = np.asarray(m.basis)
-    second = u[:, 1] / np.linalg.norm(u[:, 1])       # ⟨u₁, row⟩ = 0, ‖Uᵀrow‖ = 1
+    second = u[:, 1] / np.linalg.norm(u[:, 1])  # ⟨u₁, row⟩ = 0, ‖Uᵀrow‖ = 1
     d = np.asarray(ad.divergence(m, x, np.vstack([y, second])))
     assert np.isfinite(d).all() and d.shape == (len(x), len(y) + 1)
     ortho = np.linalg.svd(np.eye(D) - u @ u.T)[0][:, 0]

@@ -59,8 +59,10 @@ def test_exact_faiss_top_k_equals_ours(kind):
     np.testing.assert_allclose(div, ours_d, rtol=1e-3, atol=1e-3 * float(ours_d.max()))
 
 
-@pytest.mark.parametrize("kind, options", [("ivf", {"nlist": 16, "nprobe": 4}),
-                                           ("hnsw", {"hnsw_m": 16, "ef_search": 64})])
+@pytest.mark.parametrize(
+    "kind, options",
+    [("ivf", {"nlist": 16, "nprobe": 4}), ("hnsw", {"hnsw_m": 16, "ef_search": 64})],
+)
 def test_approximate_faiss_recall(kind, options):
     rng = np.random.default_rng(22)
     d = 16
@@ -95,8 +97,10 @@ def test_no_recompilation_for_new_anchors_tau_or_sizes(data):
         first = ad.GalleryIndex(ad.fit(kind, anchors, tau=5.0, **opts), gallery[:37], chunk=16)
         first.top_k(x, 3, chunk=16)
         other = clustered_anchors(rng, 40 if kind != "softmax" else 33, D)  # same bucket
-        cases = [(ad.fit(kind, other, tau=tau, **opts), n_gallery, n_queries)
-                 for tau, n_gallery, n_queries in ((1.0, 37, 6), (50.0, 80, 7), (9.0, 20, 5))]
+        cases = [
+            (ad.fit(kind, other, tau=tau, **opts), n_gallery, n_queries)
+            for tau, n_gallery, n_queries in ((1.0, 37, 6), (50.0, 80, 7), (9.0, 20, 5))
+        ]
         with compilations() as c:
             for model, n_gallery, n_queries in cases:
                 index = ad.GalleryIndex(model, gallery[:n_gallery], chunk=16)

@@ -11,8 +11,10 @@ from helpers import clustered_anchors, unit
 pytest.importorskip("faiss")
 
 
-@pytest.mark.parametrize("kind, options", [("flat", {}), ("hnsw", {"ef_search": 256}),
-                                           ("ivf", {"nlist": 4, "nprobe": 4})])
+@pytest.mark.parametrize(
+    "kind, options",
+    [("flat", {}), ("hnsw", {"ef_search": 256}), ("ivf", {"nlist": 4, "nprobe": 4})],
+)
 def test_add_then_save_and_load_matches_the_exact_top_k(kind, options, tmp_path):
     rng = np.random.default_rng(0)
     model = ad.fit("gaussian", clustered_anchors(rng, 40, 8), tau=5.0)
@@ -26,7 +28,7 @@ def test_add_then_save_and_load_matches_the_exact_top_k(kind, options, tmp_path)
     loaded = ad.FaissIndex.load(index.save(tmp_path / "ix", note="test"))
     np.testing.assert_array_equal(loaded.search(queries, 5)[0], idx)
     assert json.loads((tmp_path / "ix" / "card.json").read_text())["note"] == "test"
-    loaded.add(gallery[:1])                     # a loaded index keeps growing
+    loaded.add(gallery[:1])  # a loaded index keeps growing
     assert len(loaded) == 301 and loaded.search(gallery[:1], 2)[0][0, 0] in (0, 300)
 
 

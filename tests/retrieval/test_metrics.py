@@ -30,8 +30,9 @@ def test_auprc_perfect_and_reversed():
 def test_auprc_errors():
     with pytest.raises(ad.AnchorDivError, match="no relevant item"):
         ad.auprc(np.zeros((2, 3)), np.ones((2, 3)))
-    out = ad.auprc(np.array([[0, 0, 0], [1, 0, 0]]), np.array([[1, 2, 3], [3, 2, 1]]),
-                   no_positive="nan")
+    out = ad.auprc(
+        np.array([[0, 0, 0], [1, 0, 0]]), np.array([[1, 2, 3], [3, 2, 1]]), no_positive="nan"
+    )
     assert np.isnan(out[0]) and out[1] == 1.0
     with pytest.raises(ad.AnchorDivError, match="same shape"):
         ad.auprc(np.ones(3), np.ones(4))

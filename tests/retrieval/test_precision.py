@@ -63,7 +63,7 @@ def test_tf32_products_reorder_the_top_k_the_default_keeps(ranked_case):
     model, x, y, reference = ranked_case
     u, c = dv.query_terms(model, jnp.asarray(x))
     v, h = dv.key_terms(model, jnp.asarray(y))
-    plain = emulated(*dv.augmented(u, c, v, h), 10)   # TF32-style product, offsets inside
+    plain = emulated(*dv.augmented(u, c, v, h), 10)  # TF32-style product, offsets inside
     assert not np.array_equal(top(plain), top(reference))
     np.testing.assert_array_equal(top(ad.divergence(model, x, y)), top(reference))
     idx, _ = ad.top_k(model, x, y, TOP, chunk=128)
@@ -75,17 +75,25 @@ def test_centred_form_is_exact_and_cuts_reduced_precision_error(ranked_case):
     u, c = dv.query_terms(model, jnp.asarray(x))
     v, h = dv.key_terms(model, jnp.asarray(y))
     uc, vc, row, col = dv.centred(u, c, v, h)
-    exact = np.asarray(row, np.float64)[:, None] + np.asarray(col)[None] - \
-        np.asarray(uc, np.float64) @ np.asarray(vc, np.float64).T
-    np.testing.assert_allclose(exact, reference, atol=2e-4)   # float32 terms, same identity
+    exact = (
+        np.asarray(row, np.float64)[:, None]
+        + np.asarray(col)[None]
+        - np.asarray(uc, np.float64) @ np.asarray(vc, np.float64).T
+    )
+    np.testing.assert_allclose(exact, reference, atol=2e-4)  # float32 terms, same identity
     survivors = {}
     for bits in (10, 7):
         plain = emulated(*dv.augmented(u, c, v, h), bits)
-        cent = exact + np.asarray(uc, np.float64) @ np.asarray(vc, np.float64).T \
+        cent = (
+            exact
+            + np.asarray(uc, np.float64) @ np.asarray(vc, np.float64).T
             - emulated(uc, vc, bits)
+        )
         assert np.abs(cent - reference).max() < 0.7 * np.abs(plain - reference).max()
-        survivors[bits] = (np.all(top(plain) == top(reference), axis=1).sum(),
-                           np.all(top(cent) == top(reference), axis=1).sum())
+        survivors[bits] = (
+            np.all(top(plain) == top(reference), axis=1).sum(),
+            np.all(top(cent) == top(reference), axis=1).sum(),
+        )
     # TF32 inputs: the centred form keeps every query's top-10 order, the plain form does not
     assert survivors[10][1] == len(x) > survivors[10][0]
 
@@ -113,13 +121,17 @@ def test_precision_reaches_every_path(tmp_path):
     expect = top(ad.divergence(model, x, y))
     mesh = Mesh(np.array(jax.devices()[:1]), ("gallery",))
     for precision in dv.PRECISIONS:
-        np.testing.assert_allclose(ad.divergence(model, x, y, precision=precision),
-                                   ad.divergence(model, x, y), atol=1e-9)
+        np.testing.assert_allclose(
+            ad.divergence(model, x, y, precision=precision), ad.divergence(model, x, y), atol=1e-9
+        )
         index = ad.GalleryIndex(model, y, precision=precision)
         meshed = ad.GalleryIndex(model, y, precision=precision, mesh=mesh)
-        for idx, _ in (ad.top_k(model, x, y, TOP, chunk=16, precision=precision),
-                       ad.top_k(model, x, y, TOP, chunk=16, precision=precision, mesh=mesh),
-                       index.top_k(x, TOP, chunk=16), meshed.top_k(x, TOP, chunk=16)):
+        for idx, _ in (
+            ad.top_k(model, x, y, TOP, chunk=16, precision=precision),
+            ad.top_k(model, x, y, TOP, chunk=16, precision=precision, mesh=mesh),
+            index.top_k(x, TOP, chunk=16),
+            meshed.top_k(x, TOP, chunk=16),
+        ):
             np.testing.assert_array_equal(idx, expect)
         np.testing.assert_array_equal(top(index.divergence(x)), expect)
 
@@ -128,9 +140,11 @@ def test_unknown_precision_is_named():
     rng = np.random.default_rng(3)
     model = make_model("gaussian", clustered_anchors(rng, 20, 5))
     x = unit(rng, 3, 5)
-    calls = [lambda: ad.divergence(model, x, x, precision="tf32"),
-             lambda: ad.top_k(model, x, x, 2, precision="tf32"),
-             lambda: ad.GalleryIndex(model, x, precision="tf32")]
+    calls = [
+        lambda: ad.divergence(model, x, x, precision="tf32"),
+        lambda: ad.top_k(model, x, x, 2, precision="tf32"),
+        lambda: ad.GalleryIndex(model, x, precision="tf32"),
+    ]
     for call in calls:
         with pytest.raises(ad.AnchorDivError, match="precision: unknown 'tf32'"):
             call()

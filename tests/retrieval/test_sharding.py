@@ -54,11 +54,19 @@ SCRIPT = textwrap.dedent("""
 def test_four_device_mesh_equals_single_device(tmp_path):
     tests = Path(__file__).resolve().parents[1]
     src = tests.parent / "src"
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-           "JAX_PLATFORMS": "cpu",
-           "PYTHONPATH": os.pathsep.join([str(src), str(tests), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "g.npy")], env=env,
-                         capture_output=True, text=True, timeout=280)
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": os.pathsep.join([str(src), str(tests), os.environ.get("PYTHONPATH", "")]),
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "g.npy")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-3000:]
 
 

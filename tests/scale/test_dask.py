@@ -72,8 +72,7 @@ def test_parquet_and_dask_array_galleries(cluster, data, tmp_path):
         emb = pa.FixedSizeListArray.from_arrays(pa.array(y[lo:hi].ravel()), D)
         table = pa.table({"id": np.arange(lo, hi), "embedding": emb})
         pq.write_table(table, tmp_path / f"part_{i}.parquet", row_group_size=300)
-    idx, div = add.top_k(model, x, str(tmp_path / "*.parquet"), 5, client=client,
-                         block_rows=300)
+    idx, div = add.top_k(model, x, str(tmp_path / "*.parquet"), 5, client=client, block_rows=300)
     np.testing.assert_array_equal(idx, want_i)
     np.testing.assert_allclose(div, want_d, rtol=1e-12, atol=1e-12)
     idx, div = add.top_k(model, x, da.from_array(y, chunks=(500, 3)), 5, client=client)
@@ -83,12 +82,15 @@ def test_parquet_and_dask_array_galleries(cluster, data, tmp_path):
 
 def slow_gallery(y, rows: int, seconds: float):
     """A dask.array of ``y`` whose every block takes ``seconds`` to produce."""
+
     def slow(block):
         time.sleep(seconds)
         return block
 
-    pieces = [da.from_delayed(dask.delayed(slow)(y[lo:lo + rows]), (len(y[lo:lo + rows]), D),
-                              y.dtype) for lo in range(0, len(y), rows)]
+    pieces = [
+        da.from_delayed(dask.delayed(slow)(y[lo : lo + rows]), (len(y[lo : lo + rows]), D), y.dtype)
+        for lo in range(0, len(y), rows)
+    ]
     return da.concatenate(pieces)
 
 
@@ -99,8 +101,16 @@ def test_worker_killed_mid_scan_still_exact(cluster, data):
     want_i, want_d = ad.top_k(model, x, y, 4)
     pids = client.run(os.getpid)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        scan = pool.submit(add.top_k, model, x, slow_gallery(y, 125, 0.4), 4, client=client,
-                           retries=0, progress=False)
+        scan = pool.submit(
+            add.top_k,
+            model,
+            x,
+            slow_gallery(y, 125, 0.4),
+            4,
+            client=client,
+            retries=0,
+            progress=False,
+        )
         victim = _busy_worker_after_progress(client, scan)
         assert not scan.done(), "the scan finished before a worker could be killed"
         os.kill(pids[victim], signal.SIGKILL)
@@ -114,8 +124,7 @@ def _busy_worker_after_progress(client, scan, timeout: float = 60.0) -> str:
     """Address of a worker running a task once some block has been scanned."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not scan.done():
-        done = [k for keys in client.has_what().values() for k in keys
-                if "_scan_block" in str(k)]
+        done = [k for keys in client.has_what().values() for k in keys if "_scan_block" in str(k)]
         busy = [w for w, keys in client.processing().items() if keys]
         if done and busy:
             return busy[0]
@@ -149,26 +158,36 @@ def test_study_grid_on_the_cluster_is_identical_to_serial(cluster):
     items = centres[labels] + 0.8 * rng.normal(size=(40, D)) / np.sqrt(D)
     items /= np.linalg.norm(items, axis=1, keepdims=True)
     target = centres[np.arange(12) % 3] + 0.3 * rng.normal(size=(12, D)) / np.sqrt(D)
-    options = dict(tau=5.0, query_index=np.arange(40), budgets=(1, 4), n_subsets=2,
-                   models=("softmax", "gaussian", "cosine", "inversion"), n_boot=200,
-                   progress=False)
+    options = dict(
+        tau=5.0,
+        query_index=np.arange(40),
+        budgets=(1, 4),
+        n_subsets=2,
+        models=("softmax", "gaussian", "cosine", "inversion"),
+        n_boot=200,
+        progress=False,
+    )
     study = (unit(rng, 30, D), target, items, items, shared_label_relevance(labels, labels))
     serial = adaptation_curve(*study, **options)
     spread = adaptation_curve(*study, client=client, **options)
-    assert any(r["error"] for r in serial.rows)       # an undefined cell travels back too
+    assert any(r["error"] for r in serial.rows)  # an undefined cell travels back too
     assert _same_rows(spread.rows, serial.rows)
     assert serial.per_query.keys() == spread.per_query.keys()
     for key, value in serial.per_query.items():
-        np.testing.assert_array_equal(spread.per_query[key], value)   # bit-identical
+        np.testing.assert_array_equal(spread.per_query[key], value)  # bit-identical
     assert _same_rows(spread.summary(), serial.summary())
 
 
 def _same_rows(a, b) -> bool:
     """Equal tables, NaN equal to NaN."""
     return len(a) == len(b) and all(
-        x.keys() == y.keys() and all(
+        x.keys() == y.keys()
+        and all(
             x[k] == y[k] or (isinstance(x[k], float) and np.isnan(x[k]) and np.isnan(y[k]))
-            for k in x) for x, y in zip(a, b))
+            for k in x
+        )
+        for x, y in zip(a, b)
+    )
 
 
 def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
@@ -177,11 +196,21 @@ def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
     anchors, x, y = data
     model = make_model("softmax", anchors)
     root = write_shards(tmp_path / "gallery", y.astype(np.float32))
-    built = add.build_index(model, root, tmp_path / "index", nlist=12, nprobe=3,
-                            train_size=600, block_rows=300, chunk=128, client=client)
+    built = add.build_index(
+        model,
+        root,
+        tmp_path / "index",
+        nlist=12,
+        nprobe=3,
+        train_size=600,
+        block_rows=300,
+        chunk=128,
+        client=client,
+    )
     keys = np.load(tmp_path / "index" / "keys.npy", mmap_mode="r")
-    np.testing.assert_allclose(keys, np.asarray(ad.GalleryIndex(model, y).keys), rtol=1e-6,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        keys, np.asarray(ad.GalleryIndex(model, y).keys), rtol=1e-6, atol=1e-6
+    )
     assert built.faiss.ntotal == len(y) and built.rescore
     # the same trained quantizer, every key added at once: the same index
     whole = faiss.read_index(str(tmp_path / "index" / "trained.index"))
@@ -195,9 +224,8 @@ def test_built_ivf_merged_on_disk_equals_unsharded_ivf(cluster, data, tmp_path):
     np.testing.assert_array_equal(got[1], want[1])
     # candidates are re-scored exactly from the keys: the divergences of ad.divergence
     full = np.asarray(ad.divergence(model, x, y))
-    np.testing.assert_allclose(got[1], np.take_along_axis(full, got[0], 1), rtol=1e-4,
-                               atol=1e-4)
-    reloaded = add.load_index(model, tmp_path / "index", nprobe=12)   # all cells: exact
+    np.testing.assert_allclose(got[1], np.take_along_axis(full, got[0], 1), rtol=1e-4, atol=1e-4)
+    reloaded = add.load_index(model, tmp_path / "index", nprobe=12)  # all cells: exact
     np.testing.assert_array_equal(reloaded.search(x, 6)[0], ad.top_k(model, x, y, 6)[0])
 
 
@@ -216,4 +244,4 @@ def test_precision_reaches_the_dask_path(cluster, data, tmp_path):
 def test_pinned_local_workers_have_one_core_each():
     with add.local_cluster(1, pin=True) as lc, distributed.Client(lc, timeout="60s") as client:
         cores = client.run(lambda: sorted(os.sched_getaffinity(0)))
-    assert [len(c) for c in cores.values()] == [1]     # CorePin
+    assert [len(c) for c in cores.values()] == [1]  # CorePin

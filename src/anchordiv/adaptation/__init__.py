@@ -50,8 +50,15 @@ from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .posterior import Posterior, load_posterior, save_posterior, to_model
-from .families import (BinghamPrior, DiagonalPrior, DirichletNIWPrior, NIWPrior,
-                       PosteriorBinghamPrior, SpectralPrior, StructuredPrior)
+from .families import (
+    BinghamPrior,
+    DiagonalPrior,
+    DirichletNIWPrior,
+    NIWPrior,
+    PosteriorBinghamPrior,
+    SpectralPrior,
+    StructuredPrior,
+)
 from .families.gaussian import cov_factor
 
 #: the registered kinds, read live (a family registered after import appears here)
@@ -64,21 +71,28 @@ def prior_options(fam) -> dict:
     """The prior's options in ``adapt`` and their defaults: the keyword-only parameters of
     ``fam.from_anchors`` (so a new family brings its own)."""
     params = inspect.signature(fam.from_anchors).parameters.values()
-    return {p.name: p.default for p in params
-            if p.kind is p.KEYWORD_ONLY and p.name != "prior"}
+    return {p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY and p.name != "prior"}
 
 
 #: kind -> the prior's options in ``adapt`` (``Family.from_anchors`` keywords) and defaults,
 #: read live from the registry
-OPTIONS = LiveMapping(lambda: {kind: prior_options(fam) for kind, fam in FAMILIES.items()},
-                      unknown_kind)
+OPTIONS = LiveMapping(
+    lambda: {kind: prior_options(fam) for kind, fam in FAMILIES.items()}, unknown_kind
+)
 #: method name -> the options of its configuration class
 METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 
 
 @limited_blas
-def adapt(kind: str, broad_anchors, target_anchors, *, tau: float | None = None,
-          normalize: bool = False, **opts) -> Posterior:
+def adapt(
+    kind: str,
+    broad_anchors,
+    target_anchors,
+    *,
+    tau: float | None = None,
+    normalize: bool = False,
+    **opts,
+) -> Posterior:
     """Adapt an anchor model of ``kind`` from broad anchors to target anchors.
 
     Builds the kind's prior from the broad anchors (``Prior.from_anchors``) and updates it with
@@ -271,8 +285,9 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     known = set(COMMON) | set(kind_opts) | {k for v in METHOD_OPTIONS.values() for k in v}
     unknown = sorted(set(o) - known)
     if unknown:
-        raise AnchorDivError(f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: "
-                             f"{', '.join(sorted(known))}")
+        raise AnchorDivError(
+            f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(sorted(known))}"
+        )
     name = o.pop("method")
     if name not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {name!r}")
@@ -283,12 +298,12 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     if wrong:
         k = wrong[0]
         takes = [m for m, names in METHOD_OPTIONS.items() if k in names]
-        raise AnchorDivError(f"{k}: runs with method={' or '.join(repr(m) for m in takes)}, "
-                             f"not with method={name!r}"
-                             + (" (the exact update is the default prior's closed form)"
-                                if name == "exact" else "")
-                             + (f"; also not applicable: {', '.join(wrong[1:])}"
-                                if len(wrong) > 1 else ""))
+        raise AnchorDivError(
+            f"{k}: runs with method={' or '.join(repr(m) for m in takes)}, "
+            f"not with method={name!r}"
+            + (" (the exact update is the default prior's closed form)" if name == "exact" else "")
+            + (f"; also not applicable: {', '.join(wrong[1:])}" if len(wrong) > 1 else "")
+        )
     return prior_opts, METHODS[name](**o)
 
 
@@ -339,8 +354,9 @@ def broad_from_model(model) -> np.ndarray:
 
 
 @limited_blas
-def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = True,
-               **strengths) -> Family:
+def load_prior(
+    path, kind: str = "gaussian", *, targets=None, verify: bool = True, **strengths
+) -> Family:
     """A prior object from disk.
 
     Either a prior saved with ``prior.save(path)``, or a fitted Gaussian anchor model
@@ -395,9 +411,11 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
         arrays, card = read_bundle(path, verify=verify)
         return get_family(card["kind"]).from_arrays(arrays, card["prior"])
     if kind == "mixture":
-        raise AnchorDivError("kind: a mixture prior runs EM on the broad anchors themselves; a "
-                             "saved Gaussian model only gives their mean and covariance — use "
-                             "DirichletNIWPrior.from_anchors(broad)")
+        raise AnchorDivError(
+            "kind: a mixture prior runs EM on the broad anchors themselves; a "
+            "saved Gaussian model only gives their mean and covariance — use "
+            "DirichletNIWPrior.from_anchors(broad)"
+        )
     broad = stand_in_anchors(load_model(path, verify=verify), card)
     t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
     prior = get_family(kind).from_anchors(broad, t, **strengths)
@@ -407,12 +425,36 @@ def load_prior(path, kind: str = "gaussian", *, targets=None, verify: bool = Tru
 
 def stand_in_anchors(model, card: dict) -> np.ndarray:
     """:func:`broad_from_model` carrying the card's encoder and τ as provenance."""
-    return with_provenance(broad_from_model(model), encoder=card.get("encoder"),
-                           logit_scale=card.get("tau"))
+    return with_provenance(
+        broad_from_model(model), encoder=card.get("encoder"), logit_scale=card.get("tau")
+    )
 
 
-__all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "Exact", "FAMILIES", "Family",
-           "KINDS", "METHODS", "NIWPrior", "NUTS", "OPTIONS", "Posterior",
-           "PosteriorBinghamPrior", "SVI", "SpectralPrior", "StructuredPrior", "adapt", "broad_from_model",
-           "cov_factor", "infer", "load_posterior", "load_prior", "run_sampler",
-           "save_posterior", "to_model", "with_log_density"]
+__all__ = [
+    "BinghamPrior",
+    "DiagonalPrior",
+    "DirichletNIWPrior",
+    "Exact",
+    "FAMILIES",
+    "Family",
+    "KINDS",
+    "METHODS",
+    "NIWPrior",
+    "NUTS",
+    "OPTIONS",
+    "Posterior",
+    "PosteriorBinghamPrior",
+    "SVI",
+    "SpectralPrior",
+    "StructuredPrior",
+    "adapt",
+    "broad_from_model",
+    "cov_factor",
+    "infer",
+    "load_posterior",
+    "load_prior",
+    "run_sampler",
+    "save_posterior",
+    "to_model",
+    "with_log_density",
+]

@@ -29,14 +29,16 @@ class Chains:
     """Reusable NUTS runner for one ``kernel`` (a ``numpyro.infer.NUTS``), draw counts and chain
     method; ``.sampler`` is the kernel (as on NumPyro's ``MCMC``)."""
 
-    def __init__(self, kernel, num_warmup: int, num_samples: int, num_chains: int,
-                 chain_method: str):
+    def __init__(
+        self, kernel, num_warmup: int, num_samples: int, num_chains: int, chain_method: str
+    ):
         self.sampler, self.num_chains, self.chain_method = kernel, num_chains, chain_method
         self.num_warmup, self.num_samples = num_warmup, num_samples
         batch = jax.vmap if chain_method == "vectorized" else (lambda f, **_: f)
         self._init = jax.jit(batch(self._init_one, in_axes=(0, None, None)))
-        self._collect = jax.jit(batch(self._chunk_collect, in_axes=(0, None, None, None)),
-                                static_argnums=(3,))
+        self._collect = jax.jit(
+            batch(self._chunk_collect, in_axes=(0, None, None, None)), static_argnums=(3,)
+        )
 
     def _init_one(self, key, args, kwargs):
         return self.sampler.init(key, self.num_warmup, model_args=args, model_kwargs=kwargs)
@@ -69,9 +71,8 @@ class Chains:
         state = self._init(keys, args, kwargs)
         state, _ = self._phase(False, state, args, kwargs, self.num_warmup, bar)
         _, outs = self._phase(True, state, args, kwargs, self.num_samples, bar)
-        axis = 1 if self.chain_method == "vectorized" else 0          # the draw axis
-        return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis),
-                            *outs)
+        axis = 1 if self.chain_method == "vectorized" else 0  # the draw axis
+        return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis), *outs)
 
     def run(self, key, args: tuple, kwargs: dict, progress: bool = False):
         """``(samples {site: [chains, draws, ...]}, stats {field: [chains, draws]})``."""

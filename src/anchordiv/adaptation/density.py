@@ -32,9 +32,9 @@ AUXILIARY_SUFFIX = "_raw"
 def gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """``log N(t_i | μ_s, Σ_s)``: ``t [n, d]``, ``mu [S, d]``, ``cov [S, d, d]`` -> ``[S, n]``."""
     chol = np.linalg.cholesky(cov)
-    diff = t[None, :, :] - mu[:, None, :]                                   # [S, n, d]
-    z = np.linalg.solve(chol, np.swapaxes(diff, -1, -2))                    # [S, d, n]
-    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)      # [S]
+    diff = t[None, :, :] - mu[:, None, :]  # [S, n, d]
+    z = np.linalg.solve(chol, np.swapaxes(diff, -1, -2))  # [S, d, n]
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)  # [S]
     d = t.shape[1]
     return -0.5 * ((z * z).sum(-2) + logdet[:, None] + d * np.log(2 * np.pi))
 
@@ -42,10 +42,11 @@ def gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarra
 def ppca_logpdf(t, u, mean, signal, noise):
     """``log N(t_i | m, σ² I + ℓ U_s U_sᵀ)`` via Woodbury: ``u [S, d, k]`` -> ``[S, n]``."""
     d, k = u.shape[-2:]
-    x = t - mean                                                           # [n, d]
-    proj = np.einsum("nd,sdk->snk", x, u)                                   # [S, n, k]
-    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * \
-        (proj * proj).sum(-1)
+    x = t - mean  # [n, d]
+    proj = np.einsum("nd,sdk->snk", x, u)  # [S, n, k]
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * (proj * proj).sum(
+        -1
+    )
     logdet = d * np.log(noise) + k * np.log1p(signal / noise)
     return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
@@ -56,8 +57,7 @@ def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np
     return get_family(kind).log_likelihood(draws, targets, fixed)
 
 
-def predictive(kind: str, draws: dict, n: int, fixed: dict,
-               rng: np.random.Generator) -> np.ndarray:
+def predictive(kind: str, draws: dict, n: int, fixed: dict, rng: np.random.Generator) -> np.ndarray:
     """Posterior (or prior) predictive: ``n`` simulated anchors per draw ``[S, n, d]`` from the
     same likelihood as :func:`pointwise_log_likelihood`."""
     return get_family(kind).predictive(draws, n, fixed, rng)
@@ -77,16 +77,22 @@ def log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
     chol = np.linalg.cholesky(sig)
     logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
     inv = np.linalg.inv(sig)
-    return (0.5 * nu * np.linalg.slogdet(psi)[1] - 0.5 * nu * d * np.log(2.0)
-            - log_multigamma(0.5 * nu, d) - 0.5 * (nu + d + 1) * logdet
-            - 0.5 * np.einsum("ij,sji->s", psi, inv))
+    return (
+        0.5 * nu * np.linalg.slogdet(psi)[1]
+        - 0.5 * nu * d * np.log(2.0)
+        - log_multigamma(0.5 * nu, d)
+        - 0.5 * (nu + d + 1) * logdet
+        - 0.5 * np.einsum("ij,sji->s", psi, inv)
+    )
 
 
 def log_niw(mu, sig, kw) -> np.ndarray:
     """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
     mu0 = np.asarray(kw["mu0"], np.float64)
-    return (log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
-            + gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0])
+    return (
+        log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
+        + gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0]
+    )
 
 
 def log_joint_closed_form(kind: str, targets, kwargs: dict, draws: dict) -> np.ndarray:
@@ -113,7 +119,8 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
 
     def one(p):
         tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
-            t, **kwargs)
+            t, **kwargs
+        )
         total = 0.0
         for name, site in tr.items():
             if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
@@ -160,10 +167,18 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
         lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)
-    return dataclasses.replace(post, stats={**(post.stats or {}),
-                                            "log_density": lp.reshape(shape)})
+    return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp.reshape(shape)})
 
 
-__all__ = ["gaussian_logpdf", "log_iw", "log_joint", "log_joint_closed_form", "log_niw",
-           "pointwise_log_likelihood", "ppca_logpdf", "predictive", "prior_family",
-           "with_log_density"]
+__all__ = [
+    "gaussian_logpdf",
+    "log_iw",
+    "log_joint",
+    "log_joint_closed_form",
+    "log_niw",
+    "pointwise_log_likelihood",
+    "ppca_logpdf",
+    "predictive",
+    "prior_family",
+    "with_log_density",
+]

@@ -42,6 +42,7 @@ from .inference import Exact, infer
 from .registry import FAMILIES, POSTERIOR_CLASSES, family, get_family
 from ..threads import limited_blas
 
+
 def check_prior_mode(prior: str) -> str:
     if prior not in ("broad", "isotropic"):
         raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
@@ -123,8 +124,9 @@ class Family(abc.ABC):
     # ---- the prior object -------------------------------------------------------------------
     @classmethod
     @abc.abstractmethod
-    def from_anchors(cls, broad: np.ndarray, targets: np.ndarray | None = None,
-                     **strengths) -> "Family":
+    def from_anchors(
+        cls, broad: np.ndarray, targets: np.ndarray | None = None, **strengths
+    ) -> "Family":
         """The prior fitted to ``broad [N, d]``; ``targets [n, d]`` only where a strength is
         chosen from them (empirical Bayes)."""
 
@@ -173,8 +175,9 @@ class Family(abc.ABC):
 
     def log_marginal(self, targets) -> float:
         """log p(targets) in closed form (families that have one override this)."""
-        raise AnchorDivError(f"log_marginal: the {self.kind} prior has no closed-form marginal "
-                             f"likelihood")
+        raise AnchorDivError(
+            f"log_marginal: the {self.kind} prior has no closed-form marginal likelihood"
+        )
 
     def sample(self, key, n: int) -> dict[str, np.ndarray]:
         """``n`` prior draws ``{site: [n, ...]}``; ``key`` a JAX PRNG key or an int seed."""
@@ -216,7 +219,7 @@ class Family(abc.ABC):
             elif np.ndim(v) == 0:
                 try:
                     parts.append(f"{f.name}={float(v):.4g}")
-                except TypeError:                  # a tracer or another leaf
+                except TypeError:  # a tracer or another leaf
                     parts.append(f"{f.name}={type(v).__name__}")
             else:
                 parts.append(f"{f.name}{list(np.shape(v))}")
@@ -234,8 +237,12 @@ class Family(abc.ABC):
         from ..io import write_bundle
 
         arrays, meta = self.to_arrays()
-        return write_bundle(path, arrays, {"type": "prior", "kind": self.kind, "dim": self.dim,
-                                           "prior": meta, **card}, overwrite=overwrite)
+        return write_bundle(
+            path,
+            arrays,
+            {"type": "prior", "kind": self.kind, "dim": self.dim, "prior": meta, **card},
+            overwrite=overwrite,
+        )
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Family":
@@ -294,8 +301,9 @@ class Family(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def lift(cls, ps: list[dict], completion, basis: np.ndarray, r: int, *,
-             which: str = "mean", rng=None) -> list[dict]:
+    def lift(
+        cls, ps: list[dict], completion, basis: np.ndarray, r: int, *, which: str = "mean", rng=None
+    ) -> list[dict]:
         """Full-d parameters of :attr:`sites` from subspace ones (points, or draws with
         ``rng``); ``completion`` is the exact full-d posterior of the default prior."""
 
@@ -330,6 +338,7 @@ class Family(abc.ABC):
                 x = np.asarray(p[site], np.float64)
                 x = x.reshape(len(x), -1)
                 return x @ np.random.default_rng(seeds[site]).normal(size=x.shape[1])
+
             return f
 
         return {f"w·{site}": functional(site) for site in cls.sites}
@@ -343,8 +352,10 @@ class Family(abc.ABC):
     @classmethod
     def exact_descriptions(cls) -> dict[str, str]:
         """``{"point_mean", "point_map"}``: how the exact posterior's points are computed."""
-        return {"point_mean": f"closed-form conjugate posterior mean{cls.conditioning}",
-                "point_map": f"closed-form {cls.joint_mode}{cls.conditioning}"}
+        return {
+            "point_mean": f"closed-form conjugate posterior mean{cls.conditioning}",
+            "point_map": f"closed-form {cls.joint_mode}{cls.conditioning}",
+        }
 
     @classmethod
     def project_mean(cls, mean: dict, u: np.ndarray) -> dict | None:
@@ -410,12 +421,16 @@ class Family(abc.ABC):
         :attr:`sites` or have the wrong shape (``shapes``: site -> shape of one draw)."""
         missing = [s for s in cls.sites if s not in shapes]
         if missing:
-            raise AnchorDivError(f"model: the NumPyro model must define the site(s) "
-                                 f"{', '.join(missing)} for kind {cls.kind!r}")
+            raise AnchorDivError(
+                f"model: the NumPyro model must define the site(s) "
+                f"{', '.join(missing)} for kind {cls.kind!r}"
+            )
         for site, want in cls.site_shapes(d, shapes).items():
             if tuple(shapes[site]) != tuple(want):
-                raise AnchorDivError(f"model: site {site!r} has shape {list(shapes[site])}; "
-                                     f"kind {cls.kind!r} needs {list(want)} at d = {d}")
+                raise AnchorDivError(
+                    f"model: site {site!r} has shape {list(shapes[site])}; "
+                    f"kind {cls.kind!r} needs {list(want)} at d = {d}"
+                )
 
     @classmethod
     def check_values(cls, values: dict) -> None:
@@ -425,8 +440,12 @@ class Family(abc.ABC):
             if site not in values:
                 continue
             m = np.asarray(values[site], np.float64)
-            sym = np.allclose(m, np.swapaxes(m, -1, -2), rtol=1e-5,
-                              atol=1e-8 * max(np.abs(m).max(initial=0.0), 1e-300))
+            sym = np.allclose(
+                m,
+                np.swapaxes(m, -1, -2),
+                rtol=1e-5,
+                atol=1e-8 * max(np.abs(m).max(initial=0.0), 1e-300),
+            )
             ok = sym and bool(np.all(np.isfinite(m)))
             if ok:
                 try:
@@ -434,9 +453,11 @@ class Family(abc.ABC):
                 except np.linalg.LinAlgError:
                     ok = False
             if not ok:
-                raise AnchorDivError(f"model: site {site!r} is not a symmetric positive-definite "
-                                     f"covariance {list(m.shape[-2:])} (kind {cls.kind!r}); "
-                                     f"build it as e.g. L Lᵀ + diag(ψ) with ψ > 0")
+                raise AnchorDivError(
+                    f"model: site {site!r} is not a symmetric positive-definite "
+                    f"covariance {list(m.shape[-2:])} (kind {cls.kind!r}); "
+                    f"build it as e.g. L Lᵀ + diag(ψ) with ψ > 0"
+                )
 
 
 def as_rng(key) -> np.random.Generator:
@@ -445,8 +466,11 @@ def as_rng(key) -> np.random.Generator:
         return key
     if isinstance(key, (int, np.integer)):
         return np.random.default_rng(int(key))
-    data = np.asarray(jax.random.key_data(key) if jax.dtypes.issubdtype(
-        getattr(key, "dtype", None), jax.dtypes.prng_key) else key)
+    data = np.asarray(
+        jax.random.key_data(key)
+        if jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key)
+        else key
+    )
     return np.random.default_rng([int(x) for x in data.reshape(-1)])
 
 
@@ -466,5 +490,14 @@ class FullDimensional:
         cls.project({}, basis)
 
 
-__all__ = ["FAMILIES", "Family", "FullDimensional", "POSTERIOR_CLASSES", "as_rng", "check_prior_mode", "family",
-           "get_family", "isotropic_like"]
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "FullDimensional",
+    "POSTERIOR_CLASSES",
+    "as_rng",
+    "check_prior_mode",
+    "family",
+    "get_family",
+    "isotropic_like",
+]

@@ -28,8 +28,15 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from ..errors import (AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval,
-                      integer, positive)
+from ..errors import (
+    AnchorDivError,
+    as_matrix,
+    check_duplicates,
+    check_spread,
+    in_unit_interval,
+    integer,
+    positive,
+)
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from .density import with_log_density
 from .points import exact_descriptions
@@ -55,13 +62,21 @@ def config(cls):
     def __init__(self, *args, **kwargs):
         unknown = sorted(set(kwargs) - set(names))
         if unknown or args:
-            has = [m.__name__ for m in METHODS.values()
-                   if m is not cls and set(unknown) <= {f.name for f in dataclasses.fields(m)}]
+            has = [
+                m.__name__
+                for m in METHODS.values()
+                if m is not cls and set(unknown) <= {f.name for f in dataclasses.fields(m)}
+            ]
             hint = f"; {' and '.join(has)} take(s) it" if unknown and has else ""
-            what = (f"unknown option(s) {', '.join(unknown)}" if unknown
-                    else f"takes keyword options only, got {len(args)} positional")
-            raise AnchorDivError(f"{cls.__name__}: {what}{hint}; {cls.__name__} options: "
-                                 f"{', '.join(names) or '(none)'}")
+            what = (
+                f"unknown option(s) {', '.join(unknown)}"
+                if unknown
+                else f"takes keyword options only, got {len(args)} positional"
+            )
+            raise AnchorDivError(
+                f"{cls.__name__}: {what}{hint}; {cls.__name__} options: "
+                f"{', '.join(names) or '(none)'}"
+            )
         init(self, *args, **kwargs)
 
     cls.__init__ = __init__
@@ -74,17 +89,19 @@ def _subspace(r):
 
 def _init(spec):
     if not callable(spec) and spec not in INIT_STRATEGIES:
-        raise AnchorDivError(f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
-                             f"init strategy, got {spec!r}")
+        raise AnchorDivError(
+            f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
+            f"init strategy, got {spec!r}"
+        )
 
 
 def _model(model, model_kwargs):
     if model is not None and not callable(model):
         raise AnchorDivError(f"model: a NumPyro model function, got {type(model).__name__}")
-    if model_kwargs is not None and not (callable(model_kwargs) or
-                                         isinstance(model_kwargs, dict)):
-        raise AnchorDivError(f"model_kwargs: a dict or a callable(broad) -> dict, got "
-                             f"{type(model_kwargs).__name__}")
+    if model_kwargs is not None and not (callable(model_kwargs) or isinstance(model_kwargs, dict)):
+        raise AnchorDivError(
+            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(model_kwargs).__name__}"
+        )
 
 
 @config
@@ -183,8 +200,9 @@ class NUTS:
         integer("seed", self.seed, low=0)
         in_unit_interval("target_accept_prob", self.target_accept_prob)
         if self.chain_method not in CHAIN_METHODS:
-            raise AnchorDivError(f"chain_method: one of {', '.join(CHAIN_METHODS)}, got "
-                                 f"{self.chain_method!r}")
+            raise AnchorDivError(
+                f"chain_method: one of {', '.join(CHAIN_METHODS)}, got {self.chain_method!r}"
+            )
         _init(self.init_strategy)
         _subspace(self.subspace)
         _model(self.model, self.model_kwargs)
@@ -266,8 +284,10 @@ class SVI:
 
     def __post_init__(self):
         if isinstance(self.guide, str) and self.guide not in GUIDES:
-            raise AnchorDivError(f"guide: unknown {self.guide!r}; one of {', '.join(GUIDES)}, "
-                                 f"an AutoGuide or a guide function")
+            raise AnchorDivError(
+                f"guide: unknown {self.guide!r}; one of {', '.join(GUIDES)}, "
+                f"an AutoGuide or a guide function"
+            )
         if self.guide_rank is not None:
             integer("guide_rank", self.guide_rank, low=1)
         positive("learning_rate", self.learning_rate)
@@ -292,8 +312,9 @@ def options(method) -> dict:
 
 
 @limited_blas
-def infer(prior, targets, method=None, *, tau: float | None = None,
-          normalize: bool = False, broad=None) -> Posterior:
+def infer(
+    prior, targets, method=None, *, tau: float | None = None, normalize: bool = False, broad=None
+) -> Posterior:
     """Posterior of a prior object given target anchors, by an inference method.
 
     Parameters
@@ -336,16 +357,23 @@ def infer(prior, targets, method=None, *, tau: float | None = None,
     """
     method = Exact() if method is None else method
     if not is_prior(prior):
-        raise AnchorDivError(f"prior: a prior object (ad.NIWPrior, ad.load_prior, ...), got "
-                             f"{type(prior).__name__}")
+        raise AnchorDivError(
+            f"prior: a prior object (ad.NIWPrior, ad.load_prior, ...), got {type(prior).__name__}"
+        )
     if not isinstance(method, tuple(METHODS.values())):
-        raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got "
-                             f"{method!r}")
+        raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
     t = check_targets(targets, prior.dim)
-    b = None if broad is None else check_spread("broad_anchors", as_matrix(
-        "broad_anchors", broad, min_rows=2, dim=prior.dim))
-    named = {"target_anchors": targets, "broad_anchors": broad if broad is not None
-             else prior_provenance(prior)}
+    b = (
+        None
+        if broad is None
+        else check_spread(
+            "broad_anchors", as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
+        )
+    )
+    named = {
+        "target_anchors": targets,
+        "broad_anchors": broad if broad is not None else prior_provenance(prior),
+    }
     tau = resolve_tau(tau, **named)
     return fit_posterior(prior, unit_norm("target_anchors", t, normalize), method, tau, b)
 
@@ -354,25 +382,43 @@ def prior_provenance(prior):
     """A stand-in carrying the encoder and τ of the saved model a prior was loaded from
     (``ad.load_prior``), so that τ defaults to it and a mismatched encoder is an error."""
     card = prior.card.get("card", {})
-    return with_provenance(np.zeros((1, prior.dim)), encoder=card.get("encoder"),
-                           logit_scale=card.get("tau")) if card else None
+    return (
+        with_provenance(
+            np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
+        )
+        if card
+        else None
+    )
 
 
 @limited_blas
-def fit_posterior(prior, t: np.ndarray, method, tau: float,
-                  broad: np.ndarray | None) -> Posterior:
+def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
     given = prior
     prior, method = prior.prepare(method, broad)
     params, info, fixed = prior.exact(t)
-    info.update(kind=prior.kind, method=method.name, prior=prior.prior, d=prior.dim,
-                n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
-                n_targets=len(t), **exact_descriptions(prior.kind))
+    info.update(
+        kind=prior.kind,
+        method=method.name,
+        prior=prior.prior,
+        d=prior.dim,
+        n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
+        n_targets=len(t),
+        **exact_descriptions(prior.kind),
+    )
     warn_target_only(prior.kind, info, len(t), prior.dim)
     if info["n_broad"] is None:
         del info["n_broad"]
-    post = Posterior(prior.kind, "exact", tau, t.dtype.str, info, family=params,
-                     fixed={**fixed, "targets": t}, prior=given)
+    post = Posterior(
+        prior.kind,
+        "exact",
+        tau,
+        t.dtype.str,
+        info,
+        family=params,
+        fixed={**fixed, "targets": t},
+        prior=given,
+    )
     if isinstance(method, Exact):
         return post
     return run_sampler(post, broad, t, options(method) | {"method": method.name})
@@ -383,11 +429,13 @@ def check_targets(targets, d: int) -> np.ndarray:
     spread)."""
     t = np.asarray(targets)
     if t.size == 0 or (t.ndim == 2 and t.shape[0] == 0):
-        raise AnchorDivError("target_anchors: the target set is empty; adaptation needs at "
-                             "least one target anchor")
+        raise AnchorDivError(
+            "target_anchors: the target set is empty; adaptation needs at least one target anchor"
+        )
     if t.shape[-1] != d:
-        raise AnchorDivError(f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the "
-                             f"broad anchors have d={d}")
+        raise AnchorDivError(
+            f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the broad anchors have d={d}"
+        )
     return check_duplicates("target_anchors", as_matrix("target_anchors", t, dim=d))
 
 
@@ -403,8 +451,9 @@ def user_model_info(info: dict) -> dict:
     return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
 
 
-def run_sampler(post: Posterior, broad: np.ndarray | None, targets: np.ndarray,
-                o: dict) -> Posterior:
+def run_sampler(
+    post: Posterior, broad: np.ndarray | None, targets: np.ndarray, o: dict
+) -> Posterior:
     """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace.
 
     The sampling step of :func:`infer` (after the prior has prepared the method).
@@ -430,34 +479,38 @@ def run_sampler(post: Posterior, broad: np.ndarray | None, targets: np.ndarray,
     AnchorDivError
         ``x64`` without JAX's float64 mode, or a missing ``broad``.
     """
-    run_dtype(o["x64"])                 # float64 asked for but not enabled: a clear error
+    run_dtype(o["x64"])  # float64 asked for but not enabled: a clear error
     base = post.info["model_kwargs"]
-    if o["model"] is not None:          # a user's model: the default prior's choices are not its
+    if o["model"] is not None:  # a user's model: the default prior's choices are not its
         post = dataclasses.replace(post, info=user_model_info(post.info))
     fam = post.family_class
     if broad is None and (o["subspace"] is not None or callable(o["model_kwargs"])):
         what = "subspace" if o["subspace"] is not None else "model_kwargs"
-        raise AnchorDivError(f"{what}: needs the broad anchors the prior was built from: "
-                             f"infer(prior, targets, method, broad=broad)")
+        raise AnchorDivError(
+            f"{what}: needs the broad anchors the prior was built from: "
+            f"infer(prior, targets, method, broad=broad)"
+        )
     if o["subspace"] is not None:
-        r = check_rank(o["subspace"], post.info["d"], len(broad), post.kind,
-                       post.info.get("rank"))
+        r = check_rank(o["subspace"], post.info["d"], len(broad), post.kind, post.info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
         base, broad, targets = fam.project(base, u), broad @ u, targets @ u
-        post = dataclasses.replace(post, completion=post.family,
-                                   fixed={**post.fixed, "basis": basis},
-                                   info={**post.info, "subspace": r})
+        post = dataclasses.replace(
+            post,
+            completion=post.family,
+            fixed={**post.fixed, "basis": basis},
+            info={**post.info, "subspace": r},
+        )
     svi = o["method"] == "svi"
-    prob = problem(post.kind, base, broad, targets, o,
-                   map_density=svi and o["guide"] == "delta")
+    prob = problem(post.kind, base, broad, targets, o, map_density=svi and o["guide"] == "delta")
     trace = check_sites(post.kind, prob)
     warn_unobserved(trace)
     sites = kept_sites(trace)
     post = (run_svi if svi else run_nuts)(post, prob, o, sites)
-    if not svi or "map" not in post.points:     # "map" by the density of the parameters
-        post = with_log_density(post, prob.targets, prob.model if prob.custom else None,
-                                prob.kwargs)
+    if not svi or "map" not in post.points:  # "map" by the density of the parameters
+        post = with_log_density(
+            post, prob.targets, prob.model if prob.custom else None, prob.kwargs
+        )
     return post
 
 

@@ -30,8 +30,12 @@ def _log_components(t: np.ndarray, weights, means, covs) -> np.ndarray:
     for k in range(len(weights)):
         chol = np.linalg.cholesky(covs[k])
         z = np.linalg.solve(chol, (t - means[k]).T)
-        out[:, k] = (np.log(weights[k]) - np.log(np.diag(chol)).sum()
-                     - 0.5 * (z * z).sum(0) - 0.5 * t.shape[1] * np.log(2 * np.pi))
+        out[:, k] = (
+            np.log(weights[k])
+            - np.log(np.diag(chol)).sum()
+            - 0.5 * (z * z).sum(0)
+            - 0.5 * t.shape[1] * np.log(2 * np.pi)
+        )
     return out
 
 
@@ -45,14 +49,18 @@ def _prior(kwargs: dict):
     from .priors import DirichletNIW
 
     k = len(kwargs["weights0"])
-    return DirichletNIW(float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64),
-                        np.asarray(kwargs["means0"], np.float64),
-                        np.full(k, float(kwargs["kappa0"])), np.full(k, float(kwargs["nu0"])),
-                        np.asarray(kwargs["psi0"], np.float64))
+    return DirichletNIW(
+        float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64),
+        np.asarray(kwargs["means0"], np.float64),
+        np.full(k, float(kwargs["kappa0"])),
+        np.full(k, float(kwargs["nu0"])),
+        np.asarray(kwargs["psi0"], np.float64),
+    )
 
 
-def gibbs_chain(prior, targets: np.ndarray, z: np.ndarray, n: int,
-                rng: np.random.Generator) -> dict[str, np.ndarray]:
+def gibbs_chain(
+    prior, targets: np.ndarray, z: np.ndarray, n: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
     """``n`` kept draws ``{"weights": [n, K], "means": [n, K, d], "covs": [n, K, d, d]}`` of
     one Gibbs chain from the assignments ``z [n_targets]`` (module docstring)."""
     eye = np.eye(len(prior.alpha))
@@ -71,8 +79,9 @@ def _start(post, targets: np.ndarray) -> np.ndarray:
     return _log_components(targets, m["weights"], m["means"], m["covs"]).argmax(1)
 
 
-def posterior_chains(post, rng: np.random.Generator, chains: int,
-                     per_chain: int) -> dict[str, np.ndarray]:
+def posterior_chains(
+    post, rng: np.random.Generator, chains: int, per_chain: int
+) -> dict[str, np.ndarray]:
     """``{site: [chains, per_chain, ...]}`` from independent Gibbs chains of an exact mixture
     posterior (its prior ``info["model_kwargs"]``, targets ``fixed["targets"]``)."""
     targets = np.asarray(post.fixed["targets"], np.float64)
@@ -96,9 +105,21 @@ def prior_kwargs(post) -> dict | None:
 
 def applies(post) -> bool:
     """Whether ``post`` is an exact mixture posterior whose draws come from here."""
-    return (post.kind == "mixture" and post.family is not None and post.subspace is None
-            and "targets" in post.fixed and prior_kwargs(post) is not None)
+    return (
+        post.kind == "mixture"
+        and post.family is not None
+        and post.subspace is None
+        and "targets" in post.fixed
+        and prior_kwargs(post) is not None
+    )
 
 
-__all__ = ["BURN_IN", "THIN", "applies", "gibbs_chain", "posterior_chains", "posterior_draws",
-           "prior_kwargs"]
+__all__ = [
+    "BURN_IN",
+    "THIN",
+    "applies",
+    "gibbs_chain",
+    "posterior_chains",
+    "posterior_draws",
+    "prior_kwargs",
+]

@@ -25,9 +25,11 @@ from .registry import get_family
 
 #: init strategies by name (``init_strategy=`` of ``adapt``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
-REMEDY = ("try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, "
-          "method='svi', or subspace=r (e.g. 16) so the model runs on the broad anchors' top-r "
-          "principal directions")
+REMEDY = (
+    "try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, "
+    "method='svi', or subspace=r (e.g. 16) so the model runs on the broad anchors' top-r "
+    "principal directions"
+)
 
 
 @dataclasses.dataclass
@@ -52,15 +54,24 @@ def run_dtype(x64: bool):
     if jax.config.jax_enable_x64:  # type: ignore[attr-defined]
         return jnp.float64
     if x64:
-        raise AnchorDivError("x64: float64 inference was requested but JAX runs in float32; "
-                             "enable float64 once at start-up, before any JAX work: "
-                             "jax.config.update('jax_enable_x64', True) (or set "
-                             "JAX_ENABLE_X64=1)")
+        raise AnchorDivError(
+            "x64: float64 inference was requested but JAX runs in float32; "
+            "enable float64 once at start-up, before any JAX work: "
+            "jax.config.update('jax_enable_x64', True) (or set "
+            "JAX_ENABLE_X64=1)"
+        )
     return jnp.float32
 
 
-def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray, o: dict, *,
-            map_density: bool = False) -> Problem:
+def problem(
+    kind: str,
+    base_kwargs: dict,
+    broad: np.ndarray,
+    targets: np.ndarray,
+    o: dict,
+    *,
+    map_density: bool = False,
+) -> Problem:
     """The model and its keyword arguments.  ``map_density``: ask the kind's own model for the
     density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
     custom = o["model"] is not None
@@ -70,12 +81,15 @@ def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray
         try:
             user = user(broad)
         except Exception as err:  # the user's prior builder: report it as theirs
-            raise AnchorDivError(f"model_kwargs: the prior builder failed on the broad anchors "
-                                 f"{list(broad.shape)}: {type(err).__name__}: {err}") from None
+            raise AnchorDivError(
+                f"model_kwargs: the prior builder failed on the broad anchors "
+                f"{list(broad.shape)}: {type(err).__name__}: {err}"
+            ) from None
         base_kwargs = {}
     if user is not None and not isinstance(user, dict):
-        raise AnchorDivError(f"model_kwargs: a dict or a callable(broad) -> dict, got "
-                             f"{type(user).__name__}")
+        raise AnchorDivError(
+            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(user).__name__}"
+        )
     kwargs = accepted(model, {**base_kwargs, **(user or {})}, explicit=set(user or {}))
     takes = inspect.signature(model).parameters
     if "psi0_tril" in takes and "psi0" in kwargs and kwargs.get("psi0_tril") is None:
@@ -83,8 +97,10 @@ def problem(kind: str, base_kwargs: dict, broad: np.ndarray, targets: np.ndarray
     if map_density and "map_jacobian" in takes:
         kwargs["map_jacobian"] = True
     dt = run_dtype(o.get("x64", False))
-    cast = {k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
-            for k, v in kwargs.items()}
+    cast = {
+        k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
+        for k, v in kwargs.items()
+    }
     return Problem(model, cast, jnp.asarray(targets, dt), custom)
 
 
@@ -106,18 +122,27 @@ def check_sites(kind: str, prob: Problem) -> dict:
 
     def trace():
         tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
-        sites.update({k: {"type": s["type"], "is_observed": s.get("is_observed", False),
-                          "discrete": s["type"] == "sample" and bool(
-                              getattr(s.get("fn"), "is_discrete", False))}
-                      for k, s in tr.items()})
+        sites.update(
+            {
+                k: {
+                    "type": s["type"],
+                    "is_observed": s.get("is_observed", False),
+                    "discrete": s["type"] == "sample"
+                    and bool(getattr(s.get("fn"), "is_discrete", False)),
+                }
+                for k, s in tr.items()
+            }
+        )
         return {k: s["value"] for k, s in tr.items() if s["type"] in ("sample", "deterministic")}
 
     with guard("model"):
         try:
             shapes = jax.eval_shape(trace)
         except TypeError as err:
-            raise AnchorDivError(f"model: calling model(targets, **model_kwargs) failed: {err}; "
-                                 f"model_kwargs: {', '.join(sorted(prob.kwargs))}") from None
+            raise AnchorDivError(
+                f"model: calling model(targets, **model_kwargs) failed: {err}; "
+                f"model_kwargs: {', '.join(sorted(prob.kwargs))}"
+            ) from None
     for k, v in shapes.items():
         sites[k]["shape"] = tuple(v.shape)
     discrete = [k for k, s in sites.items() if s["discrete"] and not s["is_observed"]]
@@ -125,10 +150,10 @@ def check_sites(kind: str, prob: Problem) -> dict:
         raise AnchorDivError(
             f"model: latent site(s) {', '.join(repr(k) for k in discrete)} are discrete; NUTS "
             f"and SVI here need continuous latent sites — sum the discrete variable out (e.g. "
-            f"dist.MixtureSameFamily for a component indicator) or make it continuous")
+            f"dist.MixtureSameFamily for a component indicator) or make it continuous"
+        )
     fam = get_family(kind)
-    fam.check_sites({k: s.get("shape", ()) for k, s in sites.items()},
-                    int(prob.targets.shape[-1]))
+    fam.check_sites({k: s.get("shape", ()) for k, s in sites.items()}, int(prob.targets.shape[-1]))
     if prob.custom and fam.positive_definite_sites():
         check_prior_draw(fam, prob)
     return sites
@@ -142,9 +167,8 @@ def check_prior_draw(fam, prob: Problem) -> None:
 
     try:
         with numpyro.validation_enabled(False):
-            tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args,
-                                                                       **prob.kwargs)
-    except Exception:      # a model failing here fails in the sampler with its own message
+            tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
+    except Exception:  # a model failing here fails in the sampler with its own message
         return
     values = {k: np.asarray(tr[k]["value"]) for k in fam.positive_definite_sites() if k in tr}
     fam.check_values({k: v for k, v in values.items() if np.all(np.isfinite(v))})
@@ -152,8 +176,11 @@ def check_prior_draw(fam, prob: Problem) -> None:
 
 def kept_sites(trace: dict) -> list[str]:
     """Every latent sample site and deterministic site (not observed ones, not factors)."""
-    return [name for name, s in trace.items()
-            if (s["type"] == "sample" and not s["is_observed"]) or s["type"] == "deterministic"]
+    return [
+        name
+        for name, s in trace.items()
+        if (s["type"] == "sample" and not s["is_observed"]) or s["type"] == "deterministic"
+    ]
 
 
 def init_strategy(spec):
@@ -163,12 +190,18 @@ def init_strategy(spec):
 
     if callable(spec):
         return spec
-    table = {"median": lambda: infer.init_to_median(num_samples=15),
-             "mean": infer.init_to_mean, "feasible": infer.init_to_feasible,
-             "sample": infer.init_to_sample, "uniform": infer.init_to_uniform}
+    table = {
+        "median": lambda: infer.init_to_median(num_samples=15),
+        "mean": infer.init_to_mean,
+        "feasible": infer.init_to_feasible,
+        "sample": infer.init_to_sample,
+        "uniform": infer.init_to_uniform,
+    }
     if spec not in table:
-        raise AnchorDivError(f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
-                             f"init strategy, got {spec!r}")
+        raise AnchorDivError(
+            f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
+            f"init strategy, got {spec!r}"
+        )
     return table[spec]()
 
 
@@ -194,7 +227,7 @@ def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
                 if not ok:
                     bad.append(name)
             return bad
-    except Exception:   # the model itself fails there: nothing finer to say
+    except Exception:  # the model itself fails there: nothing finer to say
         return []
 
 
@@ -224,5 +257,15 @@ def guard(what: str, prob: Problem | None = None):
         raise AnchorDivError(f"{what}: numerical failure ({msg}){where}; {REMEDY}") from None
 
 
-__all__ = ["INIT_STRATEGIES", "Problem", "check_sites", "failure", "guard", "init_strategy",
-           "kept_sites", "nonfinite_sites", "problem", "run_dtype"]
+__all__ = [
+    "INIT_STRATEGIES",
+    "Problem",
+    "check_sites",
+    "failure",
+    "guard",
+    "init_strategy",
+    "kept_sites",
+    "nonfinite_sites",
+    "problem",
+    "run_dtype",
+]

@@ -52,21 +52,28 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
     mean, the lift being linear in Σ₁₁); None for a user's model or where the conjugate mean
     does not project (``Family.project_mean``: latent kinds under ``subspace=``)."""
     if custom:
-        return None, ("none: a delta guide (MAP) of a custom model has no posterior mean; use "
-                      "guide='normal'/'lowrank' or method='nuts'")
+        return None, (
+            "none: a delta guide (MAP) of a custom model has no posterior mean; use "
+            "guide='normal'/'lowrank' or method='nuts'"
+        )
     fam = post.family_class
     family = post.completion if post.subspace is not None else post.family
     if family is None:
-        return None, (f"none: the {post.kind} family has no closed-form posterior mean and a "
-                      f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'")
-    how = ("closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
-           + fam.conditioning)
+        return None, (
+            f"none: the {post.kind} family has no closed-form posterior mean and a "
+            f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'"
+        )
+    how = (
+        "closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
+        + fam.conditioning
+    )
     if post.subspace is None:
         return family.mean(), how
     mean = fam.project_mean(family.mean(), post.fixed["basis"][:, : post.subspace])
     if mean is None:
-        return None, ("none under subspace= with a delta guide: use method='exact' for the "
-                      "conjugate mean")
+        return None, (
+            "none under subspace= with a delta guide: use method='exact' for the conjugate mean"
+        )
     return mean, how
 
 
@@ -85,5 +92,11 @@ def sampled_descriptions(post, *, best: str) -> dict:
     return {"point_mean": mean, "point_map": best}
 
 
-__all__ = ["MAP_JOINT", "delta_mean", "exact_descriptions", "joint_correction", "sampled_descriptions",
-           "subspace_joint_mode"]
+__all__ = [
+    "MAP_JOINT",
+    "delta_mean",
+    "exact_descriptions",
+    "joint_correction",
+    "sampled_descriptions",
+    "subspace_joint_mode",
+]

@@ -96,8 +96,12 @@ class Posterior:
 
     def __repr__(self) -> str:
         """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
-        head = [f"kind={self.kind!r}", f"method={self.method!r}", f"d={self.info.get('d', '?')}",
-                f"tau={self.tau:g}"] + ([f"subspace={self.subspace}"] if self.subspace else [])
+        head = [
+            f"kind={self.kind!r}",
+            f"method={self.method!r}",
+            f"d={self.info.get('d', '?')}",
+            f"tau={self.tau:g}",
+        ] + ([f"subspace={self.subspace}"] if self.subspace else [])
         lines = [f"Posterior({', '.join(head)})"]
         if self.samples:
             shapes = ", ".join(f"{k} {list(np.shape(v))[2:]}" for k, v in self.samples.items())
@@ -105,9 +109,11 @@ class Posterior:
             lines.append(f"  draws: {first[0]} chains x {first[1]}; sites: {shapes}")
         elif self.family is not None:
             lines.append(f"  exact: {type(self.family).__name__}")
-        scalars = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                   for k, v in self.info.items() if isinstance(v, (int, float, str, bool))
-                   and k not in ("kind", "method", "d")]
+        scalars = [
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in self.info.items()
+            if isinstance(v, (int, float, str, bool)) and k not in ("kind", "method", "d")
+        ]
         lines.append("  info: " + ", ".join(scalars))
         return "\n".join(line if len(line) <= 120 else line[:117] + "..." for line in lines)
 
@@ -147,10 +153,15 @@ class Posterior:
         if self.subspace is None:
             return ps
         sites = self.family_class.sites
-        full = self.family_class.lift([{k: p[k] for k in sites} for p in ps], self.completion,
-                                      self.fixed["basis"], self.subspace, which=which, rng=rng)
-        return [{**{k: v for k, v in p.items() if k not in sites}, **f}
-                for p, f in zip(ps, full)]
+        full = self.family_class.lift(
+            [{k: p[k] for k in sites} for p in ps],
+            self.completion,
+            self.fixed["basis"],
+            self.subspace,
+            which=which,
+            rng=rng,
+        )
+        return [{**{k: v for k, v in p.items() if k not in sites}, **f} for p, f in zip(ps, full)]
 
     def lift_draws(self, draws: dict, rng) -> dict:
         """:meth:`lift` for stacked draws ``{site: [S, ...]}`` (every site kept)."""
@@ -210,7 +221,7 @@ class Posterior:
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
-            from . import mixture_gibbs      # mixture: the assignments are sampled too
+            from . import mixture_gibbs  # mixture: the assignments are sampled too
 
             if mixture_gibbs.applies(self):
                 return mixture_gibbs.posterior_draws(self, rng, n)
@@ -242,8 +253,9 @@ class Posterior:
     def plot_elbo(self, path) -> Path:
         """Write the SVI ELBO per step to the PNG ``path``."""
         if self.elbo is None:
-            raise AnchorDivError(f"plot_elbo: a {self.method} posterior has no ELBO trace "
-                                 f"(only method='svi')")
+            raise AnchorDivError(
+                f"plot_elbo: a {self.method} posterior has no ELBO trace (only method='svi')"
+            )
         from ..plots import elbo_plot
 
         return elbo_plot(self.elbo, path, title=f"SVI ({self.info.get('guide')}) — {self.kind}")
@@ -262,10 +274,13 @@ class Posterior:
             return None
         if "log_density" in self.stats:
             return np.asarray(self.stats["log_density"]).reshape(-1)
-        warnings.warn("point('map'): this posterior has no stats['log_density'] (the density "
-                      "of the constrained parameters); using −potential energy, which includes "
-                      "the Jacobian of the unconstrained coordinates — see "
-                      "anchordiv.adaptation.density.with_log_density", stacklevel=user_stacklevel())
+        warnings.warn(
+            "point('map'): this posterior has no stats['log_density'] (the density "
+            "of the constrained parameters); using −potential energy, which includes "
+            "the Jacobian of the unconstrained coordinates — see "
+            "anchordiv.adaptation.density.with_log_density",
+            stacklevel=user_stacklevel(),
+        )
         return -self.stats["potential_energy"].reshape(-1)
 
     def save(self, path, *, overwrite: bool = False, **card) -> Path:
@@ -310,10 +325,18 @@ class Posterior:
             arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
         info = {k: v for k, v in self.info.items() if k != "model_kwargs"}
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
-        meta = {"type": "posterior", "kind": self.kind, "method": self.method, "tau": self.tau,
-                "dtype": self.dtype, "dim": info.get("d"), "info": info,
-                "family": name(self.family), "completion": name(self.completion),
-                "prior": prior_meta}
+        meta = {
+            "type": "posterior",
+            "kind": self.kind,
+            "method": self.method,
+            "tau": self.tau,
+            "dtype": self.dtype,
+            "dim": info.get("d"),
+            "info": info,
+            "family": name(self.family),
+            "completion": name(self.completion),
+            "prior": prior_meta,
+        }
         return arrays, meta
 
     @classmethod
@@ -327,22 +350,32 @@ class Posterior:
         if card.get("prior"):
             meta = card["prior"]
             prior = get_family(meta["family"]).from_arrays(_group(arrays, "prior."), meta)
-        return cls(card["kind"], card["method"], card["tau"], card["dtype"], card["info"],
-                   family=_params(arrays, "family.", card["family"]),
-                   samples=_group(arrays, "samples.") or None,
-                   stats=_group(arrays, "stats.") or None, fixed=_group(arrays, "fixed."),
-                   points=points or None, elbo=arrays.get("elbo"),
-                   completion=_params(arrays, "completion.", card.get("completion")),
-                   prior=prior)
+        return cls(
+            card["kind"],
+            card["method"],
+            card["tau"],
+            card["dtype"],
+            card["info"],
+            family=_params(arrays, "family.", card["family"]),
+            samples=_group(arrays, "samples.") or None,
+            stats=_group(arrays, "stats.") or None,
+            fixed=_group(arrays, "fixed."),
+            points=points or None,
+            elbo=arrays.get("elbo"),
+            completion=_params(arrays, "completion.", card.get("completion")),
+            prior=prior,
+        )
 
 
 def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
-    return {f"{prefix}.{f.name}": np.asarray(getattr(params, f.name))
-            for f in dataclasses.fields(params)}
+    return {
+        f"{prefix}.{f.name}": np.asarray(getattr(params, f.name))
+        for f in dataclasses.fields(params)
+    }
 
 
 def _group(arrays: dict, prefix: str) -> dict:
-    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
 def _params(arrays: dict, prefix: str, name: str | None):

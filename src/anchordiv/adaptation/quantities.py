@@ -53,8 +53,9 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> float(cosine(np.array([1.0, 0.0]), np.array([1.0, 1.0])).round(3))
     0.707
     """
-    return (a * b).sum(-1) / np.maximum(np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1),
-                                        1e-300)
+    return (a * b).sum(-1) / np.maximum(
+        np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1), 1e-300
+    )
 
 
 __all__ = ["N_EIGEN", "SMALL_D", "cosine", "principal_angles"]

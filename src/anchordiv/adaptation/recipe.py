@@ -81,16 +81,16 @@ def _cholesky(cov) -> np.ndarray:
     try:
         return np.linalg.cholesky(np.asarray(cov, np.float64))
     except np.linalg.LinAlgError:
-        raise AnchorDivError("cov: the prior covariance is not positive definite (add a "
-                             "ridge: reg > 0)") from None
+        raise AnchorDivError(
+            "cov: the prior covariance is not positive definite (add a ridge: reg > 0)"
+        ) from None
 
 
 def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
     """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
     ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
     chol = prior_cholesky(cov)
-    y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T,
-                                      lower=True).T
+    y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T, lower=True).T
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
 
@@ -147,8 +147,8 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
     tbar = t.mean(0)
     w = solve((t[np.asarray(left_out, int)] - tbar).T).T
     if n > d:
-        x = solve(centred_scatter(t) if scatter is None else scatter)   # L⁻¹ S
-        lam, v = scatter_spectrum(solve(x.T))                           # L⁻¹ S L⁻ᵀ
+        x = solve(centred_scatter(t) if scatter is None else scatter)  # L⁻¹ S
+        lam, v = scatter_spectrum(solve(x.T))  # L⁻¹ S L⁻ᵀ
     else:
         lam, v = spectrum(solve((t - tbar).T).T)
     return Folds(n, lam, v, solve(tbar - mu0), w), 2.0 * float(np.log(np.diag(chol)).sum())
@@ -161,12 +161,13 @@ def y_folds(y: np.ndarray, left_out) -> Folds:
     return Folds(len(y), lam, v, ybar, y[np.asarray(left_out, int)] - ybar)
 
 
-def inverse_gram(lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray,
-                 s: np.ndarray) -> np.ndarray:
+def inverse_gram(
+    lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray, s: np.ndarray
+) -> np.ndarray:
     """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` for every strength ``s [S]`` (``[..., S]``), from the
     projections ``pa = Vᵀa``, ``pb = Vᵀb`` ``[..., k]`` and ``ab = aᵀb`` ``[...]``: the scatter's
     directions weigh ``1/(s + λ)``, the rest of the space ``1/s``."""
-    inv = 1.0 / (s[:, None] + lam[None, :])                       # [S, k]
+    inv = 1.0 / (s[:, None] + lam[None, :])  # [S, k]
     return (pa * pb) @ inv.T + (ab - (pa * pb).sum(-1))[..., None] / s
 
 
@@ -191,30 +192,34 @@ def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
     instead of one solve per fold and strength."""
     n, d = f.n, f.v.shape[0]
     m = n - 1
-    s = np.asarray(grid, np.float64)                                # [S]
+    s = np.asarray(grid, np.float64)  # [S]
     w, ybar, lam = f.w, f.mean, f.lam
-    pw, pb = w @ f.v, f.v.T @ ybar                                  # [F, k], [k]
-    h_ww = inverse_gram(lam, pw, pw, (w * w).sum(1), s)             # [F, S]
+    pw, pb = w @ f.v, f.v.T @ ybar  # [F, k], [k]
+    h_ww = inverse_gram(lam, pw, pw, (w * w).sum(1), s)  # [F, S]
     h_wb = inverse_gram(lam, pw, pb[None], w @ ybar, s)
-    h_bb = inverse_gram(lam, pb, pb, ybar @ ybar, s)[None]          # [1, S]
+    h_bb = inverse_gram(lam, pb, pb, ybar @ ybar, s)[None]  # [1, S]
     kappa, df = s + m, s + m + 2.0
     r, c = s * m / kappa, n / m
     # E = [w, δ] with δ = ȳ − w/m; z = yᵢ − (m/κ)δ = (1 + 1/κ) w + (s/κ) ȳ
     m11, m12 = h_ww, h_wb - h_ww / m
-    m22 = h_ww / m ** 2 - 2 * h_wb / m + h_bb
+    m22 = h_ww / m**2 - 2 * h_wb / m + h_bb
     a, b = 1 + 1 / kappa, s / kappa
-    hz_w, hz_b = a * h_ww + b * h_wb, a * h_wb + b * h_bb           # [w, ȳ]ᵀ B⁻¹ z
-    g1, g2 = hz_w, hz_b - hz_w / m                                  # Eᵀ B⁻¹ z
+    hz_w, hz_b = a * h_ww + b * h_wb, a * h_wb + b * h_bb  # [w, ȳ]ᵀ B⁻¹ z
+    g1, g2 = hz_w, hz_b - hz_w / m  # Eᵀ B⁻¹ z
     zbz = a * hz_w + b * hz_b
-    k11, k12, k21, k22 = 1 - c * m11, -c * m12, r * m12, 1 + r * m22   # I + D M
+    k11, k12, k21, k22 = 1 - c * m11, -c * m12, r * m12, 1 + r * m22  # I + D M
     det = k11 * k22 - k12 * k21
     dg1, dg2 = -c * g1, r * g2
     quad = zbz - (g1 * (k22 * dg1 - k12 * dg2) + g2 * (k11 * dg2 - k21 * dg1)) / det
     logdet_psi = log_det_shifted(lam, s, d) + np.log(det) + logdet_c
     scale = (kappa + 1) / (kappa * df)
-    lp = (scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
-          - 0.5 * d * np.log(df * np.pi) - 0.5 * (logdet_psi + d * np.log(scale))
-          - 0.5 * (df + d) * np.log1p(quad / (scale * df)))
+    lp = (
+        scipy.special.gammaln((df + d) / 2)
+        - scipy.special.gammaln(df / 2)
+        - 0.5 * d * np.log(df * np.pi)
+        - 0.5 * (logdet_psi + d * np.log(scale))
+        - 0.5 * (df + d) * np.log1p(quad / (scale * df))
+    )
     return lp.mean(0)
 
 
@@ -240,15 +245,18 @@ def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
     h_bb = inverse_gram(f.lam, pb, pb, f.mean @ f.mean, s)
     nu0, nun = d + 1 + s, d + 1 + s + n
     logdet_psin = log_det_shifted(f.lam, s, d) + np.log1p(s * n / (s + n) * h_bb) + logdet_c
-    return (-0.5 * n * d * np.log(np.pi)
-            + scipy.special.multigammaln(nun / 2, d) - scipy.special.multigammaln(nu0 / 2, d)
-            + 0.5 * nu0 * (d * np.log(s) + logdet_c) - 0.5 * nun * logdet_psin
-            + 0.5 * d * (np.log(s) - np.log(s + n)))
+    return (
+        -0.5 * n * d * np.log(np.pi)
+        + scipy.special.multigammaln(nun / 2, d)
+        - scipy.special.multigammaln(nu0 / 2, d)
+        + 0.5 * nu0 * (d * np.log(s) + logdet_c)
+        - 0.5 * nun * logdet_psin
+        + 0.5 * d * (np.log(s) - np.log(s + n))
+    )
 
 
 @limited_blas
-def loo_log_predictive(mu0, cov, targets, strength: float, *,
-                       max_folds: int = MAX_FOLDS) -> float:
+def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = MAX_FOLDS) -> float:
     """Mean exact leave-one-out log predictive density per target under the NIW prior with
     ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
     ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
@@ -260,8 +268,7 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *,
     return float(fold_scores(f, logdet_c, [s])[0])
 
 
-def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
-                     max_folds: int = MAX_FOLDS) -> float:
+def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> float:
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
@@ -283,8 +290,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID,
 
 
 @limited_blas
-def density_scores(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS,
-                   scatter=None) -> np.ndarray:
+def density_scores(
+    mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS, scatter=None
+) -> np.ndarray:
     """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
     LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`fold_scores`), else the
     closed-form evidence plus twice the weak log hyperprior of the strength
@@ -320,21 +328,21 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
     if n <= 2:
         return 1.0
     tbar = t.mean(0)
-    w = t[folds(n, max_folds)] - tbar                      # [F, d]
+    w = t[folds(n, max_folds)] - tbar  # [F, d]
     q = inside = None
     if n > d:
         s_t = centred_scatter(t) if scatter is None else scatter
         q = _well_conditioned_solve(s_t, w)
         if q is not None:
-            inside = (w * w).sum(1)                         # S has full rank: P = I
+            inside = (w * w).sum(1)  # S has full rank: P = I
     if q is None:
         lam, v = spectrum(t - tbar) if n <= d else scatter_spectrum(s_t)
         a = w @ v
-        q = (a / lam) @ v.T                                 # S⁺w
+        q = (a / lam) @ v.T  # S⁺w
         inside = (a * a).sum(1)
     h = (w * q).sum(1)
     lost = 1.0 - n / (n - 1) * h <= LEVERAGE_TOL
-    inside = inside - np.where(lost, h ** 2 / np.maximum((q * q).sum(1), 1e-300), 0.0)
+    inside = inside - np.where(lost, h**2 / np.maximum((q * q).sum(1), 1e-300), 0.0)
     total = (w * w).sum(1)
     out = np.where(total <= 1e-300, 1.0, 1.0 - inside / np.maximum(total, 1e-300))
     return float(np.clip(np.mean(out), 0.0, 1.0))
@@ -362,8 +370,15 @@ def novelty_strength(n: int, novelty: float) -> float:
 
 
 @limited_blas
-def gaussian_strengths(broad, targets, *, reg: float = 1e-3, grid=STRENGTH_GRID,
-                       max_folds: int = MAX_FOLDS, moments=None) -> dict:
+def gaussian_strengths(
+    broad,
+    targets,
+    *,
+    reg: float = 1e-3,
+    grid=STRENGTH_GRID,
+    max_folds: int = MAX_FOLDS,
+    moments=None,
+) -> dict:
     """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
     docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
     returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
@@ -373,21 +388,41 @@ def gaussian_strengths(broad, targets, *, reg: float = 1e-3, grid=STRENGTH_GRID,
     (:func:`anchordiv.adaptation.priors.niw.prior_scale` with ``prior="broad"``)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
     t = as_matrix("target_anchors", targets, dim=b.shape[1])
-    mu0, cov = (priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True),
-                                       prior="broad") if moments is None else moments)
+    mu0, cov = (
+        priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True), prior="broad")
+        if moments is None
+        else moments
+    )
     t = t.astype(np.float64)
-    scatter = centred_scatter(t) if len(t) > t.shape[1] else None   # shared by both criteria
+    scatter = centred_scatter(t) if len(t) > t.shape[1] else None  # shared by both criteria
     grid = np.asarray([positive("grid", g) for g in grid])
-    dens = float(grid[int(np.argmax(density_scores(mu0, cov, t, grid=grid, max_folds=max_folds,
-                                                   scatter=scatter)))])
+    dens = float(
+        grid[
+            int(
+                np.argmax(
+                    density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
+                )
+            )
+        ]
+    )
     nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))
-    return {"kappa0": s, "nu0": b.shape[1] + 1 + s, "strength": s, "density_strength": dens,
-            "novelty": nov, "novelty_strength": by_novelty,
-            "chosen_by": ("held-out novelty" if by_novelty < dens else
-                          "held-out density (LOO)" if len(t) >= MIN_LOO_TARGETS else
-                          "density (evidence + hyperprior)")}
+    return {
+        "kappa0": s,
+        "nu0": b.shape[1] + 1 + s,
+        "strength": s,
+        "density_strength": dens,
+        "novelty": nov,
+        "novelty_strength": by_novelty,
+        "chosen_by": (
+            "held-out novelty"
+            if by_novelty < dens
+            else "held-out density (LOO)"
+            if len(t) >= MIN_LOO_TARGETS
+            else "density (evidence + hyperprior)"
+        ),
+    }
 
 
 def participation_ratio(eigvals) -> float:
@@ -396,7 +431,7 @@ def participation_ratio(eigvals) -> float:
     w = np.clip(np.asarray(eigvals, np.float64), 0.0, None)
     if w.sum() <= 1e-300:
         raise AnchorDivError("eigvals: all zero: the anchors do not vary")
-    return float(w.sum() ** 2 / (w ** 2).sum())
+    return float(w.sum() ** 2 / (w**2).sum())
 
 
 def stable_rank(eigvals) -> float:
@@ -441,8 +476,11 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
     b = as_matrix("broad_anchors", broad, min_rows=2)
     v = in_unit_interval("novelty", novelty)
     k = cached(broad_stable_rank, b)
-    t = (None if targets is None else
-         as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64))
+    t = (
+        None
+        if targets is None
+        else as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
+    )
     if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
         k_target = principal_subspace(t)[1].shape[1]
         k = v * k + (1 - v) * k_target
@@ -450,8 +488,15 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
 
 
 @limited_blas
-def latent_options(broad, targets, *, strengths: dict | None = None, reg: float = 1e-3,
-                   grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> dict:
+def latent_options(
+    broad,
+    targets,
+    *,
+    strengths: dict | None = None,
+    reg: float = 1e-3,
+    grid=STRENGTH_GRID,
+    max_folds: int = MAX_FOLDS,
+) -> dict:
     """The recipe's ``{"rank", "beta", "strength", "novelty"}`` for
     ``ad.adapt("latent-gaussian" | "latent-spherical", …, rank=, beta=)`` and their isotropic
     controls; ``strengths``: the output of :func:`gaussian_strengths` for the same anchors
@@ -460,12 +505,33 @@ def latent_options(broad, targets, *, strengths: dict | None = None, reg: float 
     if strengths is None:
         strengths = gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
     beta = latent_beta(len(t), strengths["strength"])
-    return {"rank": latent_rank(broad, t, novelty=strengths["novelty"]), "beta": beta,
-            "strength": float(strengths["strength"]), "novelty": float(strengths["novelty"])}
+    return {
+        "rank": latent_rank(broad, t, novelty=strengths["novelty"]),
+        "beta": beta,
+        "strength": float(strengths["strength"]),
+        "novelty": float(strengths["novelty"]),
+    }
 
 
-__all__ = ["LEVERAGE_TOL", "MAX_FOLDS", "MIN_LOO_TARGETS", "SPECTRUM_RTOL", "STRENGTH_GRID",
-           "density_scores", "density_strength", "evidence_scores", "gaussian_strengths",
-           "latent_beta", "latent_options", "latent_rank", "loo_log_predictive", "loo_scores",
-           "novelty_strength", "participation_ratio", "spectrum", "stable_rank",
-           "target_novelty", "whitened"]
+__all__ = [
+    "LEVERAGE_TOL",
+    "MAX_FOLDS",
+    "MIN_LOO_TARGETS",
+    "SPECTRUM_RTOL",
+    "STRENGTH_GRID",
+    "density_scores",
+    "density_strength",
+    "evidence_scores",
+    "gaussian_strengths",
+    "latent_beta",
+    "latent_options",
+    "latent_rank",
+    "loo_log_predictive",
+    "loo_scores",
+    "novelty_strength",
+    "participation_ratio",
+    "spectrum",
+    "stable_rank",
+    "target_novelty",
+    "whitened",
+]

@@ -28,7 +28,7 @@ def family(kind: str):
     ``str``/``bool``/``None``-typed fields static) + registry entry under ``kind``."""
 
     def wrap(cls):
-        cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)   # Family.__repr__
+        cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)  # Family.__repr__
         fields = dataclasses.fields(cls)
         static = [f.name for f in fields if f.name in cls.static_fields]
         data = [f.name for f in fields if f.name not in cls.static_fields]
@@ -62,8 +62,9 @@ def family_of(params) -> type[Any]:
         No registered family has such parameters.
     """
     if type(params) not in PARAMETER_FAMILIES:
-        raise AnchorDivError(f"family: no registered family has posterior parameters of type "
-                             f"{type(params).__name__}")
+        raise AnchorDivError(
+            f"family: no registered family has posterior parameters of type {type(params).__name__}"
+        )
     return PARAMETER_FAMILIES[type(params)]
 
 
@@ -74,14 +75,14 @@ def get_family(kind: str) -> type[Any]:
     return FAMILIES[kind]
 
 
-
 class LiveMapping(Mapping):
     """A read-only mapping recomputed from the registry on every access (``build()`` returns
     the current dict), so that a family registered late — from a user's module, after
     anchordiv was imported — appears in every table derived from :data:`FAMILIES`."""
 
-    def __init__(self, build: Callable[[], dict], missing: Callable[[object], Exception]
-                 | None = None):
+    def __init__(
+        self, build: Callable[[], dict], missing: Callable[[object], Exception] | None = None
+    ):
         self._build, self._missing = build, missing
 
     def __getitem__(self, key):
@@ -114,8 +115,11 @@ class LiveKinds(Sequence):
         return kind in FAMILIES
 
     def __eq__(self, other) -> bool:
-        return tuple(self) == tuple(other) if isinstance(other, (tuple, list, Sequence)) \
+        return (
+            tuple(self) == tuple(other)
+            if isinstance(other, (tuple, list, Sequence))
             else NotImplemented
+        )
 
     def __hash__(self):
         return hash(tuple(self))
@@ -151,5 +155,15 @@ def is_prior(obj) -> bool:
     return fam is not None and isinstance(obj, fam)
 
 
-__all__ = ["FAMILIES", "LiveKinds", "LiveMapping", "PARAMETER_FAMILIES", "POSTERIOR_CLASSES",
-           "family", "family_of", "get_family", "is_prior", "unknown_kind"]
+__all__ = [
+    "FAMILIES",
+    "LiveKinds",
+    "LiveMapping",
+    "PARAMETER_FAMILIES",
+    "POSTERIOR_CLASSES",
+    "family",
+    "family_of",
+    "get_family",
+    "is_prior",
+    "unknown_kind",
+]

@@ -32,7 +32,7 @@ from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
-if TYPE_CHECKING:                      # at run time imported lazily, where it is used
+if TYPE_CHECKING:  # at run time imported lazily, where it is used
     from .chains import Chains
 
 CHAIN_METHODS = ("sequential", "vectorized", "parallel")
@@ -43,8 +43,10 @@ _SAMPLERS: collections.OrderedDict = collections.OrderedDict()
 
 
 def _shapes(tree: dict) -> tuple:
-    return tuple((k, tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__)))
-                 for k, v in sorted(tree.items()))
+    return tuple(
+        (k, tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__)))
+        for k, v in sorted(tree.items())
+    )
 
 
 def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
@@ -74,23 +76,37 @@ def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
     from .variational import split_kwargs
 
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
-    settings = (bool(o["dense_mass"]), in_unit_interval("target_accept_prob",
-                                                        o["target_accept_prob"]),
-                integer("max_tree_depth", o["max_tree_depth"], low=1), o["chain_method"],
-                tuple(sorted(counts.items())))
+    settings = (
+        bool(o["dense_mass"]),
+        in_unit_interval("target_accept_prob", o["target_accept_prob"]),
+        integer("max_tree_depth", o["max_tree_depth"], low=1),
+        o["chain_method"],
+        tuple(sorted(counts.items())),
+    )
     key = None
     if isinstance(o["init_strategy"], str):
-        key = (prob.model, static, o["init_strategy"], settings,
-               (tuple(prob.targets.shape), str(prob.targets.dtype)), _shapes(dyn))
+        key = (
+            prob.model,
+            static,
+            o["init_strategy"],
+            settings,
+            (tuple(prob.targets.shape), str(prob.targets.dtype)),
+            _shapes(dyn),
+        )
         if key in _SAMPLERS:
             _SAMPLERS.move_to_end(key)
             return _SAMPLERS[key], dyn, False
     model = functools.partial(prob.model, **dict(static)) if static else prob.model
-    kernel = NUTS(model, init_strategy=init_strategy(o["init_strategy"]),
-                  dense_mass=settings[0], target_accept_prob=settings[1],
-                  max_tree_depth=settings[2])
-    runner = Chains(kernel, counts["num_warmup"], counts["num_samples"], counts["num_chains"],
-                    o["chain_method"])
+    kernel = NUTS(
+        model,
+        init_strategy=init_strategy(o["init_strategy"]),
+        dense_mass=settings[0],
+        target_accept_prob=settings[1],
+        max_tree_depth=settings[2],
+    )
+    runner = Chains(
+        kernel, counts["num_warmup"], counts["num_samples"], counts["num_chains"], o["chain_method"]
+    )
     if key is not None:
         _SAMPLERS[key] = runner
         while len(_SAMPLERS) > MAX_SAMPLERS:
@@ -123,11 +139,13 @@ def run_mcmc(prob: Problem, o: dict, counts: dict, seed: int):
     """
     from numpyro.infer import MCMC, NUTS
 
-    kernel = NUTS(prob.model, init_strategy=init_strategy(o["init_strategy"]),
-                  dense_mass=bool(o["dense_mass"]),
-                  target_accept_prob=in_unit_interval("target_accept_prob",
-                                                      o["target_accept_prob"]),
-                  max_tree_depth=integer("max_tree_depth", o["max_tree_depth"], low=1))
+    kernel = NUTS(
+        prob.model,
+        init_strategy=init_strategy(o["init_strategy"]),
+        dense_mass=bool(o["dense_mass"]),
+        target_accept_prob=in_unit_interval("target_accept_prob", o["target_accept_prob"]),
+        max_tree_depth=integer("max_tree_depth", o["max_tree_depth"], low=1),
+    )
     mcmc = MCMC(kernel, chain_method="parallel", progress_bar=bool(o["progress"]), **counts)
     with guard("nuts"):
         mcmc.run(jax.random.PRNGKey(seed), *prob.args, extra_fields=EXTRA_FIELDS, **prob.kwargs)
@@ -163,10 +181,11 @@ def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
         check_init(prob, init_strategy(o["init_strategy"]), seed)
     try:
         with guard("nuts"):
-            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn,
-                                        bool(o["progress"]))
+            samples, stats = runner.run(
+                jax.random.PRNGKey(seed), prob.args, dyn, bool(o["progress"])
+            )
     except AnchorDivError:
-        check_init(prob, init_strategy(o["init_strategy"]), seed)   # the precise error, if so
+        check_init(prob, init_strategy(o["init_strategy"]), seed)  # the precise error, if so
         raise
     return samples, stats, runner
 
@@ -176,19 +195,29 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
     from numpyro.infer.util import initialize_model
 
     try:
-        initialize_model(jax.random.PRNGKey(seed), prob.model, init_strategy=init_fn,
-                         model_args=prob.args, model_kwargs=prob.kwargs)
+        initialize_model(
+            jax.random.PRNGKey(seed),
+            prob.model,
+            init_strategy=init_fn,
+            model_args=prob.args,
+            model_kwargs=prob.kwargs,
+        )
     except RuntimeError as err:
         if "valid initial parameters" not in str(err):
             raise AnchorDivError(f"nuts: initialisation failed ({err})") from None
         from numpyro import handlers
 
-        trace = handlers.trace(handlers.seed(prob.model, seed)).get_trace(*prob.args,
-                                                                         **prob.kwargs)
-        values = {k: s["value"] for k, s in trace.items()
-                  if s["type"] == "sample" and not s["is_observed"]}
-        raise failure("nuts: the model cannot be initialised: its log density or gradient is "
-                      "not finite", prob, values) from None
+        trace = handlers.trace(handlers.seed(prob.model, seed)).get_trace(*prob.args, **prob.kwargs)
+        values = {
+            k: s["value"]
+            for k, s in trace.items()
+            if s["type"] == "sample" and not s["is_observed"]
+        }
+        raise failure(
+            "nuts: the model cannot be initialised: its log density or gradient is not finite",
+            prob,
+            values,
+        ) from None
 
 
 def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
@@ -211,20 +240,36 @@ def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poste
         The sampled posterior.
     """
     if o["chain_method"] not in CHAIN_METHODS:
-        raise AnchorDivError(f"chain_method: one of {', '.join(CHAIN_METHODS)}, got "
-                             f"{o['chain_method']!r}")
+        raise AnchorDivError(
+            f"chain_method: one of {', '.join(CHAIN_METHODS)}, got {o['chain_method']!r}"
+        )
     seed = int(o["seed"])
     counts = {k: integer(k, o[k], low=1) for k in ("num_warmup", "num_samples", "num_chains")}
     run = run_mcmc if o["chain_method"] == "parallel" else run_cached
     samples, stats, mcmc = run(prob, o, counts, seed)
-    info = {**post.info, "method": "nuts", "custom_model": prob.custom, "seed": seed,
-            "chain_method": o["chain_method"], "dense_mass": bool(o["dense_mass"]),
-            "target_accept_prob": float(o["target_accept_prob"]),
-            "divergences": int(stats["diverging"].sum()), **counts}
+    info = {
+        **post.info,
+        "method": "nuts",
+        "custom_model": prob.custom,
+        "seed": seed,
+        "chain_method": o["chain_method"],
+        "dense_mass": bool(o["dense_mass"]),
+        "target_accept_prob": float(o["target_accept_prob"]),
+        "divergences": int(stats["diverging"].sum()),
+        **counts,
+    }
     kept = {s: np.asarray(samples[s], np.float64) for s in sites if s in samples}
     pts, how = nuts_points(post, prob, kept)
-    return dataclasses.replace(post, method="nuts", info={**info, **how}, family=None,
-                               stats=stats, raw=mcmc, samples=kept, points=pts)
+    return dataclasses.replace(
+        post,
+        method="nuts",
+        info={**info, **how},
+        family=None,
+        stats=stats,
+        raw=mcmc,
+        samples=kept,
+        points=pts,
+    )
 
 
 def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
@@ -257,22 +302,41 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     if post.subspace is None or prob.custom or post.family_class.covariance_site is None:
         best = f"the draw (of {total}) of highest density of the model's parameters"
         if post.subspace is not None:
-            best += (", lifted with the default prior's conditional mode outside the subspace "
-                     "(not the joint mode of one full-d model)")
+            best += (
+                ", lifted with the default prior's conditional mode outside the subspace "
+                "(not the joint mode of one full-d model)"
+            )
         return None, summaries.sampled_descriptions(post, best=best)
-    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in samples.items()
-            if k in post.family_class.sites}
-    kwargs = {k: np.asarray(v, np.float64) if hasattr(v, "shape") else v
-              for k, v in prob.kwargs.items()}
-    lp = log_joint_closed_form(post.kind, np.asarray(prob.targets, np.float64), kwargs, flat) \
-        + summaries.joint_correction(post.kind, flat, int(post.info["d"]))
+    flat = {
+        k: v.reshape((-1,) + v.shape[2:])
+        for k, v in samples.items()
+        if k in post.family_class.sites
+    }
+    kwargs = {
+        k: np.asarray(v, np.float64) if hasattr(v, "shape") else v for k, v in prob.kwargs.items()
+    }
+    lp = log_joint_closed_form(
+        post.kind, np.asarray(prob.targets, np.float64), kwargs, flat
+    ) + summaries.joint_correction(post.kind, flat, int(post.info["d"]))
     i = int(np.argmax(lp))
-    best = (f"the draw (of {total}) of highest full-d joint density, lifted with the "
-            f"conditional mode (the best draw, not the optimum: for the exact joint mode use "
-            f"method='exact' or method='svi' with guide='delta')")
-    return ({"map": {k: v[i] for k, v in flat.items()}},
-            summaries.sampled_descriptions(post, best=best))
+    best = (
+        f"the draw (of {total}) of highest full-d joint density, lifted with the "
+        f"conditional mode (the best draw, not the optimum: for the exact joint mode use "
+        f"method='exact' or method='svi' with guide='delta')"
+    )
+    return (
+        {"map": {k: v[i] for k, v in flat.items()}},
+        summaries.sampled_descriptions(post, best=best),
+    )
 
 
-__all__ = ["CHAIN_METHODS", "MAX_SAMPLERS", "check_init", "nuts_points", "run_cached",
-           "run_mcmc", "run_nuts", "sampler"]
+__all__ = [
+    "CHAIN_METHODS",
+    "MAX_SAMPLERS",
+    "check_init",
+    "nuts_points",
+    "run_cached",
+    "run_mcmc",
+    "run_nuts",
+    "sampler",
+]

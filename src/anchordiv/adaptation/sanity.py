@@ -27,9 +27,12 @@ def warn_unobserved(trace: dict) -> None:
     """
     observed = [k for k, s in trace.items() if s["type"] == "sample" and s["is_observed"]]
     if not observed:
-        warnings.warn("model: no sample site observes the targets (no obs=targets), so the "
-                      "posterior is the prior: the targets change nothing", AnchorDivWarning,
-                      stacklevel=user_stacklevel())
+        warnings.warn(
+            "model: no sample site observes the targets (no obs=targets), so the "
+            "posterior is the prior: the targets change nothing",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
@@ -60,10 +63,13 @@ def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
         return
     what = get_family(kind).target_only(info, d)
     if what is not None:
-        warnings.warn(f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
-                      f"dimensions: at most n − 1 directions are informed by data; the rest "
-                      f"come from the ridge — give the broad prior some weight", AnchorDivWarning,
-                      stacklevel=user_stacklevel())
+        warnings.warn(
+            f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
+            f"dimensions: at most n − 1 directions are informed by data; the rest "
+            f"come from the ridge — give the broad prior some weight",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 __all__ = ["warn_target_only", "warn_unobserved"]

@@ -98,11 +98,14 @@ def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> i
     """
     r = integer("subspace", r, low=1)
     if r >= d:
-        raise AnchorDivError(f"subspace: r = {r} must be < d = {d} (r = d is the full model: "
-                             f"leave subspace unset)")
+        raise AnchorDivError(
+            f"subspace: r = {r} must be < d = {d} (r = d is the full model: leave subspace unset)"
+        )
     if r > n_broad - 1:
-        raise AnchorDivError(f"subspace: r = {r} is larger than the broad anchors allow: at most "
-                             f"n_broad − 1 = {n_broad - 1}")
+        raise AnchorDivError(
+            f"subspace: r = {r} is larger than the broad anchors allow: at most "
+            f"n_broad − 1 = {n_broad - 1}"
+        )
     if latent_rank is not None and latent_rank >= r:
         raise AnchorDivError(f"subspace: r = {r} must exceed the {kind} rank k = {latent_rank}")
     return r
@@ -200,9 +203,9 @@ class Conditional:
         self.kappa, self.nu = niw.kappa, niw.nu
         p11, p12 = psi[:r, :r], psi[:r, r:]
         self.p11_inv = np.linalg.inv(p11)
-        self.b_hat = self.p11_inv @ p12                                  # [r, d − r]
+        self.b_hat = self.p11_inv @ p12  # [r, d − r]
         s = psi[r:, r:] - p12.T @ self.b_hat
-        self.schur = 0.5 * (s + s.T)                                     # Ψ₂₂·₁
+        self.schur = 0.5 * (s + s.T)  # Ψ₂₂·₁
         self.basis = basis
 
     def assemble(self, s11, b, s22_1, mu1, mu2) -> dict:
@@ -218,11 +221,11 @@ class Conditional:
             s22_1 = (1 + np.trace(s11 @ self.p11_inv)) * self.schur / (self.nu - self.q - 1)
         else:
             s22_1 = self.schur / (self.nu + self.r + self.q + 2)
-        mu2 = self.mu[self.r:] + self.b_hat.T @ (mu1 - self.mu[: self.r])
+        mu2 = self.mu[self.r :] + self.b_hat.T @ (mu1 - self.mu[: self.r])
         return self.assemble(s11, self.b_hat, s22_1, mu1, mu2)
 
     def draw(self, mu1, s11, rng: np.random.Generator) -> dict:
-        rest = NIW(self.mu[self.r:], self.kappa, self.nu, self.schur).sample(rng, 1)
+        rest = NIW(self.mu[self.r :], self.kappa, self.nu, self.schur).sample(rng, 1)
         s22_1 = rest["Sigma"][0]
         e = rng.normal(size=self.b_hat.shape)
         b = self.b_hat + np.linalg.cholesky(self.p11_inv) @ e @ np.linalg.cholesky(s22_1).T
@@ -234,8 +237,16 @@ class Conditional:
         return self.draw(mu1, s11, rng) if rng is not None else self.point(mu1, s11, which)
 
 
-def lift(kind: str, ps: list[dict], completion, basis: np.ndarray, r: int, *,
-         which: str = "mean", rng: np.random.Generator | None = None) -> list[dict]:
+def lift(
+    kind: str,
+    ps: list[dict],
+    completion,
+    basis: np.ndarray,
+    r: int,
+    *,
+    which: str = "mean",
+    rng: np.random.Generator | None = None,
+) -> list[dict]:
     """Full-d parameters from subspace parameters (:meth:`Family.lift`).
 
     Parameters
@@ -263,5 +274,12 @@ def lift(kind: str, ps: list[dict], completion, basis: np.ndarray, r: int, *,
     return get_family(kind).lift(ps, completion, basis, r, which=which, rng=rng)
 
 
-__all__ = ["Conditional", "check_rank", "lift", "principal_basis", "project", "project_niw",
-           "sandwich"]
+__all__ = [
+    "Conditional",
+    "check_rank",
+    "lift",
+    "principal_basis",
+    "project",
+    "project_niw",
+    "sandwich",
+]

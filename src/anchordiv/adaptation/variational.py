@@ -69,18 +69,24 @@ def make_guide(spec, model, init_loc_fn, rank):
     if not isinstance(spec, str):
         if callable(spec):
             return spec
-        raise AnchorDivError(f"guide: one of {', '.join(GUIDES)}, an AutoGuide or a guide "
-                             f"function, got {type(spec).__name__}")
+        raise AnchorDivError(
+            f"guide: one of {', '.join(GUIDES)}, an AutoGuide or a guide "
+            f"function, got {type(spec).__name__}"
+        )
     if spec == "delta":
         return autoguide.AutoDelta(model, init_loc_fn=init_loc_fn)
     if spec == "normal":
         return autoguide.AutoNormal(model, init_loc_fn=init_loc_fn, init_scale=0.01)
     if spec == "lowrank":
         return autoguide.AutoLowRankMultivariateNormal(
-            model, init_loc_fn=init_loc_fn, init_scale=0.01,
-            rank=None if rank is None else integer("guide_rank", rank, low=1))
-    raise AnchorDivError(f"guide: unknown {spec!r}; one of {', '.join(GUIDES)}, an AutoGuide "
-                         f"or a guide function")
+            model,
+            init_loc_fn=init_loc_fn,
+            init_scale=0.01,
+            rank=None if rank is None else integer("guide_rank", rank, low=1),
+        )
+    raise AnchorDivError(
+        f"guide: unknown {spec!r}; one of {', '.join(GUIDES)}, an AutoGuide or a guide function"
+    )
 
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
@@ -113,8 +119,10 @@ def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
         return spec
     if hasattr(spec, "init") and hasattr(spec, "update"):
         return optim.optax_to_numpyro(spec)
-    raise AnchorDivError(f"optimizer: a numpyro.optim optimiser or an optax "
-                         f"GradientTransformation, got {type(spec).__name__}")
+    raise AnchorDivError(
+        f"optimizer: a numpyro.optim optimiser or an optax "
+        f"GradientTransformation, got {type(spec).__name__}"
+    )
 
 
 #: the guide's parameters may move by at most this many ``convergence_tol`` (relative) over
@@ -125,8 +133,14 @@ def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
 PARAM_TOL = {"deterministic": 0.1, "stochastic": 1000.0}
 
 
-def convergence(loss: np.ndarray, window: int | None, tol: float, *,
-                stochastic: bool = True, moved: float = float("nan")) -> dict:
+def convergence(
+    loss: np.ndarray,
+    window: int | None,
+    tol: float,
+    *,
+    stochastic: bool = True,
+    moved: float = float("nan"),
+) -> dict:
     """``{"converged", "relative_change", "param_change", "window"}``.  The loss: the change of
     the mean loss between the last two windows, relative to ``max(|mean|, 1)``, below ``tol``
     or, for a stochastic ELBO, within two standard errors of zero (no detectable trend).  The
@@ -135,15 +149,23 @@ def convergence(loss: np.ndarray, window: int | None, tol: float, *,
     step still moves the parameters (a ridge of the loss)."""
     w = window or max(20, len(loss) // 10)
     if len(loss) < 2 * w:
-        return {"converged": False, "relative_change": float("nan"),
-                "param_change": float(moved), "window": int(w)}
-    last, prev = loss[-w:], loss[-2 * w: -w]
+        return {
+            "converged": False,
+            "relative_change": float("nan"),
+            "param_change": float(moved),
+            "window": int(w),
+        }
+    last, prev = loss[-w:], loss[-2 * w : -w]
     change = abs(last.mean() - prev.mean())
     noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
     rel = float(change / max(abs(last.mean()), 1.0))
     still = bool(moved > PARAM_TOL["stochastic" if stochastic else "deterministic"] * tol)
-    return {"converged": bool((rel < tol or change <= noise) and not still),
-            "relative_change": rel, "param_change": float(moved), "window": int(w)}
+    return {
+        "converged": bool((rel < tol or change <= noise) and not still),
+        "relative_change": rel,
+        "param_change": float(moved),
+        "window": int(w),
+    }
 
 
 def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
@@ -188,24 +210,42 @@ def runner(prob: Problem, o: dict, static: tuple):
     from numpyro.infer import SVI, Trace_ELBO
 
     key = None
-    if isinstance(o["guide"], str) and o["optimizer"] is None and isinstance(
-            o["init_strategy"], str):
-        key = (prob.model, o["guide"], o["guide_rank"], o["init_strategy"],
-               float(o["learning_rate"]), float(o["lr_decay"]), int(o["num_steps"]),
-               int(o["num_particles"]), static, str(prob.targets.dtype))
+    if (
+        isinstance(o["guide"], str)
+        and o["optimizer"] is None
+        and isinstance(o["init_strategy"], str)
+    ):
+        key = (
+            prob.model,
+            o["guide"],
+            o["guide_rank"],
+            o["init_strategy"],
+            float(o["learning_rate"]),
+            float(o["lr_decay"]),
+            int(o["num_steps"]),
+            int(o["num_particles"]),
+            static,
+            str(prob.targets.dtype),
+        )
         if key in _RUNNERS:
             _RUNNERS.move_to_end(key)
             return _RUNNERS[key]
     guide = make_guide(o["guide"], prob.model, init_strategy(o["init_strategy"]), o["guide_rank"])
-    optimizer = make_optimizer(o["optimizer"], o["learning_rate"], int(o["num_steps"]),
-                               o["lr_decay"])
-    svi = SVI(prob.model, guide, optimizer,
-              Trace_ELBO(num_particles=integer("num_particles", o["num_particles"], low=1)))
+    optimizer = make_optimizer(
+        o["optimizer"], o["learning_rate"], int(o["num_steps"]), o["lr_decay"]
+    )
+    svi = SVI(
+        prob.model,
+        guide,
+        optimizer,
+        Trace_ELBO(num_particles=integer("num_particles", o["num_particles"], low=1)),
+    )
     kw = dict(static)
 
     def chunk(n, state, targets, dyn):
-        return jax.lax.scan(lambda st, _: svi.update(st, targets, **dyn, **kw), state, None,
-                            length=n)
+        return jax.lax.scan(
+            lambda st, _: svi.update(st, targets, **dyn, **kw), state, None, length=n
+        )
 
     out = (svi, jax.jit(chunk, static_argnums=0))
     if key is not None:
@@ -222,17 +262,30 @@ def param_snapshot(svi, state) -> dict[str, np.ndarray]:
 
 def param_change(before: dict, after: dict) -> float:
     """Largest relative change ``‖after − before‖ / ‖after‖`` over the guide's parameters."""
-    return max((float(np.linalg.norm(after[k] - before[k]) /
-                      max(np.linalg.norm(after[k]), 1e-30)) for k in after), default=0.0)
+    return max(
+        (
+            float(np.linalg.norm(after[k] - before[k]) / max(np.linalg.norm(after[k]), 1e-30))
+            for k in after
+        ),
+        default=0.0,
+    )
 
 
-def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, progress: bool,
-             window: int | None = None):
+def optimise(
+    svi,
+    run,
+    prob: Problem,
+    dyn: dict,
+    num_steps: int,
+    seed: int,
+    progress: bool,
+    window: int | None = None,
+):
     """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps],
     movement)``: ``movement`` the :func:`param_change` over the last ``window`` steps (to the
     chunk boundary at or before it; NaN when the run is shorter than a window)."""
     if hasattr(svi.guide, "prototype_trace"):
-        svi.guide.prototype_trace = None          # a fresh init from this fit's prior
+        svi.guide.prototype_trace = None  # a fresh init from this fit's prior
     with guard("svi", prob):
         state = svi.init(jax.random.PRNGKey(seed), *prob.args, **prob.kwargs)
     losses, done, before = [], 0, None
@@ -245,10 +298,16 @@ def optimise(svi, run, prob: Problem, dyn: dict, num_steps: int, seed: int, prog
             loss = np.asarray(loss)
             if not np.all(np.isfinite(loss)):
                 bad = int(np.argmin(np.isfinite(loss)))
-                values = svi.guide.median(svi.get_params(state)) if hasattr(
-                    svi.guide, "median") else None
-                raise failure(f"svi: the loss became {loss[bad]} at step {done + bad + 1}; "
-                              f"not finite", prob, values)
+                values = (
+                    svi.guide.median(svi.get_params(state))
+                    if hasattr(svi.guide, "median")
+                    else None
+                )
+                raise failure(
+                    f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite",
+                    prob,
+                    values,
+                )
             if before is None and done + n > num_steps - w:
                 before = param_snapshot(svi, state) if done + w <= num_steps else None
                 before = before if before is not None else {}
@@ -266,9 +325,14 @@ def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: 
     from numpyro.infer import Predictive
 
     with guard("svi draws"):
-        out = Predictive(prob.model, guide=guide, params=params, num_samples=num,
-                         return_sites=sites, parallel=True)(jax.random.PRNGKey(seed + 1),
-                                                            *prob.args, **prob.kwargs)
+        out = Predictive(
+            prob.model,
+            guide=guide,
+            params=params,
+            num_samples=num,
+            return_sites=sites,
+            parallel=True,
+        )(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
     return {k: np.asarray(v)[None] for k, v in out.items()}
 
 
@@ -280,31 +344,43 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
         return None
     with guard("svi point"):
         med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
-        out = Predictive(prob.model, posterior_samples=med, return_sites=sites,
-                         parallel=True)(jax.random.PRNGKey(0), *prob.args, **prob.kwargs)
+        out = Predictive(prob.model, posterior_samples=med, return_sites=sites, parallel=True)(
+            jax.random.PRNGKey(0), *prob.args, **prob.kwargs
+        )
     return {k: np.asarray(v)[0] for k, v in out.items()}
 
 
-def svi_points(post: Posterior, prob: Problem, point: dict | None,
-               delta: bool) -> tuple[dict, dict]:
+def svi_points(
+    post: Posterior, prob: Problem, point: dict | None, delta: bool
+) -> tuple[dict, dict]:
     """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
     guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
     block, :mod:`.points`) and, for a delta guide, the conjugate mean of the kind's model."""
     if not delta:
         return ({"map": point} if point is not None else {}), {
             "point_mean": "average of the guide draws",
-            "point_map": "the guide's median pushed through the model (not a posterior mode)"}
+            "point_map": "the guide's median pushed through the model (not a posterior mode)",
+        }
     if post.subspace is None:
-        how = "mode of the model's density in its own sample-site coordinates" if prob.custom \
+        how = (
+            "mode of the model's density in its own sample-site coordinates"
+            if prob.custom
             else post.family_class.joint_mode
-    elif prob.custom or (joint := post.family_class.subspace_mode(
-            point, post.completion, post.subspace)) is None:
-        how = ("mode of the subspace model, lifted with the default prior's conditional mode "
-               "outside the subspace (not the joint mode of one full-d model)")
+        )
+    elif (
+        prob.custom
+        or (joint := post.family_class.subspace_mode(point, post.completion, post.subspace)) is None
+    ):
+        how = (
+            "mode of the subspace model, lifted with the default prior's conditional mode "
+            "outside the subspace (not the joint mode of one full-d model)"
+        )
     else:
         point = joint
-        how = (summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
-               "lifted with the conditional mode")
+        how = (
+            summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
+            "lifted with the conditional mode"
+        )
     mean, mean_how = summaries.delta_mean(post, prob.custom)
     out = {"map": point}
     if mean is not None:
@@ -336,39 +412,69 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
     seed = int(o["seed"])
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     svi, run = runner(prob, o, static)
-    state, loss, moved = optimise(svi, run, prob, dyn, num_steps, seed, bool(o["progress"]),
-                                  o["convergence_window"])
+    state, loss, moved = optimise(
+        svi, run, prob, dyn, num_steps, seed, bool(o["progress"]), o["convergence_window"]
+    )
     guide = svi.guide
     params = svi.get_params(state)
-    conv = convergence(loss, o["convergence_window"],
-                       positive("convergence_tol", o["convergence_tol"]),
-                       stochastic=o["guide"] != "delta", moved=moved)
+    conv = convergence(
+        loss,
+        o["convergence_window"],
+        positive("convergence_tol", o["convergence_tol"]),
+        stochastic=o["guide"] != "delta",
+        moved=moved,
+    )
     if not conv["converged"]:
-        warnings.warn(f"SVI has not converged after {num_steps} steps: over the last "
-                      f"{conv['window']} steps the mean loss changed by "
-                      f"{conv['relative_change']:.2e} and the guide's parameters by "
-                      f"{conv['param_change']:.2e} (relative; tolerance "
-                      f"{o['convergence_tol']:g} for the loss, {PARAM_TOL['deterministic']:g}× "
-                      f"that for the parameters, {PARAM_TOL['stochastic']:g}× for a stochastic "
-                      f"guide); raise num_steps or the learning_rate", stacklevel=user_stacklevel())
+        warnings.warn(
+            f"SVI has not converged after {num_steps} steps: over the last "
+            f"{conv['window']} steps the mean loss changed by "
+            f"{conv['relative_change']:.2e} and the guide's parameters by "
+            f"{conv['param_change']:.2e} (relative; tolerance "
+            f"{o['convergence_tol']:g} for the loss, {PARAM_TOL['deterministic']:g}× "
+            f"that for the parameters, {PARAM_TOL['stochastic']:g}× for a stochastic "
+            f"guide); raise num_steps or the learning_rate",
+            stacklevel=user_stacklevel(),
+        )
     delta = o["guide"] == "delta"
     num = 1 if delta else integer("num_samples", o["num_samples"], low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
     points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta)
     name = o["guide"] if isinstance(o["guide"], str) else type(o["guide"]).__name__
-    info = {**post.info, "method": "svi", "guide": name, "num_steps": num_steps,
-            "learning_rate": float(o["learning_rate"]), "seed": seed,
-            "custom_model": prob.custom, "final_loss": float(loss[-1]),
-            "elbo_converged": bool(conv["converged"]),
-            "elbo_relative_change": conv["relative_change"], "elbo_window": conv["window"],
-            "param_relative_change": conv["param_change"],
-            **how}
+    info = {
+        **post.info,
+        "method": "svi",
+        "guide": name,
+        "num_steps": num_steps,
+        "learning_rate": float(o["learning_rate"]),
+        "seed": seed,
+        "custom_model": prob.custom,
+        "final_loss": float(loss[-1]),
+        "elbo_converged": bool(conv["converged"]),
+        "elbo_relative_change": conv["relative_change"],
+        "elbo_window": conv["window"],
+        "param_relative_change": conv["param_change"],
+        **how,
+    }
     if o["guide_rank"] is not None:
         info["guide_rank"] = int(o["guide_rank"])
-    return dataclasses.replace(post, method="svi", info=info, family=None, samples=samples,
-                               stats=None, points=points, elbo=-loss,
-                               raw={"svi": svi, "guide": guide, "params": params,
-                                    "state": state, "problem": prob, "sites": sites})
+    return dataclasses.replace(
+        post,
+        method="svi",
+        info=info,
+        family=None,
+        samples=samples,
+        stats=None,
+        points=points,
+        elbo=-loss,
+        raw={
+            "svi": svi,
+            "guide": guide,
+            "params": params,
+            "state": state,
+            "problem": prob,
+            "sites": sites,
+        },
+    )
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
@@ -403,26 +509,39 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     from numpyro.infer.util import log_density
 
     if post.method != "svi" or not isinstance(post.raw, dict) or "problem" not in post.raw:
-        raise AnchorDivError("guide_log_weights: needs a posterior fitted by method='svi' in "
-                             "this session (post.raw keeps the guide; saved ones do not)")
+        raise AnchorDivError(
+            "guide_log_weights: needs a posterior fitted by method='svi' in "
+            "this session (post.raw keeps the guide; saved ones do not)"
+        )
     if post.info.get("guide") == "delta":
-        raise AnchorDivError("guide_log_weights: a delta guide is a point, it has no density "
-                             "to importance-weight")
+        raise AnchorDivError(
+            "guide_log_weights: a delta guide is a point, it has no density to importance-weight"
+        )
     prob, guide, params = post.raw["problem"], post.raw["guide"], post.raw["params"]
 
     def one(key):
         log_q, tr = log_density(handlers.seed(guide, key), prob.args, prob.kwargs, params)
-        latent = {k: s["value"] for k, s in tr.items() if s["type"] == "sample"
-                  and not s["is_observed"] and not s["infer"].get("is_auxiliary")}
+        latent = {
+            k: s["value"]
+            for k, s in tr.items()
+            if s["type"] == "sample" and not s["is_observed"] and not s["infer"].get("is_auxiliary")
+        }
         log_p, mtr = log_density(handlers.seed(prob.model, 0), prob.args, prob.kwargs, latent)
         return log_p - log_q, {k: mtr[k]["value"] for k in post.raw["sites"]}
 
     keys = jax.random.split(jax.random.PRNGKey(seed + 7), integer("num", num, low=2))
     with guard("svi importance weights"):
-        lw, draws = jax.vmap(one)(keys)      # eager: a jit of this closure compiles per call
-    return ({k: np.asarray(v, np.float64) for k, v in draws.items()},
-            np.asarray(lw, np.float64))
+        lw, draws = jax.vmap(one)(keys)  # eager: a jit of this closure compiles per call
+    return ({k: np.asarray(v, np.float64) for k, v in draws.items()}, np.asarray(lw, np.float64))
 
 
-__all__ = ["GUIDES", "MAX_RUNNERS", "convergence", "guide_log_weights", "make_guide", "make_optimizer", "run_svi",
-           "split_kwargs"]
+__all__ = [
+    "GUIDES",
+    "MAX_RUNNERS",
+    "convergence",
+    "guide_log_weights",
+    "make_guide",
+    "make_optimizer",
+    "run_svi",
+    "split_kwargs",
+]

@@ -27,8 +27,9 @@ KINDS = tuple(FITTERS)
 
 
 @limited_blas
-def fit(kind: str, anchors, *, tau: float | None = None, normalize: bool = False,
-        **options) -> AnchorModel:
+def fit(
+    kind: str, anchors, *, tau: float | None = None, normalize: bool = False, **options
+) -> AnchorModel:
     """Fit an anchor model of ``kind`` to anchor embeddings.
 
     Anchors must hold at least 2 distinct rows and at most ``MAX_DUPLICATE_FRACTION`` (50 %) exact
@@ -84,11 +85,24 @@ def fit(kind: str, anchors, *, tau: float | None = None, normalize: bool = False
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise AnchorDivError(
-            f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+            f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+        )
     a = check_spread("anchors", as_matrix("anchors", anchors))
     tau = resolve_tau(tau, anchors=anchors)
     return fitter(unit_norm("anchors", a, normalize), tau=tau, **options)
 
 
-__all__ = ["AnchorModel", "AnchorMixture", "FITTERS", "Gaussian", "GaussianMixture", "KINDS",
-           "LatentGaussian", "LatentSpherical", "MODEL_CLASSES", "Softmax", "fit", "mix"]
+__all__ = [
+    "AnchorModel",
+    "AnchorMixture",
+    "FITTERS",
+    "Gaussian",
+    "GaussianMixture",
+    "KINDS",
+    "LatentGaussian",
+    "LatentSpherical",
+    "MODEL_CLASSES",
+    "Softmax",
+    "fit",
+    "mix",
+]

@@ -67,9 +67,10 @@ class Gaussian(AnchorModel):
 
         mean = np.asarray(mean)
         if mean.ndim != 1 or not np.isfinite(mean).all():
-            raise AnchorDivError(f"mean: expected a finite vector [d], got shape "
-                                 f"{list(mean.shape)}" + ("" if mean.ndim != 1 else
-                                                          " with NaN or inf entries"))
+            raise AnchorDivError(
+                f"mean: expected a finite vector [d], got shape "
+                f"{list(mean.shape)}" + ("" if mean.ndim != 1 else " with NaN or inf entries")
+            )
         cov = check_covariance("cov", cov, dim=len(mean), definite=False)
         dtype = mean.dtype if np.issubdtype(mean.dtype, np.floating) else np.float32
         factor = psd_factor(np.asarray(cov, np.float64)).astype(dtype)

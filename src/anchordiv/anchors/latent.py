@@ -26,8 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.special
 
-from ..errors import (AnchorDivError, as_matrix, in_unit_interval, integer, positive,
-                      user_stacklevel)
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive, user_stacklevel
 from .base import AnchorModel, anchor_model, as_tau, jax_dtype, quad_norm
 from .linalg import canonical_signs
 
@@ -38,8 +37,9 @@ QUADRATURE_EXACT = 300.0
 MIN_PROJECTION = 1e-6
 
 
-def principal_subspace(anchors: np.ndarray, *, rank: int | None = None,
-                       variance: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def principal_subspace(
+    anchors: np.ndarray, *, rank: int | None = None, variance: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean ``[d]``, top-k eigenvectors ``U [d, k]`` and all eigenvalues ``[d]`` (descending)
     of the ML anchor covariance, in float64.  ``rank=None`` picks the smallest k whose
     eigenvalues explain at least ``variance`` of the total."""
@@ -63,7 +63,8 @@ def choose_rank(eigvals: np.ndarray, n: int, *, rank: int | None, variance: floa
         if integer("rank", rank, low=1) > max_rank:
             raise AnchorDivError(
                 f"rank: {rank} is larger than possible: at most min(d={d}, n_anchors-1={n - 1})"
-                f" = {max_rank}")
+                f" = {max_rank}"
+            )
         return int(rank)
     frac = in_unit_interval("variance", variance)
     total = eigvals.sum()
@@ -152,8 +153,11 @@ def bessel_ratio_f64(k: int, s) -> np.ndarray:
         cf = _ratio_continued_fraction(nu, np.where(bad & (s > 0), s, 1.0))
         ratio = np.where(bad, cf, ratio)
         if np.any(bad & (s > nu + 200)):
-            warnings.warn(f"latent spherical: A_k(s) for k={k} at s up to {s.max():.4g} may be "
-                          f"inaccurate (Bessel functions out of float64 range)", stacklevel=user_stacklevel())
+            warnings.warn(
+                f"latent spherical: A_k(s) for k={k} at s up to {s.max():.4g} may be "
+                f"inaccurate (Bessel functions out of float64 range)",
+                stacklevel=user_stacklevel(),
+            )
     return np.where(s > 0, ratio, 0.0)
 
 
@@ -225,9 +229,12 @@ class LatentSpherical(SubspaceModel):
         :func:`bessel_ratio_f64` (a host callback, so it also runs under ``jit``)."""
         s = self.tau * self.radius
         k = self.basis.shape[-1]
-        ratio = jax.pure_callback(lambda v: bessel_ratio_f64(k, v).astype(s.dtype),
-                                  jax.ShapeDtypeStruct(jnp.shape(s), s.dtype), s,
-                                  vmap_method="expand_dims")
+        ratio = jax.pure_callback(
+            lambda v: bessel_ratio_f64(k, v).astype(s.dtype),
+            jax.ShapeDtypeStruct(jnp.shape(s), s.dtype),
+            s,
+            vmap_method="expand_dims",
+        )
         return s * ratio
 
     def embed(self, theta):
@@ -250,7 +257,8 @@ class LatentSpherical(SubspaceModel):
             raise AnchorDivError(
                 f"{name}: the latent spherical divergence is undefined where the projection "
                 f"Uᵀx onto the anchor subspace vanishes; {int(bad.sum())} row(s) do "
-                f"(first: row {int(np.nonzero(bad)[0][0])})")
+                f"(first: row {int(np.nonzero(bad)[0][0])})"
+            )
 
     @classmethod
     def from_basis(cls, basis, *, tau: float, radius: float = 1.0) -> "LatentSpherical":
@@ -260,20 +268,30 @@ class LatentSpherical(SubspaceModel):
         if b.ndim != 2 or b.shape[1] < 2:
             raise AnchorDivError(
                 f"rank: the latent spherical model needs a subspace of dimension k >= 2, "
-                f"got basis of shape {list(b.shape)}")
+                f"got basis of shape {list(b.shape)}"
+            )
         t, lw = sphere_quadrature(b.shape[1])
         if float(tau) * float(radius) > QUADRATURE_EXACT:
-            warnings.warn(f"latent spherical: τ·r = {float(tau) * float(radius):.4g} > "
-                          f"{QUADRATURE_EXACT}: the closed-form scale c = τ r A_k(τ r) is exact "
-                          f"(float64 Bessel functions), but the quadrature cumulant used by the "
-                          f"autodiff scoring paths loses accuracy there", stacklevel=user_stacklevel())
+            warnings.warn(
+                f"latent spherical: τ·r = {float(tau) * float(radius):.4g} > "
+                f"{QUADRATURE_EXACT}: the closed-form scale c = τ r A_k(τ r) is exact "
+                f"(float64 Bessel functions), but the quadrature cumulant used by the "
+                f"autodiff scoring paths loses accuracy there",
+                stacklevel=user_stacklevel(),
+            )
         jdt = jax_dtype(dtype)
-        return cls(jnp.asarray(b, jdt), jnp.asarray(positive("radius", radius), jdt),
-                   as_tau(tau, dtype), jnp.asarray(t, jdt), jnp.asarray(lw, jdt))
+        return cls(
+            jnp.asarray(b, jdt),
+            jnp.asarray(positive("radius", radius), jdt),
+            as_tau(tau, dtype),
+            jnp.asarray(t, jdt),
+            jnp.asarray(lw, jdt),
+        )
 
 
-def fit_latent_gaussian(anchors, *, tau: float, rank: int | None = None,
-                        variance: float = 0.95) -> LatentGaussian:
+def fit_latent_gaussian(
+    anchors, *, tau: float, rank: int | None = None, variance: float = 0.95
+) -> LatentGaussian:
     """Latent Gaussian on the top-k anchor-covariance eigenvectors of ``anchors [n, d]``."""
     a = as_matrix("anchors", anchors, min_rows=2)
     mu, u, _ = principal_subspace(a, rank=rank, variance=variance)
@@ -281,8 +299,9 @@ def fit_latent_gaussian(anchors, *, tau: float, rank: int | None = None,
     return LatentGaussian(jnp.asarray(mu, jdt), jnp.asarray(u, jdt), as_tau(tau, a.dtype))
 
 
-def fit_latent_spherical(anchors, *, tau: float, rank: int | None = None,
-                         variance: float = 0.95, radius: float = 1.0) -> LatentSpherical:
+def fit_latent_spherical(
+    anchors, *, tau: float, rank: int | None = None, variance: float = 0.95, radius: float = 1.0
+) -> LatentSpherical:
     """Latent spherical model on the same subspace (k ≥ 2; the variance rule is raised to 2)."""
     a = as_matrix("anchors", anchors, min_rows=3)
     _, u, _ = principal_subspace(a, rank=rank, variance=variance)

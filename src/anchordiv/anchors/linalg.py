@@ -29,7 +29,7 @@ def canonical_signs(v):
     xp = jnp if isinstance(v, jax.Array) else np
     if xp is np:
         v = np.asarray(v)
-    i = xp.argmax(xp.abs(v), axis=-2)[..., None, :]                     # [..., 1, k]
+    i = xp.argmax(xp.abs(v), axis=-2)[..., None, :]  # [..., 1, k]
     pick = xp.take_along_axis(v, i, axis=-2)
     return v * xp.where(pick < 0, -1.0, 1.0).astype(v.dtype)
 

@@ -38,8 +38,10 @@ class AnchorMixture(AnchorModel):
     p: jax.Array
 
     def cumulant(self, theta):
-        return jnp.logaddexp(jnp.log(self.p) + self.first.cumulant(theta),
-                             jnp.log1p(-self.p) + self.second.cumulant(theta))
+        return jnp.logaddexp(
+            jnp.log(self.p) + self.first.cumulant(theta),
+            jnp.log1p(-self.p) + self.second.cumulant(theta),
+        )
 
     @property
     def dim(self) -> int:
@@ -82,9 +84,11 @@ def mix(first: AnchorModel, second: AnchorModel, p: float) -> AnchorMixture:
         if type(m).parameterize is not AnchorModel.parameterize:
             raise AnchorDivError(
                 f"mix: {name} is a {m.kind} model, whose geometry is pulled back through its own "
-                f"map; only ambient models (softmax, gaussian, latent-gaussian, mixture, mix) mix")
+                f"map; only ambient models (softmax, gaussian, latent-gaussian, mixture, mix) mix"
+            )
     if first.dim != second.dim:
         raise AnchorDivError(
-            f"mix: dimension mismatch: first has d={first.dim}, second has d={second.dim}")
+            f"mix: dimension mismatch: first has d={first.dim}, second has d={second.dim}"
+        )
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(first))
     return AnchorMixture(first, second, jnp.asarray(in_unit_interval("p", p), dtype))

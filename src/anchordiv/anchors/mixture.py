@@ -59,8 +59,9 @@ class GaussianMixture(AnchorModel):
         z = theta @ jnp.transpose(self.factors, (1, 0, 2)).reshape(d, k * r)
         quad = jnp.sum(z.reshape(*theta.shape[:-1], k, r) ** 2, axis=-1)
         lin = theta @ self.means.T
-        return jax.nn.logsumexp(self.log_weights + self.tau * lin + 0.5 * self.tau**2 * quad,
-                                axis=-1)
+        return jax.nn.logsumexp(
+            self.log_weights + self.tau * lin + 0.5 * self.tau**2 * quad, axis=-1
+        )
 
     @property
     def covs(self) -> jax.Array:
@@ -89,8 +90,12 @@ class GaussianMixture(AnchorModel):
         with np.errstate(divide="ignore"):
             lw = np.log(w / w.sum())
         jdt = jax_dtype(dtype)
-        return cls(jnp.asarray(lw, jdt), jnp.asarray(means, jdt),
-                   jnp.asarray(factors, jdt), as_tau(tau, dtype))
+        return cls(
+            jnp.asarray(lw, jdt),
+            jnp.asarray(means, jdt),
+            jnp.asarray(factors, jdt),
+            as_tau(tau, dtype),
+        )
 
 
 @dataclass(frozen=True)
@@ -115,9 +120,12 @@ def log_gaussian(a: np.ndarray, means: np.ndarray, covs: np.ndarray) -> np.ndarr
         except np.linalg.LinAlgError:
             raise AnchorDivError(
                 f"mixture component {k}: covariance is singular; increase `reg` "
-                f"(relative ridge) or use fewer components") from None
+                f"(relative ridge) or use fewer components"
+            ) from None
         z = scipy.linalg.solve_triangular(chol, (a - m).T, lower=True)
-        out[:, k] = -0.5 * (z * z).sum(0) - np.log(np.diag(chol)).sum() - 0.5 * d * np.log(2 * np.pi)
+        out[:, k] = (
+            -0.5 * (z * z).sum(0) - np.log(np.diag(chol)).sum() - 0.5 * d * np.log(2 * np.pi)
+        )
     return out
 
 
@@ -155,37 +163,58 @@ def kmeans_pp(a: np.ndarray, k: int, rng: np.random.Generator, iters: int = 10) 
     return np.eye(k)[lab]
 
 
-def em(anchors, components: int, *, reg: float = 1e-3, seed: int = 0, max_iter: int = 200,
-       tol: float = 1e-7) -> EMResult:
+def em(
+    anchors,
+    components: int,
+    *,
+    reg: float = 1e-3,
+    seed: int = 0,
+    max_iter: int = 200,
+    tol: float = 1e-7,
+) -> EMResult:
     """EM for a K-component Gaussian mixture of ``anchors [n, d]`` (float64)."""
     a = np.asarray(anchors, np.float64)
     n, d = a.shape
     centred = a - a.mean(0)
     ridge = reg * np.sum(centred**2) / n / d
-    resp = kmeans_pp(a, components, np.random.default_rng(seed)) if components > 1 \
-        else np.ones((n, 1))
+    resp = (
+        kmeans_pp(a, components, np.random.default_rng(seed)) if components > 1 else np.ones((n, 1))
+    )
     history, converged = [], False
     for _ in range(max_iter):
         nk, means, covs = weighted_moments(a, resp, ridge)
         weights = nk / n
         resp, ll = responsibilities(a, weights, means, covs)
         history.append(ll)
-        if components == 1 or (len(history) > 1 and abs(history[-1] - history[-2])
-                               <= tol * max(1.0, abs(history[-1]))):
+        if components == 1 or (
+            len(history) > 1 and abs(history[-1] - history[-2]) <= tol * max(1.0, abs(history[-1]))
+        ):
             converged = True
             break
     return EMResult(weights, means, covs, np.asarray(history), converged)
 
 
-def fit_mixture(anchors, *, tau: float, components: int = 4, seed: int = 0,
-                reg: float = 1e-3, max_iter: int = 200) -> GaussianMixture:
+def fit_mixture(
+    anchors,
+    *,
+    tau: float,
+    components: int = 4,
+    seed: int = 0,
+    reg: float = 1e-3,
+    max_iter: int = 200,
+) -> GaussianMixture:
     """Gaussian mixture of ``anchors [n, d]`` by EM; needs n ≥ 2·components."""
     a = as_matrix("anchors", anchors, min_rows=2)
     k = integer("components", components, low=1)
     if a.shape[0] < 2 * k:
         raise AnchorDivError(
-            f"anchors: too few anchors for {k} components: need at least {2 * k}, "
-            f"got {a.shape[0]}")
-    r = em(a, k, reg=positive("reg", reg, allow_zero=True), seed=int(seed),
-           max_iter=integer("max_iter", max_iter, low=1))
+            f"anchors: too few anchors for {k} components: need at least {2 * k}, got {a.shape[0]}"
+        )
+    r = em(
+        a,
+        k,
+        reg=positive("reg", reg, allow_zero=True),
+        seed=int(seed),
+        max_iter=integer("max_iter", max_iter, low=1),
+    )
     return GaussianMixture.from_params(r.weights, r.means.astype(a.dtype), r.covs, tau=tau)

@@ -56,9 +56,14 @@ class PriorSpec:
         if "prior" not in card:
             raise AnchorDivError("card: has no 'prior' entry (not built by anchordiv.app.build)")
         p = card["prior"]
-        return cls(p["name"], tuple(Source(s["kind"], tuple(s["roots"]), tuple(s["exclude"]))
-                                    for s in p["sources"]),
-                   p["n"], p["seed"], p["kind"], p["description"])
+        return cls(
+            p["name"],
+            tuple(Source(s["kind"], tuple(s["roots"]), tuple(s["exclude"])) for s in p["sources"]),
+            p["n"],
+            p["seed"],
+            p["kind"],
+            p["description"],
+        )
 
 
 @dataclasses.dataclass
@@ -84,17 +89,31 @@ def texts_sha256(texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _card(spec: PriorSpec, pool, drawn, encoder_id: str, tau: float, texts,
-          fit_options: dict) -> dict:
-    sources = [{**s.describe(), "pool": c, "drawn": k}
-               for s, c, k in zip(spec.sources, pool, drawn)]
-    return {"prior": {"name": spec.name, "sources": sources, "n": spec.n, "seed": spec.seed,
-                      "kind": spec.kind, "description": spec.description},
-            "anchor_source": spec.description or "; ".join(
-                f"{s['kind']}: {', '.join(s['roots']) or 'all'}" for s in sources),
-            "n_anchors": len(texts), "subsample_seed": spec.seed, "encoder": encoder_id,
-            "tau": tau, "fit_options": fit_options, "texts_sha256": texts_sha256(texts),
-            "built_by": BUILT_BY}
+def _card(
+    spec: PriorSpec, pool, drawn, encoder_id: str, tau: float, texts, fit_options: dict
+) -> dict:
+    sources = [
+        {**s.describe(), "pool": c, "drawn": k} for s, c, k in zip(spec.sources, pool, drawn)
+    ]
+    return {
+        "prior": {
+            "name": spec.name,
+            "sources": sources,
+            "n": spec.n,
+            "seed": spec.seed,
+            "kind": spec.kind,
+            "description": spec.description,
+        },
+        "anchor_source": spec.description
+        or "; ".join(f"{s['kind']}: {', '.join(s['roots']) or 'all'}" for s in sources),
+        "n_anchors": len(texts),
+        "subsample_seed": spec.seed,
+        "encoder": encoder_id,
+        "tau": tau,
+        "fit_options": fit_options,
+        "texts_sha256": texts_sha256(texts),
+        "built_by": BUILT_BY,
+    }
 
 
 def resolve_encoder(encoder, embed: Callable | None, tau: float | None):
@@ -102,19 +121,30 @@ def resolve_encoder(encoder, embed: Callable | None, tau: float | None):
     explicit ``embed`` function (then ``encoder`` must be its id string and ``tau`` given)."""
     if embed is not None:
         if not isinstance(encoder, str) or tau is None:
-            raise AnchorDivError("embed: with a custom embed function pass encoder=<its id "
-                                 "string> and tau")
+            raise AnchorDivError(
+                "embed: with a custom embed function pass encoder=<its id string> and tau"
+            )
         return embed, encoder, float(tau)
     from ..data.encoders import Encoder, embed_texts, get_encoder
 
     enc = encoder if isinstance(encoder, Encoder) else get_encoder(str(encoder))
-    return (lambda texts: embed_texts(enc, texts)), enc.id, float(
-        enc.logit_scale if tau is None else tau)
+    return (
+        (lambda texts: embed_texts(enc, texts)),
+        enc.id,
+        float(enc.logit_scale if tau is None else tau),
+    )
 
 
-def build_prior(spec: PriorSpec, *, encoder="minilm", embed: Callable | None = None,
-                tau: float | None = None, out=None, fit_options: dict | None = None,
-                overwrite: bool = False) -> BuiltPrior:
+def build_prior(
+    spec: PriorSpec,
+    *,
+    encoder="minilm",
+    embed: Callable | None = None,
+    tau: float | None = None,
+    out=None,
+    fit_options: dict | None = None,
+    overwrite: bool = False,
+) -> BuiltPrior:
     """Select ``spec``'s anchors (:func:`anchordiv.data.vocab.select`), embed them with
     ``encoder`` (a name for :func:`~anchordiv.data.get_encoder`, or an Encoder; cached), fit
     ``spec.kind`` with the encoder's τ (or ``tau``) and, with ``out``, save model + card there.
@@ -137,8 +167,9 @@ def build_prior(spec: PriorSpec, *, encoder="minilm", embed: Callable | None = N
     model = fit(spec.kind, anchors, tau=tau, **(fit_options or {}))
     card = _card(spec, pool, drawn, encoder_id, tau, texts, dict(fit_options or {}))
     path = save_model(model, out, overwrite=overwrite, **card) if out is not None else None
-    return BuiltPrior(model, load_card(path) if path else card, [e.id for e in chosen], texts,
-                      anchors, path)
+    return BuiltPrior(
+        model, load_card(path) if path else card, [e.id for e in chosen], texts, anchors, path
+    )
 
 
 def load_prior(path) -> tuple[AnchorModel, PriorSpec, dict]:

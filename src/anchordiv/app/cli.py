@@ -11,8 +11,20 @@ import warnings
 from ..errors import AnchorDivError, OutputExistsError
 
 #: Subcommand modules under anchordiv.app.commands, in the order --help lists them.
-COMMANDS = ["embed", "fit", "search", "evaluate", "curve", "adapt", "diagnose", "demo", "study",
-            "priors", "build_models", "build_prior"]
+COMMANDS = [
+    "embed",
+    "fit",
+    "search",
+    "evaluate",
+    "curve",
+    "adapt",
+    "diagnose",
+    "demo",
+    "study",
+    "priors",
+    "build_models",
+    "build_prior",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="anchordiv",
         description="Anchor divergences: task-specific semantic geometry on fixed contrastive "
-                    "embeddings. Fit an anchor model to text-anchor embeddings, then rank a "
-                    "gallery by the divergence it induces.")
+        "embeddings. Fit an anchor model to text-anchor embeddings, then rank a "
+        "gallery by the divergence it induces.",
+    )
     parser.add_argument("--version", action="version", version=f"anchordiv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -40,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
 
     use_compilation_cache()
     original = warnings.formatwarning
-    warnings.formatwarning = lambda message, *_, **__: f"anchordiv {args.command}: warning: " \
-                                                       f"{message}\n"
+    warnings.formatwarning = lambda message, *_, **__: (
+        f"anchordiv {args.command}: warning: {message}\n"
+    )
     try:
         return int(args.func(args) or 0)
     except USER_ERRORS as err:

@@ -62,11 +62,32 @@ ESTIMATORS = ("auto", "exact", "psis", "kfold")
 #: draw :func:`~.uncertainty.default_draws`: 200, fewer where draws are costly)
 SVI_DRAWS = 1000
 #: options of the inference method (not of the prior): dropped for the exact refits
-INFERENCE_OPTIONS = {"method", "model", "model_kwargs", "subspace", "seed", "progress",
-                     "init_strategy", "x64", "num_samples", "num_warmup", "num_chains",
-                     "target_accept_prob", "dense_mass", "max_tree_depth", "chain_method",
-                     "guide", "guide_rank", "optimizer", "learning_rate", "lr_decay",
-                     "num_steps", "num_particles", "convergence_window", "convergence_tol"}
+INFERENCE_OPTIONS = {
+    "method",
+    "model",
+    "model_kwargs",
+    "subspace",
+    "seed",
+    "progress",
+    "init_strategy",
+    "x64",
+    "num_samples",
+    "num_warmup",
+    "num_chains",
+    "target_accept_prob",
+    "dense_mass",
+    "max_tree_depth",
+    "chain_method",
+    "guide",
+    "guide_rank",
+    "optimizer",
+    "learning_rate",
+    "lr_decay",
+    "num_steps",
+    "num_particles",
+    "convergence_window",
+    "convergence_tol",
+}
 
 
 def k_threshold(num_draws: int) -> float:
@@ -121,13 +142,16 @@ class PriorComparison:
     1.0
     """
 
-    table: Any                  # a pandas DataFrame (pandas imports lazily)
+    table: Any  # a pandas DataFrame (pandas imports lazily)
     loo: dict
     idata: dict
 
     def __repr__(self) -> str:
-        rows = [f"  {n}: elpd_loo {r['elpd_loo']:.1f}, weight {r['weight']:.2f}, "
-                f"{self.loo[n].estimator}" for n, r in self.table.iterrows()]
+        rows = [
+            f"  {n}: elpd_loo {r['elpd_loo']:.1f}, weight {r['weight']:.2f}, "
+            f"{self.loo[n].estimator}"
+            for n, r in self.table.iterrows()
+        ]
         return "\n".join([f"PriorComparison({len(self.loo)} priors)", *rows])
 
     @property
@@ -146,8 +170,11 @@ class PriorComparison:
     @property
     def high_k(self) -> dict[str, int]:
         """Target anchors with Pareto k above the candidate's threshold (PSIS candidates)."""
-        return {n: int(np.sum(e.pareto_k > e.threshold)) for n, e in self.loo.items()
-                if e.pareto_k is not None}
+        return {
+            n: int(np.sum(e.pareto_k > e.threshold))
+            for n, e in self.loo.items()
+            if e.pareto_k is not None
+        }
 
     def plot(self, path=None):
         """ELPD comparison (az.plot_compare, estimator per candidate in the labels) beside the
@@ -160,14 +187,25 @@ class PriorComparison:
         az.plot_compare(table, ax=ax1, insample_dev=False)
         ax1.set_title("leave-one-out ELPD of the target anchors")
         for i, (name, k) in enumerate(self.pareto_k.items()):
-            ax2.scatter(np.arange(len(k)), k, s=12, color=f"C{i}",
-                        label=f"{name} ({self.high_k[name]} > {self.loo[name].threshold:.2f})")
+            ax2.scatter(
+                np.arange(len(k)),
+                k,
+                s=12,
+                color=f"C{i}",
+                label=f"{name} ({self.high_k[name]} > {self.loo[name].threshold:.2f})",
+            )
             ax2.axhline(self.loo[name].threshold, color=f"C{i}", lw=0.8, ls="--")
         if self.pareto_k:
             ax2.legend(fontsize=8)
         else:
-            ax2.text(0.5, 0.5, "no candidate needed PSIS", ha="center", va="center",
-                     transform=ax2.transAxes)
+            ax2.text(
+                0.5,
+                0.5,
+                "no candidate needed PSIS",
+                ha="center",
+                va="center",
+                transform=ax2.transAxes,
+            )
         ax2.set_xlabel("target anchor")
         ax2.set_ylabel("Pareto k")
         # ELPDs of many targets are large numbers and anchors many: few ticks, no overlap
@@ -182,6 +220,7 @@ class PriorComparison:
 
 # ---- candidates --------------------------------------------------------------------------
 
+
 def _recipe(candidate, options: dict):
     """``(broad, options)`` to refit a candidate, or None for an adapted Posterior."""
     from ..adaptation import Posterior
@@ -191,8 +230,7 @@ def _recipe(candidate, options: dict):
     if isinstance(candidate, dict):
         opts = dict(candidate)
         if "broad" not in opts:
-            raise AnchorDivError("priors: a dict candidate needs its broad anchors under "
-                                 "'broad'")
+            raise AnchorDivError("priors: a dict candidate needs its broad anchors under 'broad'")
         return opts.pop("broad"), {**options, **opts}
     return candidate, dict(options)
 
@@ -214,11 +252,15 @@ def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
 
 # ---- estimators ----------------------------------------------------------------------------
 
+
 def has_closed_form(post) -> bool:
     """Whether ``post``'s model has a closed-form posterior predictive (the Gaussian kind's
     default NIW model, whatever method ran it)."""
-    return (post.kind == "gaussian" and not post.info.get("custom_model")
-            and post.info.get("model_kwargs") is not None)
+    return (
+        post.kind == "gaussian"
+        and not post.info.get("custom_model")
+        and post.info.get("model_kwargs") is not None
+    )
 
 
 def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
@@ -237,11 +279,18 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
             fold = _fit("gaussian", (broad, exact), targets[rest], post.tau)
             out[i] = predictive_logpdf(fold.family, targets[i])
             rest[i] = True
-        return Estimate(out, "exact", "closed-form Student-t predictive; data-chosen "
-                                      "strengths re-chosen on every T₋ᵢ")
+        return Estimate(
+            out,
+            "exact",
+            "closed-form Student-t predictive; data-chosen strengths re-chosen on every T₋ᵢ",
+        )
     kw = post.info["model_kwargs"]
-    prior = NIW(np.asarray(kw["mu0"], np.float64), float(kw["kappa0"]), float(kw["nu0"]),
-                np.asarray(kw["psi0"], np.float64))
+    prior = NIW(
+        np.asarray(kw["mu0"], np.float64),
+        float(kw["kappa0"]),
+        float(kw["nu0"]),
+        np.asarray(kw["psi0"], np.float64),
+    )
     note = "closed-form Student-t predictive of the NIW prior"
     if eb and len(targets) > 1:
         note += " (data-chosen strengths held at the values chosen with all targets)"
@@ -269,11 +318,19 @@ def data_chosen(post, recipe) -> str | None:
         return None
     defaults = OPTIONS.get(post.kind, {})
     opts = {**defaults, **recipe[1]}
-    auto = [k for k in DATA_CHOSEN if k in defaults and isinstance(opts.get(k), str)
-            and opts[k] == "auto" and (k != "prior_anchors" or opts.get("beta") == "auto")]
+    auto = [
+        k
+        for k in DATA_CHOSEN
+        if k in defaults
+        and isinstance(opts.get(k), str)
+        and opts[k] == "auto"
+        and (k != "prior_anchors" or opts.get("beta") == "auto")
+    ]
     if auto:
-        return (f"{', '.join(auto)} {'is' if len(auto) == 1 else 'are'} chosen on the targets "
-                f"('auto'), so a refit on T₋ᵢ has another prior")
+        return (
+            f"{', '.join(auto)} {'is' if len(auto) == 1 else 'are'} chosen on the targets "
+            f"('auto'), so a refit on T₋ᵢ has another prior"
+        )
     return None
 
 
@@ -304,26 +361,44 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     importance-weighted by ``log p − log q`` first."""
     import arviz as az
 
-    with warnings.catch_warnings():   # high k is judged below, against the S-dependent threshold
+    with warnings.catch_warnings():  # high k is judged below, against the S-dependent threshold
         warnings.simplefilter("ignore")
         if post.method == "svi":
             ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
-            logr, k = az.psislw((lw[:, None] - ll).T)                       # [n, S]
+            logr, k = az.psislw((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
-            est = Estimate(pointwise, "psis", "PSIS over guide draws weighted by log p − log q "
-                           "(approximate-posterior correction)", np.asarray(k),
-                           k_threshold(len(lw)))
+            est = Estimate(
+                pointwise,
+                "psis",
+                "PSIS over guide draws weighted by log p − log q "
+                "(approximate-posterior correction)",
+                np.asarray(k),
+                k_threshold(len(lw)),
+            )
             return est, None
-        idata = inference_data(post, num_draws=num_draws, seed=seed, targets=targets,
-                               prior=False)
+        idata = inference_data(post, num_draws=num_draws, seed=seed, targets=targets, prior=False)
         loo = az.loo(idata, pointwise=True)
     s = int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"])
-    return Estimate(np.asarray(loo.loo_i), "psis", f"PSIS over {s} posterior draws",
-                    np.asarray(loo.pareto_k), k_threshold(s), float(loo.p_loo)), idata
+    return Estimate(
+        np.asarray(loo.loo_i),
+        "psis",
+        f"PSIS over {s} posterior draws",
+        np.asarray(loo.pareto_k),
+        k_threshold(s),
+        float(loo.p_loo),
+    ), idata
 
 
-def kfold_loo(kind: str, recipe, targets: np.ndarray, tau, folds: int, num_draws: int | None,
-              seed: int, why: str) -> Estimate:
+def kfold_loo(
+    kind: str,
+    recipe,
+    targets: np.ndarray,
+    tau,
+    folds: int,
+    num_draws: int | None,
+    seed: int,
+    why: str,
+) -> Estimate:
     """K-fold LOO by refits: ``log mean_s p(tᵢ | θ_s)`` over each refit's draws."""
     from ..adaptation.density import pointwise_log_likelihood
     from .uncertainty import default_draws
@@ -337,44 +412,71 @@ def kfold_loo(kind: str, recipe, targets: np.ndarray, tau, folds: int, num_draws
     for test in parts:
         fold = _fit(kind, recipe, np.delete(targets, test, axis=0), tau)
         draws = fold.draws(seed, num_draws or default_draws(fold))
-        ll = pointwise_log_likelihood(kind, draws, targets[test], fold.fixed)   # [S, m]
+        ll = pointwise_log_likelihood(kind, draws, targets[test], fold.fixed)  # [S, m]
         out[test] = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
     return Estimate(out, "kfold", f"{k}-fold refits ({why})")
 
 
 @limited_blas
-def estimate_loo(post, targets: np.ndarray, recipe, *, estimator: str = "auto", tau=None,
-                 folds: int = 10, num_draws: int | None = None, seed: int = 0):
+def estimate_loo(
+    post,
+    targets: np.ndarray,
+    recipe,
+    *,
+    estimator: str = "auto",
+    tau=None,
+    folds: int = 10,
+    num_draws: int | None = None,
+    seed: int = 0,
+):
     """``(Estimate, InferenceData or None)`` for one candidate (module docstring)."""
     if estimator not in ESTIMATORS:
         raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     if estimator in ("auto", "exact") and has_closed_form(post):
         return exact_loo(post, targets, recipe), None
     if estimator == "exact":
-        raise AnchorDivError(f"estimator='exact': a {'custom ' * bool(post.info.get('custom_model'))}"
-                             f"{post.kind} model has no closed-form predictive; use 'kfold' "
-                             f"or 'auto'")
-    why = (psis_unavailable(post) or data_chosen(post, recipe)) if estimator != "kfold" \
+        raise AnchorDivError(
+            f"estimator='exact': a {'custom ' * bool(post.info.get('custom_model'))}"
+            f"{post.kind} model has no closed-form predictive; use 'kfold' "
+            f"or 'auto'"
+        )
+    why = (
+        (psis_unavailable(post) or data_chosen(post, recipe))
+        if estimator != "kfold"
         else "requested"
+    )
     idata = None
     if why is None:
         est, idata = psis_loo(post, targets, num_draws, seed)
         bad = int(np.sum(~(est.pareto_k <= est.threshold)))
         if estimator == "psis" or bad == 0:
             return est, idata
-        why = (f"PSIS unreliable: {bad} of {len(targets)} Pareto k above "
-               f"{est.threshold:.2f}, max {np.nanmax(est.pareto_k):.2f}")
+        why = (
+            f"PSIS unreliable: {bad} of {len(targets)} Pareto k above "
+            f"{est.threshold:.2f}, max {np.nanmax(est.pareto_k):.2f}"
+        )
     elif estimator == "psis":
         raise AnchorDivError(f"estimator='psis': not usable here: {why}")
     if recipe is None:
-        raise AnchorDivError(f"priors: this adapted Posterior needs K-fold refits ({why}); pass "
-                             f"the candidate as broad anchors or an options dict so it can be "
-                             f"refit")
-    return kfold_loo(post.kind, recipe, targets, tau if tau is not None else post.tau, folds,
-                     num_draws, seed, why), idata
+        raise AnchorDivError(
+            f"priors: this adapted Posterior needs K-fold refits ({why}); pass "
+            f"the candidate as broad anchors or an options dict so it can be "
+            f"refit"
+        )
+    return kfold_loo(
+        post.kind,
+        recipe,
+        targets,
+        tau if tau is not None else post.tau,
+        folds,
+        num_draws,
+        seed,
+        why,
+    ), idata
 
 
 # ---- comparison ----------------------------------------------------------------------------
+
 
 def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
     """Stacking weights (Yao et al. 2018) from pointwise ELPDs ``[n, K]``: the w on the simplex
@@ -385,25 +487,33 @@ def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
     n, k = lpd.shape
     if k == 1:
         return np.ones(1)
-    lpd = lpd - lpd.max(1, keepdims=True)             # per-anchor shift: same optimum
+    lpd = lpd - lpd.max(1, keepdims=True)  # per-anchor shift: same optimum
 
     def parts(z):
         logw = z - scipy.special.logsumexp(z)
-        mix = lpd + logw                              # [n, K]
+        mix = lpd + logw  # [n, K]
         total = scipy.special.logsumexp(mix, axis=1)  # [n]
         ratio = np.exp(lpd - total[:, None]).mean(0)  # ∂/∂w_k of the mean log score
         return -total.sum(), -ratio * np.exp(logw) * n + n * np.exp(logw), ratio
 
-    res = scipy.optimize.minimize(lambda z: parts(z)[:2], np.zeros(k), jac=True,
-                                  method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-10})
+    res = scipy.optimize.minimize(
+        lambda z: parts(z)[:2],
+        np.zeros(k),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 1000, "gtol": 1e-10},
+    )
     w = np.exp(res.x - scipy.special.logsumexp(res.x))
     ratio = parts(res.x)[2]
     # KKT on the simplex: ratio_k ≤ 1 everywhere, = 1 where the weight is not zero
     gap = np.concatenate([ratio - 1, np.abs(ratio - 1)[w > 1e-4]])
     cond = float(gap.max()) if np.all(np.isfinite(ratio)) else np.inf
     if not np.all(np.isfinite(w)) or cond > 1e-3:
-        warnings.warn(f"stacking did not reach its optimum ({res.message}; optimality gap "
-                      f"{cond:.2g}): weights are NaN", stacklevel=user_stacklevel())
+        warnings.warn(
+            f"stacking did not reach its optimum ({res.message}; optimality gap "
+            f"{cond:.2g}): weights are NaN",
+            stacklevel=user_stacklevel(),
+        )
         return np.full(k, np.nan)
     return w
 
@@ -422,19 +532,38 @@ def comparison_table(loo: dict):
     for i, name in enumerate(names):
         e = loo[name]
         diff = best - e.pointwise
-        rows.append({"rank": i, "elpd_loo": e.elpd, "p_loo": e.p_loo,
-                     "elpd_diff": float(diff.sum()), "weight": float(weights[i]), "se": e.se,
-                     "dse": float(np.sqrt(len(diff) * np.var(diff))),
-                     "warning": bool(e.pareto_k is not None and
-                                     np.any(~(e.pareto_k <= e.threshold))),
-                     "scale": "log", "estimator": e.estimator, "note": e.note})
+        rows.append(
+            {
+                "rank": i,
+                "elpd_loo": e.elpd,
+                "p_loo": e.p_loo,
+                "elpd_diff": float(diff.sum()),
+                "weight": float(weights[i]),
+                "se": e.se,
+                "dse": float(np.sqrt(len(diff) * np.var(diff))),
+                "warning": bool(e.pareto_k is not None and np.any(~(e.pareto_k <= e.threshold))),
+                "scale": "log",
+                "estimator": e.estimator,
+                "note": e.note,
+            }
+        )
     return pd.DataFrame(rows, index=names)
 
 
 @limited_blas
-def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float | None = None,
-                   estimator: str = "auto", folds: int = 10, num_draws: int | None = None,
-                   seed: int = 0, plot=None, **options) -> PriorComparison:
+def compare_priors(
+    priors: dict,
+    targets,
+    *,
+    kind: str = "gaussian",
+    tau: float | None = None,
+    estimator: str = "auto",
+    folds: int = 10,
+    num_draws: int | None = None,
+    seed: int = 0,
+    plot=None,
+    **options,
+) -> PriorComparison:
     """Compare candidate priors by the leave-one-out ELPD of the targets (module docstring).
 
     Each candidate is adapted to the same targets and scored by its LOO expected log predictive
@@ -488,21 +617,31 @@ def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float 
     (['broad', 'isotropic'], {'exact'})
     """
     if not isinstance(priors, dict) or len(priors) < 1:
-        raise AnchorDivError("priors: a dict of name -> broad anchors / adapt options / "
-                             "Posterior, with at least one entry")
-    prov = provenance_of(targets)      # τ and encoder travel with the targets to every refit
+        raise AnchorDivError(
+            "priors: a dict of name -> broad anchors / adapt options / "
+            "Posterior, with at least one entry"
+        )
+    prov = provenance_of(targets)  # τ and encoder travel with the targets to every refit
     t = as_matrix("targets", targets).astype(np.float64)
     t = with_provenance(t, prov) if prov else t
     recipes = {name: _recipe(c, options) for name, c in priors.items()}
     broads = {f"broad anchors of {name!r}": r[0] for name, r in recipes.items() if r is not None}
-    if broads:       # as adapt does: τ from the embeddings, one encoder for all of them
+    if broads:  # as adapt does: τ from the embeddings, one encoder for all of them
         tau = resolve_tau(tau, targets=t, **broads)
     loo, idata = {}, {}
     for name, candidate in priors.items():
         recipe = recipes[name]
         post = _posterior(candidate, recipe, kind, t, tau)
-        loo[name], data = estimate_loo(post, t, recipe, estimator=estimator, tau=tau,
-                                       folds=folds, num_draws=num_draws, seed=seed)
+        loo[name], data = estimate_loo(
+            post,
+            t,
+            recipe,
+            estimator=estimator,
+            tau=tau,
+            folds=folds,
+            num_draws=num_draws,
+            seed=seed,
+        )
         if data is not None:
             idata[name] = data
     result = PriorComparison(comparison_table(loo), loo, idata)
@@ -511,6 +650,17 @@ def compare_priors(priors: dict, targets, *, kind: str = "gaussian", tau: float 
     return result
 
 
-__all__ = ["ESTIMATORS", "Estimate", "K_THRESHOLD", "PriorComparison", "compare_priors",
-           "comparison_table", "estimate_loo", "exact_loo", "k_threshold", "kfold_loo",
-           "psis_loo", "stacking_weights"]
+__all__ = [
+    "ESTIMATORS",
+    "Estimate",
+    "K_THRESHOLD",
+    "PriorComparison",
+    "compare_priors",
+    "comparison_table",
+    "estimate_loo",
+    "exact_loo",
+    "k_threshold",
+    "kfold_loo",
+    "psis_loo",
+    "stacking_weights",
+]

@@ -92,7 +92,7 @@ def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
     """
     x = np.asarray(targets, np.float64)
     x = x - x.mean(0)
-    total = float((x ** 2).sum())
+    total = float((x**2).sum())
     if total <= 1e-300:
         return float("nan")
     return float(((x @ leading_directions(cov, k)) ** 2).sum() / total)
@@ -173,9 +173,13 @@ def student_t_logpdf(x: np.ndarray, loc: np.ndarray, shape: np.ndarray, df: floa
     d = len(loc)
     chol = np.linalg.cholesky(shape)
     z = scipy.linalg.solve_triangular(chol, x - loc, lower=True)
-    return float(scipy.special.gammaln((df + d) / 2) - scipy.special.gammaln(df / 2)
-                 - 0.5 * d * np.log(df * np.pi) - np.log(np.diag(chol)).sum()
-                 - 0.5 * (df + d) * np.log1p(z @ z / df))
+    return float(
+        scipy.special.gammaln((df + d) / 2)
+        - scipy.special.gammaln(df / 2)
+        - 0.5 * d * np.log(df * np.pi)
+        - np.log(np.diag(chol)).sum()
+        - 0.5 * (df + d) * np.log1p(z @ z / df)
+    )
 
 
 def predictive_logpdf(post: NIW, x: np.ndarray) -> float:
@@ -194,8 +198,9 @@ def predictive_logpdf(post: NIW, x: np.ndarray) -> float:
         The log predictive density.
     """
     df = post.nu - post.dim + 1
-    return student_t_logpdf(np.asarray(x, np.float64), post.mu,
-                            post.psi * (post.kappa + 1) / (post.kappa * df), df)
+    return student_t_logpdf(
+        np.asarray(x, np.float64), post.mu, post.psi * (post.kappa + 1) / (post.kappa * df), df
+    )
 
 
 def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
@@ -260,8 +265,9 @@ def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
     return float(np.mean(loo_pointwise(prior, targets)))
 
 
-def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "broad",
-              reg: float = 1e-3) -> NIW:
+def niw_prior(
+    broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "broad", reg: float = 1e-3
+) -> NIW:
     """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from.
 
     Parameters
@@ -287,8 +293,7 @@ def niw_prior(broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "bro
 
 
 @limited_blas
-def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
-             reg: float = 1e-3) -> dict:
+def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10, reg: float = 1e-3) -> dict:
     """All prior–target diagnostics of broad anchors for a set of targets (module docstring).
 
     Strengths ``kappa0`` and ``nu0`` are fixed, as in ``ad.adapt(..., kappa0=, nu0=)``.
@@ -340,10 +345,15 @@ def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
     check_nu0(nu0, d)
     _, cov = prior_scale(b, reg=reg, prior="broad")
     angles = principal_angles(cov, t, k)
-    out = {"n": len(t), "d": d, "k": k, "captured": captured_scatter(cov, t, k),
-           "captured_isotropic": k / d,
-           "mean_cos2": float(np.mean(np.cos(angles) ** 2)) if len(angles) else float("nan"),
-           "max_angle_deg": float(np.degrees(angles.max())) if len(angles) else float("nan")}
+    out = {
+        "n": len(t),
+        "d": d,
+        "k": k,
+        "captured": captured_scatter(cov, t, k),
+        "captured_isotropic": k / d,
+        "mean_cos2": float(np.mean(np.cos(angles) ** 2)) if len(angles) else float("nan"),
+        "max_angle_deg": float(np.degrees(angles.max())) if len(angles) else float("nan"),
+    }
     for p in PRIORS:
         niw = niw_prior(b, kappa0, nu0, prior=p, reg=reg)
         suffix = "" if p == "broad" else "_isotropic"
@@ -354,7 +364,15 @@ def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10,
     return out
 
 
-__all__ = ["captured_scatter", "diagnose", "leading_directions", "loo_pointwise",
-           "loo_predictive",
-           "niw_prior", "predictive_logpdf", "principal_angles", "student_t_logpdf",
-           "target_subspace"]
+__all__ = [
+    "captured_scatter",
+    "diagnose",
+    "leading_directions",
+    "loo_pointwise",
+    "loo_predictive",
+    "niw_prior",
+    "predictive_logpdf",
+    "principal_angles",
+    "student_t_logpdf",
+    "target_subspace",
+]

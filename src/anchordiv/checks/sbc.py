@@ -65,10 +65,14 @@ class SBCResult:
     bins: int
 
     def __repr__(self) -> str:
-        rows = [f"  {n}: chi2 p {s['chi2_p']:.3f}, KS p {s['ks_p']:.3f}, 90% coverage "
-                f"{s['coverage90']:.3f}" for n, s in self.summary().items()]
-        return "\n".join([f"SBCResult({len(self.ranks)} simulations x {self.num_draws} draws)",
-                          *rows])
+        rows = [
+            f"  {n}: chi2 p {s['chi2_p']:.3f}, KS p {s['ks_p']:.3f}, 90% coverage "
+            f"{s['coverage90']:.3f}"
+            for n, s in self.summary().items()
+        ]
+        return "\n".join(
+            [f"SBCResult({len(self.ranks)} simulations x {self.num_draws} draws)", *rows]
+        )
 
     def chi2_pvalues(self) -> dict[str, float]:
         """χ² goodness of fit of the PIT to U(0, 1) on :attr:`bins` equal bins."""
@@ -80,14 +84,18 @@ class SBCResult:
 
     def ks_pvalues(self) -> dict[str, float]:
         """Kolmogorov–Smirnov test of the PIT against U(0, 1)."""
-        return {name: float(scipy.stats.kstest(self.pit[:, j], "uniform").pvalue)
-                for j, name in enumerate(self.names)}
+        return {
+            name: float(scipy.stats.kstest(self.pit[:, j], "uniform").pvalue)
+            for j, name in enumerate(self.names)
+        }
 
     def coverage(self, interval: float = 0.9) -> dict[str, float]:
         """Fraction of simulations whose truth lies in the central ``interval`` of the draws."""
         lo, hi = (1 - interval) / 2, (1 + interval) / 2
-        return {name: float(np.mean((self.pit[:, j] >= lo) & (self.pit[:, j] <= hi)))
-                for j, name in enumerate(self.names)}
+        return {
+            name: float(np.mean((self.pit[:, j] >= lo) & (self.pit[:, j] <= hi)))
+            for j, name in enumerate(self.names)
+        }
 
     def summary(self) -> dict[str, dict[str, float]]:
         """``{quantity: {"chi2_p", "ks_p", "coverage90"}}``."""
@@ -121,9 +129,14 @@ class SBCResult:
 
         return finish(fig, path)
 
-
-    def ecdf_bands(self, alpha: float = 0.05, *, num_points: int | None = None,
-                   simulations: int = 1000, seed: int = 0) -> tuple[np.ndarray, ...]:
+    def ecdf_bands(
+        self,
+        alpha: float = 0.05,
+        *,
+        num_points: int | None = None,
+        simulations: int = 1000,
+        seed: int = 0,
+    ) -> tuple[np.ndarray, ...]:
         """``(z [K], low [K], high [K])``: the simultaneous ``1 − alpha`` band of the PIT's ECDF
         difference ``F̂(z) − z`` under calibration (Säilynoja, Bürkner & Vehtari 2022): the
         pointwise binomial band at the level γ for which ``1 − alpha`` of simulated uniform
@@ -133,7 +146,7 @@ class SBCResult:
         k = num_points or min(n, 100)
         z = np.arange(1, k + 1) / (k + 1)
         u = np.sort(np.random.default_rng(seed).uniform(size=(simulations, n)), axis=1)
-        counts = np.stack([np.searchsorted(row, z, side="right") for row in u])   # [M, K]
+        counts = np.stack([np.searchsorted(row, z, side="right") for row in u])  # [M, K]
         binom = scipy.stats.binom(n, z)
         tail = np.minimum(binom.cdf(counts), binom.sf(counts - 1))
         gamma = float(np.quantile(2 * tail.min(1), alpha))
@@ -164,10 +177,17 @@ class SBCResult:
         fig, axes = plt.subplots(1, q, figsize=(3.2 * q, 2.6), squeeze=False)
         outside = self.ecdf_outside(alpha)
         for j, ax in enumerate(axes[0]):
-            ax.fill_between(z, lo, hi, color="0.85", step="mid",
-                            label=f"{round(100 * (1 - alpha))} % simultaneous band")
-            diff = np.searchsorted(np.sort(self.pit[:, j]), grid, side="right") / \
-                len(self.pit) - grid
+            ax.fill_between(
+                z,
+                lo,
+                hi,
+                color="0.85",
+                step="mid",
+                label=f"{round(100 * (1 - alpha))} % simultaneous band",
+            )
+            diff = (
+                np.searchsorted(np.sort(self.pit[:, j]), grid, side="right") / len(self.pit) - grid
+            )
             ax.plot(grid, diff, color="C3" if outside[self.names[j]] else "C0", lw=1)
             ax.axhline(0, color="k", lw=0.6)
             ax.set_title(self.names[j], fontsize=9)
@@ -184,8 +204,10 @@ class SBCResult:
 def _values(f: Callable, params, name: str, expect: int | None) -> np.ndarray:
     v = np.asarray(f(params), np.float64).reshape(-1)
     if expect is not None and v.shape != (expect,):
-        raise AnchorDivError(f"quantities[{name!r}]: must map params with a leading draw axis "
-                             f"of length {expect} to {expect} scalars, got shape {v.shape}")
+        raise AnchorDivError(
+            f"quantities[{name!r}]: must map params with a leading draw axis "
+            f"of length {expect} to {expect} scalars, got shape {v.shape}"
+        )
     return v
 
 
@@ -195,9 +217,18 @@ def _leading(params) -> dict:
 
 
 @limited_blas
-def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
-        quantities: dict[str, Callable], *, num_simulations: int = 200, thin: int = 1,
-        bins: int | None = None, seed: int = 0, progress: bool = True) -> SBCResult:
+def sbc(
+    prior_sampler: Callable,
+    simulator: Callable,
+    inference: Callable,
+    quantities: dict[str, Callable],
+    *,
+    num_simulations: int = 200,
+    thin: int = 1,
+    bins: int | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> SBCResult:
     """Run simulation-based calibration of an inference procedure (module docstring).
 
     For each simulation: draw parameters from the prior, simulate data, run the inference and
@@ -257,8 +288,10 @@ def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
         draws = {k: np.asarray(v)[::thin] for k, v in inference(rng, simulator(rng, truth)).items()}
         length = len(next(iter(draws.values())))
         if num_draws is not None and length != num_draws:
-            raise AnchorDivError(f"inference: returned {length} draws after thinning, earlier "
-                                 f"{num_draws}; keep the number fixed")
+            raise AnchorDivError(
+                f"inference: returned {length} draws after thinning, earlier "
+                f"{num_draws}; keep the number fixed"
+            )
         num_draws = length
         row_r, row_u = [], []
         for name in names:
@@ -271,8 +304,6 @@ def sbc(prior_sampler: Callable, simulator: Callable, inference: Callable,
         ranks.append(row_r)
         pit.append(row_u)
     return SBCResult(np.asarray(ranks), np.asarray(pit), names, int(num_draws), bins)
-
-
 
 
 # ---- the library's own posteriors -------------------------------------------------------------
@@ -300,19 +331,22 @@ def _inference(prior, method: str, num_draws: int):
         seed = int(rng.integers(2**31))
         if method == "exact":
             return infer(prior, t, tau=1.0).draws(seed, num_draws)
-        config = (NUTS(num_samples=num_draws, seed=seed, progress=False, x64=x64,
-                       **NUTS_SETTINGS) if method == "nuts" else
-                  SVI(num_samples=num_draws, seed=seed, progress=False, x64=x64,
-                      **SVI_SETTINGS))
-        samples = infer(prior, t, config, tau=1.0).flat_samples()     # in chain order
+        config = (
+            NUTS(num_samples=num_draws, seed=seed, progress=False, x64=x64, **NUTS_SETTINGS)
+            if method == "nuts"
+            else SVI(num_samples=num_draws, seed=seed, progress=False, x64=x64, **SVI_SETTINGS)
+        )
+        samples = infer(prior, t, config, tau=1.0).flat_samples()  # in chain order
         return {k: np.asarray(v, np.float64) for k, v in samples.items() if k in sites}
 
     return run
 
 
 #: structured priors of :func:`library_problem` (``structure=``): name -> builder at rank 1
-STRUCTURES = {"factor": lambda broad: _structured().factor(broad, rank=1),
-              "lkj": lambda broad: _structured().lkj(broad)}
+STRUCTURES = {
+    "factor": lambda broad: _structured().factor(broad, rank=1),
+    "lkj": lambda broad: _structured().lkj(broad),
+}
 
 
 def _structured():
@@ -321,10 +355,19 @@ def _structured():
     return StructuredPrior
 
 
-def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
-                    num_draws: int = 99, thin: int | None = None, seed: int = 0,
-                    separation: float = 8.0, structure: str | None = None,
-                    options: dict | None = None) -> dict:
+def library_problem(
+    kind: str,
+    *,
+    method: str = "exact",
+    d: int = 3,
+    n: int = 5,
+    num_draws: int = 99,
+    thin: int | None = None,
+    seed: int = 0,
+    separation: float = 8.0,
+    structure: str | None = None,
+    options: dict | None = None,
+) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``.
 
     The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
@@ -383,11 +426,18 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     broad = fam.sbc_broad(d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
     if structure is not None:
-        return _structured_problem(structure, fam, broad, quantities, method, n, num_draws,
-                                   thin or {"exact": 1, "nuts": 4, "svi": 1}[method])
+        return _structured_problem(
+            structure,
+            fam,
+            broad,
+            quantities,
+            method,
+            n,
+            num_draws,
+            thin or {"exact": 1, "nuts": 4, "svi": 1}[method],
+        )
     if method == "exact" and not fam.exact_update:
-        raise AnchorDivError(f"method: the {kind} family has no exact update; use 'nuts' or "
-                             f"'svi'")
+        raise AnchorDivError(f"method: the {kind} family has no exact update; use 'nuts' or 'svi'")
     prior = fam.from_anchors(broad, broad[:n], **{**fam.sbc_options(d), **(options or {})})
     params, info, ref_fixed = prior.exact(broad[:n])
     if thin is None:
@@ -403,9 +453,13 @@ def library_problem(kind: str, *, method: str = "exact", d: int = 3, n: int = 5,
     def simulator(r, p):
         return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]
 
-    return {"prior_sampler": prior_sampler, "simulator": simulator,
-            "inference": _inference(prior, method, num_draws * thin), "quantities": quantities,
-            "thin": thin}
+    return {
+        "prior_sampler": prior_sampler,
+        "simulator": simulator,
+        "inference": _inference(prior, method, num_draws * thin),
+        "quantities": quantities,
+        "thin": thin,
+    }
 
 
 def _structured_problem(structure, fam, broad, quantities, method, n, num_draws, thin) -> dict:
@@ -421,9 +475,13 @@ def _structured_problem(structure, fam, broad, quantities, method, n, num_draws,
     def simulator(r, p):
         return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, {}, r)[0]
 
-    return {"prior_sampler": prior_sampler, "simulator": simulator,
-            "inference": _inference(prior, method, num_draws * thin), "quantities": quantities,
-            "thin": thin}
+    return {
+        "prior_sampler": prior_sampler,
+        "simulator": simulator,
+        "inference": _inference(prior, method, num_draws * thin),
+        "quantities": quantities,
+        "thin": thin,
+    }
 
 
 __all__ = ["SBCResult", "library_problem", "sbc"]

@@ -35,17 +35,22 @@ from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
 
 
-
 # ---- interpretable quantities ----------------------------------------------------------------
 
 #: kind -> its family's interpretable quantities (``Family.quantities``; the registry is the one
 #: source, this is a live view of it: families registered after import are included)
-QUANTITIES = LiveMapping(lambda: {kind: fam.quantities for kind, fam in FAMILIES.items()},
-                         unknown_kind)
+QUANTITIES = LiveMapping(
+    lambda: {kind: fam.quantities for kind, fam in FAMILIES.items()}, unknown_kind
+)
 #: ArviZ dims of every family's quantities beyond (chain, draw), read live
 DIMS = LiveMapping(lambda: {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()})
-STATS = {"potential_energy": "lp", "diverging": "diverging", "num_steps": "n_steps",
-         "accept_prob": "acceptance_rate", "energy": "energy"}
+STATS = {
+    "potential_energy": "lp",
+    "diverging": "diverging",
+    "num_steps": "n_steps",
+    "accept_prob": "acceptance_rate",
+    "energy": "energy",
+}
 
 
 #: default number of draws of :func:`inference_data`
@@ -86,29 +91,34 @@ def chain_draws(post, num_draws: int, seed: int) -> dict:
     from ..adaptation import mixture_gibbs
 
     per_chain = -(-num_draws // CHAINS)
-    if mixture_gibbs.applies(post):         # exact mixture: the assignments are sampled too
-        return mixture_gibbs.posterior_chains(post, np.random.default_rng(seed), CHAINS,
-                                              per_chain)
+    if mixture_gibbs.applies(post):  # exact mixture: the assignments are sampled too
+        return mixture_gibbs.posterior_chains(post, np.random.default_rng(seed), CHAINS, per_chain)
     if post.family is not None:
-        return post.family_class.chain_draws(post.family, np.random.default_rng(seed), CHAINS,
-                                             per_chain)
+        return post.family_class.chain_draws(
+            post.family, np.random.default_rng(seed), CHAINS, per_chain
+        )
     draws = post.draws(seed, CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None or post.method != "nuts":   # exact or SVI guide: independent
+    if post.samples is None or post.method != "nuts":  # exact or SVI guide: independent
         return chain_draws(post, num_draws, seed), None
     n = next(iter(post.samples.values())).shape[1]
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
-    stats = {STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
-             for k, v in post.stats.items() if k in STATS}
+    stats = {
+        STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
+        for k, v in post.stats.items()
+        if k in STATS
+    }
     draws = {k: v[:, idx] for k, v in post.samples.items()}
-    if post.subspace is not None:        # lift each stored draw (every site), keeping the order
+    if post.subspace is not None:  # lift each stored draw (every site), keeping the order
         flat, shape = _merge(draws)
-        draws = {k: _split(v, shape) for k, v in
-                 post.lift_draws(flat, np.random.default_rng(seed)).items()}
+        draws = {
+            k: _split(v, shape)
+            for k, v in post.lift_draws(flat, np.random.default_rng(seed)).items()
+        }
     return draws, stats
 
 
@@ -131,8 +141,7 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
         return None
     family = prior_family(post.kind, kwargs)
     per_chain = -(-num_draws // CHAINS)
-    return post.family_class.chain_draws(family, np.random.default_rng(seed + 1), CHAINS,
-                                         per_chain)
+    return post.family_class.chain_draws(family, np.random.default_rng(seed + 1), CHAINS, per_chain)
 
 
 #: leading broad directions the posterior predictive checks project on
@@ -148,10 +157,9 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     coordinate axes."""
     if post.subspace is not None:
         return post.fixed["basis"][:, :k]
-    if "directions" in post.fixed:                 # the spectral family's own eigenbasis
+    if "directions" in post.fixed:  # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
-    scale = post.family_class.prior_scale(post.info.get("model_kwargs") or {},
-                                              post.params("mean"))
+    scale = post.family_class.prior_scale(post.info.get("model_kwargs") or {}, post.params("mean"))
     if scale is None:
         scale = np.eye(int(post.info["d"]))
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
@@ -177,13 +185,17 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
 
     flat, shape = _merge(draws)
     ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
-    pp = _split(predictive(post.kind, flat, len(targets), post.fixed,
-                           np.random.default_rng(seed + 2)), shape)
+    pp = _split(
+        predictive(post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 2)),
+        shape,
+    )
     obs = np.asarray(targets, np.float64)
     v = broad_directions(post)
-    return {"log_likelihood": {"targets": _split(ll, shape)},
-            "observed_data": {"targets": obs, **ppc_statistics(obs, v)},
-            "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)}}
+    return {
+        "log_likelihood": {"targets": _split(ll, shape)},
+        "observed_data": {"targets": obs, **ppc_statistics(obs, v)},
+        "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
+    }
 
 
 #: a user model's own sites reach the posterior group up to this many values per draw
@@ -194,9 +206,14 @@ def user_sites(kind: str, draws: dict, taken: dict) -> dict:
     """A custom model's own parameters ``{site: [chains, draws, ...]}`` for az.summary /
     az.plot_trace: every stored site but the kind's (``mu``, ``Sigma``, ...), auxiliary
     ``*_raw`` coordinates and sites larger than :data:`USER_SITE_MAX` values per draw."""
-    return {k: v for k, v in draws.items()
-            if k not in get_family(kind).sites and k not in taken and not k.endswith("_raw")
-            and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX}
+    return {
+        k: v
+        for k, v in draws.items()
+        if k not in get_family(kind).sites
+        and k not in taken
+        and not k.endswith("_raw")
+        and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX
+    }
 
 
 #: 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration, per kind
@@ -213,8 +230,9 @@ SVI_COVERAGE = {
 }
 #: what the coverage above does not say (the mixture: its component covariances come out too
 #: narrow, χ² p < 0.001, worse on overlapping clusters: the "mixture-overlap" case)
-SVI_NOTE = {"mixture": "tr Σ₀ too narrow; on overlapping clusters weight₀ 0.9, tr Σ₀ 0.725, "
-                       "μ₁·v 0.84"}
+SVI_NOTE = {
+    "mixture": "tr Σ₀ too narrow; on overlapping clusters weight₀ 0.9, tr Σ₀ 0.725, μ₁·v 0.84"
+}
 
 
 def svi_calibration(kind: str) -> str:
@@ -223,14 +241,19 @@ def svi_calibration(kind: str) -> str:
     if measured is None:
         what = "not measured by SBC for this kind"
     else:
-        what = ("SBC (d = 4, n = 8) measured the 90 % intervals of these "
-                "quantities only: " + ", ".join(f"{q} {c:.3g}" for q, c in measured.items())
-                + (f" ({SVI_NOTE[kind]})" if kind in SVI_NOTE else "")
-                + "; other functions of the draws (e.g. log|Σ|, retrieval scores) were not "
-                  "measured and may be covered less")
-    return (f"variational approximation (low-rank guide): {what} "
-            f"(benchmarks/results/bench_sbc-svi.md); check against NUTS or with PSIS "
-            f"(ad.compare_priors reweights by log p - log q)")
+        what = (
+            "SBC (d = 4, n = 8) measured the 90 % intervals of these "
+            "quantities only: "
+            + ", ".join(f"{q} {c:.3g}" for q, c in measured.items())
+            + (f" ({SVI_NOTE[kind]})" if kind in SVI_NOTE else "")
+            + "; other functions of the draws (e.g. log|Σ|, retrieval scores) were not "
+            "measured and may be covered less"
+        )
+    return (
+        f"variational approximation (low-rank guide): {what} "
+        f"(benchmarks/results/bench_sbc-svi.md); check against NUTS or with PSIS "
+        f"(ad.compare_priors reweights by log p - log q)"
+    )
 
 
 def calibration_notes(post) -> dict[str, str]:
@@ -246,15 +269,18 @@ def calibration_notes(post) -> dict[str, str]:
         out["calibration"] = svi_calibration(post.kind)
     caveat = fam.psis_caveat(post)
     if caveat is not None:
-        out["log_likelihood_note"] = (f"az.loo/az.waic on this group do not estimate "
-                                      f"leave-one-out refits: {caveat}; ad.compare_priors "
-                                      f"refits (K-fold)")
+        out["log_likelihood_note"] = (
+            f"az.loo/az.waic on this group do not estimate "
+            f"leave-one-out refits: {caveat}; ad.compare_priors "
+            f"refits (K-fold)"
+        )
     return out
 
 
 @limited_blas
-def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets=None,
-                   prior: bool | None = None):
+def inference_data(
+    post, *, num_draws: int | None = None, seed: int = 0, targets=None, prior: bool | None = None
+):
     """``arviz.InferenceData`` for a :class:`~anchordiv.adaptation.Posterior` (module docstring).
 
     Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
@@ -297,8 +323,7 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
     """
     import arviz as az
 
-    num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws,
-                        low=2)
+    num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
     ref = post.params("mean")
     groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
@@ -307,8 +332,9 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
     if targets is None:
         targets = post.fixed.get("targets")
     if targets is not None:
-        targets = as_matrix("targets", targets, dim=int(post.info.get("d") or
-                                                         np.shape(targets)[-1]))
+        targets = as_matrix(
+            "targets", targets, dim=int(post.info.get("d") or np.shape(targets)[-1])
+        )
         groups.update(model_groups(post, draws, targets, seed))
     if prior is None:
         prior = int(post.info.get("d") or 0) <= PRIOR_MAX_D
@@ -318,30 +344,50 @@ def inference_data(post, *, num_draws: int | None = None, seed: int = 0, targets
         if targets is not None:
             flat, shape = _merge(pdraws)
             from ..adaptation.density import predictive
-            pp = _split(predictive(post.kind, flat, len(targets), post.fixed,
-                                   np.random.default_rng(seed + 3)), shape)
-            groups["prior_predictive"] = {"targets": pp,
-                                          **ppc_statistics(pp, broad_directions(post))}
+
+            pp = _split(
+                predictive(
+                    post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)
+                ),
+                shape,
+            )
+            groups["prior_predictive"] = {
+                "targets": pp,
+                **ppc_statistics(pp, broad_directions(post)),
+            }
     # netCDF attributes cannot hold booleans: store flags as 0/1
-    keep = {k: int(v) if isinstance(v, bool) else v for k, v in post.info.items()
-            if isinstance(v, (int, float, str, bool))}
+    keep = {
+        k: int(v) if isinstance(v, bool) else v
+        for k, v in post.info.items()
+        if isinstance(v, (int, float, str, bool))
+    }
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
-    dims = {k: DIMS[k] for g in ("posterior", "prior") for k, v in (groups.get(g) or {}).items()
-            if v.ndim > 2 and k in DIMS}
-    dims.update(targets=["anchor"], norm=["anchor"], cosine_to_mean=["anchor"],
-                projection=["anchor", "direction"])
-    idata = az.from_dict(**{k: v for k, v in groups.items() if v is not None}, dims=dims,
-                         attrs=attrs)
+    dims = {
+        k: DIMS[k]
+        for g in ("posterior", "prior")
+        for k, v in (groups.get(g) or {}).items()
+        if v.ndim > 2 and k in DIMS
+    }
+    dims.update(
+        targets=["anchor"],
+        norm=["anchor"],
+        cosine_to_mean=["anchor"],
+        projection=["anchor", "direction"],
+    )
+    idata = az.from_dict(
+        **{k: v for k, v in groups.items() if v is not None}, dims=dims, attrs=attrs
+    )
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
-        if g in idata.groups():              # the embedding axis is "dim" everywhere
+        if g in idata.groups():  # the embedding axis is "dim" everywhere
             data = idata[g]
             data = data.rename({d: "dim" for d in data.dims if d.startswith("targets_dim")})
             setattr(idata, g, data)
-    idata.posterior.attrs.update(attrs)    # group attributes survive netCDF round trips
+    idata.posterior.attrs.update(attrs)  # group attributes survive netCDF round trips
     return idata
 
 
 # ---- retrieval uncertainty ---------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class RetrievalUncertainty:
@@ -375,7 +421,9 @@ class RetrievalUncertainty:
         s, q = self.topk_overlap.shape
         parts = [f"draws={s}", f"queries={q}", f"interval={self.interval:g}"]
         band = self.summary()
-        parts.append("topk_overlap={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["topk_overlap"]))
+        parts.append(
+            "topk_overlap={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["topk_overlap"])
+        )
         if "auprc" in band:
             parts.append("auprc={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["auprc"]))
             parts.append(f"point_auprc={band['point_auprc']:.3f}")
@@ -395,10 +443,12 @@ class RetrievalUncertainty:
             # queries without a relevant item have AUPRC NaN in every draw: left out (numpy's
             # "All-NaN slice encountered" warning reached the demo's output)
             ok = np.isfinite(self.auprc).any(axis=0)
-            q = np.nanquantile(self.auprc[:, ok], [(1 - self.interval) / 2,
-                                                   (1 + self.interval) / 2], axis=0)
-            out["per_query_auprc_width"] = float(np.nanmean(q[1] - q[0])) if ok.any() \
-                else float("nan")
+            q = np.nanquantile(
+                self.auprc[:, ok], [(1 - self.interval) / 2, (1 + self.interval) / 2], axis=0
+            )
+            out["per_query_auprc_width"] = (
+                float(np.nanmean(q[1] - q[0])) if ok.any() else float("nan")
+            )
         return out
 
     def describe(self) -> str:
@@ -407,17 +457,21 @@ class RetrievalUncertainty:
         pct = round(100 * self.interval)
         per_query = self.topk_overlap.mean(0)
         o = s["topk_overlap"]
-        words = (f"Across {len(self.topk_overlap)} posterior draws, on average "
-                 f"{100 * o['mean']:.0f} % of the point model's top-k stay in a draw's top-k "
-                 f"({pct} % interval {100 * o['low']:.0f}–{100 * o['high']:.0f} %); the least "
-                 f"stable query keeps {100 * per_query.min():.0f} % on average and "
-                 f"{int(np.sum(per_query < 0.5))} of {len(per_query)} queries keep under half.")
+        words = (
+            f"Across {len(self.topk_overlap)} posterior draws, on average "
+            f"{100 * o['mean']:.0f} % of the point model's top-k stay in a draw's top-k "
+            f"({pct} % interval {100 * o['low']:.0f}–{100 * o['high']:.0f} %); the least "
+            f"stable query keeps {100 * per_query.min():.0f} % on average and "
+            f"{int(np.sum(per_query < 0.5))} of {len(per_query)} queries keep under half."
+        )
         if "auprc" in s:
             a = s["auprc"]
-            words += (f" Mean AUPRC over queries is {a['mean']:.3f} across draws ({pct} % "
-                      f"interval {a['low']:.3f}–{a['high']:.3f}) against {s['point_auprc']:.3f} "
-                      f"for the point model; a single query's AUPRC varies over a {pct} % "
-                      f"interval {s['per_query_auprc_width']:.3f} wide on average.")
+            words += (
+                f" Mean AUPRC over queries is {a['mean']:.3f} across draws ({pct} % "
+                f"interval {a['low']:.3f}–{a['high']:.3f}) against {s['point_auprc']:.3f} "
+                f"for the point model; a single query's AUPRC varies over a {pct} % "
+                f"interval {s['per_query_auprc_width']:.3f} wide on average."
+            )
         return words
 
     def plot(self, path=None):
@@ -434,8 +488,15 @@ class RetrievalUncertainty:
         order = np.argsort(mean)
         lo, hi = np.quantile(self.topk_overlap[:, order], [lo_q, hi_q], axis=0)
         x = np.arange(len(order))
-        ax.fill_between(x, lo, hi, color="C0", alpha=0.25, step="mid",
-                        label=f"{round(100 * self.interval)} % interval")
+        ax.fill_between(
+            x,
+            lo,
+            hi,
+            color="C0",
+            alpha=0.25,
+            step="mid",
+            label=f"{round(100 * self.interval)} % interval",
+        )
         ax.plot(x, mean[order], color="C0", drawstyle="steps-mid", label="mean")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("query (sorted by stability)")
@@ -446,10 +507,14 @@ class RetrievalUncertainty:
             per_draw = np.nanmean(self.auprc, axis=1)
             band = self._band(per_draw)
             ax.hist(per_draw, bins=min(20, max(5, len(per_draw) // 2)), color="C1", alpha=0.7)
-            ax.axvspan(band["low"], band["high"], color="C1", alpha=0.15,
-                       label=f"{round(100 * self.interval)} % interval")
-            ax.axvline(float(np.nanmean(self.point_auprc)), color="k", lw=1,
-                       label="point model")
+            ax.axvspan(
+                band["low"],
+                band["high"],
+                color="C1",
+                alpha=0.15,
+                label=f"{round(100 * self.interval)} % interval",
+            )
+            ax.axvline(float(np.nanmean(self.point_auprc)), color="k", lw=1, label="point model")
             ax.set_xlabel("mean AUPRC over queries")
             ax.set_ylabel("posterior draws")
             ax.legend(fontsize=8)
@@ -457,15 +522,19 @@ class RetrievalUncertainty:
 
         return finish(fig, path)
 
-    def to_report(self, report, name: str = "retrieval_uncertainty.png", *,
-                  intro: str = "") -> None:
+    def to_report(
+        self, report, name: str = "retrieval_uncertainty.png", *, intro: str = ""
+    ) -> None:
         """Add a section with ``intro`` (what was run), :meth:`describe` and the plot to a
         :class:`~anchordiv.app.report.Report`."""
         self.plot(report.path(name))
-        report.section("Retrieval uncertainty across posterior draws",
-                       f"{intro}\n\n{self.describe()}" if intro else self.describe())
-        report.figure(name, "Per-query top-k stability and the AUPRC interval across "
-                            "posterior draws")
+        report.section(
+            "Retrieval uncertainty across posterior draws",
+            f"{intro}\n\n{self.describe()}" if intro else self.describe(),
+        )
+        report.figure(
+            name, "Per-query top-k stability and the AUPRC interval across posterior draws"
+        )
 
 
 def _auprc(model, queries, gallery, relevance):
@@ -476,9 +545,18 @@ def _auprc(model, queries, gallery, relevance):
 
 
 @limited_blas
-def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None,
-                          num_draws: int = 20, seed: int = 0, interval: float = LEVEL,
-                          which: str = "mean") -> RetrievalUncertainty:
+def retrieval_uncertainty(
+    post,
+    queries,
+    gallery,
+    *,
+    k: int = 10,
+    relevance=None,
+    num_draws: int = 20,
+    seed: int = 0,
+    interval: float = LEVEL,
+    which: str = "mean",
+) -> RetrievalUncertainty:
     """How stable top-k and AUPRC are across posterior draws.
 
     The reference is ``post.point(which)``: each draw's top-k is compared with the point model's.
@@ -527,20 +605,29 @@ def retrieval_uncertainty(post, queries, gallery, *, k: int = 10, relevance=None
     k = integer("k", k, low=1, high=len(g))
     interval = in_unit_interval("interval", interval)
     if relevance is not None and np.shape(relevance) != (len(q), len(g)):
-        raise AnchorDivError(f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
-                             f"got {list(np.shape(relevance))}")
+        raise AnchorDivError(
+            f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
+            f"got {list(np.shape(relevance))}"
+        )
     point = post.point(which)
     ref, _ = top_k(point, q, g, k)
     overlaps, aps = [], []
-    for model in tqdm(post.sample(seed, integer("num_draws", num_draws, low=2)),
-                      desc="posterior draws", unit="draw", disable=num_draws < 20):
+    for model in tqdm(
+        post.sample(seed, integer("num_draws", num_draws, low=2)),
+        desc="posterior draws",
+        unit="draw",
+        disable=num_draws < 20,
+    ):
         idx, _ = top_k(model, q, g, k)
         overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
         if relevance is not None:
             aps.append(_auprc(model, q, g, relevance))
     return RetrievalUncertainty(
-        np.asarray(overlaps), np.asarray(aps) if aps else None,
-        _auprc(point, q, g, relevance) if relevance is not None else None, interval)
+        np.asarray(overlaps),
+        np.asarray(aps) if aps else None,
+        _auprc(point, q, g, relevance) if relevance is not None else None,
+        interval,
+    )
 
 
 # ---- persistence ---------------------------------------------------------------------------
@@ -588,8 +675,12 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
         idata.to_netcdf(str(f))
         data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
     groups = list(idata.groups())
-    return write_bundle(path, {NETCDF: data}, {"type": "inference-data", "groups": groups, **card},
-                        overwrite=overwrite)
+    return write_bundle(
+        path,
+        {NETCDF: data},
+        {"type": "inference-data", "groups": groups, **card},
+        overwrite=overwrite,
+    )
 
 
 def load_inference_data(path, *, verify: bool = True):
@@ -625,5 +716,13 @@ def load_inference_data(path, *, verify: bool = True):
     return idata
 
 
-__all__ = ["RetrievalUncertainty", "SBCResult", "sbc", "inference_data", "load_inference_data", "principal_angles",
-           "retrieval_uncertainty", "save_inference_data"]
+__all__ = [
+    "RetrievalUncertainty",
+    "SBCResult",
+    "sbc",
+    "inference_data",
+    "load_inference_data",
+    "principal_angles",
+    "retrieval_uncertainty",
+    "save_inference_data",
+]

@@ -13,5 +13,16 @@ Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 from . import cache, clinical, encoders, imagenet, openi, wordnet
 from .encoders import Encoder, embed_images, embed_texts, get_encoder, readable_images
 
-__all__ = ["Encoder", "cache", "clinical", "embed_images", "embed_texts", "encoders",
-           "get_encoder", "imagenet", "openi", "readable_images", "wordnet"]
+__all__ = [
+    "Encoder",
+    "cache",
+    "clinical",
+    "embed_images",
+    "embed_texts",
+    "encoders",
+    "get_encoder",
+    "imagenet",
+    "openi",
+    "readable_images",
+    "wordnet",
+]

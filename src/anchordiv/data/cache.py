@@ -138,8 +138,10 @@ def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
     arr, problem = _read_entry(npy, manifest)
     if problem:
         STATS["rebuilt"] += 1
-        warnings.warn(f"embedding cache entry {npy} is corrupt or partial ({problem}); "
-                      f"re-encoding", stacklevel=user_stacklevel())
+        warnings.warn(
+            f"embedding cache entry {npy} is corrupt or partial ({problem}); re-encoding",
+            stacklevel=user_stacklevel(),
+        )
         return None
     return arr
 
@@ -150,13 +152,15 @@ def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | Non
     try:
         meta = json.loads(manifest.read_text())
         arr = np.load(npy, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as err:     # JSONDecodeError is a ValueError
+    except (OSError, ValueError, EOFError) as err:  # JSONDecodeError is a ValueError
         return None, f"{type(err).__name__}: {err}"
     if not isinstance(meta, dict) or not {"shape", "dtype", "sha256"} <= set(meta):
         return None, f"manifest {manifest.name} lacks shape/dtype/sha256"
     if list(arr.shape) != meta["shape"] or arr.dtype.str != meta["dtype"]:
-        return None, (f"array is {arr.dtype.str} {list(arr.shape)}, manifest says "
-                      f"{meta['dtype']} {meta['shape']}")
+        return None, (
+            f"array is {arr.dtype.str} {list(arr.shape)}, manifest says "
+            f"{meta['dtype']} {meta['shape']}"
+        )
     if _array_hash(arr) != meta["sha256"]:
         return None, "array bytes do not match the manifest's SHA-256"
     return arr, None
@@ -193,9 +197,14 @@ def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None)
     return npy
 
 
-def cached_embeddings(encoder_id: str, kind: str, items: Sequence[str | bytes],
-                      compute: Callable[[], np.ndarray], *, cache: bool | str | Path = True
-                      ) -> np.ndarray:
+def cached_embeddings(
+    encoder_id: str,
+    kind: str,
+    items: Sequence[str | bytes],
+    compute: Callable[[], np.ndarray],
+    *,
+    cache: bool | str | Path = True,
+) -> np.ndarray:
     """Embeddings of ``items`` from the cache, or ``compute()`` them and store the result.
 
     Parameters
@@ -237,7 +246,8 @@ def cached_embeddings(encoder_id: str, kind: str, items: Sequence[str | bytes],
     STATS["misses"] += 1
     arr = np.asarray(compute())
     if arr.shape[0] != len(items):
-        raise AnchorDivError(f"encoder {encoder_id} returned {arr.shape[0]} rows for "
-                             f"{len(items)} inputs")
+        raise AnchorDivError(
+            f"encoder {encoder_id} returned {arr.shape[0]} rows for {len(items)} inputs"
+        )
     store_entry(key, arr, {"encoder": encoder_id, "kind": kind, "count": len(items)}, root)
     return arr

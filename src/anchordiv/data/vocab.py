@@ -50,6 +50,7 @@ class Entry(NamedTuple):
     text : str
         The anchor text.
     """
+
     id: str
     text: str
 
@@ -76,13 +77,15 @@ class Source:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise AnchorDivError(f"source kind: unknown {self.kind!r}; choose from "
-                                 f"{', '.join(KINDS)}")
+            raise AnchorDivError(
+                f"source kind: unknown {self.kind!r}; choose from {', '.join(KINDS)}"
+            )
         for name in ("roots", "exclude"):
             value = getattr(self, name)
             if isinstance(value, str):
-                raise AnchorDivError(f"source {name}: expected a list of names, got the "
-                                     f"single string {value!r}")
+                raise AnchorDivError(
+                    f"source {name}: expected a list of names, got the single string {value!r}"
+                )
             object.__setattr__(self, name, tuple(str(v) for v in value))
         if self.kind == "text" and not self.roots:
             raise AnchorDivError("source 'text': name at least one text file in roots")
@@ -95,8 +98,11 @@ class Source:
 def _wordnet_entries(src: Source) -> list[Entry]:
     from . import wordnet
 
-    pool = (set().union(*(wordnet.subtree(r) for r in src.roots)) if src.roots
-            else set(wordnet.noun_synsets()))
+    pool = (
+        set().union(*(wordnet.subtree(r) for r in src.roots))
+        if src.roots
+        else set(wordnet.noun_synsets())
+    )
     dropped = set().union(*(wordnet.subtree(e) for e in src.exclude)) if src.exclude else set()
     keep = sorted(pool - dropped, key=lambda s: s.offset())
     return [Entry(s.name(), wordnet.gloss(s)) for s in keep]
@@ -116,8 +122,11 @@ def _hpo_entries(src: Source) -> list[Entry]:
 def _icd10_entries(src: Source) -> list[Entry]:
     from . import clinical
 
-    items = (list(dict.fromkeys(i for r in src.roots for i in clinical.icd10_subtree(r)))
-             if src.roots else clinical.icd10_descriptions())
+    items = (
+        list(dict.fromkeys(i for r in src.roots for i in clinical.icd10_subtree(r)))
+        if src.roots
+        else clinical.icd10_descriptions()
+    )
     dropped = {c for e in src.exclude for c, _ in clinical.icd10_subtree(e)}
     return [Entry(c, d) for c, d in items if c not in dropped]
 
@@ -126,8 +135,11 @@ def _imagenet_entries(src: Source) -> list[Entry]:
     from . import imagenet
 
     keep = set(src.roots) if src.roots else None
-    return [Entry(w, name) for w, name in imagenet.classes()
-            if (keep is None or w in keep) and w not in set(src.exclude)]
+    return [
+        Entry(w, name)
+        for w, name in imagenet.classes()
+        if (keep is None or w in keep) and w not in set(src.exclude)
+    ]
 
 
 def _text_entries(src: Source) -> list[Entry]:
@@ -153,8 +165,14 @@ def _openi_entries(src: Source) -> list[Entry]:
     return [Entry(i, t) for i, t in openi.report_corpus(reports, held, findings)]
 
 
-_ENTRIES = {"wordnet": _wordnet_entries, "hpo": _hpo_entries, "icd10": _icd10_entries,
-            "imagenet": _imagenet_entries, "text": _text_entries, "openi": _openi_entries}
+_ENTRIES = {
+    "wordnet": _wordnet_entries,
+    "hpo": _hpo_entries,
+    "icd10": _icd10_entries,
+    "imagenet": _imagenet_entries,
+    "text": _text_entries,
+    "openi": _openi_entries,
+}
 
 
 def entries(src: Source) -> list[Entry]:
@@ -177,8 +195,9 @@ def entries(src: Source) -> list[Entry]:
     """
     out = _ENTRIES[src.kind](src)
     if not out:
-        raise AnchorDivError(f"source {src.describe()}: no anchors left (roots empty or all "
-                             f"excluded)")
+        raise AnchorDivError(
+            f"source {src.describe()}: no anchors left (roots empty or all excluded)"
+        )
     return out
 
 
@@ -194,6 +213,7 @@ class Selection(NamedTuple):
     drawn : list of int
         How many entries were drawn from each source.
     """
+
     entries: list[Entry]
     pool: list[int]
     drawn: list[int]

@@ -25,23 +25,36 @@ from .cache import cache_dir
 DEBIAN_DIR = "/usr/share/wordnet"
 WORDNET_ENV = "ANCHORDIV_WORDNET_DIR"
 #: WordNet 3.0's lexicographer files: (name, syntactic category), numbered from 0.
-LEXNAMES = [("adj.all", 3), ("adj.pert", 3), ("adv.all", 4)] + [
-    (f"noun.{n}", 1) for n in (
-        "Tops act animal artifact attribute body cognition communication event feeling food "
-        "group location motive object person phenomenon plant possession process quantity "
-        "relation shape state substance time").split()] + [
-    (f"verb.{n}", 2) for n in (
-        "body change cognition communication competition consumption contact creation emotion "
-        "motion perception possession social stative weather").split()] + [("adj.ppl", 3)]
+LEXNAMES = (
+    [("adj.all", 3), ("adj.pert", 3), ("adv.all", 4)]
+    + [
+        (f"noun.{n}", 1)
+        for n in (
+            "Tops act animal artifact attribute body cognition communication event feeling food "
+            "group location motive object person phenomenon plant possession process quantity "
+            "relation shape state substance time"
+        ).split()
+    ]
+    + [
+        (f"verb.{n}", 2)
+        for n in (
+            "body change cognition communication competition consumption contact creation emotion "
+            "motion perception possession social stative weather"
+        ).split()
+    ]
+    + [("adj.ppl", 3)]
+)
 #: Files nltk's WordNet reader opens (``lexnames`` is generated).
-DB_FILES = [f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj",
-                                                                     "adv")] + \
-    [f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")]
+DB_FILES = [
+    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
+] + [f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")]
 
-HOW_TO_GET = ("WordNet 3.0 not found. Either install Debian's database "
-              "(apt-get install wordnet-base, which the project's Makefile does) or run "
-              "python -c \"import nltk; nltk.download('wordnet')\"; a WordNet database elsewhere "
-              f"can be named with ${WORDNET_ENV}.")
+HOW_TO_GET = (
+    "WordNet 3.0 not found. Either install Debian's database "
+    "(apt-get install wordnet-base, which the project's Makefile does) or run "
+    "python -c \"import nltk; nltk.download('wordnet')\"; a WordNet database elsewhere "
+    f"can be named with ${WORDNET_ENV}."
+)
 
 
 def build_nltk_layout(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
@@ -72,8 +85,9 @@ def build_nltk_layout(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
             shutil.copyfile(f, target / f.name)
     if not (target / "lexnames").is_file():
         tmp = target / f"lexnames.{os.getpid()}.tmp"
-        tmp.write_text("".join(f"{i:02d}\t{name}\t{cat}\n"
-                               for i, (name, cat) in enumerate(LEXNAMES)))
+        tmp.write_text(
+            "".join(f"{i:02d}\t{name}\t{cat}\n" for i, (name, cat) in enumerate(LEXNAMES))
+        )
         os.replace(tmp, target / "lexnames")
     return dest
 
@@ -187,6 +201,7 @@ class NounRecord(NamedTuple):
     definition : str
         The gloss without its quoted examples.
     """
+
     offset: int
     lemmas: tuple[str, ...]
     definition: str
@@ -221,7 +236,7 @@ def parse_data_line(line: str) -> NounRecord:
     """
     columns, _, gloss = line.strip().partition("|")
     fields = columns.split()
-    words = fields[4:4 + 2 * int(fields[3], 16):2]
+    words = fields[4 : 4 + 2 * int(fields[3], 16) : 2]
     definition = re.sub(r'["].*?["]', "", gloss).strip().strip("; ")
     return NounRecord(int(fields[0]), tuple(w.replace("_", " ") for w in words), definition)
 
@@ -445,8 +460,9 @@ def record_text(r: NounRecord, with_name: bool = True) -> str:
     return f"{r.lemmas[0]}: {r.definition}" if with_name else r.definition
 
 
-def gloss_anchors(n: int | None = None, seed: int = 0, root=None,
-                  with_name: bool = True) -> list[str]:
+def gloss_anchors(
+    n: int | None = None, seed: int = 0, root=None, with_name: bool = True
+) -> list[str]:
     """Broad anchors: the glosses of all noun synsets (or of ``root``'s subtree).
 
     Optionally a deterministic subsample of ``n`` of them (same ``seed`` -> same anchors).

@@ -8,5 +8,13 @@ module's).
 from .curves import Curve, CurveModel, adaptation_curve, register_model
 from .evaluate import Evaluation, bootstrap_interval, mean_interval, t_interval
 
-__all__ = ["Curve", "CurveModel", "Evaluation", "adaptation_curve", "bootstrap_interval",
-           "mean_interval", "register_model", "t_interval"]
+__all__ = [
+    "Curve",
+    "CurveModel",
+    "Evaluation",
+    "adaptation_curve",
+    "bootstrap_interval",
+    "mean_interval",
+    "register_model",
+    "t_interval",
+]

@@ -93,12 +93,14 @@ ENTRY_POINTS = "anchordiv.models"
 def check_factory(name: str, factory) -> None:
     """An :class:`AnchorDivError` unless ``factory`` can be called as ``f(broad, target, tau)``."""
     if not callable(factory):
-        raise AnchorDivError(f"model {name!r}: the factory must be callable "
-                             f"f(broad [m, d], target [n, d], tau) -> scorer, got "
-                             f"{type(factory).__name__}")
+        raise AnchorDivError(
+            f"model {name!r}: the factory must be callable "
+            f"f(broad [m, d], target [n, d], tau) -> scorer, got "
+            f"{type(factory).__name__}"
+        )
     try:
         signature = inspect.signature(factory)
-    except (TypeError, ValueError):      # a builtin without a signature: trust it
+    except (TypeError, ValueError):  # a builtin without a signature: trust it
         return
     try:
         signature.bind(None, None, None)
@@ -106,11 +108,19 @@ def check_factory(name: str, factory) -> None:
         raise AnchorDivError(
             f"model {name!r}: the factory must accept (broad [m, d], target [n, d], tau) and "
             f"return a scorer, but {getattr(factory, '__name__', 'it')}{signature} cannot be "
-            f"called that way ({err})") from None
+            f"called that way ({err})"
+        ) from None
 
 
-def register_model(name: str, factory: Factory, *, role: str = "custom", kind: str | None = None,
-                   uses_target: bool = True, overwrite: bool = False) -> CurveModel:
+def register_model(
+    name: str,
+    factory: Factory,
+    *,
+    role: str = "custom",
+    kind: str | None = None,
+    uses_target: bool = True,
+    overwrite: bool = False,
+) -> CurveModel:
     """Add a model factory to :data:`MODELS` under ``name`` (usable in :func:`adaptation_curve`).
 
     Parameters
@@ -197,8 +207,10 @@ def isotropic_control(kind, broad, target, tau):
 
 #: the spectral prior in curves (``"spectral"``, ``"isotropic-spectral"``): its options and the
 #: NUTS run in full d (≈ 1 s per fit at d = 384 once compiled; benchmarks/bench_spectral.py)
-SPECTRAL = {"rank": 64, "nuts": {"num_warmup": 300, "num_samples": 300, "num_chains": 1,
-                                 "progress": False}}
+SPECTRAL = {
+    "rank": 64,
+    "nuts": {"num_warmup": 300, "num_samples": 300, "num_chains": 1, "progress": False},
+}
 
 
 def spectral_mean(prior, broad, target, tau, **options):
@@ -219,17 +231,28 @@ def _inversion(broad, target, tau):
 for _kind in ("softmax", "gaussian", "latent-gaussian", "latent-spherical", "mixture"):
     register_model(_kind, functools.partial(_target_only, _kind), role="target", kind=_kind)
 for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
-    register_model(f"posterior-{_kind}", functools.partial(adapted, _kind),
-                   role="posterior", kind=_kind)
-    register_model(f"isotropic-{_kind}", functools.partial(isotropic_control, _kind),
-                   role="isotropic", kind=_kind)
+    register_model(
+        f"posterior-{_kind}", functools.partial(adapted, _kind), role="posterior", kind=_kind
+    )
+    register_model(
+        f"isotropic-{_kind}",
+        functools.partial(isotropic_control, _kind),
+        role="isotropic",
+        kind=_kind,
+    )
 for _prior, _name in (("broad", "spectral"), ("isotropic", "isotropic-spectral")):
     register_model(_name, functools.partial(spectral_mean, _prior), kind="gaussian")
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
 
-DEFAULT_MODELS = ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
-                  "inversion")
+DEFAULT_MODELS = (
+    "softmax",
+    "gaussian",
+    "posterior-gaussian",
+    "isotropic-gaussian",
+    "cosine",
+    "inversion",
+)
 
 
 def budgets_for(n_target: int, budgets=None) -> list[int]:
@@ -276,14 +299,17 @@ def resolve_model(spec: str) -> dict[str, CurveModel]:
         _import(target, spec)
         found = {n: m for n, m in MODELS.items() if _defined_in(m.factory) == target}
         if not found:
-            raise AnchorDivError(f"model {spec!r}: module {target!r} registers no model "
-                                 "(call anchordiv.register_model in it, or pass module:function)")
+            raise AnchorDivError(
+                f"model {spec!r}: module {target!r} registers no model "
+                "(call anchordiv.register_model in it, or pass module:function)"
+            )
         return found
     raise AnchorDivError(
         f"model {spec!r}: unknown; registered: {', '.join(MODELS)}"
         + (f"; from installed packages: {', '.join(plugins)}" if plugins else "")
         + ". Pass a factory f(broad, target, tau) as module:function, a module that calls "
-          f"anchordiv.register_model, or install one under the {ENTRY_POINTS!r} entry points")
+        f"anchordiv.register_model, or install one under the {ENTRY_POINTS!r} entry points"
+    )
 
 
 def family_model(name: str) -> CurveModel | None:
@@ -341,6 +367,7 @@ def subset(n_target: int, budget: int, index: int, seed: int) -> np.ndarray:
 
 # ---- results -----------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class Curve:
     """Results of :func:`adaptation_curve`.
@@ -385,7 +412,7 @@ class Curve:
 
     def _defined(self, model: str, budget: int) -> np.ndarray:
         v = self.per_query[(model, budget)]
-        return v[np.any(np.isfinite(v), axis=1)]          # subsets where the model was built
+        return v[np.any(np.isfinite(v), axis=1)]  # subsets where the model was built
 
     def cell(self, model: str, budget: int) -> tuple[float, float, float]:
         """``(mean, low, high)`` over subsets and queries (two-level bootstrap)."""
@@ -400,10 +427,19 @@ class Curve:
         for name, m in self.models.items():
             for b in self.budgets:
                 mean, lo, hi = self.cell(name, b)
-                out.append({"model": name, "role": m.role, "kind": m.kind or "", "budget": b,
-                            "auprc": mean, "low": lo, "high": hi,
-                            "n_subsets": len(self._defined(name, b)),
-                            "prevalence": self.prevalence})
+                out.append(
+                    {
+                        "model": name,
+                        "role": m.role,
+                        "kind": m.kind or "",
+                        "budget": b,
+                        "auprc": mean,
+                        "low": lo,
+                        "high": hi,
+                        "n_subsets": len(self._defined(name, b)),
+                        "prevalence": self.prevalence,
+                    }
+                )
         return out
 
     def means(self, model: str) -> np.ndarray:
@@ -411,7 +447,7 @@ class Curve:
         out = []
         for b in self.budgets:
             v = self._defined(model, b)
-            v = v[:, np.all(np.isfinite(v), axis=0)]    # queries with a relevant item
+            v = v[:, np.all(np.isfinite(v), axis=0)]  # queries with a relevant item
             out.append(v.mean() if v.size else np.nan)
         return np.array(out)
 
@@ -421,8 +457,11 @@ class Curve:
         for budget in self.budgets:
             diff = self.per_query[(a, budget)] - self.per_query[(b, budget)]
             diff = diff[np.any(np.isfinite(diff), axis=1)]
-            m, lo, hi = (bootstrap_interval(diff, level=self.level, n_boot=self.n_boot,
-                                            seed=self.seed) if len(diff) else (np.nan,) * 3)
+            m, lo, hi = (
+                bootstrap_interval(diff, level=self.level, n_boot=self.n_boot, seed=self.seed)
+                if len(diff)
+                else (np.nan,) * 3
+            )
             out.append({"budget": budget, "difference": m, "low": lo, "high": hi})
         return out
 
@@ -431,10 +470,14 @@ class Curve:
         posterior / isotropic-control / target-only comparisons (module docstring)."""
         in_unit_interval("fraction", fraction)
         chance = self.prevalence if above_chance else 0.0
-        per_model = {n: _need(self.budgets, self.means(n), fraction, chance)
-                     for n in self.models}
-        return {"fraction": fraction, "above_chance": above_chance, "chance": chance,
-                "models": per_model, "comparisons": self._comparisons(per_model, fraction, chance)}
+        per_model = {n: _need(self.budgets, self.means(n), fraction, chance) for n in self.models}
+        return {
+            "fraction": fraction,
+            "above_chance": above_chance,
+            "chance": chance,
+            "models": per_model,
+            "comparisons": self._comparisons(per_model, fraction, chance),
+        }
 
     def _comparisons(self, per_model: dict, fraction: float, chance: float) -> list[dict]:
         by_role = {(m.role, m.kind): n for n, m in self.models.items()}
@@ -444,14 +487,20 @@ class Curve:
             if role not in ("posterior", "isotropic") or ref is None:
                 continue
             # the reference quality: the target-only model's full-coverage mean
-            common = _need(self.budgets, self.means(name), fraction, chance,
-                           full=per_model[ref]["full_auprc"])
-            row = {"model": name, "reference": ref,
-                   "ratio_own": _ratio(per_model[ref]["budget_needed"],
-                                       per_model[name]["budget_needed"]),
-                   "budget_to_reference_level": common["budget_needed"],
-                   "ratio_reference_level": _ratio(per_model[ref]["budget_needed"],
-                                                   common["budget_needed"])}
+            common = _need(
+                self.budgets, self.means(name), fraction, chance, full=per_model[ref]["full_auprc"]
+            )
+            row = {
+                "model": name,
+                "reference": ref,
+                "ratio_own": _ratio(
+                    per_model[ref]["budget_needed"], per_model[name]["budget_needed"]
+                ),
+                "budget_to_reference_level": common["budget_needed"],
+                "ratio_reference_level": _ratio(
+                    per_model[ref]["budget_needed"], common["budget_needed"]
+                ),
+            }
             control = by_role.get(("isotropic", kind))
             if role == "posterior" and control is not None:
                 row["minusisotropic_control"] = self.contrast(name, control)
@@ -462,6 +511,7 @@ class Curve:
     def table(self) -> str:
         """The results as a readable table: one row per model, one column per budget, cells
         ``mean [low, high]`` AUPRC (``—`` where the model is undefined at that budget)."""
+
         def cell(model, budget):
             mean, lo, hi = self.cell(model, budget)
             return "—" if not np.isfinite(mean) else f"{mean:.3f} [{lo:.2f}, {hi:.2f}]"
@@ -470,22 +520,35 @@ class Curve:
         body = [[name] + [cell(name, b) for b in self.budgets] for name in self.models]
         widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *body]]
-        return "\n".join([f"mean AUPRC [{self.level:.0%} interval] by target anchors "
-                          f"(prevalence {self.prevalence:.3f})", *lines])
+        return "\n".join(
+            [
+                f"mean AUPRC [{self.level:.0%} interval] by target anchors "
+                f"(prevalence {self.prevalence:.3f})",
+                *lines,
+            ]
+        )
 
     def __str__(self) -> str:
         return self.table()
 
     def __repr__(self) -> str:
-        return (f"Curve({len(self.models)} models x {len(self.budgets)} budgets "
-                f"{self.budgets}, {len(self.rows)} cells, prevalence {self.prevalence:.3f})")
+        return (
+            f"Curve({len(self.models)} models x {len(self.budgets)} budgets "
+            f"{self.budgets}, {len(self.rows)} cells, prevalence {self.prevalence:.3f})"
+        )
 
     # ---- files ---------------------------------------------------------------------------
     #: the files :meth:`write` writes into its directory
     FILES = ("curve.csv", "curve_summary.csv", "needs.json", "curve.png")
 
-    def write(self, out_dir, *, fraction: float = 0.9, title: str = "adaptation curve",
-              overwrite: bool = False) -> dict:
+    def write(
+        self,
+        out_dir,
+        *,
+        fraction: float = 0.9,
+        title: str = "adaptation curve",
+        overwrite: bool = False,
+    ) -> dict:
         """Write ``curve.csv`` (tidy, per subset), ``curve_summary.csv`` (per model × budget),
         ``needs.json`` and ``curve.png`` into ``out_dir``; returns their paths.  If any of them
         exists already, nothing is written unless ``overwrite=True``."""
@@ -496,11 +559,12 @@ class Curve:
         for name in self.FILES:
             check_output(out / name, overwrite, file=True)
         summary = self.summary()
-        paths = {"table": write_rows(out / "curve.csv", self.rows),
-                 "summary": write_rows(out / "curve_summary.csv", summary),
-                 "needs": write_json(out / "needs.json", self.needs(fraction)),
-                 "plot": plot_curve(summary, out / "curve.png", prevalence=self.prevalence,
-                                    title=title)}
+        paths = {
+            "table": write_rows(out / "curve.csv", self.rows),
+            "summary": write_rows(out / "curve_summary.csv", summary),
+            "needs": write_json(out / "needs.json", self.needs(fraction)),
+            "plot": plot_curve(summary, out / "curve.png", prevalence=self.prevalence, title=title),
+        }
         return {k: str(v) for k, v in paths.items()}
 
 
@@ -513,14 +577,18 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
     b = np.asarray(budgets, np.float64)
     ok = np.isfinite(means)
     full = means[-1] if full is None else full
-    result = {"full_auprc": float(full), "level": None, "budget_needed": None,
-              "budget_needed_interpolated": None}
+    result = {
+        "full_auprc": float(full),
+        "level": None,
+        "budget_needed": None,
+        "budget_needed_interpolated": None,
+    }
     if not np.isfinite(full):
         return result
     level = chance + fraction * (full - chance)
     result["level"] = float(level)
     meets = ok & (means >= level)
-    fails = np.nonzero(ok & ~meets)[0]                   # undefined budgets do not break a run
+    fails = np.nonzero(ok & ~meets)[0]  # undefined budgets do not break a run
     start = fails[-1] + 1 if len(fails) else 0
     run = np.nonzero(meets[start:])[0]
     if len(run) == 0:
@@ -532,11 +600,13 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
         j = fails[-1]
         t = (level - means[j]) / (means[first] - means[j])
         result["budget_needed_interpolated"] = float(
-            np.exp(np.log(b[j]) + t * np.log(b[first] / b[j])))
+            np.exp(np.log(b[j]) + t * np.log(b[first] / b[j]))
+        )
     return result
 
 
 # ---- the study ---------------------------------------------------------------------------
+
 
 def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, query_index, chunk):
     """Build each model on one target subset and evaluate them together: ``({name: [Q] |
@@ -550,17 +620,30 @@ def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, quer
                 scorers[name] = m.factory(broad, target, tau)
             except AnchorDivError as err:
                 errors[name] = str(err)
-            except Exception as err:   # a user's factory failing: a NaN cell and one warning
+            except Exception as err:  # a user's factory failing: a NaN cell and one warning
                 if m.role != "custom":
                     raise
                 text = (str(err).strip().splitlines() or [""])[0]
                 errors[name] = f"{type(err).__name__}: {text}" if text else type(err).__name__
                 caught.append(_Raised(f"the factory raised {errors[name]}; the cell is NaN"))
         if caught:
-            warned[name] = [(getattr(w, "category", AnchorDivWarning), str(w.message))
-                            for w in caught]
-    ev = evaluate(scorers, queries, gallery, relevance, query_index=query_index, baselines=(),
-                  chunk=chunk, progress=False) if scorers else None
+            warned[name] = [
+                (getattr(w, "category", AnchorDivWarning), str(w.message)) for w in caught
+            ]
+    ev = (
+        evaluate(
+            scorers,
+            queries,
+            gallery,
+            relevance,
+            query_index=query_index,
+            baselines=(),
+            chunk=chunk,
+            progress=False,
+        )
+        if scorers
+        else None
+    )
     return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None, warned)
 
 
@@ -585,27 +668,43 @@ def _warn_per_model(outs, jobs) -> None:
         common, count = kinds.most_common(1)[0]
         first = next(m for _, m in caught if re.sub(r"\d+(\.\d+)?", "#", m) == common)
         others = f"; and {len(kinds) - 1} other kind(s)" if len(kinds) > 1 else ""
-        warnings.warn(f"model {name!r}: {len(caught)} warning(s) in {cells[name]} of {built[name]} "
-                      f"cells; most often ({count}x, numbers differing): {first}{others}",
-                      caught[0][0],
-                      stacklevel=user_stacklevel())
+        warnings.warn(
+            f"model {name!r}: {len(caught)} warning(s) in {cells[name]} of {built[name]} "
+            f"cells; most often ({count}x, numbers differing): {first}{others}",
+            caught[0][0],
+            stacklevel=user_stacklevel(),
+        )
 
 
 def frozen_broad(broad: np.ndarray) -> np.ndarray:
     """The curve's own read-only copy of the broad anchors: every cell and model builds from
     the same array, so its digest and the prior factorisations derived from it are computed
     once per curve (:func:`anchordiv.adaptation.priors.cache.frozen`)."""
-    from ..adaptation.priors.cache import frozen   # the adaptation layer, loaded lazily
+    from ..adaptation.priors.cache import frozen  # the adaptation layer, loaded lazily
 
     return frozen(broad)
 
 
 @limited_blas
-def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
-                     query_index=None, models=DEFAULT_MODELS, budgets=None, n_subsets: int = 5,
-                     seed: int = 0, level: float = 0.95, n_boot: int = 2000,
-                     chunk: int | None = None, progress: bool | None = None,
-                     client=None) -> Curve:
+def adaptation_curve(
+    broad,
+    target,
+    queries,
+    gallery,
+    relevance,
+    *,
+    tau: float,
+    query_index=None,
+    models=DEFAULT_MODELS,
+    budgets=None,
+    n_subsets: int = 5,
+    seed: int = 0,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    chunk: int | None = None,
+    progress: bool | None = None,
+    client=None,
+) -> Curve:
     """Run the (budget × subset × model) grid: retrieval quality by the number of target anchors.
 
     For each budget, ``n_subsets`` random subsets of the target anchors of that size are drawn;
@@ -682,10 +781,17 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}
     varying = {n: m for n, m in resolved.items() if m.uses_target}
     cells = [(b, s) for b in grid for s in range(1 if b == len(target) else n_subsets)]
-    jobs = ([(fixed, target)] if fixed else []) + \
-        [(varying, target[subset(len(target), b, s, seed)]) for b, s in cells]
-    outs = _run_cells(jobs, broad, tau, (queries, gallery, relevance, query_index, chunk),
-                      client=client, progress=progress)
+    jobs = ([(fixed, target)] if fixed else []) + [
+        (varying, target[subset(len(target), b, s, seed)]) for b, s in cells
+    ]
+    outs = _run_cells(
+        jobs,
+        broad,
+        tau,
+        (queries, gallery, relevance, query_index, chunk),
+        client=client,
+        progress=progress,
+    )
     _warn_per_model(outs, jobs)
     fixed_out, prevalence = outs.pop(0)[:2] if fixed else ({}, None)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
@@ -699,10 +805,19 @@ def adaptation_curve(broad, target, queries, gallery, relevance, *, tau: float,
     if prevalence is None:
         raise AnchorDivError("models: no model could be built at any budget")
     valid = np.isfinite(prevalence)
-    per_query = {k: np.stack([_as_values(v, len(prevalence)) for v in vs])
-                 for k, vs in results.items()}
-    return Curve(resolved, grid, per_query, rows, float(np.nanmean(prevalence[valid])),
-                 level=level, n_boot=n_boot, seed=seed)
+    per_query = {
+        k: np.stack([_as_values(v, len(prevalence)) for v in vs]) for k, vs in results.items()
+    }
+    return Curve(
+        resolved,
+        grid,
+        per_query,
+        rows,
+        float(np.nanmean(prevalence[valid])),
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+    )
 
 
 def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, object]]:
@@ -710,17 +825,23 @@ def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, 
     task per cell on ``client`` with ``data = (queries, gallery, relevance, query_index,
     chunk)`` scattered once."""
     if client is None:
-        return [_evaluate_cell(models, broad, target, tau, *data)
-                for models, target in tqdm(jobs, desc="curve", unit="cell",
-                                           disable=progress is False)]
+        return [
+            _evaluate_cell(models, broad, target, tau, *data)
+            for models, target in tqdm(jobs, desc="curve", unit="cell", disable=progress is False)
+        ]
     from ..scale.dask import connect, wait
 
     queries, gallery, relevance, query_index, chunk = data
     with connect(client) as cl:
-        shared = cl.scatter([np.asarray(queries), np.asarray(gallery), np.asarray(relevance)],
-                            broadcast=True)
-        futures = [cl.submit(_evaluate_cell, models, broad, target, tau, *shared, query_index,
-                             chunk, pure=False) for models, target in jobs]
+        shared = cl.scatter(
+            [np.asarray(queries), np.asarray(gallery), np.asarray(relevance)], broadcast=True
+        )
+        futures = [
+            cl.submit(
+                _evaluate_cell, models, broad, target, tau, *shared, query_index, chunk, pure=False
+            )
+            for models, target in jobs
+        ]
         wait(futures, progress=progress is not False, desc="curve")
         return cl.gather(futures)
 
@@ -731,12 +852,34 @@ def _as_values(value, n: int) -> np.ndarray:
 
 def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
     failed = isinstance(value, str)
-    return {"model": name, "role": m.role, "kind": m.kind or "", "budget": budget, "subset": s,
-            "auprc": np.nan if failed else float(np.nanmean(value)),
-            "error": value if failed else ""}
+    return {
+        "model": name,
+        "role": m.role,
+        "kind": m.kind or "",
+        "budget": budget,
+        "subset": s,
+        "auprc": np.nan if failed else float(np.nanmean(value)),
+        "error": value if failed else "",
+    }
 
 
-__all__ = ["Curve", "CurveModel", "DEFAULT_BUDGETS", "DEFAULT_MODELS", "ENTRY_POINTS", "MODELS",
-           "ROLES", "SPECTRAL", "adaptation_curve", "adapted", "broad_posterior", "budgets_for",
-           "check_factory", "isotropic_control", "register_model", "resolve_model",
-           "spectral_mean", "subset"]
+__all__ = [
+    "Curve",
+    "CurveModel",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_MODELS",
+    "ENTRY_POINTS",
+    "MODELS",
+    "ROLES",
+    "SPECTRAL",
+    "adaptation_curve",
+    "adapted",
+    "broad_posterior",
+    "budgets_for",
+    "check_factory",
+    "isotropic_control",
+    "register_model",
+    "resolve_model",
+    "spectral_mean",
+    "subset",
+]

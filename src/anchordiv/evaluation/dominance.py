@@ -36,8 +36,9 @@ from ..errors import AnchorDivError, integer
 BASELINE = "cosine"
 
 
-def triples(curve, names: Mapping[str, tuple[str, str]] | None = None
-            ) -> dict[str, tuple[str, str]]:
+def triples(
+    curve, names: Mapping[str, tuple[str, str]] | None = None
+) -> dict[str, tuple[str, str]]:
     """``{posterior: (isotropic control, target-only)}`` of a curve's models.
 
     Parameters
@@ -60,15 +61,20 @@ def triples(curve, names: Mapping[str, tuple[str, str]] | None = None
     """
     if names is None:
         by_role = {(m.role, m.kind): n for n, m in curve.models.items()}
-        names = {n: (by_role.get(("isotropic", m.kind)), by_role.get(("target", m.kind)))
-                 for n, m in curve.models.items() if m.role == "posterior"}
+        names = {
+            n: (by_role.get(("isotropic", m.kind)), by_role.get(("target", m.kind)))
+            for n, m in curve.models.items()
+            if m.role == "posterior"
+        }
     out = {}
     for post, (control, target) in names.items():
         missing = [x for x in (post, control, target) if x not in curve.models]
         if missing:
-            raise AnchorDivError(f"dominance: the curve lacks model(s) {missing} for "
-                                 f"{post!r} (it needs the posterior, its isotropic control "
-                                 f"and the target-only model of the same kind)")
+            raise AnchorDivError(
+                f"dominance: the curve lacks model(s) {missing} for "
+                f"{post!r} (it needs the posterior, its isotropic control "
+                f"and the target-only model of the same kind)"
+            )
         out[post] = (control, target)
     return out
 
@@ -77,8 +83,9 @@ def _mean(curve, name: str, budget: int) -> float:
     return float(np.nan_to_num(curve.cell(name, budget)[0], nan=-np.inf))
 
 
-def dominance_rows(curve, names: Mapping[str, tuple[str, str]], *,
-                   baseline: str = BASELINE) -> list[dict]:
+def dominance_rows(
+    curve, names: Mapping[str, tuple[str, str]], *, baseline: str = BASELINE
+) -> list[dict]:
     """Per posterior and budget: the posterior against the better of target-only and control, and cosine.
 
     Parameters
@@ -111,11 +118,23 @@ def dominance_rows(curve, names: Mapping[str, tuple[str, str]], *,
             m, lo, hi = curve.cell(post, b)
             best = max((target, control), key=lambda o: _mean(curve, o, b))
             d, c = contrast(post, best)[b], contrast(post, baseline)[b]
-            rows.append({"posterior": post, "budget": b, "auprc": m, "low": lo, "high": hi,
-                         "best_other": best, "diff_best": d["difference"],
-                         "diff_best_low": d["low"], "diff_best_high": d["high"],
-                         "diff_baseline": c["difference"], "diff_baseline_low": c["low"],
-                         "diff_baseline_high": c["high"], "holds": bool(d["high"] >= 0)})
+            rows.append(
+                {
+                    "posterior": post,
+                    "budget": b,
+                    "auprc": m,
+                    "low": lo,
+                    "high": hi,
+                    "best_other": best,
+                    "diff_best": d["difference"],
+                    "diff_best_low": d["low"],
+                    "diff_best_high": d["high"],
+                    "diff_baseline": c["difference"],
+                    "diff_baseline_low": c["low"],
+                    "diff_baseline_high": c["high"],
+                    "holds": bool(d["high"] >= 0),
+                }
+            )
     return rows
 
 
@@ -152,8 +171,16 @@ def budget_to_reach(budgets, means, level: float) -> float:
     return float("nan")
 
 
-def anchors_needed(curve, posterior: str, target: str, *, at: int = 2, n_boot: int = 300,
-                   seed: int = 0, level: float = 0.95) -> dict:
+def anchors_needed(
+    curve,
+    posterior: str,
+    target: str,
+    *,
+    at: int = 2,
+    n_boot: int = 300,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
     """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at ``at``.
 
     See the module docstring.  NaN bootstrap resamples (never reached) are left out and counted.
@@ -188,22 +215,33 @@ def anchors_needed(curve, posterior: str, target: str, *, at: int = 2, n_boot: i
 
     def ratio(q):
         per = lambda name, b: np.nanmean(curve.per_query[(name, b)][:, q])  # noqa: E731
-        return budget_to_reach(curve.budgets, [per(target, b) for b in curve.budgets],
-                               per(posterior, at)) / at
+        return (
+            budget_to_reach(
+                curve.budgets, [per(target, b) for b in curve.budgets], per(posterior, at)
+            )
+            / at
+        )
 
     n_q = curve.per_query[(posterior, at)].shape[1]
     rng = np.random.default_rng(seed)
-    with warnings.catch_warnings():            # NaN means of undefined cells are expected
+    with warnings.catch_warnings():  # NaN means of undefined cells are expected
         warnings.simplefilter("ignore", RuntimeWarning)
         boot = np.array([ratio(rng.integers(n_q, size=n_q)) for _ in range(n_boot)])
         point = ratio(np.arange(n_q))
     ok = boot[np.isfinite(boot)]
     tail = 100 * (1 - level) / 2
     lo, hi = np.percentile(ok, [tail, 100 - tail]) if len(ok) else (np.nan, np.nan)
-    return {"posterior": posterior, "target_only": target, "at": at,
-            "level_auprc": curve.cell(posterior, at)[0], "ratio": point, "low": float(lo),
-            "high": float(hi), "never_reached": float(1 - len(ok) / n_boot),
-            "at_least": float(curve.budgets[-1] / at) if not np.isfinite(point) else np.nan}
+    return {
+        "posterior": posterior,
+        "target_only": target,
+        "at": at,
+        "level_auprc": curve.cell(posterior, at)[0],
+        "ratio": point,
+        "low": float(lo),
+        "high": float(hi),
+        "never_reached": float(1 - len(ok) / n_boot),
+        "at_least": float(curve.budgets[-1] / at) if not np.isfinite(point) else np.nan,
+    }
 
 
 def falls(curve, name: str, target: str | None = None) -> list[dict]:
@@ -234,8 +272,9 @@ def falls(curve, name: str, target: str | None = None) -> list[dict]:
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
     limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")
-    for (b0, (m0, lo0, _)), (b1, (m1, _, _)) in zip(zip(curve.budgets, cells),
-                                                    zip(curve.budgets[1:], cells[1:])):
+    for (b0, (m0, lo0, _)), (b1, (m1, _, _)) in zip(
+        zip(curve.budgets, cells), zip(curve.budgets[1:], cells[1:])
+    ):
         if np.isfinite(m0) and np.isfinite(m1) and m1 < lo0:
             fall = {"model": name, "from": b0, "to": b1, "drop": float(m0 - m1)}
             if target:
@@ -244,5 +283,4 @@ def falls(curve, name: str, target: str | None = None) -> list[dict]:
     return out
 
 
-__all__ = ["BASELINE", "anchors_needed", "budget_to_reach", "dominance_rows", "falls",
-           "triples"]
+__all__ = ["BASELINE", "anchors_needed", "budget_to_reach", "dominance_rows", "falls", "triples"]

@@ -37,8 +37,14 @@ from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..retrieval.baselines import cosine, inversion
-from ..retrieval.divergence import (check_embeddings, key_terms, pad_rows, pairwise, query_terms,
-                         row_bucket)
+from ..retrieval.divergence import (
+    check_embeddings,
+    key_terms,
+    pad_rows,
+    pairwise,
+    query_terms,
+    row_bucket,
+)
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL, auprc
 from ..threads import limited_blas
@@ -49,13 +55,15 @@ INTERVALS = ("bootstrap", "t")
 
 # ---- intervals ---------------------------------------------------------------------------
 
+
 def _finite_columns(values: np.ndarray) -> np.ndarray:
     """``values [S, Q]`` restricted to the columns (queries) that are finite in every row."""
     return values[:, np.all(np.isfinite(values), axis=0)]
 
 
-def bootstrap_interval(values, *, level: float = LEVEL, n_boot: int = 2000,
-                       seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_interval(
+    values, *, level: float = LEVEL, n_boot: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
     """Mean and percentile-bootstrap interval.
 
     For ``[S, Q]`` (e.g. S anchor subsets × Q queries) rows and columns are resampled
@@ -90,8 +98,8 @@ def bootstrap_interval(values, *, level: float = LEVEL, n_boot: int = 2000,
     if q == 0:
         return (np.nan, np.nan, np.nan)
     rng = np.random.default_rng(seed)
-    w_rows = rng.multinomial(s, np.full(s, 1 / s), size=n_boot)        # [B, S] counts
-    w_cols = rng.multinomial(q, np.full(q, 1 / q), size=n_boot)        # [B, Q] counts
+    w_rows = rng.multinomial(s, np.full(s, 1 / s), size=n_boot)  # [B, S] counts
+    w_cols = rng.multinomial(q, np.full(q, 1 / q), size=n_boot)  # [B, Q] counts
     boots = np.einsum("bs,sq,bq->b", w_rows, v, w_cols) / (s * q)
     alpha = (1 - level) / 2
     lo, hi = np.quantile(boots, [alpha, 1 - alpha])
@@ -132,13 +140,15 @@ def t_interval(values, *, level: float = LEVEL) -> tuple[float, float, float]:
 
 def check_interval(interval: str) -> str:
     if interval not in INTERVALS:
-        raise AnchorDivError(f"interval: unknown {interval!r}; choose one of "
-                             f"{', '.join(INTERVALS)}")
+        raise AnchorDivError(
+            f"interval: unknown {interval!r}; choose one of {', '.join(INTERVALS)}"
+        )
     return interval
 
 
-def mean_interval(values, *, interval: str = "bootstrap", level: float = LEVEL,
-                  n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+def mean_interval(
+    values, *, interval: str = "bootstrap", level: float = LEVEL, n_boot: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
     """Mean and interval by the named method (module docstring).
 
     Parameters
@@ -177,6 +187,7 @@ def mean_interval(values, *, interval: str = "bootstrap", level: float = LEVEL,
 
 # ---- scorers -----------------------------------------------------------------------------
 
+
 def _negative_divergence_impl(model, x, v, h, method):
     u, c = query_terms(model, x, method)
     return -pairwise(u, c, v, h)
@@ -200,8 +211,10 @@ def _model_scorer(model: AnchorModel, gallery: np.ndarray, method: str):
 
 def _array_scorer(name: str, scores, shape: tuple[int, int]):
     if tuple(np.shape(scores)) != shape:
-        raise AnchorDivError(f"scorers[{name!r}]: score matrix has shape {list(np.shape(scores))}, "
-                             f"expected [Q, G] = {list(shape)}")
+        raise AnchorDivError(
+            f"scorers[{name!r}]: score matrix has shape {list(np.shape(scores))}, "
+            f"expected [Q, G] = {list(shape)}"
+        )
     return lambda x, rows: np.asarray(scores[rows])
 
 
@@ -214,21 +227,27 @@ def _prepare(name: str, scorer, gallery, anchors, n_queries: int, method: str):
             return lambda x, rows: cosine(x, gallery)
         if scorer == "inversion":
             if anchors is None:
-                raise AnchorDivError("anchors: the inversion baseline needs the task's anchor "
-                                     "embeddings [n, d] (or leave 'inversion' out of baselines)")
+                raise AnchorDivError(
+                    "anchors: the inversion baseline needs the task's anchor "
+                    "embeddings [n, d] (or leave 'inversion' out of baselines)"
+                )
             a = as_matrix("anchors", anchors, dim=gallery.shape[1])
             return lambda x, rows: inversion(a, x, gallery)
-        raise AnchorDivError(f"scorers[{name!r}]: unknown baseline {scorer!r}; "
-                             f"choose one of {', '.join(BASELINES)}")
+        raise AnchorDivError(
+            f"scorers[{name!r}]: unknown baseline {scorer!r}; choose one of {', '.join(BASELINES)}"
+        )
     if hasattr(scorer, "shape"):
         return _array_scorer(name, scorer, (n_queries, len(gallery)))
     if callable(scorer):
         return lambda x, rows: scorer(x, gallery)
-    raise AnchorDivError(f"scorers[{name!r}]: expected an anchor model, 'cosine', 'inversion', a "
-                         f"[Q, G] score array or a callable, got {type(scorer).__name__}")
+    raise AnchorDivError(
+        f"scorers[{name!r}]: expected an anchor model, 'cosine', 'inversion', a "
+        f"[Q, G] score array or a callable, got {type(scorer).__name__}"
+    )
 
 
 # ---- self-removal and AUPRC per chunk ----------------------------------------------------
+
 
 def _groups(self_idx: np.ndarray, n_gallery: int):
     """Row groups of a chunk: ``(positions, keep-mask or None)``; rows sharing a gallery item
@@ -267,6 +286,7 @@ def _chunk_prevalence(rel: np.ndarray, groups) -> np.ndarray:
 
 
 # ---- the evaluation ----------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class Evaluation:
@@ -313,8 +333,9 @@ class Evaluation:
         return np.isfinite(next(iter(self.per_query.values())))
 
     def _interval(self, values):
-        return mean_interval(values, interval=self.interval, level=self.level,
-                             n_boot=self.n_boot, seed=self.seed)
+        return mean_interval(
+            values, interval=self.interval, level=self.level, n_boot=self.n_boot, seed=self.seed
+        )
 
     def summary(self) -> list[dict]:
         """One row per scorer: mean AUPRC with its interval, prevalence, query counts."""
@@ -322,10 +343,18 @@ class Evaluation:
         rows = []
         for name, ap in self.per_query.items():
             m, lo, hi = self._interval(ap)
-            rows.append({"scorer": name, "auprc": m, "low": lo, "high": hi, "prevalence": prev,
-                         "n_queries": int(self.valid.sum()),
-                         "n_without_relevant": int((~self.valid).sum()),
-                         "interval": f"{self.interval} {self.level:.0%}"})
+            rows.append(
+                {
+                    "scorer": name,
+                    "auprc": m,
+                    "low": lo,
+                    "high": hi,
+                    "prevalence": prev,
+                    "n_queries": int(self.valid.sum()),
+                    "n_without_relevant": int((~self.valid).sum()),
+                    "interval": f"{self.interval} {self.level:.0%}",
+                }
+            )
         return rows
 
     def difference(self, a: str, b: str) -> tuple[float, float, float]:
@@ -343,10 +372,13 @@ class Evaluation:
         return pd.DataFrame(self._per_query_rows() if per_query else self.summary())
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{r['scorer']}={r['auprc']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
-                         for r in self.summary())
-        return (f"Evaluation({len(self.prevalence)} queries, {self.interval} "
-                f"{self.level:.0%}: {rows})")
+        rows = ", ".join(
+            f"{r['scorer']}={r['auprc']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+            for r in self.summary()
+        )
+        return (
+            f"Evaluation({len(self.prevalence)} queries, {self.interval} {self.level:.0%}: {rows})"
+        )
 
     def write_csv(self, path) -> Path:
         """The summary table as CSV."""
@@ -357,16 +389,23 @@ class Evaluation:
         return write_rows(path, self._per_query_rows())
 
     def _per_query_rows(self) -> list[dict]:
-        return [{"query": i, "prevalence": float(p),
-                 **{n: float(v[i]) for n, v in self.per_query.items()}}
-                for i, p in enumerate(self.prevalence)]
+        return [
+            {
+                "query": i,
+                "prevalence": float(p),
+                **{n: float(v[i]) for n, v in self.per_query.items()},
+            }
+            for i, p in enumerate(self.prevalence)
+        ]
 
     def to_json(self) -> dict:
         out = {"summary": self.summary(), "interval": self.interval, "level": self.level}
         if "cosine" in self.per_query:
             out["difference_vs_cosine"] = {
                 n: dict(zip(("mean", "low", "high"), self.difference(n, "cosine")))
-                for n in self.names if n != "cosine"}
+                for n in self.names
+                if n != "cosine"
+            }
         return out
 
 
@@ -420,8 +459,10 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
         return np.full(n_queries, -1, np.int64)
     qi = np.asarray(query_index)
     if qi.shape != (n_queries,) or not np.issubdtype(qi.dtype, np.integer):
-        raise AnchorDivError(f"query_index: expected integers of shape [{n_queries}] (one gallery "
-                             f"row or -1 per query), got {qi.dtype} {list(qi.shape)}")
+        raise AnchorDivError(
+            f"query_index: expected integers of shape [{n_queries}] (one gallery "
+            f"row or -1 per query), got {qi.dtype} {list(qi.shape)}"
+        )
     if np.any(qi < -1) or np.any(qi >= n_gallery):
         raise AnchorDivError(f"query_index: entries must be -1 or gallery rows in [0, {n_gallery})")
     if np.any(qi >= 0) and n_gallery < 2:
@@ -432,8 +473,9 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
 def _check_relevance(relevance, n_queries: int, n_gallery: int):
     shape = tuple(np.shape(relevance))
     if shape != (n_queries, n_gallery):
-        raise AnchorDivError(f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], "
-                             f"got {list(shape)}")
+        raise AnchorDivError(
+            f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], got {list(shape)}"
+        )
     return relevance
 
 
@@ -470,10 +512,23 @@ def _named(scorers) -> dict:
 
 
 @limited_blas
-def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=None,
-             baselines=BASELINES, interval: str = "bootstrap", level: float = LEVEL,
-             n_boot: int = 2000, seed: int = 0, chunk: int | None = None,
-             method: str = "auto", progress: bool | None = None) -> Evaluation:
+def evaluate(
+    scorers,
+    queries,
+    gallery,
+    relevance,
+    *,
+    anchors=None,
+    query_index=None,
+    baselines=BASELINES,
+    interval: str = "bootstrap",
+    level: float = LEVEL,
+    n_boot: int = 2000,
+    seed: int = 0,
+    chunk: int | None = None,
+    method: str = "auto",
+    progress: bool | None = None,
+) -> Evaluation:
     """Per-query AUPRC of each scorer (and the baselines) on one retrieval task.
 
     Parameters
@@ -560,7 +615,7 @@ def evaluate(scorers, queries, gallery, relevance, *, anchors=None, query_index=
         prev[rows] = _chunk_prevalence(r, groups)
         xc = pad_rows(x[rows], min(chunk, row_bucket(len(x))))
         for n, fn in fns.items():
-            s = np.asarray(fn(xc, rows))[:len(rows)]
+            s = np.asarray(fn(xc, rows))[: len(rows)]
             ap[n][rows] = _chunk_auprc(r, s, groups, n)
     return Evaluation(ap, prev, interval=interval, level=level, n_boot=n_boot, seed=seed)
 
@@ -592,10 +647,22 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
         return a[:, None] == b[None, :]
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[1]:
         return (a.astype(np.float32) @ b.astype(np.float32).T) > 0
-    raise AnchorDivError(f"labels: expected [Q] and [G] classes or [Q, L] and [G, L] indicators, "
-                         f"got {list(a.shape)} and {list(b.shape)}")
+    raise AnchorDivError(
+        f"labels: expected [Q] and [G] classes or [Q, L] and [G, L] indicators, "
+        f"got {list(a.shape)} and {list(b.shape)}"
+    )
 
 
-__all__ = ["BASELINES", "Evaluation", "INTERVALS", "bootstrap_interval", "default_query_chunk",
-           "evaluate", "mean_interval", "shared_label_relevance", "t_interval", "write_json",
-           "write_rows"]
+__all__ = [
+    "BASELINES",
+    "Evaluation",
+    "INTERVALS",
+    "bootstrap_interval",
+    "default_query_chunk",
+    "evaluate",
+    "mean_interval",
+    "shared_label_relevance",
+    "t_interval",
+    "write_json",
+    "write_rows",
+]

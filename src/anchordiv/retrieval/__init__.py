@@ -8,11 +8,36 @@ scans on the devices of a JAX mesh.  The function ``divergence`` is ``anchordiv.
 """
 
 from .baselines import cosine, inversion
-from .divergence import (bregman, key_terms, mips_keys, mips_offset, mips_queries, pairwise,
-                         query_terms, top_k)
+from .divergence import (
+    bregman,
+    key_terms,
+    mips_keys,
+    mips_offset,
+    mips_queries,
+    pairwise,
+    query_terms,
+    top_k,
+)
 from .index import FaissIndex, GalleryIndex, L2Reduction, merge_results, recall_at_k
 from .metrics import LEVEL, auprc, prevalence
 
-__all__ = ["FaissIndex", "GalleryIndex", "L2Reduction", "LEVEL", "auprc", "bregman", "cosine",
-           "inversion", "key_terms", "merge_results", "mips_keys", "mips_offset",
-           "mips_queries", "pairwise", "prevalence", "query_terms", "recall_at_k", "top_k"]
+__all__ = [
+    "FaissIndex",
+    "GalleryIndex",
+    "L2Reduction",
+    "LEVEL",
+    "auprc",
+    "bregman",
+    "cosine",
+    "inversion",
+    "key_terms",
+    "merge_results",
+    "mips_keys",
+    "mips_offset",
+    "mips_queries",
+    "pairwise",
+    "prevalence",
+    "query_terms",
+    "recall_at_k",
+    "top_k",
+]

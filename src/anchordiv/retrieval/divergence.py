@@ -55,7 +55,6 @@ METHODS = ("auto", "generic", "direct")
 PRECISIONS = ("highest", "fast")
 
 
-
 def use_fast_path(model: AnchorModel, method: str) -> bool:
     """Whether ``method`` (validated against :data:`METHODS`) takes ``model``'s
     squared-Euclidean fast path."""
@@ -86,17 +85,20 @@ def check_precision(precision) -> str:
         raise AnchorDivError(
             f"precision: unknown {precision!r}; choose 'highest' (exact float32 products, the "
             f"default) or 'fast' (the device's default products: TF32 on recent NVIDIA GPUs, "
-            f"bf16 passes on TPU; cancellation-aware form)")
+            f"bf16 passes on TPU; cancellation-aware form)"
+        )
     return precision
 
 
 def exact_products(fn):
     """``fn`` traced with every matrix product at ``Precision.HIGHEST`` (exact float32 on
     every backend) unless it sets its own: wraps the implementations before ``jax.jit``."""
+
     @functools.wraps(fn)
     def traced(*args, **kwargs):
         with jax.default_matmul_precision("highest"):
             return fn(*args, **kwargs)
+
     return traced
 
 
@@ -217,8 +219,7 @@ def centred(u, c, v, h):
     hi = jax.lax.Precision.HIGHEST
     ubar, vbar = jnp.mean(u, axis=0), jnp.mean(v, axis=0)
     row = c.astype(u.dtype) - jnp.matmul(u, vbar, precision=hi)
-    col = (h.astype(v.dtype) - jnp.matmul(v, ubar, precision=hi)
-           + jnp.dot(ubar, vbar, precision=hi))
+    col = h.astype(v.dtype) - jnp.matmul(v, ubar, precision=hi) + jnp.dot(ubar, vbar, precision=hi)
     return u - ubar, v - vbar, row, col
 
 
@@ -289,6 +290,7 @@ def bregman(model: AnchorModel, x: jax.Array, y: jax.Array) -> jax.Array:
     >>> float(bregman(model, np.eye(3)[0], np.eye(3)[0]))
     0.0
     """
+
     def one(a, b):
         pa, pb = model.parameterize(a), model.parameterize(b)
         psi_a, g = jax.value_and_grad(lambda t: model.cumulant(t))(pa)
@@ -314,7 +316,8 @@ _divergence_jit = jax.jit(_divergence_impl, static_argnames=("method", "precisio
 def check_model(model) -> AnchorModel:
     if not isinstance(model, AnchorModel):
         raise AnchorDivError(
-            f"model: expected an anchor model (from anchordiv.fit), got {type(model).__name__}")
+            f"model: expected an anchor model (from anchordiv.fit), got {type(model).__name__}"
+        )
     return model
 
 
@@ -325,8 +328,9 @@ def check_embeddings(model: AnchorModel, name: str, x, *, min_rows: int = 1) -> 
     return arr
 
 
-def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto",
-               precision: str = "highest") -> jax.Array:
+def divergence(
+    model: AnchorModel, queries, gallery, *, method: str = "auto", precision: str = "highest"
+) -> jax.Array:
     """Anchor divergence matrix ``D[i, j] = D(query_i → gallery_j)``; ascending = closer.
 
     D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ for the model's cumulant ψ, computed as one matrix
@@ -381,6 +385,7 @@ def divergence(model: AnchorModel, queries, gallery, *, method: str = "auto",
 
 
 # ---- streaming top-k ---------------------------------------------------------------------
+
 
 def row_bucket(n: int) -> int:
     """Padded row count: next power of two up to 64, then a multiple of 2^(⌊log2 n⌋−3)
@@ -450,8 +455,7 @@ STEP_ENTRIES = 1 << 22
 DEVICE_STEP_ENTRIES = 1 << 24
 
 
-def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None,
-                  dim: int = 0) -> int:
+def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None, dim: int = 0) -> int:
     """Gallery chunk so that one block — ``[Q, chunk]`` scores plus ``[chunk, dim]`` gallery
     rows — holds at most about ``budget`` entries (default :data:`STEP_ENTRIES` on CPU,
     :data:`DEVICE_STEP_ENTRIES` on an accelerator backend, both halved under
@@ -465,8 +469,18 @@ def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None,
     return min(chunk, row_bucket(n_gallery))
 
 
-def stream_top_k(u, c, k: int, n_items: int, chunk: int, read, score, *,
-                 progress: bool | None = None, desc: str = "top-k"):
+def stream_top_k(
+    u,
+    c,
+    k: int,
+    n_items: int,
+    chunk: int,
+    read,
+    score,
+    *,
+    progress: bool | None = None,
+    desc: str = "top-k",
+):
     """The streaming loop shared by :func:`top_k` and :class:`anchordiv.retrieval.index.GalleryIndex`.
 
     ``u [Qb, m], c [Qb]``: query terms; ``read(start, stop)`` returns the next block of
@@ -497,8 +511,10 @@ def gallery_shape(model: AnchorModel, gallery) -> tuple[int, int]:
     if int(shape[0]) == 0:
         raise AnchorDivError("gallery: is empty")
     if shape[1] != model.dim:
-        raise AnchorDivError(f"gallery: dimension mismatch: last axis has {shape[1]} entries, "
-                             f"the model expects d={model.dim}")
+        raise AnchorDivError(
+            f"gallery: dimension mismatch: last axis has {shape[1]} entries, "
+            f"the model expects d={model.dim}"
+        )
     return int(shape[0]), int(shape[1])
 
 
@@ -506,15 +522,27 @@ def gallery_reader(model: AnchorModel, gallery):
     """``read(start, stop)`` for :func:`stream_top_k`: rows of an array-like gallery, validated
     as they are read (the error names the row range), as a numpy array (the jitted scorer
     moves it to the device)."""
+
     def read(start, stop):
         block = np.asarray(gallery[start:stop])
         return check_embeddings(model, f"gallery[{start}:{stop}]", block)
+
     return read
 
 
-def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = None,
-          method: str = "auto", precision: str = "highest", progress: bool | None = None,
-          mesh=None, axis=None):
+def top_k(
+    model: AnchorModel,
+    queries,
+    gallery,
+    k: int,
+    *,
+    chunk: int | None = None,
+    method: str = "auto",
+    precision: str = "highest",
+    progress: bool | None = None,
+    mesh=None,
+    axis=None,
+):
     """The k closest gallery items per query, streaming the gallery in chunks.
 
     Memory is O(Q·(k + chunk)); each chunk is validated as it is read.  To query one gallery many
@@ -572,16 +600,29 @@ def top_k(model: AnchorModel, queries, gallery, k: int, *, chunk: int | None = N
     warn_not_unit("queries", x)
     n_gallery, _ = gallery_shape(model, gallery)
     k = integer("k", k, low=1, high=n_gallery)
-    chunk = (default_chunk(len(x), n_gallery, dim=model.dim) if chunk is None
-             else integer("chunk", chunk, low=1))
+    chunk = (
+        default_chunk(len(x), n_gallery, dim=model.dim)
+        if chunk is None
+        else integer("chunk", chunk, low=1)
+    )
     u, c = padded_query_terms(model, x, method)
     if mesh is not None:
-        best_i, best_d = _mesh_top_k(model, u, c, gallery, k, chunk, (method, precision),
-                                     mesh, axis)
+        best_i, best_d = _mesh_top_k(
+            model, u, c, gallery, k, chunk, (method, precision), mesh, axis
+        )
     else:
-        best_i, best_d = scan_top_k(model, u, c, gallery, k, chunk=chunk, method=method,
-                                    precision=precision, progress=progress)
-    return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+        best_i, best_d = scan_top_k(
+            model,
+            u,
+            c,
+            gallery,
+            k,
+            chunk=chunk,
+            method=method,
+            precision=precision,
+            progress=progress,
+        )
+    return np.asarray(best_i[: len(x)], np.int64), np.asarray(best_d[: len(x)])
 
 
 def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis):
@@ -592,14 +633,24 @@ def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis):
     names, n_shards = sharding.mesh_axes(mesh, axis)
     n_gallery, dim = gallery_shape(model, gallery)
     chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
-    rows = sharding.place_rows(gallery_reader(model, gallery), n_gallery, dim, mesh, names,
-                               padded)
-    return sharding.sharded_top_k(_merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh,
-                                  names, extra=static)
+    rows = sharding.place_rows(gallery_reader(model, gallery), n_gallery, dim, mesh, names, padded)
+    return sharding.sharded_top_k(
+        _merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh, names, extra=static
+    )
 
 
-def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method: str = "auto",
-               precision: str = "highest", progress: bool | None = None):
+def scan_top_k(
+    model: AnchorModel,
+    u,
+    c,
+    gallery,
+    k: int,
+    *,
+    chunk: int,
+    method: str = "auto",
+    precision: str = "highest",
+    progress: bool | None = None,
+):
     """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
     c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
     ``chunk`` rows by the jitted block scorer.  Returns device arrays ``(best_i [Qb, k] int32,
@@ -608,14 +659,15 @@ def scan_top_k(model: AnchorModel, u, c, gallery, k: int, *, chunk: int, method:
     n_gallery, _ = gallery_shape(model, gallery)
 
     def score(block, n_valid, offset, best_d, best_i):
-        return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method,
-                          precision)
+        return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method, precision)
 
-    return stream_top_k(u, c, k, n_gallery, chunk, gallery_reader(model, gallery), score,
-                        progress=progress)
+    return stream_top_k(
+        u, c, k, n_gallery, chunk, gallery_reader(model, gallery), score, progress=progress
+    )
 
 
 # ---- MIPS export -------------------------------------------------------------------------
+
 
 def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.ndarray:
     """Query vectors ``[u(x), −1]`` for a maximum-inner-product index.
@@ -703,6 +755,19 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     return np.asarray(jit_query_terms(model, x, method)[1])
 
 
-__all__ = ["METHODS", "PRECISIONS", "augmented", "bregman", "centred",
-           "check_precision", "divergence", "key_terms", "mips_keys", "mips_offset",
-           "mips_queries", "pairwise", "query_terms", "top_k"]
+__all__ = [
+    "METHODS",
+    "PRECISIONS",
+    "augmented",
+    "bregman",
+    "centred",
+    "check_precision",
+    "divergence",
+    "key_terms",
+    "mips_keys",
+    "mips_offset",
+    "mips_queries",
+    "pairwise",
+    "query_terms",
+    "top_k",
+]

@@ -144,10 +144,19 @@ class GalleryIndex:
     array([0, 1])
     """
 
-    def __init__(self, model: AnchorModel, gallery, *, method: str = "auto",
-                 precision: str = "highest", chunk: int | None = None,
-                 store: str | Path | None = None, progress: bool | None = None, mesh=None,
-                 axis=None):
+    def __init__(
+        self,
+        model: AnchorModel,
+        gallery,
+        *,
+        method: str = "auto",
+        precision: str = "highest",
+        chunk: int | None = None,
+        store: str | Path | None = None,
+        progress: bool | None = None,
+        mesh=None,
+        axis=None,
+    ):
         self.model = dv.check_model(model)
         dv.use_fast_path(model, method)
         self.method, self.precision = method, dv.check_precision(precision)
@@ -162,23 +171,24 @@ class GalleryIndex:
 
     def _build(self, gallery, chunk: int, progress: bool | None):
         parts, out = [], None
-        for start, keys in key_chunks(self.model, gallery, self.method, chunk,
-                                      progress=progress):
+        for start, keys in key_chunks(self.model, gallery, self.method, chunk, progress=progress):
             if self.store is None:
                 parts.append(keys)
                 continue
             if out is None:
-                out = np.lib.format.open_memmap(self.store, mode="w+", dtype=keys.dtype,
-                                                shape=(self.size, keys.shape[1]))
-            out[start:start + len(keys)] = np.asarray(keys)
+                out = np.lib.format.open_memmap(
+                    self.store, mode="w+", dtype=keys.dtype, shape=(self.size, keys.shape[1])
+                )
+            out[start : start + len(keys)] = np.asarray(keys)
         if out is not None:
             out.flush()
             return np.load(self.store, mmap_mode="r")
         return parts[0] if len(parts) == 1 else jnp.concatenate(parts)
 
     @classmethod
-    def from_keys(cls, model: AnchorModel, keys, *, method: str = "auto",
-                  precision: str = "highest") -> "GalleryIndex":
+    def from_keys(
+        cls, model: AnchorModel, keys, *, method: str = "auto", precision: str = "highest"
+    ) -> "GalleryIndex":
         """An index over keys computed before, ``keys [G, m + 1]`` (an array or a memmap, e.g.
         the ``keys.npy`` of :func:`anchordiv.scale.dask.build_index`) for the same ``model``
         and ``method``."""
@@ -215,8 +225,7 @@ class GalleryIndex:
             u, c = dv.jit_query_terms(self.model, x, self.method)
         return x, _mips_query(u), c
 
-    def top_k(self, queries, k: int, *, chunk: int | None = None,
-              progress: bool | None = None):
+    def top_k(self, queries, k: int, *, chunk: int | None = None, progress: bool | None = None):
         """The k closest cached items per query, streaming the keys in chunks.
 
         Parameters
@@ -239,34 +248,45 @@ class GalleryIndex:
         """
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
-        chunk = (dv.default_chunk(len(x), self.size, dim=self.key_dim) if chunk is None
-                 else integer("chunk", chunk, low=1))
+        chunk = (
+            dv.default_chunk(len(x), self.size, dim=self.key_dim)
+            if chunk is None
+            else integer("chunk", chunk, low=1)
+        )
 
         if self.mesh is not None:
             best_i, best_d = self._mesh_top_k(q, c, k, chunk)
-            return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+            return np.asarray(best_i[: len(x)], np.int64), np.asarray(best_d[: len(x)])
 
         def read(start, stop):
             rows = self.keys[start:stop]
             return rows if isinstance(rows, jax.Array) else np.asarray(rows)
 
         def score(block, n_valid, offset, best_d, best_i):
-            return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i,
-                                   self.precision)
+            return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i, self.precision)
 
-        best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score,
-                                         progress=progress)
-        return np.asarray(best_i[:len(x)], np.int64), np.asarray(best_d[:len(x)])
+        best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score, progress=progress)
+        return np.asarray(best_i[: len(x)], np.int64), np.asarray(best_d[: len(x)])
 
     def _mesh_top_k(self, q, c, k: int, chunk: int):
         """:meth:`top_k` over the keys sharded on the mesh (placed at the first query, again
         only when ``chunk`` changes the padding)."""
         chunk, padded = sharding.layout(self.size, chunk, self._shards)
         if self.sharded is None or self.sharded.shape[0] != padded:
-            self.sharded = sharding.place_rows(lambda a, b: self.keys[a:b], self.size,
-                                               self.key_dim, self.mesh, self._names, padded)
-        return sharding.sharded_top_k(_merge_keys_impl, (q, c), self.sharded, self.size, k,
-                                      chunk, self.mesh, self._names, extra=(self.precision,))
+            self.sharded = sharding.place_rows(
+                lambda a, b: self.keys[a:b], self.size, self.key_dim, self.mesh, self._names, padded
+            )
+        return sharding.sharded_top_k(
+            _merge_keys_impl,
+            (q, c),
+            self.sharded,
+            self.size,
+            k,
+            chunk,
+            self.mesh,
+            self._names,
+            extra=(self.precision,),
+        )
 
     def divergence(self, queries) -> jax.Array:
         """The full matrix from the cached keys (they must fit in memory).
@@ -288,11 +308,21 @@ class GalleryIndex:
     def mips_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
         """``(q [Q, m+1] float32 [u, −1], c [Q])`` for an external inner-product index."""
         x, q, c = self._queries(queries)
-        return np.ascontiguousarray(q[:len(x)], np.float32), np.asarray(c[:len(x)])
+        return np.ascontiguousarray(q[: len(x)], np.float32), np.asarray(c[: len(x)])
 
-    def to_faiss(self, kind: str = "flat", *, nlist: int | None = None, nprobe: int = 16,
-                 hnsw_m: int = 32, ef_search: int = 128, train_size: int = 100_000,
-                 chunk: int = 65536, seed: int = 0, progress: bool | None = None):
+    def to_faiss(
+        self,
+        kind: str = "flat",
+        *,
+        nlist: int | None = None,
+        nprobe: int = 16,
+        hnsw_m: int = 32,
+        ef_search: int = 128,
+        train_size: int = 100_000,
+        chunk: int = 65536,
+        seed: int = 0,
+        progress: bool | None = None,
+    ):
         """A :class:`FaissIndex` of the keys: ``"flat"`` (exact inner products), ``"ivf"``
         (``nlist`` cells, default ≈ 4√G, ``nprobe`` searched, trained on ``train_size`` sampled
         keys) or ``"hnsw"`` (``hnsw_m`` links, ``ef_search``).  Keys go to faiss as float32 in
@@ -316,8 +346,16 @@ class GalleryIndex:
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
         reduce = L2Reduction.fit(self.keys, chunk) if approx else None
-        index = new_faiss(faiss, kind, self.key_dim + approx, self.size, nlist=nlist,
-                           nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search)
+        index = new_faiss(
+            faiss,
+            kind,
+            self.key_dim + approx,
+            self.size,
+            nlist=nlist,
+            nprobe=nprobe,
+            hnsw_m=hnsw_m,
+            ef_search=ef_search,
+        )
 
         def rows(sel):
             keys = self.keys[sel]
@@ -332,8 +370,9 @@ class GalleryIndex:
         return FaissIndex(index, self, reduction=reduce)
 
 
-def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
-               progress: bool | None = None):
+def key_chunks(
+    model: AnchorModel, gallery, method: str, chunk: int, *, progress: bool | None = None
+):
     """The MIPS keys of consecutive blocks of a gallery.
 
     Each block is validated as read and computed on rows padded to ``chunk``, so every block
@@ -365,7 +404,7 @@ def key_chunks(model: AnchorModel, gallery, method: str, chunk: int, *,
     show = len(starts) > 8 if progress is None else progress
     for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
         block = read(start, min(start + chunk, size))
-        yield start, _keys_jit(model, dv.pad_rows(block, chunk), method)[:len(block)]
+        yield start, _keys_jit(model, dv.pad_rows(block, chunk), method)[: len(block)]
 
 
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
@@ -447,8 +486,8 @@ class L2Reduction:
     def fit(cls, keys, chunk: int) -> "L2Reduction":
         """Balance and largest norm of ``keys [G, m+1]``, streamed in ``chunk`` rows."""
         starts = range(0, len(keys), chunk)
-        reduction = cls.balance(sum(cls.stats(keys[s:s + chunk]) for s in starts))
-        return reduction.with_norm(max(reduction.norm(keys[s:s + chunk]) for s in starts))
+        reduction = cls.balance(sum(cls.stats(keys[s : s + chunk]) for s in starts))
+        return reduction.with_norm(max(reduction.norm(keys[s : s + chunk]) for s in starts))
 
     def balanced(self, keys) -> np.ndarray:
         k = np.array(keys, np.float64)  # a copy: keys may be a read-only memmap
@@ -489,8 +528,9 @@ def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, e
     if kind == "ivf":
         nlist = max(1, int(4 * np.sqrt(size))) if nlist is None else integer("nlist", nlist, low=1)
         if nlist > size:
-            raise AnchorDivError(f"nlist: {nlist} cells for a gallery of {size} items; "
-                                 f"need nlist <= G")
+            raise AnchorDivError(
+                f"nlist: {nlist} cells for a gallery of {size} items; need nlist <= G"
+            )
         index = faiss.IndexIVFFlat(faiss.IndexFlatL2(dim), dim, nlist, faiss.METRIC_L2)
         index.nprobe = integer("nprobe", nprobe, low=1)
         return index
@@ -498,8 +538,9 @@ def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, e
         index = faiss.IndexHNSWFlat(dim, integer("hnsw_m", hnsw_m, low=2), faiss.METRIC_L2)
         index.hnsw.efSearch = integer("ef_search", ef_search, low=1)
         return index
-    raise AnchorDivError(f"kind: unknown faiss index {kind!r}; choose one of "
-                         f"{', '.join(FAISS_KINDS)}")
+    raise AnchorDivError(
+        f"kind: unknown faiss index {kind!r}; choose one of {', '.join(FAISS_KINDS)}"
+    )
 
 
 class FaissIndex:
@@ -527,11 +568,12 @@ class FaissIndex:
     array([0, 1])
     """
 
-    def __init__(self, faiss_index, gallery: GalleryIndex, *,
-                 reduction: "L2Reduction | None" = None):
+    def __init__(
+        self, faiss_index, gallery: GalleryIndex, *, reduction: "L2Reduction | None" = None
+    ):
         self.faiss = faiss_index
         self.gallery = gallery
-        self.reduction = reduction       # the approximate kinds' MIPS → L2 reduction
+        self.reduction = reduction  # the approximate kinds' MIPS → L2 reduction
         self.rescore = reduction is not None
         self.query_scale = reduction.scale if reduction is not None else 1.0
 
@@ -569,15 +611,19 @@ class FaissIndex:
             div = np.maximum(c[:, None] - np.einsum("qm,qkm->qk", q.astype(keys.dtype), keys), 0.0)
         div = np.where(idx < 0, np.inf, div)
         order = np.argsort(div, axis=1, kind="stable")
-        return (np.take_along_axis(idx, order, axis=1).astype(np.int64),
-                np.take_along_axis(div, order, axis=1))
+        return (
+            np.take_along_axis(idx, order, axis=1).astype(np.int64),
+            np.take_along_axis(div, order, axis=1),
+        )
 
     def __len__(self) -> int:
         return int(self.faiss.ntotal)
 
     def __repr__(self) -> str:
-        return (f"FaissIndex({type(self.faiss).__name__}, {self.gallery.model.kind}, "
-                f"G={len(self)}, rescore={self.rescore})")
+        return (
+            f"FaissIndex({type(self.faiss).__name__}, {self.gallery.model.kind}, "
+            f"G={len(self)}, rescore={self.rescore})"
+        )
 
     # ---- growing the index ---------------------------------------------------------------
     def add(self, items) -> "FaissIndex":
@@ -588,7 +634,7 @@ class FaissIndex:
         g = self.gallery
         new = GalleryIndex(g.model, items, method=g.method)
         new_keys = np.asarray(new.keys)
-        if self.rescore:     # reduced with the original shift, scale and norm bound M
+        if self.rescore:  # reduced with the original shift, scale and norm bound M
             self.faiss.add(self.reduction(new_keys))
         else:
             self.faiss.add(np.ascontiguousarray(new_keys, np.float32))
@@ -606,16 +652,26 @@ class FaissIndex:
 
         faiss = require_faiss()
         path = Path(path)
-        arrays = {"faiss": np.asarray(faiss.serialize_index(self.faiss)),
-                  "keys": np.asarray(self.gallery.keys)}
+        arrays = {
+            "faiss": np.asarray(faiss.serialize_index(self.faiss)),
+            "keys": np.asarray(self.gallery.keys),
+        }
         red = self.reduction or L2Reduction()
-        meta = {"type": "faiss-index", "faiss_class": type(self.faiss).__name__,
-                "size": len(self), "key_dim": self.gallery.key_dim, "rescore": self.rescore,
-                "query_scale": red.scale, "shift": red.shift, "max_norm": red.max_norm,
-                "method": self.gallery.method, "kind": self.gallery.model.kind,
-                "model_dim": self.gallery.model.dim}
+        meta = {
+            "type": "faiss-index",
+            "faiss_class": type(self.faiss).__name__,
+            "size": len(self),
+            "key_dim": self.gallery.key_dim,
+            "rescore": self.rescore,
+            "query_scale": red.scale,
+            "shift": red.shift,
+            "max_norm": red.max_norm,
+            "method": self.gallery.method,
+            "kind": self.gallery.model.kind,
+            "model_dim": self.gallery.model.dim,
+        }
         write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
-        save_model(self.gallery.model, path / "model", overwrite=True)   # path was checked
+        save_model(self.gallery.model, path / "model", overwrite=True)  # path was checked
         return path
 
     @classmethod
@@ -635,15 +691,20 @@ class FaissIndex:
         except RuntimeError as err:
             raise AnchorDivError(f"{path}: the faiss index does not deserialize ({err})") from None
         if not (card["size"] == len(keys) == index.ntotal and card["key_dim"] == keys.shape[1]):
-            raise AnchorDivError(f"{path}: card says {card['size']} items x {card['key_dim']} "
-                                 f"key columns; arrays hold {list(keys.shape)} keys and the "
-                                 f"faiss index {index.ntotal} items")
+            raise AnchorDivError(
+                f"{path}: card says {card['size']} items x {card['key_dim']} "
+                f"key columns; arrays hold {list(keys.shape)} keys and the "
+                f"faiss index {index.ntotal} items"
+            )
         gallery = GalleryIndex.__new__(GalleryIndex)
         gallery.model, gallery.method, gallery.store = model, card["method"], None
         gallery.precision = "highest"
         gallery.size, gallery.keys = len(keys), keys
-        red = L2Reduction(float(card["shift"]), float(card["query_scale"]),
-                          float(card["max_norm"])) if card["rescore"] else None
+        red = (
+            L2Reduction(float(card["shift"]), float(card["query_scale"]), float(card["max_norm"]))
+            if card["rescore"]
+            else None
+        )
         return cls(index, gallery, reduction=red)
 
 
@@ -711,5 +772,14 @@ def recall_at_k(found, exact) -> float:
     return float(np.mean(hits))
 
 
-__all__ = ["FAISS_KINDS", "FaissIndex", "GalleryIndex", "L2Reduction", "key_chunks",
-           "merge_results", "mips_scores", "recall_at_k", "sample_rows"]
+__all__ = [
+    "FAISS_KINDS",
+    "FaissIndex",
+    "GalleryIndex",
+    "L2Reduction",
+    "key_chunks",
+    "merge_results",
+    "mips_scores",
+    "recall_at_k",
+    "sample_rows",
+]

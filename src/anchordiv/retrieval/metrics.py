@@ -45,7 +45,8 @@ def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | floa
     if rel.shape != s.shape or rel.ndim not in (1, 2):
         raise AnchorDivError(
             f"auprc: relevance {list(rel.shape)} and scores {list(s.shape)} must have the same "
-            f"shape [G] or [Q, G]")
+            f"shape [G] or [Q, G]"
+        )
     if rel.size == 0:
         raise AnchorDivError("auprc: empty input")
     if not np.all(np.isfinite(s)):
@@ -60,7 +61,8 @@ def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | floa
     if no_positive == "raise" and np.any(n_pos == 0):
         raise AnchorDivError(
             f"auprc: {int(np.sum(n_pos == 0))} row(s) have no relevant item, where average "
-            f"precision is undefined (pass no_positive='nan' to get NaN for them)")
+            f"precision is undefined (pass no_positive='nan' to get NaN for them)"
+        )
     order = np.argsort(-s2, axis=1, kind="stable")
     s_sorted = np.take_along_axis(s2, order, axis=1)
     r_sorted = np.take_along_axis(rel2, order, axis=1)

@@ -65,12 +65,18 @@ def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
     """
     if not isinstance(mesh, Mesh):
         raise AnchorDivError(f"mesh: expected a jax.sharding.Mesh, got {type(mesh).__name__}")
-    names = tuple(mesh.axis_names) if axis is None else \
-        (axis,) if isinstance(axis, str) else tuple(axis)
+    names = (
+        tuple(mesh.axis_names)
+        if axis is None
+        else (axis,)
+        if isinstance(axis, str)
+        else tuple(axis)
+    )
     unknown = [a for a in names if a not in mesh.axis_names]
     if unknown or not names:
-        raise AnchorDivError(f"axis: {unknown or names} not among the mesh axes "
-                             f"{tuple(mesh.axis_names)}")
+        raise AnchorDivError(
+            f"axis: {unknown or names} not among the mesh axes {tuple(mesh.axis_names)}"
+        )
     return names, math.prod(mesh.shape[a] for a in names)
 
 
@@ -135,8 +141,11 @@ def place_rows(read, n_items: int, width: int, mesh, names, padded: int) -> jax.
     def rows(index):
         sl = index[0]
         start, stop = sl.start or 0, padded if sl.stop is None else sl.stop
-        real = np.asarray(read(start, min(stop, n_items))) if start < n_items else \
-            np.empty((0, width), dtype)
+        real = (
+            np.asarray(read(start, min(stop, n_items)))
+            if start < n_items
+            else np.empty((0, width), dtype)
+        )
         fill = stop - start - len(real)
         if fill:
             real = np.concatenate([real, np.repeat(np.asarray(read(0, 1)), fill, axis=0)])
@@ -151,10 +160,12 @@ def _sharded_top_k(args, rows, n_items, *, score, extra, k, chunk, mesh, names):
     def local(args, rows, n_items):
         start = jax.lax.axis_index(names).astype(jnp.int32) * rows.shape[0]
         blocks = rows.reshape(-1, chunk, rows.shape[1])
-        q = args[-2]   # every scorer's arguments end with the query terms (u or q, c)
+        q = args[-2]  # every scorer's arguments end with the query terms (u or q, c)
         k_local = min(k, rows.shape[0])
-        init = (jnp.full((q.shape[0], k_local), jnp.inf, q.dtype),
-                jnp.full((q.shape[0], k_local), -1, jnp.int32))
+        init = (
+            jnp.full((q.shape[0], k_local), jnp.inf, q.dtype),
+            jnp.full((q.shape[0], k_local), -1, jnp.int32),
+        )
 
         def step(carry, xs):
             j, block = xs
@@ -168,17 +179,22 @@ def _sharded_top_k(args, rows, n_items, *, score, extra, k, chunk, mesh, names):
         return best_d[None], best_i[None]
 
     spec = PartitionSpec(names)
-    best_d, best_i = jax.shard_map(local, mesh=mesh, in_specs=(PartitionSpec(), spec,
-                                                               PartitionSpec()),
-                                   out_specs=(spec, spec), check_vma=False)(args, rows, n_items)
-    cand_d = jnp.moveaxis(best_d, 0, 1).reshape(best_d.shape[1], -1)   # device-major order
+    best_d, best_i = jax.shard_map(
+        local,
+        mesh=mesh,
+        in_specs=(PartitionSpec(), spec, PartitionSpec()),
+        out_specs=(spec, spec),
+        check_vma=False,
+    )(args, rows, n_items)
+    cand_d = jnp.moveaxis(best_d, 0, 1).reshape(best_d.shape[1], -1)  # device-major order
     cand_i = jnp.moveaxis(best_i, 0, 1).reshape(best_i.shape[1], -1)
     neg, pos = jax.lax.top_k(-cand_d, k)
     return jnp.take_along_axis(cand_i, pos, axis=1), -neg
 
 
-def sharded_top_k(score, args, rows: jax.Array, n_items: int, k: int, chunk: int, mesh,
-                  names, extra=()):
+def sharded_top_k(
+    score, args, rows: jax.Array, n_items: int, k: int, chunk: int, mesh, names, extra=()
+):
     """Top-k over rows placed by :func:`place_rows`, every device scanning its own rows.
 
     Parameters
@@ -210,8 +226,17 @@ def sharded_top_k(score, args, rows: jax.Array, n_items: int, k: int, chunk: int
     best_d : jax.Array, shape [Qb, k]
         Divergences.
     """
-    return _sharded_top_k(args, rows, jnp.asarray(n_items, jnp.int32), score=score,
-                          extra=tuple(extra), k=k, chunk=chunk, mesh=mesh, names=names)
+    return _sharded_top_k(
+        args,
+        rows,
+        jnp.asarray(n_items, jnp.int32),
+        score=score,
+        extra=tuple(extra),
+        k=k,
+        chunk=chunk,
+        mesh=mesh,
+        names=names,
+    )
 
 
 __all__ = ["layout", "mesh_axes", "place_rows", "sharded_top_k"]

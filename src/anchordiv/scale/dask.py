@@ -57,8 +57,15 @@ import numpy as np
 from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer
-from ..retrieval.index import (BUILD_CHUNK, FaissIndex, GalleryIndex, L2Reduction, key_chunks,
-                               merge_results, sample_rows)
+from ..retrieval.index import (
+    BUILD_CHUNK,
+    FaissIndex,
+    GalleryIndex,
+    L2Reduction,
+    key_chunks,
+    merge_results,
+    sample_rows,
+)
 
 try:
     from distributed import WorkerPlugin
@@ -76,7 +83,9 @@ BLOCK_ROWS = 1 << 20
 #: memory preallocation (several workers may share one device).
 WORKER_ENV = {
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
     "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
 }
 
@@ -94,15 +103,18 @@ def _require_dask():
     try:
         import distributed
     except ImportError:  # pragma: no cover - depends on the installation
-        raise AnchorDivError("dask.distributed is not installed: "
-                             "pip install 'anchordiv[distributed]'") from None
+        raise AnchorDivError(
+            "dask.distributed is not installed: pip install 'anchordiv[distributed]'"
+        ) from None
     return distributed
 
 
 # ---- clusters ------------------------------------------------------------------------------
 
-def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto",
-                  pin: bool = False):
+
+def local_cluster(
+    workers: int | None = None, *, memory_limit: str | int = "auto", pin: bool = False
+):
     """A ``distributed.LocalCluster`` on 127.0.0.1.
 
     Process workers with one thread each, started with the spawn method, no dashboard, compute
@@ -128,10 +140,16 @@ def local_cluster(workers: int | None = None, *, memory_limit: str | int = "auto
     distributed = _require_dask()
     n = (os.cpu_count() or 1) if workers is None else integer("workers", workers, low=1)
     return distributed.LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None, memory_limit=memory_limit, env=dict(WORKER_ENV),
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit=memory_limit,
+        env=dict(WORKER_ENV),
         config=dict(WORKER_CONFIG),
-        plugins={CorePin(sorted(os.sched_getaffinity(0)))} if pin else set())
+        plugins={CorePin(sorted(os.sched_getaffinity(0)))} if pin else set(),
+    )
 
 
 class CorePin(WorkerPlugin):
@@ -238,6 +256,7 @@ def wait(futures, *, progress: bool | None = None, desc: str = "tasks") -> None:
 
 # ---- galleries -----------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Block:
     """Rows ``[start, stop)`` of one shard file; only this travels to the worker.
@@ -266,11 +285,10 @@ class Block:
     def rows(self):
         """The block's rows ``[stop − start, d]`` (a memmap view for ``.npy``)."""
         if self.column is None:
-            return np.load(self.path, mmap_mode="r")[self.start:self.stop]
+            return np.load(self.path, mmap_mode="r")[self.start : self.stop]
         import pyarrow.parquet as pq
 
-        table = pq.ParquetFile(self.path).read_row_groups(list(self.groups),
-                                                          columns=[self.column])
+        table = pq.ParquetFile(self.path).read_row_groups(list(self.groups), columns=[self.column])
         return _embedding_matrix(table.column(self.column), f"{self.path}:{self.column}")
 
 
@@ -279,10 +297,12 @@ def _embedding_matrix(column, name: str) -> np.ndarray:
     import pyarrow as pa
 
     arr = column.combine_chunks()
-    if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
-            or pa.types.is_fixed_size_list(arr.type)):
-        raise AnchorDivError(f"{name}: expected a list-of-floats embedding column, "
-                             f"got {arr.type}")
+    if not (
+        pa.types.is_list(arr.type)
+        or pa.types.is_large_list(arr.type)
+        or pa.types.is_fixed_size_list(arr.type)
+    ):
+        raise AnchorDivError(f"{name}: expected a list-of-floats embedding column, got {arr.type}")
     if arr.null_count:
         raise AnchorDivError(f"{name}: {arr.null_count} missing embeddings")
     flat = np.asarray(arr.flatten())
@@ -336,8 +356,9 @@ def shard_paths(shards) -> list[str]:
         return sorted(found, key=_natural)
     if isinstance(shards, (list, tuple)) and shards:
         return [p for s in shards for p in shard_paths(s)]
-    raise AnchorDivError(f"shards: expected a path, glob, list of paths or dask.array, "
-                         f"got {type(shards).__name__}")
+    raise AnchorDivError(
+        f"shards: expected a path, glob, list of paths or dask.array, got {type(shards).__name__}"
+    )
 
 
 def _file_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block], int]:
@@ -350,20 +371,24 @@ def _file_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block], 
         raise AnchorDivError(f"shards: cannot read {path} as .npy: {err}") from None
     if len(shape) != 2:
         raise AnchorDivError(f"shards: {path} has shape {list(shape)}; expected [n, d]")
-    return [Block(path, s, min(s + block_rows, shape[0]))
-            for s in range(0, shape[0], block_rows)], int(shape[1])
+    return [
+        Block(path, s, min(s + block_rows, shape[0])) for s in range(0, shape[0], block_rows)
+    ], int(shape[1])
 
 
 def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block], int]:
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the installation
-        raise AnchorDivError("shards: reading parquet needs pyarrow (pip install pyarrow)") \
-            from None
+        raise AnchorDivError(
+            "shards: reading parquet needs pyarrow (pip install pyarrow)"
+        ) from None
     meta = pq.ParquetFile(path).metadata
     if column not in meta.schema.names and column not in meta.schema.to_arrow_schema().names:
-        raise AnchorDivError(f"shards: {path} has no column {column!r} "
-                             f"(columns: {', '.join(meta.schema.to_arrow_schema().names)})")
+        raise AnchorDivError(
+            f"shards: {path} has no column {column!r} "
+            f"(columns: {', '.join(meta.schema.to_arrow_schema().names)})"
+        )
     blocks, groups, start, stop = [], [], 0, 0
     for g in range(meta.num_row_groups):
         groups.append(g)
@@ -433,13 +458,24 @@ def _dask_array_blocks(model, arr):
 
 # ---- exact top-k ---------------------------------------------------------------------------
 
-def _scan_block(model, terms, rows, k: int, chunk: int, method: str, offset: int,
-                precision: str = "highest"):
+
+def _scan_block(
+    model, terms, rows, k: int, chunk: int, method: str, offset: int, precision: str = "highest"
+):
     """Top-k of one block: ``(indices [Qb, k_b] int64 global, divergences [Qb, k_b])``."""
     data = rows.rows() if isinstance(rows, Block) else rows
     u, c = (jnp.asarray(t) for t in terms)
-    best_i, best_d = dv.scan_top_k(model, u, c, data, min(k, len(data)), chunk=chunk,
-                                   method=method, precision=precision, progress=False)
+    best_i, best_d = dv.scan_top_k(
+        model,
+        u,
+        c,
+        data,
+        min(k, len(data)),
+        chunk=chunk,
+        method=method,
+        precision=precision,
+        progress=False,
+    )
     return np.asarray(best_i, np.int64) + offset, np.asarray(best_d)
 
 
@@ -476,16 +512,31 @@ def tree_merge(client, futures, k: int, *, split_every: int, retries: int):
     """
     split_every = integer("split_every", split_every, low=2)
     while len(futures) > 1:
-        futures = [client.submit(_merge_parts, *futures[i:i + split_every], k=k,
-                                 retries=retries, pure=False)
-                   for i in range(0, len(futures), split_every)]
+        futures = [
+            client.submit(
+                _merge_parts, *futures[i : i + split_every], k=k, retries=retries, pure=False
+            )
+            for i in range(0, len(futures), split_every)
+        ]
     return futures[0].result()
 
 
-def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = None,
-          method: str = "auto", precision: str = "highest", block_rows: int = BLOCK_ROWS,
-          column: str = "embedding", split_every: int = 8, retries: int = 2,
-          progress: bool | None = None):
+def top_k(
+    model,
+    queries,
+    shards,
+    k: int,
+    *,
+    client=None,
+    chunk: int | None = None,
+    method: str = "auto",
+    precision: str = "highest",
+    block_rows: int = BLOCK_ROWS,
+    column: str = "embedding",
+    split_every: int = 8,
+    retries: int = 2,
+    progress: bool | None = None,
+):
     """Exact top-k of a sharded gallery on a Dask cluster.
 
     The result of :func:`anchordiv.top_k` over the concatenated shards.  Memory per worker:
@@ -536,25 +587,32 @@ def top_k(model, queries, shards, k: int, *, client=None, chunk: int | None = No
     x = dv.check_embeddings(model, "queries", queries)
     parts, offsets, n_items = blocks(model, shards, block_rows=block_rows, column=column)
     k = integer("k", k, low=1, high=n_items)
-    chunk = (dv.default_chunk(len(x), n_items, dim=model.dim) if chunk is None
-             else integer("chunk", chunk, low=1))
+    chunk = (
+        dv.default_chunk(len(x), n_items, dim=model.dim)
+        if chunk is None
+        else integer("chunk", chunk, low=1)
+    )
     # a task's rows are padded to whole chunks: no chunk longer than the longest block
     chunk = min(chunk, dv.row_bucket(int(np.diff(np.append(offsets, n_items)).max())))
     u, c = dv.padded_query_terms(model, x, method)
     shared_model = dask.delayed(model, pure=True)
     terms = dask.delayed((np.asarray(u), np.asarray(c)), pure=True)
-    scans = [dask.delayed(_scan_block, pure=True)(shared_model, terms, part, k, chunk, method,
-                                                  int(offset), precision)
-             for part, offset in zip(parts, offsets)]
+    scans = [
+        dask.delayed(_scan_block, pure=True)(
+            shared_model, terms, part, k, chunk, method, int(offset), precision
+        )
+        for part, offset in zip(parts, offsets)
+    ]
     retries = integer("retries", retries, low=0)
     with connect(client) as cl:
         futures = cl.compute(scans, retries=retries)
         wait(futures, progress=progress, desc="scan")
         best_i, best_d = tree_merge(cl, futures, k, split_every=split_every, retries=retries)
-    return best_i[:len(x)], best_d[:len(x)]
+    return best_i[: len(x)], best_d[: len(x)]
 
 
 # ---- index build at scale -----------------------------------------------------------------
+
 
 @reusing_heap
 def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
@@ -563,10 +621,11 @@ def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) ->
     data = rows.rows() if isinstance(rows, Block) else rows
     out = np.load(path, mmap_mode="r+")
     stats = 0.0
-    for start, keys in key_chunks(model, data, method, min(chunk, dv.row_bucket(len(data))),
-                                  progress=False):
+    for start, keys in key_chunks(
+        model, data, method, min(chunk, dv.row_bucket(len(data))), progress=False
+    ):
         keys = np.asarray(keys)
-        out[offset + start:offset + start + len(keys)] = keys
+        out[offset + start : offset + start + len(keys)] = keys
         stats = stats + L2Reduction.stats(keys)
     out.flush()
     return stats
@@ -574,11 +633,12 @@ def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) ->
 
 def _block_norm(reduction: L2Reduction, path: str, start: int, stop: int, chunk: int) -> float:
     keys = np.load(path, mmap_mode="r")
-    return max(reduction.norm(keys[s:min(s + chunk, stop)]) for s in range(start, stop, chunk))
+    return max(reduction.norm(keys[s : min(s + chunk, stop)]) for s in range(start, stop, chunk))
 
 
-def _block_ivf(trained: str, path: str, start: int, stop: int, reduction: L2Reduction,
-               chunk: int, out: str) -> str:
+def _block_ivf(
+    trained: str, path: str, start: int, stop: int, reduction: L2Reduction, chunk: int, out: str
+) -> str:
     """Add keys ``[start, stop)`` (global ids) to a copy of the trained IVF; write it."""
     import faiss
 
@@ -597,11 +657,23 @@ def _run_blocks(client, fn, calls, *, retries: int, progress, desc: str) -> list
     return client.gather(futures)
 
 
-def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int = 16,
-                train_size: int = 100_000, seed: int = 0, method: str = "auto",
-                chunk: int = BUILD_CHUNK, block_rows: int = BLOCK_ROWS,
-                column: str = "embedding", client=None, retries: int = 2,
-                progress: bool | None = None) -> FaissIndex:
+def build_index(
+    model,
+    shards,
+    out_dir,
+    *,
+    nlist: int | None = None,
+    nprobe: int = 16,
+    train_size: int = 100_000,
+    seed: int = 0,
+    method: str = "auto",
+    chunk: int = BUILD_CHUNK,
+    block_rows: int = BLOCK_ROWS,
+    column: str = "embedding",
+    client=None,
+    retries: int = 2,
+    progress: bool | None = None,
+) -> FaissIndex:
     """An IVF index of a sharded gallery, built by Dask tasks and merged on disk.
 
     Writes into ``out_dir``: ``keys.npy`` (the MIPS keys ``[G, m+1]``, each block's rows
@@ -655,28 +727,49 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
     chunk, retries = integer("chunk", chunk, low=1), integer("retries", retries, low=0)
     keys_path = str(out / "keys.npy")
     spec = _key_spec(model, parts[0], method)
-    np.lib.format.open_memmap(keys_path, mode="w+", dtype=spec.dtype,
-                              shape=(size, spec.shape[1])).flush()
+    np.lib.format.open_memmap(
+        keys_path, mode="w+", dtype=spec.dtype, shape=(size, spec.shape[1])
+    ).flush()
     spans = [(int(o), int(o) + _rows(p)) for p, o in zip(parts, offsets)]
     run = functools.partial(_run_blocks, retries=retries, progress=progress)
     with connect(client) as cl:
-        stats = run(cl, _block_keys, [(model, p, keys_path, o, method, chunk)
-                                      for p, (o, _) in zip(parts, spans)], desc="keys")
+        stats = run(
+            cl,
+            _block_keys,
+            [(model, p, keys_path, o, method, chunk) for p, (o, _) in zip(parts, spans)],
+            desc="keys",
+        )
         reduction = L2Reduction.balance(sum(stats))
-        norms = run(cl, _block_norm, [(reduction, keys_path, a, b, chunk) for a, b in spans],
-                    desc="norms")
+        norms = run(
+            cl, _block_norm, [(reduction, keys_path, a, b, chunk) for a, b in spans], desc="norms"
+        )
         reduction = reduction.with_norm(max(norms))
-        trained = index_module.new_faiss(faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist,
-                                         nprobe=nprobe, hnsw_m=2, ef_search=1)
-        trained.train(reduction(np.load(keys_path, mmap_mode="r")[
-            sample_rows(size, train_size, seed)]))
+        trained = index_module.new_faiss(
+            faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist, nprobe=nprobe, hnsw_m=2, ef_search=1
+        )
+        trained.train(
+            reduction(np.load(keys_path, mmap_mode="r")[sample_rows(size, train_size, seed)])
+        )
         faiss.write_index(trained, str(out / "trained.index"))
-        files = run(cl, _block_ivf, [(str(out / "trained.index"), keys_path, a, b, reduction,
-                                      chunk, str(out / f"block_{i}.index"))
-                                     for i, (a, b) in enumerate(spans)], desc="ivf")
+        files = run(
+            cl,
+            _block_ivf,
+            [
+                (
+                    str(out / "trained.index"),
+                    keys_path,
+                    a,
+                    b,
+                    reduction,
+                    chunk,
+                    str(out / f"block_{i}.index"),
+                )
+                for i, (a, b) in enumerate(spans)
+            ],
+            desc="ivf",
+        )
     _merge_on_disk(faiss, out, files)
-    meta = {"size": size, "method": method, "nprobe": nprobe,
-            **dataclasses.asdict(reduction)}
+    meta = {"size": size, "method": method, "nprobe": nprobe, **dataclasses.asdict(reduction)}
     (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
     return load_index(model, out)
 
@@ -684,8 +777,11 @@ def build_index(model, shards, out_dir, *, nlist: int | None = None, nprobe: int
 def _key_spec(model, part, method: str) -> jax.ShapeDtypeStruct:
     """Shape and dtype of one block's keys ``[1, m+1]`` (traced, not computed)."""
     dtype = part.rows()[:1].dtype if isinstance(part, Block) else part.dtype
-    return jax.eval_shape(functools.partial(index_module.mips_key_terms, method=method), model,
-                          jax.ShapeDtypeStruct((1, model.dim), dtype))
+    return jax.eval_shape(
+        functools.partial(index_module.mips_key_terms, method=method),
+        model,
+        jax.ShapeDtypeStruct((1, model.dim), dtype),
+    )
 
 
 def _rows(part) -> int:
@@ -736,5 +832,20 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     return FaissIndex(ivf, gallery, reduction=reduction)
 
 
-__all__ = ["BLOCK_ROWS", "Block", "CorePin", "JaxConfig", "WORKER_CONFIG", "WORKER_ENV", "blocks", "build_index",
-           "connect", "load_index", "local_cluster", "shard_paths", "top_k", "tree_merge", "wait"]
+__all__ = [
+    "BLOCK_ROWS",
+    "Block",
+    "CorePin",
+    "JaxConfig",
+    "WORKER_CONFIG",
+    "WORKER_ENV",
+    "blocks",
+    "build_index",
+    "connect",
+    "load_index",
+    "local_cluster",
+    "shard_paths",
+    "top_k",
+    "tree_merge",
+    "wait",
+]

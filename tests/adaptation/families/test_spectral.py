@@ -33,10 +33,13 @@ def fits():
     prior = SpectralPrior.from_anchors(broad, rank=K)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        svi = ad.infer(prior, t, ad.SVI(guide="normal", num_steps=3000, num_samples=400,
-                                        progress=False), tau=1.0)
-        delta = ad.infer(prior, t, ad.SVI(guide="delta", num_steps=3000, progress=False),
-                         tau=1.0)
+        svi = ad.infer(
+            prior,
+            t,
+            ad.SVI(guide="normal", num_steps=3000, num_samples=400, progress=False),
+            tau=1.0,
+        )
+        delta = ad.infer(prior, t, ad.SVI(guide="delta", num_steps=3000, progress=False), tau=1.0)
     return prior, svi, delta, broad, t
 
 
@@ -49,10 +52,18 @@ def nuts(fits):
         return ad.infer(prior, t, ad.NUTS(**NUTS, seed=1), tau=1.0)
 
 
-@pytest.mark.parametrize("opts, match", [
-    ({"rank": 0}, "rank"), ({"rank": D + 1}, "rank"), ({"shrinkage": "lasso"}, "shrinkage"),
-    ({"noise": "learnt"}, "noise"), ({"kappa0": -1.0}, "kappa0"),
-    ({"gamma_shape": 0.0}, "gamma_shape"), ({"prior": "flat"}, "prior")])
+@pytest.mark.parametrize(
+    "opts, match",
+    [
+        ({"rank": 0}, "rank"),
+        ({"rank": D + 1}, "rank"),
+        ({"shrinkage": "lasso"}, "shrinkage"),
+        ({"noise": "learnt"}, "noise"),
+        ({"kappa0": -1.0}, "kappa0"),
+        ({"gamma_shape": 0.0}, "gamma_shape"),
+        ({"prior": "flat"}, "prior"),
+    ],
+)
 def test_bad_hyperparameters_are_named(opts, match):
     broad, _ = anchors()
     with pytest.raises(ad.AnchorDivError, match=match):
@@ -104,7 +115,7 @@ def test_the_targets_move_the_scales(fits):
     prior, svi, _, _, t = fits
     v = svi.params("mean")["variances"]
     proj = (t - t.mean(0)) @ prior.directions
-    target_var = (proj ** 2).mean(0)
+    target_var = (proj**2).mean(0)
     assert v[0] < prior.eigenvalues[0] and v[1] > prior.eigenvalues[1]
     np.testing.assert_allclose(np.log(v), np.log(target_var), atol=0.6)
 
@@ -120,9 +131,11 @@ def test_delta_guide_is_the_joint_mode_and_offers_no_mean(fits):
     at = lambda p: fam.log_joint(t, kw, {k: np.asarray(p[k])[None] for k in keys})[0]  # noqa
     top = at(best)
     rng = np.random.default_rng(0)
-    for _ in range(20):      # a local maximum of the closed-form log joint
-        p = {k: np.asarray(best[k]) * np.exp(0.02 * rng.normal(size=np.shape(best[k])))
-             for k in keys[1:]}
+    for _ in range(20):  # a local maximum of the closed-form log joint
+        p = {
+            k: np.asarray(best[k]) * np.exp(0.02 * rng.normal(size=np.shape(best[k])))
+            for k in keys[1:]
+        }
         p["mu"] = np.asarray(best["mu"]) + 0.01 * rng.normal(size=D)
         assert at(p) <= top + 1e-6
     draws = svi.flat_samples()
@@ -132,20 +145,27 @@ def test_delta_guide_is_the_joint_mode_and_offers_no_mean(fits):
 def test_the_point_model_is_the_low_rank_covariance(fits):
     prior, svi, _, _, t = fits
     p = svi.params("mean")
-    want = prior.directions @ np.diag(p["variances"]) @ prior.directions.T + \
-        p["noise"] * (np.eye(D) - prior.directions @ prior.directions.T)
+    want = prior.directions @ np.diag(p["variances"]) @ prior.directions.T + p["noise"] * (
+        np.eye(D) - prior.directions @ prior.directions.T
+    )
     model = svi.point("mean")
     np.testing.assert_allclose(np.asarray(model.cov), want, rtol=1e-10, atol=1e-12)
     draws = svi.flat_samples()
-    mean_cov = np.mean([prior.directions @ np.diag(v) @ prior.directions.T
-                        + s * (np.eye(D) - prior.directions @ prior.directions.T)
-                        for v, s in zip(draws["variances"], draws["noise"])], axis=0)
-    np.testing.assert_allclose(want, mean_cov, rtol=1e-10)        # "mean" is E[Σ]
+    mean_cov = np.mean(
+        [
+            prior.directions @ np.diag(v) @ prior.directions.T
+            + s * (np.eye(D) - prior.directions @ prior.directions.T)
+            for v, s in zip(draws["variances"], draws["noise"])
+        ],
+        axis=0,
+    )
+    np.testing.assert_allclose(want, mean_cov, rtol=1e-10)  # "mean" is E[Σ]
     q = t[:3]
     d = np.asarray(ad.divergence(model, q, t))
     diff = t[None] - q[:, None]
-    np.testing.assert_allclose(d, 0.5 * np.einsum("qgi,ij,qgj->qg", diff, want, diff),
-                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        d, 0.5 * np.einsum("qgi,ij,qgj->qg", diff, want, diff), rtol=1e-8, atol=1e-10
+    )
 
 
 def test_save_load_is_exact(fits, tmp_path):
@@ -156,11 +176,13 @@ def test_save_load_is_exact(fits, tmp_path):
         for which in post.points or {}:
             for k, v in post.params(which).items():
                 np.testing.assert_array_equal(loaded.params(which)[k], v)
-        np.testing.assert_array_equal(ad.divergence(loaded.point("map"), t[:3], t),
-                                      ad.divergence(post.point("map"), t[:3], t))
+        np.testing.assert_array_equal(
+            ad.divergence(loaded.point("map"), t[:3], t), ad.divergence(post.point("map"), t[:3], t)
+        )
     loaded = load_posterior(svi.save(tmp_path / "again"))
-    np.testing.assert_array_equal(loaded.params("mean")["variances"],
-                                  svi.params("mean")["variances"])
+    np.testing.assert_array_equal(
+        loaded.params("mean")["variances"], svi.params("mean")["variances"]
+    )
     again = load_prior(prior.save(tmp_path / "prior"))
     for k, v in prior.to_arrays()[0].items():
         np.testing.assert_array_equal(again.to_arrays()[0][k], v)
@@ -174,18 +196,24 @@ def test_from_a_saved_gaussian_model(tmp_path):
     got = load_prior(path, "spectral", rank=K, reg=0.0)
     want = SpectralPrior.from_anchors(broad, rank=K, reg=0.0)
     np.testing.assert_allclose(got.eigenvalues, want.eigenvalues, rtol=1e-5)
-    np.testing.assert_allclose(np.abs(got.directions.T @ want.directions), np.eye(K),
-                               atol=1e-5)
+    np.testing.assert_allclose(np.abs(got.directions.T @ want.directions), np.eye(K), atol=1e-5)
 
 
 def check_inference_data(post):
     idata = ad.inference_data(post, num_draws=50)
-    for name in ("variances", "local_scales", "global_scale", "noise", "cov_trace",
-                 "relative_scales"):
+    for name in (
+        "variances",
+        "local_scales",
+        "global_scale",
+        "noise",
+        "cov_trace",
+        "relative_scales",
+    ):
         assert name in idata.posterior, name
     assert idata.posterior["variances"].dims[-1] == "spectral_direction"
     assert {"log_likelihood", "observed_data", "posterior_predictive", "prior"} <= set(
-        idata.groups())
+        idata.groups()
+    )
     return idata
 
 
@@ -204,8 +232,15 @@ def test_inference_data_of_nuts(nuts):
 def test_nuts_sbc_passes(shrinkage):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        problem = library_problem("spectral", method="nuts", d=3, n=5, num_draws=19, seed=0,
-                                  options={"shrinkage": shrinkage})
+        problem = library_problem(
+            "spectral",
+            method="nuts",
+            d=3,
+            n=5,
+            num_draws=19,
+            seed=0,
+            options={"shrinkage": shrinkage},
+        )
         result = sbc(**problem, num_simulations=80, seed=1, progress=False)
     for name, row in result.summary().items():
         assert row["chi2_p"] > 1e-3 and row["ks_p"] > 1e-3, (shrinkage, name, row)
@@ -220,11 +255,23 @@ def test_sbc_refuses_an_exact_run():
 @pytest.mark.slow
 def test_compare_priors_ranks_the_broad_directions_above_the_control():
     broad, t = anchors()
-    nuts = {"rank": K, "method": "nuts", "num_warmup": 200, "num_samples": 200,
-            "num_chains": 1, "progress": False}
+    nuts = {
+        "rank": K,
+        "method": "nuts",
+        "num_warmup": 200,
+        "num_samples": 200,
+        "num_chains": 1,
+        "progress": False,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ad.compare_priors({"broad": {"broad": broad, **nuts},
-                                    "control": {"broad": broad, "prior": "isotropic", **nuts}},
-                                   t, kind="spectral", tau=1.0)
+        result = ad.compare_priors(
+            {
+                "broad": {"broad": broad, **nuts},
+                "control": {"broad": broad, "prior": "isotropic", **nuts},
+            },
+            t,
+            kind="spectral",
+            tau=1.0,
+        )
     assert result.loo["broad"].elpd > result.loo["control"].elpd

@@ -20,12 +20,14 @@ IDATA_DRAWS = 10
 #: the options each case was recorded with, pinned explicitly since issue 17 changed the
 #: defaults (gaussian: empirical Bayes strengths; latent: β = n/(n + 10) with rank 2)
 LATENT_BEFORE_17 = {"rank": 2, "beta": None, "prior_anchors": 10.0}
-KIND_OPTIONS = {"gaussian": {"strengths": "evidence"}, "latent-gaussian": LATENT_BEFORE_17,
-                "latent-spherical": LATENT_BEFORE_17, "mixture": {"components": 2}}
-NUTS = {"method": "nuts", "num_warmup": 60, "num_samples": 40, "num_chains": 1,
-        "progress": False}
-SVI = {"method": "svi", "guide": "normal", "num_steps": 150, "num_samples": 20,
-       "progress": False}
+KIND_OPTIONS = {
+    "gaussian": {"strengths": "evidence"},
+    "latent-gaussian": LATENT_BEFORE_17,
+    "latent-spherical": LATENT_BEFORE_17,
+    "mixture": {"components": 2},
+}
+NUTS = {"method": "nuts", "num_warmup": 60, "num_samples": 40, "num_chains": 1, "progress": False}
+SVI = {"method": "svi", "guide": "normal", "num_steps": 150, "num_samples": 20, "progress": False}
 
 #: case name -> (kind, options); ``slow`` cases compile a sampler
 CASES = {}
@@ -43,10 +45,12 @@ for _kind in ("gaussian", "latent-gaussian", "latent-spherical"):
     CASES[f"{_kind}-exact-default-isotropic"] = (_kind, {"prior": "isotropic"})
 #: issue 26 (recorded before the family-protocol refactor): fixed strengths (no selection from
 #: the targets), the diagonal and spectral families, structured priors run as objects
-FIXED = {"gaussian": {"kappa0": 5.0, "nu0": 12.0},
-         "latent-gaussian": {"rank": 2, "beta": 0.5},
-         "latent-spherical": {"rank": 2, "beta": 0.5, "concentration": 20.0},
-         "diagonal-gaussian": {"kappa0": 5.0, "nu0": 8.0}}
+FIXED = {
+    "gaussian": {"kappa0": 5.0, "nu0": 12.0},
+    "latent-gaussian": {"rank": 2, "beta": 0.5},
+    "latent-spherical": {"rank": 2, "beta": 0.5, "concentration": 20.0},
+    "diagonal-gaussian": {"kappa0": 5.0, "nu0": 8.0},
+}
 for _kind, _opts in FIXED.items():
     CASES[f"{_kind}-exact-fixed"] = (_kind, dict(_opts))
     CASES[f"{_kind}-exact-fixed-isotropic"] = (_kind, {**_opts, "prior": "isotropic"})
@@ -56,12 +60,16 @@ CASES["spectral-nuts"] = ("spectral", {"rank": 2, **NUTS})
 CASES["spectral-svi"] = ("spectral", {"rank": 2, **SVI})
 CASES["spectral-gamma-svi"] = ("spectral", {"rank": 2, "shrinkage": "gamma", **SVI})
 #: structured priors have no string kind: ``fit`` builds them as objects (``ad.infer``)
-STRUCTURED = {"structured-factor-svi": ("factor", {"rank": 2}, "svi"),
-              "structured-lkj-svi": ("lkj", {}, "svi"),
-              "structured-factor-nuts": ("factor", {"rank": 2}, "nuts")}
+STRUCTURED = {
+    "structured-factor-svi": ("factor", {"rank": 2}, "svi"),
+    "structured-lkj-svi": ("lkj", {}, "svi"),
+    "structured-factor-nuts": ("factor", {"rank": 2}, "nuts"),
+}
 for _name, (_structure, _kw, _method) in STRUCTURED.items():
-    CASES[_name] = ("structured", {"structure": _structure, **_kw,
-                                   **(NUTS if _method == "nuts" else SVI)})
+    CASES[_name] = (
+        "structured",
+        {"structure": _structure, **_kw, **(NUTS if _method == "nuts" else SVI)},
+    )
 
 #: cases whose sites hold orthonormal frames (sign-ambiguous columns): compared through the
 #: projector U Uᵀ (``sign_invariant``)
@@ -69,8 +77,12 @@ FRAME_SITES = ("U", "U_raw")
 
 
 def is_slow(name: str) -> bool:
-    return ("-nuts" in name or "-svi" in name or name.startswith("mixture")
-            or name.startswith("structured"))
+    return (
+        "-nuts" in name
+        or "-svi" in name
+        or name.startswith("mixture")
+        or name.startswith("structured")
+    )
 
 
 def fit(name: str, broad, targets):
@@ -132,8 +144,7 @@ def outputs(post, queries, targets, inference_data) -> dict[str, np.ndarray]:
             warnings.simplefilter("ignore")
             model = post.point(which)
             out.update(flat(f"params_{which}", post.params(which)))
-        out[f"divergence_{which}"] = np.asarray(ad.divergence(model, queries, targets),
-                                                np.float64)
+        out[f"divergence_{which}"] = np.asarray(ad.divergence(model, queries, targets), np.float64)
     out.update(flat("draws", post.draws(0, NUM_DRAWS)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

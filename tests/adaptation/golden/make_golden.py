@@ -36,8 +36,7 @@ def main(names=None) -> None:
     broad, targets, queries = data()
     for name in names or CASES:
         post = fit(name, broad, targets)
-        np.savez_compressed(HERE / f"{name}.npz", **outputs(post, queries, targets,
-                                                             inference_data))
+        np.savez_compressed(HERE / f"{name}.npz", **outputs(post, queries, targets, inference_data))
         print(name, "ok", flush=True)
 
 

@@ -7,10 +7,17 @@ import pytest
 from numpyro.infer import MCMC, NUTS
 
 from anchordiv.anchors.gaussian import moments
-from anchordiv.adaptation.priors.bingham import latent_gaussian_model, latent_gaussian_update, ppca_scale
+from anchordiv.adaptation.priors.bingham import (
+    latent_gaussian_model,
+    latent_gaussian_update,
+    ppca_scale,
+)
 from anchordiv.adaptation.priors.distributions import bingham_gibbs
-from anchordiv.adaptation.priors.posterior_bingham import (latent_spherical_model, latent_spherical_update,
-                                                normalised_covariance)
+from anchordiv.adaptation.priors.posterior_bingham import (
+    latent_spherical_model,
+    latent_spherical_update,
+    normalised_covariance,
+)
 
 
 def data(d=3, nb=200, n=10, seed=0):
@@ -46,8 +53,9 @@ def test_beta_limits(update):
     def run(beta):
         if update == "gaussian":
             return latent_gaussian_update(broad, t, rank=2, beta=beta)[0].mode()["U"]
-        return latent_spherical_update(broad, t, rank=2, beta=beta, concentration=5.0)[0] \
-            .mode()["U"]
+        return latent_spherical_update(broad, t, rank=2, beta=beta, concentration=5.0)[0].mode()[
+            "U"
+        ]
 
     def top(x):
         _, v = np.linalg.eigh(moments(x)[1])
@@ -63,8 +71,9 @@ def test_posterior_like_parameter():
     _, v = np.linalg.eigh(moments(broad)[1])
     c = normalised_covariance(t, 2)
     assert np.trace(c) == pytest.approx(2.0)
-    np.testing.assert_allclose(post.parameter, 7.0 * (0.7 * projector(v[:, -2:]) + 0.3 * c),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        post.parameter, 7.0 * (0.7 * projector(v[:, -2:]) + 0.3 * c), atol=1e-10
+    )
 
 
 def nuts_projector(model, kwargs, targets, seed=0):
@@ -79,8 +88,9 @@ def test_nuts_latent_gaussian_agrees_with_exact():
     broad, t = data(d=3, n=6, seed=1)
     post, info = latent_gaussian_update(broad, t, rank=1, beta=6 / 10)
     exact = projector(bingham_gibbs(post.parameter, 1, 3000, np.random.default_rng(0))).mean(0)
-    np.testing.assert_allclose(nuts_projector(latent_gaussian_model, info["model_kwargs"], t),
-                               exact, atol=0.06)
+    np.testing.assert_allclose(
+        nuts_projector(latent_gaussian_model, info["model_kwargs"], t), exact, atol=0.06
+    )
 
 
 @pytest.mark.slow
@@ -88,8 +98,9 @@ def test_nuts_latent_spherical_agrees_with_exact():
     broad, t = data(d=3, n=8, seed=2)
     post, info = latent_spherical_update(broad, t, rank=2, beta=0.5, concentration=4.0)
     exact = projector(bingham_gibbs(post.parameter, 2, 3000, np.random.default_rng(0))).mean(0)
-    np.testing.assert_allclose(nuts_projector(latent_spherical_model, info["model_kwargs"], t),
-                               exact, atol=0.06)
+    np.testing.assert_allclose(
+        nuts_projector(latent_spherical_model, info["model_kwargs"], t), exact, atol=0.06
+    )
 
 
 def embeddings(rng, rot, n, decay=0.7):
@@ -110,8 +121,11 @@ def mean_angle_to_mode(d, n, seed=0, **opts):
     post = ad.adapt("latent-spherical", broad, t, tau=20.0, **opts)
     mode = post.params("map")["U"]
     uniform = np.linalg.qr(rng.normal(size=mode.shape))[0]
-    return (principal_angles(post.draws(0, 6)["U"], mode).mean(),
-            principal_angles(uniform, mode).mean(), post.info)
+    return (
+        principal_angles(post.draws(0, 6)["U"], mode).mean(),
+        principal_angles(uniform, mode).mean(),
+        post.info,
+    )
 
 
 def test_spherical_default_concentration_comes_from_the_likelihood():
@@ -120,8 +134,8 @@ def test_spherical_default_concentration_comes_from_the_likelihood():
     few, uniform, info = mean_angle_to_mode(48, 2)
     many, _, info_many = mean_angle_to_mode(48, 200)
     assert many < few < 0.8 * uniform
-    assert info_many["concentration"] > 5 * (200 + 10)       # information factor > 5 here
-    signal, noise = 3.0, 0.5                                  # κ/m = c ℓ = ℓ²/(2σ²(σ² + ℓ))
+    assert info_many["concentration"] > 5 * (200 + 10)  # information factor > 5 here
+    signal, noise = 3.0, 0.5  # κ/m = c ℓ = ℓ²/(2σ²(σ² + ℓ))
     c, _, _ = ppca_scale(np.array([signal + noise] * 2 + [noise] * 3), 2)
     assert c * signal == pytest.approx(signal**2 / (2 * noise * (noise + signal)))
 
@@ -145,4 +159,4 @@ def test_exact_latent_inference_data_has_independent_chains():
     assert idata.posterior.sizes["chain"] == 2
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
     u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
-    assert not np.allclose(u[0, 0], u[1, 0])          # different seeds, not one chain split
+    assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split

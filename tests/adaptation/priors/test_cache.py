@@ -16,8 +16,8 @@ def test_frozen_arrays_are_private_read_only_copies_with_a_remembered_digest():
     a = np.arange(12.0).reshape(3, 4)
     f = cache.frozen(a)
     assert f is not a and not f.flags.writeable
-    a[0, 0] = 99.0                                   # the caller's array may change ...
-    assert cache.digest(f) == sha1(np.arange(12.0).reshape(3, 4))   # ... the copy does not
+    a[0, 0] = 99.0  # the caller's array may change ...
+    assert cache.digest(f) == sha1(np.arange(12.0).reshape(3, 4))  # ... the copy does not
     with pytest.raises(ValueError):
         f[0, 0] = 1.0
 
@@ -34,7 +34,7 @@ def test_derived_values_are_computed_once_per_frozen_array_and_always_for_others
     first = cache.derived(chol, f)
     assert cache.derived(chol, f) is first and len(calls) == 1
     np.testing.assert_array_equal(first, np.linalg.cholesky(m))
-    cache.derived(chol, m)                           # a user's (writable) array: no memo
+    cache.derived(chol, m)  # a user's (writable) array: no memo
     cache.derived(chol, m)
     assert len(calls) == 3
 

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from anchordiv.errors import AnchorDivError
-from anchordiv.adaptation.priors.distributions import (MatrixBingham, bingham_gibbs, orthonormal_frame,
-                                            stiefel, vector_bingham)
+from anchordiv.adaptation.priors.distributions import (
+    MatrixBingham,
+    bingham_gibbs,
+    orthonormal_frame,
+    stiefel,
+    vector_bingham,
+)
 
 
 def sym(rng, d, scale=1.0):
@@ -72,8 +77,9 @@ def test_matrix_bingham_gibbs_matches_quadrature():
     """k = 2 in d = 3: the normal w of span(U) is Bingham(−B), so E[UUᵀ] = I − E[wwᵀ]."""
     b = np.diag([2.0, 0.5, -1.0]) + 0.3
     draws = bingham_gibbs(b, 2, 1500, np.random.default_rng(4))
-    np.testing.assert_allclose(np.einsum("nik,njk->nij", draws, draws)[0] @ draws[0],
-                               draws[0], atol=1e-10)
+    np.testing.assert_allclose(
+        np.einsum("nik,njk->nij", draws, draws)[0] @ draws[0], draws[0], atol=1e-10
+    )
     proj = np.einsum("nik,njk->ij", draws, draws) / len(draws)
     np.testing.assert_allclose(proj, np.eye(3) - sphere_moment(-b), atol=0.05)
 
@@ -83,8 +89,9 @@ def test_sample_method_shapes_and_dtype():
     s = d.sample(jax.random.PRNGKey(0), (5,))
     assert s.shape == (5, 3, 2) and s.dtype == jnp.float32
     assert bool(jnp.all(stiefel(s.astype(jnp.float64)) | True))
-    np.testing.assert_allclose(np.einsum("nik,nil->nkl", s, s), np.broadcast_to(np.eye(2), (5, 2, 2)),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        np.einsum("nik,nil->nkl", s, s), np.broadcast_to(np.eye(2), (5, 2, 2)), atol=1e-5
+    )
 
 
 def test_orthonormal_frame_of_gaussian_is_haar():

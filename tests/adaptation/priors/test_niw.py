@@ -10,8 +10,15 @@ from numpyro.infer import MCMC, NUTS
 from anchordiv.errors import AnchorDivError
 import warnings
 
-from anchordiv.adaptation.priors.niw import (EB_BOUNDS, NIW, _MarginalCurve, empirical_bayes,
-                                  empirical_bayes_fit, log_hyperprior, niw_model)
+from anchordiv.adaptation.priors.niw import (
+    EB_BOUNDS,
+    NIW,
+    _MarginalCurve,
+    empirical_bayes,
+    empirical_bayes_fit,
+    log_hyperprior,
+    niw_model,
+)
 
 
 def problem(d=3, n=12, seed=0):
@@ -91,7 +98,7 @@ def test_empirical_bayes_cannot_collapse_at_one_target():
     for seed in range(30):
         mu0, cov, t = shifted_problem(seed)
         with warnings.catch_warnings():
-            warnings.simplefilter("error")       # a bound would warn
+            warnings.simplefilter("error")  # a bound would warn
             r = empirical_bayes_fit(mu0, cov, t)
         assert r["at_bound"] == [] and max(r["kappa0"], r["nu0"] - 5) < 1e3
         post = NIW.from_scale(mu0, cov, r["kappa0"], r["nu0"]).update(t)
@@ -106,8 +113,9 @@ def test_empirical_bayes_bound_is_reported_and_warned():
     assert "nu0" in r["at_bound"]
 
 
-@pytest.mark.parametrize("n, hyperprior", [(1, True), (2, True), (3, True), (3, False),
-                                           (20, False)])
+@pytest.mark.parametrize(
+    "n, hyperprior", [(1, True), (2, True), (3, True), (3, False), (20, False)]
+)
 def test_empirical_bayes_reaches_the_grid_maximum(n, hyperprior):
     """Against a dense 2-D grid (600² log-spaced points) of the same objective."""
     mu0, cov, t = shifted_problem(3, n=n)
@@ -121,7 +129,7 @@ def test_empirical_bayes_reaches_the_grid_maximum(n, hyperprior):
     if hyperprior:
         obj = obj + log_hyperprior(lk) + log_hyperprior(ls)
     assert r["objective"] >= obj.max() - 1e-9
-    assert r["objective"] <= obj.max() + 0.05          # the grid is dense: no wild gap
+    assert r["objective"] <= obj.max() + 0.05  # the grid is dense: no wild gap
 
 
 def test_exact_draws_match_moments():
@@ -131,8 +139,9 @@ def test_exact_draws_match_moments():
     m = post.mean()
     se = np.sqrt(np.var(s["Sigma"], axis=0) / 4000)
     assert np.all(np.abs(s["Sigma"].mean(0) - m["Sigma"]) < 5 * se + 1e-12)
-    np.testing.assert_allclose(m["Sigma"], scipy.stats.invwishart(post.nu, post.psi).mean(),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        m["Sigma"], scipy.stats.invwishart(post.nu, post.psi).mean(), rtol=1e-10
+    )
     se_mu = np.sqrt(np.var(s["mu"], axis=0) / 4000)
     assert np.all(np.abs(s["mu"].mean(0) - post.mu) < 5 * se_mu)
 
@@ -148,8 +157,7 @@ def test_nuts_on_explicit_model_agrees_with_conjugate_posterior():
     """d = 3: NUTS posterior means of μ and Σ within Monte Carlo error of the closed form."""
     prior, t = problem(d=3, n=15, seed=3)
     post = prior.update(t)
-    mcmc = MCMC(NUTS(niw_model), num_warmup=200, num_samples=600, num_chains=1,
-                progress_bar=False)
+    mcmc = MCMC(NUTS(niw_model), num_warmup=200, num_samples=600, num_chains=1, progress_bar=False)
     mcmc.run(jax.random.PRNGKey(0), t, **prior.model_kwargs())
     s = {k: np.asarray(v) for k, v in mcmc.get_samples().items()}
     exact = post.sample(np.random.default_rng(1), 4000)

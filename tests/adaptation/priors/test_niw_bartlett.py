@@ -15,8 +15,7 @@ LATENT = ("bartlett_chi2", "bartlett_normal", "mu_std")
 def setup(d=3, seed=0):
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(d, d))
-    return (rng.normal(size=d), 2.5, d + 4.5, a @ a.T + d * np.eye(d),
-            rng.normal(size=(5, d)))
+    return (rng.normal(size=d), 2.5, d + 4.5, a @ a.T + d * np.eye(d), rng.normal(size=(5, d)))
 
 
 def test_density_of_parameters_is_the_niw_density_up_to_a_constant():
@@ -25,11 +24,13 @@ def test_density_of_parameters_is_the_niw_density_up_to_a_constant():
     diffs = []
     for seed in range(5):
         tr = handlers.trace(handlers.seed(niw_model, seed)).get_trace(jnp.asarray(t), **kw)
-        lp, _ = log_density(niw_model, (jnp.asarray(t),), kw,
-                            {n: tr[n]["value"] for n in LATENT})
+        lp, _ = log_density(niw_model, (jnp.asarray(t),), kw, {n: tr[n]["value"] for n in LATENT})
         s, m = np.asarray(tr["Sigma"]["value"]), np.asarray(tr["mu"]["value"])
-        ref = (st.invwishart(nu, psi).logpdf(s) + st.multivariate_normal(mu0, s / k).logpdf(m)
-               + st.multivariate_normal(m, s).logpdf(t).sum())
+        ref = (
+            st.invwishart(nu, psi).logpdf(s)
+            + st.multivariate_normal(mu0, s / k).logpdf(m)
+            + st.multivariate_normal(m, s).logpdf(t).sum()
+        )
         diffs.append(float(lp) - ref)
     assert np.ptp(diffs) < 1e-9
 
@@ -39,11 +40,10 @@ def test_prior_draws_have_the_niw_moments():
     from numpyro.infer import Predictive
 
     draws = Predictive(niw_model, num_samples=20000, return_sites=["Sigma", "mu"])(
-        __import__("jax").random.PRNGKey(0), jnp.asarray(t), mu0=mu0, kappa0=k, nu0=nu,
-        psi0=psi)
+        __import__("jax").random.PRNGKey(0), jnp.asarray(t), mu0=mu0, kappa0=k, nu0=nu, psi0=psi
+    )
     prior = NIW(mu0, k, nu, psi)
-    np.testing.assert_allclose(np.asarray(draws["Sigma"]).mean(0), prior.mean()["Sigma"],
-                               rtol=0.08)
+    np.testing.assert_allclose(np.asarray(draws["Sigma"]).mean(0), prior.mean()["Sigma"], rtol=0.08)
     np.testing.assert_allclose(np.asarray(draws["mu"]).mean(0), mu0, atol=0.05)
 
 
@@ -57,11 +57,13 @@ def test_bartlett_gaussian_matches_scipy():
     sigma = outer @ np.linalg.inv(inner @ inner.T) @ outer.T
     np.testing.assert_allclose(law.covariance(), sigma, rtol=1e-10)
     x = rng.normal(size=(6, d))
-    np.testing.assert_allclose(law.log_prob(jnp.asarray(x)),
-                               st.multivariate_normal(loc, sigma).logpdf(x), rtol=1e-10)
+    np.testing.assert_allclose(
+        law.log_prob(jnp.asarray(x)), st.multivariate_normal(loc, sigma).logpdf(x), rtol=1e-10
+    )
     # batched (mixture components) agrees with one at a time
-    batch = BartlettGaussian(jnp.stack([loc, loc + 1]), jnp.stack([outer, outer]),
-                             jnp.stack([inner, 2 * inner]))
+    batch = BartlettGaussian(
+        jnp.stack([loc, loc + 1]), jnp.stack([outer, outer]), jnp.stack([inner, 2 * inner])
+    )
     got = batch.log_prob(jnp.asarray(x)[:, None, :])
     one = BartlettGaussian(jnp.asarray(loc + 1), jnp.asarray(outer), jnp.asarray(2 * inner))
     np.testing.assert_allclose(got[:, 1], one.log_prob(jnp.asarray(x)), rtol=1e-10)

@@ -29,14 +29,18 @@ def dense(v_basis, v, s2):
 def test_logpdf_matches_the_dense_multivariate_normal():
     _, vb, v, s2, mu, t = setup()
     got = spectral.gaussian_logpdf(t, mu, vb, v, s2)
-    want = np.stack([scipy.stats.multivariate_normal(mu[s], dense(vb, v[s], s2[s])).logpdf(t)
-                     for s in range(len(mu))])
+    want = np.stack(
+        [
+            scipy.stats.multivariate_normal(mu[s], dense(vb, v[s], s2[s])).logpdf(t)
+            for s in range(len(mu))
+        ]
+    )
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_square_root_squares_to_sigma():
     rng, vb, v, s2, _, _ = setup()
-    root = spectral.sqrt_apply(vb, v[0], s2[0], np.eye(D), np)       # rows: Σ^{1/2} e_i
+    root = spectral.sqrt_apply(vb, v[0], s2[0], np.eye(D), np)  # rows: Σ^{1/2} e_i
     np.testing.assert_allclose(root @ root.T, dense(vb, v[0], s2[0]), atol=1e-12)
 
 
@@ -68,23 +72,29 @@ def test_closed_form_log_joint_is_the_models_density(shrinkage, free_noise):
     equals the generative log joint log p(g, ℓ, h) + log N(μ | μ₀, Σ/κ₀) + Σ log N(tᵢ | μ, Σ)
     at the implied μ; with ``map_jacobian`` (μ profiled at μₙ) it is the log joint at μₙ."""
     rng, vb, _, _, _, t = setup(1)
-    law = spectral.SpectralLaw(rng.normal(size=D), vb, np.array([2.0, 1.0, 0.5]), 0.3, 1.5,
-                               shrinkage, 0.8, 3.0, free_noise)
+    law = spectral.SpectralLaw(
+        rng.normal(size=D), vb, np.array([2.0, 1.0, 0.5]), 0.3, 1.5, shrinkage, 0.8, 3.0, free_noise
+    )
     draws = law.sample(rng, 3)
     kw = law.model_kwargs()
     # the model's sites at these draws: μ through its non-centred coordinate (tests run in x64)
     mean, kn = spectral.posterior_mean(t, law.mu0, law.kappa0)
     v, s2 = spectral.variances(law, draws)
-    sub = {"global_scale": draws["global_scale"], "local_scales": draws["local_scales"],
-           "mu_raw": np.stack([_whiten(vb, v[i], s2[i], (draws["mu"][i] - mean) * np.sqrt(kn))
-                               for i in range(3)])}
+    sub = {
+        "global_scale": draws["global_scale"],
+        "local_scales": draws["local_scales"],
+        "mu_raw": np.stack(
+            [_whiten(vb, v[i], s2[i], (draws["mu"][i] - mean) * np.sqrt(kn)) for i in range(3)]
+        ),
+    }
     if free_noise:
         sub["noise_scale"] = draws["noise_scale"]
     got = _model_density(t, kw, sub) - 0.5 * (spectral.logdet(v, s2, D, np) - D * np.log(kn))
     want = law.log_prior(draws) + spectral.gaussian_logpdf(t, draws["mu"], vb, v, s2).sum(-1)
     np.testing.assert_allclose(got, want, rtol=1e-10)
-    profiled = _model_density(t, {**kw, "map_jacobian": True},
-                              {k: w for k, w in sub.items() if k != "mu_raw"})
+    profiled = _model_density(
+        t, {**kw, "map_jacobian": True}, {k: w for k, w in sub.items() if k != "mu_raw"}
+    )
     at_mode = {**draws, "mu": np.broadcast_to(mean, draws["mu"].shape)}
     want = law.log_prior(at_mode) + spectral.gaussian_logpdf(t, at_mode["mu"], vb, v, s2).sum(-1)
     # the same up to the constant −d/2 log 2π of N(z = 0 | 0, I)

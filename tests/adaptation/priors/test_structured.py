@@ -16,13 +16,26 @@ def truth(d=6, r=2, seed=1):
     return mu, sigma, rng.multivariate_normal(mu, sigma, size=2000), rng.normal(size=(300, d))
 
 
-@pytest.mark.parametrize("model,builder", [(factor_model, factor_prior(rank=2)),
-                                           pytest.param(lkj_model, lkj_prior(),
-                                                        marks=pytest.mark.slow)])  # ~11 s
+@pytest.mark.parametrize(
+    "model,builder",
+    [
+        (factor_model, factor_prior(rank=2)),
+        pytest.param(lkj_model, lkj_prior(), marks=pytest.mark.slow),
+    ],
+)  # ~11 s
 def test_svi_recovers_a_known_covariance(model, builder):
     mu, sigma, targets, broad = truth()
-    post = ad.adapt("gaussian", broad, targets, tau=1.0, method="svi", model=model,
-                    model_kwargs=builder, num_steps=1500, progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        targets,
+        tau=1.0,
+        method="svi",
+        model=model,
+        model_kwargs=builder,
+        num_steps=1500,
+        progress=False,
+    )
     got = post.params("map")
     assert np.linalg.norm(got["Sigma"] - sigma) / np.linalg.norm(sigma) < 0.12
     assert np.abs(got["mu"] - mu).max() < 0.1
@@ -37,8 +50,9 @@ def test_factor_prior_is_centred_on_the_broad_principal_directions():
     kw = factor_prior(rank=r)(broad)
     w0 = kw["loadings0"]
     assert w0.shape == (d, r) and kw["noise0"].shape == (d,)
-    np.testing.assert_allclose(np.linalg.svd(u.T @ np.linalg.qr(w0)[0],
-                                             compute_uv=False), 1.0, atol=1e-3)
+    np.testing.assert_allclose(
+        np.linalg.svd(u.T @ np.linalg.qr(w0)[0], compute_uv=False), 1.0, atol=1e-3
+    )
     prior_cov = w0 @ w0.T + np.diag(kw["noise0"])
     np.testing.assert_allclose(prior_cov, np.cov(broad.T), atol=0.05)
 
@@ -55,8 +69,19 @@ def test_builders_reject_bad_settings():
 @pytest.mark.slow  # ~13 s
 def test_nuts_runs_on_the_factor_prior_in_a_subspace():
     mu, sigma, targets, broad = truth(d=6)
-    post = ad.adapt("gaussian", broad, targets[:40], tau=1.0, method="nuts", model=factor_model,
-                    model_kwargs=factor_prior(rank=1), subspace=3, num_warmup=150,
-                    num_samples=100, num_chains=1, progress=False)
+    post = ad.adapt(
+        "gaussian",
+        broad,
+        targets[:40],
+        tau=1.0,
+        method="nuts",
+        model=factor_model,
+        model_kwargs=factor_prior(rank=1),
+        subspace=3,
+        num_warmup=150,
+        num_samples=100,
+        num_chains=1,
+        progress=False,
+    )
     assert post.samples["loadings"].shape == (1, 100, 3, 1)
     assert post.params("mean")["Sigma"].shape == (6, 6)

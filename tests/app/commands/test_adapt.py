@@ -11,11 +11,18 @@ from anchordiv.adaptation import broad_from_model
 from anchordiv.app.cli import main
 from helpers import clustered_anchors, unit
 
-FLAGS = [("--method", "svi", "method", "svi"), ("--guide", "lowrank", "guide", "lowrank"),
-         ("--guide-rank", "3", "guide_rank", 3), ("--subspace", "4", "subspace", 4),
-         ("--num-steps", "50", "num_steps", 50), ("--learning-rate", "0.01", "learning_rate", 0.01),
-         ("--num-samples", "30", "num_samples", 30), ("--num-warmup", "20", "num_warmup", 20),
-         ("--num-chains", "1", "num_chains", 1), ("--seed", "3", "seed", 3)]
+FLAGS = [
+    ("--method", "svi", "method", "svi"),
+    ("--guide", "lowrank", "guide", "lowrank"),
+    ("--guide-rank", "3", "guide_rank", 3),
+    ("--subspace", "4", "subspace", 4),
+    ("--num-steps", "50", "num_steps", 50),
+    ("--learning-rate", "0.01", "learning_rate", 0.01),
+    ("--num-samples", "30", "num_samples", 30),
+    ("--num-warmup", "20", "num_warmup", 20),
+    ("--num-chains", "1", "num_chains", 1),
+    ("--seed", "3", "seed", 3),
+]
 
 
 @pytest.fixture
@@ -30,7 +37,7 @@ def files(tmp_path):
 def calls(monkeypatch):
     """Record the options ``ad.adapt`` receives; run the exact update for the result."""
     seen = []
-    package = importlib.import_module("anchordiv.adaptation")   # ad.adapt is the function
+    package = importlib.import_module("anchordiv.adaptation")  # ad.adapt is the function
     real = package.adapt
 
     def fake(kind, broad, target, **options):
@@ -42,8 +49,20 @@ def calls(monkeypatch):
 
 
 def run(t, *extra):
-    return main(["adapt", "gaussian", str(t / "b.npy"), str(t / "t.npy"), "-o", str(t / "m"),
-                 "--tau", "5", "--overwrite", *extra])
+    return main(
+        [
+            "adapt",
+            "gaussian",
+            str(t / "b.npy"),
+            str(t / "t.npy"),
+            "-o",
+            str(t / "m"),
+            "--tau",
+            "5",
+            "--overwrite",
+            *extra,
+        ]
+    )
 
 
 def test_only_given_options_are_forwarded_and_progress_is_not_forced_off(files, calls, capsys):
@@ -95,31 +114,72 @@ def test_adapt_from_a_saved_prior_directory(saved_prior, how, capsys):
     """``--prior DIR`` (or the directory as BROAD) adapts from the saved model: the same
     posterior as ad.adapt on its stand-in anchors, τ and encoder from its card."""
     t = saved_prior
-    where = (["--prior", str(t / "prior"), str(t / "t.npy")] if how == "flag"
-             else [str(t / "prior"), str(t / "t.npy")])
-    assert main(["adapt", "gaussian", *where, "-o", str(t / "m"), "--kappa0", "3",
-                 "--nu0", "12", "--json"]) == 0
+    where = (
+        ["--prior", str(t / "prior"), str(t / "t.npy")]
+        if how == "flag"
+        else [str(t / "prior"), str(t / "t.npy")]
+    )
+    assert (
+        main(
+            [
+                "adapt",
+                "gaussian",
+                *where,
+                "-o",
+                str(t / "m"),
+                "--kappa0",
+                "3",
+                "--nu0",
+                "12",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["tau"] == 7.0 and out["encoder"] == "enc-x"
     got = ad.load_model(t / "m")
     broad = broad_from_model(ad.load_model(t / "prior"))
-    want = ad.adapt("gaussian", broad, np.load(t / "t.npy"), tau=7.0, kappa0=3.0,
-                    nu0=12.0).point("mean")
+    want = ad.adapt("gaussian", broad, np.load(t / "t.npy"), tau=7.0, kappa0=3.0, nu0=12.0).point(
+        "mean"
+    )
     np.testing.assert_allclose(np.asarray(got.mean), np.asarray(want.mean), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(got.factor @ got.factor.T),
-                               np.asarray(want.factor @ want.factor.T), rtol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(got.factor @ got.factor.T), np.asarray(want.factor @ want.factor.T), rtol=1e-10
+    )
 
 
 def test_prior_directory_errors_are_clear(saved_prior, capsys):
     t = saved_prior
-    assert main(["adapt", "gaussian", "--prior", str(t / "nope"), str(t / "t.npy"),
-                 "-o", str(t / "m")]) != 0
+    assert (
+        main(
+            ["adapt", "gaussian", "--prior", str(t / "nope"), str(t / "t.npy"), "-o", str(t / "m")]
+        )
+        != 0
+    )
     assert "no such directory" in capsys.readouterr().err
-    assert main(["adapt", "gaussian", "--prior", str(t / "prior"), str(t / "t.npy"),
-                 str(t / "t.npy"), "-o", str(t / "m")]) != 0
+    assert (
+        main(
+            [
+                "adapt",
+                "gaussian",
+                "--prior",
+                str(t / "prior"),
+                str(t / "t.npy"),
+                str(t / "t.npy"),
+                "-o",
+                str(t / "m"),
+            ]
+        )
+        != 0
+    )
     assert "expected TARGET" in capsys.readouterr().err
-    assert main(["adapt", "mixture", "--prior", str(t / "prior"), str(t / "t.npy"),
-                 "-o", str(t / "m")]) != 0
+    assert (
+        main(
+            ["adapt", "mixture", "--prior", str(t / "prior"), str(t / "t.npy"), "-o", str(t / "m")]
+        )
+        != 0
+    )
     assert "EM on the broad anchors" in capsys.readouterr().err
 
 

@@ -25,12 +25,29 @@ def test_search_with_workers_reads_a_shard_directory(tmp_path, capsys):
     (tmp_path / "img_emb").mkdir()
     for n, (lo, hi) in enumerate(((0, 40), (40, 90))):
         np.save(tmp_path / "img_emb" / f"img_emb_{n}.npy", y[lo:hi])
-    assert main(["search", str(tmp_path / "m"), str(tmp_path / "q.npy"), str(tmp_path),
-                 "-k", "4", "-o", str(tmp_path / "res"), "--workers", "1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(tmp_path / "m"),
+                str(tmp_path / "q.npy"),
+                str(tmp_path),
+                "-k",
+                "4",
+                "-o",
+                str(tmp_path / "res"),
+                "--workers",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr()
-    assert json.loads(out.out)["k"] == 4 and "scan" in out.err      # progress on stderr
-    np.testing.assert_array_equal(np.load(tmp_path / "res.indices.npy"),
-                                  ad.top_k(model, x, y, 4)[0])
+    assert json.loads(out.out)["k"] == 4 and "scan" in out.err  # progress on stderr
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "res.indices.npy"), ad.top_k(model, x, y, 4)[0]
+    )
 
 
 def test_curve_on_a_cluster_equals_serial(tmp_path, capsys):
@@ -43,8 +60,19 @@ def test_curve_on_a_cluster_equals_serial(tmp_path, capsys):
     np.save(tmp_path / "broad.npy", unit(rng, 20, 4))
     np.save(tmp_path / "rel.npy", shared_label_relevance(labels, labels))
     files = [str(tmp_path / f) for f in ("broad.npy", "target.npy", "items.npy", "rel.npy")]
-    common = ["--tau", "5", "--models", "softmax,cosine", "--budgets", "2", "--subsets", "2",
-              "--n-boot", "50", "--json"]
+    common = [
+        "--tau",
+        "5",
+        "--models",
+        "softmax,cosine",
+        "--budgets",
+        "2",
+        "--subsets",
+        "2",
+        "--n-boot",
+        "50",
+        "--json",
+    ]
     tables = []
     for name, extra in (("serial", []), ("cluster", ["--workers", "2"])):
         assert main(["curve", *files, *common, "-o", str(tmp_path / name), *extra]) == 0
@@ -55,6 +83,18 @@ def test_curve_on_a_cluster_equals_serial(tmp_path, capsys):
 
 def test_scheduler_and_workers_exclude_each_other(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        main(["search", "m", "q.npy", "g.npy", "-o", "x", "--workers", "2", "--scheduler",
-              "tcp://127.0.0.1:1"])
+        main(
+            [
+                "search",
+                "m",
+                "q.npy",
+                "g.npy",
+                "-o",
+                "x",
+                "--workers",
+                "2",
+                "--scheduler",
+                "tcp://127.0.0.1:1",
+            ]
+        )
     assert "not allowed with argument" in capsys.readouterr().err

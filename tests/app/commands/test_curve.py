@@ -28,20 +28,35 @@ def files(tmp_path_factory):
 
 def test_curve_writes_table_plot_and_needs(files, capsys):
     t = files
-    rc = main(["curve", *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy",
-                                                "rel.npy")),
-               "--tau", "5", "--models", "softmax,gaussian,cosine,inversion",
-               "--budgets", "2,4", "--subsets", "2", "--queries", "12", "--n-boot", "100",
-               "-o", str(t / "out"), "--json"])
+    rc = main(
+        [
+            "curve",
+            *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy", "rel.npy")),
+            "--tau",
+            "5",
+            "--models",
+            "softmax,gaussian,cosine,inversion",
+            "--budgets",
+            "2,4",
+            "--subsets",
+            "2",
+            "--queries",
+            "12",
+            "--n-boot",
+            "100",
+            "-o",
+            str(t / "out"),
+            "--json",
+        ]
+    )
     assert rc == 0
     result = json.loads(capsys.readouterr().out)
     paths = result["paths"]
-    assert {r["model"] for r in result["summary"]} == {"softmax", "gaussian", "cosine",
-                                                        "inversion"}
+    assert {r["model"] for r in result["summary"]} == {"softmax", "gaussian", "cosine", "inversion"}
     with open(paths["table"]) as f:
         rows = list(csv.DictReader(f))
     assert {r["budget"] for r in rows} == {"2", "4", "9"}
-    assert len(rows) == 4 * 5                     # 4 models x (2 + 2 + 1) cells
+    assert len(rows) == 4 * 5  # 4 models x (2 + 2 + 1) cells
     assert open(paths["plot"], "rb").read(4) == b"\x89PNG"
     needs = json.loads(open(paths["needs"]).read())
     assert set(needs["models"]) == {"softmax", "gaussian", "cosine", "inversion"}
@@ -50,29 +65,62 @@ def test_curve_writes_table_plot_and_needs(files, capsys):
 def test_curve_accepts_per_item_labels(files, capsys):
     """Issue 11: curve needed an [n, n] relevance .npy instead of accepting labels."""
     t = files
-    common = ["--tau", "5", "--models", "gaussian,cosine", "--budgets", "2", "--subsets", "1",
-              "--queries", "8", "--n-boot", "50"]
+    common = [
+        "--tau",
+        "5",
+        "--models",
+        "gaussian,cosine",
+        "--budgets",
+        "2",
+        "--subsets",
+        "1",
+        "--queries",
+        "8",
+        "--n-boot",
+        "50",
+    ]
     tables = []
     for name, rel in (("rel", "rel.npy"), ("lab", "labels.npy")):
-        assert main(["curve", *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy",
-                                                      rel)), *common, "-o", str(t / name)]) == 0
+        assert (
+            main(
+                [
+                    "curve",
+                    *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy", rel)),
+                    *common,
+                    "-o",
+                    str(t / name),
+                ]
+            )
+            == 0
+        )
         tables.append((t / name / "curve.csv").read_text())
     capsys.readouterr()
     assert tables[0] == tables[1]
 
 
-@pytest.mark.parametrize("extra, match", [
-    (["--models", "oracle"], "model 'oracle': unknown; registered: softmax"),
-    (["--model", "no_such_module_xyz:f"], "cannot import 'no_such_module_xyz'"),
-    (["--model", "json:nothing"], "module 'json' has no 'nothing'"),
-    (["--budgets", "1,x"], "--budgets: expected comma-separated integers"),
-    (["--queries", "0"], "--queries: must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--models", "oracle"], "model 'oracle': unknown; registered: softmax"),
+        (["--model", "no_such_module_xyz:f"], "cannot import 'no_such_module_xyz'"),
+        (["--model", "json:nothing"], "module 'json' has no 'nothing'"),
+        (["--budgets", "1,x"], "--budgets: expected comma-separated integers"),
+        (["--queries", "0"], "--queries: must be >= 1"),
+    ],
+)
 def test_curve_errors(files, capsys, extra, match):
     t = files
-    rc = main(["curve", *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy",
-                                                "rel.npy")),
-               "--tau", "5", "-o", str(t / "bad"), *extra])
+    rc = main(
+        [
+            "curve",
+            *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy", "rel.npy")),
+            "--tau",
+            "5",
+            "-o",
+            str(t / "bad"),
+            *extra,
+        ]
+    )
     assert rc == 2
     assert match in capsys.readouterr().err
 
@@ -80,18 +128,45 @@ def test_curve_errors(files, capsys, extra, match):
 def test_curve_relevance_shape_error(files, capsys):
     t = files
     np.save(t / "rel_bad.npy", np.zeros((3, 3), bool))
-    rc = main(["curve", str(t / "broad.npy"), str(t / "target.npy"), str(t / "items.npy"),
-               str(t / "rel_bad.npy"), "--tau", "5", "-o", str(t / "bad")])
-    assert rc == 2 and "relevance: expected [24, 24] relevance, [24] labels" in capsys.readouterr().err
+    rc = main(
+        [
+            "curve",
+            str(t / "broad.npy"),
+            str(t / "target.npy"),
+            str(t / "items.npy"),
+            str(t / "rel_bad.npy"),
+            "--tau",
+            "5",
+            "-o",
+            str(t / "bad"),
+        ]
+    )
+    assert (
+        rc == 2 and "relevance: expected [24, 24] relevance, [24] labels" in capsys.readouterr().err
+    )
 
 
 def test_help_explains_every_option(capsys):
     with pytest.raises(SystemExit):
         main(["curve", "--help"])
     text = capsys.readouterr().out
-    for opt in ("--tau", "--models", "--budgets", "--subsets", "--queries", "--fraction",
-                "--seed", "--n-boot", "--title", "posterior-gaussian", "isotropic-gaussian",
-                "--model", "module:function", "anchordiv.models", "--json"):
+    for opt in (
+        "--tau",
+        "--models",
+        "--budgets",
+        "--subsets",
+        "--queries",
+        "--fraction",
+        "--seed",
+        "--n-boot",
+        "--title",
+        "posterior-gaussian",
+        "isotropic-gaussian",
+        "--model",
+        "module:function",
+        "anchordiv.models",
+        "--json",
+    ):
         assert opt in text
 
 
@@ -147,8 +222,17 @@ def test_table_on_stdout(files, capsys):
 
 def test_model_from_module_function(files, capsys, plugin):
     with pytest.warns(UserWarning, match=r"'shrunk': \d+ warning\(s\) in 3 of 3 cells"):
-        rc = _curve(files, "--models", "cosine", "--model", f"{plugin}:shrunk",
-                    "--model", f"mine={plugin}:shrunk", "-o", str(files / "mf"))
+        rc = _curve(
+            files,
+            "--models",
+            "cosine",
+            "--model",
+            f"{plugin}:shrunk",
+            "--model",
+            f"mine={plugin}:shrunk",
+            "-o",
+            str(files / "mf"),
+        )
     assert rc == 0
     rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:5]]
     assert rows == ["cosine", "shrunk", "mine"]
@@ -164,11 +248,15 @@ def test_model_from_an_entry_point(files, capsys, plugin, monkeypatch):
     import importlib.metadata
 
     ep = importlib.metadata.EntryPoint("plugged", f"{plugin}:shrunk", "anchordiv.models")
-    monkeypatch.setattr(importlib.metadata, "entry_points",
-                        lambda group=None: [ep] if group == "anchordiv.models" else [])
+    monkeypatch.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda group=None: [ep] if group == "anchordiv.models" else [],
+    )
     with pytest.warns(UserWarning, match="'plugged'"):
-        assert _curve(files, "--models", "cosine", "--model", "plugged",
-                      "-o", str(files / "ep")) == 0
+        assert (
+            _curve(files, "--models", "cosine", "--model", "plugged", "-o", str(files / "ep")) == 0
+        )
     assert "plugged" in capsys.readouterr().out
 
 
@@ -186,14 +274,33 @@ def test_log_of_a_piped_run_is_readable_lines(files, tmp_path, plugin):
     import sys
 
     log = tmp_path / "log"
-    env = {**os.environ, "ANCHORDIV_PROGRESS_INTERVAL": "0",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env = {
+        **os.environ,
+        "ANCHORDIV_PROGRESS_INTERVAL": "0",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+    }
     with open(log, "w") as err:
-        run = subprocess.run([sys.executable, "-m", "anchordiv.app.cli", "curve",
-                              *(str(files / f) for f in ARGS), *QUICK, "--models", "gaussian",
-                              "--model", f"{plugin}:shrunk", "-o", str(tmp_path / "out")],
-                             stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                             timeout=300)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "anchordiv.app.cli",
+                "curve",
+                *(str(files / f) for f in ARGS),
+                *QUICK,
+                "--models",
+                "gaussian",
+                "--model",
+                f"{plugin}:shrunk",
+                "-o",
+                str(tmp_path / "out"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+            timeout=300,
+        )
     assert run.returncode == 0, log.read_text()
     text = log.read_text()
     assert "\r" not in text
@@ -203,4 +310,4 @@ def test_log_of_a_piped_run_is_readable_lines(files, tmp_path, plugin):
     warned = [line for line in lines if "warning" in line]
     assert all(line.startswith("anchordiv curve: warning: model '") for line in warned)
     models = sorted(line.split("'")[1] for line in warned)
-    assert models == ["gaussian", "shrunk"]             # one summary per model, not per cell
+    assert models == ["gaussian", "shrunk"]  # one summary per model, not per cell

@@ -33,26 +33,39 @@ def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
     report = out / "report.md"
     assert capsys.readouterr().out.strip().endswith(str(report))
     text = report.read_text()
-    for heading in ("Clinical retrieval", "WordNet → ImageNet", "Anchor budget",
-                    "Object vs style", "Prior transfer with headroom", "Prior transfer, clinical"):
+    for heading in (
+        "Clinical retrieval",
+        "WordNet → ImageNet",
+        "Anchor budget",
+        "Object vs style",
+        "Prior transfer with headroom",
+        "Prior transfer, clinical",
+    ):
         assert f"## {heading}" in text
-    assert f"models/{WORDNET_PRIOR}" in text                 # the shipped prior was used
+    assert f"models/{WORDNET_PRIOR}" in text  # the shipped prior was used
     for png in ("clinical.png", "wordnet_imagenet/curve.png", "budget.png", "object_style.png"):
         assert (out / png).stat().st_size > 10_000
         assert f"]({png})" in text
     clinical = _csv(out / "clinical.csv")
-    assert {r["scorer"] for r in clinical} >= {"gaussian", "posterior-gaussian", "cosine",
-                                               "inversion"}
+    assert {r["scorer"] for r in clinical} >= {
+        "gaussian",
+        "posterior-gaussian",
+        "cosine",
+        "inversion",
+    }
     assert all(0 <= float(r["auprc"]) <= 1 for r in clinical)
     curve = _csv(out / "wordnet_imagenet" / "curve_summary.csv")
     assert {"posterior-gaussian", "isotropic-gaussian"} <= {r["model"] for r in curve}
     style = _csv(out / "object_style.csv")
-    obj = {float(r["p"]): float(r["auprc"]) for r in style
-           if r["target"] == "object" and r["p"] != "nan"}
-    assert obj[1.0] > obj[0.0]                               # mass on objects helps objects
+    obj = {
+        float(r["p"]): float(r["auprc"])
+        for r in style
+        if r["target"] == "object" and r["p"] != "nan"
+    }
+    assert obj[1.0] > obj[0.0]  # mass on objects helps objects
     results = json.loads((out / "results.json").read_text())
     assert "needs" in results["wordnet-imagenet"]
-    for part in ("style-transfer", "clinical-transfer"):            # the shipped priors' study
+    for part in ("style-transfer", "clinical-transfer"):  # the shipped priors' study
         assert {r["diagnostic"] for r in results[part]["ranking"]} >= {"loo_gain", "captured"}
     assert "models/wordnet-visual-art-gaussian" in text
     assert results["versions"]["anchordiv"] == ad.__version__ and "Measured with python " in text
@@ -61,8 +74,7 @@ def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
     assert "## Does adaptation keep its promise? (dominance table)" in text
     table = json.loads((out / "dominance.json").read_text())
     tasks = {c["task"].split(" / ")[0] for c in table["claims"]}
-    assert tasks == {"style transfer", "WordNet → ImageNet (= budget study)",
-                     "clinical transfer"}
+    assert tasks == {"style transfer", "WordNet → ImageNet (= budget study)", "clinical transfer"}
     assert {"domain-gaussian", "posterior-gaussian"} <= {c["posterior"] for c in table["claims"]}
     assert all(np.isfinite(r["diff_best"]) for r in table["dominance"])
 

@@ -16,9 +16,26 @@ def test_diagnose_writes_summary_plots_and_stability(tmp_path, capsys):
     np.save(tmp_path / "q.npy", unit(rng, 3, 4))
     np.save(tmp_path / "g.npy", unit(rng, 15, 4))
     np.save(tmp_path / "r.npy", rng.random((3, 15)) < 0.3)
-    rc = main(["diagnose", str(tmp_path / "p"), "-o", str(tmp_path / "d"), "--num-draws", "10",
-               "--queries", str(tmp_path / "q.npy"), "--gallery", str(tmp_path / "g.npy"),
-               "--relevance", str(tmp_path / "r.npy"), "-k", "3", "--stability-draws", "3"])
+    rc = main(
+        [
+            "diagnose",
+            str(tmp_path / "p"),
+            "-o",
+            str(tmp_path / "d"),
+            "--num-draws",
+            "10",
+            "--queries",
+            str(tmp_path / "q.npy"),
+            "--gallery",
+            str(tmp_path / "g.npy"),
+            "--relevance",
+            str(tmp_path / "r.npy"),
+            "-k",
+            "3",
+            "--stability-draws",
+            "3",
+        ]
+    )
     assert rc == 0
     out = capsys.readouterr().out
     assert out.startswith("anchordiv diagnose: gaussian posterior (exact)")
@@ -38,14 +55,33 @@ def test_diagnose_a_spectral_posterior(tmp_path, capsys):
     the scales reach the summary, the stability table runs on its draws."""
     rng = np.random.default_rng(1)
     prior = ad.SpectralPrior.from_anchors(unit(rng, 80, 4), rank=2)
-    post = ad.infer(prior, clustered_anchors(rng, 6, 4), ad.SVI(
-        guide="normal", num_steps=300, num_samples=20, progress=False), tau=5.0)
+    post = ad.infer(
+        prior,
+        clustered_anchors(rng, 6, 4),
+        ad.SVI(guide="normal", num_steps=300, num_samples=20, progress=False),
+        tau=5.0,
+    )
     post.save(tmp_path / "p")
     np.save(tmp_path / "q.npy", unit(rng, 3, 4))
     np.save(tmp_path / "g.npy", unit(rng, 15, 4))
-    rc = main(["diagnose", str(tmp_path / "p"), "-o", str(tmp_path / "d"), "--num-draws", "10",
-               "--queries", str(tmp_path / "q.npy"), "--gallery", str(tmp_path / "g.npy"),
-               "-k", "3", "--stability-draws", "3"])
+    rc = main(
+        [
+            "diagnose",
+            str(tmp_path / "p"),
+            "-o",
+            str(tmp_path / "d"),
+            "--num-draws",
+            "10",
+            "--queries",
+            str(tmp_path / "q.npy"),
+            "--gallery",
+            str(tmp_path / "g.npy"),
+            "-k",
+            "3",
+            "--stability-draws",
+            "3",
+        ]
+    )
     assert rc == 0
     assert capsys.readouterr().out.startswith("anchordiv diagnose: spectral posterior (svi)")
     idata = ad.load_inference_data(tmp_path / "d" / "idata")

@@ -18,24 +18,68 @@ def test_fit_then_search(tmp_path, capsys):
     np.save(tmp_path / "a.npy", clustered_anchors(rng, 50, 8, np.float32))
     np.save(tmp_path / "q.npy", unit(rng, 4, 8, np.float32))
     np.save(tmp_path / "g.npy", unit(rng, 30, 8, np.float32))
-    assert main(["fit", "gaussian", str(tmp_path / "a.npy"), "-o", str(tmp_path / "m"),
-                 "--tau", "20", "--encoder", "unit-test", "--json"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "gaussian",
+                str(tmp_path / "a.npy"),
+                "-o",
+                str(tmp_path / "m"),
+                "--tau",
+                "20",
+                "--encoder",
+                "unit-test",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["kind"] == "gaussian"
-    assert main(["search", str(tmp_path / "m"), str(tmp_path / "q.npy"), str(tmp_path / "g.npy"),
-                 "-k", "3", "-o", str(tmp_path / "res")]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(tmp_path / "m"),
+                str(tmp_path / "q.npy"),
+                str(tmp_path / "g.npy"),
+                "-k",
+                "3",
+                "-o",
+                str(tmp_path / "res"),
+            ]
+        )
+        == 0
+    )
     idx = np.load(tmp_path / "res.indices.npy")
     model = ad.load_model(tmp_path / "m")
-    full = np.asarray(ad.divergence(model, np.load(tmp_path / "q.npy"), np.load(tmp_path / "g.npy")))
+    full = np.asarray(
+        ad.divergence(model, np.load(tmp_path / "q.npy"), np.load(tmp_path / "g.npy"))
+    )
     np.testing.assert_array_equal(idx, np.argsort(full, axis=1, kind="stable")[:, :3])
 
 
 def test_cli_reports_bad_input(tmp_path, capsys):
     np.save(tmp_path / "a.npy", np.ones((1, 3), np.float32))
-    assert main(["fit", "gaussian", str(tmp_path / "a.npy"), "-o", str(tmp_path / "m"),
-                 "--tau", "20"]) == 2
+    assert (
+        main(["fit", "gaussian", str(tmp_path / "a.npy"), "-o", str(tmp_path / "m"), "--tau", "20"])
+        == 2
+    )
     assert "a single anchor" in capsys.readouterr().err
-    assert main(["fit", "gaussian", str(tmp_path / "missing.npy"), "-o", str(tmp_path / "m"),
-                 "--tau", "20"]) == 2
+    assert (
+        main(
+            [
+                "fit",
+                "gaussian",
+                str(tmp_path / "missing.npy"),
+                "-o",
+                str(tmp_path / "m"),
+                "--tau",
+                "20",
+            ]
+        )
+        == 2
+    )
     assert "no such file" in capsys.readouterr().err
 
 
@@ -47,10 +91,18 @@ def embedded(tmp_path):
     """Anchors, queries and gallery saved as `anchordiv embed` does (sidecars with texts)."""
     rng = np.random.default_rng(1)
     ad.save_embeddings(tmp_path / "a.npy", clustered_anchors(rng, 40, 8, np.float32), **MINILM)
-    ad.save_embeddings(tmp_path / "q.npy", unit(rng, 3, 8, np.float32),
-                       texts=["query one", "query two", "query three"], **MINILM)
-    ad.save_embeddings(tmp_path / "g.npy", unit(rng, 20, 8, np.float32),
-                       texts=[f"item {i}" for i in range(20)], **MINILM)
+    ad.save_embeddings(
+        tmp_path / "q.npy",
+        unit(rng, 3, 8, np.float32),
+        texts=["query one", "query two", "query three"],
+        **MINILM,
+    )
+    ad.save_embeddings(
+        tmp_path / "g.npy",
+        unit(rng, 20, 8, np.float32),
+        texts=[f"item {i}" for i in range(20)],
+        **MINILM,
+    )
     return tmp_path
 
 
@@ -70,8 +122,23 @@ def test_search_writes_a_table_with_texts(embedded, capsys, fmt):
     """Issue 11: search wrote only .npy files with nothing mapping rows to texts."""
     t = embedded
     assert main(["fit", "gaussian", str(t / "a.npy"), "-o", str(t / "m")]) == 0
-    assert main(["search", str(t / "m"), str(t / "q.npy"), str(t / "g.npy"), "-k", "2",
-                 "-o", str(t / "res"), "--table", fmt]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(t / "m"),
+                str(t / "q.npy"),
+                str(t / "g.npy"),
+                "-k",
+                "2",
+                "-o",
+                str(t / "res"),
+                "--table",
+                fmt,
+            ]
+        )
+        == 0
+    )
     assert f"table: {t / 'res'}.{fmt}" in capsys.readouterr().out
     text = (t / f"res.{fmt}").read_text()
     if fmt == "jsonl":
@@ -88,19 +155,66 @@ def test_search_and_evaluate_accept_a_saved_posterior(embedded, capsys):
     t = embedded
     rng = np.random.default_rng(2)
     ad.save_embeddings(t / "b.npy", unit(rng, 100, 8, np.float32), **MINILM)
-    assert main(["adapt", "gaussian", str(t / "b.npy"), str(t / "a.npy"), "-o", str(t / "m"),
-                 "--posterior-out", str(t / "p")]) == 0
-    assert main(["search", str(t / "p"), str(t / "q.npy"), str(t / "g.npy"), "-k", "4",
-                 "-o", str(t / "res"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "adapt",
+                "gaussian",
+                str(t / "b.npy"),
+                str(t / "a.npy"),
+                "-o",
+                str(t / "m"),
+                "--posterior-out",
+                str(t / "p"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "search",
+                str(t / "p"),
+                str(t / "q.npy"),
+                str(t / "g.npy"),
+                "-k",
+                "4",
+                "-o",
+                str(t / "res"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     point = ad.load_model(t / "m")
     ref, _ = ad.top_k(point, ad.load_embeddings(t / "q.npy"), ad.load_embeddings(t / "g.npy"), 4)
     np.testing.assert_array_equal(np.load(t / "res.indices.npy"), ref)
     np.save(t / "rel.npy", np.eye(20, dtype=bool)[:3] | np.eye(20, k=1, dtype=bool)[:3])
-    assert main(["evaluate", f"point={t / 'p'}", f"draws={t / 'p'}", "--draws", "3",
-                 "--queries", str(t / "q.npy"), "--gallery", str(t / "g.npy"), "--relevance",
-                 str(t / "rel.npy"), "--baselines", "cosine", "--n-boot", "50",
-                 "-o", str(t / "ev")]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                f"point={t / 'p'}",
+                f"draws={t / 'p'}",
+                "--draws",
+                "3",
+                "--queries",
+                str(t / "q.npy"),
+                "--gallery",
+                str(t / "g.npy"),
+                "--relevance",
+                str(t / "rel.npy"),
+                "--baselines",
+                "cosine",
+                "--n-boot",
+                "50",
+                "-o",
+                str(t / "ev"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith("anchordiv evaluate: per-query AUPRC, 3 queries x 20 gallery items")
     assert "point " in out and "draws " in out and "cosine" in out
@@ -109,8 +223,11 @@ def test_search_and_evaluate_accept_a_saved_posterior(embedded, capsys):
 def test_search_refuses_embeddings_of_another_encoder(embedded, capsys):
     t = embedded
     assert main(["fit", "gaussian", str(t / "a.npy"), "-o", str(t / "m")]) == 0
-    ad.save_embeddings(t / "clip.npy", np.load(t / "q.npy"), encoder="open_clip:ViT-B-32",
-                       logit_scale=100.0)
-    assert main(["search", str(t / "m"), str(t / "clip.npy"), str(t / "g.npy"),
-                 "-o", str(t / "r")]) == 2
+    ad.save_embeddings(
+        t / "clip.npy", np.load(t / "q.npy"), encoder="open_clip:ViT-B-32", logit_scale=100.0
+    )
+    assert (
+        main(["search", str(t / "m"), str(t / "clip.npy"), str(t / "g.npy"), "-o", str(t / "r")])
+        == 2
+    )
     assert "different encoders cannot be mixed" in capsys.readouterr().err

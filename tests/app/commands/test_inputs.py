@@ -15,29 +15,33 @@ from helpers import clustered_anchors, unit
 
 def test_labels_from_npy_txt_and_csv_agree(tmp_path):
     names = ["dog", "cat", "dog", "bird", "cat"]
-    (tmp_path / "l.txt").write_text("\n".join(names) + "\n\n")          # trailing blank ok
+    (tmp_path / "l.txt").write_text("\n".join(names) + "\n\n")  # trailing blank ok
     (tmp_path / "l.csv").write_text("label\n" + "\n".join(names) + "\n")
     (tmp_path / "i.txt").write_text("3\n1\n3\n0\n1\n")
     np.save(tmp_path / "l.npy", np.array([2, 1, 2, 0, 1]))
-    want = np.array([2, 1, 2, 0, 1])                      # texts numbered in sorted order
+    want = np.array([2, 1, 2, 0, 1])  # texts numbered in sorted order
     for name in ("l.txt", "l.csv", "l.npy"):
         np.testing.assert_array_equal(load_labels(str(tmp_path / name)), want)
     np.testing.assert_array_equal(load_labels(str(tmp_path / "i.txt")), [3, 1, 3, 0, 1])
     (tmp_path / "m.csv").write_text("a,b,c\n1,0,0\n0,1,1\nyes,no,\n")
-    np.testing.assert_array_equal(load_labels(str(tmp_path / "m.csv")),
-                                  [[1, 0, 0], [0, 1, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(
+        load_labels(str(tmp_path / "m.csv")), [[1, 0, 0], [0, 1, 1], [1, 0, 0]]
+    )
     (tmp_path / "m.tsv").write_text("a\tb\n1\t0\n0\t1\n")
     assert load_labels(str(tmp_path / "m.tsv")).shape == (2, 2)
 
 
-@pytest.mark.parametrize(("text", "suffix", "match"), [
-    ("dog\n\ncat\n", ".txt", "line 2 is blank"),
-    ("", ".txt", "holds no labels"),
-    ("label\n", ".csv", "needs a header row and one row per item"),
-    ("a,b\n1,0\n0\n", ".csv", "row 3 has a different number of columns"),
-    ("a,b\n1,dog\n", ".csv", "row 2 column 'b' holds 'dog'"),
-    (b"\xff\xfe", ".txt", "not a UTF-8 text file"),
-])
+@pytest.mark.parametrize(
+    ("text", "suffix", "match"),
+    [
+        ("dog\n\ncat\n", ".txt", "line 2 is blank"),
+        ("", ".txt", "holds no labels"),
+        ("label\n", ".csv", "needs a header row and one row per item"),
+        ("a,b\n1,0\n0\n", ".csv", "row 3 has a different number of columns"),
+        ("a,b\n1,dog\n", ".csv", "row 2 column 'b' holds 'dog'"),
+        (b"\xff\xfe", ".txt", "not a UTF-8 text file"),
+    ],
+)
 def test_label_file_errors_are_clear(tmp_path, text, suffix, match):
     p = tmp_path / f"bad{suffix}"
     p.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -52,11 +56,11 @@ def test_relevance_from_labels_or_a_matrix(tmp_path):
     np.save(tmp_path / "l.npy", labels)
     full = shared_label_relevance(labels, labels)
     np.testing.assert_array_equal(load_relevance(str(tmp_path / "l.npy"), 4, np.arange(4)), full)
-    np.testing.assert_array_equal(load_relevance(str(tmp_path / "l.npy"), 4, np.array([2, 3])),
-                                  full[[2, 3]])
+    np.testing.assert_array_equal(
+        load_relevance(str(tmp_path / "l.npy"), 4, np.array([2, 3])), full[[2, 3]]
+    )
     np.save(tmp_path / "r.npy", full[:2])
-    np.testing.assert_array_equal(load_relevance(str(tmp_path / "r.npy"), 4, n_queries=2),
-                                  full[:2])
+    np.testing.assert_array_equal(load_relevance(str(tmp_path / "r.npy"), 4, n_queries=2), full[:2])
     with pytest.raises(ad.AnchorDivError, match="omit --queries, or pass --query-index"):
         load_relevance(str(tmp_path / "l.npy"), 4, n_queries=2)
     with pytest.raises(ad.AnchorDivError, match="1 query index entries are -1"):
@@ -69,10 +73,12 @@ def test_relevance_from_labels_or_a_matrix(tmp_path):
 def task(tmp_path):
     rng = np.random.default_rng(0)
     ad.save_embeddings(tmp_path / "b.npy", unit(rng, 40, 4), encoder="enc", logit_scale=5.0)
-    ad.save_embeddings(tmp_path / "t.npy", clustered_anchors(rng, 8, 4), encoder="enc",
-                       logit_scale=5.0)
-    ad.save_embeddings(tmp_path / "g.npy", clustered_anchors(rng, 12, 4), encoder="enc",
-                       logit_scale=5.0)
+    ad.save_embeddings(
+        tmp_path / "t.npy", clustered_anchors(rng, 8, 4), encoder="enc", logit_scale=5.0
+    )
+    ad.save_embeddings(
+        tmp_path / "g.npy", clustered_anchors(rng, 12, 4), encoder="enc", logit_scale=5.0
+    )
     (tmp_path / "labels.txt").write_text("\n".join("abc"[i % 3] for i in range(12)) + "\n")
     return tmp_path
 
@@ -80,16 +86,37 @@ def task(tmp_path):
 def test_evaluate_takes_the_labels_curve_takes(task, capsys):
     t = task
     assert main(["fit", "gaussian", str(t / "t.npy"), "-o", str(t / "m")]) == 0
-    base = ["evaluate", str(t / "m"), "--gallery", str(t / "g.npy"), "--baselines", "cosine",
-            "--n-boot", "10", "--json"]
+    base = [
+        "evaluate",
+        str(t / "m"),
+        "--gallery",
+        str(t / "g.npy"),
+        "--baselines",
+        "cosine",
+        "--n-boot",
+        "10",
+        "--json",
+    ]
     labels = np.arange(12) % 3
     np.save(t / "rel.npy", shared_label_relevance(labels, labels))
     assert main([*base, "--relevance", str(t / "labels.txt"), "-o", str(t / "a")]) == 0
     assert main([*base, "--relevance", str(t / "rel.npy"), "-o", str(t / "b")]) == 0
     capsys.readouterr()
     assert (t / "a" / "evaluation.json").read_text() == (t / "b" / "evaluation.json").read_text()
-    assert main([*base, "--relevance", str(t / "labels.txt"), "--queries", str(t / "t.npy"),
-                 "-o", str(t / "c")]) == 2
+    assert (
+        main(
+            [
+                *base,
+                "--relevance",
+                str(t / "labels.txt"),
+                "--queries",
+                str(t / "t.npy"),
+                "-o",
+                str(t / "c"),
+            ]
+        )
+        == 2
+    )
     assert "per-item labels give the queries' relevance only when" in capsys.readouterr().err
 
 
@@ -106,34 +133,59 @@ def test_a_saved_prior_object_is_a_broad_side(task, capsys):
     from anchordiv.provenance import provenance_of
 
     assert provenance_of(points)["encoder"] == "enc"
-    assert main(["adapt", "gaussian", str(t / "prior"), str(t / "t.npy"), "-o", str(t / "m"),
-                 "--json"]) == 0
+    assert (
+        main(
+            ["adapt", "gaussian", str(t / "prior"), str(t / "t.npy"), "-o", str(t / "m"), "--json"]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["kappa0"] == 3.0
     want = prior.update(target, tau=5.0).point("mean")
-    np.testing.assert_allclose(np.asarray(ad.load_model(t / "m").mean), np.asarray(want.mean),
-                               rtol=1e-12)
-    assert main(["adapt", "gaussian", str(t / "prior"), str(t / "t.npy"), "-o", str(t / "m2"),
-                 "--kappa0", "5"]) == 2
+    np.testing.assert_allclose(
+        np.asarray(ad.load_model(t / "m").mean), np.asarray(want.mean), rtol=1e-12
+    )
+    assert (
+        main(
+            [
+                "adapt",
+                "gaussian",
+                str(t / "prior"),
+                str(t / "t.npy"),
+                "-o",
+                str(t / "m2"),
+                "--kappa0",
+                "5",
+            ]
+        )
+        == 2
+    )
     assert "kappa0: " in (err := capsys.readouterr().err) and "strengths" in err
-    assert main(["adapt", "latent-gaussian", str(t / "prior"), str(t / "t.npy"), "-o",
-                 str(t / "m2")]) == 2
+    assert (
+        main(["adapt", "latent-gaussian", str(t / "prior"), str(t / "t.npy"), "-o", str(t / "m2")])
+        == 2
+    )
     assert "holds a saved gaussian prior; adapt it as gaussian" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("extra", "match"), [
-    (["--model", "nosuchmodule_xyz:f", "--method", "svi"], "--model: cannot import"),
-    (["--model", "json:nope", "--method", "svi"], "--model: 'json' has no 'nope'"),
-    (["--model", "json:__doc__", "--method", "svi"], "not a NumPyro model function"),
-    (["--model", "nofile.py:f", "--method", "svi"], "--model: no such file: nofile.py"),
-    (["--model", "f", "--method", "svi"], "expected module:function"),
-    (["--model-kwargs", "{}"], "--model-kwargs: only with --model"),
-    (["--model", "json:loads", "--model-kwargs", "{bad", "--method", "svi"], "not valid JSON"),
-    (["--model", "json:loads"], "model: runs with method='nuts' or 'svi'"),
-])
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--model", "nosuchmodule_xyz:f", "--method", "svi"], "--model: cannot import"),
+        (["--model", "json:nope", "--method", "svi"], "--model: 'json' has no 'nope'"),
+        (["--model", "json:__doc__", "--method", "svi"], "not a NumPyro model function"),
+        (["--model", "nofile.py:f", "--method", "svi"], "--model: no such file: nofile.py"),
+        (["--model", "f", "--method", "svi"], "expected module:function"),
+        (["--model-kwargs", "{}"], "--model-kwargs: only with --model"),
+        (["--model", "json:loads", "--model-kwargs", "{bad", "--method", "svi"], "not valid JSON"),
+        (["--model", "json:loads"], "model: runs with method='nuts' or 'svi'"),
+    ],
+)
 def test_adapt_model_errors_are_one_line(task, capsys, extra, match):
     t = task
-    assert main(["adapt", "gaussian", str(t / "b.npy"), str(t / "t.npy"), "-o", str(t / "m"),
-                 *extra]) == 2
+    assert (
+        main(["adapt", "gaussian", str(t / "b.npy"), str(t / "t.npy"), "-o", str(t / "m"), *extra])
+        == 2
+    )
     err = capsys.readouterr().err
     assert match in err and err.count("\n") == 1, err
 
@@ -151,9 +203,22 @@ def test_mixture_sampler_seed_never_changes_the_prior():
         split_options("mixture", {"seed": 3})
     rng = np.random.default_rng(5)
     broad, target = unit(rng, 60, 3), clustered_anchors(rng, 6, 3)
-    priors = [ad.adapt("mixture", broad, target, tau=5.0, components=2, method="svi",
-                       guide="delta", num_steps=5, seed=s).prior for s in (0, 1)]
+    priors = [
+        ad.adapt(
+            "mixture",
+            broad,
+            target,
+            tau=5.0,
+            components=2,
+            method="svi",
+            guide="delta",
+            num_steps=5,
+            seed=s,
+        ).prior
+        for s in (0, 1)
+    ]
     for field in ("alpha", "mu", "psi"):
-        np.testing.assert_array_equal(np.asarray(getattr(priors[0], field)),
-                                      np.asarray(getattr(priors[1], field)))
+        np.testing.assert_array_equal(
+            np.asarray(getattr(priors[0], field)), np.asarray(getattr(priors[1], field))
+        )
     assert priors[0].em_seed == priors[1].em_seed == 0

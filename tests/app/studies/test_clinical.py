@@ -4,8 +4,13 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv.app.studies.clinical import (clinical_study, findings_summary, key_term,
-                                        negated_mentions, plot_clinical)
+from anchordiv.app.studies.clinical import (
+    clinical_study,
+    findings_summary,
+    key_term,
+    negated_mentions,
+    plot_clinical,
+)
 from helpers import unit
 
 NAMES = ["Cardiomegaly", "Pleural Effusion", "Edema"]
@@ -21,17 +26,29 @@ def data():
     x = unit(rng, n, d) + 0.8 * labels.astype(float) @ centres
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     anchors = {f: centres[j] + 0.3 * unit(rng, 20, d) for j, f in enumerate(NAMES)}
-    texts = [("No pleural effusion. " if not lab[1] and i % 2 else "Normal. ") for i, lab in
-             enumerate(labels)]
+    texts = [
+        ("No pleural effusion. " if not lab[1] and i % 2 else "Normal. ")
+        for i, lab in enumerate(labels)
+    ]
     return x, labels, anchors, texts
 
 
 def test_rows_cover_every_finding_and_scorer_with_intervals(data, tmp_path):
     x, labels, anchors, texts = data
     extra = {"fixed-gaussian": lambda f, a: ad.fit("gaussian", a, tau=5.0, reg=0.1)}
-    res = clinical_study(x, labels, NAMES, anchors, texts=texts, tau=5.0,
-                         kinds=("gaussian", "softmax"), extra_models=extra, n_subsets=2,
-                         max_queries=15, progress=False)
+    res = clinical_study(
+        x,
+        labels,
+        NAMES,
+        anchors,
+        texts=texts,
+        tau=5.0,
+        kinds=("gaussian", "softmax"),
+        extra_models=extra,
+        n_subsets=2,
+        max_queries=15,
+        progress=False,
+    )
     scorers = {"gaussian", "softmax", "fixed-gaussian", "cosine", "inversion"}
     assert {r["finding"] for r in res.rows} == set(NAMES)
     assert all({r["scorer"] for r in res.rows if r["finding"] == f} == scorers for f in NAMES)
@@ -40,10 +57,11 @@ def test_rows_cover_every_finding_and_scorer_with_intervals(data, tmp_path):
         assert 0 < r["prevalence"] < 1 and r["n_queries"] == 15 and r["n_anchors"] == 20
     effusion = [r for r in res.rows if r["finding"] == "Pleural Effusion"][0]
     assert effusion["negated_mentions"] == pytest.approx(
-        np.mean([i % 2 == 1 for i, lab in enumerate(labels) if not lab[1]]))
-    assert len(res.per_query["Edema"]["gaussian"]) == 2           # one [Q] per anchor subset
+        np.mean([i % 2 == 1 for i, lab in enumerate(labels) if not lab[1]])
+    )
+    assert len(res.per_query["Edema"]["gaussian"]) == 2  # one [Q] per anchor subset
     cos = [r for r in res.rows if r["scorer"] == "cosine"][0]
-    assert cos["diff"] == 0.0                                      # paired with itself
+    assert cos["diff"] == 0.0  # paired with itself
     summary = findings_summary(res.rows)
     assert [s["finding"] for s in summary] == NAMES
     assert all(s["best_model"] not in ("cosine", "inversion") for s in summary)
@@ -52,12 +70,28 @@ def test_rows_cover_every_finding_and_scorer_with_intervals(data, tmp_path):
 
 def test_anchor_subsets_give_different_models_and_full_set_one(data):
     x, labels, anchors, _ = data
-    one = clinical_study(x, labels, NAMES, {"Edema": anchors["Edema"]}, tau=5.0,
-                         kinds=("gaussian",), subset_fraction=1.0, n_subsets=4,
-                         progress=False)
+    one = clinical_study(
+        x,
+        labels,
+        NAMES,
+        {"Edema": anchors["Edema"]},
+        tau=5.0,
+        kinds=("gaussian",),
+        subset_fraction=1.0,
+        n_subsets=4,
+        progress=False,
+    )
     assert one.rows[0]["n_subsets"] == 1
-    two = clinical_study(x, labels, NAMES, {"Edema": anchors["Edema"]}, tau=5.0,
-                         kinds=("gaussian",), n_subsets=2, progress=False)
+    two = clinical_study(
+        x,
+        labels,
+        NAMES,
+        {"Edema": anchors["Edema"]},
+        tau=5.0,
+        kinds=("gaussian",),
+        n_subsets=2,
+        progress=False,
+    )
     a, b = two.per_query["Edema"]["gaussian"]
     assert not np.allclose(a, b)
 
@@ -79,4 +113,6 @@ def test_bad_input_names_the_problem(data):
     with pytest.raises(ad.AnchorDivError, match="no finding has 500"):
         clinical_study(x, labels, NAMES, anchors, min_queries=500, progress=False, tau=20.0)
     with pytest.raises(ad.AnchorDivError, match="dimension mismatch"):
-        clinical_study(x, labels, NAMES, {"Edema": anchors["Edema"][:, :5]}, progress=False, tau=20.0)
+        clinical_study(
+            x, labels, NAMES, {"Edema": anchors["Edema"][:, :5]}, progress=False, tau=20.0
+        )

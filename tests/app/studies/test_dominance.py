@@ -9,8 +9,9 @@ from helpers import MEANS, synthetic_curve as curve
 
 def test_claims_say_where_the_promise_holds(tmp_path):
     good = dominance.task_rows("synthetic", curve())
-    bad = dominance.task_rows("falling", curve({**MEANS, "posterior": [0.5, 0.6, 0.5, 0.55,
-                                                                         0.7]}), finding="x")
+    bad = dominance.task_rows(
+        "falling", curve({**MEANS, "posterior": [0.5, 0.6, 0.5, 0.55, 0.7]}), finding="x"
+    )
     table = dominance.merge([good, bad])
     claims = {c["task"]: c for c in dominance.claims(table)}
     assert claims["synthetic"]["small"] and claims["synthetic"]["large"]
@@ -18,21 +19,27 @@ def test_claims_say_where_the_promise_holds(tmp_path):
     assert 3.8 < claims["synthetic"]["anchors_ratio"] < 4.2
     falling = claims["falling / x"]
     assert falling["small"] and not falling["large"] and not falling["never_falls"]
-    assert not falling["no_own_falls"]            # 0.6 -> 0.5 is below target-only's 0.8 end
+    assert not falling["no_own_falls"]  # 0.6 -> 0.5 is below target-only's 0.8 end
     rep = Report("t", tmp_path)
     dominance.section(rep, table, note="A note.")
     text = (rep.write()).read_text()
     assert "## Does adaptation keep its promise?" in text and "A note." in text
     assert "| synthetic | posterior | yes | yes |" in text
-    assert "falling / x `posterior` 2 → 4" in text and "*toward" not in text.split(
-        "falling / x `posterior` 2 → 4")[1][:12]
+    assert (
+        "falling / x `posterior` 2 → 4" in text
+        and "*toward" not in text.split("falling / x `posterior` 2 → 4")[1][:12]
+    )
 
 
 def test_a_curve_converging_down_to_target_only_has_no_fall_of_its_own(tmp_path):
     """A posterior above everything at one anchor that falls toward a worse target-only end
     (the clinical curves): it falls, but only toward target-only."""
-    means = {**MEANS, "posterior": [0.9, 0.9, 0.8, 0.7, 0.46],
-             "target": [np.nan, 0.2, 0.3, 0.4, 0.45], "control": [0.3, 0.3, 0.35, 0.4, 0.45]}
+    means = {
+        **MEANS,
+        "posterior": [0.9, 0.9, 0.8, 0.7, 0.46],
+        "target": [np.nan, 0.2, 0.3, 0.4, 0.45],
+        "control": [0.3, 0.3, 0.35, 0.4, 0.45],
+    }
     table = dominance.task_rows("clinical", curve(means))
     claim = dominance.claims(table)[0]
     assert not claim["never_falls"] and claim["no_own_falls"]
@@ -46,4 +53,5 @@ def test_a_curve_converging_down_to_target_only_has_no_fall_of_its_own(tmp_path)
 def test_transfer_names_pair_each_prior_with_its_control():
     assert dominance.transfer_names(["domain", "generic"], ["gaussian"]) == {
         "domain-gaussian": ("domain-isotropic-gaussian", "gaussian"),
-        "generic-gaussian": ("generic-isotropic-gaussian", "gaussian")}
+        "generic-gaussian": ("generic-isotropic-gaussian", "gaussian"),
+    }

@@ -3,8 +3,14 @@
 import pytest
 
 import anchordiv as ad
-from anchordiv.app.studies.object_style import (DEFAULT_PS, embed_task, object_style_study,
-                                            object_style_task, plot_object_style, styleless)
+from anchordiv.app.studies.object_style import (
+    DEFAULT_PS,
+    embed_task,
+    object_style_study,
+    object_style_task,
+    plot_object_style,
+    styleless,
+)
 
 OBJECTS = ["goldfish", "hen", "ostrich", "iguana", "scorpion", "accordion"]
 STYLES = ["sketch", "origami", "tattoo", "embroidery", "video game"]
@@ -20,7 +26,7 @@ def test_task_pairs_every_object_with_every_style_and_is_disjoint_from_anchors()
     assert not set(task.items) & set(task.object_anchors + task.style_anchors)
     assert all(not any(s in a for s in STYLES) for a in task.object_anchors)
     assert all(not any(o in a for o in OBJECTS) for a in task.style_anchors)
-    assert "an origami" in " ".join(task.style_anchors)       # articles follow the word
+    assert "an origami" in " ".join(task.style_anchors)  # articles follow the word
     assert object_style_task(OBJECTS, STYLES, seed=0).items == task.items
 
 

@@ -30,12 +30,11 @@ def test_report_priors_are_leave_finding_out_and_equal_a_direct_build(bag_of_wor
 
     from anchordiv.anchors.gaussian import moments
     from anchordiv.app.build import build_prior
-    from anchordiv.app.studies.priors import (report_prior_points, report_prior_spec,
-                                              report_priors)
+    from anchordiv.app.studies.priors import report_prior_points, report_prior_spec, report_priors
     from anchordiv.data import openi
 
     r = openi.load_reports()
-    gallery = np.arange(200, len(r))                 # the task's reports; 200 left for priors
+    gallery = np.arange(200, len(r))  # the task's reports; 200 left for priors
     held = [r.uids[i] for i in gallery]
     findings = ["pleural effusion", "cardiomegaly"]
     built = report_priors(findings, held, encoder="bag", embed=bag_of_words, tau=20.0)
@@ -47,13 +46,15 @@ def test_report_priors_are_leave_finding_out_and_equal_a_direct_build(bag_of_wor
         assert src["kind"] == "openi" and src["exclude"][0] == f
         assert set(src["exclude"][1:]) == set(held) and src["pool"] == len(b.texts)
         assert b.card["encoder"] == "bag" and b.card["n_anchors"] == len(b.texts)
-        direct = build_prior(report_prior_spec(f, held), encoder="bag", embed=bag_of_words,
-                             tau=20.0)
+        direct = build_prior(
+            report_prior_spec(f, held), encoder="bag", embed=bag_of_words, tau=20.0
+        )
         np.testing.assert_allclose(b.anchors, direct.anchors, atol=1e-6)
         assert PriorSpec.from_card(b.card) == report_prior_spec(f, held)
     assert len(built["cardiomegaly"].texts) < len(built["pleural effusion"].texts)
-    points = report_prior_points(r, gallery, findings[:1], embed=bag_of_words,
-                                 encoder_id="bag", tau=20.0)["pleural effusion"]
+    points = report_prior_points(
+        r, gallery, findings[:1], embed=bag_of_words, encoder_id="bag", tau=20.0
+    )["pleural effusion"]
     # the moment points carry the mean and covariance of the prior's own sentence embeddings
     mean, cov = moments(points)
     sentences = bag_of_words(built["pleural effusion"].texts)
@@ -62,6 +63,7 @@ def test_report_priors_are_leave_finding_out_and_equal_a_direct_build(bag_of_wor
     factor = np.asarray(model.factor, np.float64)
     np.testing.assert_allclose(cov, factor @ factor.T, atol=1e-5)
     assert points.shape == (2 * factor.shape[1], sentences.shape[1])
-    few = report_prior_points(r, gallery, findings[:1], embed=bag_of_words, encoder_id="bag",
-                              tau=20.0, max_reports=50)["pleural effusion"]
+    few = report_prior_points(
+        r, gallery, findings[:1], embed=bag_of_words, encoder_id="bag", tau=20.0, max_reports=50
+    )["pleural effusion"]
     assert few.shape[1] == points.shape[1] and not np.allclose(moments(few)[0], mean)

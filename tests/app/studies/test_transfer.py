@@ -20,13 +20,22 @@ def study(tmp_path_factory):
     task = object_style_task(OBJECTS, STYLES, seed=0)
     emb = embed_task(task, hashed_words)
     rng = np.random.default_rng(0)
-    words = lambda pool: " ".join(rng.choice(pool, 3))           # noqa: E731
-    priors = {"domain": hashed_words([f"{words(STYLES)} {words(FILLER)}" for _ in range(200)]),
-              "wrong-domain": hashed_words([f"{words(OBJECTS)} {words(FILLER)}"
-                                            for _ in range(200)])}
+    words = lambda pool: " ".join(rng.choice(pool, 3))  # noqa: E731
+    priors = {
+        "domain": hashed_words([f"{words(STYLES)} {words(FILLER)}" for _ in range(200)]),
+        "wrong-domain": hashed_words([f"{words(OBJECTS)} {words(FILLER)}" for _ in range(200)]),
+    }
     setup = labelled_retrieval(emb.items, task.item_style, None, 0)
-    curve = tr.transfer_curve(priors, emb.style_anchors, setup, tau=5.0, budgets=(1, 2),
-                              n_subsets=2, n_boot=200, progress=False)
+    curve = tr.transfer_curve(
+        priors,
+        emb.style_anchors,
+        setup,
+        tau=5.0,
+        budgets=(1, 2),
+        n_subsets=2,
+        n_boot=200,
+        progress=False,
+    )
     return task, emb, priors, curve
 
 
@@ -34,18 +43,24 @@ def test_models_and_contrasts_per_prior(study):
     _, emb, priors, curve = study
     names = set(curve.models)
     for kind in tr.KINDS:
-        assert {kind, f"domain-{kind}", f"domain-isotropic-{kind}",
-                f"wrong-domain-{kind}"} <= names
+        assert {kind, f"domain-{kind}", f"domain-isotropic-{kind}", f"wrong-domain-{kind}"} <= names
     assert curve.models["domain-gaussian"].role == "posterior"
     assert curve.models["domain-isotropic-gaussian"].role == "isotropic"
     rows = tr.contrast_rows(curve, list(priors))
     assert {r["budget"] for r in rows} == {1, 2}
     assert {(r["prior"], r["versus"]) for r in rows} == {
-        ("domain", "control"), ("wrong-domain", "control"), ("domain", "target-only"),
-        ("wrong-domain", "target-only"), ("domain", "wrong-domain")}
-    ones = [r for r in rows if r["versus"] == "target-only" and r["budget"] == 1
-            and r["kind"] == "gaussian"]
-    assert all(np.isnan(r["difference"]) for r in ones)      # target-only needs 2 anchors
+        ("domain", "control"),
+        ("wrong-domain", "control"),
+        ("domain", "target-only"),
+        ("wrong-domain", "target-only"),
+        ("domain", "wrong-domain"),
+    }
+    ones = [
+        r
+        for r in rows
+        if r["versus"] == "target-only" and r["budget"] == 1 and r["kind"] == "gaussian"
+    ]
+    assert all(np.isnan(r["difference"]) for r in ones)  # target-only needs 2 anchors
     # style-word prior directions help style retrieval; object-word directions do not
     assert tr.retrieval_gain(rows, "domain") > 0 > tr.retrieval_gain(rows, "wrong-domain")
 
@@ -67,8 +82,18 @@ def test_diagnostics_ranking_and_report(study, tmp_path):
     rep = Report("t", tmp_path)
     summary = curve.summary()
     tr.write_curve(curve, summary, tmp_path / "st", ["gaussian"], "style")
-    tr.report_section(rep, "Transfer", "intro", summary, "st", contrasts, diag, ranking,
-                      ["gaussian"], list(priors))
+    tr.report_section(
+        rep,
+        "Transfer",
+        "intro",
+        summary,
+        "st",
+        contrasts,
+        diag,
+        ranking,
+        ["gaussian"],
+        list(priors),
+    )
     text = rep.write().read_text()
     assert "`domain` vs its isotropic control: above in" in text
     assert "same order of all priors — captured 1/1" in text

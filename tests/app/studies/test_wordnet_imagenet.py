@@ -7,9 +7,14 @@ import pytest
 import anchordiv as ad
 from anchordiv.data import imagenet, wordnet
 from anchordiv.app.studies import budget
-from anchordiv.app.studies.wordnet_imagenet import (broad_from_model, class_items, pivot,
-                                                wordnet_imagenet_study, wordnet_imagenet_task,
-                                                WordNetEmbeddings)
+from anchordiv.app.studies.wordnet_imagenet import (
+    broad_from_model,
+    class_items,
+    pivot,
+    wordnet_imagenet_study,
+    wordnet_imagenet_task,
+    WordNetEmbeddings,
+)
 from helpers import unit
 
 #: ImageNet classes with WordNet hyponyms, plus "dog"-free leaves (real wnids)
@@ -25,7 +30,7 @@ def classes():
 def test_items_are_hyponyms_of_exactly_their_class_and_never_a_class(classes):
     wnids, _ = classes
     per = class_items(wnids)
-    assert len(per[0]) >= 3                                  # airliner: widebody, narrowbody, …
+    assert len(per[0]) >= 3  # airliner: widebody, narrowbody, …
     all_classes = set(wnids)
     for w, items in zip(wnids, per):
         below = set(wordnet.subtree(w)) - {wordnet.synset(w)}
@@ -37,16 +42,16 @@ def test_items_are_hyponyms_of_exactly_their_class_and_never_a_class(classes):
 
 def test_task_texts_labels_and_disjointness(classes):
     wnids, names = classes
-    task = wordnet_imagenet_task(wnids, names, ["a photo of a {}.", "a {}."], n_classes=None,
-                                 min_items=2, max_items=3)
+    task = wordnet_imagenet_task(
+        wnids, names, ["a photo of a {}.", "a {}."], n_classes=None, min_items=2, max_items=3
+    )
     assert len(task.names) >= 2 and len(task.targets) == 2 * len(task.names)
     assert np.bincount(task.item_class).max() <= 3
     assert not set(task.items) & set(task.targets)
     for text in task.items:
-        assert ": " in text                                   # "lemma: gloss"
+        assert ": " in text  # "lemma: gloss"
     assert task.targets[0] == f"a photo of a {task.names[0]}."
-    again = wordnet_imagenet_task(wnids, names, ["a {}."], n_classes=None, min_items=2,
-                                  max_items=3)
+    again = wordnet_imagenet_task(wnids, names, ["a {}."], n_classes=None, min_items=2, max_items=3)
     assert again.items == task.items
     with pytest.raises(ad.AnchorDivError, match="templates"):
         wordnet_imagenet_task(wnids, names, ["no slot"])
@@ -67,13 +72,20 @@ def test_broad_from_model_reproduces_mean_and_covariance():
 
 def test_curve_and_budget_view_on_the_task(classes, tmp_path, bag_of_words):
     wnids, names = classes
-    task = wordnet_imagenet_task(wnids, names, ["a photo of a {}.", "a {}.", "the {}."],
-                                 n_classes=None, min_items=2, max_items=3)
+    task = wordnet_imagenet_task(
+        wnids,
+        names,
+        ["a photo of a {}.", "a {}.", "the {}."],
+        n_classes=None,
+        min_items=2,
+        max_items=3,
+    )
     emb = WordNetEmbeddings(bag_of_words(task.items), bag_of_words(task.targets))
     broad = bag_of_words([wordnet.gloss(s) for s in wordnet.subtree("n02084071")[:60]])
     models = ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine")
-    curve = wordnet_imagenet_study(task, emb, broad, tau=5.0, models=models, budgets=(2,),
-                                   n_subsets=2, progress=False)
+    curve = wordnet_imagenet_study(
+        task, emb, broad, tau=5.0, models=models, budgets=(2,), n_subsets=2, progress=False
+    )
     table = pivot(curve.summary())
     assert [r["budget"] for r in table] == [2, len(task.targets)]
     assert set(table[0]) == {"budget", *models}
@@ -89,6 +101,6 @@ def test_curve_and_budget_view_on_the_task(classes, tmp_path, bag_of_words):
 
 
 def test_coverage_counts_classes_with_an_anchor():
-    labels = np.repeat(np.arange(4), 3)                    # 4 classes × 3 anchors
+    labels = np.repeat(np.arange(4), 3)  # 4 classes × 3 anchors
     assert budget.coverage(labels, 12, 1, seed=0) == 1.0
     assert budget.coverage(labels, 1, 3, seed=0) == 0.25

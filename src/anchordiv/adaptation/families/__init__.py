@@ -8,9 +8,16 @@ from .latent_gaussian import BinghamPrior
 from .latent_spherical import PosteriorBinghamPrior
 from .mixture import DirichletNIWPrior
 from .diagonal import DiagonalPrior
-from .structured import StructuredPrior   # a gaussian prior with its own model
+from .structured import StructuredPrior  # a gaussian prior with its own model
 from .spectral import SpectralPrior
 # isort: on
 
-__all__ = ["BinghamPrior", "DiagonalPrior", "DirichletNIWPrior", "NIWPrior",
-           "PosteriorBinghamPrior", "SpectralPrior", "StructuredPrior"]
+__all__ = [
+    "BinghamPrior",
+    "DiagonalPrior",
+    "DirichletNIWPrior",
+    "NIWPrior",
+    "PosteriorBinghamPrior",
+    "SpectralPrior",
+    "StructuredPrior",
+]

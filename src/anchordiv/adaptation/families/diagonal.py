@@ -85,10 +85,16 @@ class NormalInverseGamma:
         """log p(targets) (closed form)."""
         n = len(targets)
         post = self.update(targets)
-        return float(np.sum(scipy.special.gammaln(post.a) - scipy.special.gammaln(self.a)
-                            + self.a * np.log(self.b) - post.a * np.log(post.b)
-                            + 0.5 * (np.log(self.kappa) - np.log(post.kappa))
-                            - 0.5 * n * np.log(2 * np.pi)))
+        return float(
+            np.sum(
+                scipy.special.gammaln(post.a)
+                - scipy.special.gammaln(self.a)
+                + self.a * np.log(self.b)
+                - post.a * np.log(post.b)
+                + 0.5 * (np.log(self.kappa) - np.log(post.kappa))
+                - 0.5 * n * np.log(2 * np.pi)
+            )
+        )
 
     def model_kwargs(self) -> dict:
         return {"mu0": self.mu, "kappa0": self.kappa, "a0": self.a, "b0": self.b}
@@ -133,23 +139,36 @@ class DiagonalPrior(FullDimensional, Family):
     origin: str = ""
 
     sites = ("mu", "sigma2")
-    cli_options = {"kappa0": ("number", "prior mean strength (pseudo-anchors)"),
-                   "nu0": ("number", "inverse-gamma strength (pseudo-anchors)"),
-                   "reg": ("number", "relative ridge of the broad fit")}
+    cli_options = {
+        "kappa0": ("number", "prior mean strength (pseudo-anchors)"),
+        "nu0": ("number", "inverse-gamma strength (pseudo-anchors)"),
+        "reg": ("number", "relative ridge of the broad fit"),
+    }
     posterior_types = (NormalInverseGamma,)
     static_fields = ("prior", "origin")
     model = staticmethod(diagonal_model)
-    no_subspace = ("the diagonal-gaussian family is coordinate-wise (a diagonal covariance is "
-                   "not diagonal in a rotated basis); run it at full d — NUTS and SVI cost "
-                   "O(n d) per step")
+    no_subspace = (
+        "the diagonal-gaussian family is coordinate-wise (a diagonal covariance is "
+        "not diagonal in a rotated basis); run it at full d — NUTS and SVI cost "
+        "O(n d) per step"
+    )
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, kappa0: float = 10.0, nu0: float = 10.0,
-                     reg: float = 1e-3, prior: str = "broad") -> "DiagonalPrior":
+    def from_anchors(
+        cls,
+        broad,
+        targets=None,
+        *,
+        kappa0: float = 10.0,
+        nu0: float = 10.0,
+        reg: float = 1e-3,
+        prior: str = "broad",
+    ) -> "DiagonalPrior":
         """Prior centred on the broad mean and per-coordinate (ridged) variances."""
         mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
-        out = cls(np.asarray(mu), np.diag(cov).copy(), positive("kappa0", kappa0),
-                  positive("nu0", nu0))
+        out = cls(
+            np.asarray(mu), np.diag(cov).copy(), positive("kappa0", kappa0), positive("nu0", nu0)
+        )
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
 
     @property
@@ -158,8 +177,12 @@ class DiagonalPrior(FullDimensional, Family):
 
     def nig(self) -> NormalInverseGamma:
         half = 0.5 * float(self.nu0)
-        return NormalInverseGamma(np.asarray(self.mu0, np.float64), float(self.kappa0),
-                                  half + 1.0, half * np.asarray(self.var, np.float64))
+        return NormalInverseGamma(
+            np.asarray(self.mu0, np.float64),
+            float(self.kappa0),
+            half + 1.0,
+            half * np.asarray(self.var, np.float64),
+        )
 
     def isotropic(self) -> "DiagonalPrior":
         v = np.asarray(self.var)
@@ -173,15 +196,18 @@ class DiagonalPrior(FullDimensional, Family):
 
     def exact(self, targets):
         p = self.nig()
-        info = {"kappa0": float(self.kappa0), "nu0": float(self.nu0),
-                "log_marginal_likelihood": p.log_marginal(targets),
-                "model_kwargs": p.model_kwargs()}
+        info = {
+            "kappa0": float(self.kappa0),
+            "nu0": float(self.nu0),
+            "log_marginal_likelihood": p.log_marginal(targets),
+            "model_kwargs": p.model_kwargs(),
+        }
         return p.update(targets), info, {}
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
+        dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
         sd = np.sqrt(np.asarray(p["sigma2"], np.float64))
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(np.diag(sd), dt), as_tau(tau, dt))
 
@@ -201,20 +227,27 @@ class DiagonalPrior(FullDimensional, Family):
         mu, s2 = (np.asarray(draws[k], np.float64) for k in ("mu", "sigma2"))
         a, b = float(kwargs["a0"]), np.asarray(kwargs["b0"], np.float64)
         k0, m0 = float(kwargs["kappa0"]), np.asarray(kwargs["mu0"], np.float64)
-        log_ig = (a * np.log(b) - scipy.special.gammaln(a) - (a + 1) * np.log(s2) - b / s2)
+        log_ig = a * np.log(b) - scipy.special.gammaln(a) - (a + 1) * np.log(s2) - b / s2
         log_mu = -0.5 * (k0 * (mu - m0) ** 2 / s2 + np.log(2 * np.pi * s2 / k0))
         return (log_ig + log_mu).sum(-1) + cls.log_likelihood(draws, targets, {}).sum(-1)
 
     @classmethod
     def prior_posterior(cls, kwargs):
-        return NormalInverseGamma(np.asarray(kwargs["mu0"], np.float64), float(kwargs["kappa0"]),
-                                  float(kwargs["a0"]), np.asarray(kwargs["b0"], np.float64))
+        return NormalInverseGamma(
+            np.asarray(kwargs["mu0"], np.float64),
+            float(kwargs["kappa0"]),
+            float(kwargs["a0"]),
+            np.asarray(kwargs["b0"], np.float64),
+        )
 
     @classmethod
     def quantities(cls, s, ref):
-        out = {"mean_cosine": cosine(s["mu"], ref["mu"]),
-               "mean_norm": np.linalg.norm(s["mu"], axis=-1),
-               "var_trace": s["sigma2"].sum(-1), "var_max": s["sigma2"].max(-1)}
+        out = {
+            "mean_cosine": cosine(s["mu"], ref["mu"]),
+            "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+            "var_trace": s["sigma2"].sum(-1),
+            "var_max": s["sigma2"].max(-1),
+        }
         if s["mu"].shape[-1] <= SMALL_D:
             out.update(mu=s["mu"], sigma2=s["sigma2"])
         return out

@@ -58,8 +58,9 @@ def covariance_weakness(info: dict, d: int) -> str | None:
     """Target-only when the prior's covariance carries < 1 pseudo-anchor (``info``: the exact
     update's; NIW kinds)."""
     strength = info.get("covariance_pseudo_anchors", float(info.get("nu0", d + 2)) - d - 1)
-    return f"the prior's covariance carries {strength:.3g} pseudo-anchors" if strength < 1.0 \
-        else None
+    return (
+        f"the prior's covariance carries {strength:.3g} pseudo-anchors" if strength < 1.0 else None
+    )
 
 
 def gaussian_predictive(mu, cov, n, rng) -> np.ndarray:
@@ -131,9 +132,10 @@ class NIWPrior(Family):
             return
         mu0 = np.asarray(self.mu0, np.float64)
         if mu0.ndim != 1 or not np.isfinite(mu0).all():
-            raise AnchorDivError(f"mu0: expected a finite vector [d], got shape "
-                                 f"{list(mu0.shape)}" + ("" if mu0.ndim != 1 else
-                                                         " with NaN or inf entries"))
+            raise AnchorDivError(
+                f"mu0: expected a finite vector [d], got shape "
+                f"{list(mu0.shape)}" + ("" if mu0.ndim != 1 else " with NaN or inf entries")
+            )
         check_covariance("cov", self.cov, dim=len(mu0))
         if isinstance(self.kappa0, (int, float, np.number)):
             positive("kappa0", self.kappa0)
@@ -141,22 +143,37 @@ class NIWPrior(Family):
             niw.check_nu0(self.nu0, len(mu0))
 
     cli_options = {
-        "kappa0": ("number|auto", "prior mean strength (pseudo-anchors); default 'auto' "
-                                  "(chosen by --strengths)"),
+        "kappa0": (
+            "number|auto",
+            "prior mean strength (pseudo-anchors); default 'auto' (chosen by --strengths)",
+        ),
         "nu0": ("number|auto", "IW degrees of freedom (> d + 1) or 'auto'"),
-        "strengths": (STRENGTH_RULES, "rule choosing 'auto' strengths: held-out (default, the "
-                                      "recipe: exact-LOO density capped by the targets' "
-                                      "novelty) or evidence (empirical Bayes, the default "
-                                      "before issue 17)"),
-        "reg": ("number", "relative ridge of the broad fit")}
+        "strengths": (
+            STRENGTH_RULES,
+            "rule choosing 'auto' strengths: held-out (default, the "
+            "recipe: exact-LOO density capped by the targets' "
+            "novelty) or evidence (empirical Bayes, the default "
+            "before issue 17)",
+        ),
+        "reg": ("number", "relative ridge of the broad fit"),
+    }
     posterior_types = (niw.NIW,)
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
     dims = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"]}
     model = staticmethod(niw.niw_model)
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, kappa0="auto", nu0="auto", reg: float = 1e-3,
-                     prior: str = "broad", strengths: str = "held-out") -> "NIWPrior":
+    def from_anchors(
+        cls,
+        broad,
+        targets=None,
+        *,
+        kappa0="auto",
+        nu0="auto",
+        reg: float = 1e-3,
+        prior: str = "broad",
+        strengths: str = "held-out",
+    ) -> "NIWPrior":
         """Prior centred on the broad mean and (ridged) covariance.
 
         A strength ``"auto"`` is chosen from ``targets`` by the rule ``strengths``:
@@ -201,20 +218,25 @@ class NIWPrior(Family):
         """
         d = np.shape(broad)[1]
         if strengths not in STRENGTH_RULES:
-            raise AnchorDivError(f"strengths: one of {', '.join(STRENGTH_RULES)}, got "
-                                 f"{strengths!r}")
-        mu0, cov = niw.prior_scale(broad, reg=positive("reg", reg, allow_zero=True),
-                                   prior=check_prior_mode(prior))
-        auto = {k: isinstance(v, str) and v == "auto" for k, v in (("kappa0", kappa0),
-                                                                   ("nu0", nu0))}
+            raise AnchorDivError(
+                f"strengths: one of {', '.join(STRENGTH_RULES)}, got {strengths!r}"
+            )
+        mu0, cov = niw.prior_scale(
+            broad, reg=positive("reg", reg, allow_zero=True), prior=check_prior_mode(prior)
+        )
+        auto = {
+            k: isinstance(v, str) and v == "auto" for k, v in (("kappa0", kappa0), ("nu0", nu0))
+        }
         k0 = None if auto["kappa0"] else positive("kappa0", kappa0)
         n0 = None if auto["nu0"] else niw.check_nu0(nu0, d)
         if k0 is not None and n0 is not None:
             return cls(mu0, cov, k0, n0, prior)
         if targets is None:
-            raise AnchorDivError(f"targets: kappa0/nu0 = 'auto' chooses the strengths on the "
-                                 f"target anchors (strengths={strengths!r}); pass targets= or "
-                                 f"give both strengths")
+            raise AnchorDivError(
+                f"targets: kappa0/nu0 = 'auto' chooses the strengths on the "
+                f"target anchors (strengths={strengths!r}); pass targets= or "
+                f"give both strengths"
+            )
         if strengths == "held-out":
             return cls.held_out(broad, targets, mu0, cov, auto, reg=reg, prior=prior)
         eb = niw.empirical_bayes_fit(mu0, cov, targets, kappa0=k0, nu0=n0)
@@ -225,13 +247,16 @@ class NIWPrior(Family):
     def held_out(cls, broad, targets, mu0, cov, auto: dict, *, reg, prior) -> "NIWPrior":
         """``from_anchors(..., strengths="held-out")``: both strengths from the recipe."""
         if not all(auto.values()):
-            raise AnchorDivError("strengths='held-out' chooses kappa0 and nu0 together; leave "
-                                 "both 'auto', give both numbers, or pass "
-                                 "strengths='evidence' to choose the other by empirical Bayes")
-        moments = (mu0, cov) if prior == "broad" else None   # the control: the broad's
+            raise AnchorDivError(
+                "strengths='held-out' chooses kappa0 and nu0 together; leave "
+                "both 'auto', give both numbers, or pass "
+                "strengths='evidence' to choose the other by empirical Bayes"
+            )
+        moments = (mu0, cov) if prior == "broad" else None  # the control: the broad's
         g = recipe.gaussian_strengths(broad, targets, reg=reg, moments=moments)
-        return cls(mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})",
-                   "")
+        return cls(
+            mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})", ""
+        )
 
     @property
     def dim(self) -> int:
@@ -241,8 +266,9 @@ class NIWPrior(Family):
         return niw.NIW.from_scale(self.mu0, self.cov, self.kappa0, self.nu0)
 
     def isotropic(self) -> "NIWPrior":
-        return dataclasses.replace(self, cov=isotropic_like(np.asarray(self.cov)),
-                                   prior="isotropic")
+        return dataclasses.replace(
+            self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"
+        )
 
     def prior_kwargs(self) -> dict:
         return self.niw().model_kwargs()
@@ -252,42 +278,53 @@ class NIWPrior(Family):
 
     def exact(self, targets):
         p, d = self.niw(), self.dim
-        info = {"kappa0": float(self.kappa0), "nu0": float(self.nu0),
-                "mean_pseudo_anchors": float(self.kappa0),
-                "covariance_pseudo_anchors": float(self.nu0) - d - 1,
-                "chosen_by": self.chosen_by, "at_bound": self.at_bound,
-                "log_marginal_likelihood": p.log_marginal(targets),
-                "model_kwargs": p.model_kwargs()}
+        info = {
+            "kappa0": float(self.kappa0),
+            "nu0": float(self.nu0),
+            "mean_pseudo_anchors": float(self.kappa0),
+            "covariance_pseudo_anchors": float(self.nu0) - d - 1,
+            "chosen_by": self.chosen_by,
+            "at_bound": self.at_bound,
+            "log_marginal_likelihood": p.log_marginal(targets),
+            "model_kwargs": p.model_kwargs(),
+        }
         return p.update(targets), info, {}
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
-        return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt),
-                        as_tau(tau, dt))
+        dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
+        return Gaussian(
+            jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
+        )
 
     @classmethod
     def log_likelihood(cls, draws, targets, fixed):
-        return gaussian_logpdf(np.asarray(targets, np.float64),
-                               np.asarray(draws["mu"], np.float64),
-                               np.asarray(draws["Sigma"], np.float64))
+        return gaussian_logpdf(
+            np.asarray(targets, np.float64),
+            np.asarray(draws["mu"], np.float64),
+            np.asarray(draws["Sigma"], np.float64),
+        )
 
     @classmethod
     def predictive(cls, draws, n, fixed, rng):
-        return gaussian_predictive(np.asarray(draws["mu"], np.float64),
-                                   np.asarray(draws["Sigma"], np.float64), n, rng)
+        return gaussian_predictive(
+            np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64), n, rng
+        )
 
     @classmethod
     def log_joint(cls, targets, kwargs, draws):
         d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
-        return log_niw(d["mu"], d["Sigma"], kwargs) + \
-            cls.log_likelihood(d, targets, {}).sum(-1)
+        return log_niw(d["mu"], d["Sigma"], kwargs) + cls.log_likelihood(d, targets, {}).sum(-1)
 
     @classmethod
     def prior_posterior(cls, kwargs):
-        return niw.NIW(np.asarray(kwargs["mu0"]), float(kwargs["kappa0"]),
-                       float(kwargs["nu0"]), np.asarray(kwargs["psi0"]))
+        return niw.NIW(
+            np.asarray(kwargs["mu0"]),
+            float(kwargs["kappa0"]),
+            float(kwargs["nu0"]),
+            np.asarray(kwargs["psi0"]),
+        )
 
     @classmethod
     def project(cls, kwargs, u):
@@ -300,19 +337,25 @@ class NIWPrior(Family):
         from ..subspace import Conditional
 
         cond = Conditional(completion, basis, r)
-        return [cond.lift(np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64),
-                          which, rng) for p in ps]
+        return [
+            cond.lift(
+                np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng
+            )
+            for p in ps
+        ]
 
     @classmethod
     def quantities(cls, s, ref):
         w, v = np.linalg.eigh(s["Sigma"])
         _, vr = np.linalg.eigh(ref["Sigma"])
         lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
-        out = {"mean_cosine": cosine(s["mu"], ref["mu"]),
-               "mean_norm": np.linalg.norm(s["mu"], axis=-1),
-               "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
-               "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
-               "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0)))}
+        out = {
+            "mean_cosine": cosine(s["mu"], ref["mu"]),
+            "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+            "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
+            "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
+            "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0))),
+        }
         if s["mu"].shape[-1] <= SMALL_D:
             out.update(mu=s["mu"], Sigma=s["Sigma"])
         return out
@@ -321,10 +364,12 @@ class NIWPrior(Family):
     def sbc_quantities(cls, d, rng):
         v = rng.normal(size=d)
         v /= np.linalg.norm(v)
-        rng.normal(size=(d, d))           # (kept: the stream the quantities were drawn from)
-        return {"tr Σ": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1),
-                "vᵀΣv": lambda p: np.einsum("i,sij,j->s", v, p["Sigma"], v),
-                "μ·v": lambda p: p["mu"] @ v}
+        rng.normal(size=(d, d))  # (kept: the stream the quantities were drawn from)
+        return {
+            "tr Σ": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1),
+            "vᵀΣv": lambda p: np.einsum("i,sij,j->s", v, p["Sigma"], v),
+            "μ·v": lambda p: p["mu"] @ v,
+        }
 
     @classmethod
     def site_shapes(cls, d, shapes):

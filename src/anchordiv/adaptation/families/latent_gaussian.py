@@ -32,8 +32,7 @@ from ..quantities import principal_angles
 from ...anchors.linalg import canonical_signs
 
 
-def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *,
-                     low: int) -> tuple:
+def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
     """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
     (:func:`anchordiv.adaptation.recipe.latent_options`): the rank between the prior's stable
     rank and the target-only rank by the targets' held-out novelty; ``beta="auto"`` makes the
@@ -47,12 +46,16 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *,
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
         if isinstance(value, str) and value not in words:
-            raise AnchorDivError(f"{name}: a number, None or {' or '.join(map(repr, words))}, "
-                                 f"got {value!r}")
+            raise AnchorDivError(
+                f"{name}: a number, None or {' or '.join(map(repr, words))}, got {value!r}"
+            )
     rank = None if rank == "variance" else rank
     strength_wanted = beta == "auto" and prior_anchors == "auto"
-    lat = (recipe.latent_options(broad, targets)
-           if targets is not None and (rank == "auto" or strength_wanted) else None)
+    lat = (
+        recipe.latent_options(broad, targets)
+        if targets is not None and (rank == "auto" or strength_wanted)
+        else None
+    )
     if rank == "auto":
         rank = max(low, lat["rank"] if lat else recipe.latent_rank(broad, None, novelty=1.0))
     if prior_anchors == "auto":
@@ -69,11 +72,14 @@ def latent_rank(broad: np.ndarray, rank, *, low: int) -> int:
     else:
         rank = integer("rank", rank, low=low)
     if rank >= d:
-        raise AnchorDivError(f"rank: must be < d = {d} (a rank-d subspace is the whole space), "
-                             f"got {rank}")
+        raise AnchorDivError(
+            f"rank: must be < d = {d} (a rank-d subspace is the whole space), got {rank}"
+        )
     if rank > len(broad) - 1:
-        raise AnchorDivError(f"rank: {rank} is larger than the broad anchors allow: at most "
-                             f"n_broad − 1 = {len(broad) - 1}")
+        raise AnchorDivError(
+            f"rank: {rank} is larger than the broad anchors allow: at most "
+            f"n_broad − 1 = {len(broad) - 1}"
+        )
     return rank
 
 
@@ -92,12 +98,21 @@ class LatentFamily(Family):
     dims = {"principal_angles": ["angle"]}
     mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
     cli_options = {
-        "rank": ("rank", "subspace dimension k, 'auto' (default: chosen from the targets by the "
-                         "recipe) or 'variance' (95 %% of the broad variance)"),
-        "beta": ("number|auto", "target weight in [0, 1] or 'auto' (default: n/(n + s), s the "
-                                "recipe's strength)"),
-        "prior_anchors": ("number|auto", "prior strength in pseudo-anchors (default 'auto': "
-                                         "the recipe's s; a number n₀ makes beta n/(n + n₀))")}
+        "rank": (
+            "rank",
+            "subspace dimension k, 'auto' (default: chosen from the targets by the "
+            "recipe) or 'variance' (95 %% of the broad variance)",
+        ),
+        "beta": (
+            "number|auto",
+            "target weight in [0, 1] or 'auto' (default: n/(n + s), s the recipe's strength)",
+        ),
+        "prior_anchors": (
+            "number|auto",
+            "prior strength in pseudo-anchors (default 'auto': "
+            "the recipe's s; a number n₀ makes beta n/(n + n₀))",
+        ),
+    }
     #: the model keyword holding the prior's d × d scale (the Bingham parameter B₀, or the
     #: broad projector U₀U₀ᵀ of the posterior-like prior)
     prior_scale_key: ClassVar[str]
@@ -106,38 +121,49 @@ class LatentFamily(Family):
     def prior_scale(cls, kwargs, mean):
         """``kwargs[prior_scale_key]`` (else the mean's projector ``UUᵀ``), float64 [d, d]."""
         u = mean["U"]
-        return np.asarray(kwargs[cls.prior_scale_key] if cls.prior_scale_key in kwargs else
-                          u @ u.T, np.float64)
+        return np.asarray(
+            kwargs[cls.prior_scale_key] if cls.prior_scale_key in kwargs else u @ u.T, np.float64
+        )
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
         rank where β = 1."""
         beta = self.beta if self.beta is not None else n / (n + float(self.prior_anchors))
         if beta == 1 and self.rank > n - 1:
-            raise AnchorDivError(f"rank: {self.rank} is larger than the target anchors allow "
-                                 f"with beta = 1: at most n_targets − 1 = {n - 1}")
+            raise AnchorDivError(
+                f"rank: {self.rank} is larger than the target anchors allow "
+                f"with beta = 1: at most n_targets − 1 = {n - 1}"
+            )
         return beta
 
     def ppca_fixed(self, targets) -> dict:
         """The PPCA likelihood constants kept in ``post.fixed`` (the targets' mean and count
         for the leave-one-out-correct :meth:`log_likelihood`)."""
         t = np.asarray(targets, np.float64)
-        return {"ppca_mean": t.mean(0), "ppca_count": np.asarray(len(t)),
-                "ppca_signal": np.asarray(self.signal), "ppca_noise": np.asarray(self.noise)}
+        return {
+            "ppca_mean": t.mean(0),
+            "ppca_count": np.asarray(len(t)),
+            "ppca_signal": np.asarray(self.signal),
+            "ppca_noise": np.asarray(self.noise),
+        }
 
     def default_weight(self) -> float:
         """The prior's pseudo-count m(1 − β) at the default target weight (= n₀, unless the
         broad anchors cap it); the prior alone is only defined there."""
         if self.beta is not None:
-            raise AnchorDivError("beta: with a fixed target weight the prior strength "
-                                 "m(1 − β) depends on the number of targets; the prior alone "
-                                 "(sample, prior_predictive) is defined at the default beta")
+            raise AnchorDivError(
+                "beta: with a fixed target weight the prior strength "
+                "m(1 − β) depends on the number of targets; the prior alone "
+                "(sample, prior_predictive) is defined at the default beta"
+            )
         return min(float(self.prior_anchors), float(self.n_broad))
 
     @staticmethod
     def check_options(beta, prior_anchors) -> tuple:
-        return (None if beta is None else in_unit_interval("beta", beta),
-                positive("prior_anchors", prior_anchors))
+        return (
+            None if beta is None else in_unit_interval("beta", beta),
+            positive("prior_anchors", prior_anchors),
+        )
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
@@ -152,8 +178,11 @@ class LatentFamily(Family):
     @classmethod
     def prior_draw(cls, params, rng):
         """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
-        return {"U": bingham_chains(params.parameter, params.rank, 1, rng, chains=1,
-                                    burn_in=PRIOR_BURN_IN)[0, 0]}
+        return {
+            "U": bingham_chains(
+                params.parameter, params.rank, 1, rng, chains=1, burn_in=PRIOR_BURN_IN
+            )[0, 0]
+        }
 
     @classmethod
     def summarise(cls, s, which, lp):
@@ -182,23 +211,33 @@ class LatentFamily(Family):
         non-factorised models).  The former plug-in ``N(t_i | t̄, C)`` centred on a mean that
         includes t_i and was optimistic.  A subset of the fit's targets counts as other
         anchors."""
-        missing = [k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise")
-                   if k not in fixed]
+        missing = [
+            k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
+        ]
         if missing:
-            raise AnchorDivError(f"post.fixed: the latent likelihood needs {', '.join(missing)} "
-                                 f"(posteriors adapted before this version lack them)")
+            raise AnchorDivError(
+                f"post.fixed: the latent likelihood needs {', '.join(missing)} "
+                f"(posteriors adapted before this version lack them)"
+            )
         t = np.asarray(targets, np.float64)
         mean, n = np.asarray(fixed["ppca_mean"], np.float64), int(fixed["ppca_count"])
-        own = len(t) == n and np.allclose(t.mean(0), mean, rtol=1e-9,
-                                          atol=1e-12 * max(np.abs(mean).max(initial=0), 1.0))
+        own = len(t) == n and np.allclose(
+            t.mean(0), mean, rtol=1e-9, atol=1e-12 * max(np.abs(mean).max(initial=0), 1.0)
+        )
         if own and n < 2:
-            raise AnchorDivError("targets: the leave-one-out likelihood of a latent fit needs "
-                                 "at least 2 target anchors (one leaves no mean to centre on)")
+            raise AnchorDivError(
+                "targets: the leave-one-out likelihood of a latent fit needs "
+                "at least 2 target anchors (one leaves no mean to centre on)"
+            )
         # own targets: t_i − t̄₋ᵢ = n/(n−1)·(t_i − t̄), covariance n/(n−1)·C; others (n+1)/n·C
         shift, inflate = (n / (n - 1), n / (n - 1)) if own else (1.0, (n + 1) / n)
-        return ppca_logpdf(shift * (t - mean), np.asarray(draws["U"], np.float64),
-                           np.zeros_like(mean), inflate * float(fixed["ppca_signal"]),
-                           inflate * float(fixed["ppca_noise"]))
+        return ppca_logpdf(
+            shift * (t - mean),
+            np.asarray(draws["U"], np.float64),
+            np.zeros_like(mean),
+            inflate * float(fixed["ppca_signal"]),
+            inflate * float(fixed["ppca_noise"]),
+        )
 
     @classmethod
     def psis_caveat(cls, post):
@@ -207,13 +246,17 @@ class LatentFamily(Family):
         anchors)."""
         w = float((post.info.get("model_kwargs") or {}).get("target_weight", 1.0))
         if abs(w - 1.0) > 1e-12:
-            return (f"the likelihood is tempered (target weight {w:.3g}: the pseudo-count is "
-                    f"capped by the broad anchors), so refits on T₋ᵢ are not reweighted "
-                    f"posteriors")
+            return (
+                f"the likelihood is tempered (target weight {w:.3g}: the pseudo-count is "
+                f"capped by the broad anchors), so refits on T₋ᵢ are not reweighted "
+                f"posteriors"
+            )
         if getattr(post.prior, "beta", None) is not None:
-            return ("a beta fixed or chosen from the targets (the recipe) makes the prior's "
-                    "strength m(1 − β) = n(1 − β)/β depend on the targets, so a refit on T₋ᵢ "
-                    "has another prior")
+            return (
+                "a beta fixed or chosen from the targets (the recipe) makes the prior's "
+                "strength m(1 − β) = n(1 − β)/β depend on the targets, so a refit on T₋ᵢ "
+                "has another prior"
+            )
         return None
 
     @classmethod
@@ -221,8 +264,13 @@ class LatentFamily(Family):
         """``Σᵢ log N(t_i | t̄, C_s)`` ``[S]``: the explicit model's (plug-in) likelihood, which
         has the same U-dependence as the mean-marginalised one (the log joint up to a
         constant)."""
-        return ppca_logpdf(np.asarray(targets, np.float64), np.asarray(draws["U"], np.float64),
-                           np.asarray(mean, np.float64), float(signal), float(noise)).sum(-1)
+        return ppca_logpdf(
+            np.asarray(targets, np.float64),
+            np.asarray(draws["U"], np.float64),
+            np.asarray(mean, np.float64),
+            float(signal),
+            float(noise),
+        ).sum(-1)
 
     @classmethod
     def predictive(cls, draws, n, fixed, rng):
@@ -245,14 +293,17 @@ class LatentFamily(Family):
     @classmethod
     def sbc_quantities(cls, d, rng):
         """Frame-invariant quantities of span(U) (functions of U Uᵀ)."""
-        rng.normal(size=d)                # (kept: the stream the quantities were drawn from)
+        rng.normal(size=d)  # (kept: the stream the quantities were drawn from)
         a = rng.normal(size=(d, d))
         a = a + a.T
         w = np.linalg.qr(rng.normal(size=(d, 2)))[0]
-        return {"‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
-                "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
-                "σ_min(WᵀU)": lambda p: np.linalg.svd(np.einsum("dk,sdj->skj", w, p["U"]),
-                                                      compute_uv=False)[:, -1]}
+        return {
+            "‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
+            "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
+            "σ_min(WᵀU)": lambda p: np.linalg.svd(
+                np.einsum("dk,sdj->skj", w, p["U"]), compute_uv=False
+            )[:, -1],
+        }
 
     @classmethod
     def site_shapes(cls, d, shapes):
@@ -261,13 +312,18 @@ class LatentFamily(Family):
 
     @classmethod
     def exact_descriptions(cls):
-        return {"point_mean": "closed form: principal subspace of the posterior mean projector",
-                "point_map": "closed form: the posterior mode (principal subspace)"}
+        return {
+            "point_mean": "closed form: principal subspace of the posterior mean projector",
+            "point_map": "closed form: the posterior mode (principal subspace)",
+        }
 
     @classmethod
     def target_only(cls, info, d):
-        return "beta = 1 gives the broad prior no weight" if float(info.get("beta", 0.0)) >= 1 \
+        return (
+            "beta = 1 gives the broad prior no weight"
+            if float(info.get("beta", 0.0)) >= 1
             else None
+        )
 
     @classmethod
     def sbc_options(cls, d):
@@ -276,8 +332,11 @@ class LatentFamily(Family):
         return {"rank": 2, "beta": None, "prior_anchors": 10.0}
 
     def predictive_fixed(self) -> dict:
-        return {"ppca_mean": np.asarray(self.mean, np.float64),
-                "ppca_signal": np.asarray(self.signal), "ppca_noise": np.asarray(self.noise)}
+        return {
+            "ppca_mean": np.asarray(self.mean, np.float64),
+            "ppca_signal": np.asarray(self.signal),
+            "ppca_noise": np.asarray(self.noise),
+        }
 
 
 @family("latent-gaussian")
@@ -336,8 +395,9 @@ class BinghamPrior(LatentFamily):
     prior_scale_key = "prior_parameter"
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, rank="auto", beta="auto",
-                     prior_anchors="auto", prior="broad") -> "BinghamPrior":
+    def from_anchors(
+        cls, broad, targets=None, *, rank="auto", beta="auto", prior_anchors="auto", prior="broad"
+    ) -> "BinghamPrior":
         """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``.
 
         Parameters
@@ -362,8 +422,9 @@ class BinghamPrior(LatentFamily):
             The prior.
         """
         broad = np.asarray(broad)
-        rank, beta, prior_anchors = held_out_options(broad, targets, rank, beta, prior_anchors,
-                                                     low=1)
+        rank, beta, prior_anchors = held_out_options(
+            broad, targets, rank, beta, prior_anchors, low=1
+        )
         rank = latent_rank(broad, rank, low=1)
         beta, n0 = cls.check_options(beta, prior_anchors)
         mu_b, cov_b = bingham.broad_covariance(broad, check_prior_mode(prior))
@@ -375,36 +436,52 @@ class BinghamPrior(LatentFamily):
         return int(np.shape(self.mean)[0])
 
     def isotropic(self) -> "BinghamPrior":
-        return dataclasses.replace(self, cov=isotropic_like(np.asarray(self.cov)),
-                                   prior="isotropic")
+        return dataclasses.replace(
+            self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"
+        )
 
     def exact(self, targets):
         beta = self.target_beta(len(targets))
         post, extra = bingham.latent_gaussian_posterior(
-            self.mean, self.cov, (self.scale, self.signal, self.noise), self.n_broad, targets,
-            rank=self.rank, beta=beta)
+            self.mean,
+            self.cov,
+            (self.scale, self.signal, self.noise),
+            self.n_broad,
+            targets,
+            rank=self.rank,
+            beta=beta,
+        )
         info = {"rank": self.rank, "beta": beta, **extra}
         return post, info, {"mean": post.location, **self.ppca_fixed(targets)}
 
     def prior_kwargs(self) -> dict:
         b0 = float(self.scale) * self.default_weight() * np.asarray(self.cov)
-        return {"prior_parameter": b0, "mean": np.asarray(self.mean), "signal": self.signal,
-                "noise": self.noise, "rank": self.rank, "target_weight": 1.0}
+        return {
+            "prior_parameter": b0,
+            "mean": np.asarray(self.mean),
+            "signal": self.signal,
+            "noise": self.noise,
+            "rank": self.rank,
+            "target_weight": 1.0,
+        }
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
-        return LatentGaussian(jnp.asarray(fixed["mean"], dt), jnp.asarray(p["U"], dt),
-                              as_tau(tau, dt))
+        dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
+        return LatentGaussian(
+            jnp.asarray(fixed["mean"], dt), jnp.asarray(p["U"], dt), as_tau(tau, dt)
+        )
 
     @classmethod
     def log_joint(cls, targets, kwargs, draws):
         u = np.asarray(draws["U"], np.float64)
         b0 = np.asarray(kwargs["prior_parameter"], np.float64)
-        return (np.einsum("sdk,de,sek->s", u, b0, u)
-                + float(kwargs["target_weight"]) * cls.joint_log_likelihood(
-                    {"U": u}, targets, kwargs["mean"], kwargs["signal"], kwargs["noise"]))
+        return np.einsum("sdk,de,sek->s", u, b0, u) + float(
+            kwargs["target_weight"]
+        ) * cls.joint_log_likelihood(
+            {"U": u}, targets, kwargs["mean"], kwargs["signal"], kwargs["noise"]
+        )
 
     @classmethod
     def prior_posterior(cls, kwargs):
@@ -415,8 +492,11 @@ class BinghamPrior(LatentFamily):
     def project(cls, kwargs, u):
         from ..subspace import sandwich
 
-        return {**kwargs, "prior_parameter": sandwich(u, kwargs["prior_parameter"]),
-                "mean": np.asarray(kwargs["mean"], np.float64) @ u}
+        return {
+            **kwargs,
+            "prior_parameter": sandwich(u, kwargs["prior_parameter"]),
+            "mean": np.asarray(kwargs["mean"], np.float64) @ u,
+        }
 
 
 __all__ = ["BinghamPrior", "LatentFamily", "latent_rank"]

@@ -89,34 +89,65 @@ class DirichletNIWPrior(Family):
         "alpha0": ("number", "Dirichlet strength (pseudo-anchors)"),
         "kappa0": ("number", "prior mean strength (pseudo-anchors)"),
         "nu0": ("number", "IW degrees of freedom (> d + 1)"),
-        "reg": ("number", "relative ridge of the broad fit")}
+        "reg": ("number", "relative ridge of the broad fit"),
+    }
     posterior_types = (dirichlet_niw.DirichletNIW,)
     static_fields = ("prior", "origin", "em_seed", "max_iter")
-    dims = {"weights": ["component"], "mean_cosine": ["component"],
-            "cov_trace": ["component"]}
+    dims = {"weights": ["component"], "mean_cosine": ["component"], "cov_trace": ["component"]}
     model = staticmethod(dirichlet_niw.dirichlet_niw_model)
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, components: int = 4, alpha0: float = 10.0,
-                     kappa0: float = 10.0, nu0: float | None = None, reg: float = 1e-3,
-                     em_seed: int = 0, max_iter: int = 200,
-                     prior: str = "broad") -> "DirichletNIWPrior":
+    def from_anchors(
+        cls,
+        broad,
+        targets=None,
+        *,
+        components: int = 4,
+        alpha0: float = 10.0,
+        kappa0: float = 10.0,
+        nu0: float | None = None,
+        reg: float = 1e-3,
+        em_seed: int = 0,
+        max_iter: int = 200,
+        prior: str = "broad",
+    ) -> "DirichletNIWPrior":
         """Prior centred on the broad EM fit with ``components`` (seeded by ``em_seed``);
         ``nu0`` defaults to d + 11."""
         broad = np.asarray(broad)
         d = broad.shape[1]
         k = integer("components", components, low=1)
         if len(broad) < 2 * k:
-            raise AnchorDivError(f"broad_anchors: too few for {k} components: need at least "
-                                 f"{2 * k}, got {len(broad)}")
+            raise AnchorDivError(
+                f"broad_anchors: too few for {k} components: need at least "
+                f"{2 * k}, got {len(broad)}"
+            )
         nu0 = d + 11.0 if nu0 is None else nu0
         a0, k0 = positive("alpha0", alpha0), positive("kappa0", kappa0)
         reg = positive("reg", reg, allow_zero=True)
-        p = dirichlet_niw.mixture_prior(broad, components=k, seed=int(em_seed), reg=reg,
-                                        alpha0=a0, kappa0=k0, nu0=nu0,
-                                        prior=check_prior_mode(prior))
-        return cls(p.alpha, p.mu, p.kappa, p.nu, p.psi, float(a0), float(k0), float(nu0),
-                   int(em_seed), float(reg), integer("max_iter", max_iter, low=1), prior)
+        p = dirichlet_niw.mixture_prior(
+            broad,
+            components=k,
+            seed=int(em_seed),
+            reg=reg,
+            alpha0=a0,
+            kappa0=k0,
+            nu0=nu0,
+            prior=check_prior_mode(prior),
+        )
+        return cls(
+            p.alpha,
+            p.mu,
+            p.kappa,
+            p.nu,
+            p.psi,
+            float(a0),
+            float(k0),
+            float(nu0),
+            int(em_seed),
+            float(reg),
+            integer("max_iter", max_iter, low=1),
+            prior,
+        )
 
     @property
     def dim(self) -> int:
@@ -126,8 +157,9 @@ class DirichletNIWPrior(Family):
         return dirichlet_niw.DirichletNIW(self.alpha, self.mu, self.kappa, self.nu, self.psi)
 
     def isotropic(self) -> "DirichletNIWPrior":
-        return dataclasses.replace(self, psi=isotropic_like(np.asarray(self.psi)),
-                                   prior="isotropic")
+        return dataclasses.replace(
+            self, psi=isotropic_like(np.asarray(self.psi)), prior="isotropic"
+        )
 
     def prior_kwargs(self) -> dict:
         return self.dirichlet_niw().model_kwargs()
@@ -135,24 +167,32 @@ class DirichletNIWPrior(Family):
     def exact(self, targets):
         p = self.dirichlet_niw()
         post, resp, iters = dirichlet_niw.map_em(p, targets, max_iter=int(self.max_iter))
-        info = {"components": len(self.alpha), "alpha0": float(self.alpha0),
-                "kappa0": float(self.kappa0), "nu0": float(self.nu0), "em_iterations": iters,
-                "model_kwargs": p.model_kwargs(), "target_counts": resp.sum(0).tolist()}
+        info = {
+            "components": len(self.alpha),
+            "alpha0": float(self.alpha0),
+            "kappa0": float(self.kappa0),
+            "nu0": float(self.nu0),
+            "em_iterations": iters,
+            "model_kwargs": p.model_kwargs(),
+            "target_counts": resp.sum(0).tolist(),
+        }
         return post, info, {}
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        return GaussianMixture.from_params(p["weights"], np.asarray(p["means"], np.dtype(dtype)),
-                                           p["covs"], tau=tau)
+        return GaussianMixture.from_params(
+            p["weights"], np.asarray(p["means"], np.dtype(dtype)), p["covs"], tau=tau
+        )
 
     @classmethod
     def log_likelihood(cls, draws, targets, fixed):
         t = np.asarray(targets, np.float64)
         w = np.asarray(draws["weights"], np.float64)
         means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
-        comp = np.stack([gaussian_logpdf(t, means[:, j], covs[:, j])
-                         for j in range(w.shape[1])], -1)                   # [S, n, K]
+        comp = np.stack(
+            [gaussian_logpdf(t, means[:, j], covs[:, j]) for j in range(w.shape[1])], -1
+        )  # [S, n, K]
         return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
 
     @classmethod
@@ -162,20 +202,31 @@ class DirichletNIWPrior(Family):
         lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])  # [S, n]
         idx = np.arange(len(w))[:, None]
         z = rng.normal(size=(len(w), n, means.shape[-1]))
-        return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]),
-                                           z)
+        return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]), z)
 
     @classmethod
     def log_joint(cls, targets, kwargs, draws):
         d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
         alpha = float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64)
         w = d["weights"]
-        log_dir = (scipy.special.gammaln(alpha.sum()) - scipy.special.gammaln(alpha).sum()
-                   + ((alpha - 1) * np.log(w)).sum(-1))
-        comps = sum(log_niw(d["means"][:, j], d["covs"][:, j],
-                            {"mu0": kwargs["means0"][j], "kappa0": kwargs["kappa0"],
-                             "nu0": kwargs["nu0"], "psi0": kwargs["psi0"][j]})
-                    for j in range(w.shape[1]))
+        log_dir = (
+            scipy.special.gammaln(alpha.sum())
+            - scipy.special.gammaln(alpha).sum()
+            + ((alpha - 1) * np.log(w)).sum(-1)
+        )
+        comps = sum(
+            log_niw(
+                d["means"][:, j],
+                d["covs"][:, j],
+                {
+                    "mu0": kwargs["means0"][j],
+                    "kappa0": kwargs["kappa0"],
+                    "nu0": kwargs["nu0"],
+                    "psi0": kwargs["psi0"][j],
+                },
+            )
+            for j in range(w.shape[1])
+        )
         return log_dir + comps + cls.log_likelihood(d, targets, {}).sum(-1)
 
     @classmethod
@@ -183,8 +234,11 @@ class DirichletNIWPrior(Family):
         k = len(kwargs["weights0"])
         return dirichlet_niw.DirichletNIW(
             float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"]),
-            np.asarray(kwargs["means0"]), np.full(k, kwargs["kappa0"]),
-            np.full(k, kwargs["nu0"]), np.asarray(kwargs["psi0"]))
+            np.asarray(kwargs["means0"]),
+            np.full(k, kwargs["kappa0"]),
+            np.full(k, kwargs["nu0"]),
+            np.asarray(kwargs["psi0"]),
+        )
 
     @classmethod
     def project(cls, kwargs, u):
@@ -197,29 +251,40 @@ class DirichletNIWPrior(Family):
         """Each component as the Gaussian family lifts it (its own exact conditionals)."""
         from ..subspace import Conditional
 
-        conds = [Conditional(completion.component(k), basis, r)
-                 for k in range(len(completion.alpha))]
+        conds = [
+            Conditional(completion.component(k), basis, r) for k in range(len(completion.alpha))
+        ]
         out = []
         for p in ps:
             f64 = {k: np.asarray(v, np.float64) for k, v in p.items()}
             full = [c.lift(m, s, which, rng) for c, m, s in zip(conds, f64["means"], f64["covs"])]
-            out.append({"weights": f64["weights"], "means": np.stack([x["mu"] for x in full]),
-                        "covs": np.stack([x["Sigma"] for x in full])})
+            out.append(
+                {
+                    "weights": f64["weights"],
+                    "means": np.stack([x["mu"] for x in full]),
+                    "covs": np.stack([x["Sigma"] for x in full]),
+                }
+            )
         return out
 
     @classmethod
     def quantities(cls, s, ref):
-        return {"weights": s["weights"], "mean_cosine": cosine(s["means"], ref["means"]),
-                "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1)}
+        return {
+            "weights": s["weights"],
+            "mean_cosine": cosine(s["means"], ref["means"]),
+            "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1),
+        }
 
     @classmethod
     def sbc_quantities(cls, d, rng):
         v = rng.normal(size=d)
         v /= np.linalg.norm(v)
-        rng.normal(size=(d, d))           # (kept: the stream the quantities were drawn from)
-        return {"weight₀": lambda p: p["weights"][..., 0],
-                "tr Σ₀": lambda p: np.trace(p["covs"][..., 0, :, :], axis1=-2, axis2=-1),
-                "μ₁·v": lambda p: p["means"][..., 1, :] @ v}
+        rng.normal(size=(d, d))  # (kept: the stream the quantities were drawn from)
+        return {
+            "weight₀": lambda p: p["weights"][..., 0],
+            "tr Σ₀": lambda p: np.trace(p["covs"][..., 0, :, :], axis1=-2, axis2=-1),
+            "μ₁·v": lambda p: p["means"][..., 1, :] @ v,
+        }
 
     @classmethod
     def site_shapes(cls, d, shapes):
@@ -236,8 +301,11 @@ class DirichletNIWPrior(Family):
 
     @classmethod
     def project_mean(cls, mean, u):
-        return {"weights": mean["weights"], "means": mean["means"] @ u,
-                "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u}
+        return {
+            "weights": mean["weights"],
+            "means": mean["means"] @ u,
+            "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u,
+        }
 
     @classmethod
     def target_only(cls, info, d):
@@ -246,14 +314,13 @@ class DirichletNIWPrior(Family):
     @classmethod
     def prior_scale(cls, kwargs, mean):
         """The components' scale matrices, summed."""
-        return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["covs"],
-                          np.float64).sum(0)
+        return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["covs"], np.float64).sum(0)
 
     @classmethod
     def sbc_broad(cls, d, rng, separation=8.0):
         """Two clusters of spread 0.5 whose centres are ``separation`` apart (8: well
         separated; 1.5 overlaps, so that assignments are uncertain)."""
-        rng.normal(size=(d, d))           # (kept: the stream the broad anchors were drawn from)
+        rng.normal(size=(d, d))  # (kept: the stream the broad anchors were drawn from)
         centres = np.zeros((2, d))
         centres[:, 0] = [-separation / 2, separation / 2]
         return centres[rng.integers(2, size=400)] + 0.5 * rng.normal(size=(400, d))

@@ -52,8 +52,7 @@ def dense_factor(directions: np.ndarray, v: np.ndarray, s2: float) -> np.ndarray
     formed once per anchor model, never factorised)."""
     sd = np.sqrt(float(s2))
     d = directions.shape[0]
-    return (directions * (np.sqrt(np.asarray(v, np.float64)) - sd)) @ directions.T + \
-        sd * np.eye(d)
+    return (directions * (np.sqrt(np.asarray(v, np.float64)) - sd)) @ directions.T + sd * np.eye(d)
 
 
 @family("spectral")
@@ -112,18 +111,33 @@ class SpectralPrior(FullDimensional, Family):
     posterior_types = ()
     exact_update = False
     static_fields = ("shrinkage", "noise", "prior", "origin")
-    dims = {"variances": ["spectral_direction"], "local_scales": ["spectral_direction"],
-            "relative_scales": ["spectral_direction"]}
+    dims = {
+        "variances": ["spectral_direction"],
+        "local_scales": ["spectral_direction"],
+        "relative_scales": ["spectral_direction"],
+    }
     model = staticmethod(spectral.spectral_model)
-    no_subspace = ("the spectral family is already low-rank (k scales in the broad eigenbasis, "
-                   "O(n·d·k) per step); run it at full d without subspace=")
+    no_subspace = (
+        "the spectral family is already low-rank (k scales in the broad eigenbasis, "
+        "O(n·d·k) per step); run it at full d without subspace="
+    )
     joint_mode = "joint mode of (μ, g, ℓ, h) of the full-d model (μ in place of mu_raw)"
 
     @classmethod
-    def from_anchors(cls, broad, targets=None, *, rank: int | None = None, kappa0: float = 1.0,
-                     shrinkage: str = "horseshoe", global_scale: float = 1.0,
-                     gamma_shape: float = 2.0, noise: str = "free", reg: float = 1e-3,
-                     prior: str = "broad") -> "SpectralPrior":
+    def from_anchors(
+        cls,
+        broad,
+        targets=None,
+        *,
+        rank: int | None = None,
+        kappa0: float = 1.0,
+        shrinkage: str = "horseshoe",
+        global_scale: float = 1.0,
+        gamma_shape: float = 2.0,
+        noise: str = "free",
+        reg: float = 1e-3,
+        prior: str = "broad",
+    ) -> "SpectralPrior":
         """The prior from ``broad [N, d]``: mean, the ``rank`` (default min(:data:`DEFAULT_RANK`,
         d)) leading eigenpairs of the (ridged, relative ``reg``) covariance — capped at the broad
         covariance's numerical rank —
@@ -133,17 +147,28 @@ class SpectralPrior(FullDimensional, Family):
         d = b.shape[1]
         rank = min(DEFAULT_RANK, d) if rank is None else integer("rank", rank, low=1, high=d)
         if shrinkage not in spectral.SHRINKAGE:
-            raise AnchorDivError(f"shrinkage: one of {', '.join(spectral.SHRINKAGE)}, got "
-                                 f"{shrinkage!r}")
+            raise AnchorDivError(
+                f"shrinkage: one of {', '.join(spectral.SHRINKAGE)}, got {shrinkage!r}"
+            )
         if noise not in NOISE:
-            raise AnchorDivError(f"noise: one of {', '.join(NOISE)} (σ² learnt or held at the "
-                                 f"broad residual variance), got {noise!r}")
+            raise AnchorDivError(
+                f"noise: one of {', '.join(NOISE)} (σ² learnt or held at the "
+                f"broad residual variance), got {noise!r}"
+            )
         mu, cov = cached(moments, b, positive("reg", reg, allow_zero=True))
         rank = min(rank, max(1, int(np.linalg.matrix_rank(np.asarray(cov, np.float64)))))
         vec, lam, s2 = spectral.broad_spectrum(cov, rank)
-        out = cls(np.asarray(mu, np.float64), vec, lam, s2, positive("kappa0", kappa0),
-                  shrinkage, positive("global_scale", global_scale),
-                  positive("gamma_shape", gamma_shape), noise)
+        out = cls(
+            np.asarray(mu, np.float64),
+            vec,
+            lam,
+            s2,
+            positive("kappa0", kappa0),
+            shrinkage,
+            positive("global_scale", global_scale),
+            positive("gamma_shape", gamma_shape),
+            noise,
+        )
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
 
     @property
@@ -165,24 +190,32 @@ class SpectralPrior(FullDimensional, Family):
         d, k = self.dim, self.rank
         mean = (lam.sum() + (d - k) * float(self.noise0)) / d
         frame = np.linalg.qr(np.random.default_rng(CONTROL_SEED).normal(size=(d, k)))[0]
-        return dataclasses.replace(self, directions=frame, eigenvalues=np.full(k, mean),
-                                   noise0=mean, prior="isotropic")
+        return dataclasses.replace(
+            self, directions=frame, eigenvalues=np.full(k, mean), noise0=mean, prior="isotropic"
+        )
 
     def prior_kwargs(self) -> dict:
-        return {"mu0": np.asarray(self.mu0, np.float64),
-                "directions": np.asarray(self.directions, np.float64),
-                "eigenvalues": np.asarray(self.eigenvalues, np.float64),
-                "noise0": float(self.noise0), "kappa0": float(self.kappa0),
-                "shrinkage": self.shrinkage, "global_scale": float(self.global_scale),
-                "gamma_shape": float(self.gamma_shape), "free_noise": self.noise == "free"}
+        return {
+            "mu0": np.asarray(self.mu0, np.float64),
+            "directions": np.asarray(self.directions, np.float64),
+            "eigenvalues": np.asarray(self.eigenvalues, np.float64),
+            "noise0": float(self.noise0),
+            "kappa0": float(self.kappa0),
+            "shrinkage": self.shrinkage,
+            "global_scale": float(self.global_scale),
+            "gamma_shape": float(self.gamma_shape),
+            "free_noise": self.noise == "free",
+        }
 
     def prepare(self, method, broad):
         from ..inference import Exact
 
         if isinstance(method, Exact):
-            raise AnchorDivError("method: the spectral prior has no closed-form update; use "
-                                 "ad.SVI(...) or ad.NUTS(...) (both run in full d, "
-                                 "O(n·d·k) per step)")
+            raise AnchorDivError(
+                "method: the spectral prior has no closed-form update; use "
+                "ad.SVI(...) or ad.NUTS(...) (both run in full d, "
+                "O(n·d·k) per step)"
+            )
         return self, method
 
     @classmethod
@@ -192,8 +225,13 @@ class SpectralPrior(FullDimensional, Family):
     def exact(self, targets):
         """No conjugate update: ``(None, info, fixed)`` with the model's hyperparameters and
         the directions every draw shares."""
-        info = {"kappa0": float(self.kappa0), "rank": self.rank, "shrinkage": self.shrinkage,
-                "noise": self.noise, "model_kwargs": self.prior_kwargs()}
+        info = {
+            "kappa0": float(self.kappa0),
+            "rank": self.rank,
+            "shrinkage": self.shrinkage,
+            "noise": self.noise,
+            "model_kwargs": self.prior_kwargs(),
+        }
         return None, info, self.predictive_fixed()
 
     def predictive_fixed(self) -> dict:
@@ -202,15 +240,15 @@ class SpectralPrior(FullDimensional, Family):
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = jax_dtype(dtype)   # float64 is float32 unless JAX runs in float64
-        f = dense_factor(np.asarray(fixed["directions"], np.float64), p["variances"],
-                         p["noise"])
+        dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
+        f = dense_factor(np.asarray(fixed["directions"], np.float64), p["variances"], p["noise"])
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(f, dt), as_tau(tau, dt))
 
     @classmethod
     def log_likelihood(cls, draws, targets, fixed):
-        return spectral.gaussian_logpdf(targets, draws["mu"], fixed["directions"],
-                                        draws["variances"], draws["noise"])
+        return spectral.gaussian_logpdf(
+            targets, draws["mu"], fixed["directions"], draws["variances"], draws["noise"]
+        )
 
     @classmethod
     def predictive(cls, draws, n, fixed, rng):
@@ -218,16 +256,18 @@ class SpectralPrior(FullDimensional, Family):
         z = rng.normal(size=(len(mu), n, mu.shape[-1]))
         v = np.asarray(draws["variances"], np.float64)[:, None]
         s2 = np.asarray(draws["noise"], np.float64)[:, None]
-        return mu[:, None] + spectral.sqrt_apply(np.asarray(fixed["directions"], np.float64),
-                                                 v, s2, z, np)
+        return mu[:, None] + spectral.sqrt_apply(
+            np.asarray(fixed["directions"], np.float64), v, s2, z, np
+        )
 
     @classmethod
     def log_joint(cls, targets, kwargs, draws):
         law = spectral.SpectralLaw.from_kwargs(kwargs)
         v, s2 = spectral.variances(law, draws)
         d = {**draws, "variances": v, "noise": s2}
-        return law.log_prior(d) + cls.log_likelihood(d, targets, {
-            "directions": law.directions}).sum(-1)
+        return law.log_prior(d) + cls.log_likelihood(
+            d, targets, {"directions": law.directions}
+        ).sum(-1)
 
     @classmethod
     def prior_posterior(cls, kwargs):
@@ -238,11 +278,16 @@ class SpectralPrior(FullDimensional, Family):
         d = s["mu"].shape[-1]
         k = s["variances"].shape[-1]
         trace = s["variances"].sum(-1) + (d - k) * s["noise"]
-        out = {"mean_cosine": cosine(s["mu"], ref["mu"]),
-               "mean_norm": np.linalg.norm(s["mu"], axis=-1), "cov_trace": trace,
-               "noise": s["noise"], "global_scale": s["global_scale"],
-               "local_scales": s["local_scales"], "variances": s["variances"],
-               "relative_scales": np.sqrt(s["variances"] / np.asarray(ref["variances"]))}
+        out = {
+            "mean_cosine": cosine(s["mu"], ref["mu"]),
+            "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+            "cov_trace": trace,
+            "noise": s["noise"],
+            "global_scale": s["global_scale"],
+            "local_scales": s["local_scales"],
+            "variances": s["variances"],
+            "relative_scales": np.sqrt(s["variances"] / np.asarray(ref["variances"])),
+        }
         if d <= SMALL_D:
             out["mu"] = s["mu"]
         return out
@@ -251,17 +296,25 @@ class SpectralPrior(FullDimensional, Family):
     def sbc_quantities(cls, d, rng):
         w = rng.normal(size=d)
         w /= np.linalg.norm(w)
-        return {"log v₁": lambda p: np.log(p["variances"][:, 0]),
-                "log v_k": lambda p: np.log(p["variances"][:, -1]),
-                "log σ²": lambda p: np.log(p["noise"]),
-                "log g": lambda p: np.log(p["global_scale"]),
-                "μ·w": lambda p: p["mu"] @ w}
+        return {
+            "log v₁": lambda p: np.log(p["variances"][:, 0]),
+            "log v_k": lambda p: np.log(p["variances"][:, -1]),
+            "log σ²": lambda p: np.log(p["noise"]),
+            "log g": lambda p: np.log(p["global_scale"]),
+            "μ·w": lambda p: p["mu"] @ w,
+        }
 
     @classmethod
     def site_shapes(cls, d, shapes):
         k = tuple(shapes.get("local_scales", (0,)))[-1:] or (0,)
-        return {"mu": (d,), "variances": k, "noise": (), "global_scale": (),
-                "local_scales": k, "noise_scale": ()}
+        return {
+            "mu": (d,),
+            "variances": k,
+            "noise": (),
+            "global_scale": (),
+            "local_scales": k,
+            "noise_scale": (),
+        }
 
 
 __all__ = ["CONTROL_SEED", "DEFAULT_RANK", "NOISE", "SpectralPrior", "dense_factor"]

@@ -64,51 +64,86 @@ class StructuredPrior(NIWPrior):
     model_kwargs: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def build(cls, structure: str, model, builder, broad, *, kappa0: float,
-              nu0: float | None) -> "StructuredPrior":
+    def build(
+        cls, structure: str, model, builder, broad, *, kappa0: float, nu0: float | None
+    ) -> "StructuredPrior":
         broad = np.asarray(broad, np.float64)
         d = broad.shape[1]
-        base = NIWPrior.from_anchors(broad, kappa0=kappa0, nu0=d + 1.0 + kappa0
-                                     if nu0 is None else nu0)
+        base = NIWPrior.from_anchors(
+            broad, kappa0=kappa0, nu0=d + 1.0 + kappa0 if nu0 is None else nu0
+        )
         fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(NIWPrior)}
-        return cls(**fields, structure=structure, user_model=model, builder=builder,
-                   model_kwargs=builder(broad))
+        return cls(
+            **fields,
+            structure=structure,
+            user_model=model,
+            builder=builder,
+            model_kwargs=builder(broad),
+        )
 
     @classmethod
-    def factor(cls, broad, *, rank: int = 16, prior_anchors: float = 10.0,
-               kappa0: float = 10.0, nu0: float | None = None) -> "StructuredPrior":
+    def factor(
+        cls,
+        broad,
+        *,
+        rank: int = 16,
+        prior_anchors: float = 10.0,
+        kappa0: float = 10.0,
+        nu0: float | None = None,
+    ) -> "StructuredPrior":
         """Factor analysis ``Σ = W Wᵀ + diag(ψ)`` centred on the broad PPCA fit at ``rank``
         (:func:`anchordiv.adaptation.priors.structured.factor_model`)."""
-        return cls.build("factor", structured.factor_model,
-                         structured.factor_prior(rank, prior_anchors=prior_anchors,
-                                                 kappa0=kappa0), broad, kappa0=kappa0, nu0=nu0)
+        return cls.build(
+            "factor",
+            structured.factor_model,
+            structured.factor_prior(rank, prior_anchors=prior_anchors, kappa0=kappa0),
+            broad,
+            kappa0=kappa0,
+            nu0=nu0,
+        )
 
     @classmethod
-    def lkj(cls, broad, *, concentration: float = 2.0, prior_anchors: float = 10.0,
-            kappa0: float = 10.0, nu0: float | None = None) -> "StructuredPrior":
+    def lkj(
+        cls,
+        broad,
+        *,
+        concentration: float = 2.0,
+        prior_anchors: float = 10.0,
+        kappa0: float = 10.0,
+        nu0: float | None = None,
+    ) -> "StructuredPrior":
         """LKJ correlations with log-normal scales centred on the broad standard deviations
         (:func:`anchordiv.adaptation.priors.structured.lkj_model`)."""
-        return cls.build("lkj", structured.lkj_model,
-                         structured.lkj_prior(concentration=concentration,
-                                              prior_anchors=prior_anchors, kappa0=kappa0),
-                         broad, kappa0=kappa0, nu0=nu0)
+        return cls.build(
+            "lkj",
+            structured.lkj_model,
+            structured.lkj_prior(
+                concentration=concentration, prior_anchors=prior_anchors, kappa0=kappa0
+            ),
+            broad,
+            kappa0=kappa0,
+            nu0=nu0,
+        )
 
     def base(self) -> NIWPrior:
         return NIWPrior(**{f.name: getattr(self, f.name) for f in dataclasses.fields(NIWPrior)})
 
     def prepare(self, method, broad):
         if isinstance(method, Exact):
-            raise AnchorDivError(f"method: the {self.structure} prior has no closed-form update; "
-                                 f"use ad.NUTS(...) or ad.SVI(...)")
+            raise AnchorDivError(
+                f"method: the {self.structure} prior has no closed-form update; "
+                f"use ad.NUTS(...) or ad.SVI(...)"
+            )
         if method.model is not None:
             raise AnchorDivError(f"model: the {self.structure} prior brings its own model")
         kwargs = self.builder if broad is not None else self.model_kwargs
-        return self.base(), dataclasses.replace(method, model=self.user_model,
-                                                model_kwargs=kwargs)
+        return self.base(), dataclasses.replace(method, model=self.user_model, model_kwargs=kwargs)
 
     def isotropic(self):
-        raise AnchorDivError(f"isotropic: the {self.structure} prior has no isotropic control "
-                             f"(use its base prior: prior.base().isotropic())")
+        raise AnchorDivError(
+            f"isotropic: the {self.structure} prior has no isotropic control "
+            f"(use its base prior: prior.base().isotropic())"
+        )
 
     def sample(self, key, n: int) -> dict[str, np.ndarray]:
         """``n`` prior draws of every site of the model ``{site: [n, ...]}``."""
@@ -117,9 +152,9 @@ class StructuredPrior(NIWPrior):
         rng = as_rng(key)
         targets = np.zeros((1, self.dim))
         # parallel=True: one vmap (the default lax.map compiled a new scan on every call)
-        out = Predictive(self.user_model, num_samples=int(n), exclude_deterministic=False,
-                         parallel=True)(
-            jax.random.PRNGKey(int(rng.integers(2**31))), targets, **self.model_kwargs)
+        out = Predictive(
+            self.user_model, num_samples=int(n), exclude_deterministic=False, parallel=True
+        )(jax.random.PRNGKey(int(rng.integers(2**31))), targets, **self.model_kwargs)
         return {k: np.asarray(v, np.float64) for k, v in out.items() if k != "targets"}
 
     def prior_predictive(self, key, n_draws: int, n_anchors: int) -> np.ndarray:
@@ -134,7 +169,11 @@ class StructuredPrior(NIWPrior):
 jax.tree_util.register_dataclass(
     StructuredPrior,
     data_fields=["mu0", "cov", "kappa0", "nu0", "model_kwargs"],
-    meta_fields=[f.name for f in dataclasses.fields(StructuredPrior)
-                 if f.name not in ("mu0", "cov", "kappa0", "nu0", "model_kwargs")])
+    meta_fields=[
+        f.name
+        for f in dataclasses.fields(StructuredPrior)
+        if f.name not in ("mu0", "cov", "kappa0", "nu0", "model_kwargs")
+    ],
+)
 
 __all__ = ["StructuredPrior"]

@@ -23,8 +23,23 @@ from .niw import NIW, empirical_bayes, niw_model
 from .posterior_bingham import latent_spherical_model, latent_spherical_update
 from .structured import factor_model, factor_prior, lkj_model, lkj_prior
 
-__all__ = ["BinghamPosterior", "DirichletNIW", "MatrixBingham", "NIW",
-           "dirichlet_niw_model", "empirical_bayes", "factor_model", "factor_prior",
-           "latent_gaussian_model", "latent_gaussian_update", "latent_spherical_model",
-           "latent_spherical_update", "lkj_model", "lkj_prior", "map_em", "mixture_prior",
-           "niw_model", "stiefel_site"]
+__all__ = [
+    "BinghamPosterior",
+    "DirichletNIW",
+    "MatrixBingham",
+    "NIW",
+    "dirichlet_niw_model",
+    "empirical_bayes",
+    "factor_model",
+    "factor_prior",
+    "latent_gaussian_model",
+    "latent_gaussian_update",
+    "latent_spherical_model",
+    "latent_spherical_update",
+    "lkj_model",
+    "lkj_prior",
+    "map_em",
+    "mixture_prior",
+    "niw_model",
+    "stiefel_site",
+]

@@ -40,8 +40,9 @@ PRIOR_ANCHORS = 10.0
 BURN_IN = 10
 
 
-def latent_gaussian_model(targets, *, prior_parameter, mean, signal, noise, rank,
-                          target_weight=1.0):
+def latent_gaussian_model(
+    targets, *, prior_parameter, mean, signal, noise, rank, target_weight=1.0
+):
     """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
 
     Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
@@ -102,12 +103,12 @@ class BinghamPosterior:
         (a mean of frames is not a frame)."""
         return self.mode()
 
-    def sample_chains(self, rng: np.random.Generator, chains: int,
-                      n: int) -> dict[str, np.ndarray]:
+    def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
         """``{"U": [chains, n, d, k]}``: independent Gibbs chains run in parallel
         (:func:`~.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
-        return {"U": bingham_chains(self.parameter, self.rank, n, rng, chains=chains,
-                                    burn_in=BURN_IN)}
+        return {
+            "U": bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
+        }
 
     def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``{"U": [n, d, k]}``: two independent chains of ⌈n/2⌉ draws, concatenated."""
@@ -149,8 +150,9 @@ def broad_covariance(broad: np.ndarray, prior: str) -> tuple[np.ndarray, np.ndar
     return mu, cov
 
 
-def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float,
-                           prior: str = "broad") -> tuple[BinghamPosterior, dict]:
+def latent_gaussian_update(
+    broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float, prior: str = "broad"
+) -> tuple[BinghamPosterior, dict]:
     """Exact update of the latent-gaussian kind.
 
     Parameters
@@ -175,13 +177,21 @@ def latent_gaussian_update(broad: np.ndarray, targets: np.ndarray, *, rank: int,
     """
     mu_b, cov_b = broad_covariance(broad, prior)
     c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
-    return latent_gaussian_posterior(mu_b, cov_b, (c, signal, noise), len(broad), targets,
-                                     rank=rank, beta=beta)
+    return latent_gaussian_posterior(
+        mu_b, cov_b, (c, signal, noise), len(broad), targets, rank=rank, beta=beta
+    )
 
 
-def latent_gaussian_posterior(mu_b: np.ndarray, cov_b: np.ndarray, ppca: tuple, n_broad: int,
-                              targets: np.ndarray, *, rank: int, beta: float
-                              ) -> tuple[BinghamPosterior, dict]:
+def latent_gaussian_posterior(
+    mu_b: np.ndarray,
+    cov_b: np.ndarray,
+    ppca: tuple,
+    n_broad: int,
+    targets: np.ndarray,
+    *,
+    rank: int,
+    beta: float,
+) -> tuple[BinghamPosterior, dict]:
     """:func:`latent_gaussian_update` from the broad statistics: mean ``mu_b [d]``, covariance
     ``cov_b [d, d]`` (or its isotropic control), the PPCA ``(c, ℓ, σ²)`` at ``rank`` and the
     number of broad anchors."""
@@ -194,10 +204,24 @@ def latent_gaussian_posterior(mu_b: np.ndarray, cov_b: np.ndarray, ppca: tuple, 
     prior_b = c * m * (1 - beta) * cov_b
     weight = m * beta / n
     post = BinghamPosterior(prior_b + c * weight * scat, rank, (1 - beta) * mu_b + beta * tbar)
-    kwargs = {"prior_parameter": prior_b, "mean": tbar, "signal": signal, "noise": noise,
-              "rank": rank, "target_weight": weight}
+    kwargs = {
+        "prior_parameter": prior_b,
+        "mean": tbar,
+        "signal": signal,
+        "noise": noise,
+        "rank": rank,
+        "target_weight": weight,
+    }
     return post, {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
 
 
-__all__ = ["BinghamPosterior", "PRIOR_ANCHORS", "broad_covariance", "latent_gaussian_model",
-           "latent_gaussian_posterior", "latent_gaussian_update", "ppca_scale", "target_weight"]
+__all__ = [
+    "BinghamPosterior",
+    "PRIOR_ANCHORS",
+    "broad_covariance",
+    "latent_gaussian_model",
+    "latent_gaussian_posterior",
+    "latent_gaussian_update",
+    "ppca_scale",
+    "target_weight",
+]

@@ -69,8 +69,14 @@ def derived(fn, a: np.ndarray):
 
 def _key(fn, broad: np.ndarray, options: dict) -> tuple:
     a = np.asarray(broad)
-    return (fn.__module__, fn.__qualname__, digest(a), a.shape, a.dtype.str,
-            tuple(sorted(options.items())))
+    return (
+        fn.__module__,
+        fn.__qualname__,
+        digest(a),
+        a.shape,
+        a.dtype.str,
+        tuple(sorted(options.items())),
+    )
 
 
 def _freeze(value):

@@ -70,8 +70,9 @@ def dirichlet_niw_model(targets, *, weights0, alpha0, means0, kappa0, nu0, psi0)
     with numpyro.plate("components", k):
         covs = numpyro.sample("covs", dist.InverseWishart(nu0, scale_matrix=psi0))
         means = numpyro.sample("means", dist.MultivariateNormal(means0, covs / kappa0))
-    mixture = dist.MixtureSameFamily(dist.Categorical(probs=weights),
-                                     dist.MultivariateNormal(means, covs))
+    mixture = dist.MixtureSameFamily(
+        dist.Categorical(probs=weights), dist.MultivariateNormal(means, covs)
+    )
     with numpyro.plate("anchors", targets.shape[0]):
         numpyro.sample("targets", mixture, obs=targets)
 
@@ -113,22 +114,30 @@ class DirichletNIW:
 
     @classmethod
     def stack(cls, alpha, parts: list[NIW]) -> "DirichletNIW":
-        return cls(np.asarray(alpha, np.float64), np.stack([p.mu for p in parts]),
-                   np.array([p.kappa for p in parts]), np.array([p.nu for p in parts]),
-                   np.stack([p.psi for p in parts]))
+        return cls(
+            np.asarray(alpha, np.float64),
+            np.stack([p.mu for p in parts]),
+            np.array([p.kappa for p in parts]),
+            np.array([p.nu for p in parts]),
+            np.stack([p.psi for p in parts]),
+        )
 
     def update_soft(self, targets: np.ndarray, resp: np.ndarray) -> "DirichletNIW":
         """Conjugate update with soft assignments ``resp [n, K]``."""
         nk, means, covs = weighted_moments(targets, resp, 0.0)
-        parts = [self.component(k).update_stats(nk[k], means[k], nk[k] * covs[k])
-                 for k in range(len(nk))]
+        parts = [
+            self.component(k).update_stats(nk[k], means[k], nk[k] * covs[k]) for k in range(len(nk))
+        ]
         return DirichletNIW.stack(self.alpha + nk, parts)
 
     def _summary(self, which: str) -> dict[str, np.ndarray]:
         parts = [getattr(self.component(k), which)() for k in range(len(self.alpha))]
         weights = dirichlet_mode(self.alpha) if which == "mode" else self.alpha / self.alpha.sum()
-        return {"weights": weights, "means": np.stack([p["mu"] for p in parts]),
-                "covs": np.stack([p["Sigma"] for p in parts])}
+        return {
+            "weights": weights,
+            "means": np.stack([p["mu"] for p in parts]),
+            "covs": np.stack([p["Sigma"] for p in parts]),
+        }
 
     def mode(self) -> dict[str, np.ndarray]:
         """Component-wise joint modes and the Dirichlet mode."""
@@ -141,19 +150,36 @@ class DirichletNIW:
     def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``{"weights": [n, K], "means": [n, K, d], "covs": [n, K, d, d]}``."""
         draws = [self.component(k).sample(rng, n) for k in range(len(self.alpha))]
-        return {"weights": rng.dirichlet(self.alpha, size=n),
-                "means": np.stack([x["mu"] for x in draws], axis=1),
-                "covs": np.stack([x["Sigma"] for x in draws], axis=1)}
+        return {
+            "weights": rng.dirichlet(self.alpha, size=n),
+            "means": np.stack([x["mu"] for x in draws], axis=1),
+            "covs": np.stack([x["Sigma"] for x in draws], axis=1),
+        }
 
     def model_kwargs(self) -> dict:
         """Keyword arguments of :func:`dirichlet_niw_model` (a prior with shared κ₀, ν₀)."""
         a0 = float(self.alpha.sum())
-        return {"weights0": self.alpha / a0, "alpha0": a0, "means0": self.mu,
-                "kappa0": float(self.kappa[0]), "nu0": float(self.nu[0]), "psi0": self.psi}
+        return {
+            "weights0": self.alpha / a0,
+            "alpha0": a0,
+            "means0": self.mu,
+            "kappa0": float(self.kappa[0]),
+            "nu0": float(self.nu[0]),
+            "psi0": self.psi,
+        }
 
 
-def mixture_prior(broad: np.ndarray, *, components: int, seed: int, reg: float, alpha0: float,
-                  kappa0: float, nu0: float, prior: str = "broad") -> DirichletNIW:
+def mixture_prior(
+    broad: np.ndarray,
+    *,
+    components: int,
+    seed: int,
+    reg: float,
+    alpha0: float,
+    kappa0: float,
+    nu0: float,
+    prior: str = "broad",
+) -> DirichletNIW:
     """The Dirichlet–NIW prior centred on the broad EM fit.
 
     The Dirichlet is ``1 + α₀π⁰``: its mode is π⁰ (module docstring).
@@ -190,8 +216,9 @@ def mixture_prior(broad: np.ndarray, *, components: int, seed: int, reg: float, 
     return DirichletNIW.stack(1.0 + alpha0 * fit.weights, parts)
 
 
-def map_em(prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200,
-           tol: float = 1e-9) -> tuple[DirichletNIW, np.ndarray, int]:
+def map_em(
+    prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200, tol: float = 1e-9
+) -> tuple[DirichletNIW, np.ndarray, int]:
     """MAP-EM of the mixture posterior from the prior mode.
 
     Parameters

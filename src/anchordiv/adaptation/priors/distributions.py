@@ -46,8 +46,9 @@ class _Stiefel(constraints.Constraint):
         return jnp.all(jnp.abs(gram - eye) < 1e-5, axis=(-2, -1))
 
     def feasible_like(self, prototype):
-        return jnp.broadcast_to(jnp.eye(*prototype.shape[-2:], dtype=prototype.dtype),
-                                prototype.shape)
+        return jnp.broadcast_to(
+            jnp.eye(*prototype.shape[-2:], dtype=prototype.dtype), prototype.shape
+        )
 
 
 stiefel = _Stiefel()
@@ -74,7 +75,9 @@ class MatrixBingham(dist.Distribution):
     (3, 2)
     """
 
-    arg_constraints = {"parameter": constraints.real_matrix}  # symmetric; B and (B + Bᵀ)/2 give the same law
+    arg_constraints = {
+        "parameter": constraints.real_matrix
+    }  # symmetric; B and (B + Bᵀ)/2 give the same law
     support = stiefel
     pytree_data_fields = ("parameter",)
     pytree_aux_fields = ("rank",)
@@ -83,14 +86,18 @@ class MatrixBingham(dist.Distribution):
         parameter = jnp.asarray(parameter)
         if parameter.ndim < 2 or parameter.shape[-1] != parameter.shape[-2]:
             raise AnchorDivError(
-                f"parameter: expected a square matrix [d, d], got {list(parameter.shape)}")
+                f"parameter: expected a square matrix [d, d], got {list(parameter.shape)}"
+            )
         d = parameter.shape[-1]
         if not 1 <= int(rank) <= d:
             raise AnchorDivError(f"rank: must lie in [1, d={d}], got {rank}")
         self.parameter = parameter
         self.rank = int(rank)
-        super().__init__(batch_shape=parameter.shape[:-2], event_shape=(d, self.rank),
-                         validate_args=validate_args)
+        super().__init__(
+            batch_shape=parameter.shape[:-2],
+            event_shape=(d, self.rank),
+            validate_args=validate_args,
+        )
 
     @validate_sample
     def log_prob(self, value):
@@ -112,8 +119,9 @@ class MatrixBingham(dist.Distribution):
         flat = b.reshape((-1,) + b.shape[-2:])
         n = int(np.prod(sample_shape)) if sample_shape else 1
         rng = np.random.default_rng(seed)
-        out = np.stack([bingham_gibbs(bb, self.rank, n, rng, burn_in=sweeps) for bb in flat],
-                       axis=1)                                       # [n, batch, d, k]
+        out = np.stack(
+            [bingham_gibbs(bb, self.rank, n, rng, burn_in=sweeps) for bb in flat], axis=1
+        )  # [n, batch, d, k]
         out = out.reshape(tuple(sample_shape) + self.batch_shape + self.event_shape)
         return jnp.asarray(out, dtype=self.parameter.dtype)
 
@@ -123,6 +131,7 @@ class MatrixBingham(dist.Distribution):
 #: d·k from which Gibbs chains run in parallel threads and show a progress bar (below it a
 #: sweep takes microseconds and threads cost more than they save)
 LARGE = 4096
+
 
 def _acg_root(lam: np.ndarray) -> float:
     """b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 for eigenvalues λ ≥ 0 (min 0) of a vector Bingham:
@@ -159,8 +168,9 @@ def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> 
     q = c.shape[0]
     a, chol, b, log_m = _acg_envelope(c)
     while True:
-        y = scipy.linalg.solve_triangular(chol, rng.normal(size=(q, batch)), lower=True,
-                                          trans="T").T
+        y = scipy.linalg.solve_triangular(
+            chol, rng.normal(size=(q, batch)), lower=True, trans="T"
+        ).T
         y /= np.linalg.norm(y, axis=1, keepdims=True)
         quad = ((y @ a) * y).sum(1)
         log_ratio = -quad + 0.5 * q * np.log1p(2.0 * quad / b) - log_m
@@ -172,7 +182,7 @@ def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> 
 def _null_space(u: np.ndarray) -> np.ndarray:
     """Orthonormal basis ``[d, d − m]`` of the complement of span(u), ``u [d, m]``."""
     q, _ = np.linalg.qr(u, mode="complete")
-    return q[:, u.shape[1]:]
+    return q[:, u.shape[1] :]
 
 
 def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -188,20 +198,24 @@ def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nd
     qperp = _null_space(u)
     m = qperp.T @ b @ qperp
     for j in range(u.shape[1]):
-        n = np.column_stack([u[:, j], qperp])                       # [d, q]
+        n = np.column_stack([u[:, j], qperp])  # [d, q]
         bu = b @ u[:, j]
         cross = qperp.T @ bu
         c = np.block([[np.atleast_2d(u[:, j] @ bu), cross[None, :]], [cross[:, None], m]])
         z = vector_bingham(c, rng)
         v = -z
-        v[0] += 1.0                                                 # v = e₁ − z
+        v[0] += 1.0  # v = e₁ − z
         vv = v @ v
         if vv > 1e-30:
             nv = n @ v
-            n = n - np.outer(nv, (2.0 / vv) * v)                    # N H
+            n = n - np.outer(nv, (2.0 / vv) * v)  # N H
             cv = c @ v
-            c = (c - np.outer(v, (2.0 / vv) * cv) - np.outer((2.0 / vv) * cv, v)
-                 + (4.0 * (v @ cv) / vv**2) * np.outer(v, v))        # H C H
+            c = (
+                c
+                - np.outer(v, (2.0 / vv) * cv)
+                - np.outer((2.0 / vv) * cv, v)
+                + (4.0 * (v @ cv) / vv**2) * np.outer(v, v)
+            )  # H C H
         u[:, j], qperp, m = n[:, 0], n[:, 1:], c[1:, 1:]
     return u
 
@@ -232,9 +246,17 @@ def _one_blas_thread(active: bool):
     return threadpool_limits(1, user_api="blas")
 
 
-def bingham_chains(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
-                   chains: int = 2, burn_in: int = 20, thin: int = 1,
-                   workers: int | None = None) -> np.ndarray:
+def bingham_chains(
+    b: np.ndarray,
+    k: int,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    chains: int = 2,
+    burn_in: int = 20,
+    thin: int = 1,
+    workers: int | None = None,
+) -> np.ndarray:
     """``n`` matrix Bingham draws per chain ``[chains, n, d, k]`` for ``B [d, d]``: independent
     Gibbs chains (own seeds, each started at the mode, ``burn_in`` sweeps, every ``thin``-th
     sweep kept), run in parallel threads (LAPACK releases the GIL; ``workers`` defaults to the
@@ -264,14 +286,16 @@ def bingham_chains(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
     return np.stack(out)
 
 
-def bingham_gibbs(b: np.ndarray, k: int, n: int, rng: np.random.Generator, *,
-                  burn_in: int = 20, thin: int = 1) -> np.ndarray:
+def bingham_gibbs(
+    b: np.ndarray, k: int, n: int, rng: np.random.Generator, *, burn_in: int = 20, thin: int = 1
+) -> np.ndarray:
     """``n`` matrix Bingham draws ``[n, d, k]`` from one Gibbs chain started at the mode (see
     :func:`bingham_chains` for independent parallel chains)."""
     return bingham_chains(b, k, n, rng, chains=1, burn_in=burn_in, thin=thin)[0]
 
 
 # ---- NumPyro helpers ----------------------------------------------------------------------
+
 
 def orthonormal_frame(z: jax.Array) -> jax.Array:
     """Q factor of ``z [d, k]`` with a positive-diagonal R: Haar on the Stiefel manifold when z
@@ -301,5 +325,13 @@ def stiefel_site(name: str, d: int, k: int) -> jax.Array:
     return numpyro.deterministic(name, orthonormal_frame(z))
 
 
-__all__ = ["MatrixBingham", "bingham_chains", "bingham_gibbs", "gibbs_sweep", "orthonormal_frame", "stiefel",
-           "stiefel_site", "vector_bingham"]
+__all__ = [
+    "MatrixBingham",
+    "bingham_chains",
+    "bingham_gibbs",
+    "gibbs_sweep",
+    "orthonormal_frame",
+    "stiefel",
+    "stiefel_site",
+    "vector_bingham",
+]

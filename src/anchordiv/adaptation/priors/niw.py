@@ -93,20 +93,24 @@ def niw_bartlett(prefix, mu0, kappa0, nu0, psi0, psi0_tril=None):
     mu0 = jnp.asarray(mu0)
     d, batch = mu0.shape[-1], mu0.shape[:-1]
     chol = jnp.linalg.cholesky(psi0) if psi0_tril is None else jnp.asarray(psi0_tril)
-    chi2 = numpyro.sample(f"{prefix}bartlett_chi2",
-                          dist.Chi2(nu0 - jnp.arange(d, dtype=mu0.dtype)).expand(
-                              batch + (d,)).to_event(1))
-    off = numpyro.sample(f"{prefix}bartlett_normal",
-                         dist.Normal(0.0, 1.0).expand(batch + (d * (d - 1) // 2,)).to_event(1))
+    chi2 = numpyro.sample(
+        f"{prefix}bartlett_chi2",
+        dist.Chi2(nu0 - jnp.arange(d, dtype=mu0.dtype)).expand(batch + (d,)).to_event(1),
+    )
+    off = numpyro.sample(
+        f"{prefix}bartlett_normal",
+        dist.Normal(0.0, 1.0).expand(batch + (d * (d - 1) // 2,)).to_event(1),
+    )
     z = numpyro.sample(f"{prefix}mu_std", dist.Normal(0.0, 1.0).expand(batch + (d,)).to_event(1))
     rows, cols = np.tril_indices(d, -1)
     diag = jnp.sqrt(chi2)
-    a = (jnp.zeros(batch + (d, d), mu0.dtype).at[..., rows, cols].set(
-        off, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds")
-         + diag[..., None] * jnp.eye(d, dtype=mu0.dtype))
+    a = jnp.zeros(batch + (d, d), mu0.dtype).at[..., rows, cols].set(
+        off, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds"
+    ) + diag[..., None] * jnp.eye(d, dtype=mu0.dtype)
     w = jax.scipy.linalg.solve_triangular(a, z[..., None], lower=True, trans=1)[..., 0]
-    mu = numpyro.deterministic(f"{prefix}mu", mu0 + (chol @ w[..., None])[..., 0]
-                               / jnp.sqrt(kappa0))
+    mu = numpyro.deterministic(
+        f"{prefix}mu", mu0 + (chol @ w[..., None])[..., 0] / jnp.sqrt(kappa0)
+    )
     law = BartlettGaussian(mu, chol, a)
     numpyro.deterministic(f"{prefix}Sigma", law.covariance())
     jac = ((d + jnp.arange(d, dtype=mu0.dtype) + 4) * jnp.log(diag)).sum(-1)
@@ -118,46 +122,58 @@ class BartlettGaussian(dist.Distribution):
     ``[..., d, d]``.  ``log_prob`` and ``sample`` cost O(d²) per point (triangular products and
     solves); :meth:`covariance` (O(d³)) only when asked."""
 
-    arg_constraints = {"loc": constraints.real_vector,
-                       "outer": constraints.lower_cholesky, "inner": constraints.lower_cholesky}
+    arg_constraints = {
+        "loc": constraints.real_vector,
+        "outer": constraints.lower_cholesky,
+        "inner": constraints.lower_cholesky,
+    }
     support = constraints.real_vector
     reparametrized_params = ["loc"]
 
     def __init__(self, loc, outer, inner, *, validate_args=None):
-        batch = jnp.broadcast_shapes(jnp.shape(loc)[:-1], jnp.shape(outer)[:-2],
-                                     jnp.shape(inner)[:-2])
+        batch = jnp.broadcast_shapes(
+            jnp.shape(loc)[:-1], jnp.shape(outer)[:-2], jnp.shape(inner)[:-2]
+        )
         self.loc, self.outer, self.inner = loc, outer, inner
-        super().__init__(batch_shape=batch, event_shape=jnp.shape(loc)[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            batch_shape=batch, event_shape=jnp.shape(loc)[-1:], validate_args=validate_args
+        )
 
     @validate_sample
     def log_prob(self, value):
         d = self.event_shape[0]
         x = value - self.loc
-        logdet = (jnp.log(jnp.diagonal(self.outer, axis1=-2, axis2=-1)).sum(-1)
-                  - jnp.log(jnp.diagonal(self.inner, axis1=-2, axis2=-1)).sum(-1))
-        if self.outer.ndim == 2 and self.inner.ndim == 2:     # one Σ: all points in one solve
+        logdet = jnp.log(jnp.diagonal(self.outer, axis1=-2, axis2=-1)).sum(-1) - jnp.log(
+            jnp.diagonal(self.inner, axis1=-2, axis2=-1)
+        ).sum(-1)
+        if self.outer.ndim == 2 and self.inner.ndim == 2:  # one Σ: all points in one solve
             w = jax.scipy.linalg.solve_triangular(self.outer, x.reshape(-1, d).T, lower=True)
             q = (w.T @ self.inner).reshape(x.shape)
         else:
             shape = jnp.broadcast_shapes(x.shape, self.outer.shape[:-1], self.inner.shape[:-1])
             w = jax.scipy.linalg.solve_triangular(
-                jnp.broadcast_to(self.outer, shape + (d,)), jnp.broadcast_to(x, shape)[..., None],
-                lower=True)
+                jnp.broadcast_to(self.outer, shape + (d,)),
+                jnp.broadcast_to(x, shape)[..., None],
+                lower=True,
+            )
             q = (jnp.swapaxes(self.inner, -1, -2) @ w)[..., 0]
-        return -0.5 * (q ** 2).sum(-1) - logdet - 0.5 * d * jnp.log(2 * jnp.pi)
+        return -0.5 * (q**2).sum(-1) - logdet - 0.5 * d * jnp.log(2 * jnp.pi)
 
     def sample(self, key, sample_shape=()):
         eps = jax.random.normal(key, sample_shape + self.batch_shape + self.event_shape)
         w = jax.scipy.linalg.solve_triangular(
-            jnp.broadcast_to(self.inner, eps.shape + eps.shape[-1:]), eps[..., None],
-            lower=True, trans=1)
+            jnp.broadcast_to(self.inner, eps.shape + eps.shape[-1:]),
+            eps[..., None],
+            lower=True,
+            trans=1,
+        )
         return self.loc + (self.outer @ w)[..., 0]
 
     def covariance(self):
         """Σ ``[..., d, d]``."""
-        ft = jax.scipy.linalg.solve_triangular(self.inner, jnp.swapaxes(self.outer, -1, -2),
-                                               lower=True)          # A⁻¹ Lᵀ
+        ft = jax.scipy.linalg.solve_triangular(
+            self.inner, jnp.swapaxes(self.outer, -1, -2), lower=True
+        )  # A⁻¹ Lᵀ
         return jnp.swapaxes(ft, -1, -2) @ ft
 
 
@@ -185,7 +201,8 @@ def check_nu0(nu0: float, d: int) -> float:
     if v <= d + 1:
         raise AnchorDivError(
             f"nu0: must be > d + 1 = {d + 1} (so that E[Σ] exists); got {nu0!r}. "
-            f"nu0 − d − 1 is the prior covariance's strength in pseudo-anchors")
+            f"nu0 − d − 1 is the prior covariance's strength in pseudo-anchors"
+        )
     return v
 
 
@@ -222,8 +239,12 @@ class NIW:
     def from_scale(cls, mu0, cov, kappa0: float, nu0: float) -> "NIW":
         """The prior with ``E[Σ] = cov``: ``Ψ₀ = (ν₀ − d − 1)·cov``."""
         d = cov.shape[0]
-        return cls(np.asarray(mu0, np.float64), positive("kappa0", kappa0),
-                   check_nu0(nu0, d), (nu0 - d - 1) * np.asarray(cov, np.float64))
+        return cls(
+            np.asarray(mu0, np.float64),
+            positive("kappa0", kappa0),
+            check_nu0(nu0, d),
+            (nu0 - d - 1) * np.asarray(cov, np.float64),
+        )
 
     @property
     def dim(self) -> int:
@@ -257,7 +278,7 @@ class NIW:
         for i in range(n):
             a = np.tril(rng.normal(size=(d, d)), -1)
             a[np.diag_indices(d)] = np.sqrt(rng.chisquare(self.nu - np.arange(d)))
-            f = np.linalg.solve(a, chol.T).T            # L A^{-T} (a is lower triangular)
+            f = np.linalg.solve(a, chol.T).T  # L A^{-T} (a is lower triangular)
             sig[i] = f @ f.T
             mus[i] = self.mu + f @ rng.normal(size=d) / np.sqrt(self.kappa)
         return {"mu": mus, "Sigma": sig}
@@ -267,11 +288,14 @@ class NIW:
         n, d = np.shape(targets)
         post = self.update(targets)
         logdet = lambda m: np.linalg.slogdet(m)[1]  # noqa: E731
-        return float(-0.5 * n * d * np.log(np.pi)
-                     + scipy.special.multigammaln(post.nu / 2, d)
-                     - scipy.special.multigammaln(self.nu / 2, d)
-                     + 0.5 * self.nu * logdet(self.psi) - 0.5 * post.nu * logdet(post.psi)
-                     + 0.5 * d * (np.log(self.kappa) - np.log(post.kappa)))
+        return float(
+            -0.5 * n * d * np.log(np.pi)
+            + scipy.special.multigammaln(post.nu / 2, d)
+            - scipy.special.multigammaln(self.nu / 2, d)
+            + 0.5 * self.nu * logdet(self.psi)
+            - 0.5 * post.nu * logdet(post.psi)
+            + 0.5 * d * (np.log(self.kappa) - np.log(post.kappa))
+        )
 
     def model_kwargs(self) -> dict:
         """Keyword arguments of :func:`niw_model` for this prior."""
@@ -291,7 +315,7 @@ class _MarginalCurve:
         self.n, self.d = t.shape
         chol = np.linalg.cholesky(cov)
         tbar = t.mean(0)
-        y = scipy.linalg.solve_triangular(chol, (t - tbar).T, lower=True).T      # X L⁻ᵀ
+        y = scipy.linalg.solve_triangular(chol, (t - tbar).T, lower=True).T  # X L⁻ᵀ
         _, sv, vt = np.linalg.svd(y, full_matrices=False)
         keep = sv > 1e-12 * max(sv.max(initial=0.0), 1e-300)
         z = scipy.linalg.solve_triangular(chol, tbar - mu0, lower=True)
@@ -312,17 +336,23 @@ class _MarginalCurve:
         r = kappa0 * n / kn
         inv = 1.0 / (s[..., None] + self.lam)
         logdet_n = self.logdet_c - np.log(inv) @ self.mult + np.log1p(r * (inv @ self.w2))
-        out = (-0.5 * n * d * np.log(np.pi) + log_multigamma(nun / 2, d)
-               - log_multigamma(nu0 / 2, d) + 0.5 * nu0 * (d * np.log(s) + self.logdet_c)
-               - 0.5 * nun * logdet_n + 0.5 * d * (np.log(kappa0) - np.log(kn)))
+        out = (
+            -0.5 * n * d * np.log(np.pi)
+            + log_multigamma(nun / 2, d)
+            - log_multigamma(nu0 / 2, d)
+            + 0.5 * nu0 * (d * np.log(s) + self.logdet_c)
+            - 0.5 * nun * logdet_n
+            + 0.5 * d * (np.log(kappa0) - np.log(kn))
+        )
         return float(out) if out.ndim == 0 else out
 
 
 def log_multigamma(a, d: int):
     """log Γ_d(a), vectorised over ``a`` (``scipy.special.multigammaln`` takes scalars only)."""
     a = np.asarray(a, np.float64)
-    return 0.25 * d * (d - 1) * np.log(np.pi) + \
-        scipy.special.gammaln(a[..., None] - 0.5 * np.arange(d)).sum(-1)
+    return 0.25 * d * (d - 1) * np.log(np.pi) + scipy.special.gammaln(
+        a[..., None] - 0.5 * np.arange(d)
+    ).sum(-1)
 
 
 def log_hyperprior(log_strength):
@@ -332,8 +362,15 @@ def log_hyperprior(log_strength):
     return -0.5 * ((np.asarray(log_strength) - centre) / sd) ** 2 - np.log(sd * np.sqrt(2 * np.pi))
 
 
-def empirical_bayes_fit(mu0, cov, targets, *, kappa0: float | None = None,
-                        nu0: float | None = None, hyperprior: bool = True) -> dict:
+def empirical_bayes_fit(
+    mu0,
+    cov,
+    targets,
+    *,
+    kappa0: float | None = None,
+    nu0: float | None = None,
+    hyperprior: bool = True,
+) -> dict:
     """Choose the prior strengths left ``None`` (maximum a posteriori over the log strengths).
 
     Objective: the closed-form log marginal likelihood of ``targets [n, d]`` plus, with
@@ -352,8 +389,10 @@ def empirical_bayes_fit(mu0, cov, targets, *, kappa0: float | None = None,
     curve = _MarginalCurve(np.asarray(mu0, np.float64), np.asarray(cov, np.float64), targets)
     d = curve.d
     free = [kappa0 is None, nu0 is None]
-    fixed = [np.log(kappa0) if kappa0 is not None else 0.0,
-             np.log(nu0 - d - 1) if nu0 is not None else 0.0]
+    fixed = [
+        np.log(kappa0) if kappa0 is not None else 0.0,
+        np.log(nu0 - d - 1) if nu0 is not None else 0.0,
+    ]
 
     def unpack(x):
         it = iter(x)
@@ -368,26 +407,45 @@ def empirical_bayes_fit(mu0, cov, targets, *, kappa0: float | None = None,
     grid = np.linspace(lo, hi, 25)
     starts = np.stack(np.meshgrid(*[grid] * sum(free)), -1).reshape(-1, sum(free))
     x0 = starts[np.argmin(loss(starts.T))]
-    res = scipy.optimize.minimize(loss, x0, method="Nelder-Mead", bounds=[(lo, hi)] * sum(free),
-                                  options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 4000})
+    res = scipy.optimize.minimize(
+        loss,
+        x0,
+        method="Nelder-Mead",
+        bounds=[(lo, hi)] * sum(free),
+        options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 4000},
+    )
     x = res.x if res.fun <= loss(x0) else x0
     lk, ls = unpack(x)
-    names = [n for n, f, v in zip(("kappa0", "nu0"), free, (lk, ls))
-             if f and min(v - lo, hi - v) < 1e-6]
+    names = [
+        n for n, f, v in zip(("kappa0", "nu0"), free, (lk, ls)) if f and min(v - lo, hi - v) < 1e-6
+    ]
     if names:
-        warnings.warn(f"empirical Bayes: {', '.join(names)} ended on the bound of the search box "
-                      f"{EB_BOUNDS} pseudo-anchors; the choice is not an interior maximum — "
-                      f"set the strength(s) explicitly", stacklevel=user_stacklevel())
+        warnings.warn(
+            f"empirical Bayes: {', '.join(names)} ended on the bound of the search box "
+            f"{EB_BOUNDS} pseudo-anchors; the choice is not an interior maximum — "
+            f"set the strength(s) explicitly",
+            stacklevel=user_stacklevel(),
+        )
     k_best = kappa0 if kappa0 is not None else float(np.exp(lk))
     nu_best = nu0 if nu0 is not None else float(d + 1 + np.exp(ls))
-    return {"kappa0": float(k_best), "nu0": float(nu_best),
-            "log_marginal": float(curve(k_best, nu_best - d - 1)), "objective": float(-loss(x)),
-            "at_bound": names}
+    return {
+        "kappa0": float(k_best),
+        "nu0": float(nu_best),
+        "log_marginal": float(curve(k_best, nu_best - d - 1)),
+        "objective": float(-loss(x)),
+        "at_bound": names,
+    }
 
 
-def empirical_bayes(mu0, cov, targets, *, kappa0: float | None = None,
-                    nu0: float | None = None, hyperprior: bool = True
-                    ) -> tuple[float, float, float]:
+def empirical_bayes(
+    mu0,
+    cov,
+    targets,
+    *,
+    kappa0: float | None = None,
+    nu0: float | None = None,
+    hyperprior: bool = True,
+) -> tuple[float, float, float]:
     """Empirical-Bayes strengths of a NIW prior (:func:`empirical_bayes_fit`).
 
     Parameters
@@ -420,6 +478,17 @@ def empirical_bayes(mu0, cov, targets, *, kappa0: float | None = None,
     return r["kappa0"], r["nu0"], r["log_marginal"]
 
 
-__all__ = ["BartlettGaussian", "EB_BOUNDS", "EB_HYPERPRIOR", "NIW", "check_nu0",
-           "empirical_bayes", "empirical_bayes_fit", "log_hyperprior", "niw_bartlett",
-           "niw_model", "prior_scale", "scatter"]
+__all__ = [
+    "BartlettGaussian",
+    "EB_BOUNDS",
+    "EB_HYPERPRIOR",
+    "NIW",
+    "check_nu0",
+    "empirical_bayes",
+    "empirical_bayes_fit",
+    "log_hyperprior",
+    "niw_bartlett",
+    "niw_model",
+    "prior_scale",
+    "scatter",
+]

@@ -113,9 +113,15 @@ def likelihood_concentration(broad: np.ndarray, n: int, *, rank: int, beta: floa
     return float(c * m * signal)
 
 
-def latent_spherical_update(broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float,
-                            concentration: float, prior: str = "broad"
-                            ) -> tuple[BinghamPosterior, dict]:
+def latent_spherical_update(
+    broad: np.ndarray,
+    targets: np.ndarray,
+    *,
+    rank: int,
+    beta: float,
+    concentration: float,
+    prior: str = "broad",
+) -> tuple[BinghamPosterior, dict]:
     """Exact update of the latent-spherical kind.
 
     Parameters
@@ -148,5 +154,11 @@ def latent_spherical_update(broad: np.ndarray, targets: np.ndarray, *, rank: int
     return post, {"model_kwargs": kwargs}
 
 
-__all__ = ["broad_projector", "latent_spherical_model", "likelihood_concentration", "latent_spherical_update",
-           "normalised_covariance", "posterior_like_parameter"]
+__all__ = [
+    "broad_projector",
+    "latent_spherical_model",
+    "likelihood_concentration",
+    "latent_spherical_update",
+    "normalised_covariance",
+    "posterior_like_parameter",
+]

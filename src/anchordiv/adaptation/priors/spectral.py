@@ -50,8 +50,9 @@ def scale_law(shrinkage: str, scale, shape):
     Gamma(shape, shape) (gamma hierarchy; ``scale`` unused)."""
     if shrinkage == "horseshoe":
         return dist.HalfCauchy(scale)
-    return dist.TransformedDistribution(dist.Gamma(shape, shape),
-                                        dist.transforms.PowerTransform(0.5))
+    return dist.TransformedDistribution(
+        dist.Gamma(shape, shape), dist.transforms.PowerTransform(0.5)
+    )
 
 
 def log_scale_density(shrinkage: str, x: np.ndarray, scale: float, shape: float) -> np.ndarray:
@@ -60,11 +61,17 @@ def log_scale_density(shrinkage: str, x: np.ndarray, scale: float, shape: float)
     if shrinkage == "horseshoe":
         return np.log(2 / (np.pi * scale)) - np.log1p((x / scale) ** 2)
     y = x * x
-    return (shape * np.log(shape) - scipy.special.gammaln(shape) + (shape - 1) * np.log(y)
-            - shape * y + np.log(2 * x))
+    return (
+        shape * np.log(shape)
+        - scipy.special.gammaln(shape)
+        + (shape - 1) * np.log(y)
+        - shape * y
+        + np.log(2 * x)
+    )
 
 
 # ---- low-rank-plus-isotropic algebra (jax and numpy alike: ``xp`` is the array module) -----
+
 
 def quad_inv(x, proj, v, s2):
     """``xᵀΣ⁻¹x`` ``[...]`` from ``x [..., d]``, its projections ``proj = x V_k [..., k]``,
@@ -95,8 +102,12 @@ def marginal_loglik(targets, mu0, directions, v, s2, kappa0, xp=jnp):
     dev = tbar - mu0
     scatter = quad_inv(x, x @ directions, v, s2).sum(-1)
     shift = quad_inv(dev, dev @ directions, v, s2) * (kappa0 * n / kn)
-    return (-0.5 * n * d * np.log(2 * np.pi) - 0.5 * n * logdet(v, s2, d, xp)
-            + 0.5 * d * xp.log(kappa0 / kn) - 0.5 * (scatter + shift))
+    return (
+        -0.5 * n * d * np.log(2 * np.pi)
+        - 0.5 * n * logdet(v, s2, d, xp)
+        + 0.5 * d * xp.log(kappa0 / kn)
+        - 0.5 * (scatter + shift)
+    )
 
 
 def posterior_mean(targets, mu0, kappa0):
@@ -110,7 +121,7 @@ def gaussian_logpdf(t, mu, directions, v, s2) -> np.ndarray:
     """float64 ``log N(t_i | μ_s, Σ_s)`` ``[S, n]``: ``t [n, d]``, ``mu [S, d]``, ``v [S, k]``,
     ``s2 [S]`` — O(S·n·d·k)."""
     t, mu, vv, ss = (np.asarray(a, np.float64) for a in (t, mu, v, s2))
-    x = t[None] - mu[:, None]                                             # [S, n, d]
+    x = t[None] - mu[:, None]  # [S, n, d]
     q = quad_inv(x, x @ directions, vv[:, None], ss[:, None])
     d = t.shape[1]
     return -0.5 * (q + logdet(vv, ss, d, np)[:, None] + d * np.log(2 * np.pi))
@@ -126,8 +137,9 @@ class MarginalTargets(dist.Distribution):
     def __init__(self, mu0, directions, v, s2, kappa0, n: int, *, validate_args=None):
         self.mu0, self.directions, self.v, self.s2 = mu0, directions, v, s2
         self.kappa0, self.n = kappa0, n
-        super().__init__(batch_shape=(), event_shape=(n, mu0.shape[-1]),
-                         validate_args=validate_args)
+        super().__init__(
+            batch_shape=(), event_shape=(n, mu0.shape[-1]), validate_args=validate_args
+        )
 
     def sample(self, key, sample_shape=()):
         import jax
@@ -144,19 +156,30 @@ class MarginalTargets(dist.Distribution):
         """``value [..., n, d] -> [...]``: batched like every NumPyro distribution (its own
         ``sample(key, (S,))`` draws included)."""
         if value.ndim == 2:
-            return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2,
-                                   self.kappa0)
+            return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2, self.kappa0)
         import jax
 
         flat = value.reshape((-1,) + value.shape[-2:])
-        out = jax.vmap(lambda t: marginal_loglik(t, self.mu0, self.directions, self.v,
-                                                 self.s2, self.kappa0))(flat)
+        out = jax.vmap(
+            lambda t: marginal_loglik(t, self.mu0, self.directions, self.v, self.s2, self.kappa0)
+        )(flat)
         return out.reshape(value.shape[:-2])
 
 
-def spectral_model(targets, *, mu0, directions, eigenvalues, noise0, kappa0,
-                   shrinkage="horseshoe", global_scale=1.0, gamma_shape=2.0, free_noise=True,
-                   map_jacobian=False):
+def spectral_model(
+    targets,
+    *,
+    mu0,
+    directions,
+    eigenvalues,
+    noise0,
+    kappa0,
+    shrinkage="horseshoe",
+    global_scale=1.0,
+    gamma_shape=2.0,
+    free_noise=True,
+    map_jacobian=False,
+):
     """The explicit NumPyro model (copy and change it).  ``targets [n, d]``; broad mean
     ``mu0 [d]``, ``directions`` V_k ``[d, k]`` (orthonormal), ``eigenvalues`` λ ``[k]``,
     residual variance ``noise0`` σ²_B; ``kappa0``; ``shrinkage`` ("horseshoe" | "gamma"),
@@ -172,8 +195,9 @@ def spectral_model(targets, *, mu0, directions, eigenvalues, noise0, kappa0,
     n, d = targets.shape
     k = eigenvalues.shape[-1]
     g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))
-    ell = numpyro.sample("local_scales", scale_law(shrinkage, 1.0, gamma_shape).expand(
-        (k,)).to_event(1))
+    ell = numpyro.sample(
+        "local_scales", scale_law(shrinkage, 1.0, gamma_shape).expand((k,)).to_event(1)
+    )
     if free_noise:
         h = numpyro.sample("noise_scale", scale_law(shrinkage, 1.0, gamma_shape))
     else:
@@ -182,7 +206,7 @@ def spectral_model(targets, *, mu0, directions, eigenvalues, noise0, kappa0,
     s2 = numpyro.deterministic("noise", noise0 * h * h)
     numpyro.sample("targets", MarginalTargets(mu0, directions, v, s2, kappa0, n), obs=targets)
     mean, kn = posterior_mean(targets, mu0, kappa0)
-    if map_jacobian:            # μ profiled at its conditional mode: the joint mode's μ
+    if map_jacobian:  # μ profiled at its conditional mode: the joint mode's μ
         numpyro.deterministic("mu", mean)
         numpyro.factor("map_jacobian", -0.5 * (logdet(v, s2, d) - d * jnp.log(kn)))
         return
@@ -198,8 +222,11 @@ def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, 
     w, vec = w[::-1], vec[:, ::-1]
     floor = max(1e-3 * float(np.mean(w)), 1e-300)
     rest = float(np.mean(w[rank:])) if rank < len(w) else floor
-    return (canonical_signs(np.ascontiguousarray(vec[:, :rank])), np.maximum(w[:rank], floor),
-            max(rest, floor))
+    return (
+        canonical_signs(np.ascontiguousarray(vec[:, :rank])),
+        np.maximum(w[:rank], floor),
+        max(rest, floor),
+    )
 
 
 @dataclass(frozen=True)
@@ -232,38 +259,57 @@ class SpectralLaw:
         s2 = self.noise0 * h * h
         z = rng.normal(size=(n, d))
         mu = self.mu0 + sqrt_apply(self.directions, v, s2, z, np) / np.sqrt(self.kappa0)
-        return {"global_scale": g, "local_scales": ell, "noise_scale": h, "variances": v,
-                "noise": s2, "mu": mu}
+        return {
+            "global_scale": g,
+            "local_scales": ell,
+            "noise_scale": h,
+            "variances": v,
+            "noise": s2,
+            "mu": mu,
+        }
 
     def log_prior(self, draws: dict) -> np.ndarray:
         """``log p(g, ℓ, h, μ)`` ``[S]`` (float64; h only when free)."""
-        lp = (log_scale_density(self.shrinkage, draws["global_scale"], self.global_scale,
-                                self.gamma_shape)
-              + log_scale_density(self.shrinkage, draws["local_scales"], 1.0,
-                                  self.gamma_shape).sum(-1))
+        lp = log_scale_density(
+            self.shrinkage, draws["global_scale"], self.global_scale, self.gamma_shape
+        ) + log_scale_density(self.shrinkage, draws["local_scales"], 1.0, self.gamma_shape).sum(-1)
         if self.free_noise:
-            lp = lp + log_scale_density(self.shrinkage, draws["noise_scale"], 1.0,
-                                        self.gamma_shape)
+            lp = lp + log_scale_density(self.shrinkage, draws["noise_scale"], 1.0, self.gamma_shape)
         v, s2 = variances(self, draws)
         return lp + _mu_logpdf(self, draws["mu"], v, s2, len(self.mu0))
 
     def model_kwargs(self) -> dict:
-        return {"mu0": self.mu0, "directions": self.directions, "eigenvalues": self.eigenvalues,
-                "noise0": self.noise0, "kappa0": self.kappa0, "shrinkage": self.shrinkage,
-                "global_scale": self.global_scale, "gamma_shape": self.gamma_shape,
-                "free_noise": self.free_noise}
+        return {
+            "mu0": self.mu0,
+            "directions": self.directions,
+            "eigenvalues": self.eigenvalues,
+            "noise0": self.noise0,
+            "kappa0": self.kappa0,
+            "shrinkage": self.shrinkage,
+            "global_scale": self.global_scale,
+            "gamma_shape": self.gamma_shape,
+            "free_noise": self.free_noise,
+        }
 
     @classmethod
     def from_kwargs(cls, kw: dict) -> "SpectralLaw":
         """From :func:`spectral_model`'s keyword arguments (float64 copies)."""
         if kw.get("shrinkage", "horseshoe") not in SHRINKAGE:
-            raise AnchorDivError(f"shrinkage: one of {', '.join(SHRINKAGE)}, got "
-                                 f"{kw.get('shrinkage')!r}")
+            raise AnchorDivError(
+                f"shrinkage: one of {', '.join(SHRINKAGE)}, got {kw.get('shrinkage')!r}"
+            )
         arr = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
-        return cls(arr("mu0"), arr("directions"), arr("eigenvalues"), float(kw["noise0"]),
-                   float(kw["kappa0"]), str(kw.get("shrinkage", "horseshoe")),
-                   float(kw.get("global_scale", 1.0)), float(kw.get("gamma_shape", 2.0)),
-                   bool(kw.get("free_noise", True)))
+        return cls(
+            arr("mu0"),
+            arr("directions"),
+            arr("eigenvalues"),
+            float(kw["noise0"]),
+            float(kw["kappa0"]),
+            str(kw.get("shrinkage", "horseshoe")),
+            float(kw.get("global_scale", 1.0)),
+            float(kw.get("gamma_shape", 2.0)),
+            bool(kw.get("free_noise", True)),
+        )
 
 
 def variances(law: SpectralLaw, draws: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -278,10 +324,24 @@ def _mu_logpdf(law: SpectralLaw, mu, v, s2, d: int) -> np.ndarray:
     """``log N(μ_s | μ₀, Σ_s/κ₀)`` ``[S]``."""
     x = np.asarray(mu, np.float64) - law.mu0
     v0, s0 = v / law.kappa0, s2 / law.kappa0
-    return -0.5 * (quad_inv(x, x @ law.directions, v0, s0) + logdet(v0, s0, d, np)
-                   + d * np.log(2 * np.pi))
+    return -0.5 * (
+        quad_inv(x, x @ law.directions, v0, s0) + logdet(v0, s0, d, np) + d * np.log(2 * np.pi)
+    )
 
 
-__all__ = ["MarginalTargets", "SHRINKAGE", "SpectralLaw", "broad_spectrum", "gaussian_logpdf",
-           "log_scale_density", "logdet", "marginal_loglik", "posterior_mean", "quad_inv",
-           "scale_law", "spectral_model", "sqrt_apply", "variances"]
+__all__ = [
+    "MarginalTargets",
+    "SHRINKAGE",
+    "SpectralLaw",
+    "broad_spectrum",
+    "gaussian_logpdf",
+    "log_scale_density",
+    "logdet",
+    "marginal_loglik",
+    "posterior_mean",
+    "quad_inv",
+    "scale_law",
+    "spectral_model",
+    "sqrt_apply",
+    "variances",
+]

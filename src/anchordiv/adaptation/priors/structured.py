@@ -77,8 +77,9 @@ def factor_model(targets, *, mu0, mean_scale, loadings0, loading_scale, noise0, 
         A NumPyro model: it samples its sites.
     """
     mu = _mean_site(mu0, mean_scale)
-    z = numpyro.sample("loadings_std",
-                       dist.Normal(0.0, 1.0).expand(jnp.shape(loadings0)).to_event(2))
+    z = numpyro.sample(
+        "loadings_std", dist.Normal(0.0, 1.0).expand(jnp.shape(loadings0)).to_event(2)
+    )
     w = numpyro.deterministic("loadings", loadings0 + loading_scale * z)
     psi = _log_normal_site("noise", noise0, noise_scale)
     numpyro.deterministic("Sigma", w @ w.T + jnp.diag(psi))
@@ -168,16 +169,20 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
         lam, u = lam[::-1], canonical_signs(u[:, ::-1])
         noise = max(float(lam[rank:].mean()), 1e-12)
         w0 = u[:, :rank] * np.sqrt(np.clip(lam[:rank] - noise, 0.0, None))
-        psi0 = np.maximum(np.diag(cov) - (w0 ** 2).sum(1), noise / 10)
-        return {"mu0": mu, "mean_scale": np.sqrt(np.diag(cov) / k0), "loadings0": w0,
-                "loading_scale": float(np.sqrt(noise / n0)), "noise0": psi0,
-                "noise_scale": float(np.sqrt(2 / n0))}
+        psi0 = np.maximum(np.diag(cov) - (w0**2).sum(1), noise / 10)
+        return {
+            "mu0": mu,
+            "mean_scale": np.sqrt(np.diag(cov) / k0),
+            "loadings0": w0,
+            "loading_scale": float(np.sqrt(noise / n0)),
+            "noise0": psi0,
+            "noise_scale": float(np.sqrt(2 / n0)),
+        }
 
     return build
 
 
-def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0,
-              kappa0: float = 10.0):
+def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0: float = 10.0):
     """Builder of :func:`lkj_model`'s hyperparameters from broad anchors.
 
     σ₀ the broad standard deviations, log-scale spread ``√(1/(2·prior_anchors))`` (a standard
@@ -211,8 +216,13 @@ def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0,
     def build(broad) -> dict:
         mu, cov = _broad_moments(broad)
         sd = np.sqrt(np.diag(cov))
-        return {"mu0": mu, "mean_scale": sd / np.sqrt(k0), "scale0": sd,
-                "scale_spread": float(np.sqrt(1 / (2 * n0))), "concentration": eta}
+        return {
+            "mu0": mu,
+            "mean_scale": sd / np.sqrt(k0),
+            "scale0": sd,
+            "scale_spread": float(np.sqrt(1 / (2 * n0))),
+            "concentration": eta,
+        }
 
     return build
 

@@ -8,12 +8,19 @@ import contextlib
 def add_cluster_options(parser) -> None:
     """Add the mutually exclusive ``--scheduler ADDRESS`` and ``--workers N`` options."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run on the Dask cluster whose scheduler listens at ADDRESS "
-                            "(e.g. tcp://10.0.0.5:8786); needs anchordiv[distributed]")
-    group.add_argument("--workers", type=int, metavar="N",
-                       help="run on a local Dask cluster of N process workers (one thread "
-                            "each, 127.0.0.1), started for this command")
+    group.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler listens at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786); needs anchordiv[distributed]",
+    )
+    group.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="run on a local Dask cluster of N process workers (one thread "
+        "each, 127.0.0.1), started for this command",
+    )
 
 
 def cluster(args):

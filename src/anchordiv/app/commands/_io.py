@@ -22,6 +22,7 @@ def load_embeddings(path: str, name: str) -> np.ndarray:
 
 # ---- broad anchors: a .npy, or a saved model / prior directory ------------------------------
 
+
 def load_broad(path: str, name: str = "broad") -> np.ndarray:
     """Broad anchors ``[N, d]``: a ``.npy`` file, or a saved directory standing in for them — a
     fitted Gaussian model (``anchordiv build-prior``, ``models/*``, ``ad.save_model``) or a saved
@@ -39,9 +40,11 @@ def load_broad(path: str, name: str = "broad") -> np.ndarray:
         return stand_in_anchors(load_model(path), card)
     if card.get("type") == "prior":
         return prior_points(path, name)
-    raise AnchorDivError(f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
-                         f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
-                         f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)")
+    raise AnchorDivError(
+        f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
+        f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
+        f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)"
+    )
 
 
 def prior_points(path: str, name: str = "broad") -> np.ndarray:
@@ -55,9 +58,11 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
 
     prior = load_prior(path)
     if not (hasattr(prior, "mu0") and hasattr(prior, "cov")):
-        raise AnchorDivError(f"{name}: {path} holds a saved {prior.kind} prior, which keeps no "
-                             f"broad mean and covariance to stand in for the broad anchors; "
-                             f"pass the broad anchors (.npy) or a saved Gaussian model")
+        raise AnchorDivError(
+            f"{name}: {path} holds a saved {prior.kind} prior, which keeps no "
+            f"broad mean and covariance to stand in for the broad anchors; "
+            f"pass the broad anchors (.npy) or a saved Gaussian model"
+        )
     cov = np.asarray(prior.cov, np.float64)
     w, v = np.linalg.eigh((cov + cov.T) / 2)
     keep = w > w.max() * 1e-12
@@ -97,27 +102,36 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
             lines.pop()
         blank = [i + 1 for i, ln in enumerate(lines) if not ln.strip()]
         if blank:
-            raise AnchorDivError(f"{name}: {path} line {blank[0]} is blank; a .txt label file "
-                                 f"has one label per line, one line per item")
+            raise AnchorDivError(
+                f"{name}: {path} line {blank[0]} is blank; a .txt label file "
+                f"has one label per line, one line per item"
+            )
         return _classes([ln.strip() for ln in lines], name, path)
-    rows = [r for r in csv.reader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ",")
-            if any(c.strip() for c in r)]
+    rows = [
+        r
+        for r in csv.reader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ",")
+        if any(c.strip() for c in r)
+    ]
     if len(rows) < 2:
         raise AnchorDivError(f"{name}: {path} needs a header row and one row per item")
     header, body = rows[0], rows[1:]
     bad = [i + 2 for i, r in enumerate(body) if len(r) != len(header)]
     if bad:
-        raise AnchorDivError(f"{name}: {path} row {bad[0]} has a different number of columns "
-                             f"than the header ({len(header)})")
+        raise AnchorDivError(
+            f"{name}: {path} row {bad[0]} has a different number of columns "
+            f"than the header ({len(header)})"
+        )
     if len(header) == 1:
         return _classes([r[0].strip() for r in body], name, path)
     cells = np.array([[c.strip().lower() for c in r] for r in body])
     ones, zeros = np.isin(cells, ("1", "true", "yes")), np.isin(cells, ("0", "false", "no", ""))
     if not (ones | zeros).all():
         i, j = np.argwhere(~(ones | zeros))[0]
-        raise AnchorDivError(f"{name}: {path} has {len(header)} columns, read as one 0/1 "
-                             f"indicator per label, but row {i + 2} column {header[j]!r} holds "
-                             f"{body[i][j]!r}; give one column for class labels")
+        raise AnchorDivError(
+            f"{name}: {path} has {len(header)} columns, read as one 0/1 "
+            f"indicator per label, but row {i + 2} column {header[j]!r} holds "
+            f"{body[i][j]!r}; give one column for class labels"
+        )
     return ones
 
 
@@ -130,8 +144,15 @@ def _classes(values: list[str], name: str, path) -> np.ndarray:
         return np.unique(np.array(values), return_inverse=True)[1]
 
 
-def load_relevance(path: str, n_gallery: int, query_rows=None, *, n_queries: int | None = None,
-                   as_labels: bool = False, name: str = "relevance") -> np.ndarray:
+def load_relevance(
+    path: str,
+    n_gallery: int,
+    query_rows=None,
+    *,
+    n_queries: int | None = None,
+    as_labels: bool = False,
+    name: str = "relevance",
+) -> np.ndarray:
     """``[Q, G]`` relevance from a binary relevance matrix (``.npy [Q, G]``) or from per-item
     labels of the gallery (:func:`load_labels`: items sharing a label are relevant), the
     queries being gallery rows ``query_rows [Q]``.  ``[G, G]`` is read as a matrix unless
@@ -140,27 +161,38 @@ def load_relevance(path: str, n_gallery: int, query_rows=None, *, n_queries: int
 
     rel = load_labels(path, name)
     nq = len(query_rows) if query_rows is not None else n_queries
-    if (rel.ndim == 2 and rel.shape == (nq, n_gallery) and not as_labels
-            and Path(path).suffix.lower() not in LABEL_SUFFIXES):
+    if (
+        rel.ndim == 2
+        and rel.shape == (nq, n_gallery)
+        and not as_labels
+        and Path(path).suffix.lower() not in LABEL_SUFFIXES
+    ):
         return rel
     if rel.ndim not in (1, 2) or rel.shape[0] != n_gallery:
-        raise AnchorDivError(f"{name}: expected [{nq}, {n_gallery}] relevance, [{n_gallery}] "
-                             f"labels or [{n_gallery}, L] label indicators, got "
-                             f"{list(rel.shape)}")
+        raise AnchorDivError(
+            f"{name}: expected [{nq}, {n_gallery}] relevance, [{n_gallery}] "
+            f"labels or [{n_gallery}, L] label indicators, got "
+            f"{list(rel.shape)}"
+        )
     if query_rows is None:
-        raise AnchorDivError(f"{name}: per-item labels give the queries' relevance only when "
-                             f"the queries are gallery rows (omit --queries, or pass "
-                             f"--query-index); otherwise pass a [{nq}, {n_gallery}] relevance "
-                             f"matrix")
+        raise AnchorDivError(
+            f"{name}: per-item labels give the queries' relevance only when "
+            f"the queries are gallery rows (omit --queries, or pass "
+            f"--query-index); otherwise pass a [{nq}, {n_gallery}] relevance "
+            f"matrix"
+        )
     rows = np.asarray(query_rows)
     if (rows < 0).any():
-        raise AnchorDivError(f"{name}: per-item labels need every query's gallery row; "
-                             f"{int((rows < 0).sum())} query index entries are -1")
+        raise AnchorDivError(
+            f"{name}: per-item labels need every query's gallery row; "
+            f"{int((rows < 0).sum())} query index entries are -1"
+        )
     labels = np.asarray(rel)
     return shared_label_relevance(labels[rows], labels)
 
 
 # ---- module:function ---------------------------------------------------------------------
+
 
 def import_object(spec: str, name: str):
     """The object ``spec`` names: ``module:attr`` (an importable module, the current directory
@@ -171,8 +203,7 @@ def import_object(spec: str, name: str):
 
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
-        raise AnchorDivError(f"{name}: expected module:function or file.py:function, got "
-                             f"{spec!r}")
+        raise AnchorDivError(f"{name}: expected module:function or file.py:function, got {spec!r}")
     try:
         if module.endswith(".py"):
             if not Path(module).is_file():
@@ -183,7 +214,7 @@ def import_object(spec: str, name: str):
             loader.loader.exec_module(mod)
         else:
             if "" not in sys.path and "." not in sys.path:
-                sys.path.append("")           # a module in the current directory
+                sys.path.append("")  # a module in the current directory
             mod = importlib.import_module(module)
     except ImportError as err:
         raise AnchorDivError(f"{name}: cannot import {module!r} ({err})") from None
@@ -213,9 +244,12 @@ def number(text: str) -> float:
 def add_overwrite_flag(p) -> None:
     """``--overwrite``: without it an existing output (a non-empty ``-o`` directory, an existing
     output file) is an error, checked before any work is done."""
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace existing outputs (default: an existing non-empty -o is an "
-                        "error, reported before anything runs)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace existing outputs (default: an existing non-empty -o is an "
+        "error, reported before anything runs)",
+    )
 
 
 def check_out(args, *paths, file: bool = False) -> None:
@@ -229,8 +263,9 @@ def check_out(args, *paths, file: bool = False) -> None:
 
 
 def add_json_flag(p) -> None:
-    p.add_argument("--json", action="store_true",
-                   help="print the result as one JSON object instead of a table")
+    p.add_argument(
+        "--json", action="store_true", help="print the result as one JSON object instead of a table"
+    )
 
 
 def load_card_of(path: str, name: str) -> dict:
@@ -253,8 +288,10 @@ def load_scorer(path: str, name: str = "MODEL", summary: str = "mean"):
         return load_posterior(path).point(summary), card
     if card.get("type") == "anchor-model":
         return load_model(path), card
-    raise AnchorDivError(f"{name}: {path} holds a {card.get('type')!r}; expected a model "
-                         f"(`anchordiv fit`/`adapt -o`) or a posterior (`adapt --posterior-out`)")
+    raise AnchorDivError(
+        f"{name}: {path} holds a {card.get('type')!r}; expected a model "
+        f"(`anchordiv fit`/`adapt -o`) or a posterior (`adapt --posterior-out`)"
+    )
 
 
 def check_encoder(card: dict, **named) -> None:
@@ -266,8 +303,10 @@ def check_encoder(card: dict, **named) -> None:
     for name, x in named.items():
         got = provenance_of(x).get("encoder")
         if want and got and got != want:
-            raise AnchorDivError(f"{name}: embedded with {got}, but the model was fitted to "
-                                 f"{want} embeddings; embed with the model's encoder")
+            raise AnchorDivError(
+                f"{name}: embedded with {got}, but the model was fitted to "
+                f"{want} embeddings; embed with the model's encoder"
+            )
 
 
 def write_json(path: str | Path, obj) -> Path:
@@ -293,7 +332,7 @@ def _cell(v) -> str:
     if isinstance(v, (float, np.floating)):
         return "nan" if not math.isfinite(v) else f"{v:.4g}"
     text = "" if v is None else " ".join(str(v).split())
-    return text if len(text) <= MAX_CELL else text[:MAX_CELL - 3] + "..."
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
 
 
 def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
@@ -310,16 +349,20 @@ def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
     return "\n".join([line(cols), line(["-" * w for w in widths]), *map(line, cells)])
 
 
-def report(args, result: dict, *, title: str, rows: list[dict] | None = None,
-           fields: dict | None = None) -> None:
+def report(
+    args, result: dict, *, title: str, rows: list[dict] | None = None, fields: dict | None = None
+) -> None:
     """Print ``result`` as JSON (``--json``) or as ``title``, ``key: value`` lines of ``fields``
     and a table of ``rows``."""
     if getattr(args, "json", False):
         print(json.dumps(result, default=_plain))
         return
     out = [title]
-    out += [f"  {k}: {_cell(v) if isinstance(v, float) else v}"
-            for k, v in (fields or {}).items() if v not in (None, "")]
+    out += [
+        f"  {k}: {_cell(v) if isinstance(v, float) else v}"
+        for k, v in (fields or {}).items()
+        if v not in (None, "")
+    ]
     if rows:
         out += ["", format_table(rows)]
     print("\n".join(out))

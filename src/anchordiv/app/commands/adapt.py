@@ -14,8 +14,15 @@ from __future__ import annotations
 
 import argparse
 
-from ._io import (add_json_flag, add_overwrite_flag, check_out, load_embeddings, number,
-                  number_or_auto, report)
+from ._io import (
+    add_json_flag,
+    add_overwrite_flag,
+    check_out,
+    load_embeddings,
+    number,
+    number_or_auto,
+    report,
+)
 from .fit import TAU_HELP, card_fields
 
 
@@ -26,8 +33,9 @@ def rank_type(text: str):
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, 'auto' or 'variance', got "
-                                         f"{text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected an integer, 'auto' or 'variance', got {text!r}"
+        ) from None
 
 
 #: value type names of ``Family.cli_options`` -> argparse types
@@ -37,20 +45,37 @@ VALUE_TYPES = {"int": int, "number": number, "number|auto": number_or_auto, "ran
 #: options the user gives are forwarded, so the library's defaults stay the single source of
 #: truth.  The priors' options come from the families (:func:`prior_options`).
 METHOD_FLAGS = {
-    "guide": ("--guide", str, "svi: variational family: delta (MAP), normal (mean-field) or "
-              "lowrank (low-rank multivariate normal)"),
+    "guide": (
+        "--guide",
+        str,
+        "svi: variational family: delta (MAP), normal (mean-field) or "
+        "lowrank (low-rank multivariate normal)",
+    ),
     "guide_rank": ("--guide-rank", int, "svi with --guide lowrank: rank R of the covariance"),
-    "subspace": ("--subspace", int, "infer in the broad anchors' top-R principal subspace "
-                 "(R << d makes svi/nuts affordable at d = 384)"),
+    "subspace": (
+        "--subspace",
+        int,
+        "infer in the broad anchors' top-R principal subspace "
+        "(R << d makes svi/nuts affordable at d = 384)",
+    ),
     "num_steps": ("--num-steps", int, "svi: optimisation steps"),
-    "learning_rate": ("--learning-rate", number, "svi: initial Adam learning rate (it decays "
-                      "to 1 %% of this over the run)"),
-    "num_samples": ("--num-samples", int, "nuts: posterior samples per chain; svi: guide "
-                    "draws kept"),
+    "learning_rate": (
+        "--learning-rate",
+        number,
+        "svi: initial Adam learning rate (it decays to 1 %% of this over the run)",
+    ),
+    "num_samples": (
+        "--num-samples",
+        int,
+        "nuts: posterior samples per chain; svi: guide draws kept",
+    ),
     "num_warmup": ("--num-warmup", int, "nuts: warm-up steps per chain"),
     "num_chains": ("--num-chains", int, "nuts: chains"),
-    "seed": ("--seed", int, "random seed of svi / nuts (the mixture's EM fit has its own, "
-             "--em-seed)"),
+    "seed": (
+        "--seed",
+        int,
+        "random seed of svi / nuts (the mixture's EM fit has its own, --em-seed)",
+    ),
     "em_seed": ("--em-seed", int, "mixture: seed of the broad EM fit (default 0)"),
 }
 
@@ -69,8 +94,13 @@ def prior_options() -> dict:
     for name, texts in merged.items():
         values = {v for uses in texts.values() for _, v in uses}
         choices = next((v for v in values if isinstance(v, tuple)), None)
-        kind = str if choices else VALUE_TYPES[next(v for v in ("number|auto", "rank", "number",
-                                                                "int") if v in values)]
+        kind = (
+            str
+            if choices
+            else VALUE_TYPES[
+                next(v for v in ("number|auto", "rank", "number", "int") if v in values)
+            ]
+        )
         text = "; ".join(f"{'/'.join(k for k, _ in uses)}: {t}" for t, uses in texts.items())
         out[name] = ("--" + name.replace("_", "-"), kind, text, choices)
     return out
@@ -81,41 +111,74 @@ def register(sub) -> None:
     from ...adaptation.variational import GUIDES
 
     p = sub.add_parser(
-        "adapt", help="adapt an anchor model from broad to target anchors (Bayesian update)",
+        "adapt",
+        help="adapt an anchor model from broad to target anchors (Bayesian update)",
         description="Fit a prior to the BROAD anchor embeddings, update it with the TARGET "
-                    "anchor embeddings (.npy, [n, d] each) and save the posterior summary as a "
-                    "model directory (arrays.npz + card.json); optionally save the posterior. "
-                    "Samplers show progress bars.")
+        "anchor embeddings (.npy, [n, d] each) and save the posterior summary as a "
+        "model directory (arrays.npz + card.json); optionally save the posterior. "
+        "Samplers show progress bars.",
+    )
     p.add_argument("kind", choices=KINDS, help="anchor model")
-    p.add_argument("anchors", nargs="+", metavar="BROAD TARGET",
-                   help="broad anchor embeddings (.npy [N, d], or a saved prior directory) and "
-                        "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR")
+    p.add_argument(
+        "anchors",
+        nargs="+",
+        metavar="BROAD TARGET",
+        help="broad anchor embeddings (.npy [N, d], or a saved prior directory) and "
+        "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR",
+    )
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
     add_overwrite_flag(p)
     p.add_argument("--tau", type=number, help=TAU_HELP)
-    p.add_argument("--summary", choices=("mean", "map"), default="mean",
-                   help="posterior summary to save (default mean)")
+    p.add_argument(
+        "--summary",
+        choices=("mean", "map"),
+        default="mean",
+        help="posterior summary to save (default mean)",
+    )
     p.add_argument("--posterior-out", help="also save the posterior to this directory")
-    p.add_argument("--prior", default="broad", metavar="{broad,isotropic,DIR}",
-                   help="broad prior covariance (default), the isotropic control, or a saved "
-                        "prior directory (models/*, build-prior output) to adapt from")
-    p.add_argument("--method", choices=("exact", "svi", "nuts"), default="exact",
-                   help="exact conjugate update (default), svi (variational) or nuts (MCMC)")
-    p.add_argument("--normalize", action="store_true",
-                   help="scale target rows to unit norm first (otherwise non-unit rows warn)")
+    p.add_argument(
+        "--prior",
+        default="broad",
+        metavar="{broad,isotropic,DIR}",
+        help="broad prior covariance (default), the isotropic control, or a saved "
+        "prior directory (models/*, build-prior output) to adapt from",
+    )
+    p.add_argument(
+        "--method",
+        choices=("exact", "svi", "nuts"),
+        default="exact",
+        help="exact conjugate update (default), svi (variational) or nuts (MCMC)",
+    )
+    p.add_argument(
+        "--normalize",
+        action="store_true",
+        help="scale target rows to unit norm first (otherwise non-unit rows warn)",
+    )
     for name, (flag, kind, text, *choices) in {**prior_options(), **METHOD_FLAGS}.items():
-        p.add_argument(flag, dest=name, type=kind,
-                       choices=GUIDES if name == "guide" else (choices or [None])[0], help=text)
-    p.add_argument("--model", metavar="MODULE:FUNCTION",
-                   help="nuts/svi: a NumPyro prior model fn(targets, **model_kwargs) defining "
-                        "the kind's sites (gaussian: mu, Sigma), as module:function (importable, "
-                        "the current directory included) or path/to/file.py:function")
-    p.add_argument("--model-kwargs", metavar="JSON|MODULE:NAME",
-                   help="keywords of --model: a JSON object, or module:name of a dict or of a "
-                        "builder f(broad [N, d]) -> dict")
+        p.add_argument(
+            flag,
+            dest=name,
+            type=kind,
+            choices=GUIDES if name == "guide" else (choices or [None])[0],
+            help=text,
+        )
+    p.add_argument(
+        "--model",
+        metavar="MODULE:FUNCTION",
+        help="nuts/svi: a NumPyro prior model fn(targets, **model_kwargs) defining "
+        "the kind's sites (gaussian: mu, Sigma), as module:function (importable, "
+        "the current directory included) or path/to/file.py:function",
+    )
+    p.add_argument(
+        "--model-kwargs",
+        metavar="JSON|MODULE:NAME",
+        help="keywords of --model: a JSON object, or module:name of a dict or of a "
+        "builder f(broad [N, d]) -> dict",
+    )
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
-    p.add_argument("--source", help="anchor source recorded in the cards (default: the target "
-                                    "file)")
+    p.add_argument(
+        "--source", help="anchor source recorded in the cards (default: the target file)"
+    )
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -130,13 +193,17 @@ def inputs(args) -> tuple[str, str, str | None, str]:
     mode = args.prior if args.prior in ("broad", "isotropic") else "broad"
     directory = None if args.prior in ("broad", "isotropic") else args.prior
     if directory is not None and not Path(directory).is_dir():
-        raise AnchorDivError(f"--prior: 'broad', 'isotropic' or a saved prior directory; "
-                             f"no such directory: {directory}")
+        raise AnchorDivError(
+            f"--prior: 'broad', 'isotropic' or a saved prior directory; "
+            f"no such directory: {directory}"
+        )
     want = 1 if directory is not None else 2
     if len(args.anchors) != want:
-        raise AnchorDivError(f"anchors: expected {'TARGET' if want == 1 else 'BROAD TARGET'}"
-                             f"{' (the broad side is --prior DIR)' if want == 1 else ''}, got "
-                             f"{len(args.anchors)} path(s)")
+        raise AnchorDivError(
+            f"anchors: expected {'TARGET' if want == 1 else 'BROAD TARGET'}"
+            f"{' (the broad side is --prior DIR)' if want == 1 else ''}, got "
+            f"{len(args.anchors)} path(s)"
+        )
     if directory is None and Path(args.anchors[0]).is_dir():
         directory = args.anchors[0]
     return (directory or args.anchors[0]), args.anchors[-1], directory, mode
@@ -151,19 +218,23 @@ def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
     from ...io import load_card
     from ._io import load_broad
 
-    prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode,
-                                                   **opts})
+    prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode, **opts})
     if load_card(directory).get("type") == "prior":
         prior = load_prior(directory)
         if prior.kind != args.kind:
-            raise AnchorDivError(f"kind: {directory} holds a saved {prior.kind} prior; adapt it "
-                                 f"as {prior.kind}, not {args.kind}")
-        given = sorted(k for k in prior_opts if k != "prior") + \
-            (["--prior isotropic"] if mode != "broad" else [])
+            raise AnchorDivError(
+                f"kind: {directory} holds a saved {prior.kind} prior; adapt it "
+                f"as {prior.kind}, not {args.kind}"
+            )
+        given = sorted(k for k in prior_opts if k != "prior") + (
+            ["--prior isotropic"] if mode != "broad" else []
+        )
         if given:
-            raise AnchorDivError(f"{', '.join(given)}: {directory} is a saved prior object, "
-                                 f"whose strengths and covariance are fixed; build the prior "
-                                 f"anew from broad anchors or a Gaussian model to change them")
+            raise AnchorDivError(
+                f"{', '.join(given)}: {directory} is a saved prior object, "
+                f"whose strengths and covariance are fixed; build the prior "
+                f"anew from broad anchors or a Gaussian model to change them"
+            )
         has_moments = hasattr(prior, "mu0") and hasattr(prior, "cov")
         broad = load_broad(directory) if has_moments else None
     else:
@@ -183,8 +254,10 @@ def model_options(args) -> dict:
     if args.model:
         out["model"] = import_object(args.model, "--model")
         if not callable(out["model"]):
-            raise AnchorDivError(f"--model: {args.model} is a {type(out['model']).__name__}, "
-                                 f"not a NumPyro model function")
+            raise AnchorDivError(
+                f"--model: {args.model} is a {type(out['model']).__name__}, "
+                f"not a NumPyro model function"
+            )
     if args.model_kwargs:
         if not args.model:
             raise AnchorDivError("--model-kwargs: only with --model")
@@ -197,8 +270,10 @@ def model_options(args) -> dict:
         else:
             kwargs = import_object(text, "--model-kwargs")
         if not (isinstance(kwargs, dict) or callable(kwargs)):
-            raise AnchorDivError(f"--model-kwargs: expected a JSON object, a dict or a builder "
-                                 f"f(broad) -> dict, got {type(kwargs).__name__}")
+            raise AnchorDivError(
+                f"--model-kwargs: expected a JSON object, a dict or a builder "
+                f"f(broad) -> dict, got {type(kwargs).__name__}"
+            )
         out["model_kwargs"] = kwargs
     return out
 
@@ -217,20 +292,45 @@ def run(args) -> int:
         post = adapt_from_prior(args, directory, mode, target, opts)
     else:
         broad = load_embeddings(broad_source, "broad")
-        post = adapt(args.kind, broad, target, tau=args.tau, prior=mode, method=args.method,
-                     normalize=args.normalize, **opts)
+        post = adapt(
+            args.kind,
+            broad,
+            target,
+            tau=args.tau,
+            prior=mode,
+            method=args.method,
+            normalize=args.normalize,
+            **opts,
+        )
     info = {k: v for k, v in post.info.items() if k != "model_kwargs"}
     if args.model:
         info["model"] = args.model
     card = card_fields(args, target, post.tau, target_file)
-    if not card["encoder"] and directory is not None:     # the saved prior's encoder
+    if not card["encoder"] and directory is not None:  # the saved prior's encoder
         card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
-    path = save_model(post.point(args.summary), args.out, overwrite=args.overwrite, adaptation=info,
-                      summary=args.summary, broad_source=broad_source, **card)
-    posterior = (str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
-                 if args.posterior_out else None)
-    report(args, {"model": str(path), "posterior": posterior, **card, **info},
-           title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",
-           fields={"posterior": posterior, "tau": card["tau"], "encoder": card["encoder"],
-                   **{k: v for k, v in info.items() if not isinstance(v, (dict, list))}})
+    path = save_model(
+        post.point(args.summary),
+        args.out,
+        overwrite=args.overwrite,
+        adaptation=info,
+        summary=args.summary,
+        broad_source=broad_source,
+        **card,
+    )
+    posterior = (
+        str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
+        if args.posterior_out
+        else None
+    )
+    report(
+        args,
+        {"model": str(path), "posterior": posterior, **card, **info},
+        title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",
+        fields={
+            "posterior": posterior,
+            "tau": card["tau"],
+            "encoder": card["encoder"],
+            **{k: v for k, v in info.items() if not isinstance(v, (dict, list))},
+        },
+    )
     return 0

@@ -9,22 +9,35 @@ def register(sub) -> None:
     from ..studies.priors import PRIORS
 
     p = sub.add_parser(
-        "build-models", help="build the shipped broad priors (WordNet, HPO / ICD-10-CM, "
-                             "ImageNet names) with cards into models/",
+        "build-models",
+        help="build the shipped broad priors (WordNet, HPO / ICD-10-CM, "
+        "ImageNet names) with cards into models/",
         description="For each shipped prior (anchordiv.app.studies.priors.PRIORS): select its "
-                    "vocabulary regions with their exclusions, draw a seeded subsample, embed "
-                    "it with the encoder (cached), fit a Gaussian and save it as a model "
-                    "directory (arrays.npz + card.json: sources, roots, exclusions, counts, "
-                    "encoder, tau, data hash, package version), as anchordiv build-prior "
-                    "does.  The demo adapts from these priors.")
+        "vocabulary regions with their exclusions, draw a seeded subsample, embed "
+        "it with the encoder (cached), fit a Gaussian and save it as a model "
+        "directory (arrays.npz + card.json: sources, roots, exclusions, counts, "
+        "encoder, tau, data hash, package version), as anchordiv build-prior "
+        "does.  The demo adapts from these priors.",
+    )
     p.add_argument("-o", "--out", default="models", help="output directory (default models)")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace priors already in the output directory (default: an error)")
-    p.add_argument("--only", choices=list(PRIORS), action="append",
-                   help="build only this prior (repeatable; default all)")
-    p.add_argument("-n", "--anchors", type=int,
-                   help="broad anchors per prior, a seeded subsample (default: each prior's "
-                        "own, 2000-5000; MiniLM encodes ~165 glosses/s on 2 cores)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace priors already in the output directory (default: an error)",
+    )
+    p.add_argument(
+        "--only",
+        choices=list(PRIORS),
+        action="append",
+        help="build only this prior (repeatable; default all)",
+    )
+    p.add_argument(
+        "-n",
+        "--anchors",
+        type=int,
+        help="broad anchors per prior, a seeded subsample (default: each prior's "
+        "own, 2000-5000; MiniLM encodes ~165 glosses/s on 2 cores)",
+    )
     p.add_argument("--encoder", default="minilm", help="text encoder (default minilm)")
     p.add_argument("--seed", type=int, default=0, help="subsample seed (default 0)")
     p.set_defaults(func=run)
@@ -41,12 +54,13 @@ def run(args) -> int:
 
     out = {}
     names = args.only or list(PRIORS)
-    for name in names:                   # every destination checked before anything is built
+    for name in names:  # every destination checked before anything is built
         check_output(Path(args.out) / name, args.overwrite)
     for name in names:
         spec = dataclasses.replace(prior_spec(name, args.anchors), seed=args.seed)
-        built = build_prior(spec, encoder=args.encoder, out=Path(args.out) / name,
-                            overwrite=args.overwrite)
+        built = build_prior(
+            spec, encoder=args.encoder, out=Path(args.out) / name, overwrite=args.overwrite
+        )
         out[name] = {"model": str(built.path), "n_anchors": len(built.texts)}
     print(json.dumps(out, indent=2))
     return 0

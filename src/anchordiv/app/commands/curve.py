@@ -6,8 +6,16 @@ import numpy as np
 
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import (add_json_flag, add_overwrite_flag, check_out, load_broad, load_embeddings,
-                  load_relevance, number, report)
+from ._io import (
+    add_json_flag,
+    add_overwrite_flag,
+    check_out,
+    load_broad,
+    load_embeddings,
+    load_relevance,
+    number,
+    report,
+)
 from .fit import TAU_HELP
 
 
@@ -16,62 +24,92 @@ def _ints(text: str) -> list[int]:
         return [int(t) for t in text.split(",") if t]
     except ValueError:
         raise AnchorDivError(
-            f"--budgets: expected comma-separated integers, got {text!r}") from None
+            f"--budgets: expected comma-separated integers, got {text!r}"
+        ) from None
 
 
 def register(sub) -> None:
     from ...evaluation.curves import DEFAULT_BUDGETS, DEFAULT_MODELS, ENTRY_POINTS, MODELS
 
     p = sub.add_parser(
-        "curve", help="retrieval quality vs number of target anchors, per model",
+        "curve",
+        help="retrieval quality vs number of target anchors, per model",
         description="For each target-anchor budget and several seeded random subsets of the "
-                    "target anchors, build every model (target-only fits, posteriors adapted "
-                    "from the broad anchors, the isotropic-prior control, baselines) and "
-                    "evaluate per-query AUPRC on ITEMS (every item is a query, itself removed "
-                    "from its ranking). Writes OUT/curve.csv (one row per model x budget x "
-                    "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
-                    "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
-                    "to reach --fraction of its full-coverage quality, and posterior vs "
-                    "target-only ratios). With --scheduler or --workers the (budget x subset) "
-                    "cells run as tasks on a Dask cluster; the results are identical. Prints "
-                    "the mean AUPRC per model and budget as a table (--json: one JSON object).")
-    p.add_argument("broad", help="broad anchor embeddings, .npy [m, d] (the prior's source), or "
-                                 "a saved prior: a Gaussian model directory (`anchordiv "
-                                 "build-prior`, models/*) or a `prior.save` directory, standing "
-                                 "in as its moment points (exact for the gaussian and latent "
-                                 "families; a mixture's EM would see only those points)")
+        "target anchors, build every model (target-only fits, posteriors adapted "
+        "from the broad anchors, the isotropic-prior control, baselines) and "
+        "evaluate per-query AUPRC on ITEMS (every item is a query, itself removed "
+        "from its ranking). Writes OUT/curve.csv (one row per model x budget x "
+        "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
+        "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
+        "to reach --fraction of its full-coverage quality, and posterior vs "
+        "target-only ratios). With --scheduler or --workers the (budget x subset) "
+        "cells run as tasks on a Dask cluster; the results are identical. Prints "
+        "the mean AUPRC per model and budget as a table (--json: one JSON object).",
+    )
+    p.add_argument(
+        "broad",
+        help="broad anchor embeddings, .npy [m, d] (the prior's source), or "
+        "a saved prior: a Gaussian model directory (`anchordiv "
+        "build-prior`, models/*) or a `prior.save` directory, standing "
+        "in as its moment points (exact for the gaussian and latent "
+        "families; a mixture's EM would see only those points)",
+    )
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
-    p.add_argument("relevance",
-                   help="binary relevance among items, .npy [n, n]; or per-item labels "
-                        "(items sharing a label are relevant to each other): .npy [n] classes "
-                        "or [n, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
-                        "then one column of labels or one 0/1 column per label)")
-    p.add_argument("--labels", action="store_true",
-                   help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
+    p.add_argument(
+        "relevance",
+        help="binary relevance among items, .npy [n, n]; or per-item labels "
+        "(items sharing a label are relevant to each other): .npy [n] classes "
+        "or [n, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
+        "then one column of labels or one 0/1 column per label)",
+    )
+    p.add_argument(
+        "--labels",
+        action="store_true",
+        help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)",
+    )
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_overwrite_flag(p)
-    p.add_argument("--models", default=",".join(DEFAULT_MODELS),
-                   help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
-                        f"registered: {', '.join(MODELS)}")
-    p.add_argument("--model", action="append", default=[], metavar="SPEC",
-                   help="add a model (repeatable): module:function (a factory f(broad, target, "
-                        "tau) -> scorer, named after the function; NAME=module:function names "
-                        "it), a module whose import calls anchordiv.register_model, or a model "
-                        f"an installed package registers under the {ENTRY_POINTS!r} entry "
-                        "points")
-    p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS[:8])),
-                   help="comma-separated target-anchor budgets; those >= the number of targets "
-                        "are dropped and 'all targets' is always added (default %(default)s)")
-    p.add_argument("--subsets", type=int, default=5,
-                   help="random target subsets per budget (default 5)")
-    p.add_argument("--queries", type=int,
-                   help="evaluate only this many items (seeded random choice) as queries; "
-                        "the gallery stays all items (default: every item)")
-    p.add_argument("--fraction", type=float, default=0.9,
-                   help="quality fraction for the anchors-needed summary (default 0.9), "
-                        "measured above chance (prevalence)")
+    p.add_argument(
+        "--models",
+        default=",".join(DEFAULT_MODELS),
+        help=f"comma-separated models (default {','.join(DEFAULT_MODELS)}); "
+        f"registered: {', '.join(MODELS)}",
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="add a model (repeatable): module:function (a factory f(broad, target, "
+        "tau) -> scorer, named after the function; NAME=module:function names "
+        "it), a module whose import calls anchordiv.register_model, or a model "
+        f"an installed package registers under the {ENTRY_POINTS!r} entry "
+        "points",
+    )
+    p.add_argument(
+        "--budgets",
+        default=",".join(map(str, DEFAULT_BUDGETS[:8])),
+        help="comma-separated target-anchor budgets; those >= the number of targets "
+        "are dropped and 'all targets' is always added (default %(default)s)",
+    )
+    p.add_argument(
+        "--subsets", type=int, default=5, help="random target subsets per budget (default 5)"
+    )
+    p.add_argument(
+        "--queries",
+        type=int,
+        help="evaluate only this many items (seeded random choice) as queries; "
+        "the gallery stays all items (default: every item)",
+    )
+    p.add_argument(
+        "--fraction",
+        type=float,
+        default=0.9,
+        help="quality fraction for the anchors-needed summary (default 0.9), "
+        "measured above chance (prevalence)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--title", default="adaptation curve", help="plot title")
@@ -106,16 +144,30 @@ def run(args) -> int:
     relevance = item_relevance(args.relevance, len(items), args.labels)
     with cluster(args) as client:
         curve = adaptation_curve(
-            broad, target, np.asarray(items[rows]), items, np.asarray(relevance[rows]),
-            tau=tau, query_index=rows,
+            broad,
+            target,
+            np.asarray(items[rows]),
+            items,
+            np.asarray(relevance[rows]),
+            tau=tau,
+            query_index=rows,
             models=[m for m in args.models.split(",") if m] + list(args.model),
-            budgets=_ints(args.budgets), n_subsets=args.subsets, seed=args.seed,
-            n_boot=args.n_boot, progress=True, client=client)
-    paths = curve.write(args.out, fraction=args.fraction, title=args.title,
-                        overwrite=args.overwrite)
+            budgets=_ints(args.budgets),
+            n_subsets=args.subsets,
+            seed=args.seed,
+            n_boot=args.n_boot,
+            progress=True,
+            client=client,
+        )
+    paths = curve.write(
+        args.out, fraction=args.fraction, title=args.title, overwrite=args.overwrite
+    )
     if args.json:
-        report(args, {"paths": paths, "prevalence": curve.prevalence,
-                      "summary": curve.summary()}, title="")
+        report(
+            args,
+            {"paths": paths, "prevalence": curve.prevalence, "summary": curve.summary()},
+            title="",
+        )
     else:
         print(curve.table())
         print("\nwrote " + ", ".join(f"{k} {v}" for k, v in paths.items()))

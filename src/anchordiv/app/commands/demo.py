@@ -5,33 +5,50 @@ from __future__ import annotations
 
 def add_run_options(p, default_out: str) -> None:
     """Options shared by ``demo`` and ``study``."""
-    p.add_argument("-o", "--out", default=default_out,
-                   help=f"report directory (default {default_out}); report.md, CSV tables and "
-                        f"PNG figures are written there")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace an existing report directory (default: an existing non-empty "
-                        "-o is an error)")
-    p.add_argument("--small", action="store_true",
-                   help="tiny subsamples (seconds once the encoder is loaded; for tests)")
-    p.add_argument("--models", default=None,
-                   help="directory of fitted broad priors (default: $ANCHORDIV_MODELS, else the "
-                        "shipped ones: `anchordiv priors`); written by `anchordiv build-models`")
-    p.add_argument("--encoder", default="minilm",
-                   help="text encoder (default: the shipped all-MiniLM-L6-v2, offline)")
+    p.add_argument(
+        "-o",
+        "--out",
+        default=default_out,
+        help=f"report directory (default {default_out}); report.md, CSV tables and "
+        f"PNG figures are written there",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing report directory (default: an existing non-empty -o is an error)",
+    )
+    p.add_argument(
+        "--small",
+        action="store_true",
+        help="tiny subsamples (seconds once the encoder is loaded; for tests)",
+    )
+    p.add_argument(
+        "--models",
+        default=None,
+        help="directory of fitted broad priors (default: $ANCHORDIV_MODELS, else the "
+        "shipped ones: `anchordiv priors`); written by `anchordiv build-models`",
+    )
+    p.add_argument(
+        "--encoder",
+        default="minilm",
+        help="text encoder (default: the shipped all-MiniLM-L6-v2, offline)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "demo", help="the main job: clinical retrieval, WordNet→ImageNet adaptation curve, "
-                     "anchor budget and object/style studies on real offline text, as a report",
+        "demo",
+        help="the main job: clinical retrieval, WordNet→ImageNet adaptation curve, "
+        "anchor budget and object/style studies on real offline text, as a report",
         description="Embed real offline text with the shipped MiniLM encoder (cached), run the "
-                    "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), "
-                    "the WordNet → ImageNet adaptation curve (with the anchor-budget view) and "
-                    "the object-vs-style study, the prior-transfer studies and the dominance "
-                    "table, and write a markdown report with tables and PNG plots.  7–18 "
-                    "minutes on 2 CPU cores with a warm embedding cache (measured alone and "
-                    "beside other jobs), more with a cold one; prints the report's path.")
+        "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), "
+        "the WordNet → ImageNet adaptation curve (with the anchor-budget view) and "
+        "the object-vs-style study, the prior-transfer studies and the dominance "
+        "table, and write a markdown report with tables and PNG plots.  7–18 "
+        "minutes on 2 CPU cores with a warm embedding cache (measured alone and "
+        "beside other jobs), more with a cold one; prints the report's path.",
+    )
     add_run_options(p, "reports/demo")
     p.set_defaults(func=run)
 
@@ -39,7 +56,13 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..studies.main_job import run_demo
 
-    path = run_demo(args.out, size="small" if args.small else "full", encoder=args.encoder,
-                    models_dir=args.models, seed=args.seed, overwrite=args.overwrite)
+    path = run_demo(
+        args.out,
+        size="small" if args.small else "full",
+        encoder=args.encoder,
+        models_dir=args.models,
+        seed=args.seed,
+        overwrite=args.overwrite,
+    )
     print(path)
     return 0

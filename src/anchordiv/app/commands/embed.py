@@ -15,27 +15,40 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".we
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "embed", help="embed texts (text file, CSV column) or an image folder into .npy",
+        "embed",
+        help="embed texts (text file, CSV column) or an image folder into .npy",
         description="Encode INPUT with an encoder and write unit-norm float32 embeddings "
-                    "[n, d] to OUT (.npy) and a sidecar OUT.json (encoder id, logit scale that "
-                    "fit/adapt/curve use as --tau, the texts or image files behind the rows). INPUT is a text file (one text per line; blank "
-                    "lines are skipped), a .csv/.tsv file with --column, or a folder of images "
-                    "(open_clip encoders). Embeddings are cached by content, so a second run "
-                    "does not re-encode.")
+        "[n, d] to OUT (.npy) and a sidecar OUT.json (encoder id, logit scale that "
+        "fit/adapt/curve use as --tau, the texts or image files behind the rows). INPUT is a text file (one text per line; blank "
+        "lines are skipped), a .csv/.tsv file with --column, or a folder of images "
+        "(open_clip encoders). Embeddings are cached by content, so a second run "
+        "does not re-encode.",
+    )
     p.add_argument("input", help="text file, .csv/.tsv file, or image folder")
-    p.add_argument("-o", "--out", required=True,
-                   help="output .npy file (.npy is added when missing; the sidecar is OUT.json)")
+    p.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        help="output .npy file (.npy is added when missing; the sidecar is OUT.json)",
+    )
     add_overwrite_flag(p)
-    p.add_argument("--encoder", default="minilm",
-                   help="'minilm' (default, offline), 'open_clip:<model name>', 'chexzero', or "
-                        "'sentence-transformers:<name or path>'")
-    p.add_argument("--pretrained",
-                   help="open_clip/chexzero: pretrained tag or local checkpoint path")
+    p.add_argument(
+        "--encoder",
+        default="minilm",
+        help="'minilm' (default, offline), 'open_clip:<model name>', 'chexzero', or "
+        "'sentence-transformers:<name or path>'",
+    )
+    p.add_argument(
+        "--pretrained", help="open_clip/chexzero: pretrained tag or local checkpoint path"
+    )
     p.add_argument("--column", help="CSV/TSV input: the column holding the texts")
     p.add_argument("--recursive", action="store_true", help="image folder: include subfolders")
-    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="image folder: fail on an unreadable image (default) or report it by "
-                        "name and skip it")
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="image folder: fail on an unreadable image (default) or report it by name and skip it",
+    )
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
@@ -48,18 +61,23 @@ def read_texts(path: Path, column: str | None) -> list[str]:
     if path.suffix.lower() in (".csv", ".tsv"):
         if not column:
             raise AnchorDivError(f"input {path}: a CSV/TSV file needs --column")
-        reader = csv.DictReader(io.StringIO(_read_text(path), newline=""),
-                                delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        reader = csv.DictReader(
+            io.StringIO(_read_text(path), newline=""),
+            delimiter="\t" if path.suffix.lower() == ".tsv" else ",",
+        )
         if column not in (reader.fieldnames or []):
-            raise AnchorDivError(f"--column: {column!r} is not a column of {path}; "
-                                 f"columns: {reader.fieldnames}")
+            raise AnchorDivError(
+                f"--column: {column!r} is not a column of {path}; columns: {reader.fieldnames}"
+            )
         texts = [row[column] or "" for row in reader]
     else:
         if column:
             raise AnchorDivError("--column applies only to .csv/.tsv input")
         if path.suffix.lower() in IMAGE_SUFFIXES:
-            raise AnchorDivError(f"input {path}: is an image; pass the folder that holds the "
-                                 f"images (with an open_clip encoder)")
+            raise AnchorDivError(
+                f"input {path}: is an image; pass the folder that holds the "
+                f"images (with an open_clip encoder)"
+            )
         texts = [ln.strip() for ln in _read_text(path).splitlines()]
         texts = [t for t in texts if t]
     if not texts:
@@ -71,17 +89,23 @@ def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise AnchorDivError(f"input {path}: is not a UTF-8 text file (binary or another "
-                             f"encoding); pass a text file, a .csv/.tsv file or an image "
-                             f"folder") from None
+        raise AnchorDivError(
+            f"input {path}: is not a UTF-8 text file (binary or another "
+            f"encoding); pass a text file, a .csv/.tsv file or an image "
+            f"folder"
+        ) from None
 
 
 def image_files(folder: Path, recursive: bool) -> list[Path]:
-    files = sorted(p for p in (folder.rglob("*") if recursive else folder.iterdir())
-                   if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    files = sorted(
+        p
+        for p in (folder.rglob("*") if recursive else folder.iterdir())
+        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
+    )
     if not files:
-        raise AnchorDivError(f"input {folder}: no image files "
-                             f"({', '.join(sorted(IMAGE_SUFFIXES))})")
+        raise AnchorDivError(
+            f"input {folder}: no image files ({', '.join(sorted(IMAGE_SUFFIXES))})"
+        )
     return files
 
 
@@ -98,18 +122,42 @@ def run(args) -> int:
     enc = get_encoder(args.encoder, pretrained=args.pretrained, device=args.device)
     cache = not args.no_cache
     if kind == "image":
-        emb, rows = embed_images(enc, inputs, cache=cache, batch_size=args.batch_size,
-                                 progress=True, on_error=args.on_error)
+        emb, rows = embed_images(
+            enc,
+            inputs,
+            cache=cache,
+            batch_size=args.batch_size,
+            progress=True,
+            on_error=args.on_error,
+        )
     else:
         rows = inputs
         emb = embed_texts(enc, rows, cache=cache, batch_size=args.batch_size, progress=True)
-    out = save_embeddings(args.out, emb, encoder=enc.id, logit_scale=enc.logit_scale,
-                          overwrite=args.overwrite,
-                          kind=kind, input=str(src), column=args.column,
-                          **({"sources": rows} if kind == "image" else {"texts": rows}))
-    info = {"embeddings": str(out), "sidecar": str(sidecar_path(out)), "encoder": enc.id,
-            "logit_scale": enc.logit_scale, "kind": kind, "rows": int(emb.shape[0]),
-            "dim": int(emb.shape[1]), "input": str(src)}
-    report(args, info, title=f"anchordiv embed: {info['rows']} {kind}s of {src} -> {out}",
-           fields={k: info[k] for k in ("sidecar", "encoder", "logit_scale", "dim")})
+    out = save_embeddings(
+        args.out,
+        emb,
+        encoder=enc.id,
+        logit_scale=enc.logit_scale,
+        overwrite=args.overwrite,
+        kind=kind,
+        input=str(src),
+        column=args.column,
+        **({"sources": rows} if kind == "image" else {"texts": rows}),
+    )
+    info = {
+        "embeddings": str(out),
+        "sidecar": str(sidecar_path(out)),
+        "encoder": enc.id,
+        "logit_scale": enc.logit_scale,
+        "kind": kind,
+        "rows": int(emb.shape[0]),
+        "dim": int(emb.shape[1]),
+        "input": str(src),
+    }
+    report(
+        args,
+        info,
+        title=f"anchordiv embed: {info['rows']} {kind}s of {src} -> {out}",
+        fields={k: info[k] for k in ("sidecar", "encoder", "logit_scale", "dim")},
+    )
     return 0

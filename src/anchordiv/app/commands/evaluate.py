@@ -7,55 +7,95 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import AnchorDivError
-from ._io import (add_json_flag, add_overwrite_flag, check_out, load_card_of, load_embeddings,
-                  load_relevance, load_scorer, report)
+from ._io import (
+    add_json_flag,
+    add_overwrite_flag,
+    check_out,
+    load_card_of,
+    load_embeddings,
+    load_relevance,
+    load_scorer,
+    report,
+)
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "evaluate", help="per-query AUPRC of models and baselines, mean with 95%% interval",
+        "evaluate",
+        help="per-query AUPRC of models and baselines, mean with 95%% interval",
         description="Rank the gallery for every query with each MODEL (score = -divergence) and "
-                    "with the cosine and inversion baselines, and report the mean per-query "
-                    "AUPRC with its 95% interval beside the prevalence (the AUPRC of a random "
-                    "ranking). Writes OUT/evaluation.json, OUT/evaluation.csv (one row per "
-                    "scorer), OUT/per_query.csv and OUT/evaluation.png.")
-    p.add_argument("models", nargs="*", metavar="MODEL",
-                   help="model directory from `anchordiv fit`/`adapt`, or a posterior directory "
-                        "(`adapt --posterior-out`), optionally NAME=DIR to name it in the "
-                        "tables (default name: the directory name)")
-    p.add_argument("--summary", choices=("mean", "map"), default="mean",
-                   help="posterior MODELs: the point summary that scores (default mean)")
-    p.add_argument("--draws", type=int,
-                   help="posterior MODELs: score with the mean divergence over this many "
-                        "posterior draws instead of the point summary")
+        "with the cosine and inversion baselines, and report the mean per-query "
+        "AUPRC with its 95% interval beside the prevalence (the AUPRC of a random "
+        "ranking). Writes OUT/evaluation.json, OUT/evaluation.csv (one row per "
+        "scorer), OUT/per_query.csv and OUT/evaluation.png.",
+    )
+    p.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="model directory from `anchordiv fit`/`adapt`, or a posterior directory "
+        "(`adapt --posterior-out`), optionally NAME=DIR to name it in the "
+        "tables (default name: the directory name)",
+    )
+    p.add_argument(
+        "--summary",
+        choices=("mean", "map"),
+        default="mean",
+        help="posterior MODELs: the point summary that scores (default mean)",
+    )
+    p.add_argument(
+        "--draws",
+        type=int,
+        help="posterior MODELs: score with the mean divergence over this many "
+        "posterior draws instead of the point summary",
+    )
     p.add_argument("--gallery", required=True, help="gallery embeddings, .npy [G, d]")
-    p.add_argument("--relevance", required=True,
-                   help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant "
-                        "to query i); or per-item labels of the gallery when the queries are "
-                        "gallery rows (no --queries, or --query-index): .npy [G] classes or "
-                        "[G, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
-                        "then one column of labels or one 0/1 column per label); items sharing "
-                        "a label are relevant")
-    p.add_argument("--labels", action="store_true",
-                   help="read RELEVANCE as per-item labels even when it is [G, G]")
-    p.add_argument("--queries",
-                   help="query embeddings, .npy [Q, d]; omit to use every gallery item as a "
-                        "query with itself removed from its own ranking")
-    p.add_argument("--query-index",
-                   help="integer .npy [Q]: gallery row of each query (-1: not in the gallery); "
-                        "that row is removed from the query's ranking and relevance")
-    p.add_argument("--anchors", help="the task's anchor embeddings, .npy [n, d] (needed by the "
-                                     "inversion baseline)")
-    p.add_argument("--baselines", default="cosine,inversion",
-                   help="comma-separated baselines to add (default cosine,inversion; "
-                        "inversion needs --anchors; pass '' for none)")
-    p.add_argument("--interval", choices=("bootstrap", "t"), default="bootstrap",
-                   help="95%% interval of the mean: percentile bootstrap over queries (default) "
-                        "or Student-t")
+    p.add_argument(
+        "--relevance",
+        required=True,
+        help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant "
+        "to query i); or per-item labels of the gallery when the queries are "
+        "gallery rows (no --queries, or --query-index): .npy [G] classes or "
+        "[G, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
+        "then one column of labels or one 0/1 column per label); items sharing "
+        "a label are relevant",
+    )
+    p.add_argument(
+        "--labels",
+        action="store_true",
+        help="read RELEVANCE as per-item labels even when it is [G, G]",
+    )
+    p.add_argument(
+        "--queries",
+        help="query embeddings, .npy [Q, d]; omit to use every gallery item as a "
+        "query with itself removed from its own ranking",
+    )
+    p.add_argument(
+        "--query-index",
+        help="integer .npy [Q]: gallery row of each query (-1: not in the gallery); "
+        "that row is removed from the query's ranking and relevance",
+    )
+    p.add_argument(
+        "--anchors",
+        help="the task's anchor embeddings, .npy [n, d] (needed by the inversion baseline)",
+    )
+    p.add_argument(
+        "--baselines",
+        default="cosine,inversion",
+        help="comma-separated baselines to add (default cosine,inversion; "
+        "inversion needs --anchors; pass '' for none)",
+    )
+    p.add_argument(
+        "--interval",
+        choices=("bootstrap", "t"),
+        default="bootstrap",
+        help="95%% interval of the mean: percentile bootstrap over queries (default) or Student-t",
+    )
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--chunk", type=int,
-                   help="query rows scored at once (default: about 2M scores per block)")
+    p.add_argument(
+        "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
+    )
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_overwrite_flag(p)
     add_json_flag(p)
@@ -88,8 +128,10 @@ def _posterior_scorer(path: str, draws: int):
 def _query_setup(args, gallery):
     if args.queries is None:
         if args.query_index:
-            raise AnchorDivError("--query-index: only with --queries (without --queries every "
-                                 "gallery item is its own query)")
+            raise AnchorDivError(
+                "--query-index: only with --queries (without --queries every "
+                "gallery item is its own query)"
+            )
         return gallery, np.arange(len(gallery))
     index = np.load(args.query_index) if args.query_index else None
     return load_embeddings(args.queries, "queries"), index
@@ -104,27 +146,46 @@ def run(args) -> int:
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
-    common_provenance(gallery=gallery, queries=queries, anchors=anchors)   # one encoder
+    common_provenance(gallery=gallery, queries=queries, anchors=anchors)  # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
     rows = np.arange(len(gallery)) if args.queries is None else index
-    relevance = load_relevance(args.relevance, len(gallery), rows, n_queries=len(queries),
-                               as_labels=args.labels)
-    ev = evaluate(_models(args.models, args.summary, args.draws), queries, gallery,
-                  relevance, anchors=anchors,
-                  query_index=index, baselines=baselines, interval=args.interval,
-                  n_boot=args.n_boot, seed=args.seed, chunk=args.chunk, progress=True)
+    relevance = load_relevance(
+        args.relevance, len(gallery), rows, n_queries=len(queries), as_labels=args.labels
+    )
+    ev = evaluate(
+        _models(args.models, args.summary, args.draws),
+        queries,
+        gallery,
+        relevance,
+        anchors=anchors,
+        query_index=index,
+        baselines=baselines,
+        interval=args.interval,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        chunk=args.chunk,
+        progress=True,
+    )
     out = Path(args.out)
     result = ev.to_json()
-    written = {"json": write_json(out / "evaluation.json", result),
-               "csv": ev.write_csv(out / "evaluation.csv"),
-               "per_query": ev.write_per_query_csv(out / "per_query.csv"),
-               "plot": plot_scores(ev.summary(), out / "evaluation.png",
-                                   title=f"retrieval AUPRC, {len(queries)} queries")}
+    written = {
+        "json": write_json(out / "evaluation.json", result),
+        "csv": ev.write_csv(out / "evaluation.csv"),
+        "per_query": ev.write_per_query_csv(out / "per_query.csv"),
+        "plot": plot_scores(
+            ev.summary(), out / "evaluation.png", title=f"retrieval AUPRC, {len(queries)} queries"
+        ),
+    }
     written = {k: str(v) for k, v in written.items()}
-    report(args, {"out": str(out), **written, **result},
-           title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
-                 f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)",
-           fields=written, rows=[{k: r[k] for k in ("scorer", "auprc", "low", "high",
-                                                     "prevalence", "n_queries")}
-                                 for r in result["summary"]])
+    report(
+        args,
+        {"out": str(out), **written, **result},
+        title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
+        f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)",
+        fields=written,
+        rows=[
+            {k: r[k] for k in ("scorer", "auprc", "low", "high", "prevalence", "n_queries")}
+            for r in result["summary"]
+        ],
+    )
     return 0

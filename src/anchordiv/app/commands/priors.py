@@ -7,14 +7,19 @@ import json
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "priors", help="list the shipped broad priors (load one with ad.load_prior(NAME))",
+        "priors",
+        help="list the shipped broad priors (load one with ad.load_prior(NAME))",
         description="List the broad priors anchordiv ships (Gaussians fitted to broad anchors of "
-                    "the default encoder): short name, encoder, anchors, dimension and what they "
-                    "were fitted to.  Each loads by its short or full name: "
-                    "ad.load_prior('wordnet-visual-art').  "
-                    "$ANCHORDIV_MODELS names another directory of priors to list and load.")
-    p.add_argument("--json", action="store_true",
-                   help="print {name: {path, encoder, n_anchors, dim, description}} as JSON")
+        "the default encoder): short name, encoder, anchors, dimension and what they "
+        "were fitted to.  Each loads by its short or full name: "
+        "ad.load_prior('wordnet-visual-art').  "
+        "$ANCHORDIV_MODELS names another directory of priors to list and load.",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print {name: {path, encoder, n_anchors, dim, description}} as JSON",
+    )
     p.set_defaults(func=run)
 
 
@@ -24,14 +29,20 @@ def run(args) -> int:
 
     found = shipped_priors()
     if not found:
-        raise AnchorDivError(f"no priors found in {models_dir()} (set $ANCHORDIV_MODELS to a "
-                             "directory of saved priors, or rebuild them with `make models`)")
+        raise AnchorDivError(
+            f"no priors found in {models_dir()} (set $ANCHORDIV_MODELS to a "
+            "directory of saved priors, or rebuild them with `make models`)"
+        )
     rows = {}
     for name, path in found.items():
         card = load_card(path)
-        rows[name] = {"path": str(path), "encoder": card.get("encoder"),
-                      "n_anchors": card.get("n_anchors"), "dim": card.get("dim"),
-                      "description": card.get("anchor_source") or card.get("description", "")}
+        rows[name] = {
+            "path": str(path),
+            "encoder": card.get("encoder"),
+            "n_anchors": card.get("n_anchors"),
+            "dim": card.get("dim"),
+            "description": card.get("anchor_source") or card.get("description", ""),
+        }
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -10,47 +10,83 @@ import numpy as np
 
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import (add_json_flag, add_overwrite_flag, check_encoder, check_out, load_embeddings,
-                  load_scorer, report)
+from ._io import (
+    add_json_flag,
+    add_overwrite_flag,
+    check_encoder,
+    check_out,
+    load_embeddings,
+    load_scorer,
+    report,
+)
 
 TABLE_FORMATS = {".csv": ",", ".tsv": "\t", ".jsonl": None}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("search", help="rank a gallery by anchor divergence (top-k)",
-                       description="For each query embedding, find the K gallery items with the "
-                                   "smallest anchor divergence D(query -> item) under MODEL (a "
-                                   "model directory, or a saved posterior scored with its "
-                                   "--summary point model). The gallery is streamed in chunks, "
-                                   "so a memory-mapped .npy larger than memory works; with "
-                                   "--scheduler or --workers the scan runs on a Dask cluster, "
-                                   "one task per block of the gallery, which may then be "
-                                   "sharded. Writes PREFIX.indices.npy, PREFIX.divergences.npy "
-                                   "and a table PREFIX.csv (one row per query x rank, with the "
-                                   "query and item texts when known).")
-    p.add_argument("model", help="model directory (`anchordiv fit`/`adapt -o`) or posterior "
-                                 "directory (`adapt --posterior-out`)")
+    p = sub.add_parser(
+        "search",
+        help="rank a gallery by anchor divergence (top-k)",
+        description="For each query embedding, find the K gallery items with the "
+        "smallest anchor divergence D(query -> item) under MODEL (a "
+        "model directory, or a saved posterior scored with its "
+        "--summary point model). The gallery is streamed in chunks, "
+        "so a memory-mapped .npy larger than memory works; with "
+        "--scheduler or --workers the scan runs on a Dask cluster, "
+        "one task per block of the gallery, which may then be "
+        "sharded. Writes PREFIX.indices.npy, PREFIX.divergences.npy "
+        "and a table PREFIX.csv (one row per query x rank, with the "
+        "query and item texts when known).",
+    )
+    p.add_argument(
+        "model",
+        help="model directory (`anchordiv fit`/`adapt -o`) or posterior "
+        "directory (`adapt --posterior-out`)",
+    )
     p.add_argument("queries", help="query embeddings, .npy [Q, d]")
-    p.add_argument("gallery", help="gallery embeddings, .npy [G, d]; with --scheduler or "
-                                   "--workers also a directory or glob of .npy / .parquet "
-                                   "shards (clip-retrieval's img_emb/img_emb_N.npy layout)")
+    p.add_argument(
+        "gallery",
+        help="gallery embeddings, .npy [G, d]; with --scheduler or "
+        "--workers also a directory or glob of .npy / .parquet "
+        "shards (clip-retrieval's img_emb/img_emb_N.npy layout)",
+    )
     p.add_argument("-k", type=int, default=10, help="neighbours per query (default 10)")
-    p.add_argument("-o", "--out", required=True,
-                   help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and "
-                        "the table")
+    p.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and the table",
+    )
     add_overwrite_flag(p)
-    p.add_argument("--table", choices=("csv", "tsv", "jsonl", "none"), default="csv",
-                   help="format of the readable table PREFIX.<format> (default csv)")
-    p.add_argument("--query-texts", help="text file, one line per query row (default: the "
-                                         "texts recorded in the queries' sidecar)")
-    p.add_argument("--gallery-texts", help="text file, one line per gallery row (default: the "
-                                           "gallery's sidecar texts or image files)")
-    p.add_argument("--summary", choices=("mean", "map"), default="mean",
-                   help="posterior MODEL: the point summary that scores (default mean)")
+    p.add_argument(
+        "--table",
+        choices=("csv", "tsv", "jsonl", "none"),
+        default="csv",
+        help="format of the readable table PREFIX.<format> (default csv)",
+    )
+    p.add_argument(
+        "--query-texts",
+        help="text file, one line per query row (default: the "
+        "texts recorded in the queries' sidecar)",
+    )
+    p.add_argument(
+        "--gallery-texts",
+        help="text file, one line per gallery row (default: the "
+        "gallery's sidecar texts or image files)",
+    )
+    p.add_argument(
+        "--summary",
+        choices=("mean", "map"),
+        default="mean",
+        help="posterior MODEL: the point summary that scores (default mean)",
+    )
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
     add_json_flag(p)
-    p.add_argument("--column", default="embedding",
-                   help="embedding column of parquet shards (default %(default)s)")
+    p.add_argument(
+        "--column",
+        default="embedding",
+        help="embedding column of parquet shards (default %(default)s)",
+    )
     add_cluster_options(p)
     p.set_defaults(func=run)
 
@@ -104,8 +140,9 @@ def run(args) -> int:
     from ...retrieval.divergence import top_k
 
     outputs = [f"{args.out}.indices.npy", f"{args.out}.divergences.npy"]
-    check_out(args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []),
-              file=True)
+    check_out(
+        args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []), file=True
+    )
     model, card = load_scorer(args.model, "model", args.summary)
     queries = load_embeddings(args.queries, "queries")
     with cluster(args) as client:
@@ -118,8 +155,16 @@ def run(args) -> int:
 
             gallery = None
             check_encoder(card, queries=queries)
-            idx, div = distributed.top_k(model, queries, args.gallery, args.k, client=client,
-                                         chunk=args.chunk, column=args.column, progress=True)
+            idx, div = distributed.top_k(
+                model,
+                queries,
+                args.gallery,
+                args.k,
+                client=client,
+                chunk=args.chunk,
+                column=args.column,
+                progress=True,
+            )
     qtext = row_labels(args.query_texts, queries, "query")
     # a sharded gallery has no single sidecar: its table shows item numbers
     gtext = row_labels(args.gallery_texts, gallery, "gallery") if gallery is not None else None
@@ -131,9 +176,13 @@ def run(args) -> int:
     rows = table_rows(idx, div, qtext, gtext)
     if args.table != "none":
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))
-    report(args, {**written, "queries": int(idx.shape[0]), "k": int(idx.shape[1])},
-           title=f"anchordiv search: top-{idx.shape[1]} of "
-                 f"{len(gallery) if gallery is not None else 'the sharded'} gallery items for "
-                 f"{idx.shape[0]} queries under {card.get('kind')} ({args.model})",
-           fields=written, rows=rows[:min(len(rows), 3 * idx.shape[1])])
+    report(
+        args,
+        {**written, "queries": int(idx.shape[0]), "k": int(idx.shape[1])},
+        title=f"anchordiv search: top-{idx.shape[1]} of "
+        f"{len(gallery) if gallery is not None else 'the sharded'} gallery items for "
+        f"{idx.shape[0]} queries under {card.get('kind')} ({args.model})",
+        fields=written,
+        rows=rows[: min(len(rows), 3 * idx.shape[1])],
+    )
     return 0

@@ -18,10 +18,27 @@ from .clinical import clinical_study, negated_mentions
 from .main_job import SIZES, run_demo
 from .object_style import object_style_study, object_style_task
 from .priors import load_prior, prior_spec
-from .wordnet_imagenet import (broad_from_model, broad_pool, wordnet_imagenet_study,
-                               wordnet_imagenet_task)
+from .wordnet_imagenet import (
+    broad_from_model,
+    broad_pool,
+    wordnet_imagenet_study,
+    wordnet_imagenet_task,
+)
 
-__all__ = ["SIZES", "broad_from_model", "broad_pool", "budget_rows", "clinical_study",
-           "coverage", "load_prior", "negated_mentions", "object_style_study",
-           "object_style_task", "prior_spec", "run_demo", "transfer", "wordnet_imagenet_study",
-           "wordnet_imagenet_task"]
+__all__ = [
+    "SIZES",
+    "broad_from_model",
+    "broad_pool",
+    "budget_rows",
+    "clinical_study",
+    "coverage",
+    "load_prior",
+    "negated_mentions",
+    "object_style_study",
+    "object_style_task",
+    "prior_spec",
+    "run_demo",
+    "transfer",
+    "wordnet_imagenet_study",
+    "wordnet_imagenet_task",
+]

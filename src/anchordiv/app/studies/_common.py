@@ -46,15 +46,17 @@ def anchor_subsets(n: int, fraction: float, count: int, seed: int) -> list[np.nd
     return [np.sort(rng.choice(n, size, replace=False)) for _ in range(count)]
 
 
-def fit_kinds(kinds: Sequence[str], anchors: np.ndarray, tau: float,
-              options: dict | None = None) -> dict:
+def fit_kinds(
+    kinds: Sequence[str], anchors: np.ndarray, tau: float, options: dict | None = None
+) -> dict:
     """``{kind: ad.fit(kind, anchors, tau, **options[kind])}``."""
     options = options or {}
     return {k: fit(k, anchors, tau=tau, **options.get(k, {})) for k in kinds}
 
 
-def summarise(per_query: dict[str, list[np.ndarray]], *, reference: str | None = "cosine",
-              seed: int = 0) -> list[dict]:
+def summarise(
+    per_query: dict[str, list[np.ndarray]], *, reference: str | None = "cosine", seed: int = 0
+) -> list[dict]:
     """One row per scorer from its per-query AUPRC under each anchor subset (``[S][Q]``):
     mean with a two-level bootstrap 95 % interval (queries × anchor subsets), and the paired
     difference to ``reference`` with its interval."""
@@ -64,7 +66,7 @@ def summarise(per_query: dict[str, list[np.ndarray]], *, reference: str | None =
         m, lo, hi = bootstrap_interval(v, seed=seed)
         row = {"scorer": name, "auprc": m, "low": lo, "high": hi, "n_subsets": len(runs)}
         if reference in per_query:
-            ref = np.stack(per_query[reference])            # same subsets and queries
+            ref = np.stack(per_query[reference])  # same subsets and queries
             row["diff"], row["diff_low"], row["diff_high"] = bootstrap_interval(v - ref, seed=seed)
         rows.append(row)
     return rows
@@ -77,8 +79,12 @@ def labelled_retrieval(items, labels, max_queries: int | None, seed: int) -> dic
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
     q = subsample(len(x), max_queries, seed)
-    return {"queries": x[q], "gallery": x, "query_index": q,
-            "relevance": lab[q, None] == lab[None, :]}
+    return {
+        "queries": x[q],
+        "gallery": x,
+        "query_index": q,
+        "relevance": lab[q, None] == lab[None, :],
+    }
 
 
 def check_labels(name: str, labels, n: int) -> np.ndarray:

@@ -45,8 +45,10 @@ def coverage(target_class: np.ndarray, budget: int, n_subsets: int, seed: int) -
     1.0
     """
     n_classes = len(np.unique(target_class))
-    fractions = [len(np.unique(target_class[subset(len(target_class), budget, s, seed)]))
-                 / n_classes for s in range(n_subsets)]
+    fractions = [
+        len(np.unique(target_class[subset(len(target_class), budget, s, seed)])) / n_classes
+        for s in range(n_subsets)
+    ]
     return float(np.mean(fractions))
 
 
@@ -80,8 +82,12 @@ def plot_budget(rows: list[dict], path):
     """AUPRC against the number of target anchors for the target-only models and baselines."""
     from ...plots import plot_curve
 
-    return plot_curve(rows, path, prevalence=rows[0]["prevalence"],
-                      title="Anchor budget: softmax vs parametric (target anchors only)")
+    return plot_curve(
+        rows,
+        path,
+        prevalence=rows[0]["prevalence"],
+        title="Anchor budget: softmax vs parametric (target anchors only)",
+    )
 
 
 def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
@@ -89,15 +95,33 @@ def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
     the margin is below ``tie``; "only X" when X is the only model defined there)."""
     out = []
     for b in sorted({r["budget"] for r in rows}):
-        cell = sorted((r for r in rows if r["budget"] == b and r["role"] == "target"
-                       and np.isfinite(r["auprc"])), key=lambda r: -r["auprc"])
+        cell = sorted(
+            (
+                r
+                for r in rows
+                if r["budget"] == b and r["role"] == "target" and np.isfinite(r["auprc"])
+            ),
+            key=lambda r: -r["auprc"],
+        )
         if cell:
             margin = cell[0]["auprc"] - cell[1]["auprc"] if len(cell) > 1 else float("nan")
-            best = (f"only {cell[0]['model']}" if len(cell) == 1 else
-                    "tie" if margin < tie else cell[0]["model"])
-            out.append({"budget": b, "coverage": cell[0]["coverage"], "best": best,
-                        "auprc": cell[0]["auprc"], "margin": margin,
-                        **{r["model"]: r["auprc"] for r in cell}})
+            best = (
+                f"only {cell[0]['model']}"
+                if len(cell) == 1
+                else "tie"
+                if margin < tie
+                else cell[0]["model"]
+            )
+            out.append(
+                {
+                    "budget": b,
+                    "coverage": cell[0]["coverage"],
+                    "best": best,
+                    "auprc": cell[0]["auprc"],
+                    "margin": margin,
+                    **{r["model"]: r["auprc"] for r in cell},
+                }
+            )
     return out
 
 
@@ -105,17 +129,24 @@ def report_section(rep, rows: list[dict]) -> None:
     table = winners(rows)
     soft = [w["budget"] for w in table if w["best"] == "softmax"]
     rep.section("Anchor budget (Fig. 4 in kind): softmax vs parametric")
-    rep.text("Target-only models of the WordNet → ImageNet curve above, against the number of "
-             "target anchors (random subsets of the class prompts).  `coverage`: mean fraction "
-             "of classes with at least one anchor.")
+    rep.text(
+        "Target-only models of the WordNet → ImageNet curve above, against the number of "
+        "target anchors (random subsets of the class prompts).  `coverage`: mean fraction "
+        "of classes with at least one anchor."
+    )
     kinds = [k for k in ("softmax", "gaussian", "latent-gaussian") if any(k in w for w in table)]
     table = [{k: float("nan") for k in kinds} | w for w in table]
     rep.table(table, ["budget", "coverage", "best", *kinds, "margin"])
-    rep.figure("budget.png", "Target-only models and baselines against the anchor budget "
-                             "(95 % intervals).  Table: budget.csv")
+    rep.figure(
+        "budget.png",
+        "Target-only models and baselines against the anchor budget "
+        "(95 % intervals).  Table: budget.csv",
+    )
     para = [w["budget"] for w in table if w["best"] in ("gaussian", "latent-gaussian")]
-    rep.text(f"**Outcome.** {_best_at('Softmax', soft)}; {_best_at('a parametric model', para)}"
-             f"; the rest are ties or have one model defined.")
+    rep.text(
+        f"**Outcome.** {_best_at('Softmax', soft)}; {_best_at('a parametric model', para)}"
+        f"; the rest are ties or have one model defined."
+    )
 
 
 def _best_at(who: str, budgets: list[int]) -> str:

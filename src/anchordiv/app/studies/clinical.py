@@ -79,8 +79,7 @@ def key_term(finding: str) -> str:
     return finding.split()[-1].lower()
 
 
-def finding_queries(has_label, max_queries: int | None, seed: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def finding_queries(has_label, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``(q_rows [Q], relevance [Q, G])``: a seeded subsample of the reports carrying the label
     (``has_label [G]`` bool) as queries; relevant = every report carrying it (the query itself
     is removed by ``query_index = q_rows``)."""
@@ -92,32 +91,62 @@ def finding_queries(has_label, max_queries: int | None, seed: int
 
 def _finding_rows(name, per_query, prevalence, n_queries, n_anchors, extra):
     rows = summarise(per_query)
-    return [{"finding": name, **r, "prevalence": prevalence, "n_queries": n_queries,
-             "n_anchors": n_anchors, **extra} for r in rows]
+    return [
+        {
+            "finding": name,
+            **r,
+            "prevalence": prevalence,
+            "n_queries": n_queries,
+            "n_anchors": n_anchors,
+            **extra,
+        }
+        for r in rows
+    ]
 
 
-def _run_finding(finding, anchors, gallery, relevance, q_rows, subsets, kinds, tau, options,
-                 extra, seed):
+def _run_finding(
+    finding, anchors, gallery, relevance, q_rows, subsets, kinds, tau, options, extra, seed
+):
     per_query: dict[str, list[np.ndarray]] = {}
     prevalence = None
     for rows in subsets:
         models = fit_kinds(kinds, anchors[rows], tau, options)
         models.update({name: build(finding, anchors[rows]) for name, build in extra.items()})
-        ev = evaluate(models, gallery[q_rows], gallery, relevance, anchors=anchors[rows],
-                      query_index=q_rows, seed=seed, progress=False)
+        ev = evaluate(
+            models,
+            gallery[q_rows],
+            gallery,
+            relevance,
+            anchors=anchors[rows],
+            query_index=q_rows,
+            seed=seed,
+            progress=False,
+        )
         for name, ap in ev.per_query.items():
             per_query.setdefault(name, []).append(ap)
         prevalence = float(ev.prevalence[ev.valid].mean())
     return per_query, prevalence
 
 
-def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping[str, object],
-                   *, texts: Sequence[str] | None = None, tau: float | None = None,
-                   kinds: Sequence[str] = KINDS, options: dict | None = None,
-                   extra_models: Mapping[str, Callable] | None = None,
-                   n_subsets: int = 5, subset_fraction: float = 0.8,
-                   max_gallery: int | None = None, max_queries: int | None = 200,
-                   min_queries: int = 5, seed: int = 0, progress: bool = True) -> ClinicalResult:
+def clinical_study(
+    reports,
+    labels,
+    label_names: Sequence[str],
+    anchors: Mapping[str, object],
+    *,
+    texts: Sequence[str] | None = None,
+    tau: float | None = None,
+    kinds: Sequence[str] = KINDS,
+    options: dict | None = None,
+    extra_models: Mapping[str, Callable] | None = None,
+    n_subsets: int = 5,
+    subset_fraction: float = 0.8,
+    max_gallery: int | None = None,
+    max_queries: int | None = 200,
+    min_queries: int = 5,
+    seed: int = 0,
+    progress: bool = True,
+) -> ClinicalResult:
     """Per-finding retrieval AUPRC of anchor models fitted to pathology anchors vs baselines.
 
     Parameters
@@ -165,8 +194,9 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
     lab = check_labels("labels", labels, len(x)).astype(bool)
     names = list(label_names)
     if lab.ndim != 2 or lab.shape[1] != len(names):
-        raise AnchorDivError(f"labels: expected [n, {len(names)}] (one column per label name), "
-                             f"got {list(lab.shape)}")
+        raise AnchorDivError(
+            f"labels: expected [n, {len(names)}] (one column per label name), got {list(lab.shape)}"
+        )
     unknown = [f for f in anchors if f not in names]
     if unknown:
         raise AnchorDivError(f"anchors: finding(s) {unknown} are not among label_names {names}")
@@ -182,15 +212,30 @@ def clinical_study(reports, labels, label_names: Sequence[str], anchors: Mapping
         q_rows, relevance = finding_queries(g_lab[:, j], max_queries, seed + 1)
         a = as_matrix(f"anchors[{finding!r}]", anchors[finding], dim=x.shape[1], min_rows=2)
         subsets = anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2)
-        pq, prev = _run_finding(finding, a, gallery, relevance, q_rows, subsets, kinds, tau,
-                                options, dict(extra_models or {}), seed)
-        extra = {} if g_texts is None else {
-            "negated_mentions": negated_mentions(g_texts, g_lab[:, j], key_term(finding))}
+        pq, prev = _run_finding(
+            finding,
+            a,
+            gallery,
+            relevance,
+            q_rows,
+            subsets,
+            kinds,
+            tau,
+            options,
+            dict(extra_models or {}),
+            seed,
+        )
+        extra = (
+            {}
+            if g_texts is None
+            else {"negated_mentions": negated_mentions(g_texts, g_lab[:, j], key_term(finding))}
+        )
         rows += _finding_rows(finding, pq, prev, len(q_rows), len(a), extra)
         per_query[finding] = pq
     if not rows:
-        raise AnchorDivError(f"clinical_study: no finding has {min_queries} or more labelled "
-                             f"reports in the gallery")
+        raise AnchorDivError(
+            f"clinical_study: no finding has {min_queries} or more labelled reports in the gallery"
+        )
     return ClinicalResult(rows, per_query)
 
 
@@ -210,8 +255,15 @@ def plot_clinical(rows: list[dict], path):
         err = np.abs(np.array([[r["low"], r["high"]] for r in got]).T - m)
         ax.bar(xs, m, width, yerr=err, capsize=2, label=name)
     prev = {r["finding"]: r["prevalence"] for r in rows}
-    ax.scatter(range(len(findings)), [prev[f] for f in findings], marker="_", s=900,
-               color="black", zorder=3, label="random (prevalence)")
+    ax.scatter(
+        range(len(findings)),
+        [prev[f] for f in findings],
+        marker="_",
+        s=900,
+        color="black",
+        zorder=3,
+        label="random (prevalence)",
+    )
     ax.set_xticks(range(len(findings)))
     ax.set_xticklabels(findings, rotation=25, ha="right")
     ax.set_ylabel("mean AUPRC (95 % interval)")
@@ -229,13 +281,21 @@ def findings_summary(rows: list[dict]) -> list[dict]:
     out = []
     for f in dict.fromkeys(r["finding"] for r in rows):
         cell = {r["scorer"]: r for r in rows if r["finding"] == f}
-        best = max((r for n, r in cell.items() if n not in BASELINE_NAMES),
-                   key=lambda r: r["auprc"])
-        out.append({"finding": f, "prevalence": best["prevalence"],
-                    "negated_mentions": best.get("negated_mentions", float("nan")),
-                    **{n: r["auprc"] for n, r in cell.items()},
-                    "best_model": best["scorer"], "best_minus_cosine": best["diff"],
-                    "diff_low": best["diff_low"], "diff_high": best["diff_high"]})
+        best = max(
+            (r for n, r in cell.items() if n not in BASELINE_NAMES), key=lambda r: r["auprc"]
+        )
+        out.append(
+            {
+                "finding": f,
+                "prevalence": best["prevalence"],
+                "negated_mentions": best.get("negated_mentions", float("nan")),
+                **{n: r["auprc"] for n, r in cell.items()},
+                "best_model": best["scorer"],
+                "best_minus_cosine": best["diff"],
+                "diff_low": best["diff_low"],
+                "diff_high": best["diff_high"],
+            }
+        )
     return out
 
 
@@ -254,15 +314,38 @@ def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> Non
         f"to the finding's report-style anchor sentences built from HPO and ICD-10-CM "
         f"(`data.clinical.pathology_anchors`); intervals are 95 % two-level bootstraps over "
         f"queries and random 80 % anchor subsets."
-        + (" `gaussian+negated` adds the negated sentences (\"No pleural effusion.\", …) to "
-           "the anchors, so its covariance also spans the direction between a finding and its "
-           "negation." if "gaussian+negated" in scorers else "")
-        + (" `posterior-gaussian` is the NIW posterior adapted from the broad clinical prior "
-           "in `models/` to the same anchors." if prior else ""))
-    rep.table(summary, ["finding", "prevalence", "negated_mentions", *scorers, "best_model",
-                        "best_minus_cosine", "diff_low", "diff_high"])
-    rep.figure("clinical.png", "Mean AUPRC per finding and scorer (95 % intervals); black "
-                               "ticks: prevalence.  Full table: clinical.csv")
+        + (
+            " `gaussian+negated` adds the negated sentences (\"No pleural effusion.\", …) to "
+            "the anchors, so its covariance also spans the direction between a finding and its "
+            "negation."
+            if "gaussian+negated" in scorers
+            else ""
+        )
+        + (
+            " `posterior-gaussian` is the NIW posterior adapted from the broad clinical prior "
+            "in `models/` to the same anchors."
+            if prior
+            else ""
+        )
+    )
+    rep.table(
+        summary,
+        [
+            "finding",
+            "prevalence",
+            "negated_mentions",
+            *scorers,
+            "best_model",
+            "best_minus_cosine",
+            "diff_low",
+            "diff_high",
+        ],
+    )
+    rep.figure(
+        "clinical.png",
+        "Mean AUPRC per finding and scorer (95 % intervals); black "
+        "ticks: prevalence.  Full table: clinical.csv",
+    )
     rep.text(
         f"**Outcome.** The best anchor model is above cosine with a paired interval excluding "
         f"zero for {len(above)} of {len(summary)} findings ({', '.join(above) or 'none'}), "
@@ -273,12 +356,15 @@ def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> Non
         f"fraction of reports *without* the finding that still name it (mostly \"no pleural "
         f"effusion\"-style negations): where it is high, every embedding geometry — cosine "
         f"and the anchor models alike — sees those negatives as close to the positives."
-        + _negation_outcome(summary))
+        + _negation_outcome(summary)
+    )
 
 
 def _negation_outcome(summary: list[dict]) -> str:
     if not all("gaussian+negated" in s and "gaussian" in s for s in summary):
         return ""
     helped = [s["finding"] for s in summary if s["gaussian+negated"] > s["gaussian"]]
-    return (f"  Adding the negated sentences to the anchors raises the Gaussian's AUPRC for "
-            f"{len(helped)} of {len(summary)} findings ({', '.join(helped) or 'none'}).")
+    return (
+        f"  Adding the negated sentences to the anchors raises the Gaussian's AUPRC for "
+        f"{len(helped)} of {len(summary)} findings ({', '.join(helped) or 'none'})."
+    )

@@ -61,8 +61,9 @@ def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tup
     return {f"{p}-{k}": (f"{p}-isotropic-{k}", k) for k in kinds for p in priors}
 
 
-def task_rows(task: str, curve, names: Mapping[str, tuple[str, str]] | None = None, *,
-              at: int = 2, **extra) -> dict:
+def task_rows(
+    task: str, curve, names: Mapping[str, tuple[str, str]] | None = None, *, at: int = 2, **extra
+) -> dict:
     """The dominance, anchors-needed and falls rows of one curve.
 
     Parameters
@@ -86,12 +87,17 @@ def task_rows(task: str, curve, names: Mapping[str, tuple[str, str]] | None = No
     """
     names = dom.triples(curve, names)
     tag = {"task": task, **extra}
-    needs = ([dom.anchors_needed(curve, p, t, at=at) for p, (_, t) in names.items()]
-             if at in curve.budgets else [])
+    needs = (
+        [dom.anchors_needed(curve, p, t, at=at) for p, (_, t) in names.items()]
+        if at in curve.budgets
+        else []
+    )
     falls = [f for p, (_, t) in names.items() for f in dom.falls(curve, p, t)]
-    return {"dominance": [{**tag, **r} for r in dom.dominance_rows(curve, names)],
-            "anchors_needed": [{**tag, **r} for r in needs],
-            "falls": [{**tag, **r} for r in falls]}
+    return {
+        "dominance": [{**tag, **r} for r in dom.dominance_rows(curve, names)],
+        "anchors_needed": [{**tag, **r} for r in needs],
+        "falls": [{**tag, **r} for r in falls],
+    }
 
 
 def merge(parts: Sequence[dict]) -> dict:
@@ -149,17 +155,21 @@ def claims(table: dict) -> list[dict]:
         large = [r for r in rows if r["budget"] >= LARGE or r["budget"] == full]
         at5 = [r for r in rows if r["budget"] == 5]
         need = needs.get((where, post))
-        out.append({
-            "task": where, "posterior": post,
-            "small": all(r["diff_best_low"] > 0 for r in small) if small else None,
-            "large": all(r["diff_best"] >= -TOLERANCE for r in large),
-            "cosine_5": at5[0]["diff_baseline"] if at5 else float("nan"),
-            "never_falls": (where, post) not in fell,
-            "no_own_falls": (where, post) not in own,
-            "anchors_ratio": need["ratio"] if need else float("nan"),
-            "anchors_ratio_low": need["low"] if need else float("nan"),
-            "anchors_ratio_high": need["high"] if need else float("nan"),
-            "anchors_at_least": need["at_least"] if need else float("nan")})
+        out.append(
+            {
+                "task": where,
+                "posterior": post,
+                "small": all(r["diff_best_low"] > 0 for r in small) if small else None,
+                "large": all(r["diff_best"] >= -TOLERANCE for r in large),
+                "cosine_5": at5[0]["diff_baseline"] if at5 else float("nan"),
+                "never_falls": (where, post) not in fell,
+                "no_own_falls": (where, post) not in own,
+                "anchors_ratio": need["ratio"] if need else float("nan"),
+                "anchors_ratio_low": need["low"] if need else float("nan"),
+                "anchors_ratio_high": need["high"] if need else float("nan"),
+                "anchors_at_least": need["at_least"] if need else float("nan"),
+            }
+        )
     return out
 
 
@@ -196,34 +206,65 @@ def section(rep, table: dict, *, note: str = "") -> None:
         f"control) with the interval above zero at ≤ {SMALL} anchors; within {TOLERANCE:g} of "
         f"it or above at ≥ {LARGE} and at all anchors; never falls from one budget to the next "
         f"by more than the interval; 'anchors ratio': the budget at which target-only reaches "
-        f"the posterior's AUPRC at 2 anchors, ÷ 2 (query bootstrap).  {note}".strip())
+        f"the posterior's AUPRC at 2 anchors, ÷ 2 (query bootstrap).  {note}".strip()
+    )
     rows = claims(table)
-    rep.table([{"task": r["task"], "posterior": r["posterior"],
+    rep.table(
+        [
+            {
+                "task": r["task"],
+                "posterior": r["posterior"],
                 f"beats both at ≤ {SMALL}": _yes(r["small"]),
                 f"within {TOLERANCE:g} at ≥ {LARGE}/all": _yes(r["large"]),
-                "− cosine at 5": r["cosine_5"], "never falls": _yes(r["never_falls"]),
+                "− cosine at 5": r["cosine_5"],
+                "never falls": _yes(r["never_falls"]),
                 "no fall but toward target-only": _yes(r["no_own_falls"]),
-                "anchors ratio [95 %]": _ratio(r)} for r in rows],
-              ["task", "posterior", f"beats both at ≤ {SMALL}",
-               f"within {TOLERANCE:g} at ≥ {LARGE}/all", "− cosine at 5", "never falls",
-               "no fall but toward target-only", "anchors ratio [95 %]"])
+                "anchors ratio [95 %]": _ratio(r),
+            }
+            for r in rows
+        ],
+        [
+            "task",
+            "posterior",
+            f"beats both at ≤ {SMALL}",
+            f"within {TOLERANCE:g} at ≥ {LARGE}/all",
+            "− cosine at 5",
+            "never falls",
+            "no fall but toward target-only",
+            "anchors ratio [95 %]",
+        ],
+    )
     rep.text("Per budget (`vs`: the better of target-only and the control there):")
-    rep.table([{"task": _where(r), "posterior": r["posterior"], "n": r["budget"],
-                "AUPRC": r["auprc"], "vs": r["best_other"],
+    rep.table(
+        [
+            {
+                "task": _where(r),
+                "posterior": r["posterior"],
+                "n": r["budget"],
+                "AUPRC": r["auprc"],
+                "vs": r["best_other"],
                 "− max(target-only, control)": _interval(r, "diff_best"),
-                "− cosine": _interval(r, "diff_baseline")} for r in table["dominance"]],
-              ["task", "posterior", "n", "AUPRC", "vs", "− max(target-only, control)",
-               "− cosine"])
+                "− cosine": _interval(r, "diff_baseline"),
+            }
+            for r in table["dominance"]
+        ],
+        ["task", "posterior", "n", "AUPRC", "vs", "− max(target-only, control)", "− cosine"],
+    )
     falls = table["falls"]
-    rep.text("Falls beyond the interval (*toward target-only*: the target-only model at all "
-             "anchors is below where the curve fell to — the targets' own geometry is worse "
-             "than the prior's and the posterior converges to it): " + (
-                 "none." if not falls else "; ".join(map(_fall, falls)) + "."))
+    rep.text(
+        "Falls beyond the interval (*toward target-only*: the target-only model at all "
+        "anchors is below where the curve fell to — the targets' own geometry is worse "
+        "than the prior's and the posterior converges to it): "
+        + ("none." if not falls else "; ".join(map(_fall, falls)) + ".")
+    )
 
 
 def _fall(f: dict) -> str:
-    toward = (f", *toward target-only* ({f['target_only_full']:.3f} at all anchors)"
-              if f.get("toward_target_only") else "")
+    toward = (
+        f", *toward target-only* ({f['target_only_full']:.3f} at all anchors)"
+        if f.get("toward_target_only")
+        else ""
+    )
     return f"{_where(f)} `{f['model']}` {f['from']} → {f['to']} (−{f['drop']:.3f}{toward})"
 
 
@@ -234,5 +275,13 @@ def _ratio(r: dict) -> str:
     return f"{r['anchors_ratio']:.2f} [{r['anchors_ratio_low']:.2f}, {r['anchors_ratio_high']:.2f}]"
 
 
-__all__ = ["LARGE", "SMALL", "TOLERANCE", "claims", "merge", "section", "task_rows",
-           "transfer_names"]
+__all__ = [
+    "LARGE",
+    "SMALL",
+    "TOLERANCE",
+    "claims",
+    "merge",
+    "section",
+    "task_rows",
+    "transfer_names",
+]

@@ -34,47 +34,86 @@ from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
 from ._common import default_embed, labelled_retrieval, subsample
-from .priors import (CLINICAL_PRIOR, WORDNET_PRIOR, default_models_dir, load_prior, prior_spec,
-                     report_prior_points)
+from .priors import (
+    CLINICAL_PRIOR,
+    WORDNET_PRIOR,
+    default_models_dir,
+    load_prior,
+    prior_spec,
+    report_prior_points,
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    clinical_gallery: int | None    # reports in the gallery, seeded (None: all 3,927)
-    clinical_queries: int           # queries per finding
-    clinical_findings: int | None   # findings studied (None: all)
-    clinical_subsets: int           # random anchor subsets per finding
-    clinical_kinds: tuple           # target-only anchor models fitted per finding
-    wn_classes: int | None          # ImageNet classes in the WordNet task (None: all eligible)
-    wn_items: int                   # hyponym items per class
+    clinical_gallery: int | None  # reports in the gallery, seeded (None: all 3,927)
+    clinical_queries: int  # queries per finding
+    clinical_findings: int | None  # findings studied (None: all)
+    clinical_subsets: int  # random anchor subsets per finding
+    clinical_kinds: tuple  # target-only anchor models fitted per finding
+    wn_classes: int | None  # ImageNet classes in the WordNet task (None: all eligible)
+    wn_items: int  # hyponym items per class
     wn_queries: int
-    wn_templates: int               # prompt templates per class (target anchors per class)
+    wn_templates: int  # prompt templates per class (target anchors per class)
     wn_subsets: int
     wn_budgets: tuple
-    wn_models: tuple                # curve models (names in anchordiv.evaluation.curves.MODELS)
-    os_objects: int                 # ImageNet-R objects in the object/style study
-    os_ps: tuple                    # mixture weights p of q_p = p·q_obj + (1−p)·q_style
-    broad_fallback: int             # broad anchors embedded when models/ lacks a prior
-    tr_objects: int = 24            # objects in the style-transfer task (× 16 styles)
-    tr_queries: int = 300           # queries of the style-transfer task / per finding
-    tr_subsets: int = 5             # target subsets per budget in the transfer studies
+    wn_models: tuple  # curve models (names in anchordiv.evaluation.curves.MODELS)
+    os_objects: int  # ImageNet-R objects in the object/style study
+    os_ps: tuple  # mixture weights p of q_p = p·q_obj + (1−p)·q_style
+    broad_fallback: int  # broad anchors embedded when models/ lacks a prior
+    tr_objects: int = 24  # objects in the style-transfer task (× 16 styles)
+    tr_queries: int = 300  # queries of the style-transfer task / per finding
+    tr_subsets: int = 5  # target subsets per budget in the transfer studies
     tr_budgets: tuple = (1, 2, 5, 10, 20, 40)
-    tr_kinds: tuple = tr.KINDS      # kinds adapted from each prior
+    tr_kinds: tuple = tr.KINDS  # kinds adapted from each prior
     tr_findings: tuple = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
-    tr_gallery: int | None = 2000   # Open-i reports in the clinical-transfer gallery
+    tr_gallery: int | None = 2000  # Open-i reports in the clinical-transfer gallery
     tr_prior_reports: int | None = None  # reports outside it for the report prior (None: all)
 
 
 SIZES = {
-    "full": Size(2000, 100, None, 3, clin.KINDS, None, 8, 300, 6, 3,
-                 (1, 2, 5, 10, 20, 50, 200),
-                 wni.DEFAULT_MODELS + ("spectral", "isotropic-spectral"), 24, ostyle.DEFAULT_PS, 3000),
-    "small": Size(300, 15, 2, 2, ("gaussian", "softmax"), 6, 4, 20, 2, 1, (2,),
-                  ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine",
-                   "inversion"), 4, (0.0, 0.1, 1.0), 200,
-                  tr_objects=4, tr_queries=20, tr_subsets=1, tr_budgets=(1, 2),
-                  tr_kinds=("gaussian",), tr_findings=("pleural effusion",), tr_gallery=300,
-                  tr_prior_reports=100),
+    "full": Size(
+        2000,
+        100,
+        None,
+        3,
+        clin.KINDS,
+        None,
+        8,
+        300,
+        6,
+        3,
+        (1, 2, 5, 10, 20, 50, 200),
+        wni.DEFAULT_MODELS + ("spectral", "isotropic-spectral"),
+        24,
+        ostyle.DEFAULT_PS,
+        3000,
+    ),
+    "small": Size(
+        300,
+        15,
+        2,
+        2,
+        ("gaussian", "softmax"),
+        6,
+        4,
+        20,
+        2,
+        1,
+        (2,),
+        ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine", "inversion"),
+        4,
+        (0.0, 0.1, 1.0),
+        200,
+        tr_objects=4,
+        tr_queries=20,
+        tr_subsets=1,
+        tr_budgets=(1, 2),
+        tr_kinds=("gaussian",),
+        tr_findings=("pleural effusion",),
+        tr_gallery=300,
+        tr_prior_reports=100,
+    ),
 }
 
 
@@ -87,8 +126,8 @@ class Context:
     size: Size
     models_dir: Path
     seed: int
-    tau: float          # the encoder's logit scale
-    encoder_id: str     # priors in models/ built with another encoder are not used
+    tau: float  # the encoder's logit scale
+    encoder_id: str  # priors in models/ built with another encoder are not used
 
 
 def clinical_part(ctx: Context) -> dict:
@@ -97,8 +136,9 @@ def clinical_part(ctx: Context) -> dict:
     from ...data import clinical, openi
 
     reports = openi.load_reports()
-    findings = [f for f in clinical.FINDINGS
-                if reports.finding(f).sum() >= 5][:size.clinical_findings]
+    findings = [f for f in clinical.FINDINGS if reports.finding(f).sum() >= 5][
+        : size.clinical_findings
+    ]
     labels = np.stack([reports.finding(f) for f in findings], axis=1)
     g = subsample(len(reports), size.clinical_gallery, seed)
     texts = [reports.texts[i] for i in g]
@@ -106,17 +146,28 @@ def clinical_part(ctx: Context) -> dict:
     anchors = {f: embed(clinical.pathology_anchors(f)) for f in findings}
     negated = {f: embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
     # positive + negated sentences: the covariance then spans the "X" vs "no X" direction
-    extra = {"gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]),
-                                                  tau=tau)}
+    extra = {
+        "gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]), tau=tau)
+    }
     prior = load_prior(CLINICAL_PRIOR, ctx.models_dir, ctx.encoder_id)
     if prior is not None:
         broad = wni.broad_from_model(prior)
-        extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a,
-                                                         tau=tau).point("mean")
-    result = clin.clinical_study(x, labels[g], findings, anchors, texts=texts,
-                                 tau=tau, kinds=size.clinical_kinds, extra_models=extra,
-                                 n_subsets=size.clinical_subsets,
-                                 max_queries=size.clinical_queries, seed=seed)
+        extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a, tau=tau).point(
+            "mean"
+        )
+    result = clin.clinical_study(
+        x,
+        labels[g],
+        findings,
+        anchors,
+        texts=texts,
+        tau=tau,
+        kinds=size.clinical_kinds,
+        extra_models=extra,
+        n_subsets=size.clinical_subsets,
+        max_queries=size.clinical_queries,
+        seed=seed,
+    )
     write_rows(rep.path("clinical.csv"), result.rows)
     clin.plot_clinical(result.rows, rep.path("clinical.png"))
     clin.report_section(rep, result.rows, n_reports=len(g), prior=prior is not None)
@@ -127,10 +178,14 @@ def _wordnet_task(ctx: Context):
     from ...data import imagenet
 
     classes = imagenet.classes()
-    task = wni.wordnet_imagenet_task([w for w, _ in classes], [n for _, n in classes],
-                                     imagenet.TEMPLATES[:ctx.size.wn_templates],
-                                     n_classes=ctx.size.wn_classes,
-                                     max_items=ctx.size.wn_items, seed=ctx.seed)
+    task = wni.wordnet_imagenet_task(
+        [w for w, _ in classes],
+        [n for _, n in classes],
+        imagenet.TEMPLATES[: ctx.size.wn_templates],
+        n_classes=ctx.size.wn_classes,
+        max_items=ctx.size.wn_items,
+        seed=ctx.seed,
+    )
     return task, wni.embed_task(task, ctx.embed)
 
 
@@ -143,8 +198,9 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
         from ..build import build_prior
 
         n = ctx.size.broad_fallback
-        prior = build_prior(prior_spec(name, n), encoder=ctx.encoder_id, embed=ctx.embed,
-                            tau=ctx.tau).model
+        prior = build_prior(
+            prior_spec(name, n), encoder=ctx.encoder_id, embed=ctx.embed, tau=ctx.tau
+        ).model
         source = f"{name}: {n} anchors embedded now (models/ has no such prior)"
     return wni.broad_from_model(prior), source
 
@@ -155,10 +211,17 @@ def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
 
 
 def _curve(ctx: Context, task, emb, broad, models):
-    return wni.wordnet_imagenet_study(task, emb, broad, tau=ctx.tau, models=models,
-                                      budgets=ctx.size.wn_budgets,
-                                      n_subsets=ctx.size.wn_subsets,
-                                      max_queries=ctx.size.wn_queries, seed=ctx.seed)
+    return wni.wordnet_imagenet_study(
+        task,
+        emb,
+        broad,
+        tau=ctx.tau,
+        models=models,
+        budgets=ctx.size.wn_budgets,
+        n_subsets=ctx.size.wn_subsets,
+        max_queries=ctx.size.wn_queries,
+        seed=ctx.seed,
+    )
 
 
 def _budget_section(ctx: Context, task, curve) -> None:
@@ -173,14 +236,20 @@ def wordnet_part(ctx: Context) -> dict:
     task, emb = _wordnet_task(ctx)
     broad, source = _wordnet_broad(ctx)
     curve = _curve(ctx, task, emb, broad, ctx.size.wn_models)
-    files = curve.write(ctx.rep.out_dir / "wordnet_imagenet", overwrite=True,
-                        title="WordNet → ImageNet: AUPRC vs target anchors")
+    files = curve.write(
+        ctx.rep.out_dir / "wordnet_imagenet",
+        overwrite=True,
+        title="WordNet → ImageNet: AUPRC vs target anchors",
+    )
     needs = curve.needs(0.9)
     wni.report_section(ctx.rep, task, curve, needs, source)
     _uncertainty_section(ctx, task, emb, broad)
     _budget_section(ctx, task, curve)
-    return {"files": files, "needs": needs,
-            "dominance": dominance.task_rows("WordNet → ImageNet (= budget study)", curve)}
+    return {
+        "files": files,
+        "needs": needs,
+        "dominance": dominance.task_rows("WordNet → ImageNet (= budget study)", curve),
+    }
 
 
 def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
@@ -195,12 +264,23 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
     q = subsample(len(emb.items), min(ctx.size.wn_queries, len(emb.items) // 2), ctx.seed)
     rest = np.setdiff1d(np.arange(len(emb.items)), q)
     rel = task.item_class[q][:, None] == task.item_class[rest][None, :]
-    unc = retrieval_uncertainty(post, emb.items[q], emb.items[rest], k=min(10, len(rest)),
-                                relevance=rel, num_draws=20, seed=ctx.seed)
-    unc.to_report(ctx.rep, intro=(
-        f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
-        f"random target anchors (the default held-out strengths), {len(q)} query glosses against "
-        f"the {len(rest)} other items."))
+    unc = retrieval_uncertainty(
+        post,
+        emb.items[q],
+        emb.items[rest],
+        k=min(10, len(rest)),
+        relevance=rel,
+        num_draws=20,
+        seed=ctx.seed,
+    )
+    unc.to_report(
+        ctx.rep,
+        intro=(
+            f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
+            f"random target anchors (the default held-out strengths), {len(q)} query glosses against "
+            f"the {len(rest)} other items."
+        ),
+    )
 
 
 def budget_part(ctx: Context) -> dict:
@@ -208,7 +288,7 @@ def budget_part(ctx: Context) -> dict:
     (no broad prior needed)."""
     task, emb = _wordnet_task(ctx)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
-    curve = _curve(ctx, task, emb, emb.targets, models)   # broad anchors unused by these
+    curve = _curve(ctx, task, emb, emb.targets, models)  # broad anchors unused by these
     _budget_section(ctx, task, curve)
     return {"summary": curve.summary()}
 
@@ -226,8 +306,9 @@ def _object_style_task(ctx: Context, n_objects: int):
 def object_style_part(ctx: Context) -> dict:
     rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
     task = _object_style_task(ctx, size.os_objects)
-    rows = ostyle.object_style_study(task, ostyle.embed_task(task, embed), ps=size.os_ps,
-                                     tau=ctx.tau, seed=seed)
+    rows = ostyle.object_style_study(
+        task, ostyle.embed_task(task, embed), ps=size.os_ps, tau=ctx.tau, seed=seed
+    )
     write_rows(rep.path("object_style.csv"), rows)
     ostyle.plot_object_style(rows, rep.path("object_style.png"))
     ostyle.report_section(rep, task, rows)
@@ -235,42 +316,62 @@ def object_style_part(ctx: Context) -> dict:
 
 
 #: prior label -> shipped prior, per transfer study (the first is the domain-matched one)
-STYLE_PRIORS = {"domain": "wordnet-visual-art-gaussian", "generic": "wordnet-generic-gaussian",
-                "wrong-domain": "imagenet-names-gaussian"}
+STYLE_PRIORS = {
+    "domain": "wordnet-visual-art-gaussian",
+    "generic": "wordnet-generic-gaussian",
+    "wrong-domain": "imagenet-names-gaussian",
+}
 CLINICAL_PRIORS = {"chest-hpo": "hpo-respiratory-thorax-gaussian", "all-hpo": "hpo-all-gaussian"}
 #: label of the leave-finding-out report-sentence prior (built per finding, first candidate)
 REPORT_PRIOR = "reports"
 
 
-def _transfer(ctx: Context, priors: dict, targets, setup, folder: str, title: str,
-              task: str, **tag) -> dict:
+def _transfer(
+    ctx: Context, priors: dict, targets, setup, folder: str, title: str, task: str, **tag
+) -> dict:
     """Curve, contrasts, diagnostics, ranking and dominance rows (``task``, ``tag``) of one
     transfer task; writes its files."""
     size = ctx.size
-    curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, kinds=size.tr_kinds,
-                              budgets=size.tr_budgets, n_subsets=size.tr_subsets,
-                              seed=ctx.seed)
+    curve = tr.transfer_curve(
+        priors,
+        targets,
+        setup,
+        tau=ctx.tau,
+        kinds=size.tr_kinds,
+        budgets=size.tr_budgets,
+        n_subsets=size.tr_subsets,
+        seed=ctx.seed,
+    )
     summary = curve.summary()
     files = tr.write_curve(curve, summary, ctx.rep.out_dir / folder, size.tr_kinds, title)
     contrasts = tr.contrast_rows(curve, list(priors), size.tr_kinds)
     budget = min(5, len(targets))
-    diagnostics = tr.diagnostic_rows(priors, targets, budget=budget,
-                                     n_subsets=size.tr_subsets, seed=ctx.seed)
+    diagnostics = tr.diagnostic_rows(
+        priors, targets, budget=budget, n_subsets=size.tr_subsets, seed=ctx.seed
+    )
     gains = {p: tr.retrieval_gain(contrasts, p) for p in priors}
     for row in diagnostics:
         row["retrieval_gain"] = gains[row["prior"]]
     write_rows(ctx.rep.path(f"{folder}/contrasts.csv"), contrasts)
     write_rows(ctx.rep.path(f"{folder}/diagnostics.csv"), diagnostics)
-    return {"summary": summary, "files": files, "contrasts": contrasts,
-            "diagnostics": diagnostics, "ranking": tr.ranking_rows(diagnostics, gains),
-            "dominance": dominance.task_rows(
-                task, curve, dominance.transfer_names(list(priors), size.tr_kinds), **tag)}
+    return {
+        "summary": summary,
+        "files": files,
+        "contrasts": contrasts,
+        "diagnostics": diagnostics,
+        "ranking": tr.ranking_rows(diagnostics, gains),
+        "dominance": dominance.task_rows(
+            task, curve, dominance.transfer_names(list(priors), size.tr_kinds), **tag
+        ),
+    }
 
 
 def _priors(ctx: Context, names: dict) -> tuple[dict, str]:
     points = {label: prior_points(ctx, name) for label, name in names.items()}
-    return ({k: v[0] for k, v in points.items()},
-            "; ".join(f"`{k}` = {v[1]}" for k, v in points.items()))
+    return (
+        {k: v[0] for k, v in points.items()},
+        "; ".join(f"`{k}` = {v[1]}" for k, v in points.items()),
+    )
 
 
 def style_transfer_part(ctx: Context) -> dict:
@@ -280,10 +381,18 @@ def style_transfer_part(ctx: Context) -> dict:
     emb = ostyle.embed_task(task, ctx.embed)
     priors, source = _priors(ctx, STYLE_PRIORS)
     setup = labelled_retrieval(emb.items, task.item_style, ctx.size.tr_queries, ctx.seed)
-    out = _transfer(ctx, priors, emb.style_anchors, setup, "style_transfer",
-                    "Style retrieval from few style anchors", "style transfer")
+    out = _transfer(
+        ctx,
+        priors,
+        emb.style_anchors,
+        setup,
+        "style_transfer",
+        "Style retrieval from few style anchors",
+        "style transfer",
+    )
     tr.report_section(
-        ctx.rep, "Prior transfer with headroom: style retrieval from few style anchors",
+        ctx.rep,
+        "Prior transfer with headroom: style retrieval from few style anchors",
         f"{len(task.items)} object × style items ({len(task.objects)} objects × "
         f"{len(task.styles)} ImageNet-R styles, as in the object-vs-style study); relevant = "
         f"same style; targets = the {len(task.style_anchors)} style anchors, random subsets "
@@ -293,8 +402,14 @@ def style_transfer_part(ctx: Context) -> dict:
         f"library's defaults (the held-out recipe: strengths, latent rank and target weight "
         f"chosen from the targets); `*-isotropic-*`: the same prior and strengths with "
         f"an isotropic covariance of the same trace (the control).",
-        out["summary"], "style_transfer", out["contrasts"], out["diagnostics"], out["ranking"],
-        ctx.size.tr_kinds, list(priors))
+        out["summary"],
+        "style_transfer",
+        out["contrasts"],
+        out["diagnostics"],
+        out["ranking"],
+        ctx.size.tr_kinds,
+        list(priors),
+    )
     return out
 
 
@@ -308,30 +423,45 @@ def clinical_transfer_part(ctx: Context) -> dict:
     g = subsample(len(reports), ctx.size.tr_gallery, ctx.seed)
     x = ctx.embed([reports.texts[i] for i in g])
     priors, source = _priors(ctx, CLINICAL_PRIORS)
-    reps = report_prior_points(reports, g, ctx.size.tr_findings, embed=ctx.embed,
-                               encoder_id=ctx.encoder_id, tau=ctx.tau,
-                               max_reports=ctx.size.tr_prior_reports, seed=ctx.seed)
+    reps = report_prior_points(
+        reports,
+        g,
+        ctx.size.tr_findings,
+        embed=ctx.embed,
+        encoder_id=ctx.encoder_id,
+        tau=ctx.tau,
+        max_reports=ctx.size.tr_prior_reports,
+        seed=ctx.seed,
+    )
     results = {}
     for f in ctx.size.tr_findings:
-        if reports.finding(f)[g].sum() < 5:       # too few labelled reports to query with
+        if reports.finding(f)[g].sum() < 5:  # too few labelled reports to query with
             continue
         q, relevance = clin.finding_queries(reports.finding(f)[g], ctx.size.tr_queries, ctx.seed)
         setup = {"queries": x[q], "gallery": x, "relevance": relevance, "query_index": q}
         folder = f"clinical_transfer/{f.replace(' ', '_')}"
-        results[f] = _transfer(ctx, {REPORT_PRIOR: reps[f], **priors},
-                               ctx.embed(clinical.pathology_anchors(f)), setup, folder,
-                               f"Open-i: {f} from few anchors", "clinical transfer",
-                               finding=f)
+        results[f] = _transfer(
+            ctx,
+            {REPORT_PRIOR: reps[f], **priors},
+            ctx.embed(clinical.pathology_anchors(f)),
+            setup,
+            folder,
+            f"Open-i: {f} from few anchors",
+            "clinical transfer",
+            finding=f,
+        )
     if not results:
-        raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the "
-                             "gallery")
-    merged = {key: [{"finding": f, **r} for f, res in results.items() for r in res[key]]
-              for key in ("contrasts", "diagnostics", "ranking")}
+        raise AnchorDivError("clinical transfer: no finding has 5 labelled reports in the gallery")
+    merged = {
+        key: [{"finding": f, **r} for f, res in results.items() for r in res[key]]
+        for key in ("contrasts", "diagnostics", "ranking")
+    }
     merged["dominance"] = dominance.merge([res["dominance"] for res in results.values()])
     shown = next(iter(results))
     first = results[shown]
     tr.report_section(
-        ctx.rep, "Prior transfer, clinical: finding anchors from few sentences",
+        ctx.rep,
+        "Prior transfer, clinical: finding anchors from few sentences",
         f"{len(g)} Open-i reports as the gallery; per finding, its labelled reports as "
         f"queries (≤ {ctx.size.tr_queries}) and its report-style anchor sentences as targets; "
         f"priors: `{REPORT_PRIOR}` = the finding's leave-finding-out Open-i report-sentence "
@@ -340,36 +470,58 @@ def clinical_transfer_part(ctx: Context) -> dict:
         f"{source} (both without the subtrees of every chest finding's HPO terms).  "
         f"Curves shown for {shown}; the tables cover every finding ({', '.join(results)}); "
         f"curves of the others under clinical_transfer/.",
-        first["summary"], f"clinical_transfer/{shown.replace(' ', '_')}",
-        merged["contrasts"], merged["diagnostics"], merged["ranking"], ctx.size.tr_kinds,
-        [REPORT_PRIOR, *priors])
+        first["summary"],
+        f"clinical_transfer/{shown.replace(' ', '_')}",
+        merged["contrasts"],
+        merged["diagnostics"],
+        merged["ranking"],
+        ctx.size.tr_kinds,
+        [REPORT_PRIOR, *priors],
+    )
     return merged
 
 
 #: what the dominance section says about the tasks it covers
-DOMINANCE_NOTE = ("The budget study reads the WordNet → ImageNet curve (its target-only "
-                  "models), so its rows are that curve's; `anchordiv study budget` alone "
-                  "adapts nothing.  Clinical rows are per finding.")
+DOMINANCE_NOTE = (
+    "The budget study reads the WordNet → ImageNet curve (its target-only "
+    "models), so its rows are that curve's; `anchordiv study budget` alone "
+    "adapts nothing.  Clinical rows are per finding."
+)
 
 #: the studies, in report order: name -> part(ctx).  The demo runs DEMO_PARTS; ``budget``
 #: alone is for ``anchordiv study budget`` (the demo gets it from the wordnet-imagenet curve).
-PARTS = {"clinical": clinical_part, "wordnet-imagenet": wordnet_part,
-         "object-style": object_style_part, "budget": budget_part,
-         "style-transfer": style_transfer_part, "clinical-transfer": clinical_transfer_part}
-DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style", "style-transfer",
-              "clinical-transfer")
+PARTS = {
+    "clinical": clinical_part,
+    "wordnet-imagenet": wordnet_part,
+    "object-style": object_style_part,
+    "budget": budget_part,
+    "style-transfer": style_transfer_part,
+    "clinical-transfer": clinical_transfer_part,
+}
+DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style", "style-transfer", "clinical-transfer")
 
 
 def report_title(parts, size: str) -> str:
     """What was run: ``anchordiv demo`` for all studies, ``anchordiv study NAME`` for some."""
-    what = ("anchordiv demo" if tuple(parts) == tuple(DEMO_PARTS)
-            else f"anchordiv study {', '.join(parts)}")
+    what = (
+        "anchordiv demo"
+        if tuple(parts) == tuple(DEMO_PARTS)
+        else f"anchordiv study {', '.join(parts)}"
+    )
     small = " (small)" if size == "small" else ""
     return f"{what}{small}: anchor divergences on real offline text"
 
 
-def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir=None,
-             seed: int = 0, parts=DEMO_PARTS, overwrite: bool = False) -> Path:
+def run_demo(
+    out_dir,
+    *,
+    size: str = "full",
+    encoder: str = "minilm",
+    models_dir=None,
+    seed: int = 0,
+    parts=DEMO_PARTS,
+    overwrite: bool = False,
+) -> Path:
     """Run the studies and write ``out_dir/report.md`` (``anchordiv demo``).
 
     ``wordnet-imagenet`` includes the anchor-budget section (same curve).
@@ -412,11 +564,13 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
     enc = get_encoder(encoder)
     embed = default_embed(encoder)
     rep = Report(report_title(parts, size), out_dir)
-    rep.text(f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}); size `{size}`; "
-             f"seed {seed}; priors from `{models_dir}`; written "
-             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.  Every number "
-             f"below is measured in this run; the constructions are documented in the README "
-             f"(\"Studies and the main job\").")
+    rep.text(
+        f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}); size `{size}`; "
+        f"seed {seed}; priors from `{models_dir}`; written "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.  Every number "
+        f"below is measured in this run; the constructions are documented in the README "
+        f"(\"Studies and the main job\")."
+    )
     ctx = Context(rep, embed, sz, models_dir, seed, enc.logit_scale, enc.id)
     results = {name: PARTS[name](ctx) for name in parts}
     table = dominance.merge([r["dominance"] for r in results.values() if "dominance" in r])
@@ -424,8 +578,10 @@ def run_demo(out_dir, *, size: str = "full", encoder: str = "minilm", models_dir
         dominance.section(rep, table, note=DOMINANCE_NOTE)
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
     rep.section("Run")
-    rep.text(f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
-             f"cache directory; a second run skips encoding).")
+    rep.text(
+        f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
+        f"cache directory; a second run skips encoding)."
+    )
     versions = stack_versions()
     rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
     write_json(rep.path("results.json"), {**results, "versions": versions})

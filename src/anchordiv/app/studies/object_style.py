@@ -29,19 +29,35 @@ from ...evaluation.evaluate import evaluate
 from ...provenance import resolve_tau
 from ._common import Embed, subsample
 
-ITEM_TEMPLATES = ("{a_style} of {a_object}", "{a_style} of the {object}",
-                  "the {object} as {a_style}", "{object}, rendered as {style}",
-                  "{a_object} in {style} form", "this {style} depicts {a_object}")
-OBJECT_TEMPLATES = ("{object}", "{a_object}", "the {object}", "an image of {a_object}",
-                    "something that is {a_object}")
-STYLE_TEMPLATES = ("{style}", "{a_style}", "an example of {style}", "made as {style}",
-                   "the style of {style}")
+ITEM_TEMPLATES = (
+    "{a_style} of {a_object}",
+    "{a_style} of the {object}",
+    "the {object} as {a_style}",
+    "{object}, rendered as {style}",
+    "{a_object} in {style} form",
+    "this {style} depicts {a_object}",
+)
+OBJECT_TEMPLATES = (
+    "{object}",
+    "{a_object}",
+    "the {object}",
+    "an image of {a_object}",
+    "something that is {a_object}",
+)
+STYLE_TEMPLATES = (
+    "{style}",
+    "{a_style}",
+    "an example of {style}",
+    "made as {style}",
+    "the style of {style}",
+)
 #: a grid dense near both ends, where the mixture's cumulant changes fastest.
 DEFAULT_PS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.97, 0.99, 1.0)
 
 
 def _fill(template: str, *, object: str = "", style: str = "") -> str:
     """Fill a template; ``{a_object}``/``{a_style}`` get the indefinite article."""
+
     def a(word: str) -> str:
         return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
@@ -65,12 +81,15 @@ class ObjectStyleTask:
 def _check_disjoint(task: ObjectStyleTask) -> None:
     overlap = set(task.items) & (set(task.object_anchors) | set(task.style_anchors))
     if overlap:
-        raise AnchorDivError(f"object_style_task: item texts equal anchor texts: "
-                             f"{sorted(overlap)[:3]}")
+        raise AnchorDivError(
+            f"object_style_task: item texts equal anchor texts: {sorted(overlap)[:3]}"
+        )
     for a in task.object_anchors:
         if any(f" {s} " in f" {a} " for s in task.styles):
-            raise AnchorDivError(f"object_style_task: object anchor {a!r} names a style; "
-                                 f"drop such objects first (studies.object_style.styleless)")
+            raise AnchorDivError(
+                f"object_style_task: object anchor {a!r} names a style; "
+                f"drop such objects first (studies.object_style.styleless)"
+            )
 
 
 def styleless(objects: Sequence[str], styles: Sequence[str]) -> list[str]:
@@ -79,8 +98,9 @@ def styleless(objects: Sequence[str], styles: Sequence[str]) -> list[str]:
     return [o for o in objects if not any(f" {s} " in f" {o} " for s in styles)]
 
 
-def object_style_task(objects: Sequence[str], styles: Sequence[str], *,
-                      seed: int = 0) -> ObjectStyleTask:
+def object_style_task(
+    objects: Sequence[str], styles: Sequence[str], *, seed: int = 0
+) -> ObjectStyleTask:
     """Build the items and anchors of the object/style task (module docstring).
 
     Parameters
@@ -119,33 +139,47 @@ def object_style_task(objects: Sequence[str], styles: Sequence[str], *,
     oi, si = np.meshgrid(np.arange(len(objects)), np.arange(len(styles)), indexing="ij")
     oi, si = oi.ravel(), si.ravel()
     picks = rng.integers(len(ITEM_TEMPLATES), size=len(oi))
-    items = [_fill(ITEM_TEMPLATES[t], object=objects[o], style=styles[s])
-             for o, s, t in zip(oi, si, picks)]
+    items = [
+        _fill(ITEM_TEMPLATES[t], object=objects[o], style=styles[s])
+        for o, s, t in zip(oi, si, picks)
+    ]
     task = ObjectStyleTask(
-        objects, styles, items, oi, si,
+        objects,
+        styles,
+        items,
+        oi,
+        si,
         [_fill(t, object=o) for o in objects for t in OBJECT_TEMPLATES],
-        [_fill(t, style=s) for s in styles for t in STYLE_TEMPLATES])
+        [_fill(t, style=s) for s in styles for t in STYLE_TEMPLATES],
+    )
     _check_disjoint(task)
     return task
 
 
 @dataclasses.dataclass
 class ObjectStyleEmbeddings:
-    items: np.ndarray            # [n, d]
-    object_anchors: np.ndarray   # [m_o, d]
-    style_anchors: np.ndarray    # [m_s, d]
+    items: np.ndarray  # [n, d]
+    object_anchors: np.ndarray  # [m_o, d]
+    style_anchors: np.ndarray  # [m_s, d]
 
 
 def embed_task(task: ObjectStyleTask, embed: Embed) -> ObjectStyleEmbeddings:
-    return ObjectStyleEmbeddings(embed(task.items), embed(task.object_anchors),
-                                 embed(task.style_anchors))
+    return ObjectStyleEmbeddings(
+        embed(task.items), embed(task.object_anchors), embed(task.style_anchors)
+    )
 
 
-def object_style_study(task: ObjectStyleTask, emb: ObjectStyleEmbeddings, *,
-                       kind: str = "gaussian", tau: float | None = None,
-                       ps: Sequence[float] = DEFAULT_PS,
-                       max_queries: int | None = 400, seed: int = 0,
-                       progress: bool = True) -> list[dict]:
+def object_style_study(
+    task: ObjectStyleTask,
+    emb: ObjectStyleEmbeddings,
+    *,
+    kind: str = "gaussian",
+    tau: float | None = None,
+    ps: Sequence[float] = DEFAULT_PS,
+    max_queries: int | None = 400,
+    seed: int = 0,
+    progress: bool = True,
+) -> list[dict]:
     """AUPRC of object and of style retrieval under q_p = p·q_obj + (1−p)·q_style for each p.
 
     Cosine and inversion (with the union of all anchors) are added as rows with ``p = nan``.
@@ -174,8 +208,9 @@ def object_style_study(task: ObjectStyleTask, emb: ObjectStyleEmbeddings, *,
     list of dict
         Tidy rows ``target, scorer, p, auprc, low, high, prevalence, n_queries``.
     """
-    tau = resolve_tau(tau, items=emb.items, object_anchors=emb.object_anchors,
-                      style_anchors=emb.style_anchors)
+    tau = resolve_tau(
+        tau, items=emb.items, object_anchors=emb.object_anchors, style_anchors=emb.style_anchors
+    )
     x = as_matrix("items", emb.items)
     if len(x) != len(task.items):
         raise AnchorDivError(f"items: {len(x)} embeddings for {len(task.items)} item texts")
@@ -187,13 +222,26 @@ def object_style_study(task: ObjectStyleTask, emb: ObjectStyleEmbeddings, *,
     rows = []
     for target, labels in (("object", task.item_object), ("style", task.item_style)):
         relevance = labels[q_rows, None] == labels[None, :]
-        ev = evaluate(scorers, x[q_rows], x, relevance, anchors=anchors, query_index=q_rows,
-                      seed=seed, progress=progress)
+        ev = evaluate(
+            scorers,
+            x[q_rows],
+            x,
+            relevance,
+            anchors=anchors,
+            query_index=q_rows,
+            seed=seed,
+            progress=progress,
+        )
         for r in ev.summary():
             p = float(r["scorer"][2:]) if r["scorer"].startswith("p=") else float("nan")
-            rows.append({"target": target, "scorer": kind if p == p else r["scorer"], "p": p,
-                         **{k: r[k] for k in ("auprc", "low", "high", "prevalence",
-                                              "n_queries")}})
+            rows.append(
+                {
+                    "target": target,
+                    "scorer": kind if p == p else r["scorer"],
+                    "p": p,
+                    **{k: r[k] for k in ("auprc", "low", "high", "prevalence", "n_queries")},
+                }
+            )
     return rows
 
 
@@ -203,18 +251,26 @@ def plot_object_style(rows: list[dict], path):
 
     fig, ax = pyplot().subplots(figsize=(8.8, 4.4))
     for target, colour in (("object", "tab:blue"), ("style", "tab:orange")):
-        curve = sorted((r for r in rows if r["target"] == target and r["p"] == r["p"]),
-                       key=lambda r: r["p"])
+        curve = sorted(
+            (r for r in rows if r["target"] == target and r["p"] == r["p"]), key=lambda r: r["p"]
+        )
         p = [r["p"] for r in curve]
         ax.plot(p, [r["auprc"] for r in curve], "o-", color=colour, label=f"{target} retrieval")
-        ax.fill_between(p, [r["low"] for r in curve], [r["high"] for r in curve],
-                        color=colour, alpha=0.2)
+        ax.fill_between(
+            p, [r["low"] for r in curve], [r["high"] for r in curve], color=colour, alpha=0.2
+        )
         for r in rows:
             if r["target"] == target and r["p"] != r["p"]:
-                ax.axhline(r["auprc"], color=colour, ls=":" if r["scorer"] == "cosine" else "--",
-                           lw=1, label=f"{target}: {r['scorer']}")
-        ax.axhline(curve[0]["prevalence"], color=colour, lw=0.8, alpha=0.5,
-                   label=f"{target}: prevalence")
+                ax.axhline(
+                    r["auprc"],
+                    color=colour,
+                    ls=":" if r["scorer"] == "cosine" else "--",
+                    lw=1,
+                    label=f"{target}: {r['scorer']}",
+                )
+        ax.axhline(
+            curve[0]["prevalence"], color=colour, lw=0.8, alpha=0.5, label=f"{target}: prevalence"
+        )
     ax.set_xlabel("p  (anchor mass on object anchors; q_p = p·q_obj + (1−p)·q_style)")
     ax.set_ylabel("mean AUPRC (95 % interval)")
     ax.set_title("Object vs style: moving anchor mass on fixed embeddings")
@@ -232,15 +288,21 @@ def report_section(rep, task: ObjectStyleTask, rows: list[dict]) -> None:
         f"ImageNet-R objects × {len(task.styles)} ImageNet-R styles, each written with a "
         f"seeded template (\"a sketch of a goldfish\"); object anchors name the object alone, "
         f"style anchors the style alone, with templates the items never use.  The model is "
-        f"q_p = p·q_obj + (1−p)·q_style (two Gaussians, `ad.mix`).")
-    table = [{"p": p, "object": curve[("object", p)]["auprc"],
-              "style": curve[("style", p)]["auprc"]}
-             for p in sorted({p for _, p in curve})]
+        f"q_p = p·q_obj + (1−p)·q_style (two Gaussians, `ad.mix`)."
+    )
+    table = [
+        {"p": p, "object": curve[("object", p)]["auprc"], "style": curve[("style", p)]["auprc"]}
+        for p in sorted({p for _, p in curve})
+    ]
     rep.table(table, ["p", "object", "style"])
     rep.table(base, ["target", "scorer", "auprc", "low", "high", "prevalence"])
-    rep.figure("object_style.png", "Object and style retrieval AUPRC against p (95 % "
-                                   "intervals); table: object_style.csv")
+    rep.figure(
+        "object_style.png",
+        "Object and style retrieval AUPRC against p (95 % intervals); table: object_style.csv",
+    )
     o0, o1 = curve[("object", 0.0)]["auprc"], curve[("object", 1.0)]["auprc"]
     s0, s1 = curve[("style", 0.0)]["auprc"], curve[("style", 1.0)]["auprc"]
-    rep.text(f"**Outcome.** From p = 0 to p = 1 object AUPRC goes {o0:.3f} → {o1:.3f} and "
-             f"style AUPRC {s0:.3f} → {s1:.3f} on the same fixed embeddings.")
+    rep.text(
+        f"**Outcome.** From p = 0 to p = 1 object AUPRC goes {o0:.3f} → {o1:.3f} and "
+        f"style AUPRC {s0:.3f} → {s1:.3f} on the same fixed embeddings."
+    )

@@ -48,9 +48,15 @@ REPORT_PRIOR = "openi-sentences-gaussian"
 CLINICAL_PRIOR = "clinical-text-gaussian"
 
 #: WordNet roots of the visual-art / style region (the domain-matched prior of the style study)
-VISUAL_ART_ROOTS = ("creation.n.02", "decoration.n.01", "visual_communication.n.01",
-                    "artistic_style.n.01", "artistic_movement.n.01", "needlework.n.01",
-                    "fine_arts.n.01")
+VISUAL_ART_ROOTS = (
+    "creation.n.02",
+    "decoration.n.01",
+    "visual_communication.n.01",
+    "artistic_style.n.01",
+    "artistic_movement.n.01",
+    "needlework.n.01",
+    "fine_arts.n.01",
+)
 #: HPO roots of the chest region: respiratory system, thoracic cavity, thorax morphology
 CHEST_HPO_ROOTS = ("HP:0002086", "HP:0045027", "HP:0000765")
 #: ImageNet-R styles WordNet lacks as a phrase -> the word looked up instead
@@ -87,46 +93,71 @@ def _imagenet_wnids() -> tuple[str, ...]:
 
 
 def _wordnet_glosses(n):
-    return PriorSpec(WORDNET_PRIOR, [Source("wordnet", exclude=_imagenet_wnids())], n,
-                     description="WordNet 3.0 noun glosses outside the 1,000 ImageNet classes "
-                                 "and their subtrees")
+    return PriorSpec(
+        WORDNET_PRIOR,
+        [Source("wordnet", exclude=_imagenet_wnids())],
+        n,
+        description="WordNet 3.0 noun glosses outside the 1,000 ImageNet classes "
+        "and their subtrees",
+    )
 
 
 def _clinical_text(n):
-    return PriorSpec(CLINICAL_PRIOR, [Source("hpo"), Source("icd10")], n,
-                     description="HPO 'name: definition' texts and ICD-10-CM descriptions")
+    return PriorSpec(
+        CLINICAL_PRIOR,
+        [Source("hpo"), Source("icd10")],
+        n,
+        description="HPO 'name: definition' texts and ICD-10-CM descriptions",
+    )
 
 
 def _visual_art(n):
-    return PriorSpec("wordnet-visual-art-gaussian",
-                     [Source("wordnet", VISUAL_ART_ROOTS, style_senses())], n,
-                     description="WordNet glosses of the visual-art, decoration and artistic-"
-                                 "style region, without any sense of an ImageNet-R style word")
+    return PriorSpec(
+        "wordnet-visual-art-gaussian",
+        [Source("wordnet", VISUAL_ART_ROOTS, style_senses())],
+        n,
+        description="WordNet glosses of the visual-art, decoration and artistic-"
+        "style region, without any sense of an ImageNet-R style word",
+    )
 
 
 def _generic(n):
-    return PriorSpec("wordnet-generic-gaussian",
-                     [Source("wordnet", exclude=_imagenet_wnids() + style_senses())], n,
-                     description="WordNet noun glosses outside the ImageNet classes and every "
-                                 "sense of an ImageNet-R style word (with subtrees)")
+    return PriorSpec(
+        "wordnet-generic-gaussian",
+        [Source("wordnet", exclude=_imagenet_wnids() + style_senses())],
+        n,
+        description="WordNet noun glosses outside the ImageNet classes and every "
+        "sense of an ImageNet-R style word (with subtrees)",
+    )
 
 
 def _object_names(n):
-    return PriorSpec("imagenet-names-gaussian", [Source("imagenet")], n,
-                     description="the 1,000 ImageNet class names (objects: a wrong-domain "
-                                 "prior for style retrieval)")
+    return PriorSpec(
+        "imagenet-names-gaussian",
+        [Source("imagenet")],
+        n,
+        description="the 1,000 ImageNet class names (objects: a wrong-domain "
+        "prior for style retrieval)",
+    )
 
 
 def _chest_hpo(n):
-    return PriorSpec("hpo-respiratory-thorax-gaussian",
-                     [Source("hpo", CHEST_HPO_ROOTS, finding_hpo_roots())], n,
-                     description="HPO terms of the respiratory system and thorax, without the "
-                                 "chest findings' subtrees")
+    return PriorSpec(
+        "hpo-respiratory-thorax-gaussian",
+        [Source("hpo", CHEST_HPO_ROOTS, finding_hpo_roots())],
+        n,
+        description="HPO terms of the respiratory system and thorax, without the "
+        "chest findings' subtrees",
+    )
 
 
 def _all_hpo(n):
-    return PriorSpec("hpo-all-gaussian", [Source("hpo", exclude=finding_hpo_roots())], n,
-                     description="all HPO terms without the chest findings' subtrees")
+    return PriorSpec(
+        "hpo-all-gaussian",
+        [Source("hpo", exclude=finding_hpo_roots())],
+        n,
+        description="all HPO terms without the chest findings' subtrees",
+    )
 
 
 #: name -> (spec for n anchors, default n): the priors ``build-models`` ships
@@ -200,7 +231,7 @@ def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
     """
     path = Path(models_dir or default_models_dir()) / name
     if not (path / "card.json").is_file():
-        path = path.with_name(f"{name}-gaussian")          # a short name
+        path = path.with_name(f"{name}-gaussian")  # a short name
     if not (path / "card.json").is_file():
         return None
     if encoder_id is not None and load_card(path).get("encoder") != encoder_id:
@@ -213,16 +244,24 @@ def report_prior_spec(finding: str, held_out: Sequence[str]) -> PriorSpec:
     reports outside ``held_out`` (uids), minus the reports carrying ``finding`` and every
     sentence mentioning it (``Source("openi", exclude=(finding, *held_out))``), all of them."""
     held = tuple(sorted(set(held_out)))
-    return PriorSpec(f"{REPORT_PRIOR}-without-{finding.replace(' ', '-')}",
-                     [Source("openi", exclude=(finding, *held))], None,
-                     description=f"Open-i report sentences outside the {len(held)} held-out "
-                                 f"reports, without the reports carrying {finding} and every "
-                                 f"sentence mentioning it")
+    return PriorSpec(
+        f"{REPORT_PRIOR}-without-{finding.replace(' ', '-')}",
+        [Source("openi", exclude=(finding, *held))],
+        None,
+        description=f"Open-i report sentences outside the {len(held)} held-out "
+        f"reports, without the reports carrying {finding} and every "
+        f"sentence mentioning it",
+    )
 
 
-def report_priors(findings: Sequence[str], held_out: Sequence[str], *, encoder="minilm",
-                  embed: Callable | None = None, tau: float | None = None
-                  ) -> dict[str, BuiltPrior]:
+def report_priors(
+    findings: Sequence[str],
+    held_out: Sequence[str],
+    *,
+    encoder="minilm",
+    embed: Callable | None = None,
+    tau: float | None = None,
+) -> dict[str, BuiltPrior]:
     """``{finding: BuiltPrior}``: :func:`report_prior_spec` of each finding, built by
     :func:`~anchordiv.app.build.build_prior` (a Gaussian; ``encoder`` / ``embed`` / ``tau`` as
     there).  The sentences of every report outside ``held_out`` are embedded once and each
@@ -235,13 +274,23 @@ def report_priors(findings: Sequence[str], held_out: Sequence[str], *, encoder="
     def lookup(texts):
         return vectors[[row[t] for t in texts]]
 
-    return {f: build_prior(report_prior_spec(f, held_out), encoder=encoder_id, embed=lookup,
-                           tau=tau) for f in findings}
+    return {
+        f: build_prior(report_prior_spec(f, held_out), encoder=encoder_id, embed=lookup, tau=tau)
+        for f in findings
+    }
 
 
-def report_prior_points(reports, gallery_rows, findings: Sequence[str], *, embed: Callable,
-                        encoder_id: str, tau: float, max_reports: int | None = None,
-                        seed: int = 0) -> dict[str, np.ndarray]:
+def report_prior_points(
+    reports,
+    gallery_rows,
+    findings: Sequence[str],
+    *,
+    embed: Callable,
+    encoder_id: str,
+    tau: float,
+    max_reports: int | None = None,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
     """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
     task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
     anchors a transfer study adapts from (as the shipped priors', via ``broad_from_model``).

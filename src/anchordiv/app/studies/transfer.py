@@ -30,8 +30,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...evaluation.curves import (MODELS, Curve, CurveModel, adaptation_curve, adapted,
-                                  isotropic_control, subset)
+from ...evaluation.curves import (
+    MODELS,
+    Curve,
+    CurveModel,
+    adaptation_curve,
+    adapted,
+    isotropic_control,
+    subset,
+)
 from ...checks.diagnostics import diagnose
 
 #: fixed prior strength of the diagnostics (and of the studies' posteriors before issue 17)
@@ -75,8 +82,9 @@ def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
     return (adapted if prior == "broad" else isotropic_control)(kind, broad, target, tau)
 
 
-def transfer_models(priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
-                    ) -> dict[str, CurveModel]:
+def transfer_models(
+    priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
+) -> dict[str, CurveModel]:
     """Curve models of a prior-transfer study.
 
     Per kind, target-only ``kind``, and per prior ``P`` the posterior ``P-kind`` and its
@@ -99,16 +107,28 @@ def transfer_models(priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KIN
         models[kind] = MODELS[kind]
         for name, broad in priors.items():
             models[f"{name}-{kind}"] = CurveModel(
-                functools.partial(_adapted, kind, broad, "broad"), "posterior", kind)
+                functools.partial(_adapted, kind, broad, "broad"), "posterior", kind
+            )
             models[f"{name}-isotropic-{kind}"] = CurveModel(
-                functools.partial(_adapted, kind, broad, "isotropic"), "isotropic", kind)
+                functools.partial(_adapted, kind, broad, "isotropic"), "isotropic", kind
+            )
     models["cosine"] = MODELS["cosine"]
     return models
 
 
-def transfer_curve(priors: Mapping[str, np.ndarray], targets, setup: dict, *, tau: float,
-                   kinds: Sequence[str] = KINDS, budgets=None, n_subsets: int = 5,
-                   seed: int = 0, n_boot: int = 2000, progress: bool | None = None) -> Curve:
+def transfer_curve(
+    priors: Mapping[str, np.ndarray],
+    targets,
+    setup: dict,
+    *,
+    tau: float,
+    kinds: Sequence[str] = KINDS,
+    budgets=None,
+    n_subsets: int = 5,
+    seed: int = 0,
+    n_boot: int = 2000,
+    progress: bool | None = None,
+) -> Curve:
     """The adaptation curve of :func:`transfer_models` on a retrieval setup.
 
     Parameters
@@ -140,13 +160,26 @@ def transfer_curve(priors: Mapping[str, np.ndarray], targets, setup: dict, *, ta
         The curve.
     """
     first = next(iter(priors.values()))
-    return adaptation_curve(first, targets, tau=tau, models=transfer_models(priors, kinds),
-                            budgets=budgets, n_subsets=n_subsets, seed=seed, n_boot=n_boot,
-                            progress=progress, **setup)
+    return adaptation_curve(
+        first,
+        targets,
+        tau=tau,
+        models=transfer_models(priors, kinds),
+        budgets=budgets,
+        n_subsets=n_subsets,
+        seed=seed,
+        n_boot=n_boot,
+        progress=progress,
+        **setup,
+    )
 
 
-def contrast_rows(curve: Curve, priors: Sequence[str], kinds: Sequence[str] = KINDS,
-                  budgets: Sequence[int] = SMALL_BUDGETS) -> list[dict]:
+def contrast_rows(
+    curve: Curve,
+    priors: Sequence[str],
+    kinds: Sequence[str] = KINDS,
+    budgets: Sequence[int] = SMALL_BUDGETS,
+) -> list[dict]:
     """Paired differences at a few budgets between a transfer curve's models.
 
     Each prior's posterior − its isotropic control (``versus="control"``) and − the target-only
@@ -175,9 +208,11 @@ def contrast_rows(curve: Curve, priors: Sequence[str], kinds: Sequence[str] = KI
         pairs += [(priors[0], q, f"{q}-{kind}") for q in priors[1:]]
         for prior, versus, other in pairs:
             a = f"{prior}-{kind}"
-            rows += [{"kind": kind, "prior": prior, "versus": versus,
-                      "contrast": f"{a} − {other}", **c}
-                     for c in curve.contrast(a, other) if c["budget"] in budgets]
+            rows += [
+                {"kind": kind, "prior": prior, "versus": versus, "contrast": f"{a} − {other}", **c}
+                for c in curve.contrast(a, other)
+                if c["budget"] in budgets
+            ]
     return rows
 
 
@@ -198,13 +233,23 @@ def retrieval_gain(contrasts: list[dict], prior: str, kind: str = "gaussian") ->
     float
         The mean paired difference.
     """
-    diffs = [c["difference"] for c in contrasts
-             if c["prior"] == prior and c["versus"] == "control" and c["kind"] == kind]
+    diffs = [
+        c["difference"]
+        for c in contrasts
+        if c["prior"] == prior and c["versus"] == "control" and c["kind"] == kind
+    ]
     return float(np.nanmean(diffs)) if diffs else float("nan")
 
 
-def diagnostic_rows(priors: Mapping[str, np.ndarray], targets: np.ndarray, *, budget: int,
-                    n_subsets: int, seed: int, k: int = 10) -> list[dict]:
+def diagnostic_rows(
+    priors: Mapping[str, np.ndarray],
+    targets: np.ndarray,
+    *,
+    budget: int,
+    n_subsets: int,
+    seed: int,
+    k: int = 10,
+) -> list[dict]:
     """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``.
 
     The same subsets the models were adapted on, with the Gaussian's fixed strengths.
@@ -232,11 +277,22 @@ def diagnostic_rows(priors: Mapping[str, np.ndarray], targets: np.ndarray, *, bu
     d = targets.shape[1]
     rows = []
     for name, broad in priors.items():
-        runs = [diagnose(broad, targets[subset(len(targets), budget, s, seed)], k=k,
-                         **adapt_options("gaussian", d))
-                for s in range(n_subsets if budget < len(targets) else 1)]
-        rows.append({"prior": name, "budget": budget,
-                     **{key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]}})
+        runs = [
+            diagnose(
+                broad,
+                targets[subset(len(targets), budget, s, seed)],
+                k=k,
+                **adapt_options("gaussian", d),
+            )
+            for s in range(n_subsets if budget < len(targets) else 1)
+        ]
+        rows.append(
+            {
+                "prior": name,
+                "budget": budget,
+                **{key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]},
+            }
+        )
     return rows
 
 
@@ -272,9 +328,16 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
         null = 0.0 if name.endswith("_gain") else by_prior[truth[0]]["captured_isotropic"]
         sign_ok = all((values[p] > null) == (gains[p] > 0) for p in gains)
         order = _order(values)
-        rows.append({"diagnostic": name, "order": " > ".join(order),
-                     "retrieval_order": " > ".join(truth), "same_order": order == truth,
-                     "picks_best": order[0] == truth[0], "sign_matches": sign_ok})
+        rows.append(
+            {
+                "diagnostic": name,
+                "order": " > ".join(order),
+                "retrieval_order": " > ".join(truth),
+                "same_order": order == truth,
+                "picks_best": order[0] == truth[0],
+                "sign_matches": sign_ok,
+            }
+        )
     return rows
 
 
@@ -316,8 +379,9 @@ def pivot(summary: list[dict], kind: str) -> list[dict]:
     return by_budget(of_kind(summary, kind))
 
 
-def write_curve(curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str],
-                title: str) -> dict:
+def write_curve(
+    curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str], title: str
+) -> dict:
     """Write a transfer curve's tables and figures into ``out_dir``.
 
     ``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind (its
@@ -347,18 +411,27 @@ def write_curve(curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str]
     from ...plots import plot_curve
 
     out = Path(out_dir)
-    files = {"table": write_rows(out / "curve.csv", curve.rows),
-             "summary": write_rows(out / "curve_summary.csv", summary)}
+    files = {
+        "table": write_rows(out / "curve.csv", curve.rows),
+        "summary": write_rows(out / "curve_summary.csv", summary),
+    }
     for kind in kinds:
-        files[kind] = plot_curve(of_kind(summary, kind), out / f"curve_{kind}.png",
-                                 prevalence=curve.prevalence, title=f"{title} ({kind})")
+        files[kind] = plot_curve(
+            of_kind(summary, kind),
+            out / f"curve_{kind}.png",
+            prevalence=curve.prevalence,
+            title=f"{title} ({kind})",
+        )
     return {k: str(v) for k, v in files.items()}
 
 
 def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
     """``"above in i, below in j of m"`` cells (kind × budget) of one contrast."""
-    cells = [c for c in contrasts if c["prior"] == prior and c["versus"] == versus
-             and c["difference"] == c["difference"]]
+    cells = [
+        c
+        for c in contrasts
+        if c["prior"] == prior and c["versus"] == versus and c["difference"] == c["difference"]
+    ]
     up = sum(c["low"] > 0 for c in cells)
     down = sum(c["high"] < 0 for c in cells)
     return f"above in {up}, below in {down} of {len(cells)}"
@@ -383,13 +456,14 @@ def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
         A paragraph.
     """
     budgets = ", ".join(map(str, sorted({c["budget"] for c in contrasts})))
-    parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}"
-             for p in priors]
+    parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}" for p in priors]
     parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
     parts += [f"`{priors[0]}` vs `{q}`: {_cells(contrasts, priors[0], q)}" for q in priors[1:]]
     cells = "finding × kind × budget" if "finding" in contrasts[0] else "kind × budget"
-    return (f"**Outcome** (cells = {cells} {budgets}; above/below = paired 95 % "
-            f"interval excluding zero): " + "; ".join(parts) + ".")
+    return (
+        f"**Outcome** (cells = {cells} {budgets}; above/below = paired 95 % "
+        f"interval excluding zero): " + "; ".join(parts) + "."
+    )
 
 
 def _agree(ranking: list[dict], column: str) -> str:
@@ -401,16 +475,27 @@ def _agree(ranking: list[dict], column: str) -> str:
 
 def ranking_text(ranking: list[dict]) -> str:
     """Which diagnostics order the priors as retrieval does (counts over findings/tasks)."""
-    return (f"Agreement with the retrieval gain over the control (Gaussian, mean over budgets "
-            f"{', '.join(map(str, SMALL_BUDGETS))}), per diagnostic as cases agreeing / cases: "
-            f"same order of all priors — {_agree(ranking, 'same_order')}; same best prior — "
-            f"{_agree(ranking, 'picks_best')}; sign (prior better than its control or not) "
-            f"right for every prior — {_agree(ranking, 'sign_matches')}.")
+    return (
+        f"Agreement with the retrieval gain over the control (Gaussian, mean over budgets "
+        f"{', '.join(map(str, SMALL_BUDGETS))}), per diagnostic as cases agreeing / cases: "
+        f"same order of all priors — {_agree(ranking, 'same_order')}; same best prior — "
+        f"{_agree(ranking, 'picks_best')}; sign (prior better than its control or not) "
+        f"right for every prior — {_agree(ranking, 'sign_matches')}."
+    )
 
 
-def report_section(rep, title: str, intro: str, summary: list[dict], folder: str,
-                   contrasts: list[dict], diagnostics: list[dict], ranking: list[dict],
-                   kinds: Sequence[str], priors: Sequence[str]) -> None:
+def report_section(
+    rep,
+    title: str,
+    intro: str,
+    summary: list[dict],
+    folder: str,
+    contrasts: list[dict],
+    diagnostics: list[dict],
+    ranking: list[dict],
+    kinds: Sequence[str],
+    priors: Sequence[str],
+) -> None:
     """Curve tables and figures per kind, paired differences, diagnostics and the outcome.
 
     Parameters
@@ -438,9 +523,11 @@ def report_section(rep, title: str, intro: str, summary: list[dict], folder: str
     for kind in kinds:
         table = pivot(summary, kind)
         rep.table(table, list(table[0]))
-        rep.figure(f"{folder}/curve_{kind}.png",
-                   f"{kind}: mean AUPRC against the number of target anchors (95 % intervals); "
-                   f"tables: {folder}/curve_summary.csv")
+        rep.figure(
+            f"{folder}/curve_{kind}.png",
+            f"{kind}: mean AUPRC against the number of target anchors (95 % intervals); "
+            f"tables: {folder}/curve_summary.csv",
+        )
     rep.text("Paired differences (same target subsets and queries; 95 % two-level bootstrap):")
     first = [c for c in ("finding",) if c in contrasts[0]]
     rep.table(contrasts, first + ["contrast", "budget", "difference", "low", "high"])
@@ -449,20 +536,49 @@ def report_section(rep, title: str, intro: str, summary: list[dict], folder: str
 
 
 def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first: list[str]):
-    cols = ["prior", "budget", "captured", "captured_isotropic", "mean_cos2", "max_angle_deg",
-            "log_evidence_gain", "loo_gain", "retrieval_gain"]
-    rep.text("Prior–target diagnostics on the curve's target subsets "
-             f"(`anchordiv.checks.diagnostics`; fixed Gaussian strengths, {PRIOR_ANCHORS:g} "
-             "pseudo-anchors, k = 10 leading directions; `*_gain`: prior − its "
-             "isotropic control, per target) beside the retrieval gain (posterior − control, "
-             "mean over budgets 1, 2, 5):")
+    cols = [
+        "prior",
+        "budget",
+        "captured",
+        "captured_isotropic",
+        "mean_cos2",
+        "max_angle_deg",
+        "log_evidence_gain",
+        "loo_gain",
+        "retrieval_gain",
+    ]
+    rep.text(
+        "Prior–target diagnostics on the curve's target subsets "
+        f"(`anchordiv.checks.diagnostics`; fixed Gaussian strengths, {PRIOR_ANCHORS:g} "
+        "pseudo-anchors, k = 10 leading directions; `*_gain`: prior − its "
+        "isotropic control, per target) beside the retrieval gain (posterior − control, "
+        "mean over budgets 1, 2, 5):"
+    )
     rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
-    rep.table(ranking, first + ["diagnostic", "order", "retrieval_order", "same_order",
-                                "picks_best", "sign_matches"])
+    rep.table(
+        ranking,
+        first
+        + ["diagnostic", "order", "retrieval_order", "same_order", "picks_best", "sign_matches"],
+    )
     rep.text(ranking_text(ranking))
 
 
-__all__ = ["DIAGNOSTICS", "KINDS", "LATENT_RANK", "PRIOR_ANCHORS", "SMALL_BUDGETS",
-           "adapt_options", "contrast_rows", "diagnostic_rows", "of_kind", "outcome", "pivot",
-           "ranking_rows", "report_section", "retrieval_gain", "transfer_curve",
-           "transfer_models", "write_curve"]
+__all__ = [
+    "DIAGNOSTICS",
+    "KINDS",
+    "LATENT_RANK",
+    "PRIOR_ANCHORS",
+    "SMALL_BUDGETS",
+    "adapt_options",
+    "contrast_rows",
+    "diagnostic_rows",
+    "of_kind",
+    "outcome",
+    "pivot",
+    "ranking_rows",
+    "report_section",
+    "retrieval_gain",
+    "transfer_curve",
+    "transfer_models",
+    "write_curve",
+]

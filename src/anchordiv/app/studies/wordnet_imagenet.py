@@ -35,9 +35,17 @@ from ...errors import AnchorDivError, integer
 from ...provenance import resolve_tau
 from ._common import Embed, labelled_retrieval, subsample
 
-DEFAULT_MODELS = ("softmax", "gaussian", "latent-gaussian", "posterior-gaussian",
-                  "isotropic-gaussian", "posterior-latent-gaussian",
-                  "isotropic-latent-gaussian", "cosine", "inversion")
+DEFAULT_MODELS = (
+    "softmax",
+    "gaussian",
+    "latent-gaussian",
+    "posterior-gaussian",
+    "isotropic-gaussian",
+    "posterior-latent-gaussian",
+    "isotropic-latent-gaussian",
+    "cosine",
+    "inversion",
+)
 
 
 @dataclasses.dataclass
@@ -101,9 +109,16 @@ def broad_pool(class_wnids: Sequence[str]) -> list:
     return [s for s in wordnet.noun_synsets() if s not in excluded]
 
 
-def wordnet_imagenet_task(class_wnids: Sequence[str], class_names: Sequence[str],
-                          templates: Sequence[str], *, n_classes: int | None = 50,
-                          min_items: int = 3, max_items: int = 8, seed: int = 0) -> WordNetTask:
+def wordnet_imagenet_task(
+    class_wnids: Sequence[str],
+    class_names: Sequence[str],
+    templates: Sequence[str],
+    *,
+    n_classes: int | None = 50,
+    min_items: int = 3,
+    max_items: int = 8,
+    seed: int = 0,
+) -> WordNetTask:
     """Build the WordNet → ImageNet task (module docstring).
 
     Parameters
@@ -137,8 +152,9 @@ def wordnet_imagenet_task(class_wnids: Sequence[str], class_names: Sequence[str]
     per_class = class_items(class_wnids)
     eligible = [i for i, v in enumerate(per_class) if len(v) >= min_items]
     if len(eligible) < 2:
-        raise AnchorDivError(f"wordnet_imagenet_task: fewer than 2 classes have {min_items} or "
-                             f"more usable hyponyms")
+        raise AnchorDivError(
+            f"wordnet_imagenet_task: fewer than 2 classes have {min_items} or more usable hyponyms"
+        )
     chosen = [eligible[i] for i in subsample(len(eligible), n_classes, seed)]
     items, item_class = [], []
     for k, c in enumerate(chosen):
@@ -149,33 +165,48 @@ def wordnet_imagenet_task(class_wnids: Sequence[str], class_names: Sequence[str]
     names = [class_names[c] for c in chosen]
     targets = [t.format(n) for n in names for t in templates]
     target_class = np.repeat(np.arange(len(chosen)), len(templates))
-    return WordNetTask([class_wnids[c] for c in chosen], names, items, np.asarray(item_class),
-                       targets, target_class)
+    return WordNetTask(
+        [class_wnids[c] for c in chosen],
+        names,
+        items,
+        np.asarray(item_class),
+        targets,
+        target_class,
+    )
 
 
 @dataclasses.dataclass
 class WordNetEmbeddings:
-    items: np.ndarray     # [n, d]
-    targets: np.ndarray   # [m, d]
+    items: np.ndarray  # [n, d]
+    targets: np.ndarray  # [m, d]
 
 
 def embed_task(task: WordNetTask, embed: Embed) -> WordNetEmbeddings:
     return WordNetEmbeddings(embed(task.items), embed(task.targets))
 
 
-def retrieval_setup(task: WordNetTask, emb: WordNetEmbeddings, max_queries: int | None,
-                    seed: int) -> dict:
+def retrieval_setup(
+    task: WordNetTask, emb: WordNetEmbeddings, max_queries: int | None, seed: int
+) -> dict:
     """Queries (seeded subsample of the items), gallery (all items), relevance, query_index."""
     if len(emb.items) != len(task.items):
-        raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} item "
-                             f"texts")
+        raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} item texts")
     return labelled_retrieval(emb.items, task.item_class, max_queries, seed)
 
 
-def wordnet_imagenet_study(task: WordNetTask, emb: WordNetEmbeddings, broad, *,
-                           tau: float | None = None, models: Sequence[str] = DEFAULT_MODELS,
-                           budgets=None, n_subsets: int = 5, max_queries: int | None = 300,
-                           seed: int = 0, progress: bool | None = None):
+def wordnet_imagenet_study(
+    task: WordNetTask,
+    emb: WordNetEmbeddings,
+    broad,
+    *,
+    tau: float | None = None,
+    models: Sequence[str] = DEFAULT_MODELS,
+    budgets=None,
+    n_subsets: int = 5,
+    max_queries: int | None = 300,
+    seed: int = 0,
+    progress: bool | None = None,
+):
     """The WordNet → ImageNet adaptation curve.
 
     Parameters
@@ -208,8 +239,17 @@ def wordnet_imagenet_study(task: WordNetTask, emb: WordNetEmbeddings, broad, *,
     """
     tau = resolve_tau(tau, items=emb.items, targets=emb.targets, broad=broad)
     setup = retrieval_setup(task, emb, max_queries, seed)
-    return adaptation_curve(broad, emb.targets, tau=tau, models=models, budgets=budgets,
-                            n_subsets=n_subsets, seed=seed, progress=progress, **setup)
+    return adaptation_curve(
+        broad,
+        emb.targets,
+        tau=tau,
+        models=models,
+        budgets=budgets,
+        n_subsets=n_subsets,
+        seed=seed,
+        progress=progress,
+        **setup,
+    )
 
 
 def pivot(summary: list[dict]) -> list[dict]:
@@ -232,8 +272,11 @@ def _contrasts(curve, small: int) -> list[dict]:
             continue
         for other in (m.kind, f"isotropic-{m.kind}"):
             if other in curve.models:
-                rows += [{"contrast": f"{name} − {other}", **c} for c in curve.contrast(name, other)
-                         if c["budget"] <= small]
+                rows += [
+                    {"contrast": f"{name} − {other}", **c}
+                    for c in curve.contrast(name, other)
+                    if c["budget"] <= small
+                ]
     return rows
 
 
@@ -254,18 +297,22 @@ def report_section(rep, task: WordNetTask, curve, needs: dict, source: str) -> N
         f"prior: {source} (WordNet glosses outside all 1,000 ImageNet classes and their "
         f"subtrees).  Budgets are random target subsets ({_subsets(curve)} "
         f"per budget below all targets, shared by all models).  `isotropic-*` is the control: the same prior "
-        f"strength with an isotropic prior covariance of the same trace.")
-    rep.figure("wordnet_imagenet/curve.png", "Mean AUPRC against the number of target "
-                                             "anchors (95 % intervals).  Tables: "
-                                             "wordnet_imagenet/curve_summary.csv")
+        f"strength with an isotropic prior covariance of the same trace."
+    )
+    rep.figure(
+        "wordnet_imagenet/curve.png",
+        "Mean AUPRC against the number of target "
+        "anchors (95 % intervals).  Tables: "
+        "wordnet_imagenet/curve_summary.csv",
+    )
     table = pivot(curve.summary())
     rep.table(table, list(table[0]))
-    rows = [{"model": n, **{k: _fmt(v) for k, v in m.items()}}
-            for n, m in needs["models"].items()]
-    rep.text(f"Target anchors each model needs to stay at or above "
-             f"{needs['fraction']:.0%} of its own full-coverage quality above chance:")
-    rep.table(rows, ["model", "full_auprc", "level", "budget_needed",
-                     "budget_needed_interpolated"])
+    rows = [{"model": n, **{k: _fmt(v) for k, v in m.items()}} for n, m in needs["models"].items()]
+    rep.text(
+        f"Target anchors each model needs to stay at or above "
+        f"{needs['fraction']:.0%} of its own full-coverage quality above chance:"
+    )
+    rep.table(rows, ["model", "full_auprc", "level", "budget_needed", "budget_needed_interpolated"])
     small = sorted(curve.budgets)[min(2, len(curve.budgets) - 1)]
     contrasts = _contrasts(curve, small)
     if contrasts:
@@ -280,7 +327,8 @@ def report_section(rep, task: WordNetTask, curve, needs: dict, source: str) -> N
             f"where target-only is defined; posterior above the isotropic control (gain from "
             f"the *shape* of the WordNet covariance, not mere shrinkage) in "
             f"{sum(c['low'] > 0 for c in vs_control)} of {len(vs_control)}, below it in "
-            f"{sum(c['high'] < 0 for c in vs_control)}.  " + _versus_cosine(curve))
+            f"{sum(c['high'] < 0 for c in vs_control)}.  " + _versus_cosine(curve)
+        )
 
 
 def _versus_cosine(curve) -> str:
@@ -294,5 +342,7 @@ def _versus_cosine(curve) -> str:
         hits = [b for b, v in zip(curve.budgets, m) if v > cos]
         if name != "cosine" and hits:
             above.append(f"{name} (from {hits[0]} anchors, best {np.nanmax(m):.3f})")
-    return (f"Cosine, which uses no anchors, scores {cos:.3f}; models whose mean exceeds it: "
-            f"{'; '.join(above) or 'none'}.")
+    return (
+        f"Cosine, which uses no anchors, scores {cos:.3f}; models whose mean exceeds it: "
+        f"{'; '.join(above) or 'none'}."
+    )
