@@ -22,3 +22,17 @@ os.environ.setdefault("ANCHORDIV_XLA_CACHE", "0")
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
+
+
+#: node ids measured at >= 5 s alone (tests/slow_tier.txt): marked slow at collection
+SLOW_TIER = {line.split()[1] for line in open(os.path.join(os.path.dirname(__file__),
+                                                            "slow_tier.txt"))
+             if line.strip() and not line.startswith("#")}
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        if item.nodeid in SLOW_TIER:
+            item.add_marker(pytest.mark.slow)

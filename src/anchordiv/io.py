@@ -83,9 +83,22 @@ def short_name(name: str) -> str:
 
 
 def shipped_priors() -> dict[str, Path]:
-    """``{short name: directory}`` of every prior in :func:`models_dir`, sorted by name
-    (``"wordnet-visual-art"`` for ``models/wordnet-visual-art-gaussian``); each loads by
-    either name with ``ad.load_prior``."""
+    """The shipped broad priors, by short name.
+
+    Every prior in :func:`models_dir` (``$ANCHORDIV_MODELS``, the installed package's priors,
+    or the checkout's ``models/``), sorted by name; each loads by either name with
+    ``ad.load_prior`` (``"wordnet-visual-art"`` for ``models/wordnet-visual-art-gaussian``).
+
+    Returns
+    -------
+    dict of str to Path
+        ``{short name: directory}``.
+
+    Examples
+    --------
+    >>> "wordnet-visual-art" in ad.shipped_priors()
+    True
+    """
     root = models_dir()
     found = sorted(p.parent for p in root.glob(f"*/{CARD}") if (p.parent / ARRAYS).is_file())
     return {short_name(p.name): p for p in found}
