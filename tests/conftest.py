@@ -25,9 +25,11 @@ jax.config.update("jax_enable_x64", True)
 
 
 #: node ids measured at >= 5 s alone (tests/slow_tier.txt): marked slow at collection
-SLOW_TIER = {line.split()[1] for line in open(os.path.join(os.path.dirname(__file__),
-                                                            "slow_tier.txt"))
-             if line.strip() and not line.startswith("#")}
+SLOW_TIER = {
+    line.split()[1]
+    for line in open(os.path.join(os.path.dirname(__file__), "slow_tier.txt"))
+    if line.strip() and not line.startswith("#")
+}
 
 
 def pytest_collection_modifyitems(config, items):
