@@ -5,9 +5,9 @@ trade-off), the object-vs-style study and the prior-transfer studies (style and 
 
 Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about ten
 minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
-transfer studies, which add about five more with cached embeddings (measured after round 3, with the
-spectral rows and the report-sentence prior, with a warm cache: 426 s alone on the machine at load
-2–3, 1,075 s beside other jobs at load 1–4), and the ``small`` size in
+transfer studies, which add about five more with cached embeddings (warm embedding and
+compilation caches: 406 s alone on 2 idle cores, 896 s beside two busy BLAS processes,
+``benchmarks/results/bench_beside_load-demo.md``), and the ``small`` size in
 about a minute once the encoder is loaded (for tests).
 """
 
