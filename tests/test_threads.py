@@ -95,7 +95,7 @@ def test_results_do_not_depend_on_the_cap(two_threads, monkeypatch):
     )
 
 
-def test_nested_entry_points_reuse_the_cap_and_gemm_threads_follow_size():
+def test_nested_entry_points_reuse_the_cap():
     from anchordiv import threads
 
     with blas_threads(limit=1):
@@ -103,8 +103,6 @@ def test_nested_entry_points_reuse_the_cap_and_gemm_threads_follow_size():
         with blas_threads(limit=1):
             assert threads.current_limit() == 1
     assert threads.current_limit() is None
-    assert threads.gemm_threads(1e6) == 1
-    assert 1 <= threads.gemm_threads(1e12) <= threads.cores()
 
 
 def test_warnings_point_at_the_callers_line_through_the_policy():

@@ -16,9 +16,6 @@ The policy, in one place:
   :func:`blas_threads`: at most :func:`blas_thread_limit` BLAS threads (default **1**) for their
   duration, restored afterwards, so the user's own NumPy code outside is untouched.
   ``$ANCHORDIV_BLAS_THREADS`` sets the cap (``0``: no cap).
-* A large GEMM that measurably gains from more threads asks for them by its size with
-  :func:`gemm_threads` (all *free* cores above :data:`PARALLEL_FLOPS`, one below), so a busy
-  machine never gets more threads than it has idle cores.
 * Nested entry points re-use the cap already in force (a thread-local stack), and the
   ``threadpoolctl`` controller is built once per set of loaded modules (building it scans the
   loaded libraries: ~1 ms; entering a cached one: ~20 µs).
@@ -33,9 +30,6 @@ import threading
 
 #: Environment variable with the BLAS thread cap inside library calls (0: no cap).
 THREADS_ENV = "ANCHORDIV_BLAS_THREADS"
-#: a GEMM below this many flops runs on one thread whatever is free (its threads would cost
-#: more to wake than they save: measured in ``benchmarks/bench_contention.py``)
-PARALLEL_FLOPS = 2e9
 
 _LOCAL = threading.local()
 _CONTROLLER: list = [None, -1]  # [ThreadpoolController, len(sys.modules) it saw]
@@ -45,36 +39,6 @@ def blas_thread_limit() -> int | None:
     """The cap from ``$ANCHORDIV_BLAS_THREADS`` (default 1); ``None`` when it is 0."""
     value = int(os.environ.get(THREADS_ENV, "1") or 1)
     return value if value > 0 else None
-
-
-def cores() -> int:
-    """Cores this process may run on (its CPU affinity, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def free_cores() -> int:
-    """Cores not already busy: the affinity's cores less the one-minute load beyond this
-    process's own thread (at least 1)."""
-    n = cores()
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # pragma: no cover - no load average
-        return n
-    return max(1, min(n, int(n - max(load - 1.0, 0.0) + 0.5)))
-
-
-def gemm_threads(flops: float) -> int:
-    """BLAS threads for a GEMM of ``flops`` floating-point operations: 1 below
-    :data:`PARALLEL_FLOPS`, else :func:`free_cores` (never more than the configured cap
-    allows when the cap is above 1)."""
-    if flops < PARALLEL_FLOPS:
-        return 1
-    cap = blas_thread_limit()
-    free = free_cores()
-    return free if cap is None or cap <= 1 else min(cap, free)
 
 
 def _controller():
@@ -119,13 +83,9 @@ def limited_blas(fn):
 
 
 __all__ = [
-    "PARALLEL_FLOPS",
     "THREADS_ENV",
     "blas_thread_limit",
     "blas_threads",
-    "cores",
     "current_limit",
-    "free_cores",
-    "gemm_threads",
     "limited_blas",
 ]

@@ -329,12 +329,13 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
         return 1.0
     tbar = t.mean(0)
     w = t[folds(n, max_folds)] - tbar  # [F, d]
+    total = (w * w).sum(1)
     q = inside = None
     if n > d:
         s_t = centred_scatter(t) if scatter is None else scatter
         q = _well_conditioned_solve(s_t, w)
         if q is not None:
-            inside = (w * w).sum(1)  # S has full rank: P = I
+            inside = total  # S has full rank: P = I
     if q is None:
         lam, v = spectrum(t - tbar) if n <= d else scatter_spectrum(s_t)
         a = w @ v
@@ -343,7 +344,6 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
     h = (w * q).sum(1)
     lost = 1.0 - n / (n - 1) * h <= LEVERAGE_TOL
     inside = inside - np.where(lost, h**2 / np.maximum((q * q).sum(1), 1e-300), 0.0)
-    total = (w * w).sum(1)
     out = np.where(total <= 1e-300, 1.0, 1.0 - inside / np.maximum(total, 1e-300))
     return float(np.clip(np.mean(out), 0.0, 1.0))
 
