@@ -56,28 +56,28 @@ def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | floa
     if no_positive not in ("raise", "nan"):
         raise AnchorDivError(f"no_positive: 'raise' or 'nan', got {no_positive!r}")
     squeeze = rel.ndim == 1
-    rel2, s2 = np.atleast_2d(rel).astype(np.float64), np.atleast_2d(s)
+    rel2, s2 = np.atleast_2d(rel).astype(bool), np.atleast_2d(s)
     n_pos = rel2.sum(axis=1)
     if no_positive == "raise" and np.any(n_pos == 0):
         raise AnchorDivError(
             f"auprc: {int(np.sum(n_pos == 0))} row(s) have no relevant item, where average "
             f"precision is undefined (pass no_positive='nan' to get NaN for them)"
         )
-    order = np.argsort(-s2, axis=1, kind="stable")
-    s_sorted = np.take_along_axis(s2, order, axis=1)
-    r_sorted = np.take_along_axis(rel2, order, axis=1)
-    tp = np.cumsum(r_sorted, axis=1)
-    n = s2.shape[1]
-    last = np.ones_like(s_sorted, dtype=bool)
-    last[:, :-1] = s_sorted[:, :-1] != s_sorted[:, 1:]
-    # index of the end of each position's tie group (a threshold is evaluated there)
-    end = np.where(last, np.arange(n)[None, :], n)
-    end = np.minimum.accumulate(end[:, ::-1], axis=1)[:, ::-1]
-    precision_at_end = np.take_along_axis(tp / np.arange(1, n + 1)[None, :], end, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ap = (r_sorted * precision_at_end).sum(axis=1) / n_pos
-    ap = np.where(n_pos > 0, ap, np.nan)
+    ap = np.array([_average_precision(r, row) for r, row in zip(rel2, s2)])
     return float(ap[0]) if squeeze else ap
+
+
+def _average_precision(rel: np.ndarray, scores: np.ndarray) -> float:
+    """AP of one row (``rel [G]`` bool, ``scores [G]`` finite): every relevant item p adds
+    ``TP(≥ s_p) / N(≥ s_p)`` / P — the precision at its score's threshold, so tied scores
+    form one threshold exactly as in scikit-learn — counted by binary search in the sorted
+    scores: two sorts of values (no argsort), O(G log G).  NaN without relevant items."""
+    pos = np.sort(scores[rel])
+    if len(pos) == 0:
+        return np.nan
+    n_ge = len(scores) - np.searchsorted(np.sort(scores), pos, side="left")
+    tp_ge = len(pos) - np.searchsorted(pos, pos, side="left")
+    return float((tp_ge / n_ge).mean())
 
 
 def prevalence(relevance) -> np.ndarray | float:

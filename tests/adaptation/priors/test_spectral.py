@@ -38,6 +38,12 @@ def test_logpdf_matches_the_dense_multivariate_normal():
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_summed_loglik_from_sufficient_statistics_matches_the_pointwise_sum():
+    _, vb, v, s2, mu, t = setup()
+    want = spectral.gaussian_logpdf(t, mu, vb, v, s2).sum(-1)
+    np.testing.assert_allclose(spectral.gaussian_loglik_sum(t, mu, vb, v, s2), want, rtol=1e-12)
+
+
 def test_square_root_squares_to_sigma():
     rng, vb, v, s2, _, _ = setup()
     root = spectral.sqrt_apply(vb, v[0], s2[0], np.eye(D), np)  # rows: Σ^{1/2} e_i

@@ -265,9 +265,9 @@ class SpectralPrior(FullDimensional, Family):
         law = spectral.SpectralLaw.from_kwargs(kwargs)
         v, s2 = spectral.variances(law, draws)
         d = {**draws, "variances": v, "noise": s2}
-        return law.log_prior(d) + cls.log_likelihood(
-            d, targets, {"directions": law.directions}
-        ).sum(-1)
+        return law.log_prior(d) + spectral.gaussian_loglik_sum(
+            targets, d["mu"], law.directions, v, s2
+        )
 
     @classmethod
     def prior_posterior(cls, kwargs):

@@ -36,6 +36,7 @@ from ...evaluation.curves import (
     CurveModel,
     adaptation_curve,
     adapted,
+    frozen_broad,
     isotropic_control,
     subset,
 )
@@ -103,9 +104,10 @@ def transfer_models(
         The models.
     """
     models = {}
+    frozen = {name: frozen_broad(broad) for name, broad in priors.items()}  # digests once
     for kind in kinds:
         models[kind] = MODELS[kind]
-        for name, broad in priors.items():
+        for name, broad in frozen.items():
             models[f"{name}-{kind}"] = CurveModel(
                 functools.partial(_adapted, kind, broad, "broad"), "posterior", kind
             )
