@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
-from typing import Callable
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -35,16 +35,21 @@ REMEDY = (
 @dataclasses.dataclass
 class Problem:
     """A model ready to run: ``model(targets, **kwargs)`` with ``targets [n, d']`` in the run's
-    dtype; ``custom`` says whether the model is the user's."""
+    dtype; ``custom`` says whether the model is the user's.  ``data``: what the samplers pass
+    as the model's first argument instead of the targets — a kind's own model that has a
+    ``model_data(targets, kwargs)`` attribute takes that (a summary of the targets whose shapes
+    do not depend on n, so one compiled sampler serves every target count); None: the
+    targets."""
 
     model: Callable
     kwargs: dict
     targets: jax.Array
     custom: bool
+    data: Any = None
 
     @property
     def args(self) -> tuple:
-        return (self.targets,)
+        return (self.targets if self.data is None else self.data,)
 
 
 def run_dtype(x64: bool):
@@ -101,7 +106,9 @@ def problem(
         k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
         for k, v in kwargs.items()
     }
-    return Problem(model, cast, jnp.asarray(targets, dt), custom)
+    t = jnp.asarray(targets, dt)
+    summarise = None if custom else getattr(model, "model_data", None)
+    return Problem(model, cast, t, custom, summarise(t, cast) if summarise else None)
 
 
 def accepted(model, kwargs: dict, explicit: set) -> dict:

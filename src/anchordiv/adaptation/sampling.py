@@ -90,7 +90,7 @@ def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
             static,
             o["init_strategy"],
             settings,
-            (tuple(prob.targets.shape), str(prob.targets.dtype)),
+            jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args),
             _shapes(dyn),
         )
         if key in _SAMPLERS:

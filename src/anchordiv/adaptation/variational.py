@@ -294,7 +294,7 @@ def optimise(
         while done < num_steps:
             n = min(CHUNK, num_steps - done)
             with guard("svi", prob):
-                new, loss = run(n, state, prob.targets, dyn)
+                new, loss = run(n, state, prob.args[0], dyn)
             loss = np.asarray(loss)
             if not np.all(np.isfinite(loss)):
                 bad = int(np.argmin(np.isfinite(loss)))

@@ -29,7 +29,9 @@ no funnel between μ and the scales, and a mean-field guide is exact in z.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -92,29 +94,67 @@ def sqrt_apply(directions, v, s2, z, xp=jnp):
     return s * z + ((xp.sqrt(v) - s) * proj) @ directions.T
 
 
+class TargetSummary(NamedTuple):
+    """What :func:`spectral_model`'s likelihood reads of a target set ``T [n, d]`` (a JAX
+    pytree whose shapes do not depend on n, so one compiled sampler serves every target count):
+    the count ``n`` (a scalar array), the mean ``mean [d]``, ``proj2 [k]`` = diag(V_kᵀ S V_k)
+    and ``total`` = tr S, S the scatter about the mean."""
+
+    n: Any
+    mean: Any
+    proj2: Any
+    total: Any
+
+
+def summarise(targets, directions) -> TargetSummary:
+    """:class:`TargetSummary` of ``targets [n, d]`` in the basis ``directions`` V_k ``[d, k]``
+    (JAX or NumPy arrays, the targets' dtype): O(n·d·k), once per fit."""
+    xp = jnp if isinstance(targets, jax.Array) else np
+    mean = targets.mean(0)
+    x = targets - mean
+    n = xp.asarray(targets.shape[0], targets.dtype)
+    return TargetSummary(n, mean, ((x @ directions) ** 2).sum(0), (x * x).sum())
+
+
+def summary_of(targets, directions) -> TargetSummary:
+    """``targets`` itself when it is a :class:`TargetSummary`, else :func:`summarise` of it."""
+    return targets if isinstance(targets, TargetSummary) else summarise(targets, directions)
+
+
+def trace_inv_scatter(t: TargetSummary, v, s2):
+    """``tr Σ⁻¹S`` ``[...]`` of a :class:`TargetSummary` (``v [..., k]``, ``s2 [...]``)."""
+    return (t.proj2 / v).sum(-1) + (t.total - t.proj2.sum(-1)) / s2
+
+
 def marginal_loglik(targets, mu0, directions, v, s2, kappa0, xp=jnp):
-    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (scalar; ``targets [n, d]``):
-    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``."""
-    n, d = targets.shape
-    tbar = targets.mean(0)
-    x = targets - tbar
-    kn = kappa0 + n
-    dev = tbar - mu0
-    scatter = quad_inv(x, x @ directions, v, s2).sum(-1)
-    shift = quad_inv(dev, dev @ directions, v, s2) * (kappa0 * n / kn)
+    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (scalar; ``targets [n, d]`` or
+    their :class:`TargetSummary`):
+    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``, where
+    ``tr Σ⁻¹S = Σ_j (V_kᵀSV_k)_jj/v_j + (tr S − Σ_j (V_kᵀSV_k)_jj)/σ²``: O(d·k) per call on a
+    summary."""
+    t = summary_of(targets, directions)
+    d = mu0.shape[-1]
+    kn = kappa0 + t.n
+    dev = t.mean - mu0
+    scatter = trace_inv_scatter(t, v, s2)
+    shift = quad_inv(dev, dev @ directions, v, s2) * (kappa0 * t.n / kn)
     return (
-        -0.5 * n * d * np.log(2 * np.pi)
-        - 0.5 * n * logdet(v, s2, d, xp)
+        -0.5 * t.n * d * np.log(2 * np.pi)
+        - 0.5 * t.n * logdet(v, s2, d, xp)
         + 0.5 * d * xp.log(kappa0 / kn)
         - 0.5 * (scatter + shift)
     )
 
 
 def posterior_mean(targets, mu0, kappa0):
-    """``(μₙ [d], κₙ)``: the conditional posterior of μ given Σ is ``N(μₙ, Σ/κₙ)``."""
-    n = targets.shape[0]
+    """``(μₙ [d], κₙ)``: the conditional posterior of μ given Σ is ``N(μₙ, Σ/κₙ)``
+    (``targets [n, d]`` or their :class:`TargetSummary`)."""
+    if isinstance(targets, TargetSummary):
+        n, total = targets.n, targets.n * targets.mean
+    else:
+        n, total = targets.shape[0], targets.sum(0)
     kn = kappa0 + n
-    return (kappa0 * mu0 + targets.sum(0)) / kn, kn
+    return (kappa0 * mu0 + total) / kn, kn
 
 
 def gaussian_logpdf(t, mu, directions, v, s2) -> np.ndarray:
@@ -129,17 +169,13 @@ def gaussian_logpdf(t, mu, directions, v, s2) -> np.ndarray:
 
 def gaussian_loglik_sum(t, mu, directions, v, s2) -> np.ndarray:
     """float64 ``Σᵢ log N(t_i | μ_s, Σ_s)`` ``[S]`` (arguments as :func:`gaussian_logpdf`) from
-    the targets' sufficient statistics: ``Σᵢ (tᵢ−μ)ᵀΣ⁻¹(tᵢ−μ) = tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``
-    with ``tr Σ⁻¹S = Σ_j G_jj/v_j + (tr S − Σ_j G_jj)/σ²``, ``G = V_kᵀ S V_k`` — O(n·d·k) once
-    and O(S·d·k) per draw set instead of O(S·n·d·k)."""
+    the targets' :class:`TargetSummary`: ``Σᵢ (tᵢ−μ)ᵀΣ⁻¹(tᵢ−μ) = tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``,
+    O(n·d·k) once and O(S·d·k) for the draws instead of O(S·n·d·k)."""
     t, mu, vv, ss = (np.asarray(a, np.float64) for a in (t, mu, v, s2))
     n, d = t.shape
-    tbar = t.mean(0)
-    x = t - tbar
-    g = ((x @ directions) ** 2).sum(0)  # diag(V_kᵀ S V_k) [k]
-    scatter = (g / vv).sum(-1) + (float((x * x).sum()) - g.sum()) / ss  # tr Σ⁻¹S [S]
-    dev = tbar - mu  # [S, d]
-    q = scatter + n * quad_inv(dev, dev @ directions, vv, ss)
+    summary = summarise(t, directions)
+    dev = summary.mean - mu  # [S, d]
+    q = trace_inv_scatter(summary, vv, ss) + n * quad_inv(dev, dev @ directions, vv, ss)
     return -0.5 * (q + n * logdet(vv, ss, d, np) + n * d * np.log(2 * np.pi))
 
 
@@ -204,11 +240,13 @@ def spectral_model(
     Sites: latent ``global_scale`` g, ``local_scales`` ℓ ``[k]``, ``noise_scale`` h (latent
     with ``free_noise``, else deterministic 1), ``mu_raw [d]``; deterministic ``variances``
     v ``[k]``, ``noise`` σ², ``mu [d]``; observed ``targets`` (the set's marginal, module
-    docstring).  ``map_jacobian=True`` (what a delta guide runs) profiles μ at its conditional
-    mode μₙ — where the joint mode has it for any scales — and adds the density of μ there,
-    ``−½ log|Σ/κₙ|`` up to a constant: the guide then finds the joint mode of (μ, g, ℓ, h), not
-    of (z, g, ℓ, h), and has no d-dimensional coordinate to chase to 0."""
-    n, d = targets.shape
+    docstring), or their :class:`TargetSummary` — the same density, which the library's samplers
+    pass (``spectral_model.model_data``) so that one compiled sampler serves every target count.
+    ``map_jacobian=True`` (what a delta guide runs) profiles μ at its conditional mode μₙ — where
+    the joint mode has it for any scales — and adds the density of μ there, ``−½ log|Σ/κₙ|`` up
+    to a constant: the guide then finds the joint mode of (μ, g, ℓ, h), not of (z, g, ℓ, h), and
+    has no d-dimensional coordinate to chase to 0."""
+    d, dtype = mu0.shape[-1], mu0.dtype
     k = eigenvalues.shape[-1]
     g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))
     ell = numpyro.sample(
@@ -217,17 +255,30 @@ def spectral_model(
     if free_noise:
         h = numpyro.sample("noise_scale", scale_law(shrinkage, 1.0, gamma_shape))
     else:
-        h = numpyro.deterministic("noise_scale", jnp.ones((), targets.dtype))
+        h = numpyro.deterministic("noise_scale", jnp.ones((), dtype))
     v = numpyro.deterministic("variances", eigenvalues * (g * ell) ** 2)
     s2 = numpyro.deterministic("noise", noise0 * h * h)
-    numpyro.sample("targets", MarginalTargets(mu0, directions, v, s2, kappa0, n), obs=targets)
+    if isinstance(targets, TargetSummary):  # the same density, as a factor (observed) site
+        numpyro.factor("targets", marginal_loglik(targets, mu0, directions, v, s2, kappa0))
+    else:
+        law = MarginalTargets(mu0, directions, v, s2, kappa0, targets.shape[0])
+        numpyro.sample("targets", law, obs=targets)
     mean, kn = posterior_mean(targets, mu0, kappa0)
     if map_jacobian:  # μ profiled at its conditional mode: the joint mode's μ
         numpyro.deterministic("mu", mean)
         numpyro.factor("map_jacobian", -0.5 * (logdet(v, s2, d) - d * jnp.log(kn)))
         return
-    z = numpyro.sample("mu_raw", dist.Normal(jnp.zeros((d,), targets.dtype), 1.0).to_event(1))
+    z = numpyro.sample("mu_raw", dist.Normal(jnp.zeros((d,), dtype), 1.0).to_event(1))
     numpyro.deterministic("mu", mean + sqrt_apply(directions, v, s2, z) / jnp.sqrt(kn))
+
+
+def model_data(targets, kwargs: dict) -> TargetSummary:
+    """What the library's samplers pass :func:`spectral_model` for ``targets [n, d]`` under the
+    hyperparameters ``kwargs``: their :class:`TargetSummary`."""
+    return summarise(targets, kwargs["directions"])
+
+
+spectral_model.model_data = model_data  # type: ignore[attr-defined]
 
 
 def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, float]:
