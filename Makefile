@@ -32,11 +32,14 @@ lint: setup
 	$(BIN)/ruff format --check
 	$(BIN)/mypy
 
+# The default tier on every core (pytest-xdist; TEST_WORKERS=0 runs it in this process).
+TEST_WORKERS ?= auto
+
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test-all: setup docs-setup
-	$(BIN)/python -m pytest -q -m ''
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m ''
 
 bench: setup
 	for b in divergence empirical scale memory faiss adapt; do $(BIN)/python benchmarks/bench_$$b.py || exit 1; done
