@@ -46,6 +46,7 @@ from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
 from .family import FAMILIES, Family, get_family
+from .priors.cache import frozen
 from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
@@ -272,7 +273,8 @@ def adapt(
     prior_opts, method = split_options(kind, opts)
     broad, targets = check_anchors(broad_anchors, target_anchors)
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
-    targets = unit_norm("target_anchors", targets, normalize)
+    # frozen: the recipe, the exact update and the evidence share the targets' scatter
+    targets = frozen(unit_norm("target_anchors", targets, normalize))
     prior = fam.from_anchors(broad, targets, **prior_opts)
     return fit_posterior(prior, targets, method, tau, broad)
 

@@ -43,6 +43,7 @@ from .points import exact_descriptions
 from .sanity import warn_target_only, warn_unobserved
 from .model import INIT_STRATEGIES, check_sites, kept_sites, problem, run_dtype
 from .posterior import Posterior
+from .priors.cache import frozen
 from .registry import is_prior
 from .sampling import CHAIN_METHODS, run_nuts
 from .subspace import check_rank, principal_basis
@@ -395,6 +396,7 @@ def prior_provenance(prior):
 def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
     given = prior
+    t = frozen(t)  # the update and the evidence share one scatter (priors.cache.derived)
     prior, method = prior.prepare(method, broad)
     params, info, fixed = prior.exact(t)
     info.update(

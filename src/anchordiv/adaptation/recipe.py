@@ -131,9 +131,10 @@ class Folds(NamedTuple):
 
 
 def centred_scatter(t: np.ndarray) -> np.ndarray:
-    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64)."""
-    c = t - t.mean(0)
-    return c.T @ c
+    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64;
+    :func:`anchordiv.adaptation.priors.niw.scatter`, shared with the exact update when ``t``
+    is the frozen array ``adapt`` passes)."""
+    return priors.niw.scatter(t)[2]
 
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
@@ -393,8 +394,9 @@ def gaussian_strengths(
         if moments is None
         else moments
     )
+    # shared by both criteria (and, for adapt's frozen targets, with the exact update)
+    scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
     t = t.astype(np.float64)
-    scatter = centred_scatter(t) if len(t) > t.shape[1] else None  # shared by both criteria
     grid = np.asarray([positive("grid", g) for g in grid])
     dens = float(
         grid[

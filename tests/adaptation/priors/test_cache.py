@@ -47,3 +47,19 @@ def test_cached_results_are_frozen_and_memoised_by_identity():
     cache.derived(lambda c: calls.append(1) or np.linalg.cholesky(c), cov)
     cache.derived(lambda c: calls.append(1) or np.linalg.cholesky(c), cov)  # new fn: computed
     assert len(calls) == 2
+
+
+def test_frozen_is_idempotent_and_adapt_computes_the_scatter_once(monkeypatch):
+    """``adapt`` freezes its targets: the recipe (n > d), the exact update and the evidence
+    share one scatter; freezing a frozen array returns it."""
+    import anchordiv as ad
+    from anchordiv.adaptation.priors import niw
+
+    a = cache.frozen(np.ones((3, 2)))
+    assert cache.frozen(a) is a
+    calls = []
+    real = niw._scatter
+    monkeypatch.setattr(niw, "_scatter", lambda t: calls.append(t.shape) or real(t))
+    rng = np.random.default_rng(0)
+    ad.adapt("gaussian", rng.normal(size=(30, 4)), rng.normal(size=(9, 4)), tau=10.0)
+    assert calls == [(9, 4)]

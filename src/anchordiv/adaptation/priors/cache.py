@@ -39,7 +39,10 @@ def _register(a: np.ndarray) -> np.ndarray:
 
 def frozen(a) -> np.ndarray:
     """A read-only private copy of ``a`` (float arrays keep their dtype) whose digest and
-    :func:`derived` values are remembered by identity for as long as it lives."""
+    :func:`derived` values are remembered by identity for as long as it lives; ``a`` itself
+    when it is such a copy already."""
+    if isinstance(a, np.ndarray) and _memo(a) is not None:
+        return a
     c = np.array(a, copy=True)
     c.flags.writeable = False
     return _register(c)

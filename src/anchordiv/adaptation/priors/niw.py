@@ -32,7 +32,7 @@ import scipy.special
 
 from ...anchors.gaussian import moments
 from ...errors import AnchorDivError, positive, user_stacklevel
-from .cache import cached
+from .cache import cached, derived
 
 #: search box of empirical Bayes, in pseudo-anchors (κ₀ and ν₀ − d − 1)
 EB_BOUNDS = (1e-3, 1e6)
@@ -178,7 +178,13 @@ class BartlettGaussian(dist.Distribution):
 
 
 def scatter(targets: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(n, t̄ [d], S [d, d])`` in float64."""
+    """``(n, t̄ [d], S [d, d])`` in float64; computed once per :func:`.cache.frozen` target
+    array (``adapt`` freezes its targets, so the recipe, the update and the evidence share
+    one scatter)."""
+    return derived(_scatter, np.asarray(targets))
+
+
+def _scatter(targets: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     t = np.asarray(targets, np.float64)
     mean = t.mean(axis=0)
     c = t - mean
