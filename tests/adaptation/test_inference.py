@@ -242,3 +242,20 @@ def test_structured_priors_are_objects_run_by_nuts_or_svi(tmp_path):
     assert loaded.prior.kind == "gaussian"
     lkj = ad.StructuredPrior.lkj(broad)
     assert lkj.sample(1, 2)["corr_cholesky"].shape == (2, D, D)
+
+
+def test_adapt_takes_a_method_configuration_and_names_where_a_loose_option_goes():
+    rng = np.random.default_rng(0)
+    broad, targets = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    nuts = ad.NUTS(num_warmup=30, num_samples=30, num_chains=1, progress=False)
+    by_object = ad.adapt("gaussian", broad, targets, tau=10.0, method=nuts, kappa0=3.0, nu0=8.0)
+    by_name = ad.adapt(
+        "gaussian", broad, targets, tau=10.0, method="nuts", kappa0=3.0, nu0=8.0,
+        num_warmup=30, num_samples=30, num_chains=1, progress=False,
+    )  # fmt: skip
+    for site in ("mu", "Sigma"):
+        np.testing.assert_array_equal(by_object.samples[site], by_name.samples[site])
+    with pytest.raises(ad.AnchorDivError, match=r"num_warmup: .*method=ad\.NUTS\(num_warmup=\.\.\.\)"):
+        ad.adapt("gaussian", broad, targets, tau=10.0, method=nuts, num_warmup=10)
+    with pytest.raises(ad.AnchorDivError, match="method: one of exact, nuts, svi or ad.Exact"):
+        ad.adapt("gaussian", broad, targets, tau=10.0, method="hmc")

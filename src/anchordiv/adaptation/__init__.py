@@ -117,11 +117,13 @@ def adapt(
         different encoders).
     normalize : bool, default False
         Scale the target rows to unit norm (rows that are not unit-norm warn otherwise).
-    method : {"exact", "nuts", "svi"}, default "exact"
+    method : {"exact", "nuts", "svi"} or Exact, NUTS, SVI, default "exact"
         ``"exact"``: the conjugate update of the kind's prior (:mod:`.exact`; not for
         ``spectral``); ``"nuts"``: NUTS on the explicit NumPyro model of
         :mod:`anchordiv.adaptation.priors` or a user's (:mod:`.sampling`); ``"svi"``: NumPyro SVI
-        (:mod:`.variational`).
+        (:mod:`.variational`).  A name takes the method's options as keywords of this call; a
+        configuration (``method=ad.NUTS(num_warmup=300)``) holds them itself, and a method
+        option beside it is an error naming where it goes.
     prior : {"broad", "isotropic"}, default "broad"
         Every kind: ``"isotropic"`` keeps the strength but gives the prior an isotropic
         covariance of the same trace (the control separating an informative broad prior from
@@ -279,6 +281,20 @@ def adapt(
     return fit_posterior(prior, targets, method, tau, broad)
 
 
+def _with_config(kind_opts, o: dict, method) -> tuple[dict, object]:
+    """``split_options`` for ``method=`` a configuration object: every other option must be the
+    prior's; a method option beside it is an error naming where it goes."""
+    loose = sorted(k for k in o if k not in kind_opts and k != "prior")
+    if loose:
+        cls = type(method).__name__
+        raise AnchorDivError(
+            f"{loose[0]}: an option of the inference method; with method=ad.{cls}(...) set it "
+            f"there: method=ad.{cls}({loose[0]}=...)"
+            + (f" (also {', '.join(loose[1:])})" if len(loose) > 1 else "")
+        )
+    return {k: v for k, v in o.items() if k in kind_opts or k == "prior"}, method
+
+
 def split_options(kind: str, opts: dict) -> tuple[dict, object]:
     """``(prior options, method object)`` from ``adapt``'s flat options; an option that does
     not apply to the kind or to the method is an :class:`AnchorDivError` naming it."""
@@ -291,8 +307,13 @@ def split_options(kind: str, opts: dict) -> tuple[dict, object]:
             f"{kind}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(sorted(known))}"
         )
     name = o.pop("method")
-    if name not in METHODS:
-        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {name!r}")
+    if isinstance(name, tuple(METHODS.values())):  # a configuration: its fields are the options
+        return _with_config(kind_opts, o, name)
+    if not isinstance(name, str) or name not in METHODS:
+        raise AnchorDivError(
+            f"method: one of {', '.join(METHODS)} or ad.Exact(), ad.NUTS(...), ad.SVI(...), "
+            f"got {name!r}"
+        )
     # the sampler's ``seed`` never reaches the prior (a mixture's EM fit has ``em_seed``), so
     # changing it redraws the sampler, never the prior's components
     prior_opts = {k: o.pop(k) for k in list(o) if k in kind_opts or k == "prior"}

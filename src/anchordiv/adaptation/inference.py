@@ -423,7 +423,7 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
     )
     if isinstance(method, Exact):
         return post
-    return run_sampler(post, broad, t, options(method) | {"method": method.name})
+    return run_sampler(post, broad, t, method)
 
 
 def check_targets(targets, d: int) -> np.ndarray:
@@ -454,7 +454,7 @@ def user_model_info(info: dict) -> dict:
 
 
 def run_sampler(
-    post: Posterior, broad: np.ndarray | None, targets: np.ndarray, o: dict
+    post: Posterior, broad: np.ndarray | None, targets: np.ndarray, o: NUTS | SVI
 ) -> Posterior:
     """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace.
 
@@ -468,8 +468,8 @@ def run_sampler(
         The broad anchors (subspace runs and callable ``model_kwargs``).
     targets : numpy.ndarray, shape [n, d]
         Target anchors.
-    o : dict
-        The method's options (``dataclasses.asdict`` of a :class:`NUTS` or :class:`SVI`).
+    o : NUTS or SVI
+        The method, read field by field (validated when it was made).
 
     Returns
     -------
@@ -481,19 +481,19 @@ def run_sampler(
     AnchorDivError
         ``x64`` without JAX's float64 mode, or a missing ``broad``.
     """
-    run_dtype(o["x64"])  # float64 asked for but not enabled: a clear error
+    run_dtype(o.x64)  # float64 asked for but not enabled: a clear error
     base = post.info["model_kwargs"]
-    if o["model"] is not None:  # a user's model: the default prior's choices are not its
+    if o.model is not None:  # a user's model: the default prior's choices are not its
         post = dataclasses.replace(post, info=user_model_info(post.info))
     fam = post.family_class
-    if broad is None and (o["subspace"] is not None or callable(o["model_kwargs"])):
-        what = "subspace" if o["subspace"] is not None else "model_kwargs"
+    if broad is None and (o.subspace is not None or callable(o.model_kwargs)):
+        what = "subspace" if o.subspace is not None else "model_kwargs"
         raise AnchorDivError(
             f"{what}: needs the broad anchors the prior was built from: "
             f"infer(prior, targets, method, broad=broad)"
         )
-    if o["subspace"] is not None:
-        r = check_rank(o["subspace"], post.info["d"], len(broad), post.kind, post.info.get("rank"))
+    if o.subspace is not None:
+        r = check_rank(o.subspace, post.info["d"], len(broad), post.kind, post.info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
         base, broad, targets = fam.project(base, u), broad @ u, targets @ u
@@ -503,8 +503,8 @@ def run_sampler(
             fixed={**post.fixed, "basis": basis},
             info={**post.info, "subspace": r},
         )
-    svi = o["method"] == "svi"
-    prob = problem(post.kind, base, broad, targets, o, map_density=svi and o["guide"] == "delta")
+    svi = o.name == "svi"
+    prob = problem(post.kind, base, broad, targets, o, map_density=svi and o.guide == "delta")
     trace = check_sites(post.kind, prob)
     warn_unobserved(trace)
     sites = kept_sites(trace)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +22,9 @@ import numpy as np
 
 from ..errors import AnchorDivError
 from .registry import get_family
+
+if TYPE_CHECKING:  # the configurations live in .inference, which imports this module
+    from .inference import NUTS, SVI
 
 #: init strategies by name (``init_strategy=`` of ``adapt``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
@@ -73,15 +76,15 @@ def problem(
     base_kwargs: dict,
     broad: np.ndarray,
     targets: np.ndarray,
-    o: dict,
+    o: NUTS | SVI,
     *,
     map_density: bool = False,
 ) -> Problem:
     """The model and its keyword arguments.  ``map_density``: ask the kind's own model for the
     density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
-    custom = o["model"] is not None
-    model = o["model"] or get_family(kind).model
-    user = o["model_kwargs"]
+    custom = o.model is not None
+    model = o.model or get_family(kind).model
+    user = o.model_kwargs
     if callable(user):
         try:
             user = user(broad)
@@ -101,7 +104,7 @@ def problem(
         kwargs["psi0_tril"] = np.linalg.cholesky(np.asarray(kwargs["psi0"], np.float64))
     if map_density and "map_jacobian" in takes:
         kwargs["map_jacobian"] = True
-    dt = run_dtype(o.get("x64", False))
+    dt = run_dtype(o.x64)
     cast = {
         k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
         for k, v in kwargs.items()

@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING
 import jax
 import numpy as np
 
-from ..errors import AnchorDivError, in_unit_interval, integer
+from ..errors import AnchorDivError
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
 if TYPE_CHECKING:  # at run time imported lazily, where it is used
     from .chains import Chains
+    from .inference import NUTS
 
 CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
@@ -49,15 +50,15 @@ def _shapes(tree: dict) -> tuple:
     )
 
 
-def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
+def sampler(prob: Problem, o: NUTS, counts: dict) -> tuple[Chains, dict, bool]:
     """The cached compiled chain runner for a model, settings and shapes, or a new one.
 
     Parameters
     ----------
     prob : Problem
         The model.
-    o : dict
-        The NUTS options.
+    o : NUTS
+        The NUTS configuration (validated when it was made).
     counts : dict
         Warm-up and sample counts.
 
@@ -77,18 +78,18 @@ def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
 
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     settings = (
-        bool(o["dense_mass"]),
-        in_unit_interval("target_accept_prob", o["target_accept_prob"]),
-        integer("max_tree_depth", o["max_tree_depth"], low=1),
-        o["chain_method"],
+        bool(o.dense_mass),
+        o.target_accept_prob,
+        o.max_tree_depth,
+        o.chain_method,
         tuple(sorted(counts.items())),
     )
     key = None
-    if isinstance(o["init_strategy"], str):
+    if isinstance(o.init_strategy, str):
         key = (
             prob.model,
             static,
-            o["init_strategy"],
+            o.init_strategy,
             settings,
             jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args),
             _shapes(dyn),
@@ -99,13 +100,13 @@ def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
     model = functools.partial(prob.model, **dict(static)) if static else prob.model
     kernel = NUTS(
         model,
-        init_strategy=init_strategy(o["init_strategy"]),
+        init_strategy=init_strategy(o.init_strategy),
         dense_mass=settings[0],
         target_accept_prob=settings[1],
         max_tree_depth=settings[2],
     )
     runner = Chains(
-        kernel, counts["num_warmup"], counts["num_samples"], counts["num_chains"], o["chain_method"]
+        kernel, counts["num_warmup"], counts["num_samples"], counts["num_chains"], o.chain_method
     )
     if key is not None:
         _SAMPLERS[key] = runner
@@ -114,15 +115,15 @@ def sampler(prob: Problem, o: dict, counts: dict) -> tuple[Chains, dict, bool]:
     return runner, dyn, True
 
 
-def run_mcmc(prob: Problem, o: dict, counts: dict, seed: int):
+def run_mcmc(prob: Problem, o: NUTS, counts: dict, seed: int):
     """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call).
 
     Parameters
     ----------
     prob : Problem
         The model.
-    o : dict
-        The NUTS options.
+    o : NUTS
+        The NUTS configuration (validated when it was made).
     counts : dict
         Warm-up and sample counts.
     seed : int
@@ -141,27 +142,27 @@ def run_mcmc(prob: Problem, o: dict, counts: dict, seed: int):
 
     kernel = NUTS(
         prob.model,
-        init_strategy=init_strategy(o["init_strategy"]),
-        dense_mass=bool(o["dense_mass"]),
-        target_accept_prob=in_unit_interval("target_accept_prob", o["target_accept_prob"]),
-        max_tree_depth=integer("max_tree_depth", o["max_tree_depth"], low=1),
+        init_strategy=init_strategy(o.init_strategy),
+        dense_mass=bool(o.dense_mass),
+        target_accept_prob=o.target_accept_prob,
+        max_tree_depth=o.max_tree_depth,
     )
-    mcmc = MCMC(kernel, chain_method="parallel", progress_bar=bool(o["progress"]), **counts)
+    mcmc = MCMC(kernel, chain_method="parallel", progress_bar=bool(o.progress), **counts)
     with guard("nuts"):
         mcmc.run(jax.random.PRNGKey(seed), *prob.args, extra_fields=EXTRA_FIELDS, **prob.kwargs)
     stats = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     return mcmc.get_samples(group_by_chain=True), stats, mcmc
 
 
-def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
+def run_cached(prob: Problem, o: NUTS, counts: dict, seed: int):
     """Run the cached compiled chain runner (:func:`sampler`).
 
     Parameters
     ----------
     prob : Problem
         The model.
-    o : dict
-        The NUTS options.
+    o : NUTS
+        The NUTS configuration (validated when it was made).
     counts : dict
         Warm-up and sample counts.
     seed : int
@@ -178,14 +179,12 @@ def run_cached(prob: Problem, o: dict, counts: dict, seed: int):
     """
     runner, dyn, fresh = sampler(prob, o, counts)
     if fresh:
-        check_init(prob, init_strategy(o["init_strategy"]), seed)
+        check_init(prob, init_strategy(o.init_strategy), seed)
     try:
         with guard("nuts"):
-            samples, stats = runner.run(
-                jax.random.PRNGKey(seed), prob.args, dyn, bool(o["progress"])
-            )
+            samples, stats = runner.run(jax.random.PRNGKey(seed), prob.args, dyn, bool(o.progress))
     except AnchorDivError:
-        check_init(prob, init_strategy(o["init_strategy"]), seed)  # the precise error, if so
+        check_init(prob, init_strategy(o.init_strategy), seed)  # the precise error, if so
         raise
     return samples, stats, runner
 
@@ -220,7 +219,7 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
         ) from None
 
 
-def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
+def run_nuts(post: Posterior, prob: Problem, o: NUTS, sites: list[str]) -> Posterior:
     """Replace the exact posterior by NUTS draws of ``prob`` (module docstring).
 
     Parameters
@@ -229,8 +228,8 @@ def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poste
         The default prior's exact posterior.
     prob : Problem
         The model to sample.
-    o : dict
-        The NUTS options.
+    o : NUTS
+        The NUTS configuration (validated when it was made).
     sites : list of str
         Sites to keep.
 
@@ -239,22 +238,18 @@ def run_nuts(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poste
     Posterior
         The sampled posterior.
     """
-    if o["chain_method"] not in CHAIN_METHODS:
-        raise AnchorDivError(
-            f"chain_method: one of {', '.join(CHAIN_METHODS)}, got {o['chain_method']!r}"
-        )
-    seed = int(o["seed"])
-    counts = {k: integer(k, o[k], low=1) for k in ("num_warmup", "num_samples", "num_chains")}
-    run = run_mcmc if o["chain_method"] == "parallel" else run_cached
+    seed = int(o.seed)
+    counts = {k: getattr(o, k) for k in ("num_warmup", "num_samples", "num_chains")}
+    run = run_mcmc if o.chain_method == "parallel" else run_cached
     samples, stats, mcmc = run(prob, o, counts, seed)
     info = {
         **post.info,
         "method": "nuts",
         "custom_model": prob.custom,
         "seed": seed,
-        "chain_method": o["chain_method"],
-        "dense_mass": bool(o["dense_mass"]),
-        "target_accept_prob": float(o["target_accept_prob"]),
+        "chain_method": o.chain_method,
+        "dense_mass": bool(o.dense_mass),
+        "target_accept_prob": float(o.target_accept_prob),
         "divergences": int(stats["diverging"].sum()),
         **counts,
     }

@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import warnings
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +41,9 @@ from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
+
+if TYPE_CHECKING:  # the configurations live in .inference, which imports this module
+    from .inference import SVI
 
 GUIDES = ("delta", "normal", "lowrank")
 CHUNK = 50
@@ -203,42 +207,36 @@ MAX_RUNNERS = 8
 _RUNNERS: collections.OrderedDict = collections.OrderedDict()
 
 
-def runner(prob: Problem, o: dict, static: tuple):
+def runner(prob: Problem, o: SVI, static: tuple):
     """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
     steps — cached when guide, optimiser and init strategy are given by name/number, in a
     least-recently-used table of :data:`MAX_RUNNERS` (a long loop of fits does not grow)."""
     from numpyro.infer import SVI, Trace_ELBO
 
     key = None
-    if (
-        isinstance(o["guide"], str)
-        and o["optimizer"] is None
-        and isinstance(o["init_strategy"], str)
-    ):
+    if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
         key = (
             prob.model,
-            o["guide"],
-            o["guide_rank"],
-            o["init_strategy"],
-            float(o["learning_rate"]),
-            float(o["lr_decay"]),
-            int(o["num_steps"]),
-            int(o["num_particles"]),
+            o.guide,
+            o.guide_rank,
+            o.init_strategy,
+            float(o.learning_rate),
+            float(o.lr_decay),
+            int(o.num_steps),
+            int(o.num_particles),
             static,
             str(prob.targets.dtype),
         )
         if key in _RUNNERS:
             _RUNNERS.move_to_end(key)
             return _RUNNERS[key]
-    guide = make_guide(o["guide"], prob.model, init_strategy(o["init_strategy"]), o["guide_rank"])
-    optimizer = make_optimizer(
-        o["optimizer"], o["learning_rate"], int(o["num_steps"]), o["lr_decay"]
-    )
+    guide = make_guide(o.guide, prob.model, init_strategy(o.init_strategy), o.guide_rank)
+    optimizer = make_optimizer(o.optimizer, o.learning_rate, int(o.num_steps), o.lr_decay)
     svi = SVI(
         prob.model,
         guide,
         optimizer,
-        Trace_ELBO(num_particles=integer("num_particles", o["num_particles"], low=1)),
+        Trace_ELBO(num_particles=o.num_particles),
     )
     kw = dict(static)
 
@@ -388,7 +386,7 @@ def svi_points(
     return out, {"point_mean": mean_how, "point_map": how}
 
 
-def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Posterior:
+def run_svi(post: Posterior, prob: Problem, o: SVI, sites: list[str]) -> Posterior:
     """Replace the exact posterior by an SVI fit of ``prob`` (module docstring).
 
     Parameters
@@ -397,8 +395,8 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
         The default prior's exact posterior.
     prob : Problem
         The model to fit.
-    o : dict
-        The SVI options.
+    o : SVI
+        The SVI configuration (validated when it was made).
     sites : list of str
         Sites to keep.
 
@@ -408,20 +406,20 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
         The SVI posterior.
     """
 
-    num_steps = integer("num_steps", o["num_steps"], low=1)
-    seed = int(o["seed"])
+    num_steps = o.num_steps
+    seed = int(o.seed)
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     svi, run = runner(prob, o, static)
     state, loss, moved = optimise(
-        svi, run, prob, dyn, num_steps, seed, bool(o["progress"]), o["convergence_window"]
+        svi, run, prob, dyn, num_steps, seed, bool(o.progress), o.convergence_window
     )
     guide = svi.guide
     params = svi.get_params(state)
     conv = convergence(
         loss,
-        o["convergence_window"],
-        positive("convergence_tol", o["convergence_tol"]),
-        stochastic=o["guide"] != "delta",
+        o.convergence_window,
+        o.convergence_tol,
+        stochastic=o.guide != "delta",
         moved=moved,
     )
     if not conv["converged"]:
@@ -430,22 +428,22 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
             f"{conv['window']} steps the mean loss changed by "
             f"{conv['relative_change']:.2e} and the guide's parameters by "
             f"{conv['param_change']:.2e} (relative; tolerance "
-            f"{o['convergence_tol']:g} for the loss, {PARAM_TOL['deterministic']:g}× "
+            f"{o.convergence_tol:g} for the loss, {PARAM_TOL['deterministic']:g}× "
             f"that for the parameters, {PARAM_TOL['stochastic']:g}× for a stochastic "
             f"guide); raise num_steps or the learning_rate",
             stacklevel=user_stacklevel(),
         )
-    delta = o["guide"] == "delta"
-    num = 1 if delta else integer("num_samples", o["num_samples"], low=2)
+    delta = o.guide == "delta"
+    num = 1 if delta else integer("num_samples", o.num_samples, low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
     points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta)
-    name = o["guide"] if isinstance(o["guide"], str) else type(o["guide"]).__name__
+    name = o.guide if isinstance(o.guide, str) else type(o.guide).__name__
     info = {
         **post.info,
         "method": "svi",
         "guide": name,
         "num_steps": num_steps,
-        "learning_rate": float(o["learning_rate"]),
+        "learning_rate": float(o.learning_rate),
         "seed": seed,
         "custom_model": prob.custom,
         "final_loss": float(loss[-1]),
@@ -455,8 +453,8 @@ def run_svi(post: Posterior, prob: Problem, o: dict, sites: list[str]) -> Poster
         "param_relative_change": conv["param_change"],
         **how,
     }
-    if o["guide_rank"] is not None:
-        info["guide_rank"] = int(o["guide_rank"])
+    if o.guide_rank is not None:
+        info["guide_rank"] = int(o.guide_rank)
     return dataclasses.replace(
         post,
         method="svi",
