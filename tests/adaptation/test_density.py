@@ -10,7 +10,8 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.errors import AnchorDivError
 from anchordiv.adaptation.posterior import Posterior
-from anchordiv.adaptation.density import log_joint, pointwise_log_likelihood, with_log_density
+from anchordiv.adaptation.density import log_joint, with_log_density
+from anchordiv.adaptation.registry import get_family
 from anchordiv.adaptation import FAMILIES
 
 DEFAULT_MODELS = {kind: fam.model for kind, fam in FAMILIES.items()}
@@ -138,14 +139,14 @@ def gaussian_reference(t, mu, cov):
         ("mixture", {"components": 2}),
     ],
 )
-def test_pointwise_log_likelihood_matches_scipy(kind, opts):
+def test_family_log_likelihood_matches_scipy(kind, opts):
     rng = np.random.default_rng(1)
     broad, t = rng.normal(size=(60, 3)), rng.normal(size=(6, 3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         post = ad.adapt(kind, broad, t, tau=5.0, **opts)
     draws = post.draws(0, 3)
-    ll = pointwise_log_likelihood(kind, draws, t, post.fixed)
+    ll = get_family(kind).log_likelihood(draws, t, post.fixed)
     assert ll.shape == (3, 6)
     for s in range(3):
         if kind == "gaussian":
@@ -189,8 +190,8 @@ def test_latent_pointwise_likelihood_is_leave_one_out(kind):
     broad, t, new = rng.normal(size=(80, 4)), rng.normal(size=(7, 4)), rng.normal(size=(3, 4))
     post = ad.adapt(kind, broad, t, tau=5.0, rank=2)
     draws = post.draws(0, 2)
-    own = pointwise_log_likelihood(kind, draws, t[::-1], post.fixed)[:, ::-1]  # any order
-    held = pointwise_log_likelihood(kind, draws, new, post.fixed)
+    own = get_family(kind).log_likelihood(draws, t[::-1], post.fixed)[:, ::-1]  # any order
+    held = get_family(kind).log_likelihood(draws, new, post.fixed)
     f = post.fixed
     for s in range(2):
         u = draws["U"][s]
@@ -203,7 +204,7 @@ def test_latent_pointwise_likelihood_is_leave_one_out(kind):
         assert np.all(gaussian_reference(t, t.mean(0), cov) > own[s])
     with pytest.raises(AnchorDivError, match="at least 2"):
         one = ad.adapt(kind, broad, t[:1], tau=5.0, rank=2)
-        pointwise_log_likelihood(kind, one.draws(0, 1), t[:1], one.fixed)
+        get_family(kind).log_likelihood(one.draws(0, 1), t[:1], one.fixed)
 
 
 def test_latent_log_joint_uses_the_frame():
@@ -235,12 +236,11 @@ def test_latent_log_joint_uses_the_frame():
 def test_closed_form_log_joint_equals_the_model(kind, opts):
     """The closed form (used for the default models, whatever their NumPyro parametrisation)
     equals the explicit model's log joint at the same constrained parameters."""
-    from anchordiv.adaptation.density import log_joint_closed_form
 
     rng = np.random.default_rng(3)
     broad, t = rng.normal(size=(80, 3)), rng.normal(size=(7, 3))
     post = ad.adapt(kind, broad, t, tau=5.0, **opts)
     kw, draws = post.info["model_kwargs"], post.draws(0, 3)
     np.testing.assert_allclose(
-        log_joint_closed_form(kind, t, kw, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
+        get_family(kind).log_joint(t, kw, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
     )

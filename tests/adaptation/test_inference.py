@@ -255,7 +255,9 @@ def test_adapt_takes_a_method_configuration_and_names_where_a_loose_option_goes(
     )  # fmt: skip
     for site in ("mu", "Sigma"):
         np.testing.assert_array_equal(by_object.samples[site], by_name.samples[site])
-    with pytest.raises(ad.AnchorDivError, match=r"num_warmup: .*method=ad\.NUTS\(num_warmup=\.\.\.\)"):
+    with pytest.raises(
+        ad.AnchorDivError, match=r"num_warmup: .*method=ad\.NUTS\(num_warmup=\.\.\.\)"
+    ):
         ad.adapt("gaussian", broad, targets, tau=10.0, method=nuts, num_warmup=10)
     with pytest.raises(ad.AnchorDivError, match="method: one of exact, nuts, svi or ad.Exact"):
         ad.adapt("gaussian", broad, targets, tau=10.0, method="hmc")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv.adaptation.subspace import lift, principal_basis
+from anchordiv.adaptation.subspace import principal_basis
 from anchordiv.adaptation.priors import NIW
 
 TAU = 5.0
@@ -35,7 +35,7 @@ def test_lift_of_the_exact_subspace_mean_is_the_full_posterior_mean(exact):
     v = principal_basis(broad)
     for r in (1, 2, 4):
         sub = subspace_closed_form(post.family, v[:, :r])
-        full = lift("gaussian", [sub.mean()], post.family, v, r, which="mean")[0]
+        full = ad.NIWPrior.lift([sub.mean()], post.family, v, r, which="mean")[0]
         for k in ("mu", "Sigma"):
             np.testing.assert_allclose(full[k], post.params("mean")[k], rtol=1e-10, atol=1e-14)
 
@@ -45,7 +45,7 @@ def test_lift_of_the_joint_mode_block_is_the_joint_mode(exact):
     v, r = principal_basis(broad), 2
     mode = post.params("map")
     block = {"mu": v[:, :r].T @ mode["mu"], "Sigma": v[:, :r].T @ mode["Sigma"] @ v[:, :r]}
-    full = lift("gaussian", [block], post.family, v, r, which="map")[0]
+    full = ad.NIWPrior.lift([block], post.family, v, r, which="map")[0]
     for k in ("mu", "Sigma"):
         np.testing.assert_allclose(full[k], mode[k], rtol=1e-10, atol=1e-14)
 
@@ -55,8 +55,7 @@ def test_lifted_exact_draws_have_the_full_posterior_moments(exact):
     v, r = principal_basis(broad), 2
     rng = np.random.default_rng(3)
     sub = subspace_closed_form(post.family, v[:, :r]).sample(rng, 4000)
-    draws = lift(
-        "gaussian",
+    draws = ad.NIWPrior.lift(
         [{"mu": m, "Sigma": s} for m, s in zip(sub["mu"], sub["Sigma"])],
         post.family,
         v,

@@ -23,7 +23,6 @@ import dataclasses
 import numpy as np
 
 from ..errors import AnchorDivError
-from .registry import get_family
 
 #: sites of the explicit models that only parametrise another site (excluded from densities)
 AUXILIARY_SUFFIX = "_raw"
@@ -51,24 +50,6 @@ def ppca_logpdf(t, u, mean, signal, noise):
     return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
 
-def pointwise_log_likelihood(kind: str, draws: dict, targets, fixed: dict) -> np.ndarray:
-    """``log p(t_i | θ_s)`` ``[S, n]`` for draws ``{site: [S, ...]}`` and ``targets [n, d]``
-    (:meth:`~anchordiv.adaptation.family.Family.log_likelihood` of the kind's family)."""
-    return get_family(kind).log_likelihood(draws, targets, fixed)
-
-
-def predictive(kind: str, draws: dict, n: int, fixed: dict, rng: np.random.Generator) -> np.ndarray:
-    """Posterior (or prior) predictive: ``n`` simulated anchors per draw ``[S, n, d]`` from the
-    same likelihood as :func:`pointwise_log_likelihood`."""
-    return get_family(kind).predictive(draws, n, fixed, rng)
-
-
-def prior_family(kind: str, kwargs: dict):
-    """The exact prior of the kind's default model as a posterior-parameter object with
-    ``sample`` (NIW, Dirichlet–NIW, matrix Bingham with B₀) from its ``model_kwargs``."""
-    return get_family(kind).prior_posterior(kwargs)
-
-
 def log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
     """log IW(Σ_s | ν, Ψ) for ``sig [S, d, d]`` (float64 closed form)."""
     from .priors.niw import log_multigamma
@@ -93,13 +74,6 @@ def log_niw(mu, sig, kw) -> np.ndarray:
         log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
         + gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0]
     )
-
-
-def log_joint_closed_form(kind: str, targets, kwargs: dict, draws: dict) -> np.ndarray:
-    """``log p(θ_s, targets)`` ``[S]`` of the kind's *default* model in float64 closed form
-    (:meth:`~anchordiv.adaptation.family.Family.log_joint`; independent of how the NumPyro model
-    parametrises its sites)."""
-    return get_family(kind).log_joint(np.asarray(targets, np.float64), kwargs, draws)
 
 
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
@@ -138,7 +112,7 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
 
     Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
     parameters, which ``post.point("map")`` maximises — in closed form for the kind's default
-    model (``model=None``, :func:`log_joint_closed_form`), by substituting every stored site into
+    model (``model=None``, the family's float64 ``log_joint``), by substituting every stored site into
     a user's ``model`` otherwise (:func:`log_joint`: the density of the model's own sample sites).
 
     Parameters
@@ -164,7 +138,7 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     flat = post.flat_samples()
     if model is None:
         flat = {k: v for k, v in flat.items() if k in post.family_class.sites}
-        lp = log_joint_closed_form(post.kind, targets, kwargs, flat)
+        lp = post.family_class.log_joint(np.asarray(targets, np.float64), kwargs, flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)
     return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp.reshape(shape)})
@@ -174,11 +148,7 @@ __all__ = [
     "gaussian_logpdf",
     "log_iw",
     "log_joint",
-    "log_joint_closed_form",
     "log_niw",
-    "pointwise_log_likelihood",
     "ppca_logpdf",
-    "predictive",
-    "prior_family",
     "with_log_density",
 ]

@@ -14,20 +14,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..errors import AnchorDivError
-from .registry import get_family
 
-if TYPE_CHECKING:  # the configurations live in .inference, which imports this module
-    from .inference import NUTS, SVI
+from .methods import INIT_STRATEGIES, NUTS, SVI
 
-#: init strategies by name (``init_strategy=`` of ``adapt``); default ``"median"``
-INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
 REMEDY = (
     "try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, "
     "method='svi', or subspace=r (e.g. 16) so the model runs on the broad anchors' top-r "
@@ -72,7 +68,7 @@ def run_dtype(x64: bool):
 
 
 def problem(
-    kind: str,
+    fam,
     base_kwargs: dict,
     broad: np.ndarray,
     targets: np.ndarray,
@@ -80,10 +76,11 @@ def problem(
     *,
     map_density: bool = False,
 ) -> Problem:
-    """The model and its keyword arguments.  ``map_density``: ask the kind's own model for the
+    """The model and its keyword arguments (``fam``: the family class, whose ``model`` runs
+    unless the method names a user's).  ``map_density``: ask the kind's own model for the
     density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
     custom = o.model is not None
-    model = o.model or get_family(kind).model
+    model = o.model or fam.model
     user = o.model_kwargs
     if callable(user):
         try:
@@ -123,7 +120,7 @@ def accepted(model, kwargs: dict, explicit: set) -> dict:
     return {k: v for k, v in kwargs.items() if k in params or k in explicit}
 
 
-def check_sites(kind: str, prob: Problem) -> dict:
+def check_sites(fam, prob: Problem) -> dict:
     """Trace the model abstractly (shapes only: no compilation) and require the sites the kind's
     anchor model needs; returns ``{site: {"type", "is_observed", "shape"}}``."""
     from numpyro import handlers
@@ -162,7 +159,6 @@ def check_sites(kind: str, prob: Problem) -> dict:
             f"and SVI here need continuous latent sites — sum the discrete variable out (e.g. "
             f"dist.MixtureSameFamily for a component indicator) or make it continuous"
         )
-    fam = get_family(kind)
     fam.check_sites({k: s.get("shape", ()) for k, s in sites.items()}, int(prob.targets.shape[-1]))
     if prob.custom and fam.positive_definite_sites():
         check_prior_draw(fam, prob)

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import get_family
-
 MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
 
 
-def joint_correction(kind: str, draws: dict, d: int) -> np.ndarray:
+def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
     """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
     Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
     restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``, the
-    covariance blocks under the family's ``covariance_site``."""
-    sig = np.asarray(draws[get_family(kind).covariance_site], np.float64)
+    covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
+    sig = np.asarray(draws[fam.covariance_site], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]
     return -(d - r) * logdet.reshape(len(logdet), -1).sum(-1)
@@ -77,12 +75,6 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
     return mean, how
 
 
-def exact_descriptions(kind: str) -> dict:
-    """``{"point_mean", "point_map"}`` of an exact (conjugate) posterior
-    (``Family.exact_descriptions``)."""
-    return get_family(kind).exact_descriptions()
-
-
 def sampled_descriptions(post, *, best: str) -> dict:
     """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
     density the ``"map"`` draw maximises."""
@@ -95,7 +87,6 @@ def sampled_descriptions(post, *, best: str) -> dict:
 __all__ = [
     "MAP_JOINT",
     "delta_mean",
-    "exact_descriptions",
     "joint_correction",
     "sampled_descriptions",
     "subspace_joint_mode",

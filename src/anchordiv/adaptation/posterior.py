@@ -482,9 +482,4 @@ def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorM
     return get_family(kind).to_model(p, tau, dtype, fixed)
 
 
-def summarise_samples(kind: str, s: dict, which: str, lp: np.ndarray | None) -> dict:
-    """Point parameters from samples ``{site: [S, ...]}`` (:meth:`Family.summarise`)."""
-    return get_family(kind).summarise(s, which, lp)
-
-
-__all__ = ["Posterior", "load_posterior", "save_posterior", "summarise_samples", "to_model"]
+__all__ = ["Posterior", "load_posterior", "save_posterior", "to_model"]

@@ -29,14 +29,13 @@ import numpy as np
 
 from ..errors import AnchorDivError
 from . import points as summaries
+from .methods import CHAIN_METHODS, NUTS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
 if TYPE_CHECKING:  # at run time imported lazily, where it is used
     from .chains import Chains
-    from .inference import NUTS
 
-CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
 #: compiled samplers kept (least recently used dropped first)
 MAX_SAMPLERS = 8
@@ -291,7 +290,6 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     descriptions : dict
         ``{"point_mean", "point_map"}`` in words.
     """
-    from .density import log_joint_closed_form
 
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
     if post.subspace is None or prob.custom or post.family_class.covariance_site is None:
@@ -310,9 +308,10 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     kwargs = {
         k: np.asarray(v, np.float64) if hasattr(v, "shape") else v for k, v in prob.kwargs.items()
     }
-    lp = log_joint_closed_form(
-        post.kind, np.asarray(prob.targets, np.float64), kwargs, flat
-    ) + summaries.joint_correction(post.kind, flat, int(post.info["d"]))
+    fam = post.family_class
+    lp = fam.log_joint(np.asarray(prob.targets, np.float64), kwargs, flat) + (
+        summaries.joint_correction(fam, flat, int(post.info["d"]))
+    )
     i = int(np.argmax(lp))
     best = (
         f"the draw (of {total}) of highest full-d joint density, lifted with the "

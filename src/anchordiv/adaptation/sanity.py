@@ -8,7 +8,6 @@ from __future__ import annotations
 import warnings
 
 from ..provenance import AnchorDivWarning
-from .registry import get_family
 from ..errors import user_stacklevel
 
 
@@ -35,7 +34,7 @@ def warn_unobserved(trace: dict) -> None:
         )
 
 
-def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
+def warn_target_only(fam, info: dict, n: int, d: int) -> None:
     """Warn for a target-only prior fitted to fewer targets than dimensions.
 
     What ``Family.target_only`` names: < 1 pseudo-anchor of covariance, latent ``beta = 1``.
@@ -45,8 +44,8 @@ def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
 
     Parameters
     ----------
-    kind : str
-        The family.
+    fam : type
+        The family class.
     info : dict
         The posterior's info (strengths, ``chosen_by``).
     n : int
@@ -61,7 +60,8 @@ def warn_target_only(kind: str, info: dict, n: int, d: int) -> None:
     """
     if n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
         return
-    what = get_family(kind).target_only(info, d)
+    what = fam.target_only(info, d)
+    kind = fam.kind
     if what is not None:
         warnings.warn(
             f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "

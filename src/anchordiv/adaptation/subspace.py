@@ -40,7 +40,6 @@ from ..anchors.gaussian import moments
 from ..errors import AnchorDivError, integer
 from .priors import NIW
 from .priors.cache import cached
-from .registry import get_family
 from ..anchors.linalg import canonical_signs
 
 
@@ -163,26 +162,6 @@ def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
     return out
 
 
-def project(kind: str, kwargs: dict, u: np.ndarray) -> dict:
-    """The kind's model hyperparameters in a basis (:meth:`Family.project`).
-
-    Parameters
-    ----------
-    kind : str
-        The family.
-    kwargs : dict
-        The model's hyperparameters at full d.
-    u : numpy.ndarray, shape [d, r]
-        The basis.
-
-    Returns
-    -------
-    dict
-        The projected hyperparameters.
-    """
-    return get_family(kind).project(kwargs, u)
-
-
 class Conditional:
     """The exact conditionals of one NIW posterior outside the subspace, in the basis V.
 
@@ -237,49 +216,10 @@ class Conditional:
         return self.draw(mu1, s11, rng) if rng is not None else self.point(mu1, s11, which)
 
 
-def lift(
-    kind: str,
-    ps: list[dict],
-    completion,
-    basis: np.ndarray,
-    r: int,
-    *,
-    which: str = "mean",
-    rng: np.random.Generator | None = None,
-) -> list[dict]:
-    """Full-d parameters from subspace parameters (:meth:`Family.lift`).
-
-    Parameters
-    ----------
-    kind : str
-        The family.
-    ps : list of dict
-        Subspace parameters (points or draws).
-    completion : object
-        The exact full-d posterior outside the subspace.
-    basis : numpy.ndarray, shape [d, d]
-        V.
-    r : int
-        The subspace rank.
-    which : {"mean", "map"}, default "mean"
-        Point summary of the outside part.
-    rng : numpy.random.Generator, optional
-        Draw everything outside the subspace instead.
-
-    Returns
-    -------
-    list of dict
-        Full-d parameters.
-    """
-    return get_family(kind).lift(ps, completion, basis, r, which=which, rng=rng)
-
-
 __all__ = [
     "Conditional",
     "check_rank",
-    "lift",
     "principal_basis",
-    "project",
     "project_niw",
     "sandwich",
 ]

@@ -30,7 +30,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import warnings
-from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
@@ -39,13 +38,10 @@ from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
+from .methods import GUIDES, SVI
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
-if TYPE_CHECKING:  # the configurations live in .inference, which imports this module
-    from .inference import SVI
-
-GUIDES = ("delta", "normal", "lowrank")
 CHUNK = 50
 
 

@@ -347,13 +347,12 @@ def psis_unavailable(post) -> str | None:
 
 def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
     """``log p(tᵢ | θ_s)`` ``[S, n]`` and log weights ``[S]`` of fresh guide draws."""
-    from ..adaptation.density import pointwise_log_likelihood
     from ..adaptation.variational import guide_log_weights
 
     draws, lw = guide_log_weights(post, num, seed)
     if post.subspace is not None:
         draws = post.lift_draws(draws, np.random.default_rng(seed))
-    return pointwise_log_likelihood(post.kind, draws, targets, post.fixed), lw
+    return post.family_class.log_likelihood(draws, targets, post.fixed), lw
 
 
 def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
@@ -400,7 +399,6 @@ def kfold_loo(
     why: str,
 ) -> Estimate:
     """K-fold LOO by refits: ``log mean_s p(tᵢ | θ_s)`` over each refit's draws."""
-    from ..adaptation.density import pointwise_log_likelihood
     from .uncertainty import default_draws
 
     n = len(targets)
@@ -412,7 +410,7 @@ def kfold_loo(
     for test in parts:
         fold = _fit(kind, recipe, np.delete(targets, test, axis=0), tau)
         draws = fold.draws(seed, num_draws or default_draws(fold))
-        ll = pointwise_log_likelihood(kind, draws, targets[test], fold.fixed)  # [S, m]
+        ll = fold.family_class.log_likelihood(draws, targets[test], fold.fixed)  # [S, m]
         out[test] = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
     return Estimate(out, "kfold", f"{k}-fold refits ({why})")
 

@@ -324,7 +324,7 @@ def _inference(prior, method: str, num_draws: int):
 
     from ..adaptation import NUTS, SVI, infer
 
-    sites = get_family(prior.kind).sites
+    sites = type(prior).sites
     x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
 
     def run(rng, t):

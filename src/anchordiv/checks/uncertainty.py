@@ -29,7 +29,7 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adaptation.registry import FAMILIES, LiveMapping, family_of, get_family, unknown_kind
+from ..adaptation.registry import FAMILIES, LiveMapping, family_of, unknown_kind
 from ..adaptation.quantities import principal_angles
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
@@ -134,12 +134,11 @@ def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
 def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
     custom NumPyro model or a posterior without ``model_kwargs``)."""
-    from ..adaptation.density import prior_family
 
     kwargs = post.info.get("model_kwargs")
     if kwargs is None or post.info.get("custom_model"):
         return None
-    family = prior_family(post.kind, kwargs)
+    family = post.family_class.prior_posterior(kwargs)
     per_chain = -(-num_draws // CHAINS)
     return post.family_class.chain_draws(family, np.random.default_rng(seed + 1), CHAINS, per_chain)
 
@@ -181,12 +180,13 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
     dim]``) for az.loo / az.waic / az.compare, plus the :func:`ppc_statistics` in both data
     groups for ``az.plot_ppc(idata, var_names=["norm"])`` / ``az.plot_bpv``."""
-    from ..adaptation.density import pointwise_log_likelihood, predictive
 
     flat, shape = _merge(draws)
-    ll = pointwise_log_likelihood(post.kind, flat, targets, post.fixed)
+    ll = post.family_class.log_likelihood(flat, targets, post.fixed)
     pp = _split(
-        predictive(post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 2)),
+        post.family_class.predictive(
+            flat, len(targets), post.fixed, np.random.default_rng(seed + 2)
+        ),
         shape,
     )
     obs = np.asarray(targets, np.float64)
@@ -202,14 +202,14 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
 USER_SITE_MAX = 1024
 
 
-def user_sites(kind: str, draws: dict, taken: dict) -> dict:
+def user_sites(fam, draws: dict, taken: dict) -> dict:
     """A custom model's own parameters ``{site: [chains, draws, ...]}`` for az.summary /
     az.plot_trace: every stored site but the kind's (``mu``, ``Sigma``, ...), auxiliary
     ``*_raw`` coordinates and sites larger than :data:`USER_SITE_MAX` values per draw."""
     return {
         k: v
         for k, v in draws.items()
-        if k not in get_family(kind).sites
+        if k not in fam.sites
         and k not in taken
         and not k.endswith("_raw")
         and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX
@@ -328,7 +328,7 @@ def inference_data(
     ref = post.params("mean")
     groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
     if post.info.get("custom_model"):
-        groups["posterior"].update(user_sites(post.kind, draws, groups["posterior"]))
+        groups["posterior"].update(user_sites(post.family_class, draws, groups["posterior"]))
     if targets is None:
         targets = post.fixed.get("targets")
     if targets is not None:
@@ -343,11 +343,9 @@ def inference_data(
         groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
         if targets is not None:
             flat, shape = _merge(pdraws)
-            from ..adaptation.density import predictive
-
             pp = _split(
-                predictive(
-                    post.kind, flat, len(targets), post.fixed, np.random.default_rng(seed + 3)
+                post.family_class.predictive(
+                    flat, len(targets), post.fixed, np.random.default_rng(seed + 3)
                 ),
                 shape,
             )
