@@ -290,6 +290,5 @@ __all__ = [
     "METHODS",
     "NUTS",
     "SVI",
-    "config",
     "options",
 ]
