@@ -20,7 +20,8 @@ Calls:
 * ``top_k``: ``ad.top_k`` of a Gaussian model, 100 queries × 100,000 gallery items, k = 10
   (independent of n: measured once).
 
-Reported per call and n: median seconds alone and loaded, the ratio loaded / alone, and the
+Reported per call and n: median seconds per call alone and loaded (3 rounds; a call shorter
+than :data:`ROUND_S` repeats within a round, as ``timeit`` does), the ratio loaded / alone, and the
 ratio of the default to the fixed-strength adapt (alone and loaded), all measured in one run.
 
     .venv/bin/python benchmarks/bench_contention.py            # ~10 min on 2 cores
@@ -52,13 +53,24 @@ def busy_loop(seed: int) -> None:  # another scientific job: BLAS GEMMs on defau
         a = np.tanh(a @ a.T / 1000.0)
 
 
+#: a round of a millisecond call repeats it until the round lasts this long (as timeit does):
+#: one scheduler time slice beside the busy processes is several milliseconds
+ROUND_S = 0.3
+
+
 def median_time(fn, repeats: int) -> float:
+    """Median over ``repeats`` rounds of the seconds per call; a call that takes less than
+    :data:`ROUND_S` runs several times per round (the count fixed from the warm-up call)."""
     block(fn())  # warm-up (compilation, caches)
+    t0 = time.perf_counter()
+    block(fn())  # a warm call: how many fit in a round
+    per_round = max(1, min(100, int(np.ceil(ROUND_S / max(time.perf_counter() - t0, 1e-6)))))
     out = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        block(fn())
-        out.append(time.perf_counter() - t0)
+        for _ in range(per_round):
+            block(fn())
+        out.append((time.perf_counter() - t0) / per_round)
     return float(np.median(out))
 
 

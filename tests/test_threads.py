@@ -6,7 +6,10 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import anchordiv as ad
 from anchordiv.checks import uncertainty
-from anchordiv.threads import THREADS_ENV, blas_threads
+import os
+
+from anchordiv import threads
+from anchordiv.threads import THREADS_ENV, XLA_THREADS_ENV as XLA_ENV, blas_threads
 
 
 def blas_threads_now() -> set[int]:
@@ -118,3 +121,38 @@ def test_warnings_point_at_the_callers_line_through_the_policy():
             nu0=8.0,
         )
     assert record[0].filename == __file__
+
+
+def test_import_sets_one_xla_thread_unless_the_user_chose():
+    """``import anchordiv`` gives JAX's CPU backend one intra-op thread (XLA's own pool waits
+    for its slowest thread beside busy processes) — unless ``$XLA_FLAGS`` sets threads,
+    ``$ANCHORDIV_XLA_THREADS=0``, or JAX already computed something."""
+    import subprocess
+    import sys
+
+    code = "import os, sys\n{pre}\nimport anchordiv\nprint(os.environ.get('XLA_FLAGS', ''))"
+
+    def flags(pre="", **env):
+        base = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", XLA_ENV)}
+        out = subprocess.run(
+            [sys.executable, "-c", code.format(pre=pre)],
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.strip()
+
+    assert flags() == "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    assert flags(ANCHORDIV_XLA_THREADS="4") == "intra_op_parallelism_threads=4"
+    assert flags(ANCHORDIV_XLA_THREADS="0") == ""
+    assert flags(XLA_FLAGS="--xla_cpu_multi_thread_eigen=true") == (
+        "--xla_cpu_multi_thread_eigen=true"
+    )
+    assert flags("import jax.numpy as jnp; jnp.ones(1) + 1") == ""  # backend exists: its threads
+
+
+def test_a_thread_count_that_is_not_a_number_is_an_error_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("ANCHORDIV_BLAS_THREADS", "two")
+    with pytest.raises(ValueError, match=r"\$ANCHORDIV_BLAS_THREADS: a thread count"):
+        threads.blas_thread_limit()

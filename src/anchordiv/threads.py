@@ -6,8 +6,11 @@ or a Dask worker beside ours) the spinning teams fight each other and the callin
 the small and medium factorisations the library runs by the thousand — SVDs, solves,
 Cholesky, ``eigh`` of a few hundred rows — become 100–300× slower: one 119 × 384 SVD took 8 ms
 on one thread and 0.2–6 s on OpenBLAS's default two threads beside two busy processes
-(``benchmarks/results/bench_contention.md``).  XLA's own thread pool does not spin, so jitted
-JAX is unaffected.
+(``benchmarks/results/bench_contention.md``).  XLA's CPU backend parallelises a JAX program's
+matrix products over a thread pool of its own in the same way, and beside busy processes it
+waits for its slowest thread: a curve cell's scoring ran 4.9× its alone time there with XLA's
+default pool, 2.5× with one intra-op thread, which costs 10 % alone on 2 cores (``top_k`` over
+100,000 items: 0.33 s → 0.37 s).
 
 The policy, in one place:
 
@@ -19,6 +22,10 @@ The policy, in one place:
 * Nested entry points re-use the cap already in force (a thread-local stack), and the
   ``threadpoolctl`` controller is built once per set of loaded modules (building it scans the
   loaded libraries: ~1 ms; entering a cached one: ~20 µs).
+* JAX programs on the CPU run on ``$ANCHORDIV_XLA_THREADS`` intra-op threads (default **1**;
+  ``0``: XLA's own default).  XLA reads its flags once, when JAX first computes something, so
+  :func:`configure_xla` — run by ``import anchordiv`` — adds them to ``$XLA_FLAGS`` only when no
+  JAX backend exists yet and the user's ``$XLA_FLAGS`` set no thread flag of their own.
 """
 
 from __future__ import annotations
@@ -30,14 +37,54 @@ import threading
 
 #: Environment variable with the BLAS thread cap inside library calls (0: no cap).
 THREADS_ENV = "ANCHORDIV_BLAS_THREADS"
+#: Environment variable with XLA's CPU intra-op threads for JAX programs (0: XLA's default).
+XLA_THREADS_ENV = "ANCHORDIV_XLA_THREADS"
+#: the XLA flags that set its CPU threads (one of them in ``$XLA_FLAGS``: the user's choice)
+XLA_THREAD_FLAGS = ("xla_cpu_multi_thread_eigen", "intra_op_parallelism_threads")
+
+
+def configure_xla() -> str | None:
+    """Set XLA's CPU intra-op threads from ``$ANCHORDIV_XLA_THREADS`` (default 1) in
+    ``$XLA_FLAGS``, before JAX creates its CPU backend; returns the flags added, or None where
+    nothing was changed: the variable is 0, ``$XLA_FLAGS`` already sets threads, or a JAX
+    backend exists already (its threads are fixed)."""
+    n = env_count(XLA_THREADS_ENV)
+    flags = os.environ.get("XLA_FLAGS", "")
+    if n <= 0 or any(f in flags for f in XLA_THREAD_FLAGS):
+        return None
+    if "jax" in sys.modules:
+        try:
+            from jax._src import xla_bridge
+
+            if xla_bridge.backends_are_initialized():
+                return None
+        except (ImportError, AttributeError):  # another JAX: leave it as it is
+            return None
+    added = (
+        f"--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads={n}"
+        if n == 1
+        else f"intra_op_parallelism_threads={n}"
+    )
+    os.environ["XLA_FLAGS"] = f"{flags} {added}".strip()
+    return added
+
 
 _LOCAL = threading.local()
 _CONTROLLER: list = [None, -1]  # [ThreadpoolController, len(sys.modules) it saw]
 
 
+def env_count(name: str) -> int:
+    """A thread count from the environment variable ``name`` (unset or empty: 1; 0: no
+    setting); anything but a non-negative integer is a ``ValueError`` naming the variable."""
+    text = os.environ.get(name, "").strip() or "1"
+    if not text.isdigit():
+        raise ValueError(f"${name}: a thread count (a non-negative integer), got {text!r}")
+    return int(text)
+
+
 def blas_thread_limit() -> int | None:
     """The cap from ``$ANCHORDIV_BLAS_THREADS`` (default 1); ``None`` when it is 0."""
-    value = int(os.environ.get(THREADS_ENV, "1") or 1)
+    value = env_count(THREADS_ENV)
     return value if value > 0 else None
 
 
@@ -84,8 +131,12 @@ def limited_blas(fn):
 
 __all__ = [
     "THREADS_ENV",
+    "XLA_THREADS_ENV",
     "blas_thread_limit",
     "blas_threads",
+    "configure_xla",
     "current_limit",
     "limited_blas",
 ]
+
+configure_xla()  # on import: ``import anchordiv`` imports this module before JAX

@@ -119,15 +119,18 @@ def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class Folds(NamedTuple):
     """What the density criteria need of the targets ``[n, d]`` in the prior's whitened
-    coordinates (one eigendecomposition of their scatter, :func:`spectrum`): the count ``n``,
-    the eigenpairs ``lam [k]``, ``v [d, k]`` of the scatter about the mean, the mean
-    ``mean [d]`` and the left-out targets' deviations from it ``w [F, d]``."""
+    coordinates: the count ``n``, the mean ``mean [d]``, the left-out targets' deviations from
+    it ``w [F, d]``, and the scatter S about the mean — as its eigenpairs ``lam [k]``,
+    ``v [d, k]`` (:func:`spectrum`), or for n > d as a symmetric tridiagonal ``tri = (diagonal
+    [d], off-diagonal [d − 1])`` T = QᵀSQ with ``mean`` and ``w`` given in Q's basis
+    (:func:`tridiagonal_folds`: a Householder reduction, a third of an eigendecomposition)."""
 
     n: int
-    lam: np.ndarray
-    v: np.ndarray
+    lam: np.ndarray | None
+    v: np.ndarray | None
     mean: np.ndarray
     w: np.ndarray
+    tri: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def centred_scatter(t: np.ndarray) -> np.ndarray:
@@ -140,19 +143,41 @@ def centred_scatter(t: np.ndarray) -> np.ndarray:
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
     """``(Folds, log det C)`` of ``t [n, d]`` (float64) in the prior's whitened coordinates
     (``C = L Lᵀ``, y = L⁻¹(t − μ₀)).  For n > d the whitened scatter is ``L⁻¹ S Lᵀ⁻¹`` of the
-    raw one (``scatter``, computed when omitted): two d × d triangular solves instead of
+    raw one (``scatter``, computed when omitted; one LAPACK ``dsygst``, d³ flops) instead of
     whitening every row."""
     chol = prior_cholesky(cov)
     solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
     n, d = t.shape
     tbar = t.mean(0)
     w = solve((t[np.asarray(left_out, int)] - tbar).T).T
-    if n > d:
-        x = solve(centred_scatter(t) if scatter is None else scatter)  # L⁻¹ S
-        lam, v = scatter_spectrum(solve(x.T))  # L⁻¹ S L⁻ᵀ
-    else:
-        lam, v = spectrum(solve((t - tbar).T).T)
-    return Folds(n, lam, v, solve(tbar - mu0), w), 2.0 * float(np.log(np.diag(chol)).sum())
+    logdet_c = 2.0 * float(np.log(np.diag(chol)).sum())
+    if n > d:  # L⁻¹ S L⁻ᵀ in one LAPACK call (dsygst; its lower triangle)
+        raw = centred_scatter(t) if scatter is None else scatter
+        sw, info = scipy.linalg.lapack.dsygst(raw, chol, itype=1, lower=1)
+        if info != 0:
+            raise AnchorDivError(f"recipe: whitening the scatter failed (LAPACK info {info})")
+        return tridiagonal_folds(n, sw, solve(tbar - mu0), w), logdet_c
+    lam, v = spectrum(solve((t - tbar).T).T)
+    return Folds(n, lam, v, solve(tbar - mu0), w), logdet_c
+
+
+def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarray) -> Folds:
+    """:class:`Folds` from a ``d × d`` scatter (its lower triangle) by Householder
+    tridiagonalisation
+    ``S = Q T Qᵀ`` (LAPACK ``dsytrd``), with ``mean [d]`` and ``w [F, d]`` rotated into Q's
+    basis (``dormqr`` on the reflectors): every ``(s I + S)⁻¹`` then is a tridiagonal solve,
+    O(d) per strength and vector (:func:`shifted_grams`)."""
+    c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(scatter, lower=1)
+    if info != 0:
+        raise AnchorDivError(f"recipe: tridiagonal reduction failed (LAPACK info {info})")
+    rhs = np.column_stack([mean, w.T])  # [d, 1 + F]
+    if len(diag) > 1:  # Qᵀ: Q = H(1) ... H(d−1), the reflectors of a QR of c[1:, :−1]
+        lwork = max(1, rhs.shape[1]) * 64
+        qt, _, info = scipy.linalg.lapack.dormqr(b"L", b"T", c[1:, :-1], tau, rhs[1:], lwork)
+        if info != 0:
+            raise AnchorDivError(f"recipe: applying the reduction failed (LAPACK info {info})")
+        rhs = np.vstack([rhs[:1], qt])
+    return Folds(n, None, None, rhs[:, 0], rhs[:, 1:].T, (diag, off))
 
 
 def y_folds(y: np.ndarray, left_out) -> Folds:
@@ -170,6 +195,37 @@ def inverse_gram(
     directions weigh ``1/(s + λ)``, the rest of the space ``1/s``."""
     inv = 1.0 / (s[:, None] + lam[None, :])  # [S, k]
     return (pa * pb) @ inv.T + (ab - (pa * pb).sum(-1))[..., None] / s
+
+
+def shifted_grams(f: Folds, s: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(h_ww [F, S], h_wb [F, S], h_bb [S], log det(s I + S) [S])`` for every strength
+    ``s [S]``: the Gram terms ``wᵢᵀ(sI + S)⁻¹wᵢ``, ``wᵢᵀ(sI + S)⁻¹ȳ``, ``ȳᵀ(sI + S)⁻¹ȳ`` of the
+    :class:`Folds` — from the eigenpairs (:func:`inverse_gram`) or, for a tridiagonal
+    scatter, one positive-definite tridiagonal factorisation per strength (``dpttrf``)."""
+    w, ybar = f.w, f.mean
+    d = len(ybar)
+    if f.tri is None:
+        assert f.lam is not None and f.v is not None
+        pw, pb = w @ f.v, f.v.T @ ybar  # [F, k], [k]
+        return (
+            inverse_gram(f.lam, pw, pw, (w * w).sum(1), s),
+            inverse_gram(f.lam, pw, pb[None], w @ ybar, s),
+            inverse_gram(f.lam, pb, pb, ybar @ ybar, s),
+            log_det_shifted(f.lam, s, d),
+        )
+    diag, off = f.tri
+    rhs = np.column_stack([ybar, w.T])  # [d, 1 + F]
+    h_ww, h_wb = np.empty((len(w), len(s))), np.empty((len(w), len(s)))
+    h_bb, logdet = np.empty(len(s)), np.empty(len(s))
+    for j, sj in enumerate(s):
+        dj, ej, info = scipy.linalg.lapack.dpttrf(diag + sj, off)
+        if info != 0:
+            raise AnchorDivError(f"recipe: s I + S is not positive definite at s = {sj:g}")
+        x, info = scipy.linalg.lapack.dpttrs(dj, ej, rhs)
+        h_bb[j], h_wb[:, j] = ybar @ x[:, 0], ybar @ x[:, 1:]
+        h_ww[:, j] = (w.T * x[:, 1:]).sum(0)
+        logdet[j] = np.log(dj).sum()
+    return h_ww, h_wb, h_bb, logdet
 
 
 def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
@@ -191,14 +247,11 @@ def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
     for every s.  One eigendecomposition of S then gives every ``zᵀΨₘ⁻¹z`` (Woodbury) and
     ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra: O(n·d·min(n, d)) in all,
     instead of one solve per fold and strength."""
-    n, d = f.n, f.v.shape[0]
+    n, d = f.n, len(f.mean)
     m = n - 1
     s = np.asarray(grid, np.float64)  # [S]
-    w, ybar, lam = f.w, f.mean, f.lam
-    pw, pb = w @ f.v, f.v.T @ ybar  # [F, k], [k]
-    h_ww = inverse_gram(lam, pw, pw, (w * w).sum(1), s)  # [F, S]
-    h_wb = inverse_gram(lam, pw, pb[None], w @ ybar, s)
-    h_bb = inverse_gram(lam, pb, pb, ybar @ ybar, s)[None]  # [1, S]
+    h_ww, h_wb, h_bb, logdet_shifted = shifted_grams(f, s)  # [F, S], [F, S], [S], [S]
+    h_bb = h_bb[None]  # [1, S]
     kappa, df = s + m, s + m + 2.0
     r, c = s * m / kappa, n / m
     # E = [w, δ] with δ = ȳ − w/m; z = yᵢ − (m/κ)δ = (1 + 1/κ) w + (s/κ) ȳ
@@ -212,7 +265,7 @@ def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
     det = k11 * k22 - k12 * k21
     dg1, dg2 = -c * g1, r * g2
     quad = zbz - (g1 * (k22 * dg1 - k12 * dg2) + g2 * (k11 * dg2 - k21 * dg1)) / det
-    logdet_psi = log_det_shifted(lam, s, d) + np.log(det) + logdet_c
+    logdet_psi = logdet_shifted + np.log(det) + logdet_c
     scale = (kappa + 1) / (kappa * df)
     lp = (
         scipy.special.gammaln((df + d) / 2)
@@ -240,12 +293,11 @@ def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
     """:func:`evidence_scores` from the whitened targets' :class:`Folds`: in whitened
     coordinates ``Ψₙ = s I + S + r ȳȳᵀ`` (r = s n/(s + n)), a rank-1 update of the scatter's
     eigenbasis, as in :func:`fold_scores`."""
-    n, d = f.n, f.v.shape[0]
+    n, d = f.n, len(f.mean)
     s = np.asarray(grid, np.float64)
-    pb = f.v.T @ f.mean
-    h_bb = inverse_gram(f.lam, pb, pb, f.mean @ f.mean, s)
+    _, _, h_bb, logdet_shifted = shifted_grams(f._replace(w=f.w[:0]), s)
     nu0, nun = d + 1 + s, d + 1 + s + n
-    logdet_psin = log_det_shifted(f.lam, s, d) + np.log1p(s * n / (s + n) * h_bb) + logdet_c
+    logdet_psin = logdet_shifted + np.log1p(s * n / (s + n) * h_bb) + logdet_c
     return (
         -0.5 * n * d * np.log(np.pi)
         + scipy.special.multigammaln(nun / 2, d)

@@ -194,3 +194,38 @@ def test_prior_flags_come_from_the_families():
         for name in fam.cli_options:
             assert name in OPTIONS[kind], (kind, name)
             assert kind in flags[name][2] and flags[name][0] == "--" + name.replace("_", "-")
+
+
+FAMILY_MODULE = '''
+from anchordiv.adaptation.families.diagonal import DiagonalPrior
+from anchordiv.adaptation.registry import family
+
+
+@family("cli-diagonal")
+class CliDiagonalPrior(DiagonalPrior):
+    """A user's family in a file of their own, registered under its own kind."""
+'''
+
+
+def test_a_family_from_the_users_own_file_adapts_from_the_command_line(files, capsys):
+    """``--family file.py:Class`` registers the user's kind; ``--prior-option`` reaches its
+    ``from_anchors``; the saved model is that family's posterior mean."""
+    from anchordiv.adaptation.registry import FAMILIES
+
+    (files / "fam.py").write_text(FAMILY_MODULE)
+    args = ["adapt", "cli-diagonal", str(files / "b.npy"), str(files / "t.npy")]
+    try:
+        assert main([*args, "-o", str(files / "x"), "--tau", "10"]) == 2  # not registered yet
+        assert "kind: unknown 'cli-diagonal'" in capsys.readouterr().err
+        spec = f"{files / 'fam.py'}:CliDiagonalPrior"
+        extra = ["--tau", "10", "--family", spec, "--prior-option", "kappa0=4"]
+        assert main([*args, "-o", str(files / "m"), *extra]) == 0
+        prior = FAMILIES["cli-diagonal"].from_anchors(np.load(files / "b.npy"), kappa0=4)
+        want = ad.infer(prior, np.load(files / "t.npy"), tau=10.0).point("mean")
+        got = ad.load_model(files / "m")
+        np.testing.assert_allclose(got.mean, want.mean, rtol=1e-12)
+        wrong = ["adapt", "gaussian", *args[2:], "-o", str(files / "y"), "--family", spec]
+        assert main(wrong) == 2  # the kind must be the one the class registered
+        assert "is registered as 'cli-diagonal'" in capsys.readouterr().err
+    finally:
+        FAMILIES.pop("cli-diagonal", None)

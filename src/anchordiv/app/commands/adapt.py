@@ -8,7 +8,9 @@ follows the kind); its encoder and τ come from its card (``ad.load_prior``).
 ``--model module:function`` (or ``file.py:function``) runs a user's NumPyro prior model
 ``fn(targets, **model_kwargs)`` with ``--method nuts`` or ``svi`` (``model=`` of ``ad.adapt``);
 ``--model-kwargs`` gives its keywords as JSON or as ``module:name`` (a dict, or a builder
-``f(broad) -> dict``)."""
+``f(broad) -> dict``).  ``--family module:Class`` imports a prior family of the user's own
+(registered under KIND); ``--prior-option NAME=VALUE`` passes any keyword of its
+``from_anchors``."""
 
 from __future__ import annotations
 
@@ -118,7 +120,10 @@ def register(sub) -> None:
         "model directory (arrays.npz + card.json); optionally save the posterior. "
         "Samplers show progress bars.",
     )
-    p.add_argument("kind", choices=KINDS, help="anchor model")
+    p.add_argument(
+        "kind",
+        help=f"anchor model: {', '.join(KINDS)}, or the kind of a family --family defines",
+    )
     p.add_argument(
         "anchors",
         nargs="+",
@@ -174,6 +179,20 @@ def register(sub) -> None:
         metavar="JSON|MODULE:NAME",
         help="keywords of --model: a JSON object, or module:name of a dict or of a "
         "builder f(broad [N, d]) -> dict",
+    )
+    p.add_argument(
+        "--family",
+        metavar="MODULE:CLASS",
+        help="a prior family of your own (a Family subclass registered under KIND), as "
+        "module:Class (importable, the current directory included) or path/to/file.py:Class",
+    )
+    p.add_argument(
+        "--prior-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a keyword of the family's from_anchors that has no flag of its own (e.g. a "
+        "--family's); VALUE is read as JSON, else as text; repeatable",
     )
     p.add_argument("--encoder", help="encoder id recorded in the cards (default: sidecar)")
     p.add_argument(
@@ -243,6 +262,42 @@ def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
     return infer(prior, target, method, tau=args.tau, normalize=args.normalize, broad=broad)
 
 
+def family_options(args) -> dict:
+    """Import ``--family`` (which registers its kind), check ``kind`` against the registry, and
+    return the ``--prior-option`` keywords."""
+    import json
+
+    from ...adaptation import FAMILIES
+    from ...adaptation.family import Family
+    from ...adaptation.registry import unknown_kind
+    from ...errors import AnchorDivError
+    from ._io import import_object
+
+    if args.family:
+        cls = import_object(args.family, "--family")
+        if not (isinstance(cls, type) and issubclass(cls, Family)):
+            raise AnchorDivError(
+                f"--family: {args.family} is a {type(cls).__name__}, not a Family subclass"
+            )
+        if cls.kind != args.kind:
+            raise AnchorDivError(
+                f"kind: {args.family} is registered as {cls.kind!r}; run `anchordiv adapt "
+                f"{cls.kind} ...`"
+            )
+    if args.kind not in FAMILIES:
+        raise unknown_kind(args.kind)
+    out = {}
+    for item in args.prior_option:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise AnchorDivError(f"--prior-option: expected NAME=VALUE, got {item!r}")
+        try:
+            out[name.replace("-", "_")] = json.loads(text)
+        except json.JSONDecodeError:
+            out[name.replace("-", "_")] = text
+    return out
+
+
 def model_options(args) -> dict:
     """``model`` / ``model_kwargs`` of ``ad.adapt`` from ``--model`` / ``--model-kwargs``."""
     import json
@@ -285,6 +340,7 @@ def run(args) -> int:
     names = {**prior_options(), **METHOD_FLAGS}
     opts = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     check_out(args, args.out, args.posterior_out)
+    opts.update(family_options(args))
     opts.update(model_options(args))
     broad_source, target_file, directory, mode = inputs(args)
     target = load_embeddings(target_file, "target")
