@@ -20,7 +20,7 @@ Calls:
 * ``top_k``: ``ad.top_k`` of a Gaussian model, 100 queries × 100,000 gallery items, k = 10
   (independent of n: measured once).
 
-Reported per call and n: median seconds per call alone and loaded (3 rounds; a call shorter
+Reported per call and n: median seconds per call alone and loaded (5 rounds; a call shorter
 than :data:`ROUND_S` repeats within a round, as ``timeit`` does), the ratio loaded / alone, and the
 ratio of the default to the fixed-strength adapt (alone and loaded), all measured in one run.
 
@@ -55,7 +55,7 @@ def busy_loop(seed: int) -> None:  # another scientific job: BLAS GEMMs on defau
 
 #: a round of a millisecond call repeats it until the round lasts this long (as timeit does):
 #: one scheduler time slice beside the busy processes is several milliseconds
-ROUND_S = 0.3
+ROUND_S = 1.0
 
 
 def median_time(fn, repeats: int) -> float:
@@ -127,7 +127,7 @@ def main() -> None:
     )
     args = p.parse_args()
     ns = tuple(int(v) for v in args.ns.split(",")) if args.ns else QUICK_NS if args.quick else NS
-    repeats = args.repeats or (1 if args.quick else 3)
+    repeats = args.repeats or (1 if args.quick else 5)
     warnings.simplefilter("ignore")
     print("alone:", flush=True)
     alone = measure(ns, repeats)

@@ -54,8 +54,9 @@ def command() -> str:
 
 
 def environment() -> dict:
-    """Where the figures were measured: device, JAX version, cores, load, and the versions of
-    the stack (``versions``: python, numpy, scipy, jax, jaxlib, numpyro, arviz, anchordiv)."""
+    """Where the figures were measured: device, JAX version, cores, load, the versions of the
+    stack (``versions``: python, numpy, scipy, jax, jaxlib, numpyro, arviz, anchordiv) and the
+    thread settings (``threads``)."""
     import anchordiv
     from anchordiv.io import stack_versions
 
@@ -73,6 +74,11 @@ def environment() -> dict:
         "load_average_at_end": load,
         "machine": platform.platform(),
         "versions": stack_versions(),
+        # the thread settings the figures ran under (anchordiv.threads)
+        "threads": {
+            k: os.environ.get(k)
+            for k in ("XLA_FLAGS", "ANCHORDIV_XLA_THREADS", "ANCHORDIV_BLAS_THREADS")
+        },
     }
 
 

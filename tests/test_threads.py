@@ -123,33 +123,43 @@ def test_warnings_point_at_the_callers_line_through_the_policy():
     assert record[0].filename == __file__
 
 
-def test_import_sets_one_xla_thread_unless_the_user_chose():
+def test_import_sets_one_xla_thread_unless_the_user_chose(monkeypatch):
     """``import anchordiv`` gives JAX's CPU backend one intra-op thread (XLA's own pool waits
     for its slowest thread beside busy processes) — unless ``$XLA_FLAGS`` sets threads,
     ``$ANCHORDIV_XLA_THREADS=0``, or JAX already computed something."""
     import subprocess
     import sys
 
-    code = "import os, sys\n{pre}\nimport anchordiv\nprint(os.environ.get('XLA_FLAGS', ''))"
+    from jax._src import xla_bridge
 
-    def flags(pre="", **env):
-        base = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", XLA_ENV)}
-        out = subprocess.run(
-            [sys.executable, "-c", code.format(pre=pre)],
-            env={**base, **env},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
+    code = "import os\n{pre}\nimport anchordiv\nprint(os.environ.get('XLA_FLAGS', ''))"
+    base = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", XLA_ENV)}
 
-    assert flags() == "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    assert flags(ANCHORDIV_XLA_THREADS="4") == "intra_op_parallelism_threads=4"
-    assert flags(ANCHORDIV_XLA_THREADS="0") == ""
-    assert flags(XLA_FLAGS="--xla_cpu_multi_thread_eigen=true") == (
-        "--xla_cpu_multi_thread_eigen=true"
+    def imported(pre=""):  # a fresh interpreter: the real import path
+        run = [sys.executable, "-c", code.format(pre=pre)]
+        return subprocess.run(run, env=base, capture_output=True, text=True, check=True)
+
+    assert imported().stdout.strip() == (
+        "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     )
-    assert flags("import jax.numpy as jnp; jnp.ones(1) + 1") == ""  # backend exists: its threads
+    assert imported("import jax.numpy as jnp; jnp.ones(1) + 1").stdout.strip() == ""
+
+    def configured(**env):  # in this process, as if no backend existed yet
+        monkeypatch.setattr(xla_bridge, "backends_are_initialized", lambda: False)
+        monkeypatch.delenv("XLA_FLAGS", raising=False)
+        monkeypatch.delenv(XLA_ENV, raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        added = threads.configure_xla()
+        return added, os.environ.get("XLA_FLAGS", "")
+
+    assert configured(ANCHORDIV_XLA_THREADS="4") == (
+        "intra_op_parallelism_threads=4",
+        "intra_op_parallelism_threads=4",
+    )
+    assert configured(ANCHORDIV_XLA_THREADS="0") == (None, "")
+    mine = "--xla_cpu_multi_thread_eigen=true"
+    assert configured(XLA_FLAGS=mine) == (None, mine)
 
 
 def test_a_thread_count_that_is_not_a_number_is_an_error_naming_the_variable(monkeypatch):
