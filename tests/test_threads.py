@@ -84,6 +84,30 @@ def test_the_recipe_and_the_exact_update_run_under_the_cap(two_threads, monkeypa
     assert blas_threads_now() == {2}
 
 
+def test_a_curve_cell_runs_under_the_cap_on_its_own(two_threads, monkeypatch):
+    """Issue 25: a curve cell called outside ``adaptation_curve`` (a Dask worker runs it so, and
+    so did bench_contention) builds its models on one BLAS thread: outside the cap its 32
+    Cholesky factorisations took 2.3 s beside two busy processes against 0.05 s alone."""
+    from anchordiv.evaluation import curves
+
+    seen, cholesky = [], np.linalg.cholesky
+
+    def spy(a, *args, **kwargs):
+        seen.append(blas_threads_now())
+        return cholesky(a, *args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "cholesky", spy)
+    broad, targets = _adapt_problem()
+    rng = np.random.default_rng(1)
+    queries, gallery = rng.normal(size=(4, 6)), rng.normal(size=(30, 6))
+    models = curves._resolve(curves.DEFAULT_MODELS)
+    curves._evaluate_cell(
+        models, broad, targets, 5.0, queries, gallery, rng.random((4, 30)) < 0.3, None, None
+    )
+    assert seen and all(s == {1} for s in seen)
+    assert blas_threads_now() == {2}
+
+
 def test_results_do_not_depend_on_the_cap(two_threads, monkeypatch):
     broad, targets = _adapt_problem()
     capped = ad.adapt("gaussian", broad, targets, tau=5.0)

@@ -115,9 +115,13 @@ def test_default_chunk_scan_reuses_its_buffers():
     u, c = dv.padded_query_terms(model, unit(rng, 100, 64))
     chunk = dv.default_chunk(100, len(gallery), dim=64)
     dv.scan_top_k(model, u, c, gallery, 10, chunk=chunk)[0].block_until_ready()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    dv.scan_top_k(model, u, c, gallery, 10, chunk=chunk)[0].block_until_ready()
-    assert (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / len(gallery) < 0.02
+    faults = []
+    for _ in range(3):  # the best of three: another thread of the process (a heap trim after
+        # an earlier test's idle second, XLA's runtime) may fault pages in during one scan
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        dv.scan_top_k(model, u, c, gallery, 10, chunk=chunk)[0].block_until_ready()
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    assert min(faults) / len(gallery) < 0.02, faults
 
 
 def test_divergence_rejects_bad_input(data):

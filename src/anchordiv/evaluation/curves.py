@@ -608,6 +608,7 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
 # ---- the study ---------------------------------------------------------------------------
 
 
+@limited_blas  # a cell on a Dask worker, or called on its own, keeps the cap too
 def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, query_index, chunk):
     """Build each model on one target subset and evaluate them together: ``({name: [Q] |
     err}, prevalence [Q], {name: [(category, message), ...]})`` — the warnings each model's
