@@ -38,3 +38,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in SLOW_TIER:
             item.add_marker(pytest.mark.slow)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _forget_families_of_exec_code():
+    """A docs page or README block that registers a family of its own (``@ad.family`` on a
+    class defined in exec'd code, module ``__main__``) leaves the registry as it found it."""
+    yield
+    from anchordiv.adaptation.registry import FAMILIES
+
+    for kind in [k for k, cls in FAMILIES.items() if cls.__module__ == "__main__"]:
+        del FAMILIES[kind]

@@ -28,6 +28,9 @@ from .retrieval.metrics import auprc
 from .adaptation import (
     SVI,
     BinghamPrior,
+    Conjugate,
+    Family,
+    Projectable,
     DiagonalPrior,
     DirichletNIWPrior,
     Exact,
@@ -43,6 +46,7 @@ from .adaptation import (
     load_prior,
     save_posterior,
 )
+from .adaptation.registry import family
 from .checks.criticism import compare_priors
 from .checks.sbc import sbc
 from .checks.uncertainty import (
@@ -87,6 +91,11 @@ __all__ = [
     "SpectralPrior",
     "StructuredPrior",
     "load_prior",
+    # writing a family of one's own
+    "Family",
+    "family",
+    "Conjugate",
+    "Projectable",
     "Exact",
     "NUTS",
     "SVI",

@@ -43,7 +43,7 @@ def problem(n=8, seed=0):
 def test_log_joint_is_the_niw_density():
     broad, t = problem()
     post = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=2.0, nu0=D + 3.0)
-    kw = post.info["model_kwargs"]
+    kw = post.model_kwargs
     draws = post.draws(0, 5)
     got = log_joint(MODELS["gaussian"], t, kw, draws)
     for i in range(5):
@@ -72,7 +72,7 @@ def test_map_picks_the_constrained_density_not_the_potential_energy():
     the highest-density draw is nearer the exact joint mode than the lowest-energy one."""
     broad, t = problem()
     exact = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=2.0, nu0=D + 3.0)
-    kw = exact.info["model_kwargs"]
+    kw = exact.model_kwargs
     draws = exact.draws(0, 2000)
     sampled = Posterior(
         "gaussian",
@@ -115,13 +115,13 @@ def test_nuts_map_is_the_constrained_mode():
     flat = nuts.flat_samples()  # the old "map": the lowest potential energy
     i = int(np.argmin(np.asarray(nuts.stats["potential_energy"]).reshape(-1)))
     old = {k: v[i] for k, v in flat.items()}
-    post = with_log_density(nuts, t, model_kwargs=exact.info["model_kwargs"])
+    post = with_log_density(nuts, t, model_kwargs=exact.model_kwargs)
     new = post.params("map")
     err_old = np.abs(old["Sigma"] - mode["Sigma"]).max()
     err_new = np.abs(new["Sigma"] - mode["Sigma"]).max()
     assert err_new < 0.5 * err_old
     at_mode = log_joint(
-        MODELS["gaussian"], t, exact.info["model_kwargs"], {k: v[None] for k, v in mode.items()}
+        MODELS["gaussian"], t, exact.model_kwargs, {k: v[None] for k, v in mode.items()}
     )[0]
     assert post.stats["log_density"].max() <= at_mode
 
@@ -211,7 +211,7 @@ def test_latent_log_joint_uses_the_frame():
     rng = np.random.default_rng(2)
     broad, t = rng.normal(size=(60, 4)), rng.normal(size=(7, 4))
     post = ad.adapt("latent-gaussian", broad, t, tau=5.0, rank=2)
-    kw = post.info["model_kwargs"]
+    kw = post.model_kwargs
     draws = post.draws(0, 3)
     got = log_joint(MODELS["latent-gaussian"], t, kw, draws)
     for s in range(3):
@@ -240,7 +240,7 @@ def test_closed_form_log_joint_equals_the_model(kind, opts):
     rng = np.random.default_rng(3)
     broad, t = rng.normal(size=(80, 3)), rng.normal(size=(7, 3))
     post = ad.adapt(kind, broad, t, tau=5.0, **opts)
-    kw, draws = post.info["model_kwargs"], post.draws(0, 3)
+    kw, draws = post.model_kwargs, post.draws(0, 3)
     np.testing.assert_allclose(
         get_family(kind).log_joint(t, kw, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
     )

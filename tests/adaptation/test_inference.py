@@ -152,7 +152,7 @@ def test_the_subspace_lift_keeps_every_site_of_a_users_model():
     exact = ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=D + 5.0).update(t, tau=5.0)
     basis, rng = principal_basis(broad), np.random.default_rng(0)
     sub = exact.family_class.prior_posterior(
-        exact.family_class.project(exact.info["model_kwargs"], basis[:, :2])
+        exact.family_class.project(exact.model_kwargs, basis[:, :2])
     ).sample(rng, 8)
     samples = {
         "mu": sub["mu"][None],

@@ -120,7 +120,7 @@ def _compiles(fn) -> int:
 
 def test_refits_of_the_same_shape_reuse_one_compiled_sampler():
     from anchordiv.adaptation.chains import cache_size
-    from anchordiv.adaptation.sampling import _SAMPLERS
+    from anchordiv.adaptation.methods import NUTS_RUNNERS as _SAMPLERS
 
     broad, _ = data()
     rng = np.random.default_rng(5)

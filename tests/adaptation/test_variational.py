@@ -8,7 +8,6 @@ import optax
 import pytest
 
 import anchordiv as ad
-from anchordiv.adaptation import variational
 from helpers import compilations
 
 TAU = 5.0
@@ -198,9 +197,19 @@ def test_refit_with_same_shapes_does_not_retrace():
     assert c.count == 0
 
 
-def test_svi_runner_table_is_bounded(monkeypatch):
-    monkeypatch.setattr(variational, "MAX_RUNNERS", 2)
+def test_svi_runner_table_is_bounded_and_can_be_the_users():
+    """A user-held table keeps its own compiled steps, at most ``max_size``; the library's
+    default table is untouched by those fits."""
+    from anchordiv.adaptation import Runners
+    from anchordiv.adaptation.methods import SVI_RUNNERS
+
+    mine, held = Runners(max_size=2), len(SVI_RUNNERS)
     broad, t = data(d=3)
     for steps in (20, 22, 24):  # num_steps is part of a runner's key
-        ad.adapt("gaussian", broad, t, tau=TAU, method="svi", num_steps=steps, progress=False)
-    assert len(variational._RUNNERS) == 2
+        method = ad.SVI(num_steps=steps, progress=False, runners=mine)
+        ad.adapt("gaussian", broad, t, tau=TAU, method=method)
+    assert len(mine) == 2 and len(SVI_RUNNERS) == held
+    mine.clear()
+    assert len(mine) == 0
+    with pytest.raises(ad.AnchorDivError, match="runners: an anchordiv.adaptation.Runners"):
+        ad.SVI(runners={})

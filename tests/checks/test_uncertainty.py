@@ -238,14 +238,16 @@ def test_default_draws_scale_with_cost():
     from anchordiv.adaptation.posterior import Posterior
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 
-    def post(family):
-        return Posterior("gaussian", "exact", 1.0, "<f8", {}, family=family)
+    def post(family, kind="gaussian"):
+        return Posterior(kind, "exact", 1.0, "<f8", {}, family=family)
 
     small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
     assert default_draws(post(small)) == DEFAULT_DRAWS
     big_mix = priors.DirichletNIW(
         np.ones(4), np.zeros((4, 384)), np.ones(4), np.full(4, 400.0), np.zeros((4, 384, 384))
     )
-    assert default_draws(post(big_mix)) == 56  # 256 MiB of Σ_k draws
+    assert default_draws(post(big_mix, "mixture")) == 56  # 256 MiB of Σ_k draws
     gibbs = priors.BinghamPosterior(np.zeros((384, 384)), 133, np.zeros(384))
-    assert default_draws(post(gibbs)) == 36  # 2 chains × (28 sweeps − 10 burn-in)
+    assert (
+        default_draws(post(gibbs, "latent-gaussian")) == 36
+    )  # 2 chains × (28 sweeps − 10 burn-in)

@@ -45,11 +45,13 @@ from ..threads import limited_blas
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .density import with_log_density
-from .family import FAMILIES, Family, get_family
+from .family import FAMILIES, Conjugate, Family, Projectable, get_family
+from .likelihood import Likelihood
 from .priors.cache import frozen
 from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
+from .methods import Runners
 from .posterior import Posterior, load_posterior, save_posterior, to_model
 from .families import (
     BinghamPrior,
@@ -86,7 +88,7 @@ METHOD_OPTIONS = {name: list(options(cls())) for name, cls in METHODS.items()}
 
 @limited_blas
 def adapt(
-    kind: str,
+    kind,
     broad_anchors,
     target_anchors,
     *,
@@ -105,8 +107,9 @@ def adapt(
 
     Parameters
     ----------
-    kind : {"gaussian", "latent-gaussian", "latent-spherical", "mixture", "diagonal-gaussian", "spectral"}
-        The family (:data:`KINDS`).
+    kind : {"gaussian", "latent-gaussian", "latent-spherical", "mixture", "diagonal-gaussian", "spectral"} or type
+        The family: a registered kind (:data:`KINDS`, read when called: a family registered
+        from a user's module included) or a family class.
     broad_anchors : array_like, shape [N, d]
         Broad anchors (N ≥ 2, not all identical); may be moment points (never normalised).
     target_anchors : array_like, shape [n, d]
@@ -237,6 +240,9 @@ def adapt(
         nuts, svi: a dict (overrides/extra hyperparameters on top of the kind's prior's, passed
         where ``model`` names them) or ``f(broad [N, d']) -> dict`` built from the (possibly
         projected) broad anchors.
+    runners : Runners, optional
+        nuts, svi: the table of compiled runners to keep and reuse them in
+        (:class:`~anchordiv.adaptation.methods.Runners`; default the library's bounded one).
 
     Returns
     -------
@@ -271,8 +277,8 @@ def adapt(
     >>> fixed.info["kappa0"], fixed.info["nu0"]
     (5.0, 10.0)
     """
-    fam = get_family(kind)
-    prior_opts, method = split_options(kind, opts)
+    fam = resolve_family(kind)
+    prior_opts, method = split_options(fam, opts)
     broad, targets = check_anchors(broad_anchors, target_anchors)
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     # frozen: the recipe, the exact update and the evidence share the targets' scatter
@@ -295,11 +301,21 @@ def _with_config(kind_opts, o: dict, method) -> tuple[dict, object]:
     return {k: v for k, v in o.items() if k in kind_opts or k == "prior"}, method
 
 
-def split_options(kind: str, opts: dict) -> tuple[dict, object]:
-    """``(prior options, method object)`` from ``adapt``'s flat options; an option that does
-    not apply to the kind or to the method is an :class:`AnchorDivError` naming it."""
+def resolve_family(kind) -> type[Family]:
+    """The family class of ``kind``: a family class as it is, a kind string from the registry
+    (read live) — the one place the adaptation layer's string entry points read it."""
+    if isinstance(kind, type) and issubclass(kind, Family):
+        return kind
+    return get_family(kind)
+
+
+def split_options(kind, opts: dict) -> tuple[dict, object]:
+    """``(prior options, method object)`` from ``adapt``'s flat options (``kind``: a kind or a
+    family class); an option that does not apply to the kind or to the method is an
+    :class:`AnchorDivError` naming it."""
     o = {**COMMON, **opts}
-    kind_opts = prior_options(get_family(kind))
+    fam = resolve_family(kind)
+    kind, kind_opts = fam.kind, prior_options(fam)
     known = set(COMMON) | set(kind_opts) | {k for v in METHOD_OPTIONS.values() for k in v}
     unknown = sorted(set(o) - known)
     if unknown:
@@ -430,20 +446,19 @@ def load_prior(
 
     path = resolve_prior(path)
     card = load_card(path)
-    if card.get("type") == "prior":
+    saved = card.get("type") == "prior"
+    fam = resolve_family(card["kind"] if saved else kind)
+    if saved:
         arrays, card = read_bundle(path, verify=verify)
-        return get_family(card["kind"]).from_arrays(arrays, card["prior"])
-    if kind == "mixture":
-        raise AnchorDivError(
-            "kind: a mixture prior runs EM on the broad anchors themselves; a "
-            "saved Gaussian model only gives their mean and covariance — use "
-            "DirichletNIWPrior.from_anchors(broad)"
-        )
+        return fam.from_arrays(arrays, card["prior"])
+    needs = getattr(fam, "needs_anchors", None)
+    if needs:
+        raise AnchorDivError(f"kind: {needs}")
     broad = stand_in_anchors(load_model(path, verify=verify), card)
     t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
-    prior = get_family(kind).from_anchors(broad, t, **strengths)
+    prior = fam.from_anchors(broad, t, **strengths)
     origin = json.dumps({"path": str(Path(path)), "card": card}, default=str)
-    return dataclasses.replace(prior, origin=origin)
+    return dataclasses.replace(prior, origin=origin)  # type: ignore[type-var]
 
 
 def stand_in_anchors(model, card: dict) -> np.ndarray:
@@ -455,6 +470,10 @@ def stand_in_anchors(model, card: dict) -> np.ndarray:
 
 __all__ = [
     "BinghamPrior",
+    "Conjugate",
+    "Likelihood",
+    "Projectable",
+    "Runners",
     "DiagonalPrior",
     "DirichletNIWPrior",
     "Exact",
@@ -472,6 +491,7 @@ __all__ = [
     "StructuredPrior",
     "adapt",
     "broad_from_model",
+    "resolve_family",
     "cov_factor",
     "infer",
     "load_posterior",

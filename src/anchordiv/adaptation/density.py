@@ -23,9 +23,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import AnchorDivError
-
-#: sites of the explicit models that only parametrise another site (excluded from densities)
-AUXILIARY_SUFFIX = "_raw"
+from .likelihood import AUXILIARY_SUFFIX, Likelihood, log_joint  # noqa: F401  (re-exported)
 
 
 def gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
@@ -76,37 +74,6 @@ def log_niw(mu, sig, kw) -> np.ndarray:
     )
 
 
-def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
-    """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
-    parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
-    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
-    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself).  Evaluated
-    by an eager ``vmap`` (primitives compiled once per shape, nothing compiled per call)."""
-    import jax
-    import jax.numpy as jnp
-    from numpyro import handlers
-
-    t = jnp.asarray(targets)
-    params = {k: jnp.asarray(v) for k, v in draws.items()}
-    if "U" in params:
-        params["U" + AUXILIARY_SUFFIX] = params["U"]
-
-    def one(p):
-        tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
-            t, **kwargs
-        )
-        total = 0.0
-        for name, site in tr.items():
-            if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
-                continue
-            lp = site["fn"].log_prob(site["value"])
-            total = total + jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
-        return total
-
-    # eager vmap, not a jit of this call's closure: a fresh jit compiled on every fit
-    return np.asarray(jax.vmap(one)(params), np.float64)
-
-
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
     """Copy of a sampled posterior with the log joint density of each draw.
 
@@ -124,21 +91,22 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     model : callable, optional
         A user's NumPyro model (default: the kind's).
     model_kwargs : dict, optional
-        Its hyperparameters (default ``post.info["model_kwargs"]``).
+        Its hyperparameters (default ``post.model_kwargs``).
 
     Returns
     -------
     Posterior
         The copy with ``stats["log_density"]``.
     """
-    kwargs = model_kwargs if model_kwargs is not None else post.info.get("model_kwargs")
+    kwargs = model_kwargs if model_kwargs is not None else post.model_kwargs
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
     shape = next(iter(post.samples.values())).shape[:2]
     flat = post.flat_samples()
     if model is None:
         flat = {k: v for k, v in flat.items() if k in post.family_class.sites}
-        lp = post.family_class.log_joint(np.asarray(targets, np.float64), kwargs, flat)
+        lik = Likelihood(post.family_class, kwargs, post.fixed, int(post.info["d"]))
+        lp = lik.log_joint(np.asarray(targets, np.float64), flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)
     return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp.reshape(shape)})

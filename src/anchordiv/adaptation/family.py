@@ -39,6 +39,8 @@ import numpy as np
 
 from ..errors import AnchorDivError
 from .inference import Exact, infer
+from .capabilities import Conjugate, Projectable, is_conjugate, no_subspace  # noqa: F401
+from .likelihood import Likelihood
 from .registry import FAMILIES, POSTERIOR_CLASSES, family, get_family
 from ..threads import limited_blas
 
@@ -92,7 +94,6 @@ class Family(abc.ABC):
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
     dims: ClassVar[dict[str, list[str]]] = {}
     model: ClassVar[Callable]
-    exact_update: ClassVar[bool] = True
     joint_mode: ClassVar[str] = "joint mode of (μ, Σ) of the full-d model"
     #: measured calibration of approximate exact draws (SBC), for the InferenceData attributes;
     #: None where the exact draws are the Bayes posterior
@@ -131,11 +132,6 @@ class Family(abc.ABC):
         chosen from them (empirical Bayes)."""
 
     @abc.abstractmethod
-    def exact(self, targets: np.ndarray) -> tuple[object, dict, dict]:
-        """The conjugate update: ``(posterior parameters, info, fixed)`` given ``targets [n,
-        d]``; ``info["model_kwargs"]`` are the explicit model's hyperparameters for them."""
-
-    @abc.abstractmethod
     def isotropic(self) -> "Family":
         """The control: the same strengths, the covariance information replaced by an isotropic
         one of the same trace."""
@@ -147,7 +143,19 @@ class Family(abc.ABC):
 
     @property
     def dim(self) -> int:
-        raise NotImplementedError
+        """The embedding dimension: the last axis of the first array field."""
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if np.ndim(v) >= 1:
+                return int(np.shape(v)[-1])
+        raise AnchorDivError(f"dim: the {self.kind} prior has no array field to read d from")
+
+    def model_inputs(self, targets: np.ndarray) -> tuple[dict, dict, dict]:
+        """``(model_kwargs, info, fixed)`` that NUTS and SVI run :attr:`model` with given
+        ``targets [n, d]`` — no conjugate update: by default the prior's own
+        :meth:`prior_kwargs`, no info, :meth:`predictive_fixed`.  Families whose model's
+        hyperparameters are fitted to the targets (the latent kinds) override it."""
+        return self.prior_kwargs(), {}, self.predictive_fixed()
 
     def update(self, targets, *, tau: float | None = None, normalize: bool = False):
         """The exact posterior given target anchors (``ad.infer(self, targets, ad.Exact())``).
@@ -179,15 +187,18 @@ class Family(abc.ABC):
             f"log_marginal: the {self.kind} prior has no closed-form marginal likelihood"
         )
 
+    def likelihood(self) -> Likelihood:
+        """The targets' likelihood under :attr:`model` at the prior's hyperparameters."""
+        return Likelihood(type(self), self.prior_kwargs(), self.predictive_fixed(), self.dim)
+
     def sample(self, key, n: int) -> dict[str, np.ndarray]:
         """``n`` prior draws ``{site: [n, ...]}``; ``key`` a JAX PRNG key or an int seed."""
-        return self.prior_posterior(self.prior_kwargs()).sample(as_rng(key), n)
+        return self.likelihood().prior_draws(as_rng(key), n)
 
     def prior_predictive(self, key, n_draws: int, n_anchors: int) -> np.ndarray:
         """Anchors simulated from the prior ``[n_draws, n_anchors, d]``."""
-        rng = as_rng(key)
-        draws = self.prior_posterior(self.prior_kwargs()).sample(rng, n_draws)
-        return type(self).predictive(draws, n_anchors, self.predictive_fixed(), rng)
+        rng, lik = as_rng(key), self.likelihood()
+        return lik.sample(lik.prior_draws(rng, n_draws), n_anchors, rng)
 
     def predictive_fixed(self) -> dict:
         """The ``fixed`` arrays :meth:`predictive` needs for prior-predictive anchors."""
@@ -250,7 +261,7 @@ class Family(abc.ABC):
         kw.update({k: (v.item() if np.ndim(v) == 0 else v) for k, v in arrays.items()})
         return cls(**kw)
 
-    # ---- per kind: parameters -> anchor models, summaries, densities -------------------------
+    # ---- per kind: parameters -> anchor models, summaries ------------------------------------
     @classmethod
     def chain_draws(cls, params, rng, chains: int, n: int) -> dict[str, np.ndarray]:
         """Draws ``{site: [chains, n, ...]}`` of exact posterior (or prior) parameters as
@@ -271,41 +282,6 @@ class Family(abc.ABC):
             i = int(np.argmax(lp))
             return {k: v[i] for k, v in s.items()}
         return {k: v.mean(0) for k, v in s.items()}
-
-    @classmethod
-    @abc.abstractmethod
-    def log_likelihood(cls, draws: dict, targets: np.ndarray, fixed: dict) -> np.ndarray:
-        """Pointwise ``log p(t_i | θ_s)`` ``[S, n]``."""
-
-    @classmethod
-    @abc.abstractmethod
-    def predictive(cls, draws: dict, n: int, fixed: dict, rng) -> np.ndarray:
-        """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
-
-    @classmethod
-    @abc.abstractmethod
-    def log_joint(cls, targets: np.ndarray, kwargs: dict, draws: dict) -> np.ndarray:
-        """Closed-form ``log p(θ_s, targets)`` ``[S]`` of :attr:`model` (up to a constant)."""
-
-    @classmethod
-    @abc.abstractmethod
-    def prior_posterior(cls, kwargs: dict):
-        """The model's prior as an exact posterior-parameter object (``sample``, ``mean``)
-        from :attr:`model`'s keyword arguments."""
-
-    # ---- per kind: subspace inference --------------------------------------------------------
-    @classmethod
-    @abc.abstractmethod
-    def project(cls, kwargs: dict, u: np.ndarray) -> dict:
-        """:attr:`model`'s hyperparameters in the basis ``u [d, r]``."""
-
-    @classmethod
-    @abc.abstractmethod
-    def lift(
-        cls, ps: list[dict], completion, basis: np.ndarray, r: int, *, which: str = "mean", rng=None
-    ) -> list[dict]:
-        """Full-d parameters of :attr:`sites` from subspace ones (points, or draws with
-        ``rng``); ``completion`` is the exact full-d posterior of the default prior."""
 
     # ---- per kind: checks --------------------------------------------------------------------
     @classmethod
@@ -344,10 +320,24 @@ class Family(abc.ABC):
         return {f"w·{site}": functional(site) for site in cls.sites}
 
     @classmethod
-    @abc.abstractmethod
     def quantities(cls, draws: dict, ref: dict) -> dict[str, np.ndarray]:
         """Interpretable quantities ``{name: [chains, draws, ...]}`` of draws against the
-        point summary ``ref`` (ArviZ's posterior group; extra dims in :attr:`dims`)."""
+        point summary ``ref`` (ArviZ's posterior group; extra dims in :attr:`dims`).  By
+        default, per site of :attr:`sites`: a scalar site as it is; an array site's norm
+        (``<site>_norm``) and its cosine to the point summary (``<site>_cosine``)."""
+        out = {}
+        for site in cls.sites:
+            x = np.asarray(draws[site], np.float64)
+            lead = x.shape[:2]
+            if x.ndim == 2:
+                out[site] = x
+                continue
+            flat = x.reshape(lead + (-1,))
+            r = np.asarray(ref[site], np.float64).reshape(-1)
+            norm = np.linalg.norm(flat, axis=-1)
+            out[f"{site}_norm"] = norm
+            out[f"{site}_cosine"] = flat @ r / np.maximum(norm * np.linalg.norm(r), 1e-300)
+        return out
 
     @classmethod
     def exact_descriptions(cls) -> dict[str, str]:
@@ -474,30 +464,17 @@ def as_rng(key) -> np.random.Generator:
     return np.random.default_rng([int(x) for x in data.reshape(-1)])
 
 
-class FullDimensional:
-    """Mixin (listed before :class:`Family`) of a family that never runs under ``subspace=``:
-    :meth:`~Family.project` and :meth:`~Family.lift` raise ``"subspace: " +``
-    :attr:`no_subspace`, the reason in words."""
-
-    no_subspace: ClassVar[str]
-
-    @classmethod
-    def project(cls, kwargs: dict, u: np.ndarray) -> dict:
-        raise AnchorDivError(f"subspace: {cls.no_subspace}")
-
-    @classmethod
-    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
-        cls.project({}, basis)
-
-
 __all__ = [
     "FAMILIES",
     "Family",
-    "FullDimensional",
+    "Conjugate",
+    "Projectable",
     "POSTERIOR_CLASSES",
     "as_rng",
     "check_prior_mode",
     "family",
     "get_family",
+    "is_conjugate",
     "isotropic_like",
+    "no_subspace",
 ]

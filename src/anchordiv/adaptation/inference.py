@@ -40,6 +40,7 @@ from .model import check_sites, kept_sites, problem, run_dtype
 from .posterior import Posterior
 from .priors.cache import frozen
 from .registry import is_prior
+from .capabilities import Projectable, is_conjugate, no_subspace
 from .sampling import run_nuts
 from .subspace import check_rank, principal_basis
 from .variational import run_svi
@@ -132,11 +133,11 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
     given = prior
     t = frozen(t)  # the update and the evidence share one scatter (priors.cache.derived)
     prior, method = prior.prepare(method, broad)
-    params, info, fixed = prior.exact(t)
+    params, kwargs, info, fixed = model_inputs(prior, t, method)
     info.update(
         kind=prior.kind,
         method=method.name,
-        prior=prior.prior,
+        prior=getattr(prior, "prior", "broad"),
         d=prior.dim,
         n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
         n_targets=len(t),
@@ -154,10 +155,33 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
         family=params,
         fixed={**fixed, "targets": t},
         prior=given,
+        model_kwargs=kwargs,
     )
     if isinstance(method, Exact):
         return post
     return run_sampler(post, broad, t, method)
+
+
+def model_inputs(prior, t: np.ndarray, method) -> tuple[object, dict, dict, dict]:
+    """``(exact posterior parameters or None, model kwargs, info, fixed)`` of ``prior`` given
+    ``t [n, d]``.  The conjugate update runs only where its result is used: ``Exact``, the
+    geometry outside a ``subspace=`` run, and the posterior mean a delta guide reports; NUTS and
+    SVI otherwise take the model's inputs alone (:meth:`Family.model_inputs`)."""
+    exact = isinstance(method, Exact)
+    if exact and not is_conjugate(prior):
+        raise AnchorDivError(
+            f"method: the {prior.kind} prior has no closed-form update "
+            f"(anchordiv.adaptation.family.Conjugate); use ad.NUTS(...) or ad.SVI(...)"
+        )
+    if not exact:
+        delta = method.name == "svi" and method.guide == "delta" and method.model is None
+        exact = is_conjugate(prior) and (method.subspace is not None or delta)
+    if not exact:
+        kwargs, info, fixed = prior.model_inputs(t)
+        return None, kwargs, dict(info), fixed
+    params, info, fixed = prior.exact(t)
+    kwargs = info.pop("model_kwargs", None)
+    return params, prior.prior_kwargs() if kwargs is None else kwargs, info, fixed
 
 
 def check_targets(targets, d: int) -> np.ndarray:
@@ -216,7 +240,7 @@ def run_sampler(
         ``x64`` without JAX's float64 mode, or a missing ``broad``.
     """
     run_dtype(o.x64)  # float64 asked for but not enabled: a clear error
-    base = post.info["model_kwargs"]
+    base = post.model_kwargs or {}
     if o.model is not None:  # a user's model: the default prior's choices are not its
         post = dataclasses.replace(post, info=user_model_info(post.info))
     fam = post.family_class
@@ -227,6 +251,8 @@ def run_sampler(
             f"infer(prior, targets, method, broad=broad)"
         )
     if o.subspace is not None:
+        if not issubclass(fam, Projectable):
+            raise AnchorDivError(f"subspace: {no_subspace(fam)}")
         r = check_rank(o.subspace, post.info["d"], len(broad), post.kind, post.info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]

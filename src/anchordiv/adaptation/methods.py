@@ -7,6 +7,7 @@ name the configuration it takes."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 from typing import Callable, ClassVar
@@ -52,6 +53,78 @@ def config(cls):
 
     cls.__init__ = __init__
     return cls
+
+
+class Runners:
+    """Compiled NUTS chain runners and SVI step functions, kept by what they were compiled for
+    (model, static keywords, settings, argument shapes); the least recently used is dropped
+    first beyond ``max_size``.
+
+    The library keeps one bounded table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`);
+    hold your own to keep a study's compiled programs apart, size or clear them::
+
+        mine = ad.adaptation.Runners(max_size=2)
+        post = ad.infer(prior, targets, ad.NUTS(runners=mine))
+        len(mine), mine.clear()
+
+    Parameters
+    ----------
+    max_size : int, default 8
+        How many compiled runners to keep (≥ 1).
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import Runners
+    >>> r = Runners(max_size=2)
+    >>> r.get("a", lambda: 1), r.get("a", lambda: 2), len(r)
+    (1, 1, 1)
+    >>> r
+    Runners(1 of 2)
+    """
+
+    def __init__(self, max_size: int = 8):
+        self.max_size = integer("max_size", max_size, low=1)
+        self._table: collections.OrderedDict = collections.OrderedDict()
+
+    def get(self, key, build: Callable):
+        """The runner kept under ``key`` (marked most recently used), else ``build()`` kept
+        under it; ``key`` None: ``build()``, not kept (an unhashable setting, e.g. a custom
+        init strategy object)."""
+        if key is None:
+            return build()
+        if key in self._table:
+            self._table.move_to_end(key)
+            return self._table[key]
+        out = self._table[key] = build()
+        while len(self._table) > self.max_size:
+            self._table.popitem(last=False)
+        return out
+
+    def __contains__(self, key) -> bool:
+        return key in self._table
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def clear(self) -> None:
+        """Drop every kept runner (their compiled programs are freed with them)."""
+        self._table.clear()
+
+    def __repr__(self) -> str:
+        return f"Runners({len(self)} of {self.max_size})"
+
+
+#: the default tables of compiled NUTS runners and SVI steps (``runners=None``)
+NUTS_RUNNERS = Runners(8)
+SVI_RUNNERS = Runners(8)
+
+
+def _runners(r):
+    if r is not None and not isinstance(r, Runners):
+        raise AnchorDivError(
+            f"runners: an anchordiv.adaptation.Runners (or None for the library's table), "
+            f"got {type(r).__name__}"
+        )
 
 
 def _subspace(r):
@@ -131,6 +204,9 @@ class NUTS:
         Its hyperparameters, or ``f(broad [N, d']) -> dict``.
     x64 : bool, default False
         Run in float64 (needs JAX's float64 mode on).
+    runners : Runners, optional
+        Where the compiled chain runner is kept and looked up (default the library's bounded
+        table :data:`NUTS_RUNNERS`); ``post.raw`` is the runner.
 
     Raises
     ------
@@ -162,6 +238,7 @@ class NUTS:
     model: Callable | None = None
     model_kwargs: object = None
     x64: bool = False
+    runners: Runners | None = None
 
     name: ClassVar[str] = "nuts"
 
@@ -177,6 +254,7 @@ class NUTS:
         _init(self.init_strategy)
         _subspace(self.subspace)
         _model(self.model, self.model_kwargs)
+        _runners(self.runners)
 
 
 @config
@@ -221,6 +299,8 @@ class SVI:
         As for :class:`NUTS`.
     x64 : bool, default False
         As for :class:`NUTS`.
+    runners : Runners, optional
+        Where the compiled step function is kept (default :data:`SVI_RUNNERS`).
 
     Raises
     ------
@@ -250,6 +330,7 @@ class SVI:
     model: Callable | None = None
     model_kwargs: object = None
     x64: bool = False
+    runners: Runners | None = None
 
     name: ClassVar[str] = "svi"
 
@@ -272,6 +353,7 @@ class SVI:
         _init(self.init_strategy)
         _subspace(self.subspace)
         _model(self.model, self.model_kwargs)
+        _runners(self.runners)
 
 
 METHODS = {"exact": Exact, "nuts": NUTS, "svi": SVI}
@@ -283,6 +365,9 @@ def options(method) -> dict:
 
 
 __all__ = [
+    "NUTS_RUNNERS",
+    "Runners",
+    "SVI_RUNNERS",
     "CHAIN_METHODS",
     "Exact",
     "GUIDES",

@@ -83,7 +83,7 @@ def posterior_chains(
     post, rng: np.random.Generator, chains: int, per_chain: int
 ) -> dict[str, np.ndarray]:
     """``{site: [chains, per_chain, ...]}`` from independent Gibbs chains of an exact mixture
-    posterior (its prior ``info["model_kwargs"]``, targets ``fixed["targets"]``)."""
+    posterior (its prior ``post.model_kwargs``, targets ``fixed["targets"]``)."""
     targets = np.asarray(post.fixed["targets"], np.float64)
     prior, z0 = _prior(prior_kwargs(post)), _start(post, targets)
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
@@ -96,28 +96,14 @@ def posterior_draws(post, rng: np.random.Generator, n: int) -> dict[str, np.ndar
 
 
 def prior_kwargs(post) -> dict | None:
-    """The Dirichlet–NIW prior's hyperparameters of ``post``: from the prior object it carries
-    (what a saved and loaded posterior keeps), else ``info["model_kwargs"]``."""
-    if post.prior is not None and hasattr(post.prior, "prior_kwargs"):
-        return post.prior.prior_kwargs()
-    return post.info.get("model_kwargs")
-
-
-def applies(post) -> bool:
-    """Whether ``post`` is an exact mixture posterior whose draws come from here."""
-    return (
-        post.kind == "mixture"
-        and post.family is not None
-        and post.subspace is None
-        and "targets" in post.fixed
-        and prior_kwargs(post) is not None
-    )
+    """The Dirichlet–NIW prior's hyperparameters of ``post`` (its model's keyword arguments,
+    saved with it)."""
+    return post.model_kwargs
 
 
 __all__ = [
     "BURN_IN",
     "THIN",
-    "applies",
     "gibbs_chain",
     "posterior_chains",
     "posterior_draws",

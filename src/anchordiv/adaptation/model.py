@@ -2,7 +2,7 @@
 hyperparameters, init strategy, site checks and the translation of numerical failures into
 :class:`~anchordiv.errors.AnchorDivError` (never a raw NumPyro traceback).
 
-Hyperparameters: the kind's prior (``post.info["model_kwargs"]``, set by the exact update) plus
+Hyperparameters: the kind's prior (``post.model_kwargs``: :meth:`Family.model_inputs`, or the exact update where it runs) plus
 ``model_kwargs``; a *callable* ``model_kwargs(broad [N, d']) -> dict`` builds them from the broad
 anchors instead (so the same prior builder serves full-d and ``subspace=`` runs).  A custom model
 receives only the keywords its signature names (all of them if it takes ``**kwargs``).  A model

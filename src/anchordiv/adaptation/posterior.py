@@ -21,6 +21,7 @@ from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
+from .likelihood import Likelihood
 from .registry import POSTERIOR_CLASSES, get_family
 
 
@@ -61,6 +62,10 @@ class Posterior:
         geometry outside the subspace (:mod:`.subspace`).
     prior : Family, optional
         The prior object (:mod:`.family`).
+    model_kwargs : dict, optional
+        The keyword arguments the family's NumPyro model ran with (or would run with) for these
+        targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
+        posterior, so a loaded one draws, scores and checks exactly as the fitted one.
     raw : object, optional
         The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
 
@@ -92,6 +97,7 @@ class Posterior:
     elbo: np.ndarray | None = None
     completion: object = None
     prior: object = None
+    model_kwargs: dict | None = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
@@ -145,6 +151,22 @@ class Posterior:
         if self.prior is not None and getattr(self.prior, "kind", None) == self.kind:
             return type(self.prior)
         return get_family(self.kind)
+
+    def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (``Family.exact_chains``: the mixture's Gibbs chains, which sample the
+        assignments too), or None where the family has none (its parameters' ``sample``
+        serves) or the posterior lacks what it needs (targets, model keywords; subspace runs)."""
+        own = getattr(self.family_class, "exact_chains", None)
+        ready = self.subspace is None and "targets" in self.fixed and self.model_kwargs is not None
+        if own is None or self.family is None or not ready:
+            return None
+        return own(self, rng, chains, per_chain)
+
+    def likelihood(self) -> Likelihood:
+        """The targets' likelihood under the family's model at this posterior's
+        :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
+        return Likelihood(self.family_class, self.model_kwargs, self.fixed, int(self.info["d"]))
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
         """Full-d parameters from a subspace run's parameter sets ``ps`` (points, or draws with
@@ -221,10 +243,9 @@ class Posterior:
         n = integer("n", n, low=1)
         rng = np.random.default_rng(seed)
         if self.family is not None:
-            from . import mixture_gibbs  # mixture: the assignments are sampled too
-
-            if mixture_gibbs.applies(self):
-                return mixture_gibbs.posterior_draws(self, rng, n)
+            chains = self.exact_chains(rng, 1, n)
+            if chains is not None:
+                return {k: v[0] for k, v in chains.items()}
             return self.family.sample(rng, n)  # type: ignore[attr-defined]
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))
@@ -323,7 +344,8 @@ class Posterior:
         if self.prior is not None:
             prior_arrays, prior_meta = self.prior.to_arrays()  # type: ignore[attr-defined]
             arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
-        info = {k: v for k, v in self.info.items() if k != "model_kwargs"}
+        arrays.update({f"model_kwargs.{k}": np.asarray(v) for k, v in self.kwargs_arrays().items()})
+        info = self.info
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
         meta = {
             "type": "posterior",
@@ -334,10 +356,25 @@ class Posterior:
             "dim": info.get("d"),
             "info": info,
             "family": name(self.family),
+            "family_module": type(self.family).__module__ if self.family is not None else None,
             "completion": name(self.completion),
             "prior": prior_meta,
+            "model_kwargs": self.model_kwargs is not None,
         }
         return arrays, meta
+
+    def kwargs_arrays(self) -> dict:
+        """:attr:`model_kwargs` as saved: every value an array or a scalar (a model keyword that
+        is neither cannot be saved: an error names it)."""
+        out = {}
+        for k, v in (self.model_kwargs or {}).items():
+            if not (np.isscalar(v) or hasattr(v, "shape")):
+                raise AnchorDivError(
+                    f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
+                    f"scalars are saved"
+                )
+            out[k] = v
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict, card: dict) -> "Posterior":
@@ -356,7 +393,7 @@ class Posterior:
             card["tau"],
             card["dtype"],
             card["info"],
-            family=_params(arrays, "family.", card["family"]),
+            family=_params(arrays, "family.", card["family"], card.get("family_module")),
             samples=_group(arrays, "samples.") or None,
             stats=_group(arrays, "stats.") or None,
             fixed=_group(arrays, "fixed."),
@@ -364,6 +401,9 @@ class Posterior:
             elbo=arrays.get("elbo"),
             completion=_params(arrays, "completion.", card.get("completion")),
             prior=prior,
+            model_kwargs=_scalars(_group(arrays, "model_kwargs."))
+            if card.get("model_kwargs")
+            else None,
         )
 
 
@@ -378,11 +418,27 @@ def _group(arrays: dict, prefix: str) -> dict:
     return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
-def _params(arrays: dict, prefix: str, name: str | None):
+def _scalars(group: dict) -> dict:
+    """0-d arrays back to Python scalars (ints, floats, strings stay what they were)."""
+    return {k: (v.item() if v.ndim == 0 else v) for k, v in group.items()}
+
+
+def _params(arrays: dict, prefix: str, name: str | None, module: str | None = None):
+    """The exact-posterior object saved under ``prefix``: its class from the registry's
+    ``posterior_types``, else by name from the module it was defined in (a user's family)."""
     if not name:
         return None
-    fields = {k: (v.item() if v.ndim == 0 else v) for k, v in _group(arrays, prefix).items()}
-    return POSTERIOR_CLASSES[name](**fields)
+    cls = POSTERIOR_CLASSES.get(name)
+    if cls is None and module:
+        import importlib
+
+        cls = getattr(importlib.import_module(module), name, None)
+    if cls is None:
+        raise AnchorDivError(
+            f"load: the exact-posterior class {name!r} is not known; import the module "
+            f"that defines its family first"
+        )
+    return cls(**_scalars(_group(arrays, prefix)))
 
 
 def load_posterior(path, *, verify: bool = True) -> Posterior:

@@ -25,7 +25,31 @@ PARAMETER_FAMILIES: dict[type, type[Any]] = {}
 @dataclass_transform(frozen_default=True, eq_default=False)
 def family(kind: str):
     """Class decorator: frozen dataclass + JAX pytree (array and number fields are leaves,
-    ``str``/``bool``/``None``-typed fields static) + registry entry under ``kind``."""
+    ``static_fields`` static) + registry entry under ``kind``.
+
+    Parameters
+    ----------
+    kind : str
+        The kind the family is registered under (``ad.adapt(kind, ...)``, the CLI, saved
+        priors and posteriors name it).
+
+    Returns
+    -------
+    callable
+        The decorator: takes a :class:`~anchordiv.adaptation.family.Family` subclass and
+        returns it as a registered frozen dataclass.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @ad.family("doc-example")
+    ... class Example(ad.Family):
+    ...     mu0: np.ndarray
+    >>> Example.kind, dataclasses.is_dataclass(Example)
+    ('doc-example', True)
+    >>> from anchordiv.adaptation.registry import FAMILIES
+    >>> _ = FAMILIES.pop("doc-example")
+    """
 
     def wrap(cls):
         cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)  # Family.__repr__

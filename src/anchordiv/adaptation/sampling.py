@@ -9,7 +9,9 @@ own parameters reach ``az.summary``).
 
 Compiled samplers are reused: one :class:`~.chains.Chains` runner (targets and float/array
 hyperparameters are traced arguments) per model, static keywords, sampler settings and argument
-shapes, kept in a least-recently-used table of :data:`MAX_SAMPLERS` entries — repeated
+shapes, kept in a least-recently-used :class:`~.methods.Runners` table (the library's
+:data:`~.methods.NUTS_RUNNERS` of :data:`MAX_SAMPLERS` entries, or the user's own:
+``ad.NUTS(runners=...)``) — repeated
 ``adapt(method="nuts")`` calls on new targets of the same shape compile nothing, and a long loop
 does not grow memory.  A custom ``init_strategy`` object is not hashable by value: such runs
 build a fresh runner; ``chain_method="parallel"`` uses NumPyro's ``MCMC`` (one device per
@@ -19,7 +21,6 @@ or the ``MCMC`` object.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 from typing import TYPE_CHECKING
@@ -29,17 +30,17 @@ import numpy as np
 
 from ..errors import AnchorDivError
 from . import points as summaries
-from .methods import CHAIN_METHODS, NUTS
+from .methods import CHAIN_METHODS, NUTS, NUTS_RUNNERS
 from .model import Problem, failure, guard, init_strategy
+from .likelihood import Likelihood
 from .posterior import Posterior
 
 if TYPE_CHECKING:  # at run time imported lazily, where it is used
     from .chains import Chains
 
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
-#: compiled samplers kept (least recently used dropped first)
-MAX_SAMPLERS = 8
-_SAMPLERS: collections.OrderedDict = collections.OrderedDict()
+#: compiled samplers kept by default (least recently used dropped first)
+MAX_SAMPLERS = NUTS_RUNNERS.max_size
 
 
 def _shapes(tree: dict) -> tuple:
@@ -93,25 +94,27 @@ def sampler(prob: Problem, o: NUTS, counts: dict) -> tuple[Chains, dict, bool]:
             jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args),
             _shapes(dyn),
         )
-        if key in _SAMPLERS:
-            _SAMPLERS.move_to_end(key)
-            return _SAMPLERS[key], dyn, False
-    model = functools.partial(prob.model, **dict(static)) if static else prob.model
-    kernel = NUTS(
-        model,
-        init_strategy=init_strategy(o.init_strategy),
-        dense_mass=settings[0],
-        target_accept_prob=settings[1],
-        max_tree_depth=settings[2],
-    )
-    runner = Chains(
-        kernel, counts["num_warmup"], counts["num_samples"], counts["num_chains"], o.chain_method
-    )
-    if key is not None:
-        _SAMPLERS[key] = runner
-        while len(_SAMPLERS) > MAX_SAMPLERS:
-            _SAMPLERS.popitem(last=False)
-    return runner, dyn, True
+    table = o.runners if o.runners is not None else NUTS_RUNNERS
+    fresh = key is None or key not in table
+
+    def build():
+        model = functools.partial(prob.model, **dict(static)) if static else prob.model
+        kernel = NUTS(
+            model,
+            init_strategy=init_strategy(o.init_strategy),
+            dense_mass=settings[0],
+            target_accept_prob=settings[1],
+            max_tree_depth=settings[2],
+        )
+        return Chains(
+            kernel,
+            counts["num_warmup"],
+            counts["num_samples"],
+            counts["num_chains"],
+            o.chain_method,
+        )
+
+    return table.get(key, build), dyn, fresh
 
 
 def run_mcmc(prob: Problem, o: NUTS, counts: dict, seed: int):
@@ -309,7 +312,8 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
         k: np.asarray(v, np.float64) if hasattr(v, "shape") else v for k, v in prob.kwargs.items()
     }
     fam = post.family_class
-    lp = fam.log_joint(np.asarray(prob.targets, np.float64), kwargs, flat) + (
+    lik = Likelihood(fam, kwargs, post.fixed, int(post.info["d"]))
+    lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat) + (
         summaries.joint_correction(fam, flat, int(post.info["d"]))
     )
     i = int(np.argmax(lp))

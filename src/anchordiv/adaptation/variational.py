@@ -27,7 +27,6 @@ the loss trace (``post.elbo``, ``post.plot_elbo``).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import warnings
 
@@ -38,7 +37,7 @@ from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
-from .methods import GUIDES, SVI
+from .methods import GUIDES, SVI, SVI_RUNNERS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
@@ -197,16 +196,15 @@ def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
     return dyn, tuple(sorted(static, key=lambda kv: kv[0]))
 
 
-#: compiled SVI runners kept (least recently used dropped first)
-MAX_RUNNERS = 8
-#: compiled SVI runners by (model, guide, optimiser settings, static keywords)
-_RUNNERS: collections.OrderedDict = collections.OrderedDict()
+#: compiled SVI runners kept by default (least recently used dropped first)
+MAX_RUNNERS = SVI_RUNNERS.max_size
 
 
 def runner(prob: Problem, o: SVI, static: tuple):
     """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
     steps — cached when guide, optimiser and init strategy are given by name/number, in a
-    least-recently-used table of :data:`MAX_RUNNERS` (a long loop of fits does not grow)."""
+    least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
+    :data:`~.methods.SVI_RUNNERS` of :data:`MAX_RUNNERS`: a long loop of fits does not grow)."""
     from numpyro.infer import SVI, Trace_ELBO
 
     key = None
@@ -223,30 +221,21 @@ def runner(prob: Problem, o: SVI, static: tuple):
             static,
             str(prob.targets.dtype),
         )
-        if key in _RUNNERS:
-            _RUNNERS.move_to_end(key)
-            return _RUNNERS[key]
-    guide = make_guide(o.guide, prob.model, init_strategy(o.init_strategy), o.guide_rank)
-    optimizer = make_optimizer(o.optimizer, o.learning_rate, int(o.num_steps), o.lr_decay)
-    svi = SVI(
-        prob.model,
-        guide,
-        optimizer,
-        Trace_ELBO(num_particles=o.num_particles),
-    )
-    kw = dict(static)
 
-    def chunk(n, state, targets, dyn):
-        return jax.lax.scan(
-            lambda st, _: svi.update(st, targets, **dyn, **kw), state, None, length=n
-        )
+    def build():
+        guide = make_guide(o.guide, prob.model, init_strategy(o.init_strategy), o.guide_rank)
+        optimizer = make_optimizer(o.optimizer, o.learning_rate, int(o.num_steps), o.lr_decay)
+        svi = SVI(prob.model, guide, optimizer, Trace_ELBO(num_particles=o.num_particles))
+        kw = dict(static)
 
-    out = (svi, jax.jit(chunk, static_argnums=0))
-    if key is not None:
-        _RUNNERS[key] = out
-        while len(_RUNNERS) > MAX_RUNNERS:
-            _RUNNERS.popitem(last=False)
-    return out
+        def chunk(n, state, targets, dyn):
+            return jax.lax.scan(
+                lambda st, _: svi.update(st, targets, **dyn, **kw), state, None, length=n
+            )
+
+        return svi, jax.jit(chunk, static_argnums=0)
+
+    return (o.runners if o.runners is not None else SVI_RUNNERS).get(key, build)
 
 
 def param_snapshot(svi, state) -> dict[str, np.ndarray]:

@@ -259,7 +259,7 @@ def has_closed_form(post) -> bool:
     return (
         post.kind == "gaussian"
         and not post.info.get("custom_model")
-        and post.info.get("model_kwargs") is not None
+        and post.model_kwargs is not None
     )
 
 
@@ -284,7 +284,7 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
             "exact",
             "closed-form Student-t predictive; data-chosen strengths re-chosen on every T₋ᵢ",
         )
-    kw = post.info["model_kwargs"]
+    kw = post.model_kwargs
     prior = NIW(
         np.asarray(kw["mu0"], np.float64),
         float(kw["kappa0"]),
@@ -352,7 +352,7 @@ def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
     draws, lw = guide_log_weights(post, num, seed)
     if post.subspace is not None:
         draws = post.lift_draws(draws, np.random.default_rng(seed))
-    return post.family_class.log_likelihood(draws, targets, post.fixed), lw
+    return post.likelihood().log_density(draws, targets), lw
 
 
 def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
@@ -410,7 +410,7 @@ def kfold_loo(
     for test in parts:
         fold = _fit(kind, recipe, np.delete(targets, test, axis=0), tau)
         draws = fold.draws(seed, num_draws or default_draws(fold))
-        ll = fold.family_class.log_likelihood(draws, targets[test], fold.fixed)  # [S, m]
+        ll = fold.likelihood().log_density(draws, targets[test])  # [S, m]
         out[test] = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
     return Estimate(out, "kfold", f"{k}-fold refits ({why})")
 

@@ -21,13 +21,15 @@ thin-th draw (thin to about the autocorrelation time).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import scipy.stats
 from ..progress import tqdm
 
-from ..adaptation.family import get_family
+from ..adaptation.family import get_family, is_conjugate
+from ..adaptation.inference import NUTS, Exact, model_inputs
+from ..adaptation.likelihood import Likelihood
 from ..errors import AnchorDivError, integer
 from ..threads import limited_blas
 
@@ -355,8 +357,12 @@ def _structured():
     return StructuredPrior
 
 
+#: the method configuration whose model inputs an SBC problem simulates from
+_METHOD = {"exact": Exact(), "nuts": NUTS(), "svi": NUTS()}
+
+
 def library_problem(
-    kind: str,
+    kind,
     *,
     method: str = "exact",
     d: int = 3,
@@ -375,13 +381,13 @@ def library_problem(
     would make the prior depend on the data), built once; the simulator is the kind's
     likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
     mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
-    near-independence.  Families without an exact update (``Family.exact_update`` False:
+    near-independence.  Families without an exact update (no :class:`~anchordiv.adaptation.family.Conjugate` capability:
     spectral) run NUTS and SVI only.
 
     Parameters
     ----------
-    kind : str
-        The family.
+    kind : str or type
+        The family: a registered kind or a family class (a user's included).
     method : {"exact", "nuts", "svi"}, default "exact"
         ``"exact"``: the conjugate update's draws; ``"nuts"``: the kind's explicit model on the
         cached compiled chain runner; ``"svi"``: a low-rank guide (:data:`SVI_SETTINGS`).
@@ -421,7 +427,7 @@ def library_problem(
     """
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
-    fam = get_family(kind)
+    fam: Any = kind if isinstance(kind, type) else get_family(kind)
     rng = np.random.default_rng(seed)
     broad = fam.sbc_broad(d, rng, separation)
     quantities = fam.sbc_quantities(d, rng)
@@ -436,22 +442,29 @@ def library_problem(
             num_draws,
             thin or {"exact": 1, "nuts": 4, "svi": 1}[method],
         )
-    if method == "exact" and not fam.exact_update:
-        raise AnchorDivError(f"method: the {kind} family has no exact update; use 'nuts' or 'svi'")
+    if method == "exact" and not is_conjugate(fam):
+        raise AnchorDivError(
+            f"method: the {fam.kind} family has no exact update; use 'nuts' or 'svi'"
+        )
     prior = fam.from_anchors(broad, broad[:n], **{**fam.sbc_options(d), **(options or {})})
-    params, info, ref_fixed = prior.exact(broad[:n])
+    params, kwargs, _, ref_fixed = model_inputs(prior, broad[:n], _METHOD[method])
     if thin is None:
-        thin = {"exact": 2 if fam.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}[method]
-    truth = fam.prior_posterior(info["model_kwargs"])
+        thin = {"exact": 2 if params and fam.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}
+        thin = thin[method]
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
     fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed
+    lik = Likelihood(fam, kwargs, fixed, d)
+    closed = getattr(fam, "prior_posterior", None)
+    truth = closed(kwargs) if closed is not None else None
 
     def prior_sampler(r):
-        return fam.prior_draw(truth, r)
+        if truth is not None:
+            return fam.prior_draw(truth, r)
+        return {k: v[0] for k, v in lik.prior_draws(r, 1).items()}
 
     def simulator(r, p):
-        return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, fixed, r)[0]
+        return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]
 
     return {
         "prior_sampler": prior_sampler,

@@ -29,7 +29,7 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adaptation.registry import FAMILIES, LiveMapping, family_of, unknown_kind
+from ..adaptation.registry import FAMILIES, LiveMapping, unknown_kind
 from ..adaptation.quantities import principal_angles
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
@@ -73,7 +73,7 @@ def default_draws(post) -> int:
     as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
     if post.family is None:
         return DEFAULT_DRAWS
-    fam = family_of(post.family)
+    fam = post.family_class
     size = fam.draw_size(post.family)
     if size is not None:
         fit = int(DRAW_BYTES // (8 * size))
@@ -88,11 +88,10 @@ def default_draws(post) -> int:
 def chain_draws(post, num_draws: int, seed: int) -> dict:
     """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
     draws, or for Gibbs-sampled families two independent parallel chains."""
-    from ..adaptation import mixture_gibbs
-
     per_chain = -(-num_draws // CHAINS)
-    if mixture_gibbs.applies(post):  # exact mixture: the assignments are sampled too
-        return mixture_gibbs.posterior_chains(post, np.random.default_rng(seed), CHAINS, per_chain)
+    own = post.exact_chains(np.random.default_rng(seed), CHAINS, per_chain)
+    if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
+        return own
     if post.family is not None:
         return post.family_class.chain_draws(
             post.family, np.random.default_rng(seed), CHAINS, per_chain
@@ -135,12 +134,15 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
     custom NumPyro model or a posterior without ``model_kwargs``)."""
 
-    kwargs = post.info.get("model_kwargs")
-    if kwargs is None or post.info.get("custom_model"):
+    if post.model_kwargs is None or post.info.get("custom_model"):
         return None
-    family = post.family_class.prior_posterior(kwargs)
-    per_chain = -(-num_draws // CHAINS)
-    return post.family_class.chain_draws(family, np.random.default_rng(seed + 1), CHAINS, per_chain)
+    fam, per_chain = post.family_class, -(-num_draws // CHAINS)
+    rng = np.random.default_rng(seed + 1)
+    closed = getattr(fam, "prior_posterior", None)
+    if closed is not None:  # an exact prior object (Gibbs chains where the family has them)
+        return fam.chain_draws(closed(post.model_kwargs), rng, CHAINS, per_chain)
+    draws = post.likelihood().prior_draws(rng, CHAINS * per_chain)
+    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
 
 #: leading broad directions the posterior predictive checks project on
@@ -158,7 +160,7 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
         return post.fixed["basis"][:, :k]
     if "directions" in post.fixed:  # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
-    scale = post.family_class.prior_scale(post.info.get("model_kwargs") or {}, post.params("mean"))
+    scale = post.family_class.prior_scale(post.model_kwargs or {}, post.params("mean"))
     if scale is None:
         scale = np.eye(int(post.info["d"]))
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
@@ -182,13 +184,9 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     groups for ``az.plot_ppc(idata, var_names=["norm"])`` / ``az.plot_bpv``."""
 
     flat, shape = _merge(draws)
-    ll = post.family_class.log_likelihood(flat, targets, post.fixed)
-    pp = _split(
-        post.family_class.predictive(
-            flat, len(targets), post.fixed, np.random.default_rng(seed + 2)
-        ),
-        shape,
-    )
+    lik = post.likelihood()
+    ll = lik.log_density(flat, targets)
+    pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     obs = np.asarray(targets, np.float64)
     v = broad_directions(post)
     return {
@@ -343,12 +341,8 @@ def inference_data(
         groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
         if targets is not None:
             flat, shape = _merge(pdraws)
-            pp = _split(
-                post.family_class.predictive(
-                    flat, len(targets), post.fixed, np.random.default_rng(seed + 3)
-                ),
-                shape,
-            )
+            rng = np.random.default_rng(seed + 3)
+            pp = _split(post.likelihood().sample(flat, len(targets), rng), shape)
             groups["prior_predictive"] = {
                 "targets": pp,
                 **ppc_statistics(pp, broad_directions(post)),

@@ -154,13 +154,12 @@ def test_model_on_the_targets_summary_has_the_targets_density():
 
 def test_one_compiled_sampler_serves_every_target_count():
     """The summary's shapes do not depend on n: fits at n = 3 and n = 7 share one runner."""
-    from anchordiv.adaptation import sampling
+    from anchordiv.adaptation import Runners
 
     rng = np.random.default_rng(0)
     broad = rng.normal(size=(60, D))
-    nuts = ad.NUTS(num_warmup=20, num_samples=20, progress=False)
+    mine = Runners()
+    nuts = ad.NUTS(num_warmup=20, num_samples=20, progress=False, runners=mine)
     prior = ad.SpectralPrior.from_anchors(broad, rank=K)
-    sampling._SAMPLERS.clear()
-    for n in (3, 7):
-        ad.infer(prior, rng.normal(size=(n, D)), nuts, tau=10.0)
-    assert len(sampling._SAMPLERS) == 1
+    posts = [ad.infer(prior, rng.normal(size=(n, D)), nuts, tau=10.0) for n in (3, 7)]
+    assert len(mine) == 1 and posts[0].raw is posts[1].raw

@@ -33,7 +33,7 @@ from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import positive
 from ..priors.cache import cached
-from ..family import Family, FullDimensional, check_prior_mode
+from ..family import Family, check_prior_mode
 from ..quantities import SMALL_D, cosine
 from ..registry import family
 
@@ -101,7 +101,7 @@ class NormalInverseGamma:
 
 
 @family("diagonal-gaussian")
-class DiagonalPrior(FullDimensional, Family):
+class DiagonalPrior(Family):
     """Per-coordinate Normal–inverse-gamma prior of the diagonal-gaussian kind.
 
     Build with :meth:`from_anchors`.
@@ -194,15 +194,14 @@ class DiagonalPrior(FullDimensional, Family):
     def log_marginal(self, targets) -> float:
         return self.nig().log_marginal(targets)
 
+    def model_inputs(self, targets):
+        return self.prior_kwargs(), {"kappa0": float(self.kappa0), "nu0": float(self.nu0)}, {}
+
     def exact(self, targets):
+        kwargs, info, fixed = self.model_inputs(targets)
         p = self.nig()
-        info = {
-            "kappa0": float(self.kappa0),
-            "nu0": float(self.nu0),
-            "log_marginal_likelihood": p.log_marginal(targets),
-            "model_kwargs": p.model_kwargs(),
-        }
-        return p.update(targets), info, {}
+        info["log_marginal_likelihood"] = p.log_marginal(targets)
+        return p.update(targets), info, fixed
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

@@ -276,19 +276,22 @@ class NIWPrior(Family):
     def log_marginal(self, targets) -> float:
         return self.niw().log_marginal(np.asarray(targets, np.float64))
 
-    def exact(self, targets):
-        p, d = self.niw(), self.dim
+    def model_inputs(self, targets):
         info = {
             "kappa0": float(self.kappa0),
             "nu0": float(self.nu0),
             "mean_pseudo_anchors": float(self.kappa0),
-            "covariance_pseudo_anchors": float(self.nu0) - d - 1,
+            "covariance_pseudo_anchors": float(self.nu0) - self.dim - 1,
             "chosen_by": self.chosen_by,
             "at_bound": self.at_bound,
-            "log_marginal_likelihood": p.log_marginal(targets),
-            "model_kwargs": p.model_kwargs(),
         }
-        return p.update(targets), info, {}
+        return self.prior_kwargs(), info, {}
+
+    def exact(self, targets):
+        kwargs, info, fixed = self.model_inputs(targets)
+        p = self.niw()
+        info["log_marginal_likelihood"] = p.log_marginal(targets)
+        return p.update(targets), info, fixed
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

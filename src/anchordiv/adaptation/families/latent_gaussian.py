@@ -136,6 +136,12 @@ class LatentFamily(Family):
             )
         return beta
 
+    def model_inputs(self, targets):
+        """The model's hyperparameters are the Bingham fit to the targets (the concentration and
+        the target-informed parameter the exact update computes): its parameters are dropped."""
+        _, info, fixed = self.exact(targets)
+        return info.pop("model_kwargs"), info, fixed
+
     def ppca_fixed(self, targets) -> dict:
         """The PPCA likelihood constants kept in ``post.fixed`` (the targets' mean and count
         for the leave-one-out-correct :meth:`log_likelihood`)."""
@@ -244,7 +250,7 @@ class LatentFamily(Family):
         """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
         same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
         anchors)."""
-        w = float((post.info.get("model_kwargs") or {}).get("target_weight", 1.0))
+        w = float((post.model_kwargs or {}).get("target_weight", 1.0))
         if abs(w - 1.0) > 1e-12:
             return (
                 f"the likelihood is tempered (target weight {w:.3g}: the pseudo-count is "

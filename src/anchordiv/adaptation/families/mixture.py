@@ -12,12 +12,14 @@ EM fit (not a sampler).
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import numpy as np
 import scipy.special
 
 from ...anchors import GaussianMixture
 from ...errors import AnchorDivError, integer, positive
+from .. import mixture_gibbs
 from ..priors import dirichlet_niw
 from ..density import gaussian_logpdf, log_niw
 from ..family import Family, check_prior_mode, isotropic_like
@@ -161,22 +163,37 @@ class DirichletNIWPrior(Family):
             self, psi=isotropic_like(np.asarray(self.psi)), prior="isotropic"
         )
 
+    #: why a saved Gaussian model cannot give this prior (``ad.load_prior(model, kind=...)``)
+    needs_anchors: ClassVar[str] = (
+        "a mixture prior runs EM on the broad anchors themselves; a saved Gaussian model only "
+        "gives their mean and covariance — use DirichletNIWPrior.from_anchors(broad)"
+    )
+
     def prior_kwargs(self) -> dict:
         return self.dirichlet_niw().model_kwargs()
 
-    def exact(self, targets):
-        p = self.dirichlet_niw()
-        post, resp, iters = dirichlet_niw.map_em(p, targets, max_iter=int(self.max_iter))
+    def model_inputs(self, targets):
         info = {
             "components": len(self.alpha),
             "alpha0": float(self.alpha0),
             "kappa0": float(self.kappa0),
             "nu0": float(self.nu0),
-            "em_iterations": iters,
-            "model_kwargs": p.model_kwargs(),
-            "target_counts": resp.sum(0).tolist(),
         }
-        return post, info, {}
+        return self.prior_kwargs(), info, {}
+
+    def exact(self, targets):
+        kwargs, info, fixed = self.model_inputs(targets)
+        post, resp, iters = dirichlet_niw.map_em(
+            self.dirichlet_niw(), targets, max_iter=int(self.max_iter)
+        )
+        info.update(em_iterations=iters, target_counts=resp.sum(0).tolist())
+        return post, info, fixed
+
+    @classmethod
+    def exact_chains(cls, post, rng, chains: int, per_chain: int) -> dict:
+        """Exact draws that carry the assignment uncertainty: independent Gibbs chains over
+        (z, weights, means, covs) given the targets (:mod:`..mixture_gibbs`)."""
+        return mixture_gibbs.posterior_chains(post, rng, chains, per_chain)
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

@@ -33,7 +33,7 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import AnchorDivError, integer, positive
-from ..family import Family, FullDimensional, check_prior_mode
+from ..family import Family, check_prior_mode
 from ..priors import spectral
 from ..priors.cache import cached
 from ..quantities import SMALL_D, cosine
@@ -56,7 +56,7 @@ def dense_factor(directions: np.ndarray, v: np.ndarray, s2: float) -> np.ndarray
 
 
 @family("spectral")
-class SpectralPrior(FullDimensional, Family):
+class SpectralPrior(Family):
     """Spectral shrinkage prior of the spectral kind (module docstring); NUTS or SVI only.
 
     Build with :meth:`from_anchors`.
@@ -109,7 +109,6 @@ class SpectralPrior(FullDimensional, Family):
 
     sites = ("mu", "variances", "noise", "global_scale", "local_scales", "noise_scale")
     posterior_types = ()
-    exact_update = False
     static_fields = ("shrinkage", "noise", "prior", "origin")
     dims = {
         "variances": ["spectral_direction"],
@@ -222,17 +221,16 @@ class SpectralPrior(FullDimensional, Family):
     def sbc_options(cls, d):
         return {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0, "kappa0": 2.0}
 
-    def exact(self, targets):
-        """No conjugate update: ``(None, info, fixed)`` with the model's hyperparameters and
-        the directions every draw shares."""
+    def model_inputs(self, targets):
+        """No conjugate update: the model's hyperparameters, the prior's choices and the
+        directions every draw shares."""
         info = {
             "kappa0": float(self.kappa0),
             "rank": self.rank,
             "shrinkage": self.shrinkage,
             "noise": self.noise,
-            "model_kwargs": self.prior_kwargs(),
         }
-        return None, info, self.predictive_fixed()
+        return self.prior_kwargs(), info, self.predictive_fixed()
 
     def predictive_fixed(self) -> dict:
         return {"directions": np.asarray(self.directions, np.float64)}

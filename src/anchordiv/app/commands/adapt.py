@@ -358,7 +358,7 @@ def run(args) -> int:
             normalize=args.normalize,
             **opts,
         )
-    info = {k: v for k, v in post.info.items() if k != "model_kwargs"}
+    info = dict(post.info)
     if args.model:
         info["model"] = args.model
     card = card_fields(args, target, post.tau, target_file)
