@@ -126,28 +126,32 @@ def test_the_traced_likelihood_is_the_float64_density(fam):
     np.testing.assert_allclose(np.cov(pd["mu"], rowvar=False), cov / 4.0, atol=0.04)
 
 
-def test_nuts_and_svi_agree_with_the_exact_posterior(fam, tmp_path):
-    """NUTS and a normal-guide SVI on the family's model (no exact update run) recover the
-    closed-form posterior mean; a NUTS posterior saves and loads with identical draws."""
+def sampled(fam, nuts: dict, svi: dict):
     broad, t = anchors()
     prior = fam.from_anchors(broad, kappa0=4.0)
     exact = ad.infer(prior, t, tau=10.0)
-    sd = np.sqrt(np.diag(exact.family.cov) / exact.family.kappa)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        nuts = ad.infer(
-            prior, t, ad.NUTS(num_warmup=200, num_samples=400, progress=False), tau=10.0
-        )
-        svi = ad.infer(
-            prior,
-            t,
-            ad.SVI(guide="normal", num_steps=2000, num_samples=400, progress=False),
-            tau=10.0,
-        )
-    for post in (nuts, svi):
+        posts = [
+            ad.infer(prior, t, ad.NUTS(progress=False, **nuts), tau=10.0),
+            ad.infer(prior, t, ad.SVI(guide="normal", progress=False, **svi), tau=10.0),
+        ]
+    sd = np.sqrt(np.diag(exact.family.cov) / exact.family.kappa)
+    z = [(p.params("mean")["mu"] - exact.params("mean")["mu"]) / sd for p in posts]
+    return posts, z
+
+
+def test_nuts_and_svi_run_on_the_model_alone_and_save(fam, tmp_path):
+    """NUTS and a normal-guide SVI on the family's model, with no exact update run, land near
+    the closed-form posterior mean; a NUTS posterior saves and loads with identical draws and
+    converts to ArviZ (the accurate comparison: the slow test below)."""
+    (nuts, svi), z = sampled(
+        fam, {"num_warmup": 60, "num_samples": 60, "num_chains": 1}, {"num_steps": 300}
+    )
+    for post, zi in zip((nuts, svi), z):
         assert post.family is None and post.model_kwargs is not None  # no exact update ran
-        z = (post.params("mean")["mu"] - exact.params("mean")["mu"]) / sd
-        assert np.abs(z).max() < 0.35, (post.method, z)
+        assert type(post).__name__ == "SampledPosterior" and post.prior.kind == KIND
+        assert np.abs(zi).max() < 2.0, (post.method, zi)
     nuts.save(tmp_path / "n")
     back = ad.load_posterior(tmp_path / "n")
     for k, v in nuts.draws(3, 4).items():
@@ -156,6 +160,14 @@ def test_nuts_and_svi_agree_with_the_exact_posterior(fam, tmp_path):
         warnings.simplefilter("ignore")
         idata = ad.inference_data(back, num_draws=20)
     assert {"log_likelihood", "sample_stats", "prior"} <= set(idata.groups())
+
+
+@pytest.mark.slow
+def test_nuts_and_svi_agree_with_the_exact_posterior(fam):
+    _, z = sampled(
+        fam, {"num_warmup": 200, "num_samples": 400}, {"num_steps": 2000, "num_samples": 400}
+    )
+    assert all(np.abs(zi).max() < 0.35 for zi in z), z
 
 
 def test_a_subspace_run_is_refused_with_the_reason(fam):

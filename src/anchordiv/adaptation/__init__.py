@@ -52,7 +52,15 @@ from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .methods import Runners
-from .posterior import Posterior, load_posterior, save_posterior, to_model
+from .posterior import (
+    ExactPosterior,
+    Posterior,
+    SampledPosterior,
+    SubspacePosterior,
+    load_posterior,
+    save_posterior,
+    to_model,
+)
 from .families import (
     BinghamPrior,
     DiagonalPrior,
@@ -484,8 +492,11 @@ __all__ = [
     "NIWPrior",
     "NUTS",
     "OPTIONS",
+    "ExactPosterior",
     "Posterior",
     "PosteriorBinghamPrior",
+    "SampledPosterior",
+    "SubspacePosterior",
     "SVI",
     "SpectralPrior",
     "StructuredPrior",

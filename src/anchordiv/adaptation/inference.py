@@ -37,7 +37,7 @@ from .density import with_log_density
 from .sanity import warn_target_only, warn_unobserved
 from .methods import METHODS, NUTS, SVI, Exact, config, options  # noqa: F401  (re-exported)
 from .model import check_sites, kept_sites, problem, run_dtype
-from .posterior import Posterior
+from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior, retyped
 from .priors.cache import frozen
 from .registry import is_prior
 from .capabilities import Projectable, is_conjugate, no_subspace
@@ -146,7 +146,8 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
     warn_target_only(type(prior), info, len(t), prior.dim)
     if info["n_broad"] is None:
         del info["n_broad"]
-    post = Posterior(
+    cls = ExactPosterior if isinstance(method, Exact) else SampledPosterior
+    post = cls(
         prior.kind,
         "exact",
         tau,
@@ -257,8 +258,9 @@ def run_sampler(
         basis = principal_basis(broad)
         u = basis[:, :r]
         base, broad, targets = fam.project(base, u), broad @ u, targets @ u
-        post = dataclasses.replace(
+        post = retyped(
             post,
+            SubspacePosterior,
             completion=post.family,
             fixed={**post.fixed, "basis": basis},
             info={**post.info, "subspace": r},

@@ -349,6 +349,7 @@ class Posterior:
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
         meta = {
             "type": "posterior",
+            "posterior_type": type(self).__name__,
             "kind": self.kind,
             "method": self.method,
             "tau": self.tau,
@@ -387,6 +388,8 @@ class Posterior:
         if card.get("prior"):
             meta = card["prior"]
             prior = get_family(meta["family"]).from_arrays(_group(arrays, "prior."), meta)
+        if cls is Posterior:
+            cls = _saved_type(card)
         return cls(
             card["kind"],
             card["method"],
@@ -405,6 +408,84 @@ class Posterior:
             if card.get("model_kwargs")
             else None,
         )
+
+
+class ExactPosterior(Posterior):
+    """A conjugate posterior (``method="exact"``): :attr:`~Posterior.family` holds its parameters
+    (``mean()``, ``mode()``, ``sample(rng, n)``), :attr:`~Posterior.prior` the prior object it
+    updated.  Same fields and methods as :class:`Posterior`.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The :class:`Posterior` fields.
+
+    Examples
+    --------
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> type(post).__name__, type(post.family).__name__
+    ('ExactPosterior', 'NIW')
+    """
+
+
+class SampledPosterior(Posterior):
+    """A posterior given by draws of the model's sites (``method="nuts"``: NUTS draws;
+    ``"svi"``: the guide's draws): :attr:`~Posterior.samples` ``{site: [chains, draws, ...]}``,
+    :attr:`~Posterior.prior` the prior object whose model ran (with
+    :attr:`~Posterior.model_kwargs`).  Same fields and methods as :class:`Posterior`.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The :class:`Posterior` fields.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import SampledPosterior
+    >>> issubclass(SampledPosterior, ad.Posterior)
+    True
+    """
+
+
+class SubspacePosterior(SampledPosterior):
+    """Draws of a ``subspace=r`` run: the sites live on the broad anchors' top-r principal
+    directions (``fixed["basis"]``) and every point or draw is lifted to full d with
+    :attr:`~Posterior.completion`, the default prior's exact posterior, outside them.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The :class:`Posterior` fields.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import SubspacePosterior, SampledPosterior
+    >>> issubclass(SubspacePosterior, SampledPosterior)
+    True
+    """
+
+
+#: the posterior classes by name (what a saved posterior's card says it is)
+POSTERIOR_TYPES = {
+    c.__name__: c for c in (Posterior, ExactPosterior, SampledPosterior, SubspacePosterior)
+}
+
+
+def retyped(post: Posterior, cls: type, **changes) -> Posterior:
+    """``post`` as a ``cls`` (one of :data:`POSTERIOR_TYPES`) with ``changes`` (the fields of
+    :func:`dataclasses.replace`)."""
+    fields = {f.name: getattr(post, f.name) for f in dataclasses.fields(post)}
+    return cls(**{**fields, **changes})
+
+
+def _saved_type(card: dict) -> type:
+    """The class a saved posterior was (bundles from before the types: from its contents)."""
+    name = card.get("posterior_type")
+    if name in POSTERIOR_TYPES:
+        return POSTERIOR_TYPES[name]
+    if card.get("family"):
+        return ExactPosterior
+    return SubspacePosterior if card["info"].get("subspace") else SampledPosterior
 
 
 def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
@@ -538,4 +619,14 @@ def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorM
     return get_family(kind).to_model(p, tau, dtype, fixed)
 
 
-__all__ = ["Posterior", "load_posterior", "save_posterior", "to_model"]
+__all__ = [
+    "ExactPosterior",
+    "POSTERIOR_TYPES",
+    "Posterior",
+    "SampledPosterior",
+    "SubspacePosterior",
+    "load_posterior",
+    "retyped",
+    "save_posterior",
+    "to_model",
+]

@@ -254,10 +254,11 @@ def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
 
 
 def has_closed_form(post) -> bool:
-    """Whether ``post``'s model has a closed-form posterior predictive (the Gaussian kind's
-    default NIW model, whatever method ran it)."""
+    """Whether ``post``'s model has a closed-form posterior predictive: the family says its own
+    model's is the NIW Student-t (``Family.student_t_predictive``: the Gaussian family), whatever
+    method ran it, and no user's model replaced it."""
     return (
-        post.kind == "gaussian"
+        bool(getattr(post.family_class, "student_t_predictive", False))
         and not post.info.get("custom_model")
         and post.model_kwargs is not None
     )
@@ -276,7 +277,7 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
         out = np.empty(len(targets))
         for i in range(len(targets)):
             rest[i] = False
-            fold = _fit("gaussian", (broad, exact), targets[rest], post.tau)
+            fold = _fit(post.kind, (broad, exact), targets[rest], post.tau)
             out[i] = predictive_logpdf(fold.family, targets[i])
             rest[i] = True
         return Estimate(

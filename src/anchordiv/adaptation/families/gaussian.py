@@ -12,6 +12,7 @@ Sites: ``mu [d]``, ``Sigma [d, d]`` (PD).  Likelihood ``t_i ~ N(μ, Σ)``.
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -158,6 +159,8 @@ class NIWPrior(Family):
         "reg": ("number", "relative ridge of the broad fit"),
     }
     posterior_types = (niw.NIW,)
+    #: its model's posterior predictive is the NIW Student-t (exact LOO in the checks layer)
+    student_t_predictive: ClassVar[bool] = True
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
     dims = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"]}
     model = staticmethod(niw.niw_model)
