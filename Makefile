@@ -32,11 +32,12 @@ lint: setup
 	$(BIN)/ruff format --check
 	$(BIN)/mypy
 
-# The default tier on every core (pytest-xdist; TEST_WORKERS=0 runs it in this process).
+# The default tier on every core (pytest-xdist; TEST_WORKERS=0 runs it in this process); idle
+# workers steal queued tests from busy ones (292 s instead of 311 s on 2 cores).
 TEST_WORKERS ?= auto
 
 test: lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 test-all: setup docs-setup
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m ''

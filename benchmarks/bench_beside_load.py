@@ -6,7 +6,9 @@ job, as in ``bench_contention.py`` — and records both wall times and their rat
 runs the command once first, untimed (caches, compiled programs), so both timed runs are warm.
 
     .venv/bin/python benchmarks/bench_beside_load.py --tag demo --warm -- .venv/bin/anchordiv demo -o /tmp/demo --overwrite
-    .venv/bin/python benchmarks/bench_beside_load.py --tag tests -- .venv/bin/python -m pytest -q -p no:cacheprovider
+    .venv/bin/python benchmarks/bench_beside_load.py --tag tests -- .venv/bin/python -m pytest -q -p no:cacheprovider -n auto --dist worksteal
+
+The last lines of each run's output are kept with the result (what failed, if a run fails).
 """
 
 from __future__ import annotations
@@ -19,10 +21,16 @@ from bench_contention import busy_loop
 from common import parser, table, write_results
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
+#: lines of a run's output kept with its result (a failing run says what failed)
+TAIL_LINES = 25
+
+
+def timed(cmd: list[str]) -> tuple[float, int, str]:
+    """``(seconds, exit status, the last TAIL_LINES lines of its output)``."""
     t0 = time.perf_counter()
-    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-    return time.perf_counter() - t0, rc
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail = "\n".join(run.stdout.splitlines()[-TAIL_LINES:])
+    return time.perf_counter() - t0, run.returncode, tail
 
 
 def main() -> None:
@@ -43,9 +51,9 @@ def main() -> None:
         print("warm-up run ...", flush=True)
         timed(args.command)
     if args.skip_alone is None:
-        alone, rc_alone = timed(args.command)
+        alone, rc_alone, tail_alone = timed(args.command)
     else:
-        alone, rc_alone = args.skip_alone, 0
+        alone, rc_alone, tail_alone = args.skip_alone, 0, ""
     print(f"alone: {alone:.0f} s (rc {rc_alone})", flush=True)
     ctx = mp.get_context("spawn")
     busy = [ctx.Process(target=busy_loop, args=(i,), daemon=True) for i in range(args.busy)]
@@ -53,7 +61,7 @@ def main() -> None:
         proc.start()
     time.sleep(3.0)
     try:
-        loaded, rc_loaded = timed(args.command)
+        loaded, rc_loaded, tail_loaded = timed(args.command)
     finally:
         for proc in busy:
             proc.terminate()
@@ -68,6 +76,8 @@ def main() -> None:
         "rc_loaded": rc_loaded,
         "warm": bool(args.warm),
         "alone_rerun": args.skip_alone is None,
+        "tail_alone": tail_alone,
+        "tail_loaded": tail_loaded,
     }
     md = table(
         [row],
@@ -80,6 +90,8 @@ def main() -> None:
             ("rc_loaded", "rc loaded"),
         ],
     )
+    for name, tail in (("alone", tail_alone), ("loaded", tail_loaded)):
+        md += f"\n\nLast lines of the {name} run:\n\n```\n{tail}\n```"
     print(md)
     print(f"wrote {write_results('bench_beside_load', {'rows': [row]}, md, tag=args.tag)}")
 
