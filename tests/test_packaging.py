@@ -92,6 +92,8 @@ def test_make_setup_installs_the_pins_and_test_lints_first():
         "$(BIN)/ruff format --check",
         "$(BIN)/mypy",
     ]
-    assert "\ntest: lint\n\t$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal\n" in make
+    assert (
+        "\ntest: lint\n\t$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal\n" in make
+    )
     assert "\nTEST_WORKERS ?= auto\n" in make  # the tier on every core (pytest-xdist)
     assert "make test" in (ROOT / ".ci" / "run").read_text("utf-8")

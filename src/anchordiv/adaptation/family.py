@@ -1,30 +1,30 @@
-"""The family protocol: everything an adaptable kind is, in one abstract base class.
+"""The family protocol: what an adaptable kind is, in one abstract base class.
 
-A *family* is a prior over one anchor model's parameters together with everything the inference
-methods and the checks need to know about it.  An instance is a **prior object** — a frozen
-dataclass registered as a JAX pytree (numbers and arrays are leaves, names and modes are static),
-like the anchor models of :mod:`anchordiv.anchors` — built from broad anchors::
+A *family* is a prior over one anchor model's parameters.  An instance is a **prior object** — a
+frozen dataclass registered as a JAX pytree by :func:`family` (numbers and arrays are leaves,
+names and modes static), like the anchor models of :mod:`anchordiv.anchors` — built from broad
+anchors::
 
     prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # the held-out recipe
     post = prior.update(targets [n, d])                                  # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
 
-Per-instance (the prior): :meth:`Family.from_anchors` (strength selection included, reported on
-the object), :meth:`~Family.update`, :meth:`~Family.isotropic` (the control),
-:meth:`~Family.sample` / :meth:`~Family.prior_predictive`, :meth:`~Family.model_kwargs` of the
-explicit NumPyro :attr:`~Family.model`, :meth:`~Family.log_marginal` where closed form,
-:meth:`~Family.to_arrays` / :meth:`~Family.from_arrays` (save/load).
+What a family must define: :attr:`~Family.sites`, :attr:`~Family.model` (its explicit NumPyro
+model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`, :meth:`~Family.isotropic`
+(the control) and :meth:`~Family.to_model`.  Everything else has a generic default: the targets'
+likelihood from tracing the model (:class:`~anchordiv.adaptation.likelihood.Likelihood`: what
+:meth:`~Family.sample`, :meth:`~Family.prior_predictive`, LOO and SBC use), ArviZ
+:meth:`~Family.quantities`, :meth:`~Family.summarise`, persistence over the dataclass fields
+(:meth:`~Family.to_arrays` / :meth:`~Family.from_arrays` / :meth:`~Family.save`),
+:attr:`~Family.dim`, :meth:`~Family.model_inputs` (what NUTS and SVI run on), the model checks
+(:meth:`~Family.check_sites`).  Optional capabilities (:mod:`.capabilities`, checked with
+``isinstance``): :class:`Conjugate` (``exact``: the closed-form update) and :class:`Projectable`
+(``project`` / ``lift``: ``subspace=`` inference).  The library's families add closed forms
+(``log_likelihood``, ``predictive``, ``log_joint``, ``prior_posterior``) and check hooks.
 
-Per-kind (class methods: they act on parameter draws ``{site: [S, ...]}`` of :attr:`sites` and
-the posterior's ``fixed`` arrays, so they serve exact, NUTS and SVI posteriors alike):
-:meth:`~Family.to_model`, :meth:`~Family.summarise`, :meth:`~Family.log_likelihood`,
-:meth:`~Family.predictive`, :meth:`~Family.log_joint`, :meth:`~Family.prior_posterior`,
-:meth:`~Family.project` / :meth:`~Family.lift` (subspace inference),
-:meth:`~Family.quantities` with :attr:`~Family.dims` (ArviZ), :meth:`~Family.check_sites`.
-
-Adding a family is one new module under :mod:`anchordiv.adaptation.families` that subclasses
-:class:`Family` with the :func:`family` decorator, plus its import line in that package's
-``__init__`` (the registration).  See ``docs/guides/adaptation.md``.
+A family of one's own is a subclass in one's own module with the :func:`family` decorator
+(``docs/guides/adaptation.md``, "Adding a family"); the library's are in
+:mod:`anchordiv.adaptation.families`.
 """
 
 from __future__ import annotations
@@ -62,17 +62,18 @@ class Family(abc.ABC):
     """Abstract base of the adaptable families (module docstring): a prior object.
 
     A family is a frozen dataclass built by ``Family.from_anchors(broad, targets, **strengths)``;
-    ``prior.update(targets, tau=...)`` runs the exact update, ``ad.infer(prior, targets,
-    method)`` any method, ``prior.save(path)`` stores it (:func:`anchordiv.load_prior` reads it
-    back).
+    ``prior.update(targets, tau=...)`` runs the exact update (a :class:`Conjugate` family),
+    ``ad.infer(prior, targets, method)`` any method, ``prior.save(path)`` stores it
+    (:func:`anchordiv.load_prior` reads it back).
 
-    Class attributes a family sets: ``kind`` (by :func:`family`), ``sites`` (the posterior
-    sites its anchor model is built from, in order), ``posterior_types`` (classes of its exact
-    posterior parameters), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims
-    of its quantities beyond chain/draw), ``model`` (the explicit NumPyro model, a plain function
-    ``model(targets, **model_kwargs)``), ``exact_update`` (whether :meth:`exact` is a
-    conjugate update; False: NUTS/SVI only), ``joint_mode`` (what a delta guide on
-    :attr:`model` finds, in words), ``exact_calibration`` (approximate exact draws only).
+    Class attributes a family sets: ``sites`` (the posterior sites its anchor model is built
+    from, in order) and ``model`` (the explicit NumPyro model, a plain function
+    ``model(targets, **model_kwargs)`` whose observed site ``"targets"`` is in a plate over the
+    anchors); optionally ``posterior_types`` (classes of its exact posterior parameters, found
+    by name on load), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims of its
+    quantities beyond chain/draw), ``joint_mode`` (what a delta guide on :attr:`model` finds, in
+    words), ``exact_calibration`` (approximate exact draws only), ``no_subspace`` (why it has no
+    projection, in words).
 
     Parameters
     ----------
