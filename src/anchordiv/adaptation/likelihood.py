@@ -19,6 +19,8 @@ site must be named ``"targets"`` and sit in a plate over the anchors.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 #: the observed site every family's model names
@@ -78,7 +80,7 @@ class Likelihood:
         import jax
         from numpyro import handlers
 
-        model, kwargs = self.family.model, None
+        model = self.family.model
         with _float64() as jnp:
             kwargs = self._jax_kwargs(jnp)
             placeholder = jnp.zeros((int(n), self.d))
@@ -126,20 +128,15 @@ class Likelihood:
         }
 
 
-class _float64:
+@contextlib.contextmanager
+def _float64():
     """JAX's float64 mode for the duration of a block (the host-side checks are float64 like
     the closed forms; the global setting is untouched); yields ``jax.numpy``."""
+    import jax
+    import jax.numpy as jnp
 
-    def __enter__(self):
-        import jax
-        import jax.numpy as jnp
-
-        self._ctx = jax.enable_x64(True)
-        self._ctx.__enter__()
-        return jnp
-
-    def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
+    with jax.enable_x64(True):
+        yield jnp
 
 
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:

@@ -127,6 +127,15 @@ def _runners(r):
         )
 
 
+def _check_run(o) -> None:
+    """The checks of the options :class:`NUTS` and :class:`SVI` share (a model run's init
+    strategy, subspace, model and runners)."""
+    _init(o.init_strategy)
+    _subspace(o.subspace)
+    _model(o.model, o.model_kwargs)
+    _runners(o.runners)
+
+
 def _subspace(r):
     return None if r is None else integer("subspace", r, low=1)
 
@@ -251,10 +260,7 @@ class NUTS:
             raise AnchorDivError(
                 f"chain_method: one of {', '.join(CHAIN_METHODS)}, got {self.chain_method!r}"
             )
-        _init(self.init_strategy)
-        _subspace(self.subspace)
-        _model(self.model, self.model_kwargs)
-        _runners(self.runners)
+        _check_run(self)
 
 
 @config
@@ -350,10 +356,7 @@ class SVI:
         if self.convergence_window is not None:
             integer("convergence_window", self.convergence_window, low=1)
         integer("seed", self.seed, low=0)
-        _init(self.init_strategy)
-        _subspace(self.subspace)
-        _model(self.model, self.model_kwargs)
-        _runners(self.runners)
+        _check_run(self)
 
 
 METHODS = {"exact": Exact, "nuts": NUTS, "svi": SVI}

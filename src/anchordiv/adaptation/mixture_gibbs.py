@@ -85,7 +85,7 @@ def posterior_chains(
     """``{site: [chains, per_chain, ...]}`` from independent Gibbs chains of an exact mixture
     posterior (its prior ``post.model_kwargs``, targets ``fixed["targets"]``)."""
     targets = np.asarray(post.fixed["targets"], np.float64)
-    prior, z0 = _prior(prior_kwargs(post)), _start(post, targets)
+    prior, z0 = _prior(post.model_kwargs), _start(post, targets)
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
     return {k: np.stack([r[k] for r in runs]) for k in runs[0]}
 
@@ -95,17 +95,10 @@ def posterior_draws(post, rng: np.random.Generator, n: int) -> dict[str, np.ndar
     return {k: v[0] for k, v in posterior_chains(post, rng, 1, n).items()}
 
 
-def prior_kwargs(post) -> dict | None:
-    """The Dirichlet–NIW prior's hyperparameters of ``post`` (its model's keyword arguments,
-    saved with it)."""
-    return post.model_kwargs
-
-
 __all__ = [
     "BURN_IN",
     "THIN",
     "gibbs_chain",
     "posterior_chains",
     "posterior_draws",
-    "prior_kwargs",
 ]

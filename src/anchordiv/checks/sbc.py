@@ -357,10 +357,6 @@ def _structured():
     return StructuredPrior
 
 
-#: the method configuration whose model inputs an SBC problem simulates from
-_METHOD = {"exact": Exact(), "nuts": NUTS(), "svi": NUTS()}
-
-
 def library_problem(
     kind,
     *,
@@ -447,7 +443,9 @@ def library_problem(
             f"method: the {fam.kind} family has no exact update; use 'nuts' or 'svi'"
         )
     prior = fam.from_anchors(broad, broad[:n], **{**fam.sbc_options(d), **(options or {})})
-    params, kwargs, _, ref_fixed = model_inputs(prior, broad[:n], _METHOD[method])
+    # the exact update's inputs, or the model inputs NUTS and SVI both run on (no update)
+    run = Exact() if method == "exact" else NUTS()
+    params, kwargs, _, ref_fixed = model_inputs(prior, broad[:n], run)
     if thin is None:
         thin = {"exact": 2 if params and fam.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}
         thin = thin[method]
