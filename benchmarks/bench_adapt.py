@@ -31,7 +31,7 @@ import numpy as np
 import anchordiv as ad
 from anchordiv.adaptation import cov_factor
 from anchordiv.anchors.gaussian import moments
-from anchordiv.adaptation.priors.niw import NIW, empirical_bayes
+from anchordiv.adaptation.families.gaussian import NIW, empirical_bayes
 from common import parser, synthetic_anchors, table, unit_rows, write_results
 
 GOAL_S = 1.0

@@ -21,7 +21,8 @@ import functools
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, priors, recipe
+from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from bench_recipe import TAU
 from bench_small_n import curve_rows, load_task, task_main
@@ -58,7 +59,7 @@ def models() -> dict:
 def spectrum_rows(broad, targets) -> tuple[dict, list[dict]]:
     """The prior's rank statistics and, per k, the share of the targets' deviation from the
     broad mean in the prior's k leading directions."""
-    mu, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
+    mu, cov = broad_moments(broad, reg=1e-3)
     w, v = np.linalg.eigh(cov)
     w, v = w[::-1], v[:, ::-1]
     share = np.cumsum(w) / w.sum()

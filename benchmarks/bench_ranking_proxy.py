@@ -26,7 +26,9 @@ import time
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, priors
+from anchordiv.adaptation import adapt
+from anchordiv.adaptation.families import NIW
+from anchordiv.adaptation.statistics import broad_moments, scatter
 from anchordiv.evaluation.curves import CurveModel, adaptation_curve, subset
 from anchordiv.retrieval.metrics import auprc
 from bench_recipe import TAU, style_task
@@ -47,11 +49,11 @@ def negatives(mu0, cov, seed: int = 0) -> np.ndarray:
 def objective(mu0, cov, neg, targets, s: float) -> float:
     """Mean over left-out targets of the AUPRC of the other targets among ``neg``."""
     d = len(mu0)
-    prior = priors.NIW.from_scale(mu0, cov, s, d + 1 + s)
+    prior = NIW.from_scale(mu0, cov, s, d + 1 + s)
     out = []
     for i in range(len(targets)):
         rest = np.delete(targets, i, axis=0)
-        post = prior.update_stats(*priors.niw.scatter(rest))
+        post = prior.update_stats(*scatter(rest))
         sigma = post.psi / (post.nu - d - 1)
         diff = np.concatenate([rest, neg]) - targets[i]
         div = np.einsum("ij,jk,ik->i", diff, sigma, diff)
@@ -73,7 +75,7 @@ def main() -> None:
     args.queries = args.queries or (100 if args.quick else 300)
     start = time.time()
     broad, targets, setup = style_task(args.queries)
-    mu0, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
+    mu0, cov = broad_moments(broad, reg=1e-3)
     neg = negatives(mu0, cov)
     models = {
         f"s={s:g}": CurveModel(functools.partial(_fixed, s), "custom", "gaussian")

@@ -23,7 +23,8 @@ import functools
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, priors, recipe
+from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from bench_recipe import TAU
 from bench_small_n import load_task, task_main
@@ -44,7 +45,7 @@ def density_score(points, target) -> float:
     """The recipe's density criterion at its chosen strength for the prior of ``points`` (as
     :func:`recipe.gaussian_strengths` builds it), summed over the targets for
     n ≥ ``recipe.MIN_LOO_TARGETS`` (the LOO is a mean per target)."""
-    mu, cov = priors.niw.prior_scale(points, reg=1e-3, prior="broad")
+    mu, cov = broad_moments(points, reg=1e-3)
     best = float(recipe.density_scores(mu, cov, target).max())
     return best * len(target) if len(target) >= recipe.MIN_LOO_TARGETS else best
 
@@ -64,7 +65,7 @@ def _posterior(lam: float, shrunk: dict, broad, target, tau):
 
 def run_task(name: str, args) -> dict:
     broad, targets, setup = load_task(name, args.queries)
-    mu, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
+    mu, cov = broad_moments(broad, reg=1e-3)
     iso = np.trace(cov) / len(mu) * np.eye(len(mu))
     shrunk = {lam: moment_points(mu, (1 - lam) * cov + lam * iso) for lam in LAMBDAS}
     SCORES.clear()

@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, priors, recipe
+from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from anchordiv.evaluation.dominance import anchors_needed, falls
 from bench_recipe import TAU, style_task
@@ -123,7 +124,7 @@ def loo_from_two(broad, target) -> float:
     n = 1), capped by the novelty strength as in :func:`recipe.gaussian_strengths`."""
     if len(target) < 2:
         return recipe.gaussian_strengths(broad, target)["strength"]
-    mu0, cov = priors.niw.prior_scale(broad, reg=1e-3, prior="broad")
+    mu0, cov = broad_moments(broad, reg=1e-3)
     grid = np.asarray(recipe.STRENGTH_GRID)
     y, logdet_c = recipe.whitened(mu0, cov, target)
     left_out = recipe.folds(len(target))

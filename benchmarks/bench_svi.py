@@ -6,7 +6,7 @@ method targets the same posterior):
 
 * wall seconds of ``ad.adapt(..., method="svi")`` *including compilation* (first call in the
   process for that model/guide) for the default NIW model (``guide="delta"`` and
-  ``"lowrank"``) and the factor-analysis prior (``ad.adaptation.priors.factor_model``, rank 16);
+  ``"lowrank"``) and the factor-analysis prior (``ad.adaptation.families.factor_model``, rank 16);
 * the SVI-MAP of the NIW model against the exact joint mode: relative error of the Q×G
   divergence matrix (max |ΔD| / max |D|, 200 queries × 2,000 gallery items);
 * subspace NUTS (r = 16, 2 chains × 500 warm-up + 500 draws): wall seconds and the largest
@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 import anchordiv as ad
-from anchordiv.adaptation.priors import factor_model, factor_prior
+from anchordiv.adaptation.families import factor_model, factor_prior
 from common import parser, synthetic_anchors, table, unit_rows, write_results
 
 

@@ -19,7 +19,7 @@
 # swaps in *your own* NumPyro model (for the Gaussian kind it must define the sites `mu` and
 # `Sigma`).  Here everything runs on the full 384-dimensional MiniLM embeddings:
 #
-# * a factor-analysis prior (`ad.adaptation.priors.factor_model`, loadings centred on the broad anchors'
+# * a factor-analysis prior (`ad.adaptation.families.factor_model`, loadings centred on the broad anchors'
 #   principal directions) fitted by **SVI at full d**;
 # * the same prior by **subspace NUTS**: the model runs on the broad anchors' top-r principal
 #   directions and the result is lifted back to 384-d with the exact conditional posterior of
@@ -40,7 +40,7 @@ from IPython import display
 
 import anchordiv as ad
 from anchordiv.data import embed_texts, get_encoder, wordnet
-from anchordiv.adaptation.priors import factor_model, factor_prior
+from anchordiv.adaptation.families import factor_model, factor_prior
 
 SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
 OUT = Path(os.environ.get("ANCHORDIV_NOTEBOOK_OUT", "reports/notebooks")) / "custom_priors"

@@ -6,7 +6,9 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from anchordiv.adaptation import priors, recipe
+from anchordiv.adaptation import recipe
+from anchordiv.adaptation.families.gaussian import NIW
+from anchordiv.adaptation.statistics import broad_moments
 
 
 def psi_terms(w, z, s):
@@ -55,8 +57,8 @@ def density_scores(mu0, cov, t, grid=recipe.STRENGTH_GRID, max_folds=recipe.MAX_
     if len(t) < recipe.MIN_LOO_TARGETS:
         return np.array(
             [
-                priors.NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
-                + 2 * priors.niw.log_hyperprior(np.log(s))
+                NIW.from_scale(mu0, cov, s, d + 1 + s).log_marginal(t)
+                + 2 * recipe.log_hyperprior(np.log(s))
                 for s in grid
             ],
             float,
@@ -85,7 +87,7 @@ def target_novelty(t, max_folds=recipe.MAX_FOLDS):
 
 
 def gaussian_strengths(broad, t, reg=1e-3, grid=recipe.STRENGTH_GRID):
-    mu0, cov = priors.niw.prior_scale(np.asarray(broad), reg=reg, prior="broad")
+    mu0, cov = broad_moments(np.asarray(broad), reg=reg)
     grid = np.asarray(grid)
     dens = float(grid[int(np.argmax(density_scores(mu0, cov, t, grid)))])
     nov = target_novelty(t)

@@ -12,7 +12,7 @@ import pytest
 import anchordiv as ad
 from anchordiv.anchors.gaussian import moments
 from anchordiv.app.cli import main
-from anchordiv.adaptation.priors.niw import NIW
+from anchordiv.adaptation.families.gaussian import NIW
 
 D = 4
 TAU = 5.0

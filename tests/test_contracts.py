@@ -147,9 +147,9 @@ def test_svi_calibration_note_states_what_sbc_measured_per_quantity(task):
 def _distributions():
     import jax.numpy as jnp
 
-    from anchordiv.adaptation.priors.distributions import MatrixBingham
-    from anchordiv.adaptation.priors.niw import BartlettGaussian
-    from anchordiv.adaptation.priors.spectral import MarginalTargets
+    from anchordiv.adaptation.distributions import MatrixBingham
+    from anchordiv.adaptation.families.gaussian import BartlettGaussian
+    from anchordiv.adaptation.families.spectral import MarginalTargets
 
     d = 4
     lower = jnp.array(np.tril(np.full((d, d), 0.1)) + np.eye(d))

@@ -62,7 +62,7 @@ def test_the_recipe_and_the_exact_update_run_under_the_cap(two_threads, monkeypa
     """Issue 25: the recipe's eigendecompositions and the conjugate update run on one BLAS
     thread however many the caller allows, and the caller's setting comes back afterwards."""
     from anchordiv.adaptation import recipe
-    from anchordiv.adaptation.priors import niw
+    from anchordiv.adaptation.families import gaussian as niw
 
     seen = {"recipe": [], "exact": []}
     scores, update = recipe.fold_scores, niw.NIW.update

@@ -25,9 +25,30 @@ import warnings
 
 REMOVAL = "0.5.0"
 
-#: old module path -> new module path (submodules follow: anchordiv.priors.niw ->
-#: anchordiv.adaptation.priors.niw)
+#: the modules of ``anchordiv.adaptation.priors`` -> where they are since 0.4.0 (one file per
+#: family: a family's model and exact posterior live with its prior object)
+PRIOR_MODULES = {
+    "niw": "families.gaussian",
+    "bingham": "families.latent_gaussian",
+    "posterior_bingham": "families.latent_spherical",
+    "dirichlet_niw": "families.mixture",
+    "spectral": "families.spectral",
+    "structured": "families.structured",
+    "distributions": "distributions",
+    "cache": "cache",
+}
+
+#: old module path -> new module path; a submodule follows its package (anchordiv.studies.transfer
+#: -> anchordiv.app.studies.transfer) unless an earlier entry names it
 MOVED_MODULES = {
+    **{
+        f"{package}.{old}": f"anchordiv.adaptation.{new}"
+        for package in ("anchordiv.priors", "anchordiv.adaptation.priors")
+        for old, new in PRIOR_MODULES.items()
+    },
+    "anchordiv.adaptation.priors": "anchordiv.adaptation.families",
+    "anchordiv.adaptation.mixture_gibbs": "anchordiv.adaptation.families.mixture",
+    "anchordiv.adaptation.density": "anchordiv.adaptation.likelihood",
     "anchordiv.build": "anchordiv.app.build",
     "anchordiv.cli": "anchordiv.app.cli",
     "anchordiv.commands": "anchordiv.app.commands",
@@ -42,7 +63,7 @@ MOVED_MODULES = {
     "anchordiv.metrics": "anchordiv.retrieval.metrics",
     "anchordiv.sharding": "anchordiv.retrieval.sharding",
     "anchordiv.distributed": "anchordiv.scale.dask",
-    "anchordiv.priors": "anchordiv.adaptation.priors",
+    "anchordiv.priors": "anchordiv.adaptation.families",
     "anchordiv.scale.heap": "anchordiv.heap",
 }
 

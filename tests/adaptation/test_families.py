@@ -17,7 +17,7 @@ from anchordiv.adaptation import FAMILIES, load_posterior, load_prior
 from anchordiv.adaptation.family import Family, is_conjugate
 from anchordiv.adaptation.subspace import principal_basis
 from anchordiv.checks.sbc import library_problem, sbc
-from anchordiv.adaptation.priors import dirichlet_niw
+from anchordiv.adaptation.families import mixture as dirichlet_niw
 
 sys.path.insert(0, str(Path(__file__).parent))
 from userfam import user_family  # noqa: E402  (a family defined outside the package)

@@ -12,7 +12,7 @@ import numpyro.distributions as dist
 import pytest
 
 import anchordiv as ad
-from anchordiv.adaptation.priors import niw_model
+from anchordiv.adaptation.families import niw_model
 
 D = 4
 

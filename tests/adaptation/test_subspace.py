@@ -6,7 +6,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.adaptation.subspace import principal_basis
-from anchordiv.adaptation.priors import NIW
+from anchordiv.adaptation.families import NIW
 
 TAU = 5.0
 

@@ -73,7 +73,7 @@ def test_user_guide_and_optax_optimizer():
     from numpyro.infer import autoguide
 
     broad, t = data(d=3)
-    guide = autoguide.AutoDelta(ad.adaptation.priors.niw_model)
+    guide = autoguide.AutoDelta(ad.adaptation.families.niw_model)
     post = ad.adapt(
         "gaussian",
         broad,

@@ -234,7 +234,7 @@ def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
 
 
 def test_default_draws_scale_with_cost():
-    from anchordiv.adaptation import priors
+    from anchordiv.adaptation import families as priors
     from anchordiv.adaptation.posterior import Posterior
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 

@@ -44,10 +44,10 @@ from ..errors import AnchorDivError, as_matrix, check_spread
 from ..threads import limited_blas
 from ..provenance import resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
-from .density import with_log_density
+from .likelihood import with_log_density
 from .family import FAMILIES, Conjugate, Family, Projectable, get_family
 from .likelihood import Likelihood
-from .priors.cache import frozen
+from .cache import frozen
 from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
@@ -131,7 +131,7 @@ def adapt(
     method : {"exact", "nuts", "svi"} or Exact, NUTS, SVI, default "exact"
         ``"exact"``: the conjugate update of the kind's prior (:mod:`.exact`; not for
         ``spectral``); ``"nuts"``: NUTS on the explicit NumPyro model of
-        :mod:`anchordiv.adaptation.priors` or a user's (:mod:`.sampling`); ``"svi"``: NumPyro SVI
+        :mod:`anchordiv.adaptation.families` or a user's (:mod:`.sampling`); ``"svi"``: NumPyro SVI
         (:mod:`.variational`).  A name takes the method's options as keywords of this call; a
         configuration (``method=ad.NUTS(num_warmup=300)``) holds them itself, and a method
         option beside it is an error naming where it goes.
@@ -242,7 +242,7 @@ def adapt(
         nuts, svi: a custom NumPyro prior ``fn(targets, **model_kwargs)`` that defines the kind's
         sites (``Family.sites``, e.g. ``NIWPrior.sites == ("mu", "Sigma")``); their shapes and a
         prior draw's positive definiteness are checked with an error naming the site.
-        :mod:`anchordiv.adaptation.priors.structured` has factor-analysis and LKJ priors to copy
+        :mod:`anchordiv.adaptation.families.structured` has factor-analysis and LKJ priors to copy
         (``StructuredPrior.factor``/``.lkj`` make prior objects of them).
     model_kwargs : dict or callable, optional
         nuts, svi: a dict (overrides/extra hyperparameters on top of the kind's prior's, passed

@@ -33,12 +33,12 @@ from ..errors import (
     check_spread,
 )
 from ..provenance import resolve_tau, unit_norm, with_provenance
-from .density import with_log_density
+from .likelihood import with_log_density
 from .sanity import warn_target_only, warn_unobserved
 from .methods import METHODS, NUTS, SVI, Exact, config, options  # noqa: F401  (re-exported)
 from .model import check_sites, kept_sites, problem, run_dtype
 from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior, retyped
-from .priors.cache import frozen
+from .cache import frozen
 from .registry import is_prior
 from .capabilities import Projectable, is_conjugate, no_subspace
 from .sampling import run_nuts
@@ -131,7 +131,7 @@ def prior_provenance(prior):
 def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
     given = prior
-    t = frozen(t)  # the update and the evidence share one scatter (priors.cache.derived)
+    t = frozen(t)  # the update and the evidence share one scatter (statistics.scatter)
     prior, method = prior.prepare(method, broad)
     params, kwargs, info, fixed = model_inputs(prior, t, method)
     info.update(

@@ -20,8 +20,11 @@ site must be named ``"targets"`` and sit in a plate over the anchors.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import numpy as np
+
+from ..errors import AnchorDivError
 
 #: the observed site every family's model names
 OBSERVED = "targets"
@@ -186,4 +189,42 @@ def _unobserved(model):
     return Unobserved(model)
 
 
-__all__ = ["AUXILIARY_SUFFIX", "OBSERVED", "Likelihood", "log_joint"]
+def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
+    """Copy of a sampled posterior with the log joint density of each draw.
+
+    Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
+    parameters, which ``post.point("map")`` maximises — in closed form for the kind's default
+    model (``model=None``, the family's float64 ``log_joint``), by substituting every stored site into
+    a user's ``model`` otherwise (:func:`log_joint`: the density of the model's own sample sites).
+
+    Parameters
+    ----------
+    post : Posterior
+        A NUTS or SVI posterior.
+    targets : array_like, shape [n, d]
+        The target anchors it was fitted to.
+    model : callable, optional
+        A user's NumPyro model (default: the kind's).
+    model_kwargs : dict, optional
+        Its hyperparameters (default ``post.model_kwargs``).
+
+    Returns
+    -------
+    Posterior
+        The copy with ``stats["log_density"]``.
+    """
+    kwargs = model_kwargs if model_kwargs is not None else post.model_kwargs
+    if kwargs is None:
+        raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
+    shape = next(iter(post.samples.values())).shape[:2]
+    flat = post.flat_samples()
+    if model is None:
+        flat = {k: v for k, v in flat.items() if k in post.family_class.sites}
+        lik = Likelihood(post.family_class, kwargs, post.fixed, int(post.info["d"]))
+        lp = lik.log_joint(np.asarray(targets, np.float64), flat)
+    else:
+        lp = log_joint(model, targets, kwargs, flat)
+    return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp.reshape(shape)})
+
+
+__all__ = ["AUXILIARY_SUFFIX", "OBSERVED", "Likelihood", "log_joint", "with_log_density"]

@@ -1,6 +1,6 @@
 """The posterior object every inference method returns, and its point summaries.
 
-A :class:`Posterior` holds either an exact conjugate family (:mod:`anchordiv.adaptation.priors`) or draws
+A :class:`Posterior` holds either an exact conjugate family (:mod:`anchordiv.adaptation.families`) or draws
 of the model's sites (NUTS, SVI guide draws); ``point``/``sample`` turn either into anchor models
 through the kind's family (:meth:`~anchordiv.adaptation.family.Family.to_model`), so scoring never
 depends on how the posterior was computed.  The protocol every posterior shares: ``kind``,
@@ -45,7 +45,7 @@ class Posterior:
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able).
     family : object, optional
-        Exact posterior parameters (:mod:`anchordiv.adaptation.priors`).
+        Exact posterior parameters (:mod:`anchordiv.adaptation.families`).
     samples : dict, optional
         ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
         ran — NUTS draws or SVI guide draws.
@@ -299,7 +299,7 @@ class Posterior:
             "point('map'): this posterior has no stats['log_density'] (the density "
             "of the constrained parameters); using −potential energy, which includes "
             "the Jacobian of the unconstrained coordinates — see "
-            "anchordiv.adaptation.density.with_log_density",
+            "anchordiv.adaptation.likelihood.with_log_density",
             stacklevel=user_stacklevel(),
         )
         return -self.stats["potential_energy"].reshape(-1)

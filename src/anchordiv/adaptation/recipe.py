@@ -40,8 +40,8 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from . import priors
-from .priors.cache import cached, derived
+from .cache import cached, derived
+from .statistics import broad_moments, scatter
 from ..anchors.latent import principal_subspace
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
 from ..threads import limited_blas
@@ -60,6 +60,18 @@ SPECTRUM_RTOL = 1e-11
 #: a left-out target whose removal leaves ``1 − (n/m)·leverage`` below this is needed for the
 #: others' span (:func:`target_novelty`)
 LEVERAGE_TOL = 1e-8
+
+
+#: weak hyperprior of the strengths (empirical Bayes and the recipe's evidence bound): (centre in
+#: pseudo-anchors, sd of the natural log)
+EB_HYPERPRIOR = (10.0, 2.0)
+
+
+def log_hyperprior(log_strength):
+    """Weak hyperprior on a log strength: ``log s ~ N(log 10, 2²)`` (95 % of the mass between 0.2
+    and 500 pseudo-anchors), :data:`EB_HYPERPRIOR`."""
+    centre, sd = np.log(EB_HYPERPRIOR[0]), EB_HYPERPRIOR[1]
+    return -0.5 * ((np.asarray(log_strength) - centre) / sd) ** 2 - np.log(sd * np.sqrt(2 * np.pi))
 
 
 def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
@@ -135,9 +147,9 @@ class Folds(NamedTuple):
 
 def centred_scatter(t: np.ndarray) -> np.ndarray:
     """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64;
-    :func:`anchordiv.adaptation.priors.niw.scatter`, shared with the exact update when ``t``
+    :func:`anchordiv.adaptation.statistics.scatter`, shared with the exact update when ``t``
     is the frozen array ``adapt`` passes)."""
-    return priors.niw.scatter(t)[2]
+    return scatter(t)[2]
 
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
@@ -325,7 +337,7 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
-    the weak hyperprior of :func:`anchordiv.adaptation.priors.niw.log_hyperprior` (the
+    the weak hyperprior of :func:`log_hyperprior` (the
     evidence alone has a plateau, not a maximum, when few targets look like the prior).
     Held out rather than in-sample: LOO asks how well the prior predicts targets it has not
     seen, and it is the upper bound of the recipe's strength (:func:`gaussian_strengths`).
@@ -355,7 +367,7 @@ def density_scores(
     grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
         f, logdet_c = whitened_folds(mu0, cov, t, [], scatter=scatter)
-        return fold_evidence(f, logdet_c, grid) + 2 * priors.niw.log_hyperprior(np.log(grid))
+        return fold_evidence(f, logdet_c, grid) + 2 * log_hyperprior(np.log(grid))
     f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds), scatter=scatter)
     return fold_scores(f, logdet_c, grid)
 
@@ -438,13 +450,11 @@ def gaussian_strengths(
     "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
     ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
     ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
-    (:func:`anchordiv.adaptation.priors.niw.prior_scale` with ``prior="broad"``)."""
+    (:func:`anchordiv.adaptation.statistics.broad_moments`)."""
     b = as_matrix("broad_anchors", broad, min_rows=2)
     t = as_matrix("target_anchors", targets, dim=b.shape[1])
     mu0, cov = (
-        priors.niw.prior_scale(b, reg=positive("reg", reg, allow_zero=True), prior="broad")
-        if moments is None
-        else moments
+        broad_moments(b, reg=positive("reg", reg, allow_zero=True)) if moments is None else moments
     )
     # shared by both criteria (and, for adapt's frozen targets, with the exact update)
     scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
@@ -508,7 +518,7 @@ def latent_beta(n: int, strength: float) -> float:
 def broad_stable_rank(broad: np.ndarray) -> float:
     """:func:`stable_rank` of the broad anchors' covariance ``[d, d]`` (cached per broad
     array: a curve's cells share it)."""
-    _, cov_b = priors.bingham.broad_covariance(broad, "broad")
+    _, cov_b = broad_moments(broad)
     return stable_rank(np.linalg.eigvalsh(cov_b))
 
 
@@ -568,6 +578,7 @@ def latent_options(
 
 
 __all__ = [
+    "EB_HYPERPRIOR",
     "LEVERAGE_TOL",
     "MAX_FOLDS",
     "MIN_LOO_TARGETS",
@@ -580,6 +591,7 @@ __all__ = [
     "latent_beta",
     "latent_options",
     "latent_rank",
+    "log_hyperprior",
     "loo_log_predictive",
     "loo_scores",
     "novelty_strength",

@@ -73,7 +73,7 @@ def family_of(params) -> type[Any]:
     Parameters
     ----------
     params : object
-        Exact posterior parameters (e.g. a :class:`~anchordiv.adaptation.priors.NIW`).
+        Exact posterior parameters (e.g. a :class:`~anchordiv.adaptation.families.NIW`).
 
     Returns
     -------

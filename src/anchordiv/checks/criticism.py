@@ -267,7 +267,7 @@ def has_closed_form(post) -> bool:
 def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
     """Closed-form Student-t LOO of the NIW model (module docstring)."""
     from .diagnostics import loo_pointwise, predictive_logpdf
-    from ..adaptation.priors import NIW
+    from ..adaptation.families import NIW
 
     eb = str(post.info.get("chosen_by", "")).startswith(("empirical", "held-out"))
     if eb and recipe is not None and len(targets) > 1:

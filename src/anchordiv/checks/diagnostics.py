@@ -12,7 +12,7 @@ For broad anchors B ``[N, d]`` (or the moment points of a saved prior) and targe
   target subspace lies in the prior's, 0 = orthogonal; a random k-subspace gives ``k/d``) and
   the largest angle;
 * ``log_evidence`` — the NIW log marginal likelihood of the targets per target,
-  ``log p(T) / n`` (:meth:`anchordiv.adaptation.priors.NIW.log_marginal`) with fixed strengths κ₀, ν₀;
+  ``log p(T) / n`` (:meth:`anchordiv.adaptation.families.NIW.log_marginal`) with fixed strengths κ₀, ν₀;
 * ``loo`` — the exact leave-one-out log predictive density per target: the mean over i of
   ``log p(t_i | T₋ᵢ)``, the closed-form NIW posterior predictive (a multivariate Student-t,
   ``t_{νₙ−d+1}(μₙ, Ψₙ(κₙ+1)/(κₙ(νₙ−d+1)))``), so no PSIS approximation is needed; with one
@@ -21,7 +21,7 @@ For broad anchors B ``[N, d]`` (or the moment points of a saved prior) and targe
 ``log_evidence`` and ``loo`` are also given for the isotropic control (the same strengths and
 mean, covariance ``tr(C)/d · I``), and :func:`diagnose` reports their differences
 (``*_gain``: prior − control).  The prior's mean and covariance are those ``ad.adapt`` uses
-(:func:`anchordiv.adaptation.priors.niw.prior_scale`, relative ridge ``reg``).
+(:func:`anchordiv.adaptation.statistics.broad_moments`, relative ridge ``reg``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import scipy.linalg
 import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, positive
-from ..adaptation.priors.niw import NIW, check_nu0, prior_scale, scatter
+from ..adaptation.families.gaussian import NIW, check_nu0
+from ..adaptation.statistics import broad_moments, scatter
 from ..anchors.linalg import canonical_signs
 from ..threads import limited_blas
 
@@ -288,7 +289,7 @@ def niw_prior(
     NIW
         The prior parameters.
     """
-    mu0, cov = prior_scale(broad, reg=reg, prior=prior)
+    mu0, cov = broad_moments(broad, reg=reg, prior=prior)
     return NIW.from_scale(mu0, cov, kappa0, nu0)
 
 
@@ -343,7 +344,7 @@ def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10, reg: flo
         raise AnchorDivError(f"k: the leading directions must be fewer than d = {d}, got {k}")
     positive("kappa0", kappa0)
     check_nu0(nu0, d)
-    _, cov = prior_scale(b, reg=reg, prior="broad")
+    _, cov = broad_moments(b, reg=reg)
     angles = principal_angles(cov, t, k)
     out = {
         "n": len(t),

@@ -56,7 +56,7 @@ STATS = {
 #: default number of draws of :func:`inference_data`
 DEFAULT_DRAWS = 200
 #: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
-#: :meth:`~anchordiv.adaptation.priors.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+#: :meth:`~anchordiv.adaptation.families.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
 GIBBS_BUDGET = 6e10
 CHAINS = 2
 #: memory for the default number of exact covariance draws (Σ or Σ_k, float64)

@@ -181,7 +181,7 @@ def broad_posterior(kind, broad, target, tau):
     isotropic control both need it in the same grid cell."""
     from ..adaptation import adapt  # issue 3; imported lazily so the curves work without it
 
-    from ..adaptation.priors.cache import digest
+    from ..adaptation.cache import digest
 
     key = (kind, float(tau), digest(broad), digest(target))
     if key not in _POSTERIORS:
@@ -680,8 +680,8 @@ def _warn_per_model(outs, jobs) -> None:
 def frozen_broad(broad: np.ndarray) -> np.ndarray:
     """The curve's own read-only copy of the broad anchors: every cell and model builds from
     the same array, so its digest and the prior factorisations derived from it are computed
-    once per curve (:func:`anchordiv.adaptation.priors.cache.frozen`)."""
-    from ..adaptation.priors.cache import frozen  # the adaptation layer, loaded lazily
+    once per curve (:func:`anchordiv.adaptation.cache.frozen`)."""
+    from ..adaptation.cache import frozen  # the adaptation layer, loaded lazily
 
     return frozen(broad)
 

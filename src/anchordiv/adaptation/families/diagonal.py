@@ -32,7 +32,7 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import positive
-from ..priors.cache import cached
+from ..cache import cached
 from ..family import Family, check_prior_mode
 from ..quantities import SMALL_D, cosine
 from ..registry import family

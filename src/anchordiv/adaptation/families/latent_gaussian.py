@@ -1,5 +1,6 @@
-"""The latent Gaussian family: matrix Bingham prior on the principal subspace (MATH.md, D.3; the
-math and the explicit model live in :mod:`anchordiv.adaptation.priors.bingham`), and the base the latent
+"""The latent Gaussian family: matrix Bingham prior on the principal subspace (MATH.md, D.3) —
+its explicit NumPyro model, the exact posterior :class:`BinghamPosterior`, the PPCA likelihood,
+the prior object :class:`BinghamPrior` — and :class:`LatentFamily`, the base the latent
 spherical family shares (sites, PPCA likelihood, subspace lift, principal-angle quantities).
 
     prior = ad.BinghamPrior.from_anchors(broad [N, d], rank=8)      # B₀ = c·n₀·Cov(B)
@@ -7,29 +8,230 @@ spherical family shares (sites, PPCA likelihood, subspace lift, principal-angle 
 
 Site: ``U [d, k]`` (orthonormal frame).  Likelihood: PPCA ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` with
 the broad ℓ, σ² at rank k.  The target weight ``beta`` defaults to ``n/(n + prior_anchors)``.
+
+Matrix Bingham prior for the latent Gaussian anchor model (MATH.md, "Adaptation", D.3).
+
+The subspace ``U ∈ V_k(R^d)`` gets the prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The targets enter through
+a PPCA likelihood ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)``, whose U-dependent part is ``c · tr(Uᵀ S_T U)``
+with ``c = ℓ / (2σ²(σ² + ℓ))`` and S_T the target scatter — conjugate, so
+``Bₙ = B₀ + c · S_T`` and the MAP subspace is the top-k eigenvectors of Bₙ.
+
+Prior from the broad anchors: ``B₀ = c · n₀ · Cov(B)`` (the broad covariance worth n₀
+pseudo-anchors); ℓ and σ² are the PPCA estimates of the broad covariance at rank k
+(``σ²`` = mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue).  With the target
+weight ``β = n / (n₀ + n)`` this reads ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``;
+``beta`` can be given directly (β = 0: the broad subspace, β = 1: the target subspace).  Where
+``n/β`` would exceed ``n + n_broad`` (the broad anchors cannot be worth more than themselves) m is
+capped there, which tempers the likelihood; the explicit model takes the same weight.
+``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``; that only shifts the spectrum of
+Bₙ, so the control's MAP subspace is the target-only one (the draws' spread still differs).
+
+The latent mean is not part of the Bingham posterior: it is ``(1 − β) mean(B) + β t̄``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import ClassVar
 
 import jax.numpy as jnp
 import numpy as np
+import numpyro
+import numpyro.distributions as dist
 
 from ...anchors import LatentGaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.latent import principal_subspace
-from ...errors import AnchorDivError, in_unit_interval, integer, positive
-from ..priors import bingham
-from ..priors.cache import cached
-from ..priors.distributions import bingham_chains
-from .. import recipe
-from ..density import ppca_logpdf
-from ..family import Family, check_prior_mode, isotropic_like
-from ..registry import family
-from ..quantities import principal_angles
 from ...anchors.linalg import canonical_signs
+from ...errors import AnchorDivError, in_unit_interval, integer, positive
+from .. import recipe
+from ..cache import cached
+from ..distributions import MatrixBingham, bingham_chains, stiefel_site
+from ..family import Family, check_prior_mode, isotropic_like
+from ..quantities import principal_angles
+from ..registry import family
+from ..statistics import broad_moments, broad_spectrum
+from ..subspace import sandwich
+
+
+#: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
+PRIOR_ANCHORS = 10.0
+#: Gibbs burn-in sweeps per chain of exact latent draws (chains start at the mode; lag-1
+#: autocorrelation of the sweeps is ≈ 0.1, so 10 sweeps forget the start)
+BURN_IN = 10
+
+
+def latent_gaussian_model(
+    targets, *, prior_parameter, mean, signal, noise, rank, target_weight=1.0
+):
+    """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
+
+    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    prior_parameter : array_like, shape [d, d]
+        B₀.
+    mean : array_like, shape [d]
+        PPCA mean.
+    signal, noise : float
+        PPCA signal ℓ and noise σ².
+    rank : int
+        k.
+    target_weight : float, default 1.0
+        Tempers the likelihood (1 = Bayes).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
+    d = targets.shape[1]
+    u = stiefel_site("U", d, rank)
+    numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
+    cov = noise * jnp.eye(d) + signal * u @ u.T
+    with numpyro.plate("anchors", targets.shape[0]), numpyro.handlers.scale(scale=target_weight):
+        numpyro.sample("targets", dist.MultivariateNormal(mean, cov), obs=targets)
+
+
+@dataclass(frozen=True)
+class BinghamPosterior:
+    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k.
+
+    Parameters
+    ----------
+    parameter : numpy.ndarray, shape [d, d]
+        The symmetric Bingham parameter Bₙ.
+    rank : int
+        k.
+    location : numpy.ndarray, shape [d]
+        The fixed latent mean (latent Gaussian; zeros for the latent spherical model).
+    """
+
+    parameter: np.ndarray
+    rank: int
+    location: np.ndarray
+
+    def mode(self) -> dict[str, np.ndarray]:
+        """``{"U": top-k eigenvectors of B [d, k]}`` (also the principal subspace of E[UUᵀ])."""
+        _, v = np.linalg.eigh(self.parameter)
+        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : self.rank]))}
+
+    def mean(self) -> dict[str, np.ndarray]:
+        """Same as :meth:`mode`: the principal subspace of E[UUᵀ] is the top-k eigenvectors of B
+        (a mean of frames is not a frame)."""
+        return self.mode()
+
+    def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
+        """``{"U": [chains, n, d, k]}``: independent Gibbs chains run in parallel
+        (:func:`~.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
+        return {
+            "U": bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
+        }
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """``{"U": [n, d, k]}``: two independent chains of ⌈n/2⌉ draws, concatenated."""
+        u = self.sample_chains(rng, 2 if n > 1 else 1, -(-n // 2) if n > 1 else 1)["U"]
+        return {"U": u.reshape((-1,) + u.shape[2:])[:n]}
+
+    def sweep_cost(self) -> float:
+        """Relative cost of one Gibbs sweep, k·q³ (q = d − k + 1)."""
+        d = self.parameter.shape[0]
+        return float(self.rank * (d - self.rank + 1) ** 3)
+
+
+def ppca_scale(eigvals: np.ndarray, rank: int) -> tuple[float, float, float]:
+    """``(c, ℓ, σ²)`` of the PPCA likelihood at rank k from descending eigenvalues ``[d]``."""
+    noise = float(np.mean(eigvals[rank:])) if rank < len(eigvals) else 0.0
+    noise = max(noise, 1e-3 * float(np.mean(eigvals)), 1e-300)
+    signal = max(float(np.mean(eigvals[:rank])) - noise, noise)
+    return signal / (2 * noise * (noise + signal)), signal, noise
+
+
+def target_weight(n: int, n_broad: int, beta: float) -> tuple[float, float]:
+    """``(m, β)``: total pseudo-count ``m = min(n/β, n + n_broad)`` for target weight β."""
+    m = n + n_broad if beta == 0 else min(n / beta, n + n_broad)
+    return m, beta
+
+
+def latent_gaussian_update(
+    broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float, prior: str = "broad"
+) -> tuple[BinghamPosterior, dict]:
+    """Exact update of the latent-gaussian kind.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    rank : int
+        k.
+    beta : float
+        Target weight in [0, 1].
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad covariance or the isotropic control.
+
+    Returns
+    -------
+    posterior : BinghamPosterior
+        The exact posterior.
+    info : dict
+        The explicit model's hyperparameters (``model_kwargs``) and the pseudo-count m.
+    """
+    mu_b, cov_b = broad_moments(broad, prior=prior)
+    c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
+    return latent_gaussian_posterior(
+        mu_b, cov_b, (c, signal, noise), len(broad), targets, rank=rank, beta=beta
+    )
+
+
+def latent_gaussian_posterior(
+    mu_b: np.ndarray,
+    cov_b: np.ndarray,
+    ppca: tuple,
+    n_broad: int,
+    targets: np.ndarray,
+    *,
+    rank: int,
+    beta: float,
+) -> tuple[BinghamPosterior, dict]:
+    """:func:`latent_gaussian_update` from the broad statistics: mean ``mu_b [d]``, covariance
+    ``cov_b [d, d]`` (or its isotropic control), the PPCA ``(c, ℓ, σ²)`` at ``rank`` and the
+    number of broad anchors."""
+    c, signal, noise = ppca
+    t = np.asarray(targets, np.float64)
+    n = t.shape[0]
+    tbar = t.mean(0)
+    scat = (t - tbar).T @ (t - tbar)
+    m, beta = target_weight(n, n_broad, beta)
+    prior_b = c * m * (1 - beta) * cov_b
+    weight = m * beta / n
+    post = BinghamPosterior(prior_b + c * weight * scat, rank, (1 - beta) * mu_b + beta * tbar)
+    kwargs = {
+        "prior_parameter": prior_b,
+        "mean": tbar,
+        "signal": signal,
+        "noise": noise,
+        "rank": rank,
+        "target_weight": weight,
+    }
+    return post, {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
+
+
+def ppca_logpdf(t, u, mean, signal, noise):
+    """``log N(t_i | m, σ² I + ℓ U_s U_sᵀ)`` via Woodbury: ``u [S, d, k]`` -> ``[S, n]``."""
+    d, k = u.shape[-2:]
+    x = t - mean  # [n, d]
+    proj = np.einsum("nd,sdk->snk", x, u)  # [S, n, k]
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * (proj * proj).sum(
+        -1
+    )
+    logdet = d * np.log(noise) + k * np.log1p(signal / noise)
+    return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
@@ -39,7 +241,7 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, l
     prior worth the recipe's strength s, ``prior_anchors = s`` and β = n/(n + s) at the update
     (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
     the recipe's choice for novel targets: the rank is the broad covariance's stable rank and
-    the prior is worth :data:`~anchordiv.adaptation.priors.bingham.PRIOR_ANCHORS`.  A given
+    the prior is worth :data:`~anchordiv.adaptation.families.latent_gaussian.PRIOR_ANCHORS`.  A given
     ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  ``rank="variance"`` (or
     None): 95 % of the broad variance.  The isotropic control gets the same numbers, computed
     from the broad anchors."""
@@ -59,7 +261,7 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, l
     if rank == "auto":
         rank = max(low, lat["rank"] if lat else recipe.latent_rank(broad, None, novelty=1.0))
     if prior_anchors == "auto":
-        prior_anchors = lat["strength"] if strength_wanted and lat else bingham.PRIOR_ANCHORS
+        prior_anchors = lat["strength"] if strength_wanted and lat else PRIOR_ANCHORS
     return rank, (None if beta == "auto" else beta), prior_anchors
 
 
@@ -94,7 +296,7 @@ class LatentFamily(Family):
     (the PPCA c) and ``n_broad``."""
 
     sites = ("U",)
-    posterior_types = (bingham.BinghamPosterior,)
+    posterior_types = (BinghamPosterior,)
     dims = {"principal_angles": ["angle"]}
     mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
     cli_options = {
@@ -179,7 +381,7 @@ class LatentFamily(Family):
 
     @classmethod
     def gibbs_cost(cls, params):
-        return params.sweep_cost(), bingham.BURN_IN
+        return params.sweep_cost(), BURN_IN
 
     @classmethod
     def prior_draw(cls, params, rng):
@@ -212,7 +414,7 @@ class LatentFamily(Family):
         * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
 
         These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
-        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:mod:`~..priors.bingham`), so PSIS-LOO
+        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:func:`latent_gaussian_posterior`), so PSIS-LOO
         on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari 2021 on
         non-factorised models).  The former plug-in ``N(t_i | t̄, C)`` centred on a mean that
         includes t_i and was optimistic.  A subset of the fit's targets counts as other
@@ -392,12 +594,12 @@ class BinghamPrior(LatentFamily):
     n_broad: int
     rank: int
     beta: float | None = None
-    prior_anchors: float = bingham.PRIOR_ANCHORS
+    prior_anchors: float = PRIOR_ANCHORS
     prior: str = "broad"
     origin: str = ""
 
     static_fields = ("prior", "origin", "rank", "n_broad")
-    model = staticmethod(bingham.latent_gaussian_model)
+    model = staticmethod(latent_gaussian_model)
     prior_scale_key = "prior_parameter"
 
     @classmethod
@@ -433,8 +635,8 @@ class BinghamPrior(LatentFamily):
         )
         rank = latent_rank(broad, rank, low=1)
         beta, n0 = cls.check_options(beta, prior_anchors)
-        mu_b, cov_b = bingham.broad_covariance(broad, check_prior_mode(prior))
-        c, signal, noise = bingham.ppca_scale(cached(bingham.broad_spectrum, broad), rank)
+        mu_b, cov_b = broad_moments(broad, prior=check_prior_mode(prior))
+        c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
         return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, n0, prior)
 
     @property
@@ -448,7 +650,7 @@ class BinghamPrior(LatentFamily):
 
     def exact(self, targets):
         beta = self.target_beta(len(targets))
-        post, extra = bingham.latent_gaussian_posterior(
+        post, extra = latent_gaussian_posterior(
             self.mean,
             self.cov,
             (self.scale, self.signal, self.noise),
@@ -492,12 +694,10 @@ class BinghamPrior(LatentFamily):
     @classmethod
     def prior_posterior(cls, kwargs):
         b0 = np.asarray(kwargs["prior_parameter"])
-        return bingham.BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
+        return BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
 
     @classmethod
     def project(cls, kwargs, u):
-        from ..subspace import sandwich
-
         return {
             **kwargs,
             "prior_parameter": sandwich(u, kwargs["prior_parameter"]),
@@ -505,4 +705,17 @@ class BinghamPrior(LatentFamily):
         }
 
 
-__all__ = ["BinghamPrior", "LatentFamily", "latent_rank"]
+__all__ = [
+    "BURN_IN",
+    "BinghamPosterior",
+    "BinghamPrior",
+    "LatentFamily",
+    "PRIOR_ANCHORS",
+    "latent_gaussian_model",
+    "latent_gaussian_posterior",
+    "latent_gaussian_update",
+    "latent_rank",
+    "ppca_logpdf",
+    "ppca_scale",
+    "target_weight",
+]

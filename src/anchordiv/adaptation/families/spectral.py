@@ -1,6 +1,7 @@
 """The spectral shrinkage family: a Gaussian anchor model whose covariance lives in the broad
-eigenbasis, with one shrinkage scale per leading direction (the math and the explicit model are
-:mod:`anchordiv.adaptation.priors.spectral`; MATH.md round 3).
+eigenbasis, with one shrinkage scale per leading direction (MATH.md round 3) — its explicit
+NumPyro model, the prior law :class:`SpectralLaw`, O(n·d·k) densities and the prior object
+:class:`SpectralPrior`.
 
     prior = ad.SpectralPrior.from_anchors(broad [N, d], rank=64)
     post = ad.infer(prior, targets [n, d], ad.SVI(guide="normal"))    # or ad.NUTS(...)
@@ -20,24 +21,409 @@ fit once compiled, no divergences); SVI's convergence check is conservative here
 mean-field guide's locations of the non-centred μ coordinate sit at 0 and jitter, and a delta
 guide drifts along the flat g ↔ ℓ ridge after Σ has settled — so judge SVI fits by their ELBO
 trace (``post.plot_elbo``) or raise ``learning_rate``/``num_steps``.
+
+The model.  In the broad eigenbasis ``Cov(B) = V Λ Vᵀ`` with ``V_k [d, k]`` its k leading columns::
+
+    Σ = V_k diag(v) V_kᵀ + σ² (I − V_k V_kᵀ),   v_j = λ_j s_j²,   s_j = g · ℓ_j
+    μ | Σ ~ N(μ_B, Σ/κ₀),   t_i ~ N(μ, Σ)
+
+with global–local shrinkage of the scales: ``"horseshoe"`` (g ~ HalfCauchy(global_scale),
+ℓ_j ~ HalfCauchy(1)) or ``"gamma"`` (g², ℓ_j² ~ Gamma(a, a), mean 1, a = ``gamma_shape``).
+The residual variance is ``σ² = σ²_B h²`` with σ²_B the mean discarded broad eigenvalue and h a
+free scale under the local law (``free_noise=True``) or h = 1 (fixed).  The broad prior supplies
+the directions and their ordering, the targets decide how much each matters: O(k) scale
+parameters at any d.
+
+Everything is O(n·d·k): with the projections ``P = X V_k`` of the targets,
+``log|Σ| = Σ log v_j + (d − k) log σ²`` and
+``xᵀΣ⁻¹x = Σ_j (V_kᵀx)_j²/v_j + (‖x‖² − ‖V_kᵀx‖²)/σ²``; ``Σ^{1/2}`` is
+``V_k diag(√v) V_kᵀ + σ (I − V_k V_kᵀ)`` — no d × d matrix is formed or factorised.
+
+The explicit model integrates μ out of the likelihood (the target set's marginal, the NIW
+identity with Σ given) and draws μ from its exact conditional ``N(μₙ, Σ/κₙ)``, non-centred
+(``mu = μₙ + Σ^{1/2} z/√κₙ``, ``z ~ N(0, I)``).  The joint density is the generative one,
+``p(θ) p(μ | Σ) Π p(t_i | μ, Σ) = p(θ) p(T | Σ) p(μ | Σ, T)``, but NUTS and SVI move in
+(log g, log ℓ, log h, z), where z is a standard normal independent of the scales a posteriori:
+no funnel between μ and the scales, and a mean-field guide is exact in z.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import scipy.special
+from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
 
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
+from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
+from ..cache import cached
 from ..family import Family, check_prior_mode
-from ..priors import spectral
-from ..priors.cache import cached
 from ..quantities import SMALL_D, cosine
 from ..registry import family
+
+#: shrinkage hierarchies of the scales
+SHRINKAGE = ("horseshoe", "gamma")
+
+
+def scale_law(shrinkage: str, scale, shape):
+    """The law of one positive scale: HalfCauchy(scale) (horseshoe) or the square root of
+    Gamma(shape, shape) (gamma hierarchy; ``scale`` unused)."""
+    if shrinkage == "horseshoe":
+        return dist.HalfCauchy(scale)
+    return dist.TransformedDistribution(
+        dist.Gamma(shape, shape), dist.transforms.PowerTransform(0.5)
+    )
+
+
+def log_scale_density(shrinkage: str, x: np.ndarray, scale: float, shape: float) -> np.ndarray:
+    """float64 log density of :func:`scale_law` at ``x > 0`` (elementwise)."""
+    x = np.asarray(x, np.float64)
+    if shrinkage == "horseshoe":
+        return np.log(2 / (np.pi * scale)) - np.log1p((x / scale) ** 2)
+    y = x * x
+    return (
+        shape * np.log(shape)
+        - scipy.special.gammaln(shape)
+        + (shape - 1) * np.log(y)
+        - shape * y
+        + np.log(2 * x)
+    )
+
+
+# ---- low-rank-plus-isotropic algebra (jax and numpy alike: ``xp`` is the array module) -----
+
+
+def quad_inv(x, proj, v, s2):
+    """``xᵀΣ⁻¹x`` ``[...]`` from ``x [..., d]``, its projections ``proj = x V_k [..., k]``,
+    ``v [..., k]`` and ``s2 [...]`` (leading axes broadcast)."""
+    p2 = proj * proj
+    return (p2 / v).sum(-1) + ((x * x).sum(-1) - p2.sum(-1)) / s2
+
+
+def logdet(v, s2, d: int, xp=jnp):
+    """``log|Σ|`` ``[...]``."""
+    return xp.log(v).sum(-1) + (d - v.shape[-1]) * xp.log(s2)
+
+
+def sqrt_apply(directions, v, s2, z, xp=jnp):
+    """``Σ^{1/2} z`` ``[..., d]`` for ``z [..., d]`` (``Σ^{1/2}`` the symmetric square root)."""
+    proj = z @ directions
+    s = xp.sqrt(s2)[..., None]
+    return s * z + ((xp.sqrt(v) - s) * proj) @ directions.T
+
+
+class TargetSummary(NamedTuple):
+    """What :func:`spectral_model`'s likelihood reads of a target set ``T [n, d]`` (a JAX
+    pytree whose shapes do not depend on n, so one compiled sampler serves every target count):
+    the count ``n`` (a scalar array), the mean ``mean [d]``, ``proj2 [k]`` = diag(V_kᵀ S V_k)
+    and ``total`` = tr S, S the scatter about the mean."""
+
+    n: Any
+    mean: Any
+    proj2: Any
+    total: Any
+
+
+def summarise(targets, directions) -> TargetSummary:
+    """:class:`TargetSummary` of ``targets [n, d]`` in the basis ``directions`` V_k ``[d, k]``
+    (JAX or NumPy arrays, the targets' dtype): O(n·d·k), once per fit."""
+    xp = jnp if isinstance(targets, jax.Array) else np
+    mean = targets.mean(0)
+    x = targets - mean
+    n = xp.asarray(targets.shape[0], targets.dtype)
+    return TargetSummary(n, mean, ((x @ directions) ** 2).sum(0), (x * x).sum())
+
+
+def summary_of(targets, directions) -> TargetSummary:
+    """``targets`` itself when it is a :class:`TargetSummary`, else :func:`summarise` of it."""
+    return targets if isinstance(targets, TargetSummary) else summarise(targets, directions)
+
+
+def trace_inv_scatter(t: TargetSummary, v, s2):
+    """``tr Σ⁻¹S`` ``[...]`` of a :class:`TargetSummary` (``v [..., k]``, ``s2 [...]``)."""
+    return (t.proj2 / v).sum(-1) + (t.total - t.proj2.sum(-1)) / s2
+
+
+def marginal_loglik(targets, mu0, directions, v, s2, kappa0, xp=jnp):
+    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (scalar; ``targets [n, d]`` or
+    their :class:`TargetSummary`):
+    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``, where
+    ``tr Σ⁻¹S = Σ_j (V_kᵀSV_k)_jj/v_j + (tr S − Σ_j (V_kᵀSV_k)_jj)/σ²``: O(d·k) per call on a
+    summary."""
+    t = summary_of(targets, directions)
+    d = mu0.shape[-1]
+    kn = kappa0 + t.n
+    dev = t.mean - mu0
+    scatter = trace_inv_scatter(t, v, s2)
+    shift = quad_inv(dev, dev @ directions, v, s2) * (kappa0 * t.n / kn)
+    return (
+        -0.5 * t.n * d * np.log(2 * np.pi)
+        - 0.5 * t.n * logdet(v, s2, d, xp)
+        + 0.5 * d * xp.log(kappa0 / kn)
+        - 0.5 * (scatter + shift)
+    )
+
+
+def posterior_mean(targets, mu0, kappa0):
+    """``(μₙ [d], κₙ)``: the conditional posterior of μ given Σ is ``N(μₙ, Σ/κₙ)``
+    (``targets [n, d]`` or their :class:`TargetSummary`)."""
+    if isinstance(targets, TargetSummary):
+        n, total = targets.n, targets.n * targets.mean
+    else:
+        n, total = targets.shape[0], targets.sum(0)
+    kn = kappa0 + n
+    return (kappa0 * mu0 + total) / kn, kn
+
+
+def gaussian_logpdf(t, mu, directions, v, s2) -> np.ndarray:
+    """float64 ``log N(t_i | μ_s, Σ_s)`` ``[S, n]``: ``t [n, d]``, ``mu [S, d]``, ``v [S, k]``,
+    ``s2 [S]`` — O(S·n·d·k)."""
+    t, mu, vv, ss = (np.asarray(a, np.float64) for a in (t, mu, v, s2))
+    x = t[None] - mu[:, None]  # [S, n, d]
+    q = quad_inv(x, x @ directions, vv[:, None], ss[:, None])
+    d = t.shape[1]
+    return -0.5 * (q + logdet(vv, ss, d, np)[:, None] + d * np.log(2 * np.pi))
+
+
+def gaussian_loglik_sum(t, mu, directions, v, s2) -> np.ndarray:
+    """float64 ``Σᵢ log N(t_i | μ_s, Σ_s)`` ``[S]`` (arguments as :func:`gaussian_logpdf`) from
+    the targets' :class:`TargetSummary`: ``Σᵢ (tᵢ−μ)ᵀΣ⁻¹(tᵢ−μ) = tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``,
+    O(n·d·k) once and O(S·d·k) for the draws instead of O(S·n·d·k)."""
+    t, mu, vv, ss = (np.asarray(a, np.float64) for a in (t, mu, v, s2))
+    n, d = t.shape
+    summary = summarise(t, directions)
+    dev = summary.mean - mu  # [S, d]
+    q = trace_inv_scatter(summary, vv, ss) + n * quad_inv(dev, dev @ directions, vv, ss)
+    return -0.5 * (q + n * logdet(vv, ss, d, np) + n * d * np.log(2 * np.pi))
+
+
+class MarginalTargets(dist.Distribution):
+    """The target set ``T [n, d]`` with μ ~ N(μ₀, Σ/κ₀) integrated out (one event; Σ in
+    low-rank-plus-isotropic form)."""
+
+    support = constraints.real_matrix
+    arg_constraints = {}
+
+    def __init__(self, mu0, directions, v, s2, kappa0, n: int, *, validate_args=None):
+        self.mu0, self.directions, self.v, self.s2 = mu0, directions, v, s2
+        self.kappa0, self.n = kappa0, n
+        super().__init__(
+            batch_shape=(), event_shape=(n, mu0.shape[-1]), validate_args=validate_args
+        )
+
+    def sample(self, key, sample_shape=()):
+        import jax
+
+        d = self.mu0.shape[-1]
+        k1, k2 = jax.random.split(key)
+        z = jax.random.normal(k1, sample_shape + (1, d), self.mu0.dtype)
+        e = jax.random.normal(k2, sample_shape + (self.n, d), self.mu0.dtype)
+        mu = self.mu0 + sqrt_apply(self.directions, self.v, self.s2, z) / jnp.sqrt(self.kappa0)
+        return mu + sqrt_apply(self.directions, self.v, self.s2, e)
+
+    @validate_sample
+    def log_prob(self, value):
+        """``value [..., n, d] -> [...]``: batched like every NumPyro distribution (its own
+        ``sample(key, (S,))`` draws included)."""
+        if value.ndim == 2:
+            return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2, self.kappa0)
+        import jax
+
+        flat = value.reshape((-1,) + value.shape[-2:])
+        out = jax.vmap(
+            lambda t: marginal_loglik(t, self.mu0, self.directions, self.v, self.s2, self.kappa0)
+        )(flat)
+        return out.reshape(value.shape[:-2])
+
+
+def spectral_model(
+    targets,
+    *,
+    mu0,
+    directions,
+    eigenvalues,
+    noise0,
+    kappa0,
+    shrinkage="horseshoe",
+    global_scale=1.0,
+    gamma_shape=2.0,
+    free_noise=True,
+    map_jacobian=False,
+):
+    """The explicit NumPyro model (copy and change it).  ``targets [n, d]``; broad mean
+    ``mu0 [d]``, ``directions`` V_k ``[d, k]`` (orthonormal), ``eigenvalues`` λ ``[k]``,
+    residual variance ``noise0`` σ²_B; ``kappa0``; ``shrinkage`` ("horseshoe" | "gamma"),
+    ``global_scale`` (horseshoe g's HalfCauchy scale), ``gamma_shape`` a; ``free_noise``.
+
+    Sites: latent ``global_scale`` g, ``local_scales`` ℓ ``[k]``, ``noise_scale`` h (latent
+    with ``free_noise``, else deterministic 1), ``mu_raw [d]``; deterministic ``variances``
+    v ``[k]``, ``noise`` σ², ``mu [d]``; observed ``targets`` (the set's marginal, module
+    docstring), or their :class:`TargetSummary` — the same density, which the library's samplers
+    pass (``spectral_model.model_data``) so that one compiled sampler serves every target count.
+    ``map_jacobian=True`` (what a delta guide runs) profiles μ at its conditional mode μₙ — where
+    the joint mode has it for any scales — and adds the density of μ there, ``−½ log|Σ/κₙ|`` up
+    to a constant: the guide then finds the joint mode of (μ, g, ℓ, h), not of (z, g, ℓ, h), and
+    has no d-dimensional coordinate to chase to 0."""
+    d, dtype = mu0.shape[-1], mu0.dtype
+    k = eigenvalues.shape[-1]
+    g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))
+    ell = numpyro.sample(
+        "local_scales", scale_law(shrinkage, 1.0, gamma_shape).expand((k,)).to_event(1)
+    )
+    if free_noise:
+        h = numpyro.sample("noise_scale", scale_law(shrinkage, 1.0, gamma_shape))
+    else:
+        h = numpyro.deterministic("noise_scale", jnp.ones((), dtype))
+    v = numpyro.deterministic("variances", eigenvalues * (g * ell) ** 2)
+    s2 = numpyro.deterministic("noise", noise0 * h * h)
+    if isinstance(targets, TargetSummary):  # the same density, as a factor (observed) site
+        numpyro.factor("targets", marginal_loglik(targets, mu0, directions, v, s2, kappa0))
+    else:
+        law = MarginalTargets(mu0, directions, v, s2, kappa0, targets.shape[0])
+        numpyro.sample("targets", law, obs=targets)
+    mean, kn = posterior_mean(targets, mu0, kappa0)
+    if map_jacobian:  # μ profiled at its conditional mode: the joint mode's μ
+        numpyro.deterministic("mu", mean)
+        numpyro.factor("map_jacobian", -0.5 * (logdet(v, s2, d) - d * jnp.log(kn)))
+        return
+    z = numpyro.sample("mu_raw", dist.Normal(jnp.zeros((d,), dtype), 1.0).to_event(1))
+    numpyro.deterministic("mu", mean + sqrt_apply(directions, v, s2, z) / jnp.sqrt(kn))
+
+
+def model_data(targets, kwargs: dict) -> TargetSummary:
+    """What the library's samplers pass :func:`spectral_model` for ``targets [n, d]`` under the
+    hyperparameters ``kwargs``: their :class:`TargetSummary`."""
+    return summarise(targets, kwargs["directions"])
+
+
+spectral_model.model_data = model_data
+
+
+def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(V_k [d, k], λ [k], σ²_B)`` of a broad covariance ``[d, d]``: the k leading
+    eigenpairs and the mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue (as the
+    latent kinds' PPCA noise)."""
+    w, vec = np.linalg.eigh(np.asarray(cov, np.float64))
+    w, vec = w[::-1], vec[:, ::-1]
+    floor = max(1e-3 * float(np.mean(w)), 1e-300)
+    rest = float(np.mean(w[rank:])) if rank < len(w) else floor
+    return (
+        canonical_signs(np.ascontiguousarray(vec[:, :rank])),
+        np.maximum(w[:rank], floor),
+        max(rest, floor),
+    )
+
+
+@dataclass(frozen=True)
+class SpectralLaw:
+    """The prior of :func:`spectral_model` as a sampler (float64): its keyword arguments."""
+
+    mu0: np.ndarray
+    directions: np.ndarray
+    eigenvalues: np.ndarray
+    noise0: float
+    kappa0: float
+    shrinkage: str
+    global_scale: float
+    gamma_shape: float
+    free_noise: bool
+
+    def scales(self, rng: np.random.Generator, size) -> np.ndarray:
+        """Draws of :func:`scale_law` ``[*size]`` (unit scale)."""
+        if self.shrinkage == "horseshoe":
+            return np.abs(rng.standard_cauchy(size))
+        return np.sqrt(rng.gamma(self.gamma_shape, 1.0 / self.gamma_shape, size))
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """``n`` prior draws of every site but ``mu_raw`` ``{site: [n, ...]}``."""
+        k, d = len(self.eigenvalues), len(self.mu0)
+        g = self.scales(rng, n) * (self.global_scale if self.shrinkage == "horseshoe" else 1.0)
+        ell = self.scales(rng, (n, k))
+        h = self.scales(rng, n) if self.free_noise else np.ones(n)
+        v = self.eigenvalues * (g[:, None] * ell) ** 2
+        s2 = self.noise0 * h * h
+        z = rng.normal(size=(n, d))
+        mu = self.mu0 + sqrt_apply(self.directions, v, s2, z, np) / np.sqrt(self.kappa0)
+        return {
+            "global_scale": g,
+            "local_scales": ell,
+            "noise_scale": h,
+            "variances": v,
+            "noise": s2,
+            "mu": mu,
+        }
+
+    def log_prior(self, draws: dict) -> np.ndarray:
+        """``log p(g, ℓ, h, μ)`` ``[S]`` (float64; h only when free)."""
+        lp = log_scale_density(
+            self.shrinkage, draws["global_scale"], self.global_scale, self.gamma_shape
+        ) + log_scale_density(self.shrinkage, draws["local_scales"], 1.0, self.gamma_shape).sum(-1)
+        if self.free_noise:
+            lp = lp + log_scale_density(self.shrinkage, draws["noise_scale"], 1.0, self.gamma_shape)
+        v, s2 = variances(self, draws)
+        return lp + _mu_logpdf(self, draws["mu"], v, s2, len(self.mu0))
+
+    def model_kwargs(self) -> dict:
+        return {
+            "mu0": self.mu0,
+            "directions": self.directions,
+            "eigenvalues": self.eigenvalues,
+            "noise0": self.noise0,
+            "kappa0": self.kappa0,
+            "shrinkage": self.shrinkage,
+            "global_scale": self.global_scale,
+            "gamma_shape": self.gamma_shape,
+            "free_noise": self.free_noise,
+        }
+
+    @classmethod
+    def from_kwargs(cls, kw: dict) -> "SpectralLaw":
+        """From :func:`spectral_model`'s keyword arguments (float64 copies)."""
+        if kw.get("shrinkage", "horseshoe") not in SHRINKAGE:
+            raise AnchorDivError(
+                f"shrinkage: one of {', '.join(SHRINKAGE)}, got {kw.get('shrinkage')!r}"
+            )
+        arr = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
+        return cls(
+            arr("mu0"),
+            arr("directions"),
+            arr("eigenvalues"),
+            float(kw["noise0"]),
+            float(kw["kappa0"]),
+            str(kw.get("shrinkage", "horseshoe")),
+            float(kw.get("global_scale", 1.0)),
+            float(kw.get("gamma_shape", 2.0)),
+            bool(kw.get("free_noise", True)),
+        )
+
+
+def variances(law: SpectralLaw, draws: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(v [S, k], σ² [S])`` recomputed from the scale draws (float64)."""
+    g = np.asarray(draws["global_scale"], np.float64)
+    ell = np.asarray(draws["local_scales"], np.float64)
+    h = np.asarray(draws["noise_scale"], np.float64)
+    return law.eigenvalues * (g[:, None] * ell) ** 2, law.noise0 * h * h
+
+
+def _mu_logpdf(law: SpectralLaw, mu, v, s2, d: int) -> np.ndarray:
+    """``log N(μ_s | μ₀, Σ_s/κ₀)`` ``[S]``."""
+    x = np.asarray(mu, np.float64) - law.mu0
+    v0, s0 = v / law.kappa0, s2 / law.kappa0
+    return -0.5 * (
+        quad_inv(x, x @ law.directions, v0, s0) + logdet(v0, s0, d, np) + d * np.log(2 * np.pi)
+    )
+
 
 #: default number of leading broad directions that get their own scale
 DEFAULT_RANK = 64
@@ -115,7 +501,7 @@ class SpectralPrior(Family):
         "local_scales": ["spectral_direction"],
         "relative_scales": ["spectral_direction"],
     }
-    model = staticmethod(spectral.spectral_model)
+    model = staticmethod(spectral_model)
     no_subspace = (
         "the spectral family is already low-rank (k scales in the broad eigenbasis, "
         "O(n·d·k) per step); run it at full d without subspace="
@@ -145,10 +531,8 @@ class SpectralPrior(Family):
         b = np.asarray(broad)
         d = b.shape[1]
         rank = min(DEFAULT_RANK, d) if rank is None else integer("rank", rank, low=1, high=d)
-        if shrinkage not in spectral.SHRINKAGE:
-            raise AnchorDivError(
-                f"shrinkage: one of {', '.join(spectral.SHRINKAGE)}, got {shrinkage!r}"
-            )
+        if shrinkage not in SHRINKAGE:
+            raise AnchorDivError(f"shrinkage: one of {', '.join(SHRINKAGE)}, got {shrinkage!r}")
         if noise not in NOISE:
             raise AnchorDivError(
                 f"noise: one of {', '.join(NOISE)} (σ² learnt or held at the "
@@ -156,7 +540,7 @@ class SpectralPrior(Family):
             )
         mu, cov = cached(moments, b, positive("reg", reg, allow_zero=True))
         rank = min(rank, max(1, int(np.linalg.matrix_rank(np.asarray(cov, np.float64)))))
-        vec, lam, s2 = spectral.broad_spectrum(cov, rank)
+        vec, lam, s2 = broad_spectrum(cov, rank)
         out = cls(
             np.asarray(mu, np.float64),
             vec,
@@ -178,8 +562,8 @@ class SpectralPrior(Family):
     def rank(self) -> int:
         return int(np.shape(self.eigenvalues)[0])
 
-    def law(self) -> spectral.SpectralLaw:
-        return spectral.SpectralLaw.from_kwargs(self.prior_kwargs())
+    def law(self) -> SpectralLaw:
+        return SpectralLaw.from_kwargs(self.prior_kwargs())
 
     def isotropic(self) -> "SpectralPrior":
         """The control: every variance (λ and σ²_B) replaced by tr(C)/d and the directions by a
@@ -244,7 +628,7 @@ class SpectralPrior(Family):
 
     @classmethod
     def log_likelihood(cls, draws, targets, fixed):
-        return spectral.gaussian_logpdf(
+        return gaussian_logpdf(
             targets, draws["mu"], fixed["directions"], draws["variances"], draws["noise"]
         )
 
@@ -254,22 +638,18 @@ class SpectralPrior(Family):
         z = rng.normal(size=(len(mu), n, mu.shape[-1]))
         v = np.asarray(draws["variances"], np.float64)[:, None]
         s2 = np.asarray(draws["noise"], np.float64)[:, None]
-        return mu[:, None] + spectral.sqrt_apply(
-            np.asarray(fixed["directions"], np.float64), v, s2, z, np
-        )
+        return mu[:, None] + sqrt_apply(np.asarray(fixed["directions"], np.float64), v, s2, z, np)
 
     @classmethod
     def log_joint(cls, targets, kwargs, draws):
-        law = spectral.SpectralLaw.from_kwargs(kwargs)
-        v, s2 = spectral.variances(law, draws)
+        law = SpectralLaw.from_kwargs(kwargs)
+        v, s2 = variances(law, draws)
         d = {**draws, "variances": v, "noise": s2}
-        return law.log_prior(d) + spectral.gaussian_loglik_sum(
-            targets, d["mu"], law.directions, v, s2
-        )
+        return law.log_prior(d) + gaussian_loglik_sum(targets, d["mu"], law.directions, v, s2)
 
     @classmethod
     def prior_posterior(cls, kwargs):
-        return spectral.SpectralLaw.from_kwargs(kwargs)
+        return SpectralLaw.from_kwargs(kwargs)
 
     @classmethod
     def quantities(cls, s, ref):
@@ -315,4 +695,25 @@ class SpectralPrior(Family):
         }
 
 
-__all__ = ["CONTROL_SEED", "DEFAULT_RANK", "NOISE", "SpectralPrior", "dense_factor"]
+__all__ = [
+    "CONTROL_SEED",
+    "DEFAULT_RANK",
+    "MarginalTargets",
+    "NOISE",
+    "SHRINKAGE",
+    "SpectralLaw",
+    "SpectralPrior",
+    "broad_spectrum",
+    "dense_factor",
+    "gaussian_loglik_sum",
+    "gaussian_logpdf",
+    "log_scale_density",
+    "logdet",
+    "marginal_loglik",
+    "posterior_mean",
+    "quad_inv",
+    "scale_law",
+    "spectral_model",
+    "sqrt_apply",
+    "variances",
+]

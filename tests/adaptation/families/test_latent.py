@@ -7,13 +7,13 @@ import pytest
 from numpyro.infer import MCMC, NUTS
 
 from anchordiv.anchors.gaussian import moments
-from anchordiv.adaptation.priors.bingham import (
+from anchordiv.adaptation.families.latent_gaussian import (
     latent_gaussian_model,
     latent_gaussian_update,
     ppca_scale,
 )
-from anchordiv.adaptation.priors.distributions import bingham_gibbs
-from anchordiv.adaptation.priors.posterior_bingham import (
+from anchordiv.adaptation.distributions import bingham_gibbs
+from anchordiv.adaptation.families.latent_spherical import (
     latent_spherical_model,
     latent_spherical_update,
     normalised_covariance,

@@ -5,8 +5,8 @@ import pytest
 
 from anchordiv.anchors.gaussian import moments
 from anchordiv.anchors.mixture import em
-from anchordiv.adaptation.priors.dirichlet_niw import dirichlet_mode, map_em, mixture_prior
-from anchordiv.adaptation.priors.niw import NIW
+from anchordiv.adaptation.families.mixture import dirichlet_mode, map_em, mixture_prior
+from anchordiv.adaptation.families.gaussian import NIW
 
 
 def clusters(rng, n, d, centres, spread=0.2):
@@ -107,7 +107,7 @@ def test_nuts_on_explicit_model_agrees_with_map_em():
     import jax
     from numpyro.infer import MCMC, NUTS
 
-    from anchordiv.adaptation.priors.dirichlet_niw import dirichlet_niw_model
+    from anchordiv.adaptation.families.mixture import dirichlet_niw_model
 
     rng = np.random.default_rng(4)
     broad = clusters(rng, 400, 2, CENTRES)

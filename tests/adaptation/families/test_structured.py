@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv.adaptation.priors import factor_model, factor_prior, lkj_model, lkj_prior
+from anchordiv.adaptation.families import factor_model, factor_prior, lkj_model, lkj_prior
 
 
 def truth(d=6, r=2, seed=1):

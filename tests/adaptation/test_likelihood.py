@@ -10,7 +10,7 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.errors import AnchorDivError
 from anchordiv.adaptation.posterior import Posterior
-from anchordiv.adaptation.density import log_joint, with_log_density
+from anchordiv.adaptation.likelihood import log_joint, with_log_density
 from anchordiv.adaptation.registry import get_family
 from anchordiv.adaptation import FAMILIES
 

@@ -29,10 +29,10 @@ import scipy.linalg
 from numpyro.distributions import constraints
 from numpyro.distributions.util import validate_sample
 
-from ...progress import tqdm
+from ..progress import tqdm
 
-from ...errors import AnchorDivError
-from ...anchors.linalg import canonical_signs
+from ..errors import AnchorDivError
+from ..anchors.linalg import canonical_signs
 
 
 class _Stiefel(constraints.Constraint):
@@ -70,7 +70,7 @@ class MatrixBingham(dist.Distribution):
 
     Examples
     --------
-    >>> from anchordiv.adaptation.priors import MatrixBingham
+    >>> from anchordiv.adaptation.families import MatrixBingham
     >>> MatrixBingham(np.diag([3.0, 1.0, 0.0]), 2).event_shape
     (3, 2)
     """

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from anchordiv.errors import AnchorDivError
-from anchordiv.adaptation.priors.distributions import (
+from anchordiv.adaptation.distributions import (
     MatrixBingham,
     bingham_gibbs,
     orthonormal_frame,

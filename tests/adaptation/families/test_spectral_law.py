@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 
 import anchordiv as ad
-from anchordiv.adaptation.priors import spectral
+from anchordiv.adaptation.families import spectral
 
 D, K = 7, 3
 

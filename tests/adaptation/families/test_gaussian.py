@@ -10,7 +10,7 @@ from numpyro.infer import MCMC, NUTS
 from anchordiv.errors import AnchorDivError
 import warnings
 
-from anchordiv.adaptation.priors.niw import (
+from anchordiv.adaptation.families.gaussian import (
     EB_BOUNDS,
     NIW,
     _MarginalCurve,

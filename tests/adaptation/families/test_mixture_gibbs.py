@@ -5,7 +5,7 @@ overlap."""
 import numpy as np
 
 import anchordiv as ad
-from anchordiv.adaptation import mixture_gibbs
+from anchordiv.adaptation.families import mixture as mixture_gibbs
 
 
 def two_clusters(sep, n=30, d=3, seed=0):

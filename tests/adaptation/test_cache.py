@@ -5,7 +5,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from anchordiv.adaptation.priors import cache
+from anchordiv.adaptation import cache
 
 
 def sha1(a):
@@ -53,13 +53,13 @@ def test_frozen_is_idempotent_and_adapt_computes_the_scatter_once(monkeypatch):
     """``adapt`` freezes its targets: the recipe (n > d), the exact update and the evidence
     share one scatter; freezing a frozen array returns it."""
     import anchordiv as ad
-    from anchordiv.adaptation.priors import niw
+    from anchordiv.adaptation import statistics
 
     a = cache.frozen(np.ones((3, 2)))
     assert cache.frozen(a) is a
     calls = []
-    real = niw._scatter
-    monkeypatch.setattr(niw, "_scatter", lambda t: calls.append(t.shape) or real(t))
+    real = statistics._scatter
+    monkeypatch.setattr(statistics, "_scatter", lambda t: calls.append(t.shape) or real(t))
     rng = np.random.default_rng(0)
     ad.adapt("gaussian", rng.normal(size=(30, 4)), rng.normal(size=(9, 4)), tau=10.0)
     assert calls == [(9, 4)]
