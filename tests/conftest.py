@@ -18,6 +18,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # the CLI keeps JAX's compiled programs on disk; tests calling it in-process must not switch the
 # whole test session to a persistent cache
 os.environ.setdefault("ANCHORDIV_XLA_CACHE", "0")
+# XLA compiles for the host's instruction set: AVX-512 and AVX2 code round differently, and a
+# NUTS chain (chaotic in its rounding) then leaves the golden outputs (tests/adaptation/golden)
+# after a few steps.  AVX2 is what every x86-64 machine here has; the cap makes the compiled
+# arithmetic the same on all of them.
+if "xla_cpu_max_isa" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX2").strip()
 
 import jax  # noqa: E402
 

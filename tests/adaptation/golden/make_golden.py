@@ -14,7 +14,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import jax
+import os
+
+# the cap tests/conftest.py sets: the compiled arithmetic is the same on every x86-64 host
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX2").strip()
+
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
