@@ -1,11 +1,12 @@
 """BLAS thread cap around the batched linear algebra of posterior draws."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import anchordiv as ad
-from anchordiv.checks import uncertainty
 import os
 
 from anchordiv import threads
@@ -27,14 +28,17 @@ def two_threads():
 
 def test_inference_data_runs_under_the_cap(two_threads, monkeypatch):
     """Issue 11: batched eigh in inference_data() oversubscribed BLAS (127 s instead of 9 s)."""
-    seen = []
-    quantities = uncertainty.QUANTITIES["gaussian"]
+    from anchordiv.checks import families
 
-    def spy(cls, draws, ref):
+    seen = []
+    quantities = families.gaussian_quantities
+
+    def spy(draws, ref):
         seen.append(blas_threads_now())
         return quantities(draws, ref)
 
-    monkeypatch.setattr(ad.NIWPrior, "quantities", classmethod(spy))  # read live
+    hooks = families.CHECKS[ad.NIWPrior]
+    monkeypatch.setitem(families.CHECKS, ad.NIWPrior, dataclasses.replace(hooks, quantities=spy))
     rng = np.random.default_rng(0)
     post = ad.adapt("gaussian", rng.normal(size=(60, 4)), rng.normal(size=(5, 4)), tau=5.0)
     ad.inference_data(post, num_draws=4)

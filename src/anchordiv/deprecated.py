@@ -49,6 +49,7 @@ MOVED_MODULES = {
     "anchordiv.adaptation.priors": "anchordiv.adaptation.families",
     "anchordiv.adaptation.mixture_gibbs": "anchordiv.adaptation.families.mixture",
     "anchordiv.adaptation.density": "anchordiv.adaptation.likelihood",
+    "anchordiv.adaptation.quantities": "anchordiv.checks.families",
     "anchordiv.build": "anchordiv.app.build",
     "anchordiv.cli": "anchordiv.app.cli",
     "anchordiv.commands": "anchordiv.app.commands",

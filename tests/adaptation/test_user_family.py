@@ -17,7 +17,7 @@ import scipy.stats
 
 import anchordiv as ad
 from anchordiv.adaptation import KINDS, OPTIONS
-from anchordiv.checks.uncertainty import DIMS, QUANTITIES
+from anchordiv.checks.families import checks_of
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -57,8 +57,15 @@ def test_the_family_is_written_in_at_most_nine_members(fam):
 def test_registry_views_are_live(fam):
     assert KIND in KINDS and KIND in tuple(KINDS)
     assert OPTIONS[KIND] == {"kappa0": 10.0}
-    assert QUANTITIES[KIND] == fam.quantities
-    assert set(fam.dims) <= set(DIMS)
+    hooks = checks_of(fam)  # the checks layer's generic defaults: norms and cosines of the sites
+    assert hooks.dims == {} and hooks.psis_caveat(None) is None
+    draws = {"mu": np.ones((2, 3, 4)), "Sigma": np.ones((2, 3, 4, 4))}
+    assert sorted(hooks.quantities(draws, {"mu": np.ones(4), "Sigma": np.ones((4, 4))})) == [
+        "Sigma_cosine",
+        "Sigma_norm",
+        "mu_cosine",
+        "mu_norm",
+    ]
 
 
 def test_unknown_kind_is_a_named_error():

@@ -8,7 +8,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.errors import AnchorDivError
-from anchordiv.checks.uncertainty import principal_angles
+from anchordiv.checks.families import principal_angles
 
 TAU = 5.0
 

@@ -93,12 +93,8 @@ class Family(abc.ABC):
     sites: ClassVar[tuple[str, ...]] = ()
     posterior_types: ClassVar[tuple[type, ...]] = ()
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
-    dims: ClassVar[dict[str, list[str]]] = {}
     model: ClassVar[Callable]
     joint_mode: ClassVar[str] = "joint mode of (μ, Σ) of the full-d model"
-    #: measured calibration of approximate exact draws (SBC), for the InferenceData attributes;
-    #: None where the exact draws are the Bayes posterior
-    exact_calibration: ClassVar[str | None] = None
     #: the covariance site whose log-determinant is the subspace Jacobian of the full-d joint
     #: mode (:func:`.points.joint_correction`); None: no joint mode under ``subspace=``
     covariance_site: ClassVar[str | None] = None
@@ -262,14 +258,6 @@ class Family(abc.ABC):
         kw.update({k: (v.item() if np.ndim(v) == 0 else v) for k, v in arrays.items()})
         return cls(**kw)
 
-    # ---- per kind: parameters -> anchor models, summaries ------------------------------------
-    @classmethod
-    def chain_draws(cls, params, rng, chains: int, n: int) -> dict[str, np.ndarray]:
-        """Draws ``{site: [chains, n, ...]}`` of exact posterior (or prior) parameters as
-        independent chains (independent draws unless a family samples by MCMC)."""
-        d = params.sample(rng, chains * n)
-        return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in d.items()}
-
     @classmethod
     @abc.abstractmethod
     def to_model(cls, p: dict, tau: float, dtype: str, fixed: dict):
@@ -283,62 +271,6 @@ class Family(abc.ABC):
             i = int(np.argmax(lp))
             return {k: v[i] for k, v in s.items()}
         return {k: v.mean(0) for k, v in s.items()}
-
-    # ---- per kind: checks --------------------------------------------------------------------
-    @classmethod
-    def draw_size(cls, params) -> int | None:
-        """float64 values of the largest covariance parameter of one exact draw (memory budgets
-        of draw counts; None: small draws)."""
-        return None
-
-    @classmethod
-    def gibbs_cost(cls, params) -> tuple[float, int] | None:
-        """``(relative cost of one Gibbs sweep, burn-in sweeps)`` of a family whose exact draws
-        are Gibbs chains (None: independent draws)."""
-        return None
-
-    @classmethod
-    def prior_draw(cls, params, rng) -> dict[str, np.ndarray]:
-        """One draw ``{site: ...}`` of exact parameters (SBC's ground truth: it must be an exact
-        draw, so MCMC-sampled families burn in longer than their posterior chains)."""
-        return {k: v[0] for k, v in params.sample(rng, 1).items()}
-
-    @classmethod
-    def sbc_quantities(cls, d: int, rng) -> dict[str, Callable]:
-        """Scalar quantities of :attr:`sites` for simulation-based calibration (functions of
-        parameters with a leading draw axis ``[S, ...] -> [S]``): by default one fixed random
-        linear functional of each site."""
-        seeds = {site: int(rng.integers(2**31)) for site in cls.sites}
-
-        def functional(site):
-            def f(p):
-                x = np.asarray(p[site], np.float64)
-                x = x.reshape(len(x), -1)
-                return x @ np.random.default_rng(seeds[site]).normal(size=x.shape[1])
-
-            return f
-
-        return {f"w·{site}": functional(site) for site in cls.sites}
-
-    @classmethod
-    def quantities(cls, draws: dict, ref: dict) -> dict[str, np.ndarray]:
-        """Interpretable quantities ``{name: [chains, draws, ...]}`` of draws against the
-        point summary ``ref`` (ArviZ's posterior group; extra dims in :attr:`dims`).  By
-        default, per site of :attr:`sites`: a scalar site as it is; an array site's norm
-        (``<site>_norm``) and its cosine to the point summary (``<site>_cosine``)."""
-        out = {}
-        for site in cls.sites:
-            x = np.asarray(draws[site], np.float64)
-            lead = x.shape[:2]
-            if x.ndim == 2:
-                out[site] = x
-                continue
-            flat = x.reshape(lead + (-1,))
-            r = np.asarray(ref[site], np.float64).reshape(-1)
-            norm = np.linalg.norm(flat, axis=-1)
-            out[f"{site}_norm"] = norm
-            out[f"{site}_cosine"] = flat @ r / np.maximum(norm * np.linalg.norm(r), 1e-300)
-        return out
 
     @classmethod
     def exact_descriptions(cls) -> dict[str, str]:
@@ -358,41 +290,6 @@ class Family(abc.ABC):
     def subspace_mode(cls, point: dict, completion, r: int) -> dict | None:
         """A delta guide's subspace mode turned into the r-block of the full-d joint mode
         (:func:`.points.subspace_joint_mode`); None where there is no such rescaling."""
-        return None
-
-    @classmethod
-    def target_only(cls, info: dict, d: int) -> str | None:
-        """What makes the fit with ``info`` target-only (no broad information for the
-        directions n < d targets leave open), or None (:func:`.sanity.warn_target_only`)."""
-        return None
-
-    @classmethod
-    def prior_scale(cls, kwargs: dict, mean: dict) -> np.ndarray | None:
-        """The broad prior's scale matrix ``[d, d]`` from the model's ``kwargs`` (else from
-        the posterior-mean parameters ``mean``), whose leading eigenvectors the posterior
-        predictive checks project on; None: no such matrix (the identity is used)."""
-        return None
-
-    @classmethod
-    def sbc_broad(cls, d: int, rng, separation: float = 8.0) -> np.ndarray:
-        """Fixed broad anchors ``[400, d]`` of the family's SBC problem: anisotropic, with a
-        clear rank-2 signal (``separation``: distance of clusters, for families with them)."""
-        scales = np.r_[3.0, 2.5, np.full(d - 2, 0.3)] if d > 2 else np.array([1.5, 0.7])
-        rot = np.linalg.qr(rng.normal(size=(d, d)))[0]
-        return (rng.normal(size=(400, d)) * scales) @ rot.T
-
-    @classmethod
-    def sbc_options(cls, d: int) -> dict:
-        """Fixed prior strengths of the family's SBC problem at dimension ``d`` (empirical
-        Bayes would make the prior depend on the data)."""
-        return {}
-
-    @classmethod
-    def psis_caveat(cls, post) -> str | None:
-        """Why PSIS-LOO over the draws of ``post`` (a Posterior of this family) would not
-        estimate its leave-one-out refits — None where it does: the draws are the Bayes
-        posterior of the untempered :meth:`log_likelihood`, which is leave-one-out-correct, under
-        a prior that a refit on T₋ᵢ keeps."""
         return None
 
     @classmethod

@@ -143,7 +143,7 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
         n_targets=len(t),
         **type(prior).exact_descriptions(),
     )
-    warn_target_only(type(prior), info, len(t), prior.dim)
+    warn_target_only(info, prior.kind, len(t), prior.dim)
     if info["n_broad"] is None:
         del info["n_broad"]
     cls = ExactPosterior if isinstance(method, Exact) else SampledPosterior

@@ -34,20 +34,21 @@ def warn_unobserved(trace: dict) -> None:
         )
 
 
-def warn_target_only(fam, info: dict, n: int, d: int) -> None:
+def warn_target_only(info: dict, kind: str, n: int, d: int) -> None:
     """Warn for a target-only prior fitted to fewer targets than dimensions.
 
-    What ``Family.target_only`` names: < 1 pseudo-anchor of covariance, latent ``beta = 1``.
-    Not for strengths the held-out recipe chose: it lowers them because the targets' held-out
-    novelty says they span what retrieval needs (the prior still shapes the other directions),
-    which is the point of the recipe, not an oversight.
+    A family says why a fit is target-only in its info, under ``"target_only"`` (< 1
+    pseudo-anchor of covariance, latent ``beta = 1``).  Not for strengths the held-out recipe
+    chose: it lowers them because the targets' held-out novelty says they span what retrieval
+    needs (the prior still shapes the other directions), which is the point of the recipe, not
+    an oversight.
 
     Parameters
     ----------
-    fam : type
-        The family class.
     info : dict
-        The posterior's info (strengths, ``chosen_by``).
+        The posterior's info (strengths, ``chosen_by``, ``target_only``).
+    kind : str
+        The family's kind (named in the warning).
     n : int
         Targets.
     d : int
@@ -58,18 +59,16 @@ def warn_target_only(fam, info: dict, n: int, d: int) -> None:
     None
         Warns with :class:`~anchordiv.AnchorDivWarning` when it applies.
     """
-    if n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
+    what = info.get("target_only")
+    if what is None or n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
         return
-    what = fam.target_only(info, d)
-    kind = fam.kind
-    if what is not None:
-        warnings.warn(
-            f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
-            f"dimensions: at most n − 1 directions are informed by data; the rest "
-            f"come from the ridge — give the broad prior some weight",
-            AnchorDivWarning,
-            stacklevel=user_stacklevel(),
-        )
+    warnings.warn(
+        f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
+        f"dimensions: at most n − 1 directions are informed by data; the rest "
+        f"come from the ridge — give the broad prior some weight",
+        AnchorDivWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 __all__ = ["warn_target_only", "warn_unobserved"]

@@ -25,7 +25,7 @@ Estimators, chosen per candidate (``estimator="auto"``) in this order:
   latent Gaussian kind qualifies: its pointwise likelihood ``log p(tᵢ | T₋ᵢ, U)`` integrates
   the PPCA mean out, so it is leave-one-out-correct (the former plug-in centred on a mean that
   included tᵢ).  Not used where the family says its draws are not the Bayes posterior of that
-  likelihood under a prior its refits keep (``Family.psis_caveat``: latent spherical,
+  likelihood under a prior its refits keep (the ``psis_caveat`` of :mod:`.families`: latent spherical,
   posterior-like; a latent Gaussian with a fixed β or a tempered likelihood) nor for a delta
   guide (a point has no density).
 * ``"kfold"`` — K-fold cross-validation by refitting the candidate on ``folds`` (10) training
@@ -52,6 +52,7 @@ import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
 from ..provenance import provenance_of, resolve_tau, with_provenance
+from .families import checks_of
 from .uncertainty import inference_data
 from ..threads import limited_blas
 
@@ -254,11 +255,11 @@ def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
 
 
 def has_closed_form(post) -> bool:
-    """Whether ``post``'s model has a closed-form posterior predictive: the family says its own
-    model's is the NIW Student-t (``Family.student_t_predictive``: the Gaussian family), whatever
-    method ran it, and no user's model replaced it."""
+    """Whether ``post``'s model has a closed-form posterior predictive: its family's checks say
+    its own model's is the NIW Student-t (``student_t_predictive``, :mod:`.families`: the
+    Gaussian family), whatever method ran it, and no user's model replaced it."""
     return (
-        bool(getattr(post.family_class, "student_t_predictive", False))
+        checks_of(post.family_class).student_t_predictive
         and not post.info.get("custom_model")
         and post.model_kwargs is not None
     )
@@ -337,8 +338,8 @@ def data_chosen(post, recipe) -> str | None:
 
 def psis_unavailable(post) -> str | None:
     """Why PSIS cannot be used on ``post``'s draws (None when it can): the family's
-    :meth:`~anchordiv.adaptation.family.Family.psis_caveat`, or a delta guide."""
-    caveat = post.family_class.psis_caveat(post)
+    the ``psis_caveat`` of :mod:`.families`, or a delta guide."""
+    caveat = checks_of(post.family_class).psis_caveat(post)
     if caveat is not None:
         return caveat
     if post.method == "svi" and post.info.get("guide") == "delta":

@@ -30,6 +30,7 @@ from ..progress import tqdm
 from ..adaptation.family import get_family, is_conjugate
 from ..adaptation.inference import NUTS, Exact, model_inputs
 from ..adaptation.likelihood import Likelihood
+from .families import checks_of
 from ..errors import AnchorDivError, integer
 from ..threads import limited_blas
 
@@ -404,7 +405,7 @@ def library_problem(
         A :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only),
         whose truths are draws of its own model.
     options : dict, optional
-        Prior options over the family's ``sbc_options`` (e.g. ``{"shrinkage": "horseshoe"}``
+        Prior options over the family's ``sbc_options`` (:mod:`.families`) (e.g. ``{"shrinkage": "horseshoe"}``
         for spectral).
 
     Returns
@@ -425,8 +426,9 @@ def library_problem(
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     fam: Any = kind if isinstance(kind, type) else get_family(kind)
     rng = np.random.default_rng(seed)
-    broad = fam.sbc_broad(d, rng, separation)
-    quantities = fam.sbc_quantities(d, rng)
+    hooks = checks_of(fam)
+    broad = hooks.sbc_broad(d, rng, separation)
+    quantities = hooks.sbc_quantities(d, rng)
     if structure is not None:
         return _structured_problem(
             structure,
@@ -442,12 +444,12 @@ def library_problem(
         raise AnchorDivError(
             f"method: the {fam.kind} family has no exact update; use 'nuts' or 'svi'"
         )
-    prior = fam.from_anchors(broad, broad[:n], **{**fam.sbc_options(d), **(options or {})})
+    prior = fam.from_anchors(broad, broad[:n], **{**hooks.sbc_options(d), **(options or {})})
     # the exact update's inputs, or the model inputs NUTS and SVI both run on (no update)
     run = Exact() if method == "exact" else NUTS()
     params, kwargs, _, ref_fixed = model_inputs(prior, broad[:n], run)
     if thin is None:
-        thin = {"exact": 2 if params and fam.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}
+        thin = {"exact": 2 if params and hooks.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}
         thin = thin[method]
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
@@ -458,7 +460,7 @@ def library_problem(
 
     def prior_sampler(r):
         if truth is not None:
-            return fam.prior_draw(truth, r)
+            return hooks.prior_draw(truth, r)
         return {k: v[0] for k, v in lik.prior_draws(r, 1).items()}
 
     def simulator(r, p):

@@ -1,7 +1,8 @@
 """Posterior uncertainty: ArviZ InferenceData of interpretable quantities, retrieval stability
 across posterior draws, and InferenceData persistence.
 
-Quantities per kind (each draw compared with the posterior-mean point summary):
+Quantities per family (each draw compared with the posterior-mean point summary; the hooks of
+:mod:`.families`, whose default for a family of one's own is each site's norm and cosine):
 
 * gaussian: ``mean_cosine`` (cosine between the drawn and the point mean), ``mean_norm``,
   ``cov_trace``, ``cov_eigenvalues`` (leading 5), ``leading_axis_angle`` (degrees between the
@@ -29,21 +30,13 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from ..adaptation.registry import FAMILIES, LiveMapping, unknown_kind
-from ..adaptation.quantities import principal_angles
+from .families import checks_of
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
 
 
 # ---- interpretable quantities ----------------------------------------------------------------
 
-#: kind -> its family's interpretable quantities (``Family.quantities``; the registry is the one
-#: source, this is a live view of it: families registered after import are included)
-QUANTITIES = LiveMapping(
-    lambda: {kind: fam.quantities for kind, fam in FAMILIES.items()}, unknown_kind
-)
-#: ArviZ dims of every family's quantities beyond (chain, draw), read live
-DIMS = LiveMapping(lambda: {k: v for fam in FAMILIES.values() for k, v in fam.dims.items()})
 STATS = {
     "potential_energy": "lp",
     "diverging": "diverging",
@@ -73,12 +66,12 @@ def default_draws(post) -> int:
     as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
     if post.family is None:
         return DEFAULT_DRAWS
-    fam = post.family_class
-    size = fam.draw_size(post.family)
+    hooks = checks_of(post.family_class)
+    size = hooks.draw_size(post.family)
     if size is not None:
         fit = int(DRAW_BYTES // (8 * size))
         return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
-    cost = fam.gibbs_cost(post.family)
+    cost = hooks.gibbs_cost(post.family)
     if cost is None:
         return DEFAULT_DRAWS
     per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
@@ -93,7 +86,7 @@ def chain_draws(post, num_draws: int, seed: int) -> dict:
     if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
         return own
     if post.family is not None:
-        return post.family_class.chain_draws(
+        return checks_of(post.family_class).chain_draws(
             post.family, np.random.default_rng(seed), CHAINS, per_chain
         )
     draws = post.draws(seed, CHAINS * per_chain)
@@ -140,7 +133,7 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     rng = np.random.default_rng(seed + 1)
     closed = getattr(fam, "prior_posterior", None)
     if closed is not None:  # an exact prior object (Gibbs chains where the family has them)
-        return fam.chain_draws(closed(post.model_kwargs), rng, CHAINS, per_chain)
+        return checks_of(fam).chain_draws(closed(post.model_kwargs), rng, CHAINS, per_chain)
     draws = post.likelihood().prior_draws(rng, CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
@@ -160,7 +153,7 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
         return post.fixed["basis"][:, :k]
     if "directions" in post.fixed:  # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
-    scale = post.family_class.prior_scale(post.model_kwargs or {}, post.params("mean"))
+    scale = checks_of(post.family_class).prior_scale(post.model_kwargs or {}, post.params("mean"))
     if scale is None:
         scale = np.eye(int(post.info["d"]))
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
@@ -215,7 +208,7 @@ def user_sites(fam, draws: dict, taken: dict) -> dict:
 
 
 #: 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration, per kind
-#: and per quantity SBC measured (``Family.sbc_quantities``; d = 4, n = 8, 200
+#: and per quantity SBC measured (:mod:`.families`, ``sbc_quantities``; d = 4, n = 8, 200
 #: simulations: ``benchmarks/results/bench_sbc-svi.json``, which a test checks this against).
 #: Only these functions of the draws were measured: others (log|Σ|, retrieval scores) may be
 #: covered less — an independent check found log|Σ| at 0.83-0.86.
@@ -256,16 +249,16 @@ def svi_calibration(kind: str) -> str:
 
 def calibration_notes(post) -> dict[str, str]:
     """``{"calibration", "log_likelihood_note"}`` attributes where the draws are approximate
-    (the family's measured ``exact_calibration`` of its exact draws; SVI guide draws,
+    (the measured ``exact_calibration`` of a family's exact draws, :mod:`.families`; SVI guide draws,
     :func:`svi_calibration`) or where PSIS on the
     ``log_likelihood`` group would not estimate leave-one-out refits (the family's
-    :meth:`~anchordiv.adaptation.family.Family.psis_caveat`)."""
-    fam, out = post.family_class, {}
-    if post.method == "exact" and fam.exact_calibration:
-        out["calibration"] = fam.exact_calibration
+    ``psis_caveat``, :mod:`.families`)."""
+    hooks, out = checks_of(post.family_class), {}
+    if post.method == "exact" and hooks.exact_calibration:
+        out["calibration"] = hooks.exact_calibration
     if post.method == "svi" and post.info.get("guide") != "delta":
         out["calibration"] = svi_calibration(post.kind)
-    caveat = fam.psis_caveat(post)
+    caveat = hooks.psis_caveat(post)
     if caveat is not None:
         out["log_likelihood_note"] = (
             f"az.loo/az.waic on this group do not estimate "
@@ -324,7 +317,8 @@ def inference_data(
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
     ref = post.params("mean")
-    groups = {"posterior": QUANTITIES[post.kind](draws, ref), "sample_stats": stats}
+    hooks = checks_of(post.family_class)
+    groups = {"posterior": hooks.quantities(draws, ref), "sample_stats": stats}
     if post.info.get("custom_model"):
         groups["posterior"].update(user_sites(post.family_class, draws, groups["posterior"]))
     if targets is None:
@@ -338,7 +332,7 @@ def inference_data(
         prior = int(post.info.get("d") or 0) <= PRIOR_MAX_D
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
-        groups["prior"] = QUANTITIES[post.kind](pdraws, ref)
+        groups["prior"] = hooks.quantities(pdraws, ref)
         if targets is not None:
             flat, shape = _merge(pdraws)
             rng = np.random.default_rng(seed + 3)
@@ -355,10 +349,10 @@ def inference_data(
     }
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
     dims = {
-        k: DIMS[k]
+        k: hooks.dims[k]
         for g in ("posterior", "prior")
         for k, v in (groups.get(g) or {}).items()
-        if v.ndim > 2 and k in DIMS
+        if v.ndim > 2 and k in hooks.dims
     }
     dims.update(
         targets=["anchor"],
@@ -714,7 +708,6 @@ __all__ = [
     "sbc",
     "inference_data",
     "load_inference_data",
-    "principal_angles",
     "retrieval_uncertainty",
     "save_inference_data",
 ]

@@ -34,7 +34,6 @@ from ...anchors.gaussian import moments
 from ...errors import positive
 from ..cache import cached
 from ..family import Family, check_prior_mode
-from ..quantities import SMALL_D, cosine
 from ..registry import family
 
 
@@ -240,26 +239,8 @@ class DiagonalPrior(Family):
         )
 
     @classmethod
-    def quantities(cls, s, ref):
-        out = {
-            "mean_cosine": cosine(s["mu"], ref["mu"]),
-            "mean_norm": np.linalg.norm(s["mu"], axis=-1),
-            "var_trace": s["sigma2"].sum(-1),
-            "var_max": s["sigma2"].max(-1),
-        }
-        if s["mu"].shape[-1] <= SMALL_D:
-            out.update(mu=s["mu"], sigma2=s["sigma2"])
-        return out
-
-    dims = {"mu": ["dim"], "sigma2": ["dim"]}
-
-    @classmethod
     def site_shapes(cls, d, shapes):
         return {"mu": (d,), "sigma2": (d,)}
-
-    @classmethod
-    def prior_scale(cls, kwargs, mean):
-        return np.diag(np.asarray(mean["sigma2"], np.float64))
 
 
 __all__ = ["DiagonalPrior", "NormalInverseGamma", "diagonal_model"]

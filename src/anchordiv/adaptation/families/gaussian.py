@@ -47,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -65,7 +64,6 @@ from ...anchors.base import as_tau, jax_dtype, psd_factor
 from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
 from .. import recipe
 from ..family import Family, check_prior_mode, isotropic_like
-from ..quantities import N_EIGEN, SMALL_D, cosine
 from ..recipe import log_hyperprior
 from ..registry import family
 from ..statistics import broad_moments, scatter
@@ -629,13 +627,13 @@ def cov_factor(cov: np.ndarray) -> np.ndarray:
         return psd_factor(cov)
 
 
-def covariance_weakness(info: dict, d: int) -> str | None:
-    """Target-only when the prior's covariance carries < 1 pseudo-anchor (``info``: the exact
-    update's; NIW kinds)."""
-    strength = info.get("covariance_pseudo_anchors", float(info.get("nu0", d + 2)) - d - 1)
-    return (
-        f"the prior's covariance carries {strength:.3g} pseudo-anchors" if strength < 1.0 else None
-    )
+def weak_covariance(strength: float) -> dict:
+    """``{"target_only": why}`` for a prior covariance worth ``strength`` < 1 pseudo-anchor (the
+    fit is then target-only in the directions the targets leave open, :mod:`..sanity`), else
+    ``{}``."""
+    if strength >= 1.0:
+        return {}
+    return {"target_only": f"the prior's covariance carries {strength:.3g} pseudo-anchors"}
 
 
 def gaussian_predictive(mu, cov, n, rng) -> np.ndarray:
@@ -733,10 +731,7 @@ class NIWPrior(Family):
         "reg": ("number", "relative ridge of the broad fit"),
     }
     posterior_types = (NIW,)
-    #: its model's posterior predictive is the NIW Student-t (exact LOO in the checks layer)
-    student_t_predictive: ClassVar[bool] = True
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
-    dims = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"]}
     model = staticmethod(niw_model)
 
     @classmethod
@@ -861,6 +856,7 @@ class NIWPrior(Family):
             "covariance_pseudo_anchors": float(self.nu0) - self.dim - 1,
             "chosen_by": self.chosen_by,
             "at_bound": self.at_bound,
+            **weak_covariance(float(self.nu0) - self.dim - 1),
         }
         return self.prior_kwargs(), info, {}
 
@@ -921,39 +917,8 @@ class NIWPrior(Family):
         ]
 
     @classmethod
-    def quantities(cls, s, ref):
-        w, v = np.linalg.eigh(s["Sigma"])
-        _, vr = np.linalg.eigh(ref["Sigma"])
-        lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
-        out = {
-            "mean_cosine": cosine(s["mu"], ref["mu"]),
-            "mean_norm": np.linalg.norm(s["mu"], axis=-1),
-            "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
-            "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
-            "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0))),
-        }
-        if s["mu"].shape[-1] <= SMALL_D:
-            out.update(mu=s["mu"], Sigma=s["Sigma"])
-        return out
-
-    @classmethod
-    def sbc_quantities(cls, d, rng):
-        v = rng.normal(size=d)
-        v /= np.linalg.norm(v)
-        rng.normal(size=(d, d))  # (kept: the stream the quantities were drawn from)
-        return {
-            "tr Σ": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1),
-            "vᵀΣv": lambda p: np.einsum("i,sij,j->s", v, p["Sigma"], v),
-            "μ·v": lambda p: p["mu"] @ v,
-        }
-
-    @classmethod
     def site_shapes(cls, d, shapes):
         return {"mu": (d,), "Sigma": (d, d)}
-
-    @classmethod
-    def draw_size(cls, params):
-        return int(np.size(params.psi))
 
     @classmethod
     def positive_definite_sites(cls):
@@ -969,18 +934,6 @@ class NIWPrior(Family):
 
         return subspace_joint_mode(point, completion, r)
 
-    @classmethod
-    def target_only(cls, info, d):
-        return covariance_weakness(info, d)
-
-    @classmethod
-    def prior_scale(cls, kwargs, mean):
-        return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["Sigma"], np.float64)
-
-    @classmethod
-    def sbc_options(cls, d):
-        return {"kappa0": 2.0, "nu0": d + 4.0}
-
 
 __all__ = [
     "BartlettGaussian",
@@ -991,7 +944,7 @@ __all__ = [
     "STRENGTH_RULES",
     "check_nu0",
     "cov_factor",
-    "covariance_weakness",
+    "weak_covariance",
     "empirical_bayes",
     "empirical_bayes_fit",
     "gaussian_logpdf",

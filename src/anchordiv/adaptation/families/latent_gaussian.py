@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -49,7 +48,6 @@ from .. import recipe
 from ..cache import cached
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
 from ..family import Family, check_prior_mode, isotropic_like
-from ..quantities import principal_angles
 from ..registry import family
 from ..statistics import broad_moments, broad_spectrum
 from ..subspace import sandwich
@@ -297,7 +295,6 @@ class LatentFamily(Family):
 
     sites = ("U",)
     posterior_types = (BinghamPosterior,)
-    dims = {"principal_angles": ["angle"]}
     mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
     cli_options = {
         "rank": (
@@ -315,17 +312,6 @@ class LatentFamily(Family):
             "the recipe's s; a number n₀ makes beta n/(n + n₀))",
         ),
     }
-    #: the model keyword holding the prior's d × d scale (the Bingham parameter B₀, or the
-    #: broad projector U₀U₀ᵀ of the posterior-like prior)
-    prior_scale_key: ClassVar[str]
-
-    @classmethod
-    def prior_scale(cls, kwargs, mean):
-        """``kwargs[prior_scale_key]`` (else the mean's projector ``UUᵀ``), float64 [d, d]."""
-        u = mean["U"]
-        return np.asarray(
-            kwargs[cls.prior_scale_key] if cls.prior_scale_key in kwargs else u @ u.T, np.float64
-        )
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
@@ -337,6 +323,12 @@ class LatentFamily(Family):
                 f"with beta = 1: at most n_targets − 1 = {n - 1}"
             )
         return beta
+
+    def weight_info(self, beta: float) -> dict:
+        """The info of a fit at target weight ``beta``: rank, β and, for β = 1, why the fit is
+        target-only (:func:`~anchordiv.adaptation.sanity.warn_target_only`)."""
+        alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
+        return {"rank": self.rank, "beta": beta, **alone}
 
     def model_inputs(self, targets):
         """The model's hyperparameters are the Bingham fit to the targets (the concentration and
@@ -372,25 +364,6 @@ class LatentFamily(Family):
             None if beta is None else in_unit_interval("beta", beta),
             positive("prior_anchors", prior_anchors),
         )
-
-    # ---- per kind -------------------------------------------------------------------------
-    @classmethod
-    def chain_draws(cls, params, rng, chains, n):
-        """Independent Gibbs chains (:meth:`BinghamPosterior.sample_chains`)."""
-        return params.sample_chains(rng, chains, n)
-
-    @classmethod
-    def gibbs_cost(cls, params):
-        return params.sweep_cost(), BURN_IN
-
-    @classmethod
-    def prior_draw(cls, params, rng):
-        """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
-        return {
-            "U": bingham_chains(
-                params.parameter, params.rank, 1, rng, chains=1, burn_in=PRIOR_BURN_IN
-            )[0, 0]
-        }
 
     @classmethod
     def summarise(cls, s, which, lp):
@@ -448,26 +421,6 @@ class LatentFamily(Family):
         )
 
     @classmethod
-    def psis_caveat(cls, post):
-        """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
-        same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
-        anchors)."""
-        w = float((post.model_kwargs or {}).get("target_weight", 1.0))
-        if abs(w - 1.0) > 1e-12:
-            return (
-                f"the likelihood is tempered (target weight {w:.3g}: the pseudo-count is "
-                f"capped by the broad anchors), so refits on T₋ᵢ are not reweighted "
-                f"posteriors"
-            )
-        if getattr(post.prior, "beta", None) is not None:
-            return (
-                "a beta fixed or chosen from the targets (the recipe) makes the prior's "
-                "strength m(1 − β) = n(1 − β)/β depend on the targets, so a refit on T₋ᵢ "
-                "has another prior"
-            )
-        return None
-
-    @classmethod
     def joint_log_likelihood(cls, draws, targets, mean, signal, noise) -> np.ndarray:
         """``Σᵢ log N(t_i | t̄, C_s)`` ``[S]``: the explicit model's (plug-in) likelihood, which
         has the same U-dependence as the mean-marginalised one (the log joint up to a
@@ -494,26 +447,6 @@ class LatentFamily(Family):
         return [{"U": basis[:, :r] @ np.asarray(p["U"], np.float64)} for p in ps]
 
     @classmethod
-    def quantities(cls, s, ref):
-        ang = principal_angles(s["U"], ref["U"])
-        return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
-
-    @classmethod
-    def sbc_quantities(cls, d, rng):
-        """Frame-invariant quantities of span(U) (functions of U Uᵀ)."""
-        rng.normal(size=d)  # (kept: the stream the quantities were drawn from)
-        a = rng.normal(size=(d, d))
-        a = a + a.T
-        w = np.linalg.qr(rng.normal(size=(d, 2)))[0]
-        return {
-            "‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
-            "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
-            "σ_min(WᵀU)": lambda p: np.linalg.svd(
-                np.einsum("dk,sdj->skj", w, p["U"]), compute_uv=False
-            )[:, -1],
-        }
-
-    @classmethod
     def site_shapes(cls, d, shapes):
         k = shapes["U"][-1] if len(shapes["U"]) == 2 else 1
         return {"U": (d, k)}
@@ -524,20 +457,6 @@ class LatentFamily(Family):
             "point_mean": "closed form: principal subspace of the posterior mean projector",
             "point_map": "closed form: the posterior mode (principal subspace)",
         }
-
-    @classmethod
-    def target_only(cls, info, d):
-        return (
-            "beta = 1 gives the broad prior no weight"
-            if float(info.get("beta", 0.0)) >= 1
-            else None
-        )
-
-    @classmethod
-    def sbc_options(cls, d):
-        """Every strength fixed (a recipe's "auto" would choose them from each simulated data
-        set, so the inference prior would not be the simulation prior)."""
-        return {"rank": 2, "beta": None, "prior_anchors": 10.0}
 
     def predictive_fixed(self) -> dict:
         return {
@@ -600,7 +519,6 @@ class BinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(latent_gaussian_model)
-    prior_scale_key = "prior_parameter"
 
     @classmethod
     def from_anchors(
@@ -659,7 +577,7 @@ class BinghamPrior(LatentFamily):
             rank=self.rank,
             beta=beta,
         )
-        info = {"rank": self.rank, "beta": beta, **extra}
+        info = {**self.weight_info(beta), **extra}
         return post, info, {"mean": post.location, **self.ppca_fixed(targets)}
 
     def prior_kwargs(self) -> dict:

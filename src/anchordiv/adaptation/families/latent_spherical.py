@@ -233,18 +233,11 @@ class PosteriorBinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(latent_spherical_model)
-    prior_scale_key = "broad_projector"
     cli_options = {
         **LatentFamily.cli_options,
         "concentration": ("number", "draw concentration"),
         "radius": ("number", "radius r"),
     }
-    exact_calibration = (
-        "approximate: the posterior-like Bingham draws' 90 % intervals covered 0.845-0.875 in "
-        "SBC at d = 4, n = 8 (benchmarks/results/bench_sbc.md; the trace-normalised target term "
-        "outweighs the Bayes one there, docs/guides/model-criticism.md), below the 0.85-0.95 "
-        "band's centre; read intervals as slightly too narrow at small n"
-    )
 
     @classmethod
     def from_anchors(
@@ -312,7 +305,7 @@ class PosteriorBinghamPrior(LatentFamily):
             "rank": self.rank,
             "concentration": kappa,
         }
-        info = {"rank": self.rank, "beta": beta, "concentration": kappa, "model_kwargs": kwargs}
+        info = {**self.weight_info(beta), "concentration": kappa, "model_kwargs": kwargs}
         return post, info, {"radius": np.asarray(float(self.radius)), **self.ppca_fixed(t)}
 
     def prior_kwargs(self) -> dict:
@@ -337,13 +330,6 @@ class PosteriorBinghamPrior(LatentFamily):
     def to_model(cls, p, tau, dtype, fixed):
         return LatentSpherical.from_basis(
             np.asarray(p["U"], np.dtype(dtype)), tau=tau, radius=float(fixed["radius"])
-        )
-
-    @classmethod
-    def psis_caveat(cls, post):
-        return (
-            "posterior-like: its draws are not the Bayes posterior of the PPCA likelihood "
-            "that scores them, so importance ratios do not reproduce its refits"
         )
 
     @classmethod

@@ -62,16 +62,15 @@ from ...anchors.mixture import em, responsibilities, weighted_moments
 from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
 from ..family import Family, check_prior_mode, isotropic_like
-from ..quantities import cosine
 from ..registry import family
 from .gaussian import (
     NIW,
     Conditional,
     check_nu0,
-    covariance_weakness,
     gaussian_logpdf,
     log_niw,
     project_niw,
+    weak_covariance,
 )
 
 MIN_WEIGHT = 1e-12
@@ -435,7 +434,6 @@ class DirichletNIWPrior(Family):
     }
     posterior_types = (DirichletNIW,)
     static_fields = ("prior", "origin", "em_seed", "max_iter")
-    dims = {"weights": ["component"], "mean_cosine": ["component"], "cov_trace": ["component"]}
     model = staticmethod(dirichlet_niw_model)
 
     @classmethod
@@ -518,6 +516,7 @@ class DirichletNIWPrior(Family):
             "alpha0": float(self.alpha0),
             "kappa0": float(self.kappa0),
             "nu0": float(self.nu0),
+            **weak_covariance(float(self.nu0) - self.dim - 1),
         }
         return self.prior_kwargs(), info, {}
 
@@ -619,32 +618,9 @@ class DirichletNIWPrior(Family):
         return out
 
     @classmethod
-    def quantities(cls, s, ref):
-        return {
-            "weights": s["weights"],
-            "mean_cosine": cosine(s["means"], ref["means"]),
-            "cov_trace": np.trace(s["covs"], axis1=-2, axis2=-1),
-        }
-
-    @classmethod
-    def sbc_quantities(cls, d, rng):
-        v = rng.normal(size=d)
-        v /= np.linalg.norm(v)
-        rng.normal(size=(d, d))  # (kept: the stream the quantities were drawn from)
-        return {
-            "weight₀": lambda p: p["weights"][..., 0],
-            "tr Σ₀": lambda p: np.trace(p["covs"][..., 0, :, :], axis1=-2, axis2=-1),
-            "μ₁·v": lambda p: p["means"][..., 1, :] @ v,
-        }
-
-    @classmethod
     def site_shapes(cls, d, shapes):
         k = shapes["weights"][0] if shapes["weights"] else 1
         return {"weights": (k,), "means": (k, d), "covs": (k, d, d)}
-
-    @classmethod
-    def draw_size(cls, params):
-        return int(np.size(params.psi))
 
     @classmethod
     def positive_definite_sites(cls):
@@ -657,28 +633,6 @@ class DirichletNIWPrior(Family):
             "means": mean["means"] @ u,
             "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u,
         }
-
-    @classmethod
-    def target_only(cls, info, d):
-        return covariance_weakness(info, d)
-
-    @classmethod
-    def prior_scale(cls, kwargs, mean):
-        """The components' scale matrices, summed."""
-        return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["covs"], np.float64).sum(0)
-
-    @classmethod
-    def sbc_broad(cls, d, rng, separation=8.0):
-        """Two clusters of spread 0.5 whose centres are ``separation`` apart (8: well
-        separated; 1.5 overlaps, so that assignments are uncertain)."""
-        rng.normal(size=(d, d))  # (kept: the stream the broad anchors were drawn from)
-        centres = np.zeros((2, d))
-        centres[:, 0] = [-separation / 2, separation / 2]
-        return centres[rng.integers(2, size=400)] + 0.5 * rng.normal(size=(400, d))
-
-    @classmethod
-    def sbc_options(cls, d):
-        return {"components": 2, "alpha0": 10.0, "kappa0": 20.0, "nu0": d + 6.0}
 
 
 __all__ = [

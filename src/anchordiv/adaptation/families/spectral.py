@@ -69,7 +69,6 @@ from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
 from ..family import Family, check_prior_mode
-from ..quantities import SMALL_D, cosine
 from ..registry import family
 
 #: shrinkage hierarchies of the scales
@@ -496,11 +495,6 @@ class SpectralPrior(Family):
     sites = ("mu", "variances", "noise", "global_scale", "local_scales", "noise_scale")
     posterior_types = ()
     static_fields = ("shrinkage", "noise", "prior", "origin")
-    dims = {
-        "variances": ["spectral_direction"],
-        "local_scales": ["spectral_direction"],
-        "relative_scales": ["spectral_direction"],
-    }
     model = staticmethod(spectral_model)
     no_subspace = (
         "the spectral family is already low-rank (k scales in the broad eigenbasis, "
@@ -601,10 +595,6 @@ class SpectralPrior(Family):
             )
         return self, method
 
-    @classmethod
-    def sbc_options(cls, d):
-        return {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0, "kappa0": 2.0}
-
     def model_inputs(self, targets):
         """No conjugate update: the model's hyperparameters, the prior's choices and the
         directions every draw shares."""
@@ -650,37 +640,6 @@ class SpectralPrior(Family):
     @classmethod
     def prior_posterior(cls, kwargs):
         return SpectralLaw.from_kwargs(kwargs)
-
-    @classmethod
-    def quantities(cls, s, ref):
-        d = s["mu"].shape[-1]
-        k = s["variances"].shape[-1]
-        trace = s["variances"].sum(-1) + (d - k) * s["noise"]
-        out = {
-            "mean_cosine": cosine(s["mu"], ref["mu"]),
-            "mean_norm": np.linalg.norm(s["mu"], axis=-1),
-            "cov_trace": trace,
-            "noise": s["noise"],
-            "global_scale": s["global_scale"],
-            "local_scales": s["local_scales"],
-            "variances": s["variances"],
-            "relative_scales": np.sqrt(s["variances"] / np.asarray(ref["variances"])),
-        }
-        if d <= SMALL_D:
-            out["mu"] = s["mu"]
-        return out
-
-    @classmethod
-    def sbc_quantities(cls, d, rng):
-        w = rng.normal(size=d)
-        w /= np.linalg.norm(w)
-        return {
-            "log v₁": lambda p: np.log(p["variances"][:, 0]),
-            "log v_k": lambda p: np.log(p["variances"][:, -1]),
-            "log σ²": lambda p: np.log(p["noise"]),
-            "log g": lambda p: np.log(p["global_scale"]),
-            "μ·w": lambda p: p["mu"] @ w,
-        }
 
     @classmethod
     def site_shapes(cls, d, shapes):
