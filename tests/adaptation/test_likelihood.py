@@ -11,7 +11,6 @@ import anchordiv as ad
 from anchordiv.errors import AnchorDivError
 from anchordiv.adaptation.posterior import Posterior
 from anchordiv.adaptation.likelihood import log_joint, with_log_density
-from anchordiv.adaptation.registry import get_family
 from anchordiv.adaptation import FAMILIES
 
 DEFAULT_MODELS = {kind: fam.model for kind, fam in FAMILIES.items()}
@@ -146,7 +145,7 @@ def test_family_log_likelihood_matches_scipy(kind, opts):
         warnings.simplefilter("ignore")
         post = ad.adapt(kind, broad, t, tau=5.0, **opts)
     draws = post.draws(0, 3)
-    ll = get_family(kind).log_likelihood(draws, t, post.fixed)
+    ll = post.likelihood().log_density(draws, t)
     assert ll.shape == (3, 6)
     for s in range(3):
         if kind == "gaussian":
@@ -190,8 +189,8 @@ def test_latent_pointwise_likelihood_is_leave_one_out(kind):
     broad, t, new = rng.normal(size=(80, 4)), rng.normal(size=(7, 4)), rng.normal(size=(3, 4))
     post = ad.adapt(kind, broad, t, tau=5.0, rank=2)
     draws = post.draws(0, 2)
-    own = get_family(kind).log_likelihood(draws, t[::-1], post.fixed)[:, ::-1]  # any order
-    held = get_family(kind).log_likelihood(draws, new, post.fixed)
+    own = post.likelihood().log_density(draws, t[::-1])[:, ::-1]  # any order
+    held = post.likelihood().log_density(draws, new)
     f = post.fixed
     for s in range(2):
         u = draws["U"][s]
@@ -204,7 +203,7 @@ def test_latent_pointwise_likelihood_is_leave_one_out(kind):
         assert np.all(gaussian_reference(t, t.mean(0), cov) > own[s])
     with pytest.raises(AnchorDivError, match="at least 2"):
         one = ad.adapt(kind, broad, t[:1], tau=5.0, rank=2)
-        get_family(kind).log_likelihood(one.draws(0, 1), t[:1], one.fixed)
+        one.likelihood().log_density(one.draws(0, 1), t[:1])
 
 
 def test_latent_log_joint_uses_the_frame():
@@ -242,5 +241,5 @@ def test_closed_form_log_joint_equals_the_model(kind, opts):
     post = ad.adapt(kind, broad, t, tau=5.0, **opts)
     kw, draws = post.model_kwargs, post.draws(0, 3)
     np.testing.assert_allclose(
-        get_family(kind).log_joint(t, kw, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
+        post.likelihood().log_joint(t, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
     )

@@ -94,6 +94,9 @@ class Family(abc.ABC):
     posterior_types: ClassVar[tuple[type, ...]] = ()
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
     model: ClassVar[Callable]
+    #: the targets' likelihood: traced from :attr:`model` by default; a subclass of
+    #: :class:`~anchordiv.adaptation.likelihood.Likelihood` where the family has closed forms
+    likelihood_type: ClassVar[type[Likelihood]] = Likelihood
     joint_mode: ClassVar[str] = "joint mode of (μ, Σ) of the full-d model"
     #: the covariance site whose log-determinant is the subspace Jacobian of the full-d joint
     #: mode (:func:`.points.joint_correction`); None: no joint mode under ``subspace=``
@@ -185,8 +188,11 @@ class Family(abc.ABC):
         )
 
     def likelihood(self) -> Likelihood:
-        """The targets' likelihood under :attr:`model` at the prior's hyperparameters."""
-        return Likelihood(type(self), self.prior_kwargs(), self.predictive_fixed(), self.dim)
+        """The targets' likelihood under :attr:`model` at the prior's hyperparameters (a
+        :attr:`likelihood_type`)."""
+        return self.likelihood_type(
+            type(self), self.prior_kwargs(), self.predictive_fixed(), self.dim
+        )
 
     def sample(self, key, n: int) -> dict[str, np.ndarray]:
         """``n`` prior draws ``{site: [n, ...]}``; ``key`` a JAX PRNG key or an int seed."""
@@ -264,15 +270,6 @@ class Family(abc.ABC):
         """The anchor model of one parameter set ``p`` (float64 arrays) in ``dtype``."""
 
     @classmethod
-    def summarise(cls, s: dict, which: str, lp: np.ndarray | None) -> dict:
-        """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
-        density ``lp [S]`` (``"map"``) or the mean."""
-        if which == "map":
-            i = int(np.argmax(lp))
-            return {k: v[i] for k, v in s.items()}
-        return {k: v.mean(0) for k, v in s.items()}
-
-    @classmethod
     def exact_descriptions(cls) -> dict[str, str]:
         """``{"point_mean", "point_map"}``: how the exact posterior's points are computed."""
         return {
@@ -291,61 +288,6 @@ class Family(abc.ABC):
         """A delta guide's subspace mode turned into the r-block of the full-d joint mode
         (:func:`.points.subspace_joint_mode`); None where there is no such rescaling."""
         return None
-
-    @classmethod
-    def site_shapes(cls, d: int, fixed_shapes: dict) -> dict[str, tuple]:
-        """Expected shapes of :attr:`sites` at dimension ``d`` given the model's site shapes
-        (families with a free size, e.g. components, read it from there)."""
-        return {}
-
-    @classmethod
-    def positive_definite_sites(cls) -> tuple[str, ...]:
-        """Sites holding covariance matrices (checked positive definite)."""
-        return ()
-
-    @classmethod
-    def check_sites(cls, shapes: dict[str, tuple], d: int) -> None:
-        """Raise an :class:`AnchorDivError` naming the site for a model whose sites miss
-        :attr:`sites` or have the wrong shape (``shapes``: site -> shape of one draw)."""
-        missing = [s for s in cls.sites if s not in shapes]
-        if missing:
-            raise AnchorDivError(
-                f"model: the NumPyro model must define the site(s) "
-                f"{', '.join(missing)} for kind {cls.kind!r}"
-            )
-        for site, want in cls.site_shapes(d, shapes).items():
-            if tuple(shapes[site]) != tuple(want):
-                raise AnchorDivError(
-                    f"model: site {site!r} has shape {list(shapes[site])}; "
-                    f"kind {cls.kind!r} needs {list(want)} at d = {d}"
-                )
-
-    @classmethod
-    def check_values(cls, values: dict) -> None:
-        """Raise an :class:`AnchorDivError` naming the first covariance site of ``values``
-        (one draw or a batch) that is not symmetric positive definite."""
-        for site in cls.positive_definite_sites():
-            if site not in values:
-                continue
-            m = np.asarray(values[site], np.float64)
-            sym = np.allclose(
-                m,
-                np.swapaxes(m, -1, -2),
-                rtol=1e-5,
-                atol=1e-8 * max(np.abs(m).max(initial=0.0), 1e-300),
-            )
-            ok = sym and bool(np.all(np.isfinite(m)))
-            if ok:
-                try:
-                    np.linalg.cholesky(0.5 * (m + np.swapaxes(m, -1, -2)))
-                except np.linalg.LinAlgError:
-                    ok = False
-            if not ok:
-                raise AnchorDivError(
-                    f"model: site {site!r} is not a symmetric positive-definite "
-                    f"covariance {list(m.shape[-2:])} (kind {cls.kind!r}); "
-                    f"build it as e.g. L Lᵀ + diag(ψ) with ψ > 0"
-                )
 
 
 def as_rng(key) -> np.random.Generator:

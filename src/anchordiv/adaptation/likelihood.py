@@ -1,26 +1,30 @@
 """The targets' likelihood under a family's model, at fixed hyperparameters: one object for the
 pointwise log likelihood (LOO, PSIS, K-fold), simulated anchors (posterior and prior predictive
-checks, SBC), the log joint ("map" of draws) and prior draws.
+checks, SBC), the log joint ("map" of draws), prior draws, and what the model's sites must be.
 
-    lik = post.likelihood()                 # or Likelihood(family, model_kwargs, fixed, d)
+    lik = post.likelihood()                 # or prior.likelihood()
     lik.log_density(draws {site: [S, ...]}, targets [n, d])   # [S, n]
     lik.sample(draws, n, rng)                                 # [S, n, d]
     lik.log_joint(targets [n, d], draws)                      # [S]
     lik.prior_draws(rng, n)                                   # {site: [n, ...]}
 
-A family that has closed forms supplies them as classmethods ``log_likelihood(draws, targets,
-fixed)``, ``predictive(draws, n, fixed, rng)``, ``log_joint(targets, kwargs, draws)`` and
-``prior_posterior(kwargs)`` (the library's families do: float64 numpy, no tracing).  A family
-that does not — a user's, written in a few lines — gets every one of them from its NumPyro model
+:class:`Likelihood` gets every one of them from the family's NumPyro model
 ``model(targets, **model_kwargs)`` by tracing it (NumPyro's ``log_likelihood``,
 :func:`log_joint` and ``Predictive``), in float64 whatever JAX's global precision: the observed
-site must be named ``"targets"`` and sit in a plate over the anchors.
+site must be named ``"targets"`` and sit in a plate over the anchors.  That is all a family of
+one's own needs.  A family with closed forms names a subclass as its ``likelihood_type`` and
+overrides what it has (the library's families do: float64 numpy, no tracing) — the anchor
+model's density and simulator (:meth:`Likelihood.log_density`, :meth:`Likelihood.sample`), the
+prior's (:meth:`Likelihood.log_joint`, :meth:`Likelihood.exact_prior`), and what its sites are
+(:meth:`Likelihood.site_shapes`, :attr:`Likelihood.positive_definite`,
+:meth:`Likelihood.summarise`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+from typing import ClassVar
 
 import numpy as np
 
@@ -34,12 +38,12 @@ AUXILIARY_SUFFIX = "_raw"
 
 class Likelihood:
     """The likelihood of target anchors under ``family``'s model with hyperparameters
-    ``kwargs`` (module docstring).
+    ``kwargs`` (module docstring): the generic one, traced from the model.
 
     Parameters
     ----------
     family : type
-        The family class (its closed forms where it has them, else its ``model``).
+        The family class (its ``model``).
     kwargs : dict
         The model's keyword arguments (``Posterior.model_kwargs``).
     fixed : dict
@@ -49,24 +53,25 @@ class Likelihood:
 
     Examples
     --------
-    >>> from anchordiv.adaptation.likelihood import Likelihood
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> lik = post.likelihood()
+    >>> lik
+    NIWLikelihood(NIWPrior, d=4)
     >>> lik.log_density(post.draws(0, 3), np.eye(4)[:2]).shape
     (3, 2)
     """
+
+    #: sites holding covariance matrices (checked symmetric positive definite in a user's model)
+    positive_definite: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, family, kwargs: dict | None, fixed: dict | None, d: int):
         self.family, self.kwargs, self.fixed, self.d = family, dict(kwargs or {}), fixed or {}, d
 
     def __repr__(self) -> str:
-        return f"Likelihood({self.family.__name__}, d={self.d})"
+        return f"{type(self).__name__}({self.family.__name__}, d={self.d})"
 
     def log_density(self, draws: dict, targets: np.ndarray) -> np.ndarray:
         """Pointwise ``log p(t_i | θ_s)`` ``[S, n]`` (float64)."""
-        closed = getattr(self.family, "log_likelihood", None)
-        if closed is not None:
-            return np.asarray(closed(draws, targets, self.fixed), np.float64)
         from numpyro.infer.util import log_likelihood
 
         with _float64() as jnp:
@@ -77,9 +82,6 @@ class Likelihood:
 
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
-        closed = getattr(self.family, "predictive", None)
-        if closed is not None:
-            return np.asarray(closed(draws, n, self.fixed, rng), np.float64)
         import jax
         from numpyro import handlers
 
@@ -99,18 +101,20 @@ class Likelihood:
 
     def log_joint(self, targets: np.ndarray, draws: dict) -> np.ndarray:
         """``log p(θ_s, targets)`` ``[S]`` of the model (float64)."""
-        closed = getattr(self.family, "log_joint", None)
-        if closed is not None:
-            return np.asarray(closed(targets, self.kwargs, draws), np.float64)
         with _float64() as jnp:
             return log_joint(self.family.model, jnp.asarray(targets), self._jax_kwargs(jnp), draws)
 
+    def exact_prior(self):
+        """The model's prior as exact parameters (``mean()``, ``mode()``, ``sample(rng, n)``),
+        or None where it has no closed form (then :meth:`prior_draws` traces the model)."""
+        return None
+
     def prior_draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``n`` draws ``{site: [n, ...]}`` of the model's latent and deterministic sites under
-        its prior (the family's ``prior_posterior`` where it has one)."""
-        closed = getattr(self.family, "prior_posterior", None)
-        if closed is not None:
-            return closed(self.kwargs).sample(rng, n)
+        its prior (the :meth:`exact_prior`'s own draws where there is one)."""
+        exact = self.exact_prior()
+        if exact is not None:
+            return exact.sample(rng, n)
         import jax
         from numpyro.infer import Predictive
 
@@ -124,11 +128,54 @@ class Likelihood:
             )
             return {k: np.asarray(v, np.float64) for k, v in out.items() if k != OBSERVED}
 
+    # ---- the sites ------------------------------------------------------------------------
+    @classmethod
+    def site_shapes(cls, d: int, shapes: dict) -> dict[str, tuple]:
+        """Expected shapes of the family's sites at dimension ``d`` given a model's site
+        shapes ``{site: shape of one draw}`` (a free size, e.g. components, is read from
+        there); ``{}``: no requirement."""
+        return {}
+
+    @classmethod
+    def check_values(cls, values: dict, kind: str) -> None:
+        """Raise an :class:`AnchorDivError` naming the first :attr:`positive_definite` site of
+        ``values`` (one draw or a batch) that is not a symmetric positive-definite matrix."""
+        for site in cls.positive_definite:
+            if site in values and not _positive_definite(np.asarray(values[site], np.float64)):
+                m = np.shape(values[site])
+                raise AnchorDivError(
+                    f"model: site {site!r} is not a symmetric positive-definite "
+                    f"covariance {list(m[-2:])} (kind {kind!r}); "
+                    f"build it as e.g. L Lᵀ + diag(ψ) with ψ > 0"
+                )
+
+    @classmethod
+    def summarise(cls, s: dict, which: str, lp: np.ndarray | None) -> dict:
+        """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
+        density ``lp [S]`` (``"map"``) or the mean."""
+        if which == "map":
+            i = int(np.argmax(lp))
+            return {k: v[i] for k, v in s.items()}
+        return {k: v.mean(0) for k, v in s.items()}
+
     def _jax_kwargs(self, jnp) -> dict:
         return {
             k: jnp.asarray(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
             for k, v in self.kwargs.items()
         }
+
+
+def _positive_definite(m: np.ndarray) -> bool:
+    sym = np.allclose(
+        m, np.swapaxes(m, -1, -2), rtol=1e-5, atol=1e-8 * max(np.abs(m).max(initial=0.0), 1e-300)
+    )
+    if not (sym and bool(np.all(np.isfinite(m)))):
+        return False
+    try:
+        np.linalg.cholesky(0.5 * (m + np.swapaxes(m, -1, -2)))
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -220,7 +267,7 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     flat = post.flat_samples()
     if model is None:
         flat = {k: v for k, v in flat.items() if k in post.family_class.sites}
-        lik = Likelihood(post.family_class, kwargs, post.fixed, int(post.info["d"]))
+        lik = dataclasses.replace(post, model_kwargs=kwargs).likelihood()
         lp = lik.log_joint(np.asarray(targets, np.float64), flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)

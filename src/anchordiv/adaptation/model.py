@@ -159,10 +159,28 @@ def check_sites(fam, prob: Problem) -> dict:
             f"and SVI here need continuous latent sites — sum the discrete variable out (e.g. "
             f"dist.MixtureSameFamily for a component indicator) or make it continuous"
         )
-    fam.check_sites({k: s.get("shape", ()) for k, s in sites.items()}, int(prob.targets.shape[-1]))
-    if prob.custom and fam.positive_definite_sites():
+    require_sites(fam, {k: s.get("shape", ()) for k, s in sites.items()}, prob.targets.shape[-1])
+    if prob.custom and fam.likelihood_type.positive_definite:
         check_prior_draw(fam, prob)
     return sites
+
+
+def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
+    """Raise an :class:`AnchorDivError` naming the site for a model whose sites miss the
+    family's ``sites`` or have the wrong shape (``shapes``: site -> shape of one draw; the
+    expected ones are its likelihood's ``site_shapes``)."""
+    missing = [s for s in fam.sites if s not in shapes]
+    if missing:
+        raise AnchorDivError(
+            f"model: the NumPyro model must define the site(s) "
+            f"{', '.join(missing)} for kind {fam.kind!r}"
+        )
+    for site, want in fam.likelihood_type.site_shapes(int(d), shapes).items():
+        if tuple(shapes[site]) != tuple(want):
+            raise AnchorDivError(
+                f"model: site {site!r} has shape {list(shapes[site])}; "
+                f"kind {fam.kind!r} needs {list(want)} at d = {d}"
+            )
 
 
 def check_prior_draw(fam, prob: Problem) -> None:
@@ -176,8 +194,9 @@ def check_prior_draw(fam, prob: Problem) -> None:
             tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
     except Exception:  # a model failing here fails in the sampler with its own message
         return
-    values = {k: np.asarray(tr[k]["value"]) for k in fam.positive_definite_sites() if k in tr}
-    fam.check_values({k: v for k, v in values.items() if np.all(np.isfinite(v))})
+    lik = fam.likelihood_type
+    values = {k: np.asarray(tr[k]["value"]) for k in lik.positive_definite if k in tr}
+    lik.check_values({k: v for k, v in values.items() if np.all(np.isfinite(v))}, fam.kind)
 
 
 def kept_sites(trace: dict) -> list[str]:

@@ -140,7 +140,7 @@ class Posterior:
             raise AnchorDivError(f"point('mean'): {self.info.get('point_mean', 'none')}")
         else:
             lp = self.flat_lp() if which == "map" else None
-            p = self.family_class.summarise(self.flat_samples(), which, lp)
+            p = self.family_class.likelihood_type.summarise(self.flat_samples(), which, lp)
         return self.lift([p], which=which)[0]
 
     @property
@@ -166,7 +166,8 @@ class Posterior:
     def likelihood(self) -> Likelihood:
         """The targets' likelihood under the family's model at this posterior's
         :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
-        return Likelihood(self.family_class, self.model_kwargs, self.fixed, int(self.info["d"]))
+        fam = self.family_class
+        return fam.likelihood_type(fam, self.model_kwargs, self.fixed, int(self.info["d"]))
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
         """Full-d parameters from a subspace run's parameter sets ``ps`` (points, or draws with
@@ -198,7 +199,7 @@ class Posterior:
         checked positive definite first, with an error naming the site)."""
         fam = self.family_class
         if self.info.get("custom_model"):
-            fam.check_values(p)
+            fam.likelihood_type.check_values(p, self.kind)
         return fam.to_model(p, self.tau, self.dtype, self.fixed)
 
     @limited_blas

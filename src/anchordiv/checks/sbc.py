@@ -29,7 +29,7 @@ from ..progress import tqdm
 
 from ..adaptation.family import get_family, is_conjugate
 from ..adaptation.inference import NUTS, Exact, model_inputs
-from ..adaptation.likelihood import Likelihood
+from ..adaptation.families.gaussian import GaussianLikelihood
 from .families import checks_of
 from ..errors import AnchorDivError, integer
 from ..threads import limited_blas
@@ -454,9 +454,8 @@ def library_problem(
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
     fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed
-    lik = Likelihood(fam, kwargs, fixed, d)
-    closed = getattr(fam, "prior_posterior", None)
-    truth = closed(kwargs) if closed is not None else None
+    lik = fam.likelihood_type(fam, kwargs, fixed, d)
+    truth = lik.exact_prior()
 
     def prior_sampler(r):
         if truth is not None:
@@ -481,12 +480,13 @@ def _structured_problem(structure, fam, broad, quantities, method, n, num_draws,
     if method == "exact":
         raise AnchorDivError("method: a structured prior has no exact update; 'nuts' or 'svi'")
     prior = STRUCTURES[structure](broad)
+    lik = GaussianLikelihood(fam, {}, {}, broad.shape[1])
 
     def prior_sampler(r):
         return {k: v[0] for k, v in prior.sample(r, 1).items() if k in fam.sites}
 
     def simulator(r, p):
-        return fam.predictive({k: np.asarray(v)[None] for k, v in p.items()}, n, {}, r)[0]
+        return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]
 
     return {
         "prior_sampler": prior_sampler,

@@ -131,10 +131,11 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
         return None
     fam, per_chain = post.family_class, -(-num_draws // CHAINS)
     rng = np.random.default_rng(seed + 1)
-    closed = getattr(fam, "prior_posterior", None)
-    if closed is not None:  # an exact prior object (Gibbs chains where the family has them)
-        return checks_of(fam).chain_draws(closed(post.model_kwargs), rng, CHAINS, per_chain)
-    draws = post.likelihood().prior_draws(rng, CHAINS * per_chain)
+    lik = post.likelihood()
+    exact = lik.exact_prior()
+    if exact is not None:  # an exact prior object (Gibbs chains where the family has them)
+        return checks_of(fam).chain_draws(exact, rng, CHAINS, per_chain)
+    draws = lik.prior_draws(rng, CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
 

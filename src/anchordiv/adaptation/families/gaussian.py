@@ -64,6 +64,7 @@ from ...anchors.base import as_tau, jax_dtype, psd_factor
 from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
 from .. import recipe
 from ..family import Family, check_prior_mode, isotropic_like
+from ..likelihood import Likelihood
 from ..recipe import log_hyperprior
 from ..registry import family
 from ..statistics import broad_moments, scatter
@@ -642,6 +643,44 @@ def gaussian_predictive(mu, cov, n, rng) -> np.ndarray:
     return mu[:, None, :] + np.einsum("sij,snj->sni", np.linalg.cholesky(cov), z)
 
 
+class GaussianLikelihood(Likelihood):
+    """The Gaussian anchor model's likelihood ``t_i ~ N(μ, Σ)`` in closed form (sites ``mu [d]``,
+    ``Sigma [d, d]``); the prior's terms are traced from the family's model (a structured
+    prior's)."""
+
+    positive_definite = ("Sigma",)
+
+    def log_density(self, draws, targets):
+        return gaussian_logpdf(
+            np.asarray(targets, np.float64),
+            np.asarray(draws["mu"], np.float64),
+            np.asarray(draws["Sigma"], np.float64),
+        )
+
+    def sample(self, draws, n, rng):
+        return gaussian_predictive(
+            np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64), n, rng
+        )
+
+    @classmethod
+    def site_shapes(cls, d, shapes):
+        return {"mu": (d,), "Sigma": (d, d)}
+
+
+class NIWLikelihood(GaussianLikelihood):
+    """:class:`GaussianLikelihood` under the NIW prior of :func:`niw_model`, all in closed form."""
+
+    def log_joint(self, targets, draws):
+        d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
+        return log_niw(d["mu"], d["Sigma"], self.kwargs) + self.log_density(d, targets).sum(-1)
+
+    def exact_prior(self):
+        kw = self.kwargs
+        return NIW(
+            np.asarray(kw["mu0"]), float(kw["kappa0"]), float(kw["nu0"]), np.asarray(kw["psi0"])
+        )
+
+
 #: Rules that choose ``kappa0``/``nu0 = "auto"`` (:meth:`NIWPrior.from_anchors`).
 STRENGTH_RULES = ("evidence", "held-out")
 
@@ -733,6 +772,7 @@ class NIWPrior(Family):
     posterior_types = (NIW,)
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
     model = staticmethod(niw_model)
+    likelihood_type = NIWLikelihood
 
     @classmethod
     def from_anchors(
@@ -875,34 +915,6 @@ class NIWPrior(Family):
         )
 
     @classmethod
-    def log_likelihood(cls, draws, targets, fixed):
-        return gaussian_logpdf(
-            np.asarray(targets, np.float64),
-            np.asarray(draws["mu"], np.float64),
-            np.asarray(draws["Sigma"], np.float64),
-        )
-
-    @classmethod
-    def predictive(cls, draws, n, fixed, rng):
-        return gaussian_predictive(
-            np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64), n, rng
-        )
-
-    @classmethod
-    def log_joint(cls, targets, kwargs, draws):
-        d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
-        return log_niw(d["mu"], d["Sigma"], kwargs) + cls.log_likelihood(d, targets, {}).sum(-1)
-
-    @classmethod
-    def prior_posterior(cls, kwargs):
-        return NIW(
-            np.asarray(kwargs["mu0"]),
-            float(kwargs["kappa0"]),
-            float(kwargs["nu0"]),
-            np.asarray(kwargs["psi0"]),
-        )
-
-    @classmethod
     def project(cls, kwargs, u):
         return project_niw(kwargs, u, "mu0")
 
@@ -917,14 +929,6 @@ class NIWPrior(Family):
         ]
 
     @classmethod
-    def site_shapes(cls, d, shapes):
-        return {"mu": (d,), "Sigma": (d, d)}
-
-    @classmethod
-    def positive_definite_sites(cls):
-        return ("Sigma",)
-
-    @classmethod
     def project_mean(cls, mean, u):
         return {"mu": mean["mu"] @ u, "Sigma": u.T @ mean["Sigma"] @ u}
 
@@ -936,6 +940,8 @@ class NIWPrior(Family):
 
 
 __all__ = [
+    "GaussianLikelihood",
+    "NIWLikelihood",
     "BartlettGaussian",
     "Conditional",
     "EB_BOUNDS",

@@ -48,6 +48,7 @@ from .. import recipe
 from ..cache import cached
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
 from ..family import Family, check_prior_mode, isotropic_like
+from ..likelihood import Likelihood
 from ..registry import family
 from ..statistics import broad_moments, broad_spectrum
 from ..subspace import sandwich
@@ -283,8 +284,100 @@ def latent_rank(broad: np.ndarray, rank, *, low: int) -> int:
     return rank
 
 
-#: Gibbs burn-in of a single exact draw (:meth:`LatentFamily.prior_draw`)
-PRIOR_BURN_IN = 30
+class PPCALikelihood(Likelihood):
+    """The latent kinds' PPCA likelihood ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` in closed form (site
+    ``U [d, k]``; the constants ``ppca_mean``, ``ppca_count``, ``ppca_signal``, ``ppca_noise``
+    are in ``fixed``)."""
+
+    def log_density(self, draws, targets):
+        """Leave-one-out-correct pointwise ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]``: the PPCA mean
+        is not known but estimated from the fit's targets T (a flat prior on it, integrated
+        out), so each anchor is scored given the *other* targets —
+
+        * the fit's own targets (same count and mean as ``fixed``): ``N(t_i | t̄₋ᵢ, C·n/(n−1))``
+          with ``C = σ² I + ℓ U Uᵀ`` and t̄₋ᵢ the mean of the others;
+        * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
+
+        These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
+        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:func:`latent_gaussian_posterior`), so
+        PSIS-LOO on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari
+        2021 on non-factorised models).  A subset of the fit's targets counts as other
+        anchors."""
+        fixed = self.fixed
+        missing = [
+            k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
+        ]
+        if missing:
+            raise AnchorDivError(
+                f"post.fixed: the latent likelihood needs {', '.join(missing)} "
+                f"(posteriors adapted before this version lack them)"
+            )
+        t = np.asarray(targets, np.float64)
+        mean, n = np.asarray(fixed["ppca_mean"], np.float64), int(fixed["ppca_count"])
+        own = len(t) == n and np.allclose(
+            t.mean(0), mean, rtol=1e-9, atol=1e-12 * max(np.abs(mean).max(initial=0), 1.0)
+        )
+        if own and n < 2:
+            raise AnchorDivError(
+                "targets: the leave-one-out likelihood of a latent fit needs "
+                "at least 2 target anchors (one leaves no mean to centre on)"
+            )
+        # own targets: t_i − t̄₋ᵢ = n/(n−1)·(t_i − t̄), covariance n/(n−1)·C; others (n+1)/n·C
+        shift, inflate = (n / (n - 1), n / (n - 1)) if own else (1.0, (n + 1) / n)
+        return ppca_logpdf(
+            shift * (t - mean),
+            np.asarray(draws["U"], np.float64),
+            np.zeros_like(mean),
+            inflate * float(fixed["ppca_signal"]),
+            inflate * float(fixed["ppca_noise"]),
+        )
+
+    def sample(self, draws, n, rng):
+        u = np.asarray(draws["U"], np.float64)
+        s, d, k = u.shape
+        z = rng.normal(size=(s, n, k)) * np.sqrt(float(self.fixed["ppca_signal"]))
+        e = rng.normal(size=(s, n, d)) * np.sqrt(float(self.fixed["ppca_noise"]))
+        return np.asarray(self.fixed["ppca_mean"]) + np.einsum("sdk,snk->snd", u, z) + e
+
+    @classmethod
+    def site_shapes(cls, d, shapes):
+        k = shapes["U"][-1] if len(shapes["U"]) == 2 else 1
+        return {"U": (d, k)}
+
+    @classmethod
+    def summarise(cls, s, which, lp):
+        """The MAP draw, or the principal subspace of the mean projector (a mean of frames is
+        not a frame)."""
+        if which == "map":
+            return super().summarise(s, which, lp)
+        u = s["U"]
+        proj = np.einsum("sik,sjk->ij", u, u) / len(u)
+        _, v = np.linalg.eigh(proj)
+        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]]))}
+
+
+class BinghamLikelihood(PPCALikelihood):
+    """:class:`PPCALikelihood` under the matrix Bingham prior of
+    :func:`latent_gaussian_model`, in closed form.  The log joint's likelihood term is the
+    explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``, which has the same U-dependence as the
+    mean-marginalised one (the log joint up to a constant)."""
+
+    def log_joint(self, targets, draws):
+        kw = self.kwargs
+        u = np.asarray(draws["U"], np.float64)
+        b0 = np.asarray(kw["prior_parameter"], np.float64)
+        plug_in = ppca_logpdf(
+            np.asarray(targets, np.float64),
+            u,
+            np.asarray(kw["mean"], np.float64),
+            float(kw["signal"]),
+            float(kw["noise"]),
+        ).sum(-1)
+        return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw["target_weight"]) * plug_in
+
+    def exact_prior(self):
+        b0 = np.asarray(self.kwargs["prior_parameter"])
+        return BinghamPosterior(b0, int(self.kwargs["rank"]), np.zeros(b0.shape[0]))
 
 
 class LatentFamily(Family):
@@ -366,90 +459,9 @@ class LatentFamily(Family):
         )
 
     @classmethod
-    def summarise(cls, s, which, lp):
-        """The MAP draw, or the principal subspace of the mean projector (a mean of frames is
-        not a frame)."""
-        if which == "map":
-            return super().summarise(s, which, lp)
-        u = s["U"]
-        proj = np.einsum("sik,sjk->ij", u, u) / len(u)
-        _, v = np.linalg.eigh(proj)
-        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]]))}
-
-    @classmethod
-    def log_likelihood(cls, draws, targets, fixed):
-        """Leave-one-out-correct pointwise ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]``: the PPCA mean
-        is not known but estimated from the fit's targets T (a flat prior on it, integrated
-        out), so each anchor is scored given the *other* targets —
-
-        * the fit's own targets (same count and mean as ``fixed``): ``N(t_i | t̄₋ᵢ, C·n/(n−1))``
-          with ``C = σ² I + ℓ U Uᵀ`` and t̄₋ᵢ the mean of the others;
-        * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
-
-        These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
-        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:func:`latent_gaussian_posterior`), so PSIS-LOO
-        on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari 2021 on
-        non-factorised models).  The former plug-in ``N(t_i | t̄, C)`` centred on a mean that
-        includes t_i and was optimistic.  A subset of the fit's targets counts as other
-        anchors."""
-        missing = [
-            k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
-        ]
-        if missing:
-            raise AnchorDivError(
-                f"post.fixed: the latent likelihood needs {', '.join(missing)} "
-                f"(posteriors adapted before this version lack them)"
-            )
-        t = np.asarray(targets, np.float64)
-        mean, n = np.asarray(fixed["ppca_mean"], np.float64), int(fixed["ppca_count"])
-        own = len(t) == n and np.allclose(
-            t.mean(0), mean, rtol=1e-9, atol=1e-12 * max(np.abs(mean).max(initial=0), 1.0)
-        )
-        if own and n < 2:
-            raise AnchorDivError(
-                "targets: the leave-one-out likelihood of a latent fit needs "
-                "at least 2 target anchors (one leaves no mean to centre on)"
-            )
-        # own targets: t_i − t̄₋ᵢ = n/(n−1)·(t_i − t̄), covariance n/(n−1)·C; others (n+1)/n·C
-        shift, inflate = (n / (n - 1), n / (n - 1)) if own else (1.0, (n + 1) / n)
-        return ppca_logpdf(
-            shift * (t - mean),
-            np.asarray(draws["U"], np.float64),
-            np.zeros_like(mean),
-            inflate * float(fixed["ppca_signal"]),
-            inflate * float(fixed["ppca_noise"]),
-        )
-
-    @classmethod
-    def joint_log_likelihood(cls, draws, targets, mean, signal, noise) -> np.ndarray:
-        """``Σᵢ log N(t_i | t̄, C_s)`` ``[S]``: the explicit model's (plug-in) likelihood, which
-        has the same U-dependence as the mean-marginalised one (the log joint up to a
-        constant)."""
-        return ppca_logpdf(
-            np.asarray(targets, np.float64),
-            np.asarray(draws["U"], np.float64),
-            np.asarray(mean, np.float64),
-            float(signal),
-            float(noise),
-        ).sum(-1)
-
-    @classmethod
-    def predictive(cls, draws, n, fixed, rng):
-        u = np.asarray(draws["U"], np.float64)
-        s, d, k = u.shape
-        z = rng.normal(size=(s, n, k)) * np.sqrt(float(fixed["ppca_signal"]))
-        e = rng.normal(size=(s, n, d)) * np.sqrt(float(fixed["ppca_noise"]))
-        return np.asarray(fixed["ppca_mean"]) + np.einsum("sdk,snk->snd", u, z) + e
-
-    @classmethod
     def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
         """``U = U_r U_sub``: the subspace frame ``[r, k]`` in full d."""
         return [{"U": basis[:, :r] @ np.asarray(p["U"], np.float64)} for p in ps]
-
-    @classmethod
-    def site_shapes(cls, d, shapes):
-        k = shapes["U"][-1] if len(shapes["U"]) == 2 else 1
-        return {"U": (d, k)}
 
     @classmethod
     def exact_descriptions(cls):
@@ -519,6 +531,7 @@ class BinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(latent_gaussian_model)
+    likelihood_type = BinghamLikelihood
 
     @classmethod
     def from_anchors(
@@ -600,21 +613,6 @@ class BinghamPrior(LatentFamily):
         )
 
     @classmethod
-    def log_joint(cls, targets, kwargs, draws):
-        u = np.asarray(draws["U"], np.float64)
-        b0 = np.asarray(kwargs["prior_parameter"], np.float64)
-        return np.einsum("sdk,de,sek->s", u, b0, u) + float(
-            kwargs["target_weight"]
-        ) * cls.joint_log_likelihood(
-            {"U": u}, targets, kwargs["mean"], kwargs["signal"], kwargs["noise"]
-        )
-
-    @classmethod
-    def prior_posterior(cls, kwargs):
-        b0 = np.asarray(kwargs["prior_parameter"])
-        return BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
-
-    @classmethod
     def project(cls, kwargs, u):
         return {
             **kwargs,
@@ -624,6 +622,8 @@ class BinghamPrior(LatentFamily):
 
 
 __all__ = [
+    "BinghamLikelihood",
+    "PPCALikelihood",
     "BURN_IN",
     "BinghamPosterior",
     "BinghamPrior",

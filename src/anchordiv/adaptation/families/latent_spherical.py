@@ -66,6 +66,7 @@ from .latent_gaussian import (
     PRIOR_ANCHORS,
     BinghamPosterior,
     LatentFamily,
+    PPCALikelihood,
     held_out_options,
     latent_rank,
     ppca_scale,
@@ -176,6 +177,29 @@ def latent_spherical_update(
     return post, {"model_kwargs": kwargs}
 
 
+class PosteriorBinghamLikelihood(PPCALikelihood):
+    """:class:`~.latent_gaussian.PPCALikelihood` scoring the draws of the posterior-like
+    Bingham model :func:`latent_spherical_model`, whose log joint and prior are closed form."""
+
+    def log_joint(self, targets, draws):
+        kw = self.kwargs
+        u = np.asarray(draws["U"], np.float64)
+        b = posterior_like_parameter(
+            np.asarray(kw["broad_projector"]),
+            np.asarray(targets, np.float64),
+            beta=kw["beta"],
+            rank=kw["rank"],
+        )
+        return float(kw["concentration"]) * np.einsum("sdk,de,sek->s", u, b, u)
+
+    def exact_prior(self):
+        kw = self.kwargs
+        b0 = (
+            float(kw["concentration"]) * (1 - float(kw["beta"])) * np.asarray(kw["broad_projector"])
+        )
+        return BinghamPosterior(b0, int(kw["rank"]), np.zeros(b0.shape[0]))
+
+
 @family("latent-spherical")
 class PosteriorBinghamPrior(LatentFamily):
     """Posterior-like Bingham prior of the latent-spherical kind.
@@ -233,6 +257,7 @@ class PosteriorBinghamPrior(LatentFamily):
 
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(latent_spherical_model)
+    likelihood_type = PosteriorBinghamLikelihood
     cli_options = {
         **LatentFamily.cli_options,
         "concentration": ("number", "draw concentration"),
@@ -333,31 +358,12 @@ class PosteriorBinghamPrior(LatentFamily):
         )
 
     @classmethod
-    def log_joint(cls, targets, kwargs, draws):
-        u = np.asarray(draws["U"], np.float64)
-        b = posterior_like_parameter(
-            np.asarray(kwargs["broad_projector"]),
-            np.asarray(targets, np.float64),
-            beta=kwargs["beta"],
-            rank=kwargs["rank"],
-        )
-        return float(kwargs["concentration"]) * np.einsum("sdk,de,sek->s", u, b, u)
-
-    @classmethod
-    def prior_posterior(cls, kwargs):
-        b0 = (
-            float(kwargs["concentration"])
-            * (1 - float(kwargs["beta"]))
-            * np.asarray(kwargs["broad_projector"])
-        )
-        return BinghamPosterior(b0, int(kwargs["rank"]), np.zeros(b0.shape[0]))
-
-    @classmethod
     def project(cls, kwargs, u):
         return {**kwargs, "broad_projector": sandwich(u, kwargs["broad_projector"])}
 
 
 __all__ = [
+    "PosteriorBinghamLikelihood",
     "PosteriorBinghamPrior",
     "broad_projector",
     "latent_spherical_model",

@@ -62,6 +62,7 @@ from ...anchors.mixture import em, responsibilities, weighted_moments
 from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
 from ..family import Family, check_prior_mode, isotropic_like
+from ..likelihood import Likelihood
 from ..registry import family
 from .gaussian import (
     NIW,
@@ -194,6 +195,18 @@ class DirichletNIW:
             "covs": np.stack([x["Sigma"] for x in draws], axis=1),
         }
 
+    @classmethod
+    def from_model_kwargs(cls, kwargs: dict) -> "DirichletNIW":
+        """The prior whose :meth:`model_kwargs` are ``kwargs``."""
+        k = len(kwargs["weights0"])
+        return cls(
+            float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64),
+            np.asarray(kwargs["means0"], np.float64),
+            np.full(k, float(kwargs["kappa0"])),
+            np.full(k, float(kwargs["nu0"])),
+            np.asarray(kwargs["psi0"], np.float64),
+        )
+
     def model_kwargs(self) -> dict:
         """Keyword arguments of :func:`dirichlet_niw_model` (a prior with shared κ₀, ν₀)."""
         a0 = float(self.alpha.sum())
@@ -319,17 +332,6 @@ def _assign(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum((rng.random((len(p), 1)) > cum).sum(1), p.shape[1] - 1)
 
 
-def _prior(kwargs: dict):
-    k = len(kwargs["weights0"])
-    return DirichletNIW(
-        float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64),
-        np.asarray(kwargs["means0"], np.float64),
-        np.full(k, float(kwargs["kappa0"])),
-        np.full(k, float(kwargs["nu0"])),
-        np.asarray(kwargs["psi0"], np.float64),
-    )
-
-
 def gibbs_chain(
     prior, targets: np.ndarray, z: np.ndarray, n: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
@@ -357,7 +359,7 @@ def posterior_chains(
     """``{site: [chains, per_chain, ...]}`` from independent Gibbs chains of an exact mixture
     posterior (its prior ``post.model_kwargs``, targets ``fixed["targets"]``)."""
     targets = np.asarray(post.fixed["targets"], np.float64)
-    prior, z0 = _prior(post.model_kwargs), _start(post, targets)
+    prior, z0 = DirichletNIW.from_model_kwargs(post.model_kwargs), _start(post, targets)
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
     return {k: np.stack([r[k] for r in runs]) for k in runs[0]}
 
@@ -365,6 +367,64 @@ def posterior_chains(
 def posterior_draws(post, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     """``n`` draws ``{site: [n, ...]}`` (one Gibbs chain)."""
     return {k: v[0] for k, v in posterior_chains(post, rng, 1, n).items()}
+
+
+class MixtureLikelihood(Likelihood):
+    """The mixture's likelihood ``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior of
+    :func:`dirichlet_niw_model`, all in closed form (sites ``weights [K]``, ``means [K, d]``,
+    ``covs [K, d, d]``)."""
+
+    positive_definite = ("covs",)
+
+    def log_density(self, draws, targets):
+        t = np.asarray(targets, np.float64)
+        w = np.asarray(draws["weights"], np.float64)
+        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        comp = np.stack(
+            [gaussian_logpdf(t, means[:, j], covs[:, j]) for j in range(w.shape[1])], -1
+        )  # [S, n, K]
+        return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
+
+    def sample(self, draws, n, rng):
+        w = np.asarray(draws["weights"], np.float64)
+        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])  # [S, n]
+        idx = np.arange(len(w))[:, None]
+        z = rng.normal(size=(len(w), n, means.shape[-1]))
+        return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]), z)
+
+    def log_joint(self, targets, draws):
+        kw = self.kwargs
+        d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
+        alpha = float(kw["alpha0"]) * np.asarray(kw["weights0"], np.float64)
+        w = d["weights"]
+        log_dir = (
+            scipy.special.gammaln(alpha.sum())
+            - scipy.special.gammaln(alpha).sum()
+            + ((alpha - 1) * np.log(w)).sum(-1)
+        )
+        comps = sum(
+            log_niw(
+                d["means"][:, j],
+                d["covs"][:, j],
+                {
+                    "mu0": kw["means0"][j],
+                    "kappa0": kw["kappa0"],
+                    "nu0": kw["nu0"],
+                    "psi0": kw["psi0"][j],
+                },
+            )
+            for j in range(w.shape[1])
+        )
+        return log_dir + comps + self.log_density(d, targets).sum(-1)
+
+    def exact_prior(self):
+        return DirichletNIW.from_model_kwargs(self.kwargs)
+
+    @classmethod
+    def site_shapes(cls, d, shapes):
+        k = shapes["weights"][0] if shapes["weights"] else 1
+        return {"weights": (k,), "means": (k, d), "covs": (k, d, d)}
 
 
 @family("mixture")
@@ -435,6 +495,7 @@ class DirichletNIWPrior(Family):
     posterior_types = (DirichletNIW,)
     static_fields = ("prior", "origin", "em_seed", "max_iter")
     model = staticmethod(dirichlet_niw_model)
+    likelihood_type = MixtureLikelihood
 
     @classmethod
     def from_anchors(
@@ -540,61 +601,6 @@ class DirichletNIWPrior(Family):
         )
 
     @classmethod
-    def log_likelihood(cls, draws, targets, fixed):
-        t = np.asarray(targets, np.float64)
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
-        comp = np.stack(
-            [gaussian_logpdf(t, means[:, j], covs[:, j]) for j in range(w.shape[1])], -1
-        )  # [S, n, K]
-        return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
-
-    @classmethod
-    def predictive(cls, draws, n, fixed, rng):
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
-        lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])  # [S, n]
-        idx = np.arange(len(w))[:, None]
-        z = rng.normal(size=(len(w), n, means.shape[-1]))
-        return means[idx, lab] + np.einsum("snij,snj->sni", np.linalg.cholesky(covs[idx, lab]), z)
-
-    @classmethod
-    def log_joint(cls, targets, kwargs, draws):
-        d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
-        alpha = float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"], np.float64)
-        w = d["weights"]
-        log_dir = (
-            scipy.special.gammaln(alpha.sum())
-            - scipy.special.gammaln(alpha).sum()
-            + ((alpha - 1) * np.log(w)).sum(-1)
-        )
-        comps = sum(
-            log_niw(
-                d["means"][:, j],
-                d["covs"][:, j],
-                {
-                    "mu0": kwargs["means0"][j],
-                    "kappa0": kwargs["kappa0"],
-                    "nu0": kwargs["nu0"],
-                    "psi0": kwargs["psi0"][j],
-                },
-            )
-            for j in range(w.shape[1])
-        )
-        return log_dir + comps + cls.log_likelihood(d, targets, {}).sum(-1)
-
-    @classmethod
-    def prior_posterior(cls, kwargs):
-        k = len(kwargs["weights0"])
-        return DirichletNIW(
-            float(kwargs["alpha0"]) * np.asarray(kwargs["weights0"]),
-            np.asarray(kwargs["means0"]),
-            np.full(k, kwargs["kappa0"]),
-            np.full(k, kwargs["nu0"]),
-            np.asarray(kwargs["psi0"]),
-        )
-
-    @classmethod
     def project(cls, kwargs, u):
         return project_niw(kwargs, u, "means0")
 
@@ -618,15 +624,6 @@ class DirichletNIWPrior(Family):
         return out
 
     @classmethod
-    def site_shapes(cls, d, shapes):
-        k = shapes["weights"][0] if shapes["weights"] else 1
-        return {"weights": (k,), "means": (k, d), "covs": (k, d, d)}
-
-    @classmethod
-    def positive_definite_sites(cls):
-        return ("covs",)
-
-    @classmethod
     def project_mean(cls, mean, u):
         return {
             "weights": mean["weights"],
@@ -636,6 +633,7 @@ class DirichletNIWPrior(Family):
 
 
 __all__ = [
+    "MixtureLikelihood",
     "DirichletNIW",
     "DirichletNIWPrior",
     "GIBBS_BURN_IN",

@@ -50,7 +50,7 @@ from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
 from ..family import as_rng
 from ..inference import Exact
-from .gaussian import NIWPrior
+from .gaussian import GaussianLikelihood, NIWPrior
 
 
 def _mean_site(mu0, mean_scale):
@@ -372,7 +372,9 @@ class StructuredPrior(NIWPrior):
 
     def prior_predictive(self, key, n_draws: int, n_anchors: int) -> np.ndarray:
         rng = as_rng(key)
-        return NIWPrior.predictive(self.sample(rng, n_draws), n_anchors, {}, rng)
+        return GaussianLikelihood(type(self), {}, {}, self.dim).sample(
+            self.sample(rng, n_draws), n_anchors, rng
+        )
 
     def to_arrays(self):
         """The base prior's arrays (the model is a Python function: not saved)."""
