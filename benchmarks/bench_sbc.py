@@ -43,8 +43,8 @@ CASES = [(kind, method) for method in ("exact", "nuts", "svi") for kind in KINDS
 #: library_problem options of a case name (the overlapping mixture: centres 1.5 apart)
 EXTRA = {
     "mixture-overlap": ("mixture", {"separation": 1.5}),
-    "structured-factor": ("gaussian", {"structure": "factor"}),
-    "structured-lkj": ("gaussian", {"structure": "lkj"}),
+    "structured-factor": ("factor-gaussian", {}),
+    "structured-lkj": ("lkj-gaussian", {}),
     "spectral-gamma": ("spectral", {"options": {"shrinkage": "gamma"}}),
     "spectral-horseshoe": ("spectral", {"options": {"shrinkage": "horseshoe"}}),
 }

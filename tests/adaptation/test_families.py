@@ -32,6 +32,8 @@ TABLE = {
     "mixture": ({"components": 2, "kappa0": 20.0, "nu0": D + 8.0}, "exact"),
     "diagonal-gaussian": ({"kappa0": 4.0, "nu0": 6.0}, None),
     "spectral": ({"rank": 2}, None),
+    "factor-gaussian": ({"rank": 1}, None),
+    "lkj-gaussian": ({}, None),
     user_family.KIND: ({"kappa0": 4.0}, None),
 }
 #: families with a conjugate update (the rest, NUTS/SVI only, have their own tests:

@@ -220,7 +220,8 @@ def test_load_prior_from_a_saved_model_keeps_card_and_tau(tmp_path):
 def test_structured_priors_are_objects_run_by_nuts_or_svi(tmp_path):
     broad, t = anchors()
     prior = ad.StructuredPrior.factor(broad, rank=2)
-    assert prior.kind == "gaussian" and prior.structure == "factor"
+    assert prior.kind == "factor-gaussian" and isinstance(prior, ad.FactorPrior)
+    assert isinstance(prior, ad.Projectable) and not isinstance(prior, ad.Conjugate)
     draws = prior.sample(0, 3)
     assert draws["Sigma"].shape == (3, D, D) and draws["loadings"].shape == (3, D, 2)
     assert prior.prior_predictive(0, 2, 5).shape == (2, 5, D)
@@ -235,11 +236,16 @@ def test_structured_priors_are_objects_run_by_nuts_or_svi(tmp_path):
             tau=5.0,
             broad=broad,
         )
-    assert post.prior is prior and post.info["custom_model"]
+    assert post.prior is prior and not post.info.get("custom_model")
+    assert {"loadings", "noise"} <= set(post.samples)  # the model's own sites
     assert post.draws(0, 2)["Sigma"].shape == (2, D, D)
     assert np.all(np.isfinite(np.asarray(ad.divergence(post.point(), t, t))))
-    loaded = ad.load_posterior(post.save(tmp_path / "p"))  # the base NIW prior is kept
-    assert loaded.prior.kind == "gaussian"
+    loaded = ad.load_posterior(post.save(tmp_path / "p"))  # the structured prior itself
+    assert loaded.prior.kind == "factor-gaussian" and loaded.prior.rank == 2
+    np.testing.assert_array_equal(loaded.draws(0, 2)["Sigma"], post.draws(0, 2)["Sigma"])
+    iso = prior.isotropic()  # the same structure on the isotropic covariance
+    np.testing.assert_allclose(np.diag(iso.cov), np.trace(prior.cov) / D)
+    assert iso.prior_kwargs()["loadings0"].shape == (D, 2)
     lkj = ad.StructuredPrior.lkj(broad)
     assert lkj.sample(1, 2)["corr_cholesky"].shape == (2, D, D)
 

@@ -33,7 +33,7 @@ def cases(t):
                 "--kappa0",
                 "abc",
             ],
-            "argument --kappa0: expected a number, got 'abc'",
+            "argument --kappa0: expected a number or 'auto', got 'abc'",
         ),
         "bad tau": (
             ["fit", "gaussian", f"{t}/t.npy", "-o", f"{t}/m", "--tau", "nan"],

@@ -13,8 +13,9 @@ Objects (the API to build on)::
 One prior class per family (:mod:`.families`; the protocol is :class:`.family.Family`):
 ``NIWPrior`` (gaussian), ``BinghamPrior`` (latent-gaussian), ``PosteriorBinghamPrior``
 (latent-spherical), ``DirichletNIWPrior`` (mixture), ``DiagonalPrior`` (diagonal-gaussian),
-``SpectralPrior`` (spectral) and ``StructuredPrior`` (a user's NumPyro prior on the gaussian
-sites).  Methods are typed configuration objects (:mod:`.inference`): ``Exact()``,
+``SpectralPrior`` (spectral), ``FactorPrior`` (factor-gaussian) and ``LKJPrior``
+(lkj-gaussian; both structured priors with their own models, made by ``StructuredPrior.factor``
+/ ``.lkj``).  Methods are typed configuration objects (:mod:`.inference`): ``Exact()``,
 ``NUTS(...)``, ``SVI(...)``.
 
 The convenience :func:`adapt` builds both from one flat set of options and raises on any
@@ -25,7 +26,7 @@ option that does not apply to the chosen kind and method; its docstring lists ev
 Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
 costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
 k = 50), so keep ``n``/``num_draws`` modest there.  Exact mixture draws come from a Gibbs sampler
-over the assignments (:mod:`.mixture_gibbs`: the assignment uncertainty is propagated; the
+over the assignments (:mod:`.families.mixture`: the assignment uncertainty is propagated; the
 point summaries are given the MAP-EM responsibilities); NUTS on the mixture
 model is not protected against label switching (the informative broad prior usually prevents
 it; check ``az.rhat``).
@@ -65,6 +66,8 @@ from .families import (
     BinghamPrior,
     DiagonalPrior,
     DirichletNIWPrior,
+    FactorPrior,
+    LKJPrior,
     NIWPrior,
     PosteriorBinghamPrior,
     SpectralPrior,
@@ -484,6 +487,8 @@ __all__ = [
     "Runners",
     "DiagonalPrior",
     "DirichletNIWPrior",
+    "FactorPrior",
+    "LKJPrior",
     "Exact",
     "FAMILIES",
     "Family",

@@ -1,6 +1,8 @@
 """The optional capabilities of a family beyond the :class:`~anchordiv.adaptation.family.Family`
-protocol, checked with ``isinstance``/``issubclass``: :class:`Conjugate` (a closed-form update)
-and :class:`Projectable` (inference in a principal subspace)."""
+protocol, checked with ``isinstance``/``issubclass`` (structurally: defining the methods is
+enough): :class:`Conjugate` (a closed-form update) and :class:`Projectable` (inference in a
+principal subspace).  Each has optional members too, read with :func:`optional` where they are
+used (:data:`OPTIONAL` lists them)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,13 @@ class Conjugate(Protocol):
     parameters have ``mean()``, ``mode()`` and ``sample(rng, n)`` (a frozen dataclass of arrays and
     numbers, so a posterior saves and loads it), ``info`` is JSON-able and may carry the
     model's keyword arguments for these targets under ``"model_kwargs"`` (default: the prior's
-    :meth:`~Family.prior_kwargs`), and ``fixed`` holds arrays every draw shares.
+    :meth:`~Family.prior_kwargs`) and, for a fit that leaves the prior < 1 pseudo-anchor of
+    weight, why it is target-only under ``"target_only"``; ``fixed`` holds arrays every draw
+    shares.
+
+    Optional: ``exact_chains(post, rng, chains, per_chain) -> {site: [chains, per_chain, ...]}``,
+    exact draws of the whole posterior where the parameters' own ``sample`` conditions on
+    something (the mixture's Gibbs chains sample the assignments too).
 
     Parameters
     ----------
@@ -42,7 +50,14 @@ class Projectable(Protocol):
     """Capability of a family that runs NUTS/SVI in a principal subspace (``subspace=r``):
     ``project(kwargs, u [d, r])`` gives its model's hyperparameters in the basis ``u``, and
     ``lift(ps, completion, basis, r, which=, rng=)`` the full-d parameters of its sites from
-    subspace ones (``completion``: the exact full-d posterior of the default prior).
+    subspace ones (``completion``: the exact full-d posterior of a conjugate prior, whose
+    conditionals fill in the other directions).
+
+    Optional: ``completion(targets)`` (that exact posterior, for a family that is not
+    :class:`Conjugate` itself), ``project_mean(mean, u)`` (posterior-mean parameters in the
+    basis: a delta guide's "mean"), ``subspace_mode(point, completion, r)`` (a delta guide's
+    subspace mode rescaled to the joint mode's block) and ``covariance_site`` (the site whose
+    log-determinant is the subspace Jacobian of the full-d joint mode).
 
     Parameters
     ----------
@@ -68,6 +83,24 @@ class Projectable(Protocol):
     def lift(self, ps, completion, basis, r, *, which="mean", rng=None) -> list[dict]: ...
 
 
+#: the optional members of the capabilities, each looked up by :func:`optional`
+OPTIONAL = {
+    "exact_chains": Conjugate,
+    "completion": Projectable,
+    "project_mean": Projectable,
+    "subspace_mode": Projectable,
+    "covariance_site": Projectable,
+}
+
+
+def optional(fam, name: str, default=None):
+    """A family's (class or prior object) optional capability member ``name`` (one of
+    :data:`OPTIONAL`), or ``default`` where it has none."""
+    if name not in OPTIONAL:
+        raise KeyError(f"{name!r} is not an optional capability member")
+    return getattr(fam, name, default)
+
+
 def is_conjugate(fam) -> bool:
     """Whether a prior object or family class has the :class:`Conjugate` capability."""
     return isinstance(fam, Conjugate) or (isinstance(fam, type) and issubclass(fam, Conjugate))
@@ -75,12 +108,10 @@ def is_conjugate(fam) -> bool:
 
 def no_subspace(fam) -> str:
     """Why ``fam`` (a family class) does not run under ``subspace=``, in words."""
-    return getattr(
-        fam,
-        "no_subspace",
+    return (
         f"the {fam.kind} family has no principal-subspace projection (it does not implement "
-        f"project/lift, anchordiv.adaptation.family.Projectable); run it at full d",
+        f"project/lift, anchordiv.adaptation.capabilities.Projectable); run it at full d"
     )
 
 
-__all__ = ["Conjugate", "Projectable", "is_conjugate", "no_subspace"]
+__all__ = ["OPTIONAL", "Conjugate", "Projectable", "is_conjugate", "no_subspace", "optional"]

@@ -9,18 +9,23 @@ anchors::
     post = prior.update(targets [n, d])                                  # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
 
-What a family must define: :attr:`~Family.sites`, :attr:`~Family.model` (its explicit NumPyro
-model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`, :meth:`~Family.isotropic`
-(the control) and :meth:`~Family.to_model`.  Everything else has a generic default: the targets'
-likelihood from tracing the model (:class:`~anchordiv.adaptation.likelihood.Likelihood`: what
-:meth:`~Family.sample`, :meth:`~Family.prior_predictive`, LOO and SBC use), ArviZ
-:meth:`~Family.quantities`, :meth:`~Family.summarise`, persistence over the dataclass fields
-(:meth:`~Family.to_arrays` / :meth:`~Family.from_arrays` / :meth:`~Family.save`),
-:attr:`~Family.dim`, :meth:`~Family.model_inputs` (what NUTS and SVI run on), the model checks
-(:meth:`~Family.check_sites`).  Optional capabilities (:mod:`.capabilities`, checked with
-``isinstance``): :class:`Conjugate` (``exact``: the closed-form update) and :class:`Projectable`
-(``project`` / ``lift``: ``subspace=`` inference).  The library's families add closed forms
-(``log_likelihood``, ``predictive``, ``log_joint``, ``prior_posterior``) and check hooks.
+What a family defines (the protocol): :attr:`~Family.sites`, :attr:`~Family.model` (its
+explicit NumPyro model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`,
+:meth:`~Family.isotropic` (the control) and :meth:`~Family.to_model`.  Optionally:
+:attr:`~Family.likelihood_type` (closed forms of the targets' likelihood, else traced from the
+model: :class:`~anchordiv.adaptation.likelihood.Likelihood`), :meth:`~Family.model_inputs`
+(what NUTS and SVI run on, if not the prior's own keywords), :meth:`~Family.predictive_fixed`
+(arrays every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how
+its point summaries are formed, in words) and :attr:`~Family.dim` (if the first array field's
+last axis is not d).  Everything else is generic: the update, prior draws and predictive,
+persistence over the dataclass fields (:meth:`~Family.to_arrays` / :meth:`~Family.from_arrays`
+/ :meth:`~Family.save`), the one-line repr.
+
+Capabilities (:mod:`.capabilities`, checked with ``isinstance``): :class:`Conjugate`
+(``exact``: the closed-form update) and :class:`Projectable` (``project`` / ``lift``:
+``subspace=`` inference).  What the checks layer knows of a family (ArviZ quantities, SBC
+problems, PSIS caveats, ...) lives there, with generic defaults
+(:mod:`anchordiv.checks.families`).
 
 A family of one's own is a subclass in one's own module with the :func:`family` decorator
 (``docs/guides/adaptation.md``, "Adding a family"); the library's are in
@@ -41,7 +46,7 @@ from ..errors import AnchorDivError
 from .inference import Exact, infer
 from .capabilities import Conjugate, Projectable, is_conjugate, no_subspace  # noqa: F401
 from .likelihood import Likelihood
-from .registry import FAMILIES, POSTERIOR_CLASSES, family, get_family
+from .registry import FAMILIES, family, get_family
 from ..threads import limited_blas
 
 
@@ -58,6 +63,11 @@ def isotropic_like(cov: np.ndarray) -> np.ndarray:
     return tr / d * np.broadcast_to(np.eye(d), cov.shape)
 
 
+#: the methods that run host linear algebra: a family's own (a user's included) run under the
+#: library's BLAS thread policy (:mod:`anchordiv.threads`), wrapped once per subclass
+HOST_LINALG = ("from_anchors", "exact", "log_marginal", "sample")
+
+
 class Family(abc.ABC):
     """Abstract base of the adaptable families (module docstring): a prior object.
 
@@ -66,14 +76,8 @@ class Family(abc.ABC):
     ``ad.infer(prior, targets, method)`` any method, ``prior.save(path)`` stores it
     (:func:`anchordiv.load_prior` reads it back).
 
-    Class attributes a family sets: ``sites`` (the posterior sites its anchor model is built
-    from, in order) and ``model`` (the explicit NumPyro model, a plain function
-    ``model(targets, **model_kwargs)`` whose observed site ``"targets"`` is in a plate over the
-    anchors); optionally ``posterior_types`` (classes of its exact posterior parameters, found
-    by name on load), ``static_fields`` (names of non-array fields), ``dims`` (ArviZ dims of its
-    quantities beyond chain/draw), ``joint_mode`` (what a delta guide on :attr:`model` finds, in
-    words), ``exact_calibration`` (approximate exact draws only), ``no_subspace`` (why it has no
-    projection, in words).
+    The members a family defines are in the module docstring; every one the base class has is
+    documented below.
 
     Parameters
     ----------
@@ -84,38 +88,31 @@ class Family(abc.ABC):
     --------
     >>> from anchordiv.adaptation import FAMILIES
     >>> sorted(FAMILIES)[:3]
-    ['diagonal-gaussian', 'gaussian', 'latent-gaussian']
+    ['diagonal-gaussian', 'factor-gaussian', 'gaussian']
     >>> ad.NIWPrior.sites
     ('mu', 'Sigma')
     """
 
+    #: the kind the family is registered under (set by :func:`family`)
     kind: ClassVar[str] = "abstract"
+    #: the posterior sites its anchor model is built from, in order
     sites: ClassVar[tuple[str, ...]] = ()
-    posterior_types: ClassVar[tuple[type, ...]] = ()
-    static_fields: ClassVar[tuple[str, ...]] = ("prior",)
+    #: the explicit NumPyro model, a plain function ``model(targets, **model_kwargs)`` whose
+    #: observed site ``"targets"`` is in a plate over the anchors
     model: ClassVar[Callable]
     #: the targets' likelihood: traced from :attr:`model` by default; a subclass of
     #: :class:`~anchordiv.adaptation.likelihood.Likelihood` where the family has closed forms
     likelihood_type: ClassVar[type[Likelihood]] = Likelihood
-    joint_mode: ClassVar[str] = "joint mode of (μ, Σ) of the full-d model"
-    #: the covariance site whose log-determinant is the subspace Jacobian of the full-d joint
-    #: mode (:func:`.points.joint_correction`); None: no joint mode under ``subspace=``
-    covariance_site: ClassVar[str | None] = None
-    #: what the conjugate point summaries are given (e.g. the MAP-EM responsibilities)
-    conditioning: ClassVar[str] = ""
-    #: how the ``"mean"`` point of draws is formed (:func:`.points.sampled_descriptions`)
-    mean_of_draws: ClassVar[str] = "average of the draws"
-    #: command-line options of ``anchordiv adapt``: ``from_anchors`` keyword -> (value type:
-    #: "int" | "number" | "number|auto" | "rank" or a tuple of choices, help); the CLI merges
-    #: them over the families
-    cli_options: ClassVar[dict[str, tuple[str, str]]] = {}
-    #: the methods that run host linear algebra: a family's own (a user's included) run under
-    #: the library's BLAS thread policy (:mod:`anchordiv.threads`), wrapped once per subclass
-    host_linalg: ClassVar[tuple[str, ...]] = ("from_anchors", "exact", "log_marginal", "sample")
+    #: names of the fields that are not arrays or numbers (static in the pytree, saved as JSON)
+    static_fields: ClassVar[tuple[str, ...]] = ("prior",)
+    #: how the family's point summaries are formed, in words, where the defaults
+    #: (:data:`.points.DESCRIPTIONS`: ``exact_mean``, ``exact_map``, ``mean_of_draws``,
+    #: ``joint_mode``) do not say it
+    descriptions: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        for name in cls.host_linalg:
+        for name in HOST_LINALG:
             attr = cls.__dict__.get(name)
             if isinstance(attr, classmethod):
                 setattr(cls, name, classmethod(limited_blas(attr.__func__)))
@@ -175,17 +172,6 @@ class Family(abc.ABC):
             The exact posterior.
         """
         return infer(self, targets, Exact(), tau=tau, normalize=normalize)
-
-    def prepare(self, method, broad) -> tuple["Family", object]:
-        """``(prior, method)`` that :func:`~anchordiv.adaptation.infer` runs: the prior itself and the
-        method as given, unless a prior brings its own model (:mod:`.families.structured`)."""
-        return self, method
-
-    def log_marginal(self, targets) -> float:
-        """log p(targets) in closed form (families that have one override this)."""
-        raise AnchorDivError(
-            f"log_marginal: the {self.kind} prior has no closed-form marginal likelihood"
-        )
 
     def likelihood(self) -> Likelihood:
         """The targets' likelihood under :attr:`model` at the prior's hyperparameters (a
@@ -269,26 +255,6 @@ class Family(abc.ABC):
     def to_model(cls, p: dict, tau: float, dtype: str, fixed: dict):
         """The anchor model of one parameter set ``p`` (float64 arrays) in ``dtype``."""
 
-    @classmethod
-    def exact_descriptions(cls) -> dict[str, str]:
-        """``{"point_mean", "point_map"}``: how the exact posterior's points are computed."""
-        return {
-            "point_mean": f"closed-form conjugate posterior mean{cls.conditioning}",
-            "point_map": f"closed-form {cls.joint_mode}{cls.conditioning}",
-        }
-
-    @classmethod
-    def project_mean(cls, mean: dict, u: np.ndarray) -> dict | None:
-        """Posterior-mean parameters in the subspace basis ``u [d, r]`` (a delta guide's
-        ``"mean"`` under ``subspace=``); None where the mean does not project."""
-        return None
-
-    @classmethod
-    def subspace_mode(cls, point: dict, completion, r: int) -> dict | None:
-        """A delta guide's subspace mode turned into the r-block of the full-d joint mode
-        (:func:`.points.subspace_joint_mode`); None where there is no such rescaling."""
-        return None
-
 
 def as_rng(key) -> np.random.Generator:
     """A numpy Generator from an int seed, a JAX PRNG key or a Generator."""
@@ -309,7 +275,6 @@ __all__ = [
     "Family",
     "Conjugate",
     "Projectable",
-    "POSTERIOR_CLASSES",
     "as_rng",
     "check_prior_mode",
     "family",

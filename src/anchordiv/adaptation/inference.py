@@ -23,6 +23,7 @@ anchors: ``infer(..., broad=broad)``.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -37,10 +38,11 @@ from .likelihood import with_log_density
 from .sanity import warn_target_only, warn_unobserved
 from .methods import METHODS, NUTS, SVI, Exact, config, options  # noqa: F401  (re-exported)
 from .model import check_sites, kept_sites, problem, run_dtype
+from .points import exact_descriptions
 from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior, retyped
 from .cache import frozen
 from .registry import is_prior
-from .capabilities import Projectable, is_conjugate, no_subspace
+from .capabilities import Projectable, is_conjugate, no_subspace, optional
 from .sampling import run_nuts
 from .subspace import check_rank, principal_basis
 from .variational import run_svi
@@ -130,9 +132,7 @@ def prior_provenance(prior):
 @limited_blas
 def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | None) -> Posterior:
     """:func:`infer` on validated targets ``t [n, d]``, τ and broad anchors."""
-    given = prior
     t = frozen(t)  # the update and the evidence share one scatter (statistics.scatter)
-    prior, method = prior.prepare(method, broad)
     params, kwargs, info, fixed = model_inputs(prior, t, method)
     info.update(
         kind=prior.kind,
@@ -141,7 +141,7 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
         d=prior.dim,
         n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
         n_targets=len(t),
-        **type(prior).exact_descriptions(),
+        **exact_descriptions(type(prior)),
     )
     warn_target_only(info, prior.kind, len(t), prior.dim)
     if info["n_broad"] is None:
@@ -155,7 +155,7 @@ def fit_posterior(prior, t: np.ndarray, method, tau: float, broad: np.ndarray | 
         info,
         family=params,
         fixed={**fixed, "targets": t},
-        prior=given,
+        prior=prior,
         model_kwargs=kwargs,
     )
     if isinstance(method, Exact):
@@ -171,8 +171,8 @@ def model_inputs(prior, t: np.ndarray, method) -> tuple[object, dict, dict, dict
     exact = isinstance(method, Exact)
     if exact and not is_conjugate(prior):
         raise AnchorDivError(
-            f"method: the {prior.kind} prior has no closed-form update "
-            f"(anchordiv.adaptation.family.Conjugate); use ad.NUTS(...) or ad.SVI(...)"
+            f"method: the {prior.kind} prior has no closed-form update; use ad.SVI(...) or "
+            f"ad.NUTS(...) (a family with one is ad.Conjugate: it defines exact)"
         )
     if not exact:
         delta = method.name == "svi" and method.guide == "delta" and method.model is None
@@ -217,7 +217,7 @@ def run_sampler(
 ) -> Posterior:
     """NUTS or SVI on the kind's or the user's model, in full d or in a principal subspace.
 
-    The sampling step of :func:`infer` (after the prior has prepared the method).
+    The sampling step of :func:`infer`.
 
     Parameters
     ----------
@@ -257,11 +257,15 @@ def run_sampler(
         r = check_rank(o.subspace, post.info["d"], len(broad), post.kind, post.info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
-        base, broad, targets = fam.project(base, u), broad @ u, targets @ u
+        prior: Any = post.prior
+        completion = post.family
+        if completion is None:  # a family whose lift needs an exact posterior it is not
+            completion = optional(prior, "completion", lambda t: None)(targets)
+        base, broad, targets = prior.project(base, u), broad @ u, targets @ u
         post = retyped(
             post,
             SubspacePosterior,
-            completion=post.family,
+            completion=completion,
             fixed={**post.fixed, "basis": basis},
             info={**post.info, "subspace": r},
         )

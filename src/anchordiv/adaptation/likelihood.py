@@ -240,9 +240,10 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     """Copy of a sampled posterior with the log joint density of each draw.
 
     Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
-    parameters, which ``post.point("map")`` maximises — in closed form for the kind's default
-    model (``model=None``, the family's float64 ``log_joint``), by substituting every stored site into
-    a user's ``model`` otherwise (:func:`log_joint`: the density of the model's own sample sites).
+    parameters, which ``post.point("map")`` maximises — the family's own model's
+    (``model=None``: its likelihood type's :meth:`Likelihood.log_joint`, closed form where it has
+    one) or a user's ``model``'s, every stored site substituted (:func:`log_joint`: the density
+    of the model's own sample sites).
 
     Parameters
     ----------
@@ -266,7 +267,6 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     shape = next(iter(post.samples.values())).shape[:2]
     flat = post.flat_samples()
     if model is None:
-        flat = {k: v for k, v in flat.items() if k in post.family_class.sites}
         lik = dataclasses.replace(post, model_kwargs=kwargs).likelihood()
         lp = lik.log_joint(np.asarray(targets, np.float64), flat)
     else:

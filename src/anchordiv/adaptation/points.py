@@ -22,7 +22,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from .capabilities import is_conjugate, optional
+
 MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
+#: how point summaries are computed, in words, where a family's ``descriptions`` do not say:
+#: the exact posterior's ``"mean"`` and ``"map"``, the ``"mean"`` of draws, and what a delta
+#: guide on the family's own model finds
+DESCRIPTIONS = {
+    "exact_mean": "closed-form conjugate posterior mean",
+    "exact_map": "closed-form joint mode of the model's parameters",
+    "mean_of_draws": "average of the draws",
+    "joint_mode": "joint mode of the model's parameters (full d)",
+}
+
+
+def describe(fam, key: str) -> str:
+    """The words for ``key`` (of :data:`DESCRIPTIONS`) of a family class: its own
+    ``descriptions`` or the default."""
+    return fam.descriptions.get(key, DESCRIPTIONS[key])
+
+
+def exact_descriptions(fam) -> dict[str, str]:
+    """``{"point_mean", "point_map"}`` of an exact posterior of the family class ``fam``."""
+    return {"point_mean": describe(fam, "exact_mean"), "point_map": describe(fam, "exact_map")}
 
 
 def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
@@ -30,7 +52,7 @@ def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
     Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
     restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``, the
     covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
-    sig = np.asarray(draws[fam.covariance_site], np.float64)
+    sig = np.asarray(draws[optional(fam, "covariance_site")], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]
     return -(d - r) * logdet.reshape(len(logdet), -1).sum(-1)
@@ -48,26 +70,25 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
     of the kind's own model (in the subspace coordinates for subspace runs: its lift is the full
     mean, the lift being linear in Σ₁₁); None for a user's model or where the conjugate mean
-    does not project (``Family.project_mean``: latent kinds under ``subspace=``)."""
+    does not project (no ``project_mean``, :class:`.capabilities.Projectable`: latent kinds under
+    ``subspace=``)."""
     if custom:
         return None, (
             "none: a delta guide (MAP) of a custom model has no posterior mean; use "
             "guide='normal'/'lowrank' or method='nuts'"
         )
     fam = post.family_class
-    family = post.completion if post.subspace is not None else post.family
-    if family is None:
+    family = post.family
+    if family is None or not is_conjugate(fam):
         return None, (
             f"none: the {post.kind} family has no closed-form posterior mean and a "
             f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'"
         )
-    how = (
-        "closed-form conjugate posterior mean of the kind's model (a delta guide is a MAP)"
-        + fam.conditioning
-    )
+    how = describe(fam, "exact_mean") + " of the kind's model (a delta guide is a MAP)"
     if post.subspace is None:
         return family.mean(), how
-    mean = fam.project_mean(family.mean(), post.fixed["basis"][:, : post.subspace])
+    project_mean = optional(fam, "project_mean", lambda mean, u: None)
+    mean = project_mean(family.mean(), post.fixed["basis"][:, : post.subspace])
     if mean is None:
         return None, (
             "none under subspace= with a delta guide: use method='exact' for the conjugate mean"
@@ -78,14 +99,17 @@ def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
 def sampled_descriptions(post, *, best: str) -> dict:
     """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
     density the ``"map"`` draw maximises."""
-    mean = post.family_class.mean_of_draws
+    mean = describe(post.family_class, "mean_of_draws")
     if post.subspace is not None:
         mean += ", lifted with the conditional expectation outside the subspace"
     return {"point_mean": mean, "point_map": best}
 
 
 __all__ = [
+    "DESCRIPTIONS",
     "MAP_JOINT",
+    "describe",
+    "exact_descriptions",
     "delta_mean",
     "joint_correction",
     "sampled_descriptions",

@@ -21,8 +21,9 @@ from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
+from .capabilities import optional
 from .likelihood import Likelihood
-from .registry import POSTERIOR_CLASSES, get_family
+from .registry import get_family
 
 
 @dataclasses.dataclass
@@ -154,10 +155,10 @@ class Posterior:
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (``Family.exact_chains``: the mixture's Gibbs chains, which sample the
+        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``: the mixture's Gibbs chains, which sample the
         assignments too), or None where the family has none (its parameters' ``sample``
         serves) or the posterior lacks what it needs (targets, model keywords; subspace runs)."""
-        own = getattr(self.family_class, "exact_chains", None)
+        own = optional(self.family_class, "exact_chains")
         ready = self.subspace is None and "targets" in self.fixed and self.model_kwargs is not None
         if own is None or self.family is None or not ready:
             return None
@@ -348,6 +349,7 @@ class Posterior:
         arrays.update({f"model_kwargs.{k}": np.asarray(v) for k, v in self.kwargs_arrays().items()})
         info = self.info
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
+        module = lambda f: type(f).__module__ if f is not None else None  # noqa: E731
         meta = {
             "type": "posterior",
             "posterior_type": type(self).__name__,
@@ -358,8 +360,9 @@ class Posterior:
             "dim": info.get("d"),
             "info": info,
             "family": name(self.family),
-            "family_module": type(self.family).__module__ if self.family is not None else None,
+            "family_module": module(self.family),
             "completion": name(self.completion),
+            "completion_module": module(self.completion),
             "prior": prior_meta,
             "model_kwargs": self.model_kwargs is not None,
         }
@@ -403,7 +406,9 @@ class Posterior:
             fixed=_group(arrays, "fixed."),
             points=points or None,
             elbo=arrays.get("elbo"),
-            completion=_params(arrays, "completion.", card.get("completion")),
+            completion=_params(
+                arrays, "completion.", card.get("completion"), card.get("completion_module")
+            ),
             prior=prior,
             model_kwargs=_scalars(_group(arrays, "model_kwargs."))
             if card.get("model_kwargs")
@@ -506,15 +511,14 @@ def _scalars(group: dict) -> dict:
 
 
 def _params(arrays: dict, prefix: str, name: str | None, module: str | None = None):
-    """The exact-posterior object saved under ``prefix``: its class from the registry's
-    ``posterior_types``, else by name from the module it was defined in (a user's family)."""
+    """The exact-posterior object saved under ``prefix``: its class by name from the module it
+    was defined in (a user's family included; bundles saved before the module was recorded:
+    from :mod:`anchordiv.adaptation.families`)."""
     if not name:
         return None
-    cls = POSTERIOR_CLASSES.get(name)
-    if cls is None and module:
-        import importlib
+    import importlib
 
-        cls = getattr(importlib.import_module(module), name, None)
+    cls = getattr(importlib.import_module(module or "anchordiv.adaptation.families"), name, None)
     if cls is None:
         raise AnchorDivError(
             f"load: the exact-posterior class {name!r} is not known; import the module "

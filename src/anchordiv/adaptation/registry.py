@@ -15,11 +15,6 @@ from ..errors import AnchorDivError
 #: kind -> family class, filled by :func:`family` (``type[Any]``: a :class:`.family.Family`
 #: subclass, which this module must not import)
 FAMILIES: dict[str, type[Any]] = {}
-#: posterior parameter class name -> class (exact posteriors a family's update returns; for
-#: save/load)
-POSTERIOR_CLASSES: dict[str, type] = {}
-#: posterior parameter class -> the first family that registered it (costs of exact draws)
-PARAMETER_FAMILIES: dict[type, type[Any]] = {}
 
 
 @dataclass_transform(frozen_default=True, eq_default=False)
@@ -59,37 +54,9 @@ def family(kind: str):
         jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=static)
         cls.kind = kind
         FAMILIES[kind] = cls
-        for p in cls.posterior_types:
-            POSTERIOR_CLASSES[p.__name__] = p
-            PARAMETER_FAMILIES.setdefault(p, cls)
         return cls
 
     return wrap
-
-
-def family_of(params) -> type[Any]:
-    """The (first registered) family whose exact posterior parameters ``params`` are.
-
-    Parameters
-    ----------
-    params : object
-        Exact posterior parameters (e.g. a :class:`~anchordiv.adaptation.families.NIW`).
-
-    Returns
-    -------
-    type
-        The family class.
-
-    Raises
-    ------
-    AnchorDivError
-        No registered family has such parameters.
-    """
-    if type(params) not in PARAMETER_FAMILIES:
-        raise AnchorDivError(
-            f"family: no registered family has posterior parameters of type {type(params).__name__}"
-        )
-    return PARAMETER_FAMILIES[type(params)]
 
 
 def get_family(kind: str) -> type[Any]:
@@ -183,10 +150,7 @@ __all__ = [
     "FAMILIES",
     "LiveKinds",
     "LiveMapping",
-    "PARAMETER_FAMILIES",
-    "POSTERIOR_CLASSES",
     "family",
-    "family_of",
     "get_family",
     "is_prior",
     "unknown_kind",

@@ -30,9 +30,9 @@ import numpy as np
 
 from ..errors import AnchorDivError
 from . import points as summaries
+from .capabilities import optional
 from .methods import CHAIN_METHODS, NUTS, NUTS_RUNNERS
 from .model import Problem, failure, guard, init_strategy
-from .likelihood import Likelihood
 from .posterior import Posterior
 
 if TYPE_CHECKING:  # at run time imported lazily, where it is used
@@ -295,7 +295,11 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     """
 
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
-    if post.subspace is None or prob.custom or post.family_class.covariance_site is None:
+    if (
+        post.subspace is None
+        or prob.custom
+        or optional(post.family_class, "covariance_site") is None
+    ):
         best = f"the draw (of {total}) of highest density of the model's parameters"
         if post.subspace is not None:
             best += (
@@ -312,7 +316,7 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
         k: np.asarray(v, np.float64) if hasattr(v, "shape") else v for k, v in prob.kwargs.items()
     }
     fam = post.family_class
-    lik = Likelihood(fam, kwargs, post.fixed, int(post.info["d"]))
+    lik = fam.likelihood_type(fam, kwargs, post.fixed, int(post.info["d"]))
     lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat) + (
         summaries.joint_correction(fam, flat, int(post.info["d"]))
     )

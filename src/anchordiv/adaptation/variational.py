@@ -37,6 +37,7 @@ from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
+from .capabilities import optional
 from .methods import GUIDES, SVI, SVI_RUNNERS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
@@ -344,16 +345,14 @@ def svi_points(
             "point_mean": "average of the guide draws",
             "point_map": "the guide's median pushed through the model (not a posterior mode)",
         }
+    subspace_mode = optional(post.family_class, "subspace_mode", lambda point, c, r: None)
     if post.subspace is None:
         how = (
             "mode of the model's density in its own sample-site coordinates"
             if prob.custom
-            else post.family_class.joint_mode
+            else summaries.describe(post.family_class, "joint_mode")
         )
-    elif (
-        prob.custom
-        or (joint := post.family_class.subspace_mode(point, post.completion, post.subspace)) is None
-    ):
+    elif prob.custom or (joint := subspace_mode(point, post.completion, post.subspace)) is None:
         how = (
             "mode of the subspace model, lifted with the default prior's conditional mode "
             "outside the subspace (not the joint mode of one full-d model)"

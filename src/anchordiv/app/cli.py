@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import_families(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -63,6 +64,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         warnings.formatwarning = original
+
+
+def import_families(argv: list[str]) -> None:
+    """Import the family a ``--family MODULE:CLASS`` names before the parser is built, so that
+    its kind and its ``from_anchors`` options are there (its errors are reported later, by the
+    command that reads the flag)."""
+    specs = [b for a, b in zip(argv, argv[1:]) if a == "--family"]
+    specs += [a.split("=", 1)[1] for a in argv if a.startswith("--family=")]
+    for spec in specs:
+        try:
+            from .commands._io import import_object
+
+            import_object(spec, "--family")
+        except Exception:  # noqa: BLE001 — anchordiv adapt reports it with the flag's name
+            continue
 
 
 #: Errors caused by the user's input or files: reported in one line, exit code 2, no traceback.

@@ -30,9 +30,11 @@ from ..adaptation.distributions import bingham_chains
 from ..adaptation.families import (
     DiagonalPrior,
     DirichletNIWPrior,
+    FactorPrior,
     NIWPrior,
     PosteriorBinghamPrior,
     SpectralPrior,
+    StructuredPrior,
 )
 from ..adaptation.families.latent_gaussian import BURN_IN, LatentFamily
 from ..errors import AnchorDivError
@@ -237,6 +239,31 @@ def norms_and_cosines(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
         out[f"{site}_norm"] = norm
         out[f"{site}_cosine"] = flat @ r / np.maximum(norm * np.linalg.norm(r), 1e-300)
     return out
+
+
+#: a model's own sites reach the posterior group up to this many values per draw
+OWN_SITE_MAX = 1024
+
+
+def own_sites(sites, draws: dict, taken: dict) -> dict:
+    """A model's own parameters ``{site: [chains, draws, ...]}`` beyond the family's ``sites``
+    (a custom or structured model's loadings, scales, ...) for az.summary / az.plot_trace: every
+    stored site but ``sites``, those in ``taken``, auxiliary ``*_raw`` coordinates and sites of
+    more than :data:`OWN_SITE_MAX` values per draw."""
+    return {
+        k: v
+        for k, v in draws.items()
+        if k not in sites
+        and k not in taken
+        and not k.endswith("_raw")
+        and int(np.prod(v.shape[2:], dtype=int)) <= OWN_SITE_MAX
+    }
+
+
+def structured_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The Gaussian quantities and the structured model's own sites (loadings, scales, ...)."""
+    out = gaussian_quantities(s, ref)
+    return {**out, **own_sites(("mu", "Sigma"), s, out)}
 
 
 def anisotropic_broad(d: int, rng, separation: float = 8.0) -> np.ndarray:
@@ -499,13 +526,24 @@ SPECTRAL = register_checks(
     sbc_quantities=spectral_sbc_quantities,
 )
 
+STRUCTURED = register_checks(
+    StructuredPrior,
+    quantities=structured_quantities,
+    dims=GAUSSIAN.dims,
+    sbc_quantities=gaussian_sbc_quantities,
+    prior_scale=GAUSSIAN.prior_scale,
+)
+FACTOR = register_checks(FactorPrior, sbc_options=lambda d: {"rank": 1})
+
 __all__ = [
     "CHECKS",
     "Checks",
     "N_EIGEN",
+    "OWN_SITE_MAX",
     "SMALL_D",
     "checks_of",
     "cosine",
+    "own_sites",
     "principal_angles",
     "register_checks",
 ]

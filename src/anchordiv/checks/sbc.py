@@ -29,7 +29,6 @@ from ..progress import tqdm
 
 from ..adaptation.family import get_family, is_conjugate
 from ..adaptation.inference import NUTS, Exact, model_inputs
-from ..adaptation.families.gaussian import GaussianLikelihood
 from .families import checks_of
 from ..errors import AnchorDivError, integer
 from ..threads import limited_blas
@@ -345,19 +344,6 @@ def _inference(prior, method: str, num_draws: int):
     return run
 
 
-#: structured priors of :func:`library_problem` (``structure=``): name -> builder at rank 1
-STRUCTURES = {
-    "factor": lambda broad: _structured().factor(broad, rank=1),
-    "lkj": lambda broad: _structured().lkj(broad),
-}
-
-
-def _structured():
-    from ..adaptation import StructuredPrior
-
-    return StructuredPrior
-
-
 def library_problem(
     kind,
     *,
@@ -368,18 +354,19 @@ def library_problem(
     thin: int | None = None,
     seed: int = 0,
     separation: float = 8.0,
-    structure: str | None = None,
     options: dict | None = None,
 ) -> dict:
     """SBC ingredients for the library's own posteriors of ``kind``.
 
     The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
-    (``Family.sbc_broad``) with its fixed strengths (``Family.sbc_options``: empirical Bayes
-    would make the prior depend on the data), built once; the simulator is the kind's
+    (``sbc_broad`` of :mod:`.families`) with its fixed strengths (``sbc_options``: empirical
+    Bayes would make the prior depend on the data), built once; the truths are exact prior
+    draws (the model's own where it has no closed form) and the simulator is the family's
     likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
     mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
-    near-independence.  Families without an exact update (no :class:`~anchordiv.adaptation.family.Conjugate` capability:
-    spectral) run NUTS and SVI only.
+    near-independence.  Families without an exact update (no
+    :class:`~anchordiv.adaptation.capabilities.Conjugate` capability: spectral, the structured
+    ``factor-gaussian`` and ``lkj-gaussian``) run NUTS and SVI only.
 
     Parameters
     ----------
@@ -401,9 +388,6 @@ def library_problem(
     separation : float, default 8.0
         Distance between the mixture's two broad cluster centres (spread 0.5; 8 is well
         separated, 1.5 overlaps so that assignments are uncertain).
-    structure : {"factor", "lkj"}, optional
-        A :class:`~anchordiv.adaptation.StructuredPrior` of the gaussian kind (NUTS/SVI only),
-        whose truths are draws of its own model.
     options : dict, optional
         Prior options over the family's ``sbc_options`` (:mod:`.families`) (e.g. ``{"shrinkage": "horseshoe"}``
         for spectral).
@@ -429,17 +413,6 @@ def library_problem(
     hooks = checks_of(fam)
     broad = hooks.sbc_broad(d, rng, separation)
     quantities = hooks.sbc_quantities(d, rng)
-    if structure is not None:
-        return _structured_problem(
-            structure,
-            fam,
-            broad,
-            quantities,
-            method,
-            n,
-            num_draws,
-            thin or {"exact": 1, "nuts": 4, "svi": 1}[method],
-        )
     if method == "exact" and not is_conjugate(fam):
         raise AnchorDivError(
             f"method: the {fam.kind} family has no exact update; use 'nuts' or 'svi'"
@@ -461,29 +434,6 @@ def library_problem(
         if truth is not None:
             return hooks.prior_draw(truth, r)
         return {k: v[0] for k, v in lik.prior_draws(r, 1).items()}
-
-    def simulator(r, p):
-        return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]
-
-    return {
-        "prior_sampler": prior_sampler,
-        "simulator": simulator,
-        "inference": _inference(prior, method, num_draws * thin),
-        "quantities": quantities,
-        "thin": thin,
-    }
-
-
-def _structured_problem(structure, fam, broad, quantities, method, n, num_draws, thin) -> dict:
-    if structure not in STRUCTURES:
-        raise AnchorDivError(f"structure: one of {', '.join(STRUCTURES)}, got {structure!r}")
-    if method == "exact":
-        raise AnchorDivError("method: a structured prior has no exact update; 'nuts' or 'svi'")
-    prior = STRUCTURES[structure](broad)
-    lik = GaussianLikelihood(fam, {}, {}, broad.shape[1])
-
-    def prior_sampler(r):
-        return {k: v[0] for k, v in prior.sample(r, 1).items() if k in fam.sites}
 
     def simulator(r, p):
         return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]

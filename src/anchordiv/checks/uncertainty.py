@@ -30,7 +30,7 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
-from .families import checks_of
+from .families import checks_of, own_sites
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
 
@@ -190,24 +190,6 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     }
 
 
-#: a user model's own sites reach the posterior group up to this many values per draw
-USER_SITE_MAX = 1024
-
-
-def user_sites(fam, draws: dict, taken: dict) -> dict:
-    """A custom model's own parameters ``{site: [chains, draws, ...]}`` for az.summary /
-    az.plot_trace: every stored site but the kind's (``mu``, ``Sigma``, ...), auxiliary
-    ``*_raw`` coordinates and sites larger than :data:`USER_SITE_MAX` values per draw."""
-    return {
-        k: v
-        for k, v in draws.items()
-        if k not in fam.sites
-        and k not in taken
-        and not k.endswith("_raw")
-        and int(np.prod(v.shape[2:], dtype=int)) <= USER_SITE_MAX
-    }
-
-
 #: 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration, per kind
 #: and per quantity SBC measured (:mod:`.families`, ``sbc_quantities``; d = 4, n = 8, 200
 #: simulations: ``benchmarks/results/bench_sbc-svi.json``, which a test checks this against).
@@ -321,7 +303,7 @@ def inference_data(
     hooks = checks_of(post.family_class)
     groups = {"posterior": hooks.quantities(draws, ref), "sample_stats": stats}
     if post.info.get("custom_model"):
-        groups["posterior"].update(user_sites(post.family_class, draws, groups["posterior"]))
+        groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
     if targets is None:
         targets = post.fixed.get("targets")
     if targets is not None:

@@ -184,16 +184,61 @@ def test_prior_directory_errors_are_clear(saved_prior, capsys):
 
 
 def test_prior_flags_come_from_the_families():
-    """Each family's ``cli_options`` are ``from_anchors`` keywords and become one flag whose
-    help names the kinds (a new family needs no edit in the CLI)."""
+    """Every keyword-only parameter of each family's ``from_anchors`` (bar ``prior``) becomes
+    one flag whose help names the kinds (a new family needs no edit in the CLI)."""
     from anchordiv.adaptation import FAMILIES, OPTIONS
     from anchordiv.app.commands.adapt import prior_options
 
     flags = prior_options()
-    for kind, fam in FAMILIES.items():
-        for name in fam.cli_options:
-            assert name in OPTIONS[kind], (kind, name)
+    for kind in FAMILIES:
+        for name in OPTIONS[kind]:
             assert kind in flags[name][2] and flags[name][0] == "--" + name.replace("_", "-")
+    assert flags["strengths"][3] == ["held-out", "evidence"]  # a Literal: choices
+    assert flags["em_seed"][0] == "--em-seed" and "mixture" in flags["em_seed"][2]
+
+
+def test_flag_values_follow_the_annotations():
+    """``float | Literal["auto"]`` takes numbers and 'auto'; ``int | Literal[...] | None`` takes
+    integers, the words and 'none' (merged over the families that share the name)."""
+    import argparse
+
+    from anchordiv.app.commands.adapt import prior_options
+
+    flags = prior_options()
+    kappa0, rank = flags["kappa0"][1], flags["rank"][1]
+    assert kappa0("auto") == "auto" and kappa0("2.5") == 2.5
+    assert rank("7") == 7 and rank("variance") == "variance" and rank("none") is None
+    with pytest.raises(argparse.ArgumentTypeError, match="expected a number or 'auto'"):
+        kappa0("many")
+    with pytest.raises(argparse.ArgumentTypeError, match="'auto'"):
+        rank("2.5x")
+
+
+def test_the_help_is_the_numpydoc_description():
+    from anchordiv.app.commands._options import parameter_docs, plain
+
+    doc = """Summary.
+
+    Parameters
+    ----------
+    a, b : float
+        Shared text,
+        on two lines.
+    c : int, optional
+        Own text, see :func:`x` and ``y``.
+
+    Returns
+    -------
+    int
+        Not a parameter.
+    """
+    docs = parameter_docs(doc)
+    assert docs == {
+        "a": "Shared text, on two lines.",
+        "b": "Shared text, on two lines.",
+        "c": "Own text, see :func:`x` and ``y``.",
+    }
+    assert plain(docs["c"]) == "Own text, see x and y."
 
 
 FAMILY_MODULE = '''
@@ -220,6 +265,12 @@ def test_a_family_from_the_users_own_file_adapts_from_the_command_line(files, ca
         spec = f"{files / 'fam.py'}:CliDiagonalPrior"
         extra = ["--tau", "10", "--family", spec, "--prior-option", "kappa0=4"]
         assert main([*args, "-o", str(files / "m"), *extra]) == 0
+        # the family's from_anchors options are flags once --family imported it
+        flagged = ["--tau", "10", "--family", spec, "--kappa0", "4"]
+        assert main([*args, "-o", str(files / "f"), *flagged]) == 0
+        np.testing.assert_array_equal(
+            ad.load_model(files / "f").mean, ad.load_model(files / "m").mean
+        )
         prior = FAMILIES["cli-diagonal"].from_anchors(np.load(files / "b.npy"), kappa0=4)
         want = ad.infer(prior, np.load(files / "t.npy"), tau=10.0).point("mean")
         got = ad.load_model(files / "m")

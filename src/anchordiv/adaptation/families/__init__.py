@@ -22,9 +22,17 @@ from .latent_spherical import (
     latent_spherical_update,
 )
 from .mixture import DirichletNIW, DirichletNIWPrior, dirichlet_niw_model, map_em, mixture_prior
-from .diagonal import DiagonalPrior
-from .structured import StructuredPrior, factor_model, factor_prior, lkj_model, lkj_prior
+from .diagonal import DiagonalPrior, NormalInverseGamma
 from .spectral import SpectralPrior
+from .structured import (
+    FactorPrior,
+    LKJPrior,
+    StructuredPrior,
+    factor_model,
+    factor_prior,
+    lkj_model,
+    lkj_prior,
+)
 from ..distributions import MatrixBingham, stiefel_site
 # isort: on
 
@@ -34,9 +42,12 @@ __all__ = [
     "DiagonalPrior",
     "DirichletNIW",
     "DirichletNIWPrior",
+    "FactorPrior",
+    "LKJPrior",
     "MatrixBingham",
     "NIW",
     "NIWPrior",
+    "NormalInverseGamma",
     "PosteriorBinghamPrior",
     "SpectralPrior",
     "StructuredPrior",

@@ -175,20 +175,9 @@ class DiagonalPrior(Family):
     origin: str = ""
 
     sites = ("mu", "sigma2")
-    cli_options = {
-        "kappa0": ("number", "prior mean strength (pseudo-anchors)"),
-        "nu0": ("number", "inverse-gamma strength (pseudo-anchors)"),
-        "reg": ("number", "relative ridge of the broad fit"),
-    }
-    posterior_types = (NormalInverseGamma,)
     static_fields = ("prior", "origin")
     model = staticmethod(diagonal_model)
     likelihood_type = DiagonalLikelihood
-    no_subspace = (
-        "the diagonal-gaussian family is coordinate-wise (a diagonal covariance is "
-        "not diagonal in a rotated basis); run it at full d — NUTS and SVI cost "
-        "O(n d) per step"
-    )
 
     @classmethod
     def from_anchors(
@@ -201,7 +190,28 @@ class DiagonalPrior(Family):
         reg: float = 1e-3,
         prior: str = "broad",
     ) -> "DiagonalPrior":
-        """Prior centred on the broad mean and per-coordinate (ridged) variances."""
+        """Prior centred on the broad mean and per-coordinate (ridged) variances.
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used (no strength is chosen from them).
+        kappa0 : float, default 10.0
+            Prior mean strength, in pseudo-anchors.
+        nu0 : float, default 10.0
+            Inverse-gamma strength of each variance, in pseudo-anchors.
+        reg : float, default 1e-3
+            Relative ridge of the broad variances.
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad variances or the isotropic control (their mean, in every coordinate).
+
+        Returns
+        -------
+        DiagonalPrior
+            The prior.
+        """
         mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
         out = cls(
             np.asarray(mu), np.diag(cov).copy(), positive("kappa0", kappa0), positive("nu0", nu0)

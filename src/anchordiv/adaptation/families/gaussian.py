@@ -47,6 +47,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
@@ -601,6 +602,26 @@ class Conditional:
         return self.draw(mu1, s11, rng) if rng is not None else self.point(mu1, s11, which)
 
 
+def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
+    """The Gaussian anchor model of parameters ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``
+    (float64 is float32 unless JAX runs in float64)."""
+    dt = jax_dtype(dtype)
+    return Gaussian(
+        jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
+    )
+
+
+def lift_gaussian(ps: list[dict], completion: NIW, basis, r: int, which: str, rng) -> list[dict]:
+    """Full-d ``{"mu", "Sigma"}`` of subspace parameter sets ``ps`` (points, or draws with
+    ``rng``) from the exact conditionals of the full-d NIW posterior ``completion``
+    (:class:`Conditional`)."""
+    cond = Conditional(completion, basis, r)
+    return [
+        cond.lift(np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng)
+        for p in ps
+    ]
+
+
 def cov_factor(cov: np.ndarray) -> np.ndarray:
     """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
 
@@ -754,25 +775,13 @@ class NIWPrior(Family):
         if isinstance(self.nu0, (int, float, np.number)):
             check_nu0(self.nu0, len(mu0))
 
-    cli_options = {
-        "kappa0": (
-            "number|auto",
-            "prior mean strength (pseudo-anchors); default 'auto' (chosen by --strengths)",
-        ),
-        "nu0": ("number|auto", "IW degrees of freedom (> d + 1) or 'auto'"),
-        "strengths": (
-            STRENGTH_RULES,
-            "rule choosing 'auto' strengths: held-out (default, the "
-            "recipe: exact-LOO density capped by the targets' "
-            "novelty) or evidence (empirical Bayes, the default "
-            "before issue 17)",
-        ),
-        "reg": ("number", "relative ridge of the broad fit"),
-    }
-    posterior_types = (NIW,)
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
     model = staticmethod(niw_model)
     likelihood_type = NIWLikelihood
+    descriptions = {
+        "exact_map": "closed-form joint mode of (μ, Σ) of the full-d model",
+        "joint_mode": "joint mode of (μ, Σ) of the full-d model",
+    }
 
     @classmethod
     def from_anchors(
@@ -780,11 +789,11 @@ class NIWPrior(Family):
         broad,
         targets=None,
         *,
-        kappa0="auto",
-        nu0="auto",
+        kappa0: float | Literal["auto"] = "auto",
+        nu0: float | Literal["auto"] = "auto",
         reg: float = 1e-3,
         prior: str = "broad",
-        strengths: str = "held-out",
+        strengths: Literal["held-out", "evidence"] = "held-out",
     ) -> "NIWPrior":
         """Prior centred on the broad mean and (ridged) covariance.
 
@@ -809,14 +818,18 @@ class NIWPrior(Family):
             Broad anchors.
         targets : array_like, shape [n, d], optional
             Target anchors (needed for ``"auto"`` strengths).
-        kappa0, nu0 : float or "auto", default "auto"
-            The strengths (ν₀ > d + 1).
+        kappa0 : float or "auto", default "auto"
+            Prior mean strength, in pseudo-anchors (``"auto"``: chosen by ``strengths``).
+        nu0 : float or "auto", default "auto"
+            Inverse-Wishart degrees of freedom (> d + 1; ν₀ − d − 1 pseudo-anchors of
+            covariance), or ``"auto"``.
         reg : float, default 1e-3
             Relative ridge of the broad covariance.
         prior : {"broad", "isotropic"}, default "broad"
             The broad covariance or the isotropic control.
         strengths : {"held-out", "evidence"}, default "held-out"
-            The rule for ``"auto"`` strengths.
+            The rule choosing ``"auto"`` strengths: the held-out recipe (exact-LOO density
+            capped by the targets' novelty) or empirical Bayes.
 
         Returns
         -------
@@ -909,10 +922,7 @@ class NIWPrior(Family):
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
     def to_model(cls, p, tau, dtype, fixed):
-        dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
-        return Gaussian(
-            jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
-        )
+        return gaussian_model(p, tau, dtype)
 
     @classmethod
     def project(cls, kwargs, u):
@@ -920,13 +930,7 @@ class NIWPrior(Family):
 
     @classmethod
     def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
-        cond = Conditional(completion, basis, r)
-        return [
-            cond.lift(
-                np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng
-            )
-            for p in ps
-        ]
+        return lift_gaussian(ps, completion, basis, r, which, rng)
 
     @classmethod
     def project_mean(cls, mean, u):
@@ -940,6 +944,8 @@ class NIWPrior(Family):
 
 
 __all__ = [
+    "gaussian_model",
+    "lift_gaussian",
     "GaussianLikelihood",
     "NIWLikelihood",
     "BartlettGaussian",

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Literal
 
 import jax.numpy as jnp
 import numpy as np
@@ -387,23 +388,10 @@ class LatentFamily(Family):
     (the PPCA c) and ``n_broad``."""
 
     sites = ("U",)
-    posterior_types = (BinghamPosterior,)
-    mean_of_draws = "principal subspace of the mean projector E[UUᵀ] over the draws"
-    cli_options = {
-        "rank": (
-            "rank",
-            "subspace dimension k, 'auto' (default: chosen from the targets by the "
-            "recipe) or 'variance' (95 %% of the broad variance)",
-        ),
-        "beta": (
-            "number|auto",
-            "target weight in [0, 1] or 'auto' (default: n/(n + s), s the recipe's strength)",
-        ),
-        "prior_anchors": (
-            "number|auto",
-            "prior strength in pseudo-anchors (default 'auto': "
-            "the recipe's s; a number n₀ makes beta n/(n + n₀))",
-        ),
+    descriptions = {
+        "exact_mean": "closed form: principal subspace of the posterior mean projector",
+        "exact_map": "closed form: the posterior mode (principal subspace)",
+        "mean_of_draws": "principal subspace of the mean projector E[UUᵀ] over the draws",
     }
 
     def target_beta(self, n: int) -> float:
@@ -462,13 +450,6 @@ class LatentFamily(Family):
     def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
         """``U = U_r U_sub``: the subspace frame ``[r, k]`` in full d."""
         return [{"U": basis[:, :r] @ np.asarray(p["U"], np.float64)} for p in ps]
-
-    @classmethod
-    def exact_descriptions(cls):
-        return {
-            "point_mean": "closed form: principal subspace of the posterior mean projector",
-            "point_map": "closed form: the posterior mode (principal subspace)",
-        }
 
     def predictive_fixed(self) -> dict:
         return {
@@ -535,7 +516,14 @@ class BinghamPrior(LatentFamily):
 
     @classmethod
     def from_anchors(
-        cls, broad, targets=None, *, rank="auto", beta="auto", prior_anchors="auto", prior="broad"
+        cls,
+        broad,
+        targets=None,
+        *,
+        rank: int | Literal["auto", "variance"] | None = "auto",
+        beta: float | Literal["auto"] | None = "auto",
+        prior_anchors: float | Literal["auto"] = "auto",
+        prior: str = "broad",
     ) -> "BinghamPrior":
         """Prior from the broad anchors' mean and covariance and their PPCA fit at ``rank``.
 
@@ -546,12 +534,14 @@ class BinghamPrior(LatentFamily):
         targets : array_like, shape [n, d], optional
             Target anchors (needed for ``"auto"``).
         rank : int, "auto", "variance" or None, default "auto"
-            ``"auto"``: the recipe's rank (:func:`held_out_options`); ``"variance"`` (or None): 95 %
-            of the broad variance.
-        beta : float or "auto", default "auto"
-            Target weight in [0, 1].
+            Subspace dimension k: the recipe's choice from the targets (``"auto"``,
+            :func:`held_out_options`) or 95 % of the broad variance (``"variance"``, None).
+        beta : float, "auto" or None, default "auto"
+            Target weight in [0, 1] (``"auto"``: n/(n + s), s the recipe's strength; None:
+            n/(n + prior_anchors)).
         prior_anchors : float or "auto", default "auto"
-            A number gives β = ``n/(n + prior_anchors)``; ``"auto"``: the recipe's strength.
+            The prior's strength in pseudo-anchors (``"auto"``: the recipe's; a number makes β
+            ``n/(n + prior_anchors)``).
         prior : {"broad", "isotropic"}, default "broad"
             The broad covariance or the isotropic control.
 

@@ -48,6 +48,7 @@ docs/guides/model-criticism.md).
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 import jax.numpy as jnp
 import numpy as np
@@ -258,11 +259,6 @@ class PosteriorBinghamPrior(LatentFamily):
     static_fields = ("prior", "origin", "rank", "n_broad")
     model = staticmethod(latent_spherical_model)
     likelihood_type = PosteriorBinghamLikelihood
-    cli_options = {
-        **LatentFamily.cli_options,
-        "concentration": ("number", "draw concentration"),
-        "radius": ("number", "radius r"),
-    }
 
     @classmethod
     def from_anchors(
@@ -270,16 +266,43 @@ class PosteriorBinghamPrior(LatentFamily):
         broad,
         targets=None,
         *,
-        rank="auto",
-        beta="auto",
-        prior_anchors="auto",
-        concentration=None,
-        radius=1.0,
-        prior="broad",
+        rank: int | Literal["auto", "variance"] | None = "auto",
+        beta: float | Literal["auto"] | None = "auto",
+        prior_anchors: float | Literal["auto"] = "auto",
+        concentration: float | None = None,
+        radius: float = 1.0,
+        prior: str = "broad",
     ) -> "PosteriorBinghamPrior":
-        """As :meth:`BinghamPrior.from_anchors` (the recipe's rank ≥ 2, strength and target
-        weight by default: :func:`.latent_gaussian.held_out_options`); ``concentration`` κ of
-        the draws (None: from the PPCA likelihood at the chosen strength)."""
+        """Prior from the broad anchors' principal subspace at ``rank``, as
+        :meth:`BinghamPrior.from_anchors` (the recipe's rank ≥ 2, strength and target weight by
+        default: :func:`.latent_gaussian.held_out_options`).
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Target anchors (needed for ``"auto"``).
+        rank : int, "auto", "variance" or None, default "auto"
+            Subspace dimension k ≥ 2: the recipe's choice (``"auto"``) or 95 % of the broad
+            variance (``"variance"``, None).
+        beta : float, "auto" or None, default "auto"
+            Target weight in [0, 1] (``"auto"``: n/(n + s), s the recipe's strength; None:
+            n/(n + prior_anchors)).
+        prior_anchors : float or "auto", default "auto"
+            The prior's strength in pseudo-anchors (``"auto"``: the recipe's).
+        concentration : float, optional
+            κ of the draws (None: from the PPCA likelihood at the chosen strength).
+        radius : float, default 1.0
+            Radius of the anchor model.
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad projector or the isotropic control.
+
+        Returns
+        -------
+        PosteriorBinghamPrior
+            The prior.
+        """
         broad = np.asarray(broad)
         rank, beta, prior_anchors = held_out_options(
             broad, targets, rank, beta, prior_anchors, low=2

@@ -484,18 +484,14 @@ class DirichletNIWPrior(Family):
 
     sites = ("weights", "means", "covs")
     covariance_site = "covs"
-    conditioning = ", given the MAP-EM responsibilities"
-    cli_options = {
-        "components": ("int", "number of components (default 4)"),
-        "alpha0": ("number", "Dirichlet strength (pseudo-anchors)"),
-        "kappa0": ("number", "prior mean strength (pseudo-anchors)"),
-        "nu0": ("number", "IW degrees of freedom (> d + 1)"),
-        "reg": ("number", "relative ridge of the broad fit"),
-    }
-    posterior_types = (DirichletNIW,)
     static_fields = ("prior", "origin", "em_seed", "max_iter")
     model = staticmethod(dirichlet_niw_model)
     likelihood_type = MixtureLikelihood
+    descriptions = {
+        "exact_mean": "closed-form conjugate posterior mean, given the MAP-EM responsibilities",
+        "exact_map": "closed-form joint mode of (w, μ, Σ) of the full-d model, given the MAP-EM "
+        "responsibilities",
+    }
 
     @classmethod
     def from_anchors(
@@ -512,8 +508,36 @@ class DirichletNIWPrior(Family):
         max_iter: int = 200,
         prior: str = "broad",
     ) -> "DirichletNIWPrior":
-        """Prior centred on the broad EM fit with ``components`` (seeded by ``em_seed``);
-        ``nu0`` defaults to d + 11."""
+        """Prior centred on the broad EM fit with ``components`` (seeded by ``em_seed``).
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors (at least 2 per component).
+        targets : array_like, shape [n, d], optional
+            Not used (no strength is chosen from them).
+        components : int, default 4
+            Number of mixture components K.
+        alpha0 : float, default 10.0
+            Dirichlet strength of the broad weights, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Prior mean strength per component, in pseudo-anchors.
+        nu0 : float, optional
+            Inverse-Wishart degrees of freedom per component (> d + 1; default d + 11).
+        reg : float, default 1e-3
+            Relative ridge of the broad EM covariances.
+        em_seed : int, default 0
+            Seed of the broad EM fit (not a sampler).
+        max_iter : int, default 200
+            MAP-EM iterations of the update.
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad components or the isotropic control.
+
+        Returns
+        -------
+        DirichletNIWPrior
+            The prior.
+        """
         broad = np.asarray(broad)
         d = broad.shape[1]
         k = integer("components", components, low=1)

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -534,15 +534,12 @@ class SpectralPrior(Family):
     origin: str = ""
 
     sites = ("mu", "variances", "noise", "global_scale", "local_scales", "noise_scale")
-    posterior_types = ()
     static_fields = ("shrinkage", "noise", "prior", "origin")
     model = staticmethod(spectral_model)
     likelihood_type = SpectralLikelihood
-    no_subspace = (
-        "the spectral family is already low-rank (k scales in the broad eigenbasis, "
-        "O(n·d·k) per step); run it at full d without subspace="
-    )
-    joint_mode = "joint mode of (μ, g, ℓ, h) of the full-d model (μ in place of mu_raw)"
+    descriptions = {
+        "joint_mode": "joint mode of (μ, g, ℓ, h) of the full-d model (μ in place of mu_raw)"
+    }
 
     @classmethod
     def from_anchors(
@@ -552,18 +549,45 @@ class SpectralPrior(Family):
         *,
         rank: int | None = None,
         kappa0: float = 1.0,
-        shrinkage: str = "horseshoe",
+        shrinkage: Literal["horseshoe", "gamma"] = "horseshoe",
         global_scale: float = 1.0,
         gamma_shape: float = 2.0,
-        noise: str = "free",
+        noise: Literal["free", "fixed"] = "free",
         reg: float = 1e-3,
         prior: str = "broad",
     ) -> "SpectralPrior":
-        """The prior from ``broad [N, d]``: mean, the ``rank`` (default min(:data:`DEFAULT_RANK`,
-        d)) leading eigenpairs of the (ridged, relative ``reg``) covariance — capped at the broad
-        covariance's numerical rank —
-        and the mean discarded eigenvalue as σ²_B.  ``targets`` are not used (no strength is
-        chosen from them: the scales' posterior does that)."""
+        """The prior from ``broad [N, d]``: mean, the ``rank`` leading eigenpairs of the (ridged)
+        covariance — capped at the broad covariance's numerical rank — and the mean discarded
+        eigenvalue as σ²_B.
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used (no strength is chosen from them: the scales' posterior does that).
+        rank : int, optional
+            Leading broad directions with a scale of their own (default min(64, d)).
+        kappa0 : float, default 1.0
+            Prior mean strength, in pseudo-anchors.
+        shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+            The hierarchy of the per-direction scales.
+        global_scale : float, default 1.0
+            Scale of the horseshoe's global HalfCauchy.
+        gamma_shape : float, default 2.0
+            Shape a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
+        noise : {"free", "fixed"}, default "free"
+            The residual variance σ² learnt, or held at the broad value.
+        reg : float, default 1e-3
+            Relative ridge of the broad covariance.
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad spectrum or the isotropic control.
+
+        Returns
+        -------
+        SpectralPrior
+            The prior.
+        """
         b = np.asarray(broad)
         d = b.shape[1]
         rank = min(DEFAULT_RANK, d) if rank is None else integer("rank", rank, low=1, high=d)
@@ -625,17 +649,6 @@ class SpectralPrior(Family):
             "gamma_shape": float(self.gamma_shape),
             "free_noise": self.noise == "free",
         }
-
-    def prepare(self, method, broad):
-        from ..inference import Exact
-
-        if isinstance(method, Exact):
-            raise AnchorDivError(
-                "method: the spectral prior has no closed-form update; use "
-                "ad.SVI(...) or ad.NUTS(...) (both run in full d, "
-                "O(n·d·k) per step)"
-            )
-        return self, method
 
     def model_inputs(self, targets):
         """No conjugate update: the model's hyperparameters, the prior's choices and the

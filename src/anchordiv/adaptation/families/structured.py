@@ -1,16 +1,23 @@
-"""Structured Gaussian priors: factor-analysis and LKJ NumPyro models with hyperparameters built
-from the broad anchors, as readable models to copy and change and as prior objects.
+"""Structured Gaussian priors: factor-analysis and LKJ NumPyro models whose hyperparameters are
+built from the broad anchors — readable models to copy and change, and the families
+``factor-gaussian`` (:class:`FactorPrior`) and ``lkj-gaussian`` (:class:`LKJPrior`).
 
     prior = ad.StructuredPrior.factor(broad [N, d], rank=16)      # or .lkj(broad)
     post = ad.infer(prior, targets, ad.SVI(guide="lowrank", subspace=16), broad=broad)
+    post = ad.adapt("factor-gaussian", broad, targets, tau=20.0, method=ad.SVI(), rank=16)
 
-A structured prior is a Gaussian-family prior (kind ``gaussian``, sites ``mu``, ``Sigma``)
-whose model is the structured one; its ``base`` NIW prior (fixed strengths, the same broad
-moments) supplies what the family needs around it: the exact geometry outside the subspace under
-``subspace=`` and the reference quantities.  Saved posteriors keep that base prior (the model is
-a Python function).
+A structured prior is a plain family with its own model (sites ``mu``, ``Sigma``, plus the
+model's own: loadings, scales, ...): no closed-form update, so NUTS or SVI.  It holds the broad
+anchors' mean and (ridged) covariance; its model's hyperparameters are built from them, so its
+isotropic control is the same structure on the isotropic covariance of the same trace, and under
+``subspace=r`` the model runs with hyperparameters built from the projected moments.  Outside
+the subspace the lift uses the exact conditionals of its *base* NIW posterior (the same broad
+moments at κ₀ and ν₀ = d + 1 + κ₀ unless given, :meth:`StructuredPrior.base`).
 
-post = ad.adapt("gaussian", broad, targets, tau=20.0, method="svi", guide="lowrank",
+The models also serve as custom models of the gaussian kind, with a builder of their
+hyperparameters::
+
+    post = ad.adapt("gaussian", broad, targets, tau=20.0, method="svi", guide="lowrank",
                     model=factor_model, model_kwargs=factor_prior(rank=16))
 
 (``model_kwargs`` a builder: it is called with the broad anchors — projected ones under
@@ -36,9 +43,7 @@ Units: ``prior_anchors`` is how many anchors the broad estimate of each hyperpar
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -48,9 +53,10 @@ from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
-from ..family import as_rng
-from ..inference import Exact
-from .gaussian import GaussianLikelihood, NIWPrior
+from ..family import Family, check_prior_mode, isotropic_like
+from ..registry import family
+from ..subspace import sandwich
+from .gaussian import GaussianLikelihood, NIWPrior, gaussian_model, lift_gaussian
 
 
 def _mean_site(mu0, mean_scale):
@@ -136,11 +142,49 @@ def lkj_model(targets, *, mu0, mean_scale, scale0, scale_spread, concentration):
         numpyro.sample("targets", dist.MultivariateNormal(mu, scale_tril=chol), obs=targets)
 
 
+#: relative ridge of the broad covariance the structured priors are built from
+REG = 1e-3
+
+
 def _broad_moments(broad) -> tuple[np.ndarray, np.ndarray]:
     b = np.asarray(broad, np.float64)
     if b.ndim != 2 or len(b) < 2:
         raise AnchorDivError(f"broad anchors: expected [N ≥ 2, d], got {list(b.shape)}")
-    return cached(moments, b, 1e-3)
+    return cached(moments, b, REG)
+
+
+def factor_kwargs(mu, cov, *, rank: int, prior_anchors: float, kappa0: float) -> dict:
+    """:func:`factor_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
+    ``cov [d, d]`` (:func:`factor_prior`, which builds them from the broad anchors)."""
+    d = cov.shape[0]
+    if rank >= d:
+        raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
+    lam, u = np.linalg.eigh(cov)
+    lam, u = lam[::-1], canonical_signs(u[:, ::-1])
+    noise = max(float(lam[rank:].mean()), 1e-12)
+    w0 = u[:, :rank] * np.sqrt(np.clip(lam[:rank] - noise, 0.0, None))
+    psi0 = np.maximum(np.diag(cov) - (w0**2).sum(1), noise / 10)
+    return {
+        "mu0": mu,
+        "mean_scale": np.sqrt(np.diag(cov) / kappa0),
+        "loadings0": w0,
+        "loading_scale": float(np.sqrt(noise / prior_anchors)),
+        "noise0": psi0,
+        "noise_scale": float(np.sqrt(2 / prior_anchors)),
+    }
+
+
+def lkj_kwargs(mu, cov, *, concentration: float, prior_anchors: float, kappa0: float) -> dict:
+    """:func:`lkj_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
+    ``cov [d, d]`` (:func:`lkj_prior`, which builds them from the broad anchors)."""
+    sd = np.sqrt(np.diag(cov))
+    return {
+        "mu0": mu,
+        "mean_scale": sd / np.sqrt(kappa0),
+        "scale0": sd,
+        "scale_spread": float(np.sqrt(1 / (2 * prior_anchors))),
+        "concentration": concentration,
+    }
 
 
 def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float = 10.0):
@@ -172,29 +216,12 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
     >>> sorted(factor_prior(2)(broad))
     ['loading_scale', 'loadings0', 'mean_scale', 'mu0', 'noise0', 'noise_scale']
     """
-    rank = integer("rank", rank, low=1)
-    n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
-
-    def build(broad) -> dict:
-        mu, cov = _broad_moments(broad)
-        d = cov.shape[0]
-        if rank >= d:
-            raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
-        lam, u = np.linalg.eigh(cov)
-        lam, u = lam[::-1], canonical_signs(u[:, ::-1])
-        noise = max(float(lam[rank:].mean()), 1e-12)
-        w0 = u[:, :rank] * np.sqrt(np.clip(lam[:rank] - noise, 0.0, None))
-        psi0 = np.maximum(np.diag(cov) - (w0**2).sum(1), noise / 10)
-        return {
-            "mu0": mu,
-            "mean_scale": np.sqrt(np.diag(cov) / k0),
-            "loadings0": w0,
-            "loading_scale": float(np.sqrt(noise / n0)),
-            "noise0": psi0,
-            "noise_scale": float(np.sqrt(2 / n0)),
-        }
-
-    return build
+    strengths = {
+        "rank": integer("rank", rank, low=1),
+        "prior_anchors": positive("prior_anchors", prior_anchors),
+        "kappa0": positive("kappa0", kappa0),
+    }
+    return lambda broad: factor_kwargs(*_broad_moments(broad), **strengths)
 
 
 def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0: float = 10.0):
@@ -225,43 +252,108 @@ def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0
     >>> sorted(lkj_prior()(broad))
     ['concentration', 'mean_scale', 'mu0', 'scale0', 'scale_spread']
     """
-    eta = positive("concentration", concentration)
-    n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
-
-    def build(broad) -> dict:
-        mu, cov = _broad_moments(broad)
-        sd = np.sqrt(np.diag(cov))
-        return {
-            "mu0": mu,
-            "mean_scale": sd / np.sqrt(k0),
-            "scale0": sd,
-            "scale_spread": float(np.sqrt(1 / (2 * n0))),
-            "concentration": eta,
-        }
-
-    return build
+    strengths = {
+        "concentration": positive("concentration", concentration),
+        "prior_anchors": positive("prior_anchors", prior_anchors),
+        "kappa0": positive("kappa0", kappa0),
+    }
+    return lambda broad: lkj_kwargs(*_broad_moments(broad), **strengths)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class StructuredPrior(NIWPrior):
-    """A user's structured NumPyro prior on the gaussian sites (``mu``, ``Sigma``); NUTS or SVI.
-
-    Made by :meth:`factor` (factor analysis) or :meth:`lkj` (LKJ correlations); the exact update
-    is the base NIW prior's.
+class StructuredPrior(Family):
+    """Base of the structured Gaussian priors (module docstring): the broad moments they are
+    built from, the Gaussian sites and anchor model, and the subspace projection and lift.
+    Make one with :meth:`factor` or :meth:`lkj` (or the subclasses' ``from_anchors``).
 
     Parameters
     ----------
-    mu0, cov, kappa0, nu0, prior, chosen_by, at_bound, origin
-        The :class:`NIWPrior` fields of the base prior.
-    structure : str, default ""
-        The structure's name ("factor", "lkj", ...).
-    user_model : callable, optional
-        The NumPyro model.
-    builder : callable, optional
-        ``broad [N, d'] -> model_kwargs``, called on the projected broad anchors under
-        ``subspace=``.
-    model_kwargs : dict
-        The builder's output at full d.
+    mu0 : numpy.ndarray, shape [d]
+        The broad mean.
+    cov : numpy.ndarray, shape [d, d]
+        The broad covariance (relative ridge :data:`REG`), or its isotropic control.
+    prior_anchors : float
+        Strength of the structure's hyperparameters, in pseudo-anchors.
+    kappa0 : float
+        Strength of the mean, in pseudo-anchors.
+    nu0 : float, optional
+        ν₀ of the base NIW prior (None: d + 1 + κ₀).
+    prior : {"broad", "isotropic"}, default "broad"
+        Which covariance ``cov`` is.
+    origin : str, default ""
+        Where the prior came from.
+    """
+
+    sites = ("mu", "Sigma")
+    likelihood_type = GaussianLikelihood
+    static_fields = ("prior", "origin")
+
+    @classmethod
+    def factor(cls, broad, **options) -> "FactorPrior":
+        """:meth:`FactorPrior.from_anchors`."""
+        return FactorPrior.from_anchors(broad, **options)
+
+    @classmethod
+    def lkj(cls, broad, **options) -> "LKJPrior":
+        """:meth:`LKJPrior.from_anchors`."""
+        return LKJPrior.from_anchors(broad, **options)
+
+    @property
+    def dim(self) -> int:
+        return int(np.shape(self.mu0)[0])
+
+    def isotropic(self):
+        """The same structure built on the isotropic covariance of the same trace."""
+        cov = isotropic_like(np.asarray(self.cov))
+        return dataclasses.replace(self, cov=cov, prior="isotropic")
+
+    def base(self) -> NIWPrior:
+        """The NIW prior on the same broad moments (κ₀, ν₀ = d + 1 + κ₀ unless given) whose
+        exact posterior fills in the directions outside a subspace."""
+        k0 = float(self.kappa0)
+        nu0 = self.nu0
+        return NIWPrior(
+            self.mu0,
+            self.cov,
+            k0,
+            self.dim + 1.0 + k0 if nu0 is None else float(nu0),
+            self.prior,
+        )
+
+    def completion(self, targets):
+        """The base prior's exact posterior given ``targets [n, d]`` (:meth:`base`)."""
+        return self.base().exact(targets)[0]
+
+    def project(self, kwargs, u):
+        """The model's hyperparameters built from the broad moments in the basis ``u [d, r]``."""
+        mu0, cov = self.mu0 @ u, sandwich(u, self.cov)
+        return dataclasses.replace(self, mu0=mu0, cov=cov).prior_kwargs()
+
+    @classmethod
+    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
+        return lift_gaussian(ps, completion, basis, r, which, rng)
+
+    @classmethod
+    def to_model(cls, p, tau, dtype, fixed):
+        return gaussian_model(p, tau, dtype)
+
+    @classmethod
+    def moments(cls, broad, prior: str) -> tuple[np.ndarray, np.ndarray]:
+        """The broad mean and ridged covariance (or its isotropic control)."""
+        mu, cov = _broad_moments(broad)
+        return mu, isotropic_like(cov) if check_prior_mode(prior) == "isotropic" else cov
+
+
+@family("factor-gaussian")
+class FactorPrior(StructuredPrior):
+    """Factor-analysis prior of the ``factor-gaussian`` kind: :func:`factor_model` centred on
+    the broad PPCA fit at ``rank`` (:func:`factor_kwargs`).
+
+    Parameters
+    ----------
+    mu0, cov, prior_anchors, kappa0, nu0, prior, origin
+        As :class:`StructuredPrior`.
+    rank : int, default 16
+        r, the number of factors.
 
     Examples
     --------
@@ -269,133 +361,167 @@ class StructuredPrior(NIWPrior):
     >>> broad = rng.normal(size=(20, 4))
     >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.StructuredPrior.factor(broad, rank=2)
-    >>> prior.structure, prior.dim
-    ('factor', 4)
+    >>> prior.kind, prior.rank, prior.dim
+    ('factor-gaussian', 2, 4)
     """
 
-    structure: str = ""
-    user_model: Callable | None = None
-    builder: Callable | None = None
-    model_kwargs: dict = dataclasses.field(default_factory=dict)
+    mu0: np.ndarray
+    cov: np.ndarray
+    rank: int = 16
+    prior_anchors: float = 10.0
+    kappa0: float = 10.0
+    nu0: float | None = None
+    prior: str = "broad"
+    origin: str = ""
+
+    static_fields = ("prior", "origin", "rank")
+    model = staticmethod(factor_model)
 
     @classmethod
-    def build(
-        cls, structure: str, model, builder, broad, *, kappa0: float, nu0: float | None
-    ) -> "StructuredPrior":
-        broad = np.asarray(broad, np.float64)
-        d = broad.shape[1]
-        base = NIWPrior.from_anchors(
-            broad, kappa0=kappa0, nu0=d + 1.0 + kappa0 if nu0 is None else nu0
-        )
-        fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(NIWPrior)}
-        return cls(
-            **fields,
-            structure=structure,
-            user_model=model,
-            builder=builder,
-            model_kwargs=builder(broad),
-        )
-
-    @classmethod
-    def factor(
+    def from_anchors(
         cls,
         broad,
+        targets=None,
         *,
         rank: int = 16,
         prior_anchors: float = 10.0,
         kappa0: float = 10.0,
         nu0: float | None = None,
-    ) -> "StructuredPrior":
-        """Factor analysis ``Σ = W Wᵀ + diag(ψ)`` centred on the broad PPCA fit at ``rank``
-        (:func:`anchordiv.adaptation.families.structured.factor_model`)."""
-        return cls.build(
-            "factor",
-            factor_model,
-            factor_prior(rank, prior_anchors=prior_anchors, kappa0=kappa0),
-            broad,
-            kappa0=kappa0,
-            nu0=nu0,
+        prior: str = "broad",
+    ) -> "FactorPrior":
+        """The factor prior of the broad anchors (``targets`` are not used: no strength is
+        chosen from them).
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used.
+        rank : int, default 16
+            The number of factors (< d).
+        prior_anchors : float, default 10.0
+            Strength of the loadings and noise, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Strength of the mean, in pseudo-anchors.
+        nu0 : float, optional
+            ν₀ of the base NIW prior (the geometry outside a subspace; default d + 1 + κ₀).
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        FactorPrior
+            The prior.
+        """
+        mu, cov = cls.moments(broad, prior)
+        r = integer("rank", rank, low=1)
+        if r >= cov.shape[0]:
+            raise AnchorDivError(f"rank: {r} must be < d = {cov.shape[0]}")
+        n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
+        return cls(mu, cov, r, n0, k0, None if nu0 is None else positive("nu0", nu0), prior)
+
+    def prior_kwargs(self) -> dict:
+        return factor_kwargs(
+            np.asarray(self.mu0, np.float64),
+            np.asarray(self.cov, np.float64),
+            rank=int(self.rank),
+            prior_anchors=float(self.prior_anchors),
+            kappa0=float(self.kappa0),
         )
 
+
+@family("lkj-gaussian")
+class LKJPrior(StructuredPrior):
+    """LKJ prior of the ``lkj-gaussian`` kind: :func:`lkj_model` with log-normal scales centred
+    on the broad standard deviations (:func:`lkj_kwargs`).
+
+    Parameters
+    ----------
+    mu0, cov, prior_anchors, kappa0, nu0, prior, origin
+        As :class:`StructuredPrior`.
+    concentration : float, default 2.0
+        The LKJ η.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> ad.StructuredPrior.lkj(broad).kind
+    'lkj-gaussian'
+    """
+
+    mu0: np.ndarray
+    cov: np.ndarray
+    concentration: float = 2.0
+    prior_anchors: float = 10.0
+    kappa0: float = 10.0
+    nu0: float | None = None
+    prior: str = "broad"
+    origin: str = ""
+
+    model = staticmethod(lkj_model)
+
     @classmethod
-    def lkj(
+    def from_anchors(
         cls,
         broad,
+        targets=None,
         *,
         concentration: float = 2.0,
         prior_anchors: float = 10.0,
         kappa0: float = 10.0,
         nu0: float | None = None,
-    ) -> "StructuredPrior":
-        """LKJ correlations with log-normal scales centred on the broad standard deviations
-        (:func:`anchordiv.adaptation.families.structured.lkj_model`)."""
-        return cls.build(
-            "lkj",
-            lkj_model,
-            lkj_prior(concentration=concentration, prior_anchors=prior_anchors, kappa0=kappa0),
-            broad,
-            kappa0=kappa0,
-            nu0=nu0,
+        prior: str = "broad",
+    ) -> "LKJPrior":
+        """The LKJ prior of the broad anchors (``targets`` are not used).
+
+        Parameters
+        ----------
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used.
+        concentration : float, default 2.0
+            The LKJ η (> 0; 1 is uniform over correlation matrices).
+        prior_anchors : float, default 10.0
+            Strength of the scales, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Strength of the mean, in pseudo-anchors.
+        nu0 : float, optional
+            ν₀ of the base NIW prior (default d + 1 + κ₀).
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        LKJPrior
+            The prior.
+        """
+        mu, cov = cls.moments(broad, prior)
+        eta = positive("concentration", concentration)
+        n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
+        return cls(mu, cov, eta, n0, k0, None if nu0 is None else positive("nu0", nu0), prior)
+
+    def prior_kwargs(self) -> dict:
+        return lkj_kwargs(
+            np.asarray(self.mu0, np.float64),
+            np.asarray(self.cov, np.float64),
+            concentration=float(self.concentration),
+            prior_anchors=float(self.prior_anchors),
+            kappa0=float(self.kappa0),
         )
-
-    def base(self) -> NIWPrior:
-        return NIWPrior(**{f.name: getattr(self, f.name) for f in dataclasses.fields(NIWPrior)})
-
-    def prepare(self, method, broad):
-        if isinstance(method, Exact):
-            raise AnchorDivError(
-                f"method: the {self.structure} prior has no closed-form update; "
-                f"use ad.NUTS(...) or ad.SVI(...)"
-            )
-        if method.model is not None:
-            raise AnchorDivError(f"model: the {self.structure} prior brings its own model")
-        kwargs = self.builder if broad is not None else self.model_kwargs
-        return self.base(), dataclasses.replace(method, model=self.user_model, model_kwargs=kwargs)
-
-    def isotropic(self):
-        raise AnchorDivError(
-            f"isotropic: the {self.structure} prior has no isotropic control "
-            f"(use its base prior: prior.base().isotropic())"
-        )
-
-    def sample(self, key, n: int) -> dict[str, np.ndarray]:
-        """``n`` prior draws of every site of the model ``{site: [n, ...]}``."""
-        from numpyro.infer import Predictive
-
-        rng = as_rng(key)
-        targets = np.zeros((1, self.dim))
-        # parallel=True: one vmap (the default lax.map compiled a new scan on every call)
-        out = Predictive(
-            self.user_model, num_samples=int(n), exclude_deterministic=False, parallel=True
-        )(jax.random.PRNGKey(int(rng.integers(2**31))), targets, **self.model_kwargs)
-        return {k: np.asarray(v, np.float64) for k, v in out.items() if k != "targets"}
-
-    def prior_predictive(self, key, n_draws: int, n_anchors: int) -> np.ndarray:
-        rng = as_rng(key)
-        return GaussianLikelihood(type(self), {}, {}, self.dim).sample(
-            self.sample(rng, n_draws), n_anchors, rng
-        )
-
-    def to_arrays(self):
-        """The base prior's arrays (the model is a Python function: not saved)."""
-        return self.base().to_arrays()
-
-
-jax.tree_util.register_dataclass(
-    StructuredPrior,
-    data_fields=["mu0", "cov", "kappa0", "nu0", "model_kwargs"],
-    meta_fields=[
-        f.name
-        for f in dataclasses.fields(StructuredPrior)
-        if f.name not in ("mu0", "cov", "kappa0", "nu0", "model_kwargs")
-    ],
-)
 
 
 __all__ = [
+    "FactorPrior",
+    "LKJPrior",
+    "REG",
     "StructuredPrior",
+    "factor_kwargs",
     "factor_model",
     "factor_prior",
+    "lkj_kwargs",
     "lkj_model",
     "lkj_prior",
 ]

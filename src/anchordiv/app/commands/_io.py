@@ -223,13 +223,6 @@ def import_object(spec: str, name: str):
     return getattr(mod, attr)
 
 
-def number_or_auto(text: str):
-    """argparse type: a float or the word ``auto`` (bad input: an argparse usage error)."""
-    if text == "auto":
-        return text
-    return number(text)
-
-
 def number(text: str) -> float:
     """argparse type: a finite float."""
     try:

@@ -9,12 +9,12 @@ follows the kind); its encoder and τ come from its card (``ad.load_prior``).
 ``fn(targets, **model_kwargs)`` with ``--method nuts`` or ``svi`` (``model=`` of ``ad.adapt``);
 ``--model-kwargs`` gives its keywords as JSON or as ``module:name`` (a dict, or a builder
 ``f(broad) -> dict``).  ``--family module:Class`` imports a prior family of the user's own
-(registered under KIND); ``--prior-option NAME=VALUE`` passes any keyword of its
-``from_anchors``."""
+(registered under KIND) before the flags are made, so its ``from_anchors`` options are flags
+too (:mod:`._options`); ``--prior-option NAME=VALUE`` passes any keyword of its
+``from_anchors`` as JSON or text."""
 
 from __future__ import annotations
 
-import argparse
 
 from ._io import (
     add_json_flag,
@@ -22,30 +22,15 @@ from ._io import (
     check_out,
     load_embeddings,
     number,
-    number_or_auto,
     report,
 )
+from ._options import prior_flags
 from .fit import TAU_HELP, card_fields
 
 
-def rank_type(text: str):
-    """argparse type of ``--rank``: a positive integer, ``auto`` or ``variance``."""
-    if text in ("auto", "variance"):
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer, 'auto' or 'variance', got {text!r}"
-        ) from None
-
-
-#: value type names of ``Family.cli_options`` -> argparse types
-VALUE_TYPES = {"int": int, "number": number, "number|auto": number_or_auto, "rank": rank_type}
-
 #: the inference methods' options: name in ``ad.adapt`` -> (flag, argparse type, help).  Only
 #: options the user gives are forwarded, so the library's defaults stay the single source of
-#: truth.  The priors' options come from the families (:func:`prior_options`).
+#: truth.  The priors' options come from the families' ``from_anchors`` (:func:`prior_options`).
 METHOD_FLAGS = {
     "guide": (
         "--guide",
@@ -78,34 +63,15 @@ METHOD_FLAGS = {
         int,
         "random seed of svi / nuts (the mixture's EM fit has its own, --em-seed)",
     ),
-    "em_seed": ("--em-seed", int, "mixture: seed of the broad EM fit (default 0)"),
 }
 
 
 def prior_options() -> dict:
-    """``{name: (flag, argparse type, help, choices)}`` of every family's ``cli_options``, merged: one
-    flag per option, 'auto' accepted where any family accepts it, the help grouped by the kinds
-    that share a text ("gaussian, mixture: ...")."""
+    """``{name: (flag, argparse type, help, choices)}`` of every registered family's
+    ``from_anchors`` options, merged (:func:`._options.prior_flags`)."""
     from ...adaptation import FAMILIES
 
-    merged: dict = {}
-    for kind, fam in FAMILIES.items():
-        for name, (value, text) in fam.cli_options.items():
-            merged.setdefault(name, {}).setdefault(text, []).append((kind, value))
-    out = {}
-    for name, texts in merged.items():
-        values = {v for uses in texts.values() for _, v in uses}
-        choices = next((v for v in values if isinstance(v, tuple)), None)
-        kind = (
-            str
-            if choices
-            else VALUE_TYPES[
-                next(v for v in ("number|auto", "rank", "number", "int") if v in values)
-            ]
-        )
-        text = "; ".join(f"{'/'.join(k for k, _ in uses)}: {t}" for t, uses in texts.items())
-        out[name] = ("--" + name.replace("_", "-"), kind, text, choices)
-    return out
+    return prior_flags(dict(FAMILIES))
 
 
 def register(sub) -> None:
