@@ -144,7 +144,7 @@ def _chromium(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by `make docs-setup`")
 @pytest.mark.parametrize(
     "page",
-    ["api/generated/anchordiv.adaptation.html", "gallery/bayesian_workflow.html", "paper-map.html"],
+    ["api/generated/anchordiv.adapt.html", "gallery/bayesian_workflow.html", "paper-map.html"],
 )
 def test_pages_render_in_chromium(site, page, tmp_path):
     """Math typeset by the local MathJax, figures and highlighted code in a real browser;
@@ -156,7 +156,7 @@ def test_pages_render_in_chromium(site, page, tmp_path):
     expected = {
         "paper-map.html": ("MJXc-display", "mjx-chtml"),  # MathJax typeset it
         "gallery/bayesian_workflow.html": ("<img", "highlight-ipython3"),
-        "api/generated/anchordiv.adaptation.html": ("sig-name", "broad_anchors"),
+        "api/generated/anchordiv.adapt.html": ("sig-name", "broad_anchors"),
     }[page]
     for text in expected:
         assert text in dom, f"{page}: {text!r} missing from the rendered page"

@@ -82,6 +82,7 @@ def test_map_picks_the_constrained_density_not_the_potential_energy():
         fixed={},
         samples={k: v[None] for k, v in draws.items()},
         stats={"potential_energy": potential_energy(MODELS["gaussian"], t, kw, draws)[None]},
+        model_kwargs=kw,
     )
     mode = exact.params("map")["Sigma"]
     with pytest.warns(UserWarning, match="potential energy"):

@@ -367,7 +367,9 @@ def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
 def broad_from_model(model) -> np.ndarray:
     """Anchors whose ML mean and covariance equal a saved Gaussian model's.
 
-    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]``).  The gaussian and latent families use
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns: a
+    rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
+    gaussian and latent families use
     only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
     prior was fitted to (not for ``mixture``, which runs EM on the anchors).
 
@@ -399,6 +401,7 @@ def broad_from_model(model) -> np.ndarray:
     if not isinstance(model, Gaussian):
         raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
     mean, factor = np.asarray(model.mean), np.asarray(model.factor)
+    factor = factor[:, np.any(factor != 0, axis=0)]  # a zero column adds nothing, twice
     step = np.sqrt(factor.shape[1]) * factor.T
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
 

@@ -136,7 +136,7 @@ class Family(abc.ABC):
     @abc.abstractmethod
     def prior_kwargs(self) -> dict:
         """Hyperparameters of :attr:`model` that do not depend on the targets (the prior
-        group's :meth:`prior_posterior`)."""
+        group: the likelihood's ``exact_prior``)."""
 
     @property
     def dim(self) -> int:

@@ -172,7 +172,7 @@ class Posterior:
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
         """Full-d parameters from a subspace run's parameter sets ``ps`` (points, or draws with
-        ``rng``): the family's sites lifted (:meth:`Family.lift`), every other site of the
+        ``rng``): the family's sites lifted (its ``lift``, :class:`.capabilities.Projectable`), every other site of the
         model kept as it is; the identity outside subspace runs."""
         if self.subspace is None:
             return ps
