@@ -42,3 +42,24 @@ def test_check_spread_is_the_direct_definition():
     almost = same.copy()
     almost[2, 3] += 1e-3
     assert check_spread("broad", almost) is almost
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_the_finite_check_is_the_entrywise_one(dtype):
+    """One summing pass decides (NaN or ±inf anywhere makes the sum non-finite); a sum that
+    overflows with finite entries, or cancels inf against -inf, goes to the entry-wise check."""
+    from anchordiv.errors import as_matrix
+
+    big = np.full((6, 4), np.finfo(dtype).max / 2, dtype)  # finite, the sum overflows
+    assert as_matrix("x", big) is not None
+    for bad in (np.nan, np.inf, -np.inf):
+        x = np.ones((6, 4), dtype)
+        x[4, 2] = bad
+        with pytest.raises(
+            ad.AnchorDivError, match=r"x: contains NaN or inf in 1 row\(s\) .*row 4"
+        ):
+            as_matrix("x", x)
+    x = np.ones((6, 4), dtype)
+    x[1, 0], x[3, 1] = np.inf, -np.inf  # the sum is NaN: still the rows are named
+    with pytest.raises(ad.AnchorDivError, match=r"in 2 row\(s\) \(first: row 1\)"):
+        as_matrix("x", x)
