@@ -196,12 +196,14 @@ IDENTICAL_TOLERANCE = 1e-6
 
 
 def check_covariance(
-    name: str, cov, *, dim: int | None = None, definite: bool = True
+    name: str, cov, *, dim: int | None = None, definite: bool = True, factor: bool = False
 ) -> np.ndarray:
-    """``cov [d, d]`` as float64 unless it is not a finite symmetric positive-definite (or, with
+    """``cov [d, d]`` as float64 (with ``factor=True``: its lower Cholesky factor, positive
+    definite only) unless it is not a finite symmetric positive-definite (or, with
     ``definite=False``, semi-definite) matrix: an :class:`AnchorDivError` naming ``name`` and
     what is wrong (a negative or NaN covariance would score every pair 0 or NaN, silently)."""
     c = np.asarray(cov, np.float64)
+    definite = definite or factor
     if c.ndim != 2 or c.shape[0] != c.shape[1] or (dim is not None and c.shape[0] != dim):
         want = f"[{dim}, {dim}]" if dim is not None else "[d, d]"
         raise AnchorDivError(
@@ -218,8 +220,8 @@ def check_covariance(
         )
     if definite:
         try:
-            np.linalg.cholesky(c)
-            return c
+            chol = np.linalg.cholesky(c)
+            return chol if factor else c
         except np.linalg.LinAlgError:
             pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())

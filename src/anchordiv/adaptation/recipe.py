@@ -179,7 +179,9 @@ def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarr
     ``S = Q T Qᵀ`` (LAPACK ``dsytrd``), with ``mean [d]`` and ``w [F, d]`` rotated into Q's
     basis (``dormqr`` on the reflectors): every ``(s I + S)⁻¹`` then is a tridiagonal solve,
     O(d) per strength and vector (:func:`shifted_grams`)."""
-    c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(scatter, lower=1)
+    c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
+        scatter, lower=1, lwork=tridiagonal_workspace(len(scatter))
+    )
     if info != 0:
         raise AnchorDivError(f"recipe: tridiagonal reduction failed (LAPACK info {info})")
     rhs = np.column_stack([mean, w.T])  # [d, 1 + F]
@@ -190,6 +192,14 @@ def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarr
             raise AnchorDivError(f"recipe: applying the reduction failed (LAPACK info {info})")
         rhs = np.vstack([rhs[:1], qt])
     return Folds(n, None, None, rhs[:, 0], rhs[:, 1:].T, (diag, off))
+
+
+@functools.lru_cache(maxsize=16)
+def tridiagonal_workspace(d: int) -> int:
+    """LAPACK's optimal workspace of ``dsytrd`` at ``d`` (its block size times d): scipy's
+    default, d, makes it fall back to the unblocked reduction (d = 384: 6.4 ms against 4.0)."""
+    lwork, info = scipy.linalg.lapack.dsytrd_lwork(d, lower=1)
+    return max(d, int(lwork)) if info == 0 else d
 
 
 def y_folds(y: np.ndarray, left_out) -> Folds:

@@ -68,6 +68,7 @@ from ..family import Family, check_prior_mode, isotropic_like
 from ..likelihood import Likelihood
 from ..recipe import log_hyperprior
 from ..registry import family
+from ..cache import derived
 from ..statistics import broad_moments, scatter
 from ..subspace import sandwich
 
@@ -299,16 +300,19 @@ class NIW:
             mus[i] = self.mu + f @ rng.normal(size=d) / np.sqrt(self.kappa)
         return {"mu": mus, "Sigma": sig}
 
-    def log_marginal(self, targets) -> float:
-        """log p(targets) under this NIW prior (closed form)."""
+    def log_marginal(
+        self, targets, *, post: "NIW | None" = None, logdet_psi: float | None = None
+    ) -> float:
+        """log p(targets) under this NIW prior (closed form); ``post`` (its update on
+        ``targets``) and ``logdet_psi`` (log|Ψ|) where the caller has them already."""
         n, d = np.shape(targets)
-        post = self.update(targets)
+        post = self.update(targets) if post is None else post
         logdet = lambda m: np.linalg.slogdet(m)[1]  # noqa: E731
         return float(
             -0.5 * n * d * np.log(np.pi)
             + scipy.special.multigammaln(post.nu / 2, d)
             - scipy.special.multigammaln(self.nu / 2, d)
-            + 0.5 * self.nu * logdet(self.psi)
+            + 0.5 * self.nu * (logdet(self.psi) if logdet_psi is None else logdet_psi)
             - 0.5 * post.nu * logdet(post.psi)
             + 0.5 * d * (np.log(self.kappa) - np.log(post.kappa))
         )
@@ -602,6 +606,13 @@ class Conditional:
         return self.draw(mu1, s11, rng) if rng is not None else self.point(mu1, s11, which)
 
 
+def cov_cholesky(cov) -> np.ndarray:
+    """The lower Cholesky factor of a prior covariance ``[d, d]`` that is finite, symmetric and
+    positive definite (else an error naming ``cov`` and what is wrong,
+    :func:`~anchordiv.errors.check_covariance`)."""
+    return check_covariance("cov", cov, factor=True)
+
+
 def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
     """The Gaussian anchor model of parameters ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``
     (float64 is float32 unless JAX runs in float64)."""
@@ -769,7 +780,9 @@ class NIWPrior(Family):
                 f"mu0: expected a finite vector [d], got shape "
                 f"{list(mu0.shape)}" + ("" if mu0.ndim != 1 else " with NaN or inf entries")
             )
-        check_covariance("cov", self.cov, dim=len(mu0))
+        if np.shape(self.cov) != (len(mu0), len(mu0)):
+            check_covariance("cov", self.cov, dim=len(mu0))  # names the shape
+        derived(cov_cholesky, self.cov)  # once per cached broad covariance
         if isinstance(self.kappa0, (int, float, np.number)):
             positive("kappa0", self.kappa0)
         if isinstance(self.nu0, (int, float, np.number)):
@@ -916,8 +929,15 @@ class NIWPrior(Family):
     def exact(self, targets):
         kwargs, info, fixed = self.model_inputs(targets)
         p = self.niw()
-        info["log_marginal_likelihood"] = p.log_marginal(targets)
-        return p.update(targets), info, fixed
+        post = p.update(targets)
+        logdet_psi = self.dim * np.log(float(self.nu0) - self.dim - 1) + self.cov_logdet()
+        info["log_marginal_likelihood"] = p.log_marginal(targets, post=post, logdet_psi=logdet_psi)
+        return post, info, fixed
+
+    def cov_logdet(self) -> float:
+        """log|C| of the prior covariance, from its Cholesky factor (computed once per cached
+        broad covariance, :func:`cov_cholesky`)."""
+        return 2.0 * float(np.log(np.diagonal(derived(cov_cholesky, self.cov))).sum())
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
@@ -944,6 +964,7 @@ class NIWPrior(Family):
 
 
 __all__ = [
+    "cov_cholesky",
     "gaussian_model",
     "lift_gaussian",
     "GaussianLikelihood",
