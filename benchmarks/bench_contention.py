@@ -20,9 +20,11 @@ Calls:
 * ``top_k``: ``ad.top_k`` of a Gaussian model, 100 queries × 100,000 gallery items, k = 10
   (independent of n: measured once).
 
-Reported per call and n: median seconds per call alone and loaded (5 rounds; a call shorter
-than :data:`ROUND_S` repeats within a round, as ``timeit`` does), the ratio loaded / alone, and the
-ratio of the default to the fixed-strength adapt (alone and loaded), all measured in one run.
+Reported per call and n: median seconds per call alone and loaded (5 rounds each, alternating:
+the busy processes are paused with SIGSTOP for an alone round and resumed for a loaded one, so
+drift of the machine falls on both; a call shorter than :data:`ROUND_S` repeats within a round,
+as ``timeit`` does), the ratio loaded / alone, and the ratio of the default to the
+fixed-strength adapt (alone and loaded), all measured in one run.
 
     .venv/bin/python benchmarks/bench_contention.py            # ~10 min on 2 cores
     .venv/bin/python benchmarks/bench_contention.py --quick    # n = 2, 120, 1000; 1 round
@@ -31,6 +33,8 @@ ratio of the default to the fixed-strength adapt (alone and loaded), all measure
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import signal
 import time
 import warnings
 
@@ -58,20 +62,65 @@ def busy_loop(seed: int) -> None:  # another scientific job: BLAS GEMMs on defau
 ROUND_S = 1.0
 
 
-def median_time(fn, repeats: int) -> float:
-    """Median over ``repeats`` rounds of the seconds per call; a call that takes less than
-    :data:`ROUND_S` runs several times per round (the count fixed from the warm-up call)."""
+class Busy:
+    """The busy processes, started once and then paused (SIGSTOP) for each alone round and
+    resumed (SIGCONT) for each loaded one, so that a call's alone and loaded rounds alternate
+    and drift of the machine (clock, caches, other tenants) falls on both alike."""
+
+    def __init__(self, count: int):
+        ctx = mp.get_context("spawn")
+        self.procs = [ctx.Process(target=busy_loop, args=(i,), daemon=True) for i in range(count)]
+        for proc in self.procs:
+            proc.start()
+        time.sleep(3.0)  # let them reach their loops
+        self.pause()
+
+    def _signal(self, sig) -> None:
+        for proc in self.procs:
+            if proc.pid is not None and proc.is_alive():
+                os.kill(proc.pid, sig)
+
+    def pause(self) -> None:
+        self._signal(signal.SIGSTOP)
+        time.sleep(SETTLE_S)
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+        time.sleep(SETTLE_S)
+
+    def close(self) -> None:
+        self.resume()
+        for proc in self.procs:
+            proc.terminate()
+            proc.join(5)
+
+
+#: seconds for the machine to settle after the busy processes are paused or resumed
+SETTLE_S = 0.2
+
+
+def paired_times(fn, repeats: int, busy: Busy) -> tuple[float, float]:
+    """``(alone, loaded)``: medians over ``repeats`` alternating rounds of the seconds per call;
+    a call that takes less than :data:`ROUND_S` runs several times per round (the count fixed
+    from a warm call alone, as timeit does)."""
     block(fn())  # warm-up (compilation, caches)
     t0 = time.perf_counter()
     block(fn())  # a warm call: how many fit in a round
     per_round = max(1, min(100, int(np.ceil(ROUND_S / max(time.perf_counter() - t0, 1e-6)))))
-    out = []
-    for _ in range(repeats):
+
+    def one_round() -> float:
         t0 = time.perf_counter()
         for _ in range(per_round):
             block(fn())
-        out.append((time.perf_counter() - t0) / per_round)
-    return float(np.median(out))
+        return (time.perf_counter() - t0) / per_round
+
+    alone, loaded = [], []
+    for _ in range(repeats):
+        alone.append(one_round())
+        busy.resume()
+        loaded.append(one_round())
+        busy.pause()
+    return float(np.median(alone)), float(np.median(loaded))
 
 
 def calls(n: int, rng) -> dict:
@@ -105,15 +154,18 @@ def top_k_call(rng):
     return lambda: ad.top_k(model, queries, gallery, k=10, progress=False)
 
 
-def measure(ns, repeats: int) -> dict:
-    out = {}
-    for n in ns:
-        for name, fn in calls(n, np.random.default_rng(n)).items():
-            out[(name, n)] = median_time(fn, repeats)
-            print(f"  n={n:>6} {name:<14} {out[(name, n)]:.4f} s", flush=True)
-    out[("top_k", 0)] = median_time(top_k_call(np.random.default_rng(0)), repeats)
-    print(f"  top_k {out[('top_k', 0)]:.4f} s", flush=True)
-    return out
+def measure(ns, repeats: int, busy: Busy) -> tuple[dict, dict]:
+    alone, loaded = {}, {}
+    named = [((name, n), fn) for n in ns for name, fn in calls(n, np.random.default_rng(n)).items()]
+    for key, fn in named + [(("top_k", 0), top_k_call(np.random.default_rng(0)))]:
+        alone[key], loaded[key] = paired_times(fn, repeats, busy)
+        name, n = key
+        print(
+            f"  n={n:>6} {name:<14} alone {alone[key]:.4f} s, loaded {loaded[key]:.4f} s "
+            f"({loaded[key] / alone[key]:.2f}x)",
+            flush=True,
+        )
+    return alone, loaded
 
 
 def main() -> None:
@@ -129,20 +181,11 @@ def main() -> None:
     ns = tuple(int(v) for v in args.ns.split(",")) if args.ns else QUICK_NS if args.quick else NS
     repeats = args.repeats or (1 if args.quick else 5)
     warnings.simplefilter("ignore")
-    print("alone:", flush=True)
-    alone = measure(ns, repeats)
-    ctx = mp.get_context("spawn")
-    busy = [ctx.Process(target=busy_loop, args=(i,), daemon=True) for i in range(args.busy)]
-    for proc in busy:
-        proc.start()
-    time.sleep(3.0)  # let them reach their loops
+    busy = Busy(args.busy)
     try:
-        print(f"beside {args.busy} busy processes:", flush=True)
-        loaded = measure(ns, repeats)
+        alone, loaded = measure(ns, repeats, busy)
     finally:
-        for proc in busy:
-            proc.terminate()
-            proc.join(5)
+        busy.close()
     rows = []
     for (name, n), s in alone.items():
         fixed = (alone[("fixed adapt", n)], loaded[("fixed adapt", n)]) if n else (None, None)
@@ -173,7 +216,8 @@ def main() -> None:
         ("over_fixed_loaded", "÷ fixed adapt, loaded"),
     ]
     md = (
-        f"d = {D}, broad [{N_BROAD}, {D}], {repeats} round(s) after a warm-up; busy "
+        f"d = {D}, broad [{N_BROAD}, {D}], {repeats} alone and {repeats} loaded rounds after a "
+        f"warm-up, alternating (the busy processes paused and resumed between rounds); busy "
         f"processes: {args.busy} × NumPy 1000 × 1000 GEMM loops on default BLAS threads.\n\n"
         + table(rows, cols)
     )
