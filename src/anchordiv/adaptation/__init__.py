@@ -392,9 +392,9 @@ def broad_from_model(model) -> np.ndarray:
     --------
     >>> from anchordiv.adaptation import broad_from_model
     >>> a = np.eye(4)
-    >>> pts = broad_from_model(ad.fit("gaussian", a, tau=20.0))
+    >>> pts = broad_from_model(ad.fit("gaussian", a, tau=20.0))   # 4 points: a rank-3 fit
     >>> pts.shape, bool(np.allclose(pts.mean(0), a.mean(0)))
-    ((8, 4), True)
+    ((6, 4), True)
     """
     from ..anchors import Gaussian
 

@@ -171,7 +171,18 @@ def latent_spherical_update(
         The explicit model's ``model_kwargs``.
     """
     p0 = broad_projector(broad, rank, prior)
+    return latent_spherical_posterior(
+        p0, targets, rank=rank, beta=beta, concentration=concentration
+    )
+
+
+def latent_spherical_posterior(
+    projector, targets, *, rank: int, beta: float, concentration: float
+) -> tuple[BinghamPosterior, dict]:
+    """:func:`latent_spherical_update` from the broad projector ``U₀U₀ᵀ [d, d]`` (or the
+    isotropic control's)."""
     t = np.asarray(targets, np.float64)
+    p0 = np.asarray(projector)
     b = posterior_like_parameter(p0, t, beta=beta, rank=rank)
     post = BinghamPosterior(concentration * b, rank, np.zeros(t.shape[1]))
     kwargs = {"broad_projector": p0, "beta": beta, "rank": rank, "concentration": concentration}
@@ -345,15 +356,10 @@ class PosteriorBinghamPrior(LatentFamily):
         t = np.asarray(targets, np.float64)
         beta = self.target_beta(len(t))
         kappa = self.target_concentration(len(t), beta)
-        b = posterior_like_parameter(np.asarray(self.projector), t, beta=beta, rank=self.rank)
-        post = BinghamPosterior(kappa * b, self.rank, np.zeros(t.shape[1]))
-        kwargs = {
-            "broad_projector": np.asarray(self.projector),
-            "beta": beta,
-            "rank": self.rank,
-            "concentration": kappa,
-        }
-        info = {**self.weight_info(beta), "concentration": kappa, "model_kwargs": kwargs}
+        post, extra = latent_spherical_posterior(
+            self.projector, t, rank=self.rank, beta=beta, concentration=kappa
+        )
+        info = {**self.weight_info(beta), "concentration": kappa, **extra}
         return post, info, {"radius": np.asarray(float(self.radius)), **self.ppca_fixed(t)}
 
     def prior_kwargs(self) -> dict:
@@ -386,6 +392,7 @@ class PosteriorBinghamPrior(LatentFamily):
 
 
 __all__ = [
+    "latent_spherical_posterior",
     "PosteriorBinghamLikelihood",
     "PosteriorBinghamPrior",
     "broad_projector",

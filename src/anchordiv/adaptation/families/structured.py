@@ -43,6 +43,7 @@ Units: ``prior_anchors`` is how many anchors the broad estimate of each hyperpar
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable, ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -336,11 +337,31 @@ class StructuredPrior(Family):
     def to_model(cls, p, tau, dtype, fixed):
         return gaussian_model(p, tau, dtype)
 
+    #: the model's hyperparameters from the broad moments (:func:`factor_kwargs`,
+    #: :func:`lkj_kwargs`) and the name of the structure's own option (``rank``,
+    #: ``concentration``), a field passed to it with the strengths
+    build: ClassVar[Callable[..., dict]]
+    option: ClassVar[str]
+
     @classmethod
-    def moments(cls, broad, prior: str) -> tuple[np.ndarray, np.ndarray]:
-        """The broad mean and ridged covariance (or its isotropic control)."""
+    def make(cls, broad, option, *, prior_anchors, kappa0, nu0, prior: str):
+        """The prior of the broad anchors with the structure's ``option`` (validated by the
+        caller) and validated strengths."""
         mu, cov = _broad_moments(broad)
-        return mu, isotropic_like(cov) if check_prior_mode(prior) == "isotropic" else cov
+        if check_prior_mode(prior) == "isotropic":
+            cov = isotropic_like(cov)
+        n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
+        nu0 = None if nu0 is None else positive("nu0", nu0)
+        return cls(mu, cov, option, n0, k0, nu0, prior)  # type: ignore[call-arg]
+
+    def prior_kwargs(self) -> dict:
+        return type(self).build(
+            np.asarray(self.mu0, np.float64),
+            np.asarray(self.cov, np.float64),
+            **{self.option: getattr(self, self.option)},
+            prior_anchors=float(self.prior_anchors),
+            kappa0=float(self.kappa0),
+        )
 
 
 @family("factor-gaussian")
@@ -376,6 +397,8 @@ class FactorPrior(StructuredPrior):
 
     static_fields = ("prior", "origin", "rank")
     model = staticmethod(factor_model)
+    build = staticmethod(factor_kwargs)
+    option = "rank"
 
     @classmethod
     def from_anchors(
@@ -414,21 +437,10 @@ class FactorPrior(StructuredPrior):
         FactorPrior
             The prior.
         """
-        mu, cov = cls.moments(broad, prior)
-        r = integer("rank", rank, low=1)
-        if r >= cov.shape[0]:
-            raise AnchorDivError(f"rank: {r} must be < d = {cov.shape[0]}")
-        n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
-        return cls(mu, cov, r, n0, k0, None if nu0 is None else positive("nu0", nu0), prior)
-
-    def prior_kwargs(self) -> dict:
-        return factor_kwargs(
-            np.asarray(self.mu0, np.float64),
-            np.asarray(self.cov, np.float64),
-            rank=int(self.rank),
-            prior_anchors=float(self.prior_anchors),
-            kappa0=float(self.kappa0),
-        )
+        r, d = integer("rank", rank, low=1), np.shape(broad)[-1]
+        if r >= d:
+            raise AnchorDivError(f"rank: {r} must be < d = {d}")
+        return cls.make(broad, r, prior_anchors=prior_anchors, kappa0=kappa0, nu0=nu0, prior=prior)
 
 
 @family("lkj-gaussian")
@@ -461,6 +473,8 @@ class LKJPrior(StructuredPrior):
     origin: str = ""
 
     model = staticmethod(lkj_model)
+    build = staticmethod(lkj_kwargs)
+    option = "concentration"
 
     @classmethod
     def from_anchors(
@@ -498,18 +512,9 @@ class LKJPrior(StructuredPrior):
         LKJPrior
             The prior.
         """
-        mu, cov = cls.moments(broad, prior)
         eta = positive("concentration", concentration)
-        n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
-        return cls(mu, cov, eta, n0, k0, None if nu0 is None else positive("nu0", nu0), prior)
-
-    def prior_kwargs(self) -> dict:
-        return lkj_kwargs(
-            np.asarray(self.mu0, np.float64),
-            np.asarray(self.cov, np.float64),
-            concentration=float(self.concentration),
-            prior_anchors=float(self.prior_anchors),
-            kappa0=float(self.kappa0),
+        return cls.make(
+            broad, eta, prior_anchors=prior_anchors, kappa0=kappa0, nu0=nu0, prior=prior
         )
 
 
