@@ -45,9 +45,9 @@ def register(sub) -> None:
         "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), "
         "the WordNet → ImageNet adaptation curve (with the anchor-budget view) and "
         "the object-vs-style study, the prior-transfer studies and the dominance "
-        "table, and write a markdown report with tables and PNG plots.  About 3 "
+        "table, and write a markdown report with tables and PNG plots.  About 2.5 "
         "minutes on 2 idle CPU cores with warm caches (embeddings and compiled "
-        "programs; 162 s measured), 7 beside two busy processes (430 s), more "
+        "programs; 138 s measured), 6 beside two busy processes (374 s), more "
         "with cold ones; prints the report's path.",
     )
     add_run_options(p, "reports/demo")

@@ -6,7 +6,7 @@ trade-off), the object-vs-style study and the prior-transfer studies (style and 
 Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about ten
 minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
 transfer studies, which add about five more with cached embeddings (warm embedding and
-compilation caches: 162 s alone on 2 idle cores, 430 s beside two busy BLAS processes,
+compilation caches: 138 s alone on 2 idle cores, 374 s beside two busy BLAS processes,
 ``benchmarks/results/bench_beside_load-demo.md``), and the ``small`` size in
 about a minute once the encoder is loaded (for tests).
 """
