@@ -133,3 +133,17 @@ def synthetic_curve(means=MEANS, noise=0.01, n_subsets=3, n_queries=200, seed=0)
 
     models = {n: CurveModel(lambda b, t, tau: "cosine", *ROLES[n]) for n in means}
     return Curve(models, BUDGETS, per_query, [], 0.1, n_boot=300)
+
+
+def edit_card(path, **changes):
+    """Change fields of a saved bundle's card and recompute its digest (a consistent edit, as
+    anyone can make one: what the loaders' own checks must catch)."""
+    import json
+    from pathlib import Path
+
+    from anchordiv._safeio import card_digest
+
+    card_path = Path(path) / "card.json"
+    card = {**json.loads(card_path.read_text()), **changes}
+    card["digest"] = card_digest(card)
+    card_path.write_text(json.dumps(card))

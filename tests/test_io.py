@@ -7,7 +7,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.io import load_card
-from helpers import ALL_KINDS, clustered_anchors, make_model, unit
+from helpers import ALL_KINDS, clustered_anchors, edit_card, make_model, unit
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS)
@@ -62,8 +62,7 @@ def _truncate(path):
 
 
 def _edit_card(path, **changes):
-    card = json.loads((path / "card.json").read_text())
-    (path / "card.json").write_text(json.dumps({**card, **changes}))
+    edit_card(path, **changes)
 
 
 def test_truncated_arrays_name_the_file(tmp_path):

@@ -20,7 +20,7 @@ from . import threads as _threads  # noqa: F401
 from .errors import AnchorDivError
 from .provenance import AnchorDivWarning, Embeddings, load_embeddings, resolve_tau, save_embeddings
 from .anchors import AnchorModel, Gaussian, fit, mix
-from .io import load_model, save_model, shipped_priors
+from .io import bundle_digest, load_model, save_model, shipped_priors
 from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import divergence, top_k
 from .retrieval.index import FaissIndex, GalleryIndex
@@ -69,6 +69,7 @@ __all__ = [
     "load_embeddings",
     "save_embeddings",
     "resolve_tau",
+    "bundle_digest",
     "load_model",
     "save_model",
     "shipped_priors",

@@ -8,20 +8,33 @@ so a loaded model scores exactly like the saved one.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import datetime
-import hashlib
 import importlib.metadata
 import json
 import os
 import platform
-import zipfile
-import zlib
 from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 
+from ._safeio import (
+    array_specs,
+    atomic_dir,
+    bundle_dir,
+    card_digest,
+    data_hash,
+    dumps,
+    malformed,
+    native,
+    read_json,
+    read_npz,
+    write_npz,
+    write_text,
+)
 from .anchors.base import MODEL_CLASSES, AnchorModel
 from .errors import AnchorDivError, check_output
 
@@ -105,18 +118,29 @@ def shipped_priors() -> dict[str, Path]:
 
 
 def resolve_prior(path) -> Path:
-    """``path`` itself when it is a saved bundle (a directory with a card), else the shipped
-    prior of that short or full name (``"wordnet-visual-art"``,
-    ``"wordnet-visual-art-gaussian"``); an :class:`AnchorDivError` listing the shipped names
-    when it is neither."""
-    p = Path(path)
-    if (p / CARD).is_file():
-        return p
-    name = str(path)
+    """The bundle ``path`` names.
+
+    A bare name (no directory part, e.g. ``"wordnet-visual-art"`` or
+    ``"wordnet-visual-art-gaussian"``) of a shipped prior means the shipped prior; a local
+    folder of the same name is then reached with a path (``"./wordnet-visual-art"``), and a bare
+    name that is both is an :class:`AnchorDivError` rather than a silent choice.  Anything else
+    is a path to a saved bundle.  An :class:`AnchorDivError` lists the shipped names when
+    ``path`` is neither."""
+    name = os.fspath(path)
+    p = Path(name)
+    bare = os.sep not in name and "/" not in name and name not in (".", "..")
     shipped = shipped_priors()
-    if os.sep not in name and "/" not in name and short_name(name) in shipped:
+    local = (bundle_dir(p) / CARD).is_file()
+    if bare and short_name(name) in shipped:
+        if local and bundle_dir(p).resolve() != shipped[short_name(name)].resolve():
+            raise AnchorDivError(
+                f"prior: {name!r} is both a shipped prior and a folder here; pass "
+                f"'./{name}' for the folder, or run elsewhere for the shipped prior"
+            )
         return shipped[short_name(name)]
-    if p.exists() or os.sep in name or "/" in name:
+    if local:
+        return p
+    if p.exists() or not bare:
         raise AnchorDivError(f"{p}: not a saved anchordiv bundle (no {CARD})")
     names = ", ".join(shipped) or f"none found in {models_dir()}"
     raise AnchorDivError(
@@ -152,74 +176,152 @@ def unflatten_model(structure: dict, arrays) -> AnchorModel:
     return MODEL_CLASSES[kind](**values)
 
 
-def data_hash(arrays: dict[str, np.ndarray]) -> str:
-    """SHA-256 over the arrays' names, dtypes, shapes and bytes (order-independent)."""
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def write_bundle(
     path, arrays: dict[str, np.ndarray], card: dict, *, overwrite: bool = False
 ) -> Path:
-    """Write ``arrays.npz`` + ``card.json`` (adding version, time and data hash) to ``path``;
-    an existing non-empty ``path`` is refused unless ``overwrite`` (:func:`check_output`)."""
-    path = check_output(path, overwrite)
-    path.mkdir(parents=True, exist_ok=True)
+    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`:
+    a kill at any instant leaves the old bundle or the new one); an existing non-empty ``path``
+    is refused unless ``overwrite`` (:func:`check_output`).
+
+    The card gets the package version, the time, the arrays' dtypes and shapes
+    (``array_specs``), their SHA-256 (``data_hash``) and the SHA-256 of the card's content
+    (``digest``: every field but itself, :func:`~._safeio.card_digest`)."""
+    with atomic_dir(path, overwrite) as tmp:
+        write_bundle_files(tmp, arrays, card)
+    return Path(path)
+
+
+def write_bundle_files(directory: Path, arrays: dict[str, np.ndarray], card: dict) -> None:
+    """The files of a bundle, written into the (new, empty) ``directory``."""
     card = {
         **card,
         "package_version": package_version(),
         "data_hash": data_hash(arrays),
+        "array_specs": array_specs(arrays),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    np.savez(path / ARRAYS, **arrays)
-    (path / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
-    return path
+    card = json.loads(json.dumps(card))  # the JSON form the digest is recomputed from
+    card["digest"] = card_digest(card)
+    write_npz(directory / ARRAYS, arrays)
+    write_text(directory / CARD, dumps(card))
 
 
 def _read_card(path: Path) -> dict:
-    try:
-        card = json.loads((path / CARD).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise AnchorDivError(
-            f"{path / CARD}: not valid JSON ({err}); the bundle's card is corrupt"
-        ) from None
+    card = read_json(path / CARD, f"{path / CARD}")
     if not isinstance(card, dict) or "type" not in card:
         raise AnchorDivError(f"{path / CARD}: not an anchordiv card (a JSON object with 'type')")
     return card
 
 
-def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+def pinned(sha256) -> str:
+    """A user's pinned digest: 64 hex digits (an optional ``sha256:`` prefix dropped)."""
+    text = str(sha256).strip().lower().removeprefix("sha256:")
+    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
+        raise AnchorDivError(f"sha256: expected 64 hex digits, got {sha256!r}")
+    return text
+
+
+#: Digests every bundle read must have (the CLI's ``--sha256``): empty when none are pinned.
+PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", default=frozenset())
+
+
+@contextlib.contextmanager
+def pinned_digests(digests):
+    """Within the block, every bundle :func:`read_bundle` reads must have one of ``digests``
+    (what ``--sha256`` does on the command line; ``()`` or None pins nothing)."""
+    token = PINS.set(frozenset(pinned(d) for d in digests or ()))
     try:
-        with np.load(path / ARRAYS, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as err:
-        raise AnchorDivError(
-            f"{path / ARRAYS}: unreadable or truncated array archive ({type(err).__name__}: {err})"
-        ) from None
+        yield
+    finally:
+        PINS.reset(token)
 
 
-def read_bundle(path, *, verify: bool = True) -> tuple[dict[str, np.ndarray], dict]:
-    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's data hash.
+def bundle_digest(path) -> str:
+    """The digest of a saved bundle (prior, posterior, model, index, InferenceData).
 
-    A missing, truncated or corrupt ``arrays.npz`` or ``card.json`` raises
-    :class:`AnchorDivError` naming the file and the problem; so does a card ``dim`` that is no
-    array's axis length (the loaders check it exactly against what they build)."""
+    SHA-256 of its card's content (every field but ``digest``); the card's ``data_hash`` covers
+    the arrays, so the digest covers the whole bundle.  It is what ``sha256=`` on the loaders
+    and ``--sha256`` on the command line pin, and what ``anchordiv priors`` prints.  It detects
+    corruption and swapped files, not tampering: anyone can recompute it, so pin a digest you
+    obtained from a source you trust.
+
+    Parameters
+    ----------
+    path : str or Path
+        A bundle directory or a shipped prior's name.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0),
+    ...                     pathlib.Path(tempfile.mkdtemp()) / "model")
+    >>> digest = ad.bundle_digest(out)
+    >>> len(digest), float(ad.load_model(out, sha256=digest).tau)
+    (64, 20.0)
+    """
+    return card_digest(load_card(resolve_prior(path)))
+
+
+def read_bundle(
+    path, *, verify: bool = True, sha256: str | None = None
+) -> tuple[dict[str, np.ndarray], dict]:
+    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's ``data_hash``
+    and the card its ``digest`` (cards written before the digest existed: the arrays only);
+    with ``sha256`` the bundle's digest (:func:`bundle_digest`) must equal it (checked whatever
+    ``verify`` says).
+
+    Every member's dtype and shape is checked before it is read (:func:`~._safeio.read_npz`;
+    against the card's ``array_specs`` where it has them); a missing, truncated or corrupt
+    ``arrays.npz`` or ``card.json`` raises :class:`AnchorDivError` naming the file and the
+    problem; so does a card ``dim`` that is no array's axis length (the loaders check it
+    exactly against what they build).  Arrays come back in the machine's byte order."""
     path = Path(path)
-    if not (path / CARD).is_file() or not (path / ARRAYS).is_file():
+    where = bundle_dir(path)
+    if not (where / CARD).is_file() or not (where / ARRAYS).is_file():
         raise AnchorDivError(f"{path}: not a saved anchordiv bundle (needs {CARD} and {ARRAYS})")
-    card = _read_card(path)
-    arrays = _read_arrays(path)
-    if verify and card.get("data_hash") != data_hash(arrays):
-        raise AnchorDivError(f"{path}: arrays do not match the card's data_hash (corrupt?)")
-    if card.get("dim") is not None and card["dim"] not in {
-        n for a in arrays.values() for n in a.shape
-    }:
+    card = _read_card(where)
+    specs = card.get("array_specs")
+    if specs is not None and not (
+        isinstance(specs, dict)
+        and all(
+            isinstance(v, list)
+            and len(v) == 2
+            and isinstance(v[0], str)
+            and isinstance(v[1], list)
+            and all(isinstance(n, int) and n >= 0 for n in v[1])
+            for v in specs.values()
+        )
+    ):
+        raise AnchorDivError(f"{path / CARD}: array_specs is malformed")
+    arrays = read_npz(where / ARRAYS, expect=specs)
+    if verify or sha256 is not None or PINS.get():
+        if card.get("data_hash") != data_hash(arrays):
+            raise AnchorDivError(f"{path}: arrays do not match the card's data_hash (corrupt?)")
+        if "digest" in card and card["digest"] != card_digest(card):
+            raise AnchorDivError(f"{path / CARD}: the card does not match its digest (corrupt?)")
+    if sha256 is not None and card_digest(card) != pinned(sha256):
         raise AnchorDivError(
-            f"{path / CARD}: says dim = {card['dim']} but no array has an "
+            f"{path}: its digest is {card_digest(card)}, not the pinned {pinned(sha256)}; "
+            f"refusing a bundle that differs from the one pinned"
+        )
+    pins = PINS.get()
+    if pins and card_digest(card) not in pins:
+        raise AnchorDivError(
+            f"{path}: its digest is {card_digest(card)}, not one pinned with --sha256; "
+            f"refusing a bundle that differs from the one pinned"
+        )
+    arrays = {k: native(v) for k, v in arrays.items()}
+    dim = card.get("dim")
+    if dim is not None and (
+        not isinstance(dim, int) or dim not in {n for a in arrays.values() for n in a.shape}
+    ):
+        raise AnchorDivError(
+            f"{path / CARD}: says dim = {dim!r} but no array has an "
             f"axis of that length (card edited or mismatched files)"
         )
     return arrays, card
@@ -284,7 +386,7 @@ def save_model(model: AnchorModel, path, *, overwrite: bool = False, **card) -> 
     return write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
 
 
-def load_model(path, *, verify: bool = True) -> AnchorModel:
+def load_model(path, *, verify: bool = True, sha256: str | None = None) -> AnchorModel:
     """Load a model saved by :func:`save_model` (bit-exact).
 
     Parameters
@@ -292,7 +394,9 @@ def load_model(path, *, verify: bool = True) -> AnchorModel:
     path : str or Path
         The model directory.
     verify : bool, default True
-        Check the arrays against the card's data hash.
+        Check the arrays against the card's data hash and the card against its digest.
+    sha256 : str, optional
+        A pinned digest (:func:`bundle_digest`): a bundle with another one is refused.
 
     Returns
     -------
@@ -313,21 +417,42 @@ def load_model(path, *, verify: bool = True) -> AnchorModel:
     >>> float(ad.load_model(out).tau)
     20.0
     """
-    arrays, card = read_bundle(path, verify=verify)
+    arrays, card = read_bundle(path, verify=verify, sha256=sha256)
     expect_type(path, card, "anchor-model", "an anchor model")
-    try:
+    with malformed(Path(path) / CARD, "anchor model (its structure does not match the arrays)"):
         model = unflatten_model(card["structure"], arrays)
-    except (KeyError, TypeError, AttributeError) as err:
-        raise AnchorDivError(
-            f"{Path(path) / CARD}: its structure does not match the arrays (missing {err})"
-        ) from None
-    check_card_dim(path, card, model.dim)
+        check_card_dim(path, card, model.dim)
+        check_loaded_model(model)
     return model
+
+
+def check_loaded_model(model: AnchorModel) -> None:
+    """Refuse a loaded model whose arrays could not score (the loaders' first use, traced
+    abstractly — no compilation): every leaf a float array, ``tau`` a positive scalar, and
+    ψ of ``[2, d]`` parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(model)
+    if not leaves or not all(jnp.issubdtype(jnp.asarray(v).dtype, jnp.floating) for v in leaves):
+        raise AnchorDivError(f"{model.kind}: a loaded model's arrays must be floating")
+    tau = getattr(model, "tau", None)
+    if tau is not None and (np.ndim(tau) != 0 or not float(tau) > 0):
+        raise AnchorDivError(f"{model.kind}: a loaded model's tau must be a positive scalar")
+    dim = model.dim
+    if not isinstance(dim, int) or dim < 1:
+        raise AnchorDivError(f"{model.kind}: loaded model of dimension {dim!r}")
+    theta = jax.ShapeDtypeStruct((2, dim), jnp.float32)
+    if jax.eval_shape(model.cumulant, theta).shape != (2,):
+        raise AnchorDivError(f"{model.kind}: its arrays do not give one cumulant per row")
+    if model.quadratic:
+        out = jax.eval_shape(model.embed, theta)
+        if len(out.shape) != 2 or out.shape[0] != 2:
+            raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
 
 
 def load_card(path) -> dict:
     """The card of a saved bundle (an error naming the file if it is missing or corrupt)."""
-    path = Path(path)
+    path = bundle_dir(path)
     if not (path / CARD).is_file():
         raise AnchorDivError(f"{path}: not a saved anchordiv bundle (no {CARD})")
     return _read_card(path)

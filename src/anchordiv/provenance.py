@@ -14,7 +14,6 @@ of different encoders are never mixed (:func:`common_provenance`).
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
@@ -205,18 +204,14 @@ def save_embeddings(
     >>> ad.load_embeddings(path.with_suffix(".npy")).provenance
     {'encoder': 'toy', 'logit_scale': 20.0}
     """
-    from .errors import check_output
+    from ._safeio import dumps, replace_files, write_npy, write_text
 
     p = npy_path(path)
-    check_output(p, overwrite, file=True)
-    check_output(sidecar_path(p), overwrite, file=True)
-    p.parent.mkdir(parents=True, exist_ok=True)
     arr = np.asarray(x)
     prov = {
         **provenance_of(x),
         **{k: v for k, v in (("encoder", encoder), ("logit_scale", logit_scale)) if v is not None},
     }
-    np.save(p, arr)
     meta = {
         "embeddings": str(p),
         **prov,
@@ -224,19 +219,23 @@ def save_embeddings(
         "rows": int(arr.shape[0]),
         "dim": int(arr.shape[-1]) if arr.ndim else 0,
     }
-    sidecar_path(p).write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    text = dumps(meta, indent=1, default=str)
+    replace_files(
+        {p: lambda t: write_npy(t, arr), sidecar_path(p): lambda t: write_text(t, text)},
+        overwrite=overwrite,
+    )
     return p
 
 
-def read_sidecar(path) -> dict:
-    """The sidecar of an embeddings file (``{}`` if there is none; an error if it is broken)."""
-    side = sidecar_path(path)
+def read_sidecar(path, side: Path | None = None) -> dict:
+    """The sidecar of an embeddings file (``{}`` if there is none; an error if it is broken);
+    ``side`` reads it from another file (an interrupted save's journal copy)."""
+    side = sidecar_path(path) if side is None else side
     if not side.is_file():
         return {}
-    try:
-        meta = json.loads(side.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise AnchorDivError(f"{side}: provenance sidecar is not valid JSON ({err})") from None
+    from ._safeio import read_json
+
+    meta = read_json(side, f"{side}: provenance sidecar")
     if not isinstance(meta, dict):
         raise AnchorDivError(f"{side}: provenance sidecar must hold a JSON object")
     return meta
@@ -245,14 +244,27 @@ def read_sidecar(path) -> dict:
 def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray:
     """A ``.npy`` array (memory-mapped by default) with a clear error for a missing, foreign or
     truncated file."""
+    from ._safeio import native, npy_header
+
     p = Path(path)
     if not p.is_file():
         raise AnchorDivError(f"{name}: no such file: {path}")
     if p.suffix != ".npy":
         raise AnchorDivError(f"{name}: expected a .npy file, got {path}")
     try:
-        return np.load(p, mmap_mode="r" if mmap else None, allow_pickle=False)
+        with open(p, "rb") as f:
+            shape, _, dtype = npy_header(f, f"{name}: {path}")
+            data = p.stat().st_size - f.tell()
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if count * dtype.itemsize != data:
+            raise AnchorDivError(
+                f"{name}: {path} header says {dtype.str} {list(shape)} but holds {data} data "
+                f"bytes (truncated or corrupt)"
+            )
+        return native(np.load(p, mmap_mode="r" if mmap else None, allow_pickle=False))
     except (ValueError, OSError, EOFError) as err:
+        if isinstance(err, AnchorDivError):
+            raise
         raise AnchorDivError(f"{name}: {path} is not a readable .npy array ({err})") from None
 
 
@@ -290,8 +302,16 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
     >>> X.shape, X.provenance["encoder"]
     ((3, 3), 'toy')
     """
-    arr = load_npy(path, name, mmap=mmap)
-    meta = read_sidecar(path)
+    from ._safeio import group_paths
+
+    if Path(path).suffix != ".npy":
+        return load_npy(path, name, mmap=mmap)
+    files = group_paths([npy_path(path), sidecar_path(path)])
+    array_file, side = files[npy_path(path)], files[sidecar_path(path)]
+    if array_file is None:
+        raise AnchorDivError(f"{name}: no such file: {path}")
+    arr = load_npy(array_file, name, mmap=mmap)
+    meta = read_sidecar(path, side) if side is not None else {}
     if not meta:
         return arr
     for key, actual in (

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from helpers import clustered_anchors, unit
+from helpers import clustered_anchors, edit_card, unit
 
 pytest.importorskip("faiss")
 
@@ -36,8 +36,7 @@ def test_corrupt_or_mismatched_index_files(tmp_path):
     rng = np.random.default_rng(1)
     model = ad.fit("gaussian", clustered_anchors(rng, 20, 4), tau=5.0)
     path = ad.GalleryIndex(model, unit(rng, 30, 4)).to_faiss("flat").save(tmp_path / "ix")
-    card = json.loads((path / "card.json").read_text())
-    (path / "card.json").write_text(json.dumps({**card, "size": 31}))
+    edit_card(path, size=31)
     with pytest.raises(ad.AnchorDivError, match="card says 31 items"):
         ad.FaissIndex.load(path)
     data = (path / "arrays.npz").read_bytes()

@@ -408,7 +408,13 @@ def broad_from_model(model) -> np.ndarray:
 
 @limited_blas
 def load_prior(
-    path, kind: str = "gaussian", *, targets=None, verify: bool = True, **strengths
+    path,
+    kind: str = "gaussian",
+    *,
+    targets=None,
+    verify: bool = True,
+    sha256: str | None = None,
+    **strengths,
 ) -> Family:
     """A prior object from disk.
 
@@ -429,7 +435,10 @@ def load_prior(
     targets : array_like, shape [n, d], optional
         Target anchors for the strengths chosen from data (``"auto"``).
     verify : bool, default True
-        Check the arrays against the card's data hash.
+        Check the arrays against the card's data hash and the card against its digest.
+    sha256 : str, optional
+        A pinned digest (``ad.bundle_digest(path)``; ``anchordiv priors`` prints the shipped
+        ones'): a bundle with another one is refused.
     **strengths
         The kind's prior options (as in :func:`adapt`, e.g. ``kappa0``, ``nu0``, ``rank``).
 
@@ -441,8 +450,9 @@ def load_prior(
     Raises
     ------
     AnchorDivError
-        ``path`` is not a saved bundle, ``kind="mixture"`` from a saved model (a mixture runs EM
-        on the anchors themselves), or invalid strengths.
+        ``path`` is not a saved bundle (or a malformed one), its digest differs from a pinned
+        ``sha256``, ``kind="mixture"`` from a saved model (a mixture runs EM on the anchors
+        themselves), or invalid strengths.
 
     Examples
     --------
@@ -456,23 +466,47 @@ def load_prior(
     >>> type(prior).__name__, prior.dim
     ('NIWPrior', 4)
     """
+    from .._safeio import malformed
     from ..io import load_card, load_model, read_bundle, resolve_prior
 
     path = resolve_prior(path)
     card = load_card(path)
     saved = card.get("type") == "prior"
-    fam = resolve_family(card["kind"] if saved else kind)
     if saved:
-        arrays, card = read_bundle(path, verify=verify)
-        return fam.from_arrays(arrays, card["prior"])
+        arrays, card = read_bundle(path, verify=verify, sha256=sha256)
+        with malformed(path, "prior"):
+            if not isinstance(card.get("kind"), str):
+                raise AnchorDivError(f"{path}: a saved prior's card needs a 'kind' (a family)")
+            fam = resolve_family(card["kind"])
+            meta = card["prior"]
+            if not isinstance(meta, dict) or meta.get("family") != card["kind"]:
+                raise AnchorDivError(f"{path}: the card's prior does not match its kind")
+            prior = fam.from_arrays(arrays, meta)
+            check_loaded_prior(prior, card)
+        return prior
+    fam = resolve_family(kind)
     needs = getattr(fam, "needs_anchors", None)
     if needs:
         raise AnchorDivError(f"kind: {needs}")
-    broad = stand_in_anchors(load_model(path, verify=verify), card)
+    broad = stand_in_anchors(load_model(path, verify=verify, sha256=sha256), card)
     t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
     prior = fam.from_anchors(broad, t, **strengths)
     origin = json.dumps({"path": str(Path(path)), "card": card}, default=str)
     return dataclasses.replace(prior, origin=origin)  # type: ignore[type-var]
+
+
+def check_loaded_prior(prior: Family, card: dict) -> None:
+    """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
+    types where numbers are expected, finite, and its dimension the card's."""
+    for f in dataclasses.fields(prior):
+        v = getattr(prior, f.name)
+        if f.name in prior.static_fields or v is None or isinstance(v, str):
+            continue
+        a = np.asarray(v)
+        if a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
+            raise AnchorDivError(f"prior: field {f.name} is not finite numbers")
+    if prior.dim != card.get("dim"):
+        raise AnchorDivError(f"prior: dimension {prior.dim}, the card says {card.get('dim')}")
 
 
 def stand_in_anchors(model, card: dict) -> np.ndarray:

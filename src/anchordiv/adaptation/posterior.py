@@ -19,7 +19,8 @@ import numpy as np
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
-from ..io import read_bundle, write_bundle
+from .._safeio import malformed
+from ..io import check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .capabilities import optional
 from .likelihood import Likelihood
@@ -510,24 +511,53 @@ def _scalars(group: dict) -> dict:
     return {k: (v.item() if v.ndim == 0 else v) for k, v in group.items()}
 
 
-def _params(arrays: dict, prefix: str, name: str | None, module: str | None = None):
-    """The exact-posterior object saved under ``prefix``: its class by name from the module it
-    was defined in (a user's family included; bundles saved before the module was recorded:
-    from :mod:`anchordiv.adaptation.families`)."""
+def _params(arrays: dict, prefix: str, name, module) -> object:
+    """The exact-posterior object saved under ``prefix``.  Its class is looked up, never
+    imported: by name among the classes defined in the modules of the registered families
+    (:func:`exact_classes`); a name found nowhere is an :class:`AnchorDivError` that says how to
+    register the family that defines it."""
     if not name:
         return None
-    import importlib
-
-    cls = getattr(importlib.import_module(module or "anchordiv.adaptation.families"), name, None)
-    if cls is None:
+    cls = exact_classes().get(name)
+    if cls is None or (module is not None and cls.__module__ != module):
+        where = f" (from {module!r})" if module else ""
         raise AnchorDivError(
-            f"load: the exact-posterior class {name!r} is not known; import the module "
-            f"that defines its family first"
+            f"load: the exact-posterior class {name!r}{where} is not one of the registered "
+            f"families' classes; loading never imports code named in a file — import the "
+            f"module that defines it and registers its family with ad.family(...) first"
         )
-    return cls(**_scalars(_group(arrays, prefix)))
+    fields = {f.name for f in dataclasses.fields(cls)}
+    values = _scalars(_group(arrays, prefix))
+    if set(values) != fields:
+        raise AnchorDivError(
+            f"load: {name} needs arrays {sorted(fields)}, the bundle has {sorted(values)}"
+        )
+    return cls(**values)
 
 
-def load_posterior(path, *, verify: bool = True) -> Posterior:
+def exact_classes() -> dict[str, type]:
+    """The classes a saved posterior's ``family``/``completion`` may name: the dataclasses
+    defined in the module of a family in the registry (built-in ones, and those the user
+    registered in this process with ``ad.family``), by class name."""
+    import sys
+
+    from .registry import FAMILIES
+
+    out: dict[str, type] = {}
+    for fam in FAMILIES.values():
+        mod = sys.modules.get(fam.__module__)
+        for obj in vars(mod).values() if mod is not None else ():
+            if (
+                isinstance(obj, type)
+                and obj.__module__ == fam.__module__
+                and dataclasses.is_dataclass(obj)
+                and obj not in FAMILIES.values()
+            ):
+                out.setdefault(obj.__name__, obj)
+    return out
+
+
+def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> Posterior:
     """Load a posterior saved by :meth:`Posterior.save` (bit-exact arrays).
 
     Parameters
@@ -535,7 +565,9 @@ def load_posterior(path, *, verify: bool = True) -> Posterior:
     path : str or Path
         The posterior directory.
     verify : bool, default True
-        Check the arrays against the card's data hash.
+        Check the arrays against the card's data hash and the card against its digest.
+    sha256 : str, optional
+        A pinned digest (``ad.bundle_digest``): a bundle with another one is refused.
 
     Returns
     -------
@@ -545,7 +577,9 @@ def load_posterior(path, *, verify: bool = True) -> Posterior:
     Raises
     ------
     AnchorDivError
-        ``path`` is not a saved posterior or fails the hash check.
+        ``path`` is not a saved posterior, fails the hash check, names a class that is not a
+        registered family's (no code named in a file is ever imported), or its content does
+        not make a posterior whose point summary is an anchor model.
 
     Examples
     --------
@@ -555,10 +589,23 @@ def load_posterior(path, *, verify: bool = True) -> Posterior:
     >>> bool(np.array_equal(loaded.point().mean, post.point().mean))
     True
     """
-    arrays, card = read_bundle(path, verify=verify)
+    arrays, card = read_bundle(path, verify=verify, sha256=sha256)
     if card.get("type") != "posterior":
         raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
-    return Posterior.from_arrays(arrays, card)
+    with malformed(Path(path), "posterior"), warnings.catch_warnings():
+        post = Posterior.from_arrays(arrays, card)
+        if not isinstance(post.kind, str) or not isinstance(post.info, dict):
+            raise AnchorDivError(f"{path}: malformed posterior (kind, info)")
+        get_family(post.kind)
+        warnings.simplefilter("ignore")
+        try:
+            model = post.point()
+        except AnchorDivError as err:
+            if "point('mean')" not in str(err):
+                raise
+        else:
+            check_loaded_model(model)
+    return post
 
 
 def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:

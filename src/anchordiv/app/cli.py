@@ -9,6 +9,7 @@ import sys
 import warnings
 
 from ..errors import AnchorDivError, OutputExistsError
+from ..io import pinned_digests
 
 #: Subcommand modules under anchordiv.app.commands, in the order --help lists them.
 COMMANDS = [
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         f"anchordiv {args.command}: warning: {message}\n"
     )
     try:
-        return int(args.func(args) or 0)
+        with pinned_digests(getattr(args, "sha256", None)):
+            return int(args.func(args) or 0)
     except USER_ERRORS as err:
         print(f"anchordiv {args.command}: error: {user_message(err)}", file=sys.stderr)
         return 2

@@ -67,6 +67,9 @@ class Report:
         self.parts.append(f"![{caption}]({name})\n\n*{caption}*")
 
     def write(self, name: str = "report.md") -> Path:
+        from .._safeio import atomic_file, write_text
+
         path = self.path(name)
-        path.write_text("\n\n".join(self.parts) + "\n")
+        with atomic_file(path) as tmp:
+            write_text(tmp, "\n\n".join(self.parts) + "\n")
         return path

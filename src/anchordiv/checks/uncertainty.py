@@ -652,7 +652,7 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
     )
 
 
-def load_inference_data(path, *, verify: bool = True):
+def load_inference_data(path, *, verify: bool = True, sha256: str | None = None):
     """Load an InferenceData saved by :func:`save_inference_data` (into memory).
 
     Parameters
@@ -660,7 +660,9 @@ def load_inference_data(path, *, verify: bool = True):
     path : str or Path
         The bundle directory.
     verify : bool, default True
-        Check the bytes against the card's data hash.
+        Check the bytes against the card's data hash and the card against its digest.
+    sha256 : str, optional
+        A pinned digest (``ad.bundle_digest``): a bundle with another one is refused.
 
     Returns
     -------
@@ -674,14 +676,22 @@ def load_inference_data(path, *, verify: bool = True):
     """
     import arviz as az
 
-    arrays, card = read_bundle(path, verify=verify)
+    arrays, card = read_bundle(path, verify=verify, sha256=sha256)
     if card.get("type") != "inference-data":
         raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an InferenceData")
+    data = arrays.get(NETCDF)
+    if data is None or data.dtype != np.uint8 or data.ndim != 1:
+        raise AnchorDivError(f"{path}: malformed InferenceData bundle (no netCDF bytes)")
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
-        f.write_bytes(arrays[NETCDF].tobytes())
-        idata = az.from_netcdf(str(f))
-        idata.load()
+        f.write_bytes(data.tobytes())
+        try:
+            idata = az.from_netcdf(str(f))
+            idata.load()
+        except Exception as err:  # the netCDF/HDF5 readers raise many kinds on bad bytes
+            raise AnchorDivError(
+                f"{path}: its netCDF data do not read ({type(err).__name__}: {str(err)[:200]})"
+            ) from None
     return idata
 
 

@@ -155,10 +155,13 @@ def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
 def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | None]:
     """``(array, None)``, or ``(None, what is wrong)`` when the entry does not match its
     manifest."""
+    from .._safeio import read_json
+    from ..provenance import load_npy
+
     try:
-        meta = json.loads(manifest.read_text())
-        arr = np.load(npy, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as err:  # JSONDecodeError is a ValueError
+        meta = read_json(manifest)
+        arr = load_npy(npy, "cache entry", mmap=False)
+    except (OSError, ValueError, EOFError) as err:  # AnchorDivError is a ValueError
         return None, f"{type(err).__name__}: {err}"
     if not isinstance(meta, dict) or not {"shape", "dtype", "sha256"} <= set(meta):
         return None, f"manifest {manifest.name} lacks shape/dtype/sha256"
@@ -191,16 +194,31 @@ def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None)
     Path
         The array's path.
     """
+    from .._safeio import atomic_file, write_npy, write_text
+
     npy, manifest = _paths(key, root)
     npy.parent.mkdir(parents=True, exist_ok=True)
-    tmp = npy.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(tmp, arr)
-    os.replace(tmp, npy)
+    clean_legacy_temporaries(npy)
+    with atomic_file(npy) as tmp:
+        write_npy(tmp, arr)
     meta = {**info, "shape": list(arr.shape), "dtype": arr.dtype.str, "sha256": _array_hash(arr)}
-    tmp = manifest.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, manifest)
+    with atomic_file(manifest) as tmp:
+        write_text(tmp, json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return npy
+
+
+def clean_legacy_temporaries(npy: Path) -> None:
+    """Delete the ``<key>.<pid>.tmp.npy`` / ``.tmp`` files that writers killed mid-write left
+    in the cache (those of processes no longer running)."""
+    for p in npy.parent.glob(f"{npy.stem}.*.tmp*"):
+        pid = p.name[len(npy.stem) + 1 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                p.unlink(missing_ok=True)
+            except OSError:
+                pass
 
 
 def cached_embeddings(

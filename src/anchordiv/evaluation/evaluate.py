@@ -471,9 +471,11 @@ def write_json(path, obj) -> Path:
     Path
         The path written.
     """
+    from .._safeio import atomic_file, write_text
+
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(obj, indent=2, default=float) + "\n")
+    with atomic_file(p) as tmp:
+        write_text(tmp, json.dumps(obj, indent=2, default=float) + "\n")
     return p
 
 

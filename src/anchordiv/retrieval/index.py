@@ -648,7 +648,8 @@ class FaissIndex:
         ``arrays.npz``, the anchor model in ``path/model`` and a card (kind, sizes, reduction);
         ``card`` keywords are added to the card.  An existing non-empty ``path`` is refused
         unless ``overwrite=True``."""
-        from ..io import save_model, write_bundle
+        from .._safeio import atomic_dir
+        from ..io import bundle_digest, save_model, write_bundle_files
 
         faiss = require_faiss()
         path = Path(path)
@@ -670,42 +671,59 @@ class FaissIndex:
             "kind": self.gallery.model.kind,
             "model_dim": self.gallery.model.dim,
         }
-        write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
-        save_model(self.gallery.model, path / "model", overwrite=True)  # path was checked
+        with atomic_dir(path, overwrite) as tmp:
+            save_model(self.gallery.model, tmp / "model")
+            meta["model_digest"] = bundle_digest(tmp / "model")
+            write_bundle_files(tmp, arrays, {**meta, **card})
         return path
 
     @classmethod
-    def load(cls, path, *, verify: bool = True) -> "FaissIndex":
+    def load(cls, path, *, verify: bool = True, sha256: str | None = None) -> "FaissIndex":
         """Load an index saved by :meth:`save`; the card's sizes are checked against the
-        arrays, the faiss index and the model."""
-        from ..io import check_card_dim, expect_type, load_model, read_bundle
+        arrays, the faiss index and the model.  The serialized faiss index is first
+        deserialized in a child process of bounded memory and time
+        (:func:`~anchordiv._safeio.check_faiss_bytes`), so a corrupt one is a clear
+        :class:`AnchorDivError`; ``sha256`` pins the bundle's digest (``ad.bundle_digest``)."""
+        from .._safeio import bundle_dir, check_faiss_bytes, malformed
+        from ..io import check_card_dim, expect_type, load_model, pinned_digests, read_bundle
 
         faiss = require_faiss()
-        arrays, card = read_bundle(path, verify=verify)
+        arrays, card = read_bundle(path, verify=verify, sha256=sha256)
         expect_type(path, card, "faiss-index", "a faiss index")
-        model = load_model(Path(path) / "model", verify=verify)
-        check_card_dim(path, {"dim": card.get("model_dim")}, model.dim)
-        keys = arrays["keys"]
-        try:
-            index = faiss.deserialize_index(arrays["faiss"])
-        except RuntimeError as err:
-            raise AnchorDivError(f"{path}: the faiss index does not deserialize ({err})") from None
-        if not (card["size"] == len(keys) == index.ntotal and card["key_dim"] == keys.shape[1]):
-            raise AnchorDivError(
-                f"{path}: card says {card['size']} items x {card['key_dim']} "
-                f"key columns; arrays hold {list(keys.shape)} keys and the "
-                f"faiss index {index.ntotal} items"
+        with pinned_digests(()):  # a pin names the index; its model is covered by its checks
+            model = load_model(
+                bundle_dir(path) / "model", verify=verify, sha256=card.get("model_digest")
             )
-        gallery = GalleryIndex.__new__(GalleryIndex)
-        gallery.model, gallery.method, gallery.store = model, card["method"], None
-        gallery.precision = "highest"
-        gallery.size, gallery.keys = len(keys), keys
-        red = (
-            L2Reduction(float(card["shift"]), float(card["query_scale"]), float(card["max_norm"]))
-            if card["rescore"]
-            else None
-        )
-        return cls(index, gallery, reduction=red)
+        with malformed(path, "faiss index"):
+            check_card_dim(path, {"dim": card.get("model_dim")}, model.dim)
+            keys, data = arrays["keys"], arrays["faiss"]
+            if keys.ndim != 2 or keys.dtype.kind != "f" or data.ndim != 1 or data.dtype != np.uint8:
+                raise AnchorDivError(f"{path}: keys [n, m] floats and index bytes expected")
+            check_faiss_bytes(data, f"{path}")
+            try:
+                index = faiss.deserialize_index(data)
+            except RuntimeError as err:
+                raise AnchorDivError(
+                    f"{path}: the faiss index does not deserialize ({err})"
+                ) from None
+            if not (card["size"] == len(keys) == index.ntotal and card["key_dim"] == keys.shape[1]):
+                raise AnchorDivError(
+                    f"{path}: card says {card['size']} items x {card['key_dim']} "
+                    f"key columns; arrays hold {list(keys.shape)} keys and the "
+                    f"faiss index {index.ntotal} items of {index.d} columns"
+                )
+            gallery = GalleryIndex.__new__(GalleryIndex)
+            gallery.model, gallery.method, gallery.store = model, card["method"], None
+            gallery.precision = "highest"
+            gallery.size, gallery.keys = len(keys), keys
+            red = (
+                L2Reduction(
+                    float(card["shift"]), float(card["query_scale"]), float(card["max_norm"])
+                )
+                if card["rescore"]
+                else None
+            )
+            return cls(index, gallery, reduction=red)
 
 
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -234,6 +234,19 @@ def number(text: str) -> float:
     return value
 
 
+def add_sha256_flag(p) -> None:
+    """``--sha256 DIGEST`` (repeatable): every saved bundle the command reads (prior, posterior,
+    model) must have one of these digests (``anchordiv priors`` prints the shipped priors';
+    ``ad.bundle_digest(path)`` any bundle's)."""
+    p.add_argument(
+        "--sha256",
+        action="append",
+        metavar="DIGEST",
+        help="refuse any saved prior/posterior/model read whose digest is not one of these "
+        "(repeatable; `anchordiv priors` prints the shipped priors' digests)",
+    )
+
+
 def add_overwrite_flag(p) -> None:
     """``--overwrite``: without it an existing output (a non-empty ``-o`` directory, an existing
     output file) is an error, checked before any work is done."""
@@ -303,9 +316,12 @@ def check_encoder(card: dict, **named) -> None:
 
 
 def write_json(path: str | Path, obj) -> Path:
+    """``obj`` as JSON at ``path``, written atomically (a reader never sees half a file)."""
+    from ..._safeio import atomic_file, write_text
+
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(obj, indent=2, default=_plain) + "\n")
+    with atomic_file(p) as tmp:
+        write_text(tmp, json.dumps(obj, indent=2, default=_plain) + "\n")
     return p
 
 

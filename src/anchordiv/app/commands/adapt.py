@@ -17,6 +17,7 @@ from __future__ import annotations
 
 
 from ._io import (
+    add_sha256_flag,
     add_json_flag,
     add_overwrite_flag,
     check_out,
@@ -99,6 +100,7 @@ def register(sub) -> None:
     )
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
     add_overwrite_flag(p)
+    add_sha256_flag(p)
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument(
         "--summary",

@@ -7,6 +7,7 @@ import numpy as np
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
 from ._io import (
+    add_sha256_flag,
     add_json_flag,
     add_overwrite_flag,
     check_out,
@@ -71,6 +72,7 @@ def register(sub) -> None:
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_overwrite_flag(p)
+    add_sha256_flag(p)
     p.add_argument(
         "--models",
         default=",".join(DEFAULT_MODELS),

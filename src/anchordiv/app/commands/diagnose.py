@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ...errors import AnchorDivError
 from ._io import (
+    add_sha256_flag,
     add_json_flag,
     add_overwrite_flag,
     check_encoder,
@@ -31,6 +32,7 @@ def register(sub) -> None:
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_overwrite_flag(p)
+    add_sha256_flag(p)
     p.add_argument(
         "--num-draws",
         type=int,

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import AnchorDivError
 from ._io import (
+    add_sha256_flag,
     add_json_flag,
     add_overwrite_flag,
     check_out,
@@ -98,6 +99,7 @@ def register(sub) -> None:
     )
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_overwrite_flag(p)
+    add_sha256_flag(p)
     add_json_flag(p)
     p.set_defaults(func=run)
 

@@ -11,21 +11,22 @@ def register(sub) -> None:
         help="list the shipped broad priors (load one with ad.load_prior(NAME))",
         description="List the broad priors anchordiv ships (Gaussians fitted to broad anchors of "
         "the default encoder): short name, encoder, anchors, dimension and what they "
-        "were fitted to.  Each loads by its short or full name: "
+        "were fitted to, and its digest (pin it: ad.load_prior(NAME, sha256=DIGEST), --sha256).  "
+        "Each loads by its short or full name: "
         "ad.load_prior('wordnet-visual-art').  "
         "$ANCHORDIV_MODELS names another directory of priors to list and load.",
     )
     p.add_argument(
         "--json",
         action="store_true",
-        help="print {name: {path, encoder, n_anchors, dim, description}} as JSON",
+        help="print {name: {path, encoder, n_anchors, dim, description, sha256}} as JSON",
     )
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ...errors import AnchorDivError
-    from ...io import load_card, models_dir, shipped_priors
+    from ...io import bundle_digest, load_card, models_dir, shipped_priors
 
     found = shipped_priors()
     if not found:
@@ -42,6 +43,7 @@ def run(args) -> int:
             "n_anchors": card.get("n_anchors"),
             "dim": card.get("dim"),
             "description": card.get("anchor_source") or card.get("description", ""),
+            "sha256": bundle_digest(path),
         }
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -50,4 +52,5 @@ def run(args) -> int:
     print(f"{len(rows)} priors in {models_dir()}:")
     for name, r in rows.items():
         print(f"  {name:<{width}}  {r['n_anchors']} anchors, d = {r['dim']}: {r['description']}")
+        print(f"  {'':<{width}}  sha256 {r['sha256']}")
     return 0

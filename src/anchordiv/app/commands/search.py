@@ -8,9 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._safeio import atomic_file, write_npy
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
 from ._io import (
+    add_sha256_flag,
     add_json_flag,
     add_overwrite_flag,
     check_encoder,
@@ -58,6 +60,7 @@ def register(sub) -> None:
         help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and the table",
     )
     add_overwrite_flag(p)
+    add_sha256_flag(p)
     p.add_argument(
         "--table",
         choices=("csv", "tsv", "jsonl", "none"),
@@ -171,8 +174,9 @@ def run(args) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     written = {"indices": f"{out}.indices.npy", "divergences": f"{out}.divergences.npy"}
-    np.save(written["indices"], idx)
-    np.save(written["divergences"], div)
+    for key, arr in (("indices", idx), ("divergences", div)):
+        with atomic_file(written[key]) as tmp:
+            write_npy(tmp, np.asarray(arr))
     rows = table_rows(idx, div, qtext, gtext)
     if args.table != "none":
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))

@@ -1,0 +1,582 @@
+"""Safe reading and writing of files: the one place for atomic replacement, bounded reads and
+digests (every saver and loader of the package goes through here).
+
+Writing
+    :func:`atomic_dir` writes a directory as a temporary sibling (``.NAME.tmp-PID-…``) and
+    swaps it in: an existing destination is renamed aside (``.NAME.old-PID-…``), the new one
+    renamed into place, the aside deleted.  At every instant the destination or its aside is a
+    complete copy (old or new, never neither): :func:`bundle_dir` reads the aside when a kill
+    left only it, and the next write restores it before anything else.  :func:`atomic_file`
+    writes one file the same way (``os.replace`` of a temporary sibling).
+    :func:`replace_files` replaces several files of one directory as a unit (an embeddings
+    array and its sidecar): hard links of the current files go into a journal directory
+    (``.NAME.swap``, renamed into place complete) before the new files are renamed in, and
+    :func:`group_paths` reads the journal's copies while it exists, so a reader never sees a
+    new file with an old companion.  Every writer replaces the destination path itself (a
+    symbolic link there is replaced, never written through) and first removes the
+    temporaries a killed writer left (those of processes no longer running).
+
+Reading
+    :func:`read_json` refuses oversized or too deeply nested JSON; :func:`read_npz` checks every
+    member of an ``.npz`` from the zip directory and the ``.npy`` header — no encryption, stored
+    or deflated only, a plausible inflation ratio, a plain dtype, a declared size that matches
+    the member — before reading a byte of data; :func:`data_hash` hashes arrays in place (no
+    second copy).
+
+Integrity
+    :func:`card_digest` is a SHA-256 of a card's content (every field but ``digest``); the card's
+    ``data_hash`` covers the arrays, so the digest covers the whole bundle.  Both detect
+    corruption, not tampering: anyone can recompute them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from .errors import AnchorDivError
+
+#: The largest JSON file (card, sidecar, manifest) read, in bytes.
+MAX_JSON_BYTES = 64 * 2**20
+#: The deepest nesting of JSON arrays and objects accepted.
+MAX_JSON_DEPTH = 64
+#: A deflated ``.npz`` member may inflate to at most this many times its compressed size ...
+MAX_INFLATE_RATIO = 100
+#: ... unless it inflates to at most this many bytes.
+FREE_INFLATE_BYTES = 64 * 2**20
+#: The most members an ``.npz`` may have.
+MAX_MEMBERS = 100_000
+#: The largest ``.npy`` header read, in bytes.
+MAX_HEADER_BYTES = 10_000
+#: The dtype kinds an array may have (booleans, integers, floats, complex, strings).
+DTYPE_KINDS = "biufcUS"
+#: Seconds a stale temporary of a process whose liveness cannot be checked is kept.
+STALE_SECONDS = 3600.0
+
+TMP, OLD, SWAP, DONE = "tmp", "old", "swap", "done"
+
+
+# ---- JSON -------------------------------------------------------------------------------------
+
+
+def json_depth(obj) -> int:
+    """The nesting depth of a parsed JSON value (0 for a scalar), computed without recursion."""
+    deepest, stack = 0, [(obj, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
+def parse_json(text: str | bytes, what: str):
+    """JSON ``text`` parsed, with an :class:`AnchorDivError` naming ``what`` for text that is
+    not JSON, larger than :data:`MAX_JSON_BYTES` or nested deeper than :data:`MAX_JSON_DEPTH`."""
+    if len(text) > MAX_JSON_BYTES:
+        raise AnchorDivError(f"{what}: {len(text)} bytes of JSON, more than {MAX_JSON_BYTES}")
+    try:
+        obj = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise AnchorDivError(f"{what}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise AnchorDivError(f"{what}: JSON nested too deeply") from None
+    if json_depth(obj) > MAX_JSON_DEPTH:
+        raise AnchorDivError(f"{what}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return obj
+
+
+def read_json(path, what: str | None = None):
+    """The JSON value in the file ``path`` (size checked before reading, depth after)."""
+    path = Path(path)
+    what = what or str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise AnchorDivError(f"{what}: {size} bytes of JSON, more than {MAX_JSON_BYTES}")
+        data = path.read_bytes()
+    except OSError as err:
+        raise AnchorDivError(f"{what}: cannot read ({err.strerror or err})") from None
+    return parse_json(data, what)
+
+
+def dumps(obj, **kw) -> str:
+    """The JSON text a card or sidecar is written as (sorted keys, indented, newline)."""
+    return json.dumps(obj, indent=kw.pop("indent", 2), sort_keys=True, **kw) + "\n"
+
+
+# ---- arrays -----------------------------------------------------------------------------------
+
+
+def data_hash(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 over the arrays' names, dtypes, shapes and bytes (order-independent), hashing
+    each array's memory in place (a view, no copy of a contiguous array)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        if a.size:
+            h.update(a.reshape(-1).view(np.uint8))
+    return h.hexdigest()
+
+
+def canonical(card: dict) -> bytes:
+    """The bytes :func:`card_digest` hashes: the card without ``digest`` as compact JSON with
+    sorted keys."""
+    body = {k: v for k, v in card.items() if k != "digest"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def card_digest(card: dict) -> str:
+    """SHA-256 of a card's content (every field but ``digest``; with the card's ``data_hash``
+    it covers the whole bundle).  It detects corruption, not tampering."""
+    return hashlib.sha256(canonical(card)).hexdigest()
+
+
+def check_dtype(dtype: np.dtype, what: str) -> None:
+    """Refuse a dtype that is not a plain number or string (objects, records, sub-arrays)."""
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported (objects/records)")
+    if dtype.kind not in DTYPE_KINDS:
+        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported")
+
+
+def native(arr: np.ndarray) -> np.ndarray:
+    """``arr`` in the machine's byte order (a big-endian array converted, values unchanged)."""
+    if arr.dtype.byteorder not in ("=", "|") and arr.dtype.byteorder != sys_order():
+        return arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
+def sys_order() -> str:
+    return "<" if sys.byteorder == "little" else ">"
+
+
+def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fp``, read from its header
+    only, with an :class:`AnchorDivError` for anything that is not a plain ``.npy`` header."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fp, max_header_size=MAX_HEADER_BYTES)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fp, max_header_size=MAX_HEADER_BYTES)
+        else:
+            raise ValueError(f"unsupported .npy version {version}")
+    except Exception as err:  # numpy raises ValueError, SyntaxError, TokenError, ...
+        raise AnchorDivError(f"{what}: not a valid .npy header ({type(err).__name__})") from None
+    check_dtype(dtype, what)
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise AnchorDivError(f"{what}: invalid shape {shape}")
+    return tuple(shape), bool(fortran), dtype
+
+
+def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order.
+
+    Before any data is read, each member is checked from the zip directory (not encrypted,
+    stored or deflated, inflating at most :data:`MAX_INFLATE_RATIO` times beyond
+    :data:`FREE_INFLATE_BYTES`) and from its ``.npy`` header (a plain dtype, a shape whose size
+    is the member's size; ``expect``, ``{name: [dtype, shape]}``, if given, must match), so a
+    small file never makes a large allocation."""
+    path = Path(path)
+    out: dict[str, np.ndarray] = {}
+    try:
+        disk = path.stat().st_size
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise AnchorDivError(f"{path}: {len(infos)} members, more than {MAX_MEMBERS}")
+            for info in infos:
+                name = info.filename.removesuffix(".npy")
+                what = f"{path}[{info.filename}]"
+                check_member(info, disk, what)
+                if name in out:
+                    raise AnchorDivError(f"{what}: a second member of that name")
+                with z.open(info) as fp:
+                    shape, fortran, dtype = npy_header(fp, what)
+                    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+                    if count < 0 or count * dtype.itemsize != info.file_size - fp.tell():
+                        raise AnchorDivError(
+                            f"{what}: header says {dtype.str} {list(shape)}, which is not the "
+                            f"member's {info.file_size - fp.tell()} data bytes"
+                        )
+                    if expect is not None:
+                        want = expect.get(name)
+                        if want is None or [dtype.str, list(shape)] != [want[0], list(want[1])]:
+                            raise AnchorDivError(
+                                f"{what}: holds {dtype.str} {list(shape)}, the card says {want}"
+                            )
+                    data = fp.read(count * dtype.itemsize)
+                    if len(data) != count * dtype.itemsize:
+                        raise AnchorDivError(f"{what}: truncated")
+                arr = np.frombuffer(data, dtype=dtype) if count else np.empty(0, dtype)
+                out[name] = arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
+        if expect is not None and set(expect) != set(out):
+            raise AnchorDivError(
+                f"{path}: members {sorted(out)} are not the card's arrays {sorted(expect)}"
+            )
+    except AnchorDivError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, EOFError) as err:
+        raise AnchorDivError(
+            f"{path}: unreadable or truncated array archive ({type(err).__name__}: {err})"
+        ) from None
+    except (NotImplementedError, RuntimeError, ValueError, KeyError, OverflowError) as err:
+        raise AnchorDivError(
+            f"{path}: malformed array archive ({type(err).__name__}: {err})"
+        ) from None
+    return out
+
+
+def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
+    """Refuse a zip member that is encrypted, compressed other than by deflate, claims more
+    compressed bytes than the file has, or would inflate implausibly."""
+    if info.flag_bits & 0x1:
+        raise AnchorDivError(f"{what}: encrypted members are not supported")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise AnchorDivError(f"{what}: compression method {info.compress_type} is not supported")
+    if not info.filename.endswith(".npy") or "/" in info.filename:
+        raise AnchorDivError(f"{what}: not an array member (name.npy)")
+    if info.compress_size > disk:
+        raise AnchorDivError(f"{what}: claims more bytes than the file holds")
+    if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+        raise AnchorDivError(f"{what}: stored member with inconsistent sizes")
+    limit = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * info.compress_size)
+    if info.file_size > limit:
+        raise AnchorDivError(
+            f"{what}: inflates {info.compress_size} bytes to {info.file_size} "
+            f"(a ratio over {MAX_INFLATE_RATIO}); refused as a zip bomb"
+        )
+
+
+def array_specs(arrays: dict[str, np.ndarray]) -> dict[str, list]:
+    """``{name: [dtype, shape]}``: what a card declares of its arrays (:func:`read_npz`)."""
+    return {k: [np.asarray(v).dtype.str, list(np.shape(v))] for k, v in sorted(arrays.items())}
+
+
+def write_npz(path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez`` to ``path`` (uncompressed), flushed to disk."""
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+        flush(f)
+
+
+def write_npy(path, arr: np.ndarray) -> None:
+    """``np.save`` to exactly ``path`` (no suffix added), flushed to disk."""
+    with open(path, "wb") as f:
+        np.save(f, arr, allow_pickle=False)
+        flush(f)
+
+
+def write_text(path, text: str) -> None:
+    """``text`` to ``path`` (UTF-8), flushed to disk."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        flush(f)
+
+
+def flush(f) -> None:
+    f.flush()
+    with contextlib.suppress(OSError):
+        os.fsync(f.fileno())
+
+
+# ---- atomic replacement ---------------------------------------------------------------------
+
+
+def _sibling(path: Path, tag: str) -> Path:
+    return path.with_name(f".{path.name}.{tag}-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def _siblings(path: Path, tag: str) -> list[Path]:
+    return sorted(path.parent.glob(f".{glob_escape(path.name)}.{tag}-*"))
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def _alive(p: Path) -> bool:
+    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run."""
+    try:
+        pid = int(p.name.rsplit("-", 2)[-2])
+    except (ValueError, IndexError):
+        return False
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":
+        with contextlib.suppress(OSError):
+            return time.time() - p.lstat().st_mtime < STALE_SECONDS
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove(p: Path) -> None:
+    """Delete ``p`` (a file, a link — never what it points to — or a directory tree)."""
+    with contextlib.suppress(FileNotFoundError):
+        if p.is_symlink() or not p.is_dir():
+            p.unlink()
+        else:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def clean_stale(path: Path) -> None:
+    """Before writing ``path``: restore a complete copy left aside by a killed writer when
+    ``path`` itself is missing, then delete the temporaries of writers no longer running."""
+    olds = [p for p in _siblings(path, OLD) if not _alive(p)]
+    if not os.path.lexists(path) and olds:
+        os.rename(olds[-1], path)
+        olds = olds[:-1]
+    for p in olds + [p for p in _siblings(path, TMP) if not _alive(p)]:
+        remove(p)
+    for p in _siblings(path, DONE):
+        if not _alive(p):
+            remove(p)
+
+
+def bundle_dir(path) -> Path:
+    """The complete copy of the directory ``path`` to read: ``path`` itself, or — when a killed
+    :func:`atomic_dir` left the destination missing — the copy it had renamed aside."""
+    path = Path(path)
+    if os.path.lexists(path):
+        return path
+    olds = _siblings(path, OLD)
+    return olds[-1] if olds else path
+
+
+def swap_in(tmp: Path, path: Path) -> None:
+    """Rename the complete directory or file ``tmp`` to ``path``: an existing ``path`` (a
+    directory, a file or a link) is first renamed aside and deleted after."""
+    if not os.path.lexists(path):
+        os.rename(tmp, path)
+    elif tmp.is_dir() or (path.is_dir() and not path.is_symlink()):
+        _aside_swap(tmp, path)
+    else:
+        os.replace(tmp, path)
+
+
+def _aside_swap(tmp: Path, path: Path) -> None:
+    aside = _sibling(path, OLD)
+    os.rename(path, aside)
+    os.rename(tmp, path)
+    remove(aside)
+
+
+@contextlib.contextmanager
+def atomic_dir(path, overwrite: bool = False):
+    """Write a directory atomically: yields an empty temporary sibling to write into, then
+    swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
+
+    ``path`` is checked first (:func:`~anchordiv.errors.check_output`)."""
+    from .errors import check_output
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(path)
+    check_output(path, overwrite)
+    tmp = _sibling(path, TMP)
+    tmp.mkdir()
+    try:
+        yield tmp
+        swap_in(tmp, path)
+    except BaseException:
+        remove(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_file(path, overwrite: bool = True):
+    """Write a file atomically: yields a temporary sibling path to write, then renames it onto
+    ``path`` (replacing a link there, never writing through it)."""
+    from .errors import check_output
+
+    path = Path(path)
+    check_output(path, overwrite, file=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(path)
+    tmp = _sibling(path, TMP)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        remove(tmp)
+        raise
+
+
+def _journal(paths: list[Path]) -> Path:
+    return paths[0].with_name(f".{paths[0].name}.{SWAP}")
+
+
+def replace_files(writers: dict, *, overwrite: bool = False) -> None:
+    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit:
+    a reader (:func:`group_paths`) sees all the old files or all the new ones."""
+    from .errors import check_output
+
+    paths = [Path(p) for p in writers]
+    for p in paths:
+        check_output(p, overwrite, file=True)
+    paths[0].parent.mkdir(parents=True, exist_ok=True)
+    journal = _journal(paths)
+    for p in paths + [journal]:
+        clean_stale(p)
+    tmps = {p: _sibling(p, TMP) for p in paths}
+    try:
+        for p, write in writers.items():
+            write(tmps[Path(p)])
+        if not journal.exists():  # else it holds the last complete set already
+            staging = _sibling(journal, TMP)
+            staging.mkdir()
+            for p in paths:
+                if p.is_file():
+                    try:
+                        os.link(p, staging / p.name)
+                    except OSError:
+                        shutil.copy2(p, staging / p.name)
+            os.rename(staging, journal)
+        for p in paths:
+            os.replace(tmps[p], p)
+        done = _sibling(journal, DONE)
+        os.rename(journal, done)
+        remove(done)
+    except BaseException:
+        for t in tmps.values():
+            remove(t)
+        raise
+
+
+def group_paths(paths) -> dict[Path, Path | None]:
+    """``{path: the file to read}`` for a set written by :func:`replace_files`: the files
+    themselves, or the journal's copies (None for one that did not exist) while an interrupted
+    replacement's journal remains."""
+    paths = [Path(p) for p in paths]
+    journal = _journal(paths)
+    if journal.is_dir():
+        return {p: (journal / p.name if (journal / p.name).is_file() else None) for p in paths}
+    return {p: (p if p.is_file() else None) for p in paths}
+
+
+# ---- faiss --------------------------------------------------------------------------------
+
+#: Seconds the check of a serialized faiss index may take.
+FAISS_CHECK_SECONDS = 60
+
+_FAISS_CHECK = """
+import resource, sys
+import numpy as np
+import faiss
+data = np.fromfile(sys.argv[1], dtype=np.uint8)
+with open("/proc/self/statm") as f:
+    base = int(f.read().split()[0]) * resource.getpagesize()
+limit = base + 4 * data.nbytes + int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    index = faiss.deserialize_index(data)
+except BaseException as err:
+    print(type(err).__name__, str(err)[:300])
+    sys.exit(3)
+print(index.ntotal, index.d)
+"""
+
+
+def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) -> tuple[int, int]:
+    """``(ntotal, d)`` of a serialized faiss index, deserialized first in a child process with
+    its memory bounded (the bytes plus ``headroom``) and a time limit, so a corrupt index is an
+    :class:`AnchorDivError` rather than an unbounded allocation here.  Where the child's
+    memory cannot be bounded (no ``/proc``), the index is only deserialized here."""
+    if not Path("/proc/self/statm").exists():
+        return -1, -1
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".faiss") as f:
+        np.asarray(data, np.uint8).tofile(f.name)
+        try:
+            run = subprocess.run(
+                [sys.executable, "-c", _FAISS_CHECK, f.name, str(headroom)],
+                capture_output=True,
+                text=True,
+                timeout=FAISS_CHECK_SECONDS,
+                env={**os.environ, "OMP_NUM_THREADS": "1"},
+            )
+        except subprocess.TimeoutExpired:
+            raise AnchorDivError(
+                f"{what}: the faiss index did not deserialize within {FAISS_CHECK_SECONDS} s"
+            ) from None
+    if run.returncode != 0:
+        reason = run.stdout.strip() or run.stderr.strip().splitlines()[-1:] or ["?"]
+        reason = reason if isinstance(reason, str) else reason[0]
+        raise AnchorDivError(f"{what}: the faiss index is corrupt ({reason[:300]})")
+    ntotal, d = (int(x) for x in run.stdout.split()[-2:])
+    return ntotal, d
+
+
+# ---- malformed content --------------------------------------------------------------------
+
+#: What a malformed bundle raises while it is turned into objects (wrong field types, shapes,
+#: names) — each becomes an :class:`AnchorDivError` in :func:`malformed`.
+MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    OverflowError,
+    ZeroDivisionError,
+    np.linalg.LinAlgError,
+)
+
+
+@contextlib.contextmanager
+def malformed(path, what: str = "bundle"):
+    """Turn the exceptions of building objects from a file's content into an
+    :class:`AnchorDivError` naming the file."""
+    try:
+        yield
+    except AnchorDivError:
+        raise
+    except MALFORMED as err:
+        raise AnchorDivError(
+            f"{path}: malformed {what} ({type(err).__name__}: {str(err)[:200]})"
+        ) from None
+
+
+__all__ = [
+    "array_specs",
+    "atomic_dir",
+    "atomic_file",
+    "bundle_dir",
+    "card_digest",
+    "check_faiss_bytes",
+    "data_hash",
+    "group_paths",
+    "malformed",
+    "native",
+    "parse_json",
+    "read_json",
+    "read_npz",
+    "replace_files",
+]
