@@ -323,7 +323,25 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
                 f"{name}: {path} has {key} = {actual} but its sidecar "
                 f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)"
             )
+    check_sidecar_types(sidecar_path(path), meta)
     return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
+
+
+def check_sidecar_types(side: Path, meta: dict) -> None:
+    """Refuse sidecar fields of the wrong type: ``encoder`` a string, ``logit_scale`` a positive
+    finite number, ``texts``/``sources`` lists of strings (each may be null)."""
+    enc, tau = meta.get("encoder"), meta.get("logit_scale")
+    bad = [] if enc is None or isinstance(enc, str) else ["encoder"]
+    if tau is not None and (
+        isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < float("inf")
+    ):
+        bad.append("logit_scale")
+    for key in ("texts", "sources"):
+        v = meta.get(key)
+        if v is not None and not (isinstance(v, list) and all(isinstance(t, str) for t in v)):
+            bad.append(key)
+    if bad:
+        raise AnchorDivError(f"{side}: provenance sidecar has malformed {', '.join(bad)}")
 
 
 # ---- unit norm -----------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,7 @@ from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
 from .inference import check_targets as _check_targets
 from .methods import Runners
+from .capabilities import is_conjugate
 from .posterior import (
     ExactPosterior,
     Posterior,
@@ -482,7 +484,9 @@ def load_prior(
             if not isinstance(meta, dict) or meta.get("family") != card["kind"]:
                 raise AnchorDivError(f"{path}: the card's prior does not match its kind")
             prior = fam.from_arrays(arrays, meta)
-            check_loaded_prior(prior, card)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                check_loaded_prior(prior, card)
         return prior
     fam = resolve_family(kind)
     needs = getattr(fam, "needs_anchors", None)
@@ -507,6 +511,17 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
             raise AnchorDivError(f"prior: field {f.name} is not finite numbers")
     if prior.dim != card.get("dim"):
         raise AnchorDivError(f"prior: dimension {prior.dim}, the card says {card.get('dim')}")
+    origin = getattr(prior, "origin", "")
+    if origin:
+        from .._safeio import parse_json
+
+        if not isinstance(origin, str) or not isinstance(parse_json(origin, "origin"), dict):
+            raise AnchorDivError("prior: its origin is not a JSON object")
+    if is_conjugate(prior):  # the first use, on two probe targets: it must give a model
+        from ..io import check_loaded_model
+
+        probe = np.eye(prior.dim)[: min(2, prior.dim)]
+        check_loaded_model(infer(prior, probe, tau=10.0).point())
 
 
 def stand_in_anchors(model, card: dict) -> np.ndarray:

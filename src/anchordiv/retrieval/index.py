@@ -706,23 +706,29 @@ class FaissIndex:
                 raise AnchorDivError(
                     f"{path}: the faiss index does not deserialize ({err})"
                 ) from None
-            if not (card["size"] == len(keys) == index.ntotal and card["key_dim"] == keys.shape[1]):
+            rescore = card["rescore"]
+            numbers = [card[k] for k in ("shift", "query_scale", "max_norm")] if rescore else []
+            if not isinstance(rescore, bool) or not all(
+                isinstance(x, (int, float)) and np.isfinite(x) for x in numbers
+            ):
+                raise AnchorDivError(f"{path}: the card's reduction is malformed")
+            if not (
+                card["size"] == len(keys) == index.ntotal
+                and card["key_dim"] == keys.shape[1]
+                and index.d == keys.shape[1] + rescore
+            ):
                 raise AnchorDivError(
                     f"{path}: card says {card['size']} items x {card['key_dim']} "
                     f"key columns; arrays hold {list(keys.shape)} keys and the "
                     f"faiss index {index.ntotal} items of {index.d} columns"
                 )
-            gallery = GalleryIndex.__new__(GalleryIndex)
-            gallery.model, gallery.method, gallery.store = model, card["method"], None
-            gallery.precision = "highest"
-            gallery.size, gallery.keys = len(keys), keys
-            red = (
-                L2Reduction(
-                    float(card["shift"]), float(card["query_scale"]), float(card["max_norm"])
+            gallery = GalleryIndex.from_keys(model, keys, method=card["method"])
+            probe = GalleryIndex(model, np.eye(model.dim)[:1], method=card["method"])
+            if probe.key_dim != keys.shape[1]:
+                raise AnchorDivError(
+                    f"{path}: {keys.shape[1]} key columns; the model's keys have {probe.key_dim}"
                 )
-                if card["rescore"]
-                else None
-            )
+            red = L2Reduction(*(float(x) for x in numbers)) if rescore else None
             return cls(index, gallery, reduction=red)
 
 

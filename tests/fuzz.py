@@ -1,0 +1,345 @@
+"""A seeded mutation fuzzer of anchordiv's loaders: every malformed file must be an
+``AnchorDivError`` (or load and work), never another exception.
+
+Each target saves a small valid file (a prior, a posterior, a model, embeddings with their
+sidecar, an InferenceData, a faiss index), mutates a copy — byte flips, card values replaced
+by values of the wrong type, arrays with another dtype, shape or values and the hashes
+recomputed so the loaders' later checks are reached — loads it and uses it once.  Any other
+exception is a finding: its input is kept under ``tests/fuzz_corpus/<target>/`` and replayed
+by ``tests/test_fuzz.py``.
+
+Run it from the checkout: ``python tests/fuzz.py --seconds 300`` (``--save`` keeps new
+findings in the corpus).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import shutil
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import anchordiv as ad
+from anchordiv.io import data_hash
+
+try:
+    from anchordiv._safeio import array_specs, card_digest
+except ImportError:  # a version without card digests: fuzzing it builds a corpus to replay
+    array_specs = card_digest = None  # type: ignore[assignment]
+
+CORPUS = Path(__file__).resolve().parent / "fuzz_corpus"
+D = 4
+
+
+def _unit(rng, n, d=D):
+    x = rng.normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+# ---- the valid seeds and their first uses --------------------------------------------------
+
+
+def seed_prior(out: Path) -> Path:
+    rng = np.random.default_rng(0)
+    return ad.NIWPrior.from_anchors(_unit(rng, 12), kappa0=2.0, nu0=8.0).save(out)
+
+
+def use_prior(path: Path) -> None:
+    prior = ad.load_prior(path)
+    post = ad.infer(prior, _unit(np.random.default_rng(1), 3), tau=10.0)
+    _score(post.point())
+
+
+def seed_posterior(out: Path) -> Path:
+    rng = np.random.default_rng(0)
+    broad = _unit(rng, 12)
+    post = ad.adapt("gaussian", broad, broad[:3], tau=10.0, kappa0=2.0, nu0=8.0)
+    return post.save(out)
+
+
+def use_posterior(path: Path) -> None:
+    post = ad.load_posterior(path)
+    _score(post.point())
+
+
+def seed_model(out: Path) -> Path:
+    return ad.save_model(ad.fit("gaussian", _unit(np.random.default_rng(0), 10), tau=10.0), out)
+
+
+def use_model(path: Path) -> None:
+    _score(ad.load_model(path))
+
+
+def seed_embeddings(out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    x = _unit(np.random.default_rng(0), 8).astype(np.float32)
+    ad.save_embeddings(out / "x.npy", x, encoder="toy", logit_scale=10.0)
+    return out
+
+
+def use_embeddings(path: Path) -> None:
+    x = ad.load_embeddings(path / "x.npy")
+    _score(ad.fit("gaussian", x))
+
+
+def seed_idata(out: Path) -> Path:
+    rng = np.random.default_rng(0)
+    broad = _unit(rng, 12)
+    post = ad.adapt("gaussian", broad, broad[:3], tau=10.0, kappa0=2.0, nu0=8.0)
+    return ad.save_inference_data(ad.inference_data(post, num_draws=4, prior=False), out)
+
+
+def use_idata(path: Path) -> None:
+    idata = ad.load_inference_data(path)
+    list(idata.groups())
+
+
+def seed_index(out: Path) -> Path:
+    rng = np.random.default_rng(0)
+    model = ad.fit("gaussian", _unit(rng, 10), tau=10.0)
+    return ad.GalleryIndex(model, _unit(rng, 20)).to_faiss("flat").save(out)
+
+
+def use_index(path: Path) -> None:
+    index = ad.FaissIndex.load(path)
+    index.search(_unit(np.random.default_rng(2), 2), 3)
+
+
+def _score(model) -> None:
+    rng = np.random.default_rng(3)
+    ad.divergence(model, _unit(rng, 2, model.dim), _unit(rng, 3, model.dim))
+
+
+TARGETS = {
+    "load_prior": (seed_prior, use_prior),
+    "load_posterior": (seed_posterior, use_posterior),
+    "load_model": (seed_model, use_model),
+    "load_embeddings": (seed_embeddings, use_embeddings),
+    "load_inference_data": (seed_idata, use_idata),
+    "index_load": (seed_index, use_index),
+}
+
+# ---- mutations ---------------------------------------------------------------------------
+
+WRONG = [
+    None,
+    True,
+    0,
+    -1,
+    2**70,
+    1e308,
+    -0.5,
+    float("nan"),
+    "",
+    "os",
+    "system",
+    [],
+    [1, 2],
+    {},
+    {"a": 1},
+    [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+]
+
+
+def _paths(obj, prefix=()):
+    out = [prefix]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:4]):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+def _set(obj, path, value, delete=False):
+    for k in path[:-1]:
+        obj = obj[k]
+    if delete and isinstance(obj, dict):
+        del obj[path[-1]]
+    else:
+        obj[path[-1]] = value
+
+
+def mutate_card(card: dict, rng) -> dict:
+    card = copy.deepcopy(card)
+    for _ in range(rng.integers(1, 3)):
+        paths = [p for p in _paths(card) if p]
+        path = paths[rng.integers(len(paths))]
+        if path[-1] in ("digest",):
+            continue
+        value = WRONG[rng.integers(len(WRONG))]
+        _set(card, path, copy.deepcopy(value), delete=rng.random() < 0.2)
+    return card
+
+
+def mutate_arrays(arrays: dict, rng) -> dict:
+    arrays = dict(arrays)
+    name = sorted(arrays)[rng.integers(len(arrays))]
+    a = np.asarray(arrays[name])
+    op = rng.integers(9)
+    if op == 0:
+        dtype = ["int32", "float16", ">f8", ">f4", "bool", "<U3", "complex64", "uint8"][
+            rng.integers(8)
+        ]
+        try:
+            a = a.astype(dtype)
+        except (ValueError, TypeError):
+            a = np.zeros(a.shape, dtype)
+    elif op == 1:
+        a = a.reshape(-1)
+    elif op == 2 and a.ndim:
+        a = a[: max(0, a.shape[0] - 1)]
+    elif op == 3:
+        a = np.concatenate([a.reshape(-1), a.reshape(-1)[:1]]) if a.size else np.zeros(2)
+    elif op == 4:
+        a = np.asarray(a.reshape(-1)[0] if a.size else 0.0)
+    elif op == 5 and a.size and a.dtype.kind == "f":
+        a = a.copy()
+        a.reshape(-1)[rng.integers(a.size)] = [np.nan, np.inf, -np.inf, 0.0, 1e300][rng.integers(5)]
+    elif op == 6:
+        del arrays[name]
+        return arrays
+    elif op == 7:
+        arrays[name + "_extra"] = a
+        return arrays
+    else:
+        a = np.zeros((0,) + a.shape[1:], a.dtype) if a.ndim else np.zeros(0)
+    arrays[name] = a
+    return arrays
+
+
+def write_consistent(bundle: Path, arrays: dict, card: dict) -> None:
+    """Rewrite a bundle with hashes recomputed (what anyone can do)."""
+    card = dict(card)
+    card["data_hash"] = data_hash(arrays)
+    if "array_specs" in card and array_specs is not None:
+        card["array_specs"] = array_specs(arrays)
+    if card_digest is not None:
+        card["digest"] = card_digest(card)
+    with open(bundle / "arrays.npz", "wb") as f:
+        np.savez(f, **arrays)
+    (bundle / "card.json").write_text(json.dumps(card))
+
+
+def flip_bytes(path: Path, rng) -> None:
+    data = bytearray(path.read_bytes())
+    if not data:
+        return
+    for _ in range(rng.integers(1, 5)):
+        data[rng.integers(len(data))] = rng.integers(256)
+    if rng.random() < 0.1:
+        data = data[: rng.integers(len(data))]
+    path.write_bytes(bytes(data))
+
+
+def mutate(case: Path, target: str, rng) -> str:
+    """Mutate the saved copy ``case`` in place; returns what was done."""
+    if target == "load_embeddings":
+        npy, side = case / "x.npy", case / "x.json"
+        op = rng.integers(3)
+        if op == 0:
+            flip_bytes(npy if rng.random() < 0.5 else side, rng)
+            return "bytes"
+        if op == 1:
+            meta = mutate_card(json.loads(side.read_text()), rng)
+            side.write_text(json.dumps(meta))
+            return "sidecar"
+        arr = mutate_arrays({"x": np.load(npy)}, rng).get("x", np.zeros(0))
+        with open(npy, "wb") as f:
+            np.save(f, arr)
+        return "array"
+    bundle = case / "model" if target == "index_load" and rng.random() < 0.3 else case
+    op = rng.integers(4)
+    if op == 0:
+        flip_bytes(bundle / ("card.json" if rng.random() < 0.5 else "arrays.npz"), rng)
+        return "bytes"
+    with np.load(bundle / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    card = json.loads((bundle / "card.json").read_text())
+    if rng.random() < 0.2:  # a bundle in the form saved before cards had digests
+        card.pop("array_specs", None)
+        card.pop("digest", None)
+    if op == 1:
+        write_consistent(bundle, arrays, mutate_card(card, rng))
+        return "card"
+    if op == 2:
+        write_consistent(bundle, mutate_arrays(arrays, rng), card)
+        return "arrays"
+    write_consistent(bundle, mutate_arrays(arrays, rng), mutate_card(card, rng))
+    return "both"
+
+
+# ---- running -------------------------------------------------------------------------------
+
+
+def run_case(target: str, case: Path) -> tuple[str, str] | None:
+    """None when the case loads and works or raises AnchorDivError; else (signature, text)."""
+    use = TARGETS[target][1]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            use(case)
+    except ad.AnchorDivError:
+        return None
+    except Exception as err:  # noqa: BLE001 — a finding
+        frames = [f for f in traceback.extract_tb(err.__traceback__) if "anchordiv" in f.filename]
+        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+        return f"{type(err).__name__}@{where}", "".join(traceback.format_exception(err))[-2000:]
+    return None
+
+
+def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None) -> dict:
+    """Fuzz every target for ``seconds`` in all (round robin); returns the counts."""
+    rng = np.random.default_rng(seed)
+    targets = list(targets or TARGETS)
+    seeds = {t: TARGETS[t][0](work / "seed" / t) for t in targets}
+    counts = {t: {"cases": 0, "raw": 0} for t in targets}
+    found: dict[str, str] = {}
+    end = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < end:
+        t = targets[i % len(targets)]
+        case = work / "case"
+        shutil.rmtree(case, ignore_errors=True)
+        shutil.copytree(seeds[t], case, symlinks=True)
+        mutate(case, t, rng)
+        counts[t]["cases"] += 1
+        result = run_case(t, case)
+        if result is not None:
+            counts[t]["raw"] += 1
+            sig, text = result
+            if sig not in found:
+                found[sig] = text
+                print(f"[{t}] {sig}\n{text}", file=sys.stderr)
+                if save:
+                    dest = CORPUS / t / f"{len(list((CORPUS / t).glob('*'))):03d}"
+                    shutil.copytree(case, dest)
+        i += 1
+    return {"counts": counts, "signatures": sorted(found)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save", action="store_true", help="keep new findings in the corpus")
+    p.add_argument("--target", action="append", choices=sorted(TARGETS))
+    args = p.parse_args(argv)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = fuzz(args.seconds, args.seed, Path(tmp), args.save, args.target)
+    print(json.dumps(out, indent=1))
+    return 1 if out["signatures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
