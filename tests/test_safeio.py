@@ -172,7 +172,7 @@ def _zip_bomb(path: Path, inflated: int) -> None:
     buf = _io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, header)
     chunk = bytes(2**20)
-    with zipfile.ZipFile(path / "arrays.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    with zipfile.ZipFile(path / "arrays.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         with z.open("mean.npy", "w", force_zip64=True) as f:
             f.write(buf.getvalue())
             for _ in range(inflated // len(chunk)):
