@@ -821,15 +821,22 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
     FaissIndex
         The index.
     """
+    from .._safeio import malformed, read_json
+    from ..provenance import load_npy
+
     faiss = index_module.require_faiss()
     out = Path(out_dir)
-    meta = json.loads((out / "index.json").read_text())
-    ivf = faiss.read_index(str(out / "ivf.index"), faiss.IO_FLAG_ONDISK_SAME_DIR)
-    ivf.nprobe = integer("nprobe", meta["nprobe"] if nprobe is None else nprobe, low=1)
-    keys = np.load(out / "keys.npy", mmap_mode="r")
-    gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
-    reduction = L2Reduction(meta["shift"], meta["scale"], meta["max_norm"])
-    return FaissIndex(ivf, gallery, reduction=reduction)
+    meta = read_json(out / "index.json")
+    keys = load_npy(out / "keys.npy", "keys")
+    with malformed(out, "index folder"):
+        numbers = [float(meta[k]) for k in ("shift", "scale", "max_norm")]
+        try:
+            ivf = faiss.read_index(str(out / "ivf.index"), faiss.IO_FLAG_ONDISK_SAME_DIR)
+        except RuntimeError as err:
+            raise AnchorDivError(f"{out}: ivf.index does not read ({err})") from None
+        ivf.nprobe = integer("nprobe", meta["nprobe"] if nprobe is None else nprobe, low=1)
+        gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
+        return FaissIndex(ivf, gallery, reduction=L2Reduction(*numbers))
 
 
 __all__ = [
