@@ -46,7 +46,7 @@ def _craft(path, marker: Path, **card):
     edit_card(path, **{k: v for k, v in new.items() if k != "digest"})
 
 
-def test_a_crafted_posterior_runs_nothing_from_python_or_the_cli(tmp_path):
+def test_a_crafted_posterior_runs_nothing_from_python_or_the_cli(tmp_path, capsys):
     marker = tmp_path / "ran"
     path = _posterior(tmp_path)
     _craft(path, marker)
@@ -65,6 +65,7 @@ def test_a_crafted_posterior_runs_nothing_from_python_or_the_cli(tmp_path):
     ]  # fmt: skip
     for argv in commands:
         assert main(argv) == 2, argv
+        assert "'system' (from 'os')" in capsys.readouterr().err
     assert not marker.exists()
     # a completion naming any callable, and a card naming a class that is imported nowhere
     path = _posterior(tmp_path / "two")
