@@ -447,12 +447,14 @@ def write_rows(path, rows: list[dict]) -> Path:
     Path
         The path written.
     """
+    from .._safeio import atomic_file, flush
+
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", newline="") as f:
+    with atomic_file(p) as tmp, tmp.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
         writer.writeheader()
         writer.writerows(rows)
+        flush(f)
     return p
 
 

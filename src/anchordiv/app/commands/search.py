@@ -129,7 +129,7 @@ def table_rows(idx, div, queries: list | None, items: list | None) -> list[dict]
 
 def write_table(path: Path, rows: list[dict]) -> Path:
     sep = TABLE_FORMATS[path.suffix]
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         if sep is None:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         else:
