@@ -225,10 +225,8 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
                             raise AnchorDivError(
                                 f"{what}: holds {dtype.str} {list(shape)}, the card says {want}"
                             )
-                    data = fp.read(count * dtype.itemsize)
-                    if len(data) != count * dtype.itemsize:
-                        raise AnchorDivError(f"{what}: truncated")
-                arr = np.frombuffer(data, dtype=dtype) if count else np.empty(0, dtype)
+                    arr = np.empty(count, dtype)
+                    read_into(fp, arr.view(np.uint8), what)
                 out[name] = arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
         if expect is not None and set(expect) != set(out):
             raise AnchorDivError(
@@ -245,6 +243,16 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
             f"{path}: malformed array archive ({type(err).__name__}: {err})"
         ) from None
     return out
+
+
+def read_into(fp, buf: np.ndarray, what: str) -> None:
+    """Fill the byte array ``buf`` from the stream ``fp`` (one copy, into a writable array)."""
+    view, done = memoryview(buf), 0
+    while done < len(view):
+        got = fp.readinto(view[done:])
+        if not got:
+            raise AnchorDivError(f"{what}: truncated")
+        done += got
 
 
 def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
