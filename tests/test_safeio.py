@@ -246,6 +246,15 @@ def test_members_are_checked_before_reading(tmp_path):
     rewrite(arrays, compression=zipfile.ZIP_BZIP2)
     with pytest.raises(ad.AnchorDivError, match="compression method"):
         ad.load_model(path)
+    rewrite(arrays)  # then flag its members as encrypted in the central directory
+    data = bytearray((path / "arrays.npz").read_bytes())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        data[at + 8] |= 0x1
+        at = data.find(b"PK\x01\x02", at + 4)
+    (path / "arrays.npz").write_bytes(bytes(data))
+    with pytest.raises(ad.AnchorDivError, match="encrypted"):
+        ad.load_model(path)
     # a big-endian bundle (hashed as written) loads, in the machine's byte order
     big = {k: v.astype(v.dtype.newbyteorder(">")) for k, v in arrays.items()}
     rewrite(big)
