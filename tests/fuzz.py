@@ -67,6 +67,8 @@ def seed_posterior(out: Path) -> Path:
 def use_posterior(path: Path) -> None:
     post = ad.load_posterior(path)
     _score(post.point())
+    for model in post.sample(seed=0, n=2):
+        _score(model)
 
 
 def seed_model(out: Path) -> Path:
