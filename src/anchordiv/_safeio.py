@@ -404,6 +404,8 @@ def atomic_dir(path, overwrite: bool = False):
     from .errors import check_output
 
     path = Path(path)
+    if path.name in ("", ".", ".."):  # "." or "..": the directory by its own name
+        path = Path(os.path.abspath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(path)
     check_output(path, overwrite)
