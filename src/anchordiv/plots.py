@@ -252,8 +252,31 @@ IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".we
 BORDERS = {"query": "#1f77b4", True: "#2ca02c", False: "#d62728", None: "#bbbbbb"}
 
 
-def _item_kind(items) -> str:
-    """``"text"``, ``"path"`` or ``"array"``: what :func:`neighbours` was given."""
+def item_kind(items) -> str:
+    """What :func:`neighbours` was given: texts, image files or image arrays.
+
+    Parameters
+    ----------
+    items : sequence or numpy.ndarray
+        Texts; image files (``Path``, or names ending in :data:`IMAGE_SUFFIXES`); images
+        ``[G, H, W(, C)]`` or a list of ``[H, W(, C)]`` arrays.
+
+    Returns
+    -------
+    str
+        ``"text"``, ``"path"`` or ``"array"``.
+
+    Raises
+    ------
+    AnchorDivError
+        Anything else.
+
+    Examples
+    --------
+    >>> from anchordiv.plots import item_kind
+    >>> item_kind(["a cat", "a dog"]), item_kind(["cat.jpg"]), item_kind(np.zeros((2, 8, 8)))
+    ('text', 'path', 'array')
+    """
     if isinstance(items, np.ndarray) and items.ndim >= 3:
         return "array"
     seq = list(items)
@@ -401,7 +424,7 @@ def neighbours(
     >>> len(fig.axes)  # the block's header, the query and its 2 neighbours
     4
     """
-    kind = _item_kind(items)
+    kind = item_kind(items)
     if group not in ("geometry", "query"):
         raise AnchorDivError(f"group: expected 'geometry' or 'query', got {group!r}")
     if kind == "text":
@@ -540,6 +563,7 @@ __all__ = [
     "distinct_colours",
     "elbo_plot",
     "finish",
+    "item_kind",
     "neighbours",
     "plot_curve",
     "plot_scores",
