@@ -156,14 +156,14 @@ def shown_budget(budgets: Sequence[int]) -> int:
 
 
 def curve_scorers(
-    curve, broad, target, tau: float, *, seed: int, kinds=None
+    curve, broad, target, tau: float, *, seed: int, kinds=None, budget: int | None = None
 ) -> tuple[dict, np.ndarray]:
     """``({name: scorer}, target rows)``: each model of ``curve`` (isotropic controls left out; with
     ``kinds``, only those kinds and the baselines) built on the curve's first seeded subset of
-    :func:`shown_budget` target anchors, exactly as the curve built it."""
+    ``budget`` target anchors (default :func:`shown_budget`), exactly as the curve built it."""
     from ...evaluation.curves import subset
 
-    budget = shown_budget(curve.budgets)
+    budget = shown_budget(curve.budgets) if budget is None else budget
     rows = subset(len(target), budget, 0, seed)
     scorers = {
         name: m.factory(broad, target[rows], tau)

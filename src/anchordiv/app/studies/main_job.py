@@ -314,8 +314,10 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
 
 
 def _show_curve(ctx: Context, title: str, task, emb, broad, curve) -> None:
-    """The WordNet curve's geometries at its shown budget, on seeded item glosses."""
-    scorers, rows = curve_scorers(curve, broad, emb.targets, ctx.tau, seed=ctx.seed)
+    """The WordNet curve's geometries from all class prompts, on seeded item glosses."""
+    scorers, rows = curve_scorers(
+        curve, broad, emb.targets, ctx.tau, seed=ctx.seed, budget=len(emb.targets)
+    )
     ctx.shown.append(
         show_neighbours(
             title,
@@ -326,8 +328,8 @@ def _show_curve(ctx: Context, title: str, task, emb, broad, curve) -> None:
             labels=task.item_class,
             seed=ctx.seed,
             note=f"Seeded hyponym glosses as queries against all {len(task.items)} items; each "
-            f"model built as on the curve from its first seeded subset of {len(rows)} class-prompt "
-            f"anchors (isotropic controls left out); ✓ = same ImageNet class.",
+            f"model built as on the curve from all {len(rows)} class-prompt anchors (isotropic "
+            f"controls left out); ✓ = same ImageNet class.",
         )
     )
 
