@@ -108,4 +108,17 @@ def test_bad_input_names_the_problem(task):
         neighbours(models, x, [0]).to_markdown(["only one"])
     with pytest.raises(ad.AnchorDivError, match="query_texts"):
         neighbours(models, x, x[:1]).to_markdown([str(i) for i in range(15)])
+    with pytest.raises(ad.AnchorDivError, match="'broken'"):
+        neighbours({"broken": lambda q, g: np.full((len(q), len(g)), np.nan)}, x, [0])
     assert isinstance(neighbours(models, x, 1), Neighbours)
+
+
+def test_score_arrays_and_callables_rank_like_cosine(task):
+    x, _, _ = task
+    rows = np.array([2, 9])
+    dots = x[rows] @ x.T
+    nb = neighbours(
+        {"array": dots, "callable": lambda q, g: q @ g.T}, x, rows, k=3, baselines=("cosine",)
+    )
+    for name in ("array", "callable"):
+        np.testing.assert_array_equal(nb.indices[name], nb.indices["cosine"])

@@ -23,7 +23,7 @@ from ..retrieval.divergence import top_k
 from .evaluate import BASELINES, named_scorers, prepare_scorer, shared_label_relevance
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Neighbours:
     """The k nearest gallery items of each query under each geometry (from :func:`neighbours`).
 
@@ -196,12 +196,14 @@ def _check_queries(queries, n_gallery: int, dim: int, seed: int):
     )
 
 
-def _best(scores: np.ndarray, rows: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _best(
+    name: str, scores: np.ndarray, rows: np.ndarray | None, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The k highest scores of each row (its own gallery row excluded), best first; ties keep
     gallery order."""
     s = np.array(scores, np.float64)
     if not np.all(np.isfinite(s)):
-        raise AnchorDivError("scores: a scorer produced NaN or inf")
+        raise AnchorDivError(f"scorers[{name!r}]: produced NaN or inf scores")
     if rows is not None:
         s[np.arange(len(s)), rows] = -np.inf
     idx = np.argsort(-s, axis=1, kind="stable")[:, :k]
@@ -313,7 +315,7 @@ def neighbours(
             indices[name], scores[name] = _model_best(scorer, x, y, rows, k, method)
         else:
             fn = prepare_scorer(name, scorer, y, anchors, len(x), method)
-            indices[name], scores[name] = _best(np.asarray(fn(x, np.arange(len(x)))), rows, k)
+            indices[name], scores[name] = _best(name, np.asarray(fn(x, np.arange(len(x)))), rows, k)
     relevant = None
     if labels is not None:
         lab = np.asarray(labels)
