@@ -655,8 +655,9 @@ class _Raised:
     message: str
 
 
-def _warn_per_model(outs, jobs) -> None:
-    """One summary warning per model for the warnings its construction raised in any cell."""
+def _warn_per_model(outs, jobs) -> set:
+    """One summary warning per model for the warnings its construction raised in any cell;
+    returns the names warned about."""
     built = collections.Counter(name for models, _ in jobs for name in models)
     per_model: dict[str, list] = {}
     cells: collections.Counter = collections.Counter()
@@ -675,6 +676,28 @@ def _warn_per_model(outs, jobs) -> None:
             caught[0][0],
             stacklevel=user_stacklevel(),
         )
+    return set(per_model)
+
+
+def _failed_everywhere(results: dict, names, warned: set) -> None:
+    """An :class:`AnchorDivError` when every model failed in every cell (nothing was
+    evaluated), naming each model's first reason; otherwise one warning per model that failed
+    in all its cells and was not reported already (its curve is empty)."""
+    reasons = {}
+    for name in names:
+        values = [v for (n, _), vs in results.items() if n == name for v in vs]
+        if values and all(isinstance(v, str) for v in values):
+            reasons[name] = (len(values), " ".join(values[0].split()))
+    if len(reasons) == len(names):
+        detail = "; ".join(f"{n!r}: {why}" for n, (_, why) in reasons.items())
+        raise AnchorDivError(f"models: no model could be built in any cell ({detail})")
+    for name, (count, why) in reasons.items():
+        if name not in warned:
+            warnings.warn(
+                f"model {name!r}: failed in all {count} cells, its curve is empty: {why}",
+                AnchorDivWarning,
+                stacklevel=user_stacklevel(),
+            )
 
 
 def frozen_broad(broad: np.ndarray) -> np.ndarray:
@@ -793,7 +816,7 @@ def adaptation_curve(
         client=client,
         progress=progress,
     )
-    _warn_per_model(outs, jobs)
+    warned = _warn_per_model(outs, jobs)
     fixed_out, prevalence = outs.pop(0)[:2] if fixed else ({}, None)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
     rows = []
@@ -803,8 +826,7 @@ def adaptation_curve(
             value = out.get(name, fixed_out.get(name))
             results[(name, b)].append(value)
             rows.append(_row(name, resolved[name], b, s, value))
-    if prevalence is None:
-        raise AnchorDivError("models: no model could be built at any budget")
+    _failed_everywhere(results, list(resolved), warned)
     valid = np.isfinite(prevalence)
     per_query = {
         k: np.stack([_as_values(v, len(prevalence)) for v in vs]) for k, vs in results.items()

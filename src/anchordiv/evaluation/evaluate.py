@@ -596,8 +596,8 @@ def evaluate(
     Raises
     ------
     AnchorDivError
-        Mismatched shapes, non-binary relevance, an unknown scorer, or inversion without
-        ``anchors``.
+        Mismatched shapes, non-binary relevance, no query with a relevant item, an unknown
+        scorer, or inversion without ``anchors``.
 
     Examples
     --------
@@ -640,7 +640,64 @@ def evaluate(
         for n, fn in fns.items():
             s = np.asarray(fn(xc, rows))[: len(rows)]
             ap[n][rows] = _chunk_auprc(r, s, groups, n)
+    if not np.any(prev > 0):  # a mean of 0/1 entries: > 0 exactly when one is 1
+        raise AnchorDivError(
+            f"relevance: none of the {len(x)} queries has a relevant gallery item (a query's "
+            f"own gallery row excluded), so every AUPRC is undefined — is it the relevance "
+            f"of another gallery, or labels that no two items share?"
+        )
     return Evaluation(ap, prev, interval=interval, level=level, n_boot=n_boot, seed=seed)
+
+
+def check_labels(name: str, labels) -> np.ndarray:
+    """Per-item labels as an array: ``[n]`` integer classes or ``[n, L]`` 0/1 indicators.
+
+    Integer and boolean arrays are taken as they are; a floating array is accepted when every
+    entry is a whole number (class ids saved as floats, e.g. ``[0., 2., 1.]``) and returned as
+    int64.  Fractional, NaN or inf entries are an :class:`AnchorDivError` (scores or
+    embeddings passed as labels: no two items would share a label and every AUPRC would be
+    undefined), as are indicators other than 0/1 and arrays that are not 1-D or 2-D.
+
+    Parameters
+    ----------
+    name : str
+        The argument name used in errors.
+    labels : array_like, shape [n] or [n, L]
+        The labels.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n] or [n, L]
+        The labels (integer or boolean).
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.evaluate import check_labels
+    >>> check_labels("labels", np.array([0.0, 2.0, 1.0]))
+    array([0, 2, 1])
+    """
+    a = np.asarray(labels)
+    if a.ndim not in (1, 2):
+        raise AnchorDivError(
+            f"{name}: expected [n] classes or [n, L] 0/1 indicators, got shape {list(a.shape)}"
+        )
+    if a.dtype.kind == "f":
+        whole = np.isfinite(a) & (a == np.round(a))
+        if not whole.all():
+            at = tuple(int(i) for i in np.argwhere(~whole)[0])
+            raise AnchorDivError(
+                f"{name}: labels must be whole numbers (integer classes), but entry "
+                f"{at[0] if len(at) == 1 else list(at)} is {a[at]!r}; scores or embeddings "
+                f"given as labels?"
+            )
+        a = a.astype(np.int64)
+    elif a.dtype.kind not in "iub":
+        raise AnchorDivError(f"{name}: expected integer labels, got dtype {a.dtype}")
+    if a.ndim == 2 and a.dtype.kind != "b" and not np.isin(a, (0, 1)).all():
+        raise AnchorDivError(
+            f"{name}: [n, L] label indicators must be 0/1, got values {np.unique(a)[:5].tolist()}"
+        )
+    return a
 
 
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
@@ -658,6 +715,11 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     numpy.ndarray of bool, shape [Q, G]
         The relevance.
 
+    Raises
+    ------
+    AnchorDivError
+        Labels that are not whole numbers (:func:`check_labels`) or shapes that do not pair.
+
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import shared_label_relevance
@@ -665,7 +727,8 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     array([[0, 1, 1],
            [1, 0, 0]])
     """
-    a, b = np.asarray(query_labels), np.asarray(gallery_labels)
+    a = check_labels("query_labels", query_labels)
+    b = check_labels("gallery_labels", gallery_labels)
     if a.ndim == 1 and b.ndim == 1:
         return a[:, None] == b[None, :]
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[1]:
@@ -681,6 +744,7 @@ __all__ = [
     "Evaluation",
     "INTERVALS",
     "bootstrap_interval",
+    "check_labels",
     "default_query_chunk",
     "evaluate",
     "mean_interval",

@@ -17,6 +17,7 @@ from ._io import (
     check_out,
     load_embeddings,
     load_scorer,
+    option_applies,
     report,
 )
 
@@ -77,8 +78,8 @@ def register(sub) -> None:
     p.add_argument(
         "--summary",
         choices=("mean", "map"),
-        default="mean",
-        help="posterior MODEL: the point summary that scores (default mean)",
+        help="posterior MODEL: the point summary that scores (default mean; an error for "
+        "a point model)",
     )
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
     add_json_flag(p)
@@ -143,7 +144,13 @@ def run(args) -> int:
     check_out(
         args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []), file=True
     )
-    model, card = load_scorer(args.model, "model", args.summary)
+    model, card = load_scorer(args.model, "model", args.summary or "mean")
+    option_applies(
+        "--summary",
+        args.summary,
+        card.get("type") == "posterior",
+        f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
+    )
     queries = load_embeddings(args.queries, "queries")
     with cluster(args) as client:
         if client is None:
