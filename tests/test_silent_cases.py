@@ -531,3 +531,72 @@ def test_k_is_validated(data, k, match):
         with pytest.raises(ad.AnchorDivError, match=match):
             search()
     assert ad.top_k(model, items[:2], items, 3.0)[0].shape == (2, 3)  # a whole float is fine
+
+
+def _tryout_cases(x, rel, tmp):
+    curve = dict(tau=5.0, models=("cosine",), budgets=[2], n_subsets=1, n_boot=10)
+    return [
+        # raw IndexError from an empty bootstrap, after every score was computed
+        (
+            lambda: ad.evaluate({"c": "cosine"}, x, x, rel, baselines=(), n_boot=0),
+            "n_boot: must be >= 1, got 0",
+        ),
+        (
+            lambda: ad.adaptation_curve(x, x[:4], x, x, rel, **{**curve, "n_boot": 0}),
+            "n_boot: must be >= 1, got 0",
+        ),
+        # raw TypeError: '<' between str and int
+        (
+            lambda: ad.adaptation_curve(x, x[:4], x, x, rel, **{**curve, "budgets": "2,3"}),
+            "budgets: expected a list of integers, got '2,3'",
+        ),
+        # a string was iterated by character: "model 'c': unknown"
+        (
+            lambda: ad.adaptation_curve(x, x[:4], x, x, rel, **{**curve, "models": "cosnie"}),
+            "model 'cosnie': unknown",
+        ),
+        # tau=True was τ = 1
+        (lambda: ad.fit("gaussian", x, tau=True), "tau: expected a number, got True"),
+        # texts and [n, d, k] arrays were saved as embeddings, to fail at the first fit
+        (
+            lambda: ad.save_embeddings(tmp / "s.npy", ["a dog", "a cat"]),
+            "x: expected floating-point embeddings, got dtype=<U",
+        ),
+        (
+            lambda: ad.save_embeddings(tmp / "s.npy", np.zeros((2, 3, 4))),
+            r"x: expected shape \[n, d\], got \[2, 3, 4\]",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_tryout_mistakes_are_clear_errors(tmp_path, case):
+    rng = np.random.default_rng(10)
+    x = unit(rng, 8, D)
+    rel = np.eye(8, dtype=bool) | np.eye(8, k=1, dtype=bool) | np.eye(8, k=-1, dtype=bool)
+    call, match = _tryout_cases(x, rel, tmp_path)[case]
+    with pytest.raises(ad.AnchorDivError, match=match):
+        call()
+
+
+def test_a_nested_list_relevance_works_in_a_curve():
+    """It was a raw TypeError inside a cell."""
+    rng = np.random.default_rng(11)
+    x = unit(rng, 8, D)
+    rel = (np.eye(8, dtype=bool) | np.eye(8, k=1, dtype=bool)).tolist()
+    curve = ad.adaptation_curve(
+        x, x[:4], x, x, rel, tau=5.0, models=("cosine",), budgets=[2], n_subsets=1, n_boot=10
+    )
+    assert np.isfinite(curve.means("cosine")).all()
+
+
+def test_cli_checks_end_of_run_options_first(task, capsys):
+    """``--fraction 2`` failed only after every cell had run; ``--n-boot 0`` was a traceback."""
+    for extra, match in (
+        (("--fraction", "2"), "--fraction: must lie in [0, 1], got 2.0"),
+        (("--n-boot", "0"), "n_boot: must be >= 1, got 0"),
+    ):
+        args = ("curve", *(task / f"{n}.npy" for n in "btil"), "-o", task / "c", *extra)
+        assert _cli(*args, "--models", "cosine", "--budgets", "2", "--subsets", "1") == 2
+        err = capsys.readouterr().err
+        assert match in err and "cell" not in err, err  # no cell ran (no progress bar)

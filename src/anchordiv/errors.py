@@ -157,8 +157,11 @@ def _all_finite(arr: np.ndarray) -> bool:
 
 
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
+    ``tau=True`` is a mistake, not τ = 1)."""
     try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError):
         raise AnchorDivError(f"{name}: expected a number, got {value!r}") from None

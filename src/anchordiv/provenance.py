@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import AnchorDivError, positive, user_stacklevel
+from .errors import AnchorDivError, as_matrix, positive, user_stacklevel
 
 #: Sidecar suffix beside an embeddings ``.npy``.
 SIDECAR = ".json"
@@ -254,7 +254,7 @@ def save_embeddings(
     check_output(p, overwrite, file=True)
     check_output(sidecar_path(p), overwrite, file=True)
     p.parent.mkdir(parents=True, exist_ok=True)
-    arr = np.asarray(x)
+    arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
     prov = {
         **provenance_of(x),
         **{k: v for k, v in (("encoder", encoder), ("logit_scale", logit_scale)) if v is not None},

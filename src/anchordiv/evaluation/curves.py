@@ -256,9 +256,12 @@ DEFAULT_MODELS = (
 
 
 def budgets_for(n_target: int, budgets=None) -> list[int]:
-    """Sorted budgets below ``n_target`` plus ``n_target`` itself ("all")."""
+    """Sorted budgets below ``n_target`` plus ``n_target`` itself ("all"); each budget a whole
+    number ≥ 1 (a string such as ``"2,4"`` is an error, not a sequence of characters)."""
     chosen = DEFAULT_BUDGETS if budgets is None else budgets
-    out = sorted({integer("budgets", b, low=1) for b in chosen if b < n_target})
+    if isinstance(chosen, (str, bytes)) or not np.iterable(chosen):
+        raise AnchorDivError(f"budgets: expected a list of integers, got {chosen!r}")
+    out = sorted({b for b in (integer("budgets", b, low=1) for b in chosen) if b < n_target})
     return out + [n_target]
 
 
@@ -349,6 +352,8 @@ def _import(module: str, spec: str):
 def _resolve(models) -> dict[str, CurveModel]:
     if isinstance(models, dict):
         return {n: _as_curve_model(n, m) for n, m in models.items()}
+    if isinstance(models, str):  # one name, or names separated by commas (as on the CLI)
+        models = [m for m in models.split(",") if m]
     resolved = {}
     for spec in models:
         resolved.update(resolve_model(spec))
@@ -750,8 +755,9 @@ def adaptation_curve(
         The encoder's logit scale.
     query_index : array_like of int, shape [Q], optional
         As in :func:`anchordiv.evaluate`.
-    models : tuple of str or dict, default DEFAULT_MODELS
-        Names in :data:`MODELS` or a dict ``name -> factory | CurveModel``.
+    models : tuple of str, str or dict, default DEFAULT_MODELS
+        Names in :data:`MODELS` (a single string: one name or comma-separated names) or a
+        dict ``name -> factory | CurveModel``.
     budgets : list of int, optional
         Candidate target-anchor counts (default :data:`DEFAULT_BUDGETS`; the full count is
         always added).
@@ -801,6 +807,8 @@ def adaptation_curve(
     target = as_matrix("target", target)
     broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]))
     n_subsets = integer("n_subsets", n_subsets, low=1)
+    n_boot = integer("n_boot", n_boot, low=1)  # before the cells, not at the summary
+    in_unit_interval("level", level)
     grid = budgets_for(len(target), budgets)
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}
     varying = {n: m for n, m in resolved.items() if m.uses_target}

@@ -95,6 +95,7 @@ def bootstrap_interval(
     >>> round(m, 3), lo <= m <= hi
     (0.5, True)
     """
+    n_boot = integer("n_boot", n_boot, low=1)
     v = _finite_columns(np.atleast_2d(np.asarray(values, np.float64)))
     if v.shape[1] == 0:
         return (np.nan, np.nan, np.nan)
@@ -494,12 +495,13 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
 
 
 def _check_relevance(relevance, n_queries: int, n_gallery: int):
-    shape = tuple(np.shape(relevance))
-    if shape != (n_queries, n_gallery):
+    """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one)."""
+    rel = relevance if isinstance(relevance, np.ndarray) else np.asarray(relevance)
+    if rel.shape != (n_queries, n_gallery):
         raise AnchorDivError(
-            f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], got {list(shape)}"
+            f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], got {list(rel.shape)}"
         )
-    return relevance
+    return rel
 
 
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
@@ -621,6 +623,7 @@ def evaluate(
         raise AnchorDivError("scorers: nothing to evaluate")
     check_interval(interval)
     in_unit_interval("level", level)
+    n_boot = integer("n_boot", n_boot, low=1)  # before the scoring, not at the summary
     y = as_matrix("gallery", gallery)
     x = as_matrix("queries", queries, dim=y.shape[1])
     rel = _check_relevance(relevance, len(x), len(y))

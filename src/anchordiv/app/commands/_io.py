@@ -157,6 +157,7 @@ def load_relevance(
     n_queries: int | None = None,
     as_labels: bool = False,
     name: str = "relevance",
+    queries_hint: str | None = "omit --queries, or pass --query-index",
 ) -> np.ndarray:
     """``[Q, G]`` relevance from a binary relevance matrix (``.npy [Q, G]``) or from per-item
     labels of the gallery (:func:`load_labels`: items sharing a label are relevant), the
@@ -166,7 +167,8 @@ def load_relevance(
     (whole numbers: :func:`anchordiv.evaluation.evaluate.check_labels`); ``[G, L]`` 0/1
     indicators only with ``as_labels`` (``--labels``), since a 2-D ``.npy`` of any other shape
     is far more often a relevance matrix of another task than indicators.  Anything else is an
-    :class:`AnchorDivError` naming the shapes it expected."""
+    :class:`AnchorDivError` naming the shapes it expected; ``queries_hint`` says how to make
+    the queries gallery rows where the command can (labels need them)."""
     from ...evaluation.evaluate import check_labels, shared_label_relevance
 
     rel = load_labels(path, name)
@@ -187,11 +189,11 @@ def load_relevance(
         )
     labels = check_labels(name, rel)
     if query_rows is None:
+        hint = f" ({queries_hint})" if queries_hint else ""
         raise AnchorDivError(
             f"{name}: per-item labels give the queries' relevance only when "
-            f"the queries are gallery rows (omit --queries, or pass "
-            f"--query-index); otherwise pass a [{nq}, {n_gallery}] relevance "
-            f"matrix"
+            f"the queries are gallery rows{hint}; otherwise pass a [{nq}, {n_gallery}] "
+            f"relevance matrix"
         )
     rows = np.asarray(query_rows)
     if (rows < 0).any():

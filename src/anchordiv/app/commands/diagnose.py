@@ -97,7 +97,11 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
     q = load_embeddings(args.queries, "queries")
     g = load_embeddings(args.gallery, "gallery")
     check_encoder(card, queries=q, gallery=g)
-    rel = load_relevance(args.relevance, len(g), n_queries=len(q)) if args.relevance else None
+    rel = (
+        load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
+        if args.relevance
+        else None
+    )
     unc = retrieval_uncertainty(
         post,
         q,
