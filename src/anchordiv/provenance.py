@@ -155,7 +155,7 @@ def resolve_tau(tau, **named) -> float:
                 warnings.warn(
                     f"tau={value:g} differs from the logit scale {rec:g} recorded with "
                     f"{name} (encoder {prov.get('encoder') or 'unknown'}); omit tau to use "
-                    f"the recorded one (an intended override: filter this AnchorDivWarning)",
+                    f"the recorded one, or ignore this warning if the override is intended",
                     AnchorDivWarning,
                     stacklevel=user_stacklevel(),
                 )

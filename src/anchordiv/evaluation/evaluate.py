@@ -690,7 +690,7 @@ def check_labels(name: str, labels) -> np.ndarray:
             at = tuple(int(i) for i in np.argwhere(~whole)[0])
             raise AnchorDivError(
                 f"{name}: labels must be whole numbers (integer classes), but entry "
-                f"{at[0] if len(at) == 1 else list(at)} is {a[at]!r}; scores or embeddings "
+                f"{at[0] if len(at) == 1 else list(at)} is {float(a[at]):g}; scores or embeddings "
                 f"given as labels?"
             )
         a = a.astype(np.int64)
