@@ -555,6 +555,11 @@ def _tryout_cases(x, rel, tmp):
             lambda: ad.adaptation_curve(x, x[:4], x, x, rel, **{**curve, "models": "cosnie"}),
             "model 'cosnie': unknown",
         ),
+        # found inside the first cell; now before any model is built
+        (
+            lambda: ad.adaptation_curve(x, x[:4], x, x, rel[:5], **curve),
+            r"relevance: expected shape \[Q, G\] = \[8, 8\], got \[5, 8\]",
+        ),
         # tau=True was τ = 1
         (lambda: ad.fit("gaussian", x, tau=True), "tau: expected a number, got True"),
         # texts and [n, d, k] arrays were saved as embeddings, to fail at the first fit
@@ -569,7 +574,7 @@ def _tryout_cases(x, rel, tmp):
     ]
 
 
-@pytest.mark.parametrize("case", range(7))
+@pytest.mark.parametrize("case", range(8))
 def test_tryout_mistakes_are_clear_errors(tmp_path, case):
     rng = np.random.default_rng(10)
     x = unit(rng, 8, D)

@@ -42,7 +42,7 @@ from ..anchors import fit
 from ..retrieval.baselines import inversion
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..provenance import AnchorDivWarning
-from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
+from .evaluate import bootstrap_interval, check_relevance, evaluate, write_json, write_rows
 from ..threads import limited_blas
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
@@ -809,6 +809,8 @@ def adaptation_curve(
     n_subsets = integer("n_subsets", n_subsets, low=1)
     n_boot = integer("n_boot", n_boot, low=1)  # before the cells, not at the summary
     in_unit_interval("level", level)
+    # before the cells: a single [d] query is one row, as in evaluate
+    relevance = check_relevance(relevance, len(np.atleast_2d(queries)), len(gallery))
     grid = budgets_for(len(target), budgets)
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}
     varying = {n: m for n, m in resolved.items() if m.uses_target}

@@ -494,8 +494,9 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
     return qi.astype(np.int64)
 
 
-def _check_relevance(relevance, n_queries: int, n_gallery: int):
-    """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one)."""
+def check_relevance(relevance, n_queries: int, n_gallery: int):
+    """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one), or an
+    :class:`AnchorDivError` naming the shape it expected."""
     rel = relevance if isinstance(relevance, np.ndarray) else np.asarray(relevance)
     if rel.shape != (n_queries, n_gallery):
         raise AnchorDivError(
@@ -626,7 +627,7 @@ def evaluate(
     n_boot = integer("n_boot", n_boot, low=1)  # before the scoring, not at the summary
     y = as_matrix("gallery", gallery)
     x = as_matrix("queries", queries, dim=y.shape[1])
-    rel = _check_relevance(relevance, len(x), len(y))
+    rel = check_relevance(relevance, len(x), len(y))
     qi = _check_query_index(query_index, len(x), len(y))
     chunk = default_query_chunk(len(y)) if chunk is None else integer("chunk", chunk, low=1)
     fns = {n: _prepare(n, s, y, anchors, len(x), method) for n, s in named.items()}
