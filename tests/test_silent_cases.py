@@ -453,6 +453,14 @@ def test_options_that_do_not_apply_are_errors(task, capsys):
         (("embed", task / "words.txt", "--recursive"), "--recursive: applies to an image folder"),
         (("embed", task / "words.txt", "--on-error", "skip"), "--on-error: applies to an image"),
         (("diagnose", task / "post", "-k", "5"), "-k: applies to the stability table"),
+        (
+            ("evaluate", task / "m", *gallery, "--interval", "t", "--n-boot", "50"),
+            "--n-boot: applies to --interval bootstrap",
+        ),
+        (
+            ("search", task / "m", task / "i.npy", task / "i.npy", "--column", "emb"),
+            "--column: applies to parquet shards, read with --scheduler or --workers",
+        ),
     ]
     (task / "words.txt").write_text("a dog\na cat\n")
     for i, (argv, match) in enumerate(cases):

@@ -101,7 +101,7 @@ def register(sub) -> None:
         "--queries",
         type=int,
         help="evaluate only this many items (seeded random choice) as queries; "
-        "the gallery stays all items (default: every item)",
+        "the gallery stays all items (default, and N >= the number of items: every item)",
     )
     p.add_argument(
         "--fraction",

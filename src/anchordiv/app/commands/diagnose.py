@@ -106,10 +106,11 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
         post,
         q,
         g,
-        k=10 if args.k is None else args.k,
         relevance=rel,
-        num_draws=20 if args.stability_draws is None else args.stability_draws,
         seed=args.seed,
+        **{  # the library's defaults where a flag is not given
+            k: v for k, v in (("k", args.k), ("num_draws", args.stability_draws)) if v is not None
+        },
     )
     summ = unc.summary()
     rows = [

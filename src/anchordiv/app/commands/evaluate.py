@@ -94,8 +94,10 @@ def register(sub) -> None:
         default="bootstrap",
         help="95%% interval of the mean: percentile bootstrap over queries (default) or Student-t",
     )
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--n-boot", type=int, help="bootstrap resamples (default 2000; not with --interval t)"
+    )
+    p.add_argument("--seed", type=int, help="bootstrap seed (default 0; not with --interval t)")
     p.add_argument(
         "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
     )
@@ -164,6 +166,8 @@ def run(args) -> int:
     from ...plots import plot_scores
     from ...provenance import common_provenance
 
+    for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
+        option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
@@ -183,8 +187,7 @@ def run(args) -> int:
         query_index=index,
         baselines=baselines,
         interval=args.interval,
-        n_boot=args.n_boot,
-        seed=args.seed,
+        **{k: v for k, v in (("n_boot", args.n_boot), ("seed", args.seed)) if v is not None},
         chunk=args.chunk,
         progress=True,
     )

@@ -85,8 +85,8 @@ def register(sub) -> None:
     add_json_flag(p)
     p.add_argument(
         "--column",
-        default="embedding",
-        help="embedding column of parquet shards (default %(default)s)",
+        help="embedding column of parquet shards, read with --scheduler or --workers "
+        "(default embedding)",
     )
     add_cluster_options(p)
     p.set_defaults(func=run)
@@ -144,6 +144,12 @@ def run(args) -> int:
     check_out(
         args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []), file=True
     )
+    option_applies(
+        "--column",
+        args.column,
+        args.scheduler is not None or args.workers is not None,
+        "applies to parquet shards, read with --scheduler or --workers",
+    )
     model, card = load_scorer(args.model, "model", args.summary or "mean")
     option_applies(
         "--summary",
@@ -169,7 +175,7 @@ def run(args) -> int:
                 args.k,
                 client=client,
                 chunk=args.chunk,
-                column=args.column,
+                column=args.column or "embedding",
                 progress=True,
             )
     qtext = row_labels(args.query_texts, queries, "query")
