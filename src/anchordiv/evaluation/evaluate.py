@@ -658,7 +658,7 @@ def check_labels(name: str, labels) -> np.ndarray:
 
     Integer and boolean arrays are taken as they are; a floating array is accepted when every
     entry is a whole number (class ids saved as floats, e.g. ``[0., 2., 1.]``) and returned as
-    int64.  Fractional, NaN or inf entries are an :class:`AnchorDivError` (scores or
+    int64; ``[n]`` class names (strings) are kept (items with equal names share a label).  Fractional, NaN or inf entries are an :class:`AnchorDivError` (scores or
     embeddings passed as labels: no two items would share a label and every AUPRC would be
     undefined), as are indicators other than 0/1 and arrays that are not 1-D or 2-D.
 
@@ -672,7 +672,7 @@ def check_labels(name: str, labels) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape [n] or [n, L]
-        The labels (integer or boolean).
+        The labels (integer, boolean or, for ``[n]``, strings).
 
     Examples
     --------
@@ -695,7 +695,7 @@ def check_labels(name: str, labels) -> np.ndarray:
                 f"given as labels?"
             )
         a = a.astype(np.int64)
-    elif a.dtype.kind not in "iub":
+    elif not (a.dtype.kind in "iub" or (a.dtype.kind in "US" and a.ndim == 1)):
         raise AnchorDivError(f"{name}: expected integer labels, got dtype {a.dtype}")
     if a.ndim == 2 and a.dtype.kind != "b" and not np.isin(a, (0, 1)).all():
         raise AnchorDivError(

@@ -102,6 +102,11 @@ def test_label_indicators_and_whole_float_labels(tmp_path):
     with pytest.raises(ad.AnchorDivError, match=r"indicators must be 0/1, got values \[0, 2\]"):
         load_relevance(str(tmp_path / "bad.npy"), 6, np.arange(6), as_labels=True)
     labels = np.array([0, 2, 1, 2, 0, 1])
+    np.save(tmp_path / "names.npy", np.array(["cat", "dog", "cow", "dog", "cat", "cow"]))
+    np.testing.assert_array_equal(
+        load_relevance(str(tmp_path / "names.npy"), 6, np.arange(6)),
+        shared_label_relevance(labels, labels),
+    )
     np.save(tmp_path / "f.npy", labels.astype(np.float32))
     np.testing.assert_array_equal(
         load_relevance(str(tmp_path / "f.npy"), 6, np.arange(6)),
