@@ -157,8 +157,11 @@ def _all_finite(arr: np.ndarray) -> bool:
 
 
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
+    ``tau=True`` is a mistake, not τ = 1)."""
     try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError):
         raise AnchorDivError(f"{name}: expected a number, got {value!r}") from None
@@ -177,8 +180,14 @@ def in_unit_interval(name: str, value) -> float:
 
 
 def integer(name: str, value, *, low: int, high: int | None = None) -> int:
-    """An integer in ``[low, high]`` (``high`` inclusive when given)."""
-    if isinstance(value, bool) or int(value) != value:
+    """An integer in ``[low, high]`` (``high`` inclusive when given); a bool, a string, NaN,
+    inf or a number with a fractional part is an :class:`AnchorDivError`, never a raw
+    ``ValueError``/``TypeError`` of ``int()``."""
+    try:
+        whole = not isinstance(value, (bool, str, bytes)) and int(value) == value
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
         raise AnchorDivError(f"{name}: expected an integer, got {value!r}")
     v = int(value)
     if v < low or (high is not None and v > high):

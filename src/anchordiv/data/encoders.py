@@ -609,6 +609,15 @@ def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
+    if pretrained is not None and (
+        spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
+        or spec.startswith("sentence-transformers:")
+    ):
+        raise AnchorDivError(
+            f"pretrained: applies to open_clip and chexzero encoders, not {spec!r} (a "
+            f"sentence-transformers model is named by itself: 'sentence-transformers:<name or "
+            f"path>')"
+        )
     if spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID):
         return SentenceTransformerEncoder(device=device)
     if spec.startswith("sentence-transformers:"):
