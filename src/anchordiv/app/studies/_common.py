@@ -1,5 +1,6 @@
 """Helpers shared by the studies: deterministic subsampling, anchor subsets, model fitting,
-summaries over anchor subsets, and the default text encoder."""
+summaries over anchor subsets, retrieval setups (with or without a query/gallery split), and
+an encoder's text tower as ``embed(texts)``."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 MINILM_TAU = 20.0
 
 
-def default_embed(encoder: str = "minilm") -> Embed:
-    """``encoder`` (default: the shipped MiniLM) through the embedding cache."""
-    from ...data.encoders import embed_texts, get_encoder
+def text_embed(encoder) -> Embed:
+    """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the
+    embedding cache."""
+    from ...data.encoders import embed_texts
 
-    enc = get_encoder(encoder)
-    return lambda texts: embed_texts(enc, list(texts))
+    return lambda texts: embed_texts(encoder, list(texts))
 
 
 def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
@@ -72,19 +73,46 @@ def summarise(
     return rows
 
 
-def labelled_retrieval(items, labels, max_queries: int | None, seed: int) -> dict:
-    """Every item a query against all items (itself removed), relevant = same label:
-    ``{"queries": [Q, d], "gallery": [n, d], "relevance": [Q, n], "query_index": [Q]}`` for a
-    seeded subsample of ``max_queries`` queries (all if None)."""
+def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
+    """Relevant = same label: ``{"queries": [Q, d], "gallery": [G, d], "relevance": [Q, G],
+    "query_index": [Q] or None}`` for a seeded subsample of ``max_queries`` queries (all if
+    None).
+
+    Without ``query_mask`` every item is a query against all items (itself removed:
+    ``query_index``); with ``query_mask [n]`` (bool) the queries come from the masked items and
+    the gallery is the rest (disjoint, ``query_index`` None) — a dataset's query/gallery split.
+    """
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
-    q = subsample(len(x), max_queries, seed)
+    if query_mask is not None:
+        check_labels("query_mask", query_mask, len(x))
+    if query_mask is None:
+        q = subsample(len(x), max_queries, seed)
+        return {
+            "queries": x[q],
+            "gallery": x,
+            "query_index": q,
+            "relevance": lab[q, None] == lab[None, :],
+        }
+    q, gallery = split_rows(query_mask, max_queries, seed)
     return {
         "queries": x[q],
-        "gallery": x,
-        "query_index": q,
-        "relevance": lab[q, None] == lab[None, :],
+        "gallery": x[gallery],
+        "query_index": None,
+        "relevance": lab[q, None] == lab[None, gallery],
     }
+
+
+def split_rows(query_mask, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(query rows [Q], gallery rows [G])`` of a query/gallery split: a seeded subsample of
+    ``max_queries`` of the masked rows, and every unmasked row."""
+    mask = np.asarray(query_mask, bool)
+    pool, gallery = np.flatnonzero(mask), np.flatnonzero(~mask)
+    if not len(pool) or not len(gallery):
+        raise AnchorDivError(
+            f"query_mask: {len(pool)} queries and {len(gallery)} gallery items; need both"
+        )
+    return pool[subsample(len(pool), max_queries, seed)], gallery
 
 
 def check_labels(name: str, labels, n: int) -> np.ndarray:
