@@ -203,7 +203,6 @@ def _need(
 def object_style_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     """Fig. 3 on images: object (class) vs style (rendition) retrieval as p moves."""
     ds, ctx = ic.dataset, ic.ctx
-    _need(ds, "object-style", classes=True, renditions=True)
     objects, styles = list(ds.class_names), list(ds.renditions)
     task = ostyle.ObjectStyleTask(
         objects, styles, ds.paths, ds.label, ds.rendition, *ostyle.anchor_texts(objects, styles)
@@ -281,12 +280,11 @@ def _rows_view(ic, study, scorers, anchors, q, g, index) -> RetrievalView:
     )
 
 
-def _class_task(ic: ImageContext, study: str):
+def _class_task(ic: ImageContext):
     """Images as items (class labels), class prompts as target anchors."""
     from ...data import imagenet
 
     ds = ic.dataset
-    _need(ds, study, classes=True)
     templates = imagenet.TEMPLATES[: ic.ctx.size.wn_templates]
     targets, target_class = wni.class_prompts(ds.class_names, templates)
     task = wni.WordNetTask(
@@ -319,7 +317,7 @@ def budget_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     from ...evaluation.curves import MODELS
 
     ctx = ic.ctx
-    task, emb = _class_task(ic, "budget")
+    task, emb = _class_task(ic)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
     curve = _curve(
         ctx,
@@ -344,7 +342,7 @@ def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     """Fig. 5 on images: a WordNet broad prior through the model's text tower, adapted with few
     class prompts; the anchor-budget section from the same curve."""
     ctx = ic.ctx
-    task, emb = _class_task(ic, "wordnet-imagenet")
+    task, emb = _class_task(ic)
     broad, source = prior_points(ctx, WORDNET_PRIOR)
     curve = _curve(
         ctx,
@@ -396,8 +394,7 @@ def clinical_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     from ...data import clinical
 
     ds, ctx = ic.dataset, ic.ctx
-    _need(ds, "clinical", pathologies=True)
-    enough = ds.query & ds.pathology  # labelled queries per pathology
+    enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
     columns = [
         c
         for c in ds.pathologies
@@ -464,6 +461,14 @@ def clinical_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     view = _rows_view(ic, "clinical", scorers, anchors[shown], q, np.flatnonzero(~ds.query), None)
     return {"rows": result.rows}, view
 
+
+#: what each study needs of a dataset (:func:`_need`)
+NEEDS = {
+    "object-style": {"classes": True, "renditions": True},
+    "budget": {"classes": True},
+    "wordnet-imagenet": {"classes": True},
+    "clinical": {"pathologies": True},
+}
 
 #: study name -> part(ImageContext) -> (results, view)
 PARTS = {
@@ -540,7 +545,9 @@ def run_image_study(
         raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(IMAGE_SIZES)}")
     check_output(out_dir, overwrite)
     start = time.time()
-    ds = restrict(layouts.load_dataset(dataset, seed=seed), IMAGE_SIZES[size], seed)
+    ds = layouts.load_dataset(dataset, seed=seed)
+    _need(ds, name, **NEEDS[name])
+    ds = restrict(ds, IMAGE_SIZES[size], seed)
     enc = get_encoder(encoder, pretrained=pretrained, device=device)
     before = enc.encoded
     x, kept = embed_images(enc, ds.paths, batch_size=batch_size, progress=True)
