@@ -69,6 +69,4 @@ def test_open_clip_config_file_spec(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(AnchorDivError, match="cannot read open_clip model config"):
         open_clip_model(str(bad))
-    good = tmp_path / "my-arch.json"
-    good.write_text('{"embed_dim": 8, "vision_cfg": {}, "text_cfg": {}}')
-    assert open_clip_model(str(good)) == "my-arch"
+    # a valid config registers and loads: tests/app/studies/test_images.py, from the shell

@@ -631,8 +631,6 @@ def open_clip_model(name: str) -> str:
         return name
     import json
 
-    import open_clip
-
     path = Path(name).expanduser()
     if not path.is_file():
         raise AnchorDivError(f"encoder: open_clip model config not found: {path}")
@@ -645,6 +643,8 @@ def open_clip_model(name: str) -> str:
             f"encoder: {path} is not an open_clip model config (needs embed_dim, vision_cfg, "
             f"text_cfg)"
         )
+    import open_clip
+
     open_clip.add_model_config(str(path))
     return path.stem
 

@@ -51,6 +51,7 @@ def _sidecar_ok(out, n_images, root):
     return side
 
 
+@pytest.mark.slow
 def test_object_style_on_imagenet_r(tmp_path, study, tiny, monkeypatch):
     root = trees.imagenet_r(tmp_path / "imr")
     out = tmp_path / "out"
@@ -94,8 +95,26 @@ def test_object_style_on_imagenet_r(tmp_path, study, tiny, monkeypatch):
     assert view.anchors.shape == (40, 16)  # 20 object + 20 style prompts, d = 16
 
 
-def test_errors_name_the_problem(tmp_path, study, capsys):
+def test_errors_name_the_problem(tmp_path, capsys, monkeypatch):
+    """Checked before any model loads: the encoder spec is never reached."""
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "cache"))
     cub = trees.cub200(tmp_path / "cub", per_class=2)
+
+    def study(name, spec, out):
+        return main(
+            [
+                "study",
+                name,
+                "--dataset",
+                spec,
+                "--encoder",
+                "open_clip:unused.json",
+                "--small",
+                "-o",
+                str(out),
+            ]
+        )
+
     assert study("object-style", f"cub200:{cub}", tmp_path / "a") == 2
     assert "needs renditions" in capsys.readouterr().err
     assert study("style-transfer", f"cub200:{cub}", tmp_path / "b") == 2

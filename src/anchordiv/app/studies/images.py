@@ -576,6 +576,9 @@ def run_image_study(
         f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC."
     )
     results, view = PARTS[name](ic)
+    # ``view`` (RetrievalView) holds what a "What each geometry retrieves" section needs: its
+    # scorers, query/gallery embeddings and image files; such a section belongs here, before
+    # the Run section.
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s.")
     versions = stack_versions()
