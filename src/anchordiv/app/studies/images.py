@@ -183,7 +183,8 @@ def _title(name: str, ic: ImageContext) -> str:
 
 def _need(
     ds: layouts.ImageDataset, study: str, *, classes=False, renditions=False, pathologies=False
-):
+) -> None:
+    """Refuse a dataset that lacks what ``study`` reads (:data:`NEEDS`), before any encoding."""
     if classes and (ds.label is None or len(ds.class_names) < 2):
         raise AnchorDivError(
             f"study {study}: needs a dataset with 2 or more classes; layout {ds.layout} has "
