@@ -241,7 +241,7 @@ def _array_scorer(name: str, scores, shape: tuple[int, int]):
     return lambda x, rows: np.asarray(scores[rows])
 
 
-def _prepare(name: str, scorer, gallery, anchors, n_queries: int, method: str):
+def prepare_scorer(name: str, scorer, gallery, anchors, n_queries: int, method: str):
     """Turn any accepted scorer into ``f(x_chunk [c, d], rows [c]) -> scores [c, G]``."""
     if isinstance(scorer, AnchorModel):
         return _model_scorer(scorer, gallery, method)
@@ -526,7 +526,7 @@ def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
     return row_bucket(max(1, min(4096, budget // max(n_gallery, 1))))
 
 
-def _named(scorers) -> dict:
+def named_scorers(scorers) -> dict:
     if isinstance(scorers, Mapping):
         return dict(scorers)
     if isinstance(scorers, AnchorModel):
@@ -612,7 +612,7 @@ def evaluate(
     >>> ev.names, ev.per_query["gaussian"].shape
     (['gaussian', 'cosine', 'inversion'], (4,))
     """
-    named = _named(scorers)
+    named = named_scorers(scorers)
     for b in baselines:
         if b not in BASELINES:
             raise AnchorDivError(f"baselines: unknown {b!r}; choose from {', '.join(BASELINES)}")
@@ -626,7 +626,7 @@ def evaluate(
     rel = _check_relevance(relevance, len(x), len(y))
     qi = _check_query_index(query_index, len(x), len(y))
     chunk = default_query_chunk(len(y)) if chunk is None else integer("chunk", chunk, low=1)
-    fns = {n: _prepare(n, s, y, anchors, len(x), method) for n, s in named.items()}
+    fns = {n: prepare_scorer(n, s, y, anchors, len(x), method) for n, s in named.items()}
     ap = {n: np.empty(len(x)) for n in named}
     prev = np.empty(len(x))
     starts = range(0, len(x), chunk)

@@ -41,6 +41,18 @@ def _csv(path):
         return list(csv.DictReader(f))
 
 
+def _grid_ok(out, study_title):
+    """The report ends with "What each geometry retrieves": a PNG grid and neighbours.csv."""
+    report = (out / "report.md").read_text()
+    assert "## What each geometry retrieves" in report and f"### {study_title}" in report
+    grids = list((out / "neighbours").glob("*.png"))
+    assert len(grids) == 1 and grids[0].stat().st_size > 0
+    assert f"](neighbours/{grids[0].name})" in report
+    rows = _csv(out / "neighbours.csv")
+    assert {"cosine", "inversion"} <= {r["geometry"] for r in rows}
+    return rows
+
+
 def _sidecar_ok(out, n_images, root):
     side = json.loads((out / "embeddings" / "images.json").read_text())
     assert side["kind"] == "image" and side["encoder"].startswith("open_clip:anchordiv-tiny")
@@ -56,6 +68,7 @@ def test_object_style_on_imagenet_r(tmp_path, study, tiny, monkeypatch):
     root = trees.imagenet_r(tmp_path / "imr")
     out = tmp_path / "out"
     assert study("object-style", f"imagenet-r:{root}", out) == 0
+    _grid_ok(out, "Object vs style: object anchors vs style anchors on `imagenet-r` images")
     report = (out / "report.md").read_text()
     assert "## Object vs style (Fig. 3) on `imagenet-r` images" in report
     assert "| p | object | style |" in report and "4 classes × 4 renditions" in report
@@ -133,6 +146,7 @@ def test_budget_on_cub200(tmp_path, study):
     root = trees.cub200(tmp_path / "cub")
     out = tmp_path / "out"
     assert study("budget", f"cub200:{root}", out) == 0
+    _grid_ok(out, "Anchor budget on `cub200` images")
     report = (out / "report.md").read_text()
     assert "## Anchor budget (Figs. 4/6): softmax vs parametric on `cub200` images" in report
     assert "| budget | coverage | best |" in report and (out / "budget.png").is_file()
@@ -158,6 +172,7 @@ def test_wordnet_imagenet_on_imagenet(tmp_path, study):
     root = trees.imagenet(tmp_path / "val")
     out = tmp_path / "out"
     assert study("wordnet-imagenet", f"imagenet:{root}", out) == 0
+    _grid_ok(out, "WordNet → ImageNet on `imagenet` images")
     report = (out / "report.md").read_text()
     assert "## WordNet → ImageNet adaptation (Fig. 5) on `imagenet` images" in report
     assert "broad prior: wordnet-glosses-gaussian: 200 anchors embedded now" in report
@@ -172,6 +187,7 @@ def test_clinical_on_chexpert(tmp_path, study):
     root = trees.chexpert(tmp_path)
     out = tmp_path / "out"
     assert study("clinical", f"chexpert:{root}", out) == 0
+    _grid_ok(out, "Clinical retrieval on `chexpert` images")
     report = (out / "report.md").read_text()
     assert "## Clinical retrieval (Tables 2–3): pathology anchors on `chexpert` images" in report
     rows = _csv(out / "clinical.csv")
@@ -194,6 +210,7 @@ def test_object_style_on_sketchy_uses_every_image(tmp_path, study):
     root = trees.sketchy(tmp_path / "sk")
     out = tmp_path / "out"
     assert study("object-style", f"sketchy:{root}", out) == 0
+    _grid_ok(out, "Object vs style: object anchors vs style anchors on `sketchy` images")
     report = (out / "report.md").read_text()
     assert "every image is a query against all the others" in report
     assert "renditions (photo, sketch)" in report

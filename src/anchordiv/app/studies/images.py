@@ -21,10 +21,12 @@ The statistics are the text studies' own functions, fed image embeddings as item
 
 Queries and gallery follow the layout's split (``ImageDataset.query``); object-style uses it
 when the gallery holds every rendition of the queries, else (Sketchy: sketches vs photos) every
-image is a query against all the others.  The report, CSVs and figures are the text studies';
-the image embeddings are written to ``OUT/embeddings/images.npy`` with a sidecar listing the
-image files, the encoder and the dataset.  :class:`ImageStudyResult` also keeps, per study, a
-:class:`RetrievalView` — what a picture of each geometry's neighbours needs.
+image is a query against all the others.  The report, CSVs and figures are the text studies',
+ending with "What each geometry retrieves" (a grid of thumbnails: a few seeded query images,
+then their nearest gallery images under cosine, inversion and the study's anchor models); the
+image embeddings are written to ``OUT/embeddings/images.npy`` with a sidecar listing the image
+files, the encoder and the dataset.  :class:`ImageStudyResult` also keeps each study's
+:class:`RetrievalView` (its scorers, queries, gallery and their files).
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ from . import budget
 from . import clinical as clin
 from . import object_style as ostyle
 from . import wordnet_imagenet as wni
-from ._common import split_rows, subsample, text_embed
+from ._common import (
+    SHOWN_QUERIES,
+    Shown,
+    neighbours_section,
+    show_neighbours,
+    split_rows,
+    subsample,
+    text_embed,
+)
 from .main_job import SIZES, Context, _budget_section, _curve, prior_points
 from .priors import WORDNET_PRIOR, default_models_dir
 
@@ -91,6 +101,12 @@ class RetrievalView:
         The image files behind ``queries`` / ``gallery``.
     query_index : numpy.ndarray of int, shape [Q], or None
         Gallery row of each query (to leave out of its own neighbours); None when disjoint.
+    query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
+        Labels that make a neighbour relevant (class, or the shown pathology).
+    captions : list of str, length G, or None
+        A caption per gallery image (its class name).
+    note : str
+        What the view shows, for the report.
     """
 
     study: str
@@ -101,6 +117,10 @@ class RetrievalView:
     query_paths: list[str]
     gallery_paths: list[str]
     query_index: np.ndarray | None = None
+    query_labels: np.ndarray | None = None
+    gallery_labels: np.ndarray | None = None
+    captions: list[str] | None = None
+    note: str = ""
 
 
 @dataclasses.dataclass
@@ -254,21 +274,32 @@ def object_style_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
         "style anchors (p = 0)": pure["p=0.00"],
     }
     anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
-    return {"rows": rows, "split_used": split}, _view(ic, "object-style", scorers, anchors, mask)
+    note = (
+        "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
+        "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
+        "sets; ✓ = same class."
+    )
+    return {"rows": rows, "split_used": split}, _view(
+        ic, "object-style", scorers, anchors, mask, note
+    )
 
 
-def _view(ic: ImageContext, study: str, scorers: dict, anchors, mask) -> RetrievalView:
+def _view(ic: ImageContext, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
     """The view over the study's queries: the split's (``mask``), or every image against all
-    the others (``mask`` None)."""
+    the others (``mask`` None); relevant = same class."""
     if mask is None:
         q = subsample(len(ic.dataset), ic.isize.queries, ic.ctx.seed)
-        return _rows_view(ic, study, scorers, anchors, q, np.arange(len(ic.dataset)), q)
+        g = np.arange(len(ic.dataset))
+        return _rows_view(ic, study, scorers, anchors, q, g, q, ic.dataset.label, note)
     q, g = split_rows(mask, ic.isize.queries, ic.ctx.seed)
-    return _rows_view(ic, study, scorers, anchors, q, g, None)
+    return _rows_view(ic, study, scorers, anchors, q, g, None, ic.dataset.label, note)
 
 
-def _rows_view(ic, study, scorers, anchors, q, g, index) -> RetrievalView:
+def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
+    """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
+    row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
     ds = ic.dataset
+    names = ds.class_names
     return RetrievalView(
         study,
         scorers,
@@ -278,6 +309,40 @@ def _rows_view(ic, study, scorers, anchors, q, g, index) -> RetrievalView:
         [ds.paths[i] for i in q],
         [ds.paths[i] for i in g],
         index,
+        np.asarray(labels)[q],
+        np.asarray(labels)[g],
+        None if ds.label is None else [names[ds.label[i]] for i in g],
+        note,
+    )
+
+
+def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
+    """The view's part of "What each geometry retrieves": the first :data:`SHOWN_QUERIES` of
+    its queries, their top neighbours under cosine, inversion and each of its anchor models
+    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
+    scorers = {k: v for k, v in view.scorers.items() if k not in ("cosine", "inversion")}
+    k = min(SHOWN_QUERIES, len(view.queries))
+    common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
+    if view.query_index is not None:  # the queries are gallery rows
+        return show_neighbours(
+            title,
+            scorers,
+            view.gallery,
+            view.gallery_paths,
+            queries=view.query_index[:k],
+            captions=view.captions,
+            **common,
+        )
+    return show_neighbours(
+        title,
+        scorers,
+        view.gallery,
+        view.gallery_paths,
+        queries=view.queries[:k],
+        query_labels=None if view.query_labels is None else view.query_labels[:k],
+        query_items=view.query_paths[:k],
+        captions=view.captions,
+        **common,
     )
 
 
@@ -310,7 +375,11 @@ def _curve_view(ic: ImageContext, study: str, curve, task, emb) -> RetrievalView
     for kind in ("gaussian", "softmax"):
         if kind in curve.models:
             scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ic.ctx.tau)
-    return _view(ic, study, scorers, emb.targets, ic.dataset.query)
+    note = (
+        f"Seeded query images against the gallery; the target-only models fitted to all "
+        f"{len(emb.targets)} class prompts; ✓ = same class."
+    )
+    return _view(ic, study, scorers, emb.targets, ic.dataset.query, note)
 
 
 def budget_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
@@ -451,15 +520,21 @@ def clinical_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
             f"subsets."
         ),
     )
-    shown = result.rows[0]["finding"]
-    positives = np.flatnonzero(ds.query & labels[:, findings.index(shown)])
+    finding = result.rows[0]["finding"]
+    positives = np.flatnonzero(ds.query & labels[:, findings.index(finding)])
     q = positives[subsample(len(positives), ic.isize.queries, ctx.seed)]
     scorers = {
         "cosine": "cosine",
         "inversion": "inversion",
-        f"gaussian ({shown})": fit("gaussian", anchors[shown], tau=tau),
+        f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=tau),
     }
-    view = _rows_view(ic, "clinical", scorers, anchors[shown], q, np.flatnonzero(~ds.query), None)
+    column = labels[:, findings.index(finding)]
+    note = (
+        f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
+        f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
+    )
+    gallery = np.flatnonzero(~ds.query)
+    view = _rows_view(ic, "clinical", scorers, anchors[finding], q, gallery, None, column, note)
     return {"rows": result.rows}, view
 
 
@@ -469,6 +544,14 @@ NEEDS = {
     "budget": {"classes": True},
     "wordnet-imagenet": {"classes": True},
     "clinical": {"pathologies": True},
+}
+
+#: study name -> its title in "What each geometry retrieves"
+TITLES = {
+    "object-style": "Object vs style: object anchors vs style anchors",
+    "budget": "Anchor budget",
+    "wordnet-imagenet": "WordNet → ImageNet",
+    "clinical": "Clinical retrieval",
 }
 
 #: study name -> part(ImageContext) -> (results, view)
@@ -577,9 +660,7 @@ def run_image_study(
         f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC."
     )
     results, view = PARTS[name](ic)
-    # ``view`` (RetrievalView) holds what a "What each geometry retrieves" section needs: its
-    # scorers, query/gallery embeddings and image files; such a section belongs here, before
-    # the Run section.
+    neighbours_section(rep, [shown(view, _title(TITLES[name], ic), seed)])
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s.")
     versions = stack_versions()
