@@ -51,6 +51,22 @@ def test_section_shows_texts_and_images_for_each_study(tmp_path):
             captions=[f"class {c}" for c in labels],
         ),
     ]
+    outside = items[:2] + 0.1  # queries from outside the gallery (an image study's split)
+    outside /= np.linalg.norm(outside, axis=1, keepdims=True)
+    pictures = rng.uniform(size=(20, 24, 32, 3))
+    shown.append(
+        show_neighbours(
+            "Outside queries",
+            {"gaussian": scorers["gaussian"]},
+            items,
+            pictures[:18],
+            queries=outside,
+            labels=labels,
+            query_labels=labels[:2],
+            query_items=pictures[18:],
+        )
+    )
+    assert shown[2].result.relevant["cosine"].shape == (2, SHOWN_K)
     first = shown[0].result
     idx, _ = ad.top_k(scorers["gaussian"], items[first.queries], items, k=SHOWN_K + 1)
     np.testing.assert_array_equal(first.indices["gaussian"], idx[:, 1:])
@@ -64,11 +80,13 @@ def test_section_shows_texts_and_images_for_each_study(tmp_path):
     assert "| rank | cosine | inversion | gaussian | softmax |" in text
     assert text.count("**Query") == 3 and "✓" in text
     assert "](neighbours/images.png)" in text
+    assert "](neighbours/outside_queries.png)" in text
+    assert (tmp_path / "neighbours" / "outside_queries.png").stat().st_size > 0
     assert (tmp_path / "neighbours" / "images.png").stat().st_size > 10_000
     with open(tmp_path / "neighbours.csv") as f:
         written = list(csv.DictReader(f))
-    assert len(written) == 3 * SHOWN_K * (4 + 2)
-    assert {r["study"] for r in written} == {"Texts", "Images"}
+    assert len(written) == 3 * SHOWN_K * (4 + 2) + 2 * SHOWN_K * 2
+    assert {r["study"] for r in written} == {"Texts", "Images", "Outside queries"}
 
 
 def test_labelled_retrieval_with_and_without_a_split():
