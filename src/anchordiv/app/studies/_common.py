@@ -1,6 +1,7 @@
 """Helpers shared by the studies: deterministic subsampling, anchor subsets, model fitting,
-summaries over anchor subsets, the default text encoder, and the report section "What each
-geometry retrieves" (:func:`show_neighbours`, :func:`curve_scorers`, :func:`neighbours_section`)."""
+summaries over anchor subsets, retrieval setups (with or without a query/gallery split), an
+encoder's text tower as ``embed(texts)``, and the report section "What each geometry
+retrieves" (:func:`show_neighbours`, :func:`curve_scorers`, :func:`neighbours_section`)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,12 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 MINILM_TAU = 20.0
 
 
-def default_embed(encoder: str = "minilm") -> Embed:
-    """``encoder`` (default: the shipped MiniLM) through the embedding cache."""
-    from ...data.encoders import embed_texts, get_encoder
+def text_embed(encoder) -> Embed:
+    """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the
+    embedding cache."""
+    from ...data.encoders import embed_texts
 
-    enc = get_encoder(encoder)
-    return lambda texts: embed_texts(enc, list(texts))
+    return lambda texts: embed_texts(encoder, list(texts))
 
 
 def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
@@ -76,19 +77,46 @@ def summarise(
     return rows
 
 
-def labelled_retrieval(items, labels, max_queries: int | None, seed: int) -> dict:
-    """Every item a query against all items (itself removed), relevant = same label:
-    ``{"queries": [Q, d], "gallery": [n, d], "relevance": [Q, n], "query_index": [Q]}`` for a
-    seeded subsample of ``max_queries`` queries (all if None)."""
+def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
+    """Relevant = same label: ``{"queries": [Q, d], "gallery": [G, d], "relevance": [Q, G],
+    "query_index": [Q] or None}`` for a seeded subsample of ``max_queries`` queries (all if
+    None).
+
+    Without ``query_mask`` every item is a query against all items (itself removed:
+    ``query_index``); with ``query_mask [n]`` (bool) the queries come from the masked items and
+    the gallery is the rest (disjoint, ``query_index`` None) — a dataset's query/gallery split.
+    """
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
-    q = subsample(len(x), max_queries, seed)
+    if query_mask is not None:
+        check_labels("query_mask", query_mask, len(x))
+    if query_mask is None:
+        q = subsample(len(x), max_queries, seed)
+        return {
+            "queries": x[q],
+            "gallery": x,
+            "query_index": q,
+            "relevance": lab[q, None] == lab[None, :],
+        }
+    q, gallery = split_rows(query_mask, max_queries, seed)
     return {
         "queries": x[q],
-        "gallery": x,
-        "query_index": q,
-        "relevance": lab[q, None] == lab[None, :],
+        "gallery": x[gallery],
+        "query_index": None,
+        "relevance": lab[q, None] == lab[None, gallery],
     }
+
+
+def split_rows(query_mask, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(query rows [Q], gallery rows [G])`` of a query/gallery split: a seeded subsample of
+    ``max_queries`` of the masked rows, and every unmasked row."""
+    mask = np.asarray(query_mask, bool)
+    pool, gallery = np.flatnonzero(mask), np.flatnonzero(~mask)
+    if not len(pool) or not len(gallery):
+        raise AnchorDivError(
+            f"query_mask: {len(pool)} queries and {len(gallery)} gallery items; need both"
+        )
+    return pool[subsample(len(pool), max_queries, seed)], gallery
 
 
 def check_labels(name: str, labels, n: int) -> np.ndarray:
@@ -116,6 +144,7 @@ class Shown:
     items: Sequence
     note: str = ""
     captions: Sequence[str] | None = None
+    query_items: Sequence | None = None  # queries from outside the gallery: their items
 
 
 def show_neighbours(
@@ -130,9 +159,13 @@ def show_neighbours(
     seed: int = 0,
     note: str = "",
     captions: Sequence[str] | None = None,
+    query_labels=None,
+    query_items: Sequence | None = None,
 ) -> Shown:
-    """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, or given rows) under cosine,
-    inversion (with ``anchors``) and each of ``scorers``, baselines first."""
+    """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, given rows, or query
+    embeddings ``[Q, d]`` from outside the gallery, then with their ``query_labels`` and
+    ``query_items``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
+    baselines first."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
         base | dict(scorers),
@@ -140,11 +173,12 @@ def show_neighbours(
         queries,
         anchors=anchors,
         labels=labels,
+        query_labels=query_labels,
         k=SHOWN_K,
         baselines=(),
         seed=seed,
     )
-    return Shown(title, result, items, note, captions)
+    return Shown(title, result, items, note, captions, query_items)
 
 
 def shown_budget(budgets: Sequence[int]) -> int:
@@ -193,7 +227,7 @@ def neighbours_section(rep, shown: Sequence[Shown]) -> None:
             rep.text(s.result.to_markdown(list(s.items), width=60))
         else:
             name = f"neighbours/{re.sub(r'[^a-z0-9]+', '_', s.title.lower()).strip('_')}.png"
-            draw(s.result, s.items, rep.path(name), captions=s.captions)
+            draw(s.result, s.items, rep.path(name), captions=s.captions, query_items=s.query_items)
             rep.figure(name, f"{s.title}: the query, then its top {SHOWN_K} per geometry")
         rows += [
             {"study": s.title, **r} for r in s.result.to_rows(list(s.items) if texts else None)

@@ -36,11 +36,11 @@ from . import wordnet_imagenet as wni
 from ._common import (
     SHOWN_QUERIES,
     curve_scorers,
-    default_embed,
     labelled_retrieval,
     neighbours_section,
     show_neighbours,
     subsample,
+    text_embed,
 )
 from .priors import (
     CLINICAL_PRIOR,
@@ -239,25 +239,31 @@ def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
     return prior_points(ctx, WORDNET_PRIOR)
 
 
-def _curve(ctx: Context, task, emb, broad, models):
+def _curve(ctx: Context, task, emb, broad, models, budgets=None, query_mask=None, max_queries=None):
+    """The WordNet → ImageNet curve of ``task`` at the context's size (``budgets``,
+    ``max_queries``: the size's unless given; ``query_mask``: a dataset's split)."""
     return wni.wordnet_imagenet_study(
         task,
         emb,
         broad,
         tau=ctx.tau,
         models=models,
-        budgets=ctx.size.wn_budgets,
+        budgets=budgets or ctx.size.wn_budgets,
         n_subsets=ctx.size.wn_subsets,
-        max_queries=ctx.size.wn_queries,
+        max_queries=max_queries or ctx.size.wn_queries,
         seed=ctx.seed,
+        query_mask=query_mask,
     )
 
 
-def _budget_section(ctx: Context, task, curve) -> None:
+def _budget_section(ctx: Context, task, curve, **section) -> list[dict]:
+    """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows
+    (``section``: title/source of :func:`.budget.report_section`)."""
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
-    budget.report_section(ctx.rep, rows)
+    budget.report_section(ctx.rep, rows, **section)
+    return rows
 
 
 def wordnet_part(ctx: Context) -> dict:
@@ -635,6 +641,8 @@ def run_demo(
     seed: int = 0,
     parts=DEMO_PARTS,
     overwrite: bool = False,
+    pretrained=None,
+    device: str = "cpu",
 ) -> Path:
     """Run the studies and write ``out_dir/report.md`` (``anchordiv demo``).
 
@@ -658,6 +666,11 @@ def run_demo(
     overwrite : bool, default False
         Replace an existing non-empty destination; otherwise it is refused
         (:class:`~anchordiv.errors.OutputExistsError`).
+    pretrained : str or Path, optional
+        open_clip / chexzero weights of ``encoder`` (its text tower encodes the texts).
+    device : str, default "cpu"
+        The encoder's torch device.
+
     Returns
     -------
     Path
@@ -675,8 +688,8 @@ def run_demo(
     start = time.time()
     sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()
-    enc = get_encoder(encoder)
-    embed = default_embed(encoder)
+    enc = get_encoder(encoder, pretrained=pretrained, device=device)
+    embed = text_embed(enc)
     rep = Report(report_title(parts, size), out_dir)
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}); size `{size}`; "
