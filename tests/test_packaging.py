@@ -112,7 +112,8 @@ def test_one_version_from_one_source(capsys):
         pass
     assert capsys.readouterr().out.strip() == f"anchordiv {ad.__version__}"
     changelog = (ROOT / "CHANGELOG.md").read_text("utf-8")
-    assert re.search(r"^## ([\d.]+)", changelog, re.M).group(1) == ad.__version__
+    # the newest released entry ("## 0.5.0 (unreleased)" above it collects the next one)
+    assert re.search(r"^## ([\d.]+)$", changelog, re.M).group(1) == ad.__version__
 
 
 def test_every_requirement_is_pinned_inside_its_range():
