@@ -42,9 +42,10 @@ test: lint
 test-all: setup docs-setup
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m ''
 
-# The numerics-sensitive tests once per shake (tests/shake.py): inputs a last bit off, 1 and 2
-# BLAS threads; printed and stored results must hold within their stated tolerances (slow: about
-# 4 min a mode on 2 idle cores; the default tier runs a subset, tests/test_shake.py).
+# The numerics-sensitive tests (their default tier: NUTS chains are chaotic in their rounding)
+# once per shake (tests/shake.py): inputs a last bit off, 1 and 2 BLAS threads; printed and stored
+# results must hold within their stated tolerances.  Slow: 173 tests a mode, 4-9 min serial on
+# 2 cores beside other work (3.7 min unshaken); the default tier runs a subset, tests/test_shake.py.
 SHAKE_TESTS := tests/test_doctests.py tests/adaptation/test_golden.py tests/adaptation/families \
 	tests/adaptation/test_recipe.py tests/adaptation/test_subspace.py
 
