@@ -234,7 +234,9 @@ def check_covariance(
         except np.linalg.LinAlgError:
             pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
-    if low <= 0 if definite else low < -1e-6 * scale:
+    # definite: Cholesky's failure decides (an eigenvalue sign at rounding level would differ
+    # by host); semi-definite: a relative allowance for rounding
+    if definite or low < -1e-6 * scale:
         raise AnchorDivError(
             f"{name}: is not positive {'definite' if definite else 'semi-definite'}"
             f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a "

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._tolerance import kept_spectrum
 from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..threads import limited_blas
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm, with_provenance
@@ -383,7 +384,8 @@ def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
 def broad_from_model(model) -> np.ndarray:
     """Anchors whose ML mean and covariance equal a saved Gaussian model's.
 
-    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns: a
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns — those whose
+    squared norm is at most :data:`anchordiv._tolerance.SPECTRUM_RTOL` of the largest: a
     rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
     gaussian and latent families use
     only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
@@ -417,7 +419,9 @@ def broad_from_model(model) -> np.ndarray:
     if not isinstance(model, Gaussian):
         raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
     mean, factor = np.asarray(model.mean), np.asarray(model.factor)
-    factor = factor[:, np.any(factor != 0, axis=0)]  # a zero column adds nothing, twice
+    # a zero column adds nothing, twice; "zero" relative to the largest (the spectrum's
+    # tolerance: a rank-deficient fit's absent direction is ±1e-17 or 0 by host)
+    factor = factor[:, kept_spectrum(np.einsum("ij,ij->j", factor, factor))]
     step = np.sqrt(factor.shape[1]) * factor.T
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
 

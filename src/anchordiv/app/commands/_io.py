@@ -51,6 +51,7 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
     """Moment points of a saved Gaussian-family prior's broad mean and covariance (``mu0``,
     ``cov``), with the encoder and τ its card records."""
     from ...adaptation import load_prior
+    from ...anchors.base import psd_factor
     from ...anchors.gaussian import Gaussian
     from ...adaptation import broad_from_model
     from ...io import load_card
@@ -64,9 +65,7 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
             f"pass the broad anchors (.npy) or a saved Gaussian model"
         )
     cov = np.asarray(prior.cov, np.float64)
-    w, v = np.linalg.eigh((cov + cov.T) / 2)
-    keep = w > w.max() * 1e-12
-    factor = v[:, keep] * np.sqrt(w[keep])
+    factor = psd_factor(cov)  # broad_from_model drops its absent directions
     mean = np.asarray(prior.mu0, np.float64)
     points = broad_from_model(Gaussian(mean=mean, factor=factor, tau=1.0))
     card = {**prior.card.get("card", {}), **load_card(path)}
