@@ -50,6 +50,15 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
+def _shake():
+    """``$ANCHORDIV_SHAKE`` (``tests/shake.py``): every test of the run under that shake."""
+    import shake
+
+    with shake.shaken(shake.mode()):
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _forget_families_of_exec_code():
     """A docs page or README block that registers a family of its own (``@ad.family`` on a
     class defined in exec'd code, module ``__main__``) leaves the registry as it found it."""

@@ -63,3 +63,25 @@ def test_the_finite_check_is_the_entrywise_one(dtype):
     x[1, 0], x[3, 1] = np.inf, -np.inf  # the sum is NaN: still the rows are named
     with pytest.raises(ad.AnchorDivError, match=r"in 2 row\(s\) \(first: row 1\)"):
         as_matrix("x", x)
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (float("nan"), "got nan"),
+        (np.float32("inf"), "got np.float32\\(inf\\)"),
+        (None, "got None"),
+        ("3", "got '3'"),
+        (b"3", "got b'3'"),
+        (True, "got True"),
+        (2.5, "got 2.5"),
+        (object(), "got <object"),
+    ],
+)
+def test_integer_refuses_what_is_not_a_whole_number(value, match):
+    """``int(nan)`` and ``int(None)`` were raw ValueError / TypeError."""
+    from anchordiv.errors import integer
+
+    with pytest.raises(ad.AnchorDivError, match=f"k: expected an integer, {match}"):
+        integer("k", value, low=1)
+    assert integer("k", np.int64(3), low=1) == integer("k", 3.0, low=1) == 3

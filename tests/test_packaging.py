@@ -32,6 +32,73 @@ def pins() -> dict[str, str]:
     return out
 
 
+#: requirements only the tests and the docs need: none of them reaches a user through ``all``
+DEV_TOOLS = {
+    "pytest",
+    "pytest-timeout",
+    "pytest-xdist",
+    "ruff",
+    "mypy",
+    "sphinx",
+    "myst-nb",
+    "furo",
+}
+
+
+def extras_problems(requires: list[str]) -> list[str]:
+    """What is wrong with a distribution's requirements (``Requires-Dist`` lines, markers and
+    all, or pyproject's dependencies with ``; extra == "name"`` appended): an exact pin (``==``,
+    ``===``: pip would replace an installed torch that does not match it, the CPU build
+    included) anywhere, a development tool reached from the ``all`` extra."""
+    problems, by_extra = [], {}
+    for line in requires:
+        req = Requirement(line)
+        if any(s.operator in ("==", "===") for s in req.specifier):
+            problems.append(f"exact pin (ranges only; pins live in constraints.txt): {line}")
+        extra = next(
+            (e for e in ("all", *EXTRAS) if req.marker and req.marker.evaluate({"extra": e})),
+            None,
+        )
+        by_extra.setdefault(extra, []).append(req)
+
+    def reached(extra: str, seen: set) -> set:
+        out = set()
+        for req in by_extra.get(extra, []):
+            if canonicalize_name(req.name) == "anchordiv":
+                for e in sorted(req.extras - seen):
+                    out |= reached(e, seen | {e})
+            else:
+                out.add(canonicalize_name(req.name))
+        return out
+
+    tools = reached("all", {"all"}) & DEV_TOOLS
+    if tools:
+        problems.append(f"the all extra installs development tools: {sorted(tools)}")
+    return problems
+
+
+#: the optional-dependency groups pyproject declares
+EXTRAS = tuple(PYPROJECT["project"]["optional-dependencies"])
+
+
+def pyproject_requires() -> list[str]:
+    """pyproject's requirements as ``Requires-Dist`` lines (an extra's with its marker)."""
+    project = PYPROJECT["project"]
+    return list(project["dependencies"]) + [
+        f'{r}; extra == "{extra}"'
+        for extra, rs in project["optional-dependencies"].items()
+        for r in rs
+    ]
+
+
+def test_extras_take_ranges_and_all_is_what_users_run():
+    assert extras_problems(pyproject_requires()) == []
+    assert {"all", "dev", "test", "docs", "data"} <= set(EXTRAS)
+    # the checker sees what it guards against
+    assert extras_problems(['torch==2.14.1; extra == "data"'])
+    assert extras_problems(['anchordiv[test]; extra == "all"', 'ruff>=0.1; extra == "test"'])
+
+
 def test_one_version_from_one_source(capsys):
     assert ad.__version__ == "0.4.0"
     project = PYPROJECT["project"]
@@ -45,14 +112,18 @@ def test_one_version_from_one_source(capsys):
         pass
     assert capsys.readouterr().out.strip() == f"anchordiv {ad.__version__}"
     changelog = (ROOT / "CHANGELOG.md").read_text("utf-8")
-    assert re.search(r"^## ([\d.]+)$", changelog, re.M).group(1) == ad.__version__  # released
+    # the newest released section names the version; an "(unreleased)" one may stand above it
+    assert re.search(r"^## ([\d.]+)$", changelog, re.M).group(1) == ad.__version__
 
 
 def test_every_requirement_is_pinned_inside_its_range():
     pinned = pins()
     project = PYPROJECT["project"]
     reqs = list(project["dependencies"]) + [
-        r for extra, rs in project["optional-dependencies"].items() if extra != "all" for r in rs
+        r
+        for extra, rs in project["optional-dependencies"].items()
+        for r in rs
+        if canonicalize_name(Requirement(r).name) != "anchordiv"  # all, dev: other extras
     ]
     for line in reqs:
         req = Requirement(line)
@@ -86,6 +157,7 @@ def test_make_setup_installs_the_pins_and_test_lints_first():
     installs = [line for line in make.splitlines() if "pip install" in line]
     assert installs and all("$(PIN)" in line for line in installs), installs
     assert "PIN     := -c constraints.txt" in make
+    assert "-e '.[all,dev]'" in make  # the tests' and docs' tools: dev, not all
     lint = make.split("\nlint: setup\n", 1)[1].split("\n\n", 1)[0].split("\n")
     assert [line.strip() for line in lint] == [
         "$(BIN)/ruff check",

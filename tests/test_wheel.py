@@ -161,3 +161,15 @@ def test_the_command_outside_the_checkout(installed):
     out = run([str(bin_dir / "anchordiv"), "priors"], work, env).stdout
     assert out.startswith("7 priors in ") and "resources/priors" in out, out
     assert re.search(r"^  wordnet-visual-art  +832 anchors, d = 384: WordNet glosses", out, re.M)
+
+
+def test_the_wheels_extras_take_ranges_and_all_is_for_users(installed):
+    """The built wheel's ``Requires-Dist``: no exact pin (pip keeps an installed CPU torch that
+    fits the ``data`` extra's range), and ``all`` reaches no test or docs tool."""
+    from test_packaging import extras_problems
+
+    python, _, work, env = installed
+    code = "from importlib.metadata import requires; print('\\n'.join(requires('anchordiv')))"
+    requires = run([str(python), "-c", code], work, env).stdout.splitlines()
+    assert any("torch" in line and 'extra == "data"' in line for line in requires), requires
+    assert extras_problems(requires) == []

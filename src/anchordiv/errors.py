@@ -157,8 +157,11 @@ def _all_finite(arr: np.ndarray) -> bool:
 
 
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
+    ``tau=True`` is a mistake, not τ = 1)."""
     try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError):
         raise AnchorDivError(f"{name}: expected a number, got {value!r}") from None
@@ -177,8 +180,14 @@ def in_unit_interval(name: str, value) -> float:
 
 
 def integer(name: str, value, *, low: int, high: int | None = None) -> int:
-    """An integer in ``[low, high]`` (``high`` inclusive when given)."""
-    if isinstance(value, bool) or int(value) != value:
+    """An integer in ``[low, high]`` (``high`` inclusive when given); a bool, a string, NaN,
+    inf or a number with a fractional part is an :class:`AnchorDivError`, never a raw
+    ``ValueError``/``TypeError`` of ``int()``."""
+    try:
+        whole = not isinstance(value, (bool, str, bytes)) and int(value) == value
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
         raise AnchorDivError(f"{name}: expected an integer, got {value!r}")
     v = int(value)
     if v < low or (high is not None and v > high):
@@ -225,7 +234,9 @@ def check_covariance(
         except np.linalg.LinAlgError:
             pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
-    if low <= 0 if definite else low < -1e-6 * scale:
+    # definite: Cholesky's failure decides (an eigenvalue sign at rounding level would differ
+    # by host); semi-definite: a relative allowance for rounding
+    if definite or low < -1e-6 * scale:
         raise AnchorDivError(
             f"{name}: is not positive {'definite' if definite else 'semi-definite'}"
             f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a "

@@ -1,7 +1,8 @@
 """Matplotlib figures written to PNG files (Agg backend; nothing is shown on screen).
 
-Every function takes plain rows (lists of dicts, as written to CSV) and a path, and returns the
-path, so studies can rebuild a figure from a saved table.
+Every curve and bar function takes plain rows (lists of dicts, as written to CSV) and a path, and
+returns the path, so studies can rebuild a figure from a saved table; :func:`neighbours` draws what
+each geometry retrieves (a thumbnail grid of images, or a markdown table of texts).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import integer
+from .errors import AnchorDivError, integer, positive
 
 
 def pyplot():
@@ -245,13 +246,328 @@ def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     return save_figure(fig, path)
 
 
+#: file suffixes read as images by :func:`neighbours`
+IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp")
+#: border colours of :func:`neighbours`: query, relevant, not relevant, unlabelled
+BORDERS = {"query": "#1f77b4", True: "#2ca02c", False: "#d62728", None: "#bbbbbb"}
+
+
+def item_kind(items) -> str:
+    """What :func:`neighbours` was given: texts, image files or image arrays.
+
+    Parameters
+    ----------
+    items : sequence or numpy.ndarray
+        Texts; image files (``Path``, or names ending in :data:`IMAGE_SUFFIXES`); images
+        ``[G, H, W(, C)]`` or a list of ``[H, W(, C)]`` arrays.
+
+    Returns
+    -------
+    str
+        ``"text"``, ``"path"`` or ``"array"``.
+
+    Raises
+    ------
+    AnchorDivError
+        Anything else.
+
+    Examples
+    --------
+    >>> from anchordiv.plots import item_kind
+    >>> item_kind(["a cat", "a dog"]), item_kind(["cat.jpg"]), item_kind(np.zeros((2, 8, 8)))
+    ('text', 'path', 'array')
+    """
+    if isinstance(items, np.ndarray) and items.ndim >= 3:
+        return "array"
+    seq = list(items)
+    if seq and all(isinstance(i, np.ndarray) for i in seq):
+        return "array"
+    if seq and all(
+        isinstance(i, Path) or (isinstance(i, str) and i.lower().endswith(IMAGE_SUFFIXES))
+        for i in seq
+    ):
+        return "path"
+    if seq and all(isinstance(i, str) for i in seq):
+        return "text"
+    raise AnchorDivError(
+        "items: expected texts, image file paths or image arrays ([G, H, W(, C)] or a list of "
+        f"[H, W(, C)]), got {type(seq[0]).__name__ if seq else 'nothing'}"
+    )
+
+
+def thumbnail(image, size: int = 160) -> np.ndarray:
+    """An image as a square RGB thumbnail: the centre square, resized (not squashed).
+
+    Parameters
+    ----------
+    image : str, Path or numpy.ndarray, shape [H, W] or [H, W, C]
+        An image file, or pixels (uint8, or floats in [0, 1]; C = 1, 3 or 4).
+    size : int, default 160
+        Side of the thumbnail in pixels.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape [size, size, 3]
+        The thumbnail.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file or an array that is not an image.
+
+    Examples
+    --------
+    >>> from anchordiv.plots import thumbnail
+    >>> thumbnail(np.zeros((30, 50)), size=16).shape
+    (16, 16, 3)
+    """
+    from PIL import Image
+
+    size = integer("size", size, low=8)
+    if isinstance(image, (str, Path)):
+        try:
+            with Image.open(image) as im:
+                img = im.convert("RGB")
+        except (OSError, ValueError) as e:
+            raise AnchorDivError(f"items: cannot read image {str(image)!r}: {e}") from e
+    else:
+        a = np.asarray(image)
+        if a.ndim == 3 and a.shape[2] == 1:
+            a = a[..., 0]
+        if a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (3, 4)):
+            raise AnchorDivError(f"items: expected an image [H, W(, C)], got {list(a.shape)}")
+        if a.dtype != np.uint8:
+            a = (np.clip(np.asarray(a, float), 0, 1) * 255).round().astype(np.uint8)
+        img = Image.fromarray(a).convert("RGB")
+    w, h = img.size
+    side = min(w, h)
+    left, top = (w - side) // 2, (h - side) // 2
+    img = img.crop((left, top, left + side, top + side)).resize(
+        (size, size), Image.Resampling.LANCZOS
+    )
+    return np.asarray(img)
+
+
+def _frame(ax, colour, width: float) -> None:
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(True)
+        spine.set_edgecolor(colour)
+        spine.set_linewidth(width)
+
+
+def neighbours(
+    result,
+    items,
+    path=None,
+    *,
+    query_items=None,
+    captions=None,
+    group: str = "geometry",
+    thumb: float = 1.2,
+    title: str | None = None,
+    width: int = 70,
+):
+    """What each geometry retrieves: a markdown table for texts, a thumbnail grid for images.
+
+    For images, each row is one query under one geometry: the query first (blue frame), then
+    its neighbours, closest first — framed green when they share a label with the query and red
+    when not (grey without labels).  Rows come in one block per geometry (``group="geometry"``)
+    or one block per query (``group="query"``), each row labelled with its geometry.
+
+    Parameters
+    ----------
+    result : anchordiv.evaluation.Neighbours
+        From :func:`anchordiv.evaluation.neighbours`.
+    items : sequence of str, sequence of str or Path, or array_like, length G
+        The gallery: texts, image files (names ending in an image suffix, or ``Path``), or
+        images ``[G, H, W(, C)]`` / a list of ``[H, W(, C)]`` arrays.
+    path : str or Path, optional
+        Where to write the PNG (images) or markdown (texts).
+    query_items : sequence, optional, length Q
+        The queries' texts or images (default: their gallery items; needed for queries from
+        outside the gallery).
+    captions : sequence of str, optional, length G
+        A short caption under each thumbnail (e.g. the item's class).
+    group : {"geometry", "query"}, default "geometry"
+        Row blocks per geometry or per query.
+    thumb : float, default 1.2
+        Thumbnail side in inches.
+    title : str, optional
+        Figure title.
+    width : int, default 70
+        Characters kept of each text (texts only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or str
+        The figure (images; closed once written to ``path``) or the markdown (texts).
+
+    Raises
+    ------
+    AnchorDivError
+        Items of no known kind, too few items, an unknown ``group``, or outside queries without
+        ``query_items``.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation import neighbours as find
+    >>> from anchordiv.plots import neighbours
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(6, 3))
+    >>> x /= np.linalg.norm(x, axis=1, keepdims=True)
+    >>> result = find({}, x, [0], k=2, baselines=("cosine",))
+    >>> print(neighbours(result, ["a", "b", "c", "d", "e", "f"]).splitlines()[0])
+    **Query 1** (gallery row 0): a
+    >>> fig = neighbours(result, rng.uniform(size=(6, 20, 30, 3)))
+    >>> len(fig.axes)  # the block's header, the query and its 2 neighbours
+    4
+    """
+    kind = item_kind(items)
+    if group not in ("geometry", "query"):
+        raise AnchorDivError(f"group: expected 'geometry' or 'query', got {group!r}")
+    if kind == "text":
+        md = result.to_markdown(list(items), query_texts=query_items, width=width)
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(md + "\n")
+        return md
+    n_items = len(items)
+    top = max(int(result.indices[n].max()) for n in result.names)
+    if n_items <= max(top, int(result.queries.max())):
+        raise AnchorDivError(f"items: {n_items} items, but the neighbours reference row {top}")
+    if query_items is None and (result.queries < 0).any():
+        raise AnchorDivError("query_items: queries from outside the gallery need their images")
+    if query_items is not None and len(query_items) != len(result.queries):
+        raise AnchorDivError(f"query_items: expected {len(result.queries)} images")
+    positive("thumb", thumb)
+    px = int(round(thumb * 120))
+    cache: dict[int, np.ndarray] = {}
+
+    def image(row: int) -> np.ndarray:
+        if row not in cache:
+            cache[row] = thumbnail(items[row], px)
+        return cache[row]
+
+    n_q, k, names = len(result.queries), result.k, result.names
+    if group == "geometry":
+        blocks = [[(g, q) for q in range(n_q)] for g in names]
+    else:
+        blocks = [[(g, q) for g in names] for q in range(n_q)]
+    # layout in inches: a label column, the query, a gap, k neighbours; a header over each block
+    label_w, gap_w, cap_h = 1.6, 0.25, (0.22 if captions is not None else 0.0)
+    head_h, block_gap = 0.3, 0.25
+    row_h = thumb + cap_h
+    heights, cells = [], []
+    for b, block in enumerate(blocks):
+        if b:
+            heights.append(block_gap)
+            cells.append(None)
+        heights.append(head_h)
+        cells.append(("head", block))
+        for g, q in block:
+            heights.append(row_h)
+            cells.append((g, q))
+    title_h = 0.45 if title else 0.1
+    legend_h = 0.35 if result.relevant is not None else 0.0
+    fig_w = label_w + thumb * (k + 1) + gap_w + 0.1
+    fig_h = title_h + sum(heights) + legend_h + 0.05
+    plt = pyplot()
+    fig = plt.figure(figsize=(fig_w, fig_h))
+    grid = fig.add_gridspec(
+        len(heights),
+        k + 2,
+        width_ratios=[thumb, gap_w] + [thumb] * k,
+        height_ratios=heights,
+        left=label_w / fig_w,
+        right=1 - 0.1 / fig_w,
+        top=1 - title_h / fig_h,
+        bottom=legend_h / fig_h,
+        wspace=0.06,
+        hspace=0.0,
+    )
+    for r, cell in enumerate(cells):
+        if cell is None:
+            continue
+        if cell[0] == "head":
+            block = cell[1]
+            head = fig.add_subplot(grid[r, :])
+            head.axis("off")
+            label = f"{block[0][0]}" if group == "geometry" else _query_label(result, block[0][1])
+            head.text(
+                -0.02,
+                0.1,
+                label,
+                ha="right",
+                va="bottom",
+                fontsize=9,
+                weight="bold",
+                transform=head.transAxes,
+            )
+            continue
+        g, q = cell
+        qrow = int(result.queries[q])
+        qimg = thumbnail(query_items[q], px) if query_items is not None else image(qrow)
+        first = cells[r - 1] is not None and cells[r - 1][0] == "head"
+        ax = fig.add_subplot(grid[r, 0])
+        ax.imshow(qimg)
+        if first:
+            ax.set_title("query", fontsize=8, color="dimgray", pad=3)
+        _frame(ax, BORDERS["query"], 3.0)
+        side = g if group == "query" else f"{g}\n{_query_label(result, q)}"
+        ax.set_ylabel(side, rotation=0, ha="right", va="center", fontsize=9, labelpad=8)
+        if captions is not None and qrow >= 0:
+            ax.set_xlabel(_short(captions[qrow]), fontsize=7, labelpad=2)
+        for c in range(k):
+            item = int(result.indices[g][q, c])
+            ax = fig.add_subplot(grid[r, c + 2])
+            ax.imshow(image(item))
+            if first:
+                ax.set_title(str(c + 1), fontsize=8, color="dimgray", pad=3)
+            rel = None if result.relevant is None else bool(result.relevant[g][q, c])
+            _frame(ax, BORDERS[rel], 3.0 if rel is not None else 0.8)
+            if captions is not None:
+                ax.set_xlabel(_short(captions[item]), fontsize=7, labelpad=2)
+    if title:
+        fig.suptitle(title, y=1 - 0.08 / fig_h, va="top", fontsize=11)
+    if result.relevant is not None:
+        fig.text(
+            0.5,
+            0.1 / fig_h,
+            "frames: blue = query, green = shares a label with it, red = does not",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="dimgray",
+        )
+    if path is not None:
+        save_figure(fig, path)
+    return fig
+
+
+def _query_label(result, q: int) -> str:
+    row = int(result.queries[q])
+    return f"query {q + 1}" + (f" (row {row})" if row >= 0 else "")
+
+
+def _short(text, width: int = 18) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
 __all__ = [
+    "BORDERS",
+    "IMAGE_SUFFIXES",
     "MARKERS",
     "distinct_colours",
     "elbo_plot",
     "finish",
+    "item_kind",
+    "neighbours",
     "plot_curve",
     "plot_scores",
     "pyplot",
     "save_figure",
+    "thumbnail",
 ]

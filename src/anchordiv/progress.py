@@ -3,7 +3,7 @@
 On a terminal :func:`tqdm` is tqdm's ordinary bar.  When stderr is not a terminal (a pipe, a
 file: ``anchordiv curve ... 2>log``, CI, a notebook's stored output) it writes one plain line
 per update instead of carriage-return redraws, at most every ``ANCHORDIV_PROGRESS_INTERVAL``
-seconds (default 30), and the final line — so a loop done within the interval (a ``top_k``
+seconds (default 10), and the final line — so a loop done within the interval (a ``top_k``
 call, a short fit) leaves one line, not a 0 % line and a 100 % line (with an interval of 0
 every update is a line, the first included)::
 
@@ -22,7 +22,7 @@ from tqdm.std import tqdm as _terminal_bar
 __all__ = ["LineBar", "interactive", "tqdm"]
 
 #: default seconds between two lines when stderr is not a terminal
-DEFAULT_INTERVAL = 30.0
+DEFAULT_INTERVAL = 10.0
 
 
 class LineBar(_terminal_bar):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import AnchorDivError, positive, user_stacklevel
+from .errors import AnchorDivError, as_matrix, positive, user_stacklevel
 
 #: Sidecar suffix beside an embeddings ``.npy``.
 SIDECAR = ".json"
@@ -124,6 +124,13 @@ def resolve_tau(tau, **named) -> float:
         ``tau`` is not positive, the arrays come from different encoders, or neither ``tau`` nor a
         recorded logit scale exists.
 
+    Warns
+    -----
+    AnchorDivWarning
+        τ below 1 (a temperature 1/τ given for the logit scale), or an explicit ``tau`` more
+        than :data:`TAU_TOLERANCE` (relative) from the logit scale recorded with the
+        embeddings.
+
     Examples
     --------
     >>> from anchordiv.provenance import with_provenance
@@ -134,15 +141,51 @@ def resolve_tau(tau, **named) -> float:
     50.0
     """
     prov = common_provenance(**named)
+    recorded = {
+        name: provenance_of(x)["logit_scale"]
+        for name, x in named.items()
+        if provenance_of(x).get("logit_scale") is not None
+    }
     if tau is not None:
-        return positive("tau", tau)
-    if prov.get("logit_scale") is not None:
-        return positive("tau (from the embeddings' provenance)", prov["logit_scale"])
+        value = check_logit_scale("tau", tau)
+        for name, rec in recorded.items():
+            rec = positive(f"{name} (its recorded logit_scale)", rec)
+            if abs(value - rec) > TAU_TOLERANCE * rec:
+                warnings.warn(
+                    f"tau={value:g} differs from the logit scale {rec:g} recorded with "
+                    f"{name} (encoder {prov.get('encoder') or 'unknown'}); omit tau to use "
+                    f"the recorded one, or ignore this warning if the override is intended",
+                    AnchorDivWarning,
+                    stacklevel=user_stacklevel(),
+                )
+                break
+        return value
+    if recorded:
+        return check_logit_scale("tau (from the embeddings' provenance)", prov["logit_scale"])
     raise AnchorDivError(
         "tau: not given and the embeddings carry no encoder provenance; pass tau= the encoder's "
         "logit scale (all-MiniLM-L6-v2: 20, CLIP: ~100; `enc.logit_scale`), or use embeddings "
         "from data.embed_texts / ad.load_embeddings / `anchordiv embed`, which record it"
     )
+
+
+#: An explicit τ further than this fraction from the recorded logit scale warns.
+TAU_TOLERANCE = 1e-3
+
+
+def check_logit_scale(name: str, tau) -> float:
+    """``tau`` as a finite positive float (an :class:`AnchorDivError` otherwise), with an
+    :class:`AnchorDivWarning` below 1: a logit scale (CLIP ≈ 100, MiniLM 20) that small is
+    almost always a temperature 1/τ given in its place."""
+    value = positive(name, tau)
+    if value < 1:
+        warnings.warn(
+            f"{name}={value:g}: tau is the logit scale (e.g. 100 for CLIP); did you pass a "
+            f"temperature 1/tau? (a temperature of {value:g} is tau = {1 / value:g})",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return value
 
 
 # ---- files ---------------------------------------------------------------------------------
@@ -207,7 +250,7 @@ def save_embeddings(
     from ._safeio import dumps, replace_files, write_npy, write_text
 
     p = npy_path(path)
-    arr = np.asarray(x)
+    arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
     prov = {
         **provenance_of(x),
         **{k: v for k, v in (("encoder", encoder), ("logit_scale", logit_scale)) if v is not None},
@@ -373,20 +416,47 @@ class AnchorDivWarning(UserWarning):
     """
 
 
+class NormTally:
+    """The rows off unit norm of one array read in blocks (a streamed gallery): :meth:`add`
+    each block ``[n, d]`` as it is read, then :meth:`warn` once — the warning of
+    :func:`warn_not_unit` for the whole array.  Norms are computed in the block's own dtype
+    (one pass, no float64 copy: cheap beside the divergences it guards); a row whose squared
+    norm overflows has norm inf and counts as off."""
+
+    def __init__(self) -> None:
+        self.rows = self.off = 0
+        self.low, self.high = np.inf, -np.inf
+
+    def add(self, x) -> None:
+        """Count the rows of ``x [n, d]`` (a numpy or JAX array)."""
+        x = np.asarray(x)
+        if not len(x):
+            return
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+        self.rows += len(norms)
+        self.off += int(np.count_nonzero(~(np.abs(norms - 1) <= UNIT_NORM_TOLERANCE)))
+        self.low = min(self.low, float(norms.min()))
+        self.high = max(self.high, float(norms.max()))
+
+    def warn(self, name: str) -> None:
+        """An :class:`AnchorDivWarning` naming ``name`` if any row counted is off unit norm."""
+        if self.off:
+            warnings.warn(
+                f"{name}: {self.off} of {self.rows} rows are not unit-norm (norms "
+                f"{self.low:.3g}..{self.high:.3g}); contrastive embeddings and tau "
+                f"assume unit vectors — normalise them (x / ||x||) first",
+                AnchorDivWarning,
+                stacklevel=user_stacklevel(),
+            )
+
+
 def warn_not_unit(name: str, x: np.ndarray) -> None:
-    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm, computed in ``x``'s
-    own dtype (one pass, no float64 copy: cheap beside the divergences it guards)."""
-    sq = np.einsum("ij,ij->i", x, x)
-    off = np.abs(np.sqrt(sq) - 1) > UNIT_NORM_TOLERANCE
-    if off.any():
-        norms = np.sqrt(sq)
-        warnings.warn(
-            f"{name}: {int(off.sum())} of {len(norms)} rows are not unit-norm (norms "
-            f"{norms.min():.3g}..{norms.max():.3g}); contrastive embeddings and tau "
-            f"assume unit vectors — normalise them (x / ||x||) first",
-            AnchorDivWarning,
-            stacklevel=user_stacklevel(),
-        )
+    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm (a
+    :class:`NormTally` of the one block ``x``)."""
+    tally = NormTally()
+    tally.add(x)
+    tally.warn(name)
 
 
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:

@@ -54,3 +54,19 @@ def test_cache_hit_does_not_load_weights(tmp_path, minilm):
     assert fresh.dim == 384 and fresh.id == minilm.id
     np.testing.assert_array_equal(data.embed_texts(fresh, texts, cache=tmp_path), X)
     assert fresh._model is None and fresh.encoded == 0
+
+
+def test_open_clip_config_file_spec(tmp_path):
+    from anchordiv.data.encoders import open_clip_model
+
+    assert open_clip_model("ViT-B-32") == "ViT-B-32"
+    with pytest.raises(AnchorDivError, match="model config not found"):
+        data.get_encoder(f"open_clip:{tmp_path / 'missing.json'}")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"embed_dim": 8}')
+    with pytest.raises(AnchorDivError, match="not an open_clip model config"):
+        open_clip_model(str(bad))
+    bad.write_text("{not json")
+    with pytest.raises(AnchorDivError, match="cannot read open_clip model config"):
+        open_clip_model(str(bad))
+    # a valid config registers and loads: tests/app/studies/test_images.py, from the shell

@@ -42,9 +42,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import AnchorDivError, as_matrix, check_spread
+from .._tolerance import kept_spectrum
+from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..threads import limited_blas
-from ..provenance import resolve_tau, unit_norm, with_provenance
+from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .likelihood import with_log_density
 from .family import FAMILIES, Conjugate, Family, Projectable, get_family
@@ -361,15 +362,31 @@ def split_options(kind, opts: dict) -> tuple[dict, object]:
 
 def check_anchors(broad, targets) -> tuple[np.ndarray, np.ndarray]:
     """Validated ``broad [N, d]`` (N ≥ 2, not all identical, see ``errors.check_spread``) and
-    ``targets [n, d]`` (n ≥ 1, same d; a single target is fine: the prior supplies the spread)."""
+    ``targets [n, d]`` (n ≥ 1, same d; a single target is fine: the prior supplies the spread).
+
+    Fewer broad anchors than targets give an :class:`~anchordiv.AnchorDivWarning`: the broad
+    anchors (the prior's source, a large generic vocabulary) and the few task anchors were
+    probably passed in each other's place.  Moment points standing in for a saved model
+    (:func:`stand_in_anchors`, provenance ``stand_in``) are exempt: they number 2r."""
     b = check_spread("broad_anchors", as_matrix("broad_anchors", broad, min_rows=2))
-    return b, _check_targets(targets, b.shape[1])
+    t = _check_targets(targets, b.shape[1])
+    if len(b) < len(t) and not provenance_of(broad).get("stand_in"):
+        warnings.warn(
+            f"broad_anchors: {len(b)} rows, fewer than the {len(t)} target_anchors; the broad "
+            f"anchors (the prior's source) are normally the larger, generic set — were the "
+            f"two swapped? (adapt(kind, broad_anchors, target_anchors); on the command line "
+            f"BROAD comes before TARGET)",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return b, t
 
 
 def broad_from_model(model) -> np.ndarray:
     """Anchors whose ML mean and covariance equal a saved Gaussian model's.
 
-    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns: a
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns — those whose
+    squared norm is at most :data:`anchordiv._tolerance.SPECTRUM_RTOL` of the largest: a
     rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
     gaussian and latent families use
     only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
@@ -403,7 +420,9 @@ def broad_from_model(model) -> np.ndarray:
     if not isinstance(model, Gaussian):
         raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
     mean, factor = np.asarray(model.mean), np.asarray(model.factor)
-    factor = factor[:, np.any(factor != 0, axis=0)]  # a zero column adds nothing, twice
+    # a zero column adds nothing, twice; "zero" relative to the largest (the spectrum's
+    # tolerance: a rank-deficient fit's absent direction is ±1e-17 or 0 by host)
+    factor = factor[:, kept_spectrum(np.einsum("ij,ij->j", factor, factor))]
     step = np.sqrt(factor.shape[1]) * factor.T
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
 
@@ -527,7 +546,10 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
 def stand_in_anchors(model, card: dict) -> np.ndarray:
     """:func:`broad_from_model` carrying the card's encoder and τ as provenance."""
     return with_provenance(
-        broad_from_model(model), encoder=card.get("encoder"), logit_scale=card.get("tau")
+        broad_from_model(model),
+        encoder=card.get("encoder"),
+        logit_scale=card.get("tau"),
+        stand_in="moment points of a saved model",
     )
 
 

@@ -33,7 +33,8 @@ def _memo(a) -> dict | None:
 
 def _register(a: np.ndarray) -> np.ndarray:
     key = id(a)
-    _FROZEN[key] = (weakref.ref(a, lambda _, k=key: _FROZEN.pop(k, None)), {})
+    # the dict bound now: at interpreter exit the module global may already be None
+    _FROZEN[key] = (weakref.ref(a, lambda _, k=key, memo=_FROZEN: memo.pop(k, None)), {})
     return a
 
 

@@ -28,6 +28,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._tolerance import first_max
 from ..errors import AnchorDivError
 
 #: the observed site every family's model names
@@ -154,7 +155,7 @@ class Likelihood:
         """Point parameters from samples ``{site: [S, ...]}``: the draw of highest posterior
         density ``lp [S]`` (``"map"``) or the mean."""
         if which == "map":
-            i = int(np.argmax(lp))
+            i = first_max(lp)
             return {k: v[i] for k, v in s.items()}
         return {k: v.mean(0) for k, v in s.items()}
 

@@ -43,6 +43,7 @@ import scipy.special
 from .cache import cached, derived
 from .statistics import broad_moments, scatter
 from ..anchors.latent import principal_subspace
+from .._tolerance import SPECTRUM_RTOL, first_max, kept_spectrum
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
 from ..threads import limited_blas
 
@@ -53,10 +54,6 @@ MAX_FOLDS = 20
 #: fewest targets for which :func:`density_strength` holds targets out: below it, each fold
 #: would predict one target from a single other one (two one-shot folds at n = 2)
 MIN_LOO_TARGETS = 3
-#: directions of a scatter with eigenvalue below this fraction of the largest are taken as
-#: absent (singular values below ~1e-5.5 of the largest: the Gram matrix squares the condition
-#: number, so this is the numerical rank of the criteria's eigendecompositions)
-SPECTRUM_RTOL = 1e-11
 #: a left-out target whose removal leaves ``1 − (n/m)·leverage`` below this is needed for the
 #: others' span (:func:`target_novelty`)
 LEVERAGE_TOL = 1e-8
@@ -106,10 +103,6 @@ def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
 
-def _keep(lam: np.ndarray) -> np.ndarray:
-    return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), 1e-300)
-
-
 def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(λ [k], V [d, k])``: the eigenpairs of the scatter ``xᵀx`` of the (centred) rows
     ``x [n, d]`` with λ > :data:`SPECTRUM_RTOL` · max λ — from the ``n × n`` Gram matrix when
@@ -118,14 +111,14 @@ def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if n > d:
         return scatter_spectrum(x.T @ x)
     lam, u = np.linalg.eigh(x @ x.T)
-    keep = _keep(lam)
+    keep = kept_spectrum(lam)
     return lam[keep], (x.T @ u[:, keep]) / np.sqrt(lam[keep])
 
 
 def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`spectrum` from a ``d × d`` scatter matrix itself."""
     lam, v = np.linalg.eigh(scatter)
-    keep = _keep(lam)
+    keep = kept_spectrum(lam)
     return lam[keep], v[:, keep]
 
 
@@ -361,7 +354,7 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
     (``benchmarks/results/bench_recipe-small-n.md``)."""
     grid = np.asarray([positive("grid", g) for g in grid])
     score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
-    return float(grid[int(np.argmax(score))])
+    return float(grid[first_max(score)])
 
 
 @limited_blas
@@ -472,11 +465,7 @@ def gaussian_strengths(
     grid = np.asarray([positive("grid", g) for g in grid])
     dens = float(
         grid[
-            int(
-                np.argmax(
-                    density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
-                )
-            )
+            first_max(density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter))
         ]
     )
     nov = target_novelty(t, max_folds=max_folds, scatter=scatter)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import jax
 import numpy as np
 
+from .._tolerance import first_max
 from ..errors import AnchorDivError
 from . import points as summaries
 from .capabilities import optional
@@ -320,7 +321,7 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat) + (
         summaries.joint_correction(fam, flat, int(post.info["d"]))
     )
-    i = int(np.argmax(lp))
+    i = first_max(lp)
     best = (
         f"the draw (of {total}) of highest full-d joint density, lifted with the "
         f"conditional mode (the best draw, not the optimum: for the exact joint mode use "

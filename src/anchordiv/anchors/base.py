@@ -133,9 +133,12 @@ def quad_norm(factor: jax.Array, theta: jax.Array) -> jax.Array:
 
 def psd_factor(cov: np.ndarray) -> np.ndarray:
     """A factor F with ``F Fᵀ = cov`` for a symmetric PSD matrix (eigen-based, tolerates
-    singular covariances, e.g. fewer anchors than dimensions). ``[d, d] -> [d, d]``."""
+    singular covariances, e.g. fewer anchors than dimensions). ``[d, d] -> [d, d]``; the columns
+    of directions absent at :data:`anchordiv._tolerance.SPECTRUM_RTOL` are exactly zero."""
     cov = 0.5 * (cov + cov.T)
     w, v = np.linalg.eigh(cov)
+    from .._tolerance import kept_spectrum
     from .linalg import canonical_signs
 
-    return canonical_signs(v) * np.sqrt(np.clip(w, 0.0, None))[None, :]
+    w = np.where(kept_spectrum(w), w, 0.0)  # rounding of an absent direction: exactly 0
+    return canonical_signs(v) * np.sqrt(w)[None, :]

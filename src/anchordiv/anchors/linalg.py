@@ -7,7 +7,9 @@ saves, or starts a chain from goes through :func:`canonical_signs` first, so tha
 saved files do not depend on the BLAS build.
 
 **The convention** (scikit-learn's ``svd_flip``): each column is multiplied by ±1 so that its
-entry of largest absolute value is positive (the first such entry on a tie).  Flipping a sign is
+entry of largest absolute value is positive (the first such entry on a tie, where entries within
+:data:`anchordiv._tolerance.TIE_RTOL` of the largest tie: the pivot must not hang on a last bit
+where two entries are equal in exact arithmetic, as in a symmetric design's eigenvectors).  Flipping a sign is
 exact in floating point, so quantities that do not depend on the sign (projectors U Uᵀ,
 covariances F Fᵀ, squared projections) are bit-identical with or without it.
 
@@ -22,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tolerance import first_max
+
 
 def canonical_signs(v):
     """``v [..., d, k]`` with each column's largest-|entry| made positive (same type: numpy
@@ -29,7 +33,8 @@ def canonical_signs(v):
     xp = jnp if isinstance(v, jax.Array) else np
     if xp is np:
         v = np.asarray(v)
-    i = xp.argmax(xp.abs(v), axis=-2)[..., None, :]  # [..., 1, k]
+    i = first_max(xp.abs(v), axis=-2)
+    i = xp.asarray(i)[..., None, :]  # [..., 1, k]
     pick = xp.take_along_axis(v, i, axis=-2)
     return v * xp.where(pick < 0, -1.0, 1.0).astype(v.dtype)
 

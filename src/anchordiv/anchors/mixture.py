@@ -20,6 +20,7 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
+from .._tolerance import first_max
 from ..errors import AnchorDivError, as_matrix, integer, positive
 from .base import AnchorModel, anchor_model, as_tau, jax_dtype, psd_factor
 
@@ -158,7 +159,7 @@ def kmeans_pp(a: np.ndarray, k: int, rng: np.random.Generator, iters: int = 10) 
         centers.append(a[rng.choice(len(a), p=p)])
     c = np.asarray(centers)
     for _ in range(iters):
-        lab = np.argmin(((a[:, None, :] - c[None]) ** 2).sum(-1), axis=1)
+        lab = first_max(-((a[:, None, :] - c[None]) ** 2).sum(-1), axis=1)  # nearest
         c = np.stack([a[lab == j].mean(0) if np.any(lab == j) else c[j] for j in range(k)])
     return np.eye(k)[lab]
 

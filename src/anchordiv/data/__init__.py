@@ -3,6 +3,8 @@
 - :mod:`.wordnet` — WordNet 3.0 noun synsets, glosses, subtrees (broad anchors);
 - :mod:`.imagenet` — the 1,000 ILSVRC-2012 classes, ImageNet-R subset and styles, prompts;
 - :mod:`.clinical` — HPO terms, ICD-10-CM descriptions, pathology-specific anchor sets;
+- :mod:`.layouts` — image datasets on disk (ImageNet, ImageNet-R, CUB-200, Sketchy, CheXpert, a
+  folder per class) with labels and query/gallery splits;
 - :mod:`.openi` — Open-i chest X-ray reports with MeSH labels (a retrieval dataset);
 - :mod:`.encoders` — MiniLM and open_clip encoders behind one interface (:func:`get_encoder`);
 - :mod:`.cache` — the content-addressed embedding cache behind :func:`embed_texts`.
@@ -10,7 +12,7 @@
 Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 """
 
-from . import cache, clinical, encoders, imagenet, openi, wordnet
+from . import cache, clinical, encoders, imagenet, layouts, openi, wordnet
 from .encoders import Encoder, embed_images, embed_texts, get_encoder, readable_images
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "encoders",
     "get_encoder",
     "imagenet",
+    "layouts",
     "openi",
     "readable_images",
     "wordnet",

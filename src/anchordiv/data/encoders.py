@@ -607,8 +607,59 @@ def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
     return kept
 
 
+def open_clip_model(name: str) -> str:
+    """An open_clip model name; a path to a model config ``.json`` is registered first
+    (``open_clip.add_model_config``) and named by its file stem, so a locally defined
+    architecture loads like a built-in one.
+
+    Parameters
+    ----------
+    name : str
+        A model name (``"ViT-B-32"``) or a config file (``"/models/my-vit.json"``).
+
+    Returns
+    -------
+    str
+        The model name to create.
+
+    Raises
+    ------
+    AnchorDivError
+        A ``.json`` path that is not a file or not an open_clip model config.
+    """
+    if not name.lower().endswith(".json"):
+        return name
+    import json
+
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise AnchorDivError(f"encoder: open_clip model config not found: {path}")
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise AnchorDivError(f"encoder: cannot read open_clip model config {path}: {err}") from None
+    if not isinstance(config, dict) or not {"embed_dim", "vision_cfg", "text_cfg"} <= set(config):
+        raise AnchorDivError(
+            f"encoder: {path} is not an open_clip model config (needs embed_dim, vision_cfg, "
+            f"text_cfg)"
+        )
+    import open_clip
+
+    open_clip.add_model_config(str(path))
+    return path.stem
+
+
 @functools.lru_cache(maxsize=8)
 def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
+    if pretrained is not None and (
+        spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
+        or spec.startswith("sentence-transformers:")
+    ):
+        raise AnchorDivError(
+            f"pretrained: applies to open_clip and chexzero encoders, not {spec!r} (a "
+            f"sentence-transformers model is named by itself: 'sentence-transformers:<name or "
+            f"path>')"
+        )
     if spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID):
         return SentenceTransformerEncoder(device=device)
     if spec.startswith("sentence-transformers:"):
@@ -627,7 +678,7 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
             image_resize_mode="longest",
         )
     if spec.startswith("open_clip:"):
-        return OpenCLIPEncoder(spec.split(":", 1)[1], pretrained, device=device)
+        return OpenCLIPEncoder(open_clip_model(spec.split(":", 1)[1]), pretrained, device=device)
     raise AnchorDivError(
         f"encoder: unknown {spec!r}; use 'minilm', 'open_clip:<model name>' "
         f"(with pretrained=<tag or checkpoint path>), 'chexzero' or "
@@ -644,7 +695,8 @@ def get_encoder(
     ----------
     spec : str, default "minilm"
         ``"minilm"``: the shipped all-MiniLM-L6-v2 (384-d, ``logit_scale`` 20), offline;
-        ``"open_clip:<model>"`` with ``pretrained`` a tag or a local checkpoint path;
+        ``"open_clip:<model>"`` with ``pretrained`` a tag or a local checkpoint path
+        (``<model>`` may be a model config ``.json``, :func:`open_clip_model`);
         ``"chexzero"``: a CheXzero checkpoint as ``ViT-B-32-quickgelu`` with CheXzero's image
         normalisation (pad to square, bicubic resize, mean/std 101.48761/83.43944 of 255);
         ``"sentence-transformers:<name or path>"``: any sentence-transformers model (τ 20).

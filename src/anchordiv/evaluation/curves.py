@@ -42,7 +42,7 @@ from ..anchors import fit
 from ..retrieval.baselines import inversion
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..provenance import AnchorDivWarning
-from .evaluate import bootstrap_interval, evaluate, write_json, write_rows
+from .evaluate import bootstrap_interval, check_relevance, evaluate, write_json, write_rows
 from ..threads import limited_blas
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
@@ -256,9 +256,12 @@ DEFAULT_MODELS = (
 
 
 def budgets_for(n_target: int, budgets=None) -> list[int]:
-    """Sorted budgets below ``n_target`` plus ``n_target`` itself ("all")."""
+    """Sorted budgets below ``n_target`` plus ``n_target`` itself ("all"); each budget a whole
+    number ≥ 1 (a string such as ``"2,4"`` is an error, not a sequence of characters)."""
     chosen = DEFAULT_BUDGETS if budgets is None else budgets
-    out = sorted({integer("budgets", b, low=1) for b in chosen if b < n_target})
+    if isinstance(chosen, (str, bytes)) or not np.iterable(chosen):
+        raise AnchorDivError(f"budgets: expected a list of integers, got {chosen!r}")
+    out = sorted({b for b in (integer("budgets", b, low=1) for b in chosen) if b < n_target})
     return out + [n_target]
 
 
@@ -349,6 +352,8 @@ def _import(module: str, spec: str):
 def _resolve(models) -> dict[str, CurveModel]:
     if isinstance(models, dict):
         return {n: _as_curve_model(n, m) for n, m in models.items()}
+    if isinstance(models, str):  # one name, or names separated by commas (as on the CLI)
+        models = [m for m in models.split(",") if m]
     resolved = {}
     for spec in models:
         resolved.update(resolve_model(spec))
@@ -655,8 +660,9 @@ class _Raised:
     message: str
 
 
-def _warn_per_model(outs, jobs) -> None:
-    """One summary warning per model for the warnings its construction raised in any cell."""
+def _warn_per_model(outs, jobs) -> set:
+    """One summary warning per model for the warnings its construction raised in any cell;
+    returns the names warned about."""
     built = collections.Counter(name for models, _ in jobs for name in models)
     per_model: dict[str, list] = {}
     cells: collections.Counter = collections.Counter()
@@ -675,6 +681,28 @@ def _warn_per_model(outs, jobs) -> None:
             caught[0][0],
             stacklevel=user_stacklevel(),
         )
+    return set(per_model)
+
+
+def _failed_everywhere(results: dict, names, warned: set) -> None:
+    """An :class:`AnchorDivError` when every model failed in every cell (nothing was
+    evaluated), naming each model's first reason; otherwise one warning per model that failed
+    in all its cells and was not reported already (its curve is empty)."""
+    reasons = {}
+    for name in names:
+        values = [v for (n, _), vs in results.items() if n == name for v in vs]
+        if values and all(isinstance(v, str) for v in values):
+            reasons[name] = (len(values), " ".join(values[0].split()))
+    if len(reasons) == len(names):
+        detail = "; ".join(f"{n!r}: {why}" for n, (_, why) in reasons.items())
+        raise AnchorDivError(f"models: no model could be built in any cell ({detail})")
+    for name, (count, why) in reasons.items():
+        if name not in warned:
+            warnings.warn(
+                f"model {name!r}: failed in all {count} cells, its curve is empty: {why}",
+                AnchorDivWarning,
+                stacklevel=user_stacklevel(),
+            )
 
 
 def frozen_broad(broad: np.ndarray) -> np.ndarray:
@@ -727,8 +755,9 @@ def adaptation_curve(
         The encoder's logit scale.
     query_index : array_like of int, shape [Q], optional
         As in :func:`anchordiv.evaluate`.
-    models : tuple of str or dict, default DEFAULT_MODELS
-        Names in :data:`MODELS` or a dict ``name -> factory | CurveModel``.
+    models : tuple of str, str or dict, default DEFAULT_MODELS
+        Names in :data:`MODELS` (a single string: one name or comma-separated names) or a
+        dict ``name -> factory | CurveModel``.
     budgets : list of int, optional
         Candidate target-anchor counts (default :data:`DEFAULT_BUDGETS`; the full count is
         always added).
@@ -778,6 +807,10 @@ def adaptation_curve(
     target = as_matrix("target", target)
     broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]))
     n_subsets = integer("n_subsets", n_subsets, low=1)
+    n_boot = integer("n_boot", n_boot, low=1)  # before the cells, not at the summary
+    in_unit_interval("level", level)
+    # before the cells: a single [d] query is one row, as in evaluate
+    relevance = check_relevance(relevance, len(np.atleast_2d(queries)), len(gallery))
     grid = budgets_for(len(target), budgets)
     fixed = {n: m for n, m in resolved.items() if not m.uses_target}
     varying = {n: m for n, m in resolved.items() if m.uses_target}
@@ -793,7 +826,7 @@ def adaptation_curve(
         client=client,
         progress=progress,
     )
-    _warn_per_model(outs, jobs)
+    warned = _warn_per_model(outs, jobs)
     fixed_out, prevalence = outs.pop(0)[:2] if fixed else ({}, None)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
     rows = []
@@ -803,8 +836,7 @@ def adaptation_curve(
             value = out.get(name, fixed_out.get(name))
             results[(name, b)].append(value)
             rows.append(_row(name, resolved[name], b, s, value))
-    if prevalence is None:
-        raise AnchorDivError("models: no model could be built at any budget")
+    _failed_everywhere(results, list(resolved), warned)
     valid = np.isfinite(prevalence)
     per_query = {
         k: np.stack([_as_values(v, len(prevalence)) for v in vs]) for k, vs in results.items()

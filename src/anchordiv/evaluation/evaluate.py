@@ -95,6 +95,7 @@ def bootstrap_interval(
     >>> round(m, 3), lo <= m <= hi
     (0.5, True)
     """
+    n_boot = integer("n_boot", n_boot, low=1)
     v = _finite_columns(np.atleast_2d(np.asarray(values, np.float64)))
     if v.shape[1] == 0:
         return (np.nan, np.nan, np.nan)
@@ -241,7 +242,7 @@ def _array_scorer(name: str, scores, shape: tuple[int, int]):
     return lambda x, rows: np.asarray(scores[rows])
 
 
-def _prepare(name: str, scorer, gallery, anchors, n_queries: int, method: str):
+def prepare_scorer(name: str, scorer, gallery, anchors, n_queries: int, method: str):
     """Turn any accepted scorer into ``f(x_chunk [c, d], rows [c]) -> scores [c, G]``."""
     if isinstance(scorer, AnchorModel):
         return _model_scorer(scorer, gallery, method)
@@ -497,13 +498,15 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
     return qi.astype(np.int64)
 
 
-def _check_relevance(relevance, n_queries: int, n_gallery: int):
-    shape = tuple(np.shape(relevance))
-    if shape != (n_queries, n_gallery):
+def check_relevance(relevance, n_queries: int, n_gallery: int):
+    """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one), or an
+    :class:`AnchorDivError` naming the shape it expected."""
+    rel = relevance if isinstance(relevance, np.ndarray) else np.asarray(relevance)
+    if rel.shape != (n_queries, n_gallery):
         raise AnchorDivError(
-            f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], got {list(shape)}"
+            f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], got {list(rel.shape)}"
         )
-    return relevance
+    return rel
 
 
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
@@ -530,7 +533,7 @@ def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
     return row_bucket(max(1, min(4096, budget // max(n_gallery, 1))))
 
 
-def _named(scorers) -> dict:
+def named_scorers(scorers) -> dict:
     if isinstance(scorers, Mapping):
         return dict(scorers)
     if isinstance(scorers, AnchorModel):
@@ -600,8 +603,8 @@ def evaluate(
     Raises
     ------
     AnchorDivError
-        Mismatched shapes, non-binary relevance, an unknown scorer, or inversion without
-        ``anchors``.
+        Mismatched shapes, non-binary relevance, no query with a relevant item, an unknown
+        scorer, or inversion without ``anchors``.
 
     Examples
     --------
@@ -616,7 +619,7 @@ def evaluate(
     >>> ev.names, ev.per_query["gaussian"].shape
     (['gaussian', 'cosine', 'inversion'], (4,))
     """
-    named = _named(scorers)
+    named = named_scorers(scorers)
     for b in baselines:
         if b not in BASELINES:
             raise AnchorDivError(f"baselines: unknown {b!r}; choose from {', '.join(BASELINES)}")
@@ -625,12 +628,13 @@ def evaluate(
         raise AnchorDivError("scorers: nothing to evaluate")
     check_interval(interval)
     in_unit_interval("level", level)
+    n_boot = integer("n_boot", n_boot, low=1)  # before the scoring, not at the summary
     y = as_matrix("gallery", gallery)
     x = as_matrix("queries", queries, dim=y.shape[1])
-    rel = _check_relevance(relevance, len(x), len(y))
+    rel = check_relevance(relevance, len(x), len(y))
     qi = _check_query_index(query_index, len(x), len(y))
     chunk = default_query_chunk(len(y)) if chunk is None else integer("chunk", chunk, low=1)
-    fns = {n: _prepare(n, s, y, anchors, len(x), method) for n, s in named.items()}
+    fns = {n: prepare_scorer(n, s, y, anchors, len(x), method) for n, s in named.items()}
     ap = {n: np.empty(len(x)) for n in named}
     prev = np.empty(len(x))
     starts = range(0, len(x), chunk)
@@ -644,7 +648,64 @@ def evaluate(
         for n, fn in fns.items():
             s = np.asarray(fn(xc, rows))[: len(rows)]
             ap[n][rows] = _chunk_auprc(r, s, groups, n)
+    if not np.any(prev > 0):  # a mean of 0/1 entries: > 0 exactly when one is 1
+        raise AnchorDivError(
+            f"relevance: none of the {len(x)} queries has a relevant gallery item (a query's "
+            f"own gallery row excluded), so every AUPRC is undefined — is it the relevance "
+            f"of another gallery, or labels that no two items share?"
+        )
     return Evaluation(ap, prev, interval=interval, level=level, n_boot=n_boot, seed=seed)
+
+
+def check_labels(name: str, labels) -> np.ndarray:
+    """Per-item labels as an array: ``[n]`` integer classes or ``[n, L]`` 0/1 indicators.
+
+    Integer and boolean arrays are taken as they are; a floating array is accepted when every
+    entry is a whole number (class ids saved as floats, e.g. ``[0., 2., 1.]``) and returned as
+    int64; ``[n]`` class names (strings) are kept (items with equal names share a label).  Fractional, NaN or inf entries are an :class:`AnchorDivError` (scores or
+    embeddings passed as labels: no two items would share a label and every AUPRC would be
+    undefined), as are indicators other than 0/1 and arrays that are not 1-D or 2-D.
+
+    Parameters
+    ----------
+    name : str
+        The argument name used in errors.
+    labels : array_like, shape [n] or [n, L]
+        The labels.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n] or [n, L]
+        The labels (integer, boolean or, for ``[n]``, strings).
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.evaluate import check_labels
+    >>> check_labels("labels", np.array([0.0, 2.0, 1.0]))
+    array([0, 2, 1])
+    """
+    a = np.asarray(labels)
+    if a.ndim not in (1, 2):
+        raise AnchorDivError(
+            f"{name}: expected [n] classes or [n, L] 0/1 indicators, got shape {list(a.shape)}"
+        )
+    if a.dtype.kind == "f":
+        whole = np.isfinite(a) & (a == np.round(a))
+        if not whole.all():
+            at = tuple(int(i) for i in np.argwhere(~whole)[0])
+            raise AnchorDivError(
+                f"{name}: labels must be whole numbers (integer classes), but entry "
+                f"{at[0] if len(at) == 1 else list(at)} is {float(a[at]):g}; scores or embeddings "
+                f"given as labels?"
+            )
+        a = a.astype(np.int64)
+    elif not (a.dtype.kind in "iub" or (a.dtype.kind in "US" and a.ndim == 1)):
+        raise AnchorDivError(f"{name}: expected integer labels, got dtype {a.dtype}")
+    if a.ndim == 2 and a.dtype.kind != "b" and not np.isin(a, (0, 1)).all():
+        raise AnchorDivError(
+            f"{name}: [n, L] label indicators must be 0/1, got values {np.unique(a)[:5].tolist()}"
+        )
+    return a
 
 
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
@@ -662,6 +723,11 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     numpy.ndarray of bool, shape [Q, G]
         The relevance.
 
+    Raises
+    ------
+    AnchorDivError
+        Labels that are not whole numbers (:func:`check_labels`) or shapes that do not pair.
+
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import shared_label_relevance
@@ -669,7 +735,8 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     array([[0, 1, 1],
            [1, 0, 0]])
     """
-    a, b = np.asarray(query_labels), np.asarray(gallery_labels)
+    a = check_labels("query_labels", query_labels)
+    b = check_labels("gallery_labels", gallery_labels)
     if a.ndim == 1 and b.ndim == 1:
         return a[:, None] == b[None, :]
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[1]:
@@ -685,6 +752,7 @@ __all__ = [
     "Evaluation",
     "INTERVALS",
     "bootstrap_interval",
+    "check_labels",
     "default_query_chunk",
     "evaluate",
     "mean_interval",

@@ -48,7 +48,7 @@ from ..progress import tqdm
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, as_matrix, integer
 from ..heap import reused_heap
-from ..provenance import warn_not_unit
+from ..provenance import NormTally, warn_not_unit
 
 METHODS = ("auto", "generic", "direct")
 #: Choices of ``precision`` for the Q×G product (see the module docstring).
@@ -518,16 +518,43 @@ def gallery_shape(model: AnchorModel, gallery) -> tuple[int, int]:
     return int(shape[0]), int(shape[1])
 
 
-def gallery_reader(model: AnchorModel, gallery):
+def gallery_reader(model: AnchorModel, gallery, tally: NormTally | None = None):
     """``read(start, stop)`` for :func:`stream_top_k`: rows of an array-like gallery, validated
     as they are read (the error names the row range), as a numpy array (the jitted scorer
-    moves it to the device)."""
+    moves it to the device); each block is counted in ``tally`` (rows off unit norm) when
+    given."""
 
     def read(start, stop):
-        block = np.asarray(gallery[start:stop])
-        return check_embeddings(model, f"gallery[{start}:{stop}]", block)
+        block = check_embeddings(model, f"gallery[{start}:{stop}]", np.asarray(gallery[start:stop]))
+        if tally is not None:
+            tally.add(block)
+        return block
 
     return read
+
+
+def finished_top_k(best_i, best_d, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``n_queries`` rows of a scan's ``(best_i [Qb, k], best_d [Qb, k])`` as numpy
+    ``(int64, float)`` arrays, every entry a gallery row and a finite divergence.
+
+    The scan starts from ``(-1, inf)`` padding and an item whose divergence is inf or NaN
+    (a row so far from unit norm that the products overflow) never ranks as a number, so a
+    query with fewer than k items of finite divergence would keep padding or non-finite
+    entries: that is an :class:`AnchorDivError` naming the queries, never a result whose
+    ``-1`` silently indexes the last item."""
+    idx = np.asarray(best_i[:n_queries], np.int64)
+    div = np.asarray(best_d[:n_queries])
+    short = ~np.isfinite(div).all(axis=1) | (idx < 0).any(axis=1)
+    if short.any():
+        q = int(np.argmax(short))
+        finite = int(np.count_nonzero(np.isfinite(div[q]) & (idx[q] >= 0)))
+        raise AnchorDivError(
+            f"gallery: {int(short.sum())} of {n_queries} queries have fewer than k="
+            f"{div.shape[1]} gallery items of finite divergence (query {q}: {finite}); the "
+            f"others' divergences overflow to inf or NaN — gallery rows far from unit norm? "
+            f"normalise them (x / ||x||), or pass a smaller k"
+        )
+    return idx, div
 
 
 def top_k(
@@ -557,7 +584,7 @@ def top_k(
     gallery : array_like, shape [G, d]
         Any array-like supporting slicing (e.g. a ``np.load(..., mmap_mode="r")`` memmap).
     k : int
-        Items per query, 1 ≤ k ≤ G.
+        Items per query, a whole number 1 ≤ k ≤ G (no clamping: anything else is an error).
     chunk : int, optional
         Gallery rows per step (default: sized to the query batch and memory).
     method : {"auto", "generic", "direct"}, default "auto"
@@ -582,7 +609,14 @@ def top_k(
     Raises
     ------
     AnchorDivError
-        As :func:`divergence`, and ``k`` outside [1, G].
+        As :func:`divergence`; ``k`` not a whole number in [1, G]; a query with fewer than
+        k gallery items of finite divergence (rows whose products overflow): the result never
+        holds ``-1`` or inf entries.
+
+    Warns
+    -----
+    AnchorDivWarning
+        Query or gallery rows off unit norm (as :func:`divergence`).
 
     Examples
     --------
@@ -606,9 +640,10 @@ def top_k(
         else integer("chunk", chunk, low=1)
     )
     u, c = padded_query_terms(model, x, method)
+    tally = NormTally()
     if mesh is not None:
         best_i, best_d = _mesh_top_k(
-            model, u, c, gallery, k, chunk, (method, precision), mesh, axis
+            model, u, c, gallery, k, chunk, (method, precision), mesh, axis, tally
         )
     else:
         best_i, best_d = scan_top_k(
@@ -621,11 +656,13 @@ def top_k(
             method=method,
             precision=precision,
             progress=progress,
+            tally=tally,
         )
-    return np.asarray(best_i[: len(x)], np.int64), np.asarray(best_d[: len(x)])
+    tally.warn("gallery")
+    return finished_top_k(best_i, best_d, len(x))
 
 
-def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis):
+def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis, tally):
     """:func:`top_k`'s scan with the gallery rows sharded over ``mesh``; ``static``:
     ``(method, precision)``."""
     from . import sharding
@@ -633,7 +670,8 @@ def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis):
     names, n_shards = sharding.mesh_axes(mesh, axis)
     n_gallery, dim = gallery_shape(model, gallery)
     chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
-    rows = sharding.place_rows(gallery_reader(model, gallery), n_gallery, dim, mesh, names, padded)
+    read = gallery_reader(model, gallery, tally)
+    rows = sharding.place_rows(read, n_gallery, dim, mesh, names, padded)
     return sharding.sharded_top_k(
         _merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh, names, extra=static
     )
@@ -650,19 +688,21 @@ def scan_top_k(
     method: str = "auto",
     precision: str = "highest",
     progress: bool | None = None,
+    tally: NormTally | None = None,
 ):
     """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
     c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
-    ``chunk`` rows by the jitted block scorer.  Returns device arrays ``(best_i [Qb, k] int32,
-    best_d [Qb, k])`` with indices relative to the gallery's first row.  Used by
-    :mod:`anchordiv.scale.dask` to scan one block of a sharded gallery."""
+    ``chunk`` rows by the jitted block scorer, counting the rows in ``tally`` when given.
+    Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])`` with indices relative to
+    the gallery's first row, padding (``-1``, inf) included (:func:`finished_top_k` checks
+    them).  Used by :mod:`anchordiv.scale.dask` to scan one block of a sharded gallery."""
     n_gallery, _ = gallery_shape(model, gallery)
 
     def score(block, n_valid, offset, best_d, best_i):
         return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method, precision)
 
     return stream_top_k(
-        u, c, k, n_gallery, chunk, gallery_reader(model, gallery), score, progress=progress
+        u, c, k, n_gallery, chunk, gallery_reader(model, gallery, tally), score, progress=progress
     )
 
 

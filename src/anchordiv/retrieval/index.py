@@ -36,6 +36,7 @@ from ..progress import tqdm
 
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer
+from ..provenance import NormTally, warn_not_unit
 from . import divergence as dv
 from . import sharding
 
@@ -170,8 +171,10 @@ class GalleryIndex:
             self._names, self._shards = sharding.mesh_axes(mesh, axis)
 
     def _build(self, gallery, chunk: int, progress: bool | None):
-        parts, out = [], None
-        for start, keys in key_chunks(self.model, gallery, self.method, chunk, progress=progress):
+        parts, out, tally = [], None, NormTally()
+        for start, keys in key_chunks(
+            self.model, gallery, self.method, chunk, progress=progress, tally=tally
+        ):
             if self.store is None:
                 parts.append(keys)
                 continue
@@ -180,6 +183,7 @@ class GalleryIndex:
                     self.store, mode="w+", dtype=keys.dtype, shape=(self.size, keys.shape[1])
                 )
             out[start : start + len(keys)] = np.asarray(keys)
+        tally.warn("gallery")
         if out is not None:
             out.flush()
             return np.load(self.store, mmap_mode="r")
@@ -219,6 +223,7 @@ class GalleryIndex:
         """Validated ``x [Q, d]``, MIPS queries ``q [Qb, m+1]`` and offsets ``c [Qb]``; rows are
         padded to a bucket (shared compiled code) unless ``pad=False`` (Qb = Q)."""
         x = dv.check_embeddings(self.model, "queries", queries)
+        warn_not_unit("queries", x)
         if pad:
             u, c = dv.padded_query_terms(self.model, x, self.method)
         else:
@@ -233,7 +238,7 @@ class GalleryIndex:
         queries : array_like, shape [Q, d]
             Query embeddings.
         k : int
-            Items per query, 1 ≤ k ≤ G.
+            Items per query, a whole number 1 ≤ k ≤ G (anything else is an error).
         chunk : int, optional
             Key rows per step (memory O(Q·(k + chunk))).
         progress : bool, optional
@@ -245,6 +250,12 @@ class GalleryIndex:
             Gallery rows, closest first.
         divergences : numpy.ndarray, shape [Q, k]
             Their divergences, ascending.
+
+        Raises
+        ------
+        AnchorDivError
+            As :func:`anchordiv.top_k`: bad queries or ``k``, or a query with fewer than k
+            items of finite divergence (never ``-1`` or inf entries).
         """
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
@@ -256,7 +267,7 @@ class GalleryIndex:
 
         if self.mesh is not None:
             best_i, best_d = self._mesh_top_k(q, c, k, chunk)
-            return np.asarray(best_i[: len(x)], np.int64), np.asarray(best_d[: len(x)])
+            return dv.finished_top_k(best_i, best_d, len(x))
 
         def read(start, stop):
             rows = self.keys[start:stop]
@@ -266,7 +277,7 @@ class GalleryIndex:
             return _merge_keys_jit(q, c, block, n_valid, offset, best_d, best_i, self.precision)
 
         best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score, progress=progress)
-        return np.asarray(best_i[: len(x)], np.int64), np.asarray(best_d[: len(x)])
+        return dv.finished_top_k(best_i, best_d, len(x))
 
     def _mesh_top_k(self, q, c, k: int, chunk: int):
         """:meth:`top_k` over the keys sharded on the mesh (placed at the first query, again
@@ -371,7 +382,13 @@ class GalleryIndex:
 
 
 def key_chunks(
-    model: AnchorModel, gallery, method: str, chunk: int, *, progress: bool | None = None
+    model: AnchorModel,
+    gallery,
+    method: str,
+    chunk: int,
+    *,
+    progress: bool | None = None,
+    tally: NormTally | None = None,
 ):
     """The MIPS keys of consecutive blocks of a gallery.
 
@@ -390,6 +407,8 @@ def key_chunks(
         Rows per block.
     progress : bool, optional
         Show a progress bar.
+    tally : NormTally, optional
+        Counts the rows off unit norm as they are read.
 
     Yields
     ------
@@ -399,7 +418,7 @@ def key_chunks(
         Its keys.
     """
     size, _ = dv.gallery_shape(model, gallery)
-    read = dv.gallery_reader(model, gallery)
+    read = dv.gallery_reader(model, gallery, tally)
     starts = range(0, size, chunk)
     show = len(starts) > 8 if progress is None else progress
     for start in tqdm(starts, desc="index", unit="chunk", disable=not show):

@@ -57,6 +57,7 @@ import numpy as np
 from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer
+from ..provenance import warn_not_unit
 from ..retrieval.index import (
     BUILD_CHUNK,
     FaissIndex,
@@ -585,6 +586,7 @@ def top_k(
     dv.use_fast_path(model, method)
     dv.check_precision(precision)
     x = dv.check_embeddings(model, "queries", queries)
+    warn_not_unit("queries", x)
     parts, offsets, n_items = blocks(model, shards, block_rows=block_rows, column=column)
     k = integer("k", k, low=1, high=n_items)
     chunk = (
@@ -608,7 +610,7 @@ def top_k(
         futures = cl.compute(scans, retries=retries)
         wait(futures, progress=progress, desc="scan")
         best_i, best_d = tree_merge(cl, futures, k, split_every=split_every, retries=retries)
-    return best_i[: len(x)], best_d[: len(x)]
+    return dv.finished_top_k(best_i, best_d, len(x))
 
 
 # ---- index build at scale -----------------------------------------------------------------

@@ -142,7 +142,9 @@ def test_curve_relevance_shape_error(files, capsys):
         ]
     )
     assert (
-        rc == 2 and "relevance: expected [24, 24] relevance, [24] labels" in capsys.readouterr().err
+        rc == 2
+        and "relevance: expected a [24, 24] relevance matrix (queries x gallery), [24] labels"
+        in capsys.readouterr().err
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 import anchordiv as ad
 from anchordiv.app.cli import main
 from anchordiv.io import load_card
+from anchordiv.app.studies._common import NEIGHBOURS_TITLE, SHOWN_K, SHOWN_QUERIES
 from anchordiv.app.studies.priors import PRIORS, WORDNET_PRIOR, default_models_dir, load_prior
 
 
@@ -77,6 +78,18 @@ def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
     assert tasks == {"style transfer", "WordNet → ImageNet (= budget study)", "clinical transfer"}
     assert {"domain-gaussian", "posterior-gaussian"} <= {c["posterior"] for c in table["claims"]}
     assert all(np.isfinite(r["diff_best"]) for r in table["dominance"])
+    # what each geometry retrieves: one table per study, posteriors beside the baselines
+    shown = text.split(f"## {NEIGHBOURS_TITLE}")[1]
+    for study in (
+        "Clinical retrieval: ",
+        "WordNet → ImageNet",
+        "Object vs style: object anchors vs style anchors",
+        "Prior transfer: style retrieval",
+        "Prior transfer, clinical: ",
+    ):
+        assert f"### {study}" in shown
+    assert "posterior-gaussian" in shown and "domain-gaussian" in shown
+    assert {r["geometry"] for r in _csv(out / "neighbours.csv")} >= {"cosine", "inversion"}
 
 
 def test_study_command_runs_one_study(tmp_path):
@@ -84,6 +97,12 @@ def test_study_command_runs_one_study(tmp_path):
     assert main(["study", "object-style", "--small", "-o", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "## Object vs style" in text and "## Clinical" not in text
+    shown = text.split(f"## {NEIGHBOURS_TITLE}\n")[1]
+    assert "### Object vs style: object anchors vs style anchors" in shown
+    assert "| rank | cosine | inversion | object anchors | style anchors |" in shown
+    assert shown.count("**Query") == SHOWN_QUERIES
+    rows = _csv(out / "neighbours.csv")
+    assert len(rows) == SHOWN_QUERIES * SHOWN_K * 4
 
 
 def test_budget_study_runs_target_only_models(tmp_path):
@@ -91,7 +110,11 @@ def test_budget_study_runs_target_only_models(tmp_path):
     assert main(["study", "budget", "--small", "-o", str(out)]) == 0
     rows = _csv(out / "budget.csv")
     assert {r["model"] for r in rows} == {"softmax", "gaussian", "cosine", "inversion"}
-    assert "## Anchor budget" in (out / "report.md").read_text()
+    text = (out / "report.md").read_text()
+    assert "## Anchor budget" in text
+    shown = text.split(f"## {NEIGHBOURS_TITLE}\n")[1]
+    assert "### Anchor budget" in shown  # the target-only geometries, no controls
+    assert "| rank | cosine | inversion | softmax | gaussian |" in shown
 
 
 def test_bad_size_or_study_is_an_error():

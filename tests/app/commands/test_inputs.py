@@ -65,8 +65,53 @@ def test_relevance_from_labels_or_a_matrix(tmp_path):
         load_relevance(str(tmp_path / "l.npy"), 4, n_queries=2)
     with pytest.raises(ad.AnchorDivError, match="1 query index entries are -1"):
         load_relevance(str(tmp_path / "l.npy"), 4, np.array([0, -1]))
-    with pytest.raises(ad.AnchorDivError, match=r"expected \[2, 4\] relevance, \[4\] labels"):
+    with pytest.raises(
+        ad.AnchorDivError, match=r"expected a \[2, 4\] relevance matrix .*\[4\] labels"
+    ):
         load_relevance(str(tmp_path / "r.npy"), 4, n_queries=2, as_labels=True)
+
+
+@pytest.mark.parametrize(
+    ("array", "match"),
+    [
+        # a [n, G'] relevance of another task: once read as 30 label indicators (AUPRC 0.998)
+        (np.random.default_rng(0).uniform(size=(6, 5)) < 0.5, r"got \[6, 5\] \(pass --labels if"),
+        (np.zeros((5, 6), bool), r"\[6\] labels or, with --labels, \[6, L\] .* got \[5, 6\]"),
+        (np.zeros(5, int), r"got \[5\]"),
+        (np.zeros((6, 2, 2), int), r"got \[6, 2, 2\]"),
+        # scores or embeddings as labels: no two items share one, every AUPRC NaN
+        (np.linspace(0.1, 0.9, 6), r"labels must be whole numbers .* entry 0 is 0.1;"),
+        (np.array([0, 1, np.nan, 1, 0, 2]), "entry 2 is nan;"),
+    ],
+)
+def test_a_relevance_of_the_wrong_shape_or_float_labels_is_an_error(tmp_path, array, match):
+    np.save(tmp_path / "r.npy", array)
+    with pytest.raises(ad.AnchorDivError, match=match):
+        load_relevance(str(tmp_path / "r.npy"), 6, np.arange(6))
+
+
+def test_label_indicators_and_whole_float_labels(tmp_path):
+    """[n, L] 0/1 indicators are read with --labels (as_labels); class ids saved as floats
+    are whole numbers and read as the integer classes."""
+    ind = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]])
+    np.save(tmp_path / "ind.npy", ind)
+    want = shared_label_relevance(ind, ind)
+    got = load_relevance(str(tmp_path / "ind.npy"), 6, np.arange(6), as_labels=True)
+    np.testing.assert_array_equal(got, want)
+    np.save(tmp_path / "bad.npy", 2 * ind)
+    with pytest.raises(ad.AnchorDivError, match=r"indicators must be 0/1, got values \[0, 2\]"):
+        load_relevance(str(tmp_path / "bad.npy"), 6, np.arange(6), as_labels=True)
+    labels = np.array([0, 2, 1, 2, 0, 1])
+    np.save(tmp_path / "names.npy", np.array(["cat", "dog", "cow", "dog", "cat", "cow"]))
+    np.testing.assert_array_equal(
+        load_relevance(str(tmp_path / "names.npy"), 6, np.arange(6)),
+        shared_label_relevance(labels, labels),
+    )
+    np.save(tmp_path / "f.npy", labels.astype(np.float32))
+    np.testing.assert_array_equal(
+        load_relevance(str(tmp_path / "f.npy"), 6, np.arange(6)),
+        shared_label_relevance(labels, labels),
+    )
 
 
 @pytest.fixture

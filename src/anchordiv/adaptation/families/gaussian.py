@@ -60,6 +60,7 @@ import scipy.special
 from numpyro.distributions import constraints
 from numpyro.distributions.util import validate_sample
 
+from ..._tolerance import first_max
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype, psd_factor
 from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
@@ -419,7 +420,7 @@ def empirical_bayes_fit(
     lo, hi = np.log(EB_BOUNDS[0]), np.log(EB_BOUNDS[1])
     grid = np.linspace(lo, hi, 25)
     starts = np.stack(np.meshgrid(*[grid] * sum(free)), -1).reshape(-1, sum(free))
-    x0 = starts[np.argmin(loss(starts.T))]
+    x0 = starts[first_max(-loss(starts.T))]
     res = scipy.optimize.minimize(
         loss,
         x0,

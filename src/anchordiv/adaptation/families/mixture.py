@@ -57,6 +57,7 @@ import numpyro
 import numpyro.distributions as dist
 import scipy.special
 
+from ..._tolerance import first_max
 from ...anchors import GaussianMixture
 from ...anchors.mixture import em, responsibilities, weighted_moments
 from ...errors import AnchorDivError, integer, positive
@@ -350,7 +351,7 @@ def gibbs_chain(
 def _start(post, targets: np.ndarray) -> np.ndarray:
     """The MAP-EM assignments (the most probable component of each target at the mode)."""
     m = post.family.mode()
-    return _log_components(targets, m["weights"], m["means"], m["covs"]).argmax(1)
+    return first_max(_log_components(targets, m["weights"], m["means"], m["covs"]), axis=1)
 
 
 def posterior_chains(

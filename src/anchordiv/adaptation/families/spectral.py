@@ -62,6 +62,7 @@ import scipy.special
 from numpyro.distributions import constraints
 from numpyro.distributions.util import validate_sample
 
+from ..._tolerance import numerical_rank
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
@@ -599,7 +600,7 @@ class SpectralPrior(Family):
                 f"broad residual variance), got {noise!r}"
             )
         mu, cov = cached(moments, b, positive("reg", reg, allow_zero=True))
-        rank = min(rank, max(1, int(np.linalg.matrix_rank(np.asarray(cov, np.float64)))))
+        rank = min(rank, max(1, numerical_rank(cov)))
         vec, lam, s2 = broad_spectrum(cov, rank)
         out = cls(
             np.asarray(mu, np.float64),

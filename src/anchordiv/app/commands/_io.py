@@ -51,6 +51,7 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
     """Moment points of a saved Gaussian-family prior's broad mean and covariance (``mu0``,
     ``cov``), with the encoder and τ its card records."""
     from ...adaptation import load_prior
+    from ...anchors.base import psd_factor
     from ...anchors.gaussian import Gaussian
     from ...adaptation import broad_from_model
     from ...io import load_card
@@ -64,13 +65,16 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
             f"pass the broad anchors (.npy) or a saved Gaussian model"
         )
     cov = np.asarray(prior.cov, np.float64)
-    w, v = np.linalg.eigh((cov + cov.T) / 2)
-    keep = w > w.max() * 1e-12
-    factor = v[:, keep] * np.sqrt(w[keep])
+    factor = psd_factor(cov)  # broad_from_model drops its absent directions
     mean = np.asarray(prior.mu0, np.float64)
     points = broad_from_model(Gaussian(mean=mean, factor=factor, tau=1.0))
     card = {**prior.card.get("card", {}), **load_card(path)}
-    return with_provenance(points, encoder=card.get("encoder"), logit_scale=card.get("tau"))
+    return with_provenance(
+        points,
+        encoder=card.get("encoder"),
+        logit_scale=card.get("tau"),
+        stand_in="moment points of a saved prior",
+    )
 
 
 # ---- labels: .npy, .txt or .csv ------------------------------------------------------------
@@ -152,34 +156,43 @@ def load_relevance(
     n_queries: int | None = None,
     as_labels: bool = False,
     name: str = "relevance",
+    queries_hint: str | None = "omit --queries, or pass --query-index",
 ) -> np.ndarray:
     """``[Q, G]`` relevance from a binary relevance matrix (``.npy [Q, G]``) or from per-item
     labels of the gallery (:func:`load_labels`: items sharing a label are relevant), the
-    queries being gallery rows ``query_rows [Q]``.  ``[G, G]`` is read as a matrix unless
-    ``as_labels``."""
-    from ...evaluation.evaluate import shared_label_relevance
+    queries being gallery rows ``query_rows [Q]``.
+
+    A ``.npy`` of shape ``[Q, G]`` is the matrix unless ``as_labels``; ``[G]`` is classes
+    (whole numbers: :func:`anchordiv.evaluation.evaluate.check_labels`); ``[G, L]`` 0/1
+    indicators only with ``as_labels`` (``--labels``), since a 2-D ``.npy`` of any other shape
+    is far more often a relevance matrix of another task than indicators.  Anything else is an
+    :class:`AnchorDivError` naming the shapes it expected; ``queries_hint`` says how to make
+    the queries gallery rows where the command can (labels need them)."""
+    from ...evaluation.evaluate import check_labels, shared_label_relevance
 
     rel = load_labels(path, name)
     nq = len(query_rows) if query_rows is not None else n_queries
-    if (
-        rel.ndim == 2
-        and rel.shape == (nq, n_gallery)
-        and not as_labels
-        and Path(path).suffix.lower() not in LABEL_SUFFIXES
-    ):
+    from_text = Path(path).suffix.lower() in LABEL_SUFFIXES
+    if rel.ndim == 2 and rel.shape == (nq, n_gallery) and not as_labels and not from_text:
         return rel
+    wanted = (
+        f"expected a [{nq}, {n_gallery}] relevance matrix (queries x gallery), [{n_gallery}] "
+        f"labels or, with --labels, [{n_gallery}, L] 0/1 label indicators; got "
+        f"{list(rel.shape)}"
+    )
     if rel.ndim not in (1, 2) or rel.shape[0] != n_gallery:
+        raise AnchorDivError(f"{name}: {wanted}")
+    if rel.ndim == 2 and not (as_labels or from_text):
         raise AnchorDivError(
-            f"{name}: expected [{nq}, {n_gallery}] relevance, [{n_gallery}] "
-            f"labels or [{n_gallery}, L] label indicators, got "
-            f"{list(rel.shape)}"
+            f"{name}: {wanted} (pass --labels if it holds one 0/1 column per label)"
         )
+    labels = check_labels(name, rel)
     if query_rows is None:
+        hint = f" ({queries_hint})" if queries_hint else ""
         raise AnchorDivError(
             f"{name}: per-item labels give the queries' relevance only when "
-            f"the queries are gallery rows (omit --queries, or pass "
-            f"--query-index); otherwise pass a [{nq}, {n_gallery}] relevance "
-            f"matrix"
+            f"the queries are gallery rows{hint}; otherwise pass a [{nq}, {n_gallery}] "
+            f"relevance matrix"
         )
     rows = np.asarray(query_rows)
     if (rows < 0).any():
@@ -187,7 +200,6 @@ def load_relevance(
             f"{name}: per-item labels need every query's gallery row; "
             f"{int((rows < 0).sum())} query index entries are -1"
         )
-    labels = np.asarray(rel)
     return shared_label_relevance(labels[rows], labels)
 
 
@@ -266,6 +278,13 @@ def check_out(args, *paths, file: bool = False) -> None:
     for path in paths:
         if path is not None:
             check_output(path, args.overwrite, file=file)
+
+
+def option_applies(flag: str, value, applies: bool, why: str) -> None:
+    """An :class:`AnchorDivError` ``"{flag}: {why}"`` when an option was given (``value`` not
+    None) where it does not apply: an option is never silently ignored."""
+    if value is not None and not applies:
+        raise AnchorDivError(f"{flag}: {why}")
 
 
 def add_json_flag(p) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import AnchorDivError
+from ...errors import AnchorDivError, in_unit_interval
 from ._cluster import add_cluster_options, cluster
 from ._io import (
     add_sha256_flag,
@@ -103,7 +103,7 @@ def register(sub) -> None:
         "--queries",
         type=int,
         help="evaluate only this many items (seeded random choice) as queries; "
-        "the gallery stays all items (default: every item)",
+        "the gallery stays all items (default, and N >= the number of items: every item)",
     )
     p.add_argument(
         "--fraction",
@@ -138,6 +138,7 @@ def run(args) -> int:
     from ...provenance import resolve_tau
 
     check_out(args, args.out)
+    in_unit_interval("--fraction", args.fraction)  # used at the end: checked before the cells
     items = load_embeddings(args.items, "items")
     broad = load_broad(args.broad, "broad")
     target = load_embeddings(args.target, "target")

@@ -31,7 +31,9 @@ def add_run_options(p, default_out: str) -> None:
     p.add_argument(
         "--encoder",
         default="minilm",
-        help="text encoder (default: the shipped all-MiniLM-L6-v2, offline)",
+        help="encoder (default: the shipped all-MiniLM-L6-v2, offline); 'open_clip:<model "
+        "or config.json>' or 'chexzero' use that model's text tower (and, for study "
+        "--dataset, its image tower)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")
 

@@ -14,6 +14,8 @@ from ._io import (
     check_out,
     load_card_of,
     load_embeddings,
+    load_relevance,
+    option_applies,
     report,
 )
 
@@ -42,11 +44,10 @@ def register(sub) -> None:
     p.add_argument("--queries", help="query embeddings, .npy [Q, d] (retrieval stability)")
     p.add_argument("--gallery", help="gallery embeddings, .npy [G, d] (retrieval stability)")
     p.add_argument("--relevance", help="binary relevance, .npy [Q, G] (adds AUPRC stability)")
-    p.add_argument("-k", type=int, default=10, help="top-k for the stability table (default 10)")
+    p.add_argument("-k", type=int, help="top-k for the stability table (default 10)")
     p.add_argument(
         "--stability-draws",
         type=int,
-        default=20,
         help="posterior draws for the stability table (default 20)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
@@ -77,20 +78,41 @@ def _plots(idata, out: Path) -> dict[str, str]:
     return paths
 
 
+def check_stability_options(args) -> None:
+    """The stability table's options are given together or not at all (before any work)."""
+    if args.queries and args.gallery:
+        return
+    if args.queries or args.gallery or args.relevance:
+        raise AnchorDivError("--queries and --gallery: give both for the stability table")
+    for flag, value in (("-k", args.k), ("--stability-draws", args.stability_draws)):
+        option_applies(
+            flag, value, False, "applies to the stability table (--queries and --gallery)"
+        )
+
+
 def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
     from ...evaluation.evaluate import write_rows
     from ...checks.uncertainty import retrieval_uncertainty
 
     if not (args.queries and args.gallery):
-        if args.queries or args.gallery or args.relevance:
-            raise AnchorDivError("--queries and --gallery: give both for the stability table")
         return None, []
     q = load_embeddings(args.queries, "queries")
     g = load_embeddings(args.gallery, "gallery")
     check_encoder(card, queries=q, gallery=g)
-    rel = load_embeddings(args.relevance, "relevance") if args.relevance else None
+    rel = (
+        load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
+        if args.relevance
+        else None
+    )
     unc = retrieval_uncertainty(
-        post, q, g, k=args.k, relevance=rel, num_draws=args.stability_draws, seed=args.seed
+        post,
+        q,
+        g,
+        relevance=rel,
+        seed=args.seed,
+        **{  # the library's defaults where a flag is not given
+            k: v for k, v in (("k", args.k), ("num_draws", args.stability_draws)) if v is not None
+        },
     )
     summ = unc.summary()
     rows = [
@@ -113,6 +135,7 @@ def run(args) -> int:
     from ...adaptation import load_posterior
     from ...checks.uncertainty import inference_data, save_inference_data
 
+    check_stability_options(args)
     check_out(args, args.out)
     card = load_card_of(args.posterior, "posterior")
     post = load_posterior(args.posterior)

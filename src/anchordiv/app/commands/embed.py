@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import AnchorDivError
 from ...provenance import save_embeddings, sidecar_path
-from ._io import add_json_flag, add_overwrite_flag, check_out, report
+from ._io import add_json_flag, add_overwrite_flag, check_out, option_applies, report
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
@@ -46,7 +46,6 @@ def register(sub) -> None:
     p.add_argument(
         "--on-error",
         choices=("raise", "skip"),
-        default="raise",
         help="image folder: fail on an unreadable image (default) or report it by name and skip it",
     )
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
@@ -118,6 +117,8 @@ def run(args) -> int:
     if not src.exists():
         raise AnchorDivError(f"input: no such file or folder: {src}")
     kind = "image" if src.is_dir() else "text"
+    for flag, value in (("--recursive", args.recursive or None), ("--on-error", args.on_error)):
+        option_applies(flag, value, kind == "image", f"applies to an image folder; {src} is a file")
     inputs = image_files(src, args.recursive) if kind == "image" else read_texts(src, args.column)
     enc = get_encoder(args.encoder, pretrained=args.pretrained, device=args.device)
     cache = not args.no_cache
@@ -128,7 +129,7 @@ def run(args) -> int:
             cache=cache,
             batch_size=args.batch_size,
             progress=True,
-            on_error=args.on_error,
+            on_error=args.on_error or "raise",
         )
     else:
         rows = inputs

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import AnchorDivError
+from ...errors import AnchorDivError, integer
+from ...provenance import load_npy
 from ._io import (
     add_sha256_flag,
     add_json_flag,
@@ -16,6 +17,7 @@ from ._io import (
     load_embeddings,
     load_relevance,
     load_scorer,
+    option_applies,
     report,
 )
 
@@ -41,14 +43,15 @@ def register(sub) -> None:
     p.add_argument(
         "--summary",
         choices=("mean", "map"),
-        default="mean",
-        help="posterior MODELs: the point summary that scores (default mean)",
+        help="posterior MODELs: the point summary that scores (default mean; an error "
+        "when no MODEL is a posterior)",
     )
     p.add_argument(
         "--draws",
         type=int,
         help="posterior MODELs: score with the mean divergence over this many "
-        "posterior draws instead of the point summary",
+        "posterior draws instead of the point summary (an error with --summary, or when no "
+        "MODEL is a posterior)",
     )
     p.add_argument("--gallery", required=True, help="gallery embeddings, .npy [G, d]")
     p.add_argument(
@@ -92,8 +95,10 @@ def register(sub) -> None:
         default="bootstrap",
         help="95%% interval of the mean: percentile bootstrap over queries (default) or Student-t",
     )
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--n-boot", type=int, help="bootstrap resamples (default 2000; not with --interval t)"
+    )
+    p.add_argument("--seed", type=int, help="bootstrap seed (default 0; not with --interval t)")
     p.add_argument(
         "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
     )
@@ -104,17 +109,36 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _models(specs: list[str], summary: str, draws: int | None) -> dict:
-    out = {}
+def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
+    """``{name: scorer}`` of the MODEL arguments; ``--summary`` and ``--draws`` apply to
+    posteriors only, so either one given with no posterior among them (or both together) is
+    an error rather than an option silently ignored."""
+    if draws is not None:
+        draws = integer("--draws", draws, low=1)
+        if summary is not None:
+            raise AnchorDivError(
+                "--draws: scores with the mean divergence over posterior draws, not a point "
+                "summary; drop --summary (or --draws)"
+            )
+    out, kinds = {}, {}
     for spec in specs:
         name, _, path = spec.partition("=") if "=" in spec else (Path(spec).name, "", spec)
         if name in out:
             raise AnchorDivError(f"MODEL: two models are named {name!r}; use NAME=DIR")
-        if draws and load_card_of(path, "MODEL").get("type") == "posterior":
+        kinds[name] = load_card_of(path, "MODEL").get("type")
+        if draws and kinds[name] == "posterior":
             out[name] = _posterior_scorer(path, draws)
         else:
-            out[name] = load_scorer(path, "MODEL", summary)[0]
+            out[name] = load_scorer(path, "MODEL", summary or "mean")[0]
+    for flag, value in (("--draws", draws), ("--summary", summary)):
+        option_applies(flag, value, "posterior" in kinds.values(), _POINT_ONLY)
     return out
+
+
+_POINT_ONLY = (
+    "applies to posterior MODELs (`adapt --posterior-out`), and every MODEL given is a point "
+    "model (`fit`/`adapt -o`), which scores as saved"
+)
 
 
 def _posterior_scorer(path: str, draws: int):
@@ -135,7 +159,7 @@ def _query_setup(args, gallery):
                 "gallery item is its own query)"
             )
         return gallery, np.arange(len(gallery))
-    index = np.load(args.query_index) if args.query_index else None
+    index = load_npy(args.query_index, "--query-index") if args.query_index else None
     return load_embeddings(args.queries, "queries"), index
 
 
@@ -144,6 +168,8 @@ def run(args) -> int:
     from ...plots import plot_scores
     from ...provenance import common_provenance
 
+    for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
+        option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
@@ -163,8 +189,7 @@ def run(args) -> int:
         query_index=index,
         baselines=baselines,
         interval=args.interval,
-        n_boot=args.n_boot,
-        seed=args.seed,
+        **{k: v for k, v in (("n_boot", args.n_boot), ("seed", args.seed)) if v is not None},
         chunk=args.chunk,
         progress=True,
     )

@@ -19,6 +19,7 @@ from ._io import (
     check_out,
     load_embeddings,
     load_scorer,
+    option_applies,
     report,
 )
 
@@ -80,15 +81,15 @@ def register(sub) -> None:
     p.add_argument(
         "--summary",
         choices=("mean", "map"),
-        default="mean",
-        help="posterior MODEL: the point summary that scores (default mean)",
+        help="posterior MODEL: the point summary that scores (default mean; an error for "
+        "a point model)",
     )
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
     add_json_flag(p)
     p.add_argument(
         "--column",
-        default="embedding",
-        help="embedding column of parquet shards (default %(default)s)",
+        help="embedding column of parquet shards, read with --scheduler or --workers "
+        "(default embedding)",
     )
     add_cluster_options(p)
     p.set_defaults(func=run)
@@ -146,7 +147,19 @@ def run(args) -> int:
     check_out(
         args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []), file=True
     )
-    model, card = load_scorer(args.model, "model", args.summary)
+    option_applies(
+        "--column",
+        args.column,
+        args.scheduler is not None or args.workers is not None,
+        "applies to parquet shards, read with --scheduler or --workers",
+    )
+    model, card = load_scorer(args.model, "model", args.summary or "mean")
+    option_applies(
+        "--summary",
+        args.summary,
+        card.get("type") == "posterior",
+        f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
+    )
     queries = load_embeddings(args.queries, "queries")
     with cluster(args) as client:
         if client is None:
@@ -165,7 +178,7 @@ def run(args) -> int:
                 args.k,
                 client=client,
                 chunk=args.chunk,
-                column=args.column,
+                column=args.column or "embedding",
                 progress=True,
             )
     qtext = row_labels(args.query_texts, queries, "query")

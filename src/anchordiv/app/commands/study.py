@@ -1,4 +1,5 @@
-"""``anchordiv study NAME``: one of the demo's studies alone, as its own report."""
+"""``anchordiv study NAME``: one of the demo's studies alone, as its own report — on the
+offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own images."""
 
 from __future__ import annotations
 
@@ -6,25 +7,64 @@ from .demo import add_run_options
 
 
 def register(sub) -> None:
+    from ...data.layouts import LAYOUTS
+    from ..studies.images import IMAGE_STUDIES
     from ..studies.main_job import PARTS
 
     p = sub.add_parser(
         "study",
         help="run one study (clinical, wordnet-imagenet, object-style, budget, "
-        "style-transfer, clinical-transfer) and write its report",
-        description="Run one of the paper's studies on real offline text and write "
-        "OUT/report.md with its tables and figures.  wordnet-imagenet also writes "
-        "the anchor-budget (softmax vs parametric) section from the same curve; "
-        "budget runs only the target-only models of that curve; style-transfer and "
-        "clinical-transfer adapt few targets from domain-matched, generic and "
-        "wrong-domain priors in models/ against isotropic controls.",
+        "style-transfer, clinical-transfer) on offline text, or on your images with "
+        "--dataset, and write its report",
+        description="Run one of the paper's studies and write OUT/report.md with its tables "
+        "and figures.  Without --dataset: on real offline text (the text analogues).  "
+        "wordnet-imagenet also writes the anchor-budget (softmax vs parametric) section from "
+        "the same curve; budget runs only the target-only models of that curve; "
+        "style-transfer and clinical-transfer adapt few targets from domain-matched, generic "
+        "and wrong-domain priors in models/ against isotropic controls.  With --dataset "
+        f"LAYOUT:ROOT ({', '.join(LAYOUTS)}) and an image-text --encoder: the paper's image "
+        f"studies ({', '.join(IMAGE_STUDIES)}) on those images, the anchors through the same "
+        "model's text tower (docs/guides/images.md).",
     )
     p.add_argument("name", choices=list(PARTS), help="the study")
     add_run_options(p, "reports/study")
+    p.add_argument(
+        "--dataset",
+        metavar="LAYOUT:ROOT",
+        help=f"run the study on images: LAYOUT one of {', '.join(LAYOUTS)}, ROOT the "
+        "dataset folder (needs an open_clip or chexzero --encoder)",
+    )
+    p.add_argument(
+        "--pretrained",
+        help="open_clip/chexzero weights: a pretrained tag or a checkpoint path (--encoder "
+        "open_clip:/path/config.json takes a model config of your own)",
+    )
+    p.add_argument("--device", default="cpu", help="torch device of the encoder (default cpu)")
+    p.add_argument(
+        "--batch-size", type=int, default=32, help="images per encoder batch (default 32)"
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.dataset:
+        from ..studies.images import run_image_study
+
+        result = run_image_study(
+            args.name,
+            args.dataset,
+            args.out,
+            encoder=args.encoder,
+            pretrained=args.pretrained,
+            device=args.device,
+            size="small" if args.small else "full",
+            models_dir=args.models,
+            seed=args.seed,
+            batch_size=args.batch_size,
+            overwrite=args.overwrite,
+        )
+        print(result.report)
+        return 0
     from ..studies.main_job import run_demo
 
     path = run_demo(
@@ -35,6 +75,8 @@ def run(args) -> int:
         seed=args.seed,
         parts=(args.name,),
         overwrite=args.overwrite,
+        pretrained=args.pretrained,
+        device=args.device,
     )
     print(path)
     return 0

@@ -1,15 +1,20 @@
 """Helpers shared by the studies: deterministic subsampling, anchor subsets, model fitting,
-summaries over anchor subsets, and the default text encoder."""
+summaries over anchor subsets, retrieval setups (with or without a query/gallery split), an
+encoder's text tower as ``embed(texts)``, and the report section "What each geometry
+retrieves" (:func:`show_neighbours`, :func:`curve_scorers`, :func:`neighbours_section`)."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import dataclasses
+import re
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ...anchors import fit
 from ...errors import AnchorDivError, as_matrix, in_unit_interval, integer
-from ...evaluation.evaluate import bootstrap_interval
+from ...evaluation.evaluate import bootstrap_interval, write_rows
+from ...evaluation.retrieved import Neighbours, neighbours
 
 #: ``embed(texts) -> [n, d]`` unit-norm embeddings; the studies never care which encoder.
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -18,12 +23,12 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 MINILM_TAU = 20.0
 
 
-def default_embed(encoder: str = "minilm") -> Embed:
-    """``encoder`` (default: the shipped MiniLM) through the embedding cache."""
-    from ...data.encoders import embed_texts, get_encoder
+def text_embed(encoder) -> Embed:
+    """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the
+    embedding cache."""
+    from ...data.encoders import embed_texts
 
-    enc = get_encoder(encoder)
-    return lambda texts: embed_texts(enc, list(texts))
+    return lambda texts: embed_texts(encoder, list(texts))
 
 
 def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
@@ -72,19 +77,46 @@ def summarise(
     return rows
 
 
-def labelled_retrieval(items, labels, max_queries: int | None, seed: int) -> dict:
-    """Every item a query against all items (itself removed), relevant = same label:
-    ``{"queries": [Q, d], "gallery": [n, d], "relevance": [Q, n], "query_index": [Q]}`` for a
-    seeded subsample of ``max_queries`` queries (all if None)."""
+def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
+    """Relevant = same label: ``{"queries": [Q, d], "gallery": [G, d], "relevance": [Q, G],
+    "query_index": [Q] or None}`` for a seeded subsample of ``max_queries`` queries (all if
+    None).
+
+    Without ``query_mask`` every item is a query against all items (itself removed:
+    ``query_index``); with ``query_mask [n]`` (bool) the queries come from the masked items and
+    the gallery is the rest (disjoint, ``query_index`` None) — a dataset's query/gallery split.
+    """
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
-    q = subsample(len(x), max_queries, seed)
+    if query_mask is not None:
+        check_labels("query_mask", query_mask, len(x))
+    if query_mask is None:
+        q = subsample(len(x), max_queries, seed)
+        return {
+            "queries": x[q],
+            "gallery": x,
+            "query_index": q,
+            "relevance": lab[q, None] == lab[None, :],
+        }
+    q, gallery = split_rows(query_mask, max_queries, seed)
     return {
         "queries": x[q],
-        "gallery": x,
-        "query_index": q,
-        "relevance": lab[q, None] == lab[None, :],
+        "gallery": x[gallery],
+        "query_index": None,
+        "relevance": lab[q, None] == lab[None, gallery],
     }
+
+
+def split_rows(query_mask, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(query rows [Q], gallery rows [G])`` of a query/gallery split: a seeded subsample of
+    ``max_queries`` of the masked rows, and every unmasked row."""
+    mask = np.asarray(query_mask, bool)
+    pool, gallery = np.flatnonzero(mask), np.flatnonzero(~mask)
+    if not len(pool) or not len(gallery):
+        raise AnchorDivError(
+            f"query_mask: {len(pool)} queries and {len(gallery)} gallery items; need both"
+        )
+    return pool[subsample(len(pool), max_queries, seed)], gallery
 
 
 def check_labels(name: str, labels, n: int) -> np.ndarray:
@@ -92,3 +124,112 @@ def check_labels(name: str, labels, n: int) -> np.ndarray:
     if lab.shape[0] != n:
         raise AnchorDivError(f"{name}: expected {n} rows (one per item), got {lab.shape[0]}")
     return lab
+
+
+# ---- what each geometry retrieves --------------------------------------------------------
+
+#: the report section every study contributes to
+NEIGHBOURS_TITLE = "What each geometry retrieves"
+#: seeded queries shown per study, and neighbours per query
+SHOWN_QUERIES, SHOWN_K = 3, 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """One study's part of the section: its title, the neighbours, the gallery's items (texts,
+    image files or arrays), a sentence on what is shown, optional captions per item."""
+
+    title: str
+    result: Neighbours
+    items: Sequence
+    note: str = ""
+    captions: Sequence[str] | None = None
+    query_items: Sequence | None = None  # queries from outside the gallery: their items
+
+
+def show_neighbours(
+    title: str,
+    scorers: Mapping,
+    gallery,
+    items: Sequence,
+    *,
+    queries=SHOWN_QUERIES,
+    anchors=None,
+    labels=None,
+    seed: int = 0,
+    note: str = "",
+    captions: Sequence[str] | None = None,
+    query_labels=None,
+    query_items: Sequence | None = None,
+) -> Shown:
+    """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, given rows, or query
+    embeddings ``[Q, d]`` from outside the gallery, then with their ``query_labels`` and
+    ``query_items``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
+    baselines first."""
+    base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
+    result = neighbours(
+        base | dict(scorers),
+        gallery,
+        queries,
+        anchors=anchors,
+        labels=labels,
+        query_labels=query_labels,
+        k=SHOWN_K,
+        baselines=(),
+        seed=seed,
+    )
+    return Shown(title, result, items, note, captions, query_items)
+
+
+def shown_budget(budgets: Sequence[int]) -> int:
+    """The budget whose geometries a curve study shows: 5 target anchors if the curve has that
+    budget, else its smallest budget of at least 2 (else its largest)."""
+    if 5 in budgets:
+        return 5
+    return min((b for b in budgets if b >= 2), default=max(budgets))
+
+
+def curve_scorers(
+    curve, broad, target, tau: float, *, seed: int, kinds=None, budget: int | None = None
+) -> tuple[dict, np.ndarray]:
+    """``({name: scorer}, target rows)``: each model of ``curve`` (isotropic controls left out; with
+    ``kinds``, only those kinds and the baselines) built on the curve's first seeded subset of
+    ``budget`` target anchors (default :func:`shown_budget`), exactly as the curve built it."""
+    from ...evaluation.curves import subset
+
+    budget = shown_budget(curve.budgets) if budget is None else budget
+    rows = subset(len(target), budget, 0, seed)
+    scorers = {
+        name: m.factory(broad, target[rows], tau)
+        for name, m in curve.models.items()
+        if m.role != "isotropic" and (kinds is None or m.kind is None or m.kind in kinds)
+    }
+    return scorers, rows
+
+
+def neighbours_section(rep, shown: Sequence[Shown]) -> None:
+    """The section :data:`NEIGHBOURS_TITLE`: per study a markdown table of texts, or a PNG grid
+    of thumbnails (``neighbours/*.png``); every neighbour in ``neighbours.csv``."""
+    from ...plots import item_kind, neighbours as draw
+
+    rep.section(
+        NEIGHBOURS_TITLE,
+        f"For {SHOWN_QUERIES} seeded queries per study, the top {SHOWN_K} gallery items under "
+        f"cosine, image–text inversion and each anchor geometry of the study (the query itself "
+        f"left out).  ✓ marks a neighbour that shares the query's label, ✗ one that does not; "
+        f"every neighbour with its score is in `neighbours.csv`.",
+    )
+    rows = []
+    for s in shown:
+        rep.section(s.title, s.note, level=3)
+        texts = item_kind(s.items) == "text"
+        if texts:
+            rep.text(s.result.to_markdown(list(s.items), width=60))
+        else:
+            name = f"neighbours/{re.sub(r'[^a-z0-9]+', '_', s.title.lower()).strip('_')}.png"
+            draw(s.result, s.items, rep.path(name), captions=s.captions, query_items=s.query_items)
+            rep.figure(name, f"{s.title}: the query, then its top {SHOWN_K} per geometry")
+        rows += [
+            {"study": s.title, **r} for r in s.result.to_rows(list(s.items) if texts else None)
+        ]
+    write_rows(rep.path("neighbours.csv"), rows)

@@ -125,14 +125,18 @@ def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
     return out
 
 
-def report_section(rep, rows: list[dict]) -> None:
+def report_section(
+    rep, rows: list[dict], *, title: str | None = None, source: str | None = None
+) -> None:
+    """The anchor-budget section of a report; ``source`` names the task whose curve it reads
+    (default: the WordNet → ImageNet text task)."""
     table = winners(rows)
     soft = [w["budget"] for w in table if w["best"] == "softmax"]
-    rep.section("Anchor budget (Fig. 4 in kind): softmax vs parametric")
+    rep.section(title or "Anchor budget (Fig. 4 in kind): softmax vs parametric")
     rep.text(
-        "Target-only models of the WordNet → ImageNet curve above, against the number of "
-        "target anchors (random subsets of the class prompts).  `coverage`: mean fraction "
-        "of classes with at least one anchor."
+        f"Target-only models of {source or 'the WordNet → ImageNet curve above'}, against the "
+        "number of target anchors (random subsets of the class prompts).  `coverage`: mean "
+        "fraction of classes with at least one anchor."
     )
     kinds = [k for k in ("softmax", "gaussian", "latent-gaussian") if any(k in w for w in table)]
     table = [{k: float("nan") for k in kinds} | w for w in table]

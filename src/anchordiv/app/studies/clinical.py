@@ -105,7 +105,18 @@ def _finding_rows(name, per_query, prevalence, n_queries, n_anchors, extra):
 
 
 def _run_finding(
-    finding, anchors, gallery, relevance, q_rows, subsets, kinds, tau, options, extra, seed
+    finding,
+    anchors,
+    queries,
+    gallery,
+    relevance,
+    query_index,
+    subsets,
+    kinds,
+    tau,
+    options,
+    extra,
+    seed,
 ):
     per_query: dict[str, list[np.ndarray]] = {}
     prevalence = None
@@ -114,11 +125,11 @@ def _run_finding(
         models.update({name: build(finding, anchors[rows]) for name, build in extra.items()})
         ev = evaluate(
             models,
-            gallery[q_rows],
+            queries,
             gallery,
             relevance,
             anchors=anchors[rows],
-            query_index=q_rows,
+            query_index=query_index,
             seed=seed,
             progress=False,
         )
@@ -146,6 +157,7 @@ def clinical_study(
     min_queries: int = 5,
     seed: int = 0,
     progress: bool = True,
+    query_mask=None,
 ) -> ClinicalResult:
     """Per-finding retrieval AUPRC of anchor models fitted to pathology anchors vs baselines.
 
@@ -183,6 +195,10 @@ def clinical_study(
         Seed of every subsample.
     progress : bool, default True
         Show a progress bar.
+    query_mask : array_like of bool, shape [n], optional
+        A query/gallery split: queries for a finding are the masked items carrying it, the
+        gallery the (subsampled) rest.  Default: the queries are the gallery's own labelled
+        items, each removed from its ranking.
 
     Returns
     -------
@@ -201,23 +217,32 @@ def clinical_study(
     if unknown:
         raise AnchorDivError(f"anchors: finding(s) {unknown} are not among label_names {names}")
     tau = resolve_tau(tau, reports=reports, **{f"anchors[{k!r}]": v for k, v in anchors.items()})
-    g_rows = subsample(len(x), max_gallery, seed)
-    gallery, g_lab = x[g_rows], lab[g_rows]
+    if query_mask is None:
+        g_rows = subsample(len(x), max_gallery, seed)
+        pool = g_rows
+    else:
+        mask = check_labels("query_mask", query_mask, len(x)).astype(bool)
+        pool, rest = np.flatnonzero(mask), np.flatnonzero(~mask)
+        g_rows = rest[subsample(len(rest), max_gallery, seed)]
+    gallery, g_lab, p_lab = x[g_rows], lab[g_rows], lab[pool]
     g_texts = [texts[i] for i in g_rows] if texts is not None else None
     rows, per_query = [], {}
     for finding in tqdm(list(anchors), desc="clinical findings", disable=not progress):
         j = names.index(finding)
-        if g_lab[:, j].sum() < min_queries:
+        if p_lab[:, j].sum() < min_queries or not g_lab[:, j].any():
             continue
-        q_rows, relevance = finding_queries(g_lab[:, j], max_queries, seed + 1)
+        q_rows, _ = finding_queries(p_lab[:, j], max_queries, seed + 1)
+        relevance = np.broadcast_to(g_lab[:, j], (len(q_rows), len(g_rows)))
+        same = query_mask is None  # queries are gallery rows: each removed from its ranking
         a = as_matrix(f"anchors[{finding!r}]", anchors[finding], dim=x.shape[1], min_rows=2)
         subsets = anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2)
         pq, prev = _run_finding(
             finding,
             a,
+            x[pool[q_rows]],
             gallery,
             relevance,
-            q_rows,
+            q_rows if same else None,
             subsets,
             kinds,
             tau,
@@ -234,12 +259,13 @@ def clinical_study(
         per_query[finding] = pq
     if not rows:
         raise AnchorDivError(
-            f"clinical_study: no finding has {min_queries} or more labelled reports in the gallery"
+            f"clinical_study: no finding has {min_queries} or more labelled queries (and one "
+            f"labelled gallery item)"
         )
     return ClinicalResult(rows, per_query)
 
 
-def plot_clinical(rows: list[dict], path):
+def plot_clinical(rows: list[dict], path, title: str | None = None):
     """Grouped bars: mean AUPRC per finding and scorer with 95 % whiskers, prevalence ticks."""
     from ...plots import pyplot, save_figure
 
@@ -267,7 +293,7 @@ def plot_clinical(rows: list[dict], path):
     ax.set_xticks(range(len(findings)))
     ax.set_xticklabels(findings, rotation=25, ha="right")
     ax.set_ylabel("mean AUPRC (95 % interval)")
-    ax.set_title("Open-i report retrieval per finding: pathology anchors vs baselines")
+    ax.set_title(title or "Open-i report retrieval per finding: pathology anchors vs baselines")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return save_figure(fig, path)
 
@@ -299,21 +325,33 @@ def findings_summary(rows: list[dict]) -> list[dict]:
     return out
 
 
-def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> None:
-    """The clinical section of the demo report (table, figure, stated outcome)."""
+def report_section(
+    rep,
+    rows: list[dict],
+    *,
+    n_reports: int,
+    prior: bool,
+    title: str | None = None,
+    description: str | None = None,
+) -> None:
+    """The clinical section of a report (table, figure, stated outcome); ``title`` /
+    ``description`` replace the Open-i text task's."""
     summary = findings_summary(rows)
     above = [s["finding"] for s in summary if s["diff_low"] > 0]
     below = [s["finding"] for s in summary if s["diff_high"] < 0]
     beaten_by_inv = [s["finding"] for s in summary if s["inversion"] > s[s["best_model"]]]
     scorers = list(dict.fromkeys(r["scorer"] for r in rows))
-    rep.section("Clinical retrieval (Table 2 in kind): Open-i reports, pathology anchors")
-    rep.text(
+    rep.section(title or "Clinical retrieval (Table 2 in kind): Open-i reports, pathology anchors")
+    intro = description or (
         f"{n_reports} Open-i chest X-ray reports (FINDINGS + IMPRESSION) are the gallery; the "
         f"queries for a finding are its labelled reports (MeSH), each removed from its own "
         f"ranking; relevant = the other reports with that finding.  Anchor models are fitted "
         f"to the finding's report-style anchor sentences built from HPO and ICD-10-CM "
         f"(`data.clinical.pathology_anchors`); intervals are 95 % two-level bootstraps over "
         f"queries and random 80 % anchor subsets."
+    )
+    rep.text(
+        intro
         + (
             " `gaussian+negated` adds the negated sentences (\"No pleural effusion.\", …) to "
             "the anchors, so its covariance also spans the direction between a finding and its "
@@ -349,15 +387,22 @@ def report_section(rep, rows: list[dict], *, n_reports: int, prior: bool) -> Non
     rep.text(
         f"**Outcome.** The best anchor model is above cosine with a paired interval excluding "
         f"zero for {len(above)} of {len(summary)} findings ({', '.join(above) or 'none'}), "
-        f"below it for {len(below)} ({', '.join(below) or 'none'}).  Inversion — strong in "
-        f"text-to-text retrieval, where there is no modality gap and the single nearest anchor "
-        f"sentence is itself a good query — beats the best anchor model on {len(beaten_by_inv)} "
-        f"finding(s) ({', '.join(beaten_by_inv) or 'none'}).  `negated_mentions` is the "
-        f"fraction of reports *without* the finding that still name it (mostly \"no pleural "
-        f"effusion\"-style negations): where it is high, every embedding geometry — cosine "
-        f"and the anchor models alike — sees those negatives as close to the positives."
+        f"below it for {len(below)} ({', '.join(below) or 'none'}).  Inversion beats the best "
+        f"anchor model on {len(beaten_by_inv)} finding(s) "
+        f"({', '.join(beaten_by_inv) or 'none'})."
+        + ("" if description else _TEXT_NOTE)
         + _negation_outcome(summary)
     )
+
+
+#: what the text task's outcome adds: why inversion is strong there, what negated_mentions is
+_TEXT_NOTE = (
+    "  Inversion is strong in text-to-text retrieval, where there is no modality gap and the "
+    "single nearest anchor sentence is itself a good query.  `negated_mentions` is the "
+    "fraction of reports *without* the finding that still name it (mostly \"no pleural "
+    "effusion\"-style negations): where it is high, every embedding geometry — cosine and the "
+    "anchor models alike — sees those negatives as close to the positives."
+)
 
 
 def _negation_outcome(summary: list[dict]) -> str:

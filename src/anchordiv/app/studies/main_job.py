@@ -33,7 +33,15 @@ from . import dominance
 from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
-from ._common import default_embed, labelled_retrieval, subsample
+from ._common import (
+    SHOWN_QUERIES,
+    curve_scorers,
+    labelled_retrieval,
+    neighbours_section,
+    show_neighbours,
+    subsample,
+    text_embed,
+)
 from .priors import (
     CLINICAL_PRIOR,
     WORDNET_PRIOR,
@@ -128,6 +136,8 @@ class Context:
     seed: int
     tau: float  # the encoder's logit scale
     encoder_id: str  # priors in models/ built with another encoder are not used
+    #: each study's part of "What each geometry retrieves" (``_common.Shown``), in report order
+    shown: list = dataclasses.field(default_factory=list)
 
 
 def clinical_part(ctx: Context) -> dict:
@@ -171,6 +181,25 @@ def clinical_part(ctx: Context) -> dict:
     write_rows(rep.path("clinical.csv"), result.rows)
     clin.plot_clinical(result.rows, rep.path("clinical.png"))
     clin.report_section(rep, result.rows, n_reports=len(g), prior=prior is not None)
+    f = next(iter(result.per_query))  # the first finding studied
+    has = labels[g][:, findings.index(f)]
+    a = anchors[f]
+    models = {k: fit(k, a, tau=tau) for k in size.clinical_kinds}
+    models.update({name: build(f, a) for name, build in extra.items()})
+    ctx.shown.append(
+        show_neighbours(
+            f"Clinical retrieval: {f}",
+            models,
+            x,
+            texts,
+            queries=clin.finding_queries(has, SHOWN_QUERIES, seed + 1)[0],
+            anchors=a,
+            labels=has,
+            note=f"Open-i reports carrying {f} as queries, the {len(g)} reports as the gallery; "
+            f"the models fitted to all {len(a)} {f} anchor sentences; ✓ = the report carries "
+            f"{f}.",
+        )
+    )
     return {"rows": result.rows}
 
 
@@ -210,25 +239,31 @@ def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
     return prior_points(ctx, WORDNET_PRIOR)
 
 
-def _curve(ctx: Context, task, emb, broad, models):
+def _curve(ctx: Context, task, emb, broad, models, budgets=None, query_mask=None, max_queries=None):
+    """The WordNet → ImageNet curve of ``task`` at the context's size (``budgets``,
+    ``max_queries``: the size's unless given; ``query_mask``: a dataset's split)."""
     return wni.wordnet_imagenet_study(
         task,
         emb,
         broad,
         tau=ctx.tau,
         models=models,
-        budgets=ctx.size.wn_budgets,
+        budgets=budgets or ctx.size.wn_budgets,
         n_subsets=ctx.size.wn_subsets,
-        max_queries=ctx.size.wn_queries,
+        max_queries=max_queries or ctx.size.wn_queries,
         seed=ctx.seed,
+        query_mask=query_mask,
     )
 
 
-def _budget_section(ctx: Context, task, curve) -> None:
+def _budget_section(ctx: Context, task, curve, **section) -> list[dict]:
+    """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows
+    (``section``: title/source of :func:`.budget.report_section`)."""
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
-    budget.report_section(ctx.rep, rows)
+    budget.report_section(ctx.rep, rows, **section)
+    return rows
 
 
 def wordnet_part(ctx: Context) -> dict:
@@ -243,6 +278,7 @@ def wordnet_part(ctx: Context) -> dict:
     )
     needs = curve.needs(0.9)
     wni.report_section(ctx.rep, task, curve, needs, source)
+    _show_curve(ctx, "WordNet → ImageNet", task, emb, broad, curve)
     _uncertainty_section(ctx, task, emb, broad)
     _budget_section(ctx, task, curve)
     return {
@@ -283,6 +319,27 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
     )
 
 
+def _show_curve(ctx: Context, title: str, task, emb, broad, curve) -> None:
+    """The WordNet curve's geometries from all class prompts, on seeded item glosses."""
+    scorers, rows = curve_scorers(
+        curve, broad, emb.targets, ctx.tau, seed=ctx.seed, budget=len(emb.targets)
+    )
+    ctx.shown.append(
+        show_neighbours(
+            title,
+            scorers,
+            emb.items,
+            task.items,
+            anchors=emb.targets[rows],
+            labels=task.item_class,
+            seed=ctx.seed,
+            note=f"Seeded hyponym glosses as queries against all {len(task.items)} items; each "
+            f"model built as on the curve from all {len(rows)} class-prompt anchors (isotropic "
+            f"controls left out); ✓ = same ImageNet class.",
+        )
+    )
+
+
 def budget_part(ctx: Context) -> dict:
     """The anchor budget alone: the same task and budgets, target-only models and baselines
     (no broad prior needed)."""
@@ -290,6 +347,7 @@ def budget_part(ctx: Context) -> dict:
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
     curve = _curve(ctx, task, emb, emb.targets, models)  # broad anchors unused by these
     _budget_section(ctx, task, curve)
+    _show_curve(ctx, "Anchor budget", task, emb, emb.targets, curve)
     return {"summary": curve.summary()}
 
 
@@ -306,12 +364,28 @@ def _object_style_task(ctx: Context, n_objects: int):
 def object_style_part(ctx: Context) -> dict:
     rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
     task = _object_style_task(ctx, size.os_objects)
-    rows = ostyle.object_style_study(
-        task, ostyle.embed_task(task, embed), ps=size.os_ps, tau=ctx.tau, seed=seed
-    )
+    emb = ostyle.embed_task(task, embed)
+    rows = ostyle.object_style_study(task, emb, ps=size.os_ps, tau=ctx.tau, seed=seed)
     write_rows(rep.path("object_style.csv"), rows)
     ostyle.plot_object_style(rows, rep.path("object_style.png"))
     ostyle.report_section(rep, task, rows)
+    ctx.shown.append(
+        show_neighbours(
+            "Object vs style: object anchors vs style anchors",
+            {
+                "object anchors": fit("gaussian", emb.object_anchors, tau=ctx.tau),
+                "style anchors": fit("gaussian", emb.style_anchors, tau=ctx.tau),
+            },
+            emb.items,
+            task.items,
+            anchors=np.concatenate([emb.object_anchors, emb.style_anchors]),
+            labels=task.item_object,
+            seed=seed,
+            note="Seeded items as queries against all items; `object anchors` = q_obj "
+            "(p = 1), `style anchors` = q_style (p = 0), both Gaussians; inversion over the "
+            "union of both anchor sets; ✓ = same object (the texts name the style).",
+        )
+    )
     return {"rows": rows}
 
 
@@ -327,10 +401,19 @@ REPORT_PRIOR = "reports"
 
 
 def _transfer(
-    ctx: Context, priors: dict, targets, setup, folder: str, title: str, task: str, **tag
+    ctx: Context,
+    priors: dict,
+    targets,
+    setup,
+    folder: str,
+    title: str,
+    task: str,
+    show: dict | None = None,
+    **tag,
 ) -> dict:
     """Curve, contrasts, diagnostics, ranking and dominance rows (``task``, ``tag``) of one
-    transfer task; writes its files."""
+    transfer task; writes its files.  With ``show`` (``title, texts, labels, note``) its first
+    kind's geometries go to "What each geometry retrieves"."""
     size = ctx.size
     curve = tr.transfer_curve(
         priors,
@@ -354,6 +437,25 @@ def _transfer(
         row["retrieval_gain"] = gains[row["prior"]]
     write_rows(ctx.rep.path(f"{folder}/contrasts.csv"), contrasts)
     write_rows(ctx.rep.path(f"{folder}/diagnostics.csv"), diagnostics)
+    if show is not None:
+        broad = next(iter(priors.values()))
+        scorers, rows = curve_scorers(
+            curve, broad, targets, ctx.tau, seed=ctx.seed, kinds=size.tr_kinds[:1]
+        )
+        qi = setup["query_index"]
+        ctx.shown.append(
+            show_neighbours(
+                show["title"],
+                scorers,
+                setup["gallery"],
+                show["texts"],
+                queries=qi[subsample(len(qi), SHOWN_QUERIES, ctx.seed)],
+                anchors=targets[rows],
+                labels=show["labels"],
+                note=f"{show['note']}  Each model built as on the curve from its first seeded "
+                f"subset of {len(rows)} target anchors (isotropic controls left out).",
+            )
+        )
     return {
         "summary": summary,
         "files": files,
@@ -389,6 +491,13 @@ def style_transfer_part(ctx: Context) -> dict:
         "style_transfer",
         "Style retrieval from few style anchors",
         "style transfer",
+        show={
+            "title": "Prior transfer: style retrieval from few style anchors",
+            "texts": task.items,
+            "labels": task.item_style,
+            "note": "Seeded object × style items as queries against all items; posteriors "
+            "from each prior (`domain-`, `generic-`, `wrong-domain-`); ✓ = same style.",
+        },
     )
     tr.report_section(
         ctx.rep,
@@ -434,6 +543,7 @@ def clinical_transfer_part(ctx: Context) -> dict:
         seed=ctx.seed,
     )
     results = {}
+    texts = [reports.texts[i] for i in g]
     for f in ctx.size.tr_findings:
         if reports.finding(f)[g].sum() < 5:  # too few labelled reports to query with
             continue
@@ -448,6 +558,16 @@ def clinical_transfer_part(ctx: Context) -> dict:
             folder,
             f"Open-i: {f} from few anchors",
             "clinical transfer",
+            show=None
+            if results
+            else {
+                "title": f"Prior transfer, clinical: {f} from few sentences",
+                "texts": texts,
+                "labels": reports.finding(f)[g],
+                "note": f"Seeded reports carrying {f} as queries against the {len(g)} "
+                f"reports; posteriors from each prior (`{REPORT_PRIOR}-`, `chest-hpo-`, "
+                f"`all-hpo-`); ✓ = the report carries {f}.",
+            },
             finding=f,
         )
     if not results:
@@ -521,6 +641,8 @@ def run_demo(
     seed: int = 0,
     parts=DEMO_PARTS,
     overwrite: bool = False,
+    pretrained=None,
+    device: str = "cpu",
 ) -> Path:
     """Run the studies and write ``out_dir/report.md`` (``anchordiv demo``).
 
@@ -544,6 +666,11 @@ def run_demo(
     overwrite : bool, default False
         Replace an existing non-empty destination; otherwise it is refused
         (:class:`~anchordiv.errors.OutputExistsError`).
+    pretrained : str or Path, optional
+        open_clip / chexzero weights of ``encoder`` (its text tower encodes the texts).
+    device : str, default "cpu"
+        The encoder's torch device.
+
     Returns
     -------
     Path
@@ -561,8 +688,8 @@ def run_demo(
     start = time.time()
     sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()
-    enc = get_encoder(encoder)
-    embed = default_embed(encoder)
+    enc = get_encoder(encoder, pretrained=pretrained, device=device)
+    embed = text_embed(enc)
     rep = Report(report_title(parts, size), out_dir)
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}); size `{size}`; "
@@ -577,6 +704,7 @@ def run_demo(
     if table["dominance"]:
         dominance.section(rep, table, note=DOMINANCE_NOTE)
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
+    neighbours_section(rep, ctx.shown)
     rep.section("Run")
     rep.text(
         f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "

@@ -27,7 +27,7 @@ from ...anchors import fit, mix
 from ...errors import AnchorDivError, as_matrix
 from ...evaluation.evaluate import evaluate
 from ...provenance import resolve_tau
-from ._common import Embed, subsample
+from ._common import Embed, labelled_retrieval
 
 ITEM_TEMPLATES = (
     "{a_style} of {a_object}",
@@ -143,17 +143,18 @@ def object_style_task(
         _fill(ITEM_TEMPLATES[t], object=objects[o], style=styles[s])
         for o, s, t in zip(oi, si, picks)
     ]
-    task = ObjectStyleTask(
-        objects,
-        styles,
-        items,
-        oi,
-        si,
+    task = ObjectStyleTask(objects, styles, items, oi, si, *anchor_texts(objects, styles))
+    _check_disjoint(task)
+    return task
+
+
+def anchor_texts(objects: Sequence[str], styles: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(object anchors, style anchors)``: each object named alone with
+    :data:`OBJECT_TEMPLATES`, each style alone with :data:`STYLE_TEMPLATES`."""
+    return (
         [_fill(t, object=o) for o in objects for t in OBJECT_TEMPLATES],
         [_fill(t, style=s) for s in styles for t in STYLE_TEMPLATES],
     )
-    _check_disjoint(task)
-    return task
 
 
 @dataclasses.dataclass
@@ -179,6 +180,7 @@ def object_style_study(
     max_queries: int | None = 400,
     seed: int = 0,
     progress: bool = True,
+    query_mask=None,
 ) -> list[dict]:
     """AUPRC of object and of style retrieval under q_p = p·q_obj + (1−p)·q_style for each p.
 
@@ -202,6 +204,9 @@ def object_style_study(
         Seed.
     progress : bool, default True
         Show a progress bar.
+    query_mask : array_like of bool, shape [n], optional
+        A query/gallery split (queries: the masked items; gallery: the rest); default: every
+        item is a query against all the others.
 
     Returns
     -------
@@ -214,24 +219,12 @@ def object_style_study(
     x = as_matrix("items", emb.items)
     if len(x) != len(task.items):
         raise AnchorDivError(f"items: {len(x)} embeddings for {len(task.items)} item texts")
-    q_obj = fit(kind, emb.object_anchors, tau=tau)
-    q_sty = fit(kind, emb.style_anchors, tau=tau)
-    q_rows = subsample(len(x), max_queries, seed)
     anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
-    scorers = {f"p={p:.2f}": mix(q_obj, q_sty, float(p)) for p in ps}
+    scorers = mixture_scorers(emb, kind, tau, ps)
     rows = []
     for target, labels in (("object", task.item_object), ("style", task.item_style)):
-        relevance = labels[q_rows, None] == labels[None, :]
-        ev = evaluate(
-            scorers,
-            x[q_rows],
-            x,
-            relevance,
-            anchors=anchors,
-            query_index=q_rows,
-            seed=seed,
-            progress=progress,
-        )
+        setup = labelled_retrieval(x, labels, max_queries, seed, query_mask)
+        ev = evaluate(scorers, **setup, anchors=anchors, seed=seed, progress=progress)
         for r in ev.summary():
             p = float(r["scorer"][2:]) if r["scorer"].startswith("p=") else float("nan")
             rows.append(
@@ -243,6 +236,14 @@ def object_style_study(
                 }
             )
     return rows
+
+
+def mixture_scorers(emb: ObjectStyleEmbeddings, kind: str, tau: float, ps) -> dict:
+    """``{"p=0.10": q_p}``: the mixtures q_p = p·q_obj + (1−p)·q_style of one ``kind`` fitted to
+    the object and to the style anchors, for each p in ``ps``."""
+    q_obj = fit(kind, emb.object_anchors, tau=tau)
+    q_sty = fit(kind, emb.style_anchors, tau=tau)
+    return {f"p={p:.2f}": mix(q_obj, q_sty, float(p)) for p in ps}
 
 
 def plot_object_style(rows: list[dict], path):
@@ -278,13 +279,17 @@ def plot_object_style(rows: list[dict], path):
     return save_figure(fig, path)
 
 
-def report_section(rep, task: ObjectStyleTask, rows: list[dict]) -> None:
-    """The object-vs-style section of the demo report."""
+def report_section(
+    rep, task: ObjectStyleTask, rows: list[dict], *, title: str | None = None, description=None
+) -> None:
+    """The object-vs-style section of a report (``title``/``description``: the defaults
+    describe the text task; the image studies describe their dataset)."""
     curve = {(r["target"], r["p"]): r for r in rows if r["p"] == r["p"]}
     base = [r for r in rows if r["p"] != r["p"]]
-    rep.section("Object vs style (Fig. 3 in kind)")
+    rep.section(title or "Object vs style (Fig. 3 in kind)")
     rep.text(
-        f"{len(task.items)} items, one per (object, style) pair of {len(task.objects)} "
+        description
+        or f"{len(task.items)} items, one per (object, style) pair of {len(task.objects)} "
         f"ImageNet-R objects × {len(task.styles)} ImageNet-R styles, each written with a "
         f"seeded template (\"a sketch of a goldfish\"); object anchors name the object alone, "
         f"style anchors the style alone, with templates the items never use.  The model is "

@@ -163,8 +163,7 @@ def wordnet_imagenet_task(
             items.append(wordnet.gloss(syns[j]))
             item_class.append(k)
     names = [class_names[c] for c in chosen]
-    targets = [t.format(n) for n in names for t in templates]
-    target_class = np.repeat(np.arange(len(chosen)), len(templates))
+    targets, target_class = class_prompts(names, templates)
     return WordNetTask(
         [class_wnids[c] for c in chosen],
         names,
@@ -173,6 +172,13 @@ def wordnet_imagenet_task(
         targets,
         target_class,
     )
+
+
+def class_prompts(names: Sequence[str], templates: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """``(prompts [C·T], class [C·T])``: every template filled with every class name, grouped by
+    class — the target anchors."""
+    targets = [t.format(n) for n in names for t in templates]
+    return targets, np.repeat(np.arange(len(names)), len(templates))
 
 
 @dataclasses.dataclass
@@ -186,12 +192,17 @@ def embed_task(task: WordNetTask, embed: Embed) -> WordNetEmbeddings:
 
 
 def retrieval_setup(
-    task: WordNetTask, emb: WordNetEmbeddings, max_queries: int | None, seed: int
+    task: WordNetTask,
+    emb: WordNetEmbeddings,
+    max_queries: int | None,
+    seed: int,
+    query_mask=None,
 ) -> dict:
-    """Queries (seeded subsample of the items), gallery (all items), relevance, query_index."""
+    """Queries (seeded subsample of the items, or of the split's queries), gallery (all items,
+    or the split's gallery), relevance, query_index (:func:`._common.labelled_retrieval`)."""
     if len(emb.items) != len(task.items):
-        raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} item texts")
-    return labelled_retrieval(emb.items, task.item_class, max_queries, seed)
+        raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} items")
+    return labelled_retrieval(emb.items, task.item_class, max_queries, seed, query_mask)
 
 
 def wordnet_imagenet_study(
@@ -206,6 +217,7 @@ def wordnet_imagenet_study(
     max_queries: int | None = 300,
     seed: int = 0,
     progress: bool | None = None,
+    query_mask=None,
 ):
     """The WordNet → ImageNet adaptation curve.
 
@@ -231,6 +243,8 @@ def wordnet_imagenet_study(
         Seed.
     progress : bool, optional
         Show a progress bar.
+    query_mask : array_like of bool, shape [n], optional
+        A query/gallery split of the items (default: every item against all the others).
 
     Returns
     -------
@@ -238,7 +252,7 @@ def wordnet_imagenet_study(
         The adaptation curve (:class:`anchordiv.evaluation.curves.Curve`).
     """
     tau = resolve_tau(tau, items=emb.items, targets=emb.targets, broad=broad)
-    setup = retrieval_setup(task, emb, max_queries, seed)
+    setup = retrieval_setup(task, emb, max_queries, seed, query_mask)
     return adaptation_curve(
         broad,
         emb.targets,
@@ -286,12 +300,23 @@ def _subsets(curve) -> int:
     return len({r["subset"] for r in curve.rows if r["budget"] == first})
 
 
-def report_section(rep, task: WordNetTask, curve, needs: dict, source: str) -> None:
-    """The WordNet → ImageNet section of the demo report."""
+def report_section(
+    rep,
+    task: WordNetTask,
+    curve,
+    needs: dict,
+    source: str,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+) -> None:
+    """The WordNet → ImageNet section of a report (``title``/``description``: the defaults
+    describe the text task; the image studies describe their dataset)."""
     per_class = len(task.targets) // len(task.names)
-    rep.section("WordNet → ImageNet adaptation (Fig. 5 in kind)")
+    rep.section(title or "WordNet → ImageNet adaptation (Fig. 5 in kind)")
     rep.text(
-        f"{len(task.names)} ImageNet classes; {len(task.items)} items = WordNet hyponyms of "
+        description
+        or f"{len(task.names)} ImageNet classes; {len(task.items)} items = WordNet hyponyms of "
         f"those classes as \"lemma: gloss\" texts (relevant = same class, query removed); "
         f"{len(task.targets)} target anchors = {per_class} prompt templates × class name; broad "
         f"prior: {source} (WordNet glosses outside all 1,000 ImageNet classes and their "

@@ -1,0 +1,101 @@
+"""The library's numerical tolerances: where a decision rests on a computed value being zero,
+or on two computed values being equal, it compares against one of these relative tolerances.
+
+Computed floats carry rounding that depends on the host: the BLAS build and version, its
+thread count (the order of a reduction), the instruction set (FMA or not, AVX2 or AVX-512
+kernels).  An eigenvalue that is exactly 0 on one machine is ±1e-17 on another; two scores that
+tie on one are a last bit apart on the next.  A decision taken on exact zero or exact equality
+of such values (a rank, a column kept or dropped, the first of tied maxima, a sign convention's
+pivot) then differs between hosts and changes outputs discretely.  Every such decision in the
+library goes through this module instead:
+
+* :data:`SPECTRUM_RTOL` — an eigenvalue of a covariance or scatter matrix (a squared singular
+  value, a factor column's squared norm) at or below this fraction of the largest is an absent
+  direction (:func:`kept_spectrum`, :func:`numerical_rank`).
+* :data:`TIE_RTOL` — values within this fraction of the largest magnitude of the largest one
+  tie, and the first of them wins (:func:`first_max`: a grid search's choice, a draw of highest
+  density, a canonical sign's pivot entry).
+
+Decisions on exact data — integer counts, 0/1 labels, a user's own rows compared bytewise, a
+user's option equal to 0 — are exact and stay exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: eigenvalues at or below this fraction of the largest are absent directions: well above the
+#: rounding of a symmetric eigensolver (≈ d·ε·λ_max, 1e-13 at d = 384) and below the squared
+#: condition number a criterion's Gram matrix can carry (singular values down to ~3e-6 of the
+#: largest are kept)
+SPECTRUM_RTOL = 1e-11
+
+#: values within this fraction of the largest magnitude of the maximum tie (the first wins):
+#: far above a last-bit difference between hosts (≈ 1e-16 relative, 1e-13 after a reduction
+#: over a few thousand terms), far below any difference the library reports
+TIE_RTOL = 1e-9
+
+
+def kept_spectrum(lam) -> np.ndarray:
+    """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ (none of
+    an all-zero spectrum)."""
+    lam = np.asarray(lam)
+    return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), np.finfo(np.float64).tiny)
+
+
+def numerical_rank(cov) -> int:
+    """The number of eigenvalues of the symmetric ``cov [d, d]`` above :data:`SPECTRUM_RTOL` of
+    the largest.
+
+    Examples
+    --------
+    >>> from anchordiv._tolerance import numerical_rank
+    >>> x = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])   # two rows on one line
+    >>> numerical_rank(x.T @ x)
+    1
+    """
+    c = np.asarray(cov, np.float64)
+    return int(kept_spectrum(np.linalg.eigvalsh((c + c.T) / 2)).sum())
+
+
+def first_max(values, axis: int = -1):
+    """Index of the first entry of ``values`` (along ``axis``) within :data:`TIE_RTOL` of the
+    maximum, relative to the largest finite magnitude: ``np.argmax`` with near-ties broken
+    toward the first, so that the choice does not hang on a last bit.  NaN never wins.
+
+    Parameters
+    ----------
+    values : array_like, shape [..., n, ...]
+        Scores (NumPy or JAX; a JAX array gives a JAX index, traceable).
+    axis : int, default -1
+        The axis to choose along.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The indices, ``values``' shape without ``axis`` (an int for a 1-d input).
+
+    Examples
+    --------
+    >>> from anchordiv._tolerance import first_max
+    >>> first_max([1.0, 3.0, 3.0 + 1e-14, 2.0])      # the last bit does not decide
+    1
+    >>> int(np.argmax([1.0, 3.0, 3.0 + 1e-14, 2.0]))
+    2
+    """
+    try:
+        import jax
+
+        xp = jax.numpy if isinstance(values, jax.Array) else np
+    except ImportError:  # pragma: no cover - jax is a dependency
+        xp = np
+    v = xp.asarray(values) if xp is not np else np.asarray(values, np.float64)
+    finite = xp.isfinite(v)
+    top = xp.max(xp.where(finite, v, -xp.inf), axis=axis, keepdims=True)
+    scale = xp.max(xp.where(finite, xp.abs(v), 0.0), axis=axis, keepdims=True)
+    near = finite & (v >= top - TIE_RTOL * scale)
+    i = xp.argmax(near, axis=axis)  # the first True
+    return int(i) if xp is np and np.ndim(i) == 0 else i
+
+
+__all__ = ["SPECTRUM_RTOL", "TIE_RTOL", "first_max", "kept_spectrum", "numerical_rank"]

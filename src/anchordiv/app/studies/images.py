@@ -1,0 +1,670 @@
+"""The paper's image studies on a dataset on disk: ``anchordiv study NAME --dataset LAYOUT:ROOT``.
+
+The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images are encoded by an
+image-text model's image tower (``embed_images``: cached by file content, so a rerun encodes
+nothing; a progress bar while encoding) and every anchor text by the *same* model's text tower.
+The statistics are the text studies' own functions, fed image embeddings as items:
+
+* ``object-style`` (Fig. 3) — :func:`.object_style.object_style_study`: q_p = p·q_obj +
+  (1−p)·q_style, object anchors = prompts of the class names, style anchors = prompts of the
+  renditions (ImageNet-R styles, Sketchy photo/sketch); relevant = same class (object) or same
+  rendition (style).
+* ``budget`` (Figs. 4/6) — the target-only models and baselines of the adaptation curve over
+  class-prompt budgets (:func:`.main_job._curve`, :mod:`.budget`).
+* ``wordnet-imagenet`` (Fig. 5) — the adaptation curve with a WordNet broad prior built now
+  with the model's text tower (WordNet glosses outside the 1,000 ImageNet classes and their
+  subtrees, ``studies.priors.WORDNET_PRIOR``), adapted to few class prompts; the anchor-budget
+  section from the same curve.
+* ``clinical`` (Tables 2–3) — :func:`.clinical.clinical_study` on CheXpert images: per
+  pathology, report-style anchor sentences from HPO / ICD-10-CM
+  (:func:`anchordiv.data.clinical.pathology_anchors`) through the text tower.
+
+Queries and gallery follow the layout's split (``ImageDataset.query``); object-style uses it
+when the gallery holds every rendition of the queries, else (Sketchy: sketches vs photos) every
+image is a query against all the others.  The report, CSVs and figures are the text studies',
+ending with "What each geometry retrieves" (a grid of thumbnails: a few seeded query images,
+then their nearest gallery images under cosine, inversion and the study's anchor models); the
+image embeddings are written to ``OUT/embeddings/images.npy`` with a sidecar listing the image
+files, the encoder and the dataset.  :class:`ImageStudyResult` also keeps each study's
+:class:`RetrievalView` (its scorers, queries, gallery and their files).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ...data import layouts
+from ...errors import AnchorDivError
+from ...evaluation.evaluate import write_json, write_rows
+from ...io import stack_versions
+from ..report import Report
+from . import budget
+from . import clinical as clin
+from . import object_style as ostyle
+from . import wordnet_imagenet as wni
+from ._common import (
+    SHOWN_QUERIES,
+    Shown,
+    neighbours_section,
+    show_neighbours,
+    split_rows,
+    subsample,
+    text_embed,
+)
+from .main_job import SIZES, Context, _budget_section, _curve, prior_points
+from .priors import WORDNET_PRIOR, default_models_dir
+
+#: studies that run on images (``--dataset``)
+IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageSize:
+    """How much of a dataset a study reads (``None``: all)."""
+
+    classes: int | None  # seeded classes kept
+    per_class: int | None  # seeded query and gallery images kept per class (each)
+    images: int | None  # datasets without classes (CheXpert): query and gallery images kept
+    queries: int | None  # queries per retrieval task (seeded)
+    min_queries: int  # clinical: findings with fewer labelled queries are skipped
+
+
+IMAGE_SIZES = {
+    "full": ImageSize(None, None, None, 1000, 5),
+    "small": ImageSize(4, 4, 16, 8, 2),
+}
+
+
+@dataclasses.dataclass
+class RetrievalView:
+    """What a picture of "what each geometry retrieves" needs for one study.
+
+    Attributes
+    ----------
+    study : str
+        The study (``"object-style"``).
+    scorers : dict
+        ``{name: scorer}``: anchor models, ``"cosine"``, ``"inversion"`` (as
+        :func:`anchordiv.evaluation.evaluate.evaluate` takes them).
+    anchors : numpy.ndarray, shape [m, d]
+        The anchors inversion picks its text proxy from.
+    queries : numpy.ndarray, shape [Q, d]
+        Query image embeddings.
+    gallery : numpy.ndarray, shape [G, d]
+        Gallery image embeddings.
+    query_paths, gallery_paths : list of str
+        The image files behind ``queries`` / ``gallery``.
+    query_index : numpy.ndarray of int, shape [Q], or None
+        Gallery row of each query (to leave out of its own neighbours); None when disjoint.
+    query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
+        Labels that make a neighbour relevant (class, or the shown pathology).
+    captions : list of str, length G, or None
+        A caption per gallery image (its class name).
+    note : str
+        What the view shows, for the report.
+    """
+
+    study: str
+    scorers: dict
+    anchors: np.ndarray
+    queries: np.ndarray
+    gallery: np.ndarray
+    query_paths: list[str]
+    gallery_paths: list[str]
+    query_index: np.ndarray | None = None
+    query_labels: np.ndarray | None = None
+    gallery_labels: np.ndarray | None = None
+    captions: list[str] | None = None
+    note: str = ""
+
+
+@dataclasses.dataclass
+class ImageStudyResult:
+    """What :func:`run_image_study` wrote and kept.
+
+    Attributes
+    ----------
+    report : Path
+        ``OUT/report.md``.
+    embeddings : Path
+        ``OUT/embeddings/images.npy`` (sidecar ``images.json``: files, encoder, dataset).
+    dataset : ImageDataset
+        The images studied (after the size's subsample).
+    views : dict of str to RetrievalView
+        Per study, its scorers, queries and gallery with their files.
+    results : dict
+        What ``results.json`` holds.
+    """
+
+    report: Path
+    embeddings: Path
+    dataset: layouts.ImageDataset
+    views: dict[str, RetrievalView]
+    results: dict
+
+
+@dataclasses.dataclass
+class ImageContext:
+    """A study's context (:class:`.main_job.Context`, its ``embed`` the text tower) with the
+    dataset and its image embeddings ``x [n, d]``."""
+
+    ctx: Context
+    dataset: layouts.ImageDataset
+    x: np.ndarray
+    isize: ImageSize
+    spec: str
+
+
+def restrict(ds: layouts.ImageDataset, size: ImageSize, seed: int) -> layouts.ImageDataset:
+    """The size's seeded subsample: ``classes`` classes, then per class (or, without classes,
+    overall) up to ``per_class`` (``images``) query images and as many gallery images."""
+    if ds.label is None:
+        keep = _per_split(np.arange(len(ds)), ds.query, size.images, seed)
+        return ds.subset(keep)
+    chosen = subsample(len(ds.class_names), size.classes, seed)
+    rows = []
+    for k, c in enumerate(chosen):
+        in_class = np.flatnonzero(ds.label == c)
+        rows.append(_per_split(in_class, ds.query[in_class], size.per_class, seed + 1 + k))
+    out = ds.subset(np.concatenate(rows))
+    remap = np.full(len(ds.class_names), -1)
+    remap[chosen] = np.arange(len(chosen))
+    return dataclasses.replace(
+        out,
+        label=remap[out.label],
+        class_names=[ds.class_names[c] for c in chosen],
+        class_ids=[ds.class_ids[c] for c in chosen],
+    )
+
+
+def _per_split(rows: np.ndarray, query: np.ndarray, n: int | None, seed: int) -> np.ndarray:
+    q, g = rows[query], rows[~query]
+    return np.sort(
+        np.concatenate([q[subsample(len(q), n, seed)], g[subsample(len(g), n, seed + 7)]])
+    )
+
+
+def _describe(ic: ImageContext) -> str:
+    ds = ic.dataset
+    return (
+        f"{len(ds)} images of `{ic.spec}` ({int(ds.query.sum())} queries, "
+        f"{int((~ds.query).sum())} gallery; split: {ds.split_source})"
+    )
+
+
+def _title(name: str, ic: ImageContext) -> str:
+    return f"{name} on `{ic.dataset.layout}` images"
+
+
+def _need(
+    ds: layouts.ImageDataset, study: str, *, classes=False, renditions=False, pathologies=False
+) -> None:
+    """Refuse a dataset that lacks what ``study`` reads (:data:`NEEDS`), before any encoding."""
+    if classes and (ds.label is None or len(ds.class_names) < 2):
+        raise AnchorDivError(
+            f"study {study}: needs a dataset with 2 or more classes; layout {ds.layout} has "
+            f"{len(ds.class_names)}"
+        )
+    if renditions and len(ds.renditions) < 2:
+        raise AnchorDivError(
+            f"study {study}: needs renditions (imagenet-r: art_0.jpg, ...; sketchy: photo and "
+            f"sketch); layout {ds.layout} has {len(ds.renditions)}"
+        )
+    if pathologies and ds.pathology is None:
+        raise AnchorDivError(
+            f"study {study}: needs pathology labels (chexpert:ROOT); layout {ds.layout} has none"
+        )
+
+
+def object_style_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
+    """Fig. 3 on images: object (class) vs style (rendition) retrieval as p moves."""
+    ds, ctx = ic.dataset, ic.ctx
+    objects, styles = list(ds.class_names), list(ds.renditions)
+    task = ostyle.ObjectStyleTask(
+        objects, styles, ds.paths, ds.label, ds.rendition, *ostyle.anchor_texts(objects, styles)
+    )
+    emb = ostyle.ObjectStyleEmbeddings(
+        ic.x, ctx.embed(task.object_anchors), ctx.embed(task.style_anchors)
+    )
+    q_styles = set(ds.rendition[ds.query].tolist())
+    split = bool(ds.query.any()) and q_styles <= set(ds.rendition[~ds.query].tolist())
+    mask = ds.query if split else None
+    rows = ostyle.object_style_study(
+        task,
+        emb,
+        ps=ctx.size.os_ps,
+        tau=ctx.tau,
+        max_queries=ic.isize.queries,
+        seed=ctx.seed,
+        query_mask=mask,
+    )
+    write_rows(ctx.rep.path("object_style.csv"), rows)
+    ostyle.plot_object_style(rows, ctx.rep.path("object_style.png"))
+    ostyle.report_section(
+        ctx.rep,
+        task,
+        rows,
+        title=_title("Object vs style (Fig. 3)", ic),
+        description=(
+            f"{_describe(ic)}; {len(objects)} classes × {len(styles)} renditions "
+            f"({', '.join(styles)}).  "
+            + (
+                "Queries: the split's queries against its gallery."
+                if split
+                else "The split's gallery lacks some of its queries' renditions, so every "
+                "image is a query against all the others (itself removed)."
+            )
+            + f"  Object anchors: {len(task.object_anchors)} prompts naming a class alone; "
+            f"style anchors: {len(task.style_anchors)} prompts naming a rendition alone, both "
+            f"through the model's text tower.  The model is q_p = p·q_obj + (1−p)·q_style "
+            f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
+            f"(style)."
+        ),
+    )
+    pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
+    scorers = {
+        "cosine": "cosine",
+        "inversion": "inversion",
+        "object anchors (p = 1)": pure["p=1.00"],
+        "style anchors (p = 0)": pure["p=0.00"],
+    }
+    anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
+    note = (
+        "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
+        "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
+        "sets; ✓ = same class."
+    )
+    return {"rows": rows, "split_used": split}, _view(
+        ic, "object-style", scorers, anchors, mask, note
+    )
+
+
+def _view(ic: ImageContext, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
+    """The view over the study's queries: the split's (``mask``), or every image against all
+    the others (``mask`` None); relevant = same class."""
+    if mask is None:
+        q = subsample(len(ic.dataset), ic.isize.queries, ic.ctx.seed)
+        g = np.arange(len(ic.dataset))
+        return _rows_view(ic, study, scorers, anchors, q, g, q, ic.dataset.label, note)
+    q, g = split_rows(mask, ic.isize.queries, ic.ctx.seed)
+    return _rows_view(ic, study, scorers, anchors, q, g, None, ic.dataset.label, note)
+
+
+def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
+    """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
+    row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
+    ds = ic.dataset
+    names = ds.class_names
+    return RetrievalView(
+        study,
+        scorers,
+        np.asarray(anchors),
+        ic.x[q],
+        ic.x[g],
+        [ds.paths[i] for i in q],
+        [ds.paths[i] for i in g],
+        index,
+        np.asarray(labels)[q],
+        np.asarray(labels)[g],
+        None if ds.label is None else [names[ds.label[i]] for i in g],
+        note,
+    )
+
+
+def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
+    """The view's part of "What each geometry retrieves": the first :data:`SHOWN_QUERIES` of
+    its queries, their top neighbours under cosine, inversion and each of its anchor models
+    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
+    scorers = {k: v for k, v in view.scorers.items() if k not in ("cosine", "inversion")}
+    k = min(SHOWN_QUERIES, len(view.queries))
+    common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
+    if view.query_index is not None:  # the queries are gallery rows
+        return show_neighbours(
+            title,
+            scorers,
+            view.gallery,
+            view.gallery_paths,
+            queries=view.query_index[:k],
+            captions=view.captions,
+            **common,
+        )
+    return show_neighbours(
+        title,
+        scorers,
+        view.gallery,
+        view.gallery_paths,
+        queries=view.queries[:k],
+        query_labels=None if view.query_labels is None else view.query_labels[:k],
+        query_items=view.query_paths[:k],
+        captions=view.captions,
+        **common,
+    )
+
+
+def _class_task(ic: ImageContext):
+    """Images as items (class labels), class prompts as target anchors."""
+    from ...data import imagenet
+
+    ds = ic.dataset
+    templates = imagenet.TEMPLATES[: ic.ctx.size.wn_templates]
+    targets, target_class = wni.class_prompts(ds.class_names, templates)
+    task = wni.WordNetTask(
+        list(ds.class_ids), list(ds.class_names), ds.paths, ds.label, targets, target_class
+    )
+    return task, wni.WordNetEmbeddings(ic.x, ic.ctx.embed(targets))
+
+
+def _task_text(ic: ImageContext, task) -> str:
+    return (
+        f"{_describe(ic)}; {len(task.names)} classes; relevant = same class.  Target anchors: "
+        f"{len(task.targets)} class prompts ({len(task.targets) // len(task.names)} CLIP "
+        f"templates × class name) through the model's text tower"
+    )
+
+
+def _curve_view(ic: ImageContext, study: str, curve, task, emb) -> RetrievalView:
+    """Target-only Gaussian and softmax on all class prompts, cosine and inversion."""
+    from ...anchors import fit
+
+    scorers = {"cosine": "cosine", "inversion": "inversion"}
+    for kind in ("gaussian", "softmax"):
+        if kind in curve.models:
+            scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ic.ctx.tau)
+    note = (
+        f"Seeded query images against the gallery; the target-only models fitted to all "
+        f"{len(emb.targets)} class prompts; ✓ = same class."
+    )
+    return _view(ic, study, scorers, emb.targets, ic.dataset.query, note)
+
+
+def budget_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
+    """Figs. 4/6 on images: target-only parametric models vs softmax over class-prompt budgets."""
+    from ...evaluation.curves import MODELS
+
+    ctx = ic.ctx
+    task, emb = _class_task(ic)
+    models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
+    curve = _curve(
+        ctx,
+        task,
+        emb,
+        emb.targets,  # broad anchors: unused by target-only models
+        models,
+        query_mask=ic.dataset.query,
+        max_queries=ic.isize.queries,
+    )
+    rows = _budget_section(
+        ctx,
+        task,
+        curve,
+        title=_title("Anchor budget (Figs. 4/6): softmax vs parametric", ic),
+        source=_task_text(ic, task),
+    )
+    return {"rows": rows}, _curve_view(ic, "budget", curve, task, emb)
+
+
+def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
+    """Fig. 5 on images: a WordNet broad prior through the model's text tower, adapted with few
+    class prompts; the anchor-budget section from the same curve."""
+    ctx = ic.ctx
+    task, emb = _class_task(ic)
+    broad, source = prior_points(ctx, WORDNET_PRIOR)
+    curve = _curve(
+        ctx,
+        task,
+        emb,
+        broad,
+        ctx.size.wn_models,
+        query_mask=ic.dataset.query,
+        max_queries=ic.isize.queries,
+    )
+    files = curve.write(
+        ctx.rep.out_dir / "wordnet_imagenet",
+        overwrite=True,
+        title=f"WordNet → {ic.dataset.layout}: AUPRC vs target anchors",
+    )
+    needs = curve.needs(0.9)
+    wni.report_section(
+        ctx.rep,
+        task,
+        curve,
+        needs,
+        source,
+        title=_title("WordNet → ImageNet adaptation (Fig. 5)", ic),
+        description=(
+            f"{_task_text(ic, task)}; broad prior: {source} (WordNet glosses outside all "
+            f"1,000 ImageNet classes and their subtrees, encoded by the same text tower).  "
+            f"Budgets are random target subsets ({ctx.size.wn_subsets} per budget below all "
+            f"targets, shared by all models).  `isotropic-*` is the control: the same prior "
+            f"strength with an isotropic prior covariance of the same trace."
+        ),
+    )
+    _budget_section(
+        ctx,
+        task,
+        curve,
+        title=_title("Anchor budget (Figs. 4/6): softmax vs parametric", ic),
+        source="the curve above",
+    )
+    return (
+        {"files": [str(f) for f in files], "needs": needs},
+        _curve_view(ic, "wordnet-imagenet", curve, task, emb),
+    )
+
+
+def clinical_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
+    """Tables 2–3 on CheXpert images: per pathology, report-style anchors from HPO / ICD-10-CM
+    through the text tower, against cosine and inversion."""
+    from ...anchors import fit
+    from ...data import clinical
+
+    ds, ctx = ic.dataset, ic.ctx
+    enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
+    columns = [
+        c
+        for c in ds.pathologies
+        if c in layouts.CHEXPERT_FINDINGS
+        and enough[:, ds.pathologies.index(c)].sum() >= ic.isize.min_queries
+    ][: ctx.size.clinical_findings]
+    if not columns:
+        raise AnchorDivError(
+            f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
+            f"has {ic.isize.min_queries} or more labelled query images"
+        )
+    findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
+    labels = ds.pathology[:, [ds.pathologies.index(c) for c in columns]]
+    anchors = {f: ctx.embed(clinical.pathology_anchors(f)) for f in findings}
+    negated = {f: ctx.embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
+    tau = ctx.tau
+    extra = {
+        "gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]), tau=tau)
+    }
+    result = clin.clinical_study(
+        ic.x,
+        labels,
+        findings,
+        anchors,
+        tau=tau,
+        kinds=ctx.size.clinical_kinds,
+        extra_models=extra,
+        n_subsets=ctx.size.clinical_subsets,
+        max_queries=ic.isize.queries,
+        min_queries=ic.isize.min_queries,
+        seed=ctx.seed,
+        query_mask=ds.query,
+    )
+    write_rows(ctx.rep.path("clinical.csv"), result.rows)
+    clin.plot_clinical(
+        result.rows,
+        ctx.rep.path("clinical.png"),
+        title=f"{ds.layout} image retrieval per pathology: pathology anchors vs baselines",
+    )
+    clin.report_section(
+        ctx.rep,
+        result.rows,
+        n_reports=len(ds),
+        prior=False,
+        title=_title("Clinical retrieval (Tables 2–3): pathology anchors", ic),
+        description=(
+            f"{_describe(ic)}.  Per pathology ({', '.join(f'{c} → {f}' for c, f in zip(columns, findings))}): "
+            f"the queries are the split's query images carrying it, the gallery the split's "
+            f"gallery, relevant = gallery images carrying it.  Anchor models are fitted to the "
+            f"finding's report-style sentences built from HPO and ICD-10-CM "
+            f"(`data.clinical.pathology_anchors`) encoded by the model's text tower; "
+            f"intervals are 95 % two-level bootstraps over queries and random 80 % anchor "
+            f"subsets."
+        ),
+    )
+    finding = result.rows[0]["finding"]
+    positives = np.flatnonzero(ds.query & labels[:, findings.index(finding)])
+    q = positives[subsample(len(positives), ic.isize.queries, ctx.seed)]
+    scorers = {
+        "cosine": "cosine",
+        "inversion": "inversion",
+        f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=tau),
+    }
+    column = labels[:, findings.index(finding)]
+    note = (
+        f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
+        f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
+    )
+    gallery = np.flatnonzero(~ds.query)
+    view = _rows_view(ic, "clinical", scorers, anchors[finding], q, gallery, None, column, note)
+    return {"rows": result.rows}, view
+
+
+#: what each study needs of a dataset (:func:`_need`)
+NEEDS = {
+    "object-style": {"classes": True, "renditions": True},
+    "budget": {"classes": True},
+    "wordnet-imagenet": {"classes": True},
+    "clinical": {"pathologies": True},
+}
+
+#: study name -> its title in "What each geometry retrieves"
+TITLES = {
+    "object-style": "Object vs style: object anchors vs style anchors",
+    "budget": "Anchor budget",
+    "wordnet-imagenet": "WordNet → ImageNet",
+    "clinical": "Clinical retrieval",
+}
+
+#: study name -> part(ImageContext) -> (results, view)
+PARTS = {
+    "object-style": object_style_part,
+    "budget": budget_part,
+    "wordnet-imagenet": wordnet_part,
+    "clinical": clinical_part,
+}
+
+
+def run_image_study(
+    name: str,
+    dataset: str,
+    out_dir,
+    *,
+    encoder: str,
+    pretrained=None,
+    device: str = "cpu",
+    size: str = "full",
+    models_dir=None,
+    seed: int = 0,
+    batch_size: int = 32,
+    overwrite: bool = False,
+) -> ImageStudyResult:
+    """Run one of the paper's image studies on a dataset on disk and write its report.
+
+    Parameters
+    ----------
+    name : str
+        ``"object-style"``, ``"budget"``, ``"wordnet-imagenet"`` or ``"clinical"``.
+    dataset : str
+        ``LAYOUT:ROOT`` (:func:`anchordiv.data.layouts.load_dataset`).
+    out_dir : str or Path
+        Report directory (report.md, CSVs, PNGs, ``embeddings/images.npy``).
+    encoder : str
+        An image-text encoder: ``open_clip:<model or config.json>`` or ``chexzero``.
+    pretrained : str or Path, optional
+        Its weights (tag or checkpoint).
+    device : str, default "cpu"
+        Torch device of the encoder (``"cuda"``).
+    size : {"full", "small"}, default "full"
+        :data:`IMAGE_SIZES` and :data:`.main_job.SIZES`.
+    models_dir : str or Path, optional
+        Where saved priors are (used only when built with this encoder).
+    seed : int, default 0
+        Seed of every subsample and of a seeded split.
+    batch_size : int, default 32
+        Images per encoder batch.
+    overwrite : bool, default False
+        Replace an existing non-empty ``out_dir``.
+
+    Returns
+    -------
+    ImageStudyResult
+        The report's path, the embeddings' path, the dataset and each study's
+        :class:`RetrievalView`.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown study or size, a bad dataset, a text-only encoder, or a dataset the study
+        cannot use (object-style needs renditions, clinical pathologies).
+    """
+    from ...data import embed_images, get_encoder
+    from ...errors import check_output
+    from ...provenance import save_embeddings
+
+    if name not in PARTS:
+        raise AnchorDivError(
+            f"study {name!r} does not run on images; with --dataset choose one of "
+            f"{', '.join(PARTS)}"
+        )
+    if size not in IMAGE_SIZES:
+        raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(IMAGE_SIZES)}")
+    check_output(out_dir, overwrite)
+    start = time.time()
+    ds = layouts.load_dataset(dataset, seed=seed)
+    _need(ds, name, **NEEDS[name])
+    ds = restrict(ds, IMAGE_SIZES[size], seed)
+    enc = get_encoder(encoder, pretrained=pretrained, device=device)
+    before = enc.encoded
+    x, kept = embed_images(enc, ds.paths, batch_size=batch_size, progress=True)
+    encoded = enc.encoded - before
+    rep = Report(
+        f"anchordiv study {name}{' (small)' if size == 'small' else ''} on images", out_dir
+    )
+    rep.path("embeddings").mkdir(exist_ok=True)
+    emb_path = save_embeddings(
+        rep.path("embeddings/images.npy"),
+        x,
+        overwrite=True,
+        kind="image",
+        sources=kept,
+        dataset={**ds.summary(), "spec": dataset},
+        query=ds.query.tolist(),
+    )
+    models_dir = Path(models_dir) if models_dir else default_models_dir()
+    ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
+    ic = ImageContext(ctx, ds, np.asarray(x), IMAGE_SIZES[size], dataset)
+    rep.text(
+        f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}) on `{device}`: its image "
+        f"tower encodes the images, its text tower every anchor.  Dataset: {_describe(ic)}.  Images encoded in this run: {encoded} (the others "
+        f"from the embedding cache); embeddings and the list of image files: "
+        f"`embeddings/images.npy` + `embeddings/images.json`.  Size `{size}`; seed {seed}; "
+        f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC."
+    )
+    results, view = PARTS[name](ic)
+    neighbours_section(rep, [shown(view, _title(TITLES[name], ic), seed)])
+    rep.section("Run")
+    rep.text(f"Total time {time.time() - start:.0f} s.")
+    versions = stack_versions()
+    rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
+    summary = {**ds.summary(), "spec": dataset, "encoded_now": encoded}
+    write_json(rep.path("results.json"), {name: results, "dataset": summary, "versions": versions})
+    return ImageStudyResult(rep.write(), emb_path, ds, {name: view}, results)

@@ -1,0 +1,703 @@
+"""Image datasets on disk, read in their own published layouts (read-only, nothing downloaded).
+
+    ds = load_dataset("imagenet-r:/data/imagenet-r")     # LAYOUT:ROOT, as --dataset takes it
+    ds.paths[:2], ds.label[:2], ds.class_names[:2], ds.rendition[:2], ds.query[:2]
+
+Each layout is one small adapter returning an :class:`ImageDataset`: the image files
+(``paths [n]``), their class (``label [n]`` indexing ``class_names``/``class_ids``), their
+rendition where the dataset has one (``rendition [n]`` indexing ``renditions``), their
+pathologies where it has them (``pathology [n, L]`` over ``pathologies``), and a query/gallery
+split (``query [n]`` bool; the gallery is ``~query``).
+
+Layouts (``LAYOUT:ROOT``):
+
+* ``imagefolder`` — one folder per class, images inside (torchvision ``ImageFolder``); class
+  names are the folder names with ``_`` as spaces.
+* ``imagenet`` — ILSVRC-2012 validation images in wnid folders (``n01440764/*.JPEG``); class
+  names from the shipped ILSVRC list, other wnids from WordNet.
+* ``imagenet-r`` — ImageNet-R: wnid folders, rendition from the file name before its last
+  ``_`` (``art_0.jpg``, ``cartoon_3.jpg``, ``videogame_12.jpg`` → "video game").
+* ``cub200`` — CUB-200-2011: ``images.txt``, ``classes.txt``, ``image_class_labels.txt``,
+  ``train_test_split.txt`` and ``images/`` (ROOT may be ``CUB_200_2011`` or its parent).
+* ``sketchy`` — Sketchy: ``photo/<class>/`` and ``sketch/<class>/`` (also with the release's
+  augmentation level, ``photo/tx_000000000000/<class>/``: the first such folder is read);
+  rendition "photo" or "sketch".
+* ``chexpert`` — CheXpert: ``train.csv`` and/or ``valid.csv`` with ``Path`` and the 14
+  observation columns (:data:`CHEXPERT_LABELS`).  Uncertain labels (−1) follow the
+  ``uncertain`` policy: ``"zeros"`` (default; U-Zeros of Irvin et al. 2019, uncertain =
+  absent) or ``"ones"`` (U-Ones, uncertain = present); a blank cell (not mentioned) is
+  absent.  ``Path`` is resolved against ROOT, then ROOT's parent (the CSVs name
+  ``CheXpert-v1.0-small/train/...``).
+
+Query/gallery split.  The paper's appendix E.1 says that each task has a query/gallery split but
+the summary in ``shared/seed`` states none, so: where the dataset ships a split it is used —
+CUB-200-2011's ``train_test_split.txt`` (queries: the test images; gallery: the training
+images), Sketchy's modalities (queries: sketches; gallery: photos), CheXpert's CSVs (queries:
+``valid.csv``; gallery: ``train.csv``, when both are present); otherwise :func:`seeded_split`
+draws ``QUERY_FRACTION`` of each class as queries with ``numpy.random.default_rng(seed)``
+(a class of one image stays in the gallery).  ``split_source`` says which rule was used.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import re
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import AnchorDivError
+
+__all__ = [
+    "CHEXPERT_FINDINGS",
+    "CHEXPERT_LABELS",
+    "LAYOUTS",
+    "ImageDataset",
+    "chexpert",
+    "cub200",
+    "imagefolder",
+    "imagenet",
+    "imagenet_r",
+    "load_dataset",
+    "parse_spec",
+    "rendition_of",
+    "seeded_split",
+    "sketchy",
+    "wnid_names",
+]
+
+#: File suffixes read as images.
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
+
+#: Fraction of each class drawn as queries where the dataset ships no split.
+QUERY_FRACTION = 0.2
+
+#: The 14 CheXpert observation columns, in the CSVs' order.
+CHEXPERT_LABELS = (
+    "No Finding",
+    "Enlarged Cardiomediastinum",
+    "Cardiomegaly",
+    "Lung Opacity",
+    "Lung Lesion",
+    "Edema",
+    "Consolidation",
+    "Pneumonia",
+    "Atelectasis",
+    "Pneumothorax",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Fracture",
+    "Support Devices",
+)
+
+#: CheXpert columns with pathology anchors -> the finding of :mod:`anchordiv.data.clinical`
+#: (the others have no HPO / ICD-10-CM anchor set there).
+CHEXPERT_FINDINGS = {
+    "Cardiomegaly": "cardiomegaly",
+    "Lung Opacity": "opacity",
+    "Edema": "edema",
+    "Atelectasis": "atelectasis",
+    "Pneumothorax": "pneumothorax",
+    "Pleural Effusion": "pleural effusion",
+    "Support Devices": "support devices",
+}
+
+#: ImageNet-R file-name prefixes whose readable style differs from the prefix.
+RENDITION_NAMES = {"videogame": "video game", "graphic": "graphics"}
+
+
+@dataclasses.dataclass
+class ImageDataset:
+    """Image files with their labels and query/gallery split, as one layout reads them.
+
+    Attributes
+    ----------
+    layout : str
+        The layout name (``"imagenet-r"``).
+    root : Path
+        The dataset folder.
+    paths : list of str, length n
+        Image files, in a fixed order (sorted within each class).
+    query : numpy.ndarray of bool, shape [n]
+        True: a query; False: a gallery image.
+    split_source : str
+        How the split was made (the dataset's own files or a seeded draw).
+    class_names : list of str, length C
+        Readable class names, for prompts (empty when the dataset has no classes).
+    class_ids : list of str, length C
+        The dataset's own class ids (folder names, wnids, CUB ids).
+    label : numpy.ndarray of int, shape [n], or None
+        Class index of each image.
+    renditions : list of str
+        Rendition names (styles, or "photo"/"sketch"); empty when there are none.
+    rendition : numpy.ndarray of int, shape [n], or None
+        Rendition index of each image.
+    pathologies : list of str
+        Pathology (observation) names; empty when there are none.
+    pathology : numpy.ndarray of bool, shape [n, L], or None
+        Pathology labels under the stated uncertainty policy.
+    """
+
+    layout: str
+    root: Path
+    paths: list[str]
+    query: np.ndarray
+    split_source: str
+    class_names: list[str] = dataclasses.field(default_factory=list)
+    class_ids: list[str] = dataclasses.field(default_factory=list)
+    label: np.ndarray | None = None
+    renditions: list[str] = dataclasses.field(default_factory=list)
+    rendition: np.ndarray | None = None
+    pathologies: list[str] = dataclasses.field(default_factory=list)
+    pathology: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def subset(self, rows) -> ImageDataset:
+        """The images at ``rows`` (int indices), every per-image field cut alike."""
+        rows = np.asarray(rows, dtype=int)
+
+        def cut(a):
+            return None if a is None else np.asarray(a)[rows]
+
+        return dataclasses.replace(
+            self,
+            paths=[self.paths[i] for i in rows],
+            query=self.query[rows],
+            label=cut(self.label),
+            rendition=cut(self.rendition),
+            pathology=cut(self.pathology),
+        )
+
+    def summary(self) -> dict:
+        """Counts for reports and sidecars: images, queries, classes, renditions, pathologies."""
+        return {
+            "layout": self.layout,
+            "root": str(self.root),
+            "images": len(self),
+            "queries": int(self.query.sum()),
+            "gallery": int((~self.query).sum()),
+            "classes": len(self.class_names),
+            "renditions": list(self.renditions),
+            "pathologies": list(self.pathologies),
+            "split": self.split_source,
+        }
+
+
+def seeded_split(label, fraction: float = QUERY_FRACTION, seed: int = 0) -> np.ndarray:
+    """Query mask drawing ``round(fraction · n_c)`` (at least 1) images of each class as queries.
+
+    A class of a single image keeps it in the gallery.
+
+    Parameters
+    ----------
+    label : array_like of int, shape [n]
+        Class of each image.
+    fraction : float, default 0.2
+        Fraction of each class drawn as queries.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape [n]
+        True for queries.
+
+    Examples
+    --------
+    >>> from anchordiv.data.layouts import seeded_split
+    >>> seeded_split([0, 0, 0, 0, 0, 1, 1, 2]).astype(int).tolist()
+    [0, 0, 0, 0, 1, 0, 1, 0]
+    """
+    label = np.asarray(label)
+    rng = np.random.default_rng(seed)
+    query = np.zeros(len(label), bool)
+    for c in np.unique(label):
+        rows = np.flatnonzero(label == c)
+        if len(rows) >= 2:
+            k = min(len(rows) - 1, max(1, int(round(fraction * len(rows)))))
+            query[rng.choice(rows, k, replace=False)] = True
+    return query
+
+
+def _images_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def _dir(root, what: str) -> Path:
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise AnchorDivError(f"{what}: dataset folder not found: {root}")
+    return root
+
+
+def _class_folders(root: Path, what: str) -> list[tuple[str, list[Path]]]:
+    """``[(folder name, images)]`` for every subfolder of ``root``; an empty class is an error."""
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not folders:
+        raise AnchorDivError(f"{what}: {root} has no class folders (one folder per class)")
+    out = []
+    for f in folders:
+        images = _images_in(f)
+        if not images:
+            raise AnchorDivError(
+                f"{what}: class folder {f} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})"
+            )
+        out.append((f.name, images))
+    return out
+
+
+def _flatten(classes: list[tuple[str, list[Path]]]) -> tuple[list[str], np.ndarray]:
+    paths = [str(p) for _, images in classes for p in images]
+    label = np.repeat(np.arange(len(classes)), [len(images) for _, images in classes])
+    return paths, label
+
+
+def _seeded(layout: str, root: Path, paths, label, seed: int, **fields) -> ImageDataset:
+    return ImageDataset(
+        layout,
+        root,
+        paths,
+        seeded_split(label, QUERY_FRACTION, seed),
+        f"seeded: {QUERY_FRACTION:.0%} of each class as queries (seed {seed})",
+        label=label,
+        **fields,
+    )
+
+
+def imagefolder(root, seed: int = 0) -> ImageDataset:
+    """One folder per class (``ROOT/<class>/*.jpg``); names: folder names, ``_`` as space.
+
+    Parameters
+    ----------
+    root : str or Path
+        The dataset folder.
+    seed : int, default 0
+        Seed of the query/gallery split (:func:`seeded_split`).
+
+    Returns
+    -------
+    ImageDataset
+        Classes and a seeded split.
+    """
+    root = _dir(root, "imagefolder")
+    classes = _class_folders(root, "imagefolder")
+    paths, label = _flatten(classes)
+    ids = [c for c, _ in classes]
+    return _seeded(
+        "imagefolder",
+        root,
+        paths,
+        label,
+        seed,
+        class_ids=ids,
+        class_names=[c.replace("_", " ") for c in ids],
+    )
+
+
+_WNID = re.compile(r"^n\d{8}$")
+
+
+def wnid_names(wnids) -> list[str]:
+    """Readable names of wnids: the shipped ILSVRC-2012 name, else the synset's first lemma.
+
+    Parameters
+    ----------
+    wnids : sequence of str
+        WordNet ids (``n01440764``).
+
+    Returns
+    -------
+    list of str
+        One name per wnid.
+
+    Raises
+    ------
+    AnchorDivError
+        A folder name that is no wnid, or a wnid WordNet lacks.
+    """
+    import collections
+
+    from . import imagenet
+
+    first = {w: names[0] for w, names in imagenet.synonyms()}
+    twice = {n for n, k in collections.Counter(first.values()).items() if k > 1}
+    out = []
+    for w in wnids:
+        if not _WNID.match(w):
+            raise AnchorDivError(
+                f"class folder {w!r} is not a WordNet id (n + 8 digits); use imagefolder:ROOT "
+                f"for folders named by class"
+            )
+        if w in first and first[w] not in twice:  # WordNet loads only when needed
+            out.append(first[w])
+        elif w in first:
+            out.append(dict(imagenet.classes())[w])
+        else:
+            from . import wordnet
+
+            out.append(wordnet.readable(wordnet.synset(w)))
+    return out
+
+
+def imagenet(root, seed: int = 0) -> ImageDataset:
+    """ILSVRC-2012 validation images in wnid folders (``ROOT/n01440764/*.JPEG``).
+
+    Parameters
+    ----------
+    root : str or Path
+        The ``val`` folder.
+    seed : int, default 0
+        Seed of the query/gallery split (:func:`seeded_split`).
+
+    Returns
+    -------
+    ImageDataset
+        Classes (wnids, names from the shipped ILSVRC list / WordNet) and a seeded split.
+    """
+    root = _dir(root, "imagenet")
+    classes = _class_folders(root, "imagenet")
+    paths, label = _flatten(classes)
+    ids = [c for c, _ in classes]
+    return _seeded("imagenet", root, paths, label, seed, class_ids=ids, class_names=wnid_names(ids))
+
+
+def rendition_of(path) -> str:
+    """An ImageNet-R image's rendition: its file name before the last ``_`` (``art_0.jpg`` →
+    "art"), readable (``videogame`` → "video game").
+
+    Parameters
+    ----------
+    path : str or Path
+        The image file.
+
+    Returns
+    -------
+    str
+        The rendition.
+
+    Examples
+    --------
+    >>> from anchordiv.data.layouts import rendition_of
+    >>> rendition_of("n01443537/videogame_12.jpg"), rendition_of("x/art_0.jpg")
+    ('video game', 'art')
+    """
+    stem = Path(path).stem
+    if "_" not in stem or not stem.rsplit("_", 1)[0]:
+        raise AnchorDivError(
+            f"imagenet-r: file {path} does not start with its rendition ('art_0.jpg', "
+            f"'cartoon_3.jpg', ...)"
+        )
+    prefix = stem.rsplit("_", 1)[0].lower()
+    return RENDITION_NAMES.get(prefix, prefix.replace("_", " "))
+
+
+def imagenet_r(root, seed: int = 0) -> ImageDataset:
+    """ImageNet-R: wnid folders of renditions named ``<rendition>_<k>.jpg``.
+
+    Parameters
+    ----------
+    root : str or Path
+        The ``imagenet-r`` folder.
+    seed : int, default 0
+        Seed of the query/gallery split (:func:`seeded_split`).
+
+    Returns
+    -------
+    ImageDataset
+        Classes, renditions (sorted) and a seeded split.
+    """
+    root = _dir(root, "imagenet-r")
+    classes = _class_folders(root, "imagenet-r")
+    paths, label = _flatten(classes)
+    ids = [c for c, _ in classes]
+    styles = [rendition_of(p) for p in paths]
+    renditions = sorted(set(styles))
+    return _seeded(
+        "imagenet-r",
+        root,
+        paths,
+        label,
+        seed,
+        class_ids=ids,
+        class_names=wnid_names(ids),
+        renditions=renditions,
+        rendition=np.array([renditions.index(s) for s in styles]),
+    )
+
+
+def _table(path: Path, columns: int, what: str) -> list[list[str]]:
+    """Whitespace-separated rows of a CUB metadata file, each with ``columns`` fields."""
+    if not path.is_file():
+        raise AnchorDivError(f"{what}: missing file {path}")
+    rows = [ln.split(maxsplit=columns - 1) for ln in path.read_text().splitlines() if ln.strip()]
+    bad = [i for i, r in enumerate(rows) if len(r) != columns]
+    if bad:
+        raise AnchorDivError(f"{what}: {path} line {bad[0] + 1} has not {columns} fields")
+    return rows
+
+
+def cub200(root, seed: int = 0) -> ImageDataset:
+    """CUB-200-2011 from its metadata files; queries: its test images, gallery: its training
+    images (``train_test_split.txt``).
+
+    Parameters
+    ----------
+    root : str or Path
+        ``CUB_200_2011`` (or the folder holding it).
+    seed : int, default 0
+        Unused (the dataset ships its split); accepted like every layout's.
+
+    Returns
+    -------
+    ImageDataset
+        200 classes (names from ``classes.txt``: ``001.Black_footed_Albatross`` →
+        "Black footed Albatross") and the official split.
+    """
+    root = _dir(root, "cub200")
+    if not (root / "images.txt").is_file() and (root / "CUB_200_2011").is_dir():
+        root = root / "CUB_200_2011"
+    images = {i: p for i, p in _table(root / "images.txt", 2, "cub200")}
+    classes = _table(root / "classes.txt", 2, "cub200")
+    labels = {i: c for i, c in _table(root / "image_class_labels.txt", 2, "cub200")}
+    train = {i: t for i, t in _table(root / "train_test_split.txt", 2, "cub200")}
+    ids = [c for c, _ in classes]
+    index = {c: k for k, c in enumerate(ids)}
+    missing = [i for i in images if i not in labels or i not in train]
+    if missing:
+        raise AnchorDivError(
+            f"cub200: image id {missing[0]} has no class or split entry "
+            f"(image_class_labels.txt / train_test_split.txt)"
+        )
+    order = sorted(images, key=lambda i: (index.get(labels[i], -1), images[i]))
+    paths = [root / "images" / images[i] for i in order]
+    absent = [p for p in paths if not p.is_file()]
+    if absent:
+        raise AnchorDivError(f"cub200: {len(absent)} listed image(s) missing, e.g. {absent[0]}")
+    unknown = sorted({labels[i] for i in order} - set(index))
+    if unknown:
+        raise AnchorDivError(f"cub200: class id(s) {unknown[:3]} are not in classes.txt")
+    label = np.array([index[labels[i]] for i in order])
+    empty = [ids[k] for k in range(len(ids)) if not (label == k).any()]
+    if empty:
+        raise AnchorDivError(f"cub200: class(es) {empty[:3]} have no images")
+    names = [re.sub(r"^\d+\.", "", n).replace("_", " ") for _, n in classes]
+    return ImageDataset(
+        "cub200",
+        root,
+        [str(p) for p in paths],
+        np.array([train[i] == "0" for i in order]),
+        "the dataset's train_test_split.txt: test images are queries, training images the gallery",
+        class_names=names,
+        class_ids=[n for _, n in classes],
+        label=label,
+    )
+
+
+def _modality(root: Path, name: str) -> Path:
+    base = root / name
+    if not base.is_dir():
+        raise AnchorDivError(f"sketchy: missing folder {base} (expected photo/ and sketch/)")
+    tx = sorted(p for p in base.iterdir() if p.is_dir() and p.name.startswith("tx_"))
+    return tx[0] if tx else base
+
+
+def sketchy(root, seed: int = 0) -> ImageDataset:
+    """Sketchy: ``photo/<class>/`` and ``sketch/<class>/``; queries: sketches, gallery: photos.
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding ``photo/`` and ``sketch/`` (e.g. ``rendered_256x256/256x256``).
+    seed : int, default 0
+        Unused (the modalities are the split).
+
+    Returns
+    -------
+    ImageDataset
+        Classes present in both trees, renditions ``["photo", "sketch"]``.
+    """
+    root = _dir(root, "sketchy")
+    photo = dict(_class_folders(_modality(root, "photo"), "sketchy photo"))
+    sketch = dict(_class_folders(_modality(root, "sketch"), "sketchy sketch"))
+    if set(photo) != set(sketch):
+        only = sorted(set(photo) ^ set(sketch))
+        raise AnchorDivError(f"sketchy: class(es) {only[:3]} lack photos or sketches")
+    ids = sorted(photo)
+    paths, label, rendition = [], [], []
+    for k, c in enumerate(ids):
+        for r, images in enumerate((photo[c], sketch[c])):
+            paths += [str(p) for p in images]
+            label += [k] * len(images)
+            rendition += [r] * len(images)
+    rendition_arr = np.array(rendition)
+    return ImageDataset(
+        "sketchy",
+        root,
+        paths,
+        rendition_arr == 1,
+        "the modalities: sketches are queries, photos the gallery",
+        class_names=[c.replace("_", " ").replace("-", " ") for c in ids],
+        class_ids=ids,
+        label=np.array(label),
+        renditions=["photo", "sketch"],
+        rendition=rendition_arr,
+    )
+
+
+def _chexpert_rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in ("Path", *CHEXPERT_LABELS) if c not in (reader.fieldnames or [])]
+        if missing:
+            raise AnchorDivError(f"chexpert: {path} lacks column(s) {missing}")
+        return list(reader)
+
+
+def _chexpert_value(cell: str, uncertain: str, where: str) -> bool:
+    cell = cell.strip()
+    if cell == "":
+        return False  # not mentioned
+    try:
+        v = float(cell)
+    except ValueError:
+        raise AnchorDivError(
+            f"chexpert: {where}: label {cell!r} is not 1, 0, -1 or blank"
+        ) from None
+    if v == -1:
+        return uncertain == "ones"
+    if v in (0, 1):
+        return v == 1
+    raise AnchorDivError(f"chexpert: {where}: label {cell!r} is not 1, 0, -1 or blank")
+
+
+def _resolve(root: Path, rel: str) -> Path:
+    for base in (root, root.parent):
+        if (base / rel).is_file():
+            return base / rel
+    parts = Path(rel).parts
+    if len(parts) > 1 and (root / Path(*parts[1:])).is_file():
+        return root / Path(*parts[1:])
+    raise AnchorDivError(f"chexpert: image {rel} not found under {root} or {root.parent}")
+
+
+def chexpert(root, seed: int = 0, uncertain: str = "zeros") -> ImageDataset:
+    """CheXpert from ``train.csv`` / ``valid.csv`` (``Path`` + the 14 observation columns).
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding the CSVs (``CheXpert-v1.0-small``).
+    seed : int, default 0
+        Seed of the split when only one CSV is present (:func:`seeded_split` over all rows).
+    uncertain : {"zeros", "ones"}, default "zeros"
+        Policy for uncertain labels (−1): absent (U-Zeros) or present (U-Ones).  Blank = absent.
+
+    Returns
+    -------
+    ImageDataset
+        ``pathologies`` (:data:`CHEXPERT_LABELS`) and ``pathology [n, 14]``; no classes.
+    """
+    if uncertain not in ("zeros", "ones"):
+        raise AnchorDivError(f"chexpert: uncertain must be 'zeros' or 'ones', got {uncertain!r}")
+    root = _dir(root, "chexpert")
+    csvs = [root / f for f in ("train.csv", "valid.csv") if (root / f).is_file()]
+    if not csvs:
+        raise AnchorDivError(f"chexpert: missing file {root / 'train.csv'} (and valid.csv)")
+    paths, labels, from_valid = [], [], []
+    for path in csvs:
+        for k, row in enumerate(_chexpert_rows(path)):
+            where = f"{path.name} row {k + 2}"
+            paths.append(str(_resolve(root, row["Path"])))
+            labels.append([_chexpert_value(row[c], uncertain, where) for c in CHEXPERT_LABELS])
+            from_valid.append(path.name == "valid.csv")
+    if not paths:
+        raise AnchorDivError(f"chexpert: {', '.join(p.name for p in csvs)} list no images")
+    if len(csvs) == 2:
+        query, source = (
+            np.array(from_valid),
+            "the dataset's CSVs: valid.csv queries, train.csv gallery",
+        )
+    else:
+        query = seeded_split(np.zeros(len(paths), int), QUERY_FRACTION, seed)
+        source = f"seeded: {QUERY_FRACTION:.0%} of {csvs[0].name} as queries (seed {seed})"
+    return ImageDataset(
+        "chexpert",
+        root,
+        paths,
+        query,
+        source + f"; uncertain labels (-1) as {'present' if uncertain == 'ones' else 'absent'}, "
+        "blanks as absent",
+        pathologies=list(CHEXPERT_LABELS),
+        pathology=np.array(labels, bool),
+    )
+
+
+#: layout name -> reader(root, seed) -> ImageDataset
+LAYOUTS: dict[str, Callable[..., ImageDataset]] = {
+    "imagefolder": imagefolder,
+    "imagenet": imagenet,
+    "imagenet-r": imagenet_r,
+    "cub200": cub200,
+    "sketchy": sketchy,
+    "chexpert": chexpert,
+}
+
+
+def parse_spec(spec: str) -> tuple[str, Path]:
+    """``"LAYOUT:ROOT"`` → ``(layout, root)``.
+
+    Parameters
+    ----------
+    spec : str
+        A layout name (:data:`LAYOUTS`), a colon, and the dataset folder.
+
+    Returns
+    -------
+    (str, Path)
+        The layout and its root.
+
+    Raises
+    ------
+    AnchorDivError
+        No colon, an unknown layout or an empty root.
+
+    Examples
+    --------
+    >>> from anchordiv.data.layouts import parse_spec
+    >>> parse_spec("cub200:/data/CUB_200_2011")
+    ('cub200', PosixPath('/data/CUB_200_2011'))
+    """
+    layout, sep, root = str(spec).partition(":")
+    if not sep or not root:
+        raise AnchorDivError(
+            f"dataset: expected LAYOUT:ROOT (e.g. imagenet-r:/data/imagenet-r), got {spec!r}"
+        )
+    if layout not in LAYOUTS:
+        raise AnchorDivError(
+            f"dataset: unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}"
+        )
+    return layout, Path(root)
+
+
+def load_dataset(spec: str, seed: int = 0) -> ImageDataset:
+    """The dataset at ``"LAYOUT:ROOT"`` (:func:`parse_spec`), read by its layout's adapter.
+
+    Parameters
+    ----------
+    spec : str
+        ``"imagefolder:ROOT"``, ``"imagenet:ROOT"``, ``"imagenet-r:ROOT"``, ``"cub200:ROOT"``,
+        ``"sketchy:ROOT"`` or ``"chexpert:ROOT"``.
+    seed : int, default 0
+        Seed of a seeded query/gallery split.
+
+    Returns
+    -------
+    ImageDataset
+        Items, labels and split.
+    """
+    layout, root = parse_spec(spec)
+    return LAYOUTS[layout](root, seed=seed)

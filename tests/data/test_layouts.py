@@ -1,0 +1,127 @@
+"""Dataset layouts on miniature trees: items, labels, renditions, pathologies, splits, and the
+errors for bad specs, missing files and empty classes."""
+
+import numpy as np
+import pytest
+
+import image_trees as trees
+from anchordiv.data import layouts
+from anchordiv.errors import AnchorDivError
+
+
+def _split_ok(ds):
+    assert ds.query.dtype == bool and ds.query.shape == (len(ds.paths),)
+    assert ds.query.any() and (~ds.query).any()
+
+
+def test_imagefolder_classes_and_seeded_split(tmp_path):
+    root = trees.imagefolder(tmp_path / "if")
+    ds = layouts.load_dataset(f"imagefolder:{root}")
+    assert ds.class_names == ["red fox", "school bus", "tabby cat"]
+    assert len(ds) == 18 and np.bincount(ds.label).tolist() == [6, 6, 6]
+    assert all(p.startswith(str(root)) for p in ds.paths)
+    _split_ok(ds)
+    assert [int(ds.query[ds.label == c].sum()) for c in range(3)] == [1, 1, 1]
+    again = layouts.load_dataset(f"imagefolder:{root}")
+    np.testing.assert_array_equal(ds.query, again.query)
+    assert "seeded" in ds.split_source
+    assert ds.summary()["queries"] == 3
+
+
+def test_imagenet_names_from_wordnet_ids(tmp_path):
+    ds = layouts.imagenet(trees.imagenet(tmp_path / "val"))
+    assert ds.class_ids == list(trees.IMAGENET_R_WNIDS)
+    assert ds.class_names[0] == "goldfish" and len(set(ds.class_names)) == 4
+    _split_ok(ds)
+
+
+def test_imagenet_r_renditions_from_file_names(tmp_path):
+    ds = layouts.imagenet_r(trees.imagenet_r(tmp_path / "imr"))
+    assert ds.renditions == ["art", "cartoon", "sketch", "video game"]
+    assert len(ds) == 32 and np.bincount(ds.rendition).tolist() == [8, 8, 8, 8]
+    first = ds.paths[int(np.flatnonzero(ds.rendition == 3)[0])]
+    assert first.endswith(".jpg") and "videogame_" in first
+    _split_ok(ds)
+
+
+def test_cub200_official_split(tmp_path):
+    ds = layouts.load_dataset(f"cub200:{trees.cub200(tmp_path)}")
+    assert ds.class_names == ["Black footed Albatross", "Laysan Albatross", "Sooty Albatross"]
+    assert np.bincount(ds.label).tolist() == [6, 6, 6]
+    assert ds.query.sum() == 6  # every third image is a test image
+    assert all(q == p.endswith(("_0000.jpg", "_0003.jpg")) for q, p in zip(ds.query, ds.paths))
+    assert "train_test_split" in ds.split_source
+
+
+def test_sketchy_sketches_query_photos(tmp_path):
+    ds = layouts.sketchy(trees.sketchy(tmp_path / "sk"))
+    assert ds.renditions == ["photo", "sketch"] and ds.class_names[1] == "alarm clock"
+    np.testing.assert_array_equal(ds.query, ds.rendition == 1)
+    assert all(("/sketch/" in p) == q for p, q in zip(ds.paths, ds.query))
+
+
+def test_chexpert_labels_policy_and_split(tmp_path):
+    root = trees.chexpert(tmp_path)
+    ds = layouts.chexpert(root)
+    assert ds.pathologies == list(layouts.CHEXPERT_LABELS) and ds.pathology.shape == (24, 14)
+    assert ds.label is None and ds.query.sum() == 8  # valid.csv rows are the queries
+    effusion = ds.pathology[:, ds.pathologies.index("Pleural Effusion")]
+    assert effusion.tolist() == [k % 2 == 0 for k in range(16)] + [k % 2 == 0 for k in range(8)]
+    edema = ds.pathologies.index("Edema")
+    assert ds.pathology[0, edema] == 0  # uncertain (-1) -> absent under U-Zeros
+    assert layouts.chexpert(root, uncertain="ones").pathology[0, edema] == 1
+    assert "uncertain labels (-1) as absent" in ds.split_source
+    with pytest.raises(AnchorDivError, match="uncertain"):
+        layouts.chexpert(root, uncertain="maybe")
+
+
+def test_subset_cuts_every_field(tmp_path):
+    ds = layouts.imagenet_r(trees.imagenet_r(tmp_path / "imr"))
+    sub = ds.subset([0, 5, 9])
+    assert len(sub) == 3 and sub.rendition.tolist() == ds.rendition[[0, 5, 9]].tolist()
+    assert sub.paths == [ds.paths[i] for i in (0, 5, 9)]
+
+
+def test_spec_and_layout_errors(tmp_path):
+    with pytest.raises(AnchorDivError, match="LAYOUT:ROOT"):
+        layouts.parse_spec("/data/imagenet")
+    with pytest.raises(AnchorDivError, match="unknown layout 'coco'"):
+        layouts.load_dataset(f"coco:{tmp_path}")
+    with pytest.raises(AnchorDivError, match="not found"):
+        layouts.load_dataset(f"imagefolder:{tmp_path / 'nope'}")
+    (tmp_path / "empty" / "cat").mkdir(parents=True)
+    with pytest.raises(AnchorDivError, match="cat holds no images"):
+        layouts.imagefolder(tmp_path / "empty")
+    with pytest.raises(AnchorDivError, match="no class folders"):
+        layouts.imagefolder(tmp_path / "empty" / "cat")
+    root = trees.imagefolder(tmp_path / "if", classes=("dog", "cat"), per_class=2)
+    with pytest.raises(AnchorDivError, match="not a WordNet id"):
+        layouts.imagenet(root)
+    with pytest.raises(AnchorDivError, match="img0.png does not start with its rendition"):
+        layouts.imagenet_r(root)
+    with pytest.raises(AnchorDivError, match="missing file .*images.txt"):
+        layouts.cub200(root)
+    with pytest.raises(AnchorDivError, match="photo"):
+        layouts.sketchy(root)
+    with pytest.raises(AnchorDivError, match="train.csv"):
+        layouts.chexpert(root)
+
+
+def test_cub_and_chexpert_file_errors(tmp_path):
+    base = trees.cub200(tmp_path / "c") / "CUB_200_2011"
+    (base / "images" / "001.Black_footed_Albatross" / "Black_footed_Albatross_0001.jpg").unlink()
+    with pytest.raises(AnchorDivError, match="1 listed image"):
+        layouts.cub200(base)
+    root = trees.chexpert(tmp_path / "x")
+    text = (root / "valid.csv").read_text().replace("1.0,", "2.0,", 1)
+    (root / "valid.csv").write_text(text)
+    with pytest.raises(AnchorDivError, match="valid.csv row 2"):
+        layouts.chexpert(root)
+    (root / "valid.csv").write_text("Path,Sex\nx.jpg,F\n")
+    with pytest.raises(AnchorDivError, match="lacks column"):
+        layouts.chexpert(root)
+
+
+def test_seeded_split_keeps_singletons_in_gallery():
+    q = layouts.seeded_split([0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], fraction=0.2, seed=3)
+    assert not q[0] and q[1:].sum() == 2
