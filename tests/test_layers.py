@@ -25,7 +25,18 @@ LAYERS = (
     "evaluation",
     "app",
 )
-BASE = {"errors", "threads", "heap", "plots", "progress", "provenance", "_validate", "deprecated"}
+BASE = {
+    "errors",
+    "threads",
+    "heap",
+    "plots",
+    "progress",
+    "provenance",
+    "_validate",
+    "_tolerance",
+    "_safeio",
+    "deprecated",
+}
 
 
 def module_name(path: Path) -> str:

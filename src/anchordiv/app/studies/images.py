@@ -10,7 +10,7 @@ The statistics are the text studies' own functions, fed image embeddings as item
   renditions (ImageNet-R styles, Sketchy photo/sketch); relevant = same class (object) or same
   rendition (style).
 * ``budget`` (Figs. 4/6) — the target-only models and baselines of the adaptation curve over
-  class-prompt budgets (:func:`.main_job._curve`, :mod:`.budget`).
+  class-prompt budgets (:func:`.main_job.study_curve`, :mod:`.budget`).
 * ``wordnet-imagenet`` (Fig. 5) — the adaptation curve with a WordNet broad prior built now
   with the model's text tower (WordNet glosses outside the 1,000 ImageNet classes and their
   subtrees, ``studies.priors.WORDNET_PRIOR``), adapted to few class prompts; the anchor-budget
@@ -56,7 +56,7 @@ from ._common import (
     subsample,
     text_embed,
 )
-from .main_job import SIZES, Context, _budget_section, _curve, prior_points
+from .main_job import SIZES, Context, budget_section, study_curve, prior_points
 from .priors import WORDNET_PRIOR, default_models_dir
 
 #: studies that run on images (``--dataset``)
@@ -389,7 +389,7 @@ def budget_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     ctx = ic.ctx
     task, emb = _class_task(ic)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
-    curve = _curve(
+    curve = study_curve(
         ctx,
         task,
         emb,
@@ -398,7 +398,7 @@ def budget_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
         query_mask=ic.dataset.query,
         max_queries=ic.isize.queries,
     )
-    rows = _budget_section(
+    rows = budget_section(
         ctx,
         task,
         curve,
@@ -414,7 +414,7 @@ def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     ctx = ic.ctx
     task, emb = _class_task(ic)
     broad, source = prior_points(ctx, WORDNET_PRIOR)
-    curve = _curve(
+    curve = study_curve(
         ctx,
         task,
         emb,
@@ -444,7 +444,7 @@ def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
             f"strength with an isotropic prior covariance of the same trace."
         ),
     )
-    _budget_section(
+    budget_section(
         ctx,
         task,
         curve,

@@ -239,7 +239,9 @@ def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
     return prior_points(ctx, WORDNET_PRIOR)
 
 
-def _curve(ctx: Context, task, emb, broad, models, budgets=None, query_mask=None, max_queries=None):
+def study_curve(
+    ctx: Context, task, emb, broad, models, budgets=None, query_mask=None, max_queries=None
+):
     """The WordNet → ImageNet curve of ``task`` at the context's size (``budgets``,
     ``max_queries``: the size's unless given; ``query_mask``: a dataset's split)."""
     return wni.wordnet_imagenet_study(
@@ -256,7 +258,7 @@ def _curve(ctx: Context, task, emb, broad, models, budgets=None, query_mask=None
     )
 
 
-def _budget_section(ctx: Context, task, curve, **section) -> list[dict]:
+def budget_section(ctx: Context, task, curve, **section) -> list[dict]:
     """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows
     (``section``: title/source of :func:`.budget.report_section`)."""
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
@@ -270,7 +272,7 @@ def wordnet_part(ctx: Context) -> dict:
     """The adaptation curve (Fig. 5) and, from the same curve, the anchor budget (Fig. 4)."""
     task, emb = _wordnet_task(ctx)
     broad, source = _wordnet_broad(ctx)
-    curve = _curve(ctx, task, emb, broad, ctx.size.wn_models)
+    curve = study_curve(ctx, task, emb, broad, ctx.size.wn_models)
     files = curve.write(
         ctx.rep.out_dir / "wordnet_imagenet",
         overwrite=True,
@@ -280,7 +282,7 @@ def wordnet_part(ctx: Context) -> dict:
     wni.report_section(ctx.rep, task, curve, needs, source)
     _show_curve(ctx, "WordNet → ImageNet", task, emb, broad, curve)
     _uncertainty_section(ctx, task, emb, broad)
-    _budget_section(ctx, task, curve)
+    budget_section(ctx, task, curve)
     return {
         "files": files,
         "needs": needs,
@@ -345,8 +347,8 @@ def budget_part(ctx: Context) -> dict:
     (no broad prior needed)."""
     task, emb = _wordnet_task(ctx)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
-    curve = _curve(ctx, task, emb, emb.targets, models)  # broad anchors unused by these
-    _budget_section(ctx, task, curve)
+    curve = study_curve(ctx, task, emb, emb.targets, models)  # broad anchors unused by these
+    budget_section(ctx, task, curve)
     _show_curve(ctx, "Anchor budget", task, emb, emb.targets, curve)
     return {"summary": curve.summary()}
 
