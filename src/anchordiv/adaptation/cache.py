@@ -32,8 +32,11 @@ def _memo(a) -> dict | None:
 
 
 def _register(a: np.ndarray) -> np.ndarray:
-    key = id(a)
-    _FROZEN[key] = (weakref.ref(a, lambda _, k=key: _FROZEN.pop(k, None)), {})
+    key, table = id(a), _FROZEN
+    # the callback holds the table itself, not the module global: arrays that live until
+    # interpreter exit (held by JAX's caches after NUTS/SVI) die after module teardown has set
+    # the globals to None
+    table[key] = (weakref.ref(a, lambda _, k=key: table.pop(k, None)), {})
     return a
 
 
