@@ -129,8 +129,9 @@ class PriorComparison:
         scale) plus ``estimator`` and ``note``, best first.
     loo : dict of str to Estimate
         Each candidate's LOO estimate (pointwise values, Pareto k for PSIS).
-    idata : dict of str to arviz.InferenceData
-        The InferenceData of the candidates whose draws were used (PSIS).
+    idata : dict of str to arviz.InferenceData or xarray.DataTree
+        The data (:func:`~anchordiv.checks.uncertainty.inference_data`) of the candidates
+        whose draws were used (PSIS).
 
     Examples
     --------

@@ -177,8 +177,8 @@ def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarra
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
     (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
-    dim]``) for az.loo / az.waic / az.compare, plus the :func:`ppc_statistics` in both data
-    groups for ``az.plot_ppc(idata, var_names=["norm"])`` / ``az.plot_bpv``."""
+    dim]``) for ArviZ's LOO and comparison, plus the :func:`ppc_statistics` in both data
+    groups for its posterior predictive plots (:func:`anchordiv.checks.arviz.plot_ppc`)."""
 
     flat, shape = _merge(draws)
     lik = post.likelihood()
