@@ -14,9 +14,9 @@ Quantities per family (each draw compared with the posterior-mean point summary;
 NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
 ``energy``), so ``az.summary``, ``az.ess``, ``az.rhat`` and ArviZ's plots work.  The data
 object is the installed ArviZ's (``arviz.InferenceData`` on 0.x, ``xarray.DataTree`` on 1.x;
-:mod:`.arviz` is the library's one contact with ArviZ).  Exact posteriors give two chains:
-independent draws, or for the latent kinds (Gibbs draws) two independent Gibbs chains, so ESS
-and R-hat are honest.
+:mod:`anchordiv.checks.arviz` is the library's one contact with ArviZ).  Exact posteriors give
+two chains: independent draws, or for the latent kinds (Gibbs draws) two independent Gibbs
+chains, so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
