@@ -48,12 +48,13 @@ test: lint
 VENV1  := .venv-arviz1
 STAMP1 := $(VENV1)/.installed
 ARVIZ1 := 'arviz==1.3.*' 'arviz-base==1.3.*' 'arviz-stats==1.3.*' 'arviz-plots==1.3.*'
+PIN1   := -c $(VENV1)/constraints.txt
 
 $(STAMP1): $(STAMP)
 	test -x $(VENV1)/bin/python || $(PY) -m venv $(VENV1)
 	grep -vE '^(arviz|xarray)==' constraints.txt > $(VENV1)/constraints.txt
-	$(VENV1)/bin/pip install -q -c $(VENV1)/constraints.txt pip setuptools
-	$(VENV1)/bin/pip install -q -c $(VENV1)/constraints.txt --ignore-requires-python \
+	$(VENV1)/bin/pip install -q $(PIN1) pip setuptools
+	$(VENV1)/bin/pip install -q $(PIN1) --ignore-requires-python \
 	  --no-build-isolation -e '.[test,docs]' $(ARVIZ1)
 	$(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))' > \
 	  $$($(VENV1)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/zz-anchordiv-data-stack.pth
