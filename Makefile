@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PIN     := -c constraints.txt
 
-.PHONY: setup demo test lint test-all test-shake bench models docs docs-setup notebooks clean
+.PHONY: setup demo test test-arviz1 lint test-all test-shake bench models docs docs-setup notebooks clean
 
 # Re-runs only when pyproject.toml, constraints.txt or this file change (the stamp), so a set-up
 # machine starts the README's commands at once.  The editable build uses the pinned setuptools
@@ -38,6 +38,32 @@ TEST_WORKERS ?= auto
 
 test: lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+
+# The same code under ArviZ 1.x (`make test` runs the pinned 0.x): every test that touches ArviZ
+# (marker `arviz`, set in tests/conftest.py: the tests, doctests and notebooks that name it) in
+# .venv-arviz1, built from constraints.txt minus ArviZ's and xarray's pins plus ArviZ 1.3's four
+# packages.  They declare Python >= 3.12 but are pure Python: --ignore-requires-python installs
+# them on 3.11.  The notebooks' data stack (torch, sentence-transformers, ...) is not installed
+# twice: a .pth file puts .venv's site-packages after .venv-arviz1's own on sys.path.
+VENV1  := .venv-arviz1
+STAMP1 := $(VENV1)/.installed
+ARVIZ1 := 'arviz==1.3.*' 'arviz-base==1.3.*' 'arviz-stats==1.3.*' 'arviz-plots==1.3.*'
+PIN1   := -c $(VENV1)/constraints.txt
+
+$(STAMP1): $(STAMP)
+	test -x $(VENV1)/bin/python || $(PY) -m venv $(VENV1)
+	grep -vE '^(arviz|xarray)==' constraints.txt > $(VENV1)/constraints.txt
+	$(VENV1)/bin/pip install -q $(PIN1) pip setuptools
+	$(VENV1)/bin/pip install -q $(PIN1) --ignore-requires-python \
+	  --no-build-isolation -e '.[test,docs]' $(ARVIZ1)
+	$(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))' > \
+	  $$($(VENV1)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/zz-anchordiv-data-stack.pth
+	touch $(STAMP1)
+
+test-arviz1: $(STAMP1)
+	$(VENV1)/bin/python -c 'import arviz; assert arviz.__version__.startswith("1."), arviz.__version__'
+	$(VENV1)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m 'arviz and not slow'
+	$(VENV1)/bin/python -m pytest -q -n $(TEST_WORKERS) -m arviz tests/test_notebooks.py -k small_mode
 
 test-all: setup docs-setup
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m ''
@@ -83,4 +109,4 @@ notebooks: setup
 	$(BIN)/python docs/_ext/execute_notebooks.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache docs/_build docs/api/generated docs/api/modules
+	rm -rf $(VENV) $(VENV1) build *.egg-info .mypy_cache .ruff_cache docs/_build docs/api/generated docs/api/modules

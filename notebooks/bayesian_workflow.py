@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -37,7 +39,6 @@
 import os
 from pathlib import Path
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
@@ -49,6 +50,7 @@ from numpyro.infer import Predictive
 
 import anchordiv as ad
 from anchordiv.plots import finish
+from anchordiv.checks import arviz as adz  # ArviZ 0.x or 1.x, one API
 from anchordiv.data import embed_texts, get_encoder, wordnet
 
 SMALL = os.environ.get("ANCHORDIV_NOTEBOOK_FULL") != "1"  # small mode by default
@@ -228,14 +230,13 @@ print(
 # %%
 idata_nuts = ad.inference_data(nuts, targets=targets)
 watch = ["cov_trace", "mean_cosine"]
-print(az.summary(idata_nuts, var_names=watch)[["mean", "sd", "r_hat", "ess_bulk"]])
-own = az.from_dict(posterior={"log_scale": np.asarray(nuts.samples["log_scale"])})  # [chain, draw]
-print(az.summary(own)[["mean", "sd", "r_hat", "ess_bulk"]])
+print(adz.summary(idata_nuts, var_names=watch)[["mean", "sd", "r_hat", "ess_bulk"]])
+own = adz.from_groups({"posterior": {"log_scale": np.asarray(nuts.samples["log_scale"])}})
+print(adz.summary(own)[["mean", "sd", "r_hat", "ess_bulk"]])  # log_scale [chain, draw]
 print("divergent transitions:", nuts.info["divergences"])
 print("SVI converged:", svi.info["elbo_converged"])
 svi.plot_elbo(OUT / "elbo.png")
-axes = az.plot_trace(idata_nuts, var_names=watch[:2])
-finish(np.ravel(axes)[0].figure, OUT / "trace.png")
+adz.plot_trace(idata_nuts, watch[:2], OUT / "trace.png")
 Image(filename=OUT / "trace.png")
 
 # %% [markdown]
@@ -309,8 +310,8 @@ Image(filename=paths["plot"])
 # %%
 for post in (exact, svi, nuts):
     assert np.asarray(post.point("mean").mean).shape == (d,)
-assert (az.summary(idata_nuts, var_names=watch)["r_hat"] < 1.1).all()
-assert (az.summary(own)["r_hat"] < 1.1).all()
+assert (adz.summary(idata_nuts, var_names=watch)["r_hat"] < 1.1).all()
+assert (adz.summary(own)["r_hat"] < 1.1).all()
 assert set(comparison.table.index) == {"broad", "isotropic"}
 for u in unc.values():
     s = u.summary()

@@ -4,7 +4,9 @@ Library code keeps the dtype of its inputs, so tests that pass float32 arrays st
 float32 production path.
 """
 
+import functools
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/helpers.py, tests/reference.py
@@ -38,12 +40,44 @@ SLOW_TIER = {
 }
 
 
+#: what marks a test as touching ArviZ (the ``arviz`` marker; `make test-arviz1` runs them
+#: under ArviZ 1.x): these words in its test file, in a file or code it is parametrized with
+#: (a notebook, a docs page, a README block) or in the module whose doctests it runs
+ARVIZ_WORDS = re.compile(
+    r"\barviz\b|\baz\.|\badz\.|inference_data|compare_priors|PriorComparison|diagnose|psis"
+)
+
+
+@functools.cache
+def _file_touches_arviz(path: str) -> bool:
+    return bool(ARVIZ_WORDS.search(open(path, encoding="utf-8").read()))
+
+
+def _touches_arviz(item) -> bool:
+    import importlib
+    from pathlib import Path
+
+    if _file_touches_arviz(str(item.path)):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for name, value in params.items():
+        if item.originalname == "test_examples_run" and name == "name":  # one module's doctests
+            value = Path(importlib.import_module(value).__file__)
+        if isinstance(value, Path) and value.is_file() and _file_touches_arviz(str(value)):
+            return True
+        if isinstance(value, str) and ARVIZ_WORDS.search(value):
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(config, items):
     import pytest
 
     for item in items:
         if item.nodeid in SLOW_TIER:
             item.add_marker(pytest.mark.slow)
+        if _touches_arviz(item):
+            item.add_marker(pytest.mark.arviz)
 
 
 import pytest  # noqa: E402

@@ -243,8 +243,8 @@ def test_custom_numpyro_prior_runs_with_nuts(tmp_path):
     assert np.all(np.isfinite(ad.divergence(model, t, t)))
     np.testing.assert_allclose(model.mean, post.samples["mu"].mean((0, 1)))
     idata = ad.inference_data(post, num_draws=100)
-    assert {"lp", "diverging", "acceptance_rate"} <= set(idata.sample_stats.data_vars)
-    assert idata.posterior.sizes["chain"] == 2
+    assert {"lp", "diverging", "acceptance_rate"} <= set(idata["sample_stats"].data_vars)
+    assert idata["posterior"].sizes["chain"] == 2
     assert np.all(np.isfinite(az.rhat(idata)["mean_cosine"].values))
     post.save(tmp_path / "nuts")
     back = ad.load_posterior(tmp_path / "nuts")
@@ -338,4 +338,4 @@ def test_nuts_through_adapt_latent_gaussian_matches_exact_subspace():
         )
         assert angle.max() < 10.0
     idata = ad.inference_data(nuts, num_draws=200)
-    assert "principal_angles" in idata.posterior and "diverging" in idata.sample_stats
+    assert "principal_angles" in idata["posterior"] and "diverging" in idata["sample_stats"]

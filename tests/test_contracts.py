@@ -139,7 +139,7 @@ def test_svi_calibration_note_states_what_sbc_measured_per_quantity(task):
         kappa0=2.0,
         nu0=9.0,
     )
-    attrs = ad.inference_data(post, num_draws=4).posterior.attrs
+    attrs = ad.inference_data(post, num_draws=4)["posterior"].attrs
     assert attrs["calibration"] == svi_calibration("gaussian")
     assert "tr Σ 0.915" in attrs["calibration"] and "log|Σ|" in attrs["calibration"]
 

@@ -191,3 +191,27 @@ def private_uses(path: Path) -> list[str]:
 def test_no_private_name_is_used_across_modules():
     bad = [b for p in ROOT.rglob("*.py") for b in private_uses(p)]
     assert not bad, "\n".join(sorted(set(bad)))
+
+
+#: ArviZ's packages (0.x: arviz; 1.x: arviz plus arviz_base, arviz_stats, arviz_plots)
+ARVIZ = {"arviz", "arviz_base", "arviz_stats", "arviz_plots"}
+
+
+def test_only_the_adapter_imports_arviz():
+    """``anchordiv.checks.arviz`` is the library's one contact with ArviZ (it switches on the
+    installed major): no other module imports an ArviZ package, at module level or inside a
+    function."""
+    adapter = ROOT / "checks" / "arviz.py"
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            if path != adapter and any(n.split(".")[0] in ARVIZ for n in names):
+                bad.append(f"{module_name(path)}:{node.lineno}")
+    assert not bad, "ArviZ imported outside anchordiv.checks.arviz: " + ", ".join(bad)
+    assert "import arviz as az" in adapter.read_text()

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
+from anchordiv.checks import arviz as adz
 from anchordiv.adaptation import FAMILIES, load_posterior, load_prior
 from anchordiv.adaptation.family import Family, is_conjugate
 from anchordiv.adaptation.subspace import principal_basis
@@ -275,10 +276,10 @@ def test_arviz_round_trip(kind, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         idata = ad.inference_data(post, num_draws=10, seed=0)
-    assert idata.attrs["kind"] == kind and len(idata.posterior.data_vars) > 0
-    assert {"posterior", "log_likelihood", "observed_data"} <= set(idata.groups())
+    assert idata.attrs["kind"] == kind and len(idata["posterior"].data_vars) > 0
+    assert {"posterior", "log_likelihood", "observed_data"} <= set(adz.groups(idata))
     back = load_inference_data(save_inference_data(idata, tmp_path / "idata"))
-    for group in idata.groups():
+    for group in adz.groups(idata):
         for name, var in idata[group].data_vars.items():
             np.testing.assert_array_equal(
                 back[group][name].values, var.values, err_msg=f"{group}.{name}"

@@ -54,7 +54,7 @@ def test_options_reach_nuts_and_user_sites_are_kept():
     assert post.raw.sampler.model is scaled_model  # the MCMC object for advanced use
     assert post.info["chain_method"] == "vectorized"
     idata = ad.inference_data(post, num_draws=50)  # the user's own parameter reaches ArviZ
-    assert idata.posterior["log_scale"].shape == (2, 50)
+    assert idata["posterior"]["log_scale"].shape == (2, 50)
     import arviz as az
 
     assert "log_scale" in az.summary(idata, var_names=["log_scale"]).index

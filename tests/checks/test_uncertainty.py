@@ -2,11 +2,11 @@
 
 import warnings
 
-import arviz as az
 import numpy as np
 import pytest
 
 import anchordiv as ad
+from anchordiv.checks import arviz as adz
 from anchordiv.errors import AnchorDivError
 from anchordiv.checks.families import principal_angles
 
@@ -44,30 +44,27 @@ def test_inference_data_quantities_and_round_trip(tmp_path, kind):
     broad, t = anchors()
     post = ad.adapt(kind, broad, t, tau=TAU, **OPTS[kind])
     idata = ad.inference_data(post, num_draws=40, seed=1)
-    assert VARS[kind] <= set(idata.posterior.data_vars)
-    if "principal_angles" in idata.posterior:
-        ang = idata.posterior["principal_angles"].values
+    assert VARS[kind] <= set(idata["posterior"].data_vars)
+    if "principal_angles" in idata["posterior"]:
+        ang = idata["posterior"]["principal_angles"].values
         assert np.all(np.diff(ang, axis=-1) >= 0)
-        np.testing.assert_array_equal(idata.posterior["max_principal_angle"].values, ang[..., -1])
-    assert idata.posterior.sizes["chain"] == 2 and idata.posterior.sizes["draw"] == 20
-    summary = az.summary(idata)
-    assert np.all(np.isfinite(summary["mean"].values))
-    assert np.all(np.isfinite(az.ess(idata).to_array().values))
+        np.testing.assert_array_equal(
+            idata["posterior"]["max_principal_angle"].values, ang[..., -1]
+        )
+    assert idata["posterior"].sizes["chain"] == 2 and idata["posterior"].sizes["draw"] == 20
+    summary = adz.summary(idata)
+    assert np.all(np.isfinite(summary[["mean", "ess_bulk"]].values))
     ad.save_inference_data(idata, tmp_path / "idata", encoder="e")
     back = ad.load_inference_data(tmp_path / "idata")
-    for name, var in idata.posterior.data_vars.items():
-        np.testing.assert_array_equal(back.posterior[name].values, var.values)
-    assert back.posterior.attrs["kind"] == kind
+    for name, var in idata["posterior"].data_vars.items():
+        np.testing.assert_array_equal(back["posterior"][name].values, var.values)
+    assert back["posterior"].attrs["kind"] == kind == back.attrs["kind"]
 
 
 def test_plot_posterior_writes_png(tmp_path):
-    import matplotlib.pyplot as plt
-
     broad, t = anchors()
     idata = ad.inference_data(ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=2), num_draws=40)
-    az.plot_posterior(idata, var_names=["max_principal_angle"])
-    plt.savefig(tmp_path / "p.png")
-    plt.close("all")
+    adz.plot_posterior(idata, ["max_principal_angle"], tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 1000
 
 
@@ -100,7 +97,7 @@ def test_boolean_info_flags_survive_netcdf(tmp_path):
     post.info["custom_model"] = True
     idata = ad.inference_data(post, num_draws=10)
     ad.save_inference_data(idata, tmp_path / "idata")
-    assert ad.load_inference_data(tmp_path / "idata").posterior.attrs["custom_model"] == 1
+    assert ad.load_inference_data(tmp_path / "idata")["posterior"].attrs["custom_model"] == 1
 
 
 def test_retrieval_uncertainty_repr_is_compact():
@@ -133,26 +130,22 @@ def criticism_data(d=4, n=12):
 
 
 @pytest.mark.parametrize("kind", list(CRITICISM))
-def test_inference_data_supports_loo_waic_and_ppc(kind, tmp_path):
-    import arviz as az
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_inference_data_supports_loo_and_ppc(kind, tmp_path):
     broad, t = criticism_data()
     post = ad.adapt(kind, broad, t, tau=5.0, **CRITICISM[kind])
     idata = ad.inference_data(post, num_draws=60, targets=t)
     for g in ("prior", "log_likelihood", "observed_data", "posterior_predictive"):
-        assert g in idata.groups()
-    assert idata.log_likelihood["targets"].shape == (2, 30, len(t))
-    assert idata.posterior_predictive["targets"].shape == (2, 30, len(t), 4)
+        assert g in idata
+    assert idata["log_likelihood"]["targets"].shape == (2, 30, len(t))
+    assert idata["posterior_predictive"]["targets"].shape == (2, 30, len(t), 4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loo, waic = az.loo(idata, pointwise=True), az.waic(idata)
-    assert np.isfinite(loo.elpd_loo) and np.isfinite(waic.elpd_waic)
-    assert loo.pareto_k.shape == (len(t),)
-    az.plot_ppc(idata, num_pp_samples=10)
+        elpd_i, pareto_k, p_loo = adz.loo(idata)
+    assert np.all(np.isfinite(elpd_i)) and np.isfinite(p_loo)
+    assert elpd_i.shape == pareto_k.shape == (len(t),)
+    adz.plot_ppc(idata, ["targets"], tmp_path / "ppc.png")
     ad.save_inference_data(idata, tmp_path / "idata")
-    assert "log_likelihood" in ad.load_inference_data(tmp_path / "idata").groups()
+    assert "log_likelihood" in ad.load_inference_data(tmp_path / "idata")
 
 
 def test_log_likelihood_is_the_pointwise_density():
@@ -162,16 +155,14 @@ def test_log_likelihood_is_the_pointwise_density():
     broad, t = criticism_data(d=2, n=5)
     post = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=1.0, nu0=5.0)
     idata = ad.inference_data(post, num_draws=4, targets=t)
-    mu, sig = idata.posterior["mu"].values, idata.posterior["Sigma"].values
-    ll = idata.log_likelihood["targets"].values
+    mu, sig = idata["posterior"]["mu"].values, idata["posterior"]["Sigma"].values
+    ll = idata["log_likelihood"]["targets"].values
     for c, s in [(0, 0), (1, 1)]:
         ref = scipy.stats.multivariate_normal(mu[c, s], sig[c, s]).logpdf(t)
         np.testing.assert_allclose(ll[c, s], ref, rtol=1e-10)
 
 
 def test_nuts_posterior_gets_the_same_groups():
-    import arviz as az
-
     broad, t = criticism_data(d=2, n=6)
     post = ad.adapt(
         "gaussian",
@@ -184,10 +175,10 @@ def test_nuts_posterior_gets_the_same_groups():
         progress=False,
     )
     idata = ad.inference_data(post, targets=t)
-    assert idata.log_likelihood["targets"].shape == (2, 100, 6)
+    assert idata["log_likelihood"]["targets"].shape == (2, 100, 6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert np.isfinite(az.loo(idata).elpd_loo)
+        assert np.all(np.isfinite(adz.loo(idata)[0]))
 
 
 def test_compare_priors_reports_table_pareto_k_and_plot(tmp_path):

@@ -32,9 +32,11 @@ def _memo(a) -> dict | None:
 
 
 def _register(a: np.ndarray) -> np.ndarray:
-    key = id(a)
-    # the dict bound now: at interpreter exit the module global may already be None
-    _FROZEN[key] = (weakref.ref(a, lambda _, k=key, memo=_FROZEN: memo.pop(k, None)), {})
+    key, table = id(a), _FROZEN
+    # the callback holds the table itself, not the module global: arrays that live until
+    # interpreter exit (held by JAX's caches after NUTS/SVI) die after module teardown has set
+    # the globals to None
+    table[key] = (weakref.ref(a, lambda _, k=key: table.pop(k, None)), {})
     return a
 
 

@@ -129,8 +129,9 @@ class PriorComparison:
         scale) plus ``estimator`` and ``note``, best first.
     loo : dict of str to Estimate
         Each candidate's LOO estimate (pointwise values, Pareto k for PSIS).
-    idata : dict of str to arviz.InferenceData
-        The InferenceData of the candidates whose draws were used (PSIS).
+    idata : dict of str to arviz.InferenceData or xarray.DataTree
+        The data (:func:`~anchordiv.checks.uncertainty.inference_data`) of the candidates
+        whose draws were used (PSIS).
 
     Examples
     --------
@@ -178,14 +179,12 @@ class PriorComparison:
         }
 
     def plot(self, path=None):
-        """ELPD comparison (az.plot_compare, estimator per candidate in the labels) beside the
-        Pareto k of the candidates that were PSIS-tested; saved to ``path`` when given."""
-        import arviz as az
+        """ELPD comparison (:func:`elpd_panel`, estimator per candidate in the labels) beside
+        the Pareto k of the candidates that were PSIS-tested; saved to ``path`` when given."""
         import matplotlib.pyplot as plt
 
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.6 * len(self.loo) + 2.2))
-        table = self.table.rename(index=lambda n: f"{n} ({self.loo[n].estimator})")
-        az.plot_compare(table, ax=ax1, insample_dev=False)
+        elpd_panel(ax1, self.table.rename(index=lambda n: f"{n} ({self.loo[n].estimator})"))
         ax1.set_title("leave-one-out ELPD of the target anchors")
         for i, (name, k) in enumerate(self.pareto_k.items()):
             ax2.scatter(
@@ -217,6 +216,25 @@ class PriorComparison:
         from ..plots import finish
 
         return finish(fig, path)
+
+
+def elpd_panel(ax, table) -> None:
+    """``az.plot_compare``'s picture of a comparison table (best first) on the matplotlib axes
+    ``ax``, drawn the same under every ArviZ: each candidate's ``elpd_loo ± se`` (open circles,
+    best on top), each other candidate's difference from the best ``± dse`` (triangles, just
+    below its row) and a dashed line at the best ELPD."""
+    n = len(table)
+    y = np.arange(n)[::-1].astype(float)
+    elpd = table["elpd_loo"].to_numpy(float)
+    ax.errorbar(elpd, y, xerr=table["se"].to_numpy(float), fmt="o", mfc="none", color="k")
+    if n > 1:
+        ax.errorbar(
+            elpd[1:], y[1:] - 0.3, xerr=table["dse"].to_numpy(float)[1:], fmt="^", color="0.5"
+        )
+    ax.axvline(elpd[0], color="0.5", ls="--", lw=0.8)
+    ax.set_yticks(y, list(table.index))
+    ax.set_ylim(-0.8, n - 0.4)
+    ax.set_xlabel("ELPD (log)")
 
 
 # ---- candidates --------------------------------------------------------------------------
@@ -360,13 +378,13 @@ def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
 def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     """PSIS-LOO of ``post``'s draws: ``(Estimate, InferenceData or None)``; SVI draws are
     importance-weighted by ``log p − log q`` first."""
-    import arviz as az
+    from . import arviz as adz
 
     with warnings.catch_warnings():  # high k is judged below, against the S-dependent threshold
         warnings.simplefilter("ignore")
         if post.method == "svi":
             ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
-            logr, k = az.psislw((lw[:, None] - ll).T)  # [n, S]
+            logr, k = adz.psis_log_weights((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
             est = Estimate(
                 pointwise,
@@ -378,15 +396,11 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
             )
             return est, None
         idata = inference_data(post, num_draws=num_draws, seed=seed, targets=targets, prior=False)
-        loo = az.loo(idata, pointwise=True)
-    s = int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"])
+        pointwise, k, p_loo = adz.loo(idata)
+    sizes = idata["posterior"].sizes
+    s = int(sizes["chain"] * sizes["draw"])
     return Estimate(
-        np.asarray(loo.loo_i),
-        "psis",
-        f"PSIS over {s} posterior draws",
-        np.asarray(loo.pareto_k),
-        k_threshold(s),
-        float(loo.p_loo),
+        pointwise, "psis", f"PSIS over {s} posterior draws", k, k_threshold(s), p_loo
     ), idata
 
 

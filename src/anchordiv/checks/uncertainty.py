@@ -12,9 +12,11 @@ Quantities per family (each draw compared with the posterior-mean point summary;
 * mixture: ``weights``, ``mean_cosine``, ``cov_trace`` per component.
 
 NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
-``energy``), so ``az.summary``, ``az.ess``, ``az.rhat``, ``az.plot_posterior`` and
-``az.plot_energy`` work.  Exact posteriors give two chains: independent draws, or for the latent
-kinds (Gibbs draws) two independent Gibbs chains, so ESS and R-hat are honest.
+``energy``), so ``az.summary``, ``az.ess``, ``az.rhat`` and ArviZ's plots work.  The data
+object is the installed ArviZ's (``arviz.InferenceData`` on 0.x, ``xarray.DataTree`` on 1.x;
+:mod:`anchordiv.checks.arviz` is the library's one contact with ArviZ).  Exact posteriors give
+two chains: independent draws, or for the latent kinds (Gibbs draws) two independent Gibbs
+chains, so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
+from . import arviz as adz
 from .families import checks_of, own_sites
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
@@ -174,8 +177,8 @@ def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarra
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
     (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
-    dim]``) for az.loo / az.waic / az.compare, plus the :func:`ppc_statistics` in both data
-    groups for ``az.plot_ppc(idata, var_names=["norm"])`` / ``az.plot_bpv``."""
+    dim]``) for ArviZ's LOO and comparison, plus the :func:`ppc_statistics` in both data
+    groups for its posterior predictive plots (:func:`anchordiv.checks.arviz.plot_ppc`)."""
 
     flat, shape = _merge(draws)
     lik = post.likelihood()
@@ -255,7 +258,9 @@ def calibration_notes(post) -> dict[str, str]:
 def inference_data(
     post, *, num_draws: int | None = None, seed: int = 0, targets=None, prior: bool | None = None
 ):
-    """``arviz.InferenceData`` for a :class:`~anchordiv.adaptation.Posterior` (module docstring).
+    """The draws of a :class:`~anchordiv.adaptation.Posterior` as the installed ArviZ's data
+    object: an ``arviz.InferenceData`` on ArviZ 0.x, an ``xarray.DataTree`` on 1.x
+    (:mod:`anchordiv.checks.arviz`; module docstring).
 
     Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
     ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
@@ -280,8 +285,10 @@ def inference_data(
 
     Returns
     -------
-    arviz.InferenceData
-        The groups above; the posterior's ``info`` is in ``idata.posterior.attrs``.
+    arviz.InferenceData or xarray.DataTree
+        The groups above (``"posterior" in idata``, ``idata["posterior"]["mu"]`` on both ArviZ
+        majors); the posterior's ``info`` is in ``idata.attrs`` and
+        ``idata["posterior"].attrs``.
 
     Examples
     --------
@@ -290,13 +297,12 @@ def inference_data(
     >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> idata = ad.inference_data(post, num_draws=4, targets=broad[:5], prior=False)
-    >>> sorted(idata.groups())
+    >>> from anchordiv.checks import arviz as adz
+    >>> sorted(adz.groups(idata))
     ['log_likelihood', 'observed_data', 'posterior', 'posterior_predictive']
-    >>> dict(idata.posterior.sizes)["chain"], idata.posterior["mu"].shape
+    >>> idata["posterior"].sizes["chain"], idata["posterior"]["mu"].shape
     (2, (2, 2, 4))
     """
-    import arviz as az
-
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
     ref = post.params("mean")
@@ -343,15 +349,13 @@ def inference_data(
         cosine_to_mean=["anchor"],
         projection=["anchor", "direction"],
     )
-    idata = az.from_dict(
-        **{k: v for k, v in groups.items() if v is not None}, dims=dims, attrs=attrs
-    )
+    idata = adz.from_groups(groups, dims=dims, attrs=attrs)
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
-        if g in idata.groups():  # the embedding axis is "dim" everywhere
-            data = idata[g]
-            data = data.rename({d: "dim" for d in data.dims if d.startswith("targets_dim")})
-            setattr(idata, g, data)
-    idata.posterior.attrs.update(attrs)  # group attributes survive netCDF round trips
+        if g in idata:  # the embedding axis is "dim" everywhere
+            data = adz.dataset(idata, g)
+            adz.replace_group(
+                idata, g, data.rename({d: "dim" for d in data.dims if d.startswith("targets_dim")})
+            )
     return idata
 
 
@@ -612,7 +616,7 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : arviz.InferenceData or xarray.DataTree
         The data (e.g. from :func:`inference_data`).
     path : str or Path
         Destination directory.
@@ -633,7 +637,7 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> idata = ad.inference_data(post, num_draws=4, prior=False)
     >>> out = ad.save_inference_data(idata, pathlib.Path(tempfile.mkdtemp()) / "idata")
-    >>> "posterior" in ad.load_inference_data(out).groups()
+    >>> "posterior" in ad.load_inference_data(out)
     True
     """
     from ..errors import check_output
@@ -641,9 +645,9 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
     check_output(path, overwrite)
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
-        idata.to_netcdf(str(f))
+        adz.to_netcdf(idata, f)
         data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
-    groups = list(idata.groups())
+    groups = adz.groups(idata)
     return write_bundle(
         path,
         {NETCDF: data},
@@ -666,16 +670,14 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
 
     Returns
     -------
-    arviz.InferenceData
-        The data.
+    arviz.InferenceData or xarray.DataTree
+        The data, as the installed ArviZ holds it (:func:`inference_data`).
 
     Raises
     ------
     AnchorDivError
         ``path`` is not an inference-data bundle or fails the hash check.
     """
-    import arviz as az
-
     arrays, card = read_bundle(path, verify=verify, sha256=sha256)
     if card.get("type") != "inference-data":
         raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an InferenceData")
@@ -686,13 +688,11 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
         f = Path(tmp) / "idata.nc"
         f.write_bytes(data.tobytes())
         try:
-            idata = az.from_netcdf(str(f))
-            idata.load()
+            return adz.from_netcdf(f)
         except Exception as err:  # the netCDF/HDF5 readers raise many kinds on bad bytes
             raise AnchorDivError(
                 f"{path}: its netCDF data do not read ({type(err).__name__}: {str(err)[:200]})"
             ) from None
-    return idata
 
 
 __all__ = [

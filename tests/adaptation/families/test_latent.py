@@ -156,7 +156,7 @@ def test_exact_latent_inference_data_has_independent_chains():
     broad, t = data(d=4, n=12)
     post = ad.adapt("latent-gaussian", broad, t, tau=5.0, rank=2)
     idata = ad.inference_data(post, num_draws=400, seed=0)
-    assert idata.posterior.sizes["chain"] == 2
+    assert idata["posterior"].sizes["chain"] == 2
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
     u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
     assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split

@@ -42,4 +42,4 @@ def test_overlap_widens_the_weights_and_chains_have_their_shape():
     chains = mixture_gibbs.posterior_chains(post, np.random.default_rng(2), 2, 10)
     assert chains["covs"].shape == (2, 10, 2, 3, 3)
     idata = ad.inference_data(post, num_draws=20)
-    assert idata.posterior["weights"].shape == (2, 10, 2)
+    assert idata["posterior"]["weights"].shape == (2, 10, 2)

@@ -47,7 +47,7 @@ def test_diagnose_writes_summary_plots_and_stability(tmp_path, capsys):
         rows = list(csv.DictReader(f))
     assert [r["quantity"] for r in rows] == ["topk_overlap", "auprc"]
     assert all(r["interval"] == "0.95" for r in rows)
-    assert "mean_cosine" in ad.load_inference_data(tmp_path / "d" / "idata").posterior
+    assert "mean_cosine" in ad.load_inference_data(tmp_path / "d" / "idata")["posterior"]
 
 
 def test_diagnose_a_spectral_posterior(tmp_path, capsys):
@@ -85,4 +85,32 @@ def test_diagnose_a_spectral_posterior(tmp_path, capsys):
     assert rc == 0
     assert capsys.readouterr().out.startswith("anchordiv diagnose: spectral posterior (svi)")
     idata = ad.load_inference_data(tmp_path / "d" / "idata")
-    assert {"variances", "local_scales", "relative_scales"} <= set(idata.posterior)
+    assert {"variances", "local_scales", "relative_scales"} <= set(idata["posterior"])
+
+
+def test_diagnose_a_single_chain_nuts_posterior(tmp_path, capsys):
+    """One NUTS chain has no R-hat (it needs two): the summary, plots and headline are still
+    written, with R-hat "n/a"."""
+    rng = np.random.default_rng(2)
+    post = ad.adapt(
+        "gaussian",
+        unit(rng, 40, 3),
+        clustered_anchors(rng, 5, 3),
+        tau=5.0,
+        method="nuts",
+        num_samples=20,
+        num_warmup=20,
+        num_chains=1,
+        progress=False,
+    )
+    post.save(tmp_path / "p")
+    assert main(["diagnose", str(tmp_path / "p"), "-o", str(tmp_path / "d"), "--json"]) == 0
+    import json
+
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["max_r_hat"] is None and shown["max_r_hat_at"] == "n/a"
+    assert shown["min_ess_bulk"] > 0
+    for name in ("summary.csv", "posterior.png", "trace.png"):
+        assert (tmp_path / "d" / name).stat().st_size > 0
+    main(["diagnose", str(tmp_path / "p"), "-o", str(tmp_path / "d"), "--overwrite"])
+    assert "max r_hat: n/a" in capsys.readouterr().out

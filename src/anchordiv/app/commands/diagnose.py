@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
+
+import numpy as np
 
 from ...errors import AnchorDivError
 from ._io import (
@@ -26,7 +27,7 @@ def register(sub) -> None:
         help="ArviZ summary, plots and retrieval stability of a saved posterior",
         description="Draw from the saved POSTERIOR (`anchordiv adapt --posterior-out`), write "
         "its interpretable quantities as InferenceData (OUT/idata), the ArviZ "
-        "summary (OUT/summary.csv: mean, sd, HDI, ESS, r_hat), posterior and trace "
+        "summary (OUT/summary.csv: mean, sd, 94 % HDI, ESS, r_hat; r_hat n/a with one chain), posterior and trace "
         "plots (OUT/posterior.png, OUT/trace.png) and, given --queries and "
         "--gallery, the retrieval stability across draws (OUT/stability.csv: top-k "
         "overlap with the point model, and AUPRC with --relevance).",
@@ -56,26 +57,18 @@ def register(sub) -> None:
 
 
 def _plots(idata, out: Path) -> dict[str, str]:
-    import arviz as az
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ...checks import arviz as adz
 
-    post = idata.posterior
+    post = idata["posterior"]
     # the interpretable summaries; full mu/Sigma (kept for d <= 8) would swamp the figure
     names = [v for v in post.data_vars if not {"dim", "dim_"} & set(post[v].dims)]
-    paths = {}
-    for name, fn in (("posterior", az.plot_posterior), ("trace", az.plot_trace)):
-        kw = {"compact": True} if name == "trace" else {}
-        with az.rc_context({"plot.max_subplots": 200}), warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # arviz vs new matplotlib
-            axes = fn(idata, var_names=names, **kw)
-        fig = axes.ravel()[0].figure if hasattr(axes, "ravel") else axes.figure
-        paths[name] = str(out / f"{name}.png")
-        fig.savefig(paths[name], dpi=80, bbox_inches="tight")
-        plt.close(fig)
-    return paths
+    return {
+        "posterior": adz.plot_posterior(idata, names, out / "posterior.png"),
+        "trace": adz.plot_trace(idata, names, out / "trace.png"),
+    }
 
 
 def check_stability_options(args) -> None:
@@ -130,9 +123,8 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
 
 
 def run(args) -> int:
-    import arviz as az
-
     from ...adaptation import load_posterior
+    from ...checks import arviz as adz
     from ...checks.uncertainty import inference_data, save_inference_data
 
     check_stability_options(args)
@@ -142,7 +134,8 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     idata = inference_data(post, num_draws=args.num_draws, seed=args.seed)
-    summary = az.summary(idata)
+    summary = adz.summary(idata)
+    worst = headline(summary)
     written = {
         "idata": str(
             save_inference_data(
@@ -156,28 +149,52 @@ def run(args) -> int:
     stability, rows = _stability(args, post, card, out)
     if stability:
         written["stability"] = stability
-    worst = headline(summary)
     report(
         args,
         {**written, "stability_rows": rows, **worst},
         title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}",
         fields={
             **written,
-            "max r_hat": f"{worst['max_r_hat']:.3f} ({worst['max_r_hat_at']})",
-            "min ess_bulk": f"{worst['min_ess_bulk']:.0f} ({worst['min_ess_bulk_at']})",
+            "max r_hat": _shown(worst["max_r_hat"], worst["max_r_hat_at"], ".3f"),
+            "min ess_bulk": _shown(worst["min_ess_bulk"], worst["min_ess_bulk_at"], ".0f"),
         },
         rows=rows,
     )
     return 0
 
 
+def _worst(column, pick: str) -> tuple[float | None, str]:
+    """The largest (``pick="max"``) or smallest finite value of a summary column and its row
+    name; ``(None, "n/a")`` when it has none (R-hat of a single chain)."""
+    finite = column[np.isfinite(column.to_numpy(float))]
+    if finite.empty:
+        return None, "n/a"
+    at = finite.idxmax() if pick == "max" else finite.idxmin()
+    return float(finite[at]), str(at)
+
+
 def headline(summary) -> dict:
     """The worst R-hat and bulk ESS over every summarised quantity (the model's own sites
-    included) and where they are (``az.summary`` row names)."""
-    rhat, ess = summary["r_hat"], summary["ess_bulk"]
+    included) and where they are (``az.summary`` row names); None and ``"n/a"`` where no
+    quantity has one (R-hat needs two chains: a single-chain NUTS run has none).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"r_hat": [float("nan")] * 2, "ess_bulk": [80.0, 60.0]}, ["a", "b"])
+    >>> h = headline(table)
+    >>> h["max_r_hat"], h["max_r_hat_at"], h["min_ess_bulk"], h["min_ess_bulk_at"]
+    (None, 'n/a', 60.0, 'b')
+    """
+    rhat, rhat_at = _worst(summary["r_hat"], "max")
+    ess, ess_at = _worst(summary["ess_bulk"], "min")
     return {
-        "max_r_hat": float(rhat.max()),
-        "max_r_hat_at": str(rhat.idxmax()),
-        "min_ess_bulk": float(ess.min()),
-        "min_ess_bulk_at": str(ess.idxmin()),
+        "max_r_hat": rhat,
+        "max_r_hat_at": rhat_at,
+        "min_ess_bulk": ess,
+        "min_ess_bulk_at": ess_at,
     }
+
+
+def _shown(value: float | None, at: str, fmt: str) -> str:
+    return "n/a" if value is None else f"{value:{fmt}} ({at})"

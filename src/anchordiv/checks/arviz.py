@@ -1,0 +1,235 @@
+"""The library's one contact with ArviZ, on both of its API generations.
+
+ArviZ 0.x keeps draws in an ``arviz.InferenceData`` (groups are ``xarray.Dataset``); ArviZ 1.x
+(``arviz-base``, ``arviz-stats``, ``arviz-plots``) keeps them in an ``xarray.DataTree`` (groups
+are child nodes).  Every ArviZ call of anchordiv goes through this module, which switches on
+:func:`major` here and nowhere else.  What reads the same on both:
+
+* ``"posterior" in data``, ``data["posterior"]["mu"]``, ``data["posterior"].sizes`` and
+  ``data.attrs``;
+* :func:`groups` (the group names), :func:`summary` (0.x's columns: ``mean``, ``sd``,
+  ``hdi_3%``, ``hdi_97%``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``, ``r_hat``),
+  :func:`loo` and :func:`psis_log_weights`, netCDF files (:func:`to_netcdf`, :func:`from_netcdf`,
+  written with ``h5netcdf``) and the plots (:func:`plot_posterior`, :func:`plot_trace`,
+  :func:`plot_ppc`), each saved to a PNG.
+
+Examples
+--------
+>>> from anchordiv.checks import arviz as adz
+>>> data = adz.from_groups({"posterior": {"x": np.zeros((2, 5))}}, attrs={"kind": "demo"})
+>>> adz.groups(data), data["posterior"]["x"].shape, data.attrs["kind"]
+(['posterior'], (2, 5), 'demo')
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+#: the netCDF engine files are written and read with (h5py underneath; a declared dependency)
+ENGINE = "h5netcdf"
+#: the summary's interval: 0.x's default HDI, asked of 1.x too so both print the same columns
+HDI_PROB = 0.94
+#: the column order of :func:`summary` (ArviZ 0.x's)
+SUMMARY_COLUMNS = (
+    "mean",
+    "sd",
+    "hdi_3%",
+    "hdi_97%",
+    "mcse_mean",
+    "mcse_sd",
+    "ess_bulk",
+    "ess_tail",
+    "r_hat",
+)
+#: most panels a diagnose figure draws (ArviZ's default, 40, cuts the quantities short)
+MAX_SUBPLOTS = 200
+
+
+def _az():
+    import arviz as az
+
+    return az
+
+
+@functools.cache
+def major() -> int:
+    """The installed ArviZ's major version (0 or 1)."""
+    return int(_az().__version__.split(".")[0])
+
+
+def from_groups(groups: dict, *, dims: dict | None = None, attrs: dict | None = None):
+    """The data object of the installed ArviZ (``arviz.InferenceData`` on 0.x, an
+    ``xarray.DataTree`` on 1.x) from ``{group: {name: array [chain, draw, ...]}}`` (groups
+    without sample dimensions, ``observed_data``, hold plain arrays).
+
+    ``dims`` names the trailing dimensions of a variable (``{name: [dim, ...]}``, in every
+    group); ``attrs`` go on the whole object and on the ``posterior`` group (what survives a
+    netCDF round trip on both)."""
+    az = _az()
+    groups = {g: v for g, v in groups.items() if v is not None}
+    if major() == 0:
+        data = az.from_dict(**groups, dims=dims)
+    else:
+        data = az.from_dict(groups, dims=dims)
+    if attrs:
+        data.attrs.update(attrs)
+        if "posterior" in groups:
+            data["posterior"].attrs.update(attrs)
+    return data
+
+
+def groups(data) -> list[str]:
+    """The names of ``data``'s groups, in order."""
+    if major() == 0:
+        return list(data.groups())
+    return list(data.children)
+
+
+def replace_group(data, name: str, dataset) -> None:
+    """Put the ``xarray.Dataset`` ``dataset`` in place of group ``name`` of ``data``."""
+    if major() == 0:
+        setattr(data, name, dataset)
+    else:
+        data[name] = dataset
+
+
+def dataset(data, name: str):
+    """Group ``name`` of ``data`` as an ``xarray.Dataset``."""
+    g = data[name]
+    return g if major() == 0 else g.to_dataset()
+
+
+def to_netcdf(data, path) -> Path:
+    """Write ``data`` to the netCDF file ``path`` (engine :data:`ENGINE`)."""
+    data.to_netcdf(str(path), engine=ENGINE)
+    return Path(path)
+
+
+def from_netcdf(path):
+    """Read a file written by :func:`to_netcdf` into memory (the file is closed after)."""
+    if major() == 0:
+        data = _az().from_netcdf(str(path), engine=ENGINE)
+        data.load()
+        return data
+    import xarray as xr
+
+    with xr.open_datatree(str(path), engine=ENGINE) as tree:
+        return tree.load().copy()
+
+
+def summary(data, *, var_names=None, kind: str = "all", round_to=None):
+    """``az.summary`` in ArviZ 0.x's layout (:data:`SUMMARY_COLUMNS`, HDI :data:`HDI_PROB`) on
+    both majors: a ``pandas.DataFrame``, one row per scalar (``name[i, j]``).  ``kind`` is
+    ``"all"``, ``"stats"`` (the first four columns) or ``"diagnostics"``; ``round_to`` a number
+    of decimals, ``"none"`` or None (ArviZ's default)."""
+    az = _az()
+    if major() == 0:
+        return az.summary(
+            data, var_names=var_names, kind=kind, round_to=round_to, hdi_prob=HDI_PROB
+        )
+    table = az.summary(
+        data,
+        var_names=var_names,
+        kind=kind,
+        ci_kind="hdi",
+        ci_prob=HDI_PROB,
+        round_to="auto" if round_to is None else round_to,
+    )
+    pct = round(100 * HDI_PROB)
+    table = table.rename(columns={f"hdi{pct}_lb": "hdi_3%", f"hdi{pct}_ub": "hdi_97%"})
+    return table[[c for c in SUMMARY_COLUMNS if c in table.columns]]
+
+
+def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
+    """PSIS-LOO of the ``log_likelihood`` group: ``(elpd_i [n], pareto_k [n], p_loo)``."""
+    res = _az().loo(data, pointwise=True)
+    if major() == 0:
+        return np.asarray(res.loo_i), np.asarray(res.pareto_k), float(res.p_loo)
+    return np.asarray(res.elpd_i), np.asarray(res.pareto_k), float(res.p)
+
+
+def psis_log_weights(log_ratios) -> tuple[np.ndarray, np.ndarray]:
+    """Pareto-smoothed, normalised log importance weights ``[n, S]`` and Pareto k ``[n]`` of
+    the log importance ratios ``log_ratios [n, S]`` (each row a target)."""
+    r = np.asarray(log_ratios, dtype=float)
+    if major() == 0:
+        lw, k = _az().psislw(r)
+        return np.asarray(lw), np.asarray(k)
+    import arviz_stats  # noqa: F401  (registers the .azstats accessor)
+    import xarray as xr
+
+    # arviz-stats smooths the ratios of its argument's negation (its argument is a log-likelihood)
+    lw, k = xr.DataArray(-r, dims=["target", "sample"]).azstats.psislw(dim="sample")
+    return np.asarray(lw.transpose("target", "sample")), np.asarray(k)
+
+
+def _save(drawn, path) -> str:
+    """Save what an ArviZ plot returned (0.x: axes; 1.x: a PlotCollection) as a PNG and close
+    its figure."""
+    import matplotlib.pyplot as plt
+
+    if major() == 0:
+        fig = np.ravel(drawn)[0].figure if hasattr(drawn, "ravel") else drawn.figure
+    else:
+        fig = drawn.get_viz("figure")
+    fig.savefig(str(path), dpi=80, bbox_inches="tight")
+    plt.close(fig)
+    return str(path)
+
+
+def _quiet(fn, *args, **kwargs):
+    az = _az()
+    with az.rc_context({"plot.max_subplots": MAX_SUBPLOTS}), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # ArviZ against newer matplotlib
+        return fn(*args, **kwargs)
+
+
+def plot_posterior(data, var_names, path) -> str:
+    """Marginal densities of ``var_names`` (``plot_posterior`` on 0.x, ``plot_dist`` on 1.x),
+    saved to the PNG ``path``."""
+    az = _az()
+    fn = az.plot_posterior if major() == 0 else az.plot_dist
+    return _save(_quiet(fn, data, var_names=var_names), path)
+
+
+def plot_trace(data, var_names, path) -> str:
+    """Traces and densities of ``var_names``, one row per variable (``plot_trace(compact=True)``
+    on 0.x, ``plot_trace_dist`` on 1.x), saved to the PNG ``path``."""
+    az = _az()
+    if major() == 0:
+        drawn = _quiet(az.plot_trace, data, var_names=var_names, compact=True)
+    else:
+        drawn = _quiet(az.plot_trace_dist, data, var_names=var_names)
+    return _save(drawn, path)
+
+
+def plot_ppc(data, var_names, path, *, num_samples: int = 10) -> str:
+    """Posterior predictive densities of ``var_names`` against the observed ones
+    (``plot_ppc`` on 0.x, ``plot_ppc_dist`` on 1.x), saved to the PNG ``path``."""
+    az = _az()
+    if major() == 0:
+        drawn = _quiet(az.plot_ppc, data, var_names=var_names, num_pp_samples=num_samples)
+    else:
+        drawn = _quiet(az.plot_ppc_dist, data, var_names=var_names, num_samples=num_samples)
+    return _save(drawn, path)
+
+
+__all__ = [
+    "dataset",
+    "from_groups",
+    "from_netcdf",
+    "groups",
+    "loo",
+    "major",
+    "plot_posterior",
+    "plot_ppc",
+    "plot_trace",
+    "psis_log_weights",
+    "replace_group",
+    "summary",
+    "to_netcdf",
+]
