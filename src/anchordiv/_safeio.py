@@ -182,7 +182,9 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         else:
             raise ValueError(f"unsupported .npy version {version}")
     except Exception as err:  # numpy raises ValueError, SyntaxError, TokenError, ...
-        raise AnchorDivError(f"{what}: not a valid .npy header ({type(err).__name__})") from None
+        raise AnchorDivError(
+            f"{what}: not a readable .npy array (invalid header: {type(err).__name__})"
+        ) from None
     check_dtype(dtype, what)
     if not all(isinstance(n, int) and n >= 0 for n in shape):
         raise AnchorDivError(f"{what}: invalid shape {shape}")

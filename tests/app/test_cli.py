@@ -53,7 +53,7 @@ def cases(t):
         ),
         "foreign .npy": (
             ["fit", "gaussian", f"{t}/notnpy.npy", "-o", f"{t}/m", "--tau", "5"],
-            "notnpy.npy is not a readable .npy array",
+            "notnpy.npy: not a readable .npy array",
         ),
         "model is not a bundle": (
             ["search", str(t), f"{t}/t.npy", f"{t}/t.npy", "-o", f"{t}/r"],
