@@ -68,7 +68,7 @@ def with_origin(cls) -> None:
     that every registered family has it.  A default field goes last, after any other."""
     declared = any("origin" in inspect.get_annotations(c) for c in cls.__mro__)
     if not declared:
-        cls.__annotations__ = {**inspect.get_annotations(cls), "origin": "str"}
+        cls.__annotations__ = {**inspect.get_annotations(cls), "origin": str}
         cls.origin = ""
     if "origin" not in cls.static_fields:
         cls.static_fields = (*cls.static_fields, "origin")
