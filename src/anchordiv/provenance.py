@@ -160,8 +160,9 @@ def resolve_tau(tau, **named) -> float:
                 )
                 break
         return value
-    if recorded:
-        return check_logit_scale("tau (from the embeddings' provenance)", prov["logit_scale"])
+    if recorded:  # the encoder's, else (no encoder recorded) the first array's
+        rec = prov.get("logit_scale") or next(iter(recorded.values()))
+        return check_logit_scale("tau (from the embeddings' provenance)", rec)
     raise AnchorDivError(
         "tau: not given and the embeddings carry no encoder provenance; pass tau= the encoder's "
         "logit scale (all-MiniLM-L6-v2: 20, CLIP: ~100; `enc.logit_scale`), or use embeddings "

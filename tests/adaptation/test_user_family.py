@@ -7,6 +7,7 @@ closed form, NUTS against the exact one, and the generic (traced) likelihood aga
 numpy reference."""
 
 import dataclasses
+import importlib
 import sys
 import warnings
 from pathlib import Path
@@ -22,9 +23,10 @@ from anchordiv.checks.families import checks_of
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from userfam import user_family  # noqa: E402
+from userfam import minimal_family, user_family  # noqa: E402
 
 KIND = user_family.KIND
+MINIMAL = HERE / "userfam" / "minimal_family.py"
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +60,17 @@ def test_the_family_is_written_in_at_most_nine_members(fam):
 def test_registry_views_are_live(fam):
     assert KIND in KINDS and KIND in tuple(KINDS)
     assert OPTIONS[KIND] == {"kappa0": 10.0}
-    hooks = checks_of(fam)  # the checks layer's generic defaults: norms and cosines of the sites
+    hooks = checks_of(fam)  # the checks layer's generic defaults: the sites, norms and cosines
     assert hooks.dims == {} and hooks.psis_caveat(None) is None
-    draws = {"mu": np.ones((2, 3, 4)), "Sigma": np.ones((2, 3, 4, 4))}
+    draws = {"mu": np.ones((2, 3, 4)), "Sigma": np.ones((2, 3, 4, 4)), "scale": np.ones((2, 3))}
     assert sorted(hooks.quantities(draws, {"mu": np.ones(4), "Sigma": np.ones((4, 4))})) == [
+        "Sigma",
         "Sigma_cosine",
         "Sigma_norm",
+        "mu",
         "mu_cosine",
         "mu_norm",
+        "scale",  # a latent site of the model's own
     ]
 
 
@@ -274,3 +279,144 @@ def test_loading_a_kind_that_is_not_registered_names_it(tmp_path):
     finally:
         if before is not None:  # restore the module fixture's registration
             FAMILIES[KIND] = before
+
+
+# ---- a family with only the required members ---------------------------------------------------
+@pytest.fixture(scope="module")
+def minimal():
+    """:mod:`userfam.minimal_family`'s class, registered under its kind for the module."""
+    from anchordiv.adaptation.registry import FAMILIES
+
+    FAMILIES[minimal_family.KIND] = minimal_family.MinimalPrior
+    yield minimal_family.MinimalPrior
+    FAMILIES.pop(minimal_family.KIND, None)
+
+
+def anchors3(seed=0):
+    broad, t = anchors(seed)
+    return broad[:, :3], t[:, :3] / np.linalg.norm(t[:, :3], axis=1, keepdims=True)
+
+
+def test_a_minimal_family_loads_from_a_saved_gaussian_model(minimal, tmp_path):
+    """No ``origin`` field, no ``prior`` keyword: ``load_prior(model_dir, kind=...)`` builds it
+    from the model's moment points, records the model's card (τ: the default of ``infer``) and
+    makes the isotropic control through its ``isotropic``."""
+    from anchordiv.adaptation.family import build_prior
+
+    broad, t = anchors()
+    path = ad.save_model(ad.fit("gaussian", broad, tau=20.0), tmp_path / "m")
+    prior = ad.load_prior(path, kind=minimal_family.KIND, kappa0=4.0)
+    assert type(prior) is minimal and prior.kappa0 == 4.0
+    assert prior.card["path"] == str(path) and prior.card["card"]["tau"] == 20.0
+    assert f"from={str(path)!r}" in repr(prior)
+    np.testing.assert_allclose(prior.mu0, broad.mean(0), atol=1e-12)
+    iso = ad.load_prior(path, kind=minimal_family.KIND, prior="isotropic")
+    np.testing.assert_allclose(iso.cov, prior.isotropic().cov, rtol=1e-12)
+    np.testing.assert_array_equal(
+        build_prior(minimal, broad, prior="isotropic").cov,
+        minimal.from_anchors(broad).isotropic().cov,
+    )
+    with pytest.raises(ad.AnchorDivError, match="prior: 'broad' or 'isotropic'"):
+        build_prior(minimal, broad, prior="wide")
+    prior.save(tmp_path / "p")
+    back = ad.load_prior(tmp_path / "p")
+    assert back.card == prior.card and back.kappa0 == 4.0
+    # ad.adapt by kind: the prior is built (no prior= reaches from_anchors), the exact update
+    # is what the family lacks
+    with pytest.raises(ad.AnchorDivError, match="user-minimal prior has no closed-form update"):
+        ad.adapt(minimal_family.KIND, broad, t, tau=10.0, prior="isotropic")
+
+
+def test_the_cli_adapts_the_guides_family_from_a_saved_model(fam, tmp_path, capsys):
+    """The guide's family (no ``origin`` field) from ``--family file.py:Class`` adapts from a
+    saved Gaussian model with ``adapt --prior DIR`` (the exact update on ``load_prior``'s
+    prior), and ``evaluate`` reads its posterior with the same ``--family``."""
+    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.app.cli import main
+
+    broad, t = anchors()
+    path = ad.save_model(ad.fit("gaussian", broad, tau=20.0), tmp_path / "model")
+    np.save(tmp_path / "t.npy", t)
+    spec = ["--family", f"{HERE / 'userfam' / 'cli_family.py'}:FixedCovariancePrior"]
+    argv = ["adapt", KIND, str(tmp_path / "t.npy"), "-o", str(tmp_path / "m"), "--prior", str(path)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc = main([*argv, *spec, "--kappa0", "4", "--posterior-out", str(tmp_path / "p")])
+            assert rc == 0, capsys.readouterr().err
+            evaluate = ["evaluate", f"post={tmp_path / 'p'}", "--gallery", str(tmp_path / "t.npy")]
+            evaluate += ["--relevance", str(tmp_path / "rel.npy"), "--baselines", "cosine"]
+            np.save(tmp_path / "rel.npy", np.arange(len(t)) % 2)  # labels
+            assert main([*evaluate, "-o", str(tmp_path / "e"), *spec]) == 0
+    finally:
+        FAMILIES[KIND] = fam  # the file registered a class of its own
+    want = ad.infer(ad.load_prior(path, kind=KIND, kappa0=4.0), t).point("mean")
+    np.testing.assert_allclose(ad.load_model(tmp_path / "m").mean, want.mean, rtol=1e-6)
+    assert ad.load_posterior(tmp_path / "p").tau == 20.0  # the saved model's τ
+    assert "post" in (tmp_path / "e" / "evaluation.csv").read_text()
+
+
+@pytest.mark.slow
+def test_a_minimal_family_runs_nuts_and_shows_its_own_sites(minimal):
+    """``ad.adapt`` by kind (no ``prior=`` reaches its ``from_anchors``) with NUTS; the
+    InferenceData holds its sites and its model's own latent ``scale`` without
+    ``register_checks``."""
+    broad, t = anchors3()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.adapt(
+            minimal_family.KIND,
+            broad,
+            t,
+            tau=10.0,
+            method="nuts",
+            prior="isotropic",
+            num_warmup=30,
+            num_samples=30,
+            num_chains=1,
+            progress=False,
+        )
+        idata = ad.inference_data(post, num_draws=10, prior=False)
+    assert post.kind == minimal_family.KIND and post.prior.cov[0, 1] == 0.0  # the control
+    assert {"mu", "Sigma", "scale", "mu_cosine"} <= set(idata["posterior"].data_vars)
+    assert idata["posterior"]["mu"].shape == (1, 10, 3)
+
+
+@pytest.mark.slow
+def test_the_cli_adapts_the_minimal_family_from_a_saved_model(minimal, tmp_path, capsys):
+    """``anchordiv adapt KIND TARGET --prior MODEL_DIR --family userfam.minimal_family:MinimalPrior``
+    (the module the test above ran, so NUTS reuses its compiled runner), then ``diagnose`` of the
+    saved posterior: refused without ``--family`` once the kind is unregistered, its own sites
+    in the summary with it."""
+    import csv
+
+    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.app.cli import main
+
+    broad, t = anchors3()
+    ad.save_model(ad.fit("gaussian", broad, tau=20.0), tmp_path / "model")
+    np.save(tmp_path / "t.npy", t)
+    spec = ["--family", "userfam.minimal_family:MinimalPrior"]
+    argv = ["adapt", minimal_family.KIND, str(tmp_path / "t.npy"), "-o", str(tmp_path / "m")]
+    argv += ["--prior", str(tmp_path / "model"), *spec, "--kappa0", "4"]
+    argv += ["--method", "nuts", "--num-warmup", "30", "--num-samples", "30", "--num-chains", "1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*argv, "--posterior-out", str(tmp_path / "p")]) == 0
+    post = ad.load_posterior(tmp_path / "p")
+    assert post.kind == minimal_family.KIND and post.tau == 20.0  # the saved model's τ
+    assert post.prior.kappa0 == 4.0 and post.prior.card["path"] == str(tmp_path / "model")
+    diagnose = ["diagnose", str(tmp_path / "p"), "--num-draws", "10"]
+    try:
+        FAMILIES.pop(minimal_family.KIND)
+        assert main([*diagnose, "-o", str(tmp_path / "d0")]) == 2
+        assert f"kind: unknown '{minimal_family.KIND}'" in capsys.readouterr().err
+        importlib.reload(minimal_family)  # what --family does on a first import
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert main([*diagnose, "-o", str(tmp_path / "d"), *spec]) == 0
+    finally:
+        FAMILIES[minimal_family.KIND] = minimal
+    with open(tmp_path / "d" / "summary.csv") as f:
+        names = {row[0] for row in csv.reader(f)}
+    assert {"scale", "mu[0]", "mu_cosine"} <= names, names

@@ -48,7 +48,7 @@ from ..threads import limited_blas
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm, with_provenance
 from . import families  # noqa: F401  (registers the families)
 from .likelihood import with_log_density
-from .family import FAMILIES, Conjugate, Family, Projectable, get_family
+from .family import FAMILIES, Conjugate, Family, Projectable, build_prior, get_family
 from .likelihood import Likelihood
 from .cache import frozen
 from .registry import LiveKinds, LiveMapping, unknown_kind
@@ -297,7 +297,7 @@ def adapt(
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     # frozen: the recipe, the exact update and the evidence share the targets' scatter
     targets = frozen(unit_norm("target_anchors", targets, normalize))
-    prior = fam.from_anchors(broad, targets, **prior_opts)
+    prior = build_prior(fam, broad, targets, **prior_opts)
     return fit_posterior(prior, targets, method, tau, broad)
 
 
@@ -513,7 +513,7 @@ def load_prior(
         raise AnchorDivError(f"kind: {needs}")
     broad = stand_in_anchors(load_model(path, verify=verify, sha256=sha256), card)
     t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
-    prior = fam.from_anchors(broad, t, **strengths)
+    prior = build_prior(fam, broad, t, **strengths)
     origin = json.dumps({"path": str(Path(path)), "card": card}, default=str)
     return dataclasses.replace(prior, origin=origin)  # type: ignore[type-var]
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import inspect
 import json
 from typing import Callable, ClassVar
 
@@ -46,7 +47,7 @@ from ..errors import AnchorDivError
 from .inference import Exact, infer
 from .capabilities import Conjugate, Projectable, is_conjugate, no_subspace  # noqa: F401
 from .likelihood import Likelihood
-from .registry import FAMILIES, family, get_family
+from .registry import FAMILIES, family, get_family, protocol
 from ..threads import limited_blas
 
 
@@ -54,6 +55,17 @@ def check_prior_mode(prior: str) -> str:
     if prior not in ("broad", "isotropic"):
         raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
     return prior
+
+
+def build_prior(fam, broad, targets=None, *, prior: str = "broad", **strengths) -> "Family":
+    """``fam.from_anchors(broad [N, d], targets [n, d], **strengths)`` with the prior mode
+    ``prior``: passed on where ``from_anchors`` names a ``prior`` keyword, else the broad prior
+    and, for ``"isotropic"``, its :meth:`Family.isotropic` (a family need not take ``prior``)."""
+    params = inspect.signature(fam.from_anchors).parameters
+    if "prior" in params:
+        return fam.from_anchors(broad, targets, prior=prior, **strengths)
+    built = fam.from_anchors(broad, targets, **strengths)
+    return built.isotropic() if check_prior_mode(prior) == "isotropic" else built
 
 
 def isotropic_like(cov: np.ndarray) -> np.ndarray:
@@ -68,6 +80,7 @@ def isotropic_like(cov: np.ndarray) -> np.ndarray:
 HOST_LINALG = ("from_anchors", "exact", "log_marginal", "sample")
 
 
+@protocol
 class Family(abc.ABC):
     """Abstract base of the adaptable families (module docstring): a prior object.
 
@@ -118,6 +131,26 @@ class Family(abc.ABC):
                 setattr(cls, name, classmethod(limited_blas(attr.__func__)))
             elif callable(attr):
                 setattr(cls, name, limited_blas(attr))
+
+    @classmethod
+    def required_members(cls) -> tuple[str, ...]:
+        """The members every family defines: :attr:`sites`, :attr:`model` and the abstract
+        methods (:func:`family` refuses a class that lacks one)."""
+        return ("sites", "model", *sorted(Family.__abstractmethods__))
+
+    @classmethod
+    def missing_members(cls) -> list[str]:
+        """The required members this class lacks (:meth:`required_members`): ``sites`` empty
+        or not a tuple of site names, ``model`` not callable, an abstract method not defined."""
+        sites = cls.sites
+        missing = []
+        if not sites:
+            missing.append("sites")
+        elif not (isinstance(sites, tuple) and all(isinstance(x, str) for x in sites)):
+            missing.append(f"sites (a tuple of site names, got {sites!r})")
+        if not callable(getattr(cls, "model", None)):  # declared, without a value, above
+            missing.append("model")
+        return missing + sorted(getattr(cls, "__abstractmethods__", ()))
 
     # ---- the prior object -------------------------------------------------------------------
     @classmethod
@@ -276,6 +309,7 @@ __all__ = [
     "Conjugate",
     "Projectable",
     "as_rng",
+    "build_prior",
     "check_prior_mode",
     "family",
     "get_family",

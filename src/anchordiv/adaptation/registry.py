@@ -5,8 +5,9 @@ family here without importing the families themselves."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, dataclass_transform
+from typing import Any, Callable, cast, dataclass_transform
 
 import jax
 
@@ -17,16 +18,82 @@ from ..errors import AnchorDivError
 FAMILIES: dict[str, type[Any]] = {}
 
 
+#: the protocol class every registered family subclasses, with its members' check:
+#: :class:`.family.Family` names itself here with :func:`protocol` (this module sits below it)
+PROTOCOL: list[type[Any]] = []
+
+
+def protocol(base: type) -> type:
+    """Class decorator of the protocol class (:class:`.family.Family`): :func:`family` then
+    registers only its subclasses, and only those its ``missing_members()`` finds complete."""
+    PROTOCOL[:] = [base]
+    return base
+
+
+def is_builtin(cls: type) -> bool:
+    """Whether ``cls`` is one of the library's own families (defined inside anchordiv)."""
+    return cls.__module__.split(".")[0] == "anchordiv"
+
+
+def check_family(cls: Any, kind, replace: bool) -> None:
+    """Refuse what :func:`family` must not register: a kind that is not a non-empty string, a
+    class that is not a :class:`~.family.Family` subclass, one missing a required member
+    (named), and — unless ``replace`` — a class that would replace a built-in family's kind."""
+    if not isinstance(kind, str) or not kind.strip():
+        raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
+    name = getattr(cls, "__qualname__", None) or repr(cls)
+    (base,) = PROTOCOL
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise AnchorDivError(
+            f"family {kind!r}: {name} is not a subclass of anchordiv.Family (define it as "
+            f"`class {getattr(cls, '__name__', 'MyPrior')}(ad.Family)`)"
+        )
+    missing = cast(Any, cls).missing_members()  # a Family subclass (checked above)
+    if missing:
+        raise AnchorDivError(
+            f"family {kind!r}: {name} does not define {', '.join(missing)} (required members "
+            f"of an anchordiv.Family: {', '.join(base.required_members())})"
+        )
+    old = FAMILIES.get(kind)
+    if old is not None and old is not cls and is_builtin(old) and not replace:
+        raise AnchorDivError(
+            f"family {kind!r}: the kind of the built-in {old.__name__}; register {name} under "
+            f"a kind of its own, or replace the built-in with ad.family({kind!r}, replace=True)"
+        )
+
+
+def with_origin(cls) -> None:
+    """Give ``cls`` the static field ``origin: str = ""`` where it declares none (where a prior
+    came from: :func:`~anchordiv.adaptation.load_prior` sets it, ``Family.card`` reads it), so
+    that every registered family has it.  A default field goes last, after any other."""
+    declared = any("origin" in inspect.get_annotations(c) for c in cls.__mro__)
+    if not declared:
+        cls.__annotations__ = {**inspect.get_annotations(cls), "origin": str}
+        cls.origin = ""
+    if "origin" not in cls.static_fields:
+        cls.static_fields = (*cls.static_fields, "origin")
+
+
 @dataclass_transform(frozen_default=True, eq_default=False)
-def family(kind: str):
+def family(kind: str, *, replace: bool = False):
     """Class decorator: frozen dataclass + JAX pytree (array and number fields are leaves,
     ``static_fields`` static) + registry entry under ``kind``.
+
+    The class is checked first: it must subclass :class:`~anchordiv.Family` and define the
+    protocol's required members (``sites``, ``model``, ``from_anchors``, ``isotropic``,
+    ``prior_kwargs``, ``to_model``); a class registered under a built-in family's kind
+    (``"gaussian"``, ...) replaces it only with ``replace=True``.  A class without an ``origin``
+    field gets one (``origin: str = ""``, static), where :func:`anchordiv.load_prior` records
+    the saved model a prior was built from.
 
     Parameters
     ----------
     kind : str
         The kind the family is registered under (``ad.adapt(kind, ...)``, the CLI, saved
         priors and posteriors name it).
+    replace : bool, default False
+        Allow replacing a built-in family registered under ``kind`` (a family of one's own
+        registered again, e.g. its module imported anew, replaces its entry either way).
 
     Returns
     -------
@@ -34,19 +101,31 @@ def family(kind: str):
         The decorator: takes a :class:`~anchordiv.adaptation.family.Family` subclass and
         returns it as a registered frozen dataclass.
 
+    Raises
+    ------
+    AnchorDivError
+        (From the decorator) a class that is not a ``Family`` subclass, a missing required
+        member (named), or a built-in kind without ``replace=True``.
+
     Examples
     --------
     >>> import dataclasses
     >>> @ad.family("doc-example")
-    ... class Example(ad.Family):
-    ...     mu0: np.ndarray
+    ... class Example(ad.NIWPrior):
+    ...     pass
     >>> Example.kind, dataclasses.is_dataclass(Example)
     ('doc-example', True)
     >>> from anchordiv.adaptation.registry import FAMILIES
     >>> _ = FAMILIES.pop("doc-example")
+    >>> ad.family("gaussian")(Example)
+    Traceback (most recent call last):
+    ...
+    anchordiv.errors.AnchorDivError: family 'gaussian': the kind of the built-in NIWPrior; ...
     """
 
     def wrap(cls):
+        check_family(cls, kind, replace)
+        with_origin(cls)
         cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)  # Family.__repr__
         fields = dataclasses.fields(cls)
         static = [f.name for f in fields if f.name in cls.static_fields]
@@ -148,10 +227,14 @@ def is_prior(obj) -> bool:
 
 __all__ = [
     "FAMILIES",
+    "PROTOCOL",
     "LiveKinds",
     "LiveMapping",
+    "check_family",
     "family",
     "get_family",
+    "is_builtin",
     "is_prior",
+    "protocol",
     "unknown_kind",
 ]

@@ -12,9 +12,10 @@ A family of one's own can register what it knows better than the defaults::
 The hooks of a family are found along its class's MRO (a subclass shares its base's unless it
 registers its own); :func:`checks_of` returns them with the defaults filled in.
 
-Defaults: quantities are each site's norm and cosine to the point summary (a scalar site as it
-is); SBC runs on anisotropic broad anchors with a clear rank-2 signal, the family's default
-strengths and one fixed random linear functional per site; exact draws are independent
+Defaults: quantities are each site's norm and cosine to the point summary, the sites themselves
+(up to :data:`OWN_SITE_MAX` values per draw) and the model's other latent sites in the draws
+(:func:`site_quantities`); SBC runs on anisotropic broad anchors with a clear rank-2 signal, the
+family's default strengths and one fixed random linear functional per site; exact draws are independent
 (``params.sample``), no PSIS caveat, no broad scale (the identity), no exact LOO.
 """
 
@@ -207,7 +208,7 @@ def checks_of(fam) -> Checks:
             found.update({k: v for k, v in dataclasses.asdict(own).items() if v is not None})
     sites = cls.sites
     defaults = {
-        "quantities": lambda draws, ref: norms_and_cosines(sites, draws, ref),
+        "quantities": lambda draws, ref: site_quantities(sites, draws, ref),
         "dims": {},
         "sbc_broad": anisotropic_broad,
         "sbc_options": lambda d: {},
@@ -243,6 +244,19 @@ def norms_and_cosines(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
 
 #: a model's own sites reach the posterior group up to this many values per draw
 OWN_SITE_MAX = 1024
+
+
+def site_quantities(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The default quantities of a family: :func:`norms_and_cosines` of its ``sites``, each
+    declared site itself (``[chains, draws, ...]``, up to :data:`OWN_SITE_MAX` values per draw)
+    and the model's other latent sites that the draws hold (:func:`own_sites`: a NUTS or SVI
+    posterior's hyperparameters and scales)."""
+    out = norms_and_cosines(sites, draws, ref)
+    for site in sites:
+        x = np.asarray(draws[site])
+        if site not in out and int(np.prod(x.shape[2:], dtype=int)) <= OWN_SITE_MAX:
+            out[site] = x
+    return {**out, **own_sites(sites, draws, out)}
 
 
 def own_sites(sites, draws: dict, taken: dict) -> dict:
@@ -546,4 +560,5 @@ __all__ = [
     "own_sites",
     "principal_angles",
     "register_checks",
+    "site_quantities",
 ]

@@ -103,7 +103,7 @@ def test_curve_accepts_per_item_labels(files, capsys):
     [
         (["--models", "oracle"], "model 'oracle': unknown; registered: softmax"),
         (["--model", "no_such_module_xyz:f"], "cannot import 'no_such_module_xyz'"),
-        (["--model", "json:nothing"], "module 'json' has no 'nothing'"),
+        (["--model", "json:nothing"], "--model: 'json' has no 'nothing'"),
         (["--budgets", "1,x"], "--budgets: expected comma-separated integers"),
         (["--queries", "0"], "--queries: must be >= 1"),
     ],
@@ -238,6 +238,40 @@ def test_model_from_module_function(files, capsys, plugin):
     assert rc == 0
     rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:5]]
     assert rows == ["cosine", "shrunk", "mine"]
+
+
+def test_model_from_a_file_or_a_module_in_the_current_directory(
+    files, capsys, tmp_path, monkeypatch
+):
+    """``--model`` takes what ``adapt --model`` takes: a file path (relative here) or a module
+    in the current directory, as ``[NAME=]...:function``."""
+    import sys
+
+    (tmp_path / "cwd_models.py").write_text(PLUGIN.replace("registered-in-module", "cwd-model"))
+    monkeypatch.chdir(tmp_path)
+    try:
+        with pytest.warns(UserWarning, match="'shrunk'"):
+            rc = _curve(
+                files,
+                "--models",
+                "",
+                "--model",
+                "cwd_models.py:shrunk",
+                "--model",
+                "mine=cwd_models:shrunk",
+                "-o",
+                str(files / "cwd"),
+            )
+        assert rc == 0
+        rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:4]]
+        assert rows == ["shrunk", "mine"]
+        assert _curve(files, "--model", "cwd_models.py:absent", "-o", str(files / "x")) == 2
+        assert "--model: 'cwd_models.py' has no 'absent'" in capsys.readouterr().err
+    finally:
+        from anchordiv.evaluation.curves import MODELS
+
+        MODELS.pop("cwd-model", None)
+        sys.modules.pop("cwd_models", None)
 
 
 def test_model_registered_by_a_module(files, capsys, plugin):

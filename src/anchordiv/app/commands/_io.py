@@ -208,7 +208,10 @@ def load_relevance(
 
 def import_object(spec: str, name: str):
     """The object ``spec`` names: ``module:attr`` (an importable module, the current directory
-    included) or ``path/to/file.py:attr``."""
+    included) or ``path/to/file.py:attr`` (absolute or relative to the current directory).  Any
+    error while importing the user's module (a syntax error, a family its registration refuses,
+    any exception its code raises) is an :class:`AnchorDivError` naming the flag and the
+    module."""
     import importlib
     import importlib.util
     import sys
@@ -223,16 +226,40 @@ def import_object(spec: str, name: str):
             key = f"anchordiv_user_{abs(hash(str(Path(module).resolve())))}"
             loader = importlib.util.spec_from_file_location(key, module)
             mod = importlib.util.module_from_spec(loader)
-            loader.loader.exec_module(mod)
+            sys.modules[key] = mod  # dataclasses look the module up (string annotations)
+            try:
+                loader.loader.exec_module(mod)
+            except BaseException:
+                del sys.modules[key]
+                raise
         else:
-            if "" not in sys.path and "." not in sys.path:
-                sys.path.append("")  # a module in the current directory
+            current_directory_importable()
             mod = importlib.import_module(module)
+    except AnchorDivError as err:
+        raise AnchorDivError(
+            str(err) if str(err).startswith(f"{name}:") else f"{name}: {module}: {err}"
+        ) from None
     except ImportError as err:
         raise AnchorDivError(f"{name}: cannot import {module!r} ({err})") from None
+    except SyntaxError as err:
+        raise AnchorDivError(
+            f"{name}: {err.filename or module}, line {err.lineno}: syntax error: {err.msg}"
+        ) from None
+    except Exception as err:  # noqa: BLE001 — the user's module code: reported with its name
+        raise AnchorDivError(
+            f"{name}: importing {module!r} raised {type(err).__name__}: {err}"
+        ) from err
     if not hasattr(mod, attr):
         raise AnchorDivError(f"{name}: {module!r} has no {attr!r}")
     return getattr(mod, attr)
+
+
+def current_directory_importable() -> None:
+    """Put the current directory on ``sys.path`` (a user's module beside the command line)."""
+    import sys
+
+    if "" not in sys.path and "." not in sys.path:
+        sys.path.append("")
 
 
 def number(text: str) -> float:

@@ -4,7 +4,12 @@ keyword-only parameter but ``prior`` becomes a flag (``kappa0`` -> ``--kappa0``,
 ``Literal`` words, in any union; no annotation: the default's type) and whose help is the
 parameter's numpydoc description, so a family — a user's from ``--family`` included — brings
 its own flags and nothing in the CLI names them.  Families that share a name share its flag:
-it accepts what any of them accepts and its help names the kinds."""
+it accepts what any of them accepts and its help names the kinds.
+
+``--family MODULE:CLASS`` (:func:`add_family_flag`, :func:`load_family`) is the one flag every
+command that reads a prior, a posterior or a kind takes: ``anchordiv.app.cli`` imports it before
+the parser is built (so the family's kind and options exist), the command imports it again and
+reports what is wrong with it."""
 
 from __future__ import annotations
 
@@ -157,4 +162,47 @@ def prior_flags(families: dict) -> dict[str, tuple[str, Accepts, str, list[str] 
     return out
 
 
-__all__ = ["Accepts", "accepts", "family_options", "parameter_docs", "plain", "prior_flags"]
+FAMILY_HELP = (
+    "a prior family of your own (an anchordiv.Family subclass its module registers with "
+    "ad.family), as module:Class (importable, the current directory included) or "
+    "path/to/file.py:Class; imported before anything is read, so that its kind is known"
+)
+
+
+def add_family_flag(p) -> None:
+    """``--family MODULE:CLASS`` on parser ``p``."""
+    p.add_argument("--family", metavar="MODULE:CLASS", help=FAMILY_HELP)
+
+
+def load_family(spec: str | None):
+    """The family class ``--family spec`` names, imported (its module registers it); None
+    without the flag.  An import error, a class its registration refuses or an object that is
+    not a registered family class is an :class:`~anchordiv.AnchorDivError` naming the flag."""
+    if spec is None:
+        return None
+    from ...adaptation.family import Family
+    from ...adaptation.registry import FAMILIES
+    from ...errors import AnchorDivError
+    from ._io import import_object
+
+    cls = import_object(spec, "--family")
+    if not (isinstance(cls, type) and issubclass(cls, Family)):
+        raise AnchorDivError(f"--family: {spec} is a {type(cls).__name__}, not a Family subclass")
+    if FAMILIES.get(cls.kind) is not cls:
+        raise AnchorDivError(
+            f"--family: {spec} is not registered (decorate it with @ad.family(KIND) in its module)"
+        )
+    return cls
+
+
+__all__ = [
+    "Accepts",
+    "FAMILY_HELP",
+    "accepts",
+    "add_family_flag",
+    "family_options",
+    "load_family",
+    "parameter_docs",
+    "plain",
+    "prior_flags",
+]

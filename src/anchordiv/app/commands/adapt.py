@@ -25,7 +25,7 @@ from ._io import (
     number,
     report,
 )
-from ._options import prior_flags
+from ._options import add_family_flag, load_family, prior_flags
 from .fit import TAU_HELP, card_fields
 
 
@@ -148,12 +148,7 @@ def register(sub) -> None:
         help="keywords of --model: a JSON object, or module:name of a dict or of a "
         "builder f(broad [N, d]) -> dict",
     )
-    p.add_argument(
-        "--family",
-        metavar="MODULE:CLASS",
-        help="a prior family of your own (a Family subclass registered under KIND), as "
-        "module:Class (importable, the current directory included) or path/to/file.py:Class",
-    )
+    add_family_flag(p)
     p.add_argument(
         "--prior-option",
         action="append",
@@ -236,17 +231,11 @@ def family_options(args) -> dict:
     import json
 
     from ...adaptation import FAMILIES
-    from ...adaptation.family import Family
     from ...adaptation.registry import unknown_kind
     from ...errors import AnchorDivError
-    from ._io import import_object
 
-    if args.family:
-        cls = import_object(args.family, "--family")
-        if not (isinstance(cls, type) and issubclass(cls, Family)):
-            raise AnchorDivError(
-                f"--family: {args.family} is a {type(cls).__name__}, not a Family subclass"
-            )
+    cls = load_family(args.family)
+    if cls is not None:
         if cls.kind != args.kind:
             raise AnchorDivError(
                 f"kind: {args.family} is registered as {cls.kind!r}; run `anchordiv adapt "

@@ -6,11 +6,14 @@ import numpy as np
 
 from ...errors import AnchorDivError, in_unit_interval
 from ._cluster import add_cluster_options, cluster
+from ._options import add_family_flag, load_family
 from ._io import (
     add_sha256_flag,
     add_json_flag,
     add_overwrite_flag,
     check_out,
+    current_directory_importable,
+    import_object,
     load_broad,
     load_embeddings,
     load_relevance,
@@ -84,9 +87,10 @@ def register(sub) -> None:
         action="append",
         default=[],
         metavar="SPEC",
-        help="add a model (repeatable): module:function (a factory f(broad, target, "
-        "tau) -> scorer, named after the function; NAME=module:function names "
-        "it), a module whose import calls anchordiv.register_model, or a model "
+        help="add a model (repeatable): module:function or path/to/file.py:function (a "
+        "factory f(broad, target, tau) -> scorer, named after the function; "
+        "NAME=module:function names it; modules in the current directory are "
+        "importable), a module whose import calls anchordiv.register_model, or a model "
         f"an installed package registers under the {ENTRY_POINTS!r} entry "
         "points",
     )
@@ -115,6 +119,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--title", default="adaptation curve", help="plot title")
+    add_family_flag(p)
     add_json_flag(p)
     add_cluster_options(p)
     p.set_defaults(func=run)
@@ -133,10 +138,29 @@ def item_relevance(path: str, n_items: int, as_labels: bool) -> np.ndarray:
     return load_relevance(path, n_items, np.arange(n_items), as_labels=as_labels)
 
 
+def curve_models(specs: list[str]) -> dict:
+    """``{name: model}`` of ``--models`` names and ``--model`` specs: ``[NAME=]module:function``
+    and ``[NAME=]path/to/file.py:function`` imported as ``adapt --model`` imports them
+    (:func:`._io.import_object`), the rest (registered names, ``posterior-<kind>``, a module
+    that registers models, entry points) by :func:`anchordiv.evaluation.curves.resolve_model`."""
+    from ...evaluation.curves import resolve_model
+
+    out: dict = {}
+    for spec in specs:
+        name, _, target = spec.rpartition("=") if "=" in spec else ("", "", spec)
+        if ":" in target:
+            out[name or target.rpartition(":")[2]] = import_object(target, "--model")
+        else:
+            current_directory_importable()
+            out.update(resolve_model(spec))
+    return out
+
+
 def run(args) -> int:
     from ...evaluation.curves import adaptation_curve
     from ...provenance import resolve_tau
 
+    load_family(args.family)  # registers a kind of the user's own
     check_out(args, args.out)
     in_unit_interval("--fraction", args.fraction)  # used at the end: checked before the cells
     items = load_embeddings(args.items, "items")
@@ -154,7 +178,7 @@ def run(args) -> int:
             np.asarray(relevance[rows]),
             tau=tau,
             query_index=rows,
-            models=[m for m in args.models.split(",") if m] + list(args.model),
+            models=curve_models([m for m in args.models.split(",") if m] + list(args.model)),
             budgets=_ints(args.budgets),
             n_subsets=args.subsets,
             seed=args.seed,

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import AnchorDivError
+from ._options import add_family_flag, load_family
 from ._io import (
     add_sha256_flag,
     add_json_flag,
@@ -52,6 +53,7 @@ def register(sub) -> None:
         help="posterior draws for the stability table (default 20)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    add_family_flag(p)
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -127,6 +129,7 @@ def run(args) -> int:
     from ...checks import arviz as adz
     from ...checks.uncertainty import inference_data, save_inference_data
 
+    load_family(args.family)  # registers a kind of the user's own
     check_stability_options(args)
     check_out(args, args.out)
     card = load_card_of(args.posterior, "posterior")

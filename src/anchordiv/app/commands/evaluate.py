@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import AnchorDivError, integer
 from ...provenance import load_npy
+from ._options import add_family_flag, load_family
 from ._io import (
     add_sha256_flag,
     add_json_flag,
@@ -105,6 +106,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_overwrite_flag(p)
     add_sha256_flag(p)
+    add_family_flag(p)
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -168,6 +170,7 @@ def run(args) -> int:
     from ...plots import plot_scores
     from ...provenance import common_provenance
 
+    load_family(args.family)  # registers a kind of the user's own
     for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)
