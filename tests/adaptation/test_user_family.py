@@ -19,11 +19,17 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.checks import arviz as adz
 from anchordiv.adaptation import KINDS, OPTIONS
+from anchordiv.adaptation.registry import FAMILIES
 from anchordiv.checks.families import checks_of
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from userfam import minimal_family, user_family  # noqa: E402
+
+# the minimal family registers itself on import; only the ``minimal`` fixture keeps it
+# registered, so the family table (tests/adaptation/test_families.py) sees the same registry in
+# every worker whatever ran before
+FAMILIES.pop(minimal_family.KIND, None)
 
 KIND = user_family.KIND
 MINIMAL = HERE / "userfam" / "minimal_family.py"
