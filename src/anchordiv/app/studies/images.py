@@ -324,24 +324,20 @@ def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
     k = min(SHOWN_QUERIES, len(view.queries))
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
     if view.query_index is not None:  # the queries are gallery rows
-        return show_neighbours(
-            title,
-            scorers,
-            view.gallery,
-            view.gallery_paths,
-            queries=view.query_index[:k],
-            captions=view.captions,
-            **common,
+        chosen = dict(queries=view.query_index[:k])
+    else:  # queries of their own: their labels and images come with them
+        chosen = dict(
+            queries=view.queries[:k],
+            query_labels=None if view.query_labels is None else view.query_labels[:k],
+            query_items=view.query_paths[:k],
         )
     return show_neighbours(
         title,
         scorers,
         view.gallery,
         view.gallery_paths,
-        queries=view.queries[:k],
-        query_labels=None if view.query_labels is None else view.query_labels[:k],
-        query_items=view.query_paths[:k],
         captions=view.captions,
+        **chosen,
         **common,
     )
 
