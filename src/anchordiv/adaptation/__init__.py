@@ -53,7 +53,7 @@ from .likelihood import Likelihood
 from .cache import frozen
 from .registry import LiveKinds, LiveMapping, unknown_kind
 from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler
-from .inference import check_targets as _check_targets
+from .validation import check_targets as _check_targets
 from .methods import Runners
 from .capabilities import is_conjugate
 from .posterior import (

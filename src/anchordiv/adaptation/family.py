@@ -44,7 +44,8 @@ import jax
 import numpy as np
 
 from ..errors import AnchorDivError
-from .inference import Exact, infer
+from .methods import Exact
+from .validation import validated
 from .capabilities import Conjugate, Projectable, is_conjugate, no_subspace  # noqa: F401
 from .likelihood import Likelihood
 from .registry import FAMILIES, family, get_family, protocol
@@ -187,8 +188,10 @@ class Family(abc.ABC):
         hyperparameters are fitted to the targets (the latent kinds) override it."""
         return self.prior_kwargs(), {}, self.predictive_fixed()
 
+    @limited_blas
     def update(self, targets, *, tau: float | None = None, normalize: bool = False):
-        """The exact posterior given target anchors (``ad.infer(self, targets, ad.Exact())``).
+        """The exact posterior given target anchors (``ad.infer(self, targets, ad.Exact())``:
+        the same validation, then ``ad.Exact().run``).
 
         Parameters
         ----------
@@ -204,7 +207,9 @@ class Family(abc.ABC):
         Posterior
             The exact posterior.
         """
-        return infer(self, targets, Exact(), tau=tau, normalize=normalize)
+        method = Exact()
+        t, tau, _ = validated(self, targets, method, tau=tau, normalize=normalize, broad=None)
+        return method.run(self, t, tau=tau)
 
     def likelihood(self) -> Likelihood:
         """The targets' likelihood under :attr:`model` at the prior's hyperparameters (a

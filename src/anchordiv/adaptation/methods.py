@@ -1,18 +1,33 @@
-"""The inference methods as frozen configuration objects (:class:`Exact`, :class:`NUTS`,
-:class:`SVI`), validated when they are built: a bad value, or an option the method does not
-have, is an :class:`~anchordiv.errors.AnchorDivError` that names it.  The runners
-(:mod:`.sampling`, :mod:`.variational`) read them field by field; :func:`.inference.infer` runs
-them.  This module imports nothing else of the package's adaptation layer, so every runner can
-name the configuration it takes."""
+"""The inference methods: :class:`Exact`, :class:`NUTS` and :class:`SVI`, frozen configuration
+objects validated when they are built (a bad value, or an option the method does not have, is
+an :class:`~anchordiv.errors.AnchorDivError` that names it), each of which runs itself::
+
+    post = method.run(prior, targets [n, d], tau=tau, broad=broad [N, d] or None)
+
+on targets and broad anchors already validated (:func:`.inference.infer` validates them once and
+calls ``run``).  :class:`Exact` is the prior's conjugate update; :class:`NUTS` and :class:`SVI`
+share one skeleton (:class:`ModelMethod`: the model's inputs, the principal-subspace projection,
+the NumPyro problem and its site checks, then the method's own :meth:`~ModelMethod.fit`, then
+the draws' log density), and differ by what its hooks say.  The runners they call
+(:mod:`.sampling`, :mod:`.variational`) are imported when a method runs, so this module sits
+below them.
+"""
 
 from __future__ import annotations
 
+import abc
 import collections
 import dataclasses
 import functools
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+import numpy as np
 
 from ..errors import AnchorDivError, in_unit_interval, integer, positive
+from .capabilities import Projectable, is_conjugate, no_subspace, optional
+
+if TYPE_CHECKING:  # at run time imported where a method runs
+    from .posterior import Posterior
 
 #: init strategies by name (``init_strategy=``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
@@ -157,9 +172,203 @@ def _model(model, model_kwargs):
         )
 
 
+class Method(abc.ABC):
+    """An inference method: a frozen configuration that runs itself (:meth:`run`).
+
+    Subclasses are :func:`config` dataclasses; :data:`METHODS` lists the library's by name."""
+
+    #: the method's name (``post.method``, ``adapt(method=...)``)
+    name: ClassVar[str] = "abstract"
+    #: whether its draws are independent (exact, guide draws) rather than Markov chains
+    independent_draws: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
+        """The posterior of ``prior`` given ``targets [n, d]`` (validated: a float array of unit
+        rows, possibly read-only), at the resolved logit scale ``tau``; ``broad [N, d]``
+        (validated) or None: the broad anchors the prior was built from."""
+
+    @abc.abstractmethod
+    def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
+        """``(exact posterior parameters or None, model kwargs, info, fixed)`` this method
+        starts from given ``targets [n, d]``: the conjugate update runs only where its result
+        is used."""
+
+
+def exact_inputs(prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
+    """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``): its
+    parameters, the model's keywords it reports (default the prior's own), its info and fixed
+    arrays."""
+    params, info, fixed = prior.exact(targets)
+    kwargs = info.pop("model_kwargs", None)
+    return params, prior.prior_kwargs() if kwargs is None else kwargs, info, fixed
+
+
+def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
+    """``info`` of a run of method ``name`` completed with what every posterior reports (kind,
+    method, prior mode, d, counts, how the exact points are formed); warns where the fit is
+    target-only."""
+    from .points import exact_descriptions
+    from .sanity import warn_target_only
+
+    info.update(
+        kind=prior.kind,
+        method=name,
+        prior=getattr(prior, "prior", "broad"),
+        d=prior.dim,
+        n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
+        n_targets=len(targets),
+        **exact_descriptions(type(prior)),
+    )
+    warn_target_only(info, prior.kind, len(targets), prior.dim)
+    if info["n_broad"] is None:
+        del info["n_broad"]
+    return info
+
+
+#: info entries every posterior has (the rest describe the family's default prior)
+COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kwargs", "rank")
+
+
+def user_model_info(info: dict) -> dict:
+    """``info`` for a run on a user's model: the default prior's strengths and choices (which
+    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
+    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
+    kept = {k: v for k, v in info.items() if k in COMMON_INFO}
+    return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
+
+
+class ModelMethod(Method):
+    """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's,
+    ``model=``) on the targets, in full d or on the broad anchors' top-r principal directions
+    (``subspace=r``, lifted back with the default prior's exact posterior).
+
+    :meth:`run` is the same for both: the model's inputs (:meth:`inputs`), the run's info, the
+    subspace projection, the :class:`~.model.Problem` and its site checks, :meth:`fit` (the
+    method's own), then :meth:`with_density`.  The hooks a method defines: :meth:`fit`,
+    :attr:`guide_name`, :attr:`map_density`, :meth:`needs_exact` and :meth:`with_density`."""
+
+    # the options both have (declared by each dataclass)
+    seed: int
+    progress: bool
+    init_strategy: object
+    subspace: int | None
+    model: Callable | None
+    model_kwargs: object
+    x64: bool
+    runners: Runners | None
+
+    @property
+    def guide_name(self) -> str | None:
+        """The guide's name recorded on the posterior (None: not a variational method)."""
+        return None
+
+    @property
+    def map_density(self) -> bool:
+        """Whether the family's own model is asked for the density of its parameters
+        (``map_jacobian=True``), so that an optimum of the run is their mode."""
+        return False
+
+    def needs_exact(self, prior) -> bool:
+        """Whether the run uses the conjugate update's result: the geometry outside a
+        ``subspace=`` run (a :class:`~.capabilities.Conjugate` prior)."""
+        return self.subspace is not None and is_conjugate(prior)
+
+    def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
+        if self.needs_exact(prior):
+            return exact_inputs(prior, targets)
+        kwargs, info, fixed = prior.model_inputs(targets)
+        return None, kwargs, dict(info), fixed
+
+    @abc.abstractmethod
+    def fit(self, post: Posterior, prob, sites: list[str], exact) -> Posterior:
+        """The posterior ``post`` (its fields but the draws set) filled by running the method on
+        ``prob`` (:class:`~.model.Problem`), keeping ``sites``; ``exact``: the conjugate
+        update's parameters where :meth:`needs_exact` ran it."""
+
+    def with_density(self, post: Posterior, prob) -> Posterior:
+        """``post`` with the log joint density of each draw (``stats["log_density"]``, what
+        ``point("map")`` maximises)."""
+        from .likelihood import with_log_density
+
+        return with_log_density(
+            post, prob.targets, prob.model if prob.custom else None, prob.kwargs
+        )
+
+    def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
+        from .cache import frozen
+        from .model import check_sites, kept_sites, problem, run_dtype
+        from .posterior import SampledPosterior
+        from .sanity import warn_unobserved
+
+        t = frozen(targets)  # the update and the evidence share one scatter
+        exact, kwargs, info, fixed = self.inputs(prior, t)
+        info = run_info(prior, t, info, broad, self.name)
+        run_dtype(self.x64)  # float64 asked for but not enabled: a clear error
+        if self.model is not None:  # a user's model: the default prior's choices are not its
+            info = user_model_info(info)
+        if broad is None and (self.subspace is not None or callable(self.model_kwargs)):
+            what = "subspace" if self.subspace is not None else "model_kwargs"
+            raise AnchorDivError(
+                f"{what}: needs the broad anchors the prior was built from: "
+                f"infer(prior, targets, method, broad=broad)"
+            )
+        post: Any = SampledPosterior(
+            prior.kind,
+            self.name,
+            tau,
+            t.dtype.str,
+            info,
+            fixed={**fixed, "targets": t},
+            prior=prior,
+            model_kwargs=kwargs,
+            subspace=None,
+            custom_model=self.model is not None,
+            guide=self.guide_name,
+        )
+        base, b, run_targets = kwargs or {}, broad, t
+        if self.subspace is not None:
+            post, base, b, run_targets = self.project(post, exact, base, broad, t)
+        fam = type(prior)
+        prob = problem(fam, base, b, run_targets, self, map_density=self.map_density)
+        trace = check_sites(fam, prob)
+        warn_unobserved(trace)
+        return self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
+
+    def project(self, post, exact, kwargs: dict, broad: np.ndarray, targets: np.ndarray):
+        """``(subspace posterior, model kwargs, broad [N, r], targets [n, r])``: the run moved
+        onto the broad anchors' top-r principal directions (the family's ``project``), its
+        posterior a :class:`~.posterior.SubspacePosterior` lifted with ``exact`` (or the
+        family's ``completion``) outside them."""
+        from .posterior import SubspacePosterior, retyped
+        from .subspace import check_rank, principal_basis
+
+        prior = post.prior
+        fam = type(prior)
+        if not issubclass(fam, Projectable):
+            raise AnchorDivError(f"subspace: {no_subspace(fam)}")
+        r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, post.info.get("rank"))
+        basis = principal_basis(broad)
+        u = basis[:, :r]
+        completion = exact
+        if completion is None:  # a family whose lift needs an exact posterior it is not
+            completion = optional(prior, "completion", lambda t: None)(targets)
+        post = retyped(
+            post,
+            SubspacePosterior,
+            completion=completion,
+            fixed={**post.fixed, "basis": basis},
+            info={**post.info, "subspace": r},
+            subspace=r,
+        )
+        return post, prior.project(kwargs, u), broad @ u, targets @ u
+
+
 @config
-class Exact:
+class Exact(Method):
     """The exact (conjugate) update of the prior's family; takes no options.
+
+    ``run`` is the prior's :meth:`~.capabilities.Conjugate.exact`, for a prior that has one.
 
     Examples
     --------
@@ -173,9 +382,38 @@ class Exact:
 
     name: ClassVar[str] = "exact"
 
+    def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
+        if not is_conjugate(prior):
+            raise AnchorDivError(
+                f"method: the {prior.kind} prior has no closed-form update; use ad.SVI(...) or "
+                f"ad.NUTS(...) (a family with one is ad.Conjugate: it defines exact)"
+            )
+        return exact_inputs(prior, targets)
+
+    def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
+        from .cache import frozen
+        from .posterior import ExactPosterior
+
+        t = frozen(targets)  # the update and the evidence share one scatter
+        params, kwargs, info, fixed = self.inputs(prior, t)
+        return ExactPosterior(
+            prior.kind,
+            self.name,
+            tau,
+            t.dtype.str,
+            run_info(prior, t, info, broad, self.name),
+            exact=params,
+            fixed={**fixed, "targets": t},
+            prior=prior,
+            model_kwargs=kwargs,
+            subspace=None,
+            custom_model=False,
+            guide=None,
+        )
+
 
 @config
-class NUTS:
+class NUTS(ModelMethod):
     """NUTS (``numpyro.infer.NUTS``) on the family's explicit NumPyro model or a user's.
 
     A frozen configuration: a bad value, or an option NUTS does not have, is an
@@ -250,6 +488,12 @@ class NUTS:
     runners: Runners | None = None
 
     name: ClassVar[str] = "nuts"
+    independent_draws: ClassVar[bool] = False
+
+    def fit(self, post, prob, sites: list[str], exact):
+        from .sampling import run_nuts
+
+        return run_nuts(post, prob, self, sites)
 
     def __post_init__(self):
         for k in ("num_samples", "num_warmup", "num_chains", "max_tree_depth"):
@@ -264,7 +508,7 @@ class NUTS:
 
 
 @config
-class SVI:
+class SVI(ModelMethod):
     """NumPyro SVI (:mod:`.variational`) on the family's explicit model or a user's.
 
     A frozen configuration: a bad value, or an option SVI does not have, is an
@@ -340,6 +584,31 @@ class SVI:
 
     name: ClassVar[str] = "svi"
 
+    @property
+    def guide_name(self) -> str:
+        """The guide's name: a named guide's, or a user guide's class name."""
+        return self.guide if isinstance(self.guide, str) else type(self.guide).__name__
+
+    @property
+    def map_density(self) -> bool:
+        """A delta guide finds the mode of the parameters' density."""
+        return self.guide == "delta"
+
+    def needs_exact(self, prior) -> bool:
+        """Also for a delta guide on the family's own model: the conjugate mean it reports as
+        ``"mean"``."""
+        delta = self.guide == "delta" and self.model is None
+        return is_conjugate(prior) and (self.subspace is not None or delta)
+
+    def fit(self, post, prob, sites: list[str], exact):
+        from .variational import run_svi
+
+        return run_svi(post, prob, self, sites, exact)
+
+    def with_density(self, post, prob):
+        """A delta guide's ``"map"`` is fixed at fit time: no density needed for it."""
+        return post if "map" in (post.points or {}) else super().with_density(post, prob)
+
     def __post_init__(self):
         if isinstance(self.guide, str) and self.guide not in GUIDES:
             raise AnchorDivError(
@@ -359,7 +628,8 @@ class SVI:
         _check_run(self)
 
 
-METHODS = {"exact": Exact, "nuts": NUTS, "svi": SVI}
+#: the inference methods by name (``adapt(method=...)``, ``post.method``): name -> class
+METHODS: dict[str, type[Method]] = {m.name: m for m in (Exact, NUTS, SVI)}
 
 
 def options(method) -> dict:
@@ -368,6 +638,9 @@ def options(method) -> dict:
 
 
 __all__ = [
+    "COMMON_INFO",
+    "Method",
+    "ModelMethod",
     "NUTS_RUNNERS",
     "Runners",
     "SVI_RUNNERS",
@@ -378,5 +651,8 @@ __all__ = [
     "METHODS",
     "NUTS",
     "SVI",
+    "exact_inputs",
     "options",
+    "run_info",
+    "user_model_info",
 ]

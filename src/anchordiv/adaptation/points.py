@@ -66,29 +66,28 @@ def subspace_joint_mode(point: dict, completion, r: int) -> dict:
     return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
 
 
-def delta_mean(post, custom: bool) -> tuple[dict | None, str]:
+def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
-    of the kind's own model (in the subspace coordinates for subspace runs: its lift is the full
-    mean, the lift being linear in Σ₁₁); None for a user's model or where the conjugate mean
-    does not project (no ``project_mean``, :class:`.capabilities.Projectable`: latent kinds under
-    ``subspace=``)."""
+    of the kind's own model (``exact``: the conjugate update's parameters; in the subspace
+    coordinates for subspace runs: its lift is the full mean, the lift being linear in Σ₁₁);
+    None for a user's model or where the conjugate mean does not project (no ``project_mean``,
+    :class:`.capabilities.Projectable`: latent kinds under ``subspace=``)."""
     if custom:
         return None, (
             "none: a delta guide (MAP) of a custom model has no posterior mean; use "
             "guide='normal'/'lowrank' or method='nuts'"
         )
     fam = post.family_class
-    family = post.family
-    if family is None or not is_conjugate(fam):
+    if exact is None or not is_conjugate(fam):
         return None, (
             f"none: the {post.kind} family has no closed-form posterior mean and a "
             f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'"
         )
     how = describe(fam, "exact_mean") + " of the kind's model (a delta guide is a MAP)"
     if post.subspace is None:
-        return family.mean(), how
+        return exact.mean(), how
     project_mean = optional(fam, "project_mean", lambda mean, u: None)
-    mean = project_mean(family.mean(), post.fixed["basis"][:, : post.subspace])
+    mean = project_mean(exact.mean(), post.fixed["basis"][:, : post.subspace])
     if mean is None:
         return None, (
             "none under subspace= with a delta guide: use method='exact' for the conjugate mean"

@@ -1,11 +1,22 @@
 """The posterior object every inference method returns, and its point summaries.
 
-A :class:`Posterior` holds either an exact conjugate family (:mod:`anchordiv.adaptation.families`) or draws
-of the model's sites (NUTS, SVI guide draws); ``point``/``sample`` turn either into anchor models
-through the kind's family (:meth:`~anchordiv.adaptation.family.Family.to_model`), so scoring never
-depends on how the posterior was computed.  The protocol every posterior shares: ``kind``,
-``tau``, ``prior`` (the prior object it was computed from), ``point(which)``, ``sample(seed,
-n)``.  ArviZ conversion is the checks layer's ``ad.inference_data(post)``; saving is
+Three types, each implementing what differs between them:
+
+* :class:`ExactPosterior` — the conjugate update: its parameters object
+  (:attr:`~ExactPosterior.exact`: ``mean()``, ``mode()``, ``sample(rng, n)``) gives the points
+  and draws;
+* :class:`SampledPosterior` — draws of the model's sites (NUTS chains, or an SVI guide's
+  independent draws: :attr:`~Posterior.guide` names it), summarised into points;
+* :class:`SubspacePosterior` — draws of a ``subspace=r`` run, lifted to full d with the default
+  prior's exact posterior (:attr:`~Posterior.completion`) outside the subspace.
+
+``point``/``sample`` turn any of them into anchor models through the family
+(:meth:`~anchordiv.adaptation.family.Family.to_model`), so scoring never depends on how the
+posterior was computed.  The one handle to the family is :attr:`~Posterior.prior`, the prior
+object the posterior was computed from (its class is :attr:`~Posterior.family_class`, its kind
+:attr:`~Posterior.kind`).  What a run was is in typed fields (:attr:`~Posterior.subspace`,
+:attr:`~Posterior.custom_model`, :attr:`~Posterior.guide`); :attr:`~Posterior.info` holds
+diagnostics.  ArviZ conversion is the checks layer's ``ad.inference_data(post)``; saving is
 :meth:`Posterior.save` / ``ad.load_posterior``.
 """
 
@@ -14,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -24,30 +36,36 @@ from ..io import check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .capabilities import optional
 from .likelihood import Likelihood
-from .registry import get_family
+from .registry import FAMILIES, get_family
+
+#: "not given": a typed field of a posterior built from a bare ``info`` (read from it once)
+FROM_INFO: object = type("FromInfo", (), {"__repr__": lambda self: "FROM_INFO"})()
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(init=False)
 class Posterior:
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
-    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.
+    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  ``Posterior(...)`` itself
+    builds the type its contents make (:class:`ExactPosterior` with ``exact`` parameters,
+    :class:`SubspacePosterior` with a ``subspace`` rank, else :class:`SampledPosterior`).
 
     Parameters
     ----------
     kind : str
-        The family.
-    method : {"exact", "nuts", "svi"}
-        How it was inferred.
+        The family's kind (that of ``prior`` where one is given).
+    method : str
+        How it was inferred (the method's name: ``"exact"``, ``"nuts"``, ``"svi"``).
     tau : float
         The encoder's logit scale of the adapted models.
     dtype : str
         dtype of the adapted models.
     info : dict
-        Chosen hyperparameters, counts, diagnostics (JSON-able).
-    family : object, optional
-        Exact posterior parameters (:mod:`anchordiv.adaptation.families`).
+        Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
+    exact : object, optional
+        Exact posterior parameters (:mod:`anchordiv.adaptation.families`; ``family=`` is the
+        same keyword under its former name).
     samples : dict, optional
         ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
         ran — NUTS draws or SVI guide draws.
@@ -63,13 +81,20 @@ class Posterior:
         Subspace runs: the exact full-d posterior of the default prior that supplies the
         geometry outside the subspace (:mod:`.subspace`).
     prior : Family, optional
-        The prior object (:mod:`.family`).
+        The prior object (:mod:`.family`): the posterior's handle to its family.
     model_kwargs : dict, optional
         The keyword arguments the family's NumPyro model ran with (or would run with) for these
         targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
         posterior, so a loaded one draws, scores and checks exactly as the fitted one.
     raw : object, optional
         The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
+    subspace : int, optional
+        The rank r of a ``subspace=r`` run (None: full d).
+    custom_model : bool, default False
+        Whether a user's NumPyro model ran instead of the family's own.
+    guide : str, optional
+        The SVI guide's name (``"delta"``, ``"normal"``, ``"lowrank"`` or a user guide's class
+        name); None for an exact or NUTS posterior.
 
     Examples
     --------
@@ -91,7 +116,7 @@ class Posterior:
     tau: float
     dtype: str
     info: dict
-    family: object = None
+    exact: object = None
     samples: dict | None = None
     stats: dict | None = None
     fixed: dict = dataclasses.field(default_factory=dict)
@@ -101,6 +126,72 @@ class Posterior:
     prior: object = None
     model_kwargs: dict | None = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
+    subspace: int | None = None
+    custom_model: bool = False
+    guide: str | None = None
+
+    #: whether the draws are the conjugate update's own (closed-form parameters)
+    closed_form: ClassVar[bool] = False
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Posterior:  # the type its contents make
+            exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
+            info = args[4] if len(args) > 4 else kwargs.get("info", {})
+            sub = kwargs.get("subspace", FROM_INFO)
+            sub = (info or {}).get("subspace") if sub is FROM_INFO else sub
+            cls = (
+                ExactPosterior
+                if exact is not None
+                else SubspacePosterior
+                if sub is not None
+                else SampledPosterior
+            )
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        kind: str,
+        method: str,
+        tau: float,
+        dtype: str,
+        info: dict,
+        exact: object = None,
+        samples: dict | None = None,
+        stats: dict | None = None,
+        fixed: dict | None = None,
+        points: dict | None = None,
+        elbo: np.ndarray | None = None,
+        completion: object = None,
+        prior: object = None,
+        model_kwargs: dict | None = None,
+        raw: object = None,
+        subspace=FROM_INFO,
+        custom_model=FROM_INFO,
+        guide=FROM_INFO,
+        *,
+        family: object = None,
+    ):
+        if prior is not None and getattr(prior, "kind", None) != kind:
+            raise AnchorDivError(
+                f"Posterior: kind {kind!r}, but its prior is a {getattr(prior, 'kind', None)!r} "
+                f"prior ({type(prior).__name__})"
+            )
+        self.kind, self.method, self.tau, self.dtype, self.info = kind, method, tau, dtype, info
+        self.exact = exact if exact is not None else family
+        self.samples, self.stats, self.points, self.elbo = samples, stats, points, elbo
+        self.fixed = {} if fixed is None else fixed
+        self.completion, self.prior, self.model_kwargs, self.raw = (
+            completion,
+            prior,
+            model_kwargs,
+            raw,
+        )
+        legacy = info if isinstance(info, dict) else {}  # a posterior built from info alone
+        self.subspace = legacy.get("subspace") if subspace is FROM_INFO else subspace
+        self.custom_model = (
+            bool(legacy.get("custom_model")) if custom_model is FROM_INFO else bool(custom_model)
+        )
+        self.guide = legacy.get("guide") if guide is FROM_INFO else guide
 
     def __repr__(self) -> str:
         """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
@@ -110,13 +201,7 @@ class Posterior:
             f"d={self.info.get('d', '?')}",
             f"tau={self.tau:g}",
         ] + ([f"subspace={self.subspace}"] if self.subspace else [])
-        lines = [f"Posterior({', '.join(head)})"]
-        if self.samples:
-            shapes = ", ".join(f"{k} {list(np.shape(v))[2:]}" for k, v in self.samples.items())
-            first = np.shape(next(iter(self.samples.values())))
-            lines.append(f"  draws: {first[0]} chains x {first[1]}; sites: {shapes}")
-        elif self.family is not None:
-            lines.append(f"  exact: {type(self.family).__name__}")
+        lines = [f"Posterior({', '.join(head)})", self._content_line()]
         scalars = [
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
             for k, v in self.info.items()
@@ -125,84 +210,121 @@ class Posterior:
         lines.append("  info: " + ", ".join(scalars))
         return "\n".join(line if len(line) <= 120 else line[:117] + "..." for line in lines)
 
-    @property
-    def subspace(self) -> int | None:
-        """The subspace rank r of a subspace run (None otherwise)."""
-        return self.info.get("subspace")
+    def _content_line(self) -> str:
+        """The repr's second line: what the posterior holds."""
+        shapes = ", ".join(f"{k} {list(np.shape(v))[2:]}" for k, v in (self.samples or {}).items())
+        first = np.shape(next(iter(self.samples.values()))) if self.samples else (0, 0)
+        return f"  draws: {first[0]} chains x {first[1]}; sites: {shapes}"
 
-    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
-        """Point-summary parameters (``"mean"`` or ``"map"``) as float64 arrays."""
-        if which not in ("mean", "map"):
-            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
-        if self.family is not None:
-            return self.family.mode() if which == "map" else self.family.mean()  # type: ignore[attr-defined]
-        if self.points and which in self.points:
-            p = self.points[which]
-        elif which == "mean" and self.info.get("guide") == "delta":
-            raise AnchorDivError(f"point('mean'): {self.info.get('point_mean', 'none')}")
-        else:
-            lp = self.flat_lp() if which == "map" else None
-            p = self.family_class.likelihood_type.summarise(self.flat_samples(), which, lp)
-        return self.lift([p], which=which)[0]
-
+    # ---- the family ---------------------------------------------------------------------------
     @property
     def family_class(self):
-        """The family of the prior object the posterior carries (a family registered from a
-        user's module included); the registry's entry for ``kind`` only for posteriors saved
-        without their prior."""
-        if self.prior is not None and getattr(self.prior, "kind", None) == self.kind:
-            return type(self.prior)
-        return get_family(self.kind)
+        """The family: the class of :attr:`prior` (a family registered from a user's module
+        included); the registry's entry for :attr:`kind` only for a posterior built without its
+        prior."""
+        return type(self.prior) if self.prior is not None else family_of(self.kind)
 
-    def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``: the mixture's Gibbs chains, which sample the
-        assignments too), or None where the family has none (its parameters' ``sample``
-        serves) or the posterior lacks what it needs (targets, model keywords; subspace runs)."""
-        own = optional(self.family_class, "exact_chains")
-        ready = self.subspace is None and "targets" in self.fixed and self.model_kwargs is not None
-        if own is None or self.family is None or not ready:
-            return None
-        return own(self, rng, chains, per_chain)
+    @property
+    def family(self):
+        """The exact posterior parameters (:attr:`exact`, under its former name); None for a
+        posterior given by draws."""
+        return self.exact
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension d of the adapted models."""
+        return int(self.prior.dim if self.prior is not None else self.info["d"])  # type: ignore[attr-defined]
+
+    @property
+    def variational(self) -> bool:
+        """Whether the draws are an SVI guide's (:attr:`guide`)."""
+        return self.guide is not None
+
+    @property
+    def point_guide(self) -> bool:
+        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread to calibrate or
+        importance-sample."""
+        return self.guide == "delta"
+
+    @property
+    def independent_draws(self) -> bool:
+        """Whether the draws are independent (exact or guide draws), not Markov chains."""
+        return True
 
     def likelihood(self) -> Likelihood:
         """The targets' likelihood under the family's model at this posterior's
         :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
         fam = self.family_class
-        return fam.likelihood_type(fam, self.model_kwargs, self.fixed, int(self.info["d"]))
+        return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
+
+    # ---- what each type implements --------------------------------------------------------------
+    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
+        """Point-summary parameters (``"mean"`` or ``"map"``) as float64 arrays."""
+        raise NotImplementedError
+
+    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        """``n`` posterior parameter draws ``{site: [n, ...]}`` (see the types)."""
+        raise NotImplementedError
+
+    def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        """``n`` draws in the order they were made (a sampler's chain order; fresh draws of an
+        exact posterior): what thinning needs."""
+        raise NotImplementedError
+
+    def chain_draws(
+        self, seed: int, chains: int, per_chain: int, independent: Callable | None = None
+    ) -> dict[str, np.ndarray]:
+        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
+        from its family's own sampler (``exact_chains``) or ``independent(params, rng, chains,
+        per_chain)``; a sampled one resampled from its draws (:meth:`draws`)."""
+        draws = self.draws(seed, chains * per_chain)
+        return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
+
+    def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
+        """How many draws a check takes by default: ``per_params(exact parameters)`` for an
+        exact posterior (their cost), ``default`` for stored draws."""
+        return default
+
+    def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``), or None
+        where there is none (a posterior given by draws included)."""
+        return None
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
-        """Full-d parameters from a subspace run's parameter sets ``ps`` (points, or draws with
-        ``rng``): the family's sites lifted (its ``lift``, :class:`.capabilities.Projectable`), every other site of the
-        model kept as it is; the identity outside subspace runs."""
-        if self.subspace is None:
-            return ps
-        sites = self.family_class.sites
-        full = self.family_class.lift(
-            [{k: p[k] for k in sites} for p in ps],
-            self.completion,
-            self.fixed["basis"],
-            self.subspace,
-            which=which,
-            rng=rng,
-        )
-        return [{**{k: v for k, v in p.items() if k not in sites}, **f} for p, f in zip(ps, full)]
+        """Full-d parameters of parameter sets ``ps``: the identity but for subspace runs."""
+        return ps
 
     def lift_draws(self, draws: dict, rng) -> dict:
-        """:meth:`lift` for stacked draws ``{site: [S, ...]}`` (every site kept)."""
-        if self.subspace is None:
-            return draws
-        n = len(next(iter(draws.values())))
-        full = self.lift([{k: v[i] for k, v in draws.items()} for i in range(n)], rng=rng)
-        return {k: np.stack([f[k] for f in full]) for k in full[0]}
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}``: the identity but for subspace
+        runs."""
+        return draws
 
+    def principal_directions(self, k: int) -> np.ndarray | None:
+        """The run's own ``[d, k]`` leading broad directions (a subspace run's basis), or None."""
+        return None
+
+    def saved_params(self) -> dict[str, object]:
+        """The parameter objects this posterior saves, by card key (``family``: the exact
+        parameters; ``completion``: a subspace run's)."""
+        return {}
+
+    # ---- shared ---------------------------------------------------------------------------------
     def to_model(self, p: dict) -> AnchorModel:
         """The anchor model of one parameter set (a user's model: its covariance sites are
         checked positive definite first, with an error naming the site)."""
         fam = self.family_class
-        if self.info.get("custom_model"):
+        if self.custom_model:
             fam.likelihood_type.check_values(p, self.kind)
-        return fam.to_model(p, self.tau, self.dtype, self.fixed)
+        model = fam.to_model(p, self.tau, self.dtype, self.fixed)
+        if not isinstance(model, AnchorModel):
+            raise AnchorDivError(
+                f"to_model: the {self.kind!r} family ({fam.__module__}.{fam.__qualname__}) "
+                f"returned a {type(model).__name__}, not an anchor model; its to_model(p, tau, "
+                f"dtype, fixed) must return an ad.AnchorModel (e.g. ad.Gaussian(mean, factor, "
+                f"tau))"
+            )
+        return model
 
     @limited_blas
     def point(self, which: str = "mean") -> AnchorModel:
@@ -222,38 +344,6 @@ class Posterior:
             The adapted model.
         """
         return self.to_model(self.params(which))
-
-    @limited_blas
-    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """Posterior parameter draws.
-
-        Sampled posteriors are resampled from the stored draws without replacement where possible;
-        subspace runs are lifted with fresh draws of the geometry outside the subspace; every other
-        site of the model is kept.
-
-        Parameters
-        ----------
-        seed : int
-            Seed of the draws.
-        n : int
-            Number of draws (≥ 1).
-
-        Returns
-        -------
-        dict of str to numpy.ndarray
-            ``{site: [n, ...]}``.
-        """
-        n = integer("n", n, low=1)
-        rng = np.random.default_rng(seed)
-        if self.family is not None:
-            chains = self.exact_chains(rng, 1, n)
-            if chains is not None:
-                return {k: v[0] for k, v in chains.items()}
-            return self.family.sample(rng, n)  # type: ignore[attr-defined]
-        flat = self.flat_samples()
-        total = len(next(iter(flat.values())))
-        idx = rng.choice(total, size=n, replace=n > total)
-        return self.lift_draws({k: v[idx] for k, v in flat.items()}, rng)
 
     @limited_blas
     def sample(self, seed: int, n: int) -> list[AnchorModel]:
@@ -282,16 +372,16 @@ class Posterior:
             )
         from ..plots import elbo_plot
 
-        return elbo_plot(self.elbo, path, title=f"SVI ({self.info.get('guide')}) — {self.kind}")
+        return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """NUTS samples with chains merged ``{site: [chains·draws, ...]}``."""
-        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
+        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in (self.samples or {}).items()}
 
     def flat_lp(self) -> np.ndarray | None:
         """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
         model's log joint at the constrained parameters (``stats["log_density"]``, see
-        :func:`~.density.with_log_density`).  Posteriors sampled without it fall back to
+        :func:`~.likelihood.with_log_density`).  Posteriors sampled without it fall back to
         −potential energy, which is the density of NUTS's *unconstrained* coordinates
         (Jacobians included), with a warning."""
         if not self.stats:
@@ -307,6 +397,7 @@ class Posterior:
         )
         return -self.stats["potential_energy"].reshape(-1)
 
+    # ---- saving ---------------------------------------------------------------------------------
     def save(self, path, *, overwrite: bool = False, **card) -> Path:
         """Save as a bundle (``arrays.npz`` + ``card.json``, the ``save_model`` format).
 
@@ -334,9 +425,9 @@ class Posterior:
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
         """``(arrays, meta)``: the flat arrays and the JSON-able card of :meth:`save`."""
         arrays = {f"fixed.{k}": np.asarray(v) for k, v in self.fixed.items()}
-        for prefix in ("family", "completion"):
-            if getattr(self, prefix) is not None:
-                arrays.update(_param_arrays(prefix, getattr(self, prefix)))
+        saved = self.saved_params()
+        for prefix, params in saved.items():
+            arrays.update(_param_arrays(prefix, params))
         for group in ("samples", "stats"):
             arrays.update({f"{group}.{k}": v for k, v in (getattr(self, group) or {}).items()})
         for which, p in (self.points or {}).items():
@@ -348,22 +439,25 @@ class Posterior:
             prior_arrays, prior_meta = self.prior.to_arrays()  # type: ignore[attr-defined]
             arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
         arrays.update({f"model_kwargs.{k}": np.asarray(v) for k, v in self.kwargs_arrays().items()})
-        info = self.info
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
         module = lambda f: type(f).__module__ if f is not None else None  # noqa: E731
         meta = {
             "type": "posterior",
             "posterior_type": type(self).__name__,
             "kind": self.kind,
+            "family_class_module": self.family_class.__module__,
             "method": self.method,
             "tau": self.tau,
             "dtype": self.dtype,
-            "dim": info.get("d"),
-            "info": info,
-            "family": name(self.family),
-            "family_module": module(self.family),
-            "completion": name(self.completion),
-            "completion_module": module(self.completion),
+            "dim": self.info.get("d"),
+            "info": self.info,
+            "subspace": self.subspace,
+            "custom_model": self.custom_model,
+            "guide": self.guide,
+            "family": name(saved.get("family")),
+            "family_module": module(saved.get("family")),
+            "completion": name(saved.get("completion")),
+            "completion_module": module(saved.get("completion")),
             "prior": prior_meta,
             "model_kwargs": self.model_kwargs is not None,
         }
@@ -384,24 +478,29 @@ class Posterior:
 
     @classmethod
     def from_arrays(cls, arrays: dict, card: dict) -> "Posterior":
-        """Inverse of :meth:`to_arrays` (bit-exact arrays)."""
-        points = {}
+        """Inverse of :meth:`to_arrays` (bit-exact arrays).  A card written before the typed
+        fields (``subspace``, ``custom_model``, ``guide``) has them read from its ``info``."""
+        points: dict = {}
         for key, v in _group(arrays, "points.").items():
             which, site = key.split(".", 1)
             points.setdefault(which, {})[site] = v
         prior = None
         if card.get("prior"):
             meta = card["prior"]
-            prior = get_family(meta["family"]).from_arrays(_group(arrays, "prior."), meta)
+            fam = family_of(meta["family"], card.get("family_class_module") or _module(card))
+            prior = fam.from_arrays(_group(arrays, "prior."), meta)
         if cls is Posterior:
             cls = _saved_type(card)
+        info = card["info"]
+        typed = {k: card[k] if k in card else FROM_INFO for k in ("subspace", "custom_model")}
+        guide = card["guide"] if "guide" in card else _legacy_guide(card)
         return cls(
             card["kind"],
             card["method"],
             card["tau"],
             card["dtype"],
-            card["info"],
-            family=_params(arrays, "family.", card["family"], card.get("family_module")),
+            info,
+            exact=_params(arrays, "family.", card["family"], card.get("family_module")),
             samples=_group(arrays, "samples.") or None,
             stats=_group(arrays, "stats.") or None,
             fixed=_group(arrays, "fixed."),
@@ -414,13 +513,16 @@ class Posterior:
             model_kwargs=_scalars(_group(arrays, "model_kwargs."))
             if card.get("model_kwargs")
             else None,
+            guide=guide,
+            **typed,
         )
 
 
 class ExactPosterior(Posterior):
-    """A conjugate posterior (``method="exact"``): :attr:`~Posterior.family` holds its parameters
-    (``mean()``, ``mode()``, ``sample(rng, n)``), :attr:`~Posterior.prior` the prior object it
-    updated.  Same fields and methods as :class:`Posterior`.
+    """A conjugate posterior: :attr:`exact` holds its parameters (``mean()``, ``mode()``,
+    ``sample(rng, n)``), :attr:`~Posterior.prior` the prior object it updated.  Its points are
+    the parameters' mean and mode; its draws are exact (the family's own sampler where it has
+    one, ``exact_chains``); it saves the parameters.
 
     Parameters
     ----------
@@ -430,16 +532,86 @@ class ExactPosterior(Posterior):
     Examples
     --------
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
-    >>> type(post).__name__, type(post.family).__name__
+    >>> type(post).__name__, type(post.exact).__name__
     ('ExactPosterior', 'NIW')
+    >>> post.independent_draws, post.variational
+    (True, False)
     """
+
+    closed_form: ClassVar[bool] = True
+
+    def _content_line(self) -> str:
+        return f"  exact: {type(self.exact).__name__}"
+
+    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
+        if which not in ("mean", "map"):
+            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
+        return self.exact.mode() if which == "map" else self.exact.mean()  # type: ignore[attr-defined]
+
+    @limited_blas
+    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        """Exact posterior parameter draws ``{site: [n, ...]}`` (the family's own sampler where
+        it has one, else the parameters' ``sample``).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the draws.
+        n : int
+            Number of draws (≥ 1).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``{site: [n, ...]}``.
+        """
+        n = integer("n", n, low=1)
+        rng = np.random.default_rng(seed)
+        chains = self.exact_chains(rng, 1, n)
+        if chains is not None:
+            return {k: v[0] for k, v in chains.items()}
+        return self.exact.sample(rng, n)  # type: ignore[attr-defined]
+
+    def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        return self.draws(seed, n)
+
+    def chain_draws(
+        self, seed: int, chains: int, per_chain: int, independent: Callable | None = None
+    ) -> dict[str, np.ndarray]:
+        own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
+        if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
+            return own
+        if independent is None:
+            draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
+            return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
+        return independent(self.exact, np.random.default_rng(seed), chains, per_chain)
+
+    def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
+        n = per_params(self.exact)
+        return default if n is None else int(n)
+
+    def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``: the
+        mixture's Gibbs chains, which sample the assignments too), or None where the family has
+        none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
+        model keywords)."""
+        own = optional(self.family_class, "exact_chains")
+        if own is None or "targets" not in self.fixed or self.model_kwargs is None:
+            return None
+        return own(self, rng, chains, per_chain)
+
+    def saved_params(self) -> dict[str, object]:
+        return {"family": self.exact}
 
 
 class SampledPosterior(Posterior):
-    """A posterior given by draws of the model's sites (``method="nuts"``: NUTS draws;
-    ``"svi"``: the guide's draws): :attr:`~Posterior.samples` ``{site: [chains, draws, ...]}``,
-    :attr:`~Posterior.prior` the prior object whose model ran (with
-    :attr:`~Posterior.model_kwargs`).  Same fields and methods as :class:`Posterior`.
+    """A posterior given by draws of the model's sites: NUTS chains, or an SVI guide's
+    independent draws (:attr:`~Posterior.guide`) — :attr:`~Posterior.samples`
+    ``{site: [chains, draws, ...]}``, :attr:`~Posterior.prior` the prior object whose model ran
+    (with :attr:`~Posterior.model_kwargs`).  Its points are those fixed at fit time
+    (:attr:`~Posterior.points`) or summaries of the draws; its draws are resampled from the
+    stored ones.
 
     Parameters
     ----------
@@ -449,15 +621,71 @@ class SampledPosterior(Posterior):
     Examples
     --------
     >>> from anchordiv.adaptation import SampledPosterior
-    >>> issubclass(SampledPosterior, ad.Posterior)
-    True
+    >>> post = ad.Posterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
+    ...                     samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
+    >>> type(post).__name__, post.independent_draws
+    ('SampledPosterior', False)
     """
+
+    @property
+    def independent_draws(self) -> bool:
+        """Whether the draws are independent (an SVI guide's) or Markov chains (NUTS): what the
+        method that made them says (:data:`.methods.METHODS`)."""
+        from .methods import METHODS
+
+        made_by = METHODS.get(self.method)
+        return made_by.independent_draws if made_by is not None else self.variational
+
+    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
+        if which not in ("mean", "map"):
+            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
+        if self.points and which in self.points:
+            p = self.points[which]
+        elif which == "mean" and self.point_guide:
+            raise AnchorDivError(f"point('mean'): {self.info.get('point_mean', 'none')}")
+        else:
+            lp = self.flat_lp() if which == "map" else None
+            p = self.family_class.likelihood_type.summarise(self.flat_samples(), which, lp)
+        return self.lift([p], which=which)[0]
+
+    @limited_blas
+    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        """Posterior parameter draws, resampled from the stored draws without replacement where
+        possible; subspace runs are lifted with fresh draws of the geometry outside the
+        subspace; every other site of the model is kept.
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the draws.
+        n : int
+            Number of draws (≥ 1).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``{site: [n, ...]}``.
+        """
+        n = integer("n", n, low=1)
+        rng = np.random.default_rng(seed)
+        flat = self.flat_samples()
+        total = len(next(iter(flat.values())))
+        idx = rng.choice(total, size=n, replace=n > total)
+        return self.lift_draws({k: v[idx] for k, v in flat.items()}, rng)
+
+    def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        flat = self.flat_samples()
+        total = len(next(iter(flat.values())))
+        if n > total:
+            raise AnchorDivError(f"ordered_draws: {n} draws asked, the posterior holds {total}")
+        return self.lift_draws({k: v[:n] for k, v in flat.items()}, np.random.default_rng(seed))
 
 
 class SubspacePosterior(SampledPosterior):
     """Draws of a ``subspace=r`` run: the sites live on the broad anchors' top-r principal
     directions (``fixed["basis"]``) and every point or draw is lifted to full d with
-    :attr:`~Posterior.completion`, the default prior's exact posterior, outside them.
+    :attr:`~Posterior.completion`, the default prior's exact posterior, outside them (the
+    family's ``lift``, :class:`.capabilities.Projectable`); it saves the completion.
 
     Parameters
     ----------
@@ -470,6 +698,33 @@ class SubspacePosterior(SampledPosterior):
     >>> issubclass(SubspacePosterior, SampledPosterior)
     True
     """
+
+    def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
+        """Full-d parameters from the run's parameter sets ``ps`` (points, or draws with
+        ``rng``): the family's sites lifted (its ``lift``), every other site of the model kept
+        as it is."""
+        fam = self.family_class
+        sites = fam.sites
+        full = fam.lift(
+            [{k: p[k] for k in sites} for p in ps],
+            self.completion,
+            self.fixed["basis"],
+            self.subspace,
+            which=which,
+            rng=rng,
+        )
+        return [{**{k: v for k, v in p.items() if k not in sites}, **f} for p, f in zip(ps, full)]
+
+    def lift_draws(self, draws: dict, rng) -> dict:
+        n = len(next(iter(draws.values())))
+        full = self.lift([{k: v[i] for k, v in draws.items()} for i in range(n)], rng=rng)
+        return {k: np.stack([f[k] for f in full]) for k in full[0]}
+
+    def principal_directions(self, k: int) -> np.ndarray | None:
+        return self.fixed["basis"][:, :k]
+
+    def saved_params(self) -> dict[str, object]:
+        return {"completion": self.completion} if self.completion is not None else {}
 
 
 #: the posterior classes by name (what a saved posterior's card says it is)
@@ -485,14 +740,41 @@ def retyped(post: Posterior, cls: type, **changes) -> Posterior:
     return cls(**{**fields, **changes})
 
 
+def family_of(kind: str, module: str | None = None) -> type:
+    """The family class registered under ``kind``; one not registered in this process is an
+    :class:`AnchorDivError` that names ``module`` (where the saved family was defined) to
+    import first."""
+    if kind not in FAMILIES and module:
+        raise AnchorDivError(
+            f"kind: {kind!r} is not registered in this process; import {module} first (the "
+            f"module that defines the family and registers it with ad.family); loading never "
+            f"imports code named in a file"
+        )
+    return get_family(kind)
+
+
+def _module(card: dict) -> str | None:
+    """The family's module of a card written before ``family_class_module``: the exact
+    parameters' module where they are the family's (a user's family defines both)."""
+    module = card.get("family_module")
+    return module if isinstance(module, str) and not module.startswith("anchordiv.") else None
+
+
+def _legacy_guide(card: dict):
+    """The guide of a card written before the typed fields: its info's, for an SVI run."""
+    info = card.get("info")
+    return info.get("guide") if isinstance(info, dict) else None
+
+
 def _saved_type(card: dict) -> type:
     """The class a saved posterior was (bundles from before the types: from its contents)."""
     name = card.get("posterior_type")
-    if name in POSTERIOR_TYPES:
+    if name in POSTERIOR_TYPES and name != "Posterior":
         return POSTERIOR_TYPES[name]
     if card.get("family"):
         return ExactPosterior
-    return SubspacePosterior if card["info"].get("subspace") else SampledPosterior
+    sub = card["subspace"] if "subspace" in card else card["info"].get("subspace")
+    return SubspacePosterior if sub else SampledPosterior
 
 
 def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
@@ -523,8 +805,9 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
         where = f" (from {module!r})" if module else ""
         raise AnchorDivError(
             f"load: the exact-posterior class {name!r}{where} is not one of the registered "
-            f"families' classes; loading never imports code named in a file — import the "
-            f"module that defines it and registers its family with ad.family(...) first"
+            f"families' classes; loading never imports code named in a file — import "
+            f"{module or 'the module that defines it'} first (where its family is registered "
+            f"with ad.family(...))"
         )
     fields = {f.name for f in dataclasses.fields(cls)}
     values = _scalars(_group(arrays, prefix))
@@ -596,7 +879,9 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
         post = Posterior.from_arrays(arrays, card)
         if not isinstance(post.kind, str) or not isinstance(post.info, dict):
             raise AnchorDivError(f"{path}: malformed posterior (kind, info)")
-        get_family(post.kind)
+        family_of(post.kind, card.get("family_class_module") or _module(card))
+        if isinstance(post, ExactPosterior) and post.exact is None:
+            raise AnchorDivError(f"{path}: an exact posterior without its parameters")
         warnings.simplefilter("ignore")
         for probe in (lambda: [post.point()], lambda: post.sample(seed=0, n=1)):
             try:  # the first uses: a model from the point summary and from one draw

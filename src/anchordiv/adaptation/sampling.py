@@ -223,12 +223,13 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
 
 
 def run_nuts(post: Posterior, prob: Problem, o: NUTS, sites: list[str]) -> Posterior:
-    """Replace the exact posterior by NUTS draws of ``prob`` (module docstring).
+    """``post`` filled with NUTS draws of ``prob`` (module docstring): the fit of
+    :class:`~.methods.NUTS`.
 
     Parameters
     ----------
     post : Posterior
-        The default prior's exact posterior.
+        The run's posterior, its draws not yet set.
     prob : Problem
         The model to sample.
     o : NUTS
@@ -247,7 +248,7 @@ def run_nuts(post: Posterior, prob: Problem, o: NUTS, sites: list[str]) -> Poste
     samples, stats, mcmc = run(prob, o, counts, seed)
     info = {
         **post.info,
-        "method": "nuts",
+        "method": o.name,
         "custom_model": prob.custom,
         "seed": seed,
         "chain_method": o.chain_method,
@@ -260,9 +261,8 @@ def run_nuts(post: Posterior, prob: Problem, o: NUTS, sites: list[str]) -> Poste
     pts, how = nuts_points(post, prob, kept)
     return dataclasses.replace(
         post,
-        method="nuts",
+        method=o.name,
         info={**info, **how},
-        family=None,
         stats=stats,
         raw=mcmc,
         samples=kept,
@@ -281,7 +281,8 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     Parameters
     ----------
     post : Posterior
-        The posterior being filled.
+        The posterior being filled (its :attr:`~.posterior.Posterior.subspace` rank says
+        whether the draws are lifted).
     prob : Problem
         The model run.
     samples : dict
@@ -317,9 +318,9 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
         k: np.asarray(v, np.float64) if hasattr(v, "shape") else v for k, v in prob.kwargs.items()
     }
     fam = post.family_class
-    lik = fam.likelihood_type(fam, kwargs, post.fixed, int(post.info["d"]))
+    lik = fam.likelihood_type(fam, kwargs, post.fixed, post.dim)
     lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat) + (
-        summaries.joint_correction(fam, flat, int(post.info["d"]))
+        summaries.joint_correction(fam, flat, post.dim)
     )
     i = first_max(lp)
     best = (

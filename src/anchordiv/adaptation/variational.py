@@ -335,11 +335,12 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
 
 
 def svi_points(
-    post: Posterior, prob: Problem, point: dict | None, delta: bool
+    post: Posterior, prob: Problem, point: dict | None, delta: bool, exact=None
 ) -> tuple[dict, dict]:
     """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
     guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
-    block, :mod:`.points`) and, for a delta guide, the conjugate mean of the kind's model."""
+    block, :mod:`.points`) and, for a delta guide, the conjugate mean of the kind's model
+    (``exact``: the conjugate update's parameters, where it ran)."""
     if not delta:
         return ({"map": point} if point is not None else {}), {
             "point_mean": "average of the guide draws",
@@ -363,26 +364,29 @@ def svi_points(
             summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
             "lifted with the conditional mode"
         )
-    mean, mean_how = summaries.delta_mean(post, prob.custom)
+    mean, mean_how = summaries.delta_mean(post, exact, prob.custom)
     out = {"map": point}
     if mean is not None:
         out["mean"] = mean
     return out, {"point_mean": mean_how, "point_map": how}
 
 
-def run_svi(post: Posterior, prob: Problem, o: SVI, sites: list[str]) -> Posterior:
-    """Replace the exact posterior by an SVI fit of ``prob`` (module docstring).
+def run_svi(post: Posterior, prob: Problem, o: SVI, sites: list[str], exact=None) -> Posterior:
+    """``post`` filled with an SVI fit of ``prob`` (module docstring): the fit of
+    :class:`~.methods.SVI`.
 
     Parameters
     ----------
     post : Posterior
-        The default prior's exact posterior.
+        The run's posterior, its draws not yet set.
     prob : Problem
         The model to fit.
     o : SVI
         The SVI configuration (validated when it was made).
     sites : list of str
         Sites to keep.
+    exact : object, optional
+        The conjugate update's parameters (a delta guide's ``"mean"``).
 
     Returns
     -------
@@ -420,12 +424,11 @@ def run_svi(post: Posterior, prob: Problem, o: SVI, sites: list[str]) -> Posteri
     delta = o.guide == "delta"
     num = 1 if delta else integer("num_samples", o.num_samples, low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
-    points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta)
-    name = o.guide if isinstance(o.guide, str) else type(o.guide).__name__
+    points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta, exact)
     info = {
         **post.info,
-        "method": "svi",
-        "guide": name,
+        "method": o.name,
+        "guide": o.guide_name,
         "num_steps": num_steps,
         "learning_rate": float(o.learning_rate),
         "seed": seed,
@@ -441,9 +444,8 @@ def run_svi(post: Posterior, prob: Problem, o: SVI, sites: list[str]) -> Posteri
         info["guide_rank"] = int(o.guide_rank)
     return dataclasses.replace(
         post,
-        method="svi",
+        method=o.name,
         info=info,
-        family=None,
         samples=samples,
         stats=None,
         points=points,
@@ -490,12 +492,12 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     from numpyro import handlers
     from numpyro.infer.util import log_density
 
-    if post.method != "svi" or not isinstance(post.raw, dict) or "problem" not in post.raw:
+    if not post.variational or not isinstance(post.raw, dict) or "problem" not in post.raw:
         raise AnchorDivError(
             "guide_log_weights: needs a posterior fitted by method='svi' in "
             "this session (post.raw keeps the guide; saved ones do not)"
         )
-    if post.info.get("guide") == "delta":
+    if post.point_guide:
         raise AnchorDivError(
             "guide_log_weights: a delta guide is a point, it has no density to importance-weight"
         )

@@ -278,7 +278,7 @@ def has_closed_form(post) -> bool:
     Gaussian family), whatever method ran it, and no user's model replaced it."""
     return (
         checks_of(post.family_class).student_t_predictive
-        and not post.info.get("custom_model")
+        and not post.custom_model
         and post.model_kwargs is not None
     )
 
@@ -360,7 +360,7 @@ def psis_unavailable(post) -> str | None:
     caveat = checks_of(post.family_class).psis_caveat(post)
     if caveat is not None:
         return caveat
-    if post.method == "svi" and post.info.get("guide") == "delta":
+    if post.point_guide:
         return "a delta guide is a point: nothing to importance-sample"
     return None
 
@@ -370,8 +370,7 @@ def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
     from ..adaptation.variational import guide_log_weights
 
     draws, lw = guide_log_weights(post, num, seed)
-    if post.subspace is not None:
-        draws = post.lift_draws(draws, np.random.default_rng(seed))
+    draws = post.lift_draws(draws, np.random.default_rng(seed))  # a subspace run's lift
     return post.likelihood().log_density(draws, targets), lw
 
 
@@ -382,7 +381,7 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
 
     with warnings.catch_warnings():  # high k is judged below, against the S-dependent threshold
         warnings.simplefilter("ignore")
-        if post.method == "svi":
+        if post.variational:
             ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
             logr, k = adz.psis_log_weights((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
@@ -450,7 +449,7 @@ def estimate_loo(
         return exact_loo(post, targets, recipe), None
     if estimator == "exact":
         raise AnchorDivError(
-            f"estimator='exact': a {'custom ' * bool(post.info.get('custom_model'))}"
+            f"estimator='exact': a {'custom ' * post.custom_model}"
             f"{post.kind} model has no closed-form predictive; use 'kfold' "
             f"or 'auto'"
         )

@@ -27,8 +27,8 @@ import numpy as np
 import scipy.stats
 from ..progress import tqdm
 
-from ..adaptation.family import get_family, is_conjugate
-from ..adaptation.inference import NUTS, Exact, model_inputs
+from ..adaptation.family import get_family
+from ..adaptation.methods import METHODS, NUTS, SVI, options as method_options
 from .families import checks_of
 from ..errors import AnchorDivError, integer
 from ..threads import limited_blas
@@ -314,32 +314,37 @@ def sbc(
 #: low-rank Gaussian guide — the delta guide is a point and has no spread to calibrate)
 NUTS_SETTINGS = {"num_warmup": 300, "num_chains": 1}
 SVI_SETTINGS = {"guide": "lowrank", "num_steps": 1500}
-METHODS = ("exact", "nuts", "svi")
+#: the settings of each method class in :func:`library_problem` (a method without an entry runs
+#: with its defaults)
+SETTINGS: dict[type, dict] = {NUTS: NUTS_SETTINGS, SVI: SVI_SETTINGS}
 
 
-def _inference(prior, method: str, num_draws: int):
-    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method``
-    through :func:`anchordiv.adaptation.infer` — NUTS on the cached compiled chain runner
+def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
+    """The configuration of method class ``cls`` that SBC runs: :data:`SETTINGS`, and of
+    ``num_samples``, ``seed``, ``progress`` (off) and ``x64`` the options the method has."""
+    run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}
+    names = method_options(cls())
+    return cls(**{k: v for k, v in run.items() if k in names}, **SETTINGS.get(cls, {}))
+
+
+def _inference(prior, method: type, num_draws: int):
+    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by the method class
+    ``method`` through :func:`anchordiv.adaptation.infer`, in the order the draws were made
+    (``post.ordered_draws``) — NUTS on the cached compiled chain runner
     (:mod:`anchordiv.adaptation.sampling`: one compilation per model and shape, however many
     simulations), SVI on its cached step function; float64 when JAX's x64 mode is on."""
     import jax
 
-    from ..adaptation import NUTS, SVI, infer
+    from ..adaptation import infer
 
     sites = type(prior).sites
     x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
 
     def run(rng, t):
         seed = int(rng.integers(2**31))
-        if method == "exact":
-            return infer(prior, t, tau=1.0).draws(seed, num_draws)
-        config = (
-            NUTS(num_samples=num_draws, seed=seed, progress=False, x64=x64, **NUTS_SETTINGS)
-            if method == "nuts"
-            else SVI(num_samples=num_draws, seed=seed, progress=False, x64=x64, **SVI_SETTINGS)
-        )
-        samples = infer(prior, t, config, tau=1.0).flat_samples()  # in chain order
-        return {k: np.asarray(v, np.float64) for k, v in samples.items() if k in sites}
+        post = infer(prior, t, sbc_method(method, num_draws, seed, x64), tau=1.0)
+        draws = post.ordered_draws(seed, num_draws)
+        return {k: np.asarray(v, np.float64) for k, v in draws.items() if k in sites}
 
     return run
 
@@ -408,22 +413,23 @@ def library_problem(
     """
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
+    cls = METHODS[method]
     fam: Any = kind if isinstance(kind, type) else get_family(kind)
     rng = np.random.default_rng(seed)
     hooks = checks_of(fam)
     broad = hooks.sbc_broad(d, rng, separation)
     quantities = hooks.sbc_quantities(d, rng)
-    if method == "exact" and not is_conjugate(fam):
-        raise AnchorDivError(
-            f"method: the {fam.kind} family has no exact update; use 'nuts' or 'svi'"
-        )
     prior = fam.from_anchors(broad, broad[:n], **{**hooks.sbc_options(d), **(options or {})})
     # the exact update's inputs, or the model inputs NUTS and SVI both run on (no update)
-    run = Exact() if method == "exact" else NUTS()
-    params, kwargs, _, ref_fixed = model_inputs(prior, broad[:n], run)
-    if thin is None:
-        thin = {"exact": 2 if params and hooks.gibbs_cost(params) else 1, "nuts": 4, "svi": 1}
-        thin = thin[method]
+    try:
+        params, kwargs, _, ref_fixed = sbc_method(cls).inputs(prior, broad[:n])
+    except AnchorDivError as err:  # a method the family cannot run (no exact update)
+        raise AnchorDivError(
+            f"method: the {fam.kind} family has no {method} update ({err})"
+        ) from None
+    if thin is None:  # Markov chains thinned to near-independence, a Gibbs sampler's less
+        gibbs = params is not None and hooks.gibbs_cost(params)
+        thin = 4 if not cls.independent_draws else 2 if gibbs else 1
     # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
     # (their update uses the target scatter only)
     fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed

@@ -67,38 +67,33 @@ def default_draws(post) -> int:
     10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
     draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
     as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
-    if post.family is None:
-        return DEFAULT_DRAWS
     hooks = checks_of(post.family_class)
-    size = hooks.draw_size(post.family)
-    if size is not None:
-        fit = int(DRAW_BYTES // (8 * size))
-        return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
-    cost = hooks.gibbs_cost(post.family)
-    if cost is None:
-        return DEFAULT_DRAWS
-    per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
-    return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
+
+    def budget(params) -> int:  # of an exact posterior's parameters
+        size = hooks.draw_size(params)
+        if size is not None:
+            fit = int(DRAW_BYTES // (8 * size))
+            return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
+        cost = hooks.gibbs_cost(params)
+        if cost is None:
+            return DEFAULT_DRAWS
+        per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
+        return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
+
+    return post.draw_budget(budget, DEFAULT_DRAWS)
 
 
 def chain_draws(post, num_draws: int, seed: int) -> dict:
     """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
     draws, or for Gibbs-sampled families two independent parallel chains."""
     per_chain = -(-num_draws // CHAINS)
-    own = post.exact_chains(np.random.default_rng(seed), CHAINS, per_chain)
-    if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
-        return own
-    if post.family is not None:
-        return checks_of(post.family_class).chain_draws(
-            post.family, np.random.default_rng(seed), CHAINS, per_chain
-        )
-    draws = post.draws(seed, CHAINS * per_chain)
-    return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
+    independent = checks_of(post.family_class).chain_draws
+    return post.chain_draws(seed, CHAINS, per_chain, independent)
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.samples is None or post.method != "nuts":  # exact or SVI guide: independent
+    if post.independent_draws:  # exact or SVI guide draws
         return chain_draws(post, num_draws, seed), None
     n = next(iter(post.samples.values())).shape[1]
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
@@ -107,14 +102,10 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
         for k, v in post.stats.items()
         if k in STATS
     }
-    draws = {k: v[:, idx] for k, v in post.samples.items()}
-    if post.subspace is not None:  # lift each stored draw (every site), keeping the order
-        flat, shape = _merge(draws)
-        draws = {
-            k: _split(v, shape)
-            for k, v in post.lift_draws(flat, np.random.default_rng(seed)).items()
-        }
-    return draws, stats
+    flat, shape = _merge({k: v[:, idx] for k, v in post.samples.items()})
+    # a subspace run lifts each stored draw (every site), keeping the order
+    lifted = post.lift_draws(flat, np.random.default_rng(seed))
+    return {k: _split(v, shape) for k, v in lifted.items()}, stats
 
 
 def _merge(draws: dict) -> tuple[dict, tuple]:
@@ -130,7 +121,7 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
     custom NumPyro model or a posterior without ``model_kwargs``)."""
 
-    if post.model_kwargs is None or post.info.get("custom_model"):
+    if post.model_kwargs is None or post.custom_model:
         return None
     fam, per_chain = post.family_class, -(-num_draws // CHAINS)
     rng = np.random.default_rng(seed + 1)
@@ -153,13 +144,14 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     ``prior_scale`` (the NIW scale matrix, summed over mixture components; the latent kinds'
     Bingham parameter; from the posterior mean where the model's arguments lack it), else the
     coordinate axes."""
-    if post.subspace is not None:
-        return post.fixed["basis"][:, :k]
+    own = post.principal_directions(k)
+    if own is not None:
+        return own
     if "directions" in post.fixed:  # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
     scale = checks_of(post.family_class).prior_scale(post.model_kwargs or {}, post.params("mean"))
     if scale is None:
-        scale = np.eye(int(post.info["d"]))
+        scale = np.eye(post.dim)
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
@@ -240,9 +232,9 @@ def calibration_notes(post) -> dict[str, str]:
     ``log_likelihood`` group would not estimate leave-one-out refits (the family's
     ``psis_caveat``, :mod:`.families`)."""
     hooks, out = checks_of(post.family_class), {}
-    if post.method == "exact" and hooks.exact_calibration:
+    if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
-    if post.method == "svi" and post.info.get("guide") != "delta":
+    if post.variational and not post.point_guide:
         out["calibration"] = svi_calibration(post.kind)
     caveat = hooks.psis_caveat(post)
     if caveat is not None:
@@ -308,17 +300,15 @@ def inference_data(
     ref = post.params("mean")
     hooks = checks_of(post.family_class)
     groups = {"posterior": hooks.quantities(draws, ref), "sample_stats": stats}
-    if post.info.get("custom_model"):
+    if post.custom_model:
         groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
     if targets is None:
         targets = post.fixed.get("targets")
     if targets is not None:
-        targets = as_matrix(
-            "targets", targets, dim=int(post.info.get("d") or np.shape(targets)[-1])
-        )
+        targets = as_matrix("targets", targets, dim=post.dim)
         groups.update(model_groups(post, draws, targets, seed))
     if prior is None:
-        prior = int(post.info.get("d") or 0) <= PRIOR_MAX_D
+        prior = post.dim <= PRIOR_MAX_D
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
         groups["prior"] = hooks.quantities(pdraws, ref)
