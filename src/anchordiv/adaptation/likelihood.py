@@ -37,6 +37,18 @@ OBSERVED = "targets"
 AUXILIARY_SUFFIX = "_raw"
 
 
+def observed_name_error(observed: list[str], model) -> str:
+    """Why a model whose observed site(s) ``observed`` are not named :data:`OBSERVED` cannot be
+    used (the message of an :class:`AnchorDivError`)."""
+    name = getattr(model, "__qualname__", None) or type(model).__name__
+    return (
+        f"model: {name} observes the site(s) {', '.join(repr(k) for k in observed) or '(none)'}; "
+        f"the target anchors' site must be named {OBSERVED!r}: "
+        f"numpyro.sample({OBSERVED!r}, ..., obs=targets) in a plate over the anchors (the "
+        f"likelihood, LOO and the predictive checks read it by that name)"
+    )
+
+
 class Likelihood:
     """The likelihood of target anchors under ``family``'s model with hyperparameters
     ``kwargs`` (module docstring): the generic one, traced from the model.
@@ -79,6 +91,8 @@ class Likelihood:
             out = log_likelihood(
                 self.family.model, _jax(draws, jnp), jnp.asarray(targets), **self._jax_kwargs(jnp)
             )
+            if OBSERVED not in out:
+                raise AnchorDivError(observed_name_error(list(out), self.family.model))
             return np.asarray(out[OBSERVED], np.float64)
 
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -93,7 +107,11 @@ class Likelihood:
 
             def one(key, values):
                 run = handlers.substitute(handlers.seed(_unobserved(model), key), values)
-                return handlers.trace(run).get_trace(placeholder, **kwargs)[OBSERVED]["value"]
+                trace = handlers.trace(run).get_trace(placeholder, **kwargs)
+                if OBSERVED not in trace:
+                    observed = [k for k, s in trace.items() if s.get("is_observed")]
+                    raise AnchorDivError(observed_name_error(observed, model))
+                return trace[OBSERVED]["value"]
 
             values = _jax(draws, jnp)
             size = len(next(iter(values.values())))
@@ -275,4 +293,11 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp.reshape(shape)})
 
 
-__all__ = ["AUXILIARY_SUFFIX", "OBSERVED", "Likelihood", "log_joint", "with_log_density"]
+__all__ = [
+    "AUXILIARY_SUFFIX",
+    "OBSERVED",
+    "Likelihood",
+    "log_joint",
+    "observed_name_error",
+    "with_log_density",
+]

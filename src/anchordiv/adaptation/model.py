@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import AnchorDivError
 
+from .likelihood import OBSERVED, observed_name_error
 from .methods import INIT_STRATEGIES, NUTS, SVI
 
 REMEDY = (
@@ -152,6 +153,9 @@ def check_sites(fam, prob: Problem) -> dict:
             ) from None
     for k, v in shapes.items():
         sites[k]["shape"] = tuple(v.shape)
+    observed = [k for k, s in sites.items() if s["type"] == "sample" and s["is_observed"]]
+    if observed and OBSERVED not in observed:
+        raise AnchorDivError(observed_name_error(observed, prob.model))
     discrete = [k for k, s in sites.items() if s["discrete"] and not s["is_observed"]]
     if discrete:
         raise AnchorDivError(
@@ -286,6 +290,7 @@ __all__ = [
     "INIT_STRATEGIES",
     "Problem",
     "check_sites",
+    "observed_name_error",
     "failure",
     "guard",
     "init_strategy",

@@ -746,9 +746,9 @@ def family_of(kind: str, module: str | None = None) -> type:
     import first."""
     if kind not in FAMILIES and module:
         raise AnchorDivError(
-            f"kind: {kind!r} is not registered in this process; import {module} first (the "
-            f"module that defines the family and registers it with ad.family); loading never "
-            f"imports code named in a file"
+            f"kind: unknown {kind!r}: its family is not registered in this process; import "
+            f"{module} first (the module that defines it and registers it with ad.family); "
+            f"loading never imports code named in a file"
         )
     return get_family(kind)
 

@@ -447,7 +447,7 @@ def library_problem(
     return {
         "prior_sampler": prior_sampler,
         "simulator": simulator,
-        "inference": _inference(prior, method, num_draws * thin),
+        "inference": _inference(prior, cls, num_draws * thin),
         "quantities": quantities,
         "thin": thin,
     }
