@@ -62,7 +62,6 @@ from .pipeline import (  # noqa: F401
     OPTIONS,
     adapt,
     check_anchors,
-    family_options,
     prior_options,
     resolve_family,
     split_options,

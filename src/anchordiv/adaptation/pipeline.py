@@ -5,12 +5,12 @@ The path, top-down (the developer guide ``docs/guides/internals.md`` numbers its
 
     adapt(kind, broad [N, d], targets [n, d], tau=..., **opts)
       resolve_family(kind)              the family class, read from the registry once
-      family_options(fam, opts)         (prior options, method object); an option that does
+      split_family_options(fam, opts)   (prior options, method object); an option that does
                                         not apply to the kind or method is an error naming it
       check_anchors(broad, targets)     validated once: checked, read-only arrays
       resolve_tau(...)                  τ given, or recorded with the embeddings
       build_prior(fam, broad, targets)  fam.from_anchors (the held-out recipe picks strengths)
-      fit_posterior(prior, targets, ...)  the method run on the prior: the posterior
+      fit_posterior(prior, targets, …)  the method run on the prior: the posterior
 
 All of it runs in one BLAS thread scope (:func:`anchordiv.threads.limited_blas`: the functions
 it calls run straight under it).  The options of each kind and method are read from the
@@ -251,7 +251,7 @@ def adapt(
     (5.0, 10.0)
     """
     fam = resolve_family(kind)
-    prior_opts, method = family_options(fam, opts)
+    prior_opts, method = split_family_options(fam, opts)
     broad, targets = check_anchors(broad_anchors, target_anchors, normalize=normalize)
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     prior = build_prior(fam, broad, targets, **prior_opts)
@@ -272,10 +272,10 @@ def split_options(kind, opts: dict) -> tuple[dict, object]:
     """``(prior options, method object)`` from ``adapt``'s flat options (``kind``: a kind or a
     family class); an option that does not apply to the kind or to the method is an
     :class:`AnchorDivError` naming it."""
-    return family_options(resolve_family(kind), opts)
+    return split_family_options(resolve_family(kind), opts)
 
 
-def family_options(fam: type[Family], opts: dict) -> tuple[dict, object]:
+def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, object]:
     """:func:`split_options` for a family class (resolved already)."""
     o = {**COMMON, **opts}
     kind, kind_opts = fam.kind, prior_options(fam)
@@ -358,8 +358,8 @@ __all__ = [
     "OPTIONS",
     "adapt",
     "check_anchors",
-    "family_options",
     "prior_options",
     "resolve_family",
+    "split_family_options",
     "split_options",
 ]
