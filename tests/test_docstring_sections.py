@@ -86,3 +86,20 @@ def test_adapt_documents_every_option():
         and f", {o}," not in doc
     )
     assert not undocumented, f"ad.adapt does not document {undocumented}"
+
+
+def test_source_names_no_issue_numbers():
+    """Docstrings and comments say what a thing is: the tracker's issue numbers are history, and
+    they belong in the changelog and commit messages, not in the source."""
+    import pathlib
+    import re
+
+    src = pathlib.Path(ad.__file__).parent
+    pattern = re.compile(r"\bissues? #?\d+|\(#\d+\)", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(src)}:{i}: {line.strip()}"
+        for path in sorted(src.rglob("*.py"))
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, "\n".join(found)

@@ -194,3 +194,33 @@ def test_a_thread_count_that_is_not_a_number_is_an_error_naming_the_variable(mon
     monkeypatch.setenv("ANCHORDIV_BLAS_THREADS", "two")
     with pytest.raises(ValueError, match=r"\$ANCHORDIV_BLAS_THREADS: a thread count"):
         threads.blas_thread_limit()
+
+
+def test_a_decorated_function_inside_a_scope_runs_straight_under_it(monkeypatch):
+    """Nested entry points enter no scope of their own: one controller entry per outer call."""
+    monkeypatch.setenv(THREADS_ENV, "1")
+    entered, depth = [], []
+    controller = threads._controller()
+    limit = controller.limit
+
+    def spy(*a, **k):
+        entered.append(k.get("limits"))
+        return limit(*a, **k)
+
+    monkeypatch.setattr(controller, "limit", spy)
+    monkeypatch.setattr(threads, "_controller", lambda: controller)
+
+    @threads.limited_blas
+    def inner():
+        depth.append(threads.current_limit())
+
+    @threads.limited_blas
+    def outer():
+        inner()
+        inner()
+
+    outer()
+    assert entered == [1] and depth == [1, 1]
+    assert outer.__wrapped__.__name__ == "outer" and threads.current_limit() is None
+    inner()  # outside a scope: enters its own
+    assert entered == [1, 1]

@@ -19,7 +19,8 @@ The policy, in one place:
   :func:`blas_threads`: at most :func:`blas_thread_limit` BLAS threads (default **1**) for their
   duration, restored afterwards, so the user's own NumPy code outside is untouched.
   ``$ANCHORDIV_BLAS_THREADS`` sets the cap (``0``: no cap).
-* Nested entry points re-use the cap already in force (a thread-local stack), and the
+* Nested entry points re-use the cap already in force (a thread-local stack; a decorated
+  function called inside a scope runs straight under it), and the
   ``threadpoolctl`` controller is built once per set of loaded modules (building it scans the
   loaded libraries: ~1 ms; entering a cached one: ~20 µs).
 * JAX programs on the CPU run on ``$ANCHORDIV_XLA_THREADS`` intra-op threads (default **1**;
@@ -31,6 +32,7 @@ The policy, in one place:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -124,9 +126,19 @@ def blas_threads(limit: int | None = -1):
 
 
 def limited_blas(fn):
-    """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original;
-    the context manager is entered afresh on every call, so the cap is read then)."""
-    return blas_threads()(fn)
+    """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original).
+    Outside a library call the cap is read and entered on every call; inside one (a cap in
+    force on this thread) ``fn`` runs directly under it: one scope per entry point, however
+    many decorated functions it calls."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if getattr(_LOCAL, "stack", None):  # inside a scope already: its cap holds
+            return fn(*args, **kwargs)
+        with blas_threads():
+            return fn(*args, **kwargs)
+
+    return run
 
 
 __all__ = [

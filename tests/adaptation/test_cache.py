@@ -106,3 +106,25 @@ def test_a_script_that_ran_nuts_and_svi_exits_quietly(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert "Exception ignored" not in run.stderr, run.stderr
+
+
+def test_checked_arrays_are_frozen_and_remembered_as_checked():
+    a = np.arange(12.0).reshape(3, 4)
+    c = cache.checked(a)
+    assert c is not a and not c.flags.writeable and cache.is_checked(c)
+    assert not cache.is_checked(a) and not cache.is_checked(cache.frozen(a))
+    assert cache.checked(c) is c  # checked already: the same array
+
+
+def test_as_anchors_checks_only_the_shape_of_a_checked_array():
+    from anchordiv.errors import AnchorDivError
+
+    bad = np.array([[1.0, np.nan], [0.0, 1.0]])
+    with pytest.raises(AnchorDivError, match="NaN"):
+        cache.as_anchors("targets", bad)
+    c = cache.checked(np.eye(2))
+    assert cache.as_anchors("targets", c, dim=2, min_rows=2) is c
+    with pytest.raises(AnchorDivError, match="dimension mismatch"):
+        cache.as_anchors("targets", c, dim=3)
+    with pytest.raises(AnchorDivError, match="at least 3"):
+        cache.as_anchors("targets", c, min_rows=3)

@@ -9,7 +9,9 @@ corrupt the cache.
 Arrays the library froze itself (:func:`frozen`: a curve's broad anchors; the cache's own
 results) are remembered by identity: their digest and what :func:`derived` computed from them
 (the prior covariance's Cholesky factor) are looked up without rehashing — a curve hashes its
-broad anchors once, not once per cell and model.
+broad anchors once, not once per cell and model.  So is whether they passed the anchor checks
+(:func:`checked`): :func:`as_anchors` then checks their shape only, so ``adapt`` validates its
+anchors once however many functions read them.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ import weakref
 
 import numpy as np
 
+from ..errors import as_matrix
+
 MAX_ENTRIES = 16
 _CACHE: collections.OrderedDict = collections.OrderedDict()
 #: id -> (weak reference, {"digest": ..., derived function: value}) of arrays frozen here
 _FROZEN: dict[int, tuple[weakref.ref, dict]] = {}
+#: the memo entry of a frozen array that passed the anchor checks (:func:`checked`)
+CHECKED = "checked"
 
 
 def _memo(a) -> dict | None:
@@ -60,6 +66,29 @@ def digest(a: np.ndarray) -> str:
     if memo is not None:
         memo["digest"] = value
     return value
+
+
+def checked(a) -> np.ndarray:
+    """``a`` as a :func:`frozen` array remembered as anchors that passed the anchor checks
+    (``adapt``'s :func:`~anchordiv.adaptation.pipeline.check_anchors`: floating, finite, 2-D,
+    enough distinct rows); the caller has run those checks on ``a``."""
+    c = frozen(a)
+    memo = _memo(c)
+    assert memo is not None  # frozen arrays are registered
+    memo[CHECKED] = True
+    return c
+
+
+def is_checked(a) -> bool:
+    """Whether ``a`` is an array :func:`checked` returned (and so read-only since)."""
+    memo = _memo(a)
+    return memo is not None and CHECKED in memo
+
+
+def as_anchors(name: str, x, *, dim: int | None = None, min_rows: int = 1) -> np.ndarray:
+    """:func:`anchordiv.errors.as_matrix` of anchors ``x [n, d]``: for a :func:`checked` array
+    only the shape (``dim``, ``min_rows``) is checked, since its values passed already."""
+    return as_matrix(name, x, dim=dim, min_rows=min_rows, check_finite=not is_checked(x))
 
 
 def derived(fn, a: np.ndarray):
@@ -113,4 +142,14 @@ def clear() -> None:
     _CACHE.clear()
 
 
-__all__ = ["MAX_ENTRIES", "cached", "clear", "derived", "digest", "frozen"]
+__all__ = [
+    "MAX_ENTRIES",
+    "as_anchors",
+    "cached",
+    "checked",
+    "clear",
+    "derived",
+    "digest",
+    "frozen",
+    "is_checked",
+]

@@ -138,8 +138,8 @@ class Likelihood:
         from numpyro.infer import Predictive
 
         with _float64() as jnp:
-            # no posterior samples to condition on: numpyro's deterministic-site option (renamed
-            # in 0.22) has nothing to act on, so it is left at its default
+            # no posterior samples to condition on: numpyro's deterministic-site option has
+            # nothing to act on, so it is left at its default
             out = Predictive(self.family.model, num_samples=int(n), parallel=True)(
                 jax.random.PRNGKey(int(rng.integers(2**31))),
                 jnp.zeros((1, self.d)),

@@ -40,11 +40,11 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from .cache import cached, derived
+from .cache import as_anchors, cached, derived
 from .statistics import broad_moments, scatter
 from ..anchors.latent import principal_subspace
 from .._tolerance import SPECTRUM_RTOL, first_max, kept_spectrum
-from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
+from ..errors import AnchorDivError, in_unit_interval, integer, positive
 from ..threads import limited_blas
 
 #: candidate strengths (pseudo-anchors) of the held-out / evidence search, log-spaced
@@ -330,7 +330,7 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = M
     ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
     target given the others (:func:`fold_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
     "others": use the evidence, :func:`density_strength`)."""
-    t = as_matrix("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
+    t = as_anchors("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
     s = positive("strength", strength)
     f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds))
     return float(fold_scores(f, logdet_c, [s])[0])
@@ -366,7 +366,7 @@ def density_scores(
     closed-form evidence plus twice the weak log hyperprior of the strength
     (:func:`fold_evidence`).  ``scatter``: the targets' :func:`centred_scatter`, where the
     caller has it already (n > d)."""
-    t = as_matrix("targets", targets, dim=len(mu0)).astype(np.float64)
+    t = as_anchors("targets", targets, dim=len(mu0)).astype(np.float64)
     grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
         f, logdet_c = whitened_folds(mu0, cov, t, [], scatter=scatter)
@@ -391,7 +391,7 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
     ``‖Pw‖² − h²/‖S⁺w‖²`` (P: the projection on S's range); otherwise all of ``‖Pw‖²``.
     S⁺w comes from one eigendecomposition of S (:func:`spectrum`), or for n > d from one
     Cholesky factorisation when S is well conditioned."""
-    t = as_matrix("targets", targets).astype(np.float64)
+    t = as_anchors("targets", targets).astype(np.float64)
     n, d = t.shape
     if n <= 2:
         return 1.0
@@ -454,14 +454,13 @@ def gaussian_strengths(
     ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
     ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
     (:func:`anchordiv.adaptation.statistics.broad_moments`)."""
-    b = as_matrix("broad_anchors", broad, min_rows=2)
-    t = as_matrix("target_anchors", targets, dim=b.shape[1])
+    b = as_anchors("broad_anchors", broad, min_rows=2)
+    t = as_anchors("target_anchors", targets, dim=b.shape[1])
     mu0, cov = (
         broad_moments(b, reg=positive("reg", reg, allow_zero=True)) if moments is None else moments
     )
     # shared by both criteria (and, for adapt's frozen targets, with the exact update)
     scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
-    t = t.astype(np.float64)
     grid = np.asarray([positive("grid", g) for g in grid])
     dens = float(
         grid[
@@ -536,13 +535,13 @@ def latent_rank(broad, targets, *, novelty: float) -> int:
     ``max(k_prior, participation ratio of Cov(T))`` and the participation ratio of the blended
     covariance in ``benchmarks/bench_recipe.py``.  ``broad [N, d]``, ``targets [n, d]`` (None:
     no targets yet, the prior's ``k_prior`` — the choice for novel targets)."""
-    b = as_matrix("broad_anchors", broad, min_rows=2)
+    b = as_anchors("broad_anchors", broad, min_rows=2)
     v = in_unit_interval("novelty", novelty)
     k = cached(broad_stable_rank, b)
     t = (
         None
         if targets is None
-        else as_matrix("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
+        else as_anchors("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
     )
     if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
         k_target = principal_subspace(t)[1].shape[1]
@@ -564,7 +563,7 @@ def latent_options(
     ``ad.adapt("latent-gaussian" | "latent-spherical", …, rank=, beta=)`` and their isotropic
     controls; ``strengths``: the output of :func:`gaussian_strengths` for the same anchors
     (computed when omitted).  latent-spherical needs rank ≥ 2: raise a rank of 1 there."""
-    t = as_matrix("target_anchors", targets)
+    t = as_anchors("target_anchors", targets)
     if strengths is None:
         strengths = gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
     beta = latent_beta(len(t), strengths["strength"])

@@ -1,4 +1,4 @@
-"""Warnings for fits whose result is not what a user would assume (issue 18): a model that
+"""Warnings for fits whose result is not what a user would assume: a model that
 never observes the targets (its "posterior" is the prior), and target-only fits with far fewer
 targets than dimensions (the covariance or subspace is fit to n ≪ d points, with no prior
 information to fill the other directions)."""

@@ -1,7 +1,7 @@
 """Does an adapted posterior keep the framework's promise on a curve?  Paired differences to
 what it must beat, the anchors it saves, and whether it ever falls as targets are added.
 
-The claim (issue 17): a broad prior plus a few target anchors beats both the targets alone and
+The claim: a broad prior plus a few target anchors beats both the targets alone and
 mere shrinkage, approaches the target-only fit as targets accumulate, and needs fewer of them.
 On an :class:`~anchordiv.evaluation.curves.Curve` that holds, per kind, a posterior, its
 isotropic-prior control and the target-only model (and cosine):

@@ -1,5 +1,5 @@
 """The main job's dominance table: does every default posterior keep the framework's promise on
-every task?  (Issue 17; the numbers come from :mod:`anchordiv.evaluation.dominance`.)
+every task?  (The numbers come from :mod:`anchordiv.evaluation.dominance`.)
 
 Per task (style transfer, WordNet → ImageNet — whose curve is also the budget study's —, and
 clinical transfer per finding) and per default posterior, at each budget: the paired difference

@@ -11,7 +11,7 @@ Two tasks where the target geometry matters (README "Studies and the main job"):
 For each budget n (seeded target subsets shared by all models, :func:`anchordiv.evaluation.curves.subset`)
 every prior P gives two models of each kind: the exact conjugate posterior
 ``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` with the library's defaults
-(since issue 17 the held-out recipe, :mod:`anchordiv.adaptation.recipe`: strengths, latent rank
+(the held-out recipe, :mod:`anchordiv.adaptation.recipe`: strengths, latent rank
 and target weight chosen from the targets) and its isotropic control (the same prior object's
 ``isotropic()``: the same chosen strengths, broad mean and covariance trace, no directions);
 beside them target-only fits and cosine.  The diagnostics keep *fixed* strengths
@@ -42,10 +42,10 @@ from ...evaluation.curves import (
 )
 from ...checks.diagnostics import diagnose
 
-#: fixed prior strength of the diagnostics (and of the studies' posteriors before issue 17)
+#: fixed prior strength of the diagnostics (pseudo-anchors)
 PRIOR_ANCHORS = 10.0
-#: subspace rank of :func:`adapt_options` (the rule before issue 17, 95 % of the broad variance,
-#: is ~100+ directions for these priors: nearly the whole space, a cosine-like model; the
+#: subspace rank of :func:`adapt_options` (95 % of the broad variance would be
+#: ~100+ directions for these priors: nearly the whole space, a cosine-like model; the
 #: recipe's default chooses it from the targets)
 LATENT_RANK = 10
 KINDS = ("gaussian", "latent-gaussian")

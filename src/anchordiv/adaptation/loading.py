@@ -1,0 +1,195 @@
+"""Priors from disk: :func:`load_prior` reads a saved prior or turns a saved Gaussian anchor
+model into the broad distribution of a prior (:func:`broad_from_model`: moment points whose
+mean and covariance are the model's)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .._tolerance import kept_spectrum
+from ..errors import AnchorDivError, as_matrix
+from ..provenance import with_provenance
+from ..threads import limited_blas
+from .capabilities import is_conjugate
+from .family import Family, build_prior
+from .inference import infer
+from .pipeline import resolve_family
+
+
+@limited_blas
+def load_prior(
+    path,
+    kind: str = "gaussian",
+    *,
+    targets=None,
+    verify: bool = True,
+    sha256: str | None = None,
+    **strengths,
+) -> Family:
+    """A prior object from disk.
+
+    Either a prior saved with ``prior.save(path)``, or a fitted Gaussian anchor model
+    (``models/*``, the output of ``anchordiv build-prior`` / ``ad.save_model``), which becomes the
+    broad distribution of a ``kind`` prior through :func:`broad_from_model`.  The model's card
+    (encoder, τ, sources) and path are kept in ``prior.card``; its τ is the default of
+    :func:`~anchordiv.infer`.  ``path`` may also name a shipped prior, short or full
+    (``"wordnet-visual-art"``; see ``ad.shipped_priors()``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A saved prior or model directory, or a shipped prior's name.
+    kind : str, default "gaussian"
+        The family to build from a saved model (gaussian or latent kinds; ignored for a saved
+        prior, which knows its kind).
+    targets : array_like, shape [n, d], optional
+        Target anchors for the strengths chosen from data (``"auto"``).
+    verify : bool, default True
+        Check the arrays against the card's data hash and the card against its digest.
+    sha256 : str, optional
+        A pinned digest (``ad.bundle_digest(path)``; ``anchordiv priors`` prints the shipped
+        ones'): a bundle with another one is refused.
+    **strengths
+        The kind's prior options (as in :func:`~anchordiv.adapt`, e.g. ``kappa0``, ``nu0``, ``rank``).
+
+    Returns
+    -------
+    Family
+        The prior object (e.g. :class:`NIWPrior`).
+
+    Raises
+    ------
+    AnchorDivError
+        ``path`` is not a saved bundle (or a malformed one), its digest differs from a pinned
+        ``sha256``, ``kind="mixture"`` from a saved model (a mixture runs EM on the anchors
+        themselves), or invalid strengths.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> path = ad.save_model(ad.fit("gaussian", broad, tau=20.0),
+    ...                      pathlib.Path(tempfile.mkdtemp()) / "broad")
+    >>> prior = ad.load_prior(path, kappa0=5.0, nu0=10.0)
+    >>> type(prior).__name__, prior.dim
+    ('NIWPrior', 4)
+    """
+    from .._safeio import malformed
+    from ..io import load_card, load_model, read_bundle, resolve_prior
+
+    path = resolve_prior(path)
+    card = load_card(path)
+    saved = card.get("type") == "prior"
+    if saved:
+        arrays, card = read_bundle(path, verify=verify, sha256=sha256)
+        with malformed(path, "prior"):
+            if not isinstance(card.get("kind"), str):
+                raise AnchorDivError(f"{path}: a saved prior's card needs a 'kind' (a family)")
+            fam = resolve_family(card["kind"])
+            meta = card["prior"]
+            if not isinstance(meta, dict) or meta.get("family") != card["kind"]:
+                raise AnchorDivError(f"{path}: the card's prior does not match its kind")
+            prior = fam.from_arrays(arrays, meta)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                check_loaded_prior(prior, card)
+        return prior
+    fam = resolve_family(kind)
+    needs = getattr(fam, "needs_anchors", None)
+    if needs:
+        raise AnchorDivError(f"kind: {needs}")
+    broad = stand_in_anchors(load_model(path, verify=verify, sha256=sha256), card)
+    t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
+    prior = build_prior(fam, broad, t, **strengths)
+    origin = json.dumps({"path": str(Path(path)), "card": card}, default=str)
+    return dataclasses.replace(prior, origin=origin)  # type: ignore[type-var]
+
+
+def check_loaded_prior(prior: Family, card: dict) -> None:
+    """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
+    types where numbers are expected, finite, and its dimension the card's."""
+    for f in dataclasses.fields(prior):
+        v = getattr(prior, f.name)
+        if f.name in prior.static_fields or v is None or isinstance(v, str):
+            continue
+        a = np.asarray(v)
+        if a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
+            raise AnchorDivError(f"prior: field {f.name} is not finite numbers")
+    if prior.dim != card.get("dim"):
+        raise AnchorDivError(f"prior: dimension {prior.dim}, the card says {card.get('dim')}")
+    origin = getattr(prior, "origin", "")
+    if origin:
+        from .._safeio import parse_json
+
+        if not isinstance(origin, str) or not isinstance(parse_json(origin, "origin"), dict):
+            raise AnchorDivError("prior: its origin is not a JSON object")
+    if is_conjugate(prior):  # the first use, on two probe targets: it must give a model
+        from ..io import check_loaded_model
+
+        probe = np.eye(prior.dim)[: min(2, prior.dim)]
+        check_loaded_model(infer(prior, probe, tau=10.0).point())
+
+
+def stand_in_anchors(model, card: dict) -> np.ndarray:
+    """:func:`broad_from_model` carrying the card's encoder and τ as provenance."""
+    return with_provenance(
+        broad_from_model(model),
+        encoder=card.get("encoder"),
+        logit_scale=card.get("tau"),
+        stand_in="moment points of a saved model",
+    )
+
+
+def broad_from_model(model) -> np.ndarray:
+    """Anchors whose ML mean and covariance equal a saved Gaussian model's.
+
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns — those whose
+    squared norm is at most :data:`anchordiv._tolerance.SPECTRUM_RTOL` of the largest: a
+    rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
+    gaussian and latent families use
+    only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
+    prior was fitted to (not for ``mixture``, which runs EM on the anchors).
+
+    Parameters
+    ----------
+    model : Gaussian
+        A fitted or loaded Gaussian anchor model.
+
+    Returns
+    -------
+    numpy.ndarray, shape [2r, d]
+        The stand-in anchors.
+
+    Raises
+    ------
+    AnchorDivError
+        ``model`` is not a Gaussian.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation import broad_from_model
+    >>> a = np.eye(4)
+    >>> pts = broad_from_model(ad.fit("gaussian", a, tau=20.0))   # 4 points: a rank-3 fit
+    >>> pts.shape, bool(np.allclose(pts.mean(0), a.mean(0)))
+    ((6, 4), True)
+    """
+    from ..anchors import Gaussian
+
+    if not isinstance(model, Gaussian):
+        raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
+    mean, factor = np.asarray(model.mean), np.asarray(model.factor)
+    # a zero column adds nothing, twice; "zero" relative to the largest (the spectrum's
+    # tolerance: a rank-deficient fit's absent direction is ±1e-17 or 0 by host)
+    factor = factor[:, kept_spectrum(np.einsum("ij,ij->j", factor, factor))]
+    step = np.sqrt(factor.shape[1]) * factor.T
+    return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
+
+
+__all__ = ["broad_from_model", "check_loaded_prior", "load_prior", "stand_in_anchors"]
