@@ -181,6 +181,8 @@ class Method(abc.ABC):
     name: ClassVar[str] = "abstract"
     #: whether its draws are independent (exact, guide draws) rather than Markov chains
     independent_draws: ClassVar[bool] = True
+    #: why an option does not apply to it, where it takes none (appended to that error)
+    takes_none: ClassVar[str] = ""
 
     @abc.abstractmethod
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
@@ -381,6 +383,7 @@ class Exact(Method):
     """
 
     name: ClassVar[str] = "exact"
+    takes_none: ClassVar[str] = " (the exact update is the default prior's closed form)"
 
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
         if not is_conjugate(prior):

@@ -303,7 +303,7 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, object]:
         raise AnchorDivError(
             f"{k}: runs with method={' or '.join(repr(m) for m in takes)}, "
             f"not with method={name!r}"
-            + (" (the exact update is the default prior's closed form)" if name == "exact" else "")
+            + METHODS[name].takes_none
             + (f"; also not applicable: {', '.join(wrong[1:])}" if len(wrong) > 1 else "")
         )
     return prior_opts, METHODS[name](**o)

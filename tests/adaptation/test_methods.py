@@ -1,0 +1,207 @@
+"""The inference methods run themselves (``method.run(prior, targets, tau=, broad=)``), NUTS
+and SVI over one skeleton whose hooks say what differs, and nothing outside the methods
+module dispatches on a method's name."""
+
+import ast
+import warnings
+from pathlib import Path
+
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+import anchordiv as ad
+from anchordiv.adaptation import methods
+from anchordiv.adaptation.cache import frozen
+from anchordiv.adaptation.methods import METHODS, Method, ModelMethod
+
+SRC = Path(ad.__file__).parent
+D = 3
+
+
+def anchors(seed=0, n=6):
+    rng = np.random.default_rng(seed)
+    broad = rng.normal(size=(40, D)) * np.linspace(1.5, 0.5, D)
+    t = rng.normal(size=(n, D)) + 0.3
+    return broad, t / np.linalg.norm(t, axis=1, keepdims=True)
+
+
+def prior():
+    broad, _ = anchors()
+    return ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=D + 4.0)
+
+
+def test_one_table_of_methods_by_name():
+    assert list(METHODS) == ["exact", "nuts", "svi"]
+    for name, cls in METHODS.items():
+        assert issubclass(cls, Method) and cls.name == name
+    assert issubclass(ad.NUTS, ModelMethod) and issubclass(ad.SVI, ModelMethod)
+    assert (ad.Exact.independent_draws, ad.NUTS.independent_draws, ad.SVI.independent_draws) == (
+        True,
+        False,
+        True,
+    )
+    from anchordiv.checks import sbc
+
+    assert sbc.METHODS is METHODS  # SBC takes the same names, no table of its own
+
+
+def test_exact_run_is_infer_without_the_validation():
+    """``run`` takes validated targets, a read-only (frozen) array included, and a resolved τ."""
+    p = prior()
+    _, t = anchors()
+    via_infer = ad.infer(p, t, ad.Exact(), tau=5.0)
+    direct = ad.Exact().run(p, frozen(t), tau=5.0)
+    assert type(direct).__name__ == "ExactPosterior" and direct.method == "exact"
+    assert direct.prior is p and direct.tau == 5.0
+    for k, v in via_infer.params("mean").items():
+        np.testing.assert_array_equal(direct.params("mean")[k], v)
+    np.testing.assert_array_equal(
+        p.update(t, tau=5.0).params("map")["Sigma"], direct.params("map")["Sigma"]
+    )
+
+
+def test_exact_refuses_a_prior_without_an_update():
+    broad, t = anchors()
+    spectral = ad.SpectralPrior.from_anchors(broad, rank=2)
+    with pytest.raises(ad.AnchorDivError, match="no closed-form update; use ad.SVI"):
+        ad.Exact().run(spectral, t, tau=5.0)
+
+
+@pytest.mark.parametrize(
+    "method, exact",
+    [
+        (ad.NUTS(), False),
+        (ad.NUTS(subspace=2), True),
+        (ad.SVI(guide="lowrank"), False),
+        (ad.SVI(guide="delta"), True),  # its "mean" is the conjugate mean
+        (ad.SVI(guide="delta", model=lambda targets: None), False),  # a user's model: none
+    ],
+)
+def test_the_conjugate_update_runs_only_where_its_result_is_used(method, exact):
+    p = prior()
+    _, t = anchors()
+    params, kwargs, _, fixed = method.inputs(p, t)
+    assert (params is not None) is exact
+    assert set(kwargs) >= {"mu0", "kappa0", "nu0", "psi0"} and isinstance(fixed, dict)
+
+
+def test_the_skeleton_hooks_are_the_methods_differences():
+    assert ad.NUTS().guide_name is None and not ad.NUTS().map_density
+    assert ad.SVI(guide="normal").guide_name == "normal" and not ad.SVI(guide="normal").map_density
+    assert ad.SVI().map_density  # a delta guide: the mode of the parameters' density
+
+
+def test_a_subspace_run_needs_the_broad_anchors():
+    _, t = anchors()
+    with pytest.raises(ad.AnchorDivError, match="subspace: needs the broad anchors"):
+        ad.NUTS(subspace=2, progress=False).run(prior(), t, tau=5.0)
+
+
+def test_a_users_model_observing_another_site_names_it():
+    """The observed site must be named ``targets``: an error naming the site (no KeyError),
+    before anything compiles."""
+
+    def model(targets, *, mu0, **_):
+        mu = numpyro.sample("mu", dist.Normal(mu0, 1.0).to_event(1))
+        numpyro.deterministic("Sigma", np.eye(targets.shape[1]))
+        with numpyro.plate("anchors", targets.shape[0]):
+            numpyro.sample("x", dist.Normal(mu, 1.0).to_event(1), obs=targets)
+
+    _, t = anchors()
+    with pytest.raises(ad.AnchorDivError, match=r"observes the site\(s\) 'x'.*named 'targets'"):
+        ad.infer(prior(), t, ad.NUTS(model=model, progress=False), tau=5.0)
+
+
+@pytest.mark.slow
+def test_each_model_method_runs_and_says_what_it_made():
+    broad, t = anchors()
+    p = prior()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = ad.NUTS(num_warmup=30, num_samples=20, num_chains=1, progress=False).run(
+            p, frozen(t), tau=5.0, broad=broad
+        )
+        svi = ad.SVI(guide="normal", num_steps=50, num_samples=10, progress=False).run(
+            p, frozen(t), tau=5.0
+        )
+    assert nuts.method == "nuts" and not nuts.independent_draws and nuts.guide is None
+    assert "log_density" in nuts.stats
+    assert svi.method == "svi" and svi.independent_draws and svi.variational
+    assert svi.guide == "normal" and svi.elbo is not None
+
+
+# ---- no dispatch on a method's name -----------------------------------------------------------
+
+NAMES = {"exact", "nuts", "svi"}
+#: where a method name may be compared: the methods themselves and the CLI's argument parsing
+ALLOWED = {SRC / "adaptation" / "methods.py"}
+ALLOWED_DIRS = (SRC / "app" / "commands",)
+#: variables whose values share a name with a method but are not one (LOO's estimators)
+NOT_METHODS = {"estimator"}
+
+
+def _docstrings(tree) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                out.add(id(body[0].value))
+    return out
+
+
+def name_comparisons(path: Path) -> list[str]:
+    """``x == "nuts"``, ``"svi" != x``, ``x in ("exact", ...)`` and ``match`` cases of a method
+    name in ``path`` (docstrings are not code)."""
+    tree = ast.parse(path.read_text())
+    docs = _docstrings(tree)
+    found = []
+
+    def names(node) -> set[str]:
+        if isinstance(node, ast.Constant) and id(node) not in docs:
+            return {node.value} & NAMES if isinstance(node.value, str) else set()
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return set().union(*(names(e) for e in node.elts)) if node.elts else set()
+        return set()
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            other = {o.id for o in operands if isinstance(o, ast.Name)}
+            if any(names(o) for o in operands) and not other & NOT_METHODS:
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}")
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            if names(node.pattern.value):
+                found.append(f"{path.relative_to(SRC)}:{node.pattern.lineno}")
+    return found
+
+
+def test_no_method_name_is_compared_outside_the_methods():
+    """Code outside ``adaptation/methods.py`` and the CLI's parsing asks the posterior or the
+    method object, never compares a name with ``"exact"``, ``"nuts"`` or ``"svi"``."""
+    found = [
+        hit
+        for path in sorted(SRC.rglob("*.py"))
+        if path not in ALLOWED and not any(d in path.parents for d in ALLOWED_DIRS)
+        for hit in name_comparisons(path)
+    ]
+    assert found == []
+
+
+def test_the_name_check_finds_a_comparison(tmp_path):
+    probe = SRC / "adaptation" / "_probe_methods_test.py"
+    probe.write_text('"""x == "svi" in a docstring is not code."""\nok = m == "svi"\n')
+    try:
+        assert name_comparisons(probe) == ["adaptation/_probe_methods_test.py:2"]
+    finally:
+        probe.unlink()
+
+
+def test_the_protocol_imports_no_runner():
+    """``adaptation/family.py`` imports nothing from ``adaptation/inference``."""
+    tree = ast.parse((SRC / "adaptation" / "family.py").read_text())
+    modules = {(node.module or "") for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {m for m in modules if m.split(".")[-1] == "inference"}
+    assert methods.Exact.__module__ == "anchordiv.adaptation.methods"
