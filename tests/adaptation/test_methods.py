@@ -99,19 +99,28 @@ def test_a_subspace_run_needs_the_broad_anchors():
         ad.NUTS(subspace=2, progress=False).run(prior(), t, tau=5.0)
 
 
-def test_a_users_model_observing_another_site_names_it():
-    """The observed site must be named ``targets``: an error naming the site (no KeyError),
-    before anything compiles."""
+def test_a_family_model_observing_another_site_names_it():
+    """A family whose likelihood is traced from its model must name the observed site
+    ``targets``: an error naming the site (no KeyError), before anything compiles, and where
+    the likelihood is used."""
+    from types import SimpleNamespace
 
-    def model(targets, *, mu0, **_):
+    from anchordiv.adaptation.likelihood import Likelihood
+    from anchordiv.adaptation.model import check_sites, problem
+
+    def model(targets, *, mu0):
         mu = numpyro.sample("mu", dist.Normal(mu0, 1.0).to_event(1))
-        numpyro.deterministic("Sigma", np.eye(targets.shape[1]))
         with numpyro.plate("anchors", targets.shape[0]):
             numpyro.sample("x", dist.Normal(mu, 1.0).to_event(1), obs=targets)
 
+    fam = SimpleNamespace(model=model, sites=("mu",), likelihood_type=Likelihood, kind="x-site")
     _, t = anchors()
+    prob = problem(fam, {"mu0": np.zeros(D)}, None, t, ad.NUTS())
     with pytest.raises(ad.AnchorDivError, match=r"observes the site\(s\) 'x'.*named 'targets'"):
-        ad.infer(prior(), t, ad.NUTS(model=model, progress=False), tau=5.0)
+        check_sites(fam, prob)
+    lik = Likelihood(fam, {"mu0": np.zeros(D)}, {}, D)
+    with pytest.raises(ad.AnchorDivError, match=r"'x'.*named 'targets'"):
+        lik.log_density({"mu": np.zeros((2, D))}, t)
 
 
 @pytest.mark.slow

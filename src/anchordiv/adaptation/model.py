@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import AnchorDivError
 
-from .likelihood import OBSERVED, observed_name_error
-from .methods import INIT_STRATEGIES, NUTS, SVI
+from .likelihood import OBSERVED, Likelihood, observed_name_error
+from .runners import INIT_STRATEGIES
 
 REMEDY = (
     "try float64 (x64=True with jax_enable_x64 on), a smaller learning_rate, "
@@ -73,7 +73,7 @@ def problem(
     base_kwargs: dict,
     broad: np.ndarray,
     targets: np.ndarray,
-    o: NUTS | SVI,
+    o: Any,
     *,
     map_density: bool = False,
 ) -> Problem:
@@ -154,7 +154,8 @@ def check_sites(fam, prob: Problem) -> dict:
     for k, v in shapes.items():
         sites[k]["shape"] = tuple(v.shape)
     observed = [k for k, s in sites.items() if s["type"] == "sample" and s["is_observed"]]
-    if observed and OBSERVED not in observed:
+    traced = fam.likelihood_type.log_density is Likelihood.log_density  # reads the site by name
+    if traced and not prob.custom and observed and OBSERVED not in observed:
         raise AnchorDivError(observed_name_error(observed, prob.model))
     discrete = [k for k, s in sites.items() if s["discrete"] and not s["is_observed"]]
     if discrete:

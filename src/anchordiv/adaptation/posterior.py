@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -629,12 +629,9 @@ class SampledPosterior(Posterior):
 
     @property
     def independent_draws(self) -> bool:
-        """Whether the draws are independent (an SVI guide's) or Markov chains (NUTS): what the
-        method that made them says (:data:`.methods.METHODS`)."""
-        from .methods import METHODS
-
-        made_by = METHODS.get(self.method)
-        return made_by.independent_draws if made_by is not None else self.variational
+        """Whether the draws are independent (an SVI guide's) rather than Markov chains
+        (NUTS)."""
+        return self.variational
 
     def params(self, which: str = "mean") -> dict[str, np.ndarray]:
         if which not in ("mean", "map"):
@@ -740,7 +737,7 @@ def retyped(post: Posterior, cls: type, **changes) -> Posterior:
     return cls(**{**fields, **changes})
 
 
-def family_of(kind: str, module: str | None = None) -> type:
+def family_of(kind: str, module: str | None = None) -> type[Any]:
     """The family class registered under ``kind``; one not registered in this process is an
     :class:`AnchorDivError` that names ``module`` (where the saved family was defined) to
     import first."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -32,7 +32,7 @@ from .._tolerance import first_max
 from ..errors import AnchorDivError
 from . import points as summaries
 from .capabilities import optional
-from .methods import CHAIN_METHODS, NUTS, NUTS_RUNNERS
+from .runners import CHAIN_METHODS, NUTS_RUNNERS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
@@ -51,7 +51,7 @@ def _shapes(tree: dict) -> tuple:
     )
 
 
-def sampler(prob: Problem, o: NUTS, counts: dict) -> tuple[Chains, dict, bool]:
+def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
     """The cached compiled chain runner for a model, settings and shapes, or a new one.
 
     Parameters
@@ -59,7 +59,7 @@ def sampler(prob: Problem, o: NUTS, counts: dict) -> tuple[Chains, dict, bool]:
     prob : Problem
         The model.
     o : NUTS
-        The NUTS configuration (validated when it was made).
+        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
     counts : dict
         Warm-up and sample counts.
 
@@ -118,7 +118,7 @@ def sampler(prob: Problem, o: NUTS, counts: dict) -> tuple[Chains, dict, bool]:
     return table.get(key, build), dyn, fresh
 
 
-def run_mcmc(prob: Problem, o: NUTS, counts: dict, seed: int):
+def run_mcmc(prob: Problem, o: Any, counts: dict, seed: int):
     """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call).
 
     Parameters
@@ -126,7 +126,7 @@ def run_mcmc(prob: Problem, o: NUTS, counts: dict, seed: int):
     prob : Problem
         The model.
     o : NUTS
-        The NUTS configuration (validated when it was made).
+        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
     counts : dict
         Warm-up and sample counts.
     seed : int
@@ -157,7 +157,7 @@ def run_mcmc(prob: Problem, o: NUTS, counts: dict, seed: int):
     return mcmc.get_samples(group_by_chain=True), stats, mcmc
 
 
-def run_cached(prob: Problem, o: NUTS, counts: dict, seed: int):
+def run_cached(prob: Problem, o: Any, counts: dict, seed: int):
     """Run the cached compiled chain runner (:func:`sampler`).
 
     Parameters
@@ -165,7 +165,7 @@ def run_cached(prob: Problem, o: NUTS, counts: dict, seed: int):
     prob : Problem
         The model.
     o : NUTS
-        The NUTS configuration (validated when it was made).
+        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
     counts : dict
         Warm-up and sample counts.
     seed : int
@@ -222,7 +222,7 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
         ) from None
 
 
-def run_nuts(post: Posterior, prob: Problem, o: NUTS, sites: list[str]) -> Posterior:
+def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Posterior:
     """``post`` filled with NUTS draws of ``prob`` (module docstring): the fit of
     :class:`~.methods.NUTS`.
 
@@ -233,7 +233,7 @@ def run_nuts(post: Posterior, prob: Problem, o: NUTS, sites: list[str]) -> Poste
     prob : Problem
         The model to sample.
     o : NUTS
-        The NUTS configuration (validated when it was made).
+        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
     sites : list of str
         Sites to keep.
 

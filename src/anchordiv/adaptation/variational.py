@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,7 +39,7 @@ from ..progress import tqdm
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
 from .capabilities import optional
-from .methods import GUIDES, SVI, SVI_RUNNERS
+from .runners import GUIDES, SVI_RUNNERS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
 
@@ -201,7 +202,7 @@ def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
 MAX_RUNNERS = SVI_RUNNERS.max_size
 
 
-def runner(prob: Problem, o: SVI, static: tuple):
+def runner(prob: Problem, o: Any, static: tuple):
     """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
     steps — cached when guide, optimiser and init strategy are given by name/number, in a
     least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
@@ -371,7 +372,7 @@ def svi_points(
     return out, {"point_mean": mean_how, "point_map": how}
 
 
-def run_svi(post: Posterior, prob: Problem, o: SVI, sites: list[str], exact=None) -> Posterior:
+def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None) -> Posterior:
     """``post`` filled with an SVI fit of ``prob`` (module docstring): the fit of
     :class:`~.methods.SVI`.
 

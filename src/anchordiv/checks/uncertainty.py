@@ -99,7 +99,7 @@ def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
     stats = {
         STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
-        for k, v in post.stats.items()
+        for k, v in (post.stats or {}).items()
         if k in STATS
     }
     flat, shape = _merge({k: v[:, idx] for k, v in post.samples.items()})
