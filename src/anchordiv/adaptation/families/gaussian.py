@@ -66,6 +66,7 @@ from ...anchors.base import as_tau, jax_dtype, psd_factor
 from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
 from .. import recipe
 from ..family import Family, check_prior_mode, isotropic_like
+from ..hooks import N_EIGEN, SMALL_D, Hooks, cosine, unit_vector
 from ..likelihood import Likelihood
 from ..recipe import log_hyperprior
 from ..registry import family
@@ -718,6 +719,44 @@ class NIWLikelihood(GaussianLikelihood):
 STRENGTH_RULES = ("evidence", "held-out")
 
 
+# ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
+def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """Mean cosine and norm, covariance trace, leading eigenvalues and the angle of the leading
+    axis to the point summary's (degrees); ``mu`` and ``Sigma`` themselves at d ≤ 8."""
+    w, v = np.linalg.eigh(s["Sigma"])
+    _, vr = np.linalg.eigh(ref["Sigma"])
+    lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
+    out = {
+        "mean_cosine": cosine(s["mu"], ref["mu"]),
+        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+        "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
+        "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
+        "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0))),
+    }
+    if s["mu"].shape[-1] <= SMALL_D:
+        out.update(mu=s["mu"], Sigma=s["Sigma"])
+    return out
+
+
+def gaussian_sbc_quantities(d: int, rng) -> dict:
+    """tr Σ, vᵀΣv and μ·v for a fixed unit v."""
+    v = unit_vector(d, rng)
+    return {
+        "tr Σ": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1),
+        "vᵀΣv": lambda p: np.einsum("i,sij,j->s", v, p["Sigma"], v),
+        "μ·v": lambda p: p["mu"] @ v,
+    }
+
+
+def gaussian_prior_scale(kwargs: dict, mean: dict) -> np.ndarray:
+    """The prior's scale ``psi0`` (else the posterior-mean covariance) ``[d, d]``."""
+    return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["Sigma"], np.float64)
+
+
+#: the dims of :func:`gaussian_quantities`
+GAUSSIAN_DIMS = {"cov_eigenvalues": ["eigenvalue"], "mu": ["dim"], "Sigma": ["dim", "dim_"]}
+
+
 @family("gaussian")
 class NIWPrior(Family):
     """Normal–inverse-Wishart prior of the gaussian kind.
@@ -768,6 +807,16 @@ class NIWPrior(Family):
 
     sites = ("mu", "Sigma")
     covariance_site = "Sigma"
+    hooks = Hooks(
+        quantities=gaussian_quantities,
+        dims=GAUSSIAN_DIMS,
+        sbc_options=lambda d: {"kappa0": 2.0, "nu0": d + 4.0},
+        sbc_quantities=gaussian_sbc_quantities,
+        draw_size=lambda params: int(np.size(params.psi)),
+        prior_scale=gaussian_prior_scale,
+        student_t_predictive=True,
+        svi_coverage={"tr Σ": 0.915, "vᵀΣv": 0.895, "μ·v": 0.895},
+    )
 
     def __post_init__(self):
         """Concrete hyperparameters are checked (a pytree rebuilt from tracers is not):
