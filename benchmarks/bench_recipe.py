@@ -41,9 +41,9 @@ import time
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation import SpectralPrior, adapt, infer, recipe
 from anchordiv.anchors.gaussian import moments
-from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve, spectral_mean
+from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from anchordiv.evaluation.dominance import anchors_needed, dominance_rows
 from common import parser, table, write_results
 
@@ -185,13 +185,21 @@ def models() -> dict[str, CurveModel]:
         out[f"{rule}-isotropic-{kind}"] = CurveModel(
             functools.partial(_model, rule, kind, "isotropic"), "custom", kind
         )
-    out.update({name: MODELS[name] for name in ("spectral", "isotropic-spectral")})
+    out.update(spectral=MODELS["posterior-spectral"])
+    out["isotropic-spectral"] = MODELS["isotropic-spectral"]
     for name, opts in SPECTRAL_VARIANTS.items():
         for prior, label in (("broad", name), ("isotropic", f"isotropic-{name}")):
             out[label] = CurveModel(
                 functools.partial(spectral_mean, prior, **opts), "custom", "gaussian"
             )
     return out
+
+
+def spectral_mean(prior, broad, target, tau, **options):
+    """The NUTS posterior mean of ``SpectralPrior`` (``prior="broad"`` or its control), with
+    the family's curve method; ``options`` go to ``SpectralPrior.from_anchors``."""
+    p = SpectralPrior.from_anchors(broad, prior=prior, **options)
+    return infer(p, target, SpectralPrior.hooks.curve_method, tau=tau).point("mean")
 
 
 #: spectral-prior variants beside the default (horseshoe, rank 64)

@@ -215,3 +215,43 @@ def test_only_the_adapter_imports_arviz():
                 bad.append(f"{module_name(path)}:{node.lineno}")
     assert not bad, "ArviZ imported outside anchordiv.checks.arviz: " + ", ".join(bad)
     assert "import arviz as az" in adapter.read_text()
+
+
+def kind_literals(path: Path, kinds: set) -> list[str]:
+    """String constants of ``path`` outside docstrings that equal one of ``kinds``."""
+    tree = ast.parse(path.read_text())
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    return [
+        f"{module_name(path)}:{node.lineno} {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docs
+        and node.value in kinds
+    ]
+
+
+#: the one kind literal left in the checks layer: compare_priors' default kind
+KIND_LITERALS_ALLOWED = {"anchordiv.checks.criticism"}
+
+
+def test_no_built_in_kind_literal_in_checks_or_evaluation():
+    """What a family knows lives in its module (its ``hooks``): the checks and evaluation
+    layers name no built-in kind (docstrings may)."""
+    from anchordiv.adaptation.registry import FAMILIES, is_builtin
+
+    kinds = {kind for kind, fam in FAMILIES.items() if is_builtin(fam)}
+    assert {"gaussian", "spectral", "mixture"} <= kinds
+    bad = [
+        hit
+        for layer_dir in ("checks", "evaluation")
+        for path in sorted((ROOT / layer_dir).rglob("*.py"))
+        if module_name(path) not in KIND_LITERALS_ALLOWED
+        for hit in kind_literals(path, kinds)
+    ]
+    assert not bad, "built-in kind literals:\n" + "\n".join(bad)

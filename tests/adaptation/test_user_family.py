@@ -362,6 +362,64 @@ def test_the_cli_adapts_the_guides_family_from_a_saved_model(fam, tmp_path, caps
     assert "post" in (tmp_path / "e" / "evaluation.csv").read_text()
 
 
+def test_a_minimal_family_has_curve_models(minimal):
+    """A family registered late has ``posterior-<kind>`` / ``isotropic-<kind>`` curve models,
+    run by NUTS (it has no exact update) unless it declares another method."""
+    from anchordiv.checks.families import CURVE_NUTS, register_checks
+    from anchordiv.evaluation import curves
+
+    kind = minimal_family.KIND
+    assert curves.curve_method(kind) is CURVE_NUTS
+    assert {f"posterior-{kind}", f"isotropic-{kind}"} <= set(curves.MODELS)
+    assert curves.MODELS[f"isotropic-{kind}"].role == "isotropic"
+    svi = ad.SVI(num_steps=10, progress=False)
+    register_checks(minimal, curve_method=svi)
+    try:
+        assert curves.curve_method(kind) is svi and minimal.hooks.curve_method is svi
+    finally:
+        del minimal.hooks
+    assert curves.curve_method(kind) is CURVE_NUTS
+
+
+@pytest.mark.slow
+def test_a_minimal_family_has_curve_models_that_run(minimal):
+    """``posterior-<kind>`` / ``isotropic-<kind>`` of a family registered late run with its
+    curve method (here a short NUTS run it declares through ``register_checks``): every cell
+    is a number."""
+    from anchordiv.checks.families import register_checks
+    from anchordiv.evaluation import curves
+    from anchordiv.evaluation.evaluate import shared_label_relevance
+
+    kind = minimal_family.KIND
+    broad, t = anchors3()
+    labels = np.arange(12) % 2
+    items = t[labels] + 0.05 * np.random.default_rng(1).normal(size=(12, 3))
+    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    short = ad.NUTS(num_warmup=20, num_samples=20, num_chains=1, progress=False)
+    register_checks(minimal, curve_method=short)
+    try:
+        assert curves.curve_method(kind) is short
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curve = curves.adaptation_curve(
+                broad,
+                t,
+                items,
+                items,
+                shared_label_relevance(labels, labels),
+                tau=10.0,
+                models=[f"posterior-{kind}", f"isotropic-{kind}"],
+                budgets=[3],
+                n_subsets=1,
+                n_boot=20,
+                progress=False,
+            )
+    finally:
+        del minimal.hooks
+    for name in (f"posterior-{kind}", f"isotropic-{kind}"):
+        assert np.isfinite(curve.means(name)).all()
+
+
 @pytest.mark.slow
 def test_a_minimal_family_runs_nuts_and_shows_its_own_sites(minimal):
     """``ad.adapt`` by kind (no ``prior=`` reaches its ``from_anchors``) with NUTS; the

@@ -206,16 +206,32 @@ def test_warnings_are_summarised_once_per_model(study):
 
 
 def test_default_registry_has_posterior_and_isotropic_control():
-    for kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
-        assert curves.MODELS[f"posterior-{kind}"].role == "posterior"
-        assert curves.MODELS[f"isotropic-{kind}"].role == "isotropic"
+    """Every registered family has its ``posterior-<kind>`` and ``isotropic-<kind>`` models
+    (read live from the family registry), every anchor kind its target-only model."""
+    from anchordiv.adaptation.registry import FAMILIES
+
+    for kind in FAMILIES:
+        for role in ("posterior", "isotropic"):
+            m = curves.MODELS[f"{role}-{kind}"]
+            assert m.role == role and m.kind == kind and m.uses_target
+            assert f"{role}-{kind}" in set(curves.MODELS)
+    for kind in ad.anchors.KINDS:
         assert curves.MODELS[kind].role == "target"
     assert set(curves.DEFAULT_MODELS) <= set(curves.MODELS)
+    assert "posterior-nope" not in curves.MODELS and "spectral" not in curves.MODELS
 
 
-def test_the_spectral_prior_has_curve_models():
-    """``"spectral"`` / ``"isotropic-spectral"``: the SpectralPrior posterior mean by NUTS in
-    full d and its control, as custom Gaussian rows (they pair with no target-only model)."""
-    for name in ("spectral", "isotropic-spectral"):
-        m = curves.MODELS[name]
-        assert m.role == "custom" and m.kind == "gaussian" and m.uses_target
+def test_a_family_runs_in_curves_with_its_declared_method():
+    """The curve models run the exact update of a conjugate family and the NUTS settings a
+    family declares (spectral: NUTS in full d); a registered name wins over a family model."""
+    assert isinstance(curves.curve_method("gaussian"), ad.Exact)
+    assert curves.curve_method("spectral") is ad.SpectralPrior.hooks.curve_method
+    assert curves.curve_method("spectral").num_chains == 1
+    assert isinstance(curves.curve_method("factor-gaussian"), ad.NUTS)  # the generic default
+    curves.register_model("posterior-gaussian", pooled, overwrite=True)
+    try:
+        assert curves.MODELS["posterior-gaussian"].factory is pooled
+        assert list(curves.MODELS).count("posterior-gaussian") == 1
+    finally:
+        del curves.MODELS["posterior-gaussian"]
+    assert curves.MODELS["posterior-gaussian"].factory.func is curves.adapted

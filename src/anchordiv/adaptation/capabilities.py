@@ -1,8 +1,11 @@
 """The optional capabilities of a family beyond the :class:`~anchordiv.adaptation.family.Family`
 protocol, checked with ``isinstance``/``issubclass`` (structurally: defining the methods is
 enough): :class:`Conjugate` (a closed-form update) and :class:`Projectable` (inference in a
-principal subspace).  Each has optional members too, read with :func:`optional` where they are
-used (:data:`OPTIONAL` lists them)."""
+principal subspace).  Their optional members (:data:`OPTIONAL`) are declared on
+:class:`~anchordiv.adaptation.family.Family` with defaults that say "none" (a method returning
+None, ``covariance_site = None``), so every family has them: call ``prior.completion(targets)``,
+``fam.exact_chains(post, ...)``, ``fam.project_mean(mean, u)``, ``fam.subspace_mode(...)`` and
+test the result (or ``fam.covariance_site``) for None."""
 
 from __future__ import annotations
 
@@ -22,9 +25,10 @@ class Conjugate(Protocol):
     weight, why it is target-only under ``"target_only"``; ``fixed`` holds arrays every draw
     shares.
 
-    Optional: ``exact_chains(post, rng, chains, per_chain) -> {site: [chains, per_chain, ...]}``,
-    exact draws of the whole posterior where the parameters' own ``sample`` conditions on
-    something (the mixture's Gibbs chains sample the assignments too).
+    Optional (declared on ``Family``, None by default): ``exact_chains(post, rng, chains,
+    per_chain) -> {site: [chains, per_chain, ...]}``, exact draws of the whole posterior where
+    the parameters' own ``sample`` conditions on something (the mixture's Gibbs chains sample
+    the assignments too).
 
     Parameters
     ----------
@@ -53,7 +57,8 @@ class Projectable(Protocol):
     subspace ones (``completion``: the exact full-d posterior of a conjugate prior, whose
     conditionals fill in the other directions).
 
-    Optional: ``completion(targets)`` (that exact posterior, for a family that is not
+    Optional (declared on ``Family``, None by default): ``completion(targets)`` (that exact
+    posterior, for a family that is not
     :class:`Conjugate` itself), ``project_mean(mean, u)`` (posterior-mean parameters in the
     basis: a delta guide's "mean"), ``subspace_mode(point, completion, r)`` (a delta guide's
     subspace mode rescaled to the joint mode's block) and ``covariance_site`` (the site whose
@@ -83,7 +88,8 @@ class Projectable(Protocol):
     def lift(self, ps, completion, basis, r, *, which="mean", rng=None) -> list[dict]: ...
 
 
-#: the optional members of the capabilities, each looked up by :func:`optional`
+#: the optional members of the capabilities -> the capability; each is declared on
+#: :class:`~anchordiv.adaptation.family.Family` with a default meaning "none"
 OPTIONAL = {
     "exact_chains": Conjugate,
     "completion": Projectable,
@@ -95,10 +101,12 @@ OPTIONAL = {
 
 def optional(fam, name: str, default=None):
     """A family's (class or prior object) optional capability member ``name`` (one of
-    :data:`OPTIONAL`), or ``default`` where it has none."""
+    :data:`OPTIONAL`), or ``default`` where its declared value is None (``covariance_site``;
+    the methods are always there and return None where the family has none)."""
     if name not in OPTIONAL:
         raise KeyError(f"{name!r} is not an optional capability member")
-    return getattr(fam, name, default)
+    value = getattr(fam, name)
+    return default if value is None else value
 
 
 def is_conjugate(fam) -> bool:

@@ -11,21 +11,25 @@ anchors::
 
 What a family defines (the protocol): :attr:`~Family.sites`, :attr:`~Family.model` (its
 explicit NumPyro model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`,
-:meth:`~Family.isotropic` (the control) and :meth:`~Family.to_model`.  Optionally:
-:attr:`~Family.likelihood_type` (closed forms of the targets' likelihood, else traced from the
-model: :class:`~anchordiv.adaptation.likelihood.Likelihood`), :meth:`~Family.model_inputs`
-(what NUTS and SVI run on, if not the prior's own keywords), :meth:`~Family.predictive_fixed`
-(arrays every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how
-its point summaries are formed, in words) and :attr:`~Family.dim` (if the first array field's
-last axis is not d).  Everything else is generic: the update, prior draws and predictive,
-persistence over the dataclass fields (:meth:`~Family.to_arrays` / :meth:`~Family.from_arrays`
-/ :meth:`~Family.save`), the one-line repr.
+:meth:`~Family.isotropic` (the control) and :meth:`~Family.to_model`.  Every other member is
+declared here with a default a family may override: :attr:`~Family.likelihood_type` (closed
+forms of the targets' likelihood, else traced from the model:
+:class:`~anchordiv.adaptation.likelihood.Likelihood`), :meth:`~Family.model_inputs` (what NUTS
+and SVI run on, if not the prior's own keywords), :meth:`~Family.predictive_fixed` (arrays
+every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how its point
+summaries are formed, in words), :attr:`~Family.dim` (if the first array field's last axis is
+not d), :attr:`~Family.hooks` (what the checks and the adaptation curves know of it:
+:class:`~anchordiv.adaptation.hooks.Hooks`), :attr:`~Family.needs_anchors`, the fields
+:attr:`~Family.prior` and :attr:`~Family.origin`, :meth:`~Family.broad_count`, and the optional
+members of the capabilities (:meth:`~Family.exact_chains`, :meth:`~Family.completion`,
+:meth:`~Family.project_mean`, :meth:`~Family.subspace_mode`, :attr:`~Family.covariance_site`:
+``None`` where the family has none).  Everything else is generic: the update, prior draws and
+predictive, persistence over the dataclass fields (:meth:`~Family.to_arrays` /
+:meth:`~Family.from_arrays` / :meth:`~Family.save`), the one-line repr.
 
 Capabilities (:mod:`.capabilities`, checked with ``isinstance``): :class:`Conjugate`
 (``exact``: the closed-form update) and :class:`Projectable` (``project`` / ``lift``:
-``subspace=`` inference).  What the checks layer knows of a family (ArviZ quantities, SBC
-problems, PSIS caveats, ...) lives there, with generic defaults
-(:mod:`anchordiv.checks.families`).
+``subspace=`` inference).
 
 A family of one's own is a subclass in one's own module with the :func:`family` decorator
 (``docs/guides/adaptation.md``, "Adding a family"); the library's are in
@@ -47,6 +51,7 @@ from ..errors import AnchorDivError
 from .methods import Exact
 from .validation import validated
 from .capabilities import Conjugate, Projectable, is_conjugate, no_subspace  # noqa: F401
+from .hooks import Hooks
 from .likelihood import Likelihood
 from .registry import FAMILIES, family, get_family, protocol
 from ..threads import limited_blas
@@ -123,6 +128,23 @@ class Family(abc.ABC):
     #: (:data:`.points.DESCRIPTIONS`: ``exact_mean``, ``exact_map``, ``mean_of_draws``,
     #: ``joint_mode``) do not say it
     descriptions: ClassVar[dict[str, str]] = {}
+    #: what the checks and the adaptation curves know of the family (ArviZ quantities, SBC
+    #: problem, PSIS caveat, curve method, ...): merged field by field along the MRO, the
+    #: generic defaults filled in by :func:`anchordiv.checks.families.checks_of`
+    hooks: ClassVar[Hooks] = Hooks()
+    #: why a saved model cannot stand in for the broad anchors of this family
+    #: (``ad.load_prior(model_dir, kind=...)`` refuses it), or None where it can
+    needs_anchors: ClassVar[str | None] = None
+    #: the site whose log-determinant is the subspace Jacobian of the full-d joint mode (a
+    #: :class:`Projectable` family's option), or None
+    covariance_site: ClassVar[str | None] = None
+    #: the prior mode, ``"broad"`` or ``"isotropic"``: a field where the family records it (a
+    #: subclass's field ``prior`` gets this default)
+    prior: str = "broad"
+    #: where the prior came from (a saved model's card as JSON, set by
+    #: :func:`~anchordiv.adaptation.load_prior`): a static field of every registered family,
+    #: which :func:`family` adds where a class declares none
+    origin = ""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -180,6 +202,11 @@ class Family(abc.ABC):
             if np.ndim(v) >= 1:
                 return int(np.shape(v)[-1])
         raise AnchorDivError(f"dim: the {self.kind} prior has no array field to read d from")
+
+    def broad_count(self) -> int | None:
+        """How many broad anchors the prior was built from, where the family records it (the
+        latent families' ``n_broad``); None by default."""
+        return None
 
     def model_inputs(self, targets: np.ndarray) -> tuple[dict, dict, dict]:
         """``(model_kwargs, info, fixed)`` that NUTS and SVI run :attr:`model` with given
@@ -243,8 +270,7 @@ class Family(abc.ABC):
         return arrays, meta
 
     def __repr__(self) -> str:
-        """One line: arrays by shape, numbers to 4 digits, modes as text, where it came from
-        (the dataclass repr printed every array: 8,143 characters for NIWPrior at d = 384)."""
+        """One line: arrays by shape, numbers to 4 digits, modes as text, where it came from."""
         parts = []
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
@@ -267,7 +293,33 @@ class Family(abc.ABC):
     def card(self) -> dict:
         """Where the prior came from (:func:`~anchordiv.adaptation.load_prior`: the saved model's
         card and path); ``{}`` for a prior built from anchors."""
-        return json.loads(self.origin) if getattr(self, "origin", "") else {}  # type: ignore[attr-defined]
+        return json.loads(self.origin) if self.origin else {}
+
+    # ---- optional members of the capabilities (None: the family has none) -------------------
+    @classmethod
+    def exact_chains(cls, post, rng, chains: int, per_chain: int) -> dict | None:
+        """Exact draws ``{site: [chains, per_chain, ...]}`` of the whole posterior ``post`` from
+        the family's own sampler, where the exact parameters' ``sample`` conditions on something
+        (a :class:`Conjugate` option: the mixture's Gibbs chains sample the assignments too);
+        None: the parameters' ``sample`` serves."""
+        return None
+
+    def completion(self, targets: np.ndarray) -> object | None:
+        """The exact full-d posterior that lifts subspace draws (a :class:`Projectable` option,
+        for a family that is not :class:`Conjugate` itself), or None."""
+        return None
+
+    @classmethod
+    def project_mean(cls, mean, u: np.ndarray) -> dict | None:
+        """Posterior-mean parameters ``mean`` in the basis ``u [d, r]`` (a delta guide's
+        subspace mean; a :class:`Projectable` option), or None."""
+        return None
+
+    @classmethod
+    def subspace_mode(cls, point: dict, completion, r: int) -> dict | None:
+        """A delta guide's subspace mode rescaled to the joint mode's block (a
+        :class:`Projectable` option), or None."""
+        return None
 
     def save(self, path, *, overwrite: bool = False, **card):
         """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it); an

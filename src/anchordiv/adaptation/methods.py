@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 import numpy as np
 
 from ..errors import AnchorDivError, in_unit_interval, integer, positive
-from .capabilities import Projectable, is_conjugate, no_subspace, optional
+from .capabilities import Projectable, is_conjugate, no_subspace
 from .runners import (  # noqa: F401  (the options' vocabularies and runner tables, re-exported)
     CHAIN_METHODS,
     GUIDES,
@@ -290,7 +290,7 @@ class ModelMethod(Method):
         u = basis[:, :r]
         completion = exact
         if completion is None:  # a family whose lift needs an exact posterior it is not
-            completion = optional(prior, "completion", lambda t: None)(targets)
+            completion = prior.completion(targets)
         post = retyped(
             post,
             SubspacePosterior,

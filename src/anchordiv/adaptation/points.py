@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .capabilities import is_conjugate, optional
+from .capabilities import is_conjugate
 
 MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
 #: how point summaries are computed, in words, where a family's ``descriptions`` do not say:
@@ -52,7 +52,7 @@ def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
     Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
     restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``, the
     covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
-    sig = np.asarray(draws[optional(fam, "covariance_site")], np.float64)
+    sig = np.asarray(draws[fam.covariance_site], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]
     return -(d - r) * logdet.reshape(len(logdet), -1).sum(-1)
@@ -86,8 +86,7 @@ def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
     how = describe(fam, "exact_mean") + " of the kind's model (a delta guide is a MAP)"
     if post.subspace is None:
         return exact.mean(), how
-    project_mean = optional(fam, "project_mean", lambda mean, u: None)
-    mean = project_mean(exact.mean(), post.fixed["basis"][:, : post.subspace])
+    mean = fam.project_mean(exact.mean(), post.fixed["basis"][:, : post.subspace])
     if mean is None:
         return None, (
             "none under subspace= with a delta guide: use method='exact' for the conjugate mean"

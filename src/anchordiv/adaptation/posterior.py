@@ -34,7 +34,6 @@ from ..errors import AnchorDivError, integer, user_stacklevel
 from .._safeio import malformed
 from ..io import check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
-from .capabilities import optional
 from .likelihood import Likelihood
 from .registry import FAMILIES, get_family
 
@@ -596,10 +595,9 @@ class ExactPosterior(Posterior):
         mixture's Gibbs chains, which sample the assignments too), or None where the family has
         none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
         model keywords)."""
-        own = optional(self.family_class, "exact_chains")
-        if own is None or "targets" not in self.fixed or self.model_kwargs is None:
+        if "targets" not in self.fixed or self.model_kwargs is None:
             return None
-        return own(self, rng, chains, per_chain)
+        return self.family_class.exact_chains(self, rng, chains, per_chain)
 
     def saved_params(self) -> dict[str, object]:
         return {"family": self.exact}

@@ -31,7 +31,6 @@ import numpy as np
 from .._tolerance import first_max
 from ..errors import AnchorDivError
 from . import points as summaries
-from .capabilities import optional
 from .runners import CHAIN_METHODS, NUTS_RUNNERS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
@@ -297,11 +296,7 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     """
 
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
-    if (
-        post.subspace is None
-        or prob.custom
-        or optional(post.family_class, "covariance_site") is None
-    ):
+    if post.subspace is None or prob.custom or post.family_class.covariance_site is None:
         best = f"the draw (of {total}) of highest density of the model's parameters"
         if post.subspace is not None:
             best += (

@@ -38,7 +38,6 @@ from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from . import points as summaries
-from .capabilities import optional
 from .runners import GUIDES, SVI_RUNNERS
 from .model import Problem, failure, guard, init_strategy
 from .posterior import Posterior
@@ -347,7 +346,7 @@ def svi_points(
             "point_mean": "average of the guide draws",
             "point_map": "the guide's median pushed through the model (not a posterior mode)",
         }
-    subspace_mode = optional(post.family_class, "subspace_mode", lambda point, c, r: None)
+    subspace_mode = post.family_class.subspace_mode
     if post.subspace is None:
         how = (
             "mode of the model's density in its own sample-site coordinates"

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from ..progress import tqdm
 
+from ..adaptation.registry import FAMILIES, LiveMapping, get_family
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
@@ -185,28 +186,26 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     }
 
 
-#: 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration, per kind
-#: and per quantity SBC measured (:mod:`.families`, ``sbc_quantities``; d = 4, n = 8, 200
-#: simulations: ``benchmarks/results/bench_sbc-svi.json``, which a test checks this against).
-#: Only these functions of the draws were measured: others (log|Σ|, retrieval scores) may be
-#: covered less — an independent check found log|Σ| at 0.83-0.86.
-SVI_COVERAGE = {
-    "gaussian": {"tr Σ": 0.915, "vᵀΣv": 0.895, "μ·v": 0.895},
-    "diagonal-gaussian": {"w·mu": 0.885, "w·sigma2": 0.905},
-    "latent-gaussian": {"‖WᵀU‖²": 0.94, "tr UᵀAU": 0.915, "σ_min(WᵀU)": 0.96},
-    "latent-spherical": {"‖WᵀU‖²": 0.935, "tr UᵀAU": 0.92, "σ_min(WᵀU)": 0.94},
-    "mixture": {"weight₀": 0.895, "tr Σ₀": 0.74, "μ₁·v": 0.845},
-}
-#: what the coverage above does not say (the mixture: its component covariances come out too
-#: narrow, χ² p < 0.001, worse on overlapping clusters: the "mixture-overlap" case)
-SVI_NOTE = {
-    "mixture": "tr Σ₀ too narrow; on overlapping clusters weight₀ 0.9, tr Σ₀ 0.725, μ₁·v 0.84"
-}
+#: kind -> the 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration,
+#: per quantity SBC measured (each family's ``svi_coverage`` hook: :mod:`.families`,
+#: ``sbc_quantities``; d = 4, n = 8, 200 simulations: ``benchmarks/results/bench_sbc-svi.json``,
+#: which a test checks this against), read live from the registry.  Only these functions of the
+#: draws were measured: others (log|Σ|, retrieval scores) may be covered less — an independent
+#: check found log|Σ| at 0.83-0.86.
+SVI_COVERAGE = LiveMapping(
+    lambda: {
+        kind: dict(cov)
+        for kind, fam in FAMILIES.items()
+        if (cov := checks_of(fam).svi_coverage) is not None
+    }
+)
 
 
-def svi_calibration(kind: str) -> str:
-    """The ``calibration`` note of a ``kind`` SVI posterior: what SBC measured, per quantity."""
-    measured = SVI_COVERAGE.get(kind)
+def svi_calibration(kind) -> str:
+    """The ``calibration`` note of an SVI posterior of ``kind`` (a registered kind or a family
+    class): what SBC measured, per quantity (the family's ``svi_coverage`` and ``svi_note``)."""
+    hooks = checks_of(kind if isinstance(kind, type) else get_family(kind))
+    measured = hooks.svi_coverage
     if measured is None:
         what = "not measured by SBC for this kind"
     else:
@@ -214,7 +213,7 @@ def svi_calibration(kind: str) -> str:
             "SBC (d = 4, n = 8) measured the 90 % intervals of these "
             "quantities only: "
             + ", ".join(f"{q} {c:.3g}" for q, c in measured.items())
-            + (f" ({SVI_NOTE[kind]})" if kind in SVI_NOTE else "")
+            + (f" ({hooks.svi_note})" if hooks.svi_note else "")
             + "; other functions of the draws (e.g. log|Σ|, retrieval scores) were not "
             "measured and may be covered less"
         )

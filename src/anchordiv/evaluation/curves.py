@@ -26,6 +26,7 @@ shrinkage, not by transferred knowledge.
 from __future__ import annotations
 
 import collections
+import collections.abc
 import dataclasses
 import functools
 import importlib
@@ -38,7 +39,8 @@ from typing import Callable
 import numpy as np
 from ..progress import tqdm
 
-from ..anchors import fit
+from ..anchors import KINDS as ANCHOR_KINDS
+from ..anchors import Gaussian, Softmax, fit
 from ..retrieval.baselines import inversion
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..provenance import AnchorDivWarning
@@ -79,10 +81,6 @@ class CurveModel:
     role: str = "custom"
     kind: str | None = None
     uses_target: bool = True
-
-
-#: The registry: name -> :class:`CurveModel`.  Add your own with :func:`register_model`.
-MODELS: dict[str, CurveModel] = {}
 
 
 #: Entry-point group through which installed packages add curve models: each entry point's
@@ -175,17 +173,27 @@ def _target_only(kind, broad, target, tau):
 _POSTERIORS: collections.OrderedDict = collections.OrderedDict()
 
 
-def broad_posterior(kind, broad, target, tau):
-    """``ad.adapt(kind, broad, target, prior="broad")`` with the kind's defaults (since issue
-    17 the held-out recipe), remembered for the last few inputs: the posterior model and its
-    isotropic control both need it in the same grid cell."""
-    from ..adaptation import adapt  # issue 3; imported lazily so the curves work without it
+def curve_method(kind):
+    """The inference method of a family's curve models: its ``curve_method`` hook
+    (:mod:`anchordiv.checks.families`: the exact update where the family is conjugate, else
+    a short NUTS run, unless the family declares its own)."""
+    from ..adaptation.registry import get_family
+    from ..checks.families import checks_of
 
+    return checks_of(get_family(kind)).curve_method
+
+
+def broad_posterior(kind, broad, target, tau):
+    """``ad.adapt(kind, broad, target, prior="broad", method=...)`` with the kind's default
+    strengths and its :func:`curve_method`, remembered for the last few inputs: the posterior
+    model and its isotropic control both need it in the same grid cell."""
+    from ..adaptation import adapt  # imported lazily so that the curves work without it
     from ..adaptation.cache import digest
 
     key = (kind, float(tau), digest(broad), digest(target))
     if key not in _POSTERIORS:
-        _POSTERIORS[key] = adapt(kind, broad, target, tau=tau, prior="broad")
+        method = curve_method(kind)
+        _POSTERIORS[key] = adapt(kind, broad, target, tau=tau, prior="broad", method=method)
         while len(_POSTERIORS) > 4:
             _POSTERIORS.popitem(last=False)
     return _POSTERIORS[key]
@@ -199,57 +207,85 @@ def adapted(kind, broad, target, tau):
 def isotropic_control(kind, broad, target, tau):
     """The same prior strength as the broad posterior, isotropic prior covariance (same trace):
     the broad posterior's prior object's :meth:`~anchordiv.adaptation.family.Family.isotropic`
-    control, so strengths chosen by empirical Bayes carry over and only the prior covariance's
-    shape differs."""
+    control, updated by the same :func:`curve_method`, so strengths chosen by empirical Bayes
+    carry over and only the prior covariance's shape differs."""
+    from ..adaptation import infer
+
     prior = broad_posterior(kind, broad, target, tau).prior.isotropic()
-    return prior.update(target, tau=tau).point("mean")
-
-
-#: the spectral prior in curves (``"spectral"``, ``"isotropic-spectral"``): its options and the
-#: NUTS run in full d (≈ 1 s per fit at d = 384 once compiled; benchmarks/bench_spectral.py)
-SPECTRAL = {
-    "rank": 64,
-    "nuts": {"num_warmup": 300, "num_samples": 300, "num_chains": 1, "progress": False},
-}
-
-
-def spectral_mean(prior, broad, target, tau, **options):
-    """The NUTS posterior mean of ``ad.SpectralPrior`` (:data:`SPECTRAL`; ``prior="broad"``)
-    or of its control (``"isotropic"``); ``options`` go to ``SpectralPrior.from_anchors``
-    (e.g. ``shrinkage="gamma"``).  A curve factory once the first three are bound."""
-    from ..adaptation import NUTS, SpectralPrior, infer
-
-    opts = {"rank": min(SPECTRAL["rank"], np.shape(broad)[1]), **options}
-    p = SpectralPrior.from_anchors(broad, prior=prior, **opts)
-    return infer(p, target, NUTS(**SPECTRAL["nuts"]), tau=tau).point("mean")
+    return infer(prior, target, curve_method(kind), tau=tau).point("mean")
 
 
 def _inversion(broad, target, tau):
     return functools.partial(inversion, target)
 
 
-for _kind in ("softmax", "gaussian", "latent-gaussian", "latent-spherical", "mixture"):
+def family_model(name: str) -> CurveModel | None:
+    """``posterior-<kind>`` / ``isotropic-<kind>`` for any adaptation family in the registry,
+    read live (a family registered from a user's module after import works too); None for
+    other names."""
+    from ..adaptation.registry import FAMILIES
+
+    role, _, kind = name.partition("-")
+    if role not in ("posterior", "isotropic") or kind not in FAMILIES:
+        return None
+    factory = adapted if role == "posterior" else isotropic_control
+    return CurveModel(functools.partial(factory, kind), role, kind)
+
+
+class Registry(collections.abc.MutableMapping):
+    """The curve models by name: those registered with :func:`register_model` and, read live
+    from the adaptation registry, ``posterior-<kind>`` and ``isotropic-<kind>`` of every
+    family (:func:`family_model`; a family registered after import included).  A registered
+    name wins over a family model of the same name."""
+
+    def __init__(self):
+        self._own: dict[str, CurveModel] = {}
+
+    def __getitem__(self, name: str) -> CurveModel:
+        if name in self._own:
+            return self._own[name]
+        model = family_model(name)
+        if model is None:
+            raise KeyError(name)
+        return model
+
+    def __setitem__(self, name: str, model: CurveModel) -> None:
+        self._own[name] = model
+
+    def __delitem__(self, name: str) -> None:
+        del self._own[name]
+
+    def __iter__(self):
+        from ..adaptation.registry import FAMILIES
+
+        yield from self._own
+        for kind in tuple(FAMILIES):
+            for role in ("posterior", "isotropic"):
+                if f"{role}-{kind}" not in self._own:
+                    yield f"{role}-{kind}"
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"Registry({', '.join(self)})"
+
+
+#: The registry: name -> :class:`CurveModel`.  Add your own with :func:`register_model`.
+MODELS: Registry = Registry()
+
+for _kind in ANCHOR_KINDS:
     register_model(_kind, functools.partial(_target_only, _kind), role="target", kind=_kind)
-for _kind in ("gaussian", "latent-gaussian", "latent-spherical", "mixture"):
-    register_model(
-        f"posterior-{_kind}", functools.partial(adapted, _kind), role="posterior", kind=_kind
-    )
-    register_model(
-        f"isotropic-{_kind}",
-        functools.partial(isotropic_control, _kind),
-        role="isotropic",
-        kind=_kind,
-    )
-for _prior, _name in (("broad", "spectral"), ("isotropic", "isotropic-spectral")):
-    register_model(_name, functools.partial(spectral_mean, _prior), kind="gaussian")
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
 register_model("inversion", _inversion, role="baseline")
 
+#: the default models: the target-only softmax and Gaussian anchor models, the Gaussian's
+#: posterior under the broad prior and its isotropic control, and the baselines
 DEFAULT_MODELS = (
-    "softmax",
-    "gaussian",
-    "posterior-gaussian",
-    "isotropic-gaussian",
+    Softmax.kind,
+    Gaussian.kind,
+    f"posterior-{Gaussian.kind}",
+    f"isotropic-{Gaussian.kind}",
     "cosine",
     "inversion",
 )
@@ -313,19 +349,6 @@ def resolve_model(spec: str) -> dict[str, CurveModel]:
         + ". Pass a factory f(broad, target, tau) as module:function, a module that calls "
         f"anchordiv.register_model, or install one under the {ENTRY_POINTS!r} entry points"
     )
-
-
-def family_model(name: str) -> CurveModel | None:
-    """``posterior-<kind>`` / ``isotropic-<kind>`` for any adaptation family in the registry,
-    read live (a family registered from a user's module after import works too); None for
-    other names."""
-    from ..adaptation.registry import FAMILIES
-
-    role, _, kind = name.partition("-")
-    if role not in ("posterior", "isotropic") or kind not in FAMILIES:
-        return None
-    factory = adapted if role == "posterior" else isotropic_control
-    return CurveModel(functools.partial(factory, kind), role, kind)
 
 
 def _defined_in(factory) -> str | None:
@@ -904,15 +927,15 @@ __all__ = [
     "ENTRY_POINTS",
     "MODELS",
     "ROLES",
-    "SPECTRAL",
+    "Registry",
     "adaptation_curve",
     "adapted",
     "broad_posterior",
+    "curve_method",
     "budgets_for",
     "check_factory",
     "isotropic_control",
     "register_model",
     "resolve_model",
-    "spectral_mean",
     "subset",
 ]

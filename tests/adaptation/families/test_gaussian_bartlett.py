@@ -7,7 +7,8 @@ import scipy.stats as st
 from numpyro import handlers
 from numpyro.infer.util import log_density
 
-from anchordiv.adaptation.families.gaussian import NIW, BartlettGaussian, niw_model
+from anchordiv.adaptation.families.gaussian import NIW, niw_model
+from anchordiv.adaptation.families.gaussian_bartlett import BartlettGaussian
 
 LATENT = ("bartlett_chi2", "bartlett_normal", "mu_std")
 

@@ -34,6 +34,7 @@ from ...anchors.gaussian import moments
 from ...errors import positive
 from ..cache import cached
 from ..family import Family, check_prior_mode
+from ..hooks import SMALL_D, Hooks, cosine
 from ..likelihood import Likelihood
 from ..registry import family
 
@@ -136,6 +137,19 @@ class DiagonalLikelihood(Likelihood):
         return {"mu": (d,), "sigma2": (d,)}
 
 
+def diagonal_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """Mean cosine and norm, total and largest variance; ``mu`` and ``sigma2`` at d ≤ 8."""
+    out = {
+        "mean_cosine": cosine(s["mu"], ref["mu"]),
+        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+        "var_trace": s["sigma2"].sum(-1),
+        "var_max": s["sigma2"].max(-1),
+    }
+    if s["mu"].shape[-1] <= SMALL_D:
+        out.update(mu=s["mu"], sigma2=s["sigma2"])
+    return out
+
+
 @family("diagonal-gaussian")
 class DiagonalPrior(Family):
     """Per-coordinate Normal–inverse-gamma prior of the diagonal-gaussian kind.
@@ -176,6 +190,12 @@ class DiagonalPrior(Family):
 
     sites = ("mu", "sigma2")
     static_fields = ("prior", "origin")
+    hooks = Hooks(
+        quantities=diagonal_quantities,
+        dims={"mu": ["dim"], "sigma2": ["dim"]},
+        prior_scale=lambda kwargs, mean: np.diag(np.asarray(mean["sigma2"], np.float64)),
+        svi_coverage={"w·mu": 0.885, "w·sigma2": 0.905},
+    )
     model = staticmethod(diagonal_model)
     likelihood_type = DiagonalLikelihood
 

@@ -49,6 +49,7 @@ from .. import recipe
 from ..cache import cached
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
 from ..family import Family, check_prior_mode, isotropic_like
+from ..hooks import Hooks, principal_angles
 from ..likelihood import Likelihood
 from ..registry import family
 from ..statistics import broad_moments, broad_spectrum
@@ -381,6 +382,68 @@ class BinghamLikelihood(PPCALikelihood):
         return BinghamPosterior(b0, int(self.kwargs["rank"]), np.zeros(b0.shape[0]))
 
 
+# ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.hooks.Hooks`) --
+#: Gibbs burn-in of a single exact latent draw (SBC's truth: longer than a posterior chain's)
+PRIOR_BURN_IN = 30
+
+
+def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """Principal angles (degrees, ascending) to the point subspace and the largest."""
+    ang = principal_angles(s["U"], ref["U"])
+    return {"principal_angles": ang, "max_principal_angle": ang.max(-1)}
+
+
+def latent_sbc_quantities(d: int, rng) -> dict:
+    """Frame-invariant quantities of span(U) (functions of U Uᵀ)."""
+    a = rng.normal(size=(d, d))
+    a = a + a.T
+    w = np.linalg.qr(rng.normal(size=(d, 2)))[0]
+    return {
+        "‖WᵀU‖²": lambda p: (np.einsum("dk,sdj->skj", w, p["U"]) ** 2).sum((1, 2)),
+        "tr UᵀAU": lambda p: np.einsum("sdk,de,sek->s", p["U"], a, p["U"]),
+        "σ_min(WᵀU)": lambda p: np.linalg.svd(
+            np.einsum("dk,sdj->skj", w, p["U"]), compute_uv=False
+        )[:, -1],
+    }
+
+
+def latent_prior_draw(params, rng) -> dict[str, np.ndarray]:
+    """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
+    u = bingham_chains(params.parameter, params.rank, 1, rng, chains=1, burn_in=PRIOR_BURN_IN)
+    return {"U": u[0, 0]}
+
+
+def latent_psis_caveat(post) -> str | None:
+    """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
+    same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
+    anchors)."""
+    w = float((post.model_kwargs or {}).get("target_weight", 1.0))
+    if abs(w - 1.0) > 1e-12:
+        return (
+            f"the likelihood is tempered (target weight {w:.3g}: the pseudo-count is "
+            f"capped by the broad anchors), so refits on T₋ᵢ are not reweighted "
+            f"posteriors"
+        )
+    if post.prior is not None and post.prior.beta is not None:
+        return (
+            "a beta fixed or chosen from the targets (the recipe) makes the prior's "
+            "strength m(1 − β) = n(1 − β)/β depend on the targets, so a refit on T₋ᵢ "
+            "has another prior"
+        )
+    return None
+
+
+def latent_prior_scale(key: str):
+    """The prior scale hook reading the model keyword ``key`` (the prior's d × d scale; else
+    the mean's projector)."""
+
+    def scale(kwargs, mean):
+        u = mean["U"]
+        return np.asarray(kwargs[key] if key in kwargs else u @ u.T, np.float64)
+
+    return scale
+
+
 class LatentFamily(Family):
     """Shared per-kind behaviour of the latent families (site ``U [d, k]``, PPCA likelihood
     whose constants ``ppca_mean``/``ppca_signal``/``ppca_noise`` are in ``post.fixed``).
@@ -388,11 +451,28 @@ class LatentFamily(Family):
     (the PPCA c) and ``n_broad``."""
 
     sites = ("U",)
+    hooks = Hooks(
+        quantities=latent_quantities,
+        dims={"principal_angles": ["angle"]},
+        # every strength fixed: a recipe's "auto" would choose them from each simulated data
+        # set, so the inference prior would not be the simulation prior
+        sbc_options=lambda d: {"rank": 2, "beta": None, "prior_anchors": 10.0},
+        sbc_quantities=latent_sbc_quantities,
+        prior_draw=latent_prior_draw,
+        chain_draws=lambda params, rng, chains, n: params.sample_chains(rng, chains, n),
+        gibbs_cost=lambda params: (params.sweep_cost(), BURN_IN),
+        psis_caveat=latent_psis_caveat,
+        prior_scale=latent_prior_scale("prior_parameter"),
+    )
     descriptions = {
         "exact_mean": "closed form: principal subspace of the posterior mean projector",
         "exact_map": "closed form: the posterior mode (principal subspace)",
         "mean_of_draws": "principal subspace of the mean projector E[UUᵀ] over the draws",
     }
+
+    def broad_count(self) -> int:
+        """The ``n_broad`` field."""
+        return int(self.n_broad)
 
     def target_beta(self, n: int) -> float:
         """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
@@ -511,6 +591,7 @@ class BinghamPrior(LatentFamily):
     origin: str = ""
 
     static_fields = ("prior", "origin", "rank", "n_broad")
+    hooks = Hooks(svi_coverage={"‖WᵀU‖²": 0.94, "tr UᵀAU": 0.915, "σ_min(WᵀU)": 0.96})
     model = staticmethod(latent_gaussian_model)
     likelihood_type = BinghamLikelihood
 

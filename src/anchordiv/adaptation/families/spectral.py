@@ -70,6 +70,8 @@ from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
 from ..family import Family, check_prior_mode
+from ..hooks import SMALL_D, Hooks, cosine, unit_vector
+from ..methods import NUTS
 from ..likelihood import Likelihood
 from ..registry import family
 
@@ -482,6 +484,45 @@ class SpectralLikelihood(Likelihood):
         }
 
 
+# ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
+def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """Mean cosine and norm, covariance trace, the scales and variances, and each direction's
+    scale relative to the point summary's; ``mu`` at d ≤ 8."""
+    d = s["mu"].shape[-1]
+    k = s["variances"].shape[-1]
+    trace = s["variances"].sum(-1) + (d - k) * s["noise"]
+    out = {
+        "mean_cosine": cosine(s["mu"], ref["mu"]),
+        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+        "cov_trace": trace,
+        "noise": s["noise"],
+        "global_scale": s["global_scale"],
+        "local_scales": s["local_scales"],
+        "variances": s["variances"],
+        "relative_scales": np.sqrt(s["variances"] / np.asarray(ref["variances"])),
+    }
+    if d <= SMALL_D:
+        out["mu"] = s["mu"]
+    return out
+
+
+def spectral_sbc_quantities(d: int, rng) -> dict:
+    """The log variances of the first and last direction, log σ², log g and μ·w."""
+    w = unit_vector(d, rng)
+    return {
+        "log v₁": lambda p: np.log(p["variances"][:, 0]),
+        "log v_k": lambda p: np.log(p["variances"][:, -1]),
+        "log σ²": lambda p: np.log(p["noise"]),
+        "log g": lambda p: np.log(p["global_scale"]),
+        "μ·w": lambda p: p["mu"] @ w,
+    }
+
+
+#: NUTS in full d for the adaptation curves (≈ 1 s per fit at d = 384 once compiled;
+#: benchmarks/bench_spectral.py)
+CURVE_NUTS = NUTS(**{"num_warmup": 300, "num_samples": 300, "num_chains": 1, "progress": False})
+
+
 @family("spectral")
 class SpectralPrior(Family):
     """Spectral shrinkage prior of the spectral kind (module docstring); NUTS or SVI only.
@@ -536,6 +577,17 @@ class SpectralPrior(Family):
 
     sites = ("mu", "variances", "noise", "global_scale", "local_scales", "noise_scale")
     static_fields = ("shrinkage", "noise", "prior", "origin")
+    hooks = Hooks(
+        quantities=spectral_quantities,
+        dims={
+            "variances": ["spectral_direction"],
+            "local_scales": ["spectral_direction"],
+            "relative_scales": ["spectral_direction"],
+        },
+        sbc_options=lambda d: {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0, "kappa0": 2.0},
+        sbc_quantities=spectral_sbc_quantities,
+        curve_method=CURVE_NUTS,
+    )
     model = staticmethod(spectral_model)
     likelihood_type = SpectralLikelihood
     descriptions = {

@@ -57,7 +57,17 @@ from ..cache import cached
 from ..family import Family, check_prior_mode, isotropic_like
 from ..registry import family
 from ..subspace import sandwich
-from .gaussian import GaussianLikelihood, NIWPrior, gaussian_model, lift_gaussian
+from ..hooks import Hooks, own_sites
+from .gaussian import (
+    GAUSSIAN_DIMS,
+    GaussianLikelihood,
+    NIWPrior,
+    gaussian_model,
+    gaussian_prior_scale,
+    gaussian_quantities,
+    gaussian_sbc_quantities,
+    lift_gaussian,
+)
 
 
 def _mean_site(mu0, mean_scale):
@@ -261,6 +271,12 @@ def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0
     return lambda broad: lkj_kwargs(*_broad_moments(broad), **strengths)
 
 
+def structured_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The Gaussian quantities and the structured model's own sites (loadings, scales, ...)."""
+    out = gaussian_quantities(s, ref)
+    return {**out, **own_sites(("mu", "Sigma"), s, out)}
+
+
 class StructuredPrior(Family):
     """Base of the structured Gaussian priors (module docstring): the broad moments they are
     built from, the Gaussian sites and anchor model, and the subspace projection and lift.
@@ -287,6 +303,12 @@ class StructuredPrior(Family):
     sites = ("mu", "Sigma")
     likelihood_type = GaussianLikelihood
     static_fields = ("prior", "origin")
+    hooks = Hooks(
+        quantities=structured_quantities,
+        dims=GAUSSIAN_DIMS,
+        sbc_quantities=gaussian_sbc_quantities,
+        prior_scale=gaussian_prior_scale,
+    )
 
     @classmethod
     def factor(cls, broad, **options) -> "FactorPrior":
@@ -396,6 +418,7 @@ class FactorPrior(StructuredPrior):
     origin: str = ""
 
     static_fields = ("prior", "origin", "rank")
+    hooks = Hooks(sbc_options=lambda d: {"rank": 1})
     model = staticmethod(factor_model)
     build = staticmethod(factor_kwargs)
     option = "rank"

@@ -92,7 +92,7 @@ SIZES = {
         6,
         3,
         (1, 2, 5, 10, 20, 50, 200),
-        wni.DEFAULT_MODELS + ("spectral", "isotropic-spectral"),
+        wni.DEFAULT_MODELS + ("posterior-spectral", "isotropic-spectral"),
         24,
         ostyle.DEFAULT_PS,
         3000,
