@@ -152,9 +152,9 @@ def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
     info.update(
         kind=prior.kind,
         method=name,
-        prior=getattr(prior, "prior", "broad"),
+        prior=prior.prior,
         d=prior.dim,
-        n_broad=len(broad) if broad is not None else getattr(prior, "n_broad", None),
+        n_broad=len(broad) if broad is not None else prior.broad_count(),
         n_targets=len(targets),
         **exact_descriptions(type(prior)),
     )

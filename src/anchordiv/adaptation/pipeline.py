@@ -10,7 +10,7 @@ The path, top-down (the developer guide ``docs/guides/internals.md`` numbers its
       check_anchors(broad, targets)     validated once: checked, read-only arrays
       resolve_tau(...)                  τ given, or recorded with the embeddings
       build_prior(fam, broad, targets)  fam.from_anchors (the held-out recipe picks strengths)
-      fit_posterior(prior, targets, …)  the method run on the prior: the posterior
+      method.run(prior, targets, …)     the method run on the prior: the posterior
 
 All of it runs in one BLAS thread scope (:func:`anchordiv.threads.limited_blas`: the functions
 it calls run straight under it).  The options of each kind and method are read from the
@@ -30,8 +30,8 @@ from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm
 from ..threads import limited_blas
 from .cache import checked
 from .family import FAMILIES, Family, build_prior, get_family
-from .inference import METHODS, fit_posterior, options
-from .inference import check_targets as _check_targets
+from .inference import METHODS, options
+from .validation import check_targets as _check_targets
 from .posterior import Posterior
 from .registry import LiveKinds, LiveMapping, unknown_kind
 
@@ -256,7 +256,7 @@ def adapt(
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     prior = build_prior(fam, broad, targets, **prior_opts)
     # method.run after the methods branch
-    return fit_posterior(prior, targets, method, tau, broad)
+    return method.run(prior, targets, tau=tau, broad=broad)
 
 
 def resolve_family(kind) -> type[Family]:
