@@ -31,6 +31,7 @@ from ..threads import limited_blas
 from .cache import checked
 from .family import FAMILIES, Family, build_prior, get_family
 from .inference import METHODS, options
+from .methods import Method
 from .validation import check_targets as _check_targets
 from .posterior import Posterior
 from .registry import LiveKinds, LiveMapping, unknown_kind
@@ -255,7 +256,6 @@ def adapt(
     broad, targets = check_anchors(broad_anchors, target_anchors, normalize=normalize)
     tau = resolve_tau(tau, broad_anchors=broad_anchors, target_anchors=target_anchors)
     prior = build_prior(fam, broad, targets, **prior_opts)
-    # method.run after the methods branch
     return method.run(prior, targets, tau=tau, broad=broad)
 
 
@@ -268,14 +268,14 @@ def resolve_family(kind) -> type[Family]:
     return get_family(kind)
 
 
-def split_options(kind, opts: dict) -> tuple[dict, object]:
+def split_options(kind, opts: dict) -> tuple[dict, Method]:
     """``(prior options, method object)`` from ``adapt``'s flat options (``kind``: a kind or a
     family class); an option that does not apply to the kind or to the method is an
     :class:`AnchorDivError` naming it."""
     return split_family_options(resolve_family(kind), opts)
 
 
-def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, object]:
+def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
     """:func:`split_options` for a family class (resolved already)."""
     o = {**COMMON, **opts}
     kind, kind_opts = fam.kind, prior_options(fam)
@@ -309,7 +309,7 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, object]:
     return prior_opts, METHODS[name](**o)
 
 
-def _with_config(kind_opts, o: dict, method) -> tuple[dict, object]:
+def _with_config(kind_opts, o: dict, method) -> tuple[dict, Method]:
     """``split_options`` for ``method=`` a configuration object: every other option must be the
     prior's; a method option beside it is an error naming where it goes."""
     loose = sorted(k for k in o if k not in kind_opts and k != "prior")
