@@ -97,7 +97,7 @@ def compare_part(broad, targets, d, save):
     refs["strong-broad, NUTS subspace=16"] = refs["strong-broad"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result, t_cmp = timed(lambda: ad.compare_priors(cands, targets, tau=20.0))
+        result, t_cmp = timed(lambda: ad.compare_priors(cands, targets, kind="gaussian", tau=20.0))
     rows = []
     for name in result.table.index:
         row = result.table.loc[name]

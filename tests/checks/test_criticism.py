@@ -59,7 +59,7 @@ def reference_loo(broad, targets, opts) -> float:
 def test_compare_priors_orders_and_scores_as_exact_loo(d):
     broad, t = broad_and_targets(d)
     cands = candidates(broad, d)
-    result = ad.compare_priors(cands, t, tau=20.0)
+    result = ad.compare_priors(cands, t, kind="gaussian", tau=20.0)
     ref = {
         name: reference_loo(broad, t, {k: v for k, v in o.items() if k != "broad"})
         for name, o in cands.items()
@@ -223,7 +223,7 @@ def test_latent_estimators_and_a_posterior_that_needs_refits_is_an_error():
 def test_tau_comes_from_provenance_or_is_an_error():
     broad, t = broad_and_targets(3, n=5)
     with pytest.raises(AnchorDivError, match="tau"):
-        ad.compare_priors({"b": broad}, t)
+        ad.compare_priors({"b": broad}, t, kind="gaussian")
 
 
 def test_stacking_is_stable_and_never_invents_weights():
@@ -247,5 +247,7 @@ def test_plot_marks_the_estimator(tmp_path):
     broad, t = broad_and_targets(3, n=8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ad.compare_priors(candidates(broad, 3), t, tau=20.0, plot=tmp_path / "c.png")
+        ad.compare_priors(
+            candidates(broad, 3), t, kind="gaussian", tau=20.0, plot=tmp_path / "c.png"
+        )
     assert (tmp_path / "c.png").stat().st_size > 1000
