@@ -416,9 +416,8 @@ def data_chosen(post, recipe) -> str | None:
     K-fold refits re-choose them on every fold."""
     from ..adaptation import OPTIONS
 
-    chosen = str(post.info.get("chosen_by", ""))
-    if chosen.startswith(("empirical", "held-out")):
-        return f"the strengths were chosen on the targets ({chosen})"
+    if _chosen_on_targets(post):
+        return f"the strengths were chosen on the targets ({post.info['chosen_by']})"
     if recipe is None:
         return None
     defaults = OPTIONS.get(post.kind, {})
@@ -663,7 +662,8 @@ def estimate_table(
             why = _psis_accepted(loo[name])
             if estimator == "auto" and why is not None:
                 plan[name] = ("kfold", why)
-            elif data is not None:
+                break  # every candidate is K-fold now: no more PSIS to compute
+            if data is not None:
                 idata[name] = data
     need = {name: why for name, (e, why) in plan.items() if e == "kfold"}
     if need:
@@ -684,9 +684,9 @@ def estimate_table(
             )
             if recipe is None and not has_closed_form(post):
                 raise AnchorDivError(
-                    f"priors: candidate {name!r} is an adapted Posterior and the comparison "
-                    f"needs K-fold refits ({why}); pass it as broad anchors or an options "
-                    f"dict so it can be refit"
+                    f"priors: {f'candidate {name!r}' if name else 'the candidate'} is an adapted "
+                    f"Posterior and the comparison needs K-fold refits ({why}); pass it as "
+                    f"broad anchors or an options dict so it can be refit"
                 )
             loo[name] = kfold_loo(
                 kind,
