@@ -225,8 +225,9 @@ def kfold_part(quick: bool):
                 }
             )
             print(rows[-1], flush=True)
+    shown = [{k: f"{v:.2f}" if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     md = table(
-        rows,
+        shown,
         [
             ("d", "d"),
             ("strengths", "strengths"),
