@@ -353,6 +353,10 @@ def _niw(kwargs: dict):
     )
 
 
+#: what a note adds for an adapted Posterior whose data-chosen strengths cannot be re-chosen
+HELD = " (data-chosen strengths held at the values chosen with all targets)"
+
+
 def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) -> np.ndarray:
     """``log p(t | T_train)`` ``[m]`` of held-out targets ``test [m, d]``: the closed-form
     Student-t predictive of ``post``'s NIW model updated on ``train [n', d]``
@@ -396,10 +400,6 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
     if eb and n > 1:
         note += HELD
     return Estimate(loo_pointwise(_niw(post.model_kwargs), targets), "exact", note)
-
-
-#: what a note adds for an adapted Posterior whose data-chosen strengths cannot be re-chosen
-HELD = " (data-chosen strengths held at the values chosen with all targets)"
 
 
 #: ``adapt`` options whose ``"auto"`` is chosen on the targets (the recipe, empirical Bayes;
