@@ -169,6 +169,13 @@ def test_the_kind_comes_from_the_candidates():
     assert same.table.loc["post", "elpd_loo"] == pytest.approx(same.table.loc["b", "elpd_loo"])
     with pytest.raises(AnchorDivError, match="normalize"):
         ad.compare_priors({"b": {"broad": broad, "normalize": True}}, t, kind="gaussian", tau=20.0)
+    # normalize=True of the call: every candidate fitted to and scored on the unit targets
+    unit = t / np.linalg.norm(t, axis=1, keepdims=True)
+    opts = {"kind": "gaussian", "tau": 20.0, "kappa0": 5.0, "nu0": 9.0}
+    np.testing.assert_array_equal(
+        ad.compare_priors({"b": broad}, t, normalize=True, **opts).loo["b"].pointwise,
+        ad.compare_priors({"b": broad}, unit, **opts).loo["b"].pointwise,
+    )
 
 
 def test_k_threshold_follows_arviz():

@@ -67,7 +67,7 @@ import scipy.optimize
 import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
-from ..provenance import provenance_of, resolve_tau, with_provenance
+from ..provenance import provenance_of, resolve_tau, unit_norm, with_provenance
 from .families import checks_of
 from .uncertainty import inference_data
 from ..threads import limited_blas
@@ -276,10 +276,11 @@ def _recipe(candidate, options: dict):
         recipe = opts.pop("broad"), {**options, **opts}
     else:
         recipe = candidate, dict(options)
-    if recipe[1].get("normalize"):
+    if "normalize" in recipe[1]:
         raise AnchorDivError(
-            "priors: normalize=True would score other targets than the ones given; every "
-            "candidate's ELPD is of the targets as passed, so normalize them once before the call"
+            "priors: normalize in a candidate would fit it to other targets than the ones "
+            "scored; pass normalize=True to compare_priors, which normalizes the targets once "
+            "for every candidate"
         )
     return recipe
 
@@ -826,6 +827,7 @@ def compare_priors(
     folds: int = 10,
     num_draws: int | None = None,
     seed: int = 0,
+    normalize: bool = False,
     plot=None,
     **options,
 ) -> PriorComparison:
@@ -860,7 +862,10 @@ def compare_priors(
     num_draws : int, optional
         Posterior draws for PSIS and K-fold.
     seed : int, default 0
-        Seed of the draws.
+        Seed of the draws and of the K-fold partition.
+    normalize : bool, default False
+        Scale the target rows to unit norm once: every candidate is fitted to and scored on
+        the same normalized targets (an adapted Posterior should have been fitted to them).
     plot : str or Path, optional
         Write :meth:`PriorComparison.plot` there.
     **options
@@ -875,8 +880,8 @@ def compare_priors(
     ------
     AnchorDivError
         ``priors`` is not a non-empty dict, an unknown estimator, a candidate whose kind is not
-        known, a recipe with ``normalize=True``, or a candidate that cannot be adapted to the
-        targets or scored by the estimator.
+        known, a candidate with its own ``normalize``, or a candidate that cannot be adapted to
+        the targets or scored by the estimator.
 
     Examples
     --------
@@ -897,9 +902,11 @@ def compare_priors(
         raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     prov = provenance_of(targets)  # τ and encoder travel with the targets to every refit
     t = as_matrix("targets", targets).astype(np.float64)
+    if normalize:
+        t = unit_norm("targets", t, True)
     t = with_provenance(t, prov) if prov else t
-    kinds = candidate_kinds(priors, kind)
     recipes = {name: _recipe(c, options) for name, c in priors.items()}
+    kinds = candidate_kinds(priors, kind)
     broads = {f"broad anchors of {name!r}": r[0] for name, r in recipes.items() if r is not None}
     if broads:  # as adapt does: τ from the embeddings, one encoder for all of them
         tau = resolve_tau(tau, targets=t, **broads)
