@@ -16,7 +16,17 @@ the old estimator and the wall time.
 
     .venv/bin/python benchmarks/bench_criticism.py                    # d = 384, n = 50
     .venv/bin/python benchmarks/bench_criticism.py --quick            # d = 64
+``--part kfold``: K-fold against exact LOO for NIW candidates (anisotropic Gaussian broad
+anchors, n = 20 targets, d = 64, 128, 512; the default held-out strengths and fixed κ₀ = 5,
+ν₀ = d + 10): the exact LOO, ``compare_priors(estimator="kfold")`` with K = 10 and K = n
+(closed-form fold predictive), and the Monte-Carlo predictive ``log mean_s p(t | θ_s)`` on the
+same 10 folds over the default draws (200; 128 at d = 512) and 2000 at d ≤ 128, with its
+largest Pareto k.
+
+    .venv/bin/python benchmarks/bench_criticism.py                    # d = 384, n = 50
+    .venv/bin/python benchmarks/bench_criticism.py --quick            # d = 64
     .venv/bin/python benchmarks/bench_criticism.py --part compare --tag compare
+    .venv/bin/python benchmarks/bench_criticism.py --part kfold --tag kfold
 """
 
 from __future__ import annotations
@@ -97,7 +107,7 @@ def compare_part(broad, targets, d, save):
     refs["strong-broad, NUTS subspace=16"] = refs["strong-broad"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result, t_cmp = timed(lambda: ad.compare_priors(cands, targets, tau=20.0))
+        result, t_cmp = timed(lambda: ad.compare_priors(cands, targets, kind="gaussian", tau=20.0))
     rows = []
     for name in result.table.index:
         row = result.table.loc[name]
@@ -156,6 +166,86 @@ def compare_part(broad, targets, d, save):
     )
 
 
+def monte_carlo_kfold(broad, targets, opts, draws=None) -> tuple[float, float, int]:
+    """The Monte-Carlo K-fold ELPD on ``compare_priors``' 10 folds: each fold's exact NIW
+    posterior, ``log mean_s p(t | θ_s)`` over ``draws`` draws (default: ``default_draws``, as
+    K-fold draws for a model without a closed form); its largest Pareto k; the draws."""
+    import scipy.special
+
+    from anchordiv.checks import arviz as adz
+    from anchordiv.checks.criticism import kfold_parts
+    from anchordiv.checks.uncertainty import default_draws
+
+    total, kmax = 0.0, 0.0
+    for test in kfold_parts(len(targets), 10, 0):
+        fold = ad.adapt("gaussian", broad, np.delete(targets, test, 0), tau=20.0, **opts)
+        draws = draws or default_draws(fold)
+        ll = fold.likelihood().log_density(fold.draws(0, draws), targets[test])  # [S, m]
+        total += float((scipy.special.logsumexp(ll, axis=0) - np.log(draws)).sum())
+        kmax = max(kmax, float(np.max(adz.psis_log_weights(ll.T)[1])))
+    return total, kmax, draws
+
+
+def kfold_part(quick: bool):
+    rows = []
+    n = 20
+    for d in (64,) if quick else (64, 128, 512):
+        rng = np.random.default_rng(0)
+        scale = np.linspace(2.0, 0.2, d)
+        broad = rng.normal(size=(max(400, 4 * d), d)) * scale
+        targets = rng.normal(size=(n, d)) * scale + 0.1
+        for label, opts in (("held-out", {}), ("fixed", {"kappa0": 5.0, "nu0": d + 10.0})):
+            cand = {"c": {"broad": broad, **opts}}
+
+            def elpd(**kw):
+                res = ad.compare_priors(cand, targets, kind="gaussian", tau=20.0, **kw)
+                return res.loo["c"].elpd
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                exact, t_exact = timed(lambda: elpd())
+                k10, t_k10 = timed(lambda: elpd(estimator="kfold"))
+                kn = elpd(estimator="kfold", folds=n)
+                (mc, kmax, s), t_mc = timed(lambda: monte_carlo_kfold(broad, targets, opts))
+                mc2 = monte_carlo_kfold(broad, targets, opts, 2000)[0] if d <= 128 else ""
+            rows.append(
+                {
+                    "d": d,
+                    "strengths": label,
+                    "exact_loo": round(exact, 2),
+                    "kfold10": round(k10, 2),
+                    f"kfold{n}": round(kn, 2),
+                    "mc": round(mc, 2),
+                    "mc_draws": s,
+                    "mc_max_k": round(kmax, 2),
+                    "mc2000": round(mc2, 2) if mc2 != "" else "",
+                    "exact_s": round(t_exact, 2),
+                    "kfold10_s": round(t_k10, 2),
+                    "mc_s": round(t_mc, 1),
+                }
+            )
+            print(rows[-1], flush=True)
+    shown = [{k: f"{v:.2f}" if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+    md = table(
+        shown,
+        [
+            ("d", "d"),
+            ("strengths", "strengths"),
+            ("exact_loo", "exact LOO"),
+            ("kfold10", "10-fold (closed form)"),
+            (f"kfold{n}", f"{n}-fold (closed form)"),
+            ("mc", "10-fold, Monte Carlo"),
+            ("mc_draws", "its draws"),
+            ("mc_max_k", "its max Pareto k"),
+            ("mc2000", "10-fold, Monte Carlo, 2000 draws"),
+            ("exact_s", "exact s"),
+            ("kfold10_s", "10-fold s"),
+            ("mc_s", "Monte Carlo s"),
+        ],
+    )
+    return rows, md
+
+
 def compare_table(rows, note: str) -> str:
     shown = [
         {k: f"{v:.2f}" if isinstance(v, float) and k != "weight" else v for k, v in r.items()}
@@ -180,8 +270,11 @@ def compare_table(rows, note: str) -> str:
 
 def main():
     p = parser(__doc__)
-    p.add_argument("--part", choices=("inference", "compare", "all"), default="all")
+    p.add_argument("--part", choices=("inference", "compare", "kfold", "all"), default="all")
     args = p.parse_args()
+    if args.part == "kfold":
+        rows, md = kfold_part(args.quick)
+        return write_results("bench_criticism", {"n_targets": 20, "kfold": rows}, md, tag=args.tag)
     d = 64 if args.quick else 384
     rng = np.random.default_rng(0)
     broad = synthetic_anchors(rng, 3000, d).astype(np.float64)

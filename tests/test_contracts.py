@@ -30,17 +30,26 @@ def test_compare_priors_keeps_tau_and_encoder(task):
     given", and broad anchors of another encoder were accepted."""
     broad, targets = task
     t = with_provenance(targets, encoder="enc-a", logit_scale=33.0)
-    got = ad.compare_priors({"broad": broad}, t, kappa0=2.0, nu0=9.0)
-    want = ad.compare_priors({"broad": broad}, targets, tau=33.0, kappa0=2.0, nu0=9.0)
+    got = ad.compare_priors({"broad": broad}, t, kind="gaussian", kappa0=2.0, nu0=9.0)
+    want = ad.compare_priors(
+        {"broad": broad}, targets, kind="gaussian", tau=33.0, kappa0=2.0, nu0=9.0
+    )
     np.testing.assert_array_equal(got.loo["broad"].pointwise, want.loo["broad"].pointwise)
     other = with_provenance(broad, encoder="enc-b", logit_scale=20.0)
     with pytest.raises(ad.AnchorDivError, match="enc-a|enc-b"):
-        ad.compare_priors({"broad": other}, t, kappa0=2.0, nu0=9.0)
+        ad.compare_priors({"broad": other}, t, kind="gaussian", kappa0=2.0, nu0=9.0)
     with pytest.raises(ad.AnchorDivError, match="enc-a|enc-b"):
-        ad.compare_priors({"broad": {"broad": other}}, t, kappa0=2.0, nu0=9.0)
+        ad.compare_priors({"broad": {"broad": other}}, t, kind="gaussian", kappa0=2.0, nu0=9.0)
     # K-fold refits keep the provenance too (τ from the targets on every fold)
     kf = ad.compare_priors(
-        {"broad": broad}, t, estimator="kfold", folds=2, num_draws=20, kappa0=2.0, nu0=9.0
+        {"broad": broad},
+        t,
+        kind="gaussian",
+        estimator="kfold",
+        folds=2,
+        num_draws=20,
+        kappa0=2.0,
+        nu0=9.0,
     )
     assert kf.loo["broad"].estimator == "kfold"
 

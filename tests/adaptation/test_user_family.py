@@ -243,6 +243,61 @@ def test_compare_priors(fam):
     assert all(np.all(np.isfinite(e.pointwise)) for e in result.loo.values())
 
 
+def user_mean_loo(broad, t, kappa0):
+    """Exact ``log p(tᵢ | T₋ᵢ)`` ``[n]`` of the user's family: ``N(m₋ᵢ, Σ(1 + 1/κ₋ᵢ))`` with
+    ``κ₋ᵢ = κ₀ + n − 1``, ``m₋ᵢ = (κ₀m₀ + Σ_{j≠i} t_j)/κ₋ᵢ`` (scipy)."""
+    cov = np.cov(broad, rowvar=False) + 1e-3 * np.eye(broad.shape[1])
+    k = kappa0 + len(t) - 1
+    return np.array(
+        [
+            scipy.stats.multivariate_normal(
+                (kappa0 * broad.mean(0) + np.delete(t, i, 0).sum(0)) / k, cov * (1 + 1 / k)
+            ).logpdf(t[i])
+            for i in range(len(t))
+        ]
+    )
+
+
+def test_compare_priors_beside_niw_with_one_estimator(fam):
+    """The user's family beside the built-in NIW in one table, each of its own kind: exact
+    (NIW) and PSIS (the user's draws) rows, both leave-one-out, the PSIS one at the user's
+    family's closed-form LOO."""
+    broad, t = anchors()
+    cands = {
+        "niw": {"broad": broad, "kind": "gaussian", "kappa0": 4.0, "nu0": 10.0},
+        "user": {"broad": broad, "kappa0": 4.0},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors(cands, t, kind=KIND, tau=10.0, num_draws=500)
+    assert result.estimators == {"niw": "exact", "user": "psis"}, result.note
+    assert "both estimate the leave-one-out ELPD" in result.note
+    np.testing.assert_allclose(
+        result.loo["user"].pointwise, user_mean_loo(broad, t, 4.0), atol=0.05
+    )
+
+
+@pytest.mark.slow
+def test_kfold_of_the_users_family_beside_niw(fam):
+    """Every row K-fold on the same folds: NIW's closed-form K = n equal to its exact LOO, the
+    user's Monte-Carlo predictive over 2000 exact draws within 0.02 nat of its closed form."""
+    broad, t = anchors()
+    cands = {
+        "niw": {"broad": broad, "kind": "gaussian", "kappa0": 4.0, "nu0": 10.0},
+        "user": {"broad": broad, "kappa0": 4.0},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kfold = ad.compare_priors(
+            cands, t, kind=KIND, tau=10.0, estimator="kfold", folds=len(t), num_draws=2000
+        )
+        exact = ad.compare_priors({"niw": cands["niw"]}, t, tau=10.0)
+    assert kfold.estimators == {"niw": "kfold", "user": "kfold"}
+    np.testing.assert_allclose(kfold.loo["niw"].pointwise, exact.loo["niw"].pointwise, rtol=1e-10)
+    np.testing.assert_allclose(kfold.loo["user"].pointwise, user_mean_loo(broad, t, 4.0), atol=0.02)
+    assert not kfold.table["warning"].any()
+
+
 def test_curve_models(fam):
     from anchordiv.evaluation.curves import resolve_model
 
@@ -484,3 +539,31 @@ def test_the_cli_adapts_the_minimal_family_from_a_saved_model(minimal, tmp_path,
     with open(tmp_path / "d" / "summary.csv") as f:
         names = {row[0] for row in csv.reader(f)}
     assert {"scale", "mu[0]", "mu_cosine"} <= names, names
+
+
+@pytest.mark.slow
+def test_a_minimal_family_under_nuts_compares_beside_niw(minimal):
+    """The minimal family (no closed form: NUTS) beside a NIW recipe and a NIW Posterior, each
+    of its own kind: one estimator over the table (exact and PSIS rows, both leave-one-out, or
+    K-fold for every row); under "kfold" the NIW rows are their closed-form fold predictive."""
+    broad, t = anchors3()
+    nuts = {"method": "nuts", "num_warmup": 100, "num_samples": 200, "num_chains": 1}
+    post = ad.adapt("gaussian", broad, t, tau=10.0, kappa0=4.0, nu0=8.0)
+    cands = {
+        "niw": {"broad": broad, "kappa0": 4.0, "nu0": 8.0},
+        "niw-post": post,
+        "user": {"broad": broad, "kind": minimal_family.KIND, "progress": False, **nuts},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = ad.compare_priors(cands, t, kind="gaussian", tau=10.0, folds=4)
+        kfold = ad.compare_priors(cands, t, kind="gaussian", tau=10.0, folds=4, estimator="kfold")
+    assert set(auto.estimators.values()) in ({"exact", "psis"}, {"kfold"}), auto.note
+    assert auto.estimators["user"] == ("psis" if auto.estimators["niw"] == "exact" else "kfold")
+    assert set(kfold.estimators.values()) == {"kfold"}
+    for result in (auto, kfold):
+        assert result.table.loc["niw", "elpd_loo"] == pytest.approx(
+            result.table.loc["niw-post", "elpd_loo"], rel=1e-10
+        )
+        assert np.all(np.isfinite(result.loo["user"].pointwise))
+        assert "closed-form" in result.notes["niw"]

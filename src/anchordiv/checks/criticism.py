@@ -3,13 +3,20 @@ target anchors, ``elpd = Σᵢ log p(tᵢ | T₋ᵢ)``, with an estimator that i
 
     result = ad.compare_priors({"strong": {"broad": broad, "kappa0": 50, "nu0": d + 100},
                                 "isotropic": {"broad": broad, "prior": "isotropic"},
-                                "weak": {"broad": broad, "kappa0": 0.1, "nu0": d + 2}},
+                                "mine": {"broad": broad, "kind": "my-family"},
+                                "fitted": post},                  # an adapted Posterior
                                targets, kind="gaussian")          # τ from the provenance
     result.table          # elpd_loo, p_loo, elpd_diff, weight, se, dse, warning, estimator
     result.estimators     # {name: "exact" | "psis" | "kfold"}, result.notes says why
+    result.note           # the estimator the rows share, and why they are comparable
     result.plot("compare.png")
 
-Estimators, chosen per candidate (``estimator="auto"``) in this order:
+Candidates may be of different kinds (built-in ones and a user's family registered with
+``ad.family``): each is scored by its own model's density of the same targets in R^d, so every
+row is in the same units.  A Posterior is of its own kind, a dict candidate may name its
+``"kind"``, the others take the call's ``kind=``.
+
+Estimators:
 
 * ``"exact"`` — the Gaussian kind's default model (any method, any prior covariance): the
   closed-form NIW posterior predictive, a multivariate Student-t, for every held-out target.
@@ -23,15 +30,24 @@ Estimators, chosen per candidate (``estimator="auto"``) in this order:
   weighted against the model's posterior first (``log p(T, θ) − log q(θ)``, the approximate-
   posterior correction), so a poor guide shows up as high k instead of a biased ELPD.  The
   latent Gaussian kind qualifies: its pointwise likelihood ``log p(tᵢ | T₋ᵢ, U)`` integrates
-  the PPCA mean out, so it is leave-one-out-correct (the former plug-in centred on a mean that
-  included tᵢ).  Not used where the family says its draws are not the Bayes posterior of that
-  likelihood under a prior its refits keep (the ``psis_caveat`` of :mod:`.families`: latent spherical,
-  posterior-like; a latent Gaussian with a fixed β or a tempered likelihood) nor for a delta
-  guide (a point has no density).
-* ``"kfold"`` — K-fold cross-validation by refitting the candidate on ``folds`` (10) training
-  folds, ``log mean_s p(tᵢ | T_train, θ_s)`` over each refit's draws (the latent kinds score a
-  held-out anchor given the training targets' mean, covariance inflated by (m+1)/m): right for
-  every model, costs K fits.  It needs the recipe: an already adapted Posterior that would need it is an error.
+  the PPCA mean out, so it is leave-one-out-correct.  Not used where the family says its
+  draws are not the Bayes posterior of that likelihood under a prior its refits keep (the
+  ``psis_caveat`` of :mod:`.families`: latent spherical, posterior-like; a latent Gaussian
+  with a fixed β or a tempered likelihood), where the prior was chosen on the targets, nor
+  for a delta guide (a point has no density).
+* ``"kfold"`` — K-fold cross-validation on ``folds`` (10) folds, the same partition for every
+  candidate.  A model with a closed-form predictive scores each fold by it (no draws: with K
+  = n it is the exact LOO); any other is refit on the training folds and scored by the
+  Monte-Carlo predictive ``log mean_s p(tᵢ | θ_s)`` over each refit's draws, which is biased
+  low (Jensen) by an amount that grows with d: its Pareto k per target is reported and set
+  the ``warning`` column (:func:`kfold_loo`).  It needs the recipe (an adapted Posterior
+  without a closed form cannot be refit: an error).
+
+``estimator="auto"`` gives every row the same quantity (:func:`estimate_table`): each
+candidate's first choice is exact, else PSIS (if its Pareto k are all below the threshold),
+else K-fold.  Exact and PSIS rows are both the leave-one-out ELPD and stay together; once any
+candidate needs K-fold, every candidate is scored by K-fold on the same folds, since a
+K-fold ELPD (each target predicted from n(1 − 1/K) others) is not a leave-one-out one.
 
 At d ≳ 32 PSIS fails for these models (a Student-t predictive moves a lot when one target is
 left out, so the importance ratios have infinite variance; k > 1 at d = 64): the exact and
@@ -51,7 +67,7 @@ import scipy.optimize
 import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
-from ..provenance import provenance_of, resolve_tau, with_provenance
+from ..provenance import provenance_of, resolve_tau, unit_norm, with_provenance
 from .families import checks_of
 from .uncertainty import inference_data
 from ..threads import limited_blas
@@ -132,14 +148,16 @@ class PriorComparison:
     idata : dict of str to arviz.InferenceData or xarray.DataTree
         The data (:func:`~anchordiv.checks.uncertainty.inference_data`) of the candidates
         whose draws were used (PSIS).
+    note : str
+        Which estimator the rows share and why they are comparable (:func:`estimate_table`).
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> broad = rng.normal(size=(20, 4))
     >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> cmp = ad.compare_priors({"a": broad, "b": broad[:10]}, broad[:5], tau=20.0,
-    ...                         kappa0=5.0, nu0=10.0)
+    >>> cmp = ad.compare_priors({"a": broad, "b": broad[:10]}, broad[:5], kind="gaussian",
+    ...                         tau=20.0, kappa0=5.0, nu0=10.0)
     >>> float(cmp.table["weight"].sum())
     1.0
     """
@@ -147,6 +165,7 @@ class PriorComparison:
     table: Any  # a pandas DataFrame (pandas imports lazily)
     loo: dict
     idata: dict
+    note: str = ""
 
     def __repr__(self) -> str:
         rows = [
@@ -166,12 +185,14 @@ class PriorComparison:
 
     @property
     def pareto_k(self) -> dict[str, np.ndarray]:
-        """Pareto k per target anchor of every candidate whose draws went through PSIS."""
+        """Pareto k per target anchor of every candidate whose estimate is a Monte-Carlo
+        average over draws: PSIS's importance ratios, or K-fold's ``p(t | θ_s)`` over a refit's
+        draws."""
         return {n: e.pareto_k for n, e in self.loo.items() if e.pareto_k is not None}
 
     @property
     def high_k(self) -> dict[str, int]:
-        """Target anchors with Pareto k above the candidate's threshold (PSIS candidates)."""
+        """Target anchors with Pareto k above the candidate's threshold (:attr:`pareto_k`)."""
         return {
             n: int(np.sum(e.pareto_k > e.threshold))
             for n, e in self.loo.items()
@@ -180,7 +201,8 @@ class PriorComparison:
 
     def plot(self, path=None):
         """ELPD comparison (:func:`elpd_panel`, estimator per candidate in the labels) beside
-        the Pareto k of the candidates that were PSIS-tested; saved to ``path`` when given."""
+        the Pareto k of the Monte-Carlo candidates (:attr:`pareto_k`); saved to ``path`` when
+        given."""
         import matplotlib.pyplot as plt
 
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.6 * len(self.loo) + 2.2))
@@ -201,7 +223,7 @@ class PriorComparison:
             ax2.text(
                 0.5,
                 0.5,
-                "no candidate needed PSIS",
+                "no Monte-Carlo estimate",
                 ha="center",
                 va="center",
                 transform=ax2.transAxes,
@@ -237,21 +259,55 @@ def elpd_panel(ax, table) -> None:
     ax.set_xlabel("ELPD (log)")
 
 
-# ---- candidates --------------------------------------------------------------------------
+# ---- candidates ----------------------------------------------------------------------------
 
 
 def _recipe(candidate, options: dict):
-    """``(broad, options)`` to refit a candidate, or None for an adapted Posterior."""
+    """``(broad, options)`` to refit a candidate, or None for an adapted Posterior (a dict
+    candidate's ``kind`` entry is not an option: :func:`candidate_kinds` reads it)."""
     from ..adaptation import Posterior
 
     if isinstance(candidate, Posterior):
         return None
     if isinstance(candidate, dict):
-        opts = dict(candidate)
+        opts = {k: v for k, v in candidate.items() if k != "kind"}
         if "broad" not in opts:
             raise AnchorDivError("priors: a dict candidate needs its broad anchors under 'broad'")
-        return opts.pop("broad"), {**options, **opts}
-    return candidate, dict(options)
+        recipe = opts.pop("broad"), {**options, **opts}
+    else:
+        recipe = candidate, dict(options)
+    if "normalize" in recipe[1]:
+        raise AnchorDivError(
+            "priors: normalize in a candidate would fit it to other targets than the ones "
+            "scored; pass normalize=True to compare_priors, which normalizes the targets once "
+            "for every candidate"
+        )
+    return recipe
+
+
+def candidate_kinds(priors: dict, kind: str | None) -> dict[str, str]:
+    """Each candidate's kind: a Posterior's own; a dict candidate's ``"kind"`` entry; else the
+    call's ``kind``; else the one kind the Posterior candidates share.  An AnchorDivError naming
+    the candidate where none of these says it."""
+    from ..adaptation import KINDS, Posterior
+
+    posts = {c.kind for c in priors.values() if isinstance(c, Posterior)}
+    default = kind if kind is not None else (next(iter(posts)) if len(posts) == 1 else None)
+    out = {}
+    for name, c in priors.items():
+        if isinstance(c, Posterior):
+            out[name] = c.kind
+        elif isinstance(c, dict) and c.get("kind") is not None:
+            out[name] = str(c["kind"])
+        elif default is not None:
+            out[name] = default
+        else:
+            raise AnchorDivError(
+                f"priors: the kind of candidate {name!r} is not known; name it with kind= (the "
+                f"kind of every candidate that does not say its own) or a 'kind' entry in its "
+                f"dict; registered kinds: {', '.join(KINDS)}"
+            )
+    return out
 
 
 def _fit(kind: str, recipe, targets: np.ndarray, tau):
@@ -262,11 +318,8 @@ def _fit(kind: str, recipe, targets: np.ndarray, tau):
 
 
 def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
-    if recipe is None:
-        if candidate.kind != kind:
-            raise AnchorDivError(f"priors: a {candidate.kind!r} posterior among {kind!r} ones")
-        return candidate
-    return _fit(kind, recipe, targets, tau)
+    """The candidate's posterior on all targets: an adapted Posterior itself, else its fit."""
+    return candidate if recipe is None else _fit(kind, recipe, targets, tau)
 
 
 # ---- estimators ----------------------------------------------------------------------------
@@ -274,8 +327,8 @@ def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
 
 def has_closed_form(post) -> bool:
     """Whether ``post``'s model has a closed-form posterior predictive: its family's checks say
-    its own model's is the NIW Student-t (``student_t_predictive``, :mod:`.families`: the
-    Gaussian family), whatever method ran it, and no user's model replaced it."""
+    its own model's is the NIW Student-t (``student_t_predictive``, :mod:`.families`),
+    whatever method ran it, and no user's model replaced it."""
     return (
         checks_of(post.family_class).student_t_predictive
         and not post.custom_model
@@ -283,38 +336,71 @@ def has_closed_form(post) -> bool:
     )
 
 
-def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
-    """Closed-form Student-t LOO of the NIW model (module docstring)."""
-    from .diagnostics import loo_pointwise, predictive_logpdf
+def _chosen_on_targets(post) -> bool:
+    """Whether ``post``'s strengths were chosen on its targets (held-out recipe, empirical
+    Bayes)."""
+    return str(post.info.get("chosen_by", "")).startswith(("empirical", "held-out"))
+
+
+def _niw(kwargs: dict):
+    """The NIW prior of the Gaussian model's keyword arguments (``mu0, kappa0, nu0, psi0``)."""
     from ..adaptation.families import NIW
 
-    eb = str(post.info.get("chosen_by", "")).startswith(("empirical", "held-out"))
-    if eb and recipe is not None and len(targets) > 1:
+    return NIW(
+        np.asarray(kwargs["mu0"], np.float64),
+        float(kwargs["kappa0"]),
+        float(kwargs["nu0"]),
+        np.asarray(kwargs["psi0"], np.float64),
+    )
+
+
+#: what a note adds for an adapted Posterior whose data-chosen strengths cannot be re-chosen
+HELD = " (data-chosen strengths held at the values chosen with all targets)"
+
+
+def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) -> np.ndarray:
+    """``log p(t | T_train)`` ``[m]`` of held-out targets ``test [m, d]``: the closed-form
+    Student-t predictive of ``post``'s NIW model updated on ``train [n', d]``
+    (:func:`has_closed_form`).  Strengths chosen on the targets are re-chosen on ``train`` when
+    the candidate has a ``recipe`` (an exact refit of its prior), else held at ``post``'s."""
+    from .diagnostics import predictive_logpdf
+
+    if recipe is not None and _chosen_on_targets(post):
         broad, opts = recipe
         exact = {k: v for k, v in opts.items() if k not in INFERENCE_OPTIONS}
-        rest = np.ones(len(targets), bool)
-        out = np.empty(len(targets))
-        for i in range(len(targets)):
-            rest[i] = False
-            fold = _fit(post.kind, (broad, exact), targets[rest], post.tau)
-            out[i] = predictive_logpdf(fold.family, targets[i])
-            rest[i] = True
+        kwargs = _fit(post.kind, (broad, exact), train, tau).model_kwargs
+    else:
+        kwargs = post.model_kwargs
+    niw = _niw(kwargs).update(train)
+    return np.array([predictive_logpdf(niw, x) for x in np.asarray(test, np.float64)])
+
+
+def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
+    """Closed-form Student-t LOO of the NIW model (module docstring): every ``log p(tᵢ | T₋ᵢ)``
+    by :func:`closed_form_heldout` (one-point downdates of the scatter where the strengths are
+    held)."""
+    from .diagnostics import loo_pointwise
+
+    eb = _chosen_on_targets(post)
+    n = len(targets)
+    if eb and recipe is not None and n > 1:
+        out = np.array(
+            [
+                closed_form_heldout(
+                    post, recipe, np.delete(targets, i, 0), targets[i : i + 1], post.tau
+                )[0]
+                for i in range(n)
+            ]
+        )
         return Estimate(
             out,
             "exact",
             "closed-form Student-t predictive; data-chosen strengths re-chosen on every T₋ᵢ",
         )
-    kw = post.model_kwargs
-    prior = NIW(
-        np.asarray(kw["mu0"], np.float64),
-        float(kw["kappa0"]),
-        float(kw["nu0"]),
-        np.asarray(kw["psi0"], np.float64),
-    )
     note = "closed-form Student-t predictive of the NIW prior"
-    if eb and len(targets) > 1:
-        note += " (data-chosen strengths held at the values chosen with all targets)"
-    return Estimate(loo_pointwise(prior, targets), "exact", note)
+    if eb and n > 1:
+        note += HELD
+    return Estimate(loo_pointwise(_niw(post.model_kwargs), targets), "exact", note)
 
 
 #: ``adapt`` options whose ``"auto"`` is chosen on the targets (the recipe, empirical Bayes;
@@ -331,9 +417,8 @@ def data_chosen(post, recipe) -> str | None:
     K-fold refits re-choose them on every fold."""
     from ..adaptation import OPTIONS
 
-    chosen = str(post.info.get("chosen_by", ""))
-    if chosen.startswith(("empirical", "held-out")):
-        return f"the strengths were chosen on the targets ({chosen})"
+    if _chosen_on_targets(post):
+        return f"the strengths were chosen on the targets ({post.info['chosen_by']})"
     if recipe is None:
         return None
     defaults = OPTIONS.get(post.kind, {})
@@ -403,6 +488,15 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     ), idata
 
 
+def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
+    """The K-fold partition of ``n`` targets (K = min(folds, n)): the same for every candidate
+    of a comparison."""
+    if n < 2:
+        raise AnchorDivError("kfold: cross-validation needs at least 2 target anchors")
+    k = min(integer("folds", folds, low=2), n)
+    return np.array_split(np.random.default_rng(seed).permutation(n), k)
+
+
 def kfold_loo(
     kind: str,
     recipe,
@@ -412,25 +506,215 @@ def kfold_loo(
     num_draws: int | None,
     seed: int,
     why: str,
+    post=None,
 ) -> Estimate:
-    """K-fold LOO by refits: ``log mean_s p(tᵢ | θ_s)`` over each refit's draws."""
+    """K-fold cross-validation: each fold's held-out targets scored given its training targets.
+
+    Where ``post``'s model has a closed-form predictive (:func:`has_closed_form`) each fold is
+    scored by it (:func:`closed_form_heldout`; no draws, so K = n is exact LOO); otherwise the
+    candidate is refit on the training targets and each held-out ``t`` is scored by the
+    Monte-Carlo predictive ``log mean_s p(t | θ_s)`` over S draws of the refit (S =
+    ``num_draws``, default :func:`~.uncertainty.default_draws`).  That average is biased low (a
+    log of a mean, Jensen) by an amount that grows with the tail of ``p(t | θ_s)``; its Pareto k
+    per target is returned with ArviZ's threshold for S, and a note counts those above it.
+
+    Parameters
+    ----------
+    kind : str
+        The candidate's kind (of the refits).
+    recipe : tuple or None
+        ``(broad [N, d], adapt options)``; None for an adapted Posterior (closed form only).
+    targets : numpy.ndarray, shape [n, d]
+        The target anchors.
+    tau : float
+        τ of the refits.
+    folds : int
+        K (at most n).
+    num_draws : int or None
+        S of the Monte-Carlo predictive.
+    seed : int
+        Seed of the partition (:func:`kfold_parts`) and of the draws.
+    why : str
+        Why K-fold (the note).
+    post : Posterior, optional
+        The candidate's posterior on all targets.
+
+    Returns
+    -------
+    Estimate
+        ``pointwise [n]``; ``pareto_k [n]`` and its threshold for the Monte-Carlo predictive.
+    """
+    from . import arviz as adz
     from .uncertainty import default_draws
 
-    n = len(targets)
-    if n < 2:
-        raise AnchorDivError("kfold: cross-validation needs at least 2 target anchors")
-    k = min(integer("folds", folds, low=2), n)
-    parts = np.array_split(np.random.default_rng(seed).permutation(n), k)
-    out = np.empty(n)
+    parts = kfold_parts(len(targets), folds, seed)
+    k = len(parts)
+    closed = post is not None and has_closed_form(post)
+    if recipe is None and not closed:
+        raise AnchorDivError(
+            f"priors: this adapted Posterior needs K-fold refits ({why}); pass the candidate "
+            f"as broad anchors or an options dict so it can be refit"
+        )
+    out, pareto, sizes = np.empty(len(targets)), np.full(len(targets), np.nan), []
     for test in parts:
-        fold = _fit(kind, recipe, np.delete(targets, test, axis=0), tau)
+        train = np.delete(targets, test, axis=0)
+        if closed:
+            out[test] = closed_form_heldout(post, recipe, train, targets[test], tau)
+            continue
+        fold = _fit(kind, recipe, train, tau)
         draws = fold.draws(seed, num_draws or default_draws(fold))
         ll = fold.likelihood().log_density(draws, targets[test])  # [S, m]
         out[test] = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
-    return Estimate(out, "kfold", f"{k}-fold refits ({why})")
+        with warnings.catch_warnings():  # judged below, against the S-dependent threshold
+            warnings.simplefilter("ignore")
+            pareto[test] = adz.psis_log_weights(ll.T)[1]
+        sizes.append(len(ll))
+    if closed:
+        held = HELD if recipe is None and _chosen_on_targets(post) else ""
+        return Estimate(
+            out,
+            "kfold",
+            f"{k}-fold ({why}); each fold scored by the closed-form Student-t predictive "
+            f"given its training targets{held}",
+        )
+    threshold = k_threshold(min(sizes))
+    note = (
+        f"{k}-fold refits ({why}); each held-out target scored by log mean_s p(t | θ_s) over "
+        f"{min(sizes)} draws of its fold's posterior"
+    )
+    bad = int(np.sum(~(pareto <= threshold)))
+    if bad:
+        note += (
+            f"; {bad} of {len(targets)} of these averages have Pareto k above "
+            f"{threshold:.2f} (max {np.nanmax(pareto):.2f}): p(t | θ_s) is heavy-tailed over "
+            f"the draws, so the ELPD is biased low (more draws, or a closed-form predictive)"
+        )
+    return Estimate(out, "kfold", note, pareto, threshold)
+
+
+def _auto(post, recipe) -> tuple[str, str | None]:
+    """``estimator="auto"``'s first choice for one candidate: ``("exact", None)``, ``("psis",
+    None)`` (subject to its Pareto k), or ``("kfold", why)``."""
+    if has_closed_form(post):
+        return "exact", None
+    why = psis_unavailable(post) or data_chosen(post, recipe)
+    return ("kfold", why) if why else ("psis", None)
+
+
+def _psis_accepted(est: Estimate) -> str | None:
+    """Why a PSIS estimate is not accepted (None when every Pareto k is below its threshold)."""
+    bad = int(np.sum(~(est.pareto_k <= est.threshold)))
+    if bad == 0:
+        return None
+    return (
+        f"PSIS unreliable: {bad} of {len(est.pointwise)} Pareto k above "
+        f"{est.threshold:.2f}, max {np.nanmax(est.pareto_k):.2f}"
+    )
+
+
+#: what every row of a comparison estimates
+QUANTITY = "Σᵢ log p(tᵢ | ·) of the targets as given (a density in R^d)"
 
 
 @limited_blas
+def estimate_table(
+    candidates: dict,
+    targets: np.ndarray,
+    *,
+    estimator: str = "auto",
+    tau=None,
+    folds: int = 10,
+    num_draws: int | None = None,
+    seed: int = 0,
+) -> tuple[dict, dict, str]:
+    """One consistent estimator over a comparison: ``({name: Estimate}, {name: InferenceData},
+    note)`` of ``candidates {name: (kind, recipe, posterior)}`` (module docstring).
+
+    Under ``"auto"`` every row estimates the same quantity: exact and PSIS rows are both the
+    leave-one-out ELPD, so they stay together; once any candidate needs refits (its PSIS is
+    unavailable or unreliable), every candidate is scored by K-fold on the same folds, the
+    closed-form ones by their closed-form fold predictive.  A named estimator applies to all.
+    ``note`` says which of these the table is and why.
+    """
+    if estimator not in ESTIMATORS:
+        raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    loo: dict = {}
+    idata: dict = {}
+    plan: dict = {}
+    for name, (kind, recipe, post) in candidates.items():
+        if estimator == "exact" and not has_closed_form(post):
+            raise AnchorDivError(
+                f"estimator='exact': candidate {name!r}, a "
+                f"{'custom ' * post.custom_model}{kind} model, has no "
+                f"closed-form predictive; use 'kfold' or 'auto'"
+            )
+        if estimator == "psis":
+            why = psis_unavailable(post) or data_chosen(post, recipe)
+            if why is not None:
+                raise AnchorDivError(f"estimator='psis': not usable here: {why}")
+        plan[name] = _auto(post, recipe) if estimator == "auto" else (estimator, None)
+    if estimator in ("auto", "psis") and all(e != "kfold" for e, _ in plan.values()):
+        for name, (e, _) in plan.items():
+            if e != "psis":
+                continue
+            kind, recipe, post = candidates[name]
+            loo[name], data = psis_loo(post, targets, num_draws, seed)
+            why = _psis_accepted(loo[name])
+            if estimator == "auto" and why is not None:
+                plan[name] = ("kfold", why)
+                break  # every candidate is K-fold now: no more PSIS to compute
+            if data is not None:
+                idata[name] = data
+    need = {name: why for name, (e, why) in plan.items() if e == "kfold"}
+    if need:
+        first = next(iter(need))
+        if estimator == "auto" and len(need) < len(plan):
+            note = (
+                f"K-fold for every candidate, on the same folds: {first!r} needs refits "
+                f"({need[first]}), and K-fold's ELPD (each target scored given the "
+                f"n(1 − 1/K) targets outside its fold) is not the leave-one-out one of the "
+                f"other estimators"
+            )
+        else:
+            note = "K-fold for every candidate, on the same folds"
+        loo, idata = {}, {}
+        for name, (kind, recipe, post) in candidates.items():
+            why = need.get(name) or (
+                "requested" if estimator == "kfold" else f"one estimator: {first!r} needs refits"
+            )
+            if recipe is None and not has_closed_form(post):
+                raise AnchorDivError(
+                    f"priors: {f'candidate {name!r}' if name else 'the candidate'} is an adapted "
+                    f"Posterior and the comparison needs K-fold refits ({why}); pass it as "
+                    f"broad anchors or an options dict so it can be refit"
+                )
+            loo[name] = kfold_loo(
+                kind,
+                recipe,
+                targets,
+                tau if tau is not None else post.tau,
+                folds,
+                num_draws,
+                seed,
+                why,
+                post=post,
+            )
+        return loo, idata, f"{note}; every row is {QUANTITY}"
+    for name, (e, _) in plan.items():
+        if e == "exact":
+            loo[name] = exact_loo(candidates[name][2], targets, candidates[name][1])
+    kinds = sorted({loo[name].estimator for name in candidates})
+    if kinds == ["exact", "psis"]:
+        note = (
+            "exact and PSIS rows both estimate the leave-one-out ELPD Σᵢ log p(tᵢ | T₋ᵢ) (PSIS "
+            "accepted only with every Pareto k below its threshold, to Monte-Carlo error), so "
+            "the table is comparable"
+        )
+    else:
+        note = f"one estimator for every candidate: {kinds[0]}"
+    return {name: loo[name] for name in candidates}, idata, f"{note}; every row is {QUANTITY}"
+
+
 def estimate_loo(
     post,
     targets: np.ndarray,
@@ -442,50 +726,18 @@ def estimate_loo(
     num_draws: int | None = None,
     seed: int = 0,
 ):
-    """``(Estimate, InferenceData or None)`` for one candidate (module docstring)."""
-    if estimator not in ESTIMATORS:
-        raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
-    if estimator in ("auto", "exact") and has_closed_form(post):
-        return exact_loo(post, targets, recipe), None
-    if estimator == "exact":
-        raise AnchorDivError(
-            f"estimator='exact': a {'custom ' * post.custom_model}"
-            f"{post.kind} model has no closed-form predictive; use 'kfold' "
-            f"or 'auto'"
-        )
-    why = (
-        (psis_unavailable(post) or data_chosen(post, recipe))
-        if estimator != "kfold"
-        else "requested"
-    )
-    idata = None
-    if why is None:
-        est, idata = psis_loo(post, targets, num_draws, seed)
-        bad = int(np.sum(~(est.pareto_k <= est.threshold)))
-        if estimator == "psis" or bad == 0:
-            return est, idata
-        why = (
-            f"PSIS unreliable: {bad} of {len(targets)} Pareto k above "
-            f"{est.threshold:.2f}, max {np.nanmax(est.pareto_k):.2f}"
-        )
-    elif estimator == "psis":
-        raise AnchorDivError(f"estimator='psis': not usable here: {why}")
-    if recipe is None:
-        raise AnchorDivError(
-            f"priors: this adapted Posterior needs K-fold refits ({why}); pass "
-            f"the candidate as broad anchors or an options dict so it can be "
-            f"refit"
-        )
-    return kfold_loo(
-        post.kind,
-        recipe,
+    """``(Estimate, InferenceData or None)`` for one candidate (:func:`estimate_table` of a
+    table of one)."""
+    loo, idata, _ = estimate_table(
+        {"": (post.kind, recipe, post)},
         targets,
-        tau if tau is not None else post.tau,
-        folds,
-        num_draws,
-        seed,
-        why,
-    ), idata
+        estimator=estimator,
+        tau=tau,
+        folds=folds,
+        num_draws=num_draws,
+        seed=seed,
+    )
+    return loo[""], idata.get("")
 
 
 # ---- comparison ----------------------------------------------------------------------------
@@ -568,12 +820,13 @@ def compare_priors(
     priors: dict,
     targets,
     *,
-    kind: str = "gaussian",
+    kind: str | None = None,
     tau: float | None = None,
     estimator: str = "auto",
     folds: int = 10,
     num_draws: int | None = None,
     seed: int = 0,
+    normalize: bool = False,
     plot=None,
     **options,
 ) -> PriorComparison:
@@ -586,23 +839,32 @@ def compare_priors(
     ----------
     priors : dict of str to candidate
         Each candidate: broad anchors ``[N, d]``, a dict of :func:`anchordiv.adapt` options with
-        the broad anchors under ``"broad"``, or an adapted Posterior (on the same targets).
+        the broad anchors under ``"broad"`` (and, optionally, its kind under ``"kind"``), or an
+        adapted Posterior (on the same targets).  Candidates of different kinds — built-in or
+        registered with ``ad.family`` — compare in one table.
     targets : array_like, shape [n, d]
         The target anchors.
-    kind : str, default "gaussian"
-        The kind the broad-anchor candidates are adapted as.
+    kind : str, optional
+        The kind of the candidates that do not say their own (broad anchors, a dict without
+        ``"kind"``); a Posterior is always of its own kind.  Default: the kind of the Posterior
+        candidates when they share one; otherwise such a candidate is an error.
     tau : float, optional
         As in :func:`anchordiv.adapt` (default: the encoder's, from the embeddings' provenance;
         it does not change an ELPD, only the adapted models).
     estimator : {"auto", "exact", "psis", "kfold"}, default "auto"
-        "auto" chooses per candidate (exact closed-form LOO where the posterior has one, else
-        PSIS, else K-fold; module docstring); a name applies to all.
+        "auto" keeps one quantity over the table: exact closed-form LOO where the posterior
+        has one and PSIS where it is reliable (both the leave-one-out ELPD), or K-fold for
+        every candidate on the same folds once any one needs refits (module docstring;
+        ``result.note`` says which); a name applies to all.
     folds : int, default 10
-        K of K-fold.
+        K of K-fold (``folds ≥ n`` is leave-one-out).
     num_draws : int, optional
         Posterior draws for PSIS and K-fold.
     seed : int, default 0
-        Seed of the draws.
+        Seed of the draws and of the K-fold partition.
+    normalize : bool, default False
+        Scale the target rows to unit norm once: every candidate is fitted to and scored on
+        the same normalized targets (an adapted Posterior should have been fitted to them).
     plot : str or Path, optional
         Write :meth:`PriorComparison.plot` there.
     **options
@@ -611,13 +873,14 @@ def compare_priors(
     Returns
     -------
     PriorComparison
-        ``table``, ``loo`` and ``idata`` per candidate.
+        ``table``, ``loo`` and ``idata`` per candidate, and the table's ``note``.
 
     Raises
     ------
     AnchorDivError
-        ``priors`` is not a non-empty dict, an unknown estimator, or a candidate that cannot be
-        adapted to the targets.
+        ``priors`` is not a non-empty dict, an unknown estimator, a candidate whose kind is not
+        known, a candidate with its own ``normalize``, or a candidate that cannot be adapted to
+        the targets or scored by the estimator.
 
     Examples
     --------
@@ -625,7 +888,7 @@ def compare_priors(
     >>> broad = rng.normal(size=(20, 4))
     >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> cmp = ad.compare_priors({"broad": broad, "isotropic": {"broad": broad, "prior": "isotropic"}},
-    ...                         broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    ...                         broad[:5], kind="gaussian", tau=20.0, kappa0=5.0, nu0=10.0)
     >>> sorted(cmp.table.index), set(cmp.estimators.values())
     (['broad', 'isotropic'], {'exact'})
     """
@@ -634,30 +897,32 @@ def compare_priors(
             "priors: a dict of name -> broad anchors / adapt options / "
             "Posterior, with at least one entry"
         )
+    if estimator not in ESTIMATORS:
+        raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     prov = provenance_of(targets)  # τ and encoder travel with the targets to every refit
     t = as_matrix("targets", targets).astype(np.float64)
+    if normalize:
+        t = unit_norm("targets", t, True)
     t = with_provenance(t, prov) if prov else t
     recipes = {name: _recipe(c, options) for name, c in priors.items()}
+    kinds = candidate_kinds(priors, kind)
     broads = {f"broad anchors of {name!r}": r[0] for name, r in recipes.items() if r is not None}
     if broads:  # as adapt does: τ from the embeddings, one encoder for all of them
         tau = resolve_tau(tau, targets=t, **broads)
-    loo, idata = {}, {}
-    for name, candidate in priors.items():
-        recipe = recipes[name]
-        post = _posterior(candidate, recipe, kind, t, tau)
-        loo[name], data = estimate_loo(
-            post,
-            t,
-            recipe,
-            estimator=estimator,
-            tau=tau,
-            folds=folds,
-            num_draws=num_draws,
-            seed=seed,
-        )
-        if data is not None:
-            idata[name] = data
-    result = PriorComparison(comparison_table(loo), loo, idata)
+    candidates = {
+        name: (kinds[name], recipes[name], _posterior(c, recipes[name], kinds[name], t, tau))
+        for name, c in priors.items()
+    }
+    loo, idata, note = estimate_table(
+        candidates,
+        t,
+        estimator=estimator,
+        tau=tau,
+        folds=folds,
+        num_draws=num_draws,
+        seed=seed,
+    )
+    result = PriorComparison(comparison_table(loo), loo, idata, note)
     if plot is not None:
         result.plot(plot)
     return result
@@ -670,10 +935,14 @@ __all__ = [
     "PriorComparison",
     "compare_priors",
     "comparison_table",
+    "candidate_kinds",
+    "closed_form_heldout",
     "estimate_loo",
+    "estimate_table",
     "exact_loo",
     "k_threshold",
     "kfold_loo",
+    "kfold_parts",
     "psis_loo",
     "stacking_weights",
 ]
