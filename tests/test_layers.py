@@ -237,7 +237,7 @@ def kind_literals(path: Path, kinds: set) -> list[str]:
 
 
 #: the one kind literal left in the checks layer: compare_priors' default kind
-KIND_LITERALS_ALLOWED = {"anchordiv.checks.criticism"}
+KIND_LITERALS_ALLOWED: set[str] = set()
 
 
 def test_no_built_in_kind_literal_in_checks_or_evaluation():

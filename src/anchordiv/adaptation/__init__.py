@@ -57,6 +57,7 @@ from .loading import broad_from_model, check_loaded_prior, load_prior, stand_in_
 from .methods import Runners
 from .pipeline import (  # noqa: F401
     COMMON,
+    DEFAULT_KIND,
     KINDS,
     METHOD_OPTIONS,
     OPTIONS,

@@ -18,13 +18,13 @@ from ..threads import limited_blas
 from .capabilities import is_conjugate
 from .family import Family, build_prior
 from .inference import infer
-from .pipeline import resolve_family
+from .pipeline import DEFAULT_KIND, resolve_family
 
 
 @limited_blas
 def load_prior(
     path,
-    kind: str = "gaussian",
+    kind: str = DEFAULT_KIND,
     *,
     targets=None,
     verify: bool = True,

@@ -38,6 +38,9 @@ from .registry import LiveKinds, LiveMapping, unknown_kind
 
 #: the registered kinds, read live (a family registered after import appears here)
 KINDS = LiveKinds()
+#: the kind a call that names none means: ``load_prior``'s default, and the deprecated default
+#: of ``compare_priors`` candidates that do not say their kind
+DEFAULT_KIND = "gaussian"
 #: options of every kind and method in ``adapt`` (``prior``: "broad" | "isotropic")
 COMMON = {"method": "exact", "prior": "broad"}
 
@@ -353,6 +356,7 @@ def check_anchors(broad, targets, *, normalize: bool = False) -> tuple[np.ndarra
 
 __all__ = [
     "COMMON",
+    "DEFAULT_KIND",
     "KINDS",
     "METHOD_OPTIONS",
     "OPTIONS",

@@ -302,12 +302,24 @@ def candidate_kinds(priors: dict, kind: str | None) -> dict[str, str]:
         elif default is not None:
             out[name] = default
         else:
-            raise AnchorDivError(
-                f"priors: the kind of candidate {name!r} is not known; name it with kind= (the "
-                f"kind of every candidate that does not say its own) or a 'kind' entry in its "
-                f"dict; registered kinds: {', '.join(KINDS)}"
-            )
+            out[name] = default = deprecated_default_kind(name, KINDS)
     return out
+
+
+def deprecated_default_kind(name: str, kinds) -> str:
+    """The kind of a candidate nothing names: :data:`~anchordiv.adaptation.DEFAULT_KIND`, with a
+    :class:`DeprecationWarning` (an :class:`AnchorDivError` in 0.6.0)."""
+    from ..adaptation import DEFAULT_KIND
+
+    warnings.warn(
+        f"compare_priors: the kind of candidate {name!r} is not named; it is taken to be "
+        f"{DEFAULT_KIND!r}, which is deprecated and an error in 0.6.0 — pass kind= (the kind "
+        f"of every candidate that does not say its own) or a 'kind' entry in its dict "
+        f"(registered kinds: {', '.join(kinds)})",
+        DeprecationWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return DEFAULT_KIND
 
 
 def _fit(kind: str, recipe, targets: np.ndarray, tau):
