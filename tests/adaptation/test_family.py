@@ -122,3 +122,15 @@ def test_the_optional_methods_have_the_signatures_the_capabilities_name():
         "per_chain",
     ]
     assert list(inspect.signature(Family.completion).parameters) == ["self", "targets"]
+
+
+def test_chosen_on_targets_says_whether_the_strengths_came_from_the_targets():
+    rng = np.random.default_rng(0)
+    broad = rng.normal(size=(30, 4))
+    targets = broad[:5] + 0.1
+    recipe = ad.NIWPrior.from_anchors(broad, targets)
+    assert recipe.chosen_by.startswith("held-out") and recipe.chosen_on_targets()
+    assert recipe.isotropic().chosen_on_targets()
+    evidence = ad.NIWPrior.from_anchors(broad, targets, strengths="evidence")
+    assert evidence.chosen_on_targets()
+    assert not ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=9.0).chosen_on_targets()

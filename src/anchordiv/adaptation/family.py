@@ -208,6 +208,11 @@ class Family(abc.ABC):
         latent families' ``n_broad``); None by default."""
         return None
 
+    def chosen_on_targets(self) -> bool:
+        """Whether the prior's strengths were chosen on the targets (the held-out recipe,
+        empirical Bayes) rather than given; False by default."""
+        return False
+
     def model_inputs(self, targets: np.ndarray) -> tuple[dict, dict, dict]:
         """``(model_kwargs, info, fixed)`` that NUTS and SVI run :attr:`model` with given
         ``targets [n, d]`` — no conjugate update: by default the prior's own

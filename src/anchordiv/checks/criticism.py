@@ -350,8 +350,8 @@ def has_closed_form(post) -> bool:
 
 def _chosen_on_targets(post) -> bool:
     """Whether ``post``'s strengths were chosen on its targets (held-out recipe, empirical
-    Bayes)."""
-    return str(post.info.get("chosen_by", "")).startswith(("empirical", "held-out"))
+    Bayes): its prior says so (a posterior saved without its prior: not known, False)."""
+    return post.prior is not None and post.prior.chosen_on_targets()
 
 
 def _niw(kwargs: dict):

@@ -483,6 +483,11 @@ class NIWPrior(Family):
     def log_marginal(self, targets) -> float:
         return self.niw().log_marginal(np.asarray(targets, np.float64))
 
+    def chosen_on_targets(self) -> bool:
+        """Whether ``kappa0``/``nu0`` were chosen on the targets (``chosen_by`` is not
+        ``"user"``: the held-out recipe or empirical Bayes)."""
+        return self.chosen_by.startswith(("empirical", "held-out"))
+
     def model_inputs(self, targets):
         info = {
             "kappa0": float(self.kappa0),
