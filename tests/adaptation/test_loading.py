@@ -67,3 +67,30 @@ def test_broad_from_model_refuses_a_model_that_is_not_gaussian():
     model = ad.fit("softmax", unit(np.random.default_rng(2), 5, 4), tau=1.0)
     with pytest.raises(AnchorDivError, match="expected a saved gaussian model"):
         loading.broad_from_model(model)
+
+
+def test_a_saved_prior_of_an_unimported_family_names_its_module(tmp_path):
+    import sys
+    import warnings
+    from pathlib import Path
+
+    from anchordiv.adaptation.registry import FAMILIES
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from userfam import user_family
+
+    before = FAMILIES.get(user_family.KIND)
+    user_family.register()
+    rng = np.random.default_rng(0)
+    broad = rng.normal(size=(20, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = FAMILIES[user_family.KIND].from_anchors(broad).save(tmp_path / "prior")
+    assert type(ad.load_prior(path)).kind == user_family.KIND
+    user_family.unregister()
+    try:
+        with pytest.raises(ad.AnchorDivError, match=r"unknown 'user-mean'.*import userfam"):
+            ad.load_prior(path)
+    finally:
+        if before is not None:
+            FAMILIES[user_family.KIND] = before

@@ -335,7 +335,14 @@ class Family(abc.ABC):
         return write_bundle(
             path,
             arrays,
-            {"type": "prior", "kind": self.kind, "dim": self.dim, "prior": meta, **card},
+            {
+                "type": "prior",
+                "kind": self.kind,
+                "family_class_module": type(self).__module__,
+                "dim": self.dim,
+                "prior": meta,
+                **card,
+            },
             overwrite=overwrite,
         )
 

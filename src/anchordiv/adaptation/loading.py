@@ -19,6 +19,7 @@ from .capabilities import is_conjugate
 from .family import Family, build_prior
 from .inference import infer
 from .pipeline import DEFAULT_KIND, resolve_family
+from .posterior import family_of
 
 
 @limited_blas
@@ -92,7 +93,8 @@ def load_prior(
         with malformed(path, "prior"):
             if not isinstance(card.get("kind"), str):
                 raise AnchorDivError(f"{path}: a saved prior's card needs a 'kind' (a family)")
-            fam = resolve_family(card["kind"])
+            module = card.get("family_class_module")
+            fam = family_of(card["kind"], module if isinstance(module, str) else None)
             meta = card["prior"]
             if not isinstance(meta, dict) or meta.get("family") != card["kind"]:
                 raise AnchorDivError(f"{path}: the card's prior does not match its kind")
