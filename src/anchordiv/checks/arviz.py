@@ -28,6 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.special
 
 #: the netCDF engine files are written and read with (h5py underneath; a declared dependency)
 ENGINE = "h5netcdf"
@@ -152,10 +153,23 @@ def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
     return np.asarray(res.elpd_i), np.asarray(res.pareto_k), float(res.p)
 
 
+#: the fewest tail draws a generalised Pareto fit takes (ArviZ 0.x gives k = inf below it, 1.x
+#: raises)
+MIN_TAIL = 5
+
+
+def tail_size(num_draws: int) -> int:
+    """The draws in the tail PSIS fits its Pareto distribution to: ⌈min(S/5, 3√S)⌉."""
+    return int(np.ceil(min(0.2 * num_draws, 3 * np.sqrt(num_draws))))
+
+
 def psis_log_weights(log_ratios) -> tuple[np.ndarray, np.ndarray]:
     """Pareto-smoothed, normalised log importance weights ``[n, S]`` and Pareto k ``[n]`` of
     the log importance ratios ``log_ratios [n, S]`` (each row a target)."""
     r = np.asarray(log_ratios, dtype=float)
+    if tail_size(r.shape[-1]) < MIN_TAIL:  # too few draws to fit a Pareto tail: k = inf
+        lw = r - scipy.special.logsumexp(r, axis=-1, keepdims=True)
+        return lw, np.full(r.shape[:-1], np.inf)
     if major() == 0:
         lw, k = _az().psislw(r)
         return np.asarray(lw), np.asarray(k)
