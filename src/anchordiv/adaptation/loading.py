@@ -104,7 +104,7 @@ def load_prior(
                 check_loaded_prior(prior, card)
         return prior
     fam = resolve_family(kind)
-    needs = getattr(fam, "needs_anchors", None)
+    needs = fam.needs_anchors
     if needs:
         raise AnchorDivError(f"kind: {needs}")
     broad = stand_in_anchors(load_model(path, verify=verify, sha256=sha256), card)
@@ -126,7 +126,7 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
             raise AnchorDivError(f"prior: field {f.name} is not finite numbers")
     if prior.dim != card.get("dim"):
         raise AnchorDivError(f"prior: dimension {prior.dim}, the card says {card.get('dim')}")
-    origin = getattr(prior, "origin", "")
+    origin = prior.origin
     if origin:
         from .._safeio import parse_json
 
