@@ -259,10 +259,37 @@ class Posterior:
     # ---- what each type implements --------------------------------------------------------------
     def params(self, which: str = "mean") -> dict[str, np.ndarray]:
         """Point-summary parameters (``"mean"`` or ``"map"``) as float64 arrays."""
+        if which not in ("mean", "map"):
+            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
+        return self._params(which)
+
+    def _params(self, which: str) -> dict[str, np.ndarray]:
+        """:meth:`params` of a checked ``which`` (each type's own)."""
         raise NotImplementedError
 
+    @limited_blas
     def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` posterior parameter draws ``{site: [n, ...]}`` (see the types)."""
+        """Posterior parameter draws: an exact posterior's from the family's own sampler where
+        it has one, else the parameters' ``sample``; a sampled one's resampled from the stored
+        draws without replacement where possible (subspace runs lifted with fresh draws of the
+        geometry outside the subspace; every other site of the model kept).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the draws.
+        n : int
+            Number of draws (≥ 1).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``{site: [n, ...]}``.
+        """
+        return self._draws(np.random.default_rng(seed), integer("n", n, low=1))
+
+    def _draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """:meth:`draws` of a checked ``n`` from ``rng`` (each type's own)."""
         raise NotImplementedError
 
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
@@ -542,30 +569,10 @@ class ExactPosterior(Posterior):
     def _content_line(self) -> str:
         return f"  exact: {type(self.exact).__name__}"
 
-    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
-        if which not in ("mean", "map"):
-            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
+    def _params(self, which: str) -> dict[str, np.ndarray]:
         return self.exact.mode() if which == "map" else self.exact.mean()  # type: ignore[attr-defined]
 
-    @limited_blas
-    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """Exact posterior parameter draws ``{site: [n, ...]}`` (the family's own sampler where
-        it has one, else the parameters' ``sample``).
-
-        Parameters
-        ----------
-        seed : int
-            Seed of the draws.
-        n : int
-            Number of draws (≥ 1).
-
-        Returns
-        -------
-        dict of str to numpy.ndarray
-            ``{site: [n, ...]}``.
-        """
-        n = integer("n", n, low=1)
-        rng = np.random.default_rng(seed)
+    def _draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         chains = self.exact_chains(rng, 1, n)
         if chains is not None:
             return {k: v[0] for k, v in chains.items()}
@@ -631,9 +638,7 @@ class SampledPosterior(Posterior):
         (NUTS)."""
         return self.variational
 
-    def params(self, which: str = "mean") -> dict[str, np.ndarray]:
-        if which not in ("mean", "map"):
-            raise AnchorDivError(f"which: 'mean' or 'map', got {which!r}")
+    def _params(self, which: str) -> dict[str, np.ndarray]:
         if self.points and which in self.points:
             p = self.points[which]
         elif which == "mean" and self.point_guide:
@@ -643,26 +648,7 @@ class SampledPosterior(Posterior):
             p = self.family_class.likelihood_type.summarise(self.flat_samples(), which, lp)
         return self.lift([p], which=which)[0]
 
-    @limited_blas
-    def draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """Posterior parameter draws, resampled from the stored draws without replacement where
-        possible; subspace runs are lifted with fresh draws of the geometry outside the
-        subspace; every other site of the model is kept.
-
-        Parameters
-        ----------
-        seed : int
-            Seed of the draws.
-        n : int
-            Number of draws (≥ 1).
-
-        Returns
-        -------
-        dict of str to numpy.ndarray
-            ``{site: [n, ...]}``.
-        """
-        n = integer("n", n, low=1)
-        rng = np.random.default_rng(seed)
+    def _draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         flat = self.flat_samples()
         total = len(next(iter(flat.values())))
         idx = rng.choice(total, size=n, replace=n > total)
