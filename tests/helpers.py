@@ -147,3 +147,33 @@ def edit_card(path, **changes):
     card = {**json.loads(card_path.read_text()), **changes}
     card["digest"] = card_digest(card)
     card_path.write_text(json.dumps(card))
+
+
+def niw_problem(d=3, n=12, seed=0):
+    """A NIW posterior-parameter object ``NIW [d]`` and ``targets [n, d]`` drawn near it."""
+    from anchordiv.adaptation.families.gaussian import NIW
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(d, d))
+    cov = a @ a.T / d + 0.5 * np.eye(d)
+    targets = rng.multivariate_normal(np.arange(d) * 0.5, np.eye(d) * 0.3, size=n)
+    return NIW.from_scale(rng.normal(size=d), cov, 2.0, d + 4.0), targets
+
+
+def blas_scope_entries(monkeypatch) -> list:
+    """The ``limits`` of every BLAS thread scope entered from now on (one thread, so every entry
+    is ``1``), recorded by a spy on the thread controller."""
+    from anchordiv import threads
+
+    monkeypatch.setenv(threads.THREADS_ENV, "1")
+    entered: list = []
+    controller = threads._controller()
+    limit = controller.limit
+
+    def spy(*a, **k):
+        entered.append(k.get("limits"))
+        return limit(*a, **k)
+
+    monkeypatch.setattr(controller, "limit", spy)
+    monkeypatch.setattr(threads, "_controller", lambda: controller)
+    return entered

@@ -11,6 +11,7 @@ import os
 
 from anchordiv import threads
 from anchordiv.threads import THREADS_ENV, XLA_THREADS_ENV as XLA_ENV, blas_threads
+from helpers import blas_scope_entries
 
 
 def blas_threads_now() -> set[int]:
@@ -196,17 +197,7 @@ def test_a_thread_count_that_is_not_a_number_is_an_error_naming_the_variable(mon
 
 def test_a_decorated_function_inside_a_scope_runs_straight_under_it(monkeypatch):
     """Nested entry points enter no scope of their own: one controller entry per outer call."""
-    monkeypatch.setenv(THREADS_ENV, "1")
-    entered, depth = [], []
-    controller = threads._controller()
-    limit = controller.limit
-
-    def spy(*a, **k):
-        entered.append(k.get("limits"))
-        return limit(*a, **k)
-
-    monkeypatch.setattr(controller, "limit", spy)
-    monkeypatch.setattr(threads, "_controller", lambda: controller)
+    entered, depth = blas_scope_entries(monkeypatch), []
 
     @threads.limited_blas
     def inner():

@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv import threads
 from anchordiv.adaptation import FAMILIES, cache, pipeline, recipe
 from anchordiv.adaptation.registry import is_builtin
 from anchordiv.errors import AnchorDivError
 from anchordiv.provenance import AnchorDivWarning, with_provenance
 
-from ..helpers import unit
+from ..helpers import blas_scope_entries, unit
 
 
 @pytest.fixture
@@ -72,17 +71,7 @@ def test_the_recipe_gets_checked_anchors_and_checks_their_shape_only(anchors, mo
 
 
 def test_adapt_enters_one_blas_scope(anchors, monkeypatch):
-    monkeypatch.setenv(threads.THREADS_ENV, "1")
-    entered = []
-    controller = threads._controller()
-    limit = controller.limit
-
-    def spy(*a, **k):
-        entered.append(k.get("limits"))
-        return limit(*a, **k)
-
-    monkeypatch.setattr(controller, "limit", spy)
-    monkeypatch.setattr(threads, "_controller", lambda: controller)
+    entered = blas_scope_entries(monkeypatch)
     ad.adapt("gaussian", *anchors, tau=20.0)
     assert entered == [1]
 

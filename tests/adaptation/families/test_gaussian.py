@@ -7,6 +7,7 @@ import pytest
 import scipy.stats
 from numpyro.infer import MCMC, NUTS
 
+from helpers import niw_problem
 from anchordiv.errors import AnchorDivError
 
 from anchordiv.adaptation.families.gaussian import (
@@ -15,12 +16,7 @@ from anchordiv.adaptation.families.gaussian import (
 )
 
 
-def problem(d=3, n=12, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.normal(size=(d, d))
-    cov = a @ a.T / d + 0.5 * np.eye(d)
-    targets = rng.multivariate_normal(np.arange(d) * 0.5, np.eye(d) * 0.3, size=n)
-    return NIW.from_scale(rng.normal(size=d), cov, 2.0, d + 4.0), targets
+problem = niw_problem
 
 
 def test_update_is_closed_form():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from helpers import niw_problem
 from anchordiv.adaptation.families.gaussian import NIW
 from anchordiv.adaptation.families.gaussian_evidence import (
     EB_BOUNDS,
@@ -17,12 +18,7 @@ from anchordiv.adaptation.families.gaussian_evidence import (
 from anchordiv.adaptation.recipe import log_hyperprior
 
 
-def problem(d=3, n=12, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.normal(size=(d, d))
-    cov = a @ a.T / d + 0.5 * np.eye(d)
-    targets = rng.multivariate_normal(np.arange(d) * 0.5, np.eye(d) * 0.3, size=n)
-    return NIW.from_scale(rng.normal(size=d), cov, 2.0, d + 4.0), targets
+problem = niw_problem
 
 
 @pytest.mark.parametrize("d,n", [(4, 7), (6, 3), (5, 1)])
