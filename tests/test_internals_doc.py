@@ -1,46 +1,104 @@
-"""The developer guide's call paths (docs/guides/internals.md) point at the source: every
-``path.py:LINE name`` on the page names a line of ``src/anchordiv/path.py`` that defines or
-contains ``name``."""
+"""The developer guide's call paths (docs/guides/internals.md) name the source, never a line.
+
+Every ``path.py::name`` on the page is defined in ``src/anchordiv/path.py``; every hop of the
+``adapt`` and ``infer`` paths is run by a traced call of it (``tests/tracing.py``); the counts
+under **Traced** are that call's counts today."""
 
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import anchordiv as ad
+from tracing import trace
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "guides" / "internals.md"
 SRC = ROOT / "src" / "anchordiv"
-#: ``adaptation/pipeline.py:61 adapt``; a dotted name (``NIWPrior.exact``) is checked by its last part
-REFERENCE = re.compile(r"([\w/]+\.py):(\d+) `?([A-Za-z_][\w.]*)")
+#: ``adaptation/pipeline.py::adapt``; a dotted name (``NIWPrior.exact``) is checked by its last part
+REFERENCE = re.compile(r"([\w/]+\.py)::([A-Za-z_][\w.]*)")
+TRACED = re.compile(r"\*\*Traced\*\* .*?(\d+) files, (\d+) cross-module calls", re.S)
 
 
-def references() -> list[tuple[str, int, str]]:
-    return [(f, int(n), name) for f, n, name in REFERENCE.findall(PAGE.read_text())]
+def sections() -> dict[str, str]:
+    """The page's ``## `ad.NAME(...)` `` sections by NAME."""
+    parts = re.split(r"^## `ad\.(\w+)\(.*$", PAGE.read_text(), flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
 
 
-def where_now(lines: list[str], name: str) -> str:
-    """Where ``name`` is defined in ``lines`` now (or the lines that mention it)."""
-    defs = [i + 1 for i, t in enumerate(lines) if re.match(rf"\s*(def|class) {name}\b", t)]
-    if defs:
-        return f"defined at line {', '.join(map(str, defs))}"
-    uses = [i + 1 for i, t in enumerate(lines) if re.search(rf"\b{name}\b", t)]
-    return f"mentioned at lines {uses[:8]}" if uses else "no longer in the file"
+def references(text: str) -> list[tuple[str, str]]:
+    return REFERENCE.findall(text)
+
+
+def defines(path: str, name: str) -> bool:
+    short = name.rsplit(".", 1)[-1]
+    text = (SRC / path).read_text()
+    return re.search(rf"^\s*(async\s+)?(def|class) {re.escape(short)}\b", text, re.M) is not None
 
 
 def test_the_page_has_references():
-    refs = references()
-    assert len(refs) >= 20, "the internals page lost its file:line references"
-    assert any(f == "adaptation/pipeline.py" and n == "adapt" for f, _, n in refs)
+    s = sections()
+    assert set(s) >= {"top_k", "adapt", "infer"}, sorted(s)
+    assert ("adaptation/pipeline.py", "adapt") in references(s["adapt"])
+    assert len(references(PAGE.read_text())) >= 30
+    assert not re.search(r"\.py:\d+", PAGE.read_text()), "the page pins a line number"
 
 
-@pytest.mark.parametrize("path, line, name", references())
-def test_reference_points_at_its_name(path, line, name):
-    file = SRC / path
-    assert file.is_file(), f"docs/guides/internals.md: {path}:{line} {name}: no file {path}"
-    lines = file.read_text().split("\n")
-    short = name.rsplit(".", 1)[-1]
-    text = lines[line - 1] if line <= len(lines) else ""
-    assert re.search(rf"\b{re.escape(short)}\b", text), (
-        f"docs/guides/internals.md: {path}:{line} {name} moved: line {line} is {text.strip()!r}; "
-        f"{short} is {where_now(lines, short)} — update the page's line number"
+@pytest.mark.parametrize("path, name", sorted(set(references(PAGE.read_text()))))
+def test_reference_names_a_definition(path, name):
+    assert (SRC / path).is_file(), f"docs/guides/internals.md: {path}::{name}: no file {path}"
+    assert defines(path, name), (
+        f"docs/guides/internals.md: {path}::{name}: {path} defines no {name}"
     )
+
+
+def _data(d: int = 32):
+    rng = np.random.default_rng(0)
+
+    def unit(x):
+        return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+    return unit(rng.normal(size=(400, d))), unit(rng.normal(size=(20, d)))
+
+
+def _adapt():
+    broad, targets = _data()
+    return lambda: ad.adapt("gaussian", broad, targets, tau=20.0)
+
+
+def _infer():
+    broad, targets = _data()
+    prior = ad.adapt("gaussian", broad, targets, tau=20.0).prior
+    method = ad.NUTS(num_samples=50, num_warmup=50, num_chains=1, progress=False)
+    return lambda: ad.infer(prior, targets, method=method, tau=20.0)
+
+
+def _top_k():
+    broad, targets = _data()
+    model = ad.fit("gaussian", targets, tau=20.0)
+    return lambda: ad.top_k(model, broad[:8], broad, k=5)
+
+
+def check_path(name: str, call) -> None:
+    call()  # warm: compiled steps and memos as a second call finds them
+    t = trace(call)
+    text = sections()[name]
+    if name != "top_k":  # top_k's hops into the model run inside the compiled step
+        missed = [f"{p}::{n}" for p, n in references(text) if not t.entered(p, n.rsplit(".")[-1])]
+        assert not missed, f"internals.md's {name} path names hops the call does not run: {missed}"
+    files, cross = (int(v) for v in TRACED.search(text).groups())
+    assert (len(t.files), t.cross) == (files, cross), (
+        f"internals.md: traced ad.{name} is now {len(t.files)} files, {t.cross} cross-module "
+        f"calls (the page says {files}, {cross}); files: {sorted(t.files)}"
+    )
+
+
+@pytest.mark.parametrize("name, make", [("top_k", _top_k), ("adapt", _adapt)])
+def test_traced_path(name, make):
+    check_path(name, make())
+
+
+@pytest.mark.slow
+def test_traced_nuts_path():
+    check_path("infer", _infer())

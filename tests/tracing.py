@@ -1,0 +1,81 @@
+"""Trace one call through ``src/anchordiv`` the way a reader follows it (``sys.setprofile``).
+
+``trace(fn)`` runs ``fn()`` once and records every Python call whose code lives under
+``src/anchordiv``: which file and function it entered and from which file.  The counts the
+internals page quotes are read from it:
+
+- ``files``: the files of ``src/anchordiv`` the call executes code in;
+- ``cross``: calls from one of those files into another (a call within one file is not counted);
+- ``calls``: every anchordiv call, cross-module or not;
+- ``entered(path, name)``: whether the call ran the function ``name`` of ``path``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anchordiv
+
+SRC = Path(anchordiv.__file__).resolve().parent
+
+
+@dataclass
+class Trace:
+    """The anchordiv calls of one traced call."""
+
+    edges: Counter = field(default_factory=Counter)  # (caller file | None, callee file, name) -> n
+
+    @property
+    def files(self) -> set[str]:
+        return {callee for _, callee, _ in self.edges}
+
+    @property
+    def cross(self) -> int:
+        return sum(
+            n for (caller, callee, _), n in self.edges.items() if caller and caller != callee
+        )
+
+    @property
+    def calls(self) -> int:
+        return sum(self.edges.values())
+
+    def entered(self, path: str, name: str) -> bool:
+        return any(callee == path and fn == name for _, callee, fn in self.edges)
+
+
+def _rel(filename: str) -> str | None:
+    try:
+        return Path(filename).resolve().relative_to(SRC).as_posix()
+    except ValueError:
+        return None
+
+
+def trace(fn) -> Trace:
+    """Run ``fn()`` under ``sys.setprofile`` and return its :class:`Trace`."""
+    out = Trace()
+    rel_of: dict[str, str | None] = {}
+
+    def rel(filename):
+        if filename not in rel_of:
+            rel_of[filename] = _rel(filename)
+        return rel_of[filename]
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        callee = rel(frame.f_code.co_filename)
+        if callee is None or callee.endswith("__init__.py"):
+            return
+        back = frame.f_back
+        caller = rel(back.f_code.co_filename) if back is not None else None
+        out.edges[(caller, callee, frame.f_code.co_name)] += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return out
