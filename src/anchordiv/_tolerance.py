@@ -35,6 +35,12 @@ SPECTRUM_RTOL = 1e-11
 #: over a few thousand terms), far below any difference the library reports
 TIE_RTOL = 1e-9
 
+#: a Rao-Blackwellized Monte-Carlo ELPD (a few distinct values: no Pareto tail to fit) is
+#: unreliable when halving its draws moves it by more than this many of its Monte-Carlo
+#: standard errors (the draws-doubling check: a log of a mean is biased by ∝ 1/S, so the
+#: change from S/2 to S estimates the bias at S; unbiased, the change is about one error)
+DOUBLING_SE = 3.0
+
 
 def kept_spectrum(lam) -> np.ndarray:
     """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ (none of
@@ -98,4 +104,11 @@ def first_max(values, axis: int = -1):
     return int(i) if xp is np and np.ndim(i) == 0 else i
 
 
-__all__ = ["SPECTRUM_RTOL", "TIE_RTOL", "first_max", "kept_spectrum", "numerical_rank"]
+__all__ = [
+    "DOUBLING_SE",
+    "SPECTRUM_RTOL",
+    "TIE_RTOL",
+    "first_max",
+    "kept_spectrum",
+    "numerical_rank",
+]

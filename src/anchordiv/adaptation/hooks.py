@@ -70,6 +70,12 @@ class Hooks:
         eigenvectors the posterior predictive checks project on.
     student_t_predictive : bool
         The model's posterior predictive is the NIW Student-t (exact LOO).
+    conditional_predictive : callable
+        ``(model kwargs, draws {site: [S, ...]}, train [n, d], rng) -> [(count, log weights
+        [C], [NIW] * C)]``: the predictive given each draw's latent structure is a mixture of
+        NIW Student-t's (a mixture's given the draw's assignments of the training targets),
+        one entry per distinct structure with the number of draws that gave it — K-fold's
+        Rao-Blackwellized fold predictive (:func:`anchordiv.checks.criticism.kfold_loo`).
     exact_calibration : str, optional
         Measured calibration of approximate exact draws (InferenceData attributes).
     svi_coverage : dict, optional
@@ -101,6 +107,7 @@ class Hooks:
     psis_caveat: Callable | None = None
     prior_scale: Callable | None = None
     student_t_predictive: bool | None = None
+    conditional_predictive: Callable | None = None
     exact_calibration: str | None = None
     svi_coverage: Mapping[str, float] | None = None
     svi_note: str | None = None
