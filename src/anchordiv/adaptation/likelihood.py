@@ -88,12 +88,31 @@ class Likelihood:
         from numpyro.infer.util import log_likelihood
 
         with _float64() as jnp:
-            out = log_likelihood(
-                self.family.model, _jax(draws, jnp), jnp.asarray(targets), **self._jax_kwargs(jnp)
-            )
+            try:
+                out = log_likelihood(
+                    self.family.model,
+                    _jax(draws, jnp),
+                    jnp.asarray(targets),
+                    **self._jax_kwargs(jnp),
+                )
+            except (AssertionError, KeyError, TypeError, ValueError) as err:
+                raise AnchorDivError(self._unreadable(draws, err)) from None
             if OBSERVED not in out:
                 raise AnchorDivError(observed_name_error(list(out), self.family.model))
             return np.asarray(out[OBSERVED], np.float64)
+
+    def _unreadable(self, draws: dict, err: Exception) -> str:
+        """Why the traced model could not score ``draws`` (an :class:`AnchorDivError`'s
+        message): the sites it was given, and what a model needs of them."""
+        given = ", ".join(f"{k} {tuple(np.shape(v))}" for k, v in draws.items()) or "none"
+        return (
+            f"likelihood: the {self.family.__name__} model, traced, cannot score these draws "
+            f"(sites {given}; {type(err).__name__}: {str(err) or 'no message'}): the generic "
+            f"likelihood substitutes the draws into the model and needs a value for every one "
+            f"of its latent sample sites, with a leading draw axis — draws of derived sites "
+            f"only (an auxiliary '*{AUXILIARY_SUFFIX}' site left out, a deterministic site in "
+            f"its place) need the family's own likelihood_type"
+        )
 
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
