@@ -71,11 +71,12 @@ class Hooks:
     student_t_predictive : bool
         The model's posterior predictive is the NIW Student-t (exact LOO).
     conditional_predictive : callable
-        ``(model kwargs, draws {site: [S, ...]}, train [n, d], rng) -> [(count, log weights
-        [C], [NIW] * C)]``: the predictive given each draw's latent structure is a mixture of
-        NIW Student-t's (a mixture's given the draw's assignments of the training targets),
-        one entry per distinct structure with the number of draws that gave it — K-fold's
-        Rao-Blackwellized fold predictive (:func:`anchordiv.checks.criticism.kfold_loo`).
+        ``(model kwargs, draws {site: [S, ...]}, train [n, d], test [m, d], rng) -> log p
+        [R, m]``: the family's predictive of held-out targets given the training targets in
+        closed form — exact (``R = 1``: the diagonal family's product of Student-t's), or
+        given each draw's latent structure (``R = S``, draw order: the mixture's Student-t
+        mixture given the assignments, Rao-Blackwellized).  K-fold scores each fold by it
+        (:func:`anchordiv.checks.criticism.kfold_loo`).
     exact_calibration : str, optional
         Measured calibration of approximate exact draws (InferenceData attributes).
     svi_coverage : dict, optional

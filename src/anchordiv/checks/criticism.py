@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -602,10 +603,10 @@ def kfold_loo(
             out[test] = closed_form_heldout(post, recipe, train, targets[test], tau)
             continue
         fold = _fit(kind, recipe, train, tau)
-        draws = fold.draws(seed, num_draws or default_draws(fold))
+        draws = LazyDraws(lambda fold=fold: fold.draws(seed, num_draws or default_draws(fold)))
         ll = _conditional_predictive(fold, draws, train, targets[test], seed)
         if ll is None:
-            ll = fold.likelihood().log_density(draws, targets[test])  # [S, m]
+            ll = fold.likelihood().log_density(dict(draws), targets[test])  # [S, m]
             out[test], mc_var, pareto[test] = mc_predictive(ll)
         else:  # few distinct values (ties): no Pareto tail to fit; the doubling check instead
             structured += 1
@@ -626,9 +627,10 @@ def kfold_loo(
     exact = structured == k and all(s == 1 for s in sizes)
     if structured:
         how = (
-            "the Student-t mixture predictive given the draws' latent structure "
-            "(Rao-Blackwellized"
-            + (": one structure, so exact)" if exact else ", averaged over its draws)")
+            "the family's closed-form predictive"
+            if exact
+            else "the closed-form predictive given each draw's latent structure "
+            "(Rao-Blackwellized, averaged over the draws)"
         )
     else:
         how = "log mean_s p(t | θ_s)"
@@ -656,35 +658,45 @@ def kfold_loo(
     return Estimate(out, "kfold", note, pareto, threshold, p, mcse, min(sizes), unreliable=reason)
 
 
-def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:
-    """``log p(t | z_s, T_train)`` ``[S, m]`` of the held-out ``test [m, d]`` under the
-    family's ``conditional_predictive`` hook (a Rao-Blackwellized fold predictive: a mixture of
-    Student-t's given each draw's latent structure), one row per draw (one row in all where
-    the structure is the same for every draw: exact); None where the family has no such hook,
-    a user's model replaced the family's, or the run's prior is not the full-d model."""
-    from .diagnostics import predictive_logpdf
+class LazyDraws(Mapping):
+    """Posterior draws ``{site: [S, ...]}`` made on first access (an exact fold predictive
+    never draws: a Gibbs-sampled family's draws at d = 128 cost seconds per fold)."""
 
+    def __init__(self, make):
+        self._make, self._draws = make, None
+
+    def _get(self) -> dict:
+        if self._draws is None:
+            self._draws = self._make()
+        return self._draws
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:
+    """``log p(t | ·, T_train)`` ``[R, m]`` of the held-out ``test [m, d]`` by the family's
+    ``conditional_predictive`` hook: exact (one row) or Rao-Blackwellized (one row per draw,
+    in draw order); None where the family has no such hook, a user's model replaced the
+    family's, or the run's prior is not the full-d model."""
     hook = checks_of(fold.family_class).conditional_predictive
     kw = fold.model_kwargs
     if hook is None or fold.custom_model or kw is None or fold.subspace is not None:
         return None
-    entries = hook(kw, draws, train, np.random.default_rng(seed))
-    rows = [
-        scipy.special.logsumexp(
-            [[lw[j] + predictive_logpdf(niw, x) for j, niw in enumerate(parts)] for x in test],
-            axis=1,
-        )
-        for _, lw, parts in entries
-    ]
-    if len(rows) == 1:
-        return np.asarray(rows)
-    return np.repeat(np.asarray(rows), [c for c, _, _ in entries], axis=0)
+    return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64)
 
 
 def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
     """The Monte-Carlo predictive of one fold from ``ll [S, m]`` (``log p(tᵢ | ·_s)`` of its
     held-out targets): ``(log mean_s [m], variance of their sum, Pareto k [m])``.  The variance
-    is the delta method's, ``Var_s(Σᵢ p_is / p̄ᵢ) / S`` (the targets of a fold share draws);
+    is the delta method's on ``Σᵢ p_is / p̄ᵢ`` (the targets of a fold share draws), by batch
+    means (:func:`_batch_variance`: the draws may be a chain);
     one row (S = 1) is an exact value: variance 0, k −inf; k is NaN unless ``tail``."""
     from . import arviz as adz
 
@@ -693,12 +705,28 @@ def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float,
     if len(ll) == 1:
         return lme, 0.0, np.full(ll.shape[1], -np.inf)
     ratio = np.exp(ll - lme).sum(1)  # Σᵢ p_is / p̄ᵢ per draw
+    var = _batch_variance(ratio)
     if not tail:
-        return lme, float(np.var(ratio) / len(ll)), np.full(ll.shape[1], np.nan)
+        return lme, var, np.full(ll.shape[1], np.nan)
     with warnings.catch_warnings():  # judged by the caller, against the S-dependent threshold
         warnings.simplefilter("ignore")
         k = adz.psis_log_weights(ll.T)[1]
-    return lme, float(np.var(ratio) / len(ll)), np.asarray(k)
+    return lme, var, np.asarray(k)
+
+
+#: contiguous batches of the batch-means variance of a Monte-Carlo average
+BATCHES = 10
+
+
+def _batch_variance(x: np.ndarray) -> float:
+    """The variance of the mean of ``x [S]`` by batch means (:data:`BATCHES` contiguous
+    batches): honest for autocorrelated draws (a Gibbs or NUTS chain in its order) as for
+    independent ones; the plain ``Var(x)/S`` below 2 draws per batch."""
+    b = min(BATCHES, len(x) // 2)
+    if b < 2:
+        return float(np.var(x) / len(x))
+    means = np.array([part.mean() for part in np.array_split(x, b)])
+    return float(np.var(means, ddof=1) / b)
 
 
 def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | None:
@@ -732,10 +760,10 @@ def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, s
     else:
         from .uncertainty import default_draws
 
-        draws = post.draws(seed, num_draws or default_draws(post))
+        draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
         ll = _conditional_predictive(post, draws, targets, targets, seed)
         if ll is None:
-            ll = post.likelihood().log_density(draws, targets)
+            ll = post.likelihood().log_density(dict(draws), targets)
         lppd = mc_predictive(ll)[0]
     return float(np.sum(lppd) - np.sum(elpd))
 

@@ -428,14 +428,14 @@ class MixtureLikelihood(Likelihood):
         return {"weights": (k,), "means": (k, d), "covs": (k, d, d)}
 
 
-def assignment_predictive(kwargs: dict, draws: dict, train: np.ndarray, rng) -> list:
+def assignment_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.ndarray:
     """The mixture's predictive given its assignments (hook ``conditional_predictive``): for
     each posterior draw θ_s, assignments ``z_s ~ p(z | θ_s, T)`` of the training targets (so
     that z_s is a draw of p(z | T)); given z the Dirichlet–NIW posterior factorises, and
-    ``p(t | z, T) = Σ_k E[w_k | z] St_k(t | targets assigned to k)`` is a mixture of Student-t's.
-    ``[(count, log E[w | z] [K], [NIW_k | z] * K)]`` per distinct z.  With one component z is
-    constant and this is the exact predictive."""
-    t = np.asarray(train, np.float64)
+    ``p(t | z, T) = Σ_k E[w_k | z] St_k(t | targets assigned to k)`` is a mixture of Student-t's
+    (each the NIW posterior's own one-point marginal).  ``log p(test | z_s, T)`` ``[S, m]`` in
+    draw order; with one component z is constant and this is the exact predictive ``[1, m]``."""
+    t, x = np.asarray(train, np.float64), np.asarray(test, np.float64)
     prior = DirichletNIW.from_model_kwargs(kwargs)
     k = len(prior.alpha)
     eye = np.eye(k)
@@ -444,13 +444,15 @@ def assignment_predictive(kwargs: dict, draws: dict, train: np.ndarray, rng) -> 
     else:
         w, means, covs = (np.asarray(draws[s], np.float64) for s in ("weights", "means", "covs"))
         zs = np.stack([_assign(_log_components(t, *p), rng) for p in zip(w, means, covs)])
-    unique, counts = np.unique(zs, axis=0, return_counts=True)
-    out = []
-    for z, count in zip(unique, counts):
+    unique, index = np.unique(zs, axis=0, return_inverse=True)
+    rows = []
+    for z in unique:  # each distinct assignment once
         post = prior.update_soft(t, eye[z])
-        parts = [post.component(j) for j in range(k)]
-        out.append((int(count), np.log(post.alpha / post.alpha.sum()), parts))
-    return out
+        logw = np.log(post.alpha / post.alpha.sum())
+        comp = [[post.component(j).log_marginal(xi[None]) for j in range(k)] for xi in x]
+        rows.append(scipy.special.logsumexp(np.asarray(comp) + logw, axis=1))
+    out = np.asarray(rows)
+    return out if k == 1 else out[np.asarray(index).reshape(-1)]
 
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
