@@ -41,20 +41,7 @@ def reference_cv(broad, targets, opts, parts) -> np.ndarray:
     if opts.get("prior") == "isotropic":
         cov = np.trace(cov) / d * np.eye(d)
     k0, v0 = opts["kappa0"], opts["nu0"]
-    psi0 = (v0 - d - 1) * cov
-    out = np.empty(len(targets))
-    for part in parts:
-        rest = np.delete(targets, part, axis=0)
-        n, tbar = len(rest), rest.mean(0)
-        s = (rest - tbar).T @ (rest - tbar)
-        kn, vn = k0 + n, v0 + n
-        mun = (k0 * mu0 + n * tbar) / kn
-        psin = psi0 + s + k0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
-        df = vn - d + 1
-        out[part] = scipy.stats.multivariate_t(mun, psin * (kn + 1) / (kn * df), df=df).logpdf(
-            targets[part]
-        )
-    return out
+    return niw_cv(mu0, k0, v0, (v0 - d - 1) * cov, targets, parts)
 
 
 def reference_loo(broad, targets, opts) -> float:

@@ -127,7 +127,7 @@ class Posterior:
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
     #: ``(model, kwargs)`` of a run on a user's own NumPyro model (``model=``, full d): the
     #: model its draws come from (:meth:`model_likelihood`); not saved
-    user_model: object = dataclasses.field(default=None, repr=False, compare=False)
+    user_model: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
     subspace: int | None = None
     custom_model: bool = False
     guide: str | None = None
@@ -172,7 +172,7 @@ class Posterior:
         guide=FROM_INFO,
         *,
         family: object = None,
-        user_model: object = None,
+        user_model: tuple | None = None,
     ):
         if prior is not None and getattr(prior, "kind", None) != kind:
             raise AnchorDivError(
@@ -272,7 +272,7 @@ class Posterior:
             return None
         from .likelihood import UserModelLikelihood
 
-        model, kwargs = self.user_model  # type: ignore[misc]
+        model, kwargs = self.user_model
         return UserModelLikelihood(self.family_class, model, kwargs, self.fixed, self.dim)
 
     # ---- what each type implements --------------------------------------------------------------

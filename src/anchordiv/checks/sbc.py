@@ -350,7 +350,7 @@ def _run_dtype():
     """The float type NUTS and SVI run in: float64 when JAX's x64 mode is on, else float32."""
     import jax
 
-    return np.float64 if jax.config.jax_enable_x64 else np.float32  # type: ignore[attr-defined]
+    return np.float64 if jax.config.jax_enable_x64 else np.float32
 
 
 def _inference(prior, method: type, num_draws: int):
