@@ -420,7 +420,9 @@ def families_part(dims=(8, 32, 128)):
                     "mcse": round(est.mcse, 2),
                     "reliable": est.reliable,
                     "truth": truth,
-                    "how": est.note.split(";")[0][:90],
+                    "how": next(
+                        (p.strip()[:80] for p in est.note.split(";") if "scored by" in p), ""
+                    ),
                     "s": round(secs, 1),
                 }
             )

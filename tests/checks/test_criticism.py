@@ -437,3 +437,15 @@ def test_the_diagonal_familys_kfold_is_its_exact_student_t_product():
         ref[part] = scipy.stats.t(2 * an, mn, scale).logpdf(t[part]).sum(1)
     np.testing.assert_allclose(result.loo["diag"].pointwise, ref, rtol=1e-9)
     assert result.loo["diag"].mcse == 0 and result.loo["diag"].reliable
+
+
+def test_too_few_tail_draws_is_named_as_such():
+    """PSIS's fallback under 5 tail draws (k = inf, plain weights) is said to be that, not a
+    heavy tail; k above the threshold is said to be that."""
+    from anchordiv.checks.criticism import monte_carlo_reason
+
+    few = monte_carlo_reason(np.full(4, np.inf), 16, "the importance ratios")
+    assert few.startswith("too few draws (16) to fit a Pareto tail") and "heavy" not in few
+    high = monte_carlo_reason(np.array([0.2, 0.9, 1.3]), 1000, "p(t | ·)")
+    assert high == "2 of 3 Pareto k of p(t | ·) above 0.67 (max 1.30)"
+    assert monte_carlo_reason(np.array([0.2, 0.3]), 1000, "x") is None

@@ -500,6 +500,9 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
             ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
             logr, k = adz.psis_log_weights((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
+            # the self-normalised posterior predictive of every target given all of them
+            lwn = lw - scipy.special.logsumexp(lw)
+            lppd = scipy.special.logsumexp(lwn[:, None] + ll, axis=0)
             est = Estimate(
                 pointwise,
                 "psis",
@@ -507,6 +510,7 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
                 "(approximate-posterior correction)",
                 np.asarray(k),
                 k_threshold(len(lw)),
+                float(np.sum(lppd - pointwise)),
                 num_draws=len(lw),
             )
             return _judged(est), None
