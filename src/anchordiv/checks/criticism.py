@@ -1161,6 +1161,9 @@ __all__ = [
     "k_threshold",
     "kfold_loo",
     "kfold_parts",
+    "mc_predictive",
+    "monte_carlo_reason",
     "psis_loo",
     "stacking_weights",
+    "unreliable_message",
 ]
