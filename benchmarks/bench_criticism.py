@@ -27,6 +27,17 @@ largest Pareto k.
     .venv/bin/python benchmarks/bench_criticism.py --quick            # d = 64
     .venv/bin/python benchmarks/bench_criticism.py --part compare --tag compare
     .venv/bin/python benchmarks/bench_criticism.py --part kfold --tag kfold
+
+``--part audit`` (issue 43): the audit's pair at d = 128 (n = 20 anisotropic targets, 10
+folds, ``estimator="auto"``): a Gaussian prior (κ₀ = 5) against a one-component mixture prior
+(κ₀ = 50), both ν₀ = d + 10 — the same NIW model, so the truth is brute-force K-fold by exact
+refits (scipy's multivariate Student-t of each fold's NIW update, from each candidate's own
+prior).  ``--part families``: families × d = 8, 32, 128 against brute-force K-fold: every
+candidate scored by ``compare_priors(estimator="kfold")`` and its estimator, MCSE and
+reliability, beside the exact refits where the family's predictive has a closed form.
+
+    .venv/bin/python benchmarks/bench_criticism.py --part audit --tag audit
+    .venv/bin/python benchmarks/bench_criticism.py --part families --tag families
 """
 
 from __future__ import annotations
@@ -246,6 +257,183 @@ def kfold_part(quick: bool):
     return rows, md
 
 
+def brute_force_kfold(kwargs: dict, targets, folds: int = 10, seed: int = 0) -> float:
+    """K-fold ELPD of the NIW model of ``kwargs`` (``mu0/kappa0/nu0/psi0``, or a one-component
+    mixture's ``means0/psi0``) by exact refits: each fold's NIW update from scratch and scipy's
+    multivariate Student-t of its held-out targets (the partition of ``compare_priors``)."""
+    from anchordiv.checks.criticism import kfold_parts
+
+    mu0 = np.asarray(kwargs.get("mu0", kwargs.get("means0")), np.float64).reshape(-1)
+    psi0 = np.asarray(kwargs["psi0"], np.float64).reshape(mu0.size, mu0.size)
+    k0, v0, d = float(kwargs["kappa0"]), float(kwargs["nu0"]), mu0.size
+    total = 0.0
+    for test in kfold_parts(len(targets), folds, seed):
+        train = np.delete(targets, test, 0)
+        n, tbar = len(train), train.mean(0)
+        c = train - tbar
+        kn, vn = k0 + n, v0 + n
+        mun = (k0 * mu0 + n * tbar) / kn
+        psin = psi0 + c.T @ c + k0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
+        df = vn - d + 1
+        dist = scipy.stats.multivariate_t(mun, psin * (kn + 1) / (kn * df), df=df)
+        total += float(dist.logpdf(targets[test]).sum())
+    return total
+
+
+def plain_monte_carlo_kfold(kind: str, broad, targets, cand: dict) -> float:
+    """The estimator before issue 43: ``log mean_s p(t | θ_s)`` over the default draws of each
+    fold's refit, on ``compare_priors``' 10 folds (what the mixture row was scored by)."""
+    import scipy.special
+
+    from anchordiv.checks.criticism import kfold_parts
+    from anchordiv.checks.uncertainty import default_draws
+
+    opts = {k: v for k, v in cand.items() if k not in ("broad", "kind")}
+    total = 0.0
+    for test in kfold_parts(len(targets), 10, 0):
+        fold = ad.adapt(kind, broad, np.delete(targets, test, 0), tau=20.0, **opts)
+        ll = fold.likelihood().log_density(fold.draws(0, default_draws(fold)), targets[test])
+        total += float((scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))).sum())
+    return total
+
+
+def brute_force_diagonal(kwargs: dict, targets, folds: int = 10, seed: int = 0) -> float:
+    """K-fold ELPD of the diagonal family's Normal–inverse-gamma model by exact refits: scipy's
+    per-coordinate Student-t of each fold's update."""
+    from anchordiv.checks.criticism import kfold_parts
+
+    mu0, k0, a0, b0 = (np.asarray(kwargs[k], np.float64) for k in ("mu0", "kappa0", "a0", "b0"))
+    total = 0.0
+    for test in kfold_parts(len(targets), folds, seed):
+        rest = np.delete(targets, test, 0)
+        n, tbar = len(rest), rest.mean(0)
+        kn, an = k0 + n, a0 + n / 2
+        mn = (k0 * mu0 + n * tbar) / kn
+        bn = b0 + 0.5 * ((rest - tbar) ** 2).sum(0) + k0 * n * (tbar - mu0) ** 2 / (2 * kn)
+        scale = np.sqrt(bn * (kn + 1) / (an * kn))
+        total += float(scipy.stats.t(2 * an, mn, scale).logpdf(targets[test]).sum())
+    return total
+
+
+def anisotropic(d: int, n: int = 20, seed: int = 0):
+    """Broad anchors ``[max(400, 4d), d]`` and ``n`` targets, an anisotropic spectrum (the
+    ``kfold`` part's problem)."""
+    rng = np.random.default_rng(seed)
+    scale = np.linspace(2.0, 0.2, d)
+    return rng.normal(size=(max(400, 4 * d), d)) * scale, rng.normal(size=(n, d)) * scale + 0.1
+
+
+def audit_part(d: int = 128):
+    """The audit's d = 128 pair (module docstring): the table, its warnings, the truth."""
+    broad, targets = anisotropic(d)
+    nu0 = d + 10.0
+    cands = {
+        "gaussian": {"broad": broad, "kind": "gaussian", "kappa0": 5.0, "nu0": nu0},
+        "mixture": {
+            "broad": broad,
+            "kind": "mixture",
+            "components": 1,
+            "kappa0": 50.0,
+            "nu0": nu0,
+        },
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res, secs = timed(lambda: ad.compare_priors(cands, targets, tau=20.0, folds=10))
+    rows = []
+    for name, r in res.table.iterrows():
+        kind = cands[name]["kind"]
+        post = ad.adapt(
+            kind,
+            broad,
+            targets,
+            tau=20.0,
+            **{k: v for k, v in cands[name].items() if k not in ("broad", "kind")},
+        )
+        truth = brute_force_kfold(post.model_kwargs, targets)
+        plain = plain_monte_carlo_kfold(kind, broad, targets, cands[name])
+        rows.append(
+            {
+                "candidate": name,
+                "estimator": r["estimator"],
+                "elpd": round(float(r["elpd_loo"]), 2),
+                "mcse": round(float(res.loo[name].mcse), 2),
+                "truth": round(truth, 2),
+                "plain_mc": round(plain, 2),
+                "weight": r["weight"],
+                "rank": r["rank"],
+                "dse": round(float(r["dse"]), 2),
+                "reliable": res.loo[name].reliable,
+            }
+        )
+        print(rows[-1], flush=True)
+    said = [str(w.message) for w in caught if str(w.message).startswith("compare_priors")]
+    md = (
+        table(
+            [{k: f"{v:.2f}" if isinstance(v, float) else v for k, v in r.items()} for r in rows],
+            [(k, k) for k in rows[0]],
+        )
+        + f"\n\nnote: {res.note}\n\nwarnings: {said}\n\ncompare_priors {secs:.1f} s\n"
+    )
+    return {"d": d, "n_targets": 20, "folds": 10, "rows": rows, "warnings": said}, md
+
+
+FAMILIES = {
+    "gaussian": ("gaussian", {"kappa0": 5.0}),
+    "mixture, 1 component": ("mixture", {"components": 1, "kappa0": 50.0}),
+    "mixture, 2 components": ("mixture", {"components": 2, "kappa0": 20.0}),
+    "diagonal-gaussian": ("diagonal-gaussian", {}),
+}
+
+
+def families_part(dims=(8, 32, 128)):
+    """Families × d against brute-force K-fold (module docstring)."""
+    rows = []
+    for d in dims:
+        broad, targets = anisotropic(d)
+        for name, (kind, opts) in FAMILIES.items():
+            opts = {**opts, "nu0": d + 10.0} if "kappa0" in opts else opts
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res, secs = timed(
+                    lambda: ad.compare_priors(
+                        {name: {"broad": broad, **opts}},
+                        targets,
+                        kind=kind,
+                        tau=20.0,
+                        estimator="kfold",
+                    )
+                )
+            est = res.loo[name]
+            truth = ""
+            if kind == "gaussian" or opts.get("components") == 1:
+                post = ad.adapt(kind, broad, targets, tau=20.0, **opts)
+                truth = round(brute_force_kfold(post.model_kwargs, targets), 2)
+            elif kind == "diagonal-gaussian":
+                post = ad.adapt(kind, broad, targets, tau=20.0, **opts)
+                truth = round(brute_force_diagonal(post.model_kwargs, targets), 2)
+            rows.append(
+                {
+                    "d": d,
+                    "family": name,
+                    "elpd": round(est.elpd, 2),
+                    "mcse": round(est.mcse, 2),
+                    "reliable": est.reliable,
+                    "truth": truth,
+                    "how": next(
+                        (p.strip()[:80] for p in est.note.split(";") if "scored by" in p), ""
+                    ),
+                    "s": round(secs, 1),
+                }
+            )
+            print(rows[-1], flush=True)
+    md = table(
+        [{k: f"{v:.2f}" if isinstance(v, float) else v for k, v in r.items()} for r in rows],
+        [(k, k) for k in rows[0]],
+    )
+    return {"n_targets": 20, "folds": 10, "rows": rows}, md
+
+
 def compare_table(rows, note: str) -> str:
     shown = [
         {k: f"{v:.2f}" if isinstance(v, float) and k != "weight" else v for k, v in r.items()}
@@ -270,8 +458,15 @@ def compare_table(rows, note: str) -> str:
 
 def main():
     p = parser(__doc__)
-    p.add_argument("--part", choices=("inference", "compare", "kfold", "all"), default="all")
+    p.add_argument(
+        "--part",
+        choices=("inference", "compare", "kfold", "audit", "families", "all"),
+        default="all",
+    )
     args = p.parse_args()
+    if args.part in ("audit", "families"):
+        payload, md = audit_part() if args.part == "audit" else families_part()
+        return write_results("bench_criticism", payload, md, tag=args.tag)
     if args.part == "kfold":
         rows, md = kfold_part(args.quick)
         return write_results("bench_criticism", {"n_targets": 20, "kfold": rows}, md, tag=args.tag)

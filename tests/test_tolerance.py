@@ -63,3 +63,29 @@ def test_canonical_sign_pivot_does_not_hang_on_a_last_bit():
         assert canonical_signs(v)[0, 0] > 0
         assert canonical_signs(-v)[0, 0] > 0
         assert float(canonical_signs(jnp.asarray(-v))[0, 0]) > 0
+
+
+def test_first_max_window_is_the_maximums_own():
+    """A far-off value does not widen the window near the maximum (issue 43)."""
+    assert first_max([-5.0, 0.0, -1e10]) == 1
+    assert first_max([-1000.0 * (1 + 1e-13), -1000.0, -3.0e9]) == 0  # a last bit still ties
+
+
+def test_one_rank_rule_for_the_recipe_the_diagnostics_and_the_evidence():
+    """Targets spanning 5 directions plus one at 1e-8 of the largest (rounding-level for a
+    scatter, 1e-16 of its eigenvalues): the recipe's spectrum, the diagnostics' target
+    subspace and the evidence's marginal curve all count 5 (they said 5, 6 and 6)."""
+    from anchordiv.adaptation.families.gaussian_evidence import MarginalCurve
+    from anchordiv.adaptation.recipe import spectrum
+    from anchordiv.checks.diagnostics import target_subspace
+
+    rng = np.random.default_rng(0)
+    d = 12
+    basis = np.linalg.qr(rng.normal(size=(d, 6)))[0]
+    coef = rng.normal(size=(9, 6)) * np.array([3.0, 2.0, 1.5, 1.0, 0.5, 3e-8])
+    t = coef @ basis.T + 0.2
+    x = t - t.mean(0)
+    assert len(spectrum(x)[0]) == 5
+    assert target_subspace(t, 10).shape[1] == 5
+    curve = MarginalCurve(np.zeros(d), np.eye(d), t)
+    assert int(np.sum(curve.lam > 0)) == 5

@@ -12,9 +12,20 @@ library goes through this module instead:
 * :data:`SPECTRUM_RTOL` — an eigenvalue of a covariance or scatter matrix (a squared singular
   value, a factor column's squared norm) at or below this fraction of the largest is an absent
   direction (:func:`kept_spectrum`, :func:`numerical_rank`).
-* :data:`TIE_RTOL` — values within this fraction of the largest magnitude of the largest one
+  One rank rule for every question "how many directions do these vectors span":
+  :func:`kept_spectrum` on eigenvalues, :func:`kept_singular_values` on singular values (the
+  same cut on their squares) — the recipe's spectrum, the target subspace of the diagnostics
+  and the evidence's marginal curve count the same rank on the same targets.
+* :data:`TIE_RTOL` — values within this fraction of the maximum's own magnitude of the maximum
   tie, and the first of them wins (:func:`first_max`: a grid search's choice, a draw of highest
   density, a canonical sign's pivot entry).
+* :data:`IDENTICAL_RTOL` — anchors whose coordinates all lie within this fraction of their
+  largest coordinate of the first anchor's are identical (zero spread: an input bug).
+* :data:`LEVERAGE_TOL` — a left-out target whose removal leaves ``1 − (n/m)·leverage`` at or
+  below this is needed for the others' span (the recipe's target novelty).
+* :data:`FRACTION_ATOL` — a cumulative explained-variance fraction within this of the requested
+  one reaches it (a latent rank chosen by ``variance=``: the cumulative sum's rounding must not
+  add a direction).
 
 Decisions on exact data — integer counts, 0/1 labels, a user's own rows compared bytewise, a
 user's option equal to 0 — are exact and stay exact.
@@ -30,10 +41,34 @@ import numpy as np
 #: largest are kept)
 SPECTRUM_RTOL = 1e-11
 
-#: values within this fraction of the largest magnitude of the maximum tie (the first wins):
+#: values within this fraction of the maximum's magnitude of the maximum tie (the first wins):
 #: far above a last-bit difference between hosts (≈ 1e-16 relative, 1e-13 after a reduction
 #: over a few thousand terms), far below any difference the library reports
 TIE_RTOL = 1e-9
+
+#: values of a precision within this many of its ε (relative) tie: a float32 rounding of a
+#: float64 value (≤ ε/2) and the rounding of a short computation on it (a few ε) — SBC's rank
+#: of a truth among draws (:func:`anchordiv.checks.sbc.tie_rtol`; at least :data:`TIE_RTOL`)
+TIE_ULPS = 8
+
+#: anchors within this fraction of their largest absolute coordinate of the first anchor are
+#: identical: above float32 rounding (≈ 6e-8, embeddings are often stored in float32), below
+#: any real spread of distinct texts' embeddings
+IDENTICAL_RTOL = 1e-6
+
+#: ``1 − (n/m)·leverage`` at or below this: the left-out target is needed for the others' span
+#: (its leverage is 1 up to the rounding of a projection onto a handful of directions)
+LEVERAGE_TOL = 1e-8
+
+#: a cumulative fraction of variance within this of the requested fraction reaches it (the
+#: rounding of a cumulative sum of eigenvalues over their total, ≈ d·ε)
+FRACTION_ATOL = 1e-12
+
+#: a Rao-Blackwellized Monte-Carlo ELPD (a few distinct values: no Pareto tail to fit) is
+#: unreliable when halving its draws moves it by more than this many of its Monte-Carlo
+#: standard errors (the draws-doubling check: a log of a mean is biased by ∝ 1/S, so the
+#: change from S/2 to S estimates the bias at S; unbiased, the change is about one error)
+DOUBLING_SE = 3.0
 
 
 def kept_spectrum(lam) -> np.ndarray:
@@ -41,6 +76,12 @@ def kept_spectrum(lam) -> np.ndarray:
     an all-zero spectrum)."""
     lam = np.asarray(lam)
     return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), np.finfo(np.float64).tiny)
+
+
+def kept_singular_values(sv) -> np.ndarray:
+    """Mask ``[k]`` of the singular values ``sv [k]`` whose squares :func:`kept_spectrum`
+    keeps: the same rank rule for a matrix as for its scatter."""
+    return kept_spectrum(np.square(np.asarray(sv, np.float64)))
 
 
 def numerical_rank(cov) -> int:
@@ -60,8 +101,10 @@ def numerical_rank(cov) -> int:
 
 def first_max(values, axis: int = -1):
     """Index of the first entry of ``values`` (along ``axis``) within :data:`TIE_RTOL` of the
-    maximum, relative to the largest finite magnitude: ``np.argmax`` with near-ties broken
-    toward the first, so that the choice does not hang on a last bit.  NaN never wins.
+    maximum, relative to the maximum's own magnitude (not the largest magnitude: a far-off
+    −1e10 must not widen the window near a maximum of 0): ``np.argmax`` with near-ties broken
+    toward the first, so that the choice does not hang on a last bit.  NaN never wins.  A
+    maximum of exactly 0 ties only with other zeros.
 
     Parameters
     ----------
@@ -82,6 +125,8 @@ def first_max(values, axis: int = -1):
     1
     >>> int(np.argmax([1.0, 3.0, 3.0 + 1e-14, 2.0]))
     2
+    >>> first_max([-5.0, 0.0, -1e10])                  # the window is the maximum's, not −1e10's
+    1
     """
     try:
         import jax
@@ -92,10 +137,21 @@ def first_max(values, axis: int = -1):
     v = xp.asarray(values) if xp is not np else np.asarray(values, np.float64)
     finite = xp.isfinite(v)
     top = xp.max(xp.where(finite, v, -xp.inf), axis=axis, keepdims=True)
-    scale = xp.max(xp.where(finite, xp.abs(v), 0.0), axis=axis, keepdims=True)
-    near = finite & (v >= top - TIE_RTOL * scale)
+    near = finite & (v >= top - TIE_RTOL * xp.abs(top))
     i = xp.argmax(near, axis=axis)  # the first True
     return int(i) if xp is np and np.ndim(i) == 0 else i
 
 
-__all__ = ["SPECTRUM_RTOL", "TIE_RTOL", "first_max", "kept_spectrum", "numerical_rank"]
+__all__ = [
+    "DOUBLING_SE",
+    "FRACTION_ATOL",
+    "IDENTICAL_RTOL",
+    "LEVERAGE_TOL",
+    "SPECTRUM_RTOL",
+    "TIE_RTOL",
+    "TIE_ULPS",
+    "first_max",
+    "kept_singular_values",
+    "kept_spectrum",
+    "numerical_rank",
+]

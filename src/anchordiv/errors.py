@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from ._tolerance import IDENTICAL_RTOL
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _WRAPPERS = {os.path.abspath(contextlib.__file__), os.path.abspath(functools.__file__)}
 
@@ -200,8 +202,9 @@ def integer(name: str, value, *, low: int, high: int | None = None) -> int:
 #: beyond it :func:`check_spread` reports a probable input bug (e.g. one text embedded repeatedly).
 MAX_DUPLICATE_FRACTION = 0.5
 #: Anchors whose largest coordinate deviation from the first anchor is at most this fraction of
-#: their largest absolute coordinate count as identical (zero variance).
-IDENTICAL_TOLERANCE = 1e-6
+#: their largest absolute coordinate count as identical (zero variance):
+#: :data:`anchordiv._tolerance.IDENTICAL_RTOL`, under its former name
+IDENTICAL_TOLERANCE = IDENTICAL_RTOL
 
 
 def check_covariance(

@@ -244,3 +244,18 @@ def test_closed_form_log_joint_equals_the_model(kind, opts):
     np.testing.assert_allclose(
         post.likelihood().log_joint(t, draws), log_joint(MODELS[kind], t, kw, draws), rtol=1e-9
     )
+
+
+def test_the_traced_likelihood_names_draws_it_cannot_read():
+    """Exact latent-spherical draws hold ``U`` only (no auxiliary ``U_raw``): the generic
+    traced likelihood says so in an AnchorDivError, not numpyro's bare AssertionError."""
+    from anchordiv.adaptation.likelihood import Likelihood
+
+    rng = np.random.default_rng(0)
+    broad, t = rng.normal(size=(60, 4)), rng.normal(size=(6, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.adapt("latent-spherical", broad, t, tau=20.0, rank=2)
+    lik = Likelihood(post.family_class, post.model_kwargs, post.fixed, 4)
+    with pytest.raises(AnchorDivError, match=r"cannot score these draws \(sites U \(5, 4, 2\)"):
+        lik.log_density(post.draws(0, 5), t)

@@ -2,6 +2,7 @@
 S-dependent k threshold, K-fold refits), checked against an independent numpy/scipy LOO; the
 τ rule; stacking that never returns made-up weights."""
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -40,20 +41,7 @@ def reference_cv(broad, targets, opts, parts) -> np.ndarray:
     if opts.get("prior") == "isotropic":
         cov = np.trace(cov) / d * np.eye(d)
     k0, v0 = opts["kappa0"], opts["nu0"]
-    psi0 = (v0 - d - 1) * cov
-    out = np.empty(len(targets))
-    for part in parts:
-        rest = np.delete(targets, part, axis=0)
-        n, tbar = len(rest), rest.mean(0)
-        s = (rest - tbar).T @ (rest - tbar)
-        kn, vn = k0 + n, v0 + n
-        mun = (k0 * mu0 + n * tbar) / kn
-        psin = psi0 + s + k0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
-        df = vn - d + 1
-        out[part] = scipy.stats.multivariate_t(mun, psin * (kn + 1) / (kn * df), df=df).logpdf(
-            targets[part]
-        )
-    return out
+    return niw_cv(mu0, k0, v0, (v0 - d - 1) * cov, targets, parts)
 
 
 def reference_loo(broad, targets, opts) -> float:
@@ -187,23 +175,108 @@ def test_k_threshold_follows_arviz():
 
 
 def test_mixture_falls_back_to_kfold_when_pareto_k_is_high():
+    """PSIS refused on its k; the K-fold rows are Rao-Blackwellized (a Student-t mixture given
+    the assignments) with a Monte-Carlo error and a draws-doubling check; an explicit PSIS
+    whose k are high is marked unreliable, not ranked, and warns."""
     broad, t = broad_and_targets(6, n=12)
     opts = {"broad": broad, "components": 2}
-    result = ad.compare_priors({"mix": opts}, t, kind="mixture", tau=20.0, folds=3, num_draws=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors(
+            {"mix": opts}, t, kind="mixture", tau=20.0, folds=3, num_draws=40
+        )
     est = result.loo["mix"]
     assert est.estimator in ("psis", "kfold")
     if est.estimator == "kfold":
-        assert "Pareto k above" in est.note
+        assert "Pareto k of the importance ratios above" in est.note
+        assert "Rao-Blackwellized" in est.note and est.mcse > 0 and est.reliable
     else:
         assert np.all(est.pareto_k <= est.threshold)
-    forced = ad.compare_priors(
-        {"mix": opts}, t, kind="mixture", tau=20.0, estimator="psis", num_draws=40
-    )
+    with pytest.warns(UserWarning, match=r"cannot be ranked.*'mix' \(PSIS unreliable"):
+        forced = ad.compare_priors(
+            {"mix": opts}, t, kind="mixture", tau=20.0, estimator="psis", num_draws=40
+        )
     assert forced.estimators["mix"] == "psis" and forced.pareto_k["mix"].shape == (12,)
-    kfold = ad.compare_priors(
-        {"mix": opts}, t, kind="mixture", tau=20.0, estimator="kfold", folds=3, num_draws=40
-    )
+    assert not forced.loo["mix"].reliable and np.isnan(forced.table.loc["mix", "weight"])
+    assert forced.table.loc["mix", "warning"] and "not ranked" in forced.note
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kfold = ad.compare_priors(
+            {"mix": opts}, t, kind="mixture", tau=20.0, estimator="kfold", folds=3, num_draws=40
+        )
     assert kfold.estimators["mix"] == "kfold" and np.isfinite(kfold.loo["mix"].elpd)
+    assert np.isfinite(kfold.table.loc["mix", "p_loo"])
+
+
+def test_the_audit_pair_is_exact_or_not_ranked():
+    """The audit's case, small: a Gaussian prior (κ₀ = 5) against a one-component mixture
+    prior (κ₀ = 50) — the same NIW model.  The mixture's K-fold is Rao-Blackwellized, which
+    for one component is exact: both rows equal brute-force scipy refits, the better wins."""
+    d = 24
+    broad, t = broad_and_targets(d, n=12)
+    nu0 = d + 10.0
+    cands = {
+        "gaussian": {"broad": broad, "kind": "gaussian", "kappa0": 5.0, "nu0": nu0},
+        "mixture": {"broad": broad, "kind": "mixture", "components": 1, "kappa0": 50.0, "nu0": nu0},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors(cands, t, tau=20.0, folds=4)
+    parts = kfold_parts(len(t), 4, 0)
+    for name, c in cands.items():
+        post = ad.adapt(
+            c["kind"],
+            broad,
+            t,
+            tau=20.0,
+            **{k: v for k, v in c.items() if k not in ("broad", "kind")},
+        )
+        kw = post.model_kwargs
+        mu0 = np.asarray(kw.get("mu0", kw.get("means0")), np.float64).reshape(d)
+        psi0 = np.asarray(kw["psi0"], np.float64).reshape(d, d)
+        ref = niw_cv(mu0, float(kw["kappa0"]), float(kw["nu0"]), psi0, t, parts)
+        np.testing.assert_allclose(result.loo[name].pointwise, ref, rtol=1e-9)
+        assert result.loo[name].reliable and result.loo[name].mcse == 0
+    best = max(cands, key=lambda n: result.loo[n].elpd)
+    assert result.table.index[0] == best and result.table["weight"].notna().all()
+
+
+def test_an_unreliable_monte_carlo_row_is_not_ranked():
+    """A Monte-Carlo K-fold row with high Pareto k: no rank, no weight (nor the other row's),
+    a warning naming it, the reason and the remedy; dse carries the rows' MCSE."""
+    from anchordiv.checks.criticism import Estimate, comparison_table, unreliable_message
+
+    pw = np.linspace(-1, 1, 10)
+    good = Estimate(pw, "kfold", "closed form")
+    bad = Estimate(pw + 5, "kfold", "mc", np.full(10, 2.0), 0.7, mcse=3.0, unreliable="k high")
+    table = comparison_table({"good": good, "bad": bad})
+    assert list(table.index) == ["good", "bad"] and table["weight"].isna().all()
+    assert np.isnan(table.loc["bad", "rank"]) and table.loc["bad", "warning"]
+    assert table.loc["bad", "dse"] == pytest.approx(3.0)  # paired se 0, MCSE 3
+    msg = unreliable_message({"good": good, "bad": bad})
+    assert "'bad' (k high)" in msg and "subspace=" in msg and "exact" in msg
+    both = comparison_table({"good": good, "mc": dataclasses.replace(bad, unreliable=None)})
+    assert both.loc["mc", "dse"] == 0 and both.loc["good", "dse"] == pytest.approx(3.0)
+    assert both["weight"].sum() == pytest.approx(1.0)
+
+
+def niw_cv(mu0, k0, v0, psi0, targets, parts) -> np.ndarray:
+    """Brute-force K-fold ``[n]`` of the NIW model ``(mu0, κ₀, ν₀, Ψ₀)``: each part scored by
+    scipy's multivariate Student-t of the NIW refit on the other targets."""
+    d = len(mu0)
+    out = np.empty(len(targets))
+    for part in parts:
+        rest = np.delete(targets, part, axis=0)
+        n, tbar = len(rest), rest.mean(0)
+        s = (rest - tbar).T @ (rest - tbar)
+        kn, vn = k0 + n, v0 + n
+        mun = (k0 * mu0 + n * tbar) / kn
+        psin = psi0 + s + k0 * n / kn * np.outer(tbar - mu0, tbar - mu0)
+        df = vn - d + 1
+        out[part] = scipy.stats.multivariate_t(mun, psin * (kn + 1) / (kn * df), df=df).logpdf(
+            targets[part]
+        )
+    return out
 
 
 def latent_problem(seed=0, d=3, n=6):
@@ -334,3 +407,45 @@ def test_plot_marks_the_estimator(tmp_path):
             candidates(broad, 3), t, kind="gaussian", tau=20.0, plot=tmp_path / "c.png"
         )
     assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_the_diagonal_familys_kfold_is_its_exact_student_t_product():
+    """The diagonal family's fold predictive is exact (``conditional_predictive``): equal to
+    scipy's per-coordinate Student-t of each fold's Normal–inverse-gamma update, no MCSE."""
+    broad, t = broad_and_targets(6, n=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ad.compare_priors(
+            {"diag": {"broad": broad}},
+            t,
+            kind="diagonal-gaussian",
+            tau=20.0,
+            estimator="kfold",
+            folds=5,
+        )
+        post = ad.adapt("diagonal-gaussian", broad, t, tau=20.0)
+    kw = post.model_kwargs
+    mu0, k0, a0, b0 = (np.asarray(kw[k], np.float64) for k in ("mu0", "kappa0", "a0", "b0"))
+    ref = np.empty(len(t))
+    for part in kfold_parts(len(t), 5, 0):
+        rest = np.delete(t, part, axis=0)
+        n, tbar = len(rest), rest.mean(0)
+        kn, an = k0 + n, a0 + n / 2
+        mn = (k0 * mu0 + n * tbar) / kn
+        bn = b0 + 0.5 * ((rest - tbar) ** 2).sum(0) + k0 * n * (tbar - mu0) ** 2 / (2 * kn)
+        scale = np.sqrt(bn * (kn + 1) / (an * kn))
+        ref[part] = scipy.stats.t(2 * an, mn, scale).logpdf(t[part]).sum(1)
+    np.testing.assert_allclose(result.loo["diag"].pointwise, ref, rtol=1e-9)
+    assert result.loo["diag"].mcse == 0 and result.loo["diag"].reliable
+
+
+def test_too_few_tail_draws_is_named_as_such():
+    """PSIS's fallback under 5 tail draws (k = inf, plain weights) is said to be that, not a
+    heavy tail; k above the threshold is said to be that."""
+    from anchordiv.checks.criticism import monte_carlo_reason
+
+    few = monte_carlo_reason(np.full(4, np.inf), 16, "the importance ratios")
+    assert few.startswith("too few draws (16) to fit a Pareto tail") and "heavy" not in few
+    high = monte_carlo_reason(np.array([0.2, 0.9, 1.3]), 1000, "p(t | ·)")
+    assert high == "2 of 3 Pareto k of p(t | ·) above 0.67 (max 1.30)"
+    assert monte_carlo_reason(np.array([0.2, 0.3]), 1000, "x") is None

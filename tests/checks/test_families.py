@@ -24,7 +24,8 @@ def test_the_module_imports_no_family_class():
 def test_every_hook_is_filled_in():
     hooks = checks_of(ad.SpectralPrior)
     assert all(
-        getattr(hooks, f.name) is not None or f.name.startswith(("exact_cal", "svi_"))
+        getattr(hooks, f.name) is not None
+        or f.name.startswith(("exact_cal", "svi_", "conditional_"))
         for f in dataclasses.fields(Checks)
     )
     assert Checks is Hooks

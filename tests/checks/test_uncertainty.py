@@ -242,3 +242,99 @@ def test_default_draws_scale_with_cost():
     assert (
         default_draws(post(gibbs, "latent-gaussian")) == 36
     )  # 2 chains × (28 sweeps − 10 burn-in)
+
+
+def student_t_model(targets, *, mu0, psi0, nu0, **_):
+    """A user's model under kind gaussian: the same sites, a Student-t likelihood (df 3)."""
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    d = targets.shape[1]
+    sigma = numpyro.deterministic("Sigma", psi0 / (nu0 - d - 1))
+    mu = numpyro.sample("mu", dist.MultivariateNormal(mu0, sigma))
+    with numpyro.plate("anchors", targets.shape[0]):
+        chol = jnp.linalg.cholesky(sigma)
+        numpyro.sample("targets", dist.MultivariateStudentT(3.0, mu, chol), obs=targets)
+
+
+@pytest.mark.slow
+def test_log_likelihood_is_the_users_own_model(tmp_path):
+    """A Student-t model under kind gaussian: ``log_likelihood`` is its own (scipy's
+    multivariate t at each draw), not the family's Gaussian; the attributes say which; a saved
+    and reloaded posterior, whose model is gone, leaves the groups out and says why.  SVI guide
+    draws are one chain, and the calibration text names the run's guide."""
+    import scipy.stats
+
+    broad, t = anchors(d=3, n=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.adapt(
+            "gaussian",
+            broad,
+            t,
+            tau=20.0,
+            kappa0=2.0,
+            nu0=9.0,
+            method="svi",
+            model=student_t_model,
+            guide="normal",
+            num_steps=200,
+            num_samples=20,
+            progress=False,
+        )
+    idata = ad.inference_data(post, num_draws=8, prior=False)
+    ll = np.asarray(idata["log_likelihood"]["targets"]).reshape(-1, len(t))
+    flat = post.flat_samples()
+    assert idata["posterior"].sizes["chain"] == 1 and "R-hat" in idata.attrs["chains_note"]
+    mu, sigma = post.chain_draws(0, 1, 8, None)["mu"][0], flat["Sigma"][0]
+    ref = np.stack([scipy.stats.multivariate_t(m, sigma, df=3.0).logpdf(t) for m in mu])
+    np.testing.assert_allclose(ll, ref, rtol=1e-6)
+    gauss = post.likelihood().log_density({"mu": mu, "Sigma": np.broadcast_to(sigma, (8, 3, 3))}, t)
+    assert np.max(np.abs(gauss - ll)) > 0.1  # the family's Gaussian is another model
+    assert "student_t_model" in idata.attrs["log_likelihood_model"]
+    assert "normal guide" in idata.attrs["calibration"]
+    assert "not measured by SBC for this guide" in idata.attrs["calibration"]
+    post.save(tmp_path / "p")
+    loaded = ad.inference_data(ad.load_posterior(tmp_path / "p"), num_draws=8, prior=False)
+    assert "log_likelihood" not in adz.groups(loaded) and "observed_data" in adz.groups(loaded)
+    assert loaded.attrs["log_likelihood_model"].startswith("none: the draws come from a user's")
+
+
+def test_arviz_data_where_a_posterior_or_embeddings_go_is_named():
+    broad, t = anchors()
+    post = ad.adapt("gaussian", broad, t, tau=20.0, kappa0=5.0, nu0=10.0)
+    idata = ad.inference_data(post, num_draws=4, prior=False)
+    with pytest.raises(AnchorDivError, match="inference_data: takes an adapted Posterior.*ArviZ"):
+        ad.inference_data(idata)
+    with pytest.raises(AnchorDivError, match="retrieval_uncertainty: takes an adapted Posterior"):
+        ad.retrieval_uncertainty(idata, broad[:3], broad, k=3, num_draws=2)
+    with pytest.raises(AnchorDivError, match="queries: expected embeddings.*ArviZ data"):
+        ad.retrieval_uncertainty(post, idata, broad, k=3, num_draws=2)
+
+
+@pytest.mark.slow
+def test_a_short_nuts_run_notes_the_draws_it_lacks():
+    broad, t = anchors(d=3, n=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.adapt(
+            "gaussian",
+            broad,
+            t,
+            tau=20.0,
+            kappa0=2.0,
+            nu0=9.0,
+            method="nuts",
+            num_warmup=20,
+            num_samples=5,
+            num_chains=1,
+            progress=False,
+        )
+    with pytest.warns(UserWarning, match="num_draws=200 asked, the nuts run holds 5"):
+        idata = ad.inference_data(post, num_draws=200, prior=False)
+    assert idata["posterior"].sizes["draw"] == 5
+    assert idata.attrs["num_draws_note"] == "num_draws=200 asked; the run holds 5 per chain"
+    summary = adz.summary(idata)
+    interval = ["hdi_3%", "hdi_97%"] if adz.major() == 0 else ["eti89_lb", "eti89_ub"]
+    assert set(interval) <= set(summary.columns)  # the installed ArviZ's own terms

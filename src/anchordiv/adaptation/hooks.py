@@ -70,6 +70,13 @@ class Hooks:
         eigenvectors the posterior predictive checks project on.
     student_t_predictive : bool
         The model's posterior predictive is the NIW Student-t (exact LOO).
+    conditional_predictive : callable
+        ``(model kwargs, draws {site: [S, ...]}, train [n, d], test [m, d], rng) -> log p
+        [R, m]``: the family's predictive of held-out targets given the training targets in
+        closed form — exact (``R = 1``: the diagonal family's product of Student-t's), or
+        given each draw's latent structure (``R = S``, draw order: the mixture's Student-t
+        mixture given the assignments, Rao-Blackwellized).  K-fold scores each fold by it
+        (:func:`anchordiv.checks.criticism.kfold_loo`).
     exact_calibration : str, optional
         Measured calibration of approximate exact draws (InferenceData attributes).
     svi_coverage : dict, optional
@@ -101,6 +108,7 @@ class Hooks:
     psis_caveat: Callable | None = None
     prior_scale: Callable | None = None
     student_t_predictive: bool | None = None
+    conditional_predictive: Callable | None = None
     exact_calibration: str | None = None
     svi_coverage: Mapping[str, float] | None = None
     svi_note: str | None = None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -83,24 +84,48 @@ class Likelihood:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.family.__name__}, d={self.d})"
 
+    @property
+    def model(self) -> Callable:
+        """The NumPyro model traced: the family's."""
+        return self.family.model
+
     def log_density(self, draws: dict, targets: np.ndarray) -> np.ndarray:
         """Pointwise ``log p(t_i | θ_s)`` ``[S, n]`` (float64)."""
         from numpyro.infer.util import log_likelihood
 
         with _float64() as jnp:
-            out = log_likelihood(
-                self.family.model, _jax(draws, jnp), jnp.asarray(targets), **self._jax_kwargs(jnp)
-            )
+            try:
+                out = log_likelihood(
+                    self.model,
+                    _jax(draws, jnp),
+                    jnp.asarray(targets),
+                    **self._jax_kwargs(jnp),
+                )
+            except (AssertionError, KeyError, TypeError, ValueError) as err:
+                raise AnchorDivError(self._unreadable(draws, err)) from None
             if OBSERVED not in out:
-                raise AnchorDivError(observed_name_error(list(out), self.family.model))
+                raise AnchorDivError(observed_name_error(list(out), self.model))
             return np.asarray(out[OBSERVED], np.float64)
+
+    def _unreadable(self, draws: dict, err: Exception) -> str:
+        """Why the traced model could not score ``draws`` (an :class:`AnchorDivError`'s
+        message): the sites it was given, and what a model needs of them."""
+        given = ", ".join(f"{k} {tuple(np.shape(v))}" for k, v in draws.items()) or "none"
+        return (
+            f"likelihood: the {self.family.__name__} model, traced, cannot score these draws "
+            f"(sites {given}; {type(err).__name__}: {str(err) or 'no message'}): the generic "
+            f"likelihood substitutes the draws into the model and needs a value for every one "
+            f"of its latent sample sites, with a leading draw axis — draws of derived sites "
+            f"only (an auxiliary '*{AUXILIARY_SUFFIX}' site left out, a deterministic site in "
+            f"its place) need the family's own likelihood_type"
+        )
 
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
         import jax
         from numpyro import handlers
 
-        model = self.family.model
+        model = self.model
         with _float64() as jnp:
             kwargs = self._jax_kwargs(jnp)
             placeholder = jnp.zeros((int(n), self.d))
@@ -121,7 +146,7 @@ class Likelihood:
     def log_joint(self, targets: np.ndarray, draws: dict) -> np.ndarray:
         """``log p(θ_s, targets)`` ``[S]`` of the model (float64)."""
         with _float64() as jnp:
-            return log_joint(self.family.model, jnp.asarray(targets), self._jax_kwargs(jnp), draws)
+            return log_joint(self.model, jnp.asarray(targets), self._jax_kwargs(jnp), draws)
 
     def exact_prior(self):
         """The model's prior as exact parameters (``mean()``, ``mode()``, ``sample(rng, n)``),
@@ -140,7 +165,7 @@ class Likelihood:
         with _float64() as jnp:
             # no posterior samples to condition on: numpyro's deterministic-site option has
             # nothing to act on, so it is left at its default
-            out = Predictive(self.family.model, num_samples=int(n), parallel=True)(
+            out = Predictive(self.model, num_samples=int(n), parallel=True)(
                 jax.random.PRNGKey(int(rng.integers(2**31))),
                 jnp.zeros((1, self.d)),
                 **self._jax_kwargs(jnp),
@@ -182,6 +207,33 @@ class Likelihood:
             k: jnp.asarray(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
             for k, v in self.kwargs.items()
         }
+
+
+class UserModelLikelihood(Likelihood):
+    """The generic, traced likelihood of a user's own NumPyro ``model(targets, **kwargs)`` (a
+    run with ``model=``): what its draws were sampled under, whatever the family's likelihood
+    is (:func:`anchordiv.inference_data`'s ``log_likelihood`` group of such a run)."""
+
+    def __init__(self, family, model: Callable, kwargs: dict | None, fixed: dict | None, d: int):
+        super().__init__(family, _float_arrays(kwargs or {}), fixed, d)
+        self._model = model
+
+    def __repr__(self) -> str:
+        name = getattr(self._model, "__qualname__", type(self._model).__name__)
+        return f"{type(self).__name__}({name}, d={self.d})"
+
+    @property
+    def model(self) -> Callable:
+        return self._model
+
+
+def _float_arrays(kwargs: dict) -> dict:
+    """``kwargs`` with JAX arrays as NumPy float64 arrays (traced again in float64)."""
+    out = {}
+    for k, v in kwargs.items():
+        a = np.asarray(v) if hasattr(v, "dtype") and hasattr(v, "shape") else None
+        out[k] = a.astype(np.float64) if a is not None and a.dtype.kind == "f" else v
+    return out
 
 
 def _positive_definite(m: np.ndarray) -> bool:
@@ -297,6 +349,7 @@ __all__ = [
     "AUXILIARY_SUFFIX",
     "OBSERVED",
     "Likelihood",
+    "UserModelLikelihood",
     "log_joint",
     "observed_name_error",
     "with_log_density",

@@ -271,7 +271,10 @@ class ModelMethod(Method):
         prob = problem(fam, base, b, run_targets, self, map_density=self.map_density)
         trace = check_sites(fam, prob)
         warn_unobserved(trace)
-        return self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
+        out = self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
+        if prob.custom and self.subspace is None:  # the model the draws come from
+            out.user_model = (prob.model, prob.kwargs)
+        return out
 
     def project(self, post, exact, kwargs: dict, broad: np.ndarray, targets: np.ndarray):
         """``(subspace posterior, model kwargs, broad [N, r], targets [n, r])``: the run moved

@@ -125,6 +125,9 @@ class Posterior:
     prior: object = None
     model_kwargs: dict | None = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
+    #: ``(model, kwargs)`` of a run on a user's own NumPyro model (``model=``, full d): the
+    #: model its draws come from (:meth:`model_likelihood`); not saved
+    user_model: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
     subspace: int | None = None
     custom_model: bool = False
     guide: str | None = None
@@ -169,6 +172,7 @@ class Posterior:
         guide=FROM_INFO,
         *,
         family: object = None,
+        user_model: tuple | None = None,
     ):
         if prior is not None and getattr(prior, "kind", None) != kind:
             raise AnchorDivError(
@@ -191,6 +195,7 @@ class Posterior:
             bool(legacy.get("custom_model")) if custom_model is FROM_INFO else bool(custom_model)
         )
         self.guide = legacy.get("guide") if guide is FROM_INFO else guide
+        self.user_model = user_model
 
     def __repr__(self) -> str:
         """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
@@ -255,6 +260,20 @@ class Posterior:
         :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
         fam = self.family_class
         return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
+
+    def model_likelihood(self) -> Likelihood | None:
+        """The likelihood of the model the draws come from: the family's (:meth:`likelihood`),
+        or a user's own model's (``model=``) where this posterior still holds it
+        (:attr:`user_model`); None where that model is not known (a user's model of a saved
+        posterior, or of a ``subspace=`` run, whose model saw projected targets)."""
+        if not self.custom_model:
+            return self.likelihood()
+        if self.user_model is None:
+            return None
+        from .likelihood import UserModelLikelihood
+
+        model, kwargs = self.user_model
+        return UserModelLikelihood(self.family_class, model, kwargs, self.fixed, self.dim)
 
     # ---- what each type implements --------------------------------------------------------------
     def params(self, which: str = "mean") -> dict[str, np.ndarray]:

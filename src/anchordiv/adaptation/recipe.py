@@ -43,7 +43,7 @@ import scipy.special
 from .cache import as_anchors, cached, derived
 from .statistics import broad_moments, scatter
 from ..anchors.latent import principal_subspace
-from .._tolerance import SPECTRUM_RTOL, first_max, kept_spectrum
+from .._tolerance import LEVERAGE_TOL, SPECTRUM_RTOL, first_max, kept_spectrum
 from ..errors import AnchorDivError, in_unit_interval, integer, positive
 from ..threads import limited_blas
 
@@ -54,9 +54,6 @@ MAX_FOLDS = 20
 #: fewest targets for which :func:`density_strength` holds targets out: below it, each fold
 #: would predict one target from a single other one (two one-shot folds at n = 2)
 MIN_LOO_TARGETS = 3
-#: a left-out target whose removal leaves ``1 − (n/m)·leverage`` below this is needed for the
-#: others' span (:func:`target_novelty`)
-LEVERAGE_TOL = 1e-8
 
 
 #: weak hyperprior of the strengths (empirical Bayes and the recipe's evidence bound): (centre in

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.special
 
+from .._tolerance import FRACTION_ATOL
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive, user_stacklevel
 from .base import AnchorModel, anchor_model, as_tau, jax_dtype, quad_norm
 from .linalg import canonical_signs
@@ -70,7 +71,7 @@ def choose_rank(eigvals: np.ndarray, n: int, *, rank: int | None, variance: floa
     total = eigvals.sum()
     if total <= 0:
         raise AnchorDivError("anchors: all anchors are identical (zero covariance)")
-    k = int(np.searchsorted(np.cumsum(eigvals) / total, frac - 1e-12) + 1)
+    k = int(np.searchsorted(np.cumsum(eigvals) / total, frac - FRACTION_ATOL) + 1)
     return min(k, max_rank)
 
 

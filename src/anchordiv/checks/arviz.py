@@ -7,8 +7,9 @@ are child nodes).  Every ArviZ call of anchordiv goes through this module, which
 
 * ``"posterior" in data``, ``data["posterior"]["mu"]``, ``data["posterior"].sizes`` and
   ``data.attrs``;
-* :func:`groups` (the group names), :func:`summary` (0.x's columns: ``mean``, ``sd``,
-  ``hdi_3%``, ``hdi_97%``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``, ``r_hat``),
+* :func:`groups` (the group names), :func:`summary` (``az.summary``'s own columns: 0.x's
+  ``hdi_3%``/``hdi_97%``, 1.x's ``eti89_lb``/``eti89_ub``; ``mean``, ``sd``, ``ess_bulk``,
+  ``ess_tail``, ``r_hat`` on both),
   :func:`loo` and :func:`psis_log_weights`, netCDF files (:func:`to_netcdf`, :func:`from_netcdf`,
   written with ``h5netcdf``) and the plots (:func:`plot_posterior`, :func:`plot_trace`,
   :func:`plot_ppc`), each saved to a PNG.
@@ -32,20 +33,6 @@ import scipy.special
 
 #: the netCDF engine files are written and read with (h5py underneath; a declared dependency)
 ENGINE = "h5netcdf"
-#: the summary's interval: 0.x's default HDI, asked of 1.x too so both print the same columns
-HDI_PROB = 0.94
-#: the column order of :func:`summary` (ArviZ 0.x's)
-SUMMARY_COLUMNS = (
-    "mean",
-    "sd",
-    "hdi_3%",
-    "hdi_97%",
-    "mcse_mean",
-    "mcse_sd",
-    "ess_bulk",
-    "ess_tail",
-    "r_hat",
-)
 #: most panels a diagnose figure draws (ArviZ's default, 40, cuts the quantities short)
 MAX_SUBPLOTS = 200
 
@@ -123,26 +110,19 @@ def from_netcdf(path):
 
 
 def summary(data, *, var_names=None, kind: str = "all", round_to=None):
-    """``az.summary`` in ArviZ 0.x's layout (:data:`SUMMARY_COLUMNS`, HDI :data:`HDI_PROB`) on
-    both majors: a ``pandas.DataFrame``, one row per scalar (``name[i, j]``).  ``kind`` is
-    ``"all"``, ``"stats"`` (the first four columns) or ``"diagnostics"``; ``round_to`` a number
-    of decimals, ``"none"`` or None (ArviZ's default)."""
+    """``az.summary`` in the installed ArviZ's own terms: a ``pandas.DataFrame``, one row per
+    scalar (``name[i, j]``), with the columns ``az.summary`` gives there — 0.x: ``mean``,
+    ``sd``, ``hdi_3%``, ``hdi_97%``, ``mcse_*``, ``ess_*``, ``r_hat``; 1.x: its default
+    equal-tailed interval (``eti89_lb``/``eti89_ub`` at 1.3) in place of the HDI.  Both have
+    ``mean``, ``sd``, ``ess_bulk``, ``ess_tail`` and ``r_hat``.  ``kind`` is ``"all"``,
+    ``"stats"`` or ``"diagnostics"``; ``round_to`` a number of decimals, ``"none"`` or None
+    (ArviZ's default)."""
     az = _az()
     if major() == 0:
-        return az.summary(
-            data, var_names=var_names, kind=kind, round_to=round_to, hdi_prob=HDI_PROB
-        )
-    table = az.summary(
-        data,
-        var_names=var_names,
-        kind=kind,
-        ci_kind="hdi",
-        ci_prob=HDI_PROB,
-        round_to="auto" if round_to is None else round_to,
+        return az.summary(data, var_names=var_names, kind=kind, round_to=round_to)
+    return az.summary(
+        data, var_names=var_names, kind=kind, round_to="auto" if round_to is None else round_to
     )
-    pct = round(100 * HDI_PROB)
-    table = table.rename(columns={f"hdi{pct}_lb": "hdi_3%", f"hdi{pct}_ub": "hdi_97%"})
-    return table[[c for c in SUMMARY_COLUMNS if c in table.columns]]
 
 
 def loo(data) -> tuple[np.ndarray, np.ndarray, float]:

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,8 @@ import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
 from ..provenance import provenance_of, resolve_tau, unit_norm, with_provenance
+from .._tolerance import DOUBLING_SE
+from .arviz import MIN_TAIL, tail_size
 from .families import checks_of
 from .uncertainty import inference_data
 from ..threads import limited_blas
@@ -115,8 +118,10 @@ def k_threshold(num_draws: int) -> float:
 @dataclasses.dataclass
 class Estimate:
     """One candidate's leave-one-out: ``pointwise [n]`` (``log p(tᵢ | T₋ᵢ)``), ``estimator``,
-    ``note`` (how it was computed and why), ``pareto_k [n]`` and its ``threshold`` (PSIS
-    only), ``p_loo`` (effective number of parameters where the estimator gives one)."""
+    ``note`` (how it was computed and why), ``pareto_k [n]`` and its ``threshold`` (Monte-Carlo
+    rows), ``p_loo`` (effective number of parameters: PSIS's, or the closed form's
+    ``Σᵢ log p(tᵢ | T) − log p(tᵢ | T₋ᵢ)``; NaN for K-fold, whose folds have no all-target
+    fit to compare with), ``mcse`` and ``unreliable`` (the reason a row is not ranked)."""
 
     pointwise: np.ndarray
     estimator: str
@@ -124,10 +129,21 @@ class Estimate:
     pareto_k: np.ndarray | None = None
     threshold: float = float("nan")
     p_loo: float = float("nan")
+    #: Monte-Carlo standard error of :attr:`elpd` (0 for a closed form)
+    mcse: float = 0.0
+    #: draws of the Monte-Carlo average (None for a closed form)
+    num_draws: int | None = None
+    #: why the estimate cannot be ranked (None: it can) — its Monte-Carlo average is not
+    #: trustworthy (Pareto k above the threshold, or too few draws to fit a tail)
+    unreliable: str | None = None
 
     @property
     def elpd(self) -> float:
         return float(self.pointwise.sum())
+
+    @property
+    def reliable(self) -> bool:
+        return self.unreliable is None
 
     @property
     def se(self) -> float:
@@ -408,11 +424,13 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
             out,
             "exact",
             "closed-form Student-t predictive; data-chosen strengths re-chosen on every T₋ᵢ",
+            p_loo=_p_kfold(post, targets, out, post.tau),
         )
     note = "closed-form Student-t predictive of the NIW prior"
     if eb and n > 1:
         note += HELD
-    return Estimate(loo_pointwise(_niw(post.model_kwargs), targets), "exact", note)
+    out = loo_pointwise(_niw(post.model_kwargs), targets)
+    return Estimate(out, "exact", note, p_loo=_p_kfold(post, targets, out, post.tau))
 
 
 #: ``adapt`` options whose ``"auto"`` is chosen on the targets (the recipe, empirical Bayes;
@@ -482,6 +500,9 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
             ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
             logr, k = adz.psis_log_weights((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
+            # the self-normalised posterior predictive of every target given all of them
+            lwn = lw - scipy.special.logsumexp(lw)
+            lppd = scipy.special.logsumexp(lwn[:, None] + ll, axis=0)
             est = Estimate(
                 pointwise,
                 "psis",
@@ -489,15 +510,26 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
                 "(approximate-posterior correction)",
                 np.asarray(k),
                 k_threshold(len(lw)),
+                float(np.sum(lppd - pointwise)),
+                num_draws=len(lw),
             )
-            return est, None
+            return _judged(est), None
         idata = inference_data(post, num_draws=num_draws, seed=seed, targets=targets, prior=False)
         pointwise, k, p_loo = adz.loo(idata)
     sizes = idata["posterior"].sizes
     s = int(sizes["chain"] * sizes["draw"])
-    return Estimate(
-        pointwise, "psis", f"PSIS over {s} posterior draws", k, k_threshold(s), p_loo
-    ), idata
+    est = Estimate(
+        pointwise, "psis", f"PSIS over {s} posterior draws", k, k_threshold(s), p_loo, num_draws=s
+    )
+    return _judged(est), idata
+
+
+def _judged(est: Estimate) -> Estimate:
+    """``est`` with its reason to be unreliable (:func:`_psis_accepted`) set and noted."""
+    why = _psis_accepted(est)
+    if why is None:
+        return est
+    return dataclasses.replace(est, unreliable=why, note=f"{est.note}; {why}")
 
 
 def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
@@ -556,7 +588,6 @@ def kfold_loo(
     Estimate
         ``pointwise [n]``; ``pareto_k [n]`` and its threshold for the Monte-Carlo predictive.
     """
-    from . import arviz as adz
     from .uncertainty import default_draws
 
     parts = kfold_parts(len(targets), folds, seed)
@@ -567,19 +598,26 @@ def kfold_loo(
             f"priors: this adapted Posterior needs K-fold refits ({why}); pass the candidate "
             f"as broad anchors or an options dict so it can be refit"
         )
-    out, pareto, sizes = np.empty(len(targets)), np.full(len(targets), np.nan), []
+    out, pareto, sizes, var = np.empty(len(targets)), np.full(len(targets), np.nan), [], 0.0
+    structured = 0  # folds scored by the conditional (Rao-Blackwellized) predictive
+    doubling = 0.0  # their ELPD on all draws minus on the first half (a bias estimate)
     for test in parts:
         train = np.delete(targets, test, axis=0)
         if closed:
             out[test] = closed_form_heldout(post, recipe, train, targets[test], tau)
             continue
         fold = _fit(kind, recipe, train, tau)
-        draws = fold.draws(seed, num_draws or default_draws(fold))
-        ll = fold.likelihood().log_density(draws, targets[test])  # [S, m]
-        out[test] = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
-        with warnings.catch_warnings():  # judged below, against the S-dependent threshold
-            warnings.simplefilter("ignore")
-            pareto[test] = adz.psis_log_weights(ll.T)[1]
+        draws = LazyDraws(lambda fold=fold: fold.draws(seed, num_draws or default_draws(fold)))
+        ll = _conditional_predictive(fold, draws, train, targets[test], seed)
+        if ll is None:
+            ll = fold.likelihood().log_density(dict(draws), targets[test])  # [S, m]
+            out[test], mc_var, pareto[test] = mc_predictive(ll)
+        else:  # few distinct values (ties): no Pareto tail to fit; the doubling check instead
+            structured += 1
+            out[test], mc_var, _ = mc_predictive(ll, tail=False)
+            if len(ll) > 1:
+                doubling += float(np.sum(out[test] - mc_predictive(ll[: len(ll) // 2], False)[0]))
+        var += mc_var
         sizes.append(len(ll))
     if closed:
         held = HELD if recipe is None and _chosen_on_targets(post) else ""
@@ -588,20 +626,150 @@ def kfold_loo(
             "kfold",
             f"{k}-fold ({why}); each fold scored by the closed-form Student-t predictive "
             f"given its training targets{held}",
+            p_loo=_p_kfold(post, targets, out, tau),
         )
-    threshold = k_threshold(min(sizes))
-    note = (
-        f"{k}-fold refits ({why}); each held-out target scored by log mean_s p(t | θ_s) over "
-        f"{min(sizes)} draws of its fold's posterior"
+    exact = structured == k and all(s == 1 for s in sizes)
+    if structured:
+        how = (
+            "the family's closed-form predictive"
+            if exact
+            else "the closed-form predictive given each draw's latent structure "
+            "(Rao-Blackwellized, averaged over the draws)"
+        )
+    else:
+        how = "log mean_s p(t | θ_s)"
+    note = f"{k}-fold refits ({why}); each held-out target scored by {how} over " + (
+        "its fold's posterior" if exact else f"{min(sizes)} draws of its fold's posterior"
     )
-    bad = int(np.sum(~(pareto <= threshold)))
-    if bad:
-        note += (
-            f"; {bad} of {len(targets)} of these averages have Pareto k above "
-            f"{threshold:.2f} (max {np.nanmax(pareto):.2f}): p(t | θ_s) is heavy-tailed over "
-            f"the draws, so the ELPD is biased low (more draws, or a closed-form predictive)"
+    if exact:
+        return Estimate(out, "kfold", note, p_loo=_p_kfold(post, targets, out, tau))
+    threshold = k_threshold(min(sizes))
+    mcse = float(np.sqrt(var))
+    note += f"; Monte-Carlo standard error {mcse:.2g}"
+    if structured:
+        note += f"; draws-doubling change {doubling:.2g}"
+        reason = (
+            None
+            if abs(doubling) <= DOUBLING_SE * mcse
+            else f"the ELPD moved by {doubling:.2g} from S/2 to S draws, more than "
+            f"{DOUBLING_SE:g} Monte-Carlo standard errors ({mcse:.2g}): still biased"
         )
-    return Estimate(out, "kfold", note, pareto, threshold)
+    else:
+        reason = monte_carlo_reason(pareto, min(sizes), "p(t | ·) over the draws")
+    if reason is not None:
+        note += f"; {reason}: the ELPD is biased low by an unknown amount and not ranked"
+    p = _p_kfold(post, targets, out, tau, num_draws, seed)
+    return Estimate(out, "kfold", note, pareto, threshold, p, mcse, min(sizes), unreliable=reason)
+
+
+class LazyDraws(Mapping):
+    """Posterior draws ``{site: [S, ...]}`` made on first access (an exact fold predictive
+    never draws: a Gibbs-sampled family's draws at d = 128 cost seconds per fold)."""
+
+    def __init__(self, make):
+        self._make, self._draws = make, None
+
+    def _get(self) -> dict:
+        if self._draws is None:
+            self._draws = self._make()
+        return self._draws
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:
+    """``log p(t | ·, T_train)`` ``[R, m]`` of the held-out ``test [m, d]`` by the family's
+    ``conditional_predictive`` hook: exact (one row) or Rao-Blackwellized (one row per draw,
+    in draw order); None where the family has no such hook, a user's model replaced the
+    family's, or the run's prior is not the full-d model."""
+    hook = checks_of(fold.family_class).conditional_predictive
+    kw = fold.model_kwargs
+    if hook is None or fold.custom_model or kw is None or fold.subspace is not None:
+        return None
+    return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64)
+
+
+def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
+    """The Monte-Carlo predictive of one fold from ``ll [S, m]`` (``log p(tᵢ | ·_s)`` of its
+    held-out targets): ``(log mean_s [m], variance of their sum, Pareto k [m])``.  The variance
+    is the delta method's on ``Σᵢ p_is / p̄ᵢ`` (the targets of a fold share draws), by batch
+    means (:func:`_batch_variance`: the draws may be a chain);
+    one row (S = 1) is an exact value: variance 0, k −inf; k is NaN unless ``tail``."""
+    from . import arviz as adz
+
+    ll = np.asarray(ll, np.float64)
+    lme = scipy.special.logsumexp(ll, axis=0) - np.log(len(ll))
+    if len(ll) == 1:
+        return lme, 0.0, np.full(ll.shape[1], -np.inf)
+    ratio = np.exp(ll - lme).sum(1)  # Σᵢ p_is / p̄ᵢ per draw
+    var = _batch_variance(ratio)
+    if not tail:
+        return lme, var, np.full(ll.shape[1], np.nan)
+    with warnings.catch_warnings():  # judged by the caller, against the S-dependent threshold
+        warnings.simplefilter("ignore")
+        k = adz.psis_log_weights(ll.T)[1]
+    return lme, var, np.asarray(k)
+
+
+#: contiguous batches of the batch-means variance of a Monte-Carlo average
+BATCHES = 10
+
+
+def _batch_variance(x: np.ndarray) -> float:
+    """The variance of the mean of ``x [S]`` by batch means (:data:`BATCHES` contiguous
+    batches): honest for autocorrelated draws (a Gibbs or NUTS chain in its order) as for
+    independent ones; the plain ``Var(x)/S`` below 2 draws per batch."""
+    b = min(BATCHES, len(x) // 2)
+    if b < 2:
+        return float(np.var(x) / len(x))
+    means = np.array([part.mean() for part in np.array_split(x, b)])
+    return float(np.var(means, ddof=1) / b)
+
+
+def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | None:
+    """Why a Monte-Carlo average over ``num_draws`` draws cannot be trusted (None when it
+    can): too few draws to fit a Pareto tail at all (:data:`.arviz.MIN_TAIL`; k = inf, plain
+    weights: its reliability is unknown), or Pareto k of ``what`` above
+    :func:`k_threshold` (an average of infinite variance: biased, its error not estimable)."""
+    k = np.asarray(pareto, np.float64)
+    k = k[~np.isnan(k)]
+    if tail_size(num_draws) < MIN_TAIL:
+        return (
+            f"too few draws ({num_draws}) to fit a Pareto tail to {what} (fewer than "
+            f"{MIN_TAIL} tail draws; k = inf and plain weights): its reliability is unknown"
+        )
+    threshold = k_threshold(num_draws)
+    if np.all(k <= threshold):
+        return None
+    bad = int(np.sum(~(k <= threshold)))
+    return f"{bad} of {len(k)} Pareto k of {what} above {threshold:.2f} (max {np.max(k):.2f})"
+
+
+def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, seed=0) -> float:
+    """``p = Σᵢ log p(tᵢ | T) − elpd`` (the effective number of parameters, as ``loo``'s
+    ``p_kfold``) with ``post``'s own predictive of every target given all of them: closed form
+    where it has one, else as the K-fold rows score a fold (Rao-Blackwellized or
+    Monte-Carlo); NaN without ``post``."""
+    if post is None:
+        return float("nan")
+    if has_closed_form(post):
+        lppd = closed_form_heldout(post, None, targets, targets, tau)
+    else:
+        from .uncertainty import default_draws
+
+        draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
+        ll = _conditional_predictive(post, draws, targets, targets, seed)
+        if ll is None:
+            ll = post.likelihood().log_density(dict(draws), targets)
+        lppd = mc_predictive(ll)[0]
+    return float(np.sum(lppd) - np.sum(elpd))
 
 
 def _auto(post, recipe) -> tuple[str, str | None]:
@@ -615,13 +783,8 @@ def _auto(post, recipe) -> tuple[str, str | None]:
 
 def _psis_accepted(est: Estimate) -> str | None:
     """Why a PSIS estimate is not accepted (None when every Pareto k is below its threshold)."""
-    bad = int(np.sum(~(est.pareto_k <= est.threshold)))
-    if bad == 0:
-        return None
-    return (
-        f"PSIS unreliable: {bad} of {len(est.pointwise)} Pareto k above "
-        f"{est.threshold:.2f}, max {np.nanmax(est.pareto_k):.2f}"
-    )
+    why = monte_carlo_reason(est.pareto_k, est.num_draws, "the importance ratios")
+    return None if why is None else f"PSIS unreliable: {why}"
 
 
 #: what every row of a comparison estimates
@@ -671,7 +834,7 @@ def estimate_table(
                 continue
             kind, recipe, post = candidates[name]
             loo[name], data = psis_loo(post, targets, num_draws, seed)
-            why = _psis_accepted(loo[name])
+            why = loo[name].unreliable
             if estimator == "auto" and why is not None:
                 plan[name] = ("kfold", why)
                 break  # every candidate is K-fold now: no more PSIS to compute
@@ -796,35 +959,74 @@ def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
 
 
 def comparison_table(loo: dict):
-    """az.compare's layout from ``{name: Estimate}``, best first, plus ``estimator``/``note``."""
+    """az.compare's layout from ``{name: Estimate}``, best first, plus ``estimator``/``note``.
+
+    Only reliable rows are ranked (:attr:`Estimate.reliable`): they come first, best first,
+    with their stacking weights; an unreliable row follows with rank and weight NaN (no
+    weight at all when fewer than two rows are reliable).  ``dse`` adds the two rows'
+    Monte-Carlo errors (``mcse``) to the paired standard error."""
     import pandas as pd
 
-    names = sorted(loo, key=lambda n: -loo[n].elpd)
-    best = loo[names[0]].pointwise
     lens = {len(e.pointwise) for e in loo.values()}
     if len(lens) != 1:
         raise AnchorDivError("priors: candidates were scored on different numbers of targets")
-    weights = stacking_weights(np.stack([loo[n].pointwise for n in names], 1))
+    ranked = sorted((n for n in loo if loo[n].reliable), key=lambda n: -loo[n].elpd)
+    rest = sorted((n for n in loo if not loo[n].reliable), key=lambda n: -loo[n].elpd)
+    names = ranked + rest
+    best = loo[names[0]]
+    weights = dict.fromkeys(names, float("nan"))
+    if len(ranked) >= 2 or (ranked and not rest):
+        weights.update(
+            zip(ranked, stacking_weights(np.stack([loo[n].pointwise for n in ranked], 1)))
+        )
     rows = []
     for i, name in enumerate(names):
         e = loo[name]
-        diff = best - e.pointwise
+        diff = best.pointwise - e.pointwise
+        mc = best.mcse**2 + e.mcse**2 if name != names[0] else 0.0
         rows.append(
             {
-                "rank": i,
+                "rank": float(i) if e.reliable else float("nan"),
                 "elpd_loo": e.elpd,
                 "p_loo": e.p_loo,
                 "elpd_diff": float(diff.sum()),
-                "weight": float(weights[i]),
-                "se": e.se,
-                "dse": float(np.sqrt(len(diff) * np.var(diff))),
-                "warning": bool(e.pareto_k is not None and np.any(~(e.pareto_k <= e.threshold))),
+                "weight": float(weights[name]),
+                "se": float(np.sqrt(e.se**2 + e.mcse**2)),
+                "dse": float(np.sqrt(len(diff) * np.var(diff) + mc)),
+                "mcse": e.mcse,
+                "warning": bool(
+                    not e.reliable
+                    or (e.pareto_k is not None and np.any(~(e.pareto_k <= e.threshold)))
+                ),
                 "scale": "log",
                 "estimator": e.estimator,
                 "note": e.note,
             }
         )
     return pd.DataFrame(rows, index=names)
+
+
+#: what makes an unreliable Monte-Carlo row comparable
+REMEDY = (
+    "a family with a closed-form or Rao-Blackwellized predictive (gaussian; mixture), exact "
+    "refits (estimator='kfold' on such a family), or a smaller d (subspace=) where the "
+    "Monte-Carlo predictive's Pareto k stay below the threshold; more draws rarely help"
+)
+
+
+def unreliable_message(loo: dict) -> str | None:
+    """The warning of a comparison with unreliable rows (None without): the rows, why, and
+    what would make them comparable (:data:`REMEDY`)."""
+    bad = {n: e.unreliable for n, e in loo.items() if not e.reliable}
+    if not bad:
+        return None
+    rows = "; ".join(f"{n or 'the candidate'!r} ({why})" for n, why in bad.items())
+    return (
+        f"compare_priors: {len(bad)} of {len(loo)} rows cannot be ranked — their Monte-Carlo "
+        f"estimate is unreliable: {rows}. They have no rank and no weight"
+        + (" (nor has any row: fewer than two are reliable)" if len(loo) - len(bad) < 2 else "")
+        + f". To compare them: {REMEDY}"
+    )
 
 
 @limited_blas
@@ -934,6 +1136,10 @@ def compare_priors(
         num_draws=num_draws,
         seed=seed,
     )
+    said = unreliable_message(loo)
+    if said is not None:
+        note += f"; unreliable rows not ranked: {', '.join(n for n in loo if not loo[n].reliable)}"
+        warnings.warn(said, UserWarning, stacklevel=user_stacklevel())
     result = PriorComparison(comparison_table(loo), loo, idata, note)
     if plot is not None:
         result.plot(plot)
@@ -955,6 +1161,9 @@ __all__ = [
     "k_threshold",
     "kfold_loo",
     "kfold_parts",
+    "mc_predictive",
+    "monte_carlo_reason",
     "psis_loo",
     "stacking_weights",
+    "unreliable_message",
 ]

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
+from .._tolerance import kept_singular_values
 from ..errors import AnchorDivError, as_matrix, integer, positive
 from ..adaptation.families.gaussian import NIW, check_nu0
 from ..adaptation.statistics import broad_moments, scatter
@@ -116,7 +117,7 @@ def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
     """
     x = np.asarray(targets, np.float64)
     _, sv, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
-    r = min(k, int((sv > 1e-10 * max(sv.max(initial=0.0), 1e-300)).sum()))
+    r = min(k, int(kept_singular_values(sv).sum()))  # the library's one rank rule
     return canonical_signs(vt[:r].T)
 
 

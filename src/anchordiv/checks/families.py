@@ -135,6 +135,7 @@ def checks_of(fam) -> Hooks:
         "psis_caveat": lambda post: None,
         "prior_scale": lambda kwargs, mean: None,
         "student_t_predictive": False,
+        "conditional_predictive": None,
         "exact_calibration": None,
         "svi_coverage": None,
         "svi_note": None,

@@ -5,7 +5,9 @@ For s = 1..N: θ̃ ~ prior, T̃ ~ p(T | θ̃), draws θ₁..θ_L from the comput
 for each scalar quantity f the rank ``#{l : f(θ_l) < f(θ̃)}`` ∈ {0..L}.  If the inference is
 calibrated the ranks are uniform.  Tests here use the randomised PIT
 ``u = (rank + V)/(L + 1)``, V ~ U(0, 1) (exactly U(0, 1) under calibration, ties broken at
-random): a χ² test on equal-width bins and a Kolmogorov–Smirnov test; the coverage of the
+random; values within the rounding of the coarser of the draws' and the truth's precision tie
+(:func:`tie_rtol`), and :func:`library_problem` draws its truths in the precision its inference
+runs in, so a float32 rounding is a tie, not a rank): a χ² test on equal-width bins and a Kolmogorov–Smirnov test; the coverage of the
 central 90 % interval is the fraction of simulations whose u lies in [0.05, 0.95].  Correlated
 draws (Gibbs, NUTS) give non-uniform ranks even when the sampler is right: ``thin`` keeps every
 thin-th draw (thin to about the autocorrelation time).
@@ -25,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.stats
+from .._tolerance import TIE_RTOL, TIE_ULPS
 from ..progress import tqdm
 
 from ..adaptation.family import get_family
@@ -296,16 +299,32 @@ def sbc(
             )
         num_draws = length
         row_r, row_u = [], []
+        rtol = tie_rtol([*draws.values(), *truth.values()])
         for name in names:
             f = quantities[name]
             v, t = _values(f, draws, name, length), _values(f, _leading(truth), name, 1)[0]
-            below, ties = int(np.sum(v < t)), int(np.sum(v == t))
+            tie = np.abs(v - t) <= rtol * np.maximum(np.abs(v), abs(t))
+            below, ties = int(np.sum((v < t) & ~tie)), int(np.sum(tie))
             r = below + int(rng.integers(0, ties + 1))
             row_r.append(r)
             row_u.append((r + rng.uniform()) / (length + 1))
         ranks.append(row_r)
         pit.append(row_u)
     return SBCResult(np.asarray(ranks), np.asarray(pit), names, int(num_draws), bins)
+
+
+def tie_rtol(arrays) -> float:
+    """The relative window within which a quantity of the draws ties with the truth's: the
+    rounding of the coarsest float among ``arrays`` (:data:`~anchordiv._tolerance.TIE_ULPS`
+    of its ε), at least :data:`~anchordiv._tolerance.TIE_RTOL` — a draw that equals the truth
+    up to the rounding of its precision, or of the quantity's arithmetic on a batch of another
+    shape, is a tie (broken at random), not a rank."""
+    eps = [
+        np.finfo(np.asarray(a).dtype).eps
+        for a in arrays
+        if np.issubdtype(np.asarray(a).dtype, np.floating)
+    ]
+    return float(max([TIE_RTOL, *(TIE_ULPS * e for e in eps)]))
 
 
 # ---- the library's own posteriors -------------------------------------------------------------
@@ -325,6 +344,13 @@ def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
     run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}
     names = method_options(cls())
     return cls(**{k: v for k, v in run.items() if k in names}, **SETTINGS.get(cls, {}))
+
+
+def _run_dtype():
+    """The float type NUTS and SVI run in: float64 when JAX's x64 mode is on, else float32."""
+    import jax
+
+    return np.float64 if jax.config.jax_enable_x64 else np.float32
 
 
 def _inference(prior, method: type, num_draws: int):
@@ -436,10 +462,17 @@ def library_problem(
     lik = fam.likelihood_type(fam, kwargs, fixed, d)
     truth = lik.exact_prior()
 
+    # the truth in the precision the inference runs in: a site the model only records (a
+    # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth
+    # kept in float64 would rank above or below every draw by that rounding alone
+    precision = np.float64 if params is not None and method == "exact" else _run_dtype()
+
     def prior_sampler(r):
         if truth is not None:
-            return hooks.prior_draw(truth, r)
-        return {k: v[0] for k, v in lik.prior_draws(r, 1).items()}
+            draw = hooks.prior_draw(truth, r)
+        else:
+            draw = {k: v[0] for k, v in lik.prior_draws(r, 1).items()}
+        return {k: np.asarray(v, precision).astype(np.float64) for k, v in draw.items()}
 
     def simulator(r, p):
         return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]

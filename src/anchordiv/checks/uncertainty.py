@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
 from ..progress import tqdm
 
 from ..adaptation.registry import FAMILIES, LiveMapping, get_family
-from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..retrieval.metrics import LEVEL
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
@@ -84,19 +85,31 @@ def default_draws(post) -> int:
     return post.draw_budget(budget, DEFAULT_DRAWS)
 
 
-def chain_draws(post, num_draws: int, seed: int) -> dict:
+def chain_draws(post, num_draws: int, seed: int, chains: int = CHAINS) -> dict:
     """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
-    draws, or for Gibbs-sampled families two independent parallel chains."""
-    per_chain = -(-num_draws // CHAINS)
+    draws, or for Gibbs-sampled families two independent parallel chains (``chains`` of
+    them)."""
+    per_chain = -(-num_draws // chains)
     independent = checks_of(post.family_class).chain_draws
-    return post.chain_draws(seed, CHAINS, per_chain, independent)
+    return post.chain_draws(seed, chains, per_chain, independent)
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
-    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``."""
-    if post.independent_draws:  # exact or SVI guide draws
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``.  An SVI
+    guide's draws are one chain: split into two, independent draws of one fit would show an
+    R-hat of 1.00 that says nothing of whether the fit converged."""
+    if post.variational:
+        return chain_draws(post, num_draws, seed, chains=1), None
+    if post.independent_draws:  # exact draws
         return chain_draws(post, num_draws, seed), None
     n = next(iter(post.samples.values())).shape[1]
+    if num_draws > n:
+        warnings.warn(
+            f"inference_data: num_draws={num_draws} asked, the {post.method} run holds {n} "
+            f"draws per chain: all {n} are kept (run longer for more)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     idx = np.unique(np.linspace(0, n - 1, min(num_draws, n)).round().astype(int))
     stats = {
         STATS[k]: (-v if k == "potential_energy" else v)[:, idx]
@@ -174,15 +187,39 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     groups for its posterior predictive plots (:func:`anchordiv.checks.arviz.plot_ppc`)."""
 
     flat, shape = _merge(draws)
-    lik = post.likelihood()
-    ll = lik.log_density(flat, targets)
-    pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     obs = np.asarray(targets, np.float64)
     v = broad_directions(post)
+    lik = post.model_likelihood()  # the model the draws come from (a user's, model=)
+    if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
+        return {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
+    ll = lik.log_density(flat, targets)
+    pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
         "log_likelihood": {"targets": _split(ll, shape)},
         "observed_data": {"targets": obs, **ppc_statistics(obs, v)},
         "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
+    }
+
+
+def likelihood_attrs(post) -> dict[str, str]:
+    """``log_likelihood_model``: which model's likelihood the ``log_likelihood`` and
+    ``posterior_predictive`` groups hold (the family's, or the user's own model of a
+    ``model=`` run) — or why they are left out (a user's model this posterior no longer
+    holds)."""
+    name = lambda m: getattr(m, "__qualname__", type(m).__name__)  # noqa: E731
+    if not post.custom_model:
+        return {
+            "log_likelihood_model": f"the {post.kind} family's model ({name(post.family_class.model)})"
+        }
+    if post.user_model is not None:
+        return {"log_likelihood_model": f"the user's model ({name(post.user_model[0])}), traced"}
+    why = "a saved posterior" if post.subspace is None else "a subspace= run (projected targets)"
+    return {
+        "log_likelihood_model": (
+            "none: the draws come from a user's model (model=) that this posterior does not "
+            f"hold ({why}); log_likelihood and posterior_predictive are left out rather than "
+            f"filled with the {post.kind} family's likelihood, which is not the model sampled"
+        )
     }
 
 
@@ -201,13 +238,24 @@ SVI_COVERAGE = LiveMapping(
 )
 
 
-def svi_calibration(kind) -> str:
+#: the guide SBC measured the families' ``svi_coverage`` with
+MEASURED_GUIDE = "lowrank"
+
+
+def svi_calibration(kind, guide: str | None = MEASURED_GUIDE) -> str:
     """The ``calibration`` note of an SVI posterior of ``kind`` (a registered kind or a family
-    class): what SBC measured, per quantity (the family's ``svi_coverage`` and ``svi_note``)."""
+    class) with ``guide``: what SBC measured, per quantity (the family's ``svi_coverage`` and
+    ``svi_note``, of the low-rank guide: for another guide, said to be not this one's)."""
     hooks = checks_of(kind if isinstance(kind, type) else get_family(kind))
     measured = hooks.svi_coverage
+    guide = guide or "unnamed"
     if measured is None:
         what = "not measured by SBC for this kind"
+    elif guide != MEASURED_GUIDE:
+        what = (
+            f"not measured by SBC for this guide (SBC measured the {MEASURED_GUIDE} guide's "
+            f"draws of this kind only)"
+        )
     else:
         what = (
             "SBC (d = 4, n = 8) measured the 90 % intervals of these "
@@ -218,7 +266,7 @@ def svi_calibration(kind) -> str:
             "measured and may be covered less"
         )
     return (
-        f"variational approximation (low-rank guide): {what} "
+        f"variational approximation ({guide} guide): {what} "
         f"(benchmarks/results/bench_sbc-svi.md); check against NUTS or with PSIS "
         f"(ad.compare_priors reweights by log p - log q)"
     )
@@ -234,7 +282,7 @@ def calibration_notes(post) -> dict[str, str]:
     if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
     if post.variational and not post.point_guide:
-        out["calibration"] = svi_calibration(post.kind)
+        out["calibration"] = svi_calibration(post.family_class, post.guide)
     caveat = hooks.psis_caveat(post)
     if caveat is not None:
         out["log_likelihood_note"] = (
@@ -243,6 +291,38 @@ def calibration_notes(post) -> dict[str, str]:
             f"refits (K-fold)"
         )
     return out
+
+
+def arviz_data(x) -> bool:
+    """Whether ``x`` is ArviZ data (an ``InferenceData``, a ``DataTree``, an xarray dataset)."""
+    return type(x).__name__ in ("InferenceData", "DataTree", "Dataset", "DataArray")
+
+
+def posterior_argument(post, what: str):
+    """``post`` when it is a :class:`~anchordiv.adaptation.Posterior`; else an
+    :class:`AnchorDivError` that says what ``what`` takes (and, for ArviZ data, that it is the
+    output of :func:`inference_data`, not an input)."""
+    from ..adaptation import Posterior
+
+    if isinstance(post, Posterior):
+        return post
+    if arviz_data(post):
+        raise AnchorDivError(
+            f"{what}: takes an adapted Posterior (ad.adapt, ad.infer, ad.load_posterior), got "
+            f"ArviZ data ({type(post).__name__}) — that is what ad.inference_data(post) "
+            f"returns; use ArviZ's own functions on it (az.summary, az.loo)"
+        )
+    raise AnchorDivError(f"{what}: takes an adapted Posterior, got {type(post).__name__}")
+
+
+def embeddings_argument(name: str, x, **kw) -> np.ndarray:
+    """:func:`~anchordiv.errors.as_matrix` of ``x``, with a named error for ArviZ data."""
+    if arviz_data(x):
+        raise AnchorDivError(
+            f"{name}: expected embeddings [n, d], got ArviZ data ({type(x).__name__}): pass "
+            f"the embedding array itself"
+        )
+    return as_matrix(name, x, **kw)
 
 
 @limited_blas
@@ -294,6 +374,7 @@ def inference_data(
     >>> idata["posterior"].sizes["chain"], idata["posterior"]["mu"].shape
     (2, (2, 2, 4))
     """
+    post = posterior_argument(post, "inference_data")
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
     ref = post.params("mean")
@@ -326,6 +407,17 @@ def inference_data(
         if isinstance(v, (int, float, str, bool))
     }
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
+    if post.variational:
+        attrs["chains_note"] = (
+            "one chain of independent guide draws: R-hat does not apply (it would compare "
+            "draws of one fit with themselves), and ESS says nothing of the fit's convergence"
+        )
+    if post.samples is not None and not post.independent_draws:
+        held = next(iter(post.samples.values())).shape[1]
+        if num_draws > held:
+            attrs["num_draws_note"] = f"num_draws={num_draws} asked; the run holds {held} per chain"
+    if targets is not None:
+        attrs.update(likelihood_attrs(post))
     dims = {
         k: hooks.dims[k]
         for g in ("posterior", "prior")
@@ -562,8 +654,9 @@ def retrieval_uncertainty(
     """
     from ..retrieval.divergence import top_k
 
-    q = as_matrix("queries", queries)
-    g = as_matrix("gallery", gallery, dim=q.shape[1])
+    post = posterior_argument(post, "retrieval_uncertainty")
+    q = embeddings_argument("queries", queries)
+    g = embeddings_argument("gallery", gallery, dim=q.shape[1])
     k = integer("k", k, low=1, high=len(g))
     interval = in_unit_interval("interval", interval)
     if relevance is not None and np.shape(relevance) != (len(q), len(g)):

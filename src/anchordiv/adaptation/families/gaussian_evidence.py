@@ -11,7 +11,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from ..._tolerance import first_max
+from ..._tolerance import first_max, kept_singular_values
 from ...errors import user_stacklevel
 from ..recipe import log_hyperprior
 from .gaussian_likelihood import log_multigamma
@@ -35,7 +35,7 @@ class MarginalCurve:
         tbar = t.mean(0)
         y = scipy.linalg.solve_triangular(chol, (t - tbar).T, lower=True).T  # X L⁻ᵀ
         _, sv, vt = np.linalg.svd(y, full_matrices=False)
-        keep = sv > 1e-12 * max(sv.max(initial=0.0), 1e-300)
+        keep = kept_singular_values(sv)  # the library's one rank rule (recipe.spectrum's)
         z = scipy.linalg.solve_triangular(chol, tbar - mu0, lower=True)
         wr2 = (vt[keep] @ z) ** 2
         r = int(keep.sum())

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._safeio import atomic_dir
+from ..._tolerance import TIE_RTOL
 from ...errors import AnchorDivError
 from ._options import add_family_flag, load_family
 from ._io import (
@@ -58,19 +60,58 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _plots(idata, out: Path) -> dict[str, str]:
+#: most values per draw of a variable the diagnose figures draw (one panel each); larger
+#: sites (a d × d covariance of a user's family) are in summary.csv, not the figures
+PLOT_MAX_VALUES = 8
+
+
+def plotted(idata) -> list[str]:
+    """The posterior variables the diagnose figures draw: those that vary over the draws, with
+    at most :data:`PLOT_MAX_VALUES` values per draw, smallest first, until the panels reach ArviZ's
+    limit (:data:`~anchordiv.checks.arviz.MAX_SUBPLOTS`) — whatever a family names its dims,
+    a figure never asks for thousands of panels."""
+    from ...checks.arviz import MAX_SUBPLOTS
+
+    post = idata["posterior"]
+    size = {
+        v: int(np.prod([post[v].sizes[d] for d in post[v].dims[2:]]))
+        for v in post.data_vars
+        if _spread(post[v].values)  # a constant (a recorded fixed site) has no density
+    }
+    names, panels = [], 0
+    for v in sorted((v for v in size if size[v] <= PLOT_MAX_VALUES), key=lambda v: size[v]):
+        if panels + size[v] > MAX_SUBPLOTS // 2:  # the trace plot draws two panels per value
+            break
+        names.append(v)
+        panels += size[v]
+    return names
+
+
+def _spread(x: np.ndarray) -> bool:
+    """Whether every value of a variable ``[chain, draw, ...]`` is finite and varies over the
+    draws somewhere beyond rounding (a density to draw)."""
+    x = np.asarray(x, np.float64)
+    if not np.all(np.isfinite(x)):
+        return False
+    flat = x.reshape(-1, *x.shape[2:])
+    # values that tie (TIE_RTOL of their magnitude: a last-bit wobble) are a constant
+    return bool(np.any(np.ptp(flat, axis=0) > TIE_RTOL * np.abs(flat).max(0)))
+
+
+def _plots(idata, out: Path, final: Path) -> dict[str, str]:
+    """The posterior and trace figures of :func:`plotted`, written in ``out``, reported at
+    ``final`` (where the finished folder goes)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from ...checks import arviz as adz
 
-    post = idata["posterior"]
-    # the interpretable summaries; full mu/Sigma (kept for d <= 8) would swamp the figure
-    names = [v for v in post.data_vars if not {"dim", "dim_"} & set(post[v].dims)]
-    return {
-        "posterior": adz.plot_posterior(idata, names, out / "posterior.png"),
-        "trace": adz.plot_trace(idata, names, out / "trace.png"),
-    }
+    names = plotted(idata)
+    if not names:
+        return {}
+    adz.plot_posterior(idata, names, out / "posterior.png")
+    adz.plot_trace(idata, names, out / "trace.png")
+    return {"posterior": str(final / "posterior.png"), "trace": str(final / "trace.png")}
 
 
 def check_stability_options(args) -> None:
@@ -135,23 +176,20 @@ def run(args) -> int:
     card = load_card_of(args.posterior, "posterior")
     post = load_posterior(args.posterior)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     idata = inference_data(post, num_draws=args.num_draws, seed=args.seed)
     summary = adz.summary(idata)
+    if post.variational:  # guide draws are independent, not chains: no R-hat to report
+        summary["r_hat"] = np.nan
     worst = headline(summary)
-    written = {
-        "idata": str(
-            save_inference_data(
-                idata, out / "idata", overwrite=args.overwrite, posterior=args.posterior
-            )
-        ),
-        "summary": str(out / "summary.csv"),
-    }
-    summary.to_csv(written["summary"])
-    written.update(_plots(idata, out))
-    stability, rows = _stability(args, post, card, out)
-    if stability:
-        written["stability"] = stability
+    # every file in a temporary sibling, swapped in complete: never a half-finished folder
+    with atomic_dir(out, overwrite=args.overwrite) as tmp:
+        save_inference_data(idata, tmp / "idata", posterior=args.posterior)
+        summary.to_csv(tmp / "summary.csv")
+        written = {"idata": str(out / "idata"), "summary": str(out / "summary.csv")}
+        written.update(_plots(idata, tmp, out))
+        stability, rows = _stability(args, post, card, tmp)
+        if stability:
+            written["stability"] = str(out / Path(stability).name)
     report(
         args,
         {**written, "stability_rows": rows, **worst},
