@@ -34,9 +34,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import secrets
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -52,12 +54,19 @@ from .errors import AnchorDivError
 MAX_JSON_BYTES = 64 * 2**20
 #: The deepest nesting of JSON arrays and objects accepted.
 MAX_JSON_DEPTH = 64
-#: A deflated ``.npz`` member may inflate to at most this many times its compressed size ...
+#: The most values (numbers, strings, arrays, objects) a JSON text may hold, counted from its
+#: ``[``, ``{`` and ``,`` before parsing (an upper bound: a 57 MiB text of 20 million empty
+#: lists would take 3 GB to parse).
+MAX_JSON_ELEMENTS = 4_000_000
+#: The most digits a JSON integer may have (Python refuses more than 4,300 with a ValueError).
+MAX_JSON_INT_DIGITS = 100
+#: An ``.npz``'s members may inflate, all together, to at most this many times the file's
+#: size ...
 MAX_INFLATE_RATIO = 100
-#: ... unless it inflates to at most this many bytes.
+#: ... unless they inflate to at most this many bytes in all (one budget per load).
 FREE_INFLATE_BYTES = 64 * 2**20
-#: The most members an ``.npz`` may have.
-MAX_MEMBERS = 100_000
+#: The most members an ``.npz`` may have (read from the zip's end record before its directory).
+MAX_MEMBERS = 4096
 #: The largest ``.npy`` header read, in bytes.
 MAX_HEADER_BYTES = 10_000
 #: The dtype kinds an array may have (booleans, integers, floats, complex, strings).
@@ -87,13 +96,39 @@ def json_depth(obj) -> int:
     return deepest
 
 
-def parse_json(text: str | bytes, what: str):
+def parse_json(text: str | bytes, what: str, *, finite: bool = False):
     """JSON ``text`` parsed, with an :class:`AnchorDivError` naming ``what`` for text that is
-    not JSON, larger than :data:`MAX_JSON_BYTES` or nested deeper than :data:`MAX_JSON_DEPTH`."""
+    not JSON, larger than :data:`MAX_JSON_BYTES`, holding more than :data:`MAX_JSON_ELEMENTS`
+    values or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits, or nested deeper
+    than :data:`MAX_JSON_DEPTH` (all but the depth checked before parsing); with ``finite``,
+    ``NaN`` and ``Infinity`` are refused too."""
     if len(text) > MAX_JSON_BYTES:
         raise AnchorDivError(f"{what}: {len(text)} bytes of JSON, more than {MAX_JSON_BYTES}")
+    raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
+    values = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+    if values > MAX_JSON_ELEMENTS:
+        raise AnchorDivError(f"{what}: JSON of about {values} values, more than {MAX_JSON_ELEMENTS}")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_JSON_INT_DIGITS:
+            raise AnchorDivError(
+                f"{what}: a JSON integer of {len(digits)} digits (at most {MAX_JSON_INT_DIGITS})"
+            )
+        return int(digits)
+
+    def constant(name: str) -> float:
+        if finite:
+            raise AnchorDivError(f"{what}: JSON holds {name}; only finite numbers are accepted")
+        return float(name)
+
+    def real(digits: str) -> float:
+        value = float(digits)
+        if finite and not math.isfinite(value):
+            raise AnchorDivError(f"{what}: JSON number {digits[:20]} is not finite")
+        return value
+
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_int=integer, parse_float=real, parse_constant=constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise AnchorDivError(f"{what}: not valid JSON ({err})") from None
     except RecursionError:
@@ -103,8 +138,8 @@ def parse_json(text: str | bytes, what: str):
     return obj
 
 
-def read_json(path, what: str | None = None):
-    """The JSON value in the file ``path`` (size checked before reading, depth after)."""
+def read_json(path, what: str | None = None, *, finite: bool = False):
+    """The JSON value in the file ``path`` (size checked before reading; :func:`parse_json`)."""
     path = Path(path)
     what = what or str(path)
     try:
@@ -114,7 +149,7 @@ def read_json(path, what: str | None = None):
         data = path.read_bytes()
     except OSError as err:
         raise AnchorDivError(f"{what}: cannot read ({err.strerror or err})") from None
-    return parse_json(data, what)
+    return parse_json(data, what, finite=finite)
 
 
 def dumps(obj, **kw) -> str:
@@ -194,19 +229,33 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order.
 
-    Before any data is read, each member is checked from the zip directory (not encrypted,
-    stored or deflated, inflating at most :data:`MAX_INFLATE_RATIO` times beyond
-    :data:`FREE_INFLATE_BYTES`) and from its ``.npy`` header (a plain dtype, a shape whose size
-    is the member's size; ``expect``, ``{name: [dtype, shape]}``, if given, must match), so a
-    small file never makes a large allocation."""
+    Before any data is read, the archive is checked as a whole from its end record and zip
+    directory — at most :data:`MAX_MEMBERS` members, inflating all together to at most
+    :data:`MAX_INFLATE_RATIO` times the file's size beyond :data:`FREE_INFLATE_BYTES` (one
+    budget per load) — and each member (not encrypted, stored or deflated) from its ``.npy``
+    header (a plain dtype, a shape whose size is the member's size; ``expect``,
+    ``{name: [dtype, shape]}``, if given, must match), so a small file never makes a large
+    allocation.  The bytes inflated are counted against the budget while reading too."""
     path = Path(path)
     out: dict[str, np.ndarray] = {}
     try:
         disk = path.stat().st_size
+        with open(path, "rb") as f:
+            members = zip_member_count(f, disk)
+        if members is not None and members > MAX_MEMBERS:
+            raise AnchorDivError(f"{path}: {members} members, more than {MAX_MEMBERS}")
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             if len(infos) > MAX_MEMBERS:
                 raise AnchorDivError(f"{path}: {len(infos)} members, more than {MAX_MEMBERS}")
+            budget = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * disk)
+            total = sum(info.file_size for info in infos)
+            if total > budget:
+                raise AnchorDivError(
+                    f"{path}: its {len(infos)} members inflate {disk} bytes to {total} "
+                    f"(over {MAX_INFLATE_RATIO} times the file, beyond {FREE_INFLATE_BYTES}); "
+                    f"refused as a zip bomb"
+                )
             for info in infos:
                 name = info.filename.removesuffix(".npy")
                 what = f"{path}[{info.filename}]"
@@ -227,6 +276,9 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
                             raise AnchorDivError(
                                 f"{what}: holds {dtype.str} {list(shape)}, the card says {want}"
                             )
+                    budget -= fp.tell() + count * dtype.itemsize  # the running count
+                    if budget < 0:
+                        raise AnchorDivError(f"{what}: the archive inflates past its budget")
                     arr = np.empty(count, dtype)
                     read_into(fp, arr.view(np.uint8), what)
                 out[name] = arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
@@ -247,6 +299,18 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
     return out
 
 
+def zip_member_count(fp, disk: int) -> int | None:
+    """The member count a zip's end-of-central-directory record declares (None where there is
+    none to be found: the zip reader then says what is wrong), read before the directory is."""
+    tail = min(disk, 22 + 65535)
+    fp.seek(disk - tail)
+    data = fp.read(tail)
+    at = data.rfind(b"PK\x05\x06")
+    if at < 0 or len(data) < at + 22:
+        return None
+    return int(struct.unpack("<4s4H2LH", data[at : at + 22])[4])
+
+
 def read_into(fp, buf: np.ndarray, what: str) -> None:
     """Fill the byte array ``buf`` from the stream ``fp`` (one copy, into a writable array)."""
     view, done = memoryview(buf), 0
@@ -258,8 +322,8 @@ def read_into(fp, buf: np.ndarray, what: str) -> None:
 
 
 def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
-    """Refuse a zip member that is encrypted, compressed other than by deflate, claims more
-    compressed bytes than the file has, or would inflate implausibly."""
+    """Refuse a zip member that is encrypted, compressed other than by deflate, or claims more
+    compressed bytes than the file has (the inflated sizes are bounded by :func:`read_npz`)."""
     if info.flag_bits & 0x1:
         raise AnchorDivError(f"{what}: encrypted members are not supported")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -270,12 +334,6 @@ def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
         raise AnchorDivError(f"{what}: claims more bytes than the file holds")
     if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
         raise AnchorDivError(f"{what}: stored member with inconsistent sizes")
-    limit = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * info.compress_size)
-    if info.file_size > limit:
-        raise AnchorDivError(
-            f"{what}: inflates {info.compress_size} bytes to {info.file_size} "
-            f"(a ratio over {MAX_INFLATE_RATIO}); refused as a zip bomb"
-        )
 
 
 def array_specs(arrays: dict[str, np.ndarray]) -> dict[str, list]:

@@ -426,18 +426,28 @@ def load_model(path, *, verify: bool = True, sha256: str | None = None) -> Ancho
     return model
 
 
+#: The largest τ a loaded model may have (logit scales are ~20-100; 1e300 is no encoder's).
+MAX_LOADED_TAU = 1e6
+
+
 def check_loaded_model(model: AnchorModel) -> None:
     """Refuse a loaded model whose arrays could not score (the loaders' first use, traced
-    abstractly — no compilation): every leaf a float array, ``tau`` a positive scalar, and
-    ψ of ``[2, d]`` parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
+    abstractly — no compilation): every leaf a float array of the shape its kind declares
+    (:attr:`~anchordiv.anchors.base.AnchorModel.axes`), finite (log-weights may be −inf),
+    ``tau`` a positive scalar of at most :data:`MAX_LOADED_TAU`, and ψ of ``[2, d]``
+    parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
     import jax
 
     leaves = jax.tree_util.tree_leaves(model)
     if not leaves or not all(jnp.issubdtype(jnp.asarray(v).dtype, jnp.floating) for v in leaves):
         raise AnchorDivError(f"{model.kind}: a loaded model's arrays must be floating")
+    check_model_fields(model)
     tau = getattr(model, "tau", None)
-    if tau is not None and (np.ndim(tau) != 0 or not float(tau) > 0):
-        raise AnchorDivError(f"{model.kind}: a loaded model's tau must be a positive scalar")
+    if tau is not None and not 0 < float(tau) <= MAX_LOADED_TAU:
+        raise AnchorDivError(
+            f"{model.kind}: field tau = {float(tau):g}; a loaded model's tau must be positive "
+            f"and at most {MAX_LOADED_TAU:g}"
+        )
     dim = model.dim
     if not isinstance(dim, int) or dim < 1:
         raise AnchorDivError(f"{model.kind}: loaded model of dimension {dim!r}")
@@ -448,6 +458,39 @@ def check_loaded_model(model: AnchorModel) -> None:
         out = jax.eval_shape(model.embed, theta)
         if len(out.shape) != 2 or out.shape[0] != 2:
             raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
+
+
+def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
+    """Every array field of ``model`` (and of the models it holds) of the shape its kind
+    declares (one length per axis letter; every axis but a factor's rank ``r`` non-empty),
+    with no NaN or +inf (and no −inf but in log-weights, whose mass must not all be −inf):
+    an :class:`AnchorDivError` naming the field otherwise."""
+    sizes: dict[str, int] = {}
+    for f in dataclasses.fields(model):
+        value, name = getattr(model, f.name), f"{prefix}{f.name}"
+        if isinstance(value, AnchorModel):
+            check_model_fields(value, name + ".")
+            continue
+        a, axes = np.asarray(value), model.axes.get(f.name)
+        if axes is not None:
+            if a.ndim != len(axes) or any(
+                sizes.setdefault(c, n) != n or (n < 1 and c != "r") for c, n in zip(axes, a.shape)
+            ):
+                want = "a scalar" if not axes else f"[{', '.join(axes)}]"
+                raise AnchorDivError(
+                    f"{model.kind}: field {name} has shape {list(a.shape)}, not {want} "
+                    f"consistent with the other fields"
+                )
+        minus_inf = f.name == "log_weights"
+        if np.isnan(a).any() or np.isposinf(a).any() or (not minus_inf and np.isneginf(a).any()):
+            raise AnchorDivError(f"{model.kind}: field {name} holds NaN or inf values")
+        if minus_inf and a.size and not np.isfinite(a).any():
+            raise AnchorDivError(f"{model.kind}: field {name} gives every component no mass")
+    p = getattr(model, "p", None)
+    if model.kind == "mix" and not 0 <= float(np.asarray(p)) <= 1:
+        raise AnchorDivError(f"mix: field {prefix}p = {float(np.asarray(p)):g} is not in [0, 1]")
+    if model.kind == "mix" and model.first.dim != model.second.dim:  # type: ignore[attr-defined]
+        raise AnchorDivError(f"mix: fields {prefix}first and {prefix}second differ in dimension")
 
 
 def load_card(path) -> dict:

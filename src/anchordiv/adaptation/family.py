@@ -138,6 +138,10 @@ class Family(abc.ABC):
     #: the site whose log-determinant is the subspace Jacobian of the full-d joint mode (a
     #: :class:`Projectable` family's option), or None
     covariance_site: ClassVar[str | None] = None
+    #: the classes of its exact parameters (what :meth:`exact` returns first) and of its
+    #: subspace completion: the only classes a saved posterior of this family may name
+    #: (:func:`~anchordiv.adaptation.posterior.exact_classes`); a conjugate family declares them
+    exact_types: ClassVar[tuple[type, ...]] = ()
     #: the prior mode, ``"broad"`` or ``"isotropic"``: a field where the family records it (a
     #: subclass's field ``prior`` gets this default)
     prior: str = "broad"

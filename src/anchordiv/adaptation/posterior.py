@@ -800,24 +800,18 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior's ``family``/``completion`` may name: the dataclasses
-    defined in the module of a family in the registry (built-in ones, and those the user
-    registered in this process with ``ad.family``), by class name."""
-    import sys
-
+    """The classes a saved posterior's ``family``/``completion`` may name: those the families
+    in the registry (built-in ones, and those the user registered in this process with
+    ``ad.family``) declare as their exact-parameter and completion classes
+    (:attr:`~anchordiv.adaptation.family.Family.exact_types`), by class name — never any other
+    class of their modules."""
     from .registry import FAMILIES
 
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
-        mod = sys.modules.get(fam.__module__)
-        for obj in vars(mod).values() if mod is not None else ():
-            if (
-                isinstance(obj, type)
-                and obj.__module__ == fam.__module__
-                and dataclasses.is_dataclass(obj)
-                and obj not in FAMILIES.values()
-            ):
-                out.setdefault(obj.__name__, obj)
+        for cls in getattr(fam, "exact_types", ()):
+            if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+                out.setdefault(cls.__name__, cls)
     return out
 
 

@@ -181,6 +181,8 @@ class DiagonalPrior(Family):
     ((4,), 10.0)
     """
 
+    exact_types = (NormalInverseGamma,)
+
     mu0: np.ndarray
     var: np.ndarray
     kappa0: float = 10.0

@@ -315,6 +315,8 @@ class NIWPrior(Family):
     'held-out recipe'
     """
 
+    exact_types = (NIW,)
+
     mu0: np.ndarray
     cov: np.ndarray
     kappa0: float

@@ -450,6 +450,8 @@ class LatentFamily(Family):
     Subclasses carry ``rank``, ``beta``, ``prior_anchors``, ``signal``, ``noise``, ``scale``
     (the PPCA c) and ``n_broad``."""
 
+    exact_types = (BinghamPosterior,)
+
     sites = ("U",)
     hooks = Hooks(
         quantities=latent_quantities,

@@ -504,6 +504,8 @@ class DirichletNIWPrior(Family):
     (2, 4)
     """
 
+    exact_types = (DirichletNIW,)
+
     alpha: np.ndarray
     mu: np.ndarray
     kappa: np.ndarray
