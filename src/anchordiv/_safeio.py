@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import secrets
 import shutil
 import struct
@@ -376,25 +377,44 @@ def _sibling(path: Path, tag: str) -> Path:
 
 
 def _siblings(path: Path, tag: str) -> list[Path]:
-    return sorted(path.parent.glob(f".{glob_escape(path.name)}.{tag}-*"))
+    """The temporaries named for ``path`` and ``tag`` by :func:`_sibling` — exactly
+    ``.NAME.TAG-PID-HEX``, so ``.run.old-…`` never matches the aside ``.run.old-2.old-…`` of a
+    sibling named ``run.old-2`` — oldest first."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.{tag}-(\d+)-([0-9a-f]+)")
+    try:
+        names = [e.name for e in os.scandir(path.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return []
+    return sorted((path.parent / n for n in names), key=_age_key)
 
 
-def glob_escape(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+def _age_key(p: Path) -> tuple[float, str]:
+    with contextlib.suppress(OSError):
+        return (p.lstat().st_mtime, p.name)
+    return (0.0, p.name)
 
 
 def _alive(p: Path) -> bool:
-    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run."""
+    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run:
+    this process, or a running process whose temporary changed within :data:`STALE_SECONDS`
+    (a PID is reused and PID 1 always runs, so a temporary is stale by age as well)."""
     try:
         pid = int(p.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
         return False
     if pid == os.getpid():
         return True
-    if os.name != "posix":
-        with contextlib.suppress(OSError):
-            return time.time() - p.lstat().st_mtime < STALE_SECONDS
+    try:
+        changed = max(
+            [p.lstat().st_mtime]
+            + ([e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)] if p.is_dir() else [])
+        )
+    except OSError:
         return False
+    if time.time() - changed > STALE_SECONDS:
+        return False
+    if os.name != "posix":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -425,6 +445,60 @@ def clean_stale(path: Path) -> None:
     for p in _siblings(path, DONE):
         if not _alive(p):
             remove(p)
+
+
+#: Seconds a writer waits for another writer of the same path before giving up.
+LOCK_SECONDS = 600.0
+
+
+@contextlib.contextmanager
+def writer_lock(path: Path):
+    """Serialise the writers of ``path``: an exclusive ``fcntl`` lock on the sibling
+    ``.NAME.lock`` for the whole write (clean-up, write, swap), the file deleted by its holder
+    when done (a waiter that then holds a deleted file's lock starts again).  The kernel drops a
+    lock when its holder exits, however it dies, so a dead writer never holds one (the
+    stale-holder rule); a live one is waited for up to :data:`LOCK_SECONDS`, then an
+    :class:`AnchorDivError`.  Where ``fcntl`` is missing (Windows) writers are not locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not posix
+        yield
+        return
+    lock = path.with_name(f".{path.name}.lock")
+    deadline = time.monotonic() + LOCK_SECONDS
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as err:
+            raise AnchorDivError(f"{path}: cannot open its lock file {lock.name} ({err})") from None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise AnchorDivError(
+                            f"{path}: another writer has held {lock.name} for {LOCK_SECONDS:g} s"
+                        ) from None
+                    time.sleep(0.02)
+            if _identity(lock) == _fd_identity(fd):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder deleted it: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _fd_identity(fd: int) -> list[int]:
+    st = os.fstat(fd)
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def bundle_dir(path) -> Path:
@@ -459,6 +533,7 @@ def _aside_swap(tmp: Path, path: Path) -> None:
 def atomic_dir(path, overwrite: bool = False):
     """Write a directory atomically: yields an empty temporary sibling to write into, then
     swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
+    Writers of one ``path`` take turns (:func:`writer_lock`).
 
     ``path`` is checked first (:func:`~anchordiv.errors.check_output`)."""
     from .errors import check_output
@@ -467,16 +542,17 @@ def atomic_dir(path, overwrite: bool = False):
     if path.name in ("", ".", ".."):  # "." or "..": the directory by its own name
         path = Path(os.path.abspath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(path)
-    check_output(path, overwrite)
-    tmp = _sibling(path, TMP)
-    tmp.mkdir()
-    try:
-        yield tmp
-        swap_in(tmp, path)
-    except BaseException:
-        remove(tmp)
-        raise
+    with writer_lock(path):
+        clean_stale(path)
+        check_output(path, overwrite)
+        tmp = _sibling(path, TMP)
+        tmp.mkdir()
+        try:
+            yield tmp
+            swap_in(tmp, path)
+        except BaseException:
+            remove(tmp)
+            raise
 
 
 @contextlib.contextmanager
@@ -498,13 +574,40 @@ def atomic_file(path, overwrite: bool = True):
         raise
 
 
+#: The record inside a journal: the identities of the files it replaces and of their
+#: replacements.
+RECORD = "journal.json"
+
+
 def _journal(paths: list[Path]) -> Path:
     return paths[0].with_name(f".{paths[0].name}.{SWAP}")
 
 
+def _identity(p: Path) -> list[int] | None:
+    """``[inode, size, mtime_ns]`` of the file ``p`` (a rename keeps it), None if absent."""
+    try:
+        st = p.lstat()
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _journal_applies(journal: Path, paths: list[Path]) -> bool:
+    """Whether ``journal`` is an interrupted :func:`replace_files`'s: it holds the record it
+    wrote, and every file is now the one recorded before or the one recorded after — not one
+    another tool wrote later (then the files themselves are newer than the journal)."""
+    try:
+        record = parse_json((journal / RECORD).read_bytes(), str(journal / RECORD))
+        before, after = record["before"], record["after"]
+        return all(_identity(p) in (before[p.name], after[p.name]) for p in paths)
+    except (OSError, AnchorDivError, KeyError, TypeError):
+        return False
+
+
 def replace_files(writers: dict, *, overwrite: bool = False) -> None:
     """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit:
-    a reader (:func:`group_paths`) sees all the old files or all the new ones."""
+    a reader (:func:`group_paths`) sees all the old files or all the new ones.  Writers of one
+    set take turns (:func:`writer_lock`)."""
     from .errors import check_output
 
     paths = [Path(p) for p in writers]
@@ -512,40 +615,51 @@ def replace_files(writers: dict, *, overwrite: bool = False) -> None:
         check_output(p, overwrite, file=True)
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     journal = _journal(paths)
-    for p in paths + [journal]:
-        clean_stale(p)
-    tmps = {p: _sibling(p, TMP) for p in paths}
-    try:
-        for p, write in writers.items():
-            write(tmps[Path(p)])
-        if not journal.exists():  # else it holds the last complete set already
-            staging = _sibling(journal, TMP)
-            staging.mkdir()
+    with writer_lock(paths[0]):
+        for p in paths + [journal]:
+            clean_stale(p)
+        tmps = {p: _sibling(p, TMP) for p in paths}
+        try:
+            for p, write in writers.items():
+                write(tmps[Path(p)])
+            after = {p.name: _identity(tmps[p]) for p in paths}
+            if _journal_applies(journal, paths):  # a killed save's: the last complete set
+                record = parse_json((journal / RECORD).read_bytes(), str(journal))
+                staged = _sibling(journal / RECORD, TMP)
+                write_text(staged, dumps({**record, "after": after}))
+                os.replace(staged, journal / RECORD)
+            else:
+                remove(journal)  # none, or one that no longer describes these files
+                staging = _sibling(journal, TMP)
+                staging.mkdir()
+                for p in paths:
+                    if p.is_file():
+                        try:
+                            os.link(p, staging / p.name)
+                        except OSError:
+                            shutil.copy2(p, staging / p.name)
+                before = {p.name: _identity(p) for p in paths}
+                write_text(staging / RECORD, dumps({"before": before, "after": after}))
+                os.rename(staging, journal)
             for p in paths:
-                if p.is_file():
-                    try:
-                        os.link(p, staging / p.name)
-                    except OSError:
-                        shutil.copy2(p, staging / p.name)
-            os.rename(staging, journal)
-        for p in paths:
-            os.replace(tmps[p], p)
-        done = _sibling(journal, DONE)
-        os.rename(journal, done)
-        remove(done)
-    except BaseException:
-        for t in tmps.values():
-            remove(t)
-        raise
+                os.replace(tmps[p], p)
+            done = _sibling(journal, DONE)
+            os.rename(journal, done)
+            remove(done)
+        except BaseException:
+            for t in tmps.values():
+                remove(t)
+            raise
 
 
 def group_paths(paths) -> dict[Path, Path | None]:
     """``{path: the file to read}`` for a set written by :func:`replace_files`: the files
     themselves, or the journal's copies (None for one that did not exist) while an interrupted
-    replacement's journal remains."""
+    replacement's journal remains and still describes the files (:func:`_journal_applies`; a
+    directory of that name without its record, or files replaced since, are ignored)."""
     paths = [Path(p) for p in paths]
     journal = _journal(paths)
-    if journal.is_dir():
+    if journal.is_dir() and not journal.is_symlink() and _journal_applies(journal, paths):
         return {p: (journal / p.name if (journal / p.name).is_file() else None) for p in paths}
     return {p: (p if p.is_file() else None) for p in paths}
 
@@ -602,6 +716,47 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
         raise AnchorDivError(f"{what}: the faiss index is corrupt ({reason[:300]})")
     ntotal, d = (int(x) for x in run.stdout.split()[-2:])
     return ntotal, d
+
+
+# ---- HDF5 (netCDF) --------------------------------------------------------------------------
+
+
+def check_hdf5(path, what: str) -> None:
+    """Refuse an HDF5 file (an InferenceData's netCDF) that reads outside itself — external
+    storage, virtual datasets, external links — or whose datasets inflate, all together, past
+    the budget of :func:`read_npz` (:data:`MAX_INFLATE_RATIO` times the file beyond
+    :data:`FREE_INFLATE_BYTES`), checked from its metadata before any data is read."""
+    import h5py
+
+    path = Path(path)
+    budget = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * path.stat().st_size)
+    total, bad = 0, []
+
+    def visit(name, link):
+        nonlocal total
+        if isinstance(link, h5py.ExternalLink):
+            bad.append(f"{name} (an external link)")
+            return
+        if not isinstance(link, h5py.HardLink):
+            return
+        obj = f[name]
+        if isinstance(obj, h5py.Dataset):
+            if obj.external or obj.is_virtual:
+                bad.append(f"{name} (external storage)")
+            total += int(np.prod(obj.shape or (), dtype=object)) * max(obj.dtype.itemsize, 1)
+
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems_links(visit)
+    except (OSError, ValueError, KeyError, RuntimeError) as err:
+        raise AnchorDivError(f"{what}: not a readable HDF5/netCDF file ({err})") from None
+    if bad:
+        raise AnchorDivError(f"{what}: refers outside the file: {', '.join(bad[:3])}")
+    if total > budget:
+        raise AnchorDivError(
+            f"{what}: its variables inflate to {total} bytes, over {MAX_INFLATE_RATIO} times "
+            f"the file beyond {FREE_INFLATE_BYTES}; refused as a compression bomb"
+        )
 
 
 # ---- malformed content --------------------------------------------------------------------

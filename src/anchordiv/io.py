@@ -248,7 +248,8 @@ def bundle_digest(path) -> str:
     Parameters
     ----------
     path : str or Path
-        A bundle directory or a shipped prior's name.
+        A bundle directory or a shipped prior's name; or an embeddings ``.npy``, whose sidecar
+        (covering the array through its ``data_hash``) has a digest too.
 
     Returns
     -------
@@ -264,6 +265,10 @@ def bundle_digest(path) -> str:
     >>> len(digest), float(ad.load_model(out, sha256=digest).tau)
     (64, 20.0)
     """
+    if os.fspath(path).endswith(".npy"):  # embeddings: their sidecar's digest
+        from .provenance import read_sidecar
+
+        return card_digest(read_sidecar(path))
     return card_digest(load_card(resolve_prior(path)))
 
 

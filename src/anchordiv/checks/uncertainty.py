@@ -31,6 +31,7 @@ from ..progress import tqdm
 from ..adaptation.registry import FAMILIES, LiveMapping, get_family
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer
 from ..retrieval.metrics import LEVEL
+from .._safeio import check_hdf5
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
@@ -676,6 +677,7 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
         f.write_bytes(data.tobytes())
+        check_hdf5(f, f"{path}: its netCDF data")
         try:
             return adz.from_netcdf(f)
         except Exception as err:  # the netCDF/HDF5 readers raise many kinds on bad bytes
