@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import anchordiv as ad
+from anchordiv.checks import arviz as adz
 from anchordiv.io import data_hash
 
 try:
@@ -53,8 +54,22 @@ def seed_prior(out: Path) -> Path:
 
 def use_prior(path: Path) -> None:
     prior = ad.load_prior(path)
-    post = ad.infer(prior, _unit(np.random.default_rng(1), 3), tau=10.0)
+    repr(prior)
+    for p in (prior, prior.isotropic()):
+        _use_posterior(ad.infer(p, _unit(np.random.default_rng(1), 3, p.dim), tau=10.0))
+
+
+def _use_posterior(post) -> None:
+    """The uses of a posterior the adversarial test made: both point summaries, draws, its
+    repr, its prior's isotropic form, and an InferenceData."""
+    repr(post)
     _score(post.point())
+    _score(post.point("map"))
+    for model in post.sample(seed=0, n=2):
+        _score(model)
+    if post.prior is not None:
+        post.prior.isotropic()
+    ad.inference_data(post, num_draws=2, prior=False)
 
 
 def seed_posterior(out: Path) -> Path:
@@ -65,10 +80,7 @@ def seed_posterior(out: Path) -> Path:
 
 
 def use_posterior(path: Path) -> None:
-    post = ad.load_posterior(path)
-    _score(post.point())
-    for model in post.sample(seed=0, n=2):
-        _score(model)
+    _use_posterior(ad.load_posterior(path))
 
 
 def seed_model(out: Path) -> Path:
@@ -76,7 +88,9 @@ def seed_model(out: Path) -> Path:
 
 
 def use_model(path: Path) -> None:
-    _score(ad.load_model(path))
+    model = ad.load_model(path)
+    repr(model)
+    _score(model)
 
 
 def seed_embeddings(out: Path) -> Path:
@@ -88,6 +102,7 @@ def seed_embeddings(out: Path) -> Path:
 
 def use_embeddings(path: Path) -> None:
     x = ad.load_embeddings(path / "x.npy")
+    repr(x)
     _score(ad.fit("gaussian", x))
 
 
@@ -100,7 +115,9 @@ def seed_idata(out: Path) -> Path:
 
 def use_idata(path: Path) -> None:
     idata = ad.load_inference_data(path)
-    list(idata.groups())
+    repr(idata)
+    for group in adz.groups(idata):
+        adz.dataset(idata, group).load()
 
 
 def seed_index(out: Path) -> Path:
@@ -111,12 +128,20 @@ def seed_index(out: Path) -> Path:
 
 def use_index(path: Path) -> None:
     index = ad.FaissIndex.load(path)
-    index.search(_unit(np.random.default_rng(2), 2), 3)
+    repr(index)
+    index.search(_unit(np.random.default_rng(2), 2, index.gallery.model.dim), 3)
 
 
 def _score(model) -> None:
+    """Score with the model and refuse a silent NaN (a loaded model must score finitely)."""
     rng = np.random.default_rng(3)
-    ad.divergence(model, _unit(rng, 2, model.dim), _unit(rng, 3, model.dim))
+    d = np.asarray(ad.divergence(model, _unit(rng, 2, model.dim), _unit(rng, 3, model.dim)))
+    if not np.all(np.isfinite(d)):
+        raise SilentNaN(f"{model.kind}: a loaded model scored {np.isnan(d).sum()} NaN")
+
+
+class SilentNaN(Exception):
+    """A loaded object that scores NaN or inf without an error: a finding like a raw error."""
 
 
 TARGETS = {
@@ -231,6 +256,15 @@ def write_consistent(bundle: Path, arrays: dict, card: dict) -> None:
     (bundle / "card.json").write_text(json.dumps(card))
 
 
+def huge_integer(path: Path, rng) -> None:
+    """Replace the first number of a JSON file by an integer of 4,400 digits (more than Python
+    parses: its ValueError must become an AnchorDivError)."""
+    text = path.read_text()
+    at = next((i for i, c in enumerate(text) if c.isdigit()), None)
+    if at is not None:
+        path.write_text(text[:at] + "7" * 4400 + text[at + 1 :])
+
+
 def flip_bytes(path: Path, rng) -> None:
     data = bytearray(path.read_bytes())
     if not data:
@@ -248,6 +282,9 @@ def mutate(case: Path, target: str, rng) -> str:
         npy, side = case / "x.npy", case / "x.json"
         op = rng.integers(3)
         if op == 0:
+            if rng.random() < 0.05:
+                huge_integer(side, rng)
+                return "huge integer"
             flip_bytes(npy if rng.random() < 0.5 else side, rng)
             return "bytes"
         if op == 1:
@@ -261,6 +298,9 @@ def mutate(case: Path, target: str, rng) -> str:
     bundle = case / "model" if target == "index_load" and rng.random() < 0.3 else case
     op = rng.integers(4)
     if op == 0:
+        if rng.random() < 0.05:
+            huge_integer(bundle / "card.json", rng)
+            return "huge integer"
         flip_bytes(bundle / ("card.json" if rng.random() < 0.5 else "arrays.npz"), rng)
         return "bytes"
     with np.load(bundle / "arrays.npz") as z:
@@ -282,6 +322,25 @@ def mutate(case: Path, target: str, rng) -> str:
 # ---- running -------------------------------------------------------------------------------
 
 
+def cli_argv(target: str, case: Path, work: Path) -> list[str] | None:
+    """The command line that reads ``case`` (writing under ``work``), or None for a target no
+    command reads (an InferenceData)."""
+    rng = np.random.default_rng(5)
+    q, g = work / "q.npy", work / "g.npy"
+    np.save(q, _unit(rng, 2))
+    np.save(g, _unit(rng, 5))
+    if target in ("load_model", "load_posterior", "index_load"):
+        bundle = case / "model" if target == "index_load" else case
+        return ["search", str(bundle), str(q), str(g), "-k", "2", "-o", str(work / "s")]
+    if target == "load_prior":
+        prior = ["--prior", str(case), "--tau", "10", "-o", str(work / "a")]
+        return ["adapt", "gaussian", str(q), *prior]
+    if target == "load_embeddings":
+        return ["fit", "gaussian", str(case / "x.npy"), "--tau", "10", "-o", str(work / "f")]
+    return None
+
+
+
 def run_case(target: str, case: Path) -> tuple[str, str] | None:
     """None when the case loads and works or raises AnchorDivError; else (signature, text)."""
     use = TARGETS[target][1]
@@ -291,7 +350,7 @@ def run_case(target: str, case: Path) -> tuple[str, str] | None:
             use(case)
     except ad.AnchorDivError:
         return None
-    except Exception as err:  # noqa: BLE001 — a finding
+    except (Exception, SilentNaN) as err:  # noqa: BLE001 — a finding
         frames = [f for f in traceback.extract_tb(err.__traceback__) if "anchordiv" in f.filename]
         where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
         return f"{type(err).__name__}@{where}", "".join(traceback.format_exception(err))[-2000:]

@@ -465,37 +465,53 @@ def check_loaded_model(model: AnchorModel) -> None:
             raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
 
 
+def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool = False) -> None:
+    """Each array of ``values`` named in ``axes`` of the shape declared there (one letter per
+    axis, ``""`` a scalar; one length per letter across the fields; every axis but a factor's
+    rank ``r`` non-empty) — with ``scalars``, every other number a scalar: an
+    :class:`AnchorDivError` naming the field otherwise (what a loader checks a file's arrays
+    against, as a constructor would)."""
+    sizes: dict[str, int] = {}
+    for name, value in values.items():
+        if value is None or isinstance(value, str):
+            continue
+        shape = np.shape(value)
+        spec = axes.get(name, "" if scalars else None)
+        if spec is not None and (
+            len(shape) != len(spec)
+            or any(sizes.setdefault(c, n) != n or (n < 1 and c != "r") for c, n in zip(spec, shape))
+        ):
+            want = "a scalar" if not spec else f"[{', '.join(spec)}]"
+            raise AnchorDivError(
+                f"{what}: field {name} has shape {list(shape)}, not {want} consistent with the "
+                f"other fields"
+            )
+
+
 def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
     """Every array field of ``model`` (and of the models it holds) of the shape its kind
-    declares (one length per axis letter; every axis but a factor's rank ``r`` non-empty),
-    with no NaN or +inf (and no −inf but in log-weights, whose mass must not all be −inf):
-    an :class:`AnchorDivError` naming the field otherwise."""
-    sizes: dict[str, int] = {}
+    declares (:func:`check_axes`), with no NaN or +inf (and no −inf but in log-weights, whose
+    mass must not all be −inf): an :class:`AnchorDivError` naming the field otherwise."""
+    values = {}
     for f in dataclasses.fields(model):
-        value, name = getattr(model, f.name), f"{prefix}{f.name}"
+        value = getattr(model, f.name)
         if isinstance(value, AnchorModel):
-            check_model_fields(value, name + ".")
-            continue
-        a, axes = np.asarray(value), model.axes.get(f.name)
-        if axes is not None:
-            if a.ndim != len(axes) or any(
-                sizes.setdefault(c, n) != n or (n < 1 and c != "r") for c, n in zip(axes, a.shape)
-            ):
-                want = "a scalar" if not axes else f"[{', '.join(axes)}]"
-                raise AnchorDivError(
-                    f"{model.kind}: field {name} has shape {list(a.shape)}, not {want} "
-                    f"consistent with the other fields"
-                )
-        minus_inf = f.name == "log_weights"
+            check_model_fields(value, f"{prefix}{f.name}.")
+        else:
+            values[f"{prefix}{f.name}"] = value
+    check_axes(model.kind, values, {f"{prefix}{k}": v for k, v in model.axes.items()})
+    for name, value in values.items():
+        a, minus_inf = np.asarray(value), name.endswith("log_weights")
         if np.isnan(a).any() or np.isposinf(a).any() or (not minus_inf and np.isneginf(a).any()):
             raise AnchorDivError(f"{model.kind}: field {name} holds NaN or inf values")
         if minus_inf and a.size and not np.isfinite(a).any():
             raise AnchorDivError(f"{model.kind}: field {name} gives every component no mass")
-    p = getattr(model, "p", None)
-    if model.kind == "mix" and not 0 <= float(np.asarray(p)) <= 1:
-        raise AnchorDivError(f"mix: field {prefix}p = {float(np.asarray(p)):g} is not in [0, 1]")
-    if model.kind == "mix" and model.first.dim != model.second.dim:  # type: ignore[attr-defined]
-        raise AnchorDivError(f"mix: fields {prefix}first and {prefix}second differ in dimension")
+    if model.kind == "mix":
+        p = float(np.asarray(model.p))  # type: ignore[attr-defined]
+        if not 0 <= p <= 1:
+            raise AnchorDivError(f"mix: field {prefix}p = {p:g} is not in [0, 1]")
+        if model.first.dim != model.second.dim:  # type: ignore[attr-defined]
+            raise AnchorDivError(f"mix: fields {prefix}first and {prefix}second differ in dimension")
 
 
 def load_card(path) -> dict:

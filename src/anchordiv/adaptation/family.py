@@ -142,6 +142,10 @@ class Family(abc.ABC):
     #: subspace completion: the only classes a saved posterior of this family may name
     #: (:func:`~anchordiv.adaptation.posterior.exact_classes`); a conjugate family declares them
     exact_types: ClassVar[tuple[type, ...]] = ()
+    #: each array field's axes, one letter per axis (``d`` the dimension; as
+    #: :attr:`anchordiv.anchors.base.AnchorModel.axes`): a loaded prior is checked against them,
+    #: and, where a family declares any, its other numeric fields must be scalars
+    axes: ClassVar[dict[str, str]] = {}
     #: the prior mode, ``"broad"`` or ``"isotropic"``: a field where the family records it (a
     #: subclass's field ``prior`` gets this default)
     prior: str = "broad"

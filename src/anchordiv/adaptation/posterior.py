@@ -401,8 +401,11 @@ class Posterior:
         return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
-        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in (self.samples or {}).items()}
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}`` (an
+        :class:`AnchorDivError` where there are none)."""
+        if not self.samples or any(np.ndim(v) < 2 or not np.size(v) for v in self.samples.values()):
+            raise AnchorDivError(f"{self.kind}: this posterior has no stored draws")
+        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
         """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
@@ -852,13 +855,20 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
         raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
     with malformed(Path(path), "posterior"), warnings.catch_warnings():
         post = Posterior.from_arrays(arrays, card)
-        if not isinstance(post.kind, str) or not isinstance(post.info, dict):
-            raise AnchorDivError(f"{path}: malformed posterior (kind, info)")
+        check_loaded_posterior(path, post)
         family_of(post.kind, card.get("family_class_module") or _module(card))
         if isinstance(post, ExactPosterior) and post.exact is None:
             raise AnchorDivError(f"{path}: an exact posterior without its parameters")
         warnings.simplefilter("ignore")
-        for probe in (lambda: [post.point()], lambda: post.sample(seed=0, n=1)):
+        if post.prior is not None:
+            from .loading import check_loaded_prior
+
+            check_loaded_prior(post.prior, {"dim": post.info.get("d", post.prior.dim)})
+        for probe in (
+            lambda: [post.point()],
+            lambda: [post.point("map")],
+            lambda: post.sample(seed=0, n=1),
+        ):
             try:  # the first uses: a model from the point summary and from one draw
                 models = probe()
             except AnchorDivError:
@@ -866,6 +876,37 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
             for model in models:
                 check_loaded_model(model)
     return post
+
+
+def check_loaded_posterior(path, post: Posterior) -> None:
+    """Refuse a loaded posterior whose fields its constructor's callers would never pass: kind
+    and method strings, τ a positive number of at most
+    :data:`~anchordiv.io.MAX_LOADED_TAU`, a floating dtype, ``info`` an object with an integer
+    ``d``, and stored draws ``[chains, draws, ...]`` with one (non-zero) count of each."""
+    from ..io import MAX_LOADED_TAU
+
+    tau = post.tau
+    if not isinstance(post.kind, str) or not isinstance(post.method, str):
+        raise AnchorDivError(f"{path}: malformed posterior (kind, method)")
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau <= MAX_LOADED_TAU:
+        raise AnchorDivError(f"{path}: posterior field tau = {tau!r} is not a number in (0, 1e6]")
+    try:
+        floating = np.dtype(post.dtype).kind == "f"
+    except TypeError:
+        floating = False
+    if not floating or not isinstance(post.dtype, str):
+        raise AnchorDivError(f"{path}: posterior field dtype = {post.dtype!r} is not a float dtype")
+    if not isinstance(post.info, dict):
+        raise AnchorDivError(f"{path}: malformed posterior (info)")
+    d = post.info.get("d", 1)
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise AnchorDivError(f"{path}: malformed posterior (info, its dimension d = {d!r})")
+    leading = {np.shape(v)[:2] for v in (post.samples or {}).values()}
+    if len(leading) > 1 or any(len(s) < 2 or min(s) < 1 for s in leading):
+        raise AnchorDivError(
+            f"{path}: posterior field samples: the draws are not [chains, draws, ...] of one "
+            f"non-zero size ({sorted(leading)})"
+        )
 
 
 def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:
@@ -937,6 +978,7 @@ __all__ = [
     "Posterior",
     "SampledPosterior",
     "SubspacePosterior",
+    "check_loaded_posterior",
     "load_posterior",
     "retyped",
     "save_posterior",

@@ -182,6 +182,7 @@ class DiagonalPrior(Family):
     """
 
     exact_types = (NormalInverseGamma,)
+    axes = {"mu0": "d", "var": "d"}
 
     mu0: np.ndarray
     var: np.ndarray

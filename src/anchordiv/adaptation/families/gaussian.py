@@ -316,6 +316,7 @@ class NIWPrior(Family):
     """
 
     exact_types = (NIW,)
+    axes = {"mu0": "d", "cov": "dd"}
 
     mu0: np.ndarray
     cov: np.ndarray

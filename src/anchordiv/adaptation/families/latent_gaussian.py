@@ -451,6 +451,7 @@ class LatentFamily(Family):
     (the PPCA c) and ``n_broad``."""
 
     exact_types = (BinghamPosterior,)
+    axes = {"mean": "d", "cov": "dd"}
 
     sites = ("U",)
     hooks = Hooks(

@@ -303,6 +303,7 @@ class StructuredPrior(Family):
 
     sites = ("mu", "Sigma")
     exact_types = (NIW,)  # the completion: the base prior's exact posterior
+    axes = {"mu0": "d", "cov": "dd"}
     likelihood_type = GaussianLikelihood
     static_fields = ("prior", "origin")
     hooks = Hooks(
