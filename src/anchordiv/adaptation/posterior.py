@@ -860,10 +860,7 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
         if isinstance(post, ExactPosterior) and post.exact is None:
             raise AnchorDivError(f"{path}: an exact posterior without its parameters")
         warnings.simplefilter("ignore")
-        if post.prior is not None:
-            from .loading import check_loaded_prior
-
-            check_loaded_prior(post.prior, {"dim": post.info.get("d", post.prior.dim)})
+        check_loaded_arrays(path, post)
         for probe in (
             lambda: [post.point()],
             lambda: [post.point("map")],
@@ -907,6 +904,33 @@ def check_loaded_posterior(path, post: Posterior) -> None:
             f"{path}: posterior field samples: the draws are not [chains, draws, ...] of one "
             f"non-zero size ({sorted(leading)})"
         )
+
+
+def check_loaded_arrays(path, post: Posterior) -> None:
+    """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
+    model arguments of the shapes its prior gives them, and its exact parameters, stored
+    draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
+    field otherwise)."""
+    if post.prior is not None:
+        from .loading import check_loaded_prior
+
+        check_loaded_prior(post.prior, {"dim": post.info.get("d", post.prior.dim)})
+        want = post.prior.prior_kwargs()
+        for k, v in (post.model_kwargs or {}).items():
+            if k in want and np.shape(v) != np.shape(want[k]):
+                raise AnchorDivError(
+                    f"{path}: posterior field model_kwargs.{k} has shape {list(np.shape(v))}, "
+                    f"its prior gives {list(np.shape(want[k]))}"
+                )
+    groups = {"model_kwargs": post.model_kwargs, "fixed": post.fixed, "samples": post.samples}
+    for key, params in post.saved_params().items():
+        if params is not None:
+            groups[key] = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    for group, values in groups.items():
+        for k, v in (values or {}).items():
+            a = np.asarray(v)
+            if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+                raise AnchorDivError(f"{path}: posterior field {group}.{k} holds NaN or inf")
 
 
 def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:
