@@ -9,7 +9,11 @@ exception is a finding: its input is kept under ``tests/fuzz_corpus/<target>/`` 
 by ``tests/test_fuzz.py``.
 
 Run it from the checkout: ``python tests/fuzz.py --seconds 300`` (``--save`` keeps new
-findings in the corpus).
+findings in the corpus; ``--cases 10000 --seconds 1e9`` runs a fixed number of cases).  Each
+case is loaded and used as an adversarial test did: a posterior's ``point()`` and
+``point("map")``, draws, ``repr``, its prior's ``isotropic()`` and ``ad.inference_data``; a
+prior's posterior the same way; a model scored (a NaN score is a finding too); an index
+searched; an InferenceData's groups read.
 """
 
 from __future__ import annotations
@@ -357,8 +361,11 @@ def run_case(target: str, case: Path) -> tuple[str, str] | None:
     return None
 
 
-def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None) -> dict:
-    """Fuzz every target for ``seconds`` in all (round robin); returns the counts."""
+def fuzz(
+    seconds: float, seed: int, work: Path, save: bool = False, targets=None, cases=None
+) -> dict:
+    """Fuzz every target for ``seconds`` in all, or until ``cases`` cases (round robin);
+    returns the counts."""
     rng = np.random.default_rng(seed)
     targets = list(targets or TARGETS)
     seeds = {t: TARGETS[t][0](work / "seed" / t) for t in targets}
@@ -366,7 +373,7 @@ def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None
     found: dict[str, str] = {}
     end = time.monotonic() + seconds
     i = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end and (cases is None or i < cases):
         t = targets[i % len(targets)]
         case = work / "case"
         shutil.rmtree(case, ignore_errors=True)
@@ -390,6 +397,7 @@ def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--cases", type=int, help="stop after this many cases (all targets)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", action="store_true", help="keep new findings in the corpus")
     p.add_argument("--target", action="append", choices=sorted(TARGETS))
@@ -397,7 +405,7 @@ def main(argv=None) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = fuzz(args.seconds, args.seed, Path(tmp), args.save, args.target)
+        out = fuzz(args.seconds, args.seed, Path(tmp), args.save, args.target, args.cases)
     print(json.dumps(out, indent=1))
     return 1 if out["signatures"] else 0
 
