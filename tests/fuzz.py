@@ -344,7 +344,6 @@ def cli_argv(target: str, case: Path, work: Path) -> list[str] | None:
     return None
 
 
-
 def run_case(target: str, case: Path) -> tuple[str, str] | None:
     """None when the case loads and works or raises AnchorDivError; else (signature, text)."""
     use = TARGETS[target][1]

@@ -791,7 +791,7 @@ def test_concurrent_writers_raise_no_raw_errors(tmp_path):
 
     def loop(i):
         try:
-            for j in range(8):
+            for _ in range(8):
                 ad.save_model(model, tmp_path / "m", overwrite=True, writer=i)
                 ad.save_embeddings(tmp_path / "e.npy", np.full((3, 4), float(i)),
                                    encoder=str(i), overwrite=True)  # fmt: skip

@@ -108,7 +108,9 @@ def parse_json(text: str | bytes, what: str, *, finite: bool = False):
     raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
     values = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if values > MAX_JSON_ELEMENTS:
-        raise AnchorDivError(f"{what}: JSON of about {values} values, more than {MAX_JSON_ELEMENTS}")
+        raise AnchorDivError(
+            f"{what}: JSON of about {values} values, more than {MAX_JSON_ELEMENTS}"
+        )
 
     def integer(digits: str) -> int:
         if len(digits.lstrip("-")) > MAX_JSON_INT_DIGITS:
@@ -244,7 +246,8 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
         with open(path, "rb") as f:
             members = zip_member_count(f, disk)
         if members is not None and members > MAX_MEMBERS:
-            raise AnchorDivError(f"{path}: {members} members, more than {MAX_MEMBERS}")
+            at_least = "at least " if members == 0xFFFF else ""  # a zip64 archive's cap
+            raise AnchorDivError(f"{path}: {at_least}{members} members, more than {MAX_MEMBERS}")
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             if len(infos) > MAX_MEMBERS:
@@ -407,7 +410,11 @@ def _alive(p: Path) -> bool:
     try:
         changed = max(
             [p.lstat().st_mtime]
-            + ([e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)] if p.is_dir() else [])
+            + (
+                [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)]
+                if p.is_dir()
+                else []
+            )
         )
     except OSError:
         return False

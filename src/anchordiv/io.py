@@ -511,7 +511,9 @@ def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
         if not 0 <= p <= 1:
             raise AnchorDivError(f"mix: field {prefix}p = {p:g} is not in [0, 1]")
         if model.first.dim != model.second.dim:  # type: ignore[attr-defined]
-            raise AnchorDivError(f"mix: fields {prefix}first and {prefix}second differ in dimension")
+            raise AnchorDivError(
+                f"mix: fields {prefix}first and {prefix}second differ in dimension"
+            )
 
 
 def load_card(path) -> dict:

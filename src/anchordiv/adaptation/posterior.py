@@ -911,11 +911,12 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     model arguments of the shapes its prior gives them, and its exact parameters, stored
     draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
     field otherwise)."""
-    if post.prior is not None:
+    prior: Any = post.prior
+    if prior is not None:
         from .loading import check_loaded_prior
 
-        check_loaded_prior(post.prior, {"dim": post.info.get("d", post.prior.dim)})
-        want = post.prior.prior_kwargs()
+        check_loaded_prior(prior, {"dim": post.info.get("d", prior.dim)})
+        want = prior.prior_kwargs()
         for k, v in (post.model_kwargs or {}).items():
             if k in want and np.shape(v) != np.shape(want[k]):
                 raise AnchorDivError(

@@ -595,16 +595,16 @@ def check_search_params(index, card: dict, path) -> None:
         raise AnchorDivError(f"{path}: a {name} with rescore = {card.get('rescore')!r}")
     params = search_params(index)
     ef, nprobe = params.get("ef_search", 1), params.get("nprobe", 1)
-    if not (
-        1 <= ef <= max(MAX_EF_SEARCH, index.ntotal) and 1 <= nprobe <= params.get("nlist", 1)
-    ):
+    if not (1 <= ef <= max(MAX_EF_SEARCH, index.ntotal) and 1 <= nprobe <= params.get("nlist", 1)):
         raise AnchorDivError(
             f"{path}: the faiss index searches with {params}; efSearch must be in [1, "
             f"{max(MAX_EF_SEARCH, index.ntotal)}] and nprobe in [1, nlist]"
         )
     declared = {k: card[k] for k in params if k in card}
     if any(params[k] != v for k, v in declared.items()):
-        raise AnchorDivError(f"{path}: the faiss index searches with {params}, the card says {declared}")
+        raise AnchorDivError(
+            f"{path}: the faiss index searches with {params}, the card says {declared}"
+        )
 
 
 class FaissIndex:
