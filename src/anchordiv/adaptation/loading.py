@@ -125,6 +125,8 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
     check_axes(f"prior {prior.kind}", numbers, prior.axes, scalars=bool(prior.axes))
     for f in dataclasses.fields(prior):
         v = getattr(prior, f.name)
+        if f.name in prior.static_fields and not isinstance(v, (str, bool, int, float, type(None))):
+            raise AnchorDivError(f"prior: field {f.name} is not a string, number or null")
         if f.name in prior.static_fields or v is None or isinstance(v, str):
             continue
         a = np.asarray(v)

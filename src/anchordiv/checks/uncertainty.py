@@ -152,8 +152,12 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     if "directions" in post.fixed:  # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
     scale = checks_of(post.family_class).prior_scale(post.model_kwargs or {}, post.params("mean"))
-    if scale is None:
-        scale = np.eye(post.dim)
+    scale = np.eye(post.dim) if scale is None else np.asarray(scale, np.float64)
+    if scale.shape != (post.dim, post.dim) or not np.all(np.isfinite(scale)):
+        raise AnchorDivError(
+            f"{post.kind}: the prior scale has shape {list(scale.shape)}, not [d, d] = "
+            f"{[post.dim, post.dim]} finite numbers (malformed model arguments)"
+        )
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
