@@ -9,7 +9,11 @@ exception is a finding: its input is kept under ``tests/fuzz_corpus/<target>/`` 
 by ``tests/test_fuzz.py``.
 
 Run it from the checkout: ``python tests/fuzz.py --seconds 300`` (``--save`` keeps new
-findings in the corpus).
+findings in the corpus; ``--cases 10000 --seconds 1e9`` runs a fixed number of cases).  Each
+case is loaded and used as an adversarial test did: a posterior's ``point()`` and
+``point("map")``, draws, ``repr``, its prior's ``isotropic()`` and ``ad.inference_data``; a
+prior's posterior the same way; a model scored (a NaN score is a finding too); an index
+searched; an InferenceData's groups read.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import anchordiv as ad
+from anchordiv.checks import arviz as adz
 from anchordiv.io import data_hash
 
 try:
@@ -53,8 +58,22 @@ def seed_prior(out: Path) -> Path:
 
 def use_prior(path: Path) -> None:
     prior = ad.load_prior(path)
-    post = ad.infer(prior, _unit(np.random.default_rng(1), 3), tau=10.0)
+    repr(prior)
+    for p in (prior, prior.isotropic()):
+        _use_posterior(ad.infer(p, _unit(np.random.default_rng(1), 3, p.dim), tau=10.0))
+
+
+def _use_posterior(post) -> None:
+    """The uses of a posterior the adversarial test made: both point summaries, draws, its
+    repr, its prior's isotropic form, and an InferenceData."""
+    repr(post)
     _score(post.point())
+    _score(post.point("map"))
+    for model in post.sample(seed=0, n=2):
+        _score(model)
+    if post.prior is not None:
+        post.prior.isotropic()
+    ad.inference_data(post, num_draws=2, prior=False)
 
 
 def seed_posterior(out: Path) -> Path:
@@ -65,10 +84,7 @@ def seed_posterior(out: Path) -> Path:
 
 
 def use_posterior(path: Path) -> None:
-    post = ad.load_posterior(path)
-    _score(post.point())
-    for model in post.sample(seed=0, n=2):
-        _score(model)
+    _use_posterior(ad.load_posterior(path))
 
 
 def seed_model(out: Path) -> Path:
@@ -76,7 +92,9 @@ def seed_model(out: Path) -> Path:
 
 
 def use_model(path: Path) -> None:
-    _score(ad.load_model(path))
+    model = ad.load_model(path)
+    repr(model)
+    _score(model)
 
 
 def seed_embeddings(out: Path) -> Path:
@@ -88,6 +106,7 @@ def seed_embeddings(out: Path) -> Path:
 
 def use_embeddings(path: Path) -> None:
     x = ad.load_embeddings(path / "x.npy")
+    repr(x)
     _score(ad.fit("gaussian", x))
 
 
@@ -100,7 +119,9 @@ def seed_idata(out: Path) -> Path:
 
 def use_idata(path: Path) -> None:
     idata = ad.load_inference_data(path)
-    list(idata.groups())
+    repr(idata)
+    for group in adz.groups(idata):
+        adz.dataset(idata, group).load()
 
 
 def seed_index(out: Path) -> Path:
@@ -111,12 +132,20 @@ def seed_index(out: Path) -> Path:
 
 def use_index(path: Path) -> None:
     index = ad.FaissIndex.load(path)
-    index.search(_unit(np.random.default_rng(2), 2), 3)
+    repr(index)
+    index.search(_unit(np.random.default_rng(2), 2, index.gallery.model.dim), 3)
 
 
 def _score(model) -> None:
+    """Score with the model and refuse a silent NaN (a loaded model must score finitely)."""
     rng = np.random.default_rng(3)
-    ad.divergence(model, _unit(rng, 2, model.dim), _unit(rng, 3, model.dim))
+    d = np.asarray(ad.divergence(model, _unit(rng, 2, model.dim), _unit(rng, 3, model.dim)))
+    if not np.all(np.isfinite(d)):
+        raise SilentNaN(f"{model.kind}: a loaded model scored {np.isnan(d).sum()} NaN")
+
+
+class SilentNaN(Exception):
+    """A loaded object that scores NaN or inf without an error: a finding like a raw error."""
 
 
 TARGETS = {
@@ -231,6 +260,15 @@ def write_consistent(bundle: Path, arrays: dict, card: dict) -> None:
     (bundle / "card.json").write_text(json.dumps(card))
 
 
+def huge_integer(path: Path, rng) -> None:
+    """Replace the first number of a JSON file by an integer of 4,400 digits (more than Python
+    parses: its ValueError must become an AnchorDivError)."""
+    text = path.read_text()
+    at = next((i for i, c in enumerate(text) if c.isdigit()), None)
+    if at is not None:
+        path.write_text(text[:at] + "7" * 4400 + text[at + 1 :])
+
+
 def flip_bytes(path: Path, rng) -> None:
     data = bytearray(path.read_bytes())
     if not data:
@@ -248,6 +286,9 @@ def mutate(case: Path, target: str, rng) -> str:
         npy, side = case / "x.npy", case / "x.json"
         op = rng.integers(3)
         if op == 0:
+            if rng.random() < 0.05:
+                huge_integer(side, rng)
+                return "huge integer"
             flip_bytes(npy if rng.random() < 0.5 else side, rng)
             return "bytes"
         if op == 1:
@@ -261,6 +302,9 @@ def mutate(case: Path, target: str, rng) -> str:
     bundle = case / "model" if target == "index_load" and rng.random() < 0.3 else case
     op = rng.integers(4)
     if op == 0:
+        if rng.random() < 0.05:
+            huge_integer(bundle / "card.json", rng)
+            return "huge integer"
         flip_bytes(bundle / ("card.json" if rng.random() < 0.5 else "arrays.npz"), rng)
         return "bytes"
     with np.load(bundle / "arrays.npz") as z:
@@ -282,6 +326,24 @@ def mutate(case: Path, target: str, rng) -> str:
 # ---- running -------------------------------------------------------------------------------
 
 
+def cli_argv(target: str, case: Path, work: Path) -> list[str] | None:
+    """The command line that reads ``case`` (writing under ``work``), or None for a target no
+    command reads (an InferenceData)."""
+    rng = np.random.default_rng(5)
+    q, g = work / "q.npy", work / "g.npy"
+    np.save(q, _unit(rng, 2))
+    np.save(g, _unit(rng, 5))
+    if target in ("load_model", "load_posterior", "index_load"):
+        bundle = case / "model" if target == "index_load" else case
+        return ["search", str(bundle), str(q), str(g), "-k", "2", "-o", str(work / "s")]
+    if target == "load_prior":
+        prior = ["--prior", str(case), "--tau", "10", "-o", str(work / "a")]
+        return ["adapt", "gaussian", str(q), *prior]
+    if target == "load_embeddings":
+        return ["fit", "gaussian", str(case / "x.npy"), "--tau", "10", "-o", str(work / "f")]
+    return None
+
+
 def run_case(target: str, case: Path) -> tuple[str, str] | None:
     """None when the case loads and works or raises AnchorDivError; else (signature, text)."""
     use = TARGETS[target][1]
@@ -291,15 +353,18 @@ def run_case(target: str, case: Path) -> tuple[str, str] | None:
             use(case)
     except ad.AnchorDivError:
         return None
-    except Exception as err:  # noqa: BLE001 — a finding
+    except (Exception, SilentNaN) as err:  # noqa: BLE001 — a finding
         frames = [f for f in traceback.extract_tb(err.__traceback__) if "anchordiv" in f.filename]
         where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
         return f"{type(err).__name__}@{where}", "".join(traceback.format_exception(err))[-2000:]
     return None
 
 
-def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None) -> dict:
-    """Fuzz every target for ``seconds`` in all (round robin); returns the counts."""
+def fuzz(
+    seconds: float, seed: int, work: Path, save: bool = False, targets=None, cases=None
+) -> dict:
+    """Fuzz every target for ``seconds`` in all, or until ``cases`` cases (round robin);
+    returns the counts."""
     rng = np.random.default_rng(seed)
     targets = list(targets or TARGETS)
     seeds = {t: TARGETS[t][0](work / "seed" / t) for t in targets}
@@ -307,7 +372,7 @@ def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None
     found: dict[str, str] = {}
     end = time.monotonic() + seconds
     i = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end and (cases is None or i < cases):
         t = targets[i % len(targets)]
         case = work / "case"
         shutil.rmtree(case, ignore_errors=True)
@@ -331,6 +396,7 @@ def fuzz(seconds: float, seed: int, work: Path, save: bool = False, targets=None
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--cases", type=int, help="stop after this many cases (all targets)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", action="store_true", help="keep new findings in the corpus")
     p.add_argument("--target", action="append", choices=sorted(TARGETS))
@@ -338,7 +404,7 @@ def main(argv=None) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = fuzz(args.seconds, args.seed, Path(tmp), args.save, args.target)
+        out = fuzz(args.seconds, args.seed, Path(tmp), args.save, args.target, args.cases)
     print(json.dumps(out, indent=1))
     return 1 if out["signatures"] else 0
 

@@ -464,3 +464,401 @@ def test_a_killed_save_leaves_the_old_or_the_new_copy(tmp_path, kind):
 def test_twenty_killed_saves_leave_the_old_or_the_new_copy(tmp_path, kind):
     """The real writers, killed 20 times at random moments (after the package's import)."""
     assert _kill_loop(tmp_path, kind, kills=20, seed=1, light=False) >= 15
+
+
+# ---- bounded in total (issue 45) -----------------------------------------------------------
+
+
+def _rewrite(path: Path, arrays: dict, compression=zipfile.ZIP_STORED, **card) -> None:
+    """Rewrite a bundle's arrays (and card fields) with its hashes recomputed: a consistent
+    edit anyone can make."""
+    import io as _io
+
+    with zipfile.ZipFile(path / "arrays.npz", "w", compression) as z:
+        for k, v in arrays.items():
+            buf = _io.BytesIO()
+            np.save(buf, v)
+            z.writestr(f"{k}.npy", buf.getvalue())
+    edit_card(path, data_hash=data_hash(arrays), array_specs=_safeio.array_specs(arrays), **card)
+
+
+def test_the_inflate_budget_is_one_for_all_members(tmp_path):
+    """16 deflated members of 8 MiB each (each under the old per-member bound): refused from
+    the zip directory, as a whole, before any is inflated."""
+    path = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0), tmp_path / "m")
+    arrays = {f"pad{i}": np.zeros(2**20) for i in range(16)}
+    _rewrite(path, arrays, zipfile.ZIP_DEFLATED)
+    assert (path / "arrays.npz").stat().st_size < 2**20
+    with pytest.raises(ad.AnchorDivError, match=r"16 members inflate .* zip bomb"):
+        ad.load_model(path)
+
+
+def test_the_member_count_is_read_from_the_end_record_first(tmp_path):
+    path = tmp_path / "many.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        for i in range(_safeio.MAX_MEMBERS + 1):
+            z.writestr(f"a{i}.npy", b"")
+    with pytest.raises(ad.AnchorDivError, match=f"{_safeio.MAX_MEMBERS + 1} members"):
+        _safeio.read_npz(path)
+
+
+def test_json_values_and_integers_are_bounded(tmp_path, capsys):
+    with pytest.raises(ad.AnchorDivError, match="4400 digits"):
+        _safeio.parse_json("[" + "7" * 4400 + "]", "card")
+    with pytest.raises(ad.AnchorDivError, match="values, more than"):
+        _safeio.parse_json("[" + "[]," * _safeio.MAX_JSON_ELEMENTS + "[]]", "card")
+    assert _safeio.parse_json('{"a": NaN}', "card")["a"] != 0
+    for text in ('{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}'):
+        with pytest.raises(ad.AnchorDivError, match="finite"):
+            _safeio.parse_json(text, "index.json", finite=True)
+    # a 4,400-digit integer in a card: one line from the CLI, exit 2
+    path = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0), tmp_path / "m")
+    text = (path / "card.json").read_text()
+    (path / "card.json").write_text(text.replace('"dim": 4', '"dim": ' + "4" * 4400))
+    with pytest.raises(ad.AnchorDivError, match="digits"):
+        ad.load_model(path)
+    np.save(tmp_path / "q.npy", np.eye(4)[:2])
+    q = str(tmp_path / "q.npy")
+    assert main(["search", str(path), q, q, "-k", "1", "-o", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert "digits" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_inference_data_reading_outside_itself_or_inflating_is_refused(tmp_path):
+    import h5py
+
+    from anchordiv.checks.uncertainty import NETCDF
+    from anchordiv.io import write_bundle
+
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"s" * 100)
+    for name, make in {
+        "external": lambda f: f.create_dataset(
+            "v", (100,), dtype="u1", external=[(str(secret), 0, 100)]
+        ),
+        "link": lambda f: f.__setitem__("v", h5py.ExternalLink(str(secret), "/x")),
+        "bomb": lambda f: f.create_dataset(
+            "v", (2**27,), dtype="f8", chunks=(2**20,), compression="gzip", fillvalue=0.0
+        ),
+    }.items():
+        with h5py.File(tmp_path / f"{name}.nc", "w") as f:
+            make(f)
+        data = np.frombuffer((tmp_path / f"{name}.nc").read_bytes(), np.uint8)
+        path = write_bundle(tmp_path / name, {NETCDF: data}, {"type": "inference-data"})
+        with pytest.raises(ad.AnchorDivError, match="outside the file|compression bomb"):
+            ad.load_inference_data(path)
+
+
+# ---- faiss: what a search will do, checked at load -----------------------------------------
+
+
+def _faiss_bundle(tmp_path, kind="hnsw"):
+    rng = np.random.default_rng(0)
+    model = ad.fit("gaussian", unit(rng, 10, 4), tau=10.0)
+    return ad.GalleryIndex(model, unit(rng, 20, 4)).to_faiss(kind)
+
+
+def test_a_faiss_index_that_would_explode_at_search_is_refused_at_load(tmp_path):
+    faiss = pytest.importorskip("faiss")
+    fx = _faiss_bundle(tmp_path)
+    path = fx.save(tmp_path / "ok")
+    assert ad.FaissIndex.load(path).faiss.hnsw.efSearch == fx.faiss.hnsw.efSearch
+    fx.faiss.hnsw.efSearch = 2**31 - 1  # saved as such: its card agrees
+    path = fx.save(tmp_path / "ef")
+    assert (path / "arrays.npz").stat().st_size < 64 * 2**10
+    with pytest.raises(ad.AnchorDivError, match="efSearch must be in"):
+        ad.FaissIndex.load(path)
+    # the index bytes swapped under an unchanged card: the card's efSearch is not the index's
+    fx.faiss.hnsw.efSearch = 4000
+    path = fx.save(tmp_path / "swapped")
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    fx.faiss.hnsw.efSearch = 16
+    _rewrite(path, {**arrays, "faiss": faiss.serialize_index(fx.faiss)})
+    with pytest.raises(ad.AnchorDivError, match="the card says"):
+        ad.FaissIndex.load(path)
+    # an IVF probing more cells than it has
+    ivf = _faiss_bundle(tmp_path, "ivf")
+    ivf.faiss.nprobe = ivf.faiss.nlist + 1
+    with pytest.raises(ad.AnchorDivError, match="nprobe in"):
+        ad.FaissIndex.load(ivf.save(tmp_path / "ivf"))
+
+
+def test_a_substituted_faiss_class_and_out_of_range_ids_are_refused(tmp_path):
+    faiss = pytest.importorskip("faiss")
+    fx = _faiss_bundle(tmp_path, "flat")
+    path = fx.save(tmp_path / "ix")
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    keys = np.ascontiguousarray(arrays["keys"], np.float32)
+    mapped = faiss.IndexIDMap(faiss.IndexFlatIP(keys.shape[1]))
+    mapped.add_with_ids(keys, np.arange(len(keys), dtype=np.int64) + 10**9)
+    _rewrite(path, {**arrays, "faiss": faiss.serialize_index(mapped)})
+    with pytest.raises(ad.AnchorDivError, match="the card says 'IndexFlatIP'"):
+        ad.FaissIndex.load(path)
+    # ids outside the gallery, however the index got them, are an error at search
+    bad = ad.FaissIndex(mapped, fx.gallery)
+    with pytest.raises(ad.AnchorDivError, match="outside the gallery"):
+        bad.search(unit(np.random.default_rng(1), 2, 4), 3)
+
+
+def test_a_dask_index_folder_is_checked_in_full(tmp_path):
+    faiss = pytest.importorskip("faiss")
+    from anchordiv.scale.dask import load_index
+
+    rng = np.random.default_rng(0)
+    model = ad.fit("gaussian", unit(rng, 10, 4), tau=10.0)
+    fx = ad.GalleryIndex(model, unit(rng, 40, 4)).to_faiss("ivf", nlist=4)
+    out = tmp_path / "index"
+    out.mkdir()
+    faiss.write_index(fx.faiss, str(out / "ivf.index"))
+    keys = np.asarray(fx.gallery.keys)
+    np.save(out / "keys.npy", keys)
+    red = fx.reduction
+    meta = {"size": 40, "method": fx.gallery.method, "nprobe": 4, "shift": red.shift,
+            "scale": red.scale, "max_norm": red.max_norm}  # fmt: skip
+    (out / "index.json").write_text(json.dumps(meta))
+    assert load_index(model, out).search(unit(rng, 2, 4), 3)[0].shape == (2, 3)
+    (out / "index.json").write_text(json.dumps({**meta, "shift": float("inf")}))
+    with pytest.raises(ad.AnchorDivError, match="finite"):
+        load_index(model, out)
+    (out / "index.json").write_text(json.dumps(meta))
+    np.save(out / "keys.npy", keys[:30])  # a short keys.npy
+    with pytest.raises(ad.AnchorDivError, match="size = 40"):
+        load_index(model, out)
+    np.save(out / "keys.npy", keys)
+    (out / "index.json").write_text(json.dumps({**meta, "size": "40"}))
+    with pytest.raises(ad.AnchorDivError, match="size = '40'"):
+        load_index(model, out)
+
+
+# ---- only the classes a family declares ----------------------------------------------------
+
+
+def test_a_posterior_naming_a_non_family_dataclass_of_a_registered_module_is_refused(tmp_path):
+    """A registered family's module also defines ``Job`` (a dataclass whose ``mean`` would run
+    a command): a posterior naming it is refused, the command never runs."""
+    import dataclasses
+
+    sys.path.insert(0, str(Path(__file__).parent / "adaptation" / "userfam"))
+    import user_family
+
+    marker = tmp_path / "ran"
+
+    @dataclasses.dataclass
+    class Job:
+        cmd: str
+
+        def mean(self):  # pragma: no cover - must never run
+            os.system(self.cmd)
+            return {}
+
+    Job.__module__ = user_family.__name__
+    user_family.Job = Job
+    user_family.register()
+    try:
+        from anchordiv.adaptation.posterior import exact_classes
+
+        assert "MeanPosterior" in exact_classes() and "Job" not in exact_classes()
+        path = _posterior(tmp_path)
+        _craft(path, marker, family="Job", family_module=user_family.__name__)
+        with pytest.raises(ad.AnchorDivError, match="'Job'"):
+            ad.load_posterior(path)
+    finally:
+        user_family.unregister()
+        del user_family.Job
+        sys.path.pop(0)
+    assert not marker.exists()
+
+
+# ---- every loaded thing checked like its constructor ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("factor", "nan", "field factor holds NaN or inf"),
+        ("mean", "inf", "field mean holds NaN or inf"),
+        ("tau", np.inf, "field tau"),
+        ("tau", 1e300, "field tau"),
+        ("factor", "flat", r"field factor has shape \[16\]"),
+        ("mean", "short", r"field (mean|factor) has shape"),
+    ],
+)
+def test_a_loaded_model_is_finite_and_shaped_as_its_kind(tmp_path, field, value, match):
+    path = ad.save_model(ad.fit("gaussian", unit(np.random.default_rng(0), 8, 4), tau=20.0),
+                         tmp_path / "m")  # fmt: skip
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k].copy() for k in z.files}
+    a = arrays[field]
+    if value == "nan" or value == "inf":
+        a.reshape(-1)[1] = np.nan if value == "nan" else np.inf
+    elif value == "flat":
+        a = a.reshape(-1)
+    elif value == "short":
+        a = a[:3]
+    else:
+        a = np.asarray(value, a.dtype)
+    arrays[field] = a
+    _rewrite(path, arrays, dim=None)
+    with pytest.raises(ad.AnchorDivError, match=match):
+        ad.load_model(path)
+
+
+def test_an_edited_sidecar_is_refused_and_sidecars_can_be_pinned(tmp_path, capsys):
+    from anchordiv.io import pinned_digests
+
+    x = unit(np.random.default_rng(0), 6, 4)
+    path = ad.save_embeddings(tmp_path / "t.npy", x, encoder="toy", logit_scale=10.0)
+    digest = ad.bundle_digest(path)
+    prior = ad.NIWPrior.from_anchors(unit(np.random.default_rng(1), 12, 4), kappa0=2.0, nu0=8.0)
+    prior_path = prior.save(tmp_path / "p")
+    pin = ad.bundle_digest(prior_path)
+    with pinned_digests([pin, digest]):
+        assert ad.load_embeddings(path).provenance["logit_scale"] == 10.0
+    with pinned_digests([pin]), pytest.raises(ad.AnchorDivError, match="not one pinned"):
+        ad.load_embeddings(path)
+    side = json.loads((tmp_path / "t.json").read_text())
+    (tmp_path / "t.json").write_text(json.dumps({**side, "logit_scale": 1000.0}))
+    with pytest.raises(ad.AnchorDivError, match="does not match its digest"):
+        ad.load_embeddings(path)
+    # recomputing the digest is not enough under a pin; nor is it against the array's hash
+    (tmp_path / "t.json").write_text(
+        json.dumps({**side, "logit_scale": 1000.0, "digest": _safeio.card_digest(
+            {**side, "logit_scale": 1000.0})})
+    )  # fmt: skip
+    base = ["adapt", "gaussian", str(path), "--prior", str(prior_path)]
+    assert main([*base, "-o", str(tmp_path / "a"), "--sha256", pin, "--sha256", digest]) == 2
+    assert "not one pinned" in capsys.readouterr().err
+    np.save(tmp_path / "t.npy", x[::-1])  # another array under an intact sidecar
+    (tmp_path / "t.json").write_text(json.dumps(side))
+    with pytest.raises(ad.AnchorDivError, match="not the one its sidecar"):
+        ad.load_embeddings(path)
+
+
+# ---- two writers -----------------------------------------------------------------------------
+
+
+def test_two_writers_of_embeddings_serialise_in_the_deterministic_interleaving(
+    tmp_path, monkeypatch
+):
+    """Writer A pauses right after its array lands; writer B runs meanwhile.  B waits for A's
+    lock instead of mixing pairs, and the pair read after is one writer's, whole."""
+    import threading
+
+    path = tmp_path / "x.npy"
+    arrays = {w: np.full((5, 4), float(i), np.float32) for i, w in enumerate("AB")}
+    paused, resume, b_done = threading.Event(), threading.Event(), threading.Event()
+    real_replace = os.replace
+
+    def replace(src, dst, *a, **kw):
+        real_replace(src, dst, *a, **kw)
+        if threading.current_thread().name == "A" and str(dst) == str(path):
+            paused.set()
+            resume.wait(10)
+
+    monkeypatch.setattr(_safeio.os, "replace", replace)
+    errors = []
+
+    def write(w):
+        try:
+            ad.save_embeddings(path, arrays[w], encoder=w, logit_scale=10.0, overwrite=True)
+        except Exception as err:  # noqa: BLE001 - recorded: a writer may only fail cleanly
+            errors.append(err)
+        if w == "B":
+            b_done.set()
+
+    a = threading.Thread(target=write, args=("A",), name="A")
+    a.start()
+    assert paused.wait(10)
+    b = threading.Thread(target=write, args=("B",), name="B")
+    b.start()
+    assert not b_done.wait(0.5)  # B waits for A's lock
+    resume.set()
+    a.join(10)
+    b.join(10)
+    assert all(isinstance(e, ad.AnchorDivError) for e in errors), errors
+    x = ad.load_embeddings(path)
+    w = x.provenance["encoder"]
+    assert w == "B" and np.array_equal(np.asarray(x), arrays[w])
+
+
+def test_concurrent_writers_raise_no_raw_errors(tmp_path):
+    import threading
+
+    model = ad.fit("gaussian", np.eye(4), tau=20.0)
+    errors = []
+
+    def loop(i):
+        try:
+            for _ in range(8):
+                ad.save_model(model, tmp_path / "m", overwrite=True, writer=i)
+                ad.save_embeddings(tmp_path / "e.npy", np.full((3, 4), float(i)),
+                                   encoder=str(i), overwrite=True)  # fmt: skip
+        except Exception as err:  # noqa: BLE001
+            errors.append(err)
+
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    x = ad.load_embeddings(tmp_path / "e.npy")
+    assert np.all(np.asarray(x) == float(x.provenance["encoder"]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.json", "e.npy", "m"]
+
+
+# ---- recovery that matches only its own names ----------------------------------------------
+
+
+def test_recovery_reads_only_its_own_asides(tmp_path):
+    model = ad.fit("gaussian", np.eye(4), tau=20.0)
+    dead = _dead_pid()
+    sibling = ad.save_model(model, tmp_path / "run.old-2")
+    aside = tmp_path / f".run.old-2.old-{dead}-abcd1234"  # the sibling's own aside
+    os.rename(sibling, aside)
+    with pytest.raises(ad.AnchorDivError, match="not a saved anchordiv bundle"):
+        ad.load_model(tmp_path / "run")
+    ad.save_model(model, tmp_path / "run")
+    assert aside.is_dir()  # the write to "run" left the sibling's aside alone
+    assert float(ad.load_model(tmp_path / "run.old-2").tau) == 20.0  # and it is restored there
+
+
+def test_a_planted_or_outdated_journal_never_shadows_the_files(tmp_path):
+    path = ad.save_embeddings(tmp_path / "x.npy", np.eye(4), encoder="real", logit_scale=10.0)
+    planted = tmp_path / ".x.npy.swap"
+    planted.mkdir()
+    np.save(planted / "x.npy", np.zeros((2, 4)))
+    (planted / "x.json").write_text(json.dumps({"encoder": "planted", "rows": 2, "dim": 4}))
+    assert ad.load_embeddings(path).provenance["encoder"] == "real"
+    # a journal a killed save left, then both files replaced by another tool
+    _safeio.remove(planted)
+    ad.save_embeddings(path, np.eye(4), encoder="old", logit_scale=10.0, overwrite=True)
+    journal = tmp_path / ".x.npy.swap"
+    journal.mkdir()
+    for name in ("x.npy", "x.json"):
+        os.link(tmp_path / name, journal / name)
+    ids = {n: _safeio._identity(tmp_path / n) for n in ("x.npy", "x.json")}
+    (journal / _safeio.RECORD).write_text(json.dumps({"before": ids, "after": ids}))
+    assert ad.load_embeddings(path).provenance["encoder"] == "old"  # the journal applies
+    os.unlink(tmp_path / "x.npy")
+    np.save(tmp_path / "x.npy", np.eye(4)[::-1])
+    (tmp_path / "x.json").unlink()
+    (tmp_path / "x.json").write_text(json.dumps({"encoder": "newer", "rows": 4, "dim": 4}))
+    x = ad.load_embeddings(path)
+    assert x.provenance["encoder"] == "newer" and np.array_equal(x, np.eye(4)[::-1])
+
+
+def test_stale_asides_are_cleaned_by_age_as_well_as_pid(tmp_path):
+    model = ad.fit("gaussian", np.eye(4), tau=20.0)
+    ad.save_model(model, tmp_path / "m")
+    old = time.time() - 2 * _safeio.STALE_SECONDS
+    leftovers = [tmp_path / ".m.tmp-1-00ff00ff", tmp_path / ".m.old-1-00ff00fe"]
+    for p in leftovers:
+        p.mkdir()
+        os.utime(p, (old, old))
+    fresh = tmp_path / ".m.tmp-1-0abc0abc"  # PID 1 runs: a recent one is kept
+    fresh.mkdir()
+    ad.save_model(model, tmp_path / "m", overwrite=True)
+    assert not any(p.exists() for p in leftovers) and fresh.exists()

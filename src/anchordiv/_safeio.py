@@ -34,9 +34,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
+import re
 import secrets
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -52,12 +55,19 @@ from .errors import AnchorDivError
 MAX_JSON_BYTES = 64 * 2**20
 #: The deepest nesting of JSON arrays and objects accepted.
 MAX_JSON_DEPTH = 64
-#: A deflated ``.npz`` member may inflate to at most this many times its compressed size ...
+#: The most values (numbers, strings, arrays, objects) a JSON text may hold, counted from its
+#: ``[``, ``{`` and ``,`` before parsing (an upper bound: a 57 MiB text of 20 million empty
+#: lists would take 3 GB to parse).
+MAX_JSON_ELEMENTS = 4_000_000
+#: The most digits a JSON integer may have (Python refuses more than 4,300 with a ValueError).
+MAX_JSON_INT_DIGITS = 100
+#: An ``.npz``'s members may inflate, all together, to at most this many times the file's
+#: size ...
 MAX_INFLATE_RATIO = 100
-#: ... unless it inflates to at most this many bytes.
+#: ... unless they inflate to at most this many bytes in all (one budget per load).
 FREE_INFLATE_BYTES = 64 * 2**20
-#: The most members an ``.npz`` may have.
-MAX_MEMBERS = 100_000
+#: The most members an ``.npz`` may have (read from the zip's end record before its directory).
+MAX_MEMBERS = 4096
 #: The largest ``.npy`` header read, in bytes.
 MAX_HEADER_BYTES = 10_000
 #: The dtype kinds an array may have (booleans, integers, floats, complex, strings).
@@ -87,13 +97,41 @@ def json_depth(obj) -> int:
     return deepest
 
 
-def parse_json(text: str | bytes, what: str):
+def parse_json(text: str | bytes, what: str, *, finite: bool = False):
     """JSON ``text`` parsed, with an :class:`AnchorDivError` naming ``what`` for text that is
-    not JSON, larger than :data:`MAX_JSON_BYTES` or nested deeper than :data:`MAX_JSON_DEPTH`."""
+    not JSON, larger than :data:`MAX_JSON_BYTES`, holding more than :data:`MAX_JSON_ELEMENTS`
+    values or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits, or nested deeper
+    than :data:`MAX_JSON_DEPTH` (all but the depth checked before parsing); with ``finite``,
+    ``NaN`` and ``Infinity`` are refused too."""
     if len(text) > MAX_JSON_BYTES:
         raise AnchorDivError(f"{what}: {len(text)} bytes of JSON, more than {MAX_JSON_BYTES}")
+    raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
+    values = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+    if values > MAX_JSON_ELEMENTS:
+        raise AnchorDivError(
+            f"{what}: JSON of about {values} values, more than {MAX_JSON_ELEMENTS}"
+        )
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_JSON_INT_DIGITS:
+            raise AnchorDivError(
+                f"{what}: a JSON integer of {len(digits)} digits (at most {MAX_JSON_INT_DIGITS})"
+            )
+        return int(digits)
+
+    def constant(name: str) -> float:
+        if finite:
+            raise AnchorDivError(f"{what}: JSON holds {name}; only finite numbers are accepted")
+        return float(name)
+
+    def real(digits: str) -> float:
+        value = float(digits)
+        if finite and not math.isfinite(value):
+            raise AnchorDivError(f"{what}: JSON number {digits[:20]} is not finite")
+        return value
+
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_int=integer, parse_float=real, parse_constant=constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise AnchorDivError(f"{what}: not valid JSON ({err})") from None
     except RecursionError:
@@ -103,8 +141,8 @@ def parse_json(text: str | bytes, what: str):
     return obj
 
 
-def read_json(path, what: str | None = None):
-    """The JSON value in the file ``path`` (size checked before reading, depth after)."""
+def read_json(path, what: str | None = None, *, finite: bool = False):
+    """The JSON value in the file ``path`` (size checked before reading; :func:`parse_json`)."""
     path = Path(path)
     what = what or str(path)
     try:
@@ -114,7 +152,7 @@ def read_json(path, what: str | None = None):
         data = path.read_bytes()
     except OSError as err:
         raise AnchorDivError(f"{what}: cannot read ({err.strerror or err})") from None
-    return parse_json(data, what)
+    return parse_json(data, what, finite=finite)
 
 
 def dumps(obj, **kw) -> str:
@@ -194,19 +232,34 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order.
 
-    Before any data is read, each member is checked from the zip directory (not encrypted,
-    stored or deflated, inflating at most :data:`MAX_INFLATE_RATIO` times beyond
-    :data:`FREE_INFLATE_BYTES`) and from its ``.npy`` header (a plain dtype, a shape whose size
-    is the member's size; ``expect``, ``{name: [dtype, shape]}``, if given, must match), so a
-    small file never makes a large allocation."""
+    Before any data is read, the archive is checked as a whole from its end record and zip
+    directory — at most :data:`MAX_MEMBERS` members, inflating all together to at most
+    :data:`MAX_INFLATE_RATIO` times the file's size beyond :data:`FREE_INFLATE_BYTES` (one
+    budget per load) — and each member (not encrypted, stored or deflated) from its ``.npy``
+    header (a plain dtype, a shape whose size is the member's size; ``expect``,
+    ``{name: [dtype, shape]}``, if given, must match), so a small file never makes a large
+    allocation.  The bytes inflated are counted against the budget while reading too."""
     path = Path(path)
     out: dict[str, np.ndarray] = {}
     try:
         disk = path.stat().st_size
+        with open(path, "rb") as f:
+            members = zip_member_count(f, disk)
+        if members is not None and members > MAX_MEMBERS:
+            at_least = "at least " if members == 0xFFFF else ""  # a zip64 archive's cap
+            raise AnchorDivError(f"{path}: {at_least}{members} members, more than {MAX_MEMBERS}")
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             if len(infos) > MAX_MEMBERS:
                 raise AnchorDivError(f"{path}: {len(infos)} members, more than {MAX_MEMBERS}")
+            budget = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * disk)
+            total = sum(info.file_size for info in infos)
+            if total > budget:
+                raise AnchorDivError(
+                    f"{path}: its {len(infos)} members inflate {disk} bytes to {total} "
+                    f"(over {MAX_INFLATE_RATIO} times the file, beyond {FREE_INFLATE_BYTES}); "
+                    f"refused as a zip bomb"
+                )
             for info in infos:
                 name = info.filename.removesuffix(".npy")
                 what = f"{path}[{info.filename}]"
@@ -227,6 +280,9 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
                             raise AnchorDivError(
                                 f"{what}: holds {dtype.str} {list(shape)}, the card says {want}"
                             )
+                    budget -= fp.tell() + count * dtype.itemsize  # the running count
+                    if budget < 0:
+                        raise AnchorDivError(f"{what}: the archive inflates past its budget")
                     arr = np.empty(count, dtype)
                     read_into(fp, arr.view(np.uint8), what)
                 out[name] = arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
@@ -247,6 +303,18 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
     return out
 
 
+def zip_member_count(fp, disk: int) -> int | None:
+    """The member count a zip's end-of-central-directory record declares (None where there is
+    none to be found: the zip reader then says what is wrong), read before the directory is."""
+    tail = min(disk, 22 + 65535)
+    fp.seek(disk - tail)
+    data = fp.read(tail)
+    at = data.rfind(b"PK\x05\x06")
+    if at < 0 or len(data) < at + 22:
+        return None
+    return int(struct.unpack("<4s4H2LH", data[at : at + 22])[4])
+
+
 def read_into(fp, buf: np.ndarray, what: str) -> None:
     """Fill the byte array ``buf`` from the stream ``fp`` (one copy, into a writable array)."""
     view, done = memoryview(buf), 0
@@ -258,8 +326,8 @@ def read_into(fp, buf: np.ndarray, what: str) -> None:
 
 
 def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
-    """Refuse a zip member that is encrypted, compressed other than by deflate, claims more
-    compressed bytes than the file has, or would inflate implausibly."""
+    """Refuse a zip member that is encrypted, compressed other than by deflate, or claims more
+    compressed bytes than the file has (the inflated sizes are bounded by :func:`read_npz`)."""
     if info.flag_bits & 0x1:
         raise AnchorDivError(f"{what}: encrypted members are not supported")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -270,12 +338,6 @@ def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
         raise AnchorDivError(f"{what}: claims more bytes than the file holds")
     if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
         raise AnchorDivError(f"{what}: stored member with inconsistent sizes")
-    limit = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * info.compress_size)
-    if info.file_size > limit:
-        raise AnchorDivError(
-            f"{what}: inflates {info.compress_size} bytes to {info.file_size} "
-            f"(a ratio over {MAX_INFLATE_RATIO}); refused as a zip bomb"
-        )
 
 
 def array_specs(arrays: dict[str, np.ndarray]) -> dict[str, list]:
@@ -318,25 +380,48 @@ def _sibling(path: Path, tag: str) -> Path:
 
 
 def _siblings(path: Path, tag: str) -> list[Path]:
-    return sorted(path.parent.glob(f".{glob_escape(path.name)}.{tag}-*"))
+    """The temporaries named for ``path`` and ``tag`` by :func:`_sibling` — exactly
+    ``.NAME.TAG-PID-HEX``, so ``.run.old-…`` never matches the aside ``.run.old-2.old-…`` of a
+    sibling named ``run.old-2`` — oldest first."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.{tag}-(\d+)-([0-9a-f]+)")
+    try:
+        names = [e.name for e in os.scandir(path.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return []
+    return sorted((path.parent / n for n in names), key=_age_key)
 
 
-def glob_escape(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+def _age_key(p: Path) -> tuple[float, str]:
+    with contextlib.suppress(OSError):
+        return (p.lstat().st_mtime, p.name)
+    return (0.0, p.name)
 
 
 def _alive(p: Path) -> bool:
-    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run."""
+    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run:
+    this process, or a running process whose temporary changed within :data:`STALE_SECONDS`
+    (a PID is reused and PID 1 always runs, so a temporary is stale by age as well)."""
     try:
         pid = int(p.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
         return False
     if pid == os.getpid():
         return True
-    if os.name != "posix":
-        with contextlib.suppress(OSError):
-            return time.time() - p.lstat().st_mtime < STALE_SECONDS
+    try:
+        changed = max(
+            [p.lstat().st_mtime]
+            + (
+                [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)]
+                if p.is_dir()
+                else []
+            )
+        )
+    except OSError:
         return False
+    if time.time() - changed > STALE_SECONDS:
+        return False
+    if os.name != "posix":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -367,6 +452,60 @@ def clean_stale(path: Path) -> None:
     for p in _siblings(path, DONE):
         if not _alive(p):
             remove(p)
+
+
+#: Seconds a writer waits for another writer of the same path before giving up.
+LOCK_SECONDS = 600.0
+
+
+@contextlib.contextmanager
+def writer_lock(path: Path):
+    """Serialise the writers of ``path``: an exclusive ``fcntl`` lock on the sibling
+    ``.NAME.lock`` for the whole write (clean-up, write, swap), the file deleted by its holder
+    when done (a waiter that then holds a deleted file's lock starts again).  The kernel drops a
+    lock when its holder exits, however it dies, so a dead writer never holds one (the
+    stale-holder rule); a live one is waited for up to :data:`LOCK_SECONDS`, then an
+    :class:`AnchorDivError`.  Where ``fcntl`` is missing (Windows) writers are not locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not posix
+        yield
+        return
+    lock = path.with_name(f".{path.name}.lock")
+    deadline = time.monotonic() + LOCK_SECONDS
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as err:
+            raise AnchorDivError(f"{path}: cannot open its lock file {lock.name} ({err})") from None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise AnchorDivError(
+                            f"{path}: another writer has held {lock.name} for {LOCK_SECONDS:g} s"
+                        ) from None
+                    time.sleep(0.02)
+            if _identity(lock) == _fd_identity(fd):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder deleted it: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _fd_identity(fd: int) -> list[int]:
+    st = os.fstat(fd)
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def bundle_dir(path) -> Path:
@@ -401,6 +540,7 @@ def _aside_swap(tmp: Path, path: Path) -> None:
 def atomic_dir(path, overwrite: bool = False):
     """Write a directory atomically: yields an empty temporary sibling to write into, then
     swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
+    Writers of one ``path`` take turns (:func:`writer_lock`).
 
     ``path`` is checked first (:func:`~anchordiv.errors.check_output`)."""
     from .errors import check_output
@@ -409,16 +549,17 @@ def atomic_dir(path, overwrite: bool = False):
     if path.name in ("", ".", ".."):  # "." or "..": the directory by its own name
         path = Path(os.path.abspath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(path)
-    check_output(path, overwrite)
-    tmp = _sibling(path, TMP)
-    tmp.mkdir()
-    try:
-        yield tmp
-        swap_in(tmp, path)
-    except BaseException:
-        remove(tmp)
-        raise
+    with writer_lock(path):
+        clean_stale(path)
+        check_output(path, overwrite)
+        tmp = _sibling(path, TMP)
+        tmp.mkdir()
+        try:
+            yield tmp
+            swap_in(tmp, path)
+        except BaseException:
+            remove(tmp)
+            raise
 
 
 @contextlib.contextmanager
@@ -440,13 +581,40 @@ def atomic_file(path, overwrite: bool = True):
         raise
 
 
+#: The record inside a journal: the identities of the files it replaces and of their
+#: replacements.
+RECORD = "journal.json"
+
+
 def _journal(paths: list[Path]) -> Path:
     return paths[0].with_name(f".{paths[0].name}.{SWAP}")
 
 
+def _identity(p: Path) -> list[int] | None:
+    """``[inode, size, mtime_ns]`` of the file ``p`` (a rename keeps it), None if absent."""
+    try:
+        st = p.lstat()
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _journal_applies(journal: Path, paths: list[Path]) -> bool:
+    """Whether ``journal`` is an interrupted :func:`replace_files`'s: it holds the record it
+    wrote, and every file is now the one recorded before or the one recorded after — not one
+    another tool wrote later (then the files themselves are newer than the journal)."""
+    try:
+        record = parse_json((journal / RECORD).read_bytes(), str(journal / RECORD))
+        before, after = record["before"], record["after"]
+        return all(_identity(p) in (before[p.name], after[p.name]) for p in paths)
+    except (OSError, AnchorDivError, KeyError, TypeError):
+        return False
+
+
 def replace_files(writers: dict, *, overwrite: bool = False) -> None:
     """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit:
-    a reader (:func:`group_paths`) sees all the old files or all the new ones."""
+    a reader (:func:`group_paths`) sees all the old files or all the new ones.  Writers of one
+    set take turns (:func:`writer_lock`)."""
     from .errors import check_output
 
     paths = [Path(p) for p in writers]
@@ -454,40 +622,51 @@ def replace_files(writers: dict, *, overwrite: bool = False) -> None:
         check_output(p, overwrite, file=True)
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     journal = _journal(paths)
-    for p in paths + [journal]:
-        clean_stale(p)
-    tmps = {p: _sibling(p, TMP) for p in paths}
-    try:
-        for p, write in writers.items():
-            write(tmps[Path(p)])
-        if not journal.exists():  # else it holds the last complete set already
-            staging = _sibling(journal, TMP)
-            staging.mkdir()
+    with writer_lock(paths[0]):
+        for p in paths + [journal]:
+            clean_stale(p)
+        tmps = {p: _sibling(p, TMP) for p in paths}
+        try:
+            for p, write in writers.items():
+                write(tmps[Path(p)])
+            after = {p.name: _identity(tmps[p]) for p in paths}
+            if _journal_applies(journal, paths):  # a killed save's: the last complete set
+                record = parse_json((journal / RECORD).read_bytes(), str(journal))
+                staged = _sibling(journal / RECORD, TMP)
+                write_text(staged, dumps({**record, "after": after}))
+                os.replace(staged, journal / RECORD)
+            else:
+                remove(journal)  # none, or one that no longer describes these files
+                staging = _sibling(journal, TMP)
+                staging.mkdir()
+                for p in paths:
+                    if p.is_file():
+                        try:
+                            os.link(p, staging / p.name)
+                        except OSError:
+                            shutil.copy2(p, staging / p.name)
+                before = {p.name: _identity(p) for p in paths}
+                write_text(staging / RECORD, dumps({"before": before, "after": after}))
+                os.rename(staging, journal)
             for p in paths:
-                if p.is_file():
-                    try:
-                        os.link(p, staging / p.name)
-                    except OSError:
-                        shutil.copy2(p, staging / p.name)
-            os.rename(staging, journal)
-        for p in paths:
-            os.replace(tmps[p], p)
-        done = _sibling(journal, DONE)
-        os.rename(journal, done)
-        remove(done)
-    except BaseException:
-        for t in tmps.values():
-            remove(t)
-        raise
+                os.replace(tmps[p], p)
+            done = _sibling(journal, DONE)
+            os.rename(journal, done)
+            remove(done)
+        except BaseException:
+            for t in tmps.values():
+                remove(t)
+            raise
 
 
 def group_paths(paths) -> dict[Path, Path | None]:
     """``{path: the file to read}`` for a set written by :func:`replace_files`: the files
     themselves, or the journal's copies (None for one that did not exist) while an interrupted
-    replacement's journal remains."""
+    replacement's journal remains and still describes the files (:func:`_journal_applies`; a
+    directory of that name without its record, or files replaced since, are ignored)."""
     paths = [Path(p) for p in paths]
     journal = _journal(paths)
-    if journal.is_dir():
+    if journal.is_dir() and not journal.is_symlink() and _journal_applies(journal, paths):
         return {p: (journal / p.name if (journal / p.name).is_file() else None) for p in paths}
     return {p: (p if p.is_file() else None) for p in paths}
 
@@ -544,6 +723,47 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
         raise AnchorDivError(f"{what}: the faiss index is corrupt ({reason[:300]})")
     ntotal, d = (int(x) for x in run.stdout.split()[-2:])
     return ntotal, d
+
+
+# ---- HDF5 (netCDF) --------------------------------------------------------------------------
+
+
+def check_hdf5(path, what: str) -> None:
+    """Refuse an HDF5 file (an InferenceData's netCDF) that reads outside itself — external
+    storage, virtual datasets, external links — or whose datasets inflate, all together, past
+    the budget of :func:`read_npz` (:data:`MAX_INFLATE_RATIO` times the file beyond
+    :data:`FREE_INFLATE_BYTES`), checked from its metadata before any data is read."""
+    import h5py
+
+    path = Path(path)
+    budget = max(FREE_INFLATE_BYTES, MAX_INFLATE_RATIO * path.stat().st_size)
+    total, bad = 0, []
+
+    def visit(name, link):
+        nonlocal total
+        if isinstance(link, h5py.ExternalLink):
+            bad.append(f"{name} (an external link)")
+            return
+        if not isinstance(link, h5py.HardLink):
+            return
+        obj = f[name]
+        if isinstance(obj, h5py.Dataset):
+            if obj.external or obj.is_virtual:
+                bad.append(f"{name} (external storage)")
+            total += int(np.prod(obj.shape or (), dtype=object)) * max(obj.dtype.itemsize, 1)
+
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems_links(visit)
+    except (OSError, ValueError, KeyError, RuntimeError) as err:
+        raise AnchorDivError(f"{what}: not a readable HDF5/netCDF file ({err})") from None
+    if bad:
+        raise AnchorDivError(f"{what}: refers outside the file: {', '.join(bad[:3])}")
+    if total > budget:
+        raise AnchorDivError(
+            f"{what}: its variables inflate to {total} bytes, over {MAX_INFLATE_RATIO} times "
+            f"the file beyond {FREE_INFLATE_BYTES}; refused as a compression bomb"
+        )
 
 
 # ---- malformed content --------------------------------------------------------------------

@@ -248,7 +248,8 @@ def bundle_digest(path) -> str:
     Parameters
     ----------
     path : str or Path
-        A bundle directory or a shipped prior's name.
+        A bundle directory or a shipped prior's name; or an embeddings ``.npy``, whose sidecar
+        (covering the array through its ``data_hash``) has a digest too.
 
     Returns
     -------
@@ -264,6 +265,10 @@ def bundle_digest(path) -> str:
     >>> len(digest), float(ad.load_model(out, sha256=digest).tau)
     (64, 20.0)
     """
+    if os.fspath(path).endswith(".npy"):  # embeddings: their sidecar's digest
+        from .provenance import read_sidecar
+
+        return card_digest(read_sidecar(path))
     return card_digest(load_card(resolve_prior(path)))
 
 
@@ -426,18 +431,28 @@ def load_model(path, *, verify: bool = True, sha256: str | None = None) -> Ancho
     return model
 
 
+#: The largest τ a loaded model may have (logit scales are ~20-100; 1e300 is no encoder's).
+MAX_LOADED_TAU = 1e6
+
+
 def check_loaded_model(model: AnchorModel) -> None:
     """Refuse a loaded model whose arrays could not score (the loaders' first use, traced
-    abstractly — no compilation): every leaf a float array, ``tau`` a positive scalar, and
-    ψ of ``[2, d]`` parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
+    abstractly — no compilation): every leaf a float array of the shape its kind declares
+    (:attr:`~anchordiv.anchors.base.AnchorModel.axes`), finite (log-weights may be −inf),
+    ``tau`` a positive scalar of at most :data:`MAX_LOADED_TAU`, and ψ of ``[2, d]``
+    parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
     import jax
 
     leaves = jax.tree_util.tree_leaves(model)
     if not leaves or not all(jnp.issubdtype(jnp.asarray(v).dtype, jnp.floating) for v in leaves):
         raise AnchorDivError(f"{model.kind}: a loaded model's arrays must be floating")
+    check_model_fields(model)
     tau = getattr(model, "tau", None)
-    if tau is not None and (np.ndim(tau) != 0 or not float(tau) > 0):
-        raise AnchorDivError(f"{model.kind}: a loaded model's tau must be a positive scalar")
+    if tau is not None and not 0 < float(tau) <= MAX_LOADED_TAU:
+        raise AnchorDivError(
+            f"{model.kind}: field tau = {float(tau):g}; a loaded model's tau must be positive "
+            f"and at most {MAX_LOADED_TAU:g}"
+        )
     dim = model.dim
     if not isinstance(dim, int) or dim < 1:
         raise AnchorDivError(f"{model.kind}: loaded model of dimension {dim!r}")
@@ -448,6 +463,57 @@ def check_loaded_model(model: AnchorModel) -> None:
         out = jax.eval_shape(model.embed, theta)
         if len(out.shape) != 2 or out.shape[0] != 2:
             raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
+
+
+def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool = False) -> None:
+    """Each array of ``values`` named in ``axes`` of the shape declared there (one letter per
+    axis, ``""`` a scalar; one length per letter across the fields; every axis but a factor's
+    rank ``r`` non-empty) — with ``scalars``, every other number a scalar: an
+    :class:`AnchorDivError` naming the field otherwise (what a loader checks a file's arrays
+    against, as a constructor would)."""
+    sizes: dict[str, int] = {}
+    for name, value in values.items():
+        if value is None or isinstance(value, str):
+            continue
+        shape = np.shape(value)
+        spec = axes.get(name, "" if scalars else None)
+        if spec is not None and (
+            len(shape) != len(spec)
+            or any(sizes.setdefault(c, n) != n or (n < 1 and c != "r") for c, n in zip(spec, shape))
+        ):
+            want = "a scalar" if not spec else f"[{', '.join(spec)}]"
+            raise AnchorDivError(
+                f"{what}: field {name} has shape {list(shape)}, not {want} consistent with the "
+                f"other fields"
+            )
+
+
+def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
+    """Every array field of ``model`` (and of the models it holds) of the shape its kind
+    declares (:func:`check_axes`), with no NaN or +inf (and no −inf but in log-weights, whose
+    mass must not all be −inf): an :class:`AnchorDivError` naming the field otherwise."""
+    values = {}
+    for f in dataclasses.fields(model):
+        value = getattr(model, f.name)
+        if isinstance(value, AnchorModel):
+            check_model_fields(value, f"{prefix}{f.name}.")
+        else:
+            values[f"{prefix}{f.name}"] = value
+    check_axes(model.kind, values, {f"{prefix}{k}": v for k, v in model.axes.items()})
+    for name, value in values.items():
+        a, minus_inf = np.asarray(value), name.endswith("log_weights")
+        if np.isnan(a).any() or np.isposinf(a).any() or (not minus_inf and np.isneginf(a).any()):
+            raise AnchorDivError(f"{model.kind}: field {name} holds NaN or inf values")
+        if minus_inf and a.size and not np.isfinite(a).any():
+            raise AnchorDivError(f"{model.kind}: field {name} gives every component no mass")
+    if model.kind == "mix":
+        p = float(np.asarray(model.p))  # type: ignore[attr-defined]
+        if not 0 <= p <= 1:
+            raise AnchorDivError(f"mix: field {prefix}p = {p:g} is not in [0, 1]")
+        if model.first.dim != model.second.dim:  # type: ignore[attr-defined]
+            raise AnchorDivError(
+                f"mix: fields {prefix}first and {prefix}second differ in dimension"
+            )
 
 
 def load_card(path) -> dict:

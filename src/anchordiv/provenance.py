@@ -14,6 +14,7 @@ of different encoders are never mixed (:func:`common_provenance`).
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -216,7 +217,11 @@ def save_embeddings(
 
     Writes ``x`` to ``path`` (``.npy`` added if missing) and the sidecar ``X.json`` beside it:
     ``encoder`` and ``logit_scale`` from the arguments or from ``x``'s own provenance, the
-    ``extra`` keywords, ``rows`` and ``dim``.
+    ``extra`` keywords, ``rows``, ``dim``, the array's SHA-256 (``data_hash``: a loader
+    refuses an array that is not the one its sidecar describes) and the sidecar's own
+    ``digest`` (what ``sha256=`` pins, :func:`~anchordiv.io.bundle_digest`).  The pair is
+    replaced as one unit, and concurrent writers of one path take turns
+    (:func:`~anchordiv._safeio.replace_files`).
 
     Parameters
     ----------
@@ -248,7 +253,7 @@ def save_embeddings(
     >>> ad.load_embeddings(path.with_suffix(".npy")).provenance
     {'encoder': 'toy', 'logit_scale': 20.0}
     """
-    from ._safeio import dumps, replace_files, write_npy, write_text
+    from ._safeio import card_digest, data_hash, dumps, replace_files, write_npy, write_text
 
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
@@ -262,8 +267,11 @@ def save_embeddings(
         **extra,
         "rows": int(arr.shape[0]),
         "dim": int(arr.shape[-1]) if arr.ndim else 0,
+        "data_hash": data_hash({"embeddings": arr}),
     }
-    text = dumps(meta, indent=1, default=str)
+    meta = json.loads(json.dumps(meta, default=str))  # the JSON form the digest is taken of
+    meta["digest"] = card_digest(meta)
+    text = dumps(meta, indent=1)
     replace_files(
         {p: lambda t: write_npy(t, arr), sidecar_path(p): lambda t: write_text(t, text)},
         overwrite=overwrite,
@@ -357,6 +365,7 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
     arr = load_npy(array_file, name, mmap=mmap)
     meta = read_sidecar(path, side) if side is not None else {}
     if not meta:
+        check_sidecar_integrity(path, meta, arr)
         return arr
     for key, actual in (
         ("rows", arr.shape[0] if arr.ndim else None),
@@ -367,8 +376,35 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
                 f"{name}: {path} has {key} = {actual} but its sidecar "
                 f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)"
             )
+    check_sidecar_integrity(path, meta, arr)
     check_sidecar_types(sidecar_path(path), meta)
     return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
+
+
+def check_sidecar_integrity(path, meta: dict, arr: np.ndarray) -> None:
+    """The sidecar must match its ``digest`` and its array the sidecar's ``data_hash`` (an
+    error names the pair as mixed: another writer's array, or an edited file); under pinned
+    digests (``--sha256``, :func:`~anchordiv.io.pinned_digests`) a sidecar's digest must be
+    one of them, so an edited τ or encoder is refused.  Sidecars written before the digests
+    have none to check (and are refused under pins)."""
+    from ._safeio import card_digest, data_hash
+    from .io import PINS
+
+    side = sidecar_path(path).name
+    digest = card_digest(meta) if meta else None
+    if "digest" in meta and meta["digest"] != digest:
+        raise AnchorDivError(f"{path}: its sidecar {side} does not match its digest (edited?)")
+    if "data_hash" in meta and meta["data_hash"] != data_hash({"embeddings": np.asarray(arr)}):
+        raise AnchorDivError(
+            f"{path}: the array is not the one its sidecar {side} describes (the pair was "
+            f"mixed by another writer, or a file edited)"
+        )
+    pins = PINS.get()
+    if pins and meta and ("digest" not in meta or digest not in pins):
+        raise AnchorDivError(
+            f"{path}: its sidecar's digest {digest} is not one pinned with --sha256 (pin it "
+            f"too: ad.bundle_digest({str(npy_path(path))!r}))"
+        )
 
 
 def check_sidecar_types(side: Path, meta: dict) -> None:

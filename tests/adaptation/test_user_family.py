@@ -1,4 +1,4 @@
-"""A family written in a module outside the package, in 7 members, registered late (after
+"""A family written in a module outside the package, in 8 members, registered late (after
 anchordiv was imported), runs through everything (issue 26): ``ad.adapt`` by string and
 ``ad.infer`` on the object with ``Exact``/``NUTS``/``SVI``, ``ad.inference_data``,
 ``ad.compare_priors``, SBC, save/load, the curves' ``posterior-<kind>``/``isotropic-<kind>``

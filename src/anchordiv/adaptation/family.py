@@ -138,6 +138,14 @@ class Family(abc.ABC):
     #: the site whose log-determinant is the subspace Jacobian of the full-d joint mode (a
     #: :class:`Projectable` family's option), or None
     covariance_site: ClassVar[str | None] = None
+    #: the classes of its exact parameters (what :meth:`exact` returns first) and of its
+    #: subspace completion: the only classes a saved posterior of this family may name
+    #: (:func:`~anchordiv.adaptation.posterior.exact_classes`); a conjugate family declares them
+    exact_types: ClassVar[tuple[type, ...]] = ()
+    #: each array field's axes, one letter per axis (``d`` the dimension; as
+    #: :attr:`anchordiv.anchors.base.AnchorModel.axes`): a loaded prior is checked against them,
+    #: and, where a family declares any, its other numeric fields must be scalars
+    axes: ClassVar[dict[str, str]] = {}
     #: the prior mode, ``"broad"`` or ``"isotropic"``: a field where the family records it (a
     #: subclass's field ``prior`` gets this default)
     prior: str = "broad"

@@ -116,9 +116,17 @@ def load_prior(
 
 def check_loaded_prior(prior: Family, card: dict) -> None:
     """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
-    types where numbers are expected, finite, and its dimension the card's."""
+    types where numbers are expected, of the shapes the family declares
+    (:attr:`~anchordiv.adaptation.family.Family.axes`), finite, and its dimension the card's."""
+    from ..io import check_axes
+
+    fields = {f.name: getattr(prior, f.name) for f in dataclasses.fields(prior)}
+    numbers = {k: v for k, v in fields.items() if k not in prior.static_fields}
+    check_axes(f"prior {prior.kind}", numbers, prior.axes, scalars=bool(prior.axes))
     for f in dataclasses.fields(prior):
         v = getattr(prior, f.name)
+        if f.name in prior.static_fields and not isinstance(v, (str, bool, int, float, type(None))):
+            raise AnchorDivError(f"prior: field {f.name} is not a string, number or null")
         if f.name in prior.static_fields or v is None or isinstance(v, str):
             continue
         a = np.asarray(v)

@@ -420,8 +420,11 @@ class Posterior:
         return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
-        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in (self.samples or {}).items()}
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}`` (an
+        :class:`AnchorDivError` where there are none)."""
+        if not self.samples or any(np.ndim(v) < 2 or not np.size(v) for v in self.samples.values()):
+            raise AnchorDivError(f"{self.kind}: this posterior has no stored draws")
+        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
         """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
@@ -819,24 +822,18 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior's ``family``/``completion`` may name: the dataclasses
-    defined in the module of a family in the registry (built-in ones, and those the user
-    registered in this process with ``ad.family``), by class name."""
-    import sys
-
+    """The classes a saved posterior's ``family``/``completion`` may name: those the families
+    in the registry (built-in ones, and those the user registered in this process with
+    ``ad.family``) declare as their exact-parameter and completion classes
+    (:attr:`~anchordiv.adaptation.family.Family.exact_types`), by class name — never any other
+    class of their modules."""
     from .registry import FAMILIES
 
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
-        mod = sys.modules.get(fam.__module__)
-        for obj in vars(mod).values() if mod is not None else ():
-            if (
-                isinstance(obj, type)
-                and obj.__module__ == fam.__module__
-                and dataclasses.is_dataclass(obj)
-                and obj not in FAMILIES.values()
-            ):
-                out.setdefault(obj.__name__, obj)
+        for cls in getattr(fam, "exact_types", ()):
+            if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+                out.setdefault(cls.__name__, cls)
     return out
 
 
@@ -877,13 +874,17 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
         raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
     with malformed(Path(path), "posterior"), warnings.catch_warnings():
         post = Posterior.from_arrays(arrays, card)
-        if not isinstance(post.kind, str) or not isinstance(post.info, dict):
-            raise AnchorDivError(f"{path}: malformed posterior (kind, info)")
+        check_loaded_posterior(path, post)
         family_of(post.kind, card.get("family_class_module") or _module(card))
         if isinstance(post, ExactPosterior) and post.exact is None:
             raise AnchorDivError(f"{path}: an exact posterior without its parameters")
         warnings.simplefilter("ignore")
-        for probe in (lambda: [post.point()], lambda: post.sample(seed=0, n=1)):
+        check_loaded_arrays(path, post)
+        for probe in (
+            lambda: [post.point()],
+            lambda: [post.point("map")],
+            lambda: post.sample(seed=0, n=1),
+        ):
             try:  # the first uses: a model from the point summary and from one draw
                 models = probe()
             except AnchorDivError:
@@ -891,6 +892,65 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
             for model in models:
                 check_loaded_model(model)
     return post
+
+
+def check_loaded_posterior(path, post: Posterior) -> None:
+    """Refuse a loaded posterior whose fields its constructor's callers would never pass: kind
+    and method strings, τ a positive number of at most
+    :data:`~anchordiv.io.MAX_LOADED_TAU`, a floating dtype, ``info`` an object with an integer
+    ``d``, and stored draws ``[chains, draws, ...]`` with one (non-zero) count of each."""
+    from ..io import MAX_LOADED_TAU
+
+    tau = post.tau
+    if not isinstance(post.kind, str) or not isinstance(post.method, str):
+        raise AnchorDivError(f"{path}: malformed posterior (kind, method)")
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau <= MAX_LOADED_TAU:
+        raise AnchorDivError(f"{path}: posterior field tau = {tau!r} is not a number in (0, 1e6]")
+    try:
+        floating = np.dtype(post.dtype).kind == "f"
+    except TypeError:
+        floating = False
+    if not floating or not isinstance(post.dtype, str):
+        raise AnchorDivError(f"{path}: posterior field dtype = {post.dtype!r} is not a float dtype")
+    if not isinstance(post.info, dict):
+        raise AnchorDivError(f"{path}: malformed posterior (info)")
+    d = post.info.get("d", 1)
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise AnchorDivError(f"{path}: malformed posterior (info, its dimension d = {d!r})")
+    leading = {np.shape(v)[:2] for v in (post.samples or {}).values()}
+    if len(leading) > 1 or any(len(s) < 2 or min(s) < 1 for s in leading):
+        raise AnchorDivError(
+            f"{path}: posterior field samples: the draws are not [chains, draws, ...] of one "
+            f"non-zero size ({sorted(leading)})"
+        )
+
+
+def check_loaded_arrays(path, post: Posterior) -> None:
+    """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
+    model arguments of the shapes its prior gives them, and its exact parameters, stored
+    draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
+    field otherwise)."""
+    prior: Any = post.prior
+    if prior is not None:
+        from .loading import check_loaded_prior
+
+        check_loaded_prior(prior, {"dim": post.info.get("d", prior.dim)})
+        want = prior.prior_kwargs()
+        for k, v in (post.model_kwargs or {}).items():
+            if k in want and np.shape(v) != np.shape(want[k]):
+                raise AnchorDivError(
+                    f"{path}: posterior field model_kwargs.{k} has shape {list(np.shape(v))}, "
+                    f"its prior gives {list(np.shape(want[k]))}"
+                )
+    groups = {"model_kwargs": post.model_kwargs, "fixed": post.fixed, "samples": post.samples}
+    for key, params in post.saved_params().items():
+        if params is not None:
+            groups[key] = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    for group, values in groups.items():
+        for k, v in (values or {}).items():
+            a = np.asarray(v)
+            if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+                raise AnchorDivError(f"{path}: posterior field {group}.{k} holds NaN or inf")
 
 
 def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:
@@ -962,6 +1022,7 @@ __all__ = [
     "Posterior",
     "SampledPosterior",
     "SubspacePosterior",
+    "check_loaded_posterior",
     "load_posterior",
     "retyped",
     "save_posterior",

@@ -66,6 +66,9 @@ class AnchorModel:
     kind: ClassVar[str] = "abstract"
     #: True when ``embed`` gives the squared-Euclidean fast path.
     quadratic: ClassVar[bool] = False
+    #: each array field's axes, one letter per axis (``""`` a scalar; a letter is one length
+    #: across the fields: ``d`` the dimension): what a loaded model is checked against
+    axes: ClassVar[dict[str, str]] = {}
 
     # ---- the model ---------------------------------------------------------------------
     def cumulant(self, theta: jax.Array) -> jax.Array:

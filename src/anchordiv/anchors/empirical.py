@@ -42,6 +42,7 @@ class Softmax(AnchorModel):
     anchors: jax.Array
     log_weights: jax.Array
     tau: jax.Array
+    axes = {"anchors": "nd", "log_weights": "n", "tau": ""}
 
     def cumulant(self, theta):
         logits = self.tau * (theta @ self.anchors.T) + self.log_weights

@@ -42,6 +42,7 @@ class Gaussian(AnchorModel):
     mean: jax.Array
     factor: jax.Array
     tau: jax.Array
+    axes = {"mean": "d", "factor": "dr", "tau": ""}
     quadratic = True
 
     def cumulant(self, theta):

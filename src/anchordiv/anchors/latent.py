@@ -122,6 +122,7 @@ class LatentGaussian(SubspaceModel):
     basis: jax.Array
     tau: jax.Array
     quadratic = True
+    axes = {"mean": "d", "basis": "dk", "tau": ""}
 
     def cumulant(self, theta):
         return self.tau * (theta @ self.mean) + 0.5 * self.tau**2 * quad_norm(self.basis, theta)
@@ -206,6 +207,7 @@ class LatentSpherical(SubspaceModel):
     nodes: jax.Array
     log_weights: jax.Array
     quadratic = True
+    axes = {"basis": "dk", "radius": "", "tau": "", "nodes": "n", "log_weights": "n"}
 
     def _radial(self, s):
         """log E exp(s t) for s ``[...]`` ≥ 0."""

@@ -36,6 +36,7 @@ class AnchorMixture(AnchorModel):
     first: AnchorModel
     second: AnchorModel
     p: jax.Array
+    axes = {"p": ""}
 
     def cumulant(self, theta):
         return jnp.logaddexp(

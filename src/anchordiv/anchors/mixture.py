@@ -54,6 +54,7 @@ class GaussianMixture(AnchorModel):
     means: jax.Array
     factors: jax.Array
     tau: jax.Array
+    axes = {"log_weights": "k", "means": "kd", "factors": "kdr", "tau": ""}
 
     def cumulant(self, theta):
         k, d, r = self.factors.shape

@@ -32,6 +32,7 @@ from ..progress import tqdm
 from ..adaptation.registry import FAMILIES, LiveMapping, get_family
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..retrieval.metrics import LEVEL
+from .._safeio import check_hdf5
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
@@ -164,8 +165,12 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     if "directions" in post.fixed:  # the spectral family's own eigenbasis
         return np.asarray(post.fixed["directions"], np.float64)[:, :k]
     scale = checks_of(post.family_class).prior_scale(post.model_kwargs or {}, post.params("mean"))
-    if scale is None:
-        scale = np.eye(post.dim)
+    scale = np.eye(post.dim) if scale is None else np.asarray(scale, np.float64)
+    if scale.shape != (post.dim, post.dim) or not np.all(np.isfinite(scale)):
+        raise AnchorDivError(
+            f"{post.kind}: the prior scale has shape {list(scale.shape)}, not [d, d] = "
+            f"{[post.dim, post.dim]} finite numbers (malformed model arguments)"
+        )
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
@@ -769,6 +774,7 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
         f.write_bytes(data.tobytes())
+        check_hdf5(f, f"{path}: its netCDF data")
         try:
             return adz.from_netcdf(f)
         except Exception as err:  # the netCDF/HDF5 readers raise many kinds on bad bytes

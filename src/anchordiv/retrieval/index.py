@@ -562,6 +562,51 @@ def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, e
     )
 
 
+#: The faiss classes a saved index may hold (what :func:`new_faiss` builds), each with whether
+#: its candidates are re-scored (the approximate kinds' L2 reduction).
+FAISS_CLASSES = {"IndexFlatIP": False, "IndexIVFFlat": True, "IndexHNSWFlat": True}
+#: A loaded HNSW index's ``efSearch`` may be at most this or the gallery size, whichever is
+#: larger (each query's candidate lists grow with it: 2³¹ − 1 would take gigabytes).
+MAX_EF_SEARCH = 4096
+
+
+def search_params(index) -> dict[str, int]:
+    """The search-time parameters of a faiss index of :data:`FAISS_CLASSES` (what a card
+    records and a load checks): HNSW's ``ef_search``, IVF's ``nprobe`` and ``nlist``."""
+    name = type(index).__name__
+    if name == "IndexHNSWFlat":
+        return {"ef_search": int(index.hnsw.efSearch)}
+    if name == "IndexIVFFlat":
+        return {"nprobe": int(index.nprobe), "nlist": int(index.nlist)}
+    return {}
+
+
+def check_search_params(index, card: dict, path) -> None:
+    """Refuse a deserialized faiss index that is not the class its card names (one of
+    :data:`FAISS_CLASSES`, never a substitute such as an ``IndexIDMap``) or whose search-time
+    parameters differ from the card's or exceed what the gallery allows."""
+    name = type(index).__name__
+    if name != card.get("faiss_class") or name not in FAISS_CLASSES:
+        raise AnchorDivError(
+            f"{path}: the faiss index is a {name}, the card says {card.get('faiss_class')!r} "
+            f"(one of {', '.join(FAISS_CLASSES)})"
+        )
+    if FAISS_CLASSES[name] != card.get("rescore"):
+        raise AnchorDivError(f"{path}: a {name} with rescore = {card.get('rescore')!r}")
+    params = search_params(index)
+    ef, nprobe = params.get("ef_search", 1), params.get("nprobe", 1)
+    if not (1 <= ef <= max(MAX_EF_SEARCH, index.ntotal) and 1 <= nprobe <= params.get("nlist", 1)):
+        raise AnchorDivError(
+            f"{path}: the faiss index searches with {params}; efSearch must be in [1, "
+            f"{max(MAX_EF_SEARCH, index.ntotal)}] and nprobe in [1, nlist]"
+        )
+    declared = {k: card[k] for k in params if k in card}
+    if any(params[k] != v for k, v in declared.items()):
+        raise AnchorDivError(
+            f"{path}: the faiss index searches with {params}, the card says {declared}"
+        )
+
+
 class FaissIndex:
     """A faiss index over a :class:`GalleryIndex`'s MIPS keys (made by :meth:`GalleryIndex.to_faiss`).
 
@@ -620,11 +665,13 @@ class FaissIndex:
         q, c = self.gallery.mips_queries(queries)
         if not self.rescore:
             scores, idx = self.faiss.search(q, k)
+            check_ids(idx, self.gallery.size)
             div = np.maximum(c[:, None] - scores.astype(c.dtype), 0.0)
         else:
             qb = np.concatenate([q, np.zeros((len(q), 1), q.dtype)], 1)
             qb[:, -2] /= self.query_scale
             _, idx = self.faiss.search(np.ascontiguousarray(qb, np.float32), k)
+            check_ids(idx, self.gallery.size)
             keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()])
             keys = keys.reshape(*idx.shape, -1)
             div = np.maximum(c[:, None] - np.einsum("qm,qkm->qk", q.astype(keys.dtype), keys), 0.0)
@@ -680,6 +727,7 @@ class FaissIndex:
         meta = {
             "type": "faiss-index",
             "faiss_class": type(self.faiss).__name__,
+            **search_params(self.faiss),
             "size": len(self),
             "key_dim": self.gallery.key_dim,
             "rescore": self.rescore,
@@ -725,6 +773,7 @@ class FaissIndex:
                 raise AnchorDivError(
                     f"{path}: the faiss index does not deserialize ({err})"
                 ) from None
+            check_search_params(index, card, path)
             rescore = card["rescore"]
             numbers = [card[k] for k in ("shift", "query_scale", "max_norm")] if rescore else []
             if not isinstance(rescore, bool) or not all(
@@ -749,6 +798,16 @@ class FaissIndex:
                 )
             red = L2Reduction(*(float(x) for x in numbers)) if rescore else None
             return cls(index, gallery, reduction=red)
+
+
+def check_ids(idx: np.ndarray, size: int) -> None:
+    """Faiss's ids must be gallery rows (or −1, none found): an index whose stored ids are
+    outside them is corrupt."""
+    if idx.size and (idx.min() < -1 or idx.max() >= size):
+        raise AnchorDivError(
+            f"faiss index: returned ids in [{idx.min()}, {idx.max()}], outside the gallery's "
+            f"{size} rows (a corrupt index)"
+        )
 
 
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -828,15 +828,31 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
 
     faiss = index_module.require_faiss()
     out = Path(out_dir)
-    meta = read_json(out / "index.json")
+    meta = read_json(out / "index.json", finite=True)  # NaN/Infinity would reorder results
     keys = load_npy(out / "keys.npy", "keys")
     with malformed(out, "index folder"):
+        if not isinstance(meta, dict):
+            raise AnchorDivError(f"{out / 'index.json'}: not a JSON object")
         numbers = [float(meta[k]) for k in ("shift", "scale", "max_norm")]
         try:
             ivf = faiss.read_index(str(out / "ivf.index"), faiss.IO_FLAG_ONDISK_SAME_DIR)
         except RuntimeError as err:
             raise AnchorDivError(f"{out}: ivf.index does not read ({err})") from None
-        ivf.nprobe = integer("nprobe", meta["nprobe"] if nprobe is None else nprobe, low=1)
+        size = meta["size"]
+        if not (
+            type(size) is int
+            and keys.ndim == 2
+            and keys.dtype.kind == "f"
+            and size == len(keys) == ivf.ntotal
+            and ivf.d == keys.shape[1] + 1
+        ):
+            raise AnchorDivError(
+                f"{out}: index.json says size = {size!r}; keys.npy holds {list(keys.shape)} "
+                f"({keys.dtype}) and ivf.index {ivf.ntotal} items of {ivf.d} columns"
+            )
+        nlist = int(getattr(ivf, "nlist", 1))
+        saved = integer("index.json nprobe", meta["nprobe"], low=1, high=nlist)
+        ivf.nprobe = saved if nprobe is None else min(integer("nprobe", nprobe, low=1), nlist)
         gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
         return FaissIndex(ivf, gallery, reduction=L2Reduction(*numbers))
 

@@ -122,3 +122,14 @@ def test_nuts_on_explicit_model_agrees_with_map_em():
     exact = post.mean()
     np.testing.assert_allclose(np.asarray(s["means"]).mean(0), exact["means"], atol=0.05)
     np.testing.assert_allclose(np.asarray(s["weights"]).mean(0), exact["weights"], atol=0.05)
+
+
+def test_map_em_with_no_iterations_is_a_clear_error():
+    """A loaded prior's ``max_iter = 0`` was an UnboundLocalError (issue 45)."""
+    import anchordiv as ad
+
+    rng = np.random.default_rng(0)
+    prior = mixture_prior(rng.normal(size=(30, 3)), components=2, seed=0, reg=1e-3, alpha0=5.0,
+                          kappa0=2.0, nu0=7.0)  # fmt: skip
+    with pytest.raises(ad.AnchorDivError, match="max_iter"):
+        map_em(prior, rng.normal(size=(5, 3)), max_iter=0)

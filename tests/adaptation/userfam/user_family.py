@@ -2,7 +2,7 @@
 (issue 26): the Gaussian anchor model whose mean is learned and whose covariance is the broad
 anchors' own, held fixed — conjugate, so every method runs on it.
 
-It subclasses only :class:`anchordiv.Family` and defines 7 members (``sites``, ``model``,
+It subclasses only :class:`anchordiv.Family` and defines 8 members (``sites``, ``model``, ``exact_types``,
 ``from_anchors``, ``isotropic``, ``prior_kwargs``, ``to_model`` and the :class:`Conjugate`
 capability ``exact``); the log likelihood, simulated anchors, the log joint, prior draws,
 ArviZ quantities, persistence and CLI options all come from the library's generic defaults
@@ -67,6 +67,7 @@ def define():
 
         sites = ("mu", "Sigma")
         model = staticmethod(mean_model)
+        exact_types = (MeanPosterior,)
 
         @classmethod
         def from_anchors(cls, broad, targets=None, *, kappa0: float = 10.0, prior="broad"):
@@ -99,7 +100,16 @@ def define():
 
 
 #: the members the user wrote (the library's own families define more: closed forms)
-MEMBERS = ("sites", "model", "from_anchors", "isotropic", "prior_kwargs", "exact", "to_model")
+MEMBERS = (
+    "sites",
+    "model",
+    "exact_types",
+    "from_anchors",
+    "isotropic",
+    "prior_kwargs",
+    "exact",
+    "to_model",
+)
 
 
 def register() -> type:

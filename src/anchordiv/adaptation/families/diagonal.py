@@ -195,6 +195,9 @@ class DiagonalPrior(Family):
     ((4,), 10.0)
     """
 
+    exact_types = (NormalInverseGamma,)
+    axes = {"mu0": "d", "var": "d"}
+
     mu0: np.ndarray
     var: np.ndarray
     kappa0: float = 10.0

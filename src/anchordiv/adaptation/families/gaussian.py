@@ -315,6 +315,9 @@ class NIWPrior(Family):
     'held-out recipe'
     """
 
+    exact_types = (NIW,)
+    axes = {"mu0": "d", "cov": "dd"}
+
     mu0: np.ndarray
     cov: np.ndarray
     kappa0: float

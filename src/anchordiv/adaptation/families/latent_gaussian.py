@@ -450,6 +450,9 @@ class LatentFamily(Family):
     Subclasses carry ``rank``, ``beta``, ``prior_anchors``, ``signal``, ``noise``, ``scale``
     (the PPCA c) and ``n_broad``."""
 
+    exact_types = (BinghamPosterior,)
+    axes = {"mean": "d", "cov": "dd"}
+
     sites = ("U",)
     hooks = Hooks(
         quantities=latent_quantities,

@@ -255,6 +255,8 @@ class PosteriorBinghamPrior(LatentFamily):
     2
     """
 
+    axes = {"projector": "dd", "mean": "d"}
+
     projector: np.ndarray
     signal: float
     noise: float

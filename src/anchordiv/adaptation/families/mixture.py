@@ -296,6 +296,7 @@ def map_em(
     """
     t = np.asarray(targets, np.float64)
     params = prior.mode()
+    max_iter = integer("max_iter", max_iter, low=1)
     for it in range(1, max_iter + 1):  # noqa: B007 (returned: the iterations run)
         resp, _ = responsibilities(t, params["weights"], params["means"], params["covs"])
         post = prior.update_soft(t, resp)
@@ -530,6 +531,9 @@ class DirichletNIWPrior(Family):
     >>> prior.mu.shape
     (2, 4)
     """
+
+    exact_types = (DirichletNIW,)
+    axes = {"alpha": "k", "mu": "kd", "kappa": "k", "nu": "k", "psi": "kdd"}
 
     alpha: np.ndarray
     mu: np.ndarray

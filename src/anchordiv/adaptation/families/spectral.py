@@ -563,6 +563,8 @@ class SpectralPrior(Family):
     (4, 2)
     """
 
+    axes = {"mu0": "d", "directions": "dk", "eigenvalues": "k"}
+
     mu0: np.ndarray
     directions: np.ndarray
     eigenvalues: np.ndarray

@@ -60,6 +60,7 @@ from ..subspace import sandwich
 from ..hooks import Hooks, own_sites
 from .gaussian import (
     GAUSSIAN_DIMS,
+    NIW,
     GaussianLikelihood,
     NIWPrior,
     gaussian_model,
@@ -301,6 +302,8 @@ class StructuredPrior(Family):
     """
 
     sites = ("mu", "Sigma")
+    exact_types = (NIW,)  # the completion: the base prior's exact posterior
+    axes = {"mu0": "d", "cov": "dd"}
     likelihood_type = GaussianLikelihood
     static_fields = ("prior", "origin")
     hooks = Hooks(

@@ -275,14 +275,15 @@ def number(text: str) -> float:
 
 def add_sha256_flag(p) -> None:
     """``--sha256 DIGEST`` (repeatable): every saved bundle the command reads (prior, posterior,
-    model) must have one of these digests (``anchordiv priors`` prints the shipped priors';
-    ``ad.bundle_digest(path)`` any bundle's)."""
+    model) and every embeddings sidecar must have one of these digests (``anchordiv priors``
+    prints the shipped priors'; ``ad.bundle_digest(path)`` any bundle's or ``X.npy``'s)."""
     p.add_argument(
         "--sha256",
         action="append",
         metavar="DIGEST",
-        help="refuse any saved prior/posterior/model read whose digest is not one of these "
-        "(repeatable; `anchordiv priors` prints the shipped priors' digests)",
+        help="refuse any saved prior/posterior/model or embeddings sidecar read whose digest "
+        "is not one of these (repeatable; `anchordiv priors` prints the shipped priors' "
+        "digests, ad.bundle_digest('X.npy') a sidecar's)",
     )
 
 
