@@ -38,6 +38,8 @@ from ...evaluation import dominance as dom
 
 #: "within 0.01 AUPRC of target-only or above" at large budgets
 TOLERANCE = 0.01
+#: the section's title
+TITLE = "Does adaptation keep its promise? (dominance table)"
 #: budgets counted as "few anchors" / "many anchors"
 SMALL, LARGE = 5, 40
 
@@ -212,7 +214,7 @@ def section(rep, table: dict, *, note: str = "") -> None:
     None
         Writes into ``rep``.
     """
-    rep.section("Does adaptation keep its promise? (dominance table)")
+    rep.section(TITLE)
     rep.text(
         "Every default posterior (the held-out recipe, `anchordiv.adaptation.recipe`) on every "
         "task, against the better of its target-only model and its isotropic-prior control "
@@ -305,6 +307,7 @@ def _ratio(r: dict) -> str:
 __all__ = [
     "LARGE",
     "SMALL",
+    "TITLE",
     "TOLERANCE",
     "claims",
     "merge",
