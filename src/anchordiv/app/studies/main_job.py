@@ -23,6 +23,7 @@ import numpy as np
 
 from ...adaptation.loading import stand_in_anchors
 from ...anchors import fit
+from ...data.cache import STATS as CACHE_STATS
 from ...evaluation.curves import MODELS
 from ...errors import AnchorDivError
 from ...io import stack_versions
@@ -709,6 +710,21 @@ def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
     return problems
 
 
+def _encoding(before: dict) -> dict:
+    """This run's embedding-cache counts (``hits``, ``encoded`` texts, ``encode_s``)."""
+    return {k: CACHE_STATS[k] - before.get(k, 0) for k in ("hits", "encoded", "encode_s")}
+
+
+def _encoding_text(run: dict, encoder: str) -> str:
+    if not run["encoded"]:
+        return f"every embedding from the cache ({run['hits']} entries)"
+    rate = run["encoded"] / max(run["encode_s"], 1e-9)
+    return (
+        f"`{encoder}` encoded {run['encoded']:,} texts in {run['encode_s']:.0f} s "
+        f"({rate:.0f} texts/s), {run['hits']} cache entries read"
+    )
+
+
 def report_title(parts, size: str) -> str:
     """What was run: ``anchordiv demo`` for all studies, ``anchordiv study NAME`` for some."""
     what = (
@@ -773,7 +789,7 @@ def run_demo(
     if unknown:
         raise AnchorDivError(f"studies: unknown {unknown}; choose from {', '.join(PARTS)}")
     check_output(out_dir, overwrite)
-    start = time.time()
+    start, before = time.time(), dict(CACHE_STATS)
     sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     enc = get_encoder(encoder, pretrained=pretrained, device=device)
@@ -794,11 +810,12 @@ def run_demo(
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
     neighbours_section(rep, ctx.shown)
     rep.section("Run")
+    run = {"total_s": time.time() - start, **_encoding(before)}
     rep.text(
-        f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
-        f"cache directory; a second run skips encoding)."
+        f"Total time {run['total_s']:.0f} s; {_encoding_text(run, enc.id)} (embeddings cached "
+        f"under the anchordiv cache directory; a second run skips encoding)."
     )
     versions = stack_versions()
     rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
-    write_json(rep.path("results.json"), {**results, "versions": versions})
+    write_json(rep.path("results.json"), {**results, "run": run, "versions": versions})
     return rep.write()
