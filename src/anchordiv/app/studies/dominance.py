@@ -44,7 +44,9 @@ TITLE = "Does adaptation keep its promise? (dominance table)"
 SMALL, LARGE = 5, 40
 
 
-def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
+def transfer_names(
+    priors: Sequence[str], kinds: Sequence[str], models=None
+) -> dict[str, tuple[str | None, str | None]]:
     """``{posterior: (control, target-only)}`` of a transfer curve.
 
     Parameters
@@ -53,10 +55,13 @@ def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tup
         Prior names P.
     kinds : sequence of str
         Kinds.
+    models : collection of str, optional
+        The curve's model names: a partner not among them is None (a kind without a
+        target-only model); None: all named.
 
     Returns
     -------
-    dict of str to (str, str)
+    dict of str to (str or None, str or None)
         :func:`.transfer.transfer_models` names: ``P-kind``, ``P-isotropic-kind``, ``kind``.
 
     Examples
@@ -65,7 +70,11 @@ def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tup
     >>> transfer_names(["domain"], ["gaussian"])
     {'domain-gaussian': ('domain-isotropic-gaussian', 'gaussian')}
     """
-    return {f"{p}-{k}": (f"{p}-isotropic-{k}", k) for k in kinds for p in priors}
+
+    def have(name: str) -> str | None:
+        return name if models is None or name in models else None
+
+    return {f"{p}-{k}": (have(f"{p}-isotropic-{k}"), have(k)) for k in kinds for p in priors}
 
 
 def task_rows(

@@ -484,7 +484,7 @@ def _transfer(
         "diagnostics": diagnostics,
         "ranking": tr.ranking_rows(diagnostics, gains),
         "dominance": dominance.task_rows(
-            task, curve, dominance.transfer_names(list(priors), size.tr_kinds), **tag
+            task, curve, dominance.transfer_names(list(priors), size.tr_kinds, curve.models), **tag
         ),
     }
 
