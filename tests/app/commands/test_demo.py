@@ -118,12 +118,19 @@ def test_budget_study_runs_target_only_models(tmp_path):
     out = tmp_path / "budget"
     assert main(["study", "budget", "--small", "-o", str(out)]) == 0
     rows = _csv(out / "budget.csv")
-    assert {r["model"] for r in rows} == {"softmax", "gaussian", "cosine", "inversion"}
+    # the full run's target-only models and baselines (main_job.WN_MODELS), at every size
+    assert {r["model"] for r in rows} == {
+        "softmax",
+        "gaussian",
+        "latent-gaussian",
+        "cosine",
+        "inversion",
+    }
     text = (out / "report.md").read_text()
     assert "## Anchor budget" in text
     shown = text.split(f"## {NEIGHBOURS_TITLE}\n")[1]
     assert "### Anchor budget" in shown  # the target-only geometries, no controls
-    assert "| rank | cosine | inversion | softmax | gaussian |" in shown
+    assert "| rank | cosine | inversion | softmax | gaussian | latent-gaussian |" in shown
 
 
 def test_bad_size_or_study_is_an_error():
