@@ -7,8 +7,9 @@ Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes
 minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
 transfer studies, which add about five more with cached embeddings (warm embedding and
 compilation caches: 138 s alone on 2 idle cores, 374 s beside two busy BLAS processes,
-``benchmarks/results/bench_beside_load-demo.md``), and the ``small`` size in
-about a minute once the encoder is loaded (for tests).
+``benchmarks/results/bench_beside_load-demo.md``; cold and warm: ``benchmarks/bench_demo.py``),
+and the ``small`` size — the same models, kinds, priors and sections on tiny subsamples
+(:data:`WN_MODELS`, :func:`sections`) — in a minute or two with warm caches (for tests).
 """
 
 from __future__ import annotations
