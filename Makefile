@@ -65,6 +65,9 @@ test-arviz1: $(STAMP1)
 	$(VENV1)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m 'arviz and not slow'
 	$(VENV1)/bin/python -m pytest -q -n $(TEST_WORKERS) -m arviz tests/test_notebooks.py -k small_mode
 
+# Where each command runs: CI (.ci/run, every push) runs `make test`, `make test-arviz1`, `make
+# demo` (then .ci/check_report.py) and `make docs`; .ci/release (before every release, weekly)
+# runs `make test-all`, `make bench` and benchmarks/bench_demo.py.
 test-all: setup docs-setup
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m ''
 

@@ -77,6 +77,24 @@ def test_readme_starts_with_the_two_commands():
     assert text.split("\n\n")[1].strip() == "```\nmake demo\nmake test\n```"
 
 
+def test_ci_runs_both_readme_commands_and_checks_the_report():
+    """CI runs what a new user runs (issue 42): both README commands as written, the report's
+    section check after the demo, and `make docs`."""
+    text = README.read_text(encoding="utf-8")
+    commands = text.split("\n\n")[1].strip().strip("`").split()
+    steps = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    for cmd in (" ".join(commands[i : i + 2]) for i in range(0, len(commands), 2)):
+        assert cmd in steps, f".ci/run lacks the README's {cmd!r}"
+    assert steps.index("make demo") < steps.index(
+        ".venv/bin/python .ci/check_report.py reports/demo"
+    )
+    assert "make docs" in steps
+
+
 def test_readme_is_the_front_door():
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 250

@@ -3,7 +3,8 @@
 Every public name is documented once: the names of ``anchordiv.__all__`` on the ``anchordiv``
 page, and every other module or package of anchordiv that defines ``__all__`` on a page of its
 own, listing the names that are not the same object as a top-level one (those link to the
-top-level entry).  A new name in any ``__all__`` therefore needs no edit here."""
+top-level entry) nor re-exported from the public module that defines and lists them (those link to that module's entry: ``anchordiv.adaptation.Runners`` is
+documented once, as ``anchordiv.adaptation.runners.Runners``).  A new name in any ``__all__`` therefore needs no edit here."""
 
 from __future__ import annotations
 
@@ -61,17 +62,34 @@ def top_level() -> dict[int, str]:
     }
 
 
-def module_page(name: str, shared: dict[int, str]) -> str:
+def homes(modules: list[str]) -> dict[int, str]:
+    """``id(object) -> "module.name"`` of the classes and functions a public module defines and
+    lists (:func:`public_names`; a re-export elsewhere links there)."""
+    out = {}
+    for m in modules:
+        module = importlib.import_module(m)
+        for n in public_names(module):
+            obj = getattr(module, n)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__ == m:
+                out[id(obj)] = f"{m}.{n}"
+    return out
+
+
+def module_page(name: str, shared: dict[int, str], home: dict[int, str] | None = None) -> str:
     """reStructuredText of one module's page: its docstring, an autosummary of its own names,
-    and links for the names it re-exports from the top level."""
+    and links for the names it re-exports from the top level or from the public module that
+    defines them (``home``, :func:`homes`)."""
     module = importlib.import_module(name)
     own, linked = [], []
+    home = home or {}
     for n in public_names(module):
         obj = getattr(module, n)
         if inspect.ismodule(obj):
             linked.append(f":doc:`{obj.__name__}`")
         elif name != "anchordiv" and id(obj) in shared:
             linked.append(f":py:obj:`{n} <anchordiv.{shared[id(obj)]}>`")
+        elif name != "anchordiv" and home.get(id(obj), f"{name}.{n}") != f"{name}.{n}":
+            linked.append(f":py:obj:`{n} <{home[id(obj)]}>`")
         else:
             own.append(n)
     lines = [
@@ -99,7 +117,8 @@ def write_reference(api_dir: Path) -> list[str]:
     out = Path(api_dir) / "modules"
     out.mkdir(parents=True, exist_ok=True)
     modules, shared = public_modules(), top_level()
-    pages = {f"{m}.rst": module_page(m, shared) for m in modules}
+    home = homes(modules)
+    pages = {f"{m}.rst": module_page(m, shared, home) for m in modules}
     for old in out.glob("*.rst"):
         if old.name not in pages:
             old.unlink()

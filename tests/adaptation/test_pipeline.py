@@ -117,6 +117,14 @@ def test_fewer_broad_than_target_anchors_warn_unless_they_stand_in_for_a_model()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pipeline.check_anchors(with_provenance(broad, stand_in="moment points"), targets)
+        # a curve's private copy of the broad anchors keeps the mark (issue 42: the main job's
+        # full-coverage cell warned about its own moment points)
+        from anchordiv.adaptation.cache import frozen
+        from anchordiv.adaptation.loading import stand_in_anchors
+
+        pipeline.check_anchors(frozen(with_provenance(broad, stand_in="moment points")), targets)
+        points = stand_in_anchors(ad.fit("gaussian", broad, tau=20.0))
+        pipeline.check_anchors(frozen(points), unit(rng, len(points) + 2, 6))
 
 
 def test_split_options_takes_a_kind_or_a_family_class():

@@ -235,3 +235,24 @@ def test_a_family_runs_in_curves_with_its_declared_method():
     finally:
         del curves.MODELS["posterior-gaussian"]
     assert curves.MODELS["posterior-gaussian"].factory.func is curves.adapted
+
+
+def test_moment_points_stand_in_on_a_curve_without_a_swapped_anchors_warning():
+    """The main job's full-coverage cell: a prior's 2r moment points, more targets than that.
+    The points say they stand in for a model (provenance ``stand_in``), and the curve's
+    private copy keeps the mark (issue 42: 'were the two swapped?' on the demo's own run)."""
+    import warnings
+
+    from anchordiv.adaptation.loading import stand_in_anchors
+
+    rng = np.random.default_rng(3)
+    points = stand_in_anchors(ad.fit("gaussian", unit(rng, 3, 4), tau=20.0))  # 4 rows
+    targets, gallery = unit(rng, 8, 4), unit(rng, 12, 4)
+    relevance = rng.uniform(size=(4, 12)) < 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ad.AnchorDivWarning)
+        adaptation_curve(
+            points, targets, gallery[:4], gallery, relevance, tau=20.0,
+            query_index=np.arange(4), models=("posterior-gaussian",), budgets=[2],
+            n_subsets=1, n_boot=50, progress=False,
+        )  # fmt: skip

@@ -9,6 +9,7 @@ from anchordiv.evaluation.dominance import (
     budget_to_reach,
     dominance_rows,
     falls,
+    lacks,
     triples,
 )
 from helpers import BUDGETS, MEANS, synthetic_curve as curve
@@ -19,6 +20,24 @@ def test_triples_from_roles_and_checked_names():
     assert triples(c) == {"posterior": ("control", "target")}
     with pytest.raises(AnchorDivError, match="lacks model"):
         triples(c, {"posterior": ("nope", "target")})
+
+
+def test_a_posterior_without_a_target_only_model_is_compared_with_what_the_curve_has():
+    """A kind without a target-only fit (spectral): no error, rows against the control and
+    cosine, each saying what it lacks; the same without the control or cosine."""
+    c = curve({k: v for k, v in MEANS.items() if k != "target"})
+    names = triples(c)
+    assert names == {"posterior": ("control", None)}
+    rows = dominance_rows(c, names)
+    assert [r["best_other"] for r in rows] == ["control"] * len(BUDGETS)
+    assert all(r["lacks"] == ["target-only"] for r in rows)
+    assert rows[2]["diff_best"] == pytest.approx(0.62 - 0.45, abs=0.005)
+    bare = curve({"posterior": MEANS["posterior"]})
+    rows = dominance_rows(bare, triples(bare))
+    assert rows[0]["best_other"] is None and rows[0]["holds"] is None
+    assert np.isnan(rows[0]["diff_best"]) and np.isnan(rows[0]["diff_baseline"])
+    assert rows[0]["lacks"] == ["control", "target-only", "cosine"]
+    assert lacks("c", "t") == []
 
 
 def test_dominance_compares_with_the_better_of_target_only_and_control():

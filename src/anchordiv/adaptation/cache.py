@@ -52,7 +52,7 @@ def frozen(a) -> np.ndarray:
     when it is such a copy already."""
     if isinstance(a, np.ndarray) and _memo(a) is not None:
         return a
-    c = np.array(a, copy=True)
+    c = np.array(a, copy=True, subok=True)  # Embeddings keep their provenance (stand_in)
     c.flags.writeable = False
     return _register(c)
 

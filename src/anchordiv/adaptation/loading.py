@@ -147,13 +147,15 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
         check_loaded_model(infer(prior, probe, tau=10.0).point())
 
 
-def stand_in_anchors(model, card: dict) -> np.ndarray:
-    """:func:`broad_from_model` carrying the card's encoder and τ as provenance."""
+def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
+    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: 2r points by
+    construction, so :func:`~anchordiv.adaptation.pipeline.check_anchors` does not read their
+    count as swapped anchors), carrying the ``card``'s encoder and τ when given."""
+    recorded = (
+        {} if card is None else {"encoder": card.get("encoder"), "logit_scale": card.get("tau")}
+    )
     return with_provenance(
-        broad_from_model(model),
-        encoder=card.get("encoder"),
-        logit_scale=card.get("tau"),
-        stand_in="moment points of a saved model",
+        broad_from_model(model), stand_in="moment points of a saved model", **recorded
     )
 
 

@@ -19,6 +19,7 @@ import collections
 import hashlib
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 from typing import Callable, Sequence
@@ -33,7 +34,8 @@ CACHE_ENV = "ANCHORDIV_CACHE"
 #: Environment variable: ``0`` keeps the command line from using JAX's persistent cache.
 XLA_CACHE_ENV = "ANCHORDIV_XLA_CACHE"
 
-#: ``hits`` / ``misses`` / ``rebuilt`` counts of :func:`cached_embeddings` in this process.
+#: ``hits`` / ``misses`` / ``rebuilt`` counts of :func:`cached_embeddings` in this process, and
+#: on misses ``encoded`` (inputs) and ``encode_s`` (seconds spent encoding them).
 STATS: collections.Counter = collections.Counter()
 
 
@@ -268,7 +270,10 @@ def cached_embeddings(
         STATS["hits"] += 1
         return arr
     STATS["misses"] += 1
+    start = time.perf_counter()
     arr = np.asarray(compute())
+    STATS["encoded"] += len(items)
+    STATS["encode_s"] += time.perf_counter() - start
     if arr.shape[0] != len(items):
         raise AnchorDivError(
             f"encoder {encoder_id} returned {arr.shape[0]} rows for {len(items)} inputs"

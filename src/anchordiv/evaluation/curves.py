@@ -43,7 +43,7 @@ from ..anchors import KINDS as ANCHOR_KINDS
 from ..anchors import Gaussian, Softmax, fit
 from ..retrieval.baselines import inversion
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
-from ..provenance import AnchorDivWarning
+from ..provenance import AnchorDivWarning, provenance_of, with_provenance
 from .evaluate import bootstrap_interval, check_relevance, evaluate, write_json, write_rows
 from ..threads import limited_blas
 
@@ -728,13 +728,15 @@ def _failed_everywhere(results: dict, names, warned: set) -> None:
             )
 
 
-def frozen_broad(broad: np.ndarray) -> np.ndarray:
+def frozen_broad(broad: np.ndarray, provenance: dict | None = None) -> np.ndarray:
     """The curve's own read-only copy of the broad anchors: every cell and model builds from
     the same array, so its digest and the prior factorisations derived from it are computed
-    once per curve (:func:`anchordiv.adaptation.cache.frozen`)."""
+    once per curve (:func:`anchordiv.adaptation.cache.frozen`).  ``provenance`` (the caller's
+    array's, which a checked copy loses) goes with it: moment points stay marked as stand-ins
+    (``stand_in``), so the swapped-anchors check does not count them."""
     from ..adaptation.cache import frozen  # the adaptation layer, loaded lazily
 
-    return frozen(broad)
+    return frozen(with_provenance(broad, provenance) if provenance else broad)
 
 
 @limited_blas
@@ -828,7 +830,7 @@ def adaptation_curve(
     """
     resolved = _resolve(models)
     target = as_matrix("target", target)
-    broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]))
+    broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]), provenance_of(broad))
     n_subsets = integer("n_subsets", n_subsets, low=1)
     n_boot = integer("n_boot", n_boot, low=1)  # before the cells, not at the summary
     in_unit_interval("level", level)

@@ -18,6 +18,9 @@ isotropic-prior control and the target-only model (and cosine):
 
 :func:`triples` finds the (posterior, control, target-only) names of a curve from the models'
 roles and kinds (one posterior per kind), or from a naming pattern (several priors per kind).
+A partner the curve does not have is ``None`` (a family without a target-only fit, such as
+``spectral``, or a run without the control): the posterior then gets the rows it can have —
+against the partner it has and cosine — and each row names what it ``lacks``.
 
     rows = dominance_rows(curve, triples(curve))
     need = [anchors_needed(curve, p, t) for p, (_, t) in triples(curve).items()]
@@ -37,22 +40,22 @@ BASELINE = "cosine"
 
 
 def triples(
-    curve, names: Mapping[str, tuple[str, str]] | None = None
-) -> dict[str, tuple[str, str]]:
+    curve, names: Mapping[str, tuple[str | None, str | None]] | None = None
+) -> dict[str, tuple[str | None, str | None]]:
     """``{posterior: (isotropic control, target-only)}`` of a curve's models.
 
     Parameters
     ----------
     curve : Curve
         An adaptation curve.
-    names : mapping of str to (str, str), optional
+    names : mapping of str to (str or None, str or None), optional
         Checked against the curve's models; None: from the roles — each ``posterior`` model with
-        the ``isotropic`` and ``target`` models of its kind.
+        the ``isotropic`` and ``target`` models of its kind, ``None`` for one the curve lacks.
 
     Returns
     -------
-    dict of str to (str, str)
-        The triples.
+    dict of str to (str or None, str or None)
+        The triples (``None``: no such partner; :func:`dominance_rows` compares with the rest).
 
     Raises
     ------
@@ -68,15 +71,27 @@ def triples(
         }
     out = {}
     for post, (control, target) in names.items():
-        missing = [x for x in (post, control, target) if x not in curve.models]
+        missing = [x for x in (post, control, target) if x is not None and x not in curve.models]
         if missing:
             raise AnchorDivError(
-                f"dominance: the curve lacks model(s) {missing} for "
-                f"{post!r} (it needs the posterior, its isotropic control "
-                f"and the target-only model of the same kind)"
+                f"dominance: the curve lacks model(s) {missing} for {post!r} (name the "
+                f"posterior, its isotropic control and the target-only model of the same kind "
+                f"among {sorted(curve.models)}; None for a partner the curve does not have)"
             )
         out[post] = (control, target)
     return out
+
+
+def lacks(control: str | None, target: str | None) -> list[str]:
+    """The partners a posterior has no model for: ``"control"``, ``"target-only"``.
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.dominance import lacks
+    >>> lacks("isotropic-spectral", None)
+    ['target-only']
+    """
+    return [k for k, v in (("control", control), ("target-only", target)) if v is None]
 
 
 def _mean(curve, name: str, budget: int) -> float:
@@ -84,7 +99,7 @@ def _mean(curve, name: str, budget: int) -> float:
 
 
 def dominance_rows(
-    curve, names: Mapping[str, tuple[str, str]], *, baseline: str = BASELINE
+    curve, names: Mapping[str, tuple[str | None, str | None]], *, baseline: str = BASELINE
 ) -> list[dict]:
     """Per posterior and budget: the posterior against the better of target-only and control, and cosine.
 
@@ -92,32 +107,41 @@ def dominance_rows(
     ----------
     curve : Curve
         An adaptation curve.
-    names : mapping of str to (str, str)
-        ``{posterior: (isotropic control, target-only)}`` (:func:`triples`).
+    names : mapping of str to (str or None, str or None)
+        ``{posterior: (isotropic control, target-only)}`` (:func:`triples`); ``None``: the
+        curve has no such partner, the posterior is compared with the other.
     baseline : str, default "cosine"
-        The baseline model.
+        The baseline model (a curve without it gets NaN ``diff_baseline``).
 
     Returns
     -------
     list of dict
         ``auprc``/``low``/``high``, ``best_other`` (target-only or control, whichever has the
-        higher mean there) and ``diff_best``, ``diff_baseline`` with ``_low``/``_high`` 95 %
-        paired intervals, and ``holds`` (the posterior's interval against ``best_other`` does
-        not lie below zero).
+        higher mean there; None when it has neither) and ``diff_best``, ``diff_baseline`` with
+        ``_low``/``_high`` 95 % paired intervals (NaN against a model the curve lacks),
+        ``holds`` (the posterior's interval against ``best_other`` does not lie below zero;
+        None without one) and ``lacks`` (:func:`lacks`, plus ``baseline`` when missing).
     """
     contrasts: dict[tuple[str, str], dict] = {}
 
-    def contrast(a, b):
+    none = {"difference": np.nan, "low": np.nan, "high": np.nan}
+
+    def contrast(a, b, budget):
+        if b is None:
+            return none
         if (a, b) not in contrasts:
             contrasts[(a, b)] = {r["budget"]: r for r in curve.contrast(a, b)}
-        return contrasts[(a, b)]
+        return contrasts[(a, b)][budget]
 
+    base = baseline if baseline in curve.models else None
     rows = []
     for post, (control, target) in names.items():
+        others = [o for o in (target, control) if o is not None]
+        missing = lacks(control, target) + ([] if base else [baseline])
         for b in curve.budgets:
             m, lo, hi = curve.cell(post, b)
-            best = max((target, control), key=lambda o: _mean(curve, o, b))
-            d, c = contrast(post, best)[b], contrast(post, baseline)[b]
+            best = max(others, key=lambda o: _mean(curve, o, b)) if others else None
+            d, c = contrast(post, best, b), contrast(post, base, b)
             rows.append(
                 {
                     "posterior": post,
@@ -132,7 +156,8 @@ def dominance_rows(
                     "diff_baseline": c["difference"],
                     "diff_baseline_low": c["low"],
                     "diff_baseline_high": c["high"],
-                    "holds": bool(d["high"] >= 0),
+                    "holds": bool(d["high"] >= 0) if best else None,
+                    "lacks": missing,
                 }
             )
     return rows
@@ -283,4 +308,12 @@ def falls(curve, name: str, target: str | None = None) -> list[dict]:
     return out
 
 
-__all__ = ["BASELINE", "anchors_needed", "budget_to_reach", "dominance_rows", "falls", "triples"]
+__all__ = [
+    "BASELINE",
+    "anchors_needed",
+    "budget_to_reach",
+    "dominance_rows",
+    "falls",
+    "lacks",
+    "triples",
+]

@@ -11,6 +11,7 @@ import anchordiv as ad
 from anchordiv.app.cli import main
 from anchordiv.io import load_card
 from anchordiv.app.studies._common import NEIGHBOURS_TITLE, SHOWN_K, SHOWN_QUERIES
+from anchordiv.app.studies.main_job import check_report
 from anchordiv.app.studies.priors import PRIORS, WORDNET_PRIOR, default_models_dir, load_prior
 
 
@@ -28,11 +29,17 @@ def test_shipped_priors_have_cards_and_load():
         assert prior.kind == "gaussian" and np.asarray(prior.mean).dtype == np.float32
 
 
-def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
+def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys, recwarn):
     out = tmp_path / "demo"
     assert main(["demo", "--small", "-o", str(out)]) == 0
     report = out / "report.md"
     assert capsys.readouterr().out.strip().endswith(str(report))
+    # the library's own studies trip none of the mistake heuristics (swapped anchors, τ below 1
+    # or against the recorded one, non-unit rows): issue 42
+    mistakes = [str(w.message) for w in recwarn if issubclass(w.category, ad.AnchorDivWarning)]
+    assert not mistakes, mistakes
+    # every section and every posterior's dominance rows, as CI checks the full run's report
+    assert check_report(out) == []
     text = report.read_text()
     for heading in (
         "Clinical retrieval",
@@ -77,6 +84,8 @@ def test_demo_small_writes_a_report_with_real_numbers(tmp_path, capsys):
     tasks = {c["task"].split(" / ")[0] for c in table["claims"]}
     assert tasks == {"style transfer", "WordNet → ImageNet (= budget study)", "clinical transfer"}
     assert {"domain-gaussian", "posterior-gaussian"} <= {c["posterior"] for c in table["claims"]}
+    spectral = [c for c in table["claims"] if c["posterior"] == "posterior-spectral"]
+    assert [c["lacks"] for c in spectral] == [["target-only"]]  # compared with its control
     assert all(np.isfinite(r["diff_best"]) for r in table["dominance"])
     # what each geometry retrieves: one table per study, posteriors beside the baselines
     shown = text.split(f"## {NEIGHBOURS_TITLE}")[1]
@@ -109,12 +118,19 @@ def test_budget_study_runs_target_only_models(tmp_path):
     out = tmp_path / "budget"
     assert main(["study", "budget", "--small", "-o", str(out)]) == 0
     rows = _csv(out / "budget.csv")
-    assert {r["model"] for r in rows} == {"softmax", "gaussian", "cosine", "inversion"}
+    # the full run's target-only models and baselines (main_job.WN_MODELS), at every size
+    assert {r["model"] for r in rows} == {
+        "softmax",
+        "gaussian",
+        "latent-gaussian",
+        "cosine",
+        "inversion",
+    }
     text = (out / "report.md").read_text()
     assert "## Anchor budget" in text
     shown = text.split(f"## {NEIGHBOURS_TITLE}\n")[1]
     assert "### Anchor budget" in shown  # the target-only geometries, no controls
-    assert "| rank | cosine | inversion | softmax | gaussian |" in shown
+    assert "| rank | cosine | inversion | softmax | gaussian | latent-gaussian |" in shown
 
 
 def test_bad_size_or_study_is_an_error():

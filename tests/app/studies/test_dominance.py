@@ -55,3 +55,19 @@ def test_transfer_names_pair_each_prior_with_its_control():
         "domain-gaussian": ("domain-isotropic-gaussian", "gaussian"),
         "generic-gaussian": ("generic-isotropic-gaussian", "gaussian"),
     }
+
+
+def test_a_posterior_lacking_its_target_only_model_gets_the_rows_it_can_have(tmp_path):
+    """The full demo's posterior-spectral (no target-only spectral): no error; dominance rows
+    against its control and cosine, no anchors ratio, and the table says what it lacks."""
+    table = dominance.task_rows(
+        "spectral", curve({k: v for k, v in MEANS.items() if k != "target"})
+    )
+    assert table["anchors_needed"] == [] and len(table["dominance"]) == 5
+    claim = dominance.claims(table)[0]
+    assert claim["small"] and claim["large"] and claim["lacks"] == ["target-only"]
+    rep = Report("t", tmp_path)
+    dominance.section(rep, table)
+    text = rep.write().read_text()
+    assert "| spectral | posterior | yes | yes |" in text and "| target-only |" in text
+    assert "spectral `posterior` has no target-only model" in text

@@ -98,3 +98,24 @@ def test_diagnostics_ranking_and_report(study, tmp_path):
     assert "`domain` vs its isotropic control: above in" in text
     assert "same order of all priors — captured 1/1" in text
     assert (tmp_path / "st" / "curve_gaussian.png").stat().st_size > 10_000
+
+
+def test_a_kind_without_a_target_only_model_gets_posteriors_and_controls_only():
+    """Spectral has no target-only fit: the transfer models leave it out instead of failing,
+    and the dominance names say so (issue 42)."""
+    from anchordiv.app.studies.dominance import transfer_names
+
+    broad = np.eye(4)
+    models = tr.transfer_models({"domain": broad}, kinds=("gaussian", "spectral"))
+    assert set(models) == {
+        "gaussian",
+        "domain-gaussian",
+        "domain-isotropic-gaussian",
+        "domain-spectral",
+        "domain-isotropic-spectral",
+        "cosine",
+    }
+    assert transfer_names(["domain"], ["gaussian", "spectral"], models) == {
+        "domain-gaussian": ("domain-isotropic-gaussian", "gaussian"),
+        "domain-spectral": ("domain-isotropic-spectral", None),
+    }

@@ -20,7 +20,8 @@ def add_run_options(p, default_out: str) -> None:
     p.add_argument(
         "--small",
         action="store_true",
-        help="tiny subsamples (seconds once the encoder is loaded; for tests)",
+        help="the same studies, models and report sections on tiny subsamples (a minute or "
+        "two with warm caches; for tests)",
     )
     p.add_argument(
         "--models",

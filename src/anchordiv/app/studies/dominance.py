@@ -19,6 +19,11 @@ anchors, ÷ 2); and the budgets where a curve falls below the previous budget's 
   the prior's and the posterior approaches it, as the ``large`` claim asks — a conflict of the
   claims the recipe cannot resolve without retrieval labels).
 
+A posterior whose curve lacks a partner (no target-only model of its kind — ``spectral`` has
+none —, or no control) is compared with what the curve has; its rows and claim say what it
+``lacks``, and the parts that need the missing model are "–" (no anchors ratio without a
+target-only model).
+
     rows = task_rows("style transfer", curve, names)       # names: {posterior: (control, target)}
     section(rep, [rows, ...])                              # markdown tables + the claims
 """
@@ -33,11 +38,15 @@ from ...evaluation import dominance as dom
 
 #: "within 0.01 AUPRC of target-only or above" at large budgets
 TOLERANCE = 0.01
+#: the section's title
+TITLE = "Does adaptation keep its promise? (dominance table)"
 #: budgets counted as "few anchors" / "many anchors"
 SMALL, LARGE = 5, 40
 
 
-def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
+def transfer_names(
+    priors: Sequence[str], kinds: Sequence[str], models=None
+) -> dict[str, tuple[str | None, str | None]]:
     """``{posterior: (control, target-only)}`` of a transfer curve.
 
     Parameters
@@ -46,10 +55,13 @@ def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tup
         Prior names P.
     kinds : sequence of str
         Kinds.
+    models : collection of str, optional
+        The curve's model names: a partner not among them is None (a kind without a
+        target-only model); None: all named.
 
     Returns
     -------
-    dict of str to (str, str)
+    dict of str to (str or None, str or None)
         :func:`.transfer.transfer_models` names: ``P-kind``, ``P-isotropic-kind``, ``kind``.
 
     Examples
@@ -58,11 +70,20 @@ def transfer_names(priors: Sequence[str], kinds: Sequence[str]) -> dict[str, tup
     >>> transfer_names(["domain"], ["gaussian"])
     {'domain-gaussian': ('domain-isotropic-gaussian', 'gaussian')}
     """
-    return {f"{p}-{k}": (f"{p}-isotropic-{k}", k) for k in kinds for p in priors}
+
+    def have(name: str) -> str | None:
+        return name if models is None or name in models else None
+
+    return {f"{p}-{k}": (have(f"{p}-isotropic-{k}"), have(k)) for k in kinds for p in priors}
 
 
 def task_rows(
-    task: str, curve, names: Mapping[str, tuple[str, str]] | None = None, *, at: int = 2, **extra
+    task: str,
+    curve,
+    names: Mapping[str, tuple[str | None, str | None]] | None = None,
+    *,
+    at: int = 2,
+    **extra,
 ) -> dict:
     """The dominance, anchors-needed and falls rows of one curve.
 
@@ -72,9 +93,9 @@ def task_rows(
         The task's name (tags every row).
     curve : Curve
         Its adaptation curve.
-    names : mapping of str to (str, str), optional
+    names : mapping of str to (str or None, str or None), optional
         ``{posterior: (control, target-only)}``; None finds them from the roles
-        (:func:`anchordiv.evaluation.dominance.triples`).
+        (:func:`anchordiv.evaluation.dominance.triples`; a partner the curve lacks is None).
     at : int, default 2
         Budget of the anchors-needed ratio.
     **extra
@@ -88,7 +109,7 @@ def task_rows(
     names = dom.triples(curve, names)
     tag = {"task": task, **extra}
     needs = (
-        [dom.anchors_needed(curve, p, t, at=at) for p, (_, t) in names.items()]
+        [dom.anchors_needed(curve, p, t, at=at) for p, (_, t) in names.items() if t is not None]
         if at in curve.budgets
         else []
     )
@@ -117,6 +138,8 @@ def merge(parts: Sequence[dict]) -> dict:
 
 
 def _interval(r: dict, key: str) -> str:
+    if not np.isfinite(r[key]):  # the curve lacks the model compared with
+        return "–"
     return f"{r[key]:+.3f} [{r[key + '_low']:+.3f}, {r[key + '_high']:+.3f}]"
 
 
@@ -143,7 +166,7 @@ def claims(table: dict) -> list[dict]:
     -------
     list of dict
         One row per task and posterior; each part True / False, None where the curve has no
-        such budget.
+        such budget or lacks the model it compares with; ``lacks``: the partners it lacks.
     """
     needs = {(_where(r), r["posterior"]): r for r in table["anchors_needed"]}
     fell = {(_where(r), r["model"]) for r in table["falls"]}
@@ -155,12 +178,14 @@ def claims(table: dict) -> list[dict]:
         large = [r for r in rows if r["budget"] >= LARGE or r["budget"] == full]
         at5 = [r for r in rows if r["budget"] == 5]
         need = needs.get((where, post))
+        compared = [r for r in rows if r["best_other"] is not None]
+        small = [r for r in small if r["best_other"] is not None]
         out.append(
             {
                 "task": where,
                 "posterior": post,
                 "small": all(r["diff_best_low"] > 0 for r in small) if small else None,
-                "large": all(r["diff_best"] >= -TOLERANCE for r in large),
+                "large": all(r["diff_best"] >= -TOLERANCE for r in large) if compared else None,
                 "cosine_5": at5[0]["diff_baseline"] if at5 else float("nan"),
                 "never_falls": (where, post) not in fell,
                 "no_own_falls": (where, post) not in own,
@@ -168,6 +193,7 @@ def claims(table: dict) -> list[dict]:
                 "anchors_ratio_low": need["low"] if need else float("nan"),
                 "anchors_ratio_high": need["high"] if need else float("nan"),
                 "anchors_at_least": need["at_least"] if need else float("nan"),
+                "lacks": rows[0].get("lacks", []),
             }
         )
     return out
@@ -197,7 +223,7 @@ def section(rep, table: dict, *, note: str = "") -> None:
     None
         Writes into ``rep``.
     """
-    rep.section("Does adaptation keep its promise? (dominance table)")
+    rep.section(TITLE)
     rep.text(
         "Every default posterior (the held-out recipe, `anchordiv.adaptation.recipe`) on every "
         "task, against the better of its target-only model and its isotropic-prior control "
@@ -220,6 +246,7 @@ def section(rep, table: dict, *, note: str = "") -> None:
                 "never falls": _yes(r["never_falls"]),
                 "no fall but toward target-only": _yes(r["no_own_falls"]),
                 "anchors ratio [95 %]": _ratio(r),
+                "lacks": ", ".join(r["lacks"]) or "–",
             }
             for r in rows
         ],
@@ -232,8 +259,19 @@ def section(rep, table: dict, *, note: str = "") -> None:
             "never falls",
             "no fall but toward target-only",
             "anchors ratio [95 %]",
+            "lacks",
         ],
     )
+    lacking = [r for r in rows if r["lacks"]]
+    if lacking:
+        rep.text(
+            "Compared with what their curve has: "
+            + "; ".join(
+                f"{r['task']} `{r['posterior']}` has no {' or '.join(r['lacks'])} model"
+                for r in lacking
+            )
+            + " (e.g. a family without a target-only fit); the parts that need it are '–'."
+        )
     rep.text("Per budget (`vs`: the better of target-only and the control there):")
     rep.table(
         [
@@ -242,7 +280,7 @@ def section(rep, table: dict, *, note: str = "") -> None:
                 "posterior": r["posterior"],
                 "n": r["budget"],
                 "AUPRC": r["auprc"],
-                "vs": r["best_other"],
+                "vs": r["best_other"] or "–",
                 "− max(target-only, control)": _interval(r, "diff_best"),
                 "− cosine": _interval(r, "diff_baseline"),
             }
@@ -278,6 +316,7 @@ def _ratio(r: dict) -> str:
 __all__ = [
     "LARGE",
     "SMALL",
+    "TITLE",
     "TOLERANCE",
     "claims",
     "merge",

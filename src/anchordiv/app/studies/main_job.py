@@ -7,8 +7,9 @@ Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes
 minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
 transfer studies, which add about five more with cached embeddings (warm embedding and
 compilation caches: 138 s alone on 2 idle cores, 374 s beside two busy BLAS processes,
-``benchmarks/results/bench_beside_load-demo.md``), and the ``small`` size in
-about a minute once the encoder is loaded (for tests).
+``benchmarks/results/bench_beside_load-demo.md``; cold and warm: ``benchmarks/bench_demo.py``),
+and the ``small`` size — the same models, kinds, priors and sections on tiny subsamples
+(:data:`WN_MODELS`, :func:`sections`) — in a minute or two with warm caches (for tests).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import Callable
 
 import numpy as np
 
+from ...adaptation.loading import stand_in_anchors
 from ...anchors import fit
+from ...data.cache import STATS as CACHE_STATS
 from ...evaluation.curves import MODELS
 from ...errors import AnchorDivError
 from ...io import stack_versions
@@ -34,6 +37,7 @@ from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
 from ._common import (
+    NEIGHBOURS_TITLE,
     SHOWN_QUERIES,
     curve_scorers,
     labelled_retrieval,
@@ -52,20 +56,36 @@ from .priors import (
 )
 
 
+#: What every run has, whatever its size (one definition: the sizes below change data sizes,
+#: budgets and repeats only, so the ``small`` run the tests make is the full run, smaller).
+#: Target-only anchor models fitted per clinical finding.
+CLINICAL_KINDS = clin.KINDS
+#: The WordNet → ImageNet curve's models (names in anchordiv.evaluation.curves.MODELS):
+#: every default posterior with its control, spectral included (it has no target-only model:
+#: its dominance rows compare it with its control and cosine).
+WN_MODELS = wni.DEFAULT_MODELS + ("posterior-spectral", "isotropic-spectral")
+#: Kinds adapted from each prior in the transfer studies.
+TR_KINDS = tr.KINDS
+#: Chest findings of the clinical-transfer study (a size studies a prefix of them).
+TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
+
+
 @dataclasses.dataclass(frozen=True)
 class Size:
+    """Data sizes, budgets and repeats of one run; the models, kinds, priors and sections are
+    the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
+    :data:`SECTIONS`)."""
+
     clinical_gallery: int | None  # reports in the gallery, seeded (None: all 3,927)
     clinical_queries: int  # queries per finding
     clinical_findings: int | None  # findings studied (None: all)
     clinical_subsets: int  # random anchor subsets per finding
-    clinical_kinds: tuple  # target-only anchor models fitted per finding
     wn_classes: int | None  # ImageNet classes in the WordNet task (None: all eligible)
     wn_items: int  # hyponym items per class
     wn_queries: int
     wn_templates: int  # prompt templates per class (target anchors per class)
     wn_subsets: int
     wn_budgets: tuple
-    wn_models: tuple  # curve models (names in anchordiv.evaluation.curves.MODELS)
     os_objects: int  # ImageNet-R objects in the object/style study
     os_ps: tuple  # mixture weights p of q_p = p·q_obj + (1−p)·q_style
     broad_fallback: int  # broad anchors embedded when models/ lacks a prior
@@ -73,52 +93,52 @@ class Size:
     tr_queries: int = 300  # queries of the style-transfer task / per finding
     tr_subsets: int = 5  # target subsets per budget in the transfer studies
     tr_budgets: tuple = (1, 2, 5, 10, 20, 40)
-    tr_kinds: tuple = tr.KINDS  # kinds adapted from each prior
-    tr_findings: tuple = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
+    tr_n_findings: int | None = None  # the first of TR_FINDINGS studied (None: all)
     tr_gallery: int | None = 2000  # Open-i reports in the clinical-transfer gallery
     tr_prior_reports: int | None = None  # reports outside it for the report prior (None: all)
+
+    # the same at every size (read as attributes by the studies)
+    clinical_kinds = property(lambda self: CLINICAL_KINDS)
+    wn_models = property(lambda self: WN_MODELS)
+    tr_kinds = property(lambda self: TR_KINDS)
+    tr_findings = property(lambda self: TR_FINDINGS[: self.tr_n_findings])
 
 
 SIZES = {
     "full": Size(
-        2000,
-        100,
-        None,
-        3,
-        clin.KINDS,
-        None,
-        8,
-        300,
-        6,
-        3,
-        (1, 2, 5, 10, 20, 50, 200),
-        wni.DEFAULT_MODELS + ("posterior-spectral", "isotropic-spectral"),
-        24,
-        ostyle.DEFAULT_PS,
-        3000,
+        clinical_gallery=2000,
+        clinical_queries=100,
+        clinical_findings=None,
+        clinical_subsets=3,
+        wn_classes=None,
+        wn_items=8,
+        wn_queries=300,
+        wn_templates=6,
+        wn_subsets=3,
+        wn_budgets=(1, 2, 5, 10, 20, 50, 200),
+        os_objects=24,
+        os_ps=ostyle.DEFAULT_PS,
+        broad_fallback=3000,
     ),
     "small": Size(
-        300,
-        15,
-        2,
-        2,
-        ("gaussian", "softmax"),
-        6,
-        4,
-        20,
-        2,
-        1,
-        (2,),
-        ("softmax", "gaussian", "posterior-gaussian", "isotropic-gaussian", "cosine", "inversion"),
-        4,
-        (0.0, 0.1, 1.0),
-        200,
+        clinical_gallery=300,
+        clinical_queries=15,
+        clinical_findings=2,
+        clinical_subsets=2,
+        wn_classes=6,
+        wn_items=4,
+        wn_queries=20,
+        wn_templates=2,
+        wn_subsets=1,
+        wn_budgets=(2,),
+        os_objects=4,
+        os_ps=(0.0, 0.1, 1.0),
+        broad_fallback=200,
         tr_objects=4,
         tr_queries=20,
         tr_subsets=1,
         tr_budgets=(1, 2),
-        tr_kinds=("gaussian",),
-        tr_findings=("pleural effusion",),
+        tr_n_findings=1,
         tr_gallery=300,
         tr_prior_reports=100,
     ),
@@ -161,7 +181,7 @@ def clinical_part(ctx: Context) -> dict:
     }
     prior = load_prior(CLINICAL_PRIOR, ctx.models_dir, ctx.encoder_id)
     if prior is not None:
-        broad = wni.broad_from_model(prior)
+        broad = stand_in_anchors(prior)
         extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a, tau=tau).point(
             "mean"
         )
@@ -231,7 +251,7 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
             prior_spec(name, n), encoder=ctx.encoder_id, embed=ctx.embed, tau=ctx.tau
         ).model
         source = f"{name}: {n} anchors embedded now (models/ has no such prior)"
-    return wni.broad_from_model(prior), source
+    return stand_in_anchors(prior), source
 
 
 def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
@@ -465,7 +485,7 @@ def _transfer(
         "diagnostics": diagnostics,
         "ranking": tr.ranking_rows(diagnostics, gains),
         "dominance": dominance.task_rows(
-            task, curve, dominance.transfer_names(list(priors), size.tr_kinds), **tag
+            task, curve, dominance.transfer_names(list(priors), size.tr_kinds, curve.models), **tag
         ),
     }
 
@@ -621,6 +641,89 @@ PARTS = {
     "clinical-transfer": clinical_transfer_part,
 }
 DEMO_PARTS = ("clinical", "wordnet-imagenet", "object-style", "style-transfer", "clinical-transfer")
+#: the studies whose results carry dominance rows
+DOMINANCE_PARTS = ("wordnet-imagenet", "style-transfer", "clinical-transfer")
+
+
+#: The report's ``## `` sections of each study (by title prefix), in report order, and those
+#: every report of studies ends with (the dominance table only where a study has posteriors).
+PART_SECTIONS = {
+    "clinical": ("Clinical retrieval",),
+    "wordnet-imagenet": (
+        "WordNet → ImageNet adaptation",
+        "Retrieval uncertainty across posterior draws",
+        "Anchor budget",
+    ),
+    "object-style": ("Object vs style",),
+    "budget": ("Anchor budget",),
+    "style-transfer": ("Prior transfer with headroom",),
+    "clinical-transfer": ("Prior transfer, clinical",),
+}
+CLOSING_SECTIONS = (NEIGHBOURS_TITLE, "Run")
+
+
+def sections(parts=DEMO_PARTS) -> list[str]:
+    """The ``## `` sections (title prefixes) a report of ``parts`` has, in order — the same at
+    every size."""
+    out = [t for p in parts for t in PART_SECTIONS[p]]
+    if any(p in DOMINANCE_PARTS for p in parts):
+        out.append(dominance.TITLE)
+    return out + list(CLOSING_SECTIONS)
+
+
+def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
+    """What a written report lacks: each missing section (:func:`sections`) and each posterior
+    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The report's directory (``report.md``, ``dominance.json``).
+    parts : tuple of str
+        The studies it ran (default the demo's).
+
+    Returns
+    -------
+    list of str
+        One line per problem.
+    """
+    import json
+
+    out_dir = Path(out_dir)
+    report = out_dir / "report.md"
+    if not report.is_file():
+        return [f"{report}: no report"]
+    heads = [line[3:] for line in report.read_text().splitlines() if line.startswith("## ")]
+    problems = [
+        f"section missing: ## {t}"
+        for t in sections(parts)
+        if not any(h.startswith(t) for h in heads)
+    ]
+    if "wordnet-imagenet" in parts:
+        table = out_dir / "dominance.json"
+        claims = json.loads(table.read_text())["claims"] if table.is_file() else []
+        have = {c["posterior"] for c in claims if c["task"].startswith("WordNet")}
+        problems += [
+            f"dominance rows missing: WordNet → ImageNet {m}"
+            for m in WN_MODELS
+            if MODELS[m].role == "posterior" and m not in have
+        ]
+    return problems
+
+
+def _encoding(before: dict) -> dict:
+    """This run's embedding-cache counts (``hits``, ``encoded`` texts, ``encode_s``)."""
+    return {k: CACHE_STATS[k] - before.get(k, 0) for k in ("hits", "encoded", "encode_s")}
+
+
+def _encoding_text(run: dict, encoder: str) -> str:
+    if not run["encoded"]:
+        return f"every embedding from the cache ({run['hits']} entries)"
+    rate = run["encoded"] / max(run["encode_s"], 1e-9)
+    return (
+        f"`{encoder}` encoded {run['encoded']:,} texts in {run['encode_s']:.0f} s "
+        f"({rate:.0f} texts/s), {run['hits']} cache entries read"
+    )
 
 
 def report_title(parts, size: str) -> str:
@@ -687,7 +790,7 @@ def run_demo(
     if unknown:
         raise AnchorDivError(f"studies: unknown {unknown}; choose from {', '.join(PARTS)}")
     check_output(out_dir, overwrite)
-    start = time.time()
+    start, before = time.time(), dict(CACHE_STATS)
     sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     enc = get_encoder(encoder, pretrained=pretrained, device=device)
@@ -708,11 +811,12 @@ def run_demo(
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
     neighbours_section(rep, ctx.shown)
     rep.section("Run")
+    run = {"total_s": time.time() - start, **_encoding(before)}
     rep.text(
-        f"Total time {time.time() - start:.0f} s (embeddings cached under the anchordiv "
-        f"cache directory; a second run skips encoding)."
+        f"Total time {run['total_s']:.0f} s; {_encoding_text(run, enc.id)} (embeddings cached "
+        f"under the anchordiv cache directory; a second run skips encoding)."
     )
     versions = stack_versions()
     rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
-    write_json(rep.path("results.json"), {**results, "versions": versions})
+    write_json(rep.path("results.json"), {**results, "run": run, "versions": versions})
     return rep.write()

@@ -293,14 +293,14 @@ def report_prior_points(
 ) -> dict[str, np.ndarray]:
     """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
     task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
-    anchors a transfer study adapts from (as the shipped priors', via ``broad_from_model``).
+    anchors a transfer study adapts from (as the shipped priors', via ``stand_in_anchors``).
     ``max_reports``: a seeded subsample of the reports outside the gallery (the others are held
     out too; for quick runs), None: all of them."""
-    from ...adaptation import broad_from_model
+    from ...adaptation import stand_in_anchors
     from ._common import subsample
 
     rest = np.setdiff1d(np.arange(len(reports)), gallery_rows)
     keep = set(rest[subsample(len(rest), max_reports, seed)].tolist())
     held = [u for i, u in enumerate(reports.uids) if i not in keep]
     built = report_priors(findings, held, encoder=encoder_id, embed=embed, tau=tau)
-    return {f: broad_from_model(b.model) for f, b in built.items()}
+    return {f: stand_in_anchors(b.model) for f, b in built.items()}

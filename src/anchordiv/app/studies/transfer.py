@@ -88,8 +88,8 @@ def transfer_models(
 ) -> dict[str, CurveModel]:
     """Curve models of a prior-transfer study.
 
-    Per kind, target-only ``kind``, and per prior ``P`` the posterior ``P-kind`` and its
-    control ``P-isotropic-kind``; plus ``cosine``.
+    Per kind, target-only ``kind`` (where the kind has one: not ``spectral``), and per prior
+    ``P`` the posterior ``P-kind`` and its control ``P-isotropic-kind``; plus ``cosine``.
 
     Parameters
     ----------
@@ -106,7 +106,8 @@ def transfer_models(
     models = {}
     frozen = {name: frozen_broad(broad) for name, broad in priors.items()}  # digests once
     for kind in kinds:
-        models[kind] = MODELS[kind]
+        if kind in MODELS and MODELS[kind].role == "target":
+            models[kind] = MODELS[kind]
         for name, broad in frozen.items():
             models[f"{name}-{kind}"] = CurveModel(
                 functools.partial(_adapted, kind, broad, "broad"), "posterior", kind
@@ -185,7 +186,7 @@ def contrast_rows(
     """Paired differences at a few budgets between a transfer curve's models.
 
     Each prior's posterior − its isotropic control (``versus="control"``) and − the target-only
-    model, and the first prior − each other.
+    model (where the curve has one of the kind), and the first prior − each other.
 
     Parameters
     ----------
@@ -206,7 +207,7 @@ def contrast_rows(
     rows = []
     for kind in kinds:
         pairs = [(p, "control", f"{p}-isotropic-{kind}") for p in priors]
-        pairs += [(p, "target-only", kind) for p in priors]
+        pairs += [(p, "target-only", kind) for p in priors if kind in curve.models]
         pairs += [(priors[0], q, f"{q}-{kind}") for q in priors[1:]]
         for prior, versus, other in pairs:
             a = f"{prior}-{kind}"
