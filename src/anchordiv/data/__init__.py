@@ -13,11 +13,19 @@ Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 """
 
 from . import cache, clinical, encoders, imagenet, layouts, openi, wordnet
-from .encoders import Encoder, embed_images, embed_texts, get_encoder, readable_images
+from .encoders import (
+    Encoder,
+    check_images,
+    embed_images,
+    embed_texts,
+    get_encoder,
+    readable_images,
+)
 
 __all__ = [
     "Encoder",
     "cache",
+    "check_images",
     "clinical",
     "embed_images",
     "embed_texts",

@@ -215,3 +215,34 @@ def test_object_style_on_sketchy_uses_every_image(tmp_path, study):
     assert "every image is a query against all the others" in report
     assert "renditions (photo, sketch)" in report
     _sidecar_ok(out, 24, root)
+
+
+@pytest.mark.slow
+def test_small_then_full_encodes_only_the_difference(tmp_path, tiny, monkeypatch):
+    config, ckpt, _ = tiny
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "own-cache"))
+    root = trees.imagefolder(tmp_path / "if")
+    args = ["study", "budget", "--dataset", f"imagefolder:{root}", "--encoder"]
+    args += [f"open_clip:{config}", "--pretrained", str(ckpt), "--workers", "0"]
+    assert main([*args, "--small", "-o", str(tmp_path / "small")]) == 0
+    small = json.loads((tmp_path / "small" / "results.json").read_text())["dataset"]
+    assert small["encoded_now"] == small["images"] == 15
+    assert main([*args, "-o", str(tmp_path / "full")]) == 0
+    full = json.loads((tmp_path / "full" / "results.json").read_text())["dataset"]
+    assert full["images"] == 18 and full["encoded_now"] == 3, "only the 3 images --small left out"
+
+
+def test_unreadable_images_are_named_before_the_model_loads_or_skipped(
+    tmp_path, study, capsys, monkeypatch
+):
+    import anchordiv.data
+
+    root = trees.imagefolder(tmp_path / "if")
+    bad = [root / "red_fox" / "zz_bad.jpg", root / "tabby_cat" / "zz_bad.png"]
+    for p in bad:
+        p.write_bytes(b"not an image")
+    loads = []
+    monkeypatch.setattr(anchordiv.data, "get_encoder", lambda *a, **k: loads.append(1))
+    assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "2 of" in err and all(str(p) in err for p in bad) and not loads

@@ -572,6 +572,8 @@ def run_image_study(
     seed: int = 0,
     batch_size: int = 32,
     overwrite: bool = False,
+    workers: int = 0,
+    on_error: str = "raise",
 ) -> ImageStudyResult:
     """Run one of the paper's image studies on a dataset on disk and write its report.
 
@@ -599,6 +601,11 @@ def run_image_study(
         Images per encoder batch.
     overwrite : bool, default False
         Replace an existing non-empty ``out_dir``.
+    workers : int, default 0
+        Worker processes that read, hash, decode and preprocess images.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable images: one error naming all of them before the model loads, or skipped
+        and listed in the report.
 
     Returns
     -------
@@ -612,7 +619,7 @@ def run_image_study(
         An unknown study or size, a bad dataset, a text-only encoder, or a dataset the study
         cannot use (object-style needs renditions, clinical pathologies).
     """
-    from ...data import embed_images, get_encoder
+    from ...data import check_images, embed_images, get_encoder
     from ...errors import check_output
     from ...provenance import save_embeddings
 
@@ -628,10 +635,23 @@ def run_image_study(
     ds = layouts.load_dataset(dataset, seed=seed)
     _need(ds, name, **NEEDS[name])
     ds = restrict(ds, IMAGE_SIZES[size], seed)
+    skipped: dict[str, str] = {}
+    check_images(ds.paths, on_error, workers=workers, progress=True)  # before the model loads
     enc = get_encoder(encoder, pretrained=pretrained, device=device)
     before = enc.encoded
-    x, kept = embed_images(enc, ds.paths, batch_size=batch_size, progress=True)
+    x, kept = embed_images(
+        enc,
+        ds.paths,
+        batch_size=batch_size,
+        progress=True,
+        on_error=on_error,
+        workers=workers,
+        skipped=skipped,
+    )
     encoded = enc.encoded - before
+    if skipped:
+        keep = set(kept)
+        ds = ds.subset(np.array([i for i, p in enumerate(ds.paths) if p in keep], int))
     rep = Report(
         f"anchordiv study {name}{' (small)' if size == 'small' else ''} on images", out_dir
     )
@@ -655,12 +675,18 @@ def run_image_study(
         f"`embeddings/images.npy` + `embeddings/images.json`.  Size `{size}`; seed {seed}; "
         f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC."
     )
+    if skipped:
+        rep.text(
+            f"**{len(skipped)} unreadable image file(s) skipped** (`--on-error skip`): "
+            + "; ".join(f"`{p}` ({why})" for p, why in skipped.items())
+            + "."
+        )
     results, view = PARTS[name](ic)
     neighbours_section(rep, [shown(view, _title(TITLES[name], ic), seed)])
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s.")
     versions = stack_versions()
     rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
-    summary = {**ds.summary(), "spec": dataset, "encoded_now": encoded}
+    summary = {**ds.summary(), "spec": dataset, "encoded_now": encoded, "skipped": skipped}
     write_json(rep.path("results.json"), {name: results, "dataset": summary, "versions": versions})
     return ImageStudyResult(rep.write(), emb_path, ds, {name: view}, results)
