@@ -498,16 +498,18 @@ class OpenCLIPEncoder(Encoder):
         return f"{self.id}|{READER_VERSION}|{self.preprocess!r}"
 
     def iter_image_batches(self, paths: Sequence[str], batch_size: int = 32, workers: int = 0):
-        """Decoding and preprocessing in ``workers`` processes (a ``torch`` ``DataLoader``),
-        batches streamed to the model: pinned memory and non-blocking copies on CUDA."""
+        """Decoding and preprocessing in ``workers`` processes (a ``torch`` ``DataLoader``;
+        none for fewer than :data:`.imageio.MIN_WORKER_IMAGES` images: then in a thread a
+        batch ahead), batches streamed to the model: pinned memory and non-blocking copies on
+        CUDA."""
         from torch.utils.data import DataLoader
 
-        from .imageio import ImageFiles, worker_context
+        from .imageio import MIN_WORKER_IMAGES, ImageFiles, prefetch, worker_context
 
         paths = [str(p) for p in paths]
         batch_size = int(batch_size)
         n_batches = -(-len(paths) // batch_size)
-        workers = min(int(workers), n_batches) if n_batches > 1 else 0
+        workers = min(int(workers), n_batches) if len(paths) >= MIN_WORKER_IMAGES else 0
         cuda = str(self.device).startswith("cuda")
         shape = tuple(self.preprocess(as_pil(np.zeros((8, 8), np.uint8))).shape)
         loader = DataLoader(
@@ -519,7 +521,7 @@ class OpenCLIPEncoder(Encoder):
             prefetch_factor=4 if workers else None,
         )
         torch = self._torch
-        for rows, pixels, problems in loader:
+        for rows, pixels, problems in loader if workers else prefetch(loader):
             with torch.no_grad():
                 emb = self.model.encode_image(pixels.to(self.device, non_blocking=cuda))
             emb = emb.float().cpu().numpy()
@@ -573,7 +575,7 @@ def as_pil(image):
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (3, 4)):
         raise AnchorDivError(f"image: expected [h, w] or [h, w, 3] array, got {list(arr.shape)}")
     if arr.dtype == np.uint16 and arr.ndim == 2:
-        return to_rgb8(Image.fromarray(arr, "I;16"))
+        return to_rgb8(Image.fromarray(arr))
     if arr.dtype != np.uint8:
         arr = np.clip(arr * (255 if arr.max() <= 1 else 1), 0, 255).astype(np.uint8)
     return Image.fromarray(arr).convert("RGB")

@@ -12,7 +12,7 @@ processes.
   from ``<cache>/files/`` while the file's size, mtime, ctime and inode are those it was hashed
   with and its mtime predates the record by :data:`RACY_NS` (so a rewrite within the clock's
   granularity is re-hashed); hashing, and a header check that the file is an image, run in
-  worker processes.
+  worker threads.
 * :class:`ImageFiles` — a ``torch.utils.data.Dataset`` of decoded, preprocessed images (a
   failed decode is returned, not raised, so one bad file names itself instead of stopping the
   loader).
@@ -33,6 +33,10 @@ from ..errors import AnchorDivError
 
 #: Version of :func:`to_rgb8`; part of every image embedding's cache key.
 READER_VERSION = "rgb8-v1"
+
+#: Fewer images than this are decoded in the main process: starting worker processes (each
+#: forked from a server that imported torch) costs seconds.
+MIN_WORKER_IMAGES = 256
 
 #: A digest is reused only for a file last modified this long before it was recorded.
 RACY_NS = 2_000_000_000
@@ -74,7 +78,7 @@ def to_rgb8(im):
     --------
     >>> from PIL import Image
     >>> from anchordiv.data.imageio import to_rgb8
-    >>> im = Image.fromarray(np.array([[0, 257 * 128, 65535]], np.uint16), "I;16")
+    >>> im = Image.fromarray(np.array([[0, 257 * 128, 65535]], np.uint16))
     >>> np.asarray(to_rgb8(im))[0, :, 0].tolist()
     [0, 128, 255]
     """
@@ -198,7 +202,7 @@ def file_digests(
     paths : sequence of str or Path
         Image files.
     workers : int, default 0
-        Worker processes that read, hash and check files (0: in this process).
+        Worker threads that read, hash and check files (0: in this thread).
     cache : bool or str or Path, default True
         Reuse and record digests under ``<cache>/files/`` (False: hash every file).
     progress : bool, optional
@@ -245,9 +249,10 @@ def file_digests(
     show = progress if progress is not None else len(todo) > 256
     results = map_files(_digest_and_check, [paths[i] for i in todo], workers)
     now = time.time_ns()
-    for i, (digest, problem) in zip(
-        todo, tqdm(results, total=len(todo), desc="hash images", unit="file", disable=not show)
-    ):
+    bar = tqdm(
+        zip(todo, results), total=len(todo), desc="hash images", unit="file", disable=not show
+    )
+    for i, (digest, problem) in bar:
         if problem:
             bad[paths[i]] = problem
             continue
@@ -267,32 +272,81 @@ def file_digests(
 
 
 def map_files(fn: Callable[[str], object], paths: list[str], workers: int):
-    """``fn`` over ``paths`` in order: in this process (``workers`` 0 or few paths), else in
-    a pool of worker processes (:func:`worker_context`)."""
+    """``fn`` over ``paths`` in order: in this thread (``workers`` 0 or few paths), else in a
+    pool of ``workers`` threads (reading a file and SHA-256 release the GIL, and threads start
+    at once where processes would each import the stack)."""
     if workers <= 0 or len(paths) < 64:
         return map(fn, paths)
-    from concurrent.futures import ProcessPoolExecutor
-
-    pool = ProcessPoolExecutor(min(workers, len(paths) // 32), mp_context=worker_context())
-    chunk = max(1, min(64, len(paths) // (4 * workers)))
+    from concurrent.futures import ThreadPoolExecutor
 
     def run():
-        with pool:
-            yield from pool.map(fn, paths, chunksize=chunk)
+        with ThreadPoolExecutor(workers) as pool:
+            yield from pool.map(fn, paths)
 
     return run()
+
+
+#: What the workers' server imports once, so each worker forks ready to decode and preprocess.
+WORKER_PRELOAD = ("PIL.Image", "torch", "torchvision.transforms", "open_clip")
 
 
 def worker_context():
     """The multiprocessing context of the loader's workers: ``fork`` while no multithreaded
     runtime (JAX) is loaded in this process, else ``forkserver`` (a forked copy of a process
-    running JAX's threads can deadlock)."""
+    running JAX's threads can deadlock) whose server imports this module, torch and open_clip
+    once (:data:`WORKER_PRELOAD`), not the caller's script."""
     import multiprocessing as mp
     import sys
 
-    if os.name == "posix" and "jax" not in sys.modules:
+    if os.name != "posix":
+        return mp.get_context("spawn")
+    if "jax" not in sys.modules:
         return mp.get_context("fork")
-    return mp.get_context("forkserver" if os.name == "posix" else "spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__, *WORKER_PRELOAD])
+    return ctx
+
+
+def start_workers(workers: int, images: int) -> None:
+    """Start the workers' server now (it imports torch and open_clip in the background while
+    this process loads the model), when ``images`` will be decoded by ``workers`` > 0."""
+    if workers > 0 and images >= MIN_WORKER_IMAGES:
+        ctx = worker_context()
+        if ctx.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+
+
+def prefetch(iterable, depth: int = 2):
+    """Iterate ``iterable`` in a background thread, ``depth`` items ahead: decoding and
+    preprocessing (PIL and torch release the GIL) overlap the model's forward pass when there
+    are no worker processes."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(depth)
+    done = object()
+    stop = threading.Event()
+
+    def fill():
+        try:
+            for item in iterable:
+                if stop.is_set():
+                    return
+                q.put(item)
+            q.put(done)
+        except BaseException as err:  # handed to the consumer
+            q.put(err)
+
+    threading.Thread(target=fill, daemon=True).start()
+    try:
+        while (item := q.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
 
 
 class ImageFiles:

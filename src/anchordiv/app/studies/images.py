@@ -620,6 +620,7 @@ def run_image_study(
         cannot use (object-style needs renditions, clinical pathologies).
     """
     from ...data import check_images, embed_images, get_encoder
+    from ...data.imageio import start_workers
     from ...errors import check_output
     from ...provenance import save_embeddings
 
@@ -637,6 +638,7 @@ def run_image_study(
     ds = restrict(ds, IMAGE_SIZES[size], seed)
     skipped: dict[str, str] = {}
     check_images(ds.paths, on_error, workers=workers, progress=True)  # before the model loads
+    start_workers(workers, len(ds))  # their imports overlap the model's loading
     enc = get_encoder(encoder, pretrained=pretrained, device=device)
     before = enc.encoded
     x, kept = embed_images(
