@@ -53,7 +53,7 @@ def measure(name: str, files: list[Path], batch: int, repeats: int, device: str)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        enc = OpenCLIPEncoder(name, device=device)
+        enc = OpenCLIPEncoder(name, device=device, random_weights=True)
     enc.encode_image(files[:batch], batch_size=batch, progress=False)  # warm-up
     times = []
     for _ in range(repeats):

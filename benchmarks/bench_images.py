@@ -104,7 +104,7 @@ def main() -> None:
     imageio.MIN_WORKER_IMAGES = 0  # measure the workers asked for, whatever the count
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        enc = OpenCLIPEncoder(args.model, device=args.device)
+        enc = OpenCLIPEncoder(args.model, device=args.device, random_weights=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         files = images(Path(tmp), n)

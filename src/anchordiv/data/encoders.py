@@ -168,6 +168,8 @@ class Encoder:
     id: str
     dim: int
     logit_scale: float
+    #: True for a model without trained weights (``--random-weights``)
+    random_weights: bool = False
 
     def __init__(self) -> None:
         self.encoded = 0
@@ -421,6 +423,88 @@ def weights_sha256(model) -> str:
     return h.hexdigest()
 
 
+def check_pretrained(model_name: str, pretrained, random_weights: bool = False) -> None:
+    """Refuse, before anything loads, an open_clip model open_clip does not know (with the
+    closest names, not the whole list), a folder or a missing file as ``pretrained``, and a
+    model without weights unless ``random_weights``."""
+    import difflib
+
+    import open_clip
+
+    known = open_clip.list_models()
+    if model_name not in known:
+        close = difflib.get_close_matches(model_name, known, n=3, cutoff=0.5)
+        typo = " (a model config file must end in .json)" if "." in model_name else ""
+        raise AnchorDivError(
+            f"encoder: open_clip has no model {model_name!r}{typo}"
+            + (f"; closest: {', '.join(close)}" if close else "")
+            + "; python -c 'import open_clip; print(open_clip.list_models())' lists them"
+        )
+    if not pretrained:
+        if not random_weights:
+            raise AnchorDivError(
+                f"encoder: open_clip:{model_name} has no weights: pass --pretrained (a "
+                f"pretrained tag, e.g. {', '.join(open_clip.list_pretrained_tags_by_model(model_name)[:2]) or 'laion2b_s34b_b79k'}, "
+                f"or a checkpoint file); --random-weights runs it randomly initialised (its "
+                f"numbers mean nothing)"
+            )
+        return
+    path = Path(str(pretrained)).expanduser()
+    if path.is_dir():
+        found = sorted(
+            p.name for p in path.iterdir() if p.suffix in (".pt", ".pth", ".bin", ".safetensors")
+        )
+        raise AnchorDivError(
+            f"pretrained: {path} is a folder; pass the checkpoint file in it"
+            + (f" ({', '.join(found[:5])})" if found else " (it holds no .pt/.bin/.safetensors)")
+        )
+    if (os.sep in str(pretrained) or path.suffix) and not path.is_file():
+        raise AnchorDivError(f"pretrained: checkpoint file not found: {pretrained}")
+
+
+def load_error(model_name: str, pretrained, err: BaseException) -> AnchorDivError:
+    """What went wrong loading ``pretrained`` into ``model_name``, said plainly: a file that is
+    not a checkpoint, a pickled whole model (checkpoints load with ``weights_only=True``: no
+    code runs), or weights of another architecture."""
+    first = str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
+    path = Path(str(pretrained)) if pretrained else None
+    if path is None or not path.is_file():
+        return AnchorDivError(
+            f"open_clip could not load {model_name!r} with pretrained={pretrained!r}: {first}"
+        )
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as probe:  # noqa: BLE001 - classified below
+        import re
+
+        text = str(probe)
+        pickled = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+        if pickled:
+            return AnchorDivError(
+                f"pretrained: {path} is a pickled Python object ({pickled.group(1)}: a whole "
+                f"model?), not a state dict; checkpoints load with weights_only=True, so no "
+                f"code in the file runs.  Save the weights with "
+                f"torch.save(model.state_dict(), path) and pass that file"
+            )
+        why = re.search(r"WeightsUnpickler error: \s*(.+)", text)
+        detail = why.group(1) if why else (text.strip().splitlines() or ["unreadable"])[0]
+        return AnchorDivError(
+            f"pretrained: {path} is not a PyTorch checkpoint ({type(probe).__name__}: "
+            f"{detail[:200]})"
+        )
+    if not isinstance(state, dict):
+        return AnchorDivError(
+            f"pretrained: {path} holds a {type(state).__name__}, not a state dict of weights"
+        )
+    return AnchorDivError(
+        f"pretrained: the weights in {path} do not fit the architecture {model_name!r} "
+        f"({type(err).__name__}: {first}); name the model they were trained as "
+        f"(CheXzero: --encoder chexzero, which is ViT-B-32-quickgelu)"
+    )
+
+
 class OpenCLIPEncoder(Encoder):
     """An open_clip image-text model.
 
@@ -438,6 +522,9 @@ class OpenCLIPEncoder(Encoder):
         The torch device.
     label : str, optional
         The id recorded as provenance (default from the name and checkpoint).
+    random_weights : bool, default False
+        Allow a model without ``pretrained`` (randomly initialised: for tests and speed
+        measurements only; without it such a model is refused).
     **options
         Passed to ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``,
         ``image_std``).
@@ -450,22 +537,21 @@ class OpenCLIPEncoder(Encoder):
         *,
         device: str = "cpu",
         label: str | None = None,
+        random_weights: bool = False,
         **options,
     ) -> None:
         super().__init__()
         import open_clip
         import torch
 
-        if pretrained and os.sep in str(pretrained) and not Path(pretrained).is_file():
-            raise AnchorDivError(f"pretrained: checkpoint file not found: {pretrained}")
+        check_pretrained(model_name, pretrained, random_weights)
         try:
             self.model, _, self.preprocess = open_clip.create_model_and_transforms(
                 model_name, pretrained=pretrained, device=device, **options
             )
-        except (RuntimeError, ValueError, OSError, KeyError) as err:
-            raise AnchorDivError(
-                f"open_clip could not load {model_name!r} with pretrained={pretrained!r}: {err}"
-            ) from err
+        except Exception as err:  # open_clip raises anything from a bad file: explain it
+            raise load_error(model_name, pretrained, err) from None
+        self.random_weights = not pretrained
         self.model.eval()
         self.tokenizer = open_clip.get_tokenizer(model_name)
         self.device, self._torch = device, torch
@@ -482,10 +568,6 @@ class OpenCLIPEncoder(Encoder):
             return "sha256-" + file_sha256(pretrained)[:16]
         if pretrained:
             return str(pretrained)
-        warnings.warn(
-            "open_clip model created without pretrained weights (random init)",
-            stacklevel=user_stacklevel(),
-        )
         return "init-sha256-" + weights_sha256(self.model)[:16]
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
@@ -678,7 +760,7 @@ def open_clip_model(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
+def _load(spec: str, pretrained: str | None, device: str, random_weights: bool = False) -> Encoder:
     if pretrained is not None and (
         spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
         or spec.startswith("sentence-transformers:")
@@ -706,7 +788,8 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
             image_resize_mode="longest",
         )
     if spec.startswith("open_clip:"):
-        return OpenCLIPEncoder(open_clip_model(spec.split(":", 1)[1]), pretrained, device=device)
+        name = open_clip_model(spec.split(":", 1)[1])
+        return OpenCLIPEncoder(name, pretrained, device=device, random_weights=random_weights)
     raise AnchorDivError(
         f"encoder: unknown {spec!r}; use 'minilm', 'open_clip:<model name>' "
         f"(with pretrained=<tag or checkpoint path>), 'chexzero' or "
@@ -715,7 +798,10 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
 
 
 def get_encoder(
-    spec: str = "minilm", pretrained: str | os.PathLike | None = None, device: str = "cpu"
+    spec: str = "minilm",
+    pretrained: str | os.PathLike | None = None,
+    device: str = "cpu",
+    random_weights: bool = False,
 ) -> Encoder:
     """An encoder by name (loaded once per process and reused).
 
@@ -732,6 +818,8 @@ def get_encoder(
         open_clip / chexzero: a pretrained tag or a local checkpoint.
     device : str, default "cpu"
         The torch device.
+    random_weights : bool, default False
+        open_clip: allow a model without ``pretrained`` (randomly initialised; for tests).
 
     Returns
     -------
@@ -749,7 +837,9 @@ def get_encoder(
     >>> enc.dim, enc.logit_scale
     (384, 20.0)
     """
-    return _load(str(spec), None if pretrained is None else str(pretrained), device)
+    return _load(
+        str(spec), None if pretrained is None else str(pretrained), device, bool(random_weights)
+    )
 
 
 def embed_texts(

@@ -50,6 +50,7 @@ def register(sub) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
     add_workers_option(p)
+    add_random_weights_option(p)
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     add_json_flag(p)
@@ -128,6 +129,16 @@ def add_workers_option(p) -> None:
     )
 
 
+def add_random_weights_option(p) -> None:
+    """``--random-weights``: allow an open_clip model without --pretrained."""
+    p.add_argument(
+        "--random-weights",
+        action="store_true",
+        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
+        "and speed measurements: its embeddings mean nothing; a report says so first)",
+    )
+
+
 def workers(args) -> int:
     """The ``--workers`` value (its default when not given); a negative one is refused."""
     n = default_workers() if args.workers is None else int(args.workers)
@@ -153,7 +164,12 @@ def run(args) -> int:
         inputs = check_images(inputs, args.on_error or "raise", workers=workers(args), cache=cache)[
             0
         ]
-    enc = get_encoder(args.encoder, pretrained=args.pretrained, device=args.device)
+    enc = get_encoder(
+        args.encoder,
+        pretrained=args.pretrained,
+        device=args.device,
+        random_weights=args.random_weights,
+    )
     if kind == "image":
         emb, rows = embed_images(
             enc,

@@ -4,7 +4,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 from __future__ import annotations
 
 from .demo import add_run_options
-from .embed import add_workers_option, workers
+from .embed import add_random_weights_option, add_workers_option, workers
 
 
 def register(sub) -> None:
@@ -45,6 +45,7 @@ def register(sub) -> None:
         "--batch-size", type=int, default=32, help="images per encoder batch (default 32)"
     )
     add_workers_option(p)
+    add_random_weights_option(p)
     p.add_argument(
         "--on-error",
         choices=["raise", "skip"],
@@ -73,6 +74,7 @@ def run(args) -> int:
             overwrite=args.overwrite,
             workers=workers(args),
             on_error=args.on_error,
+            random_weights=args.random_weights,
         )
         print(result.report)
         return 0

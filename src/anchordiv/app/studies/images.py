@@ -574,6 +574,7 @@ def run_image_study(
     overwrite: bool = False,
     workers: int = 0,
     on_error: str = "raise",
+    random_weights: bool = False,
 ) -> ImageStudyResult:
     """Run one of the paper's image studies on a dataset on disk and write its report.
 
@@ -606,6 +607,9 @@ def run_image_study(
     on_error : {"raise", "skip"}, default "raise"
         Unreadable images: one error naming all of them before the model loads, or skipped
         and listed in the report.
+    random_weights : bool, default False
+        Allow an open_clip model without ``pretrained`` (randomly initialised); the report's
+        first paragraph says so.
 
     Returns
     -------
@@ -639,7 +643,7 @@ def run_image_study(
     skipped: dict[str, str] = {}
     check_images(ds.paths, on_error, workers=workers, progress=True)  # before the model loads
     start_workers(workers, len(ds))  # their imports overlap the model's loading
-    enc = get_encoder(encoder, pretrained=pretrained, device=device)
+    enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
     before = enc.encoded
     x, kept = embed_images(
         enc,
@@ -670,6 +674,12 @@ def run_image_study(
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
     ic = ImageContext(ctx, ds, np.asarray(x), IMAGE_SIZES[size], dataset)
+    if enc.random_weights:
+        rep.text(
+            f"**Random weights**: `{enc.id}` was run randomly initialised (`--random-weights`, "
+            f"no `--pretrained`): its embeddings, and every number below, mean nothing about "
+            f"the model or the data."
+        )
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}) on `{device}`: its image "
         f"tower encodes the images, its text tower every anchor.  Dataset: {_describe(ic)}.  Images encoded in this run: {encoded} (the others "
