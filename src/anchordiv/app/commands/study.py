@@ -47,6 +47,17 @@ def register(sub) -> None:
     add_workers_option(p)
     add_random_weights_option(p)
     p.add_argument(
+        "--uncertain",
+        choices=["zeros", "ones"],
+        help="chexpert: uncertain labels (-1) as absent (zeros, U-Zeros, default) or present "
+        "(ones, U-Ones)",
+    )
+    p.add_argument(
+        "--views",
+        choices=["frontal", "lateral", "all"],
+        help="chexpert: the views read (default frontal, as the paper's evaluation)",
+    )
+    p.add_argument(
         "--on-error",
         choices=["raise", "skip"],
         default="raise",
@@ -75,6 +86,8 @@ def run(args) -> int:
             workers=workers(args),
             on_error=args.on_error,
             random_weights=args.random_weights,
+            uncertain=args.uncertain,
+            views=args.views,
         )
         print(result.report)
         return 0

@@ -575,6 +575,8 @@ def run_image_study(
     workers: int = 0,
     on_error: str = "raise",
     random_weights: bool = False,
+    uncertain: str | None = None,
+    views: str | None = None,
 ) -> ImageStudyResult:
     """Run one of the paper's image studies on a dataset on disk and write its report.
 
@@ -610,6 +612,9 @@ def run_image_study(
     random_weights : bool, default False
         Allow an open_clip model without ``pretrained`` (randomly initialised); the report's
         first paragraph says so.
+    uncertain, views : str, optional
+        CheXpert: uncertain labels as absent (``"zeros"``, default) or present (``"ones"``);
+        the views read (``"frontal"``, default, ``"lateral"`` or ``"all"``).
 
     Returns
     -------
@@ -637,9 +642,19 @@ def run_image_study(
         raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(IMAGE_SIZES)}")
     check_output(out_dir, overwrite)
     start = time.time()
-    ds = layouts.load_dataset(dataset, seed=seed)
+    ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
     _need(ds, name, **NEEDS[name])
     ds = restrict(ds, IMAGE_SIZES[size], seed)
+    if not ds.query.any() or ds.query.all():
+        raise AnchorDivError(
+            f"dataset {dataset}: {int(ds.query.sum())} query and {int((~ds.query).sum())} "
+            f"gallery images ({ds.split_source}); a study needs both"
+            + (
+                " (a class of one image has no query: each class needs 2 or more images)"
+                if ds.label is not None and not ds.query.any()
+                else ""
+            )
+        )
     skipped: dict[str, str] = {}
     check_images(ds.paths, on_error, workers=workers, progress=True)  # before the model loads
     start_workers(workers, len(ds))  # their imports overlap the model's loading
