@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import time
 from pathlib import Path
 
@@ -104,9 +105,13 @@ class RetrievalView:
     query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
         Labels that make a neighbour relevant (class, or the shown pathology).
     captions : list of str, length G, or None
-        A caption per gallery image (its class name).
+        A caption per gallery image (its class name, and its rendition where there are
+        several).
     note : str
         What the view shows, for the report.
+    query_domains : numpy.ndarray, shape [Q], or None
+        Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
+        spread over renditions and classes.
     """
 
     study: str
@@ -121,6 +126,7 @@ class RetrievalView:
     gallery_labels: np.ndarray | None = None
     captions: list[str] | None = None
     note: str = ""
+    query_domains: np.ndarray | None = None
 
 
 @dataclasses.dataclass
@@ -299,7 +305,6 @@ def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> Retrie
     """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
     row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
     ds = ic.dataset
-    names = ds.class_names
     return RetrievalView(
         study,
         scorers,
@@ -311,25 +316,57 @@ def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> Retrie
         index,
         np.asarray(labels)[q],
         np.asarray(labels)[g],
-        None if ds.label is None else [names[ds.label[i]] for i in g],
+        None if ds.label is None else [_caption(ds, i) for i in g],
         note,
+        None if ds.rendition is None else np.asarray(ds.rendition)[q],
     )
 
 
+def _caption(ds: layouts.ImageDataset, i: int) -> str:
+    """An image's class, with its rendition when the dataset has several."""
+    name = ds.class_names[ds.label[i]]
+    if ds.rendition is not None and len(ds.renditions) > 1:
+        return f"{name} ({ds.renditions[ds.rendition[i]]})"
+    return name
+
+
+def spread(labels, domains, k: int, seed: int) -> np.ndarray:
+    """``k`` seeded rows of a view's queries spread over domains and classes: each pick takes
+    the next domain in turn and, within it, a class not shown yet where one is left."""
+    n = len(labels) if labels is not None else len(domains) if domains is not None else 0
+    order = np.random.default_rng(seed).permutation(n)
+    lab = np.zeros(n, int) if labels is None else np.asarray(labels).reshape(n, -1)[:, 0]
+    dom = np.zeros(n, int) if domains is None else np.asarray(domains)
+    cycle = list(dict.fromkeys(dom[order].tolist()))
+    chosen: list[int] = []
+    seen: set = set()
+    while len(chosen) < min(k, n):
+        for d in cycle:
+            if len(chosen) >= min(k, n):
+                break
+            free = [i for i in order if dom[i] == d and i not in chosen]
+            fresh = [i for i in free if lab[i] not in seen]
+            pick = (fresh or free or [None])[0]
+            if pick is not None:
+                chosen.append(int(pick))
+                seen.add(lab[pick])
+    return np.array(chosen, int)
+
+
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves": the first :data:`SHOWN_QUERIES` of
-    its queries, their top neighbours under cosine, inversion and each of its anchor models
+    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` of its
+    queries spread over renditions and classes (:func:`spread`), their top neighbours under cosine, inversion and each of its anchor models
     (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
     scorers = {k: v for k, v in view.scorers.items() if k not in ("cosine", "inversion")}
-    k = min(SHOWN_QUERIES, len(view.queries))
+    pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
     if view.query_index is not None:  # the queries are gallery rows
-        chosen = dict(queries=view.query_index[:k])
+        chosen = dict(queries=view.query_index[pick])
     else:  # queries of their own: their labels and images come with them
         chosen = dict(
-            queries=view.queries[:k],
-            query_labels=None if view.query_labels is None else view.query_labels[:k],
-            query_items=view.query_paths[:k],
+            queries=view.queries[pick],
+            query_labels=None if view.query_labels is None else view.query_labels[pick],
+            query_items=[view.query_paths[i] for i in pick],
         )
     return show_neighbours(
         title,
@@ -363,10 +400,23 @@ def _task_text(ic: ImageContext, task) -> str:
     )
 
 
-def _curve_view(ic: ImageContext, study: str, curve, task, emb) -> RetrievalView:
-    """Target-only Gaussian and softmax on all class prompts, cosine and inversion."""
+def _curve_view(ic: ImageContext, study: str, curve, task, emb, broad=None) -> RetrievalView:
+    """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
+    ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
+    shown budget of class prompts, exactly as the curve built them."""
     from ...anchors import fit
+    from ._common import curve_scorers
 
+    if broad is not None:
+        scorers, rows = curve_scorers(
+            curve, broad, emb.targets, ic.ctx.tau, seed=ic.ctx.seed, kinds=("gaussian", "softmax")
+        )
+        note = (
+            f"Seeded query images against the gallery; each model built on the curve's first "
+            f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
+            f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
+        )
+        return _view(ic, study, scorers, emb.targets, ic.dataset.query, note)
     scorers = {"cosine": "cosine", "inversion": "inversion"}
     for kind in ("gaussian", "softmax"):
         if kind in curve.models:
@@ -449,7 +499,7 @@ def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     )
     return (
         {"files": [str(f) for f in files], "needs": needs},
-        _curve_view(ic, "wordnet-imagenet", curve, task, emb),
+        _curve_view(ic, "wordnet-imagenet", curve, task, emb, broad),
     )
 
 
@@ -683,7 +733,8 @@ def run_image_study(
         overwrite=True,
         kind="image",
         sources=kept,
-        dataset={**ds.summary(), "spec": dataset},
+        sources_absolute=[os.path.abspath(p) for p in kept],
+        dataset={**ds.summary(), "spec": dataset, "root_absolute": os.path.abspath(ds.root)},
         query=ds.query.tolist(),
     )
     models_dir = Path(models_dir) if models_dir else default_models_dir()
