@@ -179,6 +179,8 @@ def test_wordnet_imagenet_on_imagenet(tmp_path, study):
     assert "## Anchor budget" in report and (out / "budget.csv").is_file()
     models = {r["model"] for r in _csv(out / "wordnet_imagenet" / "curve_summary.csv")}
     assert {"posterior-gaussian", "isotropic-gaussian", "softmax"} <= models
+    geometries = {r["geometry"] for r in _csv(out / "neighbours.csv")}
+    assert {"posterior-gaussian", "gaussian", "cosine", "inversion"} <= geometries
     _sidecar_ok(out, 20, root)  # 4 classes: 1 query + 4 gallery each (6 images, 20 % queries)
 
 
@@ -214,7 +216,10 @@ def test_object_style_on_sketchy_uses_every_image(tmp_path, study):
     report = (out / "report.md").read_text()
     assert "every image is a query against all the others" in report
     assert "renditions (photo, sketch)" in report
-    _sidecar_ok(out, 24, root)
+    side = _sidecar_ok(out, 24, root)
+    assert all(p.startswith("/") for p in side["sources_absolute"])
+    shown = [r for r in _csv(out / "neighbours.csv") if r["geometry"] == "cosine"]
+    assert len({r["query"] for r in shown}) == 3
 
 
 @pytest.mark.slow
@@ -246,3 +251,36 @@ def test_unreadable_images_are_named_before_the_model_loads_or_skipped(
     assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
     err = capsys.readouterr().err
     assert "2 of" in err and all(str(p) in err for p in bad) and not loads
+
+
+def test_one_image_per_class_is_refused_before_encoding(tmp_path, study, capsys):
+    root = trees.imagefolder(tmp_path / "if", per_class=1)
+    assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "0 query and 3 gallery images" in err and "each class needs 2 or more" in err
+
+
+@pytest.mark.slow
+def test_random_weights_only_when_asked_and_said_first(tmp_path, tiny, monkeypatch, capsys):
+    config, _, _ = tiny
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "cache"))
+    root = trees.imagefolder(tmp_path / "if")
+    args = ["study", "budget", "--dataset", f"imagefolder:{root}", "--small"]
+    args += ["--encoder", f"open_clip:{config}", "-o", str(tmp_path / "out")]
+    assert main(args) == 2
+    assert "has no weights: pass --pretrained" in capsys.readouterr().err
+    assert main([*args, "--random-weights"]) == 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    first = report.split("\n\n")[1]
+    assert first.startswith("**Random weights**")
+
+
+def test_shown_queries_spread_over_renditions_and_classes():
+    from anchordiv.app.studies.images import spread
+
+    labels = np.repeat(np.arange(3), 4)  # 3 classes x (2 photos, 2 sketches)
+    domains = np.tile([0, 0, 1, 1], 3)
+    pick = spread(labels, domains, 3, seed=0)
+    assert len(set(pick)) == 3 and set(domains[pick]) == {0, 1}
+    assert len(set(labels[pick])) == 3
+    assert len(spread(labels, None, 5, seed=1)) == 5
