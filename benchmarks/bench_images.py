@@ -25,29 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_image_encode import images
 from common import parser, table, write_results
 
 GPU_COMMAND = (
     ".venv/bin/python benchmarks/bench_images.py --device cuda --images 4096 --batch 256 "
     "--workers 0,4,8,15 --tag gpu"
 )
-
-
-def images(folder: Path, n: int) -> list[Path]:
-    """``n`` distinct 500×375 JPEG images cut and resized from scikit-image photographs."""
-    import skimage.data
-    from PIL import Image
-
-    bases = [getattr(skimage.data, k)() for k in ("astronaut", "chelsea", "coffee", "rocket")]
-    rng = np.random.default_rng(0)
-    out = []
-    for k in range(n):
-        b = bases[k % len(bases)]
-        h, w = b.shape[0] * 3 // 4, b.shape[1] * 3 // 4
-        y, x = rng.integers(0, b.shape[0] - h), rng.integers(0, b.shape[1] - w)
-        out.append(folder / f"img{k:05d}.jpg")
-        Image.fromarray(b[y : y + h, x : x + w]).resize((500, 375)).save(out[-1], quality=90)
-    return out
 
 
 def forward_alone(enc, files: list[Path], batch: int, repeats: int) -> float:
@@ -107,7 +91,7 @@ def main() -> None:
         enc = OpenCLIPEncoder(args.model, device=args.device, random_weights=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        files = images(Path(tmp), n)
+        files = images(Path(tmp), n, size=(500, 375))
         model_rate = forward_alone(enc, files, args.batch, repeats)
         for w in [int(x) for x in args.workers.split(",")]:
             rate, first = whole_path(enc, files, args.batch, w, repeats)

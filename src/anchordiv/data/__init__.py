@@ -7,7 +7,9 @@
   folder per class) with labels and query/gallery splits;
 - :mod:`.openi` — Open-i chest X-ray reports with MeSH labels (a retrieval dataset);
 - :mod:`.encoders` — MiniLM and open_clip encoders behind one interface (:func:`get_encoder`);
-- :mod:`.cache` — the content-addressed embedding cache behind :func:`embed_texts`.
+- :mod:`.imageio` — image files read as 8-bit RGB by bit depth, hashed once, decoded in workers;
+- :mod:`.cache` — the content-addressed embedding cache behind :func:`embed_texts` and, per
+  image file, :func:`embed_images`.
 
 Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 """
