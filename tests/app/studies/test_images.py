@@ -253,6 +253,26 @@ def test_unreadable_images_are_named_before_the_model_loads_or_skipped(
     assert "2 of" in err and all(str(p) in err for p in bad) and not loads
 
 
+@pytest.mark.slow
+def test_on_error_skip_lists_the_skipped_files_in_the_report(tmp_path, study):
+    root = trees.imagefolder(tmp_path / "if")
+    bad = [root / "red_fox" / "zz_bad.jpg", root / "tabby_cat" / "zz_bad.png"]
+    for p in bad:
+        p.write_bytes(b"not an image")
+    out = tmp_path / "out"
+    with pytest.warns(UserWarning, match="skipped 2 unreadable"):
+        assert study("budget", f"imagefolder:{root}", out, "--on-error", "skip") == 0
+    report = (out / "report.md").read_text()
+    assert "**2 unreadable image file(s) skipped**" in report
+    assert all(f"`{p}`" in report for p in bad)
+    results = json.loads((out / "results.json").read_text())["dataset"]
+    assert set(results["skipped"]) == {str(p) for p in bad}
+    assert not any(
+        "zz_bad" in s
+        for s in json.loads((out / "embeddings" / "images.json").read_text())["sources"]
+    )
+
+
 def test_one_image_per_class_is_refused_before_encoding(tmp_path, study, capsys):
     root = trees.imagefolder(tmp_path / "if", per_class=1)
     assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2

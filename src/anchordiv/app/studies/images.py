@@ -705,14 +705,14 @@ def run_image_study(
                 else ""
             )
         )
-    skipped: dict[str, str] = {}
-    check_images(ds.paths, on_error, workers=workers, progress=True)  # before the model loads
-    start_workers(workers, len(ds))  # their imports overlap the model's loading
+    # every unreadable file named before the model loads (or skipped, once)
+    readable, _, skipped = check_images(ds.paths, on_error, workers=workers, progress=True)
+    start_workers(workers, len(readable))  # their imports overlap the model's loading
     enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
     before = enc.encoded
     x, kept = embed_images(
         enc,
-        ds.paths,
+        readable,
         batch_size=batch_size,
         progress=True,
         on_error=on_error,
