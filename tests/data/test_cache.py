@@ -271,3 +271,52 @@ def test_cache_show_and_prune(img, tmp_path, capsys):
     assert not cache.ImageStore(img.image_space).packs()
     assert main(["cache", "prune"]) == 2
     assert "say what to remove" in capsys.readouterr().err
+
+
+def test_a_killed_run_keeps_the_packs_it_wrote(img, tmp_path, monkeypatch):
+    paths = _tree(tmp_path / "tree", 9)
+    monkeypatch.setattr(cache, "PACK_ROWS", 2)
+    real, calls = img.encode_image, []
+
+    def dies_on_the_third_batch(images, batch_size=32, progress=None):
+        calls.append(len(images))
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # a kill between batches
+        return real(images, batch_size, progress)
+
+    monkeypatch.setattr(img, "encode_image", dies_on_the_third_batch)
+    with pytest.raises(KeyboardInterrupt):
+        data.embed_images(img, paths, batch_size=2)
+    monkeypatch.setattr(img, "encode_image", real)
+    before = img.encoded
+    data.embed_images(img, paths, batch_size=2)
+    assert img.encoded - before == 5, "the 4 images stored before the kill are not encoded again"
+
+
+def test_two_runs_at_once_both_finish_and_share_their_work(img, tmp_path):
+    import threading
+
+    paths = _tree(tmp_path / "tree", 12)
+    out, errors = {}, []
+
+    def run(name, rows):
+        try:
+            out[name] = data.embed_images(img, [paths[i] for i in rows], batch_size=3)[0]
+        except BaseException as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [
+        threading.Thread(target=run, args=("a", range(0, 8))),
+        threading.Thread(target=run, args=("b", range(4, 12))),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    np.testing.assert_allclose(out["a"][4:], out["b"][:4])
+    x, found = cache.ImageStore(img.image_space).lookup(data.check_images(paths)[1])
+    assert found.all()
+    before = img.encoded
+    data.embed_images(img, paths)
+    assert img.encoded == before
