@@ -6,9 +6,12 @@ A ratio near 1 means the input pipeline keeps up with the model.  The model is a
 initialised open_clip architecture (``--model``, default ViT-B-32: the speed of a forward pass
 does not depend on the weights); the images are ``--images`` distinct 500×375 JPEG crops of
 scikit-image's photographs (ImageNet's typical size).  Each whole-path run starts from an
-empty embedding cache, so everything is hashed, decoded and encoded.  Median of ``--repeats``
-after a first run, reported apart: it starts the workers' server (imports torch and open_clip
-once per process, seconds).
+empty embedding cache, so everything is hashed, decoded and encoded.  The forward pass and the
+whole path with each worker count are timed once per round, in rotating order
+(``common.interleaved``), and the ratio is taken within each round (median, lowest and highest
+over ``--repeats`` rounds), so load that comes and goes on a shared machine moves both sides
+alike.  The first whole-path run per worker count is timed apart: it starts the workers' server
+(imports torch and open_clip once per process, seconds).
 
     .venv/bin/python benchmarks/bench_images.py                          # CPU: 64 images, workers 0,1
     .venv/bin/python benchmarks/bench_images.py --quick                  # 16 images
@@ -19,14 +22,12 @@ once per process, seconds).
 from __future__ import annotations
 
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 
 from bench_image_encode import images
-from common import parser, table, write_results
+from common import interleaved, parser, table, time_once, write_results
 
 GPU_COMMAND = (
     ".venv/bin/python benchmarks/bench_images.py --device cuda --images 4096 --batch 256 "
@@ -34,38 +35,34 @@ GPU_COMMAND = (
 )
 
 
-def forward_alone(enc, files: list[Path], batch: int, repeats: int) -> float:
-    """images/s of ``model.encode_image`` on preprocessed tensors already on the device."""
+def forward_pass(enc, files: list[Path], batch: int):
+    """A call that runs ``model.encode_image`` on preprocessed tensors already on the device."""
     import torch
 
     from anchordiv.data.imageio import read_image
 
     pixels = torch.stack([enc.preprocess(read_image(f)) for f in files]).to(enc.device)
     cuda = str(enc.device).startswith("cuda")
-    times = []
-    for _ in range(repeats + 1):  # the first pass warms up
-        t0 = time.perf_counter()
+
+    def run():
         with torch.no_grad():
             for s in range(0, len(files), batch):
                 enc.model.encode_image(pixels[s : s + batch]).float().cpu()
         if cuda:
             torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return len(files) / float(np.median(times[1:]))
+
+    return run
 
 
-def whole_path(enc, files: list[Path], batch: int, workers: int, repeats: int):
-    """``(images/s, first run s)`` of ``embed_images`` from the files, each run from an empty
-    cache; the first run (starting the workers' server) is timed apart."""
+def whole_path(enc, files: list[Path], batch: int, workers: int):
+    """A call that runs ``embed_images`` from the files, each time from an empty cache."""
     from anchordiv.data import embed_images
 
-    times = []
-    for _ in range(repeats + 1):
+    def run():
         with tempfile.TemporaryDirectory() as cache:
-            t0 = time.perf_counter()
             embed_images(enc, files, cache=cache, batch_size=batch, workers=workers)
-            times.append(time.perf_counter() - t0)
-    return len(files) / float(np.median(times[1:])), times[0]
+
+    return run
 
 
 def main() -> None:
@@ -84,31 +81,43 @@ def main() -> None:
 
     torch.manual_seed(0)
     n = args.images or (16 if args.quick else 64)
-    repeats = args.repeats or (1 if args.quick else 2)
+    repeats = args.repeats or (1 if args.quick else 3)
     imageio.MIN_WORKER_IMAGES = 0  # measure the workers asked for, whatever the count
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         enc = OpenCLIPEncoder(args.model, device=args.device, random_weights=True)
-    rows = []
+    counts = [int(x) for x in args.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         files = images(Path(tmp), n, size=(500, 375))
-        model_rate = forward_alone(enc, files, args.batch, repeats)
-        for w in [int(x) for x in args.workers.split(",")]:
-            rate, first = whole_path(enc, files, args.batch, w, repeats)
-            rows.append(
-                {
-                    "model": args.model,
-                    "device": args.device,
-                    "images": n,
-                    "batch": args.batch,
-                    "workers": w,
-                    "forward_images_per_s": model_rate,
-                    "path_images_per_s": rate,
-                    "ratio": rate / model_rate,
-                    "first_run_s": first,
-                }
-            )
-            print(rows[-1], flush=True)
+        first = {}
+        for w in counts:  # the first run of each starts its workers' server: timed apart
+            first[w] = time_once(whole_path(enc, files, args.batch, w))[0]
+        calls = {"forward": forward_pass(enc, files, args.batch)}
+        calls |= {f"workers={w}": whole_path(enc, files, args.batch, w) for w in counts}
+        calls["forward"]()  # warm-up (the whole path warmed up in its first runs)
+        timed = interleaved(calls, "forward", repeats, warmup=0)
+    fwd = n / timed["forward"]["median_s"]
+    rows = []
+    for w in counts:
+        t = timed[f"workers={w}"]
+        rows.append(
+            {
+                "model": args.model,
+                "device": args.device,
+                "images": n,
+                "batch": args.batch,
+                "workers": w,
+                "forward_images_per_s": fwd,
+                "path_images_per_s": n / t["median_s"],
+                # images/s ratio = forward time / path time, per round (median, min, max)
+                "ratio": 1 / t["ratio"],
+                "ratio_low": 1 / t["ratio_max"],
+                "ratio_high": 1 / t["ratio_min"],
+                "first_run_s": first[w],
+                "rounds": repeats,
+            }
+        )
+        print(rows[-1], flush=True)
     md = table(
         rows,
         [
@@ -119,7 +128,9 @@ def main() -> None:
             ("workers", "workers"),
             ("forward_images_per_s", "forward alone (images/s)"),
             ("path_images_per_s", "whole path (images/s)"),
-            ("ratio", "whole path ÷ forward"),
+            ("ratio", "whole path ÷ forward (median of rounds)"),
+            ("ratio_low", "lowest round"),
+            ("ratio_high", "highest round"),
             ("first_run_s", "first run s (workers start)"),
         ],
     )
