@@ -32,8 +32,9 @@ TINY = {
 }
 
 
-def images(folder: Path, n: int) -> list[Path]:
-    """``n`` distinct 256×256 JPEG crops of scikit-image photographs."""
+def images(folder: Path, n: int, size: tuple[int, int] | None = None) -> list[Path]:
+    """``n`` distinct JPEG crops of scikit-image photographs: 256×256, or — with ``size`` —
+    three quarters of the photograph resized to ``size`` (width, height)."""
     import skimage.data
     from PIL import Image
 
@@ -42,9 +43,11 @@ def images(folder: Path, n: int) -> list[Path]:
     out = []
     for k in range(n):
         b = bases[k % len(bases)]
-        y, x = rng.integers(0, b.shape[0] - 256), rng.integers(0, b.shape[1] - 256)
+        h, w = (256, 256) if size is None else (b.shape[0] * 3 // 4, b.shape[1] * 3 // 4)
+        y, x = rng.integers(0, b.shape[0] - h), rng.integers(0, b.shape[1] - w)
+        crop = Image.fromarray(b[y : y + h, x : x + w])
         out.append(folder / f"img{k}.jpg")
-        Image.fromarray(b[y : y + 256, x : x + 256]).save(out[-1])
+        (crop if size is None else crop.resize(size)).save(out[-1])
     return out
 
 
@@ -53,7 +56,7 @@ def measure(name: str, files: list[Path], batch: int, repeats: int, device: str)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        enc = OpenCLIPEncoder(name, device=device)
+        enc = OpenCLIPEncoder(name, device=device, random_weights=True)
     enc.encode_image(files[:batch], batch_size=batch, progress=False)  # warm-up
     times = []
     for _ in range(repeats):

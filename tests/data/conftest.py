@@ -40,7 +40,7 @@ def tiny_clip(tmp_path_factory):
     torch.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        enc = OpenCLIPEncoder(TINY_NAME)
+        enc = OpenCLIPEncoder(TINY_NAME, random_weights=True)
     with torch.no_grad():
         enc.model.logit_scale.fill_(math.log(TINY_LOGIT_SCALE))
     ckpt = d / "tiny.pt"

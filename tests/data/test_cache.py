@@ -122,3 +122,201 @@ def test_the_command_line_keeps_compiled_programs_unless_told_not_to(tmp_path, m
             assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+
+
+# ---- per-file image embeddings --------------------------------------------------------------
+
+
+class CountingImages(data.Encoder):
+    """A toy image encoder: each file's vector is seeded by its bytes; counts what it encodes."""
+
+    id, dim, logit_scale = "toy-img-v1", 6, 10.0
+
+    def encode_image(self, images, batch_size=32, progress=None):
+        rows = []
+        for p in images:
+            seed = int.from_bytes(Path(p).read_bytes()[-8:], "little")
+            rows.append(np.random.default_rng(seed).normal(size=self.dim))
+        self.encoded += len(images)
+        return np.array(rows, np.float32)
+
+
+def _tree(folder, n, start=0):
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(start, start + n):
+        paths.append(folder / f"img{i:03d}.png")
+        Image.new("RGB", (5, 4), (i, 2 * i % 256, 7)).save(paths[-1])
+    return paths
+
+
+@pytest.fixture
+def img(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
+    return CountingImages()
+
+
+def test_adding_one_image_encodes_one(img, tmp_path):
+    paths = _tree(tmp_path / "tree", 6)
+    a, kept = data.embed_images(img, paths)
+    assert img.encoded == 6 and kept == [str(p) for p in paths]
+    paths += _tree(tmp_path / "tree", 1, start=6)
+    b, _ = data.embed_images(img, paths)
+    assert img.encoded == 7, "one new image: one encode"
+    np.testing.assert_array_equal(a, b[:6])
+
+
+def test_subset_superset_reordering_and_moved_copy_encode_only_what_is_new(img, tmp_path):
+    import shutil
+
+    paths = _tree(tmp_path / "tree", 5)
+    full, _ = data.embed_images(img, paths)
+    sub, _ = data.embed_images(img, paths[3:0:-1])  # a reordered subset
+    np.testing.assert_array_equal(sub, full[3:0:-1])
+    shutil.copytree(tmp_path / "tree", tmp_path / "moved")
+    moved = sorted((tmp_path / "moved").glob("*.png")) + _tree(tmp_path / "moved", 2, start=5)
+    again, _ = data.embed_images(img, moved)
+    assert img.encoded == 7, "the moved copy encodes only its two new images"
+    np.testing.assert_array_equal(again[:5], full)
+    assert cache.STATS["image_hits"] >= 8
+
+
+def test_small_then_full_encodes_only_the_difference(img, tmp_path):
+    paths = _tree(tmp_path / "tree", 8)
+    data.embed_images(img, paths[::3])
+    assert img.encoded == 3
+    data.embed_images(img, paths)
+    assert img.encoded == 8
+
+
+def test_edited_image_and_other_encoder_reencode(img, tmp_path):
+    from PIL import Image
+
+    paths = _tree(tmp_path / "tree", 3)
+    data.embed_images(img, paths)
+    Image.new("RGB", (5, 4), (200, 1, 1)).save(paths[0])
+    data.embed_images(img, paths)
+    assert img.encoded == 4
+    img.id = "toy-img-v2"  # other weights
+    data.embed_images(img, paths)
+    assert img.encoded == 7
+
+
+def test_kill_and_corrupt_pack_lose_nothing_else(img, tmp_path):
+    paths = _tree(tmp_path / "tree", 4)
+    a, _ = data.embed_images(img, paths)
+    store = cache.ImageStore(img.image_space)
+    (pack,) = store.packs()
+    # a kill between the array and the manifest: an array without a manifest is ignored
+    np.save(store.dir / "pack-0-1-deadbeef.npy", np.zeros((4, 6), np.float32))
+    raw = bytearray(pack.with_suffix(".npy").read_bytes())
+    raw[-1] ^= 0xFF
+    pack.with_suffix(".npy").write_bytes(bytes(raw))
+    with pytest.warns(UserWarning, match="corrupt or partial"):
+        b, _ = data.embed_images(img, paths)
+    assert img.encoded == 8 and not pack.exists()
+    np.testing.assert_allclose(a, b)
+    data.embed_images(img, paths)
+    assert img.encoded == 8
+
+
+def test_two_writers_at_once_only_add_packs(img, tmp_path):
+    paths = _tree(tmp_path / "tree", 4)
+    digests = data.check_images(paths)[1]
+    one, two = cache.ImageStore(img.image_space), cache.ImageStore(img.image_space)
+    one.add(digests[:3], np.ones((3, 6), np.float32))
+    two.add(digests[1:], np.full((3, 6), 2, np.float32))  # overlaps: either copy is read
+    x, found = cache.ImageStore(img.image_space).lookup(digests)
+    assert found.all() and len(one.packs()) == 2
+    assert x[0, 0] == 1 and x[3, 0] == 2
+
+
+def test_digest_shortcut_trusts_only_unchanged_settled_files(tmp_path, monkeypatch):
+    import os
+
+    from anchordiv.data import imageio
+
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
+    paths = _tree(tmp_path / "tree", 2)
+    old = 1_000_000_000
+    for p in paths:
+        os.utime(p, ns=(old, old))
+    calls = []
+    real = imageio._digest_and_check
+    monkeypatch.setattr(imageio, "_digest_and_check", lambda p: calls.append(p) or real(p))
+    first, _ = imageio.file_digests(paths)
+    second, _ = imageio.file_digests(paths)
+    assert len(calls) == 2 and first == second, "settled, unchanged files are hashed once"
+    from PIL import Image
+
+    Image.new("RGB", (5, 4), (9, 9, 9)).save(paths[0])
+    os.utime(paths[0], ns=(old, old))  # same mtime restored: the ctime still tells
+    third, _ = imageio.file_digests(paths)
+    assert len(calls) == 3 and third[0] != first[0] and third[1] == first[1]
+
+
+def test_cache_show_and_prune(img, tmp_path, capsys):
+    from anchordiv.app.cli import main
+
+    data.embed_images(img, _tree(tmp_path / "tree", 3))
+    data.embed_texts(CountingEncoder(), ["a"])
+    assert main(["cache", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "toy-img-v1" in out and "3 images" in out
+    assert main(["cache", "prune", "--encoder", "toy-img", "--dry-run"]) == 0
+    assert cache.ImageStore(img.image_space).packs()
+    assert main(["cache", "prune", "--encoder", "toy-img"]) == 0
+    assert not cache.ImageStore(img.image_space).packs()
+    assert main(["cache", "prune"]) == 2
+    assert "say what to remove" in capsys.readouterr().err
+
+
+def test_a_killed_run_keeps_the_packs_it_wrote(img, tmp_path, monkeypatch):
+    paths = _tree(tmp_path / "tree", 9)
+    monkeypatch.setattr(cache, "PACK_ROWS", 2)
+    real, calls = img.encode_image, []
+
+    def dies_on_the_third_batch(images, batch_size=32, progress=None):
+        calls.append(len(images))
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # a kill between batches
+        return real(images, batch_size, progress)
+
+    monkeypatch.setattr(img, "encode_image", dies_on_the_third_batch)
+    with pytest.raises(KeyboardInterrupt):
+        data.embed_images(img, paths, batch_size=2)
+    monkeypatch.setattr(img, "encode_image", real)
+    before = img.encoded
+    data.embed_images(img, paths, batch_size=2)
+    assert img.encoded - before == 5, "the 4 images stored before the kill are not encoded again"
+
+
+def test_two_runs_at_once_both_finish_and_share_their_work(img, tmp_path):
+    import threading
+
+    paths = _tree(tmp_path / "tree", 12)
+    out, errors = {}, []
+
+    def run(name, rows):
+        try:
+            out[name] = data.embed_images(img, [paths[i] for i in rows], batch_size=3)[0]
+        except BaseException as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [
+        threading.Thread(target=run, args=("a", range(0, 8))),
+        threading.Thread(target=run, args=("b", range(4, 12))),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    np.testing.assert_allclose(out["a"][4:], out["b"][:4])
+    x, found = cache.ImageStore(img.image_space).lookup(data.check_images(paths)[1])
+    assert found.all()
+    before = img.encoded
+    data.embed_images(img, paths)
+    assert img.encoded == before

@@ -75,7 +75,7 @@ def test_embed_image_folder(tmp_path, capsys, tiny_clip, skimage_files):
         str(tmp_path / "img.npy"),
     ]
     rc, _, err = run(args, capsys)
-    assert rc == 2 and "cannot read image" in err and "zz_broken.jpg" in err
+    assert rc == 2 and "1 of 3 image file(s) cannot be read" in err and "zz_broken.jpg" in err
     with pytest.warns(UserWarning, match="zz_broken.jpg"):
         rc, stdout, _ = run(args + ["--on-error", "skip"], capsys)
     assert rc == 0 and json.loads(stdout)["rows"] == 2

@@ -125,3 +125,82 @@ def test_cub_and_chexpert_file_errors(tmp_path):
 def test_seeded_split_keeps_singletons_in_gallery():
     q = layouts.seeded_split([0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], fraction=0.2, seed=3)
     assert not q[0] and q[1:].sum() == 2
+
+
+def test_wnid_folders_under_imagefolder_warn_and_read_wordnet_names(tmp_path):
+    root = trees.imagenet(tmp_path / "val")
+    with pytest.warns(UserWarning, match="class folders are WordNet ids.*imagenet:"):
+        ds = layouts.load_dataset(f"imagefolder:{root}")
+    assert ds.class_names == layouts.load_dataset(f"imagenet:{root}").class_names
+    assert not any(n.startswith("n0") for n in ds.class_names)
+
+
+def test_root_one_level_off_finds_the_dataset_or_says_where(tmp_path):
+    trees.imagenet(tmp_path / "ILSVRC" / "val")
+    with pytest.warns(UserWarning, match=r"reading .*val"):
+        ds = layouts.load_dataset(f"imagenet:{tmp_path / 'ILSVRC'}")
+    assert len(ds) == 24
+    trees.imagenet(tmp_path / "ILSVRC" / "train", per_class=2)
+    with pytest.raises(AnchorDivError, match="several datasets.*train, val"):
+        layouts.load_dataset(f"imagenet:{tmp_path / 'ILSVRC'}")
+    one_class = tmp_path / "ILSVRC" / "val" / trees.IMAGENET_R_WNIDS[0]
+    with pytest.raises(AnchorDivError, match="looks like one class.*probably its parent"):
+        layouts.load_dataset(f"imagefolder:{one_class}")
+
+
+def test_imagenet_flat_validation_folder(tmp_path):
+    import shutil
+
+    tree = trees.imagenet(tmp_path / "sorted", per_class=2)
+    flat = tmp_path / "val"
+    flat.mkdir()
+    rows = ["ImageId,PredictionString"]
+    for k, p in enumerate(sorted(tree.rglob("*.JPEG"))):
+        name = f"ILSVRC2012_val_{k:08d}"
+        shutil.copy(p, flat / f"{name}.JPEG")
+        rows.append(f"{name},{p.parent.name} 1 2 3 4")
+    with pytest.raises(AnchorDivError, match="no wnid folders.*valprep.sh"):
+        layouts.load_dataset(f"imagenet:{flat}")
+    (tmp_path / "LOC_val_solution.csv").write_text("\n".join(rows) + "\n")
+    ds = layouts.load_dataset(f"imagenet:{flat}")
+    assert ds.class_ids == sorted(trees.IMAGENET_R_WNIDS)
+    assert np.bincount(ds.label).tolist() == [2, 2, 2, 2]
+
+
+@pytest.mark.slow  # loads WordNet
+def test_unknown_wnid_is_named(tmp_path):
+    trees.imagenet(tmp_path / "val", wnids=("n01443537", "n00000042"), per_class=2)
+    with pytest.raises(AnchorDivError, match="'n00000042': WordNet 3.0 has no noun synset"):
+        layouts.load_dataset(f"imagenet:{tmp_path / 'val'}")
+
+
+def test_sketchy_as_released(tmp_path):
+    trees.sketchy(tmp_path / "rendered_256x256" / "256x256")
+    for root in (tmp_path / "rendered_256x256", tmp_path):
+        assert len(layouts.load_dataset(f"sketchy:{root}")) == 24
+
+
+def test_chexpert_views_parent_and_uncertain(tmp_path):
+    import csv
+
+    base = trees.chexpert(tmp_path)
+    valid = base / "valid.csv"
+    rows = list(csv.DictReader(open(valid)))
+    lateral = dict(rows[0], Path=rows[0]["Path"].replace("view1_frontal", "view2_lateral"))
+    trees.Images(9).save(tmp_path / lateral["Path"])
+    with open(valid, "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0]))
+        w.writeheader()
+        w.writerows([*rows, lateral])
+    ds = layouts.load_dataset(f"chexpert:{tmp_path}")  # the parent of CheXpert-v1.0-small
+    assert len(ds) == 24 and not any("lateral" in p for p in ds.paths)
+    assert "frontal views" in ds.split_source and "U-Zeros" in ds.split_source
+    every = layouts.load_dataset(f"chexpert:{base}", views="all")
+    assert len(every) == 25
+    lat = layouts.load_dataset(f"chexpert:{base}", views="lateral")
+    assert len(lat) == 1
+    ones = layouts.load_dataset(f"chexpert:{base}", uncertain="ones")
+    edema = ds.pathologies.index("Edema")
+    assert ones.pathology[:, edema].all() and not ds.pathology[:, edema].all()
+    with pytest.raises(AnchorDivError, match="--views applies to the chexpert layout"):
+        layouts.load_dataset(f"imagefolder:{tmp_path}", views="all")

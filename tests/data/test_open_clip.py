@@ -47,17 +47,17 @@ def test_embed_images_cache_and_bad_files(reloaded, skimage_files, tmp_path):
     bad = tmp_path / "broken.png"
     bad.write_bytes(b"\x89PNG not really")
     files = [skimage_files[0], bad, skimage_files[1]]
-    with pytest.raises(AnchorDivError, match="cannot read image .*broken.png"):
+    with pytest.raises(AnchorDivError, match="1 of 3 image.*broken.png: not an image"):
         data.embed_images(reloaded, files, cache=tmp_path / "c")
     before = reloaded.encoded
-    with pytest.warns(UserWarning, match="broken.png.*skipped"):
+    with pytest.warns(UserWarning, match="skipped 1 unreadable.*broken.png"):
         emb, kept = data.embed_images(reloaded, files, cache=tmp_path / "c", on_error="skip")
     assert emb.shape == (2, 32) and kept == [str(skimage_files[0]), str(skimage_files[1])]
     with pytest.warns(UserWarning):
         again, _ = data.embed_images(reloaded, files, cache=tmp_path / "c", on_error="skip")
     assert reloaded.encoded == before + 2, "second run must come from the cache"
     np.testing.assert_array_equal(emb, again)
-    with pytest.raises(AnchorDivError, match="none of the 1 file"), pytest.warns(UserWarning):
+    with pytest.raises(AnchorDivError, match="none of the 1 file"):
         data.embed_images(reloaded, [bad], on_error="skip")
     with pytest.raises(AnchorDivError, match="on_error"):
         data.readable_images(files, on_error="ignore")
@@ -93,7 +93,7 @@ def test_chexzero_layout_checkpoint_loads(tmp_path, skimage_files):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        base = encoders.OpenCLIPEncoder("ViT-B-32-quickgelu")
+        base = encoders.OpenCLIPEncoder("ViT-B-32-quickgelu", random_weights=True)
     with torch.no_grad():
         base.model.logit_scale.fill_(math.log(100.0))
     ckpt = tmp_path / "best_64_5e-05_original_22000_0.864.pt"
@@ -107,3 +107,36 @@ def test_chexzero_layout_checkpoint_loads(tmp_path, skimage_files):
         atol=1e-5,
     )
     assert enc.encode_image(skimage_files[:1]).shape == (1, 512)
+
+
+def test_checkpoint_mistakes_are_named(tiny_clip, tmp_path):
+    """A pickled whole model, a garbage file, weights of another architecture, a folder, a
+    typo'd config name, no weights: one plain AnchorDivError each, nothing unpickled."""
+    import json
+
+    import open_clip
+    import torch
+
+    from .conftest import TINY
+
+    name, ckpt, enc = tiny_clip
+    whole = tmp_path / "whole.pt"
+    torch.save(enc.model, whole)  # the whole module pickled, not its state dict
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"\x00garbage" * 50)
+    other = dict(TINY, vision_cfg=dict(TINY["vision_cfg"], width=128))
+    (tmp_path / "anchordiv-other.json").write_text(json.dumps(other))
+    open_clip.add_model_config(str(tmp_path / "anchordiv-other.json"))
+    cases = [
+        (name, whole, "is a pickled Python object.*weights_only=True"),
+        (name, junk, "is not a PyTorch checkpoint"),
+        ("anchordiv-other", ckpt, "do not fit the architecture 'anchordiv-other'"),
+        (name, tmp_path, "is a folder; pass the checkpoint file in it"),
+        (name, None, "has no weights: pass --pretrained.*--random-weights"),
+    ]
+    for model, pretrained, match in cases:
+        with pytest.raises(AnchorDivError, match=match):
+            encoders.OpenCLIPEncoder(model, None if pretrained is None else str(pretrained))
+    with pytest.raises(AnchorDivError, match=r"no model 'x\.jsn' \(a model config file") as err:
+        encoders.OpenCLIPEncoder("x.jsn", str(ckpt))
+    assert len(str(err.value)) < 300, "names the closest models, not all of them"

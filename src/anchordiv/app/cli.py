@@ -23,6 +23,7 @@ COMMANDS = [
     "demo",
     "study",
     "priors",
+    "cache",
     "build_models",
     "build_prior",
 ]

@@ -196,17 +196,22 @@ def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None)
     Path
         The array's path.
     """
-    from .._safeio import atomic_file, write_npy, write_text
-
     npy, manifest = _paths(key, root)
     npy.parent.mkdir(parents=True, exist_ok=True)
     clean_legacy_temporaries(npy)
+    _write_entry(npy, manifest, arr, info)
+    return npy
+
+
+def _write_entry(npy: Path, manifest: Path, arr: np.ndarray, info: dict) -> None:
+    """The array, then (atomically, last) its manifest with shape, dtype and SHA-256."""
+    from .._safeio import atomic_file, write_npy, write_text
+
     with atomic_file(npy) as tmp:
         write_npy(tmp, arr)
     meta = {**info, "shape": list(arr.shape), "dtype": arr.dtype.str, "sha256": _array_hash(arr)}
     with atomic_file(manifest) as tmp:
         write_text(tmp, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    return npy
 
 
 def clean_legacy_temporaries(npy: Path) -> None:
@@ -280,3 +285,231 @@ def cached_embeddings(
         )
     store_entry(key, arr, {"encoder": encoder_id, "kind": kind, "count": len(items)}, root)
     return arr
+
+
+# ---- per-file image embeddings ------------------------------------------------------------
+
+#: New image embeddings are written as a pack every this many images (a kill loses at most
+#: the pack being filled).
+PACK_ROWS = 1024
+
+
+class ImageStore:
+    """Per-file image embeddings of one encoder and preprocessing, keyed by each file's
+    content SHA-256: any subset, superset, reordering or moved copy of a tree finds every
+    image it has seen before.
+
+    The store is ``<cache>/images/<space>/`` (``space`` hashes ``space_id``: the encoder id with
+    its weights, the preprocessing and the reader version), holding ``space.json`` (the id) and
+    packs ``pack-<time>-<pid>-<random>.npy`` + ``.json`` (the manifest: the files' digests in row
+    order, shape, dtype, SHA-256 of the array).  A pack's array is renamed into place before its
+    manifest, so a kill leaves no manifest without its array; packs are never rewritten, and
+    every writer names its own, so two runs at once only add packs (a digest in two packs is
+    read from either).  A pack that does not match its manifest is reported, removed and its
+    images re-encoded.
+
+    Parameters
+    ----------
+    space_id : str
+        The encoder id with weights, preprocessing and reader version.
+    root : Path, optional
+        Cache directory (default :func:`cache_dir`).
+    """
+
+    def __init__(self, space_id: str, root: Path | None = None) -> None:
+        self.id = space_id
+        self.dir = (
+            (root or cache_dir()) / "images" / hashlib.sha256(space_id.encode()).hexdigest()[:24]
+        )
+
+    def packs(self) -> list[Path]:
+        """The packs' manifests, oldest first."""
+        return sorted(self.dir.glob("pack-*.json"))
+
+    def lookup(self, digests: Sequence[str | None]) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(rows [n, d] or None, found [n] bool)``: the stored embedding of each digest."""
+        from .._safeio import read_json
+
+        found = np.zeros(len(digests), bool)
+        wanted: dict[str, list[int]] = {}
+        for i, d in enumerate(digests):
+            if d is not None:
+                wanted.setdefault(d, []).append(i)
+        where: dict[Path, list[tuple[int, str]]] = {}
+        seen: set[str] = set()
+        for manifest in self.packs() if wanted else []:
+            try:
+                names = read_json(manifest).get("digests", [])
+            except (OSError, ValueError, AttributeError):
+                continue  # removed by a concurrent prune, or checked when read below
+            for j, d in enumerate(names):
+                if d in wanted and d not in seen:
+                    seen.add(d)
+                    where.setdefault(manifest, []).append((j, d))
+        out = None
+        for manifest, rows in where.items():
+            arr, problem = _read_entry(manifest.with_suffix(".npy"), manifest)
+            if problem or arr is None or arr.ndim != 2:
+                STATS["rebuilt"] += 1
+                warnings.warn(
+                    f"image embedding pack {manifest.with_suffix('.npy')} is corrupt or partial "
+                    f"({problem}); removed, its images are re-encoded",
+                    stacklevel=user_stacklevel(),
+                )
+                self._remove(manifest)
+                continue
+            if out is None:
+                out = np.zeros((len(digests), arr.shape[1]), arr.dtype)
+            for j, d in rows:
+                out[wanted[d]] = arr[j]
+                found[wanted[d]] = True
+        STATS["image_hits"] += int(found.sum())
+        return out, found
+
+    def add(self, digests: Sequence[str], arr: np.ndarray) -> Path:
+        """Store ``arr [n, d]`` as a new pack of the files ``digests``."""
+        import secrets
+        import time
+
+        arr = np.ascontiguousarray(arr)
+        if arr.ndim != 2 or arr.shape[0] != len(digests):
+            raise AnchorDivError(f"image pack: {len(digests)} digests for an array {arr.shape}")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        space = self.dir / "space.json"
+        if not space.is_file():
+            from .._safeio import atomic_file, write_text
+
+            with atomic_file(space) as tmp:
+                write_text(tmp, json.dumps({"id": self.id, "kind": "image"}) + "\n")
+        name = f"pack-{time.time_ns()}-{os.getpid()}-{secrets.token_hex(4)}"
+        npy = self.dir / f"{name}.npy"
+        info = {"encoder": self.id, "kind": "image", "count": len(digests)}
+        _write_entry(npy, npy.with_suffix(".json"), arr, {**info, "digests": list(digests)})
+        STATS["image_misses"] += len(digests)
+        return npy
+
+    @staticmethod
+    def _remove(manifest: Path) -> None:
+        manifest.unlink(missing_ok=True)  # the manifest first: a reader never sees it alone
+        manifest.with_suffix(".npy").unlink(missing_ok=True)
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def cache_summary(root: Path | None = None) -> dict:
+    """What the cache holds: per image space its encoder id, images, packs and bytes; the text
+    and other entries; the file-digest index; JAX's compiled programs.
+
+    Parameters
+    ----------
+    root : Path, optional
+        Cache directory (default :func:`cache_dir`).
+
+    Returns
+    -------
+    dict
+        ``{"root", "images": [{id, dir, images, packs, bytes, newest}], "embeddings":
+        {entries, bytes}, "files": {folders, bytes}, "xla": {bytes}}``.
+    """
+    from .._safeio import read_json
+
+    root = Path(root) if root else cache_dir()
+    spaces = []
+    for d in sorted((root / "images").glob("*/")) if (root / "images").is_dir() else []:
+        try:
+            sid = read_json(d / "space.json").get("id", "?")
+        except (OSError, ValueError, AttributeError):
+            sid = "?"
+        packs = sorted(d.glob("pack-*.json"))
+        images = set()
+        for m in packs:
+            try:
+                images.update(read_json(m).get("digests", []))
+            except (OSError, ValueError, AttributeError):
+                pass
+        newest = max((m.stat().st_mtime for m in packs), default=None)
+        spaces.append(
+            {
+                "id": sid,
+                "dir": str(d),
+                "images": len(images),
+                "packs": len(packs),
+                "bytes": _size(d),
+                "newest": newest,
+            }
+        )
+    emb = root / "embeddings"
+    return {
+        "root": str(root),
+        "images": spaces,
+        "embeddings": {
+            "entries": len(list(emb.glob("*.json"))) if emb.is_dir() else 0,
+            "bytes": _size(emb),
+        },
+        "files": {
+            "folders": len(list((root / "files").glob("*.json")))
+            if (root / "files").is_dir()
+            else 0,
+            "bytes": _size(root / "files"),
+        },
+        "xla": {"bytes": _size(root / "xla")},
+    }
+
+
+def prune(
+    root: Path | None = None,
+    *,
+    encoder: str | None = None,
+    older_than_days: float | None = None,
+    everything: bool = False,
+    dry_run: bool = False,
+) -> list[Path]:
+    """Delete cache entries: the image spaces whose encoder id contains ``encoder``, the
+    entries and packs not written for ``older_than_days`` days, or ``everything``.
+
+    Parameters
+    ----------
+    root : Path, optional
+        Cache directory (default :func:`cache_dir`).
+    encoder : str, optional
+        A substring of the encoder ids whose image embeddings are removed.
+    older_than_days : float, optional
+        Remove image packs, text entries and digest records older than this.
+    everything : bool, default False
+        Remove the whole cache directory's contents.
+    dry_run : bool, default False
+        Only list what would be removed.
+
+    Returns
+    -------
+    list of Path
+        What was (or would be) removed.
+    """
+    from .._safeio import remove
+
+    if not (encoder or older_than_days is not None or everything):
+        raise AnchorDivError("cache prune: say what to remove: --encoder, --older-than or --all")
+    root = Path(root) if root else cache_dir()
+    gone: list[Path] = []
+    if everything:
+        gone = sorted(p for p in root.iterdir()) if root.is_dir() else []
+    else:
+        summary = cache_summary(root)
+        if encoder:
+            gone += [Path(s["dir"]) for s in summary["images"] if encoder in s["id"]]
+        if older_than_days is not None:
+            import time
+
+            limit = time.time() - 86400.0 * float(older_than_days)
+            for pattern in ("images/*/pack-*.json", "embeddings/*.json", "files/*.json"):
+                for m in root.glob(pattern):
+                    if m.stat().st_mtime < limit and not any(g in m.parents for g in gone):
+                        gone.append(m)
+                        if m.with_suffix(".npy").exists():
+                            gone.append(m.with_suffix(".npy"))
+    if not dry_run:
+        for p in gone:  # manifests before arrays: a reader never finds a manifest alone
+            remove(p)
+    return gone

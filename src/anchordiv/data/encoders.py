@@ -26,7 +26,8 @@ import numpy as np
 
 from ..errors import AnchorDivError, user_stacklevel
 from ..provenance import with_provenance
-from .cache import cached_embeddings
+from .cache import ImageStore, cached_embeddings
+from .imageio import READER_VERSION, read_image, to_rgb8
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: all-MiniLM-L6-v2 was trained with a fixed similarity scale of 20.
@@ -167,6 +168,8 @@ class Encoder:
     id: str
     dim: int
     logit_scale: float
+    #: True for a model without trained weights (``--random-weights``)
+    random_weights: bool = False
 
     def __init__(self) -> None:
         self.encoded = 0
@@ -193,6 +196,21 @@ class Encoder:
         raise AnchorDivError(
             f"encoder {self.id} encodes text only; use an open_clip encoder for images"
         )
+
+    @property
+    def image_space(self) -> str:
+        """What an image's embedding depends on besides its bytes: the encoder id (with its
+        weights), the preprocessing and the reader version (the image cache's key)."""
+        return f"{self.id}|{READER_VERSION}"
+
+    def iter_image_batches(self, paths: Sequence[str], batch_size: int = 32, workers: int = 0):
+        """Yield ``(rows, embeddings [b, d] unit-norm, {path: problem})`` batch by batch over
+        image files (``rows`` index ``paths``; a file that fails to decode is left out of
+        ``rows`` and named in the dict)."""
+        for s in range(0, len(paths), int(batch_size)):
+            chunk = list(paths[s : s + int(batch_size)])
+            emb = unit_rows(self.encode_image(chunk, batch_size, progress=False))
+            yield np.arange(s, s + len(chunk)), emb, {}
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -405,6 +423,88 @@ def weights_sha256(model) -> str:
     return h.hexdigest()
 
 
+def check_pretrained(model_name: str, pretrained, random_weights: bool = False) -> None:
+    """Refuse, before anything loads, an open_clip model open_clip does not know (with the
+    closest names, not the whole list), a folder or a missing file as ``pretrained``, and a
+    model without weights unless ``random_weights``."""
+    import difflib
+
+    import open_clip
+
+    known = open_clip.list_models()
+    if model_name not in known:
+        close = difflib.get_close_matches(model_name, known, n=3, cutoff=0.5)
+        typo = " (a model config file must end in .json)" if "." in model_name else ""
+        raise AnchorDivError(
+            f"encoder: open_clip has no model {model_name!r}{typo}"
+            + (f"; closest: {', '.join(close)}" if close else "")
+            + "; python -c 'import open_clip; print(open_clip.list_models())' lists them"
+        )
+    if not pretrained:
+        if not random_weights:
+            raise AnchorDivError(
+                f"encoder: open_clip:{model_name} has no weights: pass --pretrained (a "
+                f"pretrained tag, e.g. {', '.join(open_clip.list_pretrained_tags_by_model(model_name)[:2]) or 'laion2b_s34b_b79k'}, "
+                f"or a checkpoint file); --random-weights runs it randomly initialised (its "
+                f"numbers mean nothing)"
+            )
+        return
+    path = Path(str(pretrained)).expanduser()
+    if path.is_dir():
+        found = sorted(
+            p.name for p in path.iterdir() if p.suffix in (".pt", ".pth", ".bin", ".safetensors")
+        )
+        raise AnchorDivError(
+            f"pretrained: {path} is a folder; pass the checkpoint file in it"
+            + (f" ({', '.join(found[:5])})" if found else " (it holds no .pt/.bin/.safetensors)")
+        )
+    if (os.sep in str(pretrained) or path.suffix) and not path.is_file():
+        raise AnchorDivError(f"pretrained: checkpoint file not found: {pretrained}")
+
+
+def load_error(model_name: str, pretrained, err: BaseException) -> AnchorDivError:
+    """What went wrong loading ``pretrained`` into ``model_name``, said plainly: a file that is
+    not a checkpoint, a pickled whole model (checkpoints load with ``weights_only=True``: no
+    code runs), or weights of another architecture."""
+    first = str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
+    path = Path(str(pretrained)) if pretrained else None
+    if path is None or not path.is_file():
+        return AnchorDivError(
+            f"open_clip could not load {model_name!r} with pretrained={pretrained!r}: {first}"
+        )
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as probe:  # noqa: BLE001 - classified below
+        import re
+
+        text = str(probe)
+        pickled = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+        if pickled:
+            return AnchorDivError(
+                f"pretrained: {path} is a pickled Python object ({pickled.group(1)}: a whole "
+                f"model?), not a state dict; checkpoints load with weights_only=True, so no "
+                f"code in the file runs.  Save the weights with "
+                f"torch.save(model.state_dict(), path) and pass that file"
+            )
+        why = re.search(r"WeightsUnpickler error: \s*(.+)", text)
+        detail = why.group(1) if why else (text.strip().splitlines() or ["unreadable"])[0]
+        return AnchorDivError(
+            f"pretrained: {path} is not a PyTorch checkpoint ({type(probe).__name__}: "
+            f"{detail[:200]})"
+        )
+    if not isinstance(state, dict):
+        return AnchorDivError(
+            f"pretrained: {path} holds a {type(state).__name__}, not a state dict of weights"
+        )
+    return AnchorDivError(
+        f"pretrained: the weights in {path} do not fit the architecture {model_name!r} "
+        f"({type(err).__name__}: {first}); name the model they were trained as "
+        f"(CheXzero: --encoder chexzero, which is ViT-B-32-quickgelu)"
+    )
+
+
 class OpenCLIPEncoder(Encoder):
     """An open_clip image-text model.
 
@@ -422,6 +522,9 @@ class OpenCLIPEncoder(Encoder):
         The torch device.
     label : str, optional
         The id recorded as provenance (default from the name and checkpoint).
+    random_weights : bool, default False
+        Allow a model without ``pretrained`` (randomly initialised: for tests and speed
+        measurements only; without it such a model is refused).
     **options
         Passed to ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``,
         ``image_std``).
@@ -434,22 +537,21 @@ class OpenCLIPEncoder(Encoder):
         *,
         device: str = "cpu",
         label: str | None = None,
+        random_weights: bool = False,
         **options,
     ) -> None:
         super().__init__()
         import open_clip
         import torch
 
-        if pretrained and os.sep in str(pretrained) and not Path(pretrained).is_file():
-            raise AnchorDivError(f"pretrained: checkpoint file not found: {pretrained}")
+        check_pretrained(model_name, pretrained, random_weights)
         try:
             self.model, _, self.preprocess = open_clip.create_model_and_transforms(
                 model_name, pretrained=pretrained, device=device, **options
             )
-        except (RuntimeError, ValueError, OSError, KeyError) as err:
-            raise AnchorDivError(
-                f"open_clip could not load {model_name!r} with pretrained={pretrained!r}: {err}"
-            ) from err
+        except Exception as err:  # open_clip raises anything from a bad file: explain it
+            raise load_error(model_name, pretrained, err) from None
+        self.random_weights = not pretrained
         self.model.eval()
         self.tokenizer = open_clip.get_tokenizer(model_name)
         self.device, self._torch = device, torch
@@ -466,16 +568,49 @@ class OpenCLIPEncoder(Encoder):
             return "sha256-" + file_sha256(pretrained)[:16]
         if pretrained:
             return str(pretrained)
-        warnings.warn(
-            "open_clip model created without pretrained weights (random init)",
-            stacklevel=user_stacklevel(),
-        )
         return "init-sha256-" + weights_sha256(self.model)[:16]
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         with self._torch.no_grad():
             tokens = self.tokenizer(texts).to(self.device)
             return self.model.encode_text(tokens).float().cpu().numpy()
+
+    @property
+    def image_space(self) -> str:
+        return f"{self.id}|{READER_VERSION}|{self.preprocess!r}"
+
+    def iter_image_batches(self, paths: Sequence[str], batch_size: int = 32, workers: int = 0):
+        """Decoding and preprocessing in ``workers`` processes (a ``torch`` ``DataLoader``;
+        none for fewer than :data:`.imageio.MIN_WORKER_IMAGES` images: then in a thread a
+        batch ahead), batches streamed to the model: pinned memory and non-blocking copies on
+        CUDA."""
+        from torch.utils.data import DataLoader
+
+        from .imageio import MIN_WORKER_IMAGES, ImageFiles, prefetch, worker_context
+
+        paths = [str(p) for p in paths]
+        batch_size = int(batch_size)
+        n_batches = -(-len(paths) // batch_size)
+        workers = min(int(workers), n_batches) if len(paths) >= MIN_WORKER_IMAGES else 0
+        cuda = str(self.device).startswith("cuda")
+        shape = tuple(self.preprocess(as_pil(np.zeros((8, 8), np.uint8))).shape)
+        loader = DataLoader(
+            ImageFiles(paths, self.preprocess, shape),
+            batch_size=batch_size,
+            num_workers=workers,
+            pin_memory=cuda,
+            multiprocessing_context=worker_context() if workers else None,
+            prefetch_factor=4 if workers else None,
+        )
+        torch = self._torch
+        for rows, pixels, problems in loader if workers else prefetch(loader):
+            with torch.no_grad():
+                emb = self.model.encode_image(pixels.to(self.device, non_blocking=cuda))
+            emb = emb.float().cpu().numpy()
+            ok = np.array([not p for p in problems], bool)
+            self.encoded += int(ok.sum())
+            rows = rows.numpy()
+            yield rows[ok], unit_rows(emb[ok]), {paths[r]: p for r, p in zip(rows, problems) if p}
 
     def _image_batch(self, images: list) -> np.ndarray:
         pixels = self._torch.stack([self.preprocess(as_pil(im)) for im in images])
@@ -517,40 +652,15 @@ def as_pil(image):
     if isinstance(image, (str, Path)):
         return read_image(image)
     if isinstance(image, Image.Image):
-        return image.convert("RGB")
+        return to_rgb8(image)
     arr = np.asarray(image)
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (3, 4)):
         raise AnchorDivError(f"image: expected [h, w] or [h, w, 3] array, got {list(arr.shape)}")
+    if arr.dtype == np.uint16 and arr.ndim == 2:
+        return to_rgb8(Image.fromarray(arr))
     if arr.dtype != np.uint8:
         arr = np.clip(arr * (255 if arr.max() <= 1 else 1), 0, 255).astype(np.uint8)
     return Image.fromarray(arr).convert("RGB")
-
-
-def read_image(path):
-    """Open one image file as PIL RGB.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-
-    Returns
-    -------
-    PIL.Image.Image
-        RGB.
-
-    Raises
-    ------
-    AnchorDivError
-        An unreadable file (the error names it).
-    """
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as im:
-            return im.convert("RGB")
-    except (OSError, UnidentifiedImageError, ValueError) as err:
-        raise AnchorDivError(f"cannot read image {path}: {err}") from None
 
 
 def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
@@ -650,7 +760,7 @@ def open_clip_model(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
+def _load(spec: str, pretrained: str | None, device: str, random_weights: bool = False) -> Encoder:
     if pretrained is not None and (
         spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
         or spec.startswith("sentence-transformers:")
@@ -678,7 +788,8 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
             image_resize_mode="longest",
         )
     if spec.startswith("open_clip:"):
-        return OpenCLIPEncoder(open_clip_model(spec.split(":", 1)[1]), pretrained, device=device)
+        name = open_clip_model(spec.split(":", 1)[1])
+        return OpenCLIPEncoder(name, pretrained, device=device, random_weights=random_weights)
     raise AnchorDivError(
         f"encoder: unknown {spec!r}; use 'minilm', 'open_clip:<model name>' "
         f"(with pretrained=<tag or checkpoint path>), 'chexzero' or "
@@ -687,7 +798,10 @@ def _load(spec: str, pretrained: str | None, device: str) -> Encoder:
 
 
 def get_encoder(
-    spec: str = "minilm", pretrained: str | os.PathLike | None = None, device: str = "cpu"
+    spec: str = "minilm",
+    pretrained: str | os.PathLike | None = None,
+    device: str = "cpu",
+    random_weights: bool = False,
 ) -> Encoder:
     """An encoder by name (loaded once per process and reused).
 
@@ -704,6 +818,8 @@ def get_encoder(
         open_clip / chexzero: a pretrained tag or a local checkpoint.
     device : str, default "cpu"
         The torch device.
+    random_weights : bool, default False
+        open_clip: allow a model without ``pretrained`` (randomly initialised; for tests).
 
     Returns
     -------
@@ -721,7 +837,9 @@ def get_encoder(
     >>> enc.dim, enc.logit_scale
     (384, 20.0)
     """
-    return _load(str(spec), None if pretrained is None else str(pretrained), device)
+    return _load(
+        str(spec), None if pretrained is None else str(pretrained), device, bool(random_weights)
+    )
 
 
 def embed_texts(
@@ -779,6 +897,74 @@ def embed_texts(
     return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale)
 
 
+def check_images(
+    paths: Sequence,
+    on_error: str = "raise",
+    *,
+    workers: int = 0,
+    cache: bool | str | Path = True,
+    progress: bool | None = None,
+) -> tuple[list[str], list[str], dict[str, str]]:
+    """Every file's content digest, and every file that is not an image — found before a model
+    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes).
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Image files.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable files raise one error naming all of them, or are skipped with one warning.
+    workers : int, default 0
+        Worker processes that read and hash.
+    cache : bool or str or Path, default True
+        Where digests are remembered (:func:`embed_texts`).
+    progress : bool, optional
+        Show a bar.
+
+    Returns
+    -------
+    kept : list of str
+        The paths to encode, in order.
+    digests : list of str
+        Their SHA-256 digests.
+    bad : dict of str to str
+        ``{path: problem}`` of the files left out.
+
+    Raises
+    ------
+    AnchorDivError
+        Unreadable files under ``"raise"`` (all named), or no readable image.
+    """
+    from .imageio import file_digests
+
+    if on_error not in ("raise", "skip"):
+        raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
+    paths = [str(p) for p in paths]
+    if not paths:
+        raise AnchorDivError("images: is empty; nothing to encode")
+    digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
+    _refuse_or_warn(bad, len(paths), on_error)
+    kept = [(p, d) for p, d in zip(paths, digests) if p not in bad and d is not None]
+    return [p for p, _ in kept], [d for _, d in kept], bad
+
+
+def _refuse_or_warn(bad: dict[str, str], total: int, on_error: str) -> None:
+    from .imageio import bad_files_error
+
+    if not bad:
+        return
+    if on_error == "raise":
+        raise bad_files_error(bad, total)
+    if len(bad) == total:
+        raise AnchorDivError(
+            f"images: none of the {total} file(s) could be read ({bad_files_error(bad, total)})"
+        )
+    names = "; ".join(f"{p}: {why}" for p, why in bad.items())
+    warnings.warn(
+        f"skipped {len(bad)} unreadable image file(s): {names}", stacklevel=user_stacklevel()
+    )
+
+
 def embed_images(
     encoder: Encoder,
     paths: Sequence,
@@ -786,10 +972,19 @@ def embed_images(
     batch_size: int = 32,
     progress: bool | None = None,
     on_error: str = "raise",
+    workers: int = 0,
+    skipped: dict | None = None,
 ) -> tuple[np.ndarray, list[str]]:
-    """Embeddings of image files, read batch by batch through the cache.
+    """Embeddings of image files, each cached by its content: only images the cache has not
+    seen under this encoder and preprocessing are encoded.
 
-    The cache key covers each file's SHA-256, so an edited image is re-encoded.
+    Files are hashed once (:func:`check_images`; size, mtime, ctime and inode shortcut);
+    each image's embedding is stored under its SHA-256 with the encoder id (weights
+    included), its preprocessing and the reader version (:class:`.cache.ImageStore`), so a
+    subset, superset, reordering or moved copy of a tree encodes only what is new.  New
+    embeddings are stored every :data:`.cache.PACK_ROWS` images, so a killed run keeps what
+    it encoded.  Decoding and preprocessing run in ``workers`` processes
+    (:meth:`Encoder.iter_image_batches`).
 
     Parameters
     ----------
@@ -802,9 +997,15 @@ def embed_images(
     batch_size : int, default 32
         Images per batch.
     progress : bool, optional
-        Show a progress bar.
+        Show progress bars (hashing, encoding).
     on_error : {"raise", "skip"}, default "raise"
-        Unreadable files raise, or are reported by name and skipped.
+        Unreadable files raise one error naming every one of them (files that are not images
+        before anything is encoded; files that fail to decode after the others are encoded and
+        stored), or are named in one warning and skipped.
+    workers : int, default 0
+        Worker processes that read, hash, decode and preprocess images.
+    skipped : dict, optional
+        Filled with ``{path: problem}`` of the files skipped under ``"skip"``.
 
     Returns
     -------
@@ -816,7 +1017,7 @@ def embed_images(
     Raises
     ------
     AnchorDivError
-        A text-only encoder, an unreadable file under ``"raise"``, or no readable image.
+        A text-only encoder, unreadable files under ``"raise"``, or no readable image.
 
     Examples
     --------
@@ -833,13 +1034,50 @@ def embed_images(
     >>> X.shape, len(kept)
     ((1, 3), 1)
     """
-    kept = readable_images(paths, on_error)
-    digests = [file_sha256(p) for p in kept]
-    emb = cached_embeddings(
-        encoder.id,
-        "image",
-        digests,
-        lambda: encoder.encode_image(kept, batch_size, progress),
-        cache=cache,
-    )
-    return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale), kept
+    from ..progress import tqdm
+    from .cache import PACK_ROWS
+
+    kept, digests, bad = check_images(paths, on_error, workers=workers, cache=cache)
+    store = None
+    if cache:
+        store = ImageStore(encoder.image_space, None if cache is True else Path(cache))
+        x, found = store.lookup(digests)
+    else:
+        x, found = None, np.zeros(len(kept), bool)
+    todo: dict[str, int] = {}  # digest -> first row to encode (a file twice is encoded once)
+    for i in np.flatnonzero(~found):
+        todo.setdefault(digests[i], int(i))
+    rows = list(todo.values())
+    fresh: dict[str, np.ndarray] = {}
+    failed: dict[str, str] = {}
+    pending: list[tuple[str, np.ndarray]] = []
+
+    def flush() -> None:
+        if store is not None and pending:
+            store.add([d for d, _ in pending], np.stack([v for _, v in pending]))
+        pending.clear()
+
+    show = progress if progress is not None else len(rows) > batch_size
+    with tqdm(total=len(rows), desc=f"encode {encoder.id}", unit="img", disable=not show) as bar:
+        batches = encoder.iter_image_batches([kept[i] for i in rows], batch_size, workers)
+        for sub, emb, problems in batches:
+            failed.update(problems)
+            for r, v in zip(sub, emb):
+                d = digests[rows[int(r)]]
+                fresh[d] = v
+                pending.append((d, v))
+            if len(pending) >= PACK_ROWS:
+                flush()
+            bar.update(len(sub) + len(problems))
+    flush()
+    _refuse_or_warn(failed, len(kept), on_error)
+    if skipped is not None:
+        skipped.update(bad)
+        skipped.update(failed)
+    keep = [i for i, p in enumerate(kept) if p not in failed]
+    dim = next(iter(fresh.values())).shape[0] if fresh else x.shape[1]
+    out = np.zeros((len(keep), dim), np.float32)
+    for k, i in enumerate(keep):
+        out[k] = fresh[digests[i]] if digests[i] in fresh else x[i]
+    emb = with_provenance(out, encoder=encoder.id, logit_scale=encoder.logit_scale)
+    return emb, [kept[i] for i in keep]

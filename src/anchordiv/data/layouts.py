@@ -234,9 +234,46 @@ def _dir(root, what: str) -> Path:
     return root
 
 
+def _subdirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def class_root(root: Path, what: str) -> Path:
+    """The folder of class folders: ``root`` itself, or — when ``root`` is one level too
+    high — its only subfolder whose subfolders hold images (a warning says so).  ``root`` one
+    level too low (a class folder: images, no subfolders) and several candidates are errors
+    that say where the dataset is."""
+    import warnings
+
+    from ..errors import user_stacklevel
+
+    folders = _subdirs(root)
+    if not folders and _images_in(root):
+        raise AnchorDivError(
+            f"{what}: {root} holds images, not class folders: it looks like one class; the "
+            f"dataset is probably its parent, {what}:{root.parent}"
+        )
+    if not folders or any(_images_in(f) for f in folders):
+        return root
+    below = [f for f in folders if any(_images_in(g) for g in _subdirs(f)[:20])]
+    if len(below) == 1:
+        warnings.warn(
+            f"{what}: {root} holds no class folders; reading {below[0]}, whose subfolders "
+            f"hold images (pass {what}:{below[0]} to say so)",
+            stacklevel=user_stacklevel(),
+        )
+        return below[0]
+    if below:
+        raise AnchorDivError(
+            f"{what}: {root} holds several datasets of class folders ("
+            f"{', '.join(f.name for f in below)}); pass one, e.g. {what}:{below[-1]}"
+        )
+    return root
+
+
 def _class_folders(root: Path, what: str) -> list[tuple[str, list[Path]]]:
     """``[(folder name, images)]`` for every subfolder of ``root``; an empty class is an error."""
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    folders = _subdirs(root)
     if not folders:
         raise AnchorDivError(f"{what}: {root} has no class folders (one folder per class)")
     out = []
@@ -283,19 +320,24 @@ def imagefolder(root, seed: int = 0) -> ImageDataset:
     ImageDataset
         Classes and a seeded split.
     """
-    root = _dir(root, "imagefolder")
+    import warnings
+
+    from ..errors import user_stacklevel
+
+    root = class_root(_dir(root, "imagefolder"), "imagefolder")
     classes = _class_folders(root, "imagefolder")
     paths, label = _flatten(classes)
     ids = [c for c, _ in classes]
-    return _seeded(
-        "imagefolder",
-        root,
-        paths,
-        label,
-        seed,
-        class_ids=ids,
-        class_names=[c.replace("_", " ") for c in ids],
-    )
+    names = [c.replace("_", " ") for c in ids]
+    if all(_WNID.match(c) for c in ids):
+        warnings.warn(
+            f"imagefolder: the class folders are WordNet ids ({', '.join(ids[:2])}, ...): class "
+            f"names and prompts from WordNet, as the imagenet layout reads them (use "
+            f"imagenet:{root} to say so)",
+            stacklevel=user_stacklevel(),
+        )
+        names = wnid_names(ids)
+    return _seeded("imagefolder", root, paths, label, seed, class_ids=ids, class_names=names)
 
 
 _WNID = re.compile(r"^n\d{8}$")
@@ -339,7 +381,21 @@ def wnid_names(wnids) -> list[str]:
         else:
             from . import wordnet
 
-            out.append(wordnet.readable(wordnet.synset(w)))
+            import warnings
+
+            try:
+                with warnings.catch_warnings():  # nltk warns, then returns None
+                    warnings.simplefilter("ignore")
+                    found = wordnet.synset(w)
+                if found is None:
+                    raise AnchorDivError(w)
+                out.append(wordnet.readable(found))
+            except (AnchorDivError, AttributeError, ValueError):
+                raise AnchorDivError(
+                    f"class folder {w!r}: WordNet 3.0 has no noun synset with this id (offset "
+                    f"{int(w[1:])}); check the folder's name (ImageNet's wnids are WordNet 3.0 "
+                    f"noun offsets)"
+                ) from None
     return out
 
 
@@ -359,10 +415,55 @@ def imagenet(root, seed: int = 0) -> ImageDataset:
         Classes (wnids, names from the shipped ILSVRC list / WordNet) and a seeded split.
     """
     root = _dir(root, "imagenet")
+    if not _subdirs(root) and _images_in(root):
+        return _flat_imagenet(root, seed)
+    root = class_root(root, "imagenet")
     classes = _class_folders(root, "imagenet")
     paths, label = _flatten(classes)
     ids = [c for c, _ in classes]
     return _seeded("imagenet", root, paths, label, seed, class_ids=ids, class_names=wnid_names(ids))
+
+
+#: a one-line recipe that sorts ILSVRC-2012's flat validation folder into wnid folders
+VALPREP = (
+    "cd ROOT && wget -qO- https://raw.githubusercontent.com/soumith/imagenetloader.torch/"
+    "master/valprep.sh | bash"
+)
+
+
+def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
+    """ILSVRC-2012's validation images in one folder, labelled by ``LOC_val_solution.csv``
+    (Kaggle's release: ``ImageId,PredictionString`` whose first word is the wnid) in ROOT or
+    its parent."""
+    found = [b / "LOC_val_solution.csv" for b in (root, root.parent)]
+    labels = next((f for f in found if f.is_file()), None)
+    if labels is None:
+        raise AnchorDivError(
+            f"imagenet: {root} holds images but no wnid folders, and no LOC_val_solution.csv "
+            f"(in it or its parent) labels them; sort them into wnid folders with: {VALPREP}"
+        )
+    with open(labels, newline="", encoding="utf-8") as f:
+        wnid_of = {r["ImageId"]: r["PredictionString"].split()[0] for r in csv.DictReader(f)}
+    images = _images_in(root)
+    missing = [p.name for p in images if p.stem not in wnid_of]
+    if missing:
+        raise AnchorDivError(
+            f"imagenet: {len(missing)} image(s) of {root} have no row in {labels}, e.g. "
+            f"{missing[0]}"
+        )
+    ids = sorted({wnid_of[p.stem] for p in images})
+    index = {w: k for k, w in enumerate(ids)}
+    order = sorted(images, key=lambda p: (index[wnid_of[p.stem]], p.name))
+    label = np.array([index[wnid_of[p.stem]] for p in order])
+    return _seeded(
+        "imagenet",
+        root,
+        [str(p) for p in order],
+        label,
+        seed,
+        class_ids=ids,
+        class_names=wnid_names(ids),
+    )
 
 
 def rendition_of(path) -> str:
@@ -410,7 +511,7 @@ def imagenet_r(root, seed: int = 0) -> ImageDataset:
     ImageDataset
         Classes, renditions (sorted) and a seeded split.
     """
-    root = _dir(root, "imagenet-r")
+    root = class_root(_dir(root, "imagenet-r"), "imagenet-r")
     classes = _class_folders(root, "imagenet-r")
     paths, label = _flatten(classes)
     ids = [c for c, _ in classes]
@@ -511,7 +612,8 @@ def sketchy(root, seed: int = 0) -> ImageDataset:
     Parameters
     ----------
     root : str or Path
-        The folder holding ``photo/`` and ``sketch/`` (e.g. ``rendered_256x256/256x256``).
+        The folder holding ``photo/`` and ``sketch/`` (``rendered_256x256/256x256``), or the
+        release's ``rendered_256x256`` or its parent.
     seed : int, default 0
         Unused (the modalities are the split).
 
@@ -521,6 +623,9 @@ def sketchy(root, seed: int = 0) -> ImageDataset:
         Classes present in both trees, renditions ``["photo", "sketch"]``.
     """
     root = _dir(root, "sketchy")
+    for inner in ("256x256", "rendered_256x256/256x256"):  # the release's folders
+        if not (root / "photo").is_dir() and (root / inner / "photo").is_dir():
+            root = root / inner
     photo = dict(_class_folders(_modality(root, "photo"), "sketchy photo"))
     sketch = dict(_class_folders(_modality(root, "sketch"), "sketchy sketch"))
     if set(photo) != set(sketch):
@@ -584,17 +689,56 @@ def _resolve(root: Path, rel: str) -> Path:
     raise AnchorDivError(f"chexpert: image {rel} not found under {root} or {root.parent}")
 
 
-def chexpert(root, seed: int = 0, uncertain: str = "zeros") -> ImageDataset:
+#: CheXpert views a study reads (``--views``)
+VIEWS = ("frontal", "lateral", "all")
+
+
+def _view(row: dict, where: str) -> str:
+    """A CheXpert row's view: its ``Frontal/Lateral`` column, else its file name."""
+    cell = (row.get("Frontal/Lateral") or "").strip().lower()
+    if cell in ("frontal", "lateral"):
+        return cell
+    name = Path(row["Path"]).name.lower()
+    for v in ("frontal", "lateral"):
+        if v in name:
+            return v
+    raise AnchorDivError(
+        f"chexpert: {where}: cannot tell a frontal from a lateral view (no Frontal/Lateral "
+        f"column, file name {name}); read every view with views='all' (--views all)"
+    )
+
+
+def _chexpert_root(root: Path) -> Path:
+    """ROOT, or its one subfolder holding the CSVs (``CheXpert-v1.0-small``)."""
+    if any((root / f).is_file() for f in ("train.csv", "valid.csv")):
+        return root
+    inner = [
+        d for d in _subdirs(root) if (d / "train.csv").is_file() or (d / "valid.csv").is_file()
+    ]
+    if len(inner) == 1:
+        return inner[0]
+    if inner:
+        raise AnchorDivError(
+            f"chexpert: {root} holds several CheXpert folders ({', '.join(d.name for d in inner)}); "
+            f"pass one, e.g. chexpert:{inner[0]}"
+        )
+    raise AnchorDivError(f"chexpert: missing file {root / 'train.csv'} (and valid.csv)")
+
+
+def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "frontal") -> ImageDataset:
     """CheXpert from ``train.csv`` / ``valid.csv`` (``Path`` + the 14 observation columns).
 
     Parameters
     ----------
     root : str or Path
-        The folder holding the CSVs (``CheXpert-v1.0-small``).
+        The folder holding the CSVs (``CheXpert-v1.0-small``), or its parent.
     seed : int, default 0
         Seed of the split when only one CSV is present (:func:`seeded_split` over all rows).
     uncertain : {"zeros", "ones"}, default "zeros"
         Policy for uncertain labels (−1): absent (U-Zeros) or present (U-Ones).  Blank = absent.
+    views : {"frontal", "lateral", "all"}, default "frontal"
+        The views read (``Frontal/Lateral`` column, else the file name): frontal only by
+        default, as the paper's CheXpert evaluation.
 
     Returns
     -------
@@ -603,19 +747,24 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros") -> ImageDataset:
     """
     if uncertain not in ("zeros", "ones"):
         raise AnchorDivError(f"chexpert: uncertain must be 'zeros' or 'ones', got {uncertain!r}")
-    root = _dir(root, "chexpert")
+    if views not in VIEWS:
+        raise AnchorDivError(f"chexpert: views must be one of {', '.join(VIEWS)}, got {views!r}")
+    root = _chexpert_root(_dir(root, "chexpert"))
     csvs = [root / f for f in ("train.csv", "valid.csv") if (root / f).is_file()]
-    if not csvs:
-        raise AnchorDivError(f"chexpert: missing file {root / 'train.csv'} (and valid.csv)")
     paths, labels, from_valid = [], [], []
     for path in csvs:
         for k, row in enumerate(_chexpert_rows(path)):
             where = f"{path.name} row {k + 2}"
+            if views != "all" and _view(row, where) != views:
+                continue
             paths.append(str(_resolve(root, row["Path"])))
             labels.append([_chexpert_value(row[c], uncertain, where) for c in CHEXPERT_LABELS])
             from_valid.append(path.name == "valid.csv")
     if not paths:
-        raise AnchorDivError(f"chexpert: {', '.join(p.name for p in csvs)} list no images")
+        raise AnchorDivError(
+            f"chexpert: {', '.join(p.name for p in csvs)} list no images"
+            + ("" if views == "all" else f" of {views} view (--views all reads every view)")
+        )
     if len(csvs) == 2:
         query, source = (
             np.array(from_valid),
@@ -629,8 +778,8 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros") -> ImageDataset:
         root,
         paths,
         query,
-        source + f"; uncertain labels (-1) as {'present' if uncertain == 'ones' else 'absent'}, "
-        "blanks as absent",
+        source + f"; {views} views; uncertain labels (-1) as "
+        f"{'present (U-Ones)' if uncertain == 'ones' else 'absent (U-Zeros)'}, blanks as absent",
         pathologies=list(CHEXPERT_LABELS),
         pathology=np.array(labels, bool),
     )
@@ -683,7 +832,11 @@ def parse_spec(spec: str) -> tuple[str, Path]:
     return layout, Path(root)
 
 
-def load_dataset(spec: str, seed: int = 0) -> ImageDataset:
+#: options of one layout alone (``--uncertain``, ``--views``)
+LAYOUT_OPTIONS = {"uncertain": "chexpert", "views": "chexpert"}
+
+
+def load_dataset(spec: str, seed: int = 0, **options) -> ImageDataset:
     """The dataset at ``"LAYOUT:ROOT"`` (:func:`parse_spec`), read by its layout's adapter.
 
     Parameters
@@ -693,6 +846,9 @@ def load_dataset(spec: str, seed: int = 0) -> ImageDataset:
         ``"sketchy:ROOT"`` or ``"chexpert:ROOT"``.
     seed : int, default 0
         Seed of a seeded query/gallery split.
+    **options
+        A layout's own options (:data:`LAYOUT_OPTIONS`: chexpert's ``uncertain``, ``views``);
+        None = its default.
 
     Returns
     -------
@@ -700,4 +856,10 @@ def load_dataset(spec: str, seed: int = 0) -> ImageDataset:
         Items, labels and split.
     """
     layout, root = parse_spec(spec)
-    return LAYOUTS[layout](root, seed=seed)
+    given = {k: v for k, v in options.items() if v is not None}
+    for k in given:
+        if LAYOUT_OPTIONS.get(k) != layout:
+            raise AnchorDivError(
+                f"--{k} applies to the {LAYOUT_OPTIONS.get(k, '?')} layout, not {layout}"
+            )
+    return LAYOUTS[layout](root, seed=seed, **given)

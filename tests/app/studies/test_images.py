@@ -179,6 +179,8 @@ def test_wordnet_imagenet_on_imagenet(tmp_path, study):
     assert "## Anchor budget" in report and (out / "budget.csv").is_file()
     models = {r["model"] for r in _csv(out / "wordnet_imagenet" / "curve_summary.csv")}
     assert {"posterior-gaussian", "isotropic-gaussian", "softmax"} <= models
+    geometries = {r["geometry"] for r in _csv(out / "neighbours.csv")}
+    assert {"posterior-gaussian", "gaussian", "cosine", "inversion"} <= geometries
     _sidecar_ok(out, 20, root)  # 4 classes: 1 query + 4 gallery each (6 images, 20 % queries)
 
 
@@ -214,4 +216,91 @@ def test_object_style_on_sketchy_uses_every_image(tmp_path, study):
     report = (out / "report.md").read_text()
     assert "every image is a query against all the others" in report
     assert "renditions (photo, sketch)" in report
-    _sidecar_ok(out, 24, root)
+    side = _sidecar_ok(out, 24, root)
+    assert all(p.startswith("/") for p in side["sources_absolute"])
+    shown = [r for r in _csv(out / "neighbours.csv") if r["geometry"] == "cosine"]
+    assert len({r["query"] for r in shown}) == 3
+
+
+@pytest.mark.slow
+def test_small_then_full_encodes_only_the_difference(tmp_path, tiny, monkeypatch):
+    config, ckpt, _ = tiny
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "own-cache"))
+    root = trees.imagefolder(tmp_path / "if")
+    args = ["study", "budget", "--dataset", f"imagefolder:{root}", "--encoder"]
+    args += [f"open_clip:{config}", "--pretrained", str(ckpt), "--workers", "0"]
+    assert main([*args, "--small", "-o", str(tmp_path / "small")]) == 0
+    small = json.loads((tmp_path / "small" / "results.json").read_text())["dataset"]
+    assert small["encoded_now"] == small["images"] == 15
+    assert main([*args, "-o", str(tmp_path / "full")]) == 0
+    full = json.loads((tmp_path / "full" / "results.json").read_text())["dataset"]
+    assert full["images"] == 18 and full["encoded_now"] == 3, "only the 3 images --small left out"
+
+
+def test_unreadable_images_are_named_before_the_model_loads_or_skipped(
+    tmp_path, study, capsys, monkeypatch
+):
+    import anchordiv.data
+
+    root = trees.imagefolder(tmp_path / "if")
+    bad = [root / "red_fox" / "zz_bad.jpg", root / "tabby_cat" / "zz_bad.png"]
+    for p in bad:
+        p.write_bytes(b"not an image")
+    loads = []
+    monkeypatch.setattr(anchordiv.data, "get_encoder", lambda *a, **k: loads.append(1))
+    assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "2 of" in err and all(str(p) in err for p in bad) and not loads
+
+
+@pytest.mark.slow
+def test_on_error_skip_lists_the_skipped_files_in_the_report(tmp_path, study):
+    root = trees.imagefolder(tmp_path / "if")
+    bad = [root / "red_fox" / "zz_bad.jpg", root / "tabby_cat" / "zz_bad.png"]
+    for p in bad:
+        p.write_bytes(b"not an image")
+    out = tmp_path / "out"
+    with pytest.warns(UserWarning, match="skipped 2 unreadable"):
+        assert study("budget", f"imagefolder:{root}", out, "--on-error", "skip") == 0
+    report = (out / "report.md").read_text()
+    assert "**2 unreadable image file(s) skipped**" in report
+    assert all(f"`{p}`" in report for p in bad)
+    results = json.loads((out / "results.json").read_text())["dataset"]
+    assert set(results["skipped"]) == {str(p) for p in bad}
+    assert not any(
+        "zz_bad" in s
+        for s in json.loads((out / "embeddings" / "images.json").read_text())["sources"]
+    )
+
+
+def test_one_image_per_class_is_refused_before_encoding(tmp_path, study, capsys):
+    root = trees.imagefolder(tmp_path / "if", per_class=1)
+    assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "0 query and 3 gallery images" in err and "each class needs 2 or more" in err
+
+
+@pytest.mark.slow
+def test_random_weights_only_when_asked_and_said_first(tmp_path, tiny, monkeypatch, capsys):
+    config, _, _ = tiny
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "cache"))
+    root = trees.imagefolder(tmp_path / "if")
+    args = ["study", "budget", "--dataset", f"imagefolder:{root}", "--small"]
+    args += ["--encoder", f"open_clip:{config}", "-o", str(tmp_path / "out")]
+    assert main(args) == 2
+    assert "has no weights: pass --pretrained" in capsys.readouterr().err
+    assert main([*args, "--random-weights"]) == 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    first = report.split("\n\n")[1]
+    assert first.startswith("**Random weights**")
+
+
+def test_shown_queries_spread_over_renditions_and_classes():
+    from anchordiv.app.studies.images import spread
+
+    labels = np.repeat(np.arange(3), 4)  # 3 classes x (2 photos, 2 sketches)
+    domains = np.tile([0, 0, 1, 1], 3)
+    pick = spread(labels, domains, 3, seed=0)
+    assert len(set(pick)) == 3 and set(domains[pick]) == {0, 1}
+    assert len(set(labels[pick])) == 3
+    assert len(spread(labels, None, 5, seed=1)) == 5

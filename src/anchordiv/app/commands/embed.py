@@ -49,6 +49,8 @@ def register(sub) -> None:
         help="image folder: fail on an unreadable image (default) or report it by name and skip it",
     )
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
+    add_workers_option(p)
+    add_random_weights_option(p)
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     add_json_flag(p)
@@ -108,8 +110,45 @@ def image_files(folder: Path, recursive: bool) -> list[Path]:
     return files
 
 
+def default_workers() -> int:
+    """Image worker processes by default: one per CPU core but one, at most 8."""
+    import os
+
+    return max(0, min(8, (os.cpu_count() or 1) - 1))
+
+
+def add_workers_option(p) -> None:
+    """``--workers``: processes that read, hash, decode and preprocess images."""
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="image worker processes that read, hash, decode and preprocess while the model "
+        f"encodes (default: CPU cores - 1, at most 8; here {default_workers()}; 0: none)",
+    )
+
+
+def add_random_weights_option(p) -> None:
+    """``--random-weights``: allow an open_clip model without --pretrained."""
+    p.add_argument(
+        "--random-weights",
+        action="store_true",
+        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
+        "and speed measurements: its embeddings mean nothing; a report says so first)",
+    )
+
+
+def workers(args) -> int:
+    """The ``--workers`` value (its default when not given); a negative one is refused."""
+    n = default_workers() if args.workers is None else int(args.workers)
+    if n < 0:
+        raise AnchorDivError(f"--workers: must be 0 or more, got {n}")
+    return n
+
+
 def run(args) -> int:
-    from ...data import embed_images, embed_texts, get_encoder
+    from ...data import check_images, embed_images, embed_texts, get_encoder
     from ...provenance import npy_path
 
     check_out(args, npy_path(args.out), sidecar_path(args.out), file=True)
@@ -120,8 +159,17 @@ def run(args) -> int:
     for flag, value in (("--recursive", args.recursive or None), ("--on-error", args.on_error)):
         option_applies(flag, value, kind == "image", f"applies to an image folder; {src} is a file")
     inputs = image_files(src, args.recursive) if kind == "image" else read_texts(src, args.column)
-    enc = get_encoder(args.encoder, pretrained=args.pretrained, device=args.device)
     cache = not args.no_cache
+    if kind == "image":  # every unreadable file named before the model loads
+        inputs = check_images(inputs, args.on_error or "raise", workers=workers(args), cache=cache)[
+            0
+        ]
+    enc = get_encoder(
+        args.encoder,
+        pretrained=args.pretrained,
+        device=args.device,
+        random_weights=args.random_weights,
+    )
     if kind == "image":
         emb, rows = embed_images(
             enc,
@@ -130,6 +178,7 @@ def run(args) -> int:
             batch_size=args.batch_size,
             progress=True,
             on_error=args.on_error or "raise",
+            workers=workers(args),
         )
     else:
         rows = inputs

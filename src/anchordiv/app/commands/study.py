@@ -4,6 +4,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 from __future__ import annotations
 
 from .demo import add_run_options
+from .embed import add_random_weights_option, add_workers_option, workers
 
 
 def register(sub) -> None:
@@ -43,6 +44,26 @@ def register(sub) -> None:
     p.add_argument(
         "--batch-size", type=int, default=32, help="images per encoder batch (default 32)"
     )
+    add_workers_option(p)
+    add_random_weights_option(p)
+    p.add_argument(
+        "--uncertain",
+        choices=["zeros", "ones"],
+        help="chexpert: uncertain labels (-1) as absent (zeros, U-Zeros, default) or present "
+        "(ones, U-Ones)",
+    )
+    p.add_argument(
+        "--views",
+        choices=["frontal", "lateral", "all"],
+        help="chexpert: the views read (default frontal, as the paper's evaluation)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=["raise", "skip"],
+        default="raise",
+        help="--dataset: unreadable images stop the run with one error naming all of them, "
+        "before the model loads (raise, default), or are skipped and listed in the report",
+    )
     p.set_defaults(func=run)
 
 
@@ -62,6 +83,11 @@ def run(args) -> int:
             seed=args.seed,
             batch_size=args.batch_size,
             overwrite=args.overwrite,
+            workers=workers(args),
+            on_error=args.on_error,
+            random_weights=args.random_weights,
+            uncertain=args.uncertain,
+            views=args.views,
         )
         print(result.report)
         return 0

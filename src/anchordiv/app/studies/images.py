@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import time
 from pathlib import Path
 
@@ -104,9 +105,13 @@ class RetrievalView:
     query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
         Labels that make a neighbour relevant (class, or the shown pathology).
     captions : list of str, length G, or None
-        A caption per gallery image (its class name).
+        A caption per gallery image (its class name, and its rendition where there are
+        several).
     note : str
         What the view shows, for the report.
+    query_domains : numpy.ndarray, shape [Q], or None
+        Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
+        spread over renditions and classes.
     """
 
     study: str
@@ -121,6 +126,7 @@ class RetrievalView:
     gallery_labels: np.ndarray | None = None
     captions: list[str] | None = None
     note: str = ""
+    query_domains: np.ndarray | None = None
 
 
 @dataclasses.dataclass
@@ -299,7 +305,6 @@ def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> Retrie
     """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
     row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
     ds = ic.dataset
-    names = ds.class_names
     return RetrievalView(
         study,
         scorers,
@@ -311,25 +316,57 @@ def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> Retrie
         index,
         np.asarray(labels)[q],
         np.asarray(labels)[g],
-        None if ds.label is None else [names[ds.label[i]] for i in g],
+        None if ds.label is None else [_caption(ds, i) for i in g],
         note,
+        None if ds.rendition is None else np.asarray(ds.rendition)[q],
     )
 
 
+def _caption(ds: layouts.ImageDataset, i: int) -> str:
+    """An image's class, with its rendition when the dataset has several."""
+    name = ds.class_names[ds.label[i]]
+    if ds.rendition is not None and len(ds.renditions) > 1:
+        return f"{name} ({ds.renditions[ds.rendition[i]]})"
+    return name
+
+
+def spread(labels, domains, k: int, seed: int) -> np.ndarray:
+    """``k`` seeded rows of a view's queries spread over domains and classes: each pick takes
+    the next domain in turn and, within it, a class not shown yet where one is left."""
+    n = len(labels) if labels is not None else len(domains) if domains is not None else 0
+    order = np.random.default_rng(seed).permutation(n)
+    lab = np.zeros(n, int) if labels is None else np.asarray(labels).reshape(n, -1)[:, 0]
+    dom = np.zeros(n, int) if domains is None else np.asarray(domains)
+    cycle = list(dict.fromkeys(dom[order].tolist()))
+    chosen: list[int] = []
+    seen: set = set()
+    while len(chosen) < min(k, n):
+        for d in cycle:
+            if len(chosen) >= min(k, n):
+                break
+            free = [i for i in order if dom[i] == d and i not in chosen]
+            fresh = [i for i in free if lab[i] not in seen]
+            pick = (fresh or free or [None])[0]
+            if pick is not None:
+                chosen.append(int(pick))
+                seen.add(lab[pick])
+    return np.array(chosen, int)
+
+
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves": the first :data:`SHOWN_QUERIES` of
-    its queries, their top neighbours under cosine, inversion and each of its anchor models
+    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` of its
+    queries spread over renditions and classes (:func:`spread`), their top neighbours under cosine, inversion and each of its anchor models
     (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
     scorers = {k: v for k, v in view.scorers.items() if k not in ("cosine", "inversion")}
-    k = min(SHOWN_QUERIES, len(view.queries))
+    pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
     if view.query_index is not None:  # the queries are gallery rows
-        chosen = dict(queries=view.query_index[:k])
+        chosen = dict(queries=view.query_index[pick])
     else:  # queries of their own: their labels and images come with them
         chosen = dict(
-            queries=view.queries[:k],
-            query_labels=None if view.query_labels is None else view.query_labels[:k],
-            query_items=view.query_paths[:k],
+            queries=view.queries[pick],
+            query_labels=None if view.query_labels is None else view.query_labels[pick],
+            query_items=[view.query_paths[i] for i in pick],
         )
     return show_neighbours(
         title,
@@ -363,10 +400,23 @@ def _task_text(ic: ImageContext, task) -> str:
     )
 
 
-def _curve_view(ic: ImageContext, study: str, curve, task, emb) -> RetrievalView:
-    """Target-only Gaussian and softmax on all class prompts, cosine and inversion."""
+def _curve_view(ic: ImageContext, study: str, curve, task, emb, broad=None) -> RetrievalView:
+    """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
+    ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
+    shown budget of class prompts, exactly as the curve built them."""
     from ...anchors import fit
+    from ._common import curve_scorers
 
+    if broad is not None:
+        scorers, rows = curve_scorers(
+            curve, broad, emb.targets, ic.ctx.tau, seed=ic.ctx.seed, kinds=("gaussian", "softmax")
+        )
+        note = (
+            f"Seeded query images against the gallery; each model built on the curve's first "
+            f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
+            f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
+        )
+        return _view(ic, study, scorers, emb.targets, ic.dataset.query, note)
     scorers = {"cosine": "cosine", "inversion": "inversion"}
     for kind in ("gaussian", "softmax"):
         if kind in curve.models:
@@ -449,7 +499,7 @@ def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
     )
     return (
         {"files": [str(f) for f in files], "needs": needs},
-        _curve_view(ic, "wordnet-imagenet", curve, task, emb),
+        _curve_view(ic, "wordnet-imagenet", curve, task, emb, broad),
     )
 
 
@@ -572,6 +622,11 @@ def run_image_study(
     seed: int = 0,
     batch_size: int = 32,
     overwrite: bool = False,
+    workers: int = 0,
+    on_error: str = "raise",
+    random_weights: bool = False,
+    uncertain: str | None = None,
+    views: str | None = None,
 ) -> ImageStudyResult:
     """Run one of the paper's image studies on a dataset on disk and write its report.
 
@@ -599,6 +654,17 @@ def run_image_study(
         Images per encoder batch.
     overwrite : bool, default False
         Replace an existing non-empty ``out_dir``.
+    workers : int, default 0
+        Worker processes that read, hash, decode and preprocess images.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable images: one error naming all of them before the model loads, or skipped
+        and listed in the report.
+    random_weights : bool, default False
+        Allow an open_clip model without ``pretrained`` (randomly initialised); the report's
+        first paragraph says so.
+    uncertain, views : str, optional
+        CheXpert: uncertain labels as absent (``"zeros"``, default) or present (``"ones"``);
+        the views read (``"frontal"``, default, ``"lateral"`` or ``"all"``).
 
     Returns
     -------
@@ -612,7 +678,8 @@ def run_image_study(
         An unknown study or size, a bad dataset, a text-only encoder, or a dataset the study
         cannot use (object-style needs renditions, clinical pathologies).
     """
-    from ...data import embed_images, get_encoder
+    from ...data import check_images, embed_images, get_encoder
+    from ...data.imageio import start_workers
     from ...errors import check_output
     from ...provenance import save_embeddings
 
@@ -625,13 +692,37 @@ def run_image_study(
         raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(IMAGE_SIZES)}")
     check_output(out_dir, overwrite)
     start = time.time()
-    ds = layouts.load_dataset(dataset, seed=seed)
+    ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
     _need(ds, name, **NEEDS[name])
     ds = restrict(ds, IMAGE_SIZES[size], seed)
-    enc = get_encoder(encoder, pretrained=pretrained, device=device)
+    if not ds.query.any() or ds.query.all():
+        raise AnchorDivError(
+            f"dataset {dataset}: {int(ds.query.sum())} query and {int((~ds.query).sum())} "
+            f"gallery images ({ds.split_source}); a study needs both"
+            + (
+                " (a class of one image has no query: each class needs 2 or more images)"
+                if ds.label is not None and not ds.query.any()
+                else ""
+            )
+        )
+    # every unreadable file named before the model loads (or skipped, once)
+    readable, _, skipped = check_images(ds.paths, on_error, workers=workers, progress=True)
+    start_workers(workers, len(readable))  # their imports overlap the model's loading
+    enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
     before = enc.encoded
-    x, kept = embed_images(enc, ds.paths, batch_size=batch_size, progress=True)
+    x, kept = embed_images(
+        enc,
+        readable,
+        batch_size=batch_size,
+        progress=True,
+        on_error=on_error,
+        workers=workers,
+        skipped=skipped,
+    )
     encoded = enc.encoded - before
+    if skipped:
+        keep = set(kept)
+        ds = ds.subset(np.array([i for i, p in enumerate(ds.paths) if p in keep], int))
     rep = Report(
         f"anchordiv study {name}{' (small)' if size == 'small' else ''} on images", out_dir
     )
@@ -642,12 +733,19 @@ def run_image_study(
         overwrite=True,
         kind="image",
         sources=kept,
-        dataset={**ds.summary(), "spec": dataset},
+        sources_absolute=[os.path.abspath(p) for p in kept],
+        dataset={**ds.summary(), "spec": dataset, "root_absolute": os.path.abspath(ds.root)},
         query=ds.query.tolist(),
     )
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
     ic = ImageContext(ctx, ds, np.asarray(x), IMAGE_SIZES[size], dataset)
+    if enc.random_weights:
+        rep.text(
+            f"**Random weights**: `{enc.id}` was run randomly initialised (`--random-weights`, "
+            f"no `--pretrained`): its embeddings, and every number below, mean nothing about "
+            f"the model or the data."
+        )
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}) on `{device}`: its image "
         f"tower encodes the images, its text tower every anchor.  Dataset: {_describe(ic)}.  Images encoded in this run: {encoded} (the others "
@@ -655,12 +753,18 @@ def run_image_study(
         f"`embeddings/images.npy` + `embeddings/images.json`.  Size `{size}`; seed {seed}; "
         f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC."
     )
+    if skipped:
+        rep.text(
+            f"**{len(skipped)} unreadable image file(s) skipped** (`--on-error skip`): "
+            + "; ".join(f"`{p}` ({why})" for p, why in skipped.items())
+            + "."
+        )
     results, view = PARTS[name](ic)
     neighbours_section(rep, [shown(view, _title(TITLES[name], ic), seed)])
     rep.section("Run")
     rep.text(f"Total time {time.time() - start:.0f} s.")
     versions = stack_versions()
     rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
-    summary = {**ds.summary(), "spec": dataset, "encoded_now": encoded}
+    summary = {**ds.summary(), "spec": dataset, "encoded_now": encoded, "skipped": skipped}
     write_json(rep.path("results.json"), {name: results, "dataset": summary, "versions": versions})
     return ImageStudyResult(rep.write(), emb_path, ds, {name: view}, results)

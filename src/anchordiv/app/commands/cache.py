@@ -1,0 +1,74 @@
+"""``anchordiv cache``: what the embedding cache holds (per image encoder: images, packs,
+bytes), and pruning it."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "cache",
+        help="show or prune the embedding cache ($ANCHORDIV_CACHE, default ~/.cache/anchordiv)",
+        description="The embedding cache keeps each image's embedding under its content "
+        "SHA-256, per encoder (weights included) and preprocessing, text embeddings per "
+        "list of texts, remembered file digests and JAX's compiled programs.  `show` lists "
+        "them; `prune` removes an encoder's images (--encoder), what was not written for "
+        "some days (--older-than) or everything (--all).",
+    )
+    p.add_argument("action", choices=["show", "prune"], help="show (default) or prune")
+    p.add_argument("--json", action="store_true", help="show: print the summary as JSON")
+    p.add_argument(
+        "--encoder", metavar="TEXT", help="prune: image embeddings of encoder ids containing TEXT"
+    )
+    p.add_argument(
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help="prune: image packs, text entries and digest records older than DAYS",
+    )
+    p.add_argument("--all", action="store_true", help="prune: the whole cache")
+    p.add_argument("--dry-run", action="store_true", help="prune: list, remove nothing")
+    p.set_defaults(func=run)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MB"
+
+
+def run(args) -> int:
+    from ...data import cache
+
+    if args.action == "prune":
+        gone = cache.prune(
+            encoder=args.encoder,
+            older_than_days=args.older_than,
+            everything=args.all,
+            dry_run=args.dry_run,
+        )
+        verb = "would remove" if args.dry_run else "removed"
+        print(f"{verb} {len(gone)} path(s) from {cache.cache_dir()}")
+        for p in gone:
+            print(f"  {p}")
+        return 0
+    s = cache.cache_summary()
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    print(f"embedding cache {s['root']}:")
+    for sp in s["images"]:
+        when = (
+            datetime.datetime.fromtimestamp(sp["newest"]).strftime("%Y-%m-%d %H:%M")
+            if sp["newest"]
+            else "-"
+        )
+        print(
+            f"  images of {sp['id'].split('|', 1)[0]}: {sp['images']} images in "
+            f"{sp['packs']} pack(s), {_mb(sp['bytes'])}, newest {when}"
+        )
+    e, f = s["embeddings"], s["files"]
+    print(f"  text and other embeddings: {e['entries']} entries, {_mb(e['bytes'])}")
+    print(f"  file digests: {f['folders']} folder(s), {_mb(f['bytes'])}")
+    print(f"  JAX compiled programs: {_mb(s['xla']['bytes'])}")
+    return 0

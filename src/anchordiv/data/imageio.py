@@ -1,0 +1,391 @@
+"""Reading image files right, hashing them once, and feeding them to a model from worker
+processes.
+
+* :func:`to_rgb8` — any PIL mode as 8-bit RGB, scaled by its bit depth: 16-bit grey
+  (``I;16``, ``I;16B``, ``I;16L``) divides by 257 (65535 -> 255), 32-bit integer ``I`` the
+  same when its values fit 16 bits (else min-max), 32-bit float ``F`` times 255 when it lies in
+  [0, 1] (else min-max); ``LA`` / ``RGBA`` / ``PA`` / ``P`` with transparency are composited over
+  white; ``1``, ``L``, ``P``, ``CMYK``, ``YCbCr`` through Pillow's conversion.  EXIF
+  orientation is applied.  (``Image.convert("RGB")`` clips 16-bit values: a 16-bit X-ray
+  becomes a white image.)
+* :func:`file_digests` — the SHA-256 of each file's bytes, computed once: a digest is reused
+  from ``<cache>/files/`` while the file's size, mtime, ctime and inode are those it was hashed
+  with and its mtime predates the record by :data:`RACY_NS` (so a rewrite within the clock's
+  granularity is re-hashed); hashing, and a header check that the file is an image, run in
+  worker threads.
+* :class:`ImageFiles` — a ``torch.utils.data.Dataset`` of decoded, preprocessed images (a
+  failed decode is returned, not raised, so one bad file names itself instead of stopping the
+  loader).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import AnchorDivError
+
+#: Version of :func:`to_rgb8`; part of every image embedding's cache key.
+READER_VERSION = "rgb8-v1"
+
+#: Fewer images than this are decoded in the main process: starting worker processes (each
+#: forked from a server that imported torch) costs seconds.
+MIN_WORKER_IMAGES = 256
+
+#: A digest is reused only for a file last modified this long before it was recorded.
+RACY_NS = 2_000_000_000
+
+_GREY16 = ("I;16", "I;16B", "I;16L", "I;16N")
+_ALPHA = ("LA", "La", "PA", "RGBA", "RGBa")
+
+
+def _grey(arr: np.ndarray):
+    from PIL import Image
+
+    return Image.fromarray(np.clip(np.rint(arr), 0, 255).astype(np.uint8), "L").convert("RGB")
+
+
+def _minmax(arr: np.ndarray) -> np.ndarray:
+    lo, hi = float(np.nanmin(arr)), float(np.nanmax(arr))
+    return np.zeros_like(arr) if hi <= lo else (arr - lo) * (255.0 / (hi - lo))
+
+
+def to_rgb8(im):
+    """A PIL image of any mode as 8-bit RGB, each mode scaled by its bit depth.
+
+    Parameters
+    ----------
+    im : PIL.Image.Image
+        The image (any mode Pillow decodes).
+
+    Returns
+    -------
+    PIL.Image.Image
+        Mode ``"RGB"``.
+
+    Raises
+    ------
+    AnchorDivError
+        A mode with no conversion to RGB.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> from anchordiv.data.imageio import to_rgb8
+    >>> im = Image.fromarray(np.array([[0, 257 * 128, 65535]], np.uint16))
+    >>> np.asarray(to_rgb8(im))[0, :, 0].tolist()
+    [0, 128, 255]
+    """
+    from PIL import Image
+
+    if im.mode in _GREY16:
+        return _grey(np.asarray(im, dtype=np.float64) / 257.0)
+    if im.mode.startswith("I;") or im.mode == "I":
+        arr = np.asarray(im.convert("I") if im.mode != "I" else im, dtype=np.float64)
+        fits = arr.size == 0 or (arr.min() >= 0 and arr.max() <= 65535)
+        return _grey(arr / 257.0 if fits else _minmax(arr))
+    if im.mode == "F":
+        arr = np.nan_to_num(np.asarray(im, dtype=np.float64))
+        unit = arr.size == 0 or (arr.min() >= 0 and arr.max() <= 1)
+        return _grey(arr * 255.0 if unit else _minmax(arr))
+    if im.mode == "P" and "transparency" in im.info:
+        im = im.convert("RGBA")
+    if im.mode in _ALPHA:
+        rgba = im.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    try:
+        return im.convert("RGB")
+    except (ValueError, OSError) as err:
+        raise AnchorDivError(f"image mode {im.mode!r} has no conversion to RGB: {err}") from None
+
+
+def read_image(path):
+    """Open one image file as 8-bit RGB (:func:`to_rgb8`, EXIF orientation applied).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file (the error names it).
+    """
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            im.load()
+            return to_rgb8(ImageOps.exif_transpose(im))
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as err:
+        raise AnchorDivError(f"cannot read image {path}: {err}") from None
+
+
+def _digest_and_check(path: str) -> tuple[str | None, str | None]:
+    """``(sha256 hex, None)`` for a file whose header is an image, ``(digest, problem)`` else."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return None, f"{type(err).__name__}: {err}"
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            w, h = im.size
+            if w < 1 or h < 1:
+                return digest, f"empty image ({w}x{h})"
+    except UnidentifiedImageError:
+        return digest, "not an image file Pillow recognises"
+    except (OSError, ValueError, SyntaxError) as err:
+        return digest, f"not an image Pillow reads: {err}"
+    return digest, None
+
+
+def _stat_key(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _index_path(folder: str, root: Path) -> Path:
+    return root / "files" / (hashlib.sha256(folder.encode()).hexdigest()[:24] + ".json")
+
+
+def _load_index(folder: str, root: Path) -> dict:
+    from .._safeio import read_json
+
+    path = _index_path(folder, root)
+    try:
+        meta = read_json(path)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(meta, dict) or meta.get("folder") != folder:
+        return {}
+    files = meta.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def _save_index(folder: str, root: Path, files: dict) -> None:
+    import json
+
+    from .._safeio import atomic_file, write_text
+
+    path = _index_path(folder, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as tmp:
+        write_text(tmp, json.dumps({"folder": folder, "files": files}, separators=(",", ":")))
+
+
+def file_digests(
+    paths: Sequence,
+    *,
+    workers: int = 0,
+    cache: bool | str | Path = True,
+    progress: bool | None = None,
+) -> tuple[list[str | None], dict[str, str]]:
+    """Each file's SHA-256, computed once, and the files that are not images.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Image files.
+    workers : int, default 0
+        Worker threads that read, hash and check files (0: in this thread).
+    cache : bool or str or Path, default True
+        Reuse and record digests under ``<cache>/files/`` (False: hash every file).
+    progress : bool, optional
+        Show a bar (``None``: when more than a few hundred files are hashed).
+
+    Returns
+    -------
+    digests : list of str or None
+        Per path its digest (None where the file could not be read).
+    bad : dict of str to str
+        ``{path: problem}`` for every file that is missing or not an image.
+    """
+    from ..progress import tqdm
+    from .cache import cache_dir
+
+    root = None if not cache else (cache_dir() if cache is True else Path(cache))
+    paths = [str(p) for p in paths]
+    digests: list[str | None] = [None] * len(paths)
+    bad: dict[str, str] = {}
+    by_folder: dict[str, list[int]] = {}
+    for i, p in enumerate(paths):
+        by_folder.setdefault(os.path.dirname(os.path.abspath(p)), []).append(i)
+    todo, stats, indexes = [], {}, {}
+    for folder, rows in by_folder.items():
+        index = _load_index(folder, root) if root else {}
+        indexes[folder] = index
+        for i in rows:
+            try:
+                st = os.stat(paths[i])
+            except OSError as err:
+                bad[paths[i]] = f"{type(err).__name__}: {err}"
+                continue
+            stats[i] = _stat_key(st)
+            rec = index.get(os.path.basename(paths[i]))
+            if (
+                isinstance(rec, list)
+                and len(rec) == 6
+                and rec[:4] == stats[i]
+                and rec[1] + RACY_NS < rec[5]
+            ):
+                digests[i] = rec[4]
+            else:
+                todo.append(i)
+    show = progress if progress is not None else len(todo) > 256
+    results = map_files(_digest_and_check, [paths[i] for i in todo], workers)
+    now = time.time_ns()
+    bar = tqdm(
+        zip(todo, results), total=len(todo), desc="hash images", unit="file", disable=not show
+    )
+    for i, (digest, problem) in bar:
+        if problem:
+            bad[paths[i]] = problem
+            continue
+        digests[i] = digest
+        indexes[os.path.dirname(os.path.abspath(paths[i]))][os.path.basename(paths[i])] = [
+            *stats[i],
+            digest,
+            now,
+        ]
+    if root and todo:
+        for folder in {os.path.dirname(os.path.abspath(paths[i])) for i in todo}:
+            try:
+                _save_index(folder, root, indexes[folder])
+            except OSError:
+                pass  # a read-only cache only costs a re-hash next time
+    return digests, bad
+
+
+def map_files(fn: Callable[[str], object], paths: list[str], workers: int):
+    """``fn`` over ``paths`` in order: in this thread (``workers`` 0 or few paths), else in a
+    pool of ``workers`` threads (reading a file and SHA-256 release the GIL, and threads start
+    at once where processes would each import the stack)."""
+    if workers <= 0 or len(paths) < 64:
+        return map(fn, paths)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run():
+        with ThreadPoolExecutor(workers) as pool:
+            yield from pool.map(fn, paths)
+
+    return run()
+
+
+#: What the workers' server imports once, so each worker forks ready to decode and preprocess.
+WORKER_PRELOAD = ("PIL.Image", "torch", "torchvision.transforms", "open_clip")
+
+
+def worker_context():
+    """The multiprocessing context of the loader's workers: ``fork`` while no multithreaded
+    runtime (JAX) is loaded in this process, else ``forkserver`` (a forked copy of a process
+    running JAX's threads can deadlock) whose server imports this module, torch and open_clip
+    once (:data:`WORKER_PRELOAD`), not the caller's script."""
+    import multiprocessing as mp
+    import sys
+
+    if os.name != "posix":
+        return mp.get_context("spawn")
+    if "jax" not in sys.modules:
+        return mp.get_context("fork")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__, *WORKER_PRELOAD])
+    return ctx
+
+
+def start_workers(workers: int, images: int) -> None:
+    """Start the workers' server now (it imports torch and open_clip in the background while
+    this process loads the model), when ``images`` will be decoded by ``workers`` > 0."""
+    if workers > 0 and images >= MIN_WORKER_IMAGES:
+        ctx = worker_context()
+        if ctx.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+
+
+def prefetch(iterable, depth: int = 2):
+    """Iterate ``iterable`` in a background thread, ``depth`` items ahead: decoding and
+    preprocessing (PIL and torch release the GIL) overlap the model's forward pass when there
+    are no worker processes."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(depth)
+    done = object()
+    stop = threading.Event()
+
+    def fill():
+        try:
+            for item in iterable:
+                if stop.is_set():
+                    return
+                q.put(item)
+            q.put(done)
+        except BaseException as err:  # handed to the consumer
+            q.put(err)
+
+    threading.Thread(target=fill, daemon=True).start()
+    try:
+        while (item := q.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+class ImageFiles:
+    """Decoded, preprocessed images for a ``torch.utils.data.DataLoader``: item ``i`` is
+    ``(i, tensor, "")``, or ``(i, zeros, problem)`` when the file does not decode (the batch
+    goes on; the caller names every failed file at the end).
+
+    Parameters
+    ----------
+    paths : sequence of str
+        The files.
+    preprocess : callable
+        PIL RGB image -> tensor (the model's transform).
+    shape : tuple of int
+        The tensor shape, for the zeros of a failed file.
+    """
+
+    def __init__(self, paths: Sequence[str], preprocess: Callable, shape: tuple[int, ...]):
+        self.paths, self.preprocess, self.shape = list(paths), preprocess, tuple(shape)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, i: int):
+        import torch
+
+        try:
+            return i, self.preprocess(read_image(self.paths[i])), ""
+        except AnchorDivError as err:
+            return i, torch.zeros(self.shape), str(err)
+        except Exception as err:  # a transform failing on an odd image: name the file
+            return i, torch.zeros(self.shape), f"cannot preprocess {self.paths[i]}: {err}"
+
+
+def bad_files_error(bad: dict[str, str], total: int) -> AnchorDivError:
+    """One error naming every unreadable file (and the option that skips them)."""
+    listed = "; ".join(f"{p}: {why}" for p, why in list(bad.items())[:20])
+    more = f"; and {len(bad) - 20} more" if len(bad) > 20 else ""
+    return AnchorDivError(
+        f"{len(bad)} of {total} image file(s) cannot be read ({listed}{more}); fix or remove "
+        f"them, or skip them with on_error='skip' (--on-error skip)"
+    )

@@ -1,0 +1,102 @@
+"""Every image mode read as correctly scaled 8-bit RGB (against a reference per mode), a
+16-bit PNG encoding like its 8-bit copy, and digests computed once."""
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from anchordiv.data import imageio
+
+RNG = np.random.default_rng(0)
+GREY = RNG.integers(0, 256, size=(6, 7), dtype=np.uint8)
+RGB = RNG.integers(0, 256, size=(6, 7, 3), dtype=np.uint8)
+OPAQUE = np.where(np.arange(7) < 4, 255, 0).astype(np.uint8)[None, :].repeat(6, 0)
+
+
+def _rgb(grey):
+    return np.repeat(np.asarray(grey)[..., None], 3, axis=2)
+
+
+def _over_white(rgb):
+    keep = OPAQUE[..., None] == 255
+    return np.where(keep, rgb, 255).astype(np.uint8)
+
+
+def _palette():
+    colours = RNG.integers(0, 256, size=(4, 3), dtype=np.uint8)
+    idx = RNG.integers(0, 4, size=(6, 7), dtype=np.uint8)
+    im = Image.fromarray(idx).convert("P")
+    im.putpalette(colours.ravel().tolist())
+    return im, colours[idx]
+
+
+def _cases():
+    g16 = GREY.astype(np.uint16) * 257
+    p, p_ref = _palette()
+    pt = p.copy()
+    pt.info["transparency"] = int(np.asarray(p)[0, 0])
+    pt_ref = np.where((np.asarray(p) == np.asarray(p)[0, 0])[..., None], 255, p_ref)
+    return {
+        "L": (Image.fromarray(GREY), _rgb(GREY)),
+        "I;16": (Image.fromarray(g16), _rgb(GREY)),
+        "I;16B": (Image.frombytes("I;16B", (7, 6), g16.astype(">u2").tobytes()), _rgb(GREY)),
+        "I": (Image.fromarray(g16.astype(np.int32)), _rgb(GREY)),
+        "F": (Image.fromarray(GREY.astype(np.float32) / 255), _rgb(GREY)),
+        "F wide": (Image.fromarray(GREY.astype(np.float32) * 4 + 10), None),
+        "LA": (Image.fromarray(np.dstack([GREY, OPAQUE])), _over_white(_rgb(GREY))),
+        "RGBA": (Image.fromarray(np.dstack([RGB, OPAQUE])), _over_white(RGB)),
+        "P": (p, p_ref),
+        "P transparent": (pt, pt_ref),
+        "CMYK": (Image.fromarray(RGB).convert("CMYK"), RGB),
+        "1": (Image.fromarray(GREY > 128).convert("1"), _rgb(np.where(GREY > 128, 255, 0))),
+        "RGB": (Image.fromarray(RGB), RGB),
+    }
+
+
+@pytest.mark.parametrize("mode", list(_cases()))
+def test_every_mode_reads_as_scaled_8bit_rgb(mode):
+    im, ref = _cases()[mode]
+    out = imageio.to_rgb8(im)
+    assert out.mode == "RGB" and out.size == (7, 6)
+    if ref is None:  # a float image outside [0, 1]: its own range spread over 0..255
+        lo, hi = GREY.min(), GREY.max()
+        ref = _rgb(np.rint((GREY.astype(float) - lo) * 255 / (hi - lo)))
+    np.testing.assert_array_equal(np.asarray(out), ref)
+
+
+def test_sixteen_bit_png_reads_and_encodes_like_its_8bit_copy(tmp_path, tiny_clip):
+    from anchordiv import data
+
+    import skimage.data
+
+    cam = skimage.data.camera()[::4, ::4]
+    Image.fromarray(cam.astype(np.uint16) * 257).save(tmp_path / "x16.png")
+    Image.fromarray(cam).save(tmp_path / "x8.png")
+    with Image.open(tmp_path / "x16.png") as im:
+        assert im.mode.startswith("I")  # really 16 bits on disk
+    a = np.asarray(imageio.read_image(tmp_path / "x16.png"))
+    assert a.std() > 10, "not a blank image"
+    np.testing.assert_array_equal(a, np.asarray(imageio.read_image(tmp_path / "x8.png")))
+    _, _, enc = tiny_clip
+    x, _ = data.embed_images(enc, [tmp_path / "x16.png", tmp_path / "x8.png"], cache=False)
+    np.testing.assert_allclose(x[0], x[1], atol=1e-6)
+
+
+def test_exif_orientation_is_applied(tmp_path):
+    im = Image.fromarray(RGB)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise to view
+    im.save(tmp_path / "r.jpg", exif=exif, quality=100)
+    assert imageio.read_image(tmp_path / "r.jpg").size == (6, 7)
+
+
+def test_unreadable_files_are_all_named(tmp_path):
+    good = tmp_path / "a.png"
+    Image.fromarray(RGB).save(good)
+    (tmp_path / "b.png").write_bytes(b"junk")
+    digests, bad = imageio.file_digests(
+        [good, tmp_path / "b.png", tmp_path / "missing.jpg"], cache=False
+    )
+    assert digests[0] and digests[1:] == [None, None]
+    assert set(bad) == {str(tmp_path / "b.png"), str(tmp_path / "missing.jpg")}
+    assert "not an image" in bad[str(tmp_path / "b.png")]
