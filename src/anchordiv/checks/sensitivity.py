@@ -423,7 +423,7 @@ def prior_sensitivity(
     >>> post = ad.adapt("gaussian", broad, broad[:6], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> res = ad.prior_sensitivity(post, alphas=(0.8, 1.25), queries=broad[:3], gallery=broad,
     ...                            k=5, num_draws=100)
-    >>> res.method, list(res.alphas)
+    >>> res.method, res.alphas.tolist()
     ('exact', [0.8, 1.0, 1.25])
     >>> res.table().columns.tolist()
     ['sensitivity', 'at', 'diagnosis']

@@ -204,12 +204,15 @@ def no_log_prior(post) -> str | None:
 
 def log_prior(post, draws: dict) -> np.ndarray:
     """``log p(θ_s)`` ``[S]`` of the family's model's prior at draws ``{site: [S, ...]}``: its
-    log joint with no targets (the parameters' own density, closed form where the family has
-    one; up to a constant where the model's prior is unnormalised)."""
+    log joint at one target anchor less that anchor's log likelihood (the parameters' own
+    density, closed form where the family has one; a traced model's plate cannot be empty)."""
     why = no_log_prior(post)
     if why is not None:
         raise AnchorDivError(f"log prior: unknown for this {post.kind} posterior: {why}")
-    return post.likelihood().log_joint(np.zeros((0, post.dim)), draws)
+    t = post.fixed.get("targets")
+    one = np.asarray(t[:1], np.float64) if t is not None else np.zeros((1, post.dim))
+    lik = post.likelihood()
+    return lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
 
 
 def log_prior_group(post, draws: dict) -> dict:
