@@ -229,7 +229,11 @@ class PriorSensitivity:
                 if self.auprc is not None:
                     part += f", AUPRC {_mean_auprc(self.auprc[i]):.3f}"
                 parts.append(part)
-            base = "" if self.auprc is None else f" (AUPRC {_mean_auprc(self.auprc[self.reference]):.3f} at α 1)"
+            base = (
+                ""
+                if self.auprc is None
+                else f" (AUPRC {_mean_auprc(self.auprc[self.reference]):.3f} at α 1)"
+            )
             rows.append(f"  retrieval, top-{self.k}{base}: " + "; ".join(parts))
         if self.note:
             rows.append(f"  note: {self.note}")
@@ -243,15 +247,12 @@ class PriorSensitivity:
             else "Pareto-smoothed importance weights on the draws (PSIS)"
         )
         sens = self.sensitive
-        words = (
-            f"Power-scaling the prior by α (Kallioinen et al. 2023; {how}): "
-            + (
-                f"{len(sens)} of {len(self.worst)} posterior quantities are prior-sensitive "
-                f"(above {self.threshold:g}): {', '.join(sens)}."
-                if sens
-                else f"no posterior quantity is prior-sensitive (all {len(self.worst)} below "
-                f"{self.threshold:g}; largest {max(self.worst.values(), default=0.0):.3f})."
-            )
+        words = f"Power-scaling the prior by α (Kallioinen et al. 2023; {how}): " + (
+            f"{len(sens)} of {len(self.worst)} posterior quantities are prior-sensitive "
+            f"(above {self.threshold:g}): {', '.join(sens)}."
+            if sens
+            else f"no posterior quantity is prior-sensitive (all {len(self.worst)} below "
+            f"{self.threshold:g}; largest {max(self.worst.values(), default=0.0):.3f})."
         )
         lo, hi = int(np.argmin(self.alphas)), int(np.argmax(self.alphas))
         if self.topk_overlap is not None:
@@ -306,14 +307,14 @@ def _mean_auprc(values) -> float:
     return float(v[ok].mean()) if ok.any() else float("nan")
 
 
-def _scorer_metrics(post, models, q, g, k: int, relevance):
-    """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of anchor models ``models`` against the
-    reference ``models[ref]`` (the α = 1 scorer, first in ``models``)."""
+def _scorer_metrics(models, q, g, k: int, relevance):
+    """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of the anchor models ``models[1:]``
+    against the reference ``models[0]`` (the α = 1 scorer)."""
     from ..retrieval.divergence import top_k
     from .uncertainty import _auprc
 
     ref, _ = top_k(models[0], q, g, k)
-    overlaps, aps = [], []
+    overlaps = []
     for model in models[1:]:
         idx, _ = top_k(model, q, g, k)
         overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
@@ -321,28 +322,26 @@ def _scorer_metrics(post, models, q, g, k: int, relevance):
     return np.asarray(overlaps), (np.asarray(aps) if aps is not None else None)
 
 
-def _alphas(post, alphas, exact_at) -> tuple[np.ndarray, str]:
+def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
     """The α grid (sorted, 1 in it) and a note: given α are checked (an α that leaves an exact
     family's prior improper is an error, from the family); of the default grid such α are left
     out, which the note says."""
     given = alphas is not None
     grid = sorted({positive("alpha", a) for a in (alphas if given else DEFAULT_ALPHAS)} | {1.0})
-    kept, dropped = [], []
+    kept, dropped, why = [], [], ""
     for a in grid:
         try:
             exact_at(a)
-        except AnchorDivError:
+        except AnchorDivError as err:
             if given:
                 raise
             dropped.append(a)
+            why = why or str(err).removeprefix("alpha: ")
             continue
         kept.append(a)
     note = ""
     if dropped:
-        note = (
-            f"α = {', '.join(f'{a:g}' for a in dropped)} left out: the {post.kind} prior "
-            f"raised to it is improper"
-        )
+        note = f"α = {', '.join(f'{a:g}' for a in dropped)} left out of the default grid: {why}"
     return np.asarray(kept), note
 
 
@@ -463,7 +462,7 @@ def prior_sensitivity(
     def exact_at(a):  # the family's power-scaled posterior (or only a check of α)
         return prior.power_scaled_posterior(a, targets) if closed else None
 
-    grid, note = _alphas(post, alphas, exact_at)
+    grid, note = _alphas(alphas, exact_at)
     retrieval = queries is not None or gallery is not None
     if retrieval:
         if queries is None or gallery is None:
@@ -541,9 +540,7 @@ def prior_sensitivity(
     if retrieval:
         ref = int(np.flatnonzero(grid == 1.0)[0])
         order = [ref] + list(range(len(grid)))
-        overlap, auprc = _scorer_metrics(
-            post, [models[i] for i in order], q, g, k, relevance
-        )
+        overlap, auprc = _scorer_metrics([models[i] for i in order], q, g, k, relevance)
     return PriorSensitivity(
         method,
         grid,

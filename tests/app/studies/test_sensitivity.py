@@ -39,7 +39,9 @@ def test_the_prior_matters_less_as_the_budget_grows(tmp_path):
     for r in rows:
         assert r["topk_overlap_low"] <= r["topk_overlap"] <= r["topk_overlap_high"] <= 1
         assert r["auprc_change_low"] <= r["auprc_change"] <= r["auprc_change_high"]
-    assert settled_at([{"budget": 2, "topk_overlap": 0.5}, {"budget": 5, "topk_overlap": 0.95}]) == 5
+    assert (
+        settled_at([{"budget": 2, "topk_overlap": 0.5}, {"budget": 5, "topk_overlap": 0.95}]) == 5
+    )
     assert settled_at([{"budget": 2, "topk_overlap": 0.5}]) is None
     plot_sensitivity_budget(rows, tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 10_000

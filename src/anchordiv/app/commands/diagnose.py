@@ -150,9 +150,16 @@ def _sensitivity(args, post, out: Path) -> dict:
     try:
         res = prior_sensitivity(post, num_draws=args.num_draws, seed=args.seed, **retrieval)
     except AnchorDivError as err:
-        return {"files": {}, "result": {"skipped": str(err)}, "fields": {"prior sensitivity": f"n/a ({err})"}}
+        return {
+            "files": {},
+            "result": {"skipped": str(err)},
+            "fields": {"prior sensitivity": f"n/a ({err})"},
+        }
     table, curve = res.table(), res.curve()
-    files = {"sensitivity": str(out / "sensitivity.csv"), "sensitivity_curve": str(out / "sensitivity_curve.csv")}
+    files = {
+        "sensitivity": str(out / "sensitivity.csv"),
+        "sensitivity_curve": str(out / "sensitivity_curve.csv"),
+    }
     table.to_csv(files["sensitivity"], index_label="quantity")
     curve.to_csv(files["sensitivity_curve"], index=False)
     worst = sorted(res.worst.items(), key=lambda kv: -kv[1])

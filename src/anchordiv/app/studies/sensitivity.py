@@ -160,7 +160,9 @@ def plot_sensitivity_budget(rows: list[dict], path):
         (axes[0], "topk_overlap", "top-k overlap with the α = 1 scorer"),
         (axes[1], "auprc_change", "AUPRC change (α − 1)"),
     ):
-        m, lo, hi = (np.array([r[f"{name}{s}"] for r in rows], float) for s in ("", "_low", "_high"))
+        m, lo, hi = (
+            np.array([r[f"{name}{s}"] for r in rows], float) for s in ("", "_low", "_high")
+        )
         ax.plot(b, m, "o-", color="C0", ms=3, label=f"prior^{alpha:g}")
         ax.fill_between(b, lo, hi, color="C0", alpha=0.2, linewidth=0)
         ax.set_xscale("log")
@@ -215,8 +217,19 @@ def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> lis
         f"bootstrap intervals over subsets and queries; `shift`: relative change of the "
         f"posterior-mean covariance."
     )
-    rep.table(rows, ["budget", "topk_overlap", "topk_overlap_low", "topk_overlap_high",
-                     "auprc_change", "auprc_change_low", "auprc_change_high", "shift"])
+    rep.table(
+        rows,
+        [
+            "budget",
+            "topk_overlap",
+            "topk_overlap_low",
+            "topk_overlap_high",
+            "auprc_change",
+            "auprc_change_low",
+            "auprc_change_high",
+            "shift",
+        ],
+    )
     rep.figure(
         "sensitivity.png",
         "Top-k overlap and AUPRC change of the power-scaled posterior against the budget "
