@@ -523,9 +523,12 @@ def prior_sensitivity(
         rng = np.random.default_rng(seed + 4)
         summarise = post.family_class.likelihood_type.summarise
         for a in grid:
-            lw, kk = adz.psis_log_weights(((a - 1) * lp)[None])
-            w = np.exp(lw[0])
-            kvals.append(float(kk[0]) if a != 1.0 else 0.0)
+            if a == 1.0:  # the draws themselves (PSIS of constant ratios fails on 1.x)
+                w, kk = np.full(s, 1.0 / s), 0.0
+            else:
+                lw, karr = adz.psis_log_weights(((a - 1) * lp)[None])
+                w, kk = np.exp(lw[0]), float(karr[0])
+            kvals.append(kk)
             m, e = {}, {}
             for site, v in flat_sites.items():
                 m[site] = np.tensordot(w, v, axes=1)
