@@ -25,7 +25,9 @@ Two ways (``method``):
 * ``"psis"`` — every other posterior (NUTS, SVI, the latent and mixture kinds): importance
   weights w_s ∝ p(θ_s)^(α − 1) on the draws, Pareto-smoothed
   (:func:`.arviz.psis_log_weights`), with each α's Pareto k and the means' Monte-Carlo standard
-  errors.
+  errors (NUTS draws: scaled by the chains' relative efficiency).  An SVI guide's draws are
+  reweighted as if they were the posterior's, as ``az.psens`` does: the result describes the
+  approximation.
 
 Power-scaling is defined on the density of the parameters the family's model states (μ, Σ for
 the gaussian kind), with the log prior of each draw from
@@ -54,9 +56,20 @@ METHODS = ("auto", "exact", "psis")
 
 
 def cjs_distance(x, weights) -> np.ndarray:
-    """The cumulative Jensen–Shannon distance between the draws ``x [S, m]`` (each column a
-    quantity) and the same draws weighted by ``weights [S]`` (ArviZ's ``_cjs_dist``, for
-    every column at once): ``[m]``, 0 for a constant column.
+    """The cumulative Jensen–Shannon distance between the draws ``x`` and the same draws
+    weighted by ``weights`` (ArviZ's ``_cjs_dist``, for every column at once).
+
+    Parameters
+    ----------
+    x : array_like, shape [S, m]
+        Draws, each column a quantity.
+    weights : array_like, shape [S]
+        Non-negative weights of the draws (normalised here).
+
+    Returns
+    -------
+    numpy.ndarray, shape [m]
+        The distance per column (0 for a constant column, which does not move).
 
     Examples
     --------
