@@ -323,15 +323,20 @@ def _mean_auprc(values) -> float:
 def _scorer_metrics(models, q, g, k: int, relevance):
     """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of the anchor models ``models[1:]``
     against the reference ``models[0]`` (the α = 1 scorer)."""
-    from ..retrieval.divergence import top_k
-    from .uncertainty import _auprc
+    from ..retrieval.divergence import divergence, top_k
+    from ..retrieval.metrics import auprc
 
     ref, _ = top_k(models[0], q, g, k)
     overlaps = []
     for model in models[1:]:
         idx, _ = top_k(model, q, g, k)
         overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
-    aps = [_auprc(m, q, g, relevance) for m in models[1:]] if relevance is not None else None
+    aps = None
+    if relevance is not None:  # queries without a relevant item: NaN
+        aps = [
+            auprc(relevance, -np.asarray(divergence(m, q, g)), no_positive="nan")
+            for m in models[1:]
+        ]
     return np.asarray(overlaps), (np.asarray(aps) if aps is not None else None)
 
 
@@ -440,7 +445,7 @@ def prior_sensitivity(
     >>> res.table().columns.tolist()
     ['sensitivity', 'at', 'diagnosis']
     """
-    from .uncertainty import _chain_draws, _merge, default_draws, log_prior, no_log_prior
+    from .uncertainty import default_draws, draws_with_log_prior, no_log_prior
 
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
@@ -495,10 +500,9 @@ def prior_sensitivity(
     sites = post.family_class.sites
     if diagnostic:
         n = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=4)
-        draws, _ = _chain_draws(post, n, seed)
-        flat, shape = _merge(draws)
+        draws, flat, lp = draws_with_log_prior(post, n, seed)
+        shape = next(iter(draws.values())).shape[:2]
         s = int(np.prod(shape))
-        lp = log_prior(post, flat)
         if not np.all(np.isfinite(lp)):
             raise AnchorDivError(
                 f"prior_sensitivity: the log prior is not finite at "

@@ -226,6 +226,15 @@ def log_prior_group(post, draws: dict) -> dict:
     return {"log_prior": {"theta": log_prior(post, flat).reshape(shape)}}
 
 
+def draws_with_log_prior(post, num_draws: int, seed: int) -> tuple[dict, dict, np.ndarray]:
+    """The draws :func:`inference_data` takes (``{site: [chains, draws, ...]}``), the same
+    with chains merged (``{site: [S, ...]}``) and their log prior ``[S]`` (:func:`log_prior`):
+    what power-scaling reweights (:func:`anchordiv.checks.prior_sensitivity`)."""
+    draws, _ = _chain_draws(post, num_draws, seed)
+    flat, _ = _merge(draws)
+    return draws, flat, log_prior(post, flat)
+
+
 #: kind -> the 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration,
 #: per quantity SBC measured (each family's ``svi_coverage`` hook: :mod:`.families`,
 #: ``sbc_quantities``; d = 4, n = 8, 200 simulations: ``benchmarks/results/bench_sbc-svi.json``,
