@@ -2,6 +2,8 @@
 posterior against float64 references, PSIS on draws against it within its Monte-Carlo error,
 the diagnostic against ArviZ's own ``psens`` on the ``log_prior`` group of ``inference_data``."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -233,8 +235,15 @@ def test_a_family_without_a_closed_form_falls_through_to_psis():
     post = ad.adapt("mixture", broad, broad[:8], tau=20.0, components=2)
     with pytest.raises(ad.AnchorDivError, match="no closed-form power-scaled posterior"):
         ad.prior_sensitivity(post, method="exact")
-    res = ad.prior_sensitivity(post, (0.9, 1.1), num_draws=40)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = ad.prior_sensitivity(post, (0.9, 1.1), num_draws=40)
     assert res.method == "psis" and res.pareto_k is not None and len(res.worst) > 0
+    # an α whose Pareto k is too high is named, in a warning and in the words
+    said = [str(w.message) for w in caught if "Pareto k above" in str(w.message)]
+    assert bool(said) == bool(res.unreliable)
+    if res.unreliable:
+        assert f"α = {res.unreliable[0]:g}" in said[0] and "Pareto k above" in res.describe()
     assert all(np.all(np.isfinite(v)) for v in res.sensitivity.values())
 
 

@@ -37,13 +37,15 @@ the gaussian kind), with the log prior of each draw from
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import scipy.special
 
-from ..errors import AnchorDivError, as_matrix, integer, positive
+from ..errors import AnchorDivError, as_matrix, integer, positive, user_stacklevel
 from ..threads import limited_blas
 from . import arviz as adz
+from .criticism import k_threshold
 from .families import checks_of
 
 #: a quantity whose sensitivity exceeds this is prior-sensitive (Kallioinen et al. 2023)
@@ -175,6 +177,16 @@ class PriorSensitivity:
         return {n: float(np.max(v)) for n, v in self.sensitivity.items()}
 
     @property
+    def unreliable(self) -> list[float]:
+        """The α whose Pareto k exceeds ArviZ's threshold for :attr:`num_draws` draws
+        (:func:`~.criticism.k_threshold`; PSIS only): their means and scorers are not
+        trustworthy."""
+        if self.pareto_k is None:
+            return []
+        t = k_threshold(self.num_draws)
+        return [float(a) for a, k in zip(self.alphas, self.pareto_k) if not k <= t]
+
+    @property
     def sensitive(self) -> list[str]:
         """The quantities above :attr:`threshold` (prior-sensitive)."""
         return [n for n, v in self.worst.items() if v > self.threshold]
@@ -278,11 +290,12 @@ class PriorSensitivity:
                 a = [_mean_auprc(self.auprc[i]) for i in (lo, self.reference, hi)]
                 words += f"; its AUPRC is {a[0]:.3f}, {a[1]:.3f} (α = 1) and {a[2]:.3f}"
             words += "."
-        if self.pareto_k is not None and np.any(self.pareto_k > 0.7):
-            bad = [f"{a:g}" for a, k in zip(self.alphas, self.pareto_k) if k > 0.7]
+        bad = self.unreliable
+        if bad:
             words += (
-                f" Pareto k > 0.7 at α = {', '.join(bad)}: the reweighted draws do not "
-                f"represent the power-scaled posterior there."
+                f" Pareto k above {k_threshold(self.num_draws):.2f} at α = "
+                f"{', '.join(f'{a:g}' for a in bad)}: the reweighted draws do not represent "
+                f"the power-scaled posterior there."
             )
         if self.note:
             words += f" {self.note}"
@@ -561,7 +574,7 @@ def prior_sensitivity(
         ref = int(np.flatnonzero(grid == 1.0)[0])
         order = [ref] + list(range(len(grid)))
         overlap, auprc = _scorer_metrics([models[i] for i in order], q, g, k, relevance)
-    return PriorSensitivity(
+    result = PriorSensitivity(
         method,
         grid,
         sens,
@@ -575,6 +588,15 @@ def prior_sensitivity(
         delta,
         note,
     )
+    if result.unreliable:
+        warnings.warn(
+            f"prior_sensitivity: Pareto k above {k_threshold(s):.2f} at α = "
+            f"{', '.join(f'{a:g}' for a in result.unreliable)} (PSIS on {s} draws): the "
+            f"reweighted draws do not represent the power-scaled posterior there; use α closer "
+            f"to 1, more draws, or a family with a closed form (method='exact')",
+            stacklevel=user_stacklevel(),
+        )
+    return result
 
 
 __all__ = ["DEFAULT_ALPHAS", "PriorSensitivity", "THRESHOLD", "cjs_distance", "prior_sensitivity"]
