@@ -51,6 +51,7 @@ from .adaptation import (
 from .adaptation.registry import family
 from .checks.criticism import compare_priors
 from .checks.sbc import sbc
+from .checks.sensitivity import prior_sensitivity
 from .checks.uncertainty import (
     inference_data,
     load_inference_data,
@@ -115,6 +116,7 @@ __all__ = [
     "load_inference_data",
     "retrieval_uncertainty",
     "compare_priors",
+    "prior_sensitivity",
     "sbc",
     # evaluation
     "evaluate",

@@ -28,7 +28,9 @@ class Conjugate(Protocol):
     Optional (declared on ``Family``, None by default): ``exact_chains(post, rng, chains,
     per_chain) -> {site: [chains, per_chain, ...]}``, exact draws of the whole posterior where
     the parameters' own ``sample`` conditions on something (the mixture's Gibbs chains sample
-    the assignments too).
+    the assignments too); ``power_scaled_posterior(alpha, targets)``, the exact posterior under
+    the prior raised to the power α (prior sensitivity: the gaussian and diagonal-gaussian
+    kinds).
 
     Parameters
     ----------
@@ -92,6 +94,7 @@ class Projectable(Protocol):
 #: :class:`~anchordiv.adaptation.family.Family` with a default meaning "none"
 OPTIONAL = {
     "exact_chains": Conjugate,
+    "power_scaled_posterior": Conjugate,
     "completion": Projectable,
     "project_mean": Projectable,
     "subspace_mode": Projectable,

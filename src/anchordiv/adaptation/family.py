@@ -21,7 +21,8 @@ summaries are formed, in words), :attr:`~Family.dim` (if the first array field's
 not d), :attr:`~Family.hooks` (what the checks and the adaptation curves know of it:
 :class:`~anchordiv.adaptation.hooks.Hooks`), :attr:`~Family.needs_anchors`, the fields
 :attr:`~Family.prior` and :attr:`~Family.origin`, :meth:`~Family.broad_count`, and the optional
-members of the capabilities (:meth:`~Family.exact_chains`, :meth:`~Family.completion`,
+members of the capabilities (:meth:`~Family.exact_chains`,
+:meth:`~Family.power_scaled_posterior`, :meth:`~Family.completion`,
 :meth:`~Family.project_mean`, :meth:`~Family.subspace_mode`, :attr:`~Family.covariance_site`:
 ``None`` where the family has none).  Everything else is generic: the update, prior draws and
 predictive, persistence over the dataclass fields (:meth:`~Family.to_arrays` /
@@ -315,6 +316,15 @@ class Family(abc.ABC):
         the family's own sampler, where the exact parameters' ``sample`` conditions on something
         (a :class:`Conjugate` option: the mixture's Gibbs chains sample the assignments too);
         None: the parameters' ``sample`` serves."""
+        return None
+
+    def power_scaled_posterior(self, alpha: float, targets: np.ndarray) -> object | None:
+        """The exact posterior parameters (``mean()``, ``sample(rng, n)``) under this prior
+        raised to the power ``alpha``, given ``targets [n, d]`` — a :class:`Conjugate` option
+        for a family whose power-scaled prior is again of its conjugate form (the gaussian
+        and diagonal-gaussian kinds); None: ``anchordiv.checks.prior_sensitivity`` reweights
+        the draws instead (PSIS).  An ``alpha`` that leaves the prior improper is an
+        :class:`~anchordiv.errors.AnchorDivError`."""
         return None
 
     def completion(self, targets: np.ndarray) -> object | None:

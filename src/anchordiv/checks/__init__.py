@@ -1,5 +1,6 @@
 """Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), simulation-based calibration
-(:mod:`.sbc`), model criticism and comparison (:mod:`.criticism`), prior–target diagnostics
+(:mod:`.sbc`), model criticism and comparison (:mod:`.criticism`), power-scaling prior sensitivity
+(:mod:`.sensitivity`), prior–target diagnostics
 (:mod:`.diagnostics`).  This layer imports :mod:`anchordiv.adaptation`, never the reverse.
 The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 """
@@ -7,6 +8,7 @@ The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 from .criticism import PriorComparison, compare_priors
 from .diagnostics import diagnose, loo_predictive
 from .sbc import SBCResult
+from .sensitivity import PriorSensitivity, prior_sensitivity
 from .uncertainty import (
     RetrievalUncertainty,
     inference_data,
@@ -17,6 +19,7 @@ from .uncertainty import (
 
 __all__ = [
     "PriorComparison",
+    "PriorSensitivity",
     "RetrievalUncertainty",
     "SBCResult",
     "compare_priors",
@@ -24,6 +27,7 @@ __all__ = [
     "inference_data",
     "load_inference_data",
     "loo_predictive",
+    "prior_sensitivity",
     "retrieval_uncertainty",
     "save_inference_data",
     "sbc",

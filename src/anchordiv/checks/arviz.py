@@ -49,6 +49,10 @@ def major() -> int:
     return int(_az().__version__.split(".")[0])
 
 
+#: groups ArviZ 0.x's ``from_dict`` does not take (added to its result)
+EXTRA_GROUPS = ("log_prior",)
+
+
 def from_groups(groups: dict, *, dims: dict | None = None, attrs: dict | None = None):
     """The data object of the installed ArviZ (``arviz.InferenceData`` on 0.x, an
     ``xarray.DataTree`` on 1.x) from ``{group: {name: array [chain, draw, ...]}}`` (groups
@@ -60,7 +64,11 @@ def from_groups(groups: dict, *, dims: dict | None = None, attrs: dict | None = 
     az = _az()
     groups = {g: v for g, v in groups.items() if v is not None}
     if major() == 0:
+        # from_dict knows its own groups only: the others (log_prior) are added after
+        extra = {g: groups.pop(g) for g in list(groups) if g in EXTRA_GROUPS}
         data = az.from_dict(**groups, dims=dims)
+        if extra:
+            data.add_groups(extra, dims=dims)
     else:
         data = az.from_dict(groups, dims=dims)
     if attrs:
@@ -161,6 +169,26 @@ def psis_log_weights(log_ratios) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(lw.transpose("target", "sample")), np.asarray(k)
 
 
+def psens(data, *, delta: float = 0.01) -> dict[str, np.ndarray]:
+    """ArviZ's power-scaling prior sensitivity of every ``posterior`` variable (``psens`` on
+    0.x, ``arviz_stats.psense`` on 1.x, both at α = 1/(1 + δ) and 1 + δ; Kallioinen et al.
+    2023): ``{name: array}`` of the variable's shape beyond (chain, draw).  ``data`` needs a
+    ``log_prior`` group."""
+    if major() == 0:
+        out = _az().psens(data, component="prior", delta=delta)
+    else:
+        import arviz_stats
+
+        out = arviz_stats.psense(data, group="prior", alphas=(1 / (1 + delta), 1 + delta))
+        out = out.to_dataset() if hasattr(out, "to_dataset") else out
+    return {k: np.asarray(v) for k, v in out.data_vars.items()}
+
+
+def ess(values) -> float:
+    """Bulk effective sample size of ``values [chains, draws]``."""
+    return float(np.asarray(_az().ess(np.asarray(values, np.float64))))
+
+
 def _save(drawn, path) -> str:
     """Save what an ArviZ plot returned (0.x: axes; 1.x: a PlotCollection) as a PNG and close
     its figure."""
@@ -214,6 +242,7 @@ def plot_ppc(data, var_names, path, *, num_samples: int = 10) -> str:
 
 __all__ = [
     "dataset",
+    "ess",
     "from_groups",
     "from_netcdf",
     "groups",
@@ -222,6 +251,7 @@ __all__ = [
     "plot_posterior",
     "plot_ppc",
     "plot_trace",
+    "psens",
     "psis_log_weights",
     "replace_group",
     "summary",

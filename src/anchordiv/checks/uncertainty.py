@@ -228,6 +228,55 @@ def likelihood_attrs(post) -> dict[str, str]:
     }
 
 
+def no_log_prior(post) -> str | None:
+    """Why the prior density of ``post``'s draws is not known (None where it is): a user's
+    NumPyro model (its prior is not kept), a posterior without model keywords, or a
+    ``subspace=r`` run (its draws were sampled in r dimensions under a projected prior)."""
+    if post.custom_model:
+        return "its draws come from a user's NumPyro model, whose prior anchordiv does not keep"
+    if post.model_kwargs is None:
+        return "it has no model keywords (a posterior saved without them)"
+    if post.subspace is not None:
+        return (
+            f"a subspace={post.subspace} run sampled r-dimensional sites under the projected "
+            f"prior; its lifted draws have no full-d prior ratio (fit it in full d)"
+        )
+    return None
+
+
+def log_prior(post, draws: dict) -> np.ndarray:
+    """``log p(θ_s)`` ``[S]`` of the family's model's prior at draws ``{site: [S, ...]}``: its
+    log joint at one target anchor less that anchor's log likelihood (the parameters' own
+    density, closed form where the family has one; a traced model's plate cannot be empty)."""
+    why = no_log_prior(post)
+    if why is not None:
+        raise AnchorDivError(f"log prior: unknown for this {post.kind} posterior: {why}")
+    t = post.fixed.get("targets")
+    one = np.asarray(t[:1], np.float64) if t is not None else np.zeros((1, post.dim))
+    lik = post.likelihood()
+    return lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
+
+
+def log_prior_group(post, draws: dict) -> dict:
+    """``{"log_prior": {"theta": [chain, draw]}}``, the prior density of each draw
+    (:func:`log_prior`) that power-scaling sensitivity reweights by (``az.psens`` /
+    ``arviz_stats.psense``, :func:`anchordiv.checks.prior_sensitivity`); ``{}`` where it is
+    not known (:func:`no_log_prior`)."""
+    if no_log_prior(post) is not None:
+        return {}
+    flat, shape = _merge(draws)
+    return {"log_prior": {"theta": log_prior(post, flat).reshape(shape)}}
+
+
+def draws_with_log_prior(post, num_draws: int, seed: int) -> tuple[dict, dict, np.ndarray]:
+    """The draws :func:`inference_data` takes (``{site: [chains, draws, ...]}``), the same
+    with chains merged (``{site: [S, ...]}``) and their log prior ``[S]`` (:func:`log_prior`):
+    what power-scaling reweights (:func:`anchordiv.checks.prior_sensitivity`)."""
+    draws, _ = _chain_draws(post, num_draws, seed)
+    flat, _ = _merge(draws)
+    return draws, flat, log_prior(post, flat)
+
+
 #: kind -> the 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration,
 #: per quantity SBC measured (each family's ``svi_coverage`` hook: :mod:`.families`,
 #: ``sbc_quantities``; d = 4, n = 8, 200 simulations: ``benchmarks/results/bench_sbc-svi.json``,
@@ -338,7 +387,8 @@ def inference_data(
     object: an ``arviz.InferenceData`` on ArviZ 0.x, an ``xarray.DataTree`` on 1.x
     (:mod:`anchordiv.checks.arviz`; module docstring).
 
-    Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS); with the target anchors
+    Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS), ``log_prior`` (each draw's
+    prior density, for ``az.psens``: :func:`log_prior_group`); with the target anchors
     ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
     ``prior`` (the same quantities under the kind's default prior, also with
     ``prior_predictive``).
@@ -375,7 +425,7 @@ def inference_data(
     >>> idata = ad.inference_data(post, num_draws=4, targets=broad[:5], prior=False)
     >>> from anchordiv.checks import arviz as adz
     >>> sorted(adz.groups(idata))
-    ['log_likelihood', 'observed_data', 'posterior', 'posterior_predictive']
+    ['log_likelihood', 'log_prior', 'observed_data', 'posterior', 'posterior_predictive']
     >>> idata["posterior"].sizes["chain"], idata["posterior"]["mu"].shape
     (2, (2, 2, 4))
     """
@@ -387,6 +437,7 @@ def inference_data(
     groups = {"posterior": hooks.quantities(draws, ref), "sample_stats": stats}
     if post.custom_model:
         groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
+    groups.update(log_prior_group(post, draws))  # prior sensitivity (az.psens)
     if targets is None:
         targets = post.fixed.get("targets")
     if targets is not None:

@@ -48,6 +48,14 @@ def test_diagnose_writes_summary_plots_and_stability(tmp_path, capsys):
     assert [r["quantity"] for r in rows] == ["topk_overlap", "auprc"]
     assert all(r["interval"] == "0.95" for r in rows)
     assert "mean_cosine" in ad.load_inference_data(tmp_path / "d" / "idata")["posterior"]
+    # power-scaling the prior: per quantity and per α, the scorer's top-k overlap and AUPRC
+    assert "prior sensitivity: exact, " in out and "top-3 overlap" in out
+    with open(tmp_path / "d" / "sensitivity.csv") as f:
+        assert next(csv.reader(f)) == ["quantity", "sensitivity", "at", "diagnosis"]
+    with open(tmp_path / "d" / "sensitivity_curve.csv") as f:
+        curve = list(csv.DictReader(f))
+    assert {"alpha", "shift_mu", "shift_Sigma", "topk_overlap", "auprc"} <= set(curve[0])
+    assert [float(r["topk_overlap"]) for r in curve if r["alpha"] == "1.0"] == [1.0]
 
 
 def test_diagnose_a_spectral_posterior(tmp_path, capsys):
@@ -110,6 +118,7 @@ def test_diagnose_a_single_chain_nuts_posterior(tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["max_r_hat"] is None and shown["max_r_hat_at"] == "n/a"
     assert shown["min_ess_bulk"] > 0
+    assert shown["prior_sensitivity"]["method"] == "psis"  # NUTS draws, reweighted
     for name in ("summary.csv", "posterior.png", "trace.png"):
         assert (tmp_path / "d" / name).stat().st_size > 0
     main(["diagnose", str(tmp_path / "p"), "-o", str(tmp_path / "d"), "--overwrite"])

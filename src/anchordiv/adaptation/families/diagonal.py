@@ -31,7 +31,7 @@ import scipy.special
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
-from ...errors import positive
+from ...errors import AnchorDivError, positive
 from ..cache import cached
 from ..family import Family, check_prior_mode
 from ..hooks import SMALL_D, Hooks, cosine
@@ -66,6 +66,23 @@ class NormalInverseGamma:
         kn = self.kappa + n
         b = self.b + 0.5 * s + self.kappa * n * (tbar - self.mu) ** 2 / (2 * kn)
         return NormalInverseGamma((self.kappa * self.mu + n * tbar) / kn, kn, self.a + n / 2, b)
+
+    def power_scaled(self, alpha: float) -> "NormalInverseGamma":
+        """This density raised to the power ``alpha`` and renormalised: again
+        Normal–inverse-gamma, per coordinate ``σ²^−(a + 3/2) → σ²^−α(a + 3/2)`` (so
+        ``a → α(a + 3/2) − 3/2``), ``b → αb``, ``κ → ακ``, m unchanged.  An α that leaves it
+        improper (a' ≤ 0) is refused."""
+        alpha = positive("alpha", alpha)
+        if alpha == 1.0:
+            return self
+        a = alpha * (self.a + 1.5) - 1.5
+        if a <= 0:
+            raise AnchorDivError(
+                f"alpha: {alpha:g} makes the power-scaled inverse-gamma prior improper: "
+                f"a' = α(a + 3/2) − 3/2 = {a:.4g} ≤ 0 (a = {self.a:.4g}); it is proper for "
+                f"α > {1.5 / (self.a + 1.5):.4g}"
+            )
+        return NormalInverseGamma(self.mu, alpha * self.kappa, a, alpha * self.b)
 
     def mean(self) -> dict[str, np.ndarray]:
         """``{"mu": mₙ, "sigma2": bₙ/(aₙ − 1)}`` (infinite variance mean where aₙ ≤ 1)."""
@@ -287,6 +304,11 @@ class DiagonalPrior(Family):
         p = self.nig()
         info["log_marginal_likelihood"] = p.log_marginal(targets)
         return p.update(targets), info, fixed
+
+    def power_scaled_posterior(self, alpha: float, targets) -> NormalInverseGamma:
+        """The exact posterior under this prior raised to the power ``alpha``
+        (:meth:`NormalInverseGamma.power_scaled`, then the conjugate update)."""
+        return self.nig().power_scaled(alpha).update(targets)
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

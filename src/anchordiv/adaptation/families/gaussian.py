@@ -167,6 +167,23 @@ class NIW:
         """Conjugate posterior given ``targets [n, d]``."""
         return self.update_stats(*scatter(targets))
 
+    def power_scaled(self, alpha: float) -> "NIW":
+        """This NIW density raised to the power ``alpha`` and renormalised: again NIW, with
+        ``κ → ακ``, ``Ψ → αΨ``, ``ν + d + 2 → α(ν + d + 2)``, μ unchanged (MATH.md,
+        "Power-scaling prior sensitivity").  An α that leaves it improper (ν' ≤ d − 1) is
+        refused with the smallest α that keeps it proper."""
+        a, d = positive("alpha", alpha), self.dim
+        if a == 1.0:
+            return self
+        nu = a * (self.nu + d + 2) - d - 2
+        if nu <= d - 1:
+            raise AnchorDivError(
+                f"alpha: {alpha:g} makes the power-scaled inverse-Wishart prior improper: "
+                f"ν' = α(ν + d + 2) − d − 2 = {nu:.4g} ≤ d − 1 = {d - 1} (ν = {self.nu:.4g}); "
+                f"it is proper for α > {(2 * d + 1) / (self.nu + d + 2):.4g}"
+            )
+        return NIW(self.mu, a * self.kappa, nu, a * self.psi)
+
     def mean(self) -> dict[str, np.ndarray]:
         """Posterior mean ``{"mu": μₙ, "Sigma": Ψₙ/(νₙ − d − 1)}``."""
         return {"mu": self.mu, "Sigma": self.psi / (self.nu - self.dim - 1)}
@@ -510,6 +527,11 @@ class NIWPrior(Family):
         logdet_psi = self.dim * np.log(float(self.nu0) - self.dim - 1) + self.cov_logdet()
         info["log_marginal_likelihood"] = p.log_marginal(targets, post=post, logdet_psi=logdet_psi)
         return post, info, fixed
+
+    def power_scaled_posterior(self, alpha: float, targets) -> NIW:
+        """The exact posterior under this prior raised to the power ``alpha``: the power-scaled
+        NIW (:meth:`NIW.power_scaled`) updated by the conjugate update."""
+        return self.niw().power_scaled(alpha).update(targets)
 
     def cov_logdet(self) -> float:
         """log|C| of the prior covariance, from its Cholesky factor (computed once per cached

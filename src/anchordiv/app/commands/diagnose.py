@@ -33,7 +33,10 @@ def register(sub) -> None:
         "summary (OUT/summary.csv: mean, sd, 94 % HDI, ESS, r_hat; r_hat n/a with one chain), posterior and trace "
         "plots (OUT/posterior.png, OUT/trace.png) and, given --queries and "
         "--gallery, the retrieval stability across draws (OUT/stability.csv: top-k "
-        "overlap with the point model, and AUPRC with --relevance).",
+        "overlap with the point model, and AUPRC with --relevance), and how much the prior drives "
+        "the posterior: power-scaling sensitivity per quantity (OUT/sensitivity.csv) and per "
+        "power α of the prior (OUT/sensitivity_curve.csv; with --queries and --gallery, the "
+        "posterior-mean scorer's top-k overlap and AUPRC as the prior is scaled).",
     )
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")
@@ -165,6 +168,59 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
     return str(write_rows(out / "stability.csv", rows)), rows
 
 
+def _sensitivity(args, post, out: Path) -> dict:
+    """Power-scaling prior sensitivity (:func:`~anchordiv.checks.prior_sensitivity`):
+    OUT/sensitivity.csv (per quantity), OUT/sensitivity_curve.csv (per α) and the printed
+    lines; where the posterior's prior is unknown (a user's model, a subspace run, a delta
+    guide), the reason instead."""
+    from ...checks.sensitivity import prior_sensitivity
+
+    retrieval = {}
+    if args.queries and args.gallery:
+        retrieval["queries"] = load_embeddings(args.queries, "queries")
+        retrieval["gallery"] = load_embeddings(args.gallery, "gallery")
+        if args.relevance:
+            retrieval["relevance"] = load_relevance(
+                args.relevance,
+                len(retrieval["gallery"]),
+                n_queries=len(retrieval["queries"]),
+                queries_hint=None,
+            )
+        if args.k is not None:
+            retrieval["k"] = args.k
+    try:
+        res = prior_sensitivity(post, num_draws=args.num_draws, seed=args.seed, **retrieval)
+    except AnchorDivError as err:
+        return {
+            "files": {},
+            "result": {"skipped": str(err)},
+            "fields": {"prior sensitivity": f"n/a ({err})"},
+        }
+    table, curve = res.table(), res.curve()
+    files = {
+        "sensitivity": str(out / "sensitivity.csv"),
+        "sensitivity_curve": str(out / "sensitivity_curve.csv"),
+    }
+    table.to_csv(files["sensitivity"], index_label="quantity")
+    curve.to_csv(files["sensitivity_curve"], index=False)
+    worst = sorted(res.worst.items(), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{n} {v:.3f}" for n, v in worst[:3])
+    fields = {
+        "prior sensitivity": f"{res.method}, {len(res.sensitive)} of {len(worst)} quantities "
+        f"above {res.threshold:g} (largest: {shown})"
+    }
+    if res.topk_overlap is not None:
+        fields["prior sensitivity, retrieval"] = "; ".join(
+            f"α {row['alpha']:g}: top-{res.k} overlap {row['topk_overlap']:.3f}"
+            + (f", AUPRC {row['auprc']:.3f}" if "auprc" in row else "")
+            for row in curve.to_dict("records")
+        )
+    if res.note:
+        fields["prior sensitivity, note"] = res.note
+    result = {"method": res.method, "sensitivity": res.worst, "curve": curve.to_dict("records")}
+    return {"files": files, "result": result, "fields": fields}
+
+
 def run(args) -> int:
     from ...adaptation import load_posterior
     from ...checks import arviz as adz
@@ -190,14 +246,17 @@ def run(args) -> int:
         stability, rows = _stability(args, post, card, tmp)
         if stability:
             written["stability"] = str(out / Path(stability).name)
+        sensitivity = _sensitivity(args, post, tmp)  # power-scaling the prior
+        written.update({k: str(out / Path(v).name) for k, v in sensitivity["files"].items()})
     report(
         args,
-        {**written, "stability_rows": rows, **worst},
+        {**written, "stability_rows": rows, **worst, "prior_sensitivity": sensitivity["result"]},
         title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}",
         fields={
             **written,
             "max r_hat": _shown(worst["max_r_hat"], worst["max_r_hat_at"], ".3f"),
             "min ess_bulk": _shown(worst["min_ess_bulk"], worst["min_ess_bulk_at"], ".0f"),
+            **sensitivity["fields"],
         },
         rows=rows,
     )

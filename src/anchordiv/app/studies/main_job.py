@@ -54,6 +54,7 @@ from .priors import (
     prior_spec,
     report_prior_points,
 )
+from .sensitivity import sensitivity_section
 
 
 #: What every run has, whatever its size (one definition: the sizes below change data sizes,
@@ -302,6 +303,7 @@ def wordnet_part(ctx: Context) -> dict:
     wni.report_section(ctx.rep, task, curve, needs, source)
     _show_curve(ctx, "WordNet → ImageNet", task, emb, broad, curve)
     _uncertainty_section(ctx, task, emb, broad)
+    sensitivity_section(ctx, task, emb, broad)  # prior sensitivity across the budget
     budget_section(ctx, task, curve)
     return {
         "files": files,

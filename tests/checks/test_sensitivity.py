@@ -1,0 +1,255 @@
+"""Power-scaling prior sensitivity (``ad.prior_sensitivity``): the closed-form power-scaled
+posterior against float64 references, PSIS on draws against it within its Monte-Carlo error,
+the diagnostic against ArviZ's own ``psens`` on the ``log_prior`` group of ``inference_data``."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import anchordiv as ad
+from anchordiv.adaptation.families.diagonal import NormalInverseGamma
+from anchordiv.adaptation.families.gaussian import NIW
+from anchordiv.checks import arviz as adz
+from anchordiv.checks.sensitivity import THRESHOLD, cjs_distance
+from anchordiv.retrieval.divergence import top_k
+
+
+def unit_rows(rng, n, d):
+    x = rng.normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def problem(d=4, n=8, kappa0=5.0, nu0=10.0, seed=0):
+    rng = np.random.default_rng(seed)
+    broad = unit_rows(rng, 60, d)
+    targets = broad[:n] + 0.05 * rng.normal(size=(n, d))
+    prior = ad.NIWPrior.from_anchors(broad, kappa0=kappa0, nu0=nu0)
+    return prior, targets / np.linalg.norm(targets, axis=1, keepdims=True), broad
+
+
+def reference_niw_mean(prior, targets, alpha):
+    """The power-scaled NIW posterior mean, in plain float64 numpy (MATH.md)."""
+    t = np.asarray(targets, np.float64)
+    n, d = t.shape
+    psi0 = (prior.nu0 - d - 1) * np.asarray(prior.cov, np.float64)
+    k0, nu0, psi0 = alpha * prior.kappa0, alpha * (prior.nu0 + d + 2) - d - 2, alpha * psi0
+    tbar = t.mean(0)
+    s = (t - tbar).T @ (t - tbar)
+    kn, nun = k0 + n, nu0 + n
+    dm = tbar - prior.mu0
+    psin = psi0 + s + k0 * n / kn * np.outer(dm, dm)
+    return (k0 * prior.mu0 + n * tbar) / kn, psin / (nun - d - 1)
+
+
+def test_power_scaled_niw_is_the_niw_raised_to_alpha():
+    """log NIW_α(θ) − α·log NIW(θ) is the same constant at every θ (the density raised to α)."""
+    from anchordiv.adaptation.families.gaussian_likelihood import log_niw
+
+    prior, _, _ = problem()
+    base = prior.niw()
+    scaled = base.power_scaled(1.3)
+    draws = base.sample(np.random.default_rng(1), 6)
+    diff = log_niw(draws["mu"], draws["Sigma"], scaled.model_kwargs()) - 1.3 * log_niw(
+        draws["mu"], draws["Sigma"], base.model_kwargs()
+    )
+    np.testing.assert_allclose(diff, diff[0], rtol=0, atol=1e-9)
+    assert base.power_scaled(1.0) is base
+
+
+def test_power_scaled_normal_inverse_gamma_is_raised_to_alpha():
+    rng = np.random.default_rng(0)
+    nig = NormalInverseGamma(rng.normal(size=3), 4.0, 6.0, rng.uniform(1, 2, size=3))
+    scaled = nig.power_scaled(0.7)
+    d = nig.sample(rng, 5)
+
+    def logp(p):
+        kw = p.model_kwargs()
+        lik = ad.DiagonalPrior.likelihood_type(ad.DiagonalPrior, kw, {}, 3)
+        return lik.log_joint(np.zeros((0, 3)), d)
+
+    diff = logp(scaled) - 0.7 * logp(nig)
+    np.testing.assert_allclose(diff, diff[0], rtol=0, atol=1e-10)
+
+
+def test_an_alpha_that_leaves_the_prior_improper_is_refused():
+    prior, targets, _ = problem(d=6, nu0=8.0)  # proper for α > 13 / 16
+    with pytest.raises(ad.AnchorDivError, match="improper.*proper for α > 0.8125"):
+        prior.niw().power_scaled(0.8)
+    post = prior.update(targets, tau=20.0)
+    with pytest.raises(ad.AnchorDivError, match="improper"):
+        ad.prior_sensitivity(post, alphas=(0.8, 1.2), diagnostic=False)
+    # the default grid leaves such α out, and says so
+    res = ad.prior_sensitivity(post, diagnostic=False)
+    assert list(res.alphas) == [0.9, 1.0, 1.1, 1.25]
+    assert "α = 0.8 left out" in res.note and "note: α = 0.8" in repr(res)
+    with pytest.raises(ad.AnchorDivError, match="improper"):
+        NormalInverseGamma(np.zeros(2), 1.0, 0.5, np.ones(2)).power_scaled(0.5)
+
+
+@pytest.mark.parametrize("d", [4, 128])
+def test_exact_alpha_curve_matches_the_float64_reference(d):
+    prior, targets, broad = problem(d=d, n=12, kappa0=20.0, nu0=d + 201.0)
+    post = prior.update(targets, tau=20.0)
+    alphas = (0.8, 1.25)
+    res = ad.prior_sensitivity(post, alphas, diagnostic=False)
+    assert res.method == "exact" and list(res.alphas) == [0.8, 1.0, 1.25]
+    for i, a in enumerate(res.alphas):
+        mu, sigma = reference_niw_mean(prior, targets, a)
+        np.testing.assert_allclose(res.site_means[i]["mu"], mu, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(res.site_means[i]["Sigma"], sigma, rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(res.site_means[1]["Sigma"], post.params("mean")["Sigma"], rtol=0)
+    # a stronger prior pulls the mean toward μ₀: the shift grows with |log α|
+    shift = res.curve().set_index("alpha")["shift_mu"]
+    assert shift[1.0] == 0.0 and shift[0.8] > 0 and shift[1.25] > 0
+
+
+def test_retrieval_part_is_the_power_scaled_scorer():
+    prior, targets, broad = problem(d=6, n=10, kappa0=10.0, nu0=30.0)
+    post = prior.update(targets, tau=20.0)
+    rng = np.random.default_rng(3)
+    q, g = unit_rows(rng, 7, 6), unit_rows(rng, 40, 6)
+    rel = rng.random((7, 40)) < 0.3
+    res = ad.prior_sensitivity(
+        post, (0.5, 2.0), queries=q, gallery=g, relevance=rel, k=5, diagnostic=False
+    )
+    ref, _ = top_k(post.point("mean"), q, g, 5)
+    for i, a in enumerate(res.alphas):
+        mu, sigma = reference_niw_mean(prior, targets, a)
+        idx, _ = top_k(post.to_model({"mu": mu, "Sigma": sigma}), q, g, 5)
+        expected = [len(np.intersect1d(x, y)) / 5 for x, y in zip(idx, ref)]
+        np.testing.assert_allclose(res.topk_overlap[i], expected)
+        assert res.auprc is not None and np.isfinite(res.auprc[i]).any()
+    assert np.all(res.topk_overlap[1] == 1.0)
+    assert "retrieval, top-5" in repr(res) and "keeps" in res.describe()
+
+
+def test_cjs_distance_is_arviz_s_on_every_column():
+    """One vectorised CJS for the exact and PSIS paths: equal to ArviZ's psens on the same
+    draws and weights (through the log_prior group of inference_data, below)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 3))
+    w = np.exp(0.3 * rng.normal(size=50))
+    out = cjs_distance(x, w)
+    for j in range(3):
+        assert out[j] == pytest.approx(float(cjs_distance(x[:, [j]], w)[0]), rel=1e-12)
+    assert cjs_distance(np.ones((10, 1)), w[:10])[0] == 0.0  # a constant does not move
+    assert np.all(out > 0)
+
+
+def test_psis_diagnostic_equals_arviz_psens_on_the_log_prior_group():
+    prior, targets, _ = problem()
+    post = prior.update(targets, tau=20.0)
+    idata = ad.inference_data(post, num_draws=200, seed=0, prior=False)
+    assert "log_prior" in adz.groups(idata)
+    theirs = adz.psens(idata)
+    ours = ad.prior_sensitivity(post, method="psis", num_draws=200, seed=0).sensitivity
+    assert set(theirs) == set(ours)
+    # measured: within 3.1e-13 on ArviZ 0.23 (psens) and 1.3 (arviz-stats' psense)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_psis_on_exact_draws_agrees_with_the_closed_form_within_its_mcse():
+    prior, targets, _ = problem()
+    post = prior.update(targets, tau=20.0)
+    alphas = (0.8, 0.9, 1.1, 1.25)
+    exact = ad.prior_sensitivity(post, alphas, num_draws=1000, seed=1)
+    psis = ad.prior_sensitivity(post, alphas, method="psis", num_draws=1000, seed=1)
+    assert exact.method == "exact" and exact.pareto_k is None and exact.mcse is None
+    assert np.all(psis.pareto_k < 0.7)
+    for i in range(len(psis.alphas)):
+        for site in ("mu", "Sigma"):
+            z = (psis.site_means[i][site] - exact.site_means[i][site]) / psis.mcse[i][site]
+            assert np.abs(z).max() < 4.5, (psis.alphas[i], site, np.abs(z).max())
+    # the diagnostic reweights the same draws: exact ratio vs its Pareto-smoothed version
+    for name, v in exact.worst.items():
+        assert psis.worst[name] == pytest.approx(v, rel=0.1, abs=0.01), name
+
+
+@pytest.mark.slow
+def test_psis_on_a_nuts_posterior_agrees_with_the_exact_power_scaled_posterior():
+    """The issue's cross-check: the same model fitted by NUTS, power-scaled by PSIS, against the
+    closed-form power-scaled posterior (d = 4)."""
+    prior, targets, _ = problem()
+    method = ad.NUTS(num_warmup=200, num_samples=800, num_chains=1, progress=False, seed=0)
+    nuts = ad.infer(prior, targets, method, tau=20.0)
+    post = prior.update(targets, tau=20.0)
+    alphas = (0.8, 0.9, 1.1, 1.25)
+    exact = ad.prior_sensitivity(post, alphas, diagnostic=False)
+    psis = ad.prior_sensitivity(nuts, alphas, num_draws=800)
+    assert psis.method == "psis" and np.all(psis.pareto_k < 0.7)
+    for i in range(len(alphas) + 1):
+        for site in ("mu", "Sigma"):
+            z = (psis.site_means[i][site] - exact.site_means[i][site]) / psis.mcse[i][site]
+            assert np.abs(z).max() < 4.5, (psis.alphas[i], site, np.abs(z).max())
+    assert {"mu", "Sigma"} <= set(psis.sensitive)
+    # method="exact" on the NUTS posterior: the closed-form curve of the same model
+    same = ad.prior_sensitivity(nuts, alphas, method="exact", diagnostic=False)
+    np.testing.assert_allclose(same.site_means[0]["Sigma"], exact.site_means[0]["Sigma"])
+
+
+def test_the_result_reads_as_a_table_and_in_words(tmp_path):
+    prior, targets, broad = problem()
+    post = prior.update(targets, tau=20.0)
+    res = ad.prior_sensitivity(post, (0.8, 1.25), num_draws=100)
+    lines = repr(res).splitlines()
+    assert lines[0] == "PriorSensitivity(exact, 100 draws, alphas 0.8–1.25, threshold 0.05)"
+    assert {line.split(":")[0].strip() for line in lines[1:]} == set(res.worst)
+    table = res.table()
+    assert list(table.columns) == ["sensitivity", "at", "diagnosis"]
+    assert set(table.index[table["diagnosis"] == "prior-sensitive"]) == set(res.sensitive)
+    assert all(res.worst[n] > THRESHOLD for n in res.sensitive)
+    assert "Power-scaling the prior" in res.describe()
+    res.plot(tmp_path / "s.png")
+    assert (tmp_path / "s.png").stat().st_size > 0
+
+
+def test_posteriors_whose_prior_is_unknown_are_refused_by_name():
+    prior, targets, broad = problem()
+    post = prior.update(targets, tau=20.0)
+    with pytest.raises(ad.AnchorDivError, match="method: one of"):
+        ad.prior_sensitivity(post, method="magic")
+    with pytest.raises(ad.AnchorDivError, match="queries and gallery"):
+        ad.prior_sensitivity(post, queries=broad[:2], diagnostic=False)
+    with pytest.raises(ad.AnchorDivError, match="alpha"):
+        ad.prior_sensitivity(post, alphas=(0.0, 1.1), diagnostic=False)
+    custom = ad.Posterior(
+        "gaussian",
+        "nuts",
+        20.0,
+        "float64",
+        {"d": 4},
+        samples={"mu": np.zeros((1, 5, 4)), "Sigma": np.tile(np.eye(4), (1, 5, 1, 1))},
+        model_kwargs=post.model_kwargs,
+        custom_model=True,
+    )
+    with pytest.raises(ad.AnchorDivError, match="user's NumPyro model"):
+        ad.prior_sensitivity(custom)
+    assert "log_prior" not in adz.groups(ad.inference_data(custom, num_draws=4, prior=False))
+
+
+def test_a_family_without_a_closed_form_falls_through_to_psis():
+    rng = np.random.default_rng(0)
+    broad = unit_rows(rng, 60, 4)
+    post = ad.adapt("mixture", broad, broad[:8], tau=20.0, components=2)
+    with pytest.raises(ad.AnchorDivError, match="no closed-form power-scaled posterior"):
+        ad.prior_sensitivity(post, method="exact")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = ad.prior_sensitivity(post, (0.9, 1.1), num_draws=40)
+    assert res.method == "psis" and res.pareto_k is not None and len(res.worst) > 0
+    # an α whose Pareto k is too high is named, in a warning and in the words
+    said = [str(w.message) for w in caught if "Pareto k above" in str(w.message)]
+    assert bool(said) == bool(res.unreliable)
+    if res.unreliable:
+        assert f"α = {res.unreliable[0]:g}" in said[0] and "Pareto k above" in res.describe()
+    assert all(np.all(np.isfinite(v)) for v in res.sensitivity.values())
+
+
+def test_niw_family_hook_is_the_power_scaled_update():
+    prior, targets, _ = problem()
+    got = prior.power_scaled_posterior(1.1, targets)
+    want = NIW.from_scale(prior.mu0, prior.cov, prior.kappa0, prior.nu0).power_scaled(1.1)
+    np.testing.assert_array_equal(got.psi, want.update(targets).psi)
+    assert prior.power_scaled_posterior(1.0, targets).nu == prior.update(targets, tau=20.0).exact.nu
