@@ -654,6 +654,7 @@ PART_SECTIONS = {
     "wordnet-imagenet": (
         "WordNet → ImageNet adaptation",
         "Retrieval uncertainty across posterior draws",
+        "Prior sensitivity across the budget",
         "Anchor budget",
     ),
     "object-style": ("Object vs style",),
