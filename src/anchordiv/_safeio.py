@@ -31,6 +31,8 @@ Integrity
 
 from __future__ import annotations
 
+import contextvars
+
 import contextlib
 import hashlib
 import json
@@ -50,6 +52,11 @@ from pathlib import Path
 import numpy as np
 
 from .errors import AnchorDivError
+
+#: Digests every bundle and sidecar read must have (the CLI's ``--sha256``, set by
+#: :func:`anchordiv.io.pinned_digests`): empty when none are pinned.
+PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", default=frozenset())
+
 
 #: The largest JSON file (card, sidecar, manifest) read, in bytes.
 MAX_JSON_BYTES = 64 * 2**20

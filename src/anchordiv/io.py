@@ -9,7 +9,6 @@ so a loaded model scores exactly like the saved one.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 import datetime
 import importlib.metadata
@@ -22,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._safeio import (
+    PINS,
     array_specs,
     atomic_dir,
     bundle_dir,
@@ -219,10 +219,6 @@ def pinned(sha256) -> str:
     if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
         raise AnchorDivError(f"sha256: expected 64 hex digits, got {sha256!r}")
     return text
-
-
-#: Digests every bundle read must have (the CLI's ``--sha256``): empty when none are pinned.
-PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", default=frozenset())
 
 
 @contextlib.contextmanager

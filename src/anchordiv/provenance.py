@@ -387,8 +387,7 @@ def check_sidecar_integrity(path, meta: dict, arr: np.ndarray) -> None:
     digests (``--sha256``, :func:`~anchordiv.io.pinned_digests`) a sidecar's digest must be
     one of them, so an edited τ or encoder is refused.  Sidecars written before the digests
     have none to check (and are refused under pins)."""
-    from ._safeio import card_digest, data_hash
-    from .io import PINS
+    from ._safeio import PINS, card_digest, data_hash
 
     side = sidecar_path(path).name
     digest = card_digest(meta) if meta else None

@@ -229,6 +229,38 @@ class Family(abc.ABC):
         hyperparameters are fitted to the targets (the latent kinds) override it."""
         return self.prior_kwargs(), {}, self.predictive_fixed()
 
+    def check_loaded(self, dim: int | None) -> None:
+        """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
+        types where numbers are expected, of the shapes the family declares (:attr:`axes`),
+        finite, its dimension ``dim`` (the card's), and, for a conjugate family, an update of
+        two probe targets that gives a usable model."""
+        from .._safeio import parse_json
+        from ..io import check_axes, check_loaded_model
+
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        numbers = {k: v for k, v in fields.items() if k not in self.static_fields}
+        check_axes(f"prior {self.kind}", numbers, self.axes, scalars=bool(self.axes))
+        for name, v in fields.items():
+            if name in self.static_fields and not isinstance(
+                v, (str, bool, int, float, type(None))
+            ):
+                raise AnchorDivError(f"prior: field {name} is not a string, number or null")
+            if name in self.static_fields or v is None or isinstance(v, str):
+                continue
+            a = np.asarray(v)
+            if a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
+                raise AnchorDivError(f"prior: field {name} is not finite numbers")
+        if self.dim != dim:
+            raise AnchorDivError(f"prior: dimension {self.dim}, the card says {dim}")
+        origin = self.origin
+        if origin and (
+            not isinstance(origin, str) or not isinstance(parse_json(origin, "origin"), dict)
+        ):
+            raise AnchorDivError("prior: its origin is not a JSON object")
+        if is_conjugate(self):  # the first use, on two probe targets: it must give a model
+            probe = np.eye(self.dim)[: min(2, self.dim)]
+            check_loaded_model(self.update(probe, tau=10.0).point())
+
     @limited_blas
     def update(self, targets, *, tau: float | None = None, normalize: bool = False):
         """The exact posterior given target anchors (``ad.infer(self, targets, ad.Exact())``:

@@ -15,9 +15,7 @@ from .._tolerance import kept_spectrum
 from ..errors import AnchorDivError, as_matrix
 from ..provenance import with_provenance
 from ..threads import limited_blas
-from .capabilities import is_conjugate
 from .family import Family, build_prior
-from .inference import infer
 from .pipeline import DEFAULT_KIND, resolve_family
 from .posterior import family_of
 
@@ -115,36 +113,9 @@ def load_prior(
 
 
 def check_loaded_prior(prior: Family, card: dict) -> None:
-    """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
-    types where numbers are expected, of the shapes the family declares
-    (:attr:`~anchordiv.adaptation.family.Family.axes`), finite, and its dimension the card's."""
-    from ..io import check_axes
-
-    fields = {f.name: getattr(prior, f.name) for f in dataclasses.fields(prior)}
-    numbers = {k: v for k, v in fields.items() if k not in prior.static_fields}
-    check_axes(f"prior {prior.kind}", numbers, prior.axes, scalars=bool(prior.axes))
-    for f in dataclasses.fields(prior):
-        v = getattr(prior, f.name)
-        if f.name in prior.static_fields and not isinstance(v, (str, bool, int, float, type(None))):
-            raise AnchorDivError(f"prior: field {f.name} is not a string, number or null")
-        if f.name in prior.static_fields or v is None or isinstance(v, str):
-            continue
-        a = np.asarray(v)
-        if a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
-            raise AnchorDivError(f"prior: field {f.name} is not finite numbers")
-    if prior.dim != card.get("dim"):
-        raise AnchorDivError(f"prior: dimension {prior.dim}, the card says {card.get('dim')}")
-    origin = prior.origin
-    if origin:
-        from .._safeio import parse_json
-
-        if not isinstance(origin, str) or not isinstance(parse_json(origin, "origin"), dict):
-            raise AnchorDivError("prior: its origin is not a JSON object")
-    if is_conjugate(prior):  # the first use, on two probe targets: it must give a model
-        from ..io import check_loaded_model
-
-        probe = np.eye(prior.dim)[: min(2, prior.dim)]
-        check_loaded_model(infer(prior, probe, tau=10.0).point())
+    """Refuse a loaded prior whose arrays could not be used (:meth:`Family.check_loaded`
+    against the ``card``'s dimension)."""
+    prior.check_loaded(card.get("dim"))
 
 
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:

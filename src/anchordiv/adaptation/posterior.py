@@ -932,9 +932,7 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     field otherwise)."""
     prior: Any = post.prior
     if prior is not None:
-        from .loading import check_loaded_prior
-
-        check_loaded_prior(prior, {"dim": post.info.get("d", prior.dim)})
+        prior.check_loaded(post.info.get("d", prior.dim))
         want = prior.prior_kwargs()
         for k, v in (post.model_kwargs or {}).items():
             if k in want and np.shape(v) != np.shape(want[k]):

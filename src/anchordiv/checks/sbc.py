@@ -31,7 +31,7 @@ from .._tolerance import TIE_RTOL, TIE_ULPS
 from ..progress import tqdm
 
 from ..adaptation.family import get_family
-from ..adaptation.methods import METHODS, NUTS, SVI, options as method_options
+from ..adaptation.methods import METHODS, NUTS, SVI, ModelMethod, options as method_options
 from .families import checks_of
 from ..errors import AnchorDivError, integer
 from ..threads import limited_blas
@@ -465,7 +465,8 @@ def library_problem(
     # the truth in the precision the inference runs in: a site the model only records (a
     # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth
     # kept in float64 would rank above or below every draw by that rounding alone
-    precision = np.float64 if params is not None and method == "exact" else _run_dtype()
+    runs_model = issubclass(cls, ModelMethod)  # NUTS/SVI run in the run dtype; exact in float64
+    precision = np.float64 if params is not None and not runs_model else _run_dtype()
 
     def prior_sampler(r):
         if truth is not None:

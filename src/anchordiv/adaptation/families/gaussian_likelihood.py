@@ -12,7 +12,7 @@ import scipy.special
 
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype, psd_factor
-from ...errors import check_covariance
+from ...errors import AnchorDivError, check_covariance
 from ..likelihood import Likelihood
 
 
@@ -51,6 +51,14 @@ def log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
 
 def log_niw(mu, sig, kw) -> np.ndarray:
     """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
+    d = np.shape(sig)[-1]
+    want = {"mu0": (d,), "psi0": (d, d), "nu0": (), "kappa0": ()}
+    for k, shape in want.items():  # model arguments read from a file meet the draws here
+        if np.shape(kw[k]) != shape:
+            raise AnchorDivError(
+                f"NIW prior: {k} has shape {list(np.shape(kw[k]))}, not {list(shape)} for "
+                f"draws of dimension {d}"
+            )
     mu0 = np.asarray(kw["mu0"], np.float64)
     return (
         log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
