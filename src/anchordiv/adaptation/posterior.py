@@ -947,7 +947,9 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     for group, values in groups.items():
         for k, v in (values or {}).items():
             a = np.asarray(v)
-            if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+            if a.dtype.kind == "c":
+                raise AnchorDivError(f"{path}: posterior field {group}.{k} is complex, not real")
+            if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
                 raise AnchorDivError(f"{path}: posterior field {group}.{k} holds NaN or inf")
 
 

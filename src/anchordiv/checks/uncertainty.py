@@ -251,9 +251,18 @@ def log_prior(post, draws: dict) -> np.ndarray:
     why = no_log_prior(post)
     if why is not None:
         raise AnchorDivError(f"log prior: unknown for this {post.kind} posterior: {why}")
+    d, lik = post.dim, post.likelihood()
+    want = lik.site_shapes(d, {k: np.shape(v)[1:] for k, v in draws.items()})
+    for k, shape in want.items():  # a posterior read from a file meets its prior here
+        if k in draws and np.shape(draws[k])[1:] != tuple(shape):
+            raise AnchorDivError(
+                f"log prior: site {k} has draws of shape {list(np.shape(draws[k])[1:])}, not "
+                f"{list(shape)}"
+            )
     t = post.fixed.get("targets")
-    one = np.asarray(t[:1], np.float64) if t is not None else np.zeros((1, post.dim))
-    lik = post.likelihood()
+    if t is not None and (np.ndim(t) != 2 or len(t) < 1 or np.shape(t)[1] != d):
+        raise AnchorDivError(f"log prior: the posterior's targets are not [n, {d}]")
+    one = np.asarray(t[:1], np.float64) if t is not None else np.zeros((1, d))
     return lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
 
 

@@ -54,10 +54,10 @@ def log_niw(mu, sig, kw) -> np.ndarray:
     d = np.shape(sig)[-1]
     want = {"mu0": (d,), "psi0": (d, d), "nu0": (), "kappa0": ()}
     for k, shape in want.items():  # model arguments read from a file meet the draws here
-        if np.shape(kw[k]) != shape:
+        if k not in kw or np.shape(kw[k]) != shape:
+            got = f"shape {list(np.shape(kw[k]))}" if k in kw else "no value"
             raise AnchorDivError(
-                f"NIW prior: {k} has shape {list(np.shape(kw[k]))}, not {list(shape)} for "
-                f"draws of dimension {d}"
+                f"NIW prior: {k} has {got}, not shape {list(shape)} for draws of dimension {d}"
             )
     mu0 = np.asarray(kw["mu0"], np.float64)
     return (
