@@ -153,7 +153,7 @@ def plot_sensitivity_budget(rows: list[dict], path):
     from ...plots import pyplot, save_figure
 
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
     b = np.array([r["budget"] for r in rows], float)
     alpha = rows[0]["alpha"]
     for ax, name, label in (
@@ -166,9 +166,11 @@ def plot_sensitivity_budget(rows: list[dict], path):
         ax.plot(b, m, "o-", color="C0", ms=3, label=f"prior^{alpha:g}")
         ax.fill_between(b, lo, hi, color="C0", alpha=0.2, linewidth=0)
         ax.set_xscale("log")
+        ax.set_xticks(b, [f"{v:g}" for v in b])  # the budgets themselves, no 2×10⁰ labels
+        ax.minorticks_off()
         ax.set_xlabel("target anchors")
         ax.set_ylabel(label)
-        ax.grid(alpha=0.3, which="both")
+        ax.grid(alpha=0.3)
     axes[0].axhline(SETTLED, color="grey", lw=0.8, ls="--", label=f"{SETTLED:g}")
     axes[1].axhline(0.0, color="grey", lw=0.8)
     axes[0].legend(fontsize=8)
