@@ -112,6 +112,8 @@ class RetrievalView:
     query_domains : numpy.ndarray, shape [Q], or None
         Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
         spread over renditions and classes.
+    query_captions : list of str, length Q, or None
+        A caption per query image (as ``captions``).
     """
 
     study: str
@@ -127,6 +129,7 @@ class RetrievalView:
     captions: list[str] | None = None
     note: str = ""
     query_domains: np.ndarray | None = None
+    query_captions: list[str] | None = None
 
 
 @dataclasses.dataclass
@@ -319,6 +322,7 @@ def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> Retrie
         None if ds.label is None else [_caption(ds, i) for i in g],
         note,
         None if ds.rendition is None else np.asarray(ds.rendition)[q],
+        None if ds.label is None else [_caption(ds, i) for i in q],
     )
 
 
@@ -367,6 +371,9 @@ def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
             queries=view.queries[pick],
             query_labels=None if view.query_labels is None else view.query_labels[pick],
             query_items=[view.query_paths[i] for i in pick],
+            query_captions=None
+            if view.query_captions is None
+            else [view.query_captions[i] for i in pick],
         )
     return show_neighbours(
         title,
