@@ -31,6 +31,16 @@ def text_embed(encoder) -> Embed:
     return lambda texts: embed_texts(encoder, list(texts))
 
 
+def random_weights_note(rep, encoder) -> None:
+    """A report's first paragraph when ``encoder`` runs randomly initialised."""
+    if encoder.random_weights:
+        rep.text(
+            f"**Random weights**: `{encoder.id}` was run randomly initialised "
+            f"(`--random-weights`, no `--pretrained`): its embeddings, and every number below, "
+            f"mean nothing about the model or the data."
+        )
+
+
 def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
     """Sorted indices of a seeded random subset of ``range(n)`` of ``size`` (all if None/≥n)."""
     if size is None or size >= n:

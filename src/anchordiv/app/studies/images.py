@@ -52,6 +52,7 @@ from ._common import (
     SHOWN_QUERIES,
     Shown,
     neighbours_section,
+    random_weights_note,
     show_neighbours,
     split_rows,
     subsample,
@@ -747,12 +748,7 @@ def run_image_study(
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
     ic = ImageContext(ctx, ds, np.asarray(x), IMAGE_SIZES[size], dataset)
-    if enc.random_weights:
-        rep.text(
-            f"**Random weights**: `{enc.id}` was run randomly initialised (`--random-weights`, "
-            f"no `--pretrained`): its embeddings, and every number below, mean nothing about "
-            f"the model or the data."
-        )
+    random_weights_note(rep, enc)
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}) on `{device}`: its image "
         f"tower encodes the images, its text tower every anchor.  Dataset: {_describe(ic)}.  Images encoded in this run: {encoded} (the others "
