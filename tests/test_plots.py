@@ -125,6 +125,21 @@ def test_neighbours_grid_of_images(tmp_path):
     by_query = plots.neighbours(result, [str(p) for p in paths], group="query", thumb=0.8)
     assert len(by_query.axes) == 2 + 3 * 2 * 4  # a header per block, 4 thumbnails per row
     plots.pyplot().close(by_query)
+    # queries from outside the gallery: their own images and captions
+    outside = neighbours({}, x[2:], x[:2], labels=labels[2:], query_labels=labels[:2], k=3)
+    fig = plots.neighbours(
+        outside,
+        paths[2:],
+        tmp_path / "outside.png",
+        captions=names[2:],
+        query_items=paths[:2],
+        query_captions=["query: astronaut", "query: coffee"],
+    )
+    shown = [ax.get_xlabel() for ax in fig.axes if ax.get_xlabel()]
+    assert "query: astronaut" in shown and "query: coffee" in shown
+    assert len(shown) == len([ax for ax in fig.axes if ax.images])  # every tile has its caption
+    with pytest.raises(ad.AnchorDivError, match="query_captions"):
+        plots.neighbours(outside, paths[2:], query_items=paths[:2], query_captions=["one"])
     # arrays work too; a thumbnail is the centre square, never squashed
     strip = np.zeros((40, 120, 3), np.uint8)
     strip[:, 40:80] = 255

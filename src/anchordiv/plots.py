@@ -364,6 +364,7 @@ def neighbours(
     *,
     query_items=None,
     captions=None,
+    query_captions=None,
     group: str = "geometry",
     thumb: float = 1.2,
     title: str | None = None,
@@ -390,6 +391,9 @@ def neighbours(
         outside the gallery).
     captions : sequence of str, optional, length G
         A short caption under each thumbnail (e.g. the item's class).
+    query_captions : sequence of str, optional, length Q
+        A caption under each query (default: its gallery item's caption; queries from outside
+        the gallery have one only from here).
     group : {"geometry", "query"}, default "geometry"
         Row blocks per geometry or per query.
     thumb : float, default 1.2
@@ -441,6 +445,8 @@ def neighbours(
         raise AnchorDivError("query_items: queries from outside the gallery need their images")
     if query_items is not None and len(query_items) != len(result.queries):
         raise AnchorDivError(f"query_items: expected {len(result.queries)} images")
+    if query_captions is not None and len(query_captions) != len(result.queries):
+        raise AnchorDivError(f"query_captions: expected {len(result.queries)} captions")
     positive("thumb", thumb)
     px = int(round(thumb * 120))
     cache: dict[int, np.ndarray] = {}
@@ -456,7 +462,11 @@ def neighbours(
     else:
         blocks = [[(g, q) for g in names] for q in range(n_q)]
     # layout in inches: a label column, the query, a gap, k neighbours; a header over each block
-    label_w, gap_w, cap_h = 1.6, 0.25, (0.22 if captions is not None else 0.0)
+    label_w, gap_w, cap_h = (
+        1.6,
+        0.25,
+        (0.22 if captions is not None or query_captions is not None else 0.0),
+    )
     head_h, block_gap = 0.3, 0.25
     row_h = thumb + cap_h
     heights, cells = [], []
@@ -517,7 +527,9 @@ def neighbours(
         _frame(ax, BORDERS["query"], 3.0)
         side = g if group == "query" else f"{g}\n{_query_label(result, q)}"
         ax.set_ylabel(side, rotation=0, ha="right", va="center", fontsize=9, labelpad=8)
-        if captions is not None and qrow >= 0:
+        if query_captions is not None:
+            ax.set_xlabel(_short(query_captions[q]), fontsize=7, labelpad=2)
+        elif captions is not None and qrow >= 0:
             ax.set_xlabel(_short(captions[qrow]), fontsize=7, labelpad=2)
         for c in range(k):
             item = int(result.indices[g][q, c])

@@ -42,3 +42,19 @@ def test_no_warning_in_the_quadrature_range():
     assert float(model.bessel_ratio(model.tau)) == pytest.approx(
         reference_ratio(3, 20.0), rel=1e-10
     )
+
+
+def test_principal_subspace_is_remembered_without_sharing_arrays():
+    """A target set decomposed twice (a latent fit and the recipe's rank) gives equal results,
+    in arrays of the caller's own."""
+    from anchordiv.anchors.latent import principal_subspace
+
+    x = np.random.default_rng(0).normal(size=(12, 6))
+    mu, u, w = principal_subspace(x)
+    want = [a.copy() for a in (mu, u, w)]
+    for a in (mu, u, w):
+        a[...] = 0.0
+    assert all(np.array_equal(a, b) for a, b in zip(principal_subspace(x), want))
+    assert principal_subspace(x, rank=2)[1].shape == (6, 2)
+    mu2, _, w2 = principal_subspace(x.astype(np.float32))  # another set: decomposed anew
+    assert not np.array_equal(mu2, want[0]) or not np.array_equal(w2, want[2])

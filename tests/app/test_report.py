@@ -3,7 +3,7 @@
 import pytest
 
 import anchordiv as ad
-from anchordiv.app.report import Report, format_cell, markdown_table
+from anchordiv.app.report import Report, format_cell, interval_cell, markdown_table
 
 
 def test_markdown_table_formats_floats_and_nan():
@@ -22,6 +22,12 @@ def test_markdown_table_formats_floats_and_nan():
         markdown_table(rows, ["model", "missing"])
     with pytest.raises(ad.AnchorDivError, match="no rows"):
         markdown_table([], ["model"])
+
+
+def test_interval_cell_shows_the_estimate_with_its_interval():
+    assert interval_cell(0.5, 0.41, 0.6) == "0.500 [0.410, 0.600]"
+    assert interval_cell(0.02, -0.01, 0.05, signed=True) == "+0.020 [-0.010, +0.050]"
+    assert interval_cell(float("nan"), float("nan"), float("nan")) == "–"
 
 
 def test_report_links_figures_relatively(tmp_path):

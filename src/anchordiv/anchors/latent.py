@@ -19,6 +19,7 @@ float64 from ``scipy.special.ive`` (:func:`bessel_ratio_f64`), and building a mo
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import jax
@@ -45,13 +46,21 @@ def principal_subspace(
     of the ML anchor covariance, in float64.  ``rank=None`` picks the smallest k whose
     eigenvalues explain at least ``variance`` of the total."""
     a = np.asarray(anchors, np.float64)
-    n, d = a.shape
+    mu, w, v = _spectrum(a.shape, a.tobytes())
+    k = choose_rank(w, a.shape[0], rank=rank, variance=variance)
+    return mu.copy(), canonical_signs(np.ascontiguousarray(v[:, :k])), w.copy()
+
+
+@functools.lru_cache(maxsize=8)
+def _spectrum(shape: tuple, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, eigenvalues (descending, clipped at 0) and eigenvectors of the ML covariance of
+    the float64 anchors ``data`` of ``shape``, remembered for the last few anchor sets (a
+    curve cell's target-only fit and the recipe's ranks decompose the same targets)."""
+    a = np.frombuffer(data, np.float64).reshape(shape)
     mu = a.mean(axis=0)
-    cov = (a - mu).T @ (a - mu) / n
+    cov = (a - mu).T @ (a - mu) / shape[0]
     w, v = np.linalg.eigh(cov)
-    w, v = w[::-1].clip(min=0.0), v[:, ::-1]
-    k = choose_rank(w, n, rank=rank, variance=variance)
-    return mu, canonical_signs(np.ascontiguousarray(v[:, :k])), w
+    return mu, w[::-1].clip(min=0.0), v[:, ::-1]
 
 
 def choose_rank(eigvals: np.ndarray, n: int, *, rank: int | None, variance: float) -> int:

@@ -25,6 +25,16 @@ def format_cell(value, digits: int = 3) -> str:
     return str(value)
 
 
+def interval_cell(mean, low, high, digits: int = 3, signed: bool = False) -> str:
+    """A table cell ``mean [low, high]`` (an estimate with its interval; "–" where the mean is
+    not finite, e.g. a model undefined at that budget); ``signed``: with "+" on positives
+    (differences)."""
+    if not math.isfinite(mean):
+        return "–"
+    f = f"{'+' if signed else ''}.{digits}f"
+    return f"{mean:{f}} [{low:{f}}, {high:{f}}]"
+
+
 def markdown_table(rows: list[dict], columns: list[str], digits: int = 3) -> str:
     """A GitHub-markdown table of ``rows`` (dicts) restricted to ``columns``."""
     if not rows:

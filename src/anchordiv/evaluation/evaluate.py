@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import csv
 import dataclasses
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -113,16 +114,26 @@ _BOOTSTRAP_MEMO = 4096
 _BOOTSTRAPS: collections.OrderedDict = collections.OrderedDict()
 
 
-def _bootstrap(v: np.ndarray, level: float, n_boot: int, seed: int) -> tuple[float, float, float]:
-    """:func:`bootstrap_interval` of finite ``v [S, Q]``: each resample draws S rows and Q
-    columns with replacement (index draws, the same law as multinomial counts, O(B·(S + Q))
-    random numbers); its mean is the mean over the drawn columns of the drawn rows' mean."""
-    s, q = v.shape
+@functools.lru_cache(maxsize=8)
+def _resamples(s: int, q: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index draws of :func:`_bootstrap` for ``[S, Q]`` values: row counts ``[B, S]`` and
+    drawn columns ``[B, Q]`` (the same for every input of that shape and seed, so drawn once:
+    a run's intervals share a few shapes)."""
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, s, (n_boot, s))
     cols = rng.integers(0, q, (n_boot, q))
     flat = (np.arange(n_boot)[:, None] * s + rows).ravel()
     counts = np.bincount(flat, minlength=n_boot * s).reshape(n_boot, s)  # [B, S]
+    counts.flags.writeable = cols.flags.writeable = False
+    return counts, cols
+
+
+def _bootstrap(v: np.ndarray, level: float, n_boot: int, seed: int) -> tuple[float, float, float]:
+    """:func:`bootstrap_interval` of finite ``v [S, Q]``: each resample draws S rows and Q
+    columns with replacement (index draws, the same law as multinomial counts, O(B·(S + Q))
+    random numbers); its mean is the mean over the drawn columns of the drawn rows' mean."""
+    s, q = v.shape
+    counts, cols = _resamples(s, q, n_boot, seed)
     row_means = counts @ v / s  # [B, Q]
     boots = np.take_along_axis(row_means, cols, axis=1).mean(1)
     alpha = (1 - level) / 2

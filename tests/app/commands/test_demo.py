@@ -141,3 +141,24 @@ def test_bad_size_or_study_is_an_error():
         run_demo("unused", size="huge")
     with pytest.raises(AnchorDivError, match="studies"):
         run_demo("unused", parts=("nope",))
+
+
+@pytest.mark.slow
+def test_random_weights_reach_the_text_studies(tmp_path, monkeypatch, capsys):
+    """An open_clip config without weights: refused by ``demo`` and ``study`` unless
+    ``--random-weights``, which the report then says first (the text path of run_demo)."""
+    import image_trees as trees
+
+    monkeypatch.setenv("ANCHORDIV_CACHE", str(tmp_path / "cache"))
+    config, _ = trees.save_tiny_clip(tmp_path)
+    enc = ["--encoder", f"open_clip:{config}"]
+    assert main(["demo", "--small", *enc, "-o", str(tmp_path / "demo")]) == 2
+    assert "has no weights: pass --pretrained" in capsys.readouterr().err
+    out = tmp_path / "budget"
+    args = ["study", "budget", "--small", *enc, "-o", str(out)]
+    assert main(args) == 2
+    assert main([*args, "--random-weights"]) == 0
+    assert (out / "report.md").read_text().split("\n\n")[1].startswith("**Random weights**")
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    assert "--random-weights" in capsys.readouterr().out

@@ -151,7 +151,11 @@ def test_budget_on_cub200(tmp_path, study):
     assert "## Anchor budget (Figs. 4/6): softmax vs parametric on `cub200` images" in report
     assert "| budget | coverage | best |" in report and (out / "budget.png").is_file()
     rows = _csv(out / "budget.csv")
-    assert {r["model"] for r in rows} == {"softmax", "gaussian", "cosine", "inversion"}
+    models = {"softmax", "gaussian", "latent-gaussian", "cosine", "inversion"}
+    assert {r["model"] for r in rows} == models
+    # the table's cells are the CSV's estimates with their intervals
+    r = next(r for r in rows if r["model"] == "gaussian" and r["budget"] == "2")
+    assert f"{float(r['auprc']):.3f} [{float(r['low']):.3f}, {float(r['high']):.3f}]" in report
     assert {int(r["budget"]) for r in rows} == {2, 6}  # 3 classes x 2 templates
     side = _sidecar_ok(out, 18, root)
     assert side["dataset"]["queries"] == 6 and "train_test_split" in side["dataset"]["split"]

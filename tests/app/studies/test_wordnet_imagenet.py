@@ -6,11 +6,13 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.data import imagenet, wordnet
+from anchordiv.app.report import Report
 from anchordiv.app.studies import budget
 from anchordiv.app.studies.wordnet_imagenet import (
     broad_from_model,
     class_items,
     pivot,
+    report_section as wordnet_imagenet_report,
     wordnet_imagenet_study,
     wordnet_imagenet_task,
     WordNetEmbeddings,
@@ -97,7 +99,15 @@ def test_curve_and_budget_view_on_the_task(classes, tmp_path, bag_of_words):
     assert 0 < two <= 2 / len(task.names)
     win = budget.winners(rows)
     assert [w["budget"] for w in win] == [2, len(task.targets)]
-    assert budget.plot_budget(rows, tmp_path / "b.png").stat().st_size > 10_000
+    assert budget.plot_budget(rows, tmp_path / "budget.png").stat().st_size > 10_000
+    rep = Report("t", tmp_path)  # every AUPRC cell of the report's tables: mean [95 % interval]
+    curve.write(tmp_path / "wordnet_imagenet", overwrite=True)
+    wordnet_imagenet_report(rep, task, curve, curve.needs(0.9), "test prior")
+    budget.report_section(rep, rows)
+    text = rep.write().read_text()
+    lows = {(r["model"], r["budget"]): r["low"] for r in curve.summary()}
+    assert f"{lows[('softmax', 2)]:.3f}, " in text.split("## Anchor budget")[1]
+    assert f"[{lows[('posterior-gaussian', 2)]:.3f}, " in text.split("## Anchor budget")[0]
 
 
 def test_coverage_counts_classes_with_an_anchor():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .embed import add_random_weights_option
+
 
 def add_run_options(p, default_out: str) -> None:
     """Options shared by ``demo`` and ``study``."""
@@ -36,6 +38,13 @@ def add_run_options(p, default_out: str) -> None:
         "or config.json>' or 'chexzero' use that model's text tower (and, for study "
         "--dataset, its image tower)",
     )
+    p.add_argument(
+        "--pretrained",
+        help="open_clip/chexzero weights: a pretrained tag or a checkpoint path (--encoder "
+        "open_clip:/path/config.json takes a model config of your own)",
+    )
+    p.add_argument("--device", default="cpu", help="torch device of the encoder (default cpu)")
+    add_random_weights_option(p)
     p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")
 
 
@@ -67,6 +76,9 @@ def run(args) -> int:
         models_dir=args.models,
         seed=args.seed,
         overwrite=args.overwrite,
+        pretrained=args.pretrained,
+        device=args.device,
+        random_weights=args.random_weights,
     )
     print(path)
     return 0

@@ -4,7 +4,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 from __future__ import annotations
 
 from .demo import add_run_options
-from .embed import add_random_weights_option, add_workers_option, workers
+from .embed import add_workers_option, workers
 
 
 def register(sub) -> None:
@@ -36,16 +36,9 @@ def register(sub) -> None:
         "dataset folder (needs an open_clip or chexzero --encoder)",
     )
     p.add_argument(
-        "--pretrained",
-        help="open_clip/chexzero weights: a pretrained tag or a checkpoint path (--encoder "
-        "open_clip:/path/config.json takes a model config of your own)",
-    )
-    p.add_argument("--device", default="cpu", help="torch device of the encoder (default cpu)")
-    p.add_argument(
         "--batch-size", type=int, default=32, help="images per encoder batch (default 32)"
     )
     add_workers_option(p)
-    add_random_weights_option(p)
     p.add_argument(
         "--uncertain",
         choices=["zeros", "ones"],
@@ -103,6 +96,7 @@ def run(args) -> int:
         overwrite=args.overwrite,
         pretrained=args.pretrained,
         device=args.device,
+        random_weights=args.random_weights,
     )
     print(path)
     return 0

@@ -31,6 +31,16 @@ def text_embed(encoder) -> Embed:
     return lambda texts: embed_texts(encoder, list(texts))
 
 
+def random_weights_note(rep, encoder) -> None:
+    """A report's first paragraph when ``encoder`` runs randomly initialised."""
+    if encoder.random_weights:
+        rep.text(
+            f"**Random weights**: `{encoder.id}` was run randomly initialised "
+            f"(`--random-weights`, no `--pretrained`): its embeddings, and every number below, "
+            f"mean nothing about the model or the data."
+        )
+
+
 def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
     """Sorted indices of a seeded random subset of ``range(n)`` of ``size`` (all if None/≥n)."""
     if size is None or size >= n:
@@ -145,6 +155,7 @@ class Shown:
     note: str = ""
     captions: Sequence[str] | None = None
     query_items: Sequence | None = None  # queries from outside the gallery: their items
+    query_captions: Sequence[str] | None = None  # and their captions
 
 
 def show_neighbours(
@@ -161,10 +172,11 @@ def show_neighbours(
     captions: Sequence[str] | None = None,
     query_labels=None,
     query_items: Sequence | None = None,
+    query_captions: Sequence[str] | None = None,
 ) -> Shown:
     """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, given rows, or query
     embeddings ``[Q, d]`` from outside the gallery, then with their ``query_labels`` and
-    ``query_items``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
+    ``query_items`` and ``query_captions``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
     baselines first."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
@@ -178,7 +190,7 @@ def show_neighbours(
         baselines=(),
         seed=seed,
     )
-    return Shown(title, result, items, note, captions, query_items)
+    return Shown(title, result, items, note, captions, query_items, query_captions)
 
 
 def shown_budget(budgets: Sequence[int]) -> int:
@@ -227,7 +239,14 @@ def neighbours_section(rep, shown: Sequence[Shown]) -> None:
             rep.text(s.result.to_markdown(list(s.items), width=60))
         else:
             name = f"neighbours/{re.sub(r'[^a-z0-9]+', '_', s.title.lower()).strip('_')}.png"
-            draw(s.result, s.items, rep.path(name), captions=s.captions, query_items=s.query_items)
+            draw(
+                s.result,
+                s.items,
+                rep.path(name),
+                captions=s.captions,
+                query_items=s.query_items,
+                query_captions=s.query_captions,
+            )
             rep.figure(name, f"{s.title}: the query, then its top {SHOWN_K} per geometry")
         rows += [
             {"study": s.title, **r} for r in s.result.to_rows(list(s.items) if texts else None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...evaluation.curves import Curve, subset
+from ..report import interval_cell
 
 ROLES = ("target", "baseline")
 
@@ -136,11 +137,15 @@ def report_section(
     rep.text(
         f"Target-only models of {source or 'the WordNet → ImageNet curve above'}, against the "
         "number of target anchors (random subsets of the class prompts).  `coverage`: mean "
-        "fraction of classes with at least one anchor."
+        "fraction of classes with at least one anchor; AUPRC cells: mean [95 % interval] over "
+        "queries and subsets (budget.csv)."
     )
     kinds = [k for k in ("softmax", "gaussian", "latent-gaussian") if any(k in w for w in table)]
-    table = [{k: float("nan") for k in kinds} | w for w in table]
-    rep.table(table, ["budget", "coverage", "best", *kinds, "margin"])
+    cells = {
+        (r["model"], r["budget"]): interval_cell(r["auprc"], r["low"], r["high"]) for r in rows
+    }
+    shown = [w | {k: cells.get((k, w["budget"]), "–") for k in kinds} for w in table]
+    rep.table(shown, ["budget", "coverage", "best", *kinds, "margin"])
     rep.figure(
         "budget.png",
         "Target-only models and baselines against the anchor budget "

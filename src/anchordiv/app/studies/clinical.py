@@ -27,6 +27,7 @@ from ...progress import tqdm
 from ...errors import AnchorDivError, as_matrix
 from ...evaluation.evaluate import evaluate
 from ...provenance import resolve_tau
+from ..report import interval_cell
 from ._common import anchor_subsets, check_labels, fit_kinds, subsample, summarise
 
 KINDS = ("gaussian", "latent-gaussian", "softmax")
@@ -366,8 +367,11 @@ def report_section(
             else ""
         )
     )
+    cells = {
+        (r["finding"], r["scorer"]): interval_cell(r["auprc"], r["low"], r["high"]) for r in rows
+    }
     rep.table(
-        summary,
+        [s | {n: cells.get((s["finding"], n), "–") for n in scorers} for s in summary],
         [
             "finding",
             "prevalence",

@@ -35,6 +35,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ...evaluation import dominance as dom
+from ..report import interval_cell
 
 #: "within 0.01 AUPRC of target-only or above" at large budgets
 TOLERANCE = 0.01
@@ -138,9 +139,8 @@ def merge(parts: Sequence[dict]) -> dict:
 
 
 def _interval(r: dict, key: str) -> str:
-    if not np.isfinite(r[key]):  # the curve lacks the model compared with
-        return "–"
-    return f"{r[key]:+.3f} [{r[key + '_low']:+.3f}, {r[key + '_high']:+.3f}]"
+    """'–' where the curve lacks the model compared with."""
+    return interval_cell(r[key], r[key + "_low"], r[key + "_high"], signed=True)
 
 
 def _where(r: dict) -> str:
@@ -279,7 +279,7 @@ def section(rep, table: dict, *, note: str = "") -> None:
                 "task": _where(r),
                 "posterior": r["posterior"],
                 "n": r["budget"],
-                "AUPRC": r["auprc"],
+                "AUPRC": interval_cell(r["auprc"], r["low"], r["high"]),
                 "vs": r["best_other"] or "–",
                 "− max(target-only, control)": _interval(r, "diff_best"),
                 "− cosine": _interval(r, "diff_baseline"),

@@ -52,6 +52,7 @@ from ._common import (
     SHOWN_QUERIES,
     Shown,
     neighbours_section,
+    random_weights_note,
     show_neighbours,
     split_rows,
     subsample,
@@ -112,6 +113,8 @@ class RetrievalView:
     query_domains : numpy.ndarray, shape [Q], or None
         Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
         spread over renditions and classes.
+    query_captions : list of str, length Q, or None
+        A caption per query image (as ``captions``).
     """
 
     study: str
@@ -127,6 +130,7 @@ class RetrievalView:
     captions: list[str] | None = None
     note: str = ""
     query_domains: np.ndarray | None = None
+    query_captions: list[str] | None = None
 
 
 @dataclasses.dataclass
@@ -319,6 +323,7 @@ def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> Retrie
         None if ds.label is None else [_caption(ds, i) for i in g],
         note,
         None if ds.rendition is None else np.asarray(ds.rendition)[q],
+        None if ds.label is None else [_caption(ds, i) for i in q],
     )
 
 
@@ -367,6 +372,9 @@ def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
             queries=view.queries[pick],
             query_labels=None if view.query_labels is None else view.query_labels[pick],
             query_items=[view.query_paths[i] for i in pick],
+            query_captions=None
+            if view.query_captions is None
+            else [view.query_captions[i] for i in pick],
         )
     return show_neighbours(
         title,
@@ -740,12 +748,7 @@ def run_image_study(
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
     ic = ImageContext(ctx, ds, np.asarray(x), IMAGE_SIZES[size], dataset)
-    if enc.random_weights:
-        rep.text(
-            f"**Random weights**: `{enc.id}` was run randomly initialised (`--random-weights`, "
-            f"no `--pretrained`): its embeddings, and every number below, mean nothing about "
-            f"the model or the data."
-        )
+    random_weights_note(rep, enc)
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}) on `{device}`: its image "
         f"tower encodes the images, its text tower every anchor.  Dataset: {_describe(ic)}.  Images encoded in this run: {encoded} (the others "

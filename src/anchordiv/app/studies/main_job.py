@@ -42,6 +42,7 @@ from ._common import (
     curve_scorers,
     labelled_retrieval,
     neighbours_section,
+    random_weights_note,
     show_neighbours,
     subsample,
     text_embed,
@@ -751,6 +752,7 @@ def run_demo(
     overwrite: bool = False,
     pretrained=None,
     device: str = "cpu",
+    random_weights: bool = False,
 ) -> Path:
     """Run the studies and write ``out_dir/report.md`` (``anchordiv demo``).
 
@@ -778,6 +780,9 @@ def run_demo(
         open_clip / chexzero weights of ``encoder`` (its text tower encodes the texts).
     device : str, default "cpu"
         The encoder's torch device.
+    random_weights : bool, default False
+        Allow an open_clip model without ``pretrained`` (randomly initialised); the report's
+        first paragraph says so.
 
     Returns
     -------
@@ -796,9 +801,10 @@ def run_demo(
     start, before = time.time(), dict(CACHE_STATS)
     sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()
-    enc = get_encoder(encoder, pretrained=pretrained, device=device)
+    enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
     embed = text_embed(enc)
     rep = Report(report_title(parts, size), out_dir)
+    random_weights_note(rep, enc)
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}); size `{size}`; "
         f"seed {seed}; priors from `{models_dir}`; written "

@@ -27,6 +27,7 @@ from ...anchors import fit, mix
 from ...errors import AnchorDivError, as_matrix
 from ...evaluation.evaluate import evaluate
 from ...provenance import resolve_tau
+from ..report import interval_cell
 from ._common import Embed, labelled_retrieval
 
 ITEM_TEMPLATES = (
@@ -279,6 +280,10 @@ def plot_object_style(rows: list[dict], path):
     return save_figure(fig, path)
 
 
+def _cell(r: dict) -> str:
+    return interval_cell(r["auprc"], r["low"], r["high"])
+
+
 def report_section(
     rep, task: ObjectStyleTask, rows: list[dict], *, title: str | None = None, description=None
 ) -> None:
@@ -296,7 +301,7 @@ def report_section(
         f"q_p = p·q_obj + (1−p)·q_style (two Gaussians, `ad.mix`)."
     )
     table = [
-        {"p": p, "object": curve[("object", p)]["auprc"], "style": curve[("style", p)]["auprc"]}
+        {"p": p} | {t: _cell(curve[(t, p)]) for t in ("object", "style")}
         for p in sorted({p for _, p in curve})
     ]
     rep.table(table, ["p", "object", "style"])

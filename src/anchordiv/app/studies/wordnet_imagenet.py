@@ -33,6 +33,7 @@ from ...adaptation import broad_from_model  # noqa: F401  (re-exported: studies.
 from ...evaluation.curves import adaptation_curve
 from ...errors import AnchorDivError, integer
 from ...provenance import resolve_tau
+from ..report import interval_cell
 from ._common import Embed, labelled_retrieval, subsample
 
 DEFAULT_MODELS = (
@@ -267,10 +268,12 @@ def wordnet_imagenet_study(
 
 
 def pivot(summary: list[dict]) -> list[dict]:
-    """Mean AUPRC as a table: one row per budget, one column per model."""
+    """AUPRC as a table: one row per budget, one column per model, cells ``mean [low, high]``
+    (the 95 % interval; "–" where the model is undefined)."""
     out: dict[int, dict] = {}
     for r in summary:
-        out.setdefault(r["budget"], {"budget": r["budget"]})[r["model"]] = r["auprc"]
+        cell = interval_cell(r["auprc"], r["low"], r["high"])
+        out.setdefault(r["budget"], {"budget": r["budget"]})[r["model"]] = cell
     return [out[b] for b in sorted(out)]
 
 
