@@ -3,11 +3,10 @@ clinical study, the WordNet → ImageNet adaptation curve (which also gives the 
 trade-off), the object-vs-style study and the prior-transfer studies (style and clinical,
 :mod:`.transfer`), written as a markdown report with PNG figures.
 
-Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about ten
-minutes on two CPU cores with a cold embedding cache (MiniLM encodes ~165 glosses/s) before the
-transfer studies, which add about five more with cached embeddings (warm embedding and
-compilation caches: 138 s alone on 2 idle cores, 374 s beside two busy BLAS processes,
-``benchmarks/results/bench_beside_load-demo.md``; cold and warm: ``benchmarks/bench_demo.py``),
+Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about
+three and a half minutes on two idle CPU cores with a cold embedding cache (202 s, 10,074 texts
+encoded at 144 texts/s) and 106 s with warm embedding and compilation caches
+(``benchmarks/results/bench_demo-alone.md``, ``benchmarks/bench_demo.py``),
 and the ``small`` size — the same models, kinds, priors and sections on tiny subsamples
 (:data:`WN_MODELS`, :func:`sections`) — in a minute or two with warm caches (for tests).
 """
