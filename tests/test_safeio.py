@@ -191,7 +191,7 @@ try:
     ad.load_model(sys.argv[1])
     print("LOADED")
 except ad.AnchorDivError as err:
-    print("REFUSED", str(err)[:200])
+    print("REFUSED", str(err))
 took = time.perf_counter() - start
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print("EXTRA_MB", (after - before) / 1024, "SECONDS", took)

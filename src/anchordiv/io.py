@@ -459,6 +459,18 @@ def check_loaded_model(model: AnchorModel) -> None:
         out = jax.eval_shape(model.embed, theta)
         if len(out.shape) != 2 or out.shape[0] != 2:
             raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
+    # finite fields can still overflow in float32 (τ² times a large factor): ψ (and the fast
+    # path's embedding) of two unit vectors must be finite, or every score would be NaN
+    probe = np.zeros((2, dim), np.float32)
+    probe[0, 0], probe[1] = 1.0, 1.0 / np.sqrt(dim)
+    values = [model.cumulant(jnp.asarray(probe))]
+    if model.quadratic:
+        values.append(model.embed(jnp.asarray(probe)))
+    if not all(np.all(np.isfinite(np.asarray(v))) for v in values):
+        raise AnchorDivError(
+            f"{model.kind}: its parameters overflow (ψ of a unit vector is not finite in "
+            f"{np.asarray(values[0]).dtype}); refused, every score would be NaN"
+        )
 
 
 def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool = False) -> None:

@@ -338,7 +338,14 @@ def test_diagnose_a_users_family_with_a_384_d_covariance_site(fam, tmp_path, cap
     post.save(tmp_path / "p")
     out = tmp_path / "d"
     assert main(["diagnose", str(tmp_path / "p"), "-o", str(out), "--num-draws", "8"]) == 0
-    assert {p.name for p in out.iterdir()} == {"idata", "summary.csv", "posterior.png", "trace.png"}
+    assert {p.name for p in out.iterdir()} == {
+        "idata",
+        "summary.csv",
+        "posterior.png",
+        "trace.png",
+        "sensitivity.csv",
+        "sensitivity_curve.csv",
+    }
     assert not list(tmp_path.glob(".d.*"))  # no temporary sibling left
     capsys.readouterr()
 
