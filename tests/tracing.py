@@ -7,7 +7,10 @@ internals page quotes are read from it:
 - ``files``: the files of ``src/anchordiv`` the call executes code in;
 - ``cross``: calls from one of those files into another (a call within one file is not counted);
 - ``calls``: every anchordiv call, cross-module or not;
-- ``entered(path, name)``: whether the call ran the function ``name`` of ``path``.
+- ``entered(path, name)``: whether the call ran the function ``name`` of ``path``;
+- ``entries``: for each file, how many times control came into it from another file and, before
+  returning, called on into a third file (an entry that only checks or looks up and returns is a
+  leaf, not counted) -- the "module entered" count of the issue-46 budget.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class Trace:
     """The anchordiv calls of one traced call."""
 
     edges: Counter = field(default_factory=Counter)  # (caller file | None, callee file, name) -> n
+    entries: Counter = field(default_factory=Counter)  # file -> entries that call on into a third
 
     @property
     def files(self) -> set[str]:
@@ -63,15 +67,33 @@ def trace(fn) -> Trace:
             rel_of[filename] = _rel(filename)
         return rel_of[filename]
 
+    # one record per active Python frame: [file, caller file, entry?, files it called on into]
+    stack: list[list] = []
+
     def profile(frame, event, arg):
+        if event == "return":
+            if stack:
+                file, caller, entry, onward = stack.pop()
+                if entry and onward - {caller, file}:
+                    out.entries[file] += 1
+            return
         if event != "call":
             return
         callee = rel(frame.f_code.co_filename)
-        if callee is None or callee.endswith("__init__.py"):
-            return
+        if callee is not None and callee.endswith("__init__.py"):
+            callee = None
         back = frame.f_back
         caller = rel(back.f_code.co_filename) if back is not None else None
+        if callee is None:
+            stack.append([None, None, False, set()])
+            return
         out.edges[(caller, callee, frame.f_code.co_name)] += 1
+        if caller is not None and caller != callee:
+            for rec in reversed(stack):  # the active entry of the caller's module
+                if rec[0] == caller and rec[2]:
+                    rec[3].add(callee)
+                    break
+        stack.append([callee, caller, caller != callee, set()])
 
     sys.setprofile(profile)
     try:
