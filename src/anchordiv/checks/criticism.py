@@ -370,18 +370,6 @@ def _chosen_on_targets(post) -> bool:
     return post.prior is not None and post.prior.chosen_on_targets()
 
 
-def _niw(kwargs: dict):
-    """The NIW prior of the Gaussian model's keyword arguments (``mu0, kappa0, nu0, psi0``)."""
-    from ..adaptation.families import NIW
-
-    return NIW(
-        np.asarray(kwargs["mu0"], np.float64),
-        float(kwargs["kappa0"]),
-        float(kwargs["nu0"]),
-        np.asarray(kwargs["psi0"], np.float64),
-    )
-
-
 #: what a note adds for an adapted Posterior whose data-chosen strengths cannot be re-chosen
 HELD = " (data-chosen strengths held at the values chosen with all targets)"
 
@@ -391,16 +379,13 @@ def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) 
     Student-t predictive of ``post``'s NIW model updated on ``train [n', d]``
     (:func:`has_closed_form`).  Strengths chosen on the targets are re-chosen on ``train`` when
     the candidate has a ``recipe`` (an exact refit of its prior), else held at ``post``'s."""
-    from .diagnostics import predictive_logpdf
-
     if recipe is not None and _chosen_on_targets(post):
         broad, opts = recipe
         exact = {k: v for k, v in opts.items() if k not in INFERENCE_OPTIONS}
-        kwargs = _fit(post.kind, (broad, exact), train, tau).model_kwargs
-    else:
-        kwargs = post.model_kwargs
-    niw = _niw(kwargs).update(train)
-    return np.array([predictive_logpdf(niw, x) for x in np.asarray(test, np.float64)])
+        post = _fit(post.kind, (broad, exact), train, tau)
+    niw = post.likelihood().exact_prior().update(train)
+    logdet = np.linalg.slogdet(niw.psi)[1]  # log p(x | T_train): the NIW marginal of one point
+    return np.array([niw.log_marginal(x[None], logdet_psi=logdet) for x in np.asarray(test, float)])
 
 
 def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
@@ -429,7 +414,7 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
     note = "closed-form Student-t predictive of the NIW prior"
     if eb and n > 1:
         note += HELD
-    out = loo_pointwise(_niw(post.model_kwargs), targets)
+    out = loo_pointwise(post.likelihood().exact_prior(), targets)
     return Estimate(out, "exact", note, p_loo=_p_kfold(post, targets, out, post.tau))
 
 

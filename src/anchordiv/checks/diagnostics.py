@@ -32,7 +32,7 @@ import scipy.special
 
 from .._tolerance import kept_singular_values
 from ..errors import AnchorDivError, as_matrix, integer, positive
-from ..adaptation.families.gaussian import NIW, check_nu0
+from ..adaptation.families.gaussian import NIW, NIWPrior, check_nu0
 from ..adaptation.statistics import broad_moments, scatter
 from ..anchors.linalg import canonical_signs
 from ..threads import limited_blas
@@ -144,95 +144,19 @@ def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray
     return scipy.linalg.subspace_angles(leading_directions(cov, k), t)
 
 
-def student_t_logpdf(x: np.ndarray, loc: np.ndarray, shape: np.ndarray, df: float) -> float:
-    """log density of a multivariate Student-t ``t_df(loc, shape)``.
-
-    Parameters
-    ----------
-    x : numpy.ndarray, shape [d]
-        The point.
-    loc : numpy.ndarray, shape [d]
-        Location.
-    shape : numpy.ndarray, shape [d, d]
-        Shape matrix (positive definite).
-    df : float
-        Degrees of freedom.
-
-    Returns
-    -------
-    float
-        The log density.
-
-    Examples
-    --------
-    >>> from anchordiv.checks.diagnostics import student_t_logpdf
-    >>> from scipy import stats
-    >>> x, S = np.array([0.3, -0.2]), np.array([[1.0, 0.2], [0.2, 0.5]])
-    >>> bool(np.isclose(student_t_logpdf(x, np.zeros(2), S, 5.0),
-    ...                 stats.multivariate_t(np.zeros(2), S, df=5.0).logpdf(x)))
-    True
-    """
-    d = len(loc)
-    chol = np.linalg.cholesky(shape)
-    z = scipy.linalg.solve_triangular(chol, x - loc, lower=True)
-    return float(
-        scipy.special.gammaln((df + d) / 2)
-        - scipy.special.gammaln(df / 2)
-        - 0.5 * d * np.log(df * np.pi)
-        - np.log(np.diag(chol)).sum()
-        - 0.5 * (df + d) * np.log1p(z @ z / df)
-    )
-
-
-def predictive_logpdf(post: NIW, x: np.ndarray) -> float:
-    """log p(x | data) under a NIW posterior: the Student-t posterior predictive.
-
-    Parameters
-    ----------
-    post : NIW
-        Posterior (or prior) NIW parameters.
-    x : numpy.ndarray, shape [d]
-        A point.
-
-    Returns
-    -------
-    float
-        The log predictive density.
-    """
-    df = post.nu - post.dim + 1
-    return student_t_logpdf(
-        np.asarray(x, np.float64), post.mu, post.psi * (post.kappa + 1) / (post.kappa * df), df
-    )
-
-
 def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
-    """Exact leave-one-out log predictive densities of the targets under a NIW prior.
-
-    Each ``log p(t_i | T₋ᵢ)`` is the closed-form Student-t posterior predictive given the other
-    targets (fixed strengths); with one target, its prior predictive density.
-
-    Parameters
-    ----------
-    prior : NIW
-        The NIW prior parameters.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n]
-        The pointwise LOO log densities.
-    """
+    """Exact LOO ``log p(tᵢ | T₋ᵢ) = log p(T) − log p(T₋ᵢ)`` ``[n]`` by :meth:`NIW.log_marginal`
+    (one-point downdates of the scatter; one target: its prior predictive)."""
     t = np.asarray(targets, np.float64)
+    whole = prior.log_marginal(t)
     if len(t) == 1:
-        return np.array([predictive_logpdf(prior, t[0])])
+        return np.array([whole])
     n, tbar, s = scatter(t)
+    logdet = np.linalg.slogdet(prior.psi)[1]
     out = np.empty(n)
-    for i in range(n):
-        rest_mean = (n * tbar - t[i]) / (n - 1)
-        # scatter of the others: S − n/(n−1)·(t_i − t̄)(t_i − t̄)ᵀ (one-point downdate)
-        rest_s = s - n / (n - 1) * np.outer(t[i] - tbar, t[i] - tbar)
-        out[i] = predictive_logpdf(prior.update_stats(n - 1, rest_mean, rest_s), t[i])
+    for i, dev in enumerate(t - tbar):  # the others' mean and scatter S − n/(n−1)·devdevᵀ
+        rest = prior.update_stats(n - 1, tbar - dev / (n - 1), s - n / (n - 1) * np.outer(dev, dev))
+        out[i] = whole - prior.log_marginal(t[1:], post=rest, logdet_psi=logdet)
     return out
 
 
@@ -270,28 +194,8 @@ def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
 def niw_prior(
     broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "broad", reg: float = 1e-3
 ) -> NIW:
-    """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from.
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    kappa0 : float
-        κ₀ > 0.
-    nu0 : float
-        ν₀ > d + 1.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad covariance or the isotropic control.
-    reg : float, default 1e-3
-        Relative ridge of the broad covariance.
-
-    Returns
-    -------
-    NIW
-        The prior parameters.
-    """
-    mu0, cov = broad_moments(broad, reg=reg, prior=prior)
-    return NIW.from_scale(mu0, cov, kappa0, nu0)
+    """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from."""
+    return NIWPrior.from_anchors(broad, kappa0=kappa0, nu0=nu0, reg=reg, prior=prior).niw()
 
 
 @limited_blas
