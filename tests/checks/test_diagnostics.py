@@ -73,3 +73,12 @@ def test_degenerate_targets_and_bad_input(setting):
         diagnose(setting["spanning"], setting["targets"], kappa0=1.0, nu0=D + 2.0, k=D)
     with pytest.raises(ad.AnchorDivError, match="dimension mismatch"):
         diagnose(setting["spanning"], setting["targets"][:, :3], kappa0=1.0, nu0=D + 2.0)
+
+
+def test_leading_directions_and_captured_scatter():
+    """The two helpers' former doctests: the largest axis; a pair spread along it alone."""
+    from anchordiv.checks.diagnostics import captured_scatter, leading_directions
+
+    assert np.abs(leading_directions(np.diag([1.0, 3.0, 2.0]), 1)).ravel().tolist() == [0, 1, 0]
+    t = np.array([[1.0, 0, 0], [-1.0, 0, 0]])
+    assert captured_scatter(np.diag([3.0, 2.0, 1.0]), t, 1) == 1.0

@@ -82,32 +82,12 @@ ESTIMATORS = ("auto", "exact", "psis", "kfold")
 #: draw :func:`~.uncertainty.default_draws`: 200, fewer where draws are costly)
 SVI_DRAWS = 1000
 #: options of the inference method (not of the prior): dropped for the exact refits
-INFERENCE_OPTIONS = {
-    "method",
-    "model",
-    "model_kwargs",
-    "subspace",
-    "seed",
-    "progress",
-    "init_strategy",
-    "x64",
-    "num_samples",
-    "num_warmup",
-    "num_chains",
-    "target_accept_prob",
-    "dense_mass",
-    "max_tree_depth",
-    "chain_method",
-    "guide",
-    "guide_rank",
-    "optimizer",
-    "learning_rate",
-    "lr_decay",
-    "num_steps",
-    "num_particles",
-    "convergence_window",
-    "convergence_tol",
-}
+INFERENCE_OPTIONS = set(
+    "method model model_kwargs subspace seed progress init_strategy x64 num_samples num_warmup "
+    "num_chains target_accept_prob dense_mass max_tree_depth chain_method guide guide_rank "
+    "optimizer learning_rate lr_decay num_steps num_particles convergence_window "
+    "convergence_tol".split()
+)
 
 
 def k_threshold(num_draws: int) -> float:
@@ -117,11 +97,8 @@ def k_threshold(num_draws: int) -> float:
 
 @dataclasses.dataclass
 class Estimate:
-    """One candidate's leave-one-out: ``pointwise [n]`` (``log p(tᵢ | T₋ᵢ)``), ``estimator``,
-    ``note`` (how it was computed and why), ``pareto_k [n]`` and its ``threshold`` (Monte-Carlo
-    rows), ``p_loo`` (effective number of parameters: PSIS's, or the closed form's
-    ``Σᵢ log p(tᵢ | T) − log p(tᵢ | T₋ᵢ)``; NaN for K-fold, whose folds have no all-target
-    fit to compare with), ``mcse`` and ``unreliable`` (the reason a row is not ranked)."""
+    """One candidate's LOO: ``pointwise [n]``, how (``estimator``, ``note``), Pareto k and
+    its ``threshold`` (Monte-Carlo rows), ``p_loo``, ``mcse`` and why it is ``unreliable``."""
 
     pointwise: np.ndarray
     estimator: str
@@ -257,10 +234,7 @@ class PriorComparison:
 
 
 def elpd_panel(ax, table) -> None:
-    """``az.plot_compare``'s picture of a comparison table (best first) on the matplotlib axes
-    ``ax``, drawn the same under every ArviZ: each candidate's ``elpd_loo ± se`` (open circles,
-    best on top), each other candidate's difference from the best ``± dse`` (triangles, just
-    below its row) and a dashed line at the best ELPD."""
+    """``az.plot_compare``'s picture of ``table`` on ``ax``: ``elpd_loo ± se``, differences ``± dse``."""
     n = len(table)
     y = np.arange(n)[::-1].astype(float)
     elpd = table["elpd_loo"].to_numpy(float)
@@ -279,8 +253,7 @@ def elpd_panel(ax, table) -> None:
 
 
 def _recipe(candidate, options: dict):
-    """``(broad, options)`` to refit a candidate, or None for an adapted Posterior (a dict
-    candidate's ``kind`` entry is not an option: :func:`candidate_kinds` reads it)."""
+    """``(broad, options)`` to refit a candidate; None for an adapted Posterior."""
     from ..adaptation import Posterior
 
     if isinstance(candidate, Posterior):
@@ -302,9 +275,8 @@ def _recipe(candidate, options: dict):
 
 
 def candidate_kinds(priors: dict, kind: str | None) -> dict[str, str]:
-    """Each candidate's kind: a Posterior's own; a dict candidate's ``"kind"`` entry; else the
-    call's ``kind``; else the one kind the Posterior candidates share.  An AnchorDivError naming
-    the candidate where none of these says it."""
+    """Each candidate's kind: a Posterior's, a dict's ``"kind"``, ``kind``, or the one the
+    Posteriors share (else :func:`deprecated_default_kind`)."""
     from ..adaptation import KINDS, Posterior
 
     posts = {c.kind for c in priors.values() if isinstance(c, Posterior)}
@@ -323,8 +295,7 @@ def candidate_kinds(priors: dict, kind: str | None) -> dict[str, str]:
 
 
 def deprecated_default_kind(name: str, kinds) -> str:
-    """The kind of a candidate nothing names: :data:`~anchordiv.adaptation.DEFAULT_KIND`, with a
-    :class:`DeprecationWarning` (an :class:`AnchorDivError` in 0.6.0)."""
+    """``DEFAULT_KIND`` for a candidate nothing names, with a DeprecationWarning (an error in 0.6.0)."""
     from ..adaptation import DEFAULT_KIND
 
     warnings.warn(
@@ -354,9 +325,7 @@ def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
 
 
 def has_closed_form(post) -> bool:
-    """Whether ``post``'s model has a closed-form posterior predictive: its family's checks say
-    its own model's is the NIW Student-t (``student_t_predictive``, :mod:`.families`),
-    whatever method ran it, and no user's model replaced it."""
+    """Whether ``post``'s own model has the NIW Student-t predictive (hook ``student_t_predictive``)."""
     return (
         checks_of(post.family_class).student_t_predictive
         and not post.custom_model
@@ -365,8 +334,7 @@ def has_closed_form(post) -> bool:
 
 
 def _chosen_on_targets(post) -> bool:
-    """Whether ``post``'s strengths were chosen on its targets (held-out recipe, empirical
-    Bayes): its prior says so (a posterior saved without its prior: not known, False)."""
+    """Whether ``post``'s prior says its strengths were chosen on the targets."""
     return post.prior is not None and post.prior.chosen_on_targets()
 
 
@@ -375,10 +343,8 @@ HELD = " (data-chosen strengths held at the values chosen with all targets)"
 
 
 def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) -> np.ndarray:
-    """``log p(t | T_train)`` ``[m]`` of held-out targets ``test [m, d]``: the closed-form
-    Student-t predictive of ``post``'s NIW model updated on ``train [n', d]``
-    (:func:`has_closed_form`).  Strengths chosen on the targets are re-chosen on ``train`` when
-    the candidate has a ``recipe`` (an exact refit of its prior), else held at ``post``'s."""
+    """``log p(t | T_train)`` ``[m]`` of ``test`` under ``post``'s NIW model updated on ``train``;
+    strengths chosen on the targets are re-chosen on ``train`` given a ``recipe``, else held."""
     if recipe is not None and _chosen_on_targets(post):
         broad, opts = recipe
         exact = {k: v for k, v in opts.items() if k not in INFERENCE_OPTIONS}
@@ -389,9 +355,7 @@ def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) 
 
 
 def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
-    """Closed-form Student-t LOO of the NIW model (module docstring): every ``log p(tᵢ | T₋ᵢ)``
-    by :func:`closed_form_heldout` (one-point downdates of the scatter where the strengths are
-    held)."""
+    """Closed-form LOO of the NIW model: re-chosen strengths per fold, or held (:func:`loo_pointwise`)."""
     from .diagnostics import loo_pointwise
 
     eb = _chosen_on_targets(post)
@@ -425,11 +389,8 @@ DATA_CHOSEN = ("kappa0", "nu0", "rank", "prior_anchors")
 
 
 def data_chosen(post, recipe) -> str | None:
-    """Why the candidate's prior depends on the targets (None when it does not): strengths or
-    a rank chosen on them (``post.info["chosen_by"]``; an option left ``"auto"`` in the
-    candidate's recipe).  Then a refit on T₋ᵢ has another prior, and PSIS over the draws of
-    the fit on all targets is optimistic (3.6 nat for a latent-Gaussian recipe candidate);
-    K-fold refits re-choose them on every fold."""
+    """Why the candidate's prior depends on the targets (strengths or an ``"auto"`` option chosen
+    on them: PSIS would be optimistic), or None."""
     from ..adaptation import OPTIONS
 
     if _chosen_on_targets(post):
@@ -455,8 +416,7 @@ def data_chosen(post, recipe) -> str | None:
 
 
 def psis_unavailable(post) -> str | None:
-    """Why PSIS cannot be used on ``post``'s draws (None when it can): the family's
-    the ``psis_caveat`` of :mod:`.families`, or a delta guide."""
+    """Why PSIS cannot be used on ``post``'s draws (the family's ``psis_caveat``, a delta guide), or None."""
     caveat = checks_of(post.family_class).psis_caveat(post)
     if caveat is not None:
         return caveat
@@ -475,8 +435,8 @@ def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
 
 
 def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
-    """PSIS-LOO of ``post``'s draws: ``(Estimate, InferenceData or None)``; SVI draws are
-    importance-weighted by ``log p − log q`` first."""
+    """PSIS-LOO of ``post``'s draws: ``(Estimate, InferenceData or None)``; SVI draws weighted by
+    ``log p − log q`` first."""
     from . import arviz as adz
 
     with warnings.catch_warnings():  # high k is judged below, against the S-dependent threshold
@@ -510,7 +470,7 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
 
 
 def _judged(est: Estimate) -> Estimate:
-    """``est`` with its reason to be unreliable (:func:`_psis_accepted`) set and noted."""
+    """``est`` with its reason to be unreliable set and noted."""
     why = _psis_accepted(est)
     if why is None:
         return est
@@ -518,8 +478,7 @@ def _judged(est: Estimate) -> Estimate:
 
 
 def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
-    """The K-fold partition of ``n`` targets (K = min(folds, n)): the same for every candidate
-    of a comparison."""
+    """The K-fold partition of ``n`` targets (K = min(folds, n)), the same for every candidate."""
     if n < 2:
         raise AnchorDivError("kfold: cross-validation needs at least 2 target anchors")
     k = min(integer("folds", folds, low=2), n)
@@ -537,42 +496,9 @@ def kfold_loo(
     why: str,
     post=None,
 ) -> Estimate:
-    """K-fold cross-validation: each fold's held-out targets scored given its training targets.
-
-    Where ``post``'s model has a closed-form predictive (:func:`has_closed_form`) each fold is
-    scored by it (:func:`closed_form_heldout`; no draws, so K = n is exact LOO); otherwise the
-    candidate is refit on the training targets and each held-out ``t`` is scored by the
-    Monte-Carlo predictive ``log mean_s p(t | θ_s)`` over S draws of the refit (S =
-    ``num_draws``, default :func:`~.uncertainty.default_draws`).  That average is biased low (a
-    log of a mean, Jensen) by an amount that grows with the tail of ``p(t | θ_s)``; its Pareto k
-    per target is returned with ArviZ's threshold for S, and a note counts those above it.
-
-    Parameters
-    ----------
-    kind : str
-        The candidate's kind (of the refits).
-    recipe : tuple or None
-        ``(broad [N, d], adapt options)``; None for an adapted Posterior (closed form only).
-    targets : numpy.ndarray, shape [n, d]
-        The target anchors.
-    tau : float
-        τ of the refits.
-    folds : int
-        K (at most n).
-    num_draws : int or None
-        S of the Monte-Carlo predictive.
-    seed : int
-        Seed of the partition (:func:`kfold_parts`) and of the draws.
-    why : str
-        Why K-fold (the note).
-    post : Posterior, optional
-        The candidate's posterior on all targets.
-
-    Returns
-    -------
-    Estimate
-        ``pointwise [n]``; ``pareto_k [n]`` and its threshold for the Monte-Carlo predictive.
-    """
+    """K-fold ELPD of one candidate: each fold by the closed-form predictive where ``post`` has one,
+    else by refits scored by ``log mean_s p(t | θ_s)`` (or the family's conditional predictive),
+    with Pareto k / draws-doubling reliability (module docstring)."""
     from .uncertainty import default_draws
 
     parts = kfold_parts(len(targets), folds, seed)
@@ -648,8 +574,7 @@ def kfold_loo(
 
 
 class LazyDraws(Mapping):
-    """Posterior draws ``{site: [S, ...]}`` made on first access (an exact fold predictive
-    never draws: a Gibbs-sampled family's draws at d = 128 cost seconds per fold)."""
+    """Posterior draws ``{site: [S, ...]}`` made on first access."""
 
     def __init__(self, make):
         self._make, self._draws = make, None
@@ -670,10 +595,7 @@ class LazyDraws(Mapping):
 
 
 def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:
-    """``log p(t | ·, T_train)`` ``[R, m]`` of the held-out ``test [m, d]`` by the family's
-    ``conditional_predictive`` hook: exact (one row) or Rao-Blackwellized (one row per draw,
-    in draw order); None where the family has no such hook, a user's model replaced the
-    family's, or the run's prior is not the full-d model."""
+    """``log p(test | ·, train)`` ``[R, m]`` by the family's ``conditional_predictive`` hook, or None."""
     hook = checks_of(fold.family_class).conditional_predictive
     kw = fold.model_kwargs
     if hook is None or fold.custom_model or kw is None or fold.subspace is not None:
@@ -682,11 +604,8 @@ def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.nda
 
 
 def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
-    """The Monte-Carlo predictive of one fold from ``ll [S, m]`` (``log p(tᵢ | ·_s)`` of its
-    held-out targets): ``(log mean_s [m], variance of their sum, Pareto k [m])``.  The variance
-    is the delta method's on ``Σᵢ p_is / p̄ᵢ`` (the targets of a fold share draws), by batch
-    means (:func:`_batch_variance`: the draws may be a chain);
-    one row (S = 1) is an exact value: variance 0, k −inf; k is NaN unless ``tail``."""
+    """``(log mean_s p [m], variance of their sum, Pareto k [m])`` of a fold's ``ll [S, m]``
+    (batch-means variance; S = 1: exact, k −inf; k NaN unless ``tail``)."""
     from . import arviz as adz
 
     ll = np.asarray(ll, np.float64)
@@ -708,9 +627,7 @@ BATCHES = 10
 
 
 def _batch_variance(x: np.ndarray) -> float:
-    """The variance of the mean of ``x [S]`` by batch means (:data:`BATCHES` contiguous
-    batches): honest for autocorrelated draws (a Gibbs or NUTS chain in its order) as for
-    independent ones; the plain ``Var(x)/S`` below 2 draws per batch."""
+    """Variance of the mean of ``x [S]`` by :data:`BATCHES` batch means (plain below 2 per batch)."""
     b = min(BATCHES, len(x) // 2)
     if b < 2:
         return float(np.var(x) / len(x))
@@ -719,10 +636,8 @@ def _batch_variance(x: np.ndarray) -> float:
 
 
 def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | None:
-    """Why a Monte-Carlo average over ``num_draws`` draws cannot be trusted (None when it
-    can): too few draws to fit a Pareto tail at all (:data:`.arviz.MIN_TAIL`; k = inf, plain
-    weights: its reliability is unknown), or Pareto k of ``what`` above
-    :func:`k_threshold` (an average of infinite variance: biased, its error not estimable)."""
+    """Why a Monte-Carlo average over ``num_draws`` draws cannot be trusted (too few tail draws,
+    or Pareto k of ``what`` above :func:`k_threshold`), or None."""
     k = np.asarray(pareto, np.float64)
     k = k[~np.isnan(k)]
     if tail_size(num_draws) < MIN_TAIL:
@@ -738,10 +653,7 @@ def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | N
 
 
 def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, seed=0) -> float:
-    """``p = Σᵢ log p(tᵢ | T) − elpd`` (the effective number of parameters, as ``loo``'s
-    ``p_kfold``) with ``post``'s own predictive of every target given all of them: closed form
-    where it has one, else as the K-fold rows score a fold (Rao-Blackwellized or
-    Monte-Carlo); NaN without ``post``."""
+    """``Σᵢ log p(tᵢ | T) − elpd``: the effective number of parameters (NaN without ``post``)."""
     if post is None:
         return float("nan")
     if has_closed_form(post):
@@ -758,8 +670,7 @@ def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, s
 
 
 def _auto(post, recipe) -> tuple[str, str | None]:
-    """``estimator="auto"``'s first choice for one candidate: ``("exact", None)``, ``("psis",
-    None)`` (subject to its Pareto k), or ``("kfold", why)``."""
+    """``estimator="auto"``'s first choice for one candidate: exact, PSIS, or ``("kfold", why)``."""
     if has_closed_form(post):
         return "exact", None
     why = psis_unavailable(post) or data_chosen(post, recipe)
@@ -767,7 +678,7 @@ def _auto(post, recipe) -> tuple[str, str | None]:
 
 
 def _psis_accepted(est: Estimate) -> str | None:
-    """Why a PSIS estimate is not accepted (None when every Pareto k is below its threshold)."""
+    """Why a PSIS estimate is not accepted (a Pareto k above its threshold), or None."""
     why = monte_carlo_reason(est.pareto_k, est.num_draws, "the importance ratios")
     return None if why is None else f"PSIS unreliable: {why}"
 
@@ -787,15 +698,8 @@ def estimate_table(
     num_draws: int | None = None,
     seed: int = 0,
 ) -> tuple[dict, dict, str]:
-    """One consistent estimator over a comparison: ``({name: Estimate}, {name: InferenceData},
-    note)`` of ``candidates {name: (kind, recipe, posterior)}`` (module docstring).
-
-    Under ``"auto"`` every row estimates the same quantity: exact and PSIS rows are both the
-    leave-one-out ELPD, so they stay together; once any candidate needs refits (its PSIS is
-    unavailable or unreliable), every candidate is scored by K-fold on the same folds, the
-    closed-form ones by their closed-form fold predictive.  A named estimator applies to all.
-    ``note`` says which of these the table is and why.
-    """
+    """``({name: Estimate}, {name: InferenceData}, note)``: one estimator over ``candidates
+    {name: (kind, recipe, posterior)}`` (module docstring)."""
     if estimator not in ESTIMATORS:
         raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     loo: dict = {}
@@ -875,39 +779,12 @@ def estimate_table(
     return {name: loo[name] for name in candidates}, idata, f"{note}; every row is {QUANTITY}"
 
 
-def estimate_loo(
-    post,
-    targets: np.ndarray,
-    recipe,
-    *,
-    estimator: str = "auto",
-    tau=None,
-    folds: int = 10,
-    num_draws: int | None = None,
-    seed: int = 0,
-):
-    """``(Estimate, InferenceData or None)`` for one candidate (:func:`estimate_table` of a
-    table of one)."""
-    loo, idata, _ = estimate_table(
-        {"": (post.kind, recipe, post)},
-        targets,
-        estimator=estimator,
-        tau=tau,
-        folds=folds,
-        num_draws=num_draws,
-        seed=seed,
-    )
-    return loo[""], idata.get("")
-
-
 # ---- comparison ----------------------------------------------------------------------------
 
 
 def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
-    """Stacking weights (Yao et al. 2018) from pointwise ELPDs ``[n, K]``: the w on the simplex
-    maximising ``Σᵢ log Σ_k w_k exp(elpd_ik)``, in log space.  Verified by its optimality
-    condition (``mean_i p_ik ≤ 1``, = 1 where ``w_k > 0``); NaN weights and a warning that
-    says why when it fails."""
+    """Stacking weights (Yao et al. 2018) of pointwise ELPDs ``[n, K]``, in log space, checked by
+    the optimality condition; NaN and a warning when it fails."""
     lpd = np.asarray(pointwise, np.float64)
     n, k = lpd.shape
     if k == 1:
@@ -944,12 +821,8 @@ def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
 
 
 def comparison_table(loo: dict):
-    """az.compare's layout from ``{name: Estimate}``, best first, plus ``estimator``/``note``.
-
-    Only reliable rows are ranked (:attr:`Estimate.reliable`): they come first, best first,
-    with their stacking weights; an unreliable row follows with rank and weight NaN (no
-    weight at all when fewer than two rows are reliable).  ``dse`` adds the two rows'
-    Monte-Carlo errors (``mcse``) to the paired standard error."""
+    """az.compare's layout of ``{name: Estimate}``: reliable rows ranked with stacking weights,
+    unreliable ones after them with rank and weight NaN."""
     import pandas as pd
 
     lens = {len(e.pointwise) for e in loo.values()}
@@ -1000,8 +873,7 @@ REMEDY = (
 
 
 def unreliable_message(loo: dict) -> str | None:
-    """The warning of a comparison with unreliable rows (None without): the rows, why, and
-    what would make them comparable (:data:`REMEDY`)."""
+    """The warning of a comparison with unreliable rows (None without)."""
     bad = {n: e.unreliable for n, e in loo.items() if not e.reliable}
     if not bad:
         return None
@@ -1113,13 +985,7 @@ def compare_priors(
         for name, c in priors.items()
     }
     loo, idata, note = estimate_table(
-        candidates,
-        t,
-        estimator=estimator,
-        tau=tau,
-        folds=folds,
-        num_draws=num_draws,
-        seed=seed,
+        candidates, t, estimator=estimator, tau=tau, folds=folds, num_draws=num_draws, seed=seed
     )
     said = unreliable_message(loo)
     if said is not None:
@@ -1140,7 +1006,6 @@ __all__ = [
     "comparison_table",
     "candidate_kinds",
     "closed_form_heldout",
-    "estimate_loo",
     "estimate_table",
     "exact_loo",
     "k_threshold",

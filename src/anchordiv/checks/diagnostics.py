@@ -41,57 +41,14 @@ PRIORS = ("broad", "isotropic")
 
 
 def leading_directions(cov: np.ndarray, k: int) -> np.ndarray:
-    """Orthonormal top-k eigenvectors of a symmetric matrix.
-
-    Parameters
-    ----------
-    cov : numpy.ndarray, shape [d, d]
-        Symmetric matrix.
-    k : int
-        Number of directions.
-
-    Returns
-    -------
-    numpy.ndarray, shape [d, k]
-        The eigenvectors of the k largest eigenvalues, largest first.
-
-    Examples
-    --------
-    >>> from anchordiv.checks.diagnostics import leading_directions
-    >>> np.abs(leading_directions(np.diag([1.0, 3.0, 2.0]), 1)).ravel()
-    array([0., 1., 0.])
-    """
+    """Orthonormal top-k eigenvectors ``[d, k]`` of a symmetric ``cov``, largest first."""
     _, v = np.linalg.eigh(cov)
     return canonical_signs(v[:, ::-1][:, :k])
 
 
 def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
-    """Fraction of the targets' scatter about their mean in the top-k directions of ``cov``.
-
-    ``‖X V_k‖² / ‖X‖²`` for the centred targets X; a random k-subspace captures ``k/d`` in
-    expectation.
-
-    Parameters
-    ----------
-    cov : numpy.ndarray, shape [d, d]
-        The prior's covariance.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    k : int
-        Leading directions.
-
-    Returns
-    -------
-    float
-        The captured fraction in [0, 1]; NaN for fewer than two distinct targets.
-
-    Examples
-    --------
-    >>> from anchordiv.checks.diagnostics import captured_scatter
-    >>> t = np.array([[1.0, 0, 0], [-1.0, 0, 0]])
-    >>> captured_scatter(np.diag([3.0, 2.0, 1.0]), t, 1)
-    1.0
-    """
+    """``‖X V_k‖² / ‖X‖²``: the fraction of the centred targets' scatter in the top-k directions
+    of ``cov`` (NaN for fewer than two distinct targets)."""
     x = np.asarray(targets, np.float64)
     x = x - x.mean(0)
     total = float((x**2).sum())
@@ -101,20 +58,7 @@ def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
 
 
 def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
-    """Principal directions of the centred targets.
-
-    Parameters
-    ----------
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    k : int
-        Largest number of directions.
-
-    Returns
-    -------
-    numpy.ndarray, shape [d, r]
-        Orthonormal directions, ``r = min(k, rank)``.
-    """
+    """Orthonormal principal directions ``[d, min(k, rank)]`` of the centred targets."""
     x = np.asarray(targets, np.float64)
     _, sv, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
     r = min(k, int(kept_singular_values(sv).sum()))  # the library's one rank rule
@@ -122,22 +66,8 @@ def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
 
 
 def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray:
-    """Principal angles between the prior's top-k subspace and the targets' principal subspace.
-
-    Parameters
-    ----------
-    cov : numpy.ndarray, shape [d, d]
-        The prior's covariance.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    k : int
-        Leading prior directions.
-
-    Returns
-    -------
-    numpy.ndarray, shape [r]
-        Angles in radians, descending; empty when the targets span nothing (n < 2).
-    """
+    """Principal angles (radians, descending) between the prior's top-k subspace and the
+    targets' principal subspace; empty when the targets span nothing (n < 2)."""
     t = target_subspace(targets, k)
     if t.shape[1] == 0:
         return np.zeros(0)
@@ -277,8 +207,6 @@ __all__ = [
     "loo_pointwise",
     "loo_predictive",
     "niw_prior",
-    "predictive_logpdf",
     "principal_angles",
-    "student_t_logpdf",
     "target_subspace",
 ]

@@ -47,12 +47,9 @@ from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
 
-#: a family's hooks (:class:`~anchordiv.adaptation.hooks.Hooks`) under its checks-layer name
-Checks = Hooks
-
 #: the adaptation curves' method for a family that is not conjugate and declares none: a short
 #: NUTS run in full d
-CURVE_NUTS = NUTS(**{"num_warmup": 200, "num_samples": 200, "num_chains": 1, "progress": False})
+CURVE_NUTS = NUTS(num_warmup=200, num_samples=200, num_chains=1, progress=False)
 
 #: registered family class -> the hooks its class itself declares (read live, read-only)
 CHECKS = LiveMapping(
@@ -111,9 +108,7 @@ def register_checks(fam: type, **hooks) -> Hooks:
 
 
 def checks_of(fam) -> Hooks:
-    """The hooks of a family class (or prior object): each field the nearest declaration along
-    its MRO has (:func:`~anchordiv.adaptation.hooks.declared_hooks`), else the generic default
-    (module docstring)."""
+    """The hooks of a family class (or prior object), with the generic defaults filled in."""
     cls: Any = fam if isinstance(fam, type) else type(fam)
     declared = declared_hooks(cls)
     found = {
@@ -145,8 +140,7 @@ def checks_of(fam) -> Hooks:
 
 
 def norms_and_cosines(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
-    """The default quantities: per site, a scalar site as it is; an array site's norm
-    (``<site>_norm``) and its cosine to the point summary (``<site>_cosine``)."""
+    """Per site: a scalar site itself, else its norm and cosine to the point summary."""
     out = {}
     for site in sites:
         x = np.asarray(draws[site], np.float64)
@@ -162,10 +156,7 @@ def norms_and_cosines(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
 
 
 def site_quantities(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
-    """The default quantities of a family: :func:`norms_and_cosines` of its ``sites``, each
-    declared site itself (``[chains, draws, ...]``, up to :data:`OWN_SITE_MAX` values per draw)
-    and the model's other latent sites that the draws hold (:func:`own_sites`: a NUTS or SVI
-    posterior's hyperparameters and scales)."""
+    """The default quantities: :func:`norms_and_cosines`, small sites themselves, other latent sites."""
     out = norms_and_cosines(sites, draws, ref)
     for site in sites:
         x = np.asarray(draws[site])
@@ -205,7 +196,6 @@ def independent_chains(params, rng, chains: int, n: int) -> dict[str, np.ndarray
 __all__ = [
     "CHECKS",
     "CURVE_NUTS",
-    "Checks",
     "N_EIGEN",
     "OWN_SITE_MAX",
     "SMALL_D",

@@ -107,46 +107,51 @@ class SBCResult:
         chi, ks, cov = self.chi2_pvalues(), self.ks_pvalues(), self.coverage()
         return {n: {"chi2_p": chi[n], "ks_p": ks[n], "coverage90": cov[n]} for n in self.names}
 
-    def plot(self, path=None, *, title: str | None = None):
-        """Rank histograms (one panel per quantity) with the central 99 % band of a bin count
-        under uniform ranks; saved to ``path`` (PNG) when given.  Returns the figure."""
+    def _ecdf_diff(self, j: int, z: np.ndarray) -> np.ndarray:
+        """``F̂(z) − z`` of quantity ``j``'s PIT."""
+        return np.searchsorted(np.sort(self.pit[:, j]), z, side="right") / len(self.pit) - z
+
+    def _panels(self, path, title, draw, ylabel: str):
+        """One panel per quantity, ``draw(j, ax)`` on each; saved to ``path`` when given."""
         import matplotlib
 
         if path is not None:
             matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
+        from ..plots import finish
+
         q = len(self.names)
         fig, axes = plt.subplots(1, q, figsize=(3.2 * q, 2.6), squeeze=False)
+        for j, ax in enumerate(axes[0]):
+            draw(j, ax)
+        axes[0][0].set_ylabel(ylabel)
+        if title:
+            fig.suptitle(title, fontsize=10)
+        return finish(fig, path)
+
+    def plot(self, path=None, *, title: str | None = None):
+        """Rank histograms (one panel per quantity) with the central 99 % band of a bin count
+        under uniform ranks; saved to ``path`` (PNG) when given.  Returns the figure."""
         n = len(self.pit)
         lo, hi = scipy.stats.binom(n, 1 / self.bins).ppf([0.005, 0.995])
         p = self.chi2_pvalues()
-        for j, ax in enumerate(axes[0]):
+
+        def draw(j, ax):
             ax.axhspan(lo, hi, color="0.85", label="99 % band (uniform)")
             ax.hist(self.pit[:, j], bins=self.bins, range=(0, 1), color="C0", edgecolor="w")
             ax.axhline(n / self.bins, color="k", lw=0.8)
             ax.set_title(f"{self.names[j]}\nχ² p = {p[self.names[j]]:.2f}", fontsize=9)
             ax.set_xlabel("normalised rank")
-        axes[0][0].set_ylabel("simulations")
-        if title:
-            fig.suptitle(title, fontsize=10)
-        from ..plots import finish
 
-        return finish(fig, path)
+        return self._panels(path, title, draw, "simulations")
 
     def ecdf_bands(
-        self,
-        alpha: float = 0.05,
-        *,
-        num_points: int | None = None,
-        simulations: int = 1000,
-        seed: int = 0,
+        self, alpha: float = 0.05, *, num_points=None, simulations: int = 1000, seed: int = 0
     ) -> tuple[np.ndarray, ...]:
         """``(z [K], low [K], high [K])``: the simultaneous ``1 − alpha`` band of the PIT's ECDF
-        difference ``F̂(z) − z`` under calibration (Säilynoja, Bürkner & Vehtari 2022): the
-        pointwise binomial band at the level γ for which ``1 − alpha`` of simulated uniform
-        samples of the same size stay inside at every z at once.  ``num_points`` K defaults
-        to min(N, 100) evenly spaced z."""
+        difference under calibration (Säilynoja, Bürkner & Vehtari 2022); K = min(N, 100) by
+        default."""
         n = len(self.pit)
         k = num_points or min(n, 100)
         z = np.arange(1, k + 1) / (k + 1)
@@ -160,50 +165,31 @@ class SBCResult:
     def ecdf_outside(self, alpha: float = 0.05) -> dict[str, bool]:
         """Whether each quantity's ECDF difference leaves the simultaneous band anywhere."""
         z, lo, hi = self.ecdf_bands(alpha)
-        out = {}
-        for j, name in enumerate(self.names):
-            diff = np.searchsorted(np.sort(self.pit[:, j]), z, side="right") / len(self.pit) - z
-            out[name] = bool(np.any((diff < lo - 1e-12) | (diff > hi + 1e-12)))
-        return out
+        return {
+            name: bool(np.any((d < lo - 1e-12) | (d > hi + 1e-12)))
+            for j, name in enumerate(self.names)
+            for d in [self._ecdf_diff(j, z)]
+        }
 
     def plot_ecdf(self, path=None, *, alpha: float = 0.05, title: str | None = None):
-        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous
-        ``1 − alpha`` band (:meth:`ecdf_bands`) — the SBC plot of Säilynoja et al., which unlike
-        a histogram does not depend on a bin choice.  Saved to ``path`` when given."""
-        import matplotlib
-
-        if path is not None:
-            matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
+        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous band
+        (:meth:`ecdf_bands`); saved to ``path`` when given."""
         z, lo, hi = self.ecdf_bands(alpha)
         grid = np.linspace(0, 1, 401)
-        q = len(self.names)
-        fig, axes = plt.subplots(1, q, figsize=(3.2 * q, 2.6), squeeze=False)
         outside = self.ecdf_outside(alpha)
-        for j, ax in enumerate(axes[0]):
-            ax.fill_between(
-                z,
-                lo,
-                hi,
-                color="0.85",
-                step="mid",
-                label=f"{round(100 * (1 - alpha))} % simultaneous band",
-            )
-            diff = (
-                np.searchsorted(np.sort(self.pit[:, j]), grid, side="right") / len(self.pit) - grid
-            )
-            ax.plot(grid, diff, color="C3" if outside[self.names[j]] else "C0", lw=1)
+        band = f"{round(100 * (1 - alpha))} % simultaneous band"
+
+        def draw(j, ax):
+            ax.fill_between(z, lo, hi, color="0.85", step="mid", label=band)
+            colour = "C3" if outside[self.names[j]] else "C0"
+            ax.plot(grid, self._ecdf_diff(j, grid), color=colour, lw=1)
             ax.axhline(0, color="k", lw=0.6)
             ax.set_title(self.names[j], fontsize=9)
             ax.set_xlabel("normalised rank z")
-        axes[0][0].set_ylabel("ECDF(z) − z")
-        axes[0][0].legend(fontsize=7, loc="lower left")
-        if title:
-            fig.suptitle(title, fontsize=10)
-        from ..plots import finish
+            if j == 0:
+                ax.legend(fontsize=7, loc="lower left")
 
-        return finish(fig, path)
+        return self._panels(path, title, draw, "ECDF(z) − z")
 
 
 def _values(f: Callable, params, name: str, expect: int | None) -> np.ndarray:
@@ -217,7 +203,7 @@ def _values(f: Callable, params, name: str, expect: int | None) -> np.ndarray:
 
 
 def _leading(params) -> dict:
-    """Truth params with a leading axis of 1 (so quantity functions see one layout)."""
+    """``f(params)`` as ``[expect]`` float64 scalars, else an error naming the quantity."""
     return {k: np.asarray(v)[None] for k, v in params.items()}
 
 
@@ -314,11 +300,8 @@ def sbc(
 
 
 def tie_rtol(arrays) -> float:
-    """The relative window within which a quantity of the draws ties with the truth's: the
-    rounding of the coarsest float among ``arrays`` (:data:`~anchordiv._tolerance.TIE_ULPS`
-    of its ε), at least :data:`~anchordiv._tolerance.TIE_RTOL` — a draw that equals the truth
-    up to the rounding of its precision, or of the quantity's arithmetic on a batch of another
-    shape, is a tie (broken at random), not a rank."""
+    """The relative window within which a drawn quantity ties with the truth: :data:`TIE_ULPS` ε of
+    the coarsest float among ``arrays``, at least :data:`TIE_RTOL`."""
     eps = [
         np.finfo(np.asarray(a).dtype).eps
         for a in arrays
@@ -339,26 +322,15 @@ SETTINGS: dict[type, dict] = {NUTS: NUTS_SETTINGS, SVI: SVI_SETTINGS}
 
 
 def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
-    """The configuration of method class ``cls`` that SBC runs: :data:`SETTINGS`, and of
-    ``num_samples``, ``seed``, ``progress`` (off) and ``x64`` the options the method has."""
+    """Method class ``cls`` configured as SBC runs it (:data:`SETTINGS`, and the run options it has)."""
     run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}
     names = method_options(cls())
     return cls(**{k: v for k, v in run.items() if k in names}, **SETTINGS.get(cls, {}))
 
 
-def _run_dtype():
-    """The float type NUTS and SVI run in: float64 when JAX's x64 mode is on, else float32."""
-    import jax
-
-    return np.float64 if jax.config.jax_enable_x64 else np.float32
-
-
 def _inference(prior, method: type, num_draws: int):
-    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by the method class
-    ``method`` through :func:`anchordiv.adaptation.infer`, in the order the draws were made
-    (``post.ordered_draws``) — NUTS on the cached compiled chain runner
-    (:mod:`anchordiv.adaptation.sampling`: one compilation per model and shape, however many
-    simulations), SVI on its cached step function; float64 when JAX's x64 mode is on."""
+    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method`` (``ad.infer``),
+    in draw order."""
     import jax
 
     from ..adaptation import infer
@@ -387,56 +359,23 @@ def library_problem(
     separation: float = 8.0,
     options: dict | None = None,
 ) -> dict:
-    """SBC ingredients for the library's own posteriors of ``kind``.
+    """Keyword arguments of :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``,
+    ``quantities``, ``thin``) for the library's posteriors of ``kind`` (a kind or family class).
 
-    The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
-    (``sbc_broad`` of :mod:`.families`) with its fixed strengths (``sbc_options``: empirical
-    Bayes would make the prior depend on the data), built once; the truths are exact prior
-    draws (the model's own where it has no closed form) and the simulator is the family's
-    likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
-    mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
-    near-independence.  Families without an exact update (no
-    :class:`~anchordiv.adaptation.capabilities.Conjugate` capability: spectral, the structured
-    ``factor-gaussian`` and ``lkj-gaussian``) run NUTS and SVI only.
+    The prior is built once from the family's ``sbc_broad`` anchors (seeded by ``seed``;
+    ``separation`` of the mixture's two clusters) with its fixed ``sbc_options`` updated by
+    ``options``; truths are exact prior draws, the simulator is the family's likelihood with ``n``
+    targets, and ``method`` ("exact", "nuts", "svi": :data:`SETTINGS`) gives ``num_draws`` draws,
+    thinned by ``thin`` (default 1, Gibbs 2, Markov chains 4).  A family without an exact update
+    runs NUTS and SVI only.
 
-    Parameters
-    ----------
-    kind : str or type
-        The family: a registered kind or a family class (a user's included).
-    method : {"exact", "nuts", "svi"}, default "exact"
-        ``"exact"``: the conjugate update's draws; ``"nuts"``: the kind's explicit model on the
-        cached compiled chain runner; ``"svi"``: a low-rank guide (:data:`SVI_SETTINGS`).
-    d : int, default 3
-        Dimension.
-    n : int, default 5
-        Target anchors per simulation.
-    num_draws : int, default 99
-        Posterior draws per simulation.
-    thin : int, optional
-        Thinning (default per method).
-    seed : int, default 0
-        Seed of the broad anchors.
-    separation : float, default 8.0
-        Distance between the mixture's two broad cluster centres (spread 0.5; 8 is well
-        separated, 1.5 overlaps so that assignments are uncertain).
-    options : dict, optional
-        Prior options over the family's ``sbc_options`` (:mod:`.families`) (e.g. ``{"shrinkage": "horseshoe"}``
-        for spectral).
-
-    Returns
-    -------
-    dict
-        Keyword arguments of :func:`sbc`: ``prior_sampler``, ``simulator``, ``inference``,
-        ``quantities``, ``thin``.
-
-    Examples
-    --------
     >>> from anchordiv.checks.sbc import library_problem
     >>> res = ad.sbc(**library_problem("gaussian", d=2, n=3, num_draws=19),
     ...              num_simulations=8, progress=False)
     >>> res.ranks.shape
-    (8, 3)
-    """
+    (8, 3)"""
+    import jax
+
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     cls = METHODS[method]
@@ -466,7 +405,8 @@ def library_problem(
     # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth
     # kept in float64 would rank above or below every draw by that rounding alone
     runs_model = issubclass(cls, ModelMethod)  # NUTS/SVI run in the run dtype; exact in float64
-    precision = np.float64 if params is not None and not runs_model else _run_dtype()
+    x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
+    precision = np.float64 if params is not None and not runs_model or x64 else np.float32
 
     def prior_sampler(r):
         if truth is not None:

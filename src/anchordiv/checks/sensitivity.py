@@ -58,28 +58,8 @@ METHODS = ("auto", "exact", "psis")
 
 
 def cjs_distance(x, weights) -> np.ndarray:
-    """The cumulative Jensen–Shannon distance between the draws ``x`` and the same draws
-    weighted by ``weights`` (ArviZ's ``_cjs_dist``, for every column at once).
-
-    Parameters
-    ----------
-    x : array_like, shape [S, m]
-        Draws, each column a quantity.
-    weights : array_like, shape [S]
-        Non-negative weights of the draws (normalised here).
-
-    Returns
-    -------
-    numpy.ndarray, shape [m]
-        The distance per column (0 for a constant column, which does not move).
-
-    Examples
-    --------
-    >>> from anchordiv.checks.sensitivity import cjs_distance
-    >>> x = np.linspace(0.0, 1.0, 5)[:, None]
-    >>> float(cjs_distance(x, np.ones(5))[0])
-    0.0
-    """
+    """The cumulative Jensen–Shannon distance ``[m]`` between the columns of ``x [S, m]`` and the
+    same draws weighted by ``weights [S]`` (ArviZ's ``_cjs_dist``; 0 for a constant column)."""
     x = np.asarray(x, np.float64)
     s = len(x)
     order = np.argsort(x, axis=0, kind="stable")
@@ -102,9 +82,8 @@ def cjs_distance(x, weights) -> np.ndarray:
 
 
 def sensitivity_values(x, log_weights: tuple, delta: float) -> np.ndarray:
-    """The power-scaling sensitivity ``[m]`` of the columns of ``x [S, m]`` given the log
-    weights ``[S]`` of α = 1/(1 + δ) and 1 + δ: the larger CJS distance of x and −x at each,
-    summed and divided by 2·log₂(1 + δ) (ArviZ's ``psens``)."""
+    """Power-scaling sensitivity ``[m]`` of the columns of ``x`` given the log weights of
+    α = 1/(1 + δ) and 1 + δ (ArviZ's ``psens``)."""
     total = 0.0
     for lw in log_weights:
         w = np.exp(lw - lw.max())
@@ -334,29 +313,19 @@ def _mean_auprc(values) -> float:
 
 
 def _scorer_metrics(models, q, g, k: int, relevance):
-    """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of the anchor models ``models[1:]``
-    against the reference ``models[0]`` (the α = 1 scorer)."""
-    from ..retrieval.divergence import divergence, top_k
-    from ..retrieval.metrics import auprc
+    """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of ``models[1:]`` against ``models[0]``."""
+    from ..retrieval.divergence import top_k
+    from .uncertainty import model_auprc, overlap
 
     ref, _ = top_k(models[0], q, g, k)
-    overlaps = []
-    for model in models[1:]:
-        idx, _ = top_k(model, q, g, k)
-        overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
-    aps = None
-    if relevance is not None:  # queries without a relevant item: NaN
-        aps = [
-            auprc(relevance, -np.asarray(divergence(m, q, g)), no_positive="nan")
-            for m in models[1:]
-        ]
-    return np.asarray(overlaps), (np.asarray(aps) if aps is not None else None)
+    overlaps = [overlap(top_k(model, q, g, k)[0], ref, k) for model in models[1:]]
+    if relevance is None:
+        return np.asarray(overlaps), None
+    return np.asarray(overlaps), np.asarray([model_auprc(m, q, g, relevance) for m in models[1:]])
 
 
 def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
-    """The α grid (sorted, 1 in it) and a note: given α are checked (an α that leaves an exact
-    family's prior improper is an error, from the family); of the default grid such α are left
-    out, which the note says."""
+    """The α grid (sorted, with 1) and a note of the default α left out (given ones are checked)."""
     given = alphas is not None
     grid = sorted({positive("alpha", a) for a in (alphas if given else DEFAULT_ALPHAS)} | {1.0})
     kept, dropped, why = [], [], ""
@@ -447,8 +416,7 @@ def prior_sensitivity(
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(40, 4))
+    >>> broad = np.random.default_rng(0).normal(size=(40, 4))
     >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> post = ad.adapt("gaussian", broad, broad[:6], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> res = ad.prior_sensitivity(post, alphas=(0.8, 1.25), queries=broad[:3], gallery=broad,
@@ -458,7 +426,7 @@ def prior_sensitivity(
     >>> res.table().columns.tolist()
     ['sensitivity', 'at', 'diagnosis']
     """
-    from .uncertainty import default_draws, draws_with_log_prior, no_log_prior
+    from .uncertainty import check_relevance, default_draws, draws_with_log_prior, no_log_prior
 
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
@@ -501,11 +469,7 @@ def prior_sensitivity(
         q = as_matrix("queries", queries, dim=post.dim)
         g = as_matrix("gallery", gallery, dim=post.dim)
         k = integer("k", k, low=1, high=len(g))
-        if relevance is not None and np.shape(relevance) != (len(q), len(g)):
-            raise AnchorDivError(
-                f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
-                f"got {list(np.shape(relevance))}"
-            )
+        check_relevance(relevance, q, g)
     elif relevance is not None:
         raise AnchorDivError("relevance: applies to the retrieval part (queries and gallery)")
 

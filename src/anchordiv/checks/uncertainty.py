@@ -65,11 +65,8 @@ PRIOR_MAX_D = 64
 
 
 def default_draws(post) -> int:
-    """:data:`DEFAULT_DRAWS`, or fewer where that would cost too much: for Gibbs-sampled (exact
-    latent) posteriors as many as :data:`GIBBS_BUDGET` allows per chain after burn-in (at least
-    10 per chain) — at d = 384 and the default rank ≈ 40 draws in 2 parallel chains, fewer
-    draws but independent chains whose ESS ArviZ reports honestly; for covariance draws as many
-    as fit in :data:`DRAW_BYTES` (a 4-component mixture at d = 384: 54 draws)."""
+    """:data:`DEFAULT_DRAWS`, or fewer where that costs too much: the Gibbs budget
+    (:data:`GIBBS_BUDGET` per chain, at least 10) or the memory of covariance draws (:data:`DRAW_BYTES`)."""
     hooks = checks_of(post.family_class)
 
     def budget(params) -> int:  # of an exact posterior's parameters
@@ -87,18 +84,16 @@ def default_draws(post) -> int:
 
 
 def chain_draws(post, num_draws: int, seed: int, chains: int = CHAINS) -> dict:
-    """Exact-posterior draws ``{site: [2, ⌈num_draws/2⌉, ...]}`` as two chains: independent
-    draws, or for Gibbs-sampled families two independent parallel chains (``chains`` of
-    them)."""
+    """Exact-posterior draws ``{site: [chains, ⌈num_draws/chains⌉, ...]}`` (independent, or
+    independent Gibbs chains)."""
     per_chain = -(-num_draws // chains)
     independent = checks_of(post.family_class).chain_draws
     return post.chain_draws(seed, chains, per_chain, independent)
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
-    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``.  An SVI
-    guide's draws are one chain: split into two, independent draws of one fit would show an
-    R-hat of 1.00 that says nothing of whether the fit converged."""
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats; an SVI guide's draws are one chain
+    (split, they would show an R-hat of 1.00 that says nothing of convergence)."""
     if post.variational:
         return chain_draws(post, num_draws, seed, chains=1), None
     if post.independent_draws:  # exact draws
@@ -133,8 +128,7 @@ def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def prior_draws(post, num_draws: int, seed: int) -> dict | None:
-    """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
-    custom NumPyro model or a posterior without ``model_kwargs``)."""
+    """Prior draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's model (None for a custom model)."""
 
     if post.model_kwargs is None or post.custom_model:
         return None
@@ -150,15 +144,11 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
 
 #: leading broad directions the posterior predictive checks project on
 PPC_DIRECTIONS = 3
-PPC_STATISTICS = ("norm", "cosine_to_mean", "projection")
 
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
-    """``[d, k]`` leading directions of the broad prior: the subspace basis of a subspace run,
-    the spectral prior's own eigenbasis, else the top eigenvectors of the family's
-    ``prior_scale`` (the NIW scale matrix, summed over mixture components; the latent kinds'
-    Bingham parameter; from the posterior mean where the model's arguments lack it), else the
-    coordinate axes."""
+    """``[d, k]`` leading broad directions: the subspace basis, the spectral eigenbasis, the top
+    eigenvectors of the family's ``prior_scale``, else the coordinate axes."""
     own = post.principal_directions(k)
     if own is not None:
         return own
@@ -175,9 +165,7 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
 
 
 def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-anchor statistics of anchor sets ``x [..., n, d]`` that a wrong model can fail,
-    unlike the flattened coordinates: ``norm [..., n]``, ``cosine_to_mean [..., n]`` (to the
-    mean of the same set) and ``projection [..., n, k]`` on the broad ``directions [d, k]``."""
+    """Per-anchor ``norm``, ``cosine_to_mean`` and ``projection`` on ``directions`` of ``x [..., n, d]``."""
     x = np.asarray(x, np.float64)
     norm = np.linalg.norm(x, axis=-1)
     mean = x.mean(-2, keepdims=True)
@@ -186,10 +174,8 @@ def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarra
 
 
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
-    """``log_likelihood`` (``targets [chain, draw, anchor]``), ``observed_data``
-    (``targets [anchor, dim]``) and ``posterior_predictive`` (``targets [chain, draw, anchor,
-    dim]``) for ArviZ's LOO and comparison, plus the :func:`ppc_statistics` in both data
-    groups for its posterior predictive plots (:func:`anchordiv.checks.arviz.plot_ppc`)."""
+    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups (with the
+    :func:`ppc_statistics`); the observed data alone where the draws' model is not known."""
 
     flat, shape = _merge(draws)
     obs = np.asarray(targets, np.float64)
@@ -207,10 +193,7 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
 
 
 def likelihood_attrs(post) -> dict[str, str]:
-    """``log_likelihood_model``: which model's likelihood the ``log_likelihood`` and
-    ``posterior_predictive`` groups hold (the family's, or the user's own model of a
-    ``model=`` run) — or why they are left out (a user's model this posterior no longer
-    holds)."""
+    """``log_likelihood_model``: which model's likelihood the groups hold, or why they are left out."""
     name = lambda m: getattr(m, "__qualname__", type(m).__name__)  # noqa: E731
     if not post.custom_model:
         return {
@@ -229,9 +212,8 @@ def likelihood_attrs(post) -> dict[str, str]:
 
 
 def no_log_prior(post) -> str | None:
-    """Why the prior density of ``post``'s draws is not known (None where it is): a user's
-    NumPyro model (its prior is not kept), a posterior without model keywords, or a
-    ``subspace=r`` run (its draws were sampled in r dimensions under a projected prior)."""
+    """Why the prior density of ``post``'s draws is not known (a user's model, no model keywords,
+    a ``subspace=`` run), or None."""
     if post.custom_model:
         return "its draws come from a user's NumPyro model, whose prior anchordiv does not keep"
     if post.model_kwargs is None:
@@ -245,9 +227,8 @@ def no_log_prior(post) -> str | None:
 
 
 def log_prior(post, draws: dict) -> np.ndarray:
-    """``log p(θ_s)`` ``[S]`` of the family's model's prior at draws ``{site: [S, ...]}``: its
-    log joint at one target anchor less that anchor's log likelihood (the parameters' own
-    density, closed form where the family has one; a traced model's plate cannot be empty)."""
+    """``log p(θ_s)`` ``[S]`` of the family's model at ``draws``: the log joint at one target less
+    its log likelihood."""
     why = no_log_prior(post)
     if why is not None:
         raise AnchorDivError(f"log prior: unknown for this {post.kind} posterior: {why}")
@@ -267,10 +248,7 @@ def log_prior(post, draws: dict) -> np.ndarray:
 
 
 def log_prior_group(post, draws: dict) -> dict:
-    """``{"log_prior": {"theta": [chain, draw]}}``, the prior density of each draw
-    (:func:`log_prior`) that power-scaling sensitivity reweights by (``az.psens`` /
-    ``arviz_stats.psense``, :func:`anchordiv.checks.prior_sensitivity`); ``{}`` where it is
-    not known (:func:`no_log_prior`)."""
+    """``{"log_prior": {"theta": [chain, draw]}}`` for ``az.psens``; ``{}`` where unknown."""
     if no_log_prior(post) is not None:
         return {}
     flat, shape = _merge(draws)
@@ -278,9 +256,7 @@ def log_prior_group(post, draws: dict) -> dict:
 
 
 def draws_with_log_prior(post, num_draws: int, seed: int) -> tuple[dict, dict, np.ndarray]:
-    """The draws :func:`inference_data` takes (``{site: [chains, draws, ...]}``), the same
-    with chains merged (``{site: [S, ...]}``) and their log prior ``[S]`` (:func:`log_prior`):
-    what power-scaling reweights (:func:`anchordiv.checks.prior_sensitivity`)."""
+    """``(draws [chains, draws, ...], the same merged [S, ...], log prior [S])``."""
     draws, _ = _chain_draws(post, num_draws, seed)
     flat, _ = _merge(draws)
     return draws, flat, log_prior(post, flat)
@@ -306,9 +282,7 @@ MEASURED_GUIDE = "lowrank"
 
 
 def svi_calibration(kind, guide: str | None = MEASURED_GUIDE) -> str:
-    """The ``calibration`` note of an SVI posterior of ``kind`` (a registered kind or a family
-    class) with ``guide``: what SBC measured, per quantity (the family's ``svi_coverage`` and
-    ``svi_note``, of the low-rank guide: for another guide, said to be not this one's)."""
+    """The ``calibration`` note of an SVI posterior of ``kind`` with ``guide``: what SBC measured."""
     hooks = checks_of(kind if isinstance(kind, type) else get_family(kind))
     measured = hooks.svi_coverage
     guide = guide or "unnamed"
@@ -336,11 +310,8 @@ def svi_calibration(kind, guide: str | None = MEASURED_GUIDE) -> str:
 
 
 def calibration_notes(post) -> dict[str, str]:
-    """``{"calibration", "log_likelihood_note"}`` attributes where the draws are approximate
-    (the measured ``exact_calibration`` of a family's exact draws, :mod:`.families`; SVI guide draws,
-    :func:`svi_calibration`) or where PSIS on the
-    ``log_likelihood`` group would not estimate leave-one-out refits (the family's
-    ``psis_caveat``, :mod:`.families`)."""
+    """``calibration`` and ``log_likelihood_note`` attributes where draws are approximate or PSIS
+    would not estimate leave-one-out refits."""
     hooks, out = checks_of(post.family_class), {}
     if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
@@ -357,14 +328,12 @@ def calibration_notes(post) -> dict[str, str]:
 
 
 def arviz_data(x) -> bool:
-    """Whether ``x`` is ArviZ data (an ``InferenceData``, a ``DataTree``, an xarray dataset)."""
+    """Whether ``x`` is ArviZ data (``InferenceData``, ``DataTree``, an xarray object)."""
     return type(x).__name__ in ("InferenceData", "DataTree", "Dataset", "DataArray")
 
 
 def posterior_argument(post, what: str):
-    """``post`` when it is a :class:`~anchordiv.adaptation.Posterior`; else an
-    :class:`AnchorDivError` that says what ``what`` takes (and, for ArviZ data, that it is the
-    output of :func:`inference_data`, not an input)."""
+    """``post`` if a Posterior, else an AnchorDivError saying what ``what`` takes."""
     from ..adaptation import Posterior
 
     if isinstance(post, Posterior):
@@ -656,7 +625,22 @@ class RetrievalUncertainty:
         )
 
 
-def _auprc(model, queries, gallery, relevance):
+def check_relevance(relevance, q, g) -> None:
+    """An AnchorDivError unless ``relevance`` is None or ``[Q, G]``."""
+    if relevance is not None and np.shape(relevance) != (len(q), len(g)):
+        raise AnchorDivError(
+            f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
+            f"got {list(np.shape(relevance))}"
+        )
+
+
+def overlap(idx, ref, k: int) -> list[float]:
+    """Per query, the fraction of the reference top-k ``ref`` that the top-k ``idx`` keeps."""
+    return [len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)]
+
+
+def model_auprc(model, queries, gallery, relevance) -> np.ndarray:
+    """Per query, the AUPRC of ``model``'s divergence ranking (NaN without a relevant item)."""
     from ..retrieval.divergence import divergence
     from ..retrieval.metrics import auprc
 
@@ -709,11 +693,8 @@ def retrieval_uncertainty(
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
-    >>> ru = ad.retrieval_uncertainty(post, broad[:3], broad, k=3, num_draws=5)
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> ru = ad.retrieval_uncertainty(post, np.eye(4)[:3], np.eye(4), k=3, num_draws=5)
     >>> ru.topk_overlap.shape
     (5, 3)
     """
@@ -724,11 +705,7 @@ def retrieval_uncertainty(
     g = embeddings_argument("gallery", gallery, dim=q.shape[1])
     k = integer("k", k, low=1, high=len(g))
     interval = in_unit_interval("interval", interval)
-    if relevance is not None and np.shape(relevance) != (len(q), len(g)):
-        raise AnchorDivError(
-            f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
-            f"got {list(np.shape(relevance))}"
-        )
+    check_relevance(relevance, q, g)
     point = post.point(which)
     ref, _ = top_k(point, q, g, k)
     overlaps, aps = [], []
@@ -739,13 +716,13 @@ def retrieval_uncertainty(
         disable=num_draws < 20,
     ):
         idx, _ = top_k(model, q, g, k)
-        overlaps.append([len(np.intersect1d(a, b)) / k for a, b in zip(idx, ref)])
+        overlaps.append(overlap(idx, ref, k))
         if relevance is not None:
-            aps.append(_auprc(model, q, g, relevance))
+            aps.append(model_auprc(model, q, g, relevance))
     return RetrievalUncertainty(
         np.asarray(overlaps),
         np.asarray(aps) if aps else None,
-        _auprc(point, q, g, relevance) if relevance is not None else None,
+        model_auprc(point, q, g, relevance) if relevance is not None else None,
         interval,
     )
 
