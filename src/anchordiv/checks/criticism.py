@@ -202,25 +202,14 @@ class PriorComparison:
         elpd_panel(ax1, self.table.rename(index=lambda n: f"{n} ({self.loo[n].estimator})"))
         ax1.set_title("leave-one-out ELPD of the target anchors")
         for i, (name, k) in enumerate(self.pareto_k.items()):
-            ax2.scatter(
-                np.arange(len(k)),
-                k,
-                s=12,
-                color=f"C{i}",
-                label=f"{name} ({self.high_k[name]} > {self.loo[name].threshold:.2f})",
-            )
+            label = f"{name} ({self.high_k[name]} > {self.loo[name].threshold:.2f})"
+            ax2.scatter(np.arange(len(k)), k, s=12, color=f"C{i}", label=label)
             ax2.axhline(self.loo[name].threshold, color=f"C{i}", lw=0.8, ls="--")
         if self.pareto_k:
             ax2.legend(fontsize=8)
         else:
-            ax2.text(
-                0.5,
-                0.5,
-                "no Monte-Carlo estimate",
-                ha="center",
-                va="center",
-                transform=ax2.transAxes,
-            )
+            centre = dict(ha="center", va="center", transform=ax2.transAxes)
+            ax2.text(0.5, 0.5, "no Monte-Carlo estimate", **centre)
         ax2.set_xlabel("target anchor")
         ax2.set_ylabel("Pareto k")
         # ELPDs of many targets are large numbers and anchors many: few ticks, no overlap
@@ -358,27 +347,19 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
     """Closed-form LOO of the NIW model: re-chosen strengths per fold, or held (:func:`loo_pointwise`)."""
     from .diagnostics import loo_pointwise
 
-    eb = _chosen_on_targets(post)
-    n = len(targets)
+    eb, n = _chosen_on_targets(post), len(targets)
     if eb and recipe is not None and n > 1:
+        t, tau = targets, post.tau
         out = np.array(
             [
-                closed_form_heldout(
-                    post, recipe, np.delete(targets, i, 0), targets[i : i + 1], post.tau
-                )[0]
+                closed_form_heldout(post, recipe, np.delete(t, i, 0), t[i : i + 1], tau)[0]
                 for i in range(n)
             ]
         )
-        return Estimate(
-            out,
-            "exact",
-            "closed-form Student-t predictive; data-chosen strengths re-chosen on every T₋ᵢ",
-            p_loo=_p_kfold(post, targets, out, post.tau),
-        )
-    note = "closed-form Student-t predictive of the NIW prior"
-    if eb and n > 1:
-        note += HELD
-    out = loo_pointwise(post.likelihood().exact_prior(), targets)
+        note = "closed-form Student-t predictive; data-chosen strengths re-chosen on every T₋ᵢ"
+    else:
+        out = loo_pointwise(post.likelihood().exact_prior(), targets)
+        note = "closed-form Student-t predictive of the NIW prior" + (HELD if eb and n > 1 else "")
     return Estimate(out, "exact", note, p_loo=_p_kfold(post, targets, out, post.tau))
 
 
@@ -399,30 +380,23 @@ def data_chosen(post, recipe) -> str | None:
         return None
     defaults = OPTIONS.get(post.kind, {})
     opts = {**defaults, **recipe[1]}
+    auto = [k for k in DATA_CHOSEN if k in defaults and isinstance(opts.get(k), str)]
     auto = [
         k
-        for k in DATA_CHOSEN
-        if k in defaults
-        and isinstance(opts.get(k), str)
-        and opts[k] == "auto"
-        and (k != "prior_anchors" or opts.get("beta") == "auto")
+        for k in auto
+        if opts[k] == "auto" and (k != "prior_anchors" or opts.get("beta") == "auto")
     ]
-    if auto:
-        return (
-            f"{', '.join(auto)} {'is' if len(auto) == 1 else 'are'} chosen on the targets "
-            f"('auto'), so a refit on T₋ᵢ has another prior"
-        )
-    return None
+    if not auto:
+        return None
+    verb = "is" if len(auto) == 1 else "are"
+    return f"{', '.join(auto)} {verb} chosen on the targets ('auto'), so a refit on T₋ᵢ has another prior"
 
 
 def psis_unavailable(post) -> str | None:
     """Why PSIS cannot be used on ``post``'s draws (the family's ``psis_caveat``, a delta guide), or None."""
     caveat = checks_of(post.family_class).psis_caveat(post)
-    if caveat is not None:
-        return caveat
-    if post.point_guide:
-        return "a delta guide is a point: nothing to importance-sample"
-    return None
+    point = "a delta guide is a point: nothing to importance-sample" if post.point_guide else None
+    return caveat if caveat is not None else point
 
 
 def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
@@ -472,9 +446,9 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
 def _judged(est: Estimate) -> Estimate:
     """``est`` with its reason to be unreliable set and noted."""
     why = _psis_accepted(est)
-    if why is None:
-        return est
-    return dataclasses.replace(est, unreliable=why, note=f"{est.note}; {why}")
+    return (
+        est if why is None else dataclasses.replace(est, unreliable=why, note=f"{est.note}; {why}")
+    )
 
 
 def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:

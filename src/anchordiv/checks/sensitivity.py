@@ -42,7 +42,7 @@ import warnings
 import numpy as np
 import scipy.special
 
-from ..errors import AnchorDivError, as_matrix, integer, positive, user_stacklevel
+from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from ..threads import limited_blas
 from . import arviz as adz
 from .criticism import k_threshold
@@ -426,7 +426,7 @@ def prior_sensitivity(
     >>> res.table().columns.tolist()
     ['sensitivity', 'at', 'diagnosis']
     """
-    from .uncertainty import check_relevance, default_draws, draws_with_log_prior, no_log_prior
+    from .uncertainty import default_draws, draws_with_log_prior, no_log_prior, retrieval_arguments
 
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
@@ -441,11 +441,8 @@ def prior_sensitivity(
     delta = positive("delta", delta)
     targets = post.fixed.get("targets")
     prior = post.prior
-    closed = (
-        prior is not None
-        and targets is not None
-        and prior.power_scaled_posterior(1.0, targets) is not None
-    )
+    closed = targets is not None and prior is not None
+    closed = closed and prior.power_scaled_posterior(1.0, targets) is not None
     if method == "auto":
         method = "exact" if closed and post.closed_form else "psis"
     if method == "exact" and not closed:
@@ -466,10 +463,7 @@ def prior_sensitivity(
     if retrieval:
         if queries is None or gallery is None:
             raise AnchorDivError("queries and gallery: give both for the retrieval part")
-        q = as_matrix("queries", queries, dim=post.dim)
-        g = as_matrix("gallery", gallery, dim=post.dim)
-        k = integer("k", k, low=1, high=len(g))
-        check_relevance(relevance, q, g)
+        q, g, k = retrieval_arguments(queries, gallery, k, relevance, dim=post.dim)
     elif relevance is not None:
         raise AnchorDivError("relevance: applies to the retrieval part (queries and gallery)")
 
@@ -489,10 +483,9 @@ def prior_sensitivity(
         lws = []
         for a in (1 / (1 + delta), 1 + delta):
             r = (a - 1) * lp
+            exact = method == "exact"
             lws.append(
-                r - scipy.special.logsumexp(r)
-                if method == "exact"
-                else adz.psis_log_weights(r[None])[0][0]
+                r - scipy.special.logsumexp(r) if exact else adz.psis_log_weights(r[None])[0][0]
             )
         for name, v in quantities.items():
             v = np.asarray(v, np.float64)
@@ -509,11 +502,8 @@ def prior_sensitivity(
     else:
         mcse, kvals = [], []
         flat_sites = {site: np.asarray(flat[site], np.float64) for site in sites if site in flat}
-        reff = (
-            1.0
-            if post.independent_draws
-            else min(1.0, adz.ess(lp.reshape(shape)) / s)  # NUTS: the chains' efficiency
-        )
+        # NUTS: the chains' relative efficiency
+        reff = 1.0 if post.independent_draws else min(1.0, adz.ess(lp.reshape(shape)) / s)
         rng = np.random.default_rng(seed + 4)
         summarise = post.family_class.likelihood_type.summarise
         for a in grid:
@@ -538,20 +528,8 @@ def prior_sensitivity(
         ref = int(np.flatnonzero(grid == 1.0)[0])
         order = [ref] + list(range(len(grid)))
         overlap, auprc = _scorer_metrics([models[i] for i in order], q, g, k, relevance)
-    result = PriorSensitivity(
-        method,
-        grid,
-        sens,
-        means,
-        mcse,
-        ks,
-        overlap,
-        auprc,
-        k if retrieval else None,
-        s,
-        delta,
-        note,
-    )
+    fields = (method, grid, sens, means, mcse, ks, overlap, auprc, k if retrieval else None, s)
+    result = PriorSensitivity(*fields, delta, note)
     if result.unreliable:
         warnings.warn(
             f"prior_sensitivity: Pareto k above {k_threshold(s):.2f} at α = "

@@ -43,13 +43,9 @@ from ..anchors.linalg import canonical_signs
 
 # ---- interpretable quantities ----------------------------------------------------------------
 
-STATS = {
-    "potential_energy": "lp",
-    "diverging": "diverging",
-    "num_steps": "n_steps",
-    "accept_prob": "acceptance_rate",
-    "energy": "energy",
-}
+#: NUTS's sample statistics -> ArviZ's names
+STATS = dict(potential_energy="lp", diverging="diverging", num_steps="n_steps")
+STATS.update(accept_prob="acceptance_rate", energy="energy")
 
 
 #: default number of draws of :func:`inference_data`
@@ -458,12 +454,8 @@ def inference_data(
         for k, v in (groups.get(g) or {}).items()
         if v.ndim > 2 and k in hooks.dims
     }
-    dims.update(
-        targets=["anchor"],
-        norm=["anchor"],
-        cosine_to_mean=["anchor"],
-        projection=["anchor", "direction"],
-    )
+    dims.update(targets=["anchor"], norm=["anchor"], cosine_to_mean=["anchor"])
+    dims["projection"] = ["anchor", "direction"]
     idata = adz.from_groups(groups, dims=dims, attrs=attrs)
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
         if g in idata:  # the embedding axis is "dim" everywhere
@@ -576,15 +568,8 @@ class RetrievalUncertainty:
         order = np.argsort(mean)
         lo, hi = np.quantile(self.topk_overlap[:, order], [lo_q, hi_q], axis=0)
         x = np.arange(len(order))
-        ax.fill_between(
-            x,
-            lo,
-            hi,
-            color="C0",
-            alpha=0.25,
-            step="mid",
-            label=f"{round(100 * self.interval)} % interval",
-        )
+        label = f"{round(100 * self.interval)} % interval"
+        ax.fill_between(x, lo, hi, color="C0", alpha=0.25, step="mid", label=label)
         ax.plot(x, mean[order], color="C0", drawstyle="steps-mid", label="mean")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("query (sorted by stability)")
@@ -595,13 +580,7 @@ class RetrievalUncertainty:
             per_draw = np.nanmean(self.auprc, axis=1)
             band = self._band(per_draw)
             ax.hist(per_draw, bins=min(20, max(5, len(per_draw) // 2)), color="C1", alpha=0.7)
-            ax.axvspan(
-                band["low"],
-                band["high"],
-                color="C1",
-                alpha=0.15,
-                label=f"{round(100 * self.interval)} % interval",
-            )
+            ax.axvspan(band["low"], band["high"], color="C1", alpha=0.15, label=label)
             ax.axvline(float(np.nanmean(self.point_auprc)), color="k", lw=1, label="point model")
             ax.set_xlabel("mean AUPRC over queries")
             ax.set_ylabel("posterior draws")
@@ -625,13 +604,17 @@ class RetrievalUncertainty:
         )
 
 
-def check_relevance(relevance, q, g) -> None:
-    """An AnchorDivError unless ``relevance`` is None or ``[Q, G]``."""
+def retrieval_arguments(queries, gallery, k, relevance, dim=None) -> tuple:
+    """``(queries [Q, d], gallery [G, d], k)`` checked, and ``relevance`` None or ``[Q, G]``."""
+    q = embeddings_argument("queries", queries, dim=dim)
+    g = embeddings_argument("gallery", gallery, dim=q.shape[1])
+    k = integer("k", k, low=1, high=len(g))
     if relevance is not None and np.shape(relevance) != (len(q), len(g)):
         raise AnchorDivError(
             f"relevance: expected shape [Q, G] = {[len(q), len(g)]}, "
             f"got {list(np.shape(relevance))}"
         )
+    return q, g, k
 
 
 def overlap(idx, ref, k: int) -> list[float]:
@@ -701,11 +684,8 @@ def retrieval_uncertainty(
     from ..retrieval.divergence import top_k
 
     post = posterior_argument(post, "retrieval_uncertainty")
-    q = embeddings_argument("queries", queries)
-    g = embeddings_argument("gallery", gallery, dim=q.shape[1])
-    k = integer("k", k, low=1, high=len(g))
+    q, g, k = retrieval_arguments(queries, gallery, k, relevance)
     interval = in_unit_interval("interval", interval)
-    check_relevance(relevance, q, g)
     point = post.point(which)
     ref, _ = top_k(point, q, g, k)
     overlaps, aps = [], []
