@@ -444,11 +444,12 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
 
 
 def _judged(est: Estimate) -> Estimate:
-    """``est`` with its reason to be unreliable set and noted."""
-    why = _psis_accepted(est)
-    return (
-        est if why is None else dataclasses.replace(est, unreliable=why, note=f"{est.note}; {why}")
-    )
+    """``est`` marked unreliable (and noted) when a Pareto k is above its threshold."""
+    why = monte_carlo_reason(est.pareto_k, est.num_draws, "the importance ratios")
+    if why is None:
+        return est
+    why = f"PSIS unreliable: {why}"
+    return dataclasses.replace(est, unreliable=why, note=f"{est.note}; {why}")
 
 
 def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
@@ -459,17 +460,7 @@ def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
     return np.array_split(np.random.default_rng(seed).permutation(n), k)
 
 
-def kfold_loo(
-    kind: str,
-    recipe,
-    targets: np.ndarray,
-    tau,
-    folds: int,
-    num_draws: int | None,
-    seed: int,
-    why: str,
-    post=None,
-) -> Estimate:
+def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None) -> Estimate:
     """K-fold ELPD of one candidate: each fold by the closed-form predictive where ``post`` has one,
     else by refits scored by ``log mean_s p(t | θ_s)`` (or the family's conditional predictive),
     with Pareto k / draws-doubling reliability (module docstring)."""
@@ -651,31 +642,16 @@ def _auto(post, recipe) -> tuple[str, str | None]:
     return ("kfold", why) if why else ("psis", None)
 
 
-def _psis_accepted(est: Estimate) -> str | None:
-    """Why a PSIS estimate is not accepted (a Pareto k above its threshold), or None."""
-    why = monte_carlo_reason(est.pareto_k, est.num_draws, "the importance ratios")
-    return None if why is None else f"PSIS unreliable: {why}"
-
-
 #: what every row of a comparison estimates
 QUANTITY = "Σᵢ log p(tᵢ | ·) of the targets as given (a density in R^d)"
 
 
 @limited_blas
 def estimate_table(
-    candidates: dict,
-    targets: np.ndarray,
-    *,
-    estimator: str = "auto",
-    tau=None,
-    folds: int = 10,
-    num_draws: int | None = None,
-    seed: int = 0,
+    candidates: dict, targets, *, estimator="auto", tau=None, folds=10, num_draws=None, seed=0
 ) -> tuple[dict, dict, str]:
     """``({name: Estimate}, {name: InferenceData}, note)``: one estimator over ``candidates
     {name: (kind, recipe, posterior)}`` (module docstring)."""
-    if estimator not in ESTIMATORS:
-        raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     loo: dict = {}
     idata: dict = {}
     plan: dict = {}
@@ -726,17 +702,8 @@ def estimate_table(
                     f"Posterior and the comparison needs K-fold refits ({why}); pass it as "
                     f"broad anchors or an options dict so it can be refit"
                 )
-            loo[name] = kfold_loo(
-                kind,
-                recipe,
-                targets,
-                tau if tau is not None else post.tau,
-                folds,
-                num_draws,
-                seed,
-                why,
-                post=post,
-            )
+            t = post.tau if tau is None else tau
+            loo[name] = kfold_loo(kind, recipe, targets, t, folds, num_draws, seed, why, post=post)
         return loo, idata, f"{note}; every row is {QUANTITY}"
     for name, (e, _) in plan.items():
         if e == "exact":

@@ -33,16 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..adaptation.capabilities import is_conjugate
-from ..adaptation.hooks import (
-    N_EIGEN,
-    OWN_SITE_MAX,
-    SMALL_D,
-    Hooks,
-    cosine,
-    declared_hooks,
-    own_sites,
-    principal_angles,
-)
+from ..adaptation.hooks import OWN_SITE_MAX, Hooks, declared_hooks, own_sites
 from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
@@ -139,9 +130,10 @@ def checks_of(fam) -> Hooks:
     return Hooks(**{**defaults, **found})
 
 
-def norms_and_cosines(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Per site: a scalar site itself, else its norm and cosine to the point summary."""
-    out = {}
+def site_quantities(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The default quantities: a scalar site itself, else its norm and cosine to the point
+    summary (and itself up to :data:`OWN_SITE_MAX` values per draw); other latent sites."""
+    out, small = {}, {}
     for site in sites:
         x = np.asarray(draws[site], np.float64)
         if x.ndim == 2:
@@ -149,19 +141,11 @@ def norms_and_cosines(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
             continue
         flat = x.reshape(x.shape[:2] + (-1,))
         r = np.asarray(ref[site], np.float64).reshape(-1)
-        norm = np.linalg.norm(flat, axis=-1)
-        out[f"{site}_norm"] = norm
+        out[f"{site}_norm"] = norm = np.linalg.norm(flat, axis=-1)
         out[f"{site}_cosine"] = flat @ r / np.maximum(norm * np.linalg.norm(r), 1e-300)
-    return out
-
-
-def site_quantities(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
-    """The default quantities: :func:`norms_and_cosines`, small sites themselves, other latent sites."""
-    out = norms_and_cosines(sites, draws, ref)
-    for site in sites:
-        x = np.asarray(draws[site])
-        if site not in out and int(np.prod(x.shape[2:], dtype=int)) <= OWN_SITE_MAX:
-            out[site] = x
+        if flat.shape[-1] <= OWN_SITE_MAX:
+            small[site] = np.asarray(draws[site])
+    out.update(small)
     return {**out, **own_sites(sites, draws, out)}
 
 
@@ -193,16 +177,4 @@ def independent_chains(params, rng, chains: int, n: int) -> dict[str, np.ndarray
     return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in d.items()}
 
 
-__all__ = [
-    "CHECKS",
-    "CURVE_NUTS",
-    "N_EIGEN",
-    "OWN_SITE_MAX",
-    "SMALL_D",
-    "checks_of",
-    "cosine",
-    "own_sites",
-    "principal_angles",
-    "register_checks",
-    "site_quantities",
-]
+__all__ = ["CHECKS", "CURVE_NUTS", "checks_of", "register_checks", "site_quantities"]

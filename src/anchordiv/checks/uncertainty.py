@@ -36,7 +36,8 @@ from .._safeio import check_hdf5
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
-from .families import checks_of, own_sites
+from ..adaptation.hooks import own_sites
+from .families import checks_of
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
 
