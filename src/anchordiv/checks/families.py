@@ -40,7 +40,7 @@ from ..errors import AnchorDivError
 
 #: the adaptation curves' method for a family that is not conjugate and declares none: a short
 #: NUTS run in full d
-CURVE_NUTS = NUTS(num_warmup=200, num_samples=200, num_chains=1, progress=False)
+CURVE_NUTS = NUTS(**{"num_warmup": 200, "num_samples": 200, "num_chains": 1, "progress": False})
 
 #: registered family class -> the hooks its class itself declares (read live, read-only)
 CHECKS = LiveMapping(

@@ -173,18 +173,17 @@ def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarra
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups (with the
     :func:`ppc_statistics`); the observed data alone where the draws' model is not known."""
-
-    flat, shape = _merge(draws)
-    obs = np.asarray(targets, np.float64)
-    v = broad_directions(post)
+    obs, v = np.asarray(targets, np.float64), broad_directions(post)
+    observed = {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
     lik = post.model_likelihood()  # the model the draws come from (a user's, model=)
     if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
-        return {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
-    ll = lik.log_density(flat, targets)
+        return observed
+    flat, shape = _merge(draws)
+    ll = {"targets": _split(lik.log_density(flat, targets), shape)}
     pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
-        "log_likelihood": {"targets": _split(ll, shape)},
-        "observed_data": {"targets": obs, **ppc_statistics(obs, v)},
+        "log_likelihood": ll,
+        **observed,
         "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
     }
 
@@ -192,20 +191,18 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
 def likelihood_attrs(post) -> dict[str, str]:
     """``log_likelihood_model``: which model's likelihood the groups hold, or why they are left out."""
     name = lambda m: getattr(m, "__qualname__", type(m).__name__)  # noqa: E731
-    if not post.custom_model:
-        return {
-            "log_likelihood_model": f"the {post.kind} family's model ({name(post.family_class.model)})"
-        }
-    if post.user_model is not None:
-        return {"log_likelihood_model": f"the user's model ({name(post.user_model[0])}), traced"}
     why = "a saved posterior" if post.subspace is None else "a subspace= run (projected targets)"
-    return {
-        "log_likelihood_model": (
+    if not post.custom_model:
+        what = f"the {post.kind} family's model ({name(post.family_class.model)})"
+    elif post.user_model is not None:
+        what = f"the user's model ({name(post.user_model[0])}), traced"
+    else:
+        what = (
             "none: the draws come from a user's model (model=) that this posterior does not "
             f"hold ({why}); log_likelihood and posterior_predictive are left out rather than "
             f"filled with the {post.kind} family's likelihood, which is not the model sampled"
         )
-    }
+    return {"log_likelihood_model": what}
 
 
 def no_log_prior(post) -> str | None:
