@@ -1,22 +1,12 @@
 """Posterior uncertainty: ArviZ InferenceData of interpretable quantities, retrieval stability
 across posterior draws, and InferenceData persistence.
 
-Quantities per family (each draw compared with the posterior-mean point summary; the hooks of
-:mod:`.families`, whose default for a family of one's own is each site's norm and cosine):
-
-* gaussian: ``mean_cosine`` (cosine between the drawn and the point mean), ``mean_norm``,
-  ``cov_trace``, ``cov_eigenvalues`` (leading 5), ``leading_axis_angle`` (degrees between the
-  drawn and the point covariance's leading eigenvector); for d ≤ 8 also ``mu`` and ``Sigma``;
-* latent kinds: ``principal_angles`` (degrees, between the drawn and the point subspace,
-  ascending) and ``max_principal_angle``;
-* mixture: ``weights``, ``mean_cosine``, ``cov_trace`` per component.
-
-NUTS runs add the sample statistics (``lp``, ``diverging``, ``n_steps``, ``acceptance_rate``,
-``energy``), so ``az.summary``, ``az.ess``, ``az.rhat`` and ArviZ's plots work.  The data
-object is the installed ArviZ's (``arviz.InferenceData`` on 0.x, ``xarray.DataTree`` on 1.x;
-:mod:`anchordiv.checks.arviz` is the library's one contact with ArviZ).  Exact posteriors give
-two chains: independent draws, or for the latent kinds (Gibbs draws) two independent Gibbs
-chains, so ESS and R-hat are honest.
+The quantities are each family's (its ``quantities`` hook, :mod:`.families`: the gaussian kind's
+mean cosine, covariance trace and eigenvalues, the latent kinds' principal angles, ...; by
+default each site's norm and cosine to the posterior-mean point summary).  NUTS runs add the
+sample statistics, so ``az.summary``, ``az.ess``, ``az.rhat`` and ArviZ's plots work.  The data
+object is the installed ArviZ's (:mod:`anchordiv.checks.arviz`).  Exact posteriors give two
+chains (independent draws, or two independent Gibbs chains), so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
