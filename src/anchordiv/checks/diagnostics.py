@@ -27,12 +27,11 @@ mean, covariance ``tr(C)/d · I``), and :func:`diagnose` reports their differenc
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
-import scipy.special
 
 from .._tolerance import kept_singular_values
 from ..errors import AnchorDivError, as_matrix, integer, positive
 from ..adaptation.families.gaussian import NIW, NIWPrior, check_nu0
+from ..adaptation.hooks import principal_angles as subspace_angles
 from ..adaptation.statistics import broad_moments, scatter
 from ..anchors.linalg import canonical_signs
 from ..threads import limited_blas
@@ -71,7 +70,7 @@ def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray
     t = target_subspace(targets, k)
     if t.shape[1] == 0:
         return np.zeros(0)
-    return scipy.linalg.subspace_angles(leading_directions(cov, k), t)
+    return np.radians(subspace_angles(leading_directions(cov, k), t))[::-1]
 
 
 def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
