@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..adaptation.capabilities import is_conjugate
-from ..adaptation.hooks import OWN_SITE_MAX, Hooks, declared_hooks, own_sites
+from ..adaptation.hooks import OWN_SITE_MAX, Hooks, cosine, declared_hooks, own_sites
 from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
@@ -140,9 +140,8 @@ def site_quantities(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
             out[site] = x
             continue
         flat = x.reshape(x.shape[:2] + (-1,))
-        r = np.asarray(ref[site], np.float64).reshape(-1)
-        out[f"{site}_norm"] = norm = np.linalg.norm(flat, axis=-1)
-        out[f"{site}_cosine"] = flat @ r / np.maximum(norm * np.linalg.norm(r), 1e-300)
+        out[f"{site}_norm"] = np.linalg.norm(flat, axis=-1)
+        out[f"{site}_cosine"] = cosine(flat, np.asarray(ref[site], np.float64).reshape(-1))
         if flat.shape[-1] <= OWN_SITE_MAX:
             small[site] = np.asarray(draws[site])
     out.update(small)

@@ -26,7 +26,7 @@ from .._safeio import check_hdf5
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
-from ..adaptation.hooks import own_sites
+from ..adaptation.hooks import cosine, own_sites
 from .families import checks_of
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
@@ -154,10 +154,8 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
 def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
     """Per-anchor ``norm``, ``cosine_to_mean`` and ``projection`` on ``directions`` of ``x [..., n, d]``."""
     x = np.asarray(x, np.float64)
-    norm = np.linalg.norm(x, axis=-1)
-    mean = x.mean(-2, keepdims=True)
-    cos = (x * mean).sum(-1) / np.maximum(norm * np.linalg.norm(mean, axis=-1), 1e-300)
-    return {"norm": norm, "cosine_to_mean": cos, "projection": x @ directions}
+    cos = cosine(x, x.mean(-2, keepdims=True))
+    return {"norm": np.linalg.norm(x, axis=-1), "cosine_to_mean": cos, "projection": x @ directions}
 
 
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
