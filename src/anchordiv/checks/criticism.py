@@ -59,6 +59,7 @@ optimum gives NaN weights and a warning, never made-up ones.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -542,21 +543,20 @@ class LazyDraws(Mapping):
     """Posterior draws ``{site: [S, ...]}`` made on first access."""
 
     def __init__(self, make):
-        self._make, self._draws = make, None
+        self._make = make
 
-    def _get(self) -> dict:
-        if self._draws is None:
-            self._draws = self._make()
-        return self._draws
+    @functools.cached_property
+    def _draws(self) -> dict:
+        return self._make()
 
     def __getitem__(self, key):
-        return self._get()[key]
+        return self._draws[key]
 
     def __iter__(self):
-        return iter(self._get())
+        return iter(self._draws)
 
     def __len__(self) -> int:
-        return len(self._get())
+        return len(self._draws)
 
 
 def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:

@@ -12,9 +12,9 @@ central 90 % interval is the fraction of simulations whose u lies in [0.05, 0.95
 draws (Gibbs, NUTS) give non-uniform ranks even when the sampler is right: ``thin`` keeps every
 thin-th draw (thin to about the autocorrelation time).
 
-    result = ad.uncertainty.sbc(prior_sampler, simulator, inference,
-                                {"trace": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1)},
-                                num_simulations=200, seed=0)
+    result = ad.sbc(prior_sampler, simulator, inference,
+                    {"trace": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1)},
+                    num_simulations=200, seed=0)
     result.summary()          # χ² and KS p-values, 90 % coverage per quantity
     result.plot("sbc.png")    # rank histograms with the 99 % band of a uniform histogram
     result.plot_ecdf("ecdf.png")   # ECDF difference with the simultaneous 95 % band
