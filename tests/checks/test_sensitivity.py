@@ -134,6 +134,7 @@ def test_cjs_distance_is_arviz_s_on_every_column():
     for j in range(3):
         assert out[j] == pytest.approx(float(cjs_distance(x[:, [j]], w)[0]), rel=1e-12)
     assert cjs_distance(np.ones((10, 1)), w[:10])[0] == 0.0  # a constant does not move
+    assert cjs_distance(np.linspace(0.0, 1.0, 5)[:, None], np.ones(5))[0] == 0.0  # unweighted
     assert np.all(out > 0)
 
 
