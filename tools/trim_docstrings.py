@@ -4,20 +4,23 @@ sections where a user reads them, a one-line summary on a private helper).
 Usage (from the repository root; paths are files or folders)::
 
     PYTHONPATH=src python tools/trim_docstrings.py src/anchordiv/data src/anchordiv/io.py
-    PYTHONPATH=src python tools/trim_docstrings.py --check src/anchordiv   # exit 1 if it would change
+    PYTHONPATH=src python tools/trim_docstrings.py --check src/anchordiv  # exit 1: would change
 
 *Public* is where a user reads numpydoc (``tests/test_docstring_sections.py``'s rule): every
 object in the ``__all__`` of ``anchordiv`` or of one of its non-private packages (a module
 listed there is not expanded) and, for a public class (or the class of a public instance),
 the methods, properties and nested classes that it and its anchordiv bases define, dunders
-included.  ``--broad`` also keeps what the API reference renders (``docs/_ext/apigen.py``):
-the ``__all__`` of every non-private module and the public functions and classes of a module
-named in an ``__all__``.  Public too: what the README, the guides and the notebooks name
-(``--docs``: ``anchordiv.x.y``, ``ad.x.y``, ``from anchordiv.x import y``, ``module.y``).  Also kept whole: module docstrings, docstrings with
-a ``>>>`` example (``tests/test_doctests.py`` runs those), and the docstrings of the methods
-in :data:`KEEP_NAMES` (the CLI builds ``--help`` from them).  Every other function, method or
-class docstring of more than one paragraph becomes its first paragraph (the summary, which
-holds the shapes), re-wrapped only if the closing quotes would pass the line length.
+included (``--level packages``, the default).  ``--level top`` keeps only the objects of
+``anchordiv.__all__``; ``--level modules`` also keeps all the API reference renders
+(``docs/_ext/apigen.py``): the ``__all__`` of every non-private module and the public
+functions and classes of a module named in an ``__all__``.  Public too, at every level: what
+the README, the guides and the notebooks name (``--docs``: ``anchordiv.x.y``, ``ad.x.y``,
+``from anchordiv.x import y``, ``module.y``).  Also kept whole: module docstrings, docstrings
+with a ``>>>`` example (``tests/test_doctests.py`` runs those), and the docstrings of the
+methods in :data:`KEEP_NAMES` (the CLI builds ``--help`` from them).  Every other function,
+method or class docstring of more than one paragraph becomes its first paragraph (the
+summary, which holds the shapes), re-wrapped only if the closing quotes would pass the line
+length.
 
 Only docstring string nodes change: each rewritten module is checked to parse to the same AST
 once docstrings are removed, and a second run changes nothing."""
@@ -76,14 +79,16 @@ def _add_object(obj: object, root: str, out: set[tuple[str, str]]) -> None:
         _add_class(type(obj), root, out)
 
 
-def public_set(root: str, broad: bool = False) -> set[tuple[str, str]]:
+def public_set(root: str, level: str = "packages") -> set[tuple[str, str]]:
     """``{(module, qualname)}`` of the public objects of package ``root`` (module docstring);
-    ``broad`` adds everything the API reference renders."""
+    ``level``: "top" (``root.__all__``), "packages" (and its packages') or "modules" (and every
+    module's, and the members of listed modules: all the API reference renders)."""
+    broad = level == "modules"
     package = importlib.import_module(root)
     packages = [root] + [
         info.name
         for info in pkgutil.walk_packages(package.__path__, f"{root}.")
-        if (info.ispkg or broad) and not _is_private(info.name)
+        if level != "top" and (info.ispkg or broad) and not _is_private(info.name)
     ]
     out: set[tuple[str, str]] = set()
     listed: set[str] = set()
@@ -313,14 +318,19 @@ def main(argv: list[str] | None = None) -> int:
         default=["README.md", "docs", "notebooks"],
         help="user-facing texts whose named objects stay public (default: %(default)s)",
     )
-    parser.add_argument("--broad", action="store_true", help="keep all the API reference renders")
+    parser.add_argument(
+        "--level",
+        choices=("top", "packages", "modules"),
+        default="packages",
+        help="whose __all__ is public (module docstring; default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     publics: dict[str, set[tuple[str, str]]] = {}
     total, changed = 0, 0
     for path in files(args.paths):
         module, root = module_name(path)
         if root not in publics:
-            publics[root] = public_set(root, args.broad) | referenced(root, args.docs)
+            publics[root] = public_set(root, args.level) | referenced(root, args.docs)
         text = path.read_text(encoding="utf-8")
         new = trim_source(text, module, publics[root])
         removed = text.count("\n") - new.count("\n")
