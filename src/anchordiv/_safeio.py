@@ -237,15 +237,7 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
-    """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order.
-
-    Before any data is read, the archive is checked as a whole from its end record and zip
-    directory — at most :data:`MAX_MEMBERS` members, inflating all together to at most
-    :data:`MAX_INFLATE_RATIO` times the file's size beyond :data:`FREE_INFLATE_BYTES` (one
-    budget per load) — and each member (not encrypted, stored or deflated) from its ``.npy``
-    header (a plain dtype, a shape whose size is the member's size; ``expect``,
-    ``{name: [dtype, shape]}``, if given, must match), so a small file never makes a large
-    allocation.  The bytes inflated are counted against the budget while reading too."""
+    """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order."""
     path = Path(path)
     out: dict[str, np.ndarray] = {}
     try:
@@ -547,9 +539,7 @@ def _aside_swap(tmp: Path, path: Path) -> None:
 def atomic_dir(path, overwrite: bool = False):
     """Write a directory atomically: yields an empty temporary sibling to write into, then
     swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
-    Writers of one ``path`` take turns (:func:`writer_lock`).
-
-    ``path`` is checked first (:func:`~anchordiv.errors.check_output`)."""
+    Writers of one ``path`` take turns (:func:`writer_lock`)."""
     from .errors import check_output
 
     path = Path(path)

@@ -72,11 +72,7 @@ class OutputExistsError(AnchorDivError):
 def check_output(path, overwrite: bool = False, *, file: bool = False):
     """The one rule of every writer (``save_model``, ``prior.save``, ``post.save``,
     ``save_inference_data``, ``save_embeddings``, ``Curve.write``, every CLI ``-o``): ``path``
-    as a ``pathlib.Path`` it may write to.
-
-    A directory destination (the default) that exists and is not empty, or a ``file``
-    destination that exists, raises :class:`OutputExistsError` unless ``overwrite``; a file where
-    a directory is wanted (or the reverse) is always an :class:`AnchorDivError`."""
+    as a ``pathlib.Path`` it may write to."""
     from pathlib import Path
 
     path = Path(path)
@@ -102,13 +98,8 @@ def check_output(path, overwrite: bool = False, *, file: bool = False):
 def as_matrix(
     name: str, x, *, dim: int | None = None, min_rows: int = 1, check_finite: bool = True
 ) -> np.ndarray:
-    """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1, d]``).
-
-    Floating dtypes are kept (float32 stays float32).  Raises if the array is empty, not of a
-    floating dtype (boolean/integer/complex/object: e.g. a relevance matrix passed as embeddings;
-    cast with ``.astype(np.float32)`` if intended), not 1-D/2-D, has fewer than ``min_rows`` rows, a last axis other than ``dim``, or any NaN/inf
-    entry.
-    """
+    """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1,
+    d]``)."""
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
         raise AnchorDivError(

@@ -118,14 +118,7 @@ def shipped_priors() -> dict[str, Path]:
 
 
 def resolve_prior(path) -> Path:
-    """The bundle ``path`` names.
-
-    A bare name (no directory part, e.g. ``"wordnet-visual-art"`` or
-    ``"wordnet-visual-art-gaussian"``) of a shipped prior means the shipped prior; a local
-    folder of the same name is then reached with a path (``"./wordnet-visual-art"``), and a bare
-    name that is both is an :class:`AnchorDivError` rather than a silent choice.  Anything else
-    is a path to a saved bundle.  An :class:`AnchorDivError` lists the shipped names when
-    ``path`` is neither."""
+    """The bundle ``path`` names."""
     name = os.fspath(path)
     p = Path(name)
     bare = os.sep not in name and "/" not in name and name not in (".", "..")
@@ -181,11 +174,7 @@ def write_bundle(
 ) -> Path:
     """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`:
     a kill at any instant leaves the old bundle or the new one); an existing non-empty ``path``
-    is refused unless ``overwrite`` (:func:`check_output`).
-
-    The card gets the package version, the time, the arrays' dtypes and shapes
-    (``array_specs``), their SHA-256 (``data_hash``) and the SHA-256 of the card's content
-    (``digest``: every field but itself, :func:`~._safeio.card_digest`)."""
+    is refused unless ``overwrite`` (:func:`check_output`)."""
     with atomic_dir(path, overwrite) as tmp:
         write_bundle_files(tmp, arrays, card)
     return Path(path)
@@ -274,13 +263,7 @@ def read_bundle(
     """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's ``data_hash``
     and the card its ``digest`` (cards written before the digest existed: the arrays only);
     with ``sha256`` the bundle's digest (:func:`bundle_digest`) must equal it (checked whatever
-    ``verify`` says).
-
-    Every member's dtype and shape is checked before it is read (:func:`~._safeio.read_npz`;
-    against the card's ``array_specs`` where it has them); a missing, truncated or corrupt
-    ``arrays.npz`` or ``card.json`` raises :class:`AnchorDivError` naming the file and the
-    problem; so does a card ``dim`` that is no array's axis length (the loaders check it
-    exactly against what they build).  Arrays come back in the machine's byte order."""
+    ``verify`` says)."""
     path = Path(path)
     where = bundle_dir(path)
     if not (where / CARD).is_file() or not (where / ARRAYS).is_file():

@@ -87,27 +87,7 @@ def plot_curve(
     title: str = "adaptation curve",
     ylabel: str = "mean AUPRC",
 ) -> Path:
-    """AUPRC against target-anchor budget (log x), one line per model with its interval band.
-
-    Parameters
-    ----------
-    summary : list of dict
-        Rows with ``model, budget, auprc, low, high`` (``role`` picks the line style), e.g.
-        ``Curve.summary()``.
-    path : str or Path
-        The PNG to write.
-    prevalence : float, optional
-        Draw the random-ranking level.
-    title : str, default "adaptation curve"
-        Plot title.
-    ylabel : str, default "mean AUPRC"
-        y-axis label.
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """AUPRC against target-anchor budget (log x), one line per model with its interval band."""
     plt = pyplot()
     models = list(dict.fromkeys(r["model"] for r in summary))
     colours = distinct_colours(len(models))
@@ -219,22 +199,7 @@ def plot_scores(
 
 
 def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
-    """The ELBO against step, symlog y so early and late steps both show.
-
-    Parameters
-    ----------
-    elbo : numpy.ndarray, shape [steps]
-        The ELBO (or loss) per step.
-    path : str or Path
-        The PNG to write.
-    title : str, default "SVI"
-        Plot title.
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """The ELBO against step, symlog y so early and late steps both show."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(np.arange(1, len(elbo) + 1), elbo, lw=1)

@@ -87,9 +87,7 @@ def provenance_of(x) -> dict:
 
 
 def common_provenance(**named) -> dict:
-    """The provenance shared by the named arrays; arrays of two different encoders are an error.
-
-    Arrays without provenance are ignored (nothing is known about them)."""
+    """The provenance shared by the named arrays; arrays of two different encoders are an error."""
     seen = {name: provenance_of(x) for name, x in named.items() if provenance_of(x).get("encoder")}
     encoders = {p["encoder"] for p in seen.values()}
     if len(encoders) > 1:

@@ -40,14 +40,7 @@ STATS: collections.Counter = collections.Counter()
 
 
 def cache_dir() -> Path:
-    """The anchordiv cache directory (created on first use by the writers).
-
-    Returns
-    -------
-    Path
-        ``$ANCHORDIV_CACHE`` if set, else ``$XDG_CACHE_HOME/anchordiv`` (default
-        ``~/.cache/anchordiv``).
-    """
+    """The anchordiv cache directory (created on first use by the writers)."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -128,20 +121,7 @@ def _paths(key: str, root: Path | None) -> tuple[Path, Path]:
 
 
 def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
-    """The cached array for ``key``.
-
-    Parameters
-    ----------
-    key : str
-        A :func:`content_key`.
-    root : Path, optional
-        Cache directory (default :func:`cache_dir`).
-
-    Returns
-    -------
-    numpy.ndarray or None
-        The array; ``None`` if absent, ``None`` with a warning if corrupt.
-    """
+    """The cached array for ``key``."""
     npy, manifest = _paths(key, root)
     if not manifest.is_file():
         return None
@@ -180,24 +160,7 @@ def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | Non
 
 
 def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None) -> Path:
-    """Write an array and its manifest atomically (array first, manifest last).
-
-    Parameters
-    ----------
-    key : str
-        A :func:`content_key`.
-    arr : numpy.ndarray
-        The embeddings.
-    info : dict
-        JSON-able manifest fields (encoder, kind, count).
-    root : Path, optional
-        Cache directory (default :func:`cache_dir`).
-
-    Returns
-    -------
-    Path
-        The array's path.
-    """
+    """Write an array and its manifest atomically (array first, manifest last)."""
     npy, manifest = _paths(key, root)
     npy.parent.mkdir(parents=True, exist_ok=True)
     clean_legacy_temporaries(npy)
@@ -299,24 +262,7 @@ PACK_ROWS = 1024
 class ImageStore:
     """Per-file image embeddings of one encoder and preprocessing, keyed by each file's
     content SHA-256: any subset, superset, reordering or moved copy of a tree finds every
-    image it has seen before.
-
-    The store is ``<cache>/images/<space>/`` (``space`` hashes ``space_id``: the encoder id with
-    its weights, the preprocessing and the reader version), holding ``space.json`` (the id) and
-    packs ``pack-<time>-<pid>-<random>.npy`` + ``.json`` (the manifest: the files' digests in row
-    order, shape, dtype, SHA-256 of the array).  A pack's array is renamed into place before its
-    manifest, so a kill leaves no manifest without its array; packs are never rewritten, and
-    every writer names its own, so two runs at once only add packs (a digest in two packs is
-    read from either).  A pack that does not match its manifest is reported, removed and its
-    images re-encoded.
-
-    Parameters
-    ----------
-    space_id : str
-        The encoder id with weights, preprocessing and reader version.
-    root : Path, optional
-        Cache directory (default :func:`cache_dir`).
-    """
+    image it has seen before."""
 
     def __init__(self, space_id: str, root: Path | None = None) -> None:
         self.id = space_id
@@ -402,19 +348,7 @@ def _size(path: Path) -> int:
 
 def cache_summary(root: Path | None = None) -> dict:
     """What the cache holds: per image space its encoder id, images, packs and bytes; the text
-    and other entries; the file-digest index; JAX's compiled programs.
-
-    Parameters
-    ----------
-    root : Path, optional
-        Cache directory (default :func:`cache_dir`).
-
-    Returns
-    -------
-    dict
-        ``{"root", "images": [{id, dir, images, packs, bytes, newest}], "embeddings":
-        {entries, bytes}, "files": {folders, bytes}, "xla": {bytes}}``.
-    """
+    and other entries; the file-digest index; JAX's compiled programs."""
     from .._safeio import read_json
 
     root = Path(root) if root else cache_dir()
@@ -469,26 +403,7 @@ def prune(
     dry_run: bool = False,
 ) -> list[Path]:
     """Delete cache entries: the image spaces whose encoder id contains ``encoder``, the
-    entries and packs not written for ``older_than_days`` days, or ``everything``.
-
-    Parameters
-    ----------
-    root : Path, optional
-        Cache directory (default :func:`cache_dir`).
-    encoder : str, optional
-        A substring of the encoder ids whose image embeddings are removed.
-    older_than_days : float, optional
-        Remove image packs, text entries and digest records older than this.
-    everything : bool, default False
-        Remove the whole cache directory's contents.
-    dry_run : bool, default False
-        Only list what would be removed.
-
-    Returns
-    -------
-    list of Path
-        What was (or would be) removed.
-    """
+    entries and packs not written for ``older_than_days`` days, or ``everything``."""
     from .._safeio import remove
 
     if not (encoder or older_than_days is not None or everything):

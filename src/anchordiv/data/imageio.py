@@ -107,23 +107,7 @@ def to_rgb8(im):
 
 
 def read_image(path):
-    """Open one image file as 8-bit RGB (:func:`to_rgb8`, EXIF orientation applied).
-
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-
-    Returns
-    -------
-    PIL.Image.Image
-        RGB.
-
-    Raises
-    ------
-    AnchorDivError
-        An unreadable file (the error names it).
-    """
+    """Open one image file as 8-bit RGB (:func:`to_rgb8`, EXIF orientation applied)."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
@@ -195,26 +179,7 @@ def file_digests(
     cache: bool | str | Path = True,
     progress: bool | None = None,
 ) -> tuple[list[str | None], dict[str, str]]:
-    """Each file's SHA-256, computed once, and the files that are not images.
-
-    Parameters
-    ----------
-    paths : sequence of str or Path
-        Image files.
-    workers : int, default 0
-        Worker threads that read, hash and check files (0: in this thread).
-    cache : bool or str or Path, default True
-        Reuse and record digests under ``<cache>/files/`` (False: hash every file).
-    progress : bool, optional
-        Show a bar (``None``: when more than a few hundred files are hashed).
-
-    Returns
-    -------
-    digests : list of str or None
-        Per path its digest (None where the file could not be read).
-    bad : dict of str to str
-        ``{path: problem}`` for every file that is missing or not an image.
-    """
+    """Each file's SHA-256, computed once, and the files that are not images."""
     from ..progress import tqdm
     from .cache import cache_dir
 
@@ -352,17 +317,7 @@ def prefetch(iterable, depth: int = 2):
 class ImageFiles:
     """Decoded, preprocessed images for a ``torch.utils.data.DataLoader``: item ``i`` is
     ``(i, tensor, "")``, or ``(i, zeros, problem)`` when the file does not decode (the batch
-    goes on; the caller names every failed file at the end).
-
-    Parameters
-    ----------
-    paths : sequence of str
-        The files.
-    preprocess : callable
-        PIL RGB image -> tensor (the model's transform).
-    shape : tuple of int
-        The tensor shape, for the zeros of a failed file.
-    """
+    goes on; the caller names every failed file at the end)."""
 
     def __init__(self, paths: Sequence[str], preprocess: Callable, shape: tuple[int, ...]):
         self.paths, self.preprocess, self.shape = list(paths), preprocess, tuple(shape)

@@ -112,13 +112,7 @@ def names() -> list[str]:
 
 
 def synsets() -> list:
-    """The WordNet noun synsets of the 1,000 classes (class-index order).
-
-    Returns
-    -------
-    list of nltk Synset
-        One per class.
-    """
+    """The WordNet noun synsets of the 1,000 classes (class-index order)."""
     from . import wordnet
 
     return [wordnet.synset(w) for w in wnids()]
@@ -156,24 +150,12 @@ def prompts(names, template: str = "a photo of a {}.") -> list[str]:
 
 
 def imagenet_r_wnids() -> list[str]:
-    """The 200 ImageNet-R wnids, in ILSVRC class-index order.
-
-    Returns
-    -------
-    list of str
-        200 wnids.
-    """
+    """The 200 ImageNet-R wnids, in ILSVRC class-index order."""
     subset = set(_lines("imagenet_r_wnids.txt"))
     return [w for w in wnids() if w in subset]
 
 
 def imagenet_r_classes() -> list[tuple[str, str]]:
-    """The 200 ImageNet-R ``(wnid, readable name)`` pairs, in ILSVRC class-index order.
-
-    Returns
-    -------
-    list of (str, str)
-        200 pairs.
-    """
+    """The 200 ImageNet-R ``(wnid, readable name)`` pairs, in ILSVRC class-index order."""
     subset = set(imagenet_r_wnids())
     return [(w, n) for w, n in _classes() if w in subset]

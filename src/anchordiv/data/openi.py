@@ -35,23 +35,7 @@ NOT_A_LABEL = {"No Indexing"}
 
 @dataclass(frozen=True)
 class Reports:
-    """The Open-i reports with their MeSH labels (from :func:`load_reports`).
-
-    Parameters
-    ----------
-    texts : list of str
-        n report texts (each report's sections joined by a space).
-    labels : numpy.ndarray of bool, shape [n, L]
-        MeSH-heading labels.
-    label_names : list of str
-        The L headings.
-    uids : list of str
-        n report ids.
-    sections : list of tuple of str
-        Each report's non-empty FINDINGS / IMPRESSION texts, in that order.
-    headings : list of tuple of str
-        Every MeSH major heading of each report, whatever ``min_count`` kept as a label column.
-    """
+    """The Open-i reports with their MeSH labels (from :func:`load_reports`)."""
 
     texts: list[str]
     labels: np.ndarray
@@ -83,13 +67,7 @@ class Reports:
 
 
 def reports_path() -> Path:
-    """The Open-i report archive shipped with ``torchxrayvision``.
-
-    Returns
-    -------
-    Path
-        Its path.
-    """
+    """The Open-i report archive shipped with ``torchxrayvision``."""
     return package_file(
         "torchxrayvision",
         "data",
@@ -99,24 +77,7 @@ def reports_path() -> Path:
 
 
 def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
-    """One report XML: its uid, text, MeSH major headings and sections.
-
-    Parameters
-    ----------
-    xml_bytes : bytes
-        The report's XML.
-
-    Returns
-    -------
-    uid : str
-        The report id.
-    text : str
-        The sections joined.
-    mesh_major_headings : list of str
-        Its MeSH major headings.
-    sections : tuple of str
-        The non-empty FINDINGS and IMPRESSION texts (whitespace collapsed).
-    """
+    """One report XML: its uid, text, MeSH major headings and sections."""
     root = ET.fromstring(xml_bytes)
     sec = {a.get("Label"): " ".join((a.text or "").split()) for a in root.iter("AbstractText")}
     sections = tuple(sec[s] for s in SECTIONS if sec.get(s))
@@ -402,45 +363,12 @@ def mentions(sentence: str, finding: str) -> bool:
 
 
 def carries(headings, finding: str) -> bool:
-    """Whether MeSH major headings include one of a finding's Open-i headings.
-
-    Parameters
-    ----------
-    headings : iterable of str
-        A report's MeSH major headings.
-    finding : str
-        A chest finding.
-
-    Returns
-    -------
-    bool
-        True when the report is labelled with the finding.
-    """
+    """Whether MeSH major headings include one of a finding's Open-i headings."""
     return bool(set(headings) & set(finding_spec(finding).mesh))
 
 
 def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
-    """Report uids as a set, every one a report of ``reports``.
-
-    Parameters
-    ----------
-    reports : Reports
-        The reports.
-    uids : iterable of str
-        Report ids.
-    what : str, default "held_out"
-        The argument name for errors.
-
-    Returns
-    -------
-    set of str
-        The uids.
-
-    Raises
-    ------
-    AnchorDivError
-        A uid that is not a report of ``reports``.
-    """
+    """Report uids as a set, every one a report of ``reports``."""
     uids = {str(u) for u in uids}
     unknown = sorted(uids - set(reports.uids))
     if unknown:

@@ -58,22 +58,7 @@ HOW_TO_GET = (
 
 
 def build_nltk_layout(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
-    """Copy a WordNet database directory into an nltk data directory.
-
-    The files go to ``dest/corpora/wordnet``, with a ``lexnames`` file.
-
-    Parameters
-    ----------
-    src : str or PathLike
-        A WordNet 3.0 database directory (e.g. Debian's ``/usr/share/wordnet``).
-    dest : str or PathLike
-        The nltk data directory to create.
-
-    Returns
-    -------
-    Path
-        ``dest``.
-    """
+    """Copy a WordNet database directory into an nltk data directory."""
     src, dest = Path(src), Path(dest)
     missing = [f for f in DB_FILES if not (src / f).is_file()]
     if missing:
@@ -145,23 +130,7 @@ def _debian_reader():
 
 
 def synset(ref):
-    """A noun synset from a Synset, a name or a wnid.
-
-    Parameters
-    ----------
-    ref : nltk Synset or str
-        A synset, a name (``"dog.n.01"``) or a wnid (``"n02084071"``).
-
-    Returns
-    -------
-    nltk Synset
-        The noun synset.
-
-    Raises
-    ------
-    AnchorDivError
-        No such noun synset.
-    """
+    """A noun synset from a Synset, a name or a wnid."""
     if hasattr(ref, "offset"):
         return ref
     ref = str(ref)
@@ -174,33 +143,12 @@ def synset(ref):
 
 
 def wnid(s) -> str:
-    """The ImageNet-style id of a noun synset: ``"n"`` + 8-digit offset.
-
-    Parameters
-    ----------
-    s : nltk Synset
-        A noun synset.
-
-    Returns
-    -------
-    str
-        E.g. ``"n02084071"`` for ``dog.n.01``.
-    """
+    """The ImageNet-style id of a noun synset: ``"n"`` + 8-digit offset."""
     return f"n{synset(s).offset():08d}"
 
 
 class NounRecord(NamedTuple):
-    """One line of WordNet's ``data.noun``: the fields the anchor builders need.
-
-    Parameters
-    ----------
-    offset : int
-        The synset's offset.
-    lemmas : tuple of str
-        Its lemma names, with spaces.
-    definition : str
-        The gloss without its quoted examples.
-    """
+    """One line of WordNet's ``data.noun``: the fields the anchor builders need."""
 
     offset: int
     lemmas: tuple[str, ...]
@@ -248,15 +196,7 @@ def _records() -> tuple:
 
 
 def noun_records() -> list[NounRecord]:
-    """All 82,115 noun synsets as light records read straight from ``data.noun``.
-
-    In offset order: a second, not nltk's tens of seconds.
-
-    Returns
-    -------
-    list of NounRecord
-        offset, lemma names, definition per synset.
-    """
+    """All 82,115 noun synsets as light records read straight from ``data.noun``."""
     return list(_records())
 
 
@@ -293,54 +233,17 @@ def readable(s) -> str:
 
 
 def lemma_names(s) -> list[str]:
-    """All lemma names of a synset, with spaces.
-
-    Parameters
-    ----------
-    s : nltk Synset
-        A synset.
-
-    Returns
-    -------
-    list of str
-        The names.
-    """
+    """All lemma names of a synset, with spaces."""
     return [n.replace("_", " ") for n in synset(s).lemma_names()]
 
 
 def senses(word: str) -> list[str]:
-    """Names of every noun synset with ``word`` among its lemmas, after nltk's morphology.
-
-    ``"graphics"`` also finds ``graphic.n.01``.
-
-    Parameters
-    ----------
-    word : str
-        A word (spaces or underscores).
-
-    Returns
-    -------
-    list of str
-        Synset names; empty if none.
-    """
+    """Names of every noun synset with ``word`` among its lemmas, after nltk's morphology."""
     return [s.name() for s in wn().synsets(str(word).strip().replace(" ", "_"), "n")]
 
 
 def hypernym_paths(s) -> list[list]:
-    """Every path from the root (``entity.n.01``) down to the synset.
-
-    nltk's ``hypernym_paths``, following instance hypernyms too.
-
-    Parameters
-    ----------
-    s : nltk Synset
-        A synset.
-
-    Returns
-    -------
-    list of list of nltk Synset
-        The paths, root first.
-    """
+    """Every path from the root (``entity.n.01``) down to the synset."""
     return synset(s).hypernym_paths()
 
 

@@ -42,26 +42,7 @@ BASELINE = "cosine"
 def triples(
     curve, names: Mapping[str, tuple[str | None, str | None]] | None = None
 ) -> dict[str, tuple[str | None, str | None]]:
-    """``{posterior: (isotropic control, target-only)}`` of a curve's models.
-
-    Parameters
-    ----------
-    curve : Curve
-        An adaptation curve.
-    names : mapping of str to (str or None, str or None), optional
-        Checked against the curve's models; None: from the roles — each ``posterior`` model with
-        the ``isotropic`` and ``target`` models of its kind, ``None`` for one the curve lacks.
-
-    Returns
-    -------
-    dict of str to (str or None, str or None)
-        The triples (``None``: no such partner; :func:`dominance_rows` compares with the rest).
-
-    Raises
-    ------
-    AnchorDivError
-        A name that is not a model of the curve.
-    """
+    """``{posterior: (isotropic control, target-only)}`` of a curve's models."""
     if names is None:
         by_role = {(m.role, m.kind): n for n, m in curve.models.items()}
         names = {
@@ -101,27 +82,8 @@ def _mean(curve, name: str, budget: int) -> float:
 def dominance_rows(
     curve, names: Mapping[str, tuple[str | None, str | None]], *, baseline: str = BASELINE
 ) -> list[dict]:
-    """Per posterior and budget: the posterior against the better of target-only and control, and cosine.
-
-    Parameters
-    ----------
-    curve : Curve
-        An adaptation curve.
-    names : mapping of str to (str or None, str or None)
-        ``{posterior: (isotropic control, target-only)}`` (:func:`triples`); ``None``: the
-        curve has no such partner, the posterior is compared with the other.
-    baseline : str, default "cosine"
-        The baseline model (a curve without it gets NaN ``diff_baseline``).
-
-    Returns
-    -------
-    list of dict
-        ``auprc``/``low``/``high``, ``best_other`` (target-only or control, whichever has the
-        higher mean there; None when it has neither) and ``diff_best``, ``diff_baseline`` with
-        ``_low``/``_high`` 95 % paired intervals (NaN against a model the curve lacks),
-        ``holds`` (the posterior's interval against ``best_other`` does not lie below zero;
-        None without one) and ``lacks`` (:func:`lacks`, plus ``baseline`` when missing).
-    """
+    """Per posterior and budget: the posterior against the better of target-only and control, and
+    cosine."""
     contrasts: dict[tuple[str, str], dict] = {}
 
     none = {"difference": np.nan, "low": np.nan, "high": np.nan}
@@ -206,34 +168,8 @@ def anchors_needed(
     seed: int = 0,
     level: float = 0.95,
 ) -> dict:
-    """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at ``at``.
-
-    See the module docstring.  NaN bootstrap resamples (never reached) are left out and counted.
-
-    Parameters
-    ----------
-    curve : Curve
-        An adaptation curve holding both models.
-    posterior : str
-        The posterior model's name.
-    target : str
-        The target-only model's name.
-    at : int, default 2
-        The posterior's budget.
-    n_boot : int, default 300
-        Query-bootstrap resamples.
-    seed : int, default 0
-        Bootstrap seed.
-    level : float, default 0.95
-        Interval level.
-
-    Returns
-    -------
-    dict
-        ``ratio``, its bootstrap ``low``/``high``, ``never_reached`` (a fraction of the
-        resamples), ``level_auprc`` and, when the point estimate is never reached, ``at_least`` =
-        largest budget ÷ ``at`` (a lower bound).
-    """
+    """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at
+    ``at``."""
     at = integer("at", at, low=1)
     if at not in curve.budgets:
         raise AnchorDivError(f"at: the curve has no budget {at} (budgets {curve.budgets})")
@@ -270,30 +206,7 @@ def anchors_needed(
 
 
 def falls(curve, name: str, target: str | None = None) -> list[dict]:
-    """The budgets where a model's mean AUPRC is below the previous budget's interval.
-
-    With ``target`` (the target-only model of the same kind) each fall also says whether it
-    goes ``toward_target_only``: the target-only model at the curve's largest budget is below
-    where the posterior fell to, so the curve is converging to a limit *below its own start*
-    (the targets' own geometry is worse than the prior's, and the posterior approaches it as
-    the recipe requires), not falling below where it is heading; ``target_only_full`` is that
-    limit.
-
-    Parameters
-    ----------
-    curve : Curve
-        An adaptation curve.
-    name : str
-        The model.
-    target : str, optional
-        The target-only model of the same kind.
-
-    Returns
-    -------
-    list of dict
-        ``{"model", "from", "to", "drop"}`` per fall (plus the target-only fields); empty: the
-        curve never falls beyond its interval.
-    """
+    """The budgets where a model's mean AUPRC is below the previous budget's interval."""
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
     limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")

@@ -445,20 +445,7 @@ class Evaluation:
 
 
 def write_rows(path, rows: list[dict]) -> Path:
-    """Write a list of same-keyed dicts as CSV (creating parent folders).
-
-    Parameters
-    ----------
-    path : str or Path
-        Destination.
-    rows : list of dict
-        The rows (the first row's keys are the header).
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """Write a list of same-keyed dicts as CSV (creating parent folders)."""
     from .._safeio import atomic_file, flush
 
     p = Path(path)
@@ -471,20 +458,7 @@ def write_rows(path, rows: list[dict]) -> Path:
 
 
 def write_json(path, obj) -> Path:
-    """Write an object as indented JSON (creating parent folders).
-
-    Parameters
-    ----------
-    path : str or Path
-        Destination.
-    obj : object
-        JSON-able (other numbers, e.g. numpy scalars, are written as floats).
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """Write an object as indented JSON (creating parent folders)."""
     from .._safeio import atomic_file, write_text
 
     p = Path(path)

@@ -64,23 +64,7 @@ def use_fast_path(model: AnchorModel, method: str) -> bool:
 
 
 def check_precision(precision) -> str:
-    """``precision`` validated against :data:`PRECISIONS`.
-
-    Parameters
-    ----------
-    precision : str
-        ``"highest"`` or ``"fast"``.
-
-    Returns
-    -------
-    str
-        The same string.
-
-    Raises
-    ------
-    AnchorDivError
-        Another value.
-    """
+    """``precision`` validated against :data:`PRECISIONS`."""
     if precision not in PRECISIONS:
         raise AnchorDivError(
             f"precision: unknown {precision!r}; choose 'highest' (exact float32 products, the "
@@ -161,26 +145,7 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
 
 
 def augmented(u, c, v, h):
-    """The operands of ``"highest"``: offsets ride inside the product.
-
-    Parameters
-    ----------
-    u : jax.Array, shape [Q, m]
-        Query vectors.
-    c : jax.Array, shape [Q]
-        Query offsets.
-    v : jax.Array, shape [G, m]
-        Key vectors.
-    h : jax.Array, shape [G]
-        Key offsets.
-
-    Returns
-    -------
-    left : jax.Array, shape [Q, m + 2]
-        ``[−u, 1, c]``.
-    right : jax.Array, shape [G, m + 2]
-        ``[v, h, 1]``; ``left @ right.T`` is D before the clamp.
-    """
+    """The operands of ``"highest"``: offsets ride inside the product."""
     ones_q = jnp.ones((u.shape[0], 1), u.dtype)
     ones_g = jnp.ones((v.shape[0], 1), v.dtype)
     ua = jnp.concatenate([-u, ones_q, c[:, None].astype(u.dtype)], axis=1)
@@ -189,33 +154,7 @@ def augmented(u, c, v, h):
 
 
 def centred(u, c, v, h):
-    """The operands of ``"fast"``: centred cross term and exact offsets.
-
-    ``D = row[:, None] + col[None] − (u − ū)(v − v̄)ᵀ`` exactly (ū, v̄: column means; the
-    offsets' matrix-vector products at ``Precision.HIGHEST``).
-
-    Parameters
-    ----------
-    u : jax.Array, shape [Q, m]
-        Query vectors.
-    c : jax.Array, shape [Q]
-        Query offsets.
-    v : jax.Array, shape [G, m]
-        Key vectors.
-    h : jax.Array, shape [G]
-        Key offsets.
-
-    Returns
-    -------
-    u_centred : jax.Array, shape [Q, m]
-        u − ū.
-    v_centred : jax.Array, shape [G, m]
-        v − v̄.
-    row : jax.Array, shape [Q]
-        Query offsets of the centred form.
-    col : jax.Array, shape [G]
-        Key offsets of the centred form.
-    """
+    """The operands of ``"fast"``: centred cross term and exact offsets."""
     hi = jax.lax.Precision.HIGHEST
     ubar, vbar = jnp.mean(u, axis=0), jnp.mean(v, axis=0)
     row = c.astype(u.dtype) - jnp.matmul(u, vbar, precision=hi)
@@ -481,16 +420,8 @@ def stream_top_k(
     progress: bool | None = None,
     desc: str = "top-k",
 ):
-    """The streaming loop shared by :func:`top_k` and :class:`anchordiv.retrieval.index.GalleryIndex`.
-
-    ``u [Qb, m], c [Qb]``: query terms; ``read(start, stop)`` returns the next block of
-    ``stop − start`` rows (gallery rows or cached keys); ``score(block, n_valid, offset,
-    best_d, best_i)`` merges a block padded to ``chunk`` rows.  Memory is O(Q·(k + chunk)).
-    The loop runs inside :func:`anchordiv.heap.reused_heap` (its steps' buffers are reused
-    even in a process with fixed malloc thresholds, e.g. a Dask worker) and waits for the last
-    step there.
-    Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])``.
-    """
+    """The streaming loop shared by :func:`top_k` and
+    :class:`anchordiv.retrieval.index.GalleryIndex`."""
     best_d = jnp.full((u.shape[0], k), jnp.inf, u.dtype)
     best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
     starts = range(0, n_items, chunk)
@@ -535,13 +466,7 @@ def gallery_reader(model: AnchorModel, gallery, tally: NormTally | None = None):
 
 def finished_top_k(best_i, best_d, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
     """The first ``n_queries`` rows of a scan's ``(best_i [Qb, k], best_d [Qb, k])`` as numpy
-    ``(int64, float)`` arrays, every entry a gallery row and a finite divergence.
-
-    The scan starts from ``(-1, inf)`` padding and an item whose divergence is inf or NaN
-    (a row so far from unit norm that the products overflow) never ranks as a number, so a
-    query with fewer than k items of finite divergence would keep padding or non-finite
-    entries: that is an :class:`AnchorDivError` naming the queries, never a result whose
-    ``-1`` silently indexes the last item."""
+    ``(int64, float)`` arrays, every entry a gallery row and a finite divergence."""
     idx = np.asarray(best_i[:n_queries], np.int64)
     div = np.asarray(best_d[:n_queries])
     short = ~np.isfinite(div).all(axis=1) | (idx < 0).any(axis=1)

@@ -46,27 +46,7 @@ FAISS_KINDS = ("flat", "ivf", "hnsw")
 
 
 def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
-    """The divergences from MIPS queries and cached keys: the one matrix product.
-
-    ``D [Q, G] = max(c[:, None] − q keysᵀ, 0)``, through
-    :func:`anchordiv.retrieval.divergence.pairwise` with h = 0 (the h column is inside the keys).
-
-    Parameters
-    ----------
-    q : jax.Array, shape [Q, m + 1]
-        MIPS queries ``[u, −1]``.
-    c : jax.Array, shape [Q]
-        Query offsets.
-    keys : jax.Array, shape [G, m + 1]
-        Cached keys.
-    precision : {"highest", "fast"}, default "highest"
-        As in :func:`anchordiv.divergence`.
-
-    Returns
-    -------
-    jax.Array, shape [Q, G]
-        The divergences.
-    """
+    """The divergences from MIPS queries and cached keys: the one matrix product."""
     return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
@@ -390,33 +370,7 @@ def key_chunks(
     progress: bool | None = None,
     tally: NormTally | None = None,
 ):
-    """The MIPS keys of consecutive blocks of a gallery.
-
-    Each block is validated as read and computed on rows padded to ``chunk``, so every block
-    shares one compiled function.
-
-    Parameters
-    ----------
-    model : AnchorModel
-        The anchor model.
-    gallery : array_like, shape [G, d]
-        A sliceable gallery.
-    method : {"auto", "generic", "direct"}
-        Divergence path.
-    chunk : int
-        Rows per block.
-    progress : bool, optional
-        Show a progress bar.
-    tally : NormTally, optional
-        Counts the rows off unit norm as they are read.
-
-    Yields
-    ------
-    start : int
-        The block's first row.
-    keys : numpy.ndarray, shape [n, m + 1]
-        Its keys.
-    """
+    """The MIPS keys of consecutive blocks of a gallery."""
     size, _ = dv.gallery_shape(model, gallery)
     read = dv.gallery_reader(model, gallery, tally)
     starts = range(0, size, chunk)
