@@ -117,16 +117,16 @@ class NormalInverseGamma:
     def model_kwargs(self) -> dict:
         return {"mu0": self.mu, "kappa0": self.kappa, "a0": self.a, "b0": self.b}
 
+    @classmethod
+    def from_model_kwargs(cls, kw: dict) -> "NormalInverseGamma":
+        """The prior whose :meth:`model_kwargs` are ``kw`` (float64)."""
+        f64 = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
+        return cls(f64("mu0"), float(kw["kappa0"]), float(kw["a0"]), f64("b0"))
+
 
 def diagonal_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.ndarray:
-    """The exact predictive (hook ``conditional_predictive``): ``log p(t | T) = log p(T ∪ {t})
-    − log p(T)`` of each held-out ``t`` (a product of per-coordinate Student-t's) ``[1, m]``."""
-    prior = NormalInverseGamma(
-        np.asarray(kwargs["mu0"], np.float64),
-        float(kwargs["kappa0"]),
-        float(kwargs["a0"]),
-        np.asarray(kwargs["b0"], np.float64),
-    )
+    """The exact predictive ``log p(t | T) = log p(T ∪ {t}) − log p(T)`` ``[1, m]``."""
+    prior = NormalInverseGamma.from_model_kwargs(kwargs)
     t = np.asarray(train, np.float64)
     base = prior.log_marginal(t)
     return np.array([[prior.log_marginal(np.vstack([t, x])) - base for x in np.asarray(test)]])
@@ -146,22 +146,15 @@ class DiagonalLikelihood(Likelihood):
         return mu[:, None] + np.sqrt(s2)[:, None] * rng.normal(size=(len(mu), n, mu.shape[-1]))
 
     def log_joint(self, targets, draws):
-        kw = self.kwargs
+        p = self.exact_prior()
         mu, s2 = (np.asarray(draws[k], np.float64) for k in ("mu", "sigma2"))
-        a, b = float(kw["a0"]), np.asarray(kw["b0"], np.float64)
-        k0, m0 = float(kw["kappa0"]), np.asarray(kw["mu0"], np.float64)
+        a, b, k0, m0 = p.a, p.b, p.kappa, p.mu
         log_ig = a * np.log(b) - scipy.special.gammaln(a) - (a + 1) * np.log(s2) - b / s2
         log_mu = -0.5 * (k0 * (mu - m0) ** 2 / s2 + np.log(2 * np.pi * s2 / k0))
         return (log_ig + log_mu).sum(-1) + self.log_density(draws, targets).sum(-1)
 
     def exact_prior(self):
-        kw = self.kwargs
-        return NormalInverseGamma(
-            np.asarray(kw["mu0"], np.float64),
-            float(kw["kappa0"]),
-            float(kw["a0"]),
-            np.asarray(kw["b0"], np.float64),
-        )
+        return NormalInverseGamma.from_model_kwargs(self.kwargs)
 
     @classmethod
     def site_shapes(cls, d, shapes):
@@ -170,15 +163,21 @@ class DiagonalLikelihood(Likelihood):
 
 def diagonal_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Mean cosine and norm, total and largest variance; ``mu`` and ``sigma2`` at d ≤ 8."""
-    out = {
-        "mean_cosine": cosine(s["mu"], ref["mu"]),
-        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+    small = {"mu": s["mu"], "sigma2": s["sigma2"]} if s["mu"].shape[-1] <= SMALL_D else {}
+    return {
+        **mean_quantities(s, ref),
         "var_trace": s["sigma2"].sum(-1),
         "var_max": s["sigma2"].max(-1),
+        **small,
     }
-    if s["mu"].shape[-1] <= SMALL_D:
-        out.update(mu=s["mu"], sigma2=s["sigma2"])
-    return out
+
+
+def mean_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The mean's cosine to the point summary's and its norm (site ``mu``)."""
+    return {
+        "mean_cosine": cosine(s["mu"], ref["mu"]),
+        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+    }
 
 
 @family("diagonal-gaussian")
@@ -197,17 +196,12 @@ class DiagonalPrior(Family):
         Pseudo-anchors of the mean.
     nu0 : float, default 10.0
         Pseudo-anchors of the variances.
-    prior : {"broad", "isotropic"}, default "broad"
-        Which variances ``var`` are.
-    origin : str, default ""
-        Where the prior came from.
+    prior, origin : str
+        The prior mode (which variances ``var`` are) and where the prior came from.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> prior = ad.DiagonalPrior.from_anchors(broad)
+    >>> prior = ad.DiagonalPrior.from_anchors(np.random.default_rng(0).normal(size=(20, 4)))
     >>> prior.var.shape, prior.kappa0
     ((4,), 10.0)
     """
@@ -252,7 +246,7 @@ class DiagonalPrior(Family):
         broad : array_like, shape [N, d]
             Broad anchors.
         targets : array_like, shape [n, d], optional
-            Not used (no strength is chosen from them).
+            Not used.
         kappa0 : float, default 10.0
             Prior mean strength, in pseudo-anchors.
         nu0 : float, default 10.0
@@ -278,6 +272,7 @@ class DiagonalPrior(Family):
         return int(np.shape(self.mu0)[0])
 
     def nig(self) -> NormalInverseGamma:
+        """The prior's Normal–inverse-gamma parameters: ``a₀ = ν₀/2 + 1``, ``b₀ = ν₀/2 · var``."""
         half = 0.5 * float(self.nu0)
         return NormalInverseGamma(
             np.asarray(self.mu0, np.float64),

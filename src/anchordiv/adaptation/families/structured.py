@@ -159,15 +159,15 @@ REG = 1e-3
 
 
 def _broad_moments(broad) -> tuple[np.ndarray, np.ndarray]:
+    """The broad mean and covariance with the ridge :data:`REG`."""
     b = np.asarray(broad, np.float64)
     if b.ndim != 2 or len(b) < 2:
         raise AnchorDivError(f"broad anchors: expected [N ≥ 2, d], got {list(b.shape)}")
     return cached(moments, b, REG)
 
 
-def factor_kwargs(mu, cov, *, rank: int, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`factor_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
-    ``cov [d, d]`` (:func:`factor_prior`, which builds them from the broad anchors)."""
+def factor_kwargs(mu, cov, rank: int, *, prior_anchors: float, kappa0: float) -> dict:
+    """:func:`factor_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
     d = cov.shape[0]
     if rank >= d:
         raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
@@ -186,9 +186,8 @@ def factor_kwargs(mu, cov, *, rank: int, prior_anchors: float, kappa0: float) ->
     }
 
 
-def lkj_kwargs(mu, cov, *, concentration: float, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`lkj_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
-    ``cov [d, d]`` (:func:`lkj_prior`, which builds them from the broad anchors)."""
+def lkj_kwargs(mu, cov, concentration: float, *, prior_anchors: float, kappa0: float) -> dict:
+    """:func:`lkj_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
     sd = np.sqrt(np.diag(cov))
     return {
         "mu0": mu,
@@ -228,12 +227,7 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
     >>> sorted(factor_prior(2)(broad))
     ['loading_scale', 'loadings0', 'mean_scale', 'mu0', 'noise0', 'noise_scale']
     """
-    strengths = {
-        "rank": integer("rank", rank, low=1),
-        "prior_anchors": positive("prior_anchors", prior_anchors),
-        "kappa0": positive("kappa0", kappa0),
-    }
-    return lambda broad: factor_kwargs(*_broad_moments(broad), **strengths)
+    return _builder(factor_kwargs, integer("rank", rank, low=1), prior_anchors, kappa0)
 
 
 def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0: float = 10.0):
@@ -264,12 +258,14 @@ def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0
     >>> sorted(lkj_prior()(broad))
     ['concentration', 'mean_scale', 'mu0', 'scale0', 'scale_spread']
     """
-    strengths = {
-        "concentration": positive("concentration", concentration),
-        "prior_anchors": positive("prior_anchors", prior_anchors),
-        "kappa0": positive("kappa0", kappa0),
-    }
-    return lambda broad: lkj_kwargs(*_broad_moments(broad), **strengths)
+    eta = positive("concentration", concentration)
+    return _builder(lkj_kwargs, eta, prior_anchors, kappa0)
+
+
+def _builder(build, option, prior_anchors, kappa0):
+    """``broad -> build(mu, cov, option, strengths)`` with validated strengths."""
+    n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
+    return lambda broad: build(*_broad_moments(broad), option, prior_anchors=n0, kappa0=k0)
 
 
 def structured_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
@@ -296,7 +292,7 @@ class StructuredPrior(Family):
     nu0 : float, optional
         ν₀ of the base NIW prior (None: d + 1 + κ₀).
     prior : {"broad", "isotropic"}, default "broad"
-        Which covariance ``cov`` is.
+        The broad covariance or its isotropic control.
     origin : str, default ""
         Where the prior came from.
     """
@@ -333,17 +329,10 @@ class StructuredPrior(Family):
         return dataclasses.replace(self, cov=cov, prior="isotropic")
 
     def base(self) -> NIWPrior:
-        """The NIW prior on the same broad moments (κ₀, ν₀ = d + 1 + κ₀ unless given) whose
-        exact posterior fills in the directions outside a subspace."""
-        k0 = float(self.kappa0)
-        nu0 = self.nu0
-        return NIWPrior(
-            self.mu0,
-            self.cov,
-            k0,
-            self.dim + 1.0 + k0 if nu0 is None else float(nu0),
-            self.prior,
-        )
+        """The NIW prior on the same broad moments (ν₀ = d + 1 + κ₀ unless given)."""
+        k0, nu0 = float(self.kappa0), self.nu0
+        nu0 = self.dim + 1.0 + k0 if nu0 is None else float(nu0)
+        return NIWPrior(self.mu0, self.cov, k0, nu0, self.prior)
 
     def completion(self, targets):
         """The base prior's exact posterior given ``targets [n, d]`` (:meth:`base`)."""
@@ -362,16 +351,14 @@ class StructuredPrior(Family):
     def to_model(cls, p, tau, dtype, fixed):
         return gaussian_model(p, tau, dtype)
 
-    #: the model's hyperparameters from the broad moments (:func:`factor_kwargs`,
-    #: :func:`lkj_kwargs`) and the name of the structure's own option (``rank``,
-    #: ``concentration``), a field passed to it with the strengths
+    #: the model's hyperparameters from the broad moments and the structure's own option, the
+    #: field named ``option`` (:func:`factor_kwargs`: ``rank``; :func:`lkj_kwargs`: ``concentration``)
     build: ClassVar[Callable[..., dict]]
     option: ClassVar[str]
 
     @classmethod
     def make(cls, broad, option, *, prior_anchors, kappa0, nu0, prior: str):
-        """The prior of the broad anchors with the structure's ``option`` (validated by the
-        caller) and validated strengths."""
+        """The prior of ``broad`` with a validated ``option``, the strengths validated here."""
         mu, cov = _broad_moments(broad)
         if check_prior_mode(prior) == "isotropic":
             cov = isotropic_like(cov)
@@ -383,7 +370,7 @@ class StructuredPrior(Family):
         return type(self).build(
             np.asarray(self.mu0, np.float64),
             np.asarray(self.cov, np.float64),
-            **{self.option: getattr(self, self.option)},
+            getattr(self, self.option),
             prior_anchors=float(self.prior_anchors),
             kappa0=float(self.kappa0),
         )
@@ -403,9 +390,7 @@ class FactorPrior(StructuredPrior):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.StructuredPrior.factor(broad, rank=2)
     >>> prior.kind, prior.rank, prior.dim
     ('factor-gaussian', 2, 4)
@@ -438,25 +423,16 @@ class FactorPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "FactorPrior":
-        """The factor prior of the broad anchors (``targets`` are not used: no strength is
-        chosen from them).
+        """The factor prior of the broad anchors.
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors.
-        targets : array_like, shape [n, d], optional
-            Not used.
+            Broad anchors (``targets`` are not used: no strength is chosen from them).
         rank : int, default 16
             The number of factors (< d).
-        prior_anchors : float, default 10.0
-            Strength of the loadings and noise, in pseudo-anchors.
-        kappa0 : float, default 10.0
-            Strength of the mean, in pseudo-anchors.
-        nu0 : float, optional
-            ν₀ of the base NIW prior (the geometry outside a subspace; default d + 1 + κ₀).
-        prior : {"broad", "isotropic"}, default "broad"
-            The broad covariance or the isotropic control.
+        prior_anchors, kappa0, nu0, prior
+            As :class:`StructuredPrior` (``prior_anchors``: of the loadings and noise).
 
         Returns
         -------
@@ -483,8 +459,7 @@ class LKJPrior(StructuredPrior):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> ad.StructuredPrior.lkj(broad).kind
     'lkj-gaussian'
     """
@@ -514,24 +489,16 @@ class LKJPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "LKJPrior":
-        """The LKJ prior of the broad anchors (``targets`` are not used).
+        """The LKJ prior of the broad anchors.
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors.
-        targets : array_like, shape [n, d], optional
-            Not used.
+            Broad anchors (``targets`` are not used).
         concentration : float, default 2.0
             The LKJ η (> 0; 1 is uniform over correlation matrices).
-        prior_anchors : float, default 10.0
-            Strength of the scales, in pseudo-anchors.
-        kappa0 : float, default 10.0
-            Strength of the mean, in pseudo-anchors.
-        nu0 : float, optional
-            ν₀ of the base NIW prior (default d + 1 + κ₀).
-        prior : {"broad", "isotropic"}, default "broad"
-            The broad covariance or the isotropic control.
+        prior_anchors, kappa0, nu0, prior
+            As :class:`StructuredPrior` (``prior_anchors``: of the scales).
 
         Returns
         -------
