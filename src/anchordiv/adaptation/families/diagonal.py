@@ -1,21 +1,17 @@
 """The diagonal Gaussian family: a Gaussian anchor model with a diagonal covariance and a
-conjugate Normal–inverse-gamma prior per coordinate — the family added to show that a new kind is
-one module plus its registration (``docs/guides/adaptation.md``, "Adding a family").
+conjugate Normal–inverse-gamma prior per coordinate (``docs/guides/adaptation.md``, "Adding a
+family").
 
-Prior, per coordinate j: ``σ²_j ~ InvGamma(a₀, b₀ⱼ)``, ``μ_j | σ²_j ~ N(m₀ⱼ, σ²_j/κ₀)``; targets
-``t_ij ~ N(μ_j, σ²_j)``.  From the broad anchors B: ``m₀ = mean(B)``, ``a₀ = ν₀/2 + 1``,
-``b₀ = (ν₀/2)·diag Cov(B)`` so that ``E[σ²] = diag Cov(B)``; κ₀ and ν₀ are the pseudo-anchors
-the prior mean and the prior variances are worth.  Conjugate update with n targets, mean t̄,
-per-coordinate scatter ``s_j = Σ_i (t_ij − t̄_j)²``: ``κₙ = κ₀ + n``, ``mₙ = (κ₀m₀ + n t̄)/κₙ``,
-``aₙ = a₀ + n/2``, ``bₙ = b₀ + s/2 + κ₀n(t̄ − m₀)²/(2κₙ)``.  Posterior mean ``(mₙ, bₙ/(aₙ − 1))``,
-joint mode ``(mₙ, bₙ/(aₙ + 3/2))``; the marginal likelihood is closed form (a product of
-Student-t terms).  O(n d) everything: usable at any d, but coordinate-wise, so it has no
-principal-subspace projection (``subspace=`` is refused).
-
-    prior = ad.adapt.families.DiagonalPrior.from_anchors(broad [N, d], kappa0=10, nu0=10)
+    prior = ad.DiagonalPrior.from_anchors(broad [N, d], kappa0=10, nu0=10)
     post = prior.update(targets [n, d])          # or ad.adapt("diagonal-gaussian", broad, t)
 
-Sites: ``mu [d]``, ``sigma2 [d]`` (variances).
+Per coordinate j: ``σ²_j ~ InvGamma(a₀, b₀ⱼ)``, ``μ_j | σ²_j ~ N(m₀ⱼ, σ²_j/κ₀)``,
+``t_ij ~ N(μ_j, σ²_j)``, with ``m₀ = mean(B)``, ``a₀ = ν₀/2 + 1``, ``b₀ = (ν₀/2)·diag Cov(B)``
+(so ``E[σ²] = diag Cov(B)``).  Conjugate update (n targets, mean t̄, scatter
+``s_j = Σ_i (t_ij − t̄_j)²``): ``κₙ = κ₀ + n``, ``mₙ = (κ₀m₀ + n t̄)/κₙ``, ``aₙ = a₀ + n/2``,
+``bₙ = b₀ + s/2 + κ₀n(t̄ − m₀)²/(2κₙ)``; closed-form marginal likelihood.  O(n d) at any d, but
+coordinate-wise: no principal-subspace projection (``subspace=`` is refused).  Sites: ``mu
+[d]``, ``sigma2 [d]`` (variances).
 """
 
 from __future__ import annotations

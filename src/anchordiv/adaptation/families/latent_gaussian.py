@@ -6,22 +6,15 @@ family shares with it (sites, options, ``from_anchors``, PPCA likelihood, lift, 
     prior = ad.BinghamPrior.from_anchors(broad [N, d], rank=8)      # B₀ = c·n₀·Cov(B)
     post = prior.update(targets [n, d])                              # Bₙ = B₀ + c·S_T
 
-Site: ``U [d, k]`` (orthonormal frame), prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The targets enter
-through a PPCA likelihood ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)``, whose U-dependent part is
-``c · tr(Uᵀ S_T U)`` with ``c = ℓ / (2σ²(σ² + ℓ))`` and S_T the target scatter — conjugate, so
-``Bₙ = B₀ + c · S_T`` and the MAP subspace is the top-k eigenvectors of Bₙ.
-
-Prior from the broad anchors: ``B₀ = c · n₀ · Cov(B)`` (the broad covariance worth n₀
-pseudo-anchors); ℓ and σ² are the PPCA estimates of the broad covariance at rank k
-(``σ²`` = mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue).  With the target
-weight ``β = n / (n₀ + n)`` this reads ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``;
-``beta`` can be given directly (β = 0: the broad subspace, β = 1: the target subspace).  Where
-``n/β`` would exceed ``n + n_broad`` (the broad anchors cannot be worth more than themselves) m is
-capped there, which tempers the likelihood; the explicit model takes the same weight.
-``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``; that only shifts the spectrum of
-Bₙ, so the control's MAP subspace is the target-only one (the draws' spread still differs).
-
-The latent mean is not part of the Bingham posterior: it is ``(1 − β) mean(B) + β t̄``.
+Site: ``U [d, k]`` (orthonormal frame), prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The PPCA likelihood
+``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` depends on U through ``c · tr(Uᵀ S_T U)``, ``c = ℓ/(2σ²(σ² + ℓ))``
+(S_T the target scatter; ℓ, σ² the broad PPCA fit at rank k, σ² floored at 1e-3 × the mean
+eigenvalue): conjugate, ``Bₙ = B₀ + c · S_T``, the MAP the top-k eigenvectors of Bₙ.  With the
+target weight ``β = n / (n₀ + n)``, ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``
+capped at ``n + n_broad`` (which tempers the likelihood; the explicit model takes the same
+weight); β = 0 is the broad subspace, β = 1 the target one.  ``prior="isotropic"`` replaces
+Cov(B) by ``tr(Cov(B))/d · I`` (its MAP is the target-only subspace; the spread still differs).
+The latent mean is ``(1 − β) mean(B) + β t̄``, not part of the Bingham posterior.
 """
 
 from __future__ import annotations
@@ -63,30 +56,10 @@ PRIOR_BURN_IN = 30
 def latent_gaussian_model(
     targets, *, prior_parameter, mean, signal, noise, rank, target_weight=1.0
 ):
-    """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
-
-    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    prior_parameter : array_like, shape [d, d]
-        B₀.
-    mean : array_like, shape [d]
-        PPCA mean.
-    signal, noise : float
-        PPCA signal ℓ and noise σ².
-    rank : int
-        k.
-    target_weight : float, default 1.0
-        Tempers the likelihood (1 = Bayes).
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """The explicit NumPyro model of the latent-gaussian kind (copy and change it): Bingham
+    prior ``prior_parameter`` B₀ ``[d, d]`` on the site ``U [d, k]`` (``rank`` k, from ``U_raw``),
+    PPCA likelihood of the observed ``targets [n, d]`` with ``mean [d]``, ``signal`` ℓ, ``noise``
+    σ², tempered by ``target_weight`` (1 = Bayes)."""
     d = targets.shape[1]
     u = stiefel_site("U", d, rank)
     numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
@@ -169,28 +142,9 @@ def target_weight(n: int, n_broad: int, beta: float) -> float:
 def latent_gaussian_update(
     broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float, prior: str = "broad"
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update of the latent-gaussian kind.
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    rank : int
-        k.
-    beta : float
-        Target weight in [0, 1].
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad covariance or the isotropic control.
-
-    Returns
-    -------
-    posterior : BinghamPosterior
-        The exact posterior.
-    info : dict
-        The explicit model's hyperparameters (``model_kwargs``) and the pseudo-count m.
-    """
+    """Exact update ``(BinghamPosterior, info)`` of the latent-gaussian kind at ``rank`` k and
+    target weight ``beta`` from ``broad [N, d]`` (``prior="isotropic"``: its control) and
+    ``targets [n, d]``; ``info``: the explicit model's ``model_kwargs`` and the pseudo-count m."""
     fam = BinghamPrior.build(np.asarray(broad), rank, beta, PRIOR_ANCHORS, prior)
     return fam.posterior(targets, beta)[:2]
 

@@ -68,28 +68,9 @@ def posterior_like_parameter(broad_projector, targets, *, beta, rank):
 
 
 def latent_spherical_model(targets, *, broad_projector, beta, rank, concentration):
-    """The explicit NumPyro model of the latent-spherical kind (copy and change it for a custom prior).
-
-    Site: ``U [d, k]`` (deterministic, from ``U_raw``).
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors.
-    broad_projector : array_like, shape [d, d]
-        U₀U₀ᵀ.
-    beta : float
-        Target weight in [0, 1].
-    rank : int
-        k.
-    concentration : float
-        κ.
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """The explicit NumPyro model of the latent-spherical kind (copy and change it): the site
+    ``U [d, k]`` (``rank`` k, from ``U_raw``) ~ MatrixBingham(κ Bₙ), ``Bₙ = (1 − β) P₀ + β Ĉ_T``
+    with ``broad_projector`` P₀ = U₀U₀ᵀ ``[d, d]``, ``beta`` β and ``concentration`` κ."""
     b = posterior_like_parameter(broad_projector, targets, beta=beta, rank=rank)
     u = stiefel_site("U", targets.shape[1], rank)
     numpyro.factor("U_posterior_like", MatrixBingham(concentration * b, rank).log_prob(u))
@@ -113,30 +94,9 @@ def latent_spherical_update(
     concentration: float,
     prior: str = "broad",
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update of the latent-spherical kind.
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    rank : int
-        k ≥ 2.
-    beta : float
-        Target weight in [0, 1].
-    concentration : float
-        κ of the draws.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad projector or the isotropic control.
-
-    Returns
-    -------
-    posterior : BinghamPosterior
-        The exact posterior.
-    info : dict
-        The explicit model's ``model_kwargs`` and the concentration.
-    """
+    """Exact update ``(BinghamPosterior, info)`` of the latent-spherical kind at ``rank`` k ≥ 2,
+    target weight ``beta`` and ``concentration`` κ from ``broad [N, d]`` (``prior="isotropic"``:
+    its control) and ``targets [n, d]``; ``info``: ``model_kwargs`` and κ."""
     b = np.asarray(broad)
     fam = PosteriorBinghamPrior.build(b, rank, beta, PRIOR_ANCHORS, prior, concentration)
     return fam.posterior(targets, beta)[:2]

@@ -62,32 +62,9 @@ MIN_WEIGHT = 1e-12
 
 
 def dirichlet_niw_model(targets, *, weights0, alpha0, means0, kappa0, nu0, psi0):
-    """The explicit NumPyro model of the mixture kind (copy and change it for a custom prior).
-
-    Sites: ``weights [K]``, ``covs [K, d, d]``, ``means [K, d]``, observed ``targets``.
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    weights0 : array_like, shape [K]
-        Prior mixture weights π⁰.
-    alpha0 : float
-        Dirichlet strength.
-    means0 : array_like, shape [K, d]
-        Prior component means.
-    kappa0 : float
-        Mean strength.
-    nu0 : float
-        Covariance degrees of freedom.
-    psi0 : array_like, shape [K, d, d]
-        Prior component scale matrices.
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """The explicit NumPyro model of the mixture kind (copy and change it): ``weights [K]`` ~
+    Dir(``alpha0`` · ``weights0``), per component ``covs [K, d, d]`` ~ IW(``nu0``, ``psi0``) and
+    ``means [K, d]`` ~ N(``means0``, Σ_k/``kappa0``); observed ``targets [n, d]``."""
     k = means0.shape[0]
     weights = numpyro.sample("weights", dist.Dirichlet(alpha0 * weights0))
     with numpyro.plate("components", k):
@@ -218,30 +195,9 @@ def mixture_prior(
     nu0: float,
     prior: str = "broad",
 ) -> DirichletNIW:
-    """The Dirichlet–NIW prior centred on the broad EM fit.
-
-    The Dirichlet is ``1 + α₀π⁰``: its mode is π⁰ (module docstring).
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    components : int
-        K.
-    seed : int
-        Seed of the EM fit.
-    reg : float
-        Relative ridge of the EM covariances.
-    alpha0, kappa0, nu0 : float
-        The strengths.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad components or the isotropic control.
-
-    Returns
-    -------
-    DirichletNIW
-        The prior parameters.
-    """
+    """The :class:`DirichletNIW` prior centred on the EM fit (K ``components``, ``seed``,
+    relative ridge ``reg``) of ``broad [N, d]``: Dirichlet ``1 + α₀π⁰`` (its mode is π⁰), NIW
+    components of strengths ``kappa0``, ``nu0`` (``prior="isotropic"``: the control)."""
     fit = cached(em, broad, components, reg=reg, seed=seed)
     d = broad.shape[1]
     covs = fit.covs
@@ -255,29 +211,9 @@ def mixture_prior(
 def map_em(
     prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200, tol: float = 1e-9
 ) -> tuple[DirichletNIW, np.ndarray, int]:
-    """MAP-EM of the mixture posterior from the prior mode.
-
-    Parameters
-    ----------
-    prior : DirichletNIW
-        The prior.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    max_iter : int, default 200
-        Iterations.
-    tol : float, default 1e-9
-        Stop when no mode parameter moves by more (largest absolute change).
-
-    Returns
-    -------
-    posterior : DirichletNIW
-        The posterior given the final responsibilities (its :meth:`~DirichletNIW.mode` is the
-        MAP estimate).
-    responsibilities : numpy.ndarray, shape [n, K]
-        Component responsibilities of the targets.
-    iterations : int
-        Iterations run.
-    """
+    """MAP-EM from the prior mode: ``(posterior given the final responsibilities — its mode is
+    the MAP —, responsibilities [n, K], iterations run)``; stops after ``max_iter`` or when no mode
+    parameter moves by more than ``tol``."""
     t = np.asarray(targets, np.float64)
     params = prior.mode()
     max_iter = integer("max_iter", max_iter, low=1)

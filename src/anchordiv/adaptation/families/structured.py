@@ -4,37 +4,23 @@ built from the broad anchors — readable models to copy and change, and the fam
 
     prior = ad.StructuredPrior.factor(broad [N, d], rank=16)      # or .lkj(broad)
     post = ad.infer(prior, targets, ad.SVI(guide="lowrank", subspace=16), broad=broad)
-    post = ad.adapt("factor-gaussian", broad, targets, tau=20.0, method=ad.SVI(), rank=16)
-
-A structured prior is a plain family with its own model (sites ``mu``, ``Sigma``, plus the
-model's own: loadings, scales, ...): no closed-form update, so NUTS or SVI.  It holds the broad
-anchors' mean and (ridged) covariance; its model's hyperparameters are built from them, so its
-isotropic control is the same structure on the isotropic covariance of the same trace, and under
-``subspace=r`` the model runs with hyperparameters built from the projected moments.  Outside
-the subspace the lift uses the exact conditionals of its *base* NIW posterior (the same broad
-moments at κ₀ and ν₀ = d + 1 + κ₀ unless given, :meth:`StructuredPrior.base`).
-
-The models also serve as custom models of the gaussian kind, with a builder of their
-hyperparameters::
-
     post = ad.adapt("gaussian", broad, targets, tau=20.0, method="svi", guide="lowrank",
-                    model=factor_model, model_kwargs=factor_prior(rank=16))
+                    model=factor_model, model_kwargs=factor_prior(rank=16))  # a custom model
 
-(``model_kwargs`` a builder: it is called with the broad anchors — projected ones under
-``subspace=r`` — so the same call works at full d and in a subspace.)
+A structured prior holds the broad mean and (ridged) covariance; its model's hyperparameters
+are built from them (from the projected moments under ``subspace=r``; a ``model_kwargs``
+builder is called with the — projected — broad anchors), so its isotropic control is the same
+structure on the isotropic covariance of the same trace.  No closed-form update: NUTS or SVI
+(sites ``mu``, ``Sigma`` and the model's own).  Outside a subspace the lift uses the exact
+conditionals of its *base* NIW posterior (:meth:`StructuredPrior.base`).  Both models are
+non-centred (every latent site standard normal, or the LKJ Cholesky factor): SVI starts from
+the prior median without float32 trouble at d = 384.
 
-Both are written non-centred (every latent site a standard normal, or the LKJ Cholesky factor),
-so SVI starts from the prior median without float32 trouble at d = 384 and NUTS sees a
-well-scaled space where it is affordable (d·r + 2d or d(d−1)/2 + 2d unconstrained coordinates).
-
-* :func:`factor_model` — ``Σ = W Wᵀ + diag(ψ)`` (factor analysis), loadings centred on the broad
-  anchors' principal directions: ``W = W₀ + s_W · Z``, ``W₀ = U_r diag(√(λ − σ²))`` (the PPCA fit
-  of the broad covariance at rank r), ``ψ = ψ₀ · exp(s_ψ · ε)`` with ψ₀ the broad per-coordinate
-  residual variance.  The likelihood is ``LowRankMultivariateNormal``: O(n d r²) per step.
-* :func:`lkj_model` — ``Σ = diag(σ) Ω diag(σ)``, ``Ω ~ LKJ(η)`` through its Cholesky factor,
-  ``σ = σ₀ · exp(s_σ · ε)`` with σ₀ the broad anchors' per-coordinate standard deviations.  The
-  broad correlations do not enter (LKJ is centred on Ω = I): the prior knows scales, not
-  directions — a deliberate contrast with the factor prior.
+* :func:`factor_model` — ``Σ = W Wᵀ + diag(ψ)``, ``W = W₀ + s_W · Z`` with ``W₀ = U_r
+  diag(√(λ − σ²))`` the broad PPCA fit at rank r, ``ψ = ψ₀ · exp(s_ψ · ε)`` with ψ₀ the broad
+  residual variances; ``LowRankMultivariateNormal`` likelihood, O(n d r²) per step.
+* :func:`lkj_model` — ``Σ = diag(σ) Ω diag(σ)``, ``Ω ~ LKJ(η)`` (Cholesky), ``σ = σ₀ · exp(s_σ
+  · ε)`` with σ₀ the broad standard deviations: the prior knows scales, not directions.
 
 Units: ``prior_anchors`` is how many anchors the broad estimate of each hyperparameter is worth
 (it sets the spreads ``s``), ``kappa0`` how many the broad mean is worth.
@@ -121,29 +107,9 @@ def factor_model(targets, *, mu0, mean_scale, loadings0, loading_scale, noise0, 
 
 
 def lkj_model(targets, *, mu0, mean_scale, scale0, scale_spread, concentration):
-    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it).
-
-    Sites: ``mu [d]``, ``scales [d]``, ``corr_cholesky [d, d]``, ``Sigma [d, d]``
-    (deterministic).
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    mu0, mean_scale : array_like, shape [d]
-        Prior mean and its spread.
-    scale0 : array_like, shape [d]
-        Prior standard deviations (> 0).
-    scale_spread : float
-        Spread of the log scales.
-    concentration : float
-        η > 0 (1 = uniform over correlation matrices).
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it): ``mu``
+    = ``mu0`` + ``mean_scale`` · z, ``scales`` = ``scale0`` · exp(``scale_spread`` · ε),
+    ``corr_cholesky`` ~ LKJCholesky(d, ``concentration``), deterministic ``Sigma [d, d]``."""
     d = jnp.shape(mu0)[-1]
     mu = _mean_site(mu0, mean_scale)
     sd = _log_normal_site("scales", scale0, scale_spread)
@@ -231,33 +197,9 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
 
 
 def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0: float = 10.0):
-    """Builder of :func:`lkj_model`'s hyperparameters from broad anchors.
-
-    σ₀ the broad standard deviations, log-scale spread ``√(1/(2·prior_anchors))`` (a standard
-    deviation estimated from that many anchors), mean ``μ₀ = mean(B)`` with spread
-    ``σ₀/√kappa0``.
-
-    Parameters
-    ----------
-    concentration : float, default 2.0
-        The LKJ η.
-    prior_anchors : float, default 10.0
-        Strength of the scales.
-    kappa0 : float, default 10.0
-        Strength of the mean.
-
-    Returns
-    -------
-    callable
-        ``f(broad [N, d]) -> dict`` of :func:`lkj_model` keywords.
-
-    Examples
-    --------
-    >>> from anchordiv.adaptation.families import lkj_prior
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
-    >>> sorted(lkj_prior()(broad))
-    ['concentration', 'mean_scale', 'mu0', 'scale0', 'scale_spread']
-    """
+    """Builder ``f(broad [N, d]) -> dict`` of :func:`lkj_model`'s keywords: σ₀ the broad
+    standard deviations, log-scale spread ``√(1/(2·prior_anchors))``, mean ``μ₀ = mean(B)`` with
+    spread ``σ₀/√kappa0``, LKJ η ``concentration``."""
     eta = positive("concentration", concentration)
     return _builder(lkj_kwargs, eta, prior_anchors, kappa0)
 
