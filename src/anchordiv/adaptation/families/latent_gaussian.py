@@ -35,7 +35,8 @@ from ...anchors.latent import principal_subspace
 from ...anchors.linalg import eigh_descending
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from .. import recipe
-from ..cache import cached
+from ...threads import limited_blas
+from ..cache import as_anchors, cached
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
 from ..family import Family, check_prior_mode, isotropic_like
 from ..hooks import Hooks, principal_angles
@@ -161,10 +162,61 @@ def ppca_logpdf(t, u, mean, signal, noise):
     return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
 
+def broad_stable_rank(broad: np.ndarray) -> float:
+    """:func:`~anchordiv.adaptation.recipe.stable_rank` of the broad covariance."""
+    _, cov_b = broad_moments(broad)
+    return recipe.stable_rank(np.linalg.eigvalsh(cov_b))
+
+
+@limited_blas
+def recipe_rank(broad, targets, *, novelty: float) -> int:
+    """The recipe's latent rank ``round(ν·k_prior + (1 − ν)·k_target)``: ν the targets'
+    held-out novelty, ``k_prior`` the stable rank of Cov(B) (its leading directions, not the
+    100+ that hold 95 % of a broad text prior's variance), ``k_target`` the target-only fit's
+    (95 % of the targets' variance; ``targets=None``: k_prior), capped at d − 1 and N − 1 —
+    as ν → 0 the posterior converges to the target-only fit (``benchmarks/bench_recipe.py``)."""
+    b = as_anchors("broad_anchors", broad, min_rows=2)
+    v = in_unit_interval("novelty", novelty)
+    k = cached(broad_stable_rank, b)
+    t = (
+        None
+        if targets is None
+        else as_anchors("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
+    )
+    if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
+        k_target = principal_subspace(t)[1].shape[1]
+        k = v * k + (1 - v) * k_target
+    return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))
+
+
+@limited_blas
+def latent_options(
+    broad,
+    targets,
+    *,
+    strengths: dict | None = None,
+    reg: float = 1e-3,
+    grid=recipe.STRENGTH_GRID,
+    max_folds: int = recipe.MAX_FOLDS,
+) -> dict:
+    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` of the latent kinds: the Gaussian
+    recipe's strength s (``strengths``: :func:`~anchordiv.adaptation.recipe.gaussian_strengths`
+    of the same anchors, computed when omitted), β = n/(n + s) and :func:`recipe_rank`."""
+    t = as_anchors("target_anchors", targets)
+    if strengths is None:
+        strengths = recipe.gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
+    n = integer("n", len(t), low=1)
+    return {
+        "rank": recipe_rank(broad, t, novelty=strengths["novelty"]),
+        "beta": n / (n + positive("strength", strengths["strength"])),
+        "strength": float(strengths["strength"]),
+        "novelty": float(strengths["novelty"]),
+    }
+
+
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
     """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
-    (:func:`anchordiv.adaptation.recipe.latent_options`; without targets: the broad stable
-    rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives ``beta=None`` (β = n/(n + s) at the
+    (:func:`latent_options`; without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives ``beta=None`` (β = n/(n + s) at the
     update); ``rank="variance"`` is None (95 % of the broad variance)."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
@@ -175,12 +227,12 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, l
     rank = None if rank == "variance" else rank
     strength_wanted = beta == "auto" and prior_anchors == "auto"
     lat = (
-        recipe.latent_options(broad, targets)
+        latent_options(broad, targets)
         if targets is not None and (rank == "auto" or strength_wanted)
         else None
     )
     if rank == "auto":
-        rank = max(low, lat["rank"] if lat else recipe.latent_rank(broad, None, novelty=1.0))
+        rank = max(low, lat["rank"] if lat else recipe_rank(broad, None, novelty=1.0))
     if prior_anchors == "auto":
         prior_anchors = lat["strength"] if strength_wanted and lat else PRIOR_ANCHORS
     return rank, (None if beta == "auto" else beta), prior_anchors
@@ -627,6 +679,7 @@ __all__ = [
     "PRIOR_ANCHORS",
     "latent_gaussian_model",
     "latent_gaussian_update",
+    "latent_options",
     "latent_rank",
     "ppca_logpdf",
     "ppca_noise",
