@@ -188,10 +188,8 @@ class DiagonalPrior(Family):
         The broad mean.
     var : numpy.ndarray, shape [d]
         E[σ²]: the broad variances, or their mean for the isotropic control.
-    kappa0 : float, default 10.0
-        Pseudo-anchors of the mean.
-    nu0 : float, default 10.0
-        Pseudo-anchors of the variances.
+    kappa0, nu0 : float, default 10.0
+        Pseudo-anchors of the mean and of the variances.
     prior, origin : str
         The prior mode (which variances ``var`` are) and where the prior came from.
 

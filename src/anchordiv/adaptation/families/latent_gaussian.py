@@ -532,10 +532,8 @@ class BinghamPrior(LatentFamily):
         Number of broad anchors (caps the pseudo-count).
     rank : int
         k, the latent dimension.
-    beta : float, optional
-        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``).
-    prior_anchors : float, default 10.0
-        The prior's strength in pseudo-anchors.
+    beta, prior_anchors
+        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``) and the prior's strength.
     prior, origin : str
         The prior mode and where the prior came from (:class:`~anchordiv.Family`).
 

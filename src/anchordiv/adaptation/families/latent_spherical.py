@@ -136,16 +136,12 @@ class PosteriorBinghamPrior(LatentFamily):
         The broad projector U₀U₀ᵀ (isotropic control: ``(k/d) I``).
     signal, noise, scale, n_broad, rank, beta, prior_anchors
         As :class:`BinghamPrior` (rank ≥ 2).
-    concentration : float, optional
-        κ of the draws (None: ``m ℓ²/(2σ²(σ² + ℓ))`` from the broad PPCA).
-    radius : float, default 1.0
-        Radius of the anchor model.
-    prior : {"broad", "isotropic"}, default "broad"
-        Which projector it is.
+    concentration, radius
+        As :meth:`from_anchors`.
     mean : numpy.ndarray, shape [d], optional
         The broad mean.
-    origin : str, default ""
-        Where the prior came from.
+    prior, origin : str
+        The prior mode (which projector it is) and where the prior came from.
 
     Examples
     --------

@@ -413,16 +413,8 @@ class DirichletNIWPrior(Family):
         Per-component NIW strengths.
     psi : numpy.ndarray, shape [K, d, d]
         Per-component NIW scale matrices.
-    alpha0, kappa0 : float, default 10.0
-        The strengths it was built with.
-    nu0 : float, default 0.0
-        The ν₀ it was built with.
-    em_seed : int, default 0
-        Seed of the broad EM fit.
-    reg : float, default 1e-3
-        Relative ridge of the EM covariances.
-    max_iter : int, default 200
-        MAP-EM iterations of the update.
+    alpha0, kappa0, nu0, em_seed, reg, max_iter
+        The options it was built with (:meth:`from_anchors`).
     prior, origin : str
         The prior mode (the broad components or the isotropic control) and where it came from.
 
@@ -522,14 +514,13 @@ class DirichletNIWPrior(Family):
             The prior.
         """
         broad = np.asarray(broad)
-        d = broad.shape[1]
         k = integer("components", components, low=1)
         if len(broad) < 2 * k:
             raise AnchorDivError(
                 f"broad_anchors: too few for {k} components: need at least "
                 f"{2 * k}, got {len(broad)}"
             )
-        nu0 = d + 11.0 if nu0 is None else nu0
+        nu0 = broad.shape[1] + 11.0 if nu0 is None else nu0
         a0, k0 = positive("alpha0", alpha0), positive("kappa0", kappa0)
         reg = positive("reg", reg, allow_zero=True)
         p = mixture_prior(

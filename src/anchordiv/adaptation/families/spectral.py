@@ -485,16 +485,8 @@ class SpectralPrior(Family):
         λ, their eigenvalues.
     noise0 : float
         σ²_B, the mean discarded eigenvalue.
-    kappa0 : float, default 1.0
-        Pseudo-anchors of the prior mean.
-    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
-        The hierarchy of the per-direction scales.
-    global_scale : float, default 1.0
-        The horseshoe's g ~ HalfCauchy scale.
-    gamma_shape : float, default 2.0
-        a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
-    noise : {"free", "fixed"}, default "free"
-        σ² learnt, or held at the broad residual variance.
+    kappa0, shrinkage, global_scale, gamma_shape, noise
+        The options (:meth:`from_anchors`).
     prior, origin : str
         The prior mode (the broad spectrum or the isotropic control) and where it came from.
 
