@@ -520,33 +520,18 @@ class DirichletNIWPrior(Family):
                 f"broad_anchors: too few for {k} components: need at least "
                 f"{2 * k}, got {len(broad)}"
             )
-        nu0 = broad.shape[1] + 11.0 if nu0 is None else nu0
-        a0, k0 = positive("alpha0", alpha0), positive("kappa0", kappa0)
-        reg = positive("reg", reg, allow_zero=True)
+        d = broad.shape[1]
+        strengths = {
+            "alpha0": positive("alpha0", alpha0),
+            "kappa0": positive("kappa0", kappa0),
+            "nu0": check_nu0(d + 11.0 if nu0 is None else nu0, d),
+        }
+        seed, reg = int(em_seed), positive("reg", reg, allow_zero=True)
         p = mixture_prior(
-            broad,
-            components=k,
-            seed=int(em_seed),
-            reg=reg,
-            alpha0=a0,
-            kappa0=k0,
-            nu0=nu0,
-            prior=check_prior_mode(prior),
+            broad, components=k, seed=seed, reg=reg, **strengths, prior=check_prior_mode(prior)
         )
-        return cls(
-            p.alpha,
-            p.mu,
-            p.kappa,
-            p.nu,
-            p.psi,
-            float(a0),
-            float(k0),
-            float(nu0),
-            int(em_seed),
-            float(reg),
-            integer("max_iter", max_iter, low=1),
-            prior,
-        )
+        fields = (p.alpha, p.mu, p.kappa, p.nu, p.psi, *strengths.values(), seed, reg)
+        return cls(*fields, integer("max_iter", max_iter, low=1), prior)
 
     @property
     def dim(self) -> int:
