@@ -432,7 +432,7 @@ class LatentFamily(Family):
     }
 
     @classmethod
-    def fit(cls, broad, targets, rank, beta, prior_anchors, prior, *, low: int, **own):
+    def from_options(cls, broad, targets, rank, beta, prior_anchors, prior, *, low: int, **own):
         """``from_anchors`` of a latent kind (rank ≥ ``low``; ``own``: its other fields)."""
         broad = np.asarray(broad)
         rank, beta, n0 = held_out_options(broad, targets, rank, beta, prior_anchors, low=low)
@@ -599,7 +599,7 @@ class BinghamPrior(LatentFamily):
         BinghamPrior
             The prior.
         """
-        return cls.fit(broad, targets, rank, beta, prior_anchors, prior, low=1)
+        return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=1)
 
     @classmethod
     def build(cls, broad, rank, beta, prior_anchors, prior, **own):

@@ -217,7 +217,7 @@ class PosteriorBinghamPrior(LatentFamily):
         """
         kappa = None if concentration is None else positive("concentration", concentration)
         own = {"concentration": kappa, "radius": positive("radius", radius)}
-        return cls.fit(broad, targets, rank, beta, prior_anchors, prior, low=2, **own)
+        return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=2, **own)
 
     @classmethod
     def build(cls, broad, rank, beta, prior_anchors, prior, concentration=None, radius=1.0):
