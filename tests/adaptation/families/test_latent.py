@@ -7,10 +7,15 @@ import pytest
 from numpyro.infer import MCMC, NUTS
 
 from anchordiv.anchors.gaussian import moments
+from anchordiv.adaptation import recipe
 from anchordiv.adaptation.families.latent_gaussian import (
+    BinghamPrior,
     latent_gaussian_model,
     latent_gaussian_update,
+    latent_options,
+    ppca_noise,
     ppca_scale,
+    recipe_rank,
 )
 from anchordiv.adaptation.distributions import bingham_gibbs
 from anchordiv.adaptation.families.latent_spherical import (
@@ -160,3 +165,26 @@ def test_exact_latent_inference_data_has_independent_chains():
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
     u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
     assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split
+
+
+@pytest.mark.filterwarnings("ignore:target_anchors.*not unit-norm")
+def test_recipe_rank_is_recovered_on_a_planted_low_rank_problem():
+    """The latent kinds' recipe (moved from ``recipe``): the planted rank, β = n/(n + s)."""
+    d, rng = 12, np.random.default_rng(5)
+    planted = np.linalg.qr(rng.normal(size=(d, d)))[0][:, :5]
+    targets = 0.3 + rng.normal(size=(80, 5)) @ planted.T + 0.01 * rng.normal(size=(80, d))
+    broad = rng.normal(size=(300, d)) * np.r_[5.0, np.full(d - 1, 0.2)]  # one leading dir.
+    g = recipe.gaussian_strengths(broad, targets)
+    opts = latent_options(broad, targets, strengths=g)
+    assert opts["rank"] == 5
+    assert opts["beta"] == pytest.approx(80 / (80 + g["strength"]))
+    assert latent_options(broad, targets) == opts
+    assert recipe_rank(broad, None, novelty=1.0) == 1  # the broad stable rank here
+    assert BinghamPrior.from_anchors(broad).rank == recipe_rank(broad, None, novelty=1.0)
+
+
+def test_ppca_noise_is_the_floored_mean_discarded_eigenvalue():
+    w = np.array([4.0, 2.0, 1.0, 0.0])
+    assert ppca_noise(w, 2) == pytest.approx(0.5)
+    assert ppca_noise(w, 3) == pytest.approx(1e-3 * w.mean())  # floored
+    assert ppca_noise(w, 4) == pytest.approx(1e-3 * w.mean())  # nothing discarded

@@ -1,21 +1,17 @@
 """The diagonal Gaussian family: a Gaussian anchor model with a diagonal covariance and a
-conjugate Normal–inverse-gamma prior per coordinate — the family added to show that a new kind is
-one module plus its registration (``docs/guides/adaptation.md``, "Adding a family").
+conjugate Normal–inverse-gamma prior per coordinate (``docs/guides/adaptation.md``, "Adding a
+family").
 
-Prior, per coordinate j: ``σ²_j ~ InvGamma(a₀, b₀ⱼ)``, ``μ_j | σ²_j ~ N(m₀ⱼ, σ²_j/κ₀)``; targets
-``t_ij ~ N(μ_j, σ²_j)``.  From the broad anchors B: ``m₀ = mean(B)``, ``a₀ = ν₀/2 + 1``,
-``b₀ = (ν₀/2)·diag Cov(B)`` so that ``E[σ²] = diag Cov(B)``; κ₀ and ν₀ are the pseudo-anchors
-the prior mean and the prior variances are worth.  Conjugate update with n targets, mean t̄,
-per-coordinate scatter ``s_j = Σ_i (t_ij − t̄_j)²``: ``κₙ = κ₀ + n``, ``mₙ = (κ₀m₀ + n t̄)/κₙ``,
-``aₙ = a₀ + n/2``, ``bₙ = b₀ + s/2 + κ₀n(t̄ − m₀)²/(2κₙ)``.  Posterior mean ``(mₙ, bₙ/(aₙ − 1))``,
-joint mode ``(mₙ, bₙ/(aₙ + 3/2))``; the marginal likelihood is closed form (a product of
-Student-t terms).  O(n d) everything: usable at any d, but coordinate-wise, so it has no
-principal-subspace projection (``subspace=`` is refused).
-
-    prior = ad.adapt.families.DiagonalPrior.from_anchors(broad [N, d], kappa0=10, nu0=10)
+    prior = ad.DiagonalPrior.from_anchors(broad [N, d], kappa0=10, nu0=10)
     post = prior.update(targets [n, d])          # or ad.adapt("diagonal-gaussian", broad, t)
 
-Sites: ``mu [d]``, ``sigma2 [d]`` (variances).
+Per coordinate j: ``σ²_j ~ InvGamma(a₀, b₀ⱼ)``, ``μ_j | σ²_j ~ N(m₀ⱼ, σ²_j/κ₀)``,
+``t_ij ~ N(μ_j, σ²_j)``, with ``m₀ = mean(B)``, ``a₀ = ν₀/2 + 1``, ``b₀ = (ν₀/2)·diag Cov(B)``
+(so ``E[σ²] = diag Cov(B)``).  Conjugate update (n targets, mean t̄, scatter
+``s_j = Σ_i (t_ij − t̄_j)²``): ``κₙ = κ₀ + n``, ``mₙ = (κ₀m₀ + n t̄)/κₙ``, ``aₙ = a₀ + n/2``,
+``bₙ = b₀ + s/2 + κ₀n(t̄ − m₀)²/(2κₙ)``; closed-form marginal likelihood.  O(n d) at any d, but
+coordinate-wise: no principal-subspace projection (``subspace=`` is refused).  Sites: ``mu
+[d]``, ``sigma2 [d]`` (variances).
 """
 
 from __future__ import annotations
@@ -117,16 +113,16 @@ class NormalInverseGamma:
     def model_kwargs(self) -> dict:
         return {"mu0": self.mu, "kappa0": self.kappa, "a0": self.a, "b0": self.b}
 
+    @classmethod
+    def from_model_kwargs(cls, kw: dict) -> "NormalInverseGamma":
+        """The prior whose :meth:`model_kwargs` are ``kw`` (float64)."""
+        f64 = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
+        return cls(f64("mu0"), float(kw["kappa0"]), float(kw["a0"]), f64("b0"))
+
 
 def diagonal_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.ndarray:
-    """The exact predictive (hook ``conditional_predictive``): ``log p(t | T) = log p(T ∪ {t})
-    − log p(T)`` of each held-out ``t`` (a product of per-coordinate Student-t's) ``[1, m]``."""
-    prior = NormalInverseGamma(
-        np.asarray(kwargs["mu0"], np.float64),
-        float(kwargs["kappa0"]),
-        float(kwargs["a0"]),
-        np.asarray(kwargs["b0"], np.float64),
-    )
+    """The exact predictive ``log p(t | T) = log p(T ∪ {t}) − log p(T)`` ``[1, m]``."""
+    prior = NormalInverseGamma.from_model_kwargs(kwargs)
     t = np.asarray(train, np.float64)
     base = prior.log_marginal(t)
     return np.array([[prior.log_marginal(np.vstack([t, x])) - base for x in np.asarray(test)]])
@@ -146,22 +142,15 @@ class DiagonalLikelihood(Likelihood):
         return mu[:, None] + np.sqrt(s2)[:, None] * rng.normal(size=(len(mu), n, mu.shape[-1]))
 
     def log_joint(self, targets, draws):
-        kw = self.kwargs
+        p = self.exact_prior()
         mu, s2 = (np.asarray(draws[k], np.float64) for k in ("mu", "sigma2"))
-        a, b = float(kw["a0"]), np.asarray(kw["b0"], np.float64)
-        k0, m0 = float(kw["kappa0"]), np.asarray(kw["mu0"], np.float64)
+        a, b, k0, m0 = p.a, p.b, p.kappa, p.mu
         log_ig = a * np.log(b) - scipy.special.gammaln(a) - (a + 1) * np.log(s2) - b / s2
         log_mu = -0.5 * (k0 * (mu - m0) ** 2 / s2 + np.log(2 * np.pi * s2 / k0))
         return (log_ig + log_mu).sum(-1) + self.log_density(draws, targets).sum(-1)
 
     def exact_prior(self):
-        kw = self.kwargs
-        return NormalInverseGamma(
-            np.asarray(kw["mu0"], np.float64),
-            float(kw["kappa0"]),
-            float(kw["a0"]),
-            np.asarray(kw["b0"], np.float64),
-        )
+        return NormalInverseGamma.from_model_kwargs(self.kwargs)
 
     @classmethod
     def site_shapes(cls, d, shapes):
@@ -170,15 +159,21 @@ class DiagonalLikelihood(Likelihood):
 
 def diagonal_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Mean cosine and norm, total and largest variance; ``mu`` and ``sigma2`` at d ≤ 8."""
-    out = {
-        "mean_cosine": cosine(s["mu"], ref["mu"]),
-        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+    small = {"mu": s["mu"], "sigma2": s["sigma2"]} if s["mu"].shape[-1] <= SMALL_D else {}
+    return {
+        **mean_quantities(s, ref),
         "var_trace": s["sigma2"].sum(-1),
         "var_max": s["sigma2"].max(-1),
+        **small,
     }
-    if s["mu"].shape[-1] <= SMALL_D:
-        out.update(mu=s["mu"], sigma2=s["sigma2"])
-    return out
+
+
+def mean_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The mean's cosine to the point summary's and its norm (site ``mu``)."""
+    return {
+        "mean_cosine": cosine(s["mu"], ref["mu"]),
+        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+    }
 
 
 @family("diagonal-gaussian")
@@ -193,21 +188,14 @@ class DiagonalPrior(Family):
         The broad mean.
     var : numpy.ndarray, shape [d]
         E[σ²]: the broad variances, or their mean for the isotropic control.
-    kappa0 : float, default 10.0
-        Pseudo-anchors of the mean.
-    nu0 : float, default 10.0
-        Pseudo-anchors of the variances.
-    prior : {"broad", "isotropic"}, default "broad"
-        Which variances ``var`` are.
-    origin : str, default ""
-        Where the prior came from.
+    kappa0, nu0 : float, default 10.0
+        Pseudo-anchors of the mean and of the variances.
+    prior, origin : str
+        The prior mode (which variances ``var`` are) and where the prior came from.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> prior = ad.DiagonalPrior.from_anchors(broad)
+    >>> prior = ad.DiagonalPrior.from_anchors(np.random.default_rng(0).normal(size=(20, 4)))
     >>> prior.var.shape, prior.kappa0
     ((4,), 10.0)
     """
@@ -252,7 +240,7 @@ class DiagonalPrior(Family):
         broad : array_like, shape [N, d]
             Broad anchors.
         targets : array_like, shape [n, d], optional
-            Not used (no strength is chosen from them).
+            Not used.
         kappa0 : float, default 10.0
             Prior mean strength, in pseudo-anchors.
         nu0 : float, default 10.0
@@ -278,6 +266,7 @@ class DiagonalPrior(Family):
         return int(np.shape(self.mu0)[0])
 
     def nig(self) -> NormalInverseGamma:
+        """The prior's Normal–inverse-gamma parameters: ``a₀ = ν₀/2 + 1``, ``b₀ = ν₀/2 · var``."""
         half = 0.5 * float(self.nu0)
         return NormalInverseGamma(
             np.asarray(self.mu0, np.float64),

@@ -1,32 +1,20 @@
 """The latent Gaussian family: matrix Bingham prior on the principal subspace (MATH.md, D.3) —
 its explicit NumPyro model, the exact posterior :class:`BinghamPosterior`, the PPCA likelihood,
-the prior object :class:`BinghamPrior` — and :class:`LatentFamily`, the base the latent
-spherical family shares (sites, PPCA likelihood, subspace lift, principal-angle quantities).
+the prior object :class:`BinghamPrior` — and :class:`LatentFamily`, what the latent spherical
+family shares with it (sites, options, ``from_anchors``, PPCA likelihood, lift, quantities).
 
     prior = ad.BinghamPrior.from_anchors(broad [N, d], rank=8)      # B₀ = c·n₀·Cov(B)
     post = prior.update(targets [n, d])                              # Bₙ = B₀ + c·S_T
 
-Site: ``U [d, k]`` (orthonormal frame).  Likelihood: PPCA ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` with
-the broad ℓ, σ² at rank k.  The target weight ``beta`` defaults to ``n/(n + prior_anchors)``.
-
-Matrix Bingham prior for the latent Gaussian anchor model (MATH.md, "Adaptation", D.3).
-
-The subspace ``U ∈ V_k(R^d)`` gets the prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The targets enter through
-a PPCA likelihood ``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)``, whose U-dependent part is ``c · tr(Uᵀ S_T U)``
-with ``c = ℓ / (2σ²(σ² + ℓ))`` and S_T the target scatter — conjugate, so
-``Bₙ = B₀ + c · S_T`` and the MAP subspace is the top-k eigenvectors of Bₙ.
-
-Prior from the broad anchors: ``B₀ = c · n₀ · Cov(B)`` (the broad covariance worth n₀
-pseudo-anchors); ℓ and σ² are the PPCA estimates of the broad covariance at rank k
-(``σ²`` = mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue).  With the target
-weight ``β = n / (n₀ + n)`` this reads ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``;
-``beta`` can be given directly (β = 0: the broad subspace, β = 1: the target subspace).  Where
-``n/β`` would exceed ``n + n_broad`` (the broad anchors cannot be worth more than themselves) m is
-capped there, which tempers the likelihood; the explicit model takes the same weight.
-``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``; that only shifts the spectrum of
-Bₙ, so the control's MAP subspace is the target-only one (the draws' spread still differs).
-
-The latent mean is not part of the Bingham posterior: it is ``(1 − β) mean(B) + β t̄``.
+Site: ``U [d, k]`` (orthonormal frame), prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The PPCA likelihood
+``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` depends on U through ``c · tr(Uᵀ S_T U)``, ``c = ℓ/(2σ²(σ² + ℓ))``
+(S_T the target scatter; ℓ, σ² the broad PPCA fit at rank k, σ² floored at 1e-3 × the mean
+eigenvalue): conjugate, ``Bₙ = B₀ + c · S_T``, the MAP the top-k eigenvectors of Bₙ.  With the
+target weight ``β = n / (n₀ + n)``, ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``
+capped at ``n + n_broad`` (which tempers the likelihood; the explicit model takes the same
+weight); β = 0 is the broad subspace, β = 1 the target one.  ``prior="isotropic"`` replaces
+Cov(B) by ``tr(Cov(B))/d · I`` (its MAP is the target-only subspace; the spread still differs).
+The latent mean is ``(1 − β) mean(B) + β t̄``, not part of the Bingham posterior.
 """
 
 from __future__ import annotations
@@ -42,60 +30,48 @@ import numpyro.distributions as dist
 
 from ...anchors import LatentGaussian
 from ...anchors.base import as_tau, jax_dtype
+from ...anchors.gaussian import moments
 from ...anchors.latent import principal_subspace
-from ...anchors.linalg import canonical_signs
+from ...anchors.linalg import eigh_descending
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from .. import recipe
-from ..cache import cached
+from ...threads import limited_blas
+from ..cache import as_anchors, cached
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
 from ..family import Family, check_prior_mode, isotropic_like
 from ..hooks import Hooks, principal_angles
 from ..likelihood import Likelihood
 from ..registry import family
-from ..statistics import broad_moments, broad_spectrum
+from ..statistics import broad_moments
 from ..subspace import sandwich
-
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
 PRIOR_ANCHORS = 10.0
 #: Gibbs burn-in sweeps per chain of exact latent draws (chains start at the mode; lag-1
 #: autocorrelation of the sweeps is ≈ 0.1, so 10 sweeps forget the start)
 BURN_IN = 10
+#: Gibbs burn-in of a single exact latent draw (SBC's truth: longer than a posterior chain's)
+PRIOR_BURN_IN = 30
 
 
 def latent_gaussian_model(
     targets, *, prior_parameter, mean, signal, noise, rank, target_weight=1.0
 ):
-    """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
-
-    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    prior_parameter : array_like, shape [d, d]
-        B₀.
-    mean : array_like, shape [d]
-        PPCA mean.
-    signal, noise : float
-        PPCA signal ℓ and noise σ².
-    rank : int
-        k.
-    target_weight : float, default 1.0
-        Tempers the likelihood (1 = Bayes).
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """The explicit NumPyro model of the latent-gaussian kind (copy and change it): Bingham
+    prior ``prior_parameter`` B₀ ``[d, d]`` on the site ``U [d, k]`` (``rank`` k, from ``U_raw``),
+    PPCA likelihood of the observed ``targets [n, d]`` with ``mean [d]``, ``signal`` ℓ, ``noise``
+    σ², tempered by ``target_weight`` (1 = Bayes)."""
     d = targets.shape[1]
     u = stiefel_site("U", d, rank)
     numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
     cov = noise * jnp.eye(d) + signal * u @ u.T
     with numpyro.plate("anchors", targets.shape[0]), numpyro.handlers.scale(scale=target_weight):
         numpyro.sample("targets", dist.MultivariateNormal(mean, cov), obs=targets)
+
+
+def top_frame(m: np.ndarray, k: int) -> np.ndarray:
+    """The top-k eigenvectors ``[d, k]`` of the symmetric ``m [d, d]`` (canonical signs)."""
+    return np.ascontiguousarray(eigh_descending(m)[1][:, :k])
 
 
 @dataclass(frozen=True)
@@ -118,17 +94,14 @@ class BinghamPosterior:
 
     def mode(self) -> dict[str, np.ndarray]:
         """``{"U": top-k eigenvectors of B [d, k]}`` (also the principal subspace of E[UUᵀ])."""
-        _, v = np.linalg.eigh(self.parameter)
-        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : self.rank]))}
+        return {"U": top_frame(self.parameter, self.rank)}
 
     def mean(self) -> dict[str, np.ndarray]:
-        """Same as :meth:`mode`: the principal subspace of E[UUᵀ] is the top-k eigenvectors of B
-        (a mean of frames is not a frame)."""
+        """Same as :meth:`mode` (a mean of frames is not a frame)."""
         return self.mode()
 
     def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
-        """``{"U": [chains, n, d, k]}``: independent Gibbs chains run in parallel
-        (:func:`~.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
+        """``{"U": [chains, n, d, k]}``: independent Gibbs chains, :data:`BURN_IN` sweeps each."""
         return {
             "U": bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
         }
@@ -144,83 +117,37 @@ class BinghamPosterior:
         return float(self.rank * (d - self.rank + 1) ** 3)
 
 
+def broad_eigenvalues(broad: np.ndarray) -> np.ndarray:
+    """Descending eigenvalues ``[d]`` of the (unridged) broad covariance."""
+    return np.linalg.eigvalsh(moments(broad)[1])[::-1]
+
+
+def ppca_noise(eigvals: np.ndarray, rank: int) -> float:
+    """PPCA σ² at rank k: the mean discarded eigenvalue, floored at 1e-3 × the mean one."""
+    noise = float(np.mean(eigvals[rank:])) if rank < len(eigvals) else 0.0
+    return max(noise, 1e-3 * float(np.mean(eigvals)), 1e-300)
+
+
 def ppca_scale(eigvals: np.ndarray, rank: int) -> tuple[float, float, float]:
     """``(c, ℓ, σ²)`` of the PPCA likelihood at rank k from descending eigenvalues ``[d]``."""
-    noise = float(np.mean(eigvals[rank:])) if rank < len(eigvals) else 0.0
-    noise = max(noise, 1e-3 * float(np.mean(eigvals)), 1e-300)
+    noise = ppca_noise(eigvals, rank)
     signal = max(float(np.mean(eigvals[:rank])) - noise, noise)
     return signal / (2 * noise * (noise + signal)), signal, noise
 
 
-def target_weight(n: int, n_broad: int, beta: float) -> tuple[float, float]:
-    """``(m, β)``: total pseudo-count ``m = min(n/β, n + n_broad)`` for target weight β."""
-    m = n + n_broad if beta == 0 else min(n / beta, n + n_broad)
-    return m, beta
+def target_weight(n: int, n_broad: int, beta: float) -> float:
+    """Total pseudo-count ``m = min(n/β, n + n_broad)`` for target weight β."""
+    return n + n_broad if beta == 0 else min(n / beta, n + n_broad)
 
 
 def latent_gaussian_update(
     broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float, prior: str = "broad"
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update of the latent-gaussian kind.
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    rank : int
-        k.
-    beta : float
-        Target weight in [0, 1].
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad covariance or the isotropic control.
-
-    Returns
-    -------
-    posterior : BinghamPosterior
-        The exact posterior.
-    info : dict
-        The explicit model's hyperparameters (``model_kwargs``) and the pseudo-count m.
-    """
-    mu_b, cov_b = broad_moments(broad, prior=prior)
-    c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
-    return latent_gaussian_posterior(
-        mu_b, cov_b, (c, signal, noise), len(broad), targets, rank=rank, beta=beta
-    )
-
-
-def latent_gaussian_posterior(
-    mu_b: np.ndarray,
-    cov_b: np.ndarray,
-    ppca: tuple,
-    n_broad: int,
-    targets: np.ndarray,
-    *,
-    rank: int,
-    beta: float,
-) -> tuple[BinghamPosterior, dict]:
-    """:func:`latent_gaussian_update` from the broad statistics: mean ``mu_b [d]``, covariance
-    ``cov_b [d, d]`` (or its isotropic control), the PPCA ``(c, ℓ, σ²)`` at ``rank`` and the
-    number of broad anchors."""
-    c, signal, noise = ppca
-    t = np.asarray(targets, np.float64)
-    n = t.shape[0]
-    tbar = t.mean(0)
-    scat = (t - tbar).T @ (t - tbar)
-    m, beta = target_weight(n, n_broad, beta)
-    prior_b = c * m * (1 - beta) * cov_b
-    weight = m * beta / n
-    post = BinghamPosterior(prior_b + c * weight * scat, rank, (1 - beta) * mu_b + beta * tbar)
-    kwargs = {
-        "prior_parameter": prior_b,
-        "mean": tbar,
-        "signal": signal,
-        "noise": noise,
-        "rank": rank,
-        "target_weight": weight,
-    }
-    return post, {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
+    """Exact update ``(BinghamPosterior, info)`` of the latent-gaussian kind at ``rank`` k and
+    target weight ``beta`` from ``broad [N, d]`` (``prior="isotropic"``: its control) and
+    ``targets [n, d]``; ``info``: the explicit model's ``model_kwargs`` and the pseudo-count m."""
+    fam = BinghamPrior.build(np.asarray(broad), rank, beta, PRIOR_ANCHORS, prior)
+    return fam.posterior(targets, beta)[:2]
 
 
 def ppca_logpdf(t, u, mean, signal, noise):
@@ -235,17 +162,62 @@ def ppca_logpdf(t, u, mean, signal, noise):
     return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
 
+def broad_stable_rank(broad: np.ndarray) -> float:
+    """:func:`~anchordiv.adaptation.recipe.stable_rank` of the broad covariance."""
+    _, cov_b = broad_moments(broad)
+    return recipe.stable_rank(np.linalg.eigvalsh(cov_b))
+
+
+@limited_blas
+def recipe_rank(broad, targets, *, novelty: float) -> int:
+    """The recipe's latent rank ``round(ν·k_prior + (1 − ν)·k_target)``: ν the targets'
+    held-out novelty, ``k_prior`` the stable rank of Cov(B) (its leading directions, not the
+    100+ that hold 95 % of a broad text prior's variance), ``k_target`` the target-only fit's
+    (95 % of the targets' variance; ``targets=None``: k_prior), capped at d − 1 and N − 1 —
+    as ν → 0 the posterior converges to the target-only fit (``benchmarks/bench_recipe.py``)."""
+    b = as_anchors("broad_anchors", broad, min_rows=2)
+    v = in_unit_interval("novelty", novelty)
+    k = cached(broad_stable_rank, b)
+    t = (
+        None
+        if targets is None
+        else as_anchors("target_anchors", targets, dim=b.shape[1]).astype(np.float64)
+    )
+    if t is not None and len(t) > 1 and v < 1 and np.ptp(t, axis=0).max() > 0:
+        k_target = principal_subspace(t)[1].shape[1]
+        k = v * k + (1 - v) * k_target
+    return max(1, min(int(round(k)), b.shape[1] - 1, len(b) - 1))
+
+
+@limited_blas
+def latent_options(
+    broad,
+    targets,
+    *,
+    strengths: dict | None = None,
+    reg: float = 1e-3,
+    grid=recipe.STRENGTH_GRID,
+    max_folds: int = recipe.MAX_FOLDS,
+) -> dict:
+    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` of the latent kinds: the Gaussian
+    recipe's strength s (``strengths``: :func:`~anchordiv.adaptation.recipe.gaussian_strengths`
+    of the same anchors, computed when omitted), β = n/(n + s) and :func:`recipe_rank`."""
+    t = as_anchors("target_anchors", targets)
+    if strengths is None:
+        strengths = recipe.gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
+    n = integer("n", len(t), low=1)
+    return {
+        "rank": recipe_rank(broad, t, novelty=strengths["novelty"]),
+        "beta": n / (n + positive("strength", strengths["strength"])),
+        "strength": float(strengths["strength"]),
+        "novelty": float(strengths["novelty"]),
+    }
+
+
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
     """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
-    (:func:`anchordiv.adaptation.recipe.latent_options`): the rank between the prior's stable
-    rank and the target-only rank by the targets' held-out novelty; ``beta="auto"`` makes the
-    prior worth the recipe's strength s, ``prior_anchors = s`` and β = n/(n + s) at the update
-    (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
-    the recipe's choice for novel targets: the rank is the broad covariance's stable rank and
-    the prior is worth :data:`~anchordiv.adaptation.families.latent_gaussian.PRIOR_ANCHORS`.  A given
-    ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  ``rank="variance"`` (or
-    None): 95 % of the broad variance.  The isotropic control gets the same numbers, computed
-    from the broad anchors."""
+    (:func:`latent_options`; without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives ``beta=None`` (β = n/(n + s) at the
+    update); ``rank="variance"`` is None (95 % of the broad variance)."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
         if isinstance(value, str) and value not in words:
@@ -255,12 +227,12 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, l
     rank = None if rank == "variance" else rank
     strength_wanted = beta == "auto" and prior_anchors == "auto"
     lat = (
-        recipe.latent_options(broad, targets)
+        latent_options(broad, targets)
         if targets is not None and (rank == "auto" or strength_wanted)
         else None
     )
     if rank == "auto":
-        rank = max(low, lat["rank"] if lat else recipe.latent_rank(broad, None, novelty=1.0))
+        rank = max(low, lat["rank"] if lat else recipe_rank(broad, None, novelty=1.0))
     if prior_anchors == "auto":
         prior_anchors = lat["strength"] if strength_wanted and lat else PRIOR_ANCHORS
     return rank, (None if beta == "auto" else beta), prior_anchors
@@ -292,19 +264,11 @@ class PPCALikelihood(Likelihood):
     are in ``fixed``)."""
 
     def log_density(self, draws, targets):
-        """Leave-one-out-correct pointwise ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]``: the PPCA mean
-        is not known but estimated from the fit's targets T (a flat prior on it, integrated
-        out), so each anchor is scored given the *other* targets —
-
-        * the fit's own targets (same count and mean as ``fixed``): ``N(t_i | t̄₋ᵢ, C·n/(n−1))``
-          with ``C = σ² I + ℓ U Uᵀ`` and t̄₋ᵢ the mean of the others;
-        * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
-
-        These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
-        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:func:`latent_gaussian_posterior`), so
-        PSIS-LOO on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari
-        2021 on non-factorised models).  A subset of the fit's targets counts as other
-        anchors."""
+        """Leave-one-out-correct ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]`` of the mean-marginalised
+        likelihood (a flat prior on the PPCA mean): the fit's own targets (same count and mean
+        as ``fixed``) ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors ``N(t | t̄, C·(n+1)/n)`` with
+        ``C = σ² I + ℓ U Uᵀ`` — ``p(T | U)/p(T₋ᵢ | U)``, so PSIS-LOO on them estimates the
+        refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari 2021)."""
         fixed = self.fixed
         missing = [
             k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
@@ -348,26 +312,29 @@ class PPCALikelihood(Likelihood):
 
     @classmethod
     def summarise(cls, s, which, lp):
-        """The MAP draw, or the principal subspace of the mean projector (a mean of frames is
-        not a frame)."""
+        """The MAP draw, or the principal subspace of the mean projector."""
         if which == "map":
             return super().summarise(s, which, lp)
         u = s["U"]
-        proj = np.einsum("sik,sjk->ij", u, u) / len(u)
-        _, v = np.linalg.eigh(proj)
-        return {"U": canonical_signs(np.ascontiguousarray(v[:, ::-1][:, : u.shape[-1]]))}
+        return {"U": top_frame(np.einsum("sik,sjk->ij", u, u) / len(u), u.shape[-1])}
+
+    def prior_parameter(self) -> np.ndarray:
+        """The prior's Bingham parameter ``[d, d]`` (the explicit model's)."""
+        return np.asarray(self.kwargs["prior_parameter"])
+
+    def exact_prior(self):
+        b0 = self.prior_parameter()
+        return BinghamPosterior(b0, int(self.kwargs["rank"]), np.zeros(b0.shape[0]))
 
 
 class BinghamLikelihood(PPCALikelihood):
-    """:class:`PPCALikelihood` under the matrix Bingham prior of
-    :func:`latent_gaussian_model`, in closed form.  The log joint's likelihood term is the
-    explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``, which has the same U-dependence as the
-    mean-marginalised one (the log joint up to a constant)."""
+    """:class:`PPCALikelihood` under the matrix Bingham prior of :func:`latent_gaussian_model`;
+    the log joint's likelihood term is the explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``
+    (the same U-dependence as the mean-marginalised one)."""
 
     def log_joint(self, targets, draws):
         kw = self.kwargs
         u = np.asarray(draws["U"], np.float64)
-        b0 = np.asarray(kw["prior_parameter"], np.float64)
         plug_in = ppca_logpdf(
             np.asarray(targets, np.float64),
             u,
@@ -375,18 +342,11 @@ class BinghamLikelihood(PPCALikelihood):
             float(kw["signal"]),
             float(kw["noise"]),
         ).sum(-1)
+        b0 = np.asarray(kw["prior_parameter"], np.float64)
         return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw["target_weight"]) * plug_in
-
-    def exact_prior(self):
-        b0 = np.asarray(self.kwargs["prior_parameter"])
-        return BinghamPosterior(b0, int(self.kwargs["rank"]), np.zeros(b0.shape[0]))
 
 
 # ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.hooks.Hooks`) --
-#: Gibbs burn-in of a single exact latent draw (SBC's truth: longer than a posterior chain's)
-PRIOR_BURN_IN = 30
-
-
 def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Principal angles (degrees, ascending) to the point subspace and the largest."""
     ang = principal_angles(s["U"], ref["U"])
@@ -414,9 +374,7 @@ def latent_prior_draw(params, rng) -> dict[str, np.ndarray]:
 
 
 def latent_psis_caveat(post) -> str | None:
-    """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
-    same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
-    anchors)."""
+    """Why PSIS misses the refits: a tempered likelihood or a β not at its default."""
     w = float((post.model_kwargs or {}).get("target_weight", 1.0))
     if abs(w - 1.0) > 1e-12:
         return (
@@ -434,8 +392,7 @@ def latent_psis_caveat(post) -> str | None:
 
 
 def latent_prior_scale(key: str):
-    """The prior scale hook reading the model keyword ``key`` (the prior's d × d scale; else
-    the mean's projector)."""
+    """The prior scale hook reading the model keyword ``key`` (else the mean's projector)."""
 
     def scale(kwargs, mean):
         u = mean["U"]
@@ -445,15 +402,16 @@ def latent_prior_scale(key: str):
 
 
 class LatentFamily(Family):
-    """Shared per-kind behaviour of the latent families (site ``U [d, k]``, PPCA likelihood
-    whose constants ``ppca_mean``/``ppca_signal``/``ppca_noise`` are in ``post.fixed``).
-    Subclasses carry ``rank``, ``beta``, ``prior_anchors``, ``signal``, ``noise``, ``scale``
-    (the PPCA c) and ``n_broad``."""
+    """What the latent families share (site ``U [d, k]``, the options rank/β/strength, the PPCA
+    likelihood whose constants are in ``post.fixed``).  Subclasses carry ``rank``, ``beta``,
+    ``prior_anchors``, ``signal``, ``noise``, ``scale`` (the PPCA c) and ``n_broad``, and define
+    :meth:`build` and :meth:`posterior`."""
 
     exact_types = (BinghamPosterior,)
     axes = {"mean": "d", "cov": "dd"}
 
     sites = ("U",)
+    static_fields = ("prior", "origin", "rank", "n_broad")
     hooks = Hooks(
         quantities=latent_quantities,
         dims={"principal_angles": ["angle"]},
@@ -473,13 +431,35 @@ class LatentFamily(Family):
         "mean_of_draws": "principal subspace of the mean projector E[UUᵀ] over the draws",
     }
 
+    @classmethod
+    def from_options(cls, broad, targets, rank, beta, prior_anchors, prior, *, low: int, **own):
+        """``from_anchors`` of a latent kind (rank ≥ ``low``; ``own``: its other fields)."""
+        broad = np.asarray(broad)
+        rank, beta, n0 = held_out_options(broad, targets, rank, beta, prior_anchors, low=low)
+        rank = latent_rank(broad, rank, low=low)
+        beta = None if beta is None else in_unit_interval("beta", beta)
+        n0 = positive("prior_anchors", n0)
+        return cls.build(broad, rank, beta, n0, check_prior_mode(prior), **own)
+
+    @classmethod
+    def build(cls, broad, rank, beta, prior_anchors, prior, **own):
+        """The prior of ``broad [N, d]`` with validated options."""
+        raise NotImplementedError
+
+    def posterior(self, targets, beta: float) -> tuple[BinghamPosterior, dict, dict]:
+        """``(exact posterior, info, fixed)`` at target weight ``beta``."""
+        raise NotImplementedError
+
+    def ppca(self) -> tuple[float, float, float]:
+        """``(c, ℓ, σ²)`` of the broad PPCA fit."""
+        return float(self.scale), float(self.signal), float(self.noise)
+
     def broad_count(self) -> int:
         """The ``n_broad`` field."""
         return int(self.n_broad)
 
     def target_beta(self, n: int) -> float:
-        """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``; checked against the
-        rank where β = 1."""
+        """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``."""
         beta = self.beta if self.beta is not None else n / (n + float(self.prior_anchors))
         if beta == 1 and self.rank > n - 1:
             raise AnchorDivError(
@@ -488,32 +468,26 @@ class LatentFamily(Family):
             )
         return beta
 
-    def weight_info(self, beta: float) -> dict:
-        """The info of a fit at target weight ``beta``: rank, β and, for β = 1, why the fit is
-        target-only (:func:`~anchordiv.adaptation.sanity.warn_target_only`)."""
-        alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
-        return {"rank": self.rank, "beta": beta, **alone}
-
-    def model_inputs(self, targets):
-        """The model's hyperparameters are the Bingham fit to the targets (the concentration and
-        the target-informed parameter the exact update computes): its parameters are dropped."""
-        _, info, fixed = self.exact(targets)
-        return info.pop("model_kwargs"), info, fixed
-
-    def ppca_fixed(self, targets) -> dict:
-        """The PPCA likelihood constants kept in ``post.fixed`` (the targets' mean and count
-        for the leave-one-out-correct :meth:`log_likelihood`)."""
+    def exact(self, targets):
         t = np.asarray(targets, np.float64)
-        return {
+        beta = self.target_beta(len(t))
+        post, extra, fixed = self.posterior(t, beta)
+        alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
+        ppca = {
             "ppca_mean": t.mean(0),
             "ppca_count": np.asarray(len(t)),
             "ppca_signal": np.asarray(self.signal),
             "ppca_noise": np.asarray(self.noise),
         }
+        return post, {"rank": self.rank, "beta": beta, **alone, **extra}, {**fixed, **ppca}
+
+    def model_inputs(self, targets):
+        """The Bingham fit to the targets (what the exact update computes), parameters dropped."""
+        _, info, fixed = self.exact(targets)
+        return info.pop("model_kwargs"), info, fixed
 
     def default_weight(self) -> float:
-        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀, unless the
-        broad anchors cap it); the prior alone is only defined there."""
+        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀ unless capped)."""
         if self.beta is not None:
             raise AnchorDivError(
                 "beta: with a fixed target weight the prior strength "
@@ -521,13 +495,6 @@ class LatentFamily(Family):
                 "(sample, prior_predictive) is defined at the default beta"
             )
         return min(float(self.prior_anchors), float(self.n_broad))
-
-    @staticmethod
-    def check_options(beta, prior_anchors) -> tuple:
-        return (
-            None if beta is None else in_unit_interval("beta", beta),
-            positive("prior_anchors", prior_anchors),
-        )
 
     @classmethod
     def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
@@ -540,6 +507,11 @@ class LatentFamily(Family):
             "ppca_signal": np.asarray(self.signal),
             "ppca_noise": np.asarray(self.noise),
         }
+
+
+def ppca_fit(broad: np.ndarray, rank: int) -> tuple[float, float, float]:
+    """``(c, ℓ, σ²)`` of the broad anchors' PPCA fit at ``rank``."""
+    return ppca_scale(cached(broad_eigenvalues, broad), rank)
 
 
 @family("latent-gaussian")
@@ -560,20 +532,14 @@ class BinghamPrior(LatentFamily):
         Number of broad anchors (caps the pseudo-count).
     rank : int
         k, the latent dimension.
-    beta : float, optional
-        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``).
-    prior_anchors : float, default 10.0
-        The prior's strength in pseudo-anchors.
-    prior : {"broad", "isotropic"}, default "broad"
-        Which covariance C is.
-    origin : str, default ""
-        Where the prior came from.
+    beta, prior_anchors
+        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``) and the prior's strength.
+    prior, origin : str
+        The prior mode and where the prior came from (:class:`~anchordiv.Family`).
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.BinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
     >>> prior.rank, prior.dim
     (2, 4)
@@ -593,7 +559,6 @@ class BinghamPrior(LatentFamily):
     prior: str = "broad"
     origin: str = ""
 
-    static_fields = ("prior", "origin", "rank", "n_broad")
     hooks = Hooks(svi_coverage={"‖WᵀU‖²": 0.94, "tr UᵀAU": 0.915, "σ_min(WᵀU)": 0.96})
     model = staticmethod(latent_gaussian_model)
     likelihood_type = BinghamLikelihood
@@ -634,15 +599,13 @@ class BinghamPrior(LatentFamily):
         BinghamPrior
             The prior.
         """
-        broad = np.asarray(broad)
-        rank, beta, prior_anchors = held_out_options(
-            broad, targets, rank, beta, prior_anchors, low=1
-        )
-        rank = latent_rank(broad, rank, low=1)
-        beta, n0 = cls.check_options(beta, prior_anchors)
-        mu_b, cov_b = broad_moments(broad, prior=check_prior_mode(prior))
-        c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
-        return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, n0, prior)
+        return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=1)
+
+    @classmethod
+    def build(cls, broad, rank, beta, prior_anchors, prior, **own):
+        mu_b, cov_b = broad_moments(broad, prior=prior)
+        c, signal, noise = ppca_fit(broad, rank)
+        return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, prior_anchors, prior)
 
     @property
     def dim(self) -> int:
@@ -653,19 +616,28 @@ class BinghamPrior(LatentFamily):
             self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"
         )
 
-    def exact(self, targets):
-        beta = self.target_beta(len(targets))
-        post, extra = latent_gaussian_posterior(
-            self.mean,
-            self.cov,
-            (self.scale, self.signal, self.noise),
-            self.n_broad,
-            targets,
-            rank=self.rank,
-            beta=beta,
+    def posterior(self, targets, beta):
+        c, signal, noise = self.ppca()
+        t = np.asarray(targets, np.float64)
+        n = t.shape[0]
+        tbar = t.mean(0)
+        scat = (t - tbar).T @ (t - tbar)
+        m = target_weight(n, int(self.n_broad), beta)
+        prior_b = c * m * (1 - beta) * np.asarray(self.cov)
+        weight = m * beta / n
+        post = BinghamPosterior(
+            prior_b + c * weight * scat, self.rank, (1 - beta) * np.asarray(self.mean) + beta * tbar
         )
-        info = {**self.weight_info(beta), **extra}
-        return post, info, {"mean": post.location, **self.ppca_fixed(targets)}
+        kwargs = {
+            "prior_parameter": prior_b,
+            "mean": tbar,
+            "signal": signal,
+            "noise": noise,
+            "rank": self.rank,
+            "target_weight": weight,
+        }
+        info = {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
+        return post, info, {"mean": post.location}
 
     def prior_kwargs(self) -> dict:
         b0 = float(self.scale) * self.default_weight() * np.asarray(self.cov)
@@ -696,18 +668,19 @@ class BinghamPrior(LatentFamily):
 
 
 __all__ = [
-    "BinghamLikelihood",
-    "PPCALikelihood",
     "BURN_IN",
+    "BinghamLikelihood",
     "BinghamPosterior",
     "BinghamPrior",
     "LatentFamily",
+    "PPCALikelihood",
     "PRIOR_ANCHORS",
     "latent_gaussian_model",
-    "latent_gaussian_posterior",
     "latent_gaussian_update",
+    "latent_options",
     "latent_rank",
     "ppca_logpdf",
+    "ppca_noise",
     "ppca_scale",
     "target_weight",
 ]

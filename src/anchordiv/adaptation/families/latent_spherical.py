@@ -1,48 +1,26 @@
-"""The latent spherical family: posterior-like Bingham ``Bₙ = (1 − β) U₀U₀ᵀ + β Ĉ_T`` with the
-concentration κ derived from the PPCA likelihood (MATH.md, D.4) — its explicit NumPyro model,
-exact update and the prior object :class:`PosteriorBinghamPrior`.
+"""The latent spherical family: posterior-like Bingham ``U ~ MatrixBingham(κ Bₙ)``,
+``Bₙ = (1 − β) U₀U₀ᵀ + β Ĉ_T``, with the concentration κ derived from the PPCA likelihood
+(MATH.md, D.4) — its explicit NumPyro model, exact update and the prior object
+:class:`PosteriorBinghamPrior`.
 
     prior = ad.PosteriorBinghamPrior.from_anchors(broad [N, d], rank=8)
     post = prior.update(targets [n, d])          # U ~ MatrixBingham(κ Bₙ)
 
-Site: ``U [d, k]``; the anchor model's radius is ``radius`` (1).
+Site: ``U [d, k]``; the anchor model's radius is ``radius`` (1).  U₀ ``[d, k]`` is the broad
+principal subspace, Ĉ_T the target covariance normalised to trace k (the projector's), β ∈ [0, 1]
+the targets' weight (0: the broad subspace, 1: the target subspace); the summary is the top-k
+eigenvectors of Bₙ.  "Posterior-like": Bₙ is not a Bayes posterior of a likelihood; κ sets the
+draws' spread.  ``prior="isotropic"`` replaces U₀U₀ᵀ by ``(k/d) I``.
 
-``Bₙ = (1 − β) U₀U₀ᵀ + β Ĉ_T``: U₀ ``[d, k]`` is the broad principal subspace, Ĉ_T the target
-covariance normalised to trace k (the projector's trace, so that both terms speak in the same
-units), and β ∈ [0, 1] the target anchors' influence (β = 0: the broad subspace; β = 1: the
-target subspace).  The summary is the top-k eigenvectors of Bₙ.  It is "posterior-like": Bₙ is not
-a Bayes posterior of a likelihood, but ``U ~ MatrixBingham(κ Bₙ)`` gives draws whose spread is set
-by the concentration κ.  ``prior="isotropic"`` replaces U₀U₀ᵀ by ``(k/d) I`` (same trace, no
-direction; the MAP is then the target subspace for any β > 0).
-
-Default concentration, derived from the likelihood (:func:`likelihood_concentration`).  The
-latent spherical kind shares the latent Gaussian kind's PPCA likelihood of the targets
-(:mod:`.latent_gaussian`): its posterior is ``MB(c·m·[(1 − β) Cov(B) + β Cov(T)])`` with
-``c = ℓ/(2σ²(σ² + ℓ))`` and the pseudo-count ``m = min(n/β, n + n_broad)`` (``n + n₀`` at the
-default β).  On the rank-k PPCA fit ``Cov(B) = σ² I + ℓ U₀U₀ᵀ``, and adding a multiple of I to a
-Bingham parameter does not change the law on the Stiefel manifold (``tr(UᵀU) = k``), so the broad
-term equals ``κ (1 − β) U₀U₀ᵀ`` with
-
-    κ = c · m · ℓ = m · ℓ² / (2σ²(σ² + ℓ)),
-
-the pseudo-count times the information one anchor carries about the subspace (it is large when
-the subspace's signal ℓ stands far above the noise σ²).  κ grows linearly with n, so draws
-tighten as targets are added.  The former default κ = n₀ + n (one unit per anchor) ignored that
-factor: at d = 128, k = 8 it gave draws with principal angles of 61–89° to the mode, no closer
-than uniformly random subspaces (65–89°); the information factor is ≈ 10–10³ on text-embedding
-spectra, enough for draws that carry information at d = 384 (tests/adaptation/priors/test_bingham.py).
-The draws' spread is then that of the latent Gaussian posterior's broad term — still a
-posterior-*like* spread: the target term uses the trace-normalised Ĉ_T, not c·m·β·Cov(T).
-Measured by simulation-based calibration under the PPCA likelihood (d = 4, n = 8, 400
-simulations, ``benchmarks/bench_sbc.py``): ranks pass χ²/KS at p ≥ 0.04 but the 90 % intervals
-cover 85 % — overconfident at small n.  The cause is the normalisation: the Bayes target term
-is c·S_T, this one κβĈ_T = c·S_T·nkℓ/tr S_T, and E tr S_T = (n − 1)(kℓ + dσ²), so the factor
-is n/(n − 1) (estimated mean) × kℓ/(kℓ + dσ²) (the noise's share of the trace) × the Jensen
-excess of 1/tr S_T: ≈ 1.3 in that SBC problem (too narrow), but ≈ 0.2–0.3 at d = 384, k = 8
-on text spectra (too wide).  The Gibbs draws themselves mix at once.  No κ alone fixes it (the
-prior and target terms need different corrections, and changing their ratio moves the MAP),
-so the draws are labelled approximate (``PosteriorBinghamPrior.exact_calibration``;
-docs/guides/model-criticism.md).
+Default κ.  Under the latent Gaussian kind's PPCA likelihood the posterior is
+``MB(c·m·[(1 − β) Cov(B) + β Cov(T)])`` (:mod:`.latent_gaussian`); on the rank-k PPCA fit
+``Cov(B) = σ² I + ℓ U₀U₀ᵀ``, and a multiple of I does not change a Bingham law on the Stiefel
+manifold, so the broad term is ``κ (1 − β) U₀U₀ᵀ`` with ``κ = c·m·ℓ = m ℓ²/(2σ²(σ² + ℓ))``: the
+pseudo-count times one anchor's information about the subspace (κ = n₀ + n, one unit per
+anchor, gave draws no closer to the mode than uniform subspaces at d = 128).  The target term
+κβĈ_T = c·S_T·nkℓ/tr S_T is not the Bayes c·S_T, so the draws are labelled approximate: 90 %
+intervals covered 85 % in SBC at d = 4, n = 8 (too narrow there, too wide at d = 384 on text
+spectra; ``PosteriorBinghamPrior.hooks.exact_calibration``, docs/guides/model-criticism.md).
 """
 
 from __future__ import annotations
@@ -56,30 +34,27 @@ import numpyro
 
 from ...anchors import LatentSpherical
 from ...anchors.latent import principal_subspace
-from ...errors import AnchorDivError, positive
+from ...errors import positive, AnchorDivError
 from ..cache import cached
 from ..distributions import MatrixBingham, stiefel_site
 from ..family import check_prior_mode
 from ..hooks import Hooks
 from ..registry import family
-from ..statistics import broad_spectrum
 from ..subspace import sandwich
 from .latent_gaussian import (
     PRIOR_ANCHORS,
     BinghamPosterior,
     LatentFamily,
     PPCALikelihood,
-    held_out_options,
     latent_prior_scale,
-    latent_rank,
-    ppca_scale,
+    ppca_fit,
     target_weight,
 )
 
 
 def normalised_covariance(targets, rank: int):
-    """Target covariance scaled to trace k ``[d, d]`` (zero if all targets coincide); works on
-    numpy and JAX arrays."""
+    """Target covariance scaled to trace k ``[d, d]`` (zero if all targets coincide; numpy or
+    JAX)."""
     xp = jnp if isinstance(targets, jnp.ndarray) else np
     c = targets - targets.mean(0)
     cov = c.T @ c / targets.shape[0]
@@ -93,28 +68,9 @@ def posterior_like_parameter(broad_projector, targets, *, beta, rank):
 
 
 def latent_spherical_model(targets, *, broad_projector, beta, rank, concentration):
-    """The explicit NumPyro model of the latent-spherical kind (copy and change it for a custom prior).
-
-    Site: ``U [d, k]`` (deterministic, from ``U_raw``).
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors.
-    broad_projector : array_like, shape [d, d]
-        U₀U₀ᵀ.
-    beta : float
-        Target weight in [0, 1].
-    rank : int
-        k.
-    concentration : float
-        κ.
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """The explicit NumPyro model of the latent-spherical kind (copy and change it): the site
+    ``U [d, k]`` (``rank`` k, from ``U_raw``) ~ MatrixBingham(κ Bₙ), ``Bₙ = (1 − β) P₀ + β Ĉ_T``
+    with ``broad_projector`` P₀ = U₀U₀ᵀ ``[d, d]``, ``beta`` β and ``concentration`` κ."""
     b = posterior_like_parameter(broad_projector, targets, beta=beta, rank=rank)
     u = stiefel_site("U", targets.shape[1], rank)
     numpyro.factor("U_posterior_like", MatrixBingham(concentration * b, rank).log_prob(u))
@@ -123,20 +79,10 @@ def latent_spherical_model(targets, *, broad_projector, beta, rank, concentratio
 def broad_projector(broad: np.ndarray, rank: int, prior: str) -> np.ndarray:
     """U₀U₀ᵀ ``[d, d]`` of the broad rank-k subspace, or ``(k/d) I`` for ``"isotropic"``."""
     d = broad.shape[1]
-    if prior == "isotropic":
+    if check_prior_mode(prior) == "isotropic":
         return rank / d * np.eye(d)
-    if prior != "broad":
-        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
     _, u, _ = cached(principal_subspace, broad, rank=rank)
     return u @ u.T
-
-
-def likelihood_concentration(broad: np.ndarray, n: int, *, rank: int, beta: float) -> float:
-    """Default κ = m ℓ²/(2σ²(σ² + ℓ)) (module docstring) from the broad PPCA fit at ``rank`` and
-    the pseudo-count m of ``n`` targets at target weight ``beta``."""
-    c, signal, _ = ppca_scale(cached(broad_spectrum, broad), rank)
-    m, _ = target_weight(n, len(broad), beta)
-    return float(c * m * signal)
 
 
 def latent_spherical_update(
@@ -148,47 +94,12 @@ def latent_spherical_update(
     concentration: float,
     prior: str = "broad",
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update of the latent-spherical kind.
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    rank : int
-        k ≥ 2.
-    beta : float
-        Target weight in [0, 1].
-    concentration : float
-        κ of the draws.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad projector or the isotropic control.
-
-    Returns
-    -------
-    posterior : BinghamPosterior
-        The exact posterior.
-    info : dict
-        The explicit model's ``model_kwargs``.
-    """
-    p0 = broad_projector(broad, rank, prior)
-    return latent_spherical_posterior(
-        p0, targets, rank=rank, beta=beta, concentration=concentration
-    )
-
-
-def latent_spherical_posterior(
-    projector, targets, *, rank: int, beta: float, concentration: float
-) -> tuple[BinghamPosterior, dict]:
-    """:func:`latent_spherical_update` from the broad projector ``U₀U₀ᵀ [d, d]`` (or the
-    isotropic control's)."""
-    t = np.asarray(targets, np.float64)
-    p0 = np.asarray(projector)
-    b = posterior_like_parameter(p0, t, beta=beta, rank=rank)
-    post = BinghamPosterior(concentration * b, rank, np.zeros(t.shape[1]))
-    kwargs = {"broad_projector": p0, "beta": beta, "rank": rank, "concentration": concentration}
-    return post, {"model_kwargs": kwargs}
+    """Exact update ``(BinghamPosterior, info)`` of the latent-spherical kind at ``rank`` k ≥ 2,
+    target weight ``beta`` and ``concentration`` κ from ``broad [N, d]`` (``prior="isotropic"``:
+    its control) and ``targets [n, d]``; ``info``: ``model_kwargs`` and κ."""
+    b = np.asarray(broad)
+    fam = PosteriorBinghamPrior.build(b, rank, beta, PRIOR_ANCHORS, prior, concentration)
+    return fam.posterior(targets, beta)[:2]
 
 
 class PosteriorBinghamLikelihood(PPCALikelihood):
@@ -206,12 +117,11 @@ class PosteriorBinghamLikelihood(PPCALikelihood):
         )
         return float(kw["concentration"]) * np.einsum("sdk,de,sek->s", u, b, u)
 
-    def exact_prior(self):
+    def prior_parameter(self) -> np.ndarray:
         kw = self.kwargs
-        b0 = (
+        return (
             float(kw["concentration"]) * (1 - float(kw["beta"])) * np.asarray(kw["broad_projector"])
         )
-        return BinghamPosterior(b0, int(kw["rank"]), np.zeros(b0.shape[0]))
 
 
 @family("latent-spherical")
@@ -224,32 +134,18 @@ class PosteriorBinghamPrior(LatentFamily):
     ----------
     projector : numpy.ndarray, shape [d, d]
         The broad projector U₀U₀ᵀ (isotropic control: ``(k/d) I``).
-    signal, noise, scale : float
-        The broad PPCA signal ℓ, noise σ² and scale c.
-    n_broad : int
-        Number of broad anchors.
-    rank : int
-        k ≥ 2.
-    beta : float, optional
-        Target weight (None: ``n/(n + prior_anchors)``).
-    prior_anchors : float, default 10.0
-        The prior's strength in pseudo-anchors.
-    concentration : float, optional
-        κ of the draws (None: ``m ℓ²/(2σ²(σ² + ℓ))`` from the broad PPCA).
-    radius : float, default 1.0
-        Radius of the anchor model.
-    prior : {"broad", "isotropic"}, default "broad"
-        Which projector it is.
+    signal, noise, scale, n_broad, rank, beta, prior_anchors
+        As :class:`BinghamPrior` (rank ≥ 2).
+    concentration, radius
+        As :meth:`from_anchors`.
     mean : numpy.ndarray, shape [d], optional
         The broad mean.
-    origin : str, default ""
-        Where the prior came from.
+    prior, origin : str
+        The prior mode (which projector it is) and where the prior came from.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.PosteriorBinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
     >>> ad.infer(prior, broad[:3], tau=20.0).point("mean").rank
     2
@@ -271,7 +167,6 @@ class PosteriorBinghamPrior(LatentFamily):
     mean: np.ndarray | None = None
     origin: str = ""
 
-    static_fields = ("prior", "origin", "rank", "n_broad")
     hooks = Hooks(
         psis_caveat=lambda post: (
             "posterior-like: its draws are not the Bayes posterior of the PPCA likelihood "
@@ -302,24 +197,12 @@ class PosteriorBinghamPrior(LatentFamily):
         radius: float = 1.0,
         prior: str = "broad",
     ) -> "PosteriorBinghamPrior":
-        """Prior from the broad anchors' principal subspace at ``rank``, as
-        :meth:`BinghamPrior.from_anchors` (the recipe's rank ≥ 2, strength and target weight by
-        default: :func:`.latent_gaussian.held_out_options`).
+        """Prior from the broad anchors' principal subspace at ``rank``.
 
         Parameters
         ----------
-        broad : array_like, shape [N, d]
-            Broad anchors.
-        targets : array_like, shape [n, d], optional
-            Target anchors (needed for ``"auto"``).
-        rank : int, "auto", "variance" or None, default "auto"
-            Subspace dimension k ≥ 2: the recipe's choice (``"auto"``) or 95 % of the broad
-            variance (``"variance"``, None).
-        beta : float, "auto" or None, default "auto"
-            Target weight in [0, 1] (``"auto"``: n/(n + s), s the recipe's strength; None:
-            n/(n + prior_anchors)).
-        prior_anchors : float or "auto", default "auto"
-            The prior's strength in pseudo-anchors (``"auto"``: the recipe's).
+        broad, targets, rank, beta, prior_anchors
+            As :meth:`BinghamPrior.from_anchors` (the recipe's rank is at least 2).
         concentration : float, optional
             κ of the draws (None: from the PPCA likelihood at the chosen strength).
         radius : float, default 1.0
@@ -332,28 +215,18 @@ class PosteriorBinghamPrior(LatentFamily):
         PosteriorBinghamPrior
             The prior.
         """
-        broad = np.asarray(broad)
-        rank, beta, prior_anchors = held_out_options(
-            broad, targets, rank, beta, prior_anchors, low=2
-        )
-        rank = latent_rank(broad, rank, low=2)
-        beta, n0 = cls.check_options(beta, prior_anchors)
         kappa = None if concentration is None else positive("concentration", concentration)
-        p0 = broad_projector(broad, rank, check_prior_mode(prior))
-        c, signal, noise = ppca_scale(cached(broad_spectrum, broad), rank)
+        own = {"concentration": kappa, "radius": positive("radius", radius)}
+        return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=2, **own)
+
+    @classmethod
+    def build(cls, broad, rank, beta, prior_anchors, prior, concentration=None, radius=1.0):
+        p0 = broad_projector(broad, rank, prior)
+        c, signal, noise = ppca_fit(broad, rank)
+        mean = np.asarray(broad, np.float64).mean(0)
+        n = len(broad)
         return cls(
-            p0,
-            signal,
-            noise,
-            c,
-            len(broad),
-            rank,
-            beta,
-            n0,
-            kappa,
-            positive("radius", radius),
-            prior,
-            np.asarray(broad, np.float64).mean(0),
+            p0, signal, noise, c, n, rank, beta, prior_anchors, concentration, radius, prior, mean
         )
 
     @property
@@ -365,24 +238,23 @@ class PosteriorBinghamPrior(LatentFamily):
         return dataclasses.replace(self, projector=self.rank / d * np.eye(d), prior="isotropic")
 
     def target_concentration(self, n: int, beta: float) -> float:
+        """κ: the given one, or ``c·m·ℓ = m ℓ²/(2σ²(σ² + ℓ))`` (module docstring)."""
         if self.concentration is not None:
             return float(self.concentration)
-        m, _ = target_weight(n, self.n_broad, beta)
-        return float(self.scale * m * self.signal)
+        return float(self.scale * target_weight(n, self.n_broad, beta) * self.signal)
 
-    def exact(self, targets):
+    def posterior(self, targets, beta):
         t = np.asarray(targets, np.float64)
-        beta = self.target_beta(len(t))
         kappa = self.target_concentration(len(t), beta)
-        post, extra = latent_spherical_posterior(
-            self.projector, t, rank=self.rank, beta=beta, concentration=kappa
-        )
-        info = {**self.weight_info(beta), "concentration": kappa, **extra}
-        return post, info, {"radius": np.asarray(float(self.radius)), **self.ppca_fixed(t)}
+        p0 = np.asarray(self.projector)
+        b = posterior_like_parameter(p0, t, beta=beta, rank=self.rank)
+        post = BinghamPosterior(kappa * b, self.rank, np.zeros(t.shape[1]))
+        kwargs = {"broad_projector": p0, "beta": beta, "rank": self.rank, "concentration": kappa}
+        info = {"concentration": kappa, "model_kwargs": kwargs}
+        return post, info, {"radius": np.asarray(float(self.radius))}
 
     def prior_kwargs(self) -> dict:
-        """At the default β and κ: ``κ(1 − β) = c·ℓ·n₀`` (uncapped), written as β = 0 and that
-        concentration."""
+        """At the default β and κ: β = 0 and the concentration ``κ(1 − β) = c·ℓ·n₀``."""
         if self.concentration is not None:
             raise AnchorDivError(
                 "concentration: a fixed κ gives the prior strength κ(1 − β), "
@@ -410,13 +282,11 @@ class PosteriorBinghamPrior(LatentFamily):
 
 
 __all__ = [
-    "latent_spherical_posterior",
     "PosteriorBinghamLikelihood",
     "PosteriorBinghamPrior",
     "broad_projector",
     "latent_spherical_model",
     "latent_spherical_update",
-    "likelihood_concentration",
     "normalised_covariance",
     "posterior_like_parameter",
 ]

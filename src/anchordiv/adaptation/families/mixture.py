@@ -7,43 +7,26 @@ prior object :class:`DirichletNIWPrior`.
     post = prior.update(targets [n, d])
 
 Sites: ``weights [K]``, ``means [K, d]``, ``covs [K, d, d]`` (PD).  ``em_seed`` seeds the broad
-EM fit (not a sampler).
-
-The broad EM fit (:func:`anchordiv.anchors.mixture.em`) gives π⁰, μ⁰_k, Σ⁰_k.  Prior:
+EM fit (:func:`anchordiv.anchors.mixture.em`: π⁰, μ⁰_k, Σ⁰_k), not a sampler.  Prior:
 ``π ~ Dir(1 + α₀ π⁰)`` and, per component, ``Σ_k ~ IW(ν₀, (ν₀ − d − 1) Σ⁰_k)``,
-``μ_k | Σ_k ~ N(μ⁰_k, Σ_k/κ₀)``.  Units: α₀ is the number of pseudo-anchors the broad weights
-are worth in total, κ₀ and ν₀ − d − 1 the pseudo-anchors per component (as for the NIW).
+``μ_k | Σ_k ~ N(μ⁰_k, Σ_k/κ₀)``: α₀ pseudo-anchors for the weights in total, κ₀ and ν₀ − d − 1
+per component.  The added uniform pseudo-count makes the prior mode exactly π⁰, so a broad
+component with ``α₀π⁰_k < 1`` keeps its weight in the MAP when no target lands near it (with
+``α₀π⁰`` alone it silently vanished); the cost is one pseudo-anchor per component in the
+posterior mean weights, O(K/n).
 
-Why ``1 + α₀π⁰`` and not ``α₀π⁰``: the mode of ``Dir(α)`` is ``∝ max(α_k − 1, 0)``, so with
-``α₀π⁰`` every broad component with ``α₀π⁰_k < 1`` (below 10 % weight at the default α₀ = 10)
-had weight 0 in the MAP as soon as no target landed near it — a broad mode silently vanished.
-With the added uniform pseudo-count the prior mode is exactly π⁰ and the posterior mode
-``∝ α₀π⁰_k + n_k`` (n_k the soft target counts) keeps every broad component in proportion to its
-broad weight.  Cost: the posterior mean weights ``(1 + α₀π⁰_k + n_k)/(K + α₀ + n)`` carry one extra
-pseudo-anchor per component (an O(K/n) shift, negligible once targets are many).
+MAP-EM: E-step responsibilities, M-step the soft-count conjugate updates then the modes
+(``π_k ∝ max(α_k − 1, 0)`` floored at 1e-12, ``μ_k = μₙ``, ``Σ_k = Ψₙ/(νₙ + d + 2)``); with one
+component the NIW joint mode.  The "mean" summary is the posterior mean given the final
+responsibilities.  ``prior="isotropic"`` replaces every Σ⁰_k by ``tr(Σ⁰_k)/d · I``.
 
-MAP-EM: E-step responsibilities under the current parameters
-(:func:`~anchordiv.anchors.mixture.responsibilities`), M-step the soft-count conjugate updates
-(:func:`~anchordiv.anchors.mixture.weighted_moments` then :meth:`NIW.update_stats` per
-component) followed by the modes: ``π_k ∝ max(α_k − 1, 0)`` (floored at 1e-12), ``μ_k = μₙ``,
-``Σ_k = Ψₙ/(νₙ + d + 2)``.  With one component this is the NIW joint mode.  The posterior "mean"
-summary is the posterior mean given the final responsibilities.  ``prior="isotropic"`` replaces
-every Σ⁰_k by ``tr(Σ⁰_k)/d · I``.
-
-Exact draws that carry the assignment uncertainty.  The conjugate family after MAP-EM (:func:`map_em`) is the posterior *given the
-EM responsibilities*; drawing from it ignores which component each target belongs to, and on
-overlapping components its intervals are too narrow (SBC: χ² p ≈ 4e-7, 90 % coverage 0.82 for
-tr Σ₀ and the weights).  This module samples the joint posterior of (w, μ_k, Σ_k, z) by Gibbs:
-
-* ``θ | z``: Dirichlet(α₀π⁰ + counts) weights and, per component, the conjugate NIW update
-  from the targets assigned to it (hard assignments, :meth:`DirichletNIW.update_soft` with
-  one-hot responsibilities), one exact draw;
-* ``z | θ``: each target's component from ``p(z_i = k) ∝ w_k N(t_i | μ_k, Σ_k)``.
-
-Chains start from the MAP-EM assignments, run :data:`GIBBS_BURN_IN` sweeps, then keep one θ every
-:data:`THIN` sweeps.  Cost per sweep: K exact NIW draws and K Cholesky factors, O(K d³).  The
-informative broad prior anchors the labels (no label switching in practice; check R-hat over
-the two chains that :func:`posterior_chains` returns).
+Exact draws carry the assignment uncertainty (the conjugate posterior given the EM
+responsibilities is too narrow on overlapping components: SBC χ² p ≈ 4e-7, 90 % coverage
+0.82): Gibbs over (w, μ_k, Σ_k, z) — ``θ | z`` the Dirichlet and per-component NIW update of
+the hard assignments, one exact draw; ``z | θ`` each target's component from
+``p(z_i = k) ∝ w_k N(t_i | μ_k, Σ_k)``.  Chains start at the MAP-EM assignments, run
+:data:`GIBBS_BURN_IN` sweeps and keep every :data:`THIN`-th; O(K d³) per sweep.  The
+informative broad prior anchors the labels (check R-hat over :func:`posterior_chains`).
 """
 
 from __future__ import annotations
@@ -79,32 +62,9 @@ MIN_WEIGHT = 1e-12
 
 
 def dirichlet_niw_model(targets, *, weights0, alpha0, means0, kappa0, nu0, psi0):
-    """The explicit NumPyro model of the mixture kind (copy and change it for a custom prior).
-
-    Sites: ``weights [K]``, ``covs [K, d, d]``, ``means [K, d]``, observed ``targets``.
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    weights0 : array_like, shape [K]
-        Prior mixture weights π⁰.
-    alpha0 : float
-        Dirichlet strength.
-    means0 : array_like, shape [K, d]
-        Prior component means.
-    kappa0 : float
-        Mean strength.
-    nu0 : float
-        Covariance degrees of freedom.
-    psi0 : array_like, shape [K, d, d]
-        Prior component scale matrices.
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """The explicit NumPyro model of the mixture kind (copy and change it): ``weights [K]`` ~
+    Dir(``alpha0`` · ``weights0``), per component ``covs [K, d, d]`` ~ IW(``nu0``, ``psi0``) and
+    ``means [K, d]`` ~ N(``means0``, Σ_k/``kappa0``); observed ``targets [n, d]``."""
     k = means0.shape[0]
     weights = numpyro.sample("weights", dist.Dirichlet(alpha0 * weights0))
     with numpyro.plate("components", k):
@@ -115,6 +75,15 @@ def dirichlet_niw_model(targets, *, weights0, alpha0, means0, kappa0, nu0, psi0)
     )
     with numpyro.plate("anchors", targets.shape[0]):
         numpyro.sample("targets", mixture, obs=targets)
+
+
+def stack_components(weights, parts: list[dict], axis: int = 0) -> dict[str, np.ndarray]:
+    """The mixture's sites from the weights and per-component Gaussian ``{"mu", "Sigma"}``."""
+    return {
+        "weights": weights,
+        "means": np.stack([p["mu"] for p in parts], axis=axis),
+        "covs": np.stack([p["Sigma"] for p in parts], axis=axis),
+    }
 
 
 def dirichlet_mode(alpha: np.ndarray) -> np.ndarray:
@@ -150,10 +119,12 @@ class DirichletNIW:
     psi: np.ndarray
 
     def component(self, k: int) -> NIW:
+        """Component ``k``'s NIW parameters."""
         return NIW(self.mu[k], float(self.kappa[k]), float(self.nu[k]), self.psi[k])
 
     @classmethod
     def stack(cls, alpha, parts: list[NIW]) -> "DirichletNIW":
+        """From the Dirichlet ``alpha [K]`` and one NIW per component."""
         return cls(
             np.asarray(alpha, np.float64),
             np.stack([p.mu for p in parts]),
@@ -173,11 +144,7 @@ class DirichletNIW:
     def _summary(self, which: str) -> dict[str, np.ndarray]:
         parts = [getattr(self.component(k), which)() for k in range(len(self.alpha))]
         weights = dirichlet_mode(self.alpha) if which == "mode" else self.alpha / self.alpha.sum()
-        return {
-            "weights": weights,
-            "means": np.stack([p["mu"] for p in parts]),
-            "covs": np.stack([p["Sigma"] for p in parts]),
-        }
+        return stack_components(weights, parts)
 
     def mode(self) -> dict[str, np.ndarray]:
         """Component-wise joint modes and the Dirichlet mode."""
@@ -190,11 +157,7 @@ class DirichletNIW:
     def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``{"weights": [n, K], "means": [n, K, d], "covs": [n, K, d, d]}``."""
         draws = [self.component(k).sample(rng, n) for k in range(len(self.alpha))]
-        return {
-            "weights": rng.dirichlet(self.alpha, size=n),
-            "means": np.stack([x["mu"] for x in draws], axis=1),
-            "covs": np.stack([x["Sigma"] for x in draws], axis=1),
-        }
+        return stack_components(rng.dirichlet(self.alpha, size=n), draws, axis=1)
 
     @classmethod
     def from_model_kwargs(cls, kwargs: dict) -> "DirichletNIW":
@@ -232,37 +195,14 @@ def mixture_prior(
     nu0: float,
     prior: str = "broad",
 ) -> DirichletNIW:
-    """The Dirichlet–NIW prior centred on the broad EM fit.
-
-    The Dirichlet is ``1 + α₀π⁰``: its mode is π⁰ (module docstring).
-
-    Parameters
-    ----------
-    broad : numpy.ndarray, shape [N, d]
-        Broad anchors.
-    components : int
-        K.
-    seed : int
-        Seed of the EM fit.
-    reg : float
-        Relative ridge of the EM covariances.
-    alpha0, kappa0, nu0 : float
-        The strengths.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad components or the isotropic control.
-
-    Returns
-    -------
-    DirichletNIW
-        The prior parameters.
-    """
+    """The :class:`DirichletNIW` prior centred on the EM fit (K ``components``, ``seed``,
+    relative ridge ``reg``) of ``broad [N, d]``: Dirichlet ``1 + α₀π⁰`` (its mode is π⁰), NIW
+    components of strengths ``kappa0``, ``nu0`` (``prior="isotropic"``: the control)."""
     fit = cached(em, broad, components, reg=reg, seed=seed)
     d = broad.shape[1]
     covs = fit.covs
-    if prior == "isotropic":
+    if check_prior_mode(prior) == "isotropic":
         covs = np.stack([np.trace(c) / d * np.eye(d) for c in covs])
-    elif prior != "broad":
-        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
     nu0 = check_nu0(nu0, d)
     parts = [NIW.from_scale(m, c, kappa0, nu0) for m, c in zip(fit.means, covs)]
     return DirichletNIW.stack(1.0 + alpha0 * fit.weights, parts)
@@ -271,29 +211,9 @@ def mixture_prior(
 def map_em(
     prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200, tol: float = 1e-9
 ) -> tuple[DirichletNIW, np.ndarray, int]:
-    """MAP-EM of the mixture posterior from the prior mode.
-
-    Parameters
-    ----------
-    prior : DirichletNIW
-        The prior.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    max_iter : int, default 200
-        Iterations.
-    tol : float, default 1e-9
-        Stop when no mode parameter moves by more (largest absolute change).
-
-    Returns
-    -------
-    posterior : DirichletNIW
-        The posterior given the final responsibilities (its :meth:`~DirichletNIW.mode` is the
-        MAP estimate).
-    responsibilities : numpy.ndarray, shape [n, K]
-        Component responsibilities of the targets.
-    iterations : int
-        Iterations run.
-    """
+    """MAP-EM from the prior mode: ``(posterior given the final responsibilities — its mode is
+    the MAP —, responsibilities [n, K], iterations run)``; stops after ``max_iter`` or when no mode
+    parameter moves by more than ``tol``."""
     t = np.asarray(targets, np.float64)
     params = prior.mode()
     max_iter = integer("max_iter", max_iter, low=1)
@@ -329,6 +249,7 @@ def _log_components(t: np.ndarray, weights, means, covs) -> np.ndarray:
 
 
 def _assign(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One component per row drawn from the log weights ``logp [n, K]``."""
     p = np.exp(logp - logp.max(1, keepdims=True))
     cum = np.cumsum(p / p.sum(1, keepdims=True), axis=1)
     return np.minimum((rng.random((len(p), 1)) > cum).sum(1), p.shape[1] - 1)
@@ -337,8 +258,7 @@ def _assign(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def gibbs_chain(
     prior, targets: np.ndarray, z: np.ndarray, n: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """``n`` kept draws ``{"weights": [n, K], "means": [n, K, d], "covs": [n, K, d, d]}`` of
-    one Gibbs chain from the assignments ``z [n_targets]`` (module docstring)."""
+    """``n`` kept draws ``{site: [n, ...]}`` of one Gibbs chain from the assignments ``z``."""
     eye = np.eye(len(prior.alpha))
     kept = []
     for sweep in range(GIBBS_BURN_IN + n * THIN):
@@ -358,23 +278,15 @@ def _start(post, targets: np.ndarray) -> np.ndarray:
 def posterior_chains(
     post, rng: np.random.Generator, chains: int, per_chain: int
 ) -> dict[str, np.ndarray]:
-    """``{site: [chains, per_chain, ...]}`` from independent Gibbs chains of an exact mixture
-    posterior (its prior ``post.model_kwargs``, targets ``fixed["targets"]``)."""
+    """``{site: [chains, per_chain, ...]}``: independent Gibbs chains of an exact posterior."""
     targets = np.asarray(post.fixed["targets"], np.float64)
     prior, z0 = DirichletNIW.from_model_kwargs(post.model_kwargs), _start(post, targets)
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
     return {k: np.stack([r[k] for r in runs]) for k in runs[0]}
 
 
-def posterior_draws(post, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
-    """``n`` draws ``{site: [n, ...]}`` (one Gibbs chain)."""
-    return {k: v[0] for k, v in posterior_chains(post, rng, 1, n).items()}
-
-
 class MixtureLikelihood(Likelihood):
-    """The mixture's likelihood ``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior of
-    :func:`dirichlet_niw_model`, all in closed form (sites ``weights [K]``, ``means [K, d]``,
-    ``covs [K, d, d]``)."""
+    """``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior, in closed form."""
 
     positive_definite = ("covs",)
 
@@ -430,12 +342,8 @@ class MixtureLikelihood(Likelihood):
 
 
 def assignment_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.ndarray:
-    """The mixture's predictive given its assignments (hook ``conditional_predictive``): for
-    each posterior draw θ_s, assignments ``z_s ~ p(z | θ_s, T)`` of the training targets (so
-    that z_s is a draw of p(z | T)); given z the Dirichlet–NIW posterior factorises, and
-    ``p(t | z, T) = Σ_k E[w_k | z] St_k(t | targets assigned to k)`` is a mixture of Student-t's
-    (each the NIW posterior's own one-point marginal).  ``log p(test | z_s, T)`` ``[S, m]`` in
-    draw order; with one component z is constant and this is the exact predictive ``[1, m]``."""
+    """``log p(test | z_s, T)`` ``[S, m]`` given assignments ``z_s ~ p(z | θ_s, T)`` per draw: a
+    mixture of the NIW posteriors' Student-t's (one component: the exact predictive ``[1, m]``)."""
     t, x = np.asarray(train, np.float64), np.asarray(test, np.float64)
     prior = DirichletNIW.from_model_kwargs(kwargs)
     k = len(prior.alpha)
@@ -458,8 +366,7 @@ def assignment_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.nda
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
 def mixture_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Per component: the weight, the mean's cosine to the point summary's, the covariance
-    trace."""
+    """Per component: the weight, the mean's cosine to the point summary's, the trace."""
     return {
         "weights": s["weights"],
         "mean_cosine": cosine(s["means"], ref["means"]),
@@ -486,8 +393,7 @@ def mixture_sbc_broad(d: int, rng, separation: float = 8.0) -> np.ndarray:
 
 
 def mixture_prior_scale(kwargs: dict, mean: dict) -> np.ndarray:
-    """The components' prior scales ``psi0`` (else posterior-mean covariances), summed
-    ``[d, d]``."""
+    """The components' ``psi0`` (else posterior-mean covariances), summed ``[d, d]``."""
     return np.asarray(kwargs["psi0"] if "psi0" in kwargs else mean["covs"], np.float64).sum(0)
 
 
@@ -507,26 +413,14 @@ class DirichletNIWPrior(Family):
         Per-component NIW strengths.
     psi : numpy.ndarray, shape [K, d, d]
         Per-component NIW scale matrices.
-    alpha0, kappa0 : float, default 10.0
-        The strengths it was built with.
-    nu0 : float, default 0.0
-        The ν₀ it was built with.
-    em_seed : int, default 0
-        Seed of the broad EM fit.
-    reg : float, default 1e-3
-        Relative ridge of the EM covariances.
-    max_iter : int, default 200
-        MAP-EM iterations of the update.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad components or the isotropic control.
-    origin : str, default ""
-        Where the prior came from.
+    alpha0, kappa0, nu0, em_seed, reg, max_iter
+        The options it was built with (:meth:`from_anchors`).
+    prior, origin : str
+        The prior mode (the broad components or the isotropic control) and where it came from.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.DirichletNIWPrior.from_anchors(broad, components=2)
     >>> prior.mu.shape
     (2, 4)
@@ -620,40 +514,24 @@ class DirichletNIWPrior(Family):
             The prior.
         """
         broad = np.asarray(broad)
-        d = broad.shape[1]
         k = integer("components", components, low=1)
         if len(broad) < 2 * k:
             raise AnchorDivError(
                 f"broad_anchors: too few for {k} components: need at least "
                 f"{2 * k}, got {len(broad)}"
             )
-        nu0 = d + 11.0 if nu0 is None else nu0
-        a0, k0 = positive("alpha0", alpha0), positive("kappa0", kappa0)
-        reg = positive("reg", reg, allow_zero=True)
+        d = broad.shape[1]
+        strengths = {
+            "alpha0": positive("alpha0", alpha0),
+            "kappa0": positive("kappa0", kappa0),
+            "nu0": check_nu0(d + 11.0 if nu0 is None else nu0, d),
+        }
+        seed, reg = int(em_seed), positive("reg", reg, allow_zero=True)
         p = mixture_prior(
-            broad,
-            components=k,
-            seed=int(em_seed),
-            reg=reg,
-            alpha0=a0,
-            kappa0=k0,
-            nu0=nu0,
-            prior=check_prior_mode(prior),
+            broad, components=k, seed=seed, reg=reg, **strengths, prior=check_prior_mode(prior)
         )
-        return cls(
-            p.alpha,
-            p.mu,
-            p.kappa,
-            p.nu,
-            p.psi,
-            float(a0),
-            float(k0),
-            float(nu0),
-            int(em_seed),
-            float(reg),
-            integer("max_iter", max_iter, low=1),
-            prior,
-        )
+        fields = (p.alpha, p.mu, p.kappa, p.nu, p.psi, *strengths.values(), seed, reg)
+        return cls(*fields, integer("max_iter", max_iter, low=1), prior)
 
     @property
     def dim(self) -> int:
@@ -694,8 +572,7 @@ class DirichletNIWPrior(Family):
 
     @classmethod
     def exact_chains(cls, post, rng, chains: int, per_chain: int) -> dict:
-        """Exact draws that carry the assignment uncertainty: independent Gibbs chains over
-        (z, weights, means, covs) given the targets (:mod:`..mixture_gibbs`)."""
+        """Gibbs chains over (z, weights, means, covs): the assignment uncertainty too."""
         return posterior_chains(post, rng, chains, per_chain)
 
     # ---- per kind -------------------------------------------------------------------------
@@ -719,13 +596,7 @@ class DirichletNIWPrior(Family):
         for p in ps:
             f64 = {k: np.asarray(v, np.float64) for k, v in p.items()}
             full = [c.lift(m, s, which, rng) for c, m, s in zip(conds, f64["means"], f64["covs"])]
-            out.append(
-                {
-                    "weights": f64["weights"],
-                    "means": np.stack([x["mu"] for x in full]),
-                    "covs": np.stack([x["Sigma"] for x in full]),
-                }
-            )
+            out.append(stack_components(f64["weights"], full))
         return out
 
     @classmethod
@@ -750,5 +621,4 @@ __all__ = [
     "map_em",
     "mixture_prior",
     "posterior_chains",
-    "posterior_draws",
 ]

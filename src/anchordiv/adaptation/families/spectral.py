@@ -7,44 +7,27 @@ NumPyro model, the prior law :class:`SpectralLaw`, O(n·d·k) densities and the 
     post = ad.infer(prior, targets [n, d], ad.SVI(guide="normal"))    # or ad.NUTS(...)
     post.point("mean")         # E[μ], E[Σ] = V_k diag(E[v]) V_kᵀ + E[σ²](I − V_k V_kᵀ)
 
-The broad prior supplies the directions V_k and their variances λ; the targets decide, through
-the posterior of the scales, how much each direction matters.  There is no closed-form update:
-run NUTS or SVI (both in full d, O(n·d·k) per step).  Sites: ``mu [d]``, ``variances`` v
-``[k]``, ``noise`` σ², and the scales ``global_scale``, ``local_scales [k]``, ``noise_scale``;
-the directions are the posterior's ``fixed["directions"] [d, k]``.  Point summaries: ``"mean"``
-averages μ, v and σ² over the draws, which is exactly E[μ] and E[Σ] (Σ is linear in v and σ²);
-``"map"`` is the draw of highest density of (μ, g, ℓ, h) (NUTS, SVI guide draws) or, with a
-delta guide, the joint mode of those parameters — whose "mean" is not offered (no closed form).
-
-Inference at d = 384 (benchmarks/bench_spectral.py): NUTS is the method of choice (≈ 1 s per
-fit once compiled, no divergences); SVI's convergence check is conservative here — the
-mean-field guide's locations of the non-centred μ coordinate sit at 0 and jitter, and a delta
-guide drifts along the flat g ↔ ℓ ridge after Σ has settled — so judge SVI fits by their ELBO
-trace (``post.plot_elbo``) or raise ``learning_rate``/``num_steps``.
-
-The model.  In the broad eigenbasis ``Cov(B) = V Λ Vᵀ`` with ``V_k [d, k]`` its k leading columns::
+The model, in the broad eigenbasis ``Cov(B) = V Λ Vᵀ`` with ``V_k [d, k]`` its k leading columns::
 
     Σ = V_k diag(v) V_kᵀ + σ² (I − V_k V_kᵀ),   v_j = λ_j s_j²,   s_j = g · ℓ_j
     μ | Σ ~ N(μ_B, Σ/κ₀),   t_i ~ N(μ, Σ)
 
 with global–local shrinkage of the scales: ``"horseshoe"`` (g ~ HalfCauchy(global_scale),
-ℓ_j ~ HalfCauchy(1)) or ``"gamma"`` (g², ℓ_j² ~ Gamma(a, a), mean 1, a = ``gamma_shape``).
-The residual variance is ``σ² = σ²_B h²`` with σ²_B the mean discarded broad eigenvalue and h a
-free scale under the local law (``free_noise=True``) or h = 1 (fixed).  The broad prior supplies
-the directions and their ordering, the targets decide how much each matters: O(k) scale
-parameters at any d.
+ℓ_j ~ HalfCauchy(1)) or ``"gamma"`` (g², ℓ_j² ~ Gamma(a, a), a = ``gamma_shape``); the residual
+variance ``σ² = σ²_B h²`` (σ²_B the mean discarded broad eigenvalue, h free under the local law
+with ``noise="free"``, else 1).  The broad prior supplies the directions, the targets decide how
+much each matters.  No closed-form update: NUTS (≈ 1 s per fit at d = 384 once compiled,
+benchmarks/bench_spectral.py) or SVI (judge it by its ELBO trace: the convergence check is
+conservative here).  Sites: ``mu [d]``, ``variances`` v ``[k]``, ``noise`` σ², the scales
+``global_scale``, ``local_scales [k]``, ``noise_scale``; the directions are the posterior's
+``fixed["directions"]``.  ``"mean"`` averages μ, v and σ² over the draws (exactly E[μ], E[Σ]);
+``"map"`` is the draw of highest density of (μ, g, ℓ, h), or a delta guide's joint mode.
 
-Everything is O(n·d·k): with the projections ``P = X V_k`` of the targets,
-``log|Σ| = Σ log v_j + (d − k) log σ²`` and
-``xᵀΣ⁻¹x = Σ_j (V_kᵀx)_j²/v_j + (‖x‖² − ‖V_kᵀx‖²)/σ²``; ``Σ^{1/2}`` is
-``V_k diag(√v) V_kᵀ + σ (I − V_k V_kᵀ)`` — no d × d matrix is formed or factorised.
-
-The explicit model integrates μ out of the likelihood (the target set's marginal, the NIW
-identity with Σ given) and draws μ from its exact conditional ``N(μₙ, Σ/κₙ)``, non-centred
-(``mu = μₙ + Σ^{1/2} z/√κₙ``, ``z ~ N(0, I)``).  The joint density is the generative one,
-``p(θ) p(μ | Σ) Π p(t_i | μ, Σ) = p(θ) p(T | Σ) p(μ | Σ, T)``, but NUTS and SVI move in
-(log g, log ℓ, log h, z), where z is a standard normal independent of the scales a posteriori:
-no funnel between μ and the scales, and a mean-field guide is exact in z.
+Everything is O(n·d·k): ``log|Σ| = Σ log v_j + (d − k) log σ²``,
+``xᵀΣ⁻¹x = Σ_j (V_kᵀx)_j²/v_j + (‖x‖² − ‖V_kᵀx‖²)/σ²``, ``Σ^{1/2} = V_k diag(√v) V_kᵀ +
+σ (I − V_k V_kᵀ)``.  The explicit model integrates μ out of the likelihood and draws it from its
+exact conditional ``N(μₙ, Σ/κₙ)`` non-centred, so NUTS and SVI move in (log g, log ℓ, log h, z)
+with z standard normal and independent of the scales a posteriori: no funnel.
 """
 
 from __future__ import annotations
@@ -70,18 +53,25 @@ from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
 from ..cache import cached
 from ..family import Family, check_prior_mode
-from ..hooks import SMALL_D, Hooks, cosine, unit_vector
+from ..hooks import SMALL_D, Hooks, unit_vector
 from ..methods import NUTS
 from ..likelihood import Likelihood
 from ..registry import family
+from .diagonal import mean_quantities
+from .latent_gaussian import ppca_noise
 
 #: shrinkage hierarchies of the scales
 SHRINKAGE = ("horseshoe", "gamma")
 
 
+def check_choice(name: str, value, choices: tuple, why: str = "") -> None:
+    """Refuse a ``value`` of option ``name`` not among ``choices``."""
+    if value not in choices:
+        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
+
+
 def scale_law(shrinkage: str, scale, shape):
-    """The law of one positive scale: HalfCauchy(scale) (horseshoe) or the square root of
-    Gamma(shape, shape) (gamma hierarchy; ``scale`` unused)."""
+    """One positive scale: HalfCauchy(scale), or √Gamma(shape, shape) (``"gamma"``)."""
     if shrinkage == "horseshoe":
         return dist.HalfCauchy(scale)
     return dist.TransformedDistribution(
@@ -127,10 +117,8 @@ def sqrt_apply(directions, v, s2, z, xp=jnp):
 
 
 class TargetSummary(NamedTuple):
-    """What :func:`spectral_model`'s likelihood reads of a target set ``T [n, d]`` (a JAX
-    pytree whose shapes do not depend on n, so one compiled sampler serves every target count):
-    the count ``n`` (a scalar array), the mean ``mean [d]``, ``proj2 [k]`` = diag(V_kᵀ S V_k)
-    and ``total`` = tr S, S the scatter about the mean."""
+    """What :func:`spectral_model` reads of ``T [n, d]``: ``n``, ``mean [d]``, ``proj2 [k]`` =
+    diag(V_kᵀ S V_k), ``total`` = tr S (a pytree of n-free shapes: one compiled sampler)."""
 
     n: Any
     mean: Any
@@ -139,18 +127,12 @@ class TargetSummary(NamedTuple):
 
 
 def summarise(targets, directions) -> TargetSummary:
-    """:class:`TargetSummary` of ``targets [n, d]`` in the basis ``directions`` V_k ``[d, k]``
-    (JAX or NumPy arrays, the targets' dtype): O(n·d·k), once per fit."""
+    """:class:`TargetSummary` of ``targets [n, d]`` in the basis V_k ``[d, k]`` (JAX or NumPy)."""
     xp = jnp if isinstance(targets, jax.Array) else np
     mean = targets.mean(0)
     x = targets - mean
     n = xp.asarray(targets.shape[0], targets.dtype)
     return TargetSummary(n, mean, ((x @ directions) ** 2).sum(0), (x * x).sum())
-
-
-def summary_of(targets, directions) -> TargetSummary:
-    """``targets`` itself when it is a :class:`TargetSummary`, else :func:`summarise` of it."""
-    return targets if isinstance(targets, TargetSummary) else summarise(targets, directions)
 
 
 def trace_inv_scatter(t: TargetSummary, v, s2):
@@ -159,12 +141,9 @@ def trace_inv_scatter(t: TargetSummary, v, s2):
 
 
 def marginal_loglik(targets, mu0, directions, v, s2, kappa0, xp=jnp):
-    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (scalar; ``targets [n, d]`` or
-    their :class:`TargetSummary`):
-    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``, where
-    ``tr Σ⁻¹S = Σ_j (V_kᵀSV_k)_jj/v_j + (tr S − Σ_j (V_kᵀSV_k)_jj)/σ²``: O(d·k) per call on a
-    summary."""
-    t = summary_of(targets, directions)
+    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (``targets`` or their summary):
+    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``."""
+    t = targets if isinstance(targets, TargetSummary) else summarise(targets, directions)
     d = mu0.shape[-1]
     kn = kappa0 + t.n
     dev = t.mean - mu0
@@ -200,9 +179,7 @@ def gaussian_logpdf(t, mu, directions, v, s2) -> np.ndarray:
 
 
 def gaussian_loglik_sum(t, mu, directions, v, s2) -> np.ndarray:
-    """float64 ``Σᵢ log N(t_i | μ_s, Σ_s)`` ``[S]`` (arguments as :func:`gaussian_logpdf`) from
-    the targets' :class:`TargetSummary`: ``Σᵢ (tᵢ−μ)ᵀΣ⁻¹(tᵢ−μ) = tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``,
-    O(n·d·k) once and O(S·d·k) for the draws instead of O(S·n·d·k)."""
+    """float64 ``Σᵢ log N(t_i | μ_s, Σ_s)`` ``[S]`` via ``tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``."""
     t, mu, vv, ss = (np.asarray(a, np.float64) for a in (t, mu, v, s2))
     n, d = t.shape
     summary = summarise(t, directions)
@@ -226,8 +203,6 @@ class MarginalTargets(dist.Distribution):
         )
 
     def sample(self, key, sample_shape=()):
-        import jax
-
         d = self.mu0.shape[-1]
         k1, k2 = jax.random.split(key)
         z = jax.random.normal(k1, sample_shape + (1, d), self.mu0.dtype)
@@ -241,8 +216,6 @@ class MarginalTargets(dist.Distribution):
         ``sample(key, (S,))`` draws included)."""
         if value.ndim == 2:
             return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2, self.kappa0)
-        import jax
-
         flat = value.reshape((-1,) + value.shape[-2:])
         out = jax.vmap(
             lambda t: marginal_loglik(t, self.mu0, self.directions, self.v, self.s2, self.kappa0)
@@ -264,20 +237,14 @@ def spectral_model(
     free_noise=True,
     map_jacobian=False,
 ):
-    """The explicit NumPyro model (copy and change it).  ``targets [n, d]``; broad mean
-    ``mu0 [d]``, ``directions`` V_k ``[d, k]`` (orthonormal), ``eigenvalues`` λ ``[k]``,
-    residual variance ``noise0`` σ²_B; ``kappa0``; ``shrinkage`` ("horseshoe" | "gamma"),
-    ``global_scale`` (horseshoe g's HalfCauchy scale), ``gamma_shape`` a; ``free_noise``.
-
-    Sites: latent ``global_scale`` g, ``local_scales`` ℓ ``[k]``, ``noise_scale`` h (latent
-    with ``free_noise``, else deterministic 1), ``mu_raw [d]``; deterministic ``variances``
-    v ``[k]``, ``noise`` σ², ``mu [d]``; observed ``targets`` (the set's marginal, module
-    docstring), or their :class:`TargetSummary` — the same density, which the library's samplers
-    pass (``spectral_model.model_data``) so that one compiled sampler serves every target count.
-    ``map_jacobian=True`` (what a delta guide runs) profiles μ at its conditional mode μₙ — where
-    the joint mode has it for any scales — and adds the density of μ there, ``−½ log|Σ/κₙ|`` up
-    to a constant: the guide then finds the joint mode of (μ, g, ℓ, h), not of (z, g, ℓ, h), and
-    has no d-dimensional coordinate to chase to 0."""
+    """The explicit NumPyro model (copy and change it): broad mean ``mu0 [d]``, ``directions``
+    V_k ``[d, k]``, ``eigenvalues`` λ ``[k]``, residual variance ``noise0`` σ²_B, ``kappa0`` and
+    the shrinkage options (module docstring).  Sites: latent ``global_scale``, ``local_scales``,
+    ``noise_scale`` (deterministic 1 unless ``free_noise``), ``mu_raw``; deterministic
+    ``variances``, ``noise``, ``mu``; observed ``targets`` [n, d] or their
+    :class:`TargetSummary` (the same density: ``spectral_model.model_data``).
+    ``map_jacobian=True`` (a delta guide) profiles μ at its conditional mode μₙ and adds
+    ``−½ log|Σ/κₙ|``: the guide finds the joint mode of (μ, g, ℓ, h)."""
     d, dtype = mu0.shape[-1], mu0.dtype
     k = eigenvalues.shape[-1]
     g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))
@@ -305,8 +272,7 @@ def spectral_model(
 
 
 def model_data(targets, kwargs: dict) -> TargetSummary:
-    """What the library's samplers pass :func:`spectral_model` for ``targets [n, d]`` under the
-    hyperparameters ``kwargs``: their :class:`TargetSummary`."""
+    """What the samplers pass :func:`spectral_model` for ``targets [n, d]``: their summary."""
     return summarise(targets, kwargs["directions"])
 
 
@@ -315,17 +281,12 @@ spectral_model.model_data = model_data
 
 def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(V_k [d, k], λ [k], σ²_B)`` of a broad covariance ``[d, d]``: the k leading
-    eigenpairs and the mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue (as the
-    latent kinds' PPCA noise)."""
+    eigenpairs and the PPCA noise (:func:`.latent_gaussian.ppca_noise`), λ floored as it is."""
     w, vec = np.linalg.eigh(np.asarray(cov, np.float64))
     w, vec = w[::-1], vec[:, ::-1]
     floor = max(1e-3 * float(np.mean(w)), 1e-300)
-    rest = float(np.mean(w[rank:])) if rank < len(w) else floor
-    return (
-        canonical_signs(np.ascontiguousarray(vec[:, :rank])),
-        np.maximum(w[:rank], floor),
-        max(rest, floor),
-    )
+    vk = canonical_signs(np.ascontiguousarray(vec[:, :rank]))
+    return vk, np.maximum(w[:rank], floor), ppca_noise(w, rank)
 
 
 @dataclass(frozen=True)
@@ -378,25 +339,13 @@ class SpectralLaw:
         return lp + _mu_logpdf(self, draws["mu"], v, s2, len(self.mu0))
 
     def model_kwargs(self) -> dict:
-        return {
-            "mu0": self.mu0,
-            "directions": self.directions,
-            "eigenvalues": self.eigenvalues,
-            "noise0": self.noise0,
-            "kappa0": self.kappa0,
-            "shrinkage": self.shrinkage,
-            "global_scale": self.global_scale,
-            "gamma_shape": self.gamma_shape,
-            "free_noise": self.free_noise,
-        }
+        """:func:`spectral_model`'s keyword arguments."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_kwargs(cls, kw: dict) -> "SpectralLaw":
         """From :func:`spectral_model`'s keyword arguments (float64 copies)."""
-        if kw.get("shrinkage", "horseshoe") not in SHRINKAGE:
-            raise AnchorDivError(
-                f"shrinkage: one of {', '.join(SHRINKAGE)}, got {kw.get('shrinkage')!r}"
-            )
+        check_choice("shrinkage", kw.get("shrinkage", "horseshoe"), SHRINKAGE)
         arr = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
         return cls(
             arr("mu0"),
@@ -437,17 +386,15 @@ CONTROL_SEED = 0
 
 
 def dense_factor(directions: np.ndarray, v: np.ndarray, s2: float) -> np.ndarray:
-    """The symmetric square root ``Σ^{1/2} = V_k diag(√v − σ) V_kᵀ + σ I`` ``[d, d]`` (float64;
-    formed once per anchor model, never factorised)."""
+    """The symmetric square root ``Σ^{1/2} = V_k diag(√v − σ) V_kᵀ + σ I`` ``[d, d]``."""
     sd = np.sqrt(float(s2))
     d = directions.shape[0]
     return (directions * (np.sqrt(np.asarray(v, np.float64)) - sd)) @ directions.T + sd * np.eye(d)
 
 
 class SpectralLikelihood(Likelihood):
-    """The spectral Gaussian likelihood ``t_i ~ N(μ, V_k diag(v) V_kᵀ + σ²(I − V_k V_kᵀ))`` (the
-    directions in ``fixed``) under the shrinkage prior :class:`SpectralLaw`, all in closed form
-    and O(n·d·k)."""
+    """``t_i ~ N(μ, V_k diag(v) V_kᵀ + σ²(I − V_k V_kᵀ))`` (V_k in ``fixed``) under
+    :class:`SpectralLaw`, in closed form, O(n·d·k)."""
 
     def log_density(self, draws, targets):
         return gaussian_logpdf(
@@ -492,8 +439,7 @@ def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     k = s["variances"].shape[-1]
     trace = s["variances"].sum(-1) + (d - k) * s["noise"]
     out = {
-        "mean_cosine": cosine(s["mu"], ref["mu"]),
-        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+        **mean_quantities(s, ref),
         "cov_trace": trace,
         "noise": s["noise"],
         "global_scale": s["global_scale"],
@@ -539,26 +485,14 @@ class SpectralPrior(Family):
         λ, their eigenvalues.
     noise0 : float
         σ²_B, the mean discarded eigenvalue.
-    kappa0 : float, default 1.0
-        Pseudo-anchors of the prior mean.
-    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
-        The hierarchy of the per-direction scales.
-    global_scale : float, default 1.0
-        The horseshoe's g ~ HalfCauchy scale.
-    gamma_shape : float, default 2.0
-        a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
-    noise : {"free", "fixed"}, default "free"
-        σ² learnt, or held at the broad residual variance.
-    prior : {"broad", "isotropic"}, default "broad"
-        The broad spectrum or the isotropic control.
-    origin : str, default ""
-        Where the prior came from.
+    kappa0, shrinkage, global_scale, gamma_shape, noise
+        The options (:meth:`from_anchors`).
+    prior, origin : str
+        The prior mode (the broad spectrum or the isotropic control) and where it came from.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> ad.SpectralPrior.from_anchors(broad, rank=2).directions.shape
     (4, 2)
     """
@@ -620,7 +554,7 @@ class SpectralPrior(Family):
         broad : array_like, shape [N, d]
             Broad anchors.
         targets : array_like, shape [n, d], optional
-            Not used (no strength is chosen from them: the scales' posterior does that).
+            Not used (the scales' posterior weighs the directions).
         rank : int, optional
             Leading broad directions with a scale of their own (default min(64, d)).
         kappa0 : float, default 1.0
@@ -646,13 +580,8 @@ class SpectralPrior(Family):
         b = np.asarray(broad)
         d = b.shape[1]
         rank = min(DEFAULT_RANK, d) if rank is None else integer("rank", rank, low=1, high=d)
-        if shrinkage not in SHRINKAGE:
-            raise AnchorDivError(f"shrinkage: one of {', '.join(SHRINKAGE)}, got {shrinkage!r}")
-        if noise not in NOISE:
-            raise AnchorDivError(
-                f"noise: one of {', '.join(NOISE)} (σ² learnt or held at the "
-                f"broad residual variance), got {noise!r}"
-            )
+        check_choice("shrinkage", shrinkage, SHRINKAGE)
+        check_choice("noise", noise, NOISE, " (σ² learnt or held at the broad residual variance)")
         mu, cov = cached(moments, b, positive("reg", reg, allow_zero=True))
         rank = min(rank, max(1, numerical_rank(cov)))
         vec, lam, s2 = broad_spectrum(cov, rank)
@@ -678,7 +607,10 @@ class SpectralPrior(Family):
         return int(np.shape(self.eigenvalues)[0])
 
     def law(self) -> SpectralLaw:
-        return SpectralLaw.from_kwargs(self.prior_kwargs())
+        """The prior of :func:`spectral_model` as a sampler (its fields, float64)."""
+        own = [f.name for f in dataclasses.fields(SpectralLaw) if f.name != "free_noise"]
+        kw = {name: getattr(self, name) for name in own}
+        return SpectralLaw.from_kwargs({**kw, "free_noise": self.noise == "free"})
 
     def isotropic(self) -> "SpectralPrior":
         """The control: every variance (λ and σ²_B) replaced by tr(C)/d and the directions by a
@@ -693,17 +625,7 @@ class SpectralPrior(Family):
         )
 
     def prior_kwargs(self) -> dict:
-        return {
-            "mu0": np.asarray(self.mu0, np.float64),
-            "directions": np.asarray(self.directions, np.float64),
-            "eigenvalues": np.asarray(self.eigenvalues, np.float64),
-            "noise0": float(self.noise0),
-            "kappa0": float(self.kappa0),
-            "shrinkage": self.shrinkage,
-            "global_scale": float(self.global_scale),
-            "gamma_shape": float(self.gamma_shape),
-            "free_noise": self.noise == "free",
-        }
+        return self.law().model_kwargs()
 
     def model_inputs(self, targets):
         """No conjugate update: the model's hyperparameters, the prior's choices and the

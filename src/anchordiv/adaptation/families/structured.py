@@ -4,37 +4,23 @@ built from the broad anchors — readable models to copy and change, and the fam
 
     prior = ad.StructuredPrior.factor(broad [N, d], rank=16)      # or .lkj(broad)
     post = ad.infer(prior, targets, ad.SVI(guide="lowrank", subspace=16), broad=broad)
-    post = ad.adapt("factor-gaussian", broad, targets, tau=20.0, method=ad.SVI(), rank=16)
-
-A structured prior is a plain family with its own model (sites ``mu``, ``Sigma``, plus the
-model's own: loadings, scales, ...): no closed-form update, so NUTS or SVI.  It holds the broad
-anchors' mean and (ridged) covariance; its model's hyperparameters are built from them, so its
-isotropic control is the same structure on the isotropic covariance of the same trace, and under
-``subspace=r`` the model runs with hyperparameters built from the projected moments.  Outside
-the subspace the lift uses the exact conditionals of its *base* NIW posterior (the same broad
-moments at κ₀ and ν₀ = d + 1 + κ₀ unless given, :meth:`StructuredPrior.base`).
-
-The models also serve as custom models of the gaussian kind, with a builder of their
-hyperparameters::
-
     post = ad.adapt("gaussian", broad, targets, tau=20.0, method="svi", guide="lowrank",
-                    model=factor_model, model_kwargs=factor_prior(rank=16))
+                    model=factor_model, model_kwargs=factor_prior(rank=16))  # a custom model
 
-(``model_kwargs`` a builder: it is called with the broad anchors — projected ones under
-``subspace=r`` — so the same call works at full d and in a subspace.)
+A structured prior holds the broad mean and (ridged) covariance; its model's hyperparameters
+are built from them (from the projected moments under ``subspace=r``; a ``model_kwargs``
+builder is called with the — projected — broad anchors), so its isotropic control is the same
+structure on the isotropic covariance of the same trace.  No closed-form update: NUTS or SVI
+(sites ``mu``, ``Sigma`` and the model's own).  Outside a subspace the lift uses the exact
+conditionals of its *base* NIW posterior (:meth:`StructuredPrior.base`).  Both models are
+non-centred (every latent site standard normal, or the LKJ Cholesky factor): SVI starts from
+the prior median without float32 trouble at d = 384.
 
-Both are written non-centred (every latent site a standard normal, or the LKJ Cholesky factor),
-so SVI starts from the prior median without float32 trouble at d = 384 and NUTS sees a
-well-scaled space where it is affordable (d·r + 2d or d(d−1)/2 + 2d unconstrained coordinates).
-
-* :func:`factor_model` — ``Σ = W Wᵀ + diag(ψ)`` (factor analysis), loadings centred on the broad
-  anchors' principal directions: ``W = W₀ + s_W · Z``, ``W₀ = U_r diag(√(λ − σ²))`` (the PPCA fit
-  of the broad covariance at rank r), ``ψ = ψ₀ · exp(s_ψ · ε)`` with ψ₀ the broad per-coordinate
-  residual variance.  The likelihood is ``LowRankMultivariateNormal``: O(n d r²) per step.
-* :func:`lkj_model` — ``Σ = diag(σ) Ω diag(σ)``, ``Ω ~ LKJ(η)`` through its Cholesky factor,
-  ``σ = σ₀ · exp(s_σ · ε)`` with σ₀ the broad anchors' per-coordinate standard deviations.  The
-  broad correlations do not enter (LKJ is centred on Ω = I): the prior knows scales, not
-  directions — a deliberate contrast with the factor prior.
+* :func:`factor_model` — ``Σ = W Wᵀ + diag(ψ)``, ``W = W₀ + s_W · Z`` with ``W₀ = U_r
+  diag(√(λ − σ²))`` the broad PPCA fit at rank r, ``ψ = ψ₀ · exp(s_ψ · ε)`` with ψ₀ the broad
+  residual variances; ``LowRankMultivariateNormal`` likelihood, O(n d r²) per step.
+* :func:`lkj_model` — ``Σ = diag(σ) Ω diag(σ)``, ``Ω ~ LKJ(η)`` (Cholesky), ``σ = σ₀ · exp(s_σ
+  · ε)`` with σ₀ the broad standard deviations: the prior knows scales, not directions.
 
 Units: ``prior_anchors`` is how many anchors the broad estimate of each hyperparameter is worth
 (it sets the spreads ``s``), ``kappa0`` how many the broad mean is worth.
@@ -121,29 +107,9 @@ def factor_model(targets, *, mu0, mean_scale, loadings0, loading_scale, noise0, 
 
 
 def lkj_model(targets, *, mu0, mean_scale, scale0, scale_spread, concentration):
-    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it).
-
-    Sites: ``mu [d]``, ``scales [d]``, ``corr_cholesky [d, d]``, ``Sigma [d, d]``
-    (deterministic).
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    mu0, mean_scale : array_like, shape [d]
-        Prior mean and its spread.
-    scale0 : array_like, shape [d]
-        Prior standard deviations (> 0).
-    scale_spread : float
-        Spread of the log scales.
-    concentration : float
-        η > 0 (1 = uniform over correlation matrices).
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
-    """
+    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it): ``mu``
+    = ``mu0`` + ``mean_scale`` · z, ``scales`` = ``scale0`` · exp(``scale_spread`` · ε),
+    ``corr_cholesky`` ~ LKJCholesky(d, ``concentration``), deterministic ``Sigma [d, d]``."""
     d = jnp.shape(mu0)[-1]
     mu = _mean_site(mu0, mean_scale)
     sd = _log_normal_site("scales", scale0, scale_spread)
@@ -159,15 +125,15 @@ REG = 1e-3
 
 
 def _broad_moments(broad) -> tuple[np.ndarray, np.ndarray]:
+    """The broad mean and covariance with the ridge :data:`REG`."""
     b = np.asarray(broad, np.float64)
     if b.ndim != 2 or len(b) < 2:
         raise AnchorDivError(f"broad anchors: expected [N ≥ 2, d], got {list(b.shape)}")
     return cached(moments, b, REG)
 
 
-def factor_kwargs(mu, cov, *, rank: int, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`factor_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
-    ``cov [d, d]`` (:func:`factor_prior`, which builds them from the broad anchors)."""
+def factor_kwargs(mu, cov, rank: int, *, prior_anchors: float, kappa0: float) -> dict:
+    """:func:`factor_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
     d = cov.shape[0]
     if rank >= d:
         raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
@@ -186,9 +152,8 @@ def factor_kwargs(mu, cov, *, rank: int, prior_anchors: float, kappa0: float) ->
     }
 
 
-def lkj_kwargs(mu, cov, *, concentration: float, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`lkj_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
-    ``cov [d, d]`` (:func:`lkj_prior`, which builds them from the broad anchors)."""
+def lkj_kwargs(mu, cov, concentration: float, *, prior_anchors: float, kappa0: float) -> dict:
+    """:func:`lkj_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
     sd = np.sqrt(np.diag(cov))
     return {
         "mu0": mu,
@@ -228,48 +193,21 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
     >>> sorted(factor_prior(2)(broad))
     ['loading_scale', 'loadings0', 'mean_scale', 'mu0', 'noise0', 'noise_scale']
     """
-    strengths = {
-        "rank": integer("rank", rank, low=1),
-        "prior_anchors": positive("prior_anchors", prior_anchors),
-        "kappa0": positive("kappa0", kappa0),
-    }
-    return lambda broad: factor_kwargs(*_broad_moments(broad), **strengths)
+    return _builder(factor_kwargs, integer("rank", rank, low=1), prior_anchors, kappa0)
 
 
 def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0: float = 10.0):
-    """Builder of :func:`lkj_model`'s hyperparameters from broad anchors.
+    """Builder ``f(broad [N, d]) -> dict`` of :func:`lkj_model`'s keywords: σ₀ the broad
+    standard deviations, log-scale spread ``√(1/(2·prior_anchors))``, mean ``μ₀ = mean(B)`` with
+    spread ``σ₀/√kappa0``, LKJ η ``concentration``."""
+    eta = positive("concentration", concentration)
+    return _builder(lkj_kwargs, eta, prior_anchors, kappa0)
 
-    σ₀ the broad standard deviations, log-scale spread ``√(1/(2·prior_anchors))`` (a standard
-    deviation estimated from that many anchors), mean ``μ₀ = mean(B)`` with spread
-    ``σ₀/√kappa0``.
 
-    Parameters
-    ----------
-    concentration : float, default 2.0
-        The LKJ η.
-    prior_anchors : float, default 10.0
-        Strength of the scales.
-    kappa0 : float, default 10.0
-        Strength of the mean.
-
-    Returns
-    -------
-    callable
-        ``f(broad [N, d]) -> dict`` of :func:`lkj_model` keywords.
-
-    Examples
-    --------
-    >>> from anchordiv.adaptation.families import lkj_prior
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
-    >>> sorted(lkj_prior()(broad))
-    ['concentration', 'mean_scale', 'mu0', 'scale0', 'scale_spread']
-    """
-    strengths = {
-        "concentration": positive("concentration", concentration),
-        "prior_anchors": positive("prior_anchors", prior_anchors),
-        "kappa0": positive("kappa0", kappa0),
-    }
-    return lambda broad: lkj_kwargs(*_broad_moments(broad), **strengths)
+def _builder(build, option, prior_anchors, kappa0):
+    """``broad -> build(mu, cov, option, strengths)`` with validated strengths."""
+    n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
+    return lambda broad: build(*_broad_moments(broad), option, prior_anchors=n0, kappa0=k0)
 
 
 def structured_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
@@ -296,7 +234,7 @@ class StructuredPrior(Family):
     nu0 : float, optional
         ν₀ of the base NIW prior (None: d + 1 + κ₀).
     prior : {"broad", "isotropic"}, default "broad"
-        Which covariance ``cov`` is.
+        The broad covariance or its isotropic control.
     origin : str, default ""
         Where the prior came from.
     """
@@ -333,17 +271,10 @@ class StructuredPrior(Family):
         return dataclasses.replace(self, cov=cov, prior="isotropic")
 
     def base(self) -> NIWPrior:
-        """The NIW prior on the same broad moments (κ₀, ν₀ = d + 1 + κ₀ unless given) whose
-        exact posterior fills in the directions outside a subspace."""
-        k0 = float(self.kappa0)
-        nu0 = self.nu0
-        return NIWPrior(
-            self.mu0,
-            self.cov,
-            k0,
-            self.dim + 1.0 + k0 if nu0 is None else float(nu0),
-            self.prior,
-        )
+        """The NIW prior on the same broad moments (ν₀ = d + 1 + κ₀ unless given)."""
+        k0, nu0 = float(self.kappa0), self.nu0
+        nu0 = self.dim + 1.0 + k0 if nu0 is None else float(nu0)
+        return NIWPrior(self.mu0, self.cov, k0, nu0, self.prior)
 
     def completion(self, targets):
         """The base prior's exact posterior given ``targets [n, d]`` (:meth:`base`)."""
@@ -362,16 +293,14 @@ class StructuredPrior(Family):
     def to_model(cls, p, tau, dtype, fixed):
         return gaussian_model(p, tau, dtype)
 
-    #: the model's hyperparameters from the broad moments (:func:`factor_kwargs`,
-    #: :func:`lkj_kwargs`) and the name of the structure's own option (``rank``,
-    #: ``concentration``), a field passed to it with the strengths
+    #: the model's hyperparameters from the broad moments and the structure's own option, the
+    #: field named ``option`` (:func:`factor_kwargs`: ``rank``; :func:`lkj_kwargs`: ``concentration``)
     build: ClassVar[Callable[..., dict]]
     option: ClassVar[str]
 
     @classmethod
     def make(cls, broad, option, *, prior_anchors, kappa0, nu0, prior: str):
-        """The prior of the broad anchors with the structure's ``option`` (validated by the
-        caller) and validated strengths."""
+        """The prior of ``broad`` with a validated ``option``, the strengths validated here."""
         mu, cov = _broad_moments(broad)
         if check_prior_mode(prior) == "isotropic":
             cov = isotropic_like(cov)
@@ -383,7 +312,7 @@ class StructuredPrior(Family):
         return type(self).build(
             np.asarray(self.mu0, np.float64),
             np.asarray(self.cov, np.float64),
-            **{self.option: getattr(self, self.option)},
+            getattr(self, self.option),
             prior_anchors=float(self.prior_anchors),
             kappa0=float(self.kappa0),
         )
@@ -403,9 +332,7 @@ class FactorPrior(StructuredPrior):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.StructuredPrior.factor(broad, rank=2)
     >>> prior.kind, prior.rank, prior.dim
     ('factor-gaussian', 2, 4)
@@ -438,25 +365,16 @@ class FactorPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "FactorPrior":
-        """The factor prior of the broad anchors (``targets`` are not used: no strength is
-        chosen from them).
+        """The factor prior of the broad anchors.
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors.
-        targets : array_like, shape [n, d], optional
-            Not used.
+            Broad anchors (``targets`` are not used: no strength is chosen from them).
         rank : int, default 16
             The number of factors (< d).
-        prior_anchors : float, default 10.0
-            Strength of the loadings and noise, in pseudo-anchors.
-        kappa0 : float, default 10.0
-            Strength of the mean, in pseudo-anchors.
-        nu0 : float, optional
-            ν₀ of the base NIW prior (the geometry outside a subspace; default d + 1 + κ₀).
-        prior : {"broad", "isotropic"}, default "broad"
-            The broad covariance or the isotropic control.
+        prior_anchors, kappa0, nu0, prior
+            As :class:`StructuredPrior` (``prior_anchors``: of the loadings and noise).
 
         Returns
         -------
@@ -483,8 +401,7 @@ class LKJPrior(StructuredPrior):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> ad.StructuredPrior.lkj(broad).kind
     'lkj-gaussian'
     """
@@ -514,24 +431,16 @@ class LKJPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "LKJPrior":
-        """The LKJ prior of the broad anchors (``targets`` are not used).
+        """The LKJ prior of the broad anchors.
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors.
-        targets : array_like, shape [n, d], optional
-            Not used.
+            Broad anchors (``targets`` are not used).
         concentration : float, default 2.0
             The LKJ η (> 0; 1 is uniform over correlation matrices).
-        prior_anchors : float, default 10.0
-            Strength of the scales, in pseudo-anchors.
-        kappa0 : float, default 10.0
-            Strength of the mean, in pseudo-anchors.
-        nu0 : float, optional
-            ν₀ of the base NIW prior (default d + 1 + κ₀).
-        prior : {"broad", "isotropic"}, default "broad"
-            The broad covariance or the isotropic control.
+        prior_anchors, kappa0, nu0, prior
+            As :class:`StructuredPrior` (``prior_anchors``: of the scales).
 
         Returns
         -------
