@@ -143,6 +143,14 @@ NEIGHBOURS_TITLE = "What each geometry retrieves"
 #: seeded queries shown per study, and neighbours per query
 SHOWN_QUERIES, SHOWN_K = 3, 5
 
+#: study -> its title in "What each geometry retrieves" (on images: `` on `LAYOUT` images``)
+SHOWN_TITLES = {
+    "clinical": "Clinical retrieval",
+    "wordnet-imagenet": "WordNet → ImageNet",
+    "object-style": "Object vs style: object anchors vs style anchors",
+    "budget": "Anchor budget",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Shown:
