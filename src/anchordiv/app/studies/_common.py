@@ -19,9 +19,6 @@ from ...evaluation.retrieved import Neighbours, neighbours
 #: ``embed(texts) -> [n, d]`` unit-norm embeddings; the studies never care which encoder.
 Embed = Callable[[Sequence[str]], np.ndarray]
 
-#: all-MiniLM-L6-v2 was trained with logit scale 20 (MATH.md "Notation").
-MINILM_TAU = 20.0
-
 
 def text_embed(encoder) -> Embed:
     """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the

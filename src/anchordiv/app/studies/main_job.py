@@ -724,20 +724,7 @@ def sections(parts=DEMO_PARTS) -> list[str]:
 
 def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
     """What a written report lacks: each missing section (:func:`sections`) and each posterior
-    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        The report's directory (``report.md``, ``dominance.json``).
-    parts : tuple of str
-        The studies it ran (default the demo's).
-
-    Returns
-    -------
-    list of str
-        One line per problem.
-    """
+    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete."""
     import json
 
     out_dir = Path(out_dir)
