@@ -62,23 +62,6 @@ from .priors import default_models_dir
 IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
 
 
-@dataclasses.dataclass(frozen=True)
-class ImageSize:
-    """How much of a dataset a study reads (``None``: all)."""
-
-    classes: int | None  # seeded classes kept
-    per_class: int | None  # seeded query and gallery images kept per class (each)
-    images: int | None  # datasets without classes (CheXpert): query and gallery images kept
-    queries: int | None  # queries per retrieval task (seeded)
-    min_queries: int  # clinical: findings with fewer labelled queries are skipped
-
-
-IMAGE_SIZES = {
-    "full": ImageSize(None, None, None, 1000, 5),
-    "small": ImageSize(4, 4, 16, 8, 2),
-}
-
-
 @dataclasses.dataclass
 class RetrievalView:
     """What a picture of "what each geometry retrieves" needs for one study.
@@ -163,7 +146,6 @@ class ImageData:
 
     dataset: layouts.ImageDataset
     x: np.ndarray
-    isize: ImageSize
     spec: str
     views: dict = dataclasses.field(default_factory=dict)
 
@@ -180,17 +162,18 @@ class ImageData:
         return f"{name} on `{self.dataset.layout}` images"
 
 
-def restrict(ds: layouts.ImageDataset, size: ImageSize, seed: int) -> layouts.ImageDataset:
-    """The size's seeded subsample: ``classes`` classes, then per class (or, without classes,
-    overall) up to ``per_class`` (``images``) query images and as many gallery images."""
+def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
+    """The seeded subsample of a :class:`.main_job.Size`: ``img_classes`` classes, then per
+    class (or, without classes, overall) up to ``img_per_class`` (``img_images``) query images
+    and as many gallery images."""
     if ds.label is None:
-        keep = _per_split(np.arange(len(ds)), ds.query, size.images, seed)
+        keep = _per_split(np.arange(len(ds)), ds.query, size.img_images, seed)
         return ds.subset(keep)
-    chosen = subsample(len(ds.class_names), size.classes, seed)
+    chosen = subsample(len(ds.class_names), size.img_classes, seed)
     rows = []
     for k, c in enumerate(chosen):
         in_class = np.flatnonzero(ds.label == c)
-        rows.append(_per_split(in_class, ds.query[in_class], size.per_class, seed + 1 + k))
+        rows.append(_per_split(in_class, ds.query[in_class], size.img_per_class, seed + 1 + k))
     out = ds.subset(np.concatenate(rows))
     remap = np.full(len(ds.class_names), -1)
     remap[chosen] = np.arange(len(chosen))
@@ -262,7 +245,10 @@ def object_style_data(ctx) -> tuple:
         task,
         emb,
         {
-            "study": {"max_queries": data.isize.queries, "query_mask": ds.query if split else None},
+            "study": {
+                "max_queries": ctx.size.img_queries,
+                "query_mask": ds.query if split else None,
+            },
             "section": {
                 "title": data.title("Object vs style (Fig. 3)"),
                 "description": description,
@@ -300,10 +286,10 @@ def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> Retrieval
     the others (``mask`` None); relevant = same class."""
     data = ctx.images
     if mask is None:
-        q = subsample(len(data.dataset), data.isize.queries, ctx.seed)
+        q = subsample(len(data.dataset), ctx.size.img_queries, ctx.seed)
         g = np.arange(len(data.dataset))
         return _rows_view(data, study, scorers, anchors, q, g, q, data.dataset.label, note)
-    q, g = split_rows(mask, data.isize.queries, ctx.seed)
+    q, g = split_rows(mask, ctx.size.img_queries, ctx.seed)
     return _rows_view(data, study, scorers, anchors, q, g, None, data.dataset.label, note)
 
 
@@ -400,7 +386,7 @@ def class_task(ctx) -> tuple:
     task = wni.WordNetTask(
         list(ds.class_ids), list(ds.class_names), ds.paths, ds.label, targets, target_class
     )
-    curve = {"query_mask": ds.query, "max_queries": data.isize.queries}
+    curve = {"query_mask": ds.query, "max_queries": ctx.size.img_queries}
     return task, wni.WordNetEmbeddings(data.x, ctx.embed(targets)), curve
 
 
@@ -469,12 +455,12 @@ def clinical_data(ctx) -> dict:
         c
         for c in ds.pathologies
         if c in layouts.CHEXPERT_FINDINGS
-        and enough[:, ds.pathologies.index(c)].sum() >= data.isize.min_queries
+        and enough[:, ds.pathologies.index(c)].sum() >= ctx.size.img_min_queries
     ][: ctx.size.clinical_findings]
     if not columns:
         raise AnchorDivError(
             f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
-            f"has {data.isize.min_queries} or more labelled query images"
+            f"has {ctx.size.img_min_queries} or more labelled query images"
         )
     findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
     pairs = ", ".join(f"{c} → {f}" for c, f in zip(columns, findings))
@@ -483,8 +469,8 @@ def clinical_data(ctx) -> dict:
         "x": data.x,
         "labels": ds.pathology[:, [ds.pathologies.index(c) for c in columns]],
         "study": {
-            "max_queries": data.isize.queries,
-            "min_queries": data.isize.min_queries,
+            "max_queries": ctx.size.img_queries,
+            "min_queries": ctx.size.img_min_queries,
             "query_mask": ds.query,
         },
         "plot": {
@@ -511,7 +497,7 @@ def show_clinical(ctx, finding: str, data: dict, anchors: dict) -> None:
     ds = ctx.images.dataset
     column = data["labels"][:, data["findings"].index(finding)]
     positives = np.flatnonzero(ds.query & column)
-    q = positives[subsample(len(positives), ctx.images.isize.queries, ctx.seed)]
+    q = positives[subsample(len(positives), ctx.size.img_queries, ctx.seed)]
     scorers = {
         "cosine": "cosine",
         "inversion": "inversion",
@@ -573,7 +559,7 @@ def run_image_study(
     device : str, default "cpu"
         Torch device of the encoder (``"cuda"``).
     size : {"full", "small"}, default "full"
-        :data:`IMAGE_SIZES` and :data:`.main_job.SIZES`.
+        A key of :data:`.main_job.SIZES` (its ``img_*`` fields: how much of the dataset).
     models_dir : str or Path, optional
         Where saved priors are (used only when built with this encoder).
     seed : int, default 0
@@ -617,13 +603,13 @@ def run_image_study(
             f"study {name!r} does not run on images; with --dataset choose one of "
             f"{', '.join(IMAGE_STUDIES)}"
         )
-    if size not in IMAGE_SIZES:
-        raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(IMAGE_SIZES)}")
+    if size not in SIZES:
+        raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(SIZES)}")
     check_output(out_dir, overwrite)
     start = time.time()
     ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
     _need(ds, name, **NEEDS[name])
-    ds = restrict(ds, IMAGE_SIZES[size], seed)
+    ds = restrict(ds, SIZES[size], seed)
     if not ds.query.any() or ds.query.all():
         raise AnchorDivError(
             f"dataset {dataset}: {int(ds.query.sum())} query and {int((~ds.query).sum())} "
@@ -667,7 +653,7 @@ def run_image_study(
         query=ds.query.tolist(),
     )
     models_dir = Path(models_dir) if models_dir else default_models_dir()
-    data = ImageData(ds, np.asarray(x), IMAGE_SIZES[size], dataset)
+    data = ImageData(ds, np.asarray(x), dataset)
     ctx = Context(
         rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id, images=data
     )

@@ -99,6 +99,12 @@ class Size:
     tr_n_findings: int | None = None  # the first of TR_FINDINGS studied (None: all)
     tr_gallery: int | None = 2000  # Open-i reports in the clinical-transfer gallery
     tr_prior_reports: int | None = None  # reports outside it for the report prior (None: all)
+    # on a dataset's images (``anchordiv study NAME --dataset``; None: all)
+    img_classes: int | None = None  # seeded classes kept
+    img_per_class: int | None = None  # seeded query and gallery images kept per class (each)
+    img_images: int | None = None  # datasets without classes (CheXpert): query, gallery images
+    img_queries: int | None = 1000  # queries per retrieval task (seeded)
+    img_min_queries: int = 5  # clinical: findings with fewer labelled queries are skipped
 
     # the same at every size (read as attributes by the studies)
     clinical_kinds = property(lambda self: CLINICAL_KINDS)
@@ -144,6 +150,11 @@ SIZES = {
         tr_n_findings=1,
         tr_gallery=300,
         tr_prior_reports=100,
+        img_classes=4,
+        img_per_class=4,
+        img_images=16,
+        img_queries=8,
+        img_min_queries=2,
     ),
 }
 
