@@ -75,23 +75,23 @@ TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    """Data sizes, budgets and repeats of one run; the models, kinds, priors and sections are
-    the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
+    """Data sizes, budgets and repeats of one run (the defaults: the full run); the models,
+    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
     :data:`SECTIONS`)."""
 
-    clinical_gallery: int | None  # reports in the gallery, seeded (None: all 3,927)
-    clinical_queries: int  # queries per finding
-    clinical_findings: int | None  # findings studied (None: all)
-    clinical_subsets: int  # random anchor subsets per finding
-    wn_classes: int | None  # ImageNet classes in the WordNet task (None: all eligible)
-    wn_items: int  # hyponym items per class
-    wn_queries: int
-    wn_templates: int  # prompt templates per class (target anchors per class)
-    wn_subsets: int
-    wn_budgets: tuple
-    os_objects: int  # ImageNet-R objects in the object/style study
-    os_ps: tuple  # mixture weights p of q_p = p·q_obj + (1−p)·q_style
-    broad_fallback: int  # broad anchors embedded when models/ lacks a prior
+    clinical_gallery: int | None = 2000  # reports in the gallery, seeded (None: all 3,927)
+    clinical_queries: int = 100  # queries per finding
+    clinical_findings: int | None = None  # findings studied (None: all)
+    clinical_subsets: int = 3  # random anchor subsets per finding
+    wn_classes: int | None = None  # ImageNet classes in the WordNet task (None: all eligible)
+    wn_items: int = 8  # hyponym items per class
+    wn_queries: int = 300
+    wn_templates: int = 6  # prompt templates per class (target anchors per class)
+    wn_subsets: int = 3
+    wn_budgets: tuple = (1, 2, 5, 10, 20, 50, 200)
+    os_objects: int = 24  # ImageNet-R objects in the object/style study
+    os_ps: tuple = ostyle.DEFAULT_PS  # mixture weights p of q_p = p·q_obj + (1−p)·q_style
+    broad_fallback: int = 3000  # broad anchors embedded when models/ lacks a prior
     tr_objects: int = 24  # objects in the style-transfer task (× 16 styles)
     tr_queries: int = 300  # queries of the style-transfer task / per finding
     tr_subsets: int = 5  # target subsets per budget in the transfer studies
@@ -114,21 +114,7 @@ class Size:
 
 
 SIZES = {
-    "full": Size(
-        clinical_gallery=2000,
-        clinical_queries=100,
-        clinical_findings=None,
-        clinical_subsets=3,
-        wn_classes=None,
-        wn_items=8,
-        wn_queries=300,
-        wn_templates=6,
-        wn_subsets=3,
-        wn_budgets=(1, 2, 5, 10, 20, 50, 200),
-        os_objects=24,
-        os_ps=ostyle.DEFAULT_PS,
-        broad_fallback=3000,
-    ),
+    "full": Size(),
     "small": Size(
         clinical_gallery=300,
         clinical_queries=15,
