@@ -113,34 +113,17 @@ class Size:
     tr_findings = property(lambda self: TR_FINDINGS[: self.tr_n_findings])
 
 
+#: the full run, and the small one (the tests'), per study
 SIZES = {
     "full": Size(),
-    "small": Size(
-        clinical_gallery=300,
-        clinical_queries=15,
-        clinical_findings=2,
-        clinical_subsets=2,
-        wn_classes=6,
-        wn_items=4,
-        wn_queries=20,
-        wn_templates=2,
-        wn_subsets=1,
-        wn_budgets=(2,),
-        os_objects=4,
-        os_ps=(0.0, 0.1, 1.0),
-        broad_fallback=200,
-        tr_objects=4,
-        tr_queries=20,
-        tr_subsets=1,
-        tr_budgets=(1, 2),
-        tr_n_findings=1,
-        tr_gallery=300,
-        tr_prior_reports=100,
-        img_classes=4,
-        img_per_class=4,
-        img_images=16,
-        img_queries=8,
-        img_min_queries=2,
+    "small": dataclasses.replace(
+        Size(),
+        **dict(clinical_gallery=300, clinical_queries=15, clinical_findings=2, clinical_subsets=2),
+        **dict(wn_classes=6, wn_items=4, wn_queries=20, wn_templates=2, wn_subsets=1),
+        **dict(wn_budgets=(2,), os_objects=4, os_ps=(0.0, 0.1, 1.0), broad_fallback=200),
+        **dict(tr_objects=4, tr_queries=20, tr_subsets=1, tr_budgets=(1, 2), tr_n_findings=1),
+        **dict(tr_gallery=300, tr_prior_reports=100),
+        **dict(img_classes=4, img_per_class=4, img_images=16, img_queries=8, img_min_queries=2),
     ),
 }
 
