@@ -56,6 +56,7 @@ from ._common import (
     subsample,
     text_embed,
 )
+from .main_job import PARTS, SIZES, Context, finish
 from .priors import default_models_dir
 
 #: studies that run on images (``--dataset``)
@@ -161,6 +162,195 @@ class ImageData:
         """A section title on this dataset's images."""
         return f"{name} on `{self.dataset.layout}` images"
 
+    def object_style_data(self, ctx) -> tuple:
+        """``(task, embeddings, options)`` of the object-style study on images: classes as objects,
+        renditions as styles; the split's queries where its gallery holds all their renditions."""
+        ds = self.dataset
+        objects, styles = list(ds.class_names), list(ds.renditions)
+        task = ostyle.ObjectStyleTask(
+            objects, styles, ds.paths, ds.label, ds.rendition, *ostyle.anchor_texts(objects, styles)
+        )
+        emb = ostyle.ObjectStyleEmbeddings(
+            self.x, ctx.embed(task.object_anchors), ctx.embed(task.style_anchors)
+        )
+        q_styles = set(ds.rendition[ds.query].tolist())
+        split = bool(ds.query.any()) and q_styles <= set(ds.rendition[~ds.query].tolist())
+        description = (
+            f"{self.describe()}; {len(objects)} classes × {len(styles)} renditions "
+            f"({', '.join(styles)}).  "
+            + (
+                "Queries: the split's queries against its gallery."
+                if split
+                else "The split's gallery lacks some of its queries' renditions, so every "
+                "image is a query against all the others (itself removed)."
+            )
+            + f"  Object anchors: {len(task.object_anchors)} prompts naming a class alone; "
+            f"style anchors: {len(task.style_anchors)} prompts naming a rendition alone, both "
+            f"through the model's text tower.  The model is q_p = p·q_obj + (1−p)·q_style "
+            f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
+            f"(style)."
+        )
+        return (
+            task,
+            emb,
+            {
+                "study": {
+                    "max_queries": ctx.size.img_queries,
+                    "query_mask": ds.query if split else None,
+                },
+                "section": {
+                    "title": self.title("Object vs style (Fig. 3)"),
+                    "description": description,
+                },
+            },
+        )
+
+    def show_object_style(self, ctx, emb, mask) -> None:
+        """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""
+        pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
+        scorers = {
+            "cosine": "cosine",
+            "inversion": "inversion",
+            "object anchors (p = 1)": pure["p=1.00"],
+            "style anchors (p = 0)": pure["p=0.00"],
+        }
+        anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
+        note = (
+            "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
+            "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
+            "sets; ✓ = same class."
+        )
+        self.record(ctx, _view(ctx, "object-style", scorers, anchors, mask, note))
+
+    def record(self, ctx, view: RetrievalView) -> None:
+        """Keep ``view`` and show it in "What each geometry retrieves"."""
+        self.views[view.study] = view
+        ctx.shown.append(shown(view, self.title(SHOWN_TITLES[view.study]), ctx.seed))
+
+    def class_task(self, ctx) -> tuple:
+        """``(task, embeddings, curve options)``: images as items (class labels), class prompts as
+        target anchors, the split's queries."""
+        from ...data import imagenet
+
+        ds = self.dataset
+        templates = imagenet.TEMPLATES[: ctx.size.wn_templates]
+        targets, target_class = wni.class_prompts(ds.class_names, templates)
+        task = wni.WordNetTask(
+            list(ds.class_ids), list(ds.class_names), ds.paths, ds.label, targets, target_class
+        )
+        curve = {"query_mask": ds.query, "max_queries": ctx.size.img_queries}
+        return task, wni.WordNetEmbeddings(self.x, ctx.embed(targets)), curve
+
+    def budget_text(self, ctx, task, source: str | None) -> dict:
+        """Title and source of the anchor-budget section on images."""
+        return {
+            "title": self.title("Anchor budget (Figs. 4/6): softmax vs parametric"),
+            "source": source or _task_text(self, task),
+        }
+
+    def wordnet_text(self, ctx, task, source: str) -> dict:
+        """Title and description of the WordNet → ImageNet section on images."""
+        return {
+            "title": self.title("WordNet → ImageNet adaptation (Fig. 5)"),
+            "description": (
+                f"{_task_text(self, task)}; broad prior: {source} (WordNet glosses outside all "
+                f"1,000 ImageNet classes and their subtrees, encoded by the same text tower).  "
+                f"Budgets are random target subsets ({ctx.size.wn_subsets} per budget below all "
+                f"targets, shared by all models).  `isotropic-*` is the control: the same prior "
+                f"strength with an isotropic prior covariance of the same trace."
+            ),
+        }
+
+    def curve_view(self, ctx, study: str, curve, task, emb, broad=None) -> RetrievalView:
+        """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
+        ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
+        shown budget of class prompts, exactly as the curve built them."""
+        if broad is not None:
+            scorers, rows = curve_scorers(
+                curve, broad, emb.targets, ctx.tau, seed=ctx.seed, kinds=("gaussian", "softmax")
+            )
+            note = (
+                f"Seeded query images against the gallery; each model built on the curve's first "
+                f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
+                f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
+            )
+            return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
+        scorers = {"cosine": "cosine", "inversion": "inversion"}
+        for kind in ("gaussian", "softmax"):
+            if kind in curve.models:
+                scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ctx.tau)
+        note = (
+            f"Seeded query images against the gallery; the target-only models fitted to all "
+            f"{len(emb.targets)} class prompts; ✓ = same class."
+        )
+        return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
+
+    def clinical_data(self, ctx) -> dict:
+        """The image form of :func:`.main_job.clinical_part`: the pathologies with anchors and
+        enough labelled query images, the split's queries against its gallery."""
+        ds = self.dataset
+        enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
+        columns = [
+            c
+            for c in ds.pathologies
+            if c in layouts.CHEXPERT_FINDINGS
+            and enough[:, ds.pathologies.index(c)].sum() >= ctx.size.img_min_queries
+        ][: ctx.size.clinical_findings]
+        if not columns:
+            raise AnchorDivError(
+                f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
+                f"has {ctx.size.img_min_queries} or more labelled query images"
+            )
+        findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
+        pairs = ", ".join(f"{c} → {f}" for c, f in zip(columns, findings))
+        return {
+            "findings": findings,
+            "x": self.x,
+            "labels": ds.pathology[:, [ds.pathologies.index(c) for c in columns]],
+            "study": {
+                "max_queries": ctx.size.img_queries,
+                "min_queries": ctx.size.img_min_queries,
+                "query_mask": ds.query,
+            },
+            "plot": {
+                "title": f"{ds.layout} image retrieval per pathology: pathology anchors vs baselines"
+            },
+            "section": {
+                "n_reports": len(ds),
+                "title": self.title("Clinical retrieval (Tables 2–3): pathology anchors"),
+                "description": (
+                    f"{self.describe()}.  Per pathology ({pairs}): "
+                    f"the queries are the split's query images carrying it, the gallery the split's "
+                    f"gallery, relevant = gallery images carrying it.  Anchor models are fitted to "
+                    f"the finding's report-style sentences built from HPO and ICD-10-CM "
+                    f"(`data.clinical.pathology_anchors`) encoded by the model's text tower; "
+                    f"intervals are 95 % two-level bootstraps over queries and random 80 % anchor "
+                    f"subsets."
+                ),
+            },
+        }
+
+    def show_clinical(self, ctx, finding: str, data: dict, anchors: dict) -> None:
+        """The Gaussian of ``finding`` on seeded query images carrying it."""
+        ds = self.dataset
+        column = data["labels"][:, data["findings"].index(finding)]
+        positives = np.flatnonzero(ds.query & column)
+        q = positives[subsample(len(positives), ctx.size.img_queries, ctx.seed)]
+        scorers = {
+            "cosine": "cosine",
+            "inversion": "inversion",
+            f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=ctx.tau),
+        }
+        note = (
+            f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
+            f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
+        )
+        gallery = np.flatnonzero(~ds.query)
+        view = _rows_view(
+            self, "clinical", scorers, anchors[finding], q, gallery, None, column, note
+        )
+        self.record(ctx, view)
+
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
     """The seeded subsample of a :class:`.main_job.Size`: ``img_classes`` classes, then per
@@ -211,74 +401,6 @@ def _need(
         raise AnchorDivError(
             f"study {study}: needs pathology labels (chexpert:ROOT); layout {ds.layout} has none"
         )
-
-
-def object_style_data(ctx) -> tuple:
-    """``(task, embeddings, options)`` of the object-style study on images: classes as objects,
-    renditions as styles; the split's queries where its gallery holds all their renditions."""
-    data, ds = ctx.images, ctx.images.dataset
-    objects, styles = list(ds.class_names), list(ds.renditions)
-    task = ostyle.ObjectStyleTask(
-        objects, styles, ds.paths, ds.label, ds.rendition, *ostyle.anchor_texts(objects, styles)
-    )
-    emb = ostyle.ObjectStyleEmbeddings(
-        data.x, ctx.embed(task.object_anchors), ctx.embed(task.style_anchors)
-    )
-    q_styles = set(ds.rendition[ds.query].tolist())
-    split = bool(ds.query.any()) and q_styles <= set(ds.rendition[~ds.query].tolist())
-    description = (
-        f"{data.describe()}; {len(objects)} classes × {len(styles)} renditions "
-        f"({', '.join(styles)}).  "
-        + (
-            "Queries: the split's queries against its gallery."
-            if split
-            else "The split's gallery lacks some of its queries' renditions, so every "
-            "image is a query against all the others (itself removed)."
-        )
-        + f"  Object anchors: {len(task.object_anchors)} prompts naming a class alone; "
-        f"style anchors: {len(task.style_anchors)} prompts naming a rendition alone, both "
-        f"through the model's text tower.  The model is q_p = p·q_obj + (1−p)·q_style "
-        f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
-        f"(style)."
-    )
-    return (
-        task,
-        emb,
-        {
-            "study": {
-                "max_queries": ctx.size.img_queries,
-                "query_mask": ds.query if split else None,
-            },
-            "section": {
-                "title": data.title("Object vs style (Fig. 3)"),
-                "description": description,
-            },
-        },
-    )
-
-
-def show_object_style(ctx, emb, mask) -> None:
-    """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""
-    pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
-    scorers = {
-        "cosine": "cosine",
-        "inversion": "inversion",
-        "object anchors (p = 1)": pure["p=1.00"],
-        "style anchors (p = 0)": pure["p=0.00"],
-    }
-    anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
-    note = (
-        "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
-        "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
-        "sets; ✓ = same class."
-    )
-    record(ctx, _view(ctx, "object-style", scorers, anchors, mask, note))
-
-
-def record(ctx, view: RetrievalView) -> None:
-    """Keep ``view`` and show it in "What each geometry retrieves"."""
-    ctx.images.views[view.study] = view
-    ctx.shown.append(shown(view, ctx.images.title(SHOWN_TITLES[view.study]), ctx.seed))
 
 
 def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
@@ -375,21 +497,6 @@ def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
     )
 
 
-def class_task(ctx) -> tuple:
-    """``(task, embeddings, curve options)``: images as items (class labels), class prompts as
-    target anchors, the split's queries."""
-    from ...data import imagenet
-
-    data, ds = ctx.images, ctx.images.dataset
-    templates = imagenet.TEMPLATES[: ctx.size.wn_templates]
-    targets, target_class = wni.class_prompts(ds.class_names, templates)
-    task = wni.WordNetTask(
-        list(ds.class_ids), list(ds.class_names), ds.paths, ds.label, targets, target_class
-    )
-    curve = {"query_mask": ds.query, "max_queries": ctx.size.img_queries}
-    return task, wni.WordNetEmbeddings(data.x, ctx.embed(targets)), curve
-
-
 def _task_text(data: ImageData, task) -> str:
     """The class-prompt task in one sentence."""
     return (
@@ -397,121 +504,6 @@ def _task_text(data: ImageData, task) -> str:
         f"{len(task.targets)} class prompts ({len(task.targets) // len(task.names)} CLIP "
         f"templates × class name) through the model's text tower"
     )
-
-
-def budget_text(ctx, task, source: str | None) -> dict:
-    """Title and source of the anchor-budget section on images."""
-    return {
-        "title": ctx.images.title("Anchor budget (Figs. 4/6): softmax vs parametric"),
-        "source": source or _task_text(ctx.images, task),
-    }
-
-
-def wordnet_text(ctx, task, source: str) -> dict:
-    """Title and description of the WordNet → ImageNet section on images."""
-    return {
-        "title": ctx.images.title("WordNet → ImageNet adaptation (Fig. 5)"),
-        "description": (
-            f"{_task_text(ctx.images, task)}; broad prior: {source} (WordNet glosses outside all "
-            f"1,000 ImageNet classes and their subtrees, encoded by the same text tower).  "
-            f"Budgets are random target subsets ({ctx.size.wn_subsets} per budget below all "
-            f"targets, shared by all models).  `isotropic-*` is the control: the same prior "
-            f"strength with an isotropic prior covariance of the same trace."
-        ),
-    }
-
-
-def curve_view(ctx, study: str, curve, task, emb, broad=None) -> RetrievalView:
-    """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
-    ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
-    shown budget of class prompts, exactly as the curve built them."""
-    if broad is not None:
-        scorers, rows = curve_scorers(
-            curve, broad, emb.targets, ctx.tau, seed=ctx.seed, kinds=("gaussian", "softmax")
-        )
-        note = (
-            f"Seeded query images against the gallery; each model built on the curve's first "
-            f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
-            f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
-        )
-        return _view(ctx, study, scorers, emb.targets, ctx.images.dataset.query, note)
-    scorers = {"cosine": "cosine", "inversion": "inversion"}
-    for kind in ("gaussian", "softmax"):
-        if kind in curve.models:
-            scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ctx.tau)
-    note = (
-        f"Seeded query images against the gallery; the target-only models fitted to all "
-        f"{len(emb.targets)} class prompts; ✓ = same class."
-    )
-    return _view(ctx, study, scorers, emb.targets, ctx.images.dataset.query, note)
-
-
-def clinical_data(ctx) -> dict:
-    """The image form of :func:`.main_job.clinical_part`: the pathologies with anchors and
-    enough labelled query images, the split's queries against its gallery."""
-    data, ds = ctx.images, ctx.images.dataset
-    enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
-    columns = [
-        c
-        for c in ds.pathologies
-        if c in layouts.CHEXPERT_FINDINGS
-        and enough[:, ds.pathologies.index(c)].sum() >= ctx.size.img_min_queries
-    ][: ctx.size.clinical_findings]
-    if not columns:
-        raise AnchorDivError(
-            f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
-            f"has {ctx.size.img_min_queries} or more labelled query images"
-        )
-    findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
-    pairs = ", ".join(f"{c} → {f}" for c, f in zip(columns, findings))
-    return {
-        "findings": findings,
-        "x": data.x,
-        "labels": ds.pathology[:, [ds.pathologies.index(c) for c in columns]],
-        "study": {
-            "max_queries": ctx.size.img_queries,
-            "min_queries": ctx.size.img_min_queries,
-            "query_mask": ds.query,
-        },
-        "plot": {
-            "title": f"{ds.layout} image retrieval per pathology: pathology anchors vs baselines"
-        },
-        "section": {
-            "n_reports": len(ds),
-            "title": data.title("Clinical retrieval (Tables 2–3): pathology anchors"),
-            "description": (
-                f"{data.describe()}.  Per pathology ({pairs}): "
-                f"the queries are the split's query images carrying it, the gallery the split's "
-                f"gallery, relevant = gallery images carrying it.  Anchor models are fitted to "
-                f"the finding's report-style sentences built from HPO and ICD-10-CM "
-                f"(`data.clinical.pathology_anchors`) encoded by the model's text tower; "
-                f"intervals are 95 % two-level bootstraps over queries and random 80 % anchor "
-                f"subsets."
-            ),
-        },
-    }
-
-
-def show_clinical(ctx, finding: str, data: dict, anchors: dict) -> None:
-    """The Gaussian of ``finding`` on seeded query images carrying it."""
-    ds = ctx.images.dataset
-    column = data["labels"][:, data["findings"].index(finding)]
-    positives = np.flatnonzero(ds.query & column)
-    q = positives[subsample(len(positives), ctx.size.img_queries, ctx.seed)]
-    scorers = {
-        "cosine": "cosine",
-        "inversion": "inversion",
-        f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=ctx.tau),
-    }
-    note = (
-        f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
-        f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
-    )
-    gallery = np.flatnonzero(~ds.query)
-    view = _rows_view(
-        ctx.images, "clinical", scorers, anchors[finding], q, gallery, None, column, note
-    )
-    record(ctx, view)
 
 
 #: what each study needs of a dataset (:func:`_need`)
@@ -596,7 +588,6 @@ def run_image_study(
     from ...data.imageio import start_workers
     from ...errors import check_output
     from ...provenance import save_embeddings
-    from .main_job import PARTS, SIZES, Context, finish
 
     if name not in IMAGE_STUDIES:
         raise AnchorDivError(

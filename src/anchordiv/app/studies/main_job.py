@@ -17,7 +17,7 @@ import dataclasses
 import datetime
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from ...evaluation.evaluate import write_json, write_rows
 from ..report import Report
 from . import budget
 from . import clinical as clin
-from . import images as img
 from . import dominance
 from . import object_style as ostyle
 from . import transfer as tr
@@ -142,7 +141,7 @@ class Context:
     encoder_id: str  # priors in models/ built with another encoder are not used
     #: each study's part of "What each geometry retrieves" (``_common.Shown``), in report order
     shown: list = dataclasses.field(default_factory=list)
-    images: img.ImageData | None = None
+    images: Any = None  # the image form: images.ImageData (None: the text analogues)
 
 
 def clinical_part(ctx: Context) -> dict:
@@ -151,7 +150,7 @@ def clinical_part(ctx: Context) -> dict:
     from ...adaptation import adapt
     from ...data import clinical
 
-    data = img.clinical_data(ctx) if ctx.images else _clinical_texts(ctx)
+    data = ctx.images.clinical_data(ctx) if ctx.images else _clinical_texts(ctx)
     findings, tau = data["findings"], ctx.tau
     anchors = {f: ctx.embed(clinical.pathology_anchors(f)) for f in findings}
     negated = {f: ctx.embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
@@ -181,7 +180,7 @@ def clinical_part(ctx: Context) -> dict:
     clin.plot_clinical(result.rows, ctx.rep.path("clinical.png"), **data["plot"])
     clin.report_section(ctx.rep, result.rows, prior=prior is not None, **data["section"])
     if ctx.images:
-        img.show_clinical(ctx, result.rows[0]["finding"], data, anchors)
+        ctx.images.show_clinical(ctx, result.rows[0]["finding"], data, anchors)
     else:
         f = next(iter(result.per_query))  # the first finding studied
         _show_clinical(ctx, f, data, anchors[f], extra)
@@ -234,7 +233,7 @@ def _class_task(ctx: Context):
     """``(task, embeddings, curve options)``: class prompts as targets; items are WordNet
     hyponym glosses of ImageNet classes, or a dataset's images (:func:`.images.class_task`)."""
     if ctx.images:
-        return img.class_task(ctx)
+        return ctx.images.class_task(ctx)
     from ...data import imagenet
 
     classes = imagenet.classes()
@@ -291,7 +290,7 @@ def budget_section(ctx: Context, task, curve, source: str | None = None) -> list
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
     budget.report_section(
-        ctx.rep, rows, **(img.budget_text(ctx, task, source) if ctx.images else {})
+        ctx.rep, rows, **(ctx.images.budget_text(ctx, task, source) if ctx.images else {})
     )
     return rows
 
@@ -308,7 +307,7 @@ def wordnet_part(ctx: Context) -> dict:
         title=f"WordNet → {target}: AUPRC vs target anchors",
     )
     needs = curve.needs(0.9)
-    text = img.wordnet_text(ctx, task, source) if ctx.images else {}
+    text = ctx.images.wordnet_text(ctx, task, source) if ctx.images else {}
     wni.report_section(ctx.rep, task, curve, needs, source, **text)
     _show_curve(ctx, "wordnet-imagenet", task, emb, broad, curve)
     if ctx.images:
@@ -358,7 +357,7 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
 def _show_curve(ctx: Context, study: str, task, emb, broad, curve) -> None:
     """A curve's geometries (``broad`` None: its target-only models) from the class prompts."""
     if ctx.images:
-        return img.record(ctx, img.curve_view(ctx, study, curve, task, emb, broad))
+        return ctx.images.record(ctx, ctx.images.curve_view(ctx, study, curve, task, emb, broad))
     scorers, rows = curve_scorers(
         curve,
         emb.targets if broad is None else broad,
@@ -408,7 +407,7 @@ def object_style_part(ctx: Context) -> dict:
     """Object vs style retrieval as the mixture weight p of q_p = p·q_obj + (1−p)·q_style moves
     (Fig. 3): templated object × style texts, or a dataset's classes × renditions."""
     if ctx.images:
-        task, emb, kw = img.object_style_data(ctx)
+        task, emb, kw = ctx.images.object_style_data(ctx)
     else:
         task = _object_style_task(ctx, ctx.size.os_objects)
         emb, kw = ostyle.embed_task(task, ctx.embed), {"study": {}, "section": {}}
@@ -419,7 +418,7 @@ def object_style_part(ctx: Context) -> dict:
     ostyle.plot_object_style(rows, ctx.rep.path("object_style.png"))
     ostyle.report_section(ctx.rep, task, rows, **kw["section"])
     if ctx.images:
-        img.show_object_style(ctx, emb, kw["study"]["query_mask"])
+        ctx.images.show_object_style(ctx, emb, kw["study"]["query_mask"])
         return {"rows": rows, "split_used": kw["study"]["query_mask"] is not None}
     ctx.shown.append(
         show_neighbours(
