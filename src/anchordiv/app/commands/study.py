@@ -14,8 +14,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "study",
-        help="run one study (clinical, wordnet-imagenet, object-style, budget, "
-        "style-transfer, clinical-transfer) on offline text, or on your images with "
+        help=f"run one study ({', '.join(PARTS)}) on offline text, or on your images with "
         "--dataset, and write its report",
         description="Run one of the paper's studies and write OUT/report.md with its tables "
         "and figures.  Without --dataset: on real offline text (the text analogues).  "
