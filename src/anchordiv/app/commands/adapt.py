@@ -219,8 +219,7 @@ def family_options(args) -> dict:
     return the ``--prior-option`` keywords."""
     import json
 
-    from ...adaptation import FAMILIES
-    from ...adaptation.registry import unknown_kind
+    from ...adaptation import FAMILIES, unknown_kind
     from ...errors import AnchorDivError
 
     cls = load_family(args.family)

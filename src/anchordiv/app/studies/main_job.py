@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...adaptation.loading import stand_in_anchors
+from ...adaptation import stand_in_anchors
 from ...anchors import fit
 from ...data.cache import STATS as CACHE_STATS
 from ...evaluation.curves import MODELS
