@@ -82,7 +82,9 @@ def test_help_describes_every_sampler_flag(capsys):
     text = capsys.readouterr().out
     for flag, *_ in FLAGS:
         assert flag in text
-    assert "exact,svi,nuts" in text and "delta,normal,lowrank" in text
+    from anchordiv.adaptation import METHOD_OPTIONS  # --method lists the library's methods
+
+    assert ",".join(METHOD_OPTIONS) in text and "delta,normal,lowrank" in text
 
 
 def test_prints_a_table_by_default_and_json_on_request(files, capsys):
@@ -195,6 +197,21 @@ def test_prior_flags_come_from_the_families():
             assert kind in flags[name][2] and flags[name][0] == "--" + name.replace("_", "-")
     assert flags["strengths"][3] == ["held-out", "evidence"]  # a Literal: choices
     assert flags["em_seed"][0] == "--em-seed" and "mixture" in flags["em_seed"][2]
+
+
+def test_method_flags_come_from_the_method_table():
+    """The method flags are options of the library's methods; --method's choices and the
+    defaults of --method and --prior are the library's (``METHOD_OPTIONS``, ``COMMON``)."""
+    from anchordiv.adaptation import COMMON, METHOD_OPTIONS
+    from anchordiv.app.cli import build_parser
+    from anchordiv.app.commands.adapt import METHOD_HELP
+
+    assert set(METHOD_HELP) <= {n for names in METHOD_OPTIONS.values() for n in names}
+    args = build_parser().parse_args(["adapt", "gaussian", "b.npy", "t.npy", "-o", "out"])
+    assert (args.method, args.prior) == (COMMON["method"], COMMON["prior"])
+    sub = build_parser()._subparsers._group_actions[0].choices["adapt"]
+    method = next(a for a in sub._actions if a.dest == "method")
+    assert list(method.choices) == list(METHOD_OPTIONS)
 
 
 def test_flag_values_follow_the_annotations():

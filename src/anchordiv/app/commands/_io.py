@@ -362,16 +362,6 @@ def check_encoder(card: dict, **named) -> None:
             )
 
 
-def write_json(path: str | Path, obj) -> Path:
-    """``obj`` as JSON at ``path``, written atomically (a reader never sees half a file)."""
-    from ..._safeio import atomic_file, write_text
-
-    p = Path(path)
-    with atomic_file(p) as tmp:
-        write_text(tmp, json.dumps(obj, indent=2, default=_plain) + "\n")
-    return p
-
-
 def _plain(x):
     if isinstance(x, (np.integer, np.floating, np.bool_)):
         return x.item()

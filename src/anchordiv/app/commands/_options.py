@@ -127,36 +127,36 @@ def plain(text: str) -> str:
     return re.sub(r"``([^`]+)``", r"\1", text).replace("%", "%%")
 
 
-def family_options(fam) -> dict[str, tuple[Accepts, str]]:
-    """``{name: (accepts, help)}`` of ``fam.from_anchors``'s keyword-only parameters (bar
-    ``prior``, which ``--prior`` sets)."""
-    method = fam.from_anchors
-    params = inspect.signature(method, eval_str=True).parameters.values()
+def family_options(kind: str) -> dict[str, tuple[Accepts, str]]:
+    """``{name: (accepts, help)}`` of the prior options of ``kind`` (``anchordiv.adaptation.
+    OPTIONS``: names and defaults), typed by their annotations in its ``from_anchors``."""
+    from ...adaptation import FAMILIES, OPTIONS
+
+    method = FAMILIES[kind].from_anchors
+    hints = inspect.get_annotations(method, eval_str=True)
     docs = parameter_docs(inspect.getdoc(method))
     out = {}
-    for p in params:
-        if p.kind is not p.KEYWORD_ONLY or p.name == "prior":
-            continue
-        text = plain(docs.get(p.name, "")).rstrip(".") or p.name.replace("_", " ")
-        if p.default is not inspect.Parameter.empty and "default" not in text:
-            text += f" (default {p.default!r})"
-        out[p.name] = (accepts(p.annotation, p.default), text)
+    for name, default in OPTIONS[kind].items():
+        text = plain(docs.get(name, "")).rstrip(".") or name.replace("_", " ")
+        if default is not inspect.Parameter.empty and "default" not in text:
+            text += f" (default {default!r})"
+        out[name] = (accepts(hints.get(name, inspect.Parameter.empty), default), text)
     return out
 
 
-def prior_flags(families: dict) -> dict[str, tuple[str, Accepts, str, list[str] | None]]:
-    """``{name: (flag, argparse type, help, choices)}`` merged over ``families`` (kind ->
-    family class): one flag per option name, accepting what any family accepts, its help
-    grouped by the kinds that share a text (``gaussian/mixture: ...``)."""
+def prior_flags(kinds) -> dict[str, tuple[str, Accepts, str, list[str] | None]]:
+    """``{name: (flag, argparse type, help, choices)}`` merged over ``kinds``: one flag per
+    option name, accepting what any kind accepts, its help grouped by the kinds that share a
+    text (``gaussian/mixture: ...``)."""
     merged: dict[str, dict] = {}
-    for kind, fam in families.items():
-        for name, (takes, text) in family_options(fam).items():
+    for kind in kinds:
+        for name, (takes, text) in family_options(kind).items():
             entry = merged.setdefault(name, {"accepts": Accepts(), "texts": {}})
             entry["accepts"] = entry["accepts"].merge(takes)
             entry["texts"].setdefault(text, []).append(kind)
     out = {}
     for name, entry in merged.items():
-        text = "; ".join(f"{'/'.join(kinds)}: {t}" for t, kinds in entry["texts"].items())
+        text = "; ".join(f"{'/'.join(ks)}: {t}" for t, ks in entry["texts"].items())
         takes = entry["accepts"]
         out[name] = ("--" + name.replace("_", "-"), takes, text, takes.choices)
     return out
@@ -180,8 +180,7 @@ def load_family(spec: str | None):
     not a registered family class is an :class:`~anchordiv.AnchorDivError` naming the flag."""
     if spec is None:
         return None
-    from ...adaptation.family import Family
-    from ...adaptation.registry import FAMILIES
+    from ...adaptation import FAMILIES, Family
     from ...errors import AnchorDivError
     from ._io import import_object
 

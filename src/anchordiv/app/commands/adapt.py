@@ -29,55 +29,50 @@ from ._options import add_family_flag, load_family, prior_flags
 from .fit import TAU_HELP, card_fields
 
 
-#: the inference methods' options: name in ``ad.adapt`` -> (flag, argparse type, help).  Only
-#: options the user gives are forwarded, so the library's defaults stay the single source of
-#: truth.  The priors' options come from the families' ``from_anchors`` (:func:`prior_options`).
-METHOD_FLAGS = {
-    "guide": (
-        "--guide",
-        str,
-        "svi: variational family: delta (MAP), normal (mean-field) or "
-        "lowrank (low-rank multivariate normal)",
-    ),
-    "guide_rank": ("--guide-rank", int, "svi with --guide lowrank: rank R of the covariance"),
-    "subspace": (
-        "--subspace",
-        int,
-        "infer in the broad anchors' top-R principal subspace "
-        "(R << d makes svi/nuts affordable at d = 384)",
-    ),
-    "num_steps": ("--num-steps", int, "svi: optimisation steps"),
-    "learning_rate": (
-        "--learning-rate",
-        number,
-        "svi: initial Adam learning rate (it decays to 1 %% of this over the run)",
-    ),
-    "num_samples": (
-        "--num-samples",
-        int,
-        "nuts: posterior samples per chain; svi: guide draws kept",
-    ),
-    "num_warmup": ("--num-warmup", int, "nuts: warm-up steps per chain"),
-    "num_chains": ("--num-chains", int, "nuts: chains"),
-    "seed": (
-        "--seed",
-        int,
-        "random seed of svi / nuts (the mixture's EM fit has its own, --em-seed)",
-    ),
+#: help of the inference methods' options (names of ``anchordiv.adaptation.METHOD_OPTIONS``;
+#: their flags and argparse types follow); only options the user gives are forwarded, so the
+#: library's defaults stay the single source of truth.  The priors' options come from
+#: ``anchordiv.adaptation.OPTIONS`` (:func:`prior_options`).
+METHOD_HELP = {
+    "guide": "svi: variational family: delta (MAP), normal (mean-field) or lowrank (low-rank "
+    "multivariate normal)",
+    "guide_rank": "svi with --guide lowrank: rank R of the covariance",
+    "subspace": "infer in the broad anchors' top-R principal subspace (R << d makes svi/nuts "
+    "affordable at d = 384)",
+    "num_steps": "svi: optimisation steps",
+    "learning_rate": "svi: initial Adam learning rate (it decays to 1 %% of this over the run)",
+    "num_samples": "nuts: posterior samples per chain; svi: guide draws kept",
+    "num_warmup": "nuts: warm-up steps per chain",
+    "num_chains": "nuts: chains",
+    "seed": "random seed of svi / nuts (the mixture's EM fit has its own, --em-seed)",
 }
+
+
+def method_flags() -> dict:
+    """``{name: (flag, argparse type, help, choices)}`` of :data:`METHOD_HELP`."""
+    from ...adaptation.variational import GUIDES
+
+    return {
+        name: (
+            "--" + name.replace("_", "-"),
+            str if name == "guide" else number if name == "learning_rate" else int,
+            text,
+            GUIDES if name == "guide" else None,
+        )
+        for name, text in METHOD_HELP.items()
+    }
 
 
 def prior_options() -> dict:
     """``{name: (flag, argparse type, help, choices)}`` of every registered family's
     ``from_anchors`` options, merged (:func:`._options.prior_flags`)."""
-    from ...adaptation import FAMILIES
+    from ...adaptation import KINDS
 
-    return prior_flags(dict(FAMILIES))
+    return prior_flags(KINDS)
 
 
 def register(sub) -> None:
-    from ...adaptation import KINDS
-    from ...adaptation.variational import GUIDES
+    from ...adaptation import COMMON, KINDS, METHOD_OPTIONS
 
     p = sub.add_parser(
         "adapt",
@@ -111,15 +106,15 @@ def register(sub) -> None:
     p.add_argument("--posterior-out", help="also save the posterior to this directory")
     p.add_argument(
         "--prior",
-        default="broad",
+        default=COMMON["prior"],
         metavar="{broad,isotropic,DIR}",
         help="broad prior covariance (default), the isotropic control, or a saved "
         "prior directory (models/*, build-prior output) to adapt from",
     )
     p.add_argument(
         "--method",
-        choices=("exact", "svi", "nuts"),
-        default="exact",
+        choices=tuple(METHOD_OPTIONS),
+        default=COMMON["method"],
         help="exact conjugate update (default), svi (variational) or nuts (MCMC)",
     )
     p.add_argument(
@@ -127,14 +122,8 @@ def register(sub) -> None:
         action="store_true",
         help="scale target rows to unit norm first (otherwise non-unit rows warn)",
     )
-    for name, (flag, kind, text, *choices) in {**prior_options(), **METHOD_FLAGS}.items():
-        p.add_argument(
-            flag,
-            dest=name,
-            type=kind,
-            choices=GUIDES if name == "guide" else (choices or [None])[0],
-            help=text,
-        )
+    for name, (flag, kind, text, choices) in {**prior_options(), **method_flags()}.items():
+        p.add_argument(flag, dest=name, type=kind, choices=choices, help=text)
     p.add_argument(
         "--model",
         metavar="MODULE:FUNCTION",
@@ -230,8 +219,7 @@ def family_options(args) -> dict:
     return the ``--prior-option`` keywords."""
     import json
 
-    from ...adaptation import FAMILIES
-    from ...adaptation.registry import unknown_kind
+    from ...adaptation import FAMILIES, unknown_kind
     from ...errors import AnchorDivError
 
     cls = load_family(args.family)
@@ -294,7 +282,7 @@ def run(args) -> int:
     from ...adaptation import adapt
     from ...io import save_model
 
-    names = {**prior_options(), **METHOD_FLAGS}
+    names = {**prior_options(), **METHOD_HELP}
     opts = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     check_out(args, args.out, args.posterior_out)
     opts.update(family_options(args))

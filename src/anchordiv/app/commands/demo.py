@@ -66,8 +66,9 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from ..studies.main_job import run_demo
+def run(args, parts=None) -> int:
+    """Run the studies (``parts``: the demo's unless given) on the text analogues."""
+    from ..studies.main_job import DEMO_PARTS, run_demo
 
     path = run_demo(
         args.out,
@@ -75,6 +76,7 @@ def run(args) -> int:
         encoder=args.encoder,
         models_dir=args.models,
         seed=args.seed,
+        parts=parts or DEMO_PARTS,
         overwrite=args.overwrite,
         pretrained=args.pretrained,
         device=args.device,

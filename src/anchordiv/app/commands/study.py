@@ -3,7 +3,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 
 from __future__ import annotations
 
-from .demo import add_run_options
+from .demo import add_run_options, run as run_text
 from .embed import add_workers_option, workers
 
 
@@ -14,8 +14,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "study",
-        help="run one study (clinical, wordnet-imagenet, object-style, budget, "
-        "style-transfer, clinical-transfer) on offline text, or on your images with "
+        help=f"run one study ({', '.join(PARTS)}) on offline text, or on your images with "
         "--dataset, and write its report",
         description="Run one of the paper's studies and write OUT/report.md with its tables "
         "and figures.  Without --dataset: on real offline text (the text analogues).  "
@@ -84,19 +83,4 @@ def run(args) -> int:
         )
         print(result.report)
         return 0
-    from ..studies.main_job import run_demo
-
-    path = run_demo(
-        args.out,
-        size="small" if args.small else "full",
-        encoder=args.encoder,
-        models_dir=args.models,
-        seed=args.seed,
-        parts=(args.name,),
-        overwrite=args.overwrite,
-        pretrained=args.pretrained,
-        device=args.device,
-        random_weights=args.random_weights,
-    )
-    print(path)
-    return 0
+    return run_text(args, parts=(args.name,))

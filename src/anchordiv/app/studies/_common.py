@@ -19,9 +19,6 @@ from ...evaluation.retrieved import Neighbours, neighbours
 #: ``embed(texts) -> [n, d]`` unit-norm embeddings; the studies never care which encoder.
 Embed = Callable[[Sequence[str]], np.ndarray]
 
-#: all-MiniLM-L6-v2 was trained with logit scale 20 (MATH.md "Notation").
-MINILM_TAU = 20.0
-
 
 def text_embed(encoder) -> Embed:
     """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the
@@ -142,6 +139,14 @@ def check_labels(name: str, labels, n: int) -> np.ndarray:
 NEIGHBOURS_TITLE = "What each geometry retrieves"
 #: seeded queries shown per study, and neighbours per query
 SHOWN_QUERIES, SHOWN_K = 3, 5
+
+#: study -> its title in "What each geometry retrieves" (on images: `` on `LAYOUT` images``)
+SHOWN_TITLES = {
+    "clinical": "Clinical retrieval",
+    "wordnet-imagenet": "WordNet → ImageNet",
+    "object-style": "Object vs style: object anchors vs style anchors",
+    "budget": "Anchor budget",
+}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,47 +39,28 @@ from pathlib import Path
 
 import numpy as np
 
+from ...anchors import fit
 from ...data import layouts
 from ...errors import AnchorDivError
-from ...evaluation.evaluate import write_json, write_rows
-from ...io import stack_versions
 from ..report import Report
-from . import budget
-from . import clinical as clin
 from . import object_style as ostyle
 from . import wordnet_imagenet as wni
 from ._common import (
     SHOWN_QUERIES,
+    SHOWN_TITLES,
     Shown,
-    neighbours_section,
+    curve_scorers,
     random_weights_note,
     show_neighbours,
     split_rows,
     subsample,
     text_embed,
 )
-from .main_job import SIZES, Context, budget_section, study_curve, prior_points
-from .priors import WORDNET_PRIOR, default_models_dir
+from .main_job import PARTS, SIZES, Context, finish
+from .priors import default_models_dir
 
 #: studies that run on images (``--dataset``)
 IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
-
-
-@dataclasses.dataclass(frozen=True)
-class ImageSize:
-    """How much of a dataset a study reads (``None``: all)."""
-
-    classes: int | None  # seeded classes kept
-    per_class: int | None  # seeded query and gallery images kept per class (each)
-    images: int | None  # datasets without classes (CheXpert): query and gallery images kept
-    queries: int | None  # queries per retrieval task (seeded)
-    min_queries: int  # clinical: findings with fewer labelled queries are skipped
-
-
-IMAGE_SIZES = {
-    "full": ImageSize(None, None, None, 1000, 5),
-    "small": ImageSize(4, 4, 16, 8, 2),
-}
 
 
 @dataclasses.dataclass
@@ -159,28 +140,230 @@ class ImageStudyResult:
 
 
 @dataclasses.dataclass
-class ImageContext:
-    """A study's context (:class:`.main_job.Context`, its ``embed`` the text tower) with the
-    dataset and its image embeddings ``x [n, d]``."""
+class ImageData:
+    """The image form of a study's context (:class:`.main_job.Context`, its ``embed`` the
+    model's text tower): the dataset, its image embeddings ``x [n, d]`` and each study's
+    :class:`RetrievalView`."""
 
-    ctx: Context
     dataset: layouts.ImageDataset
     x: np.ndarray
-    isize: ImageSize
     spec: str
+    views: dict = dataclasses.field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The dataset in one phrase: images, queries, gallery, split."""
+        ds = self.dataset
+        return (
+            f"{len(ds)} images of `{self.spec}` ({int(ds.query.sum())} queries, "
+            f"{int((~ds.query).sum())} gallery; split: {ds.split_source})"
+        )
+
+    def title(self, name: str) -> str:
+        """A section title on this dataset's images."""
+        return f"{name} on `{self.dataset.layout}` images"
+
+    def object_style_data(self, ctx) -> tuple:
+        """``(task, embeddings, options)`` of the object-style study on images: classes as objects,
+        renditions as styles; the split's queries where its gallery holds all their renditions."""
+        ds = self.dataset
+        objects, styles = list(ds.class_names), list(ds.renditions)
+        task = ostyle.ObjectStyleTask(
+            objects, styles, ds.paths, ds.label, ds.rendition, *ostyle.anchor_texts(objects, styles)
+        )
+        emb = ostyle.ObjectStyleEmbeddings(
+            self.x, ctx.embed(task.object_anchors), ctx.embed(task.style_anchors)
+        )
+        q_styles = set(ds.rendition[ds.query].tolist())
+        split = bool(ds.query.any()) and q_styles <= set(ds.rendition[~ds.query].tolist())
+        description = (
+            f"{self.describe()}; {len(objects)} classes × {len(styles)} renditions "
+            f"({', '.join(styles)}).  "
+            + (
+                "Queries: the split's queries against its gallery."
+                if split
+                else "The split's gallery lacks some of its queries' renditions, so every "
+                "image is a query against all the others (itself removed)."
+            )
+            + f"  Object anchors: {len(task.object_anchors)} prompts naming a class alone; "
+            f"style anchors: {len(task.style_anchors)} prompts naming a rendition alone, both "
+            f"through the model's text tower.  The model is q_p = p·q_obj + (1−p)·q_style "
+            f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
+            f"(style)."
+        )
+        return (
+            task,
+            emb,
+            {
+                "study": {
+                    "max_queries": ctx.size.img_queries,
+                    "query_mask": ds.query if split else None,
+                },
+                "section": {
+                    "title": self.title("Object vs style (Fig. 3)"),
+                    "description": description,
+                },
+            },
+        )
+
+    def show_object_style(self, ctx, emb, mask) -> None:
+        """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""
+        pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
+        scorers = {
+            "cosine": "cosine",
+            "inversion": "inversion",
+            "object anchors (p = 1)": pure["p=1.00"],
+            "style anchors (p = 0)": pure["p=0.00"],
+        }
+        anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
+        note = (
+            "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
+            "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
+            "sets; ✓ = same class."
+        )
+        self.record(ctx, _view(ctx, "object-style", scorers, anchors, mask, note))
+
+    def record(self, ctx, view: RetrievalView) -> None:
+        """Keep ``view`` and show it in "What each geometry retrieves"."""
+        self.views[view.study] = view
+        ctx.shown.append(shown(view, self.title(SHOWN_TITLES[view.study]), ctx.seed))
+
+    def class_task(self, ctx) -> tuple:
+        """``(task, embeddings, curve options)``: images as items (class labels), class prompts as
+        target anchors, the split's queries."""
+        from ...data import imagenet
+
+        ds = self.dataset
+        templates = imagenet.TEMPLATES[: ctx.size.wn_templates]
+        targets, target_class = wni.class_prompts(ds.class_names, templates)
+        task = wni.WordNetTask(
+            list(ds.class_ids), list(ds.class_names), ds.paths, ds.label, targets, target_class
+        )
+        curve = {"query_mask": ds.query, "max_queries": ctx.size.img_queries}
+        return task, wni.WordNetEmbeddings(self.x, ctx.embed(targets)), curve
+
+    def budget_text(self, ctx, task, source: str | None) -> dict:
+        """Title and source of the anchor-budget section on images."""
+        return {
+            "title": self.title("Anchor budget (Figs. 4/6): softmax vs parametric"),
+            "source": source or _task_text(self, task),
+        }
+
+    def wordnet_text(self, ctx, task, source: str) -> dict:
+        """Title and description of the WordNet → ImageNet section on images."""
+        return {
+            "title": self.title("WordNet → ImageNet adaptation (Fig. 5)"),
+            "description": (
+                f"{_task_text(self, task)}; broad prior: {source} (WordNet glosses outside all "
+                f"1,000 ImageNet classes and their subtrees, encoded by the same text tower).  "
+                f"Budgets are random target subsets ({ctx.size.wn_subsets} per budget below all "
+                f"targets, shared by all models).  `isotropic-*` is the control: the same prior "
+                f"strength with an isotropic prior covariance of the same trace."
+            ),
+        }
+
+    def curve_view(self, ctx, study: str, curve, task, emb, broad=None) -> RetrievalView:
+        """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
+        ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
+        shown budget of class prompts, exactly as the curve built them."""
+        if broad is not None:
+            scorers, rows = curve_scorers(
+                curve, broad, emb.targets, ctx.tau, seed=ctx.seed, kinds=("gaussian", "softmax")
+            )
+            note = (
+                f"Seeded query images against the gallery; each model built on the curve's first "
+                f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
+                f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
+            )
+            return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
+        scorers = {"cosine": "cosine", "inversion": "inversion"}
+        for kind in ("gaussian", "softmax"):
+            if kind in curve.models:
+                scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ctx.tau)
+        note = (
+            f"Seeded query images against the gallery; the target-only models fitted to all "
+            f"{len(emb.targets)} class prompts; ✓ = same class."
+        )
+        return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
+
+    def clinical_data(self, ctx) -> dict:
+        """The image form of :func:`.main_job.clinical_part`: the pathologies with anchors and
+        enough labelled query images, the split's queries against its gallery."""
+        ds = self.dataset
+        enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
+        columns = [
+            c
+            for c in ds.pathologies
+            if c in layouts.CHEXPERT_FINDINGS
+            and enough[:, ds.pathologies.index(c)].sum() >= ctx.size.img_min_queries
+        ][: ctx.size.clinical_findings]
+        if not columns:
+            raise AnchorDivError(
+                f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
+                f"has {ctx.size.img_min_queries} or more labelled query images"
+            )
+        findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
+        pairs = ", ".join(f"{c} → {f}" for c, f in zip(columns, findings))
+        return {
+            "findings": findings,
+            "x": self.x,
+            "labels": ds.pathology[:, [ds.pathologies.index(c) for c in columns]],
+            "study": {
+                "max_queries": ctx.size.img_queries,
+                "min_queries": ctx.size.img_min_queries,
+                "query_mask": ds.query,
+            },
+            "plot": {
+                "title": f"{ds.layout} image retrieval per pathology: pathology anchors vs baselines"
+            },
+            "section": {
+                "n_reports": len(ds),
+                "title": self.title("Clinical retrieval (Tables 2–3): pathology anchors"),
+                "description": (
+                    f"{self.describe()}.  Per pathology ({pairs}): "
+                    f"the queries are the split's query images carrying it, the gallery the split's "
+                    f"gallery, relevant = gallery images carrying it.  Anchor models are fitted to "
+                    f"the finding's report-style sentences built from HPO and ICD-10-CM "
+                    f"(`data.clinical.pathology_anchors`) encoded by the model's text tower; "
+                    f"intervals are 95 % two-level bootstraps over queries and random 80 % anchor "
+                    f"subsets."
+                ),
+            },
+        }
+
+    def show_clinical(self, ctx, finding: str, data: dict, anchors: dict) -> None:
+        """The Gaussian of ``finding`` on seeded query images carrying it."""
+        ds = self.dataset
+        column = data["labels"][:, data["findings"].index(finding)]
+        positives = np.flatnonzero(ds.query & column)
+        q = positives[subsample(len(positives), ctx.size.img_queries, ctx.seed)]
+        scorers = {
+            "cosine": "cosine",
+            "inversion": "inversion",
+            f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=ctx.tau),
+        }
+        note = (
+            f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
+            f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
+        )
+        gallery = np.flatnonzero(~ds.query)
+        view = _rows_view(
+            self, "clinical", scorers, anchors[finding], q, gallery, None, column, note
+        )
+        self.record(ctx, view)
 
 
-def restrict(ds: layouts.ImageDataset, size: ImageSize, seed: int) -> layouts.ImageDataset:
-    """The size's seeded subsample: ``classes`` classes, then per class (or, without classes,
-    overall) up to ``per_class`` (``images``) query images and as many gallery images."""
+def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
+    """The seeded subsample of a :class:`.main_job.Size`: ``img_classes`` classes, then per
+    class (or, without classes, overall) up to ``img_per_class`` (``img_images``) query images
+    and as many gallery images."""
     if ds.label is None:
-        keep = _per_split(np.arange(len(ds)), ds.query, size.images, seed)
+        keep = _per_split(np.arange(len(ds)), ds.query, size.img_images, seed)
         return ds.subset(keep)
-    chosen = subsample(len(ds.class_names), size.classes, seed)
+    chosen = subsample(len(ds.class_names), size.img_classes, seed)
     rows = []
     for k, c in enumerate(chosen):
         in_class = np.flatnonzero(ds.label == c)
-        rows.append(_per_split(in_class, ds.query[in_class], size.per_class, seed + 1 + k))
+        rows.append(_per_split(in_class, ds.query[in_class], size.img_per_class, seed + 1 + k))
     out = ds.subset(np.concatenate(rows))
     remap = np.full(len(ds.class_names), -1)
     remap[chosen] = np.arange(len(chosen))
@@ -193,22 +376,11 @@ def restrict(ds: layouts.ImageDataset, size: ImageSize, seed: int) -> layouts.Im
 
 
 def _per_split(rows: np.ndarray, query: np.ndarray, n: int | None, seed: int) -> np.ndarray:
+    """Up to ``n`` seeded query rows and ``n`` gallery rows of ``rows``, sorted."""
     q, g = rows[query], rows[~query]
     return np.sort(
         np.concatenate([q[subsample(len(q), n, seed)], g[subsample(len(g), n, seed + 7)]])
     )
-
-
-def _describe(ic: ImageContext) -> str:
-    ds = ic.dataset
-    return (
-        f"{len(ds)} images of `{ic.spec}` ({int(ds.query.sum())} queries, "
-        f"{int((~ds.query).sum())} gallery; split: {ds.split_source})"
-    )
-
-
-def _title(name: str, ic: ImageContext) -> str:
-    return f"{name} on `{ic.dataset.layout}` images"
 
 
 def _need(
@@ -231,90 +403,28 @@ def _need(
         )
 
 
-def object_style_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
-    """Fig. 3 on images: object (class) vs style (rendition) retrieval as p moves."""
-    ds, ctx = ic.dataset, ic.ctx
-    objects, styles = list(ds.class_names), list(ds.renditions)
-    task = ostyle.ObjectStyleTask(
-        objects, styles, ds.paths, ds.label, ds.rendition, *ostyle.anchor_texts(objects, styles)
-    )
-    emb = ostyle.ObjectStyleEmbeddings(
-        ic.x, ctx.embed(task.object_anchors), ctx.embed(task.style_anchors)
-    )
-    q_styles = set(ds.rendition[ds.query].tolist())
-    split = bool(ds.query.any()) and q_styles <= set(ds.rendition[~ds.query].tolist())
-    mask = ds.query if split else None
-    rows = ostyle.object_style_study(
-        task,
-        emb,
-        ps=ctx.size.os_ps,
-        tau=ctx.tau,
-        max_queries=ic.isize.queries,
-        seed=ctx.seed,
-        query_mask=mask,
-    )
-    write_rows(ctx.rep.path("object_style.csv"), rows)
-    ostyle.plot_object_style(rows, ctx.rep.path("object_style.png"))
-    ostyle.report_section(
-        ctx.rep,
-        task,
-        rows,
-        title=_title("Object vs style (Fig. 3)", ic),
-        description=(
-            f"{_describe(ic)}; {len(objects)} classes × {len(styles)} renditions "
-            f"({', '.join(styles)}).  "
-            + (
-                "Queries: the split's queries against its gallery."
-                if split
-                else "The split's gallery lacks some of its queries' renditions, so every "
-                "image is a query against all the others (itself removed)."
-            )
-            + f"  Object anchors: {len(task.object_anchors)} prompts naming a class alone; "
-            f"style anchors: {len(task.style_anchors)} prompts naming a rendition alone, both "
-            f"through the model's text tower.  The model is q_p = p·q_obj + (1−p)·q_style "
-            f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
-            f"(style)."
-        ),
-    )
-    pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
-    scorers = {
-        "cosine": "cosine",
-        "inversion": "inversion",
-        "object anchors (p = 1)": pure["p=1.00"],
-        "style anchors (p = 0)": pure["p=0.00"],
-    }
-    anchors = np.concatenate([emb.object_anchors, emb.style_anchors])
-    note = (
-        "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
-        "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
-        "sets; ✓ = same class."
-    )
-    return {"rows": rows, "split_used": split}, _view(
-        ic, "object-style", scorers, anchors, mask, note
-    )
-
-
-def _view(ic: ImageContext, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
+def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
     """The view over the study's queries: the split's (``mask``), or every image against all
     the others (``mask`` None); relevant = same class."""
+    data = ctx.images
     if mask is None:
-        q = subsample(len(ic.dataset), ic.isize.queries, ic.ctx.seed)
-        g = np.arange(len(ic.dataset))
-        return _rows_view(ic, study, scorers, anchors, q, g, q, ic.dataset.label, note)
-    q, g = split_rows(mask, ic.isize.queries, ic.ctx.seed)
-    return _rows_view(ic, study, scorers, anchors, q, g, None, ic.dataset.label, note)
+        q = subsample(len(data.dataset), ctx.size.img_queries, ctx.seed)
+        g = np.arange(len(data.dataset))
+        return _rows_view(data, study, scorers, anchors, q, g, q, data.dataset.label, note)
+    q, g = split_rows(mask, ctx.size.img_queries, ctx.seed)
+    return _rows_view(data, study, scorers, anchors, q, g, None, data.dataset.label, note)
 
 
-def _rows_view(ic, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
+def _rows_view(data, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
     """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
     row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
-    ds = ic.dataset
+    ds = data.dataset
     return RetrievalView(
         study,
         scorers,
         np.asarray(anchors),
-        ic.x[q],
-        ic.x[g],
+        data.x[q],
+        data.x[g],
         [ds.paths[i] for i in q],
         [ds.paths[i] for i in g],
         index,
@@ -387,209 +497,13 @@ def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
     )
 
 
-def _class_task(ic: ImageContext):
-    """Images as items (class labels), class prompts as target anchors."""
-    from ...data import imagenet
-
-    ds = ic.dataset
-    templates = imagenet.TEMPLATES[: ic.ctx.size.wn_templates]
-    targets, target_class = wni.class_prompts(ds.class_names, templates)
-    task = wni.WordNetTask(
-        list(ds.class_ids), list(ds.class_names), ds.paths, ds.label, targets, target_class
-    )
-    return task, wni.WordNetEmbeddings(ic.x, ic.ctx.embed(targets))
-
-
-def _task_text(ic: ImageContext, task) -> str:
+def _task_text(data: ImageData, task) -> str:
+    """The class-prompt task in one sentence."""
     return (
-        f"{_describe(ic)}; {len(task.names)} classes; relevant = same class.  Target anchors: "
+        f"{data.describe()}; {len(task.names)} classes; relevant = same class.  Target anchors: "
         f"{len(task.targets)} class prompts ({len(task.targets) // len(task.names)} CLIP "
         f"templates × class name) through the model's text tower"
     )
-
-
-def _curve_view(ic: ImageContext, study: str, curve, task, emb, broad=None) -> RetrievalView:
-    """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
-    ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
-    shown budget of class prompts, exactly as the curve built them."""
-    from ...anchors import fit
-    from ._common import curve_scorers
-
-    if broad is not None:
-        scorers, rows = curve_scorers(
-            curve, broad, emb.targets, ic.ctx.tau, seed=ic.ctx.seed, kinds=("gaussian", "softmax")
-        )
-        note = (
-            f"Seeded query images against the gallery; each model built on the curve's first "
-            f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
-            f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
-        )
-        return _view(ic, study, scorers, emb.targets, ic.dataset.query, note)
-    scorers = {"cosine": "cosine", "inversion": "inversion"}
-    for kind in ("gaussian", "softmax"):
-        if kind in curve.models:
-            scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ic.ctx.tau)
-    note = (
-        f"Seeded query images against the gallery; the target-only models fitted to all "
-        f"{len(emb.targets)} class prompts; ✓ = same class."
-    )
-    return _view(ic, study, scorers, emb.targets, ic.dataset.query, note)
-
-
-def budget_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
-    """Figs. 4/6 on images: target-only parametric models vs softmax over class-prompt budgets."""
-    from ...evaluation.curves import MODELS
-
-    ctx = ic.ctx
-    task, emb = _class_task(ic)
-    models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
-    curve = study_curve(
-        ctx,
-        task,
-        emb,
-        emb.targets,  # broad anchors: unused by target-only models
-        models,
-        query_mask=ic.dataset.query,
-        max_queries=ic.isize.queries,
-    )
-    rows = budget_section(
-        ctx,
-        task,
-        curve,
-        title=_title("Anchor budget (Figs. 4/6): softmax vs parametric", ic),
-        source=_task_text(ic, task),
-    )
-    return {"rows": rows}, _curve_view(ic, "budget", curve, task, emb)
-
-
-def wordnet_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
-    """Fig. 5 on images: a WordNet broad prior through the model's text tower, adapted with few
-    class prompts; the anchor-budget section from the same curve."""
-    ctx = ic.ctx
-    task, emb = _class_task(ic)
-    broad, source = prior_points(ctx, WORDNET_PRIOR)
-    curve = study_curve(
-        ctx,
-        task,
-        emb,
-        broad,
-        ctx.size.wn_models,
-        query_mask=ic.dataset.query,
-        max_queries=ic.isize.queries,
-    )
-    files = curve.write(
-        ctx.rep.out_dir / "wordnet_imagenet",
-        overwrite=True,
-        title=f"WordNet → {ic.dataset.layout}: AUPRC vs target anchors",
-    )
-    needs = curve.needs(0.9)
-    wni.report_section(
-        ctx.rep,
-        task,
-        curve,
-        needs,
-        source,
-        title=_title("WordNet → ImageNet adaptation (Fig. 5)", ic),
-        description=(
-            f"{_task_text(ic, task)}; broad prior: {source} (WordNet glosses outside all "
-            f"1,000 ImageNet classes and their subtrees, encoded by the same text tower).  "
-            f"Budgets are random target subsets ({ctx.size.wn_subsets} per budget below all "
-            f"targets, shared by all models).  `isotropic-*` is the control: the same prior "
-            f"strength with an isotropic prior covariance of the same trace."
-        ),
-    )
-    budget_section(
-        ctx,
-        task,
-        curve,
-        title=_title("Anchor budget (Figs. 4/6): softmax vs parametric", ic),
-        source="the curve above",
-    )
-    return (
-        {"files": [str(f) for f in files], "needs": needs},
-        _curve_view(ic, "wordnet-imagenet", curve, task, emb, broad),
-    )
-
-
-def clinical_part(ic: ImageContext) -> tuple[dict, RetrievalView]:
-    """Tables 2–3 on CheXpert images: per pathology, report-style anchors from HPO / ICD-10-CM
-    through the text tower, against cosine and inversion."""
-    from ...anchors import fit
-    from ...data import clinical
-
-    ds, ctx = ic.dataset, ic.ctx
-    enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
-    columns = [
-        c
-        for c in ds.pathologies
-        if c in layouts.CHEXPERT_FINDINGS
-        and enough[:, ds.pathologies.index(c)].sum() >= ic.isize.min_queries
-    ][: ctx.size.clinical_findings]
-    if not columns:
-        raise AnchorDivError(
-            f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
-            f"has {ic.isize.min_queries} or more labelled query images"
-        )
-    findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
-    labels = ds.pathology[:, [ds.pathologies.index(c) for c in columns]]
-    anchors = {f: ctx.embed(clinical.pathology_anchors(f)) for f in findings}
-    negated = {f: ctx.embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
-    tau = ctx.tau
-    extra = {
-        "gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]), tau=tau)
-    }
-    result = clin.clinical_study(
-        ic.x,
-        labels,
-        findings,
-        anchors,
-        tau=tau,
-        kinds=ctx.size.clinical_kinds,
-        extra_models=extra,
-        n_subsets=ctx.size.clinical_subsets,
-        max_queries=ic.isize.queries,
-        min_queries=ic.isize.min_queries,
-        seed=ctx.seed,
-        query_mask=ds.query,
-    )
-    write_rows(ctx.rep.path("clinical.csv"), result.rows)
-    clin.plot_clinical(
-        result.rows,
-        ctx.rep.path("clinical.png"),
-        title=f"{ds.layout} image retrieval per pathology: pathology anchors vs baselines",
-    )
-    clin.report_section(
-        ctx.rep,
-        result.rows,
-        n_reports=len(ds),
-        prior=False,
-        title=_title("Clinical retrieval (Tables 2–3): pathology anchors", ic),
-        description=(
-            f"{_describe(ic)}.  Per pathology ({', '.join(f'{c} → {f}' for c, f in zip(columns, findings))}): "
-            f"the queries are the split's query images carrying it, the gallery the split's "
-            f"gallery, relevant = gallery images carrying it.  Anchor models are fitted to the "
-            f"finding's report-style sentences built from HPO and ICD-10-CM "
-            f"(`data.clinical.pathology_anchors`) encoded by the model's text tower; "
-            f"intervals are 95 % two-level bootstraps over queries and random 80 % anchor "
-            f"subsets."
-        ),
-    )
-    finding = result.rows[0]["finding"]
-    positives = np.flatnonzero(ds.query & labels[:, findings.index(finding)])
-    q = positives[subsample(len(positives), ic.isize.queries, ctx.seed)]
-    scorers = {
-        "cosine": "cosine",
-        "inversion": "inversion",
-        f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=tau),
-    }
-    column = labels[:, findings.index(finding)]
-    note = (
-        f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
-        f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
-    )
-    gallery = np.flatnonzero(~ds.query)
-    view = _rows_view(ic, "clinical", scorers, anchors[finding], q, gallery, None, column, note)
-    return {"rows": result.rows}, view
 
 
 #: what each study needs of a dataset (:func:`_need`)
@@ -598,22 +512,6 @@ NEEDS = {
     "budget": {"classes": True},
     "wordnet-imagenet": {"classes": True},
     "clinical": {"pathologies": True},
-}
-
-#: study name -> its title in "What each geometry retrieves"
-TITLES = {
-    "object-style": "Object vs style: object anchors vs style anchors",
-    "budget": "Anchor budget",
-    "wordnet-imagenet": "WordNet → ImageNet",
-    "clinical": "Clinical retrieval",
-}
-
-#: study name -> part(ImageContext) -> (results, view)
-PARTS = {
-    "object-style": object_style_part,
-    "budget": budget_part,
-    "wordnet-imagenet": wordnet_part,
-    "clinical": clinical_part,
 }
 
 
@@ -653,7 +551,7 @@ def run_image_study(
     device : str, default "cpu"
         Torch device of the encoder (``"cuda"``).
     size : {"full", "small"}, default "full"
-        :data:`IMAGE_SIZES` and :data:`.main_job.SIZES`.
+        A key of :data:`.main_job.SIZES` (its ``img_*`` fields: how much of the dataset).
     models_dir : str or Path, optional
         Where saved priors are (used only when built with this encoder).
     seed : int, default 0
@@ -691,18 +589,18 @@ def run_image_study(
     from ...errors import check_output
     from ...provenance import save_embeddings
 
-    if name not in PARTS:
+    if name not in IMAGE_STUDIES:
         raise AnchorDivError(
             f"study {name!r} does not run on images; with --dataset choose one of "
-            f"{', '.join(PARTS)}"
+            f"{', '.join(IMAGE_STUDIES)}"
         )
-    if size not in IMAGE_SIZES:
-        raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(IMAGE_SIZES)}")
+    if size not in SIZES:
+        raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(SIZES)}")
     check_output(out_dir, overwrite)
     start = time.time()
     ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
     _need(ds, name, **NEEDS[name])
-    ds = restrict(ds, IMAGE_SIZES[size], seed)
+    ds = restrict(ds, SIZES[size], seed)
     if not ds.query.any() or ds.query.all():
         raise AnchorDivError(
             f"dataset {dataset}: {int(ds.query.sum())} query and {int((~ds.query).sum())} "
@@ -746,12 +644,14 @@ def run_image_study(
         query=ds.query.tolist(),
     )
     models_dir = Path(models_dir) if models_dir else default_models_dir()
-    ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
-    ic = ImageContext(ctx, ds, np.asarray(x), IMAGE_SIZES[size], dataset)
+    data = ImageData(ds, np.asarray(x), dataset)
+    ctx = Context(
+        rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id, images=data
+    )
     random_weights_note(rep, enc)
     rep.text(
         f"Encoder `{enc.id}` (d = {enc.dim}, τ = {enc.logit_scale:g}) on `{device}`: its image "
-        f"tower encodes the images, its text tower every anchor.  Dataset: {_describe(ic)}.  Images encoded in this run: {encoded} (the others "
+        f"tower encodes the images, its text tower every anchor.  Dataset: {data.describe()}.  Images encoded in this run: {encoded} (the others "
         f"from the embedding cache); embeddings and the list of image files: "
         f"`embeddings/images.npy` + `embeddings/images.json`.  Size `{size}`; seed {seed}; "
         f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC."
@@ -762,12 +662,9 @@ def run_image_study(
             + "; ".join(f"`{p}` ({why})" for p, why in skipped.items())
             + "."
         )
-    results, view = PARTS[name](ic)
-    neighbours_section(rep, [shown(view, _title(TITLES[name], ic), seed)])
-    rep.section("Run")
-    rep.text(f"Total time {time.time() - start:.0f} s.")
-    versions = stack_versions()
-    rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
+    results = PARTS[name](ctx)
     summary = {**ds.summary(), "spec": dataset, "encoded_now": encoded, "skipped": skipped}
-    write_json(rep.path("results.json"), {name: results, "dataset": summary, "versions": versions})
-    return ImageStudyResult(rep.write(), emb_path, ds, {name: view}, results)
+    path = finish(
+        ctx, f"Total time {time.time() - start:.0f} s.", {name: results, "dataset": summary}
+    )
+    return ImageStudyResult(path, emb_path, ds, data.views, results)

@@ -17,11 +17,11 @@ import dataclasses
 import datetime
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
-from ...adaptation.loading import stand_in_anchors
+from ...adaptation import stand_in_anchors
 from ...anchors import fit
 from ...data.cache import STATS as CACHE_STATS
 from ...evaluation.curves import MODELS
@@ -38,6 +38,7 @@ from . import wordnet_imagenet as wni
 from ._common import (
     NEIGHBOURS_TITLE,
     SHOWN_QUERIES,
+    SHOWN_TITLES,
     curve_scorers,
     labelled_retrieval,
     neighbours_section,
@@ -73,23 +74,23 @@ TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    """Data sizes, budgets and repeats of one run; the models, kinds, priors and sections are
-    the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
+    """Data sizes, budgets and repeats of one run (the defaults: the full run); the models,
+    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
     :data:`SECTIONS`)."""
 
-    clinical_gallery: int | None  # reports in the gallery, seeded (None: all 3,927)
-    clinical_queries: int  # queries per finding
-    clinical_findings: int | None  # findings studied (None: all)
-    clinical_subsets: int  # random anchor subsets per finding
-    wn_classes: int | None  # ImageNet classes in the WordNet task (None: all eligible)
-    wn_items: int  # hyponym items per class
-    wn_queries: int
-    wn_templates: int  # prompt templates per class (target anchors per class)
-    wn_subsets: int
-    wn_budgets: tuple
-    os_objects: int  # ImageNet-R objects in the object/style study
-    os_ps: tuple  # mixture weights p of q_p = p·q_obj + (1−p)·q_style
-    broad_fallback: int  # broad anchors embedded when models/ lacks a prior
+    clinical_gallery: int | None = 2000  # reports in the gallery, seeded (None: all 3,927)
+    clinical_queries: int = 100  # queries per finding
+    clinical_findings: int | None = None  # findings studied (None: all)
+    clinical_subsets: int = 3  # random anchor subsets per finding
+    wn_classes: int | None = None  # ImageNet classes in the WordNet task (None: all eligible)
+    wn_items: int = 8  # hyponym items per class
+    wn_queries: int = 300
+    wn_templates: int = 6  # prompt templates per class (target anchors per class)
+    wn_subsets: int = 3
+    wn_budgets: tuple = (1, 2, 5, 10, 20, 50, 200)
+    os_objects: int = 24  # ImageNet-R objects in the object/style study
+    os_ps: tuple = ostyle.DEFAULT_PS  # mixture weights p of q_p = p·q_obj + (1−p)·q_style
+    broad_fallback: int = 3000  # broad anchors embedded when models/ lacks a prior
     tr_objects: int = 24  # objects in the style-transfer task (× 16 styles)
     tr_queries: int = 300  # queries of the style-transfer task / per finding
     tr_subsets: int = 5  # target subsets per budget in the transfer studies
@@ -97,6 +98,12 @@ class Size:
     tr_n_findings: int | None = None  # the first of TR_FINDINGS studied (None: all)
     tr_gallery: int | None = 2000  # Open-i reports in the clinical-transfer gallery
     tr_prior_reports: int | None = None  # reports outside it for the report prior (None: all)
+    # on a dataset's images (``anchordiv study NAME --dataset``; None: all)
+    img_classes: int | None = None  # seeded classes kept
+    img_per_class: int | None = None  # seeded query and gallery images kept per class (each)
+    img_images: int | None = None  # datasets without classes (CheXpert): query, gallery images
+    img_queries: int | None = 1000  # queries per retrieval task (seeded)
+    img_min_queries: int = 5  # clinical: findings with fewer labelled queries are skipped
 
     # the same at every size (read as attributes by the studies)
     clinical_kinds = property(lambda self: CLINICAL_KINDS)
@@ -105,53 +112,28 @@ class Size:
     tr_findings = property(lambda self: TR_FINDINGS[: self.tr_n_findings])
 
 
+#: the full run, and the small one (the tests'), per study
 SIZES = {
-    "full": Size(
-        clinical_gallery=2000,
-        clinical_queries=100,
-        clinical_findings=None,
-        clinical_subsets=3,
-        wn_classes=None,
-        wn_items=8,
-        wn_queries=300,
-        wn_templates=6,
-        wn_subsets=3,
-        wn_budgets=(1, 2, 5, 10, 20, 50, 200),
-        os_objects=24,
-        os_ps=ostyle.DEFAULT_PS,
-        broad_fallback=3000,
-    ),
-    "small": Size(
-        clinical_gallery=300,
-        clinical_queries=15,
-        clinical_findings=2,
-        clinical_subsets=2,
-        wn_classes=6,
-        wn_items=4,
-        wn_queries=20,
-        wn_templates=2,
-        wn_subsets=1,
-        wn_budgets=(2,),
-        os_objects=4,
-        os_ps=(0.0, 0.1, 1.0),
-        broad_fallback=200,
-        tr_objects=4,
-        tr_queries=20,
-        tr_subsets=1,
-        tr_budgets=(1, 2),
-        tr_n_findings=1,
-        tr_gallery=300,
-        tr_prior_reports=100,
+    "full": Size(),
+    "small": dataclasses.replace(
+        Size(),
+        **dict(clinical_gallery=300, clinical_queries=15, clinical_findings=2, clinical_subsets=2),
+        **dict(wn_classes=6, wn_items=4, wn_queries=20, wn_templates=2, wn_subsets=1),
+        **dict(wn_budgets=(2,), os_objects=4, os_ps=(0.0, 0.1, 1.0), broad_fallback=200),
+        **dict(tr_objects=4, tr_queries=20, tr_subsets=1, tr_budgets=(1, 2), tr_n_findings=1),
+        **dict(tr_gallery=300, tr_prior_reports=100),
+        **dict(img_classes=4, img_per_class=4, img_images=16, img_queries=8, img_min_queries=2),
     ),
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Context:
-    """What every part of the report needs."""
+    """What every part of the report needs, in either form: ``images`` (:class:`.images.ImageData`)
+    holds a dataset's images and their embeddings, None on the text analogues."""
 
     rep: Report
-    embed: Callable
+    embed: Callable  # texts -> embeddings (the encoder's text tower)
     size: Size
     models_dir: Path
     seed: int
@@ -159,72 +141,99 @@ class Context:
     encoder_id: str  # priors in models/ built with another encoder are not used
     #: each study's part of "What each geometry retrieves" (``_common.Shown``), in report order
     shown: list = dataclasses.field(default_factory=list)
+    images: Any = None  # the image form: images.ImageData (None: the text analogues)
 
 
 def clinical_part(ctx: Context) -> dict:
-    rep, embed, size, seed, tau = ctx.rep, ctx.embed, ctx.size, ctx.seed, ctx.tau
+    """Retrieval per finding with pathology anchors (Tables 2–3): Open-i reports, or a
+    dataset's images with its pathology labels."""
     from ...adaptation import adapt
-    from ...data import clinical, openi
+    from ...data import clinical
 
-    reports = openi.load_reports()
-    findings = [f for f in clinical.FINDINGS if reports.finding(f).sum() >= 5][
-        : size.clinical_findings
-    ]
-    labels = np.stack([reports.finding(f) for f in findings], axis=1)
-    g = subsample(len(reports), size.clinical_gallery, seed)
-    texts = [reports.texts[i] for i in g]
-    x = embed(texts)
-    anchors = {f: embed(clinical.pathology_anchors(f)) for f in findings}
-    negated = {f: embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
+    data = ctx.images.clinical_data(ctx) if ctx.images else _clinical_texts(ctx)
+    findings, tau = data["findings"], ctx.tau
+    anchors = {f: ctx.embed(clinical.pathology_anchors(f)) for f in findings}
+    negated = {f: ctx.embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
     # positive + negated sentences: the covariance then spans the "X" vs "no X" direction
     extra = {
         "gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]), tau=tau)
     }
-    prior = load_prior(CLINICAL_PRIOR, ctx.models_dir, ctx.encoder_id)
+    prior = None if ctx.images else load_prior(CLINICAL_PRIOR, ctx.models_dir, ctx.encoder_id)
     if prior is not None:
         broad = stand_in_anchors(prior)
         extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a, tau=tau).point(
             "mean"
         )
     result = clin.clinical_study(
-        x,
-        labels[g],
+        data["x"],
+        data["labels"],
         findings,
         anchors,
-        texts=texts,
         tau=tau,
-        kinds=size.clinical_kinds,
+        kinds=ctx.size.clinical_kinds,
         extra_models=extra,
-        n_subsets=size.clinical_subsets,
-        max_queries=size.clinical_queries,
-        seed=seed,
+        n_subsets=ctx.size.clinical_subsets,
+        seed=ctx.seed,
+        **data["study"],
     )
-    write_rows(rep.path("clinical.csv"), result.rows)
-    clin.plot_clinical(result.rows, rep.path("clinical.png"))
-    clin.report_section(rep, result.rows, n_reports=len(g), prior=prior is not None)
-    f = next(iter(result.per_query))  # the first finding studied
-    has = labels[g][:, findings.index(f)]
-    a = anchors[f]
-    models = {k: fit(k, a, tau=tau) for k in size.clinical_kinds}
+    write_rows(ctx.rep.path("clinical.csv"), result.rows)
+    clin.plot_clinical(result.rows, ctx.rep.path("clinical.png"), **data["plot"])
+    clin.report_section(ctx.rep, result.rows, prior=prior is not None, **data["section"])
+    if ctx.images:
+        ctx.images.show_clinical(ctx, result.rows[0]["finding"], data, anchors)
+    else:
+        f = next(iter(result.per_query))  # the first finding studied
+        _show_clinical(ctx, f, data, anchors[f], extra)
+    return {"rows": result.rows}
+
+
+def _clinical_texts(ctx: Context) -> dict:
+    """The text form of :func:`clinical_part`: a seeded gallery of Open-i reports."""
+    from ...data import clinical, openi
+
+    reports = openi.load_reports()
+    findings = [f for f in clinical.FINDINGS if reports.finding(f).sum() >= 5][
+        : ctx.size.clinical_findings
+    ]
+    g = subsample(len(reports), ctx.size.clinical_gallery, ctx.seed)
+    texts = [reports.texts[i] for i in g]
+    return {
+        "findings": findings,
+        "x": ctx.embed(texts),
+        "labels": np.stack([reports.finding(f) for f in findings], axis=1)[g],
+        "texts": texts,
+        "study": {"texts": texts, "max_queries": ctx.size.clinical_queries},
+        "plot": {},
+        "section": {"n_reports": len(g)},
+    }
+
+
+def _show_clinical(ctx: Context, f: str, data: dict, a, extra: dict) -> None:
+    """The first finding's geometries on seeded reports carrying it."""
+    has = data["labels"][:, data["findings"].index(f)]
+    models = {k: fit(k, a, tau=ctx.tau) for k in ctx.size.clinical_kinds}
     models.update({name: build(f, a) for name, build in extra.items()})
     ctx.shown.append(
         show_neighbours(
             f"Clinical retrieval: {f}",
             models,
-            x,
-            texts,
-            queries=clin.finding_queries(has, SHOWN_QUERIES, seed + 1)[0],
+            data["x"],
+            data["texts"],
+            queries=clin.finding_queries(has, SHOWN_QUERIES, ctx.seed + 1)[0],
             anchors=a,
             labels=has,
-            note=f"Open-i reports carrying {f} as queries, the {len(g)} reports as the gallery; "
-            f"the models fitted to all {len(a)} {f} anchor sentences; ✓ = the report carries "
-            f"{f}.",
+            note=f"Open-i reports carrying {f} as queries, the {len(data['texts'])} reports as "
+            f"the gallery; the models fitted to all {len(a)} {f} anchor sentences; ✓ = the "
+            f"report carries {f}.",
         )
     )
-    return {"rows": result.rows}
 
 
-def _wordnet_task(ctx: Context):
+def _class_task(ctx: Context):
+    """``(task, embeddings, curve options)``: class prompts as targets; items are WordNet
+    hyponym glosses of ImageNet classes, or a dataset's images (:func:`.images.class_task`)."""
+    if ctx.images:
+        return ctx.images.class_task(ctx)
     from ...data import imagenet
 
     classes = imagenet.classes()
@@ -236,7 +245,7 @@ def _wordnet_task(ctx: Context):
         max_items=ctx.size.wn_items,
         seed=ctx.seed,
     )
-    return task, wni.embed_task(task, ctx.embed)
+    return task, wni.embed_task(task, ctx.embed), {}
 
 
 def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
@@ -253,11 +262,6 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
         ).model
         source = f"{name}: {n} anchors embedded now (models/ has no such prior)"
     return stand_in_anchors(prior), source
-
-
-def _wordnet_broad(ctx: Context) -> tuple[np.ndarray, str]:
-    """Broad anchors for adaptation: the WordNet prior (moment points)."""
-    return prior_points(ctx, WORDNET_PRIOR)
 
 
 def study_curve(
@@ -279,29 +283,36 @@ def study_curve(
     )
 
 
-def budget_section(ctx: Context, task, curve, **section) -> list[dict]:
+def budget_section(ctx: Context, task, curve, source: str | None = None) -> list[dict]:
     """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows
-    (``section``: title/source of :func:`.budget.report_section`)."""
+    (``source``: what the curve is, on images)."""
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
-    budget.report_section(ctx.rep, rows, **section)
+    budget.report_section(
+        ctx.rep, rows, **(ctx.images.budget_text(ctx, task, source) if ctx.images else {})
+    )
     return rows
 
 
 def wordnet_part(ctx: Context) -> dict:
     """The adaptation curve (Fig. 5) and, from the same curve, the anchor budget (Fig. 4)."""
-    task, emb = _wordnet_task(ctx)
-    broad, source = _wordnet_broad(ctx)
-    curve = study_curve(ctx, task, emb, broad, ctx.size.wn_models)
+    task, emb, kw = _class_task(ctx)
+    broad, source = prior_points(ctx, WORDNET_PRIOR)
+    curve = study_curve(ctx, task, emb, broad, ctx.size.wn_models, **kw)
+    target = ctx.images.dataset.layout if ctx.images else "ImageNet"
     files = curve.write(
         ctx.rep.out_dir / "wordnet_imagenet",
         overwrite=True,
-        title="WordNet → ImageNet: AUPRC vs target anchors",
+        title=f"WordNet → {target}: AUPRC vs target anchors",
     )
     needs = curve.needs(0.9)
-    wni.report_section(ctx.rep, task, curve, needs, source)
-    _show_curve(ctx, "WordNet → ImageNet", task, emb, broad, curve)
+    text = ctx.images.wordnet_text(ctx, task, source) if ctx.images else {}
+    wni.report_section(ctx.rep, task, curve, needs, source, **text)
+    _show_curve(ctx, "wordnet-imagenet", task, emb, broad, curve)
+    if ctx.images:
+        budget_section(ctx, task, curve, "the curve above")
+        return {"files": [str(f) for f in files], "needs": needs}
     _uncertainty_section(ctx, task, emb, broad)
     sensitivity_section(ctx, task, emb, broad)  # prior sensitivity across the budget
     budget_section(ctx, task, curve)
@@ -343,14 +354,21 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
     )
 
 
-def _show_curve(ctx: Context, title: str, task, emb, broad, curve) -> None:
-    """The WordNet curve's geometries from all class prompts, on seeded item glosses."""
+def _show_curve(ctx: Context, study: str, task, emb, broad, curve) -> None:
+    """A curve's geometries (``broad`` None: its target-only models) from the class prompts."""
+    if ctx.images:
+        return ctx.images.record(ctx, ctx.images.curve_view(ctx, study, curve, task, emb, broad))
     scorers, rows = curve_scorers(
-        curve, broad, emb.targets, ctx.tau, seed=ctx.seed, budget=len(emb.targets)
+        curve,
+        emb.targets if broad is None else broad,
+        emb.targets,
+        ctx.tau,
+        seed=ctx.seed,
+        budget=len(emb.targets),
     )
     ctx.shown.append(
         show_neighbours(
-            title,
+            SHOWN_TITLES[study],
             scorers,
             emb.items,
             task.items,
@@ -367,12 +385,12 @@ def _show_curve(ctx: Context, title: str, task, emb, broad, curve) -> None:
 def budget_part(ctx: Context) -> dict:
     """The anchor budget alone: the same task and budgets, target-only models and baselines
     (no broad prior needed)."""
-    task, emb = _wordnet_task(ctx)
+    task, emb, kw = _class_task(ctx)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
-    curve = study_curve(ctx, task, emb, emb.targets, models)  # broad anchors unused by these
-    budget_section(ctx, task, curve)
-    _show_curve(ctx, "Anchor budget", task, emb, emb.targets, curve)
-    return {"summary": curve.summary()}
+    curve = study_curve(ctx, task, emb, emb.targets, models, **kw)  # broad unused by these
+    rows = budget_section(ctx, task, curve)
+    _show_curve(ctx, "budget", task, emb, None, curve)
+    return {"rows": rows} if ctx.images else {"summary": curve.summary()}
 
 
 def _object_style_task(ctx: Context, n_objects: int):
@@ -386,16 +404,25 @@ def _object_style_task(ctx: Context, n_objects: int):
 
 
 def object_style_part(ctx: Context) -> dict:
-    rep, embed, size, seed = ctx.rep, ctx.embed, ctx.size, ctx.seed
-    task = _object_style_task(ctx, size.os_objects)
-    emb = ostyle.embed_task(task, embed)
-    rows = ostyle.object_style_study(task, emb, ps=size.os_ps, tau=ctx.tau, seed=seed)
-    write_rows(rep.path("object_style.csv"), rows)
-    ostyle.plot_object_style(rows, rep.path("object_style.png"))
-    ostyle.report_section(rep, task, rows)
+    """Object vs style retrieval as the mixture weight p of q_p = p·q_obj + (1−p)·q_style moves
+    (Fig. 3): templated object × style texts, or a dataset's classes × renditions."""
+    if ctx.images:
+        task, emb, kw = ctx.images.object_style_data(ctx)
+    else:
+        task = _object_style_task(ctx, ctx.size.os_objects)
+        emb, kw = ostyle.embed_task(task, ctx.embed), {"study": {}, "section": {}}
+    rows = ostyle.object_style_study(
+        task, emb, ps=ctx.size.os_ps, tau=ctx.tau, seed=ctx.seed, **kw["study"]
+    )
+    write_rows(ctx.rep.path("object_style.csv"), rows)
+    ostyle.plot_object_style(rows, ctx.rep.path("object_style.png"))
+    ostyle.report_section(ctx.rep, task, rows, **kw["section"])
+    if ctx.images:
+        ctx.images.show_object_style(ctx, emb, kw["study"]["query_mask"])
+        return {"rows": rows, "split_used": kw["study"]["query_mask"] is not None}
     ctx.shown.append(
         show_neighbours(
-            "Object vs style: object anchors vs style anchors",
+            SHOWN_TITLES["object-style"],
             {
                 "object anchors": fit("gaussian", emb.object_anchors, tau=ctx.tau),
                 "style anchors": fit("gaussian", emb.style_anchors, tau=ctx.tau),
@@ -404,7 +431,7 @@ def object_style_part(ctx: Context) -> dict:
             task.items,
             anchors=np.concatenate([emb.object_anchors, emb.style_anchors]),
             labels=task.item_object,
-            seed=seed,
+            seed=ctx.seed,
             note="Seeded items as queries against all items; `object anchors` = q_obj "
             "(p = 1), `style anchors` = q_style (p = 0), both Gaussians; inversion over the "
             "union of both anchor sets; ✓ = same object (the texts name the style).",
@@ -676,20 +703,7 @@ def sections(parts=DEMO_PARTS) -> list[str]:
 
 def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
     """What a written report lacks: each missing section (:func:`sections`) and each posterior
-    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        The report's directory (``report.md``, ``dominance.json``).
-    parts : tuple of str
-        The studies it ran (default the demo's).
-
-    Returns
-    -------
-    list of str
-        One line per problem.
-    """
+    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete."""
     import json
 
     out_dir = Path(out_dir)
@@ -817,14 +831,22 @@ def run_demo(
     if table["dominance"]:
         dominance.section(rep, table, note=DOMINANCE_NOTE)
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
-    neighbours_section(rep, ctx.shown)
-    rep.section("Run")
     run = {"total_s": time.time() - start, **_encoding(before)}
-    rep.text(
+    return finish(
+        ctx,
         f"Total time {run['total_s']:.0f} s; {_encoding_text(run, enc.id)} (embeddings cached "
-        f"under the anchordiv cache directory; a second run skips encoding)."
+        f"under the anchordiv cache directory; a second run skips encoding).",
+        {**results, "run": run},
     )
+
+
+def finish(ctx: Context, run: str, results: dict) -> Path:
+    """The report's closing sections (the shown neighbours, "Run": ``run`` and the versions),
+    ``results.json`` (``results`` and the versions); the report's path."""
+    neighbours_section(ctx.rep, ctx.shown)
+    ctx.rep.section("Run")
+    ctx.rep.text(run)
     versions = stack_versions()
-    rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
-    write_json(rep.path("results.json"), {**results, "run": run, "versions": versions})
-    return rep.write()
+    ctx.rep.text("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
+    write_json(ctx.rep.path("results.json"), {**results, "versions": versions})
+    return ctx.rep.write()

@@ -92,83 +92,46 @@ def _imagenet_wnids() -> tuple[str, ...]:
     return tuple(imagenet.wnids())
 
 
-def _wordnet_glosses(n):
-    return PriorSpec(
-        WORDNET_PRIOR,
-        [Source("wordnet", exclude=_imagenet_wnids())],
-        n,
-        description="WordNet 3.0 noun glosses outside the 1,000 ImageNet classes "
-        "and their subtrees",
-    )
-
-
-def _clinical_text(n):
-    return PriorSpec(
-        CLINICAL_PRIOR,
-        [Source("hpo"), Source("icd10")],
-        n,
-        description="HPO 'name: definition' texts and ICD-10-CM descriptions",
-    )
-
-
-def _visual_art(n):
-    return PriorSpec(
-        "wordnet-visual-art-gaussian",
-        [Source("wordnet", VISUAL_ART_ROOTS, style_senses())],
-        n,
-        description="WordNet glosses of the visual-art, decoration and artistic-"
-        "style region, without any sense of an ImageNet-R style word",
-    )
-
-
-def _generic(n):
-    return PriorSpec(
-        "wordnet-generic-gaussian",
-        [Source("wordnet", exclude=_imagenet_wnids() + style_senses())],
-        n,
-        description="WordNet noun glosses outside the ImageNet classes and every "
-        "sense of an ImageNet-R style word (with subtrees)",
-    )
-
-
-def _object_names(n):
-    return PriorSpec(
-        "imagenet-names-gaussian",
-        [Source("imagenet")],
-        n,
-        description="the 1,000 ImageNet class names (objects: a wrong-domain "
-        "prior for style retrieval)",
-    )
-
-
-def _chest_hpo(n):
-    return PriorSpec(
-        "hpo-respiratory-thorax-gaussian",
-        [Source("hpo", CHEST_HPO_ROOTS, finding_hpo_roots())],
-        n,
-        description="HPO terms of the respiratory system and thorax, without the "
-        "chest findings' subtrees",
-    )
-
-
-def _all_hpo(n):
-    return PriorSpec(
-        "hpo-all-gaussian",
-        [Source("hpo", exclude=finding_hpo_roots())],
-        n,
-        description="all HPO terms without the chest findings' subtrees",
-    )
-
-
-#: name -> (spec for n anchors, default n): the priors ``build-models`` ships
-PRIORS: dict[str, tuple[Callable[[int | None], PriorSpec], int | None]] = {
-    WORDNET_PRIOR: (_wordnet_glosses, 5000),
-    CLINICAL_PRIOR: (_clinical_text, 2000),
-    "wordnet-visual-art-gaussian": (_visual_art, 2000),
-    "wordnet-generic-gaussian": (_generic, 2000),
-    "imagenet-names-gaussian": (_object_names, None),
-    "hpo-respiratory-thorax-gaussian": (_chest_hpo, 2000),
-    "hpo-all-gaussian": (_all_hpo, 2000),
+#: name -> (its sources, read when asked (WordNet loads), default n, description): the priors
+#: ``build-models`` ships
+PRIORS: dict[str, tuple[Callable[[], list[Source]], int | None, str]] = {
+    WORDNET_PRIOR: (
+        lambda: [Source("wordnet", exclude=_imagenet_wnids())],
+        5000,
+        "WordNet 3.0 noun glosses outside the 1,000 ImageNet classes and their subtrees",
+    ),
+    CLINICAL_PRIOR: (
+        lambda: [Source("hpo"), Source("icd10")],
+        2000,
+        "HPO 'name: definition' texts and ICD-10-CM descriptions",
+    ),
+    "wordnet-visual-art-gaussian": (
+        lambda: [Source("wordnet", VISUAL_ART_ROOTS, style_senses())],
+        2000,
+        "WordNet glosses of the visual-art, decoration and artistic-style region, without any "
+        "sense of an ImageNet-R style word",
+    ),
+    "wordnet-generic-gaussian": (
+        lambda: [Source("wordnet", exclude=_imagenet_wnids() + style_senses())],
+        2000,
+        "WordNet noun glosses outside the ImageNet classes and every sense of an ImageNet-R "
+        "style word (with subtrees)",
+    ),
+    "imagenet-names-gaussian": (
+        lambda: [Source("imagenet")],
+        None,
+        "the 1,000 ImageNet class names (objects: a wrong-domain prior for style retrieval)",
+    ),
+    "hpo-respiratory-thorax-gaussian": (
+        lambda: [Source("hpo", CHEST_HPO_ROOTS, finding_hpo_roots())],
+        2000,
+        "HPO terms of the respiratory system and thorax, without the chest findings' subtrees",
+    ),
+    "hpo-all-gaussian": (
+        lambda: [Source("hpo", exclude=finding_hpo_roots())],
+        2000,
+        "all HPO terms without the chest findings' subtrees",
+    ),
 }
 
 
@@ -202,8 +165,8 @@ def prior_spec(name: str, n: int | None = None) -> PriorSpec:
     """
     if name not in PRIORS:
         raise AnchorDivError(f"prior: unknown {name!r}; choose one of {', '.join(PRIORS)}")
-    make, default = PRIORS[name]
-    return make(default if n is None else n)
+    sources, default, description = PRIORS[name]
+    return PriorSpec(name, sources(), default if n is None else n, description=description)
 
 
 def load_prior(name: str, models_dir=None, encoder_id: str | None = None):

@@ -45,42 +45,6 @@ def sensitivity_by_budget(
     """Power-scaling sensitivity of the exact ``kind`` posterior's retrieval against the number
     of target anchors (module docstring).
 
-    Parameters
-    ----------
-    kind : str
-        A conjugate kind whose family has ``power_scaled_posterior`` (gaussian,
-        diagonal-gaussian).
-    broad : array_like, shape [N, d]
-        Broad anchors (the prior, with the kind's default strengths).
-    targets : array_like, shape [m, d]
-        The pool of target anchors the budgets draw from.
-    queries : array_like, shape [Q, d]
-        Queries.
-    gallery : array_like, shape [G, d]
-        The gallery.
-    relevance : array_like of bool, shape [Q, G]
-        Binary relevance.
-    tau : float
-        The encoder's logit scale.
-    budgets : sequence of int
-        Target-anchor budgets (those above m are left out).
-    repeats : int, default 3
-        Seeded target subsets per budget.
-    alpha : float, default 1.25
-        The power of the prior.
-    k : int, default 10
-        Top-k size.
-    seed : int, default 0
-        Seed of the subsets.
-
-    Returns
-    -------
-    list of dict
-        One row per budget: ``topk_overlap``, ``auprc_change`` (AUPRC at α less at 1) with
-        their ``*_low``/``*_high`` intervals, ``shift`` (relative shift of the covariance
-        site's posterior mean, averaged over repeats), ``improper_below`` (fits whose prior
-        :data:`LOWER_ALPHA` leaves improper) and the counts.
-
     Examples
     --------
     >>> from anchordiv.app.studies.sensitivity import sensitivity_by_budget

@@ -59,20 +59,7 @@ def adapt_options(kind: str, d: int) -> dict:
     """The fixed ``ad.adapt`` options of ``kind`` used by the diagnostics.
 
     :data:`PRIOR_ANCHORS` pseudo-anchors, and for the latent kind the subspace rank
-    :data:`LATENT_RANK`.
-
-    Parameters
-    ----------
-    kind : str
-        ``"gaussian"`` or ``"latent-gaussian"``.
-    d : int
-        Dimension.
-
-    Returns
-    -------
-    dict
-        Keyword arguments of :func:`anchordiv.adapt`.
-    """
+    :data:`LATENT_RANK`."""
     if kind == "gaussian":
         return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
     return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
@@ -89,20 +76,7 @@ def transfer_models(
     """Curve models of a prior-transfer study.
 
     Per kind, target-only ``kind`` (where the kind has one: not ``spectral``), and per prior
-    ``P`` the posterior ``P-kind`` and its control ``P-isotropic-kind``; plus ``cosine``.
-
-    Parameters
-    ----------
-    priors : mapping of str to numpy.ndarray
-        Prior name → broad anchors or moment points ``[m, d]``.
-    kinds : sequence of str, default ("gaussian", "latent-gaussian")
-        Kinds.
-
-    Returns
-    -------
-    dict of str to CurveModel
-        The models.
-    """
+    ``P`` the posterior ``P-kind`` and its control ``P-isotropic-kind``; plus ``cosine``."""
     models = {}
     frozen = {name: frozen_broad(broad) for name, broad in priors.items()}  # digests once
     for kind in kinds:
@@ -132,36 +106,7 @@ def transfer_curve(
     n_boot: int = 2000,
     progress: bool | None = None,
 ) -> Curve:
-    """The adaptation curve of :func:`transfer_models` on a retrieval setup.
-
-    Parameters
-    ----------
-    priors : mapping of str to numpy.ndarray
-        Prior name → broad anchors or moment points ``[m, d]``.
-    targets : array_like, shape [n, d]
-        Target anchors.
-    setup : dict
-        queries, gallery, relevance, query_index (:func:`._common.labelled_retrieval`).
-    tau : float
-        The encoder's logit scale.
-    kinds : sequence of str, default ("gaussian", "latent-gaussian")
-        Kinds.
-    budgets : list of int, optional
-        Budgets.
-    n_subsets : int, default 5
-        Subsets per budget.
-    seed : int, default 0
-        Seed.
-    n_boot : int, default 2000
-        Bootstrap resamples per interval.
-    progress : bool, optional
-        Show a progress bar.
-
-    Returns
-    -------
-    Curve
-        The curve.
-    """
+    """The adaptation curve of :func:`transfer_models` on a retrieval setup."""
     first = next(iter(priors.values()))
     return adaptation_curve(
         first,
@@ -186,24 +131,7 @@ def contrast_rows(
     """Paired differences at a few budgets between a transfer curve's models.
 
     Each prior's posterior − its isotropic control (``versus="control"``) and − the target-only
-    model (where the curve has one of the kind), and the first prior − each other.
-
-    Parameters
-    ----------
-    curve : Curve
-        A :func:`transfer_curve`.
-    priors : sequence of str
-        Prior names (the first is compared with the others).
-    kinds : sequence of str, default ("gaussian", "latent-gaussian")
-        Kinds.
-    budgets : sequence of int, default (1, 2, 5)
-        Budgets.
-
-    Returns
-    -------
-    list of dict
-        Tidy rows with the paired difference and its interval.
-    """
+    model (where the curve has one of the kind), and the first prior − each other."""
     rows = []
     for kind in kinds:
         pairs = [(p, "control", f"{p}-isotropic-{kind}") for p in priors]
@@ -220,22 +148,7 @@ def contrast_rows(
 
 
 def retrieval_gain(contrasts: list[dict], prior: str, kind: str = "gaussian") -> float:
-    """Mean over the budgets of :func:`contrast_rows` of posterior − isotropic control.
-
-    Parameters
-    ----------
-    contrasts : list of dict
-        :func:`contrast_rows`.
-    prior : str
-        Prior name.
-    kind : str, default "gaussian"
-        Kind.
-
-    Returns
-    -------
-    float
-        The mean paired difference.
-    """
+    """Mean over the budgets of :func:`contrast_rows` of posterior − isotropic control."""
     diffs = [
         c["difference"]
         for c in contrasts
@@ -255,28 +168,7 @@ def diagnostic_rows(
 ) -> list[dict]:
     """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``.
 
-    The same subsets the models were adapted on, with the Gaussian's fixed strengths.
-
-    Parameters
-    ----------
-    priors : mapping of str to numpy.ndarray
-        Prior name → broad anchors or moment points ``[m, d]``.
-    targets : numpy.ndarray, shape [n, d]
-        Target anchors.
-    budget : int
-        Subset size.
-    n_subsets : int
-        Subsets (as in the curve).
-    seed : int
-        The curve's seed.
-    k : int, default 10
-        Leading prior directions.
-
-    Returns
-    -------
-    list of dict
-        One row per prior (:func:`anchordiv.checks.diagnose`'s fields, averaged).
-    """
+    The same subsets the models were adapted on, with the Gaussian's fixed strengths."""
     d = targets.shape[1]
     rows = []
     for name, broad in priors.items():
@@ -309,20 +201,7 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
     The priors in the diagnostic's order (best first), the order by retrieval gain over the
     control, whether they agree (entirely, and in the best prior), and whether the diagnostic's
     sign (prior better than the control: evidence / LOO gain > 0, captured and mean cos² > k/d)
-    matches the sign of the retrieval gain for every prior.
-
-    Parameters
-    ----------
-    diagnostics : list of dict
-        :func:`diagnostic_rows`.
-    gains : mapping of str to float
-        Retrieval gain per prior (:func:`retrieval_gain`).
-
-    Returns
-    -------
-    list of dict
-        One row per diagnostic.
-    """
+    matches the sign of the retrieval gain for every prior."""
     by_prior = {r["prior"]: r for r in diagnostics}
     truth = _order(gains)
     rows = []
@@ -345,38 +224,12 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
 
 
 def of_kind(summary: list[dict], kind: str) -> list[dict]:
-    """The summary rows of models of ``kind`` and of the baselines (kind ``""``).
-
-    Parameters
-    ----------
-    summary : list of dict
-        ``Curve.summary()`` rows.
-    kind : str
-        The kind.
-
-    Returns
-    -------
-    list of dict
-        The selected rows.
-    """
+    """The summary rows of models of ``kind`` and of the baselines (kind ``""``)."""
     return [r for r in summary if r["kind"] in (kind, "")]
 
 
 def pivot(summary: list[dict], kind: str) -> list[dict]:
-    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns).
-
-    Parameters
-    ----------
-    summary : list of dict
-        ``Curve.summary()`` rows.
-    kind : str
-        The kind.
-
-    Returns
-    -------
-    list of dict
-        One row per budget.
-    """
+    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns)."""
     from .wordnet_imagenet import pivot as by_budget
 
     return by_budget(of_kind(summary, kind))
@@ -388,26 +241,7 @@ def write_curve(
     """Write a transfer curve's tables and figures into ``out_dir``.
 
     ``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind (its
-    models and cosine, 95 % bands).
-
-    Parameters
-    ----------
-    curve : Curve
-        The curve.
-    summary : list of dict
-        ``curve.summary()``.
-    out_dir : str or Path
-        Destination.
-    kinds : sequence of str
-        Kinds.
-    title : str
-        Figure title.
-
-    Returns
-    -------
-    dict
-        Paths written, by name.
-    """
+    models and cosine, 95 % bands)."""
     from pathlib import Path
 
     from ...evaluation.evaluate import write_rows
@@ -444,20 +278,7 @@ def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
     """The outcome in words.
 
     Each prior against its isotropic control and target-only, and the first prior against the
-    others (95 % paired intervals excluding zero).
-
-    Parameters
-    ----------
-    contrasts : list of dict
-        :func:`contrast_rows`.
-    priors : sequence of str
-        Prior names.
-
-    Returns
-    -------
-    str
-        A paragraph.
-    """
+    others (95 % paired intervals excluding zero)."""
     budgets = ", ".join(map(str, sorted({c["budget"] for c in contrasts})))
     parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}" for p in priors]
     parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
@@ -499,28 +320,7 @@ def report_section(
     kinds: Sequence[str],
     priors: Sequence[str],
 ) -> None:
-    """Curve tables and figures per kind, paired differences, diagnostics and the outcome.
-
-    Parameters
-    ----------
-    rep : Report
-        The report being written.
-    title, intro : str
-        Section title and first paragraph.
-    summary : list of dict
-        ``Curve.summary()`` rows.
-    folder : str
-        Where the figures go (relative to the report).
-    contrasts, diagnostics, ranking : list of dict
-        :func:`contrast_rows`, :func:`diagnostic_rows`, :func:`ranking_rows`.
-    kinds, priors : sequence of str
-        Kinds and prior names.
-
-    Returns
-    -------
-    None
-        Writes into ``rep``.
-    """
+    """Curve tables and figures per kind, paired differences, diagnostics and the outcome."""
     rep.section(title)
     rep.text(intro)
     for kind in kinds:
