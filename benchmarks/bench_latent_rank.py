@@ -1,5 +1,5 @@
 """Can one latent-rank rule be right on both the style task and WordNet → ImageNet?  The default
-latent posterior (the recipe's rank, :func:`anchordiv.adaptation.recipe.latent_rank`) against
+latent posterior (the recipe's rank, :func:`anchordiv.adaptation.statistics.latent_rank`) against
 the same posterior at fixed ranks (the recipe's β), with what a rule could look at beside it.
 
 Tasks as in ``bench_small_n.py`` (style: ``models/wordnet-visual-art-gaussian``; WordNet →
@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation import adapt, statistics as recipe
 from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from bench_recipe import TAU

@@ -1,4 +1,4 @@
-"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``, the default since issue 17)
+"""The evidence-adaptive recipe (``anchordiv.adaptation.statistics``, the default since issue 17)
 against the defaults before it on the main job's style task: does the posterior keep the
 framework's promise at every budget?
 
@@ -41,7 +41,8 @@ import time
 
 import numpy as np
 
-from anchordiv.adaptation import SpectralPrior, adapt, infer, recipe
+from anchordiv.adaptation import SpectralPrior, adapt, infer
+from anchordiv.adaptation import statistics as recipe
 from anchordiv.anchors.gaussian import moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from anchordiv.evaluation.dominance import anchors_needed, dominance_rows

@@ -6,7 +6,7 @@ generic default here, so a family needs none of them (the way arviz-base keeps i
 the consuming library, not in the model).
 
 A family declares what it knows better than the defaults in its own class, as its ``hooks``
-(:class:`~anchordiv.adaptation.hooks.Hooks`, :attr:`anchordiv.Family.hooks`); the library's
+(:class:`~anchordiv.adaptation.protocol.Hooks`, :attr:`anchordiv.Family.hooks`); the library's
 families do so in their modules.  :func:`register_checks` sets hooks on a class from outside::
 
     from anchordiv.checks.families import register_checks
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..adaptation.capabilities import is_conjugate
-from ..adaptation.hooks import (
+from ..adaptation.registry import is_conjugate
+from ..adaptation.protocol import (
     N_EIGEN,
     OWN_SITE_MAX,
     SMALL_D,
@@ -47,7 +47,7 @@ from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
 
-#: a family's hooks (:class:`~anchordiv.adaptation.hooks.Hooks`) under its checks-layer name
+#: a family's hooks (:class:`~anchordiv.adaptation.protocol.Hooks`) under its checks-layer name
 Checks = Hooks
 
 #: the adaptation curves' method for a family that is not conjugate and declares none: a short
@@ -75,7 +75,7 @@ def register_checks(fam: type, **hooks) -> Hooks:
     fam : type
         A family class.
     **hooks
-        Fields of :class:`~anchordiv.adaptation.hooks.Hooks`.
+        Fields of :class:`~anchordiv.adaptation.protocol.Hooks`.
 
     Returns
     -------
@@ -112,7 +112,7 @@ def register_checks(fam: type, **hooks) -> Hooks:
 
 def checks_of(fam) -> Hooks:
     """The hooks of a family class (or prior object): each field the nearest declaration along
-    its MRO has (:func:`~anchordiv.adaptation.hooks.declared_hooks`), else the generic default
+    its MRO has (:func:`~anchordiv.adaptation.protocol.declared_hooks`), else the generic default
     (module docstring)."""
     cls: Any = fam if isinstance(fam, type) else type(fam)
     declared = declared_hooks(cls)

@@ -30,7 +30,7 @@ import scipy.stats
 from .._tolerance import TIE_RTOL, TIE_ULPS
 from ..progress import tqdm
 
-from ..adaptation.family import get_family
+from ..adaptation.protocol import get_family
 from ..adaptation.methods import METHODS, NUTS, SVI, ModelMethod, options as method_options
 from .families import checks_of
 from ..errors import AnchorDivError, integer
@@ -357,7 +357,7 @@ def _inference(prior, method: type, num_draws: int):
     """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by the method class
     ``method`` through :func:`anchordiv.adaptation.infer`, in the order the draws were made
     (``post.ordered_draws``) — NUTS on the cached compiled chain runner
-    (:mod:`anchordiv.adaptation.sampling`: one compilation per model and shape, however many
+    (:mod:`anchordiv.adaptation.nuts`: one compilation per model and shape, however many
     simulations), SVI on its cached step function; float64 when JAX's x64 mode is on."""
     import jax
 
@@ -396,7 +396,7 @@ def library_problem(
     likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
     mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
     near-independence.  Families without an exact update (no
-    :class:`~anchordiv.adaptation.capabilities.Conjugate` capability: spectral, the structured
+    :class:`~anchordiv.adaptation.registry.Conjugate` capability: spectral, the structured
     ``factor-gaussian`` and ``lkj-gaussian``) run NUTS and SVI only.
 
     Parameters

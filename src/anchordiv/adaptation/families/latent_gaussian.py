@@ -45,15 +45,11 @@ from ...anchors.base import as_tau, jax_dtype
 from ...anchors.latent import principal_subspace
 from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
-from .. import recipe
-from ..cache import cached
+from .. import statistics as recipe
+from ..statistics import cached, broad_moments, broad_spectrum, sandwich
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
-from ..family import Family, check_prior_mode, isotropic_like
-from ..hooks import Hooks, principal_angles
-from ..likelihood import Likelihood
-from ..registry import family
-from ..statistics import broad_moments, broad_spectrum
-from ..subspace import sandwich
+from ..protocol import Family, check_prior_mode, isotropic_like, Hooks, principal_angles, family
+from ..model import Likelihood
 
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
@@ -237,7 +233,7 @@ def ppca_logpdf(t, u, mean, signal, noise):
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
     """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
-    (:func:`anchordiv.adaptation.recipe.latent_options`): the rank between the prior's stable
+    (:func:`anchordiv.adaptation.statistics.latent_options`): the rank between the prior's stable
     rank and the target-only rank by the targets' held-out novelty; ``beta="auto"`` makes the
     prior worth the recipe's strength s, ``prior_anchors = s`` and β = n/(n + s) at the update
     (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
@@ -382,7 +378,7 @@ class BinghamLikelihood(PPCALikelihood):
         return BinghamPosterior(b0, int(self.kwargs["rank"]), np.zeros(b0.shape[0]))
 
 
-# ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.hooks.Hooks`) --
+# ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.protocol.Hooks`) --
 #: Gibbs burn-in of a single exact latent draw (SBC's truth: longer than a posterior chain's)
 PRIOR_BURN_IN = 30
 
@@ -490,7 +486,7 @@ class LatentFamily(Family):
 
     def weight_info(self, beta: float) -> dict:
         """The info of a fit at target weight ``beta``: rank, β and, for β = 1, why the fit is
-        target-only (:func:`~anchordiv.adaptation.sanity.warn_target_only`)."""
+        target-only (:func:`~anchordiv.adaptation.methods.warn_target_only`)."""
         alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
         return {"rank": self.rank, "beta": beta, **alone}
 

@@ -57,13 +57,9 @@ import numpyro
 from ...anchors import LatentSpherical
 from ...anchors.latent import principal_subspace
 from ...errors import AnchorDivError, positive
-from ..cache import cached
+from ..statistics import cached, broad_spectrum, sandwich
 from ..distributions import MatrixBingham, stiefel_site
-from ..family import check_prior_mode
-from ..hooks import Hooks
-from ..registry import family
-from ..statistics import broad_spectrum
-from ..subspace import sandwich
+from ..protocol import check_prior_mode, Hooks, family
 from .latent_gaussian import (
     PRIOR_ANCHORS,
     BinghamPosterior,

@@ -180,7 +180,7 @@ def load_family(spec: str | None):
     not a registered family class is an :class:`~anchordiv.AnchorDivError` naming the flag."""
     if spec is None:
         return None
-    from ...adaptation.family import Family
+    from ...adaptation.protocol import Family
     from ...adaptation.registry import FAMILIES
     from ...errors import AnchorDivError
     from ._io import import_object

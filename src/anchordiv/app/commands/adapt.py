@@ -77,7 +77,7 @@ def prior_options() -> dict:
 
 def register(sub) -> None:
     from ...adaptation import KINDS
-    from ...adaptation.variational import GUIDES
+    from ...adaptation.svi import GUIDES
 
     p = sub.add_parser(
         "adapt",
