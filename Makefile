@@ -76,7 +76,7 @@ test-all: setup docs-setup
 # results must hold within their stated tolerances.  Slow: 173 tests a mode, 4-9 min serial on
 # 2 cores beside other work (3.7 min unshaken); the default tier runs a subset, tests/test_shake.py.
 SHAKE_TESTS := tests/test_doctests.py tests/adaptation/test_golden.py tests/adaptation/families \
-	tests/adaptation/test_recipe.py tests/adaptation/test_subspace.py
+	tests/adaptation/test_statistics.py tests/adaptation/test_statistics.py
 
 test-shake: setup
 	for m in ulp threads1 threads2; do \

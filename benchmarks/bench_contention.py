@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 
 import anchordiv as ad
-from anchordiv.adaptation import recipe
+from anchordiv.adaptation import statistics as recipe
 from anchordiv.evaluation import curves
 from common import block, parser, table, unit_rows, write_results
 

@@ -1,5 +1,5 @@
 """Can one latent-rank rule be right on both the style task and WordNet → ImageNet?  The default
-latent posterior (the recipe's rank, :func:`anchordiv.adaptation.recipe.latent_rank`) against
+latent posterior (the recipe's rank, :func:`anchordiv.adaptation.families.latent_gaussian.recipe_rank`) against
 the same posterior at fixed ranks (the recipe's β), with what a rule could look at beside it.
 
 Tasks as in ``bench_small_n.py`` (style: ``models/wordnet-visual-art-gaussian``; WordNet →
@@ -20,8 +20,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from anchordiv.adaptation.families import latent_gaussian
 
-from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation import adapt, statistics as recipe
 from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from bench_recipe import TAU
@@ -34,7 +35,7 @@ BUDGETS = (1, 2, 5, 10, 20)
 
 def _posterior(rank, prior: str, broad, target, tau):
     """The latent posterior with the recipe's β (and rank, unless ``rank`` is fixed)."""
-    opts = recipe.latent_options(broad, target)
+    opts = latent_gaussian.latent_options(broad, target)
     rank = opts["rank"] if rank == "recipe" else rank
     return adapt(
         "latent-gaussian", broad, target, tau=tau, prior=prior, rank=rank, beta=opts["beta"]
@@ -95,7 +96,7 @@ def run_task(name: str, args) -> dict:
         n_boot=300,
         **setup,
     )
-    chosen = {n: [recipe.latent_options(broad, targets[:n])["rank"]] for n in (1, 2, 5)}
+    chosen = {n: [latent_gaussian.latent_options(broad, targets[:n])["rank"]] for n in (1, 2, 5)}
     stats, capture = spectrum_rows(broad, targets)
     return {
         "task": name,

@@ -1,4 +1,4 @@
-"""The evidence-adaptive recipe (``anchordiv.adaptation.recipe``, the default since issue 17)
+"""The evidence-adaptive recipe (``anchordiv.adaptation.statistics``, the default since issue 17)
 against the defaults before it on the main job's style task: does the posterior keep the
 framework's promise at every budget?
 
@@ -40,8 +40,10 @@ import hashlib
 import time
 
 import numpy as np
+from anchordiv.adaptation.families import latent_gaussian
 
-from anchordiv.adaptation import SpectralPrior, adapt, infer, recipe
+from anchordiv.adaptation import SpectralPrior, adapt, infer
+from anchordiv.adaptation import statistics as recipe
 from anchordiv.anchors.gaussian import moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from anchordiv.evaluation.dominance import anchors_needed, dominance_rows
@@ -78,7 +80,7 @@ def _chosen(broad_key, target_key):
     """Recipe choices of one (broad, target) cell, shared by a model and its control."""
     broad, target = _ARRAYS[broad_key], _ARRAYS[target_key]
     g = recipe.gaussian_strengths(broad, target)
-    lat = recipe.latent_options(broad, target, strengths=g)
+    lat = latent_gaussian.latent_options(broad, target, strengths=g)
     _, cov = moments(broad)
     cov_t = np.cov(target.T, bias=True) if len(target) > 1 else np.zeros_like(cov)
     blend = (1 - lat["beta"]) * cov + lat["beta"] * cov_t

@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation import adapt, statistics as recipe
 from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from bench_recipe import TAU

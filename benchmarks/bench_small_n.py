@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from anchordiv.adaptation import adapt, recipe
+from anchordiv.adaptation import adapt, statistics as recipe
 from anchordiv.adaptation.statistics import broad_moments
 from anchordiv.evaluation.curves import MODELS, CurveModel, adaptation_curve
 from anchordiv.evaluation.dominance import anchors_needed, falls

@@ -1,12 +1,12 @@
 """The recipe's criteria as they were computed before they became batched algebra: one Python
 loop over folds × strengths, one small solve (Woodbury) per cell, one SVD per fold.  Kept as the
-slow float64 reference the batched :mod:`anchordiv.adaptation.recipe` is held to."""
+slow float64 reference the batched :mod:`anchordiv.adaptation.statistics` is held to."""
 
 import numpy as np
 import scipy.linalg
 import scipy.special
 
-from anchordiv.adaptation import recipe
+from anchordiv.adaptation import statistics as recipe
 from anchordiv.adaptation.families.gaussian import NIW
 from anchordiv.adaptation.statistics import broad_moments
 

@@ -316,7 +316,7 @@ def test_cli_adapt(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_nuts_through_adapt_latent_gaussian_matches_exact_subspace():
-    from anchordiv.adaptation.hooks import principal_angles
+    from anchordiv.adaptation.protocol import principal_angles
 
     broad, t = anchors(d=3, n=8)
     exact = ad.adapt("latent-gaussian", broad, t, tau=TAU, rank=1, beta=0.5)

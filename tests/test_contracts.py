@@ -90,7 +90,7 @@ def test_svi_does_not_declare_convergence_while_parameters_move():
     """``PARAM_TOL`` let a delta guide report ``elbo_converged`` with its loss flat (5.8e-6)
     and its parameters still moving 8.5e-4 per window: 6e-4 from the closed-form mode.  Now
     they must move less than a tenth of ``convergence_tol``."""
-    from anchordiv.adaptation.variational import PARAM_TOL, convergence
+    from anchordiv.adaptation.svi import PARAM_TOL, convergence
 
     tol = 1e-4
     flat = np.full(100, 3.0)

@@ -40,7 +40,7 @@ def test_submodules_of_a_moved_package_follow_it(monkeypatch):
     from anchordiv.adaptation.families import gaussian
 
     assert niw_model is gaussian.niw_model  # one module, not a second copy
-    assert new_path("anchordiv.adaptation.priors.cache") == "anchordiv.adaptation.cache"
+    assert new_path("anchordiv.adaptation.priors.cache") == "anchordiv.adaptation.statistics"
     assert new_path("anchordiv.studies.transfer") == "anchordiv.app.studies.transfer"
     assert new_path("anchordiv.adaptation") is None
 

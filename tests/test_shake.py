@@ -26,7 +26,11 @@ def _golden():
 
 golden = _golden()
 
-DOCTEST_MODULES = ["anchordiv._tolerance", "anchordiv.adaptation", "anchordiv.adaptation.subspace"]
+DOCTEST_MODULES = [
+    "anchordiv._tolerance",
+    "anchordiv.adaptation",
+    "anchordiv.adaptation.statistics",
+]
 GOLDEN_CASES = [
     "gaussian-exact",  # empirical-Bayes strengths: the optimum of a flat objective
     "gaussian-exact-default",  # the held-out recipe's grid choice

@@ -64,7 +64,7 @@ def _adapt_problem():
 def test_the_recipe_and_the_exact_update_run_under_the_cap(two_threads, monkeypatch):
     """Issue 25: the recipe's eigendecompositions and the conjugate update run on one BLAS
     thread however many the caller allows, and the caller's setting comes back afterwards."""
-    from anchordiv.adaptation import recipe
+    from anchordiv.adaptation import statistics as recipe
     from anchordiv.adaptation.families import gaussian as niw
 
     seen = {"recipe": [], "exact": []}

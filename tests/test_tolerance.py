@@ -75,8 +75,8 @@ def test_one_rank_rule_for_the_recipe_the_diagnostics_and_the_evidence():
     """Targets spanning 5 directions plus one at 1e-8 of the largest (rounding-level for a
     scatter, 1e-16 of its eigenvalues): the recipe's spectrum, the diagnostics' target
     subspace and the evidence's marginal curve all count 5 (they said 5, 6 and 6)."""
-    from anchordiv.adaptation.families.gaussian_evidence import MarginalCurve
-    from anchordiv.adaptation.recipe import spectrum
+    from anchordiv.adaptation.families.gaussian import MarginalCurve
+    from anchordiv.adaptation.statistics import spectrum
     from anchordiv.checks.diagnostics import target_subspace
 
     rng = np.random.default_rng(0)

@@ -4,7 +4,7 @@ Every public name is documented once: the names of ``anchordiv.__all__`` on the 
 page, and every other module or package of anchordiv that defines ``__all__`` on a page of its
 own, listing the names that are not the same object as a top-level one (those link to the
 top-level entry) nor re-exported from the public module that defines and lists them (those link to that module's entry: ``anchordiv.adaptation.Runners`` is
-documented once, as ``anchordiv.adaptation.runners.Runners``).  A new name in any ``__all__`` therefore needs no edit here."""
+documented once, as ``anchordiv.adaptation.model.Runners``).  A new name in any ``__all__`` therefore needs no edit here."""
 
 from __future__ import annotations
 

@@ -35,7 +35,24 @@ PRIOR_MODULES = {
     "spectral": "families.spectral",
     "structured": "families.structured",
     "distributions": "distributions",
-    "cache": "cache",
+    "cache": "statistics",
+}
+
+#: the adaptation modules merged in 0.6.0 (issue 46: one module per concept) -> where they are
+ADAPTATION_MODULES = {
+    **dict.fromkeys(["pipeline", "inference", "validation"], "api"),
+    **dict.fromkeys(["family", "hooks"], "protocol"),
+    "capabilities": "registry",
+    **dict.fromkeys(["runners", "likelihood"], "model"),
+    "sanity": "methods",
+    **dict.fromkeys(["sampling", "chains"], "nuts"),
+    **dict.fromkeys(["subspace", "cache", "recipe"], "statistics"),
+    **{
+        f"families.gaussian_{m}": "families.gaussian"
+        for m in ("bartlett", "subspace", "likelihood", "evidence")
+    },
+    "points": "posterior",
+    "variational": "svi",
 }
 
 #: old module path -> new module path; a submodule follows its package (anchordiv.studies.transfer
@@ -46,9 +63,13 @@ MOVED_MODULES = {
         for package in ("anchordiv.priors", "anchordiv.adaptation.priors")
         for old, new in PRIOR_MODULES.items()
     },
+    **{
+        f"anchordiv.adaptation.{old}": f"anchordiv.adaptation.{new}"
+        for old, new in ADAPTATION_MODULES.items()
+    },
     "anchordiv.adaptation.priors": "anchordiv.adaptation.families",
     "anchordiv.adaptation.mixture_gibbs": "anchordiv.adaptation.families.mixture",
-    "anchordiv.adaptation.density": "anchordiv.adaptation.likelihood",
+    "anchordiv.adaptation.density": "anchordiv.adaptation.model",
     "anchordiv.adaptation.quantities": "anchordiv.checks.families",
     "anchordiv.build": "anchordiv.app.build",
     "anchordiv.cli": "anchordiv.app.cli",

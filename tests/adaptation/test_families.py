@@ -15,8 +15,8 @@ import pytest
 import anchordiv as ad
 from anchordiv.checks import arviz as adz
 from anchordiv.adaptation import FAMILIES, load_posterior, load_prior
-from anchordiv.adaptation.family import Family, is_conjugate
-from anchordiv.adaptation.subspace import principal_basis
+from anchordiv.adaptation.protocol import Family, is_conjugate
+from anchordiv.adaptation.statistics import principal_basis
 from anchordiv.checks.sbc import library_problem, sbc
 from anchordiv.adaptation.families import mixture as dirichlet_niw
 

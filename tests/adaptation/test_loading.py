@@ -74,7 +74,7 @@ def test_a_saved_prior_of_an_unimported_family_names_its_module(tmp_path):
     import warnings
     from pathlib import Path
 
-    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.adaptation.protocol import FAMILIES
 
     sys.path.insert(0, str(Path(__file__).parent))
     from userfam import user_family

@@ -19,7 +19,7 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.checks import arviz as adz
 from anchordiv.adaptation import KINDS, OPTIONS
-from anchordiv.adaptation.registry import FAMILIES
+from anchordiv.adaptation.protocol import FAMILIES
 from anchordiv.checks.families import checks_of
 
 HERE = Path(__file__).parent
@@ -214,7 +214,7 @@ def test_the_cli_adapts_the_users_family(fam, tmp_path, capsys):
         "-o",
         str(tmp_path / "m"),
     ]
-    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.adaptation.protocol import FAMILIES
 
     try:
         with warnings.catch_warnings():
@@ -387,7 +387,7 @@ def test_loading_a_kind_that_is_not_registered_names_it(tmp_path):
 @pytest.fixture(scope="module")
 def minimal():
     """:mod:`userfam.minimal_family`'s class, registered under its kind for the module."""
-    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.adaptation.protocol import FAMILIES
 
     FAMILIES[minimal_family.KIND] = minimal_family.MinimalPrior
     yield minimal_family.MinimalPrior
@@ -403,7 +403,7 @@ def test_a_minimal_family_loads_from_a_saved_gaussian_model(minimal, tmp_path):
     """No ``origin`` field, no ``prior`` keyword: ``load_prior(model_dir, kind=...)`` builds it
     from the model's moment points, records the model's card (τ: the default of ``infer``) and
     makes the isotropic control through its ``isotropic``."""
-    from anchordiv.adaptation.family import build_prior
+    from anchordiv.adaptation.api import build_prior
 
     broad, t = anchors()
     path = ad.save_model(ad.fit("gaussian", broad, tau=20.0), tmp_path / "m")
@@ -433,7 +433,7 @@ def test_the_cli_adapts_the_guides_family_from_a_saved_model(fam, tmp_path, caps
     """The guide's family (no ``origin`` field) from ``--family file.py:Class`` adapts from a
     saved Gaussian model with ``adapt --prior DIR`` (the exact update on ``load_prior``'s
     prior), and ``evaluate`` reads its posterior with the same ``--family``."""
-    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.adaptation.protocol import FAMILIES
     from anchordiv.app.cli import main
 
     broad, t = anchors()
@@ -550,7 +550,7 @@ def test_the_cli_adapts_the_minimal_family_from_a_saved_model(minimal, tmp_path,
     in the summary with it."""
     import csv
 
-    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.adaptation.protocol import FAMILIES
     from anchordiv.app.cli import main
 
     broad, t = anchors3()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from anchordiv.adaptation.hooks import Hooks
+from anchordiv.adaptation.protocol import Hooks
 from anchordiv.checks import families
 from anchordiv.checks.families import CHECKS, CURVE_NUTS, checks_of, register_checks
 

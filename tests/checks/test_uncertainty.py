@@ -8,7 +8,7 @@ import pytest
 import anchordiv as ad
 from anchordiv.checks import arviz as adz
 from anchordiv.errors import AnchorDivError
-from anchordiv.adaptation.hooks import principal_angles
+from anchordiv.adaptation.protocol import principal_angles
 
 TAU = 5.0
 

@@ -10,15 +10,15 @@ Objects (the API to build on)::
     draws = post.sample(seed=0, n=20)   # posterior draws of anchor models
     idata = ad.inference_data(post, num_draws=200, seed=0)   # arviz.InferenceData (checks)
 
-One prior class per family (:mod:`.families`; the protocol is :class:`.family.Family`):
+One prior class per family (:mod:`.families`; the protocol is :class:`.protocol.Family`):
 ``NIWPrior`` (gaussian), ``BinghamPrior`` (latent-gaussian), ``PosteriorBinghamPrior``
 (latent-spherical), ``DirichletNIWPrior`` (mixture), ``DiagonalPrior`` (diagonal-gaussian),
 ``SpectralPrior`` (spectral), ``FactorPrior`` (factor-gaussian) and ``LKJPrior``
 (lkj-gaussian; both structured priors with their own models, made by ``StructuredPrior.factor``
-/ ``.lkj``).  Methods are typed configuration objects (:mod:`.inference`): ``Exact()``,
+/ ``.lkj``).  Methods are typed configuration objects (:mod:`.methods`): ``Exact()``,
 ``NUTS(...)``, ``SVI(...)``.
 
-The convenience :func:`adapt` (:mod:`.pipeline`) builds both from one flat set of options and
+The convenience :func:`adapt` (:mod:`.api`) builds both from one flat set of options and
 raises on any option that does not apply to the chosen kind and method; its docstring lists
 every option; :func:`load_prior` (:mod:`.loading`) reads a prior from disk::
 
@@ -36,8 +36,20 @@ it; check ``az.rhat``).
 from __future__ import annotations
 
 from . import families  # noqa: F401  (registers the families)
-from .cache import frozen  # noqa: F401
-from .capabilities import is_conjugate  # noqa: F401
+from .api import (  # noqa: F401
+    COMMON,
+    DEFAULT_KIND,
+    KINDS,
+    METHOD_OPTIONS,
+    OPTIONS,
+    adapt,
+    build_prior,
+    check_anchors,
+    infer,
+    prior_options,
+    resolve_family,
+    split_options,
+)
 from .families import (
     BinghamPrior,
     DiagonalPrior,
@@ -50,23 +62,9 @@ from .families import (
     StructuredPrior,
 )
 from .families.gaussian import cov_factor
-from .family import FAMILIES, Conjugate, Family, Projectable, build_prior, get_family  # noqa: F401
-from .inference import METHODS, NUTS, SVI, Exact, fit_posterior, infer, options, run_sampler  # noqa: F401
-from .likelihood import Likelihood, with_log_density
 from .loading import broad_from_model, check_loaded_prior, load_prior, stand_in_anchors  # noqa: F401
-from .methods import Runners
-from .pipeline import (  # noqa: F401
-    COMMON,
-    DEFAULT_KIND,
-    KINDS,
-    METHOD_OPTIONS,
-    OPTIONS,
-    adapt,
-    check_anchors,
-    prior_options,
-    resolve_family,
-    split_options,
-)
+from .methods import METHODS, NUTS, SVI, Exact, options  # noqa: F401
+from .model import Likelihood, Runners, with_log_density
 from .posterior import (
     ExactPosterior,
     Posterior,
@@ -76,7 +74,19 @@ from .posterior import (
     save_posterior,
     to_model,
 )
-from .registry import LiveKinds, LiveMapping, unknown_kind  # noqa: F401
+from .protocol import Family  # noqa: F401
+from .registry import (  # noqa: F401
+    FAMILIES,
+    Conjugate,
+    LiveKinds,
+    LiveMapping,
+    Projectable,
+    get_family,
+    is_conjugate,
+    unknown_kind,
+)
+from .statistics import frozen  # noqa: F401
+from .svi import GUIDES  # noqa: F401
 
 __all__ = [
     "BinghamPrior",
@@ -111,7 +121,6 @@ __all__ = [
     "infer",
     "load_posterior",
     "load_prior",
-    "run_sampler",
     "save_posterior",
     "to_model",
     "with_log_density",

@@ -28,9 +28,7 @@ import numpyro.distributions as dist
 import scipy.linalg
 from numpyro.distributions import constraints
 from numpyro.distributions.util import validate_sample
-
 from ..progress import tqdm
-
 from ..errors import AnchorDivError
 from ..anchors.linalg import canonical_signs
 
@@ -58,16 +56,6 @@ class MatrixBingham(dist.Distribution):
     """Matrix Bingham distribution ``p(U) ∝ etr(Uᵀ B U)`` on the Stiefel manifold (a NumPyro distribution).
 
     The mode is any frame of the top-k eigenvectors of B (:meth:`mode`).
-
-    Parameters
-    ----------
-    parameter : array_like, shape [..., d, d]
-        B, symmetric.
-    rank : int
-        k, 1 ≤ k ≤ d.
-    validate_args : bool, optional
-        NumPyro's argument validation.
-
     Examples
     --------
     >>> from anchordiv.adaptation.families import MatrixBingham
@@ -308,18 +296,6 @@ def stiefel_site(name: str, d: int, k: int) -> jax.Array:
     """A Haar-distributed Stiefel site built from an unconstrained normal site ``name + "_raw"``.
 
     Add a factor for a non-uniform law.  Call it inside a NumPyro model.
-
-    Parameters
-    ----------
-    name : str
-        The deterministic site's name.
-    d, k : int
-        The frame's shape, k ≤ d.
-
-    Returns
-    -------
-    jax.Array, shape [d, k]
-        An orthonormal frame.
     """
     z = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([d, k]).to_event(2))
     return numpyro.deterministic(name, orthonormal_frame(z))

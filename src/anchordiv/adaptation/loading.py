@@ -8,15 +8,13 @@ import dataclasses
 import json
 import warnings
 from pathlib import Path
-
 import numpy as np
-
 from .._tolerance import kept_spectrum
 from ..errors import AnchorDivError, as_matrix
 from ..provenance import with_provenance
 from ..threads import limited_blas
-from .family import Family, build_prior
-from .pipeline import DEFAULT_KIND, resolve_family
+from .api import DEFAULT_KIND, build_prior, resolve_family
+from .protocol import Family
 from .posterior import family_of
 
 
@@ -120,7 +118,7 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
 
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
     """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: 2r points by
-    construction, so :func:`~anchordiv.adaptation.pipeline.check_anchors` does not read their
+    construction, so :func:`~anchordiv.adaptation.api.check_anchors` does not read their
     count as swapped anchors), carrying the ``card``'s encoder and τ when given."""
     recorded = (
         {} if card is None else {"encoder": card.get("encoder"), "logit_scale": card.get("tau")}
@@ -139,22 +137,6 @@ def broad_from_model(model) -> np.ndarray:
     gaussian and latent families use
     only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
     prior was fitted to (not for ``mixture``, which runs EM on the anchors).
-
-    Parameters
-    ----------
-    model : Gaussian
-        A fitted or loaded Gaussian anchor model.
-
-    Returns
-    -------
-    numpy.ndarray, shape [2r, d]
-        The stand-in anchors.
-
-    Raises
-    ------
-    AnchorDivError
-        ``model`` is not a Gaussian.
-
     Examples
     --------
     >>> from anchordiv.adaptation import broad_from_model

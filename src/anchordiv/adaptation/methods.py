@@ -4,13 +4,11 @@ an :class:`~anchordiv.errors.AnchorDivError` that names it), each of which runs 
 
     post = method.run(prior, targets [n, d], tau=tau, broad=broad [N, d] or None)
 
-on targets and broad anchors already validated (:func:`.inference.infer` validates them once and
+on targets and broad anchors already validated (:func:`.api.infer` validates them once and
 calls ``run``).  :class:`Exact` is the prior's conjugate update; :class:`NUTS` and :class:`SVI`
 share one skeleton (:class:`ModelMethod`: the model's inputs, the principal-subspace projection,
 the NumPyro problem and its site checks, then the method's own :meth:`~ModelMethod.fit`, then
-the draws' log density), and differ by what its hooks say.  The runners they call
-(:mod:`.sampling`, :mod:`.variational`) are imported when a method runs, so this module sits
-below them.
+the draws' log density), and differ by what its hooks say.  The runners they call are :mod:`.nuts` and :mod:`.svi`.
 """
 
 from __future__ import annotations
@@ -18,23 +16,47 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+import warnings
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..errors import AnchorDivError, in_unit_interval, integer, positive
-from .capabilities import Projectable, is_conjugate, no_subspace
-from .runners import (  # noqa: F401  (the options' vocabularies and runner tables, re-exported)
+from ..errors import (
+    AnchorDivError,
+    as_matrix,
+    check_duplicates,
+    check_spread,
+    in_unit_interval,
+    integer,
+    positive,
+    user_stacklevel,
+)
+from ..provenance import AnchorDivWarning, resolve_tau, unit_norm, with_provenance
+from .registry import FAMILIES, Projectable, is_conjugate, no_subspace
+from .model import (
     CHAIN_METHODS,
     GUIDES,
     INIT_STRATEGIES,
     NUTS_RUNNERS,
     SVI_RUNNERS,
     Runners,
+    with_log_density,
+    check_sites,
+    kept_sites,
+    problem,
+    run_dtype,
 )
-
-if TYPE_CHECKING:  # at run time imported where a method runs
-    from .posterior import Posterior
+from .posterior import (
+    Posterior,
+    exact_descriptions,
+    SampledPosterior,
+    SubspacePosterior,
+    retyped,
+    ExactPosterior,
+)
+from .statistics import frozen, check_rank, principal_basis
+from .nuts import run_nuts
+from .svi import run_svi
 
 
 def config(cls):
@@ -146,8 +168,6 @@ def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
     """``info`` of a run of method ``name`` completed with what every posterior reports (kind,
     method, prior mode, d, counts, how the exact points are formed); warns where the fit is
     target-only."""
-    from .points import exact_descriptions
-    from .sanity import warn_target_only
 
     info.update(
         kind=prior.kind,
@@ -209,7 +229,7 @@ class ModelMethod(Method):
 
     def needs_exact(self, prior) -> bool:
         """Whether the run uses the conjugate update's result: the geometry outside a
-        ``subspace=`` run (a :class:`~.capabilities.Conjugate` prior)."""
+        ``subspace=`` run (a :class:`~.protocol.Conjugate` prior)."""
         return self.subspace is not None and is_conjugate(prior)
 
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
@@ -227,17 +247,12 @@ class ModelMethod(Method):
     def with_density(self, post: Posterior, prob) -> Posterior:
         """``post`` with the log joint density of each draw (``stats["log_density"]``, what
         ``point("map")`` maximises)."""
-        from .likelihood import with_log_density
 
         return with_log_density(
             post, prob.targets, prob.model if prob.custom else None, prob.kwargs
         )
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        from .cache import frozen
-        from .model import check_sites, kept_sites, problem, run_dtype
-        from .posterior import SampledPosterior
-        from .sanity import warn_unobserved
 
         t = frozen(targets)  # the update and the evidence share one scatter
         exact, kwargs, info, fixed = self.inputs(prior, t)
@@ -281,8 +296,6 @@ class ModelMethod(Method):
         onto the broad anchors' top-r principal directions (the family's ``project``), its
         posterior a :class:`~.posterior.SubspacePosterior` lifted with ``exact`` (or the
         family's ``completion``) outside them."""
-        from .posterior import SubspacePosterior, retyped
-        from .subspace import check_rank, principal_basis
 
         prior = post.prior
         fam = type(prior)
@@ -309,7 +322,7 @@ class ModelMethod(Method):
 class Exact(Method):
     """The exact (conjugate) update of the prior's family; takes no options.
 
-    ``run`` is the prior's :meth:`~.capabilities.Conjugate.exact`, for a prior that has one.
+    ``run`` is the prior's :meth:`~.protocol.Conjugate.exact`, for a prior that has one.
 
     Examples
     --------
@@ -333,8 +346,6 @@ class Exact(Method):
         return exact_inputs(prior, targets)
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        from .cache import frozen
-        from .posterior import ExactPosterior
 
         t = frozen(targets)  # the update and the evidence share one scatter
         params, kwargs, info, fixed = self.inputs(prior, t)
@@ -384,7 +395,7 @@ class NUTS(ModelMethod):
     chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
         How the chains run.
     subspace : int, optional
-        Run on the broad anchors' top-r principal directions (:mod:`.subspace`; needs
+        Run on the broad anchors' top-r principal directions (:mod:`.statistics`; needs
         ``infer(..., broad=broad)``).
     model : callable, optional
         A user's NumPyro model ``fn(targets, **model_kwargs)`` defining the kind's sites
@@ -433,7 +444,6 @@ class NUTS(ModelMethod):
     independent_draws: ClassVar[bool] = False
 
     def fit(self, post, prob, sites: list[str], exact):
-        from .sampling import run_nuts
 
         return run_nuts(post, prob, self, sites)
 
@@ -451,7 +461,7 @@ class NUTS(ModelMethod):
 
 @config
 class SVI(ModelMethod):
-    """NumPyro SVI (:mod:`.variational`) on the family's explicit model or a user's.
+    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's.
 
     A frozen configuration: a bad value, or an option SVI does not have, is an
     :class:`AnchorDivError` naming it.
@@ -543,7 +553,6 @@ class SVI(ModelMethod):
         return is_conjugate(prior) and (self.subspace is not None or delta)
 
     def fit(self, post, prob, sites: list[str], exact):
-        from .variational import run_svi
 
         return run_svi(post, prob, self, sites, exact)
 
@@ -579,22 +588,129 @@ def options(method) -> dict:
     return {f.name: getattr(method, f.name) for f in dataclasses.fields(method)}
 
 
+def warn_unobserved(trace: dict) -> None:
+    """Warn when a traced model observes nothing."""
+    observed = [k for k, s in trace.items() if s["type"] == "sample" and s["is_observed"]]
+    if not observed:
+        warnings.warn(
+            "model: no sample site observes the targets (no obs=targets), so the "
+            "posterior is the prior: the targets change nothing",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def warn_target_only(info: dict, kind: str, n: int, d: int) -> None:
+    """Warn for a target-only prior fitted to fewer targets than dimensions.
+
+    A family says why a fit is target-only in its info, under ``"target_only"`` (< 1
+    pseudo-anchor of covariance, latent ``beta = 1``).  Not for strengths the held-out recipe
+    chose: it lowers them because the targets' held-out novelty says they span what retrieval
+    needs (the prior still shapes the other directions), which is the point of the recipe, not
+    an oversight.
+    """
+    what = info.get("target_only")
+    if what is None or n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
+        return
+    warnings.warn(
+        f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
+        f"dimensions: at most n − 1 directions are informed by data; the rest "
+        f"come from the ridge — give the broad prior some weight",
+        AnchorDivWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def check_targets(targets, d: int) -> np.ndarray:
+    """Validated ``targets [n, d]`` (n ≥ 1; a single target is fine: the prior supplies the
+    spread)."""
+    t = np.asarray(targets)
+    if t.size == 0 or (t.ndim == 2 and t.shape[0] == 0):
+        raise AnchorDivError(
+            "target_anchors: the target set is empty; adaptation needs at least one target anchor"
+        )
+    if t.shape[-1] != d:
+        raise AnchorDivError(
+            f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the broad anchors have d={d}"
+        )
+    return check_duplicates("target_anchors", as_matrix("target_anchors", t, dim=d))
+
+
+def prior_provenance(prior):
+    """A stand-in carrying the encoder and τ of the saved model a prior was loaded from
+    (``ad.load_prior``), so that τ defaults to it and a mismatched encoder is an error."""
+    card = prior.card.get("card", {})
+    return (
+        with_provenance(
+            np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
+        )
+        if card
+        else None
+    )
+
+
+def validated(
+    prior, targets, method, *, tau: float | None, normalize: bool, broad
+) -> tuple[np.ndarray, float, np.ndarray | None]:
+    """``(targets [n, d], τ, broad [N, d] or None)`` checked for a run of ``method`` on
+    ``prior``: what ``method.run`` takes.
+    """
+    if not is_prior(prior):
+        raise AnchorDivError(
+            f"prior: a prior object (ad.NIWPrior, ad.load_prior, ...), got {type(prior).__name__}"
+        )
+    if not isinstance(method, Method):
+        raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
+    t = check_targets(targets, prior.dim)
+    b = (
+        None
+        if broad is None
+        else check_spread(
+            "broad_anchors", as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
+        )
+    )
+    named = {
+        "target_anchors": targets,
+        "broad_anchors": broad if broad is not None else prior_provenance(prior),
+    }
+    tau = resolve_tau(tau, **named)
+    return unit_norm("target_anchors", t, normalize), tau, b
+
+
+def is_prior(obj) -> bool:
+    """Whether ``obj`` is a prior object of a registered family.
+    Examples
+    --------
+    >>> from anchordiv.adaptation.methods import is_prior
+    >>> is_prior(ad.NIWPrior.from_anchors(np.eye(3), kappa0=1.0, nu0=5.0)), is_prior(np.eye(3))
+    (True, False)
+    """
+    fam = FAMILIES.get(getattr(obj, "kind", None))
+    return fam is not None and isinstance(obj, fam)
+
+
 __all__ = [
-    "COMMON_INFO",
-    "Method",
-    "ModelMethod",
-    "NUTS_RUNNERS",
-    "Runners",
-    "SVI_RUNNERS",
     "CHAIN_METHODS",
+    "COMMON_INFO",
     "Exact",
     "GUIDES",
     "INIT_STRATEGIES",
     "METHODS",
+    "Method",
+    "ModelMethod",
     "NUTS",
+    "NUTS_RUNNERS",
+    "Runners",
     "SVI",
+    "SVI_RUNNERS",
+    "check_targets",
     "exact_inputs",
+    "is_prior",
     "options",
+    "prior_provenance",
     "run_info",
     "user_model_info",
+    "validated",
+    "warn_target_only",
+    "warn_unobserved",
 ]

@@ -11,7 +11,7 @@ Three types, each implementing what differs between them:
   prior's exact posterior (:attr:`~Posterior.completion`) outside the subspace.
 
 ``point``/``sample`` turn any of them into anchor models through the family
-(:meth:`~anchordiv.adaptation.family.Family.to_model`), so scoring never depends on how the
+(:meth:`~anchordiv.adaptation.protocol.Family.to_model`), so scoring never depends on how the
 posterior was computed.  The one handle to the family is :attr:`~Posterior.prior`, the prior
 object the posterior was computed from (its class is :attr:`~Posterior.family_class`, its kind
 :attr:`~Posterior.kind`).  What a run was is in typed fields (:attr:`~Posterior.subspace`,
@@ -26,16 +26,15 @@ import dataclasses
 import warnings
 from pathlib import Path
 from typing import Any, Callable, ClassVar
-
 import numpy as np
-
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
 from .._safeio import malformed
 from ..io import check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
-from .likelihood import Likelihood
-from .registry import FAMILIES, get_family
+from .model import Likelihood, UserModelLikelihood
+from .registry import FAMILIES, get_family, is_conjugate
+
 
 #: "not given": a typed field of a posterior built from a bare ``info`` (read from it once)
 FROM_INFO: object = type("FromInfo", (), {"__repr__": lambda self: "FROM_INFO"})()
@@ -78,9 +77,9 @@ class Posterior:
         SVI: the ELBO per step.
     completion : object, optional
         Subspace runs: the exact full-d posterior of the default prior that supplies the
-        geometry outside the subspace (:mod:`.subspace`).
+        geometry outside the subspace (:mod:`.statistics`).
     prior : Family, optional
-        The prior object (:mod:`.family`): the posterior's handle to its family.
+        The prior object (:mod:`.protocol`): the posterior's handle to its family.
     model_kwargs : dict, optional
         The keyword arguments the family's NumPyro model ran with (or would run with) for these
         targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
@@ -270,7 +269,6 @@ class Posterior:
             return self.likelihood()
         if self.user_model is None:
             return None
-        from .likelihood import UserModelLikelihood
 
         model, kwargs = self.user_model
         return UserModelLikelihood(self.family_class, model, kwargs, self.fixed, self.dim)
@@ -332,7 +330,7 @@ class Posterior:
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``), or None
+        full posterior (the :class:`.protocol.Conjugate` option ``exact_chains``), or None
         where there is none (a posterior given by draws included)."""
         return None
 
@@ -429,7 +427,7 @@ class Posterior:
     def flat_lp(self) -> np.ndarray | None:
         """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
         model's log joint at the constrained parameters (``stats["log_density"]``, see
-        :func:`~.likelihood.with_log_density`).  Posteriors sampled without it fall back to
+        :func:`~.model.with_log_density`).  Posteriors sampled without it fall back to
         −potential energy, which is the density of NUTS's *unconstrained* coordinates
         (Jacobians included), with a warning."""
         if not self.stats:
@@ -440,7 +438,7 @@ class Posterior:
             "point('map'): this posterior has no stats['log_density'] (the density "
             "of the constrained parameters); using −potential energy, which includes "
             "the Jacobian of the unconstrained coordinates — see "
-            "anchordiv.adaptation.likelihood.with_log_density",
+            "anchordiv.adaptation.model.with_log_density",
             stacklevel=user_stacklevel(),
         )
         return -self.stats["potential_energy"].reshape(-1)
@@ -620,7 +618,7 @@ class ExactPosterior(Posterior):
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``: the
+        full posterior (the :class:`.protocol.Conjugate` option ``exact_chains``: the
         mixture's Gibbs chains, which sample the assignments too), or None where the family has
         none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
         model keywords)."""
@@ -688,7 +686,7 @@ class SubspacePosterior(SampledPosterior):
     """Draws of a ``subspace=r`` run: the sites live on the broad anchors' top-r principal
     directions (``fixed["basis"]``) and every point or draw is lifted to full d with
     :attr:`~Posterior.completion`, the default prior's exact posterior, outside them (the
-    family's ``lift``, :class:`.capabilities.Projectable`); it saves the completion.
+    family's ``lift``, :class:`.protocol.Projectable`); it saves the completion.
 
     Parameters
     ----------
@@ -825,9 +823,8 @@ def exact_classes() -> dict[str, type]:
     """The classes a saved posterior's ``family``/``completion`` may name: those the families
     in the registry (built-in ones, and those the user registered in this process with
     ``ad.family``) declare as their exact-parameter and completion classes
-    (:attr:`~anchordiv.adaptation.family.Family.exact_types`), by class name — never any other
+    (:attr:`~anchordiv.adaptation.protocol.Family.exact_types`), by class name — never any other
     class of their modules."""
-    from .registry import FAMILIES
 
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
@@ -988,25 +985,6 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
     """Anchor model from one set of parameters (:meth:`Family.to_model` of the kind's family).
-
-    Parameters
-    ----------
-    kind : str
-        The family.
-    p : dict of str to numpy.ndarray
-        One parameter set (float64 arrays, e.g. ``{"mu": [d], "Sigma": [d, d]}``).
-    tau : float
-        The encoder's logit scale.
-    dtype : str
-        dtype of the model.
-    fixed : dict
-        Arrays every draw shares (``Posterior.fixed``).
-
-    Returns
-    -------
-    AnchorModel
-        The model.
-
     Examples
     --------
     >>> from anchordiv.adaptation import to_model
@@ -1016,15 +994,102 @@ def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorM
     return get_family(kind).to_model(p, tau, dtype, fixed)
 
 
+MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
+#: how point summaries are computed, in words, where a family's ``descriptions`` do not say:
+#: the exact posterior's ``"mean"`` and ``"map"``, the ``"mean"`` of draws, and what a delta
+#: guide on the family's own model finds
+DESCRIPTIONS = {
+    "exact_mean": "closed-form conjugate posterior mean",
+    "exact_map": "closed-form joint mode of the model's parameters",
+    "mean_of_draws": "average of the draws",
+    "joint_mode": "joint mode of the model's parameters (full d)",
+}
+
+
+def describe(fam, key: str) -> str:
+    """The words for ``key`` (of :data:`DESCRIPTIONS`) of a family class: its own
+    ``descriptions`` or the default."""
+    return fam.descriptions.get(key, DESCRIPTIONS[key])
+
+
+def exact_descriptions(fam) -> dict[str, str]:
+    """``{"point_mean", "point_map"}`` of an exact posterior of the family class ``fam``."""
+    return {"point_mean": describe(fam, "exact_mean"), "point_map": describe(fam, "exact_map")}
+
+
+def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
+    """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
+    Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
+    restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``, the
+    covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
+    sig = np.asarray(draws[fam.covariance_site], np.float64)
+    r = sig.shape[-1]
+    logdet = np.linalg.slogdet(sig)[1]
+    return -(d - r) * logdet.reshape(len(logdet), -1).sum(-1)
+
+
+def subspace_joint_mode(point: dict, completion, r: int) -> dict:
+    """The Gaussian subspace MAP ``{"mu": [r], "Sigma": [r, r]}`` rescaled from the subspace
+    model's mode to the r-block of the full joint mode (module docstring)."""
+    d, nu = completion.dim, completion.nu
+    scale = (nu - d + 2 * r + 2) / (nu + d + 2)
+    return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
+
+
+def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
+    """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
+    of the kind's own model (``exact``: the conjugate update's parameters; in the subspace
+    coordinates for subspace runs: its lift is the full mean, the lift being linear in Σ₁₁);
+    None for a user's model or where the conjugate mean does not project (no ``project_mean``,
+    :class:`.protocol.Projectable`: latent kinds under ``subspace=``)."""
+    if custom:
+        return None, (
+            "none: a delta guide (MAP) of a custom model has no posterior mean; use "
+            "guide='normal'/'lowrank' or method='nuts'"
+        )
+    fam = post.family_class
+    if exact is None or not is_conjugate(fam):
+        return None, (
+            f"none: the {post.kind} family has no closed-form posterior mean and a "
+            f"delta guide is a MAP; use guide='normal'/'lowrank' or method='nuts'"
+        )
+    how = describe(fam, "exact_mean") + " of the kind's model (a delta guide is a MAP)"
+    if post.subspace is None:
+        return exact.mean(), how
+    mean = fam.project_mean(exact.mean(), post.fixed["basis"][:, : post.subspace])
+    if mean is None:
+        return None, (
+            "none under subspace= with a delta guide: use method='exact' for the conjugate mean"
+        )
+    return mean, how
+
+
+def sampled_descriptions(post, *, best: str) -> dict:
+    """``{"point_mean", "point_map"}`` for a posterior given by draws; ``best`` says which
+    density the ``"map"`` draw maximises."""
+    mean = describe(post.family_class, "mean_of_draws")
+    if post.subspace is not None:
+        mean += ", lifted with the conditional expectation outside the subspace"
+    return {"point_mean": mean, "point_map": best}
+
+
 __all__ = [
+    "DESCRIPTIONS",
     "ExactPosterior",
+    "MAP_JOINT",
     "POSTERIOR_TYPES",
     "Posterior",
     "SampledPosterior",
     "SubspacePosterior",
     "check_loaded_posterior",
+    "delta_mean",
+    "describe",
+    "exact_descriptions",
+    "joint_correction",
     "load_posterior",
     "retyped",
+    "sampled_descriptions",
     "save_posterior",
+    "subspace_joint_mode",
     "to_model",
 ]

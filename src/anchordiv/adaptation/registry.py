@@ -1,30 +1,33 @@
-"""The registry of adaptable families: kind -> family class (:mod:`.family` is the protocol).
-Modules below the families (posterior, densities, subspace lift, model checks) find a kind's
-family here without importing the families themselves."""
+"""The registry of adaptable families (kind -> family class, :func:`family`) and the
+capabilities a method asks of a prior (:class:`Conjugate` for ``Exact()``, :class:`Projectable`
+for ``subspace=``).  The posterior types and the methods consult it; it sits below them, and
+:mod:`.protocol` (the :class:`~.protocol.Family` base, whose ``update`` runs a method) above."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Mapping, Sequence
-from typing import Any, Callable, cast, dataclass_transform
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, cast, dataclass_transform, runtime_checkable
 
 import jax
+import numpy as np
 
 from ..errors import AnchorDivError
 
-#: kind -> family class, filled by :func:`family` (``type[Any]``: a :class:`.family.Family`
+
+#: kind -> family class, filled by :func:`family` (``type[Any]``: a :class:`.protocol.Family`
 #: subclass, which this module must not import)
 FAMILIES: dict[str, type[Any]] = {}
 
 
 #: the protocol class every registered family subclasses, with its members' check:
-#: :class:`.family.Family` names itself here with :func:`protocol` (this module sits below it)
+#: :class:`.protocol.Family` names itself here with :func:`protocol` (this module sits below it)
 PROTOCOL: list[type[Any]] = []
 
 
 def protocol(base: type) -> type:
-    """Class decorator of the protocol class (:class:`.family.Family`): :func:`family` then
+    """Class decorator of the protocol class (:class:`.protocol.Family`): :func:`family` then
     registers only its subclasses, and only those its ``missing_members()`` finds complete."""
     PROTOCOL[:] = [base]
     return base
@@ -37,7 +40,7 @@ def is_builtin(cls: type) -> bool:
 
 def check_family(cls: Any, kind, replace: bool) -> None:
     """Refuse what :func:`family` must not register: a kind that is not a non-empty string, a
-    class that is not a :class:`~.family.Family` subclass, one missing a required member
+    class that is not a :class:`~.protocol.Family` subclass, one missing a required member
     (named), and — unless ``replace`` — a class that would replace a built-in family's kind."""
     if not isinstance(kind, str) or not kind.strip():
         raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
@@ -98,7 +101,7 @@ def family(kind: str, *, replace: bool = False):
     Returns
     -------
     callable
-        The decorator: takes a :class:`~anchordiv.adaptation.family.Family` subclass and
+        The decorator: takes a :class:`~anchordiv.adaptation.protocol.Family` subclass and
         returns it as a registered frozen dataclass.
 
     Raises
@@ -115,7 +118,7 @@ def family(kind: str, *, replace: bool = False):
     ...     pass
     >>> Example.kind, dataclasses.is_dataclass(Example)
     ('doc-example', True)
-    >>> from anchordiv.adaptation.registry import FAMILIES
+    >>> from anchordiv.adaptation.protocol import FAMILIES
     >>> _ = FAMILIES.pop("doc-example")
     >>> ad.family("gaussian")(Example)
     Traceback (most recent call last):
@@ -202,39 +205,128 @@ def unknown_kind(kind) -> AnchorDivError:
     return AnchorDivError(f"kind: unknown {kind!r}; adaptation supports {', '.join(FAMILIES)}")
 
 
-def is_prior(obj) -> bool:
-    """Whether ``obj`` is a prior object of a registered family.
+@runtime_checkable
+class Conjugate(Protocol):
+    """Capability of a prior with a closed-form update (checked with ``isinstance``):
+    ``exact(targets [n, d]) -> (posterior parameters, info, fixed)``, where the posterior
+    parameters have ``mean()``, ``mode()`` and ``sample(rng, n)`` (a frozen dataclass of arrays and
+    numbers, so a posterior saves and loads it), ``info`` is JSON-able and may carry the
+    model's keyword arguments for these targets under ``"model_kwargs"`` (default: the prior's
+    :meth:`~Family.prior_kwargs`) and, for a fit that leaves the prior < 1 pseudo-anchor of
+    weight, why it is target-only under ``"target_only"``; ``fixed`` holds arrays every draw
+    shares.
+
+    Optional (declared on ``Family``, None by default): ``exact_chains(post, rng, chains,
+    per_chain) -> {site: [chains, per_chain, ...]}``, exact draws of the whole posterior where
+    the parameters' own ``sample`` conditions on something (the mixture's Gibbs chains sample
+    the assignments too); ``power_scaled_posterior(alpha, targets)``, the exact posterior under
+    the prior raised to the power α (prior sensitivity: the gaussian and diagonal-gaussian
+    kinds).
 
     Parameters
     ----------
-    obj : object
-        Anything.
+    targets : numpy.ndarray, shape [n, d]
+        The target anchors (of :meth:`exact`).
 
     Returns
     -------
-    bool
-        True for an instance of a registered family.
+    tuple
+        ``(posterior parameters, info, fixed)`` (of :meth:`exact`).
 
     Examples
     --------
-    >>> from anchordiv.adaptation.registry import is_prior
-    >>> is_prior(ad.NIWPrior.from_anchors(np.eye(3), kappa0=1.0, nu0=5.0)), is_prior(np.eye(3))
+    >>> issubclass(ad.NIWPrior, ad.Conjugate), issubclass(ad.SpectralPrior, ad.Conjugate)
     (True, False)
     """
-    fam = FAMILIES.get(getattr(obj, "kind", None))
-    return fam is not None and isinstance(obj, fam)
+
+    def exact(self, targets: np.ndarray) -> tuple[object, dict, dict]: ...
+
+
+@runtime_checkable
+class Projectable(Protocol):
+    """Capability of a family that runs NUTS/SVI in a principal subspace (``subspace=r``):
+    ``project(kwargs, u [d, r])`` gives its model's hyperparameters in the basis ``u``, and
+    ``lift(ps, completion, basis, r, which=, rng=)`` the full-d parameters of its sites from
+    subspace ones (``completion``: the exact full-d posterior of a conjugate prior, whose
+    conditionals fill in the other directions).
+
+    Optional (declared on ``Family``, None by default): ``completion(targets)`` (that exact
+    posterior, for a family that is not
+    :class:`Conjugate` itself), ``project_mean(mean, u)`` (posterior-mean parameters in the
+    basis: a delta guide's "mean"), ``subspace_mode(point, completion, r)`` (a delta guide's
+    subspace mode rescaled to the joint mode's block) and ``covariance_site`` (the site whose
+    log-determinant is the subspace Jacobian of the full-d joint mode).
+
+    Parameters
+    ----------
+    kwargs : dict
+        The model's hyperparameters (of :meth:`project`).
+    u : numpy.ndarray, shape [d, r]
+        The subspace basis (of :meth:`project`).
+
+    Returns
+    -------
+    dict
+        The hyperparameters in the basis (:meth:`project`); :meth:`lift` returns the list of
+        full-d parameter sets.
+
+    Examples
+    --------
+    >>> issubclass(ad.NIWPrior, ad.Projectable), issubclass(ad.DiagonalPrior, ad.Projectable)
+    (True, False)
+    """
+
+    def project(self, kwargs: dict, u: np.ndarray) -> dict: ...
+
+    def lift(self, ps, completion, basis, r, *, which="mean", rng=None) -> list[dict]: ...
+
+
+#: the optional members of the capabilities -> the capability; each is declared on
+#: :class:`~anchordiv.adaptation.protocol.Family` with a default meaning "none"
+OPTIONAL = {
+    "exact_chains": Conjugate,
+    "power_scaled_posterior": Conjugate,
+    "completion": Projectable,
+    "project_mean": Projectable,
+    "subspace_mode": Projectable,
+    "covariance_site": Projectable,
+}
+
+
+def is_conjugate(fam) -> bool:
+    """Whether a prior object or family class has the :class:`Conjugate` capability."""
+    return isinstance(fam, Conjugate) or (isinstance(fam, type) and issubclass(fam, Conjugate))
+
+
+def no_subspace(fam) -> str:
+    """Why ``fam`` (a family class) does not run under ``subspace=``, in words."""
+    return (
+        f"the {fam.kind} family has no principal-subspace projection (it does not implement "
+        f"project/lift, anchordiv.adaptation.protocol.Projectable); run it at full d"
+    )
+
+
+def check_prior_mode(prior: str) -> str:
+    if prior not in ("broad", "isotropic"):
+        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
+    return prior
 
 
 __all__ = [
+    "Conjugate",
     "FAMILIES",
-    "PROTOCOL",
     "LiveKinds",
     "LiveMapping",
+    "OPTIONAL",
+    "PROTOCOL",
+    "Projectable",
     "check_family",
+    "check_prior_mode",
     "family",
     "get_family",
     "is_builtin",
-    "is_prior",
+    "is_conjugate",
+    "no_subspace",
     "protocol",
     "unknown_kind",
 ]

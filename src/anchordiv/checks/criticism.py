@@ -402,7 +402,7 @@ def psis_unavailable(post) -> str | None:
 
 def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
     """``log p(tᵢ | θ_s)`` ``[S, n]`` and log weights ``[S]`` of fresh guide draws."""
-    from ..adaptation.variational import guide_log_weights
+    from ..adaptation.svi import guide_log_weights
 
     draws, lw = guide_log_weights(post, num, seed)
     draws = post.lift_draws(draws, np.random.default_rng(seed))  # a subspace run's lift

@@ -31,7 +31,7 @@ import numpy as np
 from .._tolerance import kept_singular_values
 from ..errors import AnchorDivError, as_matrix, integer, positive
 from ..adaptation.families.gaussian import NIW, NIWPrior, check_nu0
-from ..adaptation.hooks import principal_angles as subspace_angles
+from ..adaptation.protocol import principal_angles as subspace_angles
 from ..adaptation.statistics import broad_moments, scatter
 from ..anchors.linalg import canonical_signs
 from ..threads import limited_blas

@@ -6,7 +6,7 @@ generic default here, so a family needs none of them (the way arviz-base keeps i
 the consuming library, not in the model).
 
 A family declares what it knows better than the defaults in its own class, as its ``hooks``
-(:class:`~anchordiv.adaptation.hooks.Hooks`, :attr:`anchordiv.Family.hooks`); the library's
+(:class:`~anchordiv.adaptation.protocol.Hooks`, :attr:`anchordiv.Family.hooks`); the library's
 families do so in their modules.  :func:`register_checks` sets hooks on a class from outside::
 
     from anchordiv.checks.families import register_checks
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..adaptation.capabilities import is_conjugate
-from ..adaptation.hooks import OWN_SITE_MAX, Hooks, cosine, declared_hooks, own_sites
+from ..adaptation.registry import is_conjugate
+from ..adaptation.protocol import OWN_SITE_MAX, Hooks, cosine, declared_hooks, own_sites
 from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
@@ -63,7 +63,7 @@ def register_checks(fam: type, **hooks) -> Hooks:
     fam : type
         A family class.
     **hooks
-        Fields of :class:`~anchordiv.adaptation.hooks.Hooks`.
+        Fields of :class:`~anchordiv.adaptation.protocol.Hooks`.
 
     Returns
     -------

@@ -30,7 +30,7 @@ import scipy.stats
 from .._tolerance import TIE_RTOL, TIE_ULPS
 from ..progress import tqdm
 
-from ..adaptation.family import get_family
+from ..adaptation.protocol import get_family
 from ..adaptation.methods import METHODS, NUTS, SVI, ModelMethod, options as method_options
 from .families import checks_of
 from ..errors import AnchorDivError, integer

@@ -26,7 +26,7 @@ from .._safeio import check_hdf5
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
-from ..adaptation.hooks import cosine, own_sites
+from ..adaptation.protocol import cosine, own_sites
 from .families import checks_of
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs

@@ -188,7 +188,7 @@ def broad_posterior(kind, broad, target, tau):
     strengths and its :func:`curve_method`, remembered for the last few inputs: the posterior
     model and its isotropic control both need it in the same grid cell."""
     from ..adaptation import adapt  # imported lazily so that the curves work without it
-    from ..adaptation.cache import digest
+    from ..adaptation.statistics import digest
 
     key = (kind, float(tau), digest(broad), digest(target))
     if key not in _POSTERIORS:
@@ -206,7 +206,7 @@ def adapted(kind, broad, target, tau):
 
 def isotropic_control(kind, broad, target, tau):
     """The same prior strength as the broad posterior, isotropic prior covariance (same trace):
-    the broad posterior's prior object's :meth:`~anchordiv.adaptation.family.Family.isotropic`
+    the broad posterior's prior object's :meth:`~anchordiv.adaptation.protocol.Family.isotropic`
     control, updated by the same :func:`curve_method`, so strengths chosen by empirical Bayes
     carry over and only the prior covariance's shape differs."""
     from ..adaptation import infer
@@ -731,10 +731,10 @@ def _failed_everywhere(results: dict, names, warned: set) -> None:
 def frozen_broad(broad: np.ndarray, provenance: dict | None = None) -> np.ndarray:
     """The curve's own read-only copy of the broad anchors: every cell and model builds from
     the same array, so its digest and the prior factorisations derived from it are computed
-    once per curve (:func:`anchordiv.adaptation.cache.frozen`).  ``provenance`` (the caller's
+    once per curve (:func:`anchordiv.adaptation.statistics.frozen`).  ``provenance`` (the caller's
     array's, which a checked copy loses) goes with it: moment points stay marked as stand-ins
     (``stand_in``), so the swapped-anchors check does not count them."""
-    from ..adaptation.cache import frozen  # the adaptation layer, loaded lazily
+    from ..adaptation.statistics import frozen  # the adaptation layer, loaded lazily
 
     return frozen(with_provenance(broad, provenance) if provenance else broad)
 

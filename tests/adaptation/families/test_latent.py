@@ -118,7 +118,7 @@ def embeddings(rng, rot, n, decay=0.7):
 def mean_angle_to_mode(d, n, seed=0, **opts):
     """(mean principal angle of 6 exact draws to the mode, of a uniform subspace, info)."""
     import anchordiv as ad
-    from anchordiv.adaptation.hooks import principal_angles
+    from anchordiv.adaptation.protocol import principal_angles
 
     rng = np.random.default_rng(seed)
     rot = np.linalg.qr(rng.normal(size=(d, d)))[0]

@@ -118,6 +118,6 @@ def register() -> type:
 
 
 def unregister() -> None:
-    from anchordiv.adaptation.registry import FAMILIES
+    from anchordiv.adaptation.protocol import FAMILIES
 
     FAMILIES.pop(KIND, None)

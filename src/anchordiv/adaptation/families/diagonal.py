@@ -28,11 +28,9 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import AnchorDivError, positive
-from ..cache import cached
-from ..family import Family, check_prior_mode
-from ..hooks import SMALL_D, Hooks, cosine
-from ..likelihood import Likelihood
-from ..registry import family
+from ..statistics import cached
+from ..protocol import Family, check_prior_mode, SMALL_D, Hooks, cosine, family
+from ..model import Likelihood
 
 
 def diagonal_model(targets, *, mu0, kappa0, a0, b0):

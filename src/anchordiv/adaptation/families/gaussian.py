@@ -31,35 +31,469 @@ here too.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+import numpy as np
+import scipy.special
+import jax
+import numpyro
+import numpyro.distributions as dist
+from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
+import warnings
+import scipy.linalg
+import scipy.optimize
 import dataclasses
 from dataclasses import dataclass
 from typing import Literal
-
-import numpy as np
-import numpyro
-import scipy.special
-
-from ...errors import AnchorDivError, check_covariance, positive
-from .. import recipe
-from ..family import Family, check_prior_mode, isotropic_like
-from ..hooks import N_EIGEN, SMALL_D, Hooks, cosine, unit_vector
-from ..registry import family
-from ..cache import derived
-from ..statistics import broad_moments, scatter
-from .gaussian_bartlett import BartlettGaussian, niw_bartlett
-from .gaussian_evidence import EB_BOUNDS, MarginalCurve, empirical_bayes, empirical_bayes_fit
-from .gaussian_likelihood import (
-    GaussianLikelihood,
-    cov_cholesky,
-    cov_factor,
-    gaussian_logpdf,
-    gaussian_model,
-    gaussian_predictive,
-    log_iw,
-    log_multigamma,
-    log_niw,
+from ...anchors import Gaussian
+from ...anchors.base import as_tau, jax_dtype, psd_factor
+from ...errors import AnchorDivError, check_covariance, user_stacklevel, positive
+from ..model import Likelihood
+from ..statistics import (
+    gaussian_strengths,
+    sandwich,
+    log_hyperprior,
+    derived,
+    broad_moments,
+    scatter,
 )
-from .gaussian_subspace import Conditional, lift_gaussian, project_niw
+from ..._tolerance import first_max, kept_singular_values
+from ..protocol import (
+    Family,
+    check_prior_mode,
+    isotropic_like,
+    N_EIGEN,
+    SMALL_D,
+    Hooks,
+    cosine,
+    unit_vector,
+    family,
+)
+from ..posterior import subspace_joint_mode
+
+
+def log_multigamma(a, d: int):
+    """log Γ_d(a), vectorised over ``a`` (``scipy.special.multigammaln`` takes scalars only)."""
+    a = np.asarray(a, np.float64)
+    return 0.25 * d * (d - 1) * np.log(np.pi) + scipy.special.gammaln(
+        a[..., None] - 0.5 * np.arange(d)
+    ).sum(-1)
+
+
+def gaussian_logpdf(t: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``log N(t_i | μ_s, Σ_s)``: ``t [n, d]``, ``mu [S, d]``, ``cov [S, d, d]`` -> ``[S, n]``."""
+    chol = np.linalg.cholesky(cov)
+    diff = t[None, :, :] - mu[:, None, :]  # [S, n, d]
+    z = np.linalg.solve(chol, np.swapaxes(diff, -1, -2))  # [S, d, n]
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)  # [S]
+    d = t.shape[1]
+    return -0.5 * ((z * z).sum(-2) + logdet[:, None] + d * np.log(2 * np.pi))
+
+
+def log_iw(sig: np.ndarray, nu, psi: np.ndarray) -> np.ndarray:
+    """log IW(Σ_s | ν, Ψ) for ``sig [S, d, d]`` (float64 closed form)."""
+    d = psi.shape[-1]
+    chol = np.linalg.cholesky(sig)
+    logdet = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
+    inv = np.linalg.inv(sig)
+    return (
+        0.5 * nu * np.linalg.slogdet(psi)[1]
+        - 0.5 * nu * d * np.log(2.0)
+        - log_multigamma(0.5 * nu, d)
+        - 0.5 * (nu + d + 1) * logdet
+        - 0.5 * np.einsum("ij,sji->s", psi, inv)
+    )
+
+
+def log_niw(mu, sig, kw) -> np.ndarray:
+    """log NIW(μ_s, Σ_s) = log IW(Σ) + log N(μ | μ₀, Σ/κ₀): ``mu [S, d]``, ``sig [S, d, d]``."""
+    d = np.shape(sig)[-1]
+    want = {"mu0": (d,), "psi0": (d, d), "nu0": (), "kappa0": ()}
+    for k, shape in want.items():  # model arguments read from a file meet the draws here
+        if k not in kw or np.shape(kw[k]) != shape:
+            got = f"shape {list(np.shape(kw[k]))}" if k in kw else "no value"
+            raise AnchorDivError(
+                f"NIW prior: {k} has {got}, not shape {list(shape)} for draws of dimension {d}"
+            )
+    mu0 = np.asarray(kw["mu0"], np.float64)
+    return (
+        log_iw(sig, float(kw["nu0"]), np.asarray(kw["psi0"], np.float64))
+        + gaussian_logpdf(mu0[None], mu, sig / float(kw["kappa0"]))[:, 0]
+    )
+
+
+def cov_cholesky(cov) -> np.ndarray:
+    """The lower Cholesky factor of a prior covariance ``[d, d]`` that is finite, symmetric and
+    positive definite (else an error naming ``cov`` and what is wrong,
+    :func:`~anchordiv.errors.check_covariance`)."""
+    return check_covariance("cov", cov, factor=True)
+
+
+def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
+    """The Gaussian anchor model of parameters ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``
+    (float64 is float32 unless JAX runs in float64)."""
+    dt = jax_dtype(dtype)
+    return Gaussian(
+        jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
+    )
+
+
+def cov_factor(cov: np.ndarray) -> np.ndarray:
+    """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
+    Examples
+    --------
+    >>> from anchordiv.adaptation import cov_factor
+    >>> S = np.array([[2.0, 0.5], [0.5, 1.0]])
+    >>> F = cov_factor(S)
+    >>> bool(np.allclose(F @ F.T, S))
+    True
+    """
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return psd_factor(cov)
+
+
+def gaussian_predictive(mu, cov, n, rng) -> np.ndarray:
+    """``n`` draws per ``(mu [S, d], cov [S, d, d])`` ``[S, n, d]``."""
+    z = rng.normal(size=(len(mu), n, mu.shape[-1]))
+    return mu[:, None, :] + np.einsum("sij,snj->sni", np.linalg.cholesky(cov), z)
+
+
+class GaussianLikelihood(Likelihood):
+    """The Gaussian anchor model's likelihood ``t_i ~ N(μ, Σ)`` in closed form (sites ``mu [d]``,
+    ``Sigma [d, d]``); the prior's terms are traced from the family's model (a structured
+    prior's)."""
+
+    positive_definite = ("Sigma",)
+
+    def log_density(self, draws, targets):
+        return gaussian_logpdf(
+            np.asarray(targets, np.float64),
+            np.asarray(draws["mu"], np.float64),
+            np.asarray(draws["Sigma"], np.float64),
+        )
+
+    def sample(self, draws, n, rng):
+        return gaussian_predictive(
+            np.asarray(draws["mu"], np.float64), np.asarray(draws["Sigma"], np.float64), n, rng
+        )
+
+    @classmethod
+    def site_shapes(cls, d, shapes):
+        return {"mu": (d,), "Sigma": (d, d)}
+
+
+def niw_bartlett(prefix, mu0, kappa0, nu0, psi0, psi0_tril=None):
+    """NIW sites in whitened Bartlett coordinates (batched over leading axes of ``mu0``).
+
+    With ``Ψ₀ = L Lᵀ`` and the Bartlett factor A (lower triangular; ``A_ii² ~ χ²(ν₀ − i)``,
+    i = 0..d−1, ``A_ij ~ N(0, 1)`` below the diagonal), ``Σ⁻¹ = L⁻ᵀ A Aᵀ L⁻¹ ~ W(ν₀, Ψ₀⁻¹)``, i.e.
+    ``Σ ~ IW(ν₀, Ψ₀)``; ``μ = μ₀ + L A⁻ᵀ z / √κ₀`` with ``z ~ N(0, I)`` has ``μ | Σ ~ N(μ₀, Σ/κ₀)``.
+    Returns ``(mu [..., d], BartlettGaussian(mu, L, A), log_jacobian [...])`` and records the
+    deterministic sites ``mu`` and ``Sigma``; ``log_jacobian`` = log |∂(c, o, z)/∂(μ, Σ)| up
+    to a constant = ``Σ_i (d + i + 4) log A_ii`` (i = 0..d−1), so adding it to the log density of
+    the coordinates gives the log density of (μ, Σ)."""
+    mu0 = jnp.asarray(mu0)
+    d, batch = mu0.shape[-1], mu0.shape[:-1]
+    chol = jnp.linalg.cholesky(psi0) if psi0_tril is None else jnp.asarray(psi0_tril)
+    chi2 = numpyro.sample(
+        f"{prefix}bartlett_chi2",
+        dist.Chi2(nu0 - jnp.arange(d, dtype=mu0.dtype)).expand(batch + (d,)).to_event(1),
+    )
+    off = numpyro.sample(
+        f"{prefix}bartlett_normal",
+        dist.Normal(0.0, 1.0).expand(batch + (d * (d - 1) // 2,)).to_event(1),
+    )
+    z = numpyro.sample(f"{prefix}mu_std", dist.Normal(0.0, 1.0).expand(batch + (d,)).to_event(1))
+    rows, cols = np.tril_indices(d, -1)
+    diag = jnp.sqrt(chi2)
+    a = jnp.zeros(batch + (d, d), mu0.dtype).at[..., rows, cols].set(
+        off, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds"
+    ) + diag[..., None] * jnp.eye(d, dtype=mu0.dtype)
+    w = jax.scipy.linalg.solve_triangular(a, z[..., None], lower=True, trans=1)[..., 0]
+    mu = numpyro.deterministic(
+        f"{prefix}mu", mu0 + (chol @ w[..., None])[..., 0] / jnp.sqrt(kappa0)
+    )
+    law = BartlettGaussian(mu, chol, a)
+    numpyro.deterministic(f"{prefix}Sigma", law.covariance())
+    jac = ((d + jnp.arange(d, dtype=mu0.dtype) + 4) * jnp.log(diag)).sum(-1)
+    return mu, law, jac
+
+
+class BartlettGaussian(dist.Distribution):
+    """``N(loc, Σ)`` with ``Σ = L (A Aᵀ)⁻¹ Lᵀ``: ``outer`` L and ``inner`` A lower triangular
+    ``[..., d, d]``.  ``log_prob`` and ``sample`` cost O(d²) per point (triangular products and
+    solves); :meth:`covariance` (O(d³)) only when asked."""
+
+    arg_constraints = {
+        "loc": constraints.real_vector,
+        "outer": constraints.lower_cholesky,
+        "inner": constraints.lower_cholesky,
+    }
+    support = constraints.real_vector
+    reparametrized_params = ["loc"]
+
+    def __init__(self, loc, outer, inner, *, validate_args=None):
+        batch = jnp.broadcast_shapes(
+            jnp.shape(loc)[:-1], jnp.shape(outer)[:-2], jnp.shape(inner)[:-2]
+        )
+        self.loc, self.outer, self.inner = loc, outer, inner
+        super().__init__(
+            batch_shape=batch, event_shape=jnp.shape(loc)[-1:], validate_args=validate_args
+        )
+
+    @validate_sample
+    def log_prob(self, value):
+        d = self.event_shape[0]
+        x = value - self.loc
+        logdet = jnp.log(jnp.diagonal(self.outer, axis1=-2, axis2=-1)).sum(-1) - jnp.log(
+            jnp.diagonal(self.inner, axis1=-2, axis2=-1)
+        ).sum(-1)
+        if self.outer.ndim == 2 and self.inner.ndim == 2:  # one Σ: all points in one solve
+            w = jax.scipy.linalg.solve_triangular(self.outer, x.reshape(-1, d).T, lower=True)
+            q = (w.T @ self.inner).reshape(x.shape)
+        else:
+            shape = jnp.broadcast_shapes(x.shape, self.outer.shape[:-1], self.inner.shape[:-1])
+            w = jax.scipy.linalg.solve_triangular(
+                jnp.broadcast_to(self.outer, shape + (d,)),
+                jnp.broadcast_to(x, shape)[..., None],
+                lower=True,
+            )
+            q = (jnp.swapaxes(self.inner, -1, -2) @ w)[..., 0]
+        return -0.5 * (q**2).sum(-1) - logdet - 0.5 * d * jnp.log(2 * jnp.pi)
+
+    def sample(self, key, sample_shape=()):
+        eps = jax.random.normal(key, sample_shape + self.batch_shape + self.event_shape)
+        w = jax.scipy.linalg.solve_triangular(
+            jnp.broadcast_to(self.inner, eps.shape + eps.shape[-1:]),
+            eps[..., None],
+            lower=True,
+            trans=1,
+        )
+        return self.loc + (self.outer @ w)[..., 0]
+
+    def covariance(self):
+        """Σ ``[..., d, d]``."""
+        ft = jax.scipy.linalg.solve_triangular(
+            self.inner, jnp.swapaxes(self.outer, -1, -2), lower=True
+        )  # A⁻¹ Lᵀ
+        return jnp.swapaxes(ft, -1, -2) @ ft
+
+
+def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
+    """NIW hyperparameters in a basis: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``.
+
+    Batched over components.
+    """
+    d, r = u.shape
+    out = dict(kwargs)
+    out[mean] = np.asarray(kwargs[mean], np.float64) @ u
+    out["psi0"] = sandwich(u, kwargs["psi0"])
+    out["nu0"] = float(kwargs["nu0"]) - (d - r)
+    return out
+
+
+class Conditional:
+    """The exact conditionals of one NIW posterior outside the subspace, in the basis V."""
+
+    def __init__(self, niw, basis: np.ndarray, r: int):
+        d = niw.dim
+        psi = sandwich(basis, niw.psi)
+        self.mu, self.r, self.q = basis.T @ niw.mu, r, d - r
+        self.kappa, self.nu = niw.kappa, niw.nu
+        p11, p12 = psi[:r, :r], psi[:r, r:]
+        self.p11_inv = np.linalg.inv(p11)
+        self.b_hat = self.p11_inv @ p12  # [r, d − r]
+        s = psi[r:, r:] - p12.T @ self.b_hat
+        self.schur = 0.5 * (s + s.T)  # Ψ₂₂·₁
+        self.basis = basis
+        self.law = type(niw)  # NIW: the conditional of the other block has the same law
+
+    def assemble(self, s11, b, s22_1, mu1, mu2) -> dict:
+        """Full ``{"mu": [d], "Sigma": [d, d]}`` from blocks in the basis V."""
+        s12 = s11 @ b
+        s22 = s22_1 + b.T @ s12
+        sig = np.block([[s11, s12], [s12.T, s22]])
+        v = self.basis
+        return {"mu": v @ np.concatenate([mu1, mu2]), "Sigma": v @ (0.5 * (sig + sig.T)) @ v.T}
+
+    def point(self, mu1, s11, which: str) -> dict:
+        if which == "mean":
+            s22_1 = (1 + np.trace(s11 @ self.p11_inv)) * self.schur / (self.nu - self.q - 1)
+        else:
+            s22_1 = self.schur / (self.nu + self.r + self.q + 2)
+        mu2 = self.mu[self.r :] + self.b_hat.T @ (mu1 - self.mu[: self.r])
+        return self.assemble(s11, self.b_hat, s22_1, mu1, mu2)
+
+    def draw(self, mu1, s11, rng: np.random.Generator) -> dict:
+        rest = self.law(self.mu[self.r :], self.kappa, self.nu, self.schur).sample(rng, 1)
+        s22_1 = rest["Sigma"][0]
+        e = rng.normal(size=self.b_hat.shape)
+        b = self.b_hat + np.linalg.cholesky(self.p11_inv) @ e @ np.linalg.cholesky(s22_1).T
+        mu2 = rest["mu"][0] + b.T @ (mu1 - self.mu[: self.r])
+        return self.assemble(s11, b, s22_1, mu1, mu2)
+
+    def lift(self, mu1, s11, which: str, rng: np.random.Generator | None) -> dict:
+        """``{"mu", "Sigma"}`` in full d: a draw with ``rng``, else the point ``which``."""
+        return self.draw(mu1, s11, rng) if rng is not None else self.point(mu1, s11, which)
+
+
+def lift_gaussian(ps: list[dict], completion, basis, r: int, which: str, rng) -> list[dict]:
+    """Full-d ``{"mu", "Sigma"}`` of subspace parameter sets ``ps`` (points, or draws with
+    ``rng``) from the exact conditionals of the full-d NIW posterior ``completion``
+    (:class:`Conditional`)."""
+    cond = Conditional(completion, basis, r)
+    return [
+        cond.lift(np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng)
+        for p in ps
+    ]
+
+
+#: search box of empirical Bayes, in pseudo-anchors (κ₀ and ν₀ − d − 1)
+EB_BOUNDS = (1e-3, 1e6)
+
+
+class MarginalCurve:
+    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation.
+
+    With ``C = LLᵀ`` and the centred targets X ``[n, d]``, ``L⁻¹ S L⁻ᵀ = YᵀY`` for
+    ``Y = X L⁻ᵀ``: its nonzero eigenvalues λ and eigenvectors come from a thin SVD of Y (at most
+    n of them; the other d − r eigenvalues are 0), and the mean term enters through the matrix
+    determinant lemma with ``z = L⁻¹(t̄ − μ₀)``.  Cost: one Cholesky of C and O(n d²)."""
+
+    def __init__(self, mu0, cov, targets):
+        t = np.asarray(targets, np.float64)
+        self.n, self.d = t.shape
+        chol = np.linalg.cholesky(cov)
+        tbar = t.mean(0)
+        y = scipy.linalg.solve_triangular(chol, (t - tbar).T, lower=True).T  # X L⁻ᵀ
+        _, sv, vt = np.linalg.svd(y, full_matrices=False)
+        keep = kept_singular_values(sv)  # the library's one rank rule (recipe.spectrum's)
+        z = scipy.linalg.solve_triangular(chol, tbar - mu0, lower=True)
+        wr2 = (vt[keep] @ z) ** 2
+        r = int(keep.sum())
+        # eigenvalues with multiplicities: the r nonzero ones, then 0 with multiplicity d − r
+        self.lam = np.concatenate([sv[keep] ** 2, [0.0]])
+        self.mult = np.concatenate([np.ones(r), [self.d - r]])
+        self.w2 = np.concatenate([wr2, [max(z @ z - wr2.sum(), 0.0)]])
+        self.logdet_c = 2 * np.log(np.diag(chol)).sum()
+
+    def __call__(self, kappa0, s):
+        """Vectorised over broadcastable ``kappa0`` and ``s`` (arrays or scalars)."""
+        n, d = self.n, self.d
+        kappa0, s = np.broadcast_arrays(np.asarray(kappa0, np.float64), np.asarray(s, np.float64))
+        nu0 = d + 1 + s
+        kn, nun = kappa0 + n, nu0 + n
+        r = kappa0 * n / kn
+        inv = 1.0 / (s[..., None] + self.lam)
+        logdet_n = self.logdet_c - np.log(inv) @ self.mult + np.log1p(r * (inv @ self.w2))
+        out = (
+            -0.5 * n * d * np.log(np.pi)
+            + log_multigamma(nun / 2, d)
+            - log_multigamma(nu0 / 2, d)
+            + 0.5 * nu0 * (d * np.log(s) + self.logdet_c)
+            - 0.5 * nun * logdet_n
+            + 0.5 * d * (np.log(kappa0) - np.log(kn))
+        )
+        return float(out) if out.ndim == 0 else out
+
+
+def empirical_bayes_fit(
+    mu0,
+    cov,
+    targets,
+    *,
+    kappa0: float | None = None,
+    nu0: float | None = None,
+    hyperprior: bool = True,
+) -> dict:
+    """Choose the prior strengths left ``None`` (maximum a posteriori over the log strengths).
+
+    Objective: the closed-form log marginal likelihood of ``targets [n, d]`` plus, with
+    ``hyperprior=True``, the weak :func:`log_hyperprior` on ``log κ₀`` and ``log(ν₀ − d − 1)``.
+    Without it the objective has a plateau, not a maximum, as the strengths grow whenever the
+    targets look like the broad prior (always possible for n ≤ 3): the maximiser then runs to the
+    search bound (10⁶ pseudo-anchors), the targets are ignored and the posterior intervals
+    collapse.  The hyperprior makes the plateau's start the answer and changes nothing where the
+    data are informative (its curvature, 1/4 per log unit, is that of a fraction of one anchor).
+
+    Search: a log-spaced 25-point grid per free strength over :data:`EB_BOUNDS`, refined by
+    bounded Nelder–Mead to 1e-10 in the log strengths (derivative-free: the objective is a sum
+    of large cancelling terms at large strengths, where finite-difference gradients are noise).
+    Returns ``{"kappa0", "nu0", "log_marginal", "objective", "at_bound"}``; ``at_bound`` names
+    the strengths that ended on a bound of the search box (also warned about)."""
+    curve = MarginalCurve(np.asarray(mu0, np.float64), np.asarray(cov, np.float64), targets)
+    d = curve.d
+    free = [kappa0 is None, nu0 is None]
+    fixed = [
+        np.log(kappa0) if kappa0 is not None else 0.0,
+        np.log(nu0 - d - 1) if nu0 is not None else 0.0,
+    ]
+
+    def unpack(x):
+        it = iter(x)
+        return [next(it) if f else v for f, v in zip(free, fixed)]
+
+    def loss(x):
+        lk, ls = unpack(x)
+        prior = sum(log_hyperprior(v) for v, f in zip((lk, ls), free) if f) if hyperprior else 0
+        return -(curve(np.exp(lk), np.exp(ls)) + prior)
+
+    lo, hi = np.log(EB_BOUNDS[0]), np.log(EB_BOUNDS[1])
+    grid = np.linspace(lo, hi, 25)
+    starts = np.stack(np.meshgrid(*[grid] * sum(free)), -1).reshape(-1, sum(free))
+    x0 = starts[first_max(-loss(starts.T))]
+    res = scipy.optimize.minimize(
+        loss,
+        x0,
+        method="Nelder-Mead",
+        bounds=[(lo, hi)] * sum(free),
+        options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 4000},
+    )
+    x = res.x if res.fun <= loss(x0) else x0
+    lk, ls = unpack(x)
+    names = [
+        n for n, f, v in zip(("kappa0", "nu0"), free, (lk, ls)) if f and min(v - lo, hi - v) < 1e-6
+    ]
+    if names:
+        warnings.warn(
+            f"empirical Bayes: {', '.join(names)} ended on the bound of the search box "
+            f"{EB_BOUNDS} pseudo-anchors; the choice is not an interior maximum — "
+            f"set the strength(s) explicitly",
+            stacklevel=user_stacklevel(),
+        )
+    k_best = kappa0 if kappa0 is not None else float(np.exp(lk))
+    nu_best = nu0 if nu0 is not None else float(d + 1 + np.exp(ls))
+    return {
+        "kappa0": float(k_best),
+        "nu0": float(nu_best),
+        "log_marginal": float(curve(k_best, nu_best - d - 1)),
+        "objective": float(-loss(x)),
+        "at_bound": names,
+    }
+
+
+def empirical_bayes(
+    mu0,
+    cov,
+    targets,
+    *,
+    kappa0: float | None = None,
+    nu0: float | None = None,
+    hyperprior: bool = True,
+) -> tuple[float, float, float]:
+    """Empirical-Bayes strengths of a NIW prior (:func:`empirical_bayes_fit`).
+    Examples
+    --------
+    >>> from anchordiv.adaptation.families import empirical_bayes
+    >>> t = np.random.default_rng(0).normal(size=(6, 3))
+    >>> k0, n0, lml = empirical_bayes(np.zeros(3), np.eye(3), t)
+    >>> k0 > 0 and n0 > 3 + 1
+    True
+    """
+    r = empirical_bayes_fit(mu0, cov, targets, kappa0=kappa0, nu0=nu0, hyperprior=hyperprior)
+    return r["kappa0"], r["nu0"], r["log_marginal"]
 
 
 def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=False):
@@ -70,30 +504,6 @@ def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=F
     O(n d²)-per-step space at any d (no Cholesky of a sampled Σ, float32-safe).  Sites:
     deterministic ``Sigma [d, d]`` and ``mu [d]``; latent ``bartlett_chi2 [d]``,
     ``bartlett_normal [d(d−1)/2]``, ``mu_std [d]``; observed ``targets``.
-
-    Parameters
-    ----------
-    targets : array_like, shape [n, d]
-        Target anchors (observed).
-    mu0 : array_like, shape [d]
-        μ₀.
-    kappa0 : float
-        κ₀ > 0.
-    nu0 : float
-        ν₀ > d − 1.
-    psi0 : array_like, shape [d, d]
-        Ψ₀, positive definite.
-    psi0_tril : array_like, shape [d, d], optional
-        Its Cholesky factor, if already known.
-    map_jacobian : bool, default False
-        Add the log-Jacobian that turns the density of the Bartlett coordinates into the
-        density of (μ, Σ): a delta guide (MAP) then finds the joint mode
-        ``(μₙ, Ψₙ/(νₙ + d + 2))`` of the parameters, not of their coordinates.
-
-    Returns
-    -------
-    None
-        A NumPyro model: it samples its sites.
     """
     mu, law, jac = niw_bartlett("", mu0, kappa0, nu0, psi0, psi0_tril)
     if map_jacobian:
@@ -115,18 +525,6 @@ def check_nu0(nu0: float, d: int) -> float:
 @dataclass(frozen=True)
 class NIW:
     """Normal–inverse-Wishart parameters (float64): ``Σ ~ IW(ν, Ψ)``, ``μ | Σ ~ N(μ, Σ/κ)``.
-
-    Parameters
-    ----------
-    mu : numpy.ndarray, shape [d]
-        The mean.
-    kappa : float
-        κ > 0.
-    nu : float
-        ν > d − 1.
-    psi : numpy.ndarray, shape [d, d]
-        Ψ, positive definite.
-
     Examples
     --------
     >>> from anchordiv.adaptation.families import NIW
@@ -230,7 +628,7 @@ class NIW:
 
 def weak_covariance(strength: float) -> dict:
     """``{"target_only": why}`` for a prior covariance worth ``strength`` < 1 pseudo-anchor (the
-    fit is then target-only in the directions the targets leave open, :mod:`..sanity`), else
+    fit is then target-only in the directions the targets leave open, :mod:`..model`), else
     ``{}``."""
     if strength >= 1.0:
         return {}
@@ -255,7 +653,7 @@ class NIWLikelihood(GaussianLikelihood):
 STRENGTH_RULES = ("evidence", "held-out")
 
 
-# ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
+# ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Mean cosine and norm, covariance trace, leading eigenvalues and the angle of the leading
     axis to the point summary's (degrees); ``mu`` and ``Sigma`` themselves at d ≤ 8."""
@@ -402,7 +800,7 @@ class NIWPrior(Family):
         A strength ``"auto"`` is chosen from ``targets`` by the rule ``strengths``:
 
         * ``"held-out"`` (default): the recipe of
-          :func:`anchordiv.adaptation.recipe.gaussian_strengths` — one strength s (κ₀ = s,
+          :func:`anchordiv.adaptation.statistics.gaussian_strengths` — one strength s (κ₀ = s,
           ν₀ = d + 1 + s) by exact leave-one-out predictive density, capped by the targets'
           held-out novelty so that the posterior approaches the target-only fit as the targets
           span their own subspace.  Computed from the broad covariance for
@@ -480,7 +878,7 @@ class NIWPrior(Family):
                 "strengths='evidence' to choose the other by empirical Bayes"
             )
         moments = (mu0, cov) if prior == "broad" else None  # the control: the broad's
-        g = recipe.gaussian_strengths(broad, targets, reg=reg, moments=moments)
+        g = gaussian_strengths(broad, targets, reg=reg, moments=moments)
         return cls(
             mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})", ""
         )
@@ -526,7 +924,7 @@ class NIWPrior(Family):
         post = p.update(targets)
         logdet_psi = self.dim * np.log(float(self.nu0) - self.dim - 1) + self.cov_logdet()
         info["log_marginal_likelihood"] = p.log_marginal(targets, post=post, logdet_psi=logdet_psi)
-        return post, info, fixed
+        return post, {**info, "model_kwargs": kwargs}, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NIW:
         """The exact posterior under this prior raised to the power ``alpha``: the power-scaled
@@ -557,39 +955,38 @@ class NIWPrior(Family):
 
     @classmethod
     def subspace_mode(cls, point, completion, r):
-        from ..points import subspace_joint_mode
 
         return subspace_joint_mode(point, completion, r)
 
 
 __all__ = [
-    "GAUSSIAN_DIMS",
-    "MarginalCurve",
-    "gaussian_prior_scale",
-    "gaussian_quantities",
-    "gaussian_sbc_quantities",
-    "cov_cholesky",
-    "gaussian_model",
-    "lift_gaussian",
-    "GaussianLikelihood",
-    "NIWLikelihood",
     "BartlettGaussian",
     "Conditional",
     "EB_BOUNDS",
+    "GAUSSIAN_DIMS",
+    "GaussianLikelihood",
+    "MarginalCurve",
     "NIW",
+    "NIWLikelihood",
     "NIWPrior",
     "STRENGTH_RULES",
     "check_nu0",
+    "cov_cholesky",
     "cov_factor",
-    "weak_covariance",
     "empirical_bayes",
     "empirical_bayes_fit",
     "gaussian_logpdf",
+    "gaussian_model",
     "gaussian_predictive",
+    "gaussian_prior_scale",
+    "gaussian_quantities",
+    "gaussian_sbc_quantities",
+    "lift_gaussian",
     "log_iw",
     "log_multigamma",
     "log_niw",
     "niw_bartlett",
     "niw_model",
     "project_niw",
+    "weak_covariance",
 ]

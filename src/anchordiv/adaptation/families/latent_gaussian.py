@@ -34,16 +34,17 @@ from ...anchors.gaussian import moments
 from ...anchors.latent import principal_subspace
 from ...anchors.linalg import eigh_descending
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
-from .. import recipe
+from .. import statistics as recipe
 from ...threads import limited_blas
-from ..cache import as_anchors, cached
+from ..statistics import as_anchors, cached
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
-from ..family import Family, check_prior_mode, isotropic_like
-from ..hooks import Hooks, principal_angles
-from ..likelihood import Likelihood
+from ..protocol import Family, isotropic_like
+from ..registry import check_prior_mode
+from ..protocol import Hooks, principal_angles
+from ..model import Likelihood
 from ..registry import family
 from ..statistics import broad_moments
-from ..subspace import sandwich
+from ..statistics import sandwich
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
 PRIOR_ANCHORS = 10.0
@@ -346,7 +347,7 @@ class BinghamLikelihood(PPCALikelihood):
         return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw["target_weight"]) * plug_in
 
 
-# ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.hooks.Hooks`) --
+# ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.protocol.Hooks`) --
 def latent_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Principal angles (degrees, ascending) to the point subspace and the largest."""
     ang = principal_angles(s["U"], ref["U"])

@@ -35,12 +35,12 @@ import numpyro
 from ...anchors import LatentSpherical
 from ...anchors.latent import principal_subspace
 from ...errors import positive, AnchorDivError
-from ..cache import cached
+from ..statistics import cached
 from ..distributions import MatrixBingham, stiefel_site
-from ..family import check_prior_mode
-from ..hooks import Hooks
+from ..registry import check_prior_mode
+from ..protocol import Hooks
 from ..registry import family
-from ..subspace import sandwich
+from ..statistics import sandwich
 from .latent_gaussian import (
     PRIOR_ANCHORS,
     BinghamPosterior,

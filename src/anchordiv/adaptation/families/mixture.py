@@ -43,11 +43,9 @@ from ..._tolerance import first_max
 from ...anchors import GaussianMixture
 from ...anchors.mixture import em, responsibilities, weighted_moments
 from ...errors import AnchorDivError, integer, positive
-from ..cache import cached
-from ..family import Family, check_prior_mode, isotropic_like
-from ..hooks import Hooks, cosine, unit_vector
-from ..likelihood import Likelihood
-from ..registry import family
+from ..statistics import cached
+from ..protocol import Family, check_prior_mode, isotropic_like, Hooks, cosine, unit_vector, family
+from ..model import Likelihood
 from .gaussian import (
     NIW,
     Conditional,
@@ -364,7 +362,7 @@ def assignment_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.nda
     return out if k == 1 else out[np.asarray(index).reshape(-1)]
 
 
-# ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
+# ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def mixture_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Per component: the weight, the mean's cosine to the point summary's, the trace."""
     return {

@@ -51,11 +51,12 @@ from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
-from ..cache import cached
-from ..family import Family, check_prior_mode
-from ..hooks import SMALL_D, Hooks, unit_vector
+from ..statistics import cached
+from ..protocol import Family
+from ..registry import check_prior_mode
+from ..protocol import SMALL_D, Hooks, unit_vector
 from ..methods import NUTS
-from ..likelihood import Likelihood
+from ..model import Likelihood
 from ..registry import family
 from .diagonal import mean_quantities
 from .latent_gaussian import ppca_noise
@@ -431,7 +432,7 @@ class SpectralLikelihood(Likelihood):
         }
 
 
-# ---- what the checks know of the family (:class:`~anchordiv.adaptation.hooks.Hooks`) ----------
+# ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Mean cosine and norm, covariance trace, the scales and variances, and each direction's
     scale relative to the point summary's; ``mu`` at d ≤ 8."""

@@ -39,11 +39,8 @@ import numpyro.distributions as dist
 from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
-from ..cache import cached
-from ..family import Family, check_prior_mode, isotropic_like
-from ..registry import family
-from ..subspace import sandwich
-from ..hooks import Hooks, own_sites
+from ..statistics import cached, sandwich
+from ..protocol import Family, check_prior_mode, isotropic_like, family, Hooks, own_sites
 from .gaussian import (
     GAUSSIAN_DIMS,
     NIW,

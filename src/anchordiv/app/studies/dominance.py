@@ -152,7 +152,7 @@ def section(rep, table: dict, *, note: str = "") -> None:
     ratios and the falls."""
     rep.section(TITLE)
     rep.text(
-        "Every default posterior (the held-out recipe, `anchordiv.adaptation.recipe`) on every "
+        "Every default posterior (the held-out recipe, `anchordiv.adaptation.statistics`) on every "
         "task, against the better of its target-only model and its isotropic-prior control "
         "(same chosen strengths, no directions) and against cosine; paired 95 % two-level "
         f"bootstrap intervals (same subsets and queries).  Claim: above max(target-only, "

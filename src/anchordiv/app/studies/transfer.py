@@ -11,7 +11,7 @@ Two tasks where the target geometry matters (README "Studies and the main job"):
 For each budget n (seeded target subsets shared by all models, :func:`anchordiv.evaluation.curves.subset`)
 every prior P gives two models of each kind: the exact conjugate posterior
 ``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` with the library's defaults
-(the held-out recipe, :mod:`anchordiv.adaptation.recipe`: strengths, latent rank
+(the held-out recipe, :mod:`anchordiv.adaptation.statistics`: strengths, latent rank
 and target weight chosen from the targets) and its isotropic control (the same prior object's
 ``isotropic()``: the same chosen strengths, broad mean and covariance trace, no directions);
 beside them target-only fits and cosine.  The diagnostics keep *fixed* strengths

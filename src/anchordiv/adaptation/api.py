@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import inspect
 import warnings
-
 import numpy as np
-
 from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm
 from ..threads import limited_blas
-from .cache import checked
-from .family import FAMILIES, Family, build_prior, get_family
-from .inference import METHODS, options
-from .methods import Method
-from .validation import check_targets as _check_targets
+from .statistics import checked
+from .protocol import Family
+from .registry import (
+    FAMILIES,
+    LiveKinds,
+    LiveMapping,
+    check_prior_mode,
+    get_family,
+    unknown_kind,
+)
+from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated
 from .posterior import Posterior
-from .registry import LiveKinds, LiveMapping, unknown_kind
+
 
 #: the registered kinds, read live (a family registered after import appears here)
 KINDS = LiveKinds()
@@ -99,9 +103,9 @@ def adapt(
         Scale the target rows to unit norm (rows that are not unit-norm warn otherwise).
     method : {"exact", "nuts", "svi"} or Exact, NUTS, SVI, default "exact"
         ``"exact"``: the conjugate update of the kind's prior (the family's
-        ``exact``, :class:`~anchordiv.adaptation.capabilities.Conjugate`; not for ``spectral``); ``"nuts"``: NUTS on the explicit NumPyro model of
-        :mod:`anchordiv.adaptation.families` or a user's (:mod:`.sampling`); ``"svi"``: NumPyro SVI
-        (:mod:`.variational`).  A name takes the method's options as keywords of this call; a
+        ``exact``, :class:`~anchordiv.adaptation.protocol.Conjugate`; not for ``spectral``); ``"nuts"``: NUTS on the explicit NumPyro model of
+        :mod:`anchordiv.adaptation.families` or a user's (:mod:`.nuts`); ``"svi"``: NumPyro SVI
+        (:mod:`.svi`).  A name takes the method's options as keywords of this call; a
         configuration (``method=ad.NUTS(num_warmup=300)``) holds them itself, and a method
         option beside it is an error naming where it goes.
     prior : {"broad", "isotropic"}, default "broad"
@@ -119,7 +123,7 @@ def adapt(
         of the prior covariance); mixture (default d + 11); diagonal-gaussian (10).
     strengths : {"held-out", "evidence"}, default "held-out"
         gaussian, how ``"auto"`` strengths are chosen: ``"held-out"`` — the recipe of
-        :mod:`.recipe`: one strength by exact leave-one-out predictive density, capped by the
+        :mod:`.statistics`: one strength by exact leave-one-out predictive density, capped by the
         targets' held-out novelty, so that the posterior approaches the target-only fit as the
         targets come to span their own subspace; ``"evidence"`` — empirical Bayes, the
         maximiser of the closed-form marginal likelihood.  Reported in ``post.info["chosen_by"]``.
@@ -206,7 +210,7 @@ def adapt(
     subspace : int, optional
         nuts, svi: run the model on the broad anchors' top-r principal directions and lift it
         back to full d with the exact conditional posterior of the default prior outside the
-        subspace (:mod:`.subspace`) — the way to run NUTS at d = 384.
+        subspace (:mod:`.statistics`) — the way to run NUTS at d = 384.
     model : callable, optional
         nuts, svi: a custom NumPyro prior ``fn(targets, **model_kwargs)`` that defines the kind's
         sites (``Family.sites``, e.g. ``NIWPrior.sites == ("mu", "Sigma")``); their shapes and a
@@ -331,7 +335,7 @@ def check_anchors(broad, targets, *, normalize: bool = False) -> tuple[np.ndarra
     ``targets [n, d]`` (n ≥ 1, same d; a single target is fine: the prior supplies the spread),
     the targets scaled to unit norm with ``normalize`` (:func:`anchordiv.provenance.unit_norm`).
 
-    Both come back as read-only arrays marked as checked (:func:`.cache.checked`): the functions
+    Both come back as read-only arrays marked as checked (:func:`.statistics.checked`): the functions
     ``adapt`` calls next (the recipe, the exact update) check only their shape, and the
     targets' scatter is computed once for the recipe, the update and the evidence.
 
@@ -341,7 +345,7 @@ def check_anchors(broad, targets, *, normalize: bool = False) -> tuple[np.ndarra
     (:func:`~anchordiv.adaptation.loading.stand_in_anchors`, provenance ``stand_in``) are
     exempt: they number 2r."""
     b = check_spread("broad_anchors", as_matrix("broad_anchors", broad, min_rows=2))
-    t = _check_targets(targets, b.shape[1])
+    t = check_targets(targets, b.shape[1])
     if len(b) < len(t) and not provenance_of(broad).get("stand_in"):
         warnings.warn(
             f"broad_anchors: {len(b)} rows, fewer than the {len(t)} target_anchors; the broad "
@@ -354,14 +358,82 @@ def check_anchors(broad, targets, *, normalize: bool = False) -> tuple[np.ndarra
     return checked(b), checked(unit_norm("target_anchors", t, normalize))
 
 
+@limited_blas
+def infer(
+    prior, targets, method=None, *, tau: float | None = None, normalize: bool = False, broad=None
+) -> Posterior:
+    """Posterior of a prior object given target anchors, by an inference method.
+
+    Parameters
+    ----------
+    prior : Family
+        A prior object (:class:`NIWPrior`, ..., or :func:`load_prior`'s result).
+    targets : array_like, shape [n, d]
+        Target anchors.
+    method : Exact, NUTS or SVI, optional
+        Default :class:`Exact`.
+    tau : float, optional
+        The encoder's logit scale (default: the one recorded with the targets or with the
+        prior's saved model, see :func:`anchordiv.resolve_tau`).
+    normalize : bool, default False
+        Scale target rows to unit norm (non-unit rows warn otherwise).
+    broad : array_like, shape [N, d], optional
+        The broad anchors the prior was built from — needed for ``subspace=`` and a callable
+        ``model_kwargs``.
+
+    Returns
+    -------
+    Posterior
+        The posterior (exact parameters, or NUTS/SVI draws): ``method.run(prior, targets,
+        tau=tau, broad=broad)`` on the validated inputs.
+
+    Raises
+    ------
+    AnchorDivError
+        Not a prior object or method, targets of the wrong dimension, ``exact`` for a family
+        without a conjugate update, or a missing ``broad``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> post = ad.infer(prior, broad[:3], tau=20.0)
+    >>> post.point("mean")
+    Gaussian(mean[4], factor[4, 4], tau=20)
+    """
+    method = Exact() if method is None else method
+    t, tau, b = validated(prior, targets, method, tau=tau, normalize=normalize, broad=broad)
+    return method.run(prior, t, tau=tau, broad=b)
+
+
+def build_prior(fam, broad, targets=None, *, prior: str = "broad", **strengths) -> "Family":
+    """``fam.from_anchors(broad [N, d], targets [n, d], **strengths)`` with the prior mode
+    ``prior``: passed on where ``from_anchors`` names a ``prior`` keyword, else the broad prior
+    and, for ``"isotropic"``, its :meth:`Family.isotropic` (a family need not take ``prior``)."""
+    params = inspect.signature(fam.from_anchors).parameters
+    if "prior" in params:
+        return fam.from_anchors(broad, targets, prior=prior, **strengths)
+    built = fam.from_anchors(broad, targets, **strengths)
+    return built.isotropic() if check_prior_mode(prior) == "isotropic" else built
+
+
 __all__ = [
     "COMMON",
     "DEFAULT_KIND",
+    "Exact",
     "KINDS",
+    "METHODS",
     "METHOD_OPTIONS",
+    "NUTS",
     "OPTIONS",
+    "SVI",
     "adapt",
+    "build_prior",
     "check_anchors",
+    "infer",
+    "options",
     "prior_options",
     "resolve_family",
     "split_family_options",

@@ -1,42 +1,126 @@
-"""NUTS on the kind's explicit NumPyro model or on a user's model.
+"""A compiled NUTS chain runner that is reused across fits: the model's arguments (targets,
+float and array hyperparameters) are traced inputs, so a new fit of the same model, settings and
+shapes compiles nothing.
 
-Steerable as in NumPyro: ``init_strategy`` (name or NumPyro strategy; default the prior median),
-``target_accept_prob`` (0.8), ``dense_mass`` (False), ``max_tree_depth`` (10), ``chain_method``
-("sequential" | "vectorized" | "parallel"), ``x64``.  Before sampling, the model is initialised
-once; a model that cannot be initialised fails fast with an error that names the non-finite
-sites and suggests ``subspace=`` or SVI.  Every latent and deterministic site is kept (a user's
-own parameters reach ``az.summary``).
-
-Compiled samplers are reused: one :class:`~.chains.Chains` runner (targets and float/array
-hyperparameters are traced arguments) per model, static keywords, sampler settings and argument
-shapes, kept in a least-recently-used :class:`~.methods.Runners` table (the library's
-:data:`~.methods.NUTS_RUNNERS` of :data:`MAX_SAMPLERS` entries, or the user's own:
-``ad.NUTS(runners=...)``) — repeated
-``adapt(method="nuts")`` calls on new targets of the same shape compile nothing, and a long loop
-does not grow memory.  A custom ``init_strategy`` object is not hashable by value: such runs
-build a fresh runner; ``chain_method="parallel"`` uses NumPyro's ``MCMC`` (one device per
-chain; it compiles on every call).  ``post.raw`` is the runner (``.sampler``: the NUTS kernel)
-or the ``MCMC`` object.
+NumPyro's ``MCMC.run`` rebuilds (and so recompiles) its collection loop on every call even with
+``jit_model_args=True`` (a fresh ``jax.jit`` wrapper is a static argument of the loop), ≈ 2.5 s
+per fit and, over a few hundred fits in one process, enough JIT code to exhaust LLVM's section
+memory.  :class:`Chains` instead jits two functions once — initialisation and a chunk of
+:data:`CHUNK` NUTS transitions that collects the draws (``kernel.sample``, which adapts step size
+and mass matrix while ``i < num_warmup``; warm-up chunks drop what they collect) — and steps
+through them in Python.  With progress shown, each transition also reports to the bar from
+inside the compiled chunk (a host callback, ~20–60 µs a transition), so a model whose
+transitions take seconds (full-d NUTS at d = 384) still moves the bar, and writes its lines into
+a log, between chunk ends; without progress the chunk is compiled without the callback.  Chains run one after another (``"sequential"``) or batched with ``vmap``
+(``"vectorized"``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-from typing import TYPE_CHECKING, Any
-
 import jax
 import numpy as np
-
+import dataclasses
+import functools
+from typing import Any
+from ..progress import tqdm
 from .._tolerance import first_max
 from ..errors import AnchorDivError
-from . import points as summaries
-from .runners import CHAIN_METHODS, NUTS_RUNNERS
-from .model import Problem, failure, guard, init_strategy
-from .posterior import Posterior
+from .model import CHAIN_METHODS, NUTS_RUNNERS, split_kwargs, Problem, failure, guard, init_strategy
+from .posterior import Posterior, joint_correction, sampled_descriptions
 
-if TYPE_CHECKING:  # at run time imported lazily, where it is used
-    from .chains import Chains
+
+#: NUTS transitions per compiled step
+CHUNK = 100
+#: per-draw statistics collected beside the samples
+FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
+
+
+class Chains:
+    """Reusable NUTS runner for one ``kernel`` (a ``numpyro.infer.NUTS``), draw counts and chain
+    method; ``.sampler`` is the kernel (as on NumPyro's ``MCMC``)."""
+
+    def __init__(
+        self, kernel, num_warmup: int, num_samples: int, num_chains: int, chain_method: str
+    ):
+        self.sampler, self.num_chains, self.chain_method = kernel, num_chains, chain_method
+        self.num_warmup, self.num_samples = num_warmup, num_samples
+        batch = jax.vmap if chain_method == "vectorized" else (lambda f, **_: f)
+        self._init = jax.jit(batch(self._init_one, in_axes=(0, None, None)))
+        self._collect = jax.jit(
+            batch(self._chunk_collect, in_axes=(0, None, None, None, None)),
+            static_argnums=(3, 4),
+        )
+        self._bar, self._limit, self._per_tick = None, 0, 1
+
+    def _init_one(self, key, args, kwargs):
+        return self.sampler.init(key, self.num_warmup, model_args=args, model_kwargs=kwargs)
+
+    def _tick(self):
+        """One transition of every chain in the chunk done (called from inside a compiled
+        chunk: once per transition, also when ``vmap`` batches the chains)."""
+        bar = self._bar
+        if bar is not None and bar.n < self._limit:
+            bar.update(min(self._per_tick, self._limit - bar.n))
+
+    def _chunk_collect(self, state, args, kwargs, n, tick):
+        post = self.sampler.postprocess_fn(args, kwargs)
+
+        def step(s, _):
+            s = self.sampler.sample(s, args, kwargs)
+            if tick:
+                jax.debug.callback(self._tick)
+            return s, (post(s.z), {f: getattr(s, f) for f in FIELDS})
+
+        return jax.lax.scan(step, state, None, length=n)
+
+    def _phase(self, collect: bool, state, args, kwargs, total, bar):
+        """Run ``total`` transitions in chunks; warm-up runs the collecting chunk too and drops
+        its draws, so a new model or shape traces and compiles one NumPyro transition loop,
+        not two (the same transitions: ``sampler.sample`` either way; ~20 % of a fresh fit's
+        time at d = 384)."""
+        outs, done = [], 0
+        while done < total:
+            n = min(CHUNK, total - done)
+            self._per_tick = self.num_chains if self.chain_method == "vectorized" else 1
+            self._limit = bar.n + n * self._per_tick
+            state, out = self._collect(state, args, kwargs, n, not bar.disable)
+            if collect:
+                outs.append(out)
+            done += n
+            if not bar.disable:
+                jax.effects_barrier()  # every tick of the chunk has reached the bar
+            bar.update(self._limit - bar.n)
+        return state, outs
+
+    def _one_batch(self, keys, args, kwargs, bar):
+        state = self._init(keys, args, kwargs)
+        state, _ = self._phase(False, state, args, kwargs, self.num_warmup, bar)
+        _, outs = self._phase(True, state, args, kwargs, self.num_samples, bar)
+        axis = 1 if self.chain_method == "vectorized" else 0  # the draw axis
+        return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis), *outs)
+
+    def run(self, key, args: tuple, kwargs: dict, progress: bool = False):
+        """``(samples {site: [chains, draws, ...]}, stats {field: [chains, draws]})``."""
+        keys = jax.random.split(key, self.num_chains)
+        total = self.num_chains * (self.num_warmup + self.num_samples)
+        with tqdm(total=total, desc="NUTS", unit="step", disable=not progress) as bar:
+            self._bar = bar
+            try:
+                if self.chain_method == "vectorized":
+                    samples, stats = self._one_batch(keys, args, kwargs, bar)
+                else:
+                    per = [self._one_batch(k, args, kwargs, bar) for k in keys]
+                    samples, stats = jax.tree.map(lambda *xs: np.stack(xs), *per)
+            finally:
+                self._bar = None
+        return samples, {k: np.asarray(v) for k, v in stats.items()}
+
+
+def cache_size(chains: Chains) -> int:
+    """Compiled variants held by a runner's jitted functions (one per shape and chunk length;
+    a steady loop of same-shaped fits keeps it constant)."""
+    return sum(f._cache_size() for f in (chains._init, chains._collect))  # type: ignore[attr-defined]
+
 
 EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
 #: compiled samplers kept by default (least recently used dropped first)
@@ -51,30 +135,8 @@ def _shapes(tree: dict) -> tuple:
 
 
 def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
-    """The cached compiled chain runner for a model, settings and shapes, or a new one.
-
-    Parameters
-    ----------
-    prob : Problem
-        The model.
-    o : NUTS
-        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
-    counts : dict
-        Warm-up and sample counts.
-
-    Returns
-    -------
-    runner : Chains
-        The compiled :class:`~.chains.Chains`.
-    dynamic : dict
-        Keywords passed as traced arguments.
-    fresh : bool
-        Whether it was built now.
-    """
+    """The cached compiled chain runner for a model, settings and shapes, or a new one."""
     from numpyro.infer import NUTS
-
-    from .chains import Chains
-    from .variational import split_kwargs
 
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     settings = (
@@ -118,28 +180,7 @@ def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
 
 
 def run_mcmc(prob: Problem, o: Any, counts: dict, seed: int):
-    """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call).
-
-    Parameters
-    ----------
-    prob : Problem
-        The model.
-    o : NUTS
-        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
-    counts : dict
-        Warm-up and sample counts.
-    seed : int
-        The sampler's seed.
-
-    Returns
-    -------
-    samples : dict
-        Draws per site.
-    stats : dict
-        Sample statistics.
-    mcmc : numpyro.infer.MCMC
-        The run.
-    """
+    """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call)."""
     from numpyro.infer import MCMC, NUTS
 
     kernel = NUTS(
@@ -157,28 +198,7 @@ def run_mcmc(prob: Problem, o: Any, counts: dict, seed: int):
 
 
 def run_cached(prob: Problem, o: Any, counts: dict, seed: int):
-    """Run the cached compiled chain runner (:func:`sampler`).
-
-    Parameters
-    ----------
-    prob : Problem
-        The model.
-    o : NUTS
-        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
-    counts : dict
-        Warm-up and sample counts.
-    seed : int
-        The sampler's seed.
-
-    Returns
-    -------
-    samples : dict
-        Draws per site.
-    stats : dict
-        Sample statistics.
-    runner : Chains
-        The runner.
-    """
+    """Run the cached compiled chain runner (:func:`sampler`)."""
     runner, dyn, fresh = sampler(prob, o, counts)
     if fresh:
         check_init(prob, init_strategy(o.init_strategy), seed)
@@ -224,22 +244,6 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
 def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Posterior:
     """``post`` filled with NUTS draws of ``prob`` (module docstring): the fit of
     :class:`~.methods.NUTS`.
-
-    Parameters
-    ----------
-    post : Posterior
-        The run's posterior, its draws not yet set.
-    prob : Problem
-        The model to sample.
-    o : NUTS
-        The NUTS configuration (:class:`~.methods.NUTS`) (validated when it was made).
-    sites : list of str
-        Sites to keep.
-
-    Returns
-    -------
-    Posterior
-        The sampled posterior.
     """
     seed = int(o.seed)
     counts = {k: getattr(o, k) for k in ("num_warmup", "num_samples", "num_chains")}
@@ -273,26 +277,9 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     """Point summaries of a NUTS run that need the full-d density.
 
     Under ``subspace=`` with the default Gaussian or mixture model the ``"map"`` is the draw of
-    highest *full-d* joint density (subspace density plus :func:`.points.joint_correction`),
+    highest *full-d* joint density (subspace density plus :func:`.posterior.joint_correction`),
     fixed here; otherwise it is left to ``post.point`` (the draw of highest density of the
     model's parameters).
-
-    Parameters
-    ----------
-    post : Posterior
-        The posterior being filled (its :attr:`~.posterior.Posterior.subspace` rank says
-        whether the draws are lifted).
-    prob : Problem
-        The model run.
-    samples : dict
-        The NUTS draws.
-
-    Returns
-    -------
-    points : dict or None
-        Fixed point summaries.
-    descriptions : dict
-        ``{"point_mean", "point_map"}`` in words.
     """
 
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
@@ -303,7 +290,7 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
                 ", lifted with the default prior's conditional mode outside the subspace "
                 "(not the joint mode of one full-d model)"
             )
-        return None, summaries.sampled_descriptions(post, best=best)
+        return None, sampled_descriptions(post, best=best)
     flat = {
         k: v.reshape((-1,) + v.shape[2:])
         for k, v in samples.items()
@@ -315,7 +302,7 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     fam = post.family_class
     lik = fam.likelihood_type(fam, kwargs, post.fixed, post.dim)
     lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat) + (
-        summaries.joint_correction(fam, flat, post.dim)
+        joint_correction(fam, flat, post.dim)
     )
     i = first_max(lp)
     best = (
@@ -325,13 +312,17 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
     )
     return (
         {"map": {k: v[i] for k, v in flat.items()}},
-        summaries.sampled_descriptions(post, best=best),
+        sampled_descriptions(post, best=best),
     )
 
 
 __all__ = [
     "CHAIN_METHODS",
+    "CHUNK",
+    "Chains",
+    "FIELDS",
     "MAX_SAMPLERS",
+    "cache_size",
     "check_init",
     "nuts_points",
     "run_cached",

@@ -1,14 +1,16 @@
 """SVI through ad.adapt: MAP equals the exact joint mode, guides by name, user models, the ELBO
 trace, convergence reporting, clear errors, persistence, no retrace on refits."""
 
+from __future__ import annotations
+
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import optax
 import pytest
-
 import anchordiv as ad
 from helpers import compilations
+
 
 TAU = 5.0
 

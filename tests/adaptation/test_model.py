@@ -1,17 +1,18 @@
 """Densities of posterior draws: the log joint at constrained parameters (the NUTS MAP) and the
 pointwise log-likelihood per kind, against scipy references."""
 
-import warnings
+from __future__ import annotations
 
+import warnings
 import numpy as np
 import pytest
 import scipy.stats
-
 import anchordiv as ad
 from anchordiv.errors import AnchorDivError
 from anchordiv.adaptation.posterior import Posterior
-from anchordiv.adaptation.likelihood import log_joint, with_log_density
+from anchordiv.adaptation.model import log_joint, with_log_density
 from anchordiv.adaptation import FAMILIES
+
 
 DEFAULT_MODELS = {kind: fam.model for kind, fam in FAMILIES.items()}
 
@@ -249,7 +250,7 @@ def test_closed_form_log_joint_equals_the_model(kind, opts):
 def test_the_traced_likelihood_names_draws_it_cannot_read():
     """Exact latent-spherical draws hold ``U`` only (no auxiliary ``U_raw``): the generic
     traced likelihood says so in an AnchorDivError, not numpyro's bare AssertionError."""
-    from anchordiv.adaptation.likelihood import Likelihood
+    from anchordiv.adaptation.model import Likelihood
 
     rng = np.random.default_rng(0)
     broad, t = rng.normal(size=(60, 4)), rng.normal(size=(6, 4))

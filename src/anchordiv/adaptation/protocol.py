@@ -1,78 +1,209 @@
-"""The family protocol: what an adaptable kind is, in one abstract base class.
-
-A *family* is a prior over one anchor model's parameters.  An instance is a **prior object** — a
-frozen dataclass registered as a JAX pytree by :func:`family` (numbers and arrays are leaves,
-names and modes static), like the anchor models of :mod:`anchordiv.anchors` — built from broad
-anchors::
-
-    prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # the held-out recipe
-    post = prior.update(targets [n, d])                                  # exact conjugate update
-    post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
-
-What a family defines (the protocol): :attr:`~Family.sites`, :attr:`~Family.model` (its
-explicit NumPyro model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`,
-:meth:`~Family.isotropic` (the control) and :meth:`~Family.to_model`.  Every other member is
-declared here with a default a family may override: :attr:`~Family.likelihood_type` (closed
-forms of the targets' likelihood, else traced from the model:
-:class:`~anchordiv.adaptation.likelihood.Likelihood`), :meth:`~Family.model_inputs` (what NUTS
-and SVI run on, if not the prior's own keywords), :meth:`~Family.predictive_fixed` (arrays
-every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how its point
-summaries are formed, in words), :attr:`~Family.dim` (if the first array field's last axis is
-not d), :attr:`~Family.hooks` (what the checks and the adaptation curves know of it:
-:class:`~anchordiv.adaptation.hooks.Hooks`), :attr:`~Family.needs_anchors`, the fields
-:attr:`~Family.prior` and :attr:`~Family.origin`, :meth:`~Family.broad_count`, and the optional
-members of the capabilities (:meth:`~Family.exact_chains`,
-:meth:`~Family.power_scaled_posterior`, :meth:`~Family.completion`,
-:meth:`~Family.project_mean`, :meth:`~Family.subspace_mode`, :attr:`~Family.covariance_site`:
-``None`` where the family has none).  Everything else is generic: the update, prior draws and
-predictive, persistence over the dataclass fields (:meth:`~Family.to_arrays` /
-:meth:`~Family.from_arrays` / :meth:`~Family.save`), the one-line repr.
-
-Capabilities (:mod:`.capabilities`, checked with ``isinstance``): :class:`Conjugate`
-(``exact``: the closed-form update) and :class:`Projectable` (``project`` / ``lift``:
-``subspace=`` inference).
-
-A family of one's own is a subclass in one's own module with the :func:`family` decorator
-(``docs/guides/adaptation.md``, "Adding a family"); the library's are in
-:mod:`anchordiv.adaptation.families`.
-"""
+"""The protocol an adaptable family implements, in one place: the :class:`Family` base class
+(declared members), its capabilities (:class:`Conjugate`, :class:`Projectable`), the
+:class:`Hooks` its checks read, and the registry (kind -> family class, :func:`family`).
+Modules below the families (posterior, densities, model checks) find a kind's family here
+without importing the families themselves."""
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-import inspect
 import json
-from typing import Callable, ClassVar
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import jax
 import numpy as np
 
 from ..errors import AnchorDivError
-from .methods import Exact
-from .validation import validated
-from .capabilities import Conjugate, Projectable, is_conjugate, no_subspace  # noqa: F401
-from .hooks import Hooks
-from .likelihood import Likelihood
-from .registry import FAMILIES, family, get_family, protocol
 from ..threads import limited_blas
+from .methods import Exact, validated
+from .model import Likelihood
+from .registry import (
+    FAMILIES,
+    Conjugate,
+    Projectable,
+    check_prior_mode,
+    family,
+    get_family,
+    is_conjugate,
+    no_subspace,
+    protocol,
+)
 
 
-def check_prior_mode(prior: str) -> str:
-    if prior not in ("broad", "isotropic"):
-        raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
-    return prior
+#: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
+SMALL_D = 8
+#: leading covariance eigenvalues reported
+N_EIGEN = 5
+#: a model's own sites reach the posterior group up to this many values per draw
+OWN_SITE_MAX = 1024
 
 
-def build_prior(fam, broad, targets=None, *, prior: str = "broad", **strengths) -> "Family":
-    """``fam.from_anchors(broad [N, d], targets [n, d], **strengths)`` with the prior mode
-    ``prior``: passed on where ``from_anchors`` names a ``prior`` keyword, else the broad prior
-    and, for ``"isotropic"``, its :meth:`Family.isotropic` (a family need not take ``prior``)."""
-    params = inspect.signature(fam.from_anchors).parameters
-    if "prior" in params:
-        return fam.from_anchors(broad, targets, prior=prior, **strengths)
-    built = fam.from_anchors(broad, targets, **strengths)
-    return built.isotropic() if check_prior_mode(prior) == "isotropic" else built
+@dataclasses.dataclass(frozen=True)
+class Hooks:
+    """A family's hooks (module docstring); ``None``: the default or a base class's.
+
+    Parameters
+    ----------
+    quantities : callable
+        ``(draws {site: [chains, draws, ...]}, ref {site: ...}) -> {name: [chains, draws,
+        ...]}``: interpretable quantities of draws against the point summary ``ref`` (ArviZ's
+        posterior and prior groups).
+    dims : dict
+        ArviZ dims of the quantities beyond (chain, draw).
+    sbc_broad : callable
+        ``(d, rng, separation) -> broad [400, d]``: the fixed broad anchors of the SBC problem.
+    sbc_options : callable
+        ``d -> dict``: fixed strengths of the SBC problem (``from_anchors`` keywords; empirical
+        Bayes would make the prior depend on the data).
+    sbc_quantities : callable
+        ``(d, rng) -> {name: f}``, each ``f`` a scalar function of parameters with a leading
+        draw axis ``[S, ...] -> [S]``.
+    prior_draw : callable
+        ``(params, rng) -> {site: ...}``: one exact draw of exact parameters (SBC's truth).
+    chain_draws : callable
+        ``(params, rng, chains, n) -> {site: [chains, n, ...]}``: exact draws as chains.
+    draw_size : callable
+        ``params -> int or None``: float64 values of the largest covariance of one exact draw
+        (memory budget of the default draw count).
+    gibbs_cost : callable
+        ``params -> (relative cost of a sweep, burn-in sweeps) or None``: exact draws that are
+        Gibbs chains.
+    psis_caveat : callable
+        ``post -> str or None``: why PSIS-LOO over the draws of ``post`` would not estimate
+        its leave-one-out refits.
+    prior_scale : callable
+        ``(model kwargs, mean params) -> [d, d] or None``: the broad scale whose leading
+        eigenvectors the posterior predictive checks project on.
+    student_t_predictive : bool
+        The model's posterior predictive is the NIW Student-t (exact LOO).
+    conditional_predictive : callable
+        ``(model kwargs, draws {site: [S, ...]}, train [n, d], test [m, d], rng) -> log p
+        [R, m]``: the family's predictive of held-out targets given the training targets in
+        closed form — exact (``R = 1``: the diagonal family's product of Student-t's), or
+        given each draw's latent structure (``R = S``, draw order: the mixture's Student-t
+        mixture given the assignments, Rao-Blackwellized).  K-fold scores each fold by it
+        (:func:`anchordiv.checks.criticism.kfold_loo`).
+    exact_calibration : str, optional
+        Measured calibration of approximate exact draws (InferenceData attributes).
+    svi_coverage : dict, optional
+        ``{SBC quantity: 90 % interval coverage}`` the low-rank SVI guide's draws reached in
+        simulation-based calibration (d = 4, n = 8, 200 simulations).
+    svi_note : str, optional
+        What :attr:`svi_coverage` does not say.
+    curve_method : object, optional
+        The inference method of the family's ``posterior-<kind>`` / ``isotropic-<kind>``
+        adaptation-curve models (an ``ad.Exact()``, ``ad.NUTS(...)`` or ``ad.SVI(...)``;
+        default: exact where the family is conjugate, else a short NUTS run).
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.protocol import Hooks
+    >>> ad.NIWPrior.hooks.dims["mu"], Hooks().quantities is None
+    (['dim'], True)
+    """
+
+    quantities: Callable | None = None
+    dims: Mapping[str, list[str]] | None = None
+    sbc_broad: Callable | None = None
+    sbc_options: Callable | None = None
+    sbc_quantities: Callable | None = None
+    prior_draw: Callable | None = None
+    chain_draws: Callable | None = None
+    draw_size: Callable | None = None
+    gibbs_cost: Callable | None = None
+    psis_caveat: Callable | None = None
+    prior_scale: Callable | None = None
+    student_t_predictive: bool | None = None
+    conditional_predictive: Callable | None = None
+    exact_calibration: str | None = None
+    svi_coverage: Mapping[str, float] | None = None
+    svi_note: str | None = None
+    curve_method: object | None = None
+
+
+def declared_hooks(cls: type) -> Hooks:
+    """The hooks ``cls`` declares, merged field by field along its MRO (a subclass's own
+    non-``None`` fields over its bases'); ``None`` where no class declares a field."""
+    found: dict = {}
+    for base in reversed(cls.__mro__):
+        own = base.__dict__.get("hooks")
+        if isinstance(own, Hooks):
+            for f in dataclasses.fields(own):
+                value = getattr(own, f.name)
+                if value is not None:
+                    found[f.name] = value
+    return Hooks(**found)
+
+
+# ---- helpers of the families' quantities --------------------------------------------------------
+def principal_angles(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Principal angles in degrees, ascending, between two subspaces.
+
+    Parameters
+    ----------
+    u, v : numpy.ndarray, shape [..., d, k]
+        Bases of the subspaces (orthonormal columns).
+
+    Returns
+    -------
+    numpy.ndarray, shape [..., k]
+        The angles in degrees.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.protocol import principal_angles
+    >>> principal_angles(np.eye(3)[:, :1], np.eye(3)[:, 1:2]).round(1)
+    array([90.])
+    """
+    s = np.linalg.svd(np.swapaxes(u, -1, -2) @ v, compute_uv=False)
+    return np.degrees(np.arccos(np.clip(s, -1.0, 1.0)))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine between the last axes of two arrays (broadcast).
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray, shape [..., d]
+        The vectors.
+
+    Returns
+    -------
+    numpy.ndarray, shape [...]
+        cos(a, b).
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.protocol import cosine
+    >>> float(cosine(np.array([1.0, 0.0]), np.array([1.0, 1.0])).round(3))
+    0.707
+    """
+    return (a * b).sum(-1) / np.maximum(
+        np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1), 1e-300
+    )
+
+
+def own_sites(sites, draws: dict, taken: dict) -> dict:
+    """A model's own parameters ``{site: [chains, draws, ...]}`` beyond the family's ``sites``
+    (a custom or structured model's loadings, scales, ...) for az.summary / az.plot_trace: every
+    stored site but ``sites``, those in ``taken``, auxiliary ``*_raw`` coordinates and sites of
+    more than :data:`OWN_SITE_MAX` values per draw."""
+    return {
+        k: v
+        for k, v in draws.items()
+        if k not in sites
+        and k not in taken
+        and not k.endswith("_raw")
+        and int(np.prod(v.shape[2:], dtype=int)) <= OWN_SITE_MAX
+    }
+
+
+def unit_vector(d: int, rng) -> np.ndarray:
+    """A random unit vector ``[d]`` (a fixed direction of an SBC quantity)."""
+    v = rng.normal(size=d)
+    return v / np.linalg.norm(v)
 
 
 def isotropic_like(cov: np.ndarray) -> np.ndarray:
@@ -121,12 +252,12 @@ class Family(abc.ABC):
     #: observed site ``"targets"`` is in a plate over the anchors
     model: ClassVar[Callable]
     #: the targets' likelihood: traced from :attr:`model` by default; a subclass of
-    #: :class:`~anchordiv.adaptation.likelihood.Likelihood` where the family has closed forms
+    #: :class:`~anchordiv.adaptation.model.Likelihood` where the family has closed forms
     likelihood_type: ClassVar[type[Likelihood]] = Likelihood
     #: names of the fields that are not arrays or numbers (static in the pytree, saved as JSON)
     static_fields: ClassVar[tuple[str, ...]] = ("prior",)
     #: how the family's point summaries are formed, in words, where the defaults
-    #: (:data:`.points.DESCRIPTIONS`: ``exact_mean``, ``exact_map``, ``mean_of_draws``,
+    #: (:data:`.posterior.DESCRIPTIONS`: ``exact_mean``, ``exact_map``, ``mean_of_draws``,
     #: ``joint_mode``) do not say it
     descriptions: ClassVar[dict[str, str]] = {}
     #: what the checks and the adaptation curves know of the family (ArviZ quantities, SBC
@@ -423,16 +554,24 @@ def as_rng(key) -> np.random.Generator:
 
 
 __all__ = [
+    "Conjugate",
     "FAMILIES",
     "Family",
-    "Conjugate",
+    "Hooks",
+    "N_EIGEN",
+    "OWN_SITE_MAX",
     "Projectable",
+    "SMALL_D",
     "as_rng",
-    "build_prior",
     "check_prior_mode",
+    "cosine",
+    "declared_hooks",
     "family",
     "get_family",
     "is_conjugate",
     "isotropic_like",
     "no_subspace",
+    "own_sites",
+    "principal_angles",
+    "unit_vector",
 ]

@@ -30,40 +30,20 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from ..progress import tqdm
-
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
-from . import points as summaries
-from .runners import GUIDES, SVI_RUNNERS
-from .model import Problem, failure, guard, init_strategy
-from .posterior import Posterior
+from .model import GUIDES, SVI_RUNNERS, Problem, split_kwargs, failure, guard, init_strategy
+from .posterior import Posterior, MAP_JOINT, delta_mean, describe
+
 
 CHUNK = 50
 
 
 def make_guide(spec, model, init_loc_fn, rank):
-    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is.
-
-    Parameters
-    ----------
-    spec : str or guide
-        ``"delta"``, ``"normal"``, ``"lowrank"``, or a guide.
-    model : callable
-        The NumPyro model.
-    init_loc_fn : callable
-        NumPyro init strategy.
-    rank : int or None
-        The low-rank guide's rank.
-
-    Returns
-    -------
-    guide
-        The guide.
-    """
+    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
     from numpyro.infer import autoguide
 
     if not isinstance(spec, str):
@@ -90,25 +70,7 @@ def make_guide(spec, model, init_loc_fn, rank):
 
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
-    """A numpyro optimiser.
-
-    Parameters
-    ----------
-    spec : None, numpyro.optim optimizer or optax transformation
-        None: Adam whose step decays exponentially from ``learning_rate`` to
-        ``decay · learning_rate`` over ``num_steps``.
-    learning_rate : float
-        The initial step.
-    num_steps : int, default 1
-        Steps of the decay.
-    decay : float, default 1.0
-        Final step as a fraction of the first.
-
-    Returns
-    -------
-    numpyro optimizer
-        The optimiser.
-    """
+    """A numpyro optimiser."""
     import numpyro.optim as optim
 
     lr = positive("learning_rate", learning_rate)
@@ -166,35 +128,6 @@ def convergence(
         "param_change": float(moved),
         "window": int(w),
     }
-
-
-def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
-    """Split model hyperparameters into traced and static ones.
-
-    Arrays and floats become traced arguments (refits with new hyperparameters reuse the
-    compiled step); ints, bools, strings stay static.
-
-    Parameters
-    ----------
-    kwargs : dict
-        The hyperparameters.
-    dtype : numpy dtype
-        dtype of the traced arrays.
-
-    Returns
-    -------
-    dynamic : dict
-        Traced arguments.
-    static : tuple
-        Static ``(name, value)`` pairs.
-    """
-    dyn, static = {}, []
-    for k, v in kwargs.items():
-        if isinstance(v, (jax.Array, np.ndarray)) or (isinstance(v, float)):
-            dyn[k] = jnp.asarray(v, dtype) if isinstance(v, float) else v
-        else:
-            static.append((k, v))
-    return dyn, tuple(sorted(static, key=lambda kv: kv[0]))
 
 
 #: compiled SVI runners kept by default (least recently used dropped first)
@@ -339,7 +272,7 @@ def svi_points(
 ) -> tuple[dict, dict]:
     """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
     guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
-    block, :mod:`.points`) and, for a delta guide, the conjugate mean of the kind's model
+    block, :mod:`.posterior`) and, for a delta guide, the conjugate mean of the kind's model
     (``exact``: the conjugate update's parameters, where it ran)."""
     if not delta:
         return ({"map": point} if point is not None else {}), {
@@ -351,7 +284,7 @@ def svi_points(
         how = (
             "mode of the model's density in its own sample-site coordinates"
             if prob.custom
-            else summaries.describe(post.family_class, "joint_mode")
+            else describe(post.family_class, "joint_mode")
         )
     elif prob.custom or (joint := subspace_mode(point, post.completion, post.subspace)) is None:
         how = (
@@ -361,10 +294,10 @@ def svi_points(
     else:
         point = joint
         how = (
-            summaries.MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
+            MAP_JOINT + ": the subspace mode rescaled to the joint mode's block, "
             "lifted with the conditional mode"
         )
-    mean, mean_how = summaries.delta_mean(post, exact, prob.custom)
+    mean, mean_how = delta_mean(post, exact, prob.custom)
     out = {"map": point}
     if mean is not None:
         out["mean"] = mean
@@ -374,24 +307,6 @@ def svi_points(
 def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None) -> Posterior:
     """``post`` filled with an SVI fit of ``prob`` (module docstring): the fit of
     :class:`~.methods.SVI`.
-
-    Parameters
-    ----------
-    post : Posterior
-        The run's posterior, its draws not yet set.
-    prob : Problem
-        The model to fit.
-    o : SVI
-        The SVI configuration (validated when it was made).
-    sites : list of str
-        Sites to keep.
-    exact : object, optional
-        The conjugate update's parameters (a delta guide's ``"mean"``).
-
-    Returns
-    -------
-    Posterior
-        The SVI posterior.
     """
 
     num_steps = o.num_steps
@@ -467,27 +382,6 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     ``log p(T, θ) − log q(θ)`` — both in the model's constrained sample-site coordinates, as in
     NumPyro's ELBO — for importance sampling (PSIS) against the exact posterior of the model
     that ran (an eager ``vmap``: nothing compiled per call).
-
-    Parameters
-    ----------
-    post : Posterior
-        An SVI posterior (not a delta guide).
-    num : int
-        Draws.
-    seed : int
-        Seed.
-
-    Returns
-    -------
-    draws : dict
-        ``{site: [num, ...]}``.
-    log_weights : numpy.ndarray, shape [num]
-        The log importance weights.
-
-    Raises
-    ------
-    AnchorDivError
-        A delta guide (it has no density).
     """
     from numpyro import handlers
     from numpyro.infer.util import log_density
@@ -527,5 +421,4 @@ __all__ = [
     "make_guide",
     "make_optimizer",
     "run_svi",
-    "split_kwargs",
 ]

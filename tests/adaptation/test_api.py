@@ -1,23 +1,164 @@
-"""Typed inference (ad.Exact / ad.NUTS / ad.SVI), the object API (priors from anchors and from
-disk, ad.infer), the convenience ad.adapt refusing options that do not apply, precision left to
-the caller, and a user's model checked site by site."""
+"""``adapt``'s path (adaptation/api.py): the family resolved once, the anchors checked once,
+one BLAS scope, the options split by kind and method; the package re-exports only."""
 
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+import numpy as np
+import pytest
+import anchordiv as ad
+from anchordiv.adaptation import FAMILIES, api, statistics
+from anchordiv.adaptation.families import gaussian
+from anchordiv.adaptation.registry import is_builtin
+from anchordiv.errors import AnchorDivError
+from anchordiv.provenance import AnchorDivWarning, with_provenance
 import warnings
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 import numpyro
 import numpyro.distributions as dist
-import pytest
-
-import anchordiv as ad
 from anchordiv.adaptation.families import niw_model
+from ..helpers import blas_scope_entries, unit
+
+
+@pytest.fixture
+def anchors():
+    rng = np.random.default_rng(0)
+    broad = unit(rng, 40, 5, np.float32)
+    targets = broad[:6] + np.float32(0.1)
+    return broad, targets / np.linalg.norm(targets, axis=1, keepdims=True)
+
+
+def test_the_package_init_defines_no_function_or_class():
+    init = Path(api.__file__).with_name("__init__.py")
+    defined = [
+        n.name
+        for n in ast.parse(init.read_text()).body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    assert not defined
+
+
+def test_adapt_resolves_the_family_once_and_reads_its_options_once(anchors, monkeypatch):
+    seen = {"get_family": 0, "prior_options": 0}
+    for name in seen:
+        orig = getattr(api, name)
+
+        def spy(*a, _orig=orig, _name=name, **k):
+            seen[_name] += 1
+            return _orig(*a, **k)
+
+        monkeypatch.setattr(api, name, spy)
+    ad.adapt("gaussian", *anchors, tau=20.0)
+    assert seen == {"get_family": 1, "prior_options": 1}
+
+
+def test_the_recipe_gets_checked_anchors_and_checks_their_shape_only(anchors, monkeypatch):
+    got, finite_checks = [], []
+    strengths = gaussian.gaussian_strengths
+
+    def spy(broad, targets, **k):
+        got.append((statistics.is_checked(broad), statistics.is_checked(targets)))
+        return strengths(broad, targets, **k)
+
+    as_matrix = statistics.as_matrix
+
+    def counting(name, x, **k):
+        finite_checks.append(k.get("check_finite", True))
+        return as_matrix(name, x, **k)
+
+    monkeypatch.setattr(gaussian, "gaussian_strengths", spy)
+    monkeypatch.setattr(statistics, "as_matrix", counting)
+    post = ad.adapt("gaussian", *anchors, tau=20.0)
+    assert got == [(True, True)]
+    assert finite_checks and not any(finite_checks)  # every recipe read: shape only
+    assert post.info["chosen_by"].startswith("held-out recipe")
+
+
+def test_adapt_enters_one_blas_scope(anchors, monkeypatch):
+    entered = blas_scope_entries(monkeypatch)
+    ad.adapt("gaussian", *anchors, tau=20.0)
+    assert entered == [1]
+
+
+def test_check_anchors_returns_checked_read_only_arrays(anchors):
+    broad, targets = anchors
+    b, t = api.check_anchors(broad, targets)
+    assert statistics.is_checked(b) and statistics.is_checked(t)
+    assert not b.flags.writeable and not t.flags.writeable
+    np.testing.assert_array_equal(b, broad)
+    assert b.dtype == broad.dtype and t.dtype == targets.dtype
+    assert not statistics.is_checked(broad)  # the caller's arrays are untouched
+
+
+def test_check_anchors_normalizes_the_targets_only_when_asked(anchors):
+    broad, targets = anchors
+    _, t = api.check_anchors(broad, 2 * targets, normalize=True)
+    np.testing.assert_allclose(np.linalg.norm(t, axis=1), 1.0, rtol=1e-6)
+    assert statistics.is_checked(t)
+
+
+@pytest.mark.parametrize(
+    "broad, targets, match",
+    [
+        (np.ones((5, 3)), np.eye(3), "identical"),
+        (np.eye(3)[:1], np.eye(3), "at least 2"),
+        (np.eye(3), np.eye(4), "dimension mismatch"),
+        (np.eye(3), np.full((1, 3), np.nan), "NaN"),
+    ],
+)
+def test_check_anchors_refuses_bad_anchors(broad, targets, match):
+    with pytest.raises(AnchorDivError, match=match):
+        api.check_anchors(broad, targets)
+
+
+def test_fewer_broad_than_target_anchors_warn_unless_they_stand_in_for_a_model():
+    rng = np.random.default_rng(1)
+    broad, targets = unit(rng, 4, 6), unit(rng, 8, 6)
+    with pytest.warns(AnchorDivWarning, match="swapped"):
+        api.check_anchors(broad, targets)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        api.check_anchors(with_provenance(broad, stand_in="moment points"), targets)
+        # a curve's private copy of the broad anchors keeps the mark (issue 42: the main job's
+        # full-coverage cell warned about its own moment points)
+        from anchordiv.adaptation.statistics import frozen
+        from anchordiv.adaptation.loading import stand_in_anchors
+
+        api.check_anchors(frozen(with_provenance(broad, stand_in="moment points")), targets)
+        points = stand_in_anchors(ad.fit("gaussian", broad, tau=20.0))
+        api.check_anchors(frozen(points), unit(rng, len(points) + 2, 6))
+
+
+def test_split_options_takes_a_kind_or_a_family_class():
+    by_kind = api.split_options("gaussian", {"kappa0": 5.0, "method": "nuts", "seed": 3})
+    by_class = api.split_family_options(ad.NIWPrior, {"kappa0": 5.0, "method": "nuts", "seed": 3})
+    assert by_kind == by_class
+    assert by_kind[0] == {"kappa0": 5.0, "prior": "broad"} and by_kind[1] == ad.NUTS(seed=3)
+    with pytest.raises(AnchorDivError, match="runs with method='nuts'"):
+        api.split_options("gaussian", {"num_warmup": 3})
+
+
+def test_resolve_family_reads_the_registry_and_passes_classes_through():
+    assert api.resolve_family("gaussian") is ad.NIWPrior
+    assert api.resolve_family(ad.NIWPrior) is ad.NIWPrior
+    with pytest.raises(AnchorDivError, match="gaussian"):
+        api.resolve_family("no-such-kind")
+
+
+def test_adapt_docstring_names_every_builtin_kind():
+    doc = ad.adapt.__doc__
+    missing = [k for k, fam in FAMILIES.items() if is_builtin(fam) and f'"{k}"' not in doc]
+    assert not missing
+
 
 D = 4
 
 
-def anchors(seed=0, n=10):
+def make_anchors(seed=0, n=10):
     rng = np.random.default_rng(seed)
     broad = rng.normal(size=(200, D)) * np.linspace(1.5, 0.4, D)
     t = rng.normal(size=(n, D)) + 0.3
@@ -51,7 +192,7 @@ def test_methods_are_frozen_and_seeds_say_what_they_seed():
     m = ad.NUTS(num_samples=10, seed=3)
     with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         m.seed = 4
-    prior = ad.DirichletNIWPrior.from_anchors(anchors()[0], components=2, em_seed=1)
+    prior = ad.DirichletNIWPrior.from_anchors(make_anchors()[0], components=2, em_seed=1)
     assert prior.em_seed == 1
 
 
@@ -65,7 +206,7 @@ def test_methods_are_frozen_and_seeds_say_what_they_seed():
     ],
 )
 def test_adapt_refuses_options_that_do_not_apply(opts, name):
-    broad, t = anchors()
+    broad, t = make_anchors()
     with pytest.raises(ad.AnchorDivError, match=rf"^{name}: runs with method="):
         ad.adapt("gaussian", broad, t, tau=5.0, method="exact", **opts)
     with pytest.raises(ad.AnchorDivError, match="guide"):
@@ -73,7 +214,7 @@ def test_adapt_refuses_options_that_do_not_apply(opts, name):
 
 
 def test_object_api_equals_the_convenience():
-    broad, t = anchors()
+    broad, t = make_anchors()
     prior = ad.NIWPrior.from_anchors(broad, targets=t)
     assert prior.chosen_by.startswith("held-out recipe")  # the default since issue 17
     assert ad.NIWPrior.from_anchors(broad, targets=t, strengths="evidence").chosen_by.startswith(
@@ -93,7 +234,7 @@ def test_object_api_equals_the_convenience():
 
 
 def test_precision_is_the_callers(monkeypatch):
-    broad, t = anchors()
+    broad, t = make_anchors()
     prior = ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=D + 5.0)
     before = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", False)
@@ -121,7 +262,7 @@ def model_with(sigma):
     [(lambda d: jnp.eye(d + 1), "shape"), (lambda d: jnp.ones((d, d)), "positive-definite")],
 )
 def test_a_user_models_sites_are_checked_by_name(sigma, what):
-    broad, t = anchors()
+    broad, t = make_anchors()
     with pytest.raises(ad.AnchorDivError, match=rf"site 'Sigma' .*{what}|site 'Sigma' has {what}"):
         ad.adapt(
             "gaussian",
@@ -146,9 +287,9 @@ def test_the_subspace_lift_keeps_every_site_of_a_users_model():
     """Fast: a subspace posterior's stored draws (the family's sites in r = 2 coordinates plus a
     user's scalar site) lift to full d with the user's site kept, into ArviZ as well."""
     from anchordiv.adaptation import Posterior
-    from anchordiv.adaptation.subspace import principal_basis
+    from anchordiv.adaptation.statistics import principal_basis
 
-    broad, t = anchors()
+    broad, t = make_anchors()
     exact = ad.NIWPrior.from_anchors(broad, kappa0=3.0, nu0=D + 5.0).update(t, tau=5.0)
     basis, rng = principal_basis(broad), np.random.default_rng(0)
     fam = exact.family_class
@@ -176,7 +317,7 @@ def test_the_subspace_lift_keeps_every_site_of_a_users_model():
 
 @pytest.mark.slow
 def test_a_custom_model_under_subspace_keeps_its_sites():
-    broad, t = anchors()
+    broad, t = make_anchors()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         post = ad.adapt(
@@ -204,7 +345,7 @@ def test_a_custom_model_under_subspace_keeps_its_sites():
 
 
 def test_load_prior_from_a_saved_model_keeps_card_and_tau(tmp_path):
-    broad, t = anchors()
+    broad, t = make_anchors()
     ad.save_model(ad.fit("gaussian", broad, tau=7.0), tmp_path / "m", encoder="enc-x")
     prior = ad.load_prior(tmp_path / "m", kappa0=3.0, nu0=D + 5.0)
     assert prior.card["card"]["encoder"] == "enc-x" and prior.card["path"].endswith("m")
@@ -218,7 +359,7 @@ def test_load_prior_from_a_saved_model_keeps_card_and_tau(tmp_path):
 
 @pytest.mark.slow
 def test_structured_priors_are_objects_run_by_nuts_or_svi(tmp_path):
-    broad, t = anchors()
+    broad, t = make_anchors()
     prior = ad.StructuredPrior.factor(broad, rank=2)
     assert prior.kind == "factor-gaussian" and isinstance(prior, ad.FactorPrior)
     assert isinstance(prior, ad.Projectable) and not isinstance(prior, ad.Conjugate)
