@@ -1,17 +1,11 @@
 """Content-addressed embedding cache: a second run with the same encoder and inputs loads the
 embeddings instead of re-encoding them.
 
-An entry is ``<cache>/embeddings/<key>.npy`` plus ``<key>.json`` (the manifest: encoder id, kind,
-count, shape, dtype and a SHA-256 of the array bytes).  The key hashes the encoder id, the input
-kind and every input in order, so any change in the encoder or the inputs is a different entry.
-The manifest is written last (atomically), so an interrupted write leaves no manifest; an entry
-whose array is missing, truncated or does not match its manifest is detected, reported and
-rebuilt.
-
-The cache directory is ``$ANCHORDIV_CACHE`` if set, else ``$XDG_CACHE_HOME/anchordiv``
-(``~/.cache/anchordiv``).  :func:`use_compilation_cache` keeps JAX's compiled programs there too
-(``<cache>/xla``), so a second run of a study compiles nothing it compiled before.
-"""
+An entry is ``<cache>/embeddings/<key>.npy`` plus its ``<key>.json`` manifest (written last,
+atomically); the key hashes the encoder id, the input kind and every input, and a missing,
+truncated or mismatched entry is reported and rebuilt.  The cache is ``$ANCHORDIV_CACHE``, else
+``$XDG_CACHE_HOME/anchordiv``; :func:`use_compilation_cache` keeps JAX's compiled programs in
+``<cache>/xla``."""
 
 from __future__ import annotations
 

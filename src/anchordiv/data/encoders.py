@@ -1,15 +1,10 @@
 """Encoders behind one small interface, and cached embedding of texts and images.
 
     enc = get_encoder("minilm")                        # shipped all-MiniLM-L6-v2, offline, tau = 20
-    enc = get_encoder("open_clip:ViT-B-32", pretrained="laion2b_s34b_b79k")  # tag or .pt path
-    enc = get_encoder("chexzero", pretrained="/path/best_64_5e-05_original_22000_0.864.pt")
-    X = enc.encode_text(texts)                        # [n, d] float32, unit-norm
-    X = embed_texts(enc, texts)                       # same, through the embedding cache
+    X = embed_texts(enc, texts)                        # [n, d] float32, unit-norm, cached
 
-Every encoder has ``id`` (a string that changes whenever the weights can differ: it is part of
-the cache key), ``dim``, ``logit_scale`` (the inverse temperature tau of the anchor models) and
-``encoded`` (how many inputs it has encoded, so tests can see cache hits).
-"""
+Every encoder has ``id`` (part of the cache key), ``dim``, ``logit_scale`` (τ) and ``encoded``
+(how many inputs it has encoded)."""
 
 from __future__ import annotations
 

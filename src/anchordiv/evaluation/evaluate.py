@@ -1,25 +1,12 @@
 """Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval
-(:data:`LEVEL`, the library-wide default interval level),
-and the prevalence (the AUPRC of a random ranking) beside it.
+(:data:`LEVEL`), and the prevalence beside it.
 
-A *scorer* ranks the gallery for each query, higher = closer.  Accepted forms:
-
-* an :class:`~anchordiv.AnchorModel` — scores are ``−D(query → item)``;
-* ``"cosine"`` or ``"inversion"`` — the baselines (inversion uses ``anchors``);
-* an array ``[Q, G]`` of precomputed scores (may be memory-mapped);
-* a callable ``f(queries [c, d], gallery [G, d]) -> scores [c, G]``.
-
-Queries are streamed in chunks of rows, so only ``[chunk, G]`` scores ever exist at once.  When
-queries are gallery items, ``query_index[i]`` is the gallery row of query i (−1 if it is not in
-the gallery): that item is removed from the query's ranking *and* from its relevance/prevalence.
-A query with no relevant item left has no defined AUPRC; it is kept as NaN in ``per_query`` and
-left out of the means (``n_queries`` says how many were used).
-
-Intervals (``interval=``): ``"bootstrap"`` (default) is the percentile bootstrap over queries
-(``n_boot`` resamples, seeded); ``"t"`` is Student's t interval of the mean over queries.  Both
-treat queries as the sampled unit; :func:`bootstrap_interval` also resamples a second axis
-(anchor subsets in :mod:`anchordiv.evaluation.curves`).
-"""
+A *scorer* (higher = closer) is an :class:`~anchordiv.AnchorModel` (``−D``), ``"cosine"`` or
+``"inversion"``, an array ``[Q, G]``, or ``f(queries [c, d], gallery [G, d]) -> [c, G]``;
+queries stream in chunks.  ``query_index[i]`` (−1: none) removes a query's own gallery row from
+its ranking and relevance; a query with no relevant item left is NaN in ``per_query`` and left
+out of the means.  Intervals: ``"bootstrap"`` over queries or ``"t"``;
+:func:`bootstrap_interval` also resamples a second axis (anchor subsets)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,11 @@
 """Index once, query many: a gallery index over cached key terms, faiss export and sharding.
 
-A :class:`GalleryIndex` computes the key terms of every gallery item once, as the MIPS keys
-``k(y) = [v(y), h(y)]`` ``[G, m + 1]`` (:mod:`anchordiv.retrieval.divergence`: ``h = ψ(y)``, ``v = y`` or
-the fast-path embedding).  A query then costs its own terms ``q(x) = [u(x), −1]``, ``c(x)``
-(for the empirical model: ∇ψ(x), O(N·d) per query) plus one product with the cached keys:
-
-    D(x→y) = max(c(x) − ⟨q(x), k(y)⟩, 0)
-
-so the empirical model's query cost is O(Q·N·d + Q·G·d), never O(Q·G·N).  Keys are computed
-and scanned in chunks with a progress bar; ``store=path`` writes them to a memory-mapped
-``.npy`` file so a gallery larger than memory is indexed and queried in bounded memory
-(O(Q·(k + chunk)) for the query loop, O(chunk·m) for the build).  The top-k loop is
-:func:`anchordiv.retrieval.divergence.stream_top_k`, the same one :func:`anchordiv.top_k` uses.
-
-faiss: :meth:`GalleryIndex.to_faiss` puts the MIPS keys into a faiss inner-product index
-(``"flat"``: exact; ``"ivf"``, ``"hnsw"``: approximate) whose :meth:`FaissIndex.search`
-returns ``(indices, divergences)`` like :func:`anchordiv.top_k`.
-
-Beyond one device or machine: ``GalleryIndex(..., mesh=mesh)`` shards the keys over the
-devices of a JAX mesh (:mod:`anchordiv.retrieval.sharding`); :mod:`anchordiv.scale.dask` scans sharded
-galleries on a Dask cluster and builds an IVF of them merged on disk.  :func:`merge_results`
-is the helper that combines per-shard top-k (global indices) into the unsharded result.
-"""
+A :class:`GalleryIndex` computes the MIPS keys ``k(y) = [v(y), h(y)]`` ``[G, m + 1]`` of every
+gallery item once (optionally into a memory-mapped ``store=`` file); a query then costs its own
+terms and one product, ``D(x→y) = max(c(x) − ⟨q(x), k(y)⟩, 0)`` (the empirical model: O(Q·N·d
++ Q·G·d), never O(Q·G·N)).  :meth:`GalleryIndex.to_faiss` exports the keys to a faiss index
+(:class:`FaissIndex`); :func:`merge_results` combines per-shard top-k into the unsharded
+result."""
 
 from __future__ import annotations
 
