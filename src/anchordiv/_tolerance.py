@@ -79,18 +79,6 @@ def first_max(values, axis: int = -1):
     toward the first, so that the choice does not hang on a last bit.  NaN never wins.  A
     maximum of exactly 0 ties only with other zeros.
 
-    Parameters
-    ----------
-    values : array_like, shape [..., n, ...]
-        Scores (NumPy or JAX; a JAX array gives a JAX index, traceable).
-    axis : int, default -1
-        The axis to choose along.
-
-    Returns
-    -------
-    int or numpy.ndarray
-        The indices, ``values``' shape without ``axis`` (an int for a 1-d input).
-
     Examples
     --------
     >>> from anchordiv._tolerance import first_max

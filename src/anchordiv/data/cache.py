@@ -73,20 +73,6 @@ def use_compilation_cache(path=None) -> Path | None:
 def content_key(encoder_id: str, kind: str, items: Sequence[str | bytes]) -> str:
     """SHA-256 over the encoder id, the input kind and each item (length-prefixed, in order).
 
-    Parameters
-    ----------
-    encoder_id : str
-        The encoder's id.
-    kind : str
-        The kind of input (``"text"``, ``"image"``).
-    items : sequence of str or bytes
-        The inputs (texts, or image file bytes).
-
-    Returns
-    -------
-    str
-        The hex digest.
-
     Examples
     --------
     >>> from anchordiv.data.cache import content_key
@@ -196,24 +182,6 @@ def cached_embeddings(
     cache: bool | str | Path = True,
 ) -> np.ndarray:
     """Embeddings of ``items`` from the cache, or ``compute()`` them and store the result.
-
-    Parameters
-    ----------
-    encoder_id : str
-        The encoder's id (part of the key).
-    kind : str
-        The kind of input (part of the key).
-    items : sequence of str or bytes
-        Identify the inputs (texts, or image file bytes).
-    compute : callable
-        ``compute() -> [n, d]`` array, called on a miss.
-    cache : bool or str or Path, default True
-        ``True`` (default directory), ``False`` (always compute, store nothing) or a directory.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n, d]
-        The embeddings.
 
     Examples
     --------

@@ -235,16 +235,6 @@ def icd10_anchors(n: int | None = None, seed: int = 0) -> list[str]:
 def clean_phrase(text: str) -> str:
     """ICD boilerplate removed, whitespace collapsed, initial capital lowered (not acronyms).
 
-    Parameters
-    ----------
-    text : str
-        An HPO or ICD-10-CM phrase.
-
-    Returns
-    -------
-    str
-        The cleaned phrase.
-
     Examples
     --------
     >>> from anchordiv.data.clinical import clean_phrase
@@ -279,18 +269,6 @@ def finding_phrases(finding: str) -> list[str]:
 
 def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
     """Every phrase in every positive (or negated) report template, phrase-major.
-
-    Parameters
-    ----------
-    phrases : list of str
-        Finding phrases.
-    negated : bool, default False
-        Use the negated templates ("No …").
-
-    Returns
-    -------
-    list of str
-        The sentences.
 
     Examples
     --------

@@ -45,21 +45,6 @@ def _minmax(arr: np.ndarray) -> np.ndarray:
 def to_rgb8(im):
     """A PIL image of any mode as 8-bit RGB, each mode scaled by its bit depth.
 
-    Parameters
-    ----------
-    im : PIL.Image.Image
-        The image (any mode Pillow decodes).
-
-    Returns
-    -------
-    PIL.Image.Image
-        Mode ``"RGB"``.
-
-    Raises
-    ------
-    AnchorDivError
-        A mode with no conversion to RGB.
-
     Examples
     --------
     >>> from PIL import Image

@@ -134,20 +134,6 @@ def seeded_split(label, fraction: float = QUERY_FRACTION, seed: int = 0) -> np.n
 
     A class of a single image keeps it in the gallery.
 
-    Parameters
-    ----------
-    label : array_like of int, shape [n]
-        Class of each image.
-    fraction : float, default 0.2
-        Fraction of each class drawn as queries.
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-
-    Returns
-    -------
-    numpy.ndarray of bool, shape [n]
-        True for queries.
-
     Examples
     --------
     >>> from anchordiv.data.layouts import seeded_split
@@ -369,16 +355,6 @@ def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
 def rendition_of(path) -> str:
     """An ImageNet-R image's rendition: its file name before the last ``_`` (``art_0.jpg`` →
     "art"), readable (``videogame`` → "video game").
-
-    Parameters
-    ----------
-    path : str or Path
-        The image file.
-
-    Returns
-    -------
-    str
-        The rendition.
 
     Examples
     --------
@@ -639,21 +615,6 @@ LAYOUTS: dict[str, Callable[..., ImageDataset]] = {
 
 def parse_spec(spec: str) -> tuple[str, Path]:
     """``"LAYOUT:ROOT"`` → ``(layout, root)``.
-
-    Parameters
-    ----------
-    spec : str
-        A layout name (:data:`LAYOUTS`), a colon, and the dataset folder.
-
-    Returns
-    -------
-    (str, Path)
-        The layout and its root.
-
-    Raises
-    ------
-    AnchorDivError
-        No colon, an unknown layout or an empty root.
 
     Examples
     --------

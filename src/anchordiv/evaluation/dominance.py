@@ -111,20 +111,6 @@ def dominance_rows(
 def budget_to_reach(budgets, means, level: float) -> float:
     """The smallest budget at which a curve first reaches a level, log-linearly interpolated.
 
-    Parameters
-    ----------
-    budgets : sequence of int
-        Budgets, ascending.
-    means : array_like, shape [len(budgets)]
-        Mean AUPRC per budget.
-    level : float
-        The level to reach.
-
-    Returns
-    -------
-    float
-        The interpolated budget (from the budget before); NaN if it never does.
-
     Examples
     --------
     >>> from anchordiv.evaluation.dominance import budget_to_reach

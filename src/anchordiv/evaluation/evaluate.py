@@ -484,18 +484,6 @@ def check_relevance(relevance, n_queries: int, n_gallery: int):
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
     """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries.
 
-    Parameters
-    ----------
-    n_gallery : int
-        G.
-    budget : int, default 2**21
-        Entries per block.
-
-    Returns
-    -------
-    int
-        Rows per chunk (≥ 1).
-
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import default_query_chunk
@@ -638,18 +626,6 @@ def check_labels(name: str, labels) -> np.ndarray:
     embeddings passed as labels: no two items would share a label and every AUPRC would be
     undefined), as are indicators other than 0/1 and arrays that are not 1-D or 2-D.
 
-    Parameters
-    ----------
-    name : str
-        The argument name used in errors.
-    labels : array_like, shape [n] or [n, L]
-        The labels.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n] or [n, L]
-        The labels (integer, boolean or, for ``[n]``, strings).
-
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import check_labels
@@ -682,23 +658,6 @@ def check_labels(name: str, labels) -> np.ndarray:
 
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     """Relevance: the two items share at least one label.
-
-    Parameters
-    ----------
-    query_labels : array_like, shape [Q] or [Q, L]
-        Integer classes, or a binary multi-label indicator matrix.
-    gallery_labels : array_like, shape [G] or [G, L]
-        The same for the gallery.
-
-    Returns
-    -------
-    numpy.ndarray of bool, shape [Q, G]
-        The relevance.
-
-    Raises
-    ------
-    AnchorDivError
-        Labels that are not whole numbers (:func:`check_labels`) or shapes that do not pair.
 
     Examples
     --------

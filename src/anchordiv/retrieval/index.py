@@ -367,20 +367,6 @@ def key_chunks(
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
     """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training).
 
-    Parameters
-    ----------
-    size : int
-        Rows available.
-    n : int
-        Rows wanted.
-    seed : int
-        Seed.
-
-    Returns
-    -------
-    numpy.ndarray of int, shape [min(n, size)]
-        Sorted indices.
-
     Examples
     --------
     >>> from anchordiv.retrieval.index import sample_rows

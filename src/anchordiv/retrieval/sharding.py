@@ -43,22 +43,6 @@ def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
 def layout(n_items: int, chunk: int, n_shards: int) -> tuple[int, int]:
     """Rows per scan step and the padded gallery size of a sharded scan.
 
-    Parameters
-    ----------
-    n_items : int
-        Gallery rows.
-    chunk : int
-        Requested rows per step.
-    n_shards : int
-        Devices.
-
-    Returns
-    -------
-    chunk : int
-        Rows per scan step (at most the rows a device holds).
-    padded : int
-        The gallery size padded to a multiple of ``n_shards × chunk``.
-
     Examples
     --------
     >>> from anchordiv.retrieval.sharding import layout
