@@ -1,33 +1,13 @@
 """Safe reading and writing of files: the one place for atomic replacement, bounded reads and
 digests (every saver and loader of the package goes through here).
 
-Writing
-    :func:`atomic_dir` writes a directory as a temporary sibling (``.NAME.tmp-PID-…``) and
-    swaps it in: an existing destination is renamed aside (``.NAME.old-PID-…``), the new one
-    renamed into place, the aside deleted.  At every instant the destination or its aside is a
-    complete copy (old or new, never neither): :func:`bundle_dir` reads the aside when a kill
-    left only it, and the next write restores it before anything else.  :func:`atomic_file`
-    writes one file the same way (``os.replace`` of a temporary sibling).
-    :func:`replace_files` replaces several files of one directory as a unit (an embeddings
-    array and its sidecar): hard links of the current files go into a journal directory
-    (``.NAME.swap``, renamed into place complete) before the new files are renamed in, and
-    :func:`group_paths` reads the journal's copies while it exists, so a reader never sees a
-    new file with an old companion.  Every writer replaces the destination path itself (a
-    symbolic link there is replaced, never written through) and first removes the
-    temporaries a killed writer left (those of processes no longer running).
-
-Reading
-    :func:`read_json` refuses oversized or too deeply nested JSON; :func:`read_npz` checks every
-    member of an ``.npz`` from the zip directory and the ``.npy`` header — no encryption, stored
-    or deflated only, a plausible inflation ratio, a plain dtype, a declared size that matches
-    the member — before reading a byte of data; :func:`data_hash` hashes arrays in place (no
-    second copy).
-
-Integrity
-    :func:`card_digest` is a SHA-256 of a card's content (every field but ``digest``); the card's
-    ``data_hash`` covers the arrays, so the digest covers the whole bundle.  Both detect
-    corruption, not tampering: anyone can recompute them.
-"""
+Writing: :func:`atomic_dir`, :func:`atomic_file` and :func:`replace_files` (several files of
+one directory as a unit, journalled) replace the destination so that a reader sees the old or
+the new copy, never neither (:func:`bundle_dir`, :func:`group_paths` read what a killed writer
+left).  Reading: :func:`read_json` and :func:`read_npz` check size, nesting and every ``.npz``
+member before reading data; :func:`data_hash` hashes arrays in place.  Integrity:
+:func:`card_digest` (SHA-256 of a card but its ``digest``) detects corruption, not tampering.
+Details: ``docs/guides/safe-files.md``."""
 
 from __future__ import annotations
 

@@ -1,35 +1,8 @@
-"""The library's numerical tolerances: where a decision rests on a computed value being zero,
-or on two computed values being equal, it compares against one of these relative tolerances.
-
-Computed floats carry rounding that depends on the host: the BLAS build and version, its
-thread count (the order of a reduction), the instruction set (FMA or not, AVX2 or AVX-512
-kernels).  An eigenvalue that is exactly 0 on one machine is ±1e-17 on another; two scores that
-tie on one are a last bit apart on the next.  A decision taken on exact zero or exact equality
-of such values (a rank, a column kept or dropped, the first of tied maxima, a sign convention's
-pivot) then differs between hosts and changes outputs discretely.  Every such decision in the
-library goes through this module instead:
-
-* :data:`SPECTRUM_RTOL` — an eigenvalue of a covariance or scatter matrix (a squared singular
-  value, a factor column's squared norm) at or below this fraction of the largest is an absent
-  direction (:func:`kept_spectrum`, :func:`numerical_rank`).
-  One rank rule for every question "how many directions do these vectors span":
-  :func:`kept_spectrum` on eigenvalues, :func:`kept_singular_values` on singular values (the
-  same cut on their squares) — the recipe's spectrum, the target subspace of the diagnostics
-  and the evidence's marginal curve count the same rank on the same targets.
-* :data:`TIE_RTOL` — values within this fraction of the maximum's own magnitude of the maximum
-  tie, and the first of them wins (:func:`first_max`: a grid search's choice, a draw of highest
-  density, a canonical sign's pivot entry).
-* :data:`IDENTICAL_RTOL` — anchors whose coordinates all lie within this fraction of their
-  largest coordinate of the first anchor's are identical (zero spread: an input bug).
-* :data:`LEVERAGE_TOL` — a left-out target whose removal leaves ``1 − (n/m)·leverage`` at or
-  below this is needed for the others' span (the recipe's target novelty).
-* :data:`FRACTION_ATOL` — a cumulative explained-variance fraction within this of the requested
-  one reaches it (a latent rank chosen by ``variance=``: the cumulative sum's rounding must not
-  add a direction).
-
-Decisions on exact data — integer counts, 0/1 labels, a user's own rows compared bytewise, a
-user's option equal to 0 — are exact and stay exact.
-"""
+"""The library's numerical tolerances: every decision that rests on a computed value being zero,
+or on two computed values being equal (a rank, a kept column, the first of tied maxima, a sign
+pivot), compares against one of these relative tolerances, so that outputs do not change
+between hosts with the BLAS build's rounding.  Decisions on exact data (counts, 0/1 labels, a
+user's rows compared bytewise) stay exact."""
 
 from __future__ import annotations
 
@@ -105,18 +78,6 @@ def first_max(values, axis: int = -1):
     −1e10 must not widen the window near a maximum of 0): ``np.argmax`` with near-ties broken
     toward the first, so that the choice does not hang on a last bit.  NaN never wins.  A
     maximum of exactly 0 ties only with other zeros.
-
-    Parameters
-    ----------
-    values : array_like, shape [..., n, ...]
-        Scores (NumPy or JAX; a JAX array gives a JAX index, traceable).
-    axis : int, default -1
-        The axis to choose along.
-
-    Returns
-    -------
-    int or numpy.ndarray
-        The indices, ``values``' shape without ``axis`` (an int for a 1-d input).
 
     Examples
     --------

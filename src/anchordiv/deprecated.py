@@ -1,19 +1,10 @@
-"""Deprecation shims for one release (0.4.0; removed in 0.5.0): the module paths and top-level
-names that moved before 0.4.0 keep working, with a :class:`DeprecationWarning` naming the new
-place (CHANGELOG.md lists every move).
+"""Deprecation shims: module paths and top-level names that moved keep working for one release,
+with a :class:`DeprecationWarning` naming the new place (CHANGELOG.md lists every move).
 
-* An old module path (``import anchordiv.uncertainty``, ``from anchordiv.distributed import
-  ...``) is answered by :class:`MovedModules`, a finder on ``sys.meta_path``: it imports the
-  module at its new path and binds the old name to that same module object, so both names
-  share state.  It answers only the old paths, which no real module has.
-* An old top-level name (``ad.Softmax``) is :data:`MOVED_NAMES`, forwarded by the package's
-  ``__getattr__``.
-* ``post.inference_data(...)`` forwards to ``ad.inference_data(post, ...)``.
-
-Not shimmed: old paths whose name is now a function on the same parent (``anchordiv.adapt``,
-``anchordiv.divergence``, ``anchordiv.evaluate``, ``anchordiv.sbc``, ``anchordiv.anchors.mix``):
-importing a module there would replace the function.
-"""
+Old module paths are answered by :class:`MovedModules` (a ``sys.meta_path`` finder binding the
+old name to the new module object); old top-level names by :data:`MOVED_NAMES`, forwarded by the
+package's ``__getattr__``.  Not shimmed: old module paths that are now functions of the same
+parent (``anchordiv.adapt``, ``anchordiv.evaluate``, ...)."""
 
 from __future__ import annotations
 

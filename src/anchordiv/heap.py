@@ -1,31 +1,13 @@
 """Heap reuse inside scans: lift, for a scan's duration, the fixed glibc malloc thresholds
 that Dask workers (and any process started with ``MALLOC_TRIM_THRESHOLD_``) run with.
 
-Dask's nanny starts every worker process with ``MALLOC_TRIM_THRESHOLD_=65536``
-(``distributed.nanny.pre-spawn-environ``) so that freed memory goes back to the OS.  Fixing
-any glibc malloc threshold also switches off glibc's *dynamic* mmap threshold, which in an
-ordinary process rises to the size of the buffers it frees (up to 32 MB) so that they are
-reused from the heap.  In a worker every allocation of 128 kB or more is then a fresh ``mmap``
-whose pages the kernel faults in and zeroes on first touch and unmaps when it is freed.  A scan
-step allocates its XLA temporaries (the ``[Q, chunk]`` scores and their top-k candidates) anew
-on every call, so a worker faulted all of them in again on every chunk: about 0.4 page faults
-per gallery row at Q = 100, more kernel time than arithmetic, and the worker's extra CPU against
-a plain process (``docs/guides/scale-out.md``, "Where a worker's CPU went").  The same holds
-for any process started with such a variable in its environment, e.g. one spawned after a
-``LocalCluster`` started in its parent (the nanny sets ``MALLOC_TRIM_THRESHOLD_`` in the
-parent's ``os.environ``): ``anchordiv.top_k`` ran 3.5x the CPU there.  The streaming scans
-(:func:`anchordiv.retrieval.divergence.stream_top_k`) and the Dask key builds run inside
-:func:`reused_heap`.
-
-:func:`reused_heap` raises the thresholds inside its block to what glibc's dynamic rule reaches
-in an ordinary process (buffers up to 32 MB served from the heap, up to 64 MB of free heap kept).
-They stay raised while tasks keep coming: once no task has been inside the block for
-:data:`IDLE_RELEASE_S` seconds (or on :func:`release_heap`), the thresholds the process started
-with are restored and the freed heap goes back to the OS (``malloc_trim``), so an idle worker
-holds what Dask expects.  (Restoring them after every task instead cost a 10⁶-row scan task
-10 % more CPU: the next task faulted its ~50 MB of temporaries in again.)  It does nothing in a
-process that started without fixed thresholds (glibc adapts by itself) and without glibc.
-"""
+A fixed threshold switches off glibc's dynamic mmap threshold, so every scan step's XLA
+temporaries would be freshly mmapped and faulted in on every chunk
+(``docs/guides/scale-out.md``, "Where a worker's CPU went").  :func:`reused_heap` raises the
+thresholds to what glibc's dynamic rule reaches (32 MB served from the heap, 64 MB kept) while
+tasks keep coming; after :data:`IDLE_RELEASE_S` idle seconds (or :func:`release_heap`) the
+original thresholds come back and the heap is trimmed.  Without fixed thresholds or glibc it
+does nothing."""
 
 from __future__ import annotations
 

@@ -133,16 +133,6 @@ def distinct_colours(n: int) -> list:
     matplotlib's tab10 up to 10; up to 20, tab20's ten dark shades first and then its ten light
     ones; beyond, evenly spaced hues of turbo (the default colour cycle repeats after ten).
 
-    Parameters
-    ----------
-    n : int
-        Number of colours.
-
-    Returns
-    -------
-    list
-        ``n`` RGBA colours.
-
     Examples
     --------
     >>> from anchordiv.plots import distinct_colours
@@ -220,22 +210,6 @@ BORDERS = {"query": "#1f77b4", True: "#2ca02c", False: "#d62728", None: "#bbbbbb
 def item_kind(items) -> str:
     """What :func:`neighbours` was given: texts, image files or image arrays.
 
-    Parameters
-    ----------
-    items : sequence or numpy.ndarray
-        Texts; image files (``Path``, or names ending in :data:`IMAGE_SUFFIXES`); images
-        ``[G, H, W(, C)]`` or a list of ``[H, W(, C)]`` arrays.
-
-    Returns
-    -------
-    str
-        ``"text"``, ``"path"`` or ``"array"``.
-
-    Raises
-    ------
-    AnchorDivError
-        Anything else.
-
     Examples
     --------
     >>> from anchordiv.plots import item_kind
@@ -262,23 +236,6 @@ def item_kind(items) -> str:
 
 def thumbnail(image, size: int = 160) -> np.ndarray:
     """An image as a square RGB thumbnail: the centre square, resized (not squashed).
-
-    Parameters
-    ----------
-    image : str, Path or numpy.ndarray, shape [H, W] or [H, W, C]
-        An image file, or pixels (uint8, or floats in [0, 1]; C = 1, 3 or 4).
-    size : int, default 160
-        Side of the thumbnail in pixels.
-
-    Returns
-    -------
-    numpy.ndarray of uint8, shape [size, size, 3]
-        The thumbnail.
-
-    Raises
-    ------
-    AnchorDivError
-        An unreadable file or an array that is not an image.
 
     Examples
     --------

@@ -1,16 +1,8 @@
 """Progress bars that stay readable in log files: the one helper every long loop uses.
 
-On a terminal :func:`tqdm` is tqdm's ordinary bar.  When stderr is not a terminal (a pipe, a
-file: ``anchordiv curve ... 2>log``, CI, a notebook's stored output) it writes one plain line
-per update instead of carriage-return redraws, at most every ``ANCHORDIV_PROGRESS_INTERVAL``
-seconds (default 10), and the final line — so a loop done within the interval (a ``top_k``
-call, a short fit) leaves one line, not a 0 % line and a 100 % line (with an interval of 0
-every update is a line, the first included)::
-
-    curve:  40%|4         | 8/20 [00:31<00:46, 3.87s/cell]
-
-Call it exactly like ``tqdm.tqdm`` (``iterable``, ``total``, ``desc``, ``unit``, ``disable``;
-usable as a context manager with ``update``)."""
+:func:`tqdm` is tqdm's bar on a terminal; otherwise it writes one plain line per update at
+most every ``ANCHORDIV_PROGRESS_INTERVAL`` seconds (default 10) plus the final line.  Call it
+like ``tqdm.tqdm``."""
 
 from __future__ import annotations
 

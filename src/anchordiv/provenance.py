@@ -1,16 +1,9 @@
 """Where embeddings come from: the encoder id and its logit scale τ travel with the arrays.
 
-Embeddings written by the library carry their provenance — in memory as an :class:`Embeddings`
-array (``data.embed_texts``, ``data.embed_images``, :func:`load_embeddings`), on disk as a
-sidecar ``X.json`` beside ``X.npy`` (:func:`save_embeddings`, ``anchordiv embed``):
-
-    {"encoder": "sentence-transformers/all-MiniLM-L6-v2", "logit_scale": 20.0, ...}
-
-:func:`resolve_tau` is the one rule every entry point (``ad.fit``, ``ad.adapt``, the CLI, the
-studies) uses for τ: an explicit ``tau`` wins; otherwise the logit scale recorded with the
-embeddings; otherwise an :class:`AnchorDivError` (there is no silent CLIP default).  Embeddings
-of different encoders are never mixed (:func:`common_provenance`).
-"""
+In memory as an :class:`Embeddings` array, on disk as a sidecar ``X.json`` beside ``X.npy``
+(:func:`save_embeddings`, :func:`load_embeddings`).  :func:`resolve_tau` is every entry point's
+rule for τ: an explicit ``tau``, else the recorded logit scale, else an :class:`AnchorDivError`;
+:func:`common_provenance` refuses mixing encoders."""
 
 from __future__ import annotations
 

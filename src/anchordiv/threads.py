@@ -1,33 +1,12 @@
-"""One thread policy for host (NumPy/SciPy) linear algebra.
+"""One thread policy for host (NumPy/SciPy) linear algebra and XLA's CPU pool.
 
-OpenBLAS runs every call on a team of worker threads that *spin* while they wait for work.  On
-an idle machine that costs nothing; on a shared one (a notebook kernel, a browser, a second study
-or a Dask worker beside ours) the spinning teams fight each other and the calling thread, and
-the small and medium factorisations the library runs by the thousand — SVDs, solves,
-Cholesky, ``eigh`` of a few hundred rows — become 100–300× slower: one 119 × 384 SVD took 8 ms
-on one thread and 0.2–6 s on OpenBLAS's default two threads beside two busy processes
-(``benchmarks/results/bench_contention.md``).  XLA's CPU backend parallelises a JAX program's
-matrix products over a thread pool of its own in the same way, and beside busy processes it
-waits for its slowest thread: a curve cell's scoring ran 4.9× its alone time there with XLA's
-default pool, 2.5× with one intra-op thread, which costs 10 % alone on 2 cores (``top_k`` over
-100,000 items: 0.33 s → 0.37 s).
-
-The policy, in one place:
-
-* Library entry points that run host linear algebra (the recipe, prior building, exact updates,
-  point summaries and draws, diagnostics, criticism, SBC, adaptation curves) run under
-  :func:`blas_threads`: at most :func:`blas_thread_limit` BLAS threads (default **1**) for their
-  duration, restored afterwards, so the user's own NumPy code outside is untouched.
-  ``$ANCHORDIV_BLAS_THREADS`` sets the cap (``0``: no cap).
-* Nested entry points re-use the cap already in force (a thread-local stack; a decorated
-  function called inside a scope runs straight under it), and the
-  ``threadpoolctl`` controller is built once per set of loaded modules (building it scans the
-  loaded libraries: ~1 ms; entering a cached one: ~20 µs).
-* JAX programs on the CPU run on ``$ANCHORDIV_XLA_THREADS`` intra-op threads (default **1**;
-  ``0``: XLA's own default).  XLA reads its flags once, when JAX first computes something, so
-  :func:`configure_xla` — run by ``import anchordiv`` — adds them to ``$XLA_FLAGS`` only when no
-  JAX backend exists yet and the user's ``$XLA_FLAGS`` set no thread flag of their own.
-"""
+OpenBLAS's spinning worker threads make small factorisations 100–300× slower on a shared
+machine (``benchmarks/results/bench_contention.md``), so library entry points run under
+:func:`blas_threads` (at most :func:`blas_thread_limit` threads, default 1,
+``$ANCHORDIV_BLAS_THREADS``; nested scopes reuse the cap in force), and :func:`configure_xla`,
+run by ``import anchordiv``, gives XLA ``$ANCHORDIV_XLA_THREADS`` intra-op threads (default 1)
+when no JAX backend exists yet and ``$XLA_FLAGS`` sets no thread flag.  The policy and its
+measurements: ``docs/guides/data.md``."""
 
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
 """The one abstraction: an anchor model is a pytree that knows its cumulant ψ.
 
-``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)``  (MATH.md).  Everything else — the divergence, the
-pairwise matrix through one GEMM, streaming top-k, the MIPS export — is derived from ψ once in
-:mod:`anchordiv.retrieval.divergence`.  A model may add
-
-* ``parameterize(θ)``: the map that pulls the model's geometry back to ambient embeddings
-  (identity for ambient models; the latent spherical model fixes the projected radius), and
-* ``embed(θ)``: a closed-form fast path for models whose divergence is a squared Euclidean
-  distance ``D(x→y) = ‖φ(x) − φ(y)‖²`` (Gaussian, latent Gaussian, latent spherical).
-
-Models are frozen dataclasses registered as JAX pytrees: every number (including τ) is an array
-leaf, so refitting with new anchors of the same shape or a new τ never retraces jitted code.
-"""
+``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)`` (MATH.md); the divergence, top-k and MIPS export derive
+from ψ in :mod:`anchordiv.retrieval.divergence`.  A model may add ``parameterize(θ)`` (the map
+pulling its geometry back to ambient embeddings) and ``embed(θ)`` (a squared-Euclidean fast
+path).  Models are frozen dataclasses registered as pytrees with every number (τ included) an
+array leaf, so refitting never retraces jitted code."""
 
 from __future__ import annotations
 

@@ -1,21 +1,13 @@
 """Latent models on the principal anchor subspace U ∈ R^{d×k} (top-k covariance eigenvectors).
 
-* Latent Gaussian: anchors ~ N(μ, U Uᵀ); ψ(θ) = τ⟨μ, θ⟩ + τ²/2 ‖Uᵀθ‖²,
-  D(x→y) = τ²/2 ‖Uᵀ(y − x)‖².
-* Latent spherical: anchors a = U z with z uniform on the unit sphere S^{k−1} of span(U);
-  ψ(θ) = log E exp(τ⟨Uz, θ⟩) = log ₀F₁(; k/2; (τ‖Uᵀθ‖)²/4).  The geometry is pulled back through
-  ``P(θ) = r · U Uᵀθ / ‖Uᵀθ‖`` (projections rescaled to the fixed radius r, default 1), giving
-  D(x→y) = c · (1 − cos(Uᵀx, Uᵀy)) with c = τ r A_k(τ r), A_k(s) = I_{k/2}(s) / I_{k/2−1}(s).
-  It is undefined where Uᵀx = 0, which is reported as an error.
+* Latent Gaussian: anchors ~ N(μ, U Uᵀ); D(x→y) = τ²/2 ‖Uᵀ(y − x)‖².
+* Latent spherical: anchors a = U z, z uniform on S^{k−1}; ψ(θ) = log ₀F₁(; k/2; (τ‖Uᵀθ‖)²/4)
+  pulled back through ``P(θ) = r · U Uᵀθ / ‖Uᵀθ‖``, giving D(x→y) = c · (1 − cos(Uᵀx, Uᵀy)),
+  c = τ r A_k(τ r); undefined (an error) where Uᵀx = 0.
 
-ψ of the spherical model is evaluated exactly (to float64 round-off for s ≤ 300, k ≥ 2) by
-Gauss–Jacobi quadrature of E exp(s t), where t = ⟨z, e⟩ has density ∝ (1 − t²)^{(k−3)/2}: the
-quadrature turns ψ into a log-sum-exp over 128 weighted nodes, differentiable by JAX, and
-A_k(s) = ψ'(s) is the node-weighted mean of t.  Beyond s ≈ 300 the quadrature loses accuracy
-(4.5 % in c at k = 300, s = 1000), so the closed-form constant c = τ r A_k(τ r) is computed in
-float64 from ``scipy.special.ive`` (:func:`bessel_ratio_f64`), and building a model with
-τ r > 300 warns that the autodiff paths (which use the quadrature) are inexact there.
-"""
+ψ is evaluated by 128-node Gauss–Jacobi quadrature (float64-exact for s ≤ 300); beyond that c
+comes from ``scipy.special.ive`` (:func:`bessel_ratio_f64`) and building with τ r > 300 warns
+that the autodiff paths are inexact."""
 
 from __future__ import annotations
 

@@ -1,22 +1,10 @@
 """Canonical signs of eigenvectors, singular vectors, bases and loadings.
 
-An eigenvector (a singular vector, a column of an orthonormal basis or of a loading matrix) is
-defined only up to its sign, and LAPACK builds (OpenBLAS, MKL, Accelerate, their versions and
-thread counts) return either one.  Every basis, loading and eigenvector the library returns,
-saves, or starts a chain from goes through :func:`canonical_signs` first, so that outputs and
-saved files do not depend on the BLAS build.
-
-**The convention** (scikit-learn's ``svd_flip``): each column is multiplied by ±1 so that its
-entry of largest absolute value is positive (the first such entry on a tie, where entries within
-:data:`anchordiv._tolerance.TIE_RTOL` of the largest tie: the pivot must not hang on a last bit
-where two entries are equal in exact arithmetic, as in a symmetric design's eigenvectors).  Flipping a sign is
-exact in floating point, so quantities that do not depend on the sign (projectors U Uᵀ,
-covariances F Fᵀ, squared projections) are bit-identical with or without it.
-
-Call sites that only use sign-invariant quantities of a decomposition (squared projections, a
-span's projector, eigenvalues) need not canonicalise; see ``tests/anchors/test_linalg.py`` for
-the helper's invariance.
-"""
+LAPACK builds return either sign of a singular vector, so every basis, loading and eigenvector
+the library returns, saves, or starts a chain from goes through :func:`canonical_signs`
+(scikit-learn's ``svd_flip`` convention: each column's entry of largest absolute value is
+positive, the first on a :data:`anchordiv._tolerance.TIE_RTOL` tie).  Flipping is exact, so
+sign-invariant quantities (projectors, covariances) are bit-identical either way."""
 
 from __future__ import annotations
 

@@ -15,14 +15,7 @@ Heavy dependencies (nltk, torch, open_clip) are imported only when used.
 """
 
 from . import cache, clinical, encoders, imagenet, layouts, openi, wordnet
-from .encoders import (
-    Encoder,
-    check_images,
-    embed_images,
-    embed_texts,
-    get_encoder,
-    readable_images,
-)
+from .encoders import Encoder, check_images, embed_images, embed_texts, get_encoder, readable_images
 
 __all__ = [
     "Encoder",

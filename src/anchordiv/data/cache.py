@@ -1,17 +1,11 @@
 """Content-addressed embedding cache: a second run with the same encoder and inputs loads the
 embeddings instead of re-encoding them.
 
-An entry is ``<cache>/embeddings/<key>.npy`` plus ``<key>.json`` (the manifest: encoder id, kind,
-count, shape, dtype and a SHA-256 of the array bytes).  The key hashes the encoder id, the input
-kind and every input in order, so any change in the encoder or the inputs is a different entry.
-The manifest is written last (atomically), so an interrupted write leaves no manifest; an entry
-whose array is missing, truncated or does not match its manifest is detected, reported and
-rebuilt.
-
-The cache directory is ``$ANCHORDIV_CACHE`` if set, else ``$XDG_CACHE_HOME/anchordiv``
-(``~/.cache/anchordiv``).  :func:`use_compilation_cache` keeps JAX's compiled programs there too
-(``<cache>/xla``), so a second run of a study compiles nothing it compiled before.
-"""
+An entry is ``<cache>/embeddings/<key>.npy`` plus its ``<key>.json`` manifest (written last,
+atomically); the key hashes the encoder id, the input kind and every input, and a missing,
+truncated or mismatched entry is reported and rebuilt.  The cache is ``$ANCHORDIV_CACHE``, else
+``$XDG_CACHE_HOME/anchordiv``; :func:`use_compilation_cache` keeps JAX's compiled programs in
+``<cache>/xla``."""
 
 from __future__ import annotations
 
@@ -78,20 +72,6 @@ def use_compilation_cache(path=None) -> Path | None:
 
 def content_key(encoder_id: str, kind: str, items: Sequence[str | bytes]) -> str:
     """SHA-256 over the encoder id, the input kind and each item (length-prefixed, in order).
-
-    Parameters
-    ----------
-    encoder_id : str
-        The encoder's id.
-    kind : str
-        The kind of input (``"text"``, ``"image"``).
-    items : sequence of str or bytes
-        The inputs (texts, or image file bytes).
-
-    Returns
-    -------
-    str
-        The hex digest.
 
     Examples
     --------
@@ -202,24 +182,6 @@ def cached_embeddings(
     cache: bool | str | Path = True,
 ) -> np.ndarray:
     """Embeddings of ``items`` from the cache, or ``compute()`` them and store the result.
-
-    Parameters
-    ----------
-    encoder_id : str
-        The encoder's id (part of the key).
-    kind : str
-        The kind of input (part of the key).
-    items : sequence of str or bytes
-        Identify the inputs (texts, or image file bytes).
-    compute : callable
-        ``compute() -> [n, d]`` array, called on a miss.
-    cache : bool or str or Path, default True
-        ``True`` (default directory), ``False`` (always compute, store nothing) or a directory.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n, d]
-        The embeddings.
 
     Examples
     --------

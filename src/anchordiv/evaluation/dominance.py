@@ -1,30 +1,13 @@
 """Does an adapted posterior keep the framework's promise on a curve?  Paired differences to
 what it must beat, the anchors it saves, and whether it ever falls as targets are added.
 
-The claim: a broad prior plus a few target anchors beats both the targets alone and
-mere shrinkage, approaches the target-only fit as targets accumulate, and needs fewer of them.
-On an :class:`~anchordiv.evaluation.curves.Curve` that holds, per kind, a posterior, its
-isotropic-prior control and the target-only model (and cosine):
-
-* :func:`dominance_rows` — per posterior and budget: its mean AUPRC and the paired differences
-  ``posterior − max(target-only, control)`` (the better of the two at that budget, by mean;
-  target-only is undefined at one anchor, then the control) and ``posterior − cosine``, with
-  the curve's 95 % two-level bootstrap intervals (same subsets and queries).
-* :func:`anchors_needed` — the budget at which the target-only model first reaches the
-  posterior's AUPRC at ``at`` anchors (log-linear interpolation between budgets), ÷ ``at``:
-  how many times more target anchors the targets alone need; a query-bootstrap interval.
-* :func:`falls` — per model, the budgets where its mean drops below the previous budget's
-  interval (a fall the interval does not explain).
-
-:func:`triples` finds the (posterior, control, target-only) names of a curve from the models'
-roles and kinds (one posterior per kind), or from a naming pattern (several priors per kind).
-A partner the curve does not have is ``None`` (a family without a target-only fit, such as
-``spectral``, or a run without the control): the posterior then gets the rows it can have —
-against the partner it has and cosine — and each row names what it ``lacks``.
-
-    rows = dominance_rows(curve, triples(curve))
-    need = [anchors_needed(curve, p, t) for p, (_, t) in triples(curve).items()]
-"""
+On a :class:`~anchordiv.evaluation.curves.Curve` holding, per kind, a posterior, its
+isotropic-prior control and the target-only model: :func:`dominance_rows` (paired differences
+``posterior − max(target-only, control)`` and ``posterior − cosine`` with the curve's
+intervals), :func:`anchors_needed` (how many times more anchors the targets alone need),
+:func:`falls` (budgets where a mean drops below the previous interval) and :func:`triples`
+(the (posterior, control, target-only) names; a missing partner is ``None`` and rows name
+what they ``lack``)."""
 
 from __future__ import annotations
 
@@ -127,20 +110,6 @@ def dominance_rows(
 
 def budget_to_reach(budgets, means, level: float) -> float:
     """The smallest budget at which a curve first reaches a level, log-linearly interpolated.
-
-    Parameters
-    ----------
-    budgets : sequence of int
-        Budgets, ascending.
-    means : array_like, shape [len(budgets)]
-        Mean AUPRC per budget.
-    level : float
-        The level to reach.
-
-    Returns
-    -------
-    float
-        The interpolated budget (from the budget before); NaN if it never does.
 
     Examples
     --------

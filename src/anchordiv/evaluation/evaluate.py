@@ -1,25 +1,12 @@
 """Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval
-(:data:`LEVEL`, the library-wide default interval level),
-and the prevalence (the AUPRC of a random ranking) beside it.
+(:data:`LEVEL`), and the prevalence beside it.
 
-A *scorer* ranks the gallery for each query, higher = closer.  Accepted forms:
-
-* an :class:`~anchordiv.AnchorModel` — scores are ``−D(query → item)``;
-* ``"cosine"`` or ``"inversion"`` — the baselines (inversion uses ``anchors``);
-* an array ``[Q, G]`` of precomputed scores (may be memory-mapped);
-* a callable ``f(queries [c, d], gallery [G, d]) -> scores [c, G]``.
-
-Queries are streamed in chunks of rows, so only ``[chunk, G]`` scores ever exist at once.  When
-queries are gallery items, ``query_index[i]`` is the gallery row of query i (−1 if it is not in
-the gallery): that item is removed from the query's ranking *and* from its relevance/prevalence.
-A query with no relevant item left has no defined AUPRC; it is kept as NaN in ``per_query`` and
-left out of the means (``n_queries`` says how many were used).
-
-Intervals (``interval=``): ``"bootstrap"`` (default) is the percentile bootstrap over queries
-(``n_boot`` resamples, seeded); ``"t"`` is Student's t interval of the mean over queries.  Both
-treat queries as the sampled unit; :func:`bootstrap_interval` also resamples a second axis
-(anchor subsets in :mod:`anchordiv.evaluation.curves`).
-"""
+A *scorer* (higher = closer) is an :class:`~anchordiv.AnchorModel` (``−D``), ``"cosine"`` or
+``"inversion"``, an array ``[Q, G]``, or ``f(queries [c, d], gallery [G, d]) -> [c, G]``;
+queries stream in chunks.  ``query_index[i]`` (−1: none) removes a query's own gallery row from
+its ranking and relevance; a query with no relevant item left is NaN in ``per_query`` and left
+out of the means.  Intervals: ``"bootstrap"`` over queries or ``"t"``;
+:func:`bootstrap_interval` also resamples a second axis (anchor subsets)."""
 
 from __future__ import annotations
 
@@ -497,18 +484,6 @@ def check_relevance(relevance, n_queries: int, n_gallery: int):
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
     """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries.
 
-    Parameters
-    ----------
-    n_gallery : int
-        G.
-    budget : int, default 2**21
-        Entries per block.
-
-    Returns
-    -------
-    int
-        Rows per chunk (≥ 1).
-
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import default_query_chunk
@@ -651,18 +626,6 @@ def check_labels(name: str, labels) -> np.ndarray:
     embeddings passed as labels: no two items would share a label and every AUPRC would be
     undefined), as are indicators other than 0/1 and arrays that are not 1-D or 2-D.
 
-    Parameters
-    ----------
-    name : str
-        The argument name used in errors.
-    labels : array_like, shape [n] or [n, L]
-        The labels.
-
-    Returns
-    -------
-    numpy.ndarray, shape [n] or [n, L]
-        The labels (integer, boolean or, for ``[n]``, strings).
-
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import check_labels
@@ -695,23 +658,6 @@ def check_labels(name: str, labels) -> np.ndarray:
 
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     """Relevance: the two items share at least one label.
-
-    Parameters
-    ----------
-    query_labels : array_like, shape [Q] or [Q, L]
-        Integer classes, or a binary multi-label indicator matrix.
-    gallery_labels : array_like, shape [G] or [G, L]
-        The same for the gallery.
-
-    Returns
-    -------
-    numpy.ndarray of bool, shape [Q, G]
-        The relevance.
-
-    Raises
-    ------
-    AnchorDivError
-        Labels that are not whole numbers (:func:`check_labels`) or shapes that do not pair.
 
     Examples
     --------

@@ -103,11 +103,7 @@ class Neighbours:
         return rows
 
     def to_markdown(
-        self,
-        texts: Sequence[str],
-        *,
-        query_texts: Sequence[str] | None = None,
-        width: int = 70,
+        self, texts: Sequence[str], *, query_texts: Sequence[str] | None = None, width: int = 70
     ) -> str:
         """One markdown table per query: a row per rank, a column per geometry.
 

@@ -5,36 +5,13 @@ For a query x and gallery item y (after the model's map P):
     D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ = h(y) − ⟨u(x), v(y)⟩ + c(x)
 
 with query terms ``u = ∇ψ(x)``, ``c = ⟨∇ψ(x), x⟩ − ψ(x)`` and key terms ``v = y``, ``h = ψ(y)``
-(MATH.md, "Retrieval needs one matrix product").  The Q×G matrix is therefore one Q×m by m×G
-matrix product plus per-item work.  Models with a squared-Euclidean fast path
-(``D = ‖φ(x) − φ(y)‖²``) use ``u = 2φ(x), c = ‖φ(x)‖², v = φ(y), h = ‖φ(y)‖²`` instead.
-
-``method`` selects the path: ``"auto"`` (fast path where the model has one, else ``"generic"``),
-``"generic"`` (one GEMM, ∇ψ by autodiff) or ``"direct"`` (the Bregman formula per pair — the
-slow reference, O(Q·G·cost(ψ))).  Results are clamped at 0: the exact divergence is
-non-negative and only round-off can make it negative.
-
-``precision`` sets how the one Q×G product is computed (:data:`PRECISIONS`):
-
-* ``"highest"`` (default): exact float32 products on every backend (``Precision.HIGHEST``) in
-  the augmented form above, offsets inside the product.  On CPU this is what XLA does anyway;
-  on A100/H100/H200 it turns off JAX's default TF32 products (about 10 mantissa bits), whose
-  round-off of the ψ(y) column alone (|ψ| · 2⁻¹¹) can reorder a top-k.
-* ``"fast"``: the device's default product (TF32 on recent NVIDIA GPUs, bf16 passes on TPU,
-  float32 on CPU) in a cancellation-aware form: the offsets stay out of the product and the
-  operands are centred by their block means ū, v̄ —
-  ``u vᵀ = (u − ū)(v − v̄)ᵀ + u v̄ + ū vᵀ − ū v̄`` (exact), so
-  ``D = [c − u v̄] + [h − ū vᵀ + ū v̄] − (u − ū)(v − v̄)ᵀ``, where the two bracketed offsets are
-  matrix-vector products at ``"highest"``.  Only the centred cross term sees reduced precision.
-
-Query and key terms (``O((Q + G)·d·m)``) are always computed with exact float32 products.
-
-Top-k streams the gallery in chunks (memory O(Q·(k + chunk)), galleries may be memory-mapped
-``.npy`` files) and the MIPS form exports any geometry to an inner-product index: maximising
-``⟨[u(x), −1], [v(y), h(y)]⟩ = c(x) − D(x→y)`` is minimising D.  The exported vectors are
-computed with exact float32 products; the inner products are then the external index's own
-(faiss on CPU: float32; faiss on GPU: float32 unless its ``useFloat16`` options are set).
-"""
+(MATH.md, "Retrieval needs one matrix product"); squared-Euclidean fast paths use
+``u = 2φ(x), c = ‖φ(x)‖², v = φ(y), h = ‖φ(y)‖²``.  ``method``: ``"auto"``, ``"generic"`` (one
+GEMM) or ``"direct"`` (the Bregman formula per pair, the slow reference); results are clamped
+at 0.  ``precision`` (:data:`PRECISIONS`): ``"highest"`` (exact float32 products) or ``"fast"``
+(the device's default product on block-centred operands; ``docs/guides/scale-out.md``).
+Top-k streams the gallery in chunks; the MIPS form ``⟨[u(x), −1], [v(y), h(y)]⟩ = c(x) − D``
+exports any geometry to an inner-product index."""
 
 from __future__ import annotations
 

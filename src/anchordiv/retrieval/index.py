@@ -1,27 +1,11 @@
 """Index once, query many: a gallery index over cached key terms, faiss export and sharding.
 
-A :class:`GalleryIndex` computes the key terms of every gallery item once, as the MIPS keys
-``k(y) = [v(y), h(y)]`` ``[G, m + 1]`` (:mod:`anchordiv.retrieval.divergence`: ``h = ψ(y)``, ``v = y`` or
-the fast-path embedding).  A query then costs its own terms ``q(x) = [u(x), −1]``, ``c(x)``
-(for the empirical model: ∇ψ(x), O(N·d) per query) plus one product with the cached keys:
-
-    D(x→y) = max(c(x) − ⟨q(x), k(y)⟩, 0)
-
-so the empirical model's query cost is O(Q·N·d + Q·G·d), never O(Q·G·N).  Keys are computed
-and scanned in chunks with a progress bar; ``store=path`` writes them to a memory-mapped
-``.npy`` file so a gallery larger than memory is indexed and queried in bounded memory
-(O(Q·(k + chunk)) for the query loop, O(chunk·m) for the build).  The top-k loop is
-:func:`anchordiv.retrieval.divergence.stream_top_k`, the same one :func:`anchordiv.top_k` uses.
-
-faiss: :meth:`GalleryIndex.to_faiss` puts the MIPS keys into a faiss inner-product index
-(``"flat"``: exact; ``"ivf"``, ``"hnsw"``: approximate) whose :meth:`FaissIndex.search`
-returns ``(indices, divergences)`` like :func:`anchordiv.top_k`.
-
-Beyond one device or machine: ``GalleryIndex(..., mesh=mesh)`` shards the keys over the
-devices of a JAX mesh (:mod:`anchordiv.retrieval.sharding`); :mod:`anchordiv.scale.dask` scans sharded
-galleries on a Dask cluster and builds an IVF of them merged on disk.  :func:`merge_results`
-is the helper that combines per-shard top-k (global indices) into the unsharded result.
-"""
+A :class:`GalleryIndex` computes the MIPS keys ``k(y) = [v(y), h(y)]`` ``[G, m + 1]`` of every
+gallery item once (optionally into a memory-mapped ``store=`` file); a query then costs its own
+terms and one product, ``D(x→y) = max(c(x) − ⟨q(x), k(y)⟩, 0)`` (the empirical model: O(Q·N·d
++ Q·G·d), never O(Q·G·N)).  :meth:`GalleryIndex.to_faiss` exports the keys to a faiss index
+(:class:`FaissIndex`); :func:`merge_results` combines per-shard top-k into the unsharded
+result."""
 
 from __future__ import annotations
 
@@ -324,15 +308,9 @@ class GalleryIndex:
         reduction: keys ``[k, √(M² − ‖k‖²)]`` (M = the largest key norm), queries ``[q, 0]``,
         so the L2-nearest key is the largest inner product; their candidates are then re-scored
         exactly from the cached keys.  Before the reduction the ψ(y) column is centred and
-        rescaled to the spread of the rest of the key (``(h − mean h) · s``, queries' last entry
-        ``−1/s``, s = √tr Cov(v) / std(h)): inner products change by a per-query constant only,
-        but ψ(y) no longer dominates the key norms — for softmax keys (std ψ ≈ 7 against unit
-        ‖v‖) this raised HNSW recall@10 (efSearch 256, G = 50,000) from 0.58 to 0.94.
-
-        Precision: faiss computes its own inner products (float32 on CPU; a GPU faiss index is
-        float32 unless its ``useFloat16`` options are set), so this index's ``precision`` does
-        not apply to them; the keys and queries it receives are computed with exact float32
-        products, and the approximate kinds' re-scoring is a float32 numpy product."""
+        rescaled to the spread of the rest of the key (:class:`L2Reduction`; HNSW recall@10 of
+        softmax keys 0.58 → 0.94).  faiss computes its own inner products, so ``precision``
+        does not apply to them (``docs/guides/scale-out.md``)."""
         faiss = require_faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
@@ -382,20 +360,6 @@ def key_chunks(
 
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
     """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training).
-
-    Parameters
-    ----------
-    size : int
-        Rows available.
-    n : int
-        Rows wanted.
-    seed : int
-        Seed.
-
-    Returns
-    -------
-    numpy.ndarray of int, shape [min(n, size)]
-        Sorted indices.
 
     Examples
     --------

@@ -1,32 +1,12 @@
 """JAX sharding inside one job: a gallery (or its cached keys) split across a device mesh.
 
-``ad.top_k(..., mesh=mesh)`` and ``ad.GalleryIndex(..., mesh=mesh)`` take a
-``jax.sharding.Mesh``: the gallery rows (MIPS keys) are placed sharded along the mesh axes
-``axis`` (default: all of them, one distinct shard per device), padded to ``devices × chunks ×
-chunk`` rows; every device scans its own rows in ``chunk``-row steps with the same block scorer
-as the single-device path and keeps its own top-k; the per-device top-k ``[devices, Q, k]``
-are gathered and a final top-k is taken.  Equal divergences rank the lower global index first,
-as on one device.  Each device holds ``G / devices`` rows, so the gallery must fit in the
-devices' memory together (stream a larger one with :func:`anchordiv.top_k` or
-:mod:`anchordiv.scale.dask`).
-
-The product precision is the single-device path's (``precision=`` of :func:`anchordiv.top_k`
-and :class:`anchordiv.GalleryIndex`, passed to the block scorer as a static argument).
-
-Several GPUs of one host: ``Mesh(np.array(jax.devices()), ("gallery",))``.  CPU devices for
-testing: ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` before JAX starts.
-
-Several hosts (one process per host, same program everywhere)::
-
-    jax.distributed.initialize(coordinator_address="10.0.0.1:1234", num_processes=4,
-                               process_id=i)       # or no arguments under SLURM / TPU / k8s
-    mesh = Mesh(np.array(jax.devices()), ("gallery",))   # every device of every host
-    idx, div = ad.top_k(model, queries, gallery, k, mesh=mesh)
-
-``gallery`` may be a memory-mapped ``.npy`` on a shared file system: rows are placed with
-``jax.make_array_from_callback``, so each process reads only the rows of its own devices.
-Every process receives the same ``(indices, divergences)``.
-"""
+``ad.top_k(..., mesh=mesh)`` and ``ad.GalleryIndex(..., mesh=mesh)`` place the gallery rows
+sharded along the mesh axes ``axis`` (padded to ``devices × chunks × chunk`` rows); each device
+scans its own rows with the single-device block scorer (same ``precision``) and the per-device
+top-k ``[devices, Q, k]`` are merged, equal divergences ranking the lower global index first.
+Multi-host: call ``jax.distributed.initialize`` first; rows are placed with
+``jax.make_array_from_callback``, so each process reads only its devices' rows of a
+memory-mapped ``.npy``.  Usage: ``docs/guides/scale-out.md``."""
 
 from __future__ import annotations
 
@@ -62,22 +42,6 @@ def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
 
 def layout(n_items: int, chunk: int, n_shards: int) -> tuple[int, int]:
     """Rows per scan step and the padded gallery size of a sharded scan.
-
-    Parameters
-    ----------
-    n_items : int
-        Gallery rows.
-    chunk : int
-        Requested rows per step.
-    n_shards : int
-        Devices.
-
-    Returns
-    -------
-    chunk : int
-        Rows per scan step (at most the rows a device holds).
-    padded : int
-        The gallery size padded to a multiple of ``n_shards × chunk``.
 
     Examples
     --------

@@ -1,44 +1,11 @@
 """Beyond one machine: Dask schedules sharded gallery scans, index builds and study grids.
 
-Needs the optional extra ``pip install 'anchordiv[distributed]'`` (dask.distributed).
-
-    import anchordiv.scale.dask as add
-    idx, div = add.top_k(model, queries, "embeddings/img_emb", k=10)         # local cluster
-    idx, div = add.top_k(model, queries, shards, k=10, client=Client("tcp://host:8786"))
-
-Galleries (:func:`blocks`): a list or glob of ``.npy`` shards (clip-retrieval's
-``img_emb/img_emb_N.npy`` layout, ordered by N; each shard memory-mapped by the worker that
-scans it, so only paths travel), ``.parquet`` files with an embedding column (list or
-fixed-size-list of floats; needs pyarrow), or a ``dask.array`` ``[G, d]``.  Item indices are
-global: shards are concatenated in their (natural) order.
-
-:func:`top_k` splits the gallery into blocks of at most ``block_rows`` rows; one task per block
-runs the jitted block scorer of :func:`anchordiv.top_k`
-(:func:`anchordiv.retrieval.divergence.scan_top_k`) and a tree reduction over the scans' futures
-(:func:`tree_merge`, ``split_every`` per level) merges the per-block top-k in block order with
-a stable sort (:func:`anchordiv.retrieval.index.merge_results`).  The result is
-the one :func:`anchordiv.top_k` returns: equal indices, divergences equal up to the round-off
-of a different block shape (identical when ``chunk`` is equal and each block is a multiple of
-it); equal divergences rank the lower global index first in both.
-
-Fault tolerance: the model and query terms are literals of the task graph (not scattered
-data), so a task whose worker dies is simply recomputed elsewhere; ``retries`` re-runs tasks
-that raised.  Workers compute in the client's JAX precision (``jax_enable_x64`` is pushed to
-every worker, also to workers that join or restart later, by a worker plugin).
-
-Clusters (:func:`connect`): the ``client`` you pass; else the address of a running scheduler;
-else the active default client; else a :func:`local_cluster` started for the call and closed
-after it — process workers with one thread each bound to 127.0.0.1, XLA and BLAS limited to one
-thread per worker (``local_cluster(pin=True)`` also pins worker i to core i).
-
-Cost (``benchmarks/bench_distributed.py``, 4M and 10M × 64 float16, load ~10 on 2 cores): a
-worker scans at 1.01–1.12 of the rate of one process pinned to one core (0.96–0.98 in CPU
-time), 2 workers at 1.05–1.52 of one 2-thread process.  What closed the gap: scans reuse their
-heap buffers although Dask starts workers with fixed malloc thresholds
-(:mod:`anchordiv.heap`), and local-cluster workers run without Dask's sampling profiler
-(:data:`WORKER_CONFIG`).  A task's fixed cost is about 11 ms of scheduler round trip, which
-overlaps with the scan of the task before it (see ``docs/guides/scale-out.md``).
-"""
+Needs ``pip install 'anchordiv[distributed]'``.  Galleries (:func:`blocks`) are ``.npy`` shards,
+``.parquet`` files with an embedding column, or a ``dask.array`` ``[G, d]`` (global item
+indices in shard order); :func:`top_k` scans blocks of at most ``block_rows`` rows with the
+block scorer of :func:`anchordiv.top_k` and merges them with :func:`tree_merge`, returning what
+:func:`anchordiv.top_k` returns.  Clusters: :func:`connect`, :func:`local_cluster`.  Fault
+tolerance, precision and cost: ``docs/guides/scale-out.md``."""
 
 from __future__ import annotations
 
