@@ -135,9 +135,7 @@ def test_fewer_broad_than_target_anchors_warn_unless_they_stand_in_for_a_model()
 
 def test_split_options_takes_a_kind_or_a_family_class():
     by_kind = api.split_options("gaussian", {"kappa0": 5.0, "method": "nuts", "seed": 3})
-    by_class = api.split_family_options(
-        ad.NIWPrior, {"kappa0": 5.0, "method": "nuts", "seed": 3}
-    )
+    by_class = api.split_family_options(ad.NIWPrior, {"kappa0": 5.0, "method": "nuts", "seed": 3})
     assert by_kind == by_class
     assert by_kind[0] == {"kappa0": 5.0, "prior": "broad"} and by_kind[1] == ad.NUTS(seed=3)
     with pytest.raises(AnchorDivError, match="runs with method='nuts'"):

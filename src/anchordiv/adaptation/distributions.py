@@ -56,6 +56,7 @@ class MatrixBingham(dist.Distribution):
     """Matrix Bingham distribution ``p(U) ∝ etr(Uᵀ B U)`` on the Stiefel manifold (a NumPyro distribution).
 
     The mode is any frame of the top-k eigenvectors of B (:meth:`mode`).
+
     Examples
     --------
     >>> from anchordiv.adaptation.families import MatrixBingham

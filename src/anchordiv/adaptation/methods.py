@@ -679,6 +679,7 @@ def validated(
 
 def is_prior(obj) -> bool:
     """Whether ``obj`` is a prior object of a registered family.
+
     Examples
     --------
     >>> from anchordiv.adaptation.methods import is_prior
