@@ -28,9 +28,10 @@ import numpyro.distributions as dist
 import scipy.linalg
 from numpyro.distributions import constraints
 from numpyro.distributions.util import validate_sample
-from ..progress import tqdm
-from ..errors import AnchorDivError
+
 from ..anchors.linalg import canonical_signs
+from ..errors import AnchorDivError
+from ..progress import tqdm
 
 
 class _Stiefel(constraints.Constraint):

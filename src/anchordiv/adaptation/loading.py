@@ -8,17 +8,19 @@ import dataclasses
 import json
 import warnings
 from pathlib import Path
+
 import numpy as np
+
+from .._safeio import malformed
 from .._tolerance import kept_spectrum
+from ..anchors import Gaussian
 from ..errors import AnchorDivError, as_matrix
+from ..io import load_card, load_model, read_bundle, resolve_prior
 from ..provenance import with_provenance
 from ..threads import limited_blas
 from .api import DEFAULT_KIND, build_prior, resolve_family
-from .protocol import Family
 from .posterior import family_of
-from .._safeio import malformed
-from ..io import load_card, load_model, read_bundle, resolve_prior
-from ..anchors import Gaussian
+from .protocol import Family
 
 
 @limited_blas

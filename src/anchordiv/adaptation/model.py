@@ -38,16 +38,14 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro
+from numpyro import handlers, infer
+from numpyro.infer import Predictive
+from numpyro.infer.util import log_likelihood
+from numpyro.primitives import Messenger
 
 from .._tolerance import first_max
 from ..errors import AnchorDivError, integer
-from numpyro import handlers
-from numpyro.primitives import Messenger
-import numpyro
-from numpyro import infer
-from numpyro.infer.util import log_likelihood
-from numpyro.infer import Predictive
-
 
 #: init strategies by name (``init_strategy=``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")

@@ -37,20 +37,21 @@ or the ``MCMC`` object.
 
 from __future__ import annotations
 
-import jax
-import numpy as np
 import dataclasses
 import functools
 from typing import Any
-from ..progress import tqdm
-from .._tolerance import first_max
-from ..errors import AnchorDivError
-from .model import CHAIN_METHODS, NUTS_RUNNERS, split_kwargs, Problem, failure, guard, init_strategy
-from .posterior import Posterior, joint_correction, sampled_descriptions
+
+import jax
+import numpy as np
+from numpyro import handlers
 from numpyro.infer import MCMC, NUTS
 from numpyro.infer.util import initialize_model
-from numpyro import handlers
 
+from .._tolerance import first_max
+from ..errors import AnchorDivError
+from ..progress import tqdm
+from .model import CHAIN_METHODS, NUTS_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
+from .posterior import Posterior, joint_correction, sampled_descriptions
 
 #: NUTS transitions per compiled step
 CHUNK = 100

@@ -26,16 +26,16 @@ import dataclasses
 import warnings
 from pathlib import Path
 from typing import Any, Callable, ClassVar
+
 import numpy as np
+
+from .._safeio import malformed
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
-from .._safeio import malformed
-from ..io import check_loaded_model, read_bundle, write_bundle
+from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
-from ..io import MAX_LOADED_TAU
-
 
 #: "not given": a typed field of a posterior built from a bare ``info`` (read from it once)
 FROM_INFO: object = type("FromInfo", (), {"__repr__": lambda self: "FROM_INFO"})()

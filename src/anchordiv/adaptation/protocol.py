@@ -68,7 +68,9 @@ from typing import ClassVar
 import jax
 import numpy as np
 
+from .._safeio import parse_json
 from ..errors import AnchorDivError
+from ..io import check_axes, check_loaded_model, write_bundle
 from ..threads import limited_blas
 from .methods import Exact, validated
 from .model import Likelihood
@@ -83,10 +85,6 @@ from .registry import (
     no_subspace,
     protocol,
 )
-from .._safeio import parse_json
-from ..io import check_axes, check_loaded_model
-from ..io import write_bundle
-
 
 #: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
 SMALL_D = 8

@@ -61,20 +61,21 @@ latent mean stays the exact full-d one.
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import weakref
-import numpy as np
-import functools
 from typing import NamedTuple
+
+import numpy as np
 import scipy.linalg
 import scipy.special
-from ..errors import as_matrix, AnchorDivError, integer, in_unit_interval, positive
-from ..anchors.gaussian import moments
-from ..anchors.linalg import canonical_signs
-from ..anchors.latent import principal_subspace
-from .._tolerance import LEVERAGE_TOL, SPECTRUM_RTOL, first_max, kept_spectrum
-from ..threads import limited_blas
 
+from .._tolerance import LEVERAGE_TOL, SPECTRUM_RTOL, first_max, kept_spectrum
+from ..anchors.gaussian import moments
+from ..anchors.latent import principal_subspace
+from ..anchors.linalg import canonical_signs
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
+from ..threads import limited_blas
 
 MAX_ENTRIES = 16
 _CACHE: collections.OrderedDict = collections.OrderedDict()

@@ -30,20 +30,19 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ..progress import tqdm
-from ..errors import AnchorDivError, integer, positive, user_stacklevel
-from .model import GUIDES, SVI_RUNNERS, Problem, split_kwargs, failure, guard, init_strategy
-from .posterior import Posterior, MAP_JOINT, delta_mean, describe
-from numpyro.infer import autoguide
 import numpyro.optim as optim
-from numpyro.infer import SVI, Trace_ELBO
-from numpyro.infer import Predictive
 from numpyro import handlers
+from numpyro.infer import SVI, Predictive, Trace_ELBO, autoguide
 from numpyro.infer.util import log_density
 
+from ..errors import AnchorDivError, integer, positive, user_stacklevel
+from ..progress import tqdm
+from .model import GUIDES, SVI_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
+from .posterior import MAP_JOINT, Posterior, delta_mean, describe
 
 CHUNK = 50
 

@@ -31,43 +31,45 @@ here too.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-import numpy as np
-import scipy.special
-import jax
-import numpyro
-import numpyro.distributions as dist
-from numpyro.distributions import constraints
-from numpyro.distributions.util import validate_sample
-import warnings
-import scipy.linalg
-import scipy.optimize
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import scipy.linalg
+import scipy.optimize
+import scipy.special
+from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
+
+from ..._tolerance import first_max, kept_singular_values
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype, psd_factor
-from ...errors import AnchorDivError, check_covariance, user_stacklevel, positive
+from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
 from ..model import Likelihood
-from ..statistics import (
-    gaussian_strengths,
-    sandwich,
-    log_hyperprior,
-    derived,
-    broad_moments,
-    scatter,
-)
-from ..._tolerance import first_max, kept_singular_values
 from ..protocol import (
-    Family,
-    check_prior_mode,
-    isotropic_like,
     N_EIGEN,
     SMALL_D,
+    Family,
     Hooks,
+    check_prior_mode,
     cosine,
-    unit_vector,
     family,
+    isotropic_like,
+    unit_vector,
+)
+from ..statistics import (
+    broad_moments,
+    derived,
+    gaussian_strengths,
+    log_hyperprior,
+    sandwich,
+    scatter,
 )
 
 
