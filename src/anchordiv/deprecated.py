@@ -29,13 +29,13 @@ PRIOR_MODULES = {
     "cache": "statistics",
 }
 
-#: the adaptation modules merged in 0.6.0 (issue 46: one module per concept) -> where they are
+#: the adaptation modules merged by issue 46 (one module per concept) -> where they are
 ADAPTATION_MODULES = {
-    **dict.fromkeys(["pipeline", "inference", "validation"], "api"),
+    **dict.fromkeys(["pipeline", "inference"], "api"),
     **dict.fromkeys(["family", "hooks"], "protocol"),
     "capabilities": "registry",
     **dict.fromkeys(["runners", "likelihood"], "model"),
-    "sanity": "methods",
+    **dict.fromkeys(["validation", "sanity"], "methods"),
     **dict.fromkeys(["sampling", "chains"], "nuts"),
     **dict.fromkeys(["subspace", "cache", "recipe"], "statistics"),
     **{

@@ -4,21 +4,23 @@ one BLAS scope, the options split by kind and method; the package re-exports onl
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
+
+import jax
+import jax.numpy as jnp
 import numpy as np
+import numpyro
+import numpyro.distributions as dist
 import pytest
+
 import anchordiv as ad
 from anchordiv.adaptation import FAMILIES, api, statistics
-from anchordiv.adaptation.families import gaussian
+from anchordiv.adaptation.families import gaussian, niw_model
 from anchordiv.adaptation.registry import is_builtin
 from anchordiv.errors import AnchorDivError
 from anchordiv.provenance import AnchorDivWarning, with_provenance
-import warnings
-import jax
-import jax.numpy as jnp
-import numpyro
-import numpyro.distributions as dist
-from anchordiv.adaptation.families import niw_model
+
 from ..helpers import blas_scope_entries, unit
 
 
@@ -125,8 +127,8 @@ def test_fewer_broad_than_target_anchors_warn_unless_they_stand_in_for_a_model()
         api.check_anchors(with_provenance(broad, stand_in="moment points"), targets)
         # a curve's private copy of the broad anchors keeps the mark (issue 42: the main job's
         # full-coverage cell warned about its own moment points)
-        from anchordiv.adaptation.statistics import frozen
         from anchordiv.adaptation.loading import stand_in_anchors
+        from anchordiv.adaptation.statistics import frozen
 
         api.check_anchors(frozen(with_provenance(broad, stand_in="moment points")), targets)
         points = stand_in_anchors(ad.fit("gaussian", broad, tau=20.0))

@@ -4,15 +4,16 @@ pointwise log-likelihood per kind, against scipy references."""
 from __future__ import annotations
 
 import warnings
+
 import numpy as np
 import pytest
 import scipy.stats
-import anchordiv as ad
-from anchordiv.errors import AnchorDivError
-from anchordiv.adaptation.posterior import Posterior
-from anchordiv.adaptation.model import log_joint, with_log_density
-from anchordiv.adaptation import FAMILIES
 
+import anchordiv as ad
+from anchordiv.adaptation import FAMILIES
+from anchordiv.adaptation.model import log_joint, with_log_density
+from anchordiv.adaptation.posterior import Posterior
+from anchordiv.errors import AnchorDivError
 
 DEFAULT_MODELS = {kind: fam.model for kind, fam in FAMILIES.items()}
 
@@ -59,7 +60,8 @@ def test_log_joint_is_the_niw_density():
 def potential_energy(model, t, kwargs, draws):
     """NUTS's potential energy (−log density of the unconstrained coordinates) of each draw."""
     import jax
-    from numpyro.infer.util import potential_energy as pe, unconstrain_fn
+    from numpyro.infer.util import potential_energy as pe
+    from numpyro.infer.util import unconstrain_fn
 
     def one(p):
         return pe(model, (t,), kwargs, unconstrain_fn(model, (t,), kwargs, p))

@@ -4,16 +4,18 @@ log (stderr a file) gets lines while a long chunk runs."""
 from __future__ import annotations
 
 import sys
+
 import jax
-import numpyro
-import pytest
-import numpyro.distributions as dist
-from numpyro.infer import NUTS
-from anchordiv.adaptation import nuts
 import jax.numpy as jnp
 import numpy as np
-import anchordiv as ad
+import numpyro
+import numpyro.distributions as dist
+import pytest
 from helpers import compilations
+from numpyro.infer import NUTS
+
+import anchordiv as ad
+from anchordiv.adaptation import nuts
 
 
 def model():
@@ -158,8 +160,8 @@ def _compiles(fn) -> int:
 
 
 def test_refits_of_the_same_shape_reuse_one_compiled_sampler():
-    from anchordiv.adaptation.nuts import cache_size
     from anchordiv.adaptation.methods import NUTS_RUNNERS as _SAMPLERS
+    from anchordiv.adaptation.nuts import cache_size
 
     broad, _ = data()
     rng = np.random.default_rng(5)

@@ -8,15 +8,16 @@ import dataclasses
 import sys
 import warnings
 from pathlib import Path
+
 import numpy as np
 import pytest
+from helpers import clustered_anchors, unit
+
 import anchordiv as ad
 from anchordiv.adaptation import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
 from anchordiv.adaptation.protocol import FAMILIES
-from anchordiv.io import read_bundle
 from anchordiv.errors import AnchorDivError
-from helpers import clustered_anchors, unit
-
+from anchordiv.io import read_bundle
 
 HERE = Path(__file__).parent
 SAVED = HERE / "saved"

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+
 import numpy as np
 import pytest
+
 import anchordiv as ad
-from anchordiv.adaptation.protocol import Family
-from anchordiv.adaptation.protocol import Hooks, declared_hooks
-from anchordiv.adaptation.protocol import FAMILIES
+from anchordiv.adaptation.protocol import (
+    FAMILIES,
+    Family,
+    Hooks,
+    cosine,
+    declared_hooks,
+    own_sites,
+    principal_angles,
+    unit_vector,
+)
 from anchordiv.adaptation.registry import (
     OPTIONAL,
     Conjugate,
@@ -19,13 +28,6 @@ from anchordiv.adaptation.registry import (
     is_conjugate,
     no_subspace,
 )
-from anchordiv.adaptation.protocol import (
-    cosine,
-    own_sites,
-    principal_angles,
-    unit_vector,
-)
-
 
 #: the members a family may define beyond the required ones, each declared on Family
 DECLARED = (

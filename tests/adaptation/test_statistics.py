@@ -4,18 +4,16 @@ the held-out recipe that picks a prior's strengths."""
 from __future__ import annotations
 
 import hashlib
+
 import numpy as np
 import pytest
-
-from anchordiv.adaptation.families import latent_gaussian
-from anchordiv.adaptation import statistics
-import anchordiv as ad
-from anchordiv.adaptation.statistics import principal_basis
-from anchordiv.adaptation.families import NIW
 import scipy.stats
-from anchordiv.adaptation import adapt
+
+import anchordiv as ad
+from anchordiv.adaptation import adapt, statistics
+from anchordiv.adaptation.families import NIW, latent_gaussian
+from anchordiv.adaptation.statistics import broad_moments, principal_basis, scatter
 from anchordiv.errors import AnchorDivError
-from anchordiv.adaptation.statistics import broad_moments, scatter
 
 
 def sha1(a):

@@ -8,9 +8,9 @@ import numpyro
 import numpyro.distributions as dist
 import optax
 import pytest
-import anchordiv as ad
 from helpers import compilations
 
+import anchordiv as ad
 
 TAU = 5.0
 

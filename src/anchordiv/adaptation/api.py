@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import inspect
 import warnings
+
 import numpy as np
+
 from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm
 from ..threads import limited_blas
-from .statistics import checked
+from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated
+from .posterior import Posterior
 from .protocol import Family
 from .registry import (
     FAMILIES,
@@ -36,9 +39,7 @@ from .registry import (
     get_family,
     unknown_kind,
 )
-from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated
-from .posterior import Posterior
-
+from .statistics import checked
 
 #: the registered kinds, read live (a family registered after import appears here)
 KINDS = LiveKinds()

@@ -28,9 +28,10 @@ import numpyro.distributions as dist
 import scipy.linalg
 from numpyro.distributions import constraints
 from numpyro.distributions.util import validate_sample
-from ..progress import tqdm
-from ..errors import AnchorDivError
+
 from ..anchors.linalg import canonical_signs
+from ..errors import AnchorDivError
+from ..progress import tqdm
 
 
 class _Stiefel(constraints.Constraint):
@@ -56,6 +57,7 @@ class MatrixBingham(dist.Distribution):
     """Matrix Bingham distribution ``p(U) ∝ etr(Uᵀ B U)`` on the Stiefel manifold (a NumPyro distribution).
 
     The mode is any frame of the top-k eigenvectors of B (:meth:`mode`).
+
     Examples
     --------
     >>> from anchordiv.adaptation.families import MatrixBingham

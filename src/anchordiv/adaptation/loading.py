@@ -8,14 +8,19 @@ import dataclasses
 import json
 import warnings
 from pathlib import Path
+
 import numpy as np
+
+from .._safeio import malformed
 from .._tolerance import kept_spectrum
+from ..anchors import Gaussian
 from ..errors import AnchorDivError, as_matrix
+from ..io import load_card, load_model, read_bundle, resolve_prior
 from ..provenance import with_provenance
 from ..threads import limited_blas
 from .api import DEFAULT_KIND, build_prior, resolve_family
-from .protocol import Family
 from .posterior import family_of
+from .protocol import Family
 
 
 @limited_blas
@@ -78,8 +83,6 @@ def load_prior(
     >>> type(prior).__name__, prior.dim
     ('NIWPrior', 4)
     """
-    from .._safeio import malformed
-    from ..io import load_card, load_model, read_bundle, resolve_prior
 
     path = resolve_prior(path)
     card = load_card(path)
@@ -137,6 +140,7 @@ def broad_from_model(model) -> np.ndarray:
     gaussian and latent families use
     only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
     prior was fitted to (not for ``mixture``, which runs EM on the anchors).
+
     Examples
     --------
     >>> from anchordiv.adaptation import broad_from_model
@@ -145,7 +149,6 @@ def broad_from_model(model) -> np.ndarray:
     >>> pts.shape, bool(np.allclose(pts.mean(0), a.mean(0)))
     ((6, 4), True)
     """
-    from ..anchors import Gaussian
 
     if not isinstance(model, Gaussian):
         raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")

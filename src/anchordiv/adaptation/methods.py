@@ -32,7 +32,6 @@ from ..errors import (
     user_stacklevel,
 )
 from ..provenance import AnchorDivWarning, resolve_tau, unit_norm, with_provenance
-from .registry import FAMILIES, Projectable, is_conjugate, no_subspace
 from .model import (
     CHAIN_METHODS,
     GUIDES,
@@ -40,22 +39,23 @@ from .model import (
     NUTS_RUNNERS,
     SVI_RUNNERS,
     Runners,
-    with_log_density,
     check_sites,
     kept_sites,
     problem,
     run_dtype,
+    with_log_density,
 )
+from .nuts import run_nuts
 from .posterior import (
+    ExactPosterior,
     Posterior,
-    exact_descriptions,
     SampledPosterior,
     SubspacePosterior,
+    exact_descriptions,
     retyped,
-    ExactPosterior,
 )
-from .statistics import frozen, check_rank, principal_basis
-from .nuts import run_nuts
+from .registry import FAMILIES, Projectable, is_conjugate, no_subspace
+from .statistics import check_rank, frozen, principal_basis
 from .svi import run_svi
 
 
@@ -679,6 +679,7 @@ def validated(
 
 def is_prior(obj) -> bool:
     """Whether ``obj`` is a prior object of a registered family.
+
     Examples
     --------
     >>> from anchordiv.adaptation.methods import is_prior

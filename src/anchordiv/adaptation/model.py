@@ -2,7 +2,29 @@
 (:class:`Likelihood`, the log density of draws, :func:`with_log_density`), the NumPyro problem
 (:class:`Problem`, :func:`problem`: the model, its arguments and site checks), the options'
 vocabularies (init strategies, chain methods, guides), the bounded tables of compiled runners
-(:class:`Runners`; :data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`) and the run's sanity warnings."""
+(:class:`Runners`; :data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`) and the run's sanity warnings.
+
+The targets' likelihood under a family's model, at fixed hyperparameters: one object for the
+pointwise log likelihood (LOO, PSIS, K-fold), simulated anchors (posterior and prior predictive
+checks, SBC), the log joint ("map" of draws), prior draws, and what the model's sites must be.
+
+    lik = post.likelihood()                 # or prior.likelihood()
+    lik.log_density(draws {site: [S, ...]}, targets [n, d])   # [S, n]
+    lik.sample(draws, n, rng)                                 # [S, n, d]
+    lik.log_joint(targets [n, d], draws)                      # [S]
+    lik.prior_draws(rng, n)                                   # {site: [n, ...]}
+
+:class:`Likelihood` gets every one of them from the family's NumPyro model
+``model(targets, **model_kwargs)`` by tracing it (NumPyro's ``log_likelihood``,
+:func:`log_joint` and ``Predictive``), in float64 whatever JAX's global precision: the observed
+site must be named ``"targets"`` and sit in a plate over the anchors.  That is all a family of
+one's own needs.  A family with closed forms names a subclass as its ``likelihood_type`` and
+overrides what it has (the library's families do: float64 numpy, no tracing) — the anchor
+model's density and simulator (:meth:`Likelihood.log_density`, :meth:`Likelihood.sample`), the
+prior's (:meth:`Likelihood.log_joint`, :meth:`Likelihood.exact_prior`), and what its sites are
+(:meth:`Likelihood.site_shapes`, :attr:`Likelihood.positive_definite`,
+:meth:`Likelihood.summarise`).
+"""
 
 from __future__ import annotations
 
@@ -16,10 +38,14 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro
+from numpyro import handlers, infer
+from numpyro.infer import Predictive
+from numpyro.infer.util import log_likelihood
+from numpyro.primitives import Messenger
 
 from .._tolerance import first_max
 from ..errors import AnchorDivError, integer
-
 
 #: init strategies by name (``init_strategy=``); default ``"median"``
 INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
@@ -40,6 +66,7 @@ class Runners:
         mine = ad.adaptation.Runners(max_size=2)
         post = ad.infer(prior, targets, ad.NUTS(runners=mine))
         len(mine), mine.clear()
+
     Examples
     --------
     >>> from anchordiv.adaptation import Runners
@@ -146,7 +173,6 @@ class Likelihood:
 
     def log_density(self, draws: dict, targets: np.ndarray) -> np.ndarray:
         """Pointwise ``log p(t_i | θ_s)`` ``[S, n]`` (float64)."""
-        from numpyro.infer.util import log_likelihood
 
         with _float64() as jnp:
             try:
@@ -177,8 +203,6 @@ class Likelihood:
 
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
-        import jax
-        from numpyro import handlers
 
         model = self.model
         with _float64() as jnp:
@@ -214,8 +238,6 @@ class Likelihood:
         exact = self.exact_prior()
         if exact is not None:
             return exact.sample(rng, n)
-        import jax
-        from numpyro.infer import Predictive
 
         with _float64() as jnp:
             # no posterior samples to condition on: numpyro's deterministic-site option has
@@ -308,8 +330,6 @@ def _positive_definite(m: np.ndarray) -> bool:
 def _float64():
     """JAX's float64 mode for the duration of a block (the host-side checks are float64 like
     the closed forms; the global setting is untouched); yields ``jax.numpy``."""
-    import jax
-    import jax.numpy as jnp
 
     with jax.enable_x64(True):
         yield jnp
@@ -321,9 +341,6 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
     site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself).  Evaluated
     by an eager ``vmap`` (primitives compiled once per shape, nothing compiled per call)."""
-    import jax
-    import jax.numpy as jnp
-    from numpyro import handlers
 
     t = jnp.asarray(targets)
     params = {k: jnp.asarray(v) for k, v in draws.items()}
@@ -352,7 +369,6 @@ def _jax(draws: dict, jnp) -> dict:
 
 def _unobserved(model):
     """``model`` with the observed ``targets`` site sampled instead (its value dropped)."""
-    from numpyro.primitives import Messenger
 
     class Unobserved(Messenger):
         def process_message(self, msg):
@@ -483,7 +499,6 @@ def accepted(model, kwargs: dict, explicit: set) -> dict:
 def check_sites(fam, prob: Problem) -> dict:
     """Trace the model abstractly (shapes only: no compilation) and require the sites the kind's
     anchor model needs; returns ``{site: {"type", "is_observed", "shape"}}``."""
-    from numpyro import handlers
 
     sites = {}
 
@@ -550,8 +565,6 @@ def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
 def check_prior_draw(fam, prob: Problem) -> None:
     """A user's covariance sites must be positive definite: checked at one prior draw (an
     :class:`AnchorDivError` names the site)."""
-    import numpyro
-    from numpyro import handlers
 
     try:
         with numpyro.validation_enabled(False):
@@ -575,7 +588,6 @@ def kept_sites(trace: dict) -> list[str]:
 def init_strategy(spec):
     """A NumPyro init strategy from a name in :data:`INIT_STRATEGIES` or a NumPyro strategy
     (``numpyro.infer.init_to_value(values=...)`` etc.) as is."""
-    from numpyro import infer
 
     if callable(spec):
         return spec
@@ -597,8 +609,6 @@ def init_strategy(spec):
 def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
     """Sites whose value or log density is not finite at the constrained ``values`` (default:
     one prior draw), evaluated with NumPyro's argument validation off."""
-    import numpyro
-    from numpyro import handlers
 
     model = handlers.seed(prob.model, 0)
     if values is not None:

@@ -13,21 +13,45 @@ inside the compiled chunk (a host callback, ~20–60 µs a transition), so a mod
 transitions take seconds (full-d NUTS at d = 384) still moves the bar, and writes its lines into
 a log, between chunk ends; without progress the chunk is compiled without the callback.  Chains run one after another (``"sequential"``) or batched with ``vmap``
 (``"vectorized"``).
+
+NUTS on the kind's explicit NumPyro model or on a user's model.
+
+Steerable as in NumPyro: ``init_strategy`` (name or NumPyro strategy; default the prior median),
+``target_accept_prob`` (0.8), ``dense_mass`` (False), ``max_tree_depth`` (10), ``chain_method``
+("sequential" | "vectorized" | "parallel"), ``x64``.  Before sampling, the model is initialised
+once; a model that cannot be initialised fails fast with an error that names the non-finite
+sites and suggests ``subspace=`` or SVI.  Every latent and deterministic site is kept (a user's
+own parameters reach ``az.summary``).
+
+Compiled samplers are reused: one :class:`~.nuts.Chains` runner (targets and float/array
+hyperparameters are traced arguments) per model, static keywords, sampler settings and argument
+shapes, kept in a least-recently-used :class:`~.methods.Runners` table (the library's
+:data:`~.methods.NUTS_RUNNERS` of :data:`MAX_SAMPLERS` entries, or the user's own:
+``ad.NUTS(runners=...)``) — repeated
+``adapt(method="nuts")`` calls on new targets of the same shape compile nothing, and a long loop
+does not grow memory.  A custom ``init_strategy`` object is not hashable by value: such runs
+build a fresh runner; ``chain_method="parallel"`` uses NumPyro's ``MCMC`` (one device per
+chain; it compiles on every call).  ``post.raw`` is the runner (``.sampler``: the NUTS kernel)
+or the ``MCMC`` object.
 """
 
 from __future__ import annotations
 
-import jax
-import numpy as np
 import dataclasses
 import functools
 from typing import Any
-from ..progress import tqdm
+
+import jax
+import numpy as np
+from numpyro import handlers
+from numpyro.infer import MCMC, NUTS
+from numpyro.infer.util import initialize_model
+
 from .._tolerance import first_max
 from ..errors import AnchorDivError
-from .model import CHAIN_METHODS, NUTS_RUNNERS, split_kwargs, Problem, failure, guard, init_strategy
+from ..progress import tqdm
+from .model import CHAIN_METHODS, NUTS_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
 from .posterior import Posterior, joint_correction, sampled_descriptions
-
 
 #: NUTS transitions per compiled step
 CHUNK = 100
@@ -136,7 +160,6 @@ def _shapes(tree: dict) -> tuple:
 
 def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
     """The cached compiled chain runner for a model, settings and shapes, or a new one."""
-    from numpyro.infer import NUTS
 
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     settings = (
@@ -181,7 +204,6 @@ def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
 
 def run_mcmc(prob: Problem, o: Any, counts: dict, seed: int):
     """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call)."""
-    from numpyro.infer import MCMC, NUTS
 
     kernel = NUTS(
         prob.model,
@@ -213,7 +235,6 @@ def run_cached(prob: Problem, o: Any, counts: dict, seed: int):
 
 def check_init(prob: Problem, init_fn, seed: int) -> None:
     """Initialise the model once; fail fast with a clear error where NUTS cannot start."""
-    from numpyro.infer.util import initialize_model
 
     try:
         initialize_model(
@@ -226,7 +247,6 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
     except RuntimeError as err:
         if "valid initial parameters" not in str(err):
             raise AnchorDivError(f"nuts: initialisation failed ({err})") from None
-        from numpyro import handlers
 
         trace = handlers.trace(handlers.seed(prob.model, seed)).get_trace(*prob.args, **prob.kwargs)
         values = {

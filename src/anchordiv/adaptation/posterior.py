@@ -26,15 +26,16 @@ import dataclasses
 import warnings
 from pathlib import Path
 from typing import Any, Callable, ClassVar
+
 import numpy as np
+
+from .._safeio import malformed
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
-from .._safeio import malformed
-from ..io import check_loaded_model, read_bundle, write_bundle
+from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
-
 
 #: "not given": a typed field of a posterior built from a bare ``info`` (read from it once)
 FROM_INFO: object = type("FromInfo", (), {"__repr__": lambda self: "FROM_INFO"})()
@@ -896,7 +897,6 @@ def check_loaded_posterior(path, post: Posterior) -> None:
     and method strings, τ a positive number of at most
     :data:`~anchordiv.io.MAX_LOADED_TAU`, a floating dtype, ``info`` an object with an integer
     ``d``, and stored draws ``[chains, draws, ...]`` with one (non-zero) count of each."""
-    from ..io import MAX_LOADED_TAU
 
     tau = post.tau
     if not isinstance(post.kind, str) or not isinstance(post.method, str):
@@ -985,6 +985,7 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
     """Anchor model from one set of parameters (:meth:`Family.to_model` of the kind's family).
+
     Examples
     --------
     >>> from anchordiv.adaptation import to_model
@@ -1020,20 +1021,14 @@ def exact_descriptions(fam) -> dict[str, str]:
 def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
     """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
     Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
-    restricted to them (module docstring); ``draws`` hold subspace sites ``[S, ...]``, the
+    restricted to them (changing variables ``Σ → (Σ₁₁, Σ₁₁⁻¹Σ₁₂, Σ₂₂·₁)`` has Jacobian
+    ``|Σ₁₁|^{d−r}`` and the blocks are independent under the default posterior, so the subspace
+    model's mode is the *marginal* mode of (μ₁, Σ₁₁), not the joint mode's block); ``draws`` hold subspace sites ``[S, ...]``, the
     covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
     sig = np.asarray(draws[fam.covariance_site], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]
     return -(d - r) * logdet.reshape(len(logdet), -1).sum(-1)
-
-
-def subspace_joint_mode(point: dict, completion, r: int) -> dict:
-    """The Gaussian subspace MAP ``{"mu": [r], "Sigma": [r, r]}`` rescaled from the subspace
-    model's mode to the r-block of the full joint mode (module docstring)."""
-    d, nu = completion.dim, completion.nu
-    scale = (nu - d + 2 * r + 2) / (nu + d + 2)
-    return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
 
 
 def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
@@ -1090,6 +1085,5 @@ __all__ = [
     "retyped",
     "sampled_descriptions",
     "save_posterior",
-    "subspace_joint_mode",
     "to_model",
 ]

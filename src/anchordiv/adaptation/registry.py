@@ -15,7 +15,6 @@ import numpy as np
 
 from ..errors import AnchorDivError
 
-
 #: kind -> family class, filled by :func:`family` (``type[Any]``: a :class:`.protocol.Family`
 #: subclass, which this module must not import)
 FAMILIES: dict[str, type[Any]] = {}

@@ -1,25 +1,40 @@
-"""The broad- and target-anchor statistics a prior is built from, computed once: a memo keyed
-by the broad array's digest (:func:`cached`, :func:`derived`, :func:`frozen`), the broad
-moments and spectrum, the principal subspace (``subspace=r``), and the held-out recipe that
-picks a prior's strengths (MATH.md, "Adaptation": leave-one-out and evidence scores over a
-strength grid, the target novelty, the latent rank)."""
+"""The broad- and target-anchor statistics a prior is built from, computed once.
+
+* the memo keyed by the broad array's digest (:func:`cached`, :func:`derived`, :func:`frozen`,
+  :func:`checked`) and the broad moments, spectrum and principal basis;
+* the held-out recipe (docs/guides/adaptation-recipe.md; MATH.md, "Adaptation"):
+  :func:`gaussian_strengths` picks one strength s (κ₀ = s, ν₀ = d + 1 + s) as
+  ``min(density_strength, novelty_strength)`` — the exact leave-one-out predictive's choice, and
+  the strength at which the prior's share ``s / (s + n)`` of the posterior scatter equals the
+  targets' held-out novelty (:func:`target_novelty`); the latent kinds' rank and β use the same s
+  (:func:`anchordiv.adaptation.families.latent_gaussian.latent_options`).  Every fold × strength
+  comes from one eigendecomposition of the targets' scatter, down-dated per fold in closed form
+  (:func:`fold_scores`): O(n·d·min(n, d)) plus one d × d Cholesky;
+* subspace inference (MATH.md, "Inference at the encoder's dimension"): :func:`project` runs a
+  model on the broad anchors' top-r principal directions ``U_r`` (for the NIW ``μ₀ → U_rᵀμ₀``,
+  ``Ψ₀ → U_rᵀΨ₀U_r``, ``ν₀ → ν₀ − (d − r)``: the r × r block of an inverse Wishart); each family
+  lifts its own sites back to d (``Projectable.lift``).
+
+Every function is pure (arrays in, numbers out), float64, under the library's BLAS thread policy.
+"""
 
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import weakref
-import numpy as np
-import functools
 from typing import NamedTuple
+
+import numpy as np
 import scipy.linalg
 import scipy.special
-from ..errors import as_matrix, AnchorDivError, integer, in_unit_interval, positive
+
+from .._tolerance import LEVERAGE_TOL, SPECTRUM_RTOL, first_max, kept_spectrum
 from ..anchors.gaussian import moments
 from ..anchors.linalg import canonical_signs
-from .._tolerance import LEVERAGE_TOL, SPECTRUM_RTOL, first_max, kept_spectrum
+from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, positive
 from ..threads import limited_blas
-
 
 MAX_ENTRIES = 16
 _CACHE: collections.OrderedDict = collections.OrderedDict()
@@ -159,6 +174,7 @@ def broad_moments(
     """``(μ [d], C [d, d])``: the broad anchors' mean and covariance plus the relative ridge
     ``reg · tr(C)/d · I`` (:func:`anchordiv.anchors.gaussian.moments`), or for
     ``prior="isotropic"`` the isotropic covariance ``tr(C)/d · I`` of the same trace.
+
     Examples
     --------
     >>> from anchordiv.adaptation.statistics import broad_moments
@@ -177,6 +193,7 @@ def broad_moments(
 
 def principal_basis(broad: np.ndarray) -> np.ndarray:
     """Eigenvectors of the broad covariance, leading first (float64).
+
     Examples
     --------
     >>> from anchordiv.adaptation.statistics import principal_basis
@@ -208,6 +225,7 @@ def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> i
 
 def sandwich(u: np.ndarray, m):
     """``uᵀ m u`` for a batch of matrices.
+
     Examples
     --------
     >>> from anchordiv.adaptation.statistics import sandwich

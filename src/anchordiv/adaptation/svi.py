@@ -30,21 +30,25 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ..progress import tqdm
-from ..errors import AnchorDivError, integer, positive, user_stacklevel
-from .model import GUIDES, SVI_RUNNERS, Problem, split_kwargs, failure, guard, init_strategy
-from .posterior import Posterior, MAP_JOINT, delta_mean, describe
+import numpyro.optim as optim
+from numpyro import handlers
+from numpyro.infer import SVI, Predictive, Trace_ELBO, autoguide
+from numpyro.infer.util import log_density
 
+from ..errors import AnchorDivError, integer, positive, user_stacklevel
+from ..progress import tqdm
+from .model import GUIDES, SVI_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
+from .posterior import MAP_JOINT, Posterior, delta_mean, describe
 
 CHUNK = 50
 
 
 def make_guide(spec, model, init_loc_fn, rank):
     """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
-    from numpyro.infer import autoguide
 
     if not isinstance(spec, str):
         if callable(spec):
@@ -71,7 +75,6 @@ def make_guide(spec, model, init_loc_fn, rank):
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
     """A numpyro optimiser."""
-    import numpyro.optim as optim
 
     lr = positive("learning_rate", learning_rate)
     if spec is None:
@@ -139,7 +142,6 @@ def runner(prob: Problem, o: Any, static: tuple):
     steps — cached when guide, optimiser and init strategy are given by name/number, in a
     least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
     :data:`~.methods.SVI_RUNNERS` of :data:`MAX_RUNNERS`: a long loop of fits does not grow)."""
-    from numpyro.infer import SVI, Trace_ELBO
 
     key = None
     if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
@@ -239,7 +241,6 @@ def optimise(
 def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
     """``{site: [1, num, ...]}`` guide draws pushed through the model (deterministic sites);
     ``parallel=True`` (one vmap): NumPyro's default ``lax.map`` compiles a new scan per call."""
-    from numpyro.infer import Predictive
 
     with guard("svi draws"):
         out = Predictive(
@@ -255,7 +256,6 @@ def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: 
 
 def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
     """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
-    from numpyro.infer import Predictive
 
     if not hasattr(guide, "median"):
         return None
@@ -383,8 +383,6 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     NumPyro's ELBO — for importance sampling (PSIS) against the exact posterior of the model
     that ran (an eager ``vmap``: nothing compiled per call).
     """
-    from numpyro import handlers
-    from numpyro.infer.util import log_density
 
     if not post.variational or not isinstance(post.raw, dict) or "problem" not in post.raw:
         raise AnchorDivError(

@@ -3,41 +3,43 @@ NUTS on the explicit model against the conjugate posterior."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
-import scipy.stats
-from numpyro.infer import MCMC, NUTS
-from helpers import niw_problem
-from anchordiv.errors import AnchorDivError
-from anchordiv.adaptation.families.gaussian import NIW, niw_model
 import scipy.special
+import scipy.stats
 import scipy.stats as st
+from helpers import niw_problem
+from numpyro import handlers
+from numpyro.infer import MCMC, NUTS
+from numpyro.infer.util import log_density
+
 from anchordiv.adaptation.families import gaussian
 from anchordiv.adaptation.families.gaussian import (
+    EB_BOUNDS,
+    NIW,
+    BartlettGaussian,
+    Conditional,
     GaussianLikelihood,
+    MarginalCurve,
     cov_factor,
+    empirical_bayes,
+    empirical_bayes_fit,
     gaussian_logpdf,
     gaussian_model,
     gaussian_predictive,
+    lift_gaussian,
     log_iw,
     log_multigamma,
     log_niw,
-)
-import jax.numpy as jnp
-from numpyro import handlers
-from numpyro.infer.util import log_density
-from anchordiv.adaptation.families.gaussian import BartlettGaussian
-from anchordiv.adaptation.families.gaussian import Conditional, lift_gaussian, project_niw
-import warnings
-from anchordiv.adaptation.families.gaussian import (
-    EB_BOUNDS,
-    MarginalCurve,
-    empirical_bayes,
-    empirical_bayes_fit,
+    niw_model,
+    project_niw,
 )
 from anchordiv.adaptation.statistics import log_hyperprior
-
+from anchordiv.errors import AnchorDivError
 
 problem = niw_problem
 

@@ -31,45 +31,46 @@ here too.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-import numpy as np
-import scipy.special
-import jax
-import numpyro
-import numpyro.distributions as dist
-from numpyro.distributions import constraints
-from numpyro.distributions.util import validate_sample
-import warnings
-import scipy.linalg
-import scipy.optimize
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import scipy.linalg
+import scipy.optimize
+import scipy.special
+from numpyro.distributions import constraints
+from numpyro.distributions.util import validate_sample
+
+from ..._tolerance import first_max, kept_singular_values
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype, psd_factor
-from ...errors import AnchorDivError, check_covariance, user_stacklevel, positive
+from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
 from ..model import Likelihood
-from ..statistics import (
-    gaussian_strengths,
-    sandwich,
-    log_hyperprior,
-    derived,
-    broad_moments,
-    scatter,
-)
-from ..._tolerance import first_max, kept_singular_values
 from ..protocol import (
-    Family,
-    check_prior_mode,
-    isotropic_like,
     N_EIGEN,
     SMALL_D,
+    Family,
     Hooks,
+    check_prior_mode,
     cosine,
-    unit_vector,
     family,
+    isotropic_like,
+    unit_vector,
 )
-from ..posterior import subspace_joint_mode
+from ..statistics import (
+    broad_moments,
+    derived,
+    gaussian_strengths,
+    log_hyperprior,
+    sandwich,
+    scatter,
+)
 
 
 def log_multigamma(a, d: int):
@@ -140,6 +141,7 @@ def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
 
 def cov_factor(cov: np.ndarray) -> np.ndarray:
     """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
+
     Examples
     --------
     >>> from anchordiv.adaptation import cov_factor
@@ -474,16 +476,10 @@ def empirical_bayes_fit(
     }
 
 
-def empirical_bayes(
-    mu0,
-    cov,
-    targets,
-    *,
-    kappa0: float | None = None,
-    nu0: float | None = None,
-    hyperprior: bool = True,
-) -> tuple[float, float, float]:
-    """Empirical-Bayes strengths of a NIW prior (:func:`empirical_bayes_fit`).
+def empirical_bayes(mu0, cov, targets, **options) -> tuple[float, float, float]:
+    """``(κ₀, ν₀, log marginal likelihood)``: :func:`empirical_bayes_fit` with its ``options``
+    (``kappa0``, ``nu0``, ``hyperprior``).
+
     Examples
     --------
     >>> from anchordiv.adaptation.families import empirical_bayes
@@ -492,7 +488,7 @@ def empirical_bayes(
     >>> k0 > 0 and n0 > 3 + 1
     True
     """
-    r = empirical_bayes_fit(mu0, cov, targets, kappa0=kappa0, nu0=nu0, hyperprior=hyperprior)
+    r = empirical_bayes_fit(mu0, cov, targets, **options)
     return r["kappa0"], r["nu0"], r["log_marginal"]
 
 
@@ -525,6 +521,7 @@ def check_nu0(nu0: float, d: int) -> float:
 @dataclass(frozen=True)
 class NIW:
     """Normal–inverse-Wishart parameters (float64): ``Σ ~ IW(ν, Ψ)``, ``μ | Σ ~ N(μ, Σ/κ)``.
+
     Examples
     --------
     >>> from anchordiv.adaptation.families import NIW
@@ -959,7 +956,18 @@ class NIWPrior(Family):
         return subspace_joint_mode(point, completion, r)
 
 
+def subspace_joint_mode(point: dict, completion, r: int) -> dict:
+    """The Gaussian subspace MAP ``{"mu": [r], "Sigma": [r, r]}`` rescaled from the subspace
+    model's mode to the r-block of the full joint mode: a delta guide on the subspace model
+    finds ``Σ₁₁ = Ψ₁₁/(νₙ − d + 2r + 2)``, the joint mode's block is ``Ψ₁₁/(νₙ + d + 2)`` — the
+    same matrix rescaled, which the lift completes to the exact joint mode ``Ψₙ/(νₙ + d + 2)``."""
+    d, nu = completion.dim, completion.nu
+    scale = (nu - d + 2 * r + 2) / (nu + d + 2)
+    return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
+
+
 __all__ = [
+    "subspace_joint_mode",
     "BartlettGaussian",
     "Conditional",
     "EB_BOUNDS",
