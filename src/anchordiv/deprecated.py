@@ -29,7 +29,7 @@ PRIOR_MODULES = {
     "cache": "statistics",
 }
 
-#: the adaptation modules merged by issue 46 (one module per concept) -> where they are
+#: the adaptation modules merged after 0.5 (one module per concept) -> where they are
 ADAPTATION_MODULES = {
     **dict.fromkeys(["pipeline", "inference"], "api"),
     **dict.fromkeys(["family", "hooks"], "protocol"),

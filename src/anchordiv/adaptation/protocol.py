@@ -16,12 +16,12 @@ explicit NumPyro model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwar
 :meth:`~Family.isotropic` (the control) and :meth:`~Family.to_model`.  Every other member is
 declared here with a default a family may override: :attr:`~Family.likelihood_type` (closed
 forms of the targets' likelihood, else traced from the model:
-:class:`~anchordiv.adaptation.likelihood.Likelihood`), :meth:`~Family.model_inputs` (what NUTS
+:class:`~anchordiv.adaptation.model.Likelihood`), :meth:`~Family.model_inputs` (what NUTS
 and SVI run on, if not the prior's own keywords), :meth:`~Family.predictive_fixed` (arrays
 every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how its point
 summaries are formed, in words), :attr:`~Family.dim` (if the first array field's last axis is
 not d), :attr:`~Family.hooks` (what the checks and the adaptation curves know of it:
-:class:`~anchordiv.adaptation.hooks.Hooks`), :attr:`~Family.needs_anchors`, the fields
+:class:`Hooks`), :attr:`~Family.needs_anchors`, the fields
 :attr:`~Family.prior` and :attr:`~Family.origin`, :meth:`~Family.broad_count`, and the optional
 members of the capabilities (:meth:`~Family.exact_chains`,
 :meth:`~Family.power_scaled_posterior`, :meth:`~Family.completion`,
@@ -40,7 +40,7 @@ A family of one's own is a subclass in one's own module with the :func:`family` 
 
 What a family knows of itself beyond its model, for the checks and the adaptation curves: a
 :class:`Hooks` object that the family declares as its class attribute ``hooks``
-(:attr:`anchordiv.adaptation.family.Family.hooks`) — its ArviZ quantities and their dims, its
+(:attr:`anchordiv.adaptation.protocol.Family.hooks`) — its ArviZ quantities and their dims, its
 SBC problem, how its exact draws form chains, its PSIS caveat, the broad scale its predictive
 checks project on, its measured calibration and how it runs in an adaptation curve.
 
@@ -560,6 +560,7 @@ class Family(abc.ABC):
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Family":
+        """The prior :meth:`to_arrays` wrote: ``arrays`` its array fields, ``meta`` the rest."""
         kw = {f.name: meta.get(f.name) for f in dataclasses.fields(cls) if f.name in meta}
         kw.update({k: (v.item() if np.ndim(v) == 0 else v) for k, v in arrays.items()})
         return cls(**kw)

@@ -164,7 +164,7 @@ def ppca_logpdf(t, u, mean, signal, noise):
 
 
 def broad_stable_rank(broad: np.ndarray) -> float:
-    """:func:`~anchordiv.adaptation.recipe.stable_rank` of the broad covariance."""
+    """:func:`~anchordiv.adaptation.statistics.stable_rank` of the broad covariance."""
     _, cov_b = broad_moments(broad)
     return recipe.stable_rank(np.linalg.eigvalsh(cov_b))
 
@@ -201,7 +201,7 @@ def latent_options(
     max_folds: int = recipe.MAX_FOLDS,
 ) -> dict:
     """The recipe's ``{"rank", "beta", "strength", "novelty"}`` of the latent kinds: the Gaussian
-    recipe's strength s (``strengths``: :func:`~anchordiv.adaptation.recipe.gaussian_strengths`
+    recipe's strength s (``strengths``: :func:`~anchordiv.adaptation.statistics.gaussian_strengths`
     of the same anchors, computed when omitted), β = n/(n + s) and :func:`recipe_rank`."""
     t = as_anchors("target_anchors", targets)
     if strengths is None:

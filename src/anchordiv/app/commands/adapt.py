@@ -50,7 +50,7 @@ METHOD_HELP = {
 
 def method_flags() -> dict:
     """``{name: (flag, argparse type, help, choices)}`` of :data:`METHOD_HELP`."""
-    from ...adaptation.variational import GUIDES
+    from ...adaptation import GUIDES
 
     return {
         name: (
