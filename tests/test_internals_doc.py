@@ -40,7 +40,7 @@ def defines(path: str, name: str) -> bool:
 def test_the_page_has_references():
     s = sections()
     assert set(s) >= {"top_k", "adapt", "infer"}, sorted(s)
-    assert ("adaptation/pipeline.py", "adapt") in references(s["adapt"])
+    assert ("adaptation/api.py", "adapt") in references(s["adapt"])
     assert len(references(PAGE.read_text())) >= 30
     assert not re.search(r"\.py:\d+", PAGE.read_text()), "the page pins a line number"
 
@@ -102,3 +102,31 @@ def test_traced_path(name, make):
 @pytest.mark.slow
 def test_traced_nuts_path():
     check_path("infer", _infer())
+
+
+#: issue 46's budget for a reader: files a traced call touches, entries per adaptation module
+BUDGET = {"adapt": 10, "infer": 12}
+MAX_ENTRIES = 2
+MAX_ADAPTATION_MODULES = 22
+
+
+def test_adaptation_package_size():
+    modules = sorted((SRC / "adaptation").rglob("*.py"))
+    assert len(modules) <= MAX_ADAPTATION_MODULES, [m.relative_to(SRC).as_posix() for m in modules]
+
+
+def check_budget(name: str, call) -> None:
+    call()
+    t = trace(call)
+    assert len(t.files) <= BUDGET[name], sorted(t.files)
+    over = {f: n for f, n in t.entries.items() if f.startswith("adaptation/") and n > MAX_ENTRIES}
+    assert not over, f"ad.{name}: adaptation modules entered more than {MAX_ENTRIES}x: {over}"
+
+
+def test_adapt_budget():
+    check_budget("adapt", _adapt())
+
+
+@pytest.mark.slow
+def test_infer_budget():
+    check_budget("infer", _infer())

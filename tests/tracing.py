@@ -83,6 +83,8 @@ def trace(fn) -> Trace:
         if callee is not None and callee.endswith("__init__.py"):
             callee = None
         back = frame.f_back
+        while back is not None and back.f_code.co_filename.startswith("<"):
+            back = back.f_back  # a generated dataclass __init__ is its caller's call
         caller = rel(back.f_code.co_filename) if back is not None else None
         if callee is None:
             stack.append([None, None, False, set()])
