@@ -528,8 +528,9 @@ class DirichletNIWPrior(Family):
         p = mixture_prior(
             broad, components=k, seed=seed, reg=reg, **strengths, prior=check_prior_mode(prior)
         )
-        fields = (p.alpha, p.mu, p.kappa, p.nu, p.psi, *strengths.values(), seed, reg)
-        return cls(*fields, integer("max_iter", max_iter, low=1), prior)
+        arrays = {k: getattr(p, k) for k in ("alpha", "mu", "kappa", "nu", "psi")}
+        iters = integer("max_iter", max_iter, low=1)
+        return cls(**arrays, **strengths, em_seed=seed, reg=reg, max_iter=iters, prior=prior)
 
     @property
     def dim(self) -> int:
