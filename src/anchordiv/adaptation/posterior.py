@@ -315,12 +315,11 @@ class Posterior:
         exact posterior): what thinning needs."""
         raise NotImplementedError
 
-    def chain_draws(
-        self, seed: int, chains: int, per_chain: int, independent: Callable | None = None
-    ) -> dict[str, np.ndarray]:
+    def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
-        from its family's own sampler (``exact_chains``) or ``independent(params, rng, chains,
-        per_chain)``; a sampled one resampled from its draws (:meth:`draws`)."""
+        from its family's own sampler (``exact_chains``) or its parameters' ``sample`` (the
+        latent kinds': two Gibbs chains, concatenated); a sampled one resampled from its draws
+        (:meth:`draws`)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
@@ -602,16 +601,12 @@ class ExactPosterior(Posterior):
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
         return self.draws(seed, n)
 
-    def chain_draws(
-        self, seed: int, chains: int, per_chain: int, independent: Callable | None = None
-    ) -> dict[str, np.ndarray]:
+    def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
         if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
             return own
-        if independent is None:
-            draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
-            return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
-        return independent(self.exact, np.random.default_rng(seed), chains, per_chain)
+        draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
+        return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
         n = per_params(self.exact)

@@ -116,8 +116,6 @@ class Hooks:
         draw axis ``[S, ...] -> [S]``.
     prior_draw : callable
         ``(params, rng) -> {site: ...}``: one exact draw of exact parameters (SBC's truth).
-    chain_draws : callable
-        ``(params, rng, chains, n) -> {site: [chains, n, ...]}``: exact draws as chains.
     draw_size : callable
         ``params -> int or None``: float64 values of the largest covariance of one exact draw
         (memory budget of the default draw count).
@@ -164,7 +162,6 @@ class Hooks:
     sbc_options: Callable | None = None
     sbc_quantities: Callable | None = None
     prior_draw: Callable | None = None
-    chain_draws: Callable | None = None
     draw_size: Callable | None = None
     gibbs_cost: Callable | None = None
     psis_caveat: Callable | None = None

@@ -74,8 +74,7 @@ def chain_draws(post, num_draws: int, seed: int, chains: int = CHAINS) -> dict:
     """Exact-posterior draws ``{site: [chains, ⌈num_draws/chains⌉, ...]}`` (independent, or
     independent Gibbs chains)."""
     per_chain = -(-num_draws // chains)
-    independent = checks_of(post.family_class).chain_draws
-    return post.chain_draws(seed, chains, per_chain, independent)
+    return post.chain_draws(seed, chains, per_chain)
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
@@ -119,13 +118,9 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
 
     if post.model_kwargs is None or post.custom_model:
         return None
-    fam, per_chain = post.family_class, -(-num_draws // CHAINS)
-    rng = np.random.default_rng(seed + 1)
-    lik = post.likelihood()
-    exact = lik.exact_prior()
-    if exact is not None:  # an exact prior object (Gibbs chains where the family has them)
-        return checks_of(fam).chain_draws(exact, rng, CHAINS, per_chain)
-    draws = lik.prior_draws(rng, CHAINS * per_chain)
+    per_chain = -(-num_draws // CHAINS)
+    # the exact prior's own draws where there is one (the latent kinds': two Gibbs chains)
+    draws = post.likelihood().prior_draws(np.random.default_rng(seed + 1), CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
 

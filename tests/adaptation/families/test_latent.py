@@ -165,6 +165,8 @@ def test_exact_latent_inference_data_has_independent_chains():
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
     u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
     assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split
+    # the posterior's chains (its parameters' sample) are these very Gibbs chains, bit for bit
+    np.testing.assert_array_equal(post.chain_draws(0, 2, 3)["U"], u)
 
 
 @pytest.mark.filterwarnings("ignore:target_anchors.*not unit-norm")

@@ -421,7 +421,6 @@ class LatentFamily(Family):
         sbc_options=lambda d: {"rank": 2, "beta": None, "prior_anchors": 10.0},
         sbc_quantities=latent_sbc_quantities,
         prior_draw=latent_prior_draw,
-        chain_draws=lambda params, rng, chains, n: params.sample_chains(rng, chains, n),
         gibbs_cost=lambda params: (params.sweep_cost(), BURN_IN),
         psis_caveat=latent_psis_caveat,
         prior_scale=latent_prior_scale("prior_parameter"),
