@@ -138,12 +138,8 @@ class Hooks:
         mixture given the assignments, Rao-Blackwellized).  K-fold scores each fold by it
         (:func:`anchordiv.checks.criticism.kfold_loo`).
     exact_calibration : str, optional
-        Measured calibration of approximate exact draws (InferenceData attributes).
-    svi_coverage : dict, optional
-        ``{SBC quantity: 90 % interval coverage}`` the low-rank SVI guide's draws reached in
-        simulation-based calibration (d = 4, n = 8, 200 simulations).
-    svi_note : str, optional
-        What :attr:`svi_coverage` does not say.
+        How approximate exact draws are calibrated (InferenceData attributes): a note that
+        points to the benchmark results holding the measured numbers, quoting none.
     curve_method : object, optional
         The inference method of the family's ``posterior-<kind>`` / ``isotropic-<kind>``
         adaptation-curve models (an ``ad.Exact()``, ``ad.NUTS(...)`` or ``ad.SVI(...)``;
@@ -169,8 +165,6 @@ class Hooks:
     student_t_predictive: bool | None = None
     conditional_predictive: Callable | None = None
     exact_calibration: str | None = None
-    svi_coverage: Mapping[str, float] | None = None
-    svi_note: str | None = None
     curve_method: object | None = None
 
 

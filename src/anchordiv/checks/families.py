@@ -122,8 +122,6 @@ def checks_of(fam) -> Hooks:
         "student_t_predictive": False,
         "conditional_predictive": None,
         "exact_calibration": None,
-        "svi_coverage": None,
-        "svi_note": None,
         "curve_method": Exact() if is_conjugate(cls) else CURVE_NUTS,
     }
     return Hooks(**{**defaults, **found})

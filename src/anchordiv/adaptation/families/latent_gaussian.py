@@ -559,7 +559,6 @@ class BinghamPrior(LatentFamily):
     prior: str = "broad"
     origin: str = ""
 
-    hooks = Hooks(svi_coverage={"‖WᵀU‖²": 0.94, "tr UᵀAU": 0.915, "σ_min(WᵀU)": 0.96})
     model = staticmethod(latent_gaussian_model)
     likelihood_type = BinghamLikelihood
 
