@@ -226,11 +226,11 @@ def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
 
 def test_default_draws_scale_with_cost():
     from anchordiv.adaptation import families as priors
-    from anchordiv.adaptation.posterior import Posterior
+    from anchordiv.adaptation.posterior import ExactPosterior
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 
     def post(family, kind="gaussian"):
-        return Posterior(kind, "exact", 1.0, "<f8", {}, family=family)
+        return ExactPosterior(kind, "exact", 1.0, "<f8", {}, family=family)
 
     small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
     assert default_draws(post(small)) == DEFAULT_DRAWS

@@ -31,24 +31,47 @@ import numpy as np
 
 from .._safeio import malformed
 from ..anchors.base import AnchorModel
+from ..deprecated import warn
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
 
-#: "not given": a typed field of a posterior built from a bare ``info`` (read from it once)
-FROM_INFO: object = type("FromInfo", (), {"__repr__": lambda self: "FROM_INFO"})()
+class _ByContents(type):
+    """Deprecated ``Posterior(...)``: builds the type its contents make, the typed fields read
+    from a bare ``info`` where not given; the subclasses' own constructors are plain."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is not Posterior:
+            return super().__call__(*args, **kwargs)
+        info = args[4] if len(args) > 4 else kwargs.get("info")
+        legacy = info if isinstance(info, dict) else {}
+        for i, k in enumerate(("subspace", "custom_model", "guide"), start=15):
+            if len(args) <= i and k not in kwargs and k in legacy:
+                kwargs[k] = legacy[k]
+        exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
+        sub = args[15] if len(args) > 15 else kwargs.get("subspace")
+        typ = (
+            ExactPosterior
+            if exact is not None
+            else SubspacePosterior
+            if sub is not None
+            else SampledPosterior
+        )
+        warn("Posterior(...)", f"{typ.__name__}(...)")
+        return typ(*args, **kwargs)
 
 
 @dataclasses.dataclass(init=False)
-class Posterior:
+class Posterior(metaclass=_ByContents):
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
-    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  ``Posterior(...)`` itself
-    builds the type its contents make (:class:`ExactPosterior` with ``exact`` parameters,
-    :class:`SubspacePosterior` with a ``subspace`` rank, else :class:`SampledPosterior`).
+    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  The abstract base: build
+    the type you mean (:class:`ExactPosterior` with ``exact`` parameters,
+    :class:`SubspacePosterior` with a ``subspace`` rank, :class:`SampledPosterior` with draws);
+    ``Posterior(...)`` itself, which picked one from the contents, is deprecated.
 
     Parameters
     ----------
@@ -135,21 +158,6 @@ class Posterior:
     #: whether the draws are the conjugate update's own (closed-form parameters)
     closed_form: ClassVar[bool] = False
 
-    def __new__(cls, *args, **kwargs):
-        if cls is Posterior:  # the type its contents make
-            exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
-            info = args[4] if len(args) > 4 else kwargs.get("info", {})
-            sub = kwargs.get("subspace", FROM_INFO)
-            sub = (info or {}).get("subspace") if sub is FROM_INFO else sub
-            cls = (
-                ExactPosterior
-                if exact is not None
-                else SubspacePosterior
-                if sub is not None
-                else SampledPosterior
-            )
-        return super().__new__(cls)
-
     def __init__(
         self,
         kind: str,
@@ -167,9 +175,9 @@ class Posterior:
         prior: object = None,
         model_kwargs: dict | None = None,
         raw: object = None,
-        subspace=FROM_INFO,
-        custom_model=FROM_INFO,
-        guide=FROM_INFO,
+        subspace: int | None = None,
+        custom_model: bool = False,
+        guide: str | None = None,
         *,
         family: object = None,
         user_model: tuple | None = None,
@@ -189,12 +197,7 @@ class Posterior:
             model_kwargs,
             raw,
         )
-        legacy = info if isinstance(info, dict) else {}  # a posterior built from info alone
-        self.subspace = legacy.get("subspace") if subspace is FROM_INFO else subspace
-        self.custom_model = (
-            bool(legacy.get("custom_model")) if custom_model is FROM_INFO else bool(custom_model)
-        )
-        self.guide = legacy.get("guide") if guide is FROM_INFO else guide
+        self.subspace, self.custom_model, self.guide = subspace, bool(custom_model), guide
         self.user_model = user_model
 
     def __repr__(self) -> str:
@@ -538,7 +541,8 @@ class Posterior:
         if cls is Posterior:
             cls = _saved_type(card)
         info = card["info"]
-        typed = {k: card[k] if k in card else FROM_INFO for k in ("subspace", "custom_model")}
+        legacy = info if isinstance(info, dict) else {}  # a card from before the typed fields
+        typed = {k: card[k] if k in card else legacy.get(k) for k in ("subspace", "custom_model")}
         guide = card["guide"] if "guide" in card else _legacy_guide(card)
         return cls(
             card["kind"],
@@ -642,8 +646,9 @@ class SampledPosterior(Posterior):
     Examples
     --------
     >>> from anchordiv.adaptation import SampledPosterior
-    >>> post = ad.Posterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
-    ...                     samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
+    >>> from anchordiv.adaptation import SampledPosterior
+    >>> post = SampledPosterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
+    ...                         samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
     >>> type(post).__name__, post.independent_draws
     ('SampledPosterior', False)
     """
