@@ -38,6 +38,7 @@ from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
 
+
 class _ByContents(type):
     """Deprecated ``Posterior(...)``: builds the type its contents make, the typed fields read
     from a bare ``info`` where not given; the subclasses' own constructors are plain."""
