@@ -114,8 +114,6 @@ class Hooks:
     sbc_quantities : callable
         ``(d, rng) -> {name: f}``, each ``f`` a scalar function of parameters with a leading
         draw axis ``[S, ...] -> [S]``.
-    prior_draw : callable
-        ``(params, rng) -> {site: ...}``: one exact draw of exact parameters (SBC's truth).
     draw_size : callable
         ``params -> int or None``: float64 values of the largest covariance of one exact draw
         (memory budget of the default draw count).
@@ -157,7 +155,6 @@ class Hooks:
     sbc_broad: Callable | None = None
     sbc_options: Callable | None = None
     sbc_quantities: Callable | None = None
-    prior_draw: Callable | None = None
     draw_size: Callable | None = None
     gibbs_cost: Callable | None = None
     psis_caveat: Callable | None = None

@@ -114,7 +114,6 @@ def checks_of(fam) -> Hooks:
         "sbc_broad": anisotropic_broad,
         "sbc_options": lambda d: {},
         "sbc_quantities": lambda d, rng: random_functionals(sites, rng),
-        "prior_draw": lambda params, rng: {k: v[0] for k, v in params.sample(rng, 1).items()},
         "draw_size": lambda params: None,
         "gibbs_cost": lambda params: None,
         "psis_caveat": lambda post: None,
