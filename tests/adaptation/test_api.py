@@ -288,7 +288,7 @@ def scaled_niw(targets, *, mu0, kappa0, nu0, psi0):
 def test_the_subspace_lift_keeps_every_site_of_a_users_model():
     """Fast: a subspace posterior's stored draws (the family's sites in r = 2 coordinates plus a
     user's scalar site) lift to full d with the user's site kept, into ArviZ as well."""
-    from anchordiv.adaptation import Posterior
+    from anchordiv.adaptation import SubspacePosterior
     from anchordiv.adaptation.statistics import principal_basis
 
     broad, t = make_anchors()
@@ -302,15 +302,17 @@ def test_the_subspace_lift_keeps_every_site_of_a_users_model():
         "Sigma": sub["Sigma"][None],
         "global_scale": rng.lognormal(size=(1, 8)),
     }
-    post = Posterior(
+    post = SubspacePosterior(
         "gaussian",
         "svi",
         5.0,
         "<f8",
-        {**exact.info, "subspace": 2, "custom_model": True},
+        dict(exact.info),
         samples=samples,
         fixed={"basis": basis, "targets": t},
         completion=exact.family,
+        subspace=2,
+        custom_model=True,
     )
     draws = post.draws(0, 3)
     assert draws["Sigma"].shape == (3, D, D) and draws["global_scale"].shape == (3,)

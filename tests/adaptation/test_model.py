@@ -12,7 +12,7 @@ import scipy.stats
 import anchordiv as ad
 from anchordiv.adaptation import FAMILIES
 from anchordiv.adaptation.model import log_joint, with_log_density
-from anchordiv.adaptation.posterior import Posterior
+from anchordiv.adaptation.posterior import SampledPosterior
 from anchordiv.errors import AnchorDivError
 
 DEFAULT_MODELS = {kind: fam.model for kind, fam in FAMILIES.items()}
@@ -76,7 +76,7 @@ def test_map_picks_the_constrained_density_not_the_potential_energy():
     exact = ad.adapt("gaussian", broad, t, tau=5.0, kappa0=2.0, nu0=D + 3.0)
     kw = exact.model_kwargs
     draws = exact.draws(0, 2000)
-    sampled = Posterior(
+    sampled = SampledPosterior(
         "gaussian",
         "nuts",
         5.0,

@@ -39,7 +39,7 @@ def exact_post():
 def sampled(method="nuts", **kw):
     exact = exact_post()
     draws = exact.draws(0, 12)
-    return Posterior(
+    return SampledPosterior(
         "gaussian",
         method,
         5.0,
@@ -102,7 +102,7 @@ def test_a_subspace_posterior_lifts_its_draws():
     fam = exact.family_class
     sub = fam.likelihood_type(fam, fam.project(exact.model_kwargs, basis[:, :2]), {}, 2)
     draws = sub.exact_prior().sample(np.random.default_rng(0), 6)
-    post = Posterior(
+    post = SubspacePosterior(
         "gaussian",
         "nuts",
         5.0,
@@ -166,19 +166,38 @@ def test_exact_posterior_repr_is_short():
 
 def test_sampled_posterior_repr_names_draws_and_sites():
     """Draws of a NUTS run are summarised by their shapes (a stored posterior, no sampling)."""
-    post = ad.Posterior(
+    post = SubspacePosterior(
         kind="gaussian",
         method="nuts",
         tau=20.0,
         dtype="float32",
         info={"d": 4, "divergences": 0, "subspace": 2},
         samples={"mu": np.zeros((2, 20, 4)), "Sigma": np.zeros((2, 20, 4, 4))},
+        subspace=2,
     )
-    assert type(post) is SubspacePosterior and post.subspace == 2  # read from info once
     lines = repr(post).splitlines()
     assert lines[0] == "Posterior(kind='gaussian', method='nuts', d=4, tau=20, subspace=2)"
     assert lines[1] == "  draws: 2 chains x 20; sites: mu [4], Sigma [4, 4]"
     assert lines[2] == "  info: divergences=0, subspace=2"
+
+
+def test_posterior_itself_picks_the_type_from_its_contents_deprecated():
+    """``Posterior(...)`` (deprecated): the type its contents make, the typed fields read from a
+    bare ``info``; each type's own constructor takes them as given."""
+    kw = {"samples": {"mu": np.zeros((2, 20, 4)), "Sigma": np.zeros((2, 20, 4, 4))}}
+    info = {"d": 4, "subspace": 2, "custom_model": True, "guide": "normal"}
+    with pytest.warns(DeprecationWarning, match=r"Posterior\(\.\.\.\) is deprecated.*Subspace"):
+        post = Posterior("gaussian", "svi", 20.0, "float32", info, **kw)
+    assert type(post) is SubspacePosterior and post.subspace == 2  # read from info once
+    assert post.custom_model and post.guide == "normal"
+    with pytest.warns(DeprecationWarning, match=r"use SampledPosterior\(\.\.\.\)"):
+        assert type(Posterior("gaussian", "nuts", 20.0, "f4", {"d": 4}, **kw)) is SampledPosterior
+    with pytest.warns(DeprecationWarning, match=r"use ExactPosterior\(\.\.\.\)"):
+        assert type(Posterior("gaussian", "exact", 1.0, "<f8", {}, exact_post().exact)) is (
+            ExactPosterior
+        )
+    plain = SampledPosterior("gaussian", "svi", 20.0, "float32", info, **kw)
+    assert plain.subspace is None and not plain.custom_model and plain.guide is None
 
 
 # ---- saving -------------------------------------------------------------------------------------

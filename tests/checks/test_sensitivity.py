@@ -215,7 +215,7 @@ def test_posteriors_whose_prior_is_unknown_are_refused_by_name():
         ad.prior_sensitivity(post, queries=broad[:2], diagnostic=False)
     with pytest.raises(ad.AnchorDivError, match="alpha"):
         ad.prior_sensitivity(post, alphas=(0.0, 1.1), diagnostic=False)
-    custom = ad.Posterior(
+    custom = ad.adaptation.SampledPosterior(
         "gaussian",
         "nuts",
         20.0,

@@ -226,11 +226,11 @@ def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
 
 def test_default_draws_scale_with_cost():
     from anchordiv.adaptation import families as priors
-    from anchordiv.adaptation.posterior import Posterior
+    from anchordiv.adaptation.posterior import ExactPosterior
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 
     def post(family, kind="gaussian"):
-        return Posterior(kind, "exact", 1.0, "<f8", {}, family=family)
+        return ExactPosterior(kind, "exact", 1.0, "<f8", {}, family=family)
 
     small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
     assert default_draws(post(small)) == DEFAULT_DRAWS
@@ -287,7 +287,7 @@ def test_log_likelihood_is_the_users_own_model(tmp_path):
     ll = np.asarray(idata["log_likelihood"]["targets"]).reshape(-1, len(t))
     flat = post.flat_samples()
     assert idata["posterior"].sizes["chain"] == 1 and "R-hat" in idata.attrs["chains_note"]
-    mu, sigma = post.chain_draws(0, 1, 8, None)["mu"][0], flat["Sigma"][0]
+    mu, sigma = post.chain_draws(0, 1, 8)["mu"][0], flat["Sigma"][0]
     ref = np.stack([scipy.stats.multivariate_t(m, sigma, df=3.0).logpdf(t) for m in mu])
     np.testing.assert_allclose(ll, ref, rtol=1e-6)
     gauss = post.likelihood().log_density({"mu": mu, "Sigma": np.broadcast_to(sigma, (8, 3, 3))}, t)

@@ -232,6 +232,11 @@ class Likelihood:
         or None where it has no closed form (then :meth:`prior_draws` traces the model)."""
         return None
 
+    def prior_draw(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """One exact prior draw ``{site: ...}`` (SBC's truth): the first of :meth:`prior_draws`
+        (the latent kinds' own: one Gibbs chain burnt in longer)."""
+        return {k: v[0] for k, v in self.prior_draws(rng, 1).items()}
+
     def prior_draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``n`` draws ``{site: [n, ...]}`` of the model's latent and deterministic sites under
         its prior (the :meth:`exact_prior`'s own draws where there is one)."""

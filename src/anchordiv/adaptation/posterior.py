@@ -31,24 +31,48 @@ import numpy as np
 
 from .._safeio import malformed
 from ..anchors.base import AnchorModel
+from ..deprecated import warn
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
 
-#: "not given": a typed field of a posterior built from a bare ``info`` (read from it once)
-FROM_INFO: object = type("FromInfo", (), {"__repr__": lambda self: "FROM_INFO"})()
+
+class _ByContents(type):
+    """Deprecated ``Posterior(...)``: builds the type its contents make, the typed fields read
+    from a bare ``info`` where not given; the subclasses' own constructors are plain."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is not Posterior:
+            return super().__call__(*args, **kwargs)
+        info = args[4] if len(args) > 4 else kwargs.get("info")
+        legacy = info if isinstance(info, dict) else {}
+        for i, k in enumerate(("subspace", "custom_model", "guide"), start=15):
+            if len(args) <= i and k not in kwargs and k in legacy:
+                kwargs[k] = legacy[k]
+        exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
+        sub = args[15] if len(args) > 15 else kwargs.get("subspace")
+        typ = (
+            ExactPosterior
+            if exact is not None
+            else SubspacePosterior
+            if sub is not None
+            else SampledPosterior
+        )
+        warn("Posterior(...)", f"{typ.__name__}(...)")
+        return typ(*args, **kwargs)
 
 
 @dataclasses.dataclass(init=False)
-class Posterior:
+class Posterior(metaclass=_ByContents):
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
-    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  ``Posterior(...)`` itself
-    builds the type its contents make (:class:`ExactPosterior` with ``exact`` parameters,
-    :class:`SubspacePosterior` with a ``subspace`` rank, else :class:`SampledPosterior`).
+    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  The abstract base: build
+    the type you mean (:class:`ExactPosterior` with ``exact`` parameters,
+    :class:`SubspacePosterior` with a ``subspace`` rank, :class:`SampledPosterior` with draws);
+    ``Posterior(...)`` itself, which picked one from the contents, is deprecated.
 
     Parameters
     ----------
@@ -135,21 +159,6 @@ class Posterior:
     #: whether the draws are the conjugate update's own (closed-form parameters)
     closed_form: ClassVar[bool] = False
 
-    def __new__(cls, *args, **kwargs):
-        if cls is Posterior:  # the type its contents make
-            exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
-            info = args[4] if len(args) > 4 else kwargs.get("info", {})
-            sub = kwargs.get("subspace", FROM_INFO)
-            sub = (info or {}).get("subspace") if sub is FROM_INFO else sub
-            cls = (
-                ExactPosterior
-                if exact is not None
-                else SubspacePosterior
-                if sub is not None
-                else SampledPosterior
-            )
-        return super().__new__(cls)
-
     def __init__(
         self,
         kind: str,
@@ -167,9 +176,9 @@ class Posterior:
         prior: object = None,
         model_kwargs: dict | None = None,
         raw: object = None,
-        subspace=FROM_INFO,
-        custom_model=FROM_INFO,
-        guide=FROM_INFO,
+        subspace: int | None = None,
+        custom_model: bool = False,
+        guide: str | None = None,
         *,
         family: object = None,
         user_model: tuple | None = None,
@@ -189,12 +198,7 @@ class Posterior:
             model_kwargs,
             raw,
         )
-        legacy = info if isinstance(info, dict) else {}  # a posterior built from info alone
-        self.subspace = legacy.get("subspace") if subspace is FROM_INFO else subspace
-        self.custom_model = (
-            bool(legacy.get("custom_model")) if custom_model is FROM_INFO else bool(custom_model)
-        )
-        self.guide = legacy.get("guide") if guide is FROM_INFO else guide
+        self.subspace, self.custom_model, self.guide = subspace, bool(custom_model), guide
         self.user_model = user_model
 
     def __repr__(self) -> str:
@@ -315,12 +319,11 @@ class Posterior:
         exact posterior): what thinning needs."""
         raise NotImplementedError
 
-    def chain_draws(
-        self, seed: int, chains: int, per_chain: int, independent: Callable | None = None
-    ) -> dict[str, np.ndarray]:
+    def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
-        from its family's own sampler (``exact_chains``) or ``independent(params, rng, chains,
-        per_chain)``; a sampled one resampled from its draws (:meth:`draws`)."""
+        from its family's own sampler (``exact_chains``) or its parameters' ``sample`` (the
+        latent kinds': two Gibbs chains, concatenated); a sampled one resampled from its draws
+        (:meth:`draws`)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
@@ -539,7 +542,8 @@ class Posterior:
         if cls is Posterior:
             cls = _saved_type(card)
         info = card["info"]
-        typed = {k: card[k] if k in card else FROM_INFO for k in ("subspace", "custom_model")}
+        legacy = info if isinstance(info, dict) else {}  # a card from before the typed fields
+        typed = {k: card[k] if k in card else legacy.get(k) for k in ("subspace", "custom_model")}
         guide = card["guide"] if "guide" in card else _legacy_guide(card)
         return cls(
             card["kind"],
@@ -602,16 +606,12 @@ class ExactPosterior(Posterior):
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
         return self.draws(seed, n)
 
-    def chain_draws(
-        self, seed: int, chains: int, per_chain: int, independent: Callable | None = None
-    ) -> dict[str, np.ndarray]:
+    def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
         if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
             return own
-        if independent is None:
-            draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
-            return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
-        return independent(self.exact, np.random.default_rng(seed), chains, per_chain)
+        draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
+        return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
         n = per_params(self.exact)
@@ -647,8 +647,9 @@ class SampledPosterior(Posterior):
     Examples
     --------
     >>> from anchordiv.adaptation import SampledPosterior
-    >>> post = ad.Posterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
-    ...                     samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
+    >>> from anchordiv.adaptation import SampledPosterior
+    >>> post = SampledPosterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
+    ...                         samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
     >>> type(post).__name__, post.independent_draws
     ('SampledPosterior', False)
     """

@@ -114,10 +114,6 @@ class Hooks:
     sbc_quantities : callable
         ``(d, rng) -> {name: f}``, each ``f`` a scalar function of parameters with a leading
         draw axis ``[S, ...] -> [S]``.
-    prior_draw : callable
-        ``(params, rng) -> {site: ...}``: one exact draw of exact parameters (SBC's truth).
-    chain_draws : callable
-        ``(params, rng, chains, n) -> {site: [chains, n, ...]}``: exact draws as chains.
     draw_size : callable
         ``params -> int or None``: float64 values of the largest covariance of one exact draw
         (memory budget of the default draw count).
@@ -140,12 +136,8 @@ class Hooks:
         mixture given the assignments, Rao-Blackwellized).  K-fold scores each fold by it
         (:func:`anchordiv.checks.criticism.kfold_loo`).
     exact_calibration : str, optional
-        Measured calibration of approximate exact draws (InferenceData attributes).
-    svi_coverage : dict, optional
-        ``{SBC quantity: 90 % interval coverage}`` the low-rank SVI guide's draws reached in
-        simulation-based calibration (d = 4, n = 8, 200 simulations).
-    svi_note : str, optional
-        What :attr:`svi_coverage` does not say.
+        How approximate exact draws are calibrated (InferenceData attributes): a note that
+        points to the benchmark results holding the measured numbers, quoting none.
     curve_method : object, optional
         The inference method of the family's ``posterior-<kind>`` / ``isotropic-<kind>``
         adaptation-curve models (an ``ad.Exact()``, ``ad.NUTS(...)`` or ``ad.SVI(...)``;
@@ -163,8 +155,6 @@ class Hooks:
     sbc_broad: Callable | None = None
     sbc_options: Callable | None = None
     sbc_quantities: Callable | None = None
-    prior_draw: Callable | None = None
-    chain_draws: Callable | None = None
     draw_size: Callable | None = None
     gibbs_cost: Callable | None = None
     psis_caveat: Callable | None = None
@@ -172,8 +162,6 @@ class Hooks:
     student_t_predictive: bool | None = None
     conditional_predictive: Callable | None = None
     exact_calibration: str | None = None
-    svi_coverage: Mapping[str, float] | None = None
-    svi_note: str | None = None
     curve_method: object | None = None
 
 

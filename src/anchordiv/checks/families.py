@@ -114,8 +114,6 @@ def checks_of(fam) -> Hooks:
         "sbc_broad": anisotropic_broad,
         "sbc_options": lambda d: {},
         "sbc_quantities": lambda d, rng: random_functionals(sites, rng),
-        "prior_draw": lambda params, rng: {k: v[0] for k, v in params.sample(rng, 1).items()},
-        "chain_draws": independent_chains,
         "draw_size": lambda params: None,
         "gibbs_cost": lambda params: None,
         "psis_caveat": lambda post: None,
@@ -123,8 +121,6 @@ def checks_of(fam) -> Hooks:
         "student_t_predictive": False,
         "conditional_predictive": None,
         "exact_calibration": None,
-        "svi_coverage": None,
-        "svi_note": None,
         "curve_method": Exact() if is_conjugate(cls) else CURVE_NUTS,
     }
     return Hooks(**{**defaults, **found})
@@ -168,12 +164,6 @@ def random_functionals(sites, rng) -> dict[str, Callable]:
         return f
 
     return {f"w·{site}": functional(site) for site in sites}
-
-
-def independent_chains(params, rng, chains: int, n: int) -> dict[str, np.ndarray]:
-    """Default exact draws as chains ``{site: [chains, n, ...]}``: independent draws."""
-    d = params.sample(rng, chains * n)
-    return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in d.items()}
 
 
 __all__ = ["CHECKS", "CURVE_NUTS", "checks_of", "register_checks", "site_quantities"]

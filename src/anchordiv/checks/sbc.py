@@ -399,7 +399,6 @@ def library_problem(
     # (their update uses the target scatter only)
     fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed
     lik = fam.likelihood_type(fam, kwargs, fixed, d)
-    truth = lik.exact_prior()
 
     # the truth in the precision the inference runs in: a site the model only records (a
     # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth
@@ -409,10 +408,7 @@ def library_problem(
     precision = np.float64 if params is not None and not runs_model or x64 else np.float32
 
     def prior_sampler(r):
-        if truth is not None:
-            draw = hooks.prior_draw(truth, r)
-        else:
-            draw = {k: v[0] for k, v in lik.prior_draws(r, 1).items()}
+        draw = lik.prior_draw(r)
         return {k: np.asarray(v, precision).astype(np.float64) for k, v in draw.items()}
 
     def simulator(r, p):

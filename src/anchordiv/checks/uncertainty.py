@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 from ..progress import tqdm
 
-from ..adaptation.registry import FAMILIES, LiveMapping, get_family
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..retrieval.metrics import LEVEL
 from .._safeio import check_hdf5
@@ -74,8 +73,7 @@ def chain_draws(post, num_draws: int, seed: int, chains: int = CHAINS) -> dict:
     """Exact-posterior draws ``{site: [chains, ⌈num_draws/chains⌉, ...]}`` (independent, or
     independent Gibbs chains)."""
     per_chain = -(-num_draws // chains)
-    independent = checks_of(post.family_class).chain_draws
-    return post.chain_draws(seed, chains, per_chain, independent)
+    return post.chain_draws(seed, chains, per_chain)
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
@@ -119,13 +117,9 @@ def prior_draws(post, num_draws: int, seed: int) -> dict | None:
 
     if post.model_kwargs is None or post.custom_model:
         return None
-    fam, per_chain = post.family_class, -(-num_draws // CHAINS)
-    rng = np.random.default_rng(seed + 1)
-    lik = post.likelihood()
-    exact = lik.exact_prior()
-    if exact is not None:  # an exact prior object (Gibbs chains where the family has them)
-        return checks_of(fam).chain_draws(exact, rng, CHAINS, per_chain)
-    draws = lik.prior_draws(rng, CHAINS * per_chain)
+    per_chain = -(-num_draws // CHAINS)
+    # the exact prior's own draws where there is one (the latent kinds': two Gibbs chains)
+    draws = post.likelihood().prior_draws(np.random.default_rng(seed + 1), CHAINS * per_chain)
     return {k: v.reshape((CHAINS, -1) + v.shape[1:]) for k, v in draws.items()}
 
 
@@ -244,49 +238,24 @@ def draws_with_log_prior(post, num_draws: int, seed: int) -> tuple[dict, dict, n
     return draws, flat, log_prior(post, flat)
 
 
-#: kind -> the 90 % coverage of the low-rank SVI guide's draws in simulation-based calibration,
-#: per quantity SBC measured (each family's ``svi_coverage`` hook: :mod:`.families`,
-#: ``sbc_quantities``; d = 4, n = 8, 200 simulations: ``benchmarks/results/bench_sbc-svi.json``,
-#: which a test checks this against), read live from the registry.  Only these functions of the
-#: draws were measured: others (log|Σ|, retrieval scores) may be covered less — an independent
-#: check found log|Σ| at 0.83-0.86.
-SVI_COVERAGE = LiveMapping(
-    lambda: {
-        kind: dict(cov)
-        for kind, fam in FAMILIES.items()
-        if (cov := checks_of(fam).svi_coverage) is not None
-    }
-)
-
-
-#: the guide SBC measured the families' ``svi_coverage`` with
+#: the guide whose draws SBC measured (``benchmarks/results/bench_sbc-svi.md``)
 MEASURED_GUIDE = "lowrank"
+#: where the measured SVI coverage lives (the code quotes no measured number)
+SVI_RESULTS = "benchmarks/results/bench_sbc-svi.md"
 
 
-def svi_calibration(kind, guide: str | None = MEASURED_GUIDE) -> str:
-    """The ``calibration`` note of an SVI posterior of ``kind`` with ``guide``: what SBC measured."""
-    hooks = checks_of(kind if isinstance(kind, type) else get_family(kind))
-    measured = hooks.svi_coverage
+def svi_calibration(guide: str | None = MEASURED_GUIDE) -> str:
+    """The ``calibration`` note of an SVI posterior with ``guide``: where SBC measured it."""
     guide = guide or "unnamed"
-    if measured is None:
-        what = "not measured by SBC for this kind"
-    elif guide != MEASURED_GUIDE:
-        what = (
-            f"not measured by SBC for this guide (SBC measured the {MEASURED_GUIDE} guide's "
-            f"draws of this kind only)"
-        )
-    else:
-        what = (
-            "SBC (d = 4, n = 8) measured the 90 % intervals of these "
-            "quantities only: "
-            + ", ".join(f"{q} {c:.3g}" for q, c in measured.items())
-            + (f" ({hooks.svi_note})" if hooks.svi_note else "")
-            + "; other functions of the draws (e.g. log|Σ|, retrieval scores) were not "
-            "measured and may be covered less"
-        )
+    what = (
+        f"SBC (d = 4, n = 8) measured the 90 % intervals of a few quantities per kind of the "
+        f"{MEASURED_GUIDE} guide's draws only ({SVI_RESULTS}); other functions of the draws "
+        f"(e.g. log|Σ|, retrieval scores) were not measured and may be covered less"
+    )
+    if guide != MEASURED_GUIDE:
+        what = f"not measured by SBC for this guide ({what})"
     return (
-        f"variational approximation ({guide} guide): {what} "
-        f"(benchmarks/results/bench_sbc-svi.md); check against NUTS or with PSIS "
+        f"variational approximation ({guide} guide): {what}; check against NUTS or with PSIS "
         f"(ad.compare_priors reweights by log p - log q)"
     )
 
@@ -298,7 +267,7 @@ def calibration_notes(post) -> dict[str, str]:
     if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
     if post.variational and not post.point_guide:
-        out["calibration"] = svi_calibration(post.family_class, post.guide)
+        out["calibration"] = svi_calibration(post.guide)
     caveat = hooks.psis_caveat(post)
     if caveat is not None:
         out["log_likelihood_note"] = (

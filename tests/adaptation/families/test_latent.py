@@ -165,6 +165,8 @@ def test_exact_latent_inference_data_has_independent_chains():
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
     u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
     assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split
+    # the posterior's chains (its parameters' sample) are these very Gibbs chains, bit for bit
+    np.testing.assert_array_equal(post.chain_draws(0, 2, 3)["U"], u)
 
 
 @pytest.mark.filterwarnings("ignore:target_anchors.*not unit-norm")
@@ -188,3 +190,18 @@ def test_ppca_noise_is_the_floored_mean_discarded_eigenvalue():
     assert ppca_noise(w, 2) == pytest.approx(0.5)
     assert ppca_noise(w, 3) == pytest.approx(1e-3 * w.mean())  # floored
     assert ppca_noise(w, 4) == pytest.approx(1e-3 * w.mean())  # nothing discarded
+
+
+def test_a_latent_prior_draw_is_one_chain_burnt_in_longer():
+    """SBC's truth (``Likelihood.prior_draw``): one Gibbs chain of PRIOR_BURN_IN sweeps, not the
+    first of ``prior_draws`` (BURN_IN sweeps)."""
+    import anchordiv as ad
+    from anchordiv.adaptation.distributions import bingham_chains
+    from anchordiv.adaptation.families.latent_gaussian import PRIOR_BURN_IN
+
+    broad, t = data(d=4, n=12)
+    lik = ad.adapt("latent-gaussian", broad, t, tau=5.0, rank=2).likelihood()
+    b0 = lik.prior_parameter()
+    want = bingham_chains(b0, 2, 1, np.random.default_rng(3), chains=1, burn_in=PRIOR_BURN_IN)
+    np.testing.assert_array_equal(lik.prior_draw(np.random.default_rng(3))["U"], want[0, 0])
+    assert not np.array_equal(want[0, 0], lik.prior_draws(np.random.default_rng(3), 1)["U"][0])

@@ -215,7 +215,6 @@ class DiagonalPrior(Family):
         dims={"mu": ["dim"], "sigma2": ["dim"]},
         prior_scale=lambda kwargs, mean: np.diag(np.asarray(mean["sigma2"], np.float64)),
         conditional_predictive=diagonal_predictive,
-        svi_coverage={"w·mu": 0.885, "w·sigma2": 0.905},
     )
     model = staticmethod(diagonal_model)
     likelihood_type = DiagonalLikelihood

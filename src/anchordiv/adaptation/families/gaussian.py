@@ -749,7 +749,6 @@ class NIWPrior(Family):
         draw_size=lambda params: int(np.size(params.psi)),
         prior_scale=gaussian_prior_scale,
         student_t_predictive=True,
-        svi_coverage={"tr Σ": 0.915, "vᵀΣv": 0.895, "μ·v": 0.895},
     )
 
     def __post_init__(self):

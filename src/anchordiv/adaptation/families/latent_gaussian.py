@@ -327,6 +327,18 @@ class PPCALikelihood(Likelihood):
         b0 = self.prior_parameter()
         return BinghamPosterior(b0, int(self.kwargs["rank"]), np.zeros(b0.shape[0]))
 
+    def prior_draw(self, rng):
+        """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
+        u = bingham_chains(
+            self.prior_parameter(),
+            int(self.kwargs["rank"]),
+            1,
+            rng,
+            chains=1,
+            burn_in=PRIOR_BURN_IN,
+        )
+        return {"U": u[0, 0]}
+
 
 class BinghamLikelihood(PPCALikelihood):
     """:class:`PPCALikelihood` under the matrix Bingham prior of :func:`latent_gaussian_model`;
@@ -366,12 +378,6 @@ def latent_sbc_quantities(d: int, rng) -> dict:
             np.einsum("dk,sdj->skj", w, p["U"]), compute_uv=False
         )[:, -1],
     }
-
-
-def latent_prior_draw(params, rng) -> dict[str, np.ndarray]:
-    """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
-    u = bingham_chains(params.parameter, params.rank, 1, rng, chains=1, burn_in=PRIOR_BURN_IN)
-    return {"U": u[0, 0]}
 
 
 def latent_psis_caveat(post) -> str | None:
@@ -420,8 +426,6 @@ class LatentFamily(Family):
         # set, so the inference prior would not be the simulation prior
         sbc_options=lambda d: {"rank": 2, "beta": None, "prior_anchors": 10.0},
         sbc_quantities=latent_sbc_quantities,
-        prior_draw=latent_prior_draw,
-        chain_draws=lambda params, rng, chains, n: params.sample_chains(rng, chains, n),
         gibbs_cost=lambda params: (params.sweep_cost(), BURN_IN),
         psis_caveat=latent_psis_caveat,
         prior_scale=latent_prior_scale("prior_parameter"),
@@ -560,7 +564,6 @@ class BinghamPrior(LatentFamily):
     prior: str = "broad"
     origin: str = ""
 
-    hooks = Hooks(svi_coverage={"‖WᵀU‖²": 0.94, "tr UᵀAU": 0.915, "σ_min(WᵀU)": 0.96})
     model = staticmethod(latent_gaussian_model)
     likelihood_type = BinghamLikelihood
 

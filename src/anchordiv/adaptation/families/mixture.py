@@ -452,10 +452,6 @@ class DirichletNIWPrior(Family):
         draw_size=lambda params: int(np.size(params.psi)),
         prior_scale=mixture_prior_scale,
         conditional_predictive=assignment_predictive,
-        svi_coverage={"weight₀": 0.895, "tr Σ₀": 0.74, "μ₁·v": 0.845},
-        # the component covariances come out too narrow (χ² p < 0.001), worse on overlapping
-        # clusters (the "mixture-overlap" case)
-        svi_note="tr Σ₀ too narrow; on overlapping clusters weight₀ 0.9, tr Σ₀ 0.725, μ₁·v 0.84",
     )
     static_fields = ("prior", "origin", "em_seed", "max_iter")
     model = staticmethod(dirichlet_niw_model)
