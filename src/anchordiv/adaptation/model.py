@@ -338,19 +338,17 @@ def _float64():
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
-    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
-    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself).  Evaluated
-    by an eager ``vmap`` (primitives compiled once per shape, nothing compiled per call)."""
+    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites
+    (deterministic sites take their draws too: a Stiefel frame ``U`` is scored at its draw,
+    whatever its ``U_raw``).  Evaluated by an eager ``vmap`` (primitives compiled once per
+    shape, nothing compiled per call)."""
 
     t = jnp.asarray(targets)
     params = {k: jnp.asarray(v) for k, v in draws.items()}
-    if "U" in params:
-        params["U" + AUXILIARY_SUFFIX] = params["U"]
 
     def one(p):
-        tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
-            t, **kwargs
-        )
+        run = handlers.substitute(handlers.seed(model, 0), data=p)
+        tr = handlers.trace(run).get_trace(t, **kwargs)
         total = 0.0
         for name, site in tr.items():
             if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
@@ -453,8 +451,9 @@ def problem(
     map_density: bool = False,
 ) -> Problem:
     """The model and its keyword arguments (``fam``: the family class, whose ``model`` runs
-    unless the method names a user's).  ``map_density``: ask the kind's own model for the
-    density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
+    unless the method names a user's) with those of the family's
+    :meth:`~.protocol.Family.model_extras` that the model names as parameters;
+    ``map_density``: ask for the density of the parameters (a delta guide finds their mode)."""
     custom = o.model is not None
     model = o.model or fam.model
     user = o.model_kwargs
@@ -472,11 +471,9 @@ def problem(
             f"model_kwargs: a dict or a callable(broad) -> dict, got {type(user).__name__}"
         )
     kwargs = accepted(model, {**base_kwargs, **(user or {})}, explicit=set(user or {}))
+    extras = fam.model_extras(kwargs, map_density=map_density)
     takes = inspect.signature(model).parameters
-    if "psi0_tril" in takes and "psi0" in kwargs and kwargs.get("psi0_tril") is None:
-        kwargs["psi0_tril"] = np.linalg.cholesky(np.asarray(kwargs["psi0"], np.float64))
-    if map_density and "map_jacobian" in takes:
-        kwargs["map_jacobian"] = True
+    kwargs.update({k: v for k, v in extras.items() if k in takes})
     dt = run_dtype(o.x64)
     cast = {
         k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v

@@ -524,6 +524,7 @@ class SpectralPrior(Family):
         sbc_options=lambda d: {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0, "kappa0": 2.0},
         sbc_quantities=spectral_sbc_quantities,
         curve_method=CURVE_NUTS,
+        ppc_directions=lambda post, k: np.asarray(post.fixed["directions"], np.float64)[:, :k],
     )
     model = staticmethod(spectral_model)
     likelihood_type = SpectralLikelihood
@@ -627,6 +628,11 @@ class SpectralPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.law().model_kwargs()
+
+    @classmethod
+    def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:
+        """``map_jacobian=True`` for a delta guide: μ profiled (:func:`spectral_model`)."""
+        return {"map_jacobian": True} if map_density else {}
 
     def model_inputs(self, targets):
         """No conjugate update: the model's hyperparameters, the prior's choices and the
