@@ -339,8 +339,8 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
     no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites
-    (deterministic sites take their draws too: a Stiefel frame ``U`` is scored at its draw,
-    whatever its ``U_raw``).  Evaluated by an eager ``vmap`` (primitives compiled once per
+    (deterministic sites take their draws too: a Stiefel frame is scored at its own draw,
+    whatever its raw coordinates).  Evaluated by an eager ``vmap`` (primitives compiled once per
     shape, nothing compiled per call)."""
 
     t = jnp.asarray(targets)
