@@ -223,8 +223,8 @@ class ModelMethod(Method):
 
     @property
     def map_density(self) -> bool:
-        """Whether the family's own model is asked for the density of its parameters
-        (``map_jacobian=True``), so that an optimum of the run is their mode."""
+        """Whether the family's model is asked for the density of its parameters
+        (:meth:`~.protocol.Family.model_extras`), so that an optimum of the run is their mode."""
         return False
 
     def needs_exact(self, prior) -> bool:
