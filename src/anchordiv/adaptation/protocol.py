@@ -417,7 +417,7 @@ class Family(abc.ABC):
         gets those its signature takes): what the family's model derives from its
         hyperparameters once per run (the gaussian kind's Cholesky factor of ψ₀), and, with
         ``map_density`` (a delta guide), what makes its density that of its parameters
-        (``map_jacobian=True``) so that an optimum of the run is their mode.  None by
+        (``map_jacobian=True``) so that an optimum of the run is their mode.  Nothing by
         default."""
         return {}
 

@@ -470,6 +470,11 @@ def spectral_sbc_quantities(d: int, rng) -> dict:
 CURVE_NUTS = NUTS(**{"num_warmup": 300, "num_samples": 300, "num_chains": 1, "progress": False})
 
 
+def leading(directions, k: int) -> np.ndarray | None:
+    """The first ``k`` of the eigenbasis ``directions [d, K]`` (None where there is none)."""
+    return None if directions is None else np.asarray(directions, np.float64)[:, :k]
+
+
 @family("spectral")
 class SpectralPrior(Family):
     """Spectral shrinkage prior of the spectral kind (module docstring); NUTS or SVI only.
@@ -524,7 +529,7 @@ class SpectralPrior(Family):
         sbc_options=lambda d: {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0, "kappa0": 2.0},
         sbc_quantities=spectral_sbc_quantities,
         curve_method=CURVE_NUTS,
-        ppc_directions=lambda post, k: np.asarray(post.fixed["directions"], np.float64)[:, :k],
+        ppc_directions=lambda post, k: leading(post.fixed.get("directions"), k),
     )
     model = staticmethod(spectral_model)
     likelihood_type = SpectralLikelihood
