@@ -266,27 +266,6 @@ def test_the_traced_likelihood_names_draws_it_cannot_read():
         lik.log_density(post.draws(0, 5), t)
 
 
-def test_problem_adds_the_familys_model_extras_that_the_model_names():
-    """``Family.model_extras``: the gaussian kind's ψ₀ Cholesky factor and, for a delta guide,
-    ``map_jacobian``; a user's model gets only those it names; a family without any adds none."""
-    prior = ad.NIWPrior.from_anchors(np.eye(3), kappa0=2.0, nu0=6.0)
-    kw, t, delta = prior.prior_kwargs(), np.eye(3)[:2], ad.SVI(guide="delta")
-    prob = model_module.problem(ad.NIWPrior, kw, None, t, delta, map_density=True)
-    assert prob.kwargs["map_jacobian"] is True
-    tril = np.asarray(prob.kwargs["psi0_tril"], np.float64)
-    np.testing.assert_allclose(tril @ tril.T, kw["psi0"], rtol=1e-5)
-    assert "map_jacobian" not in model_module.problem(ad.NIWPrior, kw, None, t, delta).kwargs
-
-    def mine(targets, *, mu0, kappa0, nu0, psi0):
-        pass
-
-    prob = model_module.problem(
-        ad.NIWPrior, kw, None, t, ad.SVI(guide="delta", model=mine), map_density=True
-    )
-    assert set(prob.kwargs) == {"mu0", "kappa0", "nu0", "psi0"}
-    assert ad.DiagonalPrior.model_extras(kw, map_density=True) == {}
-
-
 def test_the_generic_model_module_names_no_familys_sites():
     source = Path(model_module.__file__).read_text()
     assert not [s for s in ("psi0", "map_jacobian", '"U"', "U_raw") if s in source]

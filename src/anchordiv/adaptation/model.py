@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -441,39 +440,11 @@ def run_dtype(x64: bool):
     return jnp.float32
 
 
-def problem(
-    fam,
-    base_kwargs: dict,
-    broad: np.ndarray,
-    targets: np.ndarray,
-    o: Any,
-    *,
-    map_density: bool = False,
-) -> Problem:
-    """The model and its keyword arguments (``fam``: the family class, whose ``model`` runs
-    unless the method names a user's) with those of the family's
-    :meth:`~.protocol.Family.model_extras` that the model names as parameters;
-    ``map_density``: ask for the density of the parameters (a delta guide finds their mode)."""
+def problem(fam, kwargs: dict, targets: np.ndarray, o: Any) -> Problem:
+    """The model (``fam``: the family class, whose ``model`` runs unless the method ``o`` names
+    a user's) with its keyword arguments ``kwargs`` and ``targets`` in the run's dtype."""
     custom = o.model is not None
     model = o.model or fam.model
-    user = o.model_kwargs
-    if callable(user):
-        try:
-            user = user(broad)
-        except Exception as err:  # the user's prior builder: report it as theirs
-            raise AnchorDivError(
-                f"model_kwargs: the prior builder failed on the broad anchors "
-                f"{list(broad.shape)}: {type(err).__name__}: {err}"
-            ) from None
-        base_kwargs = {}
-    if user is not None and not isinstance(user, dict):
-        raise AnchorDivError(
-            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(user).__name__}"
-        )
-    kwargs = accepted(model, {**base_kwargs, **(user or {})}, explicit=set(user or {}))
-    extras = fam.model_extras(kwargs, map_density=map_density)
-    takes = inspect.signature(model).parameters
-    kwargs.update({k: v for k, v in extras.items() if k in takes})
     dt = run_dtype(o.x64)
     cast = {
         k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
@@ -482,15 +453,6 @@ def problem(
     t = jnp.asarray(targets, dt)
     summarise = None if custom else getattr(model, "model_data", None)
     return Problem(model, cast, t, custom, summarise(t, cast) if summarise else None)
-
-
-def accepted(model, kwargs: dict, explicit: set) -> dict:
-    """The keywords ``model`` takes; a keyword the user gave explicitly always goes through (so a
-    misspelt one fails loudly in :func:`check_sites`)."""
-    params = inspect.signature(model).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return dict(kwargs)
-    return {k: v for k, v in kwargs.items() if k in params or k in explicit}
 
 
 def check_sites(fam, prob: Problem) -> dict:
