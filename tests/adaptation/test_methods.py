@@ -115,7 +115,7 @@ def test_a_family_model_observing_another_site_names_it():
 
     fam = SimpleNamespace(model=model, sites=("mu",), likelihood_type=Likelihood, kind="x-site")
     _, t = anchors()
-    prob = problem(fam, {"mu0": np.zeros(D)}, None, t, ad.NUTS())
+    prob = problem(fam, {"mu0": np.zeros(D)}, t, ad.NUTS())
     with pytest.raises(ad.AnchorDivError, match=r"observes the site\(s\) 'x'.*named 'targets'"):
         check_sites(fam, prob)
     lik = Likelihood(fam, {"mu0": np.zeros(D)}, {}, D)
