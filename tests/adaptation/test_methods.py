@@ -115,7 +115,7 @@ def test_a_family_model_observing_another_site_names_it():
 
     fam = SimpleNamespace(model=model, sites=("mu",), likelihood_type=Likelihood, kind="x-site")
     _, t = anchors()
-    prob = problem(fam, {"mu0": np.zeros(D)}, None, t, ad.NUTS())
+    prob = problem(fam, {"mu0": np.zeros(D)}, t, ad.NUTS())
     with pytest.raises(ad.AnchorDivError, match=r"observes the site\(s\) 'x'.*named 'targets'"):
         check_sites(fam, prob)
     lik = Likelihood(fam, {"mu0": np.zeros(D)}, {}, D)
@@ -218,3 +218,31 @@ def test_the_protocol_imports_no_runner():
     modules = {(node.module or "") for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not {m for m in modules if m.split(".")[-1] in ("nuts", "svi", "api")}
     assert methods.Exact.__module__ == "anchordiv.adaptation.methods"
+
+
+def test_run_kwargs_add_the_familys_model_extras_that_the_model_names():
+    """``Family.model_extras``: the gaussian kind's ψ₀ Cholesky factor and, for a delta guide,
+    ``map_jacobian``; a user's model gets only those it names; a family without any adds none."""
+    prior = ad.NIWPrior.from_anchors(np.eye(3), kappa0=2.0, nu0=6.0)
+    kw, delta = prior.prior_kwargs(), ad.SVI(guide="delta")
+    got = delta.run_kwargs(ad.NIWPrior, kw, None)
+    assert got["map_jacobian"] is True
+    np.testing.assert_allclose(got["psi0_tril"] @ got["psi0_tril"].T, kw["psi0"], rtol=1e-12)
+    assert "map_jacobian" not in ad.NUTS().run_kwargs(ad.NIWPrior, kw, None)
+
+    def mine(targets, *, mu0, kappa0, nu0, psi0):
+        pass
+
+    got = ad.SVI(guide="delta", model=mine).run_kwargs(ad.NIWPrior, kw, None)
+    assert set(got) == {"mu0", "kappa0", "nu0", "psi0"}
+    assert ad.DiagonalPrior.model_extras(kw, map_density=True) == {}
+
+
+def test_run_kwargs_name_a_bad_model_kwargs():
+    kw = ad.NIWPrior.from_anchors(np.eye(3), kappa0=2.0, nu0=6.0).prior_kwargs()
+    with pytest.raises(ad.AnchorDivError, match=r"prior builder failed .*\[4, 3\].*ZeroDivision"):
+        ad.NUTS(model_kwargs=lambda b: 1 / 0).run_kwargs(ad.NIWPrior, kw, np.ones((4, 3)))
+    with pytest.raises(ad.AnchorDivError, match="a dict or a callable.*got list"):
+        ad.NUTS(model_kwargs=[1]).run_kwargs(ad.NIWPrior, kw, None)
+    built = ad.NUTS(model_kwargs=lambda b: {**kw, "kappa0": 9.0}).run_kwargs(ad.NIWPrior, kw, None)
+    assert built["kappa0"] == 9.0 and "psi0_tril" in built

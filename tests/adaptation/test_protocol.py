@@ -41,6 +41,7 @@ DECLARED = (
     "origin",
     "dim",
     "model_inputs",
+    "model_extras",
     "predictive_fixed",
     "broad_count",
     "exact_chains",
@@ -103,6 +104,7 @@ def test_a_bare_family_has_every_declared_default(bare):
     assert prior.needs_anchors is None and prior.covariance_site is None
     assert prior.broad_count() is None and prior.completion(np.eye(3)) is None
     assert bare.exact_chains(None, None, 1, 1) is None
+    assert bare.model_extras({"mu0": prior.mu0}, map_density=True) == {}
     assert prior.power_scaled_posterior(1.0, np.eye(3)) is None
     assert bare.project_mean({}, np.eye(3)) is None and bare.subspace_mode({}, None, 1) is None
     assert prior.dim == 3 and prior.model_inputs(np.eye(3)) == ({"mu0": prior.mu0}, {}, {})

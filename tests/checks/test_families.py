@@ -44,6 +44,9 @@ def test_the_defaults_of_a_family_that_declares_nothing():
     assert {"mu_norm", "mu_cosine", "mu", "scale"} <= set(q)
     assert set(hooks.sbc_quantities(4, np.random.default_rng(0))) == {"w·mu"}
     assert hooks.sbc_broad(4, np.random.default_rng(0)).shape == (400, 4)
+    fixed = {"x": np.ones(2)}
+    assert hooks.sbc_fixed(fixed) is fixed and hooks.data_chosen({"rank": "auto"}) == []
+    assert hooks.ppc_directions(None, 3) is None
 
 
 def test_a_library_familys_own_hooks():
@@ -56,6 +59,27 @@ def test_a_library_familys_own_hooks():
     assert checks_of(ad.SpectralPrior).curve_method.num_chains == 1
     assert not re.search(r"\d\.\d", spherical.exact_calibration)  # no measured number
     assert CHECKS[ad.NIWPrior] is ad.NIWPrior.hooks and ad.LKJPrior not in CHECKS
+
+
+def test_the_families_own_choices_on_the_targets_and_ppc_directions():
+    """What checks/ once decided by site or option name: the recipe's ``"auto"`` options, the
+    latent kinds' PPCA centred at 0 in SBC, the spectral eigenbasis of the predictive checks."""
+    auto = {"kappa0": "auto", "nu0": 3.0, "rank": "auto", "beta": "auto", "prior_anchors": "auto"}
+    assert checks_of(ad.NIWPrior).data_chosen(auto) == ["kappa0"]
+    latent = checks_of(ad.PosteriorBinghamPrior)
+    assert latent.data_chosen(auto) == ["rank", "prior_anchors"]
+    assert latent.data_chosen({**auto, "beta": 0.5}) == ["rank"]
+    fixed = latent.sbc_fixed({"ppca_mean": np.ones(3), "ppca_count": 4})
+    assert fixed["ppca_count"] == 4 and np.array_equal(fixed["ppca_mean"], np.zeros(3))
+    post = type("Post", (), {"fixed": {"directions": np.eye(4)[:, ::-1]}})()
+    got = checks_of(ad.SpectralPrior).ppc_directions(post, 2)
+    assert np.array_equal(got, np.eye(4)[:, [3, 2]])
+
+
+@pytest.mark.parametrize("module", ["sbc", "criticism", "uncertainty"])
+def test_the_checks_name_no_familys_site_or_option(module):
+    source = (Path(families.__file__).parent / f"{module}.py").read_text()
+    assert not [s for s in ("ppca_mean", "prior_anchors", '"directions"') if s in source]
 
 
 def test_register_checks_sets_hooks_on_the_class():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
+import inspect
 import warnings
 from typing import Any, Callable, ClassVar
 
@@ -223,8 +224,8 @@ class ModelMethod(Method):
 
     @property
     def map_density(self) -> bool:
-        """Whether the family's own model is asked for the density of its parameters
-        (``map_jacobian=True``), so that an optimum of the run is their mode."""
+        """Whether the family's model is asked for the density of its parameters
+        (:meth:`~.protocol.Family.model_extras`), so that an optimum of the run is their mode."""
         return False
 
     def needs_exact(self, prior) -> bool:
@@ -283,13 +284,40 @@ class ModelMethod(Method):
         if self.subspace is not None:
             post, base, b, run_targets = self.project(post, exact, base, broad, t)
         fam = type(prior)
-        prob = problem(fam, base, b, run_targets, self, map_density=self.map_density)
+        prob = problem(fam, self.run_kwargs(fam, base, b), run_targets, self)
         trace = check_sites(fam, prob)
         warn_unobserved(trace)
         out = self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
         if prob.custom and self.subspace is None:  # the model the draws come from
             out.user_model = (prob.model, prob.kwargs)
         return out
+
+    def run_kwargs(self, fam, kwargs: dict, broad: np.ndarray | None) -> dict:
+        """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option
+        (a dict, or a callable(broad) -> dict that replaces them), those the model takes (a
+        keyword the user gave always goes through: a misspelt one fails in
+        :func:`~.model.check_sites`), and those of the family's
+        :meth:`~.protocol.Family.model_extras` that the model names as parameters."""
+        model, user = self.model or fam.model, self.model_kwargs
+        if callable(user):
+            try:
+                user = user(broad)
+            except Exception as err:  # the user's prior builder: report it as theirs
+                raise AnchorDivError(
+                    f"model_kwargs: the prior builder failed on the broad anchors "
+                    f"{list(np.shape(broad))}: {type(err).__name__}: {err}"
+                ) from None
+            kwargs = {}
+        if user is not None and not isinstance(user, dict):
+            raise AnchorDivError(
+                f"model_kwargs: a dict or a callable(broad) -> dict, got {type(user).__name__}"
+            )
+        takes = inspect.signature(model).parameters
+        given = {**kwargs, **(user or {})}
+        if not any(p.kind is p.VAR_KEYWORD for p in takes.values()):
+            given = {k: v for k, v in given.items() if k in takes or k in (user or {})}
+        extras = fam.model_extras(given, map_density=self.map_density)
+        return {**given, **{k: v for k, v in extras.items() if k in takes}}
 
     def project(self, post, exact, kwargs: dict, broad: np.ndarray, targets: np.ndarray):
         """``(subspace posterior, model kwargs, broad [N, r], targets [n, r])``: the run moved

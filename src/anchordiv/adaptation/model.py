@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -343,19 +342,17 @@ def _float64():
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
-    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites (a Stiefel
-    site ``U`` is evaluated by substituting ``U_raw = U``: its frame is U itself).  Evaluated
-    by an eager ``vmap`` (primitives compiled once per shape, nothing compiled per call)."""
+    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites
+    (deterministic sites take their draws too: a Stiefel frame is scored at its own draw,
+    whatever its raw coordinates).  Evaluated by an eager ``vmap`` (primitives compiled once per
+    shape, nothing compiled per call)."""
 
     t = jnp.asarray(targets)
     params = {k: jnp.asarray(v) for k, v in draws.items()}
-    if "U" in params:
-        params["U" + AUXILIARY_SUFFIX] = params["U"]
 
     def one(p):
-        tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=p)).get_trace(
-            t, **kwargs
-        )
+        run = handlers.substitute(handlers.seed(model, 0), data=p)
+        tr = handlers.trace(run).get_trace(t, **kwargs)
         total = 0.0
         for name, site in tr.items():
             if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
@@ -448,40 +445,11 @@ def run_dtype(x64: bool):
     return jnp.float32
 
 
-def problem(
-    fam,
-    base_kwargs: dict,
-    broad: np.ndarray,
-    targets: np.ndarray,
-    o: Any,
-    *,
-    map_density: bool = False,
-) -> Problem:
-    """The model and its keyword arguments (``fam``: the family class, whose ``model`` runs
-    unless the method names a user's).  ``map_density``: ask the kind's own model for the
-    density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
+def problem(fam, kwargs: dict, targets: np.ndarray, o: Any) -> Problem:
+    """The model (``fam``: the family class, whose ``model`` runs unless the method ``o`` names
+    a user's) with its keyword arguments ``kwargs`` and ``targets`` in the run's dtype."""
     custom = o.model is not None
     model = o.model or fam.model
-    user = o.model_kwargs
-    if callable(user):
-        try:
-            user = user(broad)
-        except Exception as err:  # the user's prior builder: report it as theirs
-            raise AnchorDivError(
-                f"model_kwargs: the prior builder failed on the broad anchors "
-                f"{list(broad.shape)}: {type(err).__name__}: {err}"
-            ) from None
-        base_kwargs = {}
-    if user is not None and not isinstance(user, dict):
-        raise AnchorDivError(
-            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(user).__name__}"
-        )
-    kwargs = accepted(model, {**base_kwargs, **(user or {})}, explicit=set(user or {}))
-    takes = inspect.signature(model).parameters
-    if "psi0_tril" in takes and "psi0" in kwargs and kwargs.get("psi0_tril") is None:
-        kwargs["psi0_tril"] = np.linalg.cholesky(np.asarray(kwargs["psi0"], np.float64))
-    if map_density and "map_jacobian" in takes:
-        kwargs["map_jacobian"] = True
     dt = run_dtype(o.x64)
     cast = {
         k: jnp.asarray(v, dt) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
@@ -490,15 +458,6 @@ def problem(
     t = jnp.asarray(targets, dt)
     summarise = None if custom else getattr(model, "model_data", None)
     return Problem(model, cast, t, custom, summarise(t, cast) if summarise else None)
-
-
-def accepted(model, kwargs: dict, explicit: set) -> dict:
-    """The keywords ``model`` takes; a keyword the user gave explicitly always goes through (so a
-    misspelt one fails loudly in :func:`check_sites`)."""
-    params = inspect.signature(model).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return dict(kwargs)
-    return {k: v for k, v in kwargs.items() if k in params or k in explicit}
 
 
 def check_sites(fam, prob: Problem) -> dict:

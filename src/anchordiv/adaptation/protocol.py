@@ -17,7 +17,8 @@ explicit NumPyro model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwar
 declared here with a default a family may override: :attr:`~Family.likelihood_type` (closed
 forms of the targets' likelihood, else traced from the model:
 :class:`~anchordiv.adaptation.model.Likelihood`), :meth:`~Family.model_inputs` (what NUTS
-and SVI run on, if not the prior's own keywords), :meth:`~Family.predictive_fixed` (arrays
+and SVI run on, if not the prior's own keywords), :meth:`~Family.model_extras` (keywords the
+model derives per run), :meth:`~Family.predictive_fixed` (arrays
 every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how its point
 summaries are formed, in words), :attr:`~Family.dim` (if the first array field's last axis is
 not d), :attr:`~Family.hooks` (what the checks and the adaptation curves know of it:
@@ -73,7 +74,7 @@ from ..errors import AnchorDivError
 from ..io import check_axes, check_loaded_model, write_bundle
 from ..threads import limited_blas
 from .methods import Exact, validated
-from .model import Likelihood
+from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood
 from .registry import (
     FAMILIES,
     Conjugate,
@@ -142,6 +143,17 @@ class Hooks:
         The inference method of the family's ``posterior-<kind>`` / ``isotropic-<kind>``
         adaptation-curve models (an ``ad.Exact()``, ``ad.NUTS(...)`` or ``ad.SVI(...)``;
         default: exact where the family is conjugate, else a short NUTS run).
+    sbc_fixed : callable
+        ``fixed -> fixed``: the arrays the SBC problem's likelihood shares, from those of the
+        update (default: as they are; the latent kinds centre their PPCA at 0).
+    data_chosen : callable
+        ``options -> [name, ...]``: the ``adapt`` options (the kind's defaults filled in) whose
+        value is chosen on the targets (an ``"auto"`` of the recipe or empirical Bayes: a refit
+        on T₋ᵢ has another prior, so PSIS-LOO would be optimistic); default none.
+    ppc_directions : callable
+        ``(post, k) -> [d, k] or None``: the family's own leading broad directions that the
+        posterior predictive checks project on (the spectral eigenbasis); None: those of
+        :attr:`prior_scale`.
 
     Examples
     --------
@@ -163,6 +175,9 @@ class Hooks:
     conditional_predictive: Callable | None = None
     exact_calibration: str | None = None
     curve_method: object | None = None
+    sbc_fixed: Callable | None = None
+    data_chosen: Callable | None = None
+    ppc_directions: Callable | None = None
 
 
 def declared_hooks(cls: type) -> Hooks:
@@ -217,7 +232,7 @@ def own_sites(sites, draws: dict, taken: dict) -> dict:
         for k, v in draws.items()
         if k not in sites
         and k not in taken
-        and not k.endswith("_raw")
+        and not k.endswith(AUXILIARY_SUFFIX)
         and int(np.prod(v.shape[2:], dtype=int)) <= OWN_SITE_MAX
     }
 
@@ -271,7 +286,9 @@ class Family(abc.ABC):
     #: the posterior sites its anchor model is built from, in order
     sites: ClassVar[tuple[str, ...]] = ()
     #: the explicit NumPyro model, a plain function ``model(targets, **model_kwargs)`` whose
-    #: observed site ``"targets"`` is in a plate over the anchors
+    #: observed site, named :data:`OBSERVED` (``"targets"``), is in a plate over the anchors;
+    #: a sample site named ``*`` + :data:`AUXILIARY_SUFFIX` (``"_raw"``) only parametrises a
+    #: deterministic one (no density of its own in the log joint, no ArviZ quantity)
     model: ClassVar[Callable]
     #: the targets' likelihood: traced from :attr:`model` by default; a subclass of
     #: :class:`~anchordiv.adaptation.model.Likelihood` where the family has closed forms
@@ -381,6 +398,16 @@ class Family(abc.ABC):
         :meth:`prior_kwargs`, no info, :meth:`predictive_fixed`.  Families whose model's
         hyperparameters are fitted to the targets (the latent kinds) override it."""
         return self.prior_kwargs(), {}, self.predictive_fixed()
+
+    @classmethod
+    def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:
+        """Keywords added to the model's ``kwargs`` for a NUTS or SVI run (a user's ``model=``
+        gets those its signature takes): what the family's model derives from its
+        hyperparameters once per run (the gaussian kind's Cholesky factor of ψ₀), and, with
+        ``map_density`` (a delta guide), what makes its density that of its parameters
+        (``map_jacobian=True``) so that an optimum of the run is their mode.  Nothing by
+        default."""
+        return {}
 
     def check_loaded(self, dim: int | None) -> None:
         """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
@@ -574,11 +601,13 @@ def as_rng(key) -> np.random.Generator:
 
 
 __all__ = [
+    "AUXILIARY_SUFFIX",
     "Conjugate",
     "FAMILIES",
     "Family",
     "Hooks",
     "N_EIGEN",
+    "OBSERVED",
     "OWN_SITE_MAX",
     "Projectable",
     "SMALL_D",

@@ -17,8 +17,8 @@ over the last window (a delta guide; a stochastic guide only by no gross drift:
 a ridge.  The numbers go to ``post.info``; a warning quotes them otherwise.
 
 MAP is of the parameters' density: a delta guide on the kind's model asks it for the density of
-(μ, Σ) (``map_jacobian=True``, see :func:`anchordiv.adaptation.families.niw_model`), so the result is the
-joint mode; on a user's model it is the mode in the model's own sample-site coordinates.
+its parameters (:meth:`~.protocol.Family.model_extras`: the gaussian kind's (μ, Σ)), so the
+result is the joint mode; on a user's model it is the mode in its own sample-site coordinates.
 
 Result: ``num_samples`` guide draws of every latent and deterministic site (``[1, S, ...]``; one
 draw for a delta guide), the guide's median pushed through the model as the ``"map"`` point, and

@@ -364,12 +364,6 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
     return Estimate(out, "exact", note, p_loo=_p_kfold(post, targets, out, post.tau))
 
 
-#: ``adapt`` options whose ``"auto"`` is chosen on the targets (the recipe, empirical Bayes;
-#: the latent kinds' ``prior_anchors`` only together with ``beta="auto"``, otherwise it is the
-#: constant default)
-DATA_CHOSEN = ("kappa0", "nu0", "rank", "prior_anchors")
-
-
 def data_chosen(post, recipe) -> str | None:
     """Why the candidate's prior depends on the targets (strengths or an ``"auto"`` option chosen
     on them: PSIS would be optimistic), or None."""
@@ -380,13 +374,8 @@ def data_chosen(post, recipe) -> str | None:
     if recipe is None:
         return None
     defaults = OPTIONS.get(post.kind, {})
-    opts = {**defaults, **recipe[1]}
-    auto = [k for k in DATA_CHOSEN if k in defaults and isinstance(opts.get(k), str)]
-    auto = [
-        k
-        for k in auto
-        if opts[k] == "auto" and (k != "prior_anchors" or opts.get("beta") == "auto")
-    ]
+    chosen = checks_of(post.family_class).data_chosen({**defaults, **recipe[1]})
+    auto = [k for k in chosen if k in defaults]
     if not auto:
         return None
     verb = "is" if len(auto) == 1 else "are"

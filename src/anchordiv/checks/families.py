@@ -122,6 +122,9 @@ def checks_of(fam) -> Hooks:
         "conditional_predictive": None,
         "exact_calibration": None,
         "curve_method": Exact() if is_conjugate(cls) else CURVE_NUTS,
+        "sbc_fixed": lambda fixed: fixed,
+        "data_chosen": lambda options: [],
+        "ppc_directions": lambda post, k: None,
     }
     return Hooks(**{**defaults, **found})
 

@@ -395,10 +395,8 @@ def library_problem(
     if thin is None:  # Markov chains thinned to near-independence, a Gibbs sampler's less
         gibbs = params is not None and hooks.gibbs_cost(params)
         thin = 4 if not cls.independent_draws else 2 if gibbs else 1
-    # the likelihood the update is conjugate to; the latent kinds' PPCA is centred at 0 here
-    # (their update uses the target scatter only)
-    fixed = {**ref_fixed, "ppca_mean": np.zeros(d)} if "ppca_mean" in ref_fixed else ref_fixed
-    lik = fam.likelihood_type(fam, kwargs, fixed, d)
+    # the likelihood the update is conjugate to
+    lik = fam.likelihood_type(fam, kwargs, hooks.sbc_fixed(ref_fixed), d)
 
     # the truth in the precision the inference runs in: a site the model only records (a
     # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth

@@ -128,14 +128,15 @@ PPC_DIRECTIONS = 3
 
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
-    """``[d, k]`` leading broad directions: the subspace basis, the spectral eigenbasis, the top
-    eigenvectors of the family's ``prior_scale``, else the coordinate axes."""
+    """``[d, k]`` leading broad directions: the subspace basis, the family's ``ppc_directions``,
+    the top eigenvectors of its ``prior_scale``, else the coordinate axes."""
+    hooks = checks_of(post.family_class)
     own = post.principal_directions(k)
+    if own is None:
+        own = hooks.ppc_directions(post, k)
     if own is not None:
         return own
-    if "directions" in post.fixed:  # the spectral family's own eigenbasis
-        return np.asarray(post.fixed["directions"], np.float64)[:, :k]
-    scale = checks_of(post.family_class).prior_scale(post.model_kwargs or {}, post.params("mean"))
+    scale = hooks.prior_scale(post.model_kwargs or {}, post.params("mean"))
     scale = np.eye(post.dim) if scale is None else np.asarray(scale, np.float64)
     if scale.shape != (post.dim, post.dim) or not np.all(np.isfinite(scale)):
         raise AnchorDivError(

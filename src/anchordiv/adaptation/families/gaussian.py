@@ -749,6 +749,7 @@ class NIWPrior(Family):
         draw_size=lambda params: int(np.size(params.psi)),
         prior_scale=gaussian_prior_scale,
         student_t_predictive=True,
+        data_chosen=lambda o: [k for k in ("kappa0", "nu0") if o.get(k) == "auto"],
     )
 
     def __post_init__(self):
@@ -893,6 +894,15 @@ class NIWPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.niw().model_kwargs()
+
+    @classmethod
+    def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:
+        """ψ₀'s Cholesky factor once per run (``psi0_tril``, unless given) and, for a delta
+        guide, ``map_jacobian=True`` (:func:`niw_model`)."""
+        out = {"map_jacobian": True} if map_density else {}
+        if "psi0" in kwargs and kwargs.get("psi0_tril") is None:
+            out["psi0_tril"] = np.linalg.cholesky(np.asarray(kwargs["psi0"], np.float64))
+        return out
 
     def log_marginal(self, targets) -> float:
         return self.niw().log_marginal(np.asarray(targets, np.float64))

@@ -408,6 +408,13 @@ def latent_prior_scale(key: str):
     return scale
 
 
+def latent_data_chosen(options: dict) -> list[str]:
+    """``rank`` if ``"auto"``; ``prior_anchors`` if ``"auto"`` with ``beta="auto"`` (else it
+    is the constant default)."""
+    auto = [k for k in ("rank", "prior_anchors") if options.get(k) == "auto"]
+    return [k for k in auto if k != "prior_anchors" or options.get("beta") == "auto"]
+
+
 class LatentFamily(Family):
     """What the latent families share (site ``U [d, k]``, the options rank/β/strength, the PPCA
     likelihood whose constants are in ``post.fixed``).  Subclasses carry ``rank``, ``beta``,
@@ -429,6 +436,9 @@ class LatentFamily(Family):
         gibbs_cost=lambda params: (params.sweep_cost(), BURN_IN),
         psis_caveat=latent_psis_caveat,
         prior_scale=latent_prior_scale("prior_parameter"),
+        # the PPCA is centred at 0 (the update uses the target scatter only)
+        sbc_fixed=lambda fixed: {**fixed, "ppca_mean": np.zeros(np.shape(fixed["ppca_mean"]))},
+        data_chosen=latent_data_chosen,
     )
     descriptions = {
         "exact_mean": "closed form: principal subspace of the posterior mean projector",

@@ -470,6 +470,11 @@ def spectral_sbc_quantities(d: int, rng) -> dict:
 CURVE_NUTS = NUTS(**{"num_warmup": 300, "num_samples": 300, "num_chains": 1, "progress": False})
 
 
+def leading(directions, k: int) -> np.ndarray | None:
+    """The first ``k`` of the eigenbasis ``directions [d, K]`` (None where there is none)."""
+    return None if directions is None else np.asarray(directions, np.float64)[:, :k]
+
+
 @family("spectral")
 class SpectralPrior(Family):
     """Spectral shrinkage prior of the spectral kind (module docstring); NUTS or SVI only.
@@ -524,6 +529,7 @@ class SpectralPrior(Family):
         sbc_options=lambda d: {"rank": 2, "shrinkage": "gamma", "gamma_shape": 4.0, "kappa0": 2.0},
         sbc_quantities=spectral_sbc_quantities,
         curve_method=CURVE_NUTS,
+        ppc_directions=lambda post, k: leading(post.fixed.get("directions"), k),
     )
     model = staticmethod(spectral_model)
     likelihood_type = SpectralLikelihood
@@ -627,6 +633,11 @@ class SpectralPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.law().model_kwargs()
+
+    @classmethod
+    def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:
+        """``map_jacobian=True`` for a delta guide: μ profiled (:func:`spectral_model`)."""
+        return {"map_jacobian": True} if map_density else {}
 
     def model_inputs(self, targets):
         """No conjugate update: the model's hyperparameters, the prior's choices and the
