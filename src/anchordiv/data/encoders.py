@@ -9,7 +9,6 @@ Every encoder has ``id`` (part of the cache key), ``dim``, ``logit_scale`` (τ) 
 from __future__ import annotations
 
 import contextlib
-
 import functools
 import hashlib
 import os
@@ -133,10 +132,7 @@ class Encoder:
         self, texts: Sequence[str], batch_size: int = 64, progress: bool | None = None
     ) -> np.ndarray:
         """``[n, d]`` float32 unit-norm embeddings of ``texts`` (a non-empty list of str)."""
-        texts = check_texts(texts)
-        out = run_batches(self._text_batch, texts, batch_size, progress, f"encode {self.id}")
-        self.encoded += len(texts)
-        return out
+        return self._encode(self._text_batch, check_texts(texts), batch_size, progress)
 
     def encode_image(
         self, images, batch_size: int = 32, progress: bool | None = None
@@ -160,6 +156,11 @@ class Encoder:
             chunk = list(paths[s : s + int(batch_size)])
             emb = unit_rows(self.encode_image(chunk, batch_size, progress=False))
             yield np.arange(s, s + len(chunk)), emb, {}
+
+    def _encode(self, fn, items: list, batch_size: int, progress: bool | None) -> np.ndarray:
+        out = run_batches(fn, items, batch_size, progress, f"encode {self.id}")
+        self.encoded += len(items)
+        return out
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -185,15 +186,11 @@ def quiet_hf_bars():
     except ImportError:
         pass
     try:
-        from huggingface_hub.utils import (
-            are_progress_bars_disabled,
-            disable_progress_bars,
-            enable_progress_bars,
-        )
+        import huggingface_hub.utils as hub
 
-        if not are_progress_bars_disabled():
-            disable_progress_bars()
-            undo.append(enable_progress_bars)
+        if not hub.are_progress_bars_disabled():
+            hub.disable_progress_bars()
+            undo.append(hub.enable_progress_bars)
     except ImportError:
         pass
     try:
@@ -494,9 +491,7 @@ class OpenCLIPEncoder(Encoder):
         images = list(images)
         if not images:
             raise AnchorDivError("images: is empty; nothing to encode")
-        out = run_batches(self._image_batch, images, batch_size, progress, f"encode {self.id}")
-        self.encoded += len(images)
-        return out
+        return self._encode(self._image_batch, images, batch_size, progress)
 
 
 def as_pil(image):
@@ -559,16 +554,12 @@ def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
     >>> [pathlib.Path(p).name for p in kept]
     ['a.png']
     """
-    if on_error not in ("raise", "skip"):
-        raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
-    paths = list(paths)
-    if not paths:
-        raise AnchorDivError("images: is empty; nothing to encode")
+    paths = _image_paths(paths, on_error)
     kept = []
     for p in paths:
         try:
             read_image(p)
-            kept.append(str(p))
+            kept.append(p)
         except AnchorDivError as err:
             if on_error == "raise":
                 raise
@@ -606,19 +597,15 @@ def open_clip_model(name: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _load(spec: str, pretrained: str | None, device: str, random_weights: bool = False) -> Encoder:
-    if pretrained is not None and (
-        spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
-        or spec.startswith("sentence-transformers:")
-    ):
-        raise AnchorDivError(
-            f"pretrained: applies to open_clip and chexzero encoders, not {spec!r} (a "
-            f"sentence-transformers model is named by itself: 'sentence-transformers:<name or "
-            f"path>')"
-        )
-    if spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID):
-        return SentenceTransformerEncoder(device=device)
-    if spec.startswith("sentence-transformers:"):
-        return SentenceTransformerEncoder(spec.split(":", 1)[1], device=device)
+    minilm = spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
+    if minilm or spec.startswith("sentence-transformers:"):
+        if pretrained is not None:
+            raise AnchorDivError(
+                f"pretrained: applies to open_clip and chexzero encoders, not {spec!r} (a "
+                f"sentence-transformers model is named by itself: 'sentence-transformers:<name "
+                f"or path>')"
+            )
+        return SentenceTransformerEncoder(None if minilm else spec.split(":", 1)[1], device=device)
     if spec == "chexzero":
         if not pretrained:
             raise AnchorDivError("chexzero: pass pretrained=<path to the CheXzero .pt checkpoint>")
@@ -751,46 +738,22 @@ def check_images(
     progress: bool | None = None,
 ) -> tuple[list[str], list[str], dict[str, str]]:
     """Every file's content digest, and every file that is not an image — found before a model
-    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes).
-
-    Parameters
-    ----------
-    paths : sequence of str or Path
-        Image files.
-    on_error : {"raise", "skip"}, default "raise"
-        Unreadable files raise one error naming all of them, or are skipped with one warning.
-    workers : int, default 0
-        Worker processes that read and hash.
-    cache : bool or str or Path, default True
-        Where digests are remembered (:func:`embed_texts`).
-    progress : bool, optional
-        Show a bar.
-
-    Returns
-    -------
-    kept : list of str
-        The paths to encode, in order.
-    digests : list of str
-        Their SHA-256 digests.
-    bad : dict of str to str
-        ``{path: problem}`` of the files left out.
-
-    Raises
-    ------
-    AnchorDivError
-        Unreadable files under ``"raise"`` (all named), or no readable image.
-    """
+    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes)."""
     from .imageio import file_digests
 
-    if on_error not in ("raise", "skip"):
-        raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
-    paths = [str(p) for p in paths]
-    if not paths:
-        raise AnchorDivError("images: is empty; nothing to encode")
+    paths = _image_paths(paths, on_error)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
     _refuse_or_warn(bad, len(paths), on_error)
     kept = [(p, d) for p, d in zip(paths, digests) if p not in bad and d is not None]
     return [p for p, _ in kept], [d for _, d in kept], bad
+
+
+def _image_paths(paths: Sequence, on_error: str) -> list[str]:
+    if on_error not in ("raise", "skip"):
+        raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
+    if not (paths := [str(p) for p in paths]):
+        raise AnchorDivError("images: is empty; nothing to encode")
+    return paths
 
 
 def _refuse_or_warn(bad: dict[str, str], total: int, on_error: str) -> None:
@@ -920,9 +883,8 @@ def embed_images(
         skipped.update(bad)
         skipped.update(failed)
     keep = [i for i, p in enumerate(kept) if p not in failed]
-    dim = next(iter(fresh.values())).shape[0] if fresh else x.shape[1]
-    out = np.zeros((len(keep), dim), np.float32)
-    for k, i in enumerate(keep):
-        out[k] = fresh[digests[i]] if digests[i] in fresh else x[i]
-    emb = with_provenance(out, encoder=encoder.id, logit_scale=encoder.logit_scale)
+    out = np.stack([fresh[digests[i]] if digests[i] in fresh else x[i] for i in keep])
+    emb = with_provenance(
+        out.astype(np.float32), encoder=encoder.id, logit_scale=encoder.logit_scale
+    )
     return emb, [kept[i] for i in keep]
