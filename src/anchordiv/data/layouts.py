@@ -13,12 +13,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import re
+import warnings
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from ..errors import AnchorDivError
+from ..errors import AnchorDivError, user_stacklevel
 
 __all__ = [
     "CHEXPERT_FINDINGS",
@@ -171,10 +172,6 @@ def class_root(root: Path, what: str) -> Path:
     high — its only subfolder whose subfolders hold images (a warning says so).  ``root`` one
     level too low (a class folder: images, no subfolders) and several candidates are errors
     that say where the dataset is."""
-    import warnings
-
-    from ..errors import user_stacklevel
-
     folders = _subdirs(root)
     if not folders and _images_in(root):
         raise AnchorDivError(
@@ -215,19 +212,24 @@ def _class_folders(root: Path, what: str) -> list[tuple[str, list[Path]]]:
     return out
 
 
-def _flatten(classes: list[tuple[str, list[Path]]]) -> tuple[list[str], np.ndarray]:
+def _folders(root, what: str) -> tuple[Path, list[str], np.ndarray, list[str]]:
+    """``(class root, paths, label, folder names)`` of a folder-per-class dataset."""
+    root = class_root(root, what)
+    classes = _class_folders(root, what)
     paths = [str(p) for _, images in classes for p in images]
     label = np.repeat(np.arange(len(classes)), [len(images) for _, images in classes])
-    return paths, label
+    return root, paths, label, [c for c, _ in classes]
 
 
-def _seeded(layout: str, root: Path, paths, label, seed: int, **fields) -> ImageDataset:
+def _seeded(layout: str, root: Path, paths, label, seed: int, ids, names, **fields) -> ImageDataset:
     return ImageDataset(
         layout,
         root,
         paths,
         seeded_split(label, QUERY_FRACTION, seed),
         f"seeded: {QUERY_FRACTION:.0%} of each class as queries (seed {seed})",
+        class_names=names,
+        class_ids=ids,
         label=label,
         **fields,
     )
@@ -235,14 +237,7 @@ def _seeded(layout: str, root: Path, paths, label, seed: int, **fields) -> Image
 
 def imagefolder(root, seed: int = 0) -> ImageDataset:
     """One folder per class (``ROOT/<class>/*.jpg``); names: folder names, ``_`` as space."""
-    import warnings
-
-    from ..errors import user_stacklevel
-
-    root = class_root(_dir(root, "imagefolder"), "imagefolder")
-    classes = _class_folders(root, "imagefolder")
-    paths, label = _flatten(classes)
-    ids = [c for c, _ in classes]
+    root, paths, label, ids = _folders(_dir(root, "imagefolder"), "imagefolder")
     names = [c.replace("_", " ") for c in ids]
     if all(_WNID.match(c) for c in ids):
         warnings.warn(
@@ -252,7 +247,7 @@ def imagefolder(root, seed: int = 0) -> ImageDataset:
             stacklevel=user_stacklevel(),
         )
         names = wnid_names(ids)
-    return _seeded("imagefolder", root, paths, label, seed, class_ids=ids, class_names=names)
+    return _seeded("imagefolder", root, paths, label, seed, ids, names)
 
 
 _WNID = re.compile(r"^n\d{8}$")
@@ -280,8 +275,6 @@ def wnid_names(wnids) -> list[str]:
         else:
             from . import wordnet
 
-            import warnings
-
             try:
                 with warnings.catch_warnings():  # nltk warns, then returns None
                     warnings.simplefilter("ignore")
@@ -303,11 +296,8 @@ def imagenet(root, seed: int = 0) -> ImageDataset:
     root = _dir(root, "imagenet")
     if not _subdirs(root) and _images_in(root):
         return _flat_imagenet(root, seed)
-    root = class_root(root, "imagenet")
-    classes = _class_folders(root, "imagenet")
-    paths, label = _flatten(classes)
-    ids = [c for c, _ in classes]
-    return _seeded("imagenet", root, paths, label, seed, class_ids=ids, class_names=wnid_names(ids))
+    root, paths, label, ids = _folders(root, "imagenet")
+    return _seeded("imagenet", root, paths, label, seed, ids, wnid_names(ids))
 
 
 #: a one-line recipe that sorts ILSVRC-2012's flat validation folder into wnid folders
@@ -341,15 +331,8 @@ def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
     index = {w: k for k, w in enumerate(ids)}
     order = sorted(images, key=lambda p: (index[wnid_of[p.stem]], p.name))
     label = np.array([index[wnid_of[p.stem]] for p in order])
-    return _seeded(
-        "imagenet",
-        root,
-        [str(p) for p in order],
-        label,
-        seed,
-        class_ids=ids,
-        class_names=wnid_names(ids),
-    )
+    paths = [str(p) for p in order]
+    return _seeded("imagenet", root, paths, label, seed, ids, wnid_names(ids))
 
 
 def rendition_of(path) -> str:
@@ -374,22 +357,12 @@ def rendition_of(path) -> str:
 
 def imagenet_r(root, seed: int = 0) -> ImageDataset:
     """ImageNet-R: wnid folders of renditions named ``<rendition>_<k>.jpg``."""
-    root = class_root(_dir(root, "imagenet-r"), "imagenet-r")
-    classes = _class_folders(root, "imagenet-r")
-    paths, label = _flatten(classes)
-    ids = [c for c, _ in classes]
+    root, paths, label, ids = _folders(_dir(root, "imagenet-r"), "imagenet-r")
     styles = [rendition_of(p) for p in paths]
-    renditions = sorted(set(styles))
+    kinds = sorted(set(styles))
+    at = np.array([kinds.index(s) for s in styles])
     return _seeded(
-        "imagenet-r",
-        root,
-        paths,
-        label,
-        seed,
-        class_ids=ids,
-        class_names=wnid_names(ids),
-        renditions=renditions,
-        rendition=np.array([renditions.index(s) for s in styles]),
+        "imagenet-r", root, paths, label, seed, ids, wnid_names(ids), renditions=kinds, rendition=at
     )
 
 
@@ -502,16 +475,12 @@ def _chexpert_value(cell: str, uncertain: str, where: str) -> bool:
     if cell == "":
         return False  # not mentioned
     try:
-        v = float(cell)
+        v: float | None = float(cell)
     except ValueError:
-        raise AnchorDivError(
-            f"chexpert: {where}: label {cell!r} is not 1, 0, -1 or blank"
-        ) from None
-    if v == -1:
-        return uncertain == "ones"
-    if v in (0, 1):
-        return v == 1
-    raise AnchorDivError(f"chexpert: {where}: label {cell!r} is not 1, 0, -1 or blank")
+        v = None
+    if v not in (0, 1, -1):
+        raise AnchorDivError(f"chexpert: {where}: label {cell!r} is not 1, 0, -1 or blank")
+    return uncertain == "ones" if v == -1 else v == 1
 
 
 def _resolve(root: Path, rel: str) -> Path:
@@ -583,10 +552,8 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
             + ("" if views == "all" else f" of {views} view (--views all reads every view)")
         )
     if len(csvs) == 2:
-        query, source = (
-            np.array(from_valid),
-            "the dataset's CSVs: valid.csv queries, train.csv gallery",
-        )
+        query = np.array(from_valid)
+        source = "the dataset's CSVs: valid.csv queries, train.csv gallery"
     else:
         query = seeded_split(np.zeros(len(paths), int), QUERY_FRACTION, seed)
         source = f"seeded: {QUERY_FRACTION:.0%} of {csvs[0].name} as queries (seed {seed})"
