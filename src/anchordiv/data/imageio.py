@@ -126,9 +126,7 @@ def _load_index(folder: str, root: Path) -> dict:
         meta = read_json(path)
     except (OSError, ValueError):
         return {}
-    if not isinstance(meta, dict) or meta.get("folder") != folder:
-        return {}
-    files = meta.get("files")
+    files = meta.get("files") if isinstance(meta, dict) and meta.get("folder") == folder else None
     return files if isinstance(files, dict) else {}
 
 
@@ -156,32 +154,24 @@ def file_digests(
 
     root = None if not cache else (cache_dir() if cache is True else Path(cache))
     paths = [str(p) for p in paths]
+    folder = [os.path.dirname(os.path.abspath(p)) for p in paths]
     digests: list[str | None] = [None] * len(paths)
     bad: dict[str, str] = {}
-    by_folder: dict[str, list[int]] = {}
-    for i, p in enumerate(paths):
-        by_folder.setdefault(os.path.dirname(os.path.abspath(p)), []).append(i)
-    todo, stats, indexes = [], {}, {}
-    for folder, rows in by_folder.items():
-        index = _load_index(folder, root) if root else {}
-        indexes[folder] = index
-        for i in rows:
-            try:
-                st = os.stat(paths[i])
-            except OSError as err:
-                bad[paths[i]] = f"{type(err).__name__}: {err}"
-                continue
-            stats[i] = _stat_key(st)
-            rec = index.get(os.path.basename(paths[i]))
-            if (
-                isinstance(rec, list)
-                and len(rec) == 6
-                and rec[:4] == stats[i]
-                and rec[1] + RACY_NS < rec[5]
-            ):
-                digests[i] = rec[4]
-            else:
-                todo.append(i)
+    indexes = {f: _load_index(f, root) if root else {} for f in folder}
+    rank = {f: k for k, f in enumerate(indexes)}
+    todo, stats = [], {}
+    for i in sorted(range(len(paths)), key=lambda i: rank[folder[i]]):  # folder by folder
+        try:
+            stats[i] = _stat_key(os.stat(paths[i]))
+        except OSError as err:
+            bad[paths[i]] = f"{type(err).__name__}: {err}"
+            continue
+        rec = indexes[folder[i]].get(os.path.basename(paths[i]))
+        known = isinstance(rec, list) and len(rec) == 6 and rec[:4] == stats[i]
+        if known and rec[1] + RACY_NS < rec[5]:
+            digests[i] = rec[4]
+        else:
+            todo.append(i)
     show = progress if progress is not None else len(todo) > 256
     results = map_files(_digest_and_check, [paths[i] for i in todo], workers)
     now = time.time_ns()
@@ -193,15 +183,11 @@ def file_digests(
             bad[paths[i]] = problem
             continue
         digests[i] = digest
-        indexes[os.path.dirname(os.path.abspath(paths[i]))][os.path.basename(paths[i])] = [
-            *stats[i],
-            digest,
-            now,
-        ]
+        indexes[folder[i]][os.path.basename(paths[i])] = [*stats[i], digest, now]
     if root and todo:
-        for folder in {os.path.dirname(os.path.abspath(paths[i])) for i in todo}:
+        for f in {folder[i] for i in todo}:
             try:
-                _save_index(folder, root, indexes[folder])
+                _save_index(f, root, indexes[f])
             except OSError:
                 pass  # a read-only cache only costs a re-hash next time
     return digests, bad
