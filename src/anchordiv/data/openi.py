@@ -196,122 +196,42 @@ def split_sentences(text: str) -> list[str]:
 #: radiological phrases that state or deny it (for cardiomegaly every statement of heart size),
 #: so negations ("No pleural effusion.") count as mentions too.
 MENTIONS: dict[str, tuple[str, ...]] = {
-    "pleural effusion": (
-        "effusion",
-        "pleural fluid",
-        "hydrothora",
-        "costophrenic blunt",
-        "meniscus",
-        "chylothora",
-        "empyema",
-        "pyothora",
-        "fluid lung",
-    ),
-    "cardiomegaly": (
-        "cardiomegal",
-        "heart enlarg",
-        "cardiac enlarg",
-        "heart large",
-        "cardiac large",
-        "heart size",
-        "cardiac size",
-        "heart normal",
-        "cardiac silhouette",
-        "cardiomediastinal",
-        "cardiac contour",
-        "heart contour",
-        "cardiac shadow",
-    ),
-    "edema": (
-        "edema",
-        "oedema",
-        "congest",
-        "kerley",
-        "cephaliz",
-        "vascular prominen",
-        "fluid overload",
-        "volume overload",
-        "fluid lung",
-        "wet lung",
-    ),
-    "atelectasis": (
-        "atelecta",
-        "collapse",
-        "volume loss",
-        "subsegmental",
-        "plate like",
-        "discoid",
-        "blesovsky",
-        "comet tail",
-        "folded lung",
-        "pseudotumor",
-        "pleuroma",
-    ),
-    "pneumothorax": ("pneumothora", "pleural air", "collapse lung", "air leak"),
-    "opacity": (
-        "opacit",
-        "opaque",
-        "opacific",
-        "consolidat",
-        "infiltrat",
-        "airspace",
-        "air space",
-        "pneumonia",
-        "densit",
-        "haz",
-        "ground glass",
-        "ggo",
-        "halo sign",
-        "atoll sign",
-        "juxtaphrenic",
-        "abnormal lung",
-        "parenchymal band",
-        "curvilinear",
-    ),
-    "emphysema": (
-        "emphysem",
-        "hyperinfla",
-        "hyperexpan",
-        "hyperlucen",
-        "overinfla",
-        "copd",
-        "chronic obstructive",
-        "bulla",
-        "bullae",
-        "bullous",
-        "bleb",
-        "flatten diaphragm",
-    ),
-    "nodule": ("nodul", "mass", "granulom", "tumor", "neoplas", "metasta", "spot lung"),
-    "support devices": (
-        "catheter",
-        "tube",
-        "line",
-        "picc",
-        "pacemaker",
-        "pacer",
-        "stent",
-        "device",
-        "port",
-        "wire",
-        "lead",
-        "clip",
-        "sternotom",
-        "hardware",
-        "prosthe",
-        "valve",
-        "icd",
-        "defibrillat",
-        "drain",
-        "instrument",
-        "surgical",
-        "implant",
-        "graft",
-        "angioplast",
-        "artificial heart",
-        "tracheostom",
-        "status",
-    ),
+    k: tuple(v.split(", "))
+    for k, v in {
+        "pleural effusion": (
+            "effusion, pleural fluid, hydrothora, costophrenic blunt, meniscus, chylothora, "
+            "empyema, pyothora, fluid lung"
+        ),
+        "cardiomegaly": (
+            "cardiomegal, heart enlarg, cardiac enlarg, heart large, cardiac large, heart size, "
+            "cardiac size, heart normal, cardiac silhouette, cardiomediastinal, cardiac contour, "
+            "heart contour, cardiac shadow"
+        ),
+        "edema": (
+            "edema, oedema, congest, kerley, cephaliz, vascular prominen, fluid overload, "
+            "volume overload, fluid lung, wet lung"
+        ),
+        "atelectasis": (
+            "atelecta, collapse, volume loss, subsegmental, plate like, discoid, blesovsky, "
+            "comet tail, folded lung, pseudotumor, pleuroma"
+        ),
+        "pneumothorax": "pneumothora, pleural air, collapse lung, air leak",
+        "opacity": (
+            "opacit, opaque, opacific, consolidat, infiltrat, airspace, air space, pneumonia, "
+            "densit, haz, ground glass, ggo, halo sign, atoll sign, juxtaphrenic, abnormal lung, "
+            "parenchymal band, curvilinear"
+        ),
+        "emphysema": (
+            "emphysem, hyperinfla, hyperexpan, hyperlucen, overinfla, copd, chronic obstructive, "
+            "bulla, bullae, bullous, bleb, flatten diaphragm"
+        ),
+        "nodule": "nodul, mass, granulom, tumor, neoplas, metasta, spot lung",
+        "support devices": (
+            "catheter, tube, line, picc, pacemaker, pacer, stent, device, port, wire, lead, clip, "
+            "sternotom, hardware, prosthe, valve, icd, defibrillat, drain, instrument, surgical, "
+            "implant, graft, angioplast, artificial heart, tracheostom, status"
+        ),
+    }.items()
 }
 
 
