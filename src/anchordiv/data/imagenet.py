@@ -17,23 +17,9 @@ from ..errors import AnchorDivError
 
 #: The 16 rendition styles of ImageNet-R (Hendrycks et al., 2021), in the order the README of
 #: github.com/hendrycks/imagenet-r lists them, in singular form.
-IMAGENET_R_STYLES = (
-    "art",
-    "cartoon",
-    "deviantart",
-    "graffiti",
-    "embroidery",
-    "graphics",
-    "origami",
-    "painting",
-    "pattern",
-    "plastic object",
-    "plush object",
-    "sculpture",
-    "sketch",
-    "tattoo",
-    "toy",
-    "video game",
+IMAGENET_R_STYLES = tuple(
+    "art, cartoon, deviantart, graffiti, embroidery, graphics, origami, painting, pattern, "
+    "plastic object, plush object, sculpture, sketch, tattoo, toy, video game".split(", ")
 )
 
 #: A few of CLIP's ImageNet prompt templates (Radford et al., 2021); ``{}`` is the class name.

@@ -46,21 +46,10 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".t
 QUERY_FRACTION = 0.2
 
 #: The 14 CheXpert observation columns, in the CSVs' order.
-CHEXPERT_LABELS = (
-    "No Finding",
-    "Enlarged Cardiomediastinum",
-    "Cardiomegaly",
-    "Lung Opacity",
-    "Lung Lesion",
-    "Edema",
-    "Consolidation",
-    "Pneumonia",
-    "Atelectasis",
-    "Pneumothorax",
-    "Pleural Effusion",
-    "Pleural Other",
-    "Fracture",
-    "Support Devices",
+CHEXPERT_LABELS = tuple(
+    "No Finding, Enlarged Cardiomediastinum, Cardiomegaly, Lung Opacity, Lung Lesion, Edema, "
+    "Consolidation, Pneumonia, Atelectasis, Pneumothorax, Pleural Effusion, Pleural Other, "
+    "Fracture, Support Devices".split(", ")
 )
 
 #: CheXpert columns with pathology anchors -> the finding of :mod:`anchordiv.data.clinical`
