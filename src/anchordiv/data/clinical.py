@@ -110,34 +110,22 @@ def _quoted(value: str) -> str:
 
 def parse_obo(lines) -> list[HPOTerm]:
     """The non-obsolete ``[Term]`` stanzas of an OBO file."""
-    terms, cur, in_term = [], None, False
-    for line in list(lines) + ["[End]"]:
+    terms, cur = [], None
+    for line in [*lines, "[End]"]:
         line = line.rstrip("\n")
         if line.startswith("["):
             if cur and "id" in cur and not cur.get("obsolete"):
-                terms.append(
-                    HPOTerm(
-                        cur["id"],
-                        cur.get("name", ""),
-                        tuple(cur["synonym"]),
-                        cur.get("def", ""),
-                        tuple(cur["is_a"]),
-                    )
-                )
-            in_term = line == "[Term]"
-            cur = {"synonym": [], "is_a": []} if in_term else None
-            continue
-        if not in_term or ": " not in line:
-            continue
-        key, value = line.split(": ", 1)
-        if key in ("synonym", "is_a"):
-            cur[key].append(_quoted(value) if key == "synonym" else value.split(" ! ")[0])
-        elif key == "def":
-            cur["def"] = _quoted(value)
-        elif key in ("id", "name"):
-            cur[key] = value
-        elif key == "is_obsolete" and value.strip() == "true":
-            cur["obsolete"] = True
+                syn, is_a = tuple(cur["synonym"]), tuple(cur["is_a"])
+                terms.append(HPOTerm(cur["id"], cur.get("name", ""), syn, cur.get("def", ""), is_a))
+            cur = {"synonym": [], "is_a": []} if line == "[Term]" else None
+        elif cur is not None and ": " in line:
+            key, value = line.split(": ", 1)
+            if key in ("synonym", "is_a"):
+                cur[key].append(_quoted(value) if key == "synonym" else value.split(" ! ")[0])
+            elif key in ("id", "name", "def"):
+                cur[key] = _quoted(value) if key == "def" else value
+            elif key == "is_obsolete" and value.strip() == "true":
+                cur["obsolete"] = True
     return terms
 
 
@@ -260,10 +248,9 @@ def finding_phrases(finding: str) -> list[str]:
     spec = finding_spec(finding)
     raw = [p for root in spec.hpo for t in hpo_subtree(root) for p in (t.name, *t.synonyms)]
     raw += [d for code in spec.icd10 for _, d in icd10_subtree(code)]
-    unique = {}
-    for p in map(clean_phrase, raw):
-        if p:
-            unique.setdefault(p.lower(), p)
+    unique: dict[str, str] = {}
+    for p in filter(None, map(clean_phrase, raw)):
+        unique.setdefault(p.lower(), p)
     return sorted(unique.values(), key=str.lower)
 
 
@@ -276,12 +263,9 @@ def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
     >>> report_sentences(["cardiomegaly"])[:2]
     ['There is cardiomegaly.', 'Findings consistent with cardiomegaly.']
     """
-    out = []
-    for p in phrases:
-        for tpl in NEGATED_TEMPLATES if negated else POSITIVE_TEMPLATES:
-            s = tpl.format(p)
-            out.append(s[0].upper() + s[1:])
-    return out
+    templates = NEGATED_TEMPLATES if negated else POSITIVE_TEMPLATES
+    sentences = [tpl.format(p) for p in phrases for tpl in templates]
+    return [s[0].upper() + s[1:] for s in sentences]
 
 
 def pathology_anchors(finding: str, negated: bool = False) -> list[str]:

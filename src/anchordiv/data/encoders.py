@@ -272,11 +272,8 @@ def local_output_dim(folder: Path) -> int | None:
         modules = json.loads((folder / "modules.json").read_text())
         if any("Dense" in m.get("type", "") for m in modules):
             return None
-        return int(
-            json.loads((folder / "1_Pooling" / "config.json").read_text())[
-                "word_embedding_dimension"
-            ]
-        )
+        pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+        return int(pooling["word_embedding_dimension"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -106,27 +106,23 @@ def wordnet_root() -> Path:
 @functools.lru_cache(maxsize=1)
 def wn():
     """nltk's WordNet reader (loading takes seconds; reused for the process)."""
+    from nltk.corpus import wordnet
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
     root = wordnet_root()
     if not (root / "index.sense").is_file():  # Debian layout
+        # without the sense-key mapping to "the" WordNet: it needs index.sense, which
+        # wordnet-base does not ship, and only serves the multilingual OMW functions
+        class DebianWordNetReader(WordNetCorpusReader):
+            def map_wn(self, version="wordnet"):
+                return None
+
         with warnings.catch_warnings():  # "multilingual functions are not available": expected
             warnings.simplefilter("ignore", UserWarning)
-            return _debian_reader()(str(root), None)
-    from nltk.corpus import wordnet
+            return DebianWordNetReader(str(root), None)
 
     wordnet.ensure_loaded()
     return wordnet
-
-
-def _debian_reader():
-    """nltk's reader without the sense-key mapping to "the" WordNet (it needs ``index.sense``,
-    which ``wordnet-base`` does not ship, and only serves the multilingual OMW functions)."""
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
-
-    class DebianWordNetReader(WordNetCorpusReader):
-        def map_wn(self, version="wordnet"):
-            return None
-
-    return DebianWordNetReader
 
 
 def synset(ref):
@@ -348,12 +344,8 @@ def gloss_anchors(
 
     Parameters
     ----------
-    n : int, optional
-        Subsample size (default all).
-    seed : int, default 0
-        Subsample seed.
-    root : nltk Synset or str, optional
-        Restrict to ``root``'s subtree.
+    n, seed, root
+        As in :func:`gloss_records`.
     with_name : bool, default True
         ``"<first lemma>: <definition>"``; ``False``: the definition only.
 
