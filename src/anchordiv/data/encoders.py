@@ -781,15 +781,7 @@ def embed_images(
     skipped: dict | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Embeddings of image files, each cached by its content: only images the cache has not
-    seen under this encoder and preprocessing are encoded.
-
-    Files are hashed once (:func:`check_images`; size, mtime, ctime and inode shortcut);
-    each image's embedding is stored under its SHA-256 with the encoder id (weights
-    included), its preprocessing and the reader version (:class:`.cache.ImageStore`), so a
-    subset, superset, reordering or moved copy of a tree encodes only what is new.  New
-    embeddings are stored every :data:`.cache.PACK_ROWS` images, so a killed run keeps what
-    it encoded.  Decoding and preprocessing run in ``workers`` processes
-    (:meth:`Encoder.iter_image_batches`).
+    seen under this encoder and preprocessing are encoded (``docs/guides/images.md``).
 
     Parameters
     ----------

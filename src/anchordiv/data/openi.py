@@ -150,15 +150,9 @@ def _is_sentence(piece: str) -> bool:
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of one report section, deterministically.
-
-    1. whitespace is collapsed; list enumerators (``"1. "``, ``"2) "``, ``"(3) "``) at the
-       start of the text or right after a sentence end are removed;
-    2. the text is cut after every ``.``, ``!`` or ``?`` followed by whitespace, except after
-       an abbreviation in :data:`ABBREVIATIONS` (``"Dr."``); a decimal point (``"1.5 cm"``) is
-       never followed by whitespace, so never a cut;
-    3. pieces are stripped and kept when they contain a word of two or more letters other than
-       the de-identification token ``XXXX`` (so ``"."`` and ``"XXXX."`` go).
+    """The sentences of one report section, deterministically: list enumerators dropped, cuts
+    after ``.``, ``!`` or ``?`` and whitespace but not after :data:`ABBREVIATIONS`, pieces kept
+    with a word of two letters besides ``XXXX`` (``docs/guides/broad-priors.md``).
 
     Parameters
     ----------
@@ -188,13 +182,9 @@ def split_sentences(text: str) -> list[str]:
     return [p.strip() for p in pieces if _is_sentence(p)]
 
 
-#: How a report sentence names a chest finding: a finding is *mentioned* when, for one of its
-#: terms, every space-separated stem starts a word of the sentence (case-insensitive, any order):
-#: "costophrenic blunt" matches "blunting of the left costophrenic angle".  The terms cover the
-#: finding's own words, its Open-i MeSH headings, every phrase its target anchors are built from
-#: (:func:`anchordiv.data.clinical.finding_phrases`; a test checks each is a mention) and the
-#: radiological phrases that state or deny it (for cardiomegaly every statement of heart size),
-#: so negations ("No pleural effusion.") count as mentions too.
+#: How a report sentence names a chest finding: for one of its terms, every stem starts a word
+#: of the sentence, any order ("costophrenic blunt": "blunting of the left costophrenic angle");
+#: negations count (``docs/guides/broad-priors.md``).
 MENTIONS: dict[str, tuple[str, ...]] = {
     k: tuple(v.split(", "))
     for k, v in {
@@ -291,13 +281,8 @@ def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
 
 
 def report_corpus(reports: Reports, held_out=(), findings=()) -> list[tuple[str, str]]:
-    """The leakage-free sentence corpus of a report prior.
-
-    A sentence of report *r* enters when (1) *r*'s uid is not in ``held_out`` (the reports a
-    retrieval task uses as queries or gallery), (2) *r* carries no MeSH heading of any finding
-    in ``findings`` (:func:`carries`, on all of *r*'s headings), and (3) the sentence mentions
-    none of them (:func:`mentions`); sentences come from :func:`split_sentences` of each
-    section, in report order, and a sentence already taken (identical text) is not repeated.
+    """The leakage-free sentence corpus of a report prior: the unique sentences of the reports
+    not ``held_out`` and carrying no heading of ``findings`` that mention none of them.
 
     Parameters
     ----------
