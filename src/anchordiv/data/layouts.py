@@ -257,10 +257,8 @@ def wnid_names(wnids) -> list[str]:
                 f"class folder {w!r} is not a WordNet id (n + 8 digits); use imagefolder:ROOT "
                 f"for folders named by class"
             )
-        if w in first and first[w] not in twice:  # WordNet loads only when needed
-            out.append(first[w])
-        elif w in first:
-            out.append(dict(imagenet.classes())[w])
+        if w in first:  # WordNet loads only when needed
+            out.append(first[w] if first[w] not in twice else dict(imagenet.classes())[w])
         else:
             from . import wordnet
 

@@ -70,12 +70,8 @@ class Source:
 def _wordnet_entries(src: Source) -> list[Entry]:
     from . import wordnet
 
-    pool = (
-        set().union(*(wordnet.subtree(r) for r in src.roots))
-        if src.roots
-        else set(wordnet.noun_synsets())
-    )
-    dropped = set().union(*(wordnet.subtree(e) for e in src.exclude)) if src.exclude else set()
+    pool = set().union(*([wordnet.subtree(r) for r in src.roots] or [wordnet.noun_synsets()]))
+    dropped = set().union(*(wordnet.subtree(e) for e in src.exclude))
     keep = sorted(pool - dropped, key=lambda s: s.offset())
     return [Entry(s.name(), wordnet.gloss(s)) for s in keep]
 
