@@ -246,11 +246,8 @@ class SentenceTransformerEncoder(Encoder):
     def dim(self) -> int:  # type: ignore[override]
         if self._dim is None:
             m = self.model
-            self._dim = int(
-                m.get_embedding_dimension()
-                if hasattr(m, "get_embedding_dimension")
-                else m.get_sentence_embedding_dimension()
-            )
+            get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+            self._dim = int(get())
         return self._dim
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
