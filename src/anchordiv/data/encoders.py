@@ -713,13 +713,8 @@ def embed_texts(
     ((2, 3), {'encoder': 'toy', 'logit_scale': 20.0})
     """
     texts = check_texts(texts)
-    emb = cached_embeddings(
-        encoder.id,
-        "text",
-        texts,
-        lambda: encoder.encode_text(texts, batch_size, progress),
-        cache=cache,
-    )
+    encode = functools.partial(encoder.encode_text, texts, batch_size, progress)
+    emb = cached_embeddings(encoder.id, "text", texts, encode, cache=cache)
     return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale)
 
 

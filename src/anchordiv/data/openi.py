@@ -126,14 +126,8 @@ def load_reports(path=None, min_count: int = 20) -> Reports:
     labels = np.zeros((len(rows), len(names)), dtype=bool)
     for i, (_, _, heads, _) in enumerate(rows):
         labels[i, [col[h] for h in heads if h in col]] = True
-    return Reports(
-        [r[1] for r in rows],
-        labels,
-        names,
-        [r[0] for r in rows],
-        [r[3] for r in rows],
-        [tuple(r[2]) for r in rows],
-    )
+    texts, uids = [r[1] for r in rows], [r[0] for r in rows]
+    return Reports(texts, labels, names, uids, [r[3] for r in rows], [tuple(r[2]) for r in rows])
 
 
 #: words after which a period does not end a sentence (lower-case, without the period)
