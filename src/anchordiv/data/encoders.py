@@ -603,15 +603,10 @@ def _load(spec: str, pretrained: str | None, device: str, random_weights: bool =
     if spec == "chexzero":
         if not pretrained:
             raise AnchorDivError("chexzero: pass pretrained=<path to the CheXzero .pt checkpoint>")
+        stats = {"image_mean": CHEXZERO_MEAN, "image_std": CHEXZERO_STD}
+        resize = {"image_interpolation": "bicubic", "image_resize_mode": "longest"}
         return OpenCLIPEncoder(
-            "ViT-B-32-quickgelu",
-            pretrained,
-            device=device,
-            label="chexzero",
-            image_mean=CHEXZERO_MEAN,
-            image_std=CHEXZERO_STD,
-            image_interpolation="bicubic",
-            image_resize_mode="longest",
+            "ViT-B-32-quickgelu", pretrained, device=device, label="chexzero", **stats, **resize
         )
     if spec.startswith("open_clip:"):
         name = open_clip_model(spec.split(":", 1)[1])

