@@ -289,13 +289,10 @@ def minilm_path() -> Path:
     return path
 
 
-def file_sha256(path, chunk: int = 1 << 22) -> str:
+def file_sha256(path) -> str:
     """SHA-256 of a file, read in chunks."""
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def weights_sha256(model) -> str:

@@ -134,11 +134,6 @@ _WORD_BEFORE = re.compile(r"(\S+)[.!?]$")
 _DEIDENTIFIED = "XXXX"
 
 
-def _is_sentence(piece: str) -> bool:
-    """A piece with a word of two or more letters besides the de-identification token."""
-    return bool(re.search(r"[A-Za-z]{2}", piece.replace(_DEIDENTIFIED, "")))
-
-
 def split_sentences(text: str) -> list[str]:
     """The sentences of one report section, deterministically: list enumerators dropped, cuts
     after ``.``, ``!`` or ``?`` and whitespace but not after :data:`ABBREVIATIONS`, pieces kept
@@ -169,7 +164,8 @@ def split_sentences(text: str) -> list[str]:
         pieces.append(text[start : cut.start()])
         start = cut.end()
     pieces.append(text[start:])
-    return [p.strip() for p in pieces if _is_sentence(p)]
+    # a sentence has a word of two or more letters besides the de-identification token
+    return [p.strip() for p in pieces if re.search(r"[A-Za-z]{2}", p.replace(_DEIDENTIFIED, ""))]
 
 
 #: How a report sentence names a chest finding: for one of its terms, every stem starts a word
