@@ -110,10 +110,6 @@ def _digest_and_check(path: str) -> tuple[str | None, str | None]:
     return digest, None
 
 
-def _stat_key(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-
-
 def _index_path(folder: str, root: Path) -> Path:
     return root / "files" / (hashlib.sha256(folder.encode()).hexdigest()[:24] + ".json")
 
@@ -162,10 +158,11 @@ def file_digests(
     todo, stats = [], {}
     for i in sorted(range(len(paths)), key=lambda i: rank[folder[i]]):  # folder by folder
         try:
-            stats[i] = _stat_key(os.stat(paths[i]))
+            st = os.stat(paths[i])
         except OSError as err:
             bad[paths[i]] = f"{type(err).__name__}: {err}"
             continue
+        stats[i] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
         rec = indexes[folder[i]].get(os.path.basename(paths[i]))
         known = isinstance(rec, list) and len(rec) == 6 and rec[:4] == stats[i]
         if known and rec[1] + RACY_NS < rec[5]:

@@ -74,17 +74,9 @@ def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]
     return (uid.get("id") if uid is not None else ""), " ".join(sections), heads, sections
 
 
-def _parsed(path: str) -> tuple:
-    """Parsed reports of ``path``, cached per (path, size, modification time)."""
-    try:
-        st = Path(path).stat()
-    except OSError as err:
-        raise AnchorDivError(f"cannot read Open-i reports from {path}: {err}") from None
-    return _parse_file(path, st.st_size, st.st_mtime_ns)
-
-
 @functools.lru_cache(maxsize=4)
 def _parse_file(path: str, size: int, mtime_ns: int) -> tuple:
+    """Parsed reports of ``path``, cached per (path, size, modification time)."""
     out = []
     try:
         with tarfile.open(path, "r:gz") as tf:
@@ -113,7 +105,12 @@ def load_reports(path=None, min_count: int = 20) -> Reports:
     Reports
         Texts, ``[n, L]`` labels and their names.
     """
-    rows = [r for r in _parsed(str(path or reports_path())) if r[1]]
+    path = str(path or reports_path())
+    try:
+        st = Path(path).stat()
+    except OSError as err:
+        raise AnchorDivError(f"cannot read Open-i reports from {path}: {err}") from None
+    rows = [r for r in _parse_file(path, st.st_size, st.st_mtime_ns) if r[1]]
     counts = collections.Counter(h for _, _, heads, _ in rows for h in heads)
     names = sorted(
         h for h, c in counts.items() if (c >= min_count or h == "normal") and h not in NOT_A_LABEL
