@@ -11,24 +11,13 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import AnchorDivError
-from ...provenance import load_embeddings as _load_embeddings
-
-
-def load_embeddings(path: str, name: str) -> np.ndarray:
-    """An ``[n, d]`` array from a ``.npy`` file (memory-mapped), carrying the provenance of its
-    sidecar (``X.json``: encoder, logit scale) when there is one."""
-    return _load_embeddings(path, name)
-
-
-# ---- broad anchors: a .npy, or a saved model / prior directory ------------------------------
+from ._options import FAMILY_HELP
+from ...provenance import load_embeddings
 
 
 def load_broad(path: str, name: str = "broad") -> np.ndarray:
-    """Broad anchors ``[N, d]``: a ``.npy`` file, or a saved directory standing in for them — a
-    fitted Gaussian model (``anchordiv build-prior``, ``models/*``, ``ad.save_model``) or a saved
-    Gaussian-family prior (``prior.save``) — as its 2r moment points (``ad.broad_from_model``:
-    the same mean and covariance, which is all the gaussian and latent families use), carrying
-    the card's encoder and τ."""
+    """Broad anchors ``[N, d]``: a ``.npy``, or a saved Gaussian model or Gaussian-family prior
+    standing in as its moment points (``ad.broad_from_model``), with the card's encoder and τ."""
     from ...io import load_card, load_model
 
     if not Path(path).is_dir():
@@ -48,12 +37,10 @@ def load_broad(path: str, name: str = "broad") -> np.ndarray:
 
 
 def prior_points(path: str, name: str = "broad") -> np.ndarray:
-    """Moment points of a saved Gaussian-family prior's broad mean and covariance (``mu0``,
-    ``cov``), with the encoder and τ its card records."""
-    from ...adaptation import load_prior
+    """Moment points of a saved Gaussian-family prior's ``mu0`` and ``cov``, with its card's."""
+    from ...adaptation import broad_from_model, load_prior
     from ...anchors.base import psd_factor
     from ...anchors.gaussian import Gaussian
-    from ...adaptation import broad_from_model
     from ...io import load_card
     from ...provenance import with_provenance
 
@@ -64,8 +51,7 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
             f"broad mean and covariance to stand in for the broad anchors; "
             f"pass the broad anchors (.npy) or a saved Gaussian model"
         )
-    cov = np.asarray(prior.cov, np.float64)
-    factor = psd_factor(cov)  # broad_from_model drops its absent directions
+    factor = psd_factor(np.asarray(prior.cov, np.float64))  # absent directions are dropped
     mean = np.asarray(prior.mu0, np.float64)
     points = broad_from_model(Gaussian(mean=mean, factor=factor, tau=1.0))
     card = {**prior.card.get("card", {}), **load_card(path)}
@@ -77,17 +63,14 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
     )
 
 
-# ---- labels: .npy, .txt or .csv ------------------------------------------------------------
-
 #: file suffixes of per-item labels besides ``.npy``
 LABEL_SUFFIXES = (".txt", ".csv", ".tsv")
 
 
 def load_labels(path: str, name: str = "labels") -> np.ndarray:
-    """Per-item labels: ``.npy`` (``[n]`` classes or ``[n, L]`` 0/1 indicators), ``.txt`` (one
-    label per line, any text; blank lines are errors) or ``.csv``/``.tsv`` (a header row, then
-    one row per item: one column of class labels, or several 0/1 columns, one per label).
-    Returns ``[n]`` integer classes (texts numbered in sorted order) or ``[n, L]`` booleans."""
+    """Per-item labels from ``.npy``, ``.txt`` (one per line) or ``.csv``/``.tsv`` (a header, then
+    one class column or one 0/1 column per label): ``[n]`` integer classes (texts numbered in
+    sorted order) or ``[n, L]`` booleans."""
     import csv
 
     p = Path(path)
@@ -101,9 +84,7 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
     except UnicodeDecodeError:
         raise AnchorDivError(f"{name}: {path} is not a UTF-8 text file") from None
     if suffix == ".txt":
-        lines = text.splitlines()
-        while lines and not lines[-1].strip():
-            lines.pop()
+        lines = text.rstrip().splitlines()
         blank = [i + 1 for i, ln in enumerate(lines) if not ln.strip()]
         if blank:
             raise AnchorDivError(
@@ -158,16 +139,9 @@ def load_relevance(
     name: str = "relevance",
     queries_hint: str | None = "omit --queries, or pass --query-index",
 ) -> np.ndarray:
-    """``[Q, G]`` relevance from a binary relevance matrix (``.npy [Q, G]``) or from per-item
-    labels of the gallery (:func:`load_labels`: items sharing a label are relevant), the
-    queries being gallery rows ``query_rows [Q]``.
-
-    A ``.npy`` of shape ``[Q, G]`` is the matrix unless ``as_labels``; ``[G]`` is classes
-    (whole numbers: :func:`anchordiv.evaluation.evaluate.check_labels`); ``[G, L]`` 0/1
-    indicators only with ``as_labels`` (``--labels``), since a 2-D ``.npy`` of any other shape
-    is far more often a relevance matrix of another task than indicators.  Anything else is an
-    :class:`AnchorDivError` naming the shapes it expected; ``queries_hint`` says how to make
-    the queries gallery rows where the command can (labels need them)."""
+    """``[Q, G]`` relevance: a ``[Q, G]`` matrix (unless ``as_labels``), or per-item labels of the
+    gallery (:func:`load_labels`; ``[G, L]`` indicators only ``as_labels``, ``--labels``) for
+    queries that are gallery rows ``query_rows``; ``queries_hint`` says how to make them so."""
     from ...evaluation.evaluate import check_labels, shared_label_relevance
 
     rel = load_labels(path, name)
@@ -203,15 +177,9 @@ def load_relevance(
     return shared_label_relevance(labels[rows], labels)
 
 
-# ---- module:function ---------------------------------------------------------------------
-
-
 def import_object(spec: str, name: str):
-    """The object ``spec`` names: ``module:attr`` (an importable module, the current directory
-    included) or ``path/to/file.py:attr`` (absolute or relative to the current directory).  Any
-    error while importing the user's module (a syntax error, a family its registration refuses,
-    any exception its code raises) is an :class:`AnchorDivError` naming the flag and the
-    module."""
+    """The object ``module:attr`` or ``path/to/file.py:attr`` names (the current directory
+    importable); any error importing it is an :class:`AnchorDivError` naming flag and module."""
     import importlib
     import importlib.util
     import sys
@@ -273,34 +241,38 @@ def number(text: str) -> float:
     return value
 
 
-def add_sha256_flag(p) -> None:
-    """``--sha256 DIGEST`` (repeatable): every saved bundle the command reads (prior, posterior,
-    model) and every embeddings sidecar must have one of these digests (``anchordiv priors``
-    prints the shipped priors'; ``ad.bundle_digest(path)`` any bundle's or ``X.npy``'s)."""
-    p.add_argument(
-        "--sha256",
+#: The flags several commands share: ``{name: add_argument keywords}`` (:func:`add_flags`).
+FLAGS = {
+    "overwrite": dict(
+        action="store_true",
+        help="replace existing outputs (default: an existing non-empty -o is an "
+        "error, reported before anything runs)",
+    ),
+    "sha256": dict(
         action="append",
         metavar="DIGEST",
         help="refuse any saved prior/posterior/model or embeddings sidecar read whose digest "
         "is not one of these (repeatable; `anchordiv priors` prints the shipped priors' "
         "digests, ad.bundle_digest('X.npy') a sidecar's)",
-    )
+    ),
+    "family": dict(metavar="MODULE:CLASS", help=FAMILY_HELP),
+    "json": dict(
+        action="store_true", help="print the result as one JSON object instead of a table"
+    ),
+}
 
 
-def add_overwrite_flag(p) -> None:
-    """``--overwrite``: without it an existing output (a non-empty ``-o`` directory, an existing
-    output file) is an error, checked before any work is done."""
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace existing outputs (default: an existing non-empty -o is an "
-        "error, reported before anything runs)",
-    )
+def add_flags(p, *names: str, **helps: str) -> None:
+    """Add the shared flags ``names`` to parser ``p``, then those of ``helps`` with that help."""
+    for name in names:
+        p.add_argument(f"--{name}", **FLAGS[name])
+    for name, text in helps.items():
+        p.add_argument(f"--{name}", **{**FLAGS[name], "help": text})
 
 
 def check_out(args, *paths, file: bool = False) -> None:
     """Refuse existing outputs ``paths`` (directories, or files with ``file``) unless
-    ``--overwrite`` (:func:`anchordiv.errors.check_output`, the rule of every writer)."""
+    ``--overwrite``."""
     from ...errors import check_output
 
     for path in paths:
@@ -310,15 +282,9 @@ def check_out(args, *paths, file: bool = False) -> None:
 
 def option_applies(flag: str, value, applies: bool, why: str) -> None:
     """An :class:`AnchorDivError` ``"{flag}: {why}"`` when an option was given (``value`` not
-    None) where it does not apply: an option is never silently ignored."""
+    None) where it does not apply."""
     if value is not None and not applies:
         raise AnchorDivError(f"{flag}: {why}")
-
-
-def add_json_flag(p) -> None:
-    p.add_argument(
-        "--json", action="store_true", help="print the result as one JSON object instead of a table"
-    )
 
 
 def load_card_of(path: str, name: str) -> dict:

@@ -1,38 +1,19 @@
-"""``anchordiv adapt``: broad + target anchor embeddings -> adapted point model (+ posterior).
-
-The broad side is either the broad anchors (``.npy``) or a saved prior: a fitted Gaussian
-anchor model directory (``models/*``, the output of ``anchordiv build-prior``) or a prior saved
-with ``prior.save``, given as the BROAD argument or with ``--prior DIR`` (then only TARGET
-follows the kind); its encoder and τ come from its card (``ad.load_prior``).
-
-``--model module:function`` (or ``file.py:function``) runs a user's NumPyro prior model
-``fn(targets, **model_kwargs)`` with ``--method nuts`` or ``svi`` (``model=`` of ``ad.adapt``);
-``--model-kwargs`` gives its keywords as JSON or as ``module:name`` (a dict, or a builder
-``f(broad) -> dict``).  ``--family module:Class`` imports a prior family of the user's own
-(registered under KIND) before the flags are made, so its ``from_anchors`` options are flags
-too (:mod:`._options`); ``--prior-option NAME=VALUE`` passes any keyword of its
-``from_anchors`` as JSON or text."""
+"""``anchordiv adapt``: broad + target anchor embeddings (or a saved prior, as BROAD or
+``--prior DIR``) -> adapted point model (+ posterior); the prior flags come from the families
+(:mod:`._options`), ``--model`` runs a user's NumPyro model with nuts/svi."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 
-from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
-    check_out,
-    load_embeddings,
-    number,
-    report,
-)
-from ._options import add_family_flag, load_family, prior_flags
+from ...errors import AnchorDivError
+from ._io import add_flags, check_out, import_object, load_broad, load_embeddings, number, report
+from ._options import load_family, prior_flags
 from .fit import TAU_HELP, card_fields
 
-
-#: help of the inference methods' options (names of ``anchordiv.adaptation.METHOD_OPTIONS``;
-#: their flags and argparse types follow); only options the user gives are forwarded, so the
-#: library's defaults stay the single source of truth.  The priors' options come from
-#: ``anchordiv.adaptation.OPTIONS`` (:func:`prior_options`).
+#: help of the inference methods' options (names of ``anchordiv.adaptation.METHOD_OPTIONS``);
+#: only options the user gives are forwarded, so the library's defaults stay the source of truth
 METHOD_HELP = {
     "guide": "svi: variational family: delta (MAP), normal (mean-field) or lowrank (low-rank "
     "multivariate normal)",
@@ -64,8 +45,7 @@ def method_flags() -> dict:
 
 
 def prior_options() -> dict:
-    """``{name: (flag, argparse type, help, choices)}`` of every registered family's
-    ``from_anchors`` options, merged (:func:`._options.prior_flags`)."""
+    """The flags of every registered family's ``from_anchors`` options (:func:`prior_flags`)."""
     from ...adaptation import KINDS
 
     return prior_flags(KINDS)
@@ -94,8 +74,7 @@ def register(sub) -> None:
         "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR",
     )
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    add_flags(p, "overwrite", "sha256")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument(
         "--summary",
@@ -137,7 +116,7 @@ def register(sub) -> None:
         help="keywords of --model: a JSON object, or module:name of a dict or of a "
         "builder f(broad [N, d]) -> dict",
     )
-    add_family_flag(p)
+    add_flags(p, "family")
     p.add_argument(
         "--prior-option",
         action="append",
@@ -150,17 +129,12 @@ def register(sub) -> None:
     p.add_argument(
         "--source", help="anchor source recorded in the cards (default: the target file)"
     )
-    add_json_flag(p)
+    add_flags(p, "json")
     p.set_defaults(func=run)
 
 
 def inputs(args) -> tuple[str, str, str | None, str]:
-    """``(broad source, target file, prior directory or None, prior mode)`` from the
-    positionals and ``--prior``."""
-    from pathlib import Path
-
-    from ...errors import AnchorDivError
-
+    """``(broad source, target file, prior directory or None, prior mode)``."""
     mode = args.prior if args.prior in ("broad", "isotropic") else "broad"
     directory = None if args.prior in ("broad", "isotropic") else args.prior
     if directory is not None and not Path(directory).is_dir():
@@ -181,13 +155,10 @@ def inputs(args) -> tuple[str, str, str | None, str]:
 
 
 def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
-    """Adapt from a saved prior directory: ``ad.load_prior`` + ``ad.infer``.  A Gaussian model
-    directory becomes the broad distribution of a ``kind`` prior (with the given strengths); a
-    ``prior.save`` directory is that prior, strengths and all."""
+    """Adapt from a saved Gaussian model (the broad side of a new prior) or a ``prior.save``
+    directory (that prior, strengths and all): ``ad.load_prior`` + ``ad.infer``."""
     from ...adaptation import infer, load_prior, split_options
-    from ...errors import AnchorDivError
     from ...io import load_card
-    from ._io import load_broad
 
     prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode, **opts})
     if load_card(directory).get("type") == "prior":
@@ -215,20 +186,15 @@ def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
 
 
 def family_options(args) -> dict:
-    """Import ``--family`` (which registers its kind), check ``kind`` against the registry, and
-    return the ``--prior-option`` keywords."""
-    import json
-
+    """Import ``--family``, check ``kind`` against the registry; the ``--prior-option``s."""
     from ...adaptation import FAMILIES, unknown_kind
-    from ...errors import AnchorDivError
 
     cls = load_family(args.family)
-    if cls is not None:
-        if cls.kind != args.kind:
-            raise AnchorDivError(
-                f"kind: {args.family} is registered as {cls.kind!r}; run `anchordiv adapt "
-                f"{cls.kind} ...`"
-            )
+    if cls is not None and cls.kind != args.kind:
+        raise AnchorDivError(
+            f"kind: {args.family} is registered as {cls.kind!r}; run `anchordiv adapt "
+            f"{cls.kind} ...`"
+        )
     if args.kind not in FAMILIES:
         raise unknown_kind(args.kind)
     out = {}
@@ -245,11 +211,6 @@ def family_options(args) -> dict:
 
 def model_options(args) -> dict:
     """``model`` / ``model_kwargs`` of ``ad.adapt`` from ``--model`` / ``--model-kwargs``."""
-    import json
-
-    from ...errors import AnchorDivError
-    from ._io import import_object
-
     out = {}
     if args.model:
         out["model"] = import_object(args.model, "--model")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ._io import add_flags
+
 
 def register(sub) -> None:
     from ..studies.priors import PRIORS
@@ -20,11 +22,7 @@ def register(sub) -> None:
         "does.  The demo adapts from these priors.",
     )
     p.add_argument("-o", "--out", default="models", help="output directory (default models)")
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace priors already in the output directory (default: an error)",
-    )
+    add_flags(p, overwrite="replace priors already in the output directory (default: an error)")
     p.add_argument(
         "--only",
         choices=list(PRIORS),
@@ -47,10 +45,9 @@ def run(args) -> int:
     import dataclasses
     from pathlib import Path
 
+    from ...errors import check_output
     from ..build import build_prior
     from ..studies.priors import PRIORS, prior_spec
-
-    from ...errors import check_output
 
     out = {}
     names = args.only or list(PRIORS)

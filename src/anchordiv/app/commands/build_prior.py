@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from ._io import add_flags
+
 #: option -> vocabulary kind (data.vocab.KINDS)
 REGIONS = {
     "wordnet": "WordNet noun synset (name like art.n.01, or wnid): its subtree",
@@ -32,11 +34,7 @@ def register(sub) -> None:
         "card records sources, roots, exclusions, counts, encoder, tau and hashes.",
     )
     p.add_argument("-o", "--out", required=True, help="output model directory")
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing prior directory (default: an error)",
-    )
+    add_flags(p, overwrite="replace an existing prior directory (default: an error)")
     p.add_argument("--name", help="prior name recorded in the card (default: the out dir name)")
     for kind, what in REGIONS.items():
         p.add_argument(
@@ -106,15 +104,8 @@ def run(args) -> int:
         args.description,
     )
     built = build_prior(spec, encoder=args.encoder, out=args.out, overwrite=args.overwrite)
-    print(
-        json.dumps(
-            {
-                "model": str(built.path),
-                "n_anchors": len(built.texts),
-                "sources": built.card["prior"]["sources"],
-                "encoder": built.card["encoder"],
-            },
-            indent=2,
-        )
-    )
+    card = built.card
+    result = {"model": str(built.path), "n_anchors": len(built.texts)}
+    result.update(sources=card["prior"]["sources"], encoder=card["encoder"])
+    print(json.dumps(result, indent=2))
     return 0

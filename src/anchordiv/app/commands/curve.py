@@ -6,20 +6,9 @@ import numpy as np
 
 from ...errors import AnchorDivError, in_unit_interval
 from ._cluster import add_cluster_options, cluster
-from ._options import add_family_flag, load_family
-from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
-    check_out,
-    current_directory_importable,
-    import_object,
-    load_broad,
-    load_embeddings,
-    load_relevance,
-    number,
-    report,
-)
+from . import _io
+from ._io import add_flags, load_embeddings
+from ._options import load_family
 from .fit import TAU_HELP
 
 
@@ -72,10 +61,9 @@ def register(sub) -> None:
         action="store_true",
         help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)",
     )
-    p.add_argument("--tau", type=number, help=TAU_HELP)
+    p.add_argument("--tau", type=_io.number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--models",
         default=",".join(DEFAULT_MODELS),
@@ -119,8 +107,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--title", default="adaptation curve", help="plot title")
-    add_family_flag(p)
-    add_json_flag(p)
+    add_flags(p, "family", "json")
     add_cluster_options(p)
     p.set_defaults(func=run)
 
@@ -133,25 +120,19 @@ def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_items, n_queries, replace=False))
 
 
-def item_relevance(path: str, n_items: int, as_labels: bool) -> np.ndarray:
-    """``[n, n]`` relevance among items from a relevance matrix or per-item labels."""
-    return load_relevance(path, n_items, np.arange(n_items), as_labels=as_labels)
-
-
 def curve_models(specs: list[str]) -> dict:
     """``{name: model}`` of ``--models`` names and ``--model`` specs: ``[NAME=]module:function``
-    and ``[NAME=]path/to/file.py:function`` imported as ``adapt --model`` imports them
-    (:func:`._io.import_object`), the rest (registered names, ``posterior-<kind>``, a module
-    that registers models, entry points) by :func:`anchordiv.evaluation.curves.resolve_model`."""
+    (or ``file.py:function``) imported, the rest by :func:`~anchordiv.evaluation.curves.
+    resolve_model`."""
     from ...evaluation.curves import resolve_model
 
     out: dict = {}
     for spec in specs:
         name, _, target = spec.rpartition("=") if "=" in spec else ("", "", spec)
         if ":" in target:
-            out[name or target.rpartition(":")[2]] = import_object(target, "--model")
+            out[name or target.rpartition(":")[2]] = _io.import_object(target, "--model")
         else:
-            current_directory_importable()
+            _io.current_directory_importable()
             out.update(resolve_model(spec))
     return out
 
@@ -161,14 +142,16 @@ def run(args) -> int:
     from ...provenance import resolve_tau
 
     load_family(args.family)  # registers a kind of the user's own
-    check_out(args, args.out)
+    _io.check_out(args, args.out)
     in_unit_interval("--fraction", args.fraction)  # used at the end: checked before the cells
     items = load_embeddings(args.items, "items")
-    broad = load_broad(args.broad, "broad")
+    broad = _io.load_broad(args.broad, "broad")
     target = load_embeddings(args.target, "target")
     tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
     rows = _query_rows(len(items), args.queries, args.seed)
-    relevance = item_relevance(args.relevance, len(items), args.labels)
+    relevance = _io.load_relevance(
+        args.relevance, len(items), np.arange(len(items)), as_labels=args.labels
+    )
     with cluster(args) as client:
         curve = adaptation_curve(
             broad,
@@ -190,11 +173,8 @@ def run(args) -> int:
         args.out, fraction=args.fraction, title=args.title, overwrite=args.overwrite
     )
     if args.json:
-        report(
-            args,
-            {"paths": paths, "prevalence": curve.prevalence, "summary": curve.summary()},
-            title="",
-        )
+        result = {"paths": paths, "prevalence": curve.prevalence, "summary": curve.summary()}
+        _io.report(args, result, title="")
     else:
         print(curve.table())
         print("\nwrote " + ", ".join(f"{k} {v}" for k, v in paths.items()))

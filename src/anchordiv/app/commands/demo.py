@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._io import add_flags
 from .embed import add_random_weights_option
 
 
@@ -14,10 +15,10 @@ def add_run_options(p, default_out: str) -> None:
         help=f"report directory (default {default_out}); report.md, CSV tables and "
         f"PNG figures are written there",
     )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing report directory (default: an existing non-empty -o is an error)",
+    add_flags(
+        p,
+        overwrite="replace an existing report directory (default: an existing non-empty -o is an "
+        "error)",
     )
     p.add_argument(
         "--small",

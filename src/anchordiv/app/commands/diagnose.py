@@ -9,19 +9,8 @@ import numpy as np
 from ..._safeio import atomic_dir
 from ..._tolerance import TIE_RTOL
 from ...errors import AnchorDivError
-from ._options import add_family_flag, load_family
-from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
-    check_encoder,
-    check_out,
-    load_card_of,
-    load_embeddings,
-    load_relevance,
-    option_applies,
-    report,
-)
+from . import _io
+from ._options import load_family
 
 
 def register(sub) -> None:
@@ -40,8 +29,7 @@ def register(sub) -> None:
     )
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    _io.add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--num-draws",
         type=int,
@@ -58,8 +46,7 @@ def register(sub) -> None:
         help="posterior draws for the stability table (default 20)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    add_family_flag(p)
-    add_json_flag(p)
+    _io.add_flags(p, "family", "json")
     p.set_defaults(func=run)
 
 
@@ -69,10 +56,8 @@ PLOT_MAX_VALUES = 8
 
 
 def plotted(idata) -> list[str]:
-    """The posterior variables the diagnose figures draw: those that vary over the draws, with
-    at most :data:`PLOT_MAX_VALUES` values per draw, smallest first, until the panels reach ArviZ's
-    limit (:data:`~anchordiv.checks.arviz.MAX_SUBPLOTS`) — whatever a family names its dims,
-    a figure never asks for thousands of panels."""
+    """The posterior variables the figures draw: those that vary, with at most
+    :data:`PLOT_MAX_VALUES` values per draw, smallest first, within ArviZ's panel limit."""
     from ...checks.arviz import MAX_SUBPLOTS
 
     post = idata["posterior"]
@@ -91,8 +76,7 @@ def plotted(idata) -> list[str]:
 
 
 def _spread(x: np.ndarray) -> bool:
-    """Whether every value of a variable ``[chain, draw, ...]`` is finite and varies over the
-    draws somewhere beyond rounding (a density to draw)."""
+    """Whether a variable ``[chain, draw, ...]`` is finite and varies beyond rounding."""
     x = np.asarray(x, np.float64)
     if not np.all(np.isfinite(x)):
         return False
@@ -102,8 +86,7 @@ def _spread(x: np.ndarray) -> bool:
 
 
 def _plots(idata, out: Path, final: Path) -> dict[str, str]:
-    """The posterior and trace figures of :func:`plotted`, written in ``out``, reported at
-    ``final`` (where the finished folder goes)."""
+    """The posterior and trace figures, written in ``out``, reported at ``final``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -124,30 +107,35 @@ def check_stability_options(args) -> None:
     if args.queries or args.gallery or args.relevance:
         raise AnchorDivError("--queries and --gallery: give both for the stability table")
     for flag, value in (("-k", args.k), ("--stability-draws", args.stability_draws)):
-        option_applies(
+        _io.option_applies(
             flag, value, False, "applies to the stability table (--queries and --gallery)"
         )
 
 
-def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
+def _retrieval(args, card) -> dict:
+    """The stability table's ``queries``, ``gallery`` and ``relevance`` ({} without them)."""
+    if not (args.queries and args.gallery):
+        return {}
+    q = _io.load_embeddings(args.queries, "queries")
+    g = _io.load_embeddings(args.gallery, "gallery")
+    _io.check_encoder(card, queries=q, gallery=g)
+    if not args.relevance:
+        return {"queries": q, "gallery": g}
+    rel = _io.load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
+    return {"queries": q, "gallery": g, "relevance": rel}
+
+
+def _stability(args, post, data: dict, out: Path) -> tuple[str | None, list[dict]]:
     from ...evaluation.evaluate import write_rows
     from ...checks.uncertainty import retrieval_uncertainty
 
-    if not (args.queries and args.gallery):
+    if not data:
         return None, []
-    q = load_embeddings(args.queries, "queries")
-    g = load_embeddings(args.gallery, "gallery")
-    check_encoder(card, queries=q, gallery=g)
-    rel = (
-        load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
-        if args.relevance
-        else None
-    )
     unc = retrieval_uncertainty(
         post,
-        q,
-        g,
-        relevance=rel,
+        data["queries"],
+        data["gallery"],
+        relevance=data.get("relevance"),
         seed=args.seed,
         **{  # the library's defaults where a flag is not given
             k: v for k, v in (("k", args.k), ("num_draws", args.stability_draws)) if v is not None
@@ -168,26 +156,14 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
     return str(write_rows(out / "stability.csv", rows)), rows
 
 
-def _sensitivity(args, post, out: Path) -> dict:
-    """Power-scaling prior sensitivity (:func:`~anchordiv.checks.prior_sensitivity`):
-    OUT/sensitivity.csv (per quantity), OUT/sensitivity_curve.csv (per α) and the printed
-    lines; where the posterior's prior is unknown (a user's model, a subspace run, a delta
-    guide), the reason instead."""
+def _sensitivity(args, post, retrieval: dict, out: Path) -> dict:
+    """Power-scaling prior sensitivity: OUT/sensitivity.csv (per quantity),
+    OUT/sensitivity_curve.csv (per α) and the printed lines; where the posterior's prior is
+    unknown (a user's model, a subspace run, a delta guide), the reason instead."""
     from ...checks.sensitivity import prior_sensitivity
 
-    retrieval = {}
-    if args.queries and args.gallery:
-        retrieval["queries"] = load_embeddings(args.queries, "queries")
-        retrieval["gallery"] = load_embeddings(args.gallery, "gallery")
-        if args.relevance:
-            retrieval["relevance"] = load_relevance(
-                args.relevance,
-                len(retrieval["gallery"]),
-                n_queries=len(retrieval["queries"]),
-                queries_hint=None,
-            )
-        if args.k is not None:
-            retrieval["k"] = args.k
+    if retrieval and args.k is not None:
+        retrieval = {**retrieval, "k": args.k}
     try:
         res = prior_sensitivity(post, num_draws=args.num_draws, seed=args.seed, **retrieval)
     except AnchorDivError as err:
@@ -228,8 +204,8 @@ def run(args) -> int:
 
     load_family(args.family)  # registers a kind of the user's own
     check_stability_options(args)
-    check_out(args, args.out)
-    card = load_card_of(args.posterior, "posterior")
+    _io.check_out(args, args.out)
+    card = _io.load_card_of(args.posterior, "posterior")
     post = load_posterior(args.posterior)
     out = Path(args.out)
     idata = inference_data(post, num_draws=args.num_draws, seed=args.seed)
@@ -243,12 +219,13 @@ def run(args) -> int:
         summary.to_csv(tmp / "summary.csv")
         written = {"idata": str(out / "idata"), "summary": str(out / "summary.csv")}
         written.update(_plots(idata, tmp, out))
-        stability, rows = _stability(args, post, card, tmp)
+        data = _retrieval(args, card)
+        stability, rows = _stability(args, post, data, tmp)
         if stability:
             written["stability"] = str(out / Path(stability).name)
-        sensitivity = _sensitivity(args, post, tmp)  # power-scaling the prior
+        sensitivity = _sensitivity(args, post, data, tmp)  # power-scaling the prior
         written.update({k: str(out / Path(v).name) for k, v in sensitivity["files"].items()})
-    report(
+    _io.report(
         args,
         {**written, "stability_rows": rows, **worst, "prior_sensitivity": sensitivity["result"]},
         title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}",
@@ -264,8 +241,8 @@ def run(args) -> int:
 
 
 def _worst(column, pick: str) -> tuple[float | None, str]:
-    """The largest (``pick="max"``) or smallest finite value of a summary column and its row
-    name; ``(None, "n/a")`` when it has none (R-hat of a single chain)."""
+    """The largest (``pick="max"``) or smallest finite value of a column and its row name, or
+    ``(None, "n/a")``."""
     finite = column[np.isfinite(column.to_numpy(float))]
     if finite.empty:
         return None, "n/a"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import AnchorDivError
 from ...provenance import save_embeddings, sidecar_path
-from ._io import add_json_flag, add_overwrite_flag, check_out, option_applies, report
+from ._io import add_flags, check_out, option_applies, report
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
@@ -31,7 +31,7 @@ def register(sub) -> None:
         required=True,
         help="output .npy file (.npy is added when missing; the sidecar is OUT.json)",
     )
-    add_overwrite_flag(p)
+    add_flags(p, "overwrite")
     p.add_argument(
         "--encoder",
         default="minilm",
@@ -53,7 +53,7 @@ def register(sub) -> None:
     add_random_weights_option(p)
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
-    add_json_flag(p)
+    add_flags(p, "json")
     p.set_defaults(func=run)
 
 
@@ -122,7 +122,6 @@ def add_workers_option(p) -> None:
     p.add_argument(
         "--workers",
         type=int,
-        default=None,
         metavar="N",
         help="image worker processes that read, hash, decode and preprocess while the model "
         f"encodes (default: CPU cores - 1, at most 8; here {default_workers()}; 0: none)",
@@ -159,11 +158,9 @@ def run(args) -> int:
     for flag, value in (("--recursive", args.recursive or None), ("--on-error", args.on_error)):
         option_applies(flag, value, kind == "image", f"applies to an image folder; {src} is a file")
     inputs = image_files(src, args.recursive) if kind == "image" else read_texts(src, args.column)
-    cache = not args.no_cache
+    cache, on_error = not args.no_cache, args.on_error or "raise"
     if kind == "image":  # every unreadable file named before the model loads
-        inputs = check_images(inputs, args.on_error or "raise", workers=workers(args), cache=cache)[
-            0
-        ]
+        inputs = check_images(inputs, on_error, workers=workers(args), cache=cache)[0]
     enc = get_encoder(
         args.encoder,
         pretrained=args.pretrained,
@@ -177,7 +174,7 @@ def run(args) -> int:
             cache=cache,
             batch_size=args.batch_size,
             progress=True,
-            on_error=args.on_error or "raise",
+            on_error=on_error,
             workers=workers(args),
         )
     else:

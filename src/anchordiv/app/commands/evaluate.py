@@ -8,19 +8,9 @@ import numpy as np
 
 from ...errors import AnchorDivError, integer
 from ...provenance import load_npy
-from ._options import add_family_flag, load_family
-from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
-    check_out,
-    load_card_of,
-    load_embeddings,
-    load_relevance,
-    load_scorer,
-    option_applies,
-    report,
-)
+from . import _io
+from ._io import load_card_of, load_embeddings, option_applies
+from ._options import load_family
 
 
 def register(sub) -> None:
@@ -104,17 +94,13 @@ def register(sub) -> None:
         "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
     )
     p.add_argument("-o", "--out", required=True, help="output directory")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
-    add_family_flag(p)
-    add_json_flag(p)
+    _io.add_flags(p, "overwrite", "sha256", "family", "json")
     p.set_defaults(func=run)
 
 
 def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
-    """``{name: scorer}`` of the MODEL arguments; ``--summary`` and ``--draws`` apply to
-    posteriors only, so either one given with no posterior among them (or both together) is
-    an error rather than an option silently ignored."""
+    """``{name: scorer}`` of the MODEL arguments; ``--summary`` and ``--draws`` (not both) apply
+    to posteriors only."""
     if draws is not None:
         draws = integer("--draws", draws, low=1)
         if summary is not None:
@@ -131,7 +117,7 @@ def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
         if draws and kinds[name] == "posterior":
             out[name] = _posterior_scorer(path, draws)
         else:
-            out[name] = load_scorer(path, "MODEL", summary or "mean")[0]
+            out[name] = _io.load_scorer(path, "MODEL", summary or "mean")[0]
     for flag, value in (("--draws", draws), ("--summary", summary)):
         option_applies(flag, value, "posterior" in kinds.values(), _POINT_ONLY)
     return out
@@ -144,8 +130,7 @@ _POINT_ONLY = (
 
 
 def _posterior_scorer(path: str, draws: int):
-    """Score = −(mean divergence over ``draws`` posterior draws): the posterior-expected
-    divergence, ``f(queries [c, d], gallery [G, d]) -> [c, G]``."""
+    """Score = −(mean divergence over ``draws`` posterior draws), ``f(x [c, d], g) -> [c, G]``."""
     from ...adaptation import load_posterior
     from ...retrieval.divergence import divergence
 
@@ -173,14 +158,14 @@ def run(args) -> int:
     load_family(args.family)  # registers a kind of the user's own
     for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
-    check_out(args, args.out)
+    _io.check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
     common_provenance(gallery=gallery, queries=queries, anchors=anchors)  # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
     rows = np.arange(len(gallery)) if args.queries is None else index
-    relevance = load_relevance(
+    relevance = _io.load_relevance(
         args.relevance, len(gallery), rows, n_queries=len(queries), as_labels=args.labels
     )
     ev = evaluate(
@@ -207,7 +192,7 @@ def run(args) -> int:
         ),
     }
     written = {k: str(v) for k, v in written.items()}
-    report(
+    _io.report(
         args,
         {"out": str(out), **written, **result},
         title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._io import add_json_flag, add_overwrite_flag, check_out, load_embeddings, number, report
+from ._io import add_flags, check_out, load_embeddings, number, report
 
 TAU_HELP = (
     "encoder logit scale (inverse temperature): ~100 for CLIP, 20 for MiniLM; default: "
@@ -16,15 +16,14 @@ def register(sub) -> None:
     p = sub.add_parser(
         "fit",
         help="fit an anchor model to anchor embeddings (.npy) and save it",
-        description="Fit an anchor model of KIND to the anchor embeddings in "
-        "ANCHORS (.npy, [n, d]) and save it as a model directory "
-        "(arrays.npz + card.json recording encoder, tau and anchor "
-        "source).",
+        description="Fit an anchor model of KIND to the anchor embeddings in ANCHORS (.npy, [n, d]) "
+        "and save it as a model directory (arrays.npz + card.json recording encoder, tau "
+        "and anchor source).",
     )
     p.add_argument("kind", choices=KINDS, help="anchor model")
     p.add_argument("anchors", help="anchor embeddings, .npy [n, d]")
     p.add_argument("-o", "--out", required=True, help="output model directory")
-    add_overwrite_flag(p)
+    add_flags(p, "overwrite")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument(
         "--normalize",
@@ -47,7 +46,7 @@ def register(sub) -> None:
     p.add_argument(
         "--source", help="anchor source recorded in the model card (default: the anchors file)"
     )
-    add_json_flag(p)
+    add_flags(p, "json")
     p.set_defaults(func=run)
 
 

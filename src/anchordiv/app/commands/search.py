@@ -11,17 +11,8 @@ import numpy as np
 from ..._safeio import atomic_file, write_npy
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
-    check_encoder,
-    check_out,
-    load_embeddings,
-    load_scorer,
-    option_applies,
-    report,
-)
+from . import _io
+from ._io import check_encoder, option_applies
 
 TABLE_FORMATS = {".csv": ",", ".tsv": "\t", ".jsonl": None}
 
@@ -60,8 +51,7 @@ def register(sub) -> None:
         required=True,
         help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and the table",
     )
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    _io.add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--table",
         choices=("csv", "tsv", "jsonl", "none"),
@@ -85,7 +75,7 @@ def register(sub) -> None:
         "a point model)",
     )
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
-    add_json_flag(p)
+    _io.add_flags(p, "json")
     p.add_argument(
         "--column",
         help="embedding column of parquet shards, read with --scheduler or --workers "
@@ -143,27 +133,26 @@ def write_table(path: Path, rows: list[dict]) -> Path:
 def run(args) -> int:
     from ...retrieval.divergence import top_k
 
-    outputs = [f"{args.out}.indices.npy", f"{args.out}.divergences.npy"]
-    check_out(
-        args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []), file=True
-    )
+    outputs = [f"{args.out}.{x}.npy" for x in ("indices", "divergences")]
+    table = [f"{args.out}.{args.table}"] if args.table != "none" else []
+    _io.check_out(args, *outputs, *table, file=True)
     option_applies(
         "--column",
         args.column,
         args.scheduler is not None or args.workers is not None,
         "applies to parquet shards, read with --scheduler or --workers",
     )
-    model, card = load_scorer(args.model, "model", args.summary or "mean")
+    model, card = _io.load_scorer(args.model, "model", args.summary or "mean")
     option_applies(
         "--summary",
         args.summary,
         card.get("type") == "posterior",
         f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
     )
-    queries = load_embeddings(args.queries, "queries")
+    queries = _io.load_embeddings(args.queries, "queries")
     with cluster(args) as client:
         if client is None:
-            gallery = load_embeddings(args.gallery, "gallery")
+            gallery = _io.load_embeddings(args.gallery, "gallery")
             check_encoder(card, queries=queries, gallery=gallery)
             idx, div = top_k(model, queries, gallery, args.k, chunk=args.chunk, progress=True)
         else:
@@ -191,9 +180,9 @@ def run(args) -> int:
         with atomic_file(written[key]) as tmp:
             write_npy(tmp, np.asarray(arr))
     rows = table_rows(idx, div, qtext, gtext)
-    if args.table != "none":
+    if table:
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))
-    report(
+    _io.report(
         args,
         {**written, "queries": int(idx.shape[0]), "k": int(idx.shape[1])},
         title=f"anchordiv search: top-{idx.shape[1]} of "
