@@ -151,8 +151,7 @@ def load_relevance(
         return rel
     wanted = (
         f"expected a [{nq}, {n_gallery}] relevance matrix (queries x gallery), [{n_gallery}] "
-        f"labels or, with --labels, [{n_gallery}, L] 0/1 label indicators; got "
-        f"{list(rel.shape)}"
+        f"labels or, with --labels, [{n_gallery}, L] 0/1 label indicators; got {list(rel.shape)}"
     )
     if rel.ndim not in (1, 2) or rel.shape[0] != n_gallery:
         raise AnchorDivError(f"{name}: {wanted}")
@@ -164,9 +163,8 @@ def load_relevance(
     if query_rows is None:
         hint = f" ({queries_hint})" if queries_hint else ""
         raise AnchorDivError(
-            f"{name}: per-item labels give the queries' relevance only when "
-            f"the queries are gallery rows{hint}; otherwise pass a [{nq}, {n_gallery}] "
-            f"relevance matrix"
+            f"{name}: per-item labels give the queries' relevance only when the queries are "
+            f"gallery rows{hint}; otherwise pass a [{nq}, {n_gallery}] relevance matrix"
         )
     rows = np.asarray(query_rows)
     if (rows < 0).any():

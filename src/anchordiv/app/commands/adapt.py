@@ -57,10 +57,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "adapt",
         help="adapt an anchor model from broad to target anchors (Bayesian update)",
-        description="Fit a prior to the BROAD anchor embeddings, update it with the TARGET "
-        "anchor embeddings (.npy, [n, d] each) and save the posterior summary as a "
-        "model directory (arrays.npz + card.json); optionally save the posterior. "
-        "Samplers show progress bars.",
+        description="Fit a prior to the BROAD anchor embeddings, update it with the TARGET anchor "
+        "embeddings (.npy, [n, d] each) and save the posterior summary as a model directory "
+        "(arrays.npz + card.json); optionally save the posterior. Samplers show progress bars.",
     )
     p.add_argument(
         "kind",

@@ -15,11 +15,10 @@ def register(sub) -> None:
         help="build the shipped broad priors (WordNet, HPO / ICD-10-CM, "
         "ImageNet names) with cards into models/",
         description="For each shipped prior (anchordiv.app.studies.priors.PRIORS): select its "
-        "vocabulary regions with their exclusions, draw a seeded subsample, embed "
-        "it with the encoder (cached), fit a Gaussian and save it as a model "
-        "directory (arrays.npz + card.json: sources, roots, exclusions, counts, "
-        "encoder, tau, data hash, package version), as anchordiv build-prior "
-        "does.  The demo adapts from these priors.",
+        "vocabulary regions with their exclusions, draw a seeded subsample, embed it with the "
+        "encoder (cached), fit a Gaussian and save it as a model directory (arrays.npz + "
+        "card.json: sources, roots, exclusions, counts, encoder, tau, data hash, package version), "
+        "as anchordiv build-prior does.  The demo adapts from these priors.",
     )
     p.add_argument("-o", "--out", default="models", help="output directory (default models)")
     add_flags(p, overwrite="replace priors already in the output directory (default: an error)")

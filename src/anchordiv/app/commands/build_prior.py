@@ -13,9 +13,8 @@ REGIONS = {
     "hpo": "HPO term id (HP:0002086): its is-a subtree",
     "icd10": "ICD-10-CM chapter / block / code (10, J09-J18, J45): with descendants",
     "text": "text file: one anchor per non-empty line",
-    "openi": "Open-i report uid (CXR12): its FINDINGS / IMPRESSION sentences; "
-    "--exclude-openi also takes a chest finding ('pleural effusion'): its "
-    "reports and every sentence mentioning it go",
+    "openi": "Open-i report uid (CXR12): its FINDINGS / IMPRESSION sentences; --exclude-openi also "
+    "takes a chest finding ('pleural effusion'): its reports and every sentence mentioning it go",
 }
 
 
@@ -27,11 +26,10 @@ def register(sub) -> None:
         help="build a broad prior from vocabulary regions (WordNet, HPO, "
         "ICD-10-CM) or text files and save it with a card",
         description="Select broad anchors from vocabulary regions (each --wordnet/--hpo/--icd10 "
-        "root adds its subtree; --exclude-* removes items with their subtrees, "
-        "e.g. the target synsets so nothing leaks; --text adds the lines of a "
-        "file), draw a seeded subsample of -n, embed them with the encoder "
-        "(cached), fit the anchor model and save it as a model directory whose "
-        "card records sources, roots, exclusions, counts, encoder, tau and hashes.",
+        "root adds its subtree; --exclude-* removes items with their subtrees, e.g. the target "
+        "synsets so nothing leaks; --text adds the lines of a file), draw a seeded subsample of "
+        "-n, embed them with the encoder (cached), fit the anchor model and save it as a model "
+        "directory whose card records sources, roots, exclusions, counts, encoder, tau and hashes.",
     )
     p.add_argument("-o", "--out", required=True, help="output model directory")
     add_flags(p, overwrite="replace an existing prior directory (default: an error)")
@@ -53,9 +51,8 @@ def register(sub) -> None:
         action="append",
         default=[],
         choices=["wordnet", "hpo", "icd10", "imagenet", "openi"],
-        help="the whole vocabulary (minus its exclusions) as a source; imagenet: "
-        "the 1,000 ImageNet class names; openi: the sentences of every Open-i "
-        "report",
+        help="the whole vocabulary (minus its exclusions) as a source; imagenet: the 1,000 "
+        "ImageNet class names; openi: the sentences of every Open-i report",
     )
     p.add_argument(
         "-n",

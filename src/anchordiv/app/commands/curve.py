@@ -27,34 +27,31 @@ def register(sub) -> None:
     p = sub.add_parser(
         "curve",
         help="retrieval quality vs number of target anchors, per model",
-        description="For each target-anchor budget and several seeded random subsets of the "
-        "target anchors, build every model (target-only fits, posteriors adapted "
-        "from the broad anchors, the isotropic-prior control, baselines) and "
-        "evaluate per-query AUPRC on ITEMS (every item is a query, itself removed "
-        "from its ranking). Writes OUT/curve.csv (one row per model x budget x "
-        "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
-        "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
-        "to reach --fraction of its full-coverage quality, and posterior vs "
-        "target-only ratios). With --scheduler or --workers the (budget x subset) "
-        "cells run as tasks on a Dask cluster; the results are identical. Prints "
-        "the mean AUPRC per model and budget as a table (--json: one JSON object).",
+        description="For each target-anchor budget and several seeded random subsets of the target "
+        "anchors, build every model (target-only fits, posteriors adapted from the broad anchors, "
+        "the isotropic-prior control, baselines) and evaluate per-query AUPRC on ITEMS (every item "
+        "is a query, itself removed from its ranking). Writes OUT/curve.csv (one row per model x "
+        "budget x subset), OUT/curve_summary.csv (mean and 95% interval per model x budget), "
+        "OUT/curve.png and OUT/needs.json (target anchors each model needs to reach --fraction of "
+        "its full-coverage quality, and posterior vs target-only ratios). With --scheduler or "
+        "--workers the (budget x subset) cells run as tasks on a Dask cluster; the results are "
+        "identical. Prints the mean AUPRC per model and budget as a table (--json: one JSON "
+        "object).",
     )
     p.add_argument(
         "broad",
-        help="broad anchor embeddings, .npy [m, d] (the prior's source), or "
-        "a saved prior: a Gaussian model directory (`anchordiv "
-        "build-prior`, models/*) or a `prior.save` directory, standing "
-        "in as its moment points (exact for the gaussian and latent "
-        "families; a mixture's EM would see only those points)",
+        help="broad anchor embeddings, .npy [m, d] (the prior's source), or a saved prior: a "
+        "Gaussian model directory (`anchordiv build-prior`, models/*) or a `prior.save` directory, "
+        "standing in as its moment points (exact for the gaussian and latent families; a mixture's "
+        "EM would see only those points)",
     )
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
     p.add_argument(
         "relevance",
-        help="binary relevance among items, .npy [n, n]; or per-item labels "
-        "(items sharing a label are relevant to each other): .npy [n] classes "
-        "or [n, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
-        "then one column of labels or one 0/1 column per label)",
+        help="binary relevance among items, .npy [n, n]; or per-item labels (items sharing a label "
+        "are relevant to each other): .npy [n] classes or [n, L] 0/1 indicators, .txt (one label "
+        "per line) or .csv (a header, then one column of labels or one 0/1 column per label)",
     )
     p.add_argument(
         "--labels",
@@ -75,12 +72,11 @@ def register(sub) -> None:
         action="append",
         default=[],
         metavar="SPEC",
-        help="add a model (repeatable): module:function or path/to/file.py:function (a "
-        "factory f(broad, target, tau) -> scorer, named after the function; "
-        "NAME=module:function names it; modules in the current directory are "
-        "importable), a module whose import calls anchordiv.register_model, or a model "
-        f"an installed package registers under the {ENTRY_POINTS!r} entry "
-        "points",
+        help="add a model (repeatable): module:function or path/to/file.py:function (a factory "
+        "f(broad, target, tau) -> scorer, named after the function; NAME=module:function names "
+        "it; modules in the current directory are importable), a module whose import calls "
+        "anchordiv.register_model, or a model an installed package registers under the "
+        f"{ENTRY_POINTS!r} entry points",
     )
     p.add_argument(
         "--budgets",

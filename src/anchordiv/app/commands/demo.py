@@ -55,13 +55,12 @@ def register(sub) -> None:
         help="the main job: clinical retrieval, WordNet→ImageNet adaptation curve, "
         "anchor budget and object/style studies on real offline text, as a report",
         description="Embed real offline text with the shipped MiniLM encoder (cached), run the "
-        "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), "
-        "the WordNet → ImageNet adaptation curve (with the anchor-budget view) and "
-        "the object-vs-style study, the prior-transfer studies and the dominance "
-        "table, and write a markdown report with tables and PNG plots.  About two "
-        "minutes on 2 idle CPU cores with warm caches (embeddings and compiled "
-        "programs; 106 s measured), three and a half with cold ones (202 s, "
-        "MiniLM encoding 144 texts/s); prints the report's path.",
+        "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), the WordNet → "
+        "ImageNet adaptation curve (with the anchor-budget view) and the object-vs-style study, "
+        "the prior-transfer studies and the dominance table, and write a markdown report with "
+        "tables and PNG plots.  About two minutes on 2 idle CPU cores with warm caches (embeddings "
+        "and compiled programs; 106 s measured), three and a half with cold ones (202 s, MiniLM "
+        "encoding 144 texts/s); prints the report's path.",
     )
     add_run_options(p, "reports/demo")
     p.set_defaults(func=run)

@@ -17,15 +17,15 @@ def register(sub) -> None:
     p = sub.add_parser(
         "diagnose",
         help="ArviZ summary, plots and retrieval stability of a saved posterior",
-        description="Draw from the saved POSTERIOR (`anchordiv adapt --posterior-out`), write "
-        "its interpretable quantities as InferenceData (OUT/idata), the ArviZ "
-        "summary (OUT/summary.csv: mean, sd, 94 % HDI, ESS, r_hat; r_hat n/a with one chain), posterior and trace "
-        "plots (OUT/posterior.png, OUT/trace.png) and, given --queries and "
-        "--gallery, the retrieval stability across draws (OUT/stability.csv: top-k "
-        "overlap with the point model, and AUPRC with --relevance), and how much the prior drives "
-        "the posterior: power-scaling sensitivity per quantity (OUT/sensitivity.csv) and per "
-        "power α of the prior (OUT/sensitivity_curve.csv; with --queries and --gallery, the "
-        "posterior-mean scorer's top-k overlap and AUPRC as the prior is scaled).",
+        description="Draw from the saved POSTERIOR (`anchordiv adapt --posterior-out`), write its "
+        "interpretable quantities as InferenceData (OUT/idata), the ArviZ summary "
+        "(OUT/summary.csv: mean, sd, 94 % HDI, ESS, r_hat; r_hat n/a with one chain), posterior "
+        "and trace plots (OUT/posterior.png, OUT/trace.png) and, given --queries and --gallery, "
+        "the retrieval stability across draws (OUT/stability.csv: top-k overlap with the point "
+        "model, and AUPRC with --relevance), and how much the prior drives the posterior: "
+        "power-scaling sensitivity per quantity (OUT/sensitivity.csv) and per power α of the prior "
+        "(OUT/sensitivity_curve.csv; with --queries and --gallery, the posterior-mean scorer's "
+        "top-k overlap and AUPRC as the prior is scaled).",
     )
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")

@@ -17,12 +17,12 @@ def register(sub) -> None:
     p = sub.add_parser(
         "embed",
         help="embed texts (text file, CSV column) or an image folder into .npy",
-        description="Encode INPUT with an encoder and write unit-norm float32 embeddings "
-        "[n, d] to OUT (.npy) and a sidecar OUT.json (encoder id, logit scale that "
-        "fit/adapt/curve use as --tau, the texts or image files behind the rows). INPUT is a text file (one text per line; blank "
-        "lines are skipped), a .csv/.tsv file with --column, or a folder of images "
-        "(open_clip encoders). Embeddings are cached by content, so a second run "
-        "does not re-encode.",
+        description="Encode INPUT with an encoder and write unit-norm float32 embeddings [n, d] to "
+        "OUT (.npy) and a sidecar OUT.json (encoder id, logit scale that fit/adapt/curve use as "
+        "--tau, the texts or image files behind the rows). INPUT is a text file (one text per "
+        "line; blank lines are skipped), a .csv/.tsv file with --column, or a folder of images "
+        "(open_clip encoders). Embeddings are cached by content, so a second run does not "
+        "re-encode.",
     )
     p.add_argument("input", help="text file, .csv/.tsv file, or image folder")
     p.add_argument(
@@ -91,9 +91,8 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise AnchorDivError(
-            f"input {path}: is not a UTF-8 text file (binary or another "
-            f"encoding); pass a text file, a .csv/.tsv file or an image "
-            f"folder"
+            f"input {path}: is not a UTF-8 text file (binary or another encoding); pass a text "
+            "file, a .csv/.tsv file or an image folder"
         ) from None
 
 

@@ -40,20 +40,18 @@ def register(sub) -> None:
     p.add_argument(
         "--draws",
         type=int,
-        help="posterior MODELs: score with the mean divergence over this many "
-        "posterior draws instead of the point summary (an error with --summary, or when no "
-        "MODEL is a posterior)",
+        help="posterior MODELs: score with the mean divergence over this many posterior draws "
+        "instead of the point summary (an error with --summary, or when no MODEL is a posterior)",
     )
     p.add_argument("--gallery", required=True, help="gallery embeddings, .npy [G, d]")
     p.add_argument(
         "--relevance",
         required=True,
-        help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant "
-        "to query i); or per-item labels of the gallery when the queries are "
-        "gallery rows (no --queries, or --query-index): .npy [G] classes or "
-        "[G, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
-        "then one column of labels or one 0/1 column per label); items sharing "
-        "a label are relevant",
+        help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant to query i); "
+        "or per-item labels of the gallery when the queries are gallery rows (no --queries, or "
+        "--query-index): .npy [G] classes or [G, L] 0/1 indicators, .txt (one label per line) or "
+        ".csv (a header, then one column of labels or one 0/1 column per label); items sharing a "
+        "label are relevant",
     )
     p.add_argument(
         "--labels",

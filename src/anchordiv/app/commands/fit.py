@@ -16,9 +16,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "fit",
         help="fit an anchor model to anchor embeddings (.npy) and save it",
-        description="Fit an anchor model of KIND to the anchor embeddings in ANCHORS (.npy, [n, d]) "
-        "and save it as a model directory (arrays.npz + card.json recording encoder, tau "
-        "and anchor source).",
+        description="Fit an anchor model of KIND to the anchor embeddings in ANCHORS "
+        "(.npy, [n, d]) and save it as a model directory (arrays.npz + card.json recording "
+        "encoder, tau and anchor source).",
     )
     p.add_argument("kind", choices=KINDS, help="anchor model")
     p.add_argument("anchors", help="anchor embeddings, .npy [n, d]")

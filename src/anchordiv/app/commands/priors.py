@@ -10,11 +10,10 @@ def register(sub) -> None:
         "priors",
         help="list the shipped broad priors (load one with ad.load_prior(NAME))",
         description="List the broad priors anchordiv ships (Gaussians fitted to broad anchors of "
-        "the default encoder): short name, encoder, anchors, dimension and what they "
-        "were fitted to, and its digest (pin it: ad.load_prior(NAME, sha256=DIGEST), --sha256).  "
-        "Each loads by its short or full name: "
-        "ad.load_prior('wordnet-visual-art').  "
-        "$ANCHORDIV_MODELS names another directory of priors to list and load.",
+        "the default encoder): short name, encoder, anchors, dimension and what they were fitted "
+        "to, and its digest (pin it: ad.load_prior(NAME, sha256=DIGEST), --sha256).  Each loads by "
+        "its short or full name: ad.load_prior('wordnet-visual-art').  $ANCHORDIV_MODELS names "
+        "another directory of priors to list and load.",
     )
     p.add_argument(
         "--json",

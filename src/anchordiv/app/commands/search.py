@@ -21,16 +21,13 @@ def register(sub) -> None:
     p = sub.add_parser(
         "search",
         help="rank a gallery by anchor divergence (top-k)",
-        description="For each query embedding, find the K gallery items with the "
-        "smallest anchor divergence D(query -> item) under MODEL (a "
-        "model directory, or a saved posterior scored with its "
-        "--summary point model). The gallery is streamed in chunks, "
-        "so a memory-mapped .npy larger than memory works; with "
-        "--scheduler or --workers the scan runs on a Dask cluster, "
-        "one task per block of the gallery, which may then be "
-        "sharded. Writes PREFIX.indices.npy, PREFIX.divergences.npy "
-        "and a table PREFIX.csv (one row per query x rank, with the "
-        "query and item texts when known).",
+        description="For each query embedding, find the K gallery items with the smallest anchor "
+        "divergence D(query -> item) under MODEL (a model directory, or a saved posterior scored "
+        "with its --summary point model). The gallery is streamed in chunks, so a memory-mapped "
+        ".npy larger than memory works; with --scheduler or --workers the scan runs on a Dask "
+        "cluster, one task per block of the gallery, which may then be sharded. Writes "
+        "PREFIX.indices.npy, PREFIX.divergences.npy and a table PREFIX.csv (one row per query x "
+        "rank, with the query and item texts when known).",
     )
     p.add_argument(
         "model",
@@ -40,9 +37,8 @@ def register(sub) -> None:
     p.add_argument("queries", help="query embeddings, .npy [Q, d]")
     p.add_argument(
         "gallery",
-        help="gallery embeddings, .npy [G, d]; with --scheduler or "
-        "--workers also a directory or glob of .npy / .parquet "
-        "shards (clip-retrieval's img_emb/img_emb_N.npy layout)",
+        help="gallery embeddings, .npy [G, d]; with --scheduler or --workers also a directory or "
+        "glob of .npy / .parquet shards (clip-retrieval's img_emb/img_emb_N.npy layout)",
     )
     p.add_argument("-k", type=int, default=10, help="neighbours per query (default 10)")
     p.add_argument(
