@@ -1,5 +1,5 @@
 """The ``anchordiv`` command.  Each subcommand lives in :mod:`anchordiv.app.commands` as a module
-with ``register(subparsers)`` (adds its parser and sets ``func``); this file only assembles them."""
+with ``register(subparsers)`` (adds its parser) and ``run(args)``; this file only assembles them."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"anchordiv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f".commands.{name}", __package__).register(sub)
+        module = importlib.import_module(f".commands.{name}", __package__)
+        module.register(sub)
+        sub.choices[name.replace("_", "-")].set_defaults(func=module.run)
     return parser
 
 

@@ -4,8 +4,11 @@ printing them (a short human table by default, JSON with ``--json``)."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -73,16 +76,10 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
     sorted order) or ``[n, L]`` booleans."""
     import csv
 
-    p = Path(path)
-    suffix = p.suffix.lower()
+    suffix = Path(path).suffix.lower()
     if suffix not in LABEL_SUFFIXES:
         return np.asarray(load_embeddings(path, name))
-    if not p.is_file():
-        raise AnchorDivError(f"{name}: no such file: {path}")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AnchorDivError(f"{name}: {path} is not a UTF-8 text file") from None
+    text = read_utf8(path, name)
     if suffix == ".txt":
         lines = text.rstrip().splitlines()
         blank = [i + 1 for i, ln in enumerate(lines) if not ln.strip()]
@@ -118,6 +115,16 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
             f"{body[i][j]!r}; give one column for class labels"
         )
     return ones
+
+
+def read_utf8(path: str, name: str) -> str:
+    """The text of the UTF-8 file ``path`` (errors name the option ``name``)."""
+    if not Path(path).is_file():
+        raise AnchorDivError(f"{name}: no such file: {path}")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnchorDivError(f"{name}: {path} is not a UTF-8 text file") from None
 
 
 def _classes(values: list[str], name: str, path) -> np.ndarray:
@@ -178,10 +185,6 @@ def load_relevance(
 def import_object(spec: str, name: str):
     """The object ``module:attr`` or ``path/to/file.py:attr`` names (the current directory
     importable); any error importing it is an :class:`AnchorDivError` naming flag and module."""
-    import importlib
-    import importlib.util
-    import sys
-
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
         raise AnchorDivError(f"{name}: expected module:function or file.py:function, got {spec!r}")
@@ -222,8 +225,6 @@ def import_object(spec: str, name: str):
 
 def current_directory_importable() -> None:
     """Put the current directory on ``sys.path`` (a user's module beside the command line)."""
-    import sys
-
     if "" not in sys.path and "." not in sys.path:
         sys.path.append("")
 
@@ -254,6 +255,11 @@ FLAGS = {
         "digests, ad.bundle_digest('X.npy') a sidecar's)",
     ),
     "family": dict(metavar="MODULE:CLASS", help=FAMILY_HELP),
+    "random-weights": dict(
+        action="store_true",
+        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
+        "and speed measurements: its embeddings mean nothing; a report says so first)",
+    ),
     "json": dict(
         action="store_true", help="print the result as one JSON object instead of a table"
     ),

@@ -26,13 +26,10 @@ class Accepts:
     none: bool = False
 
     def merge(self, other: "Accepts") -> "Accepts":
-        return Accepts(
-            self.words + [w for w in other.words if w not in self.words],
-            self.integer or other.integer,
-            self.number or other.number,
-            self.text or other.text,
-            self.none or other.none,
+        flags = (
+            getattr(self, f) or getattr(other, f) for f in ("integer", "number", "text", "none")
         )
+        return Accepts(self.words + [w for w in other.words if w not in self.words], *flags)
 
     def describe(self) -> str:
         kinds = (["a number"] if self.number else ["an integer"] if self.integer else []) + [

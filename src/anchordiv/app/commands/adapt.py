@@ -129,7 +129,6 @@ def register(sub) -> None:
         "--source", help="anchor source recorded in the cards (default: the target file)"
     )
     add_flags(p, "json")
-    p.set_defaults(func=run)
 
 
 def inputs(args) -> tuple[str, str, str | None, str]:

@@ -37,7 +37,6 @@ def register(sub) -> None:
     )
     p.add_argument("--encoder", default="minilm", help="text encoder (default minilm)")
     p.add_argument("--seed", type=int, default=0, help="subsample seed (default 0)")
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

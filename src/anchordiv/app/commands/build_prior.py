@@ -68,7 +68,6 @@ def register(sub) -> None:
     )
     p.add_argument("--encoder", default="minilm", help="text encoder (default minilm)")
     p.add_argument("--description", default="", help="one line for the card")
-    p.set_defaults(func=run)
 
 
 def sources(args) -> list:

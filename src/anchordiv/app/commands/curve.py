@@ -105,7 +105,6 @@ def register(sub) -> None:
     p.add_argument("--title", default="adaptation curve", help="plot title")
     add_flags(p, "family", "json")
     add_cluster_options(p)
-    p.set_defaults(func=run)
 
 
 def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ._io import add_flags
-from .embed import add_random_weights_option
 
 
 def add_run_options(p, default_out: str) -> None:
@@ -45,7 +44,7 @@ def add_run_options(p, default_out: str) -> None:
         "open_clip:/path/config.json takes a model config of your own)",
     )
     p.add_argument("--device", default="cpu", help="torch device of the encoder (default cpu)")
-    add_random_weights_option(p)
+    add_flags(p, "random-weights")
     p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")
 
 
@@ -63,24 +62,19 @@ def register(sub) -> None:
         "encoding 144 texts/s); prints the report's path.",
     )
     add_run_options(p, "reports/demo")
-    p.set_defaults(func=run)
 
 
 def run(args, parts=None) -> int:
     """Run the studies (``parts``: the demo's unless given) on the text analogues."""
     from ..studies.main_job import DEMO_PARTS, run_demo
 
+    names = "encoder seed overwrite pretrained device random_weights".split()
     path = run_demo(
         args.out,
         size="small" if args.small else "full",
-        encoder=args.encoder,
         models_dir=args.models,
-        seed=args.seed,
         parts=parts or DEMO_PARTS,
-        overwrite=args.overwrite,
-        pretrained=args.pretrained,
-        device=args.device,
-        random_weights=args.random_weights,
+        **{k: getattr(args, k) for k in names},
     )
     print(path)
     return 0

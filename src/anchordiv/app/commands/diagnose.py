@@ -47,7 +47,6 @@ def register(sub) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     _io.add_flags(p, "family", "json")
-    p.set_defaults(func=run)
 
 
 #: most values per draw of a variable the diagnose figures draw (one panel each); larger

@@ -50,11 +50,10 @@ def register(sub) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
     add_workers_option(p)
-    add_random_weights_option(p)
+    add_flags(p, "random-weights")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     add_flags(p, "json")
-    p.set_defaults(func=run)
 
 
 def read_texts(path: Path, column: str | None) -> list[str]:
@@ -124,16 +123,6 @@ def add_workers_option(p) -> None:
         metavar="N",
         help="image worker processes that read, hash, decode and preprocess while the model "
         f"encodes (default: CPU cores - 1, at most 8; here {default_workers()}; 0: none)",
-    )
-
-
-def add_random_weights_option(p) -> None:
-    """``--random-weights``: allow an open_clip model without --pretrained."""
-    p.add_argument(
-        "--random-weights",
-        action="store_true",
-        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
-        "and speed measurements: its embeddings mean nothing; a report says so first)",
     )
 
 

@@ -93,7 +93,6 @@ def register(sub) -> None:
     )
     p.add_argument("-o", "--out", required=True, help="output directory")
     _io.add_flags(p, "overwrite", "sha256", "family", "json")
-    p.set_defaults(func=run)
 
 
 def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:

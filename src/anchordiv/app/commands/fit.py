@@ -47,7 +47,6 @@ def register(sub) -> None:
         "--source", help="anchor source recorded in the model card (default: the anchors file)"
     )
     add_flags(p, "json")
-    p.set_defaults(func=run)
 
 
 def card_fields(args, embeddings, tau: float, source_default: str) -> dict:

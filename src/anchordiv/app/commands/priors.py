@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ._io import add_flags
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -15,12 +17,7 @@ def register(sub) -> None:
         "its short or full name: ad.load_prior('wordnet-visual-art').  $ANCHORDIV_MODELS names "
         "another directory of priors to list and load.",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print {name: {path, encoder, n_anchors, dim, description, sha256}} as JSON",
-    )
-    p.set_defaults(func=run)
+    add_flags(p, json="print {name: {path, encoder, n_anchors, dim, description, sha256}} as JSON")
 
 
 def run(args) -> int:

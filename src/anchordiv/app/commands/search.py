@@ -78,7 +78,6 @@ def register(sub) -> None:
         "(default embedding)",
     )
     add_cluster_options(p)
-    p.set_defaults(func=run)
 
 
 def row_labels(path: str | None, x, name: str) -> list[str] | None:
@@ -86,13 +85,7 @@ def row_labels(path: str | None, x, name: str) -> list[str] | None:
     from ...provenance import provenance_of
 
     if path:
-        p = Path(path)
-        if not p.is_file():
-            raise AnchorDivError(f"--{name}-texts: no such file: {path}")
-        try:
-            labels = p.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise AnchorDivError(f"--{name}-texts: {path} is not a UTF-8 text file") from None
+        labels = _io.read_utf8(path, f"--{name}-texts").splitlines()
     else:
         prov = provenance_of(x)
         labels = prov.get("texts") or prov.get("sources")

@@ -56,30 +56,22 @@ def register(sub) -> None:
         help="--dataset: unreadable images stop the run with one error naming all of them, "
         "before the model loads (raise, default), or are skipped and listed in the report",
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:
     if args.dataset:
         from ..studies.images import run_image_study
 
+        names = "encoder pretrained device seed batch_size overwrite on_error random_weights"
+        kwargs = {k: getattr(args, k) for k in (names + " uncertain views").split()}
         result = run_image_study(
             args.name,
             args.dataset,
             args.out,
-            encoder=args.encoder,
-            pretrained=args.pretrained,
-            device=args.device,
             size="small" if args.small else "full",
             models_dir=args.models,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            overwrite=args.overwrite,
             workers=workers(args),
-            on_error=args.on_error,
-            random_weights=args.random_weights,
-            uncertain=args.uncertain,
-            views=args.views,
+            **kwargs,
         )
         print(result.report)
         return 0
