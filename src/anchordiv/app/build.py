@@ -70,8 +70,7 @@ def texts_sha256(texts: Sequence[str]) -> str:
     h = hashlib.sha256()
     for t in texts:
         b = t.encode("utf-8")
-        h.update(f"{len(b)}:".encode())
-        h.update(b)
+        h.update(f"{len(b)}:".encode() + b)
     return h.hexdigest()
 
 
@@ -107,11 +106,8 @@ def resolve_encoder(encoder, embed: Callable | None, tau: float | None):
     from ..data.encoders import Encoder, embed_texts, get_encoder
 
     enc = encoder if isinstance(encoder, Encoder) else get_encoder(str(encoder))
-    return (
-        (lambda texts: embed_texts(enc, texts)),
-        enc.id,
-        float(enc.logit_scale if tau is None else tau),
-    )
+    tau = float(enc.logit_scale if tau is None else tau)
+    return (lambda texts: embed_texts(enc, texts)), enc.id, tau
 
 
 def build_prior(

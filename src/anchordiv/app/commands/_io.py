@@ -351,11 +351,9 @@ def _cell(v) -> str:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
 
 
-def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
+def format_table(rows: list[dict]) -> str:
     """A plain-text table of same-keyed dicts (floats to 4 significant digits)."""
-    if not rows:
-        return "(no rows)"
-    cols = columns or list(rows[0])
+    cols = list(rows[0])
     cells = [[_cell(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
 

@@ -175,15 +175,3 @@ def load_family(spec: str | None):
             f"--family: {spec} is not registered (decorate it with @ad.family(KIND) in its module)"
         )
     return cls
-
-
-__all__ = [
-    "Accepts",
-    "FAMILY_HELP",
-    "accepts",
-    "family_options",
-    "load_family",
-    "parameter_docs",
-    "plain",
-    "prior_flags",
-]

@@ -33,14 +33,10 @@ def method_flags() -> dict:
     """``{name: (flag, argparse type, help, choices)}`` of :data:`METHOD_HELP`."""
     from ...adaptation import GUIDES
 
+    types, choices = {"guide": str, "learning_rate": number}, {"guide": GUIDES}
     return {
-        name: (
-            "--" + name.replace("_", "-"),
-            str if name == "guide" else number if name == "learning_rate" else int,
-            text,
-            GUIDES if name == "guide" else None,
-        )
-        for name, text in METHOD_HELP.items()
+        n: ("--" + n.replace("_", "-"), types.get(n, int), text, choices.get(n))
+        for n, text in METHOD_HELP.items()
     }
 
 
@@ -62,8 +58,7 @@ def register(sub) -> None:
         "(arrays.npz + card.json); optionally save the posterior. Samplers show progress bars.",
     )
     p.add_argument(
-        "kind",
-        help=f"anchor model: {', '.join(KINDS)}, or the kind of a family --family defines",
+        "kind", help=f"anchor model: {', '.join(KINDS)}, or the kind of a family --family defines"
     )
     p.add_argument(
         "anchors",
@@ -277,11 +272,9 @@ def run(args) -> int:
         broad_source=broad_source,
         **card,
     )
-    posterior = (
-        str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
-        if args.posterior_out
-        else None
-    )
+    posterior = None
+    if args.posterior_out:
+        posterior = str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
     report(
         args,
         {"model": str(path), "posterior": posterior, **card, **info},

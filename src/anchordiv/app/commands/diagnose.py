@@ -41,9 +41,7 @@ def register(sub) -> None:
     p.add_argument("--relevance", help="binary relevance, .npy [Q, G] (adds AUPRC stability)")
     p.add_argument("-k", type=int, help="top-k for the stability table (default 10)")
     p.add_argument(
-        "--stability-draws",
-        type=int,
-        help="posterior draws for the stability table (default 20)",
+        "--stability-draws", type=int, help="posterior draws for the stability table (default 20)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     _io.add_flags(p, "family", "json")
@@ -172,10 +170,7 @@ def _sensitivity(args, post, retrieval: dict, out: Path) -> dict:
             "fields": {"prior sensitivity": f"n/a ({err})"},
         }
     table, curve = res.table(), res.curve()
-    files = {
-        "sensitivity": str(out / "sensitivity.csv"),
-        "sensitivity_curve": str(out / "sensitivity_curve.csv"),
-    }
+    files = {k: str(out / f"{k}.csv") for k in ("sensitivity", "sensitivity_curve")}
     table.to_csv(files["sensitivity"], index_label="quantity")
     curve.to_csv(files["sensitivity_curve"], index=False)
     worst = sorted(res.worst.items(), key=lambda kv: -kv[1])

@@ -146,9 +146,10 @@ def run(args) -> int:
     for flag, value in (("--recursive", args.recursive or None), ("--on-error", args.on_error)):
         option_applies(flag, value, kind == "image", f"applies to an image folder; {src} is a file")
     inputs = image_files(src, args.recursive) if kind == "image" else read_texts(src, args.column)
-    cache, on_error = not args.no_cache, args.on_error or "raise"
+    opts = dict(cache=not args.no_cache, batch_size=args.batch_size, progress=True)
     if kind == "image":  # every unreadable file named before the model loads
-        inputs = check_images(inputs, on_error, workers=workers(args), cache=cache)[0]
+        on_error, n = args.on_error or "raise", workers(args)
+        inputs = check_images(inputs, on_error, workers=n, cache=opts["cache"])[0]
     enc = get_encoder(
         args.encoder,
         pretrained=args.pretrained,
@@ -156,18 +157,9 @@ def run(args) -> int:
         random_weights=args.random_weights,
     )
     if kind == "image":
-        emb, rows = embed_images(
-            enc,
-            inputs,
-            cache=cache,
-            batch_size=args.batch_size,
-            progress=True,
-            on_error=on_error,
-            workers=workers(args),
-        )
+        emb, rows = embed_images(enc, inputs, on_error=on_error, workers=n, **opts)
     else:
-        rows = inputs
-        emb = embed_texts(enc, rows, cache=cache, batch_size=args.batch_size, progress=True)
+        rows, emb = inputs, embed_texts(enc, inputs, **opts)
     out = save_embeddings(
         args.out,
         emb,

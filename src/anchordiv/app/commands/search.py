@@ -139,11 +139,12 @@ def run(args) -> int:
         f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
     )
     queries = _io.load_embeddings(args.queries, "queries")
+    opts = dict(chunk=args.chunk, progress=True)
     with cluster(args) as client:
         if client is None:
             gallery = _io.load_embeddings(args.gallery, "gallery")
             check_encoder(card, queries=queries, gallery=gallery)
-            idx, div = top_k(model, queries, gallery, args.k, chunk=args.chunk, progress=True)
+            idx, div = top_k(model, queries, gallery, args.k, **opts)
         else:
             from ...scale import dask as distributed
 
@@ -155,9 +156,8 @@ def run(args) -> int:
                 args.gallery,
                 args.k,
                 client=client,
-                chunk=args.chunk,
                 column=args.column or "embedding",
-                progress=True,
+                **opts,
             )
     qtext = row_labels(args.query_texts, queries, "query")
     # a sharded gallery has no single sidecar: its table shows item numbers
