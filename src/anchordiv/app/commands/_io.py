@@ -21,32 +21,23 @@ from ...provenance import load_embeddings
 def load_broad(path: str, name: str = "broad") -> np.ndarray:
     """Broad anchors ``[N, d]``: a ``.npy``, or a saved Gaussian model or Gaussian-family prior
     standing in as its moment points (``ad.broad_from_model``), with the card's encoder and τ."""
-    from ...io import load_card, load_model
-
     if not Path(path).is_dir():
         return load_embeddings(path, name)
-    card = load_card(path)
-    if card.get("type") == "anchor-model":
-        from ...adaptation import stand_in_anchors
-
-        return stand_in_anchors(load_model(path), card)
-    if card.get("type") == "prior":
-        return prior_points(path, name)
-    raise AnchorDivError(
-        f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
-        f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
-        f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)"
-    )
-
-
-def prior_points(path: str, name: str = "broad") -> np.ndarray:
-    """Moment points of a saved Gaussian-family prior's ``mu0`` and ``cov``, with its card's."""
-    from ...adaptation import broad_from_model, load_prior
+    from ...adaptation import broad_from_model, load_prior, stand_in_anchors
     from ...anchors.base import psd_factor
     from ...anchors.gaussian import Gaussian
-    from ...io import load_card
+    from ...io import load_card, load_model
     from ...provenance import with_provenance
 
+    card = load_card(path)
+    if card.get("type") == "anchor-model":
+        return stand_in_anchors(load_model(path), card)
+    if card.get("type") != "prior":
+        raise AnchorDivError(
+            f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
+            f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
+            f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)"
+        )
     prior = load_prior(path)
     if not (hasattr(prior, "mu0") and hasattr(prior, "cov")):
         raise AnchorDivError(
@@ -57,7 +48,7 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
     factor = psd_factor(np.asarray(prior.cov, np.float64))  # absent directions are dropped
     mean = np.asarray(prior.mu0, np.float64)
     points = broad_from_model(Gaussian(mean=mean, factor=factor, tau=1.0))
-    card = {**prior.card.get("card", {}), **load_card(path)}
+    card = {**prior.card.get("card", {}), **card}
     return with_provenance(
         points,
         encoder=card.get("encoder"),

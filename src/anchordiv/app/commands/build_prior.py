@@ -74,12 +74,11 @@ def sources(args) -> list:
     """The :class:`~anchordiv.data.vocab.Source` list the options name, one per kind used."""
     from ...data.vocab import Source
 
-    out = []
-    for kind in (*REGIONS, "imagenet"):
-        roots, exclude = getattr(args, kind, []), getattr(args, f"exclude_{kind}", [])
-        if roots or kind in args.all:
-            out.append(Source(kind, tuple(roots), tuple(exclude)))
-    return out
+    return [
+        Source(kind, tuple(getattr(args, kind, [])), tuple(getattr(args, f"exclude_{kind}", [])))
+        for kind in (*REGIONS, "imagenet")
+        if getattr(args, kind, []) or kind in args.all
+    ]
 
 
 def run(args) -> int:
@@ -91,13 +90,9 @@ def run(args) -> int:
     srcs = sources(args)
     if not srcs:
         raise AnchorDivError("name at least one region: --wordnet, --hpo, --icd10, --text or --all")
+    name = args.name or Path(args.out).name
     spec = PriorSpec(
-        args.name or Path(args.out).name,
-        tuple(srcs),
-        args.anchors or None,
-        args.seed,
-        args.kind,
-        args.description,
+        name, tuple(srcs), args.anchors or None, args.seed, args.kind, args.description
     )
     built = build_prior(spec, encoder=args.encoder, out=args.out, overwrite=args.overwrite)
     card = built.card

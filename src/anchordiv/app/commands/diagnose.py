@@ -128,23 +128,13 @@ def _stability(args, post, data: dict, out: Path) -> tuple[str | None, list[dict
 
     if not data:
         return None, []
-    unc = retrieval_uncertainty(
-        post,
-        data["queries"],
-        data["gallery"],
-        relevance=data.get("relevance"),
-        seed=args.seed,
-        **{  # the library's defaults where a flag is not given
-            k: v for k, v in (("k", args.k), ("num_draws", args.stability_draws)) if v is not None
-        },
-    )
-    summ = unc.summary()
+    given = (("k", args.k), ("num_draws", args.stability_draws))  # else the library's defaults
+    opts = {k: v for k, v in given if v is not None}
+    summ = retrieval_uncertainty(post, **data, seed=args.seed, **opts).summary()
     rows = [
         {
             "quantity": name,
-            "mean": band["mean"],
-            "low": band["low"],
-            "high": band["high"],
+            **{k: band[k] for k in ("mean", "low", "high")},
             "interval": summ["interval"],
         }
         for name, band in summ.items()

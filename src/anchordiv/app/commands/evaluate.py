@@ -136,15 +136,16 @@ def _posterior_scorer(path: str, draws: int):
 
 
 def _query_setup(args, gallery):
+    """``(queries, --query-index, gallery row of each query)``."""
     if args.queries is None:
         if args.query_index:
             raise AnchorDivError(
                 "--query-index: only with --queries (without --queries every "
                 "gallery item is its own query)"
             )
-        return gallery, np.arange(len(gallery))
+        return gallery, np.arange(len(gallery)), np.arange(len(gallery))
     index = load_npy(args.query_index, "--query-index") if args.query_index else None
-    return load_embeddings(args.queries, "queries"), index
+    return load_embeddings(args.queries, "queries"), index, index
 
 
 def run(args) -> int:
@@ -157,11 +158,10 @@ def run(args) -> int:
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     _io.check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
-    queries, index = _query_setup(args, gallery)
+    queries, index, rows = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
     common_provenance(gallery=gallery, queries=queries, anchors=anchors)  # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
-    rows = np.arange(len(gallery)) if args.queries is None else index
     relevance = _io.load_relevance(
         args.relevance, len(gallery), rows, n_queries=len(queries), as_labels=args.labels
     )
@@ -180,15 +180,13 @@ def run(args) -> int:
     )
     out = Path(args.out)
     result = ev.to_json()
+    title = f"retrieval AUPRC, {len(queries)} queries"
     written = {
-        "json": write_json(out / "evaluation.json", result),
-        "csv": ev.write_csv(out / "evaluation.csv"),
-        "per_query": ev.write_per_query_csv(out / "per_query.csv"),
-        "plot": plot_scores(
-            ev.summary(), out / "evaluation.png", title=f"retrieval AUPRC, {len(queries)} queries"
-        ),
+        "json": str(write_json(out / "evaluation.json", result)),
+        "csv": str(ev.write_csv(out / "evaluation.csv")),
+        "per_query": str(ev.write_per_query_csv(out / "per_query.csv")),
+        "plot": str(plot_scores(ev.summary(), out / "evaluation.png", title=title)),
     }
-    written = {k: str(v) for k, v in written.items()}
     _io.report(
         args,
         {"out": str(out), **written, **result},

@@ -64,27 +64,19 @@ def run(args) -> int:
     from ...anchors import fit
     from ...io import save_model
 
-    options = {
-        k: getattr(args, k)
-        for k in ("rank", "variance", "components", "seed", "reg")
-        if getattr(args, k) is not None
-    }
+    given = {k: getattr(args, k) for k in ("rank", "variance", "components", "seed", "reg")}
+    options = {k: v for k, v in given.items() if v is not None}
     check_out(args, args.out)
     anchors = load_embeddings(args.anchors, "anchors")
     model = fit(args.kind, anchors, tau=args.tau, normalize=args.normalize, **options)
     card = card_fields(args, anchors, float(model.tau), args.anchors)
+    n = int(anchors.shape[0])
     path = save_model(
-        model,
-        args.out,
-        overwrite=args.overwrite,
-        options=options,
-        n_anchors=int(anchors.shape[0]),
-        **card,
+        model, args.out, overwrite=args.overwrite, options=options, n_anchors=n, **card
     )
-    result = {"model": str(path), "kind": model.kind, "dim": model.dim, **card}
     report(
         args,
-        result,
+        {"model": str(path), "kind": model.kind, "dim": model.dim, **card},
         title=f"anchordiv fit: {model.kind} model saved to {path}",
         fields={
             "anchors": f"{anchors.shape[0]} x {model.dim} from {args.anchors}",

@@ -35,9 +35,7 @@ def run(args) -> int:
         card = load_card(path)
         rows[name] = {
             "path": str(path),
-            "encoder": card.get("encoder"),
-            "n_anchors": card.get("n_anchors"),
-            "dim": card.get("dim"),
+            **{k: card.get(k) for k in ("encoder", "n_anchors", "dim")},
             "description": card.get("anchor_source") or card.get("description", ""),
             "sha256": bundle_digest(path),
         }
