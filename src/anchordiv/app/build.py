@@ -42,14 +42,8 @@ class PriorSpec:
         if "prior" not in card:
             raise AnchorDivError("card: has no 'prior' entry (not built by anchordiv.app.build)")
         p = card["prior"]
-        return cls(
-            p["name"],
-            tuple(Source(s["kind"], tuple(s["roots"]), tuple(s["exclude"])) for s in p["sources"]),
-            p["n"],
-            p["seed"],
-            p["kind"],
-            p["description"],
-        )
+        srcs = [Source(s["kind"], tuple(s["roots"]), tuple(s["exclude"])) for s in p["sources"]]
+        return cls(p["name"], srcs, p["n"], p["seed"], p["kind"], p["description"])
 
 
 @dataclasses.dataclass
@@ -132,7 +126,6 @@ def build_prior(
 
     if out is not None:
         check_output(out, overwrite)
-
     if not spec.sources:
         raise AnchorDivError(f"prior {spec.name!r}: no sources")
     chosen, pool, drawn = select(spec.sources, spec.n, spec.seed)

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import AnchorDivError
-from ._options import FAMILY_HELP
 from ...provenance import load_embeddings
 
 
@@ -245,7 +244,12 @@ FLAGS = {
         "is not one of these (repeatable; `anchordiv priors` prints the shipped priors' "
         "digests, ad.bundle_digest('X.npy') a sidecar's)",
     ),
-    "family": dict(metavar="MODULE:CLASS", help=FAMILY_HELP),
+    "family": dict(
+        metavar="MODULE:CLASS",
+        help="a prior family of your own (an anchordiv.Family subclass its module registers with "
+        "ad.family), as module:Class (importable, the current directory included) or "
+        "path/to/file.py:Class; imported before anything is read, so that its kind is known",
+    ),
     "random-weights": dict(
         action="store_true",
         help="allow an open_clip model without --pretrained, randomly initialised (for tests "
@@ -258,11 +262,12 @@ FLAGS = {
 
 
 def add_flags(p, *names: str, **helps: str) -> None:
-    """Add the shared flags ``names`` to parser ``p``, then those of ``helps`` with that help."""
+    """Add the shared flags ``names`` to parser ``p``, then those of ``helps`` with that help (a
+    name :data:`FLAGS` lacks: an on/off switch)."""
     for name in names:
         p.add_argument(f"--{name}", **FLAGS[name])
     for name, text in helps.items():
-        p.add_argument(f"--{name}", **{**FLAGS[name], "help": text})
+        p.add_argument(f"--{name}", **{**FLAGS.get(name, {"action": "store_true"}), "help": text})
 
 
 def check_out(args, *paths, file: bool = False) -> None:

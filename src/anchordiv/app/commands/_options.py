@@ -7,6 +7,7 @@ parser is built, and again by the command, which reports what is wrong with it."
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import math
 import re
@@ -45,12 +46,8 @@ class Accepts:
             return None
         if self.integer and re.fullmatch(r"[+-]?\d+", text):
             return int(text)
-        if self.number:
-            try:
-                value = float(text)
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value):
+        with contextlib.suppress(ValueError):
+            if self.number and math.isfinite(value := float(text)):
                 return value
         raise argparse.ArgumentTypeError(f"expected {self.describe()}, got {text!r}")
 
@@ -95,9 +92,8 @@ def parameter_docs(doc: str | None) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     names: list[str] = []
-    for i in range(start, len(lines)):
-        line = lines[i]
-        if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"} and line.strip():
+    for line, after in zip(lines[start:], lines[start + 1 :] + [""]):
+        if set(after.strip()) == {"-"} and line.strip():
             break  # the next section
         head = re.match(r"^(\w+(?:\s*,\s*\w+)*)\s*(?::|$)", line)
         if head and not line.startswith(" "):
@@ -149,13 +145,6 @@ def prior_flags(kinds) -> dict[str, tuple[str, Accepts, str, list[str] | None]]:
         )
         for name, t in takes.items()
     }
-
-
-FAMILY_HELP = (
-    "a prior family of your own (an anchordiv.Family subclass its module registers with "
-    "ad.family), as module:Class (importable, the current directory included) or "
-    "path/to/file.py:Class; imported before anything is read, so that its kind is known"
-)
 
 
 def load_family(spec: str | None):

@@ -90,11 +90,7 @@ def register(sub) -> None:
         default=COMMON["method"],
         help="exact conjugate update (default), svi (variational) or nuts (MCMC)",
     )
-    p.add_argument(
-        "--normalize",
-        action="store_true",
-        help="scale target rows to unit norm first (otherwise non-unit rows warn)",
-    )
+    add_flags(p, normalize="scale target rows to unit norm first (otherwise non-unit rows warn)")
     for name, (flag, kind, text, choices) in {**prior_options(), **method_flags()}.items():
         p.add_argument(flag, dest=name, type=kind, choices=choices, help=text)
     p.add_argument(

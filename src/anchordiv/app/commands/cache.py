@@ -59,11 +59,8 @@ def run(args) -> int:
         return 0
     print(f"embedding cache {s['root']}:")
     for sp in s["images"]:
-        when = (
-            datetime.datetime.fromtimestamp(sp["newest"]).strftime("%Y-%m-%d %H:%M")
-            if sp["newest"]
-            else "-"
-        )
+        stamp = datetime.datetime.fromtimestamp(sp["newest"] or 0).strftime("%Y-%m-%d %H:%M")
+        when = stamp if sp["newest"] else "-"
         print(
             f"  images of {sp['id'].split('|', 1)[0]}: {sp['images']} images in "
             f"{sp['packs']} pack(s), {_mb(sp['bytes'])}, newest {when}"

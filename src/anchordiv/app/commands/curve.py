@@ -6,8 +6,17 @@ import numpy as np
 
 from ...errors import AnchorDivError, in_unit_interval
 from ._cluster import add_cluster_options, cluster
-from . import _io
-from ._io import add_flags, load_embeddings
+from ._io import (
+    add_flags,
+    check_out,
+    current_directory_importable,
+    import_object,
+    load_broad,
+    load_embeddings,
+    load_relevance,
+    number,
+    report,
+)
 from ._options import load_family
 from .fit import TAU_HELP
 
@@ -53,12 +62,8 @@ def register(sub) -> None:
         "are relevant to each other): .npy [n] classes or [n, L] 0/1 indicators, .txt (one label "
         "per line) or .csv (a header, then one column of labels or one 0/1 column per label)",
     )
-    p.add_argument(
-        "--labels",
-        action="store_true",
-        help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)",
-    )
-    p.add_argument("--tau", type=_io.number, help=TAU_HELP)
+    add_flags(p, labels="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
+    p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_flags(p, "overwrite", "sha256")
     p.add_argument(
@@ -125,9 +130,9 @@ def curve_models(specs: list[str]) -> dict:
     for spec in specs:
         name, _, target = spec.rpartition("=") if "=" in spec else ("", "", spec)
         if ":" in target:
-            out[name or target.rpartition(":")[2]] = _io.import_object(target, "--model")
+            out[name or target.rpartition(":")[2]] = import_object(target, "--model")
         else:
-            _io.current_directory_importable()
+            current_directory_importable()
             out.update(resolve_model(spec))
     return out
 
@@ -137,14 +142,14 @@ def run(args) -> int:
     from ...provenance import resolve_tau
 
     load_family(args.family)  # registers a kind of the user's own
-    _io.check_out(args, args.out)
+    check_out(args, args.out)
     in_unit_interval("--fraction", args.fraction)  # used at the end: checked before the cells
     items = load_embeddings(args.items, "items")
-    broad = _io.load_broad(args.broad, "broad")
+    broad = load_broad(args.broad, "broad")
     target = load_embeddings(args.target, "target")
     tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
     rows = _query_rows(len(items), args.queries, args.seed)
-    relevance = _io.load_relevance(
+    relevance = load_relevance(
         args.relevance, len(items), np.arange(len(items)), as_labels=args.labels
     )
     with cluster(args) as client:
@@ -169,7 +174,7 @@ def run(args) -> int:
     )
     if args.json:
         result = {"paths": paths, "prevalence": curve.prevalence, "summary": curve.summary()}
-        _io.report(args, result, title="")
+        report(args, result, title="")
     else:
         print(curve.table())
         print("\nwrote " + ", ".join(f"{k} {v}" for k, v in paths.items()))

@@ -68,13 +68,12 @@ def run(args, parts=None) -> int:
     """Run the studies (``parts``: the demo's unless given) on the text analogues."""
     from ..studies.main_job import DEMO_PARTS, run_demo
 
-    names = "encoder seed overwrite pretrained device random_weights".split()
-    path = run_demo(
-        args.out,
-        size="small" if args.small else "full",
-        models_dir=args.models,
-        parts=parts or DEMO_PARTS,
-        **{k: getattr(args, k) for k in names},
-    )
-    print(path)
+    print(run_demo(args.out, parts=parts or DEMO_PARTS, **run_keywords(args)))
     return 0
+
+
+def run_keywords(args, *more: str) -> dict:
+    """The keywords of the run options (:func:`add_run_options`) and of ``more``."""
+    names = "encoder seed overwrite pretrained device random_weights".split() + list(more)
+    size = "small" if args.small else "full"
+    return {"size": size, "models_dir": args.models, **{k: getattr(args, k) for k in names}}

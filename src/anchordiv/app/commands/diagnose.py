@@ -9,7 +9,16 @@ import numpy as np
 from ..._safeio import atomic_dir
 from ..._tolerance import TIE_RTOL
 from ...errors import AnchorDivError
-from . import _io
+from ._io import (
+    add_flags,
+    check_encoder,
+    check_out,
+    load_card_of,
+    load_embeddings,
+    load_relevance,
+    option_applies,
+    report,
+)
 from ._options import load_family
 
 
@@ -29,7 +38,7 @@ def register(sub) -> None:
     )
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")
-    _io.add_flags(p, "overwrite", "sha256")
+    add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--num-draws",
         type=int,
@@ -44,7 +53,7 @@ def register(sub) -> None:
         "--stability-draws", type=int, help="posterior draws for the stability table (default 20)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    _io.add_flags(p, "family", "json")
+    add_flags(p, "family", "json")
 
 
 #: most values per draw of a variable the diagnose figures draw (one panel each); larger
@@ -104,7 +113,7 @@ def check_stability_options(args) -> None:
     if args.queries or args.gallery or args.relevance:
         raise AnchorDivError("--queries and --gallery: give both for the stability table")
     for flag, value in (("-k", args.k), ("--stability-draws", args.stability_draws)):
-        _io.option_applies(
+        option_applies(
             flag, value, False, "applies to the stability table (--queries and --gallery)"
         )
 
@@ -113,12 +122,12 @@ def _retrieval(args, card) -> dict:
     """The stability table's ``queries``, ``gallery`` and ``relevance`` ({} without them)."""
     if not (args.queries and args.gallery):
         return {}
-    q = _io.load_embeddings(args.queries, "queries")
-    g = _io.load_embeddings(args.gallery, "gallery")
-    _io.check_encoder(card, queries=q, gallery=g)
+    q = load_embeddings(args.queries, "queries")
+    g = load_embeddings(args.gallery, "gallery")
+    check_encoder(card, queries=q, gallery=g)
     if not args.relevance:
         return {"queries": q, "gallery": g}
-    rel = _io.load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
+    rel = load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
     return {"queries": q, "gallery": g, "relevance": rel}
 
 
@@ -188,8 +197,8 @@ def run(args) -> int:
 
     load_family(args.family)  # registers a kind of the user's own
     check_stability_options(args)
-    _io.check_out(args, args.out)
-    card = _io.load_card_of(args.posterior, "posterior")
+    check_out(args, args.out)
+    card = load_card_of(args.posterior, "posterior")
     post = load_posterior(args.posterior)
     out = Path(args.out)
     idata = inference_data(post, num_draws=args.num_draws, seed=args.seed)
@@ -209,7 +218,7 @@ def run(args) -> int:
             written["stability"] = str(out / Path(stability).name)
         sensitivity = _sensitivity(args, post, data, tmp)  # power-scaling the prior
         written.update({k: str(out / Path(v).name) for k, v in sensitivity["files"].items()})
-    _io.report(
+    report(
         args,
         {**written, "stability_rows": rows, **worst, "prior_sensitivity": sensitivity["result"]},
         title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}",
@@ -247,14 +256,8 @@ def headline(summary) -> dict:
     >>> h["max_r_hat"], h["max_r_hat_at"], h["min_ess_bulk"], h["min_ess_bulk_at"]
     (None, 'n/a', 60.0, 'b')
     """
-    rhat, rhat_at = _worst(summary["r_hat"], "max")
-    ess, ess_at = _worst(summary["ess_bulk"], "min")
-    return {
-        "max_r_hat": rhat,
-        "max_r_hat_at": rhat_at,
-        "min_ess_bulk": ess,
-        "min_ess_bulk_at": ess_at,
-    }
+    values = (*_worst(summary["r_hat"], "max"), *_worst(summary["ess_bulk"], "min"))
+    return dict(zip(("max_r_hat", "max_r_hat_at", "min_ess_bulk", "min_ess_bulk_at"), values))
 
 
 def _shown(value: float | None, at: str, fmt: str) -> str:

@@ -160,27 +160,19 @@ def run(args) -> int:
         emb, rows = embed_images(enc, inputs, on_error=on_error, workers=n, **opts)
     else:
         rows, emb = inputs, embed_texts(enc, inputs, **opts)
+    meta = {"encoder": enc.id, "logit_scale": enc.logit_scale, "kind": kind}
+    behind = {"sources" if kind == "image" else "texts": rows}
     out = save_embeddings(
         args.out,
         emb,
-        encoder=enc.id,
-        logit_scale=enc.logit_scale,
         overwrite=args.overwrite,
-        kind=kind,
+        **meta,
         input=str(src),
         column=args.column,
-        **({"sources": rows} if kind == "image" else {"texts": rows}),
+        **behind,
     )
-    info = {
-        "embeddings": str(out),
-        "sidecar": str(sidecar_path(out)),
-        "encoder": enc.id,
-        "logit_scale": enc.logit_scale,
-        "kind": kind,
-        "rows": int(emb.shape[0]),
-        "dim": int(emb.shape[1]),
-        "input": str(src),
-    }
+    info = {"embeddings": str(out), "sidecar": str(sidecar_path(out)), **meta}
+    info.update(rows=int(emb.shape[0]), dim=int(emb.shape[1]), input=str(src))
     report(
         args,
         info,

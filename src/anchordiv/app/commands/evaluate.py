@@ -8,8 +8,16 @@ import numpy as np
 
 from ...errors import AnchorDivError, integer
 from ...provenance import load_npy
-from . import _io
-from ._io import load_card_of, load_embeddings, option_applies
+from ._io import (
+    add_flags,
+    check_out,
+    load_card_of,
+    load_embeddings,
+    load_relevance,
+    load_scorer,
+    option_applies,
+    report,
+)
 from ._options import load_family
 
 
@@ -53,11 +61,7 @@ def register(sub) -> None:
         ".csv (a header, then one column of labels or one 0/1 column per label); items sharing a "
         "label are relevant",
     )
-    p.add_argument(
-        "--labels",
-        action="store_true",
-        help="read RELEVANCE as per-item labels even when it is [G, G]",
-    )
+    add_flags(p, labels="read RELEVANCE as per-item labels even when it is [G, G]")
     p.add_argument(
         "--queries",
         help="query embeddings, .npy [Q, d]; omit to use every gallery item as a "
@@ -92,7 +96,7 @@ def register(sub) -> None:
         "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
     )
     p.add_argument("-o", "--out", required=True, help="output directory")
-    _io.add_flags(p, "overwrite", "sha256", "family", "json")
+    add_flags(p, "overwrite", "sha256", "family", "json")
 
 
 def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
@@ -114,7 +118,7 @@ def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
         if draws and kinds[name] == "posterior":
             out[name] = _posterior_scorer(path, draws)
         else:
-            out[name] = _io.load_scorer(path, "MODEL", summary or "mean")[0]
+            out[name] = load_scorer(path, "MODEL", summary or "mean")[0]
     for flag, value in (("--draws", draws), ("--summary", summary)):
         option_applies(flag, value, "posterior" in kinds.values(), _POINT_ONLY)
     return out
@@ -156,13 +160,13 @@ def run(args) -> int:
     load_family(args.family)  # registers a kind of the user's own
     for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
-    _io.check_out(args, args.out)
+    check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index, rows = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
     common_provenance(gallery=gallery, queries=queries, anchors=anchors)  # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
-    relevance = _io.load_relevance(
+    relevance = load_relevance(
         args.relevance, len(gallery), rows, n_queries=len(queries), as_labels=args.labels
     )
     ev = evaluate(
@@ -187,7 +191,7 @@ def run(args) -> int:
         "per_query": str(ev.write_per_query_csv(out / "per_query.csv")),
         "plot": str(plot_scores(ev.summary(), out / "evaluation.png", title=title)),
     }
-    _io.report(
+    report(
         args,
         {"out": str(out), **written, **result},
         title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "

@@ -25,11 +25,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--out", required=True, help="output model directory")
     add_flags(p, "overwrite")
     p.add_argument("--tau", type=number, help=TAU_HELP)
-    p.add_argument(
-        "--normalize",
-        action="store_true",
-        help="scale anchor rows to unit norm first (otherwise non-unit rows warn)",
-    )
+    add_flags(p, normalize="scale anchor rows to unit norm first (otherwise non-unit rows warn)")
     p.add_argument("--rank", type=int, help="latent kinds: subspace dimension k")
     p.add_argument(
         "--variance",

@@ -11,8 +11,16 @@ import numpy as np
 from ..._safeio import atomic_file, write_npy
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
-from . import _io
-from ._io import check_encoder, option_applies
+from ._io import (
+    add_flags,
+    check_encoder,
+    check_out,
+    load_embeddings,
+    load_scorer,
+    option_applies,
+    read_utf8,
+    report,
+)
 
 TABLE_FORMATS = {".csv": ",", ".tsv": "\t", ".jsonl": None}
 
@@ -47,7 +55,7 @@ def register(sub) -> None:
         required=True,
         help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and the table",
     )
-    _io.add_flags(p, "overwrite", "sha256")
+    add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--table",
         choices=("csv", "tsv", "jsonl", "none"),
@@ -71,7 +79,7 @@ def register(sub) -> None:
         "a point model)",
     )
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
-    _io.add_flags(p, "json")
+    add_flags(p, "json")
     p.add_argument(
         "--column",
         help="embedding column of parquet shards, read with --scheduler or --workers "
@@ -85,7 +93,7 @@ def row_labels(path: str | None, x, name: str) -> list[str] | None:
     from ...provenance import provenance_of
 
     if path:
-        labels = _io.read_utf8(path, f"--{name}-texts").splitlines()
+        labels = read_utf8(path, f"--{name}-texts").splitlines()
     else:
         prov = provenance_of(x)
         labels = prov.get("texts") or prov.get("sources")
@@ -95,16 +103,13 @@ def row_labels(path: str | None, x, name: str) -> list[str] | None:
 
 
 def table_rows(idx, div, queries: list | None, items: list | None) -> list[dict]:
-    rows = []
-    for q, (irow, drow) in enumerate(zip(idx, div)):
-        for rank, (i, d) in enumerate(zip(irow, drow), start=1):
-            row = {"query": q, "rank": rank, "item": int(i), "divergence": float(d)}
-            if queries is not None:
-                row["query_text"] = queries[q]
-            if items is not None:
-                row["item_text"] = items[i] if i >= 0 else ""
-            rows.append(row)
-    return rows
+    return [
+        {"query": q, "rank": rank, "item": int(i), "divergence": float(d)}
+        | ({} if queries is None else {"query_text": queries[q]})
+        | ({} if items is None else {"item_text": items[i] if i >= 0 else ""})
+        for q, (irow, drow) in enumerate(zip(idx, div))
+        for rank, (i, d) in enumerate(zip(irow, drow), start=1)
+    ]
 
 
 def write_table(path: Path, rows: list[dict]) -> Path:
@@ -124,25 +129,25 @@ def run(args) -> int:
 
     outputs = [f"{args.out}.{x}.npy" for x in ("indices", "divergences")]
     table = [f"{args.out}.{args.table}"] if args.table != "none" else []
-    _io.check_out(args, *outputs, *table, file=True)
+    check_out(args, *outputs, *table, file=True)
     option_applies(
         "--column",
         args.column,
         args.scheduler is not None or args.workers is not None,
         "applies to parquet shards, read with --scheduler or --workers",
     )
-    model, card = _io.load_scorer(args.model, "model", args.summary or "mean")
+    model, card = load_scorer(args.model, "model", args.summary or "mean")
     option_applies(
         "--summary",
         args.summary,
         card.get("type") == "posterior",
         f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
     )
-    queries = _io.load_embeddings(args.queries, "queries")
+    queries = load_embeddings(args.queries, "queries")
     opts = dict(chunk=args.chunk, progress=True)
     with cluster(args) as client:
         if client is None:
-            gallery = _io.load_embeddings(args.gallery, "gallery")
+            gallery = load_embeddings(args.gallery, "gallery")
             check_encoder(card, queries=queries, gallery=gallery)
             idx, div = top_k(model, queries, gallery, args.k, **opts)
         else:
@@ -171,7 +176,7 @@ def run(args) -> int:
     rows = table_rows(idx, div, qtext, gtext)
     if table:
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))
-    _io.report(
+    report(
         args,
         {**written, "queries": int(idx.shape[0]), "k": int(idx.shape[1])},
         title=f"anchordiv search: top-{idx.shape[1]} of "

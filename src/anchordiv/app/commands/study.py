@@ -3,7 +3,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 
 from __future__ import annotations
 
-from .demo import add_run_options, run as run_text
+from .demo import add_run_options, run as run_text, run_keywords
 from .embed import add_workers_option, workers
 
 
@@ -62,17 +62,8 @@ def run(args) -> int:
     if args.dataset:
         from ..studies.images import run_image_study
 
-        names = "encoder pretrained device seed batch_size overwrite on_error random_weights"
-        kwargs = {k: getattr(args, k) for k in (names + " uncertain views").split()}
-        result = run_image_study(
-            args.name,
-            args.dataset,
-            args.out,
-            size="small" if args.small else "full",
-            models_dir=args.models,
-            workers=workers(args),
-            **kwargs,
-        )
+        kwargs = run_keywords(args, "batch_size", "on_error", "uncertain", "views")
+        result = run_image_study(args.name, args.dataset, args.out, workers=workers(args), **kwargs)
         print(result.report)
         return 0
     return run_text(args, parts=(args.name,))
