@@ -4,6 +4,7 @@ printing them (a short human table by default, JSON with ``--json``)."""
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib
 import importlib.util
 import json
@@ -64,8 +65,6 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
     """Per-item labels from ``.npy``, ``.txt`` (one per line) or ``.csv``/``.tsv`` (a header, then
     one class column or one 0/1 column per label): ``[n]`` integer classes (texts numbered in
     sorted order) or ``[n, L]`` booleans."""
-    import csv
-
     suffix = Path(path).suffix.lower()
     if suffix not in LABEL_SUFFIXES:
         return np.asarray(load_embeddings(path, name))

@@ -29,17 +29,6 @@ METHOD_HELP = {
 }
 
 
-def method_flags() -> dict:
-    """``{name: (flag, argparse type, help, choices)}`` of :data:`METHOD_HELP`."""
-    from ...adaptation import GUIDES
-
-    types, choices = {"guide": str, "learning_rate": number}, {"guide": GUIDES}
-    return {
-        n: ("--" + n.replace("_", "-"), types.get(n, int), text, choices.get(n))
-        for n, text in METHOD_HELP.items()
-    }
-
-
 def prior_options() -> dict:
     """The flags of every registered family's ``from_anchors`` options (:func:`prior_flags`)."""
     from ...adaptation import KINDS
@@ -48,7 +37,7 @@ def prior_options() -> dict:
 
 
 def register(sub) -> None:
-    from ...adaptation import COMMON, KINDS, METHOD_OPTIONS
+    from ...adaptation import COMMON, GUIDES, KINDS, METHOD_OPTIONS
 
     p = sub.add_parser(
         "adapt",
@@ -91,7 +80,11 @@ def register(sub) -> None:
         help="exact conjugate update (default), svi (variational) or nuts (MCMC)",
     )
     add_flags(p, normalize="scale target rows to unit norm first (otherwise non-unit rows warn)")
-    for name, (flag, kind, text, choices) in {**prior_options(), **method_flags()}.items():
+    flags, methods = prior_options(), {"guide": (str, GUIDES), "learning_rate": (number, None)}
+    for name, text in METHOD_HELP.items():  # a method option's flag wins over a prior's
+        kind, choices = methods.get(name, (int, None))
+        flags[name] = ("--" + name.replace("_", "-"), kind, text, choices)
+    for name, (flag, kind, text, choices) in flags.items():
         p.add_argument(flag, dest=name, type=kind, choices=choices, help=text)
     p.add_argument(
         "--model",
@@ -242,44 +235,22 @@ def run(args) -> int:
     if directory is not None:
         post = adapt_from_prior(args, directory, mode, target, opts)
     else:
-        broad = load_embeddings(broad_source, "broad")
-        post = adapt(
-            args.kind,
-            broad,
-            target,
-            tau=args.tau,
-            prior=mode,
-            method=args.method,
-            normalize=args.normalize,
-            **opts,
-        )
+        common = dict(tau=args.tau, prior=mode, method=args.method, normalize=args.normalize)
+        post = adapt(args.kind, load_embeddings(broad_source, "broad"), target, **common, **opts)
     info = dict(post.info)
     if args.model:
         info["model"] = args.model
     card = card_fields(args, target, post.tau, target_file)
     if not card["encoder"] and directory is not None:  # the saved prior's encoder
         card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
-    path = save_model(
-        post.point(args.summary),
-        args.out,
-        overwrite=args.overwrite,
-        adaptation=info,
-        summary=args.summary,
-        broad_source=broad_source,
-        **card,
-    )
+    extra = dict(adaptation=info, summary=args.summary, broad_source=broad_source)
+    path = save_model(post.point(args.summary), args.out, overwrite=args.overwrite, **extra, **card)
     posterior = None
     if args.posterior_out:
         posterior = str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
-    report(
-        args,
-        {"model": str(path), "posterior": posterior, **card, **info},
-        title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",
-        fields={
-            "posterior": posterior,
-            "tau": card["tau"],
-            "encoder": card["encoder"],
-            **{k: v for k, v in info.items() if not isinstance(v, (dict, list))},
-        },
-    )
+    scalars = {k: v for k, v in info.items() if not isinstance(v, (dict, list))}
+    fields = {"posterior": posterior, "tau": card["tau"], "encoder": card["encoder"], **scalars}
+    title = f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}"
+    result = {"model": str(path), "posterior": posterior, **card, **info}
+    report(args, result, title=title, fields=fields)
     return 0

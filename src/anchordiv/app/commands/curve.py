@@ -153,22 +153,11 @@ def run(args) -> int:
         args.relevance, len(items), np.arange(len(items)), as_labels=args.labels
     )
     with cluster(args) as client:
-        curve = adaptation_curve(
-            broad,
-            target,
-            np.asarray(items[rows]),
-            items,
-            np.asarray(relevance[rows]),
-            tau=tau,
-            query_index=rows,
-            models=curve_models([m for m in args.models.split(",") if m] + list(args.model)),
-            budgets=_ints(args.budgets),
-            n_subsets=args.subsets,
-            seed=args.seed,
-            n_boot=args.n_boot,
-            progress=True,
-            client=client,
-        )
+        queries, rel = np.asarray(items[rows]), np.asarray(relevance[rows])
+        models = curve_models([m for m in args.models.split(",") if m] + list(args.model))
+        kw = dict(tau=tau, query_index=rows, models=models, budgets=_ints(args.budgets))
+        kw.update(n_subsets=args.subsets, seed=args.seed, n_boot=args.n_boot, client=client)
+        curve = adaptation_curve(broad, target, queries, items, rel, progress=True, **kw)
     paths = curve.write(
         args.out, fraction=args.fraction, title=args.title, overwrite=args.overwrite
     )

@@ -218,18 +218,16 @@ def run(args) -> int:
             written["stability"] = str(out / Path(stability).name)
         sensitivity = _sensitivity(args, post, data, tmp)  # power-scaling the prior
         written.update({k: str(out / Path(v).name) for k, v in sensitivity["files"].items()})
-    report(
-        args,
-        {**written, "stability_rows": rows, **worst, "prior_sensitivity": sensitivity["result"]},
-        title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}",
-        fields={
-            **written,
-            "max r_hat": _shown(worst["max_r_hat"], worst["max_r_hat_at"], ".3f"),
-            "min ess_bulk": _shown(worst["min_ess_bulk"], worst["min_ess_bulk_at"], ".0f"),
-            **sensitivity["fields"],
-        },
-        rows=rows,
-    )
+    result = {
+        **written,
+        "stability_rows": rows,
+        **worst,
+        "prior_sensitivity": sensitivity["result"],
+    }
+    fields = {**written, "max r_hat": _shown(worst["max_r_hat"], worst["max_r_hat_at"], ".3f")}
+    fields["min ess_bulk"] = _shown(worst["min_ess_bulk"], worst["min_ess_bulk_at"], ".0f")
+    title = f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}"
+    report(args, result, title=title, fields={**fields, **sensitivity["fields"]}, rows=rows)
     return 0
 
 

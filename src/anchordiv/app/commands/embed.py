@@ -173,10 +173,7 @@ def run(args) -> int:
     )
     info = {"embeddings": str(out), "sidecar": str(sidecar_path(out)), **meta}
     info.update(rows=int(emb.shape[0]), dim=int(emb.shape[1]), input=str(src))
-    report(
-        args,
-        info,
-        title=f"anchordiv embed: {info['rows']} {kind}s of {src} -> {out}",
-        fields={k: info[k] for k in ("sidecar", "encoder", "logit_scale", "dim")},
-    )
+    fields = {k: info[k] for k in ("sidecar", "encoder", "logit_scale", "dim")}
+    title = f"anchordiv embed: {info['rows']} {kind}s of {src} -> {out}"
+    report(args, info, title=title, fields=fields)
     return 0

@@ -169,18 +169,11 @@ def run(args) -> int:
     relevance = load_relevance(
         args.relevance, len(gallery), rows, n_queries=len(queries), as_labels=args.labels
     )
+    boot = {k: v for k, v in (("n_boot", args.n_boot), ("seed", args.seed)) if v is not None}
+    kw = dict(anchors=anchors, query_index=index, baselines=baselines, interval=args.interval)
+    models = _models(args.models, args.summary, args.draws)
     ev = evaluate(
-        _models(args.models, args.summary, args.draws),
-        queries,
-        gallery,
-        relevance,
-        anchors=anchors,
-        query_index=index,
-        baselines=baselines,
-        interval=args.interval,
-        **{k: v for k, v in (("n_boot", args.n_boot), ("seed", args.seed)) if v is not None},
-        chunk=args.chunk,
-        progress=True,
+        models, queries, gallery, relevance, **kw, **boot, chunk=args.chunk, progress=True
     )
     out = Path(args.out)
     result = ev.to_json()
@@ -191,15 +184,11 @@ def run(args) -> int:
         "per_query": str(ev.write_per_query_csv(out / "per_query.csv")),
         "plot": str(plot_scores(ev.summary(), out / "evaluation.png", title=title)),
     }
-    report(
-        args,
-        {"out": str(out), **written, **result},
-        title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
-        f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)",
-        fields=written,
-        rows=[
-            {k: r[k] for k in ("scorer", "auprc", "low", "high", "prevalence", "n_queries")}
-            for r in result["summary"]
-        ],
+    shown = ("scorer", "auprc", "low", "high", "prevalence", "n_queries")
+    table = [{k: r[k] for k in shown} for r in result["summary"]]
+    title = (
+        f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
+        f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)"
     )
+    report(args, {"out": str(out), **written, **result}, title=title, fields=written, rows=table)
     return 0

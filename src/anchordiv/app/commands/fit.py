@@ -70,15 +70,8 @@ def run(args) -> int:
     path = save_model(
         model, args.out, overwrite=args.overwrite, options=options, n_anchors=n, **card
     )
-    report(
-        args,
-        {"model": str(path), "kind": model.kind, "dim": model.dim, **card},
-        title=f"anchordiv fit: {model.kind} model saved to {path}",
-        fields={
-            "anchors": f"{anchors.shape[0]} x {model.dim} from {args.anchors}",
-            "tau": card["tau"],
-            "encoder": card["encoder"],
-            "model": repr(model),
-        },
-    )
+    fields = {"anchors": f"{n} x {model.dim} from {args.anchors}", "tau": card["tau"]}
+    fields.update(encoder=card["encoder"], model=repr(model))
+    result = {"model": str(path), "kind": model.kind, "dim": model.dim, **card}
+    report(args, result, title=f"anchordiv fit: {model.kind} model saved to {path}", fields=fields)
     return 0

@@ -130,40 +130,25 @@ def run(args) -> int:
     outputs = [f"{args.out}.{x}.npy" for x in ("indices", "divergences")]
     table = [f"{args.out}.{args.table}"] if args.table != "none" else []
     check_out(args, *outputs, *table, file=True)
-    option_applies(
-        "--column",
-        args.column,
-        args.scheduler is not None or args.workers is not None,
-        "applies to parquet shards, read with --scheduler or --workers",
-    )
+    sharded = args.scheduler is not None or args.workers is not None
+    why = "applies to parquet shards, read with --scheduler or --workers"
+    option_applies("--column", args.column, sharded, why)
     model, card = load_scorer(args.model, "model", args.summary or "mean")
-    option_applies(
-        "--summary",
-        args.summary,
-        card.get("type") == "posterior",
-        f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
-    )
+    why = f"applies to a saved posterior; {args.model} is a point model, which scores as saved"
+    option_applies("--summary", args.summary, card.get("type") == "posterior", why)
     queries = load_embeddings(args.queries, "queries")
-    opts = dict(chunk=args.chunk, progress=True)
     with cluster(args) as client:
         if client is None:
             gallery = load_embeddings(args.gallery, "gallery")
             check_encoder(card, queries=queries, gallery=gallery)
-            idx, div = top_k(model, queries, gallery, args.k, **opts)
+            idx, div = top_k(model, queries, gallery, args.k, chunk=args.chunk, progress=True)
         else:
             from ...scale import dask as distributed
 
             gallery = None
             check_encoder(card, queries=queries)
-            idx, div = distributed.top_k(
-                model,
-                queries,
-                args.gallery,
-                args.k,
-                client=client,
-                column=args.column or "embedding",
-                **opts,
-            )
+            kw = dict(chunk=args.chunk, progress=True, column=args.column or "embedding")
+            idx, div = distributed.top_k(model, queries, args.gallery, args.k, client=client, **kw)
     qtext = row_labels(args.query_texts, queries, "query")
     # a sharded gallery has no single sidecar: its table shows item numbers
     gtext = row_labels(args.gallery_texts, gallery, "gallery") if gallery is not None else None
