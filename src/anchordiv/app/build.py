@@ -1,20 +1,6 @@
-"""Build a broad prior from real vocabularies: select anchors, embed, fit, save with a card.
-
-    from anchordiv.app.build import PriorSpec, build_prior
-    from anchordiv.data.vocab import Source
-    spec = PriorSpec("visual-art", [Source("wordnet", ("art.n.01", "graphic_art.n.01"),
-                                           exclude=("sketch.n.01", "painting.n.01"))], n=2000)
-    built = build_prior(spec, encoder="minilm", out="models/visual-art")
-    built.model          # the fitted prior (a Gaussian by default), built.card its card
-
-The card (``card.json`` beside ``arrays.npz``, written by :func:`anchordiv.io.save_model`)
-records everything needed to rebuild or audit the prior: the sources (kind, roots,
-exclusions, pool size, anchors drawn), the anchor count and subsample seed, the encoder id and
-τ, a SHA-256 of the anchor texts and (added by the writer) of the arrays.
-:meth:`PriorSpec.from_card` reads the spec back, so ``build_prior(PriorSpec.from_card(card))``
-rebuilds the same anchors.  Embeddings go through the content-addressed cache
-(:func:`anchordiv.data.embed_texts`), so a rebuild re-encodes nothing.
-"""
+"""Build a broad prior from real vocabularies: select anchors, embed (cached), fit, save with a
+card that records sources, counts, seed, encoder, τ and hashes, from which
+:meth:`PriorSpec.from_card` rebuilds the same anchors (docs/guides/broad-priors.md)."""
 
 from __future__ import annotations
 
@@ -56,14 +42,8 @@ class PriorSpec:
         if "prior" not in card:
             raise AnchorDivError("card: has no 'prior' entry (not built by anchordiv.app.build)")
         p = card["prior"]
-        return cls(
-            p["name"],
-            tuple(Source(s["kind"], tuple(s["roots"]), tuple(s["exclude"])) for s in p["sources"]),
-            p["n"],
-            p["seed"],
-            p["kind"],
-            p["description"],
-        )
+        srcs = [Source(s["kind"], tuple(s["roots"]), tuple(s["exclude"])) for s in p["sources"]]
+        return cls(p["name"], srcs, p["n"], p["seed"], p["kind"], p["description"])
 
 
 @dataclasses.dataclass
@@ -84,8 +64,7 @@ def texts_sha256(texts: Sequence[str]) -> str:
     h = hashlib.sha256()
     for t in texts:
         b = t.encode("utf-8")
-        h.update(f"{len(b)}:".encode())
-        h.update(b)
+        h.update(f"{len(b)}:".encode() + b)
     return h.hexdigest()
 
 
@@ -96,14 +75,7 @@ def _card(
         {**s.describe(), "pool": c, "drawn": k} for s, c, k in zip(spec.sources, pool, drawn)
     ]
     return {
-        "prior": {
-            "name": spec.name,
-            "sources": sources,
-            "n": spec.n,
-            "seed": spec.seed,
-            "kind": spec.kind,
-            "description": spec.description,
-        },
+        "prior": {**dataclasses.asdict(spec), "sources": sources},
         "anchor_source": spec.description
         or "; ".join(f"{s['kind']}: {', '.join(s['roots']) or 'all'}" for s in sources),
         "n_anchors": len(texts),
@@ -128,11 +100,8 @@ def resolve_encoder(encoder, embed: Callable | None, tau: float | None):
     from ..data.encoders import Encoder, embed_texts, get_encoder
 
     enc = encoder if isinstance(encoder, Encoder) else get_encoder(str(encoder))
-    return (
-        (lambda texts: embed_texts(enc, texts)),
-        enc.id,
-        float(enc.logit_scale if tau is None else tau),
-    )
+    tau = float(enc.logit_scale if tau is None else tau)
+    return (lambda texts: embed_texts(enc, texts)), enc.id, tau
 
 
 def build_prior(
@@ -157,7 +126,6 @@ def build_prior(
 
     if out is not None:
         check_output(out, overwrite)
-
     if not spec.sources:
         raise AnchorDivError(f"prior {spec.name!r}: no sources")
     chosen, pool, drawn = select(spec.sources, spec.n, spec.seed)

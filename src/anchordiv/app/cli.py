@@ -1,5 +1,5 @@
 """The ``anchordiv`` command.  Each subcommand lives in :mod:`anchordiv.app.commands` as a module
-with ``register(subparsers)`` (adds its parser and sets ``func``); this file only assembles them."""
+with ``register(subparsers)`` (adds its parser) and ``run(args)``; this file only assembles them."""
 
 from __future__ import annotations
 
@@ -12,21 +12,10 @@ from ..errors import AnchorDivError, OutputExistsError
 from ..io import pinned_digests
 
 #: Subcommand modules under anchordiv.app.commands, in the order --help lists them.
-COMMANDS = [
-    "embed",
-    "fit",
-    "search",
-    "evaluate",
-    "curve",
-    "adapt",
-    "diagnose",
-    "demo",
-    "study",
-    "priors",
-    "cache",
-    "build_models",
-    "build_prior",
-]
+COMMANDS = (
+    "embed fit search evaluate curve adapt diagnose demo study priors cache build_models "
+    "build_prior"
+).split()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"anchordiv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f".commands.{name}", __package__).register(sub)
+        module = importlib.import_module(f".commands.{name}", __package__)
+        module.register(sub)
+        sub.choices[name.replace("_", "-")].set_defaults(func=module.run)
     return parser
 
 
@@ -70,15 +61,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def import_families(argv: list[str]) -> None:
-    """Import the family a ``--family MODULE:CLASS`` names before the parser is built, so that
-    its kind and its ``from_anchors`` options are there (its errors are reported later, by the
-    command that reads the flag)."""
+    """Import ``--family MODULE:CLASS`` before the parser is built, so that its kind and options
+    are there (its errors are reported later, by the command)."""
     specs = [b for a, b in zip(argv, argv[1:]) if a == "--family"]
     specs += [a.split("=", 1)[1] for a in argv if a.startswith("--family=")]
+    from .commands._io import import_object
+
     for spec in specs:
         try:
-            from .commands._io import import_object
-
             import_object(spec, "--family")
         except Exception:  # noqa: BLE001 — anchordiv adapt reports it with the flag's name
             continue

@@ -1,14 +1,5 @@
-"""A small markdown report writer: sections of text, tables from tidy rows, PNG figures.
-
-    rep = Report("anchordiv demo")
-    rep.section("Clinical retrieval", "Open-i reports ...")
-    rep.table(rows, ["finding", "model", "auprc", "lo", "hi"])
-    rep.figure("clinical.png", "AUPRC per finding")
-    path = rep.write("reports/demo")          # reports/demo/report.md
-
-Figures are files the caller wrote into the report directory (``rep.path(name)`` gives where);
-the markdown links them relatively, so the directory can be moved as a whole.
-"""
+"""A small markdown report writer: sections of text, tables from tidy rows, PNG figures the
+caller wrote into the report directory (``rep.path(name)``), linked relatively."""
 
 from __future__ import annotations
 

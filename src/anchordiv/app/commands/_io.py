@@ -4,59 +4,40 @@ printing them (a short human table by default, JSON with ``--json``)."""
 from __future__ import annotations
 
 import argparse
+import csv
+import importlib
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import AnchorDivError
-from ...provenance import load_embeddings as _load_embeddings
-
-
-def load_embeddings(path: str, name: str) -> np.ndarray:
-    """An ``[n, d]`` array from a ``.npy`` file (memory-mapped), carrying the provenance of its
-    sidecar (``X.json``: encoder, logit scale) when there is one."""
-    return _load_embeddings(path, name)
-
-
-# ---- broad anchors: a .npy, or a saved model / prior directory ------------------------------
+from ...provenance import load_embeddings
 
 
 def load_broad(path: str, name: str = "broad") -> np.ndarray:
-    """Broad anchors ``[N, d]``: a ``.npy`` file, or a saved directory standing in for them — a
-    fitted Gaussian model (``anchordiv build-prior``, ``models/*``, ``ad.save_model``) or a saved
-    Gaussian-family prior (``prior.save``) — as its 2r moment points (``ad.broad_from_model``:
-    the same mean and covariance, which is all the gaussian and latent families use), carrying
-    the card's encoder and τ."""
-    from ...io import load_card, load_model
-
+    """Broad anchors ``[N, d]``: a ``.npy``, or a saved Gaussian model or Gaussian-family prior
+    standing in as its moment points (``ad.broad_from_model``), with the card's encoder and τ."""
     if not Path(path).is_dir():
         return load_embeddings(path, name)
-    card = load_card(path)
-    if card.get("type") == "anchor-model":
-        from ...adaptation import stand_in_anchors
-
-        return stand_in_anchors(load_model(path), card)
-    if card.get("type") == "prior":
-        return prior_points(path, name)
-    raise AnchorDivError(
-        f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
-        f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
-        f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)"
-    )
-
-
-def prior_points(path: str, name: str = "broad") -> np.ndarray:
-    """Moment points of a saved Gaussian-family prior's broad mean and covariance (``mu0``,
-    ``cov``), with the encoder and τ its card records."""
-    from ...adaptation import load_prior
+    from ...adaptation import broad_from_model, load_prior, stand_in_anchors
     from ...anchors.base import psd_factor
     from ...anchors.gaussian import Gaussian
-    from ...adaptation import broad_from_model
-    from ...io import load_card
+    from ...io import load_card, load_model
     from ...provenance import with_provenance
 
+    card = load_card(path)
+    if card.get("type") == "anchor-model":
+        return stand_in_anchors(load_model(path), card)
+    if card.get("type") != "prior":
+        raise AnchorDivError(
+            f"{name}: {path} holds a {card.get('type')!r}; expected broad anchors "
+            f"(.npy), a saved Gaussian model (`anchordiv build-prior`, "
+            f"`anchordiv fit gaussian`) or a saved prior (`prior.save`)"
+        )
     prior = load_prior(path)
     if not (hasattr(prior, "mu0") and hasattr(prior, "cov")):
         raise AnchorDivError(
@@ -64,11 +45,10 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
             f"broad mean and covariance to stand in for the broad anchors; "
             f"pass the broad anchors (.npy) or a saved Gaussian model"
         )
-    cov = np.asarray(prior.cov, np.float64)
-    factor = psd_factor(cov)  # broad_from_model drops its absent directions
+    factor = psd_factor(np.asarray(prior.cov, np.float64))  # absent directions are dropped
     mean = np.asarray(prior.mu0, np.float64)
     points = broad_from_model(Gaussian(mean=mean, factor=factor, tau=1.0))
-    card = {**prior.card.get("card", {}), **load_card(path)}
+    card = {**prior.card.get("card", {}), **card}
     return with_provenance(
         points,
         encoder=card.get("encoder"),
@@ -77,33 +57,20 @@ def prior_points(path: str, name: str = "broad") -> np.ndarray:
     )
 
 
-# ---- labels: .npy, .txt or .csv ------------------------------------------------------------
-
 #: file suffixes of per-item labels besides ``.npy``
 LABEL_SUFFIXES = (".txt", ".csv", ".tsv")
 
 
 def load_labels(path: str, name: str = "labels") -> np.ndarray:
-    """Per-item labels: ``.npy`` (``[n]`` classes or ``[n, L]`` 0/1 indicators), ``.txt`` (one
-    label per line, any text; blank lines are errors) or ``.csv``/``.tsv`` (a header row, then
-    one row per item: one column of class labels, or several 0/1 columns, one per label).
-    Returns ``[n]`` integer classes (texts numbered in sorted order) or ``[n, L]`` booleans."""
-    import csv
-
-    p = Path(path)
-    suffix = p.suffix.lower()
+    """Per-item labels from ``.npy``, ``.txt`` (one per line) or ``.csv``/``.tsv`` (a header, then
+    one class column or one 0/1 column per label): ``[n]`` integer classes (texts numbered in
+    sorted order) or ``[n, L]`` booleans."""
+    suffix = Path(path).suffix.lower()
     if suffix not in LABEL_SUFFIXES:
         return np.asarray(load_embeddings(path, name))
-    if not p.is_file():
-        raise AnchorDivError(f"{name}: no such file: {path}")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AnchorDivError(f"{name}: {path} is not a UTF-8 text file") from None
+    text = read_utf8(path, name)
     if suffix == ".txt":
-        lines = text.splitlines()
-        while lines and not lines[-1].strip():
-            lines.pop()
+        lines = text.rstrip().splitlines()
         blank = [i + 1 for i, ln in enumerate(lines) if not ln.strip()]
         if blank:
             raise AnchorDivError(
@@ -139,6 +106,16 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
     return ones
 
 
+def read_utf8(path: str, name: str) -> str:
+    """The text of the UTF-8 file ``path`` (errors name the option ``name``)."""
+    if not Path(path).is_file():
+        raise AnchorDivError(f"{name}: no such file: {path}")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnchorDivError(f"{name}: {path} is not a UTF-8 text file") from None
+
+
 def _classes(values: list[str], name: str, path) -> np.ndarray:
     if not values:
         raise AnchorDivError(f"{name}: {path} holds no labels")
@@ -158,16 +135,9 @@ def load_relevance(
     name: str = "relevance",
     queries_hint: str | None = "omit --queries, or pass --query-index",
 ) -> np.ndarray:
-    """``[Q, G]`` relevance from a binary relevance matrix (``.npy [Q, G]``) or from per-item
-    labels of the gallery (:func:`load_labels`: items sharing a label are relevant), the
-    queries being gallery rows ``query_rows [Q]``.
-
-    A ``.npy`` of shape ``[Q, G]`` is the matrix unless ``as_labels``; ``[G]`` is classes
-    (whole numbers: :func:`anchordiv.evaluation.evaluate.check_labels`); ``[G, L]`` 0/1
-    indicators only with ``as_labels`` (``--labels``), since a 2-D ``.npy`` of any other shape
-    is far more often a relevance matrix of another task than indicators.  Anything else is an
-    :class:`AnchorDivError` naming the shapes it expected; ``queries_hint`` says how to make
-    the queries gallery rows where the command can (labels need them)."""
+    """``[Q, G]`` relevance: a ``[Q, G]`` matrix (unless ``as_labels``), or per-item labels of the
+    gallery (:func:`load_labels`; ``[G, L]`` indicators only ``as_labels``, ``--labels``) for
+    queries that are gallery rows ``query_rows``; ``queries_hint`` says how to make them so."""
     from ...evaluation.evaluate import check_labels, shared_label_relevance
 
     rel = load_labels(path, name)
@@ -177,8 +147,7 @@ def load_relevance(
         return rel
     wanted = (
         f"expected a [{nq}, {n_gallery}] relevance matrix (queries x gallery), [{n_gallery}] "
-        f"labels or, with --labels, [{n_gallery}, L] 0/1 label indicators; got "
-        f"{list(rel.shape)}"
+        f"labels or, with --labels, [{n_gallery}, L] 0/1 label indicators; got {list(rel.shape)}"
     )
     if rel.ndim not in (1, 2) or rel.shape[0] != n_gallery:
         raise AnchorDivError(f"{name}: {wanted}")
@@ -190,9 +159,8 @@ def load_relevance(
     if query_rows is None:
         hint = f" ({queries_hint})" if queries_hint else ""
         raise AnchorDivError(
-            f"{name}: per-item labels give the queries' relevance only when "
-            f"the queries are gallery rows{hint}; otherwise pass a [{nq}, {n_gallery}] "
-            f"relevance matrix"
+            f"{name}: per-item labels give the queries' relevance only when the queries are "
+            f"gallery rows{hint}; otherwise pass a [{nq}, {n_gallery}] relevance matrix"
         )
     rows = np.asarray(query_rows)
     if (rows < 0).any():
@@ -203,19 +171,9 @@ def load_relevance(
     return shared_label_relevance(labels[rows], labels)
 
 
-# ---- module:function ---------------------------------------------------------------------
-
-
 def import_object(spec: str, name: str):
-    """The object ``spec`` names: ``module:attr`` (an importable module, the current directory
-    included) or ``path/to/file.py:attr`` (absolute or relative to the current directory).  Any
-    error while importing the user's module (a syntax error, a family its registration refuses,
-    any exception its code raises) is an :class:`AnchorDivError` naming the flag and the
-    module."""
-    import importlib
-    import importlib.util
-    import sys
-
+    """The object ``module:attr`` or ``path/to/file.py:attr`` names (the current directory
+    importable); any error importing it is an :class:`AnchorDivError` naming flag and module."""
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
         raise AnchorDivError(f"{name}: expected module:function or file.py:function, got {spec!r}")
@@ -256,8 +214,6 @@ def import_object(spec: str, name: str):
 
 def current_directory_importable() -> None:
     """Put the current directory on ``sys.path`` (a user's module beside the command line)."""
-    import sys
-
     if "" not in sys.path and "." not in sys.path:
         sys.path.append("")
 
@@ -273,34 +229,49 @@ def number(text: str) -> float:
     return value
 
 
-def add_sha256_flag(p) -> None:
-    """``--sha256 DIGEST`` (repeatable): every saved bundle the command reads (prior, posterior,
-    model) and every embeddings sidecar must have one of these digests (``anchordiv priors``
-    prints the shipped priors'; ``ad.bundle_digest(path)`` any bundle's or ``X.npy``'s)."""
-    p.add_argument(
-        "--sha256",
+#: The flags several commands share: ``{name: add_argument keywords}`` (:func:`add_flags`).
+FLAGS = {
+    "overwrite": dict(
+        action="store_true",
+        help="replace existing outputs (default: an existing non-empty -o is an "
+        "error, reported before anything runs)",
+    ),
+    "sha256": dict(
         action="append",
         metavar="DIGEST",
         help="refuse any saved prior/posterior/model or embeddings sidecar read whose digest "
         "is not one of these (repeatable; `anchordiv priors` prints the shipped priors' "
         "digests, ad.bundle_digest('X.npy') a sidecar's)",
-    )
-
-
-def add_overwrite_flag(p) -> None:
-    """``--overwrite``: without it an existing output (a non-empty ``-o`` directory, an existing
-    output file) is an error, checked before any work is done."""
-    p.add_argument(
-        "--overwrite",
+    ),
+    "family": dict(
+        metavar="MODULE:CLASS",
+        help="a prior family of your own (an anchordiv.Family subclass its module registers with "
+        "ad.family), as module:Class (importable, the current directory included) or "
+        "path/to/file.py:Class; imported before anything is read, so that its kind is known",
+    ),
+    "random-weights": dict(
         action="store_true",
-        help="replace existing outputs (default: an existing non-empty -o is an "
-        "error, reported before anything runs)",
-    )
+        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
+        "and speed measurements: its embeddings mean nothing; a report says so first)",
+    ),
+    "json": dict(
+        action="store_true", help="print the result as one JSON object instead of a table"
+    ),
+}
+
+
+def add_flags(p, *names: str, **helps: str) -> None:
+    """Add the shared flags ``names`` to parser ``p``, then those of ``helps`` with that help (a
+    name :data:`FLAGS` lacks: an on/off switch)."""
+    for name in names:
+        p.add_argument(f"--{name}", **FLAGS[name])
+    for name, text in helps.items():
+        p.add_argument(f"--{name}", **{**FLAGS.get(name, {"action": "store_true"}), "help": text})
 
 
 def check_out(args, *paths, file: bool = False) -> None:
     """Refuse existing outputs ``paths`` (directories, or files with ``file``) unless
-    ``--overwrite`` (:func:`anchordiv.errors.check_output`, the rule of every writer)."""
+    ``--overwrite``."""
     from ...errors import check_output
 
     for path in paths:
@@ -310,15 +281,9 @@ def check_out(args, *paths, file: bool = False) -> None:
 
 def option_applies(flag: str, value, applies: bool, why: str) -> None:
     """An :class:`AnchorDivError` ``"{flag}: {why}"`` when an option was given (``value`` not
-    None) where it does not apply: an option is never silently ignored."""
+    None) where it does not apply."""
     if value is not None and not applies:
         raise AnchorDivError(f"{flag}: {why}")
-
-
-def add_json_flag(p) -> None:
-    p.add_argument(
-        "--json", action="store_true", help="print the result as one JSON object instead of a table"
-    )
 
 
 def load_card_of(path: str, name: str) -> dict:
@@ -381,11 +346,9 @@ def _cell(v) -> str:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
 
 
-def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
+def format_table(rows: list[dict]) -> str:
     """A plain-text table of same-keyed dicts (floats to 4 significant digits)."""
-    if not rows:
-        return "(no rows)"
-    cols = columns or list(rows[0])
+    cols = list(rows[0])
     cells = [[_cell(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
 

@@ -1,19 +1,13 @@
 """The prior options of ``anchordiv adapt``, read from each family's ``from_anchors``: every
-keyword-only parameter but ``prior`` becomes a flag (``kappa0`` -> ``--kappa0``, ``em_seed`` ->
-``--em-seed``) whose values its annotation says (``float``, ``int``, ``str``, ``None`` and
-``Literal`` words, in any union; no annotation: the default's type) and whose help is the
-parameter's numpydoc description, so a family — a user's from ``--family`` included — brings
-its own flags and nothing in the CLI names them.  Families that share a name share its flag:
-it accepts what any of them accepts and its help names the kinds.
-
-``--family MODULE:CLASS`` (:func:`add_family_flag`, :func:`load_family`) is the one flag every
-command that reads a prior, a posterior or a kind takes: ``anchordiv.app.cli`` imports it before
-the parser is built (so the family's kind and options exist), the command imports it again and
-reports what is wrong with it."""
+keyword-only parameter but ``prior`` becomes a flag (``em_seed`` -> ``--em-seed``) typed by its
+annotation, its help the numpydoc description; families sharing a name share its flag.
+``--family MODULE:CLASS`` (:func:`load_family`) is imported by ``anchordiv.app.cli`` before the
+parser is built, and again by the command, which reports what is wrong with it."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import math
 import re
@@ -33,13 +27,10 @@ class Accepts:
     none: bool = False
 
     def merge(self, other: "Accepts") -> "Accepts":
-        return Accepts(
-            self.words + [w for w in other.words if w not in self.words],
-            self.integer or other.integer,
-            self.number or other.number,
-            self.text or other.text,
-            self.none or other.none,
+        flags = (
+            getattr(self, f) or getattr(other, f) for f in ("integer", "number", "text", "none")
         )
+        return Accepts(self.words + [w for w in other.words if w not in self.words], *flags)
 
     def describe(self) -> str:
         kinds = (["a number"] if self.number else ["an integer"] if self.integer else []) + [
@@ -55,12 +46,8 @@ class Accepts:
             return None
         if self.integer and re.fullmatch(r"[+-]?\d+", text):
             return int(text)
-        if self.number:
-            try:
-                value = float(text)
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value):
+        with contextlib.suppress(ValueError):
+            if self.number and math.isfinite(value := float(text)):
                 return value
         raise argparse.ArgumentTypeError(f"expected {self.describe()}, got {text!r}")
 
@@ -80,7 +67,8 @@ def accepts(annotation, default) -> Accepts:
     if annotation is inspect.Parameter.empty:
         annotation = type(default) if default is not None else str
     out = Accepts()
-    for arg in typing.get_args(annotation) if _is_union(annotation) else (annotation,):
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    for arg in typing.get_args(annotation) if union else (annotation,):
         if typing.get_origin(arg) is typing.Literal:
             out.words += [str(w) for w in typing.get_args(arg)]
         elif arg is type(None):
@@ -94,10 +82,6 @@ def accepts(annotation, default) -> Accepts:
     return out
 
 
-def _is_union(annotation) -> bool:
-    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
-
-
 def parameter_docs(doc: str | None) -> dict[str, str]:
     """``{name: description}`` of a numpydoc **Parameters** section (names listed together,
     ``kappa0, nu0 : float``, share theirs), each on one line."""
@@ -108,9 +92,8 @@ def parameter_docs(doc: str | None) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     names: list[str] = []
-    for i in range(start, len(lines)):
-        line = lines[i]
-        if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"} and line.strip():
+    for line, after in zip(lines[start:], lines[start + 1 :] + [""]):
+        if set(after.strip()) == {"-"} and line.strip():
             break  # the next section
         head = re.match(r"^(\w+(?:\s*,\s*\w+)*)\s*(?::|$)", line)
         if head and not line.startswith(" "):
@@ -146,38 +129,27 @@ def family_options(kind: str) -> dict[str, tuple[Accepts, str]]:
 
 def prior_flags(kinds) -> dict[str, tuple[str, Accepts, str, list[str] | None]]:
     """``{name: (flag, argparse type, help, choices)}`` merged over ``kinds``: one flag per
-    option name, accepting what any kind accepts, its help grouped by the kinds that share a
-    text (``gaussian/mixture: ...``)."""
-    merged: dict[str, dict] = {}
+    option name, accepting what any kind accepts, its help grouped by kinds (``a/b: ...``)."""
+    takes: dict[str, Accepts] = {}
+    texts: dict[str, dict[str, list]] = {}
     for kind in kinds:
-        for name, (takes, text) in family_options(kind).items():
-            entry = merged.setdefault(name, {"accepts": Accepts(), "texts": {}})
-            entry["accepts"] = entry["accepts"].merge(takes)
-            entry["texts"].setdefault(text, []).append(kind)
-    out = {}
-    for name, entry in merged.items():
-        text = "; ".join(f"{'/'.join(ks)}: {t}" for t, ks in entry["texts"].items())
-        takes = entry["accepts"]
-        out[name] = ("--" + name.replace("_", "-"), takes, text, takes.choices)
-    return out
-
-
-FAMILY_HELP = (
-    "a prior family of your own (an anchordiv.Family subclass its module registers with "
-    "ad.family), as module:Class (importable, the current directory included) or "
-    "path/to/file.py:Class; imported before anything is read, so that its kind is known"
-)
-
-
-def add_family_flag(p) -> None:
-    """``--family MODULE:CLASS`` on parser ``p``."""
-    p.add_argument("--family", metavar="MODULE:CLASS", help=FAMILY_HELP)
+        for name, (accepts_, text) in family_options(kind).items():
+            takes[name] = takes.get(name, Accepts()).merge(accepts_)
+            texts.setdefault(name, {}).setdefault(text, []).append(kind)
+    return {
+        name: (
+            "--" + name.replace("_", "-"),
+            t,
+            "; ".join(f"{'/'.join(ks)}: {text}" for text, ks in texts[name].items()),
+            t.choices,
+        )
+        for name, t in takes.items()
+    }
 
 
 def load_family(spec: str | None):
-    """The family class ``--family spec`` names, imported (its module registers it); None
-    without the flag.  An import error, a class its registration refuses or an object that is
-    not a registered family class is an :class:`~anchordiv.AnchorDivError` naming the flag."""
+    """The registered family class ``--family spec`` names, imported; None without the flag
+    (anything else: an :class:`~anchordiv.AnchorDivError` naming the flag)."""
     if spec is None:
         return None
     from ...adaptation import FAMILIES, Family
@@ -192,16 +164,3 @@ def load_family(spec: str | None):
             f"--family: {spec} is not registered (decorate it with @ad.family(KIND) in its module)"
         )
     return cls
-
-
-__all__ = [
-    "Accepts",
-    "FAMILY_HELP",
-    "accepts",
-    "add_family_flag",
-    "family_options",
-    "load_family",
-    "parameter_docs",
-    "plain",
-    "prior_flags",
-]

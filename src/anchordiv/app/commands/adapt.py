@@ -1,38 +1,19 @@
-"""``anchordiv adapt``: broad + target anchor embeddings -> adapted point model (+ posterior).
-
-The broad side is either the broad anchors (``.npy``) or a saved prior: a fitted Gaussian
-anchor model directory (``models/*``, the output of ``anchordiv build-prior``) or a prior saved
-with ``prior.save``, given as the BROAD argument or with ``--prior DIR`` (then only TARGET
-follows the kind); its encoder and τ come from its card (``ad.load_prior``).
-
-``--model module:function`` (or ``file.py:function``) runs a user's NumPyro prior model
-``fn(targets, **model_kwargs)`` with ``--method nuts`` or ``svi`` (``model=`` of ``ad.adapt``);
-``--model-kwargs`` gives its keywords as JSON or as ``module:name`` (a dict, or a builder
-``f(broad) -> dict``).  ``--family module:Class`` imports a prior family of the user's own
-(registered under KIND) before the flags are made, so its ``from_anchors`` options are flags
-too (:mod:`._options`); ``--prior-option NAME=VALUE`` passes any keyword of its
-``from_anchors`` as JSON or text."""
+"""``anchordiv adapt``: broad + target anchor embeddings (or a saved prior, as BROAD or
+``--prior DIR``) -> adapted point model (+ posterior); the prior flags come from the families
+(:mod:`._options`), ``--model`` runs a user's NumPyro model with nuts/svi."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 
-from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
-    check_out,
-    load_embeddings,
-    number,
-    report,
-)
-from ._options import add_family_flag, load_family, prior_flags
+from ...errors import AnchorDivError
+from ._io import add_flags, check_out, import_object, load_broad, load_embeddings, number, report
+from ._options import load_family, prior_flags
 from .fit import TAU_HELP, card_fields
 
-
-#: help of the inference methods' options (names of ``anchordiv.adaptation.METHOD_OPTIONS``;
-#: their flags and argparse types follow); only options the user gives are forwarded, so the
-#: library's defaults stay the single source of truth.  The priors' options come from
-#: ``anchordiv.adaptation.OPTIONS`` (:func:`prior_options`).
+#: help of the inference methods' options (names of ``anchordiv.adaptation.METHOD_OPTIONS``);
+#: only options the user gives are forwarded, so the library's defaults stay the source of truth
 METHOD_HELP = {
     "guide": "svi: variational family: delta (MAP), normal (mean-field) or lowrank (low-rank "
     "multivariate normal)",
@@ -48,43 +29,25 @@ METHOD_HELP = {
 }
 
 
-def method_flags() -> dict:
-    """``{name: (flag, argparse type, help, choices)}`` of :data:`METHOD_HELP`."""
-    from ...adaptation import GUIDES
-
-    return {
-        name: (
-            "--" + name.replace("_", "-"),
-            str if name == "guide" else number if name == "learning_rate" else int,
-            text,
-            GUIDES if name == "guide" else None,
-        )
-        for name, text in METHOD_HELP.items()
-    }
-
-
 def prior_options() -> dict:
-    """``{name: (flag, argparse type, help, choices)}`` of every registered family's
-    ``from_anchors`` options, merged (:func:`._options.prior_flags`)."""
+    """The flags of every registered family's ``from_anchors`` options (:func:`prior_flags`)."""
     from ...adaptation import KINDS
 
     return prior_flags(KINDS)
 
 
 def register(sub) -> None:
-    from ...adaptation import COMMON, KINDS, METHOD_OPTIONS
+    from ...adaptation import COMMON, GUIDES, KINDS, METHOD_OPTIONS
 
     p = sub.add_parser(
         "adapt",
         help="adapt an anchor model from broad to target anchors (Bayesian update)",
-        description="Fit a prior to the BROAD anchor embeddings, update it with the TARGET "
-        "anchor embeddings (.npy, [n, d] each) and save the posterior summary as a "
-        "model directory (arrays.npz + card.json); optionally save the posterior. "
-        "Samplers show progress bars.",
+        description="Fit a prior to the BROAD anchor embeddings, update it with the TARGET anchor "
+        "embeddings (.npy, [n, d] each) and save the posterior summary as a model directory "
+        "(arrays.npz + card.json); optionally save the posterior. Samplers show progress bars.",
     )
     p.add_argument(
-        "kind",
-        help=f"anchor model: {', '.join(KINDS)}, or the kind of a family --family defines",
+        "kind", help=f"anchor model: {', '.join(KINDS)}, or the kind of a family --family defines"
     )
     p.add_argument(
         "anchors",
@@ -94,8 +57,7 @@ def register(sub) -> None:
         "target anchor embeddings (.npy [n, d]); only TARGET with --prior DIR",
     )
     p.add_argument("-o", "--out", required=True, help="output model directory (point summary)")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    add_flags(p, "overwrite", "sha256")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument(
         "--summary",
@@ -117,12 +79,12 @@ def register(sub) -> None:
         default=COMMON["method"],
         help="exact conjugate update (default), svi (variational) or nuts (MCMC)",
     )
-    p.add_argument(
-        "--normalize",
-        action="store_true",
-        help="scale target rows to unit norm first (otherwise non-unit rows warn)",
-    )
-    for name, (flag, kind, text, choices) in {**prior_options(), **method_flags()}.items():
+    add_flags(p, normalize="scale target rows to unit norm first (otherwise non-unit rows warn)")
+    flags, methods = prior_options(), {"guide": (str, GUIDES), "learning_rate": (number, None)}
+    for name, text in METHOD_HELP.items():  # a method option's flag wins over a prior's
+        kind, choices = methods.get(name, (int, None))
+        flags[name] = ("--" + name.replace("_", "-"), kind, text, choices)
+    for name, (flag, kind, text, choices) in flags.items():
         p.add_argument(flag, dest=name, type=kind, choices=choices, help=text)
     p.add_argument(
         "--model",
@@ -137,7 +99,7 @@ def register(sub) -> None:
         help="keywords of --model: a JSON object, or module:name of a dict or of a "
         "builder f(broad [N, d]) -> dict",
     )
-    add_family_flag(p)
+    add_flags(p, "family")
     p.add_argument(
         "--prior-option",
         action="append",
@@ -150,17 +112,11 @@ def register(sub) -> None:
     p.add_argument(
         "--source", help="anchor source recorded in the cards (default: the target file)"
     )
-    add_json_flag(p)
-    p.set_defaults(func=run)
+    add_flags(p, "json")
 
 
 def inputs(args) -> tuple[str, str, str | None, str]:
-    """``(broad source, target file, prior directory or None, prior mode)`` from the
-    positionals and ``--prior``."""
-    from pathlib import Path
-
-    from ...errors import AnchorDivError
-
+    """``(broad source, target file, prior directory or None, prior mode)``."""
     mode = args.prior if args.prior in ("broad", "isotropic") else "broad"
     directory = None if args.prior in ("broad", "isotropic") else args.prior
     if directory is not None and not Path(directory).is_dir():
@@ -181,13 +137,10 @@ def inputs(args) -> tuple[str, str, str | None, str]:
 
 
 def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
-    """Adapt from a saved prior directory: ``ad.load_prior`` + ``ad.infer``.  A Gaussian model
-    directory becomes the broad distribution of a ``kind`` prior (with the given strengths); a
-    ``prior.save`` directory is that prior, strengths and all."""
+    """Adapt from a saved Gaussian model (the broad side of a new prior) or a ``prior.save``
+    directory (that prior, strengths and all): ``ad.load_prior`` + ``ad.infer``."""
     from ...adaptation import infer, load_prior, split_options
-    from ...errors import AnchorDivError
     from ...io import load_card
-    from ._io import load_broad
 
     prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode, **opts})
     if load_card(directory).get("type") == "prior":
@@ -215,20 +168,15 @@ def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
 
 
 def family_options(args) -> dict:
-    """Import ``--family`` (which registers its kind), check ``kind`` against the registry, and
-    return the ``--prior-option`` keywords."""
-    import json
-
+    """Import ``--family``, check ``kind`` against the registry; the ``--prior-option``s."""
     from ...adaptation import FAMILIES, unknown_kind
-    from ...errors import AnchorDivError
 
     cls = load_family(args.family)
-    if cls is not None:
-        if cls.kind != args.kind:
-            raise AnchorDivError(
-                f"kind: {args.family} is registered as {cls.kind!r}; run `anchordiv adapt "
-                f"{cls.kind} ...`"
-            )
+    if cls is not None and cls.kind != args.kind:
+        raise AnchorDivError(
+            f"kind: {args.family} is registered as {cls.kind!r}; run `anchordiv adapt "
+            f"{cls.kind} ...`"
+        )
     if args.kind not in FAMILIES:
         raise unknown_kind(args.kind)
     out = {}
@@ -245,11 +193,6 @@ def family_options(args) -> dict:
 
 def model_options(args) -> dict:
     """``model`` / ``model_kwargs`` of ``ad.adapt`` from ``--model`` / ``--model-kwargs``."""
-    import json
-
-    from ...errors import AnchorDivError
-    from ._io import import_object
-
     out = {}
     if args.model:
         out["model"] = import_object(args.model, "--model")
@@ -292,46 +235,22 @@ def run(args) -> int:
     if directory is not None:
         post = adapt_from_prior(args, directory, mode, target, opts)
     else:
-        broad = load_embeddings(broad_source, "broad")
-        post = adapt(
-            args.kind,
-            broad,
-            target,
-            tau=args.tau,
-            prior=mode,
-            method=args.method,
-            normalize=args.normalize,
-            **opts,
-        )
+        common = dict(tau=args.tau, prior=mode, method=args.method, normalize=args.normalize)
+        post = adapt(args.kind, load_embeddings(broad_source, "broad"), target, **common, **opts)
     info = dict(post.info)
     if args.model:
         info["model"] = args.model
     card = card_fields(args, target, post.tau, target_file)
     if not card["encoder"] and directory is not None:  # the saved prior's encoder
         card["encoder"] = post.prior.card.get("card", {}).get("encoder") or ""
-    path = save_model(
-        post.point(args.summary),
-        args.out,
-        overwrite=args.overwrite,
-        adaptation=info,
-        summary=args.summary,
-        broad_source=broad_source,
-        **card,
-    )
-    posterior = (
-        str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
-        if args.posterior_out
-        else None
-    )
-    report(
-        args,
-        {"model": str(path), "posterior": posterior, **card, **info},
-        title=f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}",
-        fields={
-            "posterior": posterior,
-            "tau": card["tau"],
-            "encoder": card["encoder"],
-            **{k: v for k, v in info.items() if not isinstance(v, (dict, list))},
-        },
-    )
+    extra = dict(adaptation=info, summary=args.summary, broad_source=broad_source)
+    path = save_model(post.point(args.summary), args.out, overwrite=args.overwrite, **extra, **card)
+    posterior = None
+    if args.posterior_out:
+        posterior = str(post.save(args.posterior_out, overwrite=args.overwrite, **card))
+    scalars = {k: v for k, v in info.items() if not isinstance(v, (dict, list))}
+    fields = {"posterior": posterior, "tau": card["tau"], "encoder": card["encoder"], **scalars}
+    title = f"anchordiv adapt: {args.kind} ({args.method}, {args.prior} prior) -> {path}"
+    result = {"model": str(path), "posterior": posterior, **card, **info}
+    report(args, result, title=title, fields=fields)
     return 0

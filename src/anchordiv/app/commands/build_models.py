@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ._io import add_flags
+
 
 def register(sub) -> None:
     from ..studies.priors import PRIORS
@@ -13,18 +15,13 @@ def register(sub) -> None:
         help="build the shipped broad priors (WordNet, HPO / ICD-10-CM, "
         "ImageNet names) with cards into models/",
         description="For each shipped prior (anchordiv.app.studies.priors.PRIORS): select its "
-        "vocabulary regions with their exclusions, draw a seeded subsample, embed "
-        "it with the encoder (cached), fit a Gaussian and save it as a model "
-        "directory (arrays.npz + card.json: sources, roots, exclusions, counts, "
-        "encoder, tau, data hash, package version), as anchordiv build-prior "
-        "does.  The demo adapts from these priors.",
+        "vocabulary regions with their exclusions, draw a seeded subsample, embed it with the "
+        "encoder (cached), fit a Gaussian and save it as a model directory (arrays.npz + "
+        "card.json: sources, roots, exclusions, counts, encoder, tau, data hash, package version), "
+        "as anchordiv build-prior does.  The demo adapts from these priors.",
     )
     p.add_argument("-o", "--out", default="models", help="output directory (default models)")
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace priors already in the output directory (default: an error)",
-    )
+    add_flags(p, overwrite="replace priors already in the output directory (default: an error)")
     p.add_argument(
         "--only",
         choices=list(PRIORS),
@@ -40,17 +37,15 @@ def register(sub) -> None:
     )
     p.add_argument("--encoder", default="minilm", help="text encoder (default minilm)")
     p.add_argument("--seed", type=int, default=0, help="subsample seed (default 0)")
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:
     import dataclasses
     from pathlib import Path
 
+    from ...errors import check_output
     from ..build import build_prior
     from ..studies.priors import PRIORS, prior_spec
-
-    from ...errors import check_output
 
     out = {}
     names = args.only or list(PRIORS)

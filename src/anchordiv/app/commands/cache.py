@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime
 import json
 
+from ._io import add_flags
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -18,7 +20,7 @@ def register(sub) -> None:
         "some days (--older-than) or everything (--all).",
     )
     p.add_argument("action", choices=["show", "prune"], help="show (default) or prune")
-    p.add_argument("--json", action="store_true", help="show: print the summary as JSON")
+    add_flags(p, json="show: print the summary as JSON")
     p.add_argument(
         "--encoder", metavar="TEXT", help="prune: image embeddings of encoder ids containing TEXT"
     )
@@ -30,7 +32,6 @@ def register(sub) -> None:
     )
     p.add_argument("--all", action="store_true", help="prune: the whole cache")
     p.add_argument("--dry-run", action="store_true", help="prune: list, remove nothing")
-    p.set_defaults(func=run)
 
 
 def _mb(n: int) -> str:
@@ -58,11 +59,8 @@ def run(args) -> int:
         return 0
     print(f"embedding cache {s['root']}:")
     for sp in s["images"]:
-        when = (
-            datetime.datetime.fromtimestamp(sp["newest"]).strftime("%Y-%m-%d %H:%M")
-            if sp["newest"]
-            else "-"
-        )
+        stamp = datetime.datetime.fromtimestamp(sp["newest"] or 0).strftime("%Y-%m-%d %H:%M")
+        when = stamp if sp["newest"] else "-"
         print(
             f"  images of {sp['id'].split('|', 1)[0]}: {sp['images']} images in "
             f"{sp['packs']} pack(s), {_mb(sp['bytes'])}, newest {when}"

@@ -6,11 +6,8 @@ import numpy as np
 
 from ...errors import AnchorDivError, in_unit_interval
 from ._cluster import add_cluster_options, cluster
-from ._options import add_family_flag, load_family
 from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
+    add_flags,
     check_out,
     current_directory_importable,
     import_object,
@@ -20,6 +17,7 @@ from ._io import (
     number,
     report,
 )
+from ._options import load_family
 from .fit import TAU_HELP
 
 
@@ -38,44 +36,36 @@ def register(sub) -> None:
     p = sub.add_parser(
         "curve",
         help="retrieval quality vs number of target anchors, per model",
-        description="For each target-anchor budget and several seeded random subsets of the "
-        "target anchors, build every model (target-only fits, posteriors adapted "
-        "from the broad anchors, the isotropic-prior control, baselines) and "
-        "evaluate per-query AUPRC on ITEMS (every item is a query, itself removed "
-        "from its ranking). Writes OUT/curve.csv (one row per model x budget x "
-        "subset), OUT/curve_summary.csv (mean and 95% interval per model x "
-        "budget), OUT/curve.png and OUT/needs.json (target anchors each model needs "
-        "to reach --fraction of its full-coverage quality, and posterior vs "
-        "target-only ratios). With --scheduler or --workers the (budget x subset) "
-        "cells run as tasks on a Dask cluster; the results are identical. Prints "
-        "the mean AUPRC per model and budget as a table (--json: one JSON object).",
+        description="For each target-anchor budget and several seeded random subsets of the target "
+        "anchors, build every model (target-only fits, posteriors adapted from the broad anchors, "
+        "the isotropic-prior control, baselines) and evaluate per-query AUPRC on ITEMS (every item "
+        "is a query, itself removed from its ranking). Writes OUT/curve.csv (one row per model x "
+        "budget x subset), OUT/curve_summary.csv (mean and 95% interval per model x budget), "
+        "OUT/curve.png and OUT/needs.json (target anchors each model needs to reach --fraction of "
+        "its full-coverage quality, and posterior vs target-only ratios). With --scheduler or "
+        "--workers the (budget x subset) cells run as tasks on a Dask cluster; the results are "
+        "identical. Prints the mean AUPRC per model and budget as a table (--json: one JSON "
+        "object).",
     )
     p.add_argument(
         "broad",
-        help="broad anchor embeddings, .npy [m, d] (the prior's source), or "
-        "a saved prior: a Gaussian model directory (`anchordiv "
-        "build-prior`, models/*) or a `prior.save` directory, standing "
-        "in as its moment points (exact for the gaussian and latent "
-        "families; a mixture's EM would see only those points)",
+        help="broad anchor embeddings, .npy [m, d] (the prior's source), or a saved prior: a "
+        "Gaussian model directory (`anchordiv build-prior`, models/*) or a `prior.save` directory, "
+        "standing in as its moment points (exact for the gaussian and latent families; a mixture's "
+        "EM would see only those points)",
     )
     p.add_argument("target", help="target anchor embeddings, .npy [N, d] (budgets subsample it)")
     p.add_argument("items", help="item embeddings, .npy [n, d]: queries and gallery")
     p.add_argument(
         "relevance",
-        help="binary relevance among items, .npy [n, n]; or per-item labels "
-        "(items sharing a label are relevant to each other): .npy [n] classes "
-        "or [n, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
-        "then one column of labels or one 0/1 column per label)",
+        help="binary relevance among items, .npy [n, n]; or per-item labels (items sharing a label "
+        "are relevant to each other): .npy [n] classes or [n, L] 0/1 indicators, .txt (one label "
+        "per line) or .csv (a header, then one column of labels or one 0/1 column per label)",
     )
-    p.add_argument(
-        "--labels",
-        action="store_true",
-        help="read RELEVANCE as per-item labels even when it is [n, n] (n labels)",
-    )
+    add_flags(p, labels="read RELEVANCE as per-item labels even when it is [n, n] (n labels)")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     p.add_argument("-o", "--out", required=True, help="output directory")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--models",
         default=",".join(DEFAULT_MODELS),
@@ -87,12 +77,11 @@ def register(sub) -> None:
         action="append",
         default=[],
         metavar="SPEC",
-        help="add a model (repeatable): module:function or path/to/file.py:function (a "
-        "factory f(broad, target, tau) -> scorer, named after the function; "
-        "NAME=module:function names it; modules in the current directory are "
-        "importable), a module whose import calls anchordiv.register_model, or a model "
-        f"an installed package registers under the {ENTRY_POINTS!r} entry "
-        "points",
+        help="add a model (repeatable): module:function or path/to/file.py:function (a factory "
+        "f(broad, target, tau) -> scorer, named after the function; NAME=module:function names "
+        "it; modules in the current directory are importable), a module whose import calls "
+        "anchordiv.register_model, or a model an installed package registers under the "
+        f"{ENTRY_POINTS!r} entry points",
     )
     p.add_argument(
         "--budgets",
@@ -119,10 +108,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--title", default="adaptation curve", help="plot title")
-    add_family_flag(p)
-    add_json_flag(p)
+    add_flags(p, "family", "json")
     add_cluster_options(p)
-    p.set_defaults(func=run)
 
 
 def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
@@ -133,16 +120,9 @@ def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_items, n_queries, replace=False))
 
 
-def item_relevance(path: str, n_items: int, as_labels: bool) -> np.ndarray:
-    """``[n, n]`` relevance among items from a relevance matrix or per-item labels."""
-    return load_relevance(path, n_items, np.arange(n_items), as_labels=as_labels)
-
-
 def curve_models(specs: list[str]) -> dict:
     """``{name: model}`` of ``--models`` names and ``--model`` specs: ``[NAME=]module:function``
-    and ``[NAME=]path/to/file.py:function`` imported as ``adapt --model`` imports them
-    (:func:`._io.import_object`), the rest (registered names, ``posterior-<kind>``, a module
-    that registers models, entry points) by :func:`anchordiv.evaluation.curves.resolve_model`."""
+    (or ``file.py:function``) imported, the rest by ``evaluation.curves.resolve_model``."""
     from ...evaluation.curves import resolve_model
 
     out: dict = {}
@@ -168,33 +148,21 @@ def run(args) -> int:
     target = load_embeddings(args.target, "target")
     tau = resolve_tau(args.tau, broad=broad, target=target, items=items)
     rows = _query_rows(len(items), args.queries, args.seed)
-    relevance = item_relevance(args.relevance, len(items), args.labels)
+    relevance = load_relevance(
+        args.relevance, len(items), np.arange(len(items)), as_labels=args.labels
+    )
     with cluster(args) as client:
-        curve = adaptation_curve(
-            broad,
-            target,
-            np.asarray(items[rows]),
-            items,
-            np.asarray(relevance[rows]),
-            tau=tau,
-            query_index=rows,
-            models=curve_models([m for m in args.models.split(",") if m] + list(args.model)),
-            budgets=_ints(args.budgets),
-            n_subsets=args.subsets,
-            seed=args.seed,
-            n_boot=args.n_boot,
-            progress=True,
-            client=client,
-        )
+        queries, rel = np.asarray(items[rows]), np.asarray(relevance[rows])
+        models = curve_models([m for m in args.models.split(",") if m] + list(args.model))
+        kw = dict(tau=tau, query_index=rows, models=models, budgets=_ints(args.budgets))
+        kw.update(n_subsets=args.subsets, seed=args.seed, n_boot=args.n_boot, client=client)
+        curve = adaptation_curve(broad, target, queries, items, rel, progress=True, **kw)
     paths = curve.write(
         args.out, fraction=args.fraction, title=args.title, overwrite=args.overwrite
     )
     if args.json:
-        report(
-            args,
-            {"paths": paths, "prevalence": curve.prevalence, "summary": curve.summary()},
-            title="",
-        )
+        result = {"paths": paths, "prevalence": curve.prevalence, "summary": curve.summary()}
+        report(args, result, title="")
     else:
         print(curve.table())
         print("\nwrote " + ", ".join(f"{k} {v}" for k, v in paths.items()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .embed import add_random_weights_option
+from ._io import add_flags
 
 
 def add_run_options(p, default_out: str) -> None:
@@ -14,10 +14,10 @@ def add_run_options(p, default_out: str) -> None:
         help=f"report directory (default {default_out}); report.md, CSV tables and "
         f"PNG figures are written there",
     )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing report directory (default: an existing non-empty -o is an error)",
+    add_flags(
+        p,
+        overwrite="replace an existing report directory (default: an existing non-empty -o is an "
+        "error)",
     )
     p.add_argument(
         "--small",
@@ -44,7 +44,7 @@ def add_run_options(p, default_out: str) -> None:
         "open_clip:/path/config.json takes a model config of your own)",
     )
     p.add_argument("--device", default="cpu", help="torch device of the encoder (default cpu)")
-    add_random_weights_option(p)
+    add_flags(p, "random-weights")
     p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")
 
 
@@ -54,33 +54,26 @@ def register(sub) -> None:
         help="the main job: clinical retrieval, WordNet→ImageNet adaptation curve, "
         "anchor budget and object/style studies on real offline text, as a report",
         description="Embed real offline text with the shipped MiniLM encoder (cached), run the "
-        "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), "
-        "the WordNet → ImageNet adaptation curve (with the anchor-budget view) and "
-        "the object-vs-style study, the prior-transfer studies and the dominance "
-        "table, and write a markdown report with tables and PNG plots.  About two "
-        "minutes on 2 idle CPU cores with warm caches (embeddings and compiled "
-        "programs; 106 s measured), three and a half with cold ones (202 s, "
-        "MiniLM encoding 144 texts/s); prints the report's path.",
+        "clinical retrieval study (Open-i reports, HPO/ICD-10-CM pathology anchors), the WordNet → "
+        "ImageNet adaptation curve (with the anchor-budget view) and the object-vs-style study, "
+        "the prior-transfer studies and the dominance table, and write a markdown report with "
+        "tables and PNG plots.  About two minutes on 2 idle CPU cores with warm caches (embeddings "
+        "and compiled programs; 106 s measured), three and a half with cold ones (202 s, MiniLM "
+        "encoding 144 texts/s); prints the report's path.",
     )
     add_run_options(p, "reports/demo")
-    p.set_defaults(func=run)
 
 
 def run(args, parts=None) -> int:
     """Run the studies (``parts``: the demo's unless given) on the text analogues."""
     from ..studies.main_job import DEMO_PARTS, run_demo
 
-    path = run_demo(
-        args.out,
-        size="small" if args.small else "full",
-        encoder=args.encoder,
-        models_dir=args.models,
-        seed=args.seed,
-        parts=parts or DEMO_PARTS,
-        overwrite=args.overwrite,
-        pretrained=args.pretrained,
-        device=args.device,
-        random_weights=args.random_weights,
-    )
-    print(path)
+    print(run_demo(args.out, parts=parts or DEMO_PARTS, **run_keywords(args)))
     return 0
+
+
+def run_keywords(args, *more: str) -> dict:
+    """The keywords of the run options (:func:`add_run_options`) and of ``more``."""
+    names = "encoder seed overwrite pretrained device random_weights".split() + list(more)
+    size = "small" if args.small else "full"
+    return {"size": size, "models_dir": args.models, **{k: getattr(args, k) for k in names}}

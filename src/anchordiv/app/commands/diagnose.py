@@ -9,11 +9,8 @@ import numpy as np
 from ..._safeio import atomic_dir
 from ..._tolerance import TIE_RTOL
 from ...errors import AnchorDivError
-from ._options import add_family_flag, load_family
 from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
+    add_flags,
     check_encoder,
     check_out,
     load_card_of,
@@ -22,26 +19,26 @@ from ._io import (
     option_applies,
     report,
 )
+from ._options import load_family
 
 
 def register(sub) -> None:
     p = sub.add_parser(
         "diagnose",
         help="ArviZ summary, plots and retrieval stability of a saved posterior",
-        description="Draw from the saved POSTERIOR (`anchordiv adapt --posterior-out`), write "
-        "its interpretable quantities as InferenceData (OUT/idata), the ArviZ "
-        "summary (OUT/summary.csv: mean, sd, 94 % HDI, ESS, r_hat; r_hat n/a with one chain), posterior and trace "
-        "plots (OUT/posterior.png, OUT/trace.png) and, given --queries and "
-        "--gallery, the retrieval stability across draws (OUT/stability.csv: top-k "
-        "overlap with the point model, and AUPRC with --relevance), and how much the prior drives "
-        "the posterior: power-scaling sensitivity per quantity (OUT/sensitivity.csv) and per "
-        "power α of the prior (OUT/sensitivity_curve.csv; with --queries and --gallery, the "
-        "posterior-mean scorer's top-k overlap and AUPRC as the prior is scaled).",
+        description="Draw from the saved POSTERIOR (`anchordiv adapt --posterior-out`), write its "
+        "interpretable quantities as InferenceData (OUT/idata), the ArviZ summary "
+        "(OUT/summary.csv: mean, sd, 94 % HDI, ESS, r_hat; r_hat n/a with one chain), posterior "
+        "and trace plots (OUT/posterior.png, OUT/trace.png) and, given --queries and --gallery, "
+        "the retrieval stability across draws (OUT/stability.csv: top-k overlap with the point "
+        "model, and AUPRC with --relevance), and how much the prior drives the posterior: "
+        "power-scaling sensitivity per quantity (OUT/sensitivity.csv) and per power α of the prior "
+        "(OUT/sensitivity_curve.csv; with --queries and --gallery, the posterior-mean scorer's "
+        "top-k overlap and AUPRC as the prior is scaled).",
     )
     p.add_argument("posterior", help="posterior directory from `anchordiv adapt --posterior-out`")
     p.add_argument("-o", "--out", required=True, help="output directory")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--num-draws",
         type=int,
@@ -53,14 +50,10 @@ def register(sub) -> None:
     p.add_argument("--relevance", help="binary relevance, .npy [Q, G] (adds AUPRC stability)")
     p.add_argument("-k", type=int, help="top-k for the stability table (default 10)")
     p.add_argument(
-        "--stability-draws",
-        type=int,
-        help="posterior draws for the stability table (default 20)",
+        "--stability-draws", type=int, help="posterior draws for the stability table (default 20)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    add_family_flag(p)
-    add_json_flag(p)
-    p.set_defaults(func=run)
+    add_flags(p, "family", "json")
 
 
 #: most values per draw of a variable the diagnose figures draw (one panel each); larger
@@ -69,10 +62,8 @@ PLOT_MAX_VALUES = 8
 
 
 def plotted(idata) -> list[str]:
-    """The posterior variables the diagnose figures draw: those that vary over the draws, with
-    at most :data:`PLOT_MAX_VALUES` values per draw, smallest first, until the panels reach ArviZ's
-    limit (:data:`~anchordiv.checks.arviz.MAX_SUBPLOTS`) — whatever a family names its dims,
-    a figure never asks for thousands of panels."""
+    """The posterior variables the figures draw: those that vary, with at most
+    :data:`PLOT_MAX_VALUES` values per draw, smallest first, within ArviZ's panel limit."""
     from ...checks.arviz import MAX_SUBPLOTS
 
     post = idata["posterior"]
@@ -91,8 +82,7 @@ def plotted(idata) -> list[str]:
 
 
 def _spread(x: np.ndarray) -> bool:
-    """Whether every value of a variable ``[chain, draw, ...]`` is finite and varies over the
-    draws somewhere beyond rounding (a density to draw)."""
+    """Whether a variable ``[chain, draw, ...]`` is finite and varies beyond rounding."""
     x = np.asarray(x, np.float64)
     if not np.all(np.isfinite(x)):
         return False
@@ -102,8 +92,7 @@ def _spread(x: np.ndarray) -> bool:
 
 
 def _plots(idata, out: Path, final: Path) -> dict[str, str]:
-    """The posterior and trace figures of :func:`plotted`, written in ``out``, reported at
-    ``final`` (where the finished folder goes)."""
+    """The posterior and trace figures, written in ``out``, reported at ``final``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -129,37 +118,32 @@ def check_stability_options(args) -> None:
         )
 
 
-def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
-    from ...evaluation.evaluate import write_rows
-    from ...checks.uncertainty import retrieval_uncertainty
-
+def _retrieval(args, card) -> dict:
+    """The stability table's ``queries``, ``gallery`` and ``relevance`` ({} without them)."""
     if not (args.queries and args.gallery):
-        return None, []
+        return {}
     q = load_embeddings(args.queries, "queries")
     g = load_embeddings(args.gallery, "gallery")
     check_encoder(card, queries=q, gallery=g)
-    rel = (
-        load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
-        if args.relevance
-        else None
-    )
-    unc = retrieval_uncertainty(
-        post,
-        q,
-        g,
-        relevance=rel,
-        seed=args.seed,
-        **{  # the library's defaults where a flag is not given
-            k: v for k, v in (("k", args.k), ("num_draws", args.stability_draws)) if v is not None
-        },
-    )
-    summ = unc.summary()
+    if not args.relevance:
+        return {"queries": q, "gallery": g}
+    rel = load_relevance(args.relevance, len(g), n_queries=len(q), queries_hint=None)
+    return {"queries": q, "gallery": g, "relevance": rel}
+
+
+def _stability(args, post, data: dict, out: Path) -> tuple[str | None, list[dict]]:
+    from ...evaluation.evaluate import write_rows
+    from ...checks.uncertainty import retrieval_uncertainty
+
+    if not data:
+        return None, []
+    given = (("k", args.k), ("num_draws", args.stability_draws))  # else the library's defaults
+    opts = {k: v for k, v in given if v is not None}
+    summ = retrieval_uncertainty(post, **data, seed=args.seed, **opts).summary()
     rows = [
         {
             "quantity": name,
-            "mean": band["mean"],
-            "low": band["low"],
-            "high": band["high"],
+            **{k: band[k] for k in ("mean", "low", "high")},
             "interval": summ["interval"],
         }
         for name, band in summ.items()
@@ -168,26 +152,14 @@ def _stability(args, post, card, out: Path) -> tuple[str | None, list[dict]]:
     return str(write_rows(out / "stability.csv", rows)), rows
 
 
-def _sensitivity(args, post, out: Path) -> dict:
-    """Power-scaling prior sensitivity (:func:`~anchordiv.checks.prior_sensitivity`):
-    OUT/sensitivity.csv (per quantity), OUT/sensitivity_curve.csv (per α) and the printed
-    lines; where the posterior's prior is unknown (a user's model, a subspace run, a delta
-    guide), the reason instead."""
+def _sensitivity(args, post, retrieval: dict, out: Path) -> dict:
+    """Power-scaling prior sensitivity: OUT/sensitivity.csv (per quantity),
+    OUT/sensitivity_curve.csv (per α) and the printed lines; where the posterior's prior is
+    unknown (a user's model, a subspace run, a delta guide), the reason instead."""
     from ...checks.sensitivity import prior_sensitivity
 
-    retrieval = {}
-    if args.queries and args.gallery:
-        retrieval["queries"] = load_embeddings(args.queries, "queries")
-        retrieval["gallery"] = load_embeddings(args.gallery, "gallery")
-        if args.relevance:
-            retrieval["relevance"] = load_relevance(
-                args.relevance,
-                len(retrieval["gallery"]),
-                n_queries=len(retrieval["queries"]),
-                queries_hint=None,
-            )
-        if args.k is not None:
-            retrieval["k"] = args.k
+    if retrieval and args.k is not None:
+        retrieval = {**retrieval, "k": args.k}
     try:
         res = prior_sensitivity(post, num_draws=args.num_draws, seed=args.seed, **retrieval)
     except AnchorDivError as err:
@@ -197,10 +169,7 @@ def _sensitivity(args, post, out: Path) -> dict:
             "fields": {"prior sensitivity": f"n/a ({err})"},
         }
     table, curve = res.table(), res.curve()
-    files = {
-        "sensitivity": str(out / "sensitivity.csv"),
-        "sensitivity_curve": str(out / "sensitivity_curve.csv"),
-    }
+    files = {k: str(out / f"{k}.csv") for k in ("sensitivity", "sensitivity_curve")}
     table.to_csv(files["sensitivity"], index_label="quantity")
     curve.to_csv(files["sensitivity_curve"], index=False)
     worst = sorted(res.worst.items(), key=lambda kv: -kv[1])
@@ -243,29 +212,28 @@ def run(args) -> int:
         summary.to_csv(tmp / "summary.csv")
         written = {"idata": str(out / "idata"), "summary": str(out / "summary.csv")}
         written.update(_plots(idata, tmp, out))
-        stability, rows = _stability(args, post, card, tmp)
+        data = _retrieval(args, card)
+        stability, rows = _stability(args, post, data, tmp)
         if stability:
             written["stability"] = str(out / Path(stability).name)
-        sensitivity = _sensitivity(args, post, tmp)  # power-scaling the prior
+        sensitivity = _sensitivity(args, post, data, tmp)  # power-scaling the prior
         written.update({k: str(out / Path(v).name) for k, v in sensitivity["files"].items()})
-    report(
-        args,
-        {**written, "stability_rows": rows, **worst, "prior_sensitivity": sensitivity["result"]},
-        title=f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}",
-        fields={
-            **written,
-            "max r_hat": _shown(worst["max_r_hat"], worst["max_r_hat_at"], ".3f"),
-            "min ess_bulk": _shown(worst["min_ess_bulk"], worst["min_ess_bulk_at"], ".0f"),
-            **sensitivity["fields"],
-        },
-        rows=rows,
-    )
+    result = {
+        **written,
+        "stability_rows": rows,
+        **worst,
+        "prior_sensitivity": sensitivity["result"],
+    }
+    fields = {**written, "max r_hat": _shown(worst["max_r_hat"], worst["max_r_hat_at"], ".3f")}
+    fields["min ess_bulk"] = _shown(worst["min_ess_bulk"], worst["min_ess_bulk_at"], ".0f")
+    title = f"anchordiv diagnose: {post.kind} posterior ({post.method}) from {args.posterior}"
+    report(args, result, title=title, fields={**fields, **sensitivity["fields"]}, rows=rows)
     return 0
 
 
 def _worst(column, pick: str) -> tuple[float | None, str]:
-    """The largest (``pick="max"``) or smallest finite value of a summary column and its row
-    name; ``(None, "n/a")`` when it has none (R-hat of a single chain)."""
+    """The largest (``pick="max"``) or smallest finite value of a column and its row name, or
+    ``(None, "n/a")``."""
     finite = column[np.isfinite(column.to_numpy(float))]
     if finite.empty:
         return None, "n/a"
@@ -286,14 +254,8 @@ def headline(summary) -> dict:
     >>> h["max_r_hat"], h["max_r_hat_at"], h["min_ess_bulk"], h["min_ess_bulk_at"]
     (None, 'n/a', 60.0, 'b')
     """
-    rhat, rhat_at = _worst(summary["r_hat"], "max")
-    ess, ess_at = _worst(summary["ess_bulk"], "min")
-    return {
-        "max_r_hat": rhat,
-        "max_r_hat_at": rhat_at,
-        "min_ess_bulk": ess,
-        "min_ess_bulk_at": ess_at,
-    }
+    values = (*_worst(summary["r_hat"], "max"), *_worst(summary["ess_bulk"], "min"))
+    return dict(zip(("max_r_hat", "max_r_hat_at", "min_ess_bulk", "min_ess_bulk_at"), values))
 
 
 def _shown(value: float | None, at: str, fmt: str) -> str:

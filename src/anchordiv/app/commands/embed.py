@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import AnchorDivError
 from ...provenance import save_embeddings, sidecar_path
-from ._io import add_json_flag, add_overwrite_flag, check_out, option_applies, report
+from ._io import add_flags, check_out, option_applies, report
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
@@ -17,12 +17,12 @@ def register(sub) -> None:
     p = sub.add_parser(
         "embed",
         help="embed texts (text file, CSV column) or an image folder into .npy",
-        description="Encode INPUT with an encoder and write unit-norm float32 embeddings "
-        "[n, d] to OUT (.npy) and a sidecar OUT.json (encoder id, logit scale that "
-        "fit/adapt/curve use as --tau, the texts or image files behind the rows). INPUT is a text file (one text per line; blank "
-        "lines are skipped), a .csv/.tsv file with --column, or a folder of images "
-        "(open_clip encoders). Embeddings are cached by content, so a second run "
-        "does not re-encode.",
+        description="Encode INPUT with an encoder and write unit-norm float32 embeddings [n, d] to "
+        "OUT (.npy) and a sidecar OUT.json (encoder id, logit scale that fit/adapt/curve use as "
+        "--tau, the texts or image files behind the rows). INPUT is a text file (one text per "
+        "line; blank lines are skipped), a .csv/.tsv file with --column, or a folder of images "
+        "(open_clip encoders). Embeddings are cached by content, so a second run does not "
+        "re-encode.",
     )
     p.add_argument("input", help="text file, .csv/.tsv file, or image folder")
     p.add_argument(
@@ -31,7 +31,7 @@ def register(sub) -> None:
         required=True,
         help="output .npy file (.npy is added when missing; the sidecar is OUT.json)",
     )
-    add_overwrite_flag(p)
+    add_flags(p, "overwrite")
     p.add_argument(
         "--encoder",
         default="minilm",
@@ -50,11 +50,10 @@ def register(sub) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
     add_workers_option(p)
-    add_random_weights_option(p)
+    add_flags(p, "random-weights")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
-    add_json_flag(p)
-    p.set_defaults(func=run)
+    add_flags(p, "json")
 
 
 def read_texts(path: Path, column: str | None) -> list[str]:
@@ -91,9 +90,8 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise AnchorDivError(
-            f"input {path}: is not a UTF-8 text file (binary or another "
-            f"encoding); pass a text file, a .csv/.tsv file or an image "
-            f"folder"
+            f"input {path}: is not a UTF-8 text file (binary or another encoding); pass a text "
+            "file, a .csv/.tsv file or an image folder"
         ) from None
 
 
@@ -122,20 +120,9 @@ def add_workers_option(p) -> None:
     p.add_argument(
         "--workers",
         type=int,
-        default=None,
         metavar="N",
         help="image worker processes that read, hash, decode and preprocess while the model "
         f"encodes (default: CPU cores - 1, at most 8; here {default_workers()}; 0: none)",
-    )
-
-
-def add_random_weights_option(p) -> None:
-    """``--random-weights``: allow an open_clip model without --pretrained."""
-    p.add_argument(
-        "--random-weights",
-        action="store_true",
-        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
-        "and speed measurements: its embeddings mean nothing; a report says so first)",
     )
 
 
@@ -159,11 +146,10 @@ def run(args) -> int:
     for flag, value in (("--recursive", args.recursive or None), ("--on-error", args.on_error)):
         option_applies(flag, value, kind == "image", f"applies to an image folder; {src} is a file")
     inputs = image_files(src, args.recursive) if kind == "image" else read_texts(src, args.column)
-    cache = not args.no_cache
+    opts = dict(cache=not args.no_cache, batch_size=args.batch_size, progress=True)
     if kind == "image":  # every unreadable file named before the model loads
-        inputs = check_images(inputs, args.on_error or "raise", workers=workers(args), cache=cache)[
-            0
-        ]
+        on_error, n = args.on_error or "raise", workers(args)
+        inputs = check_images(inputs, on_error, workers=n, cache=opts["cache"])[0]
     enc = get_encoder(
         args.encoder,
         pretrained=args.pretrained,
@@ -171,43 +157,23 @@ def run(args) -> int:
         random_weights=args.random_weights,
     )
     if kind == "image":
-        emb, rows = embed_images(
-            enc,
-            inputs,
-            cache=cache,
-            batch_size=args.batch_size,
-            progress=True,
-            on_error=args.on_error or "raise",
-            workers=workers(args),
-        )
+        emb, rows = embed_images(enc, inputs, on_error=on_error, workers=n, **opts)
     else:
-        rows = inputs
-        emb = embed_texts(enc, rows, cache=cache, batch_size=args.batch_size, progress=True)
+        rows, emb = inputs, embed_texts(enc, inputs, **opts)
+    meta = {"encoder": enc.id, "logit_scale": enc.logit_scale, "kind": kind}
+    behind = {"sources" if kind == "image" else "texts": rows}
     out = save_embeddings(
         args.out,
         emb,
-        encoder=enc.id,
-        logit_scale=enc.logit_scale,
         overwrite=args.overwrite,
-        kind=kind,
+        **meta,
         input=str(src),
         column=args.column,
-        **({"sources": rows} if kind == "image" else {"texts": rows}),
+        **behind,
     )
-    info = {
-        "embeddings": str(out),
-        "sidecar": str(sidecar_path(out)),
-        "encoder": enc.id,
-        "logit_scale": enc.logit_scale,
-        "kind": kind,
-        "rows": int(emb.shape[0]),
-        "dim": int(emb.shape[1]),
-        "input": str(src),
-    }
-    report(
-        args,
-        info,
-        title=f"anchordiv embed: {info['rows']} {kind}s of {src} -> {out}",
-        fields={k: info[k] for k in ("sidecar", "encoder", "logit_scale", "dim")},
-    )
+    info = {"embeddings": str(out), "sidecar": str(sidecar_path(out)), **meta}
+    info.update(rows=int(emb.shape[0]), dim=int(emb.shape[1]), input=str(src))
+    fields = {k: info[k] for k in ("sidecar", "encoder", "logit_scale", "dim")}
+    title = f"anchordiv embed: {info['rows']} {kind}s of {src} -> {out}"
+    report(args, info, title=title, fields=fields)
     return 0

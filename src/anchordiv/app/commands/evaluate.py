@@ -8,11 +8,8 @@ import numpy as np
 
 from ...errors import AnchorDivError, integer
 from ...provenance import load_npy
-from ._options import add_family_flag, load_family
 from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
+    add_flags,
     check_out,
     load_card_of,
     load_embeddings,
@@ -21,6 +18,7 @@ from ._io import (
     option_applies,
     report,
 )
+from ._options import load_family
 
 
 def register(sub) -> None:
@@ -50,26 +48,20 @@ def register(sub) -> None:
     p.add_argument(
         "--draws",
         type=int,
-        help="posterior MODELs: score with the mean divergence over this many "
-        "posterior draws instead of the point summary (an error with --summary, or when no "
-        "MODEL is a posterior)",
+        help="posterior MODELs: score with the mean divergence over this many posterior draws "
+        "instead of the point summary (an error with --summary, or when no MODEL is a posterior)",
     )
     p.add_argument("--gallery", required=True, help="gallery embeddings, .npy [G, d]")
     p.add_argument(
         "--relevance",
         required=True,
-        help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant "
-        "to query i); or per-item labels of the gallery when the queries are "
-        "gallery rows (no --queries, or --query-index): .npy [G] classes or "
-        "[G, L] 0/1 indicators, .txt (one label per line) or .csv (a header, "
-        "then one column of labels or one 0/1 column per label); items sharing "
-        "a label are relevant",
+        help="binary relevance, .npy [Q, G] (row i: which gallery items are relevant to query i); "
+        "or per-item labels of the gallery when the queries are gallery rows (no --queries, or "
+        "--query-index): .npy [G] classes or [G, L] 0/1 indicators, .txt (one label per line) or "
+        ".csv (a header, then one column of labels or one 0/1 column per label); items sharing a "
+        "label are relevant",
     )
-    p.add_argument(
-        "--labels",
-        action="store_true",
-        help="read RELEVANCE as per-item labels even when it is [G, G]",
-    )
+    add_flags(p, labels="read RELEVANCE as per-item labels even when it is [G, G]")
     p.add_argument(
         "--queries",
         help="query embeddings, .npy [Q, d]; omit to use every gallery item as a "
@@ -104,17 +96,12 @@ def register(sub) -> None:
         "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
     )
     p.add_argument("-o", "--out", required=True, help="output directory")
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
-    add_family_flag(p)
-    add_json_flag(p)
-    p.set_defaults(func=run)
+    add_flags(p, "overwrite", "sha256", "family", "json")
 
 
 def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
-    """``{name: scorer}`` of the MODEL arguments; ``--summary`` and ``--draws`` apply to
-    posteriors only, so either one given with no posterior among them (or both together) is
-    an error rather than an option silently ignored."""
+    """``{name: scorer}`` of the MODEL arguments; ``--summary`` and ``--draws`` (not both) apply
+    to posteriors only."""
     if draws is not None:
         draws = integer("--draws", draws, low=1)
         if summary is not None:
@@ -144,8 +131,7 @@ _POINT_ONLY = (
 
 
 def _posterior_scorer(path: str, draws: int):
-    """Score = −(mean divergence over ``draws`` posterior draws): the posterior-expected
-    divergence, ``f(queries [c, d], gallery [G, d]) -> [c, G]``."""
+    """Score = −(mean divergence over ``draws`` posterior draws), ``f(x [c, d], g) -> [c, G]``."""
     from ...adaptation import load_posterior
     from ...retrieval.divergence import divergence
 
@@ -154,15 +140,16 @@ def _posterior_scorer(path: str, draws: int):
 
 
 def _query_setup(args, gallery):
+    """``(queries, --query-index, gallery row of each query)``."""
     if args.queries is None:
         if args.query_index:
             raise AnchorDivError(
                 "--query-index: only with --queries (without --queries every "
                 "gallery item is its own query)"
             )
-        return gallery, np.arange(len(gallery))
+        return gallery, np.arange(len(gallery)), np.arange(len(gallery))
     index = load_npy(args.query_index, "--query-index") if args.query_index else None
-    return load_embeddings(args.queries, "queries"), index
+    return load_embeddings(args.queries, "queries"), index, index
 
 
 def run(args) -> int:
@@ -175,47 +162,33 @@ def run(args) -> int:
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)
     gallery = load_embeddings(args.gallery, "gallery")
-    queries, index = _query_setup(args, gallery)
+    queries, index, rows = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
     common_provenance(gallery=gallery, queries=queries, anchors=anchors)  # one encoder
     baselines = tuple(b for b in args.baselines.split(",") if b)
-    rows = np.arange(len(gallery)) if args.queries is None else index
     relevance = load_relevance(
         args.relevance, len(gallery), rows, n_queries=len(queries), as_labels=args.labels
     )
+    boot = {k: v for k, v in (("n_boot", args.n_boot), ("seed", args.seed)) if v is not None}
+    kw = dict(anchors=anchors, query_index=index, baselines=baselines, interval=args.interval)
+    models = _models(args.models, args.summary, args.draws)
     ev = evaluate(
-        _models(args.models, args.summary, args.draws),
-        queries,
-        gallery,
-        relevance,
-        anchors=anchors,
-        query_index=index,
-        baselines=baselines,
-        interval=args.interval,
-        **{k: v for k, v in (("n_boot", args.n_boot), ("seed", args.seed)) if v is not None},
-        chunk=args.chunk,
-        progress=True,
+        models, queries, gallery, relevance, **kw, **boot, chunk=args.chunk, progress=True
     )
     out = Path(args.out)
     result = ev.to_json()
+    title = f"retrieval AUPRC, {len(queries)} queries"
     written = {
-        "json": write_json(out / "evaluation.json", result),
-        "csv": ev.write_csv(out / "evaluation.csv"),
-        "per_query": ev.write_per_query_csv(out / "per_query.csv"),
-        "plot": plot_scores(
-            ev.summary(), out / "evaluation.png", title=f"retrieval AUPRC, {len(queries)} queries"
-        ),
+        "json": str(write_json(out / "evaluation.json", result)),
+        "csv": str(ev.write_csv(out / "evaluation.csv")),
+        "per_query": str(ev.write_per_query_csv(out / "per_query.csv")),
+        "plot": str(plot_scores(ev.summary(), out / "evaluation.png", title=title)),
     }
-    written = {k: str(v) for k, v in written.items()}
-    report(
-        args,
-        {"out": str(out), **written, **result},
-        title=f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
-        f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)",
-        fields=written,
-        rows=[
-            {k: r[k] for k in ("scorer", "auprc", "low", "high", "prevalence", "n_queries")}
-            for r in result["summary"]
-        ],
+    shown = ("scorer", "auprc", "low", "high", "prevalence", "n_queries")
+    table = [{k: r[k] for k in shown} for r in result["summary"]]
+    title = (
+        f"anchordiv evaluate: per-query AUPRC, {len(queries)} queries x "
+        f"{len(gallery)} gallery items (mean, {ev.interval} {ev.level:.0%} interval)"
     )
+    report(args, {"out": str(out), **written, **result}, title=title, fields=written, rows=table)
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._io import add_json_flag, add_overwrite_flag, check_out, load_embeddings, number, report
+from ._io import add_flags, check_out, load_embeddings, number, report
 
 TAU_HELP = (
     "encoder logit scale (inverse temperature): ~100 for CLIP, 20 for MiniLM; default: "
@@ -16,21 +16,16 @@ def register(sub) -> None:
     p = sub.add_parser(
         "fit",
         help="fit an anchor model to anchor embeddings (.npy) and save it",
-        description="Fit an anchor model of KIND to the anchor embeddings in "
-        "ANCHORS (.npy, [n, d]) and save it as a model directory "
-        "(arrays.npz + card.json recording encoder, tau and anchor "
-        "source).",
+        description="Fit an anchor model of KIND to the anchor embeddings in ANCHORS "
+        "(.npy, [n, d]) and save it as a model directory (arrays.npz + card.json recording "
+        "encoder, tau and anchor source).",
     )
     p.add_argument("kind", choices=KINDS, help="anchor model")
     p.add_argument("anchors", help="anchor embeddings, .npy [n, d]")
     p.add_argument("-o", "--out", required=True, help="output model directory")
-    add_overwrite_flag(p)
+    add_flags(p, "overwrite")
     p.add_argument("--tau", type=number, help=TAU_HELP)
-    p.add_argument(
-        "--normalize",
-        action="store_true",
-        help="scale anchor rows to unit norm first (otherwise non-unit rows warn)",
-    )
+    add_flags(p, normalize="scale anchor rows to unit norm first (otherwise non-unit rows warn)")
     p.add_argument("--rank", type=int, help="latent kinds: subspace dimension k")
     p.add_argument(
         "--variance",
@@ -47,8 +42,7 @@ def register(sub) -> None:
     p.add_argument(
         "--source", help="anchor source recorded in the model card (default: the anchors file)"
     )
-    add_json_flag(p)
-    p.set_defaults(func=run)
+    add_flags(p, "json")
 
 
 def card_fields(args, embeddings, tau: float, source_default: str) -> dict:
@@ -66,33 +60,18 @@ def run(args) -> int:
     from ...anchors import fit
     from ...io import save_model
 
-    options = {
-        k: getattr(args, k)
-        for k in ("rank", "variance", "components", "seed", "reg")
-        if getattr(args, k) is not None
-    }
+    given = {k: getattr(args, k) for k in ("rank", "variance", "components", "seed", "reg")}
+    options = {k: v for k, v in given.items() if v is not None}
     check_out(args, args.out)
     anchors = load_embeddings(args.anchors, "anchors")
     model = fit(args.kind, anchors, tau=args.tau, normalize=args.normalize, **options)
     card = card_fields(args, anchors, float(model.tau), args.anchors)
+    n = int(anchors.shape[0])
     path = save_model(
-        model,
-        args.out,
-        overwrite=args.overwrite,
-        options=options,
-        n_anchors=int(anchors.shape[0]),
-        **card,
+        model, args.out, overwrite=args.overwrite, options=options, n_anchors=n, **card
     )
+    fields = {"anchors": f"{n} x {model.dim} from {args.anchors}", "tau": card["tau"]}
+    fields.update(encoder=card["encoder"], model=repr(model))
     result = {"model": str(path), "kind": model.kind, "dim": model.dim, **card}
-    report(
-        args,
-        result,
-        title=f"anchordiv fit: {model.kind} model saved to {path}",
-        fields={
-            "anchors": f"{anchors.shape[0]} x {model.dim} from {args.anchors}",
-            "tau": card["tau"],
-            "encoder": card["encoder"],
-            "model": repr(model),
-        },
-    )
+    report(args, result, title=f"anchordiv fit: {model.kind} model saved to {path}", fields=fields)
     return 0

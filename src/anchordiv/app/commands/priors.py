@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import json
 
+from ._io import add_flags
+
 
 def register(sub) -> None:
     p = sub.add_parser(
         "priors",
         help="list the shipped broad priors (load one with ad.load_prior(NAME))",
         description="List the broad priors anchordiv ships (Gaussians fitted to broad anchors of "
-        "the default encoder): short name, encoder, anchors, dimension and what they "
-        "were fitted to, and its digest (pin it: ad.load_prior(NAME, sha256=DIGEST), --sha256).  "
-        "Each loads by its short or full name: "
-        "ad.load_prior('wordnet-visual-art').  "
-        "$ANCHORDIV_MODELS names another directory of priors to list and load.",
+        "the default encoder): short name, encoder, anchors, dimension and what they were fitted "
+        "to, and its digest (pin it: ad.load_prior(NAME, sha256=DIGEST), --sha256).  Each loads by "
+        "its short or full name: ad.load_prior('wordnet-visual-art').  $ANCHORDIV_MODELS names "
+        "another directory of priors to list and load.",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print {name: {path, encoder, n_anchors, dim, description, sha256}} as JSON",
-    )
-    p.set_defaults(func=run)
+    add_flags(p, json="print {name: {path, encoder, n_anchors, dim, description, sha256}} as JSON")
 
 
 def run(args) -> int:
@@ -39,9 +35,7 @@ def run(args) -> int:
         card = load_card(path)
         rows[name] = {
             "path": str(path),
-            "encoder": card.get("encoder"),
-            "n_anchors": card.get("n_anchors"),
-            "dim": card.get("dim"),
+            **{k: card.get(k) for k in ("encoder", "n_anchors", "dim")},
             "description": card.get("anchor_source") or card.get("description", ""),
             "sha256": bundle_digest(path),
         }

@@ -12,14 +12,13 @@ from ..._safeio import atomic_file, write_npy
 from ...errors import AnchorDivError
 from ._cluster import add_cluster_options, cluster
 from ._io import (
-    add_sha256_flag,
-    add_json_flag,
-    add_overwrite_flag,
+    add_flags,
     check_encoder,
     check_out,
     load_embeddings,
     load_scorer,
     option_applies,
+    read_utf8,
     report,
 )
 
@@ -30,16 +29,13 @@ def register(sub) -> None:
     p = sub.add_parser(
         "search",
         help="rank a gallery by anchor divergence (top-k)",
-        description="For each query embedding, find the K gallery items with the "
-        "smallest anchor divergence D(query -> item) under MODEL (a "
-        "model directory, or a saved posterior scored with its "
-        "--summary point model). The gallery is streamed in chunks, "
-        "so a memory-mapped .npy larger than memory works; with "
-        "--scheduler or --workers the scan runs on a Dask cluster, "
-        "one task per block of the gallery, which may then be "
-        "sharded. Writes PREFIX.indices.npy, PREFIX.divergences.npy "
-        "and a table PREFIX.csv (one row per query x rank, with the "
-        "query and item texts when known).",
+        description="For each query embedding, find the K gallery items with the smallest anchor "
+        "divergence D(query -> item) under MODEL (a model directory, or a saved posterior scored "
+        "with its --summary point model). The gallery is streamed in chunks, so a memory-mapped "
+        ".npy larger than memory works; with --scheduler or --workers the scan runs on a Dask "
+        "cluster, one task per block of the gallery, which may then be sharded. Writes "
+        "PREFIX.indices.npy, PREFIX.divergences.npy and a table PREFIX.csv (one row per query x "
+        "rank, with the query and item texts when known).",
     )
     p.add_argument(
         "model",
@@ -49,9 +45,8 @@ def register(sub) -> None:
     p.add_argument("queries", help="query embeddings, .npy [Q, d]")
     p.add_argument(
         "gallery",
-        help="gallery embeddings, .npy [G, d]; with --scheduler or "
-        "--workers also a directory or glob of .npy / .parquet "
-        "shards (clip-retrieval's img_emb/img_emb_N.npy layout)",
+        help="gallery embeddings, .npy [G, d]; with --scheduler or --workers also a directory or "
+        "glob of .npy / .parquet shards (clip-retrieval's img_emb/img_emb_N.npy layout)",
     )
     p.add_argument("-k", type=int, default=10, help="neighbours per query (default 10)")
     p.add_argument(
@@ -60,8 +55,7 @@ def register(sub) -> None:
         required=True,
         help="output prefix: writes PREFIX.indices.npy, PREFIX.divergences.npy and the table",
     )
-    add_overwrite_flag(p)
-    add_sha256_flag(p)
+    add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--table",
         choices=("csv", "tsv", "jsonl", "none"),
@@ -85,14 +79,13 @@ def register(sub) -> None:
         "a point model)",
     )
     p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
-    add_json_flag(p)
+    add_flags(p, "json")
     p.add_argument(
         "--column",
         help="embedding column of parquet shards, read with --scheduler or --workers "
         "(default embedding)",
     )
     add_cluster_options(p)
-    p.set_defaults(func=run)
 
 
 def row_labels(path: str | None, x, name: str) -> list[str] | None:
@@ -100,13 +93,7 @@ def row_labels(path: str | None, x, name: str) -> list[str] | None:
     from ...provenance import provenance_of
 
     if path:
-        p = Path(path)
-        if not p.is_file():
-            raise AnchorDivError(f"--{name}-texts: no such file: {path}")
-        try:
-            labels = p.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise AnchorDivError(f"--{name}-texts: {path} is not a UTF-8 text file") from None
+        labels = read_utf8(path, f"--{name}-texts").splitlines()
     else:
         prov = provenance_of(x)
         labels = prov.get("texts") or prov.get("sources")
@@ -116,16 +103,13 @@ def row_labels(path: str | None, x, name: str) -> list[str] | None:
 
 
 def table_rows(idx, div, queries: list | None, items: list | None) -> list[dict]:
-    rows = []
-    for q, (irow, drow) in enumerate(zip(idx, div)):
-        for rank, (i, d) in enumerate(zip(irow, drow), start=1):
-            row = {"query": q, "rank": rank, "item": int(i), "divergence": float(d)}
-            if queries is not None:
-                row["query_text"] = queries[q]
-            if items is not None:
-                row["item_text"] = items[i] if i >= 0 else ""
-            rows.append(row)
-    return rows
+    return [
+        {"query": q, "rank": rank, "item": int(i), "divergence": float(d)}
+        | ({} if queries is None else {"query_text": queries[q]})
+        | ({} if items is None else {"item_text": items[i] if i >= 0 else ""})
+        for q, (irow, drow) in enumerate(zip(idx, div))
+        for rank, (i, d) in enumerate(zip(irow, drow), start=1)
+    ]
 
 
 def write_table(path: Path, rows: list[dict]) -> Path:
@@ -143,23 +127,15 @@ def write_table(path: Path, rows: list[dict]) -> Path:
 def run(args) -> int:
     from ...retrieval.divergence import top_k
 
-    outputs = [f"{args.out}.indices.npy", f"{args.out}.divergences.npy"]
-    check_out(
-        args, *outputs, *([f"{args.out}.{args.table}"] if args.table != "none" else []), file=True
-    )
-    option_applies(
-        "--column",
-        args.column,
-        args.scheduler is not None or args.workers is not None,
-        "applies to parquet shards, read with --scheduler or --workers",
-    )
+    outputs = [f"{args.out}.{x}.npy" for x in ("indices", "divergences")]
+    table = [f"{args.out}.{args.table}"] if args.table != "none" else []
+    check_out(args, *outputs, *table, file=True)
+    sharded = args.scheduler is not None or args.workers is not None
+    why = "applies to parquet shards, read with --scheduler or --workers"
+    option_applies("--column", args.column, sharded, why)
     model, card = load_scorer(args.model, "model", args.summary or "mean")
-    option_applies(
-        "--summary",
-        args.summary,
-        card.get("type") == "posterior",
-        f"applies to a saved posterior; {args.model} is a point model, which scores as saved",
-    )
+    why = f"applies to a saved posterior; {args.model} is a point model, which scores as saved"
+    option_applies("--summary", args.summary, card.get("type") == "posterior", why)
     queries = load_embeddings(args.queries, "queries")
     with cluster(args) as client:
         if client is None:
@@ -171,16 +147,8 @@ def run(args) -> int:
 
             gallery = None
             check_encoder(card, queries=queries)
-            idx, div = distributed.top_k(
-                model,
-                queries,
-                args.gallery,
-                args.k,
-                client=client,
-                chunk=args.chunk,
-                column=args.column or "embedding",
-                progress=True,
-            )
+            kw = dict(chunk=args.chunk, progress=True, column=args.column or "embedding")
+            idx, div = distributed.top_k(model, queries, args.gallery, args.k, client=client, **kw)
     qtext = row_labels(args.query_texts, queries, "query")
     # a sharded gallery has no single sidecar: its table shows item numbers
     gtext = row_labels(args.gallery_texts, gallery, "gallery") if gallery is not None else None
@@ -191,7 +159,7 @@ def run(args) -> int:
         with atomic_file(written[key]) as tmp:
             write_npy(tmp, np.asarray(arr))
     rows = table_rows(idx, div, qtext, gtext)
-    if args.table != "none":
+    if table:
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))
     report(
         args,

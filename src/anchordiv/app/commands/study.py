@@ -3,7 +3,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 
 from __future__ import annotations
 
-from .demo import add_run_options, run as run_text
+from .demo import add_run_options, run as run_text, run_keywords
 from .embed import add_workers_option, workers
 
 
@@ -56,31 +56,14 @@ def register(sub) -> None:
         help="--dataset: unreadable images stop the run with one error naming all of them, "
         "before the model loads (raise, default), or are skipped and listed in the report",
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:
     if args.dataset:
         from ..studies.images import run_image_study
 
-        result = run_image_study(
-            args.name,
-            args.dataset,
-            args.out,
-            encoder=args.encoder,
-            pretrained=args.pretrained,
-            device=args.device,
-            size="small" if args.small else "full",
-            models_dir=args.models,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            overwrite=args.overwrite,
-            workers=workers(args),
-            on_error=args.on_error,
-            random_weights=args.random_weights,
-            uncertain=args.uncertain,
-            views=args.views,
-        )
+        kwargs = run_keywords(args, "batch_size", "on_error", "uncertain", "views")
+        result = run_image_study(args.name, args.dataset, args.out, workers=workers(args), **kwargs)
         print(result.report)
         return 0
     return run_text(args, parts=(args.name,))
