@@ -1,7 +1,5 @@
-"""Helpers shared by the studies: deterministic subsampling, anchor subsets, model fitting,
-summaries over anchor subsets, retrieval setups (with or without a query/gallery split), an
-encoder's text tower as ``embed(texts)``, and the report section "What each geometry
-retrieves" (:func:`show_neighbours`, :func:`curve_scorers`, :func:`neighbours_section`)."""
+"""Helpers shared by the studies: subsampling, anchor subsets, summaries, retrieval setups,
+``embed(texts)`` and the report section "What each geometry retrieves"."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Anchor budget trade-off (the paper's Fig. 4, in kind): parametric vs softmax as anchor
-coverage grows.
-
-It reads the target-only models of an adaptation curve (:mod:`anchordiv.evaluation.curves`, here the
-WordNet → ImageNet task): at each budget of n target anchors (seeded random subsets of the
-class prompts), the empirical softmax model, which scores only through the anchors it has, is
-compared with the parametric Gaussian / latent models, which summarise them.  ``coverage`` is
-the mean fraction of classes with at least one anchor in the subsets — the quantity that should
-decide the trade-off: parametric models generalise from partial coverage, softmax needs the
-classes themselves.
+"""Anchor budget trade-off (the paper's Fig. 4, in kind): the target-only models of an
+adaptation curve, softmax vs parametric as the budget and ``coverage`` (the mean fraction of
+classes with an anchor in the subsets) grow.
 """
 
 from __future__ import annotations

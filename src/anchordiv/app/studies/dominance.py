@@ -1,31 +1,17 @@
-"""The main job's dominance table: does every default posterior keep the framework's promise on
-every task?  (The numbers come from :mod:`anchordiv.evaluation.dominance`.)
-
-Per task (style transfer, WordNet → ImageNet — whose curve is also the budget study's —, and
-clinical transfer per finding) and per default posterior, at each budget: the paired difference
-to max(target-only, isotropic control) and to cosine with 95 % intervals; the "anchors needed"
-ratio against target-only (the budget at which target-only reaches the posterior's AUPRC at 2
-anchors, ÷ 2); and the budgets where a curve falls below the previous budget's interval.
+"""The main job's dominance table (numbers from :mod:`anchordiv.evaluation.dominance`): per task
+and default posterior, the paired differences to max(target-only, isotropic control) and to
+cosine per budget, the "anchors needed" ratio against target-only and the falls.
 :func:`claims` states, per task and posterior, which parts of the claim hold:
 
 * ``small``: above max(target-only, control) with the interval above zero at budgets ≤ 5;
 * ``large``: within :data:`TOLERANCE` of max(target-only, control) or above at budgets ≥ 40
-  and at all targets (only the full budget when the curve stops earlier);
-* ``cosine_5``: the difference to cosine at 5 anchors (the issue asks ≥ 0.05 for the latent
-  kind on the style task);
+  and at all targets;
+* ``cosine_5``: the difference to cosine at 5 anchors;
 * ``never_falls``: no budget-to-budget fall beyond the interval;
-* ``no_own_falls``: none but falls toward a target-only limit below the curve's start
-  (:func:`anchordiv.evaluation.dominance.falls`: there the targets' own geometry is worse than
-  the prior's and the posterior approaches it, as the ``large`` claim asks — a conflict of the
-  claims the recipe cannot resolve without retrieval labels).
+* ``no_own_falls``: none but falls toward a target-only limit below the curve's start.
 
-A posterior whose curve lacks a partner (no target-only model of its kind — ``spectral`` has
-none —, or no control) is compared with what the curve has; its rows and claim say what it
-``lacks``, and the parts that need the missing model are "–" (no anchors ratio without a
-target-only model).
-
-    rows = task_rows("style transfer", curve, names)       # names: {posterior: (control, target)}
-    section(rep, [rows, ...])                              # markdown tables + the claims
+A posterior whose curve lacks a partner (``spectral`` has no target-only model) is compared
+with what the curve has; the parts that need the missing model are "–".
 """
 
 from __future__ import annotations

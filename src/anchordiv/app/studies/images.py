@@ -1,32 +1,9 @@
 """The paper's image studies on a dataset on disk: ``anchordiv study NAME --dataset LAYOUT:ROOT``.
 
-The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images are encoded by an
-image-text model's image tower (``embed_images``: cached by file content, so a rerun encodes
-nothing; a progress bar while encoding) and every anchor text by the *same* model's text tower.
-The statistics are the text studies' own functions, fed image embeddings as items:
-
-* ``object-style`` (Fig. 3) — :func:`.object_style.object_style_study`: q_p = p·q_obj +
-  (1−p)·q_style, object anchors = prompts of the class names, style anchors = prompts of the
-  renditions (ImageNet-R styles, Sketchy photo/sketch); relevant = same class (object) or same
-  rendition (style).
-* ``budget`` (Figs. 4/6) — the target-only models and baselines of the adaptation curve over
-  class-prompt budgets (:func:`.main_job.study_curve`, :mod:`.budget`).
-* ``wordnet-imagenet`` (Fig. 5) — the adaptation curve with a WordNet broad prior built now
-  with the model's text tower (WordNet glosses outside the 1,000 ImageNet classes and their
-  subtrees, ``studies.priors.WORDNET_PRIOR``), adapted to few class prompts; the anchor-budget
-  section from the same curve.
-* ``clinical`` (Tables 2–3) — :func:`.clinical.clinical_study` on CheXpert images: per
-  pathology, report-style anchor sentences from HPO / ICD-10-CM
-  (:func:`anchordiv.data.clinical.pathology_anchors`) through the text tower.
-
-Queries and gallery follow the layout's split (``ImageDataset.query``); object-style uses it
-when the gallery holds every rendition of the queries, else (Sketchy: sketches vs photos) every
-image is a query against all the others.  The report, CSVs and figures are the text studies',
-ending with "What each geometry retrieves" (a grid of thumbnails: a few seeded query images,
-then their nearest gallery images under cosine, inversion and the study's anchor models); the
-image embeddings are written to ``OUT/embeddings/images.npy`` with a sidecar listing the image
-files, the encoder and the dataset.  :class:`ImageStudyResult` also keeps each study's
-:class:`RetrievalView` (its scorers, queries, gallery and their files).
+The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images encoded by an
+image-text model's image tower (cached by file content) and every anchor text by the same
+model's text tower; the statistics, report sections and figures are the text studies' own
+(:mod:`.main_job`), fed image embeddings as items (docs/guides/images.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""The main job (``anchordiv demo``): real offline data, the shipped MiniLM encoder, the
-clinical study, the WordNet → ImageNet adaptation curve (which also gives the anchor-budget
-trade-off), the object-vs-style study and the prior-transfer studies (style and clinical,
-:mod:`.transfer`), written as a markdown report with PNG figures.
-
-Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about
-three and a half minutes on two idle CPU cores with a cold embedding cache (202 s, 10,074 texts
-encoded at 144 texts/s) and 106 s with warm embedding and compilation caches
-(``benchmarks/results/bench_demo-alone.md``, ``benchmarks/bench_demo.py``),
-and the ``small`` size — the same models, kinds, priors and sections on tiny subsamples
-(:data:`WN_MODELS`, :func:`sections`) — in a minute or two with warm caches (for tests).
+"""The main job (``anchordiv demo``): the clinical, WordNet → ImageNet (with the anchor budget),
+object-vs-style and prior-transfer studies on real offline data with the shipped MiniLM encoder,
+written as a markdown report with PNG figures.  :data:`SIZES` are seeded subsamples: ``full``
+runs in about 3.5 min on two CPU cores (``benchmarks/results/bench_demo-alone.md``), ``small``
+(the same models, kinds, priors and sections, :func:`sections`) in a minute or two.
 """
 
 from __future__ import annotations

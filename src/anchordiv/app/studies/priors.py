@@ -1,33 +1,8 @@
-"""Broad priors shipped in ``models/``: Gaussians fitted to broad anchors of the default encoder,
-each built by :func:`anchordiv.app.build.build_prior` from a :class:`~anchordiv.app.build.PriorSpec`
-(:data:`PRIORS`), so its card names the vocabulary regions, exclusions and counts.
-
-* ``wordnet-glosses-gaussian``: WordNet noun glosses outside the 1,000 ImageNet classes and
-  their subtrees (the WordNet → ImageNet study's items and classes are never broad anchors);
-* ``clinical-text-gaussian``: HPO "name: definition" texts and ICD-10-CM descriptions (general
-  clinical text; it overlaps the sources of the pathology anchors, never the Open-i reports);
-* the priors of the prior-transfer studies (:mod:`.transfer`): ``wordnet-visual-art-gaussian``
-  (domain-matched: WordNet's visual-art / decoration / artistic-style region),
-  ``wordnet-generic-gaussian`` (all WordNet nouns), ``imagenet-names-gaussian`` (wrong domain:
-  the 1,000 ImageNet class names), all three without any noun sense of an ImageNet-R style
-  word or its subtree (:func:`style_senses`) and the WordNet ones also without the ImageNet
-  classes; ``hpo-respiratory-thorax-gaussian`` (HPO's respiratory-system and thorax region) and
-  ``hpo-all-gaussian`` (all of HPO), both without the chest findings' HPO subtrees.
-
-Not shipped, built at run time (embeddings cached): the *report-sentence* priors
-(:func:`report_priors`), Gaussians fitted to Open-i report sentences in the register of the
-clinical queries.  They depend on the retrieval task's held-out reports (its gallery and
-queries), so they cannot be fixed in advance: one per finding (leave-finding-out), from the
-reports outside the task's gallery, without the reports carrying the finding and without any
-sentence mentioning it (:func:`anchordiv.data.openi.report_corpus`).  Cost: the union of the
-sentences (4,701 for the main job's 2,000-report gallery) is embedded once (MiniLM: measured
-200 s cold on two heavily shared cores, 10 s from the cache); each finding's prior is then a
-lookup and a Gaussian fit.
-
-``anchordiv build-models`` builds the shipped ones (``make models``); the demo loads them
-(:func:`load_prior`) instead of re-encoding thousands of texts.  Adaptation of the gaussian and
-latent kinds needs only the broad mean and covariance, which a saved Gaussian holds exactly
-(see :func:`~anchordiv.app.studies.wordnet_imagenet.broad_from_model`).
+"""Broad priors shipped in ``models/`` (:data:`PRIORS`: Gaussians of the default encoder, each
+built by :func:`anchordiv.app.build.build_prior` from a :class:`~anchordiv.app.build.PriorSpec`
+whose card names its vocabulary regions, exclusions and counts; ``anchordiv build-models``),
+and the leave-finding-out Open-i report-sentence priors built at run time
+(:func:`report_priors`; docs/guides/broad-priors.md).
 """
 
 from __future__ import annotations

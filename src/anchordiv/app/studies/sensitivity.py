@@ -1,13 +1,7 @@
-"""Prior sensitivity across the adaptation budget: at which number of target anchors does the
-broad prior stop mattering? (MATH.md, "Power-scaling prior sensitivity".)
-
-For each budget of n target anchors (seeded random subsets, repeated), the exact posterior of
-a conjugate kind is power-scaled (:func:`anchordiv.checks.prior_sensitivity`, the closed form:
-no draws) and the posterior-mean scorer's retrieval compared with the unscaled one's: the top-k
-overlap and the AUPRC change per query, with two-level bootstrap intervals over repeats and
-queries (:func:`anchordiv.evaluation.evaluate.bootstrap_interval`), and the relative shift of
-the posterior-mean covariance (or variances).  As n grows the likelihood outweighs the prior and
-the overlap approaches 1.
+"""Prior sensitivity across the adaptation budget (MATH.md, "Power-scaling prior sensitivity"):
+per budget of target anchors, the exact posterior is power-scaled in closed form
+(:func:`anchordiv.checks.prior_sensitivity`) and its posterior-mean retrieval compared with the
+unscaled one's (top-k overlap, AUPRC change, covariance shift, bootstrap intervals).
 """
 
 from __future__ import annotations

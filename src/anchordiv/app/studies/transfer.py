@@ -1,25 +1,8 @@
-"""Prior transfer with headroom: which broad prior helps a few target anchors, and can one tell
-before retrieval?
-
-Two tasks where the target geometry matters (README "Studies and the main job"):
-
-* **style** — the object × style items of :mod:`.object_style`; retrieval by *style* (relevant
-  = same style); targets = the style anchors ("an origami", "an example of sketch", …);
-* **clinical** — Open-i reports (:mod:`.clinical`); per chest finding, retrieval of the reports
-  labelled with it; targets = the finding's report-style anchor sentences.
-
-For each budget n (seeded target subsets shared by all models, :func:`anchordiv.evaluation.curves.subset`)
-every prior P gives two models of each kind: the exact conjugate posterior
-``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` with the library's defaults
-(the held-out recipe, :mod:`anchordiv.adaptation.statistics`: strengths, latent rank
-and target weight chosen from the targets) and its isotropic control (the same prior object's
-``isotropic()``: the same chosen strengths, broad mean and covariance trace, no directions);
-beside them target-only fits and cosine.  The diagnostics keep *fixed* strengths
-(:data:`PRIOR_ANCHORS` pseudo-anchors, :func:`adapt_options`), so they describe the prior, not
-a choice made on the targets.
-``P − control`` (paired, 95 % intervals) measures what the prior's *directions* add beyond
-shrinkage.  :func:`diagnostic_rows` computes the prior–target diagnostics
-(:mod:`anchordiv.checks.diagnostics`) on the same subsets and :func:`ranking_rows` says which of them
+"""Prior transfer with headroom: which broad prior helps a few target anchors (style retrieval
+on the object × style items, clinical retrieval per chest finding), and can one tell before
+retrieval?  Per prior, the default exact posterior and its isotropic control (same strengths,
+no directions) over target budgets; :func:`diagnostic_rows` computes the prior–target
+diagnostics with fixed strengths (:data:`PRIOR_ANCHORS`) and :func:`ranking_rows` says which
 order the priors as the retrieval gain does.
 """
 

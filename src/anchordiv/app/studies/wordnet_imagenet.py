@@ -1,24 +1,9 @@
 """WordNet → ImageNet adaptation (the paper's Fig. 5, in kind, on text).
 
-Construction (:func:`wordnet_imagenet_task`):
-
-* **classes**: ILSVRC-2012 classes (WordNet noun synsets) that have at least ``min_items``
-  usable hyponyms; a seeded subsample of ``n_classes`` of them;
-* **items** (queries and gallery): for each class, up to ``max_items`` of its WordNet
-  hyponyms (transitively), as gloss texts "lemma: definition".  A hyponym is usable when it is
-  no ImageNet class itself and lies under exactly one ImageNet class, so every item has one
-  class; relevance = same class;
-* **target anchors**: prompts of the class names ("a photo of a {name}", …), one per class and
-  template — the task's few precise anchors;
-* **broad anchors**: WordNet noun glosses from :func:`broad_pool`, which leaves out every
-  ImageNet class and everything below any of the 1,000 classes, so no item (and no class
-  synset) is a broad anchor.  ``models/`` holds a Gaussian fitted to a seeded subsample of
-  that pool; :func:`broad_from_model` turns it back into anchors with the same mean and
-  covariance for :func:`anchordiv.adaptation.adapt`.
-
-The study (:func:`wordnet_imagenet_study`) runs :func:`anchordiv.evaluation.curves.adaptation_curve`:
-target-only models vs posterior models adapted from the broad anchors vs the isotropic-prior
-control, over target budgets and seeded target subsets.
+Items are WordNet hyponym glosses of ImageNet classes (a hyponym is usable when it is no class
+itself and lies under exactly one class; relevant = same class), target anchors are prompts of
+the class names, broad anchors WordNet glosses outside every class subtree (:func:`broad_pool`).
+:func:`wordnet_imagenet_study` runs :func:`anchordiv.evaluation.curves.adaptation_curve`.
 """
 
 from __future__ import annotations
