@@ -42,38 +42,9 @@ IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
 
 @dataclasses.dataclass
 class RetrievalView:
-    """What a picture of "what each geometry retrieves" needs for one study.
-
-    Attributes
-    ----------
-    study : str
-        The study (``"object-style"``).
-    scorers : dict
-        ``{name: scorer}``: anchor models, ``"cosine"``, ``"inversion"`` (as
-        :func:`anchordiv.evaluation.evaluate.evaluate` takes them).
-    anchors : numpy.ndarray, shape [m, d]
-        The anchors inversion picks its text proxy from.
-    queries : numpy.ndarray, shape [Q, d]
-        Query image embeddings.
-    gallery : numpy.ndarray, shape [G, d]
-        Gallery image embeddings.
-    query_paths, gallery_paths : list of str
-        The image files behind ``queries`` / ``gallery``.
-    query_index : numpy.ndarray of int, shape [Q], or None
-        Gallery row of each query (to leave out of its own neighbours); None when disjoint.
-    query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
-        Labels that make a neighbour relevant (class, or the shown pathology).
-    captions : list of str, length G, or None
-        A caption per gallery image (its class name, and its rendition where there are
-        several).
-    note : str
-        What the view shows, for the report.
-    query_domains : numpy.ndarray, shape [Q], or None
-        Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
-        spread over renditions and classes.
-    query_captions : list of str, length Q, or None
-        A caption per query image (as ``captions``).
-    """
+    """What a picture of "what each geometry retrieves" needs for one study: its ``scorers``
+    (anchor models, ``"cosine"``, ``"inversion"``), the ``anchors`` inversion picks from, the
+    query and gallery image embeddings with their files, labels and captions."""
 
     study: str
     scorers: dict
@@ -82,32 +53,19 @@ class RetrievalView:
     gallery: np.ndarray
     query_paths: list[str]
     gallery_paths: list[str]
-    query_index: np.ndarray | None = None
-    query_labels: np.ndarray | None = None
+    query_index: np.ndarray | None = None  # each query's gallery row; None: disjoint
+    query_labels: np.ndarray | None = None  # labels that make a neighbour relevant
     gallery_labels: np.ndarray | None = None
-    captions: list[str] | None = None
-    note: str = ""
-    query_domains: np.ndarray | None = None
+    captions: list[str] | None = None  # per gallery image: its class (and rendition)
+    note: str = ""  # what the view shows, for the report
+    query_domains: np.ndarray | None = None  # renditions: the shown queries spread over them
     query_captions: list[str] | None = None
 
 
 @dataclasses.dataclass
 class ImageStudyResult:
-    """What :func:`run_image_study` wrote and kept.
-
-    Attributes
-    ----------
-    report : Path
-        ``OUT/report.md``.
-    embeddings : Path
-        ``OUT/embeddings/images.npy`` (sidecar ``images.json``: files, encoder, dataset).
-    dataset : ImageDataset
-        The images studied (after the size's subsample).
-    views : dict of str to RetrievalView
-        Per study, its scorers, queries and gallery with their files.
-    results : dict
-        What ``results.json`` holds.
-    """
+    """What :func:`run_image_study` wrote and kept: the ``report`` and ``embeddings`` paths, the
+    ``dataset`` studied, each study's :class:`RetrievalView` and what ``results.json`` holds."""
 
     report: Path
     embeddings: Path
@@ -251,15 +209,16 @@ class ImageData:
                 f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
                 f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
             )
-            return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
-        scorers = {"cosine": "cosine", "inversion": "inversion"}
-        for kind in ("gaussian", "softmax"):
-            if kind in curve.models:
-                scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ctx.tau)
-        note = (
-            f"Seeded query images against the gallery; the target-only models fitted to all "
-            f"{len(emb.targets)} class prompts; ✓ = same class."
-        )
+        else:
+            scorers = {"cosine": "cosine", "inversion": "inversion"} | {
+                f"{kind} (all prompts)": fit(kind, emb.targets, tau=ctx.tau)
+                for kind in ("gaussian", "softmax")
+                if kind in curve.models
+            }
+            note = (
+                f"Seeded query images against the gallery; the target-only models fitted to all "
+                f"{len(emb.targets)} class prompts; ✓ = same class."
+            )
         return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
 
     def clinical_data(self, ctx) -> dict:

@@ -722,11 +722,6 @@ def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
     return problems
 
 
-def _encoding(before: dict) -> dict:
-    """This run's embedding-cache counts (``hits``, ``encoded`` texts, ``encode_s``)."""
-    return {k: CACHE_STATS[k] - before.get(k, 0) for k in ("hits", "encoded", "encode_s")}
-
-
 def _encoding_text(run: dict, encoder: str) -> str:
     if not run["encoded"]:
         return f"every embedding from the cache ({run['hits']} entries)"
@@ -779,7 +774,6 @@ def run_demo(
         Seed of every study.
     parts : tuple of str
         The studies to run (default all).
-
     overwrite : bool, default False
         Replace an existing non-empty destination; otherwise it is refused
         (:class:`~anchordiv.errors.OutputExistsError`).
@@ -825,7 +819,8 @@ def run_demo(
     if table["dominance"]:
         dominance.section(rep, table, note=DOMINANCE_NOTE)
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
-    run = {"total_s": time.time() - start, **_encoding(before)}
+    run = {"total_s": time.time() - start}
+    run |= {k: CACHE_STATS[k] - before.get(k, 0) for k in ("hits", "encoded", "encode_s")}
     return finish(
         ctx,
         f"Total time {run['total_s']:.0f} s; {_encoding_text(run, enc.id)} (embeddings cached "

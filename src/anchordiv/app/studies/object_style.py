@@ -177,10 +177,8 @@ def object_style_study(
 
     Parameters
     ----------
-    task : ObjectStyleTask
-        From :func:`object_style_task`.
-    emb : ObjectStyleEmbeddings
-        The task's texts embedded.
+    task, emb : ObjectStyleTask, ObjectStyleEmbeddings
+        From :func:`object_style_task`, and its texts embedded.
     kind : str, default "gaussian"
         The anchor-model kind of q_obj and q_style.
     tau : float, optional

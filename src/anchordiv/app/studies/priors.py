@@ -38,11 +38,8 @@ CHEST_HPO_ROOTS = ("HP:0002086", "HP:0045027", "HP:0000765")
 STYLE_WORDS = {"plastic object": "plastic", "plush object": "plush"}
 
 
-def default_models_dir() -> Path:
-    """``$ANCHORDIV_MODELS``, else the installed package's shipped priors (a wheel), else the
-    repository's ``models/`` (beside ``src/``), else ``./models``: the library's own lookup,
-    :func:`anchordiv.io.models_dir`."""
-    return models_dir()
+#: ``$ANCHORDIV_MODELS``, the installed package's priors, the checkout's ``models/``, ``./models``
+default_models_dir = models_dir
 
 
 def style_senses(styles=None) -> tuple[str, ...]:

@@ -209,10 +209,8 @@ def wordnet_imagenet_study(
 
     Parameters
     ----------
-    task : WordNetTask
-        From :func:`wordnet_imagenet_task`.
-    emb : WordNetEmbeddings
-        The task's texts embedded.
+    task, emb : WordNetTask, WordNetEmbeddings
+        From :func:`wordnet_imagenet_task`, and its texts embedded.
     broad : array_like, shape [N, d]
         Broad anchor embeddings (or :func:`broad_from_model` of a saved prior).
     tau : float, optional
@@ -239,17 +237,8 @@ def wordnet_imagenet_study(
     """
     tau = resolve_tau(tau, items=emb.items, targets=emb.targets, broad=broad)
     setup = retrieval_setup(task, emb, max_queries, seed, query_mask)
-    return adaptation_curve(
-        broad,
-        emb.targets,
-        tau=tau,
-        models=models,
-        budgets=budgets,
-        n_subsets=n_subsets,
-        seed=seed,
-        progress=progress,
-        **setup,
-    )
+    opts = dict(models=models, budgets=budgets, n_subsets=n_subsets, seed=seed, progress=progress)
+    return adaptation_curve(broad, emb.targets, tau=tau, **opts, **setup)
 
 
 def pivot(summary: list[dict]) -> list[dict]:
@@ -289,14 +278,7 @@ def _subsets(curve) -> int:
 
 
 def report_section(
-    rep,
-    task: WordNetTask,
-    curve,
-    needs: dict,
-    source: str,
-    *,
-    title: str | None = None,
-    description: str | None = None,
+    rep, task: WordNetTask, curve, needs: dict, source: str, *, title=None, description=None
 ) -> None:
     """The WordNet → ImageNet section of a report (``title``/``description``: the defaults
     describe the text task; the image studies describe their dataset)."""
