@@ -90,19 +90,9 @@ def transfer_curve(
     progress: bool | None = None,
 ) -> Curve:
     """The adaptation curve of :func:`transfer_models` on a retrieval setup."""
-    first = next(iter(priors.values()))
-    return adaptation_curve(
-        first,
-        targets,
-        tau=tau,
-        models=transfer_models(priors, kinds),
-        budgets=budgets,
-        n_subsets=n_subsets,
-        seed=seed,
-        n_boot=n_boot,
-        progress=progress,
-        **setup,
-    )
+    first, models = next(iter(priors.values())), transfer_models(priors, kinds)
+    opts = dict(budgets=budgets, n_subsets=n_subsets, seed=seed, n_boot=n_boot, progress=progress)
+    return adaptation_curve(first, targets, tau=tau, models=models, **opts, **setup)
 
 
 def contrast_rows(
@@ -341,11 +331,7 @@ def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first
         "mean over budgets 1, 2, 5):"
     )
     rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
-    rep.table(
-        ranking,
-        first
-        + ["diagnostic", "order", "retrieval_order", "same_order", "picks_best", "sign_matches"],
-    )
+    rep.table(ranking, list(ranking[0]))  # (finding,) diagnostic, orders, agreements
     rep.text(ranking_text(ranking))
 
 
