@@ -93,21 +93,16 @@ def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_
     """
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
-    if query_mask is not None:
-        check_labels("query_mask", query_mask, len(x))
-    if query_mask is None:
+    if query_mask is None:  # every item against all items, itself removed
         q = subsample(len(x), max_queries, seed)
-        return {
-            "queries": x[q],
-            "gallery": x,
-            "query_index": q,
-            "relevance": lab[q, None] == lab[None, :],
-        }
-    q, gallery = split_rows(query_mask, max_queries, seed)
+        gallery, index = slice(None), q
+    else:
+        check_labels("query_mask", query_mask, len(x))
+        (q, gallery), index = split_rows(query_mask, max_queries, seed), None
     return {
         "queries": x[q],
         "gallery": x[gallery],
-        "query_index": None,
+        "query_index": index,
         "relevance": lab[q, None] == lab[None, gallery],
     }
 

@@ -258,22 +258,13 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
     return stand_in_anchors(prior), source
 
 
-def study_curve(
-    ctx: Context, task, emb, broad, models, budgets=None, query_mask=None, max_queries=None
-):
-    """The WordNet → ImageNet curve of ``task`` at the context's size (``budgets``,
-    ``max_queries``: the size's unless given; ``query_mask``: a dataset's split)."""
+def study_curve(ctx: Context, task, emb, broad, models, query_mask=None, max_queries=None):
+    """The WordNet → ImageNet curve of ``task`` at the context's size (``query_mask``,
+    ``max_queries``: a dataset's split and queries)."""
+    size, max_queries = ctx.size, max_queries or ctx.size.wn_queries
+    opts = dict(budgets=size.wn_budgets, n_subsets=size.wn_subsets, max_queries=max_queries)
     return wni.wordnet_imagenet_study(
-        task,
-        emb,
-        broad,
-        tau=ctx.tau,
-        models=models,
-        budgets=budgets or ctx.size.wn_budgets,
-        n_subsets=ctx.size.wn_subsets,
-        max_queries=max_queries or ctx.size.wn_queries,
-        seed=ctx.seed,
-        query_mask=query_mask,
+        task, emb, broad, tau=ctx.tau, models=models, seed=ctx.seed, query_mask=query_mask, **opts
     )
 
 
