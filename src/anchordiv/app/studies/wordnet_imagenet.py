@@ -142,22 +142,15 @@ def wordnet_imagenet_task(
             f"wordnet_imagenet_task: fewer than 2 classes have {min_items} or more usable hyponyms"
         )
     chosen = [eligible[i] for i in subsample(len(eligible), n_classes, seed)]
-    items, item_class = [], []
-    for k, c in enumerate(chosen):
-        syns = per_class[c]
-        for j in subsample(len(syns), max_items, seed + 1 + k):
-            items.append(wordnet.gloss(syns[j]))
-            item_class.append(k)
+    picked = [
+        (k, per_class[c][j])
+        for k, c in enumerate(chosen)
+        for j in subsample(len(per_class[c]), max_items, seed + 1 + k)
+    ]
+    items, item_class = [wordnet.gloss(s) for _, s in picked], np.asarray([k for k, _ in picked])
     names = [class_names[c] for c in chosen]
-    targets, target_class = class_prompts(names, templates)
-    return WordNetTask(
-        [class_wnids[c] for c in chosen],
-        names,
-        items,
-        np.asarray(item_class),
-        targets,
-        target_class,
-    )
+    wnids = [class_wnids[c] for c in chosen]
+    return WordNetTask(wnids, names, items, item_class, *class_prompts(names, templates))
 
 
 def class_prompts(names: Sequence[str], templates: Sequence[str]) -> tuple[list[str], np.ndarray]:
