@@ -87,20 +87,16 @@ def _where(r: dict) -> str:
     return " / ".join(str(r[k]) for k in ("task", "finding") if r.get(k))
 
 
-def _groups(rows: list[dict]) -> dict[tuple, list[dict]]:
-    out: dict[tuple, list[dict]] = {}
-    for r in rows:
-        out.setdefault((_where(r), r["posterior"]), []).append(r)
-    return out
-
-
 def claims(table: dict) -> list[dict]:
     """Per (task, posterior): the parts of the claim (module docstring) and whether each holds."""
     needs = {(_where(r), r["posterior"]): r for r in table["anchors_needed"]}
     fell = {(_where(r), r["model"]) for r in table["falls"]}
     own = {(_where(r), r["model"]) for r in table["falls"] if not r.get("toward_target_only")}
+    groups: dict[tuple, list[dict]] = {}
+    for r in table["dominance"]:
+        groups.setdefault((_where(r), r["posterior"]), []).append(r)
     out = []
-    for (where, post), rows in _groups(table["dominance"]).items():
+    for (where, post), rows in groups.items():
         full = max(r["budget"] for r in rows)
         small = [r for r in rows if r["budget"] <= SMALL and r["budget"] < full]
         large = [r for r in rows if r["budget"] >= LARGE or r["budget"] == full]

@@ -52,16 +52,11 @@ from .priors import (
 from .sensitivity import sensitivity_section
 
 
-#: What every run has, whatever its size (one definition: the sizes below change data sizes,
-#: budgets and repeats only, so the ``small`` run the tests make is the full run, smaller).
-#: Target-only anchor models fitted per clinical finding.
-CLINICAL_KINDS = clin.KINDS
+#: What every run has, whatever its size (the sizes change data sizes, budgets and repeats only).
 #: The WordNet → ImageNet curve's models (names in anchordiv.evaluation.curves.MODELS):
 #: every default posterior with its control, spectral included (it has no target-only model:
 #: its dominance rows compare it with its control and cosine).
 WN_MODELS = wni.DEFAULT_MODELS + ("posterior-spectral", "isotropic-spectral")
-#: Kinds adapted from each prior in the transfer studies.
-TR_KINDS = tr.KINDS
 #: Chest findings of the clinical-transfer study (a size studies a prefix of them).
 TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
 
@@ -69,8 +64,7 @@ TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity
 @dataclasses.dataclass(frozen=True)
 class Size:
     """Data sizes, budgets and repeats of one run (the defaults: the full run); the models,
-    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
-    :data:`SECTIONS`)."""
+    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :func:`sections`)."""
 
     clinical_gallery: int | None = 2000  # reports in the gallery, seeded (None: all 3,927)
     clinical_queries: int = 100  # queries per finding
@@ -100,9 +94,9 @@ class Size:
     img_min_queries: int = 5  # clinical: findings with fewer labelled queries are skipped
 
     # the same at every size (read as attributes by the studies)
-    clinical_kinds = property(lambda self: CLINICAL_KINDS)
+    clinical_kinds = property(lambda self: clin.KINDS)  # target-only kinds per finding
     wn_models = property(lambda self: WN_MODELS)
-    tr_kinds = property(lambda self: TR_KINDS)
+    tr_kinds = property(lambda self: tr.KINDS)  # kinds adapted from each transfer prior
     tr_findings = property(lambda self: TR_FINDINGS[: self.tr_n_findings])
 
 
