@@ -159,8 +159,7 @@ def clinical_study(
         raise AnchorDivError(f"anchors: finding(s) {unknown} are not among label_names {names}")
     tau = resolve_tau(tau, reports=reports, **{f"anchors[{k!r}]": v for k, v in anchors.items()})
     if query_mask is None:
-        g_rows = subsample(len(x), max_gallery, seed)
-        pool = g_rows
+        g_rows = pool = subsample(len(x), max_gallery, seed)
     else:
         mask = check_labels("query_mask", query_mask, len(x)).astype(bool)
         pool, rest = np.flatnonzero(mask), np.flatnonzero(~mask)

@@ -38,6 +38,8 @@ from .priors import default_models_dir
 
 #: studies that run on images (``--dataset``)
 IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
+#: the baselines every view holds beside its anchor models
+BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
 
 @dataclasses.dataclass
@@ -143,9 +145,7 @@ class ImageData:
     def show_object_style(self, ctx, emb, mask) -> None:
         """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""
         pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
-        scorers = {
-            "cosine": "cosine",
-            "inversion": "inversion",
+        scorers = BASELINES | {
             "object anchors (p = 1)": pure["p=1.00"],
             "style anchors (p = 0)": pure["p=0.00"],
         }
@@ -210,7 +210,7 @@ class ImageData:
                 f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
             )
         else:
-            scorers = {"cosine": "cosine", "inversion": "inversion"} | {
+            scorers = BASELINES | {
                 f"{kind} (all prompts)": fit(kind, emb.targets, tau=ctx.tau)
                 for kind in ("gaussian", "softmax")
                 if kind in curve.models
@@ -268,24 +268,17 @@ class ImageData:
 
     def show_clinical(self, ctx, finding: str, data: dict, anchors: dict) -> None:
         """The Gaussian of ``finding`` on seeded query images carrying it."""
-        ds = self.dataset
+        ds, a = self.dataset, anchors[finding]
         column = data["labels"][:, data["findings"].index(finding)]
         positives = np.flatnonzero(ds.query & column)
         q = positives[subsample(len(positives), ctx.size.img_queries, ctx.seed)]
-        scorers = {
-            "cosine": "cosine",
-            "inversion": "inversion",
-            f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=ctx.tau),
-        }
+        scorers = BASELINES | {f"gaussian ({finding})": fit("gaussian", a, tau=ctx.tau)}
         note = (
             f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
-            f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
+            f"{len(a)} anchor sentences; ✓ = the neighbour carries {finding} too."
         )
         gallery = np.flatnonzero(~ds.query)
-        view = _rows_view(
-            self, "clinical", scorers, anchors[finding], q, gallery, None, column, note
-        )
-        self.record(ctx, view)
+        self.record(ctx, _rows_view(self, "clinical", scorers, a, q, gallery, None, column, note))
 
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:

@@ -142,25 +142,13 @@ def diagnostic_rows(
     """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``.
 
     The same subsets the models were adapted on, with the Gaussian's fixed strengths."""
-    d = targets.shape[1]
+    n, opts = len(targets), adapt_options("gaussian", targets.shape[1])
+    subsets = [targets[subset(n, budget, s, seed)] for s in range(n_subsets if budget < n else 1)]
     rows = []
     for name, broad in priors.items():
-        runs = [
-            diagnose(
-                broad,
-                targets[subset(len(targets), budget, s, seed)],
-                k=k,
-                **adapt_options("gaussian", d),
-            )
-            for s in range(n_subsets if budget < len(targets) else 1)
-        ]
-        rows.append(
-            {
-                "prior": name,
-                "budget": budget,
-                **{key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]},
-            }
-        )
+        runs = [diagnose(broad, t, k=k, **opts) for t in subsets]
+        means = {key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]}
+        rows.append({"prior": name, "budget": budget, **means})
     return rows
 
 
