@@ -64,20 +64,12 @@ def sensitivity_by_budget(
         raise AnchorDivError(
             f"budgets: none of {list(budgets)} fits the {len(t)} target anchors (each ≥ 2)"
         )
-    rows = []
+    rows, task = [], dict(queries=queries, gallery=gallery, relevance=relevance, k=k)
     for b in chosen:
         overlap, change, shift, improper = [], [], [], 0
         for r in range(repeats):
             post = adapt(kind, broad, t[subset(len(t), b, r, seed)], tau=tau)
-            res = prior_sensitivity(
-                post,
-                (alpha,),
-                queries=queries,
-                gallery=gallery,
-                relevance=relevance,
-                k=k,
-                diagnostic=False,
-            )
+            res = prior_sensitivity(post, (alpha,), diagnostic=False, **task)
             i = int(np.flatnonzero(res.alphas == alpha)[0])
             overlap.append(res.topk_overlap[i])
             change.append(res.auprc[i] - res.auprc[res.reference])

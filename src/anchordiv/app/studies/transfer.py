@@ -296,10 +296,6 @@ def report_section(
     first = [c for c in ("finding",) if c in contrasts[0]]
     rep.table(contrasts, first + ["contrast", "budget", "difference", "low", "high"])
     rep.text(outcome(contrasts, priors))
-    _diagnostics_tables(rep, diagnostics, ranking, first)
-
-
-def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first: list[str]):
     cols = [
         "prior",
         "budget",
