@@ -83,14 +83,9 @@ def summarise(
 
 
 def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
-    """Relevant = same label: ``{"queries": [Q, d], "gallery": [G, d], "relevance": [Q, G],
-    "query_index": [Q] or None}`` for a seeded subsample of ``max_queries`` queries (all if
-    None).
-
-    Without ``query_mask`` every item is a query against all items (itself removed:
-    ``query_index``); with ``query_mask [n]`` (bool) the queries come from the masked items and
-    the gallery is the rest (disjoint, ``query_index`` None) — a dataset's query/gallery split.
-    """
+    """Relevant = same label: ``queries``, ``gallery``, ``relevance`` and ``query_index`` of
+    ``max_queries`` seeded queries (all if None) from the items, or from the ``query_mask``ed
+    items against the rest (a dataset's split: disjoint, ``query_index`` None)."""
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
     if query_mask is None:  # every item against all items, itself removed
@@ -172,10 +167,8 @@ def show_neighbours(
     query_items: Sequence | None = None,
     query_captions: Sequence[str] | None = None,
 ) -> Shown:
-    """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, given rows, or query
-    embeddings ``[Q, d]`` from outside the gallery, then with their ``query_labels`` and
-    ``query_items`` and ``query_captions``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
-    baselines first."""
+    """The top-:data:`SHOWN_K` of ``queries`` (a count of seeded gallery rows, rows, or query
+    embeddings ``[Q, d]`` with their ``query_*``) under cosine, inversion and each scorer."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
         base | dict(scorers),

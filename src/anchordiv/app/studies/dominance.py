@@ -128,10 +128,7 @@ def _yes(value) -> str:
 
 
 def section(rep, table: dict, *, note: str = "") -> None:
-    """The dominance section of the report.
-
-    The claims per task and posterior, the paired differences per budget, the anchors-needed
-    ratios and the falls."""
+    """The dominance section: claims, paired differences per budget, anchors ratios, falls."""
     rep.section(TITLE)
     rep.text(
         "Every default posterior (the held-out recipe, `anchordiv.adaptation.statistics`) on every "

@@ -226,11 +226,9 @@ def report_prior_points(
     max_reports: int | None = None,
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
-    task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
-    anchors a transfer study adapts from (as the shipped priors', via ``stand_in_anchors``).
-    ``max_reports``: a seeded subsample of the reports outside the gallery (the others are held
-    out too; for quick runs), None: all of them."""
+    """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a task whose gallery is
+    ``reports`` rows ``gallery_rows``, from ``max_reports`` seeded reports outside it (None: all
+    of them)."""
     from ...adaptation import stand_in_anchors
     from ._common import subsample
 

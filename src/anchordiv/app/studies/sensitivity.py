@@ -129,11 +129,8 @@ def plot_sensitivity_budget(rows: list[dict], path):
 
 
 def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> list[dict]:
-    """The demo report's prior-sensitivity section for the WordNet → ImageNet task: the exact
-    ``kind`` posterior from the WordNet prior at budgets of the class prompts
-    (:func:`sensitivity_by_budget`; queries and gallery disjoint item glosses, as the
-    retrieval-uncertainty section), ``sensitivity.csv`` and ``sensitivity.png``; returns the
-    rows."""
+    """The demo's prior-sensitivity section for the WordNet → ImageNet task (disjoint query and
+    gallery glosses), ``sensitivity.csv`` and ``sensitivity.png``; returns the rows."""
     from ...evaluation.evaluate import write_rows
     from ._common import subsample
 

@@ -39,10 +39,8 @@ DIAGNOSTICS = ("captured", "mean_cos2", "log_evidence_gain", "loo_gain")
 
 
 def adapt_options(kind: str, d: int) -> dict:
-    """The fixed ``ad.adapt`` options of ``kind`` used by the diagnostics.
-
-    :data:`PRIOR_ANCHORS` pseudo-anchors, and for the latent kind the subspace rank
-    :data:`LATENT_RANK`."""
+    """The diagnostics' fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS`
+    pseudo-anchors (and the latent kind's rank :data:`LATENT_RANK`)."""
     if kind == "gaussian":
         return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
     return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
@@ -56,10 +54,9 @@ def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
 def transfer_models(
     priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
 ) -> dict[str, CurveModel]:
-    """Curve models of a prior-transfer study.
-
-    Per kind, target-only ``kind`` (where the kind has one: not ``spectral``), and per prior
-    ``P`` the posterior ``P-kind`` and its control ``P-isotropic-kind``; plus ``cosine``."""
+    """Curve models of a prior-transfer study: per kind, target-only ``kind`` (where the kind has
+    one: not ``spectral``), and per prior ``P`` the posterior ``P-kind`` and its control
+    ``P-isotropic-kind``; plus ``cosine``."""
     models = {}
     frozen = {name: frozen_broad(broad) for name, broad in priors.items()}  # digests once
     for kind in kinds:
@@ -101,10 +98,9 @@ def contrast_rows(
     kinds: Sequence[str] = KINDS,
     budgets: Sequence[int] = SMALL_BUDGETS,
 ) -> list[dict]:
-    """Paired differences at a few budgets between a transfer curve's models.
-
-    Each prior's posterior − its isotropic control (``versus="control"``) and − the target-only
-    model (where the curve has one of the kind), and the first prior − each other."""
+    """Paired differences at a few budgets: each prior's posterior − its isotropic control
+    (``versus="control"``) and − the target-only model (where the curve has one of the kind), and
+    the first prior − each other."""
     rows = []
     for kind in kinds:
         pairs = [(p, "control", f"{p}-isotropic-{kind}") for p in priors]
@@ -139,9 +135,8 @@ def diagnostic_rows(
     seed: int,
     k: int = 10,
 ) -> list[dict]:
-    """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``.
-
-    The same subsets the models were adapted on, with the Gaussian's fixed strengths."""
+    """Per prior: the diagnostics (Gaussian, fixed strengths) averaged over the curve's target
+    subsets of size ``budget``."""
     n, opts = len(targets), adapt_options("gaussian", targets.shape[1])
     subsets = [targets[subset(n, budget, s, seed)] for s in range(n_subsets if budget < n else 1)]
     rows = []
@@ -157,12 +152,11 @@ def _order(values: Mapping[str, float]) -> list[str]:
 
 
 def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
-    """Per diagnostic: does it order the priors as retrieval does?
-
-    The priors in the diagnostic's order (best first), the order by retrieval gain over the
-    control, whether they agree (entirely, and in the best prior), and whether the diagnostic's
-    sign (prior better than the control: evidence / LOO gain > 0, captured and mean cos² > k/d)
-    matches the sign of the retrieval gain for every prior."""
+    """Per diagnostic, does it order the priors as retrieval does: the priors in its order (best
+    first), the order by retrieval gain over the control, whether they agree (entirely, and in the
+    best prior), and whether the diagnostic's sign (prior better than the control: evidence / LOO
+    gain > 0, captured and mean cos² > k/d) matches the sign of the retrieval gain for every
+    prior."""
     by_prior = {r["prior"]: r for r in diagnostics}
     truth = _order(gains)
     rows = []
@@ -199,10 +193,8 @@ def pivot(summary: list[dict], kind: str) -> list[dict]:
 def write_curve(
     curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str], title: str
 ) -> dict:
-    """Write a transfer curve's tables and figures into ``out_dir``.
-
-    ``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind (its
-    models and cosine, 95 % bands)."""
+    """Write a transfer curve's ``curve.csv`` (per subset), ``curve_summary.csv`` and one
+    ``curve_<kind>.png`` per kind (its models and cosine, 95 % bands)."""
     from pathlib import Path
 
     from ...evaluation.evaluate import write_rows
@@ -236,10 +228,8 @@ def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
 
 
 def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
-    """The outcome in words.
-
-    Each prior against its isotropic control and target-only, and the first prior against the
-    others (95 % paired intervals excluding zero)."""
+    """The outcome in words: each prior against its isotropic control and target-only, and the first
+    prior against the others (95 % paired intervals excluding zero)."""
     budgets = ", ".join(map(str, sorted({c["budget"] for c in contrasts})))
     parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}" for p in priors]
     parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
