@@ -64,12 +64,11 @@ def budget_rows(curve: Curve, target_class, seed: int) -> list[dict]:
         Tidy rows (model, budget, auprc, ..., coverage).
     """
     target_class = np.asarray(target_class)
-    rows = []
-    for r in curve.summary():
-        if r["role"] in ROLES:
-            n = max(r["n_subsets"], 1)
-            rows.append({**r, "coverage": coverage(target_class, r["budget"], n, seed)})
-    return rows
+    return [
+        {**r, "coverage": coverage(target_class, r["budget"], max(r["n_subsets"], 1), seed)}
+        for r in curve.summary()
+        if r["role"] in ROLES
+    ]
 
 
 def plot_budget(rows: list[dict], path):

@@ -286,13 +286,12 @@ def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
     class (or, without classes, overall) up to ``img_per_class`` (``img_images``) query images
     and as many gallery images."""
     if ds.label is None:
-        keep = _per_split(np.arange(len(ds)), ds.query, size.img_images, seed)
-        return ds.subset(keep)
+        return ds.subset(_per_split(np.arange(len(ds)), ds.query, size.img_images, seed))
     chosen = subsample(len(ds.class_names), size.img_classes, seed)
-    rows = []
-    for k, c in enumerate(chosen):
-        in_class = np.flatnonzero(ds.label == c)
-        rows.append(_per_split(in_class, ds.query[in_class], size.img_per_class, seed + 1 + k))
+    rows = [
+        _per_split(np.flatnonzero(ds.label == c), ds.query, size.img_per_class, seed + 1 + k)
+        for k, c in enumerate(chosen)
+    ]
     out = ds.subset(np.concatenate(rows))
     remap = np.full(len(ds.class_names), -1)
     remap[chosen] = np.arange(len(chosen))
@@ -305,8 +304,8 @@ def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
 
 
 def _per_split(rows: np.ndarray, query: np.ndarray, n: int | None, seed: int) -> np.ndarray:
-    """Up to ``n`` seeded query rows and ``n`` gallery rows of ``rows``, sorted."""
-    q, g = rows[query], rows[~query]
+    """Up to ``n`` seeded query rows and ``n`` gallery rows of ``rows`` (``query [N]``), sorted."""
+    q, g = rows[query[rows]], rows[~query[rows]]
     return np.sort(
         np.concatenate([q[subsample(len(q), n, seed)], g[subsample(len(g), n, seed + 7)]])
     )
@@ -398,10 +397,9 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
 
 
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` of its
-    queries spread over renditions and classes (:func:`spread`), their top neighbours under cosine, inversion and each of its anchor models
-    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
-    scorers = {k: v for k, v in view.scorers.items() if k not in ("cosine", "inversion")}
+    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` queries spread
+    over renditions and classes (:func:`spread`), their neighbours per geometry (a grid)."""
+    scorers = {k: v for k, v in view.scorers.items() if k not in BASELINES}
     pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
     if view.query_index is not None:  # the queries are gallery rows

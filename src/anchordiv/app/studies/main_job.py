@@ -719,11 +719,8 @@ def _encoding_text(run: dict, encoder: str) -> str:
 
 def report_title(parts, size: str) -> str:
     """What was run: ``anchordiv demo`` for all studies, ``anchordiv study NAME`` for some."""
-    what = (
-        "anchordiv demo"
-        if tuple(parts) == tuple(DEMO_PARTS)
-        else f"anchordiv study {', '.join(parts)}"
-    )
+    demo = tuple(parts) == tuple(DEMO_PARTS)
+    what = "anchordiv demo" if demo else f"anchordiv study {', '.join(parts)}"
     small = " (small)" if size == "small" else ""
     return f"{what}{small}: anchor divergences on real offline text"
 
