@@ -127,20 +127,9 @@ class ImageData:
             f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
             f"(style)."
         )
-        return (
-            task,
-            emb,
-            {
-                "study": {
-                    "max_queries": ctx.size.img_queries,
-                    "query_mask": ds.query if split else None,
-                },
-                "section": {
-                    "title": self.title("Object vs style (Fig. 3)"),
-                    "description": description,
-                },
-            },
-        )
+        study = {"max_queries": ctx.size.img_queries, "query_mask": ds.query if split else None}
+        section = {"title": self.title("Object vs style (Fig. 3)"), "description": description}
+        return task, emb, {"study": study, "section": section}
 
     def show_object_style(self, ctx, emb, mask) -> None:
         """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""

@@ -286,17 +286,8 @@ def report_section(
     first = [c for c in ("finding",) if c in contrasts[0]]
     rep.table(contrasts, first + ["contrast", "budget", "difference", "low", "high"])
     rep.text(outcome(contrasts, priors))
-    cols = [
-        "prior",
-        "budget",
-        "captured",
-        "captured_isotropic",
-        "mean_cos2",
-        "max_angle_deg",
-        "log_evidence_gain",
-        "loo_gain",
-        "retrieval_gain",
-    ]
+    cols = ["prior", "budget", "captured", "captured_isotropic", "mean_cos2", "max_angle_deg"]
+    cols += ["log_evidence_gain", "loo_gain", "retrieval_gain"]
     rep.text(
         "Prior–target diagnostics on the curve's target subsets "
         f"(`anchordiv.checks.diagnostics`; fixed Gaussian strengths, {PRIOR_ANCHORS:g} "
