@@ -88,23 +88,12 @@ def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
     the margin is below ``tie``; "only X" when X is the only model defined there)."""
     out = []
     for b in sorted({r["budget"] for r in rows}):
-        cell = sorted(
-            (
-                r
-                for r in rows
-                if r["budget"] == b and r["role"] == "target" and np.isfinite(r["auprc"])
-            ),
-            key=lambda r: -r["auprc"],
-        )
+        at_b = [r for r in rows if r["budget"] == b and r["role"] == "target"]
+        cell = sorted((r for r in at_b if np.isfinite(r["auprc"])), key=lambda r: -r["auprc"])
         if cell:
             margin = cell[0]["auprc"] - cell[1]["auprc"] if len(cell) > 1 else float("nan")
-            best = (
-                f"only {cell[0]['model']}"
-                if len(cell) == 1
-                else "tie"
-                if margin < tie
-                else cell[0]["model"]
-            )
+            top = cell[0]["model"]
+            best = f"only {top}" if len(cell) == 1 else "tie" if margin < tie else top
             out.append(
                 {
                     "budget": b,
