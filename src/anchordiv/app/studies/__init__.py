@@ -1,16 +1,6 @@
-"""The paper's studies, in kind, on real offline text (README "Studies and the main job").
-
-Each study is a function returning tidy rows (or a :class:`~anchordiv.evaluation.curves.Curve`) and a
-report section; :func:`run_demo` runs them all as ``anchordiv demo``.
-
-- :mod:`.clinical` — Open-i report retrieval per finding with pathology anchors (Table 2);
-- :mod:`.object_style` — object vs style items, q_p = p·q_obj + (1−p)·q_style (Fig. 3);
-- :mod:`.budget` — softmax vs parametric as anchor coverage grows (Fig. 4);
-- :mod:`.wordnet_imagenet` — WordNet → ImageNet adaptation curve (Fig. 5);
-- :mod:`.priors` — the broad priors shipped in ``models/`` and ``anchordiv build-models``;
-- :mod:`.transfer` — which broad prior helps few target anchors (style, clinical), diagnostics;
-- :mod:`.main_job` — the demo: sizes, the report.
-"""
+"""The paper's studies, in kind, on real offline text (README "Studies and the main job"): each a
+function returning tidy rows (or a :class:`~anchordiv.evaluation.curves.Curve`) and a report
+section; :func:`run_demo` runs them all as ``anchordiv demo``."""
 
 from . import transfer
 from .budget import budget_rows, coverage

@@ -1,7 +1,5 @@
-"""Helpers shared by the studies: deterministic subsampling, anchor subsets, model fitting,
-summaries over anchor subsets, retrieval setups (with or without a query/gallery split), an
-encoder's text tower as ``embed(texts)``, and the report section "What each geometry
-retrieves" (:func:`show_neighbours`, :func:`curve_scorers`, :func:`neighbours_section`)."""
+"""Helpers shared by the studies: subsampling, anchor subsets, summaries, retrieval setups,
+``embed(texts)`` and the report section "What each geometry retrieves"."""
 
 from __future__ import annotations
 
@@ -85,31 +83,21 @@ def summarise(
 
 
 def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
-    """Relevant = same label: ``{"queries": [Q, d], "gallery": [G, d], "relevance": [Q, G],
-    "query_index": [Q] or None}`` for a seeded subsample of ``max_queries`` queries (all if
-    None).
-
-    Without ``query_mask`` every item is a query against all items (itself removed:
-    ``query_index``); with ``query_mask [n]`` (bool) the queries come from the masked items and
-    the gallery is the rest (disjoint, ``query_index`` None) — a dataset's query/gallery split.
-    """
+    """Relevant = same label: ``queries``, ``gallery``, ``relevance`` and ``query_index`` of
+    ``max_queries`` seeded queries (all if None) from the items, or from the ``query_mask``ed
+    items against the rest (a dataset's split: disjoint, ``query_index`` None)."""
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
-    if query_mask is not None:
-        check_labels("query_mask", query_mask, len(x))
-    if query_mask is None:
+    if query_mask is None:  # every item against all items, itself removed
         q = subsample(len(x), max_queries, seed)
-        return {
-            "queries": x[q],
-            "gallery": x,
-            "query_index": q,
-            "relevance": lab[q, None] == lab[None, :],
-        }
-    q, gallery = split_rows(query_mask, max_queries, seed)
+        gallery, index = slice(None), q
+    else:
+        check_labels("query_mask", query_mask, len(x))
+        (q, gallery), index = split_rows(query_mask, max_queries, seed), None
     return {
         "queries": x[q],
         "gallery": x[gallery],
-        "query_index": None,
+        "query_index": index,
         "relevance": lab[q, None] == lab[None, gallery],
     }
 
@@ -179,10 +167,8 @@ def show_neighbours(
     query_items: Sequence | None = None,
     query_captions: Sequence[str] | None = None,
 ) -> Shown:
-    """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, given rows, or query
-    embeddings ``[Q, d]`` from outside the gallery, then with their ``query_labels`` and
-    ``query_items`` and ``query_captions``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
-    baselines first."""
+    """The top-:data:`SHOWN_K` of ``queries`` (a count of seeded gallery rows, rows, or query
+    embeddings ``[Q, d]`` with their ``query_*``) under cosine, inversion and each scorer."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
         base | dict(scorers),

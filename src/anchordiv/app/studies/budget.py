@@ -1,13 +1,6 @@
-"""Anchor budget trade-off (the paper's Fig. 4, in kind): parametric vs softmax as anchor
-coverage grows.
-
-It reads the target-only models of an adaptation curve (:mod:`anchordiv.evaluation.curves`, here the
-WordNet → ImageNet task): at each budget of n target anchors (seeded random subsets of the
-class prompts), the empirical softmax model, which scores only through the anchors it has, is
-compared with the parametric Gaussian / latent models, which summarise them.  ``coverage`` is
-the mean fraction of classes with at least one anchor in the subsets — the quantity that should
-decide the trade-off: parametric models generalise from partial coverage, softmax needs the
-classes themselves.
+"""Anchor budget trade-off (the paper's Fig. 4, in kind): the target-only models of an
+adaptation curve, softmax vs parametric as the budget and ``coverage`` (the mean fraction of
+classes with an anchor in the subsets) grow.
 """
 
 from __future__ import annotations
@@ -71,12 +64,11 @@ def budget_rows(curve: Curve, target_class, seed: int) -> list[dict]:
         Tidy rows (model, budget, auprc, ..., coverage).
     """
     target_class = np.asarray(target_class)
-    rows = []
-    for r in curve.summary():
-        if r["role"] in ROLES:
-            n = max(r["n_subsets"], 1)
-            rows.append({**r, "coverage": coverage(target_class, r["budget"], n, seed)})
-    return rows
+    return [
+        {**r, "coverage": coverage(target_class, r["budget"], max(r["n_subsets"], 1), seed)}
+        for r in curve.summary()
+        if r["role"] in ROLES
+    ]
 
 
 def plot_budget(rows: list[dict], path):
@@ -96,23 +88,12 @@ def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
     the margin is below ``tie``; "only X" when X is the only model defined there)."""
     out = []
     for b in sorted({r["budget"] for r in rows}):
-        cell = sorted(
-            (
-                r
-                for r in rows
-                if r["budget"] == b and r["role"] == "target" and np.isfinite(r["auprc"])
-            ),
-            key=lambda r: -r["auprc"],
-        )
+        at_b = [r for r in rows if r["budget"] == b and r["role"] == "target"]
+        cell = sorted((r for r in at_b if np.isfinite(r["auprc"])), key=lambda r: -r["auprc"])
         if cell:
             margin = cell[0]["auprc"] - cell[1]["auprc"] if len(cell) > 1 else float("nan")
-            best = (
-                f"only {cell[0]['model']}"
-                if len(cell) == 1
-                else "tie"
-                if margin < tie
-                else cell[0]["model"]
-            )
+            top = cell[0]["model"]
+            best = f"only {top}" if len(cell) == 1 else "tie" if margin < tie else top
             out.append(
                 {
                     "budget": b,

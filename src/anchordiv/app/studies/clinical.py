@@ -1,18 +1,8 @@
-"""Clinical retrieval (the paper's Table 2, in kind, on text).
-
-Construction: the Open-i chest X-ray reports are both queries and gallery; a report is relevant
-to a query for finding *f* when both carry the MeSH label *f*.  For each finding, the queries
-are the (seeded subsample of) gallery reports labelled *f* — each removed from its own
-ranking — and the scorers are anchor models fitted to the pathology-specific anchors of *f*
-(HPO / ICD-10-CM descriptions and report-style phrases, ``data.clinical.pathology_anchors``),
-against cosine and inversion (inversion with the same anchors).  Intervals come from a
-two-level bootstrap over queries and over ``n_subsets`` random anchor subsets
-(``subset_fraction`` of the anchors each), so they show how much the result depends on which
-anchors one happens to have.
-
-Text-to-text retrieval has no modality gap, and reports are full of negated mentions ("no
-pleural effusion"): :func:`negated_mentions` measures how often a report *without* the label
-still names the finding, which is what makes cosine (and any embedding geometry) confuse them.
+"""Clinical retrieval (the paper's Table 2, in kind, on text): Open-i reports as queries and
+gallery, relevant = same MeSH finding, anchor models fitted to each finding's pathology
+anchors against cosine and inversion, with two-level bootstrap intervals over queries and
+random anchor subsets.  :func:`negated_mentions` measures how often a report without the label
+still names the finding ("no pleural effusion").
 """
 
 from __future__ import annotations
@@ -88,56 +78,6 @@ def finding_queries(has_label, max_queries: int | None, seed: int) -> tuple[np.n
     positives = np.nonzero(has_label)[0]
     q_rows = positives[subsample(len(positives), max_queries, seed)]
     return q_rows, np.broadcast_to(has_label, (len(q_rows), len(has_label)))
-
-
-def _finding_rows(name, per_query, prevalence, n_queries, n_anchors, extra):
-    rows = summarise(per_query)
-    return [
-        {
-            "finding": name,
-            **r,
-            "prevalence": prevalence,
-            "n_queries": n_queries,
-            "n_anchors": n_anchors,
-            **extra,
-        }
-        for r in rows
-    ]
-
-
-def _run_finding(
-    finding,
-    anchors,
-    queries,
-    gallery,
-    relevance,
-    query_index,
-    subsets,
-    kinds,
-    tau,
-    options,
-    extra,
-    seed,
-):
-    per_query: dict[str, list[np.ndarray]] = {}
-    prevalence = None
-    for rows in subsets:
-        models = fit_kinds(kinds, anchors[rows], tau, options)
-        models.update({name: build(finding, anchors[rows]) for name, build in extra.items()})
-        ev = evaluate(
-            models,
-            queries,
-            gallery,
-            relevance,
-            anchors=anchors[rows],
-            query_index=query_index,
-            seed=seed,
-            progress=False,
-        )
-        for name, ap in ev.per_query.items():
-            per_query.setdefault(name, []).append(ap)
-        prevalence = float(ev.prevalence[ev.valid].mean())
-    return per_query, prevalence
 
 
 def clinical_study(
@@ -219,44 +159,45 @@ def clinical_study(
         raise AnchorDivError(f"anchors: finding(s) {unknown} are not among label_names {names}")
     tau = resolve_tau(tau, reports=reports, **{f"anchors[{k!r}]": v for k, v in anchors.items()})
     if query_mask is None:
-        g_rows = subsample(len(x), max_gallery, seed)
-        pool = g_rows
+        g_rows = pool = subsample(len(x), max_gallery, seed)
     else:
         mask = check_labels("query_mask", query_mask, len(x)).astype(bool)
         pool, rest = np.flatnonzero(mask), np.flatnonzero(~mask)
         g_rows = rest[subsample(len(rest), max_gallery, seed)]
     gallery, g_lab, p_lab = x[g_rows], lab[g_rows], lab[pool]
     g_texts = [texts[i] for i in g_rows] if texts is not None else None
-    rows, per_query = [], {}
+    rows, per_query, extra = [], {}, dict(extra_models or {})
     for finding in tqdm(list(anchors), desc="clinical findings", disable=not progress):
         j = names.index(finding)
         if p_lab[:, j].sum() < min_queries or not g_lab[:, j].any():
             continue
         q_rows, _ = finding_queries(p_lab[:, j], max_queries, seed + 1)
         relevance = np.broadcast_to(g_lab[:, j], (len(q_rows), len(g_rows)))
-        same = query_mask is None  # queries are gallery rows: each removed from its ranking
         a = as_matrix(f"anchors[{finding!r}]", anchors[finding], dim=x.shape[1], min_rows=2)
-        subsets = anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2)
-        pq, prev = _run_finding(
-            finding,
-            a,
-            x[pool[q_rows]],
-            gallery,
-            relevance,
-            q_rows if same else None,
-            subsets,
-            kinds,
-            tau,
-            options,
-            dict(extra_models or {}),
-            seed,
-        )
-        extra = (
-            {}
-            if g_texts is None
-            else {"negated_mentions": negated_mentions(g_texts, g_lab[:, j], key_term(finding))}
-        )
-        rows += _finding_rows(finding, pq, prev, len(q_rows), len(a), extra)
+        pq: dict[str, list[np.ndarray]] = {}
+        for sub in anchor_subsets(len(a), subset_fraction, n_subsets, seed + 2):
+            models = fit_kinds(kinds, a[sub], tau, options)
+            models.update({name: build(finding, a[sub]) for name, build in extra.items()})
+            ev = evaluate(
+                models,
+                x[pool[q_rows]],
+                gallery,
+                relevance,
+                anchors=a[sub],
+                query_index=q_rows if query_mask is None else None,  # queries in the gallery
+                seed=seed,
+                progress=False,
+            )
+            for name, ap in ev.per_query.items():
+                pq.setdefault(name, []).append(ap)
+        tags = {
+            "prevalence": float(ev.prevalence[ev.valid].mean()),
+            "n_queries": len(q_rows),
+            "n_anchors": len(a),
+        }
+        if g_texts is not None:
+            tags["negated_mentions"] = negated_mentions(g_texts, g_lab[:, j], key_term(finding))
+        rows += [{"finding": finding, **r, **tags} for r in summarise(pq)]
         per_query[finding] = pq
     if not rows:
         raise AnchorDivError(
@@ -370,19 +311,9 @@ def report_section(
     cells = {
         (r["finding"], r["scorer"]): interval_cell(r["auprc"], r["low"], r["high"]) for r in rows
     }
-    rep.table(
-        [s | {n: cells.get((s["finding"], n), "–") for n in scorers} for s in summary],
-        [
-            "finding",
-            "prevalence",
-            "negated_mentions",
-            *scorers,
-            "best_model",
-            "best_minus_cosine",
-            "diff_low",
-            "diff_high",
-        ],
-    )
+    table = [s | {n: cells.get((s["finding"], n), "–") for n in scorers} for s in summary]
+    head = ["finding", "prevalence", "negated_mentions", *scorers, "best_model"]
+    rep.table(table, head + ["best_minus_cosine", "diff_low", "diff_high"])
     rep.figure(
         "clinical.png",
         "Mean AUPRC per finding and scorer (95 % intervals); black "

@@ -1,32 +1,9 @@
 """The paper's image studies on a dataset on disk: ``anchordiv study NAME --dataset LAYOUT:ROOT``.
 
-The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images are encoded by an
-image-text model's image tower (``embed_images``: cached by file content, so a rerun encodes
-nothing; a progress bar while encoding) and every anchor text by the *same* model's text tower.
-The statistics are the text studies' own functions, fed image embeddings as items:
-
-* ``object-style`` (Fig. 3) — :func:`.object_style.object_style_study`: q_p = p·q_obj +
-  (1−p)·q_style, object anchors = prompts of the class names, style anchors = prompts of the
-  renditions (ImageNet-R styles, Sketchy photo/sketch); relevant = same class (object) or same
-  rendition (style).
-* ``budget`` (Figs. 4/6) — the target-only models and baselines of the adaptation curve over
-  class-prompt budgets (:func:`.main_job.study_curve`, :mod:`.budget`).
-* ``wordnet-imagenet`` (Fig. 5) — the adaptation curve with a WordNet broad prior built now
-  with the model's text tower (WordNet glosses outside the 1,000 ImageNet classes and their
-  subtrees, ``studies.priors.WORDNET_PRIOR``), adapted to few class prompts; the anchor-budget
-  section from the same curve.
-* ``clinical`` (Tables 2–3) — :func:`.clinical.clinical_study` on CheXpert images: per
-  pathology, report-style anchor sentences from HPO / ICD-10-CM
-  (:func:`anchordiv.data.clinical.pathology_anchors`) through the text tower.
-
-Queries and gallery follow the layout's split (``ImageDataset.query``); object-style uses it
-when the gallery holds every rendition of the queries, else (Sketchy: sketches vs photos) every
-image is a query against all the others.  The report, CSVs and figures are the text studies',
-ending with "What each geometry retrieves" (a grid of thumbnails: a few seeded query images,
-then their nearest gallery images under cosine, inversion and the study's anchor models); the
-image embeddings are written to ``OUT/embeddings/images.npy`` with a sidecar listing the image
-files, the encoder and the dataset.  :class:`ImageStudyResult` also keeps each study's
-:class:`RetrievalView` (its scorers, queries, gallery and their files).
+The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images encoded by an
+image-text model's image tower (cached by file content) and every anchor text by the same
+model's text tower; the statistics, report sections and figures are the text studies' own
+(:mod:`.main_job`), fed image embeddings as items (docs/guides/images.md).
 """
 
 from __future__ import annotations
@@ -61,42 +38,15 @@ from .priors import default_models_dir
 
 #: studies that run on images (``--dataset``)
 IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
+#: the baselines every view holds beside its anchor models
+BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
 
 @dataclasses.dataclass
 class RetrievalView:
-    """What a picture of "what each geometry retrieves" needs for one study.
-
-    Attributes
-    ----------
-    study : str
-        The study (``"object-style"``).
-    scorers : dict
-        ``{name: scorer}``: anchor models, ``"cosine"``, ``"inversion"`` (as
-        :func:`anchordiv.evaluation.evaluate.evaluate` takes them).
-    anchors : numpy.ndarray, shape [m, d]
-        The anchors inversion picks its text proxy from.
-    queries : numpy.ndarray, shape [Q, d]
-        Query image embeddings.
-    gallery : numpy.ndarray, shape [G, d]
-        Gallery image embeddings.
-    query_paths, gallery_paths : list of str
-        The image files behind ``queries`` / ``gallery``.
-    query_index : numpy.ndarray of int, shape [Q], or None
-        Gallery row of each query (to leave out of its own neighbours); None when disjoint.
-    query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
-        Labels that make a neighbour relevant (class, or the shown pathology).
-    captions : list of str, length G, or None
-        A caption per gallery image (its class name, and its rendition where there are
-        several).
-    note : str
-        What the view shows, for the report.
-    query_domains : numpy.ndarray, shape [Q], or None
-        Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
-        spread over renditions and classes.
-    query_captions : list of str, length Q, or None
-        A caption per query image (as ``captions``).
-    """
+    """What a picture of "what each geometry retrieves" needs for one study: its ``scorers``
+    (anchor models, ``"cosine"``, ``"inversion"``), the ``anchors`` inversion picks from, the
+    query and gallery image embeddings with their files, labels and captions."""
 
     study: str
     scorers: dict
@@ -105,32 +55,19 @@ class RetrievalView:
     gallery: np.ndarray
     query_paths: list[str]
     gallery_paths: list[str]
-    query_index: np.ndarray | None = None
-    query_labels: np.ndarray | None = None
+    query_index: np.ndarray | None = None  # each query's gallery row; None: disjoint
+    query_labels: np.ndarray | None = None  # labels that make a neighbour relevant
     gallery_labels: np.ndarray | None = None
-    captions: list[str] | None = None
-    note: str = ""
-    query_domains: np.ndarray | None = None
+    captions: list[str] | None = None  # per gallery image: its class (and rendition)
+    note: str = ""  # what the view shows, for the report
+    query_domains: np.ndarray | None = None  # renditions: the shown queries spread over them
     query_captions: list[str] | None = None
 
 
 @dataclasses.dataclass
 class ImageStudyResult:
-    """What :func:`run_image_study` wrote and kept.
-
-    Attributes
-    ----------
-    report : Path
-        ``OUT/report.md``.
-    embeddings : Path
-        ``OUT/embeddings/images.npy`` (sidecar ``images.json``: files, encoder, dataset).
-    dataset : ImageDataset
-        The images studied (after the size's subsample).
-    views : dict of str to RetrievalView
-        Per study, its scorers, queries and gallery with their files.
-    results : dict
-        What ``results.json`` holds.
-    """
+    """What :func:`run_image_study` wrote and kept: the ``report`` and ``embeddings`` paths, the
+    ``dataset`` studied, each study's :class:`RetrievalView` and what ``results.json`` holds."""
 
     report: Path
     embeddings: Path
@@ -190,27 +127,14 @@ class ImageData:
             f"(two Gaussians, `ad.mix`); relevant = same class (object) or same rendition "
             f"(style)."
         )
-        return (
-            task,
-            emb,
-            {
-                "study": {
-                    "max_queries": ctx.size.img_queries,
-                    "query_mask": ds.query if split else None,
-                },
-                "section": {
-                    "title": self.title("Object vs style (Fig. 3)"),
-                    "description": description,
-                },
-            },
-        )
+        study = {"max_queries": ctx.size.img_queries, "query_mask": ds.query if split else None}
+        section = {"title": self.title("Object vs style (Fig. 3)"), "description": description}
+        return task, emb, {"study": study, "section": section}
 
     def show_object_style(self, ctx, emb, mask) -> None:
         """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""
         pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
-        scorers = {
-            "cosine": "cosine",
-            "inversion": "inversion",
+        scorers = BASELINES | {
             "object anchors (p = 1)": pure["p=1.00"],
             "style anchors (p = 0)": pure["p=0.00"],
         }
@@ -274,15 +198,16 @@ class ImageData:
                 f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
                 f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
             )
-            return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
-        scorers = {"cosine": "cosine", "inversion": "inversion"}
-        for kind in ("gaussian", "softmax"):
-            if kind in curve.models:
-                scorers[f"{kind} (all prompts)"] = fit(kind, emb.targets, tau=ctx.tau)
-        note = (
-            f"Seeded query images against the gallery; the target-only models fitted to all "
-            f"{len(emb.targets)} class prompts; ✓ = same class."
-        )
+        else:
+            scorers = BASELINES | {
+                f"{kind} (all prompts)": fit(kind, emb.targets, tau=ctx.tau)
+                for kind in ("gaussian", "softmax")
+                if kind in curve.models
+            }
+            note = (
+                f"Seeded query images against the gallery; the target-only models fitted to all "
+                f"{len(emb.targets)} class prompts; ✓ = same class."
+            )
         return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
 
     def clinical_data(self, ctx) -> dict:
@@ -332,24 +257,17 @@ class ImageData:
 
     def show_clinical(self, ctx, finding: str, data: dict, anchors: dict) -> None:
         """The Gaussian of ``finding`` on seeded query images carrying it."""
-        ds = self.dataset
+        ds, a = self.dataset, anchors[finding]
         column = data["labels"][:, data["findings"].index(finding)]
         positives = np.flatnonzero(ds.query & column)
         q = positives[subsample(len(positives), ctx.size.img_queries, ctx.seed)]
-        scorers = {
-            "cosine": "cosine",
-            "inversion": "inversion",
-            f"gaussian ({finding})": fit("gaussian", anchors[finding], tau=ctx.tau),
-        }
+        scorers = BASELINES | {f"gaussian ({finding})": fit("gaussian", a, tau=ctx.tau)}
         note = (
             f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
-            f"{len(anchors[finding])} anchor sentences; ✓ = the neighbour carries {finding} too."
+            f"{len(a)} anchor sentences; ✓ = the neighbour carries {finding} too."
         )
         gallery = np.flatnonzero(~ds.query)
-        view = _rows_view(
-            self, "clinical", scorers, anchors[finding], q, gallery, None, column, note
-        )
-        self.record(ctx, view)
+        self.record(ctx, _rows_view(self, "clinical", scorers, a, q, gallery, None, column, note))
 
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
@@ -357,13 +275,12 @@ def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
     class (or, without classes, overall) up to ``img_per_class`` (``img_images``) query images
     and as many gallery images."""
     if ds.label is None:
-        keep = _per_split(np.arange(len(ds)), ds.query, size.img_images, seed)
-        return ds.subset(keep)
+        return ds.subset(_per_split(np.arange(len(ds)), ds.query, size.img_images, seed))
     chosen = subsample(len(ds.class_names), size.img_classes, seed)
-    rows = []
-    for k, c in enumerate(chosen):
-        in_class = np.flatnonzero(ds.label == c)
-        rows.append(_per_split(in_class, ds.query[in_class], size.img_per_class, seed + 1 + k))
+    rows = [
+        _per_split(np.flatnonzero(ds.label == c), ds.query, size.img_per_class, seed + 1 + k)
+        for k, c in enumerate(chosen)
+    ]
     out = ds.subset(np.concatenate(rows))
     remap = np.full(len(ds.class_names), -1)
     remap[chosen] = np.arange(len(chosen))
@@ -376,8 +293,8 @@ def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
 
 
 def _per_split(rows: np.ndarray, query: np.ndarray, n: int | None, seed: int) -> np.ndarray:
-    """Up to ``n`` seeded query rows and ``n`` gallery rows of ``rows``, sorted."""
-    q, g = rows[query], rows[~query]
+    """Up to ``n`` seeded query rows and ``n`` gallery rows of ``rows`` (``query [N]``), sorted."""
+    q, g = rows[query[rows]], rows[~query[rows]]
     return np.sort(
         np.concatenate([q[subsample(len(q), n, seed)], g[subsample(len(g), n, seed + 7)]])
     )
@@ -469,10 +386,9 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
 
 
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` of its
-    queries spread over renditions and classes (:func:`spread`), their top neighbours under cosine, inversion and each of its anchor models
-    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
-    scorers = {k: v for k, v in view.scorers.items() if k not in ("cosine", "inversion")}
+    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` queries spread
+    over renditions and classes (:func:`spread`), their neighbours per geometry (a grid)."""
+    scorers = {k: v for k, v in view.scorers.items() if k not in BASELINES}
     pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
     if view.query_index is not None:  # the queries are gallery rows

@@ -1,14 +1,8 @@
-"""The main job (``anchordiv demo``): real offline data, the shipped MiniLM encoder, the
-clinical study, the WordNet → ImageNet adaptation curve (which also gives the anchor-budget
-trade-off), the object-vs-style study and the prior-transfer studies (style and clinical,
-:mod:`.transfer`), written as a markdown report with PNG figures.
-
-Sizes (:data:`SIZES`) are seeded subsamples chosen so that the full run finishes in about
-three and a half minutes on two idle CPU cores with a cold embedding cache (202 s, 10,074 texts
-encoded at 144 texts/s) and 106 s with warm embedding and compilation caches
-(``benchmarks/results/bench_demo-alone.md``, ``benchmarks/bench_demo.py``),
-and the ``small`` size — the same models, kinds, priors and sections on tiny subsamples
-(:data:`WN_MODELS`, :func:`sections`) — in a minute or two with warm caches (for tests).
+"""The main job (``anchordiv demo``): the clinical, WordNet → ImageNet (with the anchor budget),
+object-vs-style and prior-transfer studies on real offline data with the shipped MiniLM encoder,
+written as a markdown report with PNG figures.  :data:`SIZES` are seeded subsamples: ``full``
+runs in about 3.5 min on two CPU cores (``benchmarks/results/bench_demo-alone.md``), ``small``
+(the same models, kinds, priors and sections, :func:`sections`) in a minute or two.
 """
 
 from __future__ import annotations
@@ -58,16 +52,11 @@ from .priors import (
 from .sensitivity import sensitivity_section
 
 
-#: What every run has, whatever its size (one definition: the sizes below change data sizes,
-#: budgets and repeats only, so the ``small`` run the tests make is the full run, smaller).
-#: Target-only anchor models fitted per clinical finding.
-CLINICAL_KINDS = clin.KINDS
+#: What every run has, whatever its size (the sizes change data sizes, budgets and repeats only).
 #: The WordNet → ImageNet curve's models (names in anchordiv.evaluation.curves.MODELS):
 #: every default posterior with its control, spectral included (it has no target-only model:
 #: its dominance rows compare it with its control and cosine).
 WN_MODELS = wni.DEFAULT_MODELS + ("posterior-spectral", "isotropic-spectral")
-#: Kinds adapted from each prior in the transfer studies.
-TR_KINDS = tr.KINDS
 #: Chest findings of the clinical-transfer study (a size studies a prefix of them).
 TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
 
@@ -75,8 +64,7 @@ TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity
 @dataclasses.dataclass(frozen=True)
 class Size:
     """Data sizes, budgets and repeats of one run (the defaults: the full run); the models,
-    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
-    :data:`SECTIONS`)."""
+    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :func:`sections`)."""
 
     clinical_gallery: int | None = 2000  # reports in the gallery, seeded (None: all 3,927)
     clinical_queries: int = 100  # queries per finding
@@ -106,9 +94,9 @@ class Size:
     img_min_queries: int = 5  # clinical: findings with fewer labelled queries are skipped
 
     # the same at every size (read as attributes by the studies)
-    clinical_kinds = property(lambda self: CLINICAL_KINDS)
+    clinical_kinds = property(lambda self: clin.KINDS)  # target-only kinds per finding
     wn_models = property(lambda self: WN_MODELS)
-    tr_kinds = property(lambda self: TR_KINDS)
+    tr_kinds = property(lambda self: tr.KINDS)  # kinds adapted from each transfer prior
     tr_findings = property(lambda self: TR_FINDINGS[: self.tr_n_findings])
 
 
@@ -264,22 +252,13 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
     return stand_in_anchors(prior), source
 
 
-def study_curve(
-    ctx: Context, task, emb, broad, models, budgets=None, query_mask=None, max_queries=None
-):
-    """The WordNet → ImageNet curve of ``task`` at the context's size (``budgets``,
-    ``max_queries``: the size's unless given; ``query_mask``: a dataset's split)."""
+def study_curve(ctx: Context, task, emb, broad, models, query_mask=None, max_queries=None):
+    """The WordNet → ImageNet curve of ``task`` at the context's size (``query_mask``,
+    ``max_queries``: a dataset's split and queries)."""
+    size, max_queries = ctx.size, max_queries or ctx.size.wn_queries
+    opts = dict(budgets=size.wn_budgets, n_subsets=size.wn_subsets, max_queries=max_queries)
     return wni.wordnet_imagenet_study(
-        task,
-        emb,
-        broad,
-        tau=ctx.tau,
-        models=models,
-        budgets=budgets or ctx.size.wn_budgets,
-        n_subsets=ctx.size.wn_subsets,
-        max_queries=max_queries or ctx.size.wn_queries,
-        seed=ctx.seed,
-        query_mask=query_mask,
+        task, emb, broad, tau=ctx.tau, models=models, seed=ctx.seed, query_mask=query_mask, **opts
     )
 
 
@@ -728,11 +707,6 @@ def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
     return problems
 
 
-def _encoding(before: dict) -> dict:
-    """This run's embedding-cache counts (``hits``, ``encoded`` texts, ``encode_s``)."""
-    return {k: CACHE_STATS[k] - before.get(k, 0) for k in ("hits", "encoded", "encode_s")}
-
-
 def _encoding_text(run: dict, encoder: str) -> str:
     if not run["encoded"]:
         return f"every embedding from the cache ({run['hits']} entries)"
@@ -745,11 +719,8 @@ def _encoding_text(run: dict, encoder: str) -> str:
 
 def report_title(parts, size: str) -> str:
     """What was run: ``anchordiv demo`` for all studies, ``anchordiv study NAME`` for some."""
-    what = (
-        "anchordiv demo"
-        if tuple(parts) == tuple(DEMO_PARTS)
-        else f"anchordiv study {', '.join(parts)}"
-    )
+    demo = tuple(parts) == tuple(DEMO_PARTS)
+    what = "anchordiv demo" if demo else f"anchordiv study {', '.join(parts)}"
     small = " (small)" if size == "small" else ""
     return f"{what}{small}: anchor divergences on real offline text"
 
@@ -785,7 +756,6 @@ def run_demo(
         Seed of every study.
     parts : tuple of str
         The studies to run (default all).
-
     overwrite : bool, default False
         Replace an existing non-empty destination; otherwise it is refused
         (:class:`~anchordiv.errors.OutputExistsError`).
@@ -831,7 +801,8 @@ def run_demo(
     if table["dominance"]:
         dominance.section(rep, table, note=DOMINANCE_NOTE)
         write_json(rep.path("dominance.json"), {**table, "claims": dominance.claims(table)})
-    run = {"total_s": time.time() - start, **_encoding(before)}
+    run = {"total_s": time.time() - start}
+    run |= {k: CACHE_STATS[k] - before.get(k, 0) for k in ("hits", "encoded", "encode_s")}
     return finish(
         ctx,
         f"Total time {run['total_s']:.0f} s; {_encoding_text(run, enc.id)} (embeddings cached "

@@ -1,19 +1,7 @@
-"""Object vs style (the paper's Fig. 3, in kind, on text).
-
-Construction (:func:`object_style_task`): every item is a short text that names one object and
-one style — ImageNet-R's object classes and its rendition styles ("a sketch of a goldfish",
-"an origami goldfish", "goldfish, rendered as embroidery", …), one item per (object, style)
-pair, the template picked by a seeded draw from :data:`ITEM_TEMPLATES`.  Object anchors name
-the object alone (:data:`OBJECT_TEMPLATES`), style anchors the style alone
-(:data:`STYLE_TEMPLATES`).  The item and anchor template sets share no template, object
-anchors contain no style name and style anchors no object name, so no anchor text is an item
-text (checked when the task is built).
-
-The study (:func:`object_style_study`) fits one anchor model to the object anchors and one to
-the style anchors and mixes them, q_p = p·q_obj + (1 − p)·q_style (``ad.mix``).  Every item is a
-query against all other items; object retrieval counts items with the same object as
-relevant, style retrieval items with the same style.  As p goes 0 → 1 the geometry should move
-from style to object: object AUPRC up, style AUPRC down, on the same fixed embeddings.
+"""Object vs style (the paper's Fig. 3, in kind, on text): items name one ImageNet-R object and
+one style (seeded :data:`ITEM_TEMPLATES`), object and style anchors name one alone (templates
+the items never use; checked); the study mixes q_p = p·q_obj + (1 − p)·q_style (``ad.mix``) and
+measures object and style retrieval as p moves.
 """
 
 from __future__ import annotations
@@ -189,10 +177,8 @@ def object_style_study(
 
     Parameters
     ----------
-    task : ObjectStyleTask
-        From :func:`object_style_task`.
-    emb : ObjectStyleEmbeddings
-        The task's texts embedded.
+    task, emb : ObjectStyleTask, ObjectStyleEmbeddings
+        From :func:`object_style_task`, and its texts embedded.
     kind : str, default "gaussian"
         The anchor-model kind of q_obj and q_style.
     tau : float, optional

@@ -1,33 +1,8 @@
-"""Broad priors shipped in ``models/``: Gaussians fitted to broad anchors of the default encoder,
-each built by :func:`anchordiv.app.build.build_prior` from a :class:`~anchordiv.app.build.PriorSpec`
-(:data:`PRIORS`), so its card names the vocabulary regions, exclusions and counts.
-
-* ``wordnet-glosses-gaussian``: WordNet noun glosses outside the 1,000 ImageNet classes and
-  their subtrees (the WordNet → ImageNet study's items and classes are never broad anchors);
-* ``clinical-text-gaussian``: HPO "name: definition" texts and ICD-10-CM descriptions (general
-  clinical text; it overlaps the sources of the pathology anchors, never the Open-i reports);
-* the priors of the prior-transfer studies (:mod:`.transfer`): ``wordnet-visual-art-gaussian``
-  (domain-matched: WordNet's visual-art / decoration / artistic-style region),
-  ``wordnet-generic-gaussian`` (all WordNet nouns), ``imagenet-names-gaussian`` (wrong domain:
-  the 1,000 ImageNet class names), all three without any noun sense of an ImageNet-R style
-  word or its subtree (:func:`style_senses`) and the WordNet ones also without the ImageNet
-  classes; ``hpo-respiratory-thorax-gaussian`` (HPO's respiratory-system and thorax region) and
-  ``hpo-all-gaussian`` (all of HPO), both without the chest findings' HPO subtrees.
-
-Not shipped, built at run time (embeddings cached): the *report-sentence* priors
-(:func:`report_priors`), Gaussians fitted to Open-i report sentences in the register of the
-clinical queries.  They depend on the retrieval task's held-out reports (its gallery and
-queries), so they cannot be fixed in advance: one per finding (leave-finding-out), from the
-reports outside the task's gallery, without the reports carrying the finding and without any
-sentence mentioning it (:func:`anchordiv.data.openi.report_corpus`).  Cost: the union of the
-sentences (4,701 for the main job's 2,000-report gallery) is embedded once (MiniLM: measured
-200 s cold on two heavily shared cores, 10 s from the cache); each finding's prior is then a
-lookup and a Gaussian fit.
-
-``anchordiv build-models`` builds the shipped ones (``make models``); the demo loads them
-(:func:`load_prior`) instead of re-encoding thousands of texts.  Adaptation of the gaussian and
-latent kinds needs only the broad mean and covariance, which a saved Gaussian holds exactly
-(see :func:`~anchordiv.app.studies.wordnet_imagenet.broad_from_model`).
+"""Broad priors shipped in ``models/`` (:data:`PRIORS`: Gaussians of the default encoder, each
+built by :func:`anchordiv.app.build.build_prior` from a :class:`~anchordiv.app.build.PriorSpec`
+whose card names its vocabulary regions, exclusions and counts; ``anchordiv build-models``),
+and the leave-finding-out Open-i report-sentence priors built at run time
+(:func:`report_priors`; docs/guides/broad-priors.md).
 """
 
 from __future__ import annotations
@@ -63,11 +38,8 @@ CHEST_HPO_ROOTS = ("HP:0002086", "HP:0045027", "HP:0000765")
 STYLE_WORDS = {"plastic object": "plastic", "plush object": "plush"}
 
 
-def default_models_dir() -> Path:
-    """``$ANCHORDIV_MODELS``, else the installed package's shipped priors (a wheel), else the
-    repository's ``models/`` (beside ``src/``), else ``./models``: the library's own lookup,
-    :func:`anchordiv.io.models_dir`."""
-    return models_dir()
+#: ``$ANCHORDIV_MODELS``, the installed package's priors, the checkout's ``models/``, ``./models``
+default_models_dir = models_dir
 
 
 def style_senses(styles=None) -> tuple[str, ...]:
@@ -254,11 +226,9 @@ def report_prior_points(
     max_reports: int | None = None,
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
-    task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
-    anchors a transfer study adapts from (as the shipped priors', via ``stand_in_anchors``).
-    ``max_reports``: a seeded subsample of the reports outside the gallery (the others are held
-    out too; for quick runs), None: all of them."""
+    """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a task whose gallery is
+    ``reports`` rows ``gallery_rows``, from ``max_reports`` seeded reports outside it (None: all
+    of them)."""
     from ...adaptation import stand_in_anchors
     from ._common import subsample
 

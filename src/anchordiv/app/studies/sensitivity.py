@@ -1,13 +1,7 @@
-"""Prior sensitivity across the adaptation budget: at which number of target anchors does the
-broad prior stop mattering? (MATH.md, "Power-scaling prior sensitivity".)
-
-For each budget of n target anchors (seeded random subsets, repeated), the exact posterior of
-a conjugate kind is power-scaled (:func:`anchordiv.checks.prior_sensitivity`, the closed form:
-no draws) and the posterior-mean scorer's retrieval compared with the unscaled one's: the top-k
-overlap and the AUPRC change per query, with two-level bootstrap intervals over repeats and
-queries (:func:`anchordiv.evaluation.evaluate.bootstrap_interval`), and the relative shift of
-the posterior-mean covariance (or variances).  As n grows the likelihood outweighs the prior and
-the overlap approaches 1.
+"""Prior sensitivity across the adaptation budget (MATH.md, "Power-scaling prior sensitivity"):
+per budget of target anchors, the exact posterior is power-scaled in closed form
+(:func:`anchordiv.checks.prior_sensitivity`) and its posterior-mean retrieval compared with the
+unscaled one's (top-k overlap, AUPRC change, covariance shift, bootstrap intervals).
 """
 
 from __future__ import annotations
@@ -70,20 +64,12 @@ def sensitivity_by_budget(
         raise AnchorDivError(
             f"budgets: none of {list(budgets)} fits the {len(t)} target anchors (each ≥ 2)"
         )
-    rows = []
+    rows, task = [], dict(queries=queries, gallery=gallery, relevance=relevance, k=k)
     for b in chosen:
         overlap, change, shift, improper = [], [], [], 0
         for r in range(repeats):
             post = adapt(kind, broad, t[subset(len(t), b, r, seed)], tau=tau)
-            res = prior_sensitivity(
-                post,
-                (alpha,),
-                queries=queries,
-                gallery=gallery,
-                relevance=relevance,
-                k=k,
-                diagnostic=False,
-            )
+            res = prior_sensitivity(post, (alpha,), diagnostic=False, **task)
             i = int(np.flatnonzero(res.alphas == alpha)[0])
             overlap.append(res.topk_overlap[i])
             change.append(res.auprc[i] - res.auprc[res.reference])
@@ -143,11 +129,8 @@ def plot_sensitivity_budget(rows: list[dict], path):
 
 
 def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> list[dict]:
-    """The demo report's prior-sensitivity section for the WordNet → ImageNet task: the exact
-    ``kind`` posterior from the WordNet prior at budgets of the class prompts
-    (:func:`sensitivity_by_budget`; queries and gallery disjoint item glosses, as the
-    retrieval-uncertainty section), ``sensitivity.csv`` and ``sensitivity.png``; returns the
-    rows."""
+    """The demo's prior-sensitivity section for the WordNet → ImageNet task (disjoint query and
+    gallery glosses), ``sensitivity.csv`` and ``sensitivity.png``; returns the rows."""
     from ...evaluation.evaluate import write_rows
     from ._common import subsample
 
@@ -186,19 +169,8 @@ def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> lis
         f"over subsets and queries; `shift`: the relative change of the posterior-mean "
         f"covariance."
     )
-    rep.table(
-        rows,
-        [
-            "budget",
-            "topk_overlap",
-            "topk_overlap_low",
-            "topk_overlap_high",
-            "auprc_change",
-            "auprc_change_low",
-            "auprc_change_high",
-            "shift",
-        ],
-    )
+    skip = ("alpha", "repeats", "queries", "improper_below")
+    rep.table(rows, [c for c in rows[0] if c not in skip])
     rep.figure(
         "sensitivity.png",
         "Top-k overlap and AUPRC change of the power-scaled posterior against the budget "

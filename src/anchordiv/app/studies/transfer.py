@@ -1,25 +1,8 @@
-"""Prior transfer with headroom: which broad prior helps a few target anchors, and can one tell
-before retrieval?
-
-Two tasks where the target geometry matters (README "Studies and the main job"):
-
-* **style** — the object × style items of :mod:`.object_style`; retrieval by *style* (relevant
-  = same style); targets = the style anchors ("an origami", "an example of sketch", …);
-* **clinical** — Open-i reports (:mod:`.clinical`); per chest finding, retrieval of the reports
-  labelled with it; targets = the finding's report-style anchor sentences.
-
-For each budget n (seeded target subsets shared by all models, :func:`anchordiv.evaluation.curves.subset`)
-every prior P gives two models of each kind: the exact conjugate posterior
-``ad.adapt(kind, B_P, targets, method="exact", prior="broad")`` with the library's defaults
-(the held-out recipe, :mod:`anchordiv.adaptation.statistics`: strengths, latent rank
-and target weight chosen from the targets) and its isotropic control (the same prior object's
-``isotropic()``: the same chosen strengths, broad mean and covariance trace, no directions);
-beside them target-only fits and cosine.  The diagnostics keep *fixed* strengths
-(:data:`PRIOR_ANCHORS` pseudo-anchors, :func:`adapt_options`), so they describe the prior, not
-a choice made on the targets.
-``P − control`` (paired, 95 % intervals) measures what the prior's *directions* add beyond
-shrinkage.  :func:`diagnostic_rows` computes the prior–target diagnostics
-(:mod:`anchordiv.checks.diagnostics`) on the same subsets and :func:`ranking_rows` says which of them
+"""Prior transfer with headroom: which broad prior helps a few target anchors (style retrieval
+on the object × style items, clinical retrieval per chest finding), and can one tell before
+retrieval?  Per prior, the default exact posterior and its isotropic control (same strengths,
+no directions) over target budgets; :func:`diagnostic_rows` computes the prior–target
+diagnostics with fixed strengths (:data:`PRIOR_ANCHORS`) and :func:`ranking_rows` says which
 order the priors as the retrieval gain does.
 """
 
@@ -56,10 +39,8 @@ DIAGNOSTICS = ("captured", "mean_cos2", "log_evidence_gain", "loo_gain")
 
 
 def adapt_options(kind: str, d: int) -> dict:
-    """The fixed ``ad.adapt`` options of ``kind`` used by the diagnostics.
-
-    :data:`PRIOR_ANCHORS` pseudo-anchors, and for the latent kind the subspace rank
-    :data:`LATENT_RANK`."""
+    """The diagnostics' fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS`
+    pseudo-anchors (and the latent kind's rank :data:`LATENT_RANK`)."""
     if kind == "gaussian":
         return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
     return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
@@ -73,10 +54,9 @@ def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
 def transfer_models(
     priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
 ) -> dict[str, CurveModel]:
-    """Curve models of a prior-transfer study.
-
-    Per kind, target-only ``kind`` (where the kind has one: not ``spectral``), and per prior
-    ``P`` the posterior ``P-kind`` and its control ``P-isotropic-kind``; plus ``cosine``."""
+    """Curve models of a prior-transfer study: per kind, target-only ``kind`` (where the kind has
+    one: not ``spectral``), and per prior ``P`` the posterior ``P-kind`` and its control
+    ``P-isotropic-kind``; plus ``cosine``."""
     models = {}
     frozen = {name: frozen_broad(broad) for name, broad in priors.items()}  # digests once
     for kind in kinds:
@@ -107,19 +87,9 @@ def transfer_curve(
     progress: bool | None = None,
 ) -> Curve:
     """The adaptation curve of :func:`transfer_models` on a retrieval setup."""
-    first = next(iter(priors.values()))
-    return adaptation_curve(
-        first,
-        targets,
-        tau=tau,
-        models=transfer_models(priors, kinds),
-        budgets=budgets,
-        n_subsets=n_subsets,
-        seed=seed,
-        n_boot=n_boot,
-        progress=progress,
-        **setup,
-    )
+    first, models = next(iter(priors.values())), transfer_models(priors, kinds)
+    opts = dict(budgets=budgets, n_subsets=n_subsets, seed=seed, n_boot=n_boot, progress=progress)
+    return adaptation_curve(first, targets, tau=tau, models=models, **opts, **setup)
 
 
 def contrast_rows(
@@ -128,10 +98,9 @@ def contrast_rows(
     kinds: Sequence[str] = KINDS,
     budgets: Sequence[int] = SMALL_BUDGETS,
 ) -> list[dict]:
-    """Paired differences at a few budgets between a transfer curve's models.
-
-    Each prior's posterior − its isotropic control (``versus="control"``) and − the target-only
-    model (where the curve has one of the kind), and the first prior − each other."""
+    """Paired differences at a few budgets: each prior's posterior − its isotropic control
+    (``versus="control"``) and − the target-only model (where the curve has one of the kind), and
+    the first prior − each other."""
     rows = []
     for kind in kinds:
         pairs = [(p, "control", f"{p}-isotropic-{kind}") for p in priors]
@@ -166,28 +135,15 @@ def diagnostic_rows(
     seed: int,
     k: int = 10,
 ) -> list[dict]:
-    """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``.
-
-    The same subsets the models were adapted on, with the Gaussian's fixed strengths."""
-    d = targets.shape[1]
+    """Per prior: the diagnostics (Gaussian, fixed strengths) averaged over the curve's target
+    subsets of size ``budget``."""
+    n, opts = len(targets), adapt_options("gaussian", targets.shape[1])
+    subsets = [targets[subset(n, budget, s, seed)] for s in range(n_subsets if budget < n else 1)]
     rows = []
     for name, broad in priors.items():
-        runs = [
-            diagnose(
-                broad,
-                targets[subset(len(targets), budget, s, seed)],
-                k=k,
-                **adapt_options("gaussian", d),
-            )
-            for s in range(n_subsets if budget < len(targets) else 1)
-        ]
-        rows.append(
-            {
-                "prior": name,
-                "budget": budget,
-                **{key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]},
-            }
-        )
+        runs = [diagnose(broad, t, k=k, **opts) for t in subsets]
+        means = {key: float(np.nanmean([r[key] for r in runs])) for key in runs[0]}
+        rows.append({"prior": name, "budget": budget, **means})
     return rows
 
 
@@ -196,12 +152,11 @@ def _order(values: Mapping[str, float]) -> list[str]:
 
 
 def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
-    """Per diagnostic: does it order the priors as retrieval does?
-
-    The priors in the diagnostic's order (best first), the order by retrieval gain over the
-    control, whether they agree (entirely, and in the best prior), and whether the diagnostic's
-    sign (prior better than the control: evidence / LOO gain > 0, captured and mean cos² > k/d)
-    matches the sign of the retrieval gain for every prior."""
+    """Per diagnostic, does it order the priors as retrieval does: the priors in its order (best
+    first), the order by retrieval gain over the control, whether they agree (entirely, and in the
+    best prior), and whether the diagnostic's sign (prior better than the control: evidence / LOO
+    gain > 0, captured and mean cos² > k/d) matches the sign of the retrieval gain for every
+    prior."""
     by_prior = {r["prior"]: r for r in diagnostics}
     truth = _order(gains)
     rows = []
@@ -238,10 +193,8 @@ def pivot(summary: list[dict], kind: str) -> list[dict]:
 def write_curve(
     curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str], title: str
 ) -> dict:
-    """Write a transfer curve's tables and figures into ``out_dir``.
-
-    ``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind (its
-    models and cosine, 95 % bands)."""
+    """Write a transfer curve's ``curve.csv`` (per subset), ``curve_summary.csv`` and one
+    ``curve_<kind>.png`` per kind (its models and cosine, 95 % bands)."""
     from pathlib import Path
 
     from ...evaluation.evaluate import write_rows
@@ -275,10 +228,8 @@ def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
 
 
 def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
-    """The outcome in words.
-
-    Each prior against its isotropic control and target-only, and the first prior against the
-    others (95 % paired intervals excluding zero)."""
+    """The outcome in words: each prior against its isotropic control and target-only, and the first
+    prior against the others (95 % paired intervals excluding zero)."""
     budgets = ", ".join(map(str, sorted({c["budget"] for c in contrasts})))
     parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}" for p in priors]
     parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
@@ -335,21 +286,8 @@ def report_section(
     first = [c for c in ("finding",) if c in contrasts[0]]
     rep.table(contrasts, first + ["contrast", "budget", "difference", "low", "high"])
     rep.text(outcome(contrasts, priors))
-    _diagnostics_tables(rep, diagnostics, ranking, first)
-
-
-def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first: list[str]):
-    cols = [
-        "prior",
-        "budget",
-        "captured",
-        "captured_isotropic",
-        "mean_cos2",
-        "max_angle_deg",
-        "log_evidence_gain",
-        "loo_gain",
-        "retrieval_gain",
-    ]
+    cols = ["prior", "budget", "captured", "captured_isotropic", "mean_cos2", "max_angle_deg"]
+    cols += ["log_evidence_gain", "loo_gain", "retrieval_gain"]
     rep.text(
         "Prior–target diagnostics on the curve's target subsets "
         f"(`anchordiv.checks.diagnostics`; fixed Gaussian strengths, {PRIOR_ANCHORS:g} "
@@ -358,11 +296,7 @@ def _diagnostics_tables(rep, diagnostics: list[dict], ranking: list[dict], first
         "mean over budgets 1, 2, 5):"
     )
     rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
-    rep.table(
-        ranking,
-        first
-        + ["diagnostic", "order", "retrieval_order", "same_order", "picks_best", "sign_matches"],
-    )
+    rep.table(ranking, list(ranking[0]))  # (finding,) diagnostic, orders, agreements
     rep.text(ranking_text(ranking))
 
 

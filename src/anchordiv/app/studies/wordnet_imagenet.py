@@ -1,24 +1,9 @@
 """WordNet → ImageNet adaptation (the paper's Fig. 5, in kind, on text).
 
-Construction (:func:`wordnet_imagenet_task`):
-
-* **classes**: ILSVRC-2012 classes (WordNet noun synsets) that have at least ``min_items``
-  usable hyponyms; a seeded subsample of ``n_classes`` of them;
-* **items** (queries and gallery): for each class, up to ``max_items`` of its WordNet
-  hyponyms (transitively), as gloss texts "lemma: definition".  A hyponym is usable when it is
-  no ImageNet class itself and lies under exactly one ImageNet class, so every item has one
-  class; relevance = same class;
-* **target anchors**: prompts of the class names ("a photo of a {name}", …), one per class and
-  template — the task's few precise anchors;
-* **broad anchors**: WordNet noun glosses from :func:`broad_pool`, which leaves out every
-  ImageNet class and everything below any of the 1,000 classes, so no item (and no class
-  synset) is a broad anchor.  ``models/`` holds a Gaussian fitted to a seeded subsample of
-  that pool; :func:`broad_from_model` turns it back into anchors with the same mean and
-  covariance for :func:`anchordiv.adaptation.adapt`.
-
-The study (:func:`wordnet_imagenet_study`) runs :func:`anchordiv.evaluation.curves.adaptation_curve`:
-target-only models vs posterior models adapted from the broad anchors vs the isotropic-prior
-control, over target budgets and seeded target subsets.
+Items are WordNet hyponym glosses of ImageNet classes (a hyponym is usable when it is no class
+itself and lies under exactly one class; relevant = same class), target anchors are prompts of
+the class names, broad anchors WordNet glosses outside every class subtree (:func:`broad_pool`).
+:func:`wordnet_imagenet_study` runs :func:`anchordiv.evaluation.curves.adaptation_curve`.
 """
 
 from __future__ import annotations
@@ -157,22 +142,15 @@ def wordnet_imagenet_task(
             f"wordnet_imagenet_task: fewer than 2 classes have {min_items} or more usable hyponyms"
         )
     chosen = [eligible[i] for i in subsample(len(eligible), n_classes, seed)]
-    items, item_class = [], []
-    for k, c in enumerate(chosen):
-        syns = per_class[c]
-        for j in subsample(len(syns), max_items, seed + 1 + k):
-            items.append(wordnet.gloss(syns[j]))
-            item_class.append(k)
+    picked = [
+        (k, per_class[c][j])
+        for k, c in enumerate(chosen)
+        for j in subsample(len(per_class[c]), max_items, seed + 1 + k)
+    ]
+    items, item_class = [wordnet.gloss(s) for _, s in picked], np.asarray([k for k, _ in picked])
     names = [class_names[c] for c in chosen]
-    targets, target_class = class_prompts(names, templates)
-    return WordNetTask(
-        [class_wnids[c] for c in chosen],
-        names,
-        items,
-        np.asarray(item_class),
-        targets,
-        target_class,
-    )
+    wnids = [class_wnids[c] for c in chosen]
+    return WordNetTask(wnids, names, items, item_class, *class_prompts(names, templates))
 
 
 def class_prompts(names: Sequence[str], templates: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -224,10 +202,8 @@ def wordnet_imagenet_study(
 
     Parameters
     ----------
-    task : WordNetTask
-        From :func:`wordnet_imagenet_task`.
-    emb : WordNetEmbeddings
-        The task's texts embedded.
+    task, emb : WordNetTask, WordNetEmbeddings
+        From :func:`wordnet_imagenet_task`, and its texts embedded.
     broad : array_like, shape [N, d]
         Broad anchor embeddings (or :func:`broad_from_model` of a saved prior).
     tau : float, optional
@@ -254,17 +230,8 @@ def wordnet_imagenet_study(
     """
     tau = resolve_tau(tau, items=emb.items, targets=emb.targets, broad=broad)
     setup = retrieval_setup(task, emb, max_queries, seed, query_mask)
-    return adaptation_curve(
-        broad,
-        emb.targets,
-        tau=tau,
-        models=models,
-        budgets=budgets,
-        n_subsets=n_subsets,
-        seed=seed,
-        progress=progress,
-        **setup,
-    )
+    opts = dict(models=models, budgets=budgets, n_subsets=n_subsets, seed=seed, progress=progress)
+    return adaptation_curve(broad, emb.targets, tau=tau, **opts, **setup)
 
 
 def pivot(summary: list[dict]) -> list[dict]:
@@ -304,14 +271,7 @@ def _subsets(curve) -> int:
 
 
 def report_section(
-    rep,
-    task: WordNetTask,
-    curve,
-    needs: dict,
-    source: str,
-    *,
-    title: str | None = None,
-    description: str | None = None,
+    rep, task: WordNetTask, curve, needs: dict, source: str, *, title=None, description=None
 ) -> None:
     """The WordNet → ImageNet section of a report (``title``/``description``: the defaults
     describe the text task; the image studies describe their dataset)."""
