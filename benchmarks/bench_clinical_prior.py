@@ -44,11 +44,12 @@ REPORTS = "reports"
 
 def clinical_setup(gallery: int, seed: int):
     """``(reports, gallery rows [G], gallery embeddings [G, d], embed)``, as the main job."""
-    from anchordiv.app.studies._common import default_embed, subsample
+    from anchordiv.app.studies._common import text_embed, subsample
+    from anchordiv.data.encoders import get_encoder
     from anchordiv.data import openi
 
     reports = openi.load_reports()
-    embed = default_embed("minilm")
+    embed = text_embed(get_encoder("minilm"))
     g = subsample(len(reports), gallery, seed)
     return reports, g, embed([reports.texts[i] for i in g]), embed
 

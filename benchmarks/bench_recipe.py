@@ -57,7 +57,8 @@ PRIOR = "wordnet-visual-art-gaussian"
 def style_task(n_queries: int, prior: str = PRIOR, seed: int = 0):
     """``(broad [m, d], style anchors [80, d], retrieval setup)`` of the style task."""
     from anchordiv.app.studies import object_style as ostyle
-    from anchordiv.app.studies._common import default_embed, labelled_retrieval, subsample
+    from anchordiv.app.studies._common import text_embed, labelled_retrieval, subsample
+    from anchordiv.data.encoders import get_encoder
     from anchordiv.app.studies.priors import load_prior
     from anchordiv.app.studies.wordnet_imagenet import broad_from_model
     from anchordiv.data import imagenet
@@ -66,7 +67,7 @@ def style_task(n_queries: int, prior: str = PRIOR, seed: int = 0):
     objects = ostyle.styleless([n for _, n in imagenet.imagenet_r_classes()], styles)
     objects = [objects[i] for i in subsample(len(objects), 24, seed)]
     task = ostyle.object_style_task(objects, styles, seed=seed)
-    emb = ostyle.embed_task(task, default_embed("minilm"))
+    emb = ostyle.embed_task(task, text_embed(get_encoder("minilm")))
     broad = broad_from_model(load_prior(prior))
     return broad, emb.style_anchors, labelled_retrieval(emb.items, task.item_style, n_queries, seed)
 

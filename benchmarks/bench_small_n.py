@@ -45,7 +45,8 @@ def wni_task(n_queries: int, seed: int = 0):
     from pathlib import Path
 
     from anchordiv.app.studies import wordnet_imagenet as wni
-    from anchordiv.app.studies._common import default_embed
+    from anchordiv.app.studies._common import text_embed
+    from anchordiv.data.encoders import get_encoder
     from anchordiv.app.studies.priors import load_prior
     from anchordiv.data import imagenet
 
@@ -58,7 +59,7 @@ def wni_task(n_queries: int, seed: int = 0):
         max_items=8,
         seed=seed,
     )
-    emb = wni.embed_task(task, default_embed("minilm"))
+    emb = wni.embed_task(task, text_embed(get_encoder("minilm")))
     models = Path(__file__).resolve().parent.parent / "models"
     prior = load_prior(WNI_PRIOR, models, "sentence-transformers/all-MiniLM-L6-v2")
     return (

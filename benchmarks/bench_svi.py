@@ -153,10 +153,11 @@ def initialisation(dims, rng) -> list[dict]:
 def real_task(steps: int) -> list[dict]:
     from anchordiv.data import imagenet
     from anchordiv.app.studies import wordnet_imagenet as wni
-    from anchordiv.app.studies._common import default_embed, labelled_retrieval
+    from anchordiv.app.studies._common import text_embed, labelled_retrieval
+    from anchordiv.data.encoders import get_encoder
     from anchordiv.app.studies.priors import WORDNET_PRIOR, default_models_dir, load_prior
 
-    embed = default_embed("minilm")
+    embed = text_embed(get_encoder("minilm"))
     classes = imagenet.classes()
     task = wni.wordnet_imagenet_task(
         [w for w, _ in classes],
