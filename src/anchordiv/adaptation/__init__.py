@@ -1,36 +1,17 @@
 """Broad → target adaptation: fit a prior to broad anchors, update it with target anchors,
-summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D).
-
-Objects (the API to build on)::
+summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D)::
 
     prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)  # or ad.load_prior(dir)
     post = prior.update(targets [n, d], tau=20.0)                       # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500), tau=20.0) # or ad.SVI(...)
+    post = ad.adapt("gaussian", broad, targets, tau=20.0)              # both from flat options
     model = post.point("mean")          # or "map": an anchor model for ad.divergence / ad.top_k
     draws = post.sample(seed=0, n=20)   # posterior draws of anchor models
-    idata = ad.inference_data(post, num_draws=200, seed=0)   # arviz.InferenceData (checks)
 
-One prior class per family (:mod:`.families`; the protocol is :class:`.protocol.Family`):
-``NIWPrior`` (gaussian), ``BinghamPrior`` (latent-gaussian), ``PosteriorBinghamPrior``
-(latent-spherical), ``DirichletNIWPrior`` (mixture), ``DiagonalPrior`` (diagonal-gaussian),
-``SpectralPrior`` (spectral), ``FactorPrior`` (factor-gaussian) and ``LKJPrior``
-(lkj-gaussian; both structured priors with their own models, made by ``StructuredPrior.factor``
-/ ``.lkj``).  Methods are typed configuration objects (:mod:`.methods`): ``Exact()``,
-``NUTS(...)``, ``SVI(...)``.
-
-The convenience :func:`adapt` (:mod:`.api`) builds both from one flat set of options and
-raises on any option that does not apply to the chosen kind and method; its docstring lists
-every option; :func:`load_prior` (:mod:`.loading`) reads a prior from disk::
-
-    post = ad.adapt("gaussian", broad [N, d], targets [n, d], tau=20.0)
-
-Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
-costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
-k = 50), so keep ``n``/``num_draws`` modest there.  Exact mixture draws come from a Gibbs sampler
-over the assignments (:mod:`.families.mixture`: the assignment uncertainty is propagated; the
-point summaries are given the MAP-EM responsibilities); NUTS on the mixture
-model is not protected against label switching (the informative broad prior usually prevents
-it; check ``az.rhat``).
+One prior class per family (:mod:`.families`; the protocol is :class:`.protocol.Family`);
+methods are typed configuration objects (:mod:`.methods`).  Exact latent and mixture draws come
+from Gibbs samplers (O(k·d³) per sweep), so keep ``n`` modest there; NUTS on the mixture model
+is not protected against label switching (check ``az.rhat``).
 """
 
 from __future__ import annotations

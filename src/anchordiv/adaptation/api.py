@@ -1,21 +1,18 @@
 """``adapt``: the adaptation layer in one call, from a kind, anchors and flat options to a
-posterior.
-
-The path, top-down (the developer guide ``docs/guides/internals.md`` numbers its hops)::
+posterior (the path's hops are numbered in ``docs/guides/internals.md``)::
 
     adapt(kind, broad [N, d], targets [n, d], tau=..., **opts)
       resolve_family(kind)              the family class, read from the registry once
-      split_family_options(fam, opts)   (prior options, method object); an option that does
-                                        not apply to the kind or method is an error naming it
+      split_family_options(fam, opts)   (prior options, method object); an inapplicable option
+                                        is an error naming it
       check_anchors(broad, targets)     validated once: checked, read-only arrays
       resolve_tau(...)                  τ given, or recorded with the embeddings
       build_prior(fam, broad, targets)  fam.from_anchors (the held-out recipe picks strengths)
       method.run(prior, targets, …)     the method run on the prior: the posterior
 
-All of it runs in one BLAS thread scope (:func:`anchordiv.threads.limited_blas`: the functions
-it calls run straight under it).  The options of each kind and method are read from the
-families' ``from_anchors`` signatures and the method classes: :data:`OPTIONS`,
-:data:`METHOD_OPTIONS`, :data:`COMMON`.
+All of it runs in one BLAS thread scope.  The options of each kind and method
+(:data:`OPTIONS`, :data:`METHOD_OPTIONS`, :data:`COMMON`) are read from the families'
+``from_anchors`` signatures and the method classes.
 """
 
 from __future__ import annotations

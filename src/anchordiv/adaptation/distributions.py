@@ -1,21 +1,12 @@
 """Distributions NumPyro lacks: the matrix Bingham distribution on the Stiefel manifold.
 
-``MatrixBingham(B, rank=k)`` has density ``p(U) ∝ etr(Uᵀ B U)`` with respect to the uniform
-(Haar) measure on ``V_k(R^d) = {U ∈ R^{d×k} : UᵀU = I}``.  ``log_prob`` is the *unnormalised*
-log density ``tr(Uᵀ B U)``: the normaliser ``₁F₁(k/2; d/2; B)`` (a hypergeometric function of a
-matrix argument) does not depend on U, so MCMC, MAP and posterior-like sampling never need it;
-comparing densities across different B does, and is not supported.
-
-Sampling is exact in distribution (up to Gibbs mixing): Hoff's (2009) column-wise Gibbs sampler,
-whose conditionals are vector Bingham distributions sampled by rejection from an angular central
-Gaussian envelope (Kent, Ganeiber & Mardia 2013), with the complement basis carried along by
-Householder reflections (O(q²) per column) and independent chains in parallel threads
-(:func:`bingham_chains`).  It runs in float64 numpy (not jittable).
-
-In a NumPyro model, a Stiefel-valued site is written with :func:`stiefel_site`: ``Z ~ N(0, I)``
-``[d, k]`` and ``U = qf(Z)`` (QR with a positive diagonal) is Haar-distributed, so adding the
-factor ``MatrixBingham(B).log_prob(U)`` gives U the matrix Bingham law while NUTS moves in the
-unconstrained Z.
+``MatrixBingham(B, rank=k)``: ``p(U) ∝ etr(Uᵀ B U)`` on ``V_k(R^d)`` (Haar base measure);
+``log_prob`` is the *unnormalised* ``tr(Uᵀ B U)`` (comparing densities across B is not
+supported).  Sampling is Hoff's (2009) column-wise Gibbs sampler with vector Bingham conditionals
+drawn by rejection from an angular central Gaussian envelope (Kent, Ganeiber & Mardia 2013), in
+float64 numpy with chains in parallel threads (:func:`bingham_chains`).  In a NumPyro model a
+Stiefel site is :func:`stiefel_site`: ``U = qf(Z)``, ``Z ~ N(0, I)`` plus the Bingham factor, so
+NUTS moves in the unconstrained Z.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""The inference methods: :class:`Exact`, :class:`NUTS` and :class:`SVI`, frozen configuration
-objects validated when they are built (a bad value, or an option the method does not have, is
-an :class:`~anchordiv.errors.AnchorDivError` that names it), each of which runs itself::
-
-    post = method.run(prior, targets [n, d], tau=tau, broad=broad [N, d] or None)
-
-on targets and broad anchors already validated (:func:`.api.infer` validates them once and
-calls ``run``).  :class:`Exact` is the prior's conjugate update; :class:`NUTS` and :class:`SVI`
-share one skeleton (:class:`ModelMethod`: the model's inputs, the principal-subspace projection,
-the NumPyro problem and its site checks, then the method's own :meth:`~ModelMethod.fit`, then
-the draws' log density), and differ by what its hooks say.  The runners they call are :mod:`.nuts` and :mod:`.svi`.
+"""The inference methods :class:`Exact`, :class:`NUTS` and :class:`SVI`: frozen configurations
+validated when built (a bad or foreign option is an :class:`~anchordiv.errors.AnchorDivError`
+naming it), each running itself on validated inputs
+(``method.run(prior, targets, tau=tau, broad=broad)``, called by :func:`.api.infer`).  NUTS and
+SVI share one skeleton (:class:`ModelMethod`) and differ by its hooks.
 """
 
 from __future__ import annotations

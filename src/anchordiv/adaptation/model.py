@@ -1,12 +1,7 @@
-"""The model a NUTS or SVI run works on: the likelihood of the targets given a prior
-(:class:`Likelihood`, the log density of draws, :func:`with_log_density`), the NumPyro problem
-(:class:`Problem`, :func:`problem`: the model, its arguments and site checks), the options'
-vocabularies (init strategies, chain methods, guides), the bounded tables of compiled runners
-(:class:`Runners`; :data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`) and the run's sanity warnings.
-
-The targets' likelihood under a family's model, at fixed hyperparameters: one object for the
-pointwise log likelihood (LOO, PSIS, K-fold), simulated anchors (posterior and prior predictive
-checks, SBC), the log joint ("map" of draws), prior draws, and what the model's sites must be.
+"""The model a NUTS or SVI run works on: the targets' likelihood given a prior
+(:class:`Likelihood`, :func:`with_log_density`), the NumPyro problem (:class:`Problem`,
+:func:`problem`), the options' vocabularies, the bounded tables of compiled runners
+(:class:`Runners`) and the run's sanity warnings::
 
     lik = post.likelihood()                 # or prior.likelihood()
     lik.log_density(draws {site: [S, ...]}, targets [n, d])   # [S, n]
@@ -14,16 +9,9 @@ checks, SBC), the log joint ("map" of draws), prior draws, and what the model's 
     lik.log_joint(targets [n, d], draws)                      # [S]
     lik.prior_draws(rng, n)                                   # {site: [n, ...]}
 
-:class:`Likelihood` gets every one of them from the family's NumPyro model
-``model(targets, **model_kwargs)`` by tracing it (NumPyro's ``log_likelihood``,
-:func:`log_joint` and ``Predictive``), in float64 whatever JAX's global precision: the observed
-site must be named ``"targets"`` and sit in a plate over the anchors.  That is all a family of
-one's own needs.  A family with closed forms names a subclass as its ``likelihood_type`` and
-overrides what it has (the library's families do: float64 numpy, no tracing) — the anchor
-model's density and simulator (:meth:`Likelihood.log_density`, :meth:`Likelihood.sample`), the
-prior's (:meth:`Likelihood.log_joint`, :meth:`Likelihood.exact_prior`), and what its sites are
-(:meth:`Likelihood.site_shapes`, :attr:`Likelihood.positive_definite`,
-:meth:`Likelihood.summarise`).
+:class:`Likelihood` traces the family's model ``model(targets, **model_kwargs)`` in float64 (the
+observed site named ``"targets"``, in a plate over the anchors); a family with closed forms
+names a subclass as its ``likelihood_type`` and overrides what it has.
 """
 
 from __future__ import annotations

@@ -1,38 +1,14 @@
-"""A compiled NUTS chain runner that is reused across fits: the model's arguments (targets,
-float and array hyperparameters) are traced inputs, so a new fit of the same model, settings and
-shapes compiles nothing.
+"""NUTS on the kind's explicit NumPyro model or a user's, with a compiled chain runner reused
+across fits.
 
-NumPyro's ``MCMC.run`` rebuilds (and so recompiles) its collection loop on every call even with
-``jit_model_args=True`` (a fresh ``jax.jit`` wrapper is a static argument of the loop), ≈ 2.5 s
-per fit and, over a few hundred fits in one process, enough JIT code to exhaust LLVM's section
-memory.  :class:`Chains` instead jits two functions once — initialisation and a chunk of
-:data:`CHUNK` NUTS transitions that collects the draws (``kernel.sample``, which adapts step size
-and mass matrix while ``i < num_warmup``; warm-up chunks drop what they collect) — and steps
-through them in Python.  With progress shown, each transition also reports to the bar from
-inside the compiled chunk (a host callback, ~20–60 µs a transition), so a model whose
-transitions take seconds (full-d NUTS at d = 384) still moves the bar, and writes its lines into
-a log, between chunk ends; without progress the chunk is compiled without the callback.  Chains run one after another (``"sequential"``) or batched with ``vmap``
-(``"vectorized"``).
-
-NUTS on the kind's explicit NumPyro model or on a user's model.
-
-Steerable as in NumPyro: ``init_strategy`` (name or NumPyro strategy; default the prior median),
-``target_accept_prob`` (0.8), ``dense_mass`` (False), ``max_tree_depth`` (10), ``chain_method``
-("sequential" | "vectorized" | "parallel"), ``x64``.  Before sampling, the model is initialised
-once; a model that cannot be initialised fails fast with an error that names the non-finite
-sites and suggests ``subspace=`` or SVI.  Every latent and deterministic site is kept (a user's
-own parameters reach ``az.summary``).
-
-Compiled samplers are reused: one :class:`~.nuts.Chains` runner (targets and float/array
-hyperparameters are traced arguments) per model, static keywords, sampler settings and argument
-shapes, kept in a least-recently-used :class:`~.methods.Runners` table (the library's
-:data:`~.methods.NUTS_RUNNERS` of :data:`MAX_SAMPLERS` entries, or the user's own:
-``ad.NUTS(runners=...)``) — repeated
-``adapt(method="nuts")`` calls on new targets of the same shape compile nothing, and a long loop
-does not grow memory.  A custom ``init_strategy`` object is not hashable by value: such runs
-build a fresh runner; ``chain_method="parallel"`` uses NumPyro's ``MCMC`` (one device per
-chain; it compiles on every call).  ``post.raw`` is the runner (``.sampler``: the NUTS kernel)
-or the ``MCMC`` object.
+NumPyro's ``MCMC.run`` recompiles its loop on every call; :class:`Chains` jits initialisation
+and a chunk of :data:`CHUNK` transitions once (the model's arguments are traced inputs) and steps
+through them in Python, reporting progress from inside the chunk.  Runners are kept per model,
+static keywords, settings and shapes in a least-recently-used :class:`~.model.Runners` table
+(:data:`~.model.NUTS_RUNNERS`, or ``ad.NUTS(runners=...)``); a custom ``init_strategy`` object
+builds a fresh one and ``chain_method="parallel"`` uses NumPyro's ``MCMC``.  A model that cannot
+be initialised fails fast naming its non-finite sites.  ``post.raw`` is the runner or the
+``MCMC`` object.
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
-"""The posterior object every inference method returns, and its point summaries.
-
-Three types, each implementing what differs between them:
-
-* :class:`ExactPosterior` — the conjugate update: its parameters object
-  (:attr:`~ExactPosterior.exact`: ``mean()``, ``mode()``, ``sample(rng, n)``) gives the points
-  and draws;
-* :class:`SampledPosterior` — draws of the model's sites (NUTS chains, or an SVI guide's
-  independent draws: :attr:`~Posterior.guide` names it), summarised into points;
-* :class:`SubspacePosterior` — draws of a ``subspace=r`` run, lifted to full d with the default
-  prior's exact posterior (:attr:`~Posterior.completion`) outside the subspace.
-
-``point``/``sample`` turn any of them into anchor models through the family
-(:meth:`~anchordiv.adaptation.protocol.Family.to_model`), so scoring never depends on how the
-posterior was computed.  The one handle to the family is :attr:`~Posterior.prior`, the prior
-object the posterior was computed from (its class is :attr:`~Posterior.family_class`, its kind
-:attr:`~Posterior.kind`).  What a run was is in typed fields (:attr:`~Posterior.subspace`,
-:attr:`~Posterior.custom_model`, :attr:`~Posterior.guide`); :attr:`~Posterior.info` holds
-diagnostics.  ArviZ conversion is the checks layer's ``ad.inference_data(post)``; saving is
-:meth:`Posterior.save` / ``ad.load_posterior``.
+"""The posterior every inference method returns, and its point summaries:
+:class:`ExactPosterior` (the conjugate update's parameters), :class:`SampledPosterior` (NUTS
+chains or an SVI guide's draws) and :class:`SubspacePosterior` (a ``subspace=r`` run lifted to
+full d with the default prior's exact posterior).  ``point``/``sample`` turn any of them into
+anchor models through the family (:attr:`~Posterior.prior`), so scoring never depends on how the
+posterior was computed.  Saving: :meth:`Posterior.save` / ``ad.load_posterior``.
 """
 
 from __future__ import annotations

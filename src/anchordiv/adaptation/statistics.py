@@ -1,21 +1,8 @@
-"""The broad- and target-anchor statistics a prior is built from, computed once.
-
-* the memo keyed by the broad array's digest (:func:`cached`, :func:`derived`, :func:`frozen`,
-  :func:`checked`) and the broad moments, spectrum and principal basis;
-* the held-out recipe (docs/guides/adaptation-recipe.md; MATH.md, "Adaptation"):
-  :func:`gaussian_strengths` picks one strength s (κ₀ = s, ν₀ = d + 1 + s) as
-  ``min(density_strength, novelty_strength)`` — the exact leave-one-out predictive's choice, and
-  the strength at which the prior's share ``s / (s + n)`` of the posterior scatter equals the
-  targets' held-out novelty (:func:`target_novelty`); the latent kinds' rank and β use the same s
-  (:func:`anchordiv.adaptation.families.latent_gaussian.latent_options`).  Every fold × strength
-  comes from one eigendecomposition of the targets' scatter, down-dated per fold in closed form
-  (:func:`fold_scores`): O(n·d·min(n, d)) plus one d × d Cholesky;
-* subspace inference (MATH.md, "Inference at the encoder's dimension"): :func:`project` runs a
-  model on the broad anchors' top-r principal directions ``U_r`` (for the NIW ``μ₀ → U_rᵀμ₀``,
-  ``Ψ₀ → U_rᵀΨ₀U_r``, ``ν₀ → ν₀ − (d − r)``: the r × r block of an inverse Wishart); each family
-  lifts its own sites back to d (``Projectable.lift``).
-
-Every function is pure (arrays in, numbers out), float64, under the library's BLAS thread policy.
+"""The broad- and target-anchor statistics a prior is built from, computed once: the memo keyed
+by the broad array's digest (:func:`cached`, :func:`derived`, :func:`frozen`, :func:`checked`),
+the broad moments and principal basis (``subspace=`` runs), and the held-out recipe's strength
+search (:func:`gaussian_strengths`, docs/guides/adaptation-recipe.md: every fold × strength from
+one eigendecomposition of the targets' scatter, :func:`fold_scores`).  Pure float64 functions.
 """
 
 from __future__ import annotations

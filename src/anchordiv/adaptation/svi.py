@@ -1,28 +1,13 @@
 """Variational and MAP inference (NumPyro SVI) for the kind's model or a user's.
 
-``method="svi"`` maximises the ELBO ``E_q[log p(T, θ)] − E_q[log q(θ)]`` with a guide chosen by
-name: ``"delta"`` (AutoDelta: MAP), ``"normal"`` (AutoNormal: mean field), ``"lowrank"``
-(AutoLowRankMultivariateNormal, ``guide_rank``), or a user's guide (a NumPyro AutoGuide or guide
-function).  Optimiser: ``optimizer=`` a ``numpyro.optim`` object or an optax
-``GradientTransformation`` (through numpyro's optax bridge); default Adam whose step decays
-exponentially from ``learning_rate`` (0.05) to ``lr_decay · learning_rate`` (0.01×) over the
-run, so a MAP settles to float precision instead of oscillating at the step size.  The loop runs ``num_steps`` in jitted chunks with a progress bar and checks
-the loss for NaN after each chunk.
-
-Convergence: the relative change of the mean loss between the last two windows of
-``convergence_window`` steps (default ``max(20, num_steps // 10)``) below
-``convergence_tol`` (1e-4), *and* the guide's parameters moving by less than a tenth of it
-over the last window (a delta guide; a stochastic guide only by no gross drift:
-:data:`PARAM_TOL`) — a decaying step can keep a flat-looking loss while μ still creeps along
-a ridge.  The numbers go to ``post.info``; a warning quotes them otherwise.
-
-MAP is of the parameters' density: a delta guide on the kind's model asks it for the density of
-its parameters (:meth:`~.protocol.Family.model_extras`: the gaussian kind's (μ, Σ)), so the
-result is the joint mode; on a user's model it is the mode in its own sample-site coordinates.
-
-Result: ``num_samples`` guide draws of every latent and deterministic site (``[1, S, ...]``; one
-draw for a delta guide), the guide's median pushed through the model as the ``"map"`` point, and
-the loss trace (``post.elbo``, ``post.plot_elbo``).
+The guide is ``"delta"`` (MAP), ``"normal"`` (mean field), ``"lowrank"`` or a user's; the default
+optimiser is Adam decaying from ``learning_rate`` to ``lr_decay`` × itself.  The loop runs in
+jitted chunks and checks the loss for NaN.  Convergence: the mean loss's relative change between
+the last two windows below ``convergence_tol`` and the guide's parameters settled
+(:data:`PARAM_TOL`); otherwise a warning.  A delta guide on the kind's model finds the joint
+mode of its parameters (:meth:`~.protocol.Family.model_extras`).  Result: ``num_samples`` guide
+draws ``[1, S, ...]``, the guide's median as the ``"map"`` point, and the loss trace
+(``post.elbo``).
 """
 
 from __future__ import annotations
