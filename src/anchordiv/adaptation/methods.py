@@ -35,6 +35,7 @@ from .model import (
     SVI_RUNNERS,
     Runners,
     check_sites,
+    init_strategy,
     kept_sites,
     problem,
     run_dtype,
@@ -87,41 +88,23 @@ def config(cls):
     return cls
 
 
-def _runners(r):
-    if r is not None and not isinstance(r, Runners):
+def _check_run(o) -> None:
+    """The checks of the options :class:`NUTS` and :class:`SVI` share."""
+    integer("seed", o.seed, low=0)
+    init_strategy(o.init_strategy)
+    if o.subspace is not None:
+        integer("subspace", o.subspace, low=1)
+    if o.model is not None and not callable(o.model):
+        raise AnchorDivError(f"model: a NumPyro model function, got {type(o.model).__name__}")
+    kw = o.model_kwargs
+    if kw is not None and not (callable(kw) or isinstance(kw, dict)):
+        raise AnchorDivError(
+            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(kw).__name__}"
+        )
+    if o.runners is not None and not isinstance(o.runners, Runners):
         raise AnchorDivError(
             f"runners: an anchordiv.adaptation.Runners (or None for the library's table), "
-            f"got {type(r).__name__}"
-        )
-
-
-def _check_run(o) -> None:
-    """The checks of the options :class:`NUTS` and :class:`SVI` share (a model run's init
-    strategy, subspace, model and runners)."""
-    _init(o.init_strategy)
-    _subspace(o.subspace)
-    _model(o.model, o.model_kwargs)
-    _runners(o.runners)
-
-
-def _subspace(r):
-    return None if r is None else integer("subspace", r, low=1)
-
-
-def _init(spec):
-    if not callable(spec) and spec not in INIT_STRATEGIES:
-        raise AnchorDivError(
-            f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
-            f"init strategy, got {spec!r}"
-        )
-
-
-def _model(model, model_kwargs):
-    if model is not None and not callable(model):
-        raise AnchorDivError(f"model: a NumPyro model function, got {type(model).__name__}")
-    if model_kwargs is not None and not (callable(model_kwargs) or isinstance(model_kwargs, dict)):
-        raise AnchorDivError(
-            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(model_kwargs).__name__}"
+            f"got {type(o.runners).__name__}"
         )
 
 
@@ -163,7 +146,6 @@ def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
     """``info`` of a run of method ``name`` completed with what every posterior reports (kind,
     method, prior mode, d, counts, how the exact points are formed); warns where the fit is
     target-only."""
-
     info.update(
         kind=prior.kind,
         method=name,
@@ -242,13 +224,11 @@ class ModelMethod(Method):
     def with_density(self, post: Posterior, prob) -> Posterior:
         """``post`` with the log joint density of each draw (``stats["log_density"]``, what
         ``point("map")`` maximises)."""
-
         return with_log_density(
             post, prob.targets, prob.model if prob.custom else None, prob.kwargs
         )
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-
         t = frozen(targets)  # the update and the evidence share one scatter
         exact, kwargs, info, fixed = self.inputs(prior, t)
         info = run_info(prior, t, info, broad, self.name)
@@ -318,7 +298,6 @@ class ModelMethod(Method):
         onto the broad anchors' top-r principal directions (the family's ``project``), its
         posterior a :class:`~.posterior.SubspacePosterior` lifted with ``exact`` (or the
         family's ``completion``) outside them."""
-
         prior = post.prior
         fam = type(prior)
         if not issubclass(fam, Projectable):
@@ -326,9 +305,7 @@ class ModelMethod(Method):
         r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, post.info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
-        completion = exact
-        if completion is None:  # a family whose lift needs an exact posterior it is not
-            completion = prior.completion(targets)
+        completion = exact if exact is not None else prior.completion(targets)
         post = retyped(
             post,
             SubspacePosterior,
@@ -368,7 +345,6 @@ class Exact(Method):
         return exact_inputs(prior, targets)
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-
         t = frozen(targets)  # the update and the evidence share one scatter
         params, kwargs, info, fixed = self.inputs(prior, t)
         return ExactPosterior(
@@ -390,9 +366,6 @@ class Exact(Method):
 @config
 class NUTS(ModelMethod):
     """NUTS (``numpyro.infer.NUTS``) on the family's explicit NumPyro model or a user's.
-
-    A frozen configuration: a bad value, or an option NUTS does not have, is an
-    :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -466,13 +439,11 @@ class NUTS(ModelMethod):
     independent_draws: ClassVar[bool] = False
 
     def fit(self, post, prob, sites: list[str], exact):
-
         return run_nuts(post, prob, self, sites)
 
     def __post_init__(self):
         for k in ("num_samples", "num_warmup", "num_chains", "max_tree_depth"):
             integer(k, getattr(self, k), low=1)
-        integer("seed", self.seed, low=0)
         in_unit_interval("target_accept_prob", self.target_accept_prob)
         if self.chain_method not in CHAIN_METHODS:
             raise AnchorDivError(
@@ -483,10 +454,8 @@ class NUTS(ModelMethod):
 
 @config
 class SVI(ModelMethod):
-    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's.
-
-    A frozen configuration: a bad value, or an option SVI does not have, is an
-    :class:`AnchorDivError` naming it.
+    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's; a bad or unknown
+    option is an :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -525,11 +494,6 @@ class SVI(ModelMethod):
         As for :class:`NUTS`.
     runners : Runners, optional
         Where the compiled step function is kept (default :data:`SVI_RUNNERS`).
-
-    Raises
-    ------
-    AnchorDivError
-        An unknown option or an invalid value.
 
     Examples
     --------
@@ -575,7 +539,6 @@ class SVI(ModelMethod):
         return is_conjugate(prior) and (self.subspace is not None or delta)
 
     def fit(self, post, prob, sites: list[str], exact):
-
         return run_svi(post, prob, self, sites, exact)
 
     def with_density(self, post, prob):
@@ -590,14 +553,12 @@ class SVI(ModelMethod):
             )
         if self.guide_rank is not None:
             integer("guide_rank", self.guide_rank, low=1)
-        positive("learning_rate", self.learning_rate)
-        positive("lr_decay", self.lr_decay)
-        positive("convergence_tol", self.convergence_tol)
+        for k in ("learning_rate", "lr_decay", "convergence_tol"):
+            positive(k, getattr(self, k))
         for k in ("num_steps", "num_particles", "num_samples"):
             integer(k, getattr(self, k), low=1)
         if self.convergence_window is not None:
             integer("convergence_window", self.convergence_window, low=1)
-        integer("seed", self.seed, low=0)
         _check_run(self)
 
 
@@ -662,12 +623,10 @@ def prior_provenance(prior):
     """A stand-in carrying the encoder and τ of the saved model a prior was loaded from
     (``ad.load_prior``), so that τ defaults to it and a mismatched encoder is an error."""
     card = prior.card.get("card", {})
-    return (
-        with_provenance(
-            np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
-        )
-        if card
-        else None
+    if not card:
+        return None
+    return with_provenance(
+        np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
     )
 
 
@@ -684,18 +643,12 @@ def validated(
     if not isinstance(method, Method):
         raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
     t = check_targets(targets, prior.dim)
-    b = (
-        None
-        if broad is None
-        else check_spread(
-            "broad_anchors", as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
-        )
-    )
-    named = {
-        "target_anchors": targets,
-        "broad_anchors": broad if broad is not None else prior_provenance(prior),
-    }
-    tau = resolve_tau(tau, **named)
+    b = None
+    if broad is not None:
+        b = as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
+        b = check_spread("broad_anchors", b)
+    source = broad if broad is not None else prior_provenance(prior)
+    tau = resolve_tau(tau, target_anchors=targets, broad_anchors=source)
     return unit_norm("target_anchors", t, normalize), tau, b
 
 

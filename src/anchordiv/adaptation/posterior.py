@@ -178,14 +178,9 @@ class Posterior(metaclass=_ByContents):
         self.exact = exact if exact is not None else family
         self.samples, self.stats, self.points, self.elbo = samples, stats, points, elbo
         self.fixed = {} if fixed is None else fixed
-        self.completion, self.prior, self.model_kwargs, self.raw = (
-            completion,
-            prior,
-            model_kwargs,
-            raw,
-        )
+        self.completion, self.prior, self.model_kwargs = completion, prior, model_kwargs
+        self.raw, self.user_model = raw, user_model
         self.subspace, self.custom_model, self.guide = subspace, bool(custom_model), guide
-        self.user_model = user_model
 
     def __repr__(self) -> str:
         """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
@@ -213,9 +208,7 @@ class Posterior(metaclass=_ByContents):
     # ---- the family ---------------------------------------------------------------------------
     @property
     def family_class(self):
-        """The family: the class of :attr:`prior` (a family registered from a user's module
-        included); the registry's entry for :attr:`kind` only for a posterior built without its
-        prior."""
+        """The family: the class of :attr:`prior`, else the registry's entry for :attr:`kind`."""
         return type(self.prior) if self.prior is not None else family_of(self.kind)
 
     @property
@@ -260,7 +253,6 @@ class Posterior(metaclass=_ByContents):
             return self.likelihood()
         if self.user_model is None:
             return None
-
         model, kwargs = self.user_model
         return UserModelLikelihood(self.family_class, model, kwargs, self.fixed, self.dim)
 
@@ -384,10 +376,8 @@ class Posterior(metaclass=_ByContents):
 
         Parameters
         ----------
-        seed : int
-            Seed of the draws.
-        n : int
-            Number of draws (≥ 1).
+        seed, n : int
+            The seed and number (≥ 1) of the draws, as for :meth:`draws`.
 
         Returns
         -------
@@ -408,8 +398,7 @@ class Posterior(metaclass=_ByContents):
         return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """The stored draws with chains merged ``{site: [chains·draws, ...]}`` (an
-        :class:`AnchorDivError` where there are none)."""
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
         if not self.samples or any(np.ndim(v) < 2 or not np.size(v) for v in self.samples.values()):
             raise AnchorDivError(f"{self.kind}: this posterior has no stored draws")
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
@@ -445,8 +434,7 @@ class Posterior(metaclass=_ByContents):
         path : str or Path
             Destination directory.
         overwrite : bool, default False
-            Replace an existing non-empty destination; otherwise it is refused
-            (:class:`~anchordiv.errors.OutputExistsError`).
+            Replace an existing non-empty destination (else an ``OutputExistsError``).
         **card
             Extra card fields (``encoder``, ``anchor_source``, ...).
 
@@ -463,7 +451,7 @@ class Posterior(metaclass=_ByContents):
         arrays = {f"fixed.{k}": np.asarray(v) for k, v in self.fixed.items()}
         saved = self.saved_params()
         for prefix, params in saved.items():
-            arrays.update(_param_arrays(prefix, params))
+            arrays.update({f"{prefix}.{k}": np.asarray(v) for k, v in _fields(params).items()})
         for group in ("samples", "stats"):
             arrays.update({f"{group}.{k}": v for k, v in (getattr(self, group) or {}).items()})
         for which, p in (self.points or {}).items():
@@ -500,8 +488,7 @@ class Posterior(metaclass=_ByContents):
         return arrays, meta
 
     def kwargs_arrays(self) -> dict:
-        """:attr:`model_kwargs` as saved: every value an array or a scalar (a model keyword that
-        is neither cannot be saved: an error names it)."""
+        """:attr:`model_kwargs` as saved: every value an array or a scalar."""
         out = {}
         for k, v in (self.model_kwargs or {}).items():
             if not (np.isscalar(v) or hasattr(v, "shape")):
@@ -725,8 +712,7 @@ POSTERIOR_TYPES = {
 def retyped(post: Posterior, cls: type, **changes) -> Posterior:
     """``post`` as a ``cls`` (one of :data:`POSTERIOR_TYPES`) with ``changes`` (the fields of
     :func:`dataclasses.replace`)."""
-    fields = {f.name: getattr(post, f.name) for f in dataclasses.fields(post)}
-    return cls(**{**fields, **changes})
+    return cls(**{**_fields(post), **changes})
 
 
 def family_of(kind: str, module: str | None = None) -> type[Any]:
@@ -743,8 +729,7 @@ def family_of(kind: str, module: str | None = None) -> type[Any]:
 
 
 def _module(card: dict) -> str | None:
-    """The family's module of a card written before ``family_class_module``: the exact
-    parameters' module where they are the family's (a user's family defines both)."""
+    """The family's module of a card written before ``family_class_module``."""
     module = card.get("family_module")
     return module if isinstance(module, str) and not module.startswith("anchordiv.") else None
 
@@ -766,11 +751,9 @@ def _saved_type(card: dict) -> type:
     return SubspacePosterior if sub else SampledPosterior
 
 
-def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
-    return {
-        f"{prefix}.{f.name}": np.asarray(getattr(params, f.name))
-        for f in dataclasses.fields(params)
-    }
+def _fields(obj) -> dict:
+    """A dataclass instance's fields by name."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 def _group(arrays: dict, prefix: str) -> dict:
@@ -783,10 +766,8 @@ def _scalars(group: dict) -> dict:
 
 
 def _params(arrays: dict, prefix: str, name, module) -> object:
-    """The exact-posterior object saved under ``prefix``.  Its class is looked up, never
-    imported: by name among the classes defined in the modules of the registered families
-    (:func:`exact_classes`); a name found nowhere is an :class:`AnchorDivError` that says how to
-    register the family that defines it."""
+    """The exact-posterior object saved under ``prefix``, its class looked up (never imported)
+    by name among :func:`exact_classes`."""
     if not name:
         return None
     cls = exact_classes().get(name)
@@ -813,7 +794,6 @@ def exact_classes() -> dict[str, type]:
     ``ad.family``) declare as their exact-parameter and completion classes
     (:attr:`~anchordiv.adaptation.protocol.Family.exact_types`), by class name — never any other
     class of their modules."""
-
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
         for cls in getattr(fam, "exact_types", ()):
@@ -884,7 +864,6 @@ def check_loaded_posterior(path, post: Posterior) -> None:
     and method strings, τ a positive number of at most
     :data:`~anchordiv.io.MAX_LOADED_TAU`, a floating dtype, ``info`` an object with an integer
     ``d``, and stored draws ``[chains, draws, ...]`` with one (non-zero) count of each."""
-
     tau = post.tau
     if not isinstance(post.kind, str) or not isinstance(post.method, str):
         raise AnchorDivError(f"{path}: malformed posterior (kind, method)")
@@ -910,10 +889,7 @@ def check_loaded_posterior(path, post: Posterior) -> None:
 
 
 def check_loaded_arrays(path, post: Posterior) -> None:
-    """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
-    model arguments of the shapes its prior gives them, and its exact parameters, stored
-    draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
-    field otherwise)."""
+    """Refuse a loaded posterior whose prior, model arguments' shapes or arrays are unusable."""
     prior: Any = post.prior
     if prior is not None:
         prior.check_loaded(post.info.get("d", prior.dim))
@@ -927,7 +903,7 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     groups = {"model_kwargs": post.model_kwargs, "fixed": post.fixed, "samples": post.samples}
     for key, params in post.saved_params().items():
         if params is not None:
-            groups[key] = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+            groups[key] = _fields(params)
     for group, values in groups.items():
         for k, v in (values or {}).items():
             a = np.asarray(v)
@@ -944,13 +920,8 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
     ----------
     post : Posterior
         The posterior.
-    path : str or Path
-        Destination directory.
-    overwrite : bool, default False
-        Replace an existing non-empty destination; otherwise it is refused
-        (:class:`~anchordiv.errors.OutputExistsError`).
-    **card
-        Extra card fields.
+    path, overwrite, **card
+        As for :meth:`Posterior.save`.
 
     Returns
     -------
@@ -1007,11 +978,9 @@ def exact_descriptions(fam) -> dict[str, str]:
 
 def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
     """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
-    Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
-    restricted to them (changing variables ``Σ → (Σ₁₁, Σ₁₁⁻¹Σ₁₂, Σ₂₂·₁)`` has Jacobian
-    ``|Σ₁₁|^{d−r}`` and the blocks are independent under the default posterior, so the subspace
-    model's mode is the *marginal* mode of (μ₁, Σ₁₁), not the joint mode's block); ``draws`` hold subspace sites ``[S, ...]``, the
-    covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
+    Jacobian of ``Σ → (Σ₁₁, Σ₁₁⁻¹Σ₁₂, Σ₂₂·₁)`` that turns the subspace density of (μ₁, Σ₁₁) into
+    the full joint density restricted to them; ``draws`` hold subspace sites ``[S, ...]``, the
+    covariance blocks under ``fam.covariance_site``."""
     sig = np.asarray(draws[fam.covariance_site], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]

@@ -38,9 +38,7 @@ def _memo(a) -> dict | None:
 
 def _register(a: np.ndarray) -> np.ndarray:
     key, table = id(a), _FROZEN
-    # the callback holds the table itself, not the module global: arrays that live until
-    # interpreter exit (held by JAX's caches after NUTS/SVI) die after module teardown has set
-    # the globals to None
+    # the callback holds the table, not the global (None after teardown at interpreter exit)
     table[key] = (weakref.ref(a, lambda _, k=key: table.pop(k, None)), {})
     return a
 
@@ -143,8 +141,7 @@ def clear() -> None:
 
 def scatter(targets: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """``(n, t̄ [d], S [d, d])`` of ``targets [n, d]`` in float64, ``S = Σ (tᵢ − t̄)(tᵢ − t̄)ᵀ``;
-    computed once per :func:`.statistics.frozen` target array (``adapt`` freezes its targets, so
-    the recipe, the update and the evidence share one scatter)."""
+    computed once per :func:`frozen` target array."""
     return derived(_scatter, np.asarray(targets))
 
 
@@ -227,11 +224,8 @@ def sandwich(u: np.ndarray, m):
 STRENGTH_GRID = tuple(float(v) for v in np.geomspace(0.3, 1000.0, 15))
 #: left-out targets used by the held-out criteria (seeded subset beyond this many)
 MAX_FOLDS = 20
-#: fewest targets for which :func:`density_strength` holds targets out: below it, each fold
-#: would predict one target from a single other one (two one-shot folds at n = 2)
+#: fewest targets for which :func:`density_strength` holds targets out
 MIN_LOO_TARGETS = 3
-
-
 #: weak hyperprior of the strengths (empirical Bayes and the recipe's evidence bound): (centre in
 #: pseudo-anchors, sd of the natural log)
 EB_HYPERPRIOR = (10.0, 2.0)
@@ -312,9 +306,7 @@ class Folds(NamedTuple):
 
 
 def centred_scatter(t: np.ndarray) -> np.ndarray:
-    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64;
-    :func:`anchordiv.adaptation.statistics.scatter`, shared with the exact update when ``t``
-    is the frozen array ``adapt`` passes)."""
+    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64, :func:`scatter`)."""
     return scatter(t)[2]
 
 
@@ -341,10 +333,8 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
 
 def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarray) -> Folds:
     """:class:`Folds` from a ``d × d`` scatter (its lower triangle) by Householder
-    tridiagonalisation
-    ``S = Q T Qᵀ`` (LAPACK ``dsytrd``), with ``mean [d]`` and ``w [F, d]`` rotated into Q's
-    basis (``dormqr`` on the reflectors): every ``(s I + S)⁻¹`` then is a tridiagonal solve,
-    O(d) per strength and vector (:func:`shifted_grams`)."""
+    tridiagonalisation ``S = Q T Qᵀ`` (``dsytrd``), ``mean`` and ``w`` rotated into Q's basis:
+    every ``(s I + S)⁻¹`` then is a tridiagonal solve (:func:`shifted_grams`)."""
     c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
         scatter, lower=1, lwork=tridiagonal_workspace(len(scatter))
     )
@@ -362,8 +352,7 @@ def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarr
 
 @functools.lru_cache(maxsize=16)
 def tridiagonal_workspace(d: int) -> int:
-    """LAPACK's optimal workspace of ``dsytrd`` at ``d`` (its block size times d): scipy's
-    default, d, makes it fall back to the unblocked reduction (d = 384: 6.4 ms against 4.0)."""
+    """LAPACK's optimal ``dsytrd`` workspace at ``d`` (scipy's default d runs it unblocked)."""
     lwork, info = scipy.linalg.lapack.dsytrd_lwork(d, lower=1)
     return max(d, int(lwork)) if info == 0 else d
 
@@ -425,16 +414,10 @@ def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
 
 
 def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
-    """:func:`loo_scores` from the whitened targets' :class:`Folds`.
-
-    Fold i's predictive is the Student-t ``t_{s+m+2}(μₘ, Ψₘ(κₘ+1)/(κₘ(s+m+2)))`` (m = n − 1,
-    κₘ = s + m).  In whitened coordinates ``Ψₘ = s I + S₋ᵢ + r δδᵀ`` with S₋ᵢ the others'
-    scatter, δ their mean and r = s m/κₘ.  The scatter of the others is the full scatter S
-    down-dated, ``S₋ᵢ = S − (n/m) wwᵀ`` (w = yᵢ − ȳ), so ``Ψₘ = (s I + S) + E D Eᵀ`` with
-    E = [w, δ] and D = diag(−n/m, r): a rank-2 update of a matrix whose eigenvectors are S's
-    for every s.  One eigendecomposition of S then gives every ``zᵀΨₘ⁻¹z`` (Woodbury) and
-    ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra: O(n·d·min(n, d)) in all,
-    instead of one solve per fold and strength."""
+    """:func:`loo_scores` from the whitened targets' :class:`Folds`: each fold's Student-t
+    predictive has ``Ψₘ = (s I + S) + E D Eᵀ`` (E = [w, δ], D = diag(−n/m, r)), a rank-2 update
+    of the scatter's eigenbasis solved by Woodbury and the determinant lemma
+    (docs/guides/adaptation-recipe.md)."""
     n, d = f.n, len(f.mean)
     m = n - 1
     s = np.asarray(grid, np.float64)  # [S]
@@ -513,18 +496,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
-    the weak hyperprior of :func:`log_hyperprior` (the
-    evidence alone has a plateau, not a maximum, when few targets look like the prior).
-    Held out rather than in-sample: LOO asks how well the prior predicts targets it has not
-    seen, and it is the upper bound of the recipe's strength (:func:`gaussian_strengths`).
-
-    Why not LOO at n = 2: its two folds each predict one target from the *other one alone*,
-    and their maximiser swung between 3 and 98 pseudo-anchors over seeded pairs of the
-    WordNet → ImageNet prompts; the low draws let one scatter direction dominate a d = 384
-    geometry, and the default curve fell from 1 to 2 anchors (0.683 → 0.636, beyond its
-    interval).  The evidence of the pair with the hyperprior chose 5–31 there, the curve no
-    longer fell, and the style task's choices were unchanged
-    (``benchmarks/results/bench_recipe-small-n.md``)."""
+    the weak hyperprior of :func:`log_hyperprior` (why: docs/guides/adaptation-recipe.md,
+    ``benchmarks/results/bench_recipe-small-n.md``).  It is the upper bound of the recipe's
+    strength (:func:`gaussian_strengths`)."""
     grid = np.asarray([positive("grid", g) for g in grid])
     score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
     return float(grid[first_max(score)])
@@ -553,15 +527,8 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
     no direction (n ≤ 2 always: one other target spans nothing); → 0 once a new target adds
     no new direction.  It is the held-out measure of how much geometry the targets still lack,
     so of how much of the prior the posterior needs.  ``targets [n, d]``; ``scatter``: their
-    :func:`centred_scatter` where the caller has it (n > d).
-
-    With w = tᵢ − t̄ (the deviation is (n/m)·w, m = n − 1) the others' scatter is
-    S − (n/m) wwᵀ, which loses a direction exactly when target i's leverage h = wᵀS⁺w is m/n
-    (each target needed for the span, as for n ≤ d in general position).  That lost
-    direction is u = S⁺w, so the part of w inside the others' span has squared length
-    ``‖Pw‖² − h²/‖S⁺w‖²`` (P: the projection on S's range); otherwise all of ``‖Pw‖²``.
-    S⁺w comes from one eigendecomposition of S (:func:`spectrum`), or for n > d from one
-    Cholesky factorisation when S is well conditioned."""
+    :func:`centred_scatter` where the caller has it (n > d).  A target of leverage
+    ``wᵀS⁺w = m/n`` takes a direction out of the others' span (docs/guides/adaptation-recipe.md)."""
     t = as_anchors("targets", targets).astype(np.float64)
     n, d = t.shape
     if n <= 2:
@@ -588,8 +555,7 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
 
 
 def _well_conditioned_solve(s: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky when S is PD with a condition number within
-    :data:`SPECTRUM_RTOL` (else None: the caller takes the eigendecomposition)."""
+    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky where S is well conditioned, else None."""
     try:
         chol = scipy.linalg.cho_factor(s, lower=True)
     except np.linalg.LinAlgError:
@@ -633,11 +599,8 @@ def gaussian_strengths(
     # shared by both criteria (and, for adapt's frozen targets, with the exact update)
     scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
     grid = np.asarray([positive("grid", g) for g in grid])
-    dens = float(
-        grid[
-            first_max(density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter))
-        ]
-    )
+    score = density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
+    dens = float(grid[first_max(score)])
     nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))

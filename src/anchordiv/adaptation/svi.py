@@ -34,7 +34,6 @@ CHUNK = 50
 
 def make_guide(spec, model, init_loc_fn, rank):
     """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
-
     if not isinstance(spec, str):
         if callable(spec):
             return spec
@@ -60,7 +59,6 @@ def make_guide(spec, model, init_loc_fn, rank):
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
     """A numpyro optimiser."""
-
     lr = positive("learning_rate", learning_rate)
     if spec is None:
         rate = jnp.log(positive("lr_decay", decay)) / max(num_steps, 1)
@@ -76,10 +74,7 @@ def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
 
 
 #: the guide's parameters may move by at most this many ``convergence_tol`` (relative) over
-#: the last window.  Deterministic (delta guide): a tenth of it — a decaying step that still
-#: moves them by ~tol per window has not arrived (at 10× tol, ``elbo_converged`` was reported
-#: 1e-3 from the mode); a stochastic ELBO's guide jitters by ~1e-2 from its noisy gradients,
-#: so there only a gross drift counts
+#: the last window: a tenth for a delta guide; a stochastic guide jitters, so only gross drift
 PARAM_TOL = {"deterministic": 0.1, "stochastic": 1000.0}
 
 
@@ -98,23 +93,19 @@ def convergence(
     at most :data:`PARAM_TOL` × ``tol`` — a flat loss is not enough where a slowly decaying
     step still moves the parameters (a ridge of the loss)."""
     w = window or max(20, len(loss) // 10)
+    out = {"converged": False, "relative_change": float("nan"), "param_change": float(moved)}
+    out["window"] = int(w)
     if len(loss) < 2 * w:
-        return {
-            "converged": False,
-            "relative_change": float("nan"),
-            "param_change": float(moved),
-            "window": int(w),
-        }
+        return out
     last, prev = loss[-w:], loss[-2 * w : -w]
     change = abs(last.mean() - prev.mean())
     noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
     rel = float(change / max(abs(last.mean()), 1.0))
     still = bool(moved > PARAM_TOL["stochastic" if stochastic else "deterministic"] * tol)
     return {
+        **out,
         "converged": bool((rel < tol or change <= noise) and not still),
         "relative_change": rel,
-        "param_change": float(moved),
-        "window": int(w),
     }
 
 
@@ -127,7 +118,6 @@ def runner(prob: Problem, o: Any, static: tuple):
     steps — cached when guide, optimiser and init strategy are given by name/number, in a
     least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
     :data:`~.methods.SVI_RUNNERS` of :data:`MAX_RUNNERS`: a long loop of fits does not grow)."""
-
     key = None
     if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
         key = (
@@ -224,9 +214,7 @@ def optimise(
 
 
 def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
-    """``{site: [1, num, ...]}`` guide draws pushed through the model (deterministic sites);
-    ``parallel=True`` (one vmap): NumPyro's default ``lax.map`` compiles a new scan per call."""
-
+    """``{site: [1, num, ...]}`` guide draws pushed through the model (one vmap)."""
     with guard("svi draws"):
         out = Predictive(
             prob.model,
@@ -241,7 +229,6 @@ def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: 
 
 def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
     """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
-
     if not hasattr(guide, "median"):
         return None
     with guard("svi point"):
@@ -255,10 +242,8 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
 def svi_points(
     post: Posterior, prob: Problem, point: dict | None, delta: bool, exact=None
 ) -> tuple[dict, dict]:
-    """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
-    guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
-    block, :mod:`.posterior`) and, for a delta guide, the conjugate mean of the kind's model
-    (``exact``: the conjugate update's parameters, where it ran)."""
+    """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` and, for a
+    delta guide, the conjugate mean of the kind's model (``exact``, where it ran)."""
     if not delta:
         return ({"map": point} if point is not None else {}), {
             "point_mean": "average of the guide draws",
@@ -290,10 +275,7 @@ def svi_points(
 
 
 def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None) -> Posterior:
-    """``post`` filled with an SVI fit of ``prob`` (module docstring): the fit of
-    :class:`~.methods.SVI`.
-    """
-
+    """``post`` filled with an SVI fit of ``prob``: the fit of :class:`~.methods.SVI`."""
     num_steps = o.num_steps
     seed = int(o.seed)
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
@@ -303,12 +285,9 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     )
     guide = svi.guide
     params = svi.get_params(state)
+    delta = o.guide == "delta"
     conv = convergence(
-        loss,
-        o.convergence_window,
-        o.convergence_tol,
-        stochastic=o.guide != "delta",
-        moved=moved,
+        loss, o.convergence_window, o.convergence_tol, stochastic=not delta, moved=moved
     )
     if not conv["converged"]:
         warnings.warn(
@@ -321,7 +300,6 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
             f"guide); raise num_steps or the learning_rate",
             stacklevel=user_stacklevel(),
         )
-    delta = o.guide == "delta"
     num = 1 if delta else integer("num_samples", o.num_samples, low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
     points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta, exact)
@@ -350,25 +328,13 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
         stats=None,
         points=points,
         elbo=-loss,
-        raw={
-            "svi": svi,
-            "guide": guide,
-            "params": params,
-            "state": state,
-            "problem": prob,
-            "sites": sites,
-        },
+        raw=dict(svi=svi, guide=guide, params=params, state=state, problem=prob, sites=sites),
     )
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
-    """Fresh guide draws of an SVI posterior and their log importance weights.
-
-    ``log p(T, θ) − log q(θ)`` — both in the model's constrained sample-site coordinates, as in
-    NumPyro's ELBO — for importance sampling (PSIS) against the exact posterior of the model
-    that ran (an eager ``vmap``: nothing compiled per call).
-    """
-
+    """Fresh guide draws of an SVI posterior and their log importance weights
+    ``log p(T, θ) − log q(θ)`` (constrained sample-site coordinates, as in NumPyro's ELBO)."""
     if not post.variational or not isinstance(post.raw, dict) or "problem" not in post.raw:
         raise AnchorDivError(
             "guide_log_weights: needs a posterior fitted by method='svi' in "
