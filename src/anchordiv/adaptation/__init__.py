@@ -17,20 +17,8 @@ is not protected against label switching (check ``az.rhat``).
 from __future__ import annotations
 
 from . import families  # noqa: F401  (registers the families)
-from .api import (  # noqa: F401
-    COMMON,
-    DEFAULT_KIND,
-    KINDS,
-    METHOD_OPTIONS,
-    OPTIONS,
-    adapt,
-    build_prior,
-    check_anchors,
-    infer,
-    prior_options,
-    resolve_family,
-    split_options,
-)
+from .api import COMMON, DEFAULT_KIND, KINDS, METHOD_OPTIONS, OPTIONS, adapt, infer  # noqa: F401
+from .api import resolve_family, split_options  # noqa: F401
 from .families import (
     BinghamPrior,
     DiagonalPrior,
@@ -43,8 +31,8 @@ from .families import (
     StructuredPrior,
 )
 from .families.gaussian import cov_factor
-from .loading import broad_from_model, check_loaded_prior, load_prior, stand_in_anchors  # noqa: F401
-from .methods import METHODS, NUTS, SVI, Exact, options  # noqa: F401
+from .loading import broad_from_model, load_prior, stand_in_anchors  # noqa: F401
+from .methods import METHODS, NUTS, SVI, Exact
 from .model import Likelihood, Runners, with_log_density
 from .posterior import (
     ExactPosterior,
@@ -56,17 +44,7 @@ from .posterior import (
     to_model,
 )
 from .protocol import Family  # noqa: F401
-from .registry import (  # noqa: F401
-    FAMILIES,
-    Conjugate,
-    LiveKinds,
-    LiveMapping,
-    Projectable,
-    get_family,
-    is_conjugate,
-    unknown_kind,
-)
-from .statistics import frozen  # noqa: F401
+from .registry import FAMILIES, Conjugate, Projectable, unknown_kind  # noqa: F401
 from .svi import GUIDES  # noqa: F401
 
 __all__ = [

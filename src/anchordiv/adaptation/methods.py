@@ -166,22 +166,17 @@ COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kw
 
 
 def user_model_info(info: dict) -> dict:
-    """``info`` for a run on a user's model: the default prior's strengths and choices (which
-    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
-    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
+    """``info`` for a run on a user's model: the default prior's own entries move under
+    ``"default_prior"`` (they describe the family's model, not the user's)."""
     kept = {k: v for k, v in info.items() if k in COMMON_INFO}
     return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
 
 
 class ModelMethod(Method):
-    """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's,
-    ``model=``) on the targets, in full d or on the broad anchors' top-r principal directions
-    (``subspace=r``, lifted back with the default prior's exact posterior).
-
-    :meth:`run` is the same for both: the model's inputs (:meth:`inputs`), the run's info, the
-    subspace projection, the :class:`~.model.Problem` and its site checks, :meth:`fit` (the
-    method's own), then :meth:`with_density`.  The hooks a method defines: :meth:`fit`,
-    :attr:`guide_name`, :attr:`map_density`, :meth:`needs_exact` and :meth:`with_density`."""
+    """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's) on the
+    targets, in full d or on the broad anchors' top-r principal directions (``subspace=r``).
+    A method defines the hooks :meth:`fit`, :attr:`guide_name`, :attr:`map_density`,
+    :meth:`needs_exact` and :meth:`with_density`."""
 
     # the options both have (declared by each dataclass)
     seed: int
@@ -267,11 +262,9 @@ class ModelMethod(Method):
         return out
 
     def run_kwargs(self, fam, kwargs: dict, broad: np.ndarray | None) -> dict:
-        """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option
-        (a dict, or a callable(broad) -> dict that replaces them), those the model takes (a
-        keyword the user gave always goes through: a misspelt one fails in
-        :func:`~.model.check_sites`), and those of the family's
-        :meth:`~.protocol.Family.model_extras` that the model names as parameters."""
+        """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option (a
+        callable(broad) replaces them), those the model takes or the user gave, and the
+        family's :meth:`~.protocol.Family.model_extras` the model names."""
         model, user = self.model or fam.model, self.model_kwargs
         if callable(user):
             try:
@@ -584,14 +577,8 @@ def warn_unobserved(trace: dict) -> None:
 
 
 def warn_target_only(info: dict, kind: str, n: int, d: int) -> None:
-    """Warn for a target-only prior fitted to fewer targets than dimensions.
-
-    A family says why a fit is target-only in its info, under ``"target_only"`` (< 1
-    pseudo-anchor of covariance, latent ``beta = 1``).  Not for strengths the held-out recipe
-    chose: it lowers them because the targets' held-out novelty says they span what retrieval
-    needs (the prior still shapes the other directions), which is the point of the recipe, not
-    an oversight.
-    """
+    """Warn for a target-only prior (``info["target_only"]`` says why) fitted to fewer targets
+    than dimensions; not where the held-out recipe chose the strengths (its point)."""
     what = info.get("target_only")
     if what is None or n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
         return

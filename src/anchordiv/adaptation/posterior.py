@@ -245,10 +245,8 @@ class Posterior(metaclass=_ByContents):
         return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
 
     def model_likelihood(self) -> Likelihood | None:
-        """The likelihood of the model the draws come from: the family's (:meth:`likelihood`),
-        or a user's own model's (``model=``) where this posterior still holds it
-        (:attr:`user_model`); None where that model is not known (a user's model of a saved
-        posterior, or of a ``subspace=`` run, whose model saw projected targets)."""
+        """The likelihood of the model the draws come from: the family's, or a user's own model's
+        (:attr:`user_model`); None where that model is not known (saved, or ``subspace=``)."""
         if not self.custom_model:
             return self.likelihood()
         if self.user_model is None:
@@ -298,10 +296,8 @@ class Posterior(metaclass=_ByContents):
         raise NotImplementedError
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
-        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
-        from its family's own sampler (``exact_chains``) or its parameters' ``sample`` (the
-        latent kinds': two Gibbs chains, concatenated); a sampled one resampled from its draws
-        (:meth:`draws`)."""
+        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains (a sampled posterior's
+        resampled from its draws)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
@@ -404,11 +400,8 @@ class Posterior(metaclass=_ByContents):
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
-        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
-        model's log joint at the constrained parameters (``stats["log_density"]``, see
-        :func:`~.model.with_log_density`).  Posteriors sampled without it fall back to
-        −potential energy, which is the density of NUTS's *unconstrained* coordinates
-        (Jacobians included), with a warning."""
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises
+        (``stats["log_density"]``; else −potential energy, with a warning)."""
         if not self.stats:
             return None
         if "log_density" in self.stats:
@@ -581,21 +574,15 @@ class ExactPosterior(Posterior):
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
-        if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
-            return own
-        draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
-        return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
+        return own if own is not None else super().chain_draws(seed, chains, per_chain)
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
         n = per_params(self.exact)
         return default if n is None else int(n)
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.protocol.Conjugate` option ``exact_chains``: the
-        mixture's Gibbs chains, which sample the assignments too), or None where the family has
-        none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
-        model keywords)."""
+        """The family's ``exact_chains``, or None where the posterior lacks what it needs
+        (targets, model keywords)."""
         if "targets" not in self.fixed or self.model_kwargs is None:
             return None
         return self.family_class.exact_chains(self, rng, chains, per_chain)
@@ -619,7 +606,6 @@ class SampledPosterior(Posterior):
 
     Examples
     --------
-    >>> from anchordiv.adaptation import SampledPosterior
     >>> from anchordiv.adaptation import SampledPosterior
     >>> post = SampledPosterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
     ...                         samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
@@ -789,11 +775,8 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior's ``family``/``completion`` may name: those the families
-    in the registry (built-in ones, and those the user registered in this process with
-    ``ad.family``) declare as their exact-parameter and completion classes
-    (:attr:`~anchordiv.adaptation.protocol.Family.exact_types`), by class name — never any other
-    class of their modules."""
+    """The classes a saved posterior's ``family``/``completion`` may name, by class name: the
+    registered families' :attr:`~anchordiv.adaptation.protocol.Family.exact_types`."""
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
         for cls in getattr(fam, "exact_types", ()):
@@ -989,10 +972,8 @@ def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
 
 def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
-    of the kind's own model (``exact``: the conjugate update's parameters; in the subspace
-    coordinates for subspace runs: its lift is the full mean, the lift being linear in Σ₁₁);
-    None for a user's model or where the conjugate mean does not project (no ``project_mean``,
-    :class:`.protocol.Projectable`: latent kinds under ``subspace=``)."""
+    of the kind's own model (``exact``; projected for subspace runs), None for a user's model
+    or where it does not project."""
     if custom:
         return None, (
             "none: a delta guide (MAP) of a custom model has no posterior mean; use "

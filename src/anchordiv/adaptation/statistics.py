@@ -290,12 +290,9 @@ def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Folds(NamedTuple):
-    """What the density criteria need of the targets ``[n, d]`` in the prior's whitened
-    coordinates: the count ``n``, the mean ``mean [d]``, the left-out targets' deviations from
-    it ``w [F, d]``, and the scatter S about the mean — as its eigenpairs ``lam [k]``,
-    ``v [d, k]`` (:func:`spectrum`), or for n > d as a symmetric tridiagonal ``tri = (diagonal
-    [d], off-diagonal [d − 1])`` T = QᵀSQ with ``mean`` and ``w`` given in Q's basis
-    (:func:`tridiagonal_folds`: a Householder reduction, a third of an eigendecomposition)."""
+    """The whitened targets for the density criteria: count ``n``, ``mean [d]``, left-out
+    deviations ``w [F, d]``, and the scatter as eigenpairs ``lam [k]``, ``v [d, k]`` or (n > d)
+    a tridiagonal ``tri = (diagonal, off-diagonal)`` in whose basis ``mean`` and ``w`` are."""
 
     n: int
     lam: np.ndarray | None
