@@ -30,6 +30,11 @@ class _ByContents(type):
     from a bare ``info`` where not given; the subclasses' own constructors are plain."""
 
     def __call__(cls, *args, **kwargs):
+        family = kwargs.pop("family", None)  # the former name of ``exact``
+        if len(args) > 5 and args[5] is None:
+            args = (*args[:5], family, *args[6:])
+        elif len(args) <= 5 and kwargs.get("exact") is None:
+            kwargs["exact"] = family
         if cls is not Posterior:
             return super().__call__(*args, **kwargs)
         info = args[4] if len(args) > 4 else kwargs.get("info")
@@ -37,7 +42,7 @@ class _ByContents(type):
         for i, k in enumerate(("subspace", "custom_model", "guide"), start=15):
             if len(args) <= i and k not in kwargs and k in legacy:
                 kwargs[k] = legacy[k]
-        exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
+        exact = args[5] if len(args) > 5 else kwargs["exact"]
         sub = args[15] if len(args) > 15 else kwargs.get("subspace")
         typ = (
             ExactPosterior
@@ -50,7 +55,7 @@ class _ByContents(type):
         return typ(*args, **kwargs)
 
 
-@dataclasses.dataclass(init=False)
+@dataclasses.dataclass
 class Posterior(metaclass=_ByContents):
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
@@ -135,52 +140,25 @@ class Posterior(metaclass=_ByContents):
     prior: object = None
     model_kwargs: dict | None = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
-    #: ``(model, kwargs)`` of a run on a user's own NumPyro model (``model=``, full d): the
-    #: model its draws come from (:meth:`model_likelihood`); not saved
-    user_model: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
     subspace: int | None = None
     custom_model: bool = False
     guide: str | None = None
+    _: dataclasses.KW_ONLY
+    #: ``(model, kwargs)`` of a run on a user's own NumPyro model (``model=``, full d): the
+    #: model its draws come from (:meth:`model_likelihood`); not saved
+    user_model: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
 
     #: whether the draws are the conjugate update's own (closed-form parameters)
     closed_form: ClassVar[bool] = False
 
-    def __init__(
-        self,
-        kind: str,
-        method: str,
-        tau: float,
-        dtype: str,
-        info: dict,
-        exact: object = None,
-        samples: dict | None = None,
-        stats: dict | None = None,
-        fixed: dict | None = None,
-        points: dict | None = None,
-        elbo: np.ndarray | None = None,
-        completion: object = None,
-        prior: object = None,
-        model_kwargs: dict | None = None,
-        raw: object = None,
-        subspace: int | None = None,
-        custom_model: bool = False,
-        guide: str | None = None,
-        *,
-        family: object = None,
-        user_model: tuple | None = None,
-    ):
-        if prior is not None and getattr(prior, "kind", None) != kind:
+    def __post_init__(self):
+        if self.prior is not None and getattr(self.prior, "kind", None) != self.kind:
             raise AnchorDivError(
-                f"Posterior: kind {kind!r}, but its prior is a {getattr(prior, 'kind', None)!r} "
-                f"prior ({type(prior).__name__})"
+                f"Posterior: kind {self.kind!r}, but its prior is a "
+                f"{getattr(self.prior, 'kind', None)!r} prior ({type(self.prior).__name__})"
             )
-        self.kind, self.method, self.tau, self.dtype, self.info = kind, method, tau, dtype, info
-        self.exact = exact if exact is not None else family
-        self.samples, self.stats, self.points, self.elbo = samples, stats, points, elbo
-        self.fixed = {} if fixed is None else fixed
-        self.completion, self.prior, self.model_kwargs = completion, prior, model_kwargs
-        self.raw, self.user_model = raw, user_model
-        self.subspace, self.custom_model, self.guide = subspace, bool(custom_model), guide
+        self.fixed = {} if self.fixed is None else self.fixed
+        self.custom_model = bool(self.custom_model)
 
     def __repr__(self) -> str:
         """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
