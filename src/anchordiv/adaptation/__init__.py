@@ -19,30 +19,14 @@ from __future__ import annotations
 from . import families  # noqa: F401  (registers the families)
 from .api import COMMON, DEFAULT_KIND, KINDS, METHOD_OPTIONS, OPTIONS, adapt, infer  # noqa: F401
 from .api import resolve_family, split_options  # noqa: F401
-from .families import (
-    BinghamPrior,
-    DiagonalPrior,
-    DirichletNIWPrior,
-    FactorPrior,
-    LKJPrior,
-    NIWPrior,
-    PosteriorBinghamPrior,
-    SpectralPrior,
-    StructuredPrior,
-)
+from .families import BinghamPrior, DiagonalPrior, DirichletNIWPrior, FactorPrior, LKJPrior
+from .families import NIWPrior, PosteriorBinghamPrior, SpectralPrior, StructuredPrior
 from .families.gaussian import cov_factor
 from .loading import broad_from_model, load_prior, stand_in_anchors  # noqa: F401
 from .methods import METHODS, NUTS, SVI, Exact
 from .model import Likelihood, Runners, with_log_density
-from .posterior import (
-    ExactPosterior,
-    Posterior,
-    SampledPosterior,
-    SubspacePosterior,
-    load_posterior,
-    save_posterior,
-    to_model,
-)
+from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
+from .posterior import load_posterior, save_posterior, to_model
 from .protocol import Family  # noqa: F401
 from .registry import FAMILIES, Conjugate, Projectable, unknown_kind  # noqa: F401
 from .svi import GUIDES  # noqa: F401

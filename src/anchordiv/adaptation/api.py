@@ -28,14 +28,7 @@ from ..threads import limited_blas
 from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated
 from .posterior import Posterior
 from .protocol import Family
-from .registry import (
-    FAMILIES,
-    LiveKinds,
-    LiveMapping,
-    check_prior_mode,
-    get_family,
-    unknown_kind,
-)
+from .registry import FAMILIES, LiveKinds, LiveMapping, check_prior_mode, get_family, unknown_kind
 from .statistics import checked
 
 #: the registered kinds, read live (a family registered after import appears here)
@@ -271,8 +264,7 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
 
 
 def _with_config(kind_opts, o: dict, method) -> tuple[dict, Method]:
-    """``split_options`` for ``method=`` a configuration object: every other option must be the
-    prior's; a method option beside it is an error naming where it goes."""
+    """``split_options`` for ``method=`` a configuration (a method option beside it: an error)."""
     loose = sorted(k for k in o if k not in kind_opts and k != "prior")
     if loose:
         cls = type(method).__name__

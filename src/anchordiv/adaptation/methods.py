@@ -16,49 +16,21 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..errors import (
-    AnchorDivError,
-    as_matrix,
-    check_duplicates,
-    check_spread,
-    in_unit_interval,
-    integer,
-    positive,
-    user_stacklevel,
-)
+from ..errors import AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval
+from ..errors import integer, positive, user_stacklevel
 from ..provenance import AnchorDivWarning, resolve_tau, unit_norm, with_provenance
-from .model import (
-    CHAIN_METHODS,
-    GUIDES,
-    INIT_STRATEGIES,
-    NUTS_RUNNERS,
-    SVI_RUNNERS,
-    Runners,
-    check_sites,
-    init_strategy,
-    kept_sites,
-    problem,
-    run_dtype,
-    with_log_density,
-)
+from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners
+from .model import check_sites, init_strategy, kept_sites, problem, run_dtype, with_log_density
 from .nuts import run_nuts
-from .posterior import (
-    ExactPosterior,
-    Posterior,
-    SampledPosterior,
-    SubspacePosterior,
-    exact_descriptions,
-    retyped,
-)
+from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
+from .posterior import exact_descriptions, retyped
 from .registry import FAMILIES, Projectable, is_conjugate, no_subspace
 from .statistics import check_rank, frozen, principal_basis
 from .svi import run_svi
 
 
 def config(cls):
-    """Frozen, keyword-only dataclass whose constructor rejects unknown options (and positional
-    ones) with an :class:`AnchorDivError` naming them, the method that has them and this
-    method's options (instead of a TypeError)."""
+    """Frozen keyword-only dataclass whose constructor names unknown options in an error."""
     cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
     init = cls.__init__
     names = [f.name for f in dataclasses.fields(cls)]
@@ -109,9 +81,7 @@ def _check_run(o) -> None:
 
 
 class Method(abc.ABC):
-    """An inference method: a frozen configuration that runs itself (:meth:`run`).
-
-    Subclasses are :func:`config` dataclasses; :data:`METHODS` lists the library's by name."""
+    """An inference method: a frozen :func:`config` dataclass that runs itself (:meth:`run`)."""
 
     #: the method's name (``post.method``, ``adapt(method=...)``)
     name: ClassVar[str] = "abstract"
@@ -122,29 +92,24 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        """The posterior of ``prior`` given ``targets [n, d]`` (validated: a float array of unit
-        rows, possibly read-only), at the resolved logit scale ``tau``; ``broad [N, d]``
-        (validated) or None: the broad anchors the prior was built from."""
+        """The posterior of ``prior`` given validated ``targets [n, d]`` at the logit scale
+        ``tau``; ``broad [N, d]`` (validated) or None: the anchors the prior was built from."""
 
     @abc.abstractmethod
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
         """``(exact posterior parameters or None, model kwargs, info, fixed)`` this method
-        starts from given ``targets [n, d]``: the conjugate update runs only where its result
-        is used."""
+        starts from (the conjugate update runs only where its result is used)."""
 
 
 def exact_inputs(prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
-    """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``): its
-    parameters, the model's keywords it reports (default the prior's own), its info and fixed
-    arrays."""
+    """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``)."""
     params, info, fixed = prior.exact(targets)
     kwargs = info.pop("model_kwargs", None)
     return params, prior.prior_kwargs() if kwargs is None else kwargs, info, fixed
 
 
 def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
-    """``info`` of a run of method ``name`` completed with what every posterior reports (kind,
-    method, prior mode, d, counts, how the exact points are formed); warns where the fit is
+    """``info`` completed with what every posterior reports; warns where the fit is
     target-only."""
     info.update(
         kind=prior.kind,
@@ -477,13 +442,7 @@ class SVI(ModelMethod):
         Seeds the optimisation and the guide draws.
     progress : bool, default True
         Show a progress bar.
-    init_strategy : str or callable, default "median"
-        As for :class:`NUTS`.
-    subspace : int, optional
-        As for :class:`NUTS`.
-    model, model_kwargs : optional
-        As for :class:`NUTS`.
-    x64 : bool, default False
+    init_strategy, subspace, model, model_kwargs, x64 : optional
         As for :class:`NUTS`.
     runners : Runners, optional
         Where the compiled step function is kept (default :data:`SVI_RUNNERS`).

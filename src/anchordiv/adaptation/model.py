@@ -428,17 +428,10 @@ def check_sites(fam, prob: Problem) -> dict:
 
     def trace():
         tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
-        sites.update(
-            {
-                k: {
-                    "type": s["type"],
-                    "is_observed": s.get("is_observed", False),
-                    "discrete": s["type"] == "sample"
-                    and bool(getattr(s.get("fn"), "is_discrete", False)),
-                }
-                for k, s in tr.items()
-            }
-        )
+        for k, s in tr.items():
+            discrete = s["type"] == "sample" and bool(getattr(s.get("fn"), "is_discrete", False))
+            observed = s.get("is_observed", False)
+            sites[k] = {"type": s["type"], "is_observed": observed, "discrete": discrete}
         return {k: s["value"] for k, s in tr.items() if s["type"] in ("sample", "deterministic")}
 
     with guard("model"):
@@ -469,8 +462,7 @@ def check_sites(fam, prob: Problem) -> dict:
 
 
 def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
-    """Refuse a model whose sites (``shapes``: site -> shape of one draw) miss the family's
-    ``sites`` or have the wrong shape (its likelihood's ``site_shapes``)."""
+    """Refuse a model whose sites miss the family's ``sites`` or have the wrong shape."""
     missing = [s for s in fam.sites if s not in shapes]
     if missing:
         raise AnchorDivError(

@@ -26,8 +26,7 @@ from .registry import FAMILIES, get_family, is_conjugate
 
 
 class _ByContents(type):
-    """Deprecated ``Posterior(...)``: builds the type its contents make, the typed fields read
-    from a bare ``info`` where not given; the subclasses' own constructors are plain."""
+    """Deprecated ``Posterior(...)``: builds the type its contents make."""
 
     def __call__(cls, *args, **kwargs):
         family = kwargs.pop("family", None)  # the former name of ``exact``
@@ -680,9 +679,7 @@ def retyped(post: Posterior, cls: type, **changes) -> Posterior:
 
 
 def family_of(kind: str, module: str | None = None) -> type[Any]:
-    """The family class registered under ``kind``; one not registered in this process is an
-    :class:`AnchorDivError` that names ``module`` (where the saved family was defined) to
-    import first."""
+    """The family class registered under ``kind`` (an error names ``module`` to import)."""
     if kind not in FAMILIES and module:
         raise AnchorDivError(
             f"kind: unknown {kind!r}: its family is not registered in this process; import "
@@ -730,8 +727,7 @@ def _scalars(group: dict) -> dict:
 
 
 def _params(arrays: dict, prefix: str, name, module) -> object:
-    """The exact-posterior object saved under ``prefix``, its class looked up (never imported)
-    by name among :func:`exact_classes`."""
+    """The exact-posterior object saved under ``prefix`` (a class of :func:`exact_classes`)."""
     if not name:
         return None
     cls = exact_classes().get(name)
@@ -753,8 +749,7 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior's ``family``/``completion`` may name, by class name: the
-    registered families' :attr:`~anchordiv.adaptation.protocol.Family.exact_types`."""
+    """The classes a saved posterior may name: the registered families' ``exact_types``."""
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
         for cls in getattr(fam, "exact_types", ()):

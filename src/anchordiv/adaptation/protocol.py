@@ -46,17 +46,8 @@ from ..io import check_axes, check_loaded_model, write_bundle
 from ..threads import limited_blas
 from .methods import Exact, validated
 from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood
-from .registry import (
-    FAMILIES,
-    Conjugate,
-    Projectable,
-    check_prior_mode,
-    family,
-    get_family,
-    is_conjugate,
-    no_subspace,
-    protocol,
-)
+from .registry import FAMILIES, Conjugate, Projectable, check_prior_mode, family, get_family
+from .registry import is_conjugate, no_subspace, protocol
 
 #: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
 SMALL_D = 8
@@ -385,7 +376,6 @@ class Family(abc.ABC):
         types where numbers are expected, of the shapes the family declares (:attr:`axes`),
         finite, its dimension ``dim`` (the card's), and, for a conjugate family, an update of
         two probe targets that gives a usable model."""
-
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         numbers = {k: v for k, v in fields.items() if k not in self.static_fields}
         check_axes(f"prior {self.kind}", numbers, self.axes, scalars=bool(self.axes))
@@ -528,21 +518,10 @@ class Family(abc.ABC):
     def save(self, path, *, overwrite: bool = False, **card):
         """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it); an
         existing non-empty ``path`` is refused unless ``overwrite=True``."""
-
         arrays, meta = self.to_arrays()
-        return write_bundle(
-            path,
-            arrays,
-            {
-                "type": "prior",
-                "kind": self.kind,
-                "family_class_module": type(self).__module__,
-                "dim": self.dim,
-                "prior": meta,
-                **card,
-            },
-            overwrite=overwrite,
-        )
+        head = {"type": "prior", "kind": self.kind, "family_class_module": type(self).__module__}
+        card = {**head, "dim": self.dim, "prior": meta, **card}
+        return write_bundle(path, arrays, card, overwrite=overwrite)
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Family":

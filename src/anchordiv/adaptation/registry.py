@@ -173,11 +173,9 @@ class LiveKinds(Sequence):
         return kind in FAMILIES
 
     def __eq__(self, other) -> bool:
-        return (
-            tuple(self) == tuple(other)
-            if isinstance(other, (tuple, list, Sequence))
-            else NotImplemented
-        )
+        if not isinstance(other, (tuple, list, Sequence)):
+            return NotImplemented
+        return tuple(self) == tuple(other)
 
     def __hash__(self):
         return hash(tuple(self))

@@ -239,8 +239,7 @@ def log_hyperprior(log_strength):
 
 
 def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
-    """Indices of the targets left out in turn: all ``n``, or a fixed seeded subset of
-    ``max_folds`` (the criteria are means over folds, so a subset is an unbiased estimate)."""
+    """Indices of the targets left out in turn: all ``n``, or a seeded subset of ``max_folds``."""
     integer("max_folds", max_folds, low=1)
     if n <= max_folds:
         return np.arange(n)
@@ -248,8 +247,7 @@ def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
 
 
 def prior_cholesky(cov) -> np.ndarray:
-    """Lower Cholesky factor ``L [d, d]`` of the prior covariance (PD, else an error naming
-    it); computed once per cached broad covariance (a curve's cells share it)."""
+    """Lower Cholesky factor of the prior covariance (PD, else an error), memoised."""
     return derived(_cholesky, cov)
 
 
@@ -271,9 +269,8 @@ def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
 
 
 def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(λ [k], V [d, k])``: the eigenpairs of the scatter ``xᵀx`` of the (centred) rows
-    ``x [n, d]`` with λ > :data:`SPECTRUM_RTOL` · max λ — from the ``n × n`` Gram matrix when
-    n ≤ d (``V = xᵀU Λ^{-1/2}``), from the ``d × d`` scatter otherwise: O(n·d·min(n, d))."""
+    """``(λ [k], V [d, k])``: the eigenpairs (λ > :data:`SPECTRUM_RTOL` · max λ) of the scatter
+    ``xᵀx`` of rows ``x [n, d]``, from the Gram matrix when n ≤ d."""
     n, d = x.shape
     if n > d:
         return scatter_spectrum(x.T @ x)
@@ -308,10 +305,7 @@ def centred_scatter(t: np.ndarray) -> np.ndarray:
 
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
-    """``(Folds, log det C)`` of ``t [n, d]`` (float64) in the prior's whitened coordinates
-    (``C = L Lᵀ``, y = L⁻¹(t − μ₀)).  For n > d the whitened scatter is ``L⁻¹ S Lᵀ⁻¹`` of the
-    raw one (``scatter``, computed when omitted; one LAPACK ``dsygst``, d³ flops) instead of
-    whitening every row."""
+    """``(Folds, log det C)`` of ``t [n, d]`` in the prior's whitened coordinates."""
     chol = prior_cholesky(cov)
     solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
     n, d = t.shape
@@ -329,9 +323,7 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
 
 
 def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarray) -> Folds:
-    """:class:`Folds` from a ``d × d`` scatter (its lower triangle) by Householder
-    tridiagonalisation ``S = Q T Qᵀ`` (``dsytrd``), ``mean`` and ``w`` rotated into Q's basis:
-    every ``(s I + S)⁻¹`` then is a tridiagonal solve (:func:`shifted_grams`)."""
+    """Tridiagonal :class:`Folds` from a ``d × d`` scatter (``dsytrd``, its lower triangle)."""
     c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
         scatter, lower=1, lwork=tridiagonal_workspace(len(scatter))
     )
@@ -364,18 +356,13 @@ def y_folds(y: np.ndarray, left_out) -> Folds:
 def inverse_gram(
     lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray, s: np.ndarray
 ) -> np.ndarray:
-    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` for every strength ``s [S]`` (``[..., S]``), from the
-    projections ``pa = Vᵀa``, ``pb = Vᵀb`` ``[..., k]`` and ``ab = aᵀb`` ``[...]``: the scatter's
-    directions weigh ``1/(s + λ)``, the rest of the space ``1/s``."""
+    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` ``[..., S]`` from ``pa = Vᵀa``, ``pb = Vᵀb``, ``ab = aᵀb``."""
     inv = 1.0 / (s[:, None] + lam[None, :])  # [S, k]
     return (pa * pb) @ inv.T + (ab - (pa * pb).sum(-1))[..., None] / s
 
 
 def shifted_grams(f: Folds, s: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``(h_ww [F, S], h_wb [F, S], h_bb [S], log det(s I + S) [S])`` for every strength
-    ``s [S]``: the Gram terms ``wᵢᵀ(sI + S)⁻¹wᵢ``, ``wᵢᵀ(sI + S)⁻¹ȳ``, ``ȳᵀ(sI + S)⁻¹ȳ`` of the
-    :class:`Folds` — from the eigenpairs (:func:`inverse_gram`) or, for a tridiagonal
-    scatter, one positive-definite tridiagonal factorisation per strength (``dpttrf``)."""
+    """``(h_ww, h_wb, h_bb, log det(s I + S))`` of the :class:`Folds` for every strength."""
     w, ybar = f.w, f.mean
     d = len(ybar)
     if f.tri is None:
@@ -458,9 +445,7 @@ def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:
 
 
 def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
-    """:func:`evidence_scores` from the whitened targets' :class:`Folds`: in whitened
-    coordinates ``Ψₙ = s I + S + r ȳȳᵀ`` (r = s n/(s + n)), a rank-1 update of the scatter's
-    eigenbasis, as in :func:`fold_scores`."""
+    """:func:`evidence_scores` from the whitened targets' :class:`Folds` (a rank-1 update)."""
     n, d = f.n, len(f.mean)
     s = np.asarray(grid, np.float64)
     _, _, h_bb, logdet_shifted = shifted_grams(f._replace(w=f.w[:0]), s)
@@ -478,11 +463,9 @@ def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
 
 @limited_blas
 def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = MAX_FOLDS) -> float:
-    """Mean exact leave-one-out log predictive density per target under the NIW prior with
-    ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
-    ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
-    target given the others (:func:`fold_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
-    "others": use the evidence, :func:`density_strength`)."""
+    """Mean exact leave-one-out log predictive density per target (``targets [n, d]``, n ≥ 2)
+    under the NIW prior with ``E[Σ] = cov``, mean ``mu0`` and both strengths ``strength``
+    (κ₀ = s, ν₀ = d + 1 + s): closed-form Student-t folds (:func:`fold_scores`)."""
     t = as_anchors("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
     s = positive("strength", strength)
     f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds))
@@ -504,11 +487,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
 def density_scores(
     mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS, scatter=None
 ) -> np.ndarray:
-    """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
-    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`fold_scores`), else the
-    closed-form evidence plus twice the weak log hyperprior of the strength
-    (:func:`fold_evidence`).  ``scatter``: the targets' :func:`centred_scatter`, where the
-    caller has it already (n > d)."""
+    """``[len(grid)]`` scores :func:`density_strength` maximises (the LOO scores, or for fewer
+    than :data:`MIN_LOO_TARGETS` the evidence plus twice the log hyperprior); ``scatter``: the
+    targets' :func:`centred_scatter`, where the caller has it already (n > d)."""
     t = as_anchors("targets", targets, dim=len(mu0)).astype(np.float64)
     grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
@@ -584,10 +565,8 @@ def gaussian_strengths(
     """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
     docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
     returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
-    "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
-    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
-    ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
-    (:func:`anchordiv.adaptation.statistics.broad_moments`)."""
+    "novelty", "novelty_strength", "chosen_by"}``; ``moments``: the broad ``(mean, ridged
+    covariance)`` where the caller has them (:func:`broad_moments`)."""
     b = as_anchors("broad_anchors", broad, min_rows=2)
     t = as_anchors("target_anchors", targets, dim=b.shape[1])
     mu0, cov = (

@@ -114,10 +114,7 @@ MAX_RUNNERS = SVI_RUNNERS.max_size
 
 
 def runner(prob: Problem, o: Any, static: tuple):
-    """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
-    steps — cached when guide, optimiser and init strategy are given by name/number, in a
-    least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
-    :data:`~.methods.SVI_RUNNERS` of :data:`MAX_RUNNERS`: a long loop of fits does not grow)."""
+    """``(svi, run)``: the SVI object and its jitted chunk of steps, kept in the runners table."""
     key = None
     if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
         key = (
@@ -175,9 +172,7 @@ def optimise(
     progress: bool,
     window: int | None = None,
 ):
-    """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps],
-    movement)``: ``movement`` the :func:`param_change` over the last ``window`` steps (to the
-    chunk boundary at or before it; NaN when the run is shorter than a window)."""
+    """``(state, losses [num_steps], parameter movement over the last window)``."""
     if hasattr(svi.guide, "prototype_trace"):
         svi.guide.prototype_trace = None  # a fresh init from this fit's prior
     with guard("svi", prob):
@@ -242,8 +237,7 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
 def svi_points(
     post: Posterior, prob: Problem, point: dict | None, delta: bool, exact=None
 ) -> tuple[dict, dict]:
-    """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` and, for a
-    delta guide, the conjugate mean of the kind's model (``exact``, where it ran)."""
+    """``(points, {"point_mean", "point_map"})`` of an SVI fit."""
     if not delta:
         return ({"map": point} if point is not None else {}), {
             "point_mean": "average of the guide draws",
