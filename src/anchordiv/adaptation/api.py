@@ -118,15 +118,11 @@ def adapt(
         the prior's stable rank and the target-only rank, by the targets' novelty);
         ``"variance"``: 95 % of the broad variance.  spectral: the number of leading broad
         directions (default min(64, d), capped at the broad covariance's rank).
-    beta : float in [0, 1] or "auto"
-        latent-gaussian, latent-spherical: the target weight; default ``"auto"``: β = n/(n + s)
-        with s the recipe's (or ``prior_anchors``') strength.
-    prior_anchors : float or "auto"
-        latent-gaussian, latent-spherical: the strength s of β = n/(n + s) (default ``"auto"``,
-        the recipe's).
+    beta, prior_anchors : float in [0, 1] or "auto", float or "auto"
+        latent-gaussian, latent-spherical: the target weight β = n/(n + s) and the strength s
+        (default ``"auto"``: the recipe's; s sets β where β is ``"auto"``).
     concentration : float, optional
-        latent-spherical: κ of the draws (default from the PPCA likelihood at the chosen
-        strength).
+        latent-spherical: κ of the draws (default from the PPCA likelihood at that strength).
     radius : float, default 1.0
         latent-spherical: the radius of the anchor model.
     components : int, default 4
@@ -146,8 +142,7 @@ def adapt(
     gamma_shape : float, default 2.0
         spectral: a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
     noise : {"free", "fixed"}, default "free"
-        spectral: σ² outside the leading directions learnt, or held at the broad residual
-        variance.
+        spectral: σ² outside the leading directions learnt, or held at the broad residual one.
     num_samples, num_warmup, num_chains, target_accept_prob, dense_mass, max_tree_depth : optional
         nuts: as for :class:`~anchordiv.NUTS` (``num_samples``, svi: guide draws kept).
     chain_method, seed, progress, init_strategy, x64, runners : optional
@@ -215,8 +210,7 @@ def adapt(
 
 def resolve_family(kind) -> type[Family]:
     """The family class of ``kind``: a family class as it is, a kind string from the registry
-    (read live: an unknown kind is an :class:`AnchorDivError` listing the registered ones) —
-    the one place the adaptation layer's string entry points read it."""
+    (an unknown kind is an :class:`AnchorDivError` listing the registered ones)."""
     if isinstance(kind, type) and issubclass(kind, Family):
         return kind
     return get_family(kind)
@@ -224,8 +218,7 @@ def resolve_family(kind) -> type[Family]:
 
 def split_options(kind, opts: dict) -> tuple[dict, Method]:
     """``(prior options, method object)`` from ``adapt``'s flat options (``kind``: a kind or a
-    family class); an option that does not apply to the kind or to the method is an
-    :class:`AnchorDivError` naming it."""
+    family class); an inapplicable option is an :class:`AnchorDivError` naming it."""
     return split_family_options(resolve_family(kind), opts)
 
 

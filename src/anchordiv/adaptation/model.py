@@ -44,15 +44,9 @@ GUIDES = ("delta", "normal", "lowrank")
 
 class Runners:
     """Compiled NUTS chain runners and SVI step functions, kept by what they were compiled for
-    (model, static keywords, settings, argument shapes); the least recently used is dropped
-    first beyond ``max_size``.
-
-    The library keeps one bounded table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`);
-    hold your own to keep a study's compiled programs apart, size or clear them::
-
-        mine = ad.adaptation.Runners(max_size=2)
-        post = ad.infer(prior, targets, ad.NUTS(runners=mine))
-        len(mine), mine.clear()
+    (model, static keywords, settings, shapes), least recently used dropped beyond ``max_size``.
+    The library keeps one table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`); pass
+    your own (``ad.NUTS(runners=mine)``) to keep a study's compiled programs apart.
 
     Examples
     --------
@@ -233,8 +227,7 @@ class Likelihood:
     @classmethod
     def site_shapes(cls, d: int, shapes: dict) -> dict[str, tuple]:
         """Expected shapes of the family's sites at dimension ``d`` given a model's site
-        shapes ``{site: shape of one draw}`` (a free size, e.g. components, is read from
-        there); ``{}``: no requirement."""
+        shapes ``{site: shape of one draw}``; ``{}``: no requirement."""
         return {}
 
     @classmethod
@@ -268,8 +261,7 @@ class Likelihood:
 
 class UserModelLikelihood(Likelihood):
     """The generic, traced likelihood of a user's own NumPyro ``model(targets, **kwargs)`` (a
-    run with ``model=``): what its draws were sampled under, whatever the family's likelihood
-    is (:func:`anchordiv.inference_data`'s ``log_likelihood`` group of such a run)."""
+    run with ``model=``): what its draws were sampled under."""
 
     def __init__(self, family, model: Callable, kwargs: dict | None, fixed: dict | None, d: int):
         super().__init__(family, _float_arrays(kwargs or {}), fixed, d)

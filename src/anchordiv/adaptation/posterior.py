@@ -77,11 +77,9 @@ class Posterior(metaclass=_ByContents):
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
     exact : object, optional
-        Exact posterior parameters (:mod:`anchordiv.adaptation.families`; ``family=`` is the
-        same keyword under its former name).
+        Exact posterior parameters (``family=``: its former name).
     samples : dict, optional
-        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
-        ran — NUTS draws or SVI guide draws.
+        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model.
     stats : dict, optional
         NUTS sample statistics.
     fixed : dict
@@ -91,14 +89,12 @@ class Posterior(metaclass=_ByContents):
     elbo : numpy.ndarray, optional
         SVI: the ELBO per step.
     completion : object, optional
-        Subspace runs: the exact full-d posterior of the default prior that supplies the
-        geometry outside the subspace (:mod:`.statistics`).
+        Subspace runs: the default prior's exact full-d posterior, outside the subspace.
     prior : Family, optional
         The prior object (:mod:`.protocol`): the posterior's handle to its family.
     model_kwargs : dict, optional
-        The keyword arguments the family's NumPyro model ran with (or would run with) for these
-        targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
-        posterior, so a loaded one draws, scores and checks exactly as the fitted one.
+        The keyword arguments the family's NumPyro model ran (or would run) with for these
+        targets; saved, so a loaded posterior draws, scores and checks as the fitted one.
     raw : object, optional
         The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
     subspace : int, optional
@@ -106,8 +102,7 @@ class Posterior(metaclass=_ByContents):
     custom_model : bool, default False
         Whether a user's NumPyro model ran instead of the family's own.
     guide : str, optional
-        The SVI guide's name (``"delta"``, ``"normal"``, ``"lowrank"`` or a user guide's class
-        name); None for an exact or NUTS posterior.
+        The SVI guide's name (a user guide's class name); None for an exact or NUTS posterior.
 
     Examples
     --------
@@ -190,8 +185,7 @@ class Posterior(metaclass=_ByContents):
 
     @property
     def family(self):
-        """The exact posterior parameters (:attr:`exact`, under its former name); None for a
-        posterior given by draws."""
+        """The exact posterior parameters (:attr:`exact`, under its former name)."""
         return self.exact
 
     @property
@@ -206,8 +200,7 @@ class Posterior(metaclass=_ByContents):
 
     @property
     def point_guide(self) -> bool:
-        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread to calibrate or
-        importance-sample."""
+        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread."""
         return self.guide == "delta"
 
     @property
@@ -216,8 +209,7 @@ class Posterior(metaclass=_ByContents):
         return True
 
     def likelihood(self) -> Likelihood:
-        """The targets' likelihood under the family's model at this posterior's
-        :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
+        """The targets' likelihood under the family's model at :attr:`model_kwargs`."""
         fam = self.family_class
         return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
 
@@ -268,8 +260,7 @@ class Posterior(metaclass=_ByContents):
         raise NotImplementedError
 
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` draws in the order they were made (a sampler's chain order; fresh draws of an
-        exact posterior): what thinning needs."""
+        """``n`` draws in the order they were made (for thinning)."""
         raise NotImplementedError
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
@@ -279,14 +270,12 @@ class Posterior(metaclass=_ByContents):
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        """How many draws a check takes by default: ``per_params(exact parameters)`` for an
-        exact posterior (their cost), ``default`` for stored draws."""
+        """How many draws a check takes by default (``per_params(exact)`` or ``default``)."""
         return default
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.protocol.Conjugate` option ``exact_chains``), or None
-        where there is none (a posterior given by draws included)."""
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler, or
+        None."""
         return None
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
@@ -294,8 +283,7 @@ class Posterior(metaclass=_ByContents):
         return ps
 
     def lift_draws(self, draws: dict, rng) -> dict:
-        """:meth:`lift` for stacked draws ``{site: [S, ...]}``: the identity but for subspace
-        runs."""
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}``."""
         return draws
 
     def principal_directions(self, k: int) -> np.ndarray | None:
@@ -303,14 +291,12 @@ class Posterior(metaclass=_ByContents):
         return None
 
     def saved_params(self) -> dict[str, object]:
-        """The parameter objects this posterior saves, by card key (``family``: the exact
-        parameters; ``completion``: a subspace run's)."""
+        """The parameter objects this posterior saves, by card key."""
         return {}
 
     # ---- shared ---------------------------------------------------------------------------------
     def to_model(self, p: dict) -> AnchorModel:
-        """The anchor model of one parameter set (a user's model: its covariance sites are
-        checked positive definite first, with an error naming the site)."""
+        """The anchor model of one parameter set (a user's covariance sites checked first)."""
         fam = self.family_class
         if self.custom_model:
             fam.likelihood_type.check_values(p, self.kind)
@@ -459,14 +445,13 @@ class Posterior(metaclass=_ByContents):
 
     def kwargs_arrays(self) -> dict:
         """:attr:`model_kwargs` as saved: every value an array or a scalar."""
-        out = {}
-        for k, v in (self.model_kwargs or {}).items():
+        out = dict(self.model_kwargs or {})
+        for k, v in out.items():
             if not (np.isscalar(v) or hasattr(v, "shape")):
                 raise AnchorDivError(
                     f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
                     f"scalars are saved"
                 )
-            out[k] = v
         return out
 
     @classmethod
@@ -487,12 +472,10 @@ class Posterior(metaclass=_ByContents):
         info = card["info"]
         legacy = info if isinstance(info, dict) else {}  # a card from before the typed fields
         typed = {k: card[k] if k in card else legacy.get(k) for k in ("subspace", "custom_model")}
-        guide = card["guide"] if "guide" in card else _legacy_guide(card)
+        typed["guide"] = card["guide"] if "guide" in card else legacy.get("guide")
+        kwargs = _scalars(_group(arrays, "model_kwargs.")) if card.get("model_kwargs") else None
         return cls(
-            card["kind"],
-            card["method"],
-            card["tau"],
-            card["dtype"],
+            *(card[k] for k in ("kind", "method", "tau", "dtype")),
             info,
             exact=_params(arrays, "family.", card["family"], card.get("family_module")),
             samples=_group(arrays, "samples.") or None,
@@ -504,10 +487,7 @@ class Posterior(metaclass=_ByContents):
                 arrays, "completion.", card.get("completion"), card.get("completion_module")
             ),
             prior=prior,
-            model_kwargs=_scalars(_group(arrays, "model_kwargs."))
-            if card.get("model_kwargs")
-            else None,
-            guide=guide,
+            model_kwargs=kwargs,
             **typed,
         )
 
@@ -639,9 +619,8 @@ class SubspacePosterior(SampledPosterior):
     """
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
-        """Full-d parameters from the run's parameter sets ``ps`` (points, or draws with
-        ``rng``): the family's sites lifted (its ``lift``), every other site of the model kept
-        as it is."""
+        """Full-d parameters of ``ps`` (draws with ``rng``): the family's sites lifted, the
+        others kept."""
         fam = self.family_class
         sites = fam.sites
         full = fam.lift(
@@ -693,12 +672,6 @@ def _module(card: dict) -> str | None:
     """The family's module of a card written before ``family_class_module``."""
     module = card.get("family_module")
     return module if isinstance(module, str) and not module.startswith("anchordiv.") else None
-
-
-def _legacy_guide(card: dict):
-    """The guide of a card written before the typed fields: its info's, for an SVI run."""
-    info = card.get("info")
-    return info.get("guide") if isinstance(info, dict) else None
 
 
 def _saved_type(card: dict) -> type:

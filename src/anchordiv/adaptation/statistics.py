@@ -44,9 +44,8 @@ def _register(a: np.ndarray) -> np.ndarray:
 
 
 def frozen(a) -> np.ndarray:
-    """A read-only private copy of ``a`` (float arrays keep their dtype) whose digest and
-    :func:`derived` values are remembered by identity for as long as it lives; ``a`` itself
-    when it is such a copy already."""
+    """A read-only private copy of ``a`` whose digest and :func:`derived` values are remembered
+    by identity while it lives (``a`` itself when it is one already)."""
     if isinstance(a, np.ndarray) and _memo(a) is not None:
         return a
     c = np.array(a, copy=True, subok=True)  # Embeddings keep their provenance (stand_in)
@@ -66,9 +65,8 @@ def digest(a: np.ndarray) -> str:
 
 
 def checked(a) -> np.ndarray:
-    """``a`` as a :func:`frozen` array remembered as anchors that passed the anchor checks
-    (``adapt``'s :func:`~anchordiv.adaptation.api.check_anchors`: floating, finite, 2-D,
-    enough distinct rows); the caller has run those checks on ``a``."""
+    """``a`` as a :func:`frozen` array marked as anchors that passed the caller's anchor checks
+    (:func:`~anchordiv.adaptation.api.check_anchors`)."""
     c = frozen(a)
     memo = _memo(c)
     assert memo is not None  # frozen arrays are registered
