@@ -201,19 +201,9 @@ class ModelMethod(Method):
                 f"{what}: needs the broad anchors the prior was built from: "
                 f"infer(prior, targets, method, broad=broad)"
             )
-        post: Any = SampledPosterior(
-            prior.kind,
-            self.name,
-            tau,
-            t.dtype.str,
-            info,
-            fixed={**fixed, "targets": t},
-            prior=prior,
-            model_kwargs=kwargs,
-            subspace=None,
-            custom_model=self.model is not None,
-            guide=self.guide_name,
-        )
+        fields = dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
+        fields.update(custom_model=self.model is not None, guide=self.guide_name)
+        post: Any = SampledPosterior(prior.kind, self.name, tau, t.dtype.str, info, **fields)
         base, b, run_targets = kwargs or {}, broad, t
         if self.subspace is not None:
             post, base, b, run_targets = self.project(post, exact, base, broad, t)
@@ -283,11 +273,8 @@ class Exact(Method):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
-    >>> ad.infer(prior, broad[:3], ad.Exact(), tau=20.0).method
+    >>> prior = ad.NIWPrior.from_anchors(np.eye(4), kappa0=5.0, nu0=10.0)
+    >>> ad.infer(prior, np.eye(4)[:3], ad.Exact(), tau=20.0).method
     'exact'
     """
 
@@ -305,20 +292,9 @@ class Exact(Method):
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
         t = frozen(targets)  # the update and the evidence share one scatter
         params, kwargs, info, fixed = self.inputs(prior, t)
-        return ExactPosterior(
-            prior.kind,
-            self.name,
-            tau,
-            t.dtype.str,
-            run_info(prior, t, info, broad, self.name),
-            exact=params,
-            fixed={**fixed, "targets": t},
-            prior=prior,
-            model_kwargs=kwargs,
-            subspace=None,
-            custom_model=False,
-            guide=None,
-        )
+        info = run_info(prior, t, info, broad, self.name)
+        fields = dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
+        return ExactPosterior(prior.kind, self.name, tau, t.dtype.str, info, exact=params, **fields)
 
 
 @config
@@ -453,6 +429,8 @@ class SVI(ModelMethod):
     'lowrank'
     """
 
+    name: ClassVar[str] = "svi"
+
     guide: object = "delta"
     guide_rank: int | None = None
     optimizer: object = None
@@ -465,14 +443,12 @@ class SVI(ModelMethod):
     num_samples: int = 100
     seed: int = 0
     progress: bool = True
-    init_strategy: object = "median"
+    init_strategy: object = INIT_STRATEGIES[0]
     subspace: int | None = None
     model: Callable | None = None
     model_kwargs: object = None
     x64: bool = False
     runners: Runners | None = None
-
-    name: ClassVar[str] = "svi"
 
     @property
     def guide_name(self) -> str:

@@ -143,23 +143,12 @@ def _kernel(model, o: Any) -> NUTS:
 def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
     """The cached compiled chain runner for a model, settings and shapes, or a new one."""
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
-    settings = (
-        bool(o.dense_mass),
-        o.target_accept_prob,
-        o.max_tree_depth,
-        o.chain_method,
-        tuple(sorted(counts.items())),
-    )
+    settings = (bool(o.dense_mass), o.target_accept_prob, o.max_tree_depth, o.chain_method)
+    settings += (tuple(sorted(counts.items())),)
     key = None
     if isinstance(o.init_strategy, str):
-        key = (
-            prob.model,
-            static,
-            o.init_strategy,
-            settings,
-            jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args),
-            _shapes(dyn),
-        )
+        args = jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args)
+        key = (prob.model, static, o.init_strategy, settings, args, _shapes(dyn))
     table = o.runners if o.runners is not None else NUTS_RUNNERS
     fresh = key is None or key not in table
 
@@ -211,16 +200,10 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
         if "valid initial parameters" not in str(err):
             raise AnchorDivError(f"nuts: initialisation failed ({err})") from None
         trace = handlers.trace(handlers.seed(prob.model, seed)).get_trace(*prob.args, **prob.kwargs)
-        values = {
-            k: s["value"]
-            for k, s in trace.items()
-            if s["type"] == "sample" and not s["is_observed"]
-        }
-        raise failure(
-            "nuts: the model cannot be initialised: its log density or gradient is not finite",
-            prob,
-            values,
-        ) from None
+        latent = [k for k, s in trace.items() if s["type"] == "sample" and not s["is_observed"]]
+        values = {k: trace[k]["value"] for k in latent}
+        what = "nuts: the model cannot be initialised: its log density or gradient is not finite"
+        raise failure(what, prob, values) from None
 
 
 def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Posterior:
@@ -243,13 +226,7 @@ def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Poster
     kept = {s: np.asarray(samples[s], np.float64) for s in sites if s in samples}
     pts, how = nuts_points(post, prob, kept)
     return dataclasses.replace(
-        post,
-        method=o.name,
-        info={**info, **how},
-        stats=stats,
-        raw=mcmc,
-        samples=kept,
-        points=pts,
+        post, method=o.name, info={**info, **how}, stats=stats, raw=mcmc, samples=kept, points=pts
     )
 
 

@@ -106,10 +106,7 @@ class Posterior(metaclass=_ByContents):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> post
     Posterior(kind='gaussian', method='exact', d=4, tau=20)
     ...
@@ -739,9 +736,9 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
     path : str or Path
         The posterior directory.
     verify : bool, default True
-        Check the arrays against the card's data hash and the card against its digest.
+        Check the arrays and the card against their hashes.
     sha256 : str, optional
-        A pinned digest (``ad.bundle_digest``): a bundle with another one is refused.
+        The digest the bundle must have (``ad.bundle_digest``).
 
     Returns
     -------
@@ -855,11 +852,11 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
     Returns
     -------
     Path
-        The directory written.
+        The directory :meth:`Posterior.save` wrote.
 
     Examples
     --------
-    >>> import tempfile, pathlib
+    >>> import pathlib, tempfile
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> out = ad.save_posterior(post, pathlib.Path(tempfile.mkdtemp()) / "post")
     >>> ad.load_posterior(out).kind

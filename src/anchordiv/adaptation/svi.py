@@ -117,18 +117,9 @@ def runner(prob: Problem, o: Any, static: tuple):
     """``(svi, run)``: the SVI object and its jitted chunk of steps, kept in the runners table."""
     key = None
     if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
-        key = (
-            prob.model,
-            o.guide,
-            o.guide_rank,
-            o.init_strategy,
-            float(o.learning_rate),
-            float(o.lr_decay),
-            int(o.num_steps),
-            int(o.num_particles),
-            static,
-            str(prob.targets.dtype),
-        )
+        steps = (float(o.learning_rate), float(o.lr_decay), int(o.num_steps), int(o.num_particles))
+        dtype = str(prob.targets.dtype)
+        key = (prob.model, o.guide, o.guide_rank, o.init_strategy, *steps, static, dtype)
 
     def build():
         guide = make_guide(o.guide, prob.model, init_strategy(o.init_strategy), o.guide_rank)
@@ -187,16 +178,10 @@ def optimise(
             loss = np.asarray(loss)
             if not np.all(np.isfinite(loss)):
                 bad = int(np.argmin(np.isfinite(loss)))
-                values = (
-                    svi.guide.median(svi.get_params(state))
-                    if hasattr(svi.guide, "median")
-                    else None
-                )
-                raise failure(
-                    f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite",
-                    prob,
-                    values,
-                )
+                guide = svi.guide
+                values = guide.median(svi.get_params(state)) if hasattr(guide, "median") else None
+                what = f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite"
+                raise failure(what, prob, values)
             if before is None and done + n > num_steps - w:
                 before = param_snapshot(svi, state) if done + w <= num_steps else None
                 before = before if before is not None else {}
@@ -211,14 +196,9 @@ def optimise(
 def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
     """``{site: [1, num, ...]}`` guide draws pushed through the model (one vmap)."""
     with guard("svi draws"):
-        out = Predictive(
-            prob.model,
-            guide=guide,
-            params=params,
-            num_samples=num,
-            return_sites=sites,
-            parallel=True,
-        )(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
+        opts = dict(params=params, num_samples=num, return_sites=sites, parallel=True)
+        draw = Predictive(prob.model, guide=guide, **opts)
+        out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
     return {k: np.asarray(v)[None] for k, v in out.items()}
 
 
@@ -314,16 +294,9 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     }
     if o.guide_rank is not None:
         info["guide_rank"] = int(o.guide_rank)
-    return dataclasses.replace(
-        post,
-        method=o.name,
-        info=info,
-        samples=samples,
-        stats=None,
-        points=points,
-        elbo=-loss,
-        raw=dict(svi=svi, guide=guide, params=params, state=state, problem=prob, sites=sites),
-    )
+    raw = dict(svi=svi, guide=guide, params=params, state=state, problem=prob, sites=sites)
+    fit = dict(samples=samples, stats=None, points=points, elbo=-loss, raw=raw)
+    return dataclasses.replace(post, method=o.name, info=info, **fit)
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
