@@ -1,91 +1,34 @@
 """Broad → target adaptation: fit a prior to broad anchors, update it with target anchors,
-summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D).
-
-Objects (the API to build on)::
+summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D)::
 
     prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)  # or ad.load_prior(dir)
     post = prior.update(targets [n, d], tau=20.0)                       # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500), tau=20.0) # or ad.SVI(...)
+    post = ad.adapt("gaussian", broad, targets, tau=20.0)              # both from flat options
     model = post.point("mean")          # or "map": an anchor model for ad.divergence / ad.top_k
     draws = post.sample(seed=0, n=20)   # posterior draws of anchor models
-    idata = ad.inference_data(post, num_draws=200, seed=0)   # arviz.InferenceData (checks)
 
-One prior class per family (:mod:`.families`; the protocol is :class:`.protocol.Family`):
-``NIWPrior`` (gaussian), ``BinghamPrior`` (latent-gaussian), ``PosteriorBinghamPrior``
-(latent-spherical), ``DirichletNIWPrior`` (mixture), ``DiagonalPrior`` (diagonal-gaussian),
-``SpectralPrior`` (spectral), ``FactorPrior`` (factor-gaussian) and ``LKJPrior``
-(lkj-gaussian; both structured priors with their own models, made by ``StructuredPrior.factor``
-/ ``.lkj``).  Methods are typed configuration objects (:mod:`.methods`): ``Exact()``,
-``NUTS(...)``, ``SVI(...)``.
-
-The convenience :func:`adapt` (:mod:`.api`) builds both from one flat set of options and
-raises on any option that does not apply to the chosen kind and method; its docstring lists
-every option; :func:`load_prior` (:mod:`.loading`) reads a prior from disk::
-
-    post = ad.adapt("gaussian", broad [N, d], targets [n, d], tau=20.0)
-
-Costs and caveats: exact Gaussian draws are O(d³) each; exact latent draws use a Gibbs sampler
-costing O(k·d³) per sweep (20 burn-in sweeps, then one per draw — seconds per draw at d = 384,
-k = 50), so keep ``n``/``num_draws`` modest there.  Exact mixture draws come from a Gibbs sampler
-over the assignments (:mod:`.families.mixture`: the assignment uncertainty is propagated; the
-point summaries are given the MAP-EM responsibilities); NUTS on the mixture
-model is not protected against label switching (the informative broad prior usually prevents
-it; check ``az.rhat``).
+One prior class per family (:mod:`.families`; the protocol is :class:`.protocol.Family`);
+methods are typed configuration objects (:mod:`.methods`).  Exact latent and mixture draws come
+from Gibbs samplers (O(k·d³) per sweep), so keep ``n`` modest there; NUTS on the mixture model
+is not protected against label switching (check ``az.rhat``).
 """
 
 from __future__ import annotations
 
 from . import families  # noqa: F401  (registers the families)
-from .api import (  # noqa: F401
-    COMMON,
-    DEFAULT_KIND,
-    KINDS,
-    METHOD_OPTIONS,
-    OPTIONS,
-    adapt,
-    build_prior,
-    check_anchors,
-    infer,
-    prior_options,
-    resolve_family,
-    split_options,
-)
-from .families import (
-    BinghamPrior,
-    DiagonalPrior,
-    DirichletNIWPrior,
-    FactorPrior,
-    LKJPrior,
-    NIWPrior,
-    PosteriorBinghamPrior,
-    SpectralPrior,
-    StructuredPrior,
-)
+from .api import COMMON, DEFAULT_KIND, KINDS, METHOD_OPTIONS, OPTIONS, adapt, infer  # noqa: F401
+from .api import resolve_family, split_options  # noqa: F401
+from .families import BinghamPrior, DiagonalPrior, DirichletNIWPrior, FactorPrior, LKJPrior
+from .families import NIWPrior, PosteriorBinghamPrior, SpectralPrior, StructuredPrior
 from .families.gaussian import cov_factor
-from .loading import broad_from_model, check_loaded_prior, load_prior, stand_in_anchors  # noqa: F401
-from .methods import METHODS, NUTS, SVI, Exact, options  # noqa: F401
+from .loading import broad_from_model, load_prior, stand_in_anchors  # noqa: F401
+from .methods import METHODS, NUTS, SVI, Exact
 from .model import Likelihood, Runners, with_log_density
-from .posterior import (
-    ExactPosterior,
-    Posterior,
-    SampledPosterior,
-    SubspacePosterior,
-    load_posterior,
-    save_posterior,
-    to_model,
-)
+from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
+from .posterior import load_posterior, save_posterior, to_model
 from .protocol import Family  # noqa: F401
-from .registry import (  # noqa: F401
-    FAMILIES,
-    Conjugate,
-    LiveKinds,
-    LiveMapping,
-    Projectable,
-    get_family,
-    is_conjugate,
-    unknown_kind,
-)
-from .statistics import frozen  # noqa: F401
+from .registry import FAMILIES, Conjugate, Projectable, unknown_kind  # noqa: F401
 from .svi import GUIDES  # noqa: F401
 
 __all__ = [

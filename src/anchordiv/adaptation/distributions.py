@@ -1,21 +1,12 @@
 """Distributions NumPyro lacks: the matrix Bingham distribution on the Stiefel manifold.
 
-``MatrixBingham(B, rank=k)`` has density ``p(U) ∝ etr(Uᵀ B U)`` with respect to the uniform
-(Haar) measure on ``V_k(R^d) = {U ∈ R^{d×k} : UᵀU = I}``.  ``log_prob`` is the *unnormalised*
-log density ``tr(Uᵀ B U)``: the normaliser ``₁F₁(k/2; d/2; B)`` (a hypergeometric function of a
-matrix argument) does not depend on U, so MCMC, MAP and posterior-like sampling never need it;
-comparing densities across different B does, and is not supported.
-
-Sampling is exact in distribution (up to Gibbs mixing): Hoff's (2009) column-wise Gibbs sampler,
-whose conditionals are vector Bingham distributions sampled by rejection from an angular central
-Gaussian envelope (Kent, Ganeiber & Mardia 2013), with the complement basis carried along by
-Householder reflections (O(q²) per column) and independent chains in parallel threads
-(:func:`bingham_chains`).  It runs in float64 numpy (not jittable).
-
-In a NumPyro model, a Stiefel-valued site is written with :func:`stiefel_site`: ``Z ~ N(0, I)``
-``[d, k]`` and ``U = qf(Z)`` (QR with a positive diagonal) is Haar-distributed, so adding the
-factor ``MatrixBingham(B).log_prob(U)`` gives U the matrix Bingham law while NUTS moves in the
-unconstrained Z.
+``MatrixBingham(B, rank=k)``: ``p(U) ∝ etr(Uᵀ B U)`` on ``V_k(R^d)`` (Haar base measure);
+``log_prob`` is the *unnormalised* ``tr(Uᵀ B U)`` (comparing densities across B is not
+supported).  Sampling is Hoff's (2009) column-wise Gibbs sampler with vector Bingham conditionals
+drawn by rejection from an angular central Gaussian envelope (Kent, Ganeiber & Mardia 2013), in
+float64 numpy with chains in parallel threads (:func:`bingham_chains`).  In a NumPyro model a
+Stiefel site is :func:`stiefel_site`: ``U = qf(Z)``, ``Z ~ N(0, I)`` plus the Bingham factor, so
+NUTS moves in the unconstrained Z.
 """
 
 from __future__ import annotations
@@ -32,6 +23,7 @@ from numpyro.distributions.util import validate_sample
 from ..anchors.linalg import canonical_signs
 from ..errors import AnchorDivError
 from ..progress import tqdm
+from ..threads import blas_threads
 
 
 class _Stiefel(constraints.Constraint):
@@ -65,9 +57,7 @@ class MatrixBingham(dist.Distribution):
     (3, 2)
     """
 
-    arg_constraints = {
-        "parameter": constraints.real_matrix
-    }  # symmetric; B and (B + Bᵀ)/2 give the same law
+    arg_constraints = {"parameter": constraints.real_matrix}  # B and (B + Bᵀ)/2: the same law
     support = stiefel
     pytree_data_fields = ("parameter",)
     pytree_aux_fields = ("rank",)
@@ -81,8 +71,7 @@ class MatrixBingham(dist.Distribution):
         d = parameter.shape[-1]
         if not 1 <= int(rank) <= d:
             raise AnchorDivError(f"rank: must lie in [1, d={d}], got {rank}")
-        self.parameter = parameter
-        self.rank = int(rank)
+        self.parameter, self.rank = parameter, int(rank)
         super().__init__(
             batch_shape=parameter.shape[:-2],
             event_shape=(d, self.rank),
@@ -91,8 +80,7 @@ class MatrixBingham(dist.Distribution):
 
     @validate_sample
     def log_prob(self, value):
-        """Unnormalised ``tr(Uᵀ B U)``: ``value [..., d, k] -> [...]`` (with ``validate_args``,
-        a value off the Stiefel manifold is flagged as NumPyro flags out-of-support values)."""
+        """Unnormalised ``tr(Uᵀ B U)``: ``value [..., d, k] -> [...]``."""
         return jnp.sum(value * (self.parameter @ value), axis=(-2, -1))
 
     @property
@@ -118,14 +106,12 @@ class MatrixBingham(dist.Distribution):
 
 # ---- samplers (float64 numpy) -------------------------------------------------------------
 
-#: d·k from which Gibbs chains run in parallel threads and show a progress bar (below it a
-#: sweep takes microseconds and threads cost more than they save)
+#: d·k from which Gibbs chains run in parallel threads and show a progress bar
 LARGE = 4096
 
 
 def _acg_root(lam: np.ndarray) -> float:
-    """b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 for eigenvalues λ ≥ 0 (min 0) of a vector Bingham:
-    Newton from b = 1, where the convex decreasing left side is ≥ 1 (monotone convergence)."""
+    """b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 (λ ≥ 0, min 0) by Newton from b = 1."""
     b = 1.0
     for _ in range(50):
         r = 1.0 / (b + 2 * lam)
@@ -137,9 +123,7 @@ def _acg_root(lam: np.ndarray) -> float:
 
 
 def _acg_envelope(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """``(A, chol(Ω), b, log M)`` of the angular central Gaussian envelope for exp(zᵀCz):
-    ``A = λ_max I − C`` (PSD), ``Ω = I + 2A/b``, acceptance bound M (Kent et al. 2013).  Needs
-    the eigenvalues only (no eigenvectors: an eigvalsh and a Cholesky, ≈ 3× cheaper)."""
+    """``(A = λ_max I − C, chol(I + 2A/b), b, log M)``: the ACG envelope of exp(zᵀCz)."""
     q = c.shape[0]
     w = np.linalg.eigvalsh(c)
     lam = np.clip(w[-1] - w, 0.0, None)
@@ -180,10 +164,8 @@ def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nd
     ``N = [u_j, Q⊥]`` spans the complement of the other columns (Q⊥ ``[d, d − k]``: the
     complement of span(U)).  Any orthonormal N gives the same conditional, so after each draw N
     is rotated by the Householder reflection H with ``H e₁ = z``: its first column is the new
-    u_j and the rest the new Q⊥, and ``M = Q⊥ᵀBQ⊥`` follows as ``(H NᵀBN H)[1:, 1:]`` — O(q²)
-    per column instead of a complete QR and two d-square products.  Q⊥ and M are rebuilt
-    once per sweep (no drift).  Cost per column: one q-square eigvalsh + Cholesky,
-    q = d − k + 1."""
+    u_j and the rest the new Q⊥, and ``M = Q⊥ᵀBQ⊥`` follows as ``(H NᵀBN H)[1:, 1:]``: O(q²)
+    per column, q = d − k + 1."""
     u = u.copy()
     qperp = _null_space(u)
     m = qperp.T @ b @ qperp
@@ -222,20 +204,6 @@ def _chain(b, k, n, seed, burn_in, thin, start, bar) -> np.ndarray:
     return out
 
 
-def _one_blas_thread(active: bool):
-    """Limit BLAS to one thread while chains run in parallel threads (a multi-threaded BLAS
-    called from several threads oversubscribes the cores; no-op without threadpoolctl)."""
-    import contextlib
-
-    if not active:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
-
-
 def bingham_chains(
     b: np.ndarray,
     k: int,
@@ -249,12 +217,8 @@ def bingham_chains(
 ) -> np.ndarray:
     """``n`` matrix Bingham draws per chain ``[chains, n, d, k]`` for ``B [d, d]``: independent
     Gibbs chains (own seeds, each started at the mode, ``burn_in`` sweeps, every ``thin``-th
-    sweep kept), run in parallel threads (LAPACK releases the GIL; ``workers`` defaults to the
-    CPU count).  Report the draws as chains so ESS and R-hat are honest: consecutive sweeps
-    are correlated (lag-1 autocorrelation ≈ 0.1 on well-conditioned problems).
-
-    Cost: one sweep is k eigvalsh + Cholesky of q-square matrices, q = d − k + 1 (≈ 0.3 s at
-    d = 384, k = 133 on one core); a progress bar shows for large problems."""
+    sweep kept), run in parallel threads (``workers`` defaults to the CPU count).  Consecutive
+    sweeps are correlated: report the draws as chains (ESS, R-hat)."""
     import concurrent.futures
     import os
 
@@ -270,7 +234,7 @@ def bingham_chains(
     if workers == 1:
         out = [run(sd) for sd in seeds]
     else:
-        with _one_blas_thread(True), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        with blas_threads(1), concurrent.futures.ThreadPoolExecutor(workers) as pool:
             out = list(pool.map(run, seeds))
     bar.close()
     return np.stack(out)
@@ -295,10 +259,8 @@ def orthonormal_frame(z: jax.Array) -> jax.Array:
 
 
 def stiefel_site(name: str, d: int, k: int) -> jax.Array:
-    """A Haar-distributed Stiefel site built from an unconstrained normal site ``name + "_raw"``.
-
-    Add a factor for a non-uniform law.  Call it inside a NumPyro model.
-    """
+    """A Haar-distributed Stiefel site built from an unconstrained normal site ``name + "_raw"``
+    inside a NumPyro model (add a factor for a non-uniform law)."""
     z = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([d, k]).to_event(2))
     return numpyro.deterministic(name, orthonormal_frame(z))
 

@@ -74,16 +74,12 @@ def load_prior(
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> path = ad.save_model(ad.fit("gaussian", broad, tau=20.0),
+    >>> path = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0),
     ...                      pathlib.Path(tempfile.mkdtemp()) / "broad")
     >>> prior = ad.load_prior(path, kappa0=5.0, nu0=10.0)
     >>> type(prior).__name__, prior.dim
     ('NIWPrior', 4)
     """
-
     path = resolve_prior(path)
     card = load_card(path)
     saved = card.get("type") == "prior"
@@ -103,9 +99,8 @@ def load_prior(
                 check_loaded_prior(prior, card)
         return prior
     fam = resolve_family(kind)
-    needs = fam.needs_anchors
-    if needs:
-        raise AnchorDivError(f"kind: {needs}")
+    if fam.needs_anchors:
+        raise AnchorDivError(f"kind: {fam.needs_anchors}")
     broad = stand_in_anchors(load_model(path, verify=verify, sha256=sha256), card)
     t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
     prior = build_prior(fam, broad, t, **strengths)
@@ -120,12 +115,11 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
 
 
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
-    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: 2r points by
-    construction, so :func:`~anchordiv.adaptation.api.check_anchors` does not read their
-    count as swapped anchors), carrying the ``card``'s encoder and τ when given."""
-    recorded = (
-        {} if card is None else {"encoder": card.get("encoder"), "logit_scale": card.get("tau")}
-    )
+    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: their count is
+    not read as swapped anchors), carrying the ``card``'s encoder and τ when given."""
+    recorded = {}
+    if card is not None:
+        recorded = {"encoder": card.get("encoder"), "logit_scale": card.get("tau")}
     return with_provenance(
         broad_from_model(model), stand_in="moment points of a saved model", **recorded
     )
@@ -134,12 +128,9 @@ def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
 def broad_from_model(model) -> np.ndarray:
     """Anchors whose ML mean and covariance equal a saved Gaussian model's.
 
-    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns — those whose
-    squared norm is at most :data:`anchordiv._tolerance.SPECTRUM_RTOL` of the largest: a
-    rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
-    gaussian and latent families use
-    only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
-    prior was fitted to (not for ``mixture``, which runs EM on the anchors).
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns): the gaussian
+    and latent families use only the broad mean and covariance, so these stand in exactly for
+    the broad anchors (not for ``mixture``, which runs EM on the anchors).
 
     Examples
     --------
@@ -149,12 +140,10 @@ def broad_from_model(model) -> np.ndarray:
     >>> pts.shape, bool(np.allclose(pts.mean(0), a.mean(0)))
     ((6, 4), True)
     """
-
     if not isinstance(model, Gaussian):
         raise AnchorDivError(f"broad prior: expected a saved gaussian model, got {model.kind}")
     mean, factor = np.asarray(model.mean), np.asarray(model.factor)
-    # a zero column adds nothing, twice; "zero" relative to the largest (the spectrum's
-    # tolerance: a rank-deficient fit's absent direction is ±1e-17 or 0 by host)
+    # a zero column (relative to the largest, as the spectrum's tolerance) would be two duplicates
     factor = factor[:, kept_spectrum(np.einsum("ij,ij->j", factor, factor))]
     step = np.sqrt(factor.shape[1]) * factor.T
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)

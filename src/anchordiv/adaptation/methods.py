@@ -1,14 +1,8 @@
-"""The inference methods: :class:`Exact`, :class:`NUTS` and :class:`SVI`, frozen configuration
-objects validated when they are built (a bad value, or an option the method does not have, is
-an :class:`~anchordiv.errors.AnchorDivError` that names it), each of which runs itself::
-
-    post = method.run(prior, targets [n, d], tau=tau, broad=broad [N, d] or None)
-
-on targets and broad anchors already validated (:func:`.api.infer` validates them once and
-calls ``run``).  :class:`Exact` is the prior's conjugate update; :class:`NUTS` and :class:`SVI`
-share one skeleton (:class:`ModelMethod`: the model's inputs, the principal-subspace projection,
-the NumPyro problem and its site checks, then the method's own :meth:`~ModelMethod.fit`, then
-the draws' log density), and differ by what its hooks say.  The runners they call are :mod:`.nuts` and :mod:`.svi`.
+"""The inference methods :class:`Exact`, :class:`NUTS` and :class:`SVI`: frozen configurations
+validated when built (a bad or foreign option is an :class:`~anchordiv.errors.AnchorDivError`
+naming it), each running itself on validated inputs
+(``method.run(prior, targets, tau=tau, broad=broad)``, called by :func:`.api.infer`).  NUTS and
+SVI share one skeleton (:class:`ModelMethod`) and differ by its hooks.
 """
 
 from __future__ import annotations
@@ -22,48 +16,21 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..errors import (
-    AnchorDivError,
-    as_matrix,
-    check_duplicates,
-    check_spread,
-    in_unit_interval,
-    integer,
-    positive,
-    user_stacklevel,
-)
+from ..errors import AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval
+from ..errors import integer, positive, user_stacklevel
 from ..provenance import AnchorDivWarning, resolve_tau, unit_norm, with_provenance
-from .model import (
-    CHAIN_METHODS,
-    GUIDES,
-    INIT_STRATEGIES,
-    NUTS_RUNNERS,
-    SVI_RUNNERS,
-    Runners,
-    check_sites,
-    kept_sites,
-    problem,
-    run_dtype,
-    with_log_density,
-)
+from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners
+from .model import check_sites, init_strategy, kept_sites, problem, run_dtype, with_log_density
 from .nuts import run_nuts
-from .posterior import (
-    ExactPosterior,
-    Posterior,
-    SampledPosterior,
-    SubspacePosterior,
-    exact_descriptions,
-    retyped,
-)
+from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
+from .posterior import exact_descriptions, retyped
 from .registry import FAMILIES, Projectable, is_conjugate, no_subspace
 from .statistics import check_rank, frozen, principal_basis
 from .svi import run_svi
 
 
 def config(cls):
-    """Frozen, keyword-only dataclass whose constructor rejects unknown options (and positional
-    ones) with an :class:`AnchorDivError` naming them, the method that has them and this
-    method's options (instead of a TypeError)."""
+    """Frozen keyword-only dataclass whose constructor names unknown options in an error."""
     cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
     init = cls.__init__
     names = [f.name for f in dataclasses.fields(cls)]
@@ -93,48 +60,28 @@ def config(cls):
     return cls
 
 
-def _runners(r):
-    if r is not None and not isinstance(r, Runners):
+def _check_run(o) -> None:
+    """The checks of the options :class:`NUTS` and :class:`SVI` share."""
+    integer("seed", o.seed, low=0)
+    init_strategy(o.init_strategy)
+    if o.subspace is not None:
+        integer("subspace", o.subspace, low=1)
+    if o.model is not None and not callable(o.model):
+        raise AnchorDivError(f"model: a NumPyro model function, got {type(o.model).__name__}")
+    kw = o.model_kwargs
+    if kw is not None and not (callable(kw) or isinstance(kw, dict)):
+        raise AnchorDivError(
+            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(kw).__name__}"
+        )
+    if o.runners is not None and not isinstance(o.runners, Runners):
         raise AnchorDivError(
             f"runners: an anchordiv.adaptation.Runners (or None for the library's table), "
-            f"got {type(r).__name__}"
-        )
-
-
-def _check_run(o) -> None:
-    """The checks of the options :class:`NUTS` and :class:`SVI` share (a model run's init
-    strategy, subspace, model and runners)."""
-    _init(o.init_strategy)
-    _subspace(o.subspace)
-    _model(o.model, o.model_kwargs)
-    _runners(o.runners)
-
-
-def _subspace(r):
-    return None if r is None else integer("subspace", r, low=1)
-
-
-def _init(spec):
-    if not callable(spec) and spec not in INIT_STRATEGIES:
-        raise AnchorDivError(
-            f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
-            f"init strategy, got {spec!r}"
-        )
-
-
-def _model(model, model_kwargs):
-    if model is not None and not callable(model):
-        raise AnchorDivError(f"model: a NumPyro model function, got {type(model).__name__}")
-    if model_kwargs is not None and not (callable(model_kwargs) or isinstance(model_kwargs, dict)):
-        raise AnchorDivError(
-            f"model_kwargs: a dict or a callable(broad) -> dict, got {type(model_kwargs).__name__}"
+            f"got {type(o.runners).__name__}"
         )
 
 
 class Method(abc.ABC):
-    """An inference method: a frozen configuration that runs itself (:meth:`run`).
-
-    Subclasses are :func:`config` dataclasses; :data:`METHODS` lists the library's by name."""
+    """An inference method: a frozen :func:`config` dataclass that runs itself (:meth:`run`)."""
 
     #: the method's name (``post.method``, ``adapt(method=...)``)
     name: ClassVar[str] = "abstract"
@@ -145,31 +92,25 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        """The posterior of ``prior`` given ``targets [n, d]`` (validated: a float array of unit
-        rows, possibly read-only), at the resolved logit scale ``tau``; ``broad [N, d]``
-        (validated) or None: the broad anchors the prior was built from."""
+        """The posterior of ``prior`` given validated ``targets [n, d]`` at the logit scale
+        ``tau``; ``broad [N, d]`` (validated) or None: the anchors the prior was built from."""
 
     @abc.abstractmethod
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
         """``(exact posterior parameters or None, model kwargs, info, fixed)`` this method
-        starts from given ``targets [n, d]``: the conjugate update runs only where its result
-        is used."""
+        starts from (the conjugate update runs only where its result is used)."""
 
 
 def exact_inputs(prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
-    """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``): its
-    parameters, the model's keywords it reports (default the prior's own), its info and fixed
-    arrays."""
+    """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``)."""
     params, info, fixed = prior.exact(targets)
     kwargs = info.pop("model_kwargs", None)
     return params, prior.prior_kwargs() if kwargs is None else kwargs, info, fixed
 
 
 def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
-    """``info`` of a run of method ``name`` completed with what every posterior reports (kind,
-    method, prior mode, d, counts, how the exact points are formed); warns where the fit is
+    """``info`` completed with what every posterior reports; warns where the fit is
     target-only."""
-
     info.update(
         kind=prior.kind,
         method=name,
@@ -190,22 +131,17 @@ COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kw
 
 
 def user_model_info(info: dict) -> dict:
-    """``info`` for a run on a user's model: the default prior's strengths and choices (which
-    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
-    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
+    """``info`` for a run on a user's model: the default prior's own entries move under
+    ``"default_prior"`` (they describe the family's model, not the user's)."""
     kept = {k: v for k, v in info.items() if k in COMMON_INFO}
     return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
 
 
 class ModelMethod(Method):
-    """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's,
-    ``model=``) on the targets, in full d or on the broad anchors' top-r principal directions
-    (``subspace=r``, lifted back with the default prior's exact posterior).
-
-    :meth:`run` is the same for both: the model's inputs (:meth:`inputs`), the run's info, the
-    subspace projection, the :class:`~.model.Problem` and its site checks, :meth:`fit` (the
-    method's own), then :meth:`with_density`.  The hooks a method defines: :meth:`fit`,
-    :attr:`guide_name`, :attr:`map_density`, :meth:`needs_exact` and :meth:`with_density`."""
+    """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's) on the
+    targets, in full d or on the broad anchors' top-r principal directions (``subspace=r``).
+    A method defines the hooks :meth:`fit`, :attr:`guide_name`, :attr:`map_density`,
+    :meth:`needs_exact` and :meth:`with_density`."""
 
     # the options both have (declared by each dataclass)
     seed: int
@@ -248,13 +184,11 @@ class ModelMethod(Method):
     def with_density(self, post: Posterior, prob) -> Posterior:
         """``post`` with the log joint density of each draw (``stats["log_density"]``, what
         ``point("map")`` maximises)."""
-
         return with_log_density(
             post, prob.targets, prob.model if prob.custom else None, prob.kwargs
         )
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-
         t = frozen(targets)  # the update and the evidence share one scatter
         exact, kwargs, info, fixed = self.inputs(prior, t)
         info = run_info(prior, t, info, broad, self.name)
@@ -267,19 +201,9 @@ class ModelMethod(Method):
                 f"{what}: needs the broad anchors the prior was built from: "
                 f"infer(prior, targets, method, broad=broad)"
             )
-        post: Any = SampledPosterior(
-            prior.kind,
-            self.name,
-            tau,
-            t.dtype.str,
-            info,
-            fixed={**fixed, "targets": t},
-            prior=prior,
-            model_kwargs=kwargs,
-            subspace=None,
-            custom_model=self.model is not None,
-            guide=self.guide_name,
-        )
+        fields = dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
+        fields.update(custom_model=self.model is not None, guide=self.guide_name)
+        post: Any = SampledPosterior(prior.kind, self.name, tau, t.dtype.str, info, **fields)
         base, b, run_targets = kwargs or {}, broad, t
         if self.subspace is not None:
             post, base, b, run_targets = self.project(post, exact, base, broad, t)
@@ -293,11 +217,9 @@ class ModelMethod(Method):
         return out
 
     def run_kwargs(self, fam, kwargs: dict, broad: np.ndarray | None) -> dict:
-        """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option
-        (a dict, or a callable(broad) -> dict that replaces them), those the model takes (a
-        keyword the user gave always goes through: a misspelt one fails in
-        :func:`~.model.check_sites`), and those of the family's
-        :meth:`~.protocol.Family.model_extras` that the model names as parameters."""
+        """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option (a
+        callable(broad) replaces them), those the model takes or the user gave, and the
+        family's :meth:`~.protocol.Family.model_extras` the model names."""
         model, user = self.model or fam.model, self.model_kwargs
         if callable(user):
             try:
@@ -324,7 +246,6 @@ class ModelMethod(Method):
         onto the broad anchors' top-r principal directions (the family's ``project``), its
         posterior a :class:`~.posterior.SubspacePosterior` lifted with ``exact`` (or the
         family's ``completion``) outside them."""
-
         prior = post.prior
         fam = type(prior)
         if not issubclass(fam, Projectable):
@@ -332,9 +253,7 @@ class ModelMethod(Method):
         r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, post.info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
-        completion = exact
-        if completion is None:  # a family whose lift needs an exact posterior it is not
-            completion = prior.completion(targets)
+        completion = exact if exact is not None else prior.completion(targets)
         post = retyped(
             post,
             SubspacePosterior,
@@ -354,11 +273,8 @@ class Exact(Method):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
-    >>> ad.infer(prior, broad[:3], ad.Exact(), tau=20.0).method
+    >>> prior = ad.NIWPrior.from_anchors(np.eye(4), kappa0=5.0, nu0=10.0)
+    >>> ad.infer(prior, np.eye(4)[:3], ad.Exact(), tau=20.0).method
     'exact'
     """
 
@@ -374,31 +290,16 @@ class Exact(Method):
         return exact_inputs(prior, targets)
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-
         t = frozen(targets)  # the update and the evidence share one scatter
         params, kwargs, info, fixed = self.inputs(prior, t)
-        return ExactPosterior(
-            prior.kind,
-            self.name,
-            tau,
-            t.dtype.str,
-            run_info(prior, t, info, broad, self.name),
-            exact=params,
-            fixed={**fixed, "targets": t},
-            prior=prior,
-            model_kwargs=kwargs,
-            subspace=None,
-            custom_model=False,
-            guide=None,
-        )
+        info = run_info(prior, t, info, broad, self.name)
+        fields = dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
+        return ExactPosterior(prior.kind, self.name, tau, t.dtype.str, info, exact=params, **fields)
 
 
 @config
 class NUTS(ModelMethod):
     """NUTS (``numpyro.infer.NUTS``) on the family's explicit NumPyro model or a user's.
-
-    A frozen configuration: a bad value, or an option NUTS does not have, is an
-    :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -472,13 +373,11 @@ class NUTS(ModelMethod):
     independent_draws: ClassVar[bool] = False
 
     def fit(self, post, prob, sites: list[str], exact):
-
         return run_nuts(post, prob, self, sites)
 
     def __post_init__(self):
         for k in ("num_samples", "num_warmup", "num_chains", "max_tree_depth"):
             integer(k, getattr(self, k), low=1)
-        integer("seed", self.seed, low=0)
         in_unit_interval("target_accept_prob", self.target_accept_prob)
         if self.chain_method not in CHAIN_METHODS:
             raise AnchorDivError(
@@ -489,10 +388,8 @@ class NUTS(ModelMethod):
 
 @config
 class SVI(ModelMethod):
-    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's.
-
-    A frozen configuration: a bad value, or an option SVI does not have, is an
-    :class:`AnchorDivError` naming it.
+    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's; a bad or unknown
+    option is an :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -521,27 +418,18 @@ class SVI(ModelMethod):
         Seeds the optimisation and the guide draws.
     progress : bool, default True
         Show a progress bar.
-    init_strategy : str or callable, default "median"
-        As for :class:`NUTS`.
-    subspace : int, optional
-        As for :class:`NUTS`.
-    model, model_kwargs : optional
-        As for :class:`NUTS`.
-    x64 : bool, default False
+    init_strategy, subspace, model, model_kwargs, x64 : optional
         As for :class:`NUTS`.
     runners : Runners, optional
         Where the compiled step function is kept (default :data:`SVI_RUNNERS`).
-
-    Raises
-    ------
-    AnchorDivError
-        An unknown option or an invalid value.
 
     Examples
     --------
     >>> ad.SVI(guide="lowrank", guide_rank=2, num_steps=500).guide
     'lowrank'
     """
+
+    name: ClassVar[str] = "svi"
 
     guide: object = "delta"
     guide_rank: int | None = None
@@ -555,14 +443,12 @@ class SVI(ModelMethod):
     num_samples: int = 100
     seed: int = 0
     progress: bool = True
-    init_strategy: object = "median"
+    init_strategy: object = INIT_STRATEGIES[0]
     subspace: int | None = None
     model: Callable | None = None
     model_kwargs: object = None
     x64: bool = False
     runners: Runners | None = None
-
-    name: ClassVar[str] = "svi"
 
     @property
     def guide_name(self) -> str:
@@ -581,7 +467,6 @@ class SVI(ModelMethod):
         return is_conjugate(prior) and (self.subspace is not None or delta)
 
     def fit(self, post, prob, sites: list[str], exact):
-
         return run_svi(post, prob, self, sites, exact)
 
     def with_density(self, post, prob):
@@ -596,14 +481,12 @@ class SVI(ModelMethod):
             )
         if self.guide_rank is not None:
             integer("guide_rank", self.guide_rank, low=1)
-        positive("learning_rate", self.learning_rate)
-        positive("lr_decay", self.lr_decay)
-        positive("convergence_tol", self.convergence_tol)
+        for k in ("learning_rate", "lr_decay", "convergence_tol"):
+            positive(k, getattr(self, k))
         for k in ("num_steps", "num_particles", "num_samples"):
             integer(k, getattr(self, k), low=1)
         if self.convergence_window is not None:
             integer("convergence_window", self.convergence_window, low=1)
-        integer("seed", self.seed, low=0)
         _check_run(self)
 
 
@@ -629,14 +512,8 @@ def warn_unobserved(trace: dict) -> None:
 
 
 def warn_target_only(info: dict, kind: str, n: int, d: int) -> None:
-    """Warn for a target-only prior fitted to fewer targets than dimensions.
-
-    A family says why a fit is target-only in its info, under ``"target_only"`` (< 1
-    pseudo-anchor of covariance, latent ``beta = 1``).  Not for strengths the held-out recipe
-    chose: it lowers them because the targets' held-out novelty says they span what retrieval
-    needs (the prior still shapes the other directions), which is the point of the recipe, not
-    an oversight.
-    """
+    """Warn for a target-only prior (``info["target_only"]`` says why) fitted to fewer targets
+    than dimensions; not where the held-out recipe chose the strengths (its point)."""
     what = info.get("target_only")
     if what is None or n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
         return
@@ -668,12 +545,10 @@ def prior_provenance(prior):
     """A stand-in carrying the encoder and τ of the saved model a prior was loaded from
     (``ad.load_prior``), so that τ defaults to it and a mismatched encoder is an error."""
     card = prior.card.get("card", {})
-    return (
-        with_provenance(
-            np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
-        )
-        if card
-        else None
+    if not card:
+        return None
+    return with_provenance(
+        np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
     )
 
 
@@ -690,18 +565,12 @@ def validated(
     if not isinstance(method, Method):
         raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
     t = check_targets(targets, prior.dim)
-    b = (
-        None
-        if broad is None
-        else check_spread(
-            "broad_anchors", as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
-        )
-    )
-    named = {
-        "target_anchors": targets,
-        "broad_anchors": broad if broad is not None else prior_provenance(prior),
-    }
-    tau = resolve_tau(tau, **named)
+    b = None
+    if broad is not None:
+        b = as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
+        b = check_spread("broad_anchors", b)
+    source = broad if broad is not None else prior_provenance(prior)
+    tau = resolve_tau(tau, target_anchors=targets, broad_anchors=source)
     return unit_norm("target_anchors", t, normalize), tau, b
 
 

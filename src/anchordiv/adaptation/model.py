@@ -1,12 +1,7 @@
-"""The model a NUTS or SVI run works on: the likelihood of the targets given a prior
-(:class:`Likelihood`, the log density of draws, :func:`with_log_density`), the NumPyro problem
-(:class:`Problem`, :func:`problem`: the model, its arguments and site checks), the options'
-vocabularies (init strategies, chain methods, guides), the bounded tables of compiled runners
-(:class:`Runners`; :data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`) and the run's sanity warnings.
-
-The targets' likelihood under a family's model, at fixed hyperparameters: one object for the
-pointwise log likelihood (LOO, PSIS, K-fold), simulated anchors (posterior and prior predictive
-checks, SBC), the log joint ("map" of draws), prior draws, and what the model's sites must be.
+"""The model a NUTS or SVI run works on: the targets' likelihood given a prior
+(:class:`Likelihood`, :func:`with_log_density`), the NumPyro problem (:class:`Problem`,
+:func:`problem`), the options' vocabularies, the bounded tables of compiled runners
+(:class:`Runners`) and the run's sanity warnings::
 
     lik = post.likelihood()                 # or prior.likelihood()
     lik.log_density(draws {site: [S, ...]}, targets [n, d])   # [S, n]
@@ -14,16 +9,9 @@ checks, SBC), the log joint ("map" of draws), prior draws, and what the model's 
     lik.log_joint(targets [n, d], draws)                      # [S]
     lik.prior_draws(rng, n)                                   # {site: [n, ...]}
 
-:class:`Likelihood` gets every one of them from the family's NumPyro model
-``model(targets, **model_kwargs)`` by tracing it (NumPyro's ``log_likelihood``,
-:func:`log_joint` and ``Predictive``), in float64 whatever JAX's global precision: the observed
-site must be named ``"targets"`` and sit in a plate over the anchors.  That is all a family of
-one's own needs.  A family with closed forms names a subclass as its ``likelihood_type`` and
-overrides what it has (the library's families do: float64 numpy, no tracing) — the anchor
-model's density and simulator (:meth:`Likelihood.log_density`, :meth:`Likelihood.sample`), the
-prior's (:meth:`Likelihood.log_joint`, :meth:`Likelihood.exact_prior`), and what its sites are
-(:meth:`Likelihood.site_shapes`, :attr:`Likelihood.positive_definite`,
-:meth:`Likelihood.summarise`).
+:class:`Likelihood` traces the family's model ``model(targets, **model_kwargs)`` in float64 (the
+observed site named ``"targets"``, in a plate over the anchors); a family with closed forms
+names a subclass as its ``likelihood_type`` and overrides what it has.
 """
 
 from __future__ import annotations
@@ -56,15 +44,9 @@ GUIDES = ("delta", "normal", "lowrank")
 
 class Runners:
     """Compiled NUTS chain runners and SVI step functions, kept by what they were compiled for
-    (model, static keywords, settings, argument shapes); the least recently used is dropped
-    first beyond ``max_size``.
-
-    The library keeps one bounded table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`);
-    hold your own to keep a study's compiled programs apart, size or clear them::
-
-        mine = ad.adaptation.Runners(max_size=2)
-        post = ad.infer(prior, targets, ad.NUTS(runners=mine))
-        len(mine), mine.clear()
+    (model, static keywords, settings, shapes), least recently used dropped beyond ``max_size``.
+    The library keeps one table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`); pass
+    your own (``ad.NUTS(runners=mine)``) to keep a study's compiled programs apart.
 
     Examples
     --------
@@ -82,8 +64,7 @@ class Runners:
 
     def get(self, key, build: Callable):
         """The runner kept under ``key`` (marked most recently used), else ``build()`` kept
-        under it; ``key`` None: ``build()``, not kept (an unhashable setting, e.g. a custom
-        init strategy object)."""
+        under it; ``key`` None: ``build()``, not kept."""
         if key is None:
             return build()
         if key in self._table:
@@ -120,8 +101,7 @@ AUXILIARY_SUFFIX = "_raw"
 
 
 def observed_name_error(observed: list[str], model) -> str:
-    """Why a model whose observed site(s) ``observed`` are not named :data:`OBSERVED` cannot be
-    used (the message of an :class:`AnchorDivError`)."""
+    """The error message for a model whose observed site(s) are not named :data:`OBSERVED`."""
     name = getattr(model, "__qualname__", None) or type(model).__name__
     return (
         f"model: {name} observes the site(s) {', '.join(repr(k) for k in observed) or '(none)'}; "
@@ -172,15 +152,10 @@ class Likelihood:
 
     def log_density(self, draws: dict, targets: np.ndarray) -> np.ndarray:
         """Pointwise ``log p(t_i | θ_s)`` ``[S, n]`` (float64)."""
-
         with _float64() as jnp:
             try:
-                out = log_likelihood(
-                    self.model,
-                    _jax(draws, jnp),
-                    jnp.asarray(targets),
-                    **self._jax_kwargs(jnp),
-                )
+                args = (self.model, _jax(draws, jnp), jnp.asarray(targets))
+                out = log_likelihood(*args, **self._jax_kwargs(jnp))
             except (AssertionError, KeyError, TypeError, ValueError) as err:
                 raise AnchorDivError(self._unreadable(draws, err)) from None
             if OBSERVED not in out:
@@ -188,8 +163,7 @@ class Likelihood:
             return np.asarray(out[OBSERVED], np.float64)
 
     def _unreadable(self, draws: dict, err: Exception) -> str:
-        """Why the traced model could not score ``draws`` (an :class:`AnchorDivError`'s
-        message): the sites it was given, and what a model needs of them."""
+        """Why the traced model could not score ``draws`` (an error message)."""
         given = ", ".join(f"{k} {tuple(np.shape(v))}" for k, v in draws.items()) or "none"
         return (
             f"likelihood: the {self.family.__name__} model, traced, cannot score these draws "
@@ -202,7 +176,6 @@ class Likelihood:
 
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
-
         model = self.model
         with _float64() as jnp:
             kwargs = self._jax_kwargs(jnp)
@@ -242,10 +215,7 @@ class Likelihood:
         exact = self.exact_prior()
         if exact is not None:
             return exact.sample(rng, n)
-
         with _float64() as jnp:
-            # no posterior samples to condition on: numpyro's deterministic-site option has
-            # nothing to act on, so it is left at its default
             out = Predictive(self.model, num_samples=int(n), parallel=True)(
                 jax.random.PRNGKey(int(rng.integers(2**31))),
                 jnp.zeros((1, self.d)),
@@ -257,8 +227,7 @@ class Likelihood:
     @classmethod
     def site_shapes(cls, d: int, shapes: dict) -> dict[str, tuple]:
         """Expected shapes of the family's sites at dimension ``d`` given a model's site
-        shapes ``{site: shape of one draw}`` (a free size, e.g. components, is read from
-        there); ``{}``: no requirement."""
+        shapes ``{site: shape of one draw}``; ``{}``: no requirement."""
         return {}
 
     @classmethod
@@ -292,8 +261,7 @@ class Likelihood:
 
 class UserModelLikelihood(Likelihood):
     """The generic, traced likelihood of a user's own NumPyro ``model(targets, **kwargs)`` (a
-    run with ``model=``): what its draws were sampled under, whatever the family's likelihood
-    is (:func:`anchordiv.inference_data`'s ``log_likelihood`` group of such a run)."""
+    run with ``model=``): what its draws were sampled under."""
 
     def __init__(self, family, model: Callable, kwargs: dict | None, fixed: dict | None, d: int):
         super().__init__(family, _float_arrays(kwargs or {}), fixed, d)
@@ -309,7 +277,7 @@ class UserModelLikelihood(Likelihood):
 
 
 def _float_arrays(kwargs: dict) -> dict:
-    """``kwargs`` with JAX arrays as NumPy float64 arrays (traced again in float64)."""
+    """``kwargs`` with JAX arrays as NumPy float64 arrays."""
     out = {}
     for k, v in kwargs.items():
         a = np.asarray(v) if hasattr(v, "dtype") and hasattr(v, "shape") else None
@@ -332,21 +300,15 @@ def _positive_definite(m: np.ndarray) -> bool:
 
 @contextlib.contextmanager
 def _float64():
-    """JAX's float64 mode for the duration of a block (the host-side checks are float64 like
-    the closed forms; the global setting is untouched); yields ``jax.numpy``."""
-
+    """JAX's float64 mode for the duration of a block; yields ``jax.numpy``."""
     with jax.enable_x64(True):
         yield jnp
 
 
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
-    parameter values ``draws {site: [S, ...]}`` — the density of the parameters themselves, with
-    no Jacobian of NUTS's unconstrained coordinates and no auxiliary ``*_raw`` sites
-    (deterministic sites take their draws too: a Stiefel frame is scored at its own draw,
-    whatever its raw coordinates).  Evaluated by an eager ``vmap`` (primitives compiled once per
-    shape, nothing compiled per call)."""
-
+    parameter values ``draws {site: [S, ...]}``: no Jacobian of NUTS's unconstrained
+    coordinates, no auxiliary ``*_raw`` sites (deterministic sites take their draws too)."""
     t = jnp.asarray(targets)
     params = {k: jnp.asarray(v) for k, v in draws.items()}
 
@@ -381,14 +343,9 @@ def _unobserved(model):
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
-    """Copy of a sampled posterior with the log joint density of each draw.
-
-    Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
-    parameters, which ``post.point("map")`` maximises — the family's own model's
-    (``model=None``: its likelihood type's :meth:`Likelihood.log_joint`, closed form where it has
-    one) or a user's ``model``'s, every stored site substituted (:func:`log_joint`: the density
-    of the model's own sample sites).
-    """
+    """Copy of a sampled posterior with ``stats["log_density"] [chains, draws]``: the log joint
+    of each draw's constrained parameters (what ``post.point("map")`` maximises) under the
+    family's model (``model=None``: :meth:`Likelihood.log_joint`) or a user's ``model``."""
     kwargs = model_kwargs if model_kwargs is not None else post.model_kwargs
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
@@ -412,11 +369,8 @@ REMEDY = (
 @dataclasses.dataclass
 class Problem:
     """A model ready to run: ``model(targets, **kwargs)`` with ``targets [n, d']`` in the run's
-    dtype; ``custom`` says whether the model is the user's.  ``data``: what the samplers pass
-    as the model's first argument instead of the targets — a kind's own model that has a
-    ``model_data(targets, kwargs)`` attribute takes that (a summary of the targets whose shapes
-    do not depend on n, so one compiled sampler serves every target count); None: the
-    targets."""
+    dtype; ``custom``: the model is the user's; ``data``: the model's first argument instead of
+    the targets (a kind's ``model.model_data(targets, kwargs)``: shapes independent of n)."""
 
     model: Callable
     kwargs: dict
@@ -430,9 +384,8 @@ class Problem:
 
 
 def run_dtype(x64: bool):
-    """The models' dtype: float64 when JAX's float64 mode is on, else float32.  ``x64=True``
-    asks for float64 and is an error while the mode is off (this library never flips the
-    global setting: precision is the caller's choice)."""
+    """The models' dtype: float64 when JAX's float64 mode is on, else float32 (``x64=True``
+    then is an error: the global setting is the caller's)."""
     if jax.config.jax_enable_x64:  # type: ignore[attr-defined]
         return jnp.float64
     if x64:
@@ -463,22 +416,14 @@ def problem(fam, kwargs: dict, targets: np.ndarray, o: Any) -> Problem:
 def check_sites(fam, prob: Problem) -> dict:
     """Trace the model abstractly (shapes only: no compilation) and require the sites the kind's
     anchor model needs; returns ``{site: {"type", "is_observed", "shape"}}``."""
-
     sites = {}
 
     def trace():
         tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
-        sites.update(
-            {
-                k: {
-                    "type": s["type"],
-                    "is_observed": s.get("is_observed", False),
-                    "discrete": s["type"] == "sample"
-                    and bool(getattr(s.get("fn"), "is_discrete", False)),
-                }
-                for k, s in tr.items()
-            }
-        )
+        for k, s in tr.items():
+            discrete = s["type"] == "sample" and bool(getattr(s.get("fn"), "is_discrete", False))
+            observed = s.get("is_observed", False)
+            sites[k] = {"type": s["type"], "is_observed": observed, "discrete": discrete}
         return {k: s["value"] for k, s in tr.items() if s["type"] in ("sample", "deterministic")}
 
     with guard("model"):
@@ -509,9 +454,7 @@ def check_sites(fam, prob: Problem) -> dict:
 
 
 def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
-    """Raise an :class:`AnchorDivError` naming the site for a model whose sites miss the
-    family's ``sites`` or have the wrong shape (``shapes``: site -> shape of one draw; the
-    expected ones are its likelihood's ``site_shapes``)."""
+    """Refuse a model whose sites miss the family's ``sites`` or have the wrong shape."""
     missing = [s for s in fam.sites if s not in shapes]
     if missing:
         raise AnchorDivError(
@@ -527,9 +470,7 @@ def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
 
 
 def check_prior_draw(fam, prob: Problem) -> None:
-    """A user's covariance sites must be positive definite: checked at one prior draw (an
-    :class:`AnchorDivError` names the site)."""
-
+    """A user's covariance sites must be positive definite: checked at one prior draw."""
     try:
         with numpyro.validation_enabled(False):
             tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
@@ -552,7 +493,6 @@ def kept_sites(trace: dict) -> list[str]:
 def init_strategy(spec):
     """A NumPyro init strategy from a name in :data:`INIT_STRATEGIES` or a NumPyro strategy
     (``numpyro.infer.init_to_value(values=...)`` etc.) as is."""
-
     if callable(spec):
         return spec
     table = {
@@ -573,7 +513,6 @@ def init_strategy(spec):
 def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
     """Sites whose value or log density is not finite at the constrained ``values`` (default:
     one prior draw), evaluated with NumPyro's argument validation off."""
-
     model = handlers.seed(prob.model, 0)
     if values is not None:
         model = handlers.substitute(model, values)
@@ -606,9 +545,8 @@ def failure(what: str, prob: Problem | None = None, values: dict | None = None) 
 
 @contextlib.contextmanager
 def guard(what: str, prob: Problem | None = None):
-    """Turn NumPyro/JAX numerical errors (invalid covariance, non-PD matrices, failed
-    initialisation) into :class:`AnchorDivError` naming ``what``, the non-finite sites where
-    ``prob`` is given, and the remedies."""
+    """Turn NumPyro/JAX numerical errors into an :class:`AnchorDivError` naming ``what``, the
+    non-finite sites (where ``prob`` is given) and the remedies."""
     try:
         yield
     except AnchorDivError:
@@ -621,18 +559,12 @@ def guard(what: str, prob: Problem | None = None):
 
 
 def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
-    """Split model hyperparameters into traced and static ones.
-
-    Arrays and floats become traced arguments (refits with new hyperparameters reuse the
-    compiled step); ints, bools, strings stay static.
-    """
-    dyn, static = {}, []
-    for k, v in kwargs.items():
-        if isinstance(v, (jax.Array, np.ndarray)) or (isinstance(v, float)):
-            dyn[k] = jnp.asarray(v, dtype) if isinstance(v, float) else v
-        else:
-            static.append((k, v))
-    return dyn, tuple(sorted(static, key=lambda kv: kv[0]))
+    """``(traced, static)`` model hyperparameters: arrays and floats are traced (refits reuse
+    the compiled step); ints, bools, strings stay static (sorted ``(name, value)`` pairs)."""
+    dyn = {k: jnp.asarray(v, dtype) if isinstance(v, float) else v for k, v in kwargs.items()}
+    dyn = {k: v for k, v in dyn.items() if isinstance(v, (jax.Array, np.ndarray))}
+    static = sorted(((k, v) for k, v in kwargs.items() if k not in dyn), key=lambda kv: kv[0])
+    return dyn, tuple(static)
 
 
 __all__ = [

@@ -1,38 +1,14 @@
-"""A compiled NUTS chain runner that is reused across fits: the model's arguments (targets,
-float and array hyperparameters) are traced inputs, so a new fit of the same model, settings and
-shapes compiles nothing.
+"""NUTS on the kind's explicit NumPyro model or a user's, with a compiled chain runner reused
+across fits.
 
-NumPyro's ``MCMC.run`` rebuilds (and so recompiles) its collection loop on every call even with
-``jit_model_args=True`` (a fresh ``jax.jit`` wrapper is a static argument of the loop), ≈ 2.5 s
-per fit and, over a few hundred fits in one process, enough JIT code to exhaust LLVM's section
-memory.  :class:`Chains` instead jits two functions once — initialisation and a chunk of
-:data:`CHUNK` NUTS transitions that collects the draws (``kernel.sample``, which adapts step size
-and mass matrix while ``i < num_warmup``; warm-up chunks drop what they collect) — and steps
-through them in Python.  With progress shown, each transition also reports to the bar from
-inside the compiled chunk (a host callback, ~20–60 µs a transition), so a model whose
-transitions take seconds (full-d NUTS at d = 384) still moves the bar, and writes its lines into
-a log, between chunk ends; without progress the chunk is compiled without the callback.  Chains run one after another (``"sequential"``) or batched with ``vmap``
-(``"vectorized"``).
-
-NUTS on the kind's explicit NumPyro model or on a user's model.
-
-Steerable as in NumPyro: ``init_strategy`` (name or NumPyro strategy; default the prior median),
-``target_accept_prob`` (0.8), ``dense_mass`` (False), ``max_tree_depth`` (10), ``chain_method``
-("sequential" | "vectorized" | "parallel"), ``x64``.  Before sampling, the model is initialised
-once; a model that cannot be initialised fails fast with an error that names the non-finite
-sites and suggests ``subspace=`` or SVI.  Every latent and deterministic site is kept (a user's
-own parameters reach ``az.summary``).
-
-Compiled samplers are reused: one :class:`~.nuts.Chains` runner (targets and float/array
-hyperparameters are traced arguments) per model, static keywords, sampler settings and argument
-shapes, kept in a least-recently-used :class:`~.methods.Runners` table (the library's
-:data:`~.methods.NUTS_RUNNERS` of :data:`MAX_SAMPLERS` entries, or the user's own:
-``ad.NUTS(runners=...)``) — repeated
-``adapt(method="nuts")`` calls on new targets of the same shape compile nothing, and a long loop
-does not grow memory.  A custom ``init_strategy`` object is not hashable by value: such runs
-build a fresh runner; ``chain_method="parallel"`` uses NumPyro's ``MCMC`` (one device per
-chain; it compiles on every call).  ``post.raw`` is the runner (``.sampler``: the NUTS kernel)
-or the ``MCMC`` object.
+NumPyro's ``MCMC.run`` recompiles its loop on every call; :class:`Chains` jits initialisation
+and a chunk of :data:`CHUNK` transitions once (the model's arguments are traced inputs) and steps
+through them in Python, reporting progress from inside the chunk.  Runners are kept per model,
+static keywords, settings and shapes in a least-recently-used :class:`~.model.Runners` table
+(:data:`~.model.NUTS_RUNNERS`, or ``ad.NUTS(runners=...)``); a custom ``init_strategy`` object
+builds a fresh one and ``chain_method="parallel"`` uses NumPyro's ``MCMC``.  A model that cannot
+be initialised fails fast naming its non-finite sites.  ``post.raw`` is the runner or the
+``MCMC`` object.
 """
 
 from __future__ import annotations
@@ -80,8 +56,7 @@ class Chains:
         return self.sampler.init(key, self.num_warmup, model_args=args, model_kwargs=kwargs)
 
     def _tick(self):
-        """One transition of every chain in the chunk done (called from inside a compiled
-        chunk: once per transition, also when ``vmap`` batches the chains)."""
+        """One transition of every chain done (a callback from inside the compiled chunk)."""
         bar = self._bar
         if bar is not None and bar.n < self._limit:
             bar.update(min(self._per_tick, self._limit - bar.n))
@@ -98,10 +73,8 @@ class Chains:
         return jax.lax.scan(step, state, None, length=n)
 
     def _phase(self, collect: bool, state, args, kwargs, total, bar):
-        """Run ``total`` transitions in chunks; warm-up runs the collecting chunk too and drops
-        its draws, so a new model or shape traces and compiles one NumPyro transition loop,
-        not two (the same transitions: ``sampler.sample`` either way; ~20 % of a fresh fit's
-        time at d = 384)."""
+        """Run ``total`` transitions in chunks; warm-up runs the collecting chunk too (one compiled
+        transition loop, not two) and drops its draws."""
         outs, done = [], 0
         while done < total:
             n = min(CHUNK, total - done)
@@ -141,12 +114,10 @@ class Chains:
 
 
 def cache_size(chains: Chains) -> int:
-    """Compiled variants held by a runner's jitted functions (one per shape and chunk length;
-    a steady loop of same-shaped fits keeps it constant)."""
+    """Compiled variants held by a runner's jitted functions (one per shape and chunk length)."""
     return sum(f._cache_size() for f in (chains._init, chains._collect))  # type: ignore[attr-defined]
 
 
-EXTRA_FIELDS = ("potential_energy", "diverging", "num_steps", "accept_prob", "energy")
 #: compiled samplers kept by default (least recently used dropped first)
 MAX_SAMPLERS = NUTS_RUNNERS.max_size
 
@@ -158,63 +129,45 @@ def _shapes(tree: dict) -> tuple:
     )
 
 
+def _kernel(model, o: Any) -> NUTS:
+    """The NUTS kernel of ``model`` with the method's settings."""
+    return NUTS(
+        model,
+        init_strategy=init_strategy(o.init_strategy),
+        dense_mass=bool(o.dense_mass),
+        target_accept_prob=o.target_accept_prob,
+        max_tree_depth=o.max_tree_depth,
+    )
+
+
 def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
     """The cached compiled chain runner for a model, settings and shapes, or a new one."""
-
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
-    settings = (
-        bool(o.dense_mass),
-        o.target_accept_prob,
-        o.max_tree_depth,
-        o.chain_method,
-        tuple(sorted(counts.items())),
-    )
+    settings = (bool(o.dense_mass), o.target_accept_prob, o.max_tree_depth, o.chain_method)
+    settings += (tuple(sorted(counts.items())),)
     key = None
     if isinstance(o.init_strategy, str):
-        key = (
-            prob.model,
-            static,
-            o.init_strategy,
-            settings,
-            jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args),
-            _shapes(dyn),
-        )
+        args = jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args)
+        key = (prob.model, static, o.init_strategy, settings, args, _shapes(dyn))
     table = o.runners if o.runners is not None else NUTS_RUNNERS
     fresh = key is None or key not in table
 
     def build():
         model = functools.partial(prob.model, **dict(static)) if static else prob.model
-        kernel = NUTS(
-            model,
-            init_strategy=init_strategy(o.init_strategy),
-            dense_mass=settings[0],
-            target_accept_prob=settings[1],
-            max_tree_depth=settings[2],
-        )
-        return Chains(
-            kernel,
-            counts["num_warmup"],
-            counts["num_samples"],
-            counts["num_chains"],
-            o.chain_method,
-        )
+        c = counts
+        kernel = _kernel(model, o)
+        return Chains(kernel, c["num_warmup"], c["num_samples"], c["num_chains"], o.chain_method)
 
     return table.get(key, build), dyn, fresh
 
 
 def run_mcmc(prob: Problem, o: Any, counts: dict, seed: int):
     """Run NumPyro's ``MCMC`` (``chain_method="parallel"``: one device per chain; compiles per call)."""
-
-    kernel = NUTS(
-        prob.model,
-        init_strategy=init_strategy(o.init_strategy),
-        dense_mass=bool(o.dense_mass),
-        target_accept_prob=o.target_accept_prob,
-        max_tree_depth=o.max_tree_depth,
+    mcmc = MCMC(
+        _kernel(prob.model, o), chain_method="parallel", progress_bar=bool(o.progress), **counts
     )
-    mcmc = MCMC(kernel, chain_method="parallel", progress_bar=bool(o.progress), **counts)
     with guard("nuts"):
-        mcmc.run(jax.random.PRNGKey(seed), *prob.args, extra_fields=EXTRA_FIELDS, **prob.kwargs)
+        mcmc.run(jax.random.PRNGKey(seed), *prob.args, extra_fields=FIELDS, **prob.kwargs)
     stats = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     return mcmc.get_samples(group_by_chain=True), stats, mcmc
 
@@ -235,7 +188,6 @@ def run_cached(prob: Problem, o: Any, counts: dict, seed: int):
 
 def check_init(prob: Problem, init_fn, seed: int) -> None:
     """Initialise the model once; fail fast with a clear error where NUTS cannot start."""
-
     try:
         initialize_model(
             jax.random.PRNGKey(seed),
@@ -247,24 +199,15 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
     except RuntimeError as err:
         if "valid initial parameters" not in str(err):
             raise AnchorDivError(f"nuts: initialisation failed ({err})") from None
-
         trace = handlers.trace(handlers.seed(prob.model, seed)).get_trace(*prob.args, **prob.kwargs)
-        values = {
-            k: s["value"]
-            for k, s in trace.items()
-            if s["type"] == "sample" and not s["is_observed"]
-        }
-        raise failure(
-            "nuts: the model cannot be initialised: its log density or gradient is not finite",
-            prob,
-            values,
-        ) from None
+        latent = [k for k, s in trace.items() if s["type"] == "sample" and not s["is_observed"]]
+        values = {k: trace[k]["value"] for k in latent}
+        what = "nuts: the model cannot be initialised: its log density or gradient is not finite"
+        raise failure(what, prob, values) from None
 
 
 def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Posterior:
-    """``post`` filled with NUTS draws of ``prob`` (module docstring): the fit of
-    :class:`~.methods.NUTS`.
-    """
+    """``post`` filled with NUTS draws of ``prob``: the fit of :class:`~.methods.NUTS`."""
     seed = int(o.seed)
     counts = {k: getattr(o, k) for k in ("num_warmup", "num_samples", "num_chains")}
     run = run_mcmc if o.chain_method == "parallel" else run_cached
@@ -283,25 +226,14 @@ def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Poster
     kept = {s: np.asarray(samples[s], np.float64) for s in sites if s in samples}
     pts, how = nuts_points(post, prob, kept)
     return dataclasses.replace(
-        post,
-        method=o.name,
-        info={**info, **how},
-        stats=stats,
-        raw=mcmc,
-        samples=kept,
-        points=pts,
+        post, method=o.name, info={**info, **how}, stats=stats, raw=mcmc, samples=kept, points=pts
     )
 
 
 def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
-    """Point summaries of a NUTS run that need the full-d density.
-
-    Under ``subspace=`` with the default Gaussian or mixture model the ``"map"`` is the draw of
-    highest *full-d* joint density (subspace density plus :func:`.posterior.joint_correction`),
-    fixed here; otherwise it is left to ``post.point`` (the draw of highest density of the
-    model's parameters).
-    """
-
+    """Point summaries of a NUTS run: under ``subspace=`` on the family's own model with a
+    :attr:`~.protocol.Family.covariance_site`, the ``"map"`` draw of highest *full-d* joint
+    density (:func:`.posterior.joint_correction`); otherwise left to ``post.point``."""
     total = int(np.prod(next(iter(samples.values())).shape[:2]))
     if post.subspace is None or prob.custom or post.family_class.covariance_site is None:
         best = f"the draw (of {total}) of highest density of the model's parameters"
@@ -311,29 +243,20 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
                 "(not the joint mode of one full-d model)"
             )
         return None, sampled_descriptions(post, best=best)
-    flat = {
-        k: v.reshape((-1,) + v.shape[2:])
-        for k, v in samples.items()
-        if k in post.family_class.sites
-    }
+    fam = post.family_class
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in samples.items() if k in fam.sites}
     kwargs = {
         k: np.asarray(v, np.float64) if hasattr(v, "shape") else v for k, v in prob.kwargs.items()
     }
-    fam = post.family_class
     lik = fam.likelihood_type(fam, kwargs, post.fixed, post.dim)
-    lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat) + (
-        joint_correction(fam, flat, post.dim)
-    )
-    i = first_max(lp)
+    lp = lik.log_joint(np.asarray(prob.targets, np.float64), flat)
+    i = first_max(lp + joint_correction(fam, flat, post.dim))
     best = (
         f"the draw (of {total}) of highest full-d joint density, lifted with the "
         f"conditional mode (the best draw, not the optimum: for the exact joint mode use "
         f"method='exact' or method='svi' with guide='delta')"
     )
-    return (
-        {"map": {k: v[i] for k, v in flat.items()}},
-        sampled_descriptions(post, best=best),
-    )
+    return {"map": {k: v[i] for k, v in flat.items()}}, sampled_descriptions(post, best=best)
 
 
 __all__ = [

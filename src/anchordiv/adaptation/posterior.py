@@ -1,23 +1,9 @@
-"""The posterior object every inference method returns, and its point summaries.
-
-Three types, each implementing what differs between them:
-
-* :class:`ExactPosterior` — the conjugate update: its parameters object
-  (:attr:`~ExactPosterior.exact`: ``mean()``, ``mode()``, ``sample(rng, n)``) gives the points
-  and draws;
-* :class:`SampledPosterior` — draws of the model's sites (NUTS chains, or an SVI guide's
-  independent draws: :attr:`~Posterior.guide` names it), summarised into points;
-* :class:`SubspacePosterior` — draws of a ``subspace=r`` run, lifted to full d with the default
-  prior's exact posterior (:attr:`~Posterior.completion`) outside the subspace.
-
-``point``/``sample`` turn any of them into anchor models through the family
-(:meth:`~anchordiv.adaptation.protocol.Family.to_model`), so scoring never depends on how the
-posterior was computed.  The one handle to the family is :attr:`~Posterior.prior`, the prior
-object the posterior was computed from (its class is :attr:`~Posterior.family_class`, its kind
-:attr:`~Posterior.kind`).  What a run was is in typed fields (:attr:`~Posterior.subspace`,
-:attr:`~Posterior.custom_model`, :attr:`~Posterior.guide`); :attr:`~Posterior.info` holds
-diagnostics.  ArviZ conversion is the checks layer's ``ad.inference_data(post)``; saving is
-:meth:`Posterior.save` / ``ad.load_posterior``.
+"""The posterior every inference method returns, and its point summaries:
+:class:`ExactPosterior` (the conjugate update's parameters), :class:`SampledPosterior` (NUTS
+chains or an SVI guide's draws) and :class:`SubspacePosterior` (a ``subspace=r`` run lifted to
+full d with the default prior's exact posterior).  ``point``/``sample`` turn any of them into
+anchor models through the family (:attr:`~Posterior.prior`), so scoring never depends on how the
+posterior was computed.  Saving: :meth:`Posterior.save` / ``ad.load_posterior``.
 """
 
 from __future__ import annotations
@@ -40,10 +26,14 @@ from .registry import FAMILIES, get_family, is_conjugate
 
 
 class _ByContents(type):
-    """Deprecated ``Posterior(...)``: builds the type its contents make, the typed fields read
-    from a bare ``info`` where not given; the subclasses' own constructors are plain."""
+    """Deprecated ``Posterior(...)``: builds the type its contents make."""
 
     def __call__(cls, *args, **kwargs):
+        family = kwargs.pop("family", None)  # the former name of ``exact``
+        if len(args) > 5 and args[5] is None:
+            args = (*args[:5], family, *args[6:])
+        elif len(args) <= 5 and kwargs.get("exact") is None:
+            kwargs["exact"] = family
         if cls is not Posterior:
             return super().__call__(*args, **kwargs)
         info = args[4] if len(args) > 4 else kwargs.get("info")
@@ -51,7 +41,7 @@ class _ByContents(type):
         for i, k in enumerate(("subspace", "custom_model", "guide"), start=15):
             if len(args) <= i and k not in kwargs and k in legacy:
                 kwargs[k] = legacy[k]
-        exact = args[5] if len(args) > 5 else kwargs.get("exact", kwargs.get("family"))
+        exact = args[5] if len(args) > 5 else kwargs["exact"]
         sub = args[15] if len(args) > 15 else kwargs.get("subspace")
         typ = (
             ExactPosterior
@@ -64,7 +54,7 @@ class _ByContents(type):
         return typ(*args, **kwargs)
 
 
-@dataclasses.dataclass(init=False)
+@dataclasses.dataclass
 class Posterior(metaclass=_ByContents):
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
@@ -87,11 +77,9 @@ class Posterior(metaclass=_ByContents):
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
     exact : object, optional
-        Exact posterior parameters (:mod:`anchordiv.adaptation.families`; ``family=`` is the
-        same keyword under its former name).
+        Exact posterior parameters (``family=``: its former name).
     samples : dict, optional
-        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
-        ran — NUTS draws or SVI guide draws.
+        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model.
     stats : dict, optional
         NUTS sample statistics.
     fixed : dict
@@ -101,14 +89,12 @@ class Posterior(metaclass=_ByContents):
     elbo : numpy.ndarray, optional
         SVI: the ELBO per step.
     completion : object, optional
-        Subspace runs: the exact full-d posterior of the default prior that supplies the
-        geometry outside the subspace (:mod:`.statistics`).
+        Subspace runs: the default prior's exact full-d posterior, outside the subspace.
     prior : Family, optional
         The prior object (:mod:`.protocol`): the posterior's handle to its family.
     model_kwargs : dict, optional
-        The keyword arguments the family's NumPyro model ran with (or would run with) for these
-        targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
-        posterior, so a loaded one draws, scores and checks exactly as the fitted one.
+        The keyword arguments the family's NumPyro model ran (or would run) with for these
+        targets; saved, so a loaded posterior draws, scores and checks as the fitted one.
     raw : object, optional
         The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
     subspace : int, optional
@@ -116,15 +102,11 @@ class Posterior(metaclass=_ByContents):
     custom_model : bool, default False
         Whether a user's NumPyro model ran instead of the family's own.
     guide : str, optional
-        The SVI guide's name (``"delta"``, ``"normal"``, ``"lowrank"`` or a user guide's class
-        name); None for an exact or NUTS posterior.
+        The SVI guide's name (a user guide's class name); None for an exact or NUTS posterior.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> post
     Posterior(kind='gaussian', method='exact', d=4, tau=20)
     ...
@@ -149,57 +131,25 @@ class Posterior(metaclass=_ByContents):
     prior: object = None
     model_kwargs: dict | None = None
     raw: object = dataclasses.field(default=None, repr=False, compare=False)
-    #: ``(model, kwargs)`` of a run on a user's own NumPyro model (``model=``, full d): the
-    #: model its draws come from (:meth:`model_likelihood`); not saved
-    user_model: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
     subspace: int | None = None
     custom_model: bool = False
     guide: str | None = None
+    _: dataclasses.KW_ONLY
+    #: ``(model, kwargs)`` of a run on a user's own NumPyro model (``model=``, full d): the
+    #: model its draws come from (:meth:`model_likelihood`); not saved
+    user_model: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
 
     #: whether the draws are the conjugate update's own (closed-form parameters)
     closed_form: ClassVar[bool] = False
 
-    def __init__(
-        self,
-        kind: str,
-        method: str,
-        tau: float,
-        dtype: str,
-        info: dict,
-        exact: object = None,
-        samples: dict | None = None,
-        stats: dict | None = None,
-        fixed: dict | None = None,
-        points: dict | None = None,
-        elbo: np.ndarray | None = None,
-        completion: object = None,
-        prior: object = None,
-        model_kwargs: dict | None = None,
-        raw: object = None,
-        subspace: int | None = None,
-        custom_model: bool = False,
-        guide: str | None = None,
-        *,
-        family: object = None,
-        user_model: tuple | None = None,
-    ):
-        if prior is not None and getattr(prior, "kind", None) != kind:
+    def __post_init__(self):
+        if self.prior is not None and getattr(self.prior, "kind", None) != self.kind:
             raise AnchorDivError(
-                f"Posterior: kind {kind!r}, but its prior is a {getattr(prior, 'kind', None)!r} "
-                f"prior ({type(prior).__name__})"
+                f"Posterior: kind {self.kind!r}, but its prior is a "
+                f"{getattr(self.prior, 'kind', None)!r} prior ({type(self.prior).__name__})"
             )
-        self.kind, self.method, self.tau, self.dtype, self.info = kind, method, tau, dtype, info
-        self.exact = exact if exact is not None else family
-        self.samples, self.stats, self.points, self.elbo = samples, stats, points, elbo
-        self.fixed = {} if fixed is None else fixed
-        self.completion, self.prior, self.model_kwargs, self.raw = (
-            completion,
-            prior,
-            model_kwargs,
-            raw,
-        )
-        self.subspace, self.custom_model, self.guide = subspace, bool(custom_model), guide
-        self.user_model = user_model
+        self.fixed = {} if self.fixed is None else self.fixed
+        self.custom_model = bool(self.custom_model)
 
     def __repr__(self) -> str:
         """A few lines: what was fitted, how, its size and the scalar entries of ``info``."""
@@ -227,15 +177,12 @@ class Posterior(metaclass=_ByContents):
     # ---- the family ---------------------------------------------------------------------------
     @property
     def family_class(self):
-        """The family: the class of :attr:`prior` (a family registered from a user's module
-        included); the registry's entry for :attr:`kind` only for a posterior built without its
-        prior."""
+        """The family: the class of :attr:`prior`, else the registry's entry for :attr:`kind`."""
         return type(self.prior) if self.prior is not None else family_of(self.kind)
 
     @property
     def family(self):
-        """The exact posterior parameters (:attr:`exact`, under its former name); None for a
-        posterior given by draws."""
+        """The exact posterior parameters (:attr:`exact`, under its former name)."""
         return self.exact
 
     @property
@@ -250,8 +197,7 @@ class Posterior(metaclass=_ByContents):
 
     @property
     def point_guide(self) -> bool:
-        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread to calibrate or
-        importance-sample."""
+        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread."""
         return self.guide == "delta"
 
     @property
@@ -260,21 +206,17 @@ class Posterior(metaclass=_ByContents):
         return True
 
     def likelihood(self) -> Likelihood:
-        """The targets' likelihood under the family's model at this posterior's
-        :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
+        """The targets' likelihood under the family's model at :attr:`model_kwargs`."""
         fam = self.family_class
         return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
 
     def model_likelihood(self) -> Likelihood | None:
-        """The likelihood of the model the draws come from: the family's (:meth:`likelihood`),
-        or a user's own model's (``model=``) where this posterior still holds it
-        (:attr:`user_model`); None where that model is not known (a user's model of a saved
-        posterior, or of a ``subspace=`` run, whose model saw projected targets)."""
+        """The likelihood of the model the draws come from: the family's, or a user's own model's
+        (:attr:`user_model`); None where that model is not known (saved, or ``subspace=``)."""
         if not self.custom_model:
             return self.likelihood()
         if self.user_model is None:
             return None
-
         model, kwargs = self.user_model
         return UserModelLikelihood(self.family_class, model, kwargs, self.fixed, self.dim)
 
@@ -315,27 +257,22 @@ class Posterior(metaclass=_ByContents):
         raise NotImplementedError
 
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` draws in the order they were made (a sampler's chain order; fresh draws of an
-        exact posterior): what thinning needs."""
+        """``n`` draws in the order they were made (for thinning)."""
         raise NotImplementedError
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
-        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
-        from its family's own sampler (``exact_chains``) or its parameters' ``sample`` (the
-        latent kinds': two Gibbs chains, concatenated); a sampled one resampled from its draws
-        (:meth:`draws`)."""
+        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains (a sampled posterior's
+        resampled from its draws)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        """How many draws a check takes by default: ``per_params(exact parameters)`` for an
-        exact posterior (their cost), ``default`` for stored draws."""
+        """How many draws a check takes by default (``per_params(exact)`` or ``default``)."""
         return default
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.protocol.Conjugate` option ``exact_chains``), or None
-        where there is none (a posterior given by draws included)."""
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler, or
+        None."""
         return None
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
@@ -343,8 +280,7 @@ class Posterior(metaclass=_ByContents):
         return ps
 
     def lift_draws(self, draws: dict, rng) -> dict:
-        """:meth:`lift` for stacked draws ``{site: [S, ...]}``: the identity but for subspace
-        runs."""
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}``."""
         return draws
 
     def principal_directions(self, k: int) -> np.ndarray | None:
@@ -352,14 +288,12 @@ class Posterior(metaclass=_ByContents):
         return None
 
     def saved_params(self) -> dict[str, object]:
-        """The parameter objects this posterior saves, by card key (``family``: the exact
-        parameters; ``completion``: a subspace run's)."""
+        """The parameter objects this posterior saves, by card key."""
         return {}
 
     # ---- shared ---------------------------------------------------------------------------------
     def to_model(self, p: dict) -> AnchorModel:
-        """The anchor model of one parameter set (a user's model: its covariance sites are
-        checked positive definite first, with an error naming the site)."""
+        """The anchor model of one parameter set (a user's covariance sites checked first)."""
         fam = self.family_class
         if self.custom_model:
             fam.likelihood_type.check_values(p, self.kind)
@@ -398,10 +332,8 @@ class Posterior(metaclass=_ByContents):
 
         Parameters
         ----------
-        seed : int
-            Seed of the draws.
-        n : int
-            Number of draws (≥ 1).
+        seed, n : int
+            The seed and number (≥ 1) of the draws, as for :meth:`draws`.
 
         Returns
         -------
@@ -422,18 +354,14 @@ class Posterior(metaclass=_ByContents):
         return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """The stored draws with chains merged ``{site: [chains·draws, ...]}`` (an
-        :class:`AnchorDivError` where there are none)."""
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
         if not self.samples or any(np.ndim(v) < 2 or not np.size(v) for v in self.samples.values()):
             raise AnchorDivError(f"{self.kind}: this posterior has no stored draws")
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
-        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
-        model's log joint at the constrained parameters (``stats["log_density"]``, see
-        :func:`~.model.with_log_density`).  Posteriors sampled without it fall back to
-        −potential energy, which is the density of NUTS's *unconstrained* coordinates
-        (Jacobians included), with a warning."""
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises
+        (``stats["log_density"]``; else −potential energy, with a warning)."""
         if not self.stats:
             return None
         if "log_density" in self.stats:
@@ -459,8 +387,7 @@ class Posterior(metaclass=_ByContents):
         path : str or Path
             Destination directory.
         overwrite : bool, default False
-            Replace an existing non-empty destination; otherwise it is refused
-            (:class:`~anchordiv.errors.OutputExistsError`).
+            Replace an existing non-empty destination (else an ``OutputExistsError``).
         **card
             Extra card fields (``encoder``, ``anchor_source``, ...).
 
@@ -477,7 +404,7 @@ class Posterior(metaclass=_ByContents):
         arrays = {f"fixed.{k}": np.asarray(v) for k, v in self.fixed.items()}
         saved = self.saved_params()
         for prefix, params in saved.items():
-            arrays.update(_param_arrays(prefix, params))
+            arrays.update({f"{prefix}.{k}": np.asarray(v) for k, v in _fields(params).items()})
         for group in ("samples", "stats"):
             arrays.update({f"{group}.{k}": v for k, v in (getattr(self, group) or {}).items()})
         for which, p in (self.points or {}).items():
@@ -514,16 +441,14 @@ class Posterior(metaclass=_ByContents):
         return arrays, meta
 
     def kwargs_arrays(self) -> dict:
-        """:attr:`model_kwargs` as saved: every value an array or a scalar (a model keyword that
-        is neither cannot be saved: an error names it)."""
-        out = {}
-        for k, v in (self.model_kwargs or {}).items():
+        """:attr:`model_kwargs` as saved: every value an array or a scalar."""
+        out = dict(self.model_kwargs or {})
+        for k, v in out.items():
             if not (np.isscalar(v) or hasattr(v, "shape")):
                 raise AnchorDivError(
                     f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
                     f"scalars are saved"
                 )
-            out[k] = v
         return out
 
     @classmethod
@@ -544,12 +469,10 @@ class Posterior(metaclass=_ByContents):
         info = card["info"]
         legacy = info if isinstance(info, dict) else {}  # a card from before the typed fields
         typed = {k: card[k] if k in card else legacy.get(k) for k in ("subspace", "custom_model")}
-        guide = card["guide"] if "guide" in card else _legacy_guide(card)
+        typed["guide"] = card["guide"] if "guide" in card else legacy.get("guide")
+        kwargs = _scalars(_group(arrays, "model_kwargs.")) if card.get("model_kwargs") else None
         return cls(
-            card["kind"],
-            card["method"],
-            card["tau"],
-            card["dtype"],
+            *(card[k] for k in ("kind", "method", "tau", "dtype")),
             info,
             exact=_params(arrays, "family.", card["family"], card.get("family_module")),
             samples=_group(arrays, "samples.") or None,
@@ -561,10 +484,7 @@ class Posterior(metaclass=_ByContents):
                 arrays, "completion.", card.get("completion"), card.get("completion_module")
             ),
             prior=prior,
-            model_kwargs=_scalars(_group(arrays, "model_kwargs."))
-            if card.get("model_kwargs")
-            else None,
-            guide=guide,
+            model_kwargs=kwargs,
             **typed,
         )
 
@@ -608,21 +528,15 @@ class ExactPosterior(Posterior):
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
-        if own is not None:  # the family's own sampler (the mixture's Gibbs chains)
-            return own
-        draws = self.exact.sample(np.random.default_rng(seed), chains * per_chain)  # type: ignore[attr-defined]
-        return {k: v.reshape((chains, per_chain) + v.shape[1:]) for k, v in draws.items()}
+        return own if own is not None else super().chain_draws(seed, chains, per_chain)
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
         n = per_params(self.exact)
         return default if n is None else int(n)
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.protocol.Conjugate` option ``exact_chains``: the
-        mixture's Gibbs chains, which sample the assignments too), or None where the family has
-        none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
-        model keywords)."""
+        """The family's ``exact_chains``, or None where the posterior lacks what it needs
+        (targets, model keywords)."""
         if "targets" not in self.fixed or self.model_kwargs is None:
             return None
         return self.family_class.exact_chains(self, rng, chains, per_chain)
@@ -646,7 +560,6 @@ class SampledPosterior(Posterior):
 
     Examples
     --------
-    >>> from anchordiv.adaptation import SampledPosterior
     >>> from anchordiv.adaptation import SampledPosterior
     >>> post = SampledPosterior("gaussian", "nuts", 20.0, "float32", {"d": 2},
     ...                         samples={"mu": np.zeros((1, 3, 2)), "Sigma": np.ones((1, 3, 2, 2))})
@@ -703,9 +616,8 @@ class SubspacePosterior(SampledPosterior):
     """
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
-        """Full-d parameters from the run's parameter sets ``ps`` (points, or draws with
-        ``rng``): the family's sites lifted (its ``lift``), every other site of the model kept
-        as it is."""
+        """Full-d parameters of ``ps`` (draws with ``rng``): the family's sites lifted, the
+        others kept."""
         fam = self.family_class
         sites = fam.sites
         full = fam.lift(
@@ -739,14 +651,11 @@ POSTERIOR_TYPES = {
 def retyped(post: Posterior, cls: type, **changes) -> Posterior:
     """``post`` as a ``cls`` (one of :data:`POSTERIOR_TYPES`) with ``changes`` (the fields of
     :func:`dataclasses.replace`)."""
-    fields = {f.name: getattr(post, f.name) for f in dataclasses.fields(post)}
-    return cls(**{**fields, **changes})
+    return cls(**{**_fields(post), **changes})
 
 
 def family_of(kind: str, module: str | None = None) -> type[Any]:
-    """The family class registered under ``kind``; one not registered in this process is an
-    :class:`AnchorDivError` that names ``module`` (where the saved family was defined) to
-    import first."""
+    """The family class registered under ``kind`` (an error names ``module`` to import)."""
     if kind not in FAMILIES and module:
         raise AnchorDivError(
             f"kind: unknown {kind!r}: its family is not registered in this process; import "
@@ -757,16 +666,9 @@ def family_of(kind: str, module: str | None = None) -> type[Any]:
 
 
 def _module(card: dict) -> str | None:
-    """The family's module of a card written before ``family_class_module``: the exact
-    parameters' module where they are the family's (a user's family defines both)."""
+    """The family's module of a card written before ``family_class_module``."""
     module = card.get("family_module")
     return module if isinstance(module, str) and not module.startswith("anchordiv.") else None
-
-
-def _legacy_guide(card: dict):
-    """The guide of a card written before the typed fields: its info's, for an SVI run."""
-    info = card.get("info")
-    return info.get("guide") if isinstance(info, dict) else None
 
 
 def _saved_type(card: dict) -> type:
@@ -780,11 +682,9 @@ def _saved_type(card: dict) -> type:
     return SubspacePosterior if sub else SampledPosterior
 
 
-def _param_arrays(prefix: str, params) -> dict[str, np.ndarray]:
-    return {
-        f"{prefix}.{f.name}": np.asarray(getattr(params, f.name))
-        for f in dataclasses.fields(params)
-    }
+def _fields(obj) -> dict:
+    """A dataclass instance's fields by name."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 def _group(arrays: dict, prefix: str) -> dict:
@@ -797,10 +697,7 @@ def _scalars(group: dict) -> dict:
 
 
 def _params(arrays: dict, prefix: str, name, module) -> object:
-    """The exact-posterior object saved under ``prefix``.  Its class is looked up, never
-    imported: by name among the classes defined in the modules of the registered families
-    (:func:`exact_classes`); a name found nowhere is an :class:`AnchorDivError` that says how to
-    register the family that defines it."""
+    """The exact-posterior object saved under ``prefix`` (a class of :func:`exact_classes`)."""
     if not name:
         return None
     cls = exact_classes().get(name)
@@ -822,12 +719,7 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior's ``family``/``completion`` may name: those the families
-    in the registry (built-in ones, and those the user registered in this process with
-    ``ad.family``) declare as their exact-parameter and completion classes
-    (:attr:`~anchordiv.adaptation.protocol.Family.exact_types`), by class name — never any other
-    class of their modules."""
-
+    """The classes a saved posterior may name: the registered families' ``exact_types``."""
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
         for cls in getattr(fam, "exact_types", ()):
@@ -844,9 +736,9 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
     path : str or Path
         The posterior directory.
     verify : bool, default True
-        Check the arrays against the card's data hash and the card against its digest.
+        Check the arrays and the card against their hashes.
     sha256 : str, optional
-        A pinned digest (``ad.bundle_digest``): a bundle with another one is refused.
+        The digest the bundle must have (``ad.bundle_digest``).
 
     Returns
     -------
@@ -898,7 +790,6 @@ def check_loaded_posterior(path, post: Posterior) -> None:
     and method strings, τ a positive number of at most
     :data:`~anchordiv.io.MAX_LOADED_TAU`, a floating dtype, ``info`` an object with an integer
     ``d``, and stored draws ``[chains, draws, ...]`` with one (non-zero) count of each."""
-
     tau = post.tau
     if not isinstance(post.kind, str) or not isinstance(post.method, str):
         raise AnchorDivError(f"{path}: malformed posterior (kind, method)")
@@ -924,10 +815,7 @@ def check_loaded_posterior(path, post: Posterior) -> None:
 
 
 def check_loaded_arrays(path, post: Posterior) -> None:
-    """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
-    model arguments of the shapes its prior gives them, and its exact parameters, stored
-    draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
-    field otherwise)."""
+    """Refuse a loaded posterior whose prior, model arguments' shapes or arrays are unusable."""
     prior: Any = post.prior
     if prior is not None:
         prior.check_loaded(post.info.get("d", prior.dim))
@@ -941,7 +829,7 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     groups = {"model_kwargs": post.model_kwargs, "fixed": post.fixed, "samples": post.samples}
     for key, params in post.saved_params().items():
         if params is not None:
-            groups[key] = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+            groups[key] = _fields(params)
     for group, values in groups.items():
         for k, v in (values or {}).items():
             a = np.asarray(v)
@@ -958,22 +846,17 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
     ----------
     post : Posterior
         The posterior.
-    path : str or Path
-        Destination directory.
-    overwrite : bool, default False
-        Replace an existing non-empty destination; otherwise it is refused
-        (:class:`~anchordiv.errors.OutputExistsError`).
-    **card
-        Extra card fields.
+    path, overwrite, **card
+        As for :meth:`Posterior.save`.
 
     Returns
     -------
     Path
-        The directory written.
+        The directory :meth:`Posterior.save` wrote.
 
     Examples
     --------
-    >>> import tempfile, pathlib
+    >>> import pathlib, tempfile
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> out = ad.save_posterior(post, pathlib.Path(tempfile.mkdtemp()) / "post")
     >>> ad.load_posterior(out).kind
@@ -1021,11 +904,9 @@ def exact_descriptions(fam) -> dict[str, str]:
 
 def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
     """``−(d − r) log|Σ₁₁|`` per draw ``[S]`` (summed over mixture components): the log
-    Jacobian that turns the subspace density of (μ₁, Σ₁₁) into the full joint density
-    restricted to them (changing variables ``Σ → (Σ₁₁, Σ₁₁⁻¹Σ₁₂, Σ₂₂·₁)`` has Jacobian
-    ``|Σ₁₁|^{d−r}`` and the blocks are independent under the default posterior, so the subspace
-    model's mode is the *marginal* mode of (μ₁, Σ₁₁), not the joint mode's block); ``draws`` hold subspace sites ``[S, ...]``, the
-    covariance blocks under the family's (``fam``, a family class) ``covariance_site``."""
+    Jacobian of ``Σ → (Σ₁₁, Σ₁₁⁻¹Σ₁₂, Σ₂₂·₁)`` that turns the subspace density of (μ₁, Σ₁₁) into
+    the full joint density restricted to them; ``draws`` hold subspace sites ``[S, ...]``, the
+    covariance blocks under ``fam.covariance_site``."""
     sig = np.asarray(draws[fam.covariance_site], np.float64)
     r = sig.shape[-1]
     logdet = np.linalg.slogdet(sig)[1]
@@ -1034,10 +915,8 @@ def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
 
 def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
-    of the kind's own model (``exact``: the conjugate update's parameters; in the subspace
-    coordinates for subspace runs: its lift is the full mean, the lift being linear in Σ₁₁);
-    None for a user's model or where the conjugate mean does not project (no ``project_mean``,
-    :class:`.protocol.Projectable`: latent kinds under ``subspace=``)."""
+    of the kind's own model (``exact``; projected for subspace runs), None for a user's model
+    or where it does not project."""
     if custom:
         return None, (
             "none: a delta guide (MAP) of a custom model has no posterior mean; use "

@@ -1,61 +1,32 @@
 """The protocol a family implements: the :class:`Family` base class (its declared members and
-``update``) and the :class:`Hooks` the checks read (registration and the capabilities a method
-asks for, :class:`Conjugate` and :class:`Projectable`, are in :mod:`.registry`).
+``update``) and the :class:`Hooks` the checks read (registration and the capabilities
+:class:`Conjugate` and :class:`Projectable` are in :mod:`.registry`).
 
-A *family* is a prior over one anchor model's parameters.  An instance is a **prior object** — a
-frozen dataclass registered as a JAX pytree by :func:`family` (numbers and arrays are leaves,
-names and modes static), like the anchor models of :mod:`anchordiv.anchors` — built from broad
-anchors::
+A *family* is a prior over one anchor model's parameters; an instance is a **prior object**, a
+frozen dataclass registered as a JAX pytree by :func:`family`, built from broad anchors::
 
     prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)   # the held-out recipe
     post = prior.update(targets [n, d])                                  # exact conjugate update
     post = ad.infer(prior, targets, ad.NUTS(num_samples=500))            # or any method
 
-What a family defines (the protocol): :attr:`~Family.sites`, :attr:`~Family.model` (its
-explicit NumPyro model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`,
-:meth:`~Family.isotropic` (the control) and :meth:`~Family.to_model`.  Every other member is
-declared here with a default a family may override: :attr:`~Family.likelihood_type` (closed
-forms of the targets' likelihood, else traced from the model:
-:class:`~anchordiv.adaptation.model.Likelihood`), :meth:`~Family.model_inputs` (what NUTS
-and SVI run on, if not the prior's own keywords), :meth:`~Family.model_extras` (keywords the
-model derives per run), :meth:`~Family.predictive_fixed` (arrays
-every draw shares), :attr:`~Family.static_fields`, :attr:`~Family.descriptions` (how its point
-summaries are formed, in words), :attr:`~Family.dim` (if the first array field's last axis is
-not d), :attr:`~Family.hooks` (what the checks and the adaptation curves know of it:
-:class:`Hooks`), :attr:`~Family.needs_anchors`, the fields
-:attr:`~Family.prior` and :attr:`~Family.origin`, :meth:`~Family.broad_count`, and the optional
-members of the capabilities (:meth:`~Family.exact_chains`,
-:meth:`~Family.power_scaled_posterior`, :meth:`~Family.completion`,
-:meth:`~Family.project_mean`, :meth:`~Family.subspace_mode`, :attr:`~Family.covariance_site`:
-``None`` where the family has none).  Everything else is generic: the update, prior draws and
-predictive, persistence over the dataclass fields (:meth:`~Family.to_arrays` /
-:meth:`~Family.from_arrays` / :meth:`~Family.save`), the one-line repr.
+What a family defines: :attr:`~Family.sites`, :attr:`~Family.model` (its explicit NumPyro
+model), :meth:`~Family.from_anchors`, :meth:`~Family.prior_kwargs`, :meth:`~Family.isotropic`
+(the control) and :meth:`~Family.to_model`.  Every other member has a default a family may
+override (:attr:`~Family.likelihood_type`, :meth:`~Family.model_inputs`,
+:meth:`~Family.model_extras`, :attr:`~Family.hooks`, ...; the optional members of the
+capabilities are ``None`` where a family has none); the update, prior draws and predictive,
+persistence and the repr are generic.  A family of one's own is a subclass in one's own module
+with the :func:`family` decorator (``docs/guides/adaptation.md``, "Adding a family").
 
-Capabilities (:mod:`.registry`, checked with ``isinstance``): :class:`Conjugate`
-(``exact``: the closed-form update) and :class:`Projectable` (``project`` / ``lift``:
-``subspace=`` inference).
-
-A family of one's own is a subclass in one's own module with the :func:`family` decorator
-(``docs/guides/adaptation.md``, "Adding a family"); the library's are in
-:mod:`anchordiv.adaptation.families`.
-
-What a family knows of itself beyond its model, for the checks and the adaptation curves: a
-:class:`Hooks` object that the family declares as its class attribute ``hooks``
-(:attr:`anchordiv.adaptation.protocol.Family.hooks`) — its ArviZ quantities and their dims, its
-SBC problem, how its exact draws form chains, its PSIS caveat, the broad scale its predictive
-checks project on, its measured calibration and how it runs in an adaptation curve.
-
-Every field is optional: ``None`` means the generic default, or the value a base class declares
-(the hooks of a family are read field by field along its class's MRO by
-:func:`anchordiv.checks.families.checks_of`, which fills in the defaults).  A family of one's
-own needs none of them::
+A family's :class:`Hooks` (its class attribute ``hooks``) tell the checks and the adaptation
+curves what it knows of itself beyond its model; every field is optional (``None``: the generic
+default, or a base class's, read along the MRO by :func:`anchordiv.checks.families.checks_of`)::
 
     @ad.family("mine")
     class MyPrior(ad.Family):
         hooks = Hooks(quantities=my_quantities, dims={"radius": ["component"]})
 
-The helpers below (:func:`cosine`, :func:`principal_angles`, :func:`own_sites`) are what the
-families' own quantities are built from.
+:func:`cosine`, :func:`principal_angles` and :func:`own_sites` build the families' quantities.
 """
 
 from __future__ import annotations
@@ -75,17 +46,8 @@ from ..io import check_axes, check_loaded_model, write_bundle
 from ..threads import limited_blas
 from .methods import Exact, validated
 from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood
-from .registry import (
-    FAMILIES,
-    Conjugate,
-    Projectable,
-    check_prior_mode,
-    family,
-    get_family,
-    is_conjugate,
-    no_subspace,
-    protocol,
-)
+from .registry import FAMILIES, Conjugate, Projectable, check_prior_mode, family, get_family
+from .registry import is_conjugate, no_subspace, protocol
 
 #: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
 SMALL_D = 8
@@ -414,7 +376,6 @@ class Family(abc.ABC):
         types where numbers are expected, of the shapes the family declares (:attr:`axes`),
         finite, its dimension ``dim`` (the card's), and, for a conjugate family, an update of
         two probe targets that gives a usable model."""
-
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         numbers = {k: v for k, v in fields.items() if k not in self.static_fields}
         check_axes(f"prior {self.kind}", numbers, self.axes, scalars=bool(self.axes))
@@ -557,21 +518,10 @@ class Family(abc.ABC):
     def save(self, path, *, overwrite: bool = False, **card):
         """Save as a bundle (``arrays.npz`` + ``card.json``; ``ad.load_prior`` reads it); an
         existing non-empty ``path`` is refused unless ``overwrite=True``."""
-
         arrays, meta = self.to_arrays()
-        return write_bundle(
-            path,
-            arrays,
-            {
-                "type": "prior",
-                "kind": self.kind,
-                "family_class_module": type(self).__module__,
-                "dim": self.dim,
-                "prior": meta,
-                **card,
-            },
-            overwrite=overwrite,
-        )
+        head = {"type": "prior", "kind": self.kind, "family_class_module": type(self).__module__}
+        card = {**head, "dim": self.dim, "prior": meta, **card}
+        return write_bundle(path, arrays, card, overwrite=overwrite)
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Family":

@@ -15,19 +15,14 @@ import numpy as np
 
 from ..errors import AnchorDivError
 
-#: kind -> family class, filled by :func:`family` (``type[Any]``: a :class:`.protocol.Family`
-#: subclass, which this module must not import)
+#: kind -> family class (a :class:`.protocol.Family` subclass), filled by :func:`family`
 FAMILIES: dict[str, type[Any]] = {}
-
-
-#: the protocol class every registered family subclasses, with its members' check:
-#: :class:`.protocol.Family` names itself here with :func:`protocol` (this module sits below it)
+#: the protocol class every registered family subclasses (:func:`protocol` names it)
 PROTOCOL: list[type[Any]] = []
 
 
 def protocol(base: type) -> type:
-    """Class decorator of the protocol class (:class:`.protocol.Family`): :func:`family` then
-    registers only its subclasses, and only those its ``missing_members()`` finds complete."""
+    """Class decorator of the protocol class (:class:`.protocol.Family`) :func:`family` checks."""
     PROTOCOL[:] = [base]
     return base
 
@@ -38,9 +33,8 @@ def is_builtin(cls: type) -> bool:
 
 
 def check_family(cls: Any, kind, replace: bool) -> None:
-    """Refuse what :func:`family` must not register: a kind that is not a non-empty string, a
-    class that is not a :class:`~.protocol.Family` subclass, one missing a required member
-    (named), and — unless ``replace`` — a class that would replace a built-in family's kind."""
+    """Refuse a bad kind, a non-Family class, a missing required member, or (unless
+    ``replace``) a class that would replace a built-in family's kind."""
     if not isinstance(kind, str) or not kind.strip():
         raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
     name = getattr(cls, "__qualname__", None) or repr(cls)
@@ -65,11 +59,8 @@ def check_family(cls: Any, kind, replace: bool) -> None:
 
 
 def with_origin(cls) -> None:
-    """Give ``cls`` the static field ``origin: str = ""`` where it declares none (where a prior
-    came from: :func:`~anchordiv.adaptation.load_prior` sets it, ``Family.card`` reads it), so
-    that every registered family has it.  A default field goes last, after any other."""
-    declared = any("origin" in inspect.get_annotations(c) for c in cls.__mro__)
-    if not declared:
+    """Give ``cls`` the static field ``origin: str = ""`` (last) where it declares none."""
+    if not any("origin" in inspect.get_annotations(c) for c in cls.__mro__):
         cls.__annotations__ = {**inspect.get_annotations(cls), "origin": str}
         cls.origin = ""
     if "origin" not in cls.static_fields:
@@ -81,12 +72,9 @@ def family(kind: str, *, replace: bool = False):
     """Class decorator: frozen dataclass + JAX pytree (array and number fields are leaves,
     ``static_fields`` static) + registry entry under ``kind``.
 
-    The class is checked first: it must subclass :class:`~anchordiv.Family` and define the
-    protocol's required members (``sites``, ``model``, ``from_anchors``, ``isotropic``,
-    ``prior_kwargs``, ``to_model``); a class registered under a built-in family's kind
-    (``"gaussian"``, ...) replaces it only with ``replace=True``.  A class without an ``origin``
-    field gets one (``origin: str = ""``, static), where :func:`anchordiv.load_prior` records
-    the saved model a prior was built from.
+    The class must subclass :class:`~anchordiv.Family` and define its required members; it
+    replaces a built-in family's kind only with ``replace=True``.  A class without an
+    ``origin`` field gets one (where :func:`anchordiv.load_prior` records the saved model).
 
     Parameters
     ----------
@@ -148,9 +136,8 @@ def get_family(kind: str) -> type[Any]:
 
 
 class LiveMapping(Mapping):
-    """A read-only mapping recomputed from the registry on every access (``build()`` returns
-    the current dict), so that a family registered late — from a user's module, after
-    anchordiv was imported — appears in every table derived from :data:`FAMILIES`."""
+    """A read-only mapping recomputed by ``build()`` on every access (a family registered late
+    appears in every table derived from :data:`FAMILIES`)."""
 
     def __init__(
         self, build: Callable[[], dict], missing: Callable[[object], Exception] | None = None
@@ -174,8 +161,7 @@ class LiveMapping(Mapping):
 
 
 class LiveKinds(Sequence):
-    """The registered kinds in registration order, read live (a tuple-like view of
-    :data:`FAMILIES`)."""
+    """The registered kinds in registration order, read live (a tuple-like view)."""
 
     def __getitem__(self, i):
         return tuple(FAMILIES)[i]
@@ -187,11 +173,9 @@ class LiveKinds(Sequence):
         return kind in FAMILIES
 
     def __eq__(self, other) -> bool:
-        return (
-            tuple(self) == tuple(other)
-            if isinstance(other, (tuple, list, Sequence))
-            else NotImplemented
-        )
+        if not isinstance(other, (tuple, list, Sequence)):
+            return NotImplemented
+        return tuple(self) == tuple(other)
 
     def __hash__(self):
         return hash(tuple(self))
@@ -213,14 +197,7 @@ class Conjugate(Protocol):
     model's keyword arguments for these targets under ``"model_kwargs"`` (default: the prior's
     :meth:`~Family.prior_kwargs`) and, for a fit that leaves the prior < 1 pseudo-anchor of
     weight, why it is target-only under ``"target_only"``; ``fixed`` holds arrays every draw
-    shares.
-
-    Optional (declared on ``Family``, None by default): ``exact_chains(post, rng, chains,
-    per_chain) -> {site: [chains, per_chain, ...]}``, exact draws of the whole posterior where
-    the parameters' own ``sample`` conditions on something (the mixture's Gibbs chains sample
-    the assignments too); ``power_scaled_posterior(alpha, targets)``, the exact posterior under
-    the prior raised to the power α (prior sensitivity: the gaussian and diagonal-gaussian
-    kinds).
+    shares.  Optional members (on ``Family``): ``exact_chains``, ``power_scaled_posterior``.
 
     Parameters
     ----------
@@ -247,14 +224,8 @@ class Projectable(Protocol):
     ``project(kwargs, u [d, r])`` gives its model's hyperparameters in the basis ``u``, and
     ``lift(ps, completion, basis, r, which=, rng=)`` the full-d parameters of its sites from
     subspace ones (``completion``: the exact full-d posterior of a conjugate prior, whose
-    conditionals fill in the other directions).
-
-    Optional (declared on ``Family``, None by default): ``completion(targets)`` (that exact
-    posterior, for a family that is not
-    :class:`Conjugate` itself), ``project_mean(mean, u)`` (posterior-mean parameters in the
-    basis: a delta guide's "mean"), ``subspace_mode(point, completion, r)`` (a delta guide's
-    subspace mode rescaled to the joint mode's block) and ``covariance_site`` (the site whose
-    log-determinant is the subspace Jacobian of the full-d joint mode).
+    conditionals fill in the other directions).  Optional members (on ``Family``):
+    ``completion``, ``project_mean``, ``subspace_mode``, ``covariance_site``.
 
     Parameters
     ----------
@@ -280,8 +251,7 @@ class Projectable(Protocol):
     def lift(self, ps, completion, basis, r, *, which="mean", rng=None) -> list[dict]: ...
 
 
-#: the optional members of the capabilities -> the capability; each is declared on
-#: :class:`~anchordiv.adaptation.protocol.Family` with a default meaning "none"
+#: the optional members of the capabilities (declared on ``Family``, default "none")
 OPTIONAL = {
     "exact_chains": Conjugate,
     "power_scaled_posterior": Conjugate,

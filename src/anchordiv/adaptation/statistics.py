@@ -1,21 +1,8 @@
-"""The broad- and target-anchor statistics a prior is built from, computed once.
-
-* the memo keyed by the broad array's digest (:func:`cached`, :func:`derived`, :func:`frozen`,
-  :func:`checked`) and the broad moments, spectrum and principal basis;
-* the held-out recipe (docs/guides/adaptation-recipe.md; MATH.md, "Adaptation"):
-  :func:`gaussian_strengths` picks one strength s (κ₀ = s, ν₀ = d + 1 + s) as
-  ``min(density_strength, novelty_strength)`` — the exact leave-one-out predictive's choice, and
-  the strength at which the prior's share ``s / (s + n)`` of the posterior scatter equals the
-  targets' held-out novelty (:func:`target_novelty`); the latent kinds' rank and β use the same s
-  (:func:`anchordiv.adaptation.families.latent_gaussian.latent_options`).  Every fold × strength
-  comes from one eigendecomposition of the targets' scatter, down-dated per fold in closed form
-  (:func:`fold_scores`): O(n·d·min(n, d)) plus one d × d Cholesky;
-* subspace inference (MATH.md, "Inference at the encoder's dimension"): :func:`project` runs a
-  model on the broad anchors' top-r principal directions ``U_r`` (for the NIW ``μ₀ → U_rᵀμ₀``,
-  ``Ψ₀ → U_rᵀΨ₀U_r``, ``ν₀ → ν₀ − (d − r)``: the r × r block of an inverse Wishart); each family
-  lifts its own sites back to d (``Projectable.lift``).
-
-Every function is pure (arrays in, numbers out), float64, under the library's BLAS thread policy.
+"""The broad- and target-anchor statistics a prior is built from, computed once: the memo keyed
+by the broad array's digest (:func:`cached`, :func:`derived`, :func:`frozen`, :func:`checked`),
+the broad moments and principal basis (``subspace=`` runs), and the held-out recipe's strength
+search (:func:`gaussian_strengths`, docs/guides/adaptation-recipe.md: every fold × strength from
+one eigendecomposition of the targets' scatter, :func:`fold_scores`).  Pure float64 functions.
 """
 
 from __future__ import annotations
@@ -51,17 +38,14 @@ def _memo(a) -> dict | None:
 
 def _register(a: np.ndarray) -> np.ndarray:
     key, table = id(a), _FROZEN
-    # the callback holds the table itself, not the module global: arrays that live until
-    # interpreter exit (held by JAX's caches after NUTS/SVI) die after module teardown has set
-    # the globals to None
+    # the callback holds the table, not the global (None after teardown at interpreter exit)
     table[key] = (weakref.ref(a, lambda _, k=key: table.pop(k, None)), {})
     return a
 
 
 def frozen(a) -> np.ndarray:
-    """A read-only private copy of ``a`` (float arrays keep their dtype) whose digest and
-    :func:`derived` values are remembered by identity for as long as it lives; ``a`` itself
-    when it is such a copy already."""
+    """A read-only private copy of ``a`` whose digest and :func:`derived` values are remembered
+    by identity while it lives (``a`` itself when it is one already)."""
     if isinstance(a, np.ndarray) and _memo(a) is not None:
         return a
     c = np.array(a, copy=True, subok=True)  # Embeddings keep their provenance (stand_in)
@@ -81,9 +65,8 @@ def digest(a: np.ndarray) -> str:
 
 
 def checked(a) -> np.ndarray:
-    """``a`` as a :func:`frozen` array remembered as anchors that passed the anchor checks
-    (``adapt``'s :func:`~anchordiv.adaptation.api.check_anchors`: floating, finite, 2-D,
-    enough distinct rows); the caller has run those checks on ``a``."""
+    """``a`` as a :func:`frozen` array marked as anchors that passed the caller's anchor checks
+    (:func:`~anchordiv.adaptation.api.check_anchors`)."""
     c = frozen(a)
     memo = _memo(c)
     assert memo is not None  # frozen arrays are registered
@@ -156,8 +139,7 @@ def clear() -> None:
 
 def scatter(targets: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """``(n, t̄ [d], S [d, d])`` of ``targets [n, d]`` in float64, ``S = Σ (tᵢ − t̄)(tᵢ − t̄)ᵀ``;
-    computed once per :func:`.statistics.frozen` target array (``adapt`` freezes its targets, so
-    the recipe, the update and the evidence share one scatter)."""
+    computed once per :func:`frozen` target array."""
     return derived(_scatter, np.asarray(targets))
 
 
@@ -240,11 +222,8 @@ def sandwich(u: np.ndarray, m):
 STRENGTH_GRID = tuple(float(v) for v in np.geomspace(0.3, 1000.0, 15))
 #: left-out targets used by the held-out criteria (seeded subset beyond this many)
 MAX_FOLDS = 20
-#: fewest targets for which :func:`density_strength` holds targets out: below it, each fold
-#: would predict one target from a single other one (two one-shot folds at n = 2)
+#: fewest targets for which :func:`density_strength` holds targets out
 MIN_LOO_TARGETS = 3
-
-
 #: weak hyperprior of the strengths (empirical Bayes and the recipe's evidence bound): (centre in
 #: pseudo-anchors, sd of the natural log)
 EB_HYPERPRIOR = (10.0, 2.0)
@@ -258,8 +237,7 @@ def log_hyperprior(log_strength):
 
 
 def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
-    """Indices of the targets left out in turn: all ``n``, or a fixed seeded subset of
-    ``max_folds`` (the criteria are means over folds, so a subset is an unbiased estimate)."""
+    """Indices of the targets left out in turn: all ``n``, or a seeded subset of ``max_folds``."""
     integer("max_folds", max_folds, low=1)
     if n <= max_folds:
         return np.arange(n)
@@ -267,8 +245,7 @@ def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
 
 
 def prior_cholesky(cov) -> np.ndarray:
-    """Lower Cholesky factor ``L [d, d]`` of the prior covariance (PD, else an error naming
-    it); computed once per cached broad covariance (a curve's cells share it)."""
+    """Lower Cholesky factor of the prior covariance (PD, else an error), memoised."""
     return derived(_cholesky, cov)
 
 
@@ -290,9 +267,8 @@ def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
 
 
 def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(λ [k], V [d, k])``: the eigenpairs of the scatter ``xᵀx`` of the (centred) rows
-    ``x [n, d]`` with λ > :data:`SPECTRUM_RTOL` · max λ — from the ``n × n`` Gram matrix when
-    n ≤ d (``V = xᵀU Λ^{-1/2}``), from the ``d × d`` scatter otherwise: O(n·d·min(n, d))."""
+    """``(λ [k], V [d, k])``: the eigenpairs (λ > :data:`SPECTRUM_RTOL` · max λ) of the scatter
+    ``xᵀx`` of rows ``x [n, d]``, from the Gram matrix when n ≤ d."""
     n, d = x.shape
     if n > d:
         return scatter_spectrum(x.T @ x)
@@ -309,12 +285,9 @@ def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Folds(NamedTuple):
-    """What the density criteria need of the targets ``[n, d]`` in the prior's whitened
-    coordinates: the count ``n``, the mean ``mean [d]``, the left-out targets' deviations from
-    it ``w [F, d]``, and the scatter S about the mean — as its eigenpairs ``lam [k]``,
-    ``v [d, k]`` (:func:`spectrum`), or for n > d as a symmetric tridiagonal ``tri = (diagonal
-    [d], off-diagonal [d − 1])`` T = QᵀSQ with ``mean`` and ``w`` given in Q's basis
-    (:func:`tridiagonal_folds`: a Householder reduction, a third of an eigendecomposition)."""
+    """The whitened targets for the density criteria: count ``n``, ``mean [d]``, left-out
+    deviations ``w [F, d]``, and the scatter as eigenpairs ``lam [k]``, ``v [d, k]`` or (n > d)
+    a tridiagonal ``tri = (diagonal, off-diagonal)`` in whose basis ``mean`` and ``w`` are."""
 
     n: int
     lam: np.ndarray | None
@@ -325,17 +298,12 @@ class Folds(NamedTuple):
 
 
 def centred_scatter(t: np.ndarray) -> np.ndarray:
-    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64;
-    :func:`anchordiv.adaptation.statistics.scatter`, shared with the exact update when ``t``
-    is the frozen array ``adapt`` passes)."""
+    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64, :func:`scatter`)."""
     return scatter(t)[2]
 
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
-    """``(Folds, log det C)`` of ``t [n, d]`` (float64) in the prior's whitened coordinates
-    (``C = L Lᵀ``, y = L⁻¹(t − μ₀)).  For n > d the whitened scatter is ``L⁻¹ S Lᵀ⁻¹`` of the
-    raw one (``scatter``, computed when omitted; one LAPACK ``dsygst``, d³ flops) instead of
-    whitening every row."""
+    """``(Folds, log det C)`` of ``t [n, d]`` in the prior's whitened coordinates."""
     chol = prior_cholesky(cov)
     solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
     n, d = t.shape
@@ -353,11 +321,7 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
 
 
 def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarray) -> Folds:
-    """:class:`Folds` from a ``d × d`` scatter (its lower triangle) by Householder
-    tridiagonalisation
-    ``S = Q T Qᵀ`` (LAPACK ``dsytrd``), with ``mean [d]`` and ``w [F, d]`` rotated into Q's
-    basis (``dormqr`` on the reflectors): every ``(s I + S)⁻¹`` then is a tridiagonal solve,
-    O(d) per strength and vector (:func:`shifted_grams`)."""
+    """Tridiagonal :class:`Folds` from a ``d × d`` scatter (``dsytrd``, its lower triangle)."""
     c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
         scatter, lower=1, lwork=tridiagonal_workspace(len(scatter))
     )
@@ -375,8 +339,7 @@ def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarr
 
 @functools.lru_cache(maxsize=16)
 def tridiagonal_workspace(d: int) -> int:
-    """LAPACK's optimal workspace of ``dsytrd`` at ``d`` (its block size times d): scipy's
-    default, d, makes it fall back to the unblocked reduction (d = 384: 6.4 ms against 4.0)."""
+    """LAPACK's optimal ``dsytrd`` workspace at ``d`` (scipy's default d runs it unblocked)."""
     lwork, info = scipy.linalg.lapack.dsytrd_lwork(d, lower=1)
     return max(d, int(lwork)) if info == 0 else d
 
@@ -391,18 +354,13 @@ def y_folds(y: np.ndarray, left_out) -> Folds:
 def inverse_gram(
     lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray, s: np.ndarray
 ) -> np.ndarray:
-    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` for every strength ``s [S]`` (``[..., S]``), from the
-    projections ``pa = Vᵀa``, ``pb = Vᵀb`` ``[..., k]`` and ``ab = aᵀb`` ``[...]``: the scatter's
-    directions weigh ``1/(s + λ)``, the rest of the space ``1/s``."""
+    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` ``[..., S]`` from ``pa = Vᵀa``, ``pb = Vᵀb``, ``ab = aᵀb``."""
     inv = 1.0 / (s[:, None] + lam[None, :])  # [S, k]
     return (pa * pb) @ inv.T + (ab - (pa * pb).sum(-1))[..., None] / s
 
 
 def shifted_grams(f: Folds, s: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``(h_ww [F, S], h_wb [F, S], h_bb [S], log det(s I + S) [S])`` for every strength
-    ``s [S]``: the Gram terms ``wᵢᵀ(sI + S)⁻¹wᵢ``, ``wᵢᵀ(sI + S)⁻¹ȳ``, ``ȳᵀ(sI + S)⁻¹ȳ`` of the
-    :class:`Folds` — from the eigenpairs (:func:`inverse_gram`) or, for a tridiagonal
-    scatter, one positive-definite tridiagonal factorisation per strength (``dpttrf``)."""
+    """``(h_ww, h_wb, h_bb, log det(s I + S))`` of the :class:`Folds` for every strength."""
     w, ybar = f.w, f.mean
     d = len(ybar)
     if f.tri is None:
@@ -438,16 +396,10 @@ def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
 
 
 def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
-    """:func:`loo_scores` from the whitened targets' :class:`Folds`.
-
-    Fold i's predictive is the Student-t ``t_{s+m+2}(μₘ, Ψₘ(κₘ+1)/(κₘ(s+m+2)))`` (m = n − 1,
-    κₘ = s + m).  In whitened coordinates ``Ψₘ = s I + S₋ᵢ + r δδᵀ`` with S₋ᵢ the others'
-    scatter, δ their mean and r = s m/κₘ.  The scatter of the others is the full scatter S
-    down-dated, ``S₋ᵢ = S − (n/m) wwᵀ`` (w = yᵢ − ȳ), so ``Ψₘ = (s I + S) + E D Eᵀ`` with
-    E = [w, δ] and D = diag(−n/m, r): a rank-2 update of a matrix whose eigenvectors are S's
-    for every s.  One eigendecomposition of S then gives every ``zᵀΨₘ⁻¹z`` (Woodbury) and
-    ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra: O(n·d·min(n, d)) in all,
-    instead of one solve per fold and strength."""
+    """:func:`loo_scores` from the whitened targets' :class:`Folds`: each fold's Student-t
+    predictive has ``Ψₘ = (s I + S) + E D Eᵀ`` (E = [w, δ], D = diag(−n/m, r)), a rank-2 update
+    of the scatter's eigenbasis solved by Woodbury and the determinant lemma
+    (docs/guides/adaptation-recipe.md)."""
     n, d = f.n, len(f.mean)
     m = n - 1
     s = np.asarray(grid, np.float64)  # [S]
@@ -491,9 +443,7 @@ def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:
 
 
 def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
-    """:func:`evidence_scores` from the whitened targets' :class:`Folds`: in whitened
-    coordinates ``Ψₙ = s I + S + r ȳȳᵀ`` (r = s n/(s + n)), a rank-1 update of the scatter's
-    eigenbasis, as in :func:`fold_scores`."""
+    """:func:`evidence_scores` from the whitened targets' :class:`Folds` (a rank-1 update)."""
     n, d = f.n, len(f.mean)
     s = np.asarray(grid, np.float64)
     _, _, h_bb, logdet_shifted = shifted_grams(f._replace(w=f.w[:0]), s)
@@ -511,11 +461,9 @@ def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
 
 @limited_blas
 def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = MAX_FOLDS) -> float:
-    """Mean exact leave-one-out log predictive density per target under the NIW prior with
-    ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
-    ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
-    target given the others (:func:`fold_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
-    "others": use the evidence, :func:`density_strength`)."""
+    """Mean exact leave-one-out log predictive density per target (``targets [n, d]``, n ≥ 2)
+    under the NIW prior with ``E[Σ] = cov``, mean ``mu0`` and both strengths ``strength``
+    (κ₀ = s, ν₀ = d + 1 + s): closed-form Student-t folds (:func:`fold_scores`)."""
     t = as_anchors("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
     s = positive("strength", strength)
     f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds))
@@ -526,18 +474,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
-    the weak hyperprior of :func:`log_hyperprior` (the
-    evidence alone has a plateau, not a maximum, when few targets look like the prior).
-    Held out rather than in-sample: LOO asks how well the prior predicts targets it has not
-    seen, and it is the upper bound of the recipe's strength (:func:`gaussian_strengths`).
-
-    Why not LOO at n = 2: its two folds each predict one target from the *other one alone*,
-    and their maximiser swung between 3 and 98 pseudo-anchors over seeded pairs of the
-    WordNet → ImageNet prompts; the low draws let one scatter direction dominate a d = 384
-    geometry, and the default curve fell from 1 to 2 anchors (0.683 → 0.636, beyond its
-    interval).  The evidence of the pair with the hyperprior chose 5–31 there, the curve no
-    longer fell, and the style task's choices were unchanged
-    (``benchmarks/results/bench_recipe-small-n.md``)."""
+    the weak hyperprior of :func:`log_hyperprior` (why: docs/guides/adaptation-recipe.md,
+    ``benchmarks/results/bench_recipe-small-n.md``).  It is the upper bound of the recipe's
+    strength (:func:`gaussian_strengths`)."""
     grid = np.asarray([positive("grid", g) for g in grid])
     score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
     return float(grid[first_max(score)])
@@ -546,11 +485,9 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
 def density_scores(
     mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS, scatter=None
 ) -> np.ndarray:
-    """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
-    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`fold_scores`), else the
-    closed-form evidence plus twice the weak log hyperprior of the strength
-    (:func:`fold_evidence`).  ``scatter``: the targets' :func:`centred_scatter`, where the
-    caller has it already (n > d)."""
+    """``[len(grid)]`` scores :func:`density_strength` maximises (the LOO scores, or for fewer
+    than :data:`MIN_LOO_TARGETS` the evidence plus twice the log hyperprior); ``scatter``: the
+    targets' :func:`centred_scatter`, where the caller has it already (n > d)."""
     t = as_anchors("targets", targets, dim=len(mu0)).astype(np.float64)
     grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
@@ -566,15 +503,8 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
     no direction (n ≤ 2 always: one other target spans nothing); → 0 once a new target adds
     no new direction.  It is the held-out measure of how much geometry the targets still lack,
     so of how much of the prior the posterior needs.  ``targets [n, d]``; ``scatter``: their
-    :func:`centred_scatter` where the caller has it (n > d).
-
-    With w = tᵢ − t̄ (the deviation is (n/m)·w, m = n − 1) the others' scatter is
-    S − (n/m) wwᵀ, which loses a direction exactly when target i's leverage h = wᵀS⁺w is m/n
-    (each target needed for the span, as for n ≤ d in general position).  That lost
-    direction is u = S⁺w, so the part of w inside the others' span has squared length
-    ``‖Pw‖² − h²/‖S⁺w‖²`` (P: the projection on S's range); otherwise all of ``‖Pw‖²``.
-    S⁺w comes from one eigendecomposition of S (:func:`spectrum`), or for n > d from one
-    Cholesky factorisation when S is well conditioned."""
+    :func:`centred_scatter` where the caller has it (n > d).  A target of leverage
+    ``wᵀS⁺w = m/n`` takes a direction out of the others' span (docs/guides/adaptation-recipe.md)."""
     t = as_anchors("targets", targets).astype(np.float64)
     n, d = t.shape
     if n <= 2:
@@ -601,8 +531,7 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
 
 
 def _well_conditioned_solve(s: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky when S is PD with a condition number within
-    :data:`SPECTRUM_RTOL` (else None: the caller takes the eigendecomposition)."""
+    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky where S is well conditioned, else None."""
     try:
         chol = scipy.linalg.cho_factor(s, lower=True)
     except np.linalg.LinAlgError:
@@ -634,10 +563,8 @@ def gaussian_strengths(
     """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
     docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
     returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
-    "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
-    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
-    ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
-    (:func:`anchordiv.adaptation.statistics.broad_moments`)."""
+    "novelty", "novelty_strength", "chosen_by"}``; ``moments``: the broad ``(mean, ridged
+    covariance)`` where the caller has them (:func:`broad_moments`)."""
     b = as_anchors("broad_anchors", broad, min_rows=2)
     t = as_anchors("target_anchors", targets, dim=b.shape[1])
     mu0, cov = (
@@ -646,11 +573,8 @@ def gaussian_strengths(
     # shared by both criteria (and, for adapt's frozen targets, with the exact update)
     scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
     grid = np.asarray([positive("grid", g) for g in grid])
-    dens = float(
-        grid[
-            first_max(density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter))
-        ]
-    )
+    score = density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
+    dens = float(grid[first_max(score)])
     nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))

@@ -1,28 +1,13 @@
 """Variational and MAP inference (NumPyro SVI) for the kind's model or a user's.
 
-``method="svi"`` maximises the ELBO ``E_q[log p(T, θ)] − E_q[log q(θ)]`` with a guide chosen by
-name: ``"delta"`` (AutoDelta: MAP), ``"normal"`` (AutoNormal: mean field), ``"lowrank"``
-(AutoLowRankMultivariateNormal, ``guide_rank``), or a user's guide (a NumPyro AutoGuide or guide
-function).  Optimiser: ``optimizer=`` a ``numpyro.optim`` object or an optax
-``GradientTransformation`` (through numpyro's optax bridge); default Adam whose step decays
-exponentially from ``learning_rate`` (0.05) to ``lr_decay · learning_rate`` (0.01×) over the
-run, so a MAP settles to float precision instead of oscillating at the step size.  The loop runs ``num_steps`` in jitted chunks with a progress bar and checks
-the loss for NaN after each chunk.
-
-Convergence: the relative change of the mean loss between the last two windows of
-``convergence_window`` steps (default ``max(20, num_steps // 10)``) below
-``convergence_tol`` (1e-4), *and* the guide's parameters moving by less than a tenth of it
-over the last window (a delta guide; a stochastic guide only by no gross drift:
-:data:`PARAM_TOL`) — a decaying step can keep a flat-looking loss while μ still creeps along
-a ridge.  The numbers go to ``post.info``; a warning quotes them otherwise.
-
-MAP is of the parameters' density: a delta guide on the kind's model asks it for the density of
-its parameters (:meth:`~.protocol.Family.model_extras`: the gaussian kind's (μ, Σ)), so the
-result is the joint mode; on a user's model it is the mode in its own sample-site coordinates.
-
-Result: ``num_samples`` guide draws of every latent and deterministic site (``[1, S, ...]``; one
-draw for a delta guide), the guide's median pushed through the model as the ``"map"`` point, and
-the loss trace (``post.elbo``, ``post.plot_elbo``).
+The guide is ``"delta"`` (MAP), ``"normal"`` (mean field), ``"lowrank"`` or a user's; the default
+optimiser is Adam decaying from ``learning_rate`` to ``lr_decay`` × itself.  The loop runs in
+jitted chunks and checks the loss for NaN.  Convergence: the mean loss's relative change between
+the last two windows below ``convergence_tol`` and the guide's parameters settled
+(:data:`PARAM_TOL`); otherwise a warning.  A delta guide on the kind's model finds the joint
+mode of its parameters (:meth:`~.protocol.Family.model_extras`).  Result: ``num_samples`` guide
+draws ``[1, S, ...]``, the guide's median as the ``"map"`` point, and the loss trace
+(``post.elbo``).
 """
 
 from __future__ import annotations
@@ -49,7 +34,6 @@ CHUNK = 50
 
 def make_guide(spec, model, init_loc_fn, rank):
     """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
-
     if not isinstance(spec, str):
         if callable(spec):
             return spec
@@ -75,7 +59,6 @@ def make_guide(spec, model, init_loc_fn, rank):
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
     """A numpyro optimiser."""
-
     lr = positive("learning_rate", learning_rate)
     if spec is None:
         rate = jnp.log(positive("lr_decay", decay)) / max(num_steps, 1)
@@ -91,10 +74,7 @@ def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
 
 
 #: the guide's parameters may move by at most this many ``convergence_tol`` (relative) over
-#: the last window.  Deterministic (delta guide): a tenth of it — a decaying step that still
-#: moves them by ~tol per window has not arrived (at 10× tol, ``elbo_converged`` was reported
-#: 1e-3 from the mode); a stochastic ELBO's guide jitters by ~1e-2 from its noisy gradients,
-#: so there only a gross drift counts
+#: the last window: a tenth for a delta guide; a stochastic guide jitters, so only gross drift
 PARAM_TOL = {"deterministic": 0.1, "stochastic": 1000.0}
 
 
@@ -113,23 +93,19 @@ def convergence(
     at most :data:`PARAM_TOL` × ``tol`` — a flat loss is not enough where a slowly decaying
     step still moves the parameters (a ridge of the loss)."""
     w = window or max(20, len(loss) // 10)
+    out = {"converged": False, "relative_change": float("nan"), "param_change": float(moved)}
+    out["window"] = int(w)
     if len(loss) < 2 * w:
-        return {
-            "converged": False,
-            "relative_change": float("nan"),
-            "param_change": float(moved),
-            "window": int(w),
-        }
+        return out
     last, prev = loss[-w:], loss[-2 * w : -w]
     change = abs(last.mean() - prev.mean())
     noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
     rel = float(change / max(abs(last.mean()), 1.0))
     still = bool(moved > PARAM_TOL["stochastic" if stochastic else "deterministic"] * tol)
     return {
+        **out,
         "converged": bool((rel < tol or change <= noise) and not still),
         "relative_change": rel,
-        "param_change": float(moved),
-        "window": int(w),
     }
 
 
@@ -138,25 +114,12 @@ MAX_RUNNERS = SVI_RUNNERS.max_size
 
 
 def runner(prob: Problem, o: Any, static: tuple):
-    """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
-    steps — cached when guide, optimiser and init strategy are given by name/number, in a
-    least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
-    :data:`~.methods.SVI_RUNNERS` of :data:`MAX_RUNNERS`: a long loop of fits does not grow)."""
-
+    """``(svi, run)``: the SVI object and its jitted chunk of steps, kept in the runners table."""
     key = None
     if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
-        key = (
-            prob.model,
-            o.guide,
-            o.guide_rank,
-            o.init_strategy,
-            float(o.learning_rate),
-            float(o.lr_decay),
-            int(o.num_steps),
-            int(o.num_particles),
-            static,
-            str(prob.targets.dtype),
-        )
+        steps = (float(o.learning_rate), float(o.lr_decay), int(o.num_steps), int(o.num_particles))
+        dtype = str(prob.targets.dtype)
+        key = (prob.model, o.guide, o.guide_rank, o.init_strategy, *steps, static, dtype)
 
     def build():
         guide = make_guide(o.guide, prob.model, init_strategy(o.init_strategy), o.guide_rank)
@@ -200,9 +163,7 @@ def optimise(
     progress: bool,
     window: int | None = None,
 ):
-    """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps],
-    movement)``: ``movement`` the :func:`param_change` over the last ``window`` steps (to the
-    chunk boundary at or before it; NaN when the run is shorter than a window)."""
+    """``(state, losses [num_steps], parameter movement over the last window)``."""
     if hasattr(svi.guide, "prototype_trace"):
         svi.guide.prototype_trace = None  # a fresh init from this fit's prior
     with guard("svi", prob):
@@ -217,16 +178,10 @@ def optimise(
             loss = np.asarray(loss)
             if not np.all(np.isfinite(loss)):
                 bad = int(np.argmin(np.isfinite(loss)))
-                values = (
-                    svi.guide.median(svi.get_params(state))
-                    if hasattr(svi.guide, "median")
-                    else None
-                )
-                raise failure(
-                    f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite",
-                    prob,
-                    values,
-                )
+                guide = svi.guide
+                values = guide.median(svi.get_params(state)) if hasattr(guide, "median") else None
+                what = f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite"
+                raise failure(what, prob, values)
             if before is None and done + n > num_steps - w:
                 before = param_snapshot(svi, state) if done + w <= num_steps else None
                 before = before if before is not None else {}
@@ -239,24 +194,16 @@ def optimise(
 
 
 def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
-    """``{site: [1, num, ...]}`` guide draws pushed through the model (deterministic sites);
-    ``parallel=True`` (one vmap): NumPyro's default ``lax.map`` compiles a new scan per call."""
-
+    """``{site: [1, num, ...]}`` guide draws pushed through the model (one vmap)."""
     with guard("svi draws"):
-        out = Predictive(
-            prob.model,
-            guide=guide,
-            params=params,
-            num_samples=num,
-            return_sites=sites,
-            parallel=True,
-        )(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
+        opts = dict(params=params, num_samples=num, return_sites=sites, parallel=True)
+        draw = Predictive(prob.model, guide=guide, **opts)
+        out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
     return {k: np.asarray(v)[None] for k, v in out.items()}
 
 
 def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
     """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
-
     if not hasattr(guide, "median"):
         return None
     with guard("svi point"):
@@ -270,10 +217,7 @@ def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
 def svi_points(
     post: Posterior, prob: Problem, point: dict | None, delta: bool, exact=None
 ) -> tuple[dict, dict]:
-    """``(points, {"point_mean", "point_map"})``: the guide's median as ``"map"`` (a delta
-    guide's MAP; under ``subspace=`` on the default Gaussian model rescaled to the joint mode's
-    block, :mod:`.posterior`) and, for a delta guide, the conjugate mean of the kind's model
-    (``exact``: the conjugate update's parameters, where it ran)."""
+    """``(points, {"point_mean", "point_map"})`` of an SVI fit."""
     if not delta:
         return ({"map": point} if point is not None else {}), {
             "point_mean": "average of the guide draws",
@@ -305,10 +249,7 @@ def svi_points(
 
 
 def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None) -> Posterior:
-    """``post`` filled with an SVI fit of ``prob`` (module docstring): the fit of
-    :class:`~.methods.SVI`.
-    """
-
+    """``post`` filled with an SVI fit of ``prob``: the fit of :class:`~.methods.SVI`."""
     num_steps = o.num_steps
     seed = int(o.seed)
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
@@ -318,12 +259,9 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     )
     guide = svi.guide
     params = svi.get_params(state)
+    delta = o.guide == "delta"
     conv = convergence(
-        loss,
-        o.convergence_window,
-        o.convergence_tol,
-        stochastic=o.guide != "delta",
-        moved=moved,
+        loss, o.convergence_window, o.convergence_tol, stochastic=not delta, moved=moved
     )
     if not conv["converged"]:
         warnings.warn(
@@ -336,7 +274,6 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
             f"guide); raise num_steps or the learning_rate",
             stacklevel=user_stacklevel(),
         )
-    delta = o.guide == "delta"
     num = 1 if delta else integer("num_samples", o.num_samples, low=2)
     samples = guide_draws(prob, guide, params, sites, num, seed)
     points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta, exact)
@@ -357,33 +294,14 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     }
     if o.guide_rank is not None:
         info["guide_rank"] = int(o.guide_rank)
-    return dataclasses.replace(
-        post,
-        method=o.name,
-        info=info,
-        samples=samples,
-        stats=None,
-        points=points,
-        elbo=-loss,
-        raw={
-            "svi": svi,
-            "guide": guide,
-            "params": params,
-            "state": state,
-            "problem": prob,
-            "sites": sites,
-        },
-    )
+    raw = dict(svi=svi, guide=guide, params=params, state=state, problem=prob, sites=sites)
+    fit = dict(samples=samples, stats=None, points=points, elbo=-loss, raw=raw)
+    return dataclasses.replace(post, method=o.name, info=info, **fit)
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
-    """Fresh guide draws of an SVI posterior and their log importance weights.
-
-    ``log p(T, θ) − log q(θ)`` — both in the model's constrained sample-site coordinates, as in
-    NumPyro's ELBO — for importance sampling (PSIS) against the exact posterior of the model
-    that ran (an eager ``vmap``: nothing compiled per call).
-    """
-
+    """Fresh guide draws of an SVI posterior and their log importance weights
+    ``log p(T, θ) − log q(θ)`` (constrained sample-site coordinates, as in NumPyro's ELBO)."""
     if not post.variational or not isinstance(post.raw, dict) or "problem" not in post.raw:
         raise AnchorDivError(
             "guide_log_weights: needs a posterior fitted by method='svi' in "
