@@ -258,10 +258,6 @@ class DiagonalPrior(Family):
         )
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
 
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.mu0)[0])
-
     def nig(self) -> NormalInverseGamma:
         """The prior's Normal–inverse-gamma parameters: ``a₀ = ν₀/2 + 1``, ``b₀ = ν₀/2 · var``."""
         half = 0.5 * float(self.nu0)

@@ -621,10 +621,6 @@ class BinghamPrior(LatentFamily):
         c, signal, noise = ppca_fit(broad, rank)
         return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, prior_anchors, prior)
 
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.mean)[0])
-
     def isotropic(self) -> "BinghamPrior":
         return dataclasses.replace(
             self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"

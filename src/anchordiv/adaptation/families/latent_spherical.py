@@ -228,10 +228,6 @@ class PosteriorBinghamPrior(LatentFamily):
             p0, signal, noise, c, n, rank, beta, prior_anchors, concentration, radius, prior, mean
         )
 
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.projector)[0])
-
     def isotropic(self) -> "PosteriorBinghamPrior":
         d = self.dim
         return dataclasses.replace(self, projector=self.rank / d * np.eye(d), prior="isotropic")

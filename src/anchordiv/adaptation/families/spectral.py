@@ -606,10 +606,6 @@ class SpectralPrior(Family):
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
 
     @property
-    def dim(self) -> int:
-        return int(np.shape(self.mu0)[0])
-
-    @property
     def rank(self) -> int:
         return int(np.shape(self.eigenvalues)[0])
 
