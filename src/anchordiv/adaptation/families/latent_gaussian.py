@@ -19,7 +19,6 @@ The latent mean is ``(1 − β) mean(B) + β t̄``, not part of the Bingham post
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,15 +35,12 @@ from ...anchors.linalg import eigh_descending
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from .. import statistics as recipe
 from ...threads import limited_blas
-from ..statistics import as_anchors, cached
+from ..statistics import as_anchors, broad_moments, cached, sandwich
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
-from ..protocol import Family, isotropic_like
-from ..registry import check_prior_mode
-from ..protocol import Hooks, principal_angles
+from ..protocol import Family, Hooks, principal_angles
+from ..registry import check_prior_mode, family
 from ..model import Likelihood
-from ..registry import family
-from ..statistics import broad_moments
-from ..statistics import sandwich
+from .gaussian import isotropic_cov
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
 PRIOR_ANCHORS = 10.0
@@ -156,9 +152,7 @@ def ppca_logpdf(t, u, mean, signal, noise):
     d, k = u.shape[-2:]
     x = t - mean  # [n, d]
     proj = np.einsum("nd,sdk->snk", x, u)  # [S, n, k]
-    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * (proj * proj).sum(
-        -1
-    )
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * (proj**2).sum(-1)
     logdet = d * np.log(noise) + k * np.log1p(signal / noise)
     return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
@@ -216,9 +210,9 @@ def latent_options(
 
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
-    """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
-    (:func:`latent_options`; without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives ``beta=None`` (β = n/(n + s) at the
-    update); ``rank="variance"`` is None (95 % of the broad variance)."""
+    """``(rank, beta, prior_anchors)`` with each ``"auto"`` the recipe's (:func:`latent_options`;
+    without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives None
+    (β = n/(n + s) at the update), ``rank="variance"`` None (95 % of the broad variance)."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
         if isinstance(value, str) and value not in words:
@@ -266,10 +260,8 @@ class PPCALikelihood(Likelihood):
 
     def log_density(self, draws, targets):
         """Leave-one-out-correct ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]`` of the mean-marginalised
-        likelihood (a flat prior on the PPCA mean): the fit's own targets (same count and mean
-        as ``fixed``) ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors ``N(t | t̄, C·(n+1)/n)`` with
-        ``C = σ² I + ℓ U Uᵀ`` — ``p(T | U)/p(T₋ᵢ | U)``, so PSIS-LOO on them estimates the
-        refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari 2021)."""
+        likelihood: the fit's own targets ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors
+        ``N(t | t̄, C·(n+1)/n)`` (``C = σ² I + ℓ U Uᵀ``), so that PSIS-LOO estimates refits."""
         fixed = self.fixed
         missing = [
             k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
@@ -329,14 +321,8 @@ class PPCALikelihood(Likelihood):
 
     def prior_draw(self, rng):
         """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
-        u = bingham_chains(
-            self.prior_parameter(),
-            int(self.kwargs["rank"]),
-            1,
-            rng,
-            chains=1,
-            burn_in=PRIOR_BURN_IN,
-        )
+        rank = int(self.kwargs["rank"])
+        u = bingham_chains(self.prior_parameter(), rank, 1, rng, chains=1, burn_in=PRIOR_BURN_IN)
         return {"U": u[0, 0]}
 
 
@@ -524,6 +510,12 @@ class LatentFamily(Family):
         }
 
 
+def bingham_kwargs(*values) -> dict:
+    """:func:`latent_gaussian_model`'s keywords from their values, in its order."""
+    names = ("prior_parameter", "mean", "signal", "noise", "rank", "target_weight")
+    return dict(zip(names, values))
+
+
 def ppca_fit(broad: np.ndarray, rank: int) -> tuple[float, float, float]:
     """``(c, ℓ, σ²)`` of the broad anchors' PPCA fit at ``rank``."""
     return ppca_scale(cached(broad_eigenvalues, broad), rank)
@@ -621,10 +613,7 @@ class BinghamPrior(LatentFamily):
         c, signal, noise = ppca_fit(broad, rank)
         return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, prior_anchors, prior)
 
-    def isotropic(self) -> "BinghamPrior":
-        return dataclasses.replace(
-            self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"
-        )
+    isotropic = isotropic_cov
 
     def posterior(self, targets, beta):
         c, signal, noise = self.ppca()
@@ -638,27 +627,13 @@ class BinghamPrior(LatentFamily):
         post = BinghamPosterior(
             prior_b + c * weight * scat, self.rank, (1 - beta) * np.asarray(self.mean) + beta * tbar
         )
-        kwargs = {
-            "prior_parameter": prior_b,
-            "mean": tbar,
-            "signal": signal,
-            "noise": noise,
-            "rank": self.rank,
-            "target_weight": weight,
-        }
+        kwargs = bingham_kwargs(prior_b, tbar, signal, noise, self.rank, weight)
         info = {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
         return post, info, {"mean": post.location}
 
     def prior_kwargs(self) -> dict:
         b0 = float(self.scale) * self.default_weight() * np.asarray(self.cov)
-        return {
-            "prior_parameter": b0,
-            "mean": np.asarray(self.mean),
-            "signal": self.signal,
-            "noise": self.noise,
-            "rank": self.rank,
-            "target_weight": 1.0,
-        }
+        return bingham_kwargs(b0, np.asarray(self.mean), self.signal, self.noise, self.rank, 1.0)
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod
