@@ -260,13 +260,9 @@ class DiagonalPrior(Family):
 
     def nig(self) -> NormalInverseGamma:
         """The prior's Normal–inverse-gamma parameters: ``a₀ = ν₀/2 + 1``, ``b₀ = ν₀/2 · var``."""
-        half = 0.5 * float(self.nu0)
-        return NormalInverseGamma(
-            np.asarray(self.mu0, np.float64),
-            float(self.kappa0),
-            half + 1.0,
-            half * np.asarray(self.var, np.float64),
-        )
+        half, mu0 = 0.5 * float(self.nu0), np.asarray(self.mu0, np.float64)
+        var = np.asarray(self.var, np.float64)
+        return NormalInverseGamma(mu0, float(self.kappa0), half + 1.0, half * var)
 
     def isotropic(self) -> "DiagonalPrior":
         v = np.asarray(self.var)
@@ -288,8 +284,7 @@ class DiagonalPrior(Family):
         return p.update(targets), info, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NormalInverseGamma:
-        """The exact posterior under this prior raised to the power ``alpha``
-        (:meth:`NormalInverseGamma.power_scaled`, then the conjugate update)."""
+        """:meth:`NormalInverseGamma.power_scaled`, then the conjugate update."""
         return self.nig().power_scaled(alpha).update(targets)
 
     # ---- per kind -------------------------------------------------------------------------

@@ -315,19 +315,8 @@ class MixtureLikelihood(Likelihood):
             - scipy.special.gammaln(alpha).sum()
             + ((alpha - 1) * np.log(w)).sum(-1)
         )
-        comps = sum(
-            log_niw(
-                d["means"][:, j],
-                d["covs"][:, j],
-                {
-                    "mu0": kw["means0"][j],
-                    "kappa0": kw["kappa0"],
-                    "nu0": kw["nu0"],
-                    "psi0": kw["psi0"][j],
-                },
-            )
-            for j in range(w.shape[1])
-        )
+        niw = [{**kw, "mu0": m, "psi0": p} for m, p in zip(kw["means0"], kw["psi0"])]
+        comps = sum(log_niw(d["means"][:, j], d["covs"][:, j], niw[j]) for j in range(w.shape[1]))
         return log_dir + comps + self.log_density(d, targets).sum(-1)
 
     def exact_prior(self):

@@ -23,11 +23,8 @@ conservative here).  Sites: ``mu [d]``, ``variances`` v ``[k]``, ``noise`` σ²,
 ``fixed["directions"]``.  ``"mean"`` averages μ, v and σ² over the draws (exactly E[μ], E[Σ]);
 ``"map"`` is the draw of highest density of (μ, g, ℓ, h), or a delta guide's joint mode.
 
-Everything is O(n·d·k): ``log|Σ| = Σ log v_j + (d − k) log σ²``,
-``xᵀΣ⁻¹x = Σ_j (V_kᵀx)_j²/v_j + (‖x‖² − ‖V_kᵀx‖²)/σ²``, ``Σ^{1/2} = V_k diag(√v) V_kᵀ +
-σ (I − V_k V_kᵀ)``.  The explicit model integrates μ out of the likelihood and draws it from its
-exact conditional ``N(μₙ, Σ/κₙ)`` non-centred, so NUTS and SVI move in (log g, log ℓ, log h, z)
-with z standard normal and independent of the scales a posteriori: no funnel.
+Everything is O(n·d·k) (log|Σ|, xᵀΣ⁻¹x and Σ^{1/2} in the low-rank-plus-isotropic form).  The
+model integrates μ out of the likelihood and draws it from ``N(μₙ, Σ/κₙ)`` non-centred: no funnel.
 """
 
 from __future__ import annotations
@@ -52,12 +49,10 @@ from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
 from ...errors import AnchorDivError, integer, positive
 from ..statistics import cached
-from ..protocol import Family
-from ..registry import check_prior_mode
-from ..protocol import SMALL_D, Hooks, unit_vector
+from ..protocol import SMALL_D, Family, Hooks, unit_vector
+from ..registry import check_prior_mode, family
 from ..methods import NUTS
 from ..model import Likelihood
-from ..registry import family
 from .diagonal import mean_quantities
 from .latent_gaussian import ppca_noise
 
@@ -320,14 +315,7 @@ class SpectralLaw:
         s2 = self.noise0 * h * h
         z = rng.normal(size=(n, d))
         mu = self.mu0 + sqrt_apply(self.directions, v, s2, z, np) / np.sqrt(self.kappa0)
-        return {
-            "global_scale": g,
-            "local_scales": ell,
-            "noise_scale": h,
-            "variances": v,
-            "noise": s2,
-            "mu": mu,
-        }
+        return dict(global_scale=g, local_scales=ell, noise_scale=h, variances=v, noise=s2, mu=mu)
 
     def log_prior(self, draws: dict) -> np.ndarray:
         """``log p(g, ℓ, h, μ)`` ``[S]`` (float64; h only when free)."""
@@ -422,20 +410,14 @@ class SpectralLikelihood(Likelihood):
     @classmethod
     def site_shapes(cls, d, shapes):
         k = tuple(shapes.get("local_scales", (0,)))[-1:] or (0,)
-        return {
-            "mu": (d,),
-            "variances": k,
-            "noise": (),
-            "global_scale": (),
-            "local_scales": k,
-            "noise_scale": (),
-        }
+        out = {"mu": (d,), "variances": k, "noise": (), "global_scale": ()}
+        return {**out, "local_scales": k, "noise_scale": ()}
 
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Mean cosine and norm, covariance trace, the scales and variances, and each direction's
-    scale relative to the point summary's; ``mu`` at d ≤ 8."""
+    """Mean cosine and norm, trace, scales, variances and scales relative to the point's; μ at
+    d ≤ 8."""
     d = s["mu"].shape[-1]
     k = s["variances"].shape[-1]
     trace = s["variances"].sum(-1) + (d - k) * s["noise"]
@@ -592,17 +574,9 @@ class SpectralPrior(Family):
         mu, cov = cached(moments, b, positive("reg", reg, allow_zero=True))
         rank = min(rank, max(1, numerical_rank(cov)))
         vec, lam, s2 = broad_spectrum(cov, rank)
-        out = cls(
-            np.asarray(mu, np.float64),
-            vec,
-            lam,
-            s2,
-            positive("kappa0", kappa0),
-            shrinkage,
-            positive("global_scale", global_scale),
-            positive("gamma_shape", gamma_shape),
-            noise,
-        )
+        k0, g = positive("kappa0", kappa0), positive("global_scale", global_scale)
+        a = positive("gamma_shape", gamma_shape)
+        out = cls(np.asarray(mu, np.float64), vec, lam, s2, k0, shrinkage, g, a, noise)
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
 
     @property
@@ -636,14 +610,9 @@ class SpectralPrior(Family):
         return {"map_jacobian": True} if map_density else {}
 
     def model_inputs(self, targets):
-        """No conjugate update: the model's hyperparameters, the prior's choices and the
-        directions every draw shares."""
-        info = {
-            "kappa0": float(self.kappa0),
-            "rank": self.rank,
-            "shrinkage": self.shrinkage,
-            "noise": self.noise,
-        }
+        """No conjugate update: the hyperparameters, the choices, the shared directions."""
+        info = {"kappa0": float(self.kappa0), "rank": self.rank}
+        info.update(shrinkage=self.shrinkage, noise=self.noise)
         return self.prior_kwargs(), info, self.predictive_fixed()
 
     def predictive_fixed(self) -> dict:
