@@ -246,11 +246,6 @@ class DiagonalPrior(Family):
             Relative ridge of the broad variances.
         prior : {"broad", "isotropic"}, default "broad"
             The broad variances or the isotropic control (their mean, in every coordinate).
-
-        Returns
-        -------
-        DiagonalPrior
-            The prior.
         """
         mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
         out = cls(

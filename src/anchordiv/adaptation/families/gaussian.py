@@ -802,11 +802,6 @@ class NIWPrior(Family):
             The rule choosing ``"auto"`` strengths: the held-out recipe (exact-LOO density
             capped by the targets' novelty) or empirical Bayes.
 
-        Returns
-        -------
-        NIWPrior
-            The prior.
-
         Raises
         ------
         AnchorDivError

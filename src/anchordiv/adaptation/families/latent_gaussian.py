@@ -599,11 +599,6 @@ class BinghamPrior(LatentFamily):
             ``n/(n + prior_anchors)``).
         prior : {"broad", "isotropic"}, default "broad"
             The broad covariance or the isotropic control.
-
-        Returns
-        -------
-        BinghamPrior
-            The prior.
         """
         return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=1)
 

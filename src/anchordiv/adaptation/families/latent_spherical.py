@@ -199,11 +199,6 @@ class PosteriorBinghamPrior(LatentFamily):
             Radius of the anchor model.
         prior : {"broad", "isotropic"}, default "broad"
             The broad projector or the isotropic control.
-
-        Returns
-        -------
-        PosteriorBinghamPrior
-            The prior.
         """
         kappa = None if concentration is None else positive("concentration", concentration)
         own = {"concentration": kappa, "radius": positive("radius", radius)}

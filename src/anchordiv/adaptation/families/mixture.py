@@ -7,26 +7,14 @@ prior object :class:`DirichletNIWPrior`.
     post = prior.update(targets [n, d])
 
 Sites: ``weights [K]``, ``means [K, d]``, ``covs [K, d, d]`` (PD).  ``em_seed`` seeds the broad
-EM fit (:func:`anchordiv.anchors.mixture.em`: π⁰, μ⁰_k, Σ⁰_k), not a sampler.  Prior:
-``π ~ Dir(1 + α₀ π⁰)`` and, per component, ``Σ_k ~ IW(ν₀, (ν₀ − d − 1) Σ⁰_k)``,
-``μ_k | Σ_k ~ N(μ⁰_k, Σ_k/κ₀)``: α₀ pseudo-anchors for the weights in total, κ₀ and ν₀ − d − 1
-per component.  The added uniform pseudo-count makes the prior mode exactly π⁰, so a broad
-component with ``α₀π⁰_k < 1`` keeps its weight in the MAP when no target lands near it (with
-``α₀π⁰`` alone it silently vanished); the cost is one pseudo-anchor per component in the
-posterior mean weights, O(K/n).
-
-MAP-EM: E-step responsibilities, M-step the soft-count conjugate updates then the modes
-(``π_k ∝ max(α_k − 1, 0)`` floored at 1e-12, ``μ_k = μₙ``, ``Σ_k = Ψₙ/(νₙ + d + 2)``); with one
-component the NIW joint mode.  The "mean" summary is the posterior mean given the final
-responsibilities.  ``prior="isotropic"`` replaces every Σ⁰_k by ``tr(Σ⁰_k)/d · I``.
-
-Exact draws carry the assignment uncertainty (the conjugate posterior given the EM
-responsibilities is too narrow on overlapping components: SBC χ² p ≈ 4e-7, 90 % coverage
-0.82): Gibbs over (w, μ_k, Σ_k, z) — ``θ | z`` the Dirichlet and per-component NIW update of
-the hard assignments, one exact draw; ``z | θ`` each target's component from
-``p(z_i = k) ∝ w_k N(t_i | μ_k, Σ_k)``.  Chains start at the MAP-EM assignments, run
-:data:`GIBBS_BURN_IN` sweeps and keep every :data:`THIN`-th; O(K d³) per sweep.  The
-informative broad prior anchors the labels (check R-hat over :func:`posterior_chains`).
+EM fit (π⁰, μ⁰_k, Σ⁰_k).  Prior: ``π ~ Dir(1 + α₀ π⁰)`` (its mode is exactly π⁰, so a broad
+component keeps its weight in the MAP when no target lands near it) and, per component,
+``Σ_k ~ IW(ν₀, (ν₀ − d − 1) Σ⁰_k)``, ``μ_k | Σ_k ~ N(μ⁰_k, Σ_k/κ₀)``.  MAP-EM: E-step
+responsibilities, M-step the soft-count conjugate updates then the modes; "mean" is the
+posterior mean given the final responsibilities.  ``prior="isotropic"``: every Σ⁰_k becomes
+``tr(Σ⁰_k)/d · I``.  Exact draws carry the assignment uncertainty: Gibbs chains over
+(w, μ_k, Σ_k, z) from the MAP-EM assignments, :data:`GIBBS_BURN_IN` sweeps, every
+:data:`THIN`-th kept, O(K d³) per sweep.
 """
 
 from __future__ import annotations
@@ -490,11 +478,6 @@ class DirichletNIWPrior(Family):
             MAP-EM iterations of the update.
         prior : {"broad", "isotropic"}, default "broad"
             The broad components or the isotropic control.
-
-        Returns
-        -------
-        DirichletNIWPrior
-            The prior.
         """
         broad = np.asarray(broad)
         k = integer("components", components, low=1)

@@ -560,11 +560,6 @@ class SpectralPrior(Family):
             Relative ridge of the broad covariance.
         prior : {"broad", "isotropic"}, default "broad"
             The broad spectrum or the isotropic control.
-
-        Returns
-        -------
-        SpectralPrior
-            The prior.
         """
         b = np.asarray(broad)
         d = b.shape[1]

@@ -347,11 +347,6 @@ class FactorPrior(StructuredPrior):
             The number of factors (< d).
         prior_anchors, kappa0, nu0, prior
             As :class:`StructuredPrior` (``prior_anchors``: of the loadings and noise).
-
-        Returns
-        -------
-        FactorPrior
-            The prior.
         """
         r, d = integer("rank", rank, low=1), np.shape(broad)[-1]
         if r >= d:
@@ -413,11 +408,6 @@ class LKJPrior(StructuredPrior):
             The LKJ η (> 0; 1 is uniform over correlation matrices).
         prior_anchors, kappa0, nu0, prior
             As :class:`StructuredPrior` (``prior_anchors``: of the scales).
-
-        Returns
-        -------
-        LKJPrior
-            The prior.
         """
         eta = positive("concentration", concentration)
         return cls.make(
