@@ -27,10 +27,11 @@ import scipy.special
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
-from ...errors import AnchorDivError, positive
+from ...errors import positive
 from ..statistics import cached
 from ..protocol import Family, check_prior_mode, SMALL_D, Hooks, cosine, family
 from ..model import Likelihood
+from .gaussian import check_proper
 
 
 def diagonal_model(targets, *, mu0, kappa0, a0, b0):
@@ -70,12 +71,9 @@ class NormalInverseGamma:
         if alpha == 1.0:
             return self
         a = alpha * (self.a + 1.5) - 1.5
-        if a <= 0:
-            raise AnchorDivError(
-                f"alpha: {alpha:g} makes the power-scaled inverse-gamma prior improper: "
-                f"a' = α(a + 3/2) − 3/2 = {a:.4g} ≤ 0 (a = {self.a:.4g}); it is proper for "
-                f"α > {1.5 / (self.a + 1.5):.4g}"
-            )
+        why = f"a' = α(a + 3/2) − 3/2 = {a:.4g} ≤ 0 (a = {self.a:.4g})"
+        bound = 1.5 / (self.a + 1.5)
+        check_proper(alpha, "inverse-gamma", a <= 0, f"{why}; it is proper for α > {bound:.4g}")
         return NormalInverseGamma(self.mu, alpha * self.kappa, a, alpha * self.b)
 
     def mean(self) -> dict[str, np.ndarray]:

@@ -482,6 +482,18 @@ def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=F
         numpyro.sample("targets", law, obs=targets)
 
 
+def check_choice(name: str, value, choices: tuple, why: str = "") -> None:
+    """Refuse a ``value`` of option ``name`` not among ``choices``."""
+    if value not in choices:
+        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
+
+
+def check_proper(alpha, law: str, improper: bool, why: str) -> None:
+    """Refuse an ``alpha`` that leaves the power-scaled ``law`` prior improper (``why``)."""
+    if improper:
+        raise AnchorDivError(f"alpha: {alpha:g} makes the power-scaled {law} prior improper: {why}")
+
+
 def check_nu0(nu0: float, d: int) -> float:
     v = positive("nu0", nu0)
     if v <= d + 1:
@@ -545,12 +557,11 @@ class NIW:
         if a == 1.0:
             return self
         nu = a * (self.nu + d + 2) - d - 2
-        if nu <= d - 1:
-            raise AnchorDivError(
-                f"alpha: {alpha:g} makes the power-scaled inverse-Wishart prior improper: "
-                f"ν' = α(ν + d + 2) − d − 2 = {nu:.4g} ≤ d − 1 = {d - 1} (ν = {self.nu:.4g}); "
-                f"it is proper for α > {(2 * d + 1) / (self.nu + d + 2):.4g}"
-            )
+        why = f"ν' = α(ν + d + 2) − d − 2 = {nu:.4g} ≤ d − 1 = {d - 1} (ν = {self.nu:.4g})"
+        bound = (2 * d + 1) / (self.nu + d + 2)
+        check_proper(
+            alpha, "inverse-Wishart", nu <= d - 1, f"{why}; it is proper for α > {bound:.4g}"
+        )
         return NIW(self.mu, a * self.kappa, nu, a * self.psi)
 
     def mean(self) -> dict[str, np.ndarray]:
@@ -808,10 +819,7 @@ class NIWPrior(Family):
             An unknown rule, invalid strengths, or ``"auto"`` without targets.
         """
         d = np.shape(broad)[1]
-        if strengths not in STRENGTH_RULES:
-            raise AnchorDivError(
-                f"strengths: one of {', '.join(STRENGTH_RULES)}, got {strengths!r}"
-            )
+        check_choice("strengths", strengths, STRENGTH_RULES)
         mu0, cov = broad_moments(
             broad, reg=positive("reg", reg, allow_zero=True), prior=check_prior_mode(prior)
         )

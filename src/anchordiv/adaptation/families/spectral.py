@@ -7,24 +7,14 @@ NumPyro model, the prior law :class:`SpectralLaw`, O(n·d·k) densities and the 
     post = ad.infer(prior, targets [n, d], ad.SVI(guide="normal"))    # or ad.NUTS(...)
     post.point("mean")         # E[μ], E[Σ] = V_k diag(E[v]) V_kᵀ + E[σ²](I − V_k V_kᵀ)
 
-The model, in the broad eigenbasis ``Cov(B) = V Λ Vᵀ`` with ``V_k [d, k]`` its k leading columns::
+The model (docs/guides/spectral-prior.md), in the broad eigenbasis ``Cov(B) = V Λ Vᵀ``::
 
     Σ = V_k diag(v) V_kᵀ + σ² (I − V_k V_kᵀ),   v_j = λ_j s_j²,   s_j = g · ℓ_j
     μ | Σ ~ N(μ_B, Σ/κ₀),   t_i ~ N(μ, Σ)
 
-with global–local shrinkage of the scales: ``"horseshoe"`` (g ~ HalfCauchy(global_scale),
-ℓ_j ~ HalfCauchy(1)) or ``"gamma"`` (g², ℓ_j² ~ Gamma(a, a), a = ``gamma_shape``); the residual
-variance ``σ² = σ²_B h²`` (σ²_B the mean discarded broad eigenvalue, h free under the local law
-with ``noise="free"``, else 1).  The broad prior supplies the directions, the targets decide how
-much each matters.  No closed-form update: NUTS (≈ 1 s per fit at d = 384 once compiled,
-benchmarks/bench_spectral.py) or SVI (judge it by its ELBO trace: the convergence check is
-conservative here).  Sites: ``mu [d]``, ``variances`` v ``[k]``, ``noise`` σ², the scales
-``global_scale``, ``local_scales [k]``, ``noise_scale``; the directions are the posterior's
-``fixed["directions"]``.  ``"mean"`` averages μ, v and σ² over the draws (exactly E[μ], E[Σ]);
-``"map"`` is the draw of highest density of (μ, g, ℓ, h), or a delta guide's joint mode.
-
-Everything is O(n·d·k) (log|Σ|, xᵀΣ⁻¹x and Σ^{1/2} in the low-rank-plus-isotropic form).  The
-model integrates μ out of the likelihood and draws it from ``N(μₙ, Σ/κₙ)`` non-centred: no funnel.
+with ``"horseshoe"`` or ``"gamma"`` shrinkage of the scales and ``σ² = σ²_B h²``.  No closed-form
+update: NUTS or SVI, O(n·d·k) per step.  The directions are the posterior's
+``fixed["directions"]``.
 """
 
 from __future__ import annotations
@@ -47,23 +37,18 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
-from ...errors import AnchorDivError, integer, positive
+from ...errors import integer, positive
 from ..statistics import cached
 from ..protocol import SMALL_D, Family, Hooks, unit_vector
 from ..registry import check_prior_mode, family
 from ..methods import NUTS
 from ..model import Likelihood
 from .diagonal import mean_quantities
+from .gaussian import check_choice
 from .latent_gaussian import ppca_noise
 
 #: shrinkage hierarchies of the scales
 SHRINKAGE = ("horseshoe", "gamma")
-
-
-def check_choice(name: str, value, choices: tuple, why: str = "") -> None:
-    """Refuse a ``value`` of option ``name`` not among ``choices``."""
-    if value not in choices:
-        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
 
 
 def scale_law(shrinkage: str, scale, shape):
