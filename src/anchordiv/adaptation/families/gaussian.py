@@ -703,9 +703,7 @@ class NIWPrior(Family):
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
     >>> prior.dim, prior.kappa0, prior.chosen_by
     (4, 5.0, 'user')

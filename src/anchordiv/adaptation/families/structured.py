@@ -11,8 +11,9 @@ A structured prior holds the broad mean and (ridged) covariance and builds its m
 hyperparameters from them (from the projected moments under ``subspace=r``), so its isotropic
 control is the same structure on the isotropic covariance.  No closed-form update: NUTS or SVI;
 outside a subspace the lift uses the exact conditionals of its base NIW posterior
-(:meth:`StructuredPrior.base`).  Both models are non-centred.  Units: ``prior_anchors`` is how many anchors the broad estimate of each hyperparameter is worth
-(it sets the spreads ``s``), ``kappa0`` how many the broad mean is worth.
+(:meth:`StructuredPrior.base`).  Both models are non-centred.  Units: ``prior_anchors`` is how
+many anchors the broad estimate of each hyperparameter is worth (it sets the spreads),
+``kappa0`` how many the broad mean is worth.
 """
 
 from __future__ import annotations
