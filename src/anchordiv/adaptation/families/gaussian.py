@@ -688,16 +688,13 @@ class NIWPrior(Family):
         μ₀, the broad mean.
     cov : numpy.ndarray, shape [d, d]
         C = E[Σ], the broad (ridged) covariance.
-    kappa0 : float
-        κ₀ > 0.
-    nu0 : float
-        ν₀ > d + 1.
+    kappa0, nu0 : float
+        κ₀ > 0 and ν₀ > d + 1.
     prior : {"broad", "isotropic"}, default "broad"
         Which covariance C is (the isotropic control has the same trace).
-    chosen_by : str, default "user"
-        "user", "held-out recipe (…)" or "empirical Bayes (…)".
-    at_bound : str, default ""
-        The strengths that ended on the search bound.
+    chosen_by, at_bound : str, default "user" and ""
+        "user", "held-out recipe (…)" or "empirical Bayes (…)"; the strengths that ended on the
+        search bound.
     origin : str, default ""
         Where the prior came from (JSON: a saved model's path and card).
 

@@ -88,14 +88,8 @@ class DirichletNIW:
     ----------
     alpha : numpy.ndarray, shape [K]
         Dirichlet concentration.
-    mu : numpy.ndarray, shape [K, d]
-        Per-component NIW means.
-    kappa : numpy.ndarray, shape [K]
-        Per-component κ.
-    nu : numpy.ndarray, shape [K]
-        Per-component ν.
-    psi : numpy.ndarray, shape [K, d, d]
-        Per-component Ψ.
+    mu, kappa, nu, psi : numpy.ndarray, shapes [K, d], [K], [K], [K, d, d]
+        Per-component NIW means, κ, ν and Ψ.
     """
 
     alpha: np.ndarray
@@ -382,12 +376,8 @@ class DirichletNIWPrior(Family):
     ----------
     alpha : numpy.ndarray, shape [K]
         Dirichlet parameters (= 1 + α₀π⁰).
-    mu : numpy.ndarray, shape [K, d]
-        Per-component NIW means.
-    kappa, nu : numpy.ndarray, shape [K]
-        Per-component NIW strengths.
-    psi : numpy.ndarray, shape [K, d, d]
-        Per-component NIW scale matrices.
+    mu, kappa, nu, psi : numpy.ndarray, shapes [K, d], [K], [K], [K, d, d]
+        Per-component NIW means, strengths and scale matrices.
     alpha0, kappa0, nu0, em_seed, reg, max_iter
         The options it was built with (:meth:`from_anchors`).
     prior, origin : str

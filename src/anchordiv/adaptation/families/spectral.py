@@ -406,15 +406,9 @@ def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     d = s["mu"].shape[-1]
     k = s["variances"].shape[-1]
     trace = s["variances"].sum(-1) + (d - k) * s["noise"]
-    out = {
-        **mean_quantities(s, ref),
-        "cov_trace": trace,
-        "noise": s["noise"],
-        "global_scale": s["global_scale"],
-        "local_scales": s["local_scales"],
-        "variances": s["variances"],
-        "relative_scales": np.sqrt(s["variances"] / np.asarray(ref["variances"])),
-    }
+    own = {k: s[k] for k in ("noise", "global_scale", "local_scales", "variances")}
+    out = {**mean_quantities(s, ref), "cov_trace": trace, **own}
+    out["relative_scales"] = np.sqrt(s["variances"] / np.asarray(ref["variances"]))
     if d <= SMALL_D:
         out["mu"] = s["mu"]
     return out
