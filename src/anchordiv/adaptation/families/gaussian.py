@@ -402,10 +402,7 @@ def empirical_bayes_fit(
     curve = MarginalCurve(np.asarray(mu0, np.float64), np.asarray(cov, np.float64), targets)
     d = curve.d
     free = [kappa0 is None, nu0 is None]
-    fixed = [
-        np.log(kappa0) if kappa0 is not None else 0.0,
-        np.log(nu0 - d - 1) if nu0 is not None else 0.0,
-    ]
+    fixed = [0.0 if kappa0 is None else np.log(kappa0), 0.0 if nu0 is None else np.log(nu0 - d - 1)]
 
     def unpack(x):
         it = iter(x)

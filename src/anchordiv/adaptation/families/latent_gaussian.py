@@ -474,12 +474,8 @@ class LatentFamily(Family):
         beta = self.target_beta(len(t))
         post, extra, fixed = self.posterior(t, beta)
         alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
-        ppca = {
-            "ppca_mean": t.mean(0),
-            "ppca_count": np.asarray(len(t)),
-            "ppca_signal": np.asarray(self.signal),
-            "ppca_noise": np.asarray(self.noise),
-        }
+        ppca = {"ppca_mean": t.mean(0), "ppca_count": np.asarray(len(t))}
+        ppca.update(ppca_signal=np.asarray(self.signal), ppca_noise=np.asarray(self.noise))
         return post, {"rank": self.rank, "beta": beta, **alone, **extra}, {**fixed, **ppca}
 
     def model_inputs(self, targets):

@@ -272,16 +272,14 @@ class MixtureLikelihood(Likelihood):
 
     def log_density(self, draws, targets):
         t = np.asarray(targets, np.float64)
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        w, means, covs = (np.asarray(draws[s], np.float64) for s in ("weights", "means", "covs"))
         comp = np.stack(
             [gaussian_logpdf(t, means[:, j], covs[:, j]) for j in range(w.shape[1])], -1
         )  # [S, n, K]
         return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
 
     def sample(self, draws, n, rng):
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        w, means, covs = (np.asarray(draws[s], np.float64) for s in ("weights", "means", "covs"))
         lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])  # [S, n]
         idx = np.arange(len(w))[:, None]
         z = rng.normal(size=(len(w), n, means.shape[-1]))

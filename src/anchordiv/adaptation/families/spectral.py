@@ -320,18 +320,10 @@ class SpectralLaw:
     def from_kwargs(cls, kw: dict) -> "SpectralLaw":
         """From :func:`spectral_model`'s keyword arguments (float64 copies)."""
         check_choice("shrinkage", kw.get("shrinkage", "horseshoe"), SHRINKAGE)
-        arr = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
-        return cls(
-            arr("mu0"),
-            arr("directions"),
-            arr("eigenvalues"),
-            float(kw["noise0"]),
-            float(kw["kappa0"]),
-            str(kw.get("shrinkage", "horseshoe")),
-            float(kw.get("global_scale", 1.0)),
-            float(kw.get("gamma_shape", 2.0)),
-            bool(kw.get("free_noise", True)),
-        )
+        arrays = (np.asarray(kw[k], np.float64) for k in ("mu0", "directions", "eigenvalues"))
+        shrinkage, scale = str(kw.get("shrinkage", "horseshoe")), float(kw.get("global_scale", 1.0))
+        shape, free = float(kw.get("gamma_shape", 2.0)), bool(kw.get("free_noise", True))
+        return cls(*arrays, float(kw["noise0"]), float(kw["kappa0"]), shrinkage, scale, shape, free)
 
 
 def variances(law: SpectralLaw, draws: dict) -> tuple[np.ndarray, np.ndarray]:
