@@ -7,14 +7,10 @@ projection and lift, and the prior object :class:`NIWPrior`.
     prior.chosen_by, prior.kappa0, prior.nu0                          # what was chosen, and how
     post = prior.update(targets)                                      # NIW(μₙ, κₙ, νₙ, Ψₙ)
 
-Sites: ``mu [d]``, ``Sigma [d, d]`` (PD).  Likelihood ``t_i ~ N(μ, Σ)``.
-
-Prior ``Σ ~ IW(ν₀, Ψ₀)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``; target anchors ``t_i ~ N(μ, Σ)``.  From the
-broad anchors B: ``μ₀ = mean(B)``, ``Ψ₀ = (ν₀ − d − 1)·C`` with ``C = Cov(B)`` (plus a relative
-ridge ``reg``), so that ``E[Σ] = C``.  Units: κ₀ is the number of pseudo-anchors the prior mean is
-worth, ``ν₀ − d − 1`` the number the prior covariance is worth.  ``prior="isotropic"`` replaces C
-by ``tr(C)/d · I`` (same strength, same trace, no direction information): the control that
-separates an informative broad prior from mere shrinkage.
+Sites: ``mu [d]``, ``Sigma [d, d]`` (PD).  Prior ``Σ ~ IW(ν₀, Ψ₀)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``;
+targets ``t_i ~ N(μ, Σ)``.  From the broad anchors B: ``μ₀ = mean(B)``, ``Ψ₀ = (ν₀ − d − 1)·C``
+with C the ridged ``Cov(B)``, so that ``E[Σ] = C``; κ₀ and ``ν₀ − d − 1`` are pseudo-anchors of
+the mean and the covariance.  ``prior="isotropic"`` replaces C by ``tr(C)/d · I`` (the control).
 
 Conjugate update with n targets, mean t̄ and scatter S = Σ (t_i − t̄)(t_i − t̄)ᵀ:
 ``κₙ = κ₀ + n``, ``νₙ = ν₀ + n``, ``μₙ = (κ₀μ₀ + n t̄)/κₙ``,

@@ -7,14 +7,12 @@ family shares with it (sites, options, ``from_anchors``, PPCA likelihood, lift, 
     post = prior.update(targets [n, d])                              # Bₙ = B₀ + c·S_T
 
 Site: ``U [d, k]`` (orthonormal frame), prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The PPCA likelihood
-``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` depends on U through ``c · tr(Uᵀ S_T U)``, ``c = ℓ/(2σ²(σ² + ℓ))``
-(S_T the target scatter; ℓ, σ² the broad PPCA fit at rank k, σ² floored at 1e-3 × the mean
-eigenvalue): conjugate, ``Bₙ = B₀ + c · S_T``, the MAP the top-k eigenvectors of Bₙ.  With the
-target weight ``β = n / (n₀ + n)``, ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``
-capped at ``n + n_broad`` (which tempers the likelihood; the explicit model takes the same
-weight); β = 0 is the broad subspace, β = 1 the target one.  ``prior="isotropic"`` replaces
-Cov(B) by ``tr(Cov(B))/d · I`` (its MAP is the target-only subspace; the spread still differs).
-The latent mean is ``(1 − β) mean(B) + β t̄``, not part of the Bingham posterior.
+``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` (ℓ, σ² the broad PPCA fit at rank k) depends on U through
+``c · tr(Uᵀ S_T U)``, ``c = ℓ/(2σ²(σ² + ℓ))``: conjugate, ``Bₙ = B₀ + c · S_T``, the MAP the
+top-k eigenvectors of Bₙ.  With the target weight ``β = n / (n₀ + n)``,
+``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β`` capped at ``n + n_broad`` (which
+tempers the likelihood).  ``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``.  The
+latent mean ``(1 − β) mean(B) + β t̄`` is not part of the Bingham posterior.
 """
 
 from __future__ import annotations
@@ -99,9 +97,8 @@ class BinghamPosterior:
 
     def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
         """``{"U": [chains, n, d, k]}``: independent Gibbs chains, :data:`BURN_IN` sweeps each."""
-        return {
-            "U": bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
-        }
+        u = bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
+        return {"U": u}
 
     def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``{"U": [n, d, k]}``: two independent chains of ⌈n/2⌉ draws, concatenated."""
@@ -221,11 +218,8 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, l
             )
     rank = None if rank == "variance" else rank
     strength_wanted = beta == "auto" and prior_anchors == "auto"
-    lat = (
-        latent_options(broad, targets)
-        if targets is not None and (rank == "auto" or strength_wanted)
-        else None
-    )
+    fit = targets is not None and (rank == "auto" or strength_wanted)
+    lat = latent_options(broad, targets) if fit else None
     if rank == "auto":
         rank = max(low, lat["rank"] if lat else recipe_rank(broad, None, novelty=1.0))
     if prior_anchors == "auto":

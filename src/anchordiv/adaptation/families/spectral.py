@@ -195,12 +195,10 @@ class MarginalTargets(dist.Distribution):
     def log_prob(self, value):
         """``value [..., n, d] -> [...]``: batched like every NumPyro distribution (its own
         ``sample(key, (S,))`` draws included)."""
+        args = (self.mu0, self.directions, self.v, self.s2, self.kappa0)
         if value.ndim == 2:
-            return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2, self.kappa0)
-        flat = value.reshape((-1,) + value.shape[-2:])
-        out = jax.vmap(
-            lambda t: marginal_loglik(t, self.mu0, self.directions, self.v, self.s2, self.kappa0)
-        )(flat)
+            return marginal_loglik(value, *args)
+        out = jax.vmap(lambda t: marginal_loglik(t, *args))(value.reshape((-1,) + value.shape[-2:]))
         return out.reshape(value.shape[:-2])
 
 
