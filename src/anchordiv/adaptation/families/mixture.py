@@ -556,11 +556,8 @@ class DirichletNIWPrior(Family):
 
     @classmethod
     def project_mean(cls, mean, u):
-        return {
-            "weights": mean["weights"],
-            "means": mean["means"] @ u,
-            "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u,
-        }
+        covs = np.swapaxes(u, 0, 1) @ mean["covs"] @ u
+        return {"weights": mean["weights"], "means": mean["means"] @ u, "covs": covs}
 
 
 __all__ = [
