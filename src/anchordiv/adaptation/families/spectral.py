@@ -318,10 +318,13 @@ class SpectralLaw:
     def from_kwargs(cls, kw: dict) -> "SpectralLaw":
         """From :func:`spectral_model`'s keyword arguments (float64 copies)."""
         check_choice("shrinkage", kw.get("shrinkage", "horseshoe"), SHRINKAGE)
-        arrays = (np.asarray(kw[k], np.float64) for k in ("mu0", "directions", "eigenvalues"))
+        mu0, vec, lam = (
+            np.asarray(kw[k], np.float64) for k in ("mu0", "directions", "eigenvalues")
+        )
+        noise0, kappa0 = float(kw["noise0"]), float(kw["kappa0"])
         shrinkage, scale = str(kw.get("shrinkage", "horseshoe")), float(kw.get("global_scale", 1.0))
         shape, free = float(kw.get("gamma_shape", 2.0)), bool(kw.get("free_noise", True))
-        return cls(*arrays, float(kw["noise0"]), float(kw["kappa0"]), shrinkage, scale, shape, free)
+        return cls(mu0, vec, lam, noise0, kappa0, shrinkage, scale, shape, free)
 
 
 def variances(law: SpectralLaw, draws: dict) -> tuple[np.ndarray, np.ndarray]:
