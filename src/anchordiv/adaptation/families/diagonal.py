@@ -27,10 +27,11 @@ import scipy.special
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
-from ...errors import AnchorDivError, positive
+from ...errors import positive
 from ..statistics import cached
 from ..protocol import Family, check_prior_mode, SMALL_D, Hooks, cosine, family
 from ..model import Likelihood
+from .gaussian import check_proper
 
 
 def diagonal_model(targets, *, mu0, kappa0, a0, b0):
@@ -70,12 +71,9 @@ class NormalInverseGamma:
         if alpha == 1.0:
             return self
         a = alpha * (self.a + 1.5) - 1.5
-        if a <= 0:
-            raise AnchorDivError(
-                f"alpha: {alpha:g} makes the power-scaled inverse-gamma prior improper: "
-                f"a' = α(a + 3/2) − 3/2 = {a:.4g} ≤ 0 (a = {self.a:.4g}); it is proper for "
-                f"α > {1.5 / (self.a + 1.5):.4g}"
-            )
+        why = f"a' = α(a + 3/2) − 3/2 = {a:.4g} ≤ 0 (a = {self.a:.4g})"
+        bound = 1.5 / (self.a + 1.5)
+        check_proper(alpha, "inverse-gamma", a <= 0, f"{why}; it is proper for α > {bound:.4g}")
         return NormalInverseGamma(self.mu, alpha * self.kappa, a, alpha * self.b)
 
     def mean(self) -> dict[str, np.ndarray]:
@@ -246,11 +244,6 @@ class DiagonalPrior(Family):
             Relative ridge of the broad variances.
         prior : {"broad", "isotropic"}, default "broad"
             The broad variances or the isotropic control (their mean, in every coordinate).
-
-        Returns
-        -------
-        DiagonalPrior
-            The prior.
         """
         mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
         out = cls(
@@ -258,19 +251,11 @@ class DiagonalPrior(Family):
         )
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
 
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.mu0)[0])
-
     def nig(self) -> NormalInverseGamma:
         """The prior's Normal–inverse-gamma parameters: ``a₀ = ν₀/2 + 1``, ``b₀ = ν₀/2 · var``."""
-        half = 0.5 * float(self.nu0)
-        return NormalInverseGamma(
-            np.asarray(self.mu0, np.float64),
-            float(self.kappa0),
-            half + 1.0,
-            half * np.asarray(self.var, np.float64),
-        )
+        half, mu0 = 0.5 * float(self.nu0), np.asarray(self.mu0, np.float64)
+        var = np.asarray(self.var, np.float64)
+        return NormalInverseGamma(mu0, float(self.kappa0), half + 1.0, half * var)
 
     def isotropic(self) -> "DiagonalPrior":
         v = np.asarray(self.var)
@@ -292,8 +277,7 @@ class DiagonalPrior(Family):
         return p.update(targets), info, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NormalInverseGamma:
-        """The exact posterior under this prior raised to the power ``alpha``
-        (:meth:`NormalInverseGamma.power_scaled`, then the conjugate update)."""
+        """:meth:`NormalInverseGamma.power_scaled`, then the conjugate update."""
         return self.nig().power_scaled(alpha).update(targets)
 
     # ---- per kind -------------------------------------------------------------------------

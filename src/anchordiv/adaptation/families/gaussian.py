@@ -7,26 +7,16 @@ projection and lift, and the prior object :class:`NIWPrior`.
     prior.chosen_by, prior.kappa0, prior.nu0                          # what was chosen, and how
     post = prior.update(targets)                                      # NIW(μₙ, κₙ, νₙ, Ψₙ)
 
-Sites: ``mu [d]``, ``Sigma [d, d]`` (PD).  Likelihood ``t_i ~ N(μ, Σ)``.
-
-Prior ``Σ ~ IW(ν₀, Ψ₀)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``; target anchors ``t_i ~ N(μ, Σ)``.  From the
-broad anchors B: ``μ₀ = mean(B)``, ``Ψ₀ = (ν₀ − d − 1)·C`` with ``C = Cov(B)`` (plus a relative
-ridge ``reg``), so that ``E[Σ] = C``.  Units: κ₀ is the number of pseudo-anchors the prior mean is
-worth, ``ν₀ − d − 1`` the number the prior covariance is worth.  ``prior="isotropic"`` replaces C
-by ``tr(C)/d · I`` (same strength, same trace, no direction information): the control that
-separates an informative broad prior from mere shrinkage.
+Sites: ``mu [d]``, ``Sigma [d, d]`` (PD).  Prior ``Σ ~ IW(ν₀, Ψ₀)``, ``μ | Σ ~ N(μ₀, Σ/κ₀)``;
+targets ``t_i ~ N(μ, Σ)``.  From the broad anchors B: ``μ₀ = mean(B)``, ``Ψ₀ = (ν₀ − d − 1)·C``
+with C the ridged ``Cov(B)``, so that ``E[Σ] = C``; κ₀ and ``ν₀ − d − 1`` are pseudo-anchors of
+the mean and the covariance.  ``prior="isotropic"`` replaces C by ``tr(C)/d · I`` (the control).
 
 Conjugate update with n targets, mean t̄ and scatter S = Σ (t_i − t̄)(t_i − t̄)ᵀ:
 ``κₙ = κ₀ + n``, ``νₙ = ν₀ + n``, ``μₙ = (κ₀μ₀ + n t̄)/κₙ``,
 ``Ψₙ = Ψ₀ + S + (κ₀ n/κₙ)(t̄ − μ₀)(t̄ − μ₀)ᵀ``.  Posterior mean ``(μₙ, Ψₙ/(νₙ − d − 1))``;
 joint mode ``(μₙ, Ψₙ/(νₙ + d + 2))``.  The marginal likelihood of the targets is closed form and,
 with a weak hyperprior on the log strengths, drives empirical Bayes (:func:`empirical_bayes_fit`).
-
-The modules beside this one hold the rest of the kind: :mod:`.gaussian_bartlett` (the NIW law in
-the Bartlett coordinates NUTS runs on), :mod:`.gaussian_likelihood` (closed forms of the
-likelihood and the NIW density), :mod:`.gaussian_evidence` (empirical Bayes) and
-:mod:`.gaussian_subspace` (the subspace projection and lift); their names are importable from
-here too.
 """
 
 from __future__ import annotations
@@ -124,15 +114,12 @@ def log_niw(mu, sig, kw) -> np.ndarray:
 
 
 def cov_cholesky(cov) -> np.ndarray:
-    """The lower Cholesky factor of a prior covariance ``[d, d]`` that is finite, symmetric and
-    positive definite (else an error naming ``cov`` and what is wrong,
-    :func:`~anchordiv.errors.check_covariance`)."""
+    """The Cholesky factor of a finite symmetric PD prior covariance (else the error)."""
     return check_covariance("cov", cov, factor=True)
 
 
 def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
-    """The Gaussian anchor model of parameters ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``
-    (float64 is float32 unless JAX runs in float64)."""
+    """The Gaussian anchor model of ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``."""
     dt = jax_dtype(dtype)
     return Gaussian(
         jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
@@ -284,10 +271,8 @@ class BartlettGaussian(dist.Distribution):
 
 
 def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
-    """NIW hyperparameters in a basis: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``.
-
-    Batched over components.
-    """
+    """NIW hyperparameters in a basis (batched over components): ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``,
+    ``ν₀ → ν₀ − (d − r)``."""
     d, r = u.shape
     out = dict(kwargs)
     out[mean] = np.asarray(kwargs[mean], np.float64) @ u
@@ -342,9 +327,7 @@ class Conditional:
 
 
 def lift_gaussian(ps: list[dict], completion, basis, r: int, which: str, rng) -> list[dict]:
-    """Full-d ``{"mu", "Sigma"}`` of subspace parameter sets ``ps`` (points, or draws with
-    ``rng``) from the exact conditionals of the full-d NIW posterior ``completion``
-    (:class:`Conditional`)."""
+    """Full-d ``{"mu", "Sigma"}`` of subspace points (draws with ``rng``): :class:`Conditional`."""
     cond = Conditional(completion, basis, r)
     return [
         cond.lift(np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng)
@@ -357,12 +340,9 @@ EB_BOUNDS = (1e-3, 1e6)
 
 
 class MarginalCurve:
-    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation.
-
-    With ``C = LLᵀ`` and the centred targets X ``[n, d]``, ``L⁻¹ S L⁻ᵀ = YᵀY`` for
-    ``Y = X L⁻ᵀ``: its nonzero eigenvalues λ and eigenvectors come from a thin SVD of Y (at most
-    n of them; the other d − r eigenvalues are 0), and the mean term enters through the matrix
-    determinant lemma with ``z = L⁻¹(t̄ − μ₀)``.  Cost: one Cholesky of C and O(n d²)."""
+    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation: the eigenvalues of
+    ``L⁻¹ S L⁻ᵀ`` (``C = LLᵀ``) from a thin SVD of the whitened targets, the mean term by the
+    matrix determinant lemma; setup one Cholesky of C and O(n d²)."""
 
     def __init__(self, mu0, cov, targets):
         t = np.asarray(targets, np.float64)
@@ -375,7 +355,6 @@ class MarginalCurve:
         z = scipy.linalg.solve_triangular(chol, tbar - mu0, lower=True)
         wr2 = (vt[keep] @ z) ** 2
         r = int(keep.sum())
-        # eigenvalues with multiplicities: the r nonzero ones, then 0 with multiplicity d − r
         self.lam = np.concatenate([sv[keep] ** 2, [0.0]])
         self.mult = np.concatenate([np.ones(r), [self.d - r]])
         self.w2 = np.concatenate([wr2, [max(z @ z - wr2.sum(), 0.0)]])
@@ -410,28 +389,16 @@ def empirical_bayes_fit(
     nu0: float | None = None,
     hyperprior: bool = True,
 ) -> dict:
-    """Choose the prior strengths left ``None`` (maximum a posteriori over the log strengths).
-
-    Objective: the closed-form log marginal likelihood of ``targets [n, d]`` plus, with
-    ``hyperprior=True``, the weak :func:`log_hyperprior` on ``log κ₀`` and ``log(ν₀ − d − 1)``.
-    Without it the objective has a plateau, not a maximum, as the strengths grow whenever the
-    targets look like the broad prior (always possible for n ≤ 3): the maximiser then runs to the
-    search bound (10⁶ pseudo-anchors), the targets are ignored and the posterior intervals
-    collapse.  The hyperprior makes the plateau's start the answer and changes nothing where the
-    data are informative (its curvature, 1/4 per log unit, is that of a fraction of one anchor).
-
-    Search: a log-spaced 25-point grid per free strength over :data:`EB_BOUNDS`, refined by
-    bounded Nelder–Mead to 1e-10 in the log strengths (derivative-free: the objective is a sum
-    of large cancelling terms at large strengths, where finite-difference gradients are noise).
-    Returns ``{"kappa0", "nu0", "log_marginal", "objective", "at_bound"}``; ``at_bound`` names
-    the strengths that ended on a bound of the search box (also warned about)."""
+    """Choose the prior strengths left ``None``: the maximiser over the log strengths of the
+    closed-form log marginal likelihood of ``targets [n, d]`` plus, with ``hyperprior``, the weak
+    :func:`log_hyperprior` (without it the objective plateaus and runs to the bound whenever the
+    targets look like the broad prior).  A 25-point log grid per free strength over
+    :data:`EB_BOUNDS`, refined by bounded Nelder–Mead.  Returns ``{"kappa0", "nu0",
+    "log_marginal", "objective", "at_bound"}`` (``at_bound``: strengths on the bound, warned)."""
     curve = MarginalCurve(np.asarray(mu0, np.float64), np.asarray(cov, np.float64), targets)
     d = curve.d
     free = [kappa0 is None, nu0 is None]
-    fixed = [
-        np.log(kappa0) if kappa0 is not None else 0.0,
-        np.log(nu0 - d - 1) if nu0 is not None else 0.0,
-    ]
+    fixed = [0.0 if kappa0 is None else np.log(kappa0), 0.0 if nu0 is None else np.log(nu0 - d - 1)]
 
     def unpack(x):
         it = iter(x)
@@ -508,6 +475,18 @@ def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=F
         numpyro.sample("targets", law, obs=targets)
 
 
+def check_choice(name: str, value, choices: tuple, why: str = "") -> None:
+    """Refuse a ``value`` of option ``name`` not among ``choices``."""
+    if value not in choices:
+        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
+
+
+def check_proper(alpha, law: str, improper: bool, why: str) -> None:
+    """Refuse an ``alpha`` that leaves the power-scaled ``law`` prior improper (``why``)."""
+    if improper:
+        raise AnchorDivError(f"alpha: {alpha:g} makes the power-scaled {law} prior improper: {why}")
+
+
 def check_nu0(nu0: float, d: int) -> float:
     v = positive("nu0", nu0)
     if v <= d + 1:
@@ -571,12 +550,11 @@ class NIW:
         if a == 1.0:
             return self
         nu = a * (self.nu + d + 2) - d - 2
-        if nu <= d - 1:
-            raise AnchorDivError(
-                f"alpha: {alpha:g} makes the power-scaled inverse-Wishart prior improper: "
-                f"ν' = α(ν + d + 2) − d − 2 = {nu:.4g} ≤ d − 1 = {d - 1} (ν = {self.nu:.4g}); "
-                f"it is proper for α > {(2 * d + 1) / (self.nu + d + 2):.4g}"
-            )
+        why = f"ν' = α(ν + d + 2) − d − 2 = {nu:.4g} ≤ d − 1 = {d - 1} (ν = {self.nu:.4g})"
+        bound = (2 * d + 1) / (self.nu + d + 2)
+        check_proper(
+            alpha, "inverse-Wishart", nu <= d - 1, f"{why}; it is proper for α > {bound:.4g}"
+        )
         return NIW(self.mu, a * self.kappa, nu, a * self.psi)
 
     def mean(self) -> dict[str, np.ndarray]:
@@ -624,16 +602,19 @@ class NIW:
 
 
 def weak_covariance(strength: float) -> dict:
-    """``{"target_only": why}`` for a prior covariance worth ``strength`` < 1 pseudo-anchor (the
-    fit is then target-only in the directions the targets leave open, :mod:`..model`), else
-    ``{}``."""
+    """``{"target_only": why}`` for a prior covariance worth < 1 pseudo-anchor, else ``{}``."""
     if strength >= 1.0:
         return {}
     return {"target_only": f"the prior's covariance carries {strength:.3g} pseudo-anchors"}
 
 
+def isotropic_cov(prior):
+    """The isotropic control of a prior whose covariance field is ``cov``."""
+    return dataclasses.replace(prior, cov=isotropic_like(np.asarray(prior.cov)), prior="isotropic")
+
+
 class NIWLikelihood(GaussianLikelihood):
-    """:class:`GaussianLikelihood` under the NIW prior of :func:`niw_model`, all in closed form."""
+    """:class:`GaussianLikelihood` under the NIW prior of :func:`niw_model` (closed form)."""
 
     def log_joint(self, targets, draws):
         d = {k: np.asarray(v, np.float64) for k, v in draws.items()}
@@ -652,8 +633,7 @@ STRENGTH_RULES = ("evidence", "held-out")
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Mean cosine and norm, covariance trace, leading eigenvalues and the angle of the leading
-    axis to the point summary's (degrees); ``mu`` and ``Sigma`` themselves at d ≤ 8."""
+    """Mean cosine and norm, trace, leading eigenvalues, leading-axis angle; μ, Σ at d ≤ 8."""
     w, v = np.linalg.eigh(s["Sigma"])
     _, vr = np.linalg.eigh(ref["Sigma"])
     lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
@@ -701,24 +681,19 @@ class NIWPrior(Family):
         μ₀, the broad mean.
     cov : numpy.ndarray, shape [d, d]
         C = E[Σ], the broad (ridged) covariance.
-    kappa0 : float
-        κ₀ > 0.
-    nu0 : float
-        ν₀ > d + 1.
+    kappa0, nu0 : float
+        κ₀ > 0 and ν₀ > d + 1.
     prior : {"broad", "isotropic"}, default "broad"
         Which covariance C is (the isotropic control has the same trace).
-    chosen_by : str, default "user"
-        "user", "held-out recipe (…)" or "empirical Bayes (…)".
-    at_bound : str, default ""
-        The strengths that ended on the search bound.
+    chosen_by, at_bound : str, default "user" and ""
+        "user", "held-out recipe (…)" or "empirical Bayes (…)"; the strengths that ended on the
+        search bound.
     origin : str, default ""
         Where the prior came from (JSON: a saved model's path and card).
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
     >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
     >>> prior.dim, prior.kappa0, prior.chosen_by
     (4, 5.0, 'user')
@@ -753,9 +728,7 @@ class NIWPrior(Family):
     )
 
     def __post_init__(self):
-        """Concrete hyperparameters are checked (a pytree rebuilt from tracers is not):
-        ``cov`` must be a finite symmetric positive-definite ``[d, d]`` (``cov = -I`` gave
-        Σ = 0 and all-zero divergences), ``mu0`` finite, ``kappa0 > 0``, ``nu0 > d + 1``."""
+        """Check concrete hyperparameters (not a pytree rebuilt from tracers)."""
         if not isinstance(self.cov, (np.ndarray, list, tuple)):
             return
         mu0 = np.asarray(self.mu0, np.float64)
@@ -828,21 +801,13 @@ class NIWPrior(Family):
             The rule choosing ``"auto"`` strengths: the held-out recipe (exact-LOO density
             capped by the targets' novelty) or empirical Bayes.
 
-        Returns
-        -------
-        NIWPrior
-            The prior.
-
         Raises
         ------
         AnchorDivError
             An unknown rule, invalid strengths, or ``"auto"`` without targets.
         """
         d = np.shape(broad)[1]
-        if strengths not in STRENGTH_RULES:
-            raise AnchorDivError(
-                f"strengths: one of {', '.join(STRENGTH_RULES)}, got {strengths!r}"
-            )
+        check_choice("strengths", strengths, STRENGTH_RULES)
         mu0, cov = broad_moments(
             broad, reg=positive("reg", reg, allow_zero=True), prior=check_prior_mode(prior)
         )
@@ -859,46 +824,35 @@ class NIWPrior(Family):
                 f"target anchors (strengths={strengths!r}); pass targets= or "
                 f"give both strengths"
             )
-        if strengths == "held-out":
-            return cls.held_out(broad, targets, mu0, cov, auto, reg=reg, prior=prior)
-        eb = empirical_bayes_fit(mu0, cov, targets, kappa0=k0, nu0=n0)
-        chosen = "empirical Bayes (" + ", ".join(k for k, v in auto.items() if v) + ")"
-        return cls(mu0, cov, eb["kappa0"], eb["nu0"], prior, chosen, ", ".join(eb["at_bound"]))
-
-    @classmethod
-    def held_out(cls, broad, targets, mu0, cov, auto: dict, *, reg, prior) -> "NIWPrior":
-        """``from_anchors(..., strengths="held-out")``: both strengths from the recipe."""
+        if strengths == "evidence":
+            eb = empirical_bayes_fit(mu0, cov, targets, kappa0=k0, nu0=n0)
+            chosen = "empirical Bayes (" + ", ".join(k for k, v in auto.items() if v) + ")"
+            return cls(mu0, cov, eb["kappa0"], eb["nu0"], prior, chosen, ", ".join(eb["at_bound"]))
         if not all(auto.values()):
             raise AnchorDivError(
-                "strengths='held-out' chooses kappa0 and nu0 together; leave "
-                "both 'auto', give both numbers, or pass "
-                "strengths='evidence' to choose the other by empirical Bayes"
+                "strengths='held-out' chooses kappa0 and nu0 together; leave both 'auto', give "
+                "both numbers, or pass strengths='evidence' to choose the other by empirical Bayes"
             )
         moments = (mu0, cov) if prior == "broad" else None  # the control: the broad's
         g = gaussian_strengths(broad, targets, reg=reg, moments=moments)
-        return cls(
-            mu0, cov, g["kappa0"], g["nu0"], prior, f"held-out recipe ({g['chosen_by']})", ""
-        )
+        chosen = f"held-out recipe ({g['chosen_by']})"
+        return cls(mu0, cov, g["kappa0"], g["nu0"], prior, chosen, "")
 
     @property
-    def dim(self) -> int:
+    def dim(self) -> int:  # its own: the adapt path enters no protocol module (internals.md)
         return int(np.shape(self.mu0)[0])
 
     def niw(self) -> NIW:
         return NIW.from_scale(self.mu0, self.cov, self.kappa0, self.nu0)
 
-    def isotropic(self) -> "NIWPrior":
-        return dataclasses.replace(
-            self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"
-        )
+    isotropic = isotropic_cov
 
     def prior_kwargs(self) -> dict:
         return self.niw().model_kwargs()
 
     @classmethod
     def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:
-        """ψ₀'s Cholesky factor once per run (``psi0_tril``, unless given) and, for a delta
-        guide, ``map_jacobian=True`` (:func:`niw_model`)."""
+        """ψ₀'s Cholesky factor (``psi0_tril``) and, for a delta guide, ``map_jacobian``."""
         out = {"map_jacobian": True} if map_density else {}
         if "psi0" in kwargs and kwargs.get("psi0_tril") is None:
             out["psi0_tril"] = np.linalg.cholesky(np.asarray(kwargs["psi0"], np.float64))
@@ -908,8 +862,7 @@ class NIWPrior(Family):
         return self.niw().log_marginal(np.asarray(targets, np.float64))
 
     def chosen_on_targets(self) -> bool:
-        """Whether ``kappa0``/``nu0`` were chosen on the targets (``chosen_by`` is not
-        ``"user"``: the held-out recipe or empirical Bayes)."""
+        """Whether ``chosen_by`` is the held-out recipe or empirical Bayes."""
         return self.chosen_by.startswith(("empirical", "held-out"))
 
     def model_inputs(self, targets):
@@ -933,13 +886,11 @@ class NIWPrior(Family):
         return post, {**info, "model_kwargs": kwargs}, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NIW:
-        """The exact posterior under this prior raised to the power ``alpha``: the power-scaled
-        NIW (:meth:`NIW.power_scaled`) updated by the conjugate update."""
+        """:meth:`NIW.power_scaled`, then the conjugate update."""
         return self.niw().power_scaled(alpha).update(targets)
 
     def cov_logdet(self) -> float:
-        """log|C| of the prior covariance, from its Cholesky factor (computed once per cached
-        broad covariance, :func:`cov_cholesky`)."""
+        """log|C| from the cached Cholesky factor (:func:`cov_cholesky`)."""
         return 2.0 * float(np.log(np.diagonal(derived(cov_cholesky, self.cov))).sum())
 
     # ---- per kind -------------------------------------------------------------------------
@@ -961,15 +912,12 @@ class NIWPrior(Family):
 
     @classmethod
     def subspace_mode(cls, point, completion, r):
-
         return subspace_joint_mode(point, completion, r)
 
 
 def subspace_joint_mode(point: dict, completion, r: int) -> dict:
-    """The Gaussian subspace MAP ``{"mu": [r], "Sigma": [r, r]}`` rescaled from the subspace
-    model's mode to the r-block of the full joint mode: a delta guide on the subspace model
-    finds ``Σ₁₁ = Ψ₁₁/(νₙ − d + 2r + 2)``, the joint mode's block is ``Ψ₁₁/(νₙ + d + 2)`` — the
-    same matrix rescaled, which the lift completes to the exact joint mode ``Ψₙ/(νₙ + d + 2)``."""
+    """The subspace model's mode ``Σ₁₁ = Ψ₁₁/(νₙ − d + 2r + 2)`` rescaled to the r-block
+    ``Ψ₁₁/(νₙ + d + 2)`` of the full joint mode (which the lift completes)."""
     d, nu = completion.dim, completion.nu
     scale = (nu - d + 2 * r + 2) / (nu + d + 2)
     return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}

@@ -7,19 +7,16 @@ family shares with it (sites, options, ``from_anchors``, PPCA likelihood, lift, 
     post = prior.update(targets [n, d])                              # Bₙ = B₀ + c·S_T
 
 Site: ``U [d, k]`` (orthonormal frame), prior ``p(U) ∝ etr(Uᵀ B₀ U)``.  The PPCA likelihood
-``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` depends on U through ``c · tr(Uᵀ S_T U)``, ``c = ℓ/(2σ²(σ² + ℓ))``
-(S_T the target scatter; ℓ, σ² the broad PPCA fit at rank k, σ² floored at 1e-3 × the mean
-eigenvalue): conjugate, ``Bₙ = B₀ + c · S_T``, the MAP the top-k eigenvectors of Bₙ.  With the
-target weight ``β = n / (n₀ + n)``, ``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β``
-capped at ``n + n_broad`` (which tempers the likelihood; the explicit model takes the same
-weight); β = 0 is the broad subspace, β = 1 the target one.  ``prior="isotropic"`` replaces
-Cov(B) by ``tr(Cov(B))/d · I`` (its MAP is the target-only subspace; the spread still differs).
-The latent mean is ``(1 − β) mean(B) + β t̄``, not part of the Bingham posterior.
+``t_i ~ N(t̄, σ² I + ℓ U Uᵀ)`` (ℓ, σ² the broad PPCA fit at rank k) depends on U through
+``c · tr(Uᵀ S_T U)``, ``c = ℓ/(2σ²(σ² + ℓ))``: conjugate, ``Bₙ = B₀ + c · S_T``, the MAP the
+top-k eigenvectors of Bₙ.  With the target weight ``β = n / (n₀ + n)``,
+``Bₙ = c · m · [(1 − β) Cov(B) + β Cov(T)]``, ``m = n/β`` capped at ``n + n_broad`` (which
+tempers the likelihood).  ``prior="isotropic"`` replaces Cov(B) by ``tr(Cov(B))/d · I``.  The
+latent mean ``(1 − β) mean(B) + β t̄`` is not part of the Bingham posterior.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,15 +33,12 @@ from ...anchors.linalg import eigh_descending
 from ...errors import AnchorDivError, in_unit_interval, integer, positive
 from .. import statistics as recipe
 from ...threads import limited_blas
-from ..statistics import as_anchors, cached
+from ..statistics import as_anchors, broad_moments, cached, sandwich
 from ..distributions import MatrixBingham, bingham_chains, stiefel_site
-from ..protocol import Family, isotropic_like
-from ..registry import check_prior_mode
-from ..protocol import Hooks, principal_angles
+from ..protocol import Family, Hooks, principal_angles
+from ..registry import check_prior_mode, family
 from ..model import Likelihood
-from ..registry import family
-from ..statistics import broad_moments
-from ..statistics import sandwich
+from .gaussian import isotropic_cov
 
 #: default prior strength of the latent kinds, in pseudo-anchors (sets β = n / (n + n₀))
 PRIOR_ANCHORS = 10.0
@@ -103,9 +97,8 @@ class BinghamPosterior:
 
     def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
         """``{"U": [chains, n, d, k]}``: independent Gibbs chains, :data:`BURN_IN` sweeps each."""
-        return {
-            "U": bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
-        }
+        u = bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
+        return {"U": u}
 
     def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         """``{"U": [n, d, k]}``: two independent chains of ⌈n/2⌉ draws, concatenated."""
@@ -156,9 +149,7 @@ def ppca_logpdf(t, u, mean, signal, noise):
     d, k = u.shape[-2:]
     x = t - mean  # [n, d]
     proj = np.einsum("nd,sdk->snk", x, u)  # [S, n, k]
-    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * (proj * proj).sum(
-        -1
-    )
+    quad = (x * x).sum(-1)[None] / noise - signal / (noise * (noise + signal)) * (proj**2).sum(-1)
     logdet = d * np.log(noise) + k * np.log1p(signal / noise)
     return -0.5 * (quad + logdet + d * np.log(2 * np.pi))
 
@@ -216,9 +207,9 @@ def latent_options(
 
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
-    """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
-    (:func:`latent_options`; without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives ``beta=None`` (β = n/(n + s) at the
-    update); ``rank="variance"`` is None (95 % of the broad variance)."""
+    """``(rank, beta, prior_anchors)`` with each ``"auto"`` the recipe's (:func:`latent_options`;
+    without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives None
+    (β = n/(n + s) at the update), ``rank="variance"`` None (95 % of the broad variance)."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
         if isinstance(value, str) and value not in words:
@@ -227,11 +218,8 @@ def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, l
             )
     rank = None if rank == "variance" else rank
     strength_wanted = beta == "auto" and prior_anchors == "auto"
-    lat = (
-        latent_options(broad, targets)
-        if targets is not None and (rank == "auto" or strength_wanted)
-        else None
-    )
+    fit = targets is not None and (rank == "auto" or strength_wanted)
+    lat = latent_options(broad, targets) if fit else None
     if rank == "auto":
         rank = max(low, lat["rank"] if lat else recipe_rank(broad, None, novelty=1.0))
     if prior_anchors == "auto":
@@ -266,10 +254,8 @@ class PPCALikelihood(Likelihood):
 
     def log_density(self, draws, targets):
         """Leave-one-out-correct ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]`` of the mean-marginalised
-        likelihood (a flat prior on the PPCA mean): the fit's own targets (same count and mean
-        as ``fixed``) ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors ``N(t | t̄, C·(n+1)/n)`` with
-        ``C = σ² I + ℓ U Uᵀ`` — ``p(T | U)/p(T₋ᵢ | U)``, so PSIS-LOO on them estimates the
-        refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari 2021)."""
+        likelihood: the fit's own targets ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors
+        ``N(t | t̄, C·(n+1)/n)`` (``C = σ² I + ℓ U Uᵀ``), so that PSIS-LOO estimates refits."""
         fixed = self.fixed
         missing = [
             k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
@@ -329,14 +315,8 @@ class PPCALikelihood(Likelihood):
 
     def prior_draw(self, rng):
         """One Gibbs chain burnt in for :data:`PRIOR_BURN_IN` sweeps (an exact draw for SBC)."""
-        u = bingham_chains(
-            self.prior_parameter(),
-            int(self.kwargs["rank"]),
-            1,
-            rng,
-            chains=1,
-            burn_in=PRIOR_BURN_IN,
-        )
+        rank = int(self.kwargs["rank"])
+        u = bingham_chains(self.prior_parameter(), rank, 1, rng, chains=1, burn_in=PRIOR_BURN_IN)
         return {"U": u[0, 0]}
 
 
@@ -488,12 +468,8 @@ class LatentFamily(Family):
         beta = self.target_beta(len(t))
         post, extra, fixed = self.posterior(t, beta)
         alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
-        ppca = {
-            "ppca_mean": t.mean(0),
-            "ppca_count": np.asarray(len(t)),
-            "ppca_signal": np.asarray(self.signal),
-            "ppca_noise": np.asarray(self.noise),
-        }
+        ppca = {"ppca_mean": t.mean(0), "ppca_count": np.asarray(len(t))}
+        ppca.update(ppca_signal=np.asarray(self.signal), ppca_noise=np.asarray(self.noise))
         return post, {"rank": self.rank, "beta": beta, **alone, **extra}, {**fixed, **ppca}
 
     def model_inputs(self, targets):
@@ -522,6 +498,12 @@ class LatentFamily(Family):
             "ppca_signal": np.asarray(self.signal),
             "ppca_noise": np.asarray(self.noise),
         }
+
+
+def bingham_kwargs(*values) -> dict:
+    """:func:`latent_gaussian_model`'s keywords from their values, in its order."""
+    names = ("prior_parameter", "mean", "signal", "noise", "rank", "target_weight")
+    return dict(zip(names, values))
 
 
 def ppca_fit(broad: np.ndarray, rank: int) -> tuple[float, float, float]:
@@ -607,11 +589,6 @@ class BinghamPrior(LatentFamily):
             ``n/(n + prior_anchors)``).
         prior : {"broad", "isotropic"}, default "broad"
             The broad covariance or the isotropic control.
-
-        Returns
-        -------
-        BinghamPrior
-            The prior.
         """
         return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=1)
 
@@ -621,14 +598,7 @@ class BinghamPrior(LatentFamily):
         c, signal, noise = ppca_fit(broad, rank)
         return cls(mu_b, cov_b, signal, noise, c, len(broad), rank, beta, prior_anchors, prior)
 
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.mean)[0])
-
-    def isotropic(self) -> "BinghamPrior":
-        return dataclasses.replace(
-            self, cov=isotropic_like(np.asarray(self.cov)), prior="isotropic"
-        )
+    isotropic = isotropic_cov
 
     def posterior(self, targets, beta):
         c, signal, noise = self.ppca()
@@ -642,27 +612,13 @@ class BinghamPrior(LatentFamily):
         post = BinghamPosterior(
             prior_b + c * weight * scat, self.rank, (1 - beta) * np.asarray(self.mean) + beta * tbar
         )
-        kwargs = {
-            "prior_parameter": prior_b,
-            "mean": tbar,
-            "signal": signal,
-            "noise": noise,
-            "rank": self.rank,
-            "target_weight": weight,
-        }
+        kwargs = bingham_kwargs(prior_b, tbar, signal, noise, self.rank, weight)
         info = {"model_kwargs": kwargs, "pseudo_count": m, "likelihood_scale": c}
         return post, info, {"mean": post.location}
 
     def prior_kwargs(self) -> dict:
         b0 = float(self.scale) * self.default_weight() * np.asarray(self.cov)
-        return {
-            "prior_parameter": b0,
-            "mean": np.asarray(self.mean),
-            "signal": self.signal,
-            "noise": self.noise,
-            "rank": self.rank,
-            "target_weight": 1.0,
-        }
+        return bingham_kwargs(b0, np.asarray(self.mean), self.signal, self.noise, self.rank, 1.0)
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

@@ -12,15 +12,10 @@ the targets' weight (0: the broad subspace, 1: the target subspace); the summary
 eigenvectors of Bₙ.  "Posterior-like": Bₙ is not a Bayes posterior of a likelihood; κ sets the
 draws' spread.  ``prior="isotropic"`` replaces U₀U₀ᵀ by ``(k/d) I``.
 
-Default κ.  Under the latent Gaussian kind's PPCA likelihood the posterior is
-``MB(c·m·[(1 − β) Cov(B) + β Cov(T)])`` (:mod:`.latent_gaussian`); on the rank-k PPCA fit
-``Cov(B) = σ² I + ℓ U₀U₀ᵀ``, and a multiple of I does not change a Bingham law on the Stiefel
-manifold, so the broad term is ``κ (1 − β) U₀U₀ᵀ`` with ``κ = c·m·ℓ = m ℓ²/(2σ²(σ² + ℓ))``: the
-pseudo-count times one anchor's information about the subspace (κ = n₀ + n, one unit per
-anchor, gave draws no closer to the mode than uniform subspaces at d = 128).  The target term
-κβĈ_T = c·S_T·nkℓ/tr S_T is not the Bayes c·S_T, so the draws are labelled approximate: 90 %
-intervals covered 85 % in SBC at d = 4, n = 8 (too narrow there, too wide at d = 384 on text
-spectra; ``PosteriorBinghamPrior.hooks.exact_calibration``, docs/guides/model-criticism.md).
+Default κ = c·m·ℓ = m ℓ²/(2σ²(σ² + ℓ)): the broad term of the latent Gaussian kind's posterior
+``MB(c·m·[(1 − β) Cov(B) + β Cov(T)])`` on the rank-k PPCA fit ``Cov(B) = σ² I + ℓ U₀U₀ᵀ``.  The
+target term κβĈ_T is not the Bayes c·S_T, so the draws are labelled approximate
+(``PosteriorBinghamPrior.hooks.exact_calibration``, docs/guides/model-criticism.md).
 """
 
 from __future__ import annotations
@@ -35,12 +30,10 @@ import numpyro
 from ...anchors import LatentSpherical
 from ...anchors.latent import principal_subspace
 from ...errors import positive, AnchorDivError
-from ..statistics import cached
+from ..statistics import cached, sandwich
 from ..distributions import MatrixBingham, stiefel_site
-from ..registry import check_prior_mode
+from ..registry import check_prior_mode, family
 from ..protocol import Hooks
-from ..registry import family
-from ..statistics import sandwich
 from .latent_gaussian import (
     PRIOR_ANCHORS,
     BinghamPosterior,
@@ -53,8 +46,7 @@ from .latent_gaussian import (
 
 
 def normalised_covariance(targets, rank: int):
-    """Target covariance scaled to trace k ``[d, d]`` (zero if all targets coincide; numpy or
-    JAX)."""
+    """Target covariance scaled to trace k ``[d, d]`` (0 if the targets coincide; numpy or JAX)."""
     xp = jnp if isinstance(targets, jnp.ndarray) else np
     c = targets - targets.mean(0)
     cov = c.T @ c / targets.shape[0]
@@ -103,8 +95,7 @@ def latent_spherical_update(
 
 
 class PosteriorBinghamLikelihood(PPCALikelihood):
-    """:class:`~.latent_gaussian.PPCALikelihood` scoring the draws of the posterior-like
-    Bingham model :func:`latent_spherical_model`, whose log joint and prior are closed form."""
+    """:class:`~.latent_gaussian.PPCALikelihood` of :func:`latent_spherical_model` (closed form)."""
 
     def log_joint(self, targets, draws):
         kw = self.kwargs
@@ -208,11 +199,6 @@ class PosteriorBinghamPrior(LatentFamily):
             Radius of the anchor model.
         prior : {"broad", "isotropic"}, default "broad"
             The broad projector or the isotropic control.
-
-        Returns
-        -------
-        PosteriorBinghamPrior
-            The prior.
         """
         kappa = None if concentration is None else positive("concentration", concentration)
         own = {"concentration": kappa, "radius": positive("radius", radius)}
@@ -220,17 +206,10 @@ class PosteriorBinghamPrior(LatentFamily):
 
     @classmethod
     def build(cls, broad, rank, beta, prior_anchors, prior, concentration=None, radius=1.0):
-        p0 = broad_projector(broad, rank, prior)
-        c, signal, noise = ppca_fit(broad, rank)
+        p0, (c, signal, noise) = broad_projector(broad, rank, prior), ppca_fit(broad, rank)
         mean = np.asarray(broad, np.float64).mean(0)
-        n = len(broad)
-        return cls(
-            p0, signal, noise, c, n, rank, beta, prior_anchors, concentration, radius, prior, mean
-        )
-
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.projector)[0])
+        own = (concentration, radius, prior, mean)
+        return cls(p0, signal, noise, c, len(broad), rank, beta, prior_anchors, *own)
 
     def isotropic(self) -> "PosteriorBinghamPrior":
         d = self.dim
@@ -261,12 +240,8 @@ class PosteriorBinghamPrior(LatentFamily):
                 "defined at the default concentration"
             )
         kappa = float(self.scale) * float(self.signal) * self.default_weight()
-        return {
-            "broad_projector": np.asarray(self.projector),
-            "beta": 0.0,
-            "rank": self.rank,
-            "concentration": kappa,
-        }
+        p0 = np.asarray(self.projector)
+        return {"broad_projector": p0, "beta": 0.0, "rank": self.rank, "concentration": kappa}
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

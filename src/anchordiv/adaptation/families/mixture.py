@@ -7,26 +7,14 @@ prior object :class:`DirichletNIWPrior`.
     post = prior.update(targets [n, d])
 
 Sites: ``weights [K]``, ``means [K, d]``, ``covs [K, d, d]`` (PD).  ``em_seed`` seeds the broad
-EM fit (:func:`anchordiv.anchors.mixture.em`: π⁰, μ⁰_k, Σ⁰_k), not a sampler.  Prior:
-``π ~ Dir(1 + α₀ π⁰)`` and, per component, ``Σ_k ~ IW(ν₀, (ν₀ − d − 1) Σ⁰_k)``,
-``μ_k | Σ_k ~ N(μ⁰_k, Σ_k/κ₀)``: α₀ pseudo-anchors for the weights in total, κ₀ and ν₀ − d − 1
-per component.  The added uniform pseudo-count makes the prior mode exactly π⁰, so a broad
-component with ``α₀π⁰_k < 1`` keeps its weight in the MAP when no target lands near it (with
-``α₀π⁰`` alone it silently vanished); the cost is one pseudo-anchor per component in the
-posterior mean weights, O(K/n).
-
-MAP-EM: E-step responsibilities, M-step the soft-count conjugate updates then the modes
-(``π_k ∝ max(α_k − 1, 0)`` floored at 1e-12, ``μ_k = μₙ``, ``Σ_k = Ψₙ/(νₙ + d + 2)``); with one
-component the NIW joint mode.  The "mean" summary is the posterior mean given the final
-responsibilities.  ``prior="isotropic"`` replaces every Σ⁰_k by ``tr(Σ⁰_k)/d · I``.
-
-Exact draws carry the assignment uncertainty (the conjugate posterior given the EM
-responsibilities is too narrow on overlapping components: SBC χ² p ≈ 4e-7, 90 % coverage
-0.82): Gibbs over (w, μ_k, Σ_k, z) — ``θ | z`` the Dirichlet and per-component NIW update of
-the hard assignments, one exact draw; ``z | θ`` each target's component from
-``p(z_i = k) ∝ w_k N(t_i | μ_k, Σ_k)``.  Chains start at the MAP-EM assignments, run
-:data:`GIBBS_BURN_IN` sweeps and keep every :data:`THIN`-th; O(K d³) per sweep.  The
-informative broad prior anchors the labels (check R-hat over :func:`posterior_chains`).
+EM fit (π⁰, μ⁰_k, Σ⁰_k).  Prior: ``π ~ Dir(1 + α₀ π⁰)`` (its mode is exactly π⁰, so a broad
+component keeps its weight in the MAP when no target lands near it) and, per component,
+``Σ_k ~ IW(ν₀, (ν₀ − d − 1) Σ⁰_k)``, ``μ_k | Σ_k ~ N(μ⁰_k, Σ_k/κ₀)``.  MAP-EM: E-step
+responsibilities, M-step the soft-count conjugate updates then the modes; "mean" is the
+posterior mean given the final responsibilities.  ``prior="isotropic"``: every Σ⁰_k becomes
+``tr(Σ⁰_k)/d · I``.  Exact draws carry the assignment uncertainty: Gibbs chains over
+(w, μ_k, Σ_k, z) from the MAP-EM assignments, :data:`GIBBS_BURN_IN` sweeps, every
+:data:`THIN`-th kept, O(K d³) per sweep.
 """
 
 from __future__ import annotations
@@ -100,14 +88,8 @@ class DirichletNIW:
     ----------
     alpha : numpy.ndarray, shape [K]
         Dirichlet concentration.
-    mu : numpy.ndarray, shape [K, d]
-        Per-component NIW means.
-    kappa : numpy.ndarray, shape [K]
-        Per-component κ.
-    nu : numpy.ndarray, shape [K]
-        Per-component ν.
-    psi : numpy.ndarray, shape [K, d, d]
-        Per-component Ψ.
+    mu, kappa, nu, psi : numpy.ndarray, shapes [K, d], [K], [K], [K, d, d]
+        Per-component NIW means, κ, ν and Ψ.
     """
 
     alpha: np.ndarray
@@ -290,16 +272,14 @@ class MixtureLikelihood(Likelihood):
 
     def log_density(self, draws, targets):
         t = np.asarray(targets, np.float64)
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        w, means, covs = (np.asarray(draws[s], np.float64) for s in ("weights", "means", "covs"))
         comp = np.stack(
             [gaussian_logpdf(t, means[:, j], covs[:, j]) for j in range(w.shape[1])], -1
         )  # [S, n, K]
         return scipy.special.logsumexp(comp + np.log(w)[:, None, :], axis=-1)
 
     def sample(self, draws, n, rng):
-        w = np.asarray(draws["weights"], np.float64)
-        means, covs = np.asarray(draws["means"], np.float64), np.asarray(draws["covs"], np.float64)
+        w, means, covs = (np.asarray(draws[s], np.float64) for s in ("weights", "means", "covs"))
         lab = np.stack([rng.choice(w.shape[1], size=n, p=wi / wi.sum()) for wi in w])  # [S, n]
         idx = np.arange(len(w))[:, None]
         z = rng.normal(size=(len(w), n, means.shape[-1]))
@@ -315,19 +295,8 @@ class MixtureLikelihood(Likelihood):
             - scipy.special.gammaln(alpha).sum()
             + ((alpha - 1) * np.log(w)).sum(-1)
         )
-        comps = sum(
-            log_niw(
-                d["means"][:, j],
-                d["covs"][:, j],
-                {
-                    "mu0": kw["means0"][j],
-                    "kappa0": kw["kappa0"],
-                    "nu0": kw["nu0"],
-                    "psi0": kw["psi0"][j],
-                },
-            )
-            for j in range(w.shape[1])
-        )
+        niw = [{**kw, "mu0": m, "psi0": p} for m, p in zip(kw["means0"], kw["psi0"])]
+        comps = sum(log_niw(d["means"][:, j], d["covs"][:, j], niw[j]) for j in range(w.shape[1]))
         return log_dir + comps + self.log_density(d, targets).sum(-1)
 
     def exact_prior(self):
@@ -405,12 +374,8 @@ class DirichletNIWPrior(Family):
     ----------
     alpha : numpy.ndarray, shape [K]
         Dirichlet parameters (= 1 + α₀π⁰).
-    mu : numpy.ndarray, shape [K, d]
-        Per-component NIW means.
-    kappa, nu : numpy.ndarray, shape [K]
-        Per-component NIW strengths.
-    psi : numpy.ndarray, shape [K, d, d]
-        Per-component NIW scale matrices.
+    mu, kappa, nu, psi : numpy.ndarray, shapes [K, d], [K], [K], [K, d, d]
+        Per-component NIW means, strengths and scale matrices.
     alpha0, kappa0, nu0, em_seed, reg, max_iter
         The options it was built with (:meth:`from_anchors`).
     prior, origin : str
@@ -501,11 +466,6 @@ class DirichletNIWPrior(Family):
             MAP-EM iterations of the update.
         prior : {"broad", "isotropic"}, default "broad"
             The broad components or the isotropic control.
-
-        Returns
-        -------
-        DirichletNIWPrior
-            The prior.
         """
         broad = np.asarray(broad)
         k = integer("components", components, low=1)
@@ -596,11 +556,8 @@ class DirichletNIWPrior(Family):
 
     @classmethod
     def project_mean(cls, mean, u):
-        return {
-            "weights": mean["weights"],
-            "means": mean["means"] @ u,
-            "covs": np.swapaxes(u, 0, 1) @ mean["covs"] @ u,
-        }
+        covs = np.swapaxes(u, 0, 1) @ mean["covs"] @ u
+        return {"weights": mean["weights"], "means": mean["means"] @ u, "covs": covs}
 
 
 __all__ = [

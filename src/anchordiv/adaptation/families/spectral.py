@@ -7,27 +7,14 @@ NumPyro model, the prior law :class:`SpectralLaw`, O(n·d·k) densities and the 
     post = ad.infer(prior, targets [n, d], ad.SVI(guide="normal"))    # or ad.NUTS(...)
     post.point("mean")         # E[μ], E[Σ] = V_k diag(E[v]) V_kᵀ + E[σ²](I − V_k V_kᵀ)
 
-The model, in the broad eigenbasis ``Cov(B) = V Λ Vᵀ`` with ``V_k [d, k]`` its k leading columns::
+The model (docs/guides/spectral-prior.md), in the broad eigenbasis ``Cov(B) = V Λ Vᵀ``::
 
     Σ = V_k diag(v) V_kᵀ + σ² (I − V_k V_kᵀ),   v_j = λ_j s_j²,   s_j = g · ℓ_j
     μ | Σ ~ N(μ_B, Σ/κ₀),   t_i ~ N(μ, Σ)
 
-with global–local shrinkage of the scales: ``"horseshoe"`` (g ~ HalfCauchy(global_scale),
-ℓ_j ~ HalfCauchy(1)) or ``"gamma"`` (g², ℓ_j² ~ Gamma(a, a), a = ``gamma_shape``); the residual
-variance ``σ² = σ²_B h²`` (σ²_B the mean discarded broad eigenvalue, h free under the local law
-with ``noise="free"``, else 1).  The broad prior supplies the directions, the targets decide how
-much each matters.  No closed-form update: NUTS (≈ 1 s per fit at d = 384 once compiled,
-benchmarks/bench_spectral.py) or SVI (judge it by its ELBO trace: the convergence check is
-conservative here).  Sites: ``mu [d]``, ``variances`` v ``[k]``, ``noise`` σ², the scales
-``global_scale``, ``local_scales [k]``, ``noise_scale``; the directions are the posterior's
-``fixed["directions"]``.  ``"mean"`` averages μ, v and σ² over the draws (exactly E[μ], E[Σ]);
-``"map"`` is the draw of highest density of (μ, g, ℓ, h), or a delta guide's joint mode.
-
-Everything is O(n·d·k): ``log|Σ| = Σ log v_j + (d − k) log σ²``,
-``xᵀΣ⁻¹x = Σ_j (V_kᵀx)_j²/v_j + (‖x‖² − ‖V_kᵀx‖²)/σ²``, ``Σ^{1/2} = V_k diag(√v) V_kᵀ +
-σ (I − V_k V_kᵀ)``.  The explicit model integrates μ out of the likelihood and draws it from its
-exact conditional ``N(μₙ, Σ/κₙ)`` non-centred, so NUTS and SVI move in (log g, log ℓ, log h, z)
-with z standard normal and independent of the scales a posteriori: no funnel.
+with ``"horseshoe"`` or ``"gamma"`` shrinkage of the scales and ``σ² = σ²_B h²``.  No closed-form
+update: NUTS or SVI, O(n·d·k) per step.  The directions are the posterior's
+``fixed["directions"]``.
 """
 
 from __future__ import annotations
@@ -50,25 +37,18 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
-from ...errors import AnchorDivError, integer, positive
+from ...errors import integer, positive
 from ..statistics import cached
-from ..protocol import Family
-from ..registry import check_prior_mode
-from ..protocol import SMALL_D, Hooks, unit_vector
+from ..protocol import SMALL_D, Family, Hooks, unit_vector
+from ..registry import check_prior_mode, family
 from ..methods import NUTS
 from ..model import Likelihood
-from ..registry import family
 from .diagonal import mean_quantities
+from .gaussian import check_choice
 from .latent_gaussian import ppca_noise
 
 #: shrinkage hierarchies of the scales
 SHRINKAGE = ("horseshoe", "gamma")
-
-
-def check_choice(name: str, value, choices: tuple, why: str = "") -> None:
-    """Refuse a ``value`` of option ``name`` not among ``choices``."""
-    if value not in choices:
-        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
 
 
 def scale_law(shrinkage: str, scale, shape):
@@ -215,12 +195,10 @@ class MarginalTargets(dist.Distribution):
     def log_prob(self, value):
         """``value [..., n, d] -> [...]``: batched like every NumPyro distribution (its own
         ``sample(key, (S,))`` draws included)."""
+        args = (self.mu0, self.directions, self.v, self.s2, self.kappa0)
         if value.ndim == 2:
-            return marginal_loglik(value, self.mu0, self.directions, self.v, self.s2, self.kappa0)
-        flat = value.reshape((-1,) + value.shape[-2:])
-        out = jax.vmap(
-            lambda t: marginal_loglik(t, self.mu0, self.directions, self.v, self.s2, self.kappa0)
-        )(flat)
+            return marginal_loglik(value, *args)
+        out = jax.vmap(lambda t: marginal_loglik(t, *args))(value.reshape((-1,) + value.shape[-2:]))
         return out.reshape(value.shape[:-2])
 
 
@@ -320,14 +298,7 @@ class SpectralLaw:
         s2 = self.noise0 * h * h
         z = rng.normal(size=(n, d))
         mu = self.mu0 + sqrt_apply(self.directions, v, s2, z, np) / np.sqrt(self.kappa0)
-        return {
-            "global_scale": g,
-            "local_scales": ell,
-            "noise_scale": h,
-            "variances": v,
-            "noise": s2,
-            "mu": mu,
-        }
+        return dict(global_scale=g, local_scales=ell, noise_scale=h, variances=v, noise=s2, mu=mu)
 
     def log_prior(self, draws: dict) -> np.ndarray:
         """``log p(g, ℓ, h, μ)`` ``[S]`` (float64; h only when free)."""
@@ -347,18 +318,13 @@ class SpectralLaw:
     def from_kwargs(cls, kw: dict) -> "SpectralLaw":
         """From :func:`spectral_model`'s keyword arguments (float64 copies)."""
         check_choice("shrinkage", kw.get("shrinkage", "horseshoe"), SHRINKAGE)
-        arr = lambda k: np.asarray(kw[k], np.float64)  # noqa: E731
-        return cls(
-            arr("mu0"),
-            arr("directions"),
-            arr("eigenvalues"),
-            float(kw["noise0"]),
-            float(kw["kappa0"]),
-            str(kw.get("shrinkage", "horseshoe")),
-            float(kw.get("global_scale", 1.0)),
-            float(kw.get("gamma_shape", 2.0)),
-            bool(kw.get("free_noise", True)),
+        mu0, vec, lam = (
+            np.asarray(kw[k], np.float64) for k in ("mu0", "directions", "eigenvalues")
         )
+        noise0, kappa0 = float(kw["noise0"]), float(kw["kappa0"])
+        shrinkage, scale = str(kw.get("shrinkage", "horseshoe")), float(kw.get("global_scale", 1.0))
+        shape, free = float(kw.get("gamma_shape", 2.0)), bool(kw.get("free_noise", True))
+        return cls(mu0, vec, lam, noise0, kappa0, shrinkage, scale, shape, free)
 
 
 def variances(law: SpectralLaw, draws: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -422,32 +388,20 @@ class SpectralLikelihood(Likelihood):
     @classmethod
     def site_shapes(cls, d, shapes):
         k = tuple(shapes.get("local_scales", (0,)))[-1:] or (0,)
-        return {
-            "mu": (d,),
-            "variances": k,
-            "noise": (),
-            "global_scale": (),
-            "local_scales": k,
-            "noise_scale": (),
-        }
+        out = {"mu": (d,), "variances": k, "noise": (), "global_scale": ()}
+        return {**out, "local_scales": k, "noise_scale": ()}
 
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Mean cosine and norm, covariance trace, the scales and variances, and each direction's
-    scale relative to the point summary's; ``mu`` at d ≤ 8."""
+    """Mean cosine and norm, trace, scales, variances and scales relative to the point's; μ at
+    d ≤ 8."""
     d = s["mu"].shape[-1]
     k = s["variances"].shape[-1]
     trace = s["variances"].sum(-1) + (d - k) * s["noise"]
-    out = {
-        **mean_quantities(s, ref),
-        "cov_trace": trace,
-        "noise": s["noise"],
-        "global_scale": s["global_scale"],
-        "local_scales": s["local_scales"],
-        "variances": s["variances"],
-        "relative_scales": np.sqrt(s["variances"] / np.asarray(ref["variances"])),
-    }
+    own = {k: s[k] for k in ("noise", "global_scale", "local_scales", "variances")}
+    out = {**mean_quantities(s, ref), "cov_trace": trace, **own}
+    out["relative_scales"] = np.sqrt(s["variances"] / np.asarray(ref["variances"]))
     if d <= SMALL_D:
         out["mu"] = s["mu"]
     return out
@@ -578,11 +532,6 @@ class SpectralPrior(Family):
             Relative ridge of the broad covariance.
         prior : {"broad", "isotropic"}, default "broad"
             The broad spectrum or the isotropic control.
-
-        Returns
-        -------
-        SpectralPrior
-            The prior.
         """
         b = np.asarray(broad)
         d = b.shape[1]
@@ -592,22 +541,10 @@ class SpectralPrior(Family):
         mu, cov = cached(moments, b, positive("reg", reg, allow_zero=True))
         rank = min(rank, max(1, numerical_rank(cov)))
         vec, lam, s2 = broad_spectrum(cov, rank)
-        out = cls(
-            np.asarray(mu, np.float64),
-            vec,
-            lam,
-            s2,
-            positive("kappa0", kappa0),
-            shrinkage,
-            positive("global_scale", global_scale),
-            positive("gamma_shape", gamma_shape),
-            noise,
-        )
+        k0, g = positive("kappa0", kappa0), positive("global_scale", global_scale)
+        a = positive("gamma_shape", gamma_shape)
+        out = cls(np.asarray(mu, np.float64), vec, lam, s2, k0, shrinkage, g, a, noise)
         return out.isotropic() if check_prior_mode(prior) == "isotropic" else out
-
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.mu0)[0])
 
     @property
     def rank(self) -> int:
@@ -640,14 +577,9 @@ class SpectralPrior(Family):
         return {"map_jacobian": True} if map_density else {}
 
     def model_inputs(self, targets):
-        """No conjugate update: the model's hyperparameters, the prior's choices and the
-        directions every draw shares."""
-        info = {
-            "kappa0": float(self.kappa0),
-            "rank": self.rank,
-            "shrinkage": self.shrinkage,
-            "noise": self.noise,
-        }
+        """No conjugate update: the hyperparameters, the choices, the shared directions."""
+        info = {"kappa0": float(self.kappa0), "rank": self.rank}
+        info.update(shrinkage=self.shrinkage, noise=self.noise)
         return self.prior_kwargs(), info, self.predictive_fixed()
 
     def predictive_fixed(self) -> dict:

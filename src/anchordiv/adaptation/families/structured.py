@@ -7,23 +7,13 @@ built from the broad anchors — readable models to copy and change, and the fam
     post = ad.adapt("gaussian", broad, targets, tau=20.0, method="svi", guide="lowrank",
                     model=factor_model, model_kwargs=factor_prior(rank=16))  # a custom model
 
-A structured prior holds the broad mean and (ridged) covariance; its model's hyperparameters
-are built from them (from the projected moments under ``subspace=r``; a ``model_kwargs``
-builder is called with the — projected — broad anchors), so its isotropic control is the same
-structure on the isotropic covariance of the same trace.  No closed-form update: NUTS or SVI
-(sites ``mu``, ``Sigma`` and the model's own).  Outside a subspace the lift uses the exact
-conditionals of its *base* NIW posterior (:meth:`StructuredPrior.base`).  Both models are
-non-centred (every latent site standard normal, or the LKJ Cholesky factor): SVI starts from
-the prior median without float32 trouble at d = 384.
-
-* :func:`factor_model` — ``Σ = W Wᵀ + diag(ψ)``, ``W = W₀ + s_W · Z`` with ``W₀ = U_r
-  diag(√(λ − σ²))`` the broad PPCA fit at rank r, ``ψ = ψ₀ · exp(s_ψ · ε)`` with ψ₀ the broad
-  residual variances; ``LowRankMultivariateNormal`` likelihood, O(n d r²) per step.
-* :func:`lkj_model` — ``Σ = diag(σ) Ω diag(σ)``, ``Ω ~ LKJ(η)`` (Cholesky), ``σ = σ₀ · exp(s_σ
-  · ε)`` with σ₀ the broad standard deviations: the prior knows scales, not directions.
-
-Units: ``prior_anchors`` is how many anchors the broad estimate of each hyperparameter is worth
-(it sets the spreads ``s``), ``kappa0`` how many the broad mean is worth.
+A structured prior holds the broad mean and (ridged) covariance and builds its model's
+hyperparameters from them (from the projected moments under ``subspace=r``), so its isotropic
+control is the same structure on the isotropic covariance.  No closed-form update: NUTS or SVI;
+outside a subspace the lift uses the exact conditionals of its base NIW posterior
+(:meth:`StructuredPrior.base`).  Both models are non-centred.  Units: ``prior_anchors`` is how
+many anchors the broad estimate of each hyperparameter is worth (it sets the spreads),
+``kappa0`` how many the broad mean is worth.
 """
 
 from __future__ import annotations
@@ -46,11 +36,10 @@ from .gaussian import (
     NIW,
     GaussianLikelihood,
     NIWPrior,
-    gaussian_model,
     gaussian_prior_scale,
     gaussian_quantities,
     gaussian_sbc_quantities,
-    lift_gaussian,
+    isotropic_cov,
 )
 
 
@@ -258,14 +247,7 @@ class StructuredPrior(Family):
         """:meth:`LKJPrior.from_anchors`."""
         return LKJPrior.from_anchors(broad, **options)
 
-    @property
-    def dim(self) -> int:
-        return int(np.shape(self.mu0)[0])
-
-    def isotropic(self):
-        """The same structure built on the isotropic covariance of the same trace."""
-        cov = isotropic_like(np.asarray(self.cov))
-        return dataclasses.replace(self, cov=cov, prior="isotropic")
+    isotropic = isotropic_cov
 
     def base(self) -> NIWPrior:
         """The NIW prior on the same broad moments (ν₀ = d + 1 + κ₀ unless given)."""
@@ -282,16 +264,10 @@ class StructuredPrior(Family):
         mu0, cov = self.mu0 @ u, sandwich(u, self.cov)
         return dataclasses.replace(self, mu0=mu0, cov=cov).prior_kwargs()
 
-    @classmethod
-    def lift(cls, ps, completion, basis, r, *, which="mean", rng=None):
-        return lift_gaussian(ps, completion, basis, r, which, rng)
+    lift = NIWPrior.lift
+    to_model = NIWPrior.to_model
 
-    @classmethod
-    def to_model(cls, p, tau, dtype, fixed):
-        return gaussian_model(p, tau, dtype)
-
-    #: the model's hyperparameters from the broad moments and the structure's own option, the
-    #: field named ``option`` (:func:`factor_kwargs`: ``rank``; :func:`lkj_kwargs`: ``concentration``)
+    #: the model's hyperparameters from the broad moments and the structure's field ``option``
     build: ClassVar[Callable[..., dict]]
     option: ClassVar[str]
 
@@ -372,11 +348,6 @@ class FactorPrior(StructuredPrior):
             The number of factors (< d).
         prior_anchors, kappa0, nu0, prior
             As :class:`StructuredPrior` (``prior_anchors``: of the loadings and noise).
-
-        Returns
-        -------
-        FactorPrior
-            The prior.
         """
         r, d = integer("rank", rank, low=1), np.shape(broad)[-1]
         if r >= d:
@@ -438,11 +409,6 @@ class LKJPrior(StructuredPrior):
             The LKJ η (> 0; 1 is uniform over correlation matrices).
         prior_anchors, kappa0, nu0, prior
             As :class:`StructuredPrior` (``prior_anchors``: of the scales).
-
-        Returns
-        -------
-        LKJPrior
-            The prior.
         """
         eta = positive("concentration", concentration)
         return cls.make(
