@@ -284,12 +284,6 @@ def budgets_for(n_target: int, budgets=None) -> list[int]:
     return out + [n_target]
 
 
-def _entry_points() -> dict:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
-
-
 def _as_curve_model(name: str, obj) -> CurveModel:
     if isinstance(obj, CurveModel):
         check_factory(name, obj.factory)
@@ -314,7 +308,9 @@ def resolve_model(spec: str) -> dict[str, CurveModel]:
         if factory is None:
             raise AnchorDivError(f"model {spec!r}: module {module!r} has no {attr!r}")
         return {name or attr: _as_curve_model(name or attr, factory)}
-    plugins = _entry_points()
+    from importlib.metadata import entry_points
+
+    plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
     if target in plugins:
         return {name or target: _as_curve_model(name or target, plugins[target].load())}
     if "." in target or _importable(target):
@@ -805,7 +801,8 @@ def adaptation_curve(
     _failed_everywhere(results, list(resolved), warned)
     valid = np.isfinite(prevalence)
     per_query = {
-        k: np.stack([_as_values(v, len(prevalence)) for v in vs]) for k, vs in results.items()
+        k: np.stack([np.full(len(prevalence), np.nan) if isinstance(v, str) else v for v in vs])
+        for k, vs in results.items()
     }
     mean_prevalence = float(np.nanmean(prevalence[valid]))
     return Curve(resolved, grid, per_query, rows, mean_prevalence, level, n_boot, seed)
@@ -833,10 +830,6 @@ def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, 
         ]
         wait(futures, progress=progress is not False, desc="curve")
         return cl.gather(futures)
-
-
-def _as_values(value, n: int) -> np.ndarray:
-    return np.full(n, np.nan) if isinstance(value, str) else value
 
 
 def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:

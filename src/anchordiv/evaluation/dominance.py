@@ -52,10 +52,6 @@ def lacks(control: str | None, target: str | None) -> list[str]:
     return [k for k, v in (("control", control), ("target-only", target)) if v is None]
 
 
-def _mean(curve, name: str, budget: int) -> float:
-    return float(np.nan_to_num(curve.cell(name, budget)[0], nan=-np.inf))
-
-
 def dominance_rows(
     curve, names: Mapping[str, tuple[str | None, str | None]], *, baseline: str = BASELINE
 ) -> list[dict]:
@@ -78,7 +74,8 @@ def dominance_rows(
         others = [o for o in (target, control) if o is not None]
         missing = lacks(control, target) + ([] if base else [baseline])
         for b in curve.budgets:
-            best = max(others, key=lambda o: _mean(curve, o, b)) if others else None
+            mean = lambda o: float(np.nan_to_num(curve.cell(o, b)[0], nan=-np.inf))  # noqa: E731
+            best = max(others, key=mean) if others else None
             d, c = contrast(post, best, b), contrast(post, base, b)
             parts = (("", "difference"), ("_low", "low"), ("_high", "high"))
             rows.append(

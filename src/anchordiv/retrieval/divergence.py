@@ -61,11 +61,6 @@ def exact_products(fn):
     return traced
 
 
-def _value_and_grad(model: AnchorModel, p: jax.Array):
-    """ψ ``[n]`` and ∇ψ ``[n, d]`` at parameters ``p [n, d]`` by autodiff."""
-    return jax.vmap(jax.value_and_grad(lambda t: model.cumulant(t)))(p)
-
-
 def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
     """Query terms of the one-GEMM form, ``u`` and ``c`` (module docstring).
 
@@ -89,7 +84,7 @@ def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
         phi = model.embed(x)
         return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
     p = model.parameterize(x)
-    psi, g = _value_and_grad(model, p)
+    psi, g = jax.vmap(jax.value_and_grad(lambda t: model.cumulant(t)))(p)
     return g, jnp.sum(g * p, axis=-1) - psi
 
 
@@ -521,28 +516,21 @@ def top_k(
     chunk = scan_chunk(chunk, len(x), n_gallery, model.dim)
     u, c = padded_query_terms(model, x, method)
     tally = NormTally()
-    if mesh is not None:
+    if mesh is not None:  # the gallery rows sharded over the mesh
+        from . import sharding
+
+        names, n_shards = sharding.mesh_axes(mesh, axis)
+        chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
+        read = gallery_reader(model, gallery, tally)
+        rows = sharding.place_rows(read, n_gallery, model.dim, mesh, names, padded)
+        where = (rows, n_gallery, k, chunk, mesh, names)
         static = (method, precision)
-        best_i, best_d = _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis, tally)
+        best_i, best_d = sharding.sharded_top_k(_merge_impl, (model, u, c), *where, extra=static)
     else:
         scan = functools.partial(scan_top_k, method=method, precision=precision, tally=tally)
         best_i, best_d = scan(model, u, c, gallery, k, chunk=chunk, progress=progress)
     tally.warn("gallery")
     return finished_top_k(best_i, best_d, len(x))
-
-
-def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis, tally):
-    """:func:`top_k`'s scan sharded over ``mesh``; ``static``: ``(method, precision)``."""
-    from . import sharding
-
-    names, n_shards = sharding.mesh_axes(mesh, axis)
-    n_gallery, dim = gallery_shape(model, gallery)
-    chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
-    read = gallery_reader(model, gallery, tally)
-    rows = sharding.place_rows(read, n_gallery, dim, mesh, names, padded)
-    return sharding.sharded_top_k(
-        _merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh, names, extra=static
-    )
 
 
 def scan_top_k(

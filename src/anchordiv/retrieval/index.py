@@ -34,11 +34,6 @@ def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
     return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
-def _mips_query(u):
-    """``u [Q, m] -> [u, −1] [Q, m+1]``."""
-    return jnp.concatenate([u, -jnp.ones((u.shape[0], 1), u.dtype)], axis=1)
-
-
 def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i, precision):
     return dv.merge_top_k(mips_scores(q, c, keys, precision), n_valid, offset, best_d, best_i)
 
@@ -176,7 +171,7 @@ class GalleryIndex:
         warn_not_unit("queries", x)
         terms = dv.padded_query_terms if pad else dv.jit_query_terms
         u, c = terms(self.model, x, self.method)
-        return x, _mips_query(u), c
+        return x, jnp.concatenate([u, -jnp.ones((u.shape[0], 1), u.dtype)], axis=1), c
 
     def top_k(self, queries, k: int, *, chunk: int | None = None, progress: bool | None = None):
         """The k closest cached items per query, streaming the keys in chunks.
@@ -208,8 +203,16 @@ class GalleryIndex:
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
         chunk = dv.scan_chunk(chunk, len(x), self.size, self.key_dim)
-        if self.mesh is not None:
-            best_i, best_d = self._mesh_top_k(q, c, k, chunk)
+        if self.mesh is not None:  # keys placed at the first query and when the padding changes
+            chunk, padded = sharding.layout(self.size, chunk, self._shards)
+            if self.sharded is None or self.sharded.shape[0] != padded:
+                keys = self.keys
+                self.sharded = sharding.place_rows(
+                    lambda a, b: keys[a:b], self.size, self.key_dim, self.mesh, self._names, padded
+                )
+            where = (self.sharded, self.size, k, chunk, self.mesh, self._names)
+            extra = (self.precision,)
+            best_i, best_d = sharding.sharded_top_k(_merge_keys_impl, (q, c), *where, extra=extra)
             return dv.finished_top_k(best_i, best_d, len(x))
 
         def read(start, stop):
@@ -221,16 +224,6 @@ class GalleryIndex:
 
         best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score, progress=progress)
         return dv.finished_top_k(best_i, best_d, len(x))
-
-    def _mesh_top_k(self, q, c, k: int, chunk: int):
-        """:meth:`top_k` on the mesh (keys placed at the first query and when padding changes)."""
-        chunk, padded = sharding.layout(self.size, chunk, self._shards)
-        if self.sharded is None or self.sharded.shape[0] != padded:
-            self.sharded = sharding.place_rows(
-                lambda a, b: self.keys[a:b], self.size, self.key_dim, self.mesh, self._names, padded
-            )
-        where = (self.sharded, self.size, k, chunk, self.mesh, self._names)
-        return sharding.sharded_top_k(_merge_keys_impl, (q, c), *where, extra=(self.precision,))
 
     def divergence(self, queries) -> jax.Array:
         """The full matrix from the cached keys (they must fit in memory).
@@ -400,13 +393,9 @@ class L2Reduction:
         return dataclasses.replace(self, max_norm=float(max_norm))
 
     def __call__(self, keys) -> np.ndarray:
-        return np.ascontiguousarray(_augment(self.balanced(keys), self.max_norm), np.float32)
-
-
-def _augment(keys: np.ndarray, max_norm: float) -> np.ndarray:
-    """MIPS → L2 reduction of keys ``[n, m+1] -> [n, m+2]``: append √(M² − ‖k‖²)."""
-    extra = np.sqrt(np.maximum(max_norm**2 - np.sum(keys * keys, axis=1), 0.0))
-    return np.concatenate([keys, extra[:, None]], axis=1)
+        k = self.balanced(keys)  # then append √(M² − ‖k‖²)
+        extra = np.sqrt(np.maximum(self.max_norm**2 - np.sum(k * k, axis=1), 0.0))
+        return np.ascontiguousarray(np.concatenate([k, extra[:, None]], axis=1), np.float32)
 
 
 def require_faiss():

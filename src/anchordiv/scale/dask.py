@@ -292,7 +292,7 @@ def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block
 def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
     """The gallery as scan blocks."""
     block_rows = integer("block_rows", block_rows, low=1)
-    if _is_dask_array(shards):
+    if type(shards).__module__.startswith("dask.array"):
         return _dask_array_blocks(model, shards)
     parts = []
     for path in shard_paths(shards):
@@ -304,10 +304,6 @@ def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedd
         raise AnchorDivError("shards: the gallery is empty")
     sizes = np.array([len(b) for b in parts], np.int64)
     return parts, np.concatenate([[0], np.cumsum(sizes)[:-1]]), int(sizes.sum())
-
-
-def _is_dask_array(x) -> bool:
-    return type(x).__module__.startswith("dask.array")
 
 
 def _dask_array_blocks(model, arr):
@@ -528,11 +524,14 @@ def build_index(
     parts, offsets, size = blocks(model, shards, block_rows=block_rows, column=column)
     chunk, retries = integer("chunk", chunk, low=1), integer("retries", retries, low=0)
     keys_path = str(out / "keys.npy")
-    spec = _key_spec(model, parts[0], method)
+    first = parts[0].rows()[:1] if isinstance(parts[0], Block) else parts[0]
+    one_row = jax.ShapeDtypeStruct((1, model.dim), first.dtype)  # keys traced, not computed
+    spec = jax.eval_shape(functools.partial(dv.mips_key_terms, method=method), model, one_row)
     np.lib.format.open_memmap(
         keys_path, mode="w+", dtype=spec.dtype, shape=(size, spec.shape[1])
     ).flush()
-    spans = [(int(o), int(o) + _rows(p)) for p, o in zip(parts, offsets)]
+    sizes = [len(p) if isinstance(p, Block) else int(p.shape[0]) for p in parts]
+    spans = [(int(o), int(o) + n) for n, o in zip(sizes, offsets)]
     run = functools.partial(_run_blocks, retries=retries, progress=progress)
     with connect(client) as cl:
         calls = [(model, p, keys_path, o, method, chunk) for p, (o, _) in zip(parts, spans)]
@@ -552,35 +551,16 @@ def build_index(
             for i, (a, b) in enumerate(spans)
         ]
         files = run(cl, _block_ivf, calls, desc="ivf")
-    _merge_on_disk(faiss, out, files)
-    meta = {"size": size, "method": method, "nprobe": nprobe, **dataclasses.asdict(reduction)}
-    (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
-    return load_index(model, out)
+    from faiss.contrib.ondisk import merge_ondisk  # the block IVFs -> ivf.index + lists.ivfdata
 
-
-def _key_spec(model, part, method: str) -> jax.ShapeDtypeStruct:
-    """Shape and dtype of one block's keys ``[1, m+1]`` (traced, not computed)."""
-    dtype = part.rows()[:1].dtype if isinstance(part, Block) else part.dtype
-    return jax.eval_shape(
-        functools.partial(dv.mips_key_terms, method=method),
-        model,
-        jax.ShapeDtypeStruct((1, model.dim), dtype),
-    )
-
-
-def _rows(part) -> int:
-    return len(part) if isinstance(part, Block) else int(part.shape[0])
-
-
-def _merge_on_disk(faiss, out: Path, files: list[str]) -> None:
-    """Merge the per-block IVFs into ``ivf.index`` + ``lists.ivfdata``; remove the blocks."""
-    from faiss.contrib.ondisk import merge_ondisk
-
-    merged = faiss.read_index(str(out / "trained.index"))
+    merged = faiss.read_index(trained_path)
     merge_ondisk(merged, files, str(out / "lists.ivfdata"))
     faiss.write_index(merged, str(out / "ivf.index"))
     for f in files:
         os.remove(f)
+    meta = {"size": size, "method": method, "nprobe": nprobe, **dataclasses.asdict(reduction)}
+    (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return load_index(model, out)
 
 
 def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
