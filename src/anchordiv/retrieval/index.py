@@ -119,9 +119,8 @@ class GalleryIndex:
 
     def _build(self, gallery, chunk: int, progress: bool | None):
         parts, out, tally = [], None, NormTally()
-        for start, keys in key_chunks(
-            self.model, gallery, self.method, chunk, progress=progress, tally=tally
-        ):
+        chunks = key_chunks(self.model, gallery, self.method, chunk, progress=progress, tally=tally)
+        for start, keys in chunks:
             if self.store is None:
                 parts.append(keys)
                 continue

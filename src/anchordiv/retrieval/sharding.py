@@ -56,11 +56,10 @@ def place_rows(read, n_items: int, width: int, mesh, names, padded: int) -> jax.
     def rows(index):
         sl = index[0]
         start, stop = sl.start or 0, padded if sl.stop is None else sl.stop
-        real = (
-            np.asarray(read(start, min(stop, n_items)))
-            if start < n_items
-            else np.empty((0, width), dtype)
-        )
+        if start < n_items:
+            real = np.asarray(read(start, min(stop, n_items)))
+        else:
+            real = np.empty((0, width), dtype)
         fill = stop - start - len(real)
         if fill:
             real = np.concatenate([real, np.repeat(np.asarray(read(0, 1)), fill, axis=0)])
