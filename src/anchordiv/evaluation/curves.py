@@ -482,20 +482,15 @@ class Curve:
             ref = by_role.get(("target", kind))
             if role not in ("posterior", "isotropic") or ref is None:
                 continue
-            # the reference quality: the target-only model's full-coverage mean
-            common = _need(
-                self.budgets, self.means(name), fraction, chance, full=per_model[ref]["full_auprc"]
-            )
+            full = per_model[ref]["full_auprc"]  # the target-only model's full-coverage mean
+            common = _need(self.budgets, self.means(name), fraction, chance, full=full)
+            need = per_model[ref]["budget_needed"]
             row = {
                 "model": name,
                 "reference": ref,
-                "ratio_own": _ratio(
-                    per_model[ref]["budget_needed"], per_model[name]["budget_needed"]
-                ),
+                "ratio_own": _ratio(need, per_model[name]["budget_needed"]),
                 "budget_to_reference_level": common["budget_needed"],
-                "ratio_reference_level": _ratio(
-                    per_model[ref]["budget_needed"], common["budget_needed"]
-                ),
+                "ratio_reference_level": _ratio(need, common["budget_needed"]),
             }
             control = by_role.get(("isotropic", kind))
             if role == "posterior" and control is not None:

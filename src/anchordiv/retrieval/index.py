@@ -535,8 +535,7 @@ class FaissIndex:
             qb[:, -2] /= self.query_scale
             _, idx = self.faiss.search(np.ascontiguousarray(qb, np.float32), k)
             check_ids(idx, self.gallery.size)
-            keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()])
-            keys = keys.reshape(*idx.shape, -1)
+            keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()]).reshape(*idx.shape, -1)
             div = np.maximum(c[:, None] - np.einsum("qm,qkm->qk", q.astype(keys.dtype), keys), 0.0)
         div = np.where(idx < 0, np.inf, div)
         order = np.argsort(div, axis=1, kind="stable")
