@@ -84,14 +84,11 @@ def _log_weights(weights, n: int) -> np.ndarray:
 
 
 def fit_softmax(anchors, *, tau: float, weights=None, pad: bool = True) -> Softmax:
-    """Empirical model of ``anchors [N, d]`` with optional non-negative ``weights [N]``
-    (normalised to sum to one).  ``pad`` rounds N up to :func:`bucket_size` with weight-zero rows."""
+    """Empirical model of ``anchors [N, d]`` (``weights``, ``pad``: see :func:`anchordiv.fit`)."""
     a = as_matrix("anchors", anchors, min_rows=1)
     n, d = a.shape
     logw = _log_weights(weights, n)
     size = bucket_size(n) if pad else n
-    a_pad = np.zeros((size, d), a.dtype)
-    a_pad[:n] = a
-    lw_pad = np.full(size, -np.inf, a.dtype)
-    lw_pad[:n] = logw
+    a_pad = np.concatenate([a, np.zeros((size - n, d), a.dtype)])
+    lw_pad = np.concatenate([logw, np.full(size - n, -np.inf)]).astype(a.dtype)
     return Softmax(jnp.asarray(a_pad), jnp.asarray(lw_pad), as_tau(tau, a.dtype))

@@ -92,18 +92,13 @@ class GaussianMixture(AnchorModel):
         with np.errstate(divide="ignore"):
             lw = np.log(w / w.sum())
         jdt = jax_dtype(dtype)
-        return cls(
-            jnp.asarray(lw, jdt),
-            jnp.asarray(means, jdt),
-            jnp.asarray(factors, jdt),
-            as_tau(tau, dtype),
-        )
+        log_weights, mean, factor = (jnp.asarray(x, jdt) for x in (lw, means, factors))
+        return cls(log_weights, mean, factor, as_tau(tau, dtype))
 
 
 @dataclass(frozen=True)
 class EMResult:
-    """Float64 EM output: ``weights [K]``, ``means [K, d]``, ``covs [K, d, d]``,
-    per-iteration mean log-likelihood ``loglik [iters]``, ``converged``."""
+    """Float64 EM output: weights, means, covs, per-iteration mean ``loglik``, ``converged``."""
 
     weights: np.ndarray
     means: np.ndarray
@@ -165,15 +160,7 @@ def kmeans_pp(a: np.ndarray, k: int, rng: np.random.Generator, iters: int = 10) 
     return np.eye(k)[lab]
 
 
-def em(
-    anchors,
-    components: int,
-    *,
-    reg: float = 1e-3,
-    seed: int = 0,
-    max_iter: int = 200,
-    tol: float = 1e-7,
-) -> EMResult:
+def em(anchors, components: int, *, reg=1e-3, seed=0, max_iter=200, tol=1e-7) -> EMResult:
     """EM for a K-component Gaussian mixture of ``anchors [n, d]`` (float64)."""
     a = np.asarray(anchors, np.float64)
     n, d = a.shape
@@ -197,13 +184,7 @@ def em(
 
 
 def fit_mixture(
-    anchors,
-    *,
-    tau: float,
-    components: int = 4,
-    seed: int = 0,
-    reg: float = 1e-3,
-    max_iter: int = 200,
+    anchors, *, tau: float, components: int = 4, seed: int = 0, reg=1e-3, max_iter: int = 200
 ) -> GaussianMixture:
     """Gaussian mixture of ``anchors [n, d]`` by EM; needs n ≥ 2·components."""
     a = as_matrix("anchors", anchors, min_rows=2)
@@ -212,11 +193,6 @@ def fit_mixture(
         raise AnchorDivError(
             f"anchors: too few anchors for {k} components: need at least {2 * k}, got {a.shape[0]}"
         )
-    r = em(
-        a,
-        k,
-        reg=positive("reg", reg, allow_zero=True),
-        seed=int(seed),
-        max_iter=integer("max_iter", max_iter, low=1),
-    )
+    reg = positive("reg", reg, allow_zero=True)
+    r = em(a, k, reg=reg, seed=int(seed), max_iter=integer("max_iter", max_iter, low=1))
     return GaussianMixture.from_params(r.weights, r.means.astype(a.dtype), r.covs, tau=tau)

@@ -205,9 +205,7 @@ def _inversion(broad, target, tau):
 
 
 def family_model(name: str) -> CurveModel | None:
-    """``posterior-<kind>`` / ``isotropic-<kind>`` for any adaptation family in the registry,
-    read live (a family registered from a user's module after import works too); None for
-    other names."""
+    """``posterior-<kind>`` / ``isotropic-<kind>`` of a registered family (read live), or None."""
     from ..adaptation.registry import FAMILIES
 
     role, _, kind = name.partition("-")
@@ -286,12 +284,6 @@ def budgets_for(n_target: int, budgets=None) -> list[int]:
     return out + [n_target]
 
 
-def _entry_points() -> dict:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
-
-
 def _as_curve_model(name: str, obj) -> CurveModel:
     if isinstance(obj, CurveModel):
         check_factory(name, obj.factory)
@@ -316,7 +308,9 @@ def resolve_model(spec: str) -> dict[str, CurveModel]:
         if factory is None:
             raise AnchorDivError(f"model {spec!r}: module {module!r} has no {attr!r}")
         return {name or attr: _as_curve_model(name or attr, factory)}
-    plugins = _entry_points()
+    from importlib.metadata import entry_points
+
+    plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
     if target in plugins:
         return {name or target: _as_curve_model(name or target, plugins[target].load())}
     if "." in target or _importable(target):
@@ -429,52 +423,41 @@ class Curve:
 
     def cell(self, model: str, budget: int) -> tuple[float, float, float]:
         """``(mean, low, high)`` over subsets and queries (two-level bootstrap)."""
-        v = self._defined(model, budget)
+        return self._interval(self._defined(model, budget))
+
+    def _interval(self, v: np.ndarray) -> tuple[float, float, float]:
         if len(v) == 0:
             return (np.nan, np.nan, np.nan)
         return bootstrap_interval(v, level=self.level, n_boot=self.n_boot, seed=self.seed)
 
     def summary(self) -> list[dict]:
         """One row per (model, budget): mean AUPRC, interval, subsets used, prevalence."""
-        out = []
-        for name, m in self.models.items():
-            for b in self.budgets:
-                mean, lo, hi = self.cell(name, b)
-                out.append(
-                    {
-                        "model": name,
-                        "role": m.role,
-                        "kind": m.kind or "",
-                        "budget": b,
-                        "auprc": mean,
-                        "low": lo,
-                        "high": hi,
-                        "n_subsets": len(self._defined(name, b)),
-                        "prevalence": self.prevalence,
-                    }
-                )
-        return out
+        return [
+            {
+                "model": name,
+                "role": m.role,
+                "kind": m.kind or "",
+                "budget": b,
+                **dict(zip(("auprc", "low", "high"), self.cell(name, b))),
+                "n_subsets": len(self._defined(name, b)),
+                "prevalence": self.prevalence,
+            }
+            for name, m in self.models.items()
+            for b in self.budgets
+        ]
 
     def means(self, model: str) -> np.ndarray:
         """``[len(budgets)]`` mean AUPRC (NaN where undefined)."""
-        out = []
-        for b in self.budgets:
-            v = self._defined(model, b)
-            v = v[:, np.all(np.isfinite(v), axis=0)]  # queries with a relevant item
-            out.append(v.mean() if v.size else np.nan)
-        return np.array(out)
+        defined = (self._defined(model, b) for b in self.budgets)
+        finite = [v[:, np.all(np.isfinite(v), axis=0)] for v in defined]  # with a relevant item
+        return np.array([v.mean() if v.size else np.nan for v in finite])
 
     def contrast(self, a: str, b: str) -> list[dict]:
         """Paired difference ``a − b`` per budget (same subsets and queries), with interval."""
         out = []
         for budget in self.budgets:
             diff = self.per_query[(a, budget)] - self.per_query[(b, budget)]
-            diff = diff[np.any(np.isfinite(diff), axis=1)]
-            m, lo, hi = (
-                bootstrap_interval(diff, level=self.level, n_boot=self.n_boot, seed=self.seed)
-                if len(diff)
-                else (np.nan,) * 3
-            )
+            m, lo, hi = self._interval(diff[np.any(np.isfinite(diff), axis=1)])
             out.append({"budget": budget, "difference": m, "low": lo, "high": hi})
         return out
 
@@ -499,20 +482,15 @@ class Curve:
             ref = by_role.get(("target", kind))
             if role not in ("posterior", "isotropic") or ref is None:
                 continue
-            # the reference quality: the target-only model's full-coverage mean
-            common = _need(
-                self.budgets, self.means(name), fraction, chance, full=per_model[ref]["full_auprc"]
-            )
+            full = per_model[ref]["full_auprc"]  # the target-only model's full-coverage mean
+            common = _need(self.budgets, self.means(name), fraction, chance, full=full)
+            need = per_model[ref]["budget_needed"]
             row = {
                 "model": name,
                 "reference": ref,
-                "ratio_own": _ratio(
-                    per_model[ref]["budget_needed"], per_model[name]["budget_needed"]
-                ),
+                "ratio_own": _ratio(need, per_model[name]["budget_needed"]),
                 "budget_to_reference_level": common["budget_needed"],
-                "ratio_reference_level": _ratio(
-                    per_model[ref]["budget_needed"], common["budget_needed"]
-                ),
+                "ratio_reference_level": _ratio(need, common["budget_needed"]),
             }
             control = by_role.get(("isotropic", kind))
             if role == "posterior" and control is not None:
@@ -590,12 +568,8 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
     b = np.asarray(budgets, np.float64)
     ok = np.isfinite(means)
     full = means[-1] if full is None else full
-    result = {
-        "full_auprc": float(full),
-        "level": None,
-        "budget_needed": None,
-        "budget_needed_interpolated": None,
-    }
+    names = ("level", "budget_needed", "budget_needed_interpolated")
+    result = {"full_auprc": float(full), **dict.fromkeys(names)}
     if not np.isfinite(full):
         return result
     level = chance + fraction * (full - chance)
@@ -623,9 +597,7 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
 
 @limited_blas  # a cell on a Dask worker, or called on its own, keeps the cap too
 def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, query_index, chunk):
-    """Build each model on one target subset and evaluate them together: ``({name: [Q] |
-    err}, prevalence [Q], {name: [(category, message), ...]})`` — the warnings each model's
-    construction raised, kept so that the curve reports them once per model, not per cell."""
+    """Models built on one subset, evaluated: ``({name: [Q] | err}, prevalence, warnings)``."""
     scorers, errors, warned = {}, {}, {}
     for name, m in models.items():
         with warnings.catch_warnings(record=True) as caught:
@@ -644,20 +616,8 @@ def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, quer
             warned[name] = [
                 (getattr(w, "category", AnchorDivWarning), str(w.message)) for w in caught
             ]
-    ev = (
-        evaluate(
-            scorers,
-            queries,
-            gallery,
-            relevance,
-            query_index=query_index,
-            baselines=(),
-            chunk=chunk,
-            progress=False,
-        )
-        if scorers
-        else None
-    )
+    opts = dict(query_index=query_index, baselines=(), chunk=chunk, progress=False)
+    ev = evaluate(scorers, queries, gallery, relevance, **opts) if scorers else None
     return ({**(ev.per_query if ev else {}), **errors}, ev.prevalence if ev else None, warned)
 
 
@@ -669,8 +629,7 @@ class _Raised:
 
 
 def _warn_per_model(outs, jobs) -> set:
-    """One summary warning per model for the warnings its construction raised in any cell;
-    returns the names warned about."""
+    """One warning per model for what its construction raised in any cell; the names warned."""
     built = collections.Counter(name for models, _ in jobs for name in models)
     per_model: dict[str, list] = {}
     cells: collections.Counter = collections.Counter()
@@ -693,9 +652,7 @@ def _warn_per_model(outs, jobs) -> set:
 
 
 def _failed_everywhere(results: dict, names, warned: set) -> None:
-    """An :class:`AnchorDivError` when every model failed in every cell (nothing was
-    evaluated), naming each model's first reason; otherwise one warning per model that failed
-    in all its cells and was not reported already (its curve is empty)."""
+    """An error when every model failed everywhere, else a warning per model that did."""
     reasons = {}
     for name in names:
         values = [v for (n, _), vs in results.items() if n == name for v in vs]
@@ -714,11 +671,7 @@ def _failed_everywhere(results: dict, names, warned: set) -> None:
 
 
 def frozen_broad(broad: np.ndarray, provenance: dict | None = None) -> np.ndarray:
-    """The curve's own read-only copy of the broad anchors: every cell and model builds from
-    the same array, so its digest and the prior factorisations derived from it are computed
-    once per curve (:func:`anchordiv.adaptation.statistics.frozen`).  ``provenance`` (the caller's
-    array's, which a checked copy loses) goes with it: moment points stay marked as stand-ins
-    (``stand_in``), so the swapped-anchors check does not count them."""
+    """A read-only copy of ``broad`` keeping ``provenance``: digests and factors once a curve."""
     from ..adaptation.statistics import frozen  # the adaptation layer, loaded lazily
 
     return frozen(with_provenance(broad, provenance) if provenance else broad)
@@ -828,14 +781,8 @@ def adaptation_curve(
     jobs = ([(fixed, target)] if fixed else []) + [
         (varying, target[subset(len(target), b, s, seed)]) for b, s in cells
     ]
-    outs = _run_cells(
-        jobs,
-        broad,
-        tau,
-        (queries, gallery, relevance, query_index, chunk),
-        client=client,
-        progress=progress,
-    )
+    data = (queries, gallery, relevance, query_index, chunk)
+    outs = _run_cells(jobs, broad, tau, data, client=client, progress=progress)
     warned = _warn_per_model(outs, jobs)
     fixed_out, prevalence = outs.pop(0)[:2] if fixed else ({}, None)
     results: dict[tuple[str, int], list] = {(n, b): [] for n in resolved for b in grid}
@@ -849,24 +796,15 @@ def adaptation_curve(
     _failed_everywhere(results, list(resolved), warned)
     valid = np.isfinite(prevalence)
     per_query = {
-        k: np.stack([_as_values(v, len(prevalence)) for v in vs]) for k, vs in results.items()
+        k: np.stack([np.full(len(prevalence), np.nan) if isinstance(v, str) else v for v in vs])
+        for k, vs in results.items()
     }
-    return Curve(
-        resolved,
-        grid,
-        per_query,
-        rows,
-        float(np.nanmean(prevalence[valid])),
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
-    )
+    mean_prevalence = float(np.nanmean(prevalence[valid]))
+    return Curve(resolved, grid, per_query, rows, mean_prevalence, level, n_boot, seed)
 
 
 def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, object]]:
-    """:func:`_evaluate_cell` for each ``(models, target subset)`` job, in order: here, or one
-    task per cell on ``client`` with ``data = (queries, gallery, relevance, query_index,
-    chunk)`` scattered once."""
+    """:func:`_evaluate_cell` per ``(models, subset)`` job: here, or as tasks on ``client``."""
     if client is None:
         return [
             _evaluate_cell(models, broad, target, tau, *data)
@@ -887,10 +825,6 @@ def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, 
         ]
         wait(futures, progress=progress is not False, desc="curve")
         return cl.gather(futures)
-
-
-def _as_values(value, n: int) -> np.ndarray:
-    return np.full(n, np.nan) if isinstance(value, str) else value
 
 
 def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:

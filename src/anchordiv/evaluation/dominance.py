@@ -1,13 +1,7 @@
 """Does an adapted posterior keep the framework's promise on a curve?  Paired differences to
-what it must beat, the anchors it saves, and whether it ever falls as targets are added.
-
-On a :class:`~anchordiv.evaluation.curves.Curve` holding, per kind, a posterior, its
-isotropic-prior control and the target-only model: :func:`dominance_rows` (paired differences
-``posterior − max(target-only, control)`` and ``posterior − cosine`` with the curve's
-intervals), :func:`anchors_needed` (how many times more anchors the targets alone need),
-:func:`falls` (budgets where a mean drops below the previous interval) and :func:`triples`
-(the (posterior, control, target-only) names; a missing partner is ``None`` and rows name
-what they ``lack``)."""
+``max(target-only, isotropic control)`` and cosine (:func:`dominance_rows`), the anchors it
+saves (:func:`anchors_needed`), budgets where its mean falls (:func:`falls`); :func:`triples`
+names each posterior's partners (``None`` where missing, named by the rows' ``lacks``)."""
 
 from __future__ import annotations
 
@@ -58,10 +52,6 @@ def lacks(control: str | None, target: str | None) -> list[str]:
     return [k for k, v in (("control", control), ("target-only", target)) if v is None]
 
 
-def _mean(curve, name: str, budget: int) -> float:
-    return float(np.nan_to_num(curve.cell(name, budget)[0], nan=-np.inf))
-
-
 def dominance_rows(
     curve, names: Mapping[str, tuple[str | None, str | None]], *, baseline: str = BASELINE
 ) -> list[dict]:
@@ -84,27 +74,23 @@ def dominance_rows(
         others = [o for o in (target, control) if o is not None]
         missing = lacks(control, target) + ([] if base else [baseline])
         for b in curve.budgets:
-            m, lo, hi = curve.cell(post, b)
-            best = max(others, key=lambda o: _mean(curve, o, b)) if others else None
+            mean = lambda o: float(np.nan_to_num(curve.cell(o, b)[0], nan=-np.inf))  # noqa: E731
+            best = max(others, key=mean) if others else None
             d, c = contrast(post, best, b), contrast(post, base, b)
+            parts = (("", "difference"), ("_low", "low"), ("_high", "high"))
             rows.append(
                 {
                     "posterior": post,
                     "budget": b,
-                    "auprc": m,
-                    "low": lo,
-                    "high": hi,
+                    **dict(zip(("auprc", "low", "high"), curve.cell(post, b))),
                     "best_other": best,
-                    "diff_best": d["difference"],
-                    "diff_best_low": d["low"],
-                    "diff_best_high": d["high"],
-                    "diff_baseline": c["difference"],
-                    "diff_baseline_low": c["low"],
-                    "diff_baseline_high": c["high"],
+                    **{f"diff_best{s}": d[key] for s, key in parts},
+                    **{f"diff_baseline{s}": c[key] for s, key in parts},
                     "holds": bool(d["high"] >= 0) if best else None,
                     "lacks": missing,
                 }
             )
+
     return rows
 
 
@@ -128,14 +114,7 @@ def budget_to_reach(budgets, means, level: float) -> float:
 
 
 def anchors_needed(
-    curve,
-    posterior: str,
-    target: str,
-    *,
-    at: int = 2,
-    n_boot: int = 300,
-    seed: int = 0,
-    level: float = 0.95,
+    curve, posterior: str, target: str, *, at=2, n_boot=300, seed=0, level=0.95
 ) -> dict:
     """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at
     ``at``."""
@@ -145,12 +124,8 @@ def anchors_needed(
 
     def ratio(q):
         per = lambda name, b: np.nanmean(curve.per_query[(name, b)][:, q])  # noqa: E731
-        return (
-            budget_to_reach(
-                curve.budgets, [per(target, b) for b in curve.budgets], per(posterior, at)
-            )
-            / at
-        )
+        means = [per(target, b) for b in curve.budgets]
+        return budget_to_reach(curve.budgets, means, per(posterior, at)) / at
 
     n_q = curve.per_query[(posterior, at)].shape[1]
     rng = np.random.default_rng(seed)

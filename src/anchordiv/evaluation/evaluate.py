@@ -46,11 +46,6 @@ INTERVALS = ("bootstrap", "t")
 # ---- intervals ---------------------------------------------------------------------------
 
 
-def _finite_columns(values: np.ndarray) -> np.ndarray:
-    """``values [S, Q]`` restricted to the columns (queries) that are finite in every row."""
-    return values[:, np.all(np.isfinite(values), axis=0)]
-
-
 def bootstrap_interval(
     values, *, level: float = LEVEL, n_boot: int = 2000, seed: int = 0
 ) -> tuple[float, float, float]:
@@ -84,7 +79,8 @@ def bootstrap_interval(
     (0.5, True)
     """
     n_boot = integer("n_boot", n_boot, low=1)
-    v = _finite_columns(np.atleast_2d(np.asarray(values, np.float64)))
+    v = np.atleast_2d(np.asarray(values, np.float64))
+    v = v[:, np.all(np.isfinite(v), axis=0)]  # the queries finite in every row
     if v.shape[1] == 0:
         return (np.nan, np.nan, np.nan)
     key = (v.shape, hashlib.sha1(np.ascontiguousarray(v).data).hexdigest(), level, n_boot, seed)
@@ -95,17 +91,14 @@ def bootstrap_interval(
     return _BOOTSTRAPS[key]
 
 
-#: intervals remembered for the last inputs (a curve's summary, contrasts, dominance rows and
-#: report ask for the same cells' intervals several times)
+#: intervals remembered (a curve's summary, contrasts and reports ask for a cell's repeatedly)
 _BOOTSTRAP_MEMO = 4096
 _BOOTSTRAPS: collections.OrderedDict = collections.OrderedDict()
 
 
 @functools.lru_cache(maxsize=8)
 def _resamples(s: int, q: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The index draws of :func:`_bootstrap` for ``[S, Q]`` values: row counts ``[B, S]`` and
-    drawn columns ``[B, Q]`` (the same for every input of that shape and seed, so drawn once:
-    a run's intervals share a few shapes)."""
+    """:func:`_bootstrap`'s draws for ``[S, Q]``: row counts ``[B, S]``, columns ``[B, Q]``."""
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, s, (n_boot, s))
     cols = rng.integers(0, q, (n_boot, q))
@@ -116,9 +109,7 @@ def _resamples(s: int, q: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.n
 
 
 def _bootstrap(v: np.ndarray, level: float, n_boot: int, seed: int) -> tuple[float, float, float]:
-    """:func:`bootstrap_interval` of finite ``v [S, Q]``: each resample draws S rows and Q
-    columns with replacement (index draws, the same law as multinomial counts, O(B·(S + Q))
-    random numbers); its mean is the mean over the drawn columns of the drawn rows' mean."""
+    """:func:`bootstrap_interval` of finite ``v [S, Q]``: S rows and Q columns drawn apart."""
     s, q = v.shape
     counts, cols = _resamples(s, q, n_boot, seed)
     row_means = counts @ v / s  # [B, Q]
@@ -231,15 +222,6 @@ def _model_scorer(model: AnchorModel, gallery: np.ndarray, method: str):
     return score
 
 
-def _array_scorer(name: str, scores, shape: tuple[int, int]):
-    if tuple(np.shape(scores)) != shape:
-        raise AnchorDivError(
-            f"scorers[{name!r}]: score matrix has shape {list(np.shape(scores))}, "
-            f"expected [Q, G] = {list(shape)}"
-        )
-    return lambda x, rows: np.asarray(scores[rows])
-
-
 def prepare_scorer(name: str, scorer, gallery, anchors, n_queries: int, method: str):
     """Turn any accepted scorer into ``f(x_chunk [c, d], rows [c]) -> scores [c, G]``."""
     if isinstance(scorer, AnchorModel):
@@ -259,7 +241,12 @@ def prepare_scorer(name: str, scorer, gallery, anchors, n_queries: int, method: 
             f"scorers[{name!r}]: unknown baseline {scorer!r}; choose one of {', '.join(BASELINES)}"
         )
     if hasattr(scorer, "shape"):
-        return _array_scorer(name, scorer, (n_queries, len(gallery)))
+        if tuple(np.shape(scorer)) != (n_queries, len(gallery)):
+            raise AnchorDivError(
+                f"scorers[{name!r}]: score matrix has shape {list(np.shape(scorer))}, "
+                f"expected [Q, G] = {[n_queries, len(gallery)]}"
+            )
+        return lambda x, rows: np.asarray(scorer[rows])
     if callable(scorer):
         return lambda x, rows: scorer(x, gallery)
     raise AnchorDivError(
@@ -272,8 +259,7 @@ def prepare_scorer(name: str, scorer, gallery, anchors, n_queries: int, method: 
 
 
 def _groups(self_idx: np.ndarray, n_gallery: int):
-    """Row groups of a chunk: ``(positions, keep-mask or None)``; rows sharing a gallery item
-    with their query drop that column (so their matrices have G − 1 columns)."""
+    """A chunk's row groups ``(positions, keep-mask or None)``: masks drop the query's own item."""
     has = self_idx >= 0
     out = []
     if has.any():
@@ -297,13 +283,6 @@ def _chunk_auprc(rel: np.ndarray, scores: np.ndarray, groups, name: str) -> np.n
         if not np.all(np.isfinite(s)):
             raise AnchorDivError(f"scorers[{name!r}]: produced NaN or inf scores")
         out[pos] = auprc(_take(rel, pos, keep), s, no_positive="nan")
-    return out
-
-
-def _chunk_prevalence(rel: np.ndarray, groups) -> np.ndarray:
-    out = np.empty(len(rel))
-    for pos, keep in groups:
-        out[pos] = _take(rel, pos, keep).mean(axis=1)
     return out
 
 
@@ -362,22 +341,17 @@ class Evaluation:
     def summary(self) -> list[dict]:
         """One row per scorer: mean AUPRC with its interval, prevalence, query counts."""
         prev = float(self.prevalence[self.valid].mean()) if self.valid.any() else np.nan
-        rows = []
-        for name, ap in self.per_query.items():
-            m, lo, hi = self._interval(ap)
-            rows.append(
-                {
-                    "scorer": name,
-                    "auprc": m,
-                    "low": lo,
-                    "high": hi,
-                    "prevalence": prev,
-                    "n_queries": int(self.valid.sum()),
-                    "n_without_relevant": int((~self.valid).sum()),
-                    "interval": f"{self.interval} {self.level:.0%}",
-                }
-            )
-        return rows
+        return [
+            {
+                "scorer": name,
+                **dict(zip(("auprc", "low", "high"), self._interval(ap))),
+                "prevalence": prev,
+                "n_queries": int(self.valid.sum()),
+                "n_without_relevant": int((~self.valid).sum()),
+                "interval": f"{self.interval} {self.level:.0%}",
+            }
+            for name, ap in self.per_query.items()
+        ]
 
     def difference(self, a: str, b: str) -> tuple[float, float, float]:
         """Paired mean AUPRC difference ``a − b`` over the same queries, with its interval."""
@@ -471,8 +445,7 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
 
 
 def check_relevance(relevance, n_queries: int, n_gallery: int):
-    """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one), or an
-    :class:`AnchorDivError` naming the shape it expected."""
+    """``relevance [Q, G]`` as an array (a memmap stays one) of the expected shape."""
     rel = relevance if isinstance(relevance, np.ndarray) else np.asarray(relevance)
     if rel.shape != (n_queries, n_gallery):
         raise AnchorDivError(
@@ -493,12 +466,22 @@ def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
     return row_bucket(max(1, min(4096, budget // max(n_gallery, 1))))
 
 
-def named_scorers(scorers) -> dict:
+def named_scorers(scorers, baselines, purpose: str, skip=()) -> dict:
+    """``{name: scorer}`` with the ``baselines`` (those in ``skip`` left out) added."""
     if isinstance(scorers, Mapping):
-        return dict(scorers)
-    if isinstance(scorers, AnchorModel):
-        return {scorers.kind: scorers}
-    raise AnchorDivError("scorers: expected a dict name -> scorer or a single anchor model")
+        named = dict(scorers)
+    elif isinstance(scorers, AnchorModel):
+        named = {scorers.kind: scorers}
+    else:
+        raise AnchorDivError("scorers: expected a dict name -> scorer or a single anchor model")
+    for b in baselines:
+        if b not in BASELINES:
+            raise AnchorDivError(f"baselines: unknown {b!r}; choose from {', '.join(BASELINES)}")
+        if b not in skip:
+            named.setdefault(b, b)
+    if not named:
+        raise AnchorDivError(f"scorers: nothing to {purpose}")
+    return named
 
 
 @limited_blas
@@ -579,13 +562,7 @@ def evaluate(
     >>> ev.names, ev.per_query["gaussian"].shape
     (['gaussian', 'cosine', 'inversion'], (4,))
     """
-    named = named_scorers(scorers)
-    for b in baselines:
-        if b not in BASELINES:
-            raise AnchorDivError(f"baselines: unknown {b!r}; choose from {', '.join(BASELINES)}")
-        named.setdefault(b, b)
-    if not named:
-        raise AnchorDivError("scorers: nothing to evaluate")
+    named = named_scorers(scorers, baselines, "evaluate")
     check_interval(interval)
     in_unit_interval("level", level)
     n_boot = integer("n_boot", n_boot, low=1)  # before the scoring, not at the summary
@@ -603,7 +580,8 @@ def evaluate(
         rows = np.arange(start, min(start + chunk, len(x)))
         r = np.asarray(rel[rows])
         groups = _groups(qi[rows], len(y))
-        prev[rows] = _chunk_prevalence(r, groups)
+        for pos, keep in groups:
+            prev[rows[pos]] = _take(r, pos, keep).mean(axis=1)
         xc = pad_rows(x[rows], min(chunk, row_bucket(len(x))))
         for n, fn in fns.items():
             s = np.asarray(fn(xc, rows))[: len(rows)]

@@ -1,13 +1,7 @@
-"""What each geometry retrieves: the top-k gallery items of a few queries under every scorer.
-
-:func:`neighbours` ranks the gallery for each query under each scorer of an evaluation —
-cosine, image–text inversion and every anchor model (a target-only fit, an adapted
-posterior's point) — and keeps the k best items; :class:`Neighbours` holds them, renders a
-markdown table of texts (:meth:`Neighbours.to_markdown`), and :func:`anchordiv.plots.neighbours`
-draws a thumbnail grid of images.  Scorers are those of :func:`anchordiv.evaluate`; an anchor
-model's neighbours are :func:`anchordiv.top_k`'s (streamed over the gallery), every other
-scorer's the best of its ``[Q, G]`` scores.  When a query is a gallery item it is left out of
-its own neighbours.
+"""What each geometry retrieves: the top-k gallery items of a few queries under every scorer of
+:func:`anchordiv.evaluate` (:func:`neighbours`; :class:`Neighbours` renders markdown tables,
+:func:`anchordiv.plots.neighbours` thumbnail grids).  An anchor model's neighbours are
+:func:`anchordiv.top_k`'s; a query that is a gallery item is left out of its own neighbours.
 """
 
 from __future__ import annotations
@@ -152,12 +146,10 @@ class Neighbours:
                 "|---|" + "---|" * len(self.names),
             ]
             for r in range(self.k):
-                cells = []
-                for name in self.names:
-                    mark = ""
-                    if self.relevant is not None:
-                        mark = "✓ " if self.relevant[name][qi, r] else "✗ "
-                    cells.append(mark + _cell(texts[int(self.indices[name][qi, r])], width))
+                cells = [_cell(texts[int(self.indices[n][qi, r])], width) for n in self.names]
+                if self.relevant is not None:
+                    marks = ("✓ " if self.relevant[n][qi, r] else "✗ " for n in self.names)
+                    cells = [m + c for m, c in zip(marks, cells)]
                 lines.append(f"| {r + 1} | " + " | ".join(cells) + " |")
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
@@ -192,11 +184,8 @@ def _check_queries(queries, n_gallery: int, dim: int, seed: int):
     )
 
 
-def _best(
-    name: str, scores: np.ndarray, rows: np.ndarray | None, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The k highest scores of each row (its own gallery row excluded), best first; ties keep
-    gallery order."""
+def _best(name: str, scores, rows: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k highest scores of each row (its own gallery row excluded), ties in gallery order."""
     s = np.array(scores, np.float64)
     if not np.all(np.isfinite(s)):
         raise AnchorDivError(f"scorers[{name!r}]: produced NaN or inf scores")
@@ -213,12 +202,8 @@ def _model_best(model, x, gallery, rows, k: int, method: str):
     if rows is None:
         return idx, -d
     keep = idx != rows[:, None]
-    out_i = np.empty((len(idx), k), np.int64)
-    out_d = np.empty((len(idx), k))
-    for i in range(len(idx)):
-        out_i[i] = idx[i][keep[i]][:k]
-        out_d[i] = -d[i][keep[i]][:k]
-    return out_i, out_d
+    out_i = np.array([i[m][:k] for i, m in zip(idx, keep)], np.int64)
+    return out_i, np.array([-e[m][:k] for e, m in zip(d, keep)], np.float64)
 
 
 def neighbours(
@@ -292,15 +277,9 @@ def neighbours(
     >>> nb.precision()["inversion"]
     0.5
     """
-    named = named_scorers(scorers)
-    for b in baselines:
-        if b not in BASELINES:
-            raise AnchorDivError(f"baselines: unknown {b!r}; choose from {', '.join(BASELINES)}")
-        if b == "inversion" and anchors is None:
-            continue
-        named.setdefault(b, b)
-    if not named:
-        raise AnchorDivError("scorers: nothing to rank with")
+    named = named_scorers(
+        scorers, baselines, "rank with", ("inversion",) if anchors is None else ()
+    )
     y = as_matrix("gallery", gallery)
     rows, outside = _check_queries(queries, len(y), y.shape[1], seed)
     x = y[rows] if outside is None else outside
@@ -333,13 +312,8 @@ def neighbours(
             )
             for n, idx in indices.items()
         }
-    return Neighbours(
-        list(named),
-        np.full(len(x), -1, np.int64) if rows is None else rows,
-        indices,
-        scores,
-        relevant,
-    )
+    query_rows = np.full(len(x), -1, np.int64) if rows is None else rows
+    return Neighbours(list(named), query_rows, indices, scores, relevant)
 
 
 __all__ = ["Neighbours", "neighbours"]

@@ -33,8 +33,7 @@ PRECISIONS = ("highest", "fast")
 
 
 def use_fast_path(model: AnchorModel, method: str) -> bool:
-    """Whether ``method`` (validated against :data:`METHODS`) takes ``model``'s
-    squared-Euclidean fast path."""
+    """Whether ``method`` (checked against :data:`METHODS`) takes the squared-Euclidean path."""
     if method not in METHODS:
         raise AnchorDivError(f"method: unknown {method!r}; choose one of {', '.join(METHODS)}")
     return method == "auto" and model.quadratic
@@ -52,8 +51,7 @@ def check_precision(precision) -> str:
 
 
 def exact_products(fn):
-    """``fn`` traced with every matrix product at ``Precision.HIGHEST`` (exact float32 on
-    every backend) unless it sets its own: wraps the implementations before ``jax.jit``."""
+    """``fn`` traced with matrix products at ``Precision.HIGHEST`` unless it sets its own."""
 
     @functools.wraps(fn)
     def traced(*args, **kwargs):
@@ -61,11 +59,6 @@ def exact_products(fn):
             return fn(*args, **kwargs)
 
     return traced
-
-
-def _value_and_grad(model: AnchorModel, p: jax.Array):
-    """ψ ``[n]`` and ∇ψ ``[n, d]`` at parameters ``p [n, d]`` by autodiff."""
-    return jax.vmap(jax.value_and_grad(lambda t: model.cumulant(t)))(p)
 
 
 def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
@@ -91,7 +84,7 @@ def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
         phi = model.embed(x)
         return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
     p = model.parameterize(x)
-    psi, g = _value_and_grad(model, p)
+    psi, g = jax.vmap(jax.value_and_grad(lambda t: model.cumulant(t)))(p)
     return g, jnp.sum(g * p, axis=-1) - psi
 
 
@@ -244,6 +237,18 @@ def check_embeddings(model: AnchorModel, name: str, x, *, min_rows: int = 1) -> 
     return arr
 
 
+def checked_call(model, method: str, precision: str, queries=None):
+    """``model``, ``method`` and ``precision`` checked; the queries validated and norm-checked."""
+    check_model(model)
+    use_fast_path(model, method)
+    check_precision(precision)
+    if queries is None:
+        return None
+    x = check_embeddings(model, "queries", queries)
+    warn_not_unit("queries", x)
+    return x
+
+
 def divergence(
     model: AnchorModel, queries, gallery, *, method: str = "auto", precision: str = "highest"
 ) -> jax.Array:
@@ -304,8 +309,7 @@ def divergence(
 
 
 def row_bucket(n: int) -> int:
-    """Padded row count: next power of two up to 64, then a multiple of 2^(⌊log2 n⌋−3)
-    (at most 12.5 % padding), so nearby sizes share compiled code."""
+    """Padded rows: a power of two up to 64, then a multiple of 2^(⌊log2 n⌋−3) (≤ 12.5 %)."""
     if n <= 64:
         return 1 << max(0, (n - 1).bit_length())
     step = 1 << (n.bit_length() - 4)
@@ -313,8 +317,7 @@ def row_bucket(n: int) -> int:
 
 
 def pad_rows(x, size: int):
-    """Pad ``x [n, d]`` to ``[size, d]`` by repeating row 0 (stays in every model's domain).
-    Works on numpy and JAX arrays alike (a JAX array stays on its device)."""
+    """``x [n, d]`` (numpy or JAX) padded to ``[size, d]`` by repeating row 0 (in the domain)."""
     if len(x) == size:
         return x
     xp = jnp if isinstance(x, jax.Array) else np
@@ -326,20 +329,17 @@ def _query_terms_impl(model, x, method):
     return query_terms(model, x, method)
 
 
-#: ``jit_query_terms(model, x [Q, d], method) -> (u [Q, m], c [Q])``: jitted, exact products,
-#: rows not padded (see :func:`padded_query_terms` for shared compiled code).
+#: ``(model, x [Q, d], method) -> (u [Q, m], c [Q])``, jitted, exact products, not padded.
 jit_query_terms = jax.jit(_query_terms_impl, static_argnames="method")
 
 
 def padded_query_terms(model: AnchorModel, x: np.ndarray, method: str = "auto"):
-    """Query terms of ``x [Q, d]`` computed on rows padded to :func:`row_bucket` (so nearby Q
-    share compiled code): ``(u [Qb, m], c [Qb])``; rows past Q are padding."""
+    """``(u [Qb, m], c [Qb])`` of ``x [Q, d]`` padded to :func:`row_bucket` rows."""
     return jit_query_terms(model, pad_rows(x, row_bucket(len(x))), method)
 
 
 def merge_top_k(d, n_valid, offset, best_d, best_i):
-    """Merge a scored block ``d [Q, chunk]`` (columns ≥ ``n_valid`` are padding; column j is
-    item ``offset + j``) into the running ``best_d, best_i [Q, k]`` (ascending)."""
+    """Merge scores ``d [Q, chunk]`` of items ``offset + j`` (j < n_valid) into the top-k."""
     cols = jnp.arange(d.shape[1])
     d = jnp.where(cols[None, :] < n_valid, d, jnp.inf)
     cand_d = jnp.concatenate([best_d, d], axis=1)
@@ -358,25 +358,15 @@ def _merge_impl(model, u, c, y, n_valid, offset, best_d, best_i, method, precisi
 _merge_jit = jax.jit(_merge_impl, static_argnames=("method", "precision"))
 
 
-#: Entries of one scan step (``[Q, chunk]`` scores plus ``[chunk, dim]`` rows) by default on
-#: CPU: 2^22 keeps the step's XLA temporaries under 32 MB, the largest buffer glibc serves from
-#: (and reuses on) its heap.  A larger step gets fresh ``mmap``'d pages on every call, faulted
-#: in and zeroed by the kernel: measured on one core, Gaussian, float16 rows, such steps cost
-#: 2-3x the CPU of fault-free ones (Q=100, d=64: 0.90 s per 10^6 rows at chunk 2^16, 0.30 s at
-#: 2^14; likewise at Q=1000, d=64 and Q=100, d=384; see docs/guides/scale-out.md).
-#: (Float32 entries; half as many where ``jax_enable_x64`` makes the default float 8 bytes.)
+#: Float32 entries of one CPU scan step (scores plus rows): temporaries under glibc's 32 MB
+#: heap limit, so no step faults in fresh pages (docs/guides/scale-out.md); half under x64.
 STEP_ENTRIES = 1 << 22
-#: The same on accelerators, whose device memory is not glibc's: larger steps amortise the
-#: per-step dispatch (not measured on a GPU here; the earlier default for every backend).
+#: The same on accelerators (not glibc's memory): larger steps amortise the dispatch.
 DEVICE_STEP_ENTRIES = 1 << 24
 
 
 def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None, dim: int = 0) -> int:
-    """Gallery chunk so that one block — ``[Q, chunk]`` scores plus ``[chunk, dim]`` gallery
-    rows — holds at most about ``budget`` entries (default :data:`STEP_ENTRIES` on CPU,
-    :data:`DEVICE_STEP_ENTRIES` on an accelerator backend, both halved under
-    ``jax_enable_x64``): a power of two from the bucketed Q (so nearby Q and G share compiled
-    code), at least 1024, at most 2^16 and at most :func:`row_bucket` of the gallery size."""
+    """Power-of-two gallery chunk in [1024, 2^16] (≤ bucketed G): ≈ ``budget`` entries a step."""
     if budget is None:
         budget = STEP_ENTRIES if jax.default_backend() == "cpu" else DEVICE_STEP_ENTRIES
         budget //= jax.dtypes.canonicalize_dtype(np.float64).itemsize // 4
@@ -385,26 +375,21 @@ def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None, dim
     return min(chunk, row_bucket(n_gallery))
 
 
-def stream_top_k(
-    u,
-    c,
-    k: int,
-    n_items: int,
-    chunk: int,
-    read,
-    score,
-    *,
-    progress: bool | None = None,
-    desc: str = "top-k",
-):
-    """The streaming loop shared by :func:`top_k` and
-    :class:`anchordiv.retrieval.index.GalleryIndex`."""
+def scan_chunk(chunk, n_queries: int, n_gallery: int, dim: int) -> int:
+    """``chunk`` checked, or :func:`default_chunk` when None."""
+    if chunk is None:
+        return default_chunk(n_queries, n_gallery, dim=dim)
+    return integer("chunk", chunk, low=1)
+
+
+def stream_top_k(u, c, k: int, n_items: int, chunk: int, read, score, *, progress=None):
+    """The streaming loop shared by :func:`top_k` and :class:`~.index.GalleryIndex`."""
     best_d = jnp.full((u.shape[0], k), jnp.inf, u.dtype)
     best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
     starts = range(0, n_items, chunk)
     show = len(starts) > 8 if progress is None else progress
     with reused_heap():
-        for start in tqdm(starts, desc=desc, unit="chunk", disable=not show):
+        for start in tqdm(starts, desc="top-k", unit="chunk", disable=not show):
             block = read(start, min(start + chunk, n_items))
             best_d, best_i = score(pad_rows(block, chunk), len(block), start, best_d, best_i)
         jax.block_until_ready(best_d)
@@ -427,10 +412,7 @@ def gallery_shape(model: AnchorModel, gallery) -> tuple[int, int]:
 
 
 def gallery_reader(model: AnchorModel, gallery, tally: NormTally | None = None):
-    """``read(start, stop)`` for :func:`stream_top_k`: rows of an array-like gallery, validated
-    as they are read (the error names the row range), as a numpy array (the jitted scorer
-    moves it to the device); each block is counted in ``tally`` (rows off unit norm) when
-    given."""
+    """``read(start, stop)``: validated numpy rows of ``gallery``, counted in ``tally``."""
 
     def read(start, stop):
         block = check_embeddings(model, f"gallery[{start}:{stop}]", np.asarray(gallery[start:stop]))
@@ -442,8 +424,7 @@ def gallery_reader(model: AnchorModel, gallery, tally: NormTally | None = None):
 
 
 def finished_top_k(best_i, best_d, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``n_queries`` rows of a scan's ``(best_i [Qb, k], best_d [Qb, k])`` as numpy
-    ``(int64, float)`` arrays, every entry a gallery row and a finite divergence."""
+    """A scan's first ``n_queries`` rows as numpy; an error unless all are finite and found."""
     idx = np.asarray(best_i[:n_queries], np.int64)
     div = np.asarray(best_d[:n_queries])
     short = ~np.isfinite(div).all(axis=1) | (idx < 0).any(axis=1)
@@ -529,83 +510,39 @@ def top_k(
     >>> bool((np.diff(d, axis=1) >= 0).all())
     True
     """
-    check_model(model)
-    use_fast_path(model, method)
-    check_precision(precision)
-    x = check_embeddings(model, "queries", queries)
-    warn_not_unit("queries", x)
+    x = checked_call(model, method, precision, queries)
     n_gallery, _ = gallery_shape(model, gallery)
     k = integer("k", k, low=1, high=n_gallery)
-    chunk = (
-        default_chunk(len(x), n_gallery, dim=model.dim)
-        if chunk is None
-        else integer("chunk", chunk, low=1)
-    )
+    chunk = scan_chunk(chunk, len(x), n_gallery, model.dim)
     u, c = padded_query_terms(model, x, method)
     tally = NormTally()
-    if mesh is not None:
-        best_i, best_d = _mesh_top_k(
-            model, u, c, gallery, k, chunk, (method, precision), mesh, axis, tally
-        )
+    if mesh is not None:  # the gallery rows sharded over the mesh
+        from . import sharding
+
+        names, n_shards = sharding.mesh_axes(mesh, axis)
+        chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
+        read = gallery_reader(model, gallery, tally)
+        rows = sharding.place_rows(read, n_gallery, model.dim, mesh, names, padded)
+        where = (rows, n_gallery, k, chunk, mesh, names)
+        static = (method, precision)
+        best_i, best_d = sharding.sharded_top_k(_merge_impl, (model, u, c), *where, extra=static)
     else:
-        best_i, best_d = scan_top_k(
-            model,
-            u,
-            c,
-            gallery,
-            k,
-            chunk=chunk,
-            method=method,
-            precision=precision,
-            progress=progress,
-            tally=tally,
-        )
+        scan = functools.partial(scan_top_k, method=method, precision=precision, tally=tally)
+        best_i, best_d = scan(model, u, c, gallery, k, chunk=chunk, progress=progress)
     tally.warn("gallery")
     return finished_top_k(best_i, best_d, len(x))
 
 
-def _mesh_top_k(model, u, c, gallery, k, chunk, static, mesh, axis, tally):
-    """:func:`top_k`'s scan with the gallery rows sharded over ``mesh``; ``static``:
-    ``(method, precision)``."""
-    from . import sharding
-
-    names, n_shards = sharding.mesh_axes(mesh, axis)
-    n_gallery, dim = gallery_shape(model, gallery)
-    chunk, padded = sharding.layout(n_gallery, chunk, n_shards)
-    read = gallery_reader(model, gallery, tally)
-    rows = sharding.place_rows(read, n_gallery, dim, mesh, names, padded)
-    return sharding.sharded_top_k(
-        _merge_impl, (model, u, c), rows, n_gallery, k, chunk, mesh, names, extra=static
-    )
-
-
 def scan_top_k(
-    model: AnchorModel,
-    u,
-    c,
-    gallery,
-    k: int,
-    *,
-    chunk: int,
-    method: str = "auto",
-    precision: str = "highest",
-    progress: bool | None = None,
-    tally: NormTally | None = None,
+    model, u, c, gallery, k, *, chunk, method="auto", precision="highest", progress=None, tally=None
 ):
-    """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
-    c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
-    ``chunk`` rows by the jitted block scorer, counting the rows in ``tally`` when given.
-    Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])`` with indices relative to
-    the gallery's first row, padding (``-1``, inf) included (:func:`finished_top_k` checks
-    them).  Used by :mod:`anchordiv.scale.dask` to scan one block of a sharded gallery."""
-    n_gallery, _ = gallery_shape(model, gallery)
+    """:func:`top_k`'s scan of terms ``u, c``: device ``(best_i, best_d)``, padding included."""
+    n_gallery, read = gallery_shape(model, gallery)[0], gallery_reader(model, gallery, tally)
 
     def score(block, n_valid, offset, best_d, best_i):
         return _merge_jit(model, u, c, block, n_valid, offset, best_d, best_i, method, precision)
 
-    return stream_top_k(
-        u, c, k, n_gallery, chunk, gallery_reader(model, gallery, tally), score, progress=progress
-    )
+    return stream_top_k(u, c, k, n_gallery, chunk, read, score, progress=progress)
 
 
 # ---- MIPS export -------------------------------------------------------------------------
@@ -636,11 +573,13 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
 
 
 @exact_products
-def _key_terms_impl(model, y, method):
-    return key_terms(model, y, method)
+def mips_key_terms(model, y, method):
+    """MIPS keys ``[v(y), h(y)] [n, m + 1]`` of rows ``y [n, d]`` (the index build step)."""
+    v, h = key_terms(model, y, method)
+    return jnp.concatenate([v, h[:, None]], axis=1)
 
 
-_key_terms_jit = jax.jit(_key_terms_impl, static_argnames="method")
+keys_jit = jax.jit(mips_key_terms, static_argnames="method")
 
 
 def mips_keys(model: AnchorModel, gallery, *, method: str = "auto") -> np.ndarray:
@@ -671,8 +610,7 @@ def mips_keys(model: AnchorModel, gallery, *, method: str = "auto") -> np.ndarra
     """
     check_model(model)
     y = check_embeddings(model, "gallery", gallery)
-    v, h = _key_terms_jit(model, y, method)
-    return np.concatenate([np.asarray(v), np.asarray(h)[:, None]], axis=1)
+    return np.asarray(keys_jit(model, y, method))
 
 
 def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndarray:

@@ -34,22 +34,6 @@ def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
     return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
-def _mips_query(u):
-    """``u [Q, m] -> [u, −1] [Q, m+1]``."""
-    return jnp.concatenate([u, -jnp.ones((u.shape[0], 1), u.dtype)], axis=1)
-
-
-@dv.exact_products
-def mips_key_terms(model, y, method):
-    """MIPS keys ``[v(y), h(y)] [n, m + 1]`` of rows ``y [n, d]`` (traced; jitted as the build
-    step of :class:`GalleryIndex`)."""
-    v, h = dv.key_terms(model, y, method)
-    return jnp.concatenate([v, h[:, None]], axis=1)
-
-
-_keys_jit = jax.jit(mips_key_terms, static_argnames="method")
-
-
 def _merge_keys_impl(q, c, keys, n_valid, offset, best_d, best_i, precision):
     return dv.merge_top_k(mips_scores(q, c, keys, precision), n_valid, offset, best_d, best_i)
 
@@ -122,9 +106,8 @@ class GalleryIndex:
         mesh=None,
         axis=None,
     ):
-        self.model = dv.check_model(model)
-        dv.use_fast_path(model, method)
-        self.method, self.precision = method, dv.check_precision(precision)
+        dv.checked_call(model, method, precision)
+        self.model, self.method, self.precision = model, method, precision
         self.size, _ = dv.gallery_shape(model, gallery)
         chunk = BUILD_CHUNK if chunk is None else integer("chunk", chunk, low=1)
         chunk = min(chunk, dv.row_bucket(self.size))
@@ -136,9 +119,8 @@ class GalleryIndex:
 
     def _build(self, gallery, chunk: int, progress: bool | None):
         parts, out, tally = [], None, NormTally()
-        for start, keys in key_chunks(
-            self.model, gallery, self.method, chunk, progress=progress, tally=tally
-        ):
+        chunks = key_chunks(self.model, gallery, self.method, chunk, progress=progress, tally=tally)
+        for start, keys in chunks:
             if self.store is None:
                 parts.append(keys)
                 continue
@@ -161,10 +143,9 @@ class GalleryIndex:
         the ``keys.npy`` of :func:`anchordiv.scale.dask.build_index`) for the same ``model``
         and ``method``."""
         self = cls.__new__(cls)
-        self.model = dv.check_model(model)
-        dv.use_fast_path(model, method)
-        self.method, self.keys, self.size = method, keys, int(keys.shape[0])
-        self.precision = dv.check_precision(precision)
+        dv.checked_call(model, method, precision)
+        self.model, self.method, self.precision = model, method, precision
+        self.keys, self.size = keys, int(keys.shape[0])
         self.store = Path(keys.filename) if isinstance(keys, np.memmap) else None
         self.mesh = self.sharded = None
         return self
@@ -184,15 +165,12 @@ class GalleryIndex:
 
     # ---- queries -------------------------------------------------------------------------
     def _queries(self, queries, *, pad: bool = True):
-        """Validated ``x [Q, d]``, MIPS queries ``q [Qb, m+1]`` and offsets ``c [Qb]``; rows are
-        padded to a bucket (shared compiled code) unless ``pad=False`` (Qb = Q)."""
+        """``x [Q, d]``, MIPS queries ``q [Qb, m+1]``, offsets ``c [Qb]`` (Qb = Q if not pad)."""
         x = dv.check_embeddings(self.model, "queries", queries)
         warn_not_unit("queries", x)
-        if pad:
-            u, c = dv.padded_query_terms(self.model, x, self.method)
-        else:
-            u, c = dv.jit_query_terms(self.model, x, self.method)
-        return x, _mips_query(u), c
+        terms = dv.padded_query_terms if pad else dv.jit_query_terms
+        u, c = terms(self.model, x, self.method)
+        return x, jnp.concatenate([u, -jnp.ones((u.shape[0], 1), u.dtype)], axis=1), c
 
     def top_k(self, queries, k: int, *, chunk: int | None = None, progress: bool | None = None):
         """The k closest cached items per query, streaming the keys in chunks.
@@ -223,14 +201,17 @@ class GalleryIndex:
         """
         x, q, c = self._queries(queries)
         k = integer("k", k, low=1, high=self.size)
-        chunk = (
-            dv.default_chunk(len(x), self.size, dim=self.key_dim)
-            if chunk is None
-            else integer("chunk", chunk, low=1)
-        )
-
-        if self.mesh is not None:
-            best_i, best_d = self._mesh_top_k(q, c, k, chunk)
+        chunk = dv.scan_chunk(chunk, len(x), self.size, self.key_dim)
+        if self.mesh is not None:  # keys placed at the first query and when the padding changes
+            chunk, padded = sharding.layout(self.size, chunk, self._shards)
+            if self.sharded is None or self.sharded.shape[0] != padded:
+                keys = self.keys
+                self.sharded = sharding.place_rows(
+                    lambda a, b: keys[a:b], self.size, self.key_dim, self.mesh, self._names, padded
+                )
+            where = (self.sharded, self.size, k, chunk, self.mesh, self._names)
+            extra = (self.precision,)
+            best_i, best_d = sharding.sharded_top_k(_merge_keys_impl, (q, c), *where, extra=extra)
             return dv.finished_top_k(best_i, best_d, len(x))
 
         def read(start, stop):
@@ -242,26 +223,6 @@ class GalleryIndex:
 
         best_i, best_d = dv.stream_top_k(q, c, k, self.size, chunk, read, score, progress=progress)
         return dv.finished_top_k(best_i, best_d, len(x))
-
-    def _mesh_top_k(self, q, c, k: int, chunk: int):
-        """:meth:`top_k` over the keys sharded on the mesh (placed at the first query, again
-        only when ``chunk`` changes the padding)."""
-        chunk, padded = sharding.layout(self.size, chunk, self._shards)
-        if self.sharded is None or self.sharded.shape[0] != padded:
-            self.sharded = sharding.place_rows(
-                lambda a, b: self.keys[a:b], self.size, self.key_dim, self.mesh, self._names, padded
-            )
-        return sharding.sharded_top_k(
-            _merge_keys_impl,
-            (q, c),
-            self.sharded,
-            self.size,
-            k,
-            chunk,
-            self.mesh,
-            self._names,
-            extra=(self.precision,),
-        )
 
     def divergence(self, queries) -> jax.Array:
         """The full matrix from the cached keys (they must fit in memory).
@@ -315,16 +276,8 @@ class GalleryIndex:
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
         reduce = L2Reduction.fit(self.keys, chunk) if approx else None
-        index = new_faiss(
-            faiss,
-            kind,
-            self.key_dim + approx,
-            self.size,
-            nlist=nlist,
-            nprobe=nprobe,
-            hnsw_m=hnsw_m,
-            ef_search=ef_search,
-        )
+        params = dict(nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search)
+        index = new_faiss(faiss, kind, self.key_dim + approx, self.size, **params)
 
         def rows(sel):
             keys = self.keys[sel]
@@ -355,7 +308,7 @@ def key_chunks(
     show = len(starts) > 8 if progress is None else progress
     for start in tqdm(starts, desc="index", unit="chunk", disable=not show):
         block = read(start, min(start + chunk, size))
-        yield start, _keys_jit(model, dv.pad_rows(block, chunk), method)[: len(block)]
+        yield start, dv.keys_jit(model, dv.pad_rows(block, chunk), method)[: len(block)]
 
 
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
@@ -439,13 +392,9 @@ class L2Reduction:
         return dataclasses.replace(self, max_norm=float(max_norm))
 
     def __call__(self, keys) -> np.ndarray:
-        return np.ascontiguousarray(_augment(self.balanced(keys), self.max_norm), np.float32)
-
-
-def _augment(keys: np.ndarray, max_norm: float) -> np.ndarray:
-    """MIPS → L2 reduction of keys ``[n, m+1] -> [n, m+2]``: append √(M² − ‖k‖²)."""
-    extra = np.sqrt(np.maximum(max_norm**2 - np.sum(keys * keys, axis=1), 0.0))
-    return np.concatenate([keys, extra[:, None]], axis=1)
+        k = self.balanced(keys)  # then append √(M² − ‖k‖²)
+        extra = np.sqrt(np.maximum(self.max_norm**2 - np.sum(k * k, axis=1), 0.0))
+        return np.ascontiguousarray(np.concatenate([k, extra[:, None]], axis=1), np.float32)
 
 
 def require_faiss():
@@ -458,8 +407,7 @@ def require_faiss():
 
 
 def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, ef_search):
-    """An empty faiss index of ``kind`` for keys of width ``dim``: inner product for
-    ``"flat"``, L2 (on reduced keys, see :meth:`GalleryIndex.to_faiss`) for the others."""
+    """An empty faiss ``kind`` index of width ``dim``: inner product if flat, else L2."""
     if kind == "flat":
         return faiss.IndexFlatIP(dim)
     if kind == "ivf":
@@ -489,8 +437,7 @@ MAX_EF_SEARCH = 4096
 
 
 def search_params(index) -> dict[str, int]:
-    """The search-time parameters of a faiss index of :data:`FAISS_CLASSES` (what a card
-    records and a load checks): HNSW's ``ef_search``, IVF's ``nprobe`` and ``nlist``."""
+    """Search-time parameters of a :data:`FAISS_CLASSES` index (``ef_search``, ``nprobe``…)."""
     name = type(index).__name__
     if name == "IndexHNSWFlat":
         return {"ef_search": int(index.hnsw.efSearch)}
@@ -500,9 +447,7 @@ def search_params(index) -> dict[str, int]:
 
 
 def check_search_params(index, card: dict, path) -> None:
-    """Refuse a deserialized faiss index that is not the class its card names (one of
-    :data:`FAISS_CLASSES`, never a substitute such as an ``IndexIDMap``) or whose search-time
-    parameters differ from the card's or exceed what the gallery allows."""
+    """Refuse a loaded faiss index of another class or search parameters than its card's."""
     name = type(index).__name__
     if name != card.get("faiss_class") or name not in FAISS_CLASSES:
         raise AnchorDivError(
@@ -590,15 +535,12 @@ class FaissIndex:
             qb[:, -2] /= self.query_scale
             _, idx = self.faiss.search(np.ascontiguousarray(qb, np.float32), k)
             check_ids(idx, self.gallery.size)
-            keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()])
-            keys = keys.reshape(*idx.shape, -1)
+            keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()]).reshape(*idx.shape, -1)
             div = np.maximum(c[:, None] - np.einsum("qm,qkm->qk", q.astype(keys.dtype), keys), 0.0)
         div = np.where(idx < 0, np.inf, div)
         order = np.argsort(div, axis=1, kind="stable")
-        return (
-            np.take_along_axis(idx, order, axis=1).astype(np.int64),
-            np.take_along_axis(div, order, axis=1),
-        )
+        idx = np.take_along_axis(idx, order, axis=1).astype(np.int64)
+        return idx, np.take_along_axis(div, order, axis=1)
 
     def __len__(self) -> int:
         return int(self.faiss.ntotal)
@@ -719,8 +661,7 @@ class FaissIndex:
 
 
 def check_ids(idx: np.ndarray, size: int) -> None:
-    """Faiss's ids must be gallery rows (or −1, none found): an index whose stored ids are
-    outside them is corrupt."""
+    """Refuse faiss ids outside the gallery's rows (or −1, none found): a corrupt index."""
     if idx.size and (idx.min() < -1 or idx.max() >= size):
         raise AnchorDivError(
             f"faiss index: returned ids in [{idx.min()}, {idx.max()}], outside the gallery's "

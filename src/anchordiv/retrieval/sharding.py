@@ -25,13 +25,7 @@ def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
     """The axis names of a mesh to shard over and the number of shards."""
     if not isinstance(mesh, Mesh):
         raise AnchorDivError(f"mesh: expected a jax.sharding.Mesh, got {type(mesh).__name__}")
-    names = (
-        tuple(mesh.axis_names)
-        if axis is None
-        else (axis,)
-        if isinstance(axis, str)
-        else tuple(axis)
-    )
+    names = (axis,) if isinstance(axis, str) else tuple(mesh.axis_names if axis is None else axis)
     unknown = [a for a in names if a not in mesh.axis_names]
     if unknown or not names:
         raise AnchorDivError(
@@ -62,11 +56,10 @@ def place_rows(read, n_items: int, width: int, mesh, names, padded: int) -> jax.
     def rows(index):
         sl = index[0]
         start, stop = sl.start or 0, padded if sl.stop is None else sl.stop
-        real = (
-            np.asarray(read(start, min(stop, n_items)))
-            if start < n_items
-            else np.empty((0, width), dtype)
-        )
+        if start < n_items:
+            real = np.asarray(read(start, min(stop, n_items)))
+        else:
+            real = np.empty((0, width), dtype)
         fill = stop - start - len(real)
         if fill:
             real = np.concatenate([real, np.repeat(np.asarray(read(0, 1)), fill, axis=0)])
@@ -117,17 +110,8 @@ def sharded_top_k(
     score, args, rows: jax.Array, n_items: int, k: int, chunk: int, mesh, names, extra=()
 ):
     """Top-k over rows placed by :func:`place_rows`, every device scanning its own rows."""
-    return _sharded_top_k(
-        args,
-        rows,
-        jnp.asarray(n_items, jnp.int32),
-        score=score,
-        extra=tuple(extra),
-        k=k,
-        chunk=chunk,
-        mesh=mesh,
-        names=names,
-    )
+    static = dict(score=score, extra=tuple(extra), k=k, chunk=chunk, mesh=mesh, names=names)
+    return _sharded_top_k(args, rows, jnp.asarray(n_items, jnp.int32), **static)
 
 
 __all__ = ["layout", "mesh_axes", "place_rows", "sharded_top_k"]

@@ -24,7 +24,6 @@ import numpy as np
 from ..progress import tqdm
 
 from ..errors import AnchorDivError, integer
-from ..provenance import warn_not_unit
 from ..retrieval.index import (
     BUILD_CHUNK,
     FaissIndex,
@@ -58,12 +57,8 @@ WORKER_ENV = {
 }
 
 
-#: Dask configuration of local-cluster workers: no statistical profiler.  It samples the task
-#: thread's stack every 10 ms on the worker's event loop, for a dashboard these clusters do not
-#: have: 4-6 % of a scan's CPU (0.06-0.09 s of event-loop time per 4M-row scan, against
-#: 0.03-0.05 s without it; ``docs/guides/scale-out.md``).  ``client.profile()`` then has nothing
-#: to show.
-#: (A dotted key: the nanny merges this shallowly over the whole configuration.)
+#: Dask configuration of local-cluster workers: no sampling profiler (4-6 % of a scan's CPU,
+#: ``docs/guides/scale-out.md``); a dotted key, which the nanny merges shallowly.
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
@@ -213,11 +208,8 @@ def _embedding_matrix(column, name: str) -> np.ndarray:
     import pyarrow as pa
 
     arr = column.combine_chunks()
-    if not (
-        pa.types.is_list(arr.type)
-        or pa.types.is_large_list(arr.type)
-        or pa.types.is_fixed_size_list(arr.type)
-    ):
+    ragged = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
+    if not (ragged or pa.types.is_fixed_size_list(arr.type)):
         raise AnchorDivError(f"{name}: expected a list-of-floats embedding column, got {arr.type}")
     if arr.null_count:
         raise AnchorDivError(f"{name}: {arr.null_count} missing embeddings")
@@ -225,7 +217,7 @@ def _embedding_matrix(column, name: str) -> np.ndarray:
     if len(arr) == 0 or len(flat) % len(arr):
         raise AnchorDivError(f"{name}: embeddings of different lengths")
     matrix = flat.reshape(len(arr), -1)
-    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+    if ragged:
         lengths = np.diff(np.asarray(arr.offsets))
         if np.any(lengths != matrix.shape[1]):
             raise AnchorDivError(f"{name}: embeddings of different lengths")
@@ -300,7 +292,7 @@ def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block
 def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
     """The gallery as scan blocks."""
     block_rows = integer("block_rows", block_rows, low=1)
-    if _is_dask_array(shards):
+    if type(shards).__module__.startswith("dask.array"):
         return _dask_array_blocks(model, shards)
     parts = []
     for path in shard_paths(shards):
@@ -312,10 +304,6 @@ def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedd
         raise AnchorDivError("shards: the gallery is empty")
     sizes = np.array([len(b) for b in parts], np.int64)
     return parts, np.concatenate([[0], np.cumsum(sizes)[:-1]]), int(sizes.sum())
-
-
-def _is_dask_array(x) -> bool:
-    return type(x).__module__.startswith("dask.array")
 
 
 def _dask_array_blocks(model, arr):
@@ -337,17 +325,8 @@ def _scan_block(
     """Top-k of one block: ``(indices [Qb, k_b] int64 global, divergences [Qb, k_b])``."""
     data = rows.rows() if isinstance(rows, Block) else rows
     u, c = (jnp.asarray(t) for t in terms)
-    best_i, best_d = dv.scan_top_k(
-        model,
-        u,
-        c,
-        data,
-        min(k, len(data)),
-        chunk=chunk,
-        method=method,
-        precision=precision,
-        progress=False,
-    )
+    static = dict(chunk=chunk, method=method, precision=precision, progress=False)
+    best_i, best_d = dv.scan_top_k(model, u, c, data, min(k, len(data)), **static)
     return np.asarray(best_i, np.int64) + offset, np.asarray(best_d)
 
 
@@ -453,18 +432,10 @@ def top_k(
     """
     import dask
 
-    dv.check_model(model)
-    dv.use_fast_path(model, method)
-    dv.check_precision(precision)
-    x = dv.check_embeddings(model, "queries", queries)
-    warn_not_unit("queries", x)
+    x = dv.checked_call(model, method, precision, queries)
     parts, offsets, n_items = blocks(model, shards, block_rows=block_rows, column=column)
     k = integer("k", k, low=1, high=n_items)
-    chunk = (
-        dv.default_chunk(len(x), n_items, dim=model.dim)
-        if chunk is None
-        else integer("chunk", chunk, low=1)
-    )
+    chunk = dv.scan_chunk(chunk, len(x), n_items, model.dim)
     # a task's rows are padded to whole chunks: no chunk longer than the longest block
     chunk = min(chunk, dv.row_bucket(int(np.diff(np.append(offsets, n_items)).max())))
     u, c = dv.padded_query_terms(model, x, method)
@@ -489,8 +460,7 @@ def top_k(
 
 @reusing_heap
 def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
-    """Write one block's MIPS keys into rows ``offset…`` of the ``.npy`` at ``path``; return
-    their :meth:`L2Reduction.stats`."""
+    """Write a block's keys into rows ``offset…`` of the ``.npy`` at ``path``; return stats."""
     data = rows.rows() if isinstance(rows, Block) else rows
     out = np.load(path, mmap_mode="r+")
     stats = 0.0
@@ -554,77 +524,43 @@ def build_index(
     parts, offsets, size = blocks(model, shards, block_rows=block_rows, column=column)
     chunk, retries = integer("chunk", chunk, low=1), integer("retries", retries, low=0)
     keys_path = str(out / "keys.npy")
-    spec = _key_spec(model, parts[0], method)
+    first = parts[0].rows()[:1] if isinstance(parts[0], Block) else parts[0]
+    one_row = jax.ShapeDtypeStruct((1, model.dim), first.dtype)  # keys traced, not computed
+    spec = jax.eval_shape(functools.partial(dv.mips_key_terms, method=method), model, one_row)
     np.lib.format.open_memmap(
         keys_path, mode="w+", dtype=spec.dtype, shape=(size, spec.shape[1])
     ).flush()
-    spans = [(int(o), int(o) + _rows(p)) for p, o in zip(parts, offsets)]
+    sizes = [len(p) if isinstance(p, Block) else int(p.shape[0]) for p in parts]
+    spans = [(int(o), int(o) + n) for n, o in zip(sizes, offsets)]
     run = functools.partial(_run_blocks, retries=retries, progress=progress)
     with connect(client) as cl:
-        stats = run(
-            cl,
-            _block_keys,
-            [(model, p, keys_path, o, method, chunk) for p, (o, _) in zip(parts, spans)],
-            desc="keys",
-        )
-        reduction = L2Reduction.balance(sum(stats))
-        norms = run(
-            cl, _block_norm, [(reduction, keys_path, a, b, chunk) for a, b in spans], desc="norms"
-        )
-        reduction = reduction.with_norm(max(norms))
+        calls = [(model, p, keys_path, o, method, chunk) for p, (o, _) in zip(parts, spans)]
+        reduction = L2Reduction.balance(sum(run(cl, _block_keys, calls, desc="keys")))
+        calls = [(reduction, keys_path, a, b, chunk) for a, b in spans]
+        reduction = reduction.with_norm(max(run(cl, _block_norm, calls, desc="norms")))
         trained = index_module.new_faiss(
             faiss, "ivf", spec.shape[1] + 1, size, nlist=nlist, nprobe=nprobe, hnsw_m=2, ef_search=1
         )
         trained.train(
             reduction(np.load(keys_path, mmap_mode="r")[sample_rows(size, train_size, seed)])
         )
-        faiss.write_index(trained, str(out / "trained.index"))
-        files = run(
-            cl,
-            _block_ivf,
-            [
-                (
-                    str(out / "trained.index"),
-                    keys_path,
-                    a,
-                    b,
-                    reduction,
-                    chunk,
-                    str(out / f"block_{i}.index"),
-                )
-                for i, (a, b) in enumerate(spans)
-            ],
-            desc="ivf",
-        )
-    _merge_on_disk(faiss, out, files)
-    meta = {"size": size, "method": method, "nprobe": nprobe, **dataclasses.asdict(reduction)}
-    (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
-    return load_index(model, out)
+        trained_path = str(out / "trained.index")
+        faiss.write_index(trained, trained_path)
+        calls = [
+            (trained_path, keys_path, a, b, reduction, chunk, str(out / f"block_{i}.index"))
+            for i, (a, b) in enumerate(spans)
+        ]
+        files = run(cl, _block_ivf, calls, desc="ivf")
+    from faiss.contrib.ondisk import merge_ondisk  # the block IVFs -> ivf.index + lists.ivfdata
 
-
-def _key_spec(model, part, method: str) -> jax.ShapeDtypeStruct:
-    """Shape and dtype of one block's keys ``[1, m+1]`` (traced, not computed)."""
-    dtype = part.rows()[:1].dtype if isinstance(part, Block) else part.dtype
-    return jax.eval_shape(
-        functools.partial(index_module.mips_key_terms, method=method),
-        model,
-        jax.ShapeDtypeStruct((1, model.dim), dtype),
-    )
-
-
-def _rows(part) -> int:
-    return len(part) if isinstance(part, Block) else int(part.shape[0])
-
-
-def _merge_on_disk(faiss, out: Path, files: list[str]) -> None:
-    """Merge the per-block IVFs into ``ivf.index`` + ``lists.ivfdata``; remove the blocks."""
-    from faiss.contrib.ondisk import merge_ondisk
-
-    merged = faiss.read_index(str(out / "trained.index"))
+    merged = faiss.read_index(trained_path)
     merge_ondisk(merged, files, str(out / "lists.ivfdata"))
     faiss.write_index(merged, str(out / "ivf.index"))
     for f in files:
         os.remove(f)
+    meta = {"size": size, "method": method, "nprobe": nprobe, **dataclasses.asdict(reduction)}
+    (out / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return load_index(model, out)
 
 
 def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
