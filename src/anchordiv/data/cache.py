@@ -89,27 +89,6 @@ def _array_hash(arr: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
 
 
-def _paths(key: str, root: Path | None) -> tuple[Path, Path]:
-    d = (root or cache_dir()) / "embeddings"
-    return d / f"{key}.npy", d / f"{key}.json"
-
-
-def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
-    """The cached array for ``key``."""
-    npy, manifest = _paths(key, root)
-    if not manifest.is_file():
-        return None
-    arr, problem = _read_entry(npy, manifest)
-    if problem:
-        STATS["rebuilt"] += 1
-        warnings.warn(
-            f"embedding cache entry {npy} is corrupt or partial ({problem}); re-encoding",
-            stacklevel=user_stacklevel(),
-        )
-        return None
-    return arr
-
-
 def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | None]:
     """``(array, None)``, or ``(None, what is wrong)`` when the entry does not match its
     manifest."""
@@ -131,15 +110,6 @@ def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | Non
     if _array_hash(arr) != meta["sha256"]:
         return None, "array bytes do not match the manifest's SHA-256"
     return arr, None
-
-
-def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None) -> Path:
-    """Write an array and its manifest atomically (array first, manifest last)."""
-    npy, manifest = _paths(key, root)
-    npy.parent.mkdir(parents=True, exist_ok=True)
-    clean_legacy_temporaries(npy)
-    _write_entry(npy, manifest, arr, info)
-    return npy
 
 
 def _write_entry(npy: Path, manifest: Path, arr: np.ndarray, info: dict) -> None:
@@ -189,12 +159,18 @@ def cached_embeddings(
     """
     if not cache:
         return compute()
-    root = None if cache is True else Path(cache)
-    key = content_key(encoder_id, kind, items)
-    arr = load_entry(key, root)
-    if arr is not None:
-        STATS["hits"] += 1
-        return arr
+    folder = (cache_dir() if cache is True else Path(cache)) / "embeddings"
+    npy = folder / f"{content_key(encoder_id, kind, items)}.npy"
+    if npy.with_suffix(".json").is_file():
+        arr, problem = _read_entry(npy, npy.with_suffix(".json"))
+        if not problem:
+            STATS["hits"] += 1
+            return arr
+        STATS["rebuilt"] += 1
+        warnings.warn(
+            f"embedding cache entry {npy} is corrupt or partial ({problem}); re-encoding",
+            stacklevel=user_stacklevel(),
+        )
     STATS["misses"] += 1
     start = time.perf_counter()
     arr = np.asarray(compute())
@@ -204,7 +180,10 @@ def cached_embeddings(
         raise AnchorDivError(
             f"encoder {encoder_id} returned {arr.shape[0]} rows for {len(items)} inputs"
         )
-    store_entry(key, arr, {"encoder": encoder_id, "kind": kind, "count": len(items)}, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    clean_legacy_temporaries(npy)
+    info = {"encoder": encoder_id, "kind": kind, "count": len(items)}
+    _write_entry(npy, npy.with_suffix(".json"), arr, info)
     return arr
 
 
