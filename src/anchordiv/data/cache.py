@@ -211,7 +211,6 @@ class ImageStore:
 
     def lookup(self, digests: Sequence[str | None]) -> tuple[np.ndarray | None, np.ndarray]:
         """``(rows [n, d] or None, found [n] bool)``: the stored embedding of each digest."""
-        from .._safeio import read_json
 
         found = np.zeros(len(digests), bool)
         wanted: dict[str, list[int]] = {}
@@ -221,11 +220,8 @@ class ImageStore:
         where: dict[Path, list[tuple[int, str]]] = {}
         seen: set[str] = set()
         for manifest in self.packs() if wanted else []:
-            try:
-                names = read_json(manifest).get("digests", [])
-            except (OSError, ValueError, AttributeError):
-                continue  # removed by a concurrent prune, or checked when read below
-            for j, d in enumerate(names):
+            # a manifest removed by a concurrent prune reads as empty; a bad one is checked below
+            for j, d in enumerate(_field(manifest, "digests", [])):
                 if d in wanted and d not in seen:
                     seen.add(d)
                     where.setdefault(manifest, []).append((j, d))
@@ -276,6 +272,16 @@ class ImageStore:
         manifest.with_suffix(".npy").unlink(missing_ok=True)
 
 
+def _field(path: Path, key: str, default):
+    """``key`` of a JSON object file, or ``default`` where it is missing or unreadable."""
+    from .._safeio import read_json
+
+    try:
+        return read_json(path).get(key, default)
+    except (OSError, ValueError, AttributeError):
+        return default
+
+
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
@@ -283,22 +289,13 @@ def _size(path: Path) -> int:
 def cache_summary(root: Path | None = None) -> dict:
     """What the cache holds: per image space its encoder id, images, packs and bytes; the text
     and other entries; the file-digest index; JAX's compiled programs."""
-    from .._safeio import read_json
 
     root = Path(root) if root else cache_dir()
     spaces = []
     for d in sorted(root.glob("images/*/")):  # (a glob of a missing folder finds nothing)
-        try:
-            sid = read_json(d / "space.json").get("id", "?")
-        except (OSError, ValueError, AttributeError):
-            sid = "?"
+        sid = _field(d / "space.json", "id", "?")
         packs = sorted(d.glob("pack-*.json"))
-        images = set()
-        for m in packs:
-            try:
-                images.update(read_json(m).get("digests", []))
-            except (OSError, ValueError, AttributeError):
-                pass
+        images = {x for m in packs for x in _field(m, "digests", [])}
         newest = max((m.stat().st_mtime for m in packs), default=None)
         space = {"id": sid, "dir": str(d), "images": len(images), "packs": len(packs)}
         spaces.append({**space, "bytes": _size(d), "newest": newest})

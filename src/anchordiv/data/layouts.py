@@ -448,15 +448,6 @@ def sketchy(root, seed: int = 0) -> ImageDataset:
     )
 
 
-def _chexpert_rows(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in ("Path", *CHEXPERT_LABELS) if c not in (reader.fieldnames or [])]
-        if missing:
-            raise AnchorDivError(f"chexpert: {path} lacks column(s) {missing}")
-        return list(reader)
-
-
 def _chexpert_value(cell: str, uncertain: str, where: str) -> bool:
     cell = cell.strip()
     if cell == "":
@@ -526,7 +517,13 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
     csvs = [root / f for f in ("train.csv", "valid.csv") if (root / f).is_file()]
     paths, labels, from_valid = [], [], []
     for path in csvs:
-        for k, row in enumerate(_chexpert_rows(path)):
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in ("Path", *CHEXPERT_LABELS) if c not in (reader.fieldnames or [])]
+            if missing:
+                raise AnchorDivError(f"chexpert: {path} lacks column(s) {missing}")
+            rows = list(reader)
+        for k, row in enumerate(rows):
             where = f"{path.name} row {k + 2}"
             if views != "all" and _view(row, where) != views:
                 continue
