@@ -1,11 +1,6 @@
-"""Content-addressed embedding cache: a second run with the same encoder and inputs loads the
-embeddings instead of re-encoding them.
-
-An entry is ``<cache>/embeddings/<key>.npy`` plus its ``<key>.json`` manifest (written last,
-atomically); the key hashes the encoder id, the input kind and every input, and a missing,
-truncated or mismatched entry is reported and rebuilt.  The cache is ``$ANCHORDIV_CACHE``, else
-``$XDG_CACHE_HOME/anchordiv``; :func:`use_compilation_cache` keeps JAX's compiled programs in
-``<cache>/xla``."""
+"""Content-addressed embedding cache (``$ANCHORDIV_CACHE``, else ``$XDG_CACHE_HOME/anchordiv``):
+a second run with the same encoder and inputs loads the embeddings instead of re-encoding them,
+a corrupt or partial entry is reported and rebuilt (``docs/guides/data.md``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Reading image files right, hashing them once, and feeding them to a model from worker
-processes: :func:`to_rgb8` (any PIL mode as 8-bit RGB scaled by its bit depth, EXIF-oriented),
-:func:`file_digests` (each file's SHA-256, reused from ``<cache>/files/`` while its stat
-matches) and :class:`ImageFiles` (a torch ``Dataset`` of preprocessed images that returns a
-failed decode instead of raising).  Details: ``docs/guides/images.md``."""
+"""Image files read as 8-bit RGB by bit depth (:func:`to_rgb8`), hashed once
+(:func:`file_digests`) and decoded in worker processes (:class:`ImageFiles`); details:
+``docs/guides/images.md``."""
 
 from __future__ import annotations
 

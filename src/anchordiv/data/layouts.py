@@ -1,12 +1,6 @@
-"""Image datasets on disk, read in their own published layouts (read-only, nothing downloaded).
-
-    ds = load_dataset("imagenet-r:/data/imagenet-r")     # LAYOUT:ROOT, as --dataset takes it
-
-Each layout (``imagefolder``, ``imagenet``, ``imagenet-r``, ``cub200``, ``sketchy``,
-``chexpert``) is one adapter returning an :class:`ImageDataset`: ``paths [n]``, ``label [n]``
-over ``class_names``, ``rendition [n]``, ``pathology [n, L]`` and a query/gallery split
-``query [n]`` (the dataset's own where it ships one, else :func:`seeded_split`;
-``split_source`` says which).  The layouts and split rules: ``docs/guides/images.md``."""
+"""Image datasets on disk, read in their own published layouts (read-only, nothing downloaded):
+one adapter per layout (:data:`LAYOUTS`) returns an :class:`ImageDataset` with labels and a
+query/gallery split (the layouts and split rules: ``docs/guides/images.md``)."""
 
 from __future__ import annotations
 

