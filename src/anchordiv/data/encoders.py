@@ -795,12 +795,9 @@ def embed_images(
     from .cache import PACK_ROWS
 
     kept, digests, bad = check_images(paths, on_error, workers=workers, cache=cache)
-    store = None
-    if cache:
-        store = ImageStore(encoder.image_space, None if cache is True else Path(cache))
-        x, found = store.lookup(digests)
-    else:
-        x, found = None, np.zeros(len(kept), bool)
+    space = encoder.image_space
+    store = ImageStore(space, None if cache is True else Path(cache)) if cache else None
+    x, found = store.lookup(digests) if store else (None, np.zeros(len(kept), bool))
     todo: dict[str, int] = {}  # digest -> first row to encode (a file twice is encoded once)
     for i in np.flatnonzero(~found):
         todo.setdefault(digests[i], int(i))
