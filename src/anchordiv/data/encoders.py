@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import AnchorDivError, user_stacklevel
 from ..provenance import with_provenance
 from .cache import ImageStore, cached_embeddings
-from .imageio import READER_VERSION, read_image, to_rgb8
+from .imageio import READER_VERSION, bad_files_error, file_digests, read_image, to_rgb8
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: all-MiniLM-L6-v2 was trained with a fixed similarity scale of 20.
@@ -696,8 +696,6 @@ def check_images(
 ) -> tuple[list[str], list[str], dict[str, str]]:
     """Every file's content digest, and every file that is not an image — found before a model
     loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes)."""
-    from .imageio import file_digests
-
     paths = _image_paths(paths, on_error)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
     _refuse_or_warn(bad, len(paths), on_error)
@@ -714,8 +712,6 @@ def _image_paths(paths: Sequence, on_error: str) -> list[str]:
 
 
 def _refuse_or_warn(bad: dict[str, str], total: int, on_error: str) -> None:
-    from .imageio import bad_files_error
-
     if not bad:
         return
     if on_error == "raise":

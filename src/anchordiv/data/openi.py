@@ -124,7 +124,6 @@ ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "vs", "approx", "e.g",
 _ENUMERATOR = re.compile(r"(?:^|(?<=[.!?]\s))\(?\d{1,2}[.)]\s+(?=\S)")
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+")
 _WORD_BEFORE = re.compile(r"(\S+)[.!?]$")
-_DEIDENTIFIED = "XXXX"
 
 
 def split_sentences(text: str) -> list[str]:
@@ -158,7 +157,7 @@ def split_sentences(text: str) -> list[str]:
         start = cut.end()
     pieces.append(text[start:])
     # a sentence has a word of two or more letters besides the de-identification token
-    return [p.strip() for p in pieces if re.search(r"[A-Za-z]{2}", p.replace(_DEIDENTIFIED, ""))]
+    return [p.strip() for p in pieces if re.search(r"[A-Za-z]{2}", p.replace("XXXX", ""))]
 
 
 #: How a report sentence names a chest finding: for one of its terms, every stem starts a word
