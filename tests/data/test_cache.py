@@ -23,8 +23,7 @@ class CountingEncoder(data.Encoder):
 @pytest.fixture
 def enc(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path))
-    e = CountingEncoder()
-    return e
+    return CountingEncoder()
 
 
 def test_cache_dir_env_override(tmp_path, monkeypatch):
@@ -133,12 +132,9 @@ class CountingImages(data.Encoder):
     id, dim, logit_scale = "toy-img-v1", 6, 10.0
 
     def encode_image(self, images, batch_size=32, progress=None):
-        rows = []
-        for p in images:
-            seed = int.from_bytes(Path(p).read_bytes()[-8:], "little")
-            rows.append(np.random.default_rng(seed).normal(size=self.dim))
+        seeds = [int.from_bytes(Path(p).read_bytes()[-8:], "little") for p in images]
         self.encoded += len(images)
-        return np.array(rows, np.float32)
+        return np.array([np.random.default_rng(s).normal(size=self.dim) for s in seeds], np.float32)
 
 
 def _tree(folder, n, start=0):
@@ -305,10 +301,7 @@ def test_two_runs_at_once_both_finish_and_share_their_work(img, tmp_path):
         except BaseException as err:  # pragma: no cover - reported below
             errors.append(err)
 
-    threads = [
-        threading.Thread(target=run, args=("a", range(0, 8))),
-        threading.Thread(target=run, args=("b", range(4, 12))),
-    ]
+    threads = [threading.Thread(target=run, args=a) for a in [("a", range(8)), ("b", range(4, 12))]]
     for t in threads:
         t.start()
     for t in threads:

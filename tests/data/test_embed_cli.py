@@ -64,16 +64,8 @@ def test_embed_image_folder(tmp_path, capsys, tiny_clip, skimage_files):
         shutil.copy(p, folder / p.name)
     (folder / "zz_broken.jpg").write_bytes(b"not a jpeg")
     (folder / "notes.txt").write_text("ignored: not an image suffix")
-    args = [
-        "embed",
-        str(folder),
-        "--encoder",
-        f"open_clip:{name}",
-        "--pretrained",
-        str(ckpt),
-        "-o",
-        str(tmp_path / "img.npy"),
-    ]
+    args = ["embed", str(folder), "--encoder", f"open_clip:{name}", "--pretrained", str(ckpt)]
+    args += ["-o", str(tmp_path / "img.npy")]
     rc, _, err = run(args, capsys)
     assert rc == 2 and "1 of 3 image file(s) cannot be read" in err and "zz_broken.jpg" in err
     with pytest.warns(UserWarning, match="zz_broken.jpg"):

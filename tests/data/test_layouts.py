@@ -195,10 +195,8 @@ def test_chexpert_views_parent_and_uncertain(tmp_path):
     ds = layouts.load_dataset(f"chexpert:{tmp_path}")  # the parent of CheXpert-v1.0-small
     assert len(ds) == 24 and not any("lateral" in p for p in ds.paths)
     assert "frontal views" in ds.split_source and "U-Zeros" in ds.split_source
-    every = layouts.load_dataset(f"chexpert:{base}", views="all")
-    assert len(every) == 25
-    lat = layouts.load_dataset(f"chexpert:{base}", views="lateral")
-    assert len(lat) == 1
+    sizes = [len(layouts.load_dataset(f"chexpert:{base}", views=v)) for v in ("all", "lateral")]
+    assert sizes == [25, 1]
     ones = layouts.load_dataset(f"chexpert:{base}", uncertain="ones")
     edema = ds.pathologies.index("Edema")
     assert ones.pathology[:, edema].all() and not ds.pathology[:, edema].all()

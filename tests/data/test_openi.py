@@ -187,21 +187,10 @@ def test_real_report_corpus_has_no_sentence_of_a_held_out_report_or_of_the_findi
     uids = {i.split(":")[0] for i, _ in corpus}
     assert not uids & held and not uids & positive
     assert not [t for _, t in corpus if openi.mentions(t, finding)]
-    held_sentences = {
-        s
-        for u, secs in zip(r.uids, r.sections)
-        if u in held
-        for sec in secs
-        for s in openi.split_sentences(sec)
-    }
-    own = {
-        s
-        for u, secs in zip(r.uids, r.sections)
-        if u not in held
-        for sec in secs
-        for s in openi.split_sentences(sec)
-    }
+    sentences: dict[bool, set] = {True: set(), False: set()}
+    for u, secs in zip(r.uids, r.sections):
+        sentences[u in held].update(s for sec in secs for s in openi.split_sentences(sec))
     # a held-out report's sentence appears only where another report has the same sentence
-    assert {t for _, t in corpus} & held_sentences <= own
+    assert {t for _, t in corpus} & sentences[True] <= sentences[False]
     targets = {t.lower() for neg in (False, True) for t in clinical.pathology_anchors(finding, neg)}
     assert not {t.lower() for _, t in corpus} & targets

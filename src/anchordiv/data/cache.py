@@ -1,11 +1,6 @@
-"""Content-addressed embedding cache: a second run with the same encoder and inputs loads the
-embeddings instead of re-encoding them.
-
-An entry is ``<cache>/embeddings/<key>.npy`` plus its ``<key>.json`` manifest (written last,
-atomically); the key hashes the encoder id, the input kind and every input, and a missing,
-truncated or mismatched entry is reported and rebuilt.  The cache is ``$ANCHORDIV_CACHE``, else
-``$XDG_CACHE_HOME/anchordiv``; :func:`use_compilation_cache` keeps JAX's compiled programs in
-``<cache>/xla``."""
+"""Content-addressed embedding cache (``$ANCHORDIV_CACHE``, else ``$XDG_CACHE_HOME/anchordiv``):
+a second run with the same encoder and inputs loads the embeddings instead of re-encoding them,
+a corrupt or partial entry is reported and rebuilt (``docs/guides/data.md``)."""
 
 from __future__ import annotations
 
@@ -89,27 +84,6 @@ def _array_hash(arr: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
 
 
-def _paths(key: str, root: Path | None) -> tuple[Path, Path]:
-    d = (root or cache_dir()) / "embeddings"
-    return d / f"{key}.npy", d / f"{key}.json"
-
-
-def load_entry(key: str, root: Path | None = None) -> np.ndarray | None:
-    """The cached array for ``key``."""
-    npy, manifest = _paths(key, root)
-    if not manifest.is_file():
-        return None
-    arr, problem = _read_entry(npy, manifest)
-    if problem:
-        STATS["rebuilt"] += 1
-        warnings.warn(
-            f"embedding cache entry {npy} is corrupt or partial ({problem}); re-encoding",
-            stacklevel=user_stacklevel(),
-        )
-        return None
-    return arr
-
-
 def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | None]:
     """``(array, None)``, or ``(None, what is wrong)`` when the entry does not match its
     manifest."""
@@ -131,15 +105,6 @@ def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | Non
     if _array_hash(arr) != meta["sha256"]:
         return None, "array bytes do not match the manifest's SHA-256"
     return arr, None
-
-
-def store_entry(key: str, arr: np.ndarray, info: dict, root: Path | None = None) -> Path:
-    """Write an array and its manifest atomically (array first, manifest last)."""
-    npy, manifest = _paths(key, root)
-    npy.parent.mkdir(parents=True, exist_ok=True)
-    clean_legacy_temporaries(npy)
-    _write_entry(npy, manifest, arr, info)
-    return npy
 
 
 def _write_entry(npy: Path, manifest: Path, arr: np.ndarray, info: dict) -> None:
@@ -189,12 +154,18 @@ def cached_embeddings(
     """
     if not cache:
         return compute()
-    root = None if cache is True else Path(cache)
-    key = content_key(encoder_id, kind, items)
-    arr = load_entry(key, root)
-    if arr is not None:
-        STATS["hits"] += 1
-        return arr
+    folder = (cache_dir() if cache is True else Path(cache)) / "embeddings"
+    npy = folder / f"{content_key(encoder_id, kind, items)}.npy"
+    if npy.with_suffix(".json").is_file():
+        arr, problem = _read_entry(npy, npy.with_suffix(".json"))
+        if not problem:
+            STATS["hits"] += 1
+            return arr
+        STATS["rebuilt"] += 1
+        warnings.warn(
+            f"embedding cache entry {npy} is corrupt or partial ({problem}); re-encoding",
+            stacklevel=user_stacklevel(),
+        )
     STATS["misses"] += 1
     start = time.perf_counter()
     arr = np.asarray(compute())
@@ -204,7 +175,10 @@ def cached_embeddings(
         raise AnchorDivError(
             f"encoder {encoder_id} returned {arr.shape[0]} rows for {len(items)} inputs"
         )
-    store_entry(key, arr, {"encoder": encoder_id, "kind": kind, "count": len(items)}, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    clean_legacy_temporaries(npy)
+    info = {"encoder": encoder_id, "kind": kind, "count": len(items)}
+    _write_entry(npy, npy.with_suffix(".json"), arr, info)
     return arr
 
 
@@ -232,7 +206,6 @@ class ImageStore:
 
     def lookup(self, digests: Sequence[str | None]) -> tuple[np.ndarray | None, np.ndarray]:
         """``(rows [n, d] or None, found [n] bool)``: the stored embedding of each digest."""
-        from .._safeio import read_json
 
         found = np.zeros(len(digests), bool)
         wanted: dict[str, list[int]] = {}
@@ -242,11 +215,8 @@ class ImageStore:
         where: dict[Path, list[tuple[int, str]]] = {}
         seen: set[str] = set()
         for manifest in self.packs() if wanted else []:
-            try:
-                names = read_json(manifest).get("digests", [])
-            except (OSError, ValueError, AttributeError):
-                continue  # removed by a concurrent prune, or checked when read below
-            for j, d in enumerate(names):
+            # a manifest removed by a concurrent prune reads as empty; a bad one is checked below
+            for j, d in enumerate(_field(manifest, "digests", [])):
                 if d in wanted and d not in seen:
                     seen.add(d)
                     where.setdefault(manifest, []).append((j, d))
@@ -297,6 +267,16 @@ class ImageStore:
         manifest.with_suffix(".npy").unlink(missing_ok=True)
 
 
+def _field(path: Path, key: str, default):
+    """``key`` of a JSON object file, or ``default`` where it is missing or unreadable."""
+    from .._safeio import read_json
+
+    try:
+        return read_json(path).get(key, default)
+    except (OSError, ValueError, AttributeError):
+        return default
+
+
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
@@ -304,22 +284,13 @@ def _size(path: Path) -> int:
 def cache_summary(root: Path | None = None) -> dict:
     """What the cache holds: per image space its encoder id, images, packs and bytes; the text
     and other entries; the file-digest index; JAX's compiled programs."""
-    from .._safeio import read_json
 
     root = Path(root) if root else cache_dir()
     spaces = []
     for d in sorted(root.glob("images/*/")):  # (a glob of a missing folder finds nothing)
-        try:
-            sid = read_json(d / "space.json").get("id", "?")
-        except (OSError, ValueError, AttributeError):
-            sid = "?"
+        sid = _field(d / "space.json", "id", "?")
         packs = sorted(d.glob("pack-*.json"))
-        images = set()
-        for m in packs:
-            try:
-                images.update(read_json(m).get("digests", []))
-            except (OSError, ValueError, AttributeError):
-                pass
+        images = {x for m in packs for x in _field(m, "digests", [])}
         newest = max((m.stat().st_mtime for m in packs), default=None)
         space = {"id": sid, "dir": str(d), "images": len(images), "packs": len(packs)}
         spaces.append({**space, "bytes": _size(d), "newest": newest})

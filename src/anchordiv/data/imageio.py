@@ -1,13 +1,12 @@
-"""Reading image files right, hashing them once, and feeding them to a model from worker
-processes: :func:`to_rgb8` (any PIL mode as 8-bit RGB scaled by its bit depth, EXIF-oriented),
-:func:`file_digests` (each file's SHA-256, reused from ``<cache>/files/`` while its stat
-matches) and :class:`ImageFiles` (a torch ``Dataset`` of preprocessed images that returns a
-failed decode instead of raising).  Details: ``docs/guides/images.md``."""
+"""Image files read as 8-bit RGB by bit depth (:func:`to_rgb8`), hashed once
+(:func:`file_digests`) and decoded in worker processes (:class:`ImageFiles`); details:
+``docs/guides/images.md``."""
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import time
 from pathlib import Path
@@ -117,24 +116,12 @@ def _index_path(folder: str, root: Path) -> Path:
 def _load_index(folder: str, root: Path) -> dict:
     from .._safeio import read_json
 
-    path = _index_path(folder, root)
     try:
-        meta = read_json(path)
+        meta = read_json(_index_path(folder, root))
     except (OSError, ValueError):
         return {}
     files = meta.get("files") if isinstance(meta, dict) and meta.get("folder") == folder else None
     return files if isinstance(files, dict) else {}
-
-
-def _save_index(folder: str, root: Path, files: dict) -> None:
-    import json
-
-    from .._safeio import atomic_file, write_text
-
-    path = _index_path(folder, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as tmp:
-        write_text(tmp, json.dumps({"folder": folder, "files": files}, separators=(",", ":")))
 
 
 def file_digests(
@@ -145,6 +132,7 @@ def file_digests(
     progress: bool | None = None,
 ) -> tuple[list[str | None], dict[str, str]]:
     """Each file's SHA-256, computed once, and the files that are not images."""
+    from .._safeio import atomic_file, write_text
     from ..progress import tqdm
     from .cache import cache_dir
 
@@ -181,12 +169,15 @@ def file_digests(
             continue
         digests[i] = digest
         indexes[folder[i]][os.path.basename(paths[i])] = [*stats[i], digest, now]
-    if root and todo:
-        for f in {folder[i] for i in todo}:
-            try:
-                _save_index(f, root, indexes[f])
-            except OSError:
-                pass  # a read-only cache only costs a re-hash next time
+    for f in {folder[i] for i in todo} if root else ():
+        try:
+            path = _index_path(f, root)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_file(path) as tmp:
+                index = {"folder": f, "files": indexes[f]}
+                write_text(tmp, json.dumps(index, separators=(",", ":")))
+        except OSError:
+            pass  # a read-only cache only costs a re-hash next time
     return digests, bad
 
 

@@ -1,11 +1,6 @@
-"""ImageNet class lists as target anchors: the 1,000 ILSVRC-2012 classes (wnid, readable name),
-their WordNet synsets, prompt templates, and the ImageNet-R subset with its rendition styles.
-
-The lists ship as data files in ``anchordiv/resources`` (their headers name the sources).
-Readable names are the first synonym of each class; the two names ILSVRC uses twice
-("crane": bird and machine; "maillot") get their WordNet hypernym in parentheses, so every
-class has a distinct name.
-"""
+"""ImageNet class lists as target anchors: the 1,000 ILSVRC-2012 classes (wnid, distinct readable
+name), their WordNet synsets, prompt templates, and the ImageNet-R subset with its rendition
+styles, from data files in ``anchordiv/resources`` (``docs/guides/data.md``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Image datasets on disk, read in their own published layouts (read-only, nothing downloaded).
-
-    ds = load_dataset("imagenet-r:/data/imagenet-r")     # LAYOUT:ROOT, as --dataset takes it
-
-Each layout (``imagefolder``, ``imagenet``, ``imagenet-r``, ``cub200``, ``sketchy``,
-``chexpert``) is one adapter returning an :class:`ImageDataset`: ``paths [n]``, ``label [n]``
-over ``class_names``, ``rendition [n]``, ``pathology [n, L]`` and a query/gallery split
-``query [n]`` (the dataset's own where it ships one, else :func:`seeded_split`;
-``split_source`` says which).  The layouts and split rules: ``docs/guides/images.md``."""
+"""Image datasets on disk, read in their own published layouts (read-only, nothing downloaded):
+one adapter per layout (:data:`LAYOUTS`) returns an :class:`ImageDataset` with labels and a
+query/gallery split (the layouts and split rules: ``docs/guides/images.md``)."""
 
 from __future__ import annotations
 
@@ -448,15 +442,6 @@ def sketchy(root, seed: int = 0) -> ImageDataset:
     )
 
 
-def _chexpert_rows(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in ("Path", *CHEXPERT_LABELS) if c not in (reader.fieldnames or [])]
-        if missing:
-            raise AnchorDivError(f"chexpert: {path} lacks column(s) {missing}")
-        return list(reader)
-
-
 def _chexpert_value(cell: str, uncertain: str, where: str) -> bool:
     cell = cell.strip()
     if cell == "":
@@ -526,7 +511,13 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
     csvs = [root / f for f in ("train.csv", "valid.csv") if (root / f).is_file()]
     paths, labels, from_valid = [], [], []
     for path in csvs:
-        for k, row in enumerate(_chexpert_rows(path)):
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in ("Path", *CHEXPERT_LABELS) if c not in (reader.fieldnames or [])]
+            if missing:
+                raise AnchorDivError(f"chexpert: {path} lacks column(s) {missing}")
+            rows = list(reader)
+        for k, row in enumerate(rows):
             where = f"{path.name} row {k + 2}"
             if views != "all" and _view(row, where) != views:
                 continue

