@@ -44,9 +44,7 @@ BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
 @dataclasses.dataclass
 class RetrievalView:
-    """What a picture of "what each geometry retrieves" needs for one study: its ``scorers``
-    (anchor models, ``"cosine"``, ``"inversion"``), the ``anchors`` inversion picks from, the
-    query and gallery image embeddings with their files, labels and captions."""
+    """One study's picture of "what each geometry retrieves" (fields: docs/guides/images.md)."""
 
     study: str
     scorers: dict
@@ -66,8 +64,7 @@ class RetrievalView:
 
 @dataclasses.dataclass
 class ImageStudyResult:
-    """What :func:`run_image_study` wrote and kept: the ``report`` and ``embeddings`` paths, the
-    ``dataset`` studied, each study's :class:`RetrievalView` and what ``results.json`` holds."""
+    """What :func:`run_image_study` wrote and kept (fields: docs/guides/images.md)."""
 
     report: Path
     embeddings: Path
@@ -78,9 +75,7 @@ class ImageStudyResult:
 
 @dataclasses.dataclass
 class ImageData:
-    """The image form of a study's context (:class:`.main_job.Context`, its ``embed`` the
-    model's text tower): the dataset, its image embeddings ``x [n, d]`` and each study's
-    :class:`RetrievalView`."""
+    """The image form of a study's context: the dataset, its embeddings ``x [n, d]``, views."""
 
     dataset: layouts.ImageDataset
     x: np.ndarray
@@ -100,8 +95,7 @@ class ImageData:
         return f"{name} on `{self.dataset.layout}` images"
 
     def object_style_data(self, ctx) -> tuple:
-        """``(task, embeddings, options)`` of the object-style study on images: classes as objects,
-        renditions as styles; the split's queries where its gallery holds all their renditions."""
+        """``(task, embeddings, options)`` of the object-style study: classes × renditions."""
         ds = self.dataset
         objects, styles = list(ds.class_names), list(ds.renditions)
         task = ostyle.ObjectStyleTask(
@@ -152,8 +146,7 @@ class ImageData:
         ctx.shown.append(shown(view, self.title(SHOWN_TITLES[view.study]), ctx.seed))
 
     def class_task(self, ctx) -> tuple:
-        """``(task, embeddings, curve options)``: images as items (class labels), class prompts as
-        target anchors, the split's queries."""
+        """``(task, embeddings, curve options)``: images as items, class prompts as targets."""
         from ...data import imagenet
 
         ds = self.dataset
@@ -186,9 +179,7 @@ class ImageData:
         }
 
     def curve_view(self, ctx, study: str, curve, task, emb, broad=None) -> RetrievalView:
-        """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
-        ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
-        shown budget of class prompts, exactly as the curve built them."""
+        """The curve's Gaussian models (with ``broad``) or its target-only ones on all prompts."""
         if broad is not None:
             scorers, rows = curve_scorers(
                 curve, broad, emb.targets, ctx.tau, seed=ctx.seed, kinds=("gaussian", "softmax")
@@ -211,8 +202,7 @@ class ImageData:
         return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
 
     def clinical_data(self, ctx) -> dict:
-        """The image form of :func:`.main_job.clinical_part`: the pathologies with anchors and
-        enough labelled query images, the split's queries against its gallery."""
+        """The image form of :func:`.main_job.clinical_part`'s data."""
         ds = self.dataset
         enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
         columns = [
@@ -271,9 +261,7 @@ class ImageData:
 
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
-    """The seeded subsample of a :class:`.main_job.Size`: ``img_classes`` classes, then per
-    class (or, without classes, overall) up to ``img_per_class`` (``img_images``) query images
-    and as many gallery images."""
+    """The seeded subsample of a :class:`.main_job.Size` (its ``img_*`` fields)."""
     if ds.label is None:
         return ds.subset(_per_split(np.arange(len(ds)), ds.query, size.img_images, seed))
     chosen = subsample(len(ds.class_names), size.img_classes, seed)
@@ -321,8 +309,7 @@ def _need(
 
 
 def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
-    """The view over the study's queries: the split's (``mask``), or every image against all
-    the others (``mask`` None); relevant = same class."""
+    """The view over the split's queries (``mask``), or every image against all the others."""
     data = ctx.images
     if mask is None:
         q = subsample(len(data.dataset), ctx.size.img_queries, ctx.seed)
@@ -333,8 +320,7 @@ def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> Retrieval
 
 
 def _rows_view(data, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
-    """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
-    row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
+    """The view of query rows ``q`` against gallery rows ``g``; ``labels [n]`` per image."""
     ds = data.dataset
     return RetrievalView(
         study,
@@ -363,8 +349,7 @@ def _caption(ds: layouts.ImageDataset, i: int) -> str:
 
 
 def spread(labels, domains, k: int, seed: int) -> np.ndarray:
-    """``k`` seeded rows of a view's queries spread over domains and classes: each pick takes
-    the next domain in turn and, within it, a class not shown yet where one is left."""
+    """``k`` seeded query rows: domains in turn, within each a class not shown yet if any."""
     n = len(labels) if labels is not None else len(domains) if domains is not None else 0
     order = np.random.default_rng(seed).permutation(n)
     lab = np.zeros(n, int) if labels is None else np.asarray(labels).reshape(n, -1)[:, 0]
@@ -386,8 +371,7 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
 
 
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` queries spread
-    over renditions and classes (:func:`spread`), their neighbours per geometry (a grid)."""
+    """The view's part of "What each geometry retrieves" (queries: :func:`spread`)."""
     scorers = {k: v for k, v in view.scorers.items() if k not in BASELINES}
     pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
