@@ -159,8 +159,7 @@ def show_neighbours(
     query_items: Sequence | None = None,
     query_captions: Sequence[str] | None = None,
 ) -> Shown:
-    """The top-:data:`SHOWN_K` of ``queries`` (a count of seeded gallery rows, rows, or query
-    embeddings ``[Q, d]`` with their ``query_*``) under cosine, inversion and each scorer."""
+    """The top-:data:`SHOWN_K` of ``queries`` under cosine, inversion and each scorer."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
         base | dict(scorers),

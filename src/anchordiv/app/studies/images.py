@@ -288,21 +288,20 @@ def _per_split(rows: np.ndarray, query: np.ndarray, n: int | None, seed: int) ->
     )
 
 
-def _need(
-    ds: layouts.ImageDataset, study: str, *, classes=False, renditions=False, pathologies=False
-) -> None:
-    """Refuse a dataset that lacks what ``study`` reads (:data:`NEEDS`), before any encoding."""
-    if classes and (ds.label is None or len(ds.class_names) < 2):
+def _need(ds: layouts.ImageDataset, study: str) -> None:
+    """Refuse a dataset that lacks what ``study`` reads, before any encoding: classes (all but
+    clinical), renditions (object-style), pathology labels (clinical)."""
+    if study != "clinical" and (ds.label is None or len(ds.class_names) < 2):
         raise AnchorDivError(
             f"study {study}: needs a dataset with 2 or more classes; layout {ds.layout} has "
             f"{len(ds.class_names)}"
         )
-    if renditions and len(ds.renditions) < 2:
+    if study == "object-style" and len(ds.renditions) < 2:
         raise AnchorDivError(
             f"study {study}: needs renditions (imagenet-r: art_0.jpg, ...; sketchy: photo and "
             f"sketch); layout {ds.layout} has {len(ds.renditions)}"
         )
-    if pathologies and ds.pathology is None:
+    if study == "clinical" and ds.pathology is None:
         raise AnchorDivError(
             f"study {study}: needs pathology labels (chexpert:ROOT); layout {ds.layout} has none"
         )
@@ -406,15 +405,6 @@ def _task_text(data: ImageData, task) -> str:
     )
 
 
-#: what each study needs of a dataset (:func:`_need`)
-NEEDS = {
-    "object-style": {"classes": True, "renditions": True},
-    "budget": {"classes": True},
-    "wordnet-imagenet": {"classes": True},
-    "clinical": {"pathologies": True},
-}
-
-
 def run_image_study(
     name: str,
     dataset: str,
@@ -499,7 +489,7 @@ def run_image_study(
     check_output(out_dir, overwrite)
     start = time.time()
     ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
-    _need(ds, name, **NEEDS[name])
+    _need(ds, name)
     ds = restrict(ds, SIZES[size], seed)
     if not ds.query.any() or ds.query.all():
         raise AnchorDivError(

@@ -66,20 +66,6 @@ class ObjectStyleTask:
     style_anchors: list[str]
 
 
-def _check_disjoint(task: ObjectStyleTask) -> None:
-    overlap = set(task.items) & (set(task.object_anchors) | set(task.style_anchors))
-    if overlap:
-        raise AnchorDivError(
-            f"object_style_task: item texts equal anchor texts: {sorted(overlap)[:3]}"
-        )
-    for a in task.object_anchors:
-        if any(f" {s} " in f" {a} " for s in task.styles):
-            raise AnchorDivError(
-                f"object_style_task: object anchor {a!r} names a style; "
-                f"drop such objects first (studies.object_style.styleless)"
-            )
-
-
 def styleless(objects: Sequence[str], styles: Sequence[str]) -> list[str]:
     """The object names that contain no style name as a word ("toy terrier" goes)."""
     return [o for o in objects if not any(f" {s} " in f" {o} " for s in styles)]
@@ -131,7 +117,17 @@ def object_style_task(
         for o, s, t in zip(oi, si, picks)
     ]
     task = ObjectStyleTask(objects, styles, items, oi, si, *anchor_texts(objects, styles))
-    _check_disjoint(task)
+    overlap = set(task.items) & (set(task.object_anchors) | set(task.style_anchors))
+    if overlap:
+        raise AnchorDivError(
+            f"object_style_task: item texts equal anchor texts: {sorted(overlap)[:3]}"
+        )
+    for a in task.object_anchors:
+        if any(f" {s} " in f" {a} " for s in styles):
+            raise AnchorDivError(
+                f"object_style_task: object anchor {a!r} names a style; "
+                f"drop such objects first (studies.object_style.styleless)"
+            )
     return task
 
 

@@ -36,8 +36,7 @@ DEFAULT_MODELS = (
 
 @dataclasses.dataclass
 class WordNetTask:
-    """``items`` (gloss texts) with ``item_class [n]``; ``targets`` (prompts) with
-    ``target_class [m]``; both index ``wnids`` / ``names``."""
+    """``items`` with ``item_class``, ``targets`` with ``target_class``; index ``names``."""
 
     wnids: list[str]
     names: list[str]
