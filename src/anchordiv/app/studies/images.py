@@ -1,9 +1,5 @@
-"""The paper's image studies on a dataset on disk: ``anchordiv study NAME --dataset LAYOUT:ROOT``.
-
-The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images encoded by an
-image-text model's image tower (cached by file content) and every anchor text by the same
-model's text tower; the statistics, report sections and figures are the text studies' own
-(:mod:`.main_job`), fed image embeddings as items (docs/guides/images.md).
+"""The paper's image studies on a dataset on disk (``anchordiv study NAME --dataset LAYOUT:ROOT``):
+the text studies' parts (:mod:`.main_job`) fed image embeddings as items (docs/guides/images.md).
 """
 
 from __future__ import annotations

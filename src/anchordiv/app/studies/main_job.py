@@ -1,9 +1,6 @@
-"""The main job (``anchordiv demo``): the clinical, WordNet → ImageNet (with the anchor budget),
-object-vs-style and prior-transfer studies on real offline data with the shipped MiniLM encoder,
-written as a markdown report with PNG figures.  :data:`SIZES` are seeded subsamples: ``full``
-runs in about 3.5 min on two CPU cores (``benchmarks/results/bench_demo-alone.md``), ``small``
-(the same models, kinds, priors and sections, :func:`sections`) in a minute or two.
-"""
+"""The main job (``anchordiv demo``): every study on real offline data as one markdown report
+with PNG figures (docs/guides/studies-and-curves.md); :data:`SIZES` are seeded subsamples, the
+same models, kinds, priors and sections at every size."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""WordNet → ImageNet adaptation (the paper's Fig. 5, in kind, on text).
-
-Items are WordNet hyponym glosses of ImageNet classes (a hyponym is usable when it is no class
-itself and lies under exactly one class; relevant = same class), target anchors are prompts of
-the class names, broad anchors WordNet glosses outside every class subtree (:func:`broad_pool`).
-:func:`wordnet_imagenet_study` runs :func:`anchordiv.evaluation.curves.adaptation_curve`.
+"""WordNet → ImageNet adaptation (the paper's Fig. 5, in kind, on text): items are hyponym glosses
+of ImageNet classes (usable: no class itself, under exactly one class), targets prompts of the
+class names, broad anchors glosses outside every class subtree (docs/guides/studies-and-curves.md).
 """
 
 from __future__ import annotations
