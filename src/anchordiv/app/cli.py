@@ -61,8 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def import_families(argv: list[str]) -> None:
-    """Import ``--family MODULE:CLASS`` before the parser is built, so that its kind and options
-    are there (its errors are reported later, by the command)."""
+    """Import ``--family MODULE:CLASS`` before the parser is built (errors: later)."""
     specs = [b for a, b in zip(argv, argv[1:]) if a == "--family"]
     specs += [a.split("=", 1)[1] for a in argv if a.startswith("--family=")]
     from .commands._io import import_object

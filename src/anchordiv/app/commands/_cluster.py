@@ -24,8 +24,7 @@ def add_cluster_options(parser) -> None:
 
 
 def cluster(args):
-    """A context yielding a ``distributed.Client`` when ``--scheduler`` or ``--workers`` was
-    given (closing what it started), else ``None``."""
+    """A ``distributed.Client`` with ``--scheduler`` or ``--workers`` (closed after), else None."""
     if args.scheduler is None and args.workers is None:
         return contextlib.nullcontext()
     from ...scale.dask import connect

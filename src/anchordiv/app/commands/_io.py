@@ -19,8 +19,7 @@ from ...provenance import load_embeddings
 
 
 def load_broad(path: str, name: str = "broad") -> np.ndarray:
-    """Broad anchors ``[N, d]``: a ``.npy``, or a saved Gaussian model or Gaussian-family prior
-    standing in as its moment points (``ad.broad_from_model``), with the card's encoder and τ."""
+    """Broad anchors ``[N, d]``: a ``.npy``, or the moment points of a saved model or prior."""
     if not Path(path).is_dir():
         return load_embeddings(path, name)
     from ...adaptation import broad_from_model, load_prior, stand_in_anchors
@@ -172,8 +171,7 @@ def load_relevance(
 
 
 def import_object(spec: str, name: str):
-    """The object ``module:attr`` or ``path/to/file.py:attr`` names (the current directory
-    importable); any error importing it is an :class:`AnchorDivError` naming flag and module."""
+    """The object ``module:attr`` or ``file.py:attr`` names; errors name the flag ``name``."""
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
         raise AnchorDivError(f"{name}: expected module:function or file.py:function, got {spec!r}")
@@ -261,8 +259,7 @@ FLAGS = {
 
 
 def add_flags(p, *names: str, **helps: str) -> None:
-    """Add the shared flags ``names`` to parser ``p``, then those of ``helps`` with that help (a
-    name :data:`FLAGS` lacks: an on/off switch)."""
+    """Add the shared flags ``names`` to ``p``, then ``helps``' (unknown: an on/off switch)."""
     for name in names:
         p.add_argument(f"--{name}", **FLAGS[name])
     for name, text in helps.items():
@@ -270,8 +267,7 @@ def add_flags(p, *names: str, **helps: str) -> None:
 
 
 def check_out(args, *paths, file: bool = False) -> None:
-    """Refuse existing outputs ``paths`` (directories, or files with ``file``) unless
-    ``--overwrite``."""
+    """Refuse existing outputs ``paths`` (files with ``file``) unless ``--overwrite``."""
     from ...errors import check_output
 
     for path in paths:
@@ -280,8 +276,7 @@ def check_out(args, *paths, file: bool = False) -> None:
 
 
 def option_applies(flag: str, value, applies: bool, why: str) -> None:
-    """An :class:`AnchorDivError` ``"{flag}: {why}"`` when an option was given (``value`` not
-    None) where it does not apply."""
+    """Refuse an option given (``value`` not None) where it does not apply."""
     if value is not None and not applies:
         raise AnchorDivError(f"{flag}: {why}")
 
@@ -296,8 +291,7 @@ def load_card_of(path: str, name: str) -> dict:
 
 
 def load_scorer(path: str, name: str = "MODEL", summary: str = "mean"):
-    """``(model, card)`` from a model directory or a saved posterior (scored with its
-    ``summary`` point model: ``mean`` or ``map``)."""
+    """``(model, card)`` of a model directory or a saved posterior (its ``summary`` point)."""
     from ...adaptation import load_posterior
     from ...io import load_model
 
@@ -361,8 +355,7 @@ def format_table(rows: list[dict]) -> str:
 def report(
     args, result: dict, *, title: str, rows: list[dict] | None = None, fields: dict | None = None
 ) -> None:
-    """Print ``result`` as JSON (``--json``) or as ``title``, ``key: value`` lines of ``fields``
-    and a table of ``rows``."""
+    """Print ``result`` as JSON (``--json``) or as ``title``, ``fields`` and a table of ``rows``."""
     if getattr(args, "json", False):
         print(json.dumps(result, default=_plain))
         return

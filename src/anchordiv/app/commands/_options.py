@@ -83,8 +83,7 @@ def accepts(annotation, default) -> Accepts:
 
 
 def parameter_docs(doc: str | None) -> dict[str, str]:
-    """``{name: description}`` of a numpydoc **Parameters** section (names listed together,
-    ``kappa0, nu0 : float``, share theirs), each on one line."""
+    """``{name: description}`` of a numpydoc **Parameters** section, each on one line."""
     lines = inspect.cleandoc(doc or "").splitlines()
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == "Parameters") + 2
@@ -111,8 +110,7 @@ def plain(text: str) -> str:
 
 
 def family_options(kind: str) -> dict[str, tuple[Accepts, str]]:
-    """``{name: (accepts, help)}`` of the prior options of ``kind`` (``anchordiv.adaptation.
-    OPTIONS``: names and defaults), typed by their annotations in its ``from_anchors``."""
+    """``{name: (accepts, help)}`` of the prior options of ``kind``'s ``from_anchors``."""
     from ...adaptation import FAMILIES, OPTIONS
 
     method = FAMILIES[kind].from_anchors
@@ -128,8 +126,7 @@ def family_options(kind: str) -> dict[str, tuple[Accepts, str]]:
 
 
 def prior_flags(kinds) -> dict[str, tuple[str, Accepts, str, list[str] | None]]:
-    """``{name: (flag, argparse type, help, choices)}`` merged over ``kinds``: one flag per
-    option name, accepting what any kind accepts, its help grouped by kinds (``a/b: ...``)."""
+    """``{name: (flag, type, help, choices)}``: one flag per option name over ``kinds``."""
     takes: dict[str, Accepts] = {}
     texts: dict[str, dict[str, list]] = {}
     for kind in kinds:
@@ -148,8 +145,7 @@ def prior_flags(kinds) -> dict[str, tuple[str, Accepts, str, list[str] | None]]:
 
 
 def load_family(spec: str | None):
-    """The registered family class ``--family spec`` names, imported; None without the flag
-    (anything else: an :class:`~anchordiv.AnchorDivError` naming the flag)."""
+    """The registered family class ``--family spec`` names, imported (None without it)."""
     if spec is None:
         return None
     from ...adaptation import FAMILIES, Family

@@ -137,8 +137,7 @@ def inputs(args) -> tuple[str, str, str | None, str]:
 
 
 def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
-    """Adapt from a saved Gaussian model (the broad side of a new prior) or a ``prior.save``
-    directory (that prior, strengths and all): ``ad.load_prior`` + ``ad.infer``."""
+    """Adapt from a saved Gaussian model or a ``prior.save`` directory."""
     from ...adaptation import infer, load_prior, split_options
     from ...io import load_card
 

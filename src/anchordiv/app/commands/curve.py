@@ -121,8 +121,7 @@ def _query_rows(n_items: int, n_queries: int | None, seed: int) -> np.ndarray:
 
 
 def curve_models(specs: list[str]) -> dict:
-    """``{name: model}`` of ``--models`` names and ``--model`` specs: ``[NAME=]module:function``
-    (or ``file.py:function``) imported, the rest by ``evaluation.curves.resolve_model``."""
+    """``{name: model}`` of ``--models`` names and ``--model`` specs (imported)."""
     from ...evaluation.curves import resolve_model
 
     out: dict = {}

@@ -62,8 +62,7 @@ PLOT_MAX_VALUES = 8
 
 
 def plotted(idata) -> list[str]:
-    """The posterior variables the figures draw: those that vary, with at most
-    :data:`PLOT_MAX_VALUES` values per draw, smallest first, within ArviZ's panel limit."""
+    """The posterior variables the figures draw: varying, small, within ArviZ's panel limit."""
     from ...checks.arviz import MAX_SUBPLOTS
 
     post = idata["posterior"]
@@ -232,8 +231,7 @@ def run(args) -> int:
 
 
 def _worst(column, pick: str) -> tuple[float | None, str]:
-    """The largest (``pick="max"``) or smallest finite value of a column and its row name, or
-    ``(None, "n/a")``."""
+    """The largest (``pick="max"``) or smallest finite value and its row name, or None."""
     finite = column[np.isfinite(column.to_numpy(float))]
     if finite.empty:
         return None, "n/a"

@@ -100,8 +100,7 @@ def register(sub) -> None:
 
 
 def _models(specs: list[str], summary: str | None, draws: int | None) -> dict:
-    """``{name: scorer}`` of the MODEL arguments; ``--summary`` and ``--draws`` (not both) apply
-    to posteriors only."""
+    """``{name: scorer}`` of the MODEL arguments (``--summary``/``--draws``: posteriors)."""
     if draws is not None:
         draws = integer("--draws", draws, low=1)
         if summary is not None:

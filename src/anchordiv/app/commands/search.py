@@ -102,16 +102,6 @@ def row_labels(path: str | None, x, name: str) -> list[str] | None:
     return labels
 
 
-def table_rows(idx, div, queries: list | None, items: list | None) -> list[dict]:
-    return [
-        {"query": q, "rank": rank, "item": int(i), "divergence": float(d)}
-        | ({} if queries is None else {"query_text": queries[q]})
-        | ({} if items is None else {"item_text": items[i] if i >= 0 else ""})
-        for q, (irow, drow) in enumerate(zip(idx, div))
-        for rank, (i, d) in enumerate(zip(irow, drow), start=1)
-    ]
-
-
 def write_table(path: Path, rows: list[dict]) -> Path:
     sep = TABLE_FORMATS[path.suffix]
     with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
@@ -158,7 +148,13 @@ def run(args) -> int:
     for key, arr in (("indices", idx), ("divergences", div)):
         with atomic_file(written[key]) as tmp:
             write_npy(tmp, np.asarray(arr))
-    rows = table_rows(idx, div, qtext, gtext)
+    rows = [
+        {"query": q, "rank": rank, "item": int(i), "divergence": float(d)}
+        | ({} if qtext is None else {"query_text": qtext[q]})
+        | ({} if gtext is None else {"item_text": gtext[i] if i >= 0 else ""})
+        for q, (irow, drow) in enumerate(zip(idx, div))
+        for rank, (i, d) in enumerate(zip(irow, drow), start=1)
+    ]
     if table:
         written["table"] = str(write_table(Path(f"{out}.{args.table}"), rows))
     report(

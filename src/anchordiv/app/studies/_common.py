@@ -19,8 +19,7 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 
 def text_embed(encoder) -> Embed:
-    """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the
-    embedding cache."""
+    """``embed(texts)``: an encoder's text tower through the embedding cache."""
     from ...data.encoders import embed_texts
 
     return lambda texts: embed_texts(encoder, list(texts))
@@ -45,8 +44,7 @@ def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
 
 
 def anchor_subsets(n: int, fraction: float, count: int, seed: int) -> list[np.ndarray]:
-    """``count`` seeded random subsets of ``range(n)``, each ``max(2, round(fraction·n))`` rows
-    (with ``fraction = 1`` a single full set, since repeats would be identical)."""
+    """``count`` seeded subsets of ``range(n)`` of ``max(2, round(fraction·n))`` rows each."""
     in_unit_interval("subset_fraction", fraction)
     integer("n_subsets", count, low=1)
     if fraction >= 1 or n <= 2:
@@ -67,9 +65,7 @@ def fit_kinds(
 def summarise(
     per_query: dict[str, list[np.ndarray]], *, reference: str | None = "cosine", seed: int = 0
 ) -> list[dict]:
-    """One row per scorer from its per-query AUPRC under each anchor subset (``[S][Q]``):
-    mean with a two-level bootstrap 95 % interval (queries × anchor subsets), and the paired
-    difference to ``reference`` with its interval."""
+    """One row per scorer of ``[S][Q]`` AUPRC: mean, interval, difference to ``reference``."""
     rows = []
     for name, runs in per_query.items():
         v = np.stack(runs)
@@ -83,9 +79,7 @@ def summarise(
 
 
 def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
-    """Relevant = same label: ``queries``, ``gallery``, ``relevance`` and ``query_index`` of
-    ``max_queries`` seeded queries (all if None) from the items, or from the ``query_mask``ed
-    items against the rest (a dataset's split: disjoint, ``query_index`` None)."""
+    """Relevant = same label: ``queries``, ``gallery``, ``relevance``, ``query_index``."""
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
     if query_mask is None:  # every item against all items, itself removed
@@ -103,8 +97,7 @@ def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_
 
 
 def split_rows(query_mask, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(query rows [Q], gallery rows [G])`` of a query/gallery split: a seeded subsample of
-    ``max_queries`` of the masked rows, and every unmasked row."""
+    """``(query rows [Q], gallery rows [G])``: ``max_queries`` seeded masked rows, the rest."""
     mask = np.asarray(query_mask, bool)
     pool, gallery = np.flatnonzero(mask), np.flatnonzero(~mask)
     if not len(pool) or not len(gallery):
@@ -139,8 +132,7 @@ SHOWN_TITLES = {
 
 @dataclasses.dataclass(frozen=True)
 class Shown:
-    """One study's part of the section: its title, the neighbours, the gallery's items (texts,
-    image files or arrays), a sentence on what is shown, optional captions per item."""
+    """One study's part of the section: title, neighbours, gallery items, note, captions."""
 
     title: str
     result: Neighbours
@@ -167,8 +159,7 @@ def show_neighbours(
     query_items: Sequence | None = None,
     query_captions: Sequence[str] | None = None,
 ) -> Shown:
-    """The top-:data:`SHOWN_K` of ``queries`` (a count of seeded gallery rows, rows, or query
-    embeddings ``[Q, d]`` with their ``query_*``) under cosine, inversion and each scorer."""
+    """The top-:data:`SHOWN_K` of ``queries`` under cosine, inversion and each scorer."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
         base | dict(scorers),
@@ -185,8 +176,7 @@ def show_neighbours(
 
 
 def shown_budget(budgets: Sequence[int]) -> int:
-    """The budget whose geometries a curve study shows: 5 target anchors if the curve has that
-    budget, else its smallest budget of at least 2 (else its largest)."""
+    """The budget whose geometries a curve study shows: 5 if there, else the smallest ≥ 2."""
     if 5 in budgets:
         return 5
     return min((b for b in budgets if b >= 2), default=max(budgets))
@@ -195,9 +185,7 @@ def shown_budget(budgets: Sequence[int]) -> int:
 def curve_scorers(
     curve, broad, target, tau: float, *, seed: int, kinds=None, budget: int | None = None
 ) -> tuple[dict, np.ndarray]:
-    """``({name: scorer}, target rows)``: each model of ``curve`` (isotropic controls left out; with
-    ``kinds``, only those kinds and the baselines) built on the curve's first seeded subset of
-    ``budget`` target anchors (default :func:`shown_budget`), exactly as the curve built it."""
+    """``({name: scorer}, target rows)``: the curve's models on its first subset of ``budget``."""
     from ...evaluation.curves import subset
 
     budget = shown_budget(curve.budgets) if budget is None else budget
@@ -211,8 +199,7 @@ def curve_scorers(
 
 
 def neighbours_section(rep, shown: Sequence[Shown]) -> None:
-    """The section :data:`NEIGHBOURS_TITLE`: per study a markdown table of texts, or a PNG grid
-    of thumbnails (``neighbours/*.png``); every neighbour in ``neighbours.csv``."""
+    """The section :data:`NEIGHBOURS_TITLE`: texts as tables, images as PNG grids; a CSV."""
     from ...plots import item_kind, neighbours as draw
 
     rep.section(

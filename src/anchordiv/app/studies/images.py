@@ -1,9 +1,5 @@
-"""The paper's image studies on a dataset on disk: ``anchordiv study NAME --dataset LAYOUT:ROOT``.
-
-The dataset is read by its layout (:mod:`anchordiv.data.layouts`), its images encoded by an
-image-text model's image tower (cached by file content) and every anchor text by the same
-model's text tower; the statistics, report sections and figures are the text studies' own
-(:mod:`.main_job`), fed image embeddings as items (docs/guides/images.md).
+"""The paper's image studies on a dataset on disk (``anchordiv study NAME --dataset LAYOUT:ROOT``):
+the text studies' parts (:mod:`.main_job`) fed image embeddings as items (docs/guides/images.md).
 """
 
 from __future__ import annotations
@@ -44,9 +40,7 @@ BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
 @dataclasses.dataclass
 class RetrievalView:
-    """What a picture of "what each geometry retrieves" needs for one study: its ``scorers``
-    (anchor models, ``"cosine"``, ``"inversion"``), the ``anchors`` inversion picks from, the
-    query and gallery image embeddings with their files, labels and captions."""
+    """One study's picture of "what each geometry retrieves" (fields: docs/guides/images.md)."""
 
     study: str
     scorers: dict
@@ -66,8 +60,7 @@ class RetrievalView:
 
 @dataclasses.dataclass
 class ImageStudyResult:
-    """What :func:`run_image_study` wrote and kept: the ``report`` and ``embeddings`` paths, the
-    ``dataset`` studied, each study's :class:`RetrievalView` and what ``results.json`` holds."""
+    """What :func:`run_image_study` wrote and kept (fields: docs/guides/images.md)."""
 
     report: Path
     embeddings: Path
@@ -78,9 +71,7 @@ class ImageStudyResult:
 
 @dataclasses.dataclass
 class ImageData:
-    """The image form of a study's context (:class:`.main_job.Context`, its ``embed`` the
-    model's text tower): the dataset, its image embeddings ``x [n, d]`` and each study's
-    :class:`RetrievalView`."""
+    """The image form of a study's context: the dataset, its embeddings ``x [n, d]``, views."""
 
     dataset: layouts.ImageDataset
     x: np.ndarray
@@ -100,8 +91,7 @@ class ImageData:
         return f"{name} on `{self.dataset.layout}` images"
 
     def object_style_data(self, ctx) -> tuple:
-        """``(task, embeddings, options)`` of the object-style study on images: classes as objects,
-        renditions as styles; the split's queries where its gallery holds all their renditions."""
+        """``(task, embeddings, options)`` of the object-style study: classes × renditions."""
         ds = self.dataset
         objects, styles = list(ds.class_names), list(ds.renditions)
         task = ostyle.ObjectStyleTask(
@@ -152,8 +142,7 @@ class ImageData:
         ctx.shown.append(shown(view, self.title(SHOWN_TITLES[view.study]), ctx.seed))
 
     def class_task(self, ctx) -> tuple:
-        """``(task, embeddings, curve options)``: images as items (class labels), class prompts as
-        target anchors, the split's queries."""
+        """``(task, embeddings, curve options)``: images as items, class prompts as targets."""
         from ...data import imagenet
 
         ds = self.dataset
@@ -186,9 +175,7 @@ class ImageData:
         }
 
     def curve_view(self, ctx, study: str, curve, task, emb, broad=None) -> RetrievalView:
-        """Target-only Gaussian and softmax on all class prompts, cosine and inversion; with the
-        ``broad`` prior, the curve's Gaussian models (the adapted posterior among them) on its
-        shown budget of class prompts, exactly as the curve built them."""
+        """The curve's Gaussian models (with ``broad``) or its target-only ones on all prompts."""
         if broad is not None:
             scorers, rows = curve_scorers(
                 curve, broad, emb.targets, ctx.tau, seed=ctx.seed, kinds=("gaussian", "softmax")
@@ -211,8 +198,7 @@ class ImageData:
         return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
 
     def clinical_data(self, ctx) -> dict:
-        """The image form of :func:`.main_job.clinical_part`: the pathologies with anchors and
-        enough labelled query images, the split's queries against its gallery."""
+        """The image form of :func:`.main_job.clinical_part`'s data."""
         ds = self.dataset
         enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
         columns = [
@@ -271,9 +257,7 @@ class ImageData:
 
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
-    """The seeded subsample of a :class:`.main_job.Size`: ``img_classes`` classes, then per
-    class (or, without classes, overall) up to ``img_per_class`` (``img_images``) query images
-    and as many gallery images."""
+    """The seeded subsample of a :class:`.main_job.Size` (its ``img_*`` fields)."""
     if ds.label is None:
         return ds.subset(_per_split(np.arange(len(ds)), ds.query, size.img_images, seed))
     chosen = subsample(len(ds.class_names), size.img_classes, seed)
@@ -300,29 +284,27 @@ def _per_split(rows: np.ndarray, query: np.ndarray, n: int | None, seed: int) ->
     )
 
 
-def _need(
-    ds: layouts.ImageDataset, study: str, *, classes=False, renditions=False, pathologies=False
-) -> None:
-    """Refuse a dataset that lacks what ``study`` reads (:data:`NEEDS`), before any encoding."""
-    if classes and (ds.label is None or len(ds.class_names) < 2):
+def _need(ds: layouts.ImageDataset, study: str) -> None:
+    """Refuse a dataset that lacks what ``study`` reads, before any encoding: classes (all but
+    clinical), renditions (object-style), pathology labels (clinical)."""
+    if study != "clinical" and (ds.label is None or len(ds.class_names) < 2):
         raise AnchorDivError(
             f"study {study}: needs a dataset with 2 or more classes; layout {ds.layout} has "
             f"{len(ds.class_names)}"
         )
-    if renditions and len(ds.renditions) < 2:
+    if study == "object-style" and len(ds.renditions) < 2:
         raise AnchorDivError(
             f"study {study}: needs renditions (imagenet-r: art_0.jpg, ...; sketchy: photo and "
             f"sketch); layout {ds.layout} has {len(ds.renditions)}"
         )
-    if pathologies and ds.pathology is None:
+    if study == "clinical" and ds.pathology is None:
         raise AnchorDivError(
             f"study {study}: needs pathology labels (chexpert:ROOT); layout {ds.layout} has none"
         )
 
 
 def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
-    """The view over the study's queries: the split's (``mask``), or every image against all
-    the others (``mask`` None); relevant = same class."""
+    """The view over the split's queries (``mask``), or every image against all the others."""
     data = ctx.images
     if mask is None:
         q = subsample(len(data.dataset), ctx.size.img_queries, ctx.seed)
@@ -333,8 +315,7 @@ def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> Retrieval
 
 
 def _rows_view(data, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
-    """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
-    row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
+    """The view of query rows ``q`` against gallery rows ``g``; ``labels [n]`` per image."""
     ds = data.dataset
     return RetrievalView(
         study,
@@ -363,8 +344,7 @@ def _caption(ds: layouts.ImageDataset, i: int) -> str:
 
 
 def spread(labels, domains, k: int, seed: int) -> np.ndarray:
-    """``k`` seeded rows of a view's queries spread over domains and classes: each pick takes
-    the next domain in turn and, within it, a class not shown yet where one is left."""
+    """``k`` seeded query rows: domains in turn, within each a class not shown yet if any."""
     n = len(labels) if labels is not None else len(domains) if domains is not None else 0
     order = np.random.default_rng(seed).permutation(n)
     lab = np.zeros(n, int) if labels is None else np.asarray(labels).reshape(n, -1)[:, 0]
@@ -386,8 +366,7 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
 
 
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` queries spread
-    over renditions and classes (:func:`spread`), their neighbours per geometry (a grid)."""
+    """The view's part of "What each geometry retrieves" (queries: :func:`spread`)."""
     scorers = {k: v for k, v in view.scorers.items() if k not in BASELINES}
     pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
@@ -420,15 +399,6 @@ def _task_text(data: ImageData, task) -> str:
         f"{len(task.targets)} class prompts ({len(task.targets) // len(task.names)} CLIP "
         f"templates × class name) through the model's text tower"
     )
-
-
-#: what each study needs of a dataset (:func:`_need`)
-NEEDS = {
-    "object-style": {"classes": True, "renditions": True},
-    "budget": {"classes": True},
-    "wordnet-imagenet": {"classes": True},
-    "clinical": {"pathologies": True},
-}
 
 
 def run_image_study(
@@ -515,7 +485,7 @@ def run_image_study(
     check_output(out_dir, overwrite)
     start = time.time()
     ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
-    _need(ds, name, **NEEDS[name])
+    _need(ds, name)
     ds = restrict(ds, SIZES[size], seed)
     if not ds.query.any() or ds.query.all():
         raise AnchorDivError(

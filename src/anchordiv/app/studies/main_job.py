@@ -1,9 +1,6 @@
-"""The main job (``anchordiv demo``): the clinical, WordNet → ImageNet (with the anchor budget),
-object-vs-style and prior-transfer studies on real offline data with the shipped MiniLM encoder,
-written as a markdown report with PNG figures.  :data:`SIZES` are seeded subsamples: ``full``
-runs in about 3.5 min on two CPU cores (``benchmarks/results/bench_demo-alone.md``), ``small``
-(the same models, kinds, priors and sections, :func:`sections`) in a minute or two.
-"""
+"""The main job (``anchordiv demo``): every study on real offline data as one markdown report
+with PNG figures (docs/guides/studies-and-curves.md); :data:`SIZES` are seeded subsamples, the
+same models, kinds, priors and sections at every size."""
 
 from __future__ import annotations
 
@@ -52,10 +49,8 @@ from .priors import (
 from .sensitivity import sensitivity_section
 
 
-#: What every run has, whatever its size (the sizes change data sizes, budgets and repeats only).
-#: The WordNet → ImageNet curve's models (names in anchordiv.evaluation.curves.MODELS):
-#: every default posterior with its control, spectral included (it has no target-only model:
-#: its dominance rows compare it with its control and cosine).
+#: The WordNet → ImageNet curve's models at every size: every default posterior with its control,
+#: spectral included (no target-only model: its dominance rows compare it with its control).
 WN_MODELS = wni.DEFAULT_MODELS + ("posterior-spectral", "isotropic-spectral")
 #: Chest findings of the clinical-transfer study (a size studies a prefix of them).
 TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity")
@@ -63,8 +58,7 @@ TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    """Data sizes, budgets and repeats of one run (the defaults: the full run); the models,
-    kinds, priors and sections are the same at every size (:data:`WN_MODELS`, :func:`sections`)."""
+    """Data sizes, budgets and repeats of one run (the defaults: the full run)."""
 
     clinical_gallery: int | None = 2000  # reports in the gallery, seeded (None: all 3,927)
     clinical_queries: int = 100  # queries per finding
@@ -117,8 +111,7 @@ SIZES = {
 
 @dataclasses.dataclass(frozen=True)
 class Context:
-    """What every part of the report needs, in either form: ``images`` (:class:`.images.ImageData`)
-    holds a dataset's images and their embeddings, None on the text analogues."""
+    """What every part of the report needs, in either form (text or a dataset's images)."""
 
     rep: Report
     embed: Callable  # texts -> embeddings (the encoder's text tower)
@@ -133,8 +126,7 @@ class Context:
 
 
 def clinical_part(ctx: Context) -> dict:
-    """Retrieval per finding with pathology anchors (Tables 2–3): Open-i reports, or a
-    dataset's images with its pathology labels."""
+    """Retrieval per finding with pathology anchors (Tables 2–3): Open-i reports or images."""
     from ...adaptation import adapt
     from ...data import clinical
 
@@ -218,8 +210,7 @@ def _show_clinical(ctx: Context, f: str, data: dict, a, extra: dict) -> None:
 
 
 def _class_task(ctx: Context):
-    """``(task, embeddings, curve options)``: class prompts as targets; items are WordNet
-    hyponym glosses of ImageNet classes, or a dataset's images (:func:`.images.class_task`)."""
+    """``(task, embeddings, curve options)``: class prompts as targets, glosses/images as items."""
     if ctx.images:
         return ctx.images.class_task(ctx)
     from ...data import imagenet
@@ -237,8 +228,7 @@ def _class_task(ctx: Context):
 
 
 def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
-    """``(moment points [2r, d], source)`` of shipped prior ``name``: from models/ or —
-    documented fallback — built now from ``broad_fallback`` anchors of its spec."""
+    """``(moment points [2r, d], source)`` of prior ``name``: from models/, else built now."""
     prior = load_prior(name, ctx.models_dir, ctx.encoder_id)
     source = f"models/{name}"
     if prior is None:
@@ -253,8 +243,7 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
 
 
 def study_curve(ctx: Context, task, emb, broad, models, query_mask=None, max_queries=None):
-    """The WordNet → ImageNet curve of ``task`` at the context's size (``query_mask``,
-    ``max_queries``: a dataset's split and queries)."""
+    """The WordNet → ImageNet curve of ``task`` at the context's size."""
     size, max_queries = ctx.size, max_queries or ctx.size.wn_queries
     opts = dict(budgets=size.wn_budgets, n_subsets=size.wn_subsets, max_queries=max_queries)
     return wni.wordnet_imagenet_study(
@@ -263,8 +252,7 @@ def study_curve(ctx: Context, task, emb, broad, models, query_mask=None, max_que
 
 
 def budget_section(ctx: Context, task, curve, source: str | None = None) -> list[dict]:
-    """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows
-    (``source``: what the curve is, on images)."""
+    """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows."""
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
@@ -303,8 +291,7 @@ def wordnet_part(ctx: Context) -> dict:
 
 
 def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
-    """How stable retrieval is across posterior draws: the Gaussian posterior from the WordNet
-    prior and ``n_targets`` random target anchors; queries and gallery are disjoint items."""
+    """Retrieval across draws of the Gaussian posterior from ``n_targets`` random targets."""
     from ...adaptation import adapt
     from ...checks.uncertainty import retrieval_uncertainty
 
@@ -314,15 +301,8 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
     q = subsample(len(emb.items), min(ctx.size.wn_queries, len(emb.items) // 2), ctx.seed)
     rest = np.setdiff1d(np.arange(len(emb.items)), q)
     rel = task.item_class[q][:, None] == task.item_class[rest][None, :]
-    unc = retrieval_uncertainty(
-        post,
-        emb.items[q],
-        emb.items[rest],
-        k=min(10, len(rest)),
-        relevance=rel,
-        num_draws=20,
-        seed=ctx.seed,
-    )
+    opts = dict(k=min(10, len(rest)), relevance=rel, num_draws=20, seed=ctx.seed)
+    unc = retrieval_uncertainty(post, emb.items[q], emb.items[rest], **opts)
     unc.to_report(
         ctx.rep,
         intro=(
@@ -362,8 +342,7 @@ def _show_curve(ctx: Context, study: str, task, emb, broad, curve) -> None:
 
 
 def budget_part(ctx: Context) -> dict:
-    """The anchor budget alone: the same task and budgets, target-only models and baselines
-    (no broad prior needed)."""
+    """The anchor budget alone: the same task and budgets, target-only models and baselines."""
     task, emb, kw = _class_task(ctx)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
     curve = study_curve(ctx, task, emb, emb.targets, models, **kw)  # broad unused by these
@@ -383,8 +362,7 @@ def _object_style_task(ctx: Context, n_objects: int):
 
 
 def object_style_part(ctx: Context) -> dict:
-    """Object vs style retrieval as the mixture weight p of q_p = p·q_obj + (1−p)·q_style moves
-    (Fig. 3): templated object × style texts, or a dataset's classes × renditions."""
+    """Object vs style retrieval as p of q_p = p·q_obj + (1−p)·q_style moves (Fig. 3)."""
     if ctx.images:
         task, emb, kw = ctx.images.object_style_data(ctx)
     else:
@@ -441,26 +419,15 @@ def _transfer(
     show: dict | None = None,
     **tag,
 ) -> dict:
-    """Curve, contrasts, diagnostics, ranking and dominance rows (``task``, ``tag``) of one
-    transfer task; writes its files.  With ``show`` (``title, texts, labels, note``) its first
-    kind's geometries go to "What each geometry retrieves"."""
+    """Curve, contrasts, diagnostics, ranking and dominance rows of one transfer task."""
     size = ctx.size
-    curve = tr.transfer_curve(
-        priors,
-        targets,
-        setup,
-        tau=ctx.tau,
-        kinds=size.tr_kinds,
-        budgets=size.tr_budgets,
-        n_subsets=size.tr_subsets,
-        seed=ctx.seed,
-    )
+    opts = dict(kinds=size.tr_kinds, budgets=size.tr_budgets, n_subsets=size.tr_subsets)
+    curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, seed=ctx.seed, **opts)
     summary = curve.summary()
     files = tr.write_curve(curve, summary, ctx.rep.out_dir / folder, size.tr_kinds, title)
     contrasts = tr.contrast_rows(curve, list(priors), size.tr_kinds)
-    budget = min(5, len(targets))
     diagnostics = tr.diagnostic_rows(
-        priors, targets, budget=budget, n_subsets=size.tr_subsets, seed=ctx.seed
+        priors, targets, budget=min(5, len(targets)), n_subsets=size.tr_subsets, seed=ctx.seed
     )
     gains = {p: tr.retrieval_gain(contrasts, p) for p in priors}
     for row in diagnostics:
@@ -507,8 +474,7 @@ def _priors(ctx: Context, names: dict) -> tuple[dict, str]:
 
 
 def style_transfer_part(ctx: Context) -> dict:
-    """Style retrieval on the object × style items from a few style anchors, adapted from a
-    domain-matched, a generic and a wrong-domain prior (:mod:`.transfer`)."""
+    """Style retrieval from a few style anchors, adapted from three priors (:mod:`.transfer`)."""
     task = _object_style_task(ctx, ctx.size.tr_objects)
     emb = ostyle.embed_task(task, ctx.embed)
     priors, source = _priors(ctx, STYLE_PRIORS)
@@ -553,14 +519,13 @@ def style_transfer_part(ctx: Context) -> dict:
 
 
 def clinical_transfer_part(ctx: Context) -> dict:
-    """Per chest finding: its anchor sentences as targets, adapted from its leave-finding-out
-    report-sentence prior vs the chest HPO region vs all of HPO (:mod:`.transfer`); the results
-    of all findings in one section."""
+    """Per chest finding: its anchor sentences adapted from three priors (:mod:`.transfer`)."""
     from ...data import clinical, openi
 
     reports = openi.load_reports()
     g = subsample(len(reports), ctx.size.tr_gallery, ctx.seed)
-    x = ctx.embed([reports.texts[i] for i in g])
+    texts = [reports.texts[i] for i in g]
+    x = ctx.embed(texts)
     priors, source = _priors(ctx, CLINICAL_PRIORS)
     reps = report_prior_points(
         reports,
@@ -573,7 +538,6 @@ def clinical_transfer_part(ctx: Context) -> dict:
         seed=ctx.seed,
     )
     results = {}
-    texts = [reports.texts[i] for i in g]
     for f in ctx.size.tr_findings:
         if reports.finding(f)[g].sum() < 5:  # too few labelled reports to query with
             continue
@@ -672,8 +636,7 @@ CLOSING_SECTIONS = (NEIGHBOURS_TITLE, "Run")
 
 
 def sections(parts=DEMO_PARTS) -> list[str]:
-    """The ``## `` sections (title prefixes) a report of ``parts`` has, in order — the same at
-    every size."""
+    """The ``## `` sections (title prefixes) a report of ``parts`` has, in order."""
     out = [t for p in parts for t in PART_SECTIONS[p]]
     if any(p in DOMINANCE_PARTS for p in parts):
         out.append(dominance.TITLE)
@@ -681,8 +644,7 @@ def sections(parts=DEMO_PARTS) -> list[str]:
 
 
 def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
-    """What a written report lacks: each missing section (:func:`sections`) and each posterior
-    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete."""
+    """What a written report lacks: sections and WordNet → ImageNet dominance rows."""
     import json
 
     out_dir = Path(out_dir)
@@ -812,8 +774,7 @@ def run_demo(
 
 
 def finish(ctx: Context, run: str, results: dict) -> Path:
-    """The report's closing sections (the shown neighbours, "Run": ``run`` and the versions),
-    ``results.json`` (``results`` and the versions); the report's path."""
+    """The report's closing sections and ``results.json``; the report's path."""
     neighbours_section(ctx.rep, ctx.shown)
     ctx.rep.section("Run")
     ctx.rep.text(run)

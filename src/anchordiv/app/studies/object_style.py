@@ -55,8 +55,7 @@ def _fill(template: str, *, object: str = "", style: str = "") -> str:
 
 @dataclasses.dataclass
 class ObjectStyleTask:
-    """Texts and labels: ``items`` with ``item_object``/``item_style`` ``[n]`` indices into
-    ``objects``/``styles``; ``object_anchors`` / ``style_anchors`` texts with their labels."""
+    """Items with their object and style indices, and the object and style anchor texts."""
 
     objects: list[str]
     styles: list[str]
@@ -67,23 +66,8 @@ class ObjectStyleTask:
     style_anchors: list[str]
 
 
-def _check_disjoint(task: ObjectStyleTask) -> None:
-    overlap = set(task.items) & (set(task.object_anchors) | set(task.style_anchors))
-    if overlap:
-        raise AnchorDivError(
-            f"object_style_task: item texts equal anchor texts: {sorted(overlap)[:3]}"
-        )
-    for a in task.object_anchors:
-        if any(f" {s} " in f" {a} " for s in task.styles):
-            raise AnchorDivError(
-                f"object_style_task: object anchor {a!r} names a style; "
-                f"drop such objects first (studies.object_style.styleless)"
-            )
-
-
 def styleless(objects: Sequence[str], styles: Sequence[str]) -> list[str]:
-    """The object names that contain no style name as a word ("toy terrier" goes: "toy" is
-    an ImageNet-R style), so object anchors carry no style."""
+    """The object names that contain no style name as a word ("toy terrier" goes)."""
     return [o for o in objects if not any(f" {s} " in f" {o} " for s in styles)]
 
 
@@ -133,13 +117,22 @@ def object_style_task(
         for o, s, t in zip(oi, si, picks)
     ]
     task = ObjectStyleTask(objects, styles, items, oi, si, *anchor_texts(objects, styles))
-    _check_disjoint(task)
+    overlap = set(task.items) & (set(task.object_anchors) | set(task.style_anchors))
+    if overlap:
+        raise AnchorDivError(
+            f"object_style_task: item texts equal anchor texts: {sorted(overlap)[:3]}"
+        )
+    for a in task.object_anchors:
+        if any(f" {s} " in f" {a} " for s in styles):
+            raise AnchorDivError(
+                f"object_style_task: object anchor {a!r} names a style; "
+                f"drop such objects first (studies.object_style.styleless)"
+            )
     return task
 
 
 def anchor_texts(objects: Sequence[str], styles: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``(object anchors, style anchors)``: each object named alone with
-    :data:`OBJECT_TEMPLATES`, each style alone with :data:`STYLE_TEMPLATES`."""
+    """``(object anchors, style anchors)``: each object, each style named alone."""
     return (
         [_fill(t, object=o) for o in objects for t in OBJECT_TEMPLATES],
         [_fill(t, style=s) for s in styles for t in STYLE_TEMPLATES],
@@ -226,8 +219,7 @@ def object_style_study(
 
 
 def mixture_scorers(emb: ObjectStyleEmbeddings, kind: str, tau: float, ps) -> dict:
-    """``{"p=0.10": q_p}``: the mixtures q_p = p·q_obj + (1−p)·q_style of one ``kind`` fitted to
-    the object and to the style anchors, for each p in ``ps``."""
+    """``{"p=0.10": q_p}``: the mixtures of q_obj and q_style of ``kind``, for each p."""
     q_obj = fit(kind, emb.object_anchors, tau=tau)
     q_sty = fit(kind, emb.style_anchors, tau=tau)
     return {f"p={p:.2f}": mix(q_obj, q_sty, float(p)) for p in ps}
@@ -273,8 +265,7 @@ def _cell(r: dict) -> str:
 def report_section(
     rep, task: ObjectStyleTask, rows: list[dict], *, title: str | None = None, description=None
 ) -> None:
-    """The object-vs-style section of a report (``title``/``description``: the defaults
-    describe the text task; the image studies describe their dataset)."""
+    """The object-vs-style section of a report (the image studies pass their text)."""
     curve = {(r["target"], r["p"]): r for r in rows if r["p"] == r["p"]}
     base = [r for r in rows if r["p"] != r["p"]]
     rep.section(title or "Object vs style (Fig. 3 in kind)")

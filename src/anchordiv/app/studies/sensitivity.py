@@ -89,8 +89,7 @@ def sensitivity_by_budget(
 
 
 def settled_at(rows: list[dict], level: float = SETTLED) -> int | None:
-    """The first budget from which on the mean top-k overlap stays at or above ``level`` (None:
-    not within the budgets)."""
+    """The first budget from which on the top-k overlap stays ≥ ``level`` (else None)."""
     for i, r in enumerate(rows):
         if all(s["topk_overlap"] >= level for s in rows[i:]):
             return int(r["budget"])
@@ -98,8 +97,7 @@ def settled_at(rows: list[dict], level: float = SETTLED) -> int | None:
 
 
 def plot_sensitivity_budget(rows: list[dict], path):
-    """Top-k overlap and AUPRC change (power-scaled prior against the prior) against the
-    target-anchor budget, with their intervals (log x)."""
+    """Top-k overlap and AUPRC change against the budget, with intervals."""
     from ...plots import pyplot, save_figure
 
     plt = pyplot()
@@ -129,8 +127,7 @@ def plot_sensitivity_budget(rows: list[dict], path):
 
 
 def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> list[dict]:
-    """The demo's prior-sensitivity section for the WordNet → ImageNet task (disjoint query and
-    gallery glosses), ``sensitivity.csv`` and ``sensitivity.png``; returns the rows."""
+    """The demo's prior-sensitivity section on the WordNet → ImageNet task; its rows."""
     from ...evaluation.evaluate import write_rows
     from ._common import subsample
 

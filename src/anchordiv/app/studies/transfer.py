@@ -1,9 +1,5 @@
-"""Prior transfer with headroom: which broad prior helps a few target anchors (style retrieval
-on the object × style items, clinical retrieval per chest finding), and can one tell before
-retrieval?  Per prior, the default exact posterior and its isotropic control (same strengths,
-no directions) over target budgets; :func:`diagnostic_rows` computes the prior–target
-diagnostics with fixed strengths (:data:`PRIOR_ANCHORS`) and :func:`ranking_rows` says which
-order the priors as the retrieval gain does.
+"""Prior transfer with headroom: which broad prior helps a few target anchors, and can the
+prior–target diagnostics tell before retrieval (docs/guides/studies-and-curves.md)?
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""WordNet → ImageNet adaptation (the paper's Fig. 5, in kind, on text).
-
-Items are WordNet hyponym glosses of ImageNet classes (a hyponym is usable when it is no class
-itself and lies under exactly one class; relevant = same class), target anchors are prompts of
-the class names, broad anchors WordNet glosses outside every class subtree (:func:`broad_pool`).
-:func:`wordnet_imagenet_study` runs :func:`anchordiv.evaluation.curves.adaptation_curve`.
+"""WordNet → ImageNet adaptation (the paper's Fig. 5, in kind, on text): items are hyponym glosses
+of ImageNet classes (usable: no class itself, under exactly one class), targets prompts of the
+class names, broad anchors glosses outside every class subtree (docs/guides/studies-and-curves.md).
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ DEFAULT_MODELS = (
 
 @dataclasses.dataclass
 class WordNetTask:
-    """``items`` (gloss texts) with ``item_class [n]``; ``targets`` (prompts) with
-    ``target_class [m]``; both index ``wnids`` / ``names``."""
+    """``items`` with ``item_class``, ``targets`` with ``target_class``; index ``names``."""
 
     wnids: list[str]
     names: list[str]
@@ -154,8 +150,7 @@ def wordnet_imagenet_task(
 
 
 def class_prompts(names: Sequence[str], templates: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """``(prompts [C·T], class [C·T])``: every template filled with every class name, grouped by
-    class — the target anchors."""
+    """``(prompts [C·T], class [C·T])``: every template filled with every class name."""
     targets = [t.format(n) for n in names for t in templates]
     return targets, np.repeat(np.arange(len(names)), len(templates))
 
@@ -177,8 +172,7 @@ def retrieval_setup(
     seed: int,
     query_mask=None,
 ) -> dict:
-    """Queries (seeded subsample of the items, or of the split's queries), gallery (all items,
-    or the split's gallery), relevance, query_index (:func:`._common.labelled_retrieval`)."""
+    """Queries, gallery, relevance and query_index of the task (:func:`.labelled_retrieval`)."""
     if len(emb.items) != len(task.items):
         raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} items")
     return labelled_retrieval(emb.items, task.item_class, max_queries, seed, query_mask)
@@ -235,8 +229,7 @@ def wordnet_imagenet_study(
 
 
 def pivot(summary: list[dict]) -> list[dict]:
-    """AUPRC as a table: one row per budget, one column per model, cells ``mean [low, high]``
-    (the 95 % interval; "–" where the model is undefined)."""
+    """AUPRC per budget (rows) and model (columns), cells ``mean [low, high]``."""
     out: dict[int, dict] = {}
     for r in summary:
         cell = interval_cell(r["auprc"], r["low"], r["high"])
@@ -273,8 +266,7 @@ def _subsets(curve) -> int:
 def report_section(
     rep, task: WordNetTask, curve, needs: dict, source: str, *, title=None, description=None
 ) -> None:
-    """The WordNet → ImageNet section of a report (``title``/``description``: the defaults
-    describe the text task; the image studies describe their dataset)."""
+    """The WordNet → ImageNet section of a report (the image studies pass their text)."""
     per_class = len(task.targets) // len(task.names)
     rep.section(title or "WordNet → ImageNet adaptation (Fig. 5 in kind)")
     rep.text(
