@@ -71,17 +71,7 @@ def top_frame(m: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BinghamPosterior:
-    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k.
-
-    Parameters
-    ----------
-    parameter : numpy.ndarray, shape [d, d]
-        The symmetric Bingham parameter Bₙ.
-    rank : int
-        k.
-    location : numpy.ndarray, shape [d]
-        The fixed latent mean (latent Gaussian; zeros for the latent spherical model).
-    """
+    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k."""
 
     parameter: np.ndarray
     rank: int

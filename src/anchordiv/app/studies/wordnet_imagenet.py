@@ -70,20 +70,8 @@ def class_items(class_wnids: Sequence[str]) -> list[list]:
 
 
 def broad_pool(class_wnids: Sequence[str]) -> list:
-    """WordNet noun synsets outside every class's subtree (class synsets included), in offset order.
-
-    The broad anchors never contain an item or a class.
-
-    Parameters
-    ----------
-    class_wnids : sequence of str
-        The classes' WordNet ids (``n01440764``, ...).
-
-    Returns
-    -------
-    list of nltk Synset
-        The broad pool.
-    """
+    """WordNet noun synsets outside every class's subtree (class synsets included), in offset
+    order."""
     from ...data import wordnet
 
     excluded = set(_owners(tuple(class_wnids)))
