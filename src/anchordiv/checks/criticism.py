@@ -2,58 +2,13 @@
 target anchors, ``elpd = Σᵢ log p(tᵢ | T₋ᵢ)``, with an estimator that is right at any d.
 
     result = ad.compare_priors({"strong": {"broad": broad, "kappa0": 50, "nu0": d + 100},
-                                "isotropic": {"broad": broad, "prior": "isotropic"},
-                                "mine": {"broad": broad, "kind": "my-family"},
-                                "fitted": post},                  # an adapted Posterior
-                               targets, kind="gaussian")          # τ from the provenance
+                                "fitted": post}, targets, kind="gaussian")
     result.table          # elpd_loo, p_loo, elpd_diff, weight, se, dse, warning, estimator
     result.estimators     # {name: "exact" | "psis" | "kfold"}, result.notes says why
-    result.note           # the estimator the rows share, and why they are comparable
-    result.plot("compare.png")
 
-Candidates may be of different kinds (built-in ones and a user's family registered with
-``ad.family``): each is scored by its own model's density of the same targets in R^d, so every
-row is in the same units.  A Posterior is of its own kind, a dict candidate may name its
-``"kind"``, the others take the call's ``kind=``.
-
-Estimators:
-
-* ``"exact"`` — the Gaussian kind's default model (any method, any prior covariance): the
-  closed-form NIW posterior predictive, a multivariate Student-t, for every held-out target.
-  Strengths chosen from the targets (the held-out recipe, the default, or empirical Bayes)
-  are re-chosen on every ``T₋ᵢ`` when the candidate is a recipe (broad anchors or an options
-  dict), so the whole procedure is left out; for an already adapted Posterior they are held
-  at the chosen values (said in the note).
-* ``"psis"`` — Pareto-smoothed importance sampling (Vehtari, Gelman & Gabry 2017) over the
-  posterior draws, accepted only when every Pareto k is below ArviZ's sample-size-dependent
-  threshold ``min(1 − 1/log10(S), 0.7)`` (:func:`k_threshold`).  SVI fits are importance-
-  weighted against the model's posterior first (``log p(T, θ) − log q(θ)``, the approximate-
-  posterior correction), so a poor guide shows up as high k instead of a biased ELPD.  The
-  latent Gaussian kind qualifies: its pointwise likelihood ``log p(tᵢ | T₋ᵢ, U)`` integrates
-  the PPCA mean out, so it is leave-one-out-correct.  Not used where the family says its
-  draws are not the Bayes posterior of that likelihood under a prior its refits keep (the
-  ``psis_caveat`` of :mod:`.families`: latent spherical, posterior-like; a latent Gaussian
-  with a fixed β or a tempered likelihood), where the prior was chosen on the targets, nor
-  for a delta guide (a point has no density).
-* ``"kfold"`` — K-fold cross-validation on ``folds`` (10) folds, the same partition for every
-  candidate.  A model with a closed-form predictive scores each fold by it (no draws: with K
-  = n it is the exact LOO); any other is refit on the training folds and scored by the
-  Monte-Carlo predictive ``log mean_s p(tᵢ | θ_s)`` over each refit's draws, which is biased
-  low (Jensen) by an amount that grows with d: its Pareto k per target is reported and set
-  the ``warning`` column (:func:`kfold_loo`).  It needs the recipe (an adapted Posterior
-  without a closed form cannot be refit: an error).
-
-``estimator="auto"`` gives every row the same quantity (:func:`estimate_table`): each
-candidate's first choice is exact, else PSIS (if its Pareto k are all below the threshold),
-else K-fold.  Exact and PSIS rows are both the leave-one-out ELPD and stay together; once any
-candidate needs K-fold, every candidate is scored by K-fold on the same folds, since a
-K-fold ELPD (each target predicted from n(1 − 1/K) others) is not a leave-one-out one.
-
-At d ≳ 32 PSIS fails for these models (a Student-t predictive moves a lot when one target is
-left out, so the importance ratios have infinite variance; k > 1 at d = 64): the exact and
-K-fold estimators are what make the ranking right there.  Stacking weights (Yao et al. 2018)
-are computed in log space from the pointwise ELPDs; a stacking that does not reach its
-optimum gives NaN weights and a warning, never made-up ones.
+Estimators: ``"exact"`` (the closed-form NIW Student-t predictive), ``"psis"`` (accepted only
+when every Pareto k is below :func:`k_threshold`) and ``"kfold"``; ``"auto"`` gives every row
+the same quantity (:func:`estimate_table`).  Details: ``docs/guides/model-criticism.md``.
 """
 
 from __future__ import annotations

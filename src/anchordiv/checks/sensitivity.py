@@ -1,37 +1,12 @@
 """Power-scaling prior sensitivity: how much the prior drives a posterior (Kallioinen, Paananen,
-Bürkner & Vehtari 2023, *Statistics and Computing* 34; MATH.md, "Power-scaling prior
-sensitivity").
+Bürkner & Vehtari 2023; MATH.md, "Power-scaling prior sensitivity").
 
-The prior p(θ) is raised to a power α near 1 and the change of the posterior is measured:
-
-* the diagnostic, per quantity of the posterior (:func:`~.uncertainty.inference_data`'s
-  ``posterior`` group: the family's interpretable quantities, and the sites themselves at
-  d ≤ 8): the cumulative Jensen–Shannon distance between the posterior marginal and the
-  power-scaled one at α = 1/(1 + δ) and 1 + δ, per unit log₂ α — ArviZ's ``psens``
-  (arviz-stats' ``psense``) computed on the same draws; above :data:`THRESHOLD` (0.05, the
-  paper's) the quantity is prior-sensitive;
-* the α curve, for each α of ``alphas``: each site's posterior mean and, given queries and a
-  gallery, how the posterior-mean scorer's retrieval moves — the top-k overlap with the α = 1
-  scorer and, given relevance, its AUPRC.
-
-Two ways (``method``):
-
-* ``"exact"`` — the default for a conjugate posterior whose family has
-  ``power_scaled_posterior`` (:class:`~anchordiv.adaptation.Family`; the gaussian and
-  diagonal-gaussian kinds): the prior raised to α is again of the conjugate form (NIW: κ₀ → ακ₀,
-  Ψ₀ → αΨ₀, ν₀ + d + 2 → α(ν₀ + d + 2)) and its ordinary update is the power-scaled
-  posterior: the α curve in closed form, no weights.  The diagnostic reweights the exact draws
-  by the exact ratio p(θ)^(α − 1) (no smoothing: the draws and the ratio are exact);
-* ``"psis"`` — every other posterior (NUTS, SVI, the latent and mixture kinds): importance
-  weights w_s ∝ p(θ_s)^(α − 1) on the draws, Pareto-smoothed
-  (:func:`.arviz.psis_log_weights`), with each α's Pareto k and the means' Monte-Carlo standard
-  errors (NUTS draws: scaled by the chains' relative efficiency).  An SVI guide's draws are
-  reweighted as if they were the posterior's, as ``az.psens`` does: the result describes the
-  approximation.
-
-Power-scaling is defined on the density of the parameters the family's model states (μ, Σ for
-the gaussian kind), with the log prior of each draw from
-:func:`~.uncertainty.log_prior` (the ``log_prior`` group of ``ad.inference_data``).
+The prior is raised to a power α near 1: the diagnostic per posterior quantity is the
+cumulative Jensen–Shannon distance per unit log₂ α (ArviZ's ``psens``; above :data:`THRESHOLD`
+the quantity is prior-sensitive), and the α curve gives each site's posterior mean and the
+retrieval of the posterior-mean scorer.  ``method="exact"`` updates the power-scaled conjugate
+prior in closed form; ``"psis"`` Pareto-smooths weights ``p(θ_s)^(α − 1)`` on the draws.
+Details: ``docs/guides/model-criticism.md``.
 """
 
 from __future__ import annotations
@@ -177,14 +152,10 @@ class PriorSensitivity:
 
         rows = {}
         for name, v in self.sensitivity.items():
-            v = np.asarray(v)
+            v, s = np.asarray(v), float(np.max(v))
             at = np.unravel_index(int(np.argmax(v)), v.shape) if v.ndim else ()
-            s = float(np.max(v))
-            rows[name] = {
-                "sensitivity": s,
-                "at": str(tuple(int(i) for i in at)),
-                "diagnosis": "prior-sensitive" if s > self.threshold else "-",
-            }
+            diagnosis = "prior-sensitive" if s > self.threshold else "-"
+            rows[name] = {"sensitivity": s, "at": str(tuple(map(int, at))), "diagnosis": diagnosis}
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def curve(self):
@@ -225,19 +196,14 @@ class PriorSensitivity:
             for n, v in self.worst.items()
         ]
         if self.topk_overlap is not None:
-            parts = []
-            for i, a in enumerate(self.alphas):
-                if i == self.reference:
-                    continue
-                part = f"α {a:g}: overlap {self.topk_overlap[i].mean():.3f}"
-                if self.auprc is not None:
-                    part += f", AUPRC {_mean_auprc(self.auprc[i]):.3f}"
-                parts.append(part)
-            base = (
-                ""
-                if self.auprc is None
-                else f" (AUPRC {_mean_auprc(self.auprc[self.reference]):.3f} at α 1)"
-            )
+            au = self.auprc
+            parts = [
+                f"α {a:g}: overlap {self.topk_overlap[i].mean():.3f}"
+                + ("" if au is None else f", AUPRC {_mean_auprc(au[i]):.3f}")
+                for i, a in enumerate(self.alphas)
+                if i != self.reference
+            ]
+            base = "" if au is None else f" (AUPRC {_mean_auprc(au[self.reference]):.3f} at α 1)"
             rows.append(f"  retrieval, top-{self.k}{base}: " + "; ".join(parts))
         if self.note:
             rows.append(f"  note: {self.note}")
@@ -332,13 +298,12 @@ def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
     for a in grid:
         try:
             exact_at(a)
+            kept.append(a)
         except AnchorDivError as err:
             if given:
                 raise
             dropped.append(a)
             why = why or str(err).removeprefix("alpha: ")
-            continue
-        kept.append(a)
     note = ""
     if dropped:
         note = f"α = {', '.join(f'{a:g}' for a in dropped)} left out of the default grid: {why}"
@@ -480,17 +445,16 @@ def prior_sensitivity(
                 f"{int(np.sum(~np.isfinite(lp)))} of {s} draws"
             )
         quantities = checks_of(post.family_class).quantities(draws, post.params("mean"))
-        lws = []
-        for a in (1 / (1 + delta), 1 + delta):
-            r = (a - 1) * lp
-            exact = method == "exact"
-            lws.append(
-                r - scipy.special.logsumexp(r) if exact else adz.psis_log_weights(r[None])[0][0]
-            )
+        ratios = [(a - 1) * lp for a in (1 / (1 + delta), 1 + delta)]
+        lws = [
+            r - scipy.special.logsumexp(r)
+            if method == "exact"
+            else adz.psis_log_weights(r[None])[0][0]
+            for r in ratios
+        ]
         for name, v in quantities.items():
             v = np.asarray(v, np.float64)
-            col = v.reshape((s, -1))
-            sens[name] = sensitivity_values(col, lws, delta).reshape(v.shape[2:])
+            sens[name] = sensitivity_values(v.reshape((s, -1)), lws, delta).reshape(v.shape[2:])
 
     means, mcse, ks, models = [], None, None, []
     if method == "exact":

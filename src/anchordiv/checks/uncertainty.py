@@ -69,20 +69,12 @@ def default_draws(post) -> int:
     return post.draw_budget(budget, DEFAULT_DRAWS)
 
 
-def chain_draws(post, num_draws: int, seed: int, chains: int = CHAINS) -> dict:
-    """Exact-posterior draws ``{site: [chains, ⌈num_draws/chains⌉, ...]}`` (independent, or
-    independent Gibbs chains)."""
-    per_chain = -(-num_draws // chains)
-    return post.chain_draws(seed, chains, per_chain)
-
-
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
     """Parameter draws ``[chains, draws, ...]`` and NUTS stats; an SVI guide's draws are one chain
     (split, they would show an R-hat of 1.00 that says nothing of convergence)."""
-    if post.variational:
-        return chain_draws(post, num_draws, seed, chains=1), None
-    if post.independent_draws:  # exact draws
-        return chain_draws(post, num_draws, seed), None
+    if post.variational or post.independent_draws:  # exact draws: CHAINS independent chains
+        chains = 1 if post.variational else CHAINS
+        return post.chain_draws(seed, chains, -(-num_draws // chains)), None
     n = next(iter(post.samples.values())).shape[1]
     if num_draws > n:
         warnings.warn(
@@ -114,7 +106,6 @@ def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
 
 def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     """Prior draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's model (None for a custom model)."""
-
     if post.model_kwargs is None or post.custom_model:
         return None
     per_chain = -(-num_draws // CHAINS)
@@ -382,10 +373,8 @@ def inference_data(
             flat, shape = _merge(pdraws)
             rng = np.random.default_rng(seed + 3)
             pp = _split(post.likelihood().sample(flat, len(targets), rng), shape)
-            groups["prior_predictive"] = {
-                "targets": pp,
-                **ppc_statistics(pp, broad_directions(post)),
-            }
+            ppc = ppc_statistics(pp, broad_directions(post))
+            groups["prior_predictive"] = {"targets": pp, **ppc}
     # netCDF attributes cannot hold booleans: store flags as 0/1
     keep = {
         k: int(v) if isinstance(v, bool) else v
