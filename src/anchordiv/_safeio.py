@@ -85,11 +85,7 @@ def json_depth(obj) -> int:
 
 
 def parse_json(text: str | bytes, what: str, *, finite: bool = False):
-    """JSON ``text`` parsed, with an :class:`AnchorDivError` naming ``what`` for text that is
-    not JSON, larger than :data:`MAX_JSON_BYTES`, holding more than :data:`MAX_JSON_ELEMENTS`
-    values or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits, or nested deeper
-    than :data:`MAX_JSON_DEPTH` (all but the depth checked before parsing); with ``finite``,
-    ``NaN`` and ``Infinity`` are refused too."""
+    """JSON ``text`` parsed within the ``MAX_JSON_*`` bounds (``finite``: no NaN or Infinity)."""
     if len(text) > MAX_JSON_BYTES:
         raise AnchorDivError(f"{what}: {len(text)} bytes of JSON, more than {MAX_JSON_BYTES}")
     raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
@@ -359,9 +355,7 @@ def _sibling(path: Path, tag: str) -> Path:
 
 
 def _siblings(path: Path, tag: str) -> list[Path]:
-    """The temporaries named for ``path`` and ``tag`` by :func:`_sibling` — exactly
-    ``.NAME.TAG-PID-HEX``, so ``.run.old-…`` never matches the aside ``.run.old-2.old-…`` of a
-    sibling named ``run.old-2`` — oldest first."""
+    """The temporaries ``.NAME.TAG-PID-HEX`` :func:`_sibling` named for ``path``, oldest first."""
     pattern = re.compile(rf"\.{re.escape(path.name)}\.{tag}-(\d+)-([0-9a-f]+)")
     try:
         names = [e.name for e in os.scandir(path.parent) if pattern.fullmatch(e.name)]
@@ -377,9 +371,7 @@ def _age_key(p: Path) -> tuple[float, str]:
 
 
 def _alive(p: Path) -> bool:
-    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run:
-    this process, or a running process whose temporary changed within :data:`STALE_SECONDS`
-    (a PID is reused and PID 1 always runs, so a temporary is stale by age as well)."""
+    """Whether the writer of the temporary ``p`` may still run (its PID lives, recently)."""
     try:
         pid = int(p.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
@@ -426,11 +418,8 @@ def clean_stale(path: Path) -> None:
     if not os.path.lexists(path) and olds:
         os.rename(olds[-1], path)
         olds = olds[:-1]
-    for p in olds + [p for p in _siblings(path, TMP) if not _alive(p)]:
+    for p in olds + [p for tag in (TMP, DONE) for p in _siblings(path, tag) if not _alive(p)]:
         remove(p)
-    for p in _siblings(path, DONE):
-        if not _alive(p):
-            remove(p)
 
 
 #: Seconds a writer waits for another writer of the same path before giving up.
@@ -439,12 +428,7 @@ LOCK_SECONDS = 600.0
 
 @contextlib.contextmanager
 def writer_lock(path: Path):
-    """Serialise the writers of ``path``: an exclusive ``fcntl`` lock on the sibling
-    ``.NAME.lock`` for the whole write (clean-up, write, swap), the file deleted by its holder
-    when done (a waiter that then holds a deleted file's lock starts again).  The kernel drops a
-    lock when its holder exits, however it dies, so a dead writer never holds one (the
-    stale-holder rule); a live one is waited for up to :data:`LOCK_SECONDS`, then an
-    :class:`AnchorDivError`.  Where ``fcntl`` is missing (Windows) writers are not locked."""
+    """Serialise the writers of ``path`` by an ``fcntl`` lock on ``.NAME.lock`` (safe-files.md)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not posix
@@ -503,23 +487,17 @@ def swap_in(tmp: Path, path: Path) -> None:
     if not os.path.lexists(path):
         os.rename(tmp, path)
     elif tmp.is_dir() or (path.is_dir() and not path.is_symlink()):
-        _aside_swap(tmp, path)
+        aside = _sibling(path, OLD)
+        os.rename(path, aside)
+        os.rename(tmp, path)
+        remove(aside)
     else:
         os.replace(tmp, path)
 
 
-def _aside_swap(tmp: Path, path: Path) -> None:
-    aside = _sibling(path, OLD)
-    os.rename(path, aside)
-    os.rename(tmp, path)
-    remove(aside)
-
-
 @contextlib.contextmanager
 def atomic_dir(path, overwrite: bool = False):
-    """Write a directory atomically: yields an empty temporary sibling to write into, then
-    swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
-    Writers of one ``path`` take turns (:func:`writer_lock`)."""
+    """Yield an empty temporary sibling to write into, then swap it in for ``path`` atomically."""
     from .errors import check_output
 
     path = Path(path)
@@ -577,9 +555,7 @@ def _identity(p: Path) -> list[int] | None:
 
 
 def _journal_applies(journal: Path, paths: list[Path]) -> bool:
-    """Whether ``journal`` is an interrupted :func:`replace_files`'s: it holds the record it
-    wrote, and every file is now the one recorded before or the one recorded after — not one
-    another tool wrote later (then the files themselves are newer than the journal)."""
+    """Whether ``journal`` is an interrupted :func:`replace_files`'s, still describing ``paths``."""
     try:
         record = parse_json((journal / RECORD).read_bytes(), str(journal / RECORD))
         before, after = record["before"], record["after"]
@@ -589,9 +565,7 @@ def _journal_applies(journal: Path, paths: list[Path]) -> bool:
 
 
 def replace_files(writers: dict, *, overwrite: bool = False) -> None:
-    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit:
-    a reader (:func:`group_paths`) sees all the old files or all the new ones.  Writers of one
-    set take turns (:func:`writer_lock`)."""
+    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit."""
     from .errors import check_output
 
     paths = [Path(p) for p in writers]
@@ -637,10 +611,7 @@ def replace_files(writers: dict, *, overwrite: bool = False) -> None:
 
 
 def group_paths(paths) -> dict[Path, Path | None]:
-    """``{path: the file to read}`` for a set written by :func:`replace_files`: the files
-    themselves, or the journal's copies (None for one that did not exist) while an interrupted
-    replacement's journal remains and still describes the files (:func:`_journal_applies`; a
-    directory of that name without its record, or files replaced since, are ignored)."""
+    """``{path: the file to read (None: absent)}`` of a set written by :func:`replace_files`."""
     paths = [Path(p) for p in paths]
     journal = _journal(paths)
     if journal.is_dir() and not journal.is_symlink() and _journal_applies(journal, paths):
@@ -672,10 +643,7 @@ print(index.ntotal, index.d)
 
 
 def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) -> tuple[int, int]:
-    """``(ntotal, d)`` of a serialized faiss index, deserialized first in a child process with
-    its memory bounded (the bytes plus ``headroom``) and a time limit, so a corrupt index is an
-    :class:`AnchorDivError` rather than an unbounded allocation here.  Where the child's
-    memory cannot be bounded (no ``/proc``), the index is only deserialized here."""
+    """``(ntotal, d)`` of a serialized faiss index, checked in a memory-bounded child process."""
     if not Path("/proc/self/statm").exists():
         return -1, -1
     import tempfile
@@ -695,8 +663,7 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
                 f"{what}: the faiss index did not deserialize within {FAISS_CHECK_SECONDS} s"
             ) from None
     if run.returncode != 0:
-        reason = run.stdout.strip() or run.stderr.strip().splitlines()[-1:] or ["?"]
-        reason = reason if isinstance(reason, str) else reason[0]
+        reason = run.stdout.strip() or (run.stderr.strip().splitlines() or ["?"])[-1]
         raise AnchorDivError(f"{what}: the faiss index is corrupt ({reason[:300]})")
     ntotal, d = (int(x) for x in run.stdout.split()[-2:])
     return ntotal, d
@@ -706,10 +673,7 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
 
 
 def check_hdf5(path, what: str) -> None:
-    """Refuse an HDF5 file (an InferenceData's netCDF) that reads outside itself — external
-    storage, virtual datasets, external links — or whose datasets inflate, all together, past
-    the budget of :func:`read_npz` (:data:`MAX_INFLATE_RATIO` times the file beyond
-    :data:`FREE_INFLATE_BYTES`), checked from its metadata before any data is read."""
+    """Refuse an HDF5 file that reads outside itself or inflates past :func:`read_npz`'s budget."""
     import h5py
 
     path = Path(path)
@@ -747,22 +711,13 @@ def check_hdf5(path, what: str) -> None:
 
 #: What a malformed bundle raises while it is turned into objects (wrong field types, shapes,
 #: names) — each becomes an :class:`AnchorDivError` in :func:`malformed`.
-MALFORMED = (
-    KeyError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    IndexError,
-    OverflowError,
-    ZeroDivisionError,
-    np.linalg.LinAlgError,
-)
+MALFORMED: tuple = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+MALFORMED += (ZeroDivisionError, np.linalg.LinAlgError)
 
 
 @contextlib.contextmanager
 def malformed(path, what: str = "bundle"):
-    """Turn the exceptions of building objects from a file's content into an
-    :class:`AnchorDivError` naming the file."""
+    """Turn the errors of building objects from a file into an :class:`AnchorDivError`."""
     try:
         yield
     except AnchorDivError:

@@ -54,8 +54,7 @@ STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
 
 
 def stack_versions() -> dict[str, str | None]:
-    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions a measurement was
-    made with (every benchmark result and the demo report carry them)."""
+    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions of a measurement."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in STACK:
         try:
@@ -79,9 +78,7 @@ CHECKOUT_PRIORS = Path(__file__).resolve().parents[2] / "models"
 
 
 def models_dir() -> Path:
-    """The directory of the shipped priors: ``$ANCHORDIV_MODELS`` if set, else the installed
-    package's ``resources/priors`` (a wheel), else the checkout's ``models/``, else
-    ``./models``.  The library, the demo and the studies all look here."""
+    """The shipped priors' directory: ``$ANCHORDIV_MODELS``, the package's, the checkout's."""
     if os.environ.get(MODELS_ENV):
         return Path(os.environ[MODELS_ENV])
     for candidate in (PACKAGED_PRIORS, CHECKOUT_PRIORS):
@@ -161,20 +158,17 @@ def unflatten_model(structure: dict, arrays) -> AnchorModel:
     kind = structure["kind"]
     if kind not in MODEL_CLASSES:
         raise AnchorDivError(f"unknown model kind {kind!r} in saved file")
-    values = {}
-    for name, spec in structure["fields"].items():
-        values[name] = (
-            unflatten_model(spec, arrays) if isinstance(spec, dict) else jnp.asarray(arrays[spec])
-        )
+    values = {
+        name: unflatten_model(spec, arrays) if isinstance(spec, dict) else jnp.asarray(arrays[spec])
+        for name, spec in structure["fields"].items()
+    }
     return MODEL_CLASSES[kind](**values)
 
 
 def write_bundle(
     path, arrays: dict[str, np.ndarray], card: dict, *, overwrite: bool = False
 ) -> Path:
-    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`:
-    a kill at any instant leaves the old bundle or the new one); an existing non-empty ``path``
-    is refused unless ``overwrite`` (:func:`check_output`)."""
+    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`)."""
     with atomic_dir(path, overwrite) as tmp:
         write_bundle_files(tmp, arrays, card)
     return Path(path)
@@ -260,10 +254,7 @@ def bundle_digest(path) -> str:
 def read_bundle(
     path, *, verify: bool = True, sha256: str | None = None
 ) -> tuple[dict[str, np.ndarray], dict]:
-    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's ``data_hash``
-    and the card its ``digest`` (cards written before the digest existed: the arrays only);
-    with ``sha256`` the bundle's digest (:func:`bundle_digest`) must equal it (checked whatever
-    ``verify`` says)."""
+    """Read ``(arrays, card)``, checked against the card's hashes (``verify``) and ``sha256``."""
     path = Path(path)
     where = bundle_dir(path)
     if not (where / CARD).is_file() or not (where / ARRAYS).is_file():
@@ -415,11 +406,7 @@ MAX_LOADED_TAU = 1e6
 
 
 def check_loaded_model(model: AnchorModel) -> None:
-    """Refuse a loaded model whose arrays could not score (the loaders' first use, traced
-    abstractly — no compilation): every leaf a float array of the shape its kind declares
-    (:attr:`~anchordiv.anchors.base.AnchorModel.axes`), finite (log-weights may be −inf),
-    ``tau`` a positive scalar of at most :data:`MAX_LOADED_TAU`, and ψ of ``[2, d]``
-    parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
+    """Refuse a loaded model whose arrays could not score (shapes, finiteness, τ, ψ traced)."""
     import jax
 
     leaves = jax.tree_util.tree_leaves(model)
@@ -457,11 +444,8 @@ def check_loaded_model(model: AnchorModel) -> None:
 
 
 def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool = False) -> None:
-    """Each array of ``values`` named in ``axes`` of the shape declared there (one letter per
-    axis, ``""`` a scalar; one length per letter across the fields; every axis but a factor's
-    rank ``r`` non-empty) — with ``scalars``, every other number a scalar: an
-    :class:`AnchorDivError` naming the field otherwise (what a loader checks a file's arrays
-    against, as a constructor would)."""
+    """Each array of ``values`` of the shape ``axes`` declares (a letter an axis, ``""`` a
+    scalar, one length per letter; ``scalars``: every other a scalar), else an error."""
     sizes: dict[str, int] = {}
     for name, value in values.items():
         if value is None or isinstance(value, str):
@@ -480,9 +464,7 @@ def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool =
 
 
 def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
-    """Every array field of ``model`` (and of the models it holds) of the shape its kind
-    declares (:func:`check_axes`), with no NaN or +inf (and no −inf but in log-weights, whose
-    mass must not all be −inf): an :class:`AnchorDivError` naming the field otherwise."""
+    """Refuse array fields of ``model`` (and its parts) off their shape, NaN or inf."""
     values = {}
     for f in dataclasses.fields(model):
         value = getattr(model, f.name)
