@@ -83,26 +83,11 @@ MOVED_MODULES = {
 #: old top-level name -> the subpackage that exports it now
 MOVED_NAMES = {
     **dict.fromkeys(
-        [
-            "Softmax",
-            "GaussianMixture",
-            "AnchorMixture",
-            "LatentGaussian",
-            "LatentSpherical",
-            "KINDS",
-        ],
+        "Softmax GaussianMixture AnchorMixture LatentGaussian LatentSpherical KINDS".split(),
         "anchordiv.anchors",
     ),
     **dict.fromkeys(
-        [
-            "bregman",
-            "mips_keys",
-            "mips_offset",
-            "mips_queries",
-            "prevalence",
-            "merge_results",
-            "recall_at_k",
-        ],
+        "bregman mips_keys mips_offset mips_queries prevalence merge_results recall_at_k".split(),
         "anchordiv.retrieval",
     ),
     "Evaluation": "anchordiv.evaluation",
@@ -158,8 +143,7 @@ def moved_name(name: str):
 
 
 def posterior_inference_data(self, *args, **kwargs):
-    """Deprecated since 0.4.0 (removed in 0.5.0): ``ad.inference_data(post, ...)``, which this
-    forwards to with the same arguments."""
+    """Deprecated since 0.4.0 (removed in 0.5.0): forwards to ``ad.inference_data(post, ...)``."""
     warn("Posterior.inference_data(...)", "ad.inference_data(post, ...)")
     return importlib.import_module("anchordiv.checks.uncertainty").inference_data(
         self, *args, **kwargs
@@ -167,12 +151,8 @@ def posterior_inference_data(self, *args, **kwargs):
 
 
 def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (once; it answers only the old paths, and
-    must come before the path finder, which would load a second copy of a submodule under an
-    aliased package, ``anchordiv.priors.niw``) and give ``Posterior`` its old
-    ``inference_data`` method back.  Called by ``anchordiv/__init__`` after the layers are
-    imported; the modules are looked up by name so that this base module imports no layer
-    (the posterior lives below the checks layer that converts it)."""
+    """Put the finder first on ``sys.meta_path`` (before the path finder, which would load a
+    second copy of an aliased submodule) and give ``Posterior`` its old ``inference_data``."""
     if not any(isinstance(f, MovedModules) for f in sys.meta_path):
         sys.meta_path.insert(0, MovedModules())
     posterior = importlib.import_module("anchordiv.adaptation.posterior").Posterior
