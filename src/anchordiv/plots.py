@@ -7,6 +7,7 @@ each geometry retrieves (a thumbnail grid of images, or a markdown table of text
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -371,12 +372,10 @@ def neighbours(
         raise AnchorDivError(f"query_captions: expected {len(result.queries)} captions")
     positive("thumb", thumb)
     px = int(round(thumb * 120))
-    cache: dict[int, np.ndarray] = {}
 
+    @functools.cache
     def image(row: int) -> np.ndarray:
-        if row not in cache:
-            cache[row] = thumbnail(items[row], px)
-        return cache[row]
+        return thumbnail(items[row], px)
 
     n_q, k, names = len(result.queries), result.k, result.names
     if group == "geometry":
@@ -384,11 +383,8 @@ def neighbours(
     else:
         blocks = [[(g, q) for g in names] for q in range(n_q)]
     # layout in inches: a label column, the query, a gap, k neighbours; a header over each block
-    label_w, gap_w, cap_h = (
-        1.6,
-        0.25,
-        (0.22 if captions is not None or query_captions is not None else 0.0),
-    )
+    label_w, gap_w = 1.6, 0.25
+    cap_h = 0.22 if captions is not None or query_captions is not None else 0.0
     head_h, block_gap = 0.3, 0.25
     row_h = thumb + cap_h
     heights, cells = [], []
@@ -427,16 +423,8 @@ def neighbours(
             head = fig.add_subplot(grid[r, :])
             head.axis("off")
             label = f"{block[0][0]}" if group == "geometry" else _query_label(result, block[0][1])
-            head.text(
-                -0.02,
-                0.1,
-                label,
-                ha="right",
-                va="bottom",
-                fontsize=9,
-                weight="bold",
-                transform=head.transAxes,
-            )
+            bold = dict(ha="right", va="bottom", fontsize=9, weight="bold")
+            head.text(-0.02, 0.1, label, transform=head.transAxes, **bold)
             continue
         g, q = cell
         qrow = int(result.queries[q])
@@ -466,15 +454,8 @@ def neighbours(
     if title:
         fig.suptitle(title, y=1 - 0.08 / fig_h, va="top", fontsize=11)
     if result.relevant is not None:
-        fig.text(
-            0.5,
-            0.1 / fig_h,
-            "frames: blue = query, green = shares a label with it, red = does not",
-            ha="center",
-            va="bottom",
-            fontsize=8,
-            color="dimgray",
-        )
+        legend = "frames: blue = query, green = shares a label with it, red = does not"
+        fig.text(0.5, 0.1 / fig_h, legend, ha="center", va="bottom", fontsize=8, color="dimgray")
     if path is not None:
         save_figure(fig, path)
     return fig
