@@ -181,13 +181,10 @@ def check_dtype(dtype: np.dtype, what: str) -> None:
 
 def native(arr: np.ndarray) -> np.ndarray:
     """``arr`` in the machine's byte order (a big-endian array converted, values unchanged)."""
-    if arr.dtype.byteorder not in ("=", "|") and arr.dtype.byteorder != sys_order():
+    order = "<" if sys.byteorder == "little" else ">"
+    if arr.dtype.byteorder not in ("=", "|", order):
         return arr.astype(arr.dtype.newbyteorder("="))
     return arr
-
-
-def sys_order() -> str:
-    return "<" if sys.byteorder == "little" else ">"
 
 
 def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -379,26 +376,20 @@ def _alive(p: Path) -> bool:
     if pid == os.getpid():
         return True
     try:
-        changed = max(
-            [p.lstat().st_mtime]
-            + (
-                [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)]
-                if p.is_dir()
-                else []
-            )
-        )
+        times = [p.lstat().st_mtime]
+        if p.is_dir():
+            times += [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)]
     except OSError:
         return False
-    if time.time() - changed > STALE_SECONDS:
+    if time.time() - max(times) > STALE_SECONDS:
         return False
-    if os.name != "posix":
-        return True
     try:
-        os.kill(pid, 0)
+        if os.name == "posix":
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True
+    except OSError:  # no permission to signal it: it runs
+        pass
     return True
 
 
