@@ -159,8 +159,7 @@ def data_hash(arrays: dict[str, np.ndarray]) -> str:
 
 
 def canonical(card: dict) -> bytes:
-    """The bytes :func:`card_digest` hashes: the card without ``digest`` as compact JSON with
-    sorted keys."""
+    """The bytes :func:`card_digest` hashes: the card but ``digest``, compact sorted JSON."""
     body = {k: v for k, v in card.items() if k != "digest"}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
@@ -188,8 +187,7 @@ def native(arr: np.ndarray) -> np.ndarray:
 
 
 def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fp``, read from its header
-    only, with an :class:`AnchorDivError` for anything that is not a plain ``.npy`` header."""
+    """``(shape, fortran_order, dtype)`` from the ``.npy`` stream ``fp``'s header only."""
     fmt = np.lib.format
     try:
         version = fmt.read_magic(fp)
@@ -276,8 +274,7 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
 
 
 def zip_member_count(fp, disk: int) -> int | None:
-    """The member count a zip's end-of-central-directory record declares (None where there is
-    none to be found: the zip reader then says what is wrong), read before the directory is."""
+    """The member count a zip's end record declares (None: not found), before its directory."""
     tail = min(disk, 22 + 65535)
     fp.seek(disk - tail)
     data = fp.read(tail)
@@ -298,8 +295,7 @@ def read_into(fp, buf: np.ndarray, what: str) -> None:
 
 
 def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
-    """Refuse a zip member that is encrypted, compressed other than by deflate, or claims more
-    compressed bytes than the file has (the inflated sizes are bounded by :func:`read_npz`)."""
+    """Refuse a zip member that is encrypted, not deflated or stored, or larger than the file."""
     if info.flag_bits & 0x1:
         raise AnchorDivError(f"{what}: encrypted members are not supported")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -403,8 +399,7 @@ def remove(p: Path) -> None:
 
 
 def clean_stale(path: Path) -> None:
-    """Before writing ``path``: restore a complete copy left aside by a killed writer when
-    ``path`` itself is missing, then delete the temporaries of writers no longer running."""
+    """Restore a killed writer's aside copy of a missing ``path``; delete dead temporaries."""
     olds = [p for p in _siblings(path, OLD) if not _alive(p)]
     if not os.path.lexists(path) and olds:
         os.rename(olds[-1], path)
@@ -473,8 +468,7 @@ def bundle_dir(path) -> Path:
 
 
 def swap_in(tmp: Path, path: Path) -> None:
-    """Rename the complete directory or file ``tmp`` to ``path``: an existing ``path`` (a
-    directory, a file or a link) is first renamed aside and deleted after."""
+    """Rename ``tmp`` to ``path`` (an existing ``path`` renamed aside and deleted after)."""
     if not os.path.lexists(path):
         os.rename(tmp, path)
     elif tmp.is_dir() or (path.is_dir() and not path.is_symlink()):

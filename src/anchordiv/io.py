@@ -206,8 +206,7 @@ def pinned(sha256) -> str:
 
 @contextlib.contextmanager
 def pinned_digests(digests):
-    """Within the block, every bundle :func:`read_bundle` reads must have one of ``digests``
-    (what ``--sha256`` does on the command line; ``()`` or None pins nothing)."""
+    """Within the block, every bundle read must have one of ``digests`` (``--sha256``)."""
     token = PINS.set(frozenset(pinned(d) for d in digests or ()))
     try:
         yield

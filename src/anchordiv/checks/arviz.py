@@ -175,8 +175,7 @@ def ess(values) -> float:
 
 
 def _save(drawn, path) -> str:
-    """Save what an ArviZ plot returned (0.x: axes; 1.x: a PlotCollection) as a PNG and close
-    its figure."""
+    """Save what an ArviZ plot returned (axes, a PlotCollection) as a PNG; close its figure."""
     import matplotlib.pyplot as plt
 
     if major() == 0:

@@ -66,8 +66,7 @@ class Estimate:
     mcse: float = 0.0
     #: draws of the Monte-Carlo average (None for a closed form)
     num_draws: int | None = None
-    #: why the estimate cannot be ranked (None: it can) — its Monte-Carlo average is not
-    #: trustworthy (Pareto k above the threshold, or too few draws to fit a tail)
+    #: why the estimate cannot be ranked (None: it can): its Monte-Carlo average is not trusted
     unreliable: str | None = None
 
     @property
@@ -261,11 +260,6 @@ def _fit(kind: str, recipe, targets: np.ndarray, tau):
     return adapt(kind, broad, targets, tau=tau, **opts)
 
 
-def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
-    """The candidate's posterior on all targets: an adapted Posterior itself, else its fit."""
-    return candidate if recipe is None else _fit(kind, recipe, targets, tau)
-
-
 # ---- estimators ----------------------------------------------------------------------------
 
 
@@ -406,9 +400,7 @@ def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
 
 
 def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None) -> Estimate:
-    """K-fold ELPD of one candidate: each fold by the closed-form predictive where ``post`` has one,
-    else by refits scored by ``log mean_s p(t | θ_s)`` (or the family's conditional predictive),
-    with Pareto k / draws-doubling reliability (module docstring)."""
+    """K-fold ELPD of one candidate: closed-form folds, or refits scored by Monte Carlo."""
     from .uncertainty import default_draws
 
     parts = kfold_parts(len(targets), folds, seed)
@@ -865,10 +857,10 @@ def compare_priors(
     broads = {f"broad anchors of {name!r}": r[0] for name, r in recipes.items() if r is not None}
     if broads:  # as adapt does: τ from the embeddings, one encoder for all of them
         tau = resolve_tau(tau, targets=t, **broads)
-    candidates = {
-        name: (kinds[name], recipes[name], _posterior(c, recipes[name], kinds[name], t, tau))
-        for name, c in priors.items()
-    }
+    candidates: dict = {}
+    for name, c in priors.items():  # an adapted Posterior is itself, a recipe is fitted
+        r = recipes[name]
+        candidates[name] = (kinds[name], r, c if r is None else _fit(kinds[name], r, t, tau))
     loo, idata, note = estimate_table(
         candidates, t, estimator=estimator, tau=tau, folds=folds, num_draws=num_draws, seed=seed
     )

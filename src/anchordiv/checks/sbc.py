@@ -313,8 +313,7 @@ def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
 
 
 def _inference(prior, method: type, num_draws: int):
-    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method`` (``ad.infer``),
-    in draw order."""
+    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method``."""
     import jax
 
     from ..adaptation import infer

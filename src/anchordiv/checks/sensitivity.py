@@ -57,8 +57,7 @@ def cjs_distance(x, weights) -> np.ndarray:
 
 
 def sensitivity_values(x, log_weights: tuple, delta: float) -> np.ndarray:
-    """Power-scaling sensitivity ``[m]`` of the columns of ``x`` given the log weights of
-    α = 1/(1 + δ) and 1 + δ (ArviZ's ``psens``)."""
+    """Power-scaling sensitivity ``[m]`` of the columns of ``x`` (ArviZ's ``psens``)."""
     total = 0.0
     for lw in log_weights:
         w = np.exp(lw - lw.max())

@@ -51,8 +51,7 @@ PRIOR_MAX_D = 64
 
 
 def default_draws(post) -> int:
-    """:data:`DEFAULT_DRAWS`, or fewer where that costs too much: the Gibbs budget
-    (:data:`GIBBS_BUDGET` per chain, at least 10) or the memory of covariance draws (:data:`DRAW_BYTES`)."""
+    """:data:`DEFAULT_DRAWS`, or fewer within :data:`GIBBS_BUDGET` and :data:`DRAW_BYTES`."""
     hooks = checks_of(post.family_class)
 
     def budget(params) -> int:  # of an exact posterior's parameters
@@ -70,8 +69,7 @@ def default_draws(post) -> int:
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
-    """Parameter draws ``[chains, draws, ...]`` and NUTS stats; an SVI guide's draws are one chain
-    (split, they would show an R-hat of 1.00 that says nothing of convergence)."""
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats (an SVI guide's: one chain)."""
     if post.variational or post.independent_draws:  # exact draws: CHAINS independent chains
         chains = 1 if post.variational else CHAINS
         return post.chain_draws(seed, chains, -(-num_draws // chains)), None
@@ -119,8 +117,7 @@ PPC_DIRECTIONS = 3
 
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
-    """``[d, k]`` leading broad directions: the subspace basis, the family's ``ppc_directions``,
-    the top eigenvectors of its ``prior_scale``, else the coordinate axes."""
+    """``[d, k]`` leading broad directions (subspace basis, hook, ``prior_scale``, or axes)."""
     hooks = checks_of(post.family_class)
     own = post.principal_directions(k)
     if own is None:
@@ -145,8 +142,7 @@ def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarra
 
 
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
-    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups (with the
-    :func:`ppc_statistics`); the observed data alone where the draws' model is not known."""
+    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups of the draws."""
     obs, v = np.asarray(targets, np.float64), broad_directions(post)
     observed = {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
     lik = post.model_likelihood()  # the model the draws come from (a user's, model=)
@@ -180,8 +176,7 @@ def likelihood_attrs(post) -> dict[str, str]:
 
 
 def no_log_prior(post) -> str | None:
-    """Why the prior density of ``post``'s draws is not known (a user's model, no model keywords,
-    a ``subspace=`` run), or None."""
+    """Why the prior density of ``post``'s draws is not known, or None."""
     if post.custom_model:
         return "its draws come from a user's NumPyro model, whose prior anchordiv does not keep"
     if post.model_kwargs is None:
@@ -253,8 +248,7 @@ def svi_calibration(guide: str | None = MEASURED_GUIDE) -> str:
 
 
 def calibration_notes(post) -> dict[str, str]:
-    """``calibration`` and ``log_likelihood_note`` attributes where draws are approximate or PSIS
-    would not estimate leave-one-out refits."""
+    """``calibration`` and ``log_likelihood_note`` attributes (approximate draws, PSIS caveats)."""
     hooks, out = checks_of(post.family_class), {}
     if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
