@@ -338,15 +338,6 @@ def psis_unavailable(post) -> str | None:
     return caveat if caveat is not None else point
 
 
-def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
-    """``log p(tᵢ | θ_s)`` ``[S, n]`` and log weights ``[S]`` of fresh guide draws."""
-    from ..adaptation.svi import guide_log_weights
-
-    draws, lw = guide_log_weights(post, num, seed)
-    draws = post.lift_draws(draws, np.random.default_rng(seed))  # a subspace run's lift
-    return post.likelihood().log_density(draws, targets), lw
-
-
 def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     """PSIS-LOO of ``post``'s draws: ``(Estimate, InferenceData or None)``; SVI draws weighted by
     ``log p − log q`` first."""
@@ -355,7 +346,11 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     with warnings.catch_warnings():  # high k is judged below, against the S-dependent threshold
         warnings.simplefilter("ignore")
         if post.variational:
-            ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
+            from ..adaptation.svi import guide_log_weights
+
+            draws, lw = guide_log_weights(post, num_draws or SVI_DRAWS, seed)
+            draws = post.lift_draws(draws, np.random.default_rng(seed))  # a subspace run's lift
+            ll = post.likelihood().log_density(draws, targets)  # [S, n]
             logr, k = adz.psis_log_weights((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
             # the self-normalised posterior predictive of every target given all of them
@@ -504,6 +499,10 @@ def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.nda
     return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64)
 
 
+#: contiguous batches of the batch-means variance of a Monte-Carlo average
+BATCHES = 10
+
+
 def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
     """``(log mean_s p [m], variance of their sum, Pareto k [m])`` of a fold's ``ll [S, m]``
     (batch-means variance; S = 1: exact, k −inf; k NaN unless ``tail``)."""
@@ -514,26 +513,17 @@ def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float,
     if len(ll) == 1:
         return lme, 0.0, np.full(ll.shape[1], -np.inf)
     ratio = np.exp(ll - lme).sum(1)  # Σᵢ p_is / p̄ᵢ per draw
-    var = _batch_variance(ratio)
+    b = min(BATCHES, len(ratio) // 2)  # the variance of its mean by batch means (2+ per batch)
+    if b < 2:
+        var = float(np.var(ratio) / len(ratio))
+    else:
+        var = float(np.var([part.mean() for part in np.array_split(ratio, b)], ddof=1) / b)
     if not tail:
         return lme, var, np.full(ll.shape[1], np.nan)
     with warnings.catch_warnings():  # judged by the caller, against the S-dependent threshold
         warnings.simplefilter("ignore")
         k = adz.psis_log_weights(ll.T)[1]
     return lme, var, np.asarray(k)
-
-
-#: contiguous batches of the batch-means variance of a Monte-Carlo average
-BATCHES = 10
-
-
-def _batch_variance(x: np.ndarray) -> float:
-    """Variance of the mean of ``x [S]`` by :data:`BATCHES` batch means (plain below 2 per batch)."""
-    b = min(BATCHES, len(x) // 2)
-    if b < 2:
-        return float(np.var(x) / len(x))
-    means = np.array([part.mean() for part in np.array_split(x, b)])
-    return float(np.var(means, ddof=1) / b)
 
 
 def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | None:

@@ -277,18 +277,6 @@ def _mean_auprc(values) -> float:
     return float(v[ok].mean()) if ok.any() else float("nan")
 
 
-def _scorer_metrics(models, q, g, k: int, relevance):
-    """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of ``models[1:]`` against ``models[0]``."""
-    from ..retrieval.divergence import top_k
-    from .uncertainty import model_auprc, overlap
-
-    ref, _ = top_k(models[0], q, g, k)
-    overlaps = [overlap(top_k(model, q, g, k)[0], ref, k) for model in models[1:]]
-    if relevance is None:
-        return np.asarray(overlaps), None
-    return np.asarray(overlaps), np.asarray([model_auprc(m, q, g, relevance) for m in models[1:]])
-
-
 def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
     """The α grid (sorted, with 1) and a note of the default α left out (given ones are checked)."""
     given = alphas is not None
@@ -307,14 +295,6 @@ def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
     if dropped:
         note = f"α = {', '.join(f'{a:g}' for a in dropped)} left out of the default grid: {why}"
     return np.asarray(kept), note
-
-
-def _resampled(flat: dict, w: np.ndarray, rng) -> dict:
-    """Stratified resampling of the draws ``flat {site: [S, ...]}`` by the weights ``w [S]``."""
-    s = len(w)
-    cw = np.cumsum(w / w.sum())
-    idx = np.minimum(np.searchsorted(cw, (rng.random() + np.arange(s)) / s), s - 1)
-    return {k: v[idx] for k, v in flat.items()}
 
 
 @limited_blas
@@ -483,14 +463,22 @@ def prior_sensitivity(
             means.append(m)
             mcse.append(e)
             if retrieval:
-                picked = flat if a == 1.0 else _resampled(flat, w, rng)
+                picked = flat
+                if a != 1.0:  # stratified resampling of the draws by the weights
+                    cw = np.cumsum(w / w.sum())
+                    idx = np.minimum(np.searchsorted(cw, (rng.random() + np.arange(s)) / s), s - 1)
+                    picked = {k: v[idx] for k, v in flat.items()}
                 models.append(post.to_model(summarise(picked, "mean", None)))
         ks = np.asarray(kvals)
     overlap = auprc = None
-    if retrieval:
-        ref = int(np.flatnonzero(grid == 1.0)[0])
-        order = [ref] + list(range(len(grid)))
-        overlap, auprc = _scorer_metrics([models[i] for i in order], q, g, k, relevance)
+    if retrieval:  # each α's scorer against α = 1's
+        from ..retrieval.divergence import top_k
+        from .uncertainty import model_auprc, overlap as kept
+
+        ref = top_k(models[int(np.flatnonzero(grid == 1.0)[0])], q, g, k)[0]
+        overlap = np.asarray([kept(top_k(m, q, g, k)[0], ref, k) for m in models])
+        if relevance is not None:
+            auprc = np.asarray([model_auprc(m, q, g, relevance) for m in models])
     fields = (method, grid, sens, means, mcse, ks, overlap, auprc, k if retrieval else None, s)
     result = PriorSensitivity(*fields, delta, note)
     if result.unreliable:
