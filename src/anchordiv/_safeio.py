@@ -170,14 +170,6 @@ def card_digest(card: dict) -> str:
     return hashlib.sha256(canonical(card)).hexdigest()
 
 
-def check_dtype(dtype: np.dtype, what: str) -> None:
-    """Refuse a dtype that is not a plain number or string (objects, records, sub-arrays)."""
-    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
-        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported (objects/records)")
-    if dtype.kind not in DTYPE_KINDS:
-        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported")
-
-
 def native(arr: np.ndarray) -> np.ndarray:
     """``arr`` in the machine's byte order (a big-endian array converted, values unchanged)."""
     order = "<" if sys.byteorder == "little" else ">"
@@ -201,7 +193,10 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         raise AnchorDivError(
             f"{what}: not a readable .npy array (invalid header: {type(err).__name__})"
         ) from None
-    check_dtype(dtype, what)
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported (objects/records)")
+    if dtype.kind not in DTYPE_KINDS:
+        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported")
     if not all(isinstance(n, int) and n >= 0 for n in shape):
         raise AnchorDivError(f"{what}: invalid shape {shape}")
     return tuple(shape), bool(fortran), dtype
@@ -438,7 +433,8 @@ def writer_lock(path: Path):
                             f"{path}: another writer has held {lock.name} for {LOCK_SECONDS:g} s"
                         ) from None
                     time.sleep(0.02)
-            if _identity(lock) == _fd_identity(fd):
+            st = os.fstat(fd)
+            if _identity(lock) == [st.st_ino, st.st_size, st.st_mtime_ns]:
                 break
         except BaseException:
             os.close(fd)
@@ -450,11 +446,6 @@ def writer_lock(path: Path):
         with contextlib.suppress(OSError):
             os.unlink(lock)
         os.close(fd)
-
-
-def _fd_identity(fd: int) -> list[int]:
-    st = os.fstat(fd)
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def bundle_dir(path) -> Path:

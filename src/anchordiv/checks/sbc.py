@@ -312,24 +312,6 @@ def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
     return cls(**{k: v for k, v in run.items() if k in names}, **SETTINGS.get(cls, {}))
 
 
-def _inference(prior, method: type, num_draws: int):
-    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method``."""
-    import jax
-
-    from ..adaptation import infer
-
-    sites = type(prior).sites
-    x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
-
-    def run(rng, t):
-        seed = int(rng.integers(2**31))
-        post = infer(prior, t, sbc_method(method, num_draws, seed, x64), tau=1.0)
-        draws = post.ordered_draws(seed, num_draws)
-        return {k: np.asarray(v, np.float64) for k, v in draws.items() if k in sites}
-
-    return run
-
-
 def library_problem(
     kind,
     *,
@@ -358,6 +340,8 @@ def library_problem(
     >>> res.ranks.shape
     (8, 3)"""
     import jax
+
+    from ..adaptation import infer
 
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
@@ -395,10 +379,16 @@ def library_problem(
     def simulator(r, p):
         return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]
 
+    def inference(r, t):  # {site: [num_draws * thin, ...]} by ad.infer, in draw order
+        s, size = int(r.integers(2**31)), num_draws * thin
+        post = infer(prior, t, sbc_method(cls, size, s, bool(x64)), tau=1.0)
+        draws = post.ordered_draws(s, size)
+        return {k: np.asarray(v, np.float64) for k, v in draws.items() if k in type(prior).sites}
+
     return {
         "prior_sampler": prior_sampler,
         "simulator": simulator,
-        "inference": _inference(prior, cls, num_draws * thin),
+        "inference": inference,
         "quantities": quantities,
         "thin": thin,
     }
