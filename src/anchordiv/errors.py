@@ -98,9 +98,8 @@ def as_matrix(
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
         raise AnchorDivError(
-            f"{name}: expected floating-point embeddings, got dtype={arr.dtype}"
-            f" (a relevance or label array? cast with .astype(np.float32) if "
-            f"the values are really embeddings)"
+            f"{name}: expected floating-point embeddings, got dtype={arr.dtype} (a relevance or "
+            "label array? cast with .astype(np.float32) if the values are really embeddings)"
         )
     if arr.size == 0:
         raise AnchorDivError(

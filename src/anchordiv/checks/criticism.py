@@ -584,9 +584,8 @@ def estimate_table(
     for name, (kind, recipe, post) in candidates.items():
         if estimator == "exact" and not has_closed_form(post):
             raise AnchorDivError(
-                f"estimator='exact': candidate {name!r}, a "
-                f"{'custom ' * post.custom_model}{kind} model, has no "
-                f"closed-form predictive; use 'kfold' or 'auto'"
+                f"estimator='exact': candidate {name!r}, a {'custom ' * post.custom_model}{kind} "
+                "model, has no closed-form predictive; use 'kfold' or 'auto'"
             )
         if estimator == "psis":
             why = psis_unavailable(post) or data_chosen(post, recipe)
@@ -611,9 +610,8 @@ def estimate_table(
         if estimator == "auto" and len(need) < len(plan):
             note = (
                 f"K-fold for every candidate, on the same folds: {first!r} needs refits "
-                f"({need[first]}), and K-fold's ELPD (each target scored given the "
-                f"n(1 − 1/K) targets outside its fold) is not the leave-one-out one of the "
-                f"other estimators"
+                f"({need[first]}), and K-fold's ELPD (each target scored given the n(1 − 1/K) "
+                "targets outside its fold) is not the leave-one-out one of the other estimators"
             )
         else:
             note = "K-fold for every candidate, on the same folds"

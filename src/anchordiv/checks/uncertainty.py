@@ -257,9 +257,8 @@ def calibration_notes(post) -> dict[str, str]:
     caveat = hooks.psis_caveat(post)
     if caveat is not None:
         out["log_likelihood_note"] = (
-            f"az.loo/az.waic on this group do not estimate "
-            f"leave-one-out refits: {caveat}; ad.compare_priors "
-            f"refits (K-fold)"
+            f"az.loo/az.waic on this group do not estimate leave-one-out refits: {caveat}; "
+            "ad.compare_priors refits (K-fold)"
         )
     return out
 
