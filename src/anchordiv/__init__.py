@@ -11,12 +11,10 @@ Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.
 #: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).
 __version__ = "0.4.0"
 
-# First: JAX programs on one CPU thread unless the user chose otherwise (anchordiv.threads sets
-# $XLA_FLAGS on import, before anything below imports JAX and creates its backend).
+# First: anchordiv.threads sets $XLA_FLAGS (one CPU thread) before anything imports JAX.
 from . import threads as _threads  # noqa: F401
 
-# Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ad.retrieval,
-# ad.adaptation, ad.checks, ad.evaluation, ad.scale, ad.data, ad.app).
+# Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ...).
 from .errors import AnchorDivError
 from .provenance import AnchorDivWarning, Embeddings, load_embeddings, resolve_tau, save_embeddings
 from .anchors import AnchorModel, Gaussian, fit, mix

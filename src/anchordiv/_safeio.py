@@ -33,8 +33,7 @@ import numpy as np
 
 from .errors import AnchorDivError
 
-#: Digests every bundle and sidecar read must have (the CLI's ``--sha256``, set by
-#: :func:`anchordiv.io.pinned_digests`): empty when none are pinned.
+#: Digests every bundle and sidecar read must have (``--sha256``; empty: none pinned).
 PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", default=frozenset())
 
 
@@ -42,14 +41,11 @@ PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", de
 MAX_JSON_BYTES = 64 * 2**20
 #: The deepest nesting of JSON arrays and objects accepted.
 MAX_JSON_DEPTH = 64
-#: The most values (numbers, strings, arrays, objects) a JSON text may hold, counted from its
-#: ``[``, ``{`` and ``,`` before parsing (an upper bound: a 57 MiB text of 20 million empty
-#: lists would take 3 GB to parse).
+#: The most values a JSON text may hold, counted from its ``[``, ``{`` and ``,`` before parsing.
 MAX_JSON_ELEMENTS = 4_000_000
 #: The most digits a JSON integer may have (Python refuses more than 4,300 with a ValueError).
 MAX_JSON_INT_DIGITS = 100
-#: An ``.npz``'s members may inflate, all together, to at most this many times the file's
-#: size ...
+#: An ``.npz``'s members may inflate, all together, to at most this many times its size ...
 MAX_INFLATE_RATIO = 100
 #: ... unless they inflate to at most this many bytes in all (one budget per load).
 FREE_INFLATE_BYTES = 64 * 2**20
@@ -512,8 +508,7 @@ def atomic_file(path, overwrite: bool = True):
         raise
 
 
-#: The record inside a journal: the identities of the files it replaces and of their
-#: replacements.
+#: The record inside a journal: the identities of the files it replaces and their replacements.
 RECORD = "journal.json"
 
 
@@ -685,8 +680,7 @@ def check_hdf5(path, what: str) -> None:
 
 # ---- malformed content --------------------------------------------------------------------
 
-#: What a malformed bundle raises while it is turned into objects (wrong field types, shapes,
-#: names) — each becomes an :class:`AnchorDivError` in :func:`malformed`.
+#: What a malformed bundle raises while turned into objects (:func:`malformed` converts them).
 MALFORMED: tuple = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 MALFORMED += (ZeroDivisionError, np.linalg.LinAlgError)
 

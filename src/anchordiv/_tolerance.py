@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-#: eigenvalues at or below this fraction of the largest are absent directions (eigensolver
-#: rounding is ≈ d·ε·λ_max, 1e-13 at d = 384)
+#: eigenvalues at or below this fraction of the largest are absent directions
 SPECTRUM_RTOL = 1e-11
 
 #: values within this fraction of the maximum's magnitude of the maximum tie (the first wins)
 TIE_RTOL = 1e-9
 
-#: values of a precision within this many of its ε (relative) tie in SBC's ranks
-#: (:func:`anchordiv.checks.sbc.tie_rtol`)
+#: values within this many ε (relative) of a precision tie in SBC's ranks (``sbc.tie_rtol``)
 TIE_ULPS = 8
 
 #: anchors within this fraction of their largest coordinate of the first anchor are identical
-#: (above float32 rounding, ≈ 6e-8)
 IDENTICAL_RTOL = 1e-6
 
 #: ``1 − (n/m)·leverage`` at or below this: the left-out target is needed for the others' span
@@ -26,8 +23,7 @@ LEVERAGE_TOL = 1e-8
 #: a cumulative fraction of variance within this of the requested fraction reaches it
 FRACTION_ATOL = 1e-12
 
-#: a Rao-Blackwellized Monte-Carlo ELPD is unreliable when halving its draws moves it by more
-#: than this many Monte-Carlo standard errors (the draws-doubling check)
+#: a Rao-Blackwellized ELPD is unreliable when halving its draws moves it more than this many SE
 DOUBLING_SE = 3.0
 
 

@@ -16,8 +16,7 @@ import warnings
 
 REMOVAL = "0.5.0"
 
-#: the modules of ``anchordiv.adaptation.priors`` -> where they are since 0.4.0 (one file per
-#: family: a family's model and exact posterior live with its prior object)
+#: the modules of ``anchordiv.adaptation.priors`` -> where they are since 0.4.0
 PRIOR_MODULES = {
     "niw": "families.gaussian",
     "bingham": "families.latent_gaussian",
@@ -46,8 +45,7 @@ ADAPTATION_MODULES = {
     "variational": "svi",
 }
 
-#: old module path -> new module path; a submodule follows its package (anchordiv.studies.transfer
-#: -> anchordiv.app.studies.transfer) unless an earlier entry names it
+#: old module path -> new module path; a submodule follows its package unless named earlier
 MOVED_MODULES = {
     **{
         f"{package}.{old}": f"anchordiv.adaptation.{new}"

@@ -172,8 +172,7 @@ def integer(name: str, value, *, low: int, high: int | None = None) -> int:
     return v
 
 
-#: Largest fraction of anchors that may repeat an earlier anchor exactly (bit-identical rows);
-#: beyond it :func:`check_spread` reports a probable input bug (e.g. one text embedded repeatedly).
+#: Largest fraction of anchors that may repeat an earlier anchor exactly (:func:`check_spread`).
 MAX_DUPLICATE_FRACTION = 0.5
 #: Relative deviation under which anchors count as identical: ``_tolerance.IDENTICAL_RTOL``
 IDENTICAL_TOLERANCE = IDENTICAL_RTOL
@@ -207,8 +206,7 @@ def check_covariance(
         except np.linalg.LinAlgError:
             pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
-    # definite: Cholesky's failure decides (an eigenvalue sign at rounding level would differ
-    # by host); semi-definite: a relative allowance for rounding
+    # definite: Cholesky's failure decides (host-independent); semi-definite: a relative allowance
     if definite or low < -1e-6 * scale:
         raise AnchorDivError(
             f"{name}: is not positive {'definite' if definite else 'semi-definite'}"

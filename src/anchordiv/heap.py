@@ -112,7 +112,7 @@ def heap_lifted() -> bool:
 
 
 def release_heap() -> None:
-    """Restore the starting thresholds and trim the heap, unless a task is in :func:`reused_heap`."""
+    """Restore the starting thresholds and trim the heap, unless a task is in the block."""
     with _HEAP.lock:
         if _HEAP.users or _HEAP.lifted is None:
             return

@@ -48,8 +48,7 @@ def package_version() -> str:
     return __version__
 
 
-#: What :func:`stack_versions` records: the interpreter and the numerical stack the results
-#: depend on (``None`` for a package that is not installed).
+#: The packages :func:`stack_versions` records (``None`` for one not installed).
 STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
 
 
@@ -69,11 +68,9 @@ def stack_versions() -> dict[str, str | None]:
 
 #: Environment variable naming a directory of priors that replaces the shipped ones.
 MODELS_ENV = "ANCHORDIV_MODELS"
-#: The shipped priors inside an installed package: a wheel carries the checkout's ``models/``
-#: here (``setup.py`` copies it at build time).
+#: The shipped priors inside an installed package (``setup.py`` copies ``models/`` there).
 PACKAGED_PRIORS = Path(__file__).resolve().parent / "resources" / "priors"
-#: The checkout's top-level ``models/`` (beside ``src/``): the source of truth, which
-#: ``make models`` rebuilds; an editable install reads it in place.
+#: The checkout's top-level ``models/`` (beside ``src/``): the source of truth.
 CHECKOUT_PRIORS = Path(__file__).resolve().parents[2] / "models"
 
 
@@ -168,7 +165,7 @@ def unflatten_model(structure: dict, arrays) -> AnchorModel:
 def write_bundle(
     path, arrays: dict[str, np.ndarray], card: dict, *, overwrite: bool = False
 ) -> Path:
-    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`)."""
+    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (``_safeio.atomic_dir``)."""
     with atomic_dir(path, overwrite) as tmp:
         write_bundle_files(tmp, arrays, card)
     return Path(path)
@@ -428,8 +425,7 @@ def check_loaded_model(model: AnchorModel) -> None:
         out = jax.eval_shape(model.embed, theta)
         if len(out.shape) != 2 or out.shape[0] != 2:
             raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
-    # finite fields can still overflow in float32 (τ² times a large factor): ψ (and the fast
-    # path's embedding) of two unit vectors must be finite, or every score would be NaN
+    # finite fields can still overflow in float32: ψ of two unit vectors must be finite
     probe = np.zeros((2, dim), np.float32)
     probe[0, 0], probe[1] = 1.0, 1.0 / np.sqrt(dim)
     values = [model.cumulant(jnp.asarray(probe))]

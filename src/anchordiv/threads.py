@@ -76,7 +76,7 @@ def current_limit() -> int | None:
 
 @contextlib.contextmanager
 def blas_threads(limit: int | None = -1):
-    """Cap the BLAS thread pools inside the block (``-1``: :func:`blas_thread_limit`; None: no cap)."""
+    """Cap the BLAS thread pools inside the block (``-1``: the environment's; None: no cap)."""
     limit = blas_thread_limit() if limit == -1 else limit
     stack = _LOCAL.__dict__.setdefault("stack", [])
     if limit is None or (stack and stack[-1] == limit):

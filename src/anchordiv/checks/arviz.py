@@ -126,8 +126,7 @@ def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
     return np.asarray(res.elpd_i), np.asarray(res.pareto_k), float(res.p)
 
 
-#: the fewest tail draws a generalised Pareto fit takes (ArviZ 0.x gives k = inf below it, 1.x
-#: raises)
+#: the fewest tail draws a generalised Pareto fit takes (below: 0.x gives k = inf, 1.x raises)
 MIN_TAIL = 5
 
 

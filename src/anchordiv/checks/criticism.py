@@ -34,8 +34,7 @@ from ..threads import limited_blas
 #: the largest Pareto k threshold (ArviZ's, for S ≥ 2200 draws)
 K_THRESHOLD = 0.7
 ESTIMATORS = ("auto", "exact", "psis", "kfold")
-#: guide draws of an SVI importance sample when ``num_draws`` is not given (K-fold refits
-#: draw :func:`~.uncertainty.default_draws`: 200, fewer where draws are costly)
+#: guide draws of an SVI importance sample when ``num_draws`` is not given
 SVI_DRAWS = 1000
 #: options of the inference method (not of the prior): dropped for the exact refits
 INFERENCE_OPTIONS = set(

@@ -24,8 +24,7 @@ from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
 
-#: the adaptation curves' method for a family that is not conjugate and declares none: a short
-#: NUTS run in full d
+#: the adaptation curves' method for a family not conjugate that declares none: a short NUTS run
 CURVE_NUTS = NUTS(**{"num_warmup": 200, "num_samples": 200, "num_chains": 1, "progress": False})
 
 #: registered family class -> the hooks its class itself declares (read live, read-only)

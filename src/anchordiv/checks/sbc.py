@@ -297,8 +297,7 @@ def tie_rtol(arrays) -> float:
 
 # ---- the library's own posteriors -------------------------------------------------------------
 
-#: settings of each method class in :func:`library_problem` (NUTS: one chain; SVI: a low-rank
-#: guide, a delta guide has no spread to calibrate; others run with their defaults)
+#: settings of each method class in :func:`library_problem` (others run with their defaults)
 SETTINGS: dict[type, dict] = {
     NUTS: {"num_warmup": 300, "num_chains": 1},
     SVI: {"guide": "lowrank", "num_steps": 1500},
@@ -365,9 +364,7 @@ def library_problem(
     # the likelihood the update is conjugate to
     lik = fam.likelihood_type(fam, kwargs, hooks.sbc_fixed(ref_fixed), d)
 
-    # the truth in the precision the inference runs in: a site the model only records (a
-    # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth
-    # kept in float64 would rank above or below every draw by that rounding alone
+    # the truth in the precision the inference runs in (a float64 truth would rank by rounding)
     runs_model = issubclass(cls, ModelMethod)  # NUTS/SVI run in the run dtype; exact in float64
     x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
     precision = np.float64 if params is not None and not runs_model or x64 else np.float32

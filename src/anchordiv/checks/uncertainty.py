@@ -40,8 +40,7 @@ STATS.update(accept_prob="acceptance_rate", energy="energy")
 
 #: default number of draws of :func:`inference_data`
 DEFAULT_DRAWS = 200
-#: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
-#: :meth:`~anchordiv.adaptation.families.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+#: Gibbs budget of the default draw count, in units of k·q³ (≈ 30 s per chain on one core)
 GIBBS_BUDGET = 6e10
 CHAINS = 2
 #: memory for the default number of exact covariance draws (Σ or Σ_k, float64)
@@ -458,8 +457,7 @@ class RetrievalUncertainty:
         if self.auprc is not None:
             out["auprc"] = self._band(np.nanmean(self.auprc, axis=1))
             out["point_auprc"] = float(np.nanmean(self.point_auprc))
-            # queries without a relevant item have AUPRC NaN in every draw: left out (numpy's
-            # "All-NaN slice encountered" warning reached the demo's output)
+            # queries without a relevant item (AUPRC NaN in every draw) are left out
             ok = np.isfinite(self.auprc).any(axis=0)
             q = np.nanquantile(
                 self.auprc[:, ok], [(1 - self.interval) / 2, (1 + self.interval) / 2], axis=0
