@@ -1,13 +1,6 @@
-"""Safe reading and writing of files: the one place for atomic replacement, bounded reads and
-digests (every saver and loader of the package goes through here).
-
-Writing: :func:`atomic_dir`, :func:`atomic_file` and :func:`replace_files` (several files of
-one directory as a unit, journalled) replace the destination so that a reader sees the old or
-the new copy, never neither (:func:`bundle_dir`, :func:`group_paths` read what a killed writer
-left).  Reading: :func:`read_json` and :func:`read_npz` check size, nesting and every ``.npz``
-member before reading data; :func:`data_hash` hashes arrays in place.  Integrity:
-:func:`card_digest` (SHA-256 of a card but its ``digest``) detects corruption, not tampering.
-Details: ``docs/guides/safe-files.md``."""
+"""Safe reading and writing of files: the one place for atomic replacement (:func:`atomic_dir`,
+:func:`atomic_file`, :func:`replace_files`), bounded reads (:func:`read_json`, :func:`read_npz`)
+and digests, which every saver and loader goes through.  Details: ``docs/guides/safe-files.md``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Input validation shared by every public entry point.
-
-Every check raises :class:`AnchorDivError` (a ``ValueError``) whose message names the argument
-and the problem (shape, NaN/inf, dimension mismatch, too few anchors, invalid hyperparameter), so
-bad input never turns into a silent NaN deep inside a jitted computation.
+"""Input validation shared by every public entry point: each check raises an
+:class:`AnchorDivError` (a ``ValueError``) naming the argument and the problem.
 """
 
 from __future__ import annotations

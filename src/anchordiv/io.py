@@ -1,9 +1,5 @@
-"""Saving and loading anchor models: a directory with ``arrays.npz`` and ``card.json``.
-
-The card records what a reader needs to trust the arrays: the model's kind and structure, its
-dimension, the package version, a SHA-256 of the arrays (``data_hash``) and whatever the caller
-adds (``encoder``, ``anchor_source``, ...).  Arrays are stored bit-exactly in their own dtypes,
-so a loaded model scores exactly like the saved one.
+"""Saving and loading anchor models: a directory with ``arrays.npz`` (bit-exact, in their own
+dtypes) and ``card.json`` (kind, structure, dimension, version, ``data_hash``, caller's fields).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Matplotlib figures written to PNG files (Agg backend; nothing is shown on screen).
-
-Every curve and bar function takes plain rows (lists of dicts, as written to CSV) and a path, and
-returns the path, so studies can rebuild a figure from a saved table; :func:`neighbours` draws what
-each geometry retrieves (a thumbnail grid of images, or a markdown table of texts).
+"""Matplotlib figures written to PNG files (Agg backend): curves and bars from plain rows (as
+written to CSV), and :func:`neighbours`, what each geometry retrieves.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Progress bars that stay readable in log files: the one helper every long loop uses.
-
-:func:`tqdm` is tqdm's bar on a terminal; otherwise it writes one plain line per update at
-most every ``ANCHORDIV_PROGRESS_INTERVAL`` seconds (default 10) plus the final line.  Call it
-like ``tqdm.tqdm``."""
+"""Progress bars readable in log files: :func:`tqdm` is tqdm's bar on a terminal, else one plain
+line at most every ``ANCHORDIV_PROGRESS_INTERVAL`` seconds (default 10) and the final line."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Where embeddings come from: the encoder id and its logit scale τ travel with the arrays.
-
-In memory as an :class:`Embeddings` array, on disk as a sidecar ``X.json`` beside ``X.npy``
-(:func:`save_embeddings`, :func:`load_embeddings`).  :func:`resolve_tau` is every entry point's
-rule for τ: an explicit ``tau``, else the recorded logit scale, else an :class:`AnchorDivError`;
-:func:`common_provenance` refuses mixing encoders."""
+"""Where embeddings come from: the encoder id and its logit scale τ travel with the arrays, as
+an :class:`Embeddings` array in memory and a sidecar ``X.json`` beside ``X.npy`` on disk;
+:func:`resolve_tau` is every entry point's rule for τ."""
 
 from __future__ import annotations
 

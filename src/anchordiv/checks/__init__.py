@@ -1,7 +1,6 @@
-"""Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), simulation-based calibration
-(:mod:`.sbc`), model criticism and comparison (:mod:`.criticism`), power-scaling prior sensitivity
-(:mod:`.sensitivity`), prior–target diagnostics
-(:mod:`.diagnostics`).  This layer imports :mod:`anchordiv.adaptation`, never the reverse.
+"""Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), SBC (:mod:`.sbc`), model
+criticism (:mod:`.criticism`), prior sensitivity (:mod:`.sensitivity`) and prior–target
+diagnostics (:mod:`.diagnostics`); it imports :mod:`anchordiv.adaptation`, never the reverse.
 The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 """
 

@@ -1,12 +1,6 @@
-"""Posterior uncertainty: ArviZ InferenceData of interpretable quantities, retrieval stability
-across posterior draws, and InferenceData persistence.
-
-The quantities are each family's (its ``quantities`` hook, :mod:`.families`: the gaussian kind's
-mean cosine, covariance trace and eigenvalues, the latent kinds' principal angles, ...; by
-default each site's norm and cosine to the posterior-mean point summary).  NUTS runs add the
-sample statistics, so ``az.summary``, ``az.ess``, ``az.rhat`` and ArviZ's plots work.  The data
-object is the installed ArviZ's (:mod:`anchordiv.checks.arviz`).  Exact posteriors give two
-chains (independent draws, or two independent Gibbs chains), so ESS and R-hat are honest.
+"""Posterior uncertainty: ArviZ data of each family's interpretable quantities (its
+``quantities`` hook, :mod:`.families`), retrieval stability across posterior draws, and
+InferenceData persistence.  Exact posteriors give two chains, so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
