@@ -51,9 +51,7 @@ def fixed_thresholds(environ: dict[str, str]) -> tuple[int, int] | None:
     )
     trim = tunables.get("glibc.malloc.trim_threshold", environ.get("MALLOC_TRIM_THRESHOLD_"))
     mmap = tunables.get("glibc.malloc.mmap_threshold", environ.get("MALLOC_MMAP_THRESHOLD_"))
-    if trim is None and mmap is None:
-        return None
-    return _bytes(trim), _bytes(mmap)
+    return None if trim is None and mmap is None else (_bytes(trim), _bytes(mmap))
 
 
 def _bytes(value: str | None) -> int:

@@ -130,11 +130,8 @@ def resolve_tau(tau, **named) -> float:
     50.0
     """
     prov = common_provenance(**named)
-    recorded = {
-        name: provenance_of(x)["logit_scale"]
-        for name, x in named.items()
-        if provenance_of(x).get("logit_scale") is not None
-    }
+    provs = {name: provenance_of(x) for name, x in named.items()}
+    recorded = {n: p["logit_scale"] for n, p in provs.items() if p.get("logit_scale") is not None}
     if tau is not None:
         value = check_logit_scale("tau", tau)
         for name, rec in recorded.items():
@@ -243,10 +240,8 @@ def save_embeddings(
 
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
-    prov = {
-        **provenance_of(x),
-        **{k: v for k, v in (("encoder", encoder), ("logit_scale", logit_scale)) if v is not None},
-    }
+    given = {"encoder": encoder, "logit_scale": logit_scale}
+    prov = {**provenance_of(x), **{k: v for k, v in given.items() if v is not None}}
     meta = {
         "embeddings": str(p),
         **prov,

@@ -113,8 +113,7 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     """``[d, k]`` leading broad directions (subspace basis, hook, ``prior_scale``, or axes)."""
     hooks = checks_of(post.family_class)
     own = post.principal_directions(k)
-    if own is None:
-        own = hooks.ppc_directions(post, k)
+    own = hooks.ppc_directions(post, k) if own is None else own
     if own is not None:
         return own
     scale = hooks.prior_scale(post.model_kwargs or {}, post.params("mean"))
@@ -345,13 +344,11 @@ def inference_data(
     if post.custom_model:
         groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
     groups.update(log_prior_group(post, draws))  # prior sensitivity (az.psens)
-    if targets is None:
-        targets = post.fixed.get("targets")
+    targets = post.fixed.get("targets") if targets is None else targets
     if targets is not None:
         targets = as_matrix("targets", targets, dim=post.dim)
         groups.update(model_groups(post, draws, targets, seed))
-    if prior is None:
-        prior = post.dim <= PRIOR_MAX_D
+    prior = post.dim <= PRIOR_MAX_D if prior is None else prior
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
         groups["prior"] = hooks.quantities(pdraws, ref)
@@ -361,12 +358,8 @@ def inference_data(
             pp = _split(post.likelihood().sample(flat, len(targets), rng), shape)
             ppc = ppc_statistics(pp, broad_directions(post))
             groups["prior_predictive"] = {"targets": pp, **ppc}
-    # netCDF attributes cannot hold booleans: store flags as 0/1
-    keep = {
-        k: int(v) if isinstance(v, bool) else v
-        for k, v in post.info.items()
-        if isinstance(v, (int, float, str, bool))
-    }
+    info = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str))}
+    keep = {k: int(v) if isinstance(v, bool) else v for k, v in info.items()}  # netCDF: no bools
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
     if post.variational:
         attrs["chains_note"] = (
