@@ -168,9 +168,8 @@ class PriorSensitivity:
         for i, a in enumerate(self.alphas):
             row = {"alpha": float(a)}
             for site, m in self.site_means[i].items():
-                row[f"shift_{site}"] = float(
-                    np.linalg.norm(m - one[site]) / max(np.linalg.norm(one[site]), 1e-300)
-                )
+                shift = np.linalg.norm(m - one[site]) / max(np.linalg.norm(one[site]), 1e-300)
+                row[f"shift_{site}"] = float(shift)
             if self.pareto_k is not None:
                 row["pareto_k"] = float(self.pareto_k[i])
             if self.topk_overlap is not None:

@@ -424,12 +424,10 @@ class RetrievalUncertainty:
     def __repr__(self) -> str:
         s, q = self.topk_overlap.shape
         parts = [f"draws={s}", f"queries={q}", f"interval={self.interval:g}"]
-        band = self.summary()
-        parts.append(
-            "topk_overlap={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["topk_overlap"])
-        )
+        band, fmt = self.summary(), "{mean:.3f} [{low:.3f}, {high:.3f}]"
+        parts.append("topk_overlap=" + fmt.format(**band["topk_overlap"]))
         if "auprc" in band:
-            parts.append("auprc={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["auprc"]))
+            parts.append("auprc=" + fmt.format(**band["auprc"]))
             parts.append(f"point_auprc={band['point_auprc']:.3f}")
         return f"RetrievalUncertainty({', '.join(parts)})"
 
