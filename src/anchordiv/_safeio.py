@@ -17,6 +17,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 import zlib
@@ -610,8 +611,6 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
     """``(ntotal, d)`` of a serialized faiss index, checked in a memory-bounded child process."""
     if not Path("/proc/self/statm").exists():
         return -1, -1
-    import tempfile
-
     with tempfile.NamedTemporaryFile(suffix=".faiss") as f:
         np.asarray(data, np.uint8).tofile(f.name)
         try:

@@ -20,10 +20,7 @@ class LineBar(_terminal_bar):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("mininterval", _interval())
         kwargs.setdefault("maxinterval", max(kwargs["mininterval"], 1.0))
-        kwargs.setdefault("ascii", True)
-        kwargs.setdefault("dynamic_ncols", False)
-        kwargs.setdefault("ncols", 80)
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **{"ascii": True, "dynamic_ncols": False, "ncols": 80, **kwargs})
 
     def display(self, msg=None, pos=None):
         if self.fp is None:

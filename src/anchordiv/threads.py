@@ -32,11 +32,9 @@ def configure_xla() -> str | None:
                 return None
         except (ImportError, AttributeError):  # another JAX: leave it as it is
             return None
-    added = (
-        f"--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads={n}"
-        if n == 1
-        else f"intra_op_parallelism_threads={n}"
-    )
+    added = f"intra_op_parallelism_threads={n}"
+    if n == 1:
+        added = f"--xla_cpu_multi_thread_eigen=false {added}"
     os.environ["XLA_FLAGS"] = f"{flags} {added}".strip()
     return added
 

@@ -151,6 +151,9 @@ class PriorComparison:
         the Pareto k of the Monte-Carlo candidates (:attr:`pareto_k`); saved to ``path`` when
         given."""
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+
+        from ..plots import finish
 
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.6 * len(self.loo) + 2.2))
         elpd_panel(ax1, self.table.rename(index=lambda n: f"{n} ({self.loo[n].estimator})"))
@@ -167,12 +170,8 @@ class PriorComparison:
         ax2.set_xlabel("target anchor")
         ax2.set_ylabel("Pareto k")
         # ELPDs of many targets are large numbers and anchors many: few ticks, no overlap
-        from matplotlib.ticker import MaxNLocator
-
         ax1.xaxis.set_major_locator(MaxNLocator(nbins=4))
         ax2.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
-        from ..plots import finish
-
         return finish(fig, path)
 
 
