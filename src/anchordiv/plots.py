@@ -96,15 +96,8 @@ def plot_curve(
             continue
         b = np.array([r["budget"] for r in rows], float)
         m, lo, hi = (np.array([r[k] for r in rows], float) for k in ("auprc", "low", "high"))
-        ax.plot(
-            b,
-            m,
-            _STYLE.get(rows[0].get("role"), "-"),
-            color=colours[i],
-            marker=MARKERS[i % len(MARKERS)],
-            ms=3,
-            label=model,
-        )
+        style, marker = _STYLE.get(rows[0].get("role"), "-"), MARKERS[i % len(MARKERS)]
+        ax.plot(b, m, style, color=colours[i], marker=marker, ms=3, label=model)
         band = 0.07 if rows[0].get("role") == "baseline" else 0.15
         ax.fill_between(b, lo, hi, color=colours[i], alpha=band, linewidth=0)
     if prevalence is not None:
@@ -114,10 +107,8 @@ def plot_curve(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
-    if len(models) <= 8:
-        ax.legend(fontsize=8, loc="best")
-    else:  # many lines: the legend beside the axes
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    beside = {"loc": "center left", "bbox_to_anchor": (1.01, 0.5)}  # many lines: beside the axes
+    ax.legend(fontsize=8, **({"loc": "best"} if len(models) <= 8 else beside))
     return save_figure(fig, path)
 
 
@@ -400,18 +391,9 @@ def neighbours(
     fig_h = title_h + sum(heights) + legend_h + 0.05
     plt = pyplot()
     fig = plt.figure(figsize=(fig_w, fig_h))
-    grid = fig.add_gridspec(
-        len(heights),
-        k + 2,
-        width_ratios=[thumb, gap_w] + [thumb] * k,
-        height_ratios=heights,
-        left=label_w / fig_w,
-        right=1 - 0.1 / fig_w,
-        top=1 - title_h / fig_h,
-        bottom=legend_h / fig_h,
-        wspace=0.06,
-        hspace=0.0,
-    )
+    layout = dict(width_ratios=[thumb, gap_w] + [thumb] * k, height_ratios=heights, wspace=0.06)
+    edges = dict(left=label_w / fig_w, right=1 - 0.1 / fig_w, top=1 - title_h / fig_h, hspace=0.0)
+    grid = fig.add_gridspec(len(heights), k + 2, bottom=legend_h / fig_h, **layout, **edges)
     for r, cell in enumerate(cells):
         if cell is None:
             continue
