@@ -23,39 +23,16 @@ from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import divergence, top_k
 from .retrieval.index import FaissIndex, GalleryIndex
 from .retrieval.metrics import auprc
-from .adaptation import (
-    SVI,
-    BinghamPrior,
-    Conjugate,
-    Family,
-    Projectable,
-    DiagonalPrior,
-    DirichletNIWPrior,
-    FactorPrior,
-    LKJPrior,
-    Exact,
-    NIWPrior,
-    NUTS,
-    Posterior,
-    PosteriorBinghamPrior,
-    SpectralPrior,
-    StructuredPrior,
-    adapt,
-    infer,
-    load_posterior,
-    load_prior,
-    save_posterior,
-)
+from .adaptation import SVI, BinghamPrior, Conjugate, Family, Projectable, DiagonalPrior
+from .adaptation import DirichletNIWPrior, FactorPrior, LKJPrior, Exact, NIWPrior, NUTS, Posterior
+from .adaptation import PosteriorBinghamPrior, SpectralPrior, StructuredPrior, adapt, infer
+from .adaptation import load_posterior, load_prior, save_posterior
 from .adaptation.registry import family
 from .checks.criticism import compare_priors
 from .checks.sbc import sbc
 from .checks.sensitivity import prior_sensitivity
-from .checks.uncertainty import (
-    inference_data,
-    load_inference_data,
-    retrieval_uncertainty,
-    save_inference_data,
-)
+from .checks.uncertainty import inference_data, load_inference_data, retrieval_uncertainty
+from .checks.uncertainty import save_inference_data
 from .evaluation.curves import adaptation_curve, register_model
 from .evaluation.evaluate import evaluate
 

@@ -614,12 +614,10 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
     with tempfile.NamedTemporaryFile(suffix=".faiss") as f:
         np.asarray(data, np.uint8).tofile(f.name)
         try:
+            cmd = [sys.executable, "-c", _FAISS_CHECK, f.name, str(headroom)]
+            env = {**os.environ, "OMP_NUM_THREADS": "1"}
             run = subprocess.run(
-                [sys.executable, "-c", _FAISS_CHECK, f.name, str(headroom)],
-                capture_output=True,
-                text=True,
-                timeout=FAISS_CHECK_SECONDS,
-                env={**os.environ, "OMP_NUM_THREADS": "1"},
+                cmd, capture_output=True, text=True, timeout=FAISS_CHECK_SECONDS, env=env
             )
         except subprocess.TimeoutExpired:
             raise AnchorDivError(

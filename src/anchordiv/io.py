@@ -16,21 +16,8 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from ._safeio import (
-    PINS,
-    array_specs,
-    atomic_dir,
-    bundle_dir,
-    card_digest,
-    data_hash,
-    dumps,
-    malformed,
-    native,
-    read_json,
-    read_npz,
-    write_npz,
-    write_text,
-)
+from ._safeio import PINS, array_specs, atomic_dir, bundle_dir, card_digest, data_hash, dumps
+from ._safeio import malformed, native, read_json, read_npz, write_npz, write_text
 from .anchors.base import MODEL_CLASSES, AnchorModel
 from .errors import AnchorDivError, check_output
 

@@ -8,13 +8,8 @@ from .criticism import PriorComparison, compare_priors
 from .diagnostics import diagnose, loo_predictive
 from .sbc import SBCResult
 from .sensitivity import PriorSensitivity, prior_sensitivity
-from .uncertainty import (
-    RetrievalUncertainty,
-    inference_data,
-    load_inference_data,
-    retrieval_uncertainty,
-    save_inference_data,
-)
+from .uncertainty import RetrievalUncertainty, inference_data, load_inference_data
+from .uncertainty import retrieval_uncertainty, save_inference_data
 
 __all__ = [
     "PriorComparison",
