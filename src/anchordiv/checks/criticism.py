@@ -354,24 +354,18 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
             # the self-normalised posterior predictive of every target given all of them
             lwn = lw - scipy.special.logsumexp(lw)
             lppd = scipy.special.logsumexp(lwn[:, None] + ll, axis=0)
-            est = Estimate(
-                pointwise,
-                "psis",
-                "PSIS over guide draws weighted by log p − log q "
-                "(approximate-posterior correction)",
-                np.asarray(k),
-                k_threshold(len(lw)),
-                float(np.sum(lppd - pointwise)),
-                num_draws=len(lw),
+            note = (
+                "PSIS over guide draws weighted by log p − log q (approximate-posterior correction)"
             )
-            return _judged(est), None
-        idata = inference_data(post, num_draws=num_draws, seed=seed, targets=targets, prior=False)
-        pointwise, k, p_loo = adz.loo(idata)
-    sizes = idata["posterior"].sizes
-    s = int(sizes["chain"] * sizes["draw"])
-    est = Estimate(
-        pointwise, "psis", f"PSIS over {s} posterior draws", k, k_threshold(s), p_loo, num_draws=s
-    )
+            s, p_loo, k, idata = len(lw), float(np.sum(lppd - pointwise)), np.asarray(k), None
+        else:
+            idata = inference_data(
+                post, num_draws=num_draws, seed=seed, targets=targets, prior=False
+            )
+            pointwise, k, p_loo = adz.loo(idata)
+            s = int(idata["posterior"].sizes["chain"] * idata["posterior"].sizes["draw"])
+            note = f"PSIS over {s} posterior draws"
+    est = Estimate(pointwise, "psis", note, k, k_threshold(s), p_loo, num_draws=s)
     return _judged(est), idata
 
 
