@@ -421,13 +421,9 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
         sizes.append(len(ll))
     if closed:
         held = HELD if recipe is None and _chosen_on_targets(post) else ""
-        return Estimate(
-            out,
-            "kfold",
-            f"{k}-fold ({why}); each fold scored by the closed-form Student-t predictive "
-            f"given its training targets{held}",
-            p_loo=_p_kfold(post, targets, out, tau),
-        )
+        note = f"{k}-fold ({why}); each fold scored by the closed-form Student-t predictive "
+        note += f"given its training targets{held}"
+        return Estimate(out, "kfold", note, p_loo=_p_kfold(post, targets, out, tau))
     exact = structured == k and all(s == 1 for s in sizes)
     if structured:
         how = (
