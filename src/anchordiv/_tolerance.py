@@ -70,12 +70,9 @@ def first_max(values, axis: int = -1):
     >>> first_max([-5.0, 0.0, -1e10])                  # the window is the maximum's, not −1e10's
     1
     """
-    try:
-        import jax
+    import jax
 
-        xp = jax.numpy if isinstance(values, jax.Array) else np
-    except ImportError:  # pragma: no cover - jax is a dependency
-        xp = np
+    xp = jax.numpy if isinstance(values, jax.Array) else np
     v = xp.asarray(values) if xp is not np else np.asarray(values, np.float64)
     finite = xp.isfinite(v)
     top = xp.max(xp.where(finite, v, -xp.inf), axis=axis, keepdims=True)

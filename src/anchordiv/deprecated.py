@@ -119,9 +119,6 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
-    def create_module(self, spec):
-        return None  # a placeholder that exec_module replaces
-
     def exec_module(self, module):
         old = module.__name__
         new = new_path(old)
