@@ -253,10 +253,8 @@ def thumbnail(image, size: int = 160) -> np.ndarray:
     w, h = img.size
     side = min(w, h)
     left, top = (w - side) // 2, (h - side) // 2
-    img = img.crop((left, top, left + side, top + side)).resize(
-        (size, size), Image.Resampling.LANCZOS
-    )
-    return np.asarray(img)
+    img = img.crop((left, top, left + side, top + side))
+    return np.asarray(img.resize((size, size), Image.Resampling.LANCZOS))
 
 
 def _frame(ax, colour, width: float) -> None:
@@ -375,16 +373,11 @@ def neighbours(
     cap_h = 0.22 if captions is not None or query_captions is not None else 0.0
     head_h, block_gap = 0.3, 0.25
     row_h = thumb + cap_h
-    heights, cells = [], []
+    rows: list = []  # (height, cell): a gap between blocks, each block's header, its rows
     for b, block in enumerate(blocks):
-        if b:
-            heights.append(block_gap)
-            cells.append(None)
-        heights.append(head_h)
-        cells.append(("head", block))
-        for g, q in block:
-            heights.append(row_h)
-            cells.append((g, q))
+        rows += [(block_gap, None)] * bool(b) + [(head_h, ("head", block))]
+        rows += [(row_h, cell) for cell in block]
+    heights, cells = [h for h, _ in rows], [c for _, c in rows]
     title_h = 0.45 if title else 0.1
     legend_h = 0.35 if result.relevant is not None else 0.0
     fig_w = label_w + thumb * (k + 1) + gap_w + 0.1
