@@ -87,11 +87,8 @@ def checks_of(fam) -> Hooks:
     """The hooks of a family class (or prior object), with the generic defaults filled in."""
     cls: Any = fam if isinstance(fam, type) else type(fam)
     declared = declared_hooks(cls)
-    found = {
-        f.name: getattr(declared, f.name)
-        for f in dataclasses.fields(Hooks)
-        if getattr(declared, f.name) is not None
-    }
+    values = {f.name: getattr(declared, f.name) for f in dataclasses.fields(Hooks)}
+    found = {k: v for k, v in values.items() if v is not None}
     sites = cls.sites
     defaults = {
         "quantities": lambda draws, ref: site_quantities(sites, draws, ref),
