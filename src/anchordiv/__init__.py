@@ -11,12 +11,10 @@ Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.
 #: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).
 __version__ = "0.4.0"
 
-# First: JAX programs on one CPU thread unless the user chose otherwise (anchordiv.threads sets
-# $XLA_FLAGS on import, before anything below imports JAX and creates its backend).
+# First: anchordiv.threads sets $XLA_FLAGS (one CPU thread) before anything imports JAX.
 from . import threads as _threads  # noqa: F401
 
-# Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ad.retrieval,
-# ad.adaptation, ad.checks, ad.evaluation, ad.scale, ad.data, ad.app).
+# Each layer's user-facing names; the rest live in the subpackages (ad.anchors, ...).
 from .errors import AnchorDivError
 from .provenance import AnchorDivWarning, Embeddings, load_embeddings, resolve_tau, save_embeddings
 from .anchors import AnchorModel, Gaussian, fit, mix
@@ -25,39 +23,16 @@ from .retrieval.baselines import cosine, inversion
 from .retrieval.divergence import divergence, top_k
 from .retrieval.index import FaissIndex, GalleryIndex
 from .retrieval.metrics import auprc
-from .adaptation import (
-    SVI,
-    BinghamPrior,
-    Conjugate,
-    Family,
-    Projectable,
-    DiagonalPrior,
-    DirichletNIWPrior,
-    FactorPrior,
-    LKJPrior,
-    Exact,
-    NIWPrior,
-    NUTS,
-    Posterior,
-    PosteriorBinghamPrior,
-    SpectralPrior,
-    StructuredPrior,
-    adapt,
-    infer,
-    load_posterior,
-    load_prior,
-    save_posterior,
-)
+from .adaptation import SVI, BinghamPrior, Conjugate, Family, Projectable, DiagonalPrior
+from .adaptation import DirichletNIWPrior, FactorPrior, LKJPrior, Exact, NIWPrior, NUTS, Posterior
+from .adaptation import PosteriorBinghamPrior, SpectralPrior, StructuredPrior, adapt, infer
+from .adaptation import load_posterior, load_prior, save_posterior
 from .adaptation.registry import family
 from .checks.criticism import compare_priors
 from .checks.sbc import sbc
 from .checks.sensitivity import prior_sensitivity
-from .checks.uncertainty import (
-    inference_data,
-    load_inference_data,
-    retrieval_uncertainty,
-    save_inference_data,
-)
+from .checks.uncertainty import inference_data, load_inference_data, retrieval_uncertainty
+from .checks.uncertainty import save_inference_data
 from .evaluation.curves import adaptation_curve, register_model
 from .evaluation.evaluate import evaluate
 

@@ -1,13 +1,6 @@
-"""Safe reading and writing of files: the one place for atomic replacement, bounded reads and
-digests (every saver and loader of the package goes through here).
-
-Writing: :func:`atomic_dir`, :func:`atomic_file` and :func:`replace_files` (several files of
-one directory as a unit, journalled) replace the destination so that a reader sees the old or
-the new copy, never neither (:func:`bundle_dir`, :func:`group_paths` read what a killed writer
-left).  Reading: :func:`read_json` and :func:`read_npz` check size, nesting and every ``.npz``
-member before reading data; :func:`data_hash` hashes arrays in place.  Integrity:
-:func:`card_digest` (SHA-256 of a card but its ``digest``) detects corruption, not tampering.
-Details: ``docs/guides/safe-files.md``."""
+"""Safe reading and writing of files: the one place for atomic replacement (:func:`atomic_dir`,
+:func:`atomic_file`, :func:`replace_files`), bounded reads (:func:`read_json`, :func:`read_npz`)
+and digests, which every saver and loader goes through.  Details: ``docs/guides/safe-files.md``."""
 
 from __future__ import annotations
 
@@ -24,6 +17,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 import zlib
@@ -33,8 +27,7 @@ import numpy as np
 
 from .errors import AnchorDivError
 
-#: Digests every bundle and sidecar read must have (the CLI's ``--sha256``, set by
-#: :func:`anchordiv.io.pinned_digests`): empty when none are pinned.
+#: Digests every bundle and sidecar read must have (``--sha256``; empty: none pinned).
 PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", default=frozenset())
 
 
@@ -42,14 +35,11 @@ PINS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pins", de
 MAX_JSON_BYTES = 64 * 2**20
 #: The deepest nesting of JSON arrays and objects accepted.
 MAX_JSON_DEPTH = 64
-#: The most values (numbers, strings, arrays, objects) a JSON text may hold, counted from its
-#: ``[``, ``{`` and ``,`` before parsing (an upper bound: a 57 MiB text of 20 million empty
-#: lists would take 3 GB to parse).
+#: The most values a JSON text may hold, counted from its ``[``, ``{`` and ``,`` before parsing.
 MAX_JSON_ELEMENTS = 4_000_000
 #: The most digits a JSON integer may have (Python refuses more than 4,300 with a ValueError).
 MAX_JSON_INT_DIGITS = 100
-#: An ``.npz``'s members may inflate, all together, to at most this many times the file's
-#: size ...
+#: An ``.npz``'s members may inflate, all together, to at most this many times its size ...
 MAX_INFLATE_RATIO = 100
 #: ... unless they inflate to at most this many bytes in all (one budget per load).
 FREE_INFLATE_BYTES = 64 * 2**20
@@ -85,11 +75,7 @@ def json_depth(obj) -> int:
 
 
 def parse_json(text: str | bytes, what: str, *, finite: bool = False):
-    """JSON ``text`` parsed, with an :class:`AnchorDivError` naming ``what`` for text that is
-    not JSON, larger than :data:`MAX_JSON_BYTES`, holding more than :data:`MAX_JSON_ELEMENTS`
-    values or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits, or nested deeper
-    than :data:`MAX_JSON_DEPTH` (all but the depth checked before parsing); with ``finite``,
-    ``NaN`` and ``Infinity`` are refused too."""
+    """JSON ``text`` parsed within the ``MAX_JSON_*`` bounds (``finite``: no NaN or Infinity)."""
     if len(text) > MAX_JSON_BYTES:
         raise AnchorDivError(f"{what}: {len(text)} bytes of JSON, more than {MAX_JSON_BYTES}")
     raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
@@ -163,8 +149,7 @@ def data_hash(arrays: dict[str, np.ndarray]) -> str:
 
 
 def canonical(card: dict) -> bytes:
-    """The bytes :func:`card_digest` hashes: the card without ``digest`` as compact JSON with
-    sorted keys."""
+    """The bytes :func:`card_digest` hashes: the card but ``digest``, compact sorted JSON."""
     body = {k: v for k, v in card.items() if k != "digest"}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
@@ -175,28 +160,16 @@ def card_digest(card: dict) -> str:
     return hashlib.sha256(canonical(card)).hexdigest()
 
 
-def check_dtype(dtype: np.dtype, what: str) -> None:
-    """Refuse a dtype that is not a plain number or string (objects, records, sub-arrays)."""
-    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
-        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported (objects/records)")
-    if dtype.kind not in DTYPE_KINDS:
-        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported")
-
-
 def native(arr: np.ndarray) -> np.ndarray:
     """``arr`` in the machine's byte order (a big-endian array converted, values unchanged)."""
-    if arr.dtype.byteorder not in ("=", "|") and arr.dtype.byteorder != sys_order():
+    order = "<" if sys.byteorder == "little" else ">"
+    if arr.dtype.byteorder not in ("=", "|", order):
         return arr.astype(arr.dtype.newbyteorder("="))
     return arr
 
 
-def sys_order() -> str:
-    return "<" if sys.byteorder == "little" else ">"
-
-
 def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fp``, read from its header
-    only, with an :class:`AnchorDivError` for anything that is not a plain ``.npy`` header."""
+    """``(shape, fortran_order, dtype)`` from the ``.npy`` stream ``fp``'s header only."""
     fmt = np.lib.format
     try:
         version = fmt.read_magic(fp)
@@ -210,7 +183,10 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         raise AnchorDivError(
             f"{what}: not a readable .npy array (invalid header: {type(err).__name__})"
         ) from None
-    check_dtype(dtype, what)
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported (objects/records)")
+    if dtype.kind not in DTYPE_KINDS:
+        raise AnchorDivError(f"{what}: dtype {dtype.str!r} is not supported")
     if not all(isinstance(n, int) and n >= 0 for n in shape):
         raise AnchorDivError(f"{what}: invalid shape {shape}")
     return tuple(shape), bool(fortran), dtype
@@ -283,8 +259,7 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
 
 
 def zip_member_count(fp, disk: int) -> int | None:
-    """The member count a zip's end-of-central-directory record declares (None where there is
-    none to be found: the zip reader then says what is wrong), read before the directory is."""
+    """The member count a zip's end record declares (None: not found), before its directory."""
     tail = min(disk, 22 + 65535)
     fp.seek(disk - tail)
     data = fp.read(tail)
@@ -305,8 +280,7 @@ def read_into(fp, buf: np.ndarray, what: str) -> None:
 
 
 def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
-    """Refuse a zip member that is encrypted, compressed other than by deflate, or claims more
-    compressed bytes than the file has (the inflated sizes are bounded by :func:`read_npz`)."""
+    """Refuse a zip member that is encrypted, not deflated or stored, or larger than the file."""
     if info.flag_bits & 0x1:
         raise AnchorDivError(f"{what}: encrypted members are not supported")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -359,9 +333,7 @@ def _sibling(path: Path, tag: str) -> Path:
 
 
 def _siblings(path: Path, tag: str) -> list[Path]:
-    """The temporaries named for ``path`` and ``tag`` by :func:`_sibling` — exactly
-    ``.NAME.TAG-PID-HEX``, so ``.run.old-…`` never matches the aside ``.run.old-2.old-…`` of a
-    sibling named ``run.old-2`` — oldest first."""
+    """The temporaries ``.NAME.TAG-PID-HEX`` :func:`_sibling` named for ``path``, oldest first."""
     pattern = re.compile(rf"\.{re.escape(path.name)}\.{tag}-(\d+)-([0-9a-f]+)")
     try:
         names = [e.name for e in os.scandir(path.parent) if pattern.fullmatch(e.name)]
@@ -377,9 +349,7 @@ def _age_key(p: Path) -> tuple[float, str]:
 
 
 def _alive(p: Path) -> bool:
-    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run:
-    this process, or a running process whose temporary changed within :data:`STALE_SECONDS`
-    (a PID is reused and PID 1 always runs, so a temporary is stale by age as well)."""
+    """Whether the writer of the temporary ``p`` may still run (its PID lives, recently)."""
     try:
         pid = int(p.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
@@ -387,26 +357,20 @@ def _alive(p: Path) -> bool:
     if pid == os.getpid():
         return True
     try:
-        changed = max(
-            [p.lstat().st_mtime]
-            + (
-                [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)]
-                if p.is_dir()
-                else []
-            )
-        )
+        times = [p.lstat().st_mtime]
+        if p.is_dir():
+            times += [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(p)]
     except OSError:
         return False
-    if time.time() - changed > STALE_SECONDS:
+    if time.time() - max(times) > STALE_SECONDS:
         return False
-    if os.name != "posix":
-        return True
     try:
-        os.kill(pid, 0)
+        if os.name == "posix":
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True
+    except OSError:  # no permission to signal it: it runs
+        pass
     return True
 
 
@@ -420,17 +384,13 @@ def remove(p: Path) -> None:
 
 
 def clean_stale(path: Path) -> None:
-    """Before writing ``path``: restore a complete copy left aside by a killed writer when
-    ``path`` itself is missing, then delete the temporaries of writers no longer running."""
+    """Restore a killed writer's aside copy of a missing ``path``; delete dead temporaries."""
     olds = [p for p in _siblings(path, OLD) if not _alive(p)]
     if not os.path.lexists(path) and olds:
         os.rename(olds[-1], path)
         olds = olds[:-1]
-    for p in olds + [p for p in _siblings(path, TMP) if not _alive(p)]:
+    for p in olds + [p for tag in (TMP, DONE) for p in _siblings(path, tag) if not _alive(p)]:
         remove(p)
-    for p in _siblings(path, DONE):
-        if not _alive(p):
-            remove(p)
 
 
 #: Seconds a writer waits for another writer of the same path before giving up.
@@ -439,12 +399,7 @@ LOCK_SECONDS = 600.0
 
 @contextlib.contextmanager
 def writer_lock(path: Path):
-    """Serialise the writers of ``path``: an exclusive ``fcntl`` lock on the sibling
-    ``.NAME.lock`` for the whole write (clean-up, write, swap), the file deleted by its holder
-    when done (a waiter that then holds a deleted file's lock starts again).  The kernel drops a
-    lock when its holder exits, however it dies, so a dead writer never holds one (the
-    stale-holder rule); a live one is waited for up to :data:`LOCK_SECONDS`, then an
-    :class:`AnchorDivError`.  Where ``fcntl`` is missing (Windows) writers are not locked."""
+    """Serialise the writers of ``path`` by an ``fcntl`` lock on ``.NAME.lock`` (safe-files.md)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not posix
@@ -468,7 +423,8 @@ def writer_lock(path: Path):
                             f"{path}: another writer has held {lock.name} for {LOCK_SECONDS:g} s"
                         ) from None
                     time.sleep(0.02)
-            if _identity(lock) == _fd_identity(fd):
+            st = os.fstat(fd)
+            if _identity(lock) == [st.st_ino, st.st_size, st.st_mtime_ns]:
                 break
         except BaseException:
             os.close(fd)
@@ -482,11 +438,6 @@ def writer_lock(path: Path):
         os.close(fd)
 
 
-def _fd_identity(fd: int) -> list[int]:
-    st = os.fstat(fd)
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
-
-
 def bundle_dir(path) -> Path:
     """The complete copy of the directory ``path`` to read: ``path`` itself, or — when a killed
     :func:`atomic_dir` left the destination missing — the copy it had renamed aside."""
@@ -498,28 +449,21 @@ def bundle_dir(path) -> Path:
 
 
 def swap_in(tmp: Path, path: Path) -> None:
-    """Rename the complete directory or file ``tmp`` to ``path``: an existing ``path`` (a
-    directory, a file or a link) is first renamed aside and deleted after."""
+    """Rename ``tmp`` to ``path`` (an existing ``path`` renamed aside and deleted after)."""
     if not os.path.lexists(path):
         os.rename(tmp, path)
     elif tmp.is_dir() or (path.is_dir() and not path.is_symlink()):
-        _aside_swap(tmp, path)
+        aside = _sibling(path, OLD)
+        os.rename(path, aside)
+        os.rename(tmp, path)
+        remove(aside)
     else:
         os.replace(tmp, path)
 
 
-def _aside_swap(tmp: Path, path: Path) -> None:
-    aside = _sibling(path, OLD)
-    os.rename(path, aside)
-    os.rename(tmp, path)
-    remove(aside)
-
-
 @contextlib.contextmanager
 def atomic_dir(path, overwrite: bool = False):
-    """Write a directory atomically: yields an empty temporary sibling to write into, then
-    swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
-    Writers of one ``path`` take turns (:func:`writer_lock`)."""
+    """Yield an empty temporary sibling to write into, then swap it in for ``path`` atomically."""
     from .errors import check_output
 
     path = Path(path)
@@ -558,8 +502,7 @@ def atomic_file(path, overwrite: bool = True):
         raise
 
 
-#: The record inside a journal: the identities of the files it replaces and of their
-#: replacements.
+#: The record inside a journal: the identities of the files it replaces and their replacements.
 RECORD = "journal.json"
 
 
@@ -577,9 +520,7 @@ def _identity(p: Path) -> list[int] | None:
 
 
 def _journal_applies(journal: Path, paths: list[Path]) -> bool:
-    """Whether ``journal`` is an interrupted :func:`replace_files`'s: it holds the record it
-    wrote, and every file is now the one recorded before or the one recorded after — not one
-    another tool wrote later (then the files themselves are newer than the journal)."""
+    """Whether ``journal`` is an interrupted :func:`replace_files`'s, still describing ``paths``."""
     try:
         record = parse_json((journal / RECORD).read_bytes(), str(journal / RECORD))
         before, after = record["before"], record["after"]
@@ -589,9 +530,7 @@ def _journal_applies(journal: Path, paths: list[Path]) -> bool:
 
 
 def replace_files(writers: dict, *, overwrite: bool = False) -> None:
-    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit:
-    a reader (:func:`group_paths`) sees all the old files or all the new ones.  Writers of one
-    set take turns (:func:`writer_lock`)."""
+    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit."""
     from .errors import check_output
 
     paths = [Path(p) for p in writers]
@@ -637,10 +576,7 @@ def replace_files(writers: dict, *, overwrite: bool = False) -> None:
 
 
 def group_paths(paths) -> dict[Path, Path | None]:
-    """``{path: the file to read}`` for a set written by :func:`replace_files`: the files
-    themselves, or the journal's copies (None for one that did not exist) while an interrupted
-    replacement's journal remains and still describes the files (:func:`_journal_applies`; a
-    directory of that name without its record, or files replaced since, are ignored)."""
+    """``{path: the file to read (None: absent)}`` of a set written by :func:`replace_files`."""
     paths = [Path(p) for p in paths]
     journal = _journal(paths)
     if journal.is_dir() and not journal.is_symlink() and _journal_applies(journal, paths):
@@ -672,31 +608,23 @@ print(index.ntotal, index.d)
 
 
 def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) -> tuple[int, int]:
-    """``(ntotal, d)`` of a serialized faiss index, deserialized first in a child process with
-    its memory bounded (the bytes plus ``headroom``) and a time limit, so a corrupt index is an
-    :class:`AnchorDivError` rather than an unbounded allocation here.  Where the child's
-    memory cannot be bounded (no ``/proc``), the index is only deserialized here."""
+    """``(ntotal, d)`` of a serialized faiss index, checked in a memory-bounded child process."""
     if not Path("/proc/self/statm").exists():
         return -1, -1
-    import tempfile
-
     with tempfile.NamedTemporaryFile(suffix=".faiss") as f:
         np.asarray(data, np.uint8).tofile(f.name)
         try:
+            cmd = [sys.executable, "-c", _FAISS_CHECK, f.name, str(headroom)]
+            env = {**os.environ, "OMP_NUM_THREADS": "1"}
             run = subprocess.run(
-                [sys.executable, "-c", _FAISS_CHECK, f.name, str(headroom)],
-                capture_output=True,
-                text=True,
-                timeout=FAISS_CHECK_SECONDS,
-                env={**os.environ, "OMP_NUM_THREADS": "1"},
+                cmd, capture_output=True, text=True, timeout=FAISS_CHECK_SECONDS, env=env
             )
         except subprocess.TimeoutExpired:
             raise AnchorDivError(
                 f"{what}: the faiss index did not deserialize within {FAISS_CHECK_SECONDS} s"
             ) from None
     if run.returncode != 0:
-        reason = run.stdout.strip() or run.stderr.strip().splitlines()[-1:] or ["?"]
-        reason = reason if isinstance(reason, str) else reason[0]
+        reason = run.stdout.strip() or (run.stderr.strip().splitlines() or ["?"])[-1]
         raise AnchorDivError(f"{what}: the faiss index is corrupt ({reason[:300]})")
     ntotal, d = (int(x) for x in run.stdout.split()[-2:])
     return ntotal, d
@@ -706,10 +634,7 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
 
 
 def check_hdf5(path, what: str) -> None:
-    """Refuse an HDF5 file (an InferenceData's netCDF) that reads outside itself — external
-    storage, virtual datasets, external links — or whose datasets inflate, all together, past
-    the budget of :func:`read_npz` (:data:`MAX_INFLATE_RATIO` times the file beyond
-    :data:`FREE_INFLATE_BYTES`), checked from its metadata before any data is read."""
+    """Refuse an HDF5 file that reads outside itself or inflates past :func:`read_npz`'s budget."""
     import h5py
 
     path = Path(path)
@@ -745,24 +670,14 @@ def check_hdf5(path, what: str) -> None:
 
 # ---- malformed content --------------------------------------------------------------------
 
-#: What a malformed bundle raises while it is turned into objects (wrong field types, shapes,
-#: names) — each becomes an :class:`AnchorDivError` in :func:`malformed`.
-MALFORMED = (
-    KeyError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    IndexError,
-    OverflowError,
-    ZeroDivisionError,
-    np.linalg.LinAlgError,
-)
+#: What a malformed bundle raises while turned into objects (:func:`malformed` converts them).
+MALFORMED: tuple = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+MALFORMED += (ZeroDivisionError, np.linalg.LinAlgError)
 
 
 @contextlib.contextmanager
 def malformed(path, what: str = "bundle"):
-    """Turn the exceptions of building objects from a file's content into an
-    :class:`AnchorDivError` naming the file."""
+    """Turn the errors of building objects from a file into an :class:`AnchorDivError`."""
     try:
         yield
     except AnchorDivError:

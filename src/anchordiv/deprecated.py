@@ -16,8 +16,7 @@ import warnings
 
 REMOVAL = "0.5.0"
 
-#: the modules of ``anchordiv.adaptation.priors`` -> where they are since 0.4.0 (one file per
-#: family: a family's model and exact posterior live with its prior object)
+#: the modules of ``anchordiv.adaptation.priors`` -> where they are since 0.4.0
 PRIOR_MODULES = {
     "niw": "families.gaussian",
     "bingham": "families.latent_gaussian",
@@ -46,8 +45,7 @@ ADAPTATION_MODULES = {
     "variational": "svi",
 }
 
-#: old module path -> new module path; a submodule follows its package (anchordiv.studies.transfer
-#: -> anchordiv.app.studies.transfer) unless an earlier entry names it
+#: old module path -> new module path; a submodule follows its package unless named earlier
 MOVED_MODULES = {
     **{
         f"{package}.{old}": f"anchordiv.adaptation.{new}"
@@ -83,26 +81,11 @@ MOVED_MODULES = {
 #: old top-level name -> the subpackage that exports it now
 MOVED_NAMES = {
     **dict.fromkeys(
-        [
-            "Softmax",
-            "GaussianMixture",
-            "AnchorMixture",
-            "LatentGaussian",
-            "LatentSpherical",
-            "KINDS",
-        ],
+        "Softmax GaussianMixture AnchorMixture LatentGaussian LatentSpherical KINDS".split(),
         "anchordiv.anchors",
     ),
     **dict.fromkeys(
-        [
-            "bregman",
-            "mips_keys",
-            "mips_offset",
-            "mips_queries",
-            "prevalence",
-            "merge_results",
-            "recall_at_k",
-        ],
+        "bregman mips_keys mips_offset mips_queries prevalence merge_results recall_at_k".split(),
         "anchordiv.retrieval",
     ),
     "Evaluation": "anchordiv.evaluation",
@@ -136,9 +119,6 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
-    def create_module(self, spec):
-        return None  # a placeholder that exec_module replaces
-
     def exec_module(self, module):
         old = module.__name__
         new = new_path(old)
@@ -158,8 +138,7 @@ def moved_name(name: str):
 
 
 def posterior_inference_data(self, *args, **kwargs):
-    """Deprecated since 0.4.0 (removed in 0.5.0): ``ad.inference_data(post, ...)``, which this
-    forwards to with the same arguments."""
+    """Deprecated since 0.4.0 (removed in 0.5.0): forwards to ``ad.inference_data(post, ...)``."""
     warn("Posterior.inference_data(...)", "ad.inference_data(post, ...)")
     return importlib.import_module("anchordiv.checks.uncertainty").inference_data(
         self, *args, **kwargs
@@ -167,12 +146,8 @@ def posterior_inference_data(self, *args, **kwargs):
 
 
 def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (once; it answers only the old paths, and
-    must come before the path finder, which would load a second copy of a submodule under an
-    aliased package, ``anchordiv.priors.niw``) and give ``Posterior`` its old
-    ``inference_data`` method back.  Called by ``anchordiv/__init__`` after the layers are
-    imported; the modules are looked up by name so that this base module imports no layer
-    (the posterior lives below the checks layer that converts it)."""
+    """Put the finder first on ``sys.meta_path`` (before the path finder, which would load a
+    second copy of an aliased submodule) and give ``Posterior`` its old ``inference_data``."""
     if not any(isinstance(f, MovedModules) for f in sys.meta_path):
         sys.meta_path.insert(0, MovedModules())
     posterior = importlib.import_module("anchordiv.adaptation.posterior").Posterior

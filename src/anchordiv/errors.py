@@ -1,8 +1,5 @@
-"""Input validation shared by every public entry point.
-
-Every check raises :class:`AnchorDivError` (a ``ValueError``) whose message names the argument
-and the problem (shape, NaN/inf, dimension mismatch, too few anchors, invalid hyperparameter), so
-bad input never turns into a silent NaN deep inside a jitted computation.
+"""Input validation shared by every public entry point: each check raises an
+:class:`AnchorDivError` (a ``ValueError``) naming the argument and the problem.
 """
 
 from __future__ import annotations
@@ -21,9 +18,7 @@ _WRAPPERS = {os.path.abspath(contextlib.__file__), os.path.abspath(functools.__f
 
 
 def user_stacklevel() -> int:
-    """The ``stacklevel`` for :func:`warnings.warn` that points at the first frame outside
-    anchordiv (and the standard library's decorator wrappers), whatever library frames and
-    decorators lie between: a warning names the user's line, not the library's."""
+    """The ``stacklevel`` for :func:`warnings.warn` of the first frame outside anchordiv."""
     frame, level = sys._getframe(1), 1
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
@@ -70,9 +65,7 @@ class OutputExistsError(AnchorDivError):
 
 
 def check_output(path, overwrite: bool = False, *, file: bool = False):
-    """The one rule of every writer (``save_model``, ``prior.save``, ``post.save``,
-    ``save_inference_data``, ``save_embeddings``, ``Curve.write``, every CLI ``-o``): ``path``
-    as a ``pathlib.Path`` it may write to."""
+    """``path`` as a ``pathlib.Path`` a writer may write to (the one rule of every writer)."""
     from pathlib import Path
 
     path = Path(path)
@@ -98,14 +91,12 @@ def check_output(path, overwrite: bool = False, *, file: bool = False):
 def as_matrix(
     name: str, x, *, dim: int | None = None, min_rows: int = 1, check_finite: bool = True
 ) -> np.ndarray:
-    """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1,
-    d]``)."""
+    """Validate an embedding matrix ``[n, d]`` (a ``[d]`` vector is promoted to ``[1, d]``)."""
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
         raise AnchorDivError(
-            f"{name}: expected floating-point embeddings, got dtype={arr.dtype}"
-            f" (a relevance or label array? cast with .astype(np.float32) if "
-            f"the values are really embeddings)"
+            f"{name}: expected floating-point embeddings, got dtype={arr.dtype} (a relevance or "
+            "label array? cast with .astype(np.float32) if the values are really embeddings)"
         )
     if arr.size == 0:
         raise AnchorDivError(
@@ -123,7 +114,10 @@ def as_matrix(
             f"{name}: dimension mismatch: last axis has {arr.shape[1]} entries, "
             f"the model expects d={dim}"
         )
-    if check_finite and not _all_finite(arr):
+    if check_finite and arr.dtype != np.float16:  # one pass: NaN or inf make the sum non-finite
+        with np.errstate(over="ignore", invalid="ignore"):
+            check_finite = not np.isfinite(arr.sum())  # an overflow goes to the exact check
+    if check_finite:
         # float16: inf/NaN have all exponent bits set; numpy's float16 isfinite is ~25x slower
         bad = (
             ((arr.view(np.uint16) & 0x7C00) == 0x7C00)
@@ -138,20 +132,8 @@ def as_matrix(
     return arr
 
 
-def _all_finite(arr: np.ndarray) -> bool:
-    """Whether every entry is finite, from one read-only pass: a NaN or an inf makes the sum
-    NaN or inf; a sum that overflows with finite entries only sends the caller to its exact
-    entry-wise check (float16 always goes there).  ``~isfinite(a).any()`` wrote a boolean
-    temporary of a's size and read it again (a 4,000 × 384 broad set: 2.1 ms against 0.7)."""
-    if arr.dtype == np.float16:
-        return False
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(arr.sum()))
-
-
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
-    ``tau=True`` is a mistake, not τ = 1)."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number)."""
     try:
         if isinstance(value, (bool, np.bool_)):
             raise TypeError
@@ -173,9 +155,7 @@ def in_unit_interval(name: str, value) -> float:
 
 
 def integer(name: str, value, *, low: int, high: int | None = None) -> int:
-    """An integer in ``[low, high]`` (``high`` inclusive when given); a bool, a string, NaN,
-    inf or a number with a fractional part is an :class:`AnchorDivError`, never a raw
-    ``ValueError``/``TypeError`` of ``int()``."""
+    """An integer in ``[low, high]`` (``high`` inclusive), else an :class:`AnchorDivError`."""
     try:
         whole = not isinstance(value, (bool, str, bytes)) and int(value) == value
     except (TypeError, ValueError, OverflowError):
@@ -189,22 +169,17 @@ def integer(name: str, value, *, low: int, high: int | None = None) -> int:
     return v
 
 
-#: Largest fraction of anchors that may repeat an earlier anchor exactly (bit-identical rows);
-#: beyond it :func:`check_spread` reports a probable input bug (e.g. one text embedded repeatedly).
+#: Largest fraction of anchors that may repeat an earlier anchor exactly (:func:`check_spread`).
 MAX_DUPLICATE_FRACTION = 0.5
-#: Anchors whose largest coordinate deviation from the first anchor is at most this fraction of
-#: their largest absolute coordinate count as identical (zero variance):
-#: :data:`anchordiv._tolerance.IDENTICAL_RTOL`, under its former name
+#: Relative deviation under which anchors count as identical: ``_tolerance.IDENTICAL_RTOL``
 IDENTICAL_TOLERANCE = IDENTICAL_RTOL
 
 
 def check_covariance(
     name: str, cov, *, dim: int | None = None, definite: bool = True, factor: bool = False
 ) -> np.ndarray:
-    """``cov [d, d]`` as float64 (with ``factor=True``: its lower Cholesky factor, positive
-    definite only) unless it is not a finite symmetric positive-definite (or, with
-    ``definite=False``, semi-definite) matrix: an :class:`AnchorDivError` naming ``name`` and
-    what is wrong (a negative or NaN covariance would score every pair 0 or NaN, silently)."""
+    """``cov [d, d]`` as float64 (``factor``: its Cholesky factor) if finite, symmetric and
+    positive definite (or semi-definite), else an :class:`AnchorDivError`."""
     c = np.asarray(cov, np.float64)
     definite = definite or factor
     if c.ndim != 2 or c.shape[0] != c.shape[1] or (dim is not None and c.shape[0] != dim):
@@ -228,24 +203,18 @@ def check_covariance(
         except np.linalg.LinAlgError:
             pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
-    # definite: Cholesky's failure decides (an eigenvalue sign at rounding level would differ
-    # by host); semi-definite: a relative allowance for rounding
+    # definite: Cholesky's failure decides (host-independent); semi-definite: a relative allowance
     if definite or low < -1e-6 * scale:
         raise AnchorDivError(
             f"{name}: is not positive {'definite' if definite else 'semi-definite'}"
-            f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a "
-            f"ridge)"
+            f" (smallest eigenvalue {low:.3g}); a covariance is Σ = F Fᵀ (+ a ridge)"
         )
     return c
 
 
 def check_spread(name: str, a: np.ndarray) -> np.ndarray:
-    """``a [n, d]`` unless its rows are degenerate: all identical (zero variance: every
-    divergence would be 0, every ranking a tie) or more than :data:`MAX_DUPLICATE_FRACTION`
-    exact duplicates."""
-    # two column reductions instead of |a|, a − a₀ and |a − a₀| temporaries of a's size (a
-    # broad set of 4,000 × 384 is 12 MB a pass; beside busy processes memory passes cost most):
-    # max_i |a_ij − a_0j| = max(hi_j − a_0j, a_0j − lo_j) exactly (rounding is monotone)
+    """``a [n, d]`` unless its rows are all identical or mostly exact duplicates."""
+    # max_i |a_ij − a_0j| = max(hi_j − a_0j, a_0j − lo_j) exactly, without temporaries
     hi, lo = a.max(0), a.min(0)
     scale = max(float(max(np.abs(hi).max(), np.abs(lo).max())), np.finfo(np.float64).tiny)
     if float(max((hi - a[0]).max(), (a[0] - lo).max())) <= IDENTICAL_TOLERANCE * scale:
@@ -262,10 +231,7 @@ def _void_rows(x: np.ndarray) -> np.ndarray:
 
 
 def distinct_rows(a: np.ndarray) -> int:
-    """The number of distinct rows of ``a [n, d]``, bytewise (as ``np.unique`` of its rows),
-    from one 64-bit polynomial hash per row: rows whose hash is unique are distinct, and only
-    rows that share a hash are compared exactly (4,000 × 384: 2 ms, against 10 ms for sorting
-    the rows themselves)."""
+    """The number of bytewise distinct rows of ``a [n, d]`` (hashed; collisions compared)."""
     x = np.ascontiguousarray(a)
     n = len(x)
     if n < 2:
@@ -285,8 +251,7 @@ def distinct_rows(a: np.ndarray) -> int:
 
 
 def check_duplicates(name: str, a: np.ndarray) -> np.ndarray:
-    """``a [n, d]`` unless more than :data:`MAX_DUPLICATE_FRACTION` of its rows repeat another
-    row exactly (one text embedded repeatedly: it would count as that many anchors)."""
+    """``a [n, d]`` unless over :data:`MAX_DUPLICATE_FRACTION` of its rows repeat another."""
     dup = 1.0 - distinct_rows(a) / len(a)
     if dup > MAX_DUPLICATE_FRACTION:
         raise AnchorDivError(

@@ -1,13 +1,6 @@
 """Heap reuse inside scans: lift, for a scan's duration, the fixed glibc malloc thresholds
-that Dask workers (and any process started with ``MALLOC_TRIM_THRESHOLD_``) run with.
-
-A fixed threshold switches off glibc's dynamic mmap threshold, so every scan step's XLA
-temporaries would be freshly mmapped and faulted in on every chunk
-(``docs/guides/scale-out.md``, "Where a worker's CPU went").  :func:`reused_heap` raises the
-thresholds to what glibc's dynamic rule reaches (32 MB served from the heap, 64 MB kept) while
-tasks keep coming; after :data:`IDLE_RELEASE_S` idle seconds (or :func:`release_heap`) the
-original thresholds come back and the heap is trimmed.  Without fixed thresholds or glibc it
-does nothing."""
+that Dask workers (and any process started with ``MALLOC_TRIM_THRESHOLD_``) run with, so XLA
+temporaries are not mmapped afresh on every chunk (``docs/guides/scale-out.md``)."""
 
 from __future__ import annotations
 
@@ -20,8 +13,7 @@ import threading
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 #: glibc's trim and mmap thresholds when they are fixed but not given.
 DEFAULT_THRESHOLD = 128 * 1024
-#: Inside :func:`reused_heap`: the largest mmap threshold glibc accepts on 64-bit (the ceiling
-#: of its dynamic rule) and the trim threshold its dynamic rule pairs with it (twice that).
+#: Inside :func:`reused_heap`: glibc's largest mmap threshold (64-bit) and twice that to trim.
 TASK_MMAP_THRESHOLD = 32 << 20
 TASK_TRIM_THRESHOLD = 2 * TASK_MMAP_THRESHOLD
 
@@ -30,8 +22,7 @@ IDLE_RELEASE_S = 1.0
 
 
 class _Heap:
-    """The process's one heap state: tasks inside :func:`reused_heap`, whether the thresholds
-    are lifted, the pending release."""
+    """The process's one heap state: users, lifted thresholds, the pending release."""
 
     def __init__(self):
         self.lock, self.users, self.lifted, self.timer = threading.Lock(), 0, None, None
@@ -41,9 +32,7 @@ _HEAP = _Heap()
 
 
 def startup_environ() -> dict[str, str]:
-    """The environment this process was started with (``/proc/self/environ``, what glibc
-    read), not ``os.environ`` (which the process may have changed since); ``{}`` where
-    ``/proc`` is missing."""
+    """The environment this process started with (``/proc/self/environ``, what glibc read)."""
     try:
         with open("/proc/self/environ", "rb") as f:
             raw = f.read()
@@ -54,9 +43,7 @@ def startup_environ() -> dict[str, str]:
 
 
 def fixed_thresholds(environ: dict[str, str]) -> tuple[int, int] | None:
-    """``(trim, mmap)`` thresholds in bytes that glibc was fixed to by ``environ``
-    (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_`` or their ``GLIBC_TUNABLES``
-    names, the tunables first); ``None`` when neither is set (glibc's dynamic threshold)."""
+    """``(trim, mmap)`` thresholds ``environ`` fixes glibc's malloc to, or None (dynamic)."""
     tunables = dict(
         item.partition("=")[::2]
         for item in environ.get("GLIBC_TUNABLES", "").split(":")
@@ -64,9 +51,7 @@ def fixed_thresholds(environ: dict[str, str]) -> tuple[int, int] | None:
     )
     trim = tunables.get("glibc.malloc.trim_threshold", environ.get("MALLOC_TRIM_THRESHOLD_"))
     mmap = tunables.get("glibc.malloc.mmap_threshold", environ.get("MALLOC_MMAP_THRESHOLD_"))
-    if trim is None and mmap is None:
-        return None
-    return _bytes(trim), _bytes(mmap)
+    return None if trim is None and mmap is None else (_bytes(trim), _bytes(mmap))
 
 
 def _bytes(value: str | None) -> int:
@@ -94,8 +79,7 @@ def glibc():
 
 @contextlib.contextmanager
 def reused_heap():
-    """Inside the block, buffers up to 32 MB are reused from the heap even where the process
-    started with fixed malloc thresholds (a Dask worker); see the module docstring."""
+    """Inside the block, buffers up to 32 MB are reused from the heap (module docstring)."""
     libc, fixed = glibc(), startup_thresholds()
     if libc is None or fixed is None:
         yield
@@ -126,8 +110,7 @@ def heap_lifted() -> bool:
 
 
 def release_heap() -> None:
-    """Restore the thresholds the process started with and return the freed heap to the OS,
-    unless a task is inside :func:`reused_heap` (it runs by itself once they are idle)."""
+    """Restore the starting thresholds and trim the heap, unless a task is in the block."""
     with _HEAP.lock:
         if _HEAP.users or _HEAP.lifted is None:
             return
@@ -139,8 +122,7 @@ def release_heap() -> None:
 
 
 def reusing_heap(fn):
-    """Decorator: run ``fn`` inside :func:`reused_heap` (for functions run as worker tasks;
-    entered afresh on every call)."""
+    """Decorator: run ``fn`` inside :func:`reused_heap` (entered afresh on every call)."""
     return reused_heap()(fn)
 
 

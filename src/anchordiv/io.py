@@ -1,9 +1,5 @@
-"""Saving and loading anchor models: a directory with ``arrays.npz`` and ``card.json``.
-
-The card records what a reader needs to trust the arrays: the model's kind and structure, its
-dimension, the package version, a SHA-256 of the arrays (``data_hash``) and whatever the caller
-adds (``encoder``, ``anchor_source``, ...).  Arrays are stored bit-exactly in their own dtypes,
-so a loaded model scores exactly like the saved one.
+"""Saving and loading anchor models: a directory with ``arrays.npz`` (bit-exact, in their own
+dtypes) and ``card.json`` (kind, structure, dimension, version, ``data_hash``, caller's fields).
 """
 
 from __future__ import annotations
@@ -20,21 +16,8 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from ._safeio import (
-    PINS,
-    array_specs,
-    atomic_dir,
-    bundle_dir,
-    card_digest,
-    data_hash,
-    dumps,
-    malformed,
-    native,
-    read_json,
-    read_npz,
-    write_npz,
-    write_text,
-)
+from ._safeio import PINS, array_specs, atomic_dir, bundle_dir, card_digest, data_hash, dumps
+from ._safeio import malformed, native, read_json, read_npz, write_npz, write_text
 from .anchors.base import MODEL_CLASSES, AnchorModel
 from .errors import AnchorDivError, check_output
 
@@ -48,14 +31,12 @@ def package_version() -> str:
     return __version__
 
 
-#: What :func:`stack_versions` records: the interpreter and the numerical stack the results
-#: depend on (``None`` for a package that is not installed).
+#: The packages :func:`stack_versions` records (``None`` for one not installed).
 STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
 
 
 def stack_versions() -> dict[str, str | None]:
-    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions a measurement was
-    made with (every benchmark result and the demo report carry them)."""
+    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions of a measurement."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in STACK:
         try:
@@ -70,18 +51,14 @@ def stack_versions() -> dict[str, str | None]:
 
 #: Environment variable naming a directory of priors that replaces the shipped ones.
 MODELS_ENV = "ANCHORDIV_MODELS"
-#: The shipped priors inside an installed package: a wheel carries the checkout's ``models/``
-#: here (``setup.py`` copies it at build time).
+#: The shipped priors inside an installed package (``setup.py`` copies ``models/`` there).
 PACKAGED_PRIORS = Path(__file__).resolve().parent / "resources" / "priors"
-#: The checkout's top-level ``models/`` (beside ``src/``): the source of truth, which
-#: ``make models`` rebuilds; an editable install reads it in place.
+#: The checkout's top-level ``models/`` (beside ``src/``): the source of truth.
 CHECKOUT_PRIORS = Path(__file__).resolve().parents[2] / "models"
 
 
 def models_dir() -> Path:
-    """The directory of the shipped priors: ``$ANCHORDIV_MODELS`` if set, else the installed
-    package's ``resources/priors`` (a wheel), else the checkout's ``models/``, else
-    ``./models``.  The library, the demo and the studies all look here."""
+    """The shipped priors' directory: ``$ANCHORDIV_MODELS``, the package's, the checkout's."""
     if os.environ.get(MODELS_ENV):
         return Path(os.environ[MODELS_ENV])
     for candidate in (PACKAGED_PRIORS, CHECKOUT_PRIORS):
@@ -161,20 +138,17 @@ def unflatten_model(structure: dict, arrays) -> AnchorModel:
     kind = structure["kind"]
     if kind not in MODEL_CLASSES:
         raise AnchorDivError(f"unknown model kind {kind!r} in saved file")
-    values = {}
-    for name, spec in structure["fields"].items():
-        values[name] = (
-            unflatten_model(spec, arrays) if isinstance(spec, dict) else jnp.asarray(arrays[spec])
-        )
+    values = {
+        name: unflatten_model(spec, arrays) if isinstance(spec, dict) else jnp.asarray(arrays[spec])
+        for name, spec in structure["fields"].items()
+    }
     return MODEL_CLASSES[kind](**values)
 
 
 def write_bundle(
     path, arrays: dict[str, np.ndarray], card: dict, *, overwrite: bool = False
 ) -> Path:
-    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`:
-    a kill at any instant leaves the old bundle or the new one); an existing non-empty ``path``
-    is refused unless ``overwrite`` (:func:`check_output`)."""
+    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (``_safeio.atomic_dir``)."""
     with atomic_dir(path, overwrite) as tmp:
         write_bundle_files(tmp, arrays, card)
     return Path(path)
@@ -212,8 +186,7 @@ def pinned(sha256) -> str:
 
 @contextlib.contextmanager
 def pinned_digests(digests):
-    """Within the block, every bundle :func:`read_bundle` reads must have one of ``digests``
-    (what ``--sha256`` does on the command line; ``()`` or None pins nothing)."""
+    """Within the block, every bundle read must have one of ``digests`` (``--sha256``)."""
     token = PINS.set(frozenset(pinned(d) for d in digests or ()))
     try:
         yield
@@ -260,10 +233,7 @@ def bundle_digest(path) -> str:
 def read_bundle(
     path, *, verify: bool = True, sha256: str | None = None
 ) -> tuple[dict[str, np.ndarray], dict]:
-    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's ``data_hash``
-    and the card its ``digest`` (cards written before the digest existed: the arrays only);
-    with ``sha256`` the bundle's digest (:func:`bundle_digest`) must equal it (checked whatever
-    ``verify`` says)."""
+    """Read ``(arrays, card)``, checked against the card's hashes (``verify``) and ``sha256``."""
     path = Path(path)
     where = bundle_dir(path)
     if not (where / CARD).is_file() or not (where / ARRAYS).is_file():
@@ -415,11 +385,7 @@ MAX_LOADED_TAU = 1e6
 
 
 def check_loaded_model(model: AnchorModel) -> None:
-    """Refuse a loaded model whose arrays could not score (the loaders' first use, traced
-    abstractly — no compilation): every leaf a float array of the shape its kind declares
-    (:attr:`~anchordiv.anchors.base.AnchorModel.axes`), finite (log-weights may be −inf),
-    ``tau`` a positive scalar of at most :data:`MAX_LOADED_TAU`, and ψ of ``[2, d]``
-    parameters of shape ``[2]`` (and the fast path's embedding ``[2, m]``)."""
+    """Refuse a loaded model whose arrays could not score (shapes, finiteness, τ, ψ traced)."""
     import jax
 
     leaves = jax.tree_util.tree_leaves(model)
@@ -442,8 +408,7 @@ def check_loaded_model(model: AnchorModel) -> None:
         out = jax.eval_shape(model.embed, theta)
         if len(out.shape) != 2 or out.shape[0] != 2:
             raise AnchorDivError(f"{model.kind}: its arrays do not give one embedding per row")
-    # finite fields can still overflow in float32 (τ² times a large factor): ψ (and the fast
-    # path's embedding) of two unit vectors must be finite, or every score would be NaN
+    # finite fields can still overflow in float32: ψ of two unit vectors must be finite
     probe = np.zeros((2, dim), np.float32)
     probe[0, 0], probe[1] = 1.0, 1.0 / np.sqrt(dim)
     values = [model.cumulant(jnp.asarray(probe))]
@@ -457,11 +422,8 @@ def check_loaded_model(model: AnchorModel) -> None:
 
 
 def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool = False) -> None:
-    """Each array of ``values`` named in ``axes`` of the shape declared there (one letter per
-    axis, ``""`` a scalar; one length per letter across the fields; every axis but a factor's
-    rank ``r`` non-empty) — with ``scalars``, every other number a scalar: an
-    :class:`AnchorDivError` naming the field otherwise (what a loader checks a file's arrays
-    against, as a constructor would)."""
+    """Each array of ``values`` of the shape ``axes`` declares (a letter an axis, ``""`` a
+    scalar, one length per letter; ``scalars``: every other a scalar), else an error."""
     sizes: dict[str, int] = {}
     for name, value in values.items():
         if value is None or isinstance(value, str):
@@ -480,9 +442,7 @@ def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool =
 
 
 def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
-    """Every array field of ``model`` (and of the models it holds) of the shape its kind
-    declares (:func:`check_axes`), with no NaN or +inf (and no −inf but in log-weights, whose
-    mass must not all be −inf): an :class:`AnchorDivError` naming the field otherwise."""
+    """Refuse array fields of ``model`` (and its parts) off their shape, NaN or inf."""
     values = {}
     for f in dataclasses.fields(model):
         value = getattr(model, f.name)

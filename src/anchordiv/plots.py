@@ -1,12 +1,10 @@
-"""Matplotlib figures written to PNG files (Agg backend; nothing is shown on screen).
-
-Every curve and bar function takes plain rows (lists of dicts, as written to CSV) and a path, and
-returns the path, so studies can rebuild a figure from a saved table; :func:`neighbours` draws what
-each geometry retrieves (a thumbnail grid of images, or a markdown table of texts).
+"""Matplotlib figures written to PNG files (Agg backend): curves and bars from plain rows (as
+written to CSV), and :func:`neighbours`, what each geometry retrieves.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -98,15 +96,8 @@ def plot_curve(
             continue
         b = np.array([r["budget"] for r in rows], float)
         m, lo, hi = (np.array([r[k] for r in rows], float) for k in ("auprc", "low", "high"))
-        ax.plot(
-            b,
-            m,
-            _STYLE.get(rows[0].get("role"), "-"),
-            color=colours[i],
-            marker=MARKERS[i % len(MARKERS)],
-            ms=3,
-            label=model,
-        )
+        style, marker = _STYLE.get(rows[0].get("role"), "-"), MARKERS[i % len(MARKERS)]
+        ax.plot(b, m, style, color=colours[i], marker=marker, ms=3, label=model)
         band = 0.07 if rows[0].get("role") == "baseline" else 0.15
         ax.fill_between(b, lo, hi, color=colours[i], alpha=band, linewidth=0)
     if prevalence is not None:
@@ -116,10 +107,8 @@ def plot_curve(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
-    if len(models) <= 8:
-        ax.legend(fontsize=8, loc="best")
-    else:  # many lines: the legend beside the axes
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    beside = {"loc": "center left", "bbox_to_anchor": (1.01, 0.5)}  # many lines: beside the axes
+    ax.legend(fontsize=8, **({"loc": "best"} if len(models) <= 8 else beside))
     return save_figure(fig, path)
 
 
@@ -264,10 +253,8 @@ def thumbnail(image, size: int = 160) -> np.ndarray:
     w, h = img.size
     side = min(w, h)
     left, top = (w - side) // 2, (h - side) // 2
-    img = img.crop((left, top, left + side, top + side)).resize(
-        (size, size), Image.Resampling.LANCZOS
-    )
-    return np.asarray(img)
+    img = img.crop((left, top, left + side, top + side))
+    return np.asarray(img.resize((size, size), Image.Resampling.LANCZOS))
 
 
 def _frame(ax, colour, width: float) -> None:
@@ -371,12 +358,10 @@ def neighbours(
         raise AnchorDivError(f"query_captions: expected {len(result.queries)} captions")
     positive("thumb", thumb)
     px = int(round(thumb * 120))
-    cache: dict[int, np.ndarray] = {}
 
+    @functools.cache
     def image(row: int) -> np.ndarray:
-        if row not in cache:
-            cache[row] = thumbnail(items[row], px)
-        return cache[row]
+        return thumbnail(items[row], px)
 
     n_q, k, names = len(result.queries), result.k, result.names
     if group == "geometry":
@@ -384,41 +369,24 @@ def neighbours(
     else:
         blocks = [[(g, q) for g in names] for q in range(n_q)]
     # layout in inches: a label column, the query, a gap, k neighbours; a header over each block
-    label_w, gap_w, cap_h = (
-        1.6,
-        0.25,
-        (0.22 if captions is not None or query_captions is not None else 0.0),
-    )
+    label_w, gap_w = 1.6, 0.25
+    cap_h = 0.22 if captions is not None or query_captions is not None else 0.0
     head_h, block_gap = 0.3, 0.25
     row_h = thumb + cap_h
-    heights, cells = [], []
+    rows: list = []  # (height, cell): a gap between blocks, each block's header, its rows
     for b, block in enumerate(blocks):
-        if b:
-            heights.append(block_gap)
-            cells.append(None)
-        heights.append(head_h)
-        cells.append(("head", block))
-        for g, q in block:
-            heights.append(row_h)
-            cells.append((g, q))
+        rows += [(block_gap, None)] * bool(b) + [(head_h, ("head", block))]
+        rows += [(row_h, cell) for cell in block]
+    heights, cells = [h for h, _ in rows], [c for _, c in rows]
     title_h = 0.45 if title else 0.1
     legend_h = 0.35 if result.relevant is not None else 0.0
     fig_w = label_w + thumb * (k + 1) + gap_w + 0.1
     fig_h = title_h + sum(heights) + legend_h + 0.05
     plt = pyplot()
     fig = plt.figure(figsize=(fig_w, fig_h))
-    grid = fig.add_gridspec(
-        len(heights),
-        k + 2,
-        width_ratios=[thumb, gap_w] + [thumb] * k,
-        height_ratios=heights,
-        left=label_w / fig_w,
-        right=1 - 0.1 / fig_w,
-        top=1 - title_h / fig_h,
-        bottom=legend_h / fig_h,
-        wspace=0.06,
-        hspace=0.0,
-    )
+    layout = dict(width_ratios=[thumb, gap_w] + [thumb] * k, height_ratios=heights, wspace=0.06)
+    edges = dict(left=label_w / fig_w, right=1 - 0.1 / fig_w, top=1 - title_h / fig_h, hspace=0.0)
+    grid = fig.add_gridspec(len(heights), k + 2, bottom=legend_h / fig_h, **layout, **edges)
     for r, cell in enumerate(cells):
         if cell is None:
             continue
@@ -427,16 +395,8 @@ def neighbours(
             head = fig.add_subplot(grid[r, :])
             head.axis("off")
             label = f"{block[0][0]}" if group == "geometry" else _query_label(result, block[0][1])
-            head.text(
-                -0.02,
-                0.1,
-                label,
-                ha="right",
-                va="bottom",
-                fontsize=9,
-                weight="bold",
-                transform=head.transAxes,
-            )
+            bold = dict(ha="right", va="bottom", fontsize=9, weight="bold")
+            head.text(-0.02, 0.1, label, transform=head.transAxes, **bold)
             continue
         g, q = cell
         qrow = int(result.queries[q])
@@ -466,15 +426,8 @@ def neighbours(
     if title:
         fig.suptitle(title, y=1 - 0.08 / fig_h, va="top", fontsize=11)
     if result.relevant is not None:
-        fig.text(
-            0.5,
-            0.1 / fig_h,
-            "frames: blue = query, green = shares a label with it, red = does not",
-            ha="center",
-            va="bottom",
-            fontsize=8,
-            color="dimgray",
-        )
+        legend = "frames: blue = query, green = shares a label with it, red = does not"
+        fig.text(0.5, 0.1 / fig_h, legend, ha="center", va="bottom", fontsize=8, color="dimgray")
     if path is not None:
         save_figure(fig, path)
     return fig

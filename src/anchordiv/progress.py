@@ -1,8 +1,5 @@
-"""Progress bars that stay readable in log files: the one helper every long loop uses.
-
-:func:`tqdm` is tqdm's bar on a terminal; otherwise it writes one plain line per update at
-most every ``ANCHORDIV_PROGRESS_INTERVAL`` seconds (default 10) plus the final line.  Call it
-like ``tqdm.tqdm``."""
+"""Progress bars readable in log files: :func:`tqdm` is tqdm's bar on a terminal, else one plain
+line at most every ``ANCHORDIV_PROGRESS_INTERVAL`` seconds (default 10) and the final line."""
 
 from __future__ import annotations
 
@@ -23,10 +20,7 @@ class LineBar(_terminal_bar):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("mininterval", _interval())
         kwargs.setdefault("maxinterval", max(kwargs["mininterval"], 1.0))
-        kwargs.setdefault("ascii", True)
-        kwargs.setdefault("dynamic_ncols", False)
-        kwargs.setdefault("ncols", 80)
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **{"ascii": True, "dynamic_ncols": False, "ncols": 80, **kwargs})
 
     def display(self, msg=None, pos=None):
         if self.fp is None:

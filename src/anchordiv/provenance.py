@@ -1,9 +1,6 @@
-"""Where embeddings come from: the encoder id and its logit scale τ travel with the arrays.
-
-In memory as an :class:`Embeddings` array, on disk as a sidecar ``X.json`` beside ``X.npy``
-(:func:`save_embeddings`, :func:`load_embeddings`).  :func:`resolve_tau` is every entry point's
-rule for τ: an explicit ``tau``, else the recorded logit scale, else an :class:`AnchorDivError`;
-:func:`common_provenance` refuses mixing encoders."""
+"""Where embeddings come from: the encoder id and its logit scale τ travel with the arrays, as
+an :class:`Embeddings` array in memory and a sidecar ``X.json`` beside ``X.npy`` on disk;
+:func:`resolve_tau` is every entry point's rule for τ."""
 
 from __future__ import annotations
 
@@ -133,11 +130,8 @@ def resolve_tau(tau, **named) -> float:
     50.0
     """
     prov = common_provenance(**named)
-    recorded = {
-        name: provenance_of(x)["logit_scale"]
-        for name, x in named.items()
-        if provenance_of(x).get("logit_scale") is not None
-    }
+    provs = {name: provenance_of(x) for name, x in named.items()}
+    recorded = {n: p["logit_scale"] for n, p in provs.items() if p.get("logit_scale") is not None}
     if tau is not None:
         value = check_logit_scale("tau", tau)
         for name, rec in recorded.items():
@@ -167,9 +161,7 @@ TAU_TOLERANCE = 1e-3
 
 
 def check_logit_scale(name: str, tau) -> float:
-    """``tau`` as a finite positive float (an :class:`AnchorDivError` otherwise), with an
-    :class:`AnchorDivWarning` below 1: a logit scale (CLIP ≈ 100, MiniLM 20) that small is
-    almost always a temperature 1/τ given in its place."""
+    """``tau`` as a finite positive float, warned below 1 (a temperature 1/τ given for it)."""
     value = positive(name, tau)
     if value < 1:
         warnings.warn(
@@ -248,10 +240,8 @@ def save_embeddings(
 
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
-    prov = {
-        **provenance_of(x),
-        **{k: v for k, v in (("encoder", encoder), ("logit_scale", logit_scale)) if v is not None},
-    }
+    given = {"encoder": encoder, "logit_scale": logit_scale}
+    prov = {**provenance_of(x), **{k: v for k, v in given.items() if v is not None}}
     meta = {
         "embeddings": str(p),
         **prov,
@@ -271,8 +261,7 @@ def save_embeddings(
 
 
 def read_sidecar(path, side: Path | None = None) -> dict:
-    """The sidecar of an embeddings file (``{}`` if there is none; an error if it is broken);
-    ``side`` reads it from another file (an interrupted save's journal copy)."""
+    """The sidecar of an embeddings file (``{}``: none), or the file ``side``."""
     side = sidecar_path(path) if side is None else side
     if not side.is_file():
         return {}
@@ -285,8 +274,7 @@ def read_sidecar(path, side: Path | None = None) -> dict:
 
 
 def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray:
-    """A ``.npy`` array (memory-mapped by default) with a clear error for a missing, foreign or
-    truncated file."""
+    """A ``.npy`` array (memory-mapped by default), an error for a missing or foreign file."""
     from ._safeio import native, npy_header
 
     p = Path(path)
@@ -355,9 +343,6 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
         raise AnchorDivError(f"{name}: no such file: {path}")
     arr = load_npy(array_file, name, mmap=mmap)
     meta = read_sidecar(path, side) if side is not None else {}
-    if not meta:
-        check_sidecar_integrity(path, meta, arr)
-        return arr
     for key, actual in (
         ("rows", arr.shape[0] if arr.ndim else None),
         ("dim", arr.shape[-1] if arr.ndim else None),
@@ -368,16 +353,14 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
                 f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)"
             )
     check_sidecar_integrity(path, meta, arr)
+    if not meta:
+        return arr
     check_sidecar_types(sidecar_path(path), meta)
     return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
 
 
 def check_sidecar_integrity(path, meta: dict, arr: np.ndarray) -> None:
-    """The sidecar must match its ``digest`` and its array the sidecar's ``data_hash`` (an
-    error names the pair as mixed: another writer's array, or an edited file); under pinned
-    digests (``--sha256``, :func:`~anchordiv.io.pinned_digests`) a sidecar's digest must be
-    one of them, so an edited τ or encoder is refused.  Sidecars written before the digests
-    have none to check (and are refused under pins)."""
+    """Refuse a sidecar off its ``digest``, an array off its ``data_hash``, or an unpinned one."""
     from ._safeio import PINS, card_digest, data_hash
 
     side = sidecar_path(path).name
@@ -398,8 +381,7 @@ def check_sidecar_integrity(path, meta: dict, arr: np.ndarray) -> None:
 
 
 def check_sidecar_types(side: Path, meta: dict) -> None:
-    """Refuse sidecar fields of the wrong type: ``encoder`` a string, ``logit_scale`` a positive
-    finite number, ``texts``/``sources`` lists of strings (each may be null)."""
+    """Refuse sidecar fields of the wrong type (encoder, logit_scale, texts, sources)."""
     enc, tau = meta.get("encoder"), meta.get("logit_scale")
     bad = [] if enc is None or isinstance(enc, str) else ["encoder"]
     if tau is not None and (
@@ -444,11 +426,7 @@ class AnchorDivWarning(UserWarning):
 
 
 class NormTally:
-    """The rows off unit norm of one array read in blocks (a streamed gallery): :meth:`add`
-    each block ``[n, d]`` as it is read, then :meth:`warn` once — the warning of
-    :func:`warn_not_unit` for the whole array.  Norms are computed in the block's own dtype
-    (one pass, no float64 copy: cheap beside the divergences it guards); a row whose squared
-    norm overflows has norm inf and counts as off."""
+    """The rows off unit norm of an array read in blocks: :meth:`add` each, :meth:`warn` once."""
 
     def __init__(self) -> None:
         self.rows = self.off = 0
@@ -479,17 +457,14 @@ class NormTally:
 
 
 def warn_not_unit(name: str, x: np.ndarray) -> None:
-    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm (a
-    :class:`NormTally` of the one block ``x``)."""
+    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm."""
     tally = NormTally()
     tally.add(x)
     tally.warn(name)
 
 
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
-    """``x [n, d]`` with unit-norm rows when ``normalize``; otherwise ``x`` unchanged, with a
-    warning if some row's norm is off 1 by more than :data:`UNIT_NORM_TOLERANCE` (contrastive
-    encoders produce unit vectors, and τ is calibrated for them)."""
+    """``x [n, d]`` with unit-norm rows when ``normalize``; else ``x``, warned if off unit norm."""
     norms = np.linalg.norm(np.asarray(x, np.float64), axis=-1)
     if normalize:
         if np.any(norms == 0):

@@ -1,12 +1,6 @@
-"""One thread policy for host (NumPy/SciPy) linear algebra and XLA's CPU pool.
-
-OpenBLAS's spinning worker threads make small factorisations 100–300× slower on a shared
-machine (``benchmarks/results/bench_contention.md``), so library entry points run under
-:func:`blas_threads` (at most :func:`blas_thread_limit` threads, default 1,
-``$ANCHORDIV_BLAS_THREADS``; nested scopes reuse the cap in force), and :func:`configure_xla`,
-run by ``import anchordiv``, gives XLA ``$ANCHORDIV_XLA_THREADS`` intra-op threads (default 1)
-when no JAX backend exists yet and ``$XLA_FLAGS`` sets no thread flag.  The policy and its
-measurements: ``docs/guides/data.md``."""
+"""One thread policy for host (NumPy/SciPy) linear algebra and XLA's CPU pool: library entry
+points run under :func:`blas_threads` (``$ANCHORDIV_BLAS_THREADS``, default 1) and
+:func:`configure_xla` gives XLA ``$ANCHORDIV_XLA_THREADS`` threads (``docs/guides/data.md``)."""
 
 from __future__ import annotations
 
@@ -25,10 +19,7 @@ XLA_THREAD_FLAGS = ("xla_cpu_multi_thread_eigen", "intra_op_parallelism_threads"
 
 
 def configure_xla() -> str | None:
-    """Set XLA's CPU intra-op threads from ``$ANCHORDIV_XLA_THREADS`` (default 1) in
-    ``$XLA_FLAGS``, before JAX creates its CPU backend; returns the flags added, or None where
-    nothing was changed: the variable is 0, ``$XLA_FLAGS`` already sets threads, or a JAX
-    backend exists already (its threads are fixed)."""
+    """Set XLA's CPU threads from ``$ANCHORDIV_XLA_THREADS`` in ``$XLA_FLAGS``: the flags added."""
     n = env_count(XLA_THREADS_ENV)
     flags = os.environ.get("XLA_FLAGS", "")
     if n <= 0 or any(f in flags for f in XLA_THREAD_FLAGS):
@@ -41,11 +32,9 @@ def configure_xla() -> str | None:
                 return None
         except (ImportError, AttributeError):  # another JAX: leave it as it is
             return None
-    added = (
-        f"--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads={n}"
-        if n == 1
-        else f"intra_op_parallelism_threads={n}"
-    )
+    added = f"intra_op_parallelism_threads={n}"
+    if n == 1:
+        added = f"--xla_cpu_multi_thread_eigen=false {added}"
     os.environ["XLA_FLAGS"] = f"{flags} {added}".strip()
     return added
 
@@ -55,8 +44,7 @@ _CONTROLLER: list = [None, -1]  # [ThreadpoolController, len(sys.modules) it saw
 
 
 def env_count(name: str) -> int:
-    """A thread count from the environment variable ``name`` (unset or empty: 1; 0: no
-    setting); anything but a non-negative integer is a ``ValueError`` naming the variable."""
+    """A thread count from the environment variable ``name`` (unset or empty: 1)."""
     text = os.environ.get(name, "").strip() or "1"
     if not text.isdigit():
         raise ValueError(f"${name}: a thread count (a non-negative integer), got {text!r}")
@@ -70,13 +58,11 @@ def blas_thread_limit() -> int | None:
 
 
 def _controller():
-    """The ``threadpoolctl`` controller, rebuilt when new modules (so maybe new BLAS
-    libraries: scipy, torch, faiss) were imported since it was built."""
+    """The ``threadpoolctl`` controller, rebuilt when new modules were imported."""
     from threadpoolctl import ThreadpoolController
 
     if _CONTROLLER[0] is None or _CONTROLLER[1] != len(sys.modules):
-        _CONTROLLER[0] = ThreadpoolController()
-        _CONTROLLER[1] = len(sys.modules)
+        _CONTROLLER[:] = [ThreadpoolController(), len(sys.modules)]
     return _CONTROLLER[0]
 
 
@@ -88,9 +74,7 @@ def current_limit() -> int | None:
 
 @contextlib.contextmanager
 def blas_threads(limit: int | None = -1):
-    """Cap the BLAS thread pools inside the block (``limit=-1``: the environment's cap,
-    :func:`blas_thread_limit`; ``None``: no cap).  Re-entering with the cap already in force
-    costs nothing; usable as a decorator (entered afresh on every call)."""
+    """Cap the BLAS thread pools inside the block (``-1``: the environment's; None: no cap)."""
     limit = blas_thread_limit() if limit == -1 else limit
     stack = _LOCAL.__dict__.setdefault("stack", [])
     if limit is None or (stack and stack[-1] == limit):
@@ -105,10 +89,7 @@ def blas_threads(limit: int | None = -1):
 
 
 def limited_blas(fn):
-    """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original).
-    Outside a library call the cap is read and entered on every call; inside one (a cap in
-    force on this thread) ``fn`` runs directly under it: one scope per entry point, however
-    many decorated functions it calls."""
+    """Decorator: run ``fn`` under :func:`blas_threads`, unless a cap is in force already."""
 
     @functools.wraps(fn)
     def run(*args, **kwargs):

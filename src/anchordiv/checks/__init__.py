@@ -1,7 +1,6 @@
-"""Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), simulation-based calibration
-(:mod:`.sbc`), model criticism and comparison (:mod:`.criticism`), power-scaling prior sensitivity
-(:mod:`.sensitivity`), prior–target diagnostics
-(:mod:`.diagnostics`).  This layer imports :mod:`anchordiv.adaptation`, never the reverse.
+"""Checks of posteriors: ArviZ conversion (:mod:`.uncertainty`), SBC (:mod:`.sbc`), model
+criticism (:mod:`.criticism`), prior sensitivity (:mod:`.sensitivity`) and prior–target
+diagnostics (:mod:`.diagnostics`); it imports :mod:`anchordiv.adaptation`, never the reverse.
 The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 """
 
@@ -9,13 +8,8 @@ from .criticism import PriorComparison, compare_priors
 from .diagnostics import diagnose, loo_predictive
 from .sbc import SBCResult
 from .sensitivity import PriorSensitivity, prior_sensitivity
-from .uncertainty import (
-    RetrievalUncertainty,
-    inference_data,
-    load_inference_data,
-    retrieval_uncertainty,
-    save_inference_data,
-)
+from .uncertainty import RetrievalUncertainty, inference_data, load_inference_data
+from .uncertainty import retrieval_uncertainty, save_inference_data
 
 __all__ = [
     "PriorComparison",

@@ -1,18 +1,8 @@
-"""The library's one contact with ArviZ, on both of its API generations.
-
-ArviZ 0.x keeps draws in an ``arviz.InferenceData`` (groups are ``xarray.Dataset``); ArviZ 1.x
-(``arviz-base``, ``arviz-stats``, ``arviz-plots``) keeps them in an ``xarray.DataTree`` (groups
-are child nodes).  Every ArviZ call of anchordiv goes through this module, which switches on
-:func:`major` here and nowhere else.  What reads the same on both:
-
-* ``"posterior" in data``, ``data["posterior"]["mu"]``, ``data["posterior"].sizes`` and
-  ``data.attrs``;
-* :func:`groups` (the group names), :func:`summary` (``az.summary``'s own columns: 0.x's
-  ``hdi_3%``/``hdi_97%``, 1.x's ``eti89_lb``/``eti89_ub``; ``mean``, ``sd``, ``ess_bulk``,
-  ``ess_tail``, ``r_hat`` on both),
-  :func:`loo` and :func:`psis_log_weights`, netCDF files (:func:`to_netcdf`, :func:`from_netcdf`,
-  written with ``h5netcdf``) and the plots (:func:`plot_posterior`, :func:`plot_trace`,
-  :func:`plot_ppc`), each saved to a PNG.
+"""The library's one contact with ArviZ, on both of its API generations: 0.x's
+``arviz.InferenceData`` and 1.x's ``xarray.DataTree`` (``arviz-base``/``-stats``/``-plots``).
+Every ArviZ call of anchordiv goes through this module, which switches on :func:`major` here
+and nowhere else; ``"posterior" in data``, ``data["posterior"]["mu"]``, ``.sizes`` and
+``data.attrs`` read the same on both.
 
 Examples
 --------
@@ -80,9 +70,7 @@ def from_groups(groups: dict, *, dims: dict | None = None, attrs: dict | None = 
 
 def groups(data) -> list[str]:
     """The names of ``data``'s groups, in order."""
-    if major() == 0:
-        return list(data.groups())
-    return list(data.children)
+    return list(data.groups() if major() == 0 else data.children)
 
 
 def replace_group(data, name: str, dataset) -> None:
@@ -125,12 +113,9 @@ def summary(data, *, var_names=None, kind: str = "all", round_to=None):
     ``mean``, ``sd``, ``ess_bulk``, ``ess_tail`` and ``r_hat``.  ``kind`` is ``"all"``,
     ``"stats"`` or ``"diagnostics"``; ``round_to`` a number of decimals, ``"none"`` or None
     (ArviZ's default)."""
-    az = _az()
-    if major() == 0:
-        return az.summary(data, var_names=var_names, kind=kind, round_to=round_to)
-    return az.summary(
-        data, var_names=var_names, kind=kind, round_to="auto" if round_to is None else round_to
-    )
+    if major() and round_to is None:
+        round_to = "auto"
+    return _az().summary(data, var_names=var_names, kind=kind, round_to=round_to)
 
 
 def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
@@ -141,8 +126,7 @@ def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
     return np.asarray(res.elpd_i), np.asarray(res.pareto_k), float(res.p)
 
 
-#: the fewest tail draws a generalised Pareto fit takes (ArviZ 0.x gives k = inf below it, 1.x
-#: raises)
+#: the fewest tail draws a generalised Pareto fit takes (below: 0.x gives k = inf, 1.x raises)
 MIN_TAIL = 5
 
 
@@ -190,8 +174,7 @@ def ess(values) -> float:
 
 
 def _save(drawn, path) -> str:
-    """Save what an ArviZ plot returned (0.x: axes; 1.x: a PlotCollection) as a PNG and close
-    its figure."""
+    """Save what an ArviZ plot returned (axes, a PlotCollection) as a PNG; close its figure."""
     import matplotlib.pyplot as plt
 
     if major() == 0:
@@ -222,22 +205,16 @@ def plot_trace(data, var_names, path) -> str:
     """Traces and densities of ``var_names``, one row per variable (``plot_trace(compact=True)``
     on 0.x, ``plot_trace_dist`` on 1.x), saved to the PNG ``path``."""
     az = _az()
-    if major() == 0:
-        drawn = _quiet(az.plot_trace, data, var_names=var_names, compact=True)
-    else:
-        drawn = _quiet(az.plot_trace_dist, data, var_names=var_names)
-    return _save(drawn, path)
+    fn, kw = (az.plot_trace, {"compact": True}) if major() == 0 else (az.plot_trace_dist, {})
+    return _save(_quiet(fn, data, var_names=var_names, **kw), path)
 
 
 def plot_ppc(data, var_names, path, *, num_samples: int = 10) -> str:
     """Posterior predictive densities of ``var_names`` against the observed ones
     (``plot_ppc`` on 0.x, ``plot_ppc_dist`` on 1.x), saved to the PNG ``path``."""
     az = _az()
-    if major() == 0:
-        drawn = _quiet(az.plot_ppc, data, var_names=var_names, num_pp_samples=num_samples)
-    else:
-        drawn = _quiet(az.plot_ppc_dist, data, var_names=var_names, num_samples=num_samples)
-    return _save(drawn, path)
+    fn, kw = (az.plot_ppc, "num_pp_samples") if major() == 0 else (az.plot_ppc_dist, "num_samples")
+    return _save(_quiet(fn, data, var_names=var_names, **{kw: num_samples}), path)
 
 
 __all__ = [

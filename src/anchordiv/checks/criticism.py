@@ -2,58 +2,13 @@
 target anchors, ``elpd = Σᵢ log p(tᵢ | T₋ᵢ)``, with an estimator that is right at any d.
 
     result = ad.compare_priors({"strong": {"broad": broad, "kappa0": 50, "nu0": d + 100},
-                                "isotropic": {"broad": broad, "prior": "isotropic"},
-                                "mine": {"broad": broad, "kind": "my-family"},
-                                "fitted": post},                  # an adapted Posterior
-                               targets, kind="gaussian")          # τ from the provenance
+                                "fitted": post}, targets, kind="gaussian")
     result.table          # elpd_loo, p_loo, elpd_diff, weight, se, dse, warning, estimator
     result.estimators     # {name: "exact" | "psis" | "kfold"}, result.notes says why
-    result.note           # the estimator the rows share, and why they are comparable
-    result.plot("compare.png")
 
-Candidates may be of different kinds (built-in ones and a user's family registered with
-``ad.family``): each is scored by its own model's density of the same targets in R^d, so every
-row is in the same units.  A Posterior is of its own kind, a dict candidate may name its
-``"kind"``, the others take the call's ``kind=``.
-
-Estimators:
-
-* ``"exact"`` — the Gaussian kind's default model (any method, any prior covariance): the
-  closed-form NIW posterior predictive, a multivariate Student-t, for every held-out target.
-  Strengths chosen from the targets (the held-out recipe, the default, or empirical Bayes)
-  are re-chosen on every ``T₋ᵢ`` when the candidate is a recipe (broad anchors or an options
-  dict), so the whole procedure is left out; for an already adapted Posterior they are held
-  at the chosen values (said in the note).
-* ``"psis"`` — Pareto-smoothed importance sampling (Vehtari, Gelman & Gabry 2017) over the
-  posterior draws, accepted only when every Pareto k is below ArviZ's sample-size-dependent
-  threshold ``min(1 − 1/log10(S), 0.7)`` (:func:`k_threshold`).  SVI fits are importance-
-  weighted against the model's posterior first (``log p(T, θ) − log q(θ)``, the approximate-
-  posterior correction), so a poor guide shows up as high k instead of a biased ELPD.  The
-  latent Gaussian kind qualifies: its pointwise likelihood ``log p(tᵢ | T₋ᵢ, U)`` integrates
-  the PPCA mean out, so it is leave-one-out-correct.  Not used where the family says its
-  draws are not the Bayes posterior of that likelihood under a prior its refits keep (the
-  ``psis_caveat`` of :mod:`.families`: latent spherical, posterior-like; a latent Gaussian
-  with a fixed β or a tempered likelihood), where the prior was chosen on the targets, nor
-  for a delta guide (a point has no density).
-* ``"kfold"`` — K-fold cross-validation on ``folds`` (10) folds, the same partition for every
-  candidate.  A model with a closed-form predictive scores each fold by it (no draws: with K
-  = n it is the exact LOO); any other is refit on the training folds and scored by the
-  Monte-Carlo predictive ``log mean_s p(tᵢ | θ_s)`` over each refit's draws, which is biased
-  low (Jensen) by an amount that grows with d: its Pareto k per target is reported and set
-  the ``warning`` column (:func:`kfold_loo`).  It needs the recipe (an adapted Posterior
-  without a closed form cannot be refit: an error).
-
-``estimator="auto"`` gives every row the same quantity (:func:`estimate_table`): each
-candidate's first choice is exact, else PSIS (if its Pareto k are all below the threshold),
-else K-fold.  Exact and PSIS rows are both the leave-one-out ELPD and stay together; once any
-candidate needs K-fold, every candidate is scored by K-fold on the same folds, since a
-K-fold ELPD (each target predicted from n(1 − 1/K) others) is not a leave-one-out one.
-
-At d ≳ 32 PSIS fails for these models (a Student-t predictive moves a lot when one target is
-left out, so the importance ratios have infinite variance; k > 1 at d = 64): the exact and
-K-fold estimators are what make the ranking right there.  Stacking weights (Yao et al. 2018)
-are computed in log space from the pointwise ELPDs; a stacking that does not reach its
-optimum gives NaN weights and a warning, never made-up ones.
+Estimators: ``"exact"`` (the closed-form NIW Student-t predictive), ``"psis"`` (accepted only
+when every Pareto k is below :func:`k_threshold`) and ``"kfold"``; ``"auto"`` gives every row
+the same quantity (:func:`estimate_table`).  Details: ``docs/guides/model-criticism.md``.
 """
 
 from __future__ import annotations
@@ -79,8 +34,7 @@ from ..threads import limited_blas
 #: the largest Pareto k threshold (ArviZ's, for S ≥ 2200 draws)
 K_THRESHOLD = 0.7
 ESTIMATORS = ("auto", "exact", "psis", "kfold")
-#: guide draws of an SVI importance sample when ``num_draws`` is not given (K-fold refits
-#: draw :func:`~.uncertainty.default_draws`: 200, fewer where draws are costly)
+#: guide draws of an SVI importance sample when ``num_draws`` is not given
 SVI_DRAWS = 1000
 #: options of the inference method (not of the prior): dropped for the exact refits
 INFERENCE_OPTIONS = set(
@@ -111,8 +65,7 @@ class Estimate:
     mcse: float = 0.0
     #: draws of the Monte-Carlo average (None for a closed form)
     num_draws: int | None = None
-    #: why the estimate cannot be ranked (None: it can) — its Monte-Carlo average is not
-    #: trustworthy (Pareto k above the threshold, or too few draws to fit a tail)
+    #: why the estimate cannot be ranked (None: it can): its Monte-Carlo average is not trusted
     unreliable: str | None = None
 
     @property
@@ -198,6 +151,9 @@ class PriorComparison:
         the Pareto k of the Monte-Carlo candidates (:attr:`pareto_k`); saved to ``path`` when
         given."""
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+
+        from ..plots import finish
 
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.6 * len(self.loo) + 2.2))
         elpd_panel(ax1, self.table.rename(index=lambda n: f"{n} ({self.loo[n].estimator})"))
@@ -214,12 +170,8 @@ class PriorComparison:
         ax2.set_xlabel("target anchor")
         ax2.set_ylabel("Pareto k")
         # ELPDs of many targets are large numbers and anchors many: few ticks, no overlap
-        from matplotlib.ticker import MaxNLocator
-
         ax1.xaxis.set_major_locator(MaxNLocator(nbins=4))
         ax2.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
-        from ..plots import finish
-
         return finish(fig, path)
 
 
@@ -306,11 +258,6 @@ def _fit(kind: str, recipe, targets: np.ndarray, tau):
     return adapt(kind, broad, targets, tau=tau, **opts)
 
 
-def _posterior(candidate, recipe, kind: str, targets: np.ndarray, tau):
-    """The candidate's posterior on all targets: an adapted Posterior itself, else its fit."""
-    return candidate if recipe is None else _fit(kind, recipe, targets, tau)
-
-
 # ---- estimators ----------------------------------------------------------------------------
 
 
@@ -389,15 +336,6 @@ def psis_unavailable(post) -> str | None:
     return caveat if caveat is not None else point
 
 
-def _svi_draws(post, targets, num: int, seed: int) -> np.ndarray:
-    """``log p(tᵢ | θ_s)`` ``[S, n]`` and log weights ``[S]`` of fresh guide draws."""
-    from ..adaptation.svi import guide_log_weights
-
-    draws, lw = guide_log_weights(post, num, seed)
-    draws = post.lift_draws(draws, np.random.default_rng(seed))  # a subspace run's lift
-    return post.likelihood().log_density(draws, targets), lw
-
-
 def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     """PSIS-LOO of ``post``'s draws: ``(Estimate, InferenceData or None)``; SVI draws weighted by
     ``log p − log q`` first."""
@@ -406,30 +344,28 @@ def psis_loo(post, targets: np.ndarray, num_draws: int | None, seed: int):
     with warnings.catch_warnings():  # high k is judged below, against the S-dependent threshold
         warnings.simplefilter("ignore")
         if post.variational:
-            ll, lw = _svi_draws(post, targets, num_draws or SVI_DRAWS, seed)
+            from ..adaptation.svi import guide_log_weights
+
+            draws, lw = guide_log_weights(post, num_draws or SVI_DRAWS, seed)
+            draws = post.lift_draws(draws, np.random.default_rng(seed))  # a subspace run's lift
+            ll = post.likelihood().log_density(draws, targets)  # [S, n]
             logr, k = adz.psis_log_weights((lw[:, None] - ll).T)  # [n, S]
             pointwise = scipy.special.logsumexp(logr + ll.T, axis=1)
             # the self-normalised posterior predictive of every target given all of them
             lwn = lw - scipy.special.logsumexp(lw)
             lppd = scipy.special.logsumexp(lwn[:, None] + ll, axis=0)
-            est = Estimate(
-                pointwise,
-                "psis",
-                "PSIS over guide draws weighted by log p − log q "
-                "(approximate-posterior correction)",
-                np.asarray(k),
-                k_threshold(len(lw)),
-                float(np.sum(lppd - pointwise)),
-                num_draws=len(lw),
+            note = (
+                "PSIS over guide draws weighted by log p − log q (approximate-posterior correction)"
             )
-            return _judged(est), None
-        idata = inference_data(post, num_draws=num_draws, seed=seed, targets=targets, prior=False)
-        pointwise, k, p_loo = adz.loo(idata)
-    sizes = idata["posterior"].sizes
-    s = int(sizes["chain"] * sizes["draw"])
-    est = Estimate(
-        pointwise, "psis", f"PSIS over {s} posterior draws", k, k_threshold(s), p_loo, num_draws=s
-    )
+            s, p_loo, k, idata = len(lw), float(np.sum(lppd - pointwise)), np.asarray(k), None
+        else:
+            idata = inference_data(
+                post, num_draws=num_draws, seed=seed, targets=targets, prior=False
+            )
+            pointwise, k, p_loo = adz.loo(idata)
+            s = int(idata["posterior"].sizes["chain"] * idata["posterior"].sizes["draw"])
+            note = f"PSIS over {s} posterior draws"
+    est = Estimate(pointwise, "psis", note, k, k_threshold(s), p_loo, num_draws=s)
     return _judged(est), idata
 
 
@@ -451,9 +387,7 @@ def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
 
 
 def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None) -> Estimate:
-    """K-fold ELPD of one candidate: each fold by the closed-form predictive where ``post`` has one,
-    else by refits scored by ``log mean_s p(t | θ_s)`` (or the family's conditional predictive),
-    with Pareto k / draws-doubling reliability (module docstring)."""
+    """K-fold ELPD of one candidate: closed-form folds, or refits scored by Monte Carlo."""
     from .uncertainty import default_draws
 
     parts = kfold_parts(len(targets), folds, seed)
@@ -487,13 +421,9 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
         sizes.append(len(ll))
     if closed:
         held = HELD if recipe is None and _chosen_on_targets(post) else ""
-        return Estimate(
-            out,
-            "kfold",
-            f"{k}-fold ({why}); each fold scored by the closed-form Student-t predictive "
-            f"given its training targets{held}",
-            p_loo=_p_kfold(post, targets, out, tau),
-        )
+        note = f"{k}-fold ({why}); each fold scored by the closed-form Student-t predictive "
+        note += f"given its training targets{held}"
+        return Estimate(out, "kfold", note, p_loo=_p_kfold(post, targets, out, tau))
     exact = structured == k and all(s == 1 for s in sizes)
     if structured:
         how = (
@@ -557,6 +487,10 @@ def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.nda
     return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64)
 
 
+#: contiguous batches of the batch-means variance of a Monte-Carlo average
+BATCHES = 10
+
+
 def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
     """``(log mean_s p [m], variance of their sum, Pareto k [m])`` of a fold's ``ll [S, m]``
     (batch-means variance; S = 1: exact, k −inf; k NaN unless ``tail``)."""
@@ -567,26 +501,17 @@ def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float,
     if len(ll) == 1:
         return lme, 0.0, np.full(ll.shape[1], -np.inf)
     ratio = np.exp(ll - lme).sum(1)  # Σᵢ p_is / p̄ᵢ per draw
-    var = _batch_variance(ratio)
+    b = min(BATCHES, len(ratio) // 2)  # the variance of its mean by batch means (2+ per batch)
+    if b < 2:
+        var = float(np.var(ratio) / len(ratio))
+    else:
+        var = float(np.var([part.mean() for part in np.array_split(ratio, b)], ddof=1) / b)
     if not tail:
         return lme, var, np.full(ll.shape[1], np.nan)
     with warnings.catch_warnings():  # judged by the caller, against the S-dependent threshold
         warnings.simplefilter("ignore")
         k = adz.psis_log_weights(ll.T)[1]
     return lme, var, np.asarray(k)
-
-
-#: contiguous batches of the batch-means variance of a Monte-Carlo average
-BATCHES = 10
-
-
-def _batch_variance(x: np.ndarray) -> float:
-    """Variance of the mean of ``x [S]`` by :data:`BATCHES` batch means (plain below 2 per batch)."""
-    b = min(BATCHES, len(x) // 2)
-    if b < 2:
-        return float(np.var(x) / len(x))
-    means = np.array([part.mean() for part in np.array_split(x, b)])
-    return float(np.var(means, ddof=1) / b)
 
 
 def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | None:
@@ -647,9 +572,8 @@ def estimate_table(
     for name, (kind, recipe, post) in candidates.items():
         if estimator == "exact" and not has_closed_form(post):
             raise AnchorDivError(
-                f"estimator='exact': candidate {name!r}, a "
-                f"{'custom ' * post.custom_model}{kind} model, has no "
-                f"closed-form predictive; use 'kfold' or 'auto'"
+                f"estimator='exact': candidate {name!r}, a {'custom ' * post.custom_model}{kind} "
+                "model, has no closed-form predictive; use 'kfold' or 'auto'"
             )
         if estimator == "psis":
             why = psis_unavailable(post) or data_chosen(post, recipe)
@@ -674,9 +598,8 @@ def estimate_table(
         if estimator == "auto" and len(need) < len(plan):
             note = (
                 f"K-fold for every candidate, on the same folds: {first!r} needs refits "
-                f"({need[first]}), and K-fold's ELPD (each target scored given the "
-                f"n(1 − 1/K) targets outside its fold) is not the leave-one-out one of the "
-                f"other estimators"
+                f"({need[first]}), and K-fold's ELPD (each target scored given the n(1 − 1/K) "
+                "targets outside its fold) is not the leave-one-out one of the other estimators"
             )
         else:
             note = "K-fold for every candidate, on the same folds"
@@ -910,10 +833,10 @@ def compare_priors(
     broads = {f"broad anchors of {name!r}": r[0] for name, r in recipes.items() if r is not None}
     if broads:  # as adapt does: τ from the embeddings, one encoder for all of them
         tau = resolve_tau(tau, targets=t, **broads)
-    candidates = {
-        name: (kinds[name], recipes[name], _posterior(c, recipes[name], kinds[name], t, tau))
-        for name, c in priors.items()
-    }
+    candidates: dict = {}
+    for name, c in priors.items():  # an adapted Posterior is itself, a recipe is fitted
+        r = recipes[name]
+        candidates[name] = (kinds[name], r, c if r is None else _fit(kinds[name], r, t, tau))
     loo, idata, note = estimate_table(
         candidates, t, estimator=estimator, tau=tau, folds=folds, num_draws=num_draws, seed=seed
     )

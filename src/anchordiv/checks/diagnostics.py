@@ -1,27 +1,10 @@
 """Prior–target diagnostics: does a broad prior fit a handful of target anchors — before any
 retrieval is run?
 
-For broad anchors B ``[N, d]`` (or the moment points of a saved prior) and targets T ``[n, d]``:
-
-* ``captured`` — the fraction of the targets' scatter (about their mean) that lies in the
-  prior's ``k`` leading directions (top-k eigenvectors of Cov(B)): ``‖X V_k‖² / ‖X‖²``.  The
-  isotropic control has no preferred directions: a random k-subspace captures ``k/d`` in
-  expectation, which is its value;
-* ``mean_cos2`` / ``max_angle_deg`` — principal angles between the prior's top-k subspace and
-  the targets' principal subspace (rank ``min(k, n − 1)``): the mean squared cosine (1 = the
-  target subspace lies in the prior's, 0 = orthogonal; a random k-subspace gives ``k/d``) and
-  the largest angle;
-* ``log_evidence`` — the NIW log marginal likelihood of the targets per target,
-  ``log p(T) / n`` (:meth:`anchordiv.adaptation.families.NIW.log_marginal`) with fixed strengths κ₀, ν₀;
-* ``loo`` — the exact leave-one-out log predictive density per target: the mean over i of
-  ``log p(t_i | T₋ᵢ)``, the closed-form NIW posterior predictive (a multivariate Student-t,
-  ``t_{νₙ−d+1}(μₙ, Ψₙ(κₙ+1)/(κₙ(νₙ−d+1)))``), so no PSIS approximation is needed; with one
-  target it is the prior predictive.
-
-``log_evidence`` and ``loo`` are also given for the isotropic control (the same strengths and
-mean, covariance ``tr(C)/d · I``), and :func:`diagnose` reports their differences
-(``*_gain``: prior − control).  The prior's mean and covariance are those ``ad.adapt`` uses
-(:func:`anchordiv.adaptation.statistics.broad_moments`, relative ridge ``reg``).
+:func:`diagnose` reports the fraction of the targets' scatter in the prior's ``k`` leading
+directions (``captured``), principal angles between the two subspaces (``mean_cos2``,
+``max_angle_deg``), the NIW log evidence and the exact leave-one-out log predictive per target
+(``log_evidence``, ``loo``), each against the isotropic control (``*_gain``).
 """
 
 from __future__ import annotations

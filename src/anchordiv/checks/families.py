@@ -1,27 +1,13 @@
-"""What the checks layer knows of each family beyond its model — the ArviZ quantities and their
-dims, the SBC problem (broad anchors, fixed strengths, scalar quantities, an exact draw of the
-truth), exact draws as chains and what they cost, PSIS caveats, the broad scale the predictive
-checks project on, exact LOO, measured calibration, the adaptation curves' method — each with a
-generic default here, so a family needs none of them (the way arviz-base keeps its converters in
-the consuming library, not in the model).
+"""What the checks layer knows of each family beyond its model (ArviZ quantities and dims, the
+SBC problem, exact draws, PSIS caveats, broad scale, exact LOO, measured calibration, the
+curves' method), each with a generic default here, so a family needs none of them.
 
-A family declares what it knows better than the defaults in its own class, as its ``hooks``
-(:class:`~anchordiv.adaptation.protocol.Hooks`, :attr:`anchordiv.Family.hooks`); the library's
-families do so in their modules.  :func:`register_checks` sets hooks on a class from outside::
+A family declares better ones as its ``hooks`` (:class:`~anchordiv.adaptation.protocol.Hooks`);
+:func:`register_checks` sets them from outside and :func:`checks_of` reads them along the MRO
+with the defaults filled in::
 
     from anchordiv.checks.families import register_checks
     register_checks(MyPrior, quantities=my_quantities, dims={"radius": ["component"]})
-
-The hooks of a family are read field by field along its class's MRO (a subclass shares its
-base's unless it declares its own); :func:`checks_of` returns them with the defaults filled in.
-
-Defaults: quantities are each site's norm and cosine to the point summary, the sites themselves
-(up to :data:`OWN_SITE_MAX` values per draw) and the model's other latent sites in the draws
-(:func:`site_quantities`); SBC runs on anisotropic broad anchors with a clear rank-2 signal, the
-family's default strengths and one fixed random linear functional per site; exact draws are
-independent (``params.sample``), no PSIS caveat, no broad scale (the identity), no exact LOO, no
-measured calibration; the curves run the exact update where the family is conjugate, else
-:data:`CURVE_NUTS`.
 """
 
 from __future__ import annotations
@@ -38,8 +24,7 @@ from ..adaptation.methods import NUTS, Exact
 from ..adaptation.registry import FAMILIES, LiveMapping
 from ..errors import AnchorDivError
 
-#: the adaptation curves' method for a family that is not conjugate and declares none: a short
-#: NUTS run in full d
+#: the adaptation curves' method for a family not conjugate that declares none: a short NUTS run
 CURVE_NUTS = NUTS(**{"num_warmup": 200, "num_samples": 200, "num_chains": 1, "progress": False})
 
 #: registered family class -> the hooks its class itself declares (read live, read-only)
@@ -102,11 +87,8 @@ def checks_of(fam) -> Hooks:
     """The hooks of a family class (or prior object), with the generic defaults filled in."""
     cls: Any = fam if isinstance(fam, type) else type(fam)
     declared = declared_hooks(cls)
-    found = {
-        f.name: getattr(declared, f.name)
-        for f in dataclasses.fields(Hooks)
-        if getattr(declared, f.name) is not None
-    }
+    values = {f.name: getattr(declared, f.name) for f in dataclasses.fields(Hooks)}
+    found = {k: v for k, v in values.items() if v is not None}
     sites = cls.sites
     defaults = {
         "quantities": lambda draws, ref: site_quantities(sites, draws, ref),

@@ -1,23 +1,14 @@
 """Simulation-based calibration (Talts et al. 2018; MATH.md, "Calibration"), for the library's
 posteriors and for users' own models.
 
-For s = 1..N: θ̃ ~ prior, T̃ ~ p(T | θ̃), draws θ₁..θ_L from the computed posterior given T̃, and
-for each scalar quantity f the rank ``#{l : f(θ_l) < f(θ̃)}`` ∈ {0..L}.  If the inference is
-calibrated the ranks are uniform.  Tests here use the randomised PIT
-``u = (rank + V)/(L + 1)``, V ~ U(0, 1) (exactly U(0, 1) under calibration, ties broken at
-random; values within the rounding of the coarser of the draws' and the truth's precision tie
-(:func:`tie_rtol`), and :func:`library_problem` draws its truths in the precision its inference
-runs in, so a float32 rounding is a tie, not a rank): a χ² test on equal-width bins and a Kolmogorov–Smirnov test; the coverage of the
-central 90 % interval is the fraction of simulations whose u lies in [0.05, 0.95].  Correlated
-draws (Gibbs, NUTS) give non-uniform ranks even when the sampler is right: ``thin`` keeps every
-thin-th draw (thin to about the autocorrelation time).
+Each simulation ranks the truth θ̃ among posterior draws given data simulated from it; the
+randomised PIT ``u = (rank + V)/(L + 1)`` is tested for uniformity (χ² and Kolmogorov–Smirnov)
+and the 90 % coverage reported.  Ties within rounding are broken at random (:func:`tie_rtol`);
+``thin`` thins correlated draws.
 
-    result = ad.sbc(prior_sampler, simulator, inference,
-                    {"trace": lambda p: np.trace(p["Sigma"], axis1=-2, axis2=-1)},
+    result = ad.sbc(prior_sampler, simulator, inference, {"trace": trace_fn},
                     num_simulations=200, seed=0)
     result.summary()          # χ² and KS p-values, 90 % coverage per quantity
-    result.plot("sbc.png")    # rank histograms with the 99 % band of a uniform histogram
-    result.plot_ecdf("ecdf.png")   # ECDF difference with the simultaneous 95 % band
 """
 
 from __future__ import annotations
@@ -192,19 +183,15 @@ class SBCResult:
         return self._panels(path, title, draw, "ECDF(z) − z")
 
 
-def _values(f: Callable, params, name: str, expect: int | None) -> np.ndarray:
+def _values(f: Callable, params, name: str, expect: int) -> np.ndarray:
+    """``f(params)`` as ``[expect]`` float64 scalars, else an error naming the quantity."""
     v = np.asarray(f(params), np.float64).reshape(-1)
-    if expect is not None and v.shape != (expect,):
+    if v.shape != (expect,):
         raise AnchorDivError(
             f"quantities[{name!r}]: must map params with a leading draw axis "
             f"of length {expect} to {expect} scalars, got shape {v.shape}"
         )
     return v
-
-
-def _leading(params) -> dict:
-    """``f(params)`` as ``[expect]`` float64 scalars, else an error naming the quantity."""
-    return {k: np.asarray(v)[None] for k, v in params.items()}
 
 
 @limited_blas
@@ -286,9 +273,10 @@ def sbc(
         num_draws = length
         row_r, row_u = [], []
         rtol = tie_rtol([*draws.values(), *truth.values()])
+        lead = {k: np.asarray(v)[None] for k, v in truth.items()}
         for name in names:
             f = quantities[name]
-            v, t = _values(f, draws, name, length), _values(f, _leading(truth), name, 1)[0]
+            v, t = _values(f, draws, name, length), _values(f, lead, name, 1)[0]
             tie = np.abs(v - t) <= rtol * np.maximum(np.abs(v), abs(t))
             below, ties = int(np.sum((v < t) & ~tie)), int(np.sum(tie))
             r = below + int(rng.integers(0, ties + 1))
@@ -302,23 +290,18 @@ def sbc(
 def tie_rtol(arrays) -> float:
     """The relative window within which a drawn quantity ties with the truth: :data:`TIE_ULPS` ε of
     the coarsest float among ``arrays``, at least :data:`TIE_RTOL`."""
-    eps = [
-        np.finfo(np.asarray(a).dtype).eps
-        for a in arrays
-        if np.issubdtype(np.asarray(a).dtype, np.floating)
-    ]
-    return float(max([TIE_RTOL, *(TIE_ULPS * e for e in eps)]))
+    dtypes = [np.asarray(a).dtype for a in arrays]
+    eps = [TIE_ULPS * np.finfo(t).eps for t in dtypes if np.issubdtype(t, np.floating)]
+    return float(max([TIE_RTOL, *eps]))
 
 
 # ---- the library's own posteriors -------------------------------------------------------------
 
-#: settings of the sampled inferences of :func:`library_problem` (NUTS: one chain; SVI: a
-#: low-rank Gaussian guide — the delta guide is a point and has no spread to calibrate)
-NUTS_SETTINGS = {"num_warmup": 300, "num_chains": 1}
-SVI_SETTINGS = {"guide": "lowrank", "num_steps": 1500}
-#: the settings of each method class in :func:`library_problem` (a method without an entry runs
-#: with its defaults)
-SETTINGS: dict[type, dict] = {NUTS: NUTS_SETTINGS, SVI: SVI_SETTINGS}
+#: settings of each method class in :func:`library_problem` (others run with their defaults)
+SETTINGS: dict[type, dict] = {
+    NUTS: {"num_warmup": 300, "num_chains": 1},
+    SVI: {"guide": "lowrank", "num_steps": 1500},
+}
 
 
 def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
@@ -326,25 +309,6 @@ def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
     run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}
     names = method_options(cls())
     return cls(**{k: v for k, v in run.items() if k in names}, **SETTINGS.get(cls, {}))
-
-
-def _inference(prior, method: type, num_draws: int):
-    """``inference(rng, targets) -> {site: [num_draws, ...]}`` of ``prior`` by ``method`` (``ad.infer``),
-    in draw order."""
-    import jax
-
-    from ..adaptation import infer
-
-    sites = type(prior).sites
-    x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
-
-    def run(rng, t):
-        seed = int(rng.integers(2**31))
-        post = infer(prior, t, sbc_method(method, num_draws, seed, x64), tau=1.0)
-        draws = post.ordered_draws(seed, num_draws)
-        return {k: np.asarray(v, np.float64) for k, v in draws.items() if k in sites}
-
-    return run
 
 
 def library_problem(
@@ -376,6 +340,8 @@ def library_problem(
     (8, 3)"""
     import jax
 
+    from ..adaptation import infer
+
     if method not in METHODS:
         raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
     cls = METHODS[method]
@@ -398,9 +364,7 @@ def library_problem(
     # the likelihood the update is conjugate to
     lik = fam.likelihood_type(fam, kwargs, hooks.sbc_fixed(ref_fixed), d)
 
-    # the truth in the precision the inference runs in: a site the model only records (a
-    # deterministic copy of a float64 constant) is drawn as its float32 rounding, and a truth
-    # kept in float64 would rank above or below every draw by that rounding alone
+    # the truth in the precision the inference runs in (a float64 truth would rank by rounding)
     runs_model = issubclass(cls, ModelMethod)  # NUTS/SVI run in the run dtype; exact in float64
     x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
     precision = np.float64 if params is not None and not runs_model or x64 else np.float32
@@ -412,10 +376,16 @@ def library_problem(
     def simulator(r, p):
         return lik.sample({k: np.asarray(v)[None] for k, v in p.items()}, n, r)[0]
 
+    def inference(r, t):  # {site: [num_draws * thin, ...]} by ad.infer, in draw order
+        s, size = int(r.integers(2**31)), num_draws * thin
+        post = infer(prior, t, sbc_method(cls, size, s, bool(x64)), tau=1.0)
+        draws = post.ordered_draws(s, size)
+        return {k: np.asarray(v, np.float64) for k, v in draws.items() if k in type(prior).sites}
+
     return {
         "prior_sampler": prior_sampler,
         "simulator": simulator,
-        "inference": _inference(prior, cls, num_draws * thin),
+        "inference": inference,
         "quantities": quantities,
         "thin": thin,
     }

@@ -1,37 +1,12 @@
 """Power-scaling prior sensitivity: how much the prior drives a posterior (Kallioinen, Paananen,
-Bürkner & Vehtari 2023, *Statistics and Computing* 34; MATH.md, "Power-scaling prior
-sensitivity").
+Bürkner & Vehtari 2023; MATH.md, "Power-scaling prior sensitivity").
 
-The prior p(θ) is raised to a power α near 1 and the change of the posterior is measured:
-
-* the diagnostic, per quantity of the posterior (:func:`~.uncertainty.inference_data`'s
-  ``posterior`` group: the family's interpretable quantities, and the sites themselves at
-  d ≤ 8): the cumulative Jensen–Shannon distance between the posterior marginal and the
-  power-scaled one at α = 1/(1 + δ) and 1 + δ, per unit log₂ α — ArviZ's ``psens``
-  (arviz-stats' ``psense``) computed on the same draws; above :data:`THRESHOLD` (0.05, the
-  paper's) the quantity is prior-sensitive;
-* the α curve, for each α of ``alphas``: each site's posterior mean and, given queries and a
-  gallery, how the posterior-mean scorer's retrieval moves — the top-k overlap with the α = 1
-  scorer and, given relevance, its AUPRC.
-
-Two ways (``method``):
-
-* ``"exact"`` — the default for a conjugate posterior whose family has
-  ``power_scaled_posterior`` (:class:`~anchordiv.adaptation.Family`; the gaussian and
-  diagonal-gaussian kinds): the prior raised to α is again of the conjugate form (NIW: κ₀ → ακ₀,
-  Ψ₀ → αΨ₀, ν₀ + d + 2 → α(ν₀ + d + 2)) and its ordinary update is the power-scaled
-  posterior: the α curve in closed form, no weights.  The diagnostic reweights the exact draws
-  by the exact ratio p(θ)^(α − 1) (no smoothing: the draws and the ratio are exact);
-* ``"psis"`` — every other posterior (NUTS, SVI, the latent and mixture kinds): importance
-  weights w_s ∝ p(θ_s)^(α − 1) on the draws, Pareto-smoothed
-  (:func:`.arviz.psis_log_weights`), with each α's Pareto k and the means' Monte-Carlo standard
-  errors (NUTS draws: scaled by the chains' relative efficiency).  An SVI guide's draws are
-  reweighted as if they were the posterior's, as ``az.psens`` does: the result describes the
-  approximation.
-
-Power-scaling is defined on the density of the parameters the family's model states (μ, Σ for
-the gaussian kind), with the log prior of each draw from
-:func:`~.uncertainty.log_prior` (the ``log_prior`` group of ``ad.inference_data``).
+The prior is raised to a power α near 1: the diagnostic per posterior quantity is the
+cumulative Jensen–Shannon distance per unit log₂ α (ArviZ's ``psens``; above :data:`THRESHOLD`
+the quantity is prior-sensitive), and the α curve gives each site's posterior mean and the
+retrieval of the posterior-mean scorer.  ``method="exact"`` updates the power-scaled conjugate
+prior in closed form; ``"psis"`` Pareto-smooths weights ``p(θ_s)^(α − 1)`` on the draws.
+Details: ``docs/guides/model-criticism.md``.
 """
 
 from __future__ import annotations
@@ -82,8 +57,7 @@ def cjs_distance(x, weights) -> np.ndarray:
 
 
 def sensitivity_values(x, log_weights: tuple, delta: float) -> np.ndarray:
-    """Power-scaling sensitivity ``[m]`` of the columns of ``x`` given the log weights of
-    α = 1/(1 + δ) and 1 + δ (ArviZ's ``psens``)."""
+    """Power-scaling sensitivity ``[m]`` of the columns of ``x`` (ArviZ's ``psens``)."""
     total = 0.0
     for lw in log_weights:
         w = np.exp(lw - lw.max())
@@ -177,14 +151,10 @@ class PriorSensitivity:
 
         rows = {}
         for name, v in self.sensitivity.items():
-            v = np.asarray(v)
+            v, s = np.asarray(v), float(np.max(v))
             at = np.unravel_index(int(np.argmax(v)), v.shape) if v.ndim else ()
-            s = float(np.max(v))
-            rows[name] = {
-                "sensitivity": s,
-                "at": str(tuple(int(i) for i in at)),
-                "diagnosis": "prior-sensitive" if s > self.threshold else "-",
-            }
+            diagnosis = "prior-sensitive" if s > self.threshold else "-"
+            rows[name] = {"sensitivity": s, "at": str(tuple(map(int, at))), "diagnosis": diagnosis}
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def curve(self):
@@ -198,9 +168,8 @@ class PriorSensitivity:
         for i, a in enumerate(self.alphas):
             row = {"alpha": float(a)}
             for site, m in self.site_means[i].items():
-                row[f"shift_{site}"] = float(
-                    np.linalg.norm(m - one[site]) / max(np.linalg.norm(one[site]), 1e-300)
-                )
+                shift = np.linalg.norm(m - one[site]) / max(np.linalg.norm(one[site]), 1e-300)
+                row[f"shift_{site}"] = float(shift)
             if self.pareto_k is not None:
                 row["pareto_k"] = float(self.pareto_k[i])
             if self.topk_overlap is not None:
@@ -225,19 +194,14 @@ class PriorSensitivity:
             for n, v in self.worst.items()
         ]
         if self.topk_overlap is not None:
-            parts = []
-            for i, a in enumerate(self.alphas):
-                if i == self.reference:
-                    continue
-                part = f"α {a:g}: overlap {self.topk_overlap[i].mean():.3f}"
-                if self.auprc is not None:
-                    part += f", AUPRC {_mean_auprc(self.auprc[i]):.3f}"
-                parts.append(part)
-            base = (
-                ""
-                if self.auprc is None
-                else f" (AUPRC {_mean_auprc(self.auprc[self.reference]):.3f} at α 1)"
-            )
+            au = self.auprc
+            parts = [
+                f"α {a:g}: overlap {self.topk_overlap[i].mean():.3f}"
+                + ("" if au is None else f", AUPRC {_mean_auprc(au[i]):.3f}")
+                for i, a in enumerate(self.alphas)
+                if i != self.reference
+            ]
+            base = "" if au is None else f" (AUPRC {_mean_auprc(au[self.reference]):.3f} at α 1)"
             rows.append(f"  retrieval, top-{self.k}{base}: " + "; ".join(parts))
         if self.note:
             rows.append(f"  note: {self.note}")
@@ -312,18 +276,6 @@ def _mean_auprc(values) -> float:
     return float(v[ok].mean()) if ok.any() else float("nan")
 
 
-def _scorer_metrics(models, q, g, k: int, relevance):
-    """``(topk_overlap [A, Q], auprc [A, Q] or None)`` of ``models[1:]`` against ``models[0]``."""
-    from ..retrieval.divergence import top_k
-    from .uncertainty import model_auprc, overlap
-
-    ref, _ = top_k(models[0], q, g, k)
-    overlaps = [overlap(top_k(model, q, g, k)[0], ref, k) for model in models[1:]]
-    if relevance is None:
-        return np.asarray(overlaps), None
-    return np.asarray(overlaps), np.asarray([model_auprc(m, q, g, relevance) for m in models[1:]])
-
-
 def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
     """The α grid (sorted, with 1) and a note of the default α left out (given ones are checked)."""
     given = alphas is not None
@@ -332,25 +284,16 @@ def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
     for a in grid:
         try:
             exact_at(a)
+            kept.append(a)
         except AnchorDivError as err:
             if given:
                 raise
             dropped.append(a)
             why = why or str(err).removeprefix("alpha: ")
-            continue
-        kept.append(a)
     note = ""
     if dropped:
         note = f"α = {', '.join(f'{a:g}' for a in dropped)} left out of the default grid: {why}"
     return np.asarray(kept), note
-
-
-def _resampled(flat: dict, w: np.ndarray, rng) -> dict:
-    """Stratified resampling of the draws ``flat {site: [S, ...]}`` by the weights ``w [S]``."""
-    s = len(w)
-    cw = np.cumsum(w / w.sum())
-    idx = np.minimum(np.searchsorted(cw, (rng.random() + np.arange(s)) / s), s - 1)
-    return {k: v[idx] for k, v in flat.items()}
 
 
 @limited_blas
@@ -480,17 +423,16 @@ def prior_sensitivity(
                 f"{int(np.sum(~np.isfinite(lp)))} of {s} draws"
             )
         quantities = checks_of(post.family_class).quantities(draws, post.params("mean"))
-        lws = []
-        for a in (1 / (1 + delta), 1 + delta):
-            r = (a - 1) * lp
-            exact = method == "exact"
-            lws.append(
-                r - scipy.special.logsumexp(r) if exact else adz.psis_log_weights(r[None])[0][0]
-            )
+        ratios = [(a - 1) * lp for a in (1 / (1 + delta), 1 + delta)]
+        lws = [
+            r - scipy.special.logsumexp(r)
+            if method == "exact"
+            else adz.psis_log_weights(r[None])[0][0]
+            for r in ratios
+        ]
         for name, v in quantities.items():
             v = np.asarray(v, np.float64)
-            col = v.reshape((s, -1))
-            sens[name] = sensitivity_values(col, lws, delta).reshape(v.shape[2:])
+            sens[name] = sensitivity_values(v.reshape((s, -1)), lws, delta).reshape(v.shape[2:])
 
     means, mcse, ks, models = [], None, None, []
     if method == "exact":
@@ -520,14 +462,22 @@ def prior_sensitivity(
             means.append(m)
             mcse.append(e)
             if retrieval:
-                picked = flat if a == 1.0 else _resampled(flat, w, rng)
+                picked = flat
+                if a != 1.0:  # stratified resampling of the draws by the weights
+                    cw = np.cumsum(w / w.sum())
+                    idx = np.minimum(np.searchsorted(cw, (rng.random() + np.arange(s)) / s), s - 1)
+                    picked = {k: v[idx] for k, v in flat.items()}
                 models.append(post.to_model(summarise(picked, "mean", None)))
         ks = np.asarray(kvals)
     overlap = auprc = None
-    if retrieval:
-        ref = int(np.flatnonzero(grid == 1.0)[0])
-        order = [ref] + list(range(len(grid)))
-        overlap, auprc = _scorer_metrics([models[i] for i in order], q, g, k, relevance)
+    if retrieval:  # each α's scorer against α = 1's
+        from ..retrieval.divergence import top_k
+        from .uncertainty import model_auprc, overlap as kept
+
+        ref = top_k(models[int(np.flatnonzero(grid == 1.0)[0])], q, g, k)[0]
+        overlap = np.asarray([kept(top_k(m, q, g, k)[0], ref, k) for m in models])
+        if relevance is not None:
+            auprc = np.asarray([model_auprc(m, q, g, relevance) for m in models])
     fields = (method, grid, sens, means, mcse, ks, overlap, auprc, k if retrieval else None, s)
     result = PriorSensitivity(*fields, delta, note)
     if result.unreliable:

@@ -1,12 +1,6 @@
-"""Posterior uncertainty: ArviZ InferenceData of interpretable quantities, retrieval stability
-across posterior draws, and InferenceData persistence.
-
-The quantities are each family's (its ``quantities`` hook, :mod:`.families`: the gaussian kind's
-mean cosine, covariance trace and eigenvalues, the latent kinds' principal angles, ...; by
-default each site's norm and cosine to the posterior-mean point summary).  NUTS runs add the
-sample statistics, so ``az.summary``, ``az.ess``, ``az.rhat`` and ArviZ's plots work.  The data
-object is the installed ArviZ's (:mod:`anchordiv.checks.arviz`).  Exact posteriors give two
-chains (independent draws, or two independent Gibbs chains), so ESS and R-hat are honest.
+"""Posterior uncertainty: ArviZ data of each family's interpretable quantities (its
+``quantities`` hook, :mod:`.families`), retrieval stability across posterior draws, and
+InferenceData persistence.  Exact posteriors give two chains, so ESS and R-hat are honest.
 """
 
 from __future__ import annotations
@@ -40,8 +34,7 @@ STATS.update(accept_prob="acceptance_rate", energy="energy")
 
 #: default number of draws of :func:`inference_data`
 DEFAULT_DRAWS = 200
-#: Gibbs budget of the default draw count, in units of k·q³ (one sweep of a latent posterior,
-#: :meth:`~anchordiv.adaptation.families.BinghamPosterior.sweep_cost`): ≈ 30 s per chain on one core
+#: Gibbs budget of the default draw count, in units of k·q³ (≈ 30 s per chain on one core)
 GIBBS_BUDGET = 6e10
 CHAINS = 2
 #: memory for the default number of exact covariance draws (Σ or Σ_k, float64)
@@ -51,8 +44,7 @@ PRIOR_MAX_D = 64
 
 
 def default_draws(post) -> int:
-    """:data:`DEFAULT_DRAWS`, or fewer where that costs too much: the Gibbs budget
-    (:data:`GIBBS_BUDGET` per chain, at least 10) or the memory of covariance draws (:data:`DRAW_BYTES`)."""
+    """:data:`DEFAULT_DRAWS`, or fewer within :data:`GIBBS_BUDGET` and :data:`DRAW_BYTES`."""
     hooks = checks_of(post.family_class)
 
     def budget(params) -> int:  # of an exact posterior's parameters
@@ -69,20 +61,11 @@ def default_draws(post) -> int:
     return post.draw_budget(budget, DEFAULT_DRAWS)
 
 
-def chain_draws(post, num_draws: int, seed: int, chains: int = CHAINS) -> dict:
-    """Exact-posterior draws ``{site: [chains, ⌈num_draws/chains⌉, ...]}`` (independent, or
-    independent Gibbs chains)."""
-    per_chain = -(-num_draws // chains)
-    return post.chain_draws(seed, chains, per_chain)
-
-
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
-    """Parameter draws ``[chains, draws, ...]`` and NUTS stats; an SVI guide's draws are one chain
-    (split, they would show an R-hat of 1.00 that says nothing of convergence)."""
-    if post.variational:
-        return chain_draws(post, num_draws, seed, chains=1), None
-    if post.independent_draws:  # exact draws
-        return chain_draws(post, num_draws, seed), None
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats (an SVI guide's: one chain)."""
+    if post.variational or post.independent_draws:  # exact draws: CHAINS independent chains
+        chains = 1 if post.variational else CHAINS
+        return post.chain_draws(seed, chains, -(-num_draws // chains)), None
     n = next(iter(post.samples.values())).shape[1]
     if num_draws > n:
         warnings.warn(
@@ -114,7 +97,6 @@ def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
 
 def prior_draws(post, num_draws: int, seed: int) -> dict | None:
     """Prior draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's model (None for a custom model)."""
-
     if post.model_kwargs is None or post.custom_model:
         return None
     per_chain = -(-num_draws // CHAINS)
@@ -128,12 +110,10 @@ PPC_DIRECTIONS = 3
 
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
-    """``[d, k]`` leading broad directions: the subspace basis, the family's ``ppc_directions``,
-    the top eigenvectors of its ``prior_scale``, else the coordinate axes."""
+    """``[d, k]`` leading broad directions (subspace basis, hook, ``prior_scale``, or axes)."""
     hooks = checks_of(post.family_class)
     own = post.principal_directions(k)
-    if own is None:
-        own = hooks.ppc_directions(post, k)
+    own = hooks.ppc_directions(post, k) if own is None else own
     if own is not None:
         return own
     scale = hooks.prior_scale(post.model_kwargs or {}, post.params("mean"))
@@ -154,8 +134,7 @@ def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarra
 
 
 def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
-    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups (with the
-    :func:`ppc_statistics`); the observed data alone where the draws' model is not known."""
+    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups of the draws."""
     obs, v = np.asarray(targets, np.float64), broad_directions(post)
     observed = {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
     lik = post.model_likelihood()  # the model the draws come from (a user's, model=)
@@ -189,8 +168,7 @@ def likelihood_attrs(post) -> dict[str, str]:
 
 
 def no_log_prior(post) -> str | None:
-    """Why the prior density of ``post``'s draws is not known (a user's model, no model keywords,
-    a ``subspace=`` run), or None."""
+    """Why the prior density of ``post``'s draws is not known, or None."""
     if post.custom_model:
         return "its draws come from a user's NumPyro model, whose prior anchordiv does not keep"
     if post.model_kwargs is None:
@@ -262,8 +240,7 @@ def svi_calibration(guide: str | None = MEASURED_GUIDE) -> str:
 
 
 def calibration_notes(post) -> dict[str, str]:
-    """``calibration`` and ``log_likelihood_note`` attributes where draws are approximate or PSIS
-    would not estimate leave-one-out refits."""
+    """``calibration`` and ``log_likelihood_note`` attributes (approximate draws, PSIS caveats)."""
     hooks, out = checks_of(post.family_class), {}
     if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
@@ -272,9 +249,8 @@ def calibration_notes(post) -> dict[str, str]:
     caveat = hooks.psis_caveat(post)
     if caveat is not None:
         out["log_likelihood_note"] = (
-            f"az.loo/az.waic on this group do not estimate "
-            f"leave-one-out refits: {caveat}; ad.compare_priors "
-            f"refits (K-fold)"
+            f"az.loo/az.waic on this group do not estimate leave-one-out refits: {caveat}; "
+            "ad.compare_priors refits (K-fold)"
         )
     return out
 
@@ -368,13 +344,11 @@ def inference_data(
     if post.custom_model:
         groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
     groups.update(log_prior_group(post, draws))  # prior sensitivity (az.psens)
-    if targets is None:
-        targets = post.fixed.get("targets")
+    targets = post.fixed.get("targets") if targets is None else targets
     if targets is not None:
         targets = as_matrix("targets", targets, dim=post.dim)
         groups.update(model_groups(post, draws, targets, seed))
-    if prior is None:
-        prior = post.dim <= PRIOR_MAX_D
+    prior = post.dim <= PRIOR_MAX_D if prior is None else prior
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
         groups["prior"] = hooks.quantities(pdraws, ref)
@@ -382,16 +356,10 @@ def inference_data(
             flat, shape = _merge(pdraws)
             rng = np.random.default_rng(seed + 3)
             pp = _split(post.likelihood().sample(flat, len(targets), rng), shape)
-            groups["prior_predictive"] = {
-                "targets": pp,
-                **ppc_statistics(pp, broad_directions(post)),
-            }
-    # netCDF attributes cannot hold booleans: store flags as 0/1
-    keep = {
-        k: int(v) if isinstance(v, bool) else v
-        for k, v in post.info.items()
-        if isinstance(v, (int, float, str, bool))
-    }
+            ppc = ppc_statistics(pp, broad_directions(post))
+            groups["prior_predictive"] = {"targets": pp, **ppc}
+    info = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str))}
+    keep = {k: int(v) if isinstance(v, bool) else v for k, v in info.items()}  # netCDF: no bools
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
     if post.variational:
         attrs["chains_note"] = (
@@ -456,12 +424,10 @@ class RetrievalUncertainty:
     def __repr__(self) -> str:
         s, q = self.topk_overlap.shape
         parts = [f"draws={s}", f"queries={q}", f"interval={self.interval:g}"]
-        band = self.summary()
-        parts.append(
-            "topk_overlap={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["topk_overlap"])
-        )
+        band, fmt = self.summary(), "{mean:.3f} [{low:.3f}, {high:.3f}]"
+        parts.append("topk_overlap=" + fmt.format(**band["topk_overlap"]))
         if "auprc" in band:
-            parts.append("auprc={mean:.3f} [{low:.3f}, {high:.3f}]".format(**band["auprc"]))
+            parts.append("auprc=" + fmt.format(**band["auprc"]))
             parts.append(f"point_auprc={band['point_auprc']:.3f}")
         return f"RetrievalUncertainty({', '.join(parts)})"
 
@@ -476,8 +442,7 @@ class RetrievalUncertainty:
         if self.auprc is not None:
             out["auprc"] = self._band(np.nanmean(self.auprc, axis=1))
             out["point_auprc"] = float(np.nanmean(self.point_auprc))
-            # queries without a relevant item have AUPRC NaN in every draw: left out (numpy's
-            # "All-NaN slice encountered" warning reached the demo's output)
+            # queries without a relevant item (AUPRC NaN in every draw) are left out
             ok = np.isfinite(self.auprc).any(axis=0)
             q = np.nanquantile(
                 self.auprc[:, ok], [(1 - self.interval) / 2, (1 + self.interval) / 2], axis=0
