@@ -370,7 +370,7 @@ def shifted_grams(f: Folds, s: np.ndarray) -> tuple[np.ndarray, ...]:
             inverse_gram(f.lam, pw, pw, (w * w).sum(1), s),
             inverse_gram(f.lam, pw, pb[None], w @ ybar, s),
             inverse_gram(f.lam, pb, pb, ybar @ ybar, s),
-            log_det_shifted(f.lam, s, d),
+            np.log(s[:, None] + f.lam[None]).sum(1) + (d - len(f.lam)) * np.log(s),
         )
     diag, off = f.tri
     rhs = np.column_stack([ybar, w.T])  # [d, 1 + F]
@@ -430,11 +430,6 @@ def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
     return lp.mean(0)
 
 
-def log_det_shifted(lam: np.ndarray, s: np.ndarray, d: int) -> np.ndarray:
-    """``log det(s I + V Λ Vᵀ)`` in d dimensions for every ``s [S]``."""
-    return np.log(s[:, None] + lam[None]).sum(1) + (d - len(lam)) * np.log(s)
-
-
 def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:
     """``[len(grid)]`` closed-form log evidence ``log p(T)`` of the targets (whitened
     ``y [n, d]``, :func:`whitened`) under the NIW prior of each strength s (κ₀ = s,
@@ -470,15 +465,17 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = M
     return float(fold_scores(f, logdet_c, [s])[0])
 
 
-def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> float:
+def density_strength(
+    mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS, scatter=None
+) -> float:
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
     the weak hyperprior of :func:`log_hyperprior` (why: docs/guides/adaptation-recipe.md,
     ``benchmarks/results/bench_recipe-small-n.md``).  It is the upper bound of the recipe's
-    strength (:func:`gaussian_strengths`)."""
+    strength (:func:`gaussian_strengths`); ``scatter`` as for :func:`density_scores`."""
     grid = np.asarray([positive("grid", g) for g in grid])
-    score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
+    score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds, scatter=scatter)
     return float(grid[first_max(score)])
 
 
@@ -573,8 +570,7 @@ def gaussian_strengths(
     # shared by both criteria (and, for adapt's frozen targets, with the exact update)
     scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
     grid = np.asarray([positive("grid", g) for g in grid])
-    score = density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
-    dens = float(grid[first_max(score)])
+    dens = density_strength(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
     nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))

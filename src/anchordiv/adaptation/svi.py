@@ -94,19 +94,15 @@ def convergence(
     step still moves the parameters (a ridge of the loss)."""
     w = window or max(20, len(loss) // 10)
     out = {"converged": False, "relative_change": float("nan"), "param_change": float(moved)}
-    out["window"] = int(w)
     if len(loss) < 2 * w:
-        return out
+        return {**out, "window": int(w)}
     last, prev = loss[-w:], loss[-2 * w : -w]
     change = abs(last.mean() - prev.mean())
     noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
     rel = float(change / max(abs(last.mean()), 1.0))
     still = bool(moved > PARAM_TOL["stochastic" if stochastic else "deterministic"] * tol)
-    return {
-        **out,
-        "converged": bool((rel < tol or change <= noise) and not still),
-        "relative_change": rel,
-    }
+    converged = bool((rel < tol or change <= noise) and not still)
+    return {**out, "converged": converged, "relative_change": rel, "window": int(w)}
 
 
 #: compiled SVI runners kept by default (least recently used dropped first)
@@ -183,8 +179,7 @@ def optimise(
                 what = f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite"
                 raise failure(what, prob, values)
             if before is None and done + n > num_steps - w:
-                before = param_snapshot(svi, state) if done + w <= num_steps else None
-                before = before if before is not None else {}
+                before = param_snapshot(svi, state) if done + w <= num_steps else {}
             state, done = new, done + n
             losses.append(loss)
             bar.update(n)
