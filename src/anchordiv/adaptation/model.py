@@ -523,13 +523,12 @@ def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
         return []
 
 
-def failure(what: str, prob: Problem | None = None, values: dict | None = None) -> AnchorDivError:
+def failure(what: str, prob: Problem, values: dict | None = None) -> AnchorDivError:
     """A clear error for a non-finite loss/density (``what`` says what happened), naming the
     sites whose value or log density is not finite at ``values``."""
-    sites = nonfinite_sites(prob, values) if prob is not None and values is not None else []
+    sites = nonfinite_sites(prob, values) if values is not None else []
     where = f" at site(s) {', '.join(sites)}" if sites else ""
-    d = int(prob.targets.shape[-1]) if prob is not None else None
-    dtype = str(prob.targets.dtype) if prob is not None else ""
+    d, dtype = int(prob.targets.shape[-1]), prob.targets.dtype
     return AnchorDivError(f"{what}{where} (d = {d}, {dtype}); {REMEDY}")
 
 

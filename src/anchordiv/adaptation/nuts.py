@@ -50,7 +50,8 @@ class Chains:
             batch(self._chunk_collect, in_axes=(0, None, None, None, None)),
             static_argnums=(3, 4),
         )
-        self._bar, self._limit, self._per_tick = None, 0, 1
+        self._bar, self._limit = None, 0
+        self._per_tick = num_chains if chain_method == "vectorized" else 1  # bar steps per tick
 
     def _init_one(self, key, args, kwargs):
         return self.sampler.init(key, self.num_warmup, model_args=args, model_kwargs=kwargs)
@@ -78,7 +79,6 @@ class Chains:
         outs, done = [], 0
         while done < total:
             n = min(CHUNK, total - done)
-            self._per_tick = self.num_chains if self.chain_method == "vectorized" else 1
             self._limit = bar.n + n * self._per_tick
             state, out = self._collect(state, args, kwargs, n, not bar.disable)
             if collect:

@@ -97,18 +97,6 @@ def derived(fn, a: np.ndarray):
     return memo[fn]
 
 
-def _key(fn, broad: np.ndarray, options: dict) -> tuple:
-    a = np.asarray(broad)
-    return (
-        fn.__module__,
-        fn.__qualname__,
-        digest(a),
-        a.shape,
-        a.dtype.str,
-        tuple(sorted(options.items())),
-    )
-
-
 def _freeze(value):
     if isinstance(value, np.ndarray):
         value = value.view()
@@ -122,7 +110,8 @@ def _freeze(value):
 def cached(fn, broad: np.ndarray, *args, **options):
     """``fn(broad, *args, **options)``, computed once per distinct broad array and options
     (least recently used of :data:`MAX_ENTRIES` evicted)."""
-    key = _key(fn, broad, {**options, "_args": args})
+    a, opts = np.asarray(broad), tuple(sorted({**options, "_args": args}.items()))
+    key = (fn.__module__, fn.__qualname__, digest(a), a.shape, a.dtype.str, opts)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -315,26 +304,22 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
         sw, info = scipy.linalg.lapack.dsygst(raw, chol, itype=1, lower=1)
         if info != 0:
             raise AnchorDivError(f"recipe: whitening the scatter failed (LAPACK info {info})")
-        return tridiagonal_folds(n, sw, solve(tbar - mu0), w), logdet_c
+        # tridiagonal Folds (dsytrd on its lower triangle)
+        c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
+            sw, lower=1, lwork=tridiagonal_workspace(d)
+        )
+        if info != 0:
+            raise AnchorDivError(f"recipe: tridiagonal reduction failed (LAPACK info {info})")
+        rhs = np.column_stack([solve(tbar - mu0), w.T])  # [d, 1 + F]
+        if len(diag) > 1:  # Qᵀ: Q = H(1) ... H(d−1), the reflectors of a QR of c[1:, :−1]
+            lwork = max(1, rhs.shape[1]) * 64
+            qt, _, info = scipy.linalg.lapack.dormqr(b"L", b"T", c[1:, :-1], tau, rhs[1:], lwork)
+            if info != 0:
+                raise AnchorDivError(f"recipe: applying the reduction failed (LAPACK info {info})")
+            rhs = np.vstack([rhs[:1], qt])
+        return Folds(n, None, None, rhs[:, 0], rhs[:, 1:].T, (diag, off)), logdet_c
     lam, v = spectrum(solve((t - tbar).T).T)
     return Folds(n, lam, v, solve(tbar - mu0), w), logdet_c
-
-
-def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarray) -> Folds:
-    """Tridiagonal :class:`Folds` from a ``d × d`` scatter (``dsytrd``, its lower triangle)."""
-    c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
-        scatter, lower=1, lwork=tridiagonal_workspace(len(scatter))
-    )
-    if info != 0:
-        raise AnchorDivError(f"recipe: tridiagonal reduction failed (LAPACK info {info})")
-    rhs = np.column_stack([mean, w.T])  # [d, 1 + F]
-    if len(diag) > 1:  # Qᵀ: Q = H(1) ... H(d−1), the reflectors of a QR of c[1:, :−1]
-        lwork = max(1, rhs.shape[1]) * 64
-        qt, _, info = scipy.linalg.lapack.dormqr(b"L", b"T", c[1:, :-1], tau, rhs[1:], lwork)
-        if info != 0:
-            raise AnchorDivError(f"recipe: applying the reduction failed (LAPACK info {info})")
-        rhs = np.vstack([rhs[:1], qt])
-    return Folds(n, None, None, rhs[:, 0], rhs[:, 1:].T, (diag, off))
 
 
 @functools.lru_cache(maxsize=16)

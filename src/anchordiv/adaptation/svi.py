@@ -188,15 +188,6 @@ def optimise(
     return state, np.concatenate(losses), moved
 
 
-def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
-    """``{site: [1, num, ...]}`` guide draws pushed through the model (one vmap)."""
-    with guard("svi draws"):
-        opts = dict(params=params, num_samples=num, return_sites=sites, parallel=True)
-        draw = Predictive(prob.model, guide=guide, **opts)
-        out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
-    return {k: np.asarray(v)[None] for k, v in out.items()}
-
-
 def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
     """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
     if not hasattr(guide, "median"):
@@ -237,9 +228,7 @@ def svi_points(
             "lifted with the conditional mode"
         )
     mean, mean_how = delta_mean(post, exact, prob.custom)
-    out = {"map": point}
-    if mean is not None:
-        out["mean"] = mean
+    out = {"map": point} | ({"mean": mean} if mean is not None else {})
     return out, {"point_mean": mean_how, "point_map": how}
 
 
@@ -270,7 +259,11 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
             stacklevel=user_stacklevel(),
         )
     num = 1 if delta else integer("num_samples", o.num_samples, low=2)
-    samples = guide_draws(prob, guide, params, sites, num, seed)
+    with guard("svi draws"):  # guide draws pushed through the model (one vmap)
+        opts = dict(params=params, num_samples=num, return_sites=sites, parallel=True)
+        draw = Predictive(prob.model, guide=guide, **opts)
+        out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
+    samples = {k: np.asarray(v)[None] for k, v in out.items()}  # [1, num, ...]
     points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta, exact)
     info = {
         **post.info,
