@@ -271,7 +271,14 @@ class UserModelLikelihood(Likelihood):
     run with ``model=``): what its draws were sampled under."""
 
     def __init__(self, family, model: Callable, kwargs: dict | None, fixed: dict | None, d: int):
-        super().__init__(family, _float_arrays(kwargs or {}), fixed, d)
+        kwargs = kwargs or {}
+        arrays = {
+            k: np.asarray(v)
+            for k, v in kwargs.items()
+            if hasattr(v, "dtype") and hasattr(v, "shape")
+        }
+        floats = {k: a.astype(np.float64) for k, a in arrays.items() if a.dtype.kind == "f"}
+        super().__init__(family, {**kwargs, **floats}, fixed, d)  # JAX arrays as NumPy float64
         self._model = model
 
     def __repr__(self) -> str:
@@ -281,15 +288,6 @@ class UserModelLikelihood(Likelihood):
     @property
     def model(self) -> Callable:
         return self._model
-
-
-def _float_arrays(kwargs: dict) -> dict:
-    """``kwargs`` with JAX arrays as NumPy float64 arrays."""
-    out = {}
-    for k, v in kwargs.items():
-        a = np.asarray(v) if hasattr(v, "dtype") and hasattr(v, "shape") else None
-        out[k] = a.astype(np.float64) if a is not None and a.dtype.kind == "f" else v
-    return out
 
 
 def _positive_definite(m: np.ndarray) -> bool:
