@@ -450,17 +450,15 @@ def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = M
     return float(fold_scores(f, logdet_c, [s])[0])
 
 
-def density_strength(
-    mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS, scatter=None
-) -> float:
+def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS) -> float:
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
     the weak hyperprior of :func:`log_hyperprior` (why: docs/guides/adaptation-recipe.md,
     ``benchmarks/results/bench_recipe-small-n.md``).  It is the upper bound of the recipe's
-    strength (:func:`gaussian_strengths`); ``scatter`` as for :func:`density_scores`."""
+    strength (:func:`gaussian_strengths`)."""
     grid = np.asarray([positive("grid", g) for g in grid])
-    score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds, scatter=scatter)
+    score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
     return float(grid[first_max(score)])
 
 
@@ -555,7 +553,8 @@ def gaussian_strengths(
     # shared by both criteria (and, for adapt's frozen targets, with the exact update)
     scatter = centred_scatter(targets) if len(t) > t.shape[1] else None
     grid = np.asarray([positive("grid", g) for g in grid])
-    dens = density_strength(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
+    score = density_scores(mu0, cov, t, grid=grid, max_folds=max_folds, scatter=scatter)
+    dens = float(grid[first_max(score)])
     nov = target_novelty(t, max_folds=max_folds, scatter=scatter)
     by_novelty = novelty_strength(len(t), nov)
     s = float(np.clip(min(dens, by_novelty), min(grid), max(grid)))
