@@ -149,24 +149,17 @@ def param_change(before: dict, after: dict) -> float:
     )
 
 
-def optimise(
-    svi,
-    run,
-    prob: Problem,
-    dyn: dict,
-    num_steps: int,
-    seed: int,
-    progress: bool,
-    window: int | None = None,
-):
-    """``(state, losses [num_steps], parameter movement over the last window)``."""
+def optimise(svi, run, prob: Problem, dyn: dict, o: Any):
+    """``(state, losses [num_steps], parameter movement over the last window)`` of the
+    :class:`~.methods.SVI` options ``o``."""
+    num_steps = o.num_steps
     if hasattr(svi.guide, "prototype_trace"):
         svi.guide.prototype_trace = None  # a fresh init from this fit's prior
     with guard("svi", prob):
-        state = svi.init(jax.random.PRNGKey(seed), *prob.args, **prob.kwargs)
+        state = svi.init(jax.random.PRNGKey(int(o.seed)), *prob.args, **prob.kwargs)
     losses, done, before = [], 0, None
-    w = window or max(20, num_steps // 10)
-    with tqdm(total=num_steps, desc="SVI", unit="step", disable=not progress) as bar:
+    w = o.convergence_window or max(20, num_steps // 10)
+    with tqdm(total=num_steps, desc="SVI", unit="step", disable=not o.progress) as bar:
         while done < num_steps:
             n = min(CHUNK, num_steps - done)
             with guard("svi", prob):
@@ -186,18 +179,6 @@ def optimise(
             bar.set_postfix(loss=f"{loss[-1]:.4g}")
     moved = param_change(before, param_snapshot(svi, state)) if before else float("nan")
     return state, np.concatenate(losses), moved
-
-
-def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
-    """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
-    if not hasattr(guide, "median"):
-        return None
-    with guard("svi point"):
-        med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
-        out = Predictive(prob.model, posterior_samples=med, return_sites=sites, parallel=True)(
-            jax.random.PRNGKey(0), *prob.args, **prob.kwargs
-        )
-    return {k: np.asarray(v)[0] for k, v in out.items()}
 
 
 def svi_points(
@@ -238,9 +219,7 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     seed = int(o.seed)
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     svi, run = runner(prob, o, static)
-    state, loss, moved = optimise(
-        svi, run, prob, dyn, num_steps, seed, bool(o.progress), o.convergence_window
-    )
+    state, loss, moved = optimise(svi, run, prob, dyn, o)
     guide = svi.guide
     params = svi.get_params(state)
     delta = o.guide == "delta"
@@ -264,7 +243,15 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
         draw = Predictive(prob.model, guide=guide, **opts)
         out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
     samples = {k: np.asarray(v)[None] for k, v in out.items()}  # [1, num, ...]
-    points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta, exact)
+    point = None
+    if hasattr(guide, "median"):  # its median (a delta guide's MAP) with the deterministic sites
+        with guard("svi point"):
+            med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
+            out = Predictive(prob.model, posterior_samples=med, return_sites=sites, parallel=True)(
+                jax.random.PRNGKey(0), *prob.args, **prob.kwargs
+            )
+        point = {k: np.asarray(v)[0] for k, v in out.items()}
+    points, how = svi_points(post, prob, point, delta, exact)
     info = {
         **post.info,
         "method": o.name,
