@@ -233,12 +233,9 @@ def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
     return np.sort(np.random.default_rng(n).choice(n, max_folds, replace=False))
 
 
-def prior_cholesky(cov) -> np.ndarray:
-    """Lower Cholesky factor of the prior covariance (PD, else an error), memoised."""
-    return derived(_cholesky, cov)
-
-
 def _cholesky(cov) -> np.ndarray:
+    """Lower Cholesky factor of the prior covariance (PD, else an error); memoised by callers
+    through :func:`derived`."""
     try:
         return np.linalg.cholesky(np.asarray(cov, np.float64))
     except np.linalg.LinAlgError:
@@ -250,7 +247,7 @@ def _cholesky(cov) -> np.ndarray:
 def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
     """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
     ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
-    chol = prior_cholesky(cov)
+    chol = derived(_cholesky, cov)
     y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T, lower=True).T
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
@@ -293,7 +290,7 @@ def centred_scatter(t: np.ndarray) -> np.ndarray:
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
     """``(Folds, log det C)`` of ``t [n, d]`` in the prior's whitened coordinates."""
-    chol = prior_cholesky(cov)
+    chol = derived(_cholesky, cov)
     solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
     n, d = t.shape
     tbar = t.mean(0)
