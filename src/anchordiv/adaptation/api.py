@@ -234,7 +234,15 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
         )
     name = o.pop("method")
     if isinstance(name, tuple(METHODS.values())):  # a configuration: its fields are the options
-        return _with_config(kind_opts, o, name)
+        loose = sorted(k for k in o if k not in kind_opts and k != "prior")
+        if loose:
+            cls = type(name).__name__
+            raise AnchorDivError(
+                f"{loose[0]}: an option of the inference method; with method=ad.{cls}(...) set "
+                f"it there: method=ad.{cls}({loose[0]}=...)"
+                + (f" (also {', '.join(loose[1:])})" if len(loose) > 1 else "")
+            )
+        return {k: v for k, v in o.items() if k in kind_opts or k == "prior"}, name
     if not isinstance(name, str) or name not in METHODS:
         raise AnchorDivError(
             f"method: one of {', '.join(METHODS)} or ad.Exact(), ad.NUTS(...), ad.SVI(...), "
@@ -254,19 +262,6 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
             + (f"; also not applicable: {', '.join(wrong[1:])}" if len(wrong) > 1 else "")
         )
     return prior_opts, METHODS[name](**o)
-
-
-def _with_config(kind_opts, o: dict, method) -> tuple[dict, Method]:
-    """``split_options`` for ``method=`` a configuration (a method option beside it: an error)."""
-    loose = sorted(k for k in o if k not in kind_opts and k != "prior")
-    if loose:
-        cls = type(method).__name__
-        raise AnchorDivError(
-            f"{loose[0]}: an option of the inference method; with method=ad.{cls}(...) set it "
-            f"there: method=ad.{cls}({loose[0]}=...)"
-            + (f" (also {', '.join(loose[1:])})" if len(loose) > 1 else "")
-        )
-    return {k: v for k, v in o.items() if k in kind_opts or k == "prior"}, method
 
 
 def check_anchors(broad, targets, *, normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:

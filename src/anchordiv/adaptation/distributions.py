@@ -110,29 +110,6 @@ class MatrixBingham(dist.Distribution):
 LARGE = 4096
 
 
-def _acg_root(lam: np.ndarray) -> float:
-    """b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 (λ ≥ 0, min 0) by Newton from b = 1."""
-    b = 1.0
-    for _ in range(50):
-        r = 1.0 / (b + 2 * lam)
-        step = (r.sum() - 1.0) / (r @ r)
-        b += step
-        if step < 1e-12 * b:
-            break
-    return b
-
-
-def _acg_envelope(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """``(A = λ_max I − C, chol(I + 2A/b), b, log M)``: the ACG envelope of exp(zᵀCz)."""
-    q = c.shape[0]
-    w = np.linalg.eigvalsh(c)
-    lam = np.clip(w[-1] - w, 0.0, None)
-    b = _acg_root(lam)
-    a = w[-1] * np.eye(q) - c
-    chol = np.linalg.cholesky(np.eye(q) + (2.0 / b) * a)
-    return a, chol, b, -0.5 * (q - b) + 0.5 * q * np.log(q / b)
-
-
 def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> np.ndarray:
     """One draw ``z [q]`` on the unit sphere with density ∝ exp(zᵀ C z); C symmetric ``[q, q]``.
 
@@ -140,7 +117,18 @@ def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> 
     proposals ``y = L⁻ᵀε`` with ``Ω = LLᵀ``; the acceptance rate is bounded below for every C."""
     c = 0.5 * (c + c.T)
     q = c.shape[0]
-    a, chol, b, log_m = _acg_envelope(c)
+    w = np.linalg.eigvalsh(c)
+    lam = np.clip(w[-1] - w, 0.0, None)
+    b = 1.0  # b ∈ [1, q] with Σ 1/(b + 2λ_i) = 1 (λ ≥ 0, min 0) by Newton from b = 1
+    for _ in range(50):
+        r = 1.0 / (b + 2 * lam)
+        step = (r.sum() - 1.0) / (r @ r)
+        b += step
+        if step < 1e-12 * b:
+            break
+    a = w[-1] * np.eye(q) - c  # the envelope: A = λ_max I − C, Ω = I + 2A/b, bound log M
+    chol = np.linalg.cholesky(np.eye(q) + (2.0 / b) * a)
+    log_m = -0.5 * (q - b) + 0.5 * q * np.log(q / b)
     while True:
         y = scipy.linalg.solve_triangular(
             chol, rng.normal(size=(q, batch)), lower=True, trans="T"
@@ -153,12 +141,6 @@ def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> 
             return y[ok[0]]
 
 
-def _null_space(u: np.ndarray) -> np.ndarray:
-    """Orthonormal basis ``[d, d − m]`` of the complement of span(u), ``u [d, m]``."""
-    q, _ = np.linalg.qr(u, mode="complete")
-    return q[:, u.shape[1] :]
-
-
 def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One Hoff (2009) sweep: column j is drawn as ``u_j = N z``, ``z ~ Bingham(NᵀBN)``, where
     ``N = [u_j, Q⊥]`` spans the complement of the other columns (Q⊥ ``[d, d − k]``: the
@@ -167,7 +149,7 @@ def gibbs_sweep(u: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nd
     u_j and the rest the new Q⊥, and ``M = Q⊥ᵀBQ⊥`` follows as ``(H NᵀBN H)[1:, 1:]``: O(q²)
     per column, q = d − k + 1."""
     u = u.copy()
-    qperp = _null_space(u)
+    qperp = np.linalg.qr(u, mode="complete")[0][:, u.shape[1] :]  # the complement of span(U)
     m = qperp.T @ b @ qperp
     for j in range(u.shape[1]):
         n = np.column_stack([u[:, j], qperp])  # [d, q]

@@ -82,8 +82,7 @@ def load_prior(
     """
     path = resolve_prior(path)
     card = load_card(path)
-    saved = card.get("type") == "prior"
-    if saved:
+    if card.get("type") == "prior":
         arrays, card = read_bundle(path, verify=verify, sha256=sha256)
         with malformed(path, "prior"):
             if not isinstance(card.get("kind"), str):

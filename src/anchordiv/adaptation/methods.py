@@ -100,6 +100,13 @@ class Method(abc.ABC):
         """``(exact posterior parameters or None, model kwargs, info, fixed)`` this method
         starts from (the conjugate update runs only where its result is used)."""
 
+    def start(self, prior, targets: np.ndarray, broad) -> tuple[np.ndarray, object, dict, dict]:
+        """``(frozen targets, exact parameters or None, info, posterior fields)`` of a run."""
+        t = frozen(targets)  # the update and the evidence share one scatter
+        exact, kwargs, info, fixed = self.inputs(prior, t)
+        info = run_info(prior, t, info, broad, self.name)
+        return t, exact, info, dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
+
 
 def exact_inputs(prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
     """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``)."""
@@ -189,9 +196,7 @@ class ModelMethod(Method):
         )
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        t = frozen(targets)  # the update and the evidence share one scatter
-        exact, kwargs, info, fixed = self.inputs(prior, t)
-        info = run_info(prior, t, info, broad, self.name)
+        t, exact, info, fields = self.start(prior, targets, broad)
         run_dtype(self.x64)  # float64 asked for but not enabled: a clear error
         if self.model is not None:  # a user's model: the default prior's choices are not its
             info = user_model_info(info)
@@ -201,10 +206,9 @@ class ModelMethod(Method):
                 f"{what}: needs the broad anchors the prior was built from: "
                 f"infer(prior, targets, method, broad=broad)"
             )
-        fields = dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
         fields.update(custom_model=self.model is not None, guide=self.guide_name)
         post: Any = SampledPosterior(prior.kind, self.name, tau, t.dtype.str, info, **fields)
-        base, b, run_targets = kwargs or {}, broad, t
+        base, b, run_targets = fields["model_kwargs"] or {}, broad, t
         if self.subspace is not None:
             post, base, b, run_targets = self.project(post, exact, base, broad, t)
         fam = type(prior)
@@ -290,10 +294,7 @@ class Exact(Method):
         return exact_inputs(prior, targets)
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        t = frozen(targets)  # the update and the evidence share one scatter
-        params, kwargs, info, fixed = self.inputs(prior, t)
-        info = run_info(prior, t, info, broad, self.name)
-        fields = dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
+        t, params, info, fields = self.start(prior, targets, broad)
         return ExactPosterior(prior.kind, self.name, tau, t.dtype.str, info, exact=params, **fields)
 
 
@@ -565,10 +566,8 @@ def validated(
     if not isinstance(method, Method):
         raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
     t = check_targets(targets, prior.dim)
-    b = None
-    if broad is not None:
-        b = as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
-        b = check_spread("broad_anchors", b)
+    b = broad if broad is None else as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
+    b = b if b is None else check_spread("broad_anchors", b)
     source = broad if broad is not None else prior_provenance(prior)
     tau = resolve_tau(tau, target_anchors=targets, broad_anchors=source)
     return unit_norm("target_anchors", t, normalize), tau, b

@@ -34,8 +34,15 @@ from numpyro.primitives import Messenger
 from .._tolerance import first_max
 from ..errors import AnchorDivError, integer
 
-#: init strategies by name (``init_strategy=``); default ``"median"``
-INIT_STRATEGIES = ("median", "mean", "feasible", "sample", "uniform")
+#: NumPyro init strategies by name (``init_strategy=``); default ``"median"``
+_INITS = {
+    "median": lambda: infer.init_to_median(num_samples=15),
+    "mean": infer.init_to_mean,
+    "feasible": infer.init_to_feasible,
+    "sample": infer.init_to_sample,
+    "uniform": infer.init_to_uniform,
+}
+INIT_STRATEGIES = tuple(_INITS)
 #: how NUTS runs several chains
 CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 #: SVI guides by name
@@ -152,10 +159,10 @@ class Likelihood:
 
     def log_density(self, draws: dict, targets: np.ndarray) -> np.ndarray:
         """Pointwise ``log p(t_i | θ_s)`` ``[S, n]`` (float64)."""
-        with _float64() as jnp:
+        with jax.enable_x64(True):
             try:
-                args = (self.model, _jax(draws, jnp), jnp.asarray(targets))
-                out = log_likelihood(*args, **self._jax_kwargs(jnp))
+                args = (self.model, _jax(draws), jnp.asarray(targets))
+                out = log_likelihood(*args, **self._jax_kwargs())
             except (AssertionError, KeyError, TypeError, ValueError) as err:
                 raise AnchorDivError(self._unreadable(draws, err)) from None
             if OBSERVED not in out:
@@ -177,27 +184,27 @@ class Likelihood:
     def sample(self, draws: dict, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` anchors simulated per draw ``[S, n, d]`` from the likelihood."""
         model = self.model
-        with _float64() as jnp:
-            kwargs = self._jax_kwargs(jnp)
+        with jax.enable_x64(True):
+            kwargs = self._jax_kwargs()
             placeholder = jnp.zeros((int(n), self.d))
 
             def one(key, values):
-                run = handlers.substitute(handlers.seed(_unobserved(model), key), values)
+                run = handlers.substitute(handlers.seed(_Unobserved(model), key), values)
                 trace = handlers.trace(run).get_trace(placeholder, **kwargs)
                 if OBSERVED not in trace:
                     observed = [k for k, s in trace.items() if s.get("is_observed")]
                     raise AnchorDivError(observed_name_error(observed, model))
                 return trace[OBSERVED]["value"]
 
-            values = _jax(draws, jnp)
+            values = _jax(draws)
             size = len(next(iter(values.values())))
             keys = jax.random.split(jax.random.PRNGKey(int(rng.integers(2**31))), size)
             return np.asarray(jax.vmap(one)(keys, values), np.float64)
 
     def log_joint(self, targets: np.ndarray, draws: dict) -> np.ndarray:
         """``log p(θ_s, targets)`` ``[S]`` of the model (float64)."""
-        with _float64() as jnp:
-            return log_joint(self.model, jnp.asarray(targets), self._jax_kwargs(jnp), draws)
+        with jax.enable_x64(True):
+            return log_joint(self.model, jnp.asarray(targets), self._jax_kwargs(), draws)
 
     def exact_prior(self):
         """The model's prior as exact parameters (``mean()``, ``mode()``, ``sample(rng, n)``),
@@ -215,11 +222,11 @@ class Likelihood:
         exact = self.exact_prior()
         if exact is not None:
             return exact.sample(rng, n)
-        with _float64() as jnp:
+        with jax.enable_x64(True):
             out = Predictive(self.model, num_samples=int(n), parallel=True)(
                 jax.random.PRNGKey(int(rng.integers(2**31))),
                 jnp.zeros((1, self.d)),
-                **self._jax_kwargs(jnp),
+                **self._jax_kwargs(),
             )
             return {k: np.asarray(v, np.float64) for k, v in out.items() if k != OBSERVED}
 
@@ -252,7 +259,7 @@ class Likelihood:
             return {k: v[i] for k, v in s.items()}
         return {k: v.mean(0) for k, v in s.items()}
 
-    def _jax_kwargs(self, jnp) -> dict:
+    def _jax_kwargs(self) -> dict:
         return {
             k: jnp.asarray(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
             for k, v in self.kwargs.items()
@@ -264,7 +271,14 @@ class UserModelLikelihood(Likelihood):
     run with ``model=``): what its draws were sampled under."""
 
     def __init__(self, family, model: Callable, kwargs: dict | None, fixed: dict | None, d: int):
-        super().__init__(family, _float_arrays(kwargs or {}), fixed, d)
+        kwargs = kwargs or {}
+        arrays = {
+            k: np.asarray(v)
+            for k, v in kwargs.items()
+            if hasattr(v, "dtype") and hasattr(v, "shape")
+        }
+        floats = {k: a.astype(np.float64) for k, a in arrays.items() if a.dtype.kind == "f"}
+        super().__init__(family, {**kwargs, **floats}, fixed, d)  # JAX arrays as NumPy float64
         self._model = model
 
     def __repr__(self) -> str:
@@ -274,15 +288,6 @@ class UserModelLikelihood(Likelihood):
     @property
     def model(self) -> Callable:
         return self._model
-
-
-def _float_arrays(kwargs: dict) -> dict:
-    """``kwargs`` with JAX arrays as NumPy float64 arrays."""
-    out = {}
-    for k, v in kwargs.items():
-        a = np.asarray(v) if hasattr(v, "dtype") and hasattr(v, "shape") else None
-        out[k] = a.astype(np.float64) if a is not None and a.dtype.kind == "f" else v
-    return out
 
 
 def _positive_definite(m: np.ndarray) -> bool:
@@ -296,13 +301,6 @@ def _positive_definite(m: np.ndarray) -> bool:
     except np.linalg.LinAlgError:
         return False
     return True
-
-
-@contextlib.contextmanager
-def _float64():
-    """JAX's float64 mode for the duration of a block; yields ``jax.numpy``."""
-    with jax.enable_x64(True):
-        yield jnp
 
 
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
@@ -327,19 +325,16 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     return np.asarray(jax.vmap(one)(params), np.float64)
 
 
-def _jax(draws: dict, jnp) -> dict:
+def _jax(draws: dict) -> dict:
     return {k: jnp.asarray(np.asarray(v, np.float64)) for k, v in draws.items()}
 
 
-def _unobserved(model):
-    """``model`` with the observed ``targets`` site sampled instead (its value dropped)."""
+class _Unobserved(Messenger):
+    """A model with the observed ``targets`` site sampled instead (its value dropped)."""
 
-    class Unobserved(Messenger):
-        def process_message(self, msg):
-            if msg["type"] == "sample" and msg["name"] == OBSERVED:
-                msg["is_observed"], msg["value"] = False, None
-
-    return Unobserved(model)
+    def process_message(self, msg):
+        if msg["type"] == "sample" and msg["name"] == OBSERVED:
+            msg["is_observed"], msg["value"] = False, None
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
@@ -495,19 +490,12 @@ def init_strategy(spec):
     (``numpyro.infer.init_to_value(values=...)`` etc.) as is."""
     if callable(spec):
         return spec
-    table = {
-        "median": lambda: infer.init_to_median(num_samples=15),
-        "mean": infer.init_to_mean,
-        "feasible": infer.init_to_feasible,
-        "sample": infer.init_to_sample,
-        "uniform": infer.init_to_uniform,
-    }
-    if spec not in table:
+    if spec not in _INITS:
         raise AnchorDivError(
             f"init_strategy: one of {', '.join(INIT_STRATEGIES)} or a NumPyro "
             f"init strategy, got {spec!r}"
         )
-    return table[spec]()
+    return _INITS[spec]()
 
 
 def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
@@ -519,27 +507,26 @@ def nonfinite_sites(prob: Problem, values: dict | None = None) -> list[str]:
     try:
         with numpyro.validation_enabled(False):
             trace = handlers.trace(model).get_trace(*prob.args, **prob.kwargs)
-            bad = []
-            for name, s in trace.items():
-                if s["type"] not in ("sample", "deterministic"):
-                    continue
-                ok = bool(jnp.all(jnp.isfinite(s["value"])))
-                if ok and s["type"] == "sample":
-                    ok = bool(jnp.all(jnp.isfinite(s["fn"].log_prob(s["value"]))))
-                if not ok:
-                    bad.append(name)
-            return bad
+            finite = lambda x: bool(jnp.all(jnp.isfinite(x)))  # noqa: E731
+            return [
+                name
+                for name, s in trace.items()
+                if s["type"] in ("sample", "deterministic")
+                and not (
+                    finite(s["value"])
+                    and (s["type"] != "sample" or finite(s["fn"].log_prob(s["value"])))
+                )
+            ]
     except Exception:  # the model itself fails there: nothing finer to say
         return []
 
 
-def failure(what: str, prob: Problem | None = None, values: dict | None = None) -> AnchorDivError:
+def failure(what: str, prob: Problem, values: dict | None = None) -> AnchorDivError:
     """A clear error for a non-finite loss/density (``what`` says what happened), naming the
     sites whose value or log density is not finite at ``values``."""
-    sites = nonfinite_sites(prob, values) if prob is not None and values is not None else []
+    sites = nonfinite_sites(prob, values) if values is not None else []
     where = f" at site(s) {', '.join(sites)}" if sites else ""
-    d = int(prob.targets.shape[-1]) if prob is not None else None
-    dtype = str(prob.targets.dtype) if prob is not None else ""
+    d, dtype = int(prob.targets.shape[-1]), prob.targets.dtype
     return AnchorDivError(f"{what}{where} (d = {d}, {dtype}); {REMEDY}")
 
 

@@ -50,7 +50,8 @@ class Chains:
             batch(self._chunk_collect, in_axes=(0, None, None, None, None)),
             static_argnums=(3, 4),
         )
-        self._bar, self._limit, self._per_tick = None, 0, 1
+        self._bar, self._limit = None, 0
+        self._per_tick = num_chains if chain_method == "vectorized" else 1  # bar steps per tick
 
     def _init_one(self, key, args, kwargs):
         return self.sampler.init(key, self.num_warmup, model_args=args, model_kwargs=kwargs)
@@ -78,7 +79,6 @@ class Chains:
         outs, done = [], 0
         while done < total:
             n = min(CHUNK, total - done)
-            self._per_tick = self.num_chains if self.chain_method == "vectorized" else 1
             self._limit = bar.n + n * self._per_tick
             state, out = self._collect(state, args, kwargs, n, not bar.disable)
             if collect:
@@ -122,13 +122,6 @@ def cache_size(chains: Chains) -> int:
 MAX_SAMPLERS = NUTS_RUNNERS.max_size
 
 
-def _shapes(tree: dict) -> tuple:
-    return tuple(
-        (k, tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__)))
-        for k, v in sorted(tree.items())
-    )
-
-
 def _kernel(model, o: Any) -> NUTS:
     """The NUTS kernel of ``model`` with the method's settings."""
     return NUTS(
@@ -148,15 +141,18 @@ def sampler(prob: Problem, o: Any, counts: dict) -> tuple[Chains, dict, bool]:
     key = None
     if isinstance(o.init_strategy, str):
         args = jax.tree.map(lambda a: (tuple(a.shape), str(a.dtype)), prob.args)
-        key = (prob.model, static, o.init_strategy, settings, args, _shapes(dyn))
+        shapes = tuple(
+            (k, tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__)))
+            for k, v in sorted(dyn.items())
+        )
+        key = (prob.model, static, o.init_strategy, settings, args, shapes)
     table = o.runners if o.runners is not None else NUTS_RUNNERS
     fresh = key is None or key not in table
 
     def build():
         model = functools.partial(prob.model, **dict(static)) if static else prob.model
-        c = counts
-        kernel = _kernel(model, o)
-        return Chains(kernel, c["num_warmup"], c["num_samples"], c["num_chains"], o.chain_method)
+        c = [counts[k] for k in ("num_warmup", "num_samples", "num_chains")]
+        return Chains(_kernel(model, o), *c, o.chain_method)
 
     return table.get(key, build), dyn, fresh
 

@@ -468,8 +468,7 @@ class Posterior(metaclass=_ByContents):
             cls = _saved_type(card)
         info = card["info"]
         legacy = info if isinstance(info, dict) else {}  # a card from before the typed fields
-        typed = {k: card[k] if k in card else legacy.get(k) for k in ("subspace", "custom_model")}
-        typed["guide"] = card["guide"] if "guide" in card else legacy.get("guide")
+        typed = {k: card.get(k, legacy.get(k)) for k in ("subspace", "custom_model", "guide")}
         kwargs = _scalars(_group(arrays, "model_kwargs.")) if card.get("model_kwargs") else None
         return cls(
             *(card[k] for k in ("kind", "method", "tau", "dtype")),
@@ -827,9 +826,7 @@ def check_loaded_arrays(path, post: Posterior) -> None:
                     f"its prior gives {list(np.shape(want[k]))}"
                 )
     groups = {"model_kwargs": post.model_kwargs, "fixed": post.fixed, "samples": post.samples}
-    for key, params in post.saved_params().items():
-        if params is not None:
-            groups[key] = _fields(params)
+    groups.update({k: _fields(p) for k, p in post.saved_params().items() if p is not None})
     for group, values in groups.items():
         for k, v in (values or {}).items():
             a = np.asarray(v)

@@ -149,10 +149,7 @@ def declared_hooks(cls: type) -> Hooks:
     for base in reversed(cls.__mro__):
         own = base.__dict__.get("hooks")
         if isinstance(own, Hooks):
-            for f in dataclasses.fields(own):
-                value = getattr(own, f.name)
-                if value is not None:
-                    found[f.name] = value
+            found.update({k: v for k, v in vars(own).items() if v is not None})
     return Hooks(**found)
 
 

@@ -58,15 +58,6 @@ def check_family(cls: Any, kind, replace: bool) -> None:
         )
 
 
-def with_origin(cls) -> None:
-    """Give ``cls`` the static field ``origin: str = ""`` (last) where it declares none."""
-    if not any("origin" in inspect.get_annotations(c) for c in cls.__mro__):
-        cls.__annotations__ = {**inspect.get_annotations(cls), "origin": str}
-        cls.origin = ""
-    if "origin" not in cls.static_fields:
-        cls.static_fields = (*cls.static_fields, "origin")
-
-
 @dataclass_transform(frozen_default=True, eq_default=False)
 def family(kind: str, *, replace: bool = False):
     """Class decorator: frozen dataclass + JAX pytree (array and number fields are leaves,
@@ -115,7 +106,11 @@ def family(kind: str, *, replace: bool = False):
 
     def wrap(cls):
         check_family(cls, kind, replace)
-        with_origin(cls)
+        if not any("origin" in inspect.get_annotations(c) for c in cls.__mro__):
+            cls.__annotations__ = {**inspect.get_annotations(cls), "origin": str}  # last field
+            cls.origin = ""
+        if "origin" not in cls.static_fields:
+            cls.static_fields = (*cls.static_fields, "origin")
         cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)  # Family.__repr__
         fields = dataclasses.fields(cls)
         static = [f.name for f in fields if f.name in cls.static_fields]

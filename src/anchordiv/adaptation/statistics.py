@@ -97,18 +97,6 @@ def derived(fn, a: np.ndarray):
     return memo[fn]
 
 
-def _key(fn, broad: np.ndarray, options: dict) -> tuple:
-    a = np.asarray(broad)
-    return (
-        fn.__module__,
-        fn.__qualname__,
-        digest(a),
-        a.shape,
-        a.dtype.str,
-        tuple(sorted(options.items())),
-    )
-
-
 def _freeze(value):
     if isinstance(value, np.ndarray):
         value = value.view()
@@ -122,7 +110,8 @@ def _freeze(value):
 def cached(fn, broad: np.ndarray, *args, **options):
     """``fn(broad, *args, **options)``, computed once per distinct broad array and options
     (least recently used of :data:`MAX_ENTRIES` evicted)."""
-    key = _key(fn, broad, {**options, "_args": args})
+    a, opts = np.asarray(broad), tuple(sorted({**options, "_args": args}.items()))
+    key = (fn.__module__, fn.__qualname__, digest(a), a.shape, a.dtype.str, opts)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -244,12 +233,9 @@ def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
     return np.sort(np.random.default_rng(n).choice(n, max_folds, replace=False))
 
 
-def prior_cholesky(cov) -> np.ndarray:
-    """Lower Cholesky factor of the prior covariance (PD, else an error), memoised."""
-    return derived(_cholesky, cov)
-
-
 def _cholesky(cov) -> np.ndarray:
+    """Lower Cholesky factor of the prior covariance (PD, else an error); memoised by callers
+    through :func:`derived`."""
     try:
         return np.linalg.cholesky(np.asarray(cov, np.float64))
     except np.linalg.LinAlgError:
@@ -261,7 +247,7 @@ def _cholesky(cov) -> np.ndarray:
 def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
     """``(Y [n, d], log det C)``: the targets in the prior's whitened coordinates,
     ``Y = (T − μ₀) L⁻ᵀ`` with ``C = L Lᵀ`` (``cov [d, d]`` PD, else an error naming it)."""
-    chol = prior_cholesky(cov)
+    chol = derived(_cholesky, cov)
     y = scipy.linalg.solve_triangular(chol, (np.asarray(targets, np.float64) - mu0).T, lower=True).T
     return y, 2.0 * float(np.log(np.diag(chol)).sum())
 
@@ -304,7 +290,7 @@ def centred_scatter(t: np.ndarray) -> np.ndarray:
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
     """``(Folds, log det C)`` of ``t [n, d]`` in the prior's whitened coordinates."""
-    chol = prior_cholesky(cov)
+    chol = derived(_cholesky, cov)
     solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
     n, d = t.shape
     tbar = t.mean(0)
@@ -315,26 +301,22 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
         sw, info = scipy.linalg.lapack.dsygst(raw, chol, itype=1, lower=1)
         if info != 0:
             raise AnchorDivError(f"recipe: whitening the scatter failed (LAPACK info {info})")
-        return tridiagonal_folds(n, sw, solve(tbar - mu0), w), logdet_c
+        # tridiagonal Folds (dsytrd on its lower triangle)
+        c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
+            sw, lower=1, lwork=tridiagonal_workspace(d)
+        )
+        if info != 0:
+            raise AnchorDivError(f"recipe: tridiagonal reduction failed (LAPACK info {info})")
+        rhs = np.column_stack([solve(tbar - mu0), w.T])  # [d, 1 + F]
+        if len(diag) > 1:  # Qᵀ: Q = H(1) ... H(d−1), the reflectors of a QR of c[1:, :−1]
+            lwork = max(1, rhs.shape[1]) * 64
+            qt, _, info = scipy.linalg.lapack.dormqr(b"L", b"T", c[1:, :-1], tau, rhs[1:], lwork)
+            if info != 0:
+                raise AnchorDivError(f"recipe: applying the reduction failed (LAPACK info {info})")
+            rhs = np.vstack([rhs[:1], qt])
+        return Folds(n, None, None, rhs[:, 0], rhs[:, 1:].T, (diag, off)), logdet_c
     lam, v = spectrum(solve((t - tbar).T).T)
     return Folds(n, lam, v, solve(tbar - mu0), w), logdet_c
-
-
-def tridiagonal_folds(n: int, scatter: np.ndarray, mean: np.ndarray, w: np.ndarray) -> Folds:
-    """Tridiagonal :class:`Folds` from a ``d × d`` scatter (``dsytrd``, its lower triangle)."""
-    c, diag, off, tau, info = scipy.linalg.lapack.dsytrd(
-        scatter, lower=1, lwork=tridiagonal_workspace(len(scatter))
-    )
-    if info != 0:
-        raise AnchorDivError(f"recipe: tridiagonal reduction failed (LAPACK info {info})")
-    rhs = np.column_stack([mean, w.T])  # [d, 1 + F]
-    if len(diag) > 1:  # Qᵀ: Q = H(1) ... H(d−1), the reflectors of a QR of c[1:, :−1]
-        lwork = max(1, rhs.shape[1]) * 64
-        qt, _, info = scipy.linalg.lapack.dormqr(b"L", b"T", c[1:, :-1], tau, rhs[1:], lwork)
-        if info != 0:
-            raise AnchorDivError(f"recipe: applying the reduction failed (LAPACK info {info})")
-        rhs = np.vstack([rhs[:1], qt])
-    return Folds(n, None, None, rhs[:, 0], rhs[:, 1:].T, (diag, off))
 
 
 @functools.lru_cache(maxsize=16)
@@ -370,7 +352,7 @@ def shifted_grams(f: Folds, s: np.ndarray) -> tuple[np.ndarray, ...]:
             inverse_gram(f.lam, pw, pw, (w * w).sum(1), s),
             inverse_gram(f.lam, pw, pb[None], w @ ybar, s),
             inverse_gram(f.lam, pb, pb, ybar @ ybar, s),
-            log_det_shifted(f.lam, s, d),
+            np.log(s[:, None] + f.lam[None]).sum(1) + (d - len(f.lam)) * np.log(s),
         )
     diag, off = f.tri
     rhs = np.column_stack([ybar, w.T])  # [d, 1 + F]
@@ -428,11 +410,6 @@ def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
         - 0.5 * (df + d) * np.log1p(quad / (scale * df))
     )
     return lp.mean(0)
-
-
-def log_det_shifted(lam: np.ndarray, s: np.ndarray, d: int) -> np.ndarray:
-    """``log det(s I + V Λ Vᵀ)`` in d dimensions for every ``s [S]``."""
-    return np.log(s[:, None] + lam[None]).sum(1) + (d - len(lam)) * np.log(s)
 
 
 def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:

@@ -94,19 +94,15 @@ def convergence(
     step still moves the parameters (a ridge of the loss)."""
     w = window or max(20, len(loss) // 10)
     out = {"converged": False, "relative_change": float("nan"), "param_change": float(moved)}
-    out["window"] = int(w)
     if len(loss) < 2 * w:
-        return out
+        return {**out, "window": int(w)}
     last, prev = loss[-w:], loss[-2 * w : -w]
     change = abs(last.mean() - prev.mean())
     noise = 2 * np.sqrt((last.var() + prev.var()) / w) if stochastic else 0.0
     rel = float(change / max(abs(last.mean()), 1.0))
     still = bool(moved > PARAM_TOL["stochastic" if stochastic else "deterministic"] * tol)
-    return {
-        **out,
-        "converged": bool((rel < tol or change <= noise) and not still),
-        "relative_change": rel,
-    }
+    converged = bool((rel < tol or change <= noise) and not still)
+    return {**out, "converged": converged, "relative_change": rel, "window": int(w)}
 
 
 #: compiled SVI runners kept by default (least recently used dropped first)
@@ -153,24 +149,17 @@ def param_change(before: dict, after: dict) -> float:
     )
 
 
-def optimise(
-    svi,
-    run,
-    prob: Problem,
-    dyn: dict,
-    num_steps: int,
-    seed: int,
-    progress: bool,
-    window: int | None = None,
-):
-    """``(state, losses [num_steps], parameter movement over the last window)``."""
+def optimise(svi, run, prob: Problem, dyn: dict, o: Any):
+    """``(state, losses [num_steps], parameter movement over the last window)`` of the
+    :class:`~.methods.SVI` options ``o``."""
+    num_steps = o.num_steps
     if hasattr(svi.guide, "prototype_trace"):
         svi.guide.prototype_trace = None  # a fresh init from this fit's prior
     with guard("svi", prob):
-        state = svi.init(jax.random.PRNGKey(seed), *prob.args, **prob.kwargs)
+        state = svi.init(jax.random.PRNGKey(int(o.seed)), *prob.args, **prob.kwargs)
     losses, done, before = [], 0, None
-    w = window or max(20, num_steps // 10)
-    with tqdm(total=num_steps, desc="SVI", unit="step", disable=not progress) as bar:
+    w = o.convergence_window or max(20, num_steps // 10)
+    with tqdm(total=num_steps, desc="SVI", unit="step", disable=not o.progress) as bar:
         while done < num_steps:
             n = min(CHUNK, num_steps - done)
             with guard("svi", prob):
@@ -183,35 +172,13 @@ def optimise(
                 what = f"svi: the loss became {loss[bad]} at step {done + bad + 1}; not finite"
                 raise failure(what, prob, values)
             if before is None and done + n > num_steps - w:
-                before = param_snapshot(svi, state) if done + w <= num_steps else None
-                before = before if before is not None else {}
+                before = param_snapshot(svi, state) if done + w <= num_steps else {}
             state, done = new, done + n
             losses.append(loss)
             bar.update(n)
             bar.set_postfix(loss=f"{loss[-1]:.4g}")
     moved = param_change(before, param_snapshot(svi, state)) if before else float("nan")
     return state, np.concatenate(losses), moved
-
-
-def guide_draws(prob: Problem, guide, params, sites: list[str], num: int, seed: int) -> dict:
-    """``{site: [1, num, ...]}`` guide draws pushed through the model (one vmap)."""
-    with guard("svi draws"):
-        opts = dict(params=params, num_samples=num, return_sites=sites, parallel=True)
-        draw = Predictive(prob.model, guide=guide, **opts)
-        out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
-    return {k: np.asarray(v)[None] for k, v in out.items()}
-
-
-def guide_point(prob: Problem, guide, params, sites: list[str]) -> dict | None:
-    """The guide's median (the MAP of a delta guide) with the model's deterministic sites."""
-    if not hasattr(guide, "median"):
-        return None
-    with guard("svi point"):
-        med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
-        out = Predictive(prob.model, posterior_samples=med, return_sites=sites, parallel=True)(
-            jax.random.PRNGKey(0), *prob.args, **prob.kwargs
-        )
-    return {k: np.asarray(v)[0] for k, v in out.items()}
 
 
 def svi_points(
@@ -242,9 +209,7 @@ def svi_points(
             "lifted with the conditional mode"
         )
     mean, mean_how = delta_mean(post, exact, prob.custom)
-    out = {"map": point}
-    if mean is not None:
-        out["mean"] = mean
+    out = {"map": point} | ({"mean": mean} if mean is not None else {})
     return out, {"point_mean": mean_how, "point_map": how}
 
 
@@ -254,9 +219,7 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     seed = int(o.seed)
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
     svi, run = runner(prob, o, static)
-    state, loss, moved = optimise(
-        svi, run, prob, dyn, num_steps, seed, bool(o.progress), o.convergence_window
-    )
+    state, loss, moved = optimise(svi, run, prob, dyn, o)
     guide = svi.guide
     params = svi.get_params(state)
     delta = o.guide == "delta"
@@ -275,8 +238,20 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
             stacklevel=user_stacklevel(),
         )
     num = 1 if delta else integer("num_samples", o.num_samples, low=2)
-    samples = guide_draws(prob, guide, params, sites, num, seed)
-    points, how = svi_points(post, prob, guide_point(prob, guide, params, sites), delta, exact)
+    with guard("svi draws"):  # guide draws pushed through the model (one vmap)
+        opts = dict(params=params, num_samples=num, return_sites=sites, parallel=True)
+        draw = Predictive(prob.model, guide=guide, **opts)
+        out = draw(jax.random.PRNGKey(seed + 1), *prob.args, **prob.kwargs)
+    samples = {k: np.asarray(v)[None] for k, v in out.items()}  # [1, num, ...]
+    point = None
+    if hasattr(guide, "median"):  # its median (a delta guide's MAP) with the deterministic sites
+        with guard("svi point"):
+            med = {k: jnp.asarray(v)[None] for k, v in guide.median(params).items()}
+            out = Predictive(prob.model, posterior_samples=med, return_sites=sites, parallel=True)(
+                jax.random.PRNGKey(0), *prob.args, **prob.kwargs
+            )
+        point = {k: np.asarray(v)[0] for k, v in out.items()}
+    points, how = svi_points(post, prob, point, delta, exact)
     info = {
         **post.info,
         "method": o.name,
