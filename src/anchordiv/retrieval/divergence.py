@@ -531,8 +531,7 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
     """
     check_model(model)
     x = check_embeddings(model, "queries", queries)
-    u, _ = jit_query_terms(model, x, method)
-    u = np.asarray(u)
+    u = np.asarray(jit_query_terms(model, x, method)[0])
     return np.concatenate([u, -np.ones((len(u), 1), u.dtype)], axis=1)
 
 
