@@ -214,14 +214,10 @@ def _embedding_matrix(column, name: str) -> np.ndarray:
     if arr.null_count:
         raise AnchorDivError(f"{name}: {arr.null_count} missing embeddings")
     flat = np.asarray(arr.flatten())
-    if len(arr) == 0 or len(flat) % len(arr):
+    lengths = np.diff(np.asarray(arr.offsets)) if ragged else np.zeros(0)
+    if len(arr) == 0 or len(flat) % len(arr) or np.any(lengths != len(flat) // len(arr)):
         raise AnchorDivError(f"{name}: embeddings of different lengths")
-    matrix = flat.reshape(len(arr), -1)
-    if ragged:
-        lengths = np.diff(np.asarray(arr.offsets))
-        if np.any(lengths != matrix.shape[1]):
-            raise AnchorDivError(f"{name}: embeddings of different lengths")
-    return matrix
+    return flat.reshape(len(arr), -1)
 
 
 def _natural(path: str) -> list:
