@@ -164,8 +164,7 @@ def em(anchors, components: int, *, reg=1e-3, seed=0, max_iter=200, tol=1e-7) ->
     """EM for a K-component Gaussian mixture of ``anchors [n, d]`` (float64)."""
     a = np.asarray(anchors, np.float64)
     n, d = a.shape
-    centred = a - a.mean(0)
-    ridge = reg * np.sum(centred**2) / n / d
+    ridge = reg * np.sum((a - a.mean(0)) ** 2) / n / d
     resp = (
         kmeans_pp(a, components, np.random.default_rng(seed)) if components > 1 else np.ones((n, 1))
     )

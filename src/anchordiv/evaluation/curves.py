@@ -200,10 +200,6 @@ def isotropic_control(kind, broad, target, tau):
     return infer(prior, target, curve_method(kind), tau=tau).point("mean")
 
 
-def _inversion(broad, target, tau):
-    return functools.partial(inversion, target)
-
-
 def family_model(name: str) -> CurveModel | None:
     """``posterior-<kind>`` / ``isotropic-<kind>`` of a registered family (read live), or None."""
     from ..adaptation.registry import FAMILIES
@@ -260,7 +256,9 @@ MODELS: Registry = Registry()
 for _kind in ANCHOR_KINDS:
     register_model(_kind, functools.partial(_target_only, _kind), role="target", kind=_kind)
 register_model("cosine", lambda broad, target, tau: "cosine", role="baseline", uses_target=False)
-register_model("inversion", _inversion, role="baseline")
+register_model(
+    "inversion", lambda broad, target, tau: functools.partial(inversion, target), role="baseline"
+)
 
 #: the default models: the target-only softmax and Gaussian anchor models, the Gaussian's
 #: posterior under the broad prior and its isotropic control, and the baselines
@@ -285,11 +283,9 @@ def budgets_for(n_target: int, budgets=None) -> list[int]:
 
 
 def _as_curve_model(name: str, obj) -> CurveModel:
-    if isinstance(obj, CurveModel):
-        check_factory(name, obj.factory)
-        return obj
-    check_factory(name, obj)
-    return CurveModel(obj)
+    model = obj if isinstance(obj, CurveModel) else CurveModel(obj)
+    check_factory(name, model.factory)
+    return model
 
 
 def resolve_model(spec: str) -> dict[str, CurveModel]:
@@ -511,13 +507,9 @@ class Curve:
         body = [[name] + [cell(name, b) for b in self.budgets] for name in self.models]
         widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *body]]
-        return "\n".join(
-            [
-                f"mean AUPRC [{self.level:.0%} interval] by target anchors "
-                f"(prevalence {self.prevalence:.3f})",
-                *lines,
-            ]
-        )
+        title = f"mean AUPRC [{self.level:.0%} interval] by target anchors "
+        title += f"(prevalence {self.prevalence:.3f})"
+        return "\n".join([title, *lines])
 
     def __str__(self) -> str:
         return self.table()
@@ -794,13 +786,12 @@ def adaptation_curve(
             results[(name, b)].append(value)
             rows.append(_row(name, resolved[name], b, s, value))
     _failed_everywhere(results, list(resolved), warned)
-    valid = np.isfinite(prevalence)
     per_query = {
         k: np.stack([np.full(len(prevalence), np.nan) if isinstance(v, str) else v for v in vs])
         for k, vs in results.items()
     }
-    mean_prevalence = float(np.nanmean(prevalence[valid]))
-    return Curve(resolved, grid, per_query, rows, mean_prevalence, level, n_boot, seed)
+    prevalence = float(np.nanmean(prevalence[np.isfinite(prevalence)]))
+    return Curve(resolved, grid, per_query, rows, prevalence, level, n_boot, seed)
 
 
 def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, object]]:

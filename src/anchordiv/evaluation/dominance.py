@@ -154,9 +154,7 @@ def falls(curve, name: str, target: str | None = None) -> list[dict]:
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
     limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")
-    for (b0, (m0, lo0, _)), (b1, (m1, _, _)) in zip(
-        zip(curve.budgets, cells), zip(curve.budgets[1:], cells[1:])
-    ):
+    for b0, b1, (m0, lo0, _), (m1, _, _) in zip(curve.budgets, curve.budgets[1:], cells, cells[1:]):
         if np.isfinite(m0) and np.isfinite(m1) and m1 < lo0:
             fall = {"model": name, "from": b0, "to": b1, "drop": float(m0 - m1)}
             if target:

@@ -201,12 +201,12 @@ def mean_interval(
 # ---- scorers -----------------------------------------------------------------------------
 
 
-def _negative_divergence_impl(model, x, v, h, method):
+@functools.partial(jax.jit, static_argnames="method")
+def _negative_divergence(model, x, v, h, method):
     u, c = query_terms(model, x, method)
     return -pairwise(u, c, v, h)
 
 
-_negative_divergence = jax.jit(_negative_divergence_impl, static_argnames="method")
 _key_terms = jax.jit(key_terms, static_argnames="method")
 
 

@@ -259,9 +259,7 @@ def divergence(
     >>> [int(i) for i in D.argmin(axis=1)]         # each query is closest to itself
     [0, 1]
     """
-    check_model(model)
-    use_fast_path(model, method)
-    check_precision(precision)
+    checked_call(model, method, precision)
     x = check_embeddings(model, "queries", queries)
     y = check_embeddings(model, "gallery", gallery)
     warn_not_unit("queries", x)
@@ -533,8 +531,7 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
     """
     check_model(model)
     x = check_embeddings(model, "queries", queries)
-    u, _ = jit_query_terms(model, x, method)
-    u = np.asarray(u)
+    u = np.asarray(jit_query_terms(model, x, method)[0])
     return np.concatenate([u, -np.ones((len(u), 1), u.dtype)], axis=1)
 
 

@@ -558,13 +558,10 @@ class FaissIndex:
         keeps the original key-norm bound M, so an added key longer than M is searched with a
         clipped augmentation (candidates are still re-scored exactly)."""
         g = self.gallery
-        new = GalleryIndex(g.model, items, method=g.method)
-        new_keys = np.asarray(new.keys)
-        if self.rescore:  # reduced with the original shift, scale and norm bound M
-            self.faiss.add(self.reduction(new_keys))
-        else:
-            self.faiss.add(np.ascontiguousarray(new_keys, np.float32))
-        g.keys = np.concatenate([np.asarray(g.keys), new_keys.astype(np.asarray(g.keys).dtype)])
+        keys = np.asarray(GalleryIndex(g.model, items, method=g.method).keys)
+        # the approximate kinds: reduced with the original shift, scale and norm bound M
+        self.faiss.add(self.reduction(keys) if self.rescore else np.ascontiguousarray(keys, "f4"))
+        g.keys = np.concatenate([np.asarray(g.keys), keys.astype(np.asarray(g.keys).dtype)])
         g.size, g.store = len(g.keys), None
         return self
 

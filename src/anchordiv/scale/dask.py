@@ -214,14 +214,10 @@ def _embedding_matrix(column, name: str) -> np.ndarray:
     if arr.null_count:
         raise AnchorDivError(f"{name}: {arr.null_count} missing embeddings")
     flat = np.asarray(arr.flatten())
-    if len(arr) == 0 or len(flat) % len(arr):
+    lengths = np.diff(np.asarray(arr.offsets)) if ragged else np.zeros(0)
+    if len(arr) == 0 or len(flat) % len(arr) or np.any(lengths != len(flat) // len(arr)):
         raise AnchorDivError(f"{name}: embeddings of different lengths")
-    matrix = flat.reshape(len(arr), -1)
-    if ragged:
-        lengths = np.diff(np.asarray(arr.offsets))
-        if np.any(lengths != matrix.shape[1]):
-            raise AnchorDivError(f"{name}: embeddings of different lengths")
-    return matrix
+    return flat.reshape(len(arr), -1)
 
 
 def _natural(path: str) -> list:
@@ -285,8 +281,7 @@ def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block
         if stop - start >= block_rows or g == meta.num_row_groups - 1:
             blocks.append(Block(path, start, stop, column, tuple(groups)))
             groups, start = [], stop
-    first = Block(path, 0, 0, column, (0,)).rows() if blocks else None
-    return blocks, int(first.shape[1]) if first is not None else 0
+    return blocks, int(Block(path, 0, 0, column, (0,)).rows().shape[1]) if blocks else 0
 
 
 def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
@@ -530,8 +525,7 @@ def build_index(
     np.lib.format.open_memmap(
         keys_path, mode="w+", dtype=spec.dtype, shape=(size, spec.shape[1])
     ).flush()
-    sizes = [len(p) if isinstance(p, Block) else int(p.shape[0]) for p in parts]
-    spans = [(int(o), int(o) + n) for n, o in zip(sizes, offsets)]
+    spans = [(int(a), int(b)) for a, b in zip(offsets, np.append(offsets[1:], size))]
     run = functools.partial(_run_blocks, retries=retries, progress=progress)
     with connect(client) as cl:
         calls = [(model, p, keys_path, o, method, chunk) for p, (o, _) in zip(parts, spans)]
