@@ -236,18 +236,13 @@ def gibbs_chain(
     return {k: np.stack([d[k] for d in kept]) for k in kept[0]}
 
 
-def _start(post, targets: np.ndarray) -> np.ndarray:
-    """The MAP-EM assignments (the most probable component of each target at the mode)."""
-    m = post.family.mode()
-    return first_max(_log_components(targets, m["weights"], m["means"], m["covs"]), axis=1)
-
-
 def posterior_chains(
     post, rng: np.random.Generator, chains: int, per_chain: int
 ) -> dict[str, np.ndarray]:
     """``{site: [chains, per_chain, ...]}``: independent Gibbs chains of an exact posterior."""
     targets = np.asarray(post.fixed["targets"], np.float64)
-    prior, z0 = DirichletNIW.from_model_kwargs(post.model_kwargs), _start(post, targets)
+    m, prior = post.family.mode(), DirichletNIW.from_model_kwargs(post.model_kwargs)
+    z0 = first_max(_log_components(targets, m["weights"], m["means"], m["covs"]), axis=1)  # MAP-EM
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
     return {k: np.stack([r[k] for r in runs]) for k in runs[0]}
 
