@@ -29,9 +29,9 @@ from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...errors import positive
 from ..statistics import cached
-from ..protocol import Family, check_prior_mode, SMALL_D, Hooks, cosine, family
+from ..protocol import Family, check_prior_mode, SMALL_D, Hooks, family
 from ..model import Likelihood
-from .gaussian import check_proper
+from .gaussian import check_proper, mean_quantities
 
 
 def diagonal_model(targets, *, mu0, kappa0, a0, b0):
@@ -161,14 +161,6 @@ def diagonal_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
         "var_trace": s["sigma2"].sum(-1),
         "var_max": s["sigma2"].max(-1),
         **small,
-    }
-
-
-def mean_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """The mean's cosine to the point summary's and its norm (site ``mu``)."""
-    return {
-        "mean_cosine": cosine(s["mu"], ref["mu"]),
-        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
     }
 
 

@@ -274,11 +274,8 @@ def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
     """NIW hyperparameters in a basis (batched over components): ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``,
     ``ν₀ → ν₀ − (d − r)``."""
     d, r = u.shape
-    out = dict(kwargs)
-    out[mean] = np.asarray(kwargs[mean], np.float64) @ u
-    out["psi0"] = sandwich(u, kwargs["psi0"])
-    out["nu0"] = float(kwargs["nu0"]) - (d - r)
-    return out
+    mu0, psi0 = np.asarray(kwargs[mean], np.float64) @ u, sandwich(u, kwargs["psi0"])
+    return {**kwargs, mean: mu0, "psi0": psi0, "nu0": float(kwargs["nu0"]) - (d - r)}
 
 
 class Conditional:
@@ -632,14 +629,21 @@ STRENGTH_RULES = ("evidence", "held-out")
 
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
+def mean_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
+    """The mean's cosine to the point summary's and its norm (site ``mu``)."""
+    return {
+        "mean_cosine": cosine(s["mu"], ref["mu"]),
+        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+    }
+
+
 def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
     """Mean cosine and norm, trace, leading eigenvalues, leading-axis angle; μ, Σ at d ≤ 8."""
     w, v = np.linalg.eigh(s["Sigma"])
     _, vr = np.linalg.eigh(ref["Sigma"])
     lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
     out = {
-        "mean_cosine": cosine(s["mu"], ref["mu"]),
-        "mean_norm": np.linalg.norm(s["mu"], axis=-1),
+        **mean_quantities(s, ref),
         "cov_trace": np.trace(s["Sigma"], axis1=-2, axis2=-1),
         "cov_eigenvalues": w[..., ::-1][..., :N_EIGEN],
         "leading_axis_angle": np.degrees(np.arccos(np.clip(lead, 0.0, 1.0))),
@@ -881,17 +885,14 @@ class NIWPrior(Family):
         kwargs, info, fixed = self.model_inputs(targets)
         p = self.niw()
         post = p.update(targets)
-        logdet_psi = self.dim * np.log(float(self.nu0) - self.dim - 1) + self.cov_logdet()
+        logdet_c = 2.0 * float(np.log(np.diagonal(derived(cov_cholesky, self.cov))).sum())
+        logdet_psi = self.dim * np.log(float(self.nu0) - self.dim - 1) + logdet_c
         info["log_marginal_likelihood"] = p.log_marginal(targets, post=post, logdet_psi=logdet_psi)
         return post, {**info, "model_kwargs": kwargs}, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NIW:
         """:meth:`NIW.power_scaled`, then the conjugate update."""
         return self.niw().power_scaled(alpha).update(targets)
-
-    def cov_logdet(self) -> float:
-        """log|C| from the cached Cholesky factor (:func:`cov_cholesky`)."""
-        return 2.0 * float(np.log(np.diagonal(derived(cov_cholesky, self.cov))).sum())
 
     # ---- per kind -------------------------------------------------------------------------
     @classmethod

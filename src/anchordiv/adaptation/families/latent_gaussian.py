@@ -435,27 +435,19 @@ class LatentFamily(Family):
         """``(exact posterior, info, fixed)`` at target weight ``beta``."""
         raise NotImplementedError
 
-    def ppca(self) -> tuple[float, float, float]:
-        """``(c, ℓ, σ²)`` of the broad PPCA fit."""
-        return float(self.scale), float(self.signal), float(self.noise)
-
     def broad_count(self) -> int:
         """The ``n_broad`` field."""
         return int(self.n_broad)
 
-    def target_beta(self, n: int) -> float:
-        """β for ``n`` targets: the given one or ``n/(n + prior_anchors)``."""
+    def exact(self, targets):
+        t = np.asarray(targets, np.float64)
+        n = len(t)
         beta = self.beta if self.beta is not None else n / (n + float(self.prior_anchors))
         if beta == 1 and self.rank > n - 1:
             raise AnchorDivError(
                 f"rank: {self.rank} is larger than the target anchors allow "
                 f"with beta = 1: at most n_targets − 1 = {n - 1}"
             )
-        return beta
-
-    def exact(self, targets):
-        t = np.asarray(targets, np.float64)
-        beta = self.target_beta(len(t))
         post, extra, fixed = self.posterior(t, beta)
         alone = {"target_only": "beta = 1 gives the broad prior no weight"} if beta >= 1 else {}
         ppca = {"ppca_mean": t.mean(0), "ppca_count": np.asarray(len(t))}
@@ -591,7 +583,7 @@ class BinghamPrior(LatentFamily):
     isotropic = isotropic_cov
 
     def posterior(self, targets, beta):
-        c, signal, noise = self.ppca()
+        c, signal, noise = float(self.scale), float(self.signal), float(self.noise)
         t = np.asarray(targets, np.float64)
         n = t.shape[0]
         tbar = t.mean(0)

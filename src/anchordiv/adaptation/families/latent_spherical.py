@@ -215,15 +215,11 @@ class PosteriorBinghamPrior(LatentFamily):
         d = self.dim
         return dataclasses.replace(self, projector=self.rank / d * np.eye(d), prior="isotropic")
 
-    def target_concentration(self, n: int, beta: float) -> float:
-        """κ: the given one, or ``c·m·ℓ = m ℓ²/(2σ²(σ² + ℓ))`` (module docstring)."""
-        if self.concentration is not None:
-            return float(self.concentration)
-        return float(self.scale * target_weight(n, self.n_broad, beta) * self.signal)
-
     def posterior(self, targets, beta):
-        t = np.asarray(targets, np.float64)
-        kappa = self.target_concentration(len(t), beta)
+        t, kappa = np.asarray(targets, np.float64), self.concentration
+        if kappa is None:  # c·m·ℓ = m ℓ²/(2σ²(σ² + ℓ)) (module docstring)
+            kappa = self.scale * target_weight(len(t), self.n_broad, beta) * self.signal
+        kappa = float(kappa)
         p0 = np.asarray(self.projector)
         b = posterior_like_parameter(p0, t, beta=beta, rank=self.rank)
         post = BinghamPosterior(kappa * b, self.rank, np.zeros(t.shape[1]))

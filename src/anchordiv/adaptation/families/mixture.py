@@ -179,11 +179,8 @@ def mixture_prior(
     relative ridge ``reg``) of ``broad [N, d]``: Dirichlet ``1 + α₀π⁰`` (its mode is π⁰), NIW
     components of strengths ``kappa0``, ``nu0`` (``prior="isotropic"``: the control)."""
     fit = cached(em, broad, components, reg=reg, seed=seed)
-    d = broad.shape[1]
-    covs = fit.covs
-    if check_prior_mode(prior) == "isotropic":
-        covs = np.stack([np.trace(c) / d * np.eye(d) for c in covs])
-    nu0 = check_nu0(nu0, d)
+    covs = isotropic_like(fit.covs) if check_prior_mode(prior) == "isotropic" else fit.covs
+    nu0 = check_nu0(nu0, broad.shape[1])
     parts = [NIW.from_scale(m, c, kappa0, nu0) for m, c in zip(fit.means, covs)]
     return DirichletNIW.stack(1.0 + alpha0 * fit.weights, parts)
 
@@ -215,17 +212,7 @@ THIN = 2
 
 def _log_components(t: np.ndarray, weights, means, covs) -> np.ndarray:
     """``log w_k + log N(t_i | μ_k, Σ_k)`` ``[n, K]``."""
-    out = np.empty((len(t), len(weights)))
-    for k in range(len(weights)):
-        chol = np.linalg.cholesky(covs[k])
-        z = np.linalg.solve(chol, (t - means[k]).T)
-        out[:, k] = (
-            np.log(weights[k])
-            - np.log(np.diag(chol)).sum()
-            - 0.5 * (z * z).sum(0)
-            - 0.5 * t.shape[1] * np.log(2 * np.pi)
-        )
-    return out
+    return np.log(weights) + gaussian_logpdf(t, np.asarray(means), np.asarray(covs)).T
 
 
 def _assign(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -249,18 +236,13 @@ def gibbs_chain(
     return {k: np.stack([d[k] for d in kept]) for k in kept[0]}
 
 
-def _start(post, targets: np.ndarray) -> np.ndarray:
-    """The MAP-EM assignments (the most probable component of each target at the mode)."""
-    m = post.family.mode()
-    return first_max(_log_components(targets, m["weights"], m["means"], m["covs"]), axis=1)
-
-
 def posterior_chains(
     post, rng: np.random.Generator, chains: int, per_chain: int
 ) -> dict[str, np.ndarray]:
     """``{site: [chains, per_chain, ...]}``: independent Gibbs chains of an exact posterior."""
     targets = np.asarray(post.fixed["targets"], np.float64)
-    prior, z0 = DirichletNIW.from_model_kwargs(post.model_kwargs), _start(post, targets)
+    m, prior = post.family.mode(), DirichletNIW.from_model_kwargs(post.model_kwargs)
+    z0 = first_max(_log_components(targets, m["weights"], m["means"], m["covs"]), axis=1)  # MAP-EM
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
     return {k: np.stack([r[k] for r in runs]) for k in runs[0]}
 

@@ -43,8 +43,7 @@ from ..protocol import SMALL_D, Family, Hooks, unit_vector
 from ..registry import check_prior_mode, family
 from ..methods import NUTS
 from ..model import Likelihood
-from .diagonal import mean_quantities
-from .gaussian import check_choice
+from .gaussian import check_choice, mean_quantities
 from .latent_gaussian import ppca_noise
 
 #: shrinkage hierarchies of the scales
