@@ -111,10 +111,7 @@ LARGE = 4096
 
 
 def vector_bingham(c: np.ndarray, rng: np.random.Generator, batch: int = 64) -> np.ndarray:
-    """One draw ``z [q]`` on the unit sphere with density ∝ exp(zᵀ C z); C symmetric ``[q, q]``.
-
-    Rejection from an angular central Gaussian envelope ACG(Ω) (Kent, Ganeiber & Mardia 2013),
-    proposals ``y = L⁻ᵀε`` with ``Ω = LLᵀ``; the acceptance rate is bounded below for every C."""
+    """One draw ``z [q]`` on the unit sphere with density ∝ exp(zᵀ C z); C symmetric ``[q, q]``."""
     c = 0.5 * (c + c.T)
     q = c.shape[0]
     w = np.linalg.eigvalsh(c)
