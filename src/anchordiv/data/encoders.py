@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import warnings
 from pathlib import Path
@@ -212,8 +213,13 @@ class SentenceTransformerEncoder(Encoder):
         self.device = device
         self.id = MINILM_ID if model is None else f"sentence-transformers:{model}"
         self.logit_scale = float(logit_scale)
-        self._model = None
-        self._dim = local_output_dim(Path(self.source))
+        self._model, self._dim = None, None
+        folder = Path(self.source)  # a local folder's config gives the dimension before loading
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            modules = json.loads((folder / "modules.json").read_text())
+            if not any("Dense" in m.get("type", "") for m in modules):
+                pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+                self._dim = int(pooling["word_embedding_dimension"])
 
     @property
     def model(self):
@@ -244,21 +250,6 @@ class SentenceTransformerEncoder(Encoder):
             normalize_embeddings=True,
             show_progress_bar=False,
         )
-
-
-def local_output_dim(folder: Path) -> int | None:
-    """Output dimension of a local sentence-transformers folder, when it can be read from its
-    config."""
-    import json
-
-    try:
-        modules = json.loads((folder / "modules.json").read_text())
-        if any("Dense" in m.get("type", "") for m in modules):
-            return None
-        pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
-        return int(pooling["word_embedding_dimension"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def minilm_path() -> Path:
@@ -439,9 +430,8 @@ class OpenCLIPEncoder(Encoder):
             multiprocessing_context=worker_context() if workers else None,
             prefetch_factor=4 if workers else None,
         )
-        torch = self._torch
         for rows, pixels, problems in loader if workers else prefetch(loader):
-            with torch.no_grad():
+            with self._torch.no_grad():
                 emb = self.model.encode_image(pixels.to(self.device, non_blocking=cuda))
             emb = emb.float().cpu().numpy()
             ok = np.array([not p for p in problems], bool)
@@ -544,8 +534,6 @@ def open_clip_model(name: str) -> str:
     architecture loads like a built-in one."""
     if not name.lower().endswith(".json"):
         return name
-    import json
-
     path = Path(name).expanduser()
     if not path.is_file():
         raise AnchorDivError(f"encoder: open_clip model config not found: {path}")
@@ -822,8 +810,7 @@ def embed_images(
     flush()
     _refuse_or_warn(failed, len(kept), on_error)
     if skipped is not None:
-        skipped.update(bad)
-        skipped.update(failed)
+        skipped.update(bad | failed)
     keep = [i for i, p in enumerate(kept) if p not in failed]
     out = np.stack([fresh[digests[i]] if digests[i] in fresh else x[i] for i in keep])
     emb = with_provenance(

@@ -221,9 +221,7 @@ class Registry(collections.abc.MutableMapping):
         self._own: dict[str, CurveModel] = {}
 
     def __getitem__(self, name: str) -> CurveModel:
-        if name in self._own:
-            return self._own[name]
-        model = family_model(name)
+        model = self._own.get(name) or family_model(name)
         if model is None:
             raise KeyError(name)
         return model
@@ -352,9 +350,7 @@ def _resolve(models) -> dict[str, CurveModel]:
         return {n: _as_curve_model(n, m) for n, m in models.items()}
     if isinstance(models, str):  # one name, or names separated by commas (as on the CLI)
         models = [m for m in models.split(",") if m]
-    resolved = {}
-    for spec in models:
-        resolved.update(resolve_model(spec))
+    resolved = {n: m for spec in models for n, m in resolve_model(spec).items()}
     if not resolved:
         raise AnchorDivError("models: none given")
     return resolved
@@ -430,10 +426,7 @@ class Curve:
         """One row per (model, budget): mean AUPRC, interval, subsets used, prevalence."""
         return [
             {
-                "model": name,
-                "role": m.role,
-                "kind": m.kind or "",
-                "budget": b,
+                **_ident(name, m, b),
                 **dict(zip(("auprc", "low", "high"), self.cell(name, b))),
                 "n_subsets": len(self._defined(name, b)),
                 "prevalence": self.prevalence,
@@ -784,7 +777,10 @@ def adaptation_curve(
         for name in resolved:
             value = out.get(name, fixed_out.get(name))
             results[(name, b)].append(value)
-            rows.append(_row(name, resolved[name], b, s, value))
+            failed = isinstance(value, str)
+            auprc = np.nan if failed else float(np.nanmean(value))
+            cell = {"subset": s, "auprc": auprc, "error": value if failed else ""}
+            rows.append(_ident(name, resolved[name], b) | cell)
     _failed_everywhere(results, list(resolved), warned)
     per_query = {
         k: np.stack([np.full(len(prevalence), np.nan) if isinstance(v, str) else v for v in vs])
@@ -818,17 +814,9 @@ def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, 
         return cl.gather(futures)
 
 
-def _row(name: str, m: CurveModel, budget: int, s: int, value) -> dict:
-    failed = isinstance(value, str)
-    return {
-        "model": name,
-        "role": m.role,
-        "kind": m.kind or "",
-        "budget": budget,
-        "subset": s,
-        "auprc": np.nan if failed else float(np.nanmean(value)),
-        "error": value if failed else "",
-    }
+def _ident(name: str, m: CurveModel, budget: int) -> dict:
+    """The columns that name a model's cell in :attr:`Curve.rows` and :meth:`Curve.summary`."""
+    return {"model": name, "role": m.role, "kind": m.kind or "", "budget": budget}
 
 
 __all__ = [

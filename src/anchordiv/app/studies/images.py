@@ -305,13 +305,13 @@ def _need(ds: layouts.ImageDataset, study: str) -> None:
 
 def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
     """The view over the split's queries (``mask``), or every image against all the others."""
-    data = ctx.images
+    data, n = ctx.images, ctx.size.img_queries
     if mask is None:
-        q = subsample(len(data.dataset), ctx.size.img_queries, ctx.seed)
-        g = np.arange(len(data.dataset))
-        return _rows_view(data, study, scorers, anchors, q, g, q, data.dataset.label, note)
-    q, g = split_rows(mask, ctx.size.img_queries, ctx.seed)
-    return _rows_view(data, study, scorers, anchors, q, g, None, data.dataset.label, note)
+        q = subsample(len(data.dataset), n, ctx.seed)
+        g, index = np.arange(len(data.dataset)), q
+    else:
+        (q, g), index = split_rows(mask, n, ctx.seed), None
+    return _rows_view(data, study, scorers, anchors, q, g, index, data.dataset.label, note)
 
 
 def _rows_view(data, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:

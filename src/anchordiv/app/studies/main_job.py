@@ -572,7 +572,6 @@ def clinical_transfer_part(ctx: Context) -> dict:
     }
     merged["dominance"] = dominance.merge([res["dominance"] for res in results.values()])
     shown = next(iter(results))
-    first = results[shown]
     tr.report_section(
         ctx.rep,
         "Prior transfer, clinical: finding anchors from few sentences",
@@ -584,7 +583,7 @@ def clinical_transfer_part(ctx: Context) -> dict:
         f"{source} (both without the subtrees of every chest finding's HPO terms).  "
         f"Curves shown for {shown}; the tables cover every finding ({', '.join(results)}); "
         f"curves of the others under clinical_transfer/.",
-        first["summary"],
+        results[shown]["summary"],
         f"clinical_transfer/{shown.replace(' ', '_')}",
         merged["contrasts"],
         merged["diagnostics"],
@@ -744,10 +743,8 @@ def run_demo(
         raise AnchorDivError(f"studies: unknown {unknown}; choose from {', '.join(PARTS)}")
     check_output(out_dir, overwrite)
     start, before = time.time(), dict(CACHE_STATS)
-    sz = SIZES[size]
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
-    embed = text_embed(enc)
     rep = Report(report_title(parts, size), out_dir)
     random_weights_note(rep, enc)
     rep.text(
@@ -757,7 +754,7 @@ def run_demo(
         f"below is measured in this run; the constructions are documented in the README "
         f"(\"Studies and the main job\")."
     )
-    ctx = Context(rep, embed, sz, models_dir, seed, enc.logit_scale, enc.id)
+    ctx = Context(rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id)
     results = {name: PARTS[name](ctx) for name in parts}
     table = dominance.merge([r["dominance"] for r in results.values() if "dominance" in r])
     if table["dominance"]:
