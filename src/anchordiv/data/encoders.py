@@ -788,11 +788,11 @@ def embed_images(
     rows = list(todo.values())
     fresh: dict[str, np.ndarray] = {}
     failed: dict[str, str] = {}
-    pending: list[tuple[str, np.ndarray]] = []
+    pending: dict[str, np.ndarray] = {}  # digests are unique: each encoded once
 
     def flush() -> None:
         if store is not None and pending:
-            store.add([d for d, _ in pending], np.stack([v for _, v in pending]))
+            store.add(list(pending), np.stack(list(pending.values())))
         pending.clear()
 
     show = progress if progress is not None else len(rows) > batch_size
@@ -802,8 +802,7 @@ def embed_images(
             failed.update(problems)
             for r, v in zip(sub, emb):
                 d = digests[rows[int(r)]]
-                fresh[d] = v
-                pending.append((d, v))
+                fresh[d] = pending[d] = v
             if len(pending) >= PACK_ROWS:
                 flush()
             bar.update(len(sub) + len(problems))

@@ -356,10 +356,8 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
         for d in cycle:
             if len(chosen) >= min(k, n):
                 break
-            free = [i for i in order if dom[i] == d and i not in chosen]
-            fresh = [i for i in free if lab[i] not in seen]
-            pick = (fresh or free or [None])[0]
-            if pick is not None:
+            if free := [i for i in order if dom[i] == d and i not in chosen]:
+                pick = ([i for i in free if lab[i] not in seen] or free)[0]
                 chosen.append(int(pick))
                 seen.add(lab[pick])
     return np.array(chosen, int)

@@ -302,8 +302,7 @@ def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> 
     rest = np.setdiff1d(np.arange(len(emb.items)), q)
     rel = task.item_class[q][:, None] == task.item_class[rest][None, :]
     opts = dict(k=min(10, len(rest)), relevance=rel, num_draws=20, seed=ctx.seed)
-    unc = retrieval_uncertainty(post, emb.items[q], emb.items[rest], **opts)
-    unc.to_report(
+    retrieval_uncertainty(post, emb.items[q], emb.items[rest], **opts).to_report(
         ctx.rep,
         intro=(
             f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
