@@ -415,7 +415,13 @@ class Posterior(metaclass=_ByContents):
         if self.prior is not None:
             prior_arrays, prior_meta = self.prior.to_arrays()  # type: ignore[attr-defined]
             arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
-        arrays.update({f"model_kwargs.{k}": np.asarray(v) for k, v in self.kwargs_arrays().items()})
+        for k, v in (self.model_kwargs or {}).items():  # every value an array or a scalar
+            if not (np.isscalar(v) or hasattr(v, "shape")):
+                raise AnchorDivError(
+                    f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
+                    f"scalars are saved"
+                )
+            arrays[f"model_kwargs.{k}"] = np.asarray(v)
         name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
         module = lambda f: type(f).__module__ if f is not None else None  # noqa: E731
         meta = {
@@ -439,17 +445,6 @@ class Posterior(metaclass=_ByContents):
             "model_kwargs": self.model_kwargs is not None,
         }
         return arrays, meta
-
-    def kwargs_arrays(self) -> dict:
-        """:attr:`model_kwargs` as saved: every value an array or a scalar."""
-        out = dict(self.model_kwargs or {})
-        for k, v in out.items():
-            if not (np.isscalar(v) or hasattr(v, "shape")):
-                raise AnchorDivError(
-                    f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
-                    f"scalars are saved"
-                )
-        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict, card: dict) -> "Posterior":

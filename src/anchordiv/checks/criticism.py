@@ -388,8 +388,6 @@ def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
 
 def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None) -> Estimate:
     """K-fold ELPD of one candidate: closed-form folds, or refits scored by Monte Carlo."""
-    from .uncertainty import default_draws
-
     parts = kfold_parts(len(targets), folds, seed)
     k = len(parts)
     closed = post is not None and has_closed_form(post)
@@ -406,11 +404,10 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
         if closed:
             out[test] = closed_form_heldout(post, recipe, train, targets[test], tau)
             continue
-        fold = _fit(kind, recipe, train, tau)
-        draws = LazyDraws(lambda fold=fold: fold.draws(seed, num_draws or default_draws(fold)))
-        ll = _conditional_predictive(fold, draws, train, targets[test], seed)
-        if ll is None:
-            ll = fold.likelihood().log_density(dict(draws), targets[test])  # [S, m]
+        ll, rao_blackwell = _heldout_ll(
+            _fit(kind, recipe, train, tau), train, targets[test], seed, num_draws
+        )
+        if not rao_blackwell:
             out[test], mc_var, pareto[test] = mc_predictive(ll)
         else:  # few distinct values (ties): no Pareto tail to fit; the doubling check instead
             structured += 1
@@ -478,13 +475,17 @@ class LazyDraws(Mapping):
         return len(self._draws)
 
 
-def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:
-    """``log p(test | ·, train)`` ``[R, m]`` by the family's ``conditional_predictive`` hook, or None."""
-    hook = checks_of(fold.family_class).conditional_predictive
-    kw = fold.model_kwargs
-    if hook is None or fold.custom_model or kw is None or fold.subspace is not None:
-        return None
-    return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64)
+def _heldout_ll(post, train, test, seed: int, num_draws) -> tuple[np.ndarray, bool]:
+    """``(log p(test | ·, train), by the hook)``: ``[R, m]`` by the family's
+    ``conditional_predictive`` hook where it applies, else ``log p(t | θ_s)`` ``[S, m]``."""
+    from .uncertainty import default_draws
+
+    draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
+    hook = checks_of(post.family_class).conditional_predictive
+    kw = post.model_kwargs
+    if hook is None or post.custom_model or kw is None or post.subspace is not None:
+        return post.likelihood().log_density(dict(draws), test), False
+    return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64), True
 
 
 #: contiguous batches of the batch-means variance of a Monte-Carlo average
@@ -538,13 +539,7 @@ def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, s
     if has_closed_form(post):
         lppd = closed_form_heldout(post, None, targets, targets, tau)
     else:
-        from .uncertainty import default_draws
-
-        draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
-        ll = _conditional_predictive(post, draws, targets, targets, seed)
-        if ll is None:
-            ll = post.likelihood().log_density(dict(draws), targets)
-        lppd = mc_predictive(ll)[0]
+        lppd = mc_predictive(_heldout_ll(post, targets, targets, seed, num_draws)[0])[0]
     return float(np.sum(lppd) - np.sum(elpd))
 
 

@@ -672,13 +672,8 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
         f = Path(tmp) / "idata.nc"
         adz.to_netcdf(idata, f)
         data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
-    groups = adz.groups(idata)
-    return write_bundle(
-        path,
-        {NETCDF: data},
-        {"type": "inference-data", "groups": groups, **card},
-        overwrite=overwrite,
-    )
+    card = {"type": "inference-data", "groups": adz.groups(idata), **card}
+    return write_bundle(path, {NETCDF: data}, card, overwrite=overwrite)
 
 
 def load_inference_data(path, *, verify: bool = True, sha256: str | None = None):
