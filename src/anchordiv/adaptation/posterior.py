@@ -422,8 +422,6 @@ class Posterior(metaclass=_ByContents):
                     f"scalars are saved"
                 )
             arrays[f"model_kwargs.{k}"] = np.asarray(v)
-        name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
-        module = lambda f: type(f).__module__ if f is not None else None  # noqa: E731
         meta = {
             "type": "posterior",
             "posterior_type": type(self).__name__,
@@ -437,13 +435,13 @@ class Posterior(metaclass=_ByContents):
             "subspace": self.subspace,
             "custom_model": self.custom_model,
             "guide": self.guide,
-            "family": name(saved.get("family")),
-            "family_module": module(saved.get("family")),
-            "completion": name(saved.get("completion")),
-            "completion_module": module(saved.get("completion")),
             "prior": prior_meta,
             "model_kwargs": self.model_kwargs is not None,
         }
+        for key in ("family", "completion"):  # the saved parameters' class and its module
+            f = saved.get(key)
+            meta[key] = type(f).__name__ if f is not None else None
+            meta[f"{key}_module"] = type(f).__module__ if f is not None else None
         return arrays, meta
 
     @classmethod

@@ -561,9 +561,8 @@ def estimate_table(
 ) -> tuple[dict, dict, str]:
     """``({name: Estimate}, {name: InferenceData}, note)``: one estimator over ``candidates
     {name: (kind, recipe, posterior)}`` (module docstring)."""
-    loo: dict = {}
-    idata: dict = {}
-    plan: dict = {}
+    loo: dict[str, Estimate] = {}
+    idata, plan = {}, {}
     for name, (kind, recipe, post) in candidates.items():
         if estimator == "exact" and not has_closed_form(post):
             raise AnchorDivError(
@@ -676,12 +675,11 @@ def comparison_table(loo: dict):
     lens = {len(e.pointwise) for e in loo.values()}
     if len(lens) != 1:
         raise AnchorDivError("priors: candidates were scored on different numbers of targets")
-    ranked = sorted((n for n in loo if loo[n].reliable), key=lambda n: -loo[n].elpd)
-    rest = sorted((n for n in loo if not loo[n].reliable), key=lambda n: -loo[n].elpd)
-    names = ranked + rest
+    names = sorted(loo, key=lambda n: (not loo[n].reliable, -loo[n].elpd))
+    ranked = [n for n in names if loo[n].reliable]
     best = loo[names[0]]
     weights = dict.fromkeys(names, float("nan"))
-    if len(ranked) >= 2 or (ranked and not rest):
+    if len(ranked) >= 2 or (ranked and len(ranked) == len(names)):
         weights.update(
             zip(ranked, stacking_weights(np.stack([loo[n].pointwise for n in ranked], 1)))
         )
