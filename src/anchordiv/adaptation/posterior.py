@@ -43,13 +43,8 @@ class _ByContents(type):
                 kwargs[k] = legacy[k]
         exact = args[5] if len(args) > 5 else kwargs["exact"]
         sub = args[15] if len(args) > 15 else kwargs.get("subspace")
-        typ = (
-            ExactPosterior
-            if exact is not None
-            else SubspacePosterior
-            if sub is not None
-            else SampledPosterior
-        )
+        typ: type[Posterior] = SubspacePosterior if sub is not None else SampledPosterior
+        typ = ExactPosterior if exact is not None else typ
         warn("Posterior(...)", f"{typ.__name__}(...)")
         return typ(*args, **kwargs)
 

@@ -589,14 +589,13 @@ def estimate_table(
     need = {name: why for name, (e, why) in plan.items() if e == "kfold"}
     if need:
         first = next(iter(need))
+        note = "K-fold for every candidate, on the same folds"
         if estimator == "auto" and len(need) < len(plan):
-            note = (
-                f"K-fold for every candidate, on the same folds: {first!r} needs refits "
-                f"({need[first]}), and K-fold's ELPD (each target scored given the n(1 − 1/K) "
-                "targets outside its fold) is not the leave-one-out one of the other estimators"
+            note += (
+                f": {first!r} needs refits ({need[first]}), and K-fold's ELPD (each target scored "
+                "given the n(1 − 1/K) targets outside its fold) is not the leave-one-out one of "
+                "the other estimators"
             )
-        else:
-            note = "K-fold for every candidate, on the same folds"
         loo, idata = {}, {}
         for name, (kind, recipe, post) in candidates.items():
             why = need.get(name) or (
