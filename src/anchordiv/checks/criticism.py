@@ -140,11 +140,7 @@ class PriorComparison:
     @property
     def high_k(self) -> dict[str, int]:
         """Target anchors with Pareto k above the candidate's threshold (:attr:`pareto_k`)."""
-        return {
-            n: int(np.sum(e.pareto_k > e.threshold))
-            for n, e in self.loo.items()
-            if e.pareto_k is not None
-        }
+        return {n: int(np.sum(k > self.loo[n].threshold)) for n, k in self.pareto_k.items()}
 
     def plot(self, path=None):
         """ELPD comparison (:func:`elpd_panel`, estimator per candidate in the labels) beside
