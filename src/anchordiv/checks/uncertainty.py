@@ -141,10 +141,9 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
         return observed
     flat, shape = _merge(draws)
-    ll = {"targets": _split(lik.log_density(flat, targets), shape)}
     pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
-        "log_likelihood": ll,
+        "log_likelihood": {"targets": _split(lik.log_density(flat, targets), shape)},
         **observed,
         "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
     }
