@@ -43,13 +43,8 @@ class _ByContents(type):
                 kwargs[k] = legacy[k]
         exact = args[5] if len(args) > 5 else kwargs["exact"]
         sub = args[15] if len(args) > 15 else kwargs.get("subspace")
-        typ = (
-            ExactPosterior
-            if exact is not None
-            else SubspacePosterior
-            if sub is not None
-            else SampledPosterior
-        )
+        typ: type[Posterior] = SubspacePosterior if sub is not None else SampledPosterior
+        typ = ExactPosterior if exact is not None else typ
         warn("Posterior(...)", f"{typ.__name__}(...)")
         return typ(*args, **kwargs)
 
@@ -415,9 +410,13 @@ class Posterior(metaclass=_ByContents):
         if self.prior is not None:
             prior_arrays, prior_meta = self.prior.to_arrays()  # type: ignore[attr-defined]
             arrays.update({f"prior.{k}": v for k, v in prior_arrays.items()})
-        arrays.update({f"model_kwargs.{k}": np.asarray(v) for k, v in self.kwargs_arrays().items()})
-        name = lambda f: type(f).__name__ if f is not None else None  # noqa: E731
-        module = lambda f: type(f).__module__ if f is not None else None  # noqa: E731
+        for k, v in (self.model_kwargs or {}).items():  # every value an array or a scalar
+            if not (np.isscalar(v) or hasattr(v, "shape")):
+                raise AnchorDivError(
+                    f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
+                    f"scalars are saved"
+                )
+            arrays[f"model_kwargs.{k}"] = np.asarray(v)
         meta = {
             "type": "posterior",
             "posterior_type": type(self).__name__,
@@ -431,25 +430,14 @@ class Posterior(metaclass=_ByContents):
             "subspace": self.subspace,
             "custom_model": self.custom_model,
             "guide": self.guide,
-            "family": name(saved.get("family")),
-            "family_module": module(saved.get("family")),
-            "completion": name(saved.get("completion")),
-            "completion_module": module(saved.get("completion")),
             "prior": prior_meta,
             "model_kwargs": self.model_kwargs is not None,
         }
+        for key in ("family", "completion"):  # the saved parameters' class and its module
+            f = saved.get(key)
+            meta[key] = type(f).__name__ if f is not None else None
+            meta[f"{key}_module"] = type(f).__module__ if f is not None else None
         return arrays, meta
-
-    def kwargs_arrays(self) -> dict:
-        """:attr:`model_kwargs` as saved: every value an array or a scalar."""
-        out = dict(self.model_kwargs or {})
-        for k, v in out.items():
-            if not (np.isscalar(v) or hasattr(v, "shape")):
-                raise AnchorDivError(
-                    f"save: model keyword {k!r} is a {type(v).__name__}; only arrays and "
-                    f"scalars are saved"
-                )
-        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict, card: dict) -> "Posterior":

@@ -140,11 +140,7 @@ class PriorComparison:
     @property
     def high_k(self) -> dict[str, int]:
         """Target anchors with Pareto k above the candidate's threshold (:attr:`pareto_k`)."""
-        return {
-            n: int(np.sum(e.pareto_k > e.threshold))
-            for n, e in self.loo.items()
-            if e.pareto_k is not None
-        }
+        return {n: int(np.sum(k > self.loo[n].threshold)) for n, k in self.pareto_k.items()}
 
     def plot(self, path=None):
         """ELPD comparison (:func:`elpd_panel`, estimator per candidate in the labels) beside
@@ -388,8 +384,6 @@ def kfold_parts(n: int, folds: int, seed: int) -> list[np.ndarray]:
 
 def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None) -> Estimate:
     """K-fold ELPD of one candidate: closed-form folds, or refits scored by Monte Carlo."""
-    from .uncertainty import default_draws
-
     parts = kfold_parts(len(targets), folds, seed)
     k = len(parts)
     closed = post is not None and has_closed_form(post)
@@ -406,11 +400,10 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
         if closed:
             out[test] = closed_form_heldout(post, recipe, train, targets[test], tau)
             continue
-        fold = _fit(kind, recipe, train, tau)
-        draws = LazyDraws(lambda fold=fold: fold.draws(seed, num_draws or default_draws(fold)))
-        ll = _conditional_predictive(fold, draws, train, targets[test], seed)
-        if ll is None:
-            ll = fold.likelihood().log_density(dict(draws), targets[test])  # [S, m]
+        ll, rao_blackwell = _heldout_ll(
+            _fit(kind, recipe, train, tau), train, targets[test], seed, num_draws
+        )
+        if not rao_blackwell:
             out[test], mc_var, pareto[test] = mc_predictive(ll)
         else:  # few distinct values (ties): no Pareto tail to fit; the doubling check instead
             structured += 1
@@ -478,13 +471,17 @@ class LazyDraws(Mapping):
         return len(self._draws)
 
 
-def _conditional_predictive(fold, draws: dict, train, test, seed: int) -> np.ndarray | None:
-    """``log p(test | ·, train)`` ``[R, m]`` by the family's ``conditional_predictive`` hook, or None."""
-    hook = checks_of(fold.family_class).conditional_predictive
-    kw = fold.model_kwargs
-    if hook is None or fold.custom_model or kw is None or fold.subspace is not None:
-        return None
-    return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64)
+def _heldout_ll(post, train, test, seed: int, num_draws) -> tuple[np.ndarray, bool]:
+    """``(log p(test | ·, train), by the hook)``: ``[R, m]`` by the family's
+    ``conditional_predictive`` hook where it applies, else ``log p(t | θ_s)`` ``[S, m]``."""
+    from .uncertainty import default_draws
+
+    draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
+    hook = checks_of(post.family_class).conditional_predictive
+    kw = post.model_kwargs
+    if hook is None or post.custom_model or kw is None or post.subspace is not None:
+        return post.likelihood().log_density(dict(draws), test), False
+    return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64), True
 
 
 #: contiguous batches of the batch-means variance of a Monte-Carlo average
@@ -538,13 +535,7 @@ def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, s
     if has_closed_form(post):
         lppd = closed_form_heldout(post, None, targets, targets, tau)
     else:
-        from .uncertainty import default_draws
-
-        draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
-        ll = _conditional_predictive(post, draws, targets, targets, seed)
-        if ll is None:
-            ll = post.likelihood().log_density(dict(draws), targets)
-        lppd = mc_predictive(ll)[0]
+        lppd = mc_predictive(_heldout_ll(post, targets, targets, seed, num_draws)[0])[0]
     return float(np.sum(lppd) - np.sum(elpd))
 
 
@@ -566,9 +557,8 @@ def estimate_table(
 ) -> tuple[dict, dict, str]:
     """``({name: Estimate}, {name: InferenceData}, note)``: one estimator over ``candidates
     {name: (kind, recipe, posterior)}`` (module docstring)."""
-    loo: dict = {}
-    idata: dict = {}
-    plan: dict = {}
+    loo: dict[str, Estimate] = {}
+    idata, plan = {}, {}
     for name, (kind, recipe, post) in candidates.items():
         if estimator == "exact" and not has_closed_form(post):
             raise AnchorDivError(
@@ -595,14 +585,13 @@ def estimate_table(
     need = {name: why for name, (e, why) in plan.items() if e == "kfold"}
     if need:
         first = next(iter(need))
+        note = "K-fold for every candidate, on the same folds"
         if estimator == "auto" and len(need) < len(plan):
-            note = (
-                f"K-fold for every candidate, on the same folds: {first!r} needs refits "
-                f"({need[first]}), and K-fold's ELPD (each target scored given the n(1 − 1/K) "
-                "targets outside its fold) is not the leave-one-out one of the other estimators"
+            note += (
+                f": {first!r} needs refits ({need[first]}), and K-fold's ELPD (each target scored "
+                "given the n(1 − 1/K) targets outside its fold) is not the leave-one-out one of "
+                "the other estimators"
             )
-        else:
-            note = "K-fold for every candidate, on the same folds"
         loo, idata = {}, {}
         for name, (kind, recipe, post) in candidates.items():
             why = need.get(name) or (
@@ -681,12 +670,11 @@ def comparison_table(loo: dict):
     lens = {len(e.pointwise) for e in loo.values()}
     if len(lens) != 1:
         raise AnchorDivError("priors: candidates were scored on different numbers of targets")
-    ranked = sorted((n for n in loo if loo[n].reliable), key=lambda n: -loo[n].elpd)
-    rest = sorted((n for n in loo if not loo[n].reliable), key=lambda n: -loo[n].elpd)
-    names = ranked + rest
+    names = sorted(loo, key=lambda n: (not loo[n].reliable, -loo[n].elpd))
+    ranked = [n for n in names if loo[n].reliable]
     best = loo[names[0]]
     weights = dict.fromkeys(names, float("nan"))
-    if len(ranked) >= 2 or (ranked and not rest):
+    if len(ranked) >= 2 or (ranked and len(ranked) == len(names)):
         weights.update(
             zip(ranked, stacking_weights(np.stack([loo[n].pointwise for n in ranked], 1)))
         )

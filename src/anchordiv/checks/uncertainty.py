@@ -141,10 +141,9 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
         return observed
     flat, shape = _merge(draws)
-    ll = {"targets": _split(lik.log_density(flat, targets), shape)}
     pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
-        "log_likelihood": ll,
+        "log_likelihood": {"targets": _split(lik.log_density(flat, targets), shape)},
         **observed,
         "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
     }
@@ -672,13 +671,8 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
         f = Path(tmp) / "idata.nc"
         adz.to_netcdf(idata, f)
         data = np.frombuffer(f.read_bytes(), dtype=np.uint8)
-    groups = adz.groups(idata)
-    return write_bundle(
-        path,
-        {NETCDF: data},
-        {"type": "inference-data", "groups": groups, **card},
-        overwrite=overwrite,
-    )
+    card = {"type": "inference-data", "groups": adz.groups(idata), **card}
+    return write_bundle(path, {NETCDF: data}, card, overwrite=overwrite)
 
 
 def load_inference_data(path, *, verify: bool = True, sha256: str | None = None):
