@@ -133,13 +133,7 @@ def _hpo() -> tuple[HPOTerm, ...]:
 
 
 def hpo_terms() -> list[HPOTerm]:
-    """All non-obsolete HPO terms in file order (~19,000).
-
-    Returns
-    -------
-    list of HPOTerm
-        The terms.
-    """
+    """All non-obsolete HPO terms in file order (~19,000)."""
     return list(_hpo())
 
 
@@ -194,13 +188,8 @@ def _icd_items() -> tuple[tuple[str, str], ...]:
 
 
 def icd10_descriptions() -> list[tuple[str, str]]:
-    """All 98,505 ICD-10-CM items (chapters, blocks, categories, codes), in the classification's order.
-
-    Returns
-    -------
-    list of (str, str)
-        ``(code, description)`` pairs.
-    """
+    """All 98,505 ICD-10-CM items (chapters, blocks, categories, codes), in the classification's
+    order."""
     return list(_icd_items())
 
 

@@ -47,13 +47,7 @@ def synonyms() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def wnids() -> list[str]:
-    """The 1,000 ILSVRC-2012 wnids in class-index order.
-
-    Returns
-    -------
-    list of str
-        ``["n01440764", "n01443537", ...]``.
-    """
+    """The 1,000 ILSVRC-2012 wnids in class-index order."""
     return [w for w, _ in synonyms()]
 
 
@@ -71,24 +65,12 @@ def _hypernym_name(wnid: str) -> str:
 
 
 def classes() -> list[tuple[str, str]]:
-    """The 1,000 ``(wnid, readable name)`` pairs in ILSVRC class-index order.
-
-    Returns
-    -------
-    list of (str, str)
-        ``[("n01440764", "tench"), ...]``.
-    """
+    """The 1,000 ``(wnid, readable name)`` pairs in ILSVRC class-index order."""
     return list(_classes())
 
 
 def names() -> list[str]:
-    """The 1,000 readable class names in class-index order.
-
-    Returns
-    -------
-    list of str
-        ``["tench", "goldfish", ...]``.
-    """
+    """The 1,000 readable class names in class-index order."""
     return [n for _, n in _classes()]
 
 

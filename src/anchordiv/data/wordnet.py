@@ -187,29 +187,12 @@ def _nouns() -> tuple:
 
 
 def noun_synsets() -> list:
-    """All 82,115 WordNet 3.0 noun synsets, in offset order.
-
-    Returns
-    -------
-    list of nltk Synset
-        The synsets.
-    """
+    """All 82,115 WordNet 3.0 noun synsets, in offset order."""
     return list(_nouns())
 
 
 def readable(s) -> str:
-    """The first lemma of a synset with spaces (``"hot_dog"`` -> ``"hot dog"``).
-
-    Parameters
-    ----------
-    s : nltk Synset
-        A synset.
-
-    Returns
-    -------
-    str
-        The readable name.
-    """
+    """The first lemma of a synset with spaces (``"hot_dog"`` -> ``"hot dog"``)."""
     return synset(s).lemma_names()[0].replace("_", " ")
 
 
@@ -229,38 +212,16 @@ def hypernym_paths(s) -> list[list]:
 
 
 def subtree(root) -> list:
-    """``root`` and all its (instance) hyponyms, transitively, in offset order.
-
-    Parameters
-    ----------
-    root : nltk Synset or str
-        A synset, a name or a wnid.
-
-    Returns
-    -------
-    list of nltk Synset
-        The subtree.
-    """
+    """``root`` (a synset, a name or a wnid) and all its (instance) hyponyms, transitively, in
+    offset order."""
     root = synset(root)
     found = set(root.closure(lambda s: s.hyponyms() + s.instance_hyponyms()))
     return sorted(found | {root}, key=lambda s: s.offset())
 
 
 def gloss(s, with_name: bool = True) -> str:
-    """A synset's gloss as anchor text: ``"dog: a member of the genus Canis ..."``.
-
-    Parameters
-    ----------
-    s : nltk Synset
-        A synset.
-    with_name : bool, default True
-        Prefix the first lemma (``False``: the definition only).
-
-    Returns
-    -------
-    str
-        The text.
-    """
+    """A synset's gloss as anchor text: ``"dog: a member of the genus Canis ..."``
+    (``with_name=False``: the definition only)."""
     s = synset(s)
     return f"{readable(s)}: {s.definition()}" if with_name else s.definition()
 
