@@ -293,9 +293,9 @@ def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray
                 f"bytes (truncated or corrupt)"
             )
         return native(np.load(p, mmap_mode="r" if mmap else None, allow_pickle=False))
+    except AnchorDivError:
+        raise
     except (ValueError, OSError, EOFError) as err:
-        if isinstance(err, AnchorDivError):
-            raise
         raise AnchorDivError(f"{name}: {path} is not a readable .npy array ({err})") from None
 
 
