@@ -39,10 +39,9 @@ def stack_versions() -> dict[str, str | None]:
     """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions of a measurement."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in STACK:
-        try:
+        out[name] = None
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
     out["anchordiv"] = package_version()
     return out
 
