@@ -241,10 +241,10 @@ def save_embeddings(
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
     given = {"encoder": encoder, "logit_scale": logit_scale}
-    prov = {**provenance_of(x), **{k: v for k, v in given.items() if v is not None}}
     meta = {
         "embeddings": str(p),
-        **prov,
+        **provenance_of(x),
+        **{k: v for k, v in given.items() if v is not None},
         **extra,
         "rows": int(arr.shape[0]),
         "dim": int(arr.shape[-1]) if arr.ndim else 0,
