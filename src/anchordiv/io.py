@@ -25,24 +25,20 @@ CARD = "card.json"
 ARRAYS = "arrays.npz"
 
 
-def package_version() -> str:
-    from . import __version__
-
-    return __version__
-
-
 #: The packages :func:`stack_versions` records (``None`` for one not installed).
 STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
 
 
 def stack_versions() -> dict[str, str | None]:
     """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions of a measurement."""
+    from . import __version__
+
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in STACK:
         out[name] = None
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             out[name] = importlib.metadata.version(name)
-    out["anchordiv"] = package_version()
+    out["anchordiv"] = __version__
     return out
 
 
@@ -150,9 +146,11 @@ def write_bundle(
 
 def write_bundle_files(directory: Path, arrays: dict[str, np.ndarray], card: dict) -> None:
     """The files of a bundle, written into the (new, empty) ``directory``."""
+    from . import __version__
+
     card = {
         **card,
-        "package_version": package_version(),
+        "package_version": __version__,
         "data_hash": data_hash(arrays),
         "array_specs": array_specs(arrays),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
