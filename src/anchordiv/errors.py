@@ -197,11 +197,9 @@ def check_covariance(
             f"{name}: is not symmetric (largest |C - Cᵀ| = {float(np.max(np.abs(c - c.T))):.3g})"
         )
     if definite:
-        try:
+        with contextlib.suppress(np.linalg.LinAlgError):
             chol = np.linalg.cholesky(c)
             return chol if factor else c
-        except np.linalg.LinAlgError:
-            pass
     low = float(np.linalg.eigvalsh((c + c.T) / 2).min())
     # definite: Cholesky's failure decides (host-independent); semi-definite: a relative allowance
     if definite or low < -1e-6 * scale:

@@ -8,6 +8,7 @@ import contextlib
 import ctypes
 import functools
 import threading
+import types
 
 #: ``mallopt`` parameters (glibc's ``malloc.h``).
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
@@ -21,14 +22,8 @@ TASK_TRIM_THRESHOLD = 2 * TASK_MMAP_THRESHOLD
 IDLE_RELEASE_S = 1.0
 
 
-class _Heap:
-    """The process's one heap state: users, lifted thresholds, the pending release."""
-
-    def __init__(self):
-        self.lock, self.users, self.lifted, self.timer = threading.Lock(), 0, None, None
-
-
-_HEAP = _Heap()
+#: The process's one heap state: users, lifted thresholds, the pending release.
+_HEAP = types.SimpleNamespace(lock=threading.Lock(), users=0, lifted=None, timer=None)
 
 
 def startup_environ() -> dict[str, str]:

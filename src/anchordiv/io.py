@@ -25,25 +25,20 @@ CARD = "card.json"
 ARRAYS = "arrays.npz"
 
 
-def package_version() -> str:
-    from . import __version__
-
-    return __version__
-
-
 #: The packages :func:`stack_versions` records (``None`` for one not installed).
 STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
 
 
 def stack_versions() -> dict[str, str | None]:
     """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions of a measurement."""
+    from . import __version__
+
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in STACK:
-        try:
+        out[name] = None
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    out["anchordiv"] = package_version()
+    out["anchordiv"] = __version__
     return out
 
 
@@ -67,11 +62,6 @@ def models_dir() -> Path:
     return Path("models")
 
 
-def short_name(name: str) -> str:
-    """A shipped prior's short name: its directory name without the ``-gaussian`` suffix."""
-    return name.removesuffix("-gaussian")
-
-
 def shipped_priors() -> dict[str, Path]:
     """The shipped broad priors, by short name.
 
@@ -91,23 +81,23 @@ def shipped_priors() -> dict[str, Path]:
     """
     root = models_dir()
     found = sorted(p.parent for p in root.glob(f"*/{CARD}") if (p.parent / ARRAYS).is_file())
-    return {short_name(p.name): p for p in found}
+    return {p.name.removesuffix("-gaussian"): p for p in found}
 
 
 def resolve_prior(path) -> Path:
     """The bundle ``path`` names."""
     name = os.fspath(path)
-    p = Path(name)
+    p, short = Path(name), name.removesuffix("-gaussian")
     bare = os.sep not in name and "/" not in name and name not in (".", "..")
     shipped = shipped_priors()
     local = (bundle_dir(p) / CARD).is_file()
-    if bare and short_name(name) in shipped:
-        if local and bundle_dir(p).resolve() != shipped[short_name(name)].resolve():
+    if bare and short in shipped:
+        if local and bundle_dir(p).resolve() != shipped[short].resolve():
             raise AnchorDivError(
                 f"prior: {name!r} is both a shipped prior and a folder here; pass "
                 f"'./{name}' for the folder, or run elsewhere for the shipped prior"
             )
-        return shipped[short_name(name)]
+        return shipped[short]
     if local:
         return p
     if p.exists() or not bare:
@@ -156,9 +146,11 @@ def write_bundle(
 
 def write_bundle_files(directory: Path, arrays: dict[str, np.ndarray], card: dict) -> None:
     """The files of a bundle, written into the (new, empty) ``directory``."""
+    from . import __version__
+
     card = {
         **card,
-        "package_version": package_version(),
+        "package_version": __version__,
         "data_hash": data_hash(arrays),
         "array_specs": array_specs(arrays),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -346,10 +346,9 @@ def neighbours(
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(md + "\n")
         return md
-    n_items = len(items)
     top = max(int(result.indices[n].max()) for n in result.names)
-    if n_items <= max(top, int(result.queries.max())):
-        raise AnchorDivError(f"items: {n_items} items, but the neighbours reference row {top}")
+    if len(items) <= max(top, int(result.queries.max())):
+        raise AnchorDivError(f"items: {len(items)} items, but the neighbours reference row {top}")
     if query_items is None and (result.queries < 0).any():
         raise AnchorDivError("query_items: queries from outside the gallery need their images")
     if query_items is not None and len(query_items) != len(result.queries):
@@ -372,11 +371,10 @@ def neighbours(
     label_w, gap_w = 1.6, 0.25
     cap_h = 0.22 if captions is not None or query_captions is not None else 0.0
     head_h, block_gap = 0.3, 0.25
-    row_h = thumb + cap_h
     rows: list = []  # (height, cell): a gap between blocks, each block's header, its rows
     for b, block in enumerate(blocks):
         rows += [(block_gap, None)] * bool(b) + [(head_h, ("head", block))]
-        rows += [(row_h, cell) for cell in block]
+        rows += [(thumb + cap_h, cell) for cell in block]
     heights, cells = [h for h, _ in rows], [c for _, c in rows]
     title_h = 0.45 if title else 0.1
     legend_h = 0.35 if result.relevant is not None else 0.0

@@ -241,10 +241,10 @@ def save_embeddings(
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
     given = {"encoder": encoder, "logit_scale": logit_scale}
-    prov = {**provenance_of(x), **{k: v for k, v in given.items() if v is not None}}
     meta = {
         "embeddings": str(p),
-        **prov,
+        **provenance_of(x),
+        **{k: v for k, v in given.items() if v is not None},
         **extra,
         "rows": int(arr.shape[0]),
         "dim": int(arr.shape[-1]) if arr.ndim else 0,
@@ -293,9 +293,9 @@ def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray
                 f"bytes (truncated or corrupt)"
             )
         return native(np.load(p, mmap_mode="r" if mmap else None, allow_pickle=False))
+    except AnchorDivError:
+        raise
     except (ValueError, OSError, EOFError) as err:
-        if isinstance(err, AnchorDivError):
-            raise
         raise AnchorDivError(f"{name}: {path} is not a readable .npy array ({err})") from None
 
 
@@ -333,12 +333,13 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
     >>> X.shape, X.provenance["encoder"]
     ((3, 3), 'toy')
     """
-    from ._safeio import group_paths
+    from ._safeio import PINS, card_digest, data_hash, group_paths
 
     if Path(path).suffix != ".npy":
         return load_npy(path, name, mmap=mmap)
-    files = group_paths([npy_path(path), sidecar_path(path)])
-    array_file, side = files[npy_path(path)], files[sidecar_path(path)]
+    npy, sp = npy_path(path), sidecar_path(path)
+    files = group_paths([npy, sp])
+    array_file, side = files[npy], files[sp]
     if array_file is None:
         raise AnchorDivError(f"{name}: no such file: {path}")
     arr = load_npy(array_file, name, mmap=mmap)
@@ -350,38 +351,25 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
         if meta.get(key) is not None and meta[key] != actual:
             raise AnchorDivError(
                 f"{name}: {path} has {key} = {actual} but its sidecar "
-                f"{sidecar_path(path).name} says {meta[key]} (stale sidecar?)"
+                f"{sp.name} says {meta[key]} (stale sidecar?)"
             )
-    check_sidecar_integrity(path, meta, arr)
-    if not meta:
-        return arr
-    check_sidecar_types(sidecar_path(path), meta)
-    return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
-
-
-def check_sidecar_integrity(path, meta: dict, arr: np.ndarray) -> None:
-    """Refuse a sidecar off its ``digest``, an array off its ``data_hash``, or an unpinned one."""
-    from ._safeio import PINS, card_digest, data_hash
-
-    side = sidecar_path(path).name
+    # refuse a sidecar off its digest, an array off its data_hash, or an unpinned sidecar
     digest = card_digest(meta) if meta else None
     if "digest" in meta and meta["digest"] != digest:
-        raise AnchorDivError(f"{path}: its sidecar {side} does not match its digest (edited?)")
+        raise AnchorDivError(f"{path}: its sidecar {sp.name} does not match its digest (edited?)")
     if "data_hash" in meta and meta["data_hash"] != data_hash({"embeddings": np.asarray(arr)}):
         raise AnchorDivError(
-            f"{path}: the array is not the one its sidecar {side} describes (the pair was "
+            f"{path}: the array is not the one its sidecar {sp.name} describes (the pair was "
             f"mixed by another writer, or a file edited)"
         )
     pins = PINS.get()
     if pins and meta and ("digest" not in meta or digest not in pins):
         raise AnchorDivError(
             f"{path}: its sidecar's digest {digest} is not one pinned with --sha256 (pin it "
-            f"too: ad.bundle_digest({str(npy_path(path))!r}))"
+            f"too: ad.bundle_digest({str(npy)!r}))"
         )
-
-
-def check_sidecar_types(side: Path, meta: dict) -> None:
-    """Refuse sidecar fields of the wrong type (encoder, logit_scale, texts, sources)."""
+    if not meta:
+        return arr
     enc, tau = meta.get("encoder"), meta.get("logit_scale")
     bad = [] if enc is None or isinstance(enc, str) else ["encoder"]
     if tau is not None and (
@@ -393,7 +381,8 @@ def check_sidecar_types(side: Path, meta: dict) -> None:
         if v is not None and not (isinstance(v, list) and all(isinstance(t, str) for t in v)):
             bad.append(key)
     if bad:
-        raise AnchorDivError(f"{side}: provenance sidecar has malformed {', '.join(bad)}")
+        raise AnchorDivError(f"{sp}: provenance sidecar has malformed {', '.join(bad)}")
+    return with_provenance(arr, {k: meta[k] for k in (*KEYS, "texts", "sources") if k in meta})
 
 
 # ---- unit norm -----------------------------------------------------------------------------

@@ -53,8 +53,7 @@ def env_count(name: str) -> int:
 
 def blas_thread_limit() -> int | None:
     """The cap from ``$ANCHORDIV_BLAS_THREADS`` (default 1); ``None`` when it is 0."""
-    value = env_count(THREADS_ENV)
-    return value if value > 0 else None
+    return env_count(THREADS_ENV) or None
 
 
 def _controller():

@@ -446,30 +446,6 @@ def search_params(index) -> dict[str, int]:
     return {}
 
 
-def check_search_params(index, card: dict, path) -> None:
-    """Refuse a loaded faiss index of another class or search parameters than its card's."""
-    name = type(index).__name__
-    if name != card.get("faiss_class") or name not in FAISS_CLASSES:
-        raise AnchorDivError(
-            f"{path}: the faiss index is a {name}, the card says {card.get('faiss_class')!r} "
-            f"(one of {', '.join(FAISS_CLASSES)})"
-        )
-    if FAISS_CLASSES[name] != card.get("rescore"):
-        raise AnchorDivError(f"{path}: a {name} with rescore = {card.get('rescore')!r}")
-    params = search_params(index)
-    ef, nprobe = params.get("ef_search", 1), params.get("nprobe", 1)
-    if not (1 <= ef <= max(MAX_EF_SEARCH, index.ntotal) and 1 <= nprobe <= params.get("nlist", 1)):
-        raise AnchorDivError(
-            f"{path}: the faiss index searches with {params}; efSearch must be in [1, "
-            f"{max(MAX_EF_SEARCH, index.ntotal)}] and nprobe in [1, nlist]"
-        )
-    declared = {k: card[k] for k in params if k in card}
-    if any(params[k] != v for k, v in declared.items()):
-        raise AnchorDivError(
-            f"{path}: the faiss index searches with {params}, the card says {declared}"
-        )
-
-
 class FaissIndex:
     """A faiss index over a :class:`GalleryIndex`'s MIPS keys (made by :meth:`GalleryIndex.to_faiss`).
 
@@ -526,15 +502,19 @@ class FaissIndex:
         """
         k = integer("k", k, low=1, high=self.gallery.size)
         q, c = self.gallery.mips_queries(queries)
+        qf = q  # q: float32; the approximate kinds search [q, 0] with ψ scaled as the keys'
+        if self.rescore:
+            qf = np.concatenate([q, np.zeros((len(q), 1), q.dtype)], 1)
+            qf[:, -2] /= self.query_scale
+        scores, idx = self.faiss.search(qf, k)
+        if idx.size and (idx.min() < -1 or idx.max() >= self.gallery.size):
+            raise AnchorDivError(
+                f"faiss index: returned ids in [{idx.min()}, {idx.max()}], outside the gallery's "
+                f"{self.gallery.size} rows (a corrupt index)"
+            )
         if not self.rescore:
-            scores, idx = self.faiss.search(q, k)
-            check_ids(idx, self.gallery.size)
             div = np.maximum(c[:, None] - scores.astype(c.dtype), 0.0)
         else:
-            qb = np.concatenate([q, np.zeros((len(q), 1), q.dtype)], 1)
-            qb[:, -2] /= self.query_scale
-            _, idx = self.faiss.search(np.ascontiguousarray(qb, np.float32), k)
-            check_ids(idx, self.gallery.size)
             keys = np.asarray(self.gallery.keys[np.maximum(idx, 0).ravel()]).reshape(*idx.shape, -1)
             div = np.maximum(c[:, None] - np.einsum("qm,qkm->qk", q.astype(keys.dtype), keys), 0.0)
         div = np.where(idx < 0, np.inf, div)
@@ -630,7 +610,27 @@ class FaissIndex:
                 raise AnchorDivError(
                     f"{path}: the faiss index does not deserialize ({err})"
                 ) from None
-            check_search_params(index, card, path)
+            name = type(index).__name__
+            if name != card.get("faiss_class") or name not in FAISS_CLASSES:
+                raise AnchorDivError(
+                    f"{path}: the faiss index is a {name}, the card says "
+                    f"{card.get('faiss_class')!r} (one of {', '.join(FAISS_CLASSES)})"
+                )
+            if FAISS_CLASSES[name] != card.get("rescore"):
+                raise AnchorDivError(f"{path}: a {name} with rescore = {card.get('rescore')!r}")
+            params = search_params(index)
+            ef, nprobe = params.get("ef_search", 1), params.get("nprobe", 1)
+            ef_max = max(MAX_EF_SEARCH, index.ntotal)
+            if not (1 <= ef <= ef_max and 1 <= nprobe <= params.get("nlist", 1)):
+                raise AnchorDivError(
+                    f"{path}: the faiss index searches with {params}; efSearch must be in [1, "
+                    f"{ef_max}] and nprobe in [1, nlist]"
+                )
+            declared = {k: card[k] for k in params if k in card}
+            if any(params[k] != v for k, v in declared.items()):
+                raise AnchorDivError(
+                    f"{path}: the faiss index searches with {params}, the card says {declared}"
+                )
             rescore = card["rescore"]
             numbers = [card[k] for k in ("shift", "query_scale", "max_norm")] if rescore else []
             if not isinstance(rescore, bool) or not all(
@@ -655,15 +655,6 @@ class FaissIndex:
                 )
             red = L2Reduction(*(float(x) for x in numbers)) if rescore else None
             return cls(index, gallery, reduction=red)
-
-
-def check_ids(idx: np.ndarray, size: int) -> None:
-    """Refuse faiss ids outside the gallery's rows (or −1, none found): a corrupt index."""
-    if idx.size and (idx.min() < -1 or idx.max() >= size):
-        raise AnchorDivError(
-            f"faiss index: returned ids in [{idx.min()}, {idx.max()}], outside the gallery's "
-            f"{size} rows (a corrupt index)"
-        )
 
 
 def merge_results(parts, k: int) -> tuple[np.ndarray, np.ndarray]:
