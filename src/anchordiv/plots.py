@@ -13,13 +13,7 @@ from .errors import AnchorDivError, integer, positive
 
 
 def pyplot():
-    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file).
-
-    Returns
-    -------
-    module
-        ``matplotlib.pyplot``.
-    """
+    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -29,20 +23,7 @@ def pyplot():
 
 
 def save_figure(fig, path) -> Path:
-    """Write a figure as PNG at 120 dpi (parent folders made) and close it.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure.
-    path : str or Path
-        Destination.
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """Write ``fig`` to ``path`` as PNG at 120 dpi (parent folders made), close it; the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p, dpi=120, bbox_inches="tight")
@@ -51,20 +32,7 @@ def save_figure(fig, path) -> Path:
 
 
 def finish(fig, path=None):
-    """Lay out a figure; write it to a PNG (and close it) when a path is given.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure.
-    path : str or Path, optional
-        The PNG to write.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        ``fig``.
-    """
+    """Lay out ``fig``; write it to a PNG (and close it) when a path is given; ``fig``."""
     fig.tight_layout()
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
