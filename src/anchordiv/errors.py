@@ -8,6 +8,7 @@ import contextlib
 import functools
 import os
 import sys
+from collections.abc import Collection
 
 import numpy as np
 
@@ -144,6 +145,12 @@ def positive(name: str, value, *, allow_zero: bool = False) -> float:
         need = "non-negative" if allow_zero else "positive"
         raise AnchorDivError(f"{name}: must be a finite {need} number, got {value!r}")
     return v
+
+
+def check_choice(name: str, value, choices: Collection[str], why: str = "") -> None:
+    """Refuse a ``value`` of option ``name`` not among ``choices`` (``why``: what they mean)."""
+    if value not in choices:
+        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
 
 
 def in_unit_interval(name: str, value) -> float:

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.optimize
 import scipy.special
 
-from ..errors import AnchorDivError, as_matrix, integer, user_stacklevel
+from ..errors import AnchorDivError, as_matrix, check_choice, integer, user_stacklevel
 from ..provenance import provenance_of, resolve_tau, unit_norm, with_provenance
 from .._tolerance import DOUBLING_SE
 from .arviz import MIN_TAIL, tail_size
@@ -809,8 +809,7 @@ def compare_priors(
             "priors: a dict of name -> broad anchors / adapt options / "
             "Posterior, with at least one entry"
         )
-    if estimator not in ESTIMATORS:
-        raise AnchorDivError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    check_choice("estimator", estimator, ESTIMATORS)
     prov = provenance_of(targets)  # τ and encoder travel with the targets to every refit
     t = as_matrix("targets", targets).astype(np.float64)
     if normalize:

@@ -24,7 +24,7 @@ from ..progress import tqdm
 from ..adaptation.protocol import get_family
 from ..adaptation.methods import METHODS, NUTS, SVI, ModelMethod, options as method_options
 from .families import checks_of
-from ..errors import AnchorDivError, integer
+from ..errors import AnchorDivError, check_choice, integer
 from ..threads import limited_blas
 
 
@@ -342,8 +342,7 @@ def library_problem(
 
     from ..adaptation import infer
 
-    if method not in METHODS:
-        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     cls = METHODS[method]
     fam: Any = kind if isinstance(kind, type) else get_family(kind)
     rng = np.random.default_rng(seed)

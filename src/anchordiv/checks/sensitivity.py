@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.special
 
-from ..errors import AnchorDivError, integer, positive, user_stacklevel
+from ..errors import AnchorDivError, check_choice, integer, positive, user_stacklevel
 from ..threads import limited_blas
 from . import arviz as adz
 from .criticism import k_threshold
@@ -371,8 +371,7 @@ def prior_sensitivity(
     """
     from .uncertainty import default_draws, draws_with_log_prior, no_log_prior, retrieval_arguments
 
-    if method not in METHODS:
-        raise AnchorDivError(f"method: one of {', '.join(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     if post.point_guide:
         raise AnchorDivError(
             "prior_sensitivity: a delta guide's fit is a point: it has no spread to reweight "

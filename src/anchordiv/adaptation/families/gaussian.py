@@ -40,7 +40,7 @@ from numpyro.distributions.util import validate_sample
 from ..._tolerance import first_max, kept_singular_values
 from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype, psd_factor
-from ...errors import AnchorDivError, check_covariance, positive, user_stacklevel
+from ...errors import AnchorDivError, check_choice, check_covariance, positive, user_stacklevel
 from ..model import Likelihood
 from ..protocol import (
     N_EIGEN,
@@ -470,12 +470,6 @@ def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=F
         numpyro.factor("map_jacobian", jac)
     with numpyro.plate("anchors", targets.shape[0]):
         numpyro.sample("targets", law, obs=targets)
-
-
-def check_choice(name: str, value, choices: tuple, why: str = "") -> None:
-    """Refuse a ``value`` of option ``name`` not among ``choices``."""
-    if value not in choices:
-        raise AnchorDivError(f"{name}: one of {', '.join(choices)}{why}, got {value!r}")
 
 
 def check_proper(alpha, law: str, improper: bool, why: str) -> None:

@@ -37,13 +37,13 @@ from ...anchors import Gaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...anchors.linalg import canonical_signs
-from ...errors import integer, positive
+from ...errors import check_choice, integer, positive
 from ..statistics import cached
 from ..protocol import SMALL_D, Family, Hooks, unit_vector
 from ..registry import check_prior_mode, family
 from ..methods import NUTS
 from ..model import Likelihood
-from .gaussian import check_choice, mean_quantities
+from .gaussian import mean_quantities
 from .latent_gaussian import ppca_noise
 
 #: shrinkage hierarchies of the scales
