@@ -4,9 +4,8 @@ and digests, which every saver and loader goes through.  Details: ``docs/guides/
 
 from __future__ import annotations
 
-import contextvars
-
 import contextlib
+import contextvars
 import hashlib
 import json
 import math

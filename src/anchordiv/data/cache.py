@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._safeio import atomic_file, read_json, remove, write_npy, write_text
 from ..errors import AnchorDivError, user_stacklevel
 
 #: Environment variable that overrides the cache directory.
@@ -87,7 +88,6 @@ def _array_hash(arr: np.ndarray) -> str:
 def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | None]:
     """``(array, None)``, or ``(None, what is wrong)`` when the entry does not match its
     manifest."""
-    from .._safeio import read_json
     from ..provenance import load_npy
 
     try:
@@ -109,8 +109,6 @@ def _read_entry(npy: Path, manifest: Path) -> tuple[np.ndarray | None, str | Non
 
 def _write_entry(npy: Path, manifest: Path, arr: np.ndarray, info: dict) -> None:
     """The array, then (atomically, last) its manifest with shape, dtype and SHA-256."""
-    from .._safeio import atomic_file, write_npy, write_text
-
     with atomic_file(npy) as tmp:
         write_npy(tmp, arr)
     meta = {**info, "shape": list(arr.shape), "dtype": arr.dtype.str, "sha256": _array_hash(arr)}
@@ -250,8 +248,6 @@ class ImageStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         space = self.dir / "space.json"
         if not space.is_file():
-            from .._safeio import atomic_file, write_text
-
             with atomic_file(space) as tmp:
                 write_text(tmp, json.dumps({"id": self.id, "kind": "image"}) + "\n")
         name = f"pack-{time.time_ns()}-{os.getpid()}-{secrets.token_hex(4)}"
@@ -269,8 +265,6 @@ class ImageStore:
 
 def _field(path: Path, key: str, default):
     """``key`` of a JSON object file, or ``default`` where it is missing or unreadable."""
-    from .._safeio import read_json
-
     try:
         return read_json(path).get(key, default)
     except (OSError, ValueError, AttributeError):
@@ -316,8 +310,6 @@ def prune(
 ) -> list[Path]:
     """Delete cache entries: the image spaces whose encoder id contains ``encoder``, the
     entries and packs not written for ``older_than_days`` days, or ``everything``."""
-    from .._safeio import remove
-
     if not (encoder or older_than_days is not None or everything):
         raise AnchorDivError("cache prune: say what to remove: --encoder, --older-than or --all")
     root = Path(root) if root else cache_dir()
