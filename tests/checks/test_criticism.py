@@ -49,7 +49,7 @@ def reference_loo(broad, targets, opts) -> float:
     return float(reference_cv(broad, targets, opts, [[i] for i in range(len(targets))]).sum())
 
 
-@pytest.mark.parametrize("d", [8, 32, 64])
+@pytest.mark.parametrize("d", [8, 32, 64, 128, 384])
 def test_compare_priors_orders_and_scores_as_exact_loo(d):
     broad, t = broad_and_targets(d)
     cands = candidates(broad, d)
@@ -91,12 +91,12 @@ def test_a_sampled_gaussian_posterior_is_scored_exactly_and_eb_is_refit():
     assert "re-chosen on every" in result.notes["eb"]
 
 
-def test_kfold_of_a_closed_form_model_is_its_closed_form_fold_predictive():
+@pytest.mark.parametrize("d", [8, 128, 384])
+def test_kfold_of_a_closed_form_model_is_its_closed_form_fold_predictive(d):
     """NIW K-fold scores every fold by the closed-form Student-t predictive: K = n is the exact
-    LOO (re-chosen strengths included), K = 10 the brute-force scipy K-fold on the same folds,
-    and at d = 8, n = 20 within 0.1 nat per target of the exact LOO (training folds of 18
-    targets instead of 19)."""
-    d = 8
+    LOO (re-chosen strengths included), K = 10 the brute-force scipy K-fold on the same folds
+    (at the dimensions users run too), and at d = 8, n = 20 within 0.1 nat per target of the
+    exact LOO (training folds of 18 targets instead of 19)."""
     broad, t = broad_and_targets(d)
     cands = {**candidates(broad, d), "eb": {"broad": broad}}
     exact = ad.compare_priors(cands, t, kind="gaussian", tau=20.0)
@@ -106,7 +106,8 @@ def test_kfold_of_a_closed_form_model_is_its_closed_form_fold_predictive():
     for name, opts in cands.items():
         assert exact.estimators[name] == "exact" and ten.estimators[name] == "kfold"
         np.testing.assert_allclose(loo.loo[name].pointwise, exact.loo[name].pointwise, rtol=1e-8)
-        assert abs(ten.loo[name].elpd - exact.loo[name].elpd) < 0.1 * len(t)
+        if d == 8:
+            assert abs(ten.loo[name].elpd - exact.loo[name].elpd) < 0.1 * len(t)
         if name != "eb":
             ref = reference_cv(broad, t, {k: v for k, v in opts.items() if k != "broad"}, parts)
             np.testing.assert_allclose(ten.loo[name].pointwise, ref, rtol=1e-8)
