@@ -121,7 +121,7 @@ def test_retrieval_part_is_the_power_scaled_scorer():
         np.testing.assert_allclose(res.topk_overlap[i], expected)
         assert res.auprc is not None and np.isfinite(res.auprc[i]).any()
     assert np.all(res.topk_overlap[1] == 1.0)
-    assert "retrieval, top-5" in repr(res) and "keeps" in res.describe()
+    assert "prior strength, top-5" in repr(res) and "keeps" in res.describe()
 
 
 def test_cjs_distance_is_arviz_s_on_every_column():
@@ -144,10 +144,13 @@ def test_psis_diagnostic_equals_arviz_psens_on_the_log_prior_group():
     idata = ad.inference_data(post, num_draws=200, seed=0, prior=False)
     assert "log_prior" in adz.groups(idata)
     theirs = adz.psens(idata)
-    ours = ad.prior_sensitivity(post, method="psis", num_draws=200, seed=0).sensitivity
-    assert set(theirs) == set(ours)
+    res = ad.prior_sensitivity(post, method="psis", num_draws=200, seed=0)
+    ours = res.sensitivity
+    # the family's quantities, and beside them the scale-free ones of geometry_quantities
+    assert set(ours) == set(theirs) | {"mean_direction", "cov_shape", "cov_prior_subspace"}
+    assert {"mean_direction", "cov_shape", "cov_prior_subspace"} <= set(res.scale_free)
     # measured: within 3.1e-13 on ArviZ 0.23 (psens) and 1.3 (arviz-stats' psense)
-    for name in ours:
+    for name in theirs:
         np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-9, atol=1e-12, err_msg=name)
 
 
@@ -158,14 +161,27 @@ def test_psis_on_exact_draws_agrees_with_the_closed_form_within_its_mcse():
     exact = ad.prior_sensitivity(post, alphas, num_draws=1000, seed=1)
     psis = ad.prior_sensitivity(post, alphas, method="psis", num_draws=1000, seed=1)
     assert exact.method == "exact" and exact.pareto_k is None and exact.mcse is None
+    assert exact.weights == []  # the exact diagnostic reweights nothing (coupled draws)
     assert np.all(psis.pareto_k < 0.7)
+    # every reweighting of the PSIS path carries its k and ESS
+    assert {(w["component"], w["use"]) for w in psis.weights} == {
+        ("prior", "diagnostic"),
+        ("likelihood", "diagnostic"),
+        ("prior", "curve"),
+        ("likelihood", "curve"),
+    }
+    assert all(0 < w["ess"] <= 1000 and np.isfinite(w["pareto_k"]) for w in psis.weights)
     for i in range(len(psis.alphas)):
         for site in ("mu", "Sigma"):
             z = (psis.site_means[i][site] - exact.site_means[i][site]) / psis.mcse[i][site]
             assert np.abs(z).max() < 4.5, (psis.alphas[i], site, np.abs(z).max())
-    # the diagnostic reweights the same draws: exact ratio vs its Pareto-smoothed version
-    for name, v in exact.worst.items():
-        assert psis.worst[name] == pytest.approx(v, rel=0.1, abs=0.01), name
+    # the likelihood's α curve: closed form against PSIS within its Monte-Carlo error
+    for i in range(len(psis.alphas)):
+        for site in ("mu", "Sigma"):
+            z = (psis.likelihood_means[i][site] - exact.likelihood_means[i][site]) / psis.mcse[i][
+                site
+            ]
+            assert np.abs(z).max() < 6, (psis.alphas[i], site, np.abs(z).max())
 
 
 @pytest.mark.slow
@@ -198,10 +214,10 @@ def test_the_result_reads_as_a_table_and_in_words(tmp_path):
     assert lines[0] == "PriorSensitivity(exact, 100 draws, alphas 0.8–1.25, threshold 0.05)"
     assert {line.split(":")[0].strip() for line in lines[1:]} == set(res.worst)
     table = res.table()
-    assert list(table.columns) == ["sensitivity", "at", "diagnosis"]
-    assert set(table.index[table["diagnosis"] == "prior-sensitive"]) == set(res.sensitive)
+    assert list(table.columns) == ["prior", "likelihood", "diagnosis", "scale_free", "at"]
+    assert set(table.index[table["diagnosis"] != "-"]) == set(res.sensitive)
     assert all(res.worst[n] > THRESHOLD for n in res.sensitive)
-    assert "Power-scaling the prior" in res.describe()
+    assert "Power-scaling the prior and the likelihood" in res.describe()
     res.plot(tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 0
 
@@ -240,11 +256,14 @@ def test_a_family_without_a_closed_form_falls_through_to_psis():
         warnings.simplefilter("always")
         res = ad.prior_sensitivity(post, (0.9, 1.1), num_draws=40)
     assert res.method == "psis" and res.pareto_k is not None and len(res.worst) > 0
-    # an α whose Pareto k is too high is named, in a warning and in the words
-    said = [str(w.message) for w in caught if "Pareto k above" in str(w.message)]
-    assert bool(said) == bool(res.unreliable)
+    # an α whose Pareto k is too high is named, in a warning and in the words: one warning per
+    # cause (the diagnostic's reweighting, the α curve's)
+    said = [str(w.message) for w in caught if "on the α curve" in str(w.message)]
+    assert len(said) == bool([w for w in res.unreliable_weights if w["use"] == "curve"])
     if res.unreliable:
-        assert f"α = {res.unreliable[0]:g}" in said[0] and "Pareto k above" in res.describe()
+        assert f"α {res.unreliable[0]:g} (curve)" in said[0] and "Pareto k above" in res.describe()
+    diag = [str(w.message) for w in caught if "diagnostic's reweighting" in str(w.message)]
+    assert len(diag) == bool([w for w in res.unreliable_weights if w["use"] == "diagnostic"])
     assert all(np.all(np.isfinite(v)) for v in res.sensitivity.values())
 
 
