@@ -11,7 +11,21 @@ import anchordiv as ad
 from anchordiv.adaptation.families.diagonal import NormalInverseGamma
 from anchordiv.adaptation.families.gaussian import NIW
 from anchordiv.checks import arviz as adz
-from anchordiv.checks.sensitivity import THRESHOLD, cjs_distance
+from anchordiv.checks.criticism import k_threshold
+from anchordiv.checks.sensitivity import (
+    CONFLICT,
+    STRONG_PRIOR,
+    THRESHOLD,
+    PriorSensitivity,
+    cjs_distance,
+    coupled_sensitivity,
+    diagnosis,
+    likelihood_scaled_posterior,
+    prior_drives_ranking,
+    prior_shares,
+    robust_to_strength,
+    sensitivity_values,
+)
 from anchordiv.retrieval.divergence import top_k
 
 
@@ -273,3 +287,207 @@ def test_niw_family_hook_is_the_power_scaled_update():
     want = NIW.from_scale(prior.mu0, prior.cov, prior.kappa0, prior.nu0).power_scaled(1.1)
     np.testing.assert_array_equal(got.psi, want.update(targets).psi)
     assert prior.power_scaled_posterior(1.0, targets).nu == prior.update(targets, tau=20.0).exact.nu
+
+
+# ---- the constructed case: the task lives in e0..e3, the broad anchors vary along e4..e7 --------
+def constructed(n=3, kappa0=50.0, nu0=None, d=32, seed=0):
+    """d = 32 (issue 50's case): broad anchors varying along e4..e7, a task whose classes differ
+    along e0..e3 (items also vary, as noise, along e4..e7); ``n`` target anchors of the task.
+    Returns ``(posterior, queries, gallery, relevance)``."""
+    rng = np.random.default_rng(seed)
+    nu0 = d + 200.0 if nu0 is None else nu0
+    base = np.zeros(d)
+    base[8] = 1.0  # a direction common to both, off the task and off the broad variation
+
+    def rows(m, task, off):
+        rest = 0.02 * rng.normal(size=(m, d - 8))
+        return unit(base + np.concatenate([task, off * rng.normal(size=(m, 4)), rest], 1))
+
+    broad = rows(400, np.zeros((400, 4)), 0.5)
+    centres = 0.5 * rng.normal(size=(5, 4))
+    cls = np.repeat(np.arange(5), 40)
+    items = rows(200, centres[cls] + 0.1 * rng.normal(size=(200, 4)), 0.4)
+    tcls = rng.integers(0, 5, size=n)
+    targets = rows(n, centres[tcls] + 0.1 * rng.normal(size=(n, 4)), 0.05)
+    q = np.arange(0, 200, 10)
+    g = np.setdiff1d(np.arange(200), q)
+    post = ad.adapt("gaussian", broad, targets, tau=20.0, kappa0=kappa0, nu0=nu0)
+    return post, items[q], items[g], cls[q][:, None] == cls[g][None, :]
+
+
+def unit(x):
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+DOMINANT = {"kappa0": 50.0}  # ν₀ = d + 200
+WEAK = {"kappa0": 0.5, "nu0": 34.0}  # ν₀ = d + 2
+
+
+def strong_prior_rows(res):
+    return [n for n, v in res.diagnoses.items() if v == STRONG_PRIOR]
+
+
+def test_a_dominant_prior_is_diagnosed_and_its_endpoints_say_it_decides_the_ranking():
+    """Issue 50's done-when: 3 targets, κ₀ = 50, ν₀ = d + 200, broad anchors off the task."""
+    post, q, g, rel = constructed(**DOMINANT)
+    res = ad.prior_sensitivity(post, queries=q, gallery=g, relevance=rel, num_draws=200)
+    # the covariance's shape (what a Gaussian divergence ranks by) among them; the share of
+    # Σ in the prior's leading subspace is likelihood-sensitive too (the task lies off it)
+    assert "cov_shape" in strong_prior_rows(res), res.table()
+    assert res.diagnoses["cov_prior_subspace"] == CONFLICT
+    infl = res.influence()
+    s = infl.summary()
+    # "overlap_prior_only ≥ 0.8 above overlap_target_only": measured 0.990 against 0.085
+    assert s["overlap_prior_only"] - s["overlap_target_only"] >= 0.8
+    assert infl.prior_decides and "the prior decides the ranking" in infl.describe()
+    # the exact shares: κ₀/(κ₀ + n) and the prior's part of Ψₙ
+    assert s["share_mean"] == pytest.approx(50 / 53)
+    assert s["share_covariance_prior"] > 0.95
+    # the α curve barely moves the ranking: described as robustness to strength, nothing more
+    words = res.describe()
+    assert "robust to the prior's strength" in words
+    assert "does not say whether the prior matters" in words
+    assert "stopped mattering" not in words and "stops mattering" not in words
+
+
+def test_a_weak_prior_with_many_targets_is_not_diagnosed_and_the_targets_decide():
+    post, q, g, rel = constructed(n=200, **WEAK)
+    res = ad.prior_sensitivity(post, queries=q, gallery=g, relevance=rel, num_draws=200)
+    assert not strong_prior_rows(res), res.table()
+    infl = res.influence()
+    s = infl.summary()
+    assert s["overlap_target_only"] > s["overlap_prior_only"]  # measured 0.945 against 0.145
+    assert not infl.prior_decides and s["share_mean"] < 0.01
+    assert s["auprc_posterior"] > s["auprc_prior_only"]
+
+
+@pytest.mark.parametrize("n", [3, 200])
+def test_a_weak_prior_is_never_reported_more_prior_driven_than_a_dominant_one(n):
+    """On the same targets: fewer (or as few) "strong prior / weak likelihood" rows, a
+    posterior no closer to the prior-only model, smaller exact shares.  (At n = 3 the weak
+    prior's raw power-scaling sensitivities are the larger — ν₀ = d + 2 makes the
+    inverse-Wishart's |Σ| exponent, and so the posterior's scale and spread, hinge on α — but
+    its likelihood is sensitive too: "prior-data conflict", not "strong prior".)"""
+    out = {}
+    for name, kw in (("weak", WEAK), ("dominant", DOMINANT)):
+        post, q, g, rel = constructed(n=n, **kw)
+        res = ad.prior_sensitivity(post, queries=q, gallery=g, num_draws=200)
+        out[name] = (len(strong_prior_rows(res)), res.influence().summary())
+    (nw, weak), (nd, dominant) = out["weak"], out["dominant"]
+    assert nw <= nd
+    for key in ("overlap_prior_only", "share_mean", "share_covariance_prior"):
+        assert weak[key] <= dominant[key], key
+    assert weak["overlap_target_only"] >= dominant["overlap_target_only"]
+
+
+def test_diagnosis_is_priorsense_s_words():
+    assert diagnosis(0.3, 0.01) == STRONG_PRIOR == "potential strong prior / weak likelihood"
+    assert diagnosis(0.3, 0.2) == CONFLICT == "potential prior-data conflict"
+    assert diagnosis(0.01, 0.2) == diagnosis(0.01, 0.01) == "-"
+    assert diagnosis(0.3, float("nan")) == "prior-sensitive"  # likelihood unknown
+    assert diagnosis(0.05, 0.0) == "-"  # at the threshold: not above it
+
+
+def test_the_claims_hold_to_yes_and_no():
+    assert robust_to_strength([0.95, 1.0, 0.92]) and not robust_to_strength([0.6, 1.0])
+    assert prior_drives_ranking(0.9, 0.1) and not prior_drives_ranking(0.2, 0.7)
+    assert not prior_drives_ranking(0.5, 0.5)
+
+
+def test_the_coupled_estimator_is_the_reweighted_one_in_the_limit():
+    """N(0, 1) moved by ±ε in location (and in scale): the exact, coupled estimate against the
+    weights of the same change (exp(±εx), exp(±εx²/2)) on 10 000 draws; the Gaussian kernel
+    makes the coupled one a few per cent smaller (measured 6 % and 9 %)."""
+    x = np.random.default_rng(0).normal(size=(10_000, 1))
+    eps = 0.01
+    weighted = sensitivity_values(x, [-eps * x[:, 0], eps * x[:, 0]], 0.01)[0]
+    coupled = coupled_sensitivity(x, (x - eps, x + eps), 0.01)[0]
+    assert coupled == pytest.approx(weighted, rel=0.12)
+    half = -0.5 * eps * x[:, 0] ** 2
+    weighted = sensitivity_values(x, [half, -half], 0.01)[0]
+    coupled = coupled_sensitivity(x, (x * (1 - eps / 2), x * (1 + eps / 2)), 0.01)[0]
+    assert coupled == pytest.approx(weighted, rel=0.15)
+    assert coupled_sensitivity(x, (x, x), 0.01)[0] == 0.0  # nothing moves
+
+
+def test_the_likelihood_power_scaled_posterior_is_the_scaled_update():
+    prior, targets, _ = problem(d=5, n=9)
+    t = np.asarray(targets, np.float64)
+    n, d = t.shape
+    a = 1.7
+    got = likelihood_scaled_posterior(prior, t, a)
+    k0, nu0 = prior.kappa0, prior.nu0
+    psi0 = (nu0 - d - 1) * np.asarray(prior.cov, np.float64)
+    tbar = t.mean(0)
+    s = (t - tbar).T @ (t - tbar)
+    kn = k0 + a * n
+    dm = tbar - prior.mu0
+    np.testing.assert_allclose(got.mu, (k0 * prior.mu0 + a * n * tbar) / kn, rtol=1e-13)
+    np.testing.assert_allclose(got.psi, psi0 + a * s + k0 * a * n / kn * np.outer(dm, dm))
+    assert got.kappa == kn and got.nu == nu0 + a * n
+    # α = 0: the prior itself; α = 1: the posterior
+    assert likelihood_scaled_posterior(prior, t, 0.0).kappa == k0
+    np.testing.assert_allclose(
+        likelihood_scaled_posterior(prior, t, 1.0).psi, prior.update(t, tau=20.0).exact.psi
+    )
+    # the diagonal family: the likelihood raised to α is the update on α copies of the data
+    rng = np.random.default_rng(0)
+    dprior = ad.DiagonalPrior.from_anchors(unit_rows(rng, 40, 3), kappa0=4.0, nu0=6.0)
+    two = np.repeat(unit_rows(rng, 5, 3), 2, axis=0)
+    np.testing.assert_allclose(
+        likelihood_scaled_posterior(dprior, two[::2], 2.0).b, dprior.nig().update(two).b
+    )
+    with pytest.raises(ad.AnchorDivError, match="alpha"):
+        likelihood_scaled_posterior(prior, t, -1.0)
+
+
+def test_prior_shares_are_the_closed_form_weights():
+    prior, targets, _ = problem(d=4, n=6, kappa0=3.0, nu0=9.0)
+    sh = prior_shares(prior, targets)
+    assert sh["mean"] == pytest.approx(3 / 9) and sh["covariance_count"] == pytest.approx(9 / 15)
+    parts = sh["covariance_prior"] + sh["covariance_scatter"] + sh["covariance_mean_shift"]
+    assert parts == pytest.approx(1.0)
+    psi0 = (9.0 - 4 - 1) * np.trace(prior.cov)
+    assert sh["covariance_prior"] == pytest.approx(
+        psi0 / np.trace(prior.update(targets, tau=20.0).exact.psi)
+    )
+
+
+def test_influence_needs_a_posterior_and_the_retrieval_inputs():
+    prior, targets, broad = problem()
+    post = prior.update(targets, tau=20.0)
+    res = ad.prior_sensitivity(post, diagnostic=False)
+    with pytest.raises(ad.AnchorDivError, match="give queries and gallery"):
+        res.influence()
+    infl = res.influence(broad[:3], broad, k=5)
+    assert infl.k == 5 and infl.relevance is None and len(infl.overlap_prior_only) == 3
+    hand = PriorSensitivity(
+        "exact", np.array([1.0]), {}, [{}], None, None, None, None, None, 0, 0.01
+    )
+    with pytest.raises(ad.AnchorDivError, match="holds no posterior"):
+        hand.influence(broad[:3], broad)
+
+
+def test_at_d128_every_reweighted_value_has_its_k_and_ess_and_the_bad_ones_warn():
+    """Issue 50: the d = 128 exact posterior's draws reweighted (method="psis"): each of the
+    diagnostic's four reweightings and the α curve's carries its Pareto k and ESS; those above
+    min(1 − 1/log10 S, 0.7) warn, once per cause.  The exact path reweights nothing."""
+    prior, targets, _ = problem(d=128, n=12, kappa0=20.0, nu0=128 + 201.0)
+    post = prior.update(targets, tau=20.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = ad.prior_sensitivity(post, (1.1,), method="psis", num_draws=120, seed=0)
+    assert len(res.weights) == 6  # 2 components × 2 sides (diagnostic) + 2 (curve at α = 1.1)
+    limit = k_threshold(120)
+    for w in res.weights:
+        assert np.isfinite(w["pareto_k"]) and 1 <= w["ess"] <= 120
+        assert w["ok"] == (w["pareto_k"] <= limit)
+    said = [str(w.message) for w in caught if "Pareto k above" in str(w.message)]
+    causes = {w["use"] for w in res.unreliable_weights}
+    assert len(said) == len(causes)  # one warning per cause
+    for w in res.unreliable_weights:
+        assert any(f"{w['component']} α {w['alpha']:g} ({w['use']})" in m for m in said)
+    if res.unreliable_weights:
+        assert "Pareto k above" in res.describe() and "Pareto k above" in repr(res)
+    exact = ad.prior_sensitivity(post, (1.1,), num_draws=50, seed=0)
+    assert exact.method == "exact" and exact.weights == [] and exact.pareto_k is None

@@ -231,7 +231,7 @@ def geometry_quantities(draws: dict, prior_point: dict) -> dict[str, np.ndarray]
         np.linalg.norm(flat, axis=1) * np.linalg.norm(c), 1e-300
     )
     u = np.linalg.eigh(c)[1][:, ::-1][:, : effective_rank(c)]
-    inside = np.einsum("dr,sde,er->s", u, x, u)
+    inside = (u[None] * (x @ u)).sum(axis=(1, 2))  # tr(UᵀΣU) per draw
     out["cov_prior_subspace"] = inside / np.maximum(np.trace(x, axis1=1, axis2=2), 1e-300)
     return out
 
@@ -424,7 +424,7 @@ def coupled_draws(params, base: dict) -> dict[str, np.ndarray] | None:
         chol = np.linalg.cholesky(params.psi)
         f = np.swapaxes(np.linalg.solve(a, np.broadcast_to(chol.T, a.shape)), 1, 2)
         sigma = f @ np.swapaxes(f, 1, 2)
-        mu = params.mu + np.einsum("sij,sj->si", f, z) / np.sqrt(params.kappa)
+        mu = params.mu + (f @ z[:, :, None])[:, :, 0] / np.sqrt(params.kappa)
         return {"mu": mu, "Sigma": 0.5 * (sigma + np.swapaxes(sigma, 1, 2))}
     if isinstance(params, NormalInverseGamma):
         s2 = params.b / scipy.special.gammaincinv(params.a, u)

@@ -116,7 +116,11 @@ def sensitivity_by_budget(
             row.update({name: m, f"{name}_low": lo, f"{name}_high": hi})
         sh, au = np.nanmean(np.asarray(shares, float), axis=0), np.mean(auprcs, axis=0)
         row.update(share_mean=float(sh[0]), share_covariance=float(sh[1]))
-        row.update(auprc_posterior=au[0], auprc_prior_only=au[1], auprc_target_only=au[2])
+        row.update(
+            auprc_posterior=float(au[0]),
+            auprc_prior_only=float(au[1]),
+            auprc_target_only=float(au[2]),
+        )
         for name, key in (("topk_overlap", "overlap"), ("auprc_change", "change")):
             m, lo, hi = bootstrap_interval(np.asarray(got[key]), seed=seed)
             row.update({name: m, f"{name}_low": lo, f"{name}_high": hi})
