@@ -859,9 +859,10 @@ class PriorSensitivity:
             raw = [n for n in self.sensitive if n not in self.scale_free]
             if raw:
                 words += (
-                    f" {len(raw)} quantities that move with the covariance's overall scale are "
-                    f"prior-sensitive ({', '.join(raw)}); a Gaussian divergence ranks the same "
-                    f"under any scalar multiple of Σ."
+                    f" {len(raw)} quantities that are not scale-free are prior-sensitive "
+                    f"({', '.join(raw)}): norms, traces and eigenvalues move with an overall "
+                    f"scale, and a Gaussian divergence ranks the same under any scalar multiple "
+                    f"of Σ."
                 )
         else:
             words += "no per-quantity diagnostic (diagnostic=False)."
