@@ -491,3 +491,30 @@ def test_at_d128_every_reweighted_value_has_its_k_and_ess_and_the_bad_ones_warn(
         assert "Pareto k above" in res.describe() and "Pareto k above" in repr(res)
     exact = ad.prior_sensitivity(post, (1.1,), num_draws=50, seed=0)
     assert exact.method == "exact" and exact.weights == [] and exact.pareto_k is None
+
+
+def test_the_exact_diagnostic_falls_back_to_weights_where_a_side_is_improper():
+    """δ = 0.5 puts α = 1/1.5 below the smallest proper α (0.818 at d = 4, ν₀ = 5.5): the
+    diagnostic then reweights the exact draws, with each weight's k and ESS."""
+    prior, targets, _ = problem(d=4, nu0=5.5)
+    post = prior.update(targets, tau=20.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ad.prior_sensitivity(post, (1.1,), num_draws=100, delta=0.5)
+    assert res.method == "exact" and res.pareto_k is None  # the α curve: closed form
+    assert {w["use"] for w in res.weights} == {"diagnostic"} and len(res.weights) == 4
+
+
+def test_the_diagonal_family_has_both_scalings_exact_and_its_scale_free_quantities():
+    rng = np.random.default_rng(0)
+    broad = unit_rows(rng, 60, 4)
+    post = ad.adapt("diagonal-gaussian", broad, broad[:8], tau=20.0)
+    res = ad.prior_sensitivity(post, (1.1,), num_draws=100)
+    assert res.method == "exact" and res.weights == []
+    assert {"mean_direction", "cov_shape", "cov_prior_subspace"} <= set(res.scale_free)
+    assert all(np.isfinite(v) for v in res.worst_likelihood.values())
+    assert "likelihood_shift_sigma2" in res.curve()
+    infl = res.influence(broad[:3], broad[10:], k=5)
+    assert infl.shares is not None and infl.shares["mean"] == pytest.approx(
+        post.prior.kappa0 / (post.prior.kappa0 + 8)
+    )

@@ -961,7 +961,12 @@ def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
 
 
 #: family quantities that do not move with the covariance's overall scale
-SCALE_FREE_NAMES = ("mean_cosine", "leading_axis_angle")
+SCALE_FREE_NAMES = (
+    "mean_cosine",
+    "leading_axis_angle",
+    "principal_angles",
+    "max_principal_angle",
+)
 
 
 def _reweighted_means(flat_sites: dict, w: np.ndarray, reff: float) -> tuple[dict, dict]:
