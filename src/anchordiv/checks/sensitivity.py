@@ -419,13 +419,17 @@ def coupled_draws(params, base: dict) -> dict[str, np.ndarray] | None:
     if isinstance(params, NIW):
         d = params.dim
         chi2 = 2.0 * scipy.special.gammaincinv(0.5 * (params.nu - np.arange(d)), u)
-        a = tri.copy()
-        a[:, np.arange(d), np.arange(d)] = np.sqrt(chi2)
+        # the Bartlett factor A: its diagonal is rewritten in place at every call (base's own
+        # strictly lower part is all the calls share), sparing a copy of [S, d, d]
+        tri[:, np.arange(d), np.arange(d)] = np.sqrt(chi2)
         chol = np.linalg.cholesky(params.psi)
-        f = np.swapaxes(np.linalg.solve(a, np.broadcast_to(chol.T, a.shape)), 1, 2)
+        f = np.swapaxes(np.linalg.solve(tri, np.broadcast_to(chol.T, tri.shape)), 1, 2)
         sigma = f @ np.swapaxes(f, 1, 2)
         mu = params.mu + (f @ z[:, :, None])[:, :, 0] / np.sqrt(params.kappa)
-        return {"mu": mu, "Sigma": 0.5 * (sigma + np.swapaxes(sigma, 1, 2))}
+        del f
+        sigma += np.swapaxes(sigma, 1, 2).copy()
+        sigma *= 0.5
+        return {"mu": mu, "Sigma": sigma}
     if isinstance(params, NormalInverseGamma):
         s2 = params.b / scipy.special.gammaincinv(params.a, u)
         return {"mu": params.mu + np.sqrt(s2 / params.kappa) * z, "sigma2": s2}
@@ -434,7 +438,8 @@ def coupled_draws(params, base: dict) -> dict[str, np.ndarray] | None:
 
 def coupling_base(num_draws: int, d: int, seed: int) -> dict[str, np.ndarray]:
     """The fixed random numbers of :func:`coupled_draws`: uniforms ``[S, d]``, normals
-    ``[S, d]`` and strictly lower-triangular normals ``[S, d, d]``."""
+    ``[S, d]`` and lower-triangular normals ``[S, d, d]`` (the diagonal is the sampler's to
+    fill)."""
     rng = np.random.default_rng(seed)
     u = rng.uniform(size=(num_draws, d))
     return {
