@@ -1076,7 +1076,10 @@ def prior_sensitivity(
         ``"exact"`` where the posterior is the conjugate update and its family has
         ``power_scaled_posterior``, else ``"psis"``; ``"exact"`` on a NUTS/SVI posterior of such
         a family gives the closed-form α curve of the same model (the diagnostic still
-        reweights its draws); ``"psis"`` on an exact posterior reweights its exact draws.
+        reweights its draws, with each weight's k and ESS); ``"psis"`` on an exact posterior
+        reweights its exact draws.  On an exact posterior ``"exact"`` reweights nothing: the
+        diagnostic compares exact draws of the power-scaled posteriors (common random numbers,
+        :func:`coupled_sensitivity`), unless a side α = 1/(1 + δ) leaves the prior improper.
     num_draws : int, optional
         Draws of the diagnostic (:func:`~.uncertainty.inference_data`'s default).
     seed : int, default 0
@@ -1163,7 +1166,7 @@ def prior_sensitivity(
     if diagnostic:
         n = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=4)
         exact = None
-        if method == "exact":
+        if method == "exact" and post.closed_form:  # a sampled posterior's own draws: weights
             exact = _exact_diagnostic(post, exact_at, n, seed, delta)
         if exact is not None:
             sens, lik_sens, scale_free = exact
