@@ -51,7 +51,8 @@ def test_diagnose_writes_summary_plots_and_stability(tmp_path, capsys):
     # power-scaling the prior: per quantity and per α, the scorer's top-k overlap and AUPRC
     assert "prior sensitivity: exact, " in out and "top-3 overlap" in out
     with open(tmp_path / "d" / "sensitivity.csv") as f:
-        assert next(csv.reader(f)) == ["quantity", "sensitivity", "at", "diagnosis"]
+        head = next(csv.reader(f))
+    assert head == ["quantity", "prior", "likelihood", "diagnosis", "scale_free", "at"]
     with open(tmp_path / "d" / "sensitivity_curve.csv") as f:
         curve = list(csv.DictReader(f))
     assert {"alpha", "shift_mu", "shift_Sigma", "topk_overlap", "auprc"} <= set(curve[0])
