@@ -21,6 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
 
 
+#: PyTorch's pins, apart from constraints.txt (the README's CPU route keeps an installed torch)
+TORCH_LOCK = ROOT / "constraints-torch.txt"
+#: the distributions that are PyTorch's build: only in TORCH_LOCK
+TORCH_STACK = re.compile(r"^(torch|torchvision|triton|nvidia-.+|cuda-.+)$")
+
+
 def pins(lock: Path = ROOT / "constraints.txt") -> dict[str, str]:
     out: dict[str, str] = {}
     for line in lock.read_text("utf-8").splitlines():
@@ -118,7 +124,7 @@ def test_one_version_from_one_source(capsys):
 
 
 def test_every_requirement_is_pinned_inside_its_range():
-    pinned = pins()
+    pinned = pins() | pins(TORCH_LOCK)
     project = PYPROJECT["project"]
     reqs = list(project["dependencies"]) + [
         r
@@ -145,7 +151,8 @@ def test_the_environment_is_the_pinned_one():
     the pins less ArviZ's and xarray's) is held to that lock."""
     own = Path(sys.prefix) / "constraints.txt"
     drift = {}
-    for name, pinned in pins(own if own.is_file() else ROOT / "constraints.txt").items():
+    locks = pins(own) if own.is_file() else pins() | pins(TORCH_LOCK)
+    for name, pinned in locks.items():
         try:
             got = version(name)
         except PackageNotFoundError:  # a platform-only dependency (torch's CUDA wheels)
@@ -157,11 +164,12 @@ def test_the_environment_is_the_pinned_one():
 
 def test_make_setup_installs_the_pins_and_test_lints_first():
     make = (ROOT / "Makefile").read_text("utf-8")
-    assert re.search(r"^\$\(STAMP\): pyproject.toml constraints.txt Makefile$", make, re.M)
+    stamp = r"^\$\(STAMP\): pyproject.toml constraints.txt constraints-torch.txt Makefile$"
+    assert re.search(stamp, make, re.M)
     installs = [line for line in make.splitlines() if "pip install" in line]
     # $(PIN1): constraints.txt less ArviZ's and xarray's pins (test-arviz1's ArviZ 1.x venv)
     assert installs and all("$(PIN)" in line or "$(PIN1)" in line for line in installs), installs
-    assert "PIN     := -c constraints.txt" in make
+    assert "PIN     := -c constraints.txt -c constraints-torch.txt\n" in make
     assert "-e '.[all,dev]'" in make  # the tests' and docs' tools: dev, not all
     assert "grep -vE '^(arviz|xarray)==' constraints.txt > $(VENV1)/constraints.txt" in make
     lint = make.split("\nlint: setup\n", 1)[1].split("\n\n", 1)[0].split("\n")
@@ -175,3 +183,23 @@ def test_make_setup_installs_the_pins_and_test_lints_first():
     )
     assert "\nTEST_WORKERS ?= auto\n" in make  # the tier on every core (pytest-xdist)
     assert "make test" in (ROOT / ".ci" / "run").read_text("utf-8")
+
+
+def test_constraints_keep_an_installed_cpu_torch():
+    """The README's CPU route (PyTorch's CPU build first, then ``pip install -c constraints.txt
+    'anchordiv[data]'``) keeps the installed torch: constraints.txt pins nothing of PyTorch's
+    build (a ``torch==2.14.1`` there made pip replace a 2.13.0+cpu with the CUDA build and ~3 GB
+    of nvidia wheels), and the data extra's ranges admit a CPU build (a local version, ``+cpu``).
+    ``make setup`` still installs the pinned torch, from constraints-torch.txt."""
+    general, torch = pins(), pins(TORCH_LOCK)
+    assert not [n for n in general if TORCH_STACK.match(n)], "a torch pin in constraints.txt"
+    assert torch and all(TORCH_STACK.match(n) for n in torch), torch
+    assert {"torch", "torchvision"} <= set(torch)
+    data = [Requirement(r) for r in PYPROJECT["project"]["optional-dependencies"]["data"]]
+    ranges = {canonicalize_name(r.name): r.specifier for r in data}
+    for name, cpu in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu")):
+        assert ranges[name].contains(cpu), f"the data extra's {name} range refuses {cpu}"
+        assert ranges[name].contains(torch[name])
+    assert "include CHANGELOG.md constraints.txt constraints-torch.txt" in (
+        ROOT / "MANIFEST.in"
+    ).read_text("utf-8")
