@@ -179,7 +179,7 @@ def check_family_known(card: dict, path, name: str) -> None:
     else:
         spec = f"{module}:Class"
     raise AnchorDivError(
-        f"{name}: {path} holds a {card['type']} of the kind {kind!r}, a family of your own that "
-        f"is not registered here; pass --family {spec} (the class that registers it with "
+        f"kind: unknown {kind!r}, the kind of the {card['type']} {name} {path}: a family of your "
+        f"own, not registered here; pass --family {spec} (the class that registers it with "
         f"ad.family)"
     )
