@@ -7,6 +7,7 @@ import argparse
 import importlib
 import sys
 import warnings
+from typing import NoReturn
 
 from ..errors import AnchorDivError, OutputExistsError
 from ..io import pinned_digests
@@ -22,11 +23,14 @@ class Parser(argparse.ArgumentParser):
     """argparse's parser whose usage errors are one line, as every other user error of the
     command: ``anchordiv CMD: error: ...`` (exit status 2), no usage block before it."""
 
-    def error(self, message: str):  # type: ignore[override]
+    #: the subcommands' parsers by name (set by :func:`build_parser`)
+    commands: dict = {}
+
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     from .. import __version__
 
     parser = Parser(
@@ -41,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f".commands.{name}", __package__)
         module.register(sub)
         sub.choices[name.replace("_", "-")].set_defaults(func=module.run)
-    parser.commands = sub.choices  # type: ignore[attr-defined]
+    parser.commands = sub.choices
     return parser
 
 
@@ -51,9 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)  # a usage error: one line, SystemExit(2)
     if extra:  # reported by the subcommand's parser: "anchordiv adapt: error: ..."
         command = getattr(args, "command", None)
-        (parser.commands.get(command) or parser).error(
-            f"unrecognized arguments: {' '.join(extra)}"
-        )
+        (parser.commands.get(command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -269,7 +269,9 @@ def check_method_options(args, opts: dict) -> None:
         why = "a --model's posterior has no closed-form mean"
     elif not is_conjugate(fam):
         why = f"the {args.kind} family has no closed-form posterior mean"
-    elif subspace is not None and fam.project_mean.__func__ is Family.project_mean.__func__:
+    elif subspace is not None and getattr(fam.project_mean, "__func__", None) is getattr(
+        Family.project_mean, "__func__", 0
+    ):
         why = f"the {args.kind} family's closed-form mean does not project onto --subspace"
     if why:
         raise AnchorDivError(
