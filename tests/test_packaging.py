@@ -11,6 +11,7 @@ import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -203,3 +204,63 @@ def test_constraints_keep_an_installed_cpu_torch():
     assert "include CHANGELOG.md constraints.txt constraints-torch.txt" in (
         ROOT / "MANIFEST.in"
     ).read_text("utf-8")
+
+
+def _stand_in_wheel(folder: Path, name: str, ver: str) -> Path:
+    """A wheel of ``name==ver`` holding nothing but its metadata (a stand-in for an installed
+    CPU build: pip's resolver sees only names, versions and requirements)."""
+    import zipfile
+
+    info = f"{name}-{ver}.dist-info"
+    files = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {ver}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{k},,\n" for k in files) + f"{info}/RECORD,,\n"
+    path = folder / f"{name}-{ver}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in files.items():
+            z.writestr(k, v)
+    return path
+
+
+@pytest.mark.slow
+def test_the_readme_cpu_route_keeps_an_installed_torch_in_a_clean_venv(tmp_path):
+    """In a clean venv holding a CPU build (stand-ins of torch 2.13.0+cpu and torchvision
+    0.28.0+cpu), pip's resolver with ``-c constraints.txt`` and the data extra's torch
+    requirements installs nothing (no index: nothing could come); with the torch pins
+    (constraints-torch.txt, what ``make setup`` adds) it would have to replace them.  pip's
+    configuration files are off (``PIP_CONFIG_FILE=/dev/null``): the route on any machine."""
+    import json
+    import os
+    import subprocess
+    import venv
+
+    venv.create(tmp_path / "v", with_pip=True)
+    pip = [str(tmp_path / "v" / "bin" / "python"), "-m", "pip"]
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    wheels = [
+        _stand_in_wheel(tmp_path, n, v)
+        for n, v in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu"))
+    ]
+    quiet = dict(env=env, capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [*pip, "install", "--no-index", "--no-deps", *map(str, wheels)], check=True, **quiet
+    )
+    data = PYPROJECT["project"]["optional-dependencies"]["data"]
+    torch_reqs = [
+        r for r in data if canonicalize_name(Requirement(r).name) in ("torch", "torchvision")
+    ]
+
+    def dry_run(*locks: Path):
+        report = tmp_path / "report.json"
+        cmd = [*pip, "install", "--dry-run", "--no-index", "--report", str(report)]
+        cmd += [x for lock in locks for x in ("-c", str(lock))]
+        done = subprocess.run([*cmd, *torch_reqs], **quiet)
+        return done, (json.loads(report.read_text()) if done.returncode == 0 else None)
+
+    done, report = dry_run(ROOT / "constraints.txt")
+    assert done.returncode == 0, done.stderr
+    assert report["install"] == [], [i["metadata"]["name"] for i in report["install"]]
+    done, _ = dry_run(ROOT / "constraints.txt", TORCH_LOCK)  # the pins ask for another build
+    assert done.returncode != 0 and "torch" in done.stderr, done.stderr
