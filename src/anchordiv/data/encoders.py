@@ -621,9 +621,33 @@ def get_encoder(
     >>> enc.dim, enc.logit_scale
     (384, 20.0)
     """
+    check_device(device)
     return _load(
         str(spec), None if pretrained is None else str(pretrained), device, bool(random_weights)
     )
+
+
+def check_device(device) -> None:
+    """Refuse a torch ``device`` this machine does not have (an :class:`AnchorDivError` saying
+    so, before any weights load: a missing GPU is never blamed on the checkpoint)."""
+    if str(device) == "cpu":
+        return
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise AnchorDivError(f"device: {device!r} is not a torch device ({err})") from None
+    have = {
+        "cuda": lambda: torch.cuda.is_available(),
+        "mps": lambda: torch.backends.mps.is_available(),
+    }
+    if kind in have and not have[kind]():
+        raise AnchorDivError(
+            f"device: {device!r}, but no {kind.upper()} device is available here "
+            f"(torch.{'cuda' if kind == 'cuda' else 'backends.mps'}.is_available() is False); "
+            f"use device 'cpu' (--device cpu)"
+        )
 
 
 def embed_texts(

@@ -13,13 +13,14 @@ from ._io import (
     add_flags,
     check_encoder,
     check_out,
+    count,
     load_card_of,
     load_embeddings,
     load_relevance,
     option_applies,
+    positive_int,
     report,
 )
-from ._options import load_family
 
 
 def register(sub) -> None:
@@ -41,18 +42,20 @@ def register(sub) -> None:
     add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--num-draws",
-        type=int,
+        type=positive_int,
         default=200,
         help="draws for the InferenceData and summary (default 200)",
     )
     p.add_argument("--queries", help="query embeddings, .npy [Q, d] (retrieval stability)")
     p.add_argument("--gallery", help="gallery embeddings, .npy [G, d] (retrieval stability)")
     p.add_argument("--relevance", help="binary relevance, .npy [Q, G] (adds AUPRC stability)")
-    p.add_argument("-k", type=int, help="top-k for the stability table (default 10)")
+    p.add_argument("-k", type=positive_int, help="top-k for the stability table (default 10)")
     p.add_argument(
-        "--stability-draws", type=int, help="posterior draws for the stability table (default 20)"
+        "--stability-draws",
+        type=positive_int,
+        help="posterior draws for the stability table (default 20)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="seed of the draws (default 0)")
     add_flags(p, "family", "json")
 
 
@@ -194,7 +197,6 @@ def run(args) -> int:
     from ...checks import arviz as adz
     from ...checks.uncertainty import inference_data, save_inference_data
 
-    load_family(args.family)  # registers a kind of the user's own
     check_stability_options(args)
     check_out(args, args.out)
     card = load_card_of(args.posterior, "posterior")

@@ -4,6 +4,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 from __future__ import annotations
 
 from .demo import add_run_options, run as run_text, run_keywords
+from ._io import positive_int
 from .embed import add_workers_option, workers
 
 
@@ -35,7 +36,7 @@ def register(sub) -> None:
         "dataset folder (needs an open_clip or chexzero --encoder)",
     )
     p.add_argument(
-        "--batch-size", type=int, default=32, help="images per encoder batch (default 32)"
+        "--batch-size", type=positive_int, default=32, help="images per encoder batch (default 32)"
     )
     add_workers_option(p)
     p.add_argument(
