@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 from pathlib import Path
 
 import numpy as np
@@ -176,16 +178,25 @@ def _sensitivity(args, post, retrieval: dict, out: Path) -> dict:
     curve.to_csv(files["sensitivity_curve"], index=False)
     worst = sorted(res.worst.items(), key=lambda kv: -kv[1])
     shown = ", ".join(f"{n} {v:.3f}" for n, v in worst[:3])
+    counts = collections.Counter(d for d in res.diagnoses.values() if d != "-")
     fields = {
         "prior sensitivity": f"{res.method}, {len(res.sensitive)} of {len(worst)} quantities "
-        f"above {res.threshold:g} (largest: {shown})"
+        f"above {res.threshold:g} (largest: {shown})",
+        "prior sensitivity, diagnosis": "; ".join(f"{n} × {d}" for d, n in counts.items())
+        or "no quantity prior-sensitive",
     }
     if res.topk_overlap is not None:
-        fields["prior sensitivity, retrieval"] = "; ".join(
+        # the α curve: robustness of the ranking to the prior's *strength* only (a dominant
+        # prior power-scaled mostly rescales Σ, which leaves a Gaussian ranking unchanged)
+        fields["prior strength, retrieval"] = "; ".join(
             f"α {row['alpha']:g}: top-{res.k} overlap {row['topk_overlap']:.3f}"
             + (f", AUPRC {row['auprc']:.3f}" if "auprc" in row else "")
             for row in curve.to_dict("records")
         )
+        try:  # the endpoints: whether the prior drives the ranking at all
+            fields["prior influence"] = res.influence().describe()
+        except AnchorDivError as err:
+            fields["prior influence"] = f"n/a ({err})"
     if res.note:
         fields["prior sensitivity, note"] = res.note
     result = {"method": res.method, "sensitivity": res.worst, "curve": curve.to_dict("records")}
