@@ -308,3 +308,60 @@ def test_shown_queries_spread_over_renditions_and_classes():
     assert len(set(pick)) == 3 and set(domains[pick]) == {0, 1}
     assert len(set(labels[pick])) == 3
     assert len(spread(labels, None, 5, seed=1)) == 5
+
+
+def _no_model(monkeypatch):
+    """Replace the encoder loading by a recorder: ``loads`` stays empty if a run stops before."""
+    import anchordiv.data
+
+    loads = []
+
+    def record(*a, **k):
+        loads.append(1)
+        raise SystemExit(99)
+
+    monkeypatch.setattr(anchordiv.data, "get_encoder", record)
+    return loads
+
+
+def test_a_report_inside_the_dataset_is_refused(tmp_path, study, capsys, monkeypatch):
+    """-o ROOT/results would become a class of the next run: refused before anything is read."""
+    loads = _no_model(monkeypatch)
+    root = trees.imagefolder(tmp_path / "if")
+    assert study("budget", f"imagefolder:{root}", root / "results") == 2
+    err = capsys.readouterr().err
+    assert "is inside the dataset folder" in err and "write it elsewhere" in err
+    assert not (root / "results").exists() or not any((root / "results").iterdir())
+    assert not loads
+
+
+def test_clinical_without_positive_labels_stops_before_encoding(
+    tmp_path, study, capsys, monkeypatch
+):
+    loads = _no_model(monkeypatch)
+    base = trees.chexpert(tmp_path)
+    for name in ("train.csv", "valid.csv"):
+        with open(base / name, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            r.update({c: "0.0" for c in r if c not in ("Path", "Sex", "Age")})
+        with open(base / name, "w", newline="") as f:
+            w = csv.DictWriter(f, list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    assert study("clinical", f"chexpert:{tmp_path}", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "no pathology with anchors has 2 or more positive query images" in err
+    assert "Pleural Effusion 0/0" in err and not loads
+
+
+def test_images_outside_the_root_need_the_flag(tmp_path, study, capsys, monkeypatch):
+    loads = _no_model(monkeypatch)
+    elsewhere = trees.Images(8).save(tmp_path / "elsewhere" / "x.png")
+    root = trees.imagefolder(tmp_path / "if")
+    (root / "red_fox" / "link.png").symlink_to(elsewhere)
+    assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
+    assert "--allow-outside-root" in capsys.readouterr().err and not loads
+    with pytest.raises(SystemExit):  # the dataset is read; the run goes on to the model
+        study("budget", f"imagefolder:{root}", tmp_path / "out2", "--allow-outside-root")
+    assert loads

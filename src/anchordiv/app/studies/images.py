@@ -34,6 +34,8 @@ from .priors import default_models_dir
 
 #: studies that run on images (``--dataset``)
 IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
+#: layouts whose classes are folders: a report written inside their root would become a class
+FOLDER_LAYOUTS = ("imagefolder", "imagenet", "imagenet-r", "sketchy")
 #: the baselines every view holds beside its anchor models
 BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
@@ -493,7 +495,8 @@ def run_image_study(
     AnchorDivError
         An unknown study or size, a bad dataset, a text-only encoder, a dataset the study
         cannot use (object-style needs renditions, clinical pathologies with positive
-        images), or ``out_dir`` inside the dataset folder.
+        images), or ``out_dir`` inside the folder of a layout of class folders
+        (:data:`FOLDER_LAYOUTS`).
     """
     from ...data import check_images, embed_images, get_encoder
     from ...data.imageio import start_workers
@@ -508,8 +511,8 @@ def run_image_study(
     if size not in SIZES:
         raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(SIZES)}")
     check_output(out_dir, overwrite)
-    _, root = layouts.parse_spec(dataset)
-    if inside(out_dir, root.expanduser()):
+    layout, root = layouts.parse_spec(dataset)
+    if layout in FOLDER_LAYOUTS and inside(out_dir, root.expanduser()):
         raise AnchorDivError(
             f"out_dir: {out_dir} is inside the dataset folder {root}: the next run would read "
             f"the report's folder as a class; write it elsewhere (-o outside {root})"
