@@ -5,6 +5,7 @@ are tested on the text studies."""
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,6 +51,9 @@ def _grid_ok(out, study_title):
     assert f"](neighbours/{grids[0].name})" in report
     rows = _csv(out / "neighbours.csv")
     assert {"cosine", "inversion"} <= {r["geometry"] for r in rows}
+    # every neighbour and query named by its file; the marks the report names are the PNG's
+    assert all(Path(r["path"]).is_file() and Path(r["query_path"]).is_file() for r in rows)
+    assert "framed green in a picture" in report and "✓ =" not in report
     return rows
 
 

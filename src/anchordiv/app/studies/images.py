@@ -134,7 +134,7 @@ class ImageData:
         note = (
             "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
             "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
-            "sets; ✓ = same class."
+            "sets; framed green = same class, red = another."
         )
         self.record(ctx, _view(ctx, "object-style", scorers, anchors, mask, note))
 
@@ -185,7 +185,8 @@ class ImageData:
             note = (
                 f"Seeded query images against the gallery; each model built on the curve's first "
                 f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
-                f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
+                f"adapted to them; `gaussian`: those prompts alone); framed green = same class, "
+                f"red = another."
             )
         else:
             scorers = BASELINES | {
@@ -195,7 +196,7 @@ class ImageData:
             }
             note = (
                 f"Seeded query images against the gallery; the target-only models fitted to all "
-                f"{len(emb.targets)} class prompts; ✓ = same class."
+                f"{len(emb.targets)} class prompts; framed green = same class, red = another."
             )
         return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
 
@@ -241,7 +242,8 @@ class ImageData:
         scorers = BASELINES | {f"gaussian ({finding})": fit("gaussian", a, tau=ctx.tau)}
         note = (
             f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
-            f"{len(a)} anchor sentences; ✓ = the neighbour carries {finding} too."
+            f"{len(a)} anchor sentences; framed green = the neighbour carries {finding} too, red "
+            f"= it does not."
         )
         gallery = np.flatnonzero(~ds.query)
         self.record(ctx, _rows_view(self, "clinical", scorers, a, q, gallery, None, column, note))
