@@ -369,3 +369,20 @@ def test_images_outside_the_root_need_the_flag(tmp_path, study, capsys, monkeypa
     with pytest.raises(SystemExit):  # the dataset is read; the run goes on to the model
         study("budget", f"imagefolder:{root}", tmp_path / "out2", "--allow-outside-root")
     assert loads
+
+
+def test_the_same_photo_in_two_classes_warns(tmp_path, study, monkeypatch):
+    import shutil
+
+    loads = _no_model(monkeypatch)
+    root = trees.imagefolder(tmp_path / "if", per_class=3)  # --small keeps every image
+    shutil.copy(root / "red_fox" / "img0.png", root / "tabby_cat" / "copy.png")
+    shutil.copy(root / "red_fox" / "img1.png", root / "red_fox" / "again.png")  # same class
+    with pytest.warns(
+        UserWarning,
+        match=r"1 image\(s\) are filed, byte for byte, under two or "
+        r"more classes \(e.g. .*img0.png \(red fox\) = .*copy.png \(tabby cat\)",
+    ):
+        with pytest.raises(SystemExit):
+            study("budget", f"imagefolder:{root}", tmp_path / "out")
+    assert loads

@@ -276,6 +276,39 @@ def clinical_columns(ds: layouts.ImageDataset, size) -> list[str]:
     return columns[: size.clinical_findings]
 
 
+def cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> list[list[str]]:
+    """Groups of ``paths`` with the same content (``digests``, one per path) filed under two or
+    more classes of ``ds`` (each group sorted; empty without classes)."""
+    if ds.label is None:
+        return []
+    label = dict(zip(ds.paths, ds.label.tolist()))
+    same: dict[str, list[str]] = {}
+    for p, d in zip(paths, digests):
+        same.setdefault(d, []).append(p)
+    return [
+        sorted(group) for group in same.values() if len({label[p] for p in group if p in label}) > 1
+    ]
+
+
+def warn_cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> None:
+    """A warning naming the images whose identical copies sit in two or more classes
+    (:func:`cross_class_copies`): each copy is a relevant neighbour of the other's class."""
+    groups = cross_class_copies(ds, paths, digests)
+    if groups:
+        import warnings
+
+        from ...errors import user_stacklevel
+
+        label = dict(zip(ds.paths, ds.label.tolist()))
+        first = " = ".join(f"{p} ({ds.class_names[label[p]]})" for p in groups[0][:3])
+        warnings.warn(
+            f"dataset: {len(groups)} image(s) are filed, byte for byte, under two or more "
+            f"classes (e.g. {first}); each copy counts as its own class's item, so retrieval "
+            f"scores them against themselves — remove the copies that are mislabelled",
+            stacklevel=user_stacklevel(),
+        )
+
+
 def inside(path, root) -> bool:
     """Whether ``path`` is ``root`` or lies inside it, symlinks resolved."""
     a, b = os.path.realpath(path), os.path.realpath(root)
@@ -542,7 +575,8 @@ def run_image_study(
             )
         )
     # every unreadable file named before the model loads (or skipped, once)
-    readable, _, skipped = check_images(ds.paths, on_error, workers=workers, progress=True)
+    readable, digests, skipped = check_images(ds.paths, on_error, workers=workers, progress=True)
+    warn_cross_class_copies(ds, readable, digests)
     start_workers(workers, len(readable))  # their imports overlap the model's loading
     enc = get_encoder(
         encoder, pretrained=pretrained, device=device, random_weights=random_weights, seed=seed
