@@ -767,13 +767,55 @@ def check_images(
     cache: bool | str | Path = True,
     progress: bool | None = None,
 ) -> tuple[list[str], list[str], dict[str, str]]:
-    """Every file's content digest, and every file that is not an image — found before a model
-    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes)."""
+    """Every file's content digest, and every file that is not an image or is cut short (a
+    JPEG or PNG whose end is missing: :func:`cut_short`) — found before a model loads
+    (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes), so one error
+    counts them all."""
+    from .imageio import map_files
+
     paths = _image_paths(paths, on_error)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
+    rest = [p for p in paths if p not in bad]
+    for p, problem in zip(rest, map_files(cut_short, rest, workers)):
+        if problem:
+            bad[p] = problem
+    bad = {p: bad[p] for p in paths if p in bad}  # in the given order
     _refuse_or_warn(bad, len(paths), on_error)
     kept = [(p, d) for p, d in zip(paths, digests) if p not in bad and d is not None]
     return [p for p, _ in kept], [d for _, d in kept], bad
+
+
+#: Bytes at a file's end in which a JPEG's or PNG's end marker is looked for.
+TAIL_BYTES = 1 << 16
+
+
+def cut_short(path) -> str | None:
+    """Why the JPEG or PNG file ``path`` does not decode when its end is missing (a download or
+    copy cut short: no end-of-image marker, ``FFD9`` / ``IEND``, in its last
+    :data:`TAIL_BYTES`, and decoding it then fails), else None; other formats, and files whose
+    end marker lies further back (a JPEG followed by a long trailer), are confirmed by
+    decoding.  Reads a few bytes of each file, the whole file only for a suspect."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TAIL_BYTES))
+            tail = f.read()
+    except OSError:
+        return None  # the hashing names unreadable files
+    if head.startswith(b"\xff\xd8"):
+        whole = b"\xff\xd9" in tail
+    elif head.startswith(b"\x89PNG"):
+        whole = b"IEND" in tail
+    else:
+        return None
+    if whole:
+        return None
+    try:
+        read_image(path)
+    except AnchorDivError as err:
+        return f"{err} (the file is cut short)"
+    return None
 
 
 def _image_paths(paths: Sequence, on_error: str) -> list[str]:
