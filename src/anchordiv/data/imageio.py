@@ -235,7 +235,7 @@ class ScriptFreeSpawnProcess(_mp_context.SpawnProcess):
 
 
 class _ScriptFreeSpawnContext(_mp_context.SpawnContext):
-    Process = ScriptFreeSpawnProcess  # type: ignore[assignment]
+    Process = ScriptFreeSpawnProcess
 
 
 if os.name == "posix":
@@ -248,7 +248,7 @@ if os.name == "posix":
                 super().start()
 
     class _ScriptFreeForkServerContext(_mp_context.ForkServerContext):
-        Process = ScriptFreeForkServerProcess  # type: ignore[assignment]
+        Process = ScriptFreeForkServerProcess
 
 
 def worker_context():
