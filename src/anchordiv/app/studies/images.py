@@ -292,7 +292,7 @@ def cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> list[list[st
 
 def warn_cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> None:
     """A warning naming the images whose identical copies sit in two or more classes
-    (:func:`cross_class_copies`): each copy is a relevant neighbour of the other's class."""
+    (:func:`cross_class_copies`): a query of one copy finds the other first, as irrelevant."""
     groups = cross_class_copies(ds, paths, digests)
     if groups:
         import warnings
@@ -303,8 +303,8 @@ def warn_cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> None:
         first = " = ".join(f"{p} ({ds.class_names[label[p]]})" for p in groups[0][:3])
         warnings.warn(
             f"dataset: {len(groups)} image(s) are filed, byte for byte, under two or more "
-            f"classes (e.g. {first}); each copy counts as its own class's item, so retrieval "
-            f"scores them against themselves — remove the copies that are mislabelled",
+            f"classes (e.g. {first}); a query of one copy finds the other as its closest "
+            f"neighbour, counted as of another class — remove the copies that are mislabelled",
             stacklevel=user_stacklevel(),
         )
 
