@@ -271,8 +271,9 @@ FLAGS = {
     ),
     "random-weights": dict(
         action="store_true",
-        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
-        "and speed measurements: its embeddings mean nothing; a report says so first)",
+        help="allow an open_clip model without --pretrained, randomly initialised from --seed "
+        "(default 0; so a rerun reuses its cached embeddings) — for tests and speed "
+        "measurements: its embeddings mean nothing; a report says so first",
     ),
     "json": dict(
         action="store_true", help="print the result as one JSON object instead of a table"
