@@ -177,9 +177,9 @@ def test_k_threshold_follows_arviz():
 
 
 def test_mixture_falls_back_to_kfold_when_pareto_k_is_high():
-    """PSIS refused on its k; the K-fold rows are Rao-Blackwellized (a Student-t mixture given
-    the assignments) with a Monte-Carlo error and a draws-doubling check; an explicit PSIS
-    whose k are high is marked unreliable, not ranked, and warns."""
+    """PSIS refused on its k; the K-fold rows are exact (a Student-t mixture given the
+    assignments, summed over all 2⁸ assignments of each fold's training targets); an explicit
+    PSIS whose k are high is marked unreliable, not ranked, and warns."""
     broad, t = broad_and_targets(6, n=12)
     opts = {"broad": broad, "components": 2}
     with warnings.catch_warnings():
@@ -191,7 +191,7 @@ def test_mixture_falls_back_to_kfold_when_pareto_k_is_high():
     assert est.estimator in ("psis", "kfold")
     if est.estimator == "kfold":
         assert "Pareto k of the importance ratios above" in est.note
-        assert "Rao-Blackwellized" in est.note and est.mcse > 0 and est.reliable
+        assert "every latent assignment" in est.note and est.mcse == 0 and est.reliable
     else:
         assert np.all(est.pareto_k <= est.threshold)
     with pytest.warns(UserWarning, match=r"cannot be ranked.*'mix' \(PSIS unreliable"):
@@ -596,9 +596,9 @@ def test_one_warning_per_cause_keeps_causes_apart_and_the_callers_filters():
         warnings.simplefilter("always")
         with one_warning_per_cause("this call"):
             for n in (3, 4, 5):
-                warnings.warn(f"{n} of {n} rows are off", UserWarning)
-            warnings.warn("another cause", UserWarning)
-            warnings.warn("3 of 3 rows are off", DeprecationWarning)
+                warnings.warn(f"{n} of {n} rows are off", UserWarning, stacklevel=1)
+            warnings.warn("another cause", UserWarning, stacklevel=1)
+            warnings.warn("3 of 3 rows are off", DeprecationWarning, stacklevel=1)
     texts = [(w.category, str(w.message)) for w in caught]
     assert texts == [
         (UserWarning, "3 of 3 rows are off [and 2 more like it in this call]"),
@@ -609,4 +609,4 @@ def test_one_warning_per_cause_keeps_causes_apart_and_the_callers_filters():
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="once"):
             with one_warning_per_cause("this call"):
-                warnings.warn("once", UserWarning)
+                warnings.warn("once", UserWarning, stacklevel=1)

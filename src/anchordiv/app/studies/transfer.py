@@ -20,6 +20,7 @@ from ...evaluation.curves import (
     subset,
 )
 from ...checks.diagnostics import diagnose
+from ...evaluation import dominance as dom
 
 #: fixed prior strength of the diagnostics (pseudo-anchors)
 PRIOR_ANCHORS = 10.0
@@ -218,8 +219,8 @@ def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
         for c in contrasts
         if c["prior"] == prior and c["versus"] == versus and c["difference"] == c["difference"]
     ]
-    up = sum(c["low"] > 0 for c in cells)
-    down = sum(c["high"] < 0 for c in cells)
+    up = sum(dom.interval_above(c["low"]) for c in cells)
+    down = sum(dom.interval_below(c["high"]) for c in cells)
     return f"above in {up}, below in {down} of {len(cells)}"
 
 
