@@ -353,7 +353,6 @@ def enumerated_predictive(prior: DirichletNIW, train, test) -> np.ndarray:
     a0 = float(alpha.sum())
     outer = np.einsum("ni,nj->nij", t, t).reshape(n, d * d)
     stats = np.concatenate([np.ones((n, 1)), t, outer], 1)  # per target: 1, t, t tᵀ
-    base0 = psi0 + k0[:, None, None] * np.einsum("ki,kj->kij", mu0, mu0)  # Ψ₀ + κ₀μ₀μ₀ᵀ
     # every term that depends on z only through the counts c = 0..n, per component: tables
     c = np.arange(n + 1)[:, None]
     kn_t, vn_t = k0 + c, v0 + c  # [n + 1, K]
@@ -383,8 +382,13 @@ def enumerated_predictive(prior: DirichletNIW, train, test) -> np.ndarray:
         counts = np.rint(s[..., 0]).astype(int)  # [A, K]
         kn, vn = k0 + counts, v0 + counts
         mun = (k0[:, None] * mu0 + s[..., 1 : d + 1]) / kn[..., None]
-        psin = base0 + s[..., d + 1 :].reshape(*counts.shape, d, d)
-        psin -= kn[..., None, None] * (mun[..., :, None] * mun[..., None, :])
+        # Ψₙ = Ψ₀ + Σ (t − t̄)(t − t̄)ᵀ + κ₀N/κₙ (t̄ − μ₀)(t̄ − μ₀)ᵀ, each term PSD (no
+        # cancellation at the scale of μ₀): with sums s, Σ t tᵀ − s sᵀ/N and (s − Nμ₀)/√(κₙN)
+        sums, per = s[..., 1 : d + 1], np.maximum(counts, 1)[..., None]
+        dev = (sums - counts[..., None] * mu0) * np.sqrt(k0 / (kn * per[..., 0]))[..., None]
+        psin = psi0 + s[..., d + 1 :].reshape(*counts.shape, d, d)
+        psin -= (sums[..., :, None] * sums[..., None, :]) / per[..., None]
+        psin += dev[..., :, None] * dev[..., None, :]
         chol = np.linalg.cholesky(psin)  # reads the lower triangle
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)  # [A, K]
         by_count = np.take_along_axis  # noqa: N806 (a table per component, indexed by count)
