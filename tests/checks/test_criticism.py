@@ -619,3 +619,12 @@ def test_one_warning_per_cause_keeps_causes_apart_and_the_callers_filters():
         with pytest.raises(UserWarning, match="once"):
             with one_warning_per_cause("this call"):
                 warnings.warn("once", UserWarning, stacklevel=1)
+
+
+def test_the_audits_d8_folds_are_enumerated_and_d128_folds_are_not():
+    """The enumeration budget takes the audit's folds (two components, 18 training targets,
+    2 held out, d = 8) and leaves d = 128 to the chains."""
+    from anchordiv.adaptation.families.mixture import ENUMERATION_BUDGET, enumeration_cost
+
+    assert enumeration_cost(2, 18, 8, 2) <= ENUMERATION_BUDGET
+    assert enumeration_cost(2, 18, 128, 2) > ENUMERATION_BUDGET
