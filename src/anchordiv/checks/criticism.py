@@ -205,7 +205,8 @@ def warning_cause(message: warnings.WarningMessage) -> tuple:
 def one_warning_per_cause(what: str):
     """Collect the warnings raised inside the block and re-emit each cause
     (:func:`warning_cause`) once when it ends — the first of its kind, saying how many more
-    there were — through the caller's filters (an ``"error"`` filter still raises, then).
+    there were — at the first line outside anchordiv, through the caller's filters (an
+    ``"error"`` filter still raises, then).
     ``what`` names the call in that count (``"this compare_priors call"``)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -220,7 +221,8 @@ def one_warning_per_cause(what: str):
         text = str(w.message)
         if count[key] > 1:
             text += f" [and {count[key] - 1} more like it in {what}]"
-        warnings.warn_explicit(text, w.category, w.filename, w.lineno, source=w.source)
+        # at the caller's line, as its own module (a script's DeprecationWarning still shows)
+        warnings.warn(text, w.category, stacklevel=user_stacklevel())
 
 
 # ---- candidates ----------------------------------------------------------------------------
