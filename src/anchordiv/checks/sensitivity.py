@@ -570,8 +570,16 @@ def prior_influence(
         raise AnchorDivError("prior_influence: the posterior kept no targets (no target-only fit)")
     q, g, k = retrieval_arguments(queries, gallery, k, relevance, dim=post.dim)
     t = np.asarray(targets)
+    mean_model = post.point("mean")
     if target_only is None:
-        kind = post.kind if post.kind in KINDS else "gaussian"
+        # the target-only fit is the anchor model of the posterior's own point (a family of
+        # Gaussians, whatever its prior, is scored by a Gaussian fitted to the targets)
+        kind = post.kind if post.kind in KINDS else mean_model.kind
+        if kind not in KINDS:
+            raise AnchorDivError(
+                f"prior_influence: no anchor-model fit for a {mean_model.kind!r} point; pass "
+                "target_only= (an anchor model fitted to the targets)"
+            )
         name = f"ad.fit({kind!r}) on the {len(t)} targets"
         with warnings.catch_warnings():  # the posterior's own targets: their norm is its business
             warnings.simplefilter("ignore")
@@ -579,7 +587,7 @@ def prior_influence(
     else:
         name = type(target_only).__name__
     models = {
-        "posterior": post.point("mean"),
+        "posterior": mean_model,
         "prior_only": post.to_model(_prior_only_params(post, seed)),
         "target_only": target_only,
     }

@@ -123,7 +123,7 @@ def test_search_takes_family_and_names_it_for_an_unregistered_kind(tmp_path, cap
 def test_a_family_from_a_file_is_named_as_a_file():
     """A posterior whose family came from ``--family file.py:Class`` records no importable
     module: the error shows the file form of the flag."""
-    from anchordiv.app.commands._options import check_family_known
+    from anchordiv.app.commands._io import check_family_known
     from anchordiv.errors import AnchorDivError
 
     card = {"type": "posterior", "kind": "nowhere-kind", "family_class_module": "anchordiv_user_1"}

@@ -27,7 +27,6 @@ def load_broad(path: str, name: str = "broad") -> np.ndarray:
     from ...anchors.gaussian import Gaussian
     from ...io import load_card, load_model
     from ...provenance import with_provenance
-    from ._options import check_family_known
 
     card = load_card(path)
     check_family_known(card, path, name)
@@ -316,7 +315,6 @@ def option_applies(flag: str, value, applies: bool, why: str) -> None:
 def load_card_of(path: str, name: str) -> dict:
     """The card of the bundle directory ``path`` (model or posterior)."""
     from ...io import load_card
-    from ._options import check_family_known
 
     if not Path(path).is_dir():
         raise AnchorDivError(f"{name}: no such model or posterior directory: {path}")
@@ -403,3 +401,26 @@ def report(
     if rows:
         out += ["", format_table(rows)]
     print("\n".join(out))
+
+
+def check_family_known(card: dict, path, name: str) -> None:
+    """Refuse a saved posterior or prior (``card``, read from ``path``) whose kind no family
+    registers in this process, saying which ``--family`` to pass (before anything loads)."""
+    from ...adaptation import FAMILIES
+    from ...errors import AnchorDivError
+
+    kind = card.get("kind")
+    if card.get("type") not in ("posterior", "prior") or not isinstance(kind, str):
+        return
+    if kind in FAMILIES:
+        return
+    module = card.get("family_class_module") or card.get("family_module")
+    if not isinstance(module, str) or module.startswith("anchordiv_user_"):
+        spec = "path/to/file.py:Class"  # a family imported from a file has no module name
+    else:
+        spec = f"{module}:Class"
+    raise AnchorDivError(
+        f"kind: unknown {kind!r}, the kind of the {card['type']} {name} {path}: a family of your "
+        f"own, not registered here; pass --family {spec} (the class that registers it with "
+        f"ad.family)"
+    )

@@ -20,7 +20,8 @@ from ._io import (
     positive_int,
     report,
 )
-from ._options import check_family_known, load_family, prior_flags
+from ._io import check_family_known
+from ._options import load_family, prior_flags
 from ._options import family_options as kind_options
 from .fit import TAU_HELP, card_fields
 
