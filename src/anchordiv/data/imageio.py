@@ -113,15 +113,37 @@ def _index_path(folder: str, root: Path) -> Path:
     return root / "files" / (hashlib.sha256(folder.encode()).hexdigest()[:24] + ".json")
 
 
-def _load_index(folder: str, root: Path) -> dict:
-    from .._safeio import read_json
+def _load_index(folder: str, root: Path, key: bytes | None = None) -> dict:
+    """The file-digest records of ``folder``: only from an index carrying the cache's digest
+    (:func:`.cache.verified`), only well-formed records (an edited or planted index is
+    reported once and ignored: its files are hashed afresh)."""
+    import warnings
 
-    try:
-        meta = read_json(_index_path(folder, root))
-    except (OSError, ValueError):
+    from .._safeio import read_json
+    from ..errors import user_stacklevel
+    from .cache import is_hex, verified
+
+    path = _index_path(folder, root)
+    if not path.is_file():
         return {}
+    try:
+        meta = read_json(path)
+    except (OSError, ValueError):  # (AnchorDivError is a ValueError)
+        meta = None
     files = meta.get("files") if isinstance(meta, dict) and meta.get("folder") == folder else None
-    return files if isinstance(files, dict) else {}
+    if not isinstance(files, dict) or not verified(key, meta):
+        warnings.warn(
+            f"file-digest index {path} is malformed, edited or not written by this cache: "
+            f"ignored, the files of {folder} are hashed afresh",
+            stacklevel=user_stacklevel(),
+        )
+        return {}
+
+    def good(rec) -> bool:
+        ints = isinstance(rec, list) and len(rec) == 6 and is_hex(rec[4], 64)
+        return ints and all(type(rec[k]) is int for k in (0, 1, 2, 3, 5))
+
+    return {name: rec for name, rec in files.items() if good(rec)}
 
 
 def file_digests(
@@ -134,14 +156,15 @@ def file_digests(
     """Each file's SHA-256, computed once, and the files that are not images."""
     from .._safeio import atomic_file, write_text
     from ..progress import tqdm
-    from .cache import cache_dir
+    from .cache import cache_key, cache_root, sign
 
-    root = None if not cache else (cache_dir() if cache is True else Path(cache))
+    root = None if not cache else cache_root(cache)
+    key = cache_key(root, create=True) if root else None
     paths = [str(p) for p in paths]
     folder = [os.path.dirname(os.path.abspath(p)) for p in paths]
     digests: list[str | None] = [None] * len(paths)
     bad: dict[str, str] = {}
-    indexes = {f: _load_index(f, root) if root else {} for f in folder}
+    indexes = {f: _load_index(f, root, key) if root else {} for f in folder}
     rank = {f: k for k, f in enumerate(indexes)}
     todo, stats = [], {}
     for i in sorted(range(len(paths)), key=lambda i: rank[folder[i]]):  # folder by folder
@@ -175,6 +198,8 @@ def file_digests(
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_file(path) as tmp:
                 index = {"folder": f, "files": indexes[f]}
+                if key is not None:
+                    index["digest"] = sign(key, index)
                 write_text(tmp, json.dumps(index, separators=(",", ":")))
         except OSError:
             pass  # a read-only cache only costs a re-hash next time
