@@ -363,7 +363,12 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
             f"mixed by another writer, or a file edited)"
         )
     pins = PINS.get()
-    if pins and meta and ("digest" not in meta or digest not in pins):
+    if pins and not meta:  # a deleted sidecar must not skip the check it carries
+        raise AnchorDivError(
+            f"{path}: has no provenance sidecar {sp.name}, so it cannot be checked against the "
+            f"digests pinned with --sha256 (restore the sidecar, or read it without --sha256)"
+        )
+    if pins and ("digest" not in meta or digest not in pins):
         raise AnchorDivError(
             f"{path}: its sidecar's digest {digest} is not one pinned with --sha256 (pin it "
             f"too: ad.bundle_digest({str(npy)!r}))"

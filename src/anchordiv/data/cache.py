@@ -277,7 +277,10 @@ def _read_entry(
     except (AnchorDivError, OSError, ValueError, EOFError) as err:
         return None, f"{type(err).__name__}: {err}"
     if list(arr.shape) != shape or arr.dtype.str != meta["dtype"]:
-        return None, f"array is {arr.dtype.str} {list(arr.shape)}, manifest says {dtype.str} {shape}"
+        return (
+            None,
+            f"array is {arr.dtype.str} {list(arr.shape)}, manifest says {dtype.str} {shape}",
+        )
     if _array_hash(arr) != meta["sha256"]:
         return None, "array bytes do not match the manifest's SHA-256"
     rows = row_problem(arr, unit)
@@ -308,9 +311,7 @@ def _manifest_problem(meta, manifest: Path, key: bytes | None, expect: dict | No
     return None
 
 
-def _write_entry(
-    npy: Path, manifest: Path, arr: np.ndarray, info: dict, key: bytes | None
-) -> None:
+def _write_entry(npy: Path, manifest: Path, arr: np.ndarray, info: dict, key: bytes | None) -> None:
     """The array, then (atomically, last) its manifest with shape, dtype, SHA-256 and digest."""
     with atomic_file(npy) as tmp:
         write_npy(tmp, arr)
@@ -728,7 +729,9 @@ def _orphans(root: Path) -> list[Path]:
                 try:
                     read_json(p)
                 except AnchorDivError:  # truncated or not JSON: never a usable manifest
-                    gone += [p] + ([p.with_suffix(".npy")] if p.with_suffix(".npy").name in names else [])
+                    gone += [p] + (
+                        [p.with_suffix(".npy")] if p.with_suffix(".npy").name in names else []
+                    )
                 except OSError:
                     pass
     return gone

@@ -670,7 +670,7 @@ def embed_texts(
     """
     texts = check_texts(texts)
     encode = functools.partial(encoder.encode_text, texts, batch_size, progress)
-    emb = cached_embeddings(encoder.id, "text", texts, encode, cache=cache)
+    emb = cached_embeddings(encoder.id, "text", texts, encode, cache=cache, unit=True)
     return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale)
 
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -93,12 +92,12 @@ def _digest_and_check(path: str) -> tuple[str | None, str | None]:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:  # streamed: memory stays bounded whatever the file's size
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
     except OSError as err:
         return None, f"{type(err).__name__}: {err}"
-    digest = hashlib.sha256(data).hexdigest()
     try:
-        with Image.open(io.BytesIO(data)) as im:
+        with Image.open(path) as im:  # the header only
             w, h = im.size
             if w < 1 or h < 1:
                 return digest, f"empty image ({w}x{h})"
