@@ -414,7 +414,14 @@ class OpenCLIPEncoder(Encoder):
         CUDA."""
         from torch.utils.data import DataLoader
 
-        from .imageio import MIN_WORKER_IMAGES, ImageFiles, prefetch, worker_context
+        from .imageio import (
+            MIN_WORKER_IMAGES,
+            ImageFiles,
+            prefetch,
+            without_main,
+            worker_context,
+            worker_init,
+        )
 
         paths = [str(p) for p in paths]
         batch_size = int(batch_size)
@@ -429,8 +436,14 @@ class OpenCLIPEncoder(Encoder):
             pin_memory=cuda,
             multiprocessing_context=worker_context() if workers else None,
             prefetch_factor=4 if workers else None,
+            worker_init_fn=worker_init if workers else None,  # no worker outlives a kill
         )
-        for rows, pixels, problems in loader if workers else prefetch(loader):
+        if workers:
+            with without_main():  # the workers start here, never running the caller's script
+                batches = iter(loader)
+        else:
+            batches = prefetch(loader)
+        for rows, pixels, problems in batches:
             with self._torch.no_grad():
                 emb = self.model.encode_image(pixels.to(self.device, non_blocking=cuda))
             emb = emb.float().cpu().numpy()

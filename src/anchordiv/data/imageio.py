@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -224,6 +225,45 @@ def map_files(fn: Callable[[str], object], paths: list[str], workers: int):
 WORKER_PRELOAD = ("PIL.Image", "torch", "torchvision.transforms", "open_clip")
 
 
+#: Environment variable naming the process whose workers' server must die with it.
+PARENT_ENV = "ANCHORDIV_WORKERS_PARENT"
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Make this process die (SIGKILL) when its parent does (Linux ``PR_SET_PDEATHSIG``, set
+    through ``ctypes``), and exit now if the parent ``parent`` is already gone: no worker or
+    workers' server outlives a killed run.  Elsewhere, nothing (torch's workers still poll
+    their parent)."""
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent died before the signal was armed
+
+
+def worker_init(_worker_id: int) -> None:
+    """The ``DataLoader`` workers' ``worker_init_fn``: die with the process that forked them."""
+    die_with_parent()
+
+
+def _guard_forkserver() -> None:
+    """In the workers' server (which imports this module first): die with the run."""
+    import sys
+
+    parent = os.environ.get(PARENT_ENV, "")
+    if parent.isdigit() and sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules:
+        die_with_parent(int(parent))
+
+
 def worker_context():
     """The multiprocessing context of the loader's workers: ``fork`` while no multithreaded
     runtime (JAX) is loaded in this process, else ``forkserver`` (a forked copy of a process
@@ -238,7 +278,30 @@ def worker_context():
         return mp.get_context("fork")
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload([__name__, *WORKER_PRELOAD])
+    os.environ[PARENT_ENV] = str(os.getpid())  # the server dies with this process
     return ctx
+
+
+@contextlib.contextmanager
+def without_main():
+    """Within the block, processes started by ``forkserver`` or ``spawn`` do not run the
+    caller's main script first (what a script without an ``if __name__ == "__main__"`` guard
+    would need): the workers need only this module, torch and open_clip."""
+    from multiprocessing import spawn
+
+    real = spawn.get_preparation_data
+
+    def preparation(name):
+        data = real(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    spawn.get_preparation_data = preparation
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = real
 
 
 def start_workers(workers: int, images: int) -> None:
@@ -313,3 +376,6 @@ def bad_files_error(bad: dict[str, str], total: int) -> AnchorDivError:
         f"{len(bad)} of {total} image file(s) cannot be read ({listed}{more}); fix or remove "
         f"them, or skip them with on_error='skip' (--on-error skip)"
     )
+
+
+_guard_forkserver()
