@@ -103,7 +103,7 @@ def _alive(pids):
 
 
 def test_a_killed_run_leaves_no_process_and_keeps_its_packs(tmp_path):
-    run = _start(tmp_path, "kill")
+    run, pids = _start(tmp_path, "kill"), []
     try:
         deadline, family = time.monotonic() + 120, []
         while time.monotonic() < deadline and run.poll() is None:
@@ -123,9 +123,8 @@ def test_a_killed_run_leaves_no_process_and_keeps_its_packs(tmp_path):
     finally:
         if run.poll() is None:
             run.kill()
-        for pid in _alive([p.pid for p in psutil.Process().children(recursive=True)]):
-            if pid != run.pid:
-                pass  # not ours to end: only what this test started (the run) is killed
+        for pid in _alive(pids):  # what this test started and a failure left behind
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_killed_worker_is_a_clear_error_that_keeps_the_packs(tmp_path):
