@@ -305,7 +305,7 @@ def _manifest_problem(meta, manifest: Path, key: bytes | None, expect: dict | No
     if dtype != "<f4" or not is_hex(meta.get("sha256"), 64):
         return f"manifest {manifest.name} has a malformed dtype or sha256"
     fields = {"rows": shape[0], "width": shape[1], "count": shape[0]}
-    for name, value in {**fields, **(expect or {})}.items():
+    for name, value in [*fields.items(), *(expect or {}).items()]:
         if value is not None and meta.get(name) != value:
             return f"manifest {manifest.name} has {name} {meta.get(name)!r}, expected {value!r}"
     return None
