@@ -78,6 +78,8 @@ def test_a_deleted_sidecar_does_not_pass_sha256(tmp_path, capsys):
     with pinned_digests([digest]), pytest.raises(ad.AnchorDivError, match="no provenance side"):
         ad.load_embeddings(path)
     assert isinstance(ad.load_embeddings(path), np.ndarray)  # unpinned: a plain array is fine
+    with pinned_digests([ad.bundle_digest(path)]):  # pinned as a plain array: fine too
+        np.testing.assert_array_equal(ad.load_embeddings(path), x)
     base = ["adapt", "gaussian", str(path), "--prior", str(prior_path), "--tau", "10"]
     assert main([*base, "-o", str(tmp_path / "a"), "--sha256", pin, "--sha256", digest]) == 2
     err = capsys.readouterr().err
