@@ -349,3 +349,58 @@ def test_embed_never_writes_a_planted_packs_wrong_width(
     assert again.shape == real.shape == (4, enc.dim)
     np.testing.assert_allclose(again, real, atol=1e-5)
     assert "Traceback" not in capsys.readouterr().err
+
+
+# ---- flushing and dead workers ---------------------------------------------------------------
+
+
+def test_packs_are_flushed_by_time_as_well_as_by_count(img, tmp_path, monkeypatch):
+    paths = _tree(tmp_path / "tree", 6)
+    monkeypatch.setattr(cache, "PACK_ROWS", 1000)
+    monkeypatch.setattr(cache, "PACK_SECONDS", 0.0)  # every batch is due
+    data.embed_images(img, paths, batch_size=2)
+    assert len(cache.ImageStore(img.image_space).packs()) == 3
+    monkeypatch.setattr(cache, "PACK_SECONDS", 3600.0)
+    data.embed_images(img, _tree(tmp_path / "more", 6, start=6), batch_size=2)
+    assert len(cache.ImageStore(img.image_space).packs()) == 4, "one pack at the end"
+
+
+def test_a_dead_worker_is_a_clear_error_and_what_was_encoded_is_kept(img, tmp_path, monkeypatch):
+    paths = _tree(tmp_path / "tree", 6)
+    real = img.iter_image_batches
+
+    def dies(paths, batch_size=32, workers=0):
+        for i, batch in enumerate(real(paths, batch_size, workers)):
+            if i == 2:
+                raise RuntimeError("DataLoader worker (pid(s) 4242) exited unexpectedly")
+            yield batch
+
+    monkeypatch.setattr(img, "iter_image_batches", dies)
+    with pytest.raises(
+        AnchorDivError, match="worker process died .* 4 image.* stored in the cache"
+    ):
+        data.embed_images(img, paths, batch_size=2)
+    monkeypatch.undo()
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
+    before = img.encoded
+    data.embed_images(img, paths, batch_size=2)
+    assert img.encoded - before == 2, "the 4 images encoded before the crash are not encoded again"
+
+
+def test_a_broken_marker_is_replaced_and_the_cache_goes_on(img, tmp_path):
+    paths = _tree(tmp_path / "tree", 3)
+    data.embed_images(img, paths)
+    marker = tmp_path / "cache" / cache.MARKER
+    marker.write_text('{"format": "anchordiv-cache", "key": "trunc')
+    with pytest.warns(UserWarning, match="does not match its digest"):
+        data.embed_images(img, paths)  # the old packs no longer verify: encoded again, once
+    assert cache.cache_key(tmp_path / "cache") is not None and img.encoded == 6
+    with pytest.warns(UserWarning, match="prune --older-than DAYS"):
+        data.embed_images(img, paths)
+    assert img.encoded == 6
+    gone = cache.prune(tmp_path / "cache", older_than_days=1000)
+    assert len(gone) == 2 and len(cache.ImageStore(img.image_space).packs()) == 1
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")
+        data.embed_images(img, paths)  # no note left, nothing encoded
+    assert img.encoded == 6

@@ -142,9 +142,13 @@ def cache_key(root: Path, *, create: bool = False) -> bytes | None:
             text = {"format": "anchordiv-cache", "version": 1, "key": secrets.token_hex(32)}
             write_text(tmp, json.dumps(text, indent=1) + "\n")
             try:
-                os.link(tmp, root / MARKER)  # the first writer's key wins; never replaced
+                os.link(tmp, root / MARKER)  # the first writer's key wins
             except FileExistsError:
-                pass
+                if _read_marker(root) is None:  # a broken marker: a new key (packs re-encoded)
+                    os.replace(tmp, root / MARKER)
+            except OSError:  # a file system without hard links
+                if not (root / MARKER).exists():
+                    os.replace(tmp, root / MARKER)
             finally:
                 tmp.unlink(missing_ok=True)
             if not (root / CACHEDIR_TAG).exists():
@@ -525,6 +529,7 @@ class ImageStore:
                 f"written by this cache), their images are encoded afresh: "
                 + "; ".join(ignored[:5])
                 + (f"; and {len(ignored) - 5} more" if len(ignored) > 5 else "")
+                + " (`anchordiv cache prune --older-than DAYS` removes such files)"
             )
         STATS["image_hits"] += int(found.sum())
         return out, found
@@ -713,8 +718,10 @@ def _folders(root: Path) -> list[tuple[Path, re.Pattern]]:
 
 def _orphans(root: Path) -> list[Path]:
     """Leftovers of killed writes: temporaries and pack arrays of writers no longer running,
-    arrays without a manifest, and manifests that do not parse (truncated)."""
+    arrays without a manifest, manifests that do not parse (truncated); and manifests (with
+    their arrays) that do not carry this cache's digest, which are never used."""
     gone = []
+    key = cache_key(root)
     for folder, pattern in _folders(root):
         files = _own(folder, pattern)
         names = {p.name for p in files}
@@ -726,14 +733,16 @@ def _orphans(root: Path) -> list[Path]:
                 if _dead_temporary(p) or not _PACK_NAME.fullmatch(p.stem):
                     gone.append(p)
             elif p.suffix == ".json" and p.name != "space.json":
+                npy = [p.with_suffix(".npy")] if p.with_suffix(".npy").name in names else []
                 try:
-                    read_json(p)
+                    meta = read_json(p)
                 except AnchorDivError:  # truncated or not JSON: never a usable manifest
-                    gone += [p] + (
-                        [p.with_suffix(".npy")] if p.with_suffix(".npy").name in names else []
-                    )
+                    gone += [p, *npy]
+                    continue
                 except OSError:
-                    pass
+                    continue
+                if key is not None and folder.name != "files" and not verified(key, meta):
+                    gone += [p, *npy]
     return gone
 
 

@@ -164,7 +164,7 @@ def file_digests(
     folder = [os.path.dirname(os.path.abspath(p)) for p in paths]
     digests: list[str | None] = [None] * len(paths)
     bad: dict[str, str] = {}
-    indexes = {f: _load_index(f, root, key) if root else {} for f in folder}
+    indexes = {f: _load_index(f, root, key) if root else {} for f in dict.fromkeys(folder)}
     rank = {f: k for k, f in enumerate(indexes)}
     todo, stats = [], {}
     for i in sorted(range(len(paths)), key=lambda i: rank[folder[i]]):  # folder by folder
