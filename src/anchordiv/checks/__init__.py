@@ -7,12 +7,13 @@ The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 from .criticism import PriorComparison, compare_priors
 from .diagnostics import diagnose, loo_predictive
 from .sbc import SBCResult
-from .sensitivity import PriorSensitivity, prior_sensitivity
+from .sensitivity import PriorInfluence, PriorSensitivity, prior_influence, prior_sensitivity
 from .uncertainty import RetrievalUncertainty, inference_data, load_inference_data
 from .uncertainty import retrieval_uncertainty, save_inference_data
 
 __all__ = [
     "PriorComparison",
+    "PriorInfluence",
     "PriorSensitivity",
     "RetrievalUncertainty",
     "SBCResult",
@@ -21,6 +22,7 @@ __all__ = [
     "inference_data",
     "load_inference_data",
     "loo_predictive",
+    "prior_influence",
     "prior_sensitivity",
     "retrieval_uncertainty",
     "save_inference_data",

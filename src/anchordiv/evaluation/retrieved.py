@@ -47,26 +47,46 @@ class Neighbours:
             head += "; relevant " + ", ".join(f"{n} {p:.2f}" for n, p in prec.items())
         return head + ")"
 
-    def to_rows(self, texts: Sequence[str] | None = None) -> list[dict]:
-        """Tidy rows, one per (query, geometry, rank)."""
+    def to_rows(
+        self,
+        texts: Sequence | None = None,
+        *,
+        query_texts: Sequence | None = None,
+        name: str = "text",
+    ) -> list[dict]:
+        """Tidy rows, one per (query, geometry, rank): ``query`` (its number), ``query_row`` (its
+        gallery row; −1 for a query from outside the gallery), ``geometry``, ``rank``, ``item``
+        (the neighbour's gallery row), ``score`` and ``relevant`` (with labels).
+
+        ``texts`` (one per gallery row) adds each neighbour's item as the column ``name`` and
+        the query's as ``query_<name>``: texts, or the image files of an image gallery
+        (``name="path"``); ``query_texts`` (one per query) gives the items of queries from
+        outside the gallery."""
+        if query_texts is not None and len(query_texts) != len(self.queries):
+            raise AnchorDivError(
+                f"query_texts: expected {len(self.queries)} items, got {len(query_texts)}"
+            )
         rows = []
         for qi, row in enumerate(self.queries):
-            for name in self.names:
+            for geometry in self.names:
                 for r in range(self.k):
-                    item = int(self.indices[name][qi, r])
+                    item = int(self.indices[geometry][qi, r])
                     out = {
                         "query": qi,
                         "query_row": int(row),
-                        "geometry": name,
+                        "geometry": geometry,
                         "rank": r + 1,
                         "item": item,
-                        "score": float(self.scores[name][qi, r]),
+                        "score": float(self.scores[geometry][qi, r]),
                     }
                     if self.relevant is not None:
-                        out["relevant"] = bool(self.relevant[name][qi, r])
+                        out["relevant"] = bool(self.relevant[geometry][qi, r])
                     if texts is not None:
-                        out["query_text"] = texts[row] if row >= 0 else ""
-                        out["text"] = texts[item]
+                        if query_texts is not None:
+                            out[f"query_{name}"] = str(query_texts[qi])
+                        else:
+                            out[f"query_{name}"] = str(texts[row]) if row >= 0 else ""
+                        out[name] = str(texts[item])
                     rows.append(out)
         return rows
 
