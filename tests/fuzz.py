@@ -157,6 +157,143 @@ TARGETS = {
     "index_load": (seed_index, use_index),
 }
 
+
+# ---- the embedding cache's files (issue 52; kept apart to ease merging) ----------------------
+
+
+class SilentSubstitution(Exception):
+    """Cached embeddings that differ from a fresh encoding without a note: a finding."""
+
+
+class _ToyImages(ad.data.Encoder):
+    """A deterministic 6-d image encoder: each file's unit vector is seeded by its bytes."""
+
+    id, dim, logit_scale = "fuzz-img", 6, 10.0
+
+    def encode_image(self, images, batch_size=32, progress=None):
+        import hashlib
+
+        out = []
+        for p in images:
+            seed = int.from_bytes(hashlib.sha256(Path(p).read_bytes()).digest()[:8], "little")
+            out.append(np.random.default_rng(seed).normal(size=self.dim))
+        return np.asarray(out, np.float32)
+
+
+class _ToyText(ad.data.Encoder):
+    id, dim, logit_scale = "fuzz-text", 4, 10.0
+
+    def _text_batch(self, texts):
+        return np.stack([np.random.default_rng(len(t)).normal(size=self.dim) for t in texts])
+
+
+CACHE_TEXTS = ["alpha", "beta gamma"]
+
+
+def seed_cache(out: Path) -> Path:
+    """A cache (packs of two writes, a text entry, file digests) and the image tree it holds."""
+    from PIL import Image
+
+    tree = out / "tree"
+    tree.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(5):
+        paths.append(tree / f"img{i}.png")
+        Image.new("RGB", (5, 4), (40 * i, 7, 255 - 9 * i)).save(paths[-1])
+    root = out / "cache"
+    ad.data.embed_images(_ToyImages(), paths[:3], cache=root)
+    ad.data.embed_images(_ToyImages(), paths, cache=root)
+    ad.data.embed_texts(_ToyText(), CACHE_TEXTS, cache=root)
+    (out / "strict").write_text("cached rows must equal fresh ones")
+    return out
+
+
+def use_cache(path: Path) -> None:
+    """Embed through the cache (rows must be the fresh ones where no mutation was re-signed
+    with the cache's key, else finite unit rows of the right shape), show it and prune it."""
+    from anchordiv.data import cache
+
+    root = path / "cache"
+    paths = sorted((path / "tree").glob("*.png"))
+    x, _ = ad.data.embed_images(_ToyImages(), paths, cache=root)
+    t = ad.data.embed_texts(_ToyText(), CACHE_TEXTS, cache=root)
+    fresh_x, _ = ad.data.embed_images(_ToyImages(), paths, cache=False)
+    fresh_t = ad.data.embed_texts(_ToyText(), CACHE_TEXTS, cache=False)
+    for got, fresh in ((x, fresh_x), (t, fresh_t)):
+        norms = np.linalg.norm(np.asarray(got, np.float64), axis=1)
+        if got.shape != fresh.shape or not np.all(np.abs(norms - 1) < 1e-3):
+            raise SilentSubstitution(f"cached rows {got.shape}, norms {norms}")
+        if (path / "strict").exists() and not np.allclose(got, fresh, atol=1e-5):
+            raise SilentSubstitution("cached rows differ from a fresh encoding")
+    cache.cache_summary(root)
+    cache.prune(root, older_than_days=1e4, wait=0)
+    cache.prune(root, everything=True, wait=0)
+
+
+def mutate_cache(case: Path, rng) -> str:
+    """Mutate one file of the cache: bytes, JSON values, the array, or a pack planted beside
+    the others; half the time re-signed with the cache's key (the checks behind the digest
+    reached: then only shape, finiteness and norm are required of the result)."""
+    from anchordiv.data import cache
+
+    root = case / "cache"
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != cache.LOCK)
+    files = [p for p in files if "xla" not in p.parts]
+    target = files[rng.integers(len(files))]
+    key = cache.cache_key(root)
+    resign = key is not None and rng.random() < 0.5
+    op = rng.integers(4)
+    if op == 0:
+        flip_bytes(target, rng)
+        return f"bytes {target.name}"
+    manifest = target.with_suffix(".json")
+    if op == 1 and target.suffix == ".json":
+        meta = json.loads(target.read_text())
+        if isinstance(meta, dict):
+            meta = mutate_card(meta, rng)
+            if resign and target.name not in (cache.MARKER, "space.json"):
+                meta["digest"] = cache.sign(key, meta)
+                (case / "strict").unlink(missing_ok=True)
+        target.write_text(json.dumps(meta))
+        return f"json {target.name}"
+    packs = sorted(root.glob("images/*/pack-*.npy"))
+    if op == 3 and packs:  # a pack planted beside the real ones
+        src = packs[rng.integers(len(packs))]
+        target = src.with_name("pack-1-1-0000beef.npy")
+        manifest = target.with_suffix(".json")
+        manifest.write_text(src.with_suffix(".json").read_text())
+        arr = np.load(src)
+        kind = rng.integers(4)
+        arr = [
+            np.full(arr.shape, 1 / np.sqrt(arr.shape[1]), np.float32),
+            4000 * arr,
+            np.full(arr.shape, np.nan, np.float32),
+            np.random.default_rng(1).normal(size=(arr.shape[0], 24)).astype(np.float32),
+        ][kind]
+        if kind == 3:
+            arr /= np.linalg.norm(arr, axis=1, keepdims=True)
+    elif target.suffix == ".npy":
+        arr = mutate_arrays({"x": np.load(target)}, rng).get("x", np.zeros(0))
+    else:
+        flip_bytes(target, rng)
+        return f"bytes {target.name}"
+    with open(target, "wb") as f:
+        np.save(f, arr)
+    if resign and manifest.is_file():
+        meta = json.loads(manifest.read_text())
+        a = np.asarray(arr)
+        meta["sha256"] = __import__("hashlib").sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+        meta.update(shape=list(a.shape), dtype=a.dtype.str)
+        if a.ndim == 2:
+            meta.update(rows=a.shape[0], width=a.shape[1])
+        meta["digest"] = cache.sign(key, meta)
+        manifest.write_text(json.dumps(meta))
+        (case / "strict").unlink(missing_ok=True)
+    return f"array {target.name}"
+
+
+TARGETS["image_cache"] = (seed_cache, use_cache)
+
 # ---- mutations ---------------------------------------------------------------------------
 
 WRONG = [
@@ -282,6 +419,8 @@ def flip_bytes(path: Path, rng) -> None:
 
 def mutate(case: Path, target: str, rng) -> str:
     """Mutate the saved copy ``case`` in place; returns what was done."""
+    if target == "image_cache":
+        return mutate_cache(case, rng)
     if target == "load_embeddings":
         npy, side = case / "x.npy", case / "x.json"
         op = rng.integers(3)
@@ -353,7 +492,7 @@ def run_case(target: str, case: Path) -> tuple[str, str] | None:
             use(case)
     except ad.AnchorDivError:
         return None
-    except (Exception, SilentNaN) as err:  # noqa: BLE001 — a finding
+    except (Exception, SilentNaN, SilentSubstitution) as err:  # noqa: BLE001 — a finding
         frames = [f for f in traceback.extract_tb(err.__traceback__) if "anchordiv" in f.filename]
         where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
         return f"{type(err).__name__}@{where}", "".join(traceback.format_exception(err))[-2000:]

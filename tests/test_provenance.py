@@ -59,3 +59,28 @@ def test_save_and_load_embeddings_round_trip(tmp_path):
     np.save(path, x[:3])  # stale sidecar
     with pytest.raises(ad.AnchorDivError, match="rows = 3 but its sidecar"):
         ad.load_embeddings(path)
+
+
+def test_a_deleted_sidecar_does_not_pass_sha256(tmp_path, capsys):
+    """Issue 52: deleting X.json skipped the --sha256 check (and the encoder check), rc 0."""
+    from anchordiv.app.cli import main
+    from anchordiv.io import pinned_digests
+
+    x = unit(np.random.default_rng(0), 6, 4)
+    path = ad.save_embeddings(tmp_path / "t.npy", x, encoder="toy", logit_scale=10.0)
+    digest = ad.bundle_digest(path)
+    prior = ad.NIWPrior.from_anchors(unit(np.random.default_rng(1), 12, 4), kappa0=2.0, nu0=8.0)
+    prior_path = prior.save(tmp_path / "p")
+    pin = ad.bundle_digest(prior_path)
+    with pinned_digests([digest, pin]):
+        assert ad.load_embeddings(path).provenance["encoder"] == "toy"
+    (tmp_path / "t.json").unlink()
+    with pinned_digests([digest]), pytest.raises(ad.AnchorDivError, match="no provenance side"):
+        ad.load_embeddings(path)
+    assert isinstance(ad.load_embeddings(path), np.ndarray)  # unpinned: a plain array is fine
+    with pinned_digests([ad.bundle_digest(path)]):  # pinned as a plain array: fine too
+        np.testing.assert_array_equal(ad.load_embeddings(path), x)
+    base = ["adapt", "gaussian", str(path), "--prior", str(prior_path), "--tau", "10"]
+    assert main([*base, "-o", str(tmp_path / "a"), "--sha256", pin, "--sha256", digest]) == 2
+    err = capsys.readouterr().err
+    assert "no provenance sidecar" in err and "Traceback" not in err

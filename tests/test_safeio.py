@@ -114,7 +114,8 @@ def test_the_digest_covers_the_card_and_can_be_pinned(tmp_path, capsys):
     ad.load_prior(name, sha256=row["sha256"], kappa0=2.0, nu0=400.0)
     np.save(tmp_path / "t.npy", unit(np.random.default_rng(1), 3, 384))
     base = ["adapt", "gaussian", "--prior", row["path"], str(tmp_path / "t.npy"), "--tau", "20"]
-    assert main([*base, "-o", str(tmp_path / "a"), "--sha256", "1" * 64]) == 2
+    plain = ["--sha256", ad.bundle_digest(tmp_path / "t.npy")]  # a plain array, pinned too
+    assert main([*base, "-o", str(tmp_path / "a"), "--sha256", "1" * 64, *plain]) == 2
     assert "not one pinned" in capsys.readouterr().err
 
 

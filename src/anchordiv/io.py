@@ -199,7 +199,8 @@ def bundle_digest(path) -> str:
     ----------
     path : str or Path
         A bundle directory or a shipped prior's name; or an embeddings ``.npy``, whose sidecar
-        (covering the array through its ``data_hash``) has a digest too.
+        (covering the array through its ``data_hash``) has a digest too (a ``.npy`` without a
+        sidecar: the digest of its array, what pins it as a plain array).
 
     Returns
     -------
@@ -216,9 +217,12 @@ def bundle_digest(path) -> str:
     (64, 20.0)
     """
     if os.fspath(path).endswith(".npy"):  # embeddings: their sidecar's digest
-        from .provenance import read_sidecar
+        from .provenance import load_npy, read_sidecar
 
-        return card_digest(read_sidecar(path))
+        meta = read_sidecar(path)
+        if not meta:  # a plain array: the digest of its contents
+            return data_hash({"embeddings": np.asarray(load_npy(path, mmap=False))})
+        return card_digest(meta)
     return card_digest(load_card(resolve_prior(path)))
 
 

@@ -102,6 +102,35 @@ def test_unreadable_files_are_all_named(tmp_path):
     assert "not an image" in bad[str(tmp_path / "b.png")]
 
 
+def test_hashing_a_huge_file_streams_it(tmp_path):
+    """Issue 52: a 3 GiB file in a class folder was read whole to be hashed (1.5 GB of memory).
+    A sparse 64 MiB file is hashed with a bounded buffer: Python's peak allocation stays far
+    below its size, and the digest is that of its bytes."""
+    import hashlib
+    import tracemalloc
+
+    from anchordiv.data.imageio import _digest_and_check
+
+    big = tmp_path / "huge.png"
+    size = 64 * 2**20
+    with open(big, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+        f.truncate(size)  # sparse: instant to create, zeros to read
+    tracemalloc.start()
+    try:
+        digest, problem = _digest_and_check(str(big))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MiB while hashing {size / 2**20:.0f} MiB"
+    h = hashlib.sha256(b"\x89PNG\r\n\x1a\n")
+    zeros = bytes(2**20)
+    for _ in range(size // 2**20 - 1):
+        h.update(zeros)
+    h.update(bytes(2**20 - 8))
+    assert digest == h.hexdigest() and problem  # hashed, and reported as no readable image
+
+
 def test_worker_processes_start_without_the_callers_script():
     """While a worker starts, __main__ has no __file__ / __spec__ (multiprocessing then does not
     re-run the caller's script in it); both come back afterwards."""

@@ -417,7 +417,13 @@ class OpenCLIPEncoder(Encoder):
         CUDA."""
         from torch.utils.data import DataLoader
 
-        from .imageio import MIN_WORKER_IMAGES, ImageFiles, prefetch, worker_context
+        from .imageio import (
+            MIN_WORKER_IMAGES,
+            ImageFiles,
+            prefetch,
+            worker_context,
+            worker_init,
+        )
 
         paths = [str(p) for p in paths]
         batch_size = int(batch_size)
@@ -432,6 +438,7 @@ class OpenCLIPEncoder(Encoder):
             pin_memory=cuda,
             multiprocessing_context=worker_context() if workers else None,
             prefetch_factor=4 if workers else None,
+            worker_init_fn=worker_init if workers else None,  # no worker outlives a kill
         )
         for rows, pixels, problems in loader if workers else prefetch(loader):
             with self._torch.no_grad():
@@ -779,7 +786,7 @@ def embed_texts(
     """
     texts = check_texts(texts)
     encode = functools.partial(encoder.encode_text, texts, batch_size, progress)
-    emb = cached_embeddings(encoder.id, "text", texts, encode, cache=cache)
+    emb = cached_embeddings(encoder.id, "text", texts, encode, cache=cache, unit=True)
     return with_provenance(emb, encoder=encoder.id, logit_scale=encoder.logit_scale)
 
 
@@ -926,12 +933,28 @@ def embed_images(
     >>> X.shape, len(kept)
     ((1, 3), 1)
     """
-    from ..progress import tqdm
-    from .cache import PACK_ROWS
+    from .cache import cache_lock, cache_root
 
-    kept, digests, bad = check_images(paths, on_error, workers=workers, cache=cache)
-    space = encoder.image_space
-    store = ImageStore(space, None if cache is True else Path(cache)) if cache else None
+    if not cache:
+        return _embed_images(encoder, paths, None, batch_size, progress, on_error, workers, skipped)
+    root = cache_root(cache)
+    with cache_lock(root):  # shared with other runs; `cache prune` waits for it
+        return _embed_images(encoder, paths, root, batch_size, progress, on_error, workers, skipped)
+
+
+def _embed_images(encoder, paths, root, batch_size, progress, on_error, workers, skipped):
+    import time
+
+    from ..progress import tqdm
+    from . import cache as cache_mod
+    from .cache import row_problem
+
+    kept, digests, bad = check_images(
+        paths, on_error, workers=workers, cache=root if root is not None else False
+    )
+    width = getattr(encoder, "dim", None)
+    width = int(width) if isinstance(width, (int, np.integer)) else None
+    store = ImageStore(encoder.image_space, root, width=width) if root is not None else None
     x, found = store.lookup(digests) if store else (None, np.zeros(len(kept), bool))
     todo: dict[str, int] = {}  # digest -> first row to encode (a file twice is encoded once)
     for i in np.flatnonzero(~found):
@@ -940,23 +963,62 @@ def embed_images(
     fresh: dict[str, np.ndarray] = {}
     failed: dict[str, str] = {}
     pending: dict[str, np.ndarray] = {}  # digests are unique: each encoded once
+    flushed = [time.monotonic()]
 
     def flush() -> None:
         if store is not None and pending:
             store.add(list(pending), np.stack(list(pending.values())))
         pending.clear()
+        flushed[0] = time.monotonic()
+
+    def checked(emb: np.ndarray, files: list[str]) -> np.ndarray:
+        """The batch's rows, refused (after the pack so far is stored) when not [b, width]
+        finite unit-norm rows."""
+        emb = np.asarray(emb)
+        wrong = emb.ndim != 2 or emb.shape[0] != len(files)
+        wrong = wrong or (width is not None and emb.shape[1] != width)
+        problem = (
+            f"returned an array of shape {list(emb.shape)} for {len(files)} image(s) of "
+            f"width {width}"
+            if wrong
+            else row_problem(emb, unit=True)
+        )
+        if problem:
+            flush()
+            raise AnchorDivError(
+                f"encoder {encoder.id} {problem} (images {', '.join(files[:3])}"
+                f"{', ...' if len(files) > 3 else ''}); nothing of them was stored"
+            )
+        return emb
 
     show = progress if progress is not None else len(rows) > batch_size
     with tqdm(total=len(rows), desc=f"encode {encoder.id}", unit="img", disable=not show) as bar:
         batches = encoder.iter_image_batches([kept[i] for i in rows], batch_size, workers)
-        for sub, emb, problems in batches:
-            failed.update(problems)
-            for r, v in zip(sub, emb):
-                d = digests[rows[int(r)]]
-                fresh[d] = pending[d] = v
-            if len(pending) >= PACK_ROWS:
-                flush()
-            bar.update(len(sub) + len(problems))
+        try:
+            for sub, emb, problems in batches:
+                failed.update(problems)
+                emb = checked(emb, [kept[rows[int(r)]] for r in sub])
+                for r, v in zip(sub, emb):
+                    d = digests[rows[int(r)]]
+                    fresh[d] = pending[d] = v
+                if len(pending) >= cache_mod.PACK_ROWS or (
+                    pending and time.monotonic() - flushed[0] >= cache_mod.PACK_SECONDS
+                ):
+                    flush()
+                bar.update(len(sub) + len(problems))
+        except BaseException as err:
+            with contextlib.suppress(Exception):
+                flush()  # what was encoded before the failure is kept
+            dead = isinstance(err, RuntimeError) and "DataLoader worker" in str(err)
+            if dead:
+                kept_n = len(fresh)
+                raise AnchorDivError(
+                    f"an image-decoding worker process died ({str(err).splitlines()[0][:200]}); "
+                    f"the {kept_n} image(s) encoded before it are "
+                    f"{'stored in the cache' if store is not None else 'lost (no cache)'}: run "
+                    f"again to go on, with --workers 0 (workers=0) to decode in this process"
+                ) from None
+            raise
     flush()
     _refuse_or_warn(failed, len(kept), on_error)
     if skipped is not None:

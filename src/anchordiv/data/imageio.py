@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import time
@@ -95,12 +94,12 @@ def _digest_and_check(path: str) -> tuple[str | None, str | None]:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:  # streamed: memory stays bounded whatever the file's size
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
     except OSError as err:
         return None, f"{type(err).__name__}: {err}"
-    digest = hashlib.sha256(data).hexdigest()
     try:
-        with Image.open(io.BytesIO(data)) as im:
+        with Image.open(path) as im:  # the header only
             w, h = im.size
             if w < 1 or h < 1:
                 return digest, f"empty image ({w}x{h})"
@@ -115,15 +114,37 @@ def _index_path(folder: str, root: Path) -> Path:
     return root / "files" / (hashlib.sha256(folder.encode()).hexdigest()[:24] + ".json")
 
 
-def _load_index(folder: str, root: Path) -> dict:
-    from .._safeio import read_json
+def _load_index(folder: str, root: Path, key: bytes | None = None) -> dict:
+    """The file-digest records of ``folder``: only from an index carrying the cache's digest
+    (:func:`.cache.verified`), only well-formed records (an edited or planted index is
+    reported once and ignored: its files are hashed afresh)."""
+    import warnings
 
-    try:
-        meta = read_json(_index_path(folder, root))
-    except (OSError, ValueError):
+    from .._safeio import read_json
+    from ..errors import user_stacklevel
+    from .cache import is_hex, verified
+
+    path = _index_path(folder, root)
+    if not path.is_file():
         return {}
+    try:
+        meta = read_json(path)
+    except (OSError, ValueError):  # (AnchorDivError is a ValueError)
+        meta = None
     files = meta.get("files") if isinstance(meta, dict) and meta.get("folder") == folder else None
-    return files if isinstance(files, dict) else {}
+    if not isinstance(files, dict) or not verified(key, meta):
+        warnings.warn(
+            f"file-digest index {path} is malformed, edited or not written by this cache: "
+            f"ignored, the files of {folder} are hashed afresh",
+            stacklevel=user_stacklevel(),
+        )
+        return {}
+
+    def good(rec) -> bool:
+        ints = isinstance(rec, list) and len(rec) == 6 and is_hex(rec[4], 64)
+        return ints and all(type(rec[k]) is int for k in (0, 1, 2, 3, 5))
+
+    return {name: rec for name, rec in files.items() if good(rec)}
 
 
 def file_digests(
@@ -136,14 +157,15 @@ def file_digests(
     """Each file's SHA-256, computed once, and the files that are not images."""
     from .._safeio import atomic_file, write_text
     from ..progress import tqdm
-    from .cache import cache_dir
+    from .cache import cache_key, cache_root, sign
 
-    root = None if not cache else (cache_dir() if cache is True else Path(cache))
+    root = None if not cache else cache_root(cache)
+    key = cache_key(root, create=True) if root else None
     paths = [str(p) for p in paths]
     folder = [os.path.dirname(os.path.abspath(p)) for p in paths]
     digests: list[str | None] = [None] * len(paths)
     bad: dict[str, str] = {}
-    indexes = {f: _load_index(f, root) if root else {} for f in folder}
+    indexes = {f: _load_index(f, root, key) if root else {} for f in dict.fromkeys(folder)}
     rank = {f: k for k, f in enumerate(indexes)}
     todo, stats = [], {}
     for i in sorted(range(len(paths)), key=lambda i: rank[folder[i]]):  # folder by folder
@@ -177,6 +199,8 @@ def file_digests(
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_file(path) as tmp:
                 index = {"folder": f, "files": indexes[f]}
+                if key is not None:
+                    index["digest"] = sign(key, index)
                 write_text(tmp, json.dumps(index, separators=(",", ":")))
         except OSError:
             pass  # a read-only cache only costs a re-hash next time
@@ -200,6 +224,45 @@ def map_files(fn: Callable[[str], object], paths: list[str], workers: int):
 
 #: What the workers' server imports once, so each worker forks ready to decode and preprocess.
 WORKER_PRELOAD = ("PIL.Image", "torch", "torchvision.transforms", "open_clip")
+
+
+#: Environment variable naming the process whose workers' server must die with it.
+PARENT_ENV = "ANCHORDIV_WORKERS_PARENT"
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Make this process die (SIGKILL) when its parent does (Linux ``PR_SET_PDEATHSIG``, set
+    through ``ctypes``), and exit now if the parent ``parent`` is already gone: no worker or
+    workers' server outlives a killed run.  Elsewhere, nothing (torch's workers still poll
+    their parent)."""
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent died before the signal was armed
+
+
+def worker_init(_worker_id: int) -> None:
+    """The ``DataLoader`` workers' ``worker_init_fn``: die with the process that forked them."""
+    die_with_parent()
+
+
+def _guard_forkserver() -> None:
+    """In the workers' server (which imports this module first): die with the run."""
+    import sys
+
+    parent = os.environ.get(PARENT_ENV, "")
+    if parent.isdigit() and sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules:
+        die_with_parent(int(parent))
 
 
 @contextlib.contextmanager
@@ -267,6 +330,7 @@ def worker_context():
         return mp.get_context("fork")
     ctx = _ScriptFreeForkServerContext()
     ctx.set_forkserver_preload([__name__, *WORKER_PRELOAD])
+    os.environ[PARENT_ENV] = str(os.getpid())  # the server dies with this process
     return ctx
 
 
@@ -342,3 +406,6 @@ def bad_files_error(bad: dict[str, str], total: int) -> AnchorDivError:
         f"{len(bad)} of {total} image file(s) cannot be read ({listed}{more}); fix or remove "
         f"them, or skip them with on_error='skip' (--on-error skip)"
     )
+
+
+_guard_forkserver()

@@ -259,8 +259,9 @@ FLAGS = {
         action="append",
         metavar="DIGEST",
         help="refuse any saved prior/posterior/model or embeddings sidecar read whose digest "
-        "is not one of these (repeatable; `anchordiv priors` prints the shipped priors' "
-        "digests, ad.bundle_digest('X.npy') a sidecar's)",
+        "is not one of these, and any embeddings file without a sidecar whose array is not "
+        "(repeatable; `anchordiv priors` prints the shipped priors' digests, "
+        "ad.bundle_digest('X.npy') a sidecar's or a plain array's)",
     ),
     "family": dict(
         metavar="MODULE:CLASS",

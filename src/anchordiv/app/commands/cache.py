@@ -17,7 +17,9 @@ def register(sub) -> None:
         "SHA-256, per encoder (weights included) and preprocessing, text embeddings per "
         "list of texts, remembered file digests and JAX's compiled programs.  `show` lists "
         "them; `prune` removes an encoder's images (--encoder), what was not written for "
-        "some days (--older-than) or everything (--all).",
+        "some days (--older-than) or everything (--all): only files the cache wrote, only in "
+        "a folder that is a cache (marked by anchordiv-cache.json), waiting for running "
+        "embeddings to finish.",
     )
     p.add_argument("action", choices=["show", "prune"], help="show (default) or prune")
     add_flags(p, json="show: print the summary as JSON")
@@ -28,9 +30,12 @@ def register(sub) -> None:
         "--older-than",
         type=float,
         metavar="DAYS",
-        help="prune: image packs, text entries and digest records older than DAYS",
+        help="prune: image packs, text entries and digest records older than DAYS, and the "
+        "leftovers of killed writes",
     )
-    p.add_argument("--all", action="store_true", help="prune: the whole cache")
+    p.add_argument(
+        "--all", action="store_true", help="prune: every file the cache wrote (nothing else)"
+    )
     p.add_argument("--dry-run", action="store_true", help="prune: list, remove nothing")
 
 
@@ -57,13 +62,15 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
-    print(f"embedding cache {s['root']}:")
+    marked = "" if s["cache"] else " (not an anchordiv cache: prune refuses it)"
+    print(f"embedding cache {s['root']}{marked}:")
     for sp in s["images"]:
         stamp = datetime.datetime.fromtimestamp(sp["newest"] or 0).strftime("%Y-%m-%d %H:%M")
         when = stamp if sp["newest"] else "-"
+        bad = f", {sp['unreadable']} unreadable" if sp["unreadable"] else ""
         print(
             f"  images of {sp['id'].split('|', 1)[0]}: {sp['images']} images in "
-            f"{sp['packs']} pack(s), {_mb(sp['bytes'])}, newest {when}"
+            f"{sp['packs']} pack(s){bad}, {_mb(sp['bytes'])}, newest {when}"
         )
     e, f = s["embeddings"], s["files"]
     print(f"  text and other embeddings: {e['entries']} entries, {_mb(e['bytes'])}")
