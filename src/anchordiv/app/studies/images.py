@@ -73,7 +73,8 @@ class ImageStudyResult:
 
 @dataclasses.dataclass
 class ImageData:
-    """The image form of a study's context: the dataset, its embeddings ``x [n, d]``, views."""
+    """The image :class:`._source.Source` of a study: the dataset, its embeddings ``x [n, d]``
+    (one row per image) and the views recorded so far (study -> :class:`RetrievalView`)."""
 
     dataset: layouts.ImageDataset
     x: np.ndarray
@@ -121,10 +122,12 @@ class ImageData:
         )
         study = {"max_queries": ctx.size.img_queries, "query_mask": ds.query if split else None}
         section = {"title": self.title("Object vs style (Fig. 3)"), "description": description}
-        return task, emb, {"study": study, "section": section}
+        return task, emb, {"study": study, "section": section, "result": {"split_used": split}}
 
-    def show_object_style(self, ctx, emb, mask) -> None:
-        """The pure object and style Gaussians (p = 1, p = 0) on seeded query images."""
+    def show_object_style(self, ctx, task, emb, options: dict) -> None:
+        """The pure object and style Gaussians (p = 1, p = 0) on seeded query images (the
+        split's, or every image against the others: ``options["study"]["query_mask"]``)."""
+        mask = options["study"]["query_mask"]
         pure = ostyle.mixture_scorers(emb, "gaussian", ctx.tau, (0.0, 1.0))
         scorers = BASELINES | {
             "object anchors (p = 1)": pure["p=1.00"],
@@ -155,6 +158,22 @@ class ImageData:
         )
         curve = {"query_mask": ds.query, "max_queries": ctx.size.img_queries}
         return task, wni.WordNetEmbeddings(self.x, ctx.embed(targets)), curve
+
+    def curve_target(self) -> str:
+        """The dataset's layout."""
+        return self.dataset.layout
+
+    def budget_result(self, rows: list[dict], curve) -> dict:
+        """``{"rows": rows}``."""
+        return {"rows": rows}
+
+    def posterior_checks(self, ctx, task, emb, broad, curve) -> dict:
+        """None on images yet (no section, no entry)."""
+        return {}
+
+    def show_curve(self, ctx, study: str, task, emb, broad, curve) -> None:
+        """Record and show :meth:`curve_view`."""
+        self.record(ctx, self.curve_view(ctx, study, curve, task, emb, broad))
 
     def budget_text(self, ctx, task, source: str | None) -> dict:
         """Title and source of the anchor-budget section on images."""
@@ -233,8 +252,14 @@ class ImageData:
             },
         }
 
-    def show_clinical(self, ctx, finding: str, data: dict, anchors: dict) -> None:
-        """The Gaussian of ``finding`` on seeded query images carrying it."""
+    def clinical_prior(self, ctx) -> None:
+        """None: no chest prior is built with an image-text encoder's text tower."""
+        return None
+
+    def show_clinical(self, ctx, result, data: dict, anchors: dict, extra: dict) -> None:
+        """The Gaussian of the first finding in ``result``'s rows on seeded query images
+        carrying it (``extra`` unused)."""
+        finding = result.rows[0]["finding"]
         ds, a = self.dataset, anchors[finding]
         column = data["labels"][:, data["findings"].index(finding)]
         positives = np.flatnonzero(ds.query & column)
@@ -364,7 +389,7 @@ def _need(ds: layouts.ImageDataset, study: str) -> None:
 
 def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
     """The view over the split's queries (``mask``), or every image against all the others."""
-    data, n = ctx.images, ctx.size.img_queries
+    data, n = ctx.source, ctx.size.img_queries
     if mask is None:
         q = subsample(len(data.dataset), n, ctx.seed)
         g, index = np.arange(len(data.dataset)), q
@@ -612,7 +637,7 @@ def run_image_study(
     models_dir = Path(models_dir) if models_dir else default_models_dir()
     data = ImageData(ds, np.asarray(x), dataset)
     ctx = Context(
-        rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id, images=data
+        rep, text_embed(enc), SIZES[size], models_dir, seed, enc.logit_scale, enc.id, source=data
     )
     random_weights_note(rep, enc)
     rep.text(

@@ -8,7 +8,7 @@ import dataclasses
 import datetime
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -26,10 +26,10 @@ from . import dominance
 from . import object_style as ostyle
 from . import transfer as tr
 from . import wordnet_imagenet as wni
+from ._source import Source, TextSource, object_style_task
 from ._common import (
     NEIGHBOURS_TITLE,
     SHOWN_QUERIES,
-    SHOWN_TITLES,
     curve_scorers,
     labelled_retrieval,
     neighbours_section,
@@ -39,14 +39,12 @@ from ._common import (
     text_embed,
 )
 from .priors import (
-    CLINICAL_PRIOR,
     WORDNET_PRIOR,
     default_models_dir,
     load_prior,
     prior_spec,
     report_prior_points,
 )
-from .sensitivity import sensitivity_section
 
 
 #: The WordNet → ImageNet curve's models at every size: every default posterior with its control,
@@ -122,7 +120,8 @@ class Context:
     encoder_id: str  # priors in models/ built with another encoder are not used
     #: each study's part of "What each geometry retrieves" (``_common.Shown``), in report order
     shown: list = dataclasses.field(default_factory=list)
-    images: Any = None  # the image form: images.ImageData (None: the text analogues)
+    #: what the items are (:class:`._source.Source`): the text analogues or a dataset's images
+    source: Source = dataclasses.field(default_factory=TextSource)
 
 
 def clinical_part(ctx: Context) -> dict:
@@ -130,7 +129,7 @@ def clinical_part(ctx: Context) -> dict:
     from ...adaptation import adapt
     from ...data import clinical
 
-    data = ctx.images.clinical_data(ctx) if ctx.images else _clinical_texts(ctx)
+    data = ctx.source.clinical_data(ctx)
     findings, tau = data["findings"], ctx.tau
     anchors = {f: ctx.embed(clinical.pathology_anchors(f)) for f in findings}
     negated = {f: ctx.embed(clinical.pathology_anchors(f, negated=True)) for f in findings}
@@ -138,7 +137,7 @@ def clinical_part(ctx: Context) -> dict:
     extra = {
         "gaussian+negated": lambda f, a: fit("gaussian", np.concatenate([a, negated[f]]), tau=tau)
     }
-    prior = None if ctx.images else load_prior(CLINICAL_PRIOR, ctx.models_dir, ctx.encoder_id)
+    prior = ctx.source.clinical_prior(ctx)
     if prior is not None:
         broad = stand_in_anchors(prior)
         extra["posterior-gaussian"] = lambda f, a: adapt("gaussian", broad, a, tau=tau).point(
@@ -159,72 +158,8 @@ def clinical_part(ctx: Context) -> dict:
     write_rows(ctx.rep.path("clinical.csv"), result.rows)
     clin.plot_clinical(result.rows, ctx.rep.path("clinical.png"), **data["plot"])
     clin.report_section(ctx.rep, result.rows, prior=prior is not None, **data["section"])
-    if ctx.images:
-        ctx.images.show_clinical(ctx, result.rows[0]["finding"], data, anchors)
-    else:
-        f = next(iter(result.per_query))  # the first finding studied
-        _show_clinical(ctx, f, data, anchors[f], extra)
+    ctx.source.show_clinical(ctx, result, data, anchors, extra)
     return {"rows": result.rows}
-
-
-def _clinical_texts(ctx: Context) -> dict:
-    """The text form of :func:`clinical_part`: a seeded gallery of Open-i reports."""
-    from ...data import clinical, openi
-
-    reports = openi.load_reports()
-    findings = [f for f in clinical.FINDINGS if reports.finding(f).sum() >= 5][
-        : ctx.size.clinical_findings
-    ]
-    g = subsample(len(reports), ctx.size.clinical_gallery, ctx.seed)
-    texts = [reports.texts[i] for i in g]
-    return {
-        "findings": findings,
-        "x": ctx.embed(texts),
-        "labels": np.stack([reports.finding(f) for f in findings], axis=1)[g],
-        "texts": texts,
-        "study": {"texts": texts, "max_queries": ctx.size.clinical_queries},
-        "plot": {},
-        "section": {"n_reports": len(g)},
-    }
-
-
-def _show_clinical(ctx: Context, f: str, data: dict, a, extra: dict) -> None:
-    """The first finding's geometries on seeded reports carrying it."""
-    has = data["labels"][:, data["findings"].index(f)]
-    models = {k: fit(k, a, tau=ctx.tau) for k in ctx.size.clinical_kinds}
-    models.update({name: build(f, a) for name, build in extra.items()})
-    ctx.shown.append(
-        show_neighbours(
-            f"Clinical retrieval: {f}",
-            models,
-            data["x"],
-            data["texts"],
-            queries=clin.finding_queries(has, SHOWN_QUERIES, ctx.seed + 1)[0],
-            anchors=a,
-            labels=has,
-            note=f"Open-i reports carrying {f} as queries, the {len(data['texts'])} reports as "
-            f"the gallery; the models fitted to all {len(a)} {f} anchor sentences; ✓ = the "
-            f"report carries {f}.",
-        )
-    )
-
-
-def _class_task(ctx: Context):
-    """``(task, embeddings, curve options)``: class prompts as targets, glosses/images as items."""
-    if ctx.images:
-        return ctx.images.class_task(ctx)
-    from ...data import imagenet
-
-    classes = imagenet.classes()
-    task = wni.wordnet_imagenet_task(
-        [w for w, _ in classes],
-        [n for _, n in classes],
-        imagenet.TEMPLATES[: ctx.size.wn_templates],
-        n_classes=ctx.size.wn_classes,
-        max_items=ctx.size.wn_items,
-        seed=ctx.seed,
-    )
-    return task, wni.embed_task(task, ctx.embed), {}
 
 
 def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
@@ -256,144 +191,50 @@ def budget_section(ctx: Context, task, curve, source: str | None = None) -> list
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
-    budget.report_section(
-        ctx.rep, rows, **(ctx.images.budget_text(ctx, task, source) if ctx.images else {})
-    )
+    budget.report_section(ctx.rep, rows, **ctx.source.budget_text(ctx, task, source))
     return rows
 
 
 def wordnet_part(ctx: Context) -> dict:
     """The adaptation curve (Fig. 5) and, from the same curve, the anchor budget (Fig. 4)."""
-    task, emb, kw = _class_task(ctx)
+    task, emb, kw = ctx.source.class_task(ctx)
     broad, source = prior_points(ctx, WORDNET_PRIOR)
     curve = study_curve(ctx, task, emb, broad, ctx.size.wn_models, **kw)
-    target = ctx.images.dataset.layout if ctx.images else "ImageNet"
     files = curve.write(
         ctx.rep.out_dir / "wordnet_imagenet",
         overwrite=True,
-        title=f"WordNet → {target}: AUPRC vs target anchors",
+        title=f"WordNet → {ctx.source.curve_target()}: AUPRC vs target anchors",
     )
     needs = curve.needs(0.9)
-    text = ctx.images.wordnet_text(ctx, task, source) if ctx.images else {}
+    text = ctx.source.wordnet_text(ctx, task, source)
     wni.report_section(ctx.rep, task, curve, needs, source, **text)
-    _show_curve(ctx, "wordnet-imagenet", task, emb, broad, curve)
-    if ctx.images:
-        budget_section(ctx, task, curve, "the curve above")
-        return {"files": [str(f) for f in files], "needs": needs}
-    _uncertainty_section(ctx, task, emb, broad)
-    sensitivity_section(ctx, task, emb, broad)  # prior sensitivity across the budget
-    budget_section(ctx, task, curve)
-    return {
-        "files": files,
-        "needs": needs,
-        "dominance": dominance.task_rows("WordNet → ImageNet (= budget study)", curve),
-    }
-
-
-def _uncertainty_section(ctx: Context, task, emb, broad, n_targets: int = 5) -> None:
-    """Retrieval across draws of the Gaussian posterior from ``n_targets`` random targets."""
-    from ...adaptation import adapt
-    from ...checks.uncertainty import retrieval_uncertainty
-
-    rng = np.random.default_rng(ctx.seed)
-    pick = rng.choice(len(emb.targets), min(n_targets, len(emb.targets)), replace=False)
-    post = adapt("gaussian", broad, emb.targets[pick], tau=ctx.tau)
-    q = subsample(len(emb.items), min(ctx.size.wn_queries, len(emb.items) // 2), ctx.seed)
-    rest = np.setdiff1d(np.arange(len(emb.items)), q)
-    rel = task.item_class[q][:, None] == task.item_class[rest][None, :]
-    opts = dict(k=min(10, len(rest)), relevance=rel, num_draws=20, seed=ctx.seed)
-    retrieval_uncertainty(post, emb.items[q], emb.items[rest], **opts).to_report(
-        ctx.rep,
-        intro=(
-            f"WordNet → ImageNet: the Gaussian posterior from the WordNet prior and {len(pick)} "
-            f"random target anchors (the default held-out strengths), {len(q)} query glosses against "
-            f"the {len(rest)} other items."
-        ),
-    )
-
-
-def _show_curve(ctx: Context, study: str, task, emb, broad, curve) -> None:
-    """A curve's geometries (``broad`` None: its target-only models) from the class prompts."""
-    if ctx.images:
-        return ctx.images.record(ctx, ctx.images.curve_view(ctx, study, curve, task, emb, broad))
-    scorers, rows = curve_scorers(
-        curve,
-        emb.targets if broad is None else broad,
-        emb.targets,
-        ctx.tau,
-        seed=ctx.seed,
-        budget=len(emb.targets),
-    )
-    ctx.shown.append(
-        show_neighbours(
-            SHOWN_TITLES[study],
-            scorers,
-            emb.items,
-            task.items,
-            anchors=emb.targets[rows],
-            labels=task.item_class,
-            seed=ctx.seed,
-            note=f"Seeded hyponym glosses as queries against all {len(task.items)} items; each "
-            f"model built as on the curve from all {len(rows)} class-prompt anchors (isotropic "
-            f"controls left out); ✓ = same ImageNet class.",
-        )
-    )
+    ctx.source.show_curve(ctx, "wordnet-imagenet", task, emb, broad, curve)
+    checks = ctx.source.posterior_checks(ctx, task, emb, broad, curve)
+    budget_section(ctx, task, curve, "the curve above")
+    return {"files": files, "needs": needs, **checks}
 
 
 def budget_part(ctx: Context) -> dict:
     """The anchor budget alone: the same task and budgets, target-only models and baselines."""
-    task, emb, kw = _class_task(ctx)
+    task, emb, kw = ctx.source.class_task(ctx)
     models = [m for m in ctx.size.wn_models if MODELS[m].role in budget.ROLES]
     curve = study_curve(ctx, task, emb, emb.targets, models, **kw)  # broad unused by these
     rows = budget_section(ctx, task, curve)
-    _show_curve(ctx, "budget", task, emb, None, curve)
-    return {"rows": rows} if ctx.images else {"summary": curve.summary()}
-
-
-def _object_style_task(ctx: Context, n_objects: int):
-    """The object × style task on ``n_objects`` seeded ImageNet-R objects and all styles."""
-    from ...data import imagenet
-
-    styles = list(imagenet.IMAGENET_R_STYLES)
-    objects = ostyle.styleless([n for _, n in imagenet.imagenet_r_classes()], styles)
-    objects = [objects[i] for i in subsample(len(objects), n_objects, ctx.seed)]
-    return ostyle.object_style_task(objects, styles, seed=ctx.seed)
+    ctx.source.show_curve(ctx, "budget", task, emb, None, curve)
+    return ctx.source.budget_result(rows, curve)
 
 
 def object_style_part(ctx: Context) -> dict:
     """Object vs style retrieval as p of q_p = p·q_obj + (1−p)·q_style moves (Fig. 3)."""
-    if ctx.images:
-        task, emb, kw = ctx.images.object_style_data(ctx)
-    else:
-        task = _object_style_task(ctx, ctx.size.os_objects)
-        emb, kw = ostyle.embed_task(task, ctx.embed), {"study": {}, "section": {}}
+    task, emb, kw = ctx.source.object_style_data(ctx)
     rows = ostyle.object_style_study(
         task, emb, ps=ctx.size.os_ps, tau=ctx.tau, seed=ctx.seed, **kw["study"]
     )
     write_rows(ctx.rep.path("object_style.csv"), rows)
     ostyle.plot_object_style(rows, ctx.rep.path("object_style.png"))
     ostyle.report_section(ctx.rep, task, rows, **kw["section"])
-    if ctx.images:
-        ctx.images.show_object_style(ctx, emb, kw["study"]["query_mask"])
-        return {"rows": rows, "split_used": kw["study"]["query_mask"] is not None}
-    ctx.shown.append(
-        show_neighbours(
-            SHOWN_TITLES["object-style"],
-            {
-                "object anchors": fit("gaussian", emb.object_anchors, tau=ctx.tau),
-                "style anchors": fit("gaussian", emb.style_anchors, tau=ctx.tau),
-            },
-            emb.items,
-            task.items,
-            anchors=np.concatenate([emb.object_anchors, emb.style_anchors]),
-            labels=task.item_object,
-            seed=ctx.seed,
-            note="Seeded items as queries against all items; `object anchors` = q_obj "
-            "(p = 1), `style anchors` = q_style (p = 0), both Gaussians; inversion over the "
-            "union of both anchor sets; ✓ = same object (the texts name the style).",
-        )
-    )
-    return {"rows": rows}
+    ctx.source.show_object_style(ctx, task, emb, kw)
+    return {"rows": rows, **kw["result"]}
 
 
 #: prior label -> shipped prior, per transfer study (the first is the domain-matched one)
@@ -474,7 +315,7 @@ def _priors(ctx: Context, names: dict) -> tuple[dict, str]:
 
 def style_transfer_part(ctx: Context) -> dict:
     """Style retrieval from a few style anchors, adapted from three priors (:mod:`.transfer`)."""
-    task = _object_style_task(ctx, ctx.size.tr_objects)
+    task = object_style_task(ctx, ctx.size.tr_objects)
     emb = ostyle.embed_task(task, ctx.embed)
     priors, source = _priors(ctx, STYLE_PRIORS)
     setup = labelled_retrieval(emb.items, task.item_style, ctx.size.tr_queries, ctx.seed)
