@@ -141,9 +141,11 @@ def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
     if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
         return observed
     flat, shape = _merge(draws)
+    ll = lik.log_density(flat, targets)
+    check_finite_density("log likelihood", post, lik, targets, flat, ll)
     pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
-        "log_likelihood": {"targets": _split(lik.log_density(flat, targets), shape)},
+        "log_likelihood": {"targets": _split(ll, shape)},
         **observed,
         "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
     }
@@ -198,7 +200,27 @@ def log_prior(post, draws: dict) -> np.ndarray:
     if t is not None and (np.ndim(t) != 2 or len(t) < 1 or np.shape(t)[1] != d):
         raise AnchorDivError(f"log prior: the posterior's targets are not [n, {d}]")
     one = np.asarray(t[:1], np.float64) if t is not None else np.zeros((1, d))
-    return lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
+    lp = lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
+    check_finite_density("log prior", post, lik, one, draws, lp)
+    return lp
+
+
+def check_finite_density(what: str, post, lik, targets, draws: dict, values) -> None:
+    """An :class:`AnchorDivError` naming the model's site(s) whose log density is not finite
+    where ``values`` (a log prior ``[S]`` or log likelihood ``[S, n]`` of ``draws`` given
+    ``targets``) is not finite: never a −∞ or NaN group written silently."""
+    bad = ~np.isfinite(np.asarray(values)).reshape(len(np.asarray(values)), -1).all(-1)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    sites = lik.nonfinite_sites(targets, draws, i)
+    where = f"site(s) {', '.join(repr(k) for k in sites)}" if sites else "an unnamed site"
+    raise AnchorDivError(
+        f"{what}: not finite at {int(bad.sum())} of {len(bad)} draws of this {post.kind} "
+        f"{post.method} posterior (first: draw {i}, at {where} of its model); the draws are "
+        f"outside the support of the model's distributions there, or the model is not the "
+        f"one they were sampled under — nothing is written for them"
+    )
 
 
 def log_prior_group(post, draws: dict) -> dict:
