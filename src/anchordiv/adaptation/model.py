@@ -36,6 +36,7 @@ from numpyro.primitives import Messenger
 
 from .._tolerance import first_max
 from ..errors import AnchorDivError, integer
+from .registry import is_builtin
 
 #: NumPyro init strategies by name (``init_strategy=``); default ``"median"``
 _INITS = {
@@ -502,14 +503,9 @@ def check_sites(fam, prob: Problem, *, fixed: dict | None = None, lifted: bool =
     require_sites(fam, {k: s.get("shape", ()) for k, s in sites.items()}, prob.targets.shape[-1])
     if prob.custom and fam.likelihood_type.positive_definite:
         check_prior_draw(fam, prob)
-    elif not prob.custom and users_family(fam):
+    elif not prob.custom and not is_builtin(fam):
         check_family_draw(fam, prob, fixed or {}, lifted)
     return sites
-
-
-def users_family(fam) -> bool:
-    """Whether ``fam`` is a family of the user's own (defined outside the anchordiv package)."""
-    return str(getattr(fam, "__module__", "")).split(".")[0] != "anchordiv"
 
 
 def check_family_draw(fam, prob: Problem, fixed: dict, lifted: bool) -> None:

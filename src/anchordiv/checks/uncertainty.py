@@ -549,7 +549,11 @@ class RetrievalUncertainty:
 def retrieval_arguments(queries, gallery, k, relevance, dim=None) -> tuple:
     """``(queries [Q, d], gallery [G, d], k)`` checked, and ``relevance`` None or ``[Q, G]``."""
     q = embeddings_argument("queries", queries, dim=dim)
-    g = embeddings_argument("gallery", gallery, dim=q.shape[1])
+    g = embeddings_argument("gallery", gallery, dim=dim)  # the model's d, where it is known
+    if g.shape[1] != q.shape[1]:
+        from ..retrieval.baselines import matched
+
+        g = matched("gallery", g, "queries", q)  # the error naming both dimensions
     k = integer("k", k, low=1, high=len(g))
     if relevance is not None and np.shape(relevance) != (len(q), len(g)):
         raise AnchorDivError(
@@ -626,7 +630,7 @@ def retrieval_uncertainty(
     from ..retrieval.divergence import top_k
 
     post = posterior_argument(post, "retrieval_uncertainty")
-    q, g, k = retrieval_arguments(queries, gallery, k, relevance)
+    q, g, k = retrieval_arguments(queries, gallery, k, relevance, dim=post.dim)
     interval = in_unit_interval("interval", interval)
     point = post.point(which)
     ref, _ = top_k(point, q, g, k)
