@@ -34,7 +34,7 @@ from numpyro.infer import Predictive
 from numpyro.infer.util import log_likelihood
 from numpyro.primitives import Messenger
 
-from .._tolerance import first_max
+from .._tolerance import SUPPORT_RTOL, first_max
 from ..errors import AnchorDivError, integer
 from .registry import is_builtin
 
@@ -317,10 +317,12 @@ def _positive_definite(m: np.ndarray) -> bool:
 
 def on_support(fn, value):
     """``value`` moved onto the support of the distribution ``fn`` through its bijection
-    (``t(t⁻¹(value))``): a draw made in float32 — a Cholesky factor of a correlation matrix whose
-    rows are off unit norm by ~1e-7, a simplex off sum 1 — is re-scored in float64 at the
-    nearest point NumPyro's stricter float64 support check accepts, not at −∞; an
-    unconstrained or discrete site, or a support without a bijection, is returned as it is."""
+    (``t(t⁻¹(value))``) where that moves it by at most :data:`~anchordiv._tolerance.SUPPORT_RTOL`
+    (relative): a draw made in float32 — a Cholesky factor of a correlation matrix whose rows
+    are off unit norm by ~1e-7, a simplex off sum 1 — is re-scored in float64 at the valid
+    point NumPyro's stricter float64 support check accepts, not at −∞; a value farther off
+    (not a rounding: a draw of another model) is kept, and scores as it is.  An unconstrained
+    or discrete site, or a support without a bijection, is returned as it is."""
     support = getattr(fn, "support", None)
     if support is None or getattr(fn, "is_discrete", False):
         return value
@@ -331,7 +333,9 @@ def on_support(fn, value):
         transform = biject_to(support)
     except (NotImplementedError, TypeError, ValueError):
         return value
-    return transform(transform.inv(value))
+    moved = transform(transform.inv(value))
+    near = jnp.all(jnp.abs(moved - value) <= SUPPORT_RTOL * (1.0 + jnp.abs(value)))
+    return jnp.where(near, moved, value)
 
 
 def site_log_densities(model, targets, kwargs: dict, draw: dict) -> dict[str, Any]:
@@ -366,11 +370,15 @@ def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
 
 
 def nonfinite_density_sites(model, targets, kwargs: dict, draws: dict, i: int) -> list[str]:
-    """The sample sites whose log density is not finite at draw ``i`` of ``draws {site: [S,
-    ...]}`` (:func:`site_log_densities`); ``[]`` where the model cannot be traced there."""
+    """The sites of draw ``i`` of ``draws {site: [S, ...]}`` whose drawn value is not finite,
+    else the sample sites whose log density is not finite there (:func:`site_log_densities`);
+    ``[]`` where the model cannot be traced there."""
     one = {k: jnp.asarray(np.asarray(v)[i]) for k, v in draws.items()}
-    try:
-        with numpyro.validation_enabled(False), warnings.catch_warnings():
+    values = [k for k, v in one.items() if not bool(jnp.all(jnp.isfinite(v)))]
+    if values:
+        return values
+    try:  # as log_joint scores it: NumPyro's support check on, its argument checks as set
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dens = site_log_densities(model, targets, kwargs, one)
     except Exception:  # the model itself fails there: nothing finer to say
