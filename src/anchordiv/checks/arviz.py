@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import scipy.special
 
+from ..errors import AnchorDivError
+
 #: the netCDF engine files are written and read with (h5py underneath; a declared dependency)
 ENGINE = "h5netcdf"
 #: most panels a diagnose figure draws (ArviZ's default, 40, cuts the quantities short)
@@ -126,6 +128,89 @@ def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
     return np.asarray(res.elpd_i), np.asarray(res.pareto_k), float(res.p)
 
 
+def _has(data, group: str) -> bool:
+    return group in groups(data)
+
+
+def _need(data, what: str, *names: str) -> None:
+    missing = [g for g in names if not _has(data, g)]
+    if missing:
+        raise AnchorDivError(
+            f"{what}: the data has no {', '.join(missing)} group(s) (it has "
+            f"{', '.join(groups(data)) or 'none'}); make it with ad.inference_data(post, "
+            f"targets=targets) from a posterior whose model is known"
+        )
+
+
+def _sample_major(x) -> np.ndarray:
+    """``[chain, draw, ...]`` values as ``[..., S]`` (the sample axis last, chains merged)."""
+    a = np.asarray(x, np.float64)
+    return np.moveaxis(a.reshape((-1,) + a.shape[2:]), 0, -1)
+
+
+def loo_pit(data) -> np.ndarray:
+    """PSIS-LOO probability integral transform of each target coordinate ``[n, d]``: the
+    leave-one-out posterior predictive probability that coordinate j of a new anchor i falls
+    below the observed one, weighted by anchor i's PSIS-LOO weights (``log_likelihood`` scores
+    whole anchors).  ``arviz_stats.loo_pit`` on 1.x (what ``az.loo_pit(data)`` runs there);
+    on 0.x ``az.loo_pit`` with the weights broadcast over the coordinates (its ``y="targets"``
+    wants one weight per coordinate).  Values near uniform on [0, 1] say the predictive is
+    calibrated.  ``data`` needs ``observed_data``, ``posterior_predictive`` and
+    ``log_likelihood`` (``ad.inference_data(post, targets=...)``)."""
+    _need(data, "loo_pit", "observed_data", "posterior_predictive", "log_likelihood")
+    if major():
+        import arviz_stats
+
+        out = arviz_stats.loo_pit(data, var_names="targets")
+        return np.asarray(out["targets"].transpose("anchor", ...))
+    y = np.asarray(dataset(data, "observed_data")["targets"], np.float64)  # [n, d]
+    y_hat = _sample_major(dataset(data, "posterior_predictive")["targets"])  # [n, d, S]
+    ll = _sample_major(dataset(data, "log_likelihood")["targets"])  # [n, S]
+    lw, _ = psis_log_weights(-ll)
+    lw = np.broadcast_to(lw[:, None, :], y_hat.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(_az().loo_pit(y=y, y_hat=y_hat, log_weights=lw))
+
+
+#: the per-anchor statistics of :func:`ppc_data` and their trailing dimensions
+PPC_STATISTICS = {"norm": ["anchor"], "cosine_to_mean": ["anchor"]}
+PPC_STATISTICS["projection"] = ["anchor", "direction"]
+
+
+def ppc_statistics(x, directions) -> dict[str, np.ndarray]:
+    """Per-anchor ``norm``, ``cosine_to_mean`` (to the mean of the same set) and
+    ``projection`` on ``directions [d, k]`` of anchors ``x [..., n, d]``."""
+    x = np.asarray(x, np.float64)
+    m = x.mean(-2, keepdims=True)
+    cos = (x * m).sum(-1) / np.maximum(
+        np.linalg.norm(x, axis=-1) * np.linalg.norm(m, axis=-1), 1e-300
+    )
+    return {"norm": np.linalg.norm(x, axis=-1), "cosine_to_mean": cos, "projection": x @ directions}
+
+
+def ppc_data(data):
+    """The posterior predictive checks on per-anchor statistics that can fail (``norm``,
+    ``cosine_to_mean``, ``projection`` on the leading broad directions ``constant_data
+    ["ppc_directions"]``) as a data object of the installed ArviZ: its ``observed_data``,
+    ``posterior_predictive`` and (where ``data`` has one) ``prior_predictive`` hold the
+    statistics of the targets and of the simulated ones, for ``plot_ppc``, ``az.plot_bpv`` /
+    ``az.plot_ppc_tstat``.  ``data``'s own ``observed_data`` keeps the targets alone (what
+    ``log_likelihood`` scores; ``loo_pit``); data written before 0.5.0, with the statistics in
+    place, is returned as it is."""
+    _need(data, "ppc_data", "observed_data", "posterior_predictive")
+    observed = dataset(data, "observed_data")
+    if "norm" in observed.data_vars:  # written before 0.5.0: the statistics are in place
+        return data
+    _need(data, "ppc_data", "constant_data")
+    v = np.asarray(dataset(data, "constant_data")["ppc_directions"], np.float64)
+    out = {"observed_data": ppc_statistics(observed["targets"], v)}
+    for g in ("posterior_predictive", "prior_predictive"):
+        if _has(data, g):
+            out[g] = ppc_statistics(dataset(data, g)["targets"], v)
+    return from_groups(out, dims=PPC_STATISTICS, attrs=dict(data.attrs))
+
+
 #: the fewest tail draws a generalised Pareto fit takes (below: 0.x gives k = inf, 1.x raises)
 MIN_TAIL = 5
 
@@ -224,10 +309,13 @@ __all__ = [
     "from_netcdf",
     "groups",
     "loo",
+    "loo_pit",
     "major",
     "plot_posterior",
     "plot_ppc",
     "plot_trace",
+    "ppc_data",
+    "ppc_statistics",
     "psens",
     "psis_log_weights",
     "replace_group",

@@ -126,36 +126,50 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
-def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-anchor ``norm``, ``cosine_to_mean`` and ``projection`` on ``directions`` of ``x [..., n, d]``."""
-    x = np.asarray(x, np.float64)
-    cos = cosine(x, x.mean(-2, keepdims=True))
-    return {"norm": np.linalg.norm(x, axis=-1), "cosine_to_mean": cos, "projection": x @ directions}
-
-
-def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
-    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups of the draws."""
+def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> tuple[dict, str | None]:
+    """``(groups, why)``: the ``log_likelihood``, ``observed_data`` (the targets themselves, which
+    ``log_likelihood["targets"]`` scores: ArviZ's ``loo_pit`` and PPC plots read them),
+    ``posterior_predictive`` and ``constant_data`` (``ppc_directions [d, k]``, the directions
+    :func:`anchordiv.checks.arviz.ppc_data` projects on) groups of the draws; ``why`` the
+    model's groups are left out, or None."""
     obs, v = np.asarray(targets, np.float64), broad_directions(post)
-    observed = {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
+    observed = {"observed_data": {"targets": obs}, "constant_data": {"ppc_directions": v}}
     lik = post.model_likelihood()  # the model the draws come from (a user's, model=)
     if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
-        return observed
+        return observed, None
     flat, shape = _merge(draws)
-    ll = lik.log_density(flat, targets)
+    try:
+        ll = lik.log_density(flat, targets)
+    except AnchorDivError as err:
+        if post.subspace is None:
+            raise
+        # a subspace run's own sites stay r-dimensional in its lifted draws: a traced full-d
+        # model cannot take them (the family's likelihood_type, from its sites alone, can)
+        return observed, (
+            f"none: the {post.kind} family's likelihood is traced from its model, which cannot "
+            f"score this subspace={post.subspace} run's lifted draws in full d (its own sites "
+            f"stay r-dimensional: {str(err).split('(sites ')[-1].split(';')[0]}); "
+            f"log_likelihood and posterior_predictive are left out — give the family a "
+            f"likelihood_type that reads only its sites (as the Gaussian families' "
+            f"GaussianLikelihood) or fit it in full d"
+        )
     check_finite_density("log likelihood", post, lik, targets, flat, ll)
     pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
         "log_likelihood": {"targets": _split(ll, shape)},
         **observed,
-        "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
-    }
+        "posterior_predictive": {"targets": pp},
+    }, None
 
 
-def likelihood_attrs(post) -> dict[str, str]:
-    """``log_likelihood_model``: which model's likelihood the groups hold, or why they are left out."""
+def likelihood_attrs(post, left_out: str | None = None) -> dict[str, str]:
+    """``log_likelihood_model``: which model's likelihood the groups hold, or why they are left
+    out (``left_out``: :func:`model_groups`'s reason)."""
     name = lambda m: getattr(m, "__qualname__", type(m).__name__)  # noqa: E731
     why = "a saved posterior" if post.subspace is None else "a subspace= run (projected targets)"
-    if not post.custom_model:
+    if left_out is not None:
+        what = left_out
+    elif not post.custom_model:
         what = f"the {post.kind} family's model ({name(post.family_class.model)})"
     elif post.user_model is not None:
         what = f"the user's model ({name(post.user_model[0])}), traced"
@@ -315,8 +329,12 @@ def inference_data(
     (:mod:`anchordiv.checks.arviz`; module docstring).
 
     Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS), ``log_prior`` (each draw's
-    prior density, for ``az.psens``: :func:`log_prior_group`); with the target anchors
-    ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
+    prior density, for ``az.psens``: :func:`log_prior_group`; a non-finite one is an error
+    naming the model's site); with the target anchors ``log_likelihood``, ``observed_data``
+    (the targets ``[anchor, dim]`` it scores, so ``az.loo_pit`` — ArviZ 1.x;
+    :func:`anchordiv.checks.arviz.loo_pit` on both majors — and PPC plots of ``"targets"``
+    run), ``posterior_predictive`` and ``constant_data`` (:func:`model_groups`;
+    :func:`anchordiv.checks.arviz.ppc_data` gives the per-anchor statistics' checks);
     ``prior`` (the same quantities under the kind's default prior, also with
     ``prior_predictive``).
 
@@ -366,9 +384,11 @@ def inference_data(
         groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
     groups.update(log_prior_group(post, draws))  # prior sensitivity (az.psens)
     targets = post.fixed.get("targets") if targets is None else targets
+    left_out = None
     if targets is not None:
         targets = as_matrix("targets", targets, dim=post.dim)
-        groups.update(model_groups(post, draws, targets, seed))
+        model, left_out = model_groups(post, draws, targets, seed)
+        groups.update(model)
     prior = post.dim <= PRIOR_MAX_D if prior is None else prior
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
@@ -377,8 +397,7 @@ def inference_data(
             flat, shape = _merge(pdraws)
             rng = np.random.default_rng(seed + 3)
             pp = _split(post.likelihood().sample(flat, len(targets), rng), shape)
-            ppc = ppc_statistics(pp, broad_directions(post))
-            groups["prior_predictive"] = {"targets": pp, **ppc}
+            groups["prior_predictive"] = {"targets": pp}
     info = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str))}
     keep = {k: int(v) if isinstance(v, bool) else v for k, v in info.items()}  # netCDF: no bools
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
@@ -392,15 +411,14 @@ def inference_data(
         if num_draws > held:
             attrs["num_draws_note"] = f"num_draws={num_draws} asked; the run holds {held} per chain"
     if targets is not None:
-        attrs.update(likelihood_attrs(post))
+        attrs.update(likelihood_attrs(post, left_out))
     dims = {
         k: hooks.dims[k]
         for g in ("posterior", "prior")
         for k, v in (groups.get(g) or {}).items()
         if v.ndim > 2 and k in hooks.dims
     }
-    dims.update(targets=["anchor"], norm=["anchor"], cosine_to_mean=["anchor"])
-    dims["projection"] = ["anchor", "direction"]
+    dims.update(targets=["anchor"], ppc_directions=["dim", "direction"])
     idata = adz.from_groups(groups, dims=dims, attrs=attrs)
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
         if g in idata:  # the embedding axis is "dim" everywhere
