@@ -95,8 +95,15 @@ def test_a_traced_model_that_cannot_score_lifted_draws_leaves_log_likelihood_out
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sub = ad.adapt(
-                "fixed-covariance-offset", ns["broad"], ns["targets"], tau=20.0,
-                method="svi", guide="normal", num_steps=50, subspace=3, progress=False,
+                "fixed-covariance-offset",
+                ns["broad"],
+                ns["targets"],
+                tau=20.0,
+                method="svi",
+                guide="normal",
+                num_steps=50,
+                subspace=3,
+                progress=False,
             )
             idata = ad.inference_data(sub, num_draws=10)
     finally:
