@@ -151,26 +151,43 @@ def _sample_major(x) -> np.ndarray:
 def loo_pit(data) -> np.ndarray:
     """PSIS-LOO probability integral transform of each target coordinate ``[n, d]``: the
     leave-one-out posterior predictive probability that coordinate j of a new anchor i falls
-    below the observed one, weighted by anchor i's PSIS-LOO weights (``log_likelihood`` scores
-    whole anchors).  ``arviz_stats.loo_pit`` on 1.x (what ``az.loo_pit(data)`` runs there);
-    on 0.x ``az.loo_pit`` with the weights broadcast over the coordinates (its ``y="targets"``
-    wants one weight per coordinate).  Values near uniform on [0, 1] say the predictive is
-    calibrated.  ``data`` needs ``observed_data``, ``posterior_predictive`` and
-    ``log_likelihood`` (``ad.inference_data(post, targets=...)``)."""
+    below the observed one, under anchor i's PSIS-LOO weights.  ArviZ's ``loo_pit`` (0.x's
+    ``az.loo_pit``, 1.x's ``arviz_stats.loo_pit``) with those weights given: ``log_likelihood``
+    scores whole anchors, one weight per anchor, and both majors want one per coordinate of
+    the observed ``targets [anchor, dim]`` (called on the data alone they stop on the shapes),
+    so the anchor's weights are broadcast over its coordinates.  Values near uniform on
+    [0, 1] say the predictive is calibrated.  ``data`` needs ``observed_data``,
+    ``posterior_predictive`` and ``log_likelihood`` (``ad.inference_data(post,
+    targets=...)``)."""
     _need(data, "loo_pit", "observed_data", "posterior_predictive", "log_likelihood")
-    if major():
-        import arviz_stats
-
-        out = arviz_stats.loo_pit(data, var_names="targets")
-        return np.asarray(out["targets"].transpose("anchor", ...))
-    y = np.asarray(dataset(data, "observed_data")["targets"], np.float64)  # [n, d]
-    y_hat = _sample_major(dataset(data, "posterior_predictive")["targets"])  # [n, d, S]
-    ll = _sample_major(dataset(data, "log_likelihood")["targets"])  # [n, S]
-    lw, _ = psis_log_weights(-ll)
-    lw = np.broadcast_to(lw[:, None, :], y_hat.shape)
+    ll_da = dataset(data, "log_likelihood")["targets"]  # [chain, draw, anchor]
+    chains, draws, n = ll_da.shape
+    lw, k = psis_log_weights(-_sample_major(ll_da))  # [n, S], [n]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.asarray(_az().loo_pit(y=y, y_hat=y_hat, log_weights=lw))
+        if major() == 0:
+            y = np.asarray(dataset(data, "observed_data")["targets"], np.float64)  # [n, d]
+            y_hat = _sample_major(dataset(data, "posterior_predictive")["targets"])  # [n, d, S]
+            weights = np.broadcast_to(lw[:, None, :], y_hat.shape)
+            return np.asarray(_az().loo_pit(y=y, y_hat=y_hat, log_weights=weights))
+        import arviz_stats
+        import xarray as xr
+
+        pred = dataset(data, "posterior_predictive")["targets"]  # [chain, draw, anchor, dim]
+        lw_da = xr.DataArray(
+            np.moveaxis(lw, -1, 0).reshape(chains, draws, n), dims=ll_da.dims, coords=ll_da.coords
+        )
+        k_da = xr.DataArray(
+            k,
+            dims=ll_da.dims[2:],
+            coords={c: ll_da.coords[c] for c in ll_da.dims[2:] if c in ll_da.coords},
+        )
+        weights = xr.Dataset({"targets": lw_da.broadcast_like(pred)})
+        shape_k = xr.Dataset(
+            {"targets": k_da.broadcast_like(pred.isel(chain=0, draw=0, drop=True))}
+        )
+        out = arviz_stats.loo_pit(data, var_names="targets", log_weights=weights, pareto_k=shape_k)
+        return np.asarray(out["targets"].transpose(ll_da.dims[2], ...))
 
 
 #: the per-anchor statistics of :func:`ppc_data` and their trailing dimensions
