@@ -331,9 +331,9 @@ def inference_data(
     Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS), ``log_prior`` (each draw's
     prior density, for ``az.psens``: :func:`log_prior_group`; a non-finite one is an error
     naming the model's site); with the target anchors ``log_likelihood``, ``observed_data``
-    (the targets ``[anchor, dim]`` it scores, so ``az.loo_pit`` — ArviZ 1.x;
-    :func:`anchordiv.checks.arviz.loo_pit` on both majors — and PPC plots of ``"targets"``
-    run), ``posterior_predictive`` and ``constant_data`` (:func:`model_groups`;
+    (the targets ``[anchor, dim]`` it scores, so PPC plots of ``"targets"`` and
+    :func:`anchordiv.checks.arviz.loo_pit`, ArviZ's on both majors, run),
+    ``posterior_predictive`` and ``constant_data`` (:func:`model_groups`;
     :func:`anchordiv.checks.arviz.ppc_data` gives the per-anchor statistics' checks);
     ``prior`` (the same quantities under the kind's default prior, also with
     ``prior_predictive``).
