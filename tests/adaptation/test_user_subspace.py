@@ -111,3 +111,17 @@ def test_a_traced_model_that_cannot_score_lifted_draws_leaves_log_likelihood_out
     assert "log_likelihood" not in adz.groups(idata) and "observed_data" in adz.groups(idata)
     assert idata.attrs["log_likelihood_model"].startswith("none: the fixed-covariance-offset")
     assert "subspace=3" in idata.attrs["log_likelihood_model"]
+
+
+def test_diagnose_reads_the_saved_subspace_run(example, tmp_path):
+    """``anchordiv diagnose`` on the saved subspace run of the user's family: the ArviZ data,
+    summary and figures written; prior sensitivity reported n/a with the reason."""
+    from anchordiv.app.cli import main
+
+    ns, _, _ = example
+    ns["sub"].save(tmp_path / "sub")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main(["diagnose", str(tmp_path / "sub"), "-o", str(tmp_path / "d"), "--json"])
+    assert code == 0
+    assert (tmp_path / "d" / "summary.csv").exists() and (tmp_path / "d" / "idata").exists()

@@ -258,7 +258,7 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
         takes = [m for m, names in METHOD_OPTIONS.items() if k in names]
         if name == "exact" and not is_conjugate(fam):  # the default, or named: neither runs
             raise AnchorDivError(
-                f"{k}: an option of method={' or '.join(repr(m) for m in takes)}; the {kind} "
+                f"{k}: runs with method={' or '.join(repr(m) for m in takes)}; the {kind} "
                 f"family has no exact (closed-form) update, so name the method: "
                 f"method={takes[0]!r} (or method=ad.{takes[0].upper()}({k}=...))"
                 + (f"; also: {', '.join(wrong[1:])}" if len(wrong) > 1 else "")
