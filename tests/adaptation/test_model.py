@@ -322,6 +322,8 @@ def test_nuts_on_lkj_gaussian_has_a_finite_log_prior_at_every_draw():
     """Issue 51's case: NUTS on lkj-gaussian at d = 6 (float32): log prior and log density
     finite at every draw (the "map" draw is the one of highest density, not draw 0 of all −∞),
     ArviZ's log_prior group finite, ad.prior_sensitivity runs."""
+    import jax
+
     from anchordiv.checks import arviz as adz
 
     rng = np.random.default_rng(0)
@@ -333,7 +335,8 @@ def test_nuts_on_lkj_gaussian_has_a_finite_log_prior_at_every_draw():
     nuts = dict(num_warmup=60, num_samples=40, num_chains=1, seed=0, progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        post = ad.adapt("lkj-gaussian", broad, t, tau=20.0, method="nuts", **nuts)
+        with jax.enable_x64(False):  # the user's default: JAX in float32 (the tests run in x64)
+            post = ad.adapt("lkj-gaussian", broad, t, tau=20.0, method="nuts", **nuts)
         chol = post.samples["corr_cholesky"]
         assert np.abs(np.linalg.norm(chol, axis=-1) - 1).max() > 1e-9  # float32 draws
         lp = post.stats["log_density"]
