@@ -84,6 +84,7 @@ def test_a_non_finite_site_is_refused_naming_it(register):
         ad.adapt("user-nan", *anchors(), tau=10.0, **NUTS)
 
 
+@pytest.mark.slow  # NUTS compiles (test_user_family.py samples user families fast)
 def test_a_sound_user_family_still_runs(register):
     register("user-sound", lambda cov: cov)
     post = ad.adapt("user-sound", *anchors(), tau=10.0, **NUTS)

@@ -72,6 +72,7 @@ def test_prior_sensitivity_of_a_subspace_run_is_a_clear_refusal(example):
         ad.prior_sensitivity(ns["sub"], num_draws=10)
 
 
+@pytest.mark.slow  # a second SVI fit / the diagnose figures
 def test_a_traced_model_that_cannot_score_lifted_draws_leaves_log_likelihood_out(example):
     """The model's own site ``offset`` is sampled in r dimensions: the family's traced
     full-d model cannot take it, so the group is left out and the attribute says why."""
@@ -113,6 +114,7 @@ def test_a_traced_model_that_cannot_score_lifted_draws_leaves_log_likelihood_out
     assert "subspace=3" in idata.attrs["log_likelihood_model"]
 
 
+@pytest.mark.slow  # a second SVI fit / the diagnose figures
 def test_diagnose_reads_the_saved_subspace_run(example, tmp_path):
     """``anchordiv diagnose`` on the saved subspace run of the user's family: the ArviZ data,
     summary and figures written; prior sensitivity reported n/a with the reason."""
