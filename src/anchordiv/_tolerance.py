@@ -23,6 +23,10 @@ LEVERAGE_TOL = 1e-8
 #: a cumulative fraction of variance within this of the requested fraction reaches it
 FRACTION_ATOL = 1e-12
 
+#: a draw within this relative distance of its distribution's support (a float32 draw's
+#: rounding, ~1e-7) is re-scored at its projection onto the support; farther, where it is
+SUPPORT_RTOL = 1e-5
+
 #: a Rao-Blackwellized ELPD is unreliable when halving its draws moves it more than this many SE
 DOUBLING_SE = 3.0
 

@@ -412,3 +412,29 @@ def test_adapt_takes_a_method_configuration_and_names_where_a_loose_option_goes(
         ad.adapt("gaussian", broad, targets, tau=10.0, method=nuts, num_warmup=10)
     with pytest.raises(ad.AnchorDivError, match="method: one of exact, nuts, svi or ad.Exact"):
         ad.adapt("gaussian", broad, targets, tau=10.0, method="hmc")
+
+
+def test_a_sampler_option_without_a_method_names_the_method_for_a_family_without_update():
+    """A family with no exact update and no ``method=``: told to name NUTS or SVI, not that
+    "the exact update is the default prior's closed form" (issue 51)."""
+    import sys
+    from pathlib import Path
+
+    from anchordiv.adaptation.protocol import FAMILIES
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from userfam import minimal_family
+
+    FAMILIES.setdefault(minimal_family.KIND, minimal_family.MinimalPrior)
+    try:
+        broad = np.random.default_rng(0).normal(size=(30, 4))
+        with pytest.raises(ad.AnchorDivError) as err:
+            ad.adapt(minimal_family.KIND, broad, broad[:3], tau=10.0, num_samples=50)
+        msg = str(err.value)
+        assert "no exact (closed-form) update" in msg and "method='nuts'" in msg
+        assert "default prior's closed form" not in msg
+        # a conjugate family keeps the reason exact takes no sampler options
+        with pytest.raises(ad.AnchorDivError, match="default prior's closed form"):
+            ad.adapt("gaussian", broad, broad[:3], tau=10.0, num_samples=50)
+    finally:
+        FAMILIES.pop(minimal_family.KIND, None)

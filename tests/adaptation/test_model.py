@@ -269,3 +269,83 @@ def test_the_traced_likelihood_names_draws_it_cannot_read():
 def test_the_generic_model_module_names_no_familys_sites():
     source = Path(model_module.__file__).read_text()
     assert not [s for s in ("psi0", "map_jacobian", '"U"', "U_raw") if s in source]
+
+
+def lkj_float32_draws(d=6, n=5):
+    """Cholesky factors of correlation matrices rounded to float32 (rows off unit norm by
+    ~1e-7), as a float32 NUTS or SVI run leaves them, stored in float64."""
+    rng = np.random.default_rng(0)
+    chol = np.tril(rng.normal(size=(n, d, d)))
+    chol[:, np.arange(d), np.arange(d)] = np.abs(chol[:, np.arange(d), np.arange(d)]) + 0.1
+    chol /= np.linalg.norm(chol, axis=-1, keepdims=True)
+    return chol.astype(np.float32).astype(np.float64)
+
+
+def test_float32_lkj_draws_are_rescored_on_their_support_not_at_minus_infinity():
+    """Issue 51: re-scored in float64, where NumPyro's support check is stricter, float32
+    Cholesky draws were −∞ at every draw; they are moved onto the support (by ~1e-7) first —
+    and a value that is not a rounding (far off the support) still scores −∞."""
+    import jax
+    from anchordiv.adaptation.families.structured import lkj_model
+
+    d, chol = 6, lkj_float32_draws(n=2)
+    assert np.abs(np.linalg.norm(chol, axis=-1) - 1).max() > 1e-8  # off the float64 support
+    chol[1] *= 1.5  # not a rounding: far off the support
+    kw = dict(mu0=np.zeros(d), mean_scale=np.ones(d), scale0=np.ones(d), scale_spread=0.3)
+    draws = {"mu_std": np.zeros((2, d)), "scales_std": np.zeros((2, d)), "corr_cholesky": chol}
+    with jax.enable_x64(True):
+        kw = {k: jax.numpy.asarray(v) for k, v in kw.items()} | {"concentration": 2.0}
+        t = jax.numpy.zeros((1, d))
+        lp = log_joint(lkj_model, t, kw, draws)
+        assert np.isfinite(lp[0]) and lp[1] == -np.inf
+        names = model_module.nonfinite_density_sites(lkj_model, t, kw, draws, 1)
+        assert names == ["corr_cholesky"]
+
+
+def test_a_non_finite_log_prior_is_an_error_naming_the_site():
+    from anchordiv.checks.uncertainty import log_prior
+
+    rng = np.random.default_rng(0)
+    broad, t = rng.normal(size=(40, 3)), rng.normal(size=(5, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.adapt("gaussian", broad, t, tau=20.0, kappa0=5.0, nu0=10.0)
+    draws = post.draws(0, 4)
+    assert np.all(np.isfinite(log_prior(post, draws)))
+    draws["mu"][2] = np.inf
+    with pytest.raises(AnchorDivError, match=r"log prior: not finite at 1 of 4 draws.*'mu'"):
+        log_prior(post, draws)
+
+
+@pytest.mark.slow
+def test_nuts_on_lkj_gaussian_has_a_finite_log_prior_at_every_draw():
+    """Issue 51's case: NUTS on lkj-gaussian at d = 6 (float32): log prior and log density
+    finite at every draw (the "map" draw is the one of highest density, not draw 0 of all −∞),
+    ArviZ's log_prior group finite, ad.prior_sensitivity runs."""
+    import jax
+
+    from anchordiv.checks import arviz as adz
+
+    rng = np.random.default_rng(0)
+    d = 6
+    broad = rng.normal(size=(80, d))
+    broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    t = broad[:8] + 0.1 * rng.normal(size=(8, d))
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    nuts = dict(num_warmup=60, num_samples=40, num_chains=1, seed=0, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with jax.enable_x64(False):  # the user's default: JAX in float32 (the tests run in x64)
+            post = ad.adapt("lkj-gaussian", broad, t, tau=20.0, method="nuts", **nuts)
+        chol = post.samples["corr_cholesky"]
+        assert np.abs(np.linalg.norm(chol, axis=-1) - 1).max() > 1e-9  # float32 draws
+        lp = post.stats["log_density"]
+        assert np.all(np.isfinite(lp))
+        best = int(np.argmax(lp.reshape(-1)))
+        np.testing.assert_array_equal(
+            post.params("map")["mu"], post.samples["mu"].reshape(-1, d)[best]
+        )
+        idata = ad.inference_data(post, num_draws=40, prior=False)
+        assert np.all(np.isfinite(adz.dataset(idata, "log_prior")["theta"].values))
+        res = ad.prior_sensitivity(post, num_draws=40)
+    assert np.all(np.isfinite(res.table()["sensitivity"].to_numpy(float)))

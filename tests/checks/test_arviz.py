@@ -25,3 +25,58 @@ def test_psis_with_a_tail_smooths_and_normalises():
     lw, k = adz.psis_log_weights(r)
     np.testing.assert_allclose(scipy.special.logsumexp(lw, axis=1), 0.0, atol=1e-10)
     assert np.all(np.isfinite(k)) and np.all(k < 0.7)  # Gaussian ratios: a light tail
+
+
+def exact_idata(d=3, n=10, num_draws=100):
+    import warnings
+
+    import anchordiv as ad
+
+    rng = np.random.default_rng(0)
+    broad, t = rng.normal(size=(100, d)), rng.normal(size=(n, d)) * 0.5 + 0.3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ad.adapt("gaussian", broad, t, tau=20.0, kappa0=5.0, nu0=d + 5.0)
+        return ad.inference_data(post, num_draws=num_draws, targets=t, prior=False), t
+
+
+def test_observed_data_holds_the_targets_and_loo_pit_runs():
+    """Issue 51: observed_data held summary statistics beside the targets, so ArviZ's loo_pit
+    (1.x: every observed variable needs its log likelihood) stopped on 'norm'. It holds the
+    targets the log_likelihood group scores; ArviZ's LOO-PIT runs on both majors with the
+    anchors' PSIS weights given per coordinate (adz.loo_pit)."""
+    idata, t = exact_idata()
+    assert list(adz.dataset(idata, "observed_data").data_vars) == ["targets"]
+    assert list(adz.dataset(idata, "posterior_predictive").data_vars) == ["targets"]
+    np.testing.assert_array_equal(idata["observed_data"]["targets"], t)
+    pit = adz.loo_pit(idata)
+    assert pit.shape == t.shape and np.all((pit >= 0) & (pit <= 1))
+    assert 0.2 < pit.mean() < 0.8  # a calibrated predictive: PIT values spread over [0, 1]
+    # the same values from the weights by hand: P(ŷ_ij < y_ij) under anchor i's weights
+    ll = adz.dataset(idata, "log_likelihood")["targets"].values.reshape(-1, len(t)).T
+    lw, _ = adz.psis_log_weights(-ll)
+    pp = adz.dataset(idata, "posterior_predictive")["targets"].values.reshape(-1, *t.shape)
+    below = (pp < t).transpose(1, 2, 0)  # [n, d, S]
+    want = (np.exp(lw)[:, None, :] * below).sum(-1)
+    np.testing.assert_allclose(pit, want, atol=1e-6)
+
+
+def test_ppc_data_holds_the_statistics_and_plots(tmp_path):
+    idata, t = exact_idata(d=4, num_draws=20)
+    stats = adz.ppc_data(idata)
+    assert set(adz.groups(stats)) == {"observed_data", "posterior_predictive"}
+    np.testing.assert_allclose(stats["observed_data"]["norm"], np.linalg.norm(t, axis=1))
+    assert stats["posterior_predictive"]["projection"].shape == (2, 10, len(t), 3)
+    assert adz.ppc_data(stats) is stats  # the statistics in place already (data before 0.5.0)
+    adz.plot_ppc(stats, ["cosine_to_mean"], tmp_path / "ppc.png")
+    assert (tmp_path / "ppc.png").stat().st_size > 1000
+
+
+def test_loo_pit_and_ppc_data_name_the_missing_groups():
+    from anchordiv.errors import AnchorDivError
+
+    data = adz.from_groups({"posterior": {"x": np.zeros((2, 5))}})
+    with pytest.raises(AnchorDivError, match="loo_pit: the data has no observed_data"):
+        adz.loo_pit(data)
+    with pytest.raises(AnchorDivError, match="ppc_data: the data has no observed_data"):
+        adz.ppc_data(data)

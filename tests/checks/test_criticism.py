@@ -152,10 +152,8 @@ def test_kinds_mix_in_one_table_under_one_estimator():
 
 def test_the_kind_comes_from_the_candidates():
     broad, t = broad_and_targets(3, n=6)
-    with pytest.warns(DeprecationWarning, match="kind of candidate 'b' is not named"):
-        unnamed = ad.compare_priors({"b": broad}, t, tau=20.0, kappa0=5.0, nu0=9.0)
-    named = ad.compare_priors({"b": broad}, t, kind="gaussian", tau=20.0, kappa0=5.0, nu0=9.0)
-    assert unnamed.table.loc["b", "elpd_loo"] == named.table.loc["b", "elpd_loo"]
+    with pytest.raises(AnchorDivError, match="kind of candidate 'b' is not named; pass kind="):
+        ad.compare_priors({"b": broad}, t, tau=20.0, kappa0=5.0, nu0=9.0)
     post = ad.adapt("gaussian", broad, t, tau=20.0, kappa0=5.0, nu0=9.0)
     same = ad.compare_priors({"post": post, "b": broad}, t, tau=20.0, kappa0=5.0, nu0=9.0)
     assert same.table.loc["post", "elpd_loo"] == pytest.approx(same.table.loc["b", "elpd_loo"])

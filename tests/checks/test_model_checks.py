@@ -77,14 +77,14 @@ def test_ppc_statistics_can_fail_and_plot(tmp_path):
 
     broad, t = data(d=8, n=12)
     post = ad.adapt("gaussian", broad, t, tau=TAU, kappa0=2.0, nu0=20.0)
-    idata = ad.inference_data(post, num_draws=60, targets=t)
+    idata = adz.ppc_data(ad.inference_data(post, num_draws=60, targets=t))
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
         assert {"norm", "cosine_to_mean", "projection"} <= set(idata[g].data_vars)
     assert idata["posterior_predictive"]["projection"].shape == (2, 30, 12, 3)
     np.testing.assert_allclose(idata["observed_data"]["norm"], np.linalg.norm(t, axis=1))
     # a wrong model fails the norm check: its predictive norms miss the unit-norm targets
     far = ad.adapt("gaussian", broad * 5.0, t, tau=TAU, kappa0=1000.0, nu0=1000.0)
-    bad = ad.inference_data(far, num_draws=60, targets=t)
+    bad = adz.ppc_data(ad.inference_data(far, num_draws=60, targets=t))
     p_good = float(
         (
             idata["posterior_predictive"]["norm"].mean("anchor")

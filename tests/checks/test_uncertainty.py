@@ -311,6 +311,23 @@ def test_arviz_data_where_a_posterior_or_embeddings_go_is_named():
         ad.retrieval_uncertainty(idata, broad[:3], broad, k=3, num_draws=2)
     with pytest.raises(AnchorDivError, match="queries: expected embeddings.*ArviZ data"):
         ad.retrieval_uncertainty(post, idata, broad, k=3, num_draws=2)
+    # prior_sensitivity and compare_priors say what they take (issue 51: raw errors before)
+    with pytest.raises(AnchorDivError, match="prior_sensitivity: takes an adapted Posterior.*Arv"):
+        ad.prior_sensitivity(idata)
+    with pytest.raises(AnchorDivError, match=r"priors\['a'\]: ArviZ data .* not a candidate"):
+        ad.compare_priors({"a": idata}, t, kind="gaussian", tau=20.0)
+
+
+def test_queries_of_the_wrong_dimension_are_blamed_on_the_queries():
+    """Queries of d = 5 against a d = 4 posterior and gallery: the queries are named, with
+    both dimensions — not the gallery, with the queries' d (issue 51)."""
+    broad, t = anchors()
+    post = ad.adapt("gaussian", broad, t, tau=20.0, kappa0=5.0, nu0=10.0)
+    wide = np.ones((3, 5))
+    with pytest.raises(AnchorDivError, match=r"queries: dimension mismatch: .* 5 .* d=4"):
+        ad.retrieval_uncertainty(post, wide, broad, k=3, num_draws=2)
+    with pytest.raises(AnchorDivError, match=r"gallery: dimension mismatch: .* 5 .* d=4"):
+        ad.retrieval_uncertainty(post, broad[:3], wide, k=3, num_draws=2)
 
 
 @pytest.mark.slow

@@ -17,7 +17,10 @@ def test_cosine_and_inversion_match_numpy():
 
 
 def test_baselines_reject_bad_input():
-    with pytest.raises(ad.AnchorDivError, match="gallery: dimension mismatch"):
+    # neither array is blamed: either may be the wrong one; both dimensions are named
+    with pytest.raises(ad.AnchorDivError, match=r"gallery and queries: different dimensions"):
         ad.cosine(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(ad.AnchorDivError, match=r"queries \[2, 5\] has d = 5, anchors .* d = 3"):
+        ad.inversion(np.ones((2, 3)), np.ones((2, 5)), np.ones((2, 3)))
     with pytest.raises(ad.AnchorDivError, match="anchors: contains NaN"):
         ad.inversion(np.full((2, 3), np.nan), np.ones((2, 3)), np.ones((2, 3)))

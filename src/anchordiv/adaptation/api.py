@@ -29,6 +29,7 @@ from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, 
 from .posterior import Posterior
 from .protocol import Family
 from .registry import FAMILIES, LiveKinds, LiveMapping, check_prior_mode, get_family, unknown_kind
+from .registry import is_conjugate
 from .statistics import checked
 
 #: the registered kinds, read live (a family registered after import appears here)
@@ -255,6 +256,13 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
     if wrong:
         k = wrong[0]
         takes = [m for m, names in METHOD_OPTIONS.items() if k in names]
+        if name == "exact" and not is_conjugate(fam):  # the default, or named: neither runs
+            raise AnchorDivError(
+                f"{k}: runs with method={' or '.join(repr(m) for m in takes)}; the {kind} "
+                f"family has no exact (closed-form) update, so name the method: "
+                f"method={takes[0]!r} (or method=ad.{takes[0].upper()}({k}=...))"
+                + (f"; also: {', '.join(wrong[1:])}" if len(wrong) > 1 else "")
+            )
         raise AnchorDivError(
             f"{k}: runs with method={' or '.join(repr(m) for m in takes)}, "
             f"not with method={name!r}"

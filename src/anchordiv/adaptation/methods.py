@@ -213,7 +213,7 @@ class ModelMethod(Method):
             post, base, b, run_targets = self.project(post, exact, base, broad, t)
         fam = type(prior)
         prob = problem(fam, self.run_kwargs(fam, base, b), run_targets, self)
-        trace = check_sites(fam, prob)
+        trace = check_sites(fam, prob, fixed=post.fixed, lifted=self.subspace is not None)
         warn_unobserved(trace)
         out = self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
         if prob.custom and self.subspace is None:  # the model the draws come from

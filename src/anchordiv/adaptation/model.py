@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -27,12 +28,15 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 from numpyro import handlers, infer
+from numpyro.distributions import constraints
+from numpyro.distributions.transforms import biject_to
 from numpyro.infer import Predictive
 from numpyro.infer.util import log_likelihood
 from numpyro.primitives import Messenger
 
-from .._tolerance import first_max
+from .._tolerance import SUPPORT_RTOL, first_max
 from ..errors import AnchorDivError, integer
+from .registry import is_builtin
 
 #: NumPyro init strategies by name (``init_strategy=``); default ``"median"``
 _INITS = {
@@ -206,6 +210,14 @@ class Likelihood:
         with jax.enable_x64(True):
             return log_joint(self.model, jnp.asarray(targets), self._jax_kwargs(), draws)
 
+    def nonfinite_sites(self, targets: np.ndarray, draws: dict, i: int) -> list[str]:
+        """The sample sites of the model whose log density is not finite at draw ``i`` of
+        ``draws {site: [S, ...]}`` given ``targets`` (what names the site of a non-finite
+        log prior or log likelihood in an error)."""
+        with jax.enable_x64(True):
+            t = jnp.asarray(np.asarray(targets, np.float64))
+            return nonfinite_density_sites(self.model, t, self._jax_kwargs(), _jax(draws), i)
+
     def exact_prior(self):
         """The model's prior as exact parameters (``mean()``, ``mode()``, ``sample(rng, n)``),
         or None where it has no closed form (then :meth:`prior_draws` traces the model)."""
@@ -303,26 +315,75 @@ def _positive_definite(m: np.ndarray) -> bool:
     return True
 
 
+def on_support(fn, value):
+    """``value`` moved onto the support of the distribution ``fn`` through its bijection
+    (``t(t⁻¹(value))``) where that moves it by at most :data:`~anchordiv._tolerance.SUPPORT_RTOL`
+    (relative): a draw made in float32 — a Cholesky factor of a correlation matrix whose rows
+    are off unit norm by ~1e-7, a simplex off sum 1 — is re-scored in float64 at the valid
+    point NumPyro's stricter float64 support check accepts, not at −∞; a value farther off
+    (not a rounding: a draw of another model) is kept, and scores as it is.  An unconstrained
+    or discrete site, or a support without a bijection, is returned as it is."""
+    support = getattr(fn, "support", None)
+    if support is None or getattr(fn, "is_discrete", False):
+        return value
+    base = getattr(support, "base_constraint", support)
+    if base is constraints.real or isinstance(base, type(constraints.real)):
+        return value
+    try:
+        transform = biject_to(support)
+    except (NotImplementedError, TypeError, ValueError):
+        return value
+    moved = transform(transform.inv(value))
+    near = jnp.all(jnp.abs(moved - value) <= SUPPORT_RTOL * (1.0 + jnp.abs(value)))
+    return jnp.where(near, moved, value)
+
+
+def site_log_densities(model, targets, kwargs: dict, draw: dict) -> dict[str, Any]:
+    """``{site: log density}`` of every sample site of ``model(targets, **kwargs)`` at one
+    constrained draw ``draw {site: value}`` (each value moved :func:`on_support`), auxiliary
+    ``*_raw`` sites left out; the observed site's is summed over the anchors."""
+    run = handlers.substitute(handlers.seed(model, 0), data=draw)
+    tr = handlers.trace(run).get_trace(jnp.asarray(targets), **kwargs)
+    out = {}
+    for name, site in tr.items():
+        if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
+            continue
+        value = site["value"] if site.get("is_observed") else on_support(site["fn"], site["value"])
+        lp = site["fn"].log_prob(value)
+        out[name] = jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
+    return out
+
+
 def log_joint(model, targets, kwargs: dict, draws: dict) -> np.ndarray:
     """``log p(θ_s, targets)`` ``[S]`` of a NumPyro ``model(targets, **kwargs)`` at constrained
     parameter values ``draws {site: [S, ...]}``: no Jacobian of NUTS's unconstrained
-    coordinates, no auxiliary ``*_raw`` sites (deterministic sites take their draws too)."""
-    t = jnp.asarray(targets)
+    coordinates, no auxiliary ``*_raw`` sites (deterministic sites take their draws too).
+    Each latent value is first moved onto its distribution's support (:func:`on_support`), so
+    draws made in float32 are re-scored in float64 at their valid neighbour, never at −∞."""
     params = {k: jnp.asarray(v) for k, v in draws.items()}
 
     def one(p):
-        run = handlers.substitute(handlers.seed(model, 0), data=p)
-        tr = handlers.trace(run).get_trace(t, **kwargs)
-        total = 0.0
-        for name, site in tr.items():
-            if site["type"] != "sample" or name.endswith(AUXILIARY_SUFFIX):
-                continue
-            lp = site["fn"].log_prob(site["value"])
-            total = total + jnp.sum(lp * (1.0 if site["scale"] is None else site["scale"]))
-        return total
+        return sum(site_log_densities(model, targets, kwargs, p).values(), jnp.zeros(()))
 
     # eager vmap, not a jit of this call's closure: a fresh jit compiled on every fit
     return np.asarray(jax.vmap(one)(params), np.float64)
+
+
+def nonfinite_density_sites(model, targets, kwargs: dict, draws: dict, i: int) -> list[str]:
+    """The sites of draw ``i`` of ``draws {site: [S, ...]}`` whose drawn value is not finite,
+    else the sample sites whose log density is not finite there (:func:`site_log_densities`);
+    ``[]`` where the model cannot be traced there."""
+    one = {k: jnp.asarray(np.asarray(v)[i]) for k, v in draws.items()}
+    values = [k for k, v in one.items() if not bool(jnp.all(jnp.isfinite(v)))]
+    if values:
+        return values
+    try:  # as log_joint scores it: NumPyro's support check on, its argument checks as set
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dens = site_log_densities(model, targets, kwargs, one)
+    except Exception:  # the model itself fails there: nothing finer to say
+        return []
+    return [k for k, v in dens.items() if not bool(jnp.all(jnp.isfinite(v)))]
 
 
 def _jax(draws: dict) -> dict:
@@ -408,9 +469,14 @@ def problem(fam, kwargs: dict, targets: np.ndarray, o: Any) -> Problem:
     return Problem(model, cast, t, custom, summarise(t, cast) if summarise else None)
 
 
-def check_sites(fam, prob: Problem) -> dict:
+def check_sites(fam, prob: Problem, *, fixed: dict | None = None, lifted: bool = False) -> dict:
     """Trace the model abstractly (shapes only: no compilation) and require the sites the kind's
-    anchor model needs; returns ``{site: {"type", "is_observed", "shape"}}``."""
+    anchor model needs; returns ``{site: {"type", "is_observed", "shape"}}``.  A user's model
+    (``model=``) of a kind with covariance sites is checked at one prior draw
+    (:func:`check_prior_draw`); a user's own family's model too (:func:`check_family_draw`:
+    its anchor model built from the draw, ``fixed`` the arrays it shares, unless ``lifted``
+    — a ``subspace=`` run, whose sites are r-dimensional — symmetric [d, d] sites positive
+    definite, every log density finite), before any sampling."""
     sites = {}
 
     def trace():
@@ -445,7 +511,62 @@ def check_sites(fam, prob: Problem) -> dict:
     require_sites(fam, {k: s.get("shape", ()) for k, s in sites.items()}, prob.targets.shape[-1])
     if prob.custom and fam.likelihood_type.positive_definite:
         check_prior_draw(fam, prob)
+    elif not prob.custom and not is_builtin(fam):
+        check_family_draw(fam, prob, fixed or {}, lifted)
     return sites
+
+
+def check_family_draw(fam, prob: Problem, fixed: dict, lifted: bool) -> None:
+    """The checks a built-in family's model is trusted to pass, made on a user's family at one
+    prior draw of its model, before sampling (each failure an :class:`AnchorDivError` naming
+    the site): its :meth:`~.protocol.Family.to_model` builds an anchor model of the targets'
+    dimension from the draw (not under ``lifted``), every declared site that is a symmetric
+    ``[d, d]`` matrix is positive definite, and every site's value and log density is finite."""
+    d = int(prob.targets.shape[-1])
+    try:
+        with numpyro.validation_enabled(False), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
+    except Exception:  # a model failing here fails in the sampler with its own message
+        return
+    draw = {k: np.asarray(tr[k]["value"], np.float64) for k in fam.sites if k in tr}
+    given = ", ".join(f"{k} {list(v.shape)}" for k, v in draw.items())
+    who = f"the {fam.kind} family's model ({getattr(prob.model, '__qualname__', 'model')})"
+    for site, v in draw.items():
+        square = v.ndim == 2 and v.shape == (d, d) and np.all(np.isfinite(v))
+        if square and np.allclose(v, v.T, rtol=1e-5, atol=1e-8 * max(np.abs(v).max(), 1e-300)):
+            if not _positive_definite(v):
+                low = float(np.linalg.eigvalsh(0.5 * (v + v.T)).min())
+                raise AnchorDivError(
+                    f"model: site {site!r} of {who} is a symmetric [{d}, {d}] matrix that is not "
+                    f"positive definite at a prior draw (smallest eigenvalue {low:.3g}); a "
+                    f"covariance must be, e.g. L Lᵀ + diag(ψ) with ψ > 0 — refused before sampling"
+                )
+    bad = nonfinite_sites(prob)
+    if bad:
+        raise AnchorDivError(
+            f"model: {who} has a non-finite value or log density at site(s) "
+            f"{', '.join(repr(k) for k in bad)} at a prior draw (d = {d}); every site of a "
+            f"family's model must be finite where its prior puts mass — refused before sampling"
+        )
+    if lifted:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = fam.to_model(draw, 1.0, str(prob.targets.dtype), fixed)
+        dim = int(model.dim)
+    except Exception as err:
+        raise AnchorDivError(
+            f"model: {fam.__name__}.to_model cannot build an anchor model from a prior draw of "
+            f"{who} (sites {given}; d = {d}): {type(err).__name__}: {err} — its sites must have "
+            f"the shapes to_model reads, at the targets' dimension; refused before sampling"
+        ) from None
+    if dim != d:
+        raise AnchorDivError(
+            f"model: {fam.__name__}.to_model builds an anchor model of d = {dim} from a prior "
+            f"draw of {who} (sites {given}), not the targets' d = {d}; refused before sampling"
+        )
 
 
 def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:

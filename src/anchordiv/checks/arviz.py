@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import scipy.special
 
+from ..errors import AnchorDivError
+
 #: the netCDF engine files are written and read with (h5py underneath; a declared dependency)
 ENGINE = "h5netcdf"
 #: most panels a diagnose figure draws (ArviZ's default, 40, cuts the quantities short)
@@ -126,6 +128,106 @@ def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
     return np.asarray(res.elpd_i), np.asarray(res.pareto_k), float(res.p)
 
 
+def _has(data, group: str) -> bool:
+    return group in groups(data)
+
+
+def _need(data, what: str, *names: str) -> None:
+    missing = [g for g in names if not _has(data, g)]
+    if missing:
+        raise AnchorDivError(
+            f"{what}: the data has no {', '.join(missing)} group(s) (it has "
+            f"{', '.join(groups(data)) or 'none'}); make it with ad.inference_data(post, "
+            f"targets=targets) from a posterior whose model is known"
+        )
+
+
+def _sample_major(x) -> np.ndarray:
+    """``[chain, draw, ...]`` values as ``[..., S]`` (the sample axis last, chains merged)."""
+    a = np.asarray(x, np.float64)
+    return np.moveaxis(a.reshape((-1,) + a.shape[2:]), 0, -1)
+
+
+def loo_pit(data) -> np.ndarray:
+    """PSIS-LOO probability integral transform of each target coordinate ``[n, d]``: the
+    leave-one-out posterior predictive probability that coordinate j of a new anchor i falls
+    below the observed one, under anchor i's PSIS-LOO weights.  ArviZ's ``loo_pit`` (0.x's
+    ``az.loo_pit``, 1.x's ``arviz_stats.loo_pit``) with those weights given: ``log_likelihood``
+    scores whole anchors, one weight per anchor, and both majors want one per coordinate of
+    the observed ``targets [anchor, dim]`` (called on the data alone they stop on the shapes),
+    so the anchor's weights are broadcast over its coordinates.  Values near uniform on
+    [0, 1] say the predictive is calibrated.  ``data`` needs ``observed_data``,
+    ``posterior_predictive`` and ``log_likelihood`` (``ad.inference_data(post,
+    targets=...)``)."""
+    _need(data, "loo_pit", "observed_data", "posterior_predictive", "log_likelihood")
+    ll_da = dataset(data, "log_likelihood")["targets"]  # [chain, draw, anchor]
+    chains, draws, n = ll_da.shape
+    lw, k = psis_log_weights(-_sample_major(ll_da))  # [n, S], [n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if major() == 0:
+            y = np.asarray(dataset(data, "observed_data")["targets"], np.float64)  # [n, d]
+            y_hat = _sample_major(dataset(data, "posterior_predictive")["targets"])  # [n, d, S]
+            weights = np.broadcast_to(lw[:, None, :], y_hat.shape)
+            return np.asarray(_az().loo_pit(y=y, y_hat=y_hat, log_weights=weights))
+        import arviz_stats
+        import xarray as xr
+
+        pred = dataset(data, "posterior_predictive")["targets"]  # [chain, draw, anchor, dim]
+        lw_da = xr.DataArray(
+            np.moveaxis(lw, -1, 0).reshape(chains, draws, n), dims=ll_da.dims, coords=ll_da.coords
+        )
+        k_da = xr.DataArray(
+            k,
+            dims=ll_da.dims[2:],
+            coords={c: ll_da.coords[c] for c in ll_da.dims[2:] if c in ll_da.coords},
+        )
+        weights = xr.Dataset({"targets": lw_da.broadcast_like(pred)})
+        shape_k = xr.Dataset(
+            {"targets": k_da.broadcast_like(pred.isel(chain=0, draw=0, drop=True))}
+        )
+        out = arviz_stats.loo_pit(data, var_names="targets", log_weights=weights, pareto_k=shape_k)
+        return np.asarray(out["targets"].transpose(ll_da.dims[2], ...))
+
+
+#: the per-anchor statistics of :func:`ppc_data` and their trailing dimensions
+PPC_STATISTICS = {"norm": ["anchor"], "cosine_to_mean": ["anchor"]}
+PPC_STATISTICS["projection"] = ["anchor", "direction"]
+
+
+def ppc_statistics(x, directions) -> dict[str, np.ndarray]:
+    """Per-anchor ``norm``, ``cosine_to_mean`` (to the mean of the same set) and
+    ``projection`` on ``directions [d, k]`` of anchors ``x [..., n, d]``."""
+    x = np.asarray(x, np.float64)
+    m = x.mean(-2, keepdims=True)
+    cos = (x * m).sum(-1) / np.maximum(
+        np.linalg.norm(x, axis=-1) * np.linalg.norm(m, axis=-1), 1e-300
+    )
+    return {"norm": np.linalg.norm(x, axis=-1), "cosine_to_mean": cos, "projection": x @ directions}
+
+
+def ppc_data(data):
+    """The posterior predictive checks on per-anchor statistics that can fail (``norm``,
+    ``cosine_to_mean``, ``projection`` on the leading broad directions ``constant_data
+    ["ppc_directions"]``) as a data object of the installed ArviZ: its ``observed_data``,
+    ``posterior_predictive`` and (where ``data`` has one) ``prior_predictive`` hold the
+    statistics of the targets and of the simulated ones, for ``plot_ppc``, ``az.plot_bpv`` /
+    ``az.plot_ppc_tstat``.  ``data``'s own ``observed_data`` keeps the targets alone (what
+    ``log_likelihood`` scores; ``loo_pit``); data written before 0.5.0, with the statistics in
+    place, is returned as it is."""
+    _need(data, "ppc_data", "observed_data", "posterior_predictive")
+    observed = dataset(data, "observed_data")
+    if "norm" in observed.data_vars:  # written before 0.5.0: the statistics are in place
+        return data
+    _need(data, "ppc_data", "constant_data")
+    v = np.asarray(dataset(data, "constant_data")["ppc_directions"], np.float64)
+    out = {"observed_data": ppc_statistics(observed["targets"], v)}
+    for g in ("posterior_predictive", "prior_predictive"):
+        if _has(data, g):
+            out[g] = ppc_statistics(dataset(data, g)["targets"], v)
+    return from_groups(out, dims=PPC_STATISTICS, attrs=dict(data.attrs))
+
+
 #: the fewest tail draws a generalised Pareto fit takes (below: 0.x gives k = inf, 1.x raises)
 MIN_TAIL = 5
 
@@ -224,10 +326,13 @@ __all__ = [
     "from_netcdf",
     "groups",
     "loo",
+    "loo_pit",
     "major",
     "plot_posterior",
     "plot_ppc",
     "plot_trace",
+    "ppc_data",
+    "ppc_statistics",
     "psens",
     "psis_log_weights",
     "replace_group",

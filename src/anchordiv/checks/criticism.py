@@ -252,7 +252,8 @@ def _recipe(candidate, options: dict):
 
 def candidate_kinds(priors: dict, kind: str | None) -> dict[str, str]:
     """Each candidate's kind: a Posterior's, a dict's ``"kind"``, ``kind``, or the one the
-    Posteriors share (else :func:`deprecated_default_kind`)."""
+    Posteriors share; a candidate none of these names is an :class:`AnchorDivError`
+    (:func:`unnamed_kind`)."""
     from ..adaptation import KINDS, Posterior
 
     posts = {c.kind for c in priors.values() if isinstance(c, Posterior)}
@@ -266,23 +267,32 @@ def candidate_kinds(priors: dict, kind: str | None) -> dict[str, str]:
         elif default is not None:
             out[name] = default
         else:
-            out[name] = default = deprecated_default_kind(name, KINDS)
+            raise unnamed_kind(name, KINDS)
     return out
 
 
-def deprecated_default_kind(name: str, kinds) -> str:
-    """``DEFAULT_KIND`` for a candidate nothing names, with a DeprecationWarning (an error in 0.6.0)."""
-    from ..adaptation import DEFAULT_KIND
-
-    warnings.warn(
-        f"compare_priors: the kind of candidate {name!r} is not named; it is taken to be "
-        f"{DEFAULT_KIND!r}, which is deprecated and an error in 0.6.0 — pass kind= (the kind "
-        f"of every candidate that does not say its own) or a 'kind' entry in its dict "
-        f"(registered kinds: {', '.join(kinds)})",
-        DeprecationWarning,
-        stacklevel=user_stacklevel(),
+def unnamed_kind(name: str, kinds) -> AnchorDivError:
+    """The error for a candidate whose kind nothing names (no ``kind=``, no ``"kind"`` entry,
+    no Posterior candidates of one kind): it used to default to ``"gaussian"``."""
+    return AnchorDivError(
+        f"compare_priors: the kind of candidate {name!r} is not named; pass kind= (the kind of "
+        f"every candidate that does not say its own) or a 'kind' entry in its dict "
+        f"(registered kinds: {', '.join(kinds)})"
     )
-    return DEFAULT_KIND
+
+
+def not_arviz(name: str, candidate) -> None:
+    """An :class:`AnchorDivError` for a candidate that is ArviZ data, saying what one is."""
+    from .uncertainty import arviz_data
+
+    if arviz_data(candidate):
+        raise AnchorDivError(
+            f"priors[{name!r}]: ArviZ data ({type(candidate).__name__}) is not a candidate; "
+            f"compare_priors takes, per name, broad anchors [N, d], a dict of ad.adapt options "
+            f"with the broad anchors under 'broad', or an adapted Posterior (ad.adapt, "
+            f"ad.infer, ad.load_posterior) — ad.inference_data's result is for ArviZ's own "
+            f"az.loo / az.compare"
+        )
 
 
 def _fit(kind: str, recipe, targets: np.ndarray, tau):
@@ -912,6 +922,8 @@ def _estimate_priors(
     if normalize:
         t = unit_norm("targets", t, True)
     t = with_provenance(t, prov) if prov else t
+    for name, c in priors.items():
+        not_arviz(name, c)
     recipes = {name: _recipe(c, options) for name, c in priors.items()}
     kinds = candidate_kinds(priors, kind)
     broads = {f"broad anchors of {name!r}": r[0] for name, r in recipes.items() if r is not None}

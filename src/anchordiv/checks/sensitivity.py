@@ -1125,7 +1125,9 @@ def prior_sensitivity(
     ['prior', 'likelihood', 'diagnosis', 'scale_free', 'at']
     """
     from .uncertainty import default_draws, draws_with_log_prior, no_log_prior, retrieval_arguments
+    from .uncertainty import posterior_argument
 
+    post = posterior_argument(post, "prior_sensitivity")
     check_choice("method", method, METHODS)
     if post.point_guide:
         raise AnchorDivError(

@@ -19,7 +19,7 @@ from .._safeio import check_hdf5
 from ..io import read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
-from ..adaptation.protocol import cosine, own_sites
+from ..adaptation.protocol import own_sites
 from .families import checks_of
 from .sbc import SBCResult, sbc
 from ..anchors.linalg import canonical_signs
@@ -126,34 +126,50 @@ def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
     return canonical_signs(np.linalg.eigh(0.5 * (scale + scale.T))[1][:, ::-1][:, :k])
 
 
-def ppc_statistics(x: np.ndarray, directions: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-anchor ``norm``, ``cosine_to_mean`` and ``projection`` on ``directions`` of ``x [..., n, d]``."""
-    x = np.asarray(x, np.float64)
-    cos = cosine(x, x.mean(-2, keepdims=True))
-    return {"norm": np.linalg.norm(x, axis=-1), "cosine_to_mean": cos, "projection": x @ directions}
-
-
-def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> dict:
-    """``log_likelihood``, ``observed_data`` and ``posterior_predictive`` groups of the draws."""
+def model_groups(post, draws: dict, targets: np.ndarray, seed: int) -> tuple[dict, str | None]:
+    """``(groups, why)``: the ``log_likelihood``, ``observed_data`` (the targets themselves, which
+    ``log_likelihood["targets"]`` scores: ArviZ's ``loo_pit`` and PPC plots read them),
+    ``posterior_predictive`` and ``constant_data`` (``ppc_directions [d, k]``, the directions
+    :func:`anchordiv.checks.arviz.ppc_data` projects on) groups of the draws; ``why`` the
+    model's groups are left out, or None."""
     obs, v = np.asarray(targets, np.float64), broad_directions(post)
-    observed = {"observed_data": {"targets": obs, **ppc_statistics(obs, v)}}
+    observed = {"observed_data": {"targets": obs}, "constant_data": {"ppc_directions": v}}
     lik = post.model_likelihood()  # the model the draws come from (a user's, model=)
     if lik is None:  # refused: the user's model is not known here (likelihood_attrs says so)
-        return observed
+        return observed, None
     flat, shape = _merge(draws)
+    try:
+        ll = lik.log_density(flat, targets)
+    except AnchorDivError as err:
+        if post.subspace is None:
+            raise
+        # a subspace run's own sites stay r-dimensional in its lifted draws: a traced full-d
+        # model cannot take them (the family's likelihood_type, from its sites alone, can)
+        return observed, (
+            f"none: the {post.kind} family's likelihood is traced from its model, which cannot "
+            f"score this subspace={post.subspace} run's lifted draws in full d (its own sites "
+            f"stay r-dimensional: {str(err).split('(sites ')[-1].split(';')[0]}); "
+            f"log_likelihood and posterior_predictive are left out — give the family a "
+            f"likelihood_type that reads only its sites (as the Gaussian families' "
+            f"GaussianLikelihood) or fit it in full d"
+        )
+    check_finite_density("log likelihood", post, lik, targets, flat, ll)
     pp = _split(lik.sample(flat, len(targets), np.random.default_rng(seed + 2)), shape)
     return {
-        "log_likelihood": {"targets": _split(lik.log_density(flat, targets), shape)},
+        "log_likelihood": {"targets": _split(ll, shape)},
         **observed,
-        "posterior_predictive": {"targets": pp, **ppc_statistics(pp, v)},
-    }
+        "posterior_predictive": {"targets": pp},
+    }, None
 
 
-def likelihood_attrs(post) -> dict[str, str]:
-    """``log_likelihood_model``: which model's likelihood the groups hold, or why they are left out."""
+def likelihood_attrs(post, left_out: str | None = None) -> dict[str, str]:
+    """``log_likelihood_model``: which model's likelihood the groups hold, or why they are left
+    out (``left_out``: :func:`model_groups`'s reason)."""
     name = lambda m: getattr(m, "__qualname__", type(m).__name__)  # noqa: E731
     why = "a saved posterior" if post.subspace is None else "a subspace= run (projected targets)"
-    if not post.custom_model:
+    if left_out is not None:
+        what = left_out
+    elif not post.custom_model:
         what = f"the {post.kind} family's model ({name(post.family_class.model)})"
     elif post.user_model is not None:
         what = f"the user's model ({name(post.user_model[0])}), traced"
@@ -198,7 +214,27 @@ def log_prior(post, draws: dict) -> np.ndarray:
     if t is not None and (np.ndim(t) != 2 or len(t) < 1 or np.shape(t)[1] != d):
         raise AnchorDivError(f"log prior: the posterior's targets are not [n, {d}]")
     one = np.asarray(t[:1], np.float64) if t is not None else np.zeros((1, d))
-    return lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
+    lp = lik.log_joint(one, draws) - lik.log_density(draws, one)[:, 0]
+    check_finite_density("log prior", post, lik, one, draws, lp)
+    return lp
+
+
+def check_finite_density(what: str, post, lik, targets, draws: dict, values) -> None:
+    """An :class:`AnchorDivError` naming the model's site(s) whose log density is not finite
+    where ``values`` (a log prior ``[S]`` or log likelihood ``[S, n]`` of ``draws`` given
+    ``targets``) is not finite: never a −∞ or NaN group written silently."""
+    bad = ~np.isfinite(np.asarray(values)).reshape(len(np.asarray(values)), -1).all(-1)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    sites = lik.nonfinite_sites(targets, draws, i)
+    where = f"site(s) {', '.join(repr(k) for k in sites)}" if sites else "an unnamed site"
+    raise AnchorDivError(
+        f"{what}: not finite at {int(bad.sum())} of {len(bad)} draws of this {post.kind} "
+        f"{post.method} posterior (first: draw {i}, at {where} of its model); the draws are "
+        f"outside the support of the model's distributions there, or the model is not the "
+        f"one they were sampled under — nothing is written for them"
+    )
 
 
 def log_prior_group(post, draws: dict) -> dict:
@@ -293,8 +329,12 @@ def inference_data(
     (:mod:`anchordiv.checks.arviz`; module docstring).
 
     Groups: ``posterior`` (quantities), ``sample_stats`` (NUTS), ``log_prior`` (each draw's
-    prior density, for ``az.psens``: :func:`log_prior_group`); with the target anchors
-    ``log_likelihood``, ``observed_data`` and ``posterior_predictive`` (:func:`model_groups`);
+    prior density, for ``az.psens``: :func:`log_prior_group`; a non-finite one is an error
+    naming the model's site); with the target anchors ``log_likelihood``, ``observed_data``
+    (the targets ``[anchor, dim]`` it scores, so PPC plots of ``"targets"`` and
+    :func:`anchordiv.checks.arviz.loo_pit`, ArviZ's on both majors, run),
+    ``posterior_predictive`` and ``constant_data`` (:func:`model_groups`;
+    :func:`anchordiv.checks.arviz.ppc_data` gives the per-anchor statistics' checks);
     ``prior`` (the same quantities under the kind's default prior, also with
     ``prior_predictive``).
 
@@ -329,8 +369,9 @@ def inference_data(
     >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> idata = ad.inference_data(post, num_draws=4, targets=broad[:5], prior=False)
     >>> from anchordiv.checks import arviz as adz
-    >>> sorted(adz.groups(idata))
-    ['log_likelihood', 'log_prior', 'observed_data', 'posterior', 'posterior_predictive']
+    >>> sorted(adz.groups(idata))  # doctest: +NORMALIZE_WHITESPACE
+    ['constant_data', 'log_likelihood', 'log_prior', 'observed_data', 'posterior',
+     'posterior_predictive']
     >>> idata["posterior"].sizes["chain"], idata["posterior"]["mu"].shape
     (2, (2, 2, 4))
     """
@@ -344,9 +385,11 @@ def inference_data(
         groups["posterior"].update(own_sites(post.family_class.sites, draws, groups["posterior"]))
     groups.update(log_prior_group(post, draws))  # prior sensitivity (az.psens)
     targets = post.fixed.get("targets") if targets is None else targets
+    left_out = None
     if targets is not None:
         targets = as_matrix("targets", targets, dim=post.dim)
-        groups.update(model_groups(post, draws, targets, seed))
+        model, left_out = model_groups(post, draws, targets, seed)
+        groups.update(model)
     prior = post.dim <= PRIOR_MAX_D if prior is None else prior
     pdraws = prior_draws(post, num_draws, seed) if prior else None
     if pdraws is not None:
@@ -355,8 +398,7 @@ def inference_data(
             flat, shape = _merge(pdraws)
             rng = np.random.default_rng(seed + 3)
             pp = _split(post.likelihood().sample(flat, len(targets), rng), shape)
-            ppc = ppc_statistics(pp, broad_directions(post))
-            groups["prior_predictive"] = {"targets": pp, **ppc}
+            groups["prior_predictive"] = {"targets": pp}
     info = {k: v for k, v in post.info.items() if isinstance(v, (int, float, str))}
     keep = {k: int(v) if isinstance(v, bool) else v for k, v in info.items()}  # netCDF: no bools
     attrs = {"kind": post.kind, "method": post.method, **keep, **calibration_notes(post)}
@@ -370,15 +412,14 @@ def inference_data(
         if num_draws > held:
             attrs["num_draws_note"] = f"num_draws={num_draws} asked; the run holds {held} per chain"
     if targets is not None:
-        attrs.update(likelihood_attrs(post))
+        attrs.update(likelihood_attrs(post, left_out))
     dims = {
         k: hooks.dims[k]
         for g in ("posterior", "prior")
         for k, v in (groups.get(g) or {}).items()
         if v.ndim > 2 and k in hooks.dims
     }
-    dims.update(targets=["anchor"], norm=["anchor"], cosine_to_mean=["anchor"])
-    dims["projection"] = ["anchor", "direction"]
+    dims.update(targets=["anchor"], ppc_directions=["dim", "direction"])
     idata = adz.from_groups(groups, dims=dims, attrs=attrs)
     for g in ("observed_data", "posterior_predictive", "prior_predictive"):
         if g in idata:  # the embedding axis is "dim" everywhere
@@ -527,7 +568,11 @@ class RetrievalUncertainty:
 def retrieval_arguments(queries, gallery, k, relevance, dim=None) -> tuple:
     """``(queries [Q, d], gallery [G, d], k)`` checked, and ``relevance`` None or ``[Q, G]``."""
     q = embeddings_argument("queries", queries, dim=dim)
-    g = embeddings_argument("gallery", gallery, dim=q.shape[1])
+    g = embeddings_argument("gallery", gallery, dim=dim)  # the model's d, where it is known
+    if g.shape[1] != q.shape[1]:
+        from ..retrieval.baselines import matched
+
+        g = matched("gallery", g, "queries", q)  # the error naming both dimensions
     k = integer("k", k, low=1, high=len(g))
     if relevance is not None and np.shape(relevance) != (len(q), len(g)):
         raise AnchorDivError(
@@ -604,7 +649,7 @@ def retrieval_uncertainty(
     from ..retrieval.divergence import top_k
 
     post = posterior_argument(post, "retrieval_uncertainty")
-    q, g, k = retrieval_arguments(queries, gallery, k, relevance)
+    q, g, k = retrieval_arguments(queries, gallery, k, relevance, dim=post.dim)
     interval = in_unit_interval("interval", interval)
     point = post.point(which)
     ref, _ = top_k(point, q, g, k)

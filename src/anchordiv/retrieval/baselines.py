@@ -8,7 +8,23 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..errors import as_matrix
+import numpy as np
+
+from ..errors import AnchorDivError, as_matrix
+
+
+def matched(name: str, x, ref_name: str, ref: np.ndarray) -> np.ndarray:
+    """``x`` as a matrix ``[n, d]`` (:func:`~anchordiv.errors.as_matrix`) with the dimension of
+    ``ref [m, d]``; a mismatch is an :class:`AnchorDivError` naming both arrays and both
+    dimensions (neither is blamed: either may be the wrong one)."""
+    m = as_matrix(name, x)
+    if m.shape[1] != ref.shape[1]:
+        raise AnchorDivError(
+            f"{name} and {ref_name}: different dimensions — {name} {list(m.shape)} has d = "
+            f"{m.shape[1]}, {ref_name} {list(ref.shape)} has d = {ref.shape[1]}; both must be "
+            f"embedded by the same encoder"
+        )
+    return m
 
 
 def _unit(x: jax.Array) -> jax.Array:
@@ -49,7 +65,7 @@ def cosine(queries, gallery) -> jax.Array:
     array([0.707, 0.707, 0.   ])
     """
     x = as_matrix("queries", queries)
-    y = as_matrix("gallery", gallery, dim=x.shape[1])
+    y = matched("gallery", gallery, "queries", x)
     return _cosine(jnp.asarray(x), jnp.asarray(y))
 
 
@@ -80,6 +96,6 @@ def inversion(anchors, queries, gallery) -> jax.Array:
     0
     """
     a = as_matrix("anchors", anchors)
-    x = as_matrix("queries", queries, dim=a.shape[1])
-    y = as_matrix("gallery", gallery, dim=a.shape[1])
+    x = matched("queries", queries, "anchors", a)
+    y = matched("gallery", gallery, "anchors", a)
     return _inversion(jnp.asarray(a), jnp.asarray(x), jnp.asarray(y))
