@@ -35,7 +35,6 @@ BASE = {
     "_validate",
     "_tolerance",
     "_safeio",
-    "deprecated",
 }
 
 

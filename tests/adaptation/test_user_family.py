@@ -168,7 +168,7 @@ def test_nuts_and_svi_run_on_the_model_alone_and_save(fam, tmp_path):
         fam, {"num_warmup": 60, "num_samples": 60, "num_chains": 1}, {"num_steps": 300}
     )
     for post, zi in zip((nuts, svi), z):
-        assert post.family is None and post.model_kwargs is not None  # no exact update ran
+        assert post.exact is None and post.model_kwargs is not None  # no exact update ran
         assert type(post).__name__ == "SampledPosterior" and post.prior.kind == KIND
         assert np.abs(zi).max() < 2.0, (post.method, zi)
     nuts.save(tmp_path / "n")

@@ -230,7 +230,7 @@ def test_default_draws_scale_with_cost():
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 
     def post(family, kind="gaussian"):
-        return ExactPosterior(kind, "exact", 1.0, "<f8", {}, family=family)
+        return ExactPosterior(kind, "exact", 1.0, "<f8", {}, exact=family)
 
     small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
     assert default_draws(post(small)) == DEFAULT_DRAWS

@@ -17,7 +17,6 @@ import numpy as np
 
 from .._safeio import malformed
 from ..anchors.base import AnchorModel
-from ..deprecated import warn
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
@@ -25,39 +24,15 @@ from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
 
 
-class _ByContents(type):
-    """Deprecated ``Posterior(...)``: builds the type its contents make."""
-
-    def __call__(cls, *args, **kwargs):
-        family = kwargs.pop("family", None)  # the former name of ``exact``
-        if len(args) > 5 and args[5] is None:
-            args = (*args[:5], family, *args[6:])
-        elif len(args) <= 5 and kwargs.get("exact") is None:
-            kwargs["exact"] = family
-        if cls is not Posterior:
-            return super().__call__(*args, **kwargs)
-        info = args[4] if len(args) > 4 else kwargs.get("info")
-        legacy = info if isinstance(info, dict) else {}
-        for i, k in enumerate(("subspace", "custom_model", "guide"), start=15):
-            if len(args) <= i and k not in kwargs and k in legacy:
-                kwargs[k] = legacy[k]
-        exact = args[5] if len(args) > 5 else kwargs["exact"]
-        sub = args[15] if len(args) > 15 else kwargs.get("subspace")
-        typ: type[Posterior] = SubspacePosterior if sub is not None else SampledPosterior
-        typ = ExactPosterior if exact is not None else typ
-        warn("Posterior(...)", f"{typ.__name__}(...)")
-        return typ(*args, **kwargs)
-
-
 @dataclasses.dataclass
-class Posterior(metaclass=_ByContents):
+class Posterior:
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
     :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  The abstract base: build
     the type you mean (:class:`ExactPosterior` with ``exact`` parameters,
     :class:`SubspacePosterior` with a ``subspace`` rank, :class:`SampledPosterior` with draws);
-    ``Posterior(...)`` itself, which picked one from the contents, is deprecated.
+    ``Posterior(...)`` itself is an error.
 
     Parameters
     ----------
@@ -72,7 +47,7 @@ class Posterior(metaclass=_ByContents):
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
     exact : object, optional
-        Exact posterior parameters (``family=``: its former name).
+        Exact posterior parameters.
     samples : dict, optional
         ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model.
     stats : dict, optional
@@ -98,6 +73,12 @@ class Posterior(metaclass=_ByContents):
         Whether a user's NumPyro model ran instead of the family's own.
     guide : str, optional
         The SVI guide's name (a user guide's class name); None for an exact or NUTS posterior.
+
+    Raises
+    ------
+    AnchorDivError
+        ``Posterior(...)`` itself (the abstract base), or a ``prior`` of another kind than
+        ``kind``.
 
     Examples
     --------
@@ -138,6 +119,12 @@ class Posterior(metaclass=_ByContents):
     closed_form: ClassVar[bool] = False
 
     def __post_init__(self):
+        if type(self) is Posterior:
+            raise AnchorDivError(
+                "Posterior(...): the abstract base of the posterior types; build "
+                "ExactPosterior(...) (exact parameters), SampledPosterior(...) (draws) or "
+                "SubspacePosterior(...) (draws of a subspace=r run)"
+            )
         if self.prior is not None and getattr(self.prior, "kind", None) != self.kind:
             raise AnchorDivError(
                 f"Posterior: kind {self.kind!r}, but its prior is a "
@@ -174,11 +161,6 @@ class Posterior(metaclass=_ByContents):
     def family_class(self):
         """The family: the class of :attr:`prior`, else the registry's entry for :attr:`kind`."""
         return type(self.prior) if self.prior is not None else family_of(self.kind)
-
-    @property
-    def family(self):
-        """The exact posterior parameters (:attr:`exact`, under its former name)."""
-        return self.exact
 
     @property
     def dim(self) -> int:

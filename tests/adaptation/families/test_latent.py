@@ -163,7 +163,7 @@ def test_exact_latent_inference_data_has_independent_chains():
     idata = ad.inference_data(post, num_draws=400, seed=0)
     assert idata["posterior"].sizes["chain"] == 2
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
-    u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
+    u = post.exact.sample_chains(np.random.default_rng(0), 2, 3)["U"]
     assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split
     # the posterior's chains (its parameters' sample) are these very Gibbs chains, bit for bit
     np.testing.assert_array_equal(post.chain_draws(0, 2, 3)["U"], u)
