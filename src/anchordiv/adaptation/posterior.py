@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -242,10 +242,6 @@ class Posterior:
         resampled from its draws)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
-
-    def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        """How many draws a check takes by default (``per_params(exact)`` or ``default``)."""
-        return default
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler, or
@@ -498,10 +494,6 @@ class ExactPosterior(Posterior):
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
         own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
         return own if own is not None else super().chain_draws(seed, chains, per_chain)
-
-    def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        n = per_params(self.exact)
-        return default if n is None else int(n)
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """The family's ``exact_chains``, or None where the posterior lacks what it needs
