@@ -97,7 +97,9 @@ def imports(path: Path) -> set[str]:
                     package = resolve(head.value.rstrip("."), pkg)
                     if package and is_module(package):
                         found |= {m for m in all_modules() if m.startswith(package + ".")}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        ):
             target = resolve(node.value, pkg)
             if target and is_module(target):
                 found.add(target)

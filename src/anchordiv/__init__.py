@@ -99,6 +99,7 @@ __all__ = [
     "register_model",
 ]
 
+
 def __getattr__(name):
     """Lazy submodules: ``ad.data`` (loaders and encoders) and ``ad.studies`` import on first use
     so that ``import anchordiv`` stays free of torch and nltk; any other unknown name is an
