@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import inspect
 import warnings
-from typing import Any, Callable, ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -20,9 +20,9 @@ from ..errors import AnchorDivError, in_unit_interval
 from ..errors import integer, positive, user_stacklevel
 from ..provenance import AnchorDivWarning
 from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners
-from .model import check_sites, init_strategy, kept_sites, problem, run_dtype, with_log_density
+from .model import check_sites, init_strategy, kept_sites, log_density, problem, run_dtype
 from .nuts import run_nuts
-from .posterior import Posterior, SampledPosterior, SubspacePosterior, retyped
+from .posterior import Fit, Posterior, RunSpec, SampledPosterior, SubspacePosterior
 from .registry import Projectable, is_conjugate, no_subspace
 from .statistics import check_rank, principal_basis
 from .svi import run_svi
@@ -120,7 +120,9 @@ class ModelMethod(Method):
     """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's) on the
     targets, in full d or on the broad anchors' top-r principal directions (``subspace=r``).
     A method defines the hooks :meth:`fit`, :attr:`guide_name`, :attr:`map_density`,
-    :meth:`needs_exact` and :meth:`with_density`."""
+    :meth:`needs_exact` and :meth:`needs_density`.  The runner returns plain state (a
+    :class:`~.posterior.Fit`: draws, statistics, points, info), and :meth:`run` builds the one
+    posterior from it."""
 
     # the options both have (declared by each dataclass)
     seed: int
@@ -155,17 +157,15 @@ class ModelMethod(Method):
         return None, kwargs, dict(info), fixed
 
     @abc.abstractmethod
-    def fit(self, post: Posterior, prob, sites: list[str], exact) -> Posterior:
-        """The posterior ``post`` (its fields but the draws set) filled by running the method on
-        ``prob`` (:class:`~.model.Problem`), keeping ``sites``; ``exact``: the conjugate
-        update's parameters where :meth:`needs_exact` ran it."""
+    def fit(self, run: RunSpec, prob, sites: list[str], exact) -> Fit:
+        """The draws of the method run on ``prob`` (:class:`~.model.Problem`), keeping
+        ``sites``, for the posterior ``run`` describes; ``exact``: the conjugate update's
+        parameters where :meth:`needs_exact` ran it."""
 
-    def with_density(self, post: Posterior, prob) -> Posterior:
-        """``post`` with the log joint density of each draw (``stats["log_density"]``, what
-        ``point("map")`` maximises)."""
-        return with_log_density(
-            post, prob.targets, prob.model if prob.custom else None, prob.kwargs
-        )
+    def needs_density(self, fit: Fit) -> bool:
+        """Whether the posterior needs the log joint density of each draw
+        (``stats["log_density"]``, what ``point("map")`` maximises)."""
+        return True
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
         t, exact, info, fields = self.start(prior, targets, broad)
@@ -179,18 +179,48 @@ class ModelMethod(Method):
                 f"infer(prior, targets, method, broad=broad)"
             )
         fields.update(custom_model=self.model is not None, guide=self.guide_name)
-        post: Any = SampledPosterior(prior.kind, self.name, tau, t.dtype.str, info, **fields)
+        cls: type[Posterior] = SampledPosterior
         base, b, run_targets = fields["model_kwargs"] or {}, broad, t
         if self.subspace is not None:
-            post, base, b, run_targets = self.project(post, exact, base, broad, t)
+            cls = SubspacePosterior
+            fields, info, base, b, run_targets = self.project(
+                prior, fields, info, exact, base, broad, t
+            )
         fam = type(prior)
         prob = problem(fam, self.run_kwargs(fam, base, b), run_targets, self)
         trace = check_sites(fam, prob)
         warn_unobserved(trace)
-        out = self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
+        spec = RunSpec(
+            prior.kind,
+            fam,
+            prior.dim,
+            fields["fixed"],
+            fields.get("subspace"),
+            fields.get("completion"),
+        )
+        fit = self.fit(spec, prob, kept_sites(trace), exact)
+        stats = fit.stats
+        if self.needs_density(fit):
+            model = prob.model if prob.custom else None
+            lp = log_density(
+                fam, prob.kwargs, spec.fixed, spec.dim, prob.targets, fit.samples, model
+            )
+            stats = {**(stats or {}), "log_density": lp}
         if prob.custom and self.subspace is None:  # the model the draws come from
-            out.user_model = (prob.model, prob.kwargs)
-        return out
+            fields["user_model"] = (prob.model, prob.kwargs)
+        return cls(
+            prior.kind,
+            self.name,
+            tau,
+            t.dtype.str,
+            {**info, **fit.info},
+            samples=fit.samples,
+            stats=stats,
+            points=fit.points,
+            elbo=fit.elbo,
+            raw=fit.raw,
+            **fields,
+        )
 
     def run_kwargs(self, fam, kwargs: dict, broad: np.ndarray | None) -> dict:
         """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option (a
@@ -217,28 +247,26 @@ class ModelMethod(Method):
         extras = fam.model_extras(given, map_density=self.map_density)
         return {**given, **{k: v for k, v in extras.items() if k in takes}}
 
-    def project(self, post, exact, kwargs: dict, broad: np.ndarray, targets: np.ndarray):
-        """``(subspace posterior, model kwargs, broad [N, r], targets [n, r])``: the run moved
-        onto the broad anchors' top-r principal directions (the family's ``project``), its
-        posterior a :class:`~.posterior.SubspacePosterior` lifted with ``exact`` (or the
+    def project(self, prior, fields: dict, info: dict, exact, kwargs: dict, broad, targets):
+        """``(posterior fields, info, model kwargs, broad [N, r], targets [n, r])``: the run
+        moved onto the broad anchors' top-r principal directions (the family's ``project``),
+        its posterior (a :class:`~.posterior.SubspacePosterior`) lifted with ``exact`` (or the
         family's ``completion``) outside them."""
-        prior = post.prior
         fam = type(prior)
         if not issubclass(fam, Projectable):
             raise AnchorDivError(f"subspace: {no_subspace(fam)}")
-        r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, post.info.get("rank"))
+        r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
         completion = exact if exact is not None else prior.completion(targets)
-        post = retyped(
-            post,
-            SubspacePosterior,
-            completion=completion,
-            fixed={**post.fixed, "basis": basis},
-            info={**post.info, "subspace": r},
-            subspace=r,
-        )
-        return post, prior.project(kwargs, u), broad @ u, targets @ u
+        fields = {
+            **fields,
+            "completion": completion,
+            "fixed": {**fields["fixed"], "basis": basis},
+            "subspace": r,
+        }
+        info = {**info, "subspace": r}
+        return fields, info, prior.project(kwargs, u), broad @ u, targets @ u
 
 
 @config
@@ -339,8 +367,8 @@ class NUTS(ModelMethod):
     name: ClassVar[str] = "nuts"
     independent_draws: ClassVar[bool] = False
 
-    def fit(self, post, prob, sites: list[str], exact):
-        return run_nuts(post, prob, self, sites)
+    def fit(self, run, prob, sites: list[str], exact):
+        return run_nuts(run, prob, self, sites)
 
     def __post_init__(self):
         for k in ("num_samples", "num_warmup", "num_chains", "max_tree_depth"):
@@ -433,12 +461,12 @@ class SVI(ModelMethod):
         delta = self.guide == "delta" and self.model is None
         return is_conjugate(prior) and (self.subspace is not None or delta)
 
-    def fit(self, post, prob, sites: list[str], exact):
-        return run_svi(post, prob, self, sites, exact)
+    def fit(self, run, prob, sites: list[str], exact):
+        return run_svi(run, prob, self, sites, exact)
 
-    def with_density(self, post, prob):
+    def needs_density(self, fit) -> bool:
         """A delta guide's ``"map"`` is fixed at fit time: no density needed for it."""
-        return post if "map" in (post.points or {}) else super().with_density(post, prob)
+        return "map" not in (fit.points or {})
 
     def __post_init__(self):
         if isinstance(self.guide, str) and self.guide not in GUIDES:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -609,12 +609,6 @@ POSTERIOR_TYPES = {
 }
 
 
-def retyped(post: Posterior, cls: type, **changes) -> Posterior:
-    """``post`` as a ``cls`` (one of :data:`POSTERIOR_TYPES`) with ``changes`` (the fields of
-    :func:`dataclasses.replace`)."""
-    return cls(**{**_fields(post), **changes})
-
-
 def family_of(kind: str, module: str | None = None) -> type[Any]:
     """The family class registered under ``kind`` (an error names ``module`` to import)."""
     if kind not in FAMILIES and module:
@@ -838,6 +832,43 @@ def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorM
     return get_family(kind).to_model(p, tau, dtype, fixed)
 
 
+class RunSpec(NamedTuple):
+    """What an inference runner knows of the posterior it samples for (the fields its points
+    and descriptions depend on), before that posterior exists: the names of the
+    :class:`Posterior` attributes it stands for, so the point helpers below read either."""
+
+    #: the family's kind
+    kind: str
+    #: the family class
+    family_class: type
+    #: the embedding dimension d
+    dim: int
+    #: arrays every draw shares (the targets; a subspace run's ``basis [d, d]``)
+    fixed: dict
+    #: the rank r of a ``subspace=r`` run (None: full d)
+    subspace: int | None = None
+    #: a subspace run's exact full-d posterior outside the subspace
+    completion: object = None
+
+
+class Fit(NamedTuple):
+    """What a runner returns (``nuts.run_nuts``, ``svi.run_svi``): plain state, no posterior —
+    ``ModelMethod.run`` builds the one :class:`Posterior` from it."""
+
+    #: ``{site: [chains, draws, ...]}`` (float64)
+    samples: dict
+    #: per-draw sampler statistics ``{field: [chains, draws]}``, or None
+    stats: dict | None
+    #: point summaries fixed at fit time (``{"map": ..., "mean": ...}``), or None
+    points: dict | None
+    #: the entries the run adds to the posterior's ``info``
+    info: dict
+    #: the runner's own objects (``Posterior.raw``; not saved)
+    raw: object = None
+    #: SVI: the ELBO per step
+    elbo: np.ndarray | None = None
+
+
 MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
 #: how point summaries are computed, in words, where a family's ``descriptions`` do not say:
 #: the exact posterior's ``"mean"`` and ``"map"``, the ``"mean"`` of draws, and what a delta
@@ -921,7 +952,6 @@ __all__ = [
     "exact_descriptions",
     "joint_correction",
     "load_posterior",
-    "retyped",
     "sampled_descriptions",
     "save_posterior",
     "to_model",
