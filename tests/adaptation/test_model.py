@@ -4,7 +4,6 @@ pointwise log-likelihood per kind, against scipy references."""
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ import scipy.stats
 
 import anchordiv as ad
 from anchordiv.adaptation import FAMILIES
-from anchordiv.adaptation import model as model_module
 from anchordiv.adaptation.model import log_joint, with_log_density
 from anchordiv.adaptation.posterior import SampledPosterior
 from anchordiv.errors import AnchorDivError
@@ -264,8 +262,3 @@ def test_the_traced_likelihood_names_draws_it_cannot_read():
     lik = Likelihood(post.family_class, post.model_kwargs, post.fixed, 4)
     with pytest.raises(AnchorDivError, match=r"cannot score these draws \(sites U \(5, 4, 2\)"):
         lik.log_density(post.draws(0, 5), t)
-
-
-def test_the_generic_model_module_names_no_familys_sites():
-    source = Path(model_module.__file__).read_text()
-    assert not [s for s in ("psi0", "map_jacobian", '"U"', "U_raw") if s in source]
