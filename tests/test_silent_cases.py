@@ -8,7 +8,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.provenance import AnchorDivWarning
-from helpers import clustered_anchors, unit
+from helpers import clustered_anchors, normed, unit
 
 D = 4
 
@@ -231,7 +231,7 @@ import anchordiv as ad
 rng = np.random.default_rng(0)
 broad = rng.normal(size=(300, 8)) * np.linspace(1.5, 0.3, 8)
 targets = rng.normal(size=(12, 8)) + 0.3
-targets /= np.linalg.norm(targets, axis=1, keepdims=True)
+targets = normed(targets)
 warnings.simplefilter("always")
 prior = ad.NIWPrior.from_anchors(broad, targets=targets)
 post = prior.update(targets, tau=20.0)
@@ -297,7 +297,7 @@ def task(tmp_path):
     arrays = {
         "b": unit(rng, 40, D),
         "t": clustered_anchors(rng, 8, D),
-        "i": items / np.linalg.norm(items, axis=1, keepdims=True),
+        "i": normed(items),
     }
     for name, x in arrays.items():
         ad.save_embeddings(tmp_path / f"{name}.npy", x, encoder="enc", logit_scale=5.0)

@@ -11,6 +11,7 @@ import numpyro
 import numpyro.distributions as dist
 import pytest
 
+from helpers import broad_and_targets
 import anchordiv as ad
 from anchordiv.adaptation.statistics import frozen
 from anchordiv.adaptation.methods import METHODS, Method, ModelMethod
@@ -20,10 +21,7 @@ D = 3
 
 
 def anchors(seed=0, n=6):
-    rng = np.random.default_rng(seed)
-    broad = rng.normal(size=(40, D)) * np.linspace(1.5, 0.5, D)
-    t = rng.normal(size=(n, D)) + 0.3
-    return broad, t / np.linalg.norm(t, axis=1, keepdims=True)
+    return broad_and_targets(seed, n_broad=40, n=n, d=D, spread=(1.5, 0.5))
 
 
 def prior():

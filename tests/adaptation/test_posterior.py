@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import clustered_anchors, unit
+from helpers import broad_and_targets, clustered_anchors, unit
 
 import anchordiv as ad
 from anchordiv.adaptation import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
@@ -25,10 +25,7 @@ D = 4
 
 
 def anchors(seed=0, n=8):
-    rng = np.random.default_rng(seed)
-    broad = rng.normal(size=(60, D)) * np.linspace(1.5, 0.4, D)
-    t = rng.normal(size=(n, D)) + 0.3
-    return broad, t / np.linalg.norm(t, axis=1, keepdims=True)
+    return broad_and_targets(seed, n_broad=60, n=n, d=D, spread=(1.5, 0.4))
 
 
 def exact_post():

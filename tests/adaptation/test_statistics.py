@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from helpers import normed
 import anchordiv as ad
 from anchordiv.adaptation import adapt, statistics
 from anchordiv.adaptation.families import NIW, latent_gaussian
@@ -478,9 +479,8 @@ def test_the_recipe_is_an_option_of_the_priors_and_their_controls():
     """``strengths="held-out"`` / ``rank="auto", beta="auto"`` give the recipe's numbers, and the
     isotropic control gets the same ones."""
     rng = np.random.default_rng(0)
-    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
-    broad = unit(rng.normal(size=(200, 16)) + 0.5)
-    targets = unit(rng.normal(size=(8, 16)) + 1.0)
+    broad = normed(rng.normal(size=(200, 16)) + 0.5)
+    targets = normed(rng.normal(size=(8, 16)) + 1.0)
     g = statistics.gaussian_strengths(broad, targets)
     lat = latent_gaussian.latent_options(broad, targets)
     for prior in ("broad", "isotropic"):
@@ -549,8 +549,10 @@ def test_growing_n_converges_to_the_target_only_latent_fit(bases):
 
 def test_the_recipe_is_the_default():
     rng = np.random.default_rng(8)
-    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
-    broad, targets = unit(rng.normal(size=(200, 16)) + 0.5), unit(rng.normal(size=(8, 16)) + 1.0)
+    broad, targets = (
+        normed(rng.normal(size=(200, 16)) + 0.5),
+        normed(rng.normal(size=(8, 16)) + 1.0),
+    )
     g = statistics.gaussian_strengths(broad, targets)
     lat = latent_gaussian.latent_options(broad, targets, strengths=g)
     post = ad.adapt("gaussian", broad, targets, tau=20.0)

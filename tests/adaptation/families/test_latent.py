@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpyro.infer import MCMC, NUTS
 
+from helpers import normed
 from anchordiv.anchors.gaussian import moments
 from anchordiv.adaptation import recipe
 from anchordiv.adaptation.families.latent_gaussian import (
@@ -112,7 +113,7 @@ def embeddings(rng, rot, n, decay=0.7):
     """Unit rows with a power-law spectrum (like text embeddings), shifted off the origin."""
     d = rot.shape[0]
     x = (rng.normal(size=(n, d)) * np.arange(1, d + 1) ** -decay) @ rot.T + 0.3
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+    return normed(x)
 
 
 def mean_angle_to_mode(d, n, seed=0, **opts):
