@@ -307,7 +307,7 @@ def test_the_subspace_lift_keeps_every_site_of_a_users_model():
         dict(exact.info),
         samples=samples,
         fixed={"basis": basis, "targets": t},
-        completion=exact.family,
+        completion=exact.exact,
         subspace=2,
         custom_model=True,
     )

@@ -155,7 +155,7 @@ def sampled(fam, nuts: dict, svi: dict):
             ad.infer(prior, t, ad.NUTS(progress=False, **nuts), tau=10.0),
             ad.infer(prior, t, ad.SVI(guide="normal", progress=False, **svi), tau=10.0),
         ]
-    sd = np.sqrt(np.diag(exact.family.cov) / exact.family.kappa)
+    sd = np.sqrt(np.diag(exact.exact.cov) / exact.exact.kappa)
     z = [(p.params("mean")["mu"] - exact.params("mean")["mu"]) / sd for p in posts]
     return posts, z
 

@@ -840,7 +840,7 @@ class RunSpec(NamedTuple):
     #: the family's kind
     kind: str
     #: the family class
-    family_class: type
+    family_class: Any
     #: the embedding dimension d
     dim: int
     #: arrays every draw shares (the targets; a subspace run's ``basis [d, d]``)
