@@ -8,7 +8,7 @@ from numpyro.infer import MCMC, NUTS
 
 from helpers import normed
 from anchordiv.anchors.gaussian import moments
-from anchordiv.adaptation import recipe
+from anchordiv.adaptation.statistics import gaussian_strengths
 from anchordiv.adaptation.families.latent_gaussian import (
     BinghamPrior,
     latent_gaussian_model,
@@ -177,7 +177,7 @@ def test_recipe_rank_is_recovered_on_a_planted_low_rank_problem():
     planted = np.linalg.qr(rng.normal(size=(d, d)))[0][:, :5]
     targets = 0.3 + rng.normal(size=(80, 5)) @ planted.T + 0.01 * rng.normal(size=(80, d))
     broad = rng.normal(size=(300, d)) * np.r_[5.0, np.full(d - 1, 0.2)]  # one leading dir.
-    g = recipe.gaussian_strengths(broad, targets)
+    g = gaussian_strengths(broad, targets)
     opts = latent_options(broad, targets, strengths=g)
     assert opts["rank"] == 5
     assert opts["beta"] == pytest.approx(80 / (80 + g["strength"]))
