@@ -231,7 +231,7 @@ import anchordiv as ad
 rng = np.random.default_rng(0)
 broad = rng.normal(size=(300, 8)) * np.linspace(1.5, 0.3, 8)
 targets = rng.normal(size=(12, 8)) + 0.3
-targets = normed(targets)
+targets /= np.linalg.norm(targets, axis=1, keepdims=True)
 warnings.simplefilter("always")
 prior = ad.NIWPrior.from_anchors(broad, targets=targets)
 post = prior.update(targets, tau=20.0)
