@@ -18,7 +18,7 @@ Reports per-worker efficiency = time(single_1c) / time(dask_1w) and the 2-worker
 time(single_2t) / time(dask_2w) (and with ``dask_2w_pinned``), in wall time and in the CPU
 seconds of the processes that compute (the client's own CPU is not counted for Dask), as
 medians of per-round ratios with their range, and their minor page faults per item (fresh
-``mmap``'d buffers faulted in per scan step: see ``anchordiv.scale.heap``); the load average around every round, a task-size curve (rows per task → items/s on 2 workers), the
+``mmap``'d buffers faulted in per scan step: see ``anchordiv.heap``); the load average around every round, a task-size curve (rows per task → items/s on 2 workers), the
 per-task overhead from that curve (a least-squares line of time against the number of tasks)
 and its parts measured directly (scheduler round trip of an empty task, shipping the model and
 query terms, opening the memory-mapped shard, the final merge), checks the Dask result against

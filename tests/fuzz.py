@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers import unit
 import anchordiv as ad
 from anchordiv.checks import arviz as adz
 from anchordiv.io import data_hash
@@ -43,24 +44,19 @@ CORPUS = Path(__file__).resolve().parent / "fuzz_corpus"
 D = 4
 
 
-def _unit(rng, n, d=D):
-    x = rng.normal(size=(n, d))
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
 # ---- the valid seeds and their first uses --------------------------------------------------
 
 
 def seed_prior(out: Path) -> Path:
     rng = np.random.default_rng(0)
-    return ad.NIWPrior.from_anchors(_unit(rng, 12), kappa0=2.0, nu0=8.0).save(out)
+    return ad.NIWPrior.from_anchors(unit(rng, 12, D), kappa0=2.0, nu0=8.0).save(out)
 
 
 def use_prior(path: Path) -> None:
     prior = ad.load_prior(path)
     repr(prior)
     for p in (prior, prior.isotropic()):
-        _use_posterior(ad.infer(p, _unit(np.random.default_rng(1), 3, p.dim), tau=10.0))
+        _use_posterior(ad.infer(p, unit(np.random.default_rng(1), 3, p.dim), tau=10.0))
 
 
 def _use_posterior(post) -> None:
@@ -78,7 +74,7 @@ def _use_posterior(post) -> None:
 
 def seed_posterior(out: Path) -> Path:
     rng = np.random.default_rng(0)
-    broad = _unit(rng, 12)
+    broad = unit(rng, 12, D)
     post = ad.adapt("gaussian", broad, broad[:3], tau=10.0, kappa0=2.0, nu0=8.0)
     return post.save(out)
 
@@ -88,7 +84,7 @@ def use_posterior(path: Path) -> None:
 
 
 def seed_model(out: Path) -> Path:
-    return ad.save_model(ad.fit("gaussian", _unit(np.random.default_rng(0), 10), tau=10.0), out)
+    return ad.save_model(ad.fit("gaussian", unit(np.random.default_rng(0), 10, D), tau=10.0), out)
 
 
 def use_model(path: Path) -> None:
@@ -99,7 +95,7 @@ def use_model(path: Path) -> None:
 
 def seed_embeddings(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    x = _unit(np.random.default_rng(0), 8).astype(np.float32)
+    x = unit(np.random.default_rng(0), 8, D).astype(np.float32)
     ad.save_embeddings(out / "x.npy", x, encoder="toy", logit_scale=10.0)
     return out
 
@@ -112,7 +108,7 @@ def use_embeddings(path: Path) -> None:
 
 def seed_idata(out: Path) -> Path:
     rng = np.random.default_rng(0)
-    broad = _unit(rng, 12)
+    broad = unit(rng, 12, D)
     post = ad.adapt("gaussian", broad, broad[:3], tau=10.0, kappa0=2.0, nu0=8.0)
     return ad.save_inference_data(ad.inference_data(post, num_draws=4, prior=False), out)
 
@@ -126,20 +122,20 @@ def use_idata(path: Path) -> None:
 
 def seed_index(out: Path) -> Path:
     rng = np.random.default_rng(0)
-    model = ad.fit("gaussian", _unit(rng, 10), tau=10.0)
-    return ad.GalleryIndex(model, _unit(rng, 20)).to_faiss("flat").save(out)
+    model = ad.fit("gaussian", unit(rng, 10, D), tau=10.0)
+    return ad.GalleryIndex(model, unit(rng, 20, D)).to_faiss("flat").save(out)
 
 
 def use_index(path: Path) -> None:
     index = ad.FaissIndex.load(path)
     repr(index)
-    index.search(_unit(np.random.default_rng(2), 2, index.gallery.model.dim), 3)
+    index.search(unit(np.random.default_rng(2), 2, index.gallery.model.dim), 3)
 
 
 def _score(model) -> None:
     """Score with the model and refuse a silent NaN (a loaded model must score finitely)."""
     rng = np.random.default_rng(3)
-    d = np.asarray(ad.divergence(model, _unit(rng, 2, model.dim), _unit(rng, 3, model.dim)))
+    d = np.asarray(ad.divergence(model, unit(rng, 2, model.dim), unit(rng, 3, model.dim)))
     if not np.all(np.isfinite(d)):
         raise SilentNaN(f"{model.kind}: a loaded model scored {np.isnan(d).sum()} NaN")
 
@@ -470,8 +466,8 @@ def cli_argv(target: str, case: Path, work: Path) -> list[str] | None:
     command reads (an InferenceData)."""
     rng = np.random.default_rng(5)
     q, g = work / "q.npy", work / "g.npy"
-    np.save(q, _unit(rng, 2))
-    np.save(g, _unit(rng, 5))
+    np.save(q, unit(rng, 2, D))
+    np.save(g, unit(rng, 5, D))
     if target in ("load_model", "load_posterior", "index_load"):
         bundle = case / "model" if target == "index_load" else case
         return ["search", str(bundle), str(q), str(g), "-k", "2", "-o", str(work / "s")]

@@ -7,9 +7,26 @@ import numpy as np
 import anchordiv as ad
 
 
+def normed(x):
+    """The rows of ``x`` scaled to unit norm."""
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
 def unit(rng, n, d, dtype=np.float64):
-    x = rng.normal(size=(n, d))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(dtype)
+    """``n`` random unit vectors in d dimensions ``[n, d]`` (normal draws of ``rng``, normed)."""
+    return normed(rng.normal(size=(n, d))).astype(dtype)
+
+
+def broad_and_targets(seed=0, n_broad=40, n=6, d=3, spread=(1.5, 0.5), shift=0.3):
+    """``(broad [n_broad, d], targets [n, d])`` of one seed: broad anchors with a decaying spread
+    per axis (``np.linspace(*spread, d)``, an array of d scales, or None for none) and unit
+    target anchors shifted off the origin by ``shift`` before norming (draws in that order)."""
+    rng = np.random.default_rng(seed)
+    broad = rng.normal(size=(n_broad, d))
+    if spread is not None:
+        broad = broad * (np.linspace(*spread, d) if len(spread) == 2 else np.asarray(spread))
+    targets = rng.normal(size=(n, d))
+    return broad, normed(targets + shift if shift else targets)
 
 
 def clustered_anchors(rng, n, d, dtype=np.float64):

@@ -15,7 +15,7 @@ import pytest
 import anchordiv as ad
 from anchordiv.checks.criticism import kfold_loo
 from anchordiv.provenance import with_provenance
-from helpers import clustered_anchors, unit
+from helpers import clustered_anchors, normed, unit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +102,7 @@ def test_svi_does_not_declare_convergence_while_parameters_move():
     d = 8
     broad = rng.normal(size=(300, d)) * np.linspace(1.5, 0.3, d)
     targets = rng.normal(size=(12, d)) + 0.3
-    targets /= np.linalg.norm(targets, axis=1, keepdims=True)
+    targets = normed(targets)
     prior = ad.NIWPrior.from_anchors(broad, targets=targets)
     mode = np.asarray(prior.update(targets, tau=20.0).point("map").mean)  # closed form
 

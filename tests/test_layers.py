@@ -1,5 +1,11 @@
 """The package's layers: each module imports only its own layer or the ones below it (also
-lazily, inside functions), and the module import graph has no cycle.
+lazily, inside functions, and by name: ``importlib.import_module("...")``, ``__import__``,
+string module paths in lazy-import tables), and the module import graph has no cycle.
+
+Function-local imports count as edges, for the layers and for cycles alike: such an import runs
+the module when the function is called, so a circle closed only at call time is a circle all
+the same (it hides an upward dependency, and the import order then decides what works).
+Importing ``a.b.c`` runs the packages ``a`` and ``a.b`` first, so they are edges too.
 
 Layers, bottom → top: base modules (errors, threads, plots, provenance) < anchors < io (saved
 models and bundles) < data < retrieval < adaptation (its priors included) < checks < scale < evaluation < app.
@@ -8,6 +14,7 @@ models and bundles) < data < retrieval < adaptation (its priors included) < chec
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import anchordiv
@@ -35,7 +42,6 @@ BASE = {
     "_validate",
     "_tolerance",
     "_safeio",
-    "deprecated",
 }
 
 
@@ -60,26 +66,83 @@ def layer(mod: str) -> str:
 
 
 def imports(path: Path) -> set[str]:
-    """Every anchordiv module ``path`` imports, at module level or inside functions."""
+    """Every anchordiv module ``path`` imports, at module level or inside functions (a
+    function-local import is an edge too: it runs the imported module, and a circle closed only
+    at call time is still a circle), by an import statement or by name:
+    ``importlib.import_module("...")`` / ``__import__("...")`` (an f-string's constant head
+    names every module of that package), and string module paths in tables (``"anchordiv.x"``
+    or a relative ``".x"``, as lazy-import tables hold) outside docstrings."""
     mod = module_name(path)
     pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    docs = docstring_nodes(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "anchordiv"}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = pkg.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
+                target = resolve("." * node.level + (node.module or ""), pkg)
             elif node.module and node.module.split(".")[0] == "anchordiv":
                 target = node.module
             else:
                 continue
             subs = {f"{target}.{a.name}" for a in node.names if is_module(f"{target}.{a.name}")}
             found |= subs if len(subs) == len(node.names) else subs | {target}
+        elif isinstance(node, ast.Call) and node.args and is_import_call(node.func):
+            arg = node.args[0]
+            if isinstance(arg, ast.JoinedStr) and arg.values:  # f".commands.{name}"
+                head = arg.values[0]
+                if isinstance(head, ast.Constant) and isinstance(head.value, str):
+                    package = resolve(head.value.rstrip("."), pkg)
+                    if package and is_module(package):
+                        found |= {m for m in all_modules() if m.startswith(package + ".")}
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        ):
+            target = resolve(node.value, pkg)
+            if target and is_module(target):
+                found.add(target)
+    # importing a.b.c runs a and a.b first: the parents of every target are imported too
+    found |= {".".join(f.split(".")[:i]) for f in found for i in range(2, f.count(".") + 1)}
     # a submodule always runs its parent packages' __init__ first: not an edge of its own
     return {f for f in found if f != mod and not mod.startswith(f + ".")}
+
+
+def resolve(name: str, pkg: str) -> str | None:
+    """The absolute anchordiv module a (possibly relative) dotted name means inside ``pkg``, or
+    None where it is not an anchordiv module path."""
+    if not re.fullmatch(r"\.*[A-Za-z_]\w*(\.[A-Za-z_]\w*)*|\.+", name):
+        return None
+    level = len(name) - len(name.lstrip("."))
+    if not level:
+        return name if name.split(".")[0] == "anchordiv" else None
+    base = pkg.split(".")
+    base = base[: len(base) - (level - 1)]
+    rest = name[level:]
+    return ".".join(base + ([rest] if rest else []))
+
+
+def is_import_call(func: ast.expr) -> bool:
+    """``importlib.import_module(...)``, ``import_module(...)`` or ``__import__(...)``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
+
+
+def docstring_nodes(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants of ``tree`` (module, classes, functions)."""
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    return docs
+
+
+def all_modules() -> list[str]:
+    return [module_name(p) for p in ROOT.rglob("*.py")]
 
 
 def is_module(mod: str) -> bool:
@@ -127,6 +190,42 @@ def test_module_import_graph_has_no_cycle():
         if m not in state:
             visit(m)
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_graph_sees_imports_by_name():
+    """The lazy-import table of ``anchordiv.__getattr__`` and the CLI's
+    ``importlib.import_module(f".commands.{name}", __package__)`` are edges."""
+    g = graph()
+    assert {"anchordiv.app.studies", "anchordiv.app", "anchordiv.data"} <= g["anchordiv"]
+    assert {"anchordiv.app.commands", "anchordiv.app.commands.fit"} <= g["anchordiv.app.cli"]
+    assert resolve(".commands.fit", "anchordiv.app") == "anchordiv.app.commands.fit"
+    assert resolve("..errors", "anchordiv.adaptation.families") == "anchordiv.adaptation.errors"
+    assert resolve("anchordiv.x", "anchordiv") == "anchordiv.x"
+    assert resolve("numpy", "anchordiv") is None and resolve("a b", "anchordiv") is None
+
+
+#: the adaptation modules that run inference (the methods and their runners, the entry point)
+RUNNERS = {f"anchordiv.adaptation.{m}" for m in ("api", "methods", "nuts", "svi")}
+
+
+def closure(g: dict[str, set[str]], mod: str) -> set[str]:
+    """Every module ``mod`` imports, directly or through others."""
+    seen, todo = set(), [mod]
+    while todo:
+        for dep in g.get(todo.pop(), ()):
+            if dep not in seen and dep != "anchordiv":
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def test_the_family_protocol_stands_below_the_runners():
+    """``adaptation.protocol`` (what a family is) imports no inference method or runner, not even
+    through another module: ``Family.update`` calls the exact update of ``adaptation.update``,
+    which ``ad.Exact().run`` calls too."""
+    reached = closure(graph(), "anchordiv.adaptation.protocol")
+    assert not reached & RUNNERS, sorted(reached & RUNNERS)
+    assert "anchordiv.adaptation.update" in reached
 
 
 def test_adaptation_never_imports_the_layers_above():

@@ -1,5 +1,6 @@
 """The release's bookkeeping: one version (``anchordiv.__version__``, read by setuptools), a
-changelog whose newest entry is that version, and a pinned stack (``constraints.txt``) that
+changelog of one section per release whose newest is that version and which lists every removed
+path with a replacement that exists, no import hook, and a pinned stack (``constraints.txt``) that
 pins every requirement inside pyproject's ranges, that ``make setup`` installs, and that the
 running environment matches."""
 
@@ -108,7 +109,7 @@ def test_extras_take_ranges_and_all_is_what_users_run():
 
 
 def test_one_version_from_one_source(capsys):
-    assert ad.__version__ == "0.4.0"
+    assert ad.__version__ == "0.5.0"
     project = PYPROJECT["project"]
     assert "version" not in project and project["dynamic"] == ["version"]
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
@@ -119,9 +120,96 @@ def test_one_version_from_one_source(capsys):
     except SystemExit:
         pass
     assert capsys.readouterr().out.strip() == f"anchordiv {ad.__version__}"
+    conf = (ROOT / "docs" / "conf.py").read_text("utf-8")  # the docs' title reads it too
+    assert "release = version = anchordiv.__version__" in conf
+    assert 'html_title = f"anchordiv {release}"' in conf
+
+
+def test_the_changelog_has_one_section_per_release_the_newest_this_version():
     changelog = (ROOT / "CHANGELOG.md").read_text("utf-8")
-    # the newest released section names the version; an "(unreleased)" one may stand above it
-    assert re.search(r"^## ([\d.]+)$", changelog, re.M).group(1) == ad.__version__
+    releases = re.findall(r"^## (.*)$", changelog, re.M)
+    assert re.fullmatch(rf"{re.escape(ad.__version__)} \(\d{{4}}-\d{{2}}-\d{{2}}\)", releases[0])
+    versions = [r.split()[0] for r in releases]
+    assert len(set(versions)) == len(versions), versions
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", v) for v in versions), versions
+    assert "unreleased" not in changelog.lower()
+
+
+def removed_rows(table: str) -> list[tuple[str, str]]:
+    """``(old, replacement)`` of the rows of the CHANGELOG table whose header starts ``table``."""
+    text = (ROOT / "CHANGELOG.md").read_text("utf-8")
+    block = text.split(f"| {table} |", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split("|")[1:3] for line in block.splitlines()[2:]]
+    return [(old.strip().strip("`"), new.strip().split("`")[1]) for old, new in rows]
+
+
+def test_every_removed_module_path_is_gone_and_its_replacement_exists():
+    """The 56 module paths 0.4.0 shimmed: each old path is a ModuleNotFoundError, each
+    replacement a module (found without importing it: ``anchordiv.scale.dask`` needs dask)."""
+    import importlib
+    import importlib.util
+
+    rows = removed_rows("removed module path")
+    assert len(rows) == 56
+    for old, new in rows:
+        try:
+            importlib.import_module(old)
+        except ModuleNotFoundError:
+            pass
+        else:
+            raise AssertionError(f"{old} still imports")
+        assert importlib.util.find_spec(new) is not None, new
+
+
+def test_every_removed_top_level_name_is_gone_and_its_replacement_exists():
+    import importlib
+
+    rows = removed_rows("removed top-level name")
+    assert len(rows) == 15
+    for old, new in rows:
+        name = old.removeprefix("ad.")
+        assert name not in ad.__all__
+        try:
+            getattr(ad, name)
+        except AttributeError as err:
+            assert f"has no attribute {name!r}" in str(err)
+        else:
+            raise AssertionError(f"ad.{name} still resolves")
+        module, _, attr = new.rpartition(".")
+        assert attr == name and hasattr(importlib.import_module(module), name), new
+
+
+def test_the_top_level_namespace_is_its_names_and_two_lazy_subpackages():
+    """Unknown names are AttributeErrors; the former module paths that are functions now stay
+    functions; ``ad.data`` and ``ad.studies`` import on first use."""
+    import types
+
+    try:
+        ad.nothing_here  # noqa: B018
+    except AttributeError as err:
+        assert "has no attribute 'nothing_here'" in str(err)
+    else:
+        raise AssertionError("ad.nothing_here resolved")
+    for name in ("adapt", "divergence", "evaluate", "sbc"):
+        assert callable(getattr(ad, name)) and not isinstance(getattr(ad, name), types.ModuleType)
+    assert ad.studies.__name__ == "anchordiv.app.studies"
+
+
+def test_import_installs_no_hook_and_patches_nothing():
+    """``import anchordiv`` leaves ``sys.meta_path`` as it was and gives ``Posterior`` only its
+    own class: no finder, no metaclass, no method set from outside."""
+    import subprocess
+
+    code = (
+        "import sys; before = list(sys.meta_path); import anchordiv; "
+        "from anchordiv.adaptation import Posterior; "
+        "assert sys.meta_path == before, sys.meta_path; "
+        "assert type(Posterior) is type, type(Posterior); "
+        "assert not hasattr(Posterior, 'inference_data'); print('ok')"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(Path(ad.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 def test_every_requirement_is_pinned_inside_its_range():

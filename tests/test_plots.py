@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from helpers import normed
 from anchordiv import plots
 from anchordiv.plots import plot_curve, plot_scores
 
@@ -110,7 +111,7 @@ def test_neighbours_grid_of_images(tmp_path):
     rng = np.random.default_rng(0)
     labels = np.arange(8) % 2
     x = np.eye(3)[labels] + 0.5 * rng.normal(size=(8, 3))
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = normed(x)
     result = neighbours(
         {"gaussian": ad.fit("gaussian", x[:4], tau=20.0)}, x, 2, anchors=x[:4], labels=labels, k=3
     )

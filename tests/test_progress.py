@@ -3,6 +3,7 @@
 import io
 import time
 
+from helpers import normed
 from anchordiv import progress
 
 
@@ -42,7 +43,7 @@ def test_a_quick_top_k_in_a_pipe_leaves_one_line(monkeypatch, capsys):
     monkeypatch.delenv("ANCHORDIV_PROGRESS_INTERVAL", raising=False)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 4))
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = normed(x)
     model = ad.fit("gaussian", x, tau=5.0)
     capsys.readouterr()
     for _ in range(3):

@@ -8,7 +8,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.provenance import AnchorDivWarning
-from helpers import clustered_anchors, unit
+from helpers import clustered_anchors, normed, unit
 
 D = 4
 
@@ -297,7 +297,7 @@ def task(tmp_path):
     arrays = {
         "b": unit(rng, 40, D),
         "t": clustered_anchors(rng, 8, D),
-        "i": items / np.linalg.norm(items, axis=1, keepdims=True),
+        "i": normed(items),
     }
     for name, x in arrays.items():
         ad.save_embeddings(tmp_path / f"{name}.npy", x, encoder="enc", logit_scale=5.0)

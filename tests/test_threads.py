@@ -11,7 +11,7 @@ import os
 
 from anchordiv import threads
 from anchordiv.threads import THREADS_ENV, XLA_THREADS_ENV as XLA_ENV, blas_threads
-from helpers import blas_scope_entries
+from helpers import blas_scope_entries, broad_and_targets
 
 
 def blas_threads_now() -> set[int]:
@@ -54,11 +54,7 @@ def test_the_cap_is_configurable(two_threads, monkeypatch):
 
 
 def _adapt_problem():
-    rng = np.random.default_rng(0)
-    broad = rng.normal(size=(80, 6))
-    targets = rng.normal(size=(12, 6))
-    targets /= np.linalg.norm(targets, axis=1, keepdims=True)
-    return broad, targets
+    return broad_and_targets(0, n_broad=80, n=12, d=6, spread=None, shift=0.0)
 
 
 def test_the_recipe_and_the_exact_update_run_under_the_cap(two_threads, monkeypatch):

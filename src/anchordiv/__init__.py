@@ -9,7 +9,7 @@ Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.
 """
 
 #: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 # First: anchordiv.threads sets $XLA_FLAGS (one CPU thread) before anything imports JAX.
 from . import threads as _threads  # noqa: F401
@@ -99,17 +99,14 @@ __all__ = [
     "register_model",
 ]
 
-from . import deprecated
-
-deprecated.install()  # the 0.4.0 deprecation shims: old module paths, post.inference_data
-
 
 def __getattr__(name):
     """Lazy submodules: ``ad.data`` (loaders and encoders) and ``ad.studies`` import on first use
-    so that ``import anchordiv`` stays free of torch and nltk.  Names that moved before 0.4.0
-    (``ad.Softmax``, ...) still resolve, with a DeprecationWarning (``anchordiv.deprecated``)."""
-    if name in ("data", "studies"):
+    so that ``import anchordiv`` stays free of torch and nltk; any other unknown name is an
+    AttributeError."""
+    lazy = {"data": "anchordiv.data", "studies": "anchordiv.app.studies"}
+    if name in lazy:
         import importlib
 
-        return importlib.import_module({"data": ".data", "studies": ".app.studies"}[name], __name__)
-    return deprecated.moved_name(name)
+        return importlib.import_module(lazy[name])
+    raise AttributeError(f"module 'anchordiv' has no attribute {name!r}")

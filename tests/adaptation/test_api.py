@@ -21,7 +21,7 @@ from anchordiv.adaptation.registry import is_builtin
 from anchordiv.errors import AnchorDivError
 from anchordiv.provenance import AnchorDivWarning, with_provenance
 
-from ..helpers import blas_scope_entries, unit
+from ..helpers import blas_scope_entries, broad_and_targets, normed, unit
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def anchors():
     rng = np.random.default_rng(0)
     broad = unit(rng, 40, 5, np.float32)
     targets = broad[:6] + np.float32(0.1)
-    return broad, targets / np.linalg.norm(targets, axis=1, keepdims=True)
+    return broad, normed(targets)
 
 
 def test_the_package_init_defines_no_function_or_class():
@@ -161,10 +161,7 @@ D = 4
 
 
 def make_anchors(seed=0, n=10):
-    rng = np.random.default_rng(seed)
-    broad = rng.normal(size=(200, D)) * np.linspace(1.5, 0.4, D)
-    t = rng.normal(size=(n, D)) + 0.3
-    return broad, t / np.linalg.norm(t, axis=1, keepdims=True)
+    return broad_and_targets(seed, n_broad=200, n=n, d=D, spread=(1.5, 0.4))
 
 
 @pytest.mark.parametrize(
@@ -310,7 +307,7 @@ def test_the_subspace_lift_keeps_every_site_of_a_users_model():
         dict(exact.info),
         samples=samples,
         fixed={"basis": basis, "targets": t},
-        completion=exact.family,
+        completion=exact.exact,
         subspace=2,
         custom_model=True,
     )

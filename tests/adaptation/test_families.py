@@ -118,7 +118,7 @@ def test_draws_mean_matches_mean(kind):
     # the exact parameter object's own draws (a mixture's are given the MAP-EM responsibilities,
     # like its mean(); post.draws adds the assignment uncertainty, tests/adaptation/
     # test_mixture_gibbs.py)
-    draws = post.family.sample(np.random.default_rng(0), 4000)
+    draws = post.exact.sample(np.random.default_rng(0), 4000)
     mean = fam.likelihood_type.summarise(draws, "mean", None)
     assert_close_params(fam, mean, post.params("mean"), 0.06)
 
@@ -170,13 +170,13 @@ def test_subspace_lift_of_the_default_model_is_the_exact_posterior_in_law(kind):
     rng = np.random.default_rng(0)
     s = sub_post.sample(rng, 3000)
     lifted = fam.lift(
-        [{k: v[i] for k, v in s.items()} for i in range(3000)], post.family, basis, r, rng=rng
+        [{k: v[i] for k, v in s.items()} for i in range(3000)], post.exact, basis, r, rng=rng
     )
     draws = {k: np.stack([p[k] for p in lifted]) for k in lifted[0]}
-    want = post.family.mean()
+    want = post.exact.mean()
     got = {k: v.mean(0) for k, v in draws.items()}
     assert_close_params(fam, got, want, 0.08)
-    mean_lift = fam.lift([sub_post.mean()], post.family, basis, r, which="mean")[0]
+    mean_lift = fam.lift([sub_post.mean()], post.exact, basis, r, which="mean")[0]
     assert_close_params(fam, mean_lift, want, 1e-8)  # the mean lifts exactly (linear)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import clustered_anchors, unit
+from helpers import broad_and_targets, clustered_anchors, unit
 
 import anchordiv as ad
 from anchordiv.adaptation import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
@@ -25,10 +25,7 @@ D = 4
 
 
 def anchors(seed=0, n=8):
-    rng = np.random.default_rng(seed)
-    broad = rng.normal(size=(60, D)) * np.linspace(1.5, 0.4, D)
-    t = rng.normal(size=(n, D)) + 0.3
-    return broad, t / np.linalg.norm(t, axis=1, keepdims=True)
+    return broad_and_targets(seed, n_broad=60, n=n, d=D, spread=(1.5, 0.4))
 
 
 def exact_post():
@@ -59,7 +56,6 @@ def test_the_exact_posterior_is_its_parameters():
     post = exact_post()
     assert type(post) is ExactPosterior and post.closed_form and post.independent_draws
     assert not post.variational and post.subspace is None and not post.custom_model
-    assert post.family is post.exact  # the former name of the parameters
     np.testing.assert_array_equal(post.params("mean")["Sigma"], post.exact.mean()["Sigma"])
     np.testing.assert_array_equal(post.params("map")["Sigma"], post.exact.mode()["Sigma"])
     np.testing.assert_array_equal(
@@ -67,7 +63,6 @@ def test_the_exact_posterior_is_its_parameters():
     )
     chains = post.chain_draws(1, 2, 3)
     assert chains["Sigma"].shape == (2, 3, D, D)
-    assert post.draw_budget(lambda params: 42, 200) == 42
     assert set(post.saved_params()) == {"family"} and post.lift([{"a": 1}]) == [{"a": 1}]
 
 
@@ -82,7 +77,7 @@ def test_a_sampled_posterior_summarises_and_resamples_its_draws():
     with pytest.raises(ad.AnchorDivError, match="holds 12"):
         post.ordered_draws(0, 13)
     assert post.draws(0, 5)["Sigma"].shape == (5, D, D)
-    assert post.draw_budget(lambda params: 42, 200) == 200 and post.saved_params() == {}
+    assert post.saved_params() == {}
     assert post.chain_draws(0, 2, 3)["mu"].shape == (2, 3, D)
 
 
@@ -181,23 +176,23 @@ def test_sampled_posterior_repr_names_draws_and_sites():
     assert lines[2] == "  info: divergences=0, subspace=2"
 
 
-def test_posterior_itself_picks_the_type_from_its_contents_deprecated():
-    """``Posterior(...)`` (deprecated): the type its contents make, the typed fields read from a
-    bare ``info``; each type's own constructor takes them as given."""
+def test_posterior_itself_is_an_error_and_each_type_takes_its_fields_as_given():
+    """``Posterior(...)`` (the abstract base) names the types to build; each type's own
+    constructor takes the typed fields as given (never read from ``info``) and has no
+    ``family=`` keyword (the former name of ``exact``)."""
     kw = {"samples": {"mu": np.zeros((2, 20, 4)), "Sigma": np.zeros((2, 20, 4, 4))}}
     info = {"d": 4, "subspace": 2, "custom_model": True, "guide": "normal"}
-    with pytest.warns(DeprecationWarning, match=r"Posterior\(\.\.\.\) is deprecated.*Subspace"):
-        post = Posterior("gaussian", "svi", 20.0, "float32", info, **kw)
-    assert type(post) is SubspacePosterior and post.subspace == 2  # read from info once
-    assert post.custom_model and post.guide == "normal"
-    with pytest.warns(DeprecationWarning, match=r"use SampledPosterior\(\.\.\.\)"):
-        assert type(Posterior("gaussian", "nuts", 20.0, "f4", {"d": 4}, **kw)) is SampledPosterior
-    with pytest.warns(DeprecationWarning, match=r"use ExactPosterior\(\.\.\.\)"):
-        assert type(Posterior("gaussian", "exact", 1.0, "<f8", {}, exact_post().exact)) is (
-            ExactPosterior
-        )
+    with pytest.raises(
+        AnchorDivError,
+        match=r"Posterior\(\.\.\.\): the abstract base.*"
+        r"ExactPosterior.*SampledPosterior.*SubspacePosterior",
+    ):
+        Posterior("gaussian", "svi", 20.0, "float32", info, **kw)
     plain = SampledPosterior("gaussian", "svi", 20.0, "float32", info, **kw)
     assert plain.subspace is None and not plain.custom_model and plain.guide is None
+    with pytest.raises(TypeError, match="family"):
+        ExactPosterior("gaussian", "exact", 1.0, "<f8", {}, family=exact_post().exact)
+    assert not hasattr(exact_post(), "family")
 
 
 # ---- saving -------------------------------------------------------------------------------------

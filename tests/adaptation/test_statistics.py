@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from helpers import normed
 import anchordiv as ad
 from anchordiv.adaptation import adapt, statistics
 from anchordiv.adaptation.families import NIW, latent_gaussian
@@ -164,8 +165,8 @@ def test_lift_of_the_exact_subspace_mean_is_the_full_posterior_mean(exact):
     broad, _, post = exact
     v = principal_basis(broad)
     for r in (1, 2, 4):
-        sub = subspace_closed_form(post.family, v[:, :r])
-        full = ad.NIWPrior.lift([sub.mean()], post.family, v, r, which="mean")[0]
+        sub = subspace_closed_form(post.exact, v[:, :r])
+        full = ad.NIWPrior.lift([sub.mean()], post.exact, v, r, which="mean")[0]
         for k in ("mu", "Sigma"):
             np.testing.assert_allclose(full[k], post.params("mean")[k], rtol=1e-10, atol=1e-14)
 
@@ -175,7 +176,7 @@ def test_lift_of_the_joint_mode_block_is_the_joint_mode(exact):
     v, r = principal_basis(broad), 2
     mode = post.params("map")
     block = {"mu": v[:, :r].T @ mode["mu"], "Sigma": v[:, :r].T @ mode["Sigma"] @ v[:, :r]}
-    full = ad.NIWPrior.lift([block], post.family, v, r, which="map")[0]
+    full = ad.NIWPrior.lift([block], post.exact, v, r, which="map")[0]
     for k in ("mu", "Sigma"):
         np.testing.assert_allclose(full[k], mode[k], rtol=1e-10, atol=1e-14)
 
@@ -184,17 +185,17 @@ def test_lifted_exact_draws_have_the_full_posterior_moments(exact):
     broad, _, post = exact
     v, r = principal_basis(broad), 2
     rng = np.random.default_rng(3)
-    sub = subspace_closed_form(post.family, v[:, :r]).sample(rng, 4000)
+    sub = subspace_closed_form(post.exact, v[:, :r]).sample(rng, 4000)
     draws = ad.NIWPrior.lift(
         [{"mu": m, "Sigma": s} for m, s in zip(sub["mu"], sub["Sigma"])],
-        post.family,
+        post.exact,
         v,
         r,
         rng=rng,
     )
     sig = np.stack([x["Sigma"] for x in draws])
     mu = np.stack([x["mu"] for x in draws])
-    ref = post.family.sample(np.random.default_rng(4), 4000)
+    ref = post.exact.sample(np.random.default_rng(4), 4000)
     scale = np.abs(post.params("mean")["Sigma"]).max()
     assert np.abs(sig.mean(0) - post.params("mean")["Sigma"]).max() < 0.03 * scale
     assert np.abs(sig.std(0) - ref["Sigma"].std(0)).max() < 0.1 * ref["Sigma"].std(0).max()
@@ -245,7 +246,7 @@ def test_subspace_nuts_matches_the_subspace_closed_form(exact):
         num_chains=1,
         progress=False,
     )
-    sub = subspace_closed_form(post.family, v[:, :r])
+    sub = subspace_closed_form(post.exact, v[:, :r])
     s = nuts.samples["Sigma"].reshape(-1, r, r)
     ref = sub.sample(np.random.default_rng(0), 4000)["Sigma"]
     se = ref.std(0) / np.sqrt(150)  # NUTS draws: ESS well above 150 here
@@ -478,9 +479,8 @@ def test_the_recipe_is_an_option_of_the_priors_and_their_controls():
     """``strengths="held-out"`` / ``rank="auto", beta="auto"`` give the recipe's numbers, and the
     isotropic control gets the same ones."""
     rng = np.random.default_rng(0)
-    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
-    broad = unit(rng.normal(size=(200, 16)) + 0.5)
-    targets = unit(rng.normal(size=(8, 16)) + 1.0)
+    broad = normed(rng.normal(size=(200, 16)) + 0.5)
+    targets = normed(rng.normal(size=(8, 16)) + 1.0)
     g = statistics.gaussian_strengths(broad, targets)
     lat = latent_gaussian.latent_options(broad, targets)
     for prior in ("broad", "isotropic"):
@@ -549,8 +549,10 @@ def test_growing_n_converges_to_the_target_only_latent_fit(bases):
 
 def test_the_recipe_is_the_default():
     rng = np.random.default_rng(8)
-    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
-    broad, targets = unit(rng.normal(size=(200, 16)) + 0.5), unit(rng.normal(size=(8, 16)) + 1.0)
+    broad, targets = (
+        normed(rng.normal(size=(200, 16)) + 0.5),
+        normed(rng.normal(size=(8, 16)) + 1.0),
+    )
     g = statistics.gaussian_strengths(broad, targets)
     lat = latent_gaussian.latent_options(broad, targets, strengths=g)
     post = ad.adapt("gaussian", broad, targets, tau=20.0)

@@ -155,7 +155,7 @@ def sampled(fam, nuts: dict, svi: dict):
             ad.infer(prior, t, ad.NUTS(progress=False, **nuts), tau=10.0),
             ad.infer(prior, t, ad.SVI(guide="normal", progress=False, **svi), tau=10.0),
         ]
-    sd = np.sqrt(np.diag(exact.family.cov) / exact.family.kappa)
+    sd = np.sqrt(np.diag(exact.exact.cov) / exact.exact.kappa)
     z = [(p.params("mean")["mu"] - exact.params("mean")["mu"]) / sd for p in posts]
     return posts, z
 
@@ -168,7 +168,7 @@ def test_nuts_and_svi_run_on_the_model_alone_and_save(fam, tmp_path):
         fam, {"num_warmup": 60, "num_samples": 60, "num_chains": 1}, {"num_steps": 300}
     )
     for post, zi in zip((nuts, svi), z):
-        assert post.family is None and post.model_kwargs is not None  # no exact update ran
+        assert post.exact is None and post.model_kwargs is not None  # no exact update ran
         assert type(post).__name__ == "SampledPosterior" and post.prior.kind == KIND
         assert np.abs(zi).max() < 2.0, (post.method, zi)
     nuts.save(tmp_path / "n")

@@ -226,11 +226,11 @@ def test_retrieval_uncertainty_plot_words_and_report(tmp_path):
 
 def test_default_draws_scale_with_cost():
     from anchordiv.adaptation import families as priors
-    from anchordiv.adaptation.posterior import ExactPosterior
+    from anchordiv.adaptation.posterior import ExactPosterior, SampledPosterior
     from anchordiv.checks.uncertainty import DEFAULT_DRAWS, default_draws
 
     def post(family, kind="gaussian"):
-        return ExactPosterior(kind, "exact", 1.0, "<f8", {}, family=family)
+        return ExactPosterior(kind, "exact", 1.0, "<f8", {}, exact=family)
 
     small = priors.NIW(np.zeros(4), 1.0, 6.0, np.eye(4))
     assert default_draws(post(small)) == DEFAULT_DRAWS
@@ -238,6 +238,11 @@ def test_default_draws_scale_with_cost():
         np.ones(4), np.zeros((4, 384)), np.ones(4), np.full(4, 400.0), np.zeros((4, 384, 384))
     )
     assert default_draws(post(big_mix, "mixture")) == 56  # 256 MiB of Σ_k draws
+    # draws of a posterior given by draws are resampled, whatever their size: the default
+    sampled = SampledPosterior(
+        "mixture", "nuts", 1.0, "<f8", {"d": 384}, samples={"mu": np.zeros((1, 2, 4, 384))}
+    )
+    assert default_draws(sampled) == DEFAULT_DRAWS
     gibbs = priors.BinghamPosterior(np.zeros((384, 384)), 133, np.zeros(384))
     assert (
         default_draws(post(gibbs, "latent-gaussian")) == 36

@@ -9,7 +9,7 @@ import anchordiv as ad
 from anchordiv.evaluation import curves
 from anchordiv.evaluation.curves import CurveModel, _need, adaptation_curve, budgets_for, subset
 from anchordiv.evaluation.evaluate import shared_label_relevance
-from helpers import unit
+from helpers import normed, unit
 
 D = 5
 
@@ -20,7 +20,7 @@ def study():
     centres = unit(rng, 3, D)
     labels = rng.integers(3, size=30)
     items = centres[labels] + 0.8 * rng.normal(size=(30, D)) / np.sqrt(D)
-    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    items = normed(items)
     target = centres[np.arange(12) % 3] + 0.3 * rng.normal(size=(12, D)) / np.sqrt(D)
     broad = unit(rng, 40, D)
     return broad, target, items, shared_label_relevance(labels, labels)

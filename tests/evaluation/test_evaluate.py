@@ -14,7 +14,7 @@ from anchordiv.evaluation.evaluate import (
     shared_label_relevance,
     t_interval,
 )
-from helpers import unit
+from helpers import normed, unit
 
 D = 6
 
@@ -26,7 +26,7 @@ def task():
     centres = unit(rng, 4, D)
     labels = rng.integers(4, size=40)
     items = centres[labels] + 0.7 * rng.normal(size=(40, D)) / np.sqrt(D)
-    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    items = normed(items)
     anchors = centres + 0.2 * rng.normal(size=(4, D))
     model = ad.fit("gaussian", np.repeat(anchors, 6, 0) + 0.2 * rng.normal(size=(24, D)), tau=5.0)
     return items, labels, anchors, model
@@ -203,7 +203,7 @@ def test_to_dataframe_and_compact_repr():
     """Issue 11: Evaluation had no DataFrame export."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=(12, 4))
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = normed(x)
     ev = ad.evaluate(
         {},
         x,

@@ -5,6 +5,7 @@ left out of its own neighbours, relevance follows the labels, and the markdown n
 import numpy as np
 import pytest
 
+from helpers import normed
 import anchordiv as ad
 from anchordiv.evaluation import Neighbours, neighbours
 
@@ -14,7 +15,7 @@ def task():
     rng = np.random.default_rng(3)
     labels = np.repeat([0, 1, 2], 5)
     x = np.eye(4)[labels] + 0.4 * rng.normal(size=(15, 4))
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = normed(x)
     models = {
         "gaussian": ad.fit("gaussian", x[:5], tau=20.0),
         "softmax": ad.fit("softmax", x[5:10], tau=20.0),

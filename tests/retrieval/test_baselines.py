@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 import anchordiv as ad
-from helpers import unit
+from helpers import normed, unit
 
 
 def test_cosine_and_inversion_match_numpy():
     rng = np.random.default_rng(0)
     a, x, y = unit(rng, 7, 4), 3 * unit(rng, 5, 4), unit(rng, 9, 4)
-    xn = x / np.linalg.norm(x, axis=1, keepdims=True)
+    xn = normed(x)
     np.testing.assert_allclose(np.asarray(ad.cosine(x, y)), xn @ y.T, rtol=1e-12)
     proxy = a[np.argmax(x @ a.T, axis=1)]
     np.testing.assert_allclose(np.asarray(ad.inversion(a, x, y)), proxy @ y.T, rtol=1e-12)

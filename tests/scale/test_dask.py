@@ -12,7 +12,7 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.retrieval.index import L2Reduction
-from helpers import clustered_anchors, make_model, unit
+from helpers import clustered_anchors, make_model, normed, unit
 
 distributed = pytest.importorskip("distributed")
 add = pytest.importorskip("anchordiv.scale.dask")
@@ -156,7 +156,7 @@ def test_study_grid_on_the_cluster_is_identical_to_serial(cluster):
     centres = unit(rng, 3, D)
     labels = rng.integers(3, size=40)
     items = centres[labels] + 0.8 * rng.normal(size=(40, D)) / np.sqrt(D)
-    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    items = normed(items)
     target = centres[np.arange(12) % 3] + 0.3 * rng.normal(size=(12, D)) / np.sqrt(D)
     options = dict(
         tau=5.0,

@@ -25,12 +25,13 @@ import numpy as np
 from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm
 from ..threads import limited_blas
-from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated
+from .methods import METHODS, NUTS, SVI, Exact, Method, options, validated
 from .posterior import Posterior
 from .protocol import Family
 from .registry import FAMILIES, LiveKinds, LiveMapping, check_prior_mode, get_family, unknown_kind
 from .registry import is_conjugate
 from .statistics import checked
+from .update import check_targets
 
 #: the registered kinds, read live (a family registered after import appears here)
 KINDS = LiveKinds()

@@ -12,21 +12,21 @@ import dataclasses
 import functools
 import inspect
 import warnings
-from typing import Any, Callable, ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
-from ..errors import AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval
+from ..errors import AnchorDivError, in_unit_interval
 from ..errors import integer, positive, user_stacklevel
-from ..provenance import AnchorDivWarning, resolve_tau, unit_norm, with_provenance
+from ..provenance import AnchorDivWarning
 from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners
-from .model import check_sites, init_strategy, kept_sites, problem, run_dtype, with_log_density
+from .model import check_sites, init_strategy, kept_sites, log_density, problem, run_dtype
 from .nuts import run_nuts
-from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
-from .posterior import exact_descriptions, retyped
-from .registry import FAMILIES, Projectable, is_conjugate, no_subspace
-from .statistics import check_rank, frozen, principal_basis
+from .posterior import Fit, Posterior, RunSpec, SampledPosterior, SubspacePosterior
+from .registry import Projectable, is_conjugate, no_subspace
+from .statistics import check_rank, principal_basis
 from .svi import run_svi
+from .update import checked_inputs, conjugate_inputs, exact_inputs, exact_update, is_prior, start
 
 
 def config(cls):
@@ -102,35 +102,7 @@ class Method(abc.ABC):
 
     def start(self, prior, targets: np.ndarray, broad) -> tuple[np.ndarray, object, dict, dict]:
         """``(frozen targets, exact parameters or None, info, posterior fields)`` of a run."""
-        t = frozen(targets)  # the update and the evidence share one scatter
-        exact, kwargs, info, fixed = self.inputs(prior, t)
-        info = run_info(prior, t, info, broad, self.name)
-        return t, exact, info, dict(fixed={**fixed, "targets": t}, prior=prior, model_kwargs=kwargs)
-
-
-def exact_inputs(prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
-    """:meth:`Method.inputs` from the prior's conjugate update (``prior.exact``)."""
-    params, info, fixed = prior.exact(targets)
-    kwargs = info.pop("model_kwargs", None)
-    return params, prior.prior_kwargs() if kwargs is None else kwargs, info, fixed
-
-
-def run_info(prior, targets: np.ndarray, info: dict, broad, name: str) -> dict:
-    """``info`` completed with what every posterior reports; warns where the fit is
-    target-only."""
-    info.update(
-        kind=prior.kind,
-        method=name,
-        prior=prior.prior,
-        d=prior.dim,
-        n_broad=len(broad) if broad is not None else prior.broad_count(),
-        n_targets=len(targets),
-        **exact_descriptions(type(prior)),
-    )
-    warn_target_only(info, prior.kind, len(targets), prior.dim)
-    if info["n_broad"] is None:
-        del info["n_broad"]
-    return info
+        return start(prior, targets, broad, self.name, self.inputs)
 
 
 #: info entries every posterior has (the rest describe the family's default prior)
@@ -148,7 +120,9 @@ class ModelMethod(Method):
     """The skeleton NUTS and SVI share: run the family's NumPyro model (or a user's) on the
     targets, in full d or on the broad anchors' top-r principal directions (``subspace=r``).
     A method defines the hooks :meth:`fit`, :attr:`guide_name`, :attr:`map_density`,
-    :meth:`needs_exact` and :meth:`with_density`."""
+    :meth:`needs_exact` and :meth:`needs_density`.  The runner returns plain state (a
+    :class:`~.posterior.Fit`: draws, statistics, points, info), and :meth:`run` builds the one
+    posterior from it."""
 
     # the options both have (declared by each dataclass)
     seed: int
@@ -183,17 +157,15 @@ class ModelMethod(Method):
         return None, kwargs, dict(info), fixed
 
     @abc.abstractmethod
-    def fit(self, post: Posterior, prob, sites: list[str], exact) -> Posterior:
-        """The posterior ``post`` (its fields but the draws set) filled by running the method on
-        ``prob`` (:class:`~.model.Problem`), keeping ``sites``; ``exact``: the conjugate
-        update's parameters where :meth:`needs_exact` ran it."""
+    def fit(self, run: RunSpec, prob, sites: list[str], exact) -> Fit:
+        """The draws of the method run on ``prob`` (:class:`~.model.Problem`), keeping
+        ``sites``, for the posterior ``run`` describes; ``exact``: the conjugate update's
+        parameters where :meth:`needs_exact` ran it."""
 
-    def with_density(self, post: Posterior, prob) -> Posterior:
-        """``post`` with the log joint density of each draw (``stats["log_density"]``, what
-        ``point("map")`` maximises)."""
-        return with_log_density(
-            post, prob.targets, prob.model if prob.custom else None, prob.kwargs
-        )
+    def needs_density(self, fit: Fit) -> bool:
+        """Whether the posterior needs the log joint density of each draw
+        (``stats["log_density"]``, what ``point("map")`` maximises)."""
+        return True
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
         t, exact, info, fields = self.start(prior, targets, broad)
@@ -207,18 +179,48 @@ class ModelMethod(Method):
                 f"infer(prior, targets, method, broad=broad)"
             )
         fields.update(custom_model=self.model is not None, guide=self.guide_name)
-        post: Any = SampledPosterior(prior.kind, self.name, tau, t.dtype.str, info, **fields)
+        cls: type[Posterior] = SampledPosterior
         base, b, run_targets = fields["model_kwargs"] or {}, broad, t
         if self.subspace is not None:
-            post, base, b, run_targets = self.project(post, exact, base, broad, t)
+            cls = SubspacePosterior
+            fields, info, base, b, run_targets = self.project(
+                prior, fields, info, exact, base, broad, t
+            )
         fam = type(prior)
         prob = problem(fam, self.run_kwargs(fam, base, b), run_targets, self)
         trace = check_sites(fam, prob, fixed=post.fixed, lifted=self.subspace is not None)
         warn_unobserved(trace)
-        out = self.with_density(self.fit(post, prob, kept_sites(trace), exact), prob)
+        spec = RunSpec(
+            prior.kind,
+            fam,
+            prior.dim,
+            fields["fixed"],
+            fields.get("subspace"),
+            fields.get("completion"),
+        )
+        fit = self.fit(spec, prob, kept_sites(trace), exact)
+        stats = fit.stats
+        if self.needs_density(fit):
+            model = prob.model if prob.custom else None
+            lp = log_density(
+                fam, prob.kwargs, spec.fixed, spec.dim, prob.targets, fit.samples, model
+            )
+            stats = {**(stats or {}), "log_density": lp}
         if prob.custom and self.subspace is None:  # the model the draws come from
-            out.user_model = (prob.model, prob.kwargs)
-        return out
+            fields["user_model"] = (prob.model, prob.kwargs)
+        return cls(
+            prior.kind,
+            self.name,
+            tau,
+            t.dtype.str,
+            {**info, **fit.info},
+            samples=fit.samples,
+            stats=stats,
+            points=fit.points,
+            elbo=fit.elbo,
+            raw=fit.raw,
+            **fields,
+        )
 
     def run_kwargs(self, fam, kwargs: dict, broad: np.ndarray | None) -> dict:
         """The model's keywords: the prior's ``kwargs`` updated by the ``model_kwargs`` option (a
@@ -245,28 +247,26 @@ class ModelMethod(Method):
         extras = fam.model_extras(given, map_density=self.map_density)
         return {**given, **{k: v for k, v in extras.items() if k in takes}}
 
-    def project(self, post, exact, kwargs: dict, broad: np.ndarray, targets: np.ndarray):
-        """``(subspace posterior, model kwargs, broad [N, r], targets [n, r])``: the run moved
-        onto the broad anchors' top-r principal directions (the family's ``project``), its
-        posterior a :class:`~.posterior.SubspacePosterior` lifted with ``exact`` (or the
+    def project(self, prior, fields: dict, info: dict, exact, kwargs: dict, broad, targets):
+        """``(posterior fields, info, model kwargs, broad [N, r], targets [n, r])``: the run
+        moved onto the broad anchors' top-r principal directions (the family's ``project``),
+        its posterior (a :class:`~.posterior.SubspacePosterior`) lifted with ``exact`` (or the
         family's ``completion``) outside them."""
-        prior = post.prior
         fam = type(prior)
         if not issubclass(fam, Projectable):
             raise AnchorDivError(f"subspace: {no_subspace(fam)}")
-        r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, post.info.get("rank"))
+        r = check_rank(self.subspace, prior.dim, len(broad), prior.kind, info.get("rank"))
         basis = principal_basis(broad)
         u = basis[:, :r]
         completion = exact if exact is not None else prior.completion(targets)
-        post = retyped(
-            post,
-            SubspacePosterior,
-            completion=completion,
-            fixed={**post.fixed, "basis": basis},
-            info={**post.info, "subspace": r},
-            subspace=r,
-        )
-        return post, prior.project(kwargs, u), broad @ u, targets @ u
+        fields = {
+            **fields,
+            "completion": completion,
+            "fixed": {**fields["fixed"], "basis": basis},
+            "subspace": r,
+        }
+        info = {**info, "subspace": r}
+        return fields, info, prior.project(kwargs, u), broad @ u, targets @ u
 
 
 @config
@@ -286,16 +286,10 @@ class Exact(Method):
     takes_none: ClassVar[str] = " (the exact update is the default prior's closed form)"
 
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
-        if not is_conjugate(prior):
-            raise AnchorDivError(
-                f"method: the {prior.kind} prior has no closed-form update; use ad.SVI(...) or "
-                f"ad.NUTS(...) (a family with one is ad.Conjugate: it defines exact)"
-            )
-        return exact_inputs(prior, targets)
+        return conjugate_inputs(prior, targets)
 
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        t, params, info, fields = self.start(prior, targets, broad)
-        return ExactPosterior(prior.kind, self.name, tau, t.dtype.str, info, exact=params, **fields)
+        return exact_update(prior, targets, tau=tau, broad=broad)
 
 
 @config
@@ -373,8 +367,8 @@ class NUTS(ModelMethod):
     name: ClassVar[str] = "nuts"
     independent_draws: ClassVar[bool] = False
 
-    def fit(self, post, prob, sites: list[str], exact):
-        return run_nuts(post, prob, self, sites)
+    def fit(self, run, prob, sites: list[str], exact):
+        return run_nuts(run, prob, self, sites)
 
     def __post_init__(self):
         for k in ("num_samples", "num_warmup", "num_chains", "max_tree_depth"):
@@ -467,12 +461,12 @@ class SVI(ModelMethod):
         delta = self.guide == "delta" and self.model is None
         return is_conjugate(prior) and (self.subspace is not None or delta)
 
-    def fit(self, post, prob, sites: list[str], exact):
-        return run_svi(post, prob, self, sites, exact)
+    def fit(self, run, prob, sites: list[str], exact):
+        return run_svi(run, prob, self, sites, exact)
 
-    def with_density(self, post, prob):
+    def needs_density(self, fit) -> bool:
         """A delta guide's ``"map"`` is fixed at fit time: no density needed for it."""
-        return post if "map" in (post.points or {}) else super().with_density(post, prob)
+        return "map" not in (fit.points or {})
 
     def __post_init__(self):
         if isinstance(self.guide, str) and self.guide not in GUIDES:
@@ -512,52 +506,12 @@ def warn_unobserved(trace: dict) -> None:
         )
 
 
-def warn_target_only(info: dict, kind: str, n: int, d: int) -> None:
-    """Warn for a target-only prior (``info["target_only"]`` says why) fitted to fewer targets
-    than dimensions; not where the held-out recipe chose the strengths (its point)."""
-    what = info.get("target_only")
-    if what is None or n >= d or str(info.get("chosen_by", "")).startswith("held-out"):
-        return
-    warnings.warn(
-        f"{kind}: a target-only fit ({what}) to n = {n} targets in d = {d} "
-        f"dimensions: at most n − 1 directions are informed by data; the rest "
-        f"come from the ridge — give the broad prior some weight",
-        AnchorDivWarning,
-        stacklevel=user_stacklevel(),
-    )
-
-
-def check_targets(targets, d: int) -> np.ndarray:
-    """Validated ``targets [n, d]`` (n ≥ 1; a single target is fine: the prior supplies the
-    spread)."""
-    t = np.asarray(targets)
-    if t.size == 0 or (t.ndim == 2 and t.shape[0] == 0):
-        raise AnchorDivError(
-            "target_anchors: the target set is empty; adaptation needs at least one target anchor"
-        )
-    if t.shape[-1] != d:
-        raise AnchorDivError(
-            f"target_anchors: dimension mismatch: d={t.shape[-1]}, but the broad anchors have d={d}"
-        )
-    return check_duplicates("target_anchors", as_matrix("target_anchors", t, dim=d))
-
-
-def prior_provenance(prior):
-    """A stand-in carrying the encoder and τ of the saved model a prior was loaded from
-    (``ad.load_prior``), so that τ defaults to it and a mismatched encoder is an error."""
-    card = prior.card.get("card", {})
-    if not card:
-        return None
-    return with_provenance(
-        np.zeros((1, prior.dim)), encoder=card.get("encoder"), logit_scale=card.get("tau")
-    )
-
-
 def validated(
     prior, targets, method, *, tau: float | None, normalize: bool, broad
 ) -> tuple[np.ndarray, float, np.ndarray | None]:
     """``(targets [n, d], τ, broad [N, d] or None)`` checked for a run of ``method`` on
-    ``prior``: what ``method.run`` takes.
+    ``prior``: what ``method.run`` takes (:func:`.update.checked_inputs`, the method checked
+    first).
     """
     if not is_prior(prior):
         raise AnchorDivError(
@@ -565,25 +519,7 @@ def validated(
         )
     if not isinstance(method, Method):
         raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
-    t = check_targets(targets, prior.dim)
-    b = broad if broad is None else as_matrix("broad_anchors", broad, min_rows=2, dim=prior.dim)
-    b = b if b is None else check_spread("broad_anchors", b)
-    source = broad if broad is not None else prior_provenance(prior)
-    tau = resolve_tau(tau, target_anchors=targets, broad_anchors=source)
-    return unit_norm("target_anchors", t, normalize), tau, b
-
-
-def is_prior(obj) -> bool:
-    """Whether ``obj`` is a prior object of a registered family.
-
-    Examples
-    --------
-    >>> from anchordiv.adaptation.methods import is_prior
-    >>> is_prior(ad.NIWPrior.from_anchors(np.eye(3), kappa0=1.0, nu0=5.0)), is_prior(np.eye(3))
-    (True, False)
-    """
-    fam = FAMILIES.get(getattr(obj, "kind", None))
-    return fam is not None and isinstance(obj, fam)
+    return checked_inputs(prior, targets, tau=tau, normalize=normalize, broad=broad)
 
 
 __all__ = [
@@ -600,14 +536,8 @@ __all__ = [
     "Runners",
     "SVI",
     "SVI_RUNNERS",
-    "check_targets",
-    "exact_inputs",
-    "is_prior",
     "options",
-    "prior_provenance",
-    "run_info",
     "user_model_info",
     "validated",
-    "warn_target_only",
     "warn_unobserved",
 ]

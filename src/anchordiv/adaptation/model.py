@@ -405,14 +405,26 @@ def with_log_density(post, targets, model=None, model_kwargs: dict | None = None
     kwargs = model_kwargs if model_kwargs is not None else post.model_kwargs
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
-    shape = next(iter(post.samples.values())).shape[:2]
-    flat = post.flat_samples()
+    post.flat_samples()  # its clear error where there are no draws
+    lp = log_density(post.family_class, kwargs, post.fixed, post.dim, targets, post.samples, model)
+    return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp})
+
+
+def log_density(
+    fam, kwargs: dict, fixed: dict, d: int, targets, samples: dict, model=None
+) -> np.ndarray:
+    """The log joint ``[chains, draws]`` of the draws ``samples {site: [chains, draws, ...]}``
+    of the family class ``fam`` given ``targets``: under its model (``model=None``: its
+    :attr:`likelihood_type` at ``kwargs``, ``fixed`` and dimension ``d``) or a user's
+    ``model`` run with ``kwargs``."""
+    shape = next(iter(samples.values())).shape[:2]
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in samples.items()}
     if model is None:
-        lik = dataclasses.replace(post, model_kwargs=kwargs).likelihood()
+        lik = fam.likelihood_type(fam, kwargs, fixed, d)
         lp = lik.log_joint(np.asarray(targets, np.float64), flat)
     else:
         lp = log_joint(model, targets, kwargs, flat)
-    return dataclasses.replace(post, stats={**(post.stats or {}), "log_density": lp.reshape(shape)})
+    return lp.reshape(shape)
 
 
 REMEDY = (

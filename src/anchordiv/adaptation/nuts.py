@@ -13,7 +13,6 @@ be initialised fails fast naming its non-finite sites.  ``post.raw`` is the runn
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any
 
@@ -27,7 +26,7 @@ from .._tolerance import first_max
 from ..errors import AnchorDivError
 from ..progress import tqdm
 from .model import CHAIN_METHODS, NUTS_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
-from .posterior import Posterior, joint_correction, sampled_descriptions
+from .posterior import Fit, RunSpec, joint_correction, sampled_descriptions
 
 #: NUTS transitions per compiled step
 CHUNK = 100
@@ -202,14 +201,14 @@ def check_init(prob: Problem, init_fn, seed: int) -> None:
         raise failure(what, prob, values) from None
 
 
-def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Posterior:
-    """``post`` filled with NUTS draws of ``prob``: the fit of :class:`~.methods.NUTS`."""
+def run_nuts(run: RunSpec, prob: Problem, o: Any, sites: list[str]) -> Fit:
+    """NUTS draws of ``prob`` for the posterior ``run`` describes: the fit of
+    :class:`~.methods.NUTS`."""
     seed = int(o.seed)
     counts = {k: getattr(o, k) for k in ("num_warmup", "num_samples", "num_chains")}
-    run = run_mcmc if o.chain_method == "parallel" else run_cached
-    samples, stats, mcmc = run(prob, o, counts, seed)
+    runner = run_mcmc if o.chain_method == "parallel" else run_cached
+    samples, stats, mcmc = runner(prob, o, counts, seed)
     info = {
-        **post.info,
         "method": o.name,
         "custom_model": prob.custom,
         "seed": seed,
@@ -220,13 +219,11 @@ def run_nuts(post: Posterior, prob: Problem, o: Any, sites: list[str]) -> Poster
         **counts,
     }
     kept = {s: np.asarray(samples[s], np.float64) for s in sites if s in samples}
-    pts, how = nuts_points(post, prob, kept)
-    return dataclasses.replace(
-        post, method=o.name, info={**info, **how}, stats=stats, raw=mcmc, samples=kept, points=pts
-    )
+    pts, how = nuts_points(run, prob, kept)
+    return Fit(kept, stats, pts, {**info, **how}, raw=mcmc)
 
 
-def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
+def nuts_points(post: RunSpec, prob: Problem, samples: dict) -> tuple[dict | None, dict]:
     """Point summaries of a NUTS run: under ``subspace=`` on the family's own model with a
     :attr:`~.protocol.Family.covariance_site`, the ``"map"`` draw of highest *full-d* joint
     density (:func:`.posterior.joint_correction`); otherwise left to ``post.point``."""

@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._safeio import malformed
 from ..anchors.base import AnchorModel
-from ..deprecated import warn
 from ..errors import AnchorDivError, integer, user_stacklevel
 from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
@@ -25,39 +24,15 @@ from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
 
 
-class _ByContents(type):
-    """Deprecated ``Posterior(...)``: builds the type its contents make."""
-
-    def __call__(cls, *args, **kwargs):
-        family = kwargs.pop("family", None)  # the former name of ``exact``
-        if len(args) > 5 and args[5] is None:
-            args = (*args[:5], family, *args[6:])
-        elif len(args) <= 5 and kwargs.get("exact") is None:
-            kwargs["exact"] = family
-        if cls is not Posterior:
-            return super().__call__(*args, **kwargs)
-        info = args[4] if len(args) > 4 else kwargs.get("info")
-        legacy = info if isinstance(info, dict) else {}
-        for i, k in enumerate(("subspace", "custom_model", "guide"), start=15):
-            if len(args) <= i and k not in kwargs and k in legacy:
-                kwargs[k] = legacy[k]
-        exact = args[5] if len(args) > 5 else kwargs["exact"]
-        sub = args[15] if len(args) > 15 else kwargs.get("subspace")
-        typ: type[Posterior] = SubspacePosterior if sub is not None else SampledPosterior
-        typ = ExactPosterior if exact is not None else typ
-        warn("Posterior(...)", f"{typ.__name__}(...)")
-        return typ(*args, **kwargs)
-
-
 @dataclasses.dataclass
-class Posterior(metaclass=_ByContents):
+class Posterior:
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
     :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  The abstract base: build
     the type you mean (:class:`ExactPosterior` with ``exact`` parameters,
     :class:`SubspacePosterior` with a ``subspace`` rank, :class:`SampledPosterior` with draws);
-    ``Posterior(...)`` itself, which picked one from the contents, is deprecated.
+    ``Posterior(...)`` itself is an error.
 
     Parameters
     ----------
@@ -72,7 +47,7 @@ class Posterior(metaclass=_ByContents):
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
     exact : object, optional
-        Exact posterior parameters (``family=``: its former name).
+        Exact posterior parameters.
     samples : dict, optional
         ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model.
     stats : dict, optional
@@ -98,6 +73,12 @@ class Posterior(metaclass=_ByContents):
         Whether a user's NumPyro model ran instead of the family's own.
     guide : str, optional
         The SVI guide's name (a user guide's class name); None for an exact or NUTS posterior.
+
+    Raises
+    ------
+    AnchorDivError
+        ``Posterior(...)`` itself (the abstract base), or a ``prior`` of another kind than
+        ``kind``.
 
     Examples
     --------
@@ -138,6 +119,12 @@ class Posterior(metaclass=_ByContents):
     closed_form: ClassVar[bool] = False
 
     def __post_init__(self):
+        if type(self) is Posterior:
+            raise AnchorDivError(
+                "Posterior(...): the abstract base of the posterior types; build "
+                "ExactPosterior(...) (exact parameters), SampledPosterior(...) (draws) or "
+                "SubspacePosterior(...) (draws of a subspace=r run)"
+            )
         if self.prior is not None and getattr(self.prior, "kind", None) != self.kind:
             raise AnchorDivError(
                 f"Posterior: kind {self.kind!r}, but its prior is a "
@@ -174,11 +161,6 @@ class Posterior(metaclass=_ByContents):
     def family_class(self):
         """The family: the class of :attr:`prior`, else the registry's entry for :attr:`kind`."""
         return type(self.prior) if self.prior is not None else family_of(self.kind)
-
-    @property
-    def family(self):
-        """The exact posterior parameters (:attr:`exact`, under its former name)."""
-        return self.exact
 
     @property
     def dim(self) -> int:
@@ -260,10 +242,6 @@ class Posterior(metaclass=_ByContents):
         resampled from its draws)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
-
-    def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        """How many draws a check takes by default (``per_params(exact)`` or ``default``)."""
-        return default
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler, or
@@ -517,10 +495,6 @@ class ExactPosterior(Posterior):
         own = self.exact_chains(np.random.default_rng(seed), chains, per_chain)
         return own if own is not None else super().chain_draws(seed, chains, per_chain)
 
-    def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        n = per_params(self.exact)
-        return default if n is None else int(n)
-
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """The family's ``exact_chains``, or None where the posterior lacks what it needs
         (targets, model keywords)."""
@@ -633,12 +607,6 @@ class SubspacePosterior(SampledPosterior):
 POSTERIOR_TYPES = {
     c.__name__: c for c in (Posterior, ExactPosterior, SampledPosterior, SubspacePosterior)
 }
-
-
-def retyped(post: Posterior, cls: type, **changes) -> Posterior:
-    """``post`` as a ``cls`` (one of :data:`POSTERIOR_TYPES`) with ``changes`` (the fields of
-    :func:`dataclasses.replace`)."""
-    return cls(**{**_fields(post), **changes})
 
 
 def family_of(kind: str, module: str | None = None) -> type[Any]:
@@ -864,6 +832,43 @@ def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorM
     return get_family(kind).to_model(p, tau, dtype, fixed)
 
 
+class RunSpec(NamedTuple):
+    """What an inference runner knows of the posterior it samples for (the fields its points
+    and descriptions depend on), before that posterior exists: the names of the
+    :class:`Posterior` attributes it stands for, so the point helpers below read either."""
+
+    #: the family's kind
+    kind: str
+    #: the family class
+    family_class: Any
+    #: the embedding dimension d
+    dim: int
+    #: arrays every draw shares (the targets; a subspace run's ``basis [d, d]``)
+    fixed: dict
+    #: the rank r of a ``subspace=r`` run (None: full d)
+    subspace: int | None = None
+    #: a subspace run's exact full-d posterior outside the subspace
+    completion: object = None
+
+
+class Fit(NamedTuple):
+    """What a runner returns (``nuts.run_nuts``, ``svi.run_svi``): plain state, no posterior —
+    ``ModelMethod.run`` builds the one :class:`Posterior` from it."""
+
+    #: ``{site: [chains, draws, ...]}`` (float64)
+    samples: dict
+    #: per-draw sampler statistics ``{field: [chains, draws]}``, or None
+    stats: dict | None
+    #: point summaries fixed at fit time (``{"map": ..., "mean": ...}``), or None
+    points: dict | None
+    #: the entries the run adds to the posterior's ``info``
+    info: dict
+    #: the runner's own objects (``Posterior.raw``; not saved)
+    raw: object = None
+    #: SVI: the ELBO per step
+    elbo: np.ndarray | None = None
+
+
 MAP_JOINT = "joint mode of (μ, Σ) of the full-d model"
 #: how point summaries are computed, in words, where a family's ``descriptions`` do not say:
 #: the exact posterior's ``"mean"`` and ``"map"``, the ``"mean"`` of draws, and what a delta
@@ -947,7 +952,6 @@ __all__ = [
     "exact_descriptions",
     "joint_correction",
     "load_posterior",
-    "retyped",
     "sampled_descriptions",
     "save_posterior",
     "to_model",

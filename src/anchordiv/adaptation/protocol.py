@@ -44,10 +44,10 @@ from .._safeio import parse_json
 from ..errors import AnchorDivError
 from ..io import check_axes, check_loaded_model, write_bundle
 from ..threads import limited_blas
-from .methods import Exact, validated
 from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood
 from .registry import FAMILIES, Conjugate, Projectable, check_prior_mode, family, get_family
 from .registry import is_conjugate, no_subspace, protocol
+from .update import checked_inputs, exact_update
 
 #: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
 SMALL_D = 8
@@ -416,9 +416,8 @@ class Family(abc.ABC):
         Posterior
             The exact posterior.
         """
-        method = Exact()
-        t, tau, _ = validated(self, targets, method, tau=tau, normalize=normalize, broad=None)
-        return method.run(self, t, tau=tau)
+        t, tau, _ = checked_inputs(self, targets, tau=tau, normalize=normalize, broad=None)
+        return exact_update(self, t, tau=tau)
 
     def likelihood(self) -> Likelihood:
         """The targets' likelihood under :attr:`model` at the prior's hyperparameters (a

@@ -12,7 +12,6 @@ draws ``[1, S, ...]``, the guide's median as the ``"map"`` point, and the loss t
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Any
 
@@ -27,7 +26,7 @@ from numpyro.infer.util import log_density
 from ..errors import AnchorDivError, integer, positive, user_stacklevel
 from ..progress import tqdm
 from .model import GUIDES, SVI_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
-from .posterior import MAP_JOINT, Posterior, delta_mean, describe
+from .posterior import MAP_JOINT, Fit, Posterior, RunSpec, delta_mean, describe
 
 CHUNK = 50
 
@@ -182,7 +181,7 @@ def optimise(svi, run, prob: Problem, dyn: dict, o: Any):
 
 
 def svi_points(
-    post: Posterior, prob: Problem, point: dict | None, delta: bool, exact=None
+    post: RunSpec, prob: Problem, point: dict | None, delta: bool, exact=None
 ) -> tuple[dict, dict]:
     """``(points, {"point_mean", "point_map"})`` of an SVI fit."""
     if not delta:
@@ -213,8 +212,9 @@ def svi_points(
     return out, {"point_mean": mean_how, "point_map": how}
 
 
-def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None) -> Posterior:
-    """``post`` filled with an SVI fit of ``prob``: the fit of :class:`~.methods.SVI`."""
+def run_svi(run_spec: RunSpec, prob: Problem, o: Any, sites: list[str], exact=None) -> Fit:
+    """An SVI fit of ``prob`` for the posterior ``run_spec`` describes: the fit of
+    :class:`~.methods.SVI`."""
     num_steps = o.num_steps
     seed = int(o.seed)
     dyn, static = split_kwargs(prob.kwargs, prob.targets.dtype)
@@ -251,9 +251,8 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
                 jax.random.PRNGKey(0), *prob.args, **prob.kwargs
             )
         point = {k: np.asarray(v)[0] for k, v in out.items()}
-    points, how = svi_points(post, prob, point, delta, exact)
+    points, how = svi_points(run_spec, prob, point, delta, exact)
     info = {
-        **post.info,
         "method": o.name,
         "guide": o.guide_name,
         "num_steps": num_steps,
@@ -270,8 +269,7 @@ def run_svi(post: Posterior, prob: Problem, o: Any, sites: list[str], exact=None
     if o.guide_rank is not None:
         info["guide_rank"] = int(o.guide_rank)
     raw = dict(svi=svi, guide=guide, params=params, state=state, problem=prob, sites=sites)
-    fit = dict(samples=samples, stats=None, points=points, elbo=-loss, raw=raw)
-    return dataclasses.replace(post, method=o.name, info=info, **fit)
+    return Fit(samples, None, points, info, raw=raw, elbo=-loss)
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:

@@ -44,21 +44,22 @@ PRIOR_MAX_D = 64
 
 
 def default_draws(post) -> int:
-    """:data:`DEFAULT_DRAWS`, or fewer within :data:`GIBBS_BUDGET` and :data:`DRAW_BYTES`."""
+    """:data:`DEFAULT_DRAWS`, or fewer within :data:`GIBBS_BUDGET` and :data:`DRAW_BYTES` for
+    an exact posterior whose parameters' draws are large (``hooks.draw_size``) or slow
+    (``hooks.gibbs_cost``); a posterior given by draws resamples them, so it takes the
+    default."""
+    if not post.closed_form or post.exact is None:
+        return DEFAULT_DRAWS
     hooks = checks_of(post.family_class)
-
-    def budget(params) -> int:  # of an exact posterior's parameters
-        size = hooks.draw_size(params)
-        if size is not None:
-            fit = int(DRAW_BYTES // (8 * size))
-            return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
-        cost = hooks.gibbs_cost(params)
-        if cost is None:
-            return DEFAULT_DRAWS
-        per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
-        return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
-
-    return post.draw_budget(budget, DEFAULT_DRAWS)
+    size = hooks.draw_size(post.exact)
+    if size is not None:
+        fit = int(DRAW_BYTES // (8 * size))
+        return int(np.clip(fit - fit % CHAINS, 2 * CHAINS, DEFAULT_DRAWS))
+    cost = hooks.gibbs_cost(post.exact)
+    if cost is None:
+        return DEFAULT_DRAWS
+    per_chain = int(GIBBS_BUDGET / cost[0]) - cost[1]
+    return CHAINS * int(np.clip(per_chain, 10, DEFAULT_DRAWS // CHAINS))
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:

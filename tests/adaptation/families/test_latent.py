@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from numpyro.infer import MCMC, NUTS
 
+from helpers import normed
 from anchordiv.anchors.gaussian import moments
-from anchordiv.adaptation import recipe
+from anchordiv.adaptation.statistics import gaussian_strengths
 from anchordiv.adaptation.families.latent_gaussian import (
     BinghamPrior,
     latent_gaussian_model,
@@ -112,7 +113,7 @@ def embeddings(rng, rot, n, decay=0.7):
     """Unit rows with a power-law spectrum (like text embeddings), shifted off the origin."""
     d = rot.shape[0]
     x = (rng.normal(size=(n, d)) * np.arange(1, d + 1) ** -decay) @ rot.T + 0.3
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+    return normed(x)
 
 
 def mean_angle_to_mode(d, n, seed=0, **opts):
@@ -163,7 +164,7 @@ def test_exact_latent_inference_data_has_independent_chains():
     idata = ad.inference_data(post, num_draws=400, seed=0)
     assert idata["posterior"].sizes["chain"] == 2
     assert float(az.rhat(idata)["max_principal_angle"]) < 1.05
-    u = post.family.sample_chains(np.random.default_rng(0), 2, 3)["U"]
+    u = post.exact.sample_chains(np.random.default_rng(0), 2, 3)["U"]
     assert not np.allclose(u[0, 0], u[1, 0])  # different seeds, not one chain split
     # the posterior's chains (its parameters' sample) are these very Gibbs chains, bit for bit
     np.testing.assert_array_equal(post.chain_draws(0, 2, 3)["U"], u)
@@ -176,7 +177,7 @@ def test_recipe_rank_is_recovered_on_a_planted_low_rank_problem():
     planted = np.linalg.qr(rng.normal(size=(d, d)))[0][:, :5]
     targets = 0.3 + rng.normal(size=(80, 5)) @ planted.T + 0.01 * rng.normal(size=(80, d))
     broad = rng.normal(size=(300, d)) * np.r_[5.0, np.full(d - 1, 0.2)]  # one leading dir.
-    g = recipe.gaussian_strengths(broad, targets)
+    g = gaussian_strengths(broad, targets)
     opts = latent_options(broad, targets, strengths=g)
     assert opts["rank"] == 5
     assert opts["beta"] == pytest.approx(80 / (80 + g["strength"]))

@@ -27,7 +27,7 @@ def test_separated_clusters_match_the_conditional_posterior():
     post = fit(8.0)
     assert post.exact_chains(np.random.default_rng(0), 1, 2) is not None  # the Gibbs sampler
     gibbs = post.draws(0, 400)
-    cond = post.family.sample(np.random.default_rng(1), 400)
+    cond = post.exact.sample(np.random.default_rng(1), 400)
     np.testing.assert_allclose(gibbs["weights"].mean(0), cond["weights"].mean(0), atol=0.03)
     np.testing.assert_allclose(gibbs["means"].mean(0), cond["means"].mean(0), atol=0.05)
 
@@ -35,7 +35,7 @@ def test_separated_clusters_match_the_conditional_posterior():
 def test_overlap_widens_the_weights_and_chains_have_their_shape():
     post = fit(1.5)
     gibbs = post.draws(0, 600)
-    cond = post.family.sample(np.random.default_rng(1), 600)
+    cond = post.exact.sample(np.random.default_rng(1), 600)
     assert gibbs["weights"][:, 0].std() > 1.1 * cond["weights"][:, 0].std()
     trace = lambda c: np.trace(c[:, 0], axis1=-2, axis2=-1).std()  # noqa: E731
     assert trace(gibbs["covs"]) > 1.1 * trace(cond["covs"])

@@ -241,7 +241,7 @@ def posterior_chains(
 ) -> dict[str, np.ndarray]:
     """``{site: [chains, per_chain, ...]}``: independent Gibbs chains of an exact posterior."""
     targets = np.asarray(post.fixed["targets"], np.float64)
-    m, prior = post.family.mode(), DirichletNIW.from_model_kwargs(post.model_kwargs)
+    m, prior = post.exact.mode(), DirichletNIW.from_model_kwargs(post.model_kwargs)
     z0 = first_max(_log_components(targets, m["weights"], m["means"], m["covs"]), axis=1)  # MAP-EM
     runs = [gibbs_chain(prior, targets, z0, per_chain, rng) for _ in range(chains)]
     return {k: np.stack([r[k] for r in runs]) for k in runs[0]}
