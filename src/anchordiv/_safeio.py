@@ -685,21 +685,3 @@ def malformed(path, what: str = "bundle"):
         raise AnchorDivError(
             f"{path}: malformed {what} ({type(err).__name__}: {str(err)[:200]})"
         ) from None
-
-
-__all__ = [
-    "array_specs",
-    "atomic_dir",
-    "atomic_file",
-    "bundle_dir",
-    "card_digest",
-    "check_faiss_bytes",
-    "data_hash",
-    "group_paths",
-    "malformed",
-    "native",
-    "parse_json",
-    "read_json",
-    "read_npz",
-    "replace_files",
-]

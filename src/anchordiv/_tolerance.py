@@ -79,18 +79,3 @@ def first_max(values, axis: int = -1):
     near = finite & (v >= top - TIE_RTOL * xp.abs(top))
     i = xp.argmax(near, axis=axis)  # the first True
     return int(i) if xp is np and np.ndim(i) == 0 else i
-
-
-__all__ = [
-    "DOUBLING_SE",
-    "FRACTION_ATOL",
-    "IDENTICAL_RTOL",
-    "LEVERAGE_TOL",
-    "SPECTRUM_RTOL",
-    "TIE_RTOL",
-    "TIE_ULPS",
-    "first_max",
-    "kept_singular_values",
-    "kept_spectrum",
-    "numerical_rank",
-]

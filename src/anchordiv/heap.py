@@ -119,18 +119,3 @@ def release_heap() -> None:
 def reusing_heap(fn):
     """Decorator: run ``fn`` inside :func:`reused_heap` (entered afresh on every call)."""
     return reused_heap()(fn)
-
-
-__all__ = [
-    "IDLE_RELEASE_S",
-    "TASK_MMAP_THRESHOLD",
-    "TASK_TRIM_THRESHOLD",
-    "fixed_thresholds",
-    "glibc",
-    "heap_lifted",
-    "release_heap",
-    "reused_heap",
-    "reusing_heap",
-    "startup_environ",
-    "startup_thresholds",
-]

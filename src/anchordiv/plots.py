@@ -407,20 +407,3 @@ def _query_label(result, q: int) -> str:
 def _short(text, width: int = 18) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= width else s[: width - 1] + "…"
-
-
-__all__ = [
-    "BORDERS",
-    "IMAGE_SUFFIXES",
-    "MARKERS",
-    "distinct_colours",
-    "elbo_plot",
-    "finish",
-    "item_kind",
-    "neighbours",
-    "plot_curve",
-    "plot_scores",
-    "pyplot",
-    "save_figure",
-    "thumbnail",
-]

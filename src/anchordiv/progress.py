@@ -8,7 +8,6 @@ import sys
 
 from tqdm.std import tqdm as _terminal_bar
 
-__all__ = ["LineBar", "interactive", "tqdm"]
 
 #: default seconds between two lines when stderr is not a terminal
 DEFAULT_INTERVAL = 10.0

@@ -100,14 +100,4 @@ def limited_blas(fn):
     return run
 
 
-__all__ = [
-    "THREADS_ENV",
-    "XLA_THREADS_ENV",
-    "blas_thread_limit",
-    "blas_threads",
-    "configure_xla",
-    "current_limit",
-    "limited_blas",
-]
-
 configure_xla()  # on import: ``import anchordiv`` imports this module before JAX

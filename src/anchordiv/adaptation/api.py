@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm
 from ..threads import limited_blas
-from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated
+from .methods import METHODS, NUTS, SVI, Exact, Method, check_targets, options, validated  # noqa: F401
 from .posterior import Posterior
 from .protocol import Family
 from .registry import FAMILIES, LiveKinds, LiveMapping, check_prior_mode, get_family, unknown_kind
@@ -338,25 +338,3 @@ def build_prior(fam, broad, targets=None, *, prior: str = "broad", **strengths) 
         return fam.from_anchors(broad, targets, prior=prior, **strengths)
     built = fam.from_anchors(broad, targets, **strengths)
     return built.isotropic() if check_prior_mode(prior) == "isotropic" else built
-
-
-__all__ = [
-    "COMMON",
-    "DEFAULT_KIND",
-    "Exact",
-    "KINDS",
-    "METHODS",
-    "METHOD_OPTIONS",
-    "NUTS",
-    "OPTIONS",
-    "SVI",
-    "adapt",
-    "build_prior",
-    "check_anchors",
-    "infer",
-    "options",
-    "prior_options",
-    "resolve_family",
-    "split_family_options",
-    "split_options",
-]

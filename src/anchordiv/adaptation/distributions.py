@@ -242,15 +242,3 @@ def stiefel_site(name: str, d: int, k: int) -> jax.Array:
     inside a NumPyro model (add a factor for a non-uniform law)."""
     z = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([d, k]).to_event(2))
     return numpyro.deterministic(name, orthonormal_frame(z))
-
-
-__all__ = [
-    "MatrixBingham",
-    "bingham_chains",
-    "bingham_gibbs",
-    "gibbs_sweep",
-    "orthonormal_frame",
-    "stiefel",
-    "stiefel_site",
-    "vector_bingham",
-]

@@ -146,6 +146,3 @@ def broad_from_model(model) -> np.ndarray:
     factor = factor[:, kept_spectrum(np.einsum("ij,ij->j", factor, factor))]
     step = np.sqrt(factor.shape[1]) * factor.T
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
-
-
-__all__ = ["broad_from_model", "check_loaded_prior", "load_prior", "stand_in_anchors"]

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import AnchorDivError, as_matrix, check_duplicates, check_spread, in_unit_interval
 from ..errors import integer, positive, user_stacklevel
 from ..provenance import AnchorDivWarning, resolve_tau, unit_norm, with_provenance
-from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners
+from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners  # noqa: F401
 from .model import check_sites, init_strategy, kept_sites, problem, run_dtype, with_log_density
 from .nuts import run_nuts
 from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
@@ -584,30 +584,3 @@ def is_prior(obj) -> bool:
     """
     fam = FAMILIES.get(getattr(obj, "kind", None))
     return fam is not None and isinstance(obj, fam)
-
-
-__all__ = [
-    "CHAIN_METHODS",
-    "COMMON_INFO",
-    "Exact",
-    "GUIDES",
-    "INIT_STRATEGIES",
-    "METHODS",
-    "Method",
-    "ModelMethod",
-    "NUTS",
-    "NUTS_RUNNERS",
-    "Runners",
-    "SVI",
-    "SVI_RUNNERS",
-    "check_targets",
-    "exact_inputs",
-    "is_prior",
-    "options",
-    "prior_provenance",
-    "run_info",
-    "user_model_info",
-    "validated",
-    "warn_target_only",
-    "warn_unobserved",
-]

@@ -552,30 +552,3 @@ def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
     dyn = {k: v for k, v in dyn.items() if isinstance(v, (jax.Array, np.ndarray))}
     static = sorted(((k, v) for k, v in kwargs.items() if k not in dyn), key=lambda kv: kv[0])
     return dyn, tuple(static)
-
-
-__all__ = [
-    "AUXILIARY_SUFFIX",
-    "CHAIN_METHODS",
-    "GUIDES",
-    "INIT_STRATEGIES",
-    "Likelihood",
-    "NUTS_RUNNERS",
-    "OBSERVED",
-    "Problem",
-    "Runners",
-    "SVI_RUNNERS",
-    "UserModelLikelihood",
-    "check_sites",
-    "failure",
-    "guard",
-    "init_strategy",
-    "kept_sites",
-    "log_joint",
-    "nonfinite_sites",
-    "observed_name_error",
-    "problem",
-    "run_dtype",
-    "split_kwargs",
-    "with_log_density",
-]

@@ -26,7 +26,7 @@ from numpyro.infer.util import initialize_model
 from .._tolerance import first_max
 from ..errors import AnchorDivError
 from ..progress import tqdm
-from .model import CHAIN_METHODS, NUTS_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs
+from .model import CHAIN_METHODS, NUTS_RUNNERS, Problem, failure, guard, init_strategy, split_kwargs  # noqa: F401
 from .posterior import Posterior, joint_correction, sampled_descriptions
 
 #: NUTS transitions per compiled step
@@ -253,19 +253,3 @@ def nuts_points(post: Posterior, prob: Problem, samples: dict) -> tuple[dict | N
         f"method='exact' or method='svi' with guide='delta')"
     )
     return {"map": {k: v[i] for k, v in flat.items()}}, sampled_descriptions(post, best=best)
-
-
-__all__ = [
-    "CHAIN_METHODS",
-    "CHUNK",
-    "Chains",
-    "FIELDS",
-    "MAX_SAMPLERS",
-    "cache_size",
-    "check_init",
-    "nuts_points",
-    "run_cached",
-    "run_mcmc",
-    "run_nuts",
-    "sampler",
-]

@@ -931,24 +931,3 @@ def sampled_descriptions(post, *, best: str) -> dict:
     if post.subspace is not None:
         mean += ", lifted with the conditional expectation outside the subspace"
     return {"point_mean": mean, "point_map": best}
-
-
-__all__ = [
-    "DESCRIPTIONS",
-    "ExactPosterior",
-    "MAP_JOINT",
-    "POSTERIOR_TYPES",
-    "Posterior",
-    "SampledPosterior",
-    "SubspacePosterior",
-    "check_loaded_posterior",
-    "delta_mean",
-    "describe",
-    "exact_descriptions",
-    "joint_correction",
-    "load_posterior",
-    "retyped",
-    "sampled_descriptions",
-    "save_posterior",
-    "to_model",
-]

@@ -274,23 +274,3 @@ def check_prior_mode(prior: str) -> str:
     if prior not in ("broad", "isotropic"):
         raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
     return prior
-
-
-__all__ = [
-    "Conjugate",
-    "FAMILIES",
-    "LiveKinds",
-    "LiveMapping",
-    "OPTIONAL",
-    "PROTOCOL",
-    "Projectable",
-    "check_family",
-    "check_prior_mode",
-    "family",
-    "get_family",
-    "is_builtin",
-    "is_conjugate",
-    "no_subspace",
-    "protocol",
-    "unknown_kind",
-]

@@ -302,14 +302,3 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     with guard("svi importance weights"):
         lw, draws = jax.vmap(one)(keys)  # eager: a jit of this closure compiles per call
     return ({k: np.asarray(v, np.float64) for k, v in draws.items()}, np.asarray(lw, np.float64))
-
-
-__all__ = [
-    "GUIDES",
-    "MAX_RUNNERS",
-    "convergence",
-    "guide_log_weights",
-    "make_guide",
-    "make_optimizer",
-    "run_svi",
-]

@@ -26,5 +26,4 @@ __all__ = [
     "prior_sensitivity",
     "retrieval_uncertainty",
     "save_inference_data",
-    "sbc",
 ]

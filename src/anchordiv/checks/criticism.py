@@ -835,25 +835,3 @@ def compare_priors(
     if plot is not None:
         result.plot(plot)
     return result
-
-
-__all__ = [
-    "ESTIMATORS",
-    "Estimate",
-    "K_THRESHOLD",
-    "PriorComparison",
-    "compare_priors",
-    "comparison_table",
-    "candidate_kinds",
-    "closed_form_heldout",
-    "estimate_table",
-    "exact_loo",
-    "k_threshold",
-    "kfold_loo",
-    "kfold_parts",
-    "mc_predictive",
-    "monte_carlo_reason",
-    "psis_loo",
-    "stacking_weights",
-    "unreliable_message",
-]

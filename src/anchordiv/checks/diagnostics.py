@@ -180,15 +180,3 @@ def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10, reg: flo
     out["log_evidence_gain"] = out["log_evidence"] - out["log_evidence_isotropic"]
     out["loo_gain"] = out["loo"] - out["loo_isotropic"]
     return out
-
-
-__all__ = [
-    "captured_scatter",
-    "diagnose",
-    "leading_directions",
-    "loo_pointwise",
-    "loo_predictive",
-    "niw_prior",
-    "principal_angles",
-    "target_subspace",
-]

@@ -149,6 +149,3 @@ def random_functionals(sites, rng) -> dict[str, Callable]:
         return f
 
     return {f"w·{site}": functional(site) for site in sites}
-
-
-__all__ = ["CHECKS", "CURVE_NUTS", "checks_of", "register_checks", "site_quantities"]

@@ -388,6 +388,3 @@ def library_problem(
         "quantities": quantities,
         "thin": thin,
     }
-
-
-__all__ = ["SBCResult", "library_problem", "sbc"]

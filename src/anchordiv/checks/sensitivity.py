@@ -1284,19 +1284,3 @@ def prior_sensitivity(
             stacklevel=user_stacklevel(),
         )
     return result
-
-
-__all__ = [
-    "CONFLICT",
-    "DEFAULT_ALPHAS",
-    "PriorInfluence",
-    "PriorSensitivity",
-    "STRONG_PRIOR",
-    "THRESHOLD",
-    "cjs_distance",
-    "diagnosis",
-    "prior_drives_ranking",
-    "prior_influence",
-    "prior_sensitivity",
-    "robust_to_strength",
-]

@@ -21,7 +21,7 @@ from ..threads import limited_blas
 from . import arviz as adz
 from ..adaptation.protocol import cosine, own_sites
 from .families import checks_of
-from .sbc import SBCResult, sbc
+from .sbc import SBCResult, sbc  # noqa: F401
 from ..anchors.linalg import canonical_signs
 
 
@@ -713,14 +713,3 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
             raise AnchorDivError(
                 f"{path}: its netCDF data do not read ({type(err).__name__}: {str(err)[:200]})"
             ) from None
-
-
-__all__ = [
-    "RetrievalUncertainty",
-    "SBCResult",
-    "sbc",
-    "inference_data",
-    "load_inference_data",
-    "retrieval_uncertainty",
-    "save_inference_data",
-]

@@ -15,23 +15,6 @@ import numpy as np
 
 from ..errors import AnchorDivError, user_stacklevel
 
-__all__ = [
-    "CHEXPERT_FINDINGS",
-    "CHEXPERT_LABELS",
-    "LAYOUTS",
-    "ImageDataset",
-    "chexpert",
-    "cub200",
-    "imagefolder",
-    "imagenet",
-    "imagenet_r",
-    "load_dataset",
-    "parse_spec",
-    "rendition_of",
-    "seeded_split",
-    "sketchy",
-    "wnid_names",
-]
 
 #: File suffixes read as images.
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})

@@ -171,6 +171,3 @@ def select(sources: Sequence[Source], n: int | None = None, seed: int = 0) -> Se
     flat = [e for p in pools for e in p]
     drawn = np.bincount([owner[i] for i in idx], minlength=len(pools))
     return Selection([flat[i] for i in idx], [len(p) for p in pools], drawn.tolist())
-
-
-__all__ = ["Entry", "KINDS", "Selection", "Source", "entries", "select"]

@@ -8,7 +8,7 @@ the module's).
 """
 
 from .curves import Curve, CurveModel, adaptation_curve, register_model
-from .evaluate import Evaluation, bootstrap_interval, mean_interval, t_interval
+from .evaluate import Evaluation, bootstrap_interval, mean_interval, t_interval  # noqa: F401
 from .retrieved import Neighbours, neighbours
 
 __all__ = [
@@ -17,9 +17,6 @@ __all__ = [
     "Evaluation",
     "Neighbours",
     "adaptation_curve",
-    "bootstrap_interval",
-    "mean_interval",
     "neighbours",
     "register_model",
-    "t_interval",
 ]

@@ -817,25 +817,3 @@ def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, 
 def _ident(name: str, m: CurveModel, budget: int) -> dict:
     """The columns that name a model's cell in :attr:`Curve.rows` and :meth:`Curve.summary`."""
     return {"model": name, "role": m.role, "kind": m.kind or "", "budget": budget}
-
-
-__all__ = [
-    "Curve",
-    "CurveModel",
-    "DEFAULT_BUDGETS",
-    "DEFAULT_MODELS",
-    "ENTRY_POINTS",
-    "MODELS",
-    "ROLES",
-    "Registry",
-    "adaptation_curve",
-    "adapted",
-    "broad_posterior",
-    "curve_method",
-    "budgets_for",
-    "check_factory",
-    "isotropic_control",
-    "register_model",
-    "resolve_model",
-    "subset",
-]

@@ -161,14 +161,3 @@ def falls(curve, name: str, target: str | None = None) -> list[dict]:
                 fall.update(toward_target_only=bool(limit <= m1), target_only_full=limit)
             out.append(fall)
     return out
-
-
-__all__ = [
-    "BASELINE",
-    "anchors_needed",
-    "budget_to_reach",
-    "dominance_rows",
-    "falls",
-    "lacks",
-    "triples",
-]

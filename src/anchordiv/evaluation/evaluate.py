@@ -654,19 +654,3 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
         f"labels: expected [Q] and [G] classes or [Q, L] and [G, L] indicators, "
         f"got {list(a.shape)} and {list(b.shape)}"
     )
-
-
-__all__ = [
-    "BASELINES",
-    "Evaluation",
-    "INTERVALS",
-    "bootstrap_interval",
-    "check_labels",
-    "default_query_chunk",
-    "evaluate",
-    "mean_interval",
-    "shared_label_relevance",
-    "t_interval",
-    "write_json",
-    "write_rows",
-]

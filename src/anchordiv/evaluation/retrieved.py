@@ -265,6 +265,3 @@ def neighbours(
         }
     query_rows = np.full(len(x), -1, np.int64) if rows is None else rows
     return Neighbours(list(named), query_rows, indices, scores, relevant)
-
-
-__all__ = ["Neighbours", "neighbours"]

@@ -596,21 +596,3 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     check_model(model)
     x = check_embeddings(model, "queries", queries)
     return np.asarray(jit_query_terms(model, x, method)[1])
-
-
-__all__ = [
-    "METHODS",
-    "PRECISIONS",
-    "augmented",
-    "bregman",
-    "centred",
-    "check_precision",
-    "divergence",
-    "key_terms",
-    "mips_keys",
-    "mips_offset",
-    "mips_queries",
-    "pairwise",
-    "query_terms",
-    "top_k",
-]

@@ -719,16 +719,3 @@ def recall_at_k(found, exact) -> float:
         raise AnchorDivError(f"found: {len(found)} rows, exact: {len(exact)} rows; must match")
     hits = [len(np.intersect1d(f, e)) / exact.shape[1] for f, e in zip(found, exact)]
     return float(np.mean(hits))
-
-
-__all__ = [
-    "FAISS_KINDS",
-    "FaissIndex",
-    "GalleryIndex",
-    "L2Reduction",
-    "key_chunks",
-    "merge_results",
-    "mips_scores",
-    "recall_at_k",
-    "sample_rows",
-]

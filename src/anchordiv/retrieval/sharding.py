@@ -112,6 +112,3 @@ def sharded_top_k(
     """Top-k over rows placed by :func:`place_rows`, every device scanning its own rows."""
     static = dict(score=score, extra=tuple(extra), k=k, chunk=chunk, mesh=mesh, names=names)
     return _sharded_top_k(args, rows, jnp.asarray(n_items, jnp.int32), **static)
-
-
-__all__ = ["layout", "mesh_axes", "place_rows", "sharded_top_k"]

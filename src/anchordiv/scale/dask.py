@@ -611,22 +611,3 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
         ivf.nprobe = saved if nprobe is None else min(integer("nprobe", nprobe, low=1), nlist)
         gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
         return FaissIndex(ivf, gallery, reduction=L2Reduction(*numbers))
-
-
-__all__ = [
-    "BLOCK_ROWS",
-    "Block",
-    "CorePin",
-    "JaxConfig",
-    "WORKER_CONFIG",
-    "WORKER_ENV",
-    "blocks",
-    "build_index",
-    "connect",
-    "load_index",
-    "local_cluster",
-    "shard_paths",
-    "top_k",
-    "tree_merge",
-    "wait",
-]

@@ -278,6 +278,3 @@ class DiagonalPrior(Family):
         dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
         sd = np.sqrt(np.asarray(p["sigma2"], np.float64))
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(np.diag(sd), dt), as_tau(tau, dt))
-
-
-__all__ = ["DiagonalLikelihood", "DiagonalPrior", "NormalInverseGamma", "diagonal_model"]

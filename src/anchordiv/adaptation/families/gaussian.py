@@ -916,37 +916,3 @@ def subspace_joint_mode(point: dict, completion, r: int) -> dict:
     d, nu = completion.dim, completion.nu
     scale = (nu - d + 2 * r + 2) / (nu + d + 2)
     return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
-
-
-__all__ = [
-    "subspace_joint_mode",
-    "BartlettGaussian",
-    "Conditional",
-    "EB_BOUNDS",
-    "GAUSSIAN_DIMS",
-    "GaussianLikelihood",
-    "MarginalCurve",
-    "NIW",
-    "NIWLikelihood",
-    "NIWPrior",
-    "STRENGTH_RULES",
-    "check_nu0",
-    "cov_cholesky",
-    "cov_factor",
-    "empirical_bayes",
-    "empirical_bayes_fit",
-    "gaussian_logpdf",
-    "gaussian_model",
-    "gaussian_predictive",
-    "gaussian_prior_scale",
-    "gaussian_quantities",
-    "gaussian_sbc_quantities",
-    "lift_gaussian",
-    "log_iw",
-    "log_multigamma",
-    "log_niw",
-    "niw_bartlett",
-    "niw_model",
-    "project_niw",
-    "weak_covariance",
-]

@@ -617,22 +617,3 @@ class BinghamPrior(LatentFamily):
             "prior_parameter": sandwich(u, kwargs["prior_parameter"]),
             "mean": np.asarray(kwargs["mean"], np.float64) @ u,
         }
-
-
-__all__ = [
-    "BURN_IN",
-    "BinghamLikelihood",
-    "BinghamPosterior",
-    "BinghamPrior",
-    "LatentFamily",
-    "PPCALikelihood",
-    "PRIOR_ANCHORS",
-    "latent_gaussian_model",
-    "latent_gaussian_update",
-    "latent_options",
-    "latent_rank",
-    "ppca_logpdf",
-    "ppca_noise",
-    "ppca_scale",
-    "target_weight",
-]

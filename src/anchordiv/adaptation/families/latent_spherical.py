@@ -249,14 +249,3 @@ class PosteriorBinghamPrior(LatentFamily):
     @classmethod
     def project(cls, kwargs, u):
         return {**kwargs, "broad_projector": sandwich(u, kwargs["broad_projector"])}
-
-
-__all__ = [
-    "PosteriorBinghamLikelihood",
-    "PosteriorBinghamPrior",
-    "broad_projector",
-    "latent_spherical_model",
-    "latent_spherical_update",
-    "normalised_covariance",
-    "posterior_like_parameter",
-]

@@ -540,19 +540,3 @@ class DirichletNIWPrior(Family):
     def project_mean(cls, mean, u):
         covs = np.swapaxes(u, 0, 1) @ mean["covs"] @ u
         return {"weights": mean["weights"], "means": mean["means"] @ u, "covs": covs}
-
-
-__all__ = [
-    "MixtureLikelihood",
-    "assignment_predictive",
-    "DirichletNIW",
-    "DirichletNIWPrior",
-    "GIBBS_BURN_IN",
-    "THIN",
-    "dirichlet_mode",
-    "dirichlet_niw_model",
-    "gibbs_chain",
-    "map_em",
-    "mixture_prior",
-    "posterior_chains",
-]

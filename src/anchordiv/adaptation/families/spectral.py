@@ -590,28 +590,3 @@ class SpectralPrior(Family):
         dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
         f = dense_factor(np.asarray(fixed["directions"], np.float64), p["variances"], p["noise"])
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(f, dt), as_tau(tau, dt))
-
-
-__all__ = [
-    "SpectralLikelihood",
-    "CONTROL_SEED",
-    "DEFAULT_RANK",
-    "MarginalTargets",
-    "NOISE",
-    "SHRINKAGE",
-    "SpectralLaw",
-    "SpectralPrior",
-    "broad_spectrum",
-    "dense_factor",
-    "gaussian_loglik_sum",
-    "gaussian_logpdf",
-    "log_scale_density",
-    "logdet",
-    "marginal_loglik",
-    "posterior_mean",
-    "quad_inv",
-    "scale_law",
-    "spectral_model",
-    "sqrt_apply",
-    "variances",
-]

@@ -414,17 +414,3 @@ class LKJPrior(StructuredPrior):
         return cls.make(
             broad, eta, prior_anchors=prior_anchors, kappa0=kappa0, nu0=nu0, prior=prior
         )
-
-
-__all__ = [
-    "FactorPrior",
-    "LKJPrior",
-    "REG",
-    "StructuredPrior",
-    "factor_kwargs",
-    "factor_model",
-    "factor_prior",
-    "lkj_kwargs",
-    "lkj_model",
-    "lkj_prior",
-]

@@ -203,16 +203,3 @@ def _ratio(r: dict) -> str:
         bound = r["anchors_at_least"]
         return f"> {bound:.1f} (not reached)" if np.isfinite(bound) else "–"
     return f"{r['anchors_ratio']:.2f} [{r['anchors_ratio_low']:.2f}, {r['anchors_ratio_high']:.2f}]"
-
-
-__all__ = [
-    "LARGE",
-    "SMALL",
-    "TITLE",
-    "TOLERANCE",
-    "claims",
-    "merge",
-    "section",
-    "task_rows",
-    "transfer_names",
-]

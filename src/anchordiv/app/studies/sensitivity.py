@@ -346,15 +346,3 @@ def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> lis
         )
     )
     return rows
-
-
-__all__ = [
-    "BUDGETS",
-    "outcome",
-    "plot_sensitivity_budget",
-    "sensitivity_by_budget",
-    "sensitivity_section",
-    "settled_at",
-    "takes_over_at",
-    "who_decides",
-]

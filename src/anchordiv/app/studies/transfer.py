@@ -294,24 +294,3 @@ def report_section(
     rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
     rep.table(ranking, list(ranking[0]))  # (finding,) diagnostic, orders, agreements
     rep.text(ranking_text(ranking))
-
-
-__all__ = [
-    "DIAGNOSTICS",
-    "KINDS",
-    "LATENT_RANK",
-    "PRIOR_ANCHORS",
-    "SMALL_BUDGETS",
-    "adapt_options",
-    "contrast_rows",
-    "diagnostic_rows",
-    "of_kind",
-    "outcome",
-    "pivot",
-    "ranking_rows",
-    "report_section",
-    "retrieval_gain",
-    "transfer_curve",
-    "transfer_models",
-    "write_curve",
-]
