@@ -50,6 +50,20 @@ class MatrixBingham(dist.Distribution):
 
     The mode is any frame of the top-k eigenvectors of B (:meth:`mode`).
 
+    Parameters
+    ----------
+    parameter : array_like, shape [..., d, d]
+        B, symmetric.
+    rank : int
+        k, 1 ≤ k ≤ d.
+    validate_args : bool, optional
+        NumPyro's argument validation.
+
+    Raises
+    ------
+    AnchorDivError
+        ``parameter`` is not a square matrix, or ``rank`` is not in [1, d].
+
     Examples
     --------
     >>> from anchordiv.adaptation.families import MatrixBingham
@@ -238,7 +252,21 @@ def orthonormal_frame(z: jax.Array) -> jax.Array:
 
 
 def stiefel_site(name: str, d: int, k: int) -> jax.Array:
-    """A Haar-distributed Stiefel site built from an unconstrained normal site ``name + "_raw"``
-    inside a NumPyro model (add a factor for a non-uniform law)."""
+    """A Haar-distributed Stiefel site built from an unconstrained normal site ``name + "_raw"``.
+
+    Add a factor for a non-uniform law.  Call it inside a NumPyro model.
+
+    Parameters
+    ----------
+    name : str
+        The deterministic site's name.
+    d, k : int
+        The frame's shape, k ≤ d.
+
+    Returns
+    -------
+    jax.Array, shape [d, k]
+        An orthonormal frame.
+    """
     z = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([d, k]).to_event(2))
     return numpyro.deterministic(name, orthonormal_frame(z))

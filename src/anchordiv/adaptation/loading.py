@@ -127,9 +127,27 @@ def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
 def broad_from_model(model) -> np.ndarray:
     """Anchors whose ML mean and covariance equal a saved Gaussian model's.
 
-    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns): the gaussian
-    and latent families use only the broad mean and covariance, so these stand in exactly for
-    the broad anchors (not for ``mixture``, which runs EM on the anchors).
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns — those whose
+    squared norm is at most :data:`anchordiv._tolerance.SPECTRUM_RTOL` of the largest: a
+    rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
+    gaussian and latent families use
+    only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
+    prior was fitted to (not for ``mixture``, which runs EM on the anchors).
+
+    Parameters
+    ----------
+    model : Gaussian
+        A fitted or loaded Gaussian anchor model.
+
+    Returns
+    -------
+    numpy.ndarray, shape [2r, d]
+        The stand-in anchors.
+
+    Raises
+    ------
+    AnchorDivError
+        ``model`` is not a Gaussian.
 
     Examples
     --------

@@ -273,12 +273,15 @@ class ModelMethod(Method):
 class Exact(Method):
     """The exact (conjugate) update of the prior's family; takes no options.
 
-    ``run`` is the prior's :meth:`~.protocol.Conjugate.exact`, for a prior that has one.
+    ``run`` is the prior's :meth:`~.capabilities.Conjugate.exact`, for a prior that has one.
 
     Examples
     --------
-    >>> prior = ad.NIWPrior.from_anchors(np.eye(4), kappa0=5.0, nu0=10.0)
-    >>> ad.infer(prior, np.eye(4)[:3], ad.Exact(), tau=20.0).method
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> ad.infer(prior, broad[:3], ad.Exact(), tau=20.0).method
     'exact'
     """
 
@@ -301,6 +304,9 @@ class Exact(Method):
 @config
 class NUTS(ModelMethod):
     """NUTS (``numpyro.infer.NUTS``) on the family's explicit NumPyro model or a user's.
+
+    A frozen configuration: a bad value, or an option NUTS does not have, is an
+    :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -325,7 +331,7 @@ class NUTS(ModelMethod):
     chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
         How the chains run.
     subspace : int, optional
-        Run on the broad anchors' top-r principal directions (:mod:`.statistics`; needs
+        Run on the broad anchors' top-r principal directions (:mod:`.subspace`; needs
         ``infer(..., broad=broad)``).
     model : callable, optional
         A user's NumPyro model ``fn(targets, **model_kwargs)`` defining the kind's sites
@@ -389,8 +395,10 @@ class NUTS(ModelMethod):
 
 @config
 class SVI(ModelMethod):
-    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's; a bad or unknown
-    option is an :class:`AnchorDivError` naming it.
+    """NumPyro SVI (:mod:`.variational`) on the family's explicit model or a user's.
+
+    A frozen configuration: a bad value, or an option SVI does not have, is an
+    :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -419,10 +427,21 @@ class SVI(ModelMethod):
         Seeds the optimisation and the guide draws.
     progress : bool, default True
         Show a progress bar.
-    init_strategy, subspace, model, model_kwargs, x64 : optional
+    init_strategy : str or callable, default "median"
+        As for :class:`NUTS`.
+    subspace : int, optional
+        As for :class:`NUTS`.
+    model, model_kwargs : optional
+        As for :class:`NUTS`.
+    x64 : bool, default False
         As for :class:`NUTS`.
     runners : Runners, optional
         Where the compiled step function is kept (default :data:`SVI_RUNNERS`).
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown option or an invalid value.
 
     Examples
     --------

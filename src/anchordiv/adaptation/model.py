@@ -234,7 +234,8 @@ class Likelihood:
     @classmethod
     def site_shapes(cls, d: int, shapes: dict) -> dict[str, tuple]:
         """Expected shapes of the family's sites at dimension ``d`` given a model's site
-        shapes ``{site: shape of one draw}``; ``{}``: no requirement."""
+        shapes ``{site: shape of one draw}`` (a free size, e.g. components, is read from
+        there); ``{}``: no requirement."""
         return {}
 
     @classmethod
@@ -338,9 +339,35 @@ class _Unobserved(Messenger):
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
-    """Copy of a sampled posterior with ``stats["log_density"] [chains, draws]``: the log joint
-    of each draw's constrained parameters (what ``post.point("map")`` maximises) under the
-    family's model (``model=None``: :meth:`Likelihood.log_joint`) or a user's ``model``."""
+    """Copy of a sampled posterior with the log joint density of each draw.
+
+    Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
+    parameters, which ``post.point("map")`` maximises — the family's own model's
+    (``model=None``: its likelihood type's :meth:`Likelihood.log_joint`, closed form where it has
+    one) or a user's ``model``'s, every stored site substituted (:func:`log_joint`: the density
+    of the model's own sample sites).
+
+    Parameters
+    ----------
+    post : Posterior
+        A NUTS or SVI posterior.
+    targets : array_like, shape [n, d]
+        The target anchors it was fitted to.
+    model : callable, optional
+        A user's NumPyro model (default: the kind's).
+    model_kwargs : dict, optional
+        Its hyperparameters (default ``post.model_kwargs``).
+
+    Returns
+    -------
+    Posterior
+        The copy with ``stats["log_density"]``.
+
+    Raises
+    ------
+    AnchorDivError
+        No ``model_kwargs`` given and the posterior carries none.
+    """
     kwargs = model_kwargs if model_kwargs is not None else post.model_kwargs
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")

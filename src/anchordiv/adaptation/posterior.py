@@ -54,10 +54,9 @@ class Posterior(metaclass=_ByContents):
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
-    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  The abstract base: build
-    the type you mean (:class:`ExactPosterior` with ``exact`` parameters,
-    :class:`SubspacePosterior` with a ``subspace`` rank, :class:`SampledPosterior` with draws);
-    ``Posterior(...)`` itself, which picked one from the contents, is deprecated.
+    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  ``Posterior(...)`` itself
+    builds the type its contents make (:class:`ExactPosterior` with ``exact`` parameters,
+    :class:`SubspacePosterior` with a ``subspace`` rank, else :class:`SampledPosterior`).
 
     Parameters
     ----------
@@ -72,9 +71,11 @@ class Posterior(metaclass=_ByContents):
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
     exact : object, optional
-        Exact posterior parameters (``family=``: its former name).
+        Exact posterior parameters (:mod:`anchordiv.adaptation.families`; ``family=`` is the
+        same keyword under its former name).
     samples : dict, optional
-        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model.
+        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
+        ran — NUTS draws or SVI guide draws.
     stats : dict, optional
         NUTS sample statistics.
     fixed : dict
@@ -84,12 +85,14 @@ class Posterior(metaclass=_ByContents):
     elbo : numpy.ndarray, optional
         SVI: the ELBO per step.
     completion : object, optional
-        Subspace runs: the default prior's exact full-d posterior, outside the subspace.
+        Subspace runs: the exact full-d posterior of the default prior that supplies the
+        geometry outside the subspace (:mod:`.subspace`).
     prior : Family, optional
-        The prior object (:mod:`.protocol`): the posterior's handle to its family.
+        The prior object (:mod:`.family`): the posterior's handle to its family.
     model_kwargs : dict, optional
-        The keyword arguments the family's NumPyro model ran (or would run) with for these
-        targets; saved, so a loaded posterior draws, scores and checks as the fitted one.
+        The keyword arguments the family's NumPyro model ran with (or would run with) for these
+        targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
+        posterior, so a loaded one draws, scores and checks exactly as the fitted one.
     raw : object, optional
         The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
     subspace : int, optional
@@ -97,11 +100,15 @@ class Posterior(metaclass=_ByContents):
     custom_model : bool, default False
         Whether a user's NumPyro model ran instead of the family's own.
     guide : str, optional
-        The SVI guide's name (a user guide's class name); None for an exact or NUTS posterior.
+        The SVI guide's name (``"delta"``, ``"normal"``, ``"lowrank"`` or a user guide's class
+        name); None for an exact or NUTS posterior.
 
     Examples
     --------
-    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> post
     Posterior(kind='gaussian', method='exact', d=4, tau=20)
     ...
@@ -172,12 +179,15 @@ class Posterior(metaclass=_ByContents):
     # ---- the family ---------------------------------------------------------------------------
     @property
     def family_class(self):
-        """The family: the class of :attr:`prior`, else the registry's entry for :attr:`kind`."""
+        """The family: the class of :attr:`prior` (a family registered from a user's module
+        included); the registry's entry for :attr:`kind` only for a posterior built without its
+        prior."""
         return type(self.prior) if self.prior is not None else family_of(self.kind)
 
     @property
     def family(self):
-        """The exact posterior parameters (:attr:`exact`, under its former name)."""
+        """The exact posterior parameters (:attr:`exact`, under its former name); None for a
+        posterior given by draws."""
         return self.exact
 
     @property
@@ -192,7 +202,8 @@ class Posterior(metaclass=_ByContents):
 
     @property
     def point_guide(self) -> bool:
-        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread."""
+        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread to calibrate or
+        importance-sample."""
         return self.guide == "delta"
 
     @property
@@ -201,13 +212,16 @@ class Posterior(metaclass=_ByContents):
         return True
 
     def likelihood(self) -> Likelihood:
-        """The targets' likelihood under the family's model at :attr:`model_kwargs`."""
+        """The targets' likelihood under the family's model at this posterior's
+        :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
         fam = self.family_class
         return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
 
     def model_likelihood(self) -> Likelihood | None:
-        """The likelihood of the model the draws come from: the family's, or a user's own model's
-        (:attr:`user_model`); None where that model is not known (saved, or ``subspace=``)."""
+        """The likelihood of the model the draws come from: the family's (:meth:`likelihood`),
+        or a user's own model's (``model=``) where this posterior still holds it
+        (:attr:`user_model`); None where that model is not known (a user's model of a saved
+        posterior, or of a ``subspace=`` run, whose model saw projected targets)."""
         if not self.custom_model:
             return self.likelihood()
         if self.user_model is None:
@@ -252,22 +266,26 @@ class Posterior(metaclass=_ByContents):
         raise NotImplementedError
 
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` draws in the order they were made (for thinning)."""
+        """``n`` draws in the order they were made (a sampler's chain order; fresh draws of an
+        exact posterior): what thinning needs."""
         raise NotImplementedError
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
-        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains (a sampled posterior's
-        resampled from its draws)."""
+        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
+        from its family's own sampler (``exact_chains``) or ``independent(params, rng, chains,
+        per_chain)``; a sampled one resampled from its draws (:meth:`draws`)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
     def draw_budget(self, per_params: Callable[[object], int | None], default: int) -> int:
-        """How many draws a check takes by default (``per_params(exact)`` or ``default``)."""
+        """How many draws a check takes by default: ``per_params(exact parameters)`` for an
+        exact posterior (their cost), ``default`` for stored draws."""
         return default
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler, or
-        None."""
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``), or None
+        where there is none (a posterior given by draws included)."""
         return None
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
@@ -275,7 +293,8 @@ class Posterior(metaclass=_ByContents):
         return ps
 
     def lift_draws(self, draws: dict, rng) -> dict:
-        """:meth:`lift` for stacked draws ``{site: [S, ...]}``."""
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}``: the identity but for subspace
+        runs."""
         return draws
 
     def principal_directions(self, k: int) -> np.ndarray | None:
@@ -283,12 +302,14 @@ class Posterior(metaclass=_ByContents):
         return None
 
     def saved_params(self) -> dict[str, object]:
-        """The parameter objects this posterior saves, by card key."""
+        """The parameter objects this posterior saves, by card key (``family``: the exact
+        parameters; ``completion``: a subspace run's)."""
         return {}
 
     # ---- shared ---------------------------------------------------------------------------------
     def to_model(self, p: dict) -> AnchorModel:
-        """The anchor model of one parameter set (a user's covariance sites checked first)."""
+        """The anchor model of one parameter set (a user's model: its covariance sites are
+        checked positive definite first, with an error naming the site)."""
         fam = self.family_class
         if self.custom_model:
             fam.likelihood_type.check_values(p, self.kind)
@@ -349,14 +370,18 @@ class Posterior(metaclass=_ByContents):
         return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}`` (an
+        :class:`AnchorDivError` where there are none)."""
         if not self.samples or any(np.ndim(v) < 2 or not np.size(v) for v in self.samples.values()):
             raise AnchorDivError(f"{self.kind}: this posterior has no stored draws")
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
-        """Log posterior density of each draw (chains merged) that ``"map"`` maximises
-        (``stats["log_density"]``; else −potential energy, with a warning)."""
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
+        model's log joint at the constrained parameters (``stats["log_density"]``, see
+        :func:`~.likelihood.with_log_density`).  Posteriors sampled without it fall back to
+        −potential energy, which is the density of NUTS's *unconstrained* coordinates
+        (Jacobians included), with a warning."""
         if not self.stats:
             return None
         if "log_density" in self.stats:
@@ -382,15 +407,15 @@ class Posterior(metaclass=_ByContents):
         path : str or Path
             Destination directory.
         overwrite : bool, default False
-            Replace an existing non-empty destination (else an ``OutputExistsError``).
+            Replace an existing non-empty destination; otherwise it is refused
+            (:class:`~anchordiv.errors.OutputExistsError`).
         **card
             Extra card fields (``encoder``, ``anchor_source``, ...).
 
         Returns
         -------
         Path
-            The directory written.
-        """
+            The directory written."""
         arrays, meta = self.to_arrays()
         return write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
 
@@ -522,8 +547,11 @@ class ExactPosterior(Posterior):
         return default if n is None else int(n)
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """The family's ``exact_chains``, or None where the posterior lacks what it needs
-        (targets, model keywords)."""
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``: the
+        mixture's Gibbs chains, which sample the assignments too), or None where the family has
+        none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
+        model keywords)."""
         if "targets" not in self.fixed or self.model_kwargs is None:
             return None
         return self.family_class.exact_chains(self, rng, chains, per_chain)
@@ -603,8 +631,9 @@ class SubspacePosterior(SampledPosterior):
     """
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
-        """Full-d parameters of ``ps`` (draws with ``rng``): the family's sites lifted, the
-        others kept."""
+        """Full-d parameters from the run's parameter sets ``ps`` (points, or draws with
+        ``rng``): the family's sites lifted (its ``lift``), every other site of the model kept
+        as it is."""
         fam = self.family_class
         sites = fam.sites
         full = fam.lift(
@@ -723,9 +752,9 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
     path : str or Path
         The posterior directory.
     verify : bool, default True
-        Check the arrays and the card against their hashes.
+        Check the arrays against the card's data hash and the card against its digest.
     sha256 : str, optional
-        The digest the bundle must have (``ad.bundle_digest``).
+        A pinned digest (``ad.bundle_digest``): a bundle with another one is refused.
 
     Returns
     -------
@@ -831,17 +860,27 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
     ----------
     post : Posterior
         The posterior.
-    path, overwrite, **card
-        As for :meth:`Posterior.save`.
+    path : str or Path
+        Destination directory.
+    overwrite : bool, default False
+        Replace an existing non-empty destination; otherwise it is refused
+        (:class:`~anchordiv.errors.OutputExistsError`).
+    **card
+        Extra card fields.
 
     Returns
     -------
     Path
-        The directory :meth:`Posterior.save` wrote.
+        The directory written.
+
+    Raises
+    ------
+    AnchorDivError
+        ``post`` is not a :class:`Posterior`.
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> import tempfile, pathlib
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> out = ad.save_posterior(post, pathlib.Path(tempfile.mkdtemp()) / "post")
     >>> ad.load_posterior(out).kind

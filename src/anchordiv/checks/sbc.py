@@ -141,8 +141,10 @@ class SBCResult:
         self, alpha: float = 0.05, *, num_points=None, simulations: int = 1000, seed: int = 0
     ) -> tuple[np.ndarray, ...]:
         """``(z [K], low [K], high [K])``: the simultaneous ``1 − alpha`` band of the PIT's ECDF
-        difference under calibration (Säilynoja, Bürkner & Vehtari 2022); K = min(N, 100) by
-        default."""
+        difference ``F̂(z) − z`` under calibration (Säilynoja, Bürkner & Vehtari 2022): the
+        pointwise binomial band at the level γ for which ``1 − alpha`` of simulated uniform
+        samples of the same size stay inside at every z at once.  ``num_points`` K defaults
+        to min(N, 100) evenly spaced z."""
         n = len(self.pit)
         k = num_points or min(n, 100)
         z = np.arange(1, k + 1) / (k + 1)
@@ -163,8 +165,9 @@ class SBCResult:
         }
 
     def plot_ecdf(self, path=None, *, alpha: float = 0.05, title: str | None = None):
-        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous band
-        (:meth:`ecdf_bands`); saved to ``path`` when given."""
+        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous
+        ``1 − alpha`` band (:meth:`ecdf_bands`) — the SBC plot of Säilynoja et al., which unlike
+        a histogram does not depend on a bin choice.  Saved to ``path`` when given."""
         z, lo, hi = self.ecdf_bands(alpha)
         grid = np.linspace(0, 1, 401)
         outside = self.ecdf_outside(alpha)
@@ -241,6 +244,12 @@ def sbc(
     -------
     SBCResult
         Ranks, PIT values and the uniformity tests (``summary()``, ``plot()``, ``plot_ecdf()``).
+
+    Raises
+    ------
+    AnchorDivError
+        No scalar quantity given, or ``inference`` returns a different number of draws (after
+        thinning) from one simulation to the next.
 
     Examples
     --------

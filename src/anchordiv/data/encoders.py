@@ -683,7 +683,35 @@ def check_images(
     progress: bool | None = None,
 ) -> tuple[list[str], list[str], dict[str, str]]:
     """Every file's content digest, and every file that is not an image — found before a model
-    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes)."""
+    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes).
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Image files.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable files raise one error naming all of them, or are skipped with one warning.
+    workers : int, default 0
+        Worker processes that read and hash.
+    cache : bool or str or Path, default True
+        Where digests are remembered (:func:`embed_texts`).
+    progress : bool, optional
+        Show a bar.
+
+    Returns
+    -------
+    kept : list of str
+        The paths to encode, in order.
+    digests : list of str
+        Their SHA-256 digests.
+    bad : dict of str to str
+        ``{path: problem}`` of the files left out.
+
+    Raises
+    ------
+    AnchorDivError
+        Unreadable files under ``"raise"`` (all named), or no readable image.
+    """
     paths = _image_paths(paths, on_error)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
     _refuse_or_warn(bad, len(paths), on_error)

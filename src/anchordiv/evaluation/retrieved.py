@@ -19,7 +19,21 @@ from .evaluate import BASELINES, named_scorers, prepare_scorer, shared_label_rel
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Neighbours:
-    """The k nearest gallery items of each query under each geometry (from :func:`neighbours`)."""
+    """The k nearest gallery items of each query under each geometry (from :func:`neighbours`).
+
+    Parameters
+    ----------
+    names : list of str
+        The geometries, in order.
+    queries : numpy.ndarray of int, shape [Q]
+        Gallery row of each query, or −1 for a query from outside the gallery.
+    indices : dict of str to numpy.ndarray of int, shape [Q, k]
+        Gallery rows per geometry, closest first.
+    scores : dict of str to numpy.ndarray, shape [Q, k]
+        Their scores, higher = closer (an anchor model's are ``−D(query → item)``).
+    relevant : dict of str to numpy.ndarray of bool, shape [Q, k], optional
+        Whether each neighbour shares a label with its query (None without labels).
+    """
 
     names: list[str]
     queries: np.ndarray
@@ -48,7 +62,18 @@ class Neighbours:
         return head + ")"
 
     def to_rows(self, texts: Sequence[str] | None = None) -> list[dict]:
-        """Tidy rows, one per (query, geometry, rank)."""
+        """Tidy rows, one per (query, geometry, rank).
+
+        Parameters
+        ----------
+        texts : sequence of str, optional, length G
+            The gallery's texts, added as ``text`` (and the query's as ``query_text``).
+
+        Returns
+        -------
+        list of dict
+            ``query, query_row, geometry, rank, item, score`` (+ ``relevant``, ``text``,
+            ``query_text`` when known); ``rank`` counts from 1."""
         rows = []
         for qi, row in enumerate(self.queries):
             for name in self.names:
@@ -73,7 +98,29 @@ class Neighbours:
     def to_markdown(
         self, texts: Sequence[str], *, query_texts: Sequence[str] | None = None, width: int = 70
     ) -> str:
-        """One markdown table per query: a row per rank, a column per geometry."""
+        """One markdown table per query: a row per rank, a column per geometry.
+
+        Relevant neighbours are marked ✓ and others ✗ when labels were given.
+
+        Parameters
+        ----------
+        texts : sequence of str, length G
+            The gallery's texts.
+        query_texts : sequence of str, optional, length Q
+            The queries' texts (default: their gallery texts; needed for outside queries).
+        width : int, default 70
+            Characters kept of each text (longer ones end in "…").
+
+        Returns
+        -------
+        str
+            The tables, each after a line naming its query.
+
+        Raises
+        ------
+        AnchorDivError
+            ``texts`` shorter than the gallery rows referenced, or an outside query without
+            ``query_texts``."""
         width = integer("width", width, low=8)
         top = max(int(self.indices[n].max()) for n in self.names)
         if len(texts) <= max(top, int(self.queries.max())):

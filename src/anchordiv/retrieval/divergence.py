@@ -62,7 +62,24 @@ def exact_products(fn):
 
 
 def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
-    """Query terms of the one-GEMM form, ``u`` and ``c`` (module docstring)."""
+    """Query terms of the one-GEMM form, ``u`` and ``c`` (module docstring).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    x : jax.Array, shape [Q, d]
+        Query embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`key_terms`.
+
+    Returns
+    -------
+    u : jax.Array, shape [Q, m]
+        Query vectors (∇ψ(x), or 2φ(x) on the fast path).
+    c : jax.Array, shape [Q]
+        Query offsets.
+    """
     if use_fast_path(model, method):
         phi = model.embed(x)
         return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
@@ -72,7 +89,24 @@ def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
 
 
 def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
-    """Key terms of the one-GEMM form, ``v`` and ``h`` (module docstring)."""
+    """Key terms of the one-GEMM form, ``v`` and ``h`` (module docstring).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    y : jax.Array, shape [G, d]
+        Gallery embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        ``"auto"`` uses the fast path's ``v = φ(y)``, ``h = ‖φ(y)‖²`` where the model has one.
+
+    Returns
+    -------
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+    """
     if use_fast_path(model, method):
         phi = model.embed(y)
         return phi, jnp.sum(phi * phi, axis=-1)

@@ -269,9 +269,15 @@ class GalleryIndex:
         reduction: keys ``[k, √(M² − ‖k‖²)]`` (M = the largest key norm), queries ``[q, 0]``,
         so the L2-nearest key is the largest inner product; their candidates are then re-scored
         exactly from the cached keys.  Before the reduction the ψ(y) column is centred and
-        rescaled to the spread of the rest of the key (:class:`L2Reduction`; HNSW recall@10 of
-        softmax keys 0.58 → 0.94).  faiss computes its own inner products, so ``precision``
-        does not apply to them (``docs/guides/scale-out.md``)."""
+        rescaled to the spread of the rest of the key (``(h − mean h) · s``, queries' last entry
+        ``−1/s``, s = √tr Cov(v) / std(h)): inner products change by a per-query constant only,
+        but ψ(y) no longer dominates the key norms — for softmax keys (std ψ ≈ 7 against unit
+        ‖v‖) this raised HNSW recall@10 (efSearch 256, G = 50,000) from 0.58 to 0.94.
+
+        Precision: faiss computes its own inner products (float32 on CPU; a GPU faiss index is
+        float32 unless its ``useFloat16`` options are set), so this index's ``precision`` does
+        not apply to them; the keys and queries it receives are computed with exact float32
+        products, and the approximate kinds' re-scoring is a float32 numpy product."""
         faiss = require_faiss()
         chunk = integer("chunk", chunk, low=1)
         approx = kind != "flat"
@@ -707,6 +713,11 @@ def recall_at_k(found, exact) -> float:
     -------
     float
         Recall@k in [0, 1].
+
+    Raises
+    ------
+    AnchorDivError
+        ``found`` and ``exact`` differ in their number of rows.
 
     Examples
     --------

@@ -441,8 +441,25 @@ def empirical_bayes_fit(
 
 
 def empirical_bayes(mu0, cov, targets, **options) -> tuple[float, float, float]:
-    """``(κ₀, ν₀, log marginal likelihood)``: :func:`empirical_bayes_fit` with its ``options``
-    (``kappa0``, ``nu0``, ``hyperprior``).
+    """Empirical-Bayes strengths of a NIW prior (:func:`empirical_bayes_fit`).
+
+    Parameters
+    ----------
+    mu0 : array_like, shape [d]
+        Prior mean.
+    cov : array_like, shape [d, d]
+        Prior E[Σ].
+    targets : array_like, shape [n, d]
+        Target anchors.
+    kappa0, nu0 : float, optional
+        Fixed strengths; those left None are chosen.
+    hyperprior : bool, default True
+        Add the weak hyperprior on the log strengths.
+
+    Returns
+    -------
+    kappa0, nu0, log_marginal : float
+        The strengths and the log marginal likelihood at them.
 
     Examples
     --------
@@ -464,6 +481,30 @@ def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=F
     O(n d²)-per-step space at any d (no Cholesky of a sampled Σ, float32-safe).  Sites:
     deterministic ``Sigma [d, d]`` and ``mu [d]``; latent ``bartlett_chi2 [d]``,
     ``bartlett_normal [d(d−1)/2]``, ``mu_std [d]``; observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    mu0 : array_like, shape [d]
+        μ₀.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d − 1.
+    psi0 : array_like, shape [d, d]
+        Ψ₀, positive definite.
+    psi0_tril : array_like, shape [d, d], optional
+        Its Cholesky factor, if already known.
+    map_jacobian : bool, default False
+        Add the log-Jacobian that turns the density of the Bartlett coordinates into the
+        density of (μ, Σ): a delta guide (MAP) then finds the joint mode
+        ``(μₙ, Ψₙ/(νₙ + d + 2))`` of the parameters, not of their coordinates.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
     """
     mu, law, jac = niw_bartlett("", mu0, kappa0, nu0, psi0, psi0_tril)
     if map_jacobian:
@@ -491,6 +532,17 @@ def check_nu0(nu0: float, d: int) -> float:
 @dataclass(frozen=True)
 class NIW:
     """Normal–inverse-Wishart parameters (float64): ``Σ ~ IW(ν, Ψ)``, ``μ | Σ ~ N(μ, Σ/κ)``.
+
+    Parameters
+    ----------
+    mu : numpy.ndarray, shape [d]
+        The mean.
+    kappa : float
+        κ > 0.
+    nu : float
+        ν > d − 1.
+    psi : numpy.ndarray, shape [d, d]
+        Ψ, positive definite.
 
     Examples
     --------
@@ -679,19 +731,24 @@ class NIWPrior(Family):
         μ₀, the broad mean.
     cov : numpy.ndarray, shape [d, d]
         C = E[Σ], the broad (ridged) covariance.
-    kappa0, nu0 : float
-        κ₀ > 0 and ν₀ > d + 1.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
     prior : {"broad", "isotropic"}, default "broad"
         Which covariance C is (the isotropic control has the same trace).
-    chosen_by, at_bound : str, default "user" and ""
-        "user", "held-out recipe (…)" or "empirical Bayes (…)"; the strengths that ended on the
-        search bound.
+    chosen_by : str, default "user"
+        "user", "held-out recipe (…)" or "empirical Bayes (…)".
+    at_bound : str, default ""
+        The strengths that ended on the search bound.
     origin : str, default ""
         Where the prior came from (JSON: a saved model's path and card).
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
     >>> prior.dim, prior.kappa0, prior.chosen_by
     (4, 5.0, 'user')
@@ -860,7 +917,8 @@ class NIWPrior(Family):
         return self.niw().log_marginal(np.asarray(targets, np.float64))
 
     def chosen_on_targets(self) -> bool:
-        """Whether ``chosen_by`` is the held-out recipe or empirical Bayes."""
+        """Whether ``kappa0``/``nu0`` were chosen on the targets (``chosen_by`` is not
+        ``"user"``: the held-out recipe or empirical Bayes)."""
         return self.chosen_by.startswith(("empirical", "held-out"))
 
     def model_inputs(self, targets):
@@ -885,7 +943,8 @@ class NIWPrior(Family):
         return post, {**info, "model_kwargs": kwargs}, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NIW:
-        """:meth:`NIW.power_scaled`, then the conjugate update."""
+        """The exact posterior under this prior raised to the power ``alpha``: the power-scaled
+        NIW (:meth:`NIW.power_scaled`) updated by the conjugate update."""
         return self.niw().power_scaled(alpha).update(targets)
 
     # ---- per kind -------------------------------------------------------------------------

@@ -52,10 +52,30 @@ PRIOR_BURN_IN = 30
 def latent_gaussian_model(
     targets, *, prior_parameter, mean, signal, noise, rank, target_weight=1.0
 ):
-    """The explicit NumPyro model of the latent-gaussian kind (copy and change it): Bingham
-    prior ``prior_parameter`` B₀ ``[d, d]`` on the site ``U [d, k]`` (``rank`` k, from ``U_raw``),
-    PPCA likelihood of the observed ``targets [n, d]`` with ``mean [d]``, ``signal`` ℓ, ``noise``
-    σ², tempered by ``target_weight`` (1 = Bayes)."""
+    """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
+
+    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    prior_parameter : array_like, shape [d, d]
+        B₀.
+    mean : array_like, shape [d]
+        PPCA mean.
+    signal, noise : float
+        PPCA signal ℓ and noise σ².
+    rank : int
+        k.
+    target_weight : float, default 1.0
+        Tempers the likelihood (1 = Bayes).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d = targets.shape[1]
     u = stiefel_site("U", d, rank)
     numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
@@ -71,7 +91,17 @@ def top_frame(m: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BinghamPosterior:
-    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k."""
+    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k.
+
+    Parameters
+    ----------
+    parameter : numpy.ndarray, shape [d, d]
+        The symmetric Bingham parameter Bₙ.
+    rank : int
+        k.
+    location : numpy.ndarray, shape [d]
+        The fixed latent mean (latent Gaussian; zeros for the latent spherical model).
+    """
 
     parameter: np.ndarray
     rank: int
@@ -82,11 +112,13 @@ class BinghamPosterior:
         return {"U": top_frame(self.parameter, self.rank)}
 
     def mean(self) -> dict[str, np.ndarray]:
-        """Same as :meth:`mode` (a mean of frames is not a frame)."""
+        """Same as :meth:`mode`: the principal subspace of E[UUᵀ] is the top-k eigenvectors of B
+        (a mean of frames is not a frame)."""
         return self.mode()
 
     def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
-        """``{"U": [chains, n, d, k]}``: independent Gibbs chains, :data:`BURN_IN` sweeps each."""
+        """``{"U": [chains, n, d, k]}``: independent Gibbs chains run in parallel
+        (:func:`~.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
         u = bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
         return {"U": u}
 
@@ -127,9 +159,28 @@ def target_weight(n: int, n_broad: int, beta: float) -> float:
 def latent_gaussian_update(
     broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float, prior: str = "broad"
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update ``(BinghamPosterior, info)`` of the latent-gaussian kind at ``rank`` k and
-    target weight ``beta`` from ``broad [N, d]`` (``prior="isotropic"``: its control) and
-    ``targets [n, d]``; ``info``: the explicit model's ``model_kwargs`` and the pseudo-count m."""
+    """Exact update of the latent-gaussian kind.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    rank : int
+        k.
+    beta : float
+        Target weight in [0, 1].
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad covariance or the isotropic control.
+
+    Returns
+    -------
+    posterior : BinghamPosterior
+        The exact posterior.
+    info : dict
+        The explicit model's hyperparameters (``model_kwargs``) and the pseudo-count m.
+    """
     fam = BinghamPrior.build(np.asarray(broad), rank, beta, PRIOR_ANCHORS, prior)
     return fam.posterior(targets, beta)[:2]
 
@@ -511,14 +562,20 @@ class BinghamPrior(LatentFamily):
         Number of broad anchors (caps the pseudo-count).
     rank : int
         k, the latent dimension.
-    beta, prior_anchors
-        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``) and the prior's strength.
-    prior, origin : str
-        The prior mode and where the prior came from (:class:`~anchordiv.Family`).
+    beta : float, optional
+        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``).
+    prior_anchors : float, default 10.0
+        The prior's strength in pseudo-anchors.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which covariance C is.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.BinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
     >>> prior.rank, prior.dim
     (2, 4)

@@ -444,14 +444,26 @@ class SpectralPrior(Family):
         λ, their eigenvalues.
     noise0 : float
         σ²_B, the mean discarded eigenvalue.
-    kappa0, shrinkage, global_scale, gamma_shape, noise
-        The options (:meth:`from_anchors`).
-    prior, origin : str
-        The prior mode (the broad spectrum or the isotropic control) and where it came from.
+    kappa0 : float, default 1.0
+        Pseudo-anchors of the prior mean.
+    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+        The hierarchy of the per-direction scales.
+    global_scale : float, default 1.0
+        The horseshoe's g ~ HalfCauchy scale.
+    gamma_shape : float, default 2.0
+        a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
+    noise : {"free", "fixed"}, default "free"
+        σ² learnt, or held at the broad residual variance.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad spectrum or the isotropic control.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> ad.SpectralPrior.from_anchors(broad, rank=2).directions.shape
     (4, 2)
     """
@@ -576,7 +588,8 @@ class SpectralPrior(Family):
         return {"map_jacobian": True} if map_density else {}
 
     def model_inputs(self, targets):
-        """No conjugate update: the hyperparameters, the choices, the shared directions."""
+        """No conjugate update: the model's hyperparameters, the prior's choices and the
+        directions every draw shares."""
         info = {"kappa0": float(self.kappa0), "rank": self.rank}
         info.update(shrinkage=self.shrinkage, noise=self.noise)
         return self.prior_kwargs(), info, self.predictive_fixed()

@@ -143,6 +143,12 @@ def clinical_study(
     ClinicalResult
         ``rows`` (one per finding × scorer, tidy) and ``per_query[finding][scorer]``
         (``[S][Q]``).
+
+    Raises
+    ------
+    AnchorDivError
+        ``labels`` not of shape [n, len(label_names)], an anchor finding not among the label names,
+        or no finding with ``min_queries`` labelled queries (and one labelled gallery item).
     """
     x = as_matrix("reports", reports)
     lab = check_labels("labels", labels, len(x)).astype(bool)

@@ -731,6 +731,11 @@ def run_demo(
     -------
     Path
         The report's path.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown ``size`` or an unknown study name.
     """
     from ...data import get_encoder
     from ...errors import check_output

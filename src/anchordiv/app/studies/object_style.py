@@ -192,6 +192,11 @@ def object_style_study(
     -------
     list of dict
         Tidy rows ``target, scorer, p, auprc, low, high, prevalence, n_queries``.
+
+    Raises
+    ------
+    AnchorDivError
+        The item embeddings do not match the task's item texts in number.
     """
     tau = resolve_tau(
         tau, items=emb.items, object_anchors=emb.object_anchors, style_anchors=emb.style_anchors

@@ -70,8 +70,20 @@ def class_items(class_wnids: Sequence[str]) -> list[list]:
 
 
 def broad_pool(class_wnids: Sequence[str]) -> list:
-    """WordNet noun synsets outside every class's subtree (class synsets included), in offset
-    order."""
+    """WordNet noun synsets outside every class's subtree (class synsets included), in offset order.
+
+    The broad anchors never contain an item or a class.
+
+    Parameters
+    ----------
+    class_wnids : sequence of str
+        The classes' WordNet ids (``n01440764``, ...).
+
+    Returns
+    -------
+    list of nltk Synset
+        The broad pool.
+    """
     from ...data import wordnet
 
     excluded = set(_owners(tuple(class_wnids)))
@@ -111,6 +123,12 @@ def wordnet_imagenet_task(
     WordNetTask
         ``items`` (gloss texts) with ``item_class``, ``targets`` (prompts) with
         ``target_class``.
+
+    Raises
+    ------
+    AnchorDivError
+        ``class_names`` and ``class_wnids`` differ in length, a template without one ``{}``, or
+        fewer than 2 classes with ``min_items`` usable hyponyms.
     """
     from ...data import wordnet
 
