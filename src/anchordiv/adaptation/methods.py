@@ -273,7 +273,7 @@ class ModelMethod(Method):
 class Exact(Method):
     """The exact (conjugate) update of the prior's family; takes no options.
 
-    ``run`` is the prior's :meth:`~.capabilities.Conjugate.exact`, for a prior that has one.
+    ``run`` is the prior's :meth:`~anchordiv.Conjugate.exact`, for a prior that has one.
 
     Examples
     --------
@@ -331,7 +331,7 @@ class NUTS(ModelMethod):
     chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
         How the chains run.
     subspace : int, optional
-        Run on the broad anchors' top-r principal directions (:mod:`.subspace`; needs
+        Run on the broad anchors' top-r principal directions (:mod:`.statistics`; needs
         ``infer(..., broad=broad)``).
     model : callable, optional
         A user's NumPyro model ``fn(targets, **model_kwargs)`` defining the kind's sites
@@ -395,7 +395,7 @@ class NUTS(ModelMethod):
 
 @config
 class SVI(ModelMethod):
-    """NumPyro SVI (:mod:`.variational`) on the family's explicit model or a user's.
+    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's.
 
     A frozen configuration: a bad value, or an option SVI does not have, is an
     :class:`AnchorDivError` naming it.

@@ -54,9 +54,10 @@ class Posterior(metaclass=_ByContents):
     """Result of :func:`adapt` / :func:`infer`: an exact or sampled posterior over anchor models.
 
     Use :meth:`point` for an anchor model, :meth:`sample` for posterior draws of anchor models,
-    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  ``Posterior(...)`` itself
-    builds the type its contents make (:class:`ExactPosterior` with ``exact`` parameters,
-    :class:`SubspacePosterior` with a ``subspace`` rank, else :class:`SampledPosterior`).
+    :meth:`save` to store it, ``ad.inference_data(post)`` for ArviZ.  The abstract base: build
+    the type you mean (:class:`ExactPosterior` with ``exact`` parameters,
+    :class:`SubspacePosterior` with a ``subspace`` rank, :class:`SampledPosterior` with draws);
+    ``Posterior(...)`` itself, which picked one from the contents, is deprecated.
 
     Parameters
     ----------
@@ -71,11 +72,9 @@ class Posterior(metaclass=_ByContents):
     info : dict
         Chosen hyperparameters, counts, diagnostics (JSON-able; never read to decide anything).
     exact : object, optional
-        Exact posterior parameters (:mod:`anchordiv.adaptation.families`; ``family=`` is the
-        same keyword under its former name).
+        Exact posterior parameters (``family=``: its former name).
     samples : dict, optional
-        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model that
-        ran — NUTS draws or SVI guide draws.
+        ``{site: [chains, draws, ...]}``: every latent and deterministic site of the model.
     stats : dict, optional
         NUTS sample statistics.
     fixed : dict
@@ -85,14 +84,12 @@ class Posterior(metaclass=_ByContents):
     elbo : numpy.ndarray, optional
         SVI: the ELBO per step.
     completion : object, optional
-        Subspace runs: the exact full-d posterior of the default prior that supplies the
-        geometry outside the subspace (:mod:`.subspace`).
+        Subspace runs: the default prior's exact full-d posterior, outside the subspace.
     prior : Family, optional
-        The prior object (:mod:`.family`): the posterior's handle to its family.
+        The prior object (:mod:`.protocol`): the posterior's handle to its family.
     model_kwargs : dict, optional
-        The keyword arguments the family's NumPyro model ran with (or would run with) for these
-        targets: its prior hyperparameters (``model(targets, **model_kwargs)``); saved with the
-        posterior, so a loaded one draws, scores and checks exactly as the fitted one.
+        The keyword arguments the family's NumPyro model ran (or would run) with for these
+        targets; saved, so a loaded posterior draws, scores and checks as the fitted one.
     raw : object, optional
         The NumPyro ``MCMC`` or SVI result object for advanced use (not saved).
     subspace : int, optional
@@ -100,15 +97,11 @@ class Posterior(metaclass=_ByContents):
     custom_model : bool, default False
         Whether a user's NumPyro model ran instead of the family's own.
     guide : str, optional
-        The SVI guide's name (``"delta"``, ``"normal"``, ``"lowrank"`` or a user guide's class
-        name); None for an exact or NUTS posterior.
+        The SVI guide's name (a user guide's class name); None for an exact or NUTS posterior.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> broad = rng.normal(size=(20, 4))
-    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
-    >>> post = ad.adapt("gaussian", broad, broad[:5], tau=20.0, kappa0=5.0, nu0=10.0)
+    >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> post
     Posterior(kind='gaussian', method='exact', d=4, tau=20)
     ...
@@ -186,8 +179,7 @@ class Posterior(metaclass=_ByContents):
 
     @property
     def family(self):
-        """The exact posterior parameters (:attr:`exact`, under its former name); None for a
-        posterior given by draws."""
+        """The exact posterior parameters (:attr:`exact`, under its former name)."""
         return self.exact
 
     @property
@@ -284,7 +276,7 @@ class Posterior(metaclass=_ByContents):
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``), or None
+        full posterior (the :class:`~anchordiv.Conjugate` option ``exact_chains``), or None
         where there is none (a posterior given by draws included)."""
         return None
 
@@ -379,7 +371,7 @@ class Posterior(metaclass=_ByContents):
     def flat_lp(self) -> np.ndarray | None:
         """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
         model's log joint at the constrained parameters (``stats["log_density"]``, see
-        :func:`~.likelihood.with_log_density`).  Posteriors sampled without it fall back to
+        :func:`~anchordiv.adaptation.with_log_density`).  Posteriors sampled without it fall back to
         −potential energy, which is the density of NUTS's *unconstrained* coordinates
         (Jacobians included), with a warning."""
         if not self.stats:
@@ -548,7 +540,7 @@ class ExactPosterior(Posterior):
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
         """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
-        full posterior (the :class:`.capabilities.Conjugate` option ``exact_chains``: the
+        full posterior (the :class:`~anchordiv.Conjugate` option ``exact_chains``: the
         mixture's Gibbs chains, which sample the assignments too), or None where the family has
         none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
         model keywords)."""

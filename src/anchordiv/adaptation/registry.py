@@ -82,7 +82,7 @@ def family(kind: str, *, replace: bool = False):
     Returns
     -------
     callable
-        The decorator: takes a :class:`~anchordiv.adaptation.family.Family` subclass and
+        The decorator: takes a :class:`~anchordiv.Family` subclass and
         returns it as a registered frozen dataclass.
 
     Raises

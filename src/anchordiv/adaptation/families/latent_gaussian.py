@@ -118,7 +118,7 @@ class BinghamPosterior:
 
     def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
         """``{"U": [chains, n, d, k]}``: independent Gibbs chains run in parallel
-        (:func:`~.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
+        (:func:`~anchordiv.adaptation.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
         u = bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
         return {"U": u}
 

@@ -596,7 +596,7 @@ class DirichletNIWPrior(Family):
     @classmethod
     def exact_chains(cls, post, rng, chains: int, per_chain: int) -> dict:
         """Exact draws that carry the assignment uncertainty: independent Gibbs chains over
-        (z, weights, means, covs) given the targets (:mod:`..mixture_gibbs`)."""
+        (z, weights, means, covs) given the targets (:func:`gibbs_chain`)."""
         return posterior_chains(post, rng, chains, per_chain)
 
     # ---- per kind -------------------------------------------------------------------------
