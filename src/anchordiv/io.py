@@ -377,7 +377,39 @@ MAX_LOADED_TAU = 1e6
 
 
 def check_loaded_model(model: AnchorModel) -> None:
-    """Refuse a loaded model whose arrays could not score (shapes, finiteness, τ, ψ traced)."""
+    """Refuse a loaded model whose arrays could not score, before any query meets it.
+
+    A model read from a file (a stranger's, possibly) is checked in this order; the first
+    failure is an :class:`AnchorDivError` naming the kind and what is wrong:
+
+    1. every array leaf is floating point;
+    2. every field has the shape its kind declares (:attr:`~anchordiv.AnchorModel.axes`:
+       one length per axis letter, shared across fields) and is finite (log-weights may be
+       −inf) — :func:`check_model_fields`;
+    3. ``tau``, where the kind has one, is a positive scalar of at most
+       :data:`MAX_LOADED_TAU`;
+    4. ``dim`` is a positive int;
+    5. ψ of ``[2, d]`` parameters has shape ``[2]`` and, on the fast (quadratic) path, the
+       embedding has shape ``[2, m]`` — traced abstractly with ``jax.eval_shape``, so no
+       compilation happens;
+    6. ψ (and the embedding) of two unit vectors, evaluated once in float32, is finite: finite
+       fields can still overflow, and such a model would score every pair NaN.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The model as loaded.
+
+    Returns
+    -------
+    None
+        It returns only when every check passes.
+
+    Raises
+    ------
+    AnchorDivError
+        The first check that fails.
+    """
     import jax
 
     leaves = jax.tree_util.tree_leaves(model)

@@ -61,7 +61,33 @@ def reports_path() -> Path:
 
 
 def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
-    """One report XML: its uid, text, MeSH major headings and sections."""
+    """One report XML: its uid, text, MeSH major headings and sections.
+
+    A plain 4-tuple in this order (callers unpack it positionally, and the archive reader
+    caches tuples of it): ``(uid, text, mesh_major_headings, sections)``.
+
+    Parameters
+    ----------
+    xml_bytes : bytes
+        The report's XML, as in the Open-i archive.
+
+    Returns
+    -------
+    uid : str
+        The report id (the ``id`` of ``<uId>``; ``""`` when missing).
+    text : str
+        The sections joined by one space.
+    mesh_major_headings : list of str
+        Its MeSH major headings, the part before any ``/`` qualifier, sorted and distinct.
+    sections : tuple of str
+        The non-empty FINDINGS and IMPRESSION texts, in that order, whitespace collapsed.
+
+    Raises
+    ------
+    xml.etree.ElementTree.ParseError
+        The bytes are not XML (:func:`load_reports` turns it into an :class:`AnchorDivError`
+        naming the archive).
+    """
     root = ET.fromstring(xml_bytes)
     sec = {a.get("Label"): " ".join((a.text or "").split()) for a in root.iter("AbstractText")}
     sections = tuple(sec[s] for s in SECTIONS if sec.get(s))

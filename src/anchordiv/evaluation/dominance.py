@@ -150,7 +150,40 @@ def anchors_needed(
 
 
 def falls(curve, name: str, target: str | None = None) -> list[dict]:
-    """The budgets where a model's mean AUPRC is below the previous budget's interval."""
+    """The budgets where a model's mean AUPRC is below the previous budget's interval.
+
+    A fall is a step from one budget to the next where the mean at the later budget is below
+    the lower end of the earlier budget's interval (cells whose mean is NaN are skipped): more
+    target anchors made the model worse by more than its own uncertainty.
+
+    With ``target`` (the target-only model of the same kind) each fall also says whether it
+    goes ``toward_target_only``: the target-only model at the curve's largest budget is at or
+    below where the posterior fell to, so the curve is converging to a limit *below its own
+    start* (the targets' own geometry is worse than the prior's, and the posterior approaches
+    it as the recipe requires) rather than falling below where it is heading.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve (:func:`~anchordiv.adaptation_curve`).
+    name : str
+        The model whose falls are wanted.
+    target : str, optional
+        The target-only model of the same kind, on the same curve.
+
+    Returns
+    -------
+    list of dict
+        One dict per fall, in budget order; empty when the curve never falls beyond its
+        interval.  The keys:
+
+        - ``model`` (str): ``name``;
+        - ``from``, ``to`` (int): the two consecutive budgets (numbers of target anchors);
+        - ``drop`` (float): mean AUPRC at ``from`` minus mean AUPRC at ``to`` (> 0);
+        - with ``target`` only, ``toward_target_only`` (bool): the target-only model's mean at
+          the largest budget is ≤ the mean at ``to``; and ``target_only_full`` (float): that
+          mean, the limit the posterior approaches.
+    """
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
     limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")

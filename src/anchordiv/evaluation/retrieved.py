@@ -72,8 +72,19 @@ class Neighbours:
         Returns
         -------
         list of dict
-            ``query, query_row, geometry, rank, item, score`` (+ ``relevant``, ``text``,
-            ``query_text`` when known); ``rank`` counts from 1."""
+            ``Q · len(names) · k`` rows, ordered by query, then geometry (in ``names`` order),
+            then rank.  The keys:
+
+            - ``query`` (int): the query's position, 0 … Q − 1;
+            - ``query_row`` (int): its gallery row, or −1 for a query from outside the gallery;
+            - ``geometry`` (str): the scorer's name (``"cosine"``, ``"inversion"``, a model's);
+            - ``rank`` (int): 1 for the closest neighbour, up to k;
+            - ``item`` (int): the neighbour's gallery row;
+            - ``score`` (float): higher = closer (an anchor model's is −D(query → item));
+            - ``relevant`` (bool, only with labels): the neighbour shares a label with the query;
+            - ``text`` and ``query_text`` (str, only with ``texts``): the neighbour's text and
+              the query's (``""`` for a query from outside the gallery).
+        """
         rows = []
         for qi, row in enumerate(self.queries):
             for name in self.names:
