@@ -1,17 +1,18 @@
 # Set-up and the two README commands.  Everything a fresh machine needs is installed here, at
-# the exact versions of constraints.txt (pyproject.toml keeps the compatible ranges users get).
+# the exact versions of constraints.txt and constraints-torch.txt (PyTorch's pins, apart so that
+# a user's `-c constraints.txt` keeps an installed CPU torch; pyproject.toml keeps the ranges).
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-PIN     := -c constraints.txt
+PIN     := -c constraints.txt -c constraints-torch.txt
 
 .PHONY: setup demo test test-arviz1 lint test-all test-shake bench models docs docs-setup notebooks clean
 
-# Re-runs only when pyproject.toml, constraints.txt or this file change (the stamp), so a set-up
+# Re-runs only when pyproject.toml, the constraints or this file change (the stamp), so a set-up
 # machine starts the README's commands at once.  The editable build uses the pinned setuptools
 # (no build isolation), so nothing in the install floats.
-$(STAMP): pyproject.toml constraints.txt Makefile
+$(STAMP): pyproject.toml constraints.txt constraints-torch.txt Makefile
 	@command -v wn >/dev/null 2>&1 || [ -d /usr/share/wordnet ] || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

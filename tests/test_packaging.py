@@ -11,6 +11,7 @@ import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -19,6 +20,12 @@ from anchordiv.app.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+
+
+#: PyTorch's pins, apart from constraints.txt (the README's CPU route keeps an installed torch)
+TORCH_LOCK = ROOT / "constraints-torch.txt"
+#: the distributions that are PyTorch's build: only in TORCH_LOCK
+TORCH_STACK = re.compile(r"^(torch|torchvision|triton|nvidia-.+|cuda-.+)$")
 
 
 def pins(lock: Path = ROOT / "constraints.txt") -> dict[str, str]:
@@ -118,7 +125,7 @@ def test_one_version_from_one_source(capsys):
 
 
 def test_every_requirement_is_pinned_inside_its_range():
-    pinned = pins()
+    pinned = pins() | pins(TORCH_LOCK)
     project = PYPROJECT["project"]
     reqs = list(project["dependencies"]) + [
         r
@@ -145,7 +152,8 @@ def test_the_environment_is_the_pinned_one():
     the pins less ArviZ's and xarray's) is held to that lock."""
     own = Path(sys.prefix) / "constraints.txt"
     drift = {}
-    for name, pinned in pins(own if own.is_file() else ROOT / "constraints.txt").items():
+    locks = pins(own) if own.is_file() else pins() | pins(TORCH_LOCK)
+    for name, pinned in locks.items():
         try:
             got = version(name)
         except PackageNotFoundError:  # a platform-only dependency (torch's CUDA wheels)
@@ -157,11 +165,12 @@ def test_the_environment_is_the_pinned_one():
 
 def test_make_setup_installs_the_pins_and_test_lints_first():
     make = (ROOT / "Makefile").read_text("utf-8")
-    assert re.search(r"^\$\(STAMP\): pyproject.toml constraints.txt Makefile$", make, re.M)
+    stamp = r"^\$\(STAMP\): pyproject.toml constraints.txt constraints-torch.txt Makefile$"
+    assert re.search(stamp, make, re.M)
     installs = [line for line in make.splitlines() if "pip install" in line]
     # $(PIN1): constraints.txt less ArviZ's and xarray's pins (test-arviz1's ArviZ 1.x venv)
     assert installs and all("$(PIN)" in line or "$(PIN1)" in line for line in installs), installs
-    assert "PIN     := -c constraints.txt" in make
+    assert "PIN     := -c constraints.txt -c constraints-torch.txt\n" in make
     assert "-e '.[all,dev]'" in make  # the tests' and docs' tools: dev, not all
     assert "grep -vE '^(arviz|xarray)==' constraints.txt > $(VENV1)/constraints.txt" in make
     lint = make.split("\nlint: setup\n", 1)[1].split("\n\n", 1)[0].split("\n")
@@ -175,3 +184,83 @@ def test_make_setup_installs_the_pins_and_test_lints_first():
     )
     assert "\nTEST_WORKERS ?= auto\n" in make  # the tier on every core (pytest-xdist)
     assert "make test" in (ROOT / ".ci" / "run").read_text("utf-8")
+
+
+def test_constraints_keep_an_installed_cpu_torch():
+    """The README's CPU route (PyTorch's CPU build first, then ``pip install -c constraints.txt
+    'anchordiv[data]'``) keeps the installed torch: constraints.txt pins nothing of PyTorch's
+    build (a ``torch==2.14.1`` there made pip replace a 2.13.0+cpu with the CUDA build and ~3 GB
+    of nvidia wheels), and the data extra's ranges admit a CPU build (a local version, ``+cpu``).
+    ``make setup`` still installs the pinned torch, from constraints-torch.txt."""
+    general, torch = pins(), pins(TORCH_LOCK)
+    assert not [n for n in general if TORCH_STACK.match(n)], "a torch pin in constraints.txt"
+    assert torch and all(TORCH_STACK.match(n) for n in torch), torch
+    assert {"torch", "torchvision"} <= set(torch)
+    data = [Requirement(r) for r in PYPROJECT["project"]["optional-dependencies"]["data"]]
+    ranges = {canonicalize_name(r.name): r.specifier for r in data}
+    for name, cpu in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu")):
+        assert ranges[name].contains(cpu), f"the data extra's {name} range refuses {cpu}"
+        assert ranges[name].contains(torch[name])
+    assert "include CHANGELOG.md constraints.txt constraints-torch.txt" in (
+        ROOT / "MANIFEST.in"
+    ).read_text("utf-8")
+
+
+def _stand_in_wheel(folder: Path, name: str, ver: str) -> Path:
+    """A wheel of ``name==ver`` holding nothing but its metadata (a stand-in for an installed
+    CPU build: pip's resolver sees only names, versions and requirements)."""
+    import zipfile
+
+    info = f"{name}-{ver}.dist-info"
+    files = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {ver}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{k},,\n" for k in files) + f"{info}/RECORD,,\n"
+    path = folder / f"{name}-{ver}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in files.items():
+            z.writestr(k, v)
+    return path
+
+
+@pytest.mark.slow
+def test_the_readme_cpu_route_keeps_an_installed_torch_in_a_clean_venv(tmp_path):
+    """In a clean venv holding a CPU build (stand-ins of torch 2.13.0+cpu and torchvision
+    0.28.0+cpu), pip's resolver with ``-c constraints.txt`` and the data extra's torch
+    requirements installs nothing (no index: nothing could come); with the torch pins
+    (constraints-torch.txt, what ``make setup`` adds) it would have to replace them.  pip's
+    configuration files are off (``PIP_CONFIG_FILE=/dev/null``): the route on any machine."""
+    import json
+    import os
+    import subprocess
+    import venv
+
+    venv.create(tmp_path / "v", with_pip=True)
+    pip = [str(tmp_path / "v" / "bin" / "python"), "-m", "pip"]
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    wheels = [
+        _stand_in_wheel(tmp_path, n, v)
+        for n, v in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu"))
+    ]
+    quiet = dict(env=env, capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [*pip, "install", "--no-index", "--no-deps", *map(str, wheels)], check=True, **quiet
+    )
+    data = PYPROJECT["project"]["optional-dependencies"]["data"]
+    torch_reqs = [
+        r for r in data if canonicalize_name(Requirement(r).name) in ("torch", "torchvision")
+    ]
+
+    def dry_run(*locks: Path):
+        report = tmp_path / "report.json"
+        cmd = [*pip, "install", "--dry-run", "--no-index", "--report", str(report)]
+        cmd += [x for lock in locks for x in ("-c", str(lock))]
+        done = subprocess.run([*cmd, *torch_reqs], **quiet)
+        return done, (json.loads(report.read_text()) if done.returncode == 0 else None)
+
+    done, report = dry_run(ROOT / "constraints.txt")
+    assert done.returncode == 0, done.stderr
+    assert report["install"] == [], [i["metadata"]["name"] for i in report["install"]]
+    done, _ = dry_run(ROOT / "constraints.txt", TORCH_LOCK)  # the pins ask for another build
+    assert done.returncode != 0 and "torch" in done.stderr, done.stderr

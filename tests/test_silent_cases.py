@@ -308,7 +308,10 @@ def task(tmp_path):
 def _cli(*argv):
     from anchordiv.app.cli import main
 
-    return main([str(a) for a in argv])
+    try:
+        return main([str(a) for a in argv])
+    except SystemExit as stop:  # a usage error of the parser (one line, status 2)
+        return stop.code
 
 
 @pytest.mark.parametrize("how", ["python", "cli"])
@@ -445,7 +448,10 @@ def test_options_that_do_not_apply_are_errors(task, capsys):
     cases = [
         (("evaluate", task / "m", *gallery, "--draws", "5"), "--draws: applies to posterior"),
         (("evaluate", task / "m", *gallery, "--summary", "map"), "--summary: applies to posterior"),
-        (("evaluate", task / "m", *gallery, "--draws", "0"), r"--draws: must be >= 1, got 0"),
+        (
+            ("evaluate", task / "m", *gallery, "--draws", "0"),
+            r"--draws: expected a whole number >= 1, got '0'",
+        ),
         (
             ("search", task / "m", task / "i.npy", task / "i.npy", "--summary", "map"),
             "--summary: applies to a saved posterior",
@@ -607,7 +613,7 @@ def test_cli_checks_end_of_run_options_first(task, capsys):
     """``--fraction 2`` failed only after every cell had run; ``--n-boot 0`` was a traceback."""
     for extra, match in (
         (("--fraction", "2"), "--fraction: must lie in [0, 1], got 2.0"),
-        (("--n-boot", "0"), "n_boot: must be >= 1, got 0"),
+        (("--n-boot", "0"), "--n-boot: expected a whole number >= 1, got '0'"),
     ):
         args = ("curve", *(task / f"{n}.npy" for n in "btil"), "-o", task / "c", *extra)
         assert _cli(*args, "--models", "cosine", "--budgets", "2", "--subsets", "1") == 2

@@ -70,3 +70,41 @@ def test_open_clip_config_file_spec(tmp_path):
     with pytest.raises(AnchorDivError, match="cannot read open_clip model config"):
         open_clip_model(str(bad))
     # a valid config registers and loads: tests/app/studies/test_images.py, from the shell
+
+
+def test_files_cut_short_are_counted_with_the_others(tmp_path):
+    """Two files that are not images and a JPEG cut in half: one error, "3 of 13", before any
+    model loads (the cut JPEG is not left for the decoder to find after encoding); a JPEG
+    followed by a long trailer and a whole PNG pass."""
+    import io
+    import warnings
+
+    import numpy as np
+    from PIL import Image
+
+    import image_trees as trees
+    from anchordiv.data import encoders
+    from anchordiv.errors import AnchorDivError
+
+    images = trees.Images(11)
+    paths = [images.save(tmp_path / f"ok{k}.png") for k in range(8)]
+    for k in range(2):
+        buf = io.BytesIO()
+        Image.fromarray(np.tile(images.next(), (4, 4, 1))).save(buf, "JPEG")
+        paths.append(tmp_path / f"photo{k}.jpg")
+        paths[-1].write_bytes(buf.getvalue() + (b"\0" * 70_000 if k else b""))  # a trailer
+    cut = tmp_path / "cut.jpg"
+    cut.write_bytes(paths[-2].read_bytes()[:1500])
+    junk = [tmp_path / "a.png", tmp_path / "b.jpg"]
+    for p in junk:
+        p.write_bytes(b"not an image")
+    everything = [*paths, cut, *junk]
+    with pytest.raises(AnchorDivError, match=r"3 of 13 image file\(s\) cannot be read") as err:
+        encoders.check_images(everything, cache=False)
+    assert str(cut) in str(err.value) and "cut short" in str(err.value)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        kept, digests, bad = encoders.check_images(everything, "skip", cache=False)
+    assert kept == [str(p) for p in paths] and len(digests) == 10
+    assert list(bad) == [str(cut), *map(str, junk)]
+    assert encoders.cut_short(paths[-1]) is None and encoders.cut_short(paths[0]) is None

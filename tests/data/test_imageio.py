@@ -100,3 +100,61 @@ def test_unreadable_files_are_all_named(tmp_path):
     assert digests[0] and digests[1:] == [None, None]
     assert set(bad) == {str(tmp_path / "b.png"), str(tmp_path / "missing.jpg")}
     assert "not an image" in bad[str(tmp_path / "b.png")]
+
+
+def test_worker_processes_start_without_the_callers_script():
+    """While a worker starts, __main__ has no __file__ / __spec__ (multiprocessing then does not
+    re-run the caller's script in it); both come back afterwards."""
+    import sys
+
+    main = sys.modules["__main__"]
+    before = (getattr(main, "__file__", None), getattr(main, "__spec__", None))
+    with imageio._main_script_hidden():
+        assert getattr(main, "__file__", None) is None and main.__spec__ is None
+    assert (getattr(main, "__file__", None), getattr(main, "__spec__", None)) == before
+    ctx = imageio.worker_context()
+    if ctx.get_start_method() != "fork":
+        assert ctx.Process.__name__.startswith("ScriptFree")
+
+
+SCRIPT = """
+import sys
+from pathlib import Path
+import image_trees as trees
+import anchordiv as ad
+import anchordiv.data.imageio as io
+
+print("model loads", flush=True)
+io.MIN_WORKER_IMAGES = 1
+folder = Path(sys.argv[1])
+root = trees.imagefolder(folder / "images", per_class=4)
+config, ckpt = trees.save_tiny_clip(folder)
+enc = ad.data.get_encoder(f"open_clip:{config}", pretrained=ckpt)
+paths = sorted(str(p) for p in root.rglob("*.png"))
+x, kept = ad.data.embed_images(enc, paths, cache=False, workers=2, batch_size=4)
+print("embedded", x.shape, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_runs_workers(tmp_path):
+    """A script passing workers > 0 without ``if __name__ == "__main__":`` (JAX loaded, so the
+    workers come from a forkserver): the model loads once and the images embed."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "noguard.py"
+    script.write_text(SCRIPT)
+    tests = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([tests, *sys.path]))
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("model loads") == 1 and "embedded (12, 16)" in run.stdout

@@ -202,3 +202,113 @@ def test_chexpert_views_parent_and_uncertain(tmp_path):
     assert ones.pathology[:, edema].all() and not ds.pathology[:, edema].all()
     with pytest.raises(AnchorDivError, match="--views applies to the chexpert layout"):
         layouts.load_dataset(f"imagefolder:{tmp_path}", views="all")
+
+
+def _write_report(folder):
+    """What ``anchordiv study ... -o folder`` leaves: report.md, PNGs, embeddings."""
+    trees.Images(9).save(folder / "budget.png")
+    (folder / "report.md").write_text("# anchordiv study budget on images\n")
+    return folder
+
+
+@pytest.mark.filterwarnings("ignore:imagefolder. the class folders are WordNet ids")
+def test_a_report_inside_the_root_is_not_a_class(tmp_path):
+    """A report written at ROOT/results is left out (with a warning naming it), so it neither
+    becomes a class nor strips the wnid folders of their WordNet names."""
+    root = trees.imagenet(tmp_path / "val")
+    expected = layouts.load_dataset(f"imagenet:{root}")
+    _write_report(root / "results")
+    for layout in ("imagenet", "imagefolder"):
+        with pytest.warns(
+            UserWarning, match=r"results is not read as a class: it holds report\.md"
+        ):
+            ds = layouts.load_dataset(f"{layout}:{root}")
+        assert ds.class_ids == expected.class_ids and ds.class_names == expected.class_names
+        assert not any("results" in p for p in ds.paths)
+
+
+def test_one_odd_folder_among_wnids_is_named(tmp_path):
+    """A non-wnid folder among wnid folders (not an anchordiv output) does not silently turn
+    every class name into its raw wnid: a warning names it and what it costs."""
+    root = trees.imagenet(tmp_path / "val")
+    trees.imagefolder(root, classes=("holiday_photos",), per_class=2)
+    with pytest.warns(
+        UserWarning,
+        match=r"4 of the 5 class folders are WordNet ids but "
+        r"'holiday_photos' is not.*raw prompts",
+    ):
+        ds = layouts.load_dataset(f"imagefolder:{root}")
+    assert "holiday photos" in ds.class_names
+
+
+def test_kaggle_layout_finds_its_csv_or_says_where_it_goes(tmp_path):
+    """Kaggle's release keeps LOC_val_solution.csv four folders above ILSVRC/Data/CLS-LOC/val:
+    found there; missing, the error says where to put it before offering the sort recipe."""
+    import shutil
+
+    tree = trees.imagenet(tmp_path / "sorted", per_class=2)
+    kaggle = tmp_path / "imagenet-object-localization-challenge"
+    flat = kaggle / "ILSVRC" / "Data" / "CLS-LOC" / "val"
+    flat.mkdir(parents=True)
+    rows = ["ImageId,PredictionString"]
+    for k, p in enumerate(sorted(tree.rglob("*.JPEG"))):
+        shutil.copy(p, flat / f"ILSVRC2012_val_{k:08d}.JPEG")
+        rows.append(f"ILSVRC2012_val_{k:08d},{p.parent.name} 1 2 3 4")
+    with pytest.raises(
+        AnchorDivError,
+        match=r"put Kaggle's LOC_val_solution\.csv in .*val \(or "
+        r"in one of the 4 folders above it.*or sort",
+    ):
+        layouts.load_dataset(f"imagenet:{flat}")
+    (kaggle / "LOC_val_solution.csv").write_text("\n".join(rows) + "\n")
+    ds = layouts.load_dataset(f"imagenet:{flat}")
+    assert np.bincount(ds.label).tolist() == [2, 2, 2, 2]
+
+
+def test_files_outside_the_root_are_refused_unless_allowed(tmp_path):
+    """A symlink out of the root, and CUB / CheXpert CSV paths that are absolute or climb out
+    with '..', are an error naming the file and the opt-in; allowed, they are read."""
+    import csv
+
+    secret = trees.Images(8).save(tmp_path / "elsewhere" / "secret_frontal.png")
+    root = trees.imagefolder(tmp_path / "if")
+    (root / "red_fox" / "link.png").symlink_to(secret)
+    match = r"1 of 19 image file\(s\) lie outside the dataset folder.*link\.png -> .*secret_frontal\.png"
+    with pytest.raises(AnchorDivError, match=match + r".*allow_outside_root=True"):
+        layouts.load_dataset(f"imagefolder:{root}")
+    ds = layouts.load_dataset(f"imagefolder:{root}", allow_outside_root=True)
+    assert len(ds) == 19
+    (root / "red_fox" / "link.png").unlink()
+    (root / "red_fox_too").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(AnchorDivError, match="lie outside the dataset folder"):
+        layouts.load_dataset(f"imagefolder:{root}")
+
+    cub = trees.cub200(tmp_path / "cub") / "CUB_200_2011"
+    lines = (cub / "images.txt").read_text().splitlines()
+    lines[0] = "1 ../../../elsewhere/secret_frontal.png"
+    (cub / "images.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(AnchorDivError, match=r"cub200: 1 of 18 .*outside"):
+        layouts.load_dataset(f"cub200:{tmp_path / 'cub'}")
+
+    base = trees.chexpert(tmp_path / "cx")
+    with open(base / "valid.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0]["Path"] = str(secret)
+    with open(base / "valid.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with pytest.raises(AnchorDivError, match=r"chexpert: 1 of 24 .*secret_frontal\.png"):
+        layouts.load_dataset(f"chexpert:{tmp_path / 'cx'}")
+    assert len(layouts.load_dataset(f"chexpert:{base}", allow_outside_root=True)) == 24
+
+
+def test_outside_root_resolves_folders_and_links(tmp_path):
+    inside = trees.Images(7).save(tmp_path / "root" / "a" / "x.png")
+    assert (
+        layouts.outside_root(
+            [inside, tmp_path / "root" / "a" / ".." / "a" / "x.png"], tmp_path / "root"
+        )
+        == []
+    )
+    assert len(layouts.outside_root([tmp_path / "root" / ".." / "y.png"], tmp_path / "root")) == 1

@@ -140,3 +140,62 @@ def test_checkpoint_mistakes_are_named(tiny_clip, tmp_path):
     with pytest.raises(AnchorDivError, match=r"no model 'x\.jsn' \(a model config file") as err:
         encoders.OpenCLIPEncoder("x.jsn", str(ckpt))
     assert len(str(err.value)) < 300, "names the closest models, not all of them"
+
+
+def test_config_contents_key_the_encoder(tmp_path):
+    """An edited model config under the same file name (quick_gelu flipped) is a new encoder
+    (a new id: its images are encoded afresh), not the cached one; whitespace alone is not."""
+    import json
+
+    from .conftest import TINY
+
+    config = tmp_path / "anchordiv-edited.json"
+    config.write_text(json.dumps(TINY))
+    first = data.get_encoder(f"open_clip:{config}", random_weights=True)
+    config.write_text(json.dumps(TINY, indent=2))
+    assert data.get_encoder(f"open_clip:{config}", random_weights=True) is first
+    config.write_text(json.dumps(dict(TINY, quick_gelu=False)))
+    edited = data.get_encoder(f"open_clip:{config}", random_weights=True)
+    assert edited is not first and edited.id != first.id
+    assert "+cfg-sha256-" in first.id and first.id.split(":")[1].startswith("anchordiv-edited")
+    assert first.image_space != edited.image_space
+    texts = ["a photo of a cat."]
+    assert not np.allclose(first.encode_text(texts), edited.encode_text(texts), atol=1e-7)
+
+
+def test_random_weights_follow_the_seed(tmp_path):
+    """--random-weights draws the same weights from the same --seed in every call (so a rerun
+    finds its embeddings in the cache), other weights from another seed."""
+    import json
+
+    from .conftest import TINY
+
+    config = tmp_path / "anchordiv-seeded.json"
+    config.write_text(json.dumps(TINY))
+    spec = f"open_clip:{config}"
+    a = data.get_encoder(spec, random_weights=True, seed=3)
+    encoders._load.cache_clear()  # as a new process would
+    b = data.get_encoder(spec, random_weights=True, seed=3)
+    c = data.get_encoder(spec, random_weights=True, seed=4)
+    assert a is not b and a.id == b.id and "init-sha256-" in a.id
+    assert c.id != a.id
+    with pytest.raises(AnchorDivError, match="seed"):
+        data.get_encoder(spec, random_weights=True, seed=-1)
+
+
+def test_config_mistakes_are_named(tmp_path):
+    """A top-level preprocess_cfg, or any key the model does not take, is named as the
+    config's fault (not blamed on weights) before anything loads."""
+    import json
+
+    from .conftest import TINY
+
+    cases = [
+        ({"preprocess_cfg": {"mean": [0.5] * 3}}, "top-level preprocess_cfg.*remove it"),
+        ({"vison_dropout": 0.1}, "key\\(s\\) vison_dropout that an open_clip model does not take"),
+    ]
+    for extra, match in cases:
+        config = tmp_path / "anchordiv-bad.json"
+        config.write_text(json.dumps(dict(TINY, **extra)))
+        with pytest.raises(AnchorDivError, match=match):
+            data.get_encoder(f"open_clip:{config}", pretrained=tmp_path / "w.pt")

@@ -102,3 +102,38 @@ def test_a_fall_toward_a_lower_target_only_limit_is_told_apart():
     )
     assert [(f["from"], f["to"], f["toward_target_only"]) for f in below] == [(2, 4, False)]
     assert "toward_target_only" not in falls(toward, "posterior")[0]
+
+
+def test_each_claim_is_yes_and_no_on_known_cases():
+    """The verdict words of the reports, one function each: yes on a case where it must be,
+    no where it must not, never yes on an undefined (NaN) number."""
+    from anchordiv.evaluation.dominance import (
+        exceeds,
+        interval_above,
+        interval_below,
+        keeps_promise,
+        within,
+    )
+
+    nan = float("nan")
+    assert interval_above(0.02) and not interval_above(0.0) and not interval_above(nan)
+    assert interval_below(-0.02) and not interval_below(0.0) and not interval_below(nan)
+    assert keeps_promise(0.0) and keeps_promise(0.3) and not keeps_promise(-0.01)
+    assert not keeps_promise(nan)
+    assert within(-0.01, 0.01) and within(0.5, 0.01) and not within(-0.02, 0.01)
+    assert not within(nan, 0.01)
+    assert exceeds(0.5, 0.4) and not exceeds(0.4, 0.4) and not exceeds(nan, 0.4)
+    assert not exceeds(0.5, nan)
+
+
+def test_the_promise_holds_where_the_interval_is_not_below_and_not_where_it_is():
+    """On a curve where the posterior is clearly above max(target-only, control) the promise
+    holds at every budget; on one where it is clearly below, at none."""
+    up = {k: list(v) for k, v in MEANS.items()}
+    best = np.fmax(MEANS["target"], MEANS["control"])
+    up["posterior"] = list(np.minimum(best + 0.1, 0.99))
+    down = {k: list(v) for k, v in MEANS.items()}
+    down["posterior"] = list(best - 0.1)
+    for means, holds in ((up, True), (down, False)):
+        c = curve(means)
+        assert all(r["holds"] is holds for r in dominance_rows(c, triples(c)))

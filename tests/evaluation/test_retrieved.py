@@ -74,6 +74,14 @@ def test_seeded_and_outside_queries(task):
         {}, x[3:], x[:3], labels=labels[3:], query_labels=labels[:3], k=2, baselines=("cosine",)
     )
     assert flagged.relevant["cosine"].shape == (3, 2)
+    # rows name the files: the gallery's, and the outside queries' own
+    files = [f"g/{i}.png" for i in range(12)]
+    rows = flagged.to_rows(files, query_texts=["q/a.png", "q/b.png", "q/c.png"], name="path")
+    assert rows[0]["query_row"] == -1 and rows[0]["query_path"] == "q/a.png"
+    assert all(r["path"] == files[r["item"]] for r in rows)
+    assert rows[-1]["query_path"] == "q/c.png" and "text" not in rows[0]
+    with pytest.raises(ad.AnchorDivError, match="query_texts: expected 3"):
+        flagged.to_rows(files, query_texts=["q/a.png"])
 
 
 def test_markdown_marks_relevance_and_escapes_cells(task):

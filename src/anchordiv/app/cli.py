@@ -7,6 +7,7 @@ import argparse
 import importlib
 import sys
 import warnings
+from typing import NoReturn
 
 from ..errors import AnchorDivError, OutputExistsError
 from ..io import pinned_digests
@@ -18,10 +19,21 @@ COMMANDS = (
 ).split()
 
 
-def build_parser() -> argparse.ArgumentParser:
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line, as every other user error of the
+    command: ``anchordiv CMD: error: ...`` (exit status 2), no usage block before it."""
+
+    #: the subcommands' parsers by name (set by :func:`build_parser`)
+    commands: dict = {}
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
+def build_parser() -> Parser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="anchordiv",
         description="Anchor divergences: task-specific semantic geometry on fixed contrastive "
         "embeddings. Fit an anchor model to text-anchor embeddings, then rank a "
@@ -33,24 +45,29 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f".commands.{name}", __package__)
         module.register(sub)
         sub.choices[name.replace("_", "-")].set_defaults(func=module.run)
+    parser.commands = sub.choices
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     import_families(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)  # a usage error: one line, SystemExit(2)
+    if extra:  # reported by the subcommand's parser: "anchordiv adapt: error: ..."
+        command = getattr(args, "command", None)
+        (parser.commands.get(command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from ..data.cache import use_compilation_cache
-
-    use_compilation_cache()
     original = warnings.formatwarning
     warnings.formatwarning = lambda message, *_, **__: (
         f"anchordiv {args.command}: warning: {message}\n"
     )
     try:
+        check_environment(args)  # before any work: the cache, the device, --family
+        from ..data.cache import use_compilation_cache
+
+        use_compilation_cache()
         with pinned_digests(getattr(args, "sha256", None)):
             return int(args.func(args) or 0)
     except USER_ERRORS as err:
@@ -58,6 +75,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         warnings.formatwarning = original
+
+
+def check_environment(args) -> None:
+    """What every command needs, checked before it reads or computes anything: the cache
+    directory ``$ANCHORDIV_CACHE`` (a file there is an error naming the variable, not a "Not a
+    directory" after the work), the torch ``--device`` (a CUDA device that is not there is said
+    so) and ``--family`` (the family of a saved posterior or prior of the user's kind)."""
+    import os
+    from pathlib import Path
+
+    from ..data.cache import CACHE_ENV
+
+    value = os.environ.get(CACHE_ENV)
+    if value:
+        path = Path(value).expanduser()
+        parent = next((p for p in (path, *path.parents) if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            where = "is a file" if parent == path else f"is inside the file {parent}"
+            raise AnchorDivError(
+                f"${CACHE_ENV}: {value} {where}; the embedding cache needs a folder (set "
+                f"{CACHE_ENV} to a folder, or unset it for the default)"
+            )
+    device = getattr(args, "device", None)
+    if device is not None and str(device) != "cpu":
+        from ..data.encoders import check_device
+
+        check_device(device)
+    if getattr(args, "family", None) is not None:
+        from .commands._options import load_family
+
+        load_family(args.family)  # registers a kind of the user's own
 
 
 def import_families(argv: list[str]) -> None:

@@ -13,8 +13,10 @@ the same quantity (:func:`estimate_table`).  Details: ``docs/guides/model-critic
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import re
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -25,7 +27,7 @@ import scipy.special
 
 from ..errors import AnchorDivError, as_matrix, check_choice, integer, user_stacklevel
 from ..provenance import provenance_of, resolve_tau, unit_norm, with_provenance
-from .._tolerance import DOUBLING_SE
+from .._tolerance import DOUBLING_SE, TIE_RTOL
 from .arviz import MIN_TAIL, tail_size
 from .families import checks_of
 from .uncertainty import inference_data
@@ -185,6 +187,42 @@ def elpd_panel(ax, table) -> None:
     ax.set_yticks(y, list(table.index))
     ax.set_ylim(-0.8, n - 0.4)
     ax.set_xlabel("ELPD (log)")
+
+
+# ---- warnings --------------------------------------------------------------------------------
+
+#: a number in a warning's text (counts, norms): what differs between warnings of one cause
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def warning_cause(message: warnings.WarningMessage) -> tuple:
+    """What makes two warnings the same: their category and their text with every number
+    blanked (``"8 of 8 rows"`` and ``"4 of 4 rows"`` are one cause)."""
+    return message.category, _NUMBER.sub("#", str(message.message))
+
+
+@contextlib.contextmanager
+def one_warning_per_cause(what: str):
+    """Collect the warnings raised inside the block and re-emit each cause
+    (:func:`warning_cause`) once when it ends — the first of its kind, saying how many more
+    there were — at the first line outside anchordiv, through the caller's filters (an
+    ``"error"`` filter still raises, then).
+    ``what`` names the call in that count (``"this compare_priors call"``)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    first: dict[tuple, warnings.WarningMessage] = {}
+    count: dict[tuple, int] = {}
+    for w in caught:
+        key = warning_cause(w)
+        first.setdefault(key, w)
+        count[key] = count.get(key, 0) + 1
+    for key, w in first.items():
+        text = str(w.message)
+        if count[key] > 1:
+            text += f" [and {count[key] - 1} more like it in {what}]"
+        # at the caller's line, as its own module (a script's DeprecationWarning still shows)
+        warnings.warn(text, w.category, stacklevel=user_stacklevel())
 
 
 # ---- candidates ----------------------------------------------------------------------------
@@ -395,6 +433,7 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
     out, pareto, sizes, var = np.empty(len(targets)), np.full(len(targets), np.nan), [], 0.0
     structured = 0  # folds scored by the conditional (Rao-Blackwellized) predictive
     doubling = 0.0  # their ELPD on all draws minus on the first half (a bias estimate)
+    frozen = 0  # Monte-Carlo folds whose draws all gave the same value (never moved)
     for test in parts:
         train = np.delete(targets, test, axis=0)
         if closed:
@@ -407,9 +446,11 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
             out[test], mc_var, pareto[test] = mc_predictive(ll)
         else:  # few distinct values (ties): no Pareto tail to fit; the doubling check instead
             structured += 1
-            out[test], mc_var, _ = mc_predictive(ll, tail=False)
+            out[test], mc_var, _ = mc_predictive(ll, tail=False, chains=KFOLD_CHAINS)
             if len(ll) > 1:
-                doubling += float(np.sum(out[test] - mc_predictive(ll[: len(ll) // 2], False)[0]))
+                half = mc_predictive(ll[: len(ll) // 2], False)[0]
+                doubling += float(np.sum(out[test] - half))
+                frozen += never_moved(ll)
         var += mc_var
         sizes.append(len(ll))
     if closed:
@@ -420,7 +461,8 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
     exact = structured == k and all(s == 1 for s in sizes)
     if structured:
         how = (
-            "the family's closed-form predictive"
+            "the family's exact predictive (closed form, or summed over every latent "
+            "assignment of the fold's training targets)"
             if exact
             else "the closed-form predictive given each draw's latent structure "
             "(Rao-Blackwellized, averaged over the draws)"
@@ -443,6 +485,12 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
             else f"the ELPD moved by {doubling:.2g} from S/2 to S draws, more than "
             f"{DOUBLING_SE:g} Monte-Carlo standard errors ({mcse:.2g}): still biased"
         )
+        if frozen:
+            reason = (
+                f"in {frozen} of {k} folds every one of the {min(sizes)} draws gave the same "
+                "predictive (the chains never left one latent assignment), so the Monte-Carlo "
+                "error is unknown, not 0"
+            )
     else:
         reason = monte_carlo_reason(pareto, min(sizes), "p(t | ·) over the draws")
     if reason is not None:
@@ -471,16 +519,31 @@ class LazyDraws(Mapping):
         return len(self._draws)
 
 
+#: independent chains of a fold's draws scored by a family's conditional predictive: their
+#: between-chain variance is the Monte-Carlo error (:func:`mc_predictive`)
+KFOLD_CHAINS = 4
+
+
+def _chain_major(post, seed: int, num_draws: int) -> dict:
+    """``num_draws`` (rounded up to whole chains) draws of :data:`KFOLD_CHAINS` independent
+    chains, ``{site: [S, ...]}`` chain after chain."""
+    per = -(-int(num_draws) // KFOLD_CHAINS)
+    draws = post.chain_draws(seed, KFOLD_CHAINS, per)
+    return {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
+
+
 def _heldout_ll(post, train, test, seed: int, num_draws) -> tuple[np.ndarray, bool]:
     """``(log p(test | ·, train), by the hook)``: ``[R, m]`` by the family's
-    ``conditional_predictive`` hook where it applies, else ``log p(t | θ_s)`` ``[S, m]``."""
+    ``conditional_predictive`` hook where it applies (over :data:`KFOLD_CHAINS` chains, chain
+    after chain, when not exact), else ``log p(t | θ_s)`` ``[S, m]``."""
     from .uncertainty import default_draws
 
-    draws = LazyDraws(lambda: post.draws(seed, num_draws or default_draws(post)))
     hook = checks_of(post.family_class).conditional_predictive
     kw = post.model_kwargs
     if hook is None or post.custom_model or kw is None or post.subspace is not None:
-        return post.likelihood().log_density(dict(draws), test), False
+        draws = post.draws(seed, num_draws or default_draws(post))
+        return post.likelihood().log_density(draws, test), False
+    draws = LazyDraws(lambda: _chain_major(post, seed, num_draws or default_draws(post)))
     return np.asarray(hook(kw, draws, train, test, np.random.default_rng(seed)), np.float64), True
 
 
@@ -488,9 +551,23 @@ def _heldout_ll(post, train, test, seed: int, num_draws) -> tuple[np.ndarray, bo
 BATCHES = 10
 
 
-def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
+def never_moved(ll: np.ndarray) -> bool:
+    """Whether every draw (row) of ``ll [S, m]``, S ≥ 2, gave the same values, within
+    :data:`~anchordiv._tolerance.TIE_RTOL` of their magnitude: a Monte-Carlo average that
+    never moved, whose spread says nothing of its error."""
+    ll = np.asarray(ll, np.float64)
+    if len(ll) < 2 or not np.all(np.isfinite(ll)):
+        return False
+    scale = np.maximum(np.abs(ll).max(0), 1.0)
+    return bool(np.all(np.ptp(ll, axis=0) <= TIE_RTOL * scale))
+
+
+def mc_predictive(
+    ll: np.ndarray, tail: bool = True, chains: int | None = None
+) -> tuple[np.ndarray, float, np.ndarray]:
     """``(log mean_s p [m], variance of their sum, Pareto k [m])`` of a fold's ``ll [S, m]``
-    (batch-means variance; S = 1: exact, k −inf; k NaN unless ``tail``)."""
+    (batch-means variance, or with ``chains`` the between-chain variance of ``ll`` given chain
+    after chain; S = 1: exact, k −inf; k NaN unless ``tail``)."""
     from . import arviz as adz
 
     ll = np.asarray(ll, np.float64)
@@ -498,7 +575,8 @@ def mc_predictive(ll: np.ndarray, tail: bool = True) -> tuple[np.ndarray, float,
     if len(ll) == 1:
         return lme, 0.0, np.full(ll.shape[1], -np.inf)
     ratio = np.exp(ll - lme).sum(1)  # Σᵢ p_is / p̄ᵢ per draw
-    b = min(BATCHES, len(ratio) // 2)  # the variance of its mean by batch means (2+ per batch)
+    # the variance of its mean by batch means (2+ per batch), or between the chains' means
+    b = min(BATCHES, len(ratio) // 2) if chains is None else min(int(chains), len(ratio))
     if b < 2:
         var = float(np.var(ratio) / len(ratio))
     else:
@@ -810,6 +888,25 @@ def compare_priors(
             "Posterior, with at least one entry"
         )
     check_choice("estimator", estimator, ESTIMATORS)
+    with one_warning_per_cause("this compare_priors call"):  # not one per refit
+        loo, idata, note = _estimate_priors(
+            priors, targets, kind, tau, estimator, folds, num_draws, seed, normalize, options
+        )
+    said = unreliable_message(loo)
+    if said is not None:
+        note += f"; unreliable rows not ranked: {', '.join(n for n in loo if not loo[n].reliable)}"
+        warnings.warn(said, UserWarning, stacklevel=user_stacklevel())
+    result = PriorComparison(comparison_table(loo), loo, idata, note)
+    if plot is not None:
+        result.plot(plot)
+    return result
+
+
+def _estimate_priors(
+    priors, targets, kind, tau, estimator, folds, num_draws, seed, normalize, options
+):
+    """:func:`compare_priors`'s candidates fitted and scored: :func:`estimate_table`'s
+    ``(loo, idata, note)``."""
     prov = provenance_of(targets)  # τ and encoder travel with the targets to every refit
     t = as_matrix("targets", targets).astype(np.float64)
     if normalize:
@@ -824,14 +921,6 @@ def compare_priors(
     for name, c in priors.items():  # an adapted Posterior is itself, a recipe is fitted
         r = recipes[name]
         candidates[name] = (kinds[name], r, c if r is None else _fit(kinds[name], r, t, tau))
-    loo, idata, note = estimate_table(
+    return estimate_table(
         candidates, t, estimator=estimator, tau=tau, folds=folds, num_draws=num_draws, seed=seed
     )
-    said = unreliable_message(loo)
-    if said is not None:
-        note += f"; unreliable rows not ranked: {', '.join(n for n in loo if not loo[n].reliable)}"
-        warnings.warn(said, UserWarning, stacklevel=user_stacklevel())
-    result = PriorComparison(comparison_table(loo), loo, idata, note)
-    if plot is not None:
-        result.plot(plot)
-    return result

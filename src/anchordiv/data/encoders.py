@@ -359,6 +359,7 @@ class OpenCLIPEncoder(Encoder):
         device: str = "cpu",
         label: str | None = None,
         random_weights: bool = False,
+        seed: int = 0,
         **options,
     ) -> None:
         super().__init__()
@@ -367,9 +368,11 @@ class OpenCLIPEncoder(Encoder):
 
         check_pretrained(model_name, pretrained, random_weights)
         try:
-            self.model, _, self.preprocess = open_clip.create_model_and_transforms(
-                model_name, pretrained=pretrained, device=device, **options
-            )
+            with torch.random.fork_rng(devices=[]):  # random weights drawn from ``seed``
+                torch.manual_seed(int(seed))
+                self.model, _, self.preprocess = open_clip.create_model_and_transforms(
+                    model_name, pretrained=pretrained, device=device, **options
+                )
         except Exception as err:  # open_clip raises anything from a bad file: explain it
             raise load_error(model_name, pretrained, err) from None
         self.random_weights = not pretrained
@@ -531,10 +534,33 @@ def readable_images(paths: Sequence, on_error: str = "raise") -> list[str]:
 def open_clip_model(name: str) -> str:
     """An open_clip model name; a path to a model config ``.json`` is registered first
     (``open_clip.add_model_config``) and named by its file stem, so a locally defined
-    architecture loads like a built-in one."""
+    architecture loads like a built-in one (:func:`config_tag` tells configs apart)."""
     if not name.lower().endswith(".json"):
         return name
     path = Path(name).expanduser()
+    _read_model_config(path)
+    import open_clip
+
+    open_clip.add_model_config(str(path))
+    return path.stem
+
+
+def _model_config_keys() -> set[str]:
+    """The top-level keys an open_clip model config may hold: the model classes' arguments."""
+    import inspect
+
+    import open_clip
+
+    keys = {"custom_text"}
+    for cls in (open_clip.CLIP, open_clip.CustomTextCLIP, getattr(open_clip, "CoCa", None)):
+        if cls is not None:
+            keys |= set(inspect.signature(cls.__init__).parameters) - {"self", "cast_dtype"}
+    return keys
+
+
+def _read_model_config(path: Path) -> dict:
+    """The open_clip model config in the file ``path``, checked: a readable JSON object with
+    ``embed_dim``, ``vision_cfg`` and ``text_cfg`` and no key the model does not take."""
     if not path.is_file():
         raise AnchorDivError(f"encoder: open_clip model config not found: {path}")
     try:
@@ -546,14 +572,53 @@ def open_clip_model(name: str) -> str:
             f"encoder: {path} is not an open_clip model config (needs embed_dim, vision_cfg, "
             f"text_cfg)"
         )
-    import open_clip
+    if "preprocess_cfg" in config:
+        raise AnchorDivError(
+            f"encoder: {path} has a top-level preprocess_cfg, which is not part of an open_clip "
+            f"model config (open_clip hands every top-level key to the model; preprocess_cfg "
+            f"belongs in a hub folder's open_clip_config.json beside model_cfg); remove it: the "
+            f"preprocessing comes from the pretrained tag, or open_clip's defaults"
+        )
+    unknown = sorted(set(config) - _model_config_keys())
+    if unknown:
+        raise AnchorDivError(
+            f"encoder: {path} has key(s) {', '.join(unknown)} that an open_clip model does not "
+            f"take (allowed: {', '.join(sorted(_model_config_keys()))})"
+        )
+    return config
 
-    open_clip.add_model_config(str(path))
-    return path.stem
+
+def config_tag(spec: str) -> str:
+    """What an ``open_clip:<config>.json`` encoder's id adds for the config's contents:
+    ``cfg-sha256-`` of its canonical JSON (16 hex digits), so a config edited under the same
+    file name (``quick_gelu`` flipped, a layer added) is a new encoder whose images are encoded
+    afresh, not served from the cache; ``""`` for any other spec.
+
+    Examples
+    --------
+    >>> from anchordiv.data.encoders import config_tag
+    >>> config_tag("open_clip:ViT-B-32")
+    ''
+    """
+    name = spec.split(":", 1)[1] if spec.startswith("open_clip:") else ""
+    if not name.lower().endswith(".json"):
+        return ""
+    config = _read_model_config(Path(name).expanduser())
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return "cfg-sha256-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=8)
-def _load(spec: str, pretrained: str | None, device: str, random_weights: bool = False) -> Encoder:
+def _load(
+    spec: str,
+    pretrained: str | None,
+    device: str,
+    random_weights: bool = False,
+    config: str = "",
+    seed: int = 0,
+) -> Encoder:
+    """The encoder of ``spec`` (``config``: :func:`config_tag`, part of the cache key and the
+    id; ``seed``: of randomly initialised weights)."""
     minilm = spec in ("minilm", "all-MiniLM-L6-v2", MINILM_ID)
     if minilm or spec.startswith("sentence-transformers:"):
         if pretrained is not None:
@@ -573,7 +638,14 @@ def _load(spec: str, pretrained: str | None, device: str, random_weights: bool =
         )
     if spec.startswith("open_clip:"):
         name = open_clip_model(spec.split(":", 1)[1])
-        return OpenCLIPEncoder(name, pretrained, device=device, random_weights=random_weights)
+        return OpenCLIPEncoder(
+            name,
+            pretrained,
+            device=device,
+            random_weights=random_weights,
+            label=f"{name}+{config}" if config else None,
+            seed=seed,
+        )
     raise AnchorDivError(
         f"encoder: unknown {spec!r}; use 'minilm', 'open_clip:<model name>' "
         f"(with pretrained=<tag or checkpoint path>), 'chexzero' or "
@@ -586,6 +658,7 @@ def get_encoder(
     pretrained: str | os.PathLike | None = None,
     device: str = "cpu",
     random_weights: bool = False,
+    seed: int = 0,
 ) -> Encoder:
     """An encoder by name (loaded once per process and reused).
 
@@ -604,16 +677,20 @@ def get_encoder(
         The torch device.
     random_weights : bool, default False
         open_clip: allow a model without ``pretrained`` (randomly initialised; for tests).
+    seed : int, default 0
+        Seed of randomly initialised weights: the same seed draws the same weights in every
+        process, so their embeddings are found in the cache again.
 
     Returns
     -------
     Encoder
-        The encoder (its weights load on the first encode).
+        The encoder (its weights load on the first encode).  A model config file's contents
+        are part of its id (:func:`config_tag`), so an edited config is a new encoder.
 
     Raises
     ------
     AnchorDivError
-        An unknown spec, or a missing checkpoint.
+        An unknown spec, a model config open_clip cannot build, or a missing checkpoint.
 
     Examples
     --------
@@ -621,9 +698,41 @@ def get_encoder(
     >>> enc.dim, enc.logit_scale
     (384, 20.0)
     """
+    from ..errors import integer
+
+    check_device(device)
+    spec = str(spec)
     return _load(
-        str(spec), None if pretrained is None else str(pretrained), device, bool(random_weights)
+        spec,
+        None if pretrained is None else str(pretrained),
+        device,
+        bool(random_weights),
+        config_tag(spec),
+        integer("seed", seed, low=0) if random_weights else 0,
     )
+
+
+def check_device(device) -> None:
+    """Refuse a torch ``device`` this machine does not have (an :class:`AnchorDivError` saying
+    so, before any weights load: a missing GPU is never blamed on the checkpoint)."""
+    if str(device) == "cpu":
+        return
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise AnchorDivError(f"device: {device!r} is not a torch device ({err})") from None
+    have = {
+        "cuda": lambda: torch.cuda.is_available(),
+        "mps": lambda: torch.backends.mps.is_available(),
+    }
+    if kind in have and not have[kind]():
+        raise AnchorDivError(
+            f"device: {device!r}, but no {kind.upper()} device is available here "
+            f"(torch.{'cuda' if kind == 'cuda' else 'backends.mps'}.is_available() is False); "
+            f"use device 'cpu' (--device cpu)"
+        )
 
 
 def embed_texts(
@@ -682,8 +791,10 @@ def check_images(
     cache: bool | str | Path = True,
     progress: bool | None = None,
 ) -> tuple[list[str], list[str], dict[str, str]]:
-    """Every file's content digest, and every file that is not an image — found before a model
-    loads (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes).
+    """Every file's content digest, and every file that is not an image or is cut short (a
+    JPEG or PNG whose end is missing: :func:`cut_short`) — found before a model loads
+    (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes), so one error
+    counts them all.
 
     Parameters
     ----------
@@ -705,18 +816,58 @@ def check_images(
     digests : list of str
         Their SHA-256 digests.
     bad : dict of str to str
-        ``{path: problem}`` of the files left out.
+        ``{path: problem}`` of the files left out, in the given order.
 
     Raises
     ------
     AnchorDivError
-        Unreadable files under ``"raise"`` (all named), or no readable image.
+        Unreadable or cut-short files under ``"raise"`` (all named), or no readable image.
     """
+    from .imageio import map_files
+
     paths = _image_paths(paths, on_error)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
+    rest = [p for p in paths if p not in bad]
+    for p, problem in zip(rest, map_files(cut_short, rest, workers)):
+        if problem:
+            bad[p] = problem
+    bad = {p: bad[p] for p in paths if p in bad}  # in the given order
     _refuse_or_warn(bad, len(paths), on_error)
     kept = [(p, d) for p, d in zip(paths, digests) if p not in bad and d is not None]
     return [p for p, _ in kept], [d for _, d in kept], bad
+
+
+#: Bytes at a file's end in which a JPEG's or PNG's end marker is looked for.
+TAIL_BYTES = 1 << 16
+
+
+def cut_short(path) -> str | None:
+    """Why the JPEG or PNG file ``path`` does not decode when its end is missing (a download or
+    copy cut short: no end-of-image marker, ``FFD9`` / ``IEND``, in its last
+    :data:`TAIL_BYTES`, and decoding it then fails), else None; other formats, and files whose
+    end marker lies further back (a JPEG followed by a long trailer), are confirmed by
+    decoding.  Reads a few bytes of each file, the whole file only for a suspect."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TAIL_BYTES))
+            tail = f.read()
+    except OSError:
+        return None  # the hashing names unreadable files
+    if head.startswith(b"\xff\xd8"):
+        whole = b"\xff\xd9" in tail
+    elif head.startswith(b"\x89PNG"):
+        whole = b"IEND" in tail
+    else:
+        return None
+    if whole:
+        return None
+    try:
+        read_image(path)
+    except AnchorDivError as err:
+        return f"{err} (the file is cut short)"
+    return None
 
 
 def _image_paths(paths: Sequence, on_error: str) -> list[str]:

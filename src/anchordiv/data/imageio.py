@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
 import time
+from multiprocessing import context as _mp_context
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -200,19 +202,70 @@ def map_files(fn: Callable[[str], object], paths: list[str], workers: int):
 WORKER_PRELOAD = ("PIL.Image", "torch", "torchvision.transforms", "open_clip")
 
 
+@contextlib.contextmanager
+def _main_script_hidden():
+    """While a worker process starts: this process's ``__main__`` looks like an interactive
+    session's (no ``__file__``, no ``__spec__``), so ``multiprocessing`` does not re-run the
+    caller's script in the worker (a script without an ``if __name__ == "__main__":`` guard
+    would load its model again there and fail starting workers of its own)."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+class ScriptFreeSpawnProcess(_mp_context.SpawnProcess):
+    """A ``spawn`` process started without importing the caller's script
+    (:func:`_main_script_hidden`); what the loader's workers run (its worker loop,
+    :class:`ImageFiles`, the model's transforms) lives in importable modules."""
+
+    def start(self) -> None:
+        with _main_script_hidden():
+            super().start()
+
+
+class _ScriptFreeSpawnContext(_mp_context.SpawnContext):
+    Process = ScriptFreeSpawnProcess
+
+
+if os.name == "posix":
+
+    class ScriptFreeForkServerProcess(_mp_context.ForkServerProcess):
+        """A ``forkserver`` process started without importing the caller's script."""
+
+        def start(self) -> None:
+            with _main_script_hidden():
+                super().start()
+
+    class _ScriptFreeForkServerContext(_mp_context.ForkServerContext):
+        Process = ScriptFreeForkServerProcess
+
+
 def worker_context():
     """The multiprocessing context of the loader's workers: ``fork`` while no multithreaded
     runtime (JAX) is loaded in this process, else ``forkserver`` (a forked copy of a process
     running JAX's threads can deadlock) whose server imports this module, torch and open_clip
-    once (:data:`WORKER_PRELOAD`), not the caller's script."""
+    once (:data:`WORKER_PRELOAD`), not the caller's script — nor do the workers
+    (:class:`ScriptFreeForkServerProcess`): a script without an ``if __name__ ==
+    "__main__":`` guard works."""
     import multiprocessing as mp
     import sys
 
     if os.name != "posix":
-        return mp.get_context("spawn")
+        return _ScriptFreeSpawnContext()
     if "jax" not in sys.modules:
         return mp.get_context("fork")
-    ctx = mp.get_context("forkserver")
+    ctx = _ScriptFreeForkServerContext()
     ctx.set_forkserver_preload([__name__, *WORKER_PRELOAD])
     return ctx
 

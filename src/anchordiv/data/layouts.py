@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import os
 import re
 import warnings
 from pathlib import Path
@@ -129,8 +130,32 @@ def _dir(root, what: str) -> Path:
     return root
 
 
-def _subdirs(root: Path) -> list[Path]:
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+#: Files that mark a folder as something anchordiv wrote (a report, a saved bundle, embeddings),
+#: never a class of images.
+OUTPUT_MARKERS = ("report.md", "card.json", "embeddings/images.json")
+
+
+def output_folder(folder: Path) -> str | None:
+    """The marker file that shows ``folder`` is an anchordiv output (a report written with
+    ``-o ROOT/results``, a saved bundle), or None for a folder that may be a class."""
+    return next((m for m in OUTPUT_MARKERS if (folder / m).is_file()), None)
+
+
+def _subdirs(root: Path, warn: bool = False) -> list[Path]:
+    """The subfolders of ``root`` that may hold images: hidden folders and anchordiv outputs
+    (:func:`output_folder`; each named in a warning when ``warn``) are left out."""
+    out = []
+    for p in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        marker = output_folder(p)
+        if marker is None:
+            out.append(p)
+        elif warn:
+            warnings.warn(
+                f"dataset: {p} is not read as a class: it holds {marker}, an anchordiv output; "
+                f"write reports outside the dataset folder {root}",
+                stacklevel=user_stacklevel(),
+            )
+    return out
 
 
 def class_root(root: Path, what: str) -> Path:
@@ -163,8 +188,9 @@ def class_root(root: Path, what: str) -> Path:
 
 
 def _class_folders(root: Path, what: str) -> list[tuple[str, list[Path]]]:
-    """``[(folder name, images)]`` for every subfolder of ``root``; an empty class is an error."""
-    folders = _subdirs(root)
+    """``[(folder name, images)]`` for every subfolder of ``root`` (anchordiv outputs left out,
+    with a warning); an empty class is an error."""
+    folders = _subdirs(root, warn=True)
     if not folders:
         raise AnchorDivError(f"{what}: {root} has no class folders (one folder per class)")
     out = []
@@ -205,7 +231,17 @@ def imagefolder(root, seed: int = 0) -> ImageDataset:
     """One folder per class (``ROOT/<class>/*.jpg``); names: folder names, ``_`` as space."""
     root, paths, label, ids = _folders(_dir(root, "imagefolder"), "imagefolder")
     names = [c.replace("_", " ") for c in ids]
-    if all(_WNID.match(c) for c in ids):
+    odd = [c for c in ids if not _WNID.match(c)]
+    if odd and len(odd) <= len(ids) // 2:
+        warnings.warn(
+            f"imagefolder: {len(ids) - len(odd)} of the {len(ids)} class folders are WordNet ids "
+            f"but {', '.join(repr(c) for c in odd[:3])}{' ...' if len(odd) > 3 else ''} "
+            f"{'is' if len(odd) == 1 else 'are'} not, so every class is named by its folder "
+            f"name (the wnids become raw prompts); move {'it' if len(odd) == 1 else 'them'} out "
+            f"of {root} to name the classes from WordNet",
+            stacklevel=user_stacklevel(),
+        )
+    if not odd:
         warnings.warn(
             f"imagefolder: the class folders are WordNet ids ({', '.join(ids[:2])}, ...): class "
             f"names and prompts from WordNet, as the imagenet layout reads them (use "
@@ -271,16 +307,26 @@ VALPREP = (
 )
 
 
+#: how many folders above a flat validation folder ``LOC_val_solution.csv`` is looked for:
+#: Kaggle's release keeps it four above ``ILSVRC/Data/CLS-LOC/val``
+LOC_LEVELS = 4
+
+
 def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
     """ILSVRC-2012's validation images in one folder, labelled by ``LOC_val_solution.csv``
     (Kaggle's release: ``ImageId,PredictionString`` whose first word is the wnid) in ROOT or
-    its parent."""
-    found = [b / "LOC_val_solution.csv" for b in (root, root.parent)]
-    labels = next((f for f in found if f.is_file()), None)
+    one of its :data:`LOC_LEVELS` parents (Kaggle's own layout puts it four levels above
+    ``ILSVRC/Data/CLS-LOC/val``)."""
+    bases = [root, *list(root.resolve().parents)[:LOC_LEVELS]]
+    labels = next(
+        (b / "LOC_val_solution.csv" for b in bases if (b / "LOC_val_solution.csv").is_file()), None
+    )
     if labels is None:
         raise AnchorDivError(
             f"imagenet: {root} holds images but no wnid folders, and no LOC_val_solution.csv "
-            f"(in it or its parent) labels them; sort them into wnid folders with: {VALPREP}"
+            f"labels them: put Kaggle's LOC_val_solution.csv in {root} (or in one of the "
+            f"{LOC_LEVELS} folders above it, where Kaggle's layout keeps it), or sort the images "
+            f"into wnid folders with: {VALPREP}"
         )
     with open(labels, newline="", encoding="utf-8") as f:
         wnid_of = {r["ImageId"]: r["PredictionString"].split()[0] for r in csv.DictReader(f)}
@@ -566,8 +612,55 @@ def parse_spec(spec: str) -> tuple[str, Path]:
 LAYOUT_OPTIONS = {"uncertain": "chexpert", "views": "chexpert"}
 
 
-def load_dataset(spec: str, seed: int = 0, **options) -> ImageDataset:
-    """The dataset at ``"LAYOUT:ROOT"`` (:func:`parse_spec`), read by its layout's adapter.
+def outside_root(paths, root) -> list[tuple[str, str]]:
+    """``[(path, where it really is)]`` of the files among ``paths`` that lie outside the folder
+    ``root`` once symlinks, ``..`` and absolute paths are resolved (each folder is resolved
+    once; a file is resolved itself only when it is a symlink).
+
+    Examples
+    --------
+    >>> from anchordiv.data.layouts import outside_root
+    >>> outside_root(["/data/set/a/x.jpg", "/data/set/../y.jpg"], "/data/set")
+    [('/data/set/../y.jpg', '/data/y.jpg')]
+    """
+    base = os.path.realpath(root)
+    real_dirs: dict[str, str] = {}
+    out = []
+    for p in map(str, paths):
+        d = os.path.dirname(p) or "."
+        if d not in real_dirs:
+            real_dirs[d] = os.path.realpath(d)
+        real = (
+            os.path.realpath(p)
+            if os.path.islink(p)
+            else os.path.join(real_dirs[d], os.path.basename(p))
+        )
+        if os.path.commonpath([base, real]) != base:
+            out.append((p, real))
+    return out
+
+
+def _confine(ds: ImageDataset, root: Path, allow_outside_root: bool) -> None:
+    """Refuse a dataset whose images lie outside ``root`` (:func:`outside_root`) unless
+    ``allow_outside_root``."""
+    if allow_outside_root:
+        return
+    out = outside_root(ds.paths, root)
+    if out:
+        p, real = out[0]
+        raise AnchorDivError(
+            f"{ds.layout}: {len(out)} of {len(ds)} image file(s) lie outside the dataset folder "
+            f"{root} (e.g. {p} -> {real}: a symlink, or a listed path that is absolute or uses "
+            f"'..'); only files inside it are read: move them in, or pass "
+            f"allow_outside_root=True (--allow-outside-root) to read them"
+        )
+
+
+def load_dataset(
+    spec: str, seed: int = 0, *, allow_outside_root: bool = False, **options
+) -> ImageDataset:
+    """The dataset at ``"LAYOUT:ROOT"`` (:func:`parse_spec`), read by its layout's adapter, its
+    images confined to ROOT.
 
     Parameters
     ----------
@@ -576,6 +669,11 @@ def load_dataset(spec: str, seed: int = 0, **options) -> ImageDataset:
         ``"sketchy:ROOT"`` or ``"chexpert:ROOT"``.
     seed : int, default 0
         Seed of a seeded query/gallery split.
+    allow_outside_root : bool, default False
+        Read image files that lie outside ROOT once resolved (symlinks out of it; CUB or
+        CheXpert CSV paths that are absolute or climb out with ``..``).  By default such files
+        are an error (:func:`outside_root`), so a dataset from elsewhere cannot make a run
+        read and embed other files of the machine.
     **options
         A layout's own options (:data:`LAYOUT_OPTIONS`: chexpert's ``uncertain``, ``views``);
         None = its default.
@@ -584,6 +682,12 @@ def load_dataset(spec: str, seed: int = 0, **options) -> ImageDataset:
     -------
     ImageDataset
         Items, labels and split.
+
+    Raises
+    ------
+    AnchorDivError
+        A bad spec, an option of another layout, what the layout's adapter refuses, or image
+        files outside ROOT without ``allow_outside_root``.
     """
     layout, root = parse_spec(spec)
     given = {k: v for k, v in options.items() if v is not None}
@@ -592,4 +696,6 @@ def load_dataset(spec: str, seed: int = 0, **options) -> ImageDataset:
             raise AnchorDivError(
                 f"--{k} applies to the {LAYOUT_OPTIONS.get(k, '?')} layout, not {layout}"
             )
-    return LAYOUTS[layout](root, seed=seed, **given)
+    ds = LAYOUTS[layout](root, seed=seed, **given)
+    _confine(ds, root.expanduser(), allow_outside_root)
+    return ds

@@ -16,6 +16,43 @@ from ..errors import AnchorDivError, integer
 BASELINE = "cosine"
 
 
+# ---- the claims a report states, one function each (a NaN end or mean: never yes) ----------
+
+
+def interval_above(low: float) -> bool:
+    """ "Above": a paired difference whose 95 % interval lies above zero (its low end > 0).
+
+    Examples
+    --------
+    >>> from anchordiv.evaluation.dominance import interval_above
+    >>> interval_above(0.01), interval_above(-0.01), interval_above(float("nan"))
+    (True, False, False)
+    """
+    return bool(np.isfinite(low) and low > 0)
+
+
+def interval_below(high: float) -> bool:
+    """ "Below": a paired difference whose 95 % interval lies below zero (its high end < 0)."""
+    return bool(np.isfinite(high) and high < 0)
+
+
+def keeps_promise(high: float) -> bool:
+    """Whether a posterior keeps the promise at one budget: its paired difference to the
+    better of target-only and the control is not below zero with the interval (high end ≥ 0);
+    an undefined interval does not keep it."""
+    return bool(np.isfinite(high) and high >= 0)
+
+
+def within(difference: float, tolerance: float) -> bool:
+    """ "Within ``tolerance`` or above": ``difference ≥ −tolerance`` (NaN: no)."""
+    return bool(np.isfinite(difference) and difference >= -tolerance)
+
+
+def exceeds(mean: float, reference: float) -> bool:
+    """ "Exceeds" (a mean, no interval): ``mean > reference``, both finite."""
+    return bool(np.isfinite(mean) and np.isfinite(reference) and mean > reference)
+
+
 def triples(
     curve, names: Mapping[str, tuple[str | None, str | None]] | None = None
 ) -> dict[str, tuple[str | None, str | None]]:
@@ -86,7 +123,7 @@ def dominance_rows(
                     "best_other": best,
                     **{f"diff_best{s}": d[key] for s, key in parts},
                     **{f"diff_baseline{s}": c[key] for s, key in parts},
-                    "holds": bool(d["high"] >= 0) if best else None,
+                    "holds": keeps_promise(d["high"]) if best else None,
                     "lacks": missing,
                 }
             )

@@ -61,13 +61,26 @@ class Neighbours:
             head += "; relevant " + ", ".join(f"{n} {p:.2f}" for n, p in prec.items())
         return head + ")"
 
-    def to_rows(self, texts: Sequence[str] | None = None) -> list[dict]:
+    def to_rows(
+        self,
+        texts: Sequence | None = None,
+        *,
+        query_texts: Sequence | None = None,
+        name: str = "text",
+    ) -> list[dict]:
         """Tidy rows, one per (query, geometry, rank).
 
         Parameters
         ----------
-        texts : sequence of str, optional, length G
-            The gallery's texts, added as ``text`` (and the query's as ``query_text``).
+        texts : sequence, optional, length G
+            One item per gallery row, added as the column ``name`` for each neighbour and as
+            ``query_<name>`` for the query: texts, or the image files of an image gallery
+            (``name="path"``).
+        query_texts : sequence, optional, length Q
+            The queries' items (needed for queries from outside the gallery; default: their
+            gallery rows' items).
+        name : str, default "text"
+            The column name of the items.
 
         Returns
         -------
@@ -82,27 +95,40 @@ class Neighbours:
             - ``item`` (int): the neighbour's gallery row;
             - ``score`` (float): higher = closer (an anchor model's is −D(query → item));
             - ``relevant`` (bool, only with labels): the neighbour shares a label with the query;
-            - ``text`` and ``query_text`` (str, only with ``texts``): the neighbour's text and
-              the query's (``""`` for a query from outside the gallery).
+            - ``<name>`` and ``query_<name>`` (str, only with ``texts``): the neighbour's item
+              and the query's (``""`` for a query from outside the gallery without
+              ``query_texts``).
+
+        Raises
+        ------
+        AnchorDivError
+            ``query_texts`` not of length Q.
         """
+        if query_texts is not None and len(query_texts) != len(self.queries):
+            raise AnchorDivError(
+                f"query_texts: expected {len(self.queries)} items, got {len(query_texts)}"
+            )
         rows = []
         for qi, row in enumerate(self.queries):
-            for name in self.names:
+            for geometry in self.names:
                 for r in range(self.k):
-                    item = int(self.indices[name][qi, r])
+                    item = int(self.indices[geometry][qi, r])
                     out = {
                         "query": qi,
                         "query_row": int(row),
-                        "geometry": name,
+                        "geometry": geometry,
                         "rank": r + 1,
                         "item": item,
-                        "score": float(self.scores[name][qi, r]),
+                        "score": float(self.scores[geometry][qi, r]),
                     }
                     if self.relevant is not None:
-                        out["relevant"] = bool(self.relevant[name][qi, r])
+                        out["relevant"] = bool(self.relevant[geometry][qi, r])
                     if texts is not None:
-                        out["query_text"] = texts[row] if row >= 0 else ""
-                        out["text"] = texts[item]
+                        if query_texts is not None:
+                            out[f"query_{name}"] = str(query_texts[qi])
+                        else:
+                            out[f"query_{name}"] = str(texts[row]) if row >= 0 else ""
+                        out[name] = str(texts[item])
                     rows.append(out)
         return rows
 

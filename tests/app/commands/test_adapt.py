@@ -68,11 +68,17 @@ def run(t, *extra):
 def test_only_given_options_are_forwarded_and_progress_is_not_forced_off(files, calls, capsys):
     assert run(files) == 0
     assert set(calls[-1]) == {"tau", "prior", "method", "normalize"}
-    argv = [x for flag, value, _, _ in FLAGS for x in (flag, value)]
-    assert run(files, *argv) == 0
-    for _, _, name, value in FLAGS:
-        assert calls[-1][name] == value
-    assert "progress" not in calls[-1]
+    # each method's flags with it (another method's options are refused before the fit)
+    nuts_only = ("num_warmup", "num_chains")
+    svi = [f for f in FLAGS if f[2] not in nuts_only]
+    nuts = [("--method", "nuts", "method", "nuts")]
+    nuts += [f for f in FLAGS if f[2] in (*nuts_only, "num_samples", "seed", "subspace")]
+    for flags in (svi, nuts):
+        argv = [x for flag, value, _, _ in flags for x in (flag, value)]
+        assert run(files, *argv) == 0
+        for _, _, name, value in flags:
+            assert calls[-1][name] == value
+        assert "progress" not in calls[-1]
     capsys.readouterr()
 
 

@@ -106,25 +106,29 @@ def test_curve_accepts_per_item_labels(files, capsys):
         (["--models", "oracle"], "model 'oracle': unknown; registered: softmax"),
         (["--model", "no_such_module_xyz:f"], "cannot import 'no_such_module_xyz'"),
         (["--model", "json:nothing"], "--model: 'json' has no 'nothing'"),
-        (["--budgets", "1,x"], "--budgets: expected comma-separated integers"),
-        (["--queries", "0"], "--queries: must be >= 1"),
+        (["--budgets", "1,x"], "--budgets: expected comma-separated whole numbers >= 1"),
+        (["--budgets", "0,4"], "--budgets: expected comma-separated whole numbers >= 1"),
+        (["--queries", "0"], "--queries: expected a whole number >= 1, got '0'"),
     ],
 )
 def test_curve_errors(files, capsys, extra, match):
     t = files
-    rc = main(
-        [
-            "curve",
-            *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy", "rel.npy")),
-            "--tau",
-            "5",
-            "-o",
-            str(t / "bad"),
-            *extra,
-        ]
-    )
+    argv = [
+        "curve",
+        *(str(t / f) for f in ("broad.npy", "target.npy", "items.npy", "rel.npy")),
+        "--tau",
+        "5",
+        "-o",
+        str(t / "bad"),
+        *extra,
+    ]
+    try:
+        rc = main(argv)
+    except SystemExit as stop:  # a usage error of the parser: one line too
+        rc = stop.code
     assert rc == 2
-    assert match in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert match in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_curve_relevance_shape_error(files, capsys):

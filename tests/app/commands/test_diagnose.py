@@ -50,6 +50,9 @@ def test_diagnose_writes_summary_plots_and_stability(tmp_path, capsys):
     assert "mean_cosine" in ad.load_inference_data(tmp_path / "d" / "idata")["posterior"]
     # power-scaling the prior: per quantity and per α, the scorer's top-k overlap and AUPRC
     assert "prior sensitivity: exact, " in out and "top-3 overlap" in out
+    # the diagnosis and the endpoints, not only the α curve (which measures the prior's strength)
+    assert "prior sensitivity, diagnosis: " in out and "prior strength, retrieval: " in out
+    assert "prior influence: The posterior-mean scorer's top-3 overlaps the prior-only" in out
     with open(tmp_path / "d" / "sensitivity.csv") as f:
         head = next(csv.reader(f))
     assert head == ["quantity", "prior", "likelihood", "diagnosis", "scale_free", "at"]

@@ -222,7 +222,7 @@ def test_a_saved_prior_object_is_a_broad_side(task, capsys):
         (["--model", "f", "--method", "svi"], "expected module:function"),
         (["--model-kwargs", "{}"], "--model-kwargs: only with --model"),
         (["--model", "json:loads", "--model-kwargs", "{bad", "--method", "svi"], "not valid JSON"),
-        (["--model", "json:loads"], "model: runs with method='nuts' or 'svi'"),
+        (["--model", "json:loads"], "--model: applies to --method nuts or --method svi, not to"),
     ],
 )
 def test_adapt_model_errors_are_one_line(task, capsys, extra, match):

@@ -116,3 +116,28 @@ def test_bad_input_names_the_problem(data):
         clinical_study(
             x, labels, NAMES, {"Edema": anchors["Edema"][:, :5]}, progress=False, tau=20.0
         )
+
+
+def test_the_outcomes_claims_on_known_findings():
+    """Above cosine / below cosine need a paired interval excluding zero; inversion beats the
+    best anchor model and the negated sentences help only where the mean is higher."""
+    from anchordiv.app.studies.clinical import negation_helps, versus_cosine
+
+    def finding(name, low, high, inversion, gauss, negated):
+        return {
+            "finding": name,
+            "diff_low": low,
+            "diff_high": high,
+            "best_model": "gaussian",
+            "gaussian": gauss,
+            "inversion": inversion,
+            "gaussian+negated": negated,
+        }
+
+    summary = [
+        finding("up", 0.01, 0.1, 0.2, 0.5, 0.6),  # above; inversion below; negation helps
+        finding("down", -0.2, -0.01, 0.7, 0.5, 0.4),  # below; inversion above; no help
+        finding("tie", -0.05, 0.05, 0.5, 0.5, 0.5),  # neither; equal means are not "beats"
+    ]
+    assert versus_cosine(summary) == (["up"], ["down"], ["down"])
+    assert negation_helps(summary) == ["up"]

@@ -71,3 +71,16 @@ def test_a_posterior_lacking_its_target_only_model_gets_the_rows_it_can_have(tmp
     text = rep.write().read_text()
     assert "| spectral | posterior | yes | yes |" in text and "| target-only |" in text
     assert "spectral `posterior` has no target-only model" in text
+
+
+def test_beats_both_and_stays_within_on_known_rows():
+    """The claim's parts, yes and no: every small-budget interval above zero (one at zero is
+    no; no rows is unknown), every large-budget difference within the tolerance (a NaN is no)."""
+    row = lambda low, diff: {"diff_best_low": low, "diff_best": diff}  # noqa: E731
+    assert dominance.beats_both([row(0.01, 0.05), row(0.2, 0.3)]) is True
+    assert dominance.beats_both([row(0.01, 0.05), row(0.0, 0.3)]) is False
+    assert dominance.beats_both([]) is None
+    tol = dominance.TOLERANCE
+    assert dominance.stays_within([row(-1, -tol / 2), row(-1, 0.2)]) is True
+    assert dominance.stays_within([row(-1, -2 * tol)]) is False
+    assert dominance.stays_within([row(-1, float("nan"))]) is False

@@ -5,6 +5,7 @@ are tested on the text studies."""
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,6 +51,9 @@ def _grid_ok(out, study_title):
     assert f"](neighbours/{grids[0].name})" in report
     rows = _csv(out / "neighbours.csv")
     assert {"cosine", "inversion"} <= {r["geometry"] for r in rows}
+    # every neighbour and query named by its file; the marks the report names are the PNG's
+    assert all(Path(r["path"]).is_file() and Path(r["query_path"]).is_file() for r in rows)
+    assert "framed green in a picture" in report and "✓ =" not in report
     return rows
 
 
@@ -308,3 +312,77 @@ def test_shown_queries_spread_over_renditions_and_classes():
     assert len(set(pick)) == 3 and set(domains[pick]) == {0, 1}
     assert len(set(labels[pick])) == 3
     assert len(spread(labels, None, 5, seed=1)) == 5
+
+
+def _no_model(monkeypatch):
+    """Replace the encoder loading by a recorder: ``loads`` stays empty if a run stops before."""
+    import anchordiv.data
+
+    loads = []
+
+    def record(*a, **k):
+        loads.append(1)
+        raise SystemExit(99)
+
+    monkeypatch.setattr(anchordiv.data, "get_encoder", record)
+    return loads
+
+
+def test_a_report_inside_the_dataset_is_refused(tmp_path, study, capsys, monkeypatch):
+    """-o ROOT/results would become a class of the next run: refused before anything is read."""
+    loads = _no_model(monkeypatch)
+    root = trees.imagefolder(tmp_path / "if")
+    assert study("budget", f"imagefolder:{root}", root / "results") == 2
+    err = capsys.readouterr().err
+    assert "is inside the dataset folder" in err and "write it elsewhere" in err
+    assert not (root / "results").exists() or not any((root / "results").iterdir())
+    assert not loads
+
+
+def test_clinical_without_positive_labels_stops_before_encoding(
+    tmp_path, study, capsys, monkeypatch
+):
+    loads = _no_model(monkeypatch)
+    base = trees.chexpert(tmp_path)
+    for name in ("train.csv", "valid.csv"):
+        with open(base / name, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            r.update({c: "0.0" for c in r if c not in ("Path", "Sex", "Age")})
+        with open(base / name, "w", newline="") as f:
+            w = csv.DictWriter(f, list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    assert study("clinical", f"chexpert:{tmp_path}", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "no pathology with anchors has 2 or more positive query images" in err
+    assert "Pleural Effusion 0/0" in err and not loads
+
+
+def test_images_outside_the_root_need_the_flag(tmp_path, study, capsys, monkeypatch):
+    loads = _no_model(monkeypatch)
+    elsewhere = trees.Images(8).save(tmp_path / "elsewhere" / "x.png")
+    root = trees.imagefolder(tmp_path / "if")
+    (root / "red_fox" / "link.png").symlink_to(elsewhere)
+    assert study("budget", f"imagefolder:{root}", tmp_path / "out") == 2
+    assert "--allow-outside-root" in capsys.readouterr().err and not loads
+    with pytest.raises(SystemExit):  # the dataset is read; the run goes on to the model
+        study("budget", f"imagefolder:{root}", tmp_path / "out2", "--allow-outside-root")
+    assert loads
+
+
+def test_the_same_photo_in_two_classes_warns(tmp_path, study, monkeypatch):
+    import shutil
+
+    loads = _no_model(monkeypatch)
+    root = trees.imagefolder(tmp_path / "if", per_class=3)  # --small keeps every image
+    shutil.copy(root / "red_fox" / "img0.png", root / "tabby_cat" / "copy.png")
+    shutil.copy(root / "red_fox" / "img1.png", root / "red_fox" / "again.png")  # same class
+    with pytest.warns(
+        UserWarning,
+        match=r"1 image\(s\) are filed, byte for byte, under two or "
+        r"more classes \(e.g. .*img0.png \(red fox\) = .*copy.png \(tabby cat\)",
+    ):
+        with pytest.raises(SystemExit):
+            study("budget", f"imagefolder:{root}", tmp_path / "out")
+    assert loads

@@ -119,3 +119,12 @@ def test_a_kind_without_a_target_only_model_gets_posteriors_and_controls_only():
         "domain-gaussian": ("domain-isotropic-gaussian", "gaussian"),
         "domain-spectral": ("domain-isotropic-spectral", None),
     }
+
+
+def test_ranks_first_and_sign_matches_on_known_orders():
+    """ "Same best prior" and "sign right for every prior", yes and no."""
+    gains = {"a": 0.05, "b": -0.02, "c": 0.01}
+    assert tr.ranks_first({"a": 3.0, "b": 1.0, "c": 2.0}, gains)
+    assert not tr.ranks_first({"a": 1.0, "b": 3.0, "c": 2.0}, gains)
+    assert tr.sign_matches({"a": 0.4, "b": -0.1, "c": 0.2}, gains, 0.0)
+    assert not tr.sign_matches({"a": 0.4, "b": 0.1, "c": 0.2}, gains, 0.0)

@@ -114,3 +114,36 @@ def test_coverage_counts_classes_with_an_anchor():
     labels = np.repeat(np.arange(4), 3)  # 4 classes × 3 anchors
     assert budget.coverage(labels, 12, 1, seed=0) == 1.0
     assert budget.coverage(labels, 1, 3, seed=0) == 0.25
+
+
+def test_the_outcomes_counts_and_above_cosine_on_known_cells():
+    """Counts of cells above/below (interval excluding zero, NaN cells left out), and the
+    models whose mean exceeds cosine's, on constructed cells and a synthetic curve."""
+    from anchordiv.app.studies.wordnet_imagenet import above_cosine, cell_counts
+    from helpers import synthetic_curve
+
+    cell = lambda contrast, diff, low, high: {  # noqa: E731
+        "contrast": contrast,
+        "difference": diff,
+        "low": low,
+        "high": high,
+    }
+    counts = cell_counts(
+        [
+            cell("posterior − gaussian", 0.1, 0.05, 0.15),
+            cell("posterior − gaussian", 0.0, -0.05, 0.05),
+            cell("posterior − gaussian", float("nan"), float("nan"), float("nan")),
+            cell("posterior − isotropic", -0.1, -0.15, -0.05),
+            cell("posterior − isotropic", 0.1, 0.02, 0.2),
+        ]
+    )
+    assert counts == {
+        "target": 2,
+        "target_above": 1,
+        "control": 2,
+        "control_above": 1,
+        "control_below": 1,
+    }
+    curve = synthetic_curve()  # cosine 0.3; control 0.3 at 1 anchor, 0.35 from 2
+    found = {name: first for name, first, _ in above_cosine(curve)}
+    assert found == {"posterior": 1, "control": 2, "target": 4}

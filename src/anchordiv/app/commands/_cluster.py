@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ._io import positive_int
+
 
 def add_cluster_options(parser) -> None:
     """Add the mutually exclusive ``--scheduler ADDRESS`` and ``--workers N`` options."""
@@ -16,7 +18,7 @@ def add_cluster_options(parser) -> None:
     )
     group.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         metavar="N",
         help="run on a local Dask cluster of N process workers (one thread "
         "each, 127.0.0.1), started for this command",

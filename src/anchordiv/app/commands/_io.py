@@ -27,8 +27,10 @@ def load_broad(path: str, name: str = "broad") -> np.ndarray:
     from ...anchors.gaussian import Gaussian
     from ...io import load_card, load_model
     from ...provenance import with_provenance
+    from ._options import check_family_known
 
     card = load_card(path)
+    check_family_known(card, path, name)
     if card.get("type") == "anchor-model":
         return stand_in_anchors(load_model(path), card)
     if card.get("type") != "prior":
@@ -216,6 +218,26 @@ def current_directory_importable() -> None:
         sys.path.append("")
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (a count, a size, a batch)."""
+    return _whole(text, 1)
+
+
+def count(text: str) -> int:
+    """argparse type: a whole number >= 0 (a count where 0 means none, a seed)."""
+    return _whole(text, 0)
+
+
+def _whole(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}")
+    return value
+
+
 def number(text: str) -> float:
     """argparse type: a finite float."""
     try:
@@ -249,8 +271,9 @@ FLAGS = {
     ),
     "random-weights": dict(
         action="store_true",
-        help="allow an open_clip model without --pretrained, randomly initialised (for tests "
-        "and speed measurements: its embeddings mean nothing; a report says so first)",
+        help="allow an open_clip model without --pretrained, randomly initialised from --seed "
+        "(default 0; so a rerun reuses its cached embeddings) — for tests and speed "
+        "measurements: its embeddings mean nothing; a report says so first",
     ),
     "json": dict(
         action="store_true", help="print the result as one JSON object instead of a table"
@@ -273,6 +296,15 @@ def check_out(args, *paths, file: bool = False) -> None:
     for path in paths:
         if path is not None:
             check_output(path, args.overwrite, file=file)
+            writable_place(path)
+
+
+def writable_place(path) -> None:
+    """Refuse an output ``path`` that cannot be made: a file where a folder above it must be
+    (reported before any work, not as "Not a directory" after it)."""
+    above = next((p for p in Path(path).absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise AnchorDivError(f"output {path}: {above} is a file, not a folder")
 
 
 def option_applies(flag: str, value, applies: bool, why: str) -> None:
@@ -284,10 +316,13 @@ def option_applies(flag: str, value, applies: bool, why: str) -> None:
 def load_card_of(path: str, name: str) -> dict:
     """The card of the bundle directory ``path`` (model or posterior)."""
     from ...io import load_card
+    from ._options import check_family_known
 
     if not Path(path).is_dir():
         raise AnchorDivError(f"{name}: no such model or posterior directory: {path}")
-    return load_card(path)
+    card = load_card(path)
+    check_family_known(card, path, name)
+    return card
 
 
 def load_scorer(path: str, name: str = "MODEL", summary: str = "mean"):

@@ -160,3 +160,26 @@ def load_family(spec: str | None):
             f"--family: {spec} is not registered (decorate it with @ad.family(KIND) in its module)"
         )
     return cls
+
+
+def check_family_known(card: dict, path, name: str) -> None:
+    """Refuse a saved posterior or prior (``card``, read from ``path``) whose kind no family
+    registers in this process, saying which ``--family`` to pass (before anything loads)."""
+    from ...adaptation import FAMILIES
+    from ...errors import AnchorDivError
+
+    kind = card.get("kind")
+    if card.get("type") not in ("posterior", "prior") or not isinstance(kind, str):
+        return
+    if kind in FAMILIES:
+        return
+    module = card.get("family_class_module") or card.get("family_module")
+    if not isinstance(module, str) or module.startswith("anchordiv_user_"):
+        spec = "path/to/file.py:Class"  # a family imported from a file has no module name
+    else:
+        spec = f"{module}:Class"
+    raise AnchorDivError(
+        f"kind: unknown {kind!r}, the kind of the {card['type']} {name} {path}: a family of your "
+        f"own, not registered here; pass --family {spec} (the class that registers it with "
+        f"ad.family)"
+    )

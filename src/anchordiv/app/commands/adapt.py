@@ -4,12 +4,24 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 from ...errors import AnchorDivError
-from ._io import add_flags, check_out, import_object, load_broad, load_embeddings, number, report
-from ._options import load_family, prior_flags
+from ._io import (
+    add_flags,
+    check_out,
+    count,
+    import_object,
+    load_broad,
+    load_embeddings,
+    number,
+    positive_int,
+    report,
+)
+from ._options import check_family_known, load_family, prior_flags
+from ._options import family_options as kind_options
 from .fit import TAU_HELP, card_fields
 
 #: help of the inference methods' options (names of ``anchordiv.adaptation.METHOD_OPTIONS``);
@@ -81,8 +93,9 @@ def register(sub) -> None:
     )
     add_flags(p, normalize="scale target rows to unit norm first (otherwise non-unit rows warn)")
     flags, methods = prior_options(), {"guide": (str, GUIDES), "learning_rate": (number, None)}
+    methods["seed"] = (count, None)
     for name, text in METHOD_HELP.items():  # a method option's flag wins over a prior's
-        kind, choices = methods.get(name, (int, None))
+        kind, choices = methods.get(name, (positive_int, None))
         flags[name] = ("--" + name.replace("_", "-"), kind, text, choices)
     for name, (flag, kind, text, choices) in flags.items():
         p.add_argument(flag, dest=name, type=kind, choices=choices, help=text)
@@ -142,7 +155,9 @@ def adapt_from_prior(args, directory: str, mode: str, target, opts: dict):
     from ...io import load_card
 
     prior_opts, method = split_options(args.kind, {"method": args.method, "prior": mode, **opts})
-    if load_card(directory).get("type") == "prior":
+    card = load_card(directory)
+    check_family_known(card, directory, "prior")
+    if card.get("type") == "prior":
         prior = load_prior(directory)
         if prior.kind != args.kind:
             raise AnchorDivError(
@@ -179,15 +194,91 @@ def family_options(args) -> dict:
     if args.kind not in FAMILIES:
         raise unknown_kind(args.kind)
     out = {}
+    table = kind_options(args.kind)
     for item in args.prior_option:
         name, sep, text = item.partition("=")
         if not sep or not name:
             raise AnchorDivError(f"--prior-option: expected NAME=VALUE, got {item!r}")
+        key = name.replace("-", "_")
+        if key not in table:
+            raise AnchorDivError(
+                f"--prior-option {name}: not an option of the {args.kind} family's from_anchors; "
+                f"its options: {', '.join(sorted(table)) or 'none'}"
+            )
+        takes = table[key][0]
+        if takes.text:  # free text or a type the flags do not parse (a list, an array): JSON
+            try:
+                out[key] = json.loads(text)
+            except json.JSONDecodeError:
+                out[key] = text
+            continue
         try:
-            out[name.replace("-", "_")] = json.loads(text)
-        except json.JSONDecodeError:
-            out[name.replace("-", "_")] = text
+            out[key] = takes(text)  # the annotation's type, as its own flag would parse it
+        except argparse.ArgumentTypeError as err:
+            raise AnchorDivError(f"--prior-option {name}: {err}") from None
     return out
+
+
+def check_method_options(args, opts: dict) -> None:
+    """The inference options against the kind's family and ``--method``, refused in the
+    command's terms before anything is read or fitted (each combination here used to fail
+    after the whole fit, or in the library's Python terms)."""
+    from ...adaptation import FAMILIES, METHOD_OPTIONS
+    from ...adaptation.protocol import Family
+    from ...adaptation.registry import Projectable, is_conjugate
+
+    fam, method = FAMILIES[args.kind], args.method
+    given = [k for k in (*METHOD_HELP, "model", "model_kwargs") if opts.get(k) is not None]
+    for name in given:
+        if name not in METHOD_OPTIONS[method]:
+            takes = [m for m, names in METHOD_OPTIONS.items() if name in names]
+            raise AnchorDivError(
+                f"--{name.replace('_', '-')}: applies to "
+                f"{' or '.join(f'--method {m}' for m in takes)}, not to --method {method}"
+            )
+    if method == "exact":
+        if not is_conjugate(fam):
+            raise AnchorDivError(
+                f"--method exact (the default): the {args.kind} family has no closed-form "
+                f"update; pass --method svi (with --guide normal or lowrank) or --method nuts"
+            )
+        return
+    subspace = opts.get("subspace")
+    if subspace is not None and not issubclass(fam, Projectable):
+        raise AnchorDivError(
+            f"--subspace: the {args.kind} family has no principal-subspace projection (its "
+            f"class does not implement project/lift); drop --subspace to run it at full d"
+        )
+    guide = opts.get("guide", "delta")
+    if method != "svi":
+        return
+    if guide != "delta":
+        if opts.get("num_samples") == 1:
+            raise AnchorDivError(
+                f"--num-samples: svi with --guide {guide} keeps at least 2 guide draws, got 1"
+            )
+        if opts.get("guide_rank") is not None and guide != "lowrank":
+            raise AnchorDivError(f"--guide-rank: applies to --guide lowrank, not --guide {guide}")
+        return
+    if opts.get("guide_rank") is not None:
+        raise AnchorDivError("--guide-rank: applies to --guide lowrank, not --guide delta")
+    if args.summary != "mean":
+        return
+    why = None
+    if args.model:
+        why = "a --model's posterior has no closed-form mean"
+    elif not is_conjugate(fam):
+        why = f"the {args.kind} family has no closed-form posterior mean"
+    elif subspace is not None and getattr(fam.project_mean, "__func__", None) is getattr(
+        Family.project_mean, "__func__", 0
+    ):
+        why = f"the {args.kind} family's closed-form mean does not project onto --subspace"
+    if why:
+        raise AnchorDivError(
+            f"--summary mean (the default): svi's default guide, delta, is a MAP point and {why}; "
+            f"pass --guide normal or --guide lowrank (a distribution, whose mean is saved), "
+            f"--method nuts, or --summary map (the MAP point)"
+        )
 
 
 def model_options(args) -> dict:
@@ -229,6 +320,7 @@ def run(args) -> int:
     check_out(args, args.out, args.posterior_out)
     opts.update(family_options(args))
     opts.update(model_options(args))
+    check_method_options(args, opts)
     broad_source, target_file, directory, mode = inputs(args)
     target = load_embeddings(target_file, "target")
     if directory is not None:

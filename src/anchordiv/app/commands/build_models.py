@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ._io import add_flags
+from ._io import add_flags, count, positive_int
 
 
 def register(sub) -> None:
@@ -31,12 +31,12 @@ def register(sub) -> None:
     p.add_argument(
         "-n",
         "--anchors",
-        type=int,
+        type=positive_int,
         help="broad anchors per prior, a seeded subsample (default: each prior's "
         "own, 2000-5000; MiniLM encodes ~165 glosses/s on 2 cores)",
     )
     p.add_argument("--encoder", default="minilm", help="text encoder (default minilm)")
-    p.add_argument("--seed", type=int, default=0, help="subsample seed (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="subsample seed (default 0)")
 
 
 def run(args) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ._io import add_flags
+from ._io import add_flags, count
 
 #: option -> vocabulary kind (data.vocab.KINDS)
 REGIONS = {
@@ -57,12 +57,12 @@ def register(sub) -> None:
     p.add_argument(
         "-n",
         "--anchors",
-        type=int,
+        type=count,
         default=2000,
         help="anchors drawn from the pooled regions (default 2000; 0 = all; MiniLM "
         "encodes ~165 glosses/s on 2 cores)",
     )
-    p.add_argument("--seed", type=int, default=0, help="subsample seed (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="subsample seed (default 0)")
     p.add_argument(
         "--kind", default="gaussian", choices=KINDS, help="anchor model fitted (default gaussian)"
     )

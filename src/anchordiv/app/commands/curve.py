@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from ...errors import AnchorDivError, in_unit_interval
@@ -9,25 +11,30 @@ from ._cluster import add_cluster_options, cluster
 from ._io import (
     add_flags,
     check_out,
+    count,
     current_directory_importable,
     import_object,
     load_broad,
     load_embeddings,
     load_relevance,
     number,
+    positive_int,
     report,
 )
-from ._options import load_family
 from .fit import TAU_HELP
 
 
 def _ints(text: str) -> list[int]:
+    """argparse type of ``--budgets``: comma-separated whole numbers >= 1."""
     try:
-        return [int(t) for t in text.split(",") if t]
+        values = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise AnchorDivError(
-            f"--budgets: expected comma-separated integers, got {text!r}"
-        ) from None
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated whole numbers >= 1, got {text!r}"
+        )
+    return values
 
 
 def register(sub) -> None:
@@ -85,28 +92,34 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--budgets",
+        type=_ints,
         default=",".join(map(str, DEFAULT_BUDGETS[:8])),
         help="comma-separated target-anchor budgets; those >= the number of targets "
         "are dropped and 'all targets' is always added (default %(default)s)",
     )
     p.add_argument(
-        "--subsets", type=int, default=5, help="random target subsets per budget (default 5)"
+        "--subsets",
+        type=positive_int,
+        default=5,
+        help="random target subsets per budget (default 5)",
     )
     p.add_argument(
         "--queries",
-        type=int,
+        type=positive_int,
         help="evaluate only this many items (seeded random choice) as queries; "
         "the gallery stays all items (default, and N >= the number of items: every item)",
     )
     p.add_argument(
         "--fraction",
-        type=float,
+        type=number,
         default=0.9,
         help="quality fraction for the anchors-needed summary (default 0.9), "
         "measured above chance (prevalence)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for subsets and bootstrap")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=count, default=0, help="seed for subsets and bootstrap")
+    p.add_argument(
+        "--n-boot", type=positive_int, default=1000, help="bootstrap resamples (default 1000)"
+    )
     p.add_argument("--title", default="adaptation curve", help="plot title")
     add_flags(p, "family", "json")
     add_cluster_options(p)
@@ -139,9 +152,9 @@ def run(args) -> int:
     from ...evaluation.curves import adaptation_curve
     from ...provenance import resolve_tau
 
-    load_family(args.family)  # registers a kind of the user's own
     check_out(args, args.out)
     in_unit_interval("--fraction", args.fraction)  # used at the end: checked before the cells
+    models = curve_models([m for m in args.models.split(",") if m] + list(args.model))
     items = load_embeddings(args.items, "items")
     broad = load_broad(args.broad, "broad")
     target = load_embeddings(args.target, "target")
@@ -152,8 +165,7 @@ def run(args) -> int:
     )
     with cluster(args) as client:
         queries, rel = np.asarray(items[rows]), np.asarray(relevance[rows])
-        models = curve_models([m for m in args.models.split(",") if m] + list(args.model))
-        kw = dict(tau=tau, query_index=rows, models=models, budgets=_ints(args.budgets))
+        kw = dict(tau=tau, query_index=rows, models=models, budgets=args.budgets)
         kw.update(n_subsets=args.subsets, seed=args.seed, n_boot=args.n_boot, client=client)
         curve = adaptation_curve(broad, target, queries, items, rel, progress=True, **kw)
     paths = curve.write(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._io import add_flags
+from ._io import add_flags, count
 
 
 def add_run_options(p, default_out: str) -> None:
@@ -45,7 +45,7 @@ def add_run_options(p, default_out: str) -> None:
     )
     p.add_argument("--device", default="cpu", help="torch device of the encoder (default cpu)")
     add_flags(p, "random-weights")
-    p.add_argument("--seed", type=int, default=0, help="seed of every subsample (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="seed of every subsample (default 0)")
 
 
 def register(sub) -> None:

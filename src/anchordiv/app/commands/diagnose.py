@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +15,14 @@ from ._io import (
     add_flags,
     check_encoder,
     check_out,
+    count,
     load_card_of,
     load_embeddings,
     load_relevance,
     option_applies,
+    positive_int,
     report,
 )
-from ._options import load_family
 
 
 def register(sub) -> None:
@@ -41,18 +44,20 @@ def register(sub) -> None:
     add_flags(p, "overwrite", "sha256")
     p.add_argument(
         "--num-draws",
-        type=int,
+        type=positive_int,
         default=200,
         help="draws for the InferenceData and summary (default 200)",
     )
     p.add_argument("--queries", help="query embeddings, .npy [Q, d] (retrieval stability)")
     p.add_argument("--gallery", help="gallery embeddings, .npy [G, d] (retrieval stability)")
     p.add_argument("--relevance", help="binary relevance, .npy [Q, G] (adds AUPRC stability)")
-    p.add_argument("-k", type=int, help="top-k for the stability table (default 10)")
+    p.add_argument("-k", type=positive_int, help="top-k for the stability table (default 10)")
     p.add_argument(
-        "--stability-draws", type=int, help="posterior draws for the stability table (default 20)"
+        "--stability-draws",
+        type=positive_int,
+        help="posterior draws for the stability table (default 20)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="seed of the draws (default 0)")
     add_flags(p, "family", "json")
 
 
@@ -173,16 +178,25 @@ def _sensitivity(args, post, retrieval: dict, out: Path) -> dict:
     curve.to_csv(files["sensitivity_curve"], index=False)
     worst = sorted(res.worst.items(), key=lambda kv: -kv[1])
     shown = ", ".join(f"{n} {v:.3f}" for n, v in worst[:3])
+    counts = collections.Counter(d for d in res.diagnoses.values() if d != "-")
     fields = {
         "prior sensitivity": f"{res.method}, {len(res.sensitive)} of {len(worst)} quantities "
-        f"above {res.threshold:g} (largest: {shown})"
+        f"above {res.threshold:g} (largest: {shown})",
+        "prior sensitivity, diagnosis": "; ".join(f"{n} × {d}" for d, n in counts.items())
+        or "no quantity prior-sensitive",
     }
     if res.topk_overlap is not None:
-        fields["prior sensitivity, retrieval"] = "; ".join(
+        # the α curve: robustness of the ranking to the prior's *strength* only (a dominant
+        # prior power-scaled mostly rescales Σ, which leaves a Gaussian ranking unchanged)
+        fields["prior strength, retrieval"] = "; ".join(
             f"α {row['alpha']:g}: top-{res.k} overlap {row['topk_overlap']:.3f}"
             + (f", AUPRC {row['auprc']:.3f}" if "auprc" in row else "")
             for row in curve.to_dict("records")
         )
+        try:  # the endpoints: whether the prior drives the ranking at all
+            fields["prior influence"] = res.influence().describe()
+        except AnchorDivError as err:
+            fields["prior influence"] = f"n/a ({err})"
     if res.note:
         fields["prior sensitivity, note"] = res.note
     result = {"method": res.method, "sensitivity": res.worst, "curve": curve.to_dict("records")}
@@ -194,7 +208,6 @@ def run(args) -> int:
     from ...checks import arviz as adz
     from ...checks.uncertainty import inference_data, save_inference_data
 
-    load_family(args.family)  # registers a kind of the user's own
     check_stability_options(args)
     check_out(args, args.out)
     card = load_card_of(args.posterior, "posterior")

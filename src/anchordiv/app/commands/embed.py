@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import AnchorDivError
 from ...provenance import save_embeddings, sidecar_path
-from ._io import add_flags, check_out, option_applies, report
+from ._io import add_flags, check_out, count, option_applies, positive_int, report
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
@@ -48,7 +48,9 @@ def register(sub) -> None:
         choices=("raise", "skip"),
         help="image folder: fail on an unreadable image (default) or report it by name and skip it",
     )
-    p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
+    p.add_argument(
+        "--batch-size", type=positive_int, default=64, help="inputs per batch (default 64)"
+    )
     add_workers_option(p)
     add_flags(p, "random-weights")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
@@ -119,7 +121,7 @@ def add_workers_option(p) -> None:
     """``--workers``: processes that read, hash, decode and preprocess images."""
     p.add_argument(
         "--workers",
-        type=int,
+        type=count,
         metavar="N",
         help="image worker processes that read, hash, decode and preprocess while the model "
         f"encodes (default: CPU cores - 1, at most 8; here {default_workers()}; 0: none)",

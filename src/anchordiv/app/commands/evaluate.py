@@ -11,14 +11,15 @@ from ...provenance import load_npy
 from ._io import (
     add_flags,
     check_out,
+    count,
     load_card_of,
     load_embeddings,
     load_relevance,
     load_scorer,
     option_applies,
+    positive_int,
     report,
 )
-from ._options import load_family
 
 
 def register(sub) -> None:
@@ -47,7 +48,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--draws",
-        type=int,
+        type=positive_int,
         help="posterior MODELs: score with the mean divergence over this many posterior draws "
         "instead of the point summary (an error with --summary, or when no MODEL is a posterior)",
     )
@@ -89,11 +90,15 @@ def register(sub) -> None:
         help="95%% interval of the mean: percentile bootstrap over queries (default) or Student-t",
     )
     p.add_argument(
-        "--n-boot", type=int, help="bootstrap resamples (default 2000; not with --interval t)"
+        "--n-boot",
+        type=positive_int,
+        help="bootstrap resamples (default 2000; not with --interval t)",
     )
-    p.add_argument("--seed", type=int, help="bootstrap seed (default 0; not with --interval t)")
+    p.add_argument("--seed", type=count, help="bootstrap seed (default 0; not with --interval t)")
     p.add_argument(
-        "--chunk", type=int, help="query rows scored at once (default: about 2M scores per block)"
+        "--chunk",
+        type=positive_int,
+        help="query rows scored at once (default: about 2M scores per block)",
     )
     p.add_argument("-o", "--out", required=True, help="output directory")
     add_flags(p, "overwrite", "sha256", "family", "json")
@@ -156,7 +161,6 @@ def run(args) -> int:
     from ...plots import plot_scores
     from ...provenance import common_provenance
 
-    load_family(args.family)  # registers a kind of the user's own
     for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._io import add_flags, check_out, load_embeddings, number, report
+from ._io import add_flags, check_out, count, load_embeddings, number, positive_int, report
 
 TAU_HELP = (
     "encoder logit scale (inverse temperature): ~100 for CLIP, 20 for MiniLM; default: "
@@ -26,14 +26,16 @@ def register(sub) -> None:
     add_flags(p, "overwrite")
     p.add_argument("--tau", type=number, help=TAU_HELP)
     add_flags(p, normalize="scale anchor rows to unit norm first (otherwise non-unit rows warn)")
-    p.add_argument("--rank", type=int, help="latent kinds: subspace dimension k")
+    p.add_argument("--rank", type=positive_int, help="latent kinds: subspace dimension k")
     p.add_argument(
         "--variance",
         type=number,
         help="latent kinds: explained-variance fraction that picks k (default 0.95)",
     )
-    p.add_argument("--components", type=int, help="mixture: number of components (default 4)")
-    p.add_argument("--seed", type=int, help="mixture: EM seed")
+    p.add_argument(
+        "--components", type=positive_int, help="mixture: number of components (default 4)"
+    )
+    p.add_argument("--seed", type=count, help="mixture: EM seed")
     p.add_argument("--reg", type=number, help="gaussian/mixture: relative covariance ridge")
     p.add_argument(
         "--encoder",

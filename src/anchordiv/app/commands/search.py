@@ -18,6 +18,7 @@ from ._io import (
     load_embeddings,
     load_scorer,
     option_applies,
+    positive_int,
     read_utf8,
     report,
 )
@@ -48,7 +49,7 @@ def register(sub) -> None:
         help="gallery embeddings, .npy [G, d]; with --scheduler or --workers also a directory or "
         "glob of .npy / .parquet shards (clip-retrieval's img_emb/img_emb_N.npy layout)",
     )
-    p.add_argument("-k", type=int, default=10, help="neighbours per query (default 10)")
+    p.add_argument("-k", type=positive_int, default=10, help="neighbours per query (default 10)")
     p.add_argument(
         "-o",
         "--out",
@@ -78,8 +79,8 @@ def register(sub) -> None:
         help="posterior MODEL: the point summary that scores (default mean; an error for "
         "a point model)",
     )
-    p.add_argument("--chunk", type=int, help="gallery rows per chunk (default: automatic)")
-    add_flags(p, "json")
+    p.add_argument("--chunk", type=positive_int, help="gallery rows per chunk (default: automatic)")
+    add_flags(p, "family", "json")
     p.add_argument(
         "--column",
         help="embedding column of parquet shards, read with --scheduler or --workers "

@@ -4,6 +4,7 @@ offline text analogues, or with ``--dataset LAYOUT:ROOT`` on the user's own imag
 from __future__ import annotations
 
 from .demo import add_run_options, run as run_text, run_keywords
+from ._io import positive_int
 from .embed import add_workers_option, workers
 
 
@@ -35,7 +36,7 @@ def register(sub) -> None:
         "dataset folder (needs an open_clip or chexzero --encoder)",
     )
     p.add_argument(
-        "--batch-size", type=int, default=32, help="images per encoder batch (default 32)"
+        "--batch-size", type=positive_int, default=32, help="images per encoder batch (default 32)"
     )
     add_workers_option(p)
     p.add_argument(
@@ -56,13 +57,21 @@ def register(sub) -> None:
         help="--dataset: unreadable images stop the run with one error naming all of them, "
         "before the model loads (raise, default), or are skipped and listed in the report",
     )
+    p.add_argument(
+        "--allow-outside-root",
+        action="store_true",
+        help="--dataset: read image files that lie outside ROOT (symlinks out of it, CSV paths "
+        "that are absolute or use ..); by default they are an error",
+    )
 
 
 def run(args) -> int:
     if args.dataset:
         from ..studies.images import run_image_study
 
-        kwargs = run_keywords(args, "batch_size", "on_error", "uncertain", "views")
+        kwargs = run_keywords(
+            args, "batch_size", "on_error", "uncertain", "views", "allow_outside_root"
+        )
         result = run_image_study(args.name, args.dataset, args.out, workers=workers(args), **kwargs)
         print(result.report)
         return 0

@@ -206,8 +206,9 @@ def neighbours_section(rep, shown: Sequence[Shown]) -> None:
         NEIGHBOURS_TITLE,
         f"For {SHOWN_QUERIES} seeded queries per study, the top {SHOWN_K} gallery items under "
         f"cosine, image–text inversion and each anchor geometry of the study (the query itself "
-        f"left out).  ✓ marks a neighbour that shares the query's label, ✗ one that does not; "
-        f"every neighbour with its score is in `neighbours.csv`.",
+        f"left out).  A neighbour that shares the query's label is marked ✓ in a table and "
+        f"framed green in a picture (the query: blue); one that does not, ✗ / red; every "
+        f"neighbour with its score (and, for images, its file) is in `neighbours.csv`.",
     )
     rows = []
     for s in shown:
@@ -227,6 +228,12 @@ def neighbours_section(rep, shown: Sequence[Shown]) -> None:
             )
             rep.figure(name, f"{s.title}: the query, then its top {SHOWN_K} per geometry")
         rows += [
-            {"study": s.title, **r} for r in s.result.to_rows(list(s.items) if texts else None)
+            {"study": s.title, **r}
+            for r in s.result.to_rows(
+                list(s.items),
+                query_texts=None if s.query_items is None else list(s.query_items),
+                name="text" if texts else "path",
+            )
         ]
-    write_rows(rep.path("neighbours.csv"), rows)
+    columns = list(dict.fromkeys(k for r in rows for k in r))  # texts' and images' columns
+    write_rows(rep.path("neighbours.csv"), [{k: r.get(k, "") for k in columns} for r in rows])

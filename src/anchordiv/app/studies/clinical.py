@@ -15,6 +15,7 @@ import numpy as np
 from ...progress import tqdm
 
 from ...errors import AnchorDivError, as_matrix
+from ...evaluation import dominance as dom
 from ...evaluation.evaluate import evaluate
 from ...provenance import resolve_tau
 from ..report import interval_cell
@@ -280,9 +281,7 @@ def report_section(
 ) -> None:
     """The clinical section of a report (table, figure, stated outcome)."""
     summary = findings_summary(rows)
-    above = [s["finding"] for s in summary if s["diff_low"] > 0]
-    below = [s["finding"] for s in summary if s["diff_high"] < 0]
-    beaten_by_inv = [s["finding"] for s in summary if s["inversion"] > s[s["best_model"]]]
+    above, below, beaten_by_inv = versus_cosine(summary)
     scorers = list(dict.fromkeys(r["scorer"] for r in rows))
     rep.section(title or "Clinical retrieval (Table 2 in kind): Open-i reports, pathology anchors")
     intro = description or (
@@ -341,10 +340,24 @@ _TEXT_NOTE = (
 )
 
 
+def versus_cosine(summary: list[dict]) -> tuple[list[str], list[str], list[str]]:
+    """The outcome's claims per finding: ``(best anchor model above cosine, below cosine —
+    paired intervals excluding zero —, inversion's mean above the best anchor model's)``."""
+    above = [s["finding"] for s in summary if dom.interval_above(s["diff_low"])]
+    below = [s["finding"] for s in summary if dom.interval_below(s["diff_high"])]
+    beaten = [s["finding"] for s in summary if dom.exceeds(s["inversion"], s[s["best_model"]])]
+    return above, below, beaten
+
+
+def negation_helps(summary: list[dict]) -> list[str]:
+    """The findings whose Gaussian AUPRC rises with the negated sentences among the anchors."""
+    return [s["finding"] for s in summary if dom.exceeds(s["gaussian+negated"], s["gaussian"])]
+
+
 def _negation_outcome(summary: list[dict]) -> str:
     if not all("gaussian+negated" in s and "gaussian" in s for s in summary):
         return ""
-    helped = [s["finding"] for s in summary if s["gaussian+negated"] > s["gaussian"]]
+    helped = negation_helps(summary)
     return (
         f"  Adding the negated sentences to the anchors raises the Gaussian's AUPRC for "
         f"{len(helped)} of {len(summary)} findings ({', '.join(helped) or 'none'})."

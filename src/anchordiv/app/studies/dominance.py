@@ -87,6 +87,18 @@ def _where(r: dict) -> str:
     return " / ".join(str(r[k]) for k in ("task", "finding") if r.get(k))
 
 
+def beats_both(rows: Sequence[dict]) -> bool | None:
+    """ "Beats both at ≤ SMALL": every row's paired interval to max(target-only, control)
+    above zero (:func:`~anchordiv.evaluation.dominance.interval_above`); None without rows."""
+    return all(dom.interval_above(r["diff_best_low"]) for r in rows) if rows else None
+
+
+def stays_within(rows: Sequence[dict]) -> bool:
+    """ "Within TOLERANCE at ≥ LARGE/all": every row's difference to max(target-only,
+    control) at least −:data:`TOLERANCE` (:func:`~anchordiv.evaluation.dominance.within`)."""
+    return all(dom.within(r["diff_best"], TOLERANCE) for r in rows)
+
+
 def claims(table: dict) -> list[dict]:
     """Per (task, posterior): the parts of the claim (module docstring) and whether each holds."""
     needs = {(_where(r), r["posterior"]): r for r in table["anchors_needed"]}
@@ -108,8 +120,8 @@ def claims(table: dict) -> list[dict]:
             {
                 "task": where,
                 "posterior": post,
-                "small": all(r["diff_best_low"] > 0 for r in small) if small else None,
-                "large": all(r["diff_best"] >= -TOLERANCE for r in large) if compared else None,
+                "small": beats_both(small),
+                "large": stays_within(large) if compared else None,
                 "cosine_5": at5[0]["diff_baseline"] if at5 else float("nan"),
                 "never_falls": (where, post) not in fell,
                 "no_own_falls": (where, post) not in own,

@@ -34,6 +34,8 @@ from .priors import default_models_dir
 
 #: studies that run on images (``--dataset``)
 IMAGE_STUDIES = ("object-style", "budget", "wordnet-imagenet", "clinical")
+#: layouts whose classes are folders: a report written inside their root would become a class
+FOLDER_LAYOUTS = ("imagefolder", "imagenet", "imagenet-r", "sketchy")
 #: the baselines every view holds beside its anchor models
 BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
@@ -132,7 +134,7 @@ class ImageData:
         note = (
             "Seeded query images against the gallery; `object anchors` = q_obj (p = 1), `style "
             "anchors` = q_style (p = 0), both Gaussians; inversion over the union of both anchor "
-            "sets; ✓ = same class."
+            "sets; framed green = same class, red = another."
         )
         self.record(ctx, _view(ctx, "object-style", scorers, anchors, mask, note))
 
@@ -183,7 +185,8 @@ class ImageData:
             note = (
                 f"Seeded query images against the gallery; each model built on the curve's first "
                 f"subset of {len(rows)} class prompts (`posterior-gaussian`: the WordNet prior "
-                f"adapted to them; `gaussian`: those prompts alone); ✓ = same class."
+                f"adapted to them; `gaussian`: those prompts alone); framed green = same class, "
+                f"red = another."
             )
         else:
             scorers = BASELINES | {
@@ -193,25 +196,14 @@ class ImageData:
             }
             note = (
                 f"Seeded query images against the gallery; the target-only models fitted to all "
-                f"{len(emb.targets)} class prompts; ✓ = same class."
+                f"{len(emb.targets)} class prompts; framed green = same class, red = another."
             )
         return _view(ctx, study, scorers, emb.targets, self.dataset.query, note)
 
     def clinical_data(self, ctx) -> dict:
         """The image form of :func:`.main_job.clinical_part`'s data."""
         ds = self.dataset
-        enough = ds.query[:, None] & ds.pathology  # labelled queries per pathology
-        columns = [
-            c
-            for c in ds.pathologies
-            if c in layouts.CHEXPERT_FINDINGS
-            and enough[:, ds.pathologies.index(c)].sum() >= ctx.size.img_min_queries
-        ][: ctx.size.clinical_findings]
-        if not columns:
-            raise AnchorDivError(
-                f"study clinical: no pathology with anchors ({', '.join(layouts.CHEXPERT_FINDINGS)}) "
-                f"has {ctx.size.img_min_queries} or more labelled query images"
-            )
+        columns = clinical_columns(ds, ctx.size)
         findings = [layouts.CHEXPERT_FINDINGS[c] for c in columns]
         pairs = ", ".join(f"{c} → {f}" for c, f in zip(columns, findings))
         return {
@@ -250,10 +242,77 @@ class ImageData:
         scorers = BASELINES | {f"gaussian ({finding})": fit("gaussian", a, tau=ctx.tau)}
         note = (
             f"Seeded query images carrying {finding} against the gallery; the Gaussian fitted to its "
-            f"{len(a)} anchor sentences; ✓ = the neighbour carries {finding} too."
+            f"{len(a)} anchor sentences; framed green = the neighbour carries {finding} too, red "
+            f"= it does not."
         )
         gallery = np.flatnonzero(~ds.query)
         self.record(ctx, _rows_view(self, "clinical", scorers, a, q, gallery, None, column, note))
+
+
+def clinical_columns(ds: layouts.ImageDataset, size) -> list[str]:
+    """The pathology columns the clinical study reads: those with anchors
+    (:data:`.layouts.CHEXPERT_FINDINGS`), carried by ``size.img_min_queries`` or more query
+    images and by one or more gallery images, at most ``size.clinical_findings``.
+
+    Raises
+    ------
+    AnchorDivError
+        No such column (checked before any image is encoded), naming how many positive query
+        and gallery images each pathology with anchors has.
+    """
+    need = size.img_min_queries
+    q = (ds.query[:, None] & ds.pathology).sum(0)  # positive queries per pathology
+    g = (~ds.query[:, None] & ds.pathology).sum(0)  # positive gallery images
+    with_anchors = [c for c in ds.pathologies if c in layouts.CHEXPERT_FINDINGS]
+    at = {c: ds.pathologies.index(c) for c in with_anchors}
+    columns = [c for c in with_anchors if q[at[c]] >= need and g[at[c]] >= 1]
+    if not columns:
+        counts = ", ".join(f"{c} {q[at[c]]}/{g[at[c]]}" for c in with_anchors)
+        raise AnchorDivError(
+            f"study clinical: no pathology with anchors has {need} or more positive query "
+            f"images and a positive gallery image (positive queries/gallery: {counts}); check "
+            f"the labels (CheXpert: 1 = present; --uncertain ones counts -1 as present)"
+        )
+    return columns[: size.clinical_findings]
+
+
+def cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> list[list[str]]:
+    """Groups of ``paths`` with the same content (``digests``, one per path) filed under two or
+    more classes of ``ds`` (each group sorted; empty without classes)."""
+    if ds.label is None:
+        return []
+    label = dict(zip(ds.paths, ds.label.tolist()))
+    same: dict[str, list[str]] = {}
+    for p, d in zip(paths, digests):
+        same.setdefault(d, []).append(p)
+    return [
+        sorted(group) for group in same.values() if len({label[p] for p in group if p in label}) > 1
+    ]
+
+
+def warn_cross_class_copies(ds: layouts.ImageDataset, paths, digests) -> None:
+    """A warning naming the images whose identical copies sit in two or more classes
+    (:func:`cross_class_copies`): a query of one copy finds the other first, as irrelevant."""
+    groups = cross_class_copies(ds, paths, digests)
+    if groups:
+        import warnings
+
+        from ...errors import user_stacklevel
+
+        label = dict(zip(ds.paths, ds.label.tolist()))
+        first = " = ".join(f"{p} ({ds.class_names[label[p]]})" for p in groups[0][:3])
+        warnings.warn(
+            f"dataset: {len(groups)} image(s) are filed, byte for byte, under two or more "
+            f"classes (e.g. {first}); a query of one copy finds the other as its closest "
+            f"neighbour, counted as of another class — remove the copies that are mislabelled",
+            stacklevel=user_stacklevel(),
+        )
+
+
+def inside(path, root) -> bool:
+    """Whether ``path`` is ``root`` or lies inside it, symlinks resolved."""
+    a, b = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([a, b]) == b
 
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
@@ -417,6 +476,7 @@ def run_image_study(
     random_weights: bool = False,
     uncertain: str | None = None,
     views: str | None = None,
+    allow_outside_root: bool = False,
 ) -> ImageStudyResult:
     """Run one of the paper's image studies on a dataset on disk and write its report.
 
@@ -455,6 +515,9 @@ def run_image_study(
     uncertain, views : str, optional
         CheXpert: uncertain labels as absent (``"zeros"``, default) or present (``"ones"``);
         the views read (``"frontal"``, default, ``"lateral"`` or ``"all"``).
+    allow_outside_root : bool, default False
+        Read image files that lie outside the dataset folder (symlinks, absolute or ``..``
+        CSV paths); by default they are an error (:func:`.layouts.load_dataset`).
 
     Returns
     -------
@@ -465,8 +528,10 @@ def run_image_study(
     Raises
     ------
     AnchorDivError
-        An unknown study or size, a bad dataset, a text-only encoder, or a dataset the study
-        cannot use (object-style needs renditions, clinical pathologies).
+        An unknown study or size, a bad dataset, a text-only encoder, a dataset the study
+        cannot use (object-style needs renditions, clinical pathologies with positive
+        images), or ``out_dir`` inside the folder of a layout of class folders
+        (:data:`FOLDER_LAYOUTS`).
     """
     from ...data import check_images, embed_images, get_encoder
     from ...data.imageio import start_workers
@@ -481,10 +546,24 @@ def run_image_study(
     if size not in SIZES:
         raise AnchorDivError(f"size: unknown {size!r}; choose one of {', '.join(SIZES)}")
     check_output(out_dir, overwrite)
+    layout, root = layouts.parse_spec(dataset)
+    if layout in FOLDER_LAYOUTS and inside(out_dir, root.expanduser()):
+        raise AnchorDivError(
+            f"out_dir: {out_dir} is inside the dataset folder {root}: the next run would read "
+            f"the report's folder as a class; write it elsewhere (-o outside {root})"
+        )
     start = time.time()
-    ds = layouts.load_dataset(dataset, seed=seed, uncertain=uncertain, views=views)
+    ds = layouts.load_dataset(
+        dataset,
+        seed=seed,
+        uncertain=uncertain,
+        views=views,
+        allow_outside_root=allow_outside_root,
+    )
     _need(ds, name)
     ds = restrict(ds, SIZES[size], seed)
+    if name == "clinical":
+        clinical_columns(ds, SIZES[size])  # before any image is encoded
     if not ds.query.any() or ds.query.all():
         raise AnchorDivError(
             f"dataset {dataset}: {int(ds.query.sum())} query and {int((~ds.query).sum())} "
@@ -496,9 +575,12 @@ def run_image_study(
             )
         )
     # every unreadable file named before the model loads (or skipped, once)
-    readable, _, skipped = check_images(ds.paths, on_error, workers=workers, progress=True)
+    readable, digests, skipped = check_images(ds.paths, on_error, workers=workers, progress=True)
+    warn_cross_class_copies(ds, readable, digests)
     start_workers(workers, len(readable))  # their imports overlap the model's loading
-    enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
+    enc = get_encoder(
+        encoder, pretrained=pretrained, device=device, random_weights=random_weights, seed=seed
+    )
     before = enc.encoded
     x, kept = embed_images(
         enc,

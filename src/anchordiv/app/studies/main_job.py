@@ -748,7 +748,9 @@ def run_demo(
     check_output(out_dir, overwrite)
     start, before = time.time(), dict(CACHE_STATS)
     models_dir = Path(models_dir) if models_dir else default_models_dir()
-    enc = get_encoder(encoder, pretrained=pretrained, device=device, random_weights=random_weights)
+    enc = get_encoder(
+        encoder, pretrained=pretrained, device=device, random_weights=random_weights, seed=seed
+    )
     rep = Report(report_title(parts, size), out_dir)
     random_weights_note(rep, enc)
     rep.text(

@@ -19,7 +19,9 @@ from ...evaluation.curves import (
     isotropic_control,
     subset,
 )
+from ..._tolerance import first_max
 from ...checks.diagnostics import diagnose
+from ...evaluation import dominance as dom
 
 #: fixed prior strength of the diagnostics (pseudo-anchors)
 PRIOR_ANCHORS = 10.0
@@ -147,6 +149,23 @@ def _order(values: Mapping[str, float]) -> list[str]:
     return sorted(values, key=lambda p: -values[p])
 
 
+def ranks_first(values: Mapping[str, float], gains: Mapping[str, float]) -> bool:
+    """ "Same best prior": the prior a diagnostic's ``values`` rank first is the one the
+    retrieval ``gains`` rank first (near-ties go to the first listed, ``first_max``)."""
+    names = list(gains)
+
+    def best(m: Mapping[str, float]) -> str:
+        return names[int(first_max(np.array([m[p] for p in names], np.float64)))]
+
+    return best(values) == best(gains)
+
+
+def sign_matches(values: Mapping[str, float], gains: Mapping[str, float], null: float) -> bool:
+    """ "Sign right for every prior": each prior's diagnostic is above ``null`` exactly where
+    its retrieval gain over the control is above 0."""
+    return all((values[p] > null) == (gains[p] > 0) for p in gains)
+
+
 def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
     """Per diagnostic, does it order the priors as retrieval does: the priors in its order (best
     first), the order by retrieval gain over the control, whether they agree (entirely, and in the
@@ -159,7 +178,6 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
     for name in DIAGNOSTICS:
         values = {p: by_prior[p][name] for p in gains}
         null = 0.0 if name.endswith("_gain") else by_prior[truth[0]]["captured_isotropic"]
-        sign_ok = all((values[p] > null) == (gains[p] > 0) for p in gains)
         order = _order(values)
         rows.append(
             {
@@ -167,8 +185,8 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
                 "order": " > ".join(order),
                 "retrieval_order": " > ".join(truth),
                 "same_order": order == truth,
-                "picks_best": order[0] == truth[0],
-                "sign_matches": sign_ok,
+                "picks_best": ranks_first(values, gains),
+                "sign_matches": sign_matches(values, gains, null),
             }
         )
     return rows
@@ -218,8 +236,8 @@ def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
         for c in contrasts
         if c["prior"] == prior and c["versus"] == versus and c["difference"] == c["difference"]
     ]
-    up = sum(c["low"] > 0 for c in cells)
-    down = sum(c["high"] < 0 for c in cells)
+    up = sum(dom.interval_above(c["low"]) for c in cells)
+    down = sum(dom.interval_below(c["high"]) for c in cells)
     return f"above in {up}, below in {down} of {len(cells)}"
 
 

@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from ...adaptation import broad_from_model  # noqa: F401  (re-exported: studies.wordnet_imagenet.broad_from_model)
+from ...evaluation import dominance as dom
 from ...evaluation.curves import adaptation_curve
 from ...errors import AnchorDivError, integer
 from ...provenance import resolve_tau
@@ -304,17 +305,44 @@ def report_section(
     if contrasts:
         rep.text(f"Paired differences at small budgets (≤ {small} target anchors):")
         rep.table(contrasts, ["contrast", "budget", "difference", "low", "high"])
-        finite = [c for c in contrasts if c["difference"] == c["difference"]]
-        vs_target = [c for c in finite if "isotropic" not in c["contrast"]]
-        vs_control = [c for c in finite if "isotropic" in c["contrast"]]
+        count = cell_counts(contrasts)
         rep.text(
             f"**Outcome.** Posterior above target-only with the interval excluding zero in "
-            f"{sum(c['low'] > 0 for c in vs_target)} of {len(vs_target)} small-budget cells "
+            f"{count['target_above']} of {count['target']} small-budget cells "
             f"where target-only is defined; posterior above the isotropic control (gain from "
             f"the *shape* of the WordNet covariance, not mere shrinkage) in "
-            f"{sum(c['low'] > 0 for c in vs_control)} of {len(vs_control)}, below it in "
-            f"{sum(c['high'] < 0 for c in vs_control)}.  " + _versus_cosine(curve)
+            f"{count['control_above']} of {count['control']}, below it in "
+            f"{count['control_below']}.  " + _versus_cosine(curve)
         )
+
+
+def cell_counts(contrasts: list[dict]) -> dict[str, int]:
+    """The outcome's counts over the small-budget cells with a finite difference: against
+    target-only (``target``, ``target_above``) and the isotropic control (``control``,
+    ``control_above``, ``control_below``), above/below = paired interval excluding zero."""
+    finite = [c for c in contrasts if np.isfinite(c["difference"])]
+    vs_target = [c for c in finite if "isotropic" not in c["contrast"]]
+    vs_control = [c for c in finite if "isotropic" in c["contrast"]]
+    return {
+        "target": len(vs_target),
+        "target_above": sum(dom.interval_above(c["low"]) for c in vs_target),
+        "control": len(vs_control),
+        "control_above": sum(dom.interval_above(c["low"]) for c in vs_control),
+        "control_below": sum(dom.interval_below(c["high"]) for c in vs_control),
+    }
+
+
+def above_cosine(curve) -> list[tuple[str, int, float]]:
+    """``(model, first budget, best mean)`` of each model whose mean AUPRC exceeds cosine's
+    mean over the budgets at some budget (means, no interval: the sentence says "mean")."""
+    cos = float(np.nanmean(curve.means("cosine")))
+    out = []
+    for name in curve.models:
+        m = curve.means(name)
+        hits = [b for b, v in zip(curve.budgets, m) if dom.exceeds(v, cos)]
+        if name != "cosine" and hits:
+            out.append((name, hits[0], float(np.nanmax(m))))
+    return out
 
 
 def _versus_cosine(curve) -> str:
@@ -322,12 +350,7 @@ def _versus_cosine(curve) -> str:
     if "cosine" not in curve.models:
         return ""
     cos = float(np.nanmean(curve.means("cosine")))
-    above = []
-    for name in curve.models:
-        m = curve.means(name)
-        hits = [b for b, v in zip(curve.budgets, m) if v > cos]
-        if name != "cosine" and hits:
-            above.append(f"{name} (from {hits[0]} anchors, best {np.nanmax(m):.3f})")
+    above = [f"{n} (from {b} anchors, best {m:.3f})" for n, b, m in above_cosine(curve)]
     return (
         f"Cosine, which uses no anchors, scores {cos:.3f}; models whose mean exceeds it: "
         f"{'; '.join(above) or 'none'}."
