@@ -22,7 +22,8 @@ PROTOCOL: list[type[Any]] = []
 
 
 def protocol(base: type) -> type:
-    """Class decorator of the protocol class (:class:`.protocol.Family`) :func:`family` checks."""
+    """Class decorator of the protocol class (:class:`~anchordiv.Family`): :func:`family` then
+    registers only its subclasses, and only those its ``missing_members()`` finds complete."""
     PROTOCOL[:] = [base]
     return base
 
@@ -33,8 +34,9 @@ def is_builtin(cls: type) -> bool:
 
 
 def check_family(cls: Any, kind, replace: bool) -> None:
-    """Refuse a bad kind, a non-Family class, a missing required member, or (unless
-    ``replace``) a class that would replace a built-in family's kind."""
+    """Refuse what :func:`family` must not register: a kind that is not a non-empty string, a
+    class that is not a :class:`~anchordiv.Family` subclass, one missing a required member
+    (named), and — unless ``replace`` — a class that would replace a built-in family's kind."""
     if not isinstance(kind, str) or not kind.strip():
         raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
     name = getattr(cls, "__qualname__", None) or repr(cls)
@@ -134,8 +136,9 @@ def get_family(kind: str) -> type[Any]:
 
 
 class LiveMapping(Mapping):
-    """A read-only mapping recomputed by ``build()`` on every access (a family registered late
-    appears in every table derived from :data:`FAMILIES`)."""
+    """A read-only mapping recomputed from the registry on every access (``build()`` returns
+    the current dict), so that a family registered late — from a user's module, after
+    anchordiv was imported — appears in every table derived from :data:`FAMILIES`."""
 
     def __init__(
         self, build: Callable[[], dict], missing: Callable[[object], Exception] | None = None

@@ -109,7 +109,8 @@ class AnchorModel:
 
 
 def jax_dtype(dtype) -> np.dtype:
-    """``dtype`` as JAX holds it (float64 is float32 unless x64), without JAX's warning."""
+    """``dtype`` as JAX holds it: float64 is float32 unless JAX's float64 mode is on.  Asking
+    for it explicitly would only add JAX's "will be truncated" warning to the same result."""
     return jax.dtypes.canonicalize_dtype(np.dtype(dtype))
 
 
@@ -127,7 +128,9 @@ def quad_norm(factor: jax.Array, theta: jax.Array) -> jax.Array:
 
 
 def psd_factor(cov: np.ndarray) -> np.ndarray:
-    """F ``[d, d]`` with ``F Fᵀ = cov`` (PSD, maybe singular: absent directions exactly 0)."""
+    """A factor F with ``F Fᵀ = cov`` for a symmetric PSD matrix (eigen-based, tolerates
+    singular covariances, e.g. fewer anchors than dimensions). ``[d, d] -> [d, d]``; the columns
+    of directions absent at :data:`anchordiv._tolerance.SPECTRUM_RTOL` are exactly zero."""
     cov = 0.5 * (cov + cov.T)
     w, v = np.linalg.eigh(cov)
     from .._tolerance import kept_spectrum

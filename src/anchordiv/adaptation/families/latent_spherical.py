@@ -135,7 +135,8 @@ def latent_spherical_update(
 
 
 class PosteriorBinghamLikelihood(PPCALikelihood):
-    """:class:`~.latent_gaussian.PPCALikelihood` of :func:`latent_spherical_model` (closed form)."""
+    """:class:`~.latent_gaussian.PPCALikelihood` scoring the draws of the posterior-like
+    Bingham model :func:`latent_spherical_model`, whose log joint and prior are closed form."""
 
     def log_joint(self, targets, draws):
         kw = self.kwargs
@@ -241,19 +242,35 @@ class PosteriorBinghamPrior(LatentFamily):
         radius: float = 1.0,
         prior: str = "broad",
     ) -> "PosteriorBinghamPrior":
-        """Prior from the broad anchors' principal subspace at ``rank``.
+        """Prior from the broad anchors' principal subspace at ``rank``, as
+        :meth:`BinghamPrior.from_anchors` (the recipe's rank ≥ 2, strength and target weight by
+        default: :func:`.latent_gaussian.held_out_options`).
 
         Parameters
         ----------
-        broad, targets, rank, beta, prior_anchors
-            As :meth:`BinghamPrior.from_anchors` (the recipe's rank is at least 2).
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Target anchors (needed for ``"auto"``).
+        rank : int, "auto", "variance" or None, default "auto"
+            Subspace dimension k ≥ 2: the recipe's choice (``"auto"``) or 95 % of the broad
+            variance (``"variance"``, None).
+        beta : float, "auto" or None, default "auto"
+            Target weight in [0, 1] (``"auto"``: n/(n + s), s the recipe's strength; None:
+            n/(n + prior_anchors)).
+        prior_anchors : float or "auto", default "auto"
+            The prior's strength in pseudo-anchors (``"auto"``: the recipe's).
         concentration : float, optional
             κ of the draws (None: from the PPCA likelihood at the chosen strength).
         radius : float, default 1.0
             Radius of the anchor model.
         prior : {"broad", "isotropic"}, default "broad"
             The broad projector or the isotropic control.
-        """
+
+        Returns
+        -------
+        PosteriorBinghamPrior
+            The prior."""
         kappa = None if concentration is None else positive("concentration", concentration)
         own = {"concentration": kappa, "radius": positive("radius", radius)}
         return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=2, **own)
