@@ -42,6 +42,7 @@ __all__ = [
     "LKJPrior",
     "Exact",
     "Family",
+    "KINDS",
     "NIWPrior",
     "NUTS",
     "ExactPosterior",

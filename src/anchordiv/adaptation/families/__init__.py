@@ -1,7 +1,7 @@
 """The adaptable families, one module each (:mod:`anchordiv.adaptation.protocol` is the protocol):
 a family's module holds its explicit NumPyro model, its exact posterior (where it has one), its
 closed forms and its prior object.  Importing a module registers its family under its kind (in
-this order: ``ad.adapt.KINDS``); adding a family is one new module and one line here.
+this order: ``anchordiv.adaptation.KINDS``); adding a family is one new module and one line here.
 
 The explicit models and exact posteriors are exported here too, to copy and change::
 
