@@ -46,7 +46,9 @@ def public_modules() -> list[str]:
     for name in list(names):
         module = importlib.import_module(name)
         names |= {
-            obj.__name__ for obj in map(module.__dict__.get, module.__all__) if inspect.ismodule(obj)
+            obj.__name__
+            for obj in map(module.__dict__.get, module.__all__)
+            if inspect.ismodule(obj)
         }
     return sorted(names)
 
