@@ -5,7 +5,7 @@
     D = ad.divergence(model, queries, gallery)           # [Q, G], ascending = closer
     idx, d = ad.top_k(model, queries, gallery, k=10)
 
-Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.md.
+Every anchor model is defined by its cumulant ψ (``model.cumulant``); see docs/mathematics.md, "Cumulant and divergence".
 """
 
 #: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).

@@ -1,5 +1,5 @@
 """Broad → target adaptation: fit a prior to broad anchors, update it with target anchors,
-summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D)::
+summarise, and score with the adapted anchor model (docs/mathematics.md, "Adaptation: conjugate updates")::
 
     prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)  # or ad.load_prior(dir)
     post = prior.update(targets [n, d], tau=20.0)                       # exact conjugate update

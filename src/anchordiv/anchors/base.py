@@ -1,6 +1,6 @@
 """The one abstraction: an anchor model is a pytree that knows its cumulant ψ.
 
-``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)`` (MATH.md); the divergence, top-k and MIPS export derive
+``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)`` (docs/mathematics.md, "Cumulant and divergence"); the divergence, top-k and MIPS export derive
 from ψ in :mod:`anchordiv.retrieval.divergence`.  A model may add ``parameterize(θ)`` (the map
 pulling its geometry back to ambient embeddings) and ``embed(θ)`` (a squared-Euclidean fast
 path).  Models are frozen dataclasses registered as pytrees with every number (τ included) an
@@ -37,7 +37,7 @@ def anchor_model(kind: str) -> Callable[[type[Any]], type[Any]]:
 class AnchorModel:
     """Base class of every anchor model: a frozen JAX pytree that knows its cumulant ψ.
 
-    ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩) (MATH.md); the divergence, the pairwise matrix and the
+    ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩) (docs/mathematics.md, "Cumulant and divergence"); the divergence, the pairwise matrix and the
     MIPS keys of :mod:`anchordiv.retrieval` are derived from it.  Subclasses define ``cumulant``
     and carry a scalar array field ``tau``; they are built by :func:`fit` (or a class's
     ``from_*`` constructor) rather than by hand.

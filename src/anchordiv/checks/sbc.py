@@ -1,4 +1,4 @@
-"""Simulation-based calibration (Talts et al. 2018; MATH.md, "Calibration"), for the library's
+"""Simulation-based calibration (Talts et al. 2018; docs/mathematics.md, "Calibration: simulation-based calibration"), for the library's
 posteriors and for users' own models.
 
 Each simulation ranks the truth θ̃ among posterior draws given data simulated from it; the

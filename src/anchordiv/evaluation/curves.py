@@ -1,4 +1,4 @@
-"""Adaptation curves: retrieval quality against the number of target anchors (MATH.md §4).
+"""Adaptation curves: retrieval quality against the number of target anchors (docs/mathematics.md, "Evaluation").
 
 For each budget n and each of ``n_subsets`` seeded target subsets (drawn with
 ``default_rng([seed, n, s])``, shared by all models: differences are paired), every model of

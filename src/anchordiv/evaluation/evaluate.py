@@ -1,4 +1,4 @@
-"""Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval
+"""Retrieval evaluation (docs/mathematics.md, "Evaluation"): per-query AUPRC, its mean with a 95 % interval
 (:data:`LEVEL`), and the prevalence beside it.
 
 A *scorer* (higher = closer) is an :class:`~anchordiv.AnchorModel` (``−D``), ``"cosine"`` or

@@ -5,7 +5,7 @@ For a query x and gallery item y (after the model's map P):
     D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ = h(y) − ⟨u(x), v(y)⟩ + c(x)
 
 with query terms ``u = ∇ψ(x)``, ``c = ⟨∇ψ(x), x⟩ − ψ(x)`` and key terms ``v = y``, ``h = ψ(y)``
-(MATH.md, "Retrieval needs one matrix product"); squared-Euclidean fast paths use
+(docs/mathematics.md, "Retrieval needs one matrix product"); squared-Euclidean fast paths use
 ``u = 2φ(x), c = ‖φ(x)‖², v = φ(y), h = ‖φ(y)‖²``.  ``method``: ``"auto"``, ``"generic"`` (one
 GEMM) or ``"direct"`` (the Bregman formula per pair, the slow reference); results are clamped
 at 0.  ``precision`` (:data:`PRECISIONS`): ``"highest"`` (exact float32 products) or ``"fast"``

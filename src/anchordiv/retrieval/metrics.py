@@ -1,4 +1,4 @@
-"""Retrieval metrics: AUPRC as the step-wise average precision (MATH.md "Evaluation")."""
+"""Retrieval metrics: AUPRC as the step-wise average precision (docs/mathematics.md, "Evaluation")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Gaussian family: Normal–Inverse-Wishart prior of the Gaussian anchor model (MATH.md, D.2):
+"""The Gaussian family: Normal–Inverse-Wishart prior of the Gaussian anchor model (docs/mathematics.md, "Gaussian: Normal–Inverse-Wishart"):
 its explicit NumPyro model, the conjugate posterior :class:`NIW`, empirical Bayes, the subspace
 projection and lift, and the prior object :class:`NIWPrior`.
 
@@ -586,8 +586,8 @@ class NIW:
 
     def power_scaled(self, alpha: float) -> "NIW":
         """This NIW density raised to the power ``alpha`` and renormalised: again NIW, with
-        ``κ → ακ``, ``Ψ → αΨ``, ``ν + d + 2 → α(ν + d + 2)``, μ unchanged (MATH.md,
-        "Power-scaling prior sensitivity").  An α that leaves it improper (ν' ≤ d − 1) is
+        ``κ → ακ``, ``Ψ → αΨ``, ``ν + d + 2 → α(ν + d + 2)``, μ unchanged (docs/mathematics.md,
+        "Power-scaling sensitivity").  An α that leaves it improper (ν' ≤ d − 1) is
         refused with the smallest α that keeps it proper."""
         a, d = positive("alpha", alpha), self.dim
         if a == 1.0:

@@ -1,4 +1,4 @@
-"""The latent Gaussian family: matrix Bingham prior on the principal subspace (MATH.md, D.3) —
+"""The latent Gaussian family: matrix Bingham prior on the principal subspace (docs/mathematics.md, "Latent Gaussian: matrix Bingham") —
 its explicit NumPyro model, the exact posterior :class:`BinghamPosterior`, the PPCA likelihood,
 the prior object :class:`BinghamPrior` — and :class:`LatentFamily`, what the latent spherical
 family shares with it (sites, options, ``from_anchors``, PPCA likelihood, lift, quantities).
@@ -548,7 +548,8 @@ def ppca_fit(broad: np.ndarray, rank: int) -> tuple[float, float, float]:
 class BinghamPrior(LatentFamily):
     """Matrix Bingham prior of the latent-gaussian kind: ``p(U) ∝ etr(Uᵀ B₀ U)``, ``B₀ = c·m(1 − β)·C``.
 
-    Build with :meth:`from_anchors`; the exact update is Bₙ = B₀ + c·S_T (MATH.md).
+    Build with :meth:`from_anchors`; the exact update is Bₙ = B₀ + c·S_T (docs/mathematics.md, "Latent Gaussian: matrix
+    Bingham").
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """The latent spherical family: posterior-like Bingham ``U ~ MatrixBingham(κ Bₙ)``,
 ``Bₙ = (1 − β) U₀U₀ᵀ + β Ĉ_T``, with the concentration κ derived from the PPCA likelihood
-(MATH.md, D.4) — its explicit NumPyro model, exact update and the prior object
+(docs/mathematics.md, "Latent spherical: a posterior-like Bingham") — its explicit NumPyro model, exact update and the prior object
 :class:`PosteriorBinghamPrior`.
 
     prior = ad.PosteriorBinghamPrior.from_anchors(broad [N, d], rank=8)

@@ -1,5 +1,5 @@
 """The mixture family: Dirichlet–NIW prior of the Gaussian mixture anchor model, centred on the
-broad EM fit, updated by MAP-EM (MATH.md, D.5) — its explicit NumPyro model, the conjugate
+broad EM fit, updated by MAP-EM (docs/mathematics.md, "Gaussian mixture: Dirichlet–NIW, MAP-EM") — its explicit NumPyro model, the conjugate
 parameters :class:`DirichletNIW`, MAP-EM, the Gibbs sampler of the exact posterior and the
 prior object :class:`DirichletNIWPrior`.
 

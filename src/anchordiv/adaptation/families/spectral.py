@@ -1,5 +1,5 @@
 """The spectral shrinkage family: a Gaussian anchor model whose covariance lives in the broad
-eigenbasis, with one shrinkage scale per leading direction (MATH.md round 3) — its explicit
+eigenbasis, with one shrinkage scale per leading direction (docs/mathematics.md, "The spectral shrinkage prior") — its explicit
 NumPyro model, the prior law :class:`SpectralLaw`, O(n·d·k) densities and the prior object
 :class:`SpectralPrior`.
 
