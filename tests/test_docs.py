@@ -75,6 +75,36 @@ def test_every_public_name_is_in_the_reference(tmp_path):
     assert not twice, f"documented twice: {twice}"
 
 
+def test_only_package_entry_points_have_all():
+    """The public API is the package entry points: a module that is not a package's
+    ``__init__.py`` defines no ``__all__`` (it is private)."""
+    src = Path(ad.__file__).parent
+    found = [
+        str(path.relative_to(src))
+        for path in sorted(src.rglob("*.py"))
+        if path.name != "__init__.py"
+        and re.search(r"^__all__\s*[:=]", path.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
+    assert not found, f"private modules with __all__: {found}"
+
+
+def test_reference_renders_only_entry_points(tmp_path):
+    """The reference has a page for each entry point and each namespace module one lists, and
+    for nothing else; every documented name is on such a page."""
+    modules = apigen.write_reference(tmp_path)
+    entry = apigen.entry_points()
+    namespaces = {
+        obj.__name__
+        for m in entry
+        for obj in map(vars(importlib.import_module(m)).get, importlib.import_module(m).__all__)
+        if inspect.ismodule(obj)
+    }
+    assert set(modules) == set(entry) | namespaces
+    pages = {p.stem for p in (tmp_path / "modules").glob("*.rst")}
+    assert pages == set(modules)
+    assert all(n.rsplit(".", 1)[0] in pages for n in apigen.documented_names(tmp_path))
+
+
 def test_reference_follows_all(tmp_path, monkeypatch):
     """A name added to ``__all__`` appears in the reference with no edit to the docs."""
     monkeypatch.setattr(ad, "__all__", [*ad.__all__, "brand_new"], raising=True)
