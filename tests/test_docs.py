@@ -54,7 +54,12 @@ def test_public_name_has_a_docstring(name):
 def test_every_public_name_is_in_the_reference(tmp_path):
     modules = apigen.write_reference(tmp_path)
     documented = apigen.documented_names(tmp_path)
-    missing = [n for n in ad.__all__ if f"anchordiv.{n}" not in documented]
+    missing = [
+        n
+        for n in ad.__all__
+        if f"anchordiv.{n}" not in documented
+        and not (inspect.ismodule(getattr(ad, n)) and f"anchordiv.{n}" in modules)
+    ]
     assert not missing, f"not in the API reference: {missing}"
     shared, home = apigen.top_level(), apigen.homes(modules)
     where: dict[int, list[str]] = {}

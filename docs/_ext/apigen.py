@@ -45,19 +45,24 @@ def public_modules() -> list[str]:
     names = set(entry_points())
     for name in list(names):
         module = importlib.import_module(name)
-        names |= {
-            obj.__name__
-            for obj in map(module.__dict__.get, module.__all__)
-            if inspect.ismodule(obj)
-        }
+        names |= {obj.__name__ for n in module.__all__ if inspect.ismodule(obj := _get(module, n))}
     return sorted(names)
+
+
+def _get(module, name: str):
+    """``module.name``; None where it is a namespace module whose optional dependency is
+    missing (a package may import its namespaces lazily: ``anchordiv.scale.dask``)."""
+    try:
+        return getattr(module, name)
+    except ImportError:
+        return None
 
 
 def public_names(module) -> list[str]:
     """``module.__all__``, or for a module without one (a namespace module named in a package's
     ``__all__``) the public functions and classes it defines."""
     if hasattr(module, "__all__"):
-        return list(module.__all__)
+        return [n for n in module.__all__ if _get(module, n) is not None]
     return [
         n
         for n, obj in vars(module).items()

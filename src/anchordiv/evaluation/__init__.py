@@ -7,6 +7,7 @@ and what each geometry retrieves: the top-k of a few queries under every scorer
 the module's).
 """
 
+from . import dominance
 from .curves import Curve, CurveModel, adaptation_curve, register_model
 from .evaluate import Evaluation, bootstrap_interval, mean_interval, t_interval  # noqa: F401
 from .retrieved import Neighbours, neighbours
@@ -17,6 +18,7 @@ __all__ = [
     "Evaluation",
     "Neighbours",
     "adaptation_curve",
+    "dominance",
     "neighbours",
     "register_model",
 ]

@@ -23,7 +23,7 @@ from .latent_spherical import (
 )
 from .mixture import DirichletNIW, DirichletNIWPrior, dirichlet_niw_model, map_em, mixture_prior
 from .diagonal import DiagonalPrior, NormalInverseGamma
-from .spectral import SpectralPrior
+from .spectral import SpectralPrior, spectral_model
 from .structured import (
     FactorPrior,
     LKJPrior,
@@ -64,5 +64,6 @@ __all__ = [
     "map_em",
     "mixture_prior",
     "niw_model",
+    "spectral_model",
     "stiefel_site",
 ]

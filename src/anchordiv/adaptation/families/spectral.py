@@ -222,7 +222,38 @@ def spectral_model(
     ``variances``, ``noise``, ``mu``; observed ``targets`` [n, d] or their
     :class:`TargetSummary` (the same density: ``spectral_model.model_data``).
     ``map_jacobian=True`` (a delta guide) profiles μ at its conditional mode μₙ and adds
-    ``−½ log|Σ/κₙ|``: the guide finds the joint mode of (μ, g, ℓ, h)."""
+    ``−½ log|Σ/κₙ|``: the guide finds the joint mode of (μ, g, ℓ, h).
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d], or TargetSummary
+        The observed target anchors (or their sufficient summary: the same density).
+    mu0 : jax.Array, shape [d]
+        The broad mean μ_B.
+    directions : jax.Array, shape [d, k]
+        V_k, the broad covariance's k leading eigenvectors (orthonormal columns).
+    eigenvalues : jax.Array, shape [k]
+        λ, their eigenvalues.
+    noise0 : float
+        σ²_B, the broad residual variance outside the k directions.
+    kappa0 : float
+        The mean's strength: μ | Σ ~ N(μ_B, Σ/κ₀).
+    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+        The law of the local scales ℓ_j.
+    global_scale : float, default 1.0
+        Scale of the global shrinkage g.
+    gamma_shape : float, default 2.0
+        Shape of the local scales under ``"gamma"``.
+    free_noise : bool, default True
+        Sample the residual scale h (else h = 1: σ² = σ²_B).
+    map_jacobian : bool, default False
+        As above (a delta guide's joint mode).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d, dtype = mu0.shape[-1], mu0.dtype
     k = eigenvalues.shape[-1]
     g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))

@@ -474,7 +474,24 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
     """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` of its
     queries spread over renditions and classes (:func:`spread`), their top neighbours under cosine, inversion and each of its anchor models
-    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first)."""
+    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first).
+
+    Parameters
+    ----------
+    view : RetrievalView
+        One study's geometries, anchors, queries and gallery (``run_image_study(...).views``).
+    title : str
+        The part's title in the report.
+    seed : int, default 0
+        Seed of the choice of queries.
+
+    Returns
+    -------
+    Shown
+        ``title``, the neighbours (:class:`~anchordiv.evaluation.Neighbours`), the gallery's
+        image files, a note and captions: what :func:`anchordiv.plots.neighbours` draws and the
+        report's neighbour grid shows.
+    """
     scorers = {k: v for k, v in view.scorers.items() if k not in BASELINES}
     pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)
