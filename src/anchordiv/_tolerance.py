@@ -28,13 +28,15 @@ DOUBLING_SE = 3.0
 
 
 def kept_spectrum(lam) -> np.ndarray:
-    """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ."""
+    """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ (none of
+    an all-zero spectrum)."""
     lam = np.asarray(lam)
     return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), np.finfo(np.float64).tiny)
 
 
 def kept_singular_values(sv) -> np.ndarray:
-    """Mask ``[k]`` of the singular values ``sv [k]`` whose squares :func:`kept_spectrum` keeps."""
+    """Mask ``[k]`` of the singular values ``sv [k]`` whose squares :func:`kept_spectrum`
+    keeps: the same rank rule for a matrix as for its scatter."""
     return kept_spectrum(np.square(np.asarray(sv, np.float64)))
 
 
@@ -59,6 +61,18 @@ def first_max(values, axis: int = -1):
     −1e10 must not widen the window near a maximum of 0): ``np.argmax`` with near-ties broken
     toward the first, so that the choice does not hang on a last bit.  NaN never wins.  A
     maximum of exactly 0 ties only with other zeros.
+
+    Parameters
+    ----------
+    values : array_like, shape [..., n, ...]
+        Scores (NumPy or JAX; a JAX array gives a JAX index, traceable).
+    axis : int, default -1
+        The axis to choose along.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The indices, ``values``' shape without ``axis`` (an int for a 1-d input).
 
     Examples
     --------

@@ -74,7 +74,10 @@ def load_prior(
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> path = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0),
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> path = ad.save_model(ad.fit("gaussian", broad, tau=20.0),
     ...                      pathlib.Path(tempfile.mkdtemp()) / "broad")
     >>> prior = ad.load_prior(path, kappa0=5.0, nu0=10.0)
     >>> type(prior).__name__, prior.dim
@@ -114,8 +117,9 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
 
 
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
-    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: their count is
-    not read as swapped anchors), carrying the ``card``'s encoder and τ when given."""
+    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: 2r points by
+    construction, so :func:`~anchordiv.adaptation.api.check_anchors` does not read their
+    count as swapped anchors), carrying the ``card``'s encoder and τ when given."""
     recorded = {}
     if card is not None:
         recorded = {"encoder": card.get("encoder"), "logit_scale": card.get("tau")}

@@ -30,7 +30,9 @@ from .svi import run_svi
 
 
 def config(cls):
-    """Frozen keyword-only dataclass whose constructor names unknown options in an error."""
+    """Frozen, keyword-only dataclass whose constructor rejects unknown options (and positional
+    ones) with an :class:`AnchorDivError` naming them, the method that has them and this
+    method's options (instead of a TypeError)."""
     cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
     init = cls.__init__
     names = [f.name for f in dataclasses.fields(cls)]
@@ -61,7 +63,8 @@ def config(cls):
 
 
 def _check_run(o) -> None:
-    """The checks of the options :class:`NUTS` and :class:`SVI` share."""
+    """The checks of the options :class:`NUTS` and :class:`SVI` share (a model run's init
+    strategy, subspace, model and runners)."""
     integer("seed", o.seed, low=0)
     init_strategy(o.init_strategy)
     if o.subspace is not None:
@@ -81,7 +84,9 @@ def _check_run(o) -> None:
 
 
 class Method(abc.ABC):
-    """An inference method: a frozen :func:`config` dataclass that runs itself (:meth:`run`)."""
+    """An inference method: a frozen configuration that runs itself (:meth:`run`).
+
+    Subclasses are :func:`config` dataclasses; :data:`METHODS` lists the library's by name."""
 
     #: the method's name (``post.method``, ``adapt(method=...)``)
     name: ClassVar[str] = "abstract"
@@ -92,13 +97,15 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        """The posterior of ``prior`` given validated ``targets [n, d]`` at the logit scale
-        ``tau``; ``broad [N, d]`` (validated) or None: the anchors the prior was built from."""
+        """The posterior of ``prior`` given ``targets [n, d]`` (validated: a float array of unit
+        rows, possibly read-only), at the resolved logit scale ``tau``; ``broad [N, d]``
+        (validated) or None: the broad anchors the prior was built from."""
 
     @abc.abstractmethod
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
         """``(exact posterior parameters or None, model kwargs, info, fixed)`` this method
-        starts from (the conjugate update runs only where its result is used)."""
+        starts from given ``targets [n, d]``: the conjugate update runs only where its result
+        is used."""
 
     def start(self, prior, targets: np.ndarray, broad) -> tuple[np.ndarray, object, dict, dict]:
         """``(frozen targets, exact parameters or None, info, posterior fields)`` of a run."""
@@ -138,8 +145,9 @@ COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kw
 
 
 def user_model_info(info: dict) -> dict:
-    """``info`` for a run on a user's model: the default prior's own entries move under
-    ``"default_prior"`` (they describe the family's model, not the user's)."""
+    """``info`` for a run on a user's model: the default prior's strengths and choices (which
+    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
+    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
     kept = {k: v for k, v in info.items() if k in COMMON_INFO}
     return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
 
@@ -520,7 +528,18 @@ def options(method) -> dict:
 
 
 def warn_unobserved(trace: dict) -> None:
-    """Warn when a traced model observes nothing."""
+    """Warn when a traced model observes nothing.
+
+    Parameters
+    ----------
+    trace : dict
+        ``{site: {"type", "is_observed", ...}}`` (a NumPyro trace).
+
+    Returns
+    -------
+    None
+        Warns with :class:`~anchordiv.AnchorDivWarning` when no site is observed.
+    """
     observed = [k for k, s in trace.items() if s["type"] == "sample" and s["is_observed"]]
     if not observed:
         warnings.warn(

@@ -663,7 +663,9 @@ def retyped(post: Posterior, cls: type, **changes) -> Posterior:
 
 
 def family_of(kind: str, module: str | None = None) -> type[Any]:
-    """The family class registered under ``kind`` (an error names ``module`` to import)."""
+    """The family class registered under ``kind``; one not registered in this process is an
+    :class:`AnchorDivError` that names ``module`` (where the saved family was defined) to
+    import first."""
     if kind not in FAMILIES and module:
         raise AnchorDivError(
             f"kind: unknown {kind!r}: its family is not registered in this process; import "
@@ -674,7 +676,8 @@ def family_of(kind: str, module: str | None = None) -> type[Any]:
 
 
 def _module(card: dict) -> str | None:
-    """The family's module of a card written before ``family_class_module``."""
+    """The family's module of a card written before ``family_class_module``: the exact
+    parameters' module where they are the family's (a user's family defines both)."""
     module = card.get("family_module")
     return module if isinstance(module, str) and not module.startswith("anchordiv.") else None
 
@@ -705,7 +708,10 @@ def _scalars(group: dict) -> dict:
 
 
 def _params(arrays: dict, prefix: str, name, module) -> object:
-    """The exact-posterior object saved under ``prefix`` (a class of :func:`exact_classes`)."""
+    """The exact-posterior object saved under ``prefix``.  Its class is looked up, never
+    imported: by name among the classes defined in the modules of the registered families
+    (:func:`exact_classes`); a name found nowhere is an :class:`AnchorDivError` that says how to
+    register the family that defines it."""
     if not name:
         return None
     cls = exact_classes().get(name)
@@ -727,7 +733,11 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior may name: the registered families' ``exact_types``."""
+    """The classes a saved posterior's ``family``/``completion`` may name: those the families
+    in the registry (built-in ones, and those the user registered in this process with
+    ``ad.family``) declare as their exact-parameter and completion classes
+    (:attr:`~anchordiv.Family.exact_types`), by class name — never any other
+    class of their modules."""
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
         for cls in getattr(fam, "exact_types", ()):
@@ -823,7 +833,10 @@ def check_loaded_posterior(path, post: Posterior) -> None:
 
 
 def check_loaded_arrays(path, post: Posterior) -> None:
-    """Refuse a loaded posterior whose prior, model arguments' shapes or arrays are unusable."""
+    """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
+    model arguments of the shapes its prior gives them, and its exact parameters, stored
+    draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
+    field otherwise)."""
     prior: Any = post.prior
     if prior is not None:
         prior.check_loaded(post.info.get("d", prior.dim))
@@ -886,6 +899,24 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
     """Anchor model from one set of parameters (:meth:`Family.to_model` of the kind's family).
 
+    Parameters
+    ----------
+    kind : str
+        The family.
+    p : dict of str to numpy.ndarray
+        One parameter set (float64 arrays, e.g. ``{"mu": [d], "Sigma": [d, d]}``).
+    tau : float
+        The encoder's logit scale.
+    dtype : str
+        dtype of the model.
+    fixed : dict
+        Arrays every draw shares (``Posterior.fixed``).
+
+    Returns
+    -------
+    AnchorModel
+        The model.
+
     Examples
     --------
     >>> from anchordiv.adaptation import to_model
@@ -931,8 +962,10 @@ def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
 
 def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
-    of the kind's own model (``exact``; projected for subspace runs), None for a user's model
-    or where it does not project."""
+    of the kind's own model (``exact``: the conjugate update's parameters; in the subspace
+    coordinates for subspace runs: its lift is the full mean, the lift being linear in Σ₁₁);
+    None for a user's model or where the conjugate mean does not project (no ``project_mean``,
+    :class:`~anchordiv.Projectable`: latent kinds under ``subspace=``)."""
     if custom:
         return None, (
             "none: a delta guide (MAP) of a custom model has no posterior mean; use "

@@ -30,7 +30,27 @@ FAISS_KINDS = ("flat", "ivf", "hnsw")
 
 
 def mips_scores(q, c, keys, precision: str = "highest") -> jax.Array:
-    """The divergences from MIPS queries and cached keys: the one matrix product."""
+    """The divergences from MIPS queries and cached keys: the one matrix product.
+
+    ``D [Q, G] = max(c[:, None] − q keysᵀ, 0)``, through
+    :func:`anchordiv.retrieval.divergence.pairwise` with h = 0 (the h column is inside the keys).
+
+    Parameters
+    ----------
+    q : jax.Array, shape [Q, m + 1]
+        MIPS queries ``[u, −1]``.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    keys : jax.Array, shape [G, m + 1]
+        Cached keys.
+    precision : {"highest", "fast"}, default "highest"
+        As in :func:`anchordiv.divergence`.
+
+    Returns
+    -------
+    jax.Array, shape [Q, G]
+        The divergences.
+    """
     return dv.pairwise(q, c, keys, jnp.zeros(keys.shape[0], keys.dtype), precision)
 
 
@@ -165,7 +185,8 @@ class GalleryIndex:
 
     # ---- queries -------------------------------------------------------------------------
     def _queries(self, queries, *, pad: bool = True):
-        """``x [Q, d]``, MIPS queries ``q [Qb, m+1]``, offsets ``c [Qb]`` (Qb = Q if not pad)."""
+        """Validated ``x [Q, d]``, MIPS queries ``q [Qb, m+1]`` and offsets ``c [Qb]``; rows are
+        padded to a bucket (shared compiled code) unless ``pad=False`` (Qb = Q)."""
         x = dv.check_embeddings(self.model, "queries", queries)
         warn_not_unit("queries", x)
         terms = dv.padded_query_terms if pad else dv.jit_query_terms
@@ -307,7 +328,33 @@ def key_chunks(
     progress: bool | None = None,
     tally: NormTally | None = None,
 ):
-    """The MIPS keys of consecutive blocks of a gallery."""
+    """The MIPS keys of consecutive blocks of a gallery.
+
+    Each block is validated as read and computed on rows padded to ``chunk``, so every block
+    shares one compiled function.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    gallery : array_like, shape [G, d]
+        A sliceable gallery.
+    method : {"auto", "generic", "direct"}
+        Divergence path.
+    chunk : int
+        Rows per block.
+    progress : bool, optional
+        Show a progress bar.
+    tally : NormTally, optional
+        Counts the rows off unit norm as they are read.
+
+    Yields
+    ------
+    start : int
+        The block's first row.
+    keys : numpy.ndarray, shape [n, m + 1]
+        Its keys.
+    """
     size, _ = dv.gallery_shape(model, gallery)
     read = dv.gallery_reader(model, gallery, tally)
     starts = range(0, size, chunk)
@@ -319,6 +366,20 @@ def key_chunks(
 
 def sample_rows(size: int, n: int, seed: int) -> np.ndarray:
     """Sorted row indices of a seeded uniform sample of ``min(n, size)`` rows (training).
+
+    Parameters
+    ----------
+    size : int
+        Rows available.
+    n : int
+        Rows wanted.
+    seed : int
+        Seed.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape [min(n, size)]
+        Sorted indices.
 
     Examples
     --------
@@ -443,7 +504,8 @@ MAX_EF_SEARCH = 4096
 
 
 def search_params(index) -> dict[str, int]:
-    """Search-time parameters of a :data:`FAISS_CLASSES` index (``ef_search``, ``nprobe``…)."""
+    """The search-time parameters of a faiss index of :data:`FAISS_CLASSES` (what a card
+    records and a load checks): HNSW's ``ef_search``, IVF's ``nprobe`` and ``nlist``."""
     name = type(index).__name__
     if name == "IndexHNSWFlat":
         return {"ef_search": int(index.hnsw.efSearch)}

@@ -136,7 +136,8 @@ class NormalInverseGamma:
 
 
 def diagonal_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.ndarray:
-    """The exact predictive ``log p(t | T) = log p(T ∪ {t}) − log p(T)`` ``[1, m]``."""
+    """The exact predictive (hook ``conditional_predictive``): ``log p(t | T) = log p(T ∪ {t})
+    − log p(T)`` of each held-out ``t`` (a product of per-coordinate Student-t's) ``[1, m]``."""
     prior = NormalInverseGamma.from_model_kwargs(kwargs)
     t = np.asarray(train, np.float64)
     base = prior.log_marginal(t)
@@ -253,7 +254,7 @@ class DiagonalPrior(Family):
         broad : array_like, shape [N, d]
             Broad anchors.
         targets : array_like, shape [n, d], optional
-            Not used.
+            Not used (no strength is chosen from them).
         kappa0 : float, default 10.0
             Prior mean strength, in pseudo-anchors.
         nu0 : float, default 10.0
@@ -262,7 +263,11 @@ class DiagonalPrior(Family):
             Relative ridge of the broad variances.
         prior : {"broad", "isotropic"}, default "broad"
             The broad variances or the isotropic control (their mean, in every coordinate).
-        """
+
+        Returns
+        -------
+        DiagonalPrior
+            The prior."""
         mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
         out = cls(
             np.asarray(mu), np.diag(cov).copy(), positive("kappa0", kappa0), positive("nu0", nu0)

@@ -114,12 +114,15 @@ def log_niw(mu, sig, kw) -> np.ndarray:
 
 
 def cov_cholesky(cov) -> np.ndarray:
-    """The Cholesky factor of a finite symmetric PD prior covariance (else the error)."""
+    """The lower Cholesky factor of a prior covariance ``[d, d]`` that is finite, symmetric and
+    positive definite (else an error naming ``cov`` and what is wrong,
+    :func:`~anchordiv.errors.check_covariance`)."""
     return check_covariance("cov", cov, factor=True)
 
 
 def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
-    """The Gaussian anchor model of ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``."""
+    """The Gaussian anchor model of parameters ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``
+    (float64 is float32 unless JAX runs in float64)."""
     dt = jax_dtype(dtype)
     return Gaussian(
         jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
@@ -128,6 +131,16 @@ def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
 
 def cov_factor(cov: np.ndarray) -> np.ndarray:
     """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        A symmetric positive semi-definite Σ.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, d]
+        F.
 
     Examples
     --------
@@ -271,15 +284,41 @@ class BartlettGaussian(dist.Distribution):
 
 
 def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
-    """NIW hyperparameters in a basis (batched over components): ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``,
-    ``ν₀ → ν₀ − (d − r)``."""
+    """NIW hyperparameters in a basis: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``.
+
+    Batched over components.
+
+    Parameters
+    ----------
+    kwargs : dict
+        Hyperparameters (the prior mean under ``mean``, ``psi0``, ``nu0``).
+    u : numpy.ndarray, shape [d, r]
+        The basis.
+    mean : str
+        The name of the prior mean.
+
+    Returns
+    -------
+    dict
+        The projected hyperparameters.
+    """
     d, r = u.shape
     mu0, psi0 = np.asarray(kwargs[mean], np.float64) @ u, sandwich(u, kwargs["psi0"])
     return {**kwargs, mean: mu0, "psi0": psi0, "nu0": float(kwargs["nu0"]) - (d - r)}
 
 
 class Conditional:
-    """The exact conditionals of one NIW posterior outside the subspace, in the basis V."""
+    """The exact conditionals of one NIW posterior outside the subspace, in the basis V.
+
+    Parameters
+    ----------
+    niw : NIW
+        The full-d NIW posterior.
+    basis : numpy.ndarray, shape [d, d]
+        V, the broad principal basis.
+    r : int
+        The subspace rank.
+    """
 
     def __init__(self, niw, basis: np.ndarray, r: int):
         d = niw.dim
@@ -324,7 +363,9 @@ class Conditional:
 
 
 def lift_gaussian(ps: list[dict], completion, basis, r: int, which: str, rng) -> list[dict]:
-    """Full-d ``{"mu", "Sigma"}`` of subspace points (draws with ``rng``): :class:`Conditional`."""
+    """Full-d ``{"mu", "Sigma"}`` of subspace parameter sets ``ps`` (points, or draws with
+    ``rng``) from the exact conditionals of the full-d NIW posterior ``completion``
+    (:class:`Conditional`)."""
     cond = Conditional(completion, basis, r)
     return [
         cond.lift(np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng)
@@ -337,9 +378,12 @@ EB_BOUNDS = (1e-3, 1e6)
 
 
 class MarginalCurve:
-    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation: the eigenvalues of
-    ``L⁻¹ S L⁻ᵀ`` (``C = LLᵀ``) from a thin SVD of the whitened targets, the mean term by the
-    matrix determinant lemma; setup one Cholesky of C and O(n d²)."""
+    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation.
+
+    With ``C = LLᵀ`` and the centred targets X ``[n, d]``, ``L⁻¹ S L⁻ᵀ = YᵀY`` for
+    ``Y = X L⁻ᵀ``: its nonzero eigenvalues λ and eigenvectors come from a thin SVD of Y (at most
+    n of them; the other d − r eigenvalues are 0), and the mean term enters through the matrix
+    determinant lemma with ``z = L⁻¹(t̄ − μ₀)``.  Cost: one Cholesky of C and O(n d²)."""
 
     def __init__(self, mu0, cov, targets):
         t = np.asarray(targets, np.float64)
@@ -386,12 +430,21 @@ def empirical_bayes_fit(
     nu0: float | None = None,
     hyperprior: bool = True,
 ) -> dict:
-    """Choose the prior strengths left ``None``: the maximiser over the log strengths of the
-    closed-form log marginal likelihood of ``targets [n, d]`` plus, with ``hyperprior``, the weak
-    :func:`log_hyperprior` (without it the objective plateaus and runs to the bound whenever the
-    targets look like the broad prior).  A 25-point log grid per free strength over
-    :data:`EB_BOUNDS`, refined by bounded Nelder–Mead.  Returns ``{"kappa0", "nu0",
-    "log_marginal", "objective", "at_bound"}`` (``at_bound``: strengths on the bound, warned)."""
+    """Choose the prior strengths left ``None`` (maximum a posteriori over the log strengths).
+
+    Objective: the closed-form log marginal likelihood of ``targets [n, d]`` plus, with
+    ``hyperprior=True``, the weak :func:`log_hyperprior` on ``log κ₀`` and ``log(ν₀ − d − 1)``.
+    Without it the objective has a plateau, not a maximum, as the strengths grow whenever the
+    targets look like the broad prior (always possible for n ≤ 3): the maximiser then runs to the
+    search bound (10⁶ pseudo-anchors), the targets are ignored and the posterior intervals
+    collapse.  The hyperprior makes the plateau's start the answer and changes nothing where the
+    data are informative (its curvature, 1/4 per log unit, is that of a fraction of one anchor).
+
+    Search: a log-spaced 25-point grid per free strength over :data:`EB_BOUNDS`, refined by
+    bounded Nelder–Mead to 1e-10 in the log strengths (derivative-free: the objective is a sum
+    of large cancelling terms at large strengths, where finite-difference gradients are noise).
+    Returns ``{"kappa0", "nu0", "log_marginal", "objective", "at_bound"}``; ``at_bound`` names
+    the strengths that ended on a bound of the search box (also warned about)."""
     curve = MarginalCurve(np.asarray(mu0, np.float64), np.asarray(cov, np.float64), targets)
     d = curve.d
     free = [kappa0 is None, nu0 is None]
@@ -645,7 +698,9 @@ class NIW:
 
 
 def weak_covariance(strength: float) -> dict:
-    """``{"target_only": why}`` for a prior covariance worth < 1 pseudo-anchor, else ``{}``."""
+    """``{"target_only": why}`` for a prior covariance worth ``strength`` < 1 pseudo-anchor (the
+    fit is then target-only in the directions the targets leave open), else
+    ``{}``."""
     if strength >= 1.0:
         return {}
     return {"target_only": f"the prior's covariance carries {strength:.3g} pseudo-anchors"}
@@ -684,7 +739,8 @@ def mean_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
 
 
 def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Mean cosine and norm, trace, leading eigenvalues, leading-axis angle; μ, Σ at d ≤ 8."""
+    """Mean cosine and norm, covariance trace, leading eigenvalues and the angle of the leading
+    axis to the point summary's (degrees); ``mu`` and ``Sigma`` themselves at d ≤ 8."""
     w, v = np.linalg.eigh(s["Sigma"])
     _, vr = np.linalg.eigh(ref["Sigma"])
     lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
@@ -783,7 +839,9 @@ class NIWPrior(Family):
     )
 
     def __post_init__(self):
-        """Check concrete hyperparameters (not a pytree rebuilt from tracers)."""
+        """Concrete hyperparameters are checked (a pytree rebuilt from tracers is not):
+        ``cov`` must be a finite symmetric positive-definite ``[d, d]`` (``cov = -I`` gave
+        Σ = 0 and all-zero divergences), ``mu0`` finite, ``kappa0 > 0``, ``nu0 > d + 1``."""
         if not isinstance(self.cov, (np.ndarray, list, tuple)):
             return
         mu0 = np.asarray(self.mu0, np.float64)
@@ -856,11 +914,15 @@ class NIWPrior(Family):
             The rule choosing ``"auto"`` strengths: the held-out recipe (exact-LOO density
             capped by the targets' novelty) or empirical Bayes.
 
+        Returns
+        -------
+        NIWPrior
+            The prior.
+
         Raises
         ------
         AnchorDivError
-            An unknown rule, invalid strengths, or ``"auto"`` without targets.
-        """
+            An unknown rule, invalid strengths, or ``"auto"`` without targets."""
         d = np.shape(broad)[1]
         check_choice("strengths", strengths, STRENGTH_RULES)
         mu0, cov = broad_moments(

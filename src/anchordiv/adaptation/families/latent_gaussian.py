@@ -196,7 +196,8 @@ def ppca_logpdf(t, u, mean, signal, noise):
 
 
 def broad_stable_rank(broad: np.ndarray) -> float:
-    """:func:`~anchordiv.adaptation.statistics.stable_rank` of the broad covariance."""
+    """:func:`stable_rank` of the broad anchors' covariance ``[d, d]`` (cached per broad
+    array: a curve's cells share it)."""
     _, cov_b = broad_moments(broad)
     return recipe.stable_rank(np.linalg.eigvalsh(cov_b))
 
@@ -232,9 +233,10 @@ def latent_options(
     grid=recipe.STRENGTH_GRID,
     max_folds: int = recipe.MAX_FOLDS,
 ) -> dict:
-    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` of the latent kinds: the Gaussian
-    recipe's strength s (``strengths``: :func:`~anchordiv.adaptation.statistics.gaussian_strengths`
-    of the same anchors, computed when omitted), β = n/(n + s) and :func:`recipe_rank`."""
+    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` for
+    ``ad.adapt("latent-gaussian" | "latent-spherical", …, rank=, beta=)`` and their isotropic
+    controls; ``strengths``: the output of :func:`gaussian_strengths` for the same anchors
+    (computed when omitted).  latent-spherical needs rank ≥ 2: raise a rank of 1 there."""
     t = as_anchors("target_anchors", targets)
     if strengths is None:
         strengths = recipe.gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
@@ -248,9 +250,16 @@ def latent_options(
 
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
-    """``(rank, beta, prior_anchors)`` with each ``"auto"`` the recipe's (:func:`latent_options`;
-    without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives None
-    (β = n/(n + s) at the update), ``rank="variance"`` None (95 % of the broad variance)."""
+    """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
+    (:func:`anchordiv.adaptation.families.latent_gaussian.latent_options`): the rank between the prior's stable
+    rank and the target-only rank by the targets' held-out novelty; ``beta="auto"`` makes the
+    prior worth the recipe's strength s, ``prior_anchors = s`` and β = n/(n + s) at the update
+    (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
+    the recipe's choice for novel targets: the rank is the broad covariance's stable rank and
+    the prior is worth :data:`~anchordiv.adaptation.families.latent_gaussian.PRIOR_ANCHORS`.  A given
+    ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  ``rank="variance"`` (or
+    None): 95 % of the broad variance.  The isotropic control gets the same numbers, computed
+    from the broad anchors."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
         if isinstance(value, str) and value not in words:
@@ -294,9 +303,19 @@ class PPCALikelihood(Likelihood):
     are in ``fixed``)."""
 
     def log_density(self, draws, targets):
-        """Leave-one-out-correct ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]`` of the mean-marginalised
-        likelihood: the fit's own targets ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors
-        ``N(t | t̄, C·(n+1)/n)`` (``C = σ² I + ℓ U Uᵀ``), so that PSIS-LOO estimates refits."""
+        """Leave-one-out-correct pointwise ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]``: the PPCA mean
+        is not known but estimated from the fit's targets T (a flat prior on it, integrated
+        out), so each anchor is scored given the *other* targets —
+
+        * the fit's own targets (same count and mean as ``fixed``): ``N(t_i | t̄₋ᵢ, C·n/(n−1))``
+          with ``C = σ² I + ℓ U Uᵀ`` and t̄₋ᵢ the mean of the others;
+        * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
+
+        These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
+        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:func:`latent_gaussian_posterior`), so
+        PSIS-LOO on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari
+        2021 on non-factorised models).  A subset of the fit's targets counts as other
+        anchors."""
         fixed = self.fixed
         missing = [
             k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
@@ -340,7 +359,8 @@ class PPCALikelihood(Likelihood):
 
     @classmethod
     def summarise(cls, s, which, lp):
-        """The MAP draw, or the principal subspace of the mean projector."""
+        """The MAP draw, or the principal subspace of the mean projector (a mean of frames is
+        not a frame)."""
         if which == "map":
             return super().summarise(s, which, lp)
         u = s["U"]
@@ -362,9 +382,10 @@ class PPCALikelihood(Likelihood):
 
 
 class BinghamLikelihood(PPCALikelihood):
-    """:class:`PPCALikelihood` under the matrix Bingham prior of :func:`latent_gaussian_model`;
-    the log joint's likelihood term is the explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``
-    (the same U-dependence as the mean-marginalised one)."""
+    """:class:`PPCALikelihood` under the matrix Bingham prior of
+    :func:`latent_gaussian_model`, in closed form.  The log joint's likelihood term is the
+    explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``, which has the same U-dependence as the
+    mean-marginalised one (the log joint up to a constant)."""
 
     def log_joint(self, targets, draws):
         kw = self.kwargs
@@ -402,7 +423,9 @@ def latent_sbc_quantities(d: int, rng) -> dict:
 
 
 def latent_psis_caveat(post) -> str | None:
-    """Why PSIS misses the refits: a tempered likelihood or a β not at its default."""
+    """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
+    same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
+    anchors)."""
     w = float((post.model_kwargs or {}).get("target_weight", 1.0))
     if abs(w - 1.0) > 1e-12:
         return (
@@ -420,7 +443,8 @@ def latent_psis_caveat(post) -> str | None:
 
 
 def latent_prior_scale(key: str):
-    """The prior scale hook reading the model keyword ``key`` (else the mean's projector)."""
+    """The prior scale hook reading the model keyword ``key`` (the prior's d × d scale; else
+    the mean's projector)."""
 
     def scale(kwargs, mean):
         u = mean["U"]
@@ -506,12 +530,14 @@ class LatentFamily(Family):
         return post, {"rank": self.rank, "beta": beta, **alone, **extra}, {**fixed, **ppca}
 
     def model_inputs(self, targets):
-        """The Bingham fit to the targets (what the exact update computes), parameters dropped."""
+        """The model's hyperparameters are the Bingham fit to the targets (the concentration and
+        the target-informed parameter the exact update computes): its parameters are dropped."""
         _, info, fixed = self.exact(targets)
         return info.pop("model_kwargs"), info, fixed
 
     def default_weight(self) -> float:
-        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀ unless capped)."""
+        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀, unless the
+        broad anchors cap it); the prior alone is only defined there."""
         if self.beta is not None:
             raise AnchorDivError(
                 "beta: with a fixed target weight the prior strength "
@@ -629,7 +655,11 @@ class BinghamPrior(LatentFamily):
             ``n/(n + prior_anchors)``).
         prior : {"broad", "isotropic"}, default "broad"
             The broad covariance or the isotropic control.
-        """
+
+        Returns
+        -------
+        BinghamPrior
+            The prior."""
         return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=1)
 
     @classmethod

@@ -295,7 +295,8 @@ def _assign(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def gibbs_chain(
     prior, targets: np.ndarray, z: np.ndarray, n: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """``n`` kept draws ``{site: [n, ...]}`` of one Gibbs chain from the assignments ``z``."""
+    """``n`` kept draws ``{"weights": [n, K], "means": [n, K, d], "covs": [n, K, d, d]}`` of
+    one Gibbs chain from the assignments ``z [n_targets]`` (module docstring)."""
     eye = np.eye(len(prior.alpha))
     kept = []
     for sweep in range(GIBBS_BURN_IN + n * THIN):
@@ -318,7 +319,9 @@ def posterior_chains(
 
 
 class MixtureLikelihood(Likelihood):
-    """``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior, in closed form."""
+    """The mixture's likelihood ``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior of
+    :func:`dirichlet_niw_model`, all in closed form (sites ``weights [K]``, ``means [K, d]``,
+    ``covs [K, d, d]``)."""
 
     positive_definite = ("covs",)
 
@@ -628,7 +631,11 @@ class DirichletNIWPrior(Family):
             MAP-EM iterations of the update.
         prior : {"broad", "isotropic"}, default "broad"
             The broad components or the isotropic control.
-        """
+
+        Returns
+        -------
+        DirichletNIWPrior
+            The prior."""
         broad = np.asarray(broad)
         k = integer("components", components, low=1)
         if len(broad) < 2 * k:

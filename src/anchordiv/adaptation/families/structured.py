@@ -139,7 +139,8 @@ def _broad_moments(broad) -> tuple[np.ndarray, np.ndarray]:
 
 
 def factor_kwargs(mu, cov, rank: int, *, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`factor_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
+    """:func:`factor_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
+    ``cov [d, d]`` (:func:`factor_prior`, which builds them from the broad anchors)."""
     d = cov.shape[0]
     if rank >= d:
         raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
@@ -159,7 +160,8 @@ def factor_kwargs(mu, cov, rank: int, *, prior_anchors: float, kappa0: float) ->
 
 
 def lkj_kwargs(mu, cov, concentration: float, *, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`lkj_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
+    """:func:`lkj_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
+    ``cov [d, d]`` (:func:`lkj_prior`, which builds them from the broad anchors)."""
     sd = np.sqrt(np.diag(cov))
     return {
         "mu0": mu,
@@ -386,17 +388,30 @@ class FactorPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "FactorPrior":
-        """The factor prior of the broad anchors.
+        """The factor prior of the broad anchors (``targets`` are not used: no strength is
+        chosen from them).
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors (``targets`` are not used: no strength is chosen from them).
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used.
         rank : int, default 16
             The number of factors (< d).
-        prior_anchors, kappa0, nu0, prior
-            As :class:`StructuredPrior` (``prior_anchors``: of the loadings and noise).
-        """
+        prior_anchors : float, default 10.0
+            Strength of the loadings and noise, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Strength of the mean, in pseudo-anchors.
+        nu0 : float, optional
+            ν₀ of the base NIW prior (the geometry outside a subspace; default d + 1 + κ₀).
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        FactorPrior
+            The prior."""
         r, d = integer("rank", rank, low=1), np.shape(broad)[-1]
         if r >= d:
             raise AnchorDivError(f"rank: {r} must be < d = {d}")
@@ -447,17 +462,29 @@ class LKJPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "LKJPrior":
-        """The LKJ prior of the broad anchors.
+        """The LKJ prior of the broad anchors (``targets`` are not used).
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors (``targets`` are not used).
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used.
         concentration : float, default 2.0
             The LKJ η (> 0; 1 is uniform over correlation matrices).
-        prior_anchors, kappa0, nu0, prior
-            As :class:`StructuredPrior` (``prior_anchors``: of the scales).
-        """
+        prior_anchors : float, default 10.0
+            Strength of the scales, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Strength of the mean, in pseudo-anchors.
+        nu0 : float, optional
+            ν₀ of the base NIW prior (default d + 1 + κ₀).
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        LKJPrior
+            The prior."""
         eta = positive("concentration", concentration)
         return cls.make(
             broad, eta, prior_anchors=prior_anchors, kappa0=kappa0, nu0=nu0, prior=prior
