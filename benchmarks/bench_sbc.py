@@ -1,4 +1,4 @@
-"""Simulation-based calibration of the library's posteriors (MATH.md round 2, Talts et al. 2018).
+"""Simulation-based calibration of the library's posteriors (docs/mathematics.md, "Calibration: simulation-based calibration"; Talts et al. 2018).
 
 For every kind and inference method (exact, NUTS, SVI with a low-rank guide; the structured
 factor and LKJ priors by NUTS and SVI): θ̃ from the prior

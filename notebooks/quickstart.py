@@ -16,7 +16,7 @@
 #
 # An anchor model turns a handful of *anchor* embeddings (texts that describe what matters for
 # a task) into a geometry on a fixed embedding space: the Bregman divergence of the anchors'
-# cumulant ψ (see `MATH.md`).  Here we
+# cumulant ψ (see `docs/mathematics.md`).  Here we
 #
 # 1. embed WordNet glosses with the shipped all-MiniLM-L6-v2 encoder (offline),
 # 2. fit anchor models to a few category-name anchors,

@@ -84,7 +84,7 @@ def bregman_ref(m, x, y):
 
 
 def closed_form(m, x, y):
-    """The closed-form divergence of MATH.md's table, [Q, G]."""
+    """The closed-form divergence of docs/mathematics.md's table ("Anchor models"), [Q, G]."""
     x, y = f64(x), f64(y)
     if m.kind == "softmax":
         a, lw, tau = f64(m.anchors), f64(m.log_weights), float(m.tau)

@@ -1,13 +1,15 @@
-"""The Examples sections of the public docstrings run as doctests (default tier).
+"""The Examples sections of the docstrings run as doctests (default tier).
 
-Every module of anchordiv that the API reference documents (``docs/_ext/apigen.py``:
-``anchordiv``, each module or package with an ``__all__``, and the modules that define their
-names) is searched for ``>>>`` examples; each must reproduce its shown output
+Every module of anchordiv — the entry points the API reference documents
+(``docs/_ext/apigen.py``), the modules that define their names, and the private modules, whose
+examples a maintainer reads — is searched for ``>>>`` examples (the command-line modules,
+documented from their --help, aside); each must reproduce its shown output
 (``NORMALIZE_WHITESPACE`` and ``ELLIPSIS``).  Examples use tiny data (d ≤ 8, a few rows) so
 the whole run stays well under a minute."""
 
 import doctest
 import importlib
+import pkgutil
 import sys
 import warnings
 from pathlib import Path
@@ -25,7 +27,8 @@ FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
 def defining_modules() -> list[str]:
-    """The public modules and every anchordiv module that defines one of their names."""
+    """The public modules, every anchordiv module that defines one of their names, and every
+    other module of anchordiv that imports here (an optional dependency missing: left out)."""
     names = set(apigen.public_modules())
     for name in list(names):
         module = importlib.import_module(name)
@@ -33,6 +36,14 @@ def defining_modules() -> list[str]:
             owner = getattr(getattr(module, n), "__module__", None)
             if isinstance(owner, str) and owner.startswith("anchordiv"):
                 names.add(owner)
+    for info in pkgutil.walk_packages(ad.__path__, "anchordiv."):
+        if info.name.startswith(apigen.SKIP) or info.name == "anchordiv.deprecated":
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError:
+            continue
+        names.add(info.name)
     return sorted(names)
 
 

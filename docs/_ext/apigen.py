@@ -1,10 +1,14 @@
-"""Generate the API reference sources from ``__all__`` (run by ``conf.py`` before every build).
+"""Generate the API reference sources from the package entry points (run by ``conf.py`` before
+every build).
 
-Every public name is documented once: the names of ``anchordiv.__all__`` on the ``anchordiv``
-page, and every other module or package of anchordiv that defines ``__all__`` on a page of its
-own, listing the names that are not the same object as a top-level one (those link to the
-top-level entry) nor re-exported from the public module that defines and lists them (those link to that module's entry: ``anchordiv.adaptation.Runners`` is
-documented once, as ``anchordiv.adaptation.model.Runners``).  A new name in any ``__all__`` therefore needs no edit here."""
+The public API is the ``__all__`` of ``anchordiv`` and of its subpackages' ``__init__.py``; every
+other module is private (it has no ``__all__``) and gets no page.  Each public name is documented
+once: the names of ``anchordiv.__all__`` on the ``anchordiv`` page, every other name on the page
+of the first package (in sorted order) that lists it, and the other packages that list it link
+there (``anchordiv.adaptation.NIWPrior`` links to ``anchordiv.NIWPrior``).  A module named in a
+package's ``__all__`` (``anchordiv.data.wordnet``) is a namespace a user reaches through that
+package: it gets a page of its public functions and classes.  A new name in any package's
+``__all__`` therefore needs no edit here."""
 
 from __future__ import annotations
 
@@ -17,31 +21,48 @@ from pathlib import Path
 SKIP = ("anchordiv.app.cli", "anchordiv.app.commands", "anchordiv.cli", "anchordiv.commands")
 
 
-def public_modules() -> list[str]:
-    """``anchordiv``, every non-private submodule that defines ``__all__`` and every module
-    named in a public ``__all__``, sorted."""
+def entry_points() -> list[str]:
+    """``anchordiv`` and every non-private subpackage whose ``__init__.py`` defines ``__all__``,
+    sorted."""
     import anchordiv
 
     names = {"anchordiv"}
     for info in pkgutil.walk_packages(anchordiv.__path__, "anchordiv."):
-        if any(part.startswith("_") for part in info.name.split(".")) or info.name.startswith(SKIP):
+        if (
+            not info.ispkg
+            or any(part.startswith("_") for part in info.name.split("."))
+            or info.name.startswith(SKIP)
+        ):
             continue
-        module = importlib.import_module(info.name)
-        if getattr(module, "__all__", None):
+        if getattr(importlib.import_module(info.name), "__all__", None):
             names.add(info.name)
-            names |= {
-                obj.__name__
-                for obj in map(module.__dict__.get, module.__all__)
-                if inspect.ismodule(obj)
-            }
     return sorted(names)
 
 
+def public_modules() -> list[str]:
+    """The entry points (:func:`entry_points`) and every module named in one's ``__all__``,
+    sorted."""
+    names = set(entry_points())
+    for name in list(names):
+        module = importlib.import_module(name)
+        names |= {obj.__name__ for n in module.__all__ if inspect.ismodule(obj := _get(module, n))}
+    return sorted(names)
+
+
+def _get(module, name: str):
+    """``module.name``; None where it is a namespace module whose optional dependency is
+    missing (a package may import its namespaces lazily: ``anchordiv.scale.dask``)."""
+    try:
+        return getattr(module, name)
+    except ImportError:
+        return None
+
+
 def public_names(module) -> list[str]:
-    """``module.__all__``, or for a module without one the public functions and classes it
-    defines."""
+    """``module.__all__``, or for a module without one (a namespace module named in a package's
+    ``__all__``) the public functions and classes it defines."""
     if hasattr(module, "__all__"):
-        return list(module.__all__)
+        return [n for n in module.__all__ if _get(module, n) is not None]
     return [
         n
         for n, obj in vars(module).items()
@@ -63,15 +84,22 @@ def top_level() -> dict[int, str]:
 
 
 def homes(modules: list[str]) -> dict[int, str]:
-    """``id(object) -> "module.name"`` of the classes and functions a public module defines and
-    lists (:func:`public_names`; a re-export elsewhere links there)."""
-    out = {}
-    for m in modules:
+    """``id(object) -> "module.name"``: where each class and function of a public page is
+    documented.  A namespace module's own objects live on its page; any other object on the
+    page of the first module (in ``modules``' order) that lists it; the other pages link there."""
+    out: dict[int, str] = {}
+    for m in modules:  # a namespace module's own names first
         module = importlib.import_module(m)
         for n in public_names(module):
             obj = getattr(module, n)
             if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__ == m:
                 out[id(obj)] = f"{m}.{n}"
+    for m in modules:
+        module = importlib.import_module(m)
+        for n in public_names(module):
+            obj = getattr(module, n)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                out.setdefault(id(obj), f"{m}.{n}")
     return out
 
 

@@ -5,7 +5,7 @@
     D = ad.divergence(model, queries, gallery)           # [Q, G], ascending = closer
     idx, d = ad.top_k(model, queries, gallery, k=10)
 
-Every anchor model is defined by its cumulant ψ (``model.cumulant``); see MATH.md.
+Every anchor model is defined by its cumulant ψ (``model.cumulant``); see docs/mathematics.md, "Cumulant and divergence".
 """
 
 #: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).
@@ -35,6 +35,7 @@ from .checks.uncertainty import inference_data, load_inference_data, retrieval_u
 from .checks.uncertainty import save_inference_data
 from .evaluation.curves import adaptation_curve, register_model
 from .evaluation.evaluate import evaluate
+from . import plots
 
 __all__ = [
     "__version__",
@@ -97,6 +98,8 @@ __all__ = [
     "evaluate",
     "adaptation_curve",
     "register_model",
+    # figures (matplotlib, imported when a figure is drawn)
+    "plots",
 ]
 
 

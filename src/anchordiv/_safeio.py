@@ -74,7 +74,11 @@ def json_depth(obj) -> int:
 
 
 def parse_json(text: str | bytes, what: str, *, finite: bool = False):
-    """JSON ``text`` parsed within the ``MAX_JSON_*`` bounds (``finite``: no NaN or Infinity)."""
+    """JSON ``text`` parsed, with an :class:`AnchorDivError` naming ``what`` for text that is
+    not JSON, larger than :data:`MAX_JSON_BYTES`, holding more than :data:`MAX_JSON_ELEMENTS`
+    values or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits, or nested deeper
+    than :data:`MAX_JSON_DEPTH` (all but the depth checked before parsing); with ``finite``,
+    ``NaN`` and ``Infinity`` are refused too."""
     if len(text) > MAX_JSON_BYTES:
         raise AnchorDivError(f"{what}: {len(text)} bytes of JSON, more than {MAX_JSON_BYTES}")
     raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
@@ -168,7 +172,8 @@ def native(arr: np.ndarray) -> np.ndarray:
 
 
 def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """``(shape, fortran_order, dtype)`` from the ``.npy`` stream ``fp``'s header only."""
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fp``, read from its header
+    only, with an :class:`AnchorDivError` for anything that is not a plain ``.npy`` header."""
     fmt = np.lib.format
     try:
         version = fmt.read_magic(fp)
@@ -192,7 +197,15 @@ def npy_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
-    """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order."""
+    """The arrays of the ``.npz`` at ``path``, in their stored dtypes and byte order.
+
+    Before any data is read, the archive is checked as a whole from its end record and zip
+    directory — at most :data:`MAX_MEMBERS` members, inflating all together to at most
+    :data:`MAX_INFLATE_RATIO` times the file's size beyond :data:`FREE_INFLATE_BYTES` (one
+    budget per load) — and each member (not encrypted, stored or deflated) from its ``.npy``
+    header (a plain dtype, a shape whose size is the member's size; ``expect``,
+    ``{name: [dtype, shape]}``, if given, must match), so a small file never makes a large
+    allocation.  The bytes inflated are counted against the budget while reading too."""
     path = Path(path)
     out: dict[str, np.ndarray] = {}
     try:
@@ -258,7 +271,8 @@ def read_npz(path, *, expect: dict | None = None) -> dict[str, np.ndarray]:
 
 
 def zip_member_count(fp, disk: int) -> int | None:
-    """The member count a zip's end record declares (None: not found), before its directory."""
+    """The member count a zip's end-of-central-directory record declares (None where there is
+    none to be found: the zip reader then says what is wrong), read before the directory is."""
     tail = min(disk, 22 + 65535)
     fp.seek(disk - tail)
     data = fp.read(tail)
@@ -279,7 +293,8 @@ def read_into(fp, buf: np.ndarray, what: str) -> None:
 
 
 def check_member(info: zipfile.ZipInfo, disk: int, what: str) -> None:
-    """Refuse a zip member that is encrypted, not deflated or stored, or larger than the file."""
+    """Refuse a zip member that is encrypted, compressed other than by deflate, or claims more
+    compressed bytes than the file has (the inflated sizes are bounded by :func:`read_npz`)."""
     if info.flag_bits & 0x1:
         raise AnchorDivError(f"{what}: encrypted members are not supported")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -332,7 +347,9 @@ def _sibling(path: Path, tag: str) -> Path:
 
 
 def _siblings(path: Path, tag: str) -> list[Path]:
-    """The temporaries ``.NAME.TAG-PID-HEX`` :func:`_sibling` named for ``path``, oldest first."""
+    """The temporaries named for ``path`` and ``tag`` by :func:`_sibling` — exactly
+    ``.NAME.TAG-PID-HEX``, so ``.run.old-…`` never matches the aside ``.run.old-2.old-…`` of a
+    sibling named ``run.old-2`` — oldest first."""
     pattern = re.compile(rf"\.{re.escape(path.name)}\.{tag}-(\d+)-([0-9a-f]+)")
     try:
         names = [e.name for e in os.scandir(path.parent) if pattern.fullmatch(e.name)]
@@ -348,7 +365,9 @@ def _age_key(p: Path) -> tuple[float, str]:
 
 
 def _alive(p: Path) -> bool:
-    """Whether the writer of the temporary ``p`` may still run (its PID lives, recently)."""
+    """Whether the writer that named the temporary ``p`` (``.NAME.TAG-PID-…``) may still run:
+    this process, or a running process whose temporary changed within :data:`STALE_SECONDS`
+    (a PID is reused and PID 1 always runs, so a temporary is stale by age as well)."""
     try:
         pid = int(p.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
@@ -383,7 +402,8 @@ def remove(p: Path) -> None:
 
 
 def clean_stale(path: Path) -> None:
-    """Restore a killed writer's aside copy of a missing ``path``; delete dead temporaries."""
+    """Before writing ``path``: restore a complete copy left aside by a killed writer when
+    ``path`` itself is missing, then delete the temporaries of writers no longer running."""
     olds = [p for p in _siblings(path, OLD) if not _alive(p)]
     if not os.path.lexists(path) and olds:
         os.rename(olds[-1], path)
@@ -398,7 +418,12 @@ LOCK_SECONDS = 600.0
 
 @contextlib.contextmanager
 def writer_lock(path: Path):
-    """Serialise the writers of ``path`` by an ``fcntl`` lock on ``.NAME.lock`` (safe-files.md)."""
+    """Serialise the writers of ``path``: an exclusive ``fcntl`` lock on the sibling
+    ``.NAME.lock`` for the whole write (clean-up, write, swap), the file deleted by its holder
+    when done (a waiter that then holds a deleted file's lock starts again).  The kernel drops a
+    lock when its holder exits, however it dies, so a dead writer never holds one (the
+    stale-holder rule); a live one is waited for up to :data:`LOCK_SECONDS`, then an
+    :class:`AnchorDivError`.  Where ``fcntl`` is missing (Windows) writers are not locked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not posix
@@ -448,7 +473,8 @@ def bundle_dir(path) -> Path:
 
 
 def swap_in(tmp: Path, path: Path) -> None:
-    """Rename ``tmp`` to ``path`` (an existing ``path`` renamed aside and deleted after)."""
+    """Rename the complete directory or file ``tmp`` to ``path``: an existing ``path`` (a
+    directory, a file or a link) is first renamed aside and deleted after."""
     if not os.path.lexists(path):
         os.rename(tmp, path)
     elif tmp.is_dir() or (path.is_dir() and not path.is_symlink()):
@@ -462,7 +488,11 @@ def swap_in(tmp: Path, path: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_dir(path, overwrite: bool = False):
-    """Yield an empty temporary sibling to write into, then swap it in for ``path`` atomically."""
+    """Write a directory atomically: yields an empty temporary sibling to write into, then
+    swaps it in for ``path`` (old or new at every instant; nothing replaced on an error).
+    Writers of one ``path`` take turns (:func:`writer_lock`).
+
+    ``path`` is checked first (:func:`~anchordiv.errors.check_output`)."""
     from .errors import check_output
 
     path = Path(path)
@@ -519,7 +549,9 @@ def _identity(p: Path) -> list[int] | None:
 
 
 def _journal_applies(journal: Path, paths: list[Path]) -> bool:
-    """Whether ``journal`` is an interrupted :func:`replace_files`'s, still describing ``paths``."""
+    """Whether ``journal`` is an interrupted :func:`replace_files`'s: it holds the record it
+    wrote, and every file is now the one recorded before or the one recorded after — not one
+    another tool wrote later (then the files themselves are newer than the journal)."""
     try:
         record = parse_json((journal / RECORD).read_bytes(), str(journal / RECORD))
         before, after = record["before"], record["after"]
@@ -529,7 +561,9 @@ def _journal_applies(journal: Path, paths: list[Path]) -> bool:
 
 
 def replace_files(writers: dict, *, overwrite: bool = False) -> None:
-    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit."""
+    """Replace the files of ``writers`` (``{path: write(tmp_path)}``, one directory) as a unit:
+    a reader (:func:`group_paths`) sees all the old files or all the new ones.  Writers of one
+    set take turns (:func:`writer_lock`)."""
     from .errors import check_output
 
     paths = [Path(p) for p in writers]
@@ -575,7 +609,10 @@ def replace_files(writers: dict, *, overwrite: bool = False) -> None:
 
 
 def group_paths(paths) -> dict[Path, Path | None]:
-    """``{path: the file to read (None: absent)}`` of a set written by :func:`replace_files`."""
+    """``{path: the file to read}`` for a set written by :func:`replace_files`: the files
+    themselves, or the journal's copies (None for one that did not exist) while an interrupted
+    replacement's journal remains and still describes the files (:func:`_journal_applies`; a
+    directory of that name without its record, or files replaced since, are ignored)."""
     paths = [Path(p) for p in paths]
     journal = _journal(paths)
     if journal.is_dir() and not journal.is_symlink() and _journal_applies(journal, paths):
@@ -607,7 +644,10 @@ print(index.ntotal, index.d)
 
 
 def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) -> tuple[int, int]:
-    """``(ntotal, d)`` of a serialized faiss index, checked in a memory-bounded child process."""
+    """``(ntotal, d)`` of a serialized faiss index, deserialized first in a child process with
+    its memory bounded (the bytes plus ``headroom``) and a time limit, so a corrupt index is an
+    :class:`AnchorDivError` rather than an unbounded allocation here.  Where the child's
+    memory cannot be bounded (no ``/proc``), the index is only deserialized here."""
     if not Path("/proc/self/statm").exists():
         return -1, -1
     with tempfile.NamedTemporaryFile(suffix=".faiss") as f:
@@ -633,7 +673,10 @@ def check_faiss_bytes(data: np.ndarray, what: str, headroom: int = 256 * 2**20) 
 
 
 def check_hdf5(path, what: str) -> None:
-    """Refuse an HDF5 file that reads outside itself or inflates past :func:`read_npz`'s budget."""
+    """Refuse an HDF5 file (an InferenceData's netCDF) that reads outside itself — external
+    storage, virtual datasets, external links — or whose datasets inflate, all together, past
+    the budget of :func:`read_npz` (:data:`MAX_INFLATE_RATIO` times the file beyond
+    :data:`FREE_INFLATE_BYTES`), checked from its metadata before any data is read."""
     import h5py
 
     path = Path(path)
@@ -676,7 +719,8 @@ MALFORMED += (ZeroDivisionError, np.linalg.LinAlgError)
 
 @contextlib.contextmanager
 def malformed(path, what: str = "bundle"):
-    """Turn the errors of building objects from a file into an :class:`AnchorDivError`."""
+    """Turn the exceptions of building objects from a file's content into an
+    :class:`AnchorDivError` naming the file."""
     try:
         yield
     except AnchorDivError:
@@ -685,21 +729,3 @@ def malformed(path, what: str = "bundle"):
         raise AnchorDivError(
             f"{path}: malformed {what} ({type(err).__name__}: {str(err)[:200]})"
         ) from None
-
-
-__all__ = [
-    "array_specs",
-    "atomic_dir",
-    "atomic_file",
-    "bundle_dir",
-    "card_digest",
-    "check_faiss_bytes",
-    "data_hash",
-    "group_paths",
-    "malformed",
-    "native",
-    "parse_json",
-    "read_json",
-    "read_npz",
-    "replace_files",
-]

@@ -32,13 +32,15 @@ DOUBLING_SE = 3.0
 
 
 def kept_spectrum(lam) -> np.ndarray:
-    """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ."""
+    """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ (none of
+    an all-zero spectrum)."""
     lam = np.asarray(lam)
     return lam > SPECTRUM_RTOL * max(float(lam.max(initial=0.0)), np.finfo(np.float64).tiny)
 
 
 def kept_singular_values(sv) -> np.ndarray:
-    """Mask ``[k]`` of the singular values ``sv [k]`` whose squares :func:`kept_spectrum` keeps."""
+    """Mask ``[k]`` of the singular values ``sv [k]`` whose squares :func:`kept_spectrum`
+    keeps: the same rank rule for a matrix as for its scatter."""
     return kept_spectrum(np.square(np.asarray(sv, np.float64)))
 
 
@@ -64,6 +66,18 @@ def first_max(values, axis: int = -1):
     toward the first, so that the choice does not hang on a last bit.  NaN never wins.  A
     maximum of exactly 0 ties only with other zeros.
 
+    Parameters
+    ----------
+    values : array_like, shape [..., n, ...]
+        Scores (NumPy or JAX; a JAX array gives a JAX index, traceable).
+    axis : int, default -1
+        The axis to choose along.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The indices, ``values``' shape without ``axis`` (an int for a 1-d input).
+
     Examples
     --------
     >>> from anchordiv._tolerance import first_max
@@ -83,18 +97,3 @@ def first_max(values, axis: int = -1):
     near = finite & (v >= top - TIE_RTOL * xp.abs(top))
     i = xp.argmax(near, axis=axis)  # the first True
     return int(i) if xp is np and np.ndim(i) == 0 else i
-
-
-__all__ = [
-    "DOUBLING_SE",
-    "FRACTION_ATOL",
-    "IDENTICAL_RTOL",
-    "LEVERAGE_TOL",
-    "SPECTRUM_RTOL",
-    "TIE_RTOL",
-    "TIE_ULPS",
-    "first_max",
-    "kept_singular_values",
-    "kept_spectrum",
-    "numerical_rank",
-]

@@ -19,7 +19,9 @@ _WRAPPERS = {os.path.abspath(contextlib.__file__), os.path.abspath(functools.__f
 
 
 def user_stacklevel() -> int:
-    """The ``stacklevel`` for :func:`warnings.warn` of the first frame outside anchordiv."""
+    """The ``stacklevel`` for :func:`warnings.warn` that points at the first frame outside
+    anchordiv (and the standard library's decorator wrappers), whatever library frames and
+    decorators lie between: a warning names the user's line, not the library's."""
     frame, level = sys._getframe(1), 1
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
@@ -66,7 +68,13 @@ class OutputExistsError(AnchorDivError):
 
 
 def check_output(path, overwrite: bool = False, *, file: bool = False):
-    """``path`` as a ``pathlib.Path`` a writer may write to (the one rule of every writer)."""
+    """The one rule of every writer (``save_model``, ``prior.save``, ``post.save``,
+    ``save_inference_data``, ``save_embeddings``, ``Curve.write``, every CLI ``-o``): ``path``
+    as a ``pathlib.Path`` it may write to.
+
+    A directory destination (the default) that exists and is not empty, or a ``file``
+    destination that exists, raises :class:`OutputExistsError` unless ``overwrite``; a file where
+    a directory is wanted (or the reverse) is always an :class:`AnchorDivError`."""
     from pathlib import Path
 
     path = Path(path)
@@ -92,7 +100,12 @@ def check_output(path, overwrite: bool = False, *, file: bool = False):
 def as_matrix(
     name: str, x, *, dim: int | None = None, min_rows: int = 1, check_finite: bool = True
 ) -> np.ndarray:
-    """Validate an embedding matrix ``[n, d]`` (a ``[d]`` vector is promoted to ``[1, d]``)."""
+    """Validate an embedding matrix ``[n, d]`` (a single ``[d]`` vector is promoted to ``[1, d]``).
+
+    Floating dtypes are kept (float32 stays float32).  Raises if the array is empty, not of a
+    floating dtype (boolean/integer/complex/object: e.g. a relevance matrix passed as embeddings;
+    cast with ``.astype(np.float32)`` if intended), not 1-D/2-D, has fewer than ``min_rows`` rows, a last axis other than ``dim``, or any NaN/inf
+    entry."""
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
         raise AnchorDivError(
@@ -134,7 +147,8 @@ def as_matrix(
 
 
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number)."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
+    ``tau=True`` is a mistake, not τ = 1)."""
     try:
         if isinstance(value, (bool, np.bool_)):
             raise TypeError
@@ -162,7 +176,9 @@ def in_unit_interval(name: str, value) -> float:
 
 
 def integer(name: str, value, *, low: int, high: int | None = None) -> int:
-    """An integer in ``[low, high]`` (``high`` inclusive), else an :class:`AnchorDivError`."""
+    """An integer in ``[low, high]`` (``high`` inclusive when given); a bool, a string, NaN,
+    inf or a number with a fractional part is an :class:`AnchorDivError`, never a raw
+    ``ValueError``/``TypeError`` of ``int()``."""
     try:
         whole = not isinstance(value, (bool, str, bytes)) and int(value) == value
     except (TypeError, ValueError, OverflowError):
@@ -185,8 +201,10 @@ IDENTICAL_TOLERANCE = IDENTICAL_RTOL
 def check_covariance(
     name: str, cov, *, dim: int | None = None, definite: bool = True, factor: bool = False
 ) -> np.ndarray:
-    """``cov [d, d]`` as float64 (``factor``: its Cholesky factor) if finite, symmetric and
-    positive definite (or semi-definite), else an :class:`AnchorDivError`."""
+    """``cov [d, d]`` as float64 (with ``factor=True``: its lower Cholesky factor, positive
+    definite only) unless it is not a finite symmetric positive-definite (or, with
+    ``definite=False``, semi-definite) matrix: an :class:`AnchorDivError` naming ``name`` and
+    what is wrong (a negative or NaN covariance would score every pair 0 or NaN, silently)."""
     c = np.asarray(cov, np.float64)
     definite = definite or factor
     if c.ndim != 2 or c.shape[0] != c.shape[1] or (dim is not None and c.shape[0] != dim):
@@ -218,7 +236,9 @@ def check_covariance(
 
 
 def check_spread(name: str, a: np.ndarray) -> np.ndarray:
-    """``a [n, d]`` unless its rows are all identical or mostly exact duplicates."""
+    """``a [n, d]`` unless its rows are degenerate: all identical (zero variance: every
+    divergence would be 0, every ranking a tie) or more than :data:`MAX_DUPLICATE_FRACTION`
+    exact duplicates."""
     # max_i |a_ij − a_0j| = max(hi_j − a_0j, a_0j − lo_j) exactly, without temporaries
     hi, lo = a.max(0), a.min(0)
     scale = max(float(max(np.abs(hi).max(), np.abs(lo).max())), np.finfo(np.float64).tiny)
@@ -236,7 +256,10 @@ def _void_rows(x: np.ndarray) -> np.ndarray:
 
 
 def distinct_rows(a: np.ndarray) -> int:
-    """The number of bytewise distinct rows of ``a [n, d]`` (hashed; collisions compared)."""
+    """The number of distinct rows of ``a [n, d]``, bytewise (as ``np.unique`` of its rows),
+    from one 64-bit polynomial hash per row: rows whose hash is unique are distinct, and only
+    rows that share a hash are compared exactly (4,000 × 384: 2 ms, against 10 ms for sorting
+    the rows themselves)."""
     x = np.ascontiguousarray(a)
     n = len(x)
     if n < 2:
@@ -256,7 +279,8 @@ def distinct_rows(a: np.ndarray) -> int:
 
 
 def check_duplicates(name: str, a: np.ndarray) -> np.ndarray:
-    """``a [n, d]`` unless over :data:`MAX_DUPLICATE_FRACTION` of its rows repeat another."""
+    """``a [n, d]`` unless more than :data:`MAX_DUPLICATE_FRACTION` of its rows repeat another
+    row exactly (one text embedded repeatedly: it would count as that many anchors)."""
     dup = 1.0 - distinct_rows(a) / len(a)
     if dup > MAX_DUPLICATE_FRACTION:
         raise AnchorDivError(

@@ -27,7 +27,9 @@ _HEAP = types.SimpleNamespace(lock=threading.Lock(), users=0, lifted=None, timer
 
 
 def startup_environ() -> dict[str, str]:
-    """The environment this process started with (``/proc/self/environ``, what glibc read)."""
+    """The environment this process was started with (``/proc/self/environ``, what glibc
+    read), not ``os.environ`` (which the process may have changed since); ``{}`` where
+    ``/proc`` is missing."""
     try:
         with open("/proc/self/environ", "rb") as f:
             raw = f.read()
@@ -38,7 +40,9 @@ def startup_environ() -> dict[str, str]:
 
 
 def fixed_thresholds(environ: dict[str, str]) -> tuple[int, int] | None:
-    """``(trim, mmap)`` thresholds ``environ`` fixes glibc's malloc to, or None (dynamic)."""
+    """``(trim, mmap)`` thresholds in bytes that glibc was fixed to by ``environ``
+    (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_`` or their ``GLIBC_TUNABLES``
+    names, the tunables first); ``None`` when neither is set (glibc's dynamic threshold)."""
     tunables = dict(
         item.partition("=")[::2]
         for item in environ.get("GLIBC_TUNABLES", "").split(":")
@@ -74,7 +78,8 @@ def glibc():
 
 @contextlib.contextmanager
 def reused_heap():
-    """Inside the block, buffers up to 32 MB are reused from the heap (module docstring)."""
+    """Inside the block, buffers up to 32 MB are reused from the heap even where the process
+    started with fixed malloc thresholds (a Dask worker); see the module docstring."""
     libc, fixed = glibc(), startup_thresholds()
     if libc is None or fixed is None:
         yield
@@ -105,7 +110,8 @@ def heap_lifted() -> bool:
 
 
 def release_heap() -> None:
-    """Restore the starting thresholds and trim the heap, unless a task is in the block."""
+    """Restore the thresholds the process started with and return the freed heap to the OS,
+    unless a task is inside :func:`reused_heap` (it runs by itself once they are idle)."""
     with _HEAP.lock:
         if _HEAP.users or _HEAP.lifted is None:
             return
@@ -117,20 +123,6 @@ def release_heap() -> None:
 
 
 def reusing_heap(fn):
-    """Decorator: run ``fn`` inside :func:`reused_heap` (entered afresh on every call)."""
+    """Decorator: run ``fn`` inside :func:`reused_heap` (for functions run as worker tasks;
+    entered afresh on every call)."""
     return reused_heap()(fn)
-
-
-__all__ = [
-    "IDLE_RELEASE_S",
-    "TASK_MMAP_THRESHOLD",
-    "TASK_TRIM_THRESHOLD",
-    "fixed_thresholds",
-    "glibc",
-    "heap_lifted",
-    "release_heap",
-    "reused_heap",
-    "reusing_heap",
-    "startup_environ",
-    "startup_thresholds",
-]

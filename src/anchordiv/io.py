@@ -30,7 +30,8 @@ STACK = ("numpy", "scipy", "jax", "jaxlib", "numpyro", "arviz")
 
 
 def stack_versions() -> dict[str, str | None]:
-    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions of a measurement."""
+    """``{"python": ..., "numpy": ..., ..., "anchordiv": ...}``: the versions a measurement was
+    made with (every benchmark result and the demo report carry them)."""
     from . import __version__
 
     out: dict[str, str | None] = {"python": platform.python_version()}
@@ -53,7 +54,9 @@ CHECKOUT_PRIORS = Path(__file__).resolve().parents[2] / "models"
 
 
 def models_dir() -> Path:
-    """The shipped priors' directory: ``$ANCHORDIV_MODELS``, the package's, the checkout's."""
+    """The directory of the shipped priors: ``$ANCHORDIV_MODELS`` if set, else the installed
+    package's ``resources/priors`` (a wheel), else the checkout's ``models/``, else
+    ``./models``.  The library, the demo and the studies all look here."""
     if os.environ.get(MODELS_ENV):
         return Path(os.environ[MODELS_ENV])
     for candidate in (PACKAGED_PRIORS, CHECKOUT_PRIORS):
@@ -85,7 +88,14 @@ def shipped_priors() -> dict[str, Path]:
 
 
 def resolve_prior(path) -> Path:
-    """The bundle ``path`` names."""
+    """The bundle ``path`` names.
+
+    A bare name (no directory part, e.g. ``"wordnet-visual-art"`` or
+    ``"wordnet-visual-art-gaussian"``) of a shipped prior means the shipped prior; a local
+    folder of the same name is then reached with a path (``"./wordnet-visual-art"``), and a bare
+    name that is both is an :class:`AnchorDivError` rather than a silent choice.  Anything else
+    is a path to a saved bundle.  An :class:`AnchorDivError` lists the shipped names when
+    ``path`` is neither."""
     name = os.fspath(path)
     p, short = Path(name), name.removesuffix("-gaussian")
     bare = os.sep not in name and "/" not in name and name not in (".", "..")
@@ -138,7 +148,13 @@ def unflatten_model(structure: dict, arrays) -> AnchorModel:
 def write_bundle(
     path, arrays: dict[str, np.ndarray], card: dict, *, overwrite: bool = False
 ) -> Path:
-    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (``_safeio.atomic_dir``)."""
+    """Write ``arrays.npz`` + ``card.json`` to ``path`` atomically (:func:`~._safeio.atomic_dir`:
+    a kill at any instant leaves the old bundle or the new one); an existing non-empty ``path``
+    is refused unless ``overwrite`` (:func:`check_output`).
+
+    The card gets the package version, the time, the arrays' dtypes and shapes
+    (``array_specs``), their SHA-256 (``data_hash``) and the SHA-256 of the card's content
+    (``digest``: every field but itself, :func:`~._safeio.card_digest`)."""
     with atomic_dir(path, overwrite) as tmp:
         write_bundle_files(tmp, arrays, card)
     return Path(path)
@@ -178,7 +194,8 @@ def pinned(sha256) -> str:
 
 @contextlib.contextmanager
 def pinned_digests(digests):
-    """Within the block, every bundle read must have one of ``digests`` (``--sha256``)."""
+    """Within the block, every bundle :func:`read_bundle` reads must have one of ``digests``
+    (what ``--sha256`` does on the command line; ``()`` or None pins nothing)."""
     token = PINS.set(frozenset(pinned(d) for d in digests or ()))
     try:
         yield
@@ -229,7 +246,16 @@ def bundle_digest(path) -> str:
 def read_bundle(
     path, *, verify: bool = True, sha256: str | None = None
 ) -> tuple[dict[str, np.ndarray], dict]:
-    """Read ``(arrays, card)``, checked against the card's hashes (``verify``) and ``sha256``."""
+    """Read ``(arrays, card)``; with ``verify`` the arrays must match the card's ``data_hash``
+    and the card its ``digest`` (cards written before the digest existed: the arrays only);
+    with ``sha256`` the bundle's digest (:func:`bundle_digest`) must equal it (checked whatever
+    ``verify`` says).
+
+    Every member's dtype and shape is checked before it is read (:func:`~._safeio.read_npz`;
+    against the card's ``array_specs`` where it has them); a missing, truncated or corrupt
+    ``arrays.npz`` or ``card.json`` raises :class:`AnchorDivError` naming the file and the
+    problem; so does a card ``dim`` that is no array's axis length (the loaders check it
+    exactly against what they build).  Arrays come back in the machine's byte order."""
     path = Path(path)
     where = bundle_dir(path)
     if not (where / CARD).is_file() or not (where / ARRAYS).is_file():
@@ -381,7 +407,39 @@ MAX_LOADED_TAU = 1e6
 
 
 def check_loaded_model(model: AnchorModel) -> None:
-    """Refuse a loaded model whose arrays could not score (shapes, finiteness, τ, ψ traced)."""
+    """Refuse a loaded model whose arrays could not score, before any query meets it.
+
+    A model read from a file (a stranger's, possibly) is checked in this order; the first
+    failure is an :class:`AnchorDivError` naming the kind and what is wrong:
+
+    1. every array leaf is floating point;
+    2. every field has the shape its kind declares (:attr:`~anchordiv.AnchorModel.axes`:
+       one length per axis letter, shared across fields) and is finite (log-weights may be
+       −inf) — :func:`check_model_fields`;
+    3. ``tau``, where the kind has one, is a positive scalar of at most
+       :data:`MAX_LOADED_TAU`;
+    4. ``dim`` is a positive int;
+    5. ψ of ``[2, d]`` parameters has shape ``[2]`` and, on the fast (quadratic) path, the
+       embedding has shape ``[2, m]`` — traced abstractly with ``jax.eval_shape``, so no
+       compilation happens;
+    6. ψ (and the embedding) of two unit vectors, evaluated once in float32, is finite: finite
+       fields can still overflow, and such a model would score every pair NaN.
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The model as loaded.
+
+    Returns
+    -------
+    None
+        It returns only when every check passes.
+
+    Raises
+    ------
+    AnchorDivError
+        The first check that fails.
+    """
     import jax
 
     leaves = jax.tree_util.tree_leaves(model)
@@ -418,8 +476,11 @@ def check_loaded_model(model: AnchorModel) -> None:
 
 
 def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool = False) -> None:
-    """Each array of ``values`` of the shape ``axes`` declares (a letter an axis, ``""`` a
-    scalar, one length per letter; ``scalars``: every other a scalar), else an error."""
+    """Each array of ``values`` named in ``axes`` of the shape declared there (one letter per
+    axis, ``""`` a scalar; one length per letter across the fields; every axis but a factor's
+    rank ``r`` non-empty) — with ``scalars``, every other number a scalar: an
+    :class:`AnchorDivError` naming the field otherwise (what a loader checks a file's arrays
+    against, as a constructor would)."""
     sizes: dict[str, int] = {}
     for name, value in values.items():
         if value is None or isinstance(value, str):
@@ -438,7 +499,9 @@ def check_axes(what: str, values: dict, axes: dict[str, str], *, scalars: bool =
 
 
 def check_model_fields(model: AnchorModel, prefix: str = "") -> None:
-    """Refuse array fields of ``model`` (and its parts) off their shape, NaN or inf."""
+    """Every array field of ``model`` (and of the models it holds) of the shape its kind
+    declares (:func:`check_axes`), with no NaN or +inf (and no −inf but in log-weights, whose
+    mass must not all be −inf): an :class:`AnchorDivError` naming the field otherwise."""
     values = {}
     for f in dataclasses.fields(model):
         value = getattr(model, f.name)

@@ -13,7 +13,13 @@ from .errors import AnchorDivError, integer, positive
 
 
 def pyplot():
-    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file)."""
+    """matplotlib's pyplot on the file-only Agg backend (every figure here goes to a file).
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -23,7 +29,20 @@ def pyplot():
 
 
 def save_figure(fig, path) -> Path:
-    """Write ``fig`` to ``path`` as PNG at 120 dpi (parent folders made), close it; the path."""
+    """Write a figure as PNG at 120 dpi (parent folders made) and close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or Path
+        Destination.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p, dpi=120, bbox_inches="tight")
@@ -32,7 +51,20 @@ def save_figure(fig, path) -> Path:
 
 
 def finish(fig, path=None):
-    """Lay out ``fig``; write it to a PNG (and close it) when a path is given; ``fig``."""
+    """Lay out a figure; write it to a PNG (and close it) when a path is given.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or Path, optional
+        The PNG to write.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``.
+    """
     fig.tight_layout()
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +85,27 @@ def plot_curve(
     title: str = "adaptation curve",
     ylabel: str = "mean AUPRC",
 ) -> Path:
-    """AUPRC against target-anchor budget (log x), one line per model with its interval band."""
+    """AUPRC against target-anchor budget (log x), one line per model with its interval band.
+
+    Parameters
+    ----------
+    summary : list of dict
+        Rows with ``model, budget, auprc, low, high`` (``role`` picks the line style), e.g.
+        ``Curve.summary()``.
+    path : str or Path
+        The PNG to write.
+    prevalence : float, optional
+        Draw the random-ranking level.
+    title : str, default "adaptation curve"
+        Plot title.
+    ylabel : str, default "mean AUPRC"
+        y-axis label.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     plt = pyplot()
     models = list(dict.fromkeys(r["model"] for r in summary))
     colours = distinct_colours(len(models))
@@ -89,6 +141,16 @@ def distinct_colours(n: int) -> list:
 
     matplotlib's tab10 up to 10; up to 20, tab20's ten dark shades first and then its ten light
     ones; beyond, evenly spaced hues of turbo (the default colour cycle repeats after ten).
+
+    Parameters
+    ----------
+    n : int
+        Number of colours.
+
+    Returns
+    -------
+    list
+        ``n`` RGBA colours.
 
     Examples
     --------
@@ -146,7 +208,22 @@ def plot_scores(
 
 
 def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
-    """The ELBO against step, symlog y so early and late steps both show."""
+    """The ELBO against step, symlog y so early and late steps both show.
+
+    Parameters
+    ----------
+    elbo : numpy.ndarray, shape [steps]
+        The ELBO (or loss) per step.
+    path : str or Path
+        The PNG to write.
+    title : str, default "SVI"
+        Plot title.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(np.arange(1, len(elbo) + 1), elbo, lw=1)
@@ -166,6 +243,22 @@ BORDERS = {"query": "#1f77b4", True: "#2ca02c", False: "#d62728", None: "#bbbbbb
 
 def item_kind(items) -> str:
     """What :func:`neighbours` was given: texts, image files or image arrays.
+
+    Parameters
+    ----------
+    items : sequence or numpy.ndarray
+        Texts; image files (``Path``, or names ending in :data:`IMAGE_SUFFIXES`); images
+        ``[G, H, W(, C)]`` or a list of ``[H, W(, C)]`` arrays.
+
+    Returns
+    -------
+    str
+        ``"text"``, ``"path"`` or ``"array"``.
+
+    Raises
+    ------
+    AnchorDivError
+        Anything else.
 
     Examples
     --------
@@ -193,6 +286,23 @@ def item_kind(items) -> str:
 
 def thumbnail(image, size: int = 160) -> np.ndarray:
     """An image as a square RGB thumbnail: the centre square, resized (not squashed).
+
+    Parameters
+    ----------
+    image : str, Path or numpy.ndarray, shape [H, W] or [H, W, C]
+        An image file, or pixels (uint8, or floats in [0, 1]; C = 1, 3 or 4).
+    size : int, default 160
+        Side of the thumbnail in pixels.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape [size, size, 3]
+        The thumbnail.
+
+    Raises
+    ------
+    AnchorDivError
+        An unreadable file or an array that is not an image.
 
     Examples
     --------
@@ -407,20 +517,3 @@ def _query_label(result, q: int) -> str:
 def _short(text, width: int = 18) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= width else s[: width - 1] + "…"
-
-
-__all__ = [
-    "BORDERS",
-    "IMAGE_SUFFIXES",
-    "MARKERS",
-    "distinct_colours",
-    "elbo_plot",
-    "finish",
-    "item_kind",
-    "neighbours",
-    "plot_curve",
-    "plot_scores",
-    "pyplot",
-    "save_figure",
-    "thumbnail",
-]

@@ -8,14 +8,21 @@ import sys
 
 from tqdm.std import tqdm as _terminal_bar
 
-__all__ = ["LineBar", "interactive", "tqdm"]
 
 #: default seconds between two lines when stderr is not a terminal
 DEFAULT_INTERVAL = 10.0
 
 
 class LineBar(_terminal_bar):
-    r"""A tqdm bar that prints whole lines (no ``\r``) at most every ``mininterval`` seconds."""
+    r"""A tqdm bar that prints whole lines (no ``\r``) at most every ``mininterval`` seconds.
+
+    For logs and pipes, where a redrawn bar would leave control characters.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``tqdm.tqdm``.
+    """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("mininterval", _interval())
@@ -50,7 +57,18 @@ def _interval() -> float:
 
 
 def interactive(stream=None) -> bool:
-    """Whether a stream is a terminal that can redraw a bar in place."""
+    """Whether a stream is a terminal that can redraw a bar in place.
+
+    Parameters
+    ----------
+    stream : file-like, optional
+        Default ``sys.stderr``.
+
+    Returns
+    -------
+    bool
+        True for a TTY.
+    """
     stream = sys.stderr if stream is None else stream
     try:
         return bool(stream.isatty())
@@ -59,6 +77,17 @@ def interactive(stream=None) -> bool:
 
 
 def tqdm(*args, **kwargs):
-    """A progress bar: ``tqdm.tqdm`` on a terminal, :class:`LineBar` otherwise."""
+    """A progress bar: ``tqdm.tqdm`` on a terminal, :class:`LineBar` otherwise.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``tqdm.tqdm``.
+
+    Returns
+    -------
+    tqdm.tqdm
+        The bar (also an iterator over its iterable).
+    """
     stream = kwargs.get("file")
     return (_terminal_bar if interactive(stream) else LineBar)(*args, **kwargs)

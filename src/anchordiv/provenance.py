@@ -77,7 +77,9 @@ def provenance_of(x) -> dict:
 
 
 def common_provenance(**named) -> dict:
-    """The provenance shared by the named arrays; arrays of two different encoders are an error."""
+    """The provenance shared by the named arrays; arrays of two different encoders are an error.
+
+    Arrays without provenance are ignored (nothing is known about them)."""
     seen = {name: provenance_of(x) for name, x in named.items() if provenance_of(x).get("encoder")}
     encoders = {p["encoder"] for p in seen.values()}
     if len(encoders) > 1:
@@ -161,7 +163,9 @@ TAU_TOLERANCE = 1e-3
 
 
 def check_logit_scale(name: str, tau) -> float:
-    """``tau`` as a finite positive float, warned below 1 (a temperature 1/τ given for it)."""
+    """``tau`` as a finite positive float (an :class:`AnchorDivError` otherwise), with an
+    :class:`AnchorDivWarning` below 1: a logit scale (CLIP ≈ 100, MiniLM 20) that small is
+    almost always a temperature 1/τ given in its place."""
     value = positive(name, tau)
     if value < 1:
         warnings.warn(
@@ -261,7 +265,8 @@ def save_embeddings(
 
 
 def read_sidecar(path, side: Path | None = None) -> dict:
-    """The sidecar of an embeddings file (``{}``: none), or the file ``side``."""
+    """The sidecar of an embeddings file (``{}`` if there is none; an error if it is broken);
+    ``side`` reads it from another file (an interrupted save's journal copy)."""
     side = sidecar_path(path) if side is None else side
     if not side.is_file():
         return {}
@@ -423,7 +428,11 @@ class AnchorDivWarning(UserWarning):
 
 
 class NormTally:
-    """The rows off unit norm of an array read in blocks: :meth:`add` each, :meth:`warn` once."""
+    """The rows off unit norm of one array read in blocks (a streamed gallery): :meth:`add`
+    each block ``[n, d]`` as it is read, then :meth:`warn` once — the warning of
+    :func:`warn_not_unit` for the whole array.  Norms are computed in the block's own dtype
+    (one pass, no float64 copy: cheap beside the divergences it guards); a row whose squared
+    norm overflows has norm inf and counts as off."""
 
     def __init__(self) -> None:
         self.rows = self.off = 0
@@ -454,14 +463,17 @@ class NormTally:
 
 
 def warn_not_unit(name: str, x: np.ndarray) -> None:
-    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm."""
+    """The :func:`unit_norm` warning for rows of ``x [n, d]`` off unit norm (a
+    :class:`NormTally` of the one block ``x``)."""
     tally = NormTally()
     tally.add(x)
     tally.warn(name)
 
 
 def unit_norm(name: str, x: np.ndarray, normalize: bool) -> np.ndarray:
-    """``x [n, d]`` with unit-norm rows when ``normalize``; else ``x``, warned if off unit norm."""
+    """``x [n, d]`` with unit-norm rows when ``normalize``; otherwise ``x`` unchanged, with a
+    warning if some row's norm is off 1 by more than :data:`UNIT_NORM_TOLERANCE` (contrastive
+    encoders produce unit vectors, and τ is calibrated for them)."""
     norms = np.linalg.norm(np.asarray(x, np.float64), axis=-1)
     if normalize:
         if np.any(norms == 0):

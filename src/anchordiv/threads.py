@@ -19,7 +19,10 @@ XLA_THREAD_FLAGS = ("xla_cpu_multi_thread_eigen", "intra_op_parallelism_threads"
 
 
 def configure_xla() -> str | None:
-    """Set XLA's CPU threads from ``$ANCHORDIV_XLA_THREADS`` in ``$XLA_FLAGS``: the flags added."""
+    """Set XLA's CPU intra-op threads from ``$ANCHORDIV_XLA_THREADS`` (default 1) in
+    ``$XLA_FLAGS``, before JAX creates its CPU backend; returns the flags added, or None where
+    nothing was changed: the variable is 0, ``$XLA_FLAGS`` already sets threads, or a JAX
+    backend exists already (its threads are fixed)."""
     n = env_count(XLA_THREADS_ENV)
     flags = os.environ.get("XLA_FLAGS", "")
     if n <= 0 or any(f in flags for f in XLA_THREAD_FLAGS):
@@ -44,7 +47,8 @@ _CONTROLLER: list = [None, -1]  # [ThreadpoolController, len(sys.modules) it saw
 
 
 def env_count(name: str) -> int:
-    """A thread count from the environment variable ``name`` (unset or empty: 1)."""
+    """A thread count from the environment variable ``name`` (unset or empty: 1; 0: no
+    setting); anything but a non-negative integer is a ``ValueError`` naming the variable."""
     text = os.environ.get(name, "").strip() or "1"
     if not text.isdigit():
         raise ValueError(f"${name}: a thread count (a non-negative integer), got {text!r}")
@@ -57,7 +61,8 @@ def blas_thread_limit() -> int | None:
 
 
 def _controller():
-    """The ``threadpoolctl`` controller, rebuilt when new modules were imported."""
+    """The ``threadpoolctl`` controller, rebuilt when new modules (so maybe new BLAS
+    libraries: scipy, torch, faiss) were imported since it was built."""
     from threadpoolctl import ThreadpoolController
 
     if _CONTROLLER[0] is None or _CONTROLLER[1] != len(sys.modules):
@@ -73,7 +78,9 @@ def current_limit() -> int | None:
 
 @contextlib.contextmanager
 def blas_threads(limit: int | None = -1):
-    """Cap the BLAS thread pools inside the block (``-1``: the environment's; None: no cap)."""
+    """Cap the BLAS thread pools inside the block (``limit=-1``: the environment's cap,
+    :func:`blas_thread_limit`; ``None``: no cap).  Re-entering with the cap already in force
+    costs nothing; usable as a decorator (entered afresh on every call)."""
     limit = blas_thread_limit() if limit == -1 else limit
     stack = _LOCAL.__dict__.setdefault("stack", [])
     if limit is None or (stack and stack[-1] == limit):
@@ -88,7 +95,10 @@ def blas_threads(limit: int | None = -1):
 
 
 def limited_blas(fn):
-    """Decorator: run ``fn`` under :func:`blas_threads`, unless a cap is in force already."""
+    """Decorator: run ``fn`` under :func:`blas_threads` (``fn.__wrapped__`` is the original).
+    Outside a library call the cap is read and entered on every call; inside one (a cap in
+    force on this thread) ``fn`` runs directly under it: one scope per entry point, however
+    many decorated functions it calls."""
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
@@ -99,15 +109,5 @@ def limited_blas(fn):
 
     return run
 
-
-__all__ = [
-    "THREADS_ENV",
-    "XLA_THREADS_ENV",
-    "blas_thread_limit",
-    "blas_threads",
-    "configure_xla",
-    "current_limit",
-    "limited_blas",
-]
 
 configure_xla()  # on import: ``import anchordiv`` imports this module before JAX

@@ -29,7 +29,7 @@ def test_divergence_matches_float64_closed_form(kind, data):
 
 @pytest.mark.parametrize("kind", [k for k in ALL_KINDS if k != "latent-spherical"])
 def test_closed_form_satisfies_bregman_identity(kind, data):
-    """MATH.md's closed forms equal ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ on the numpy ψ."""
+    """The closed forms of docs/mathematics.md ("Anchor models") equal ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ on the numpy ψ."""
     from reference import bregman_ref
 
     anchors, x, y = data

@@ -43,7 +43,7 @@ def problem(d=4, n=8, kappa0=5.0, nu0=10.0, seed=0):
 
 
 def reference_niw_mean(prior, targets, alpha):
-    """The power-scaled NIW posterior mean, in plain float64 numpy (MATH.md)."""
+    """The power-scaled NIW posterior mean, in plain float64 numpy (docs/mathematics.md, "Power-scaling sensitivity")."""
     t = np.asarray(targets, np.float64)
     n, d = t.shape
     psi0 = (prior.nu0 - d - 1) * np.asarray(prior.cov, np.float64)

@@ -1,5 +1,5 @@
 """Broad → target adaptation: fit a prior to broad anchors, update it with target anchors,
-summarise, and score with the adapted anchor model (MATH.md, "Adaptation", App. D)::
+summarise, and score with the adapted anchor model (docs/mathematics.md, "Adaptation: conjugate updates")::
 
     prior = ad.NIWPrior.from_anchors(broad [N, d], targets=targets)  # or ad.load_prior(dir)
     post = prior.update(targets [n, d], tau=20.0)                       # exact conjugate update
@@ -21,12 +21,12 @@ from .api import COMMON, DEFAULT_KIND, KINDS, METHOD_OPTIONS, OPTIONS, adapt, in
 from .api import resolve_family, split_options  # noqa: F401
 from .families import BinghamPrior, DiagonalPrior, DirichletNIWPrior, FactorPrior, LKJPrior
 from .families import NIWPrior, PosteriorBinghamPrior, SpectralPrior, StructuredPrior
-from .families.gaussian import cov_factor
+from .families.gaussian import cov_factor  # noqa: F401
 from .loading import broad_from_model, load_prior, stand_in_anchors  # noqa: F401
-from .methods import METHODS, NUTS, SVI, Exact
-from .model import Likelihood, Runners, with_log_density
+from .methods import METHODS, NUTS, SVI, Exact  # noqa: F401
+from .model import Likelihood, Runners, with_log_density  # noqa: F401
 from .posterior import ExactPosterior, Posterior, SampledPosterior, SubspacePosterior
-from .posterior import load_posterior, save_posterior, to_model
+from .posterior import load_posterior, save_posterior, to_model  # noqa: F401
 from .protocol import Family  # noqa: F401
 from .registry import FAMILIES, Conjugate, Projectable, unknown_kind  # noqa: F401
 from .svi import GUIDES  # noqa: F401
@@ -36,19 +36,15 @@ __all__ = [
     "Conjugate",
     "Likelihood",
     "Projectable",
-    "Runners",
     "DiagonalPrior",
     "DirichletNIWPrior",
     "FactorPrior",
     "LKJPrior",
     "Exact",
-    "FAMILIES",
     "Family",
     "KINDS",
-    "METHODS",
     "NIWPrior",
     "NUTS",
-    "OPTIONS",
     "ExactPosterior",
     "Posterior",
     "PosteriorBinghamPrior",
@@ -59,12 +55,9 @@ __all__ = [
     "StructuredPrior",
     "adapt",
     "broad_from_model",
-    "resolve_family",
-    "cov_factor",
     "infer",
     "load_posterior",
     "load_prior",
     "save_posterior",
-    "to_model",
     "with_log_density",
 ]

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import AnchorDivError, as_matrix, check_spread, user_stacklevel
 from ..provenance import AnchorDivWarning, provenance_of, resolve_tau, unit_norm
 from ..threads import limited_blas
-from .methods import METHODS, NUTS, SVI, Exact, Method, options, validated
+from .methods import METHODS, NUTS, SVI, Exact, Method, options, validated  # noqa: F401
 from .posterior import Posterior
 from .protocol import Family
 from .registry import FAMILIES, LiveKinds, LiveMapping, check_prior_mode, get_family, unknown_kind
@@ -80,26 +80,31 @@ def adapt(
     Parameters
     ----------
     kind : str or type
-        The family: a registered kind (:data:`KINDS`, a user's included) or a family class;
-        the library's are ``"gaussian"``, ``"latent-gaussian"``, ``"latent-spherical"``,
-        ``"mixture"``, ``"diagonal-gaussian"``, ``"spectral"``, ``"factor-gaussian"`` and
-        ``"lkj-gaussian"``.
+        The family: a registered kind (:data:`KINDS`, read when called: a family registered
+        from a user's module included) — the library's are ``"gaussian"``,
+        ``"latent-gaussian"``, ``"latent-spherical"``, ``"mixture"``, ``"diagonal-gaussian"``,
+        ``"spectral"``, ``"factor-gaussian"`` and ``"lkj-gaussian"`` — or a family class.
     broad_anchors : array_like, shape [N, d]
         Broad anchors (N ≥ 2, not all identical); may be moment points (never normalised).
     target_anchors : array_like, shape [n, d]
         Target anchors (n ≥ 1; a single target is fine: the prior supplies the spread).
     tau : float, optional
-        The encoder's logit scale; default the one recorded with the embeddings
-        (:func:`anchordiv.resolve_tau`).
+        The encoder's logit scale; when omitted, the one recorded with the embeddings
+        (:func:`anchordiv.resolve_tau`: an error if neither exists or the two sets come from
+        different encoders).
     normalize : bool, default False
         Scale the target rows to unit norm (rows that are not unit-norm warn otherwise).
     method : {"exact", "nuts", "svi"} or Exact, NUTS, SVI, default "exact"
-        The conjugate update (a :class:`~anchordiv.adaptation.protocol.Conjugate` family), NUTS
-        or SVI on the kind's NumPyro model or a user's.  A name takes the method's options as
-        keywords of this call; a configuration (``method=ad.NUTS(num_warmup=300)``) holds them.
+        ``"exact"``: the conjugate update of the kind's prior (the family's
+        ``exact``, :class:`~anchordiv.Conjugate`; not for ``spectral``); ``"nuts"``: NUTS on the explicit NumPyro model of
+        :mod:`anchordiv.adaptation.families` or a user's (:mod:`.nuts`); ``"svi"``: NumPyro SVI
+        (:mod:`.svi`).  A name takes the method's options as keywords of this call; a
+        configuration (``method=ad.NUTS(num_warmup=300)``) holds them itself, and a method
+        option beside it is an error naming where it goes.
     prior : {"broad", "isotropic"}, default "broad"
-        ``"isotropic"``: the same strength with an isotropic covariance of the same trace (the
-        control separating an informative broad prior from mere shrinkage).
+        Every kind: ``"isotropic"`` keeps the strength but gives the prior an isotropic
+        covariance of the same trace (the control separating an informative broad prior from
+        mere shrinkage).
 
     Other Parameters
     ----------------
@@ -110,9 +115,11 @@ def adapt(
         gaussian (default ``"auto"``, a number must be > d + 1; ``nu0 − d − 1`` is the strength
         of the prior covariance); mixture (default d + 11); diagonal-gaussian (10).
     strengths : {"held-out", "evidence"}, default "held-out"
-        gaussian, how ``"auto"`` strengths are chosen: the held-out recipe (:mod:`.statistics`:
-        exact LOO predictive density capped by the targets' held-out novelty) or empirical Bayes
-        (the closed-form marginal likelihood).  Reported in ``post.info["chosen_by"]``.
+        gaussian, how ``"auto"`` strengths are chosen: ``"held-out"`` — the recipe of
+        :mod:`.statistics`: one strength by exact leave-one-out predictive density, capped by the
+        targets' held-out novelty, so that the posterior approaches the target-only fit as the
+        targets come to span their own subspace; ``"evidence"`` — empirical Bayes, the
+        maximiser of the closed-form marginal likelihood.  Reported in ``post.info["chosen_by"]``.
     reg : float, default 1e-3
         gaussian, mixture, diagonal-gaussian, spectral: relative ridge of the broad covariance.
     rank : int, "auto" or "variance"
@@ -120,11 +127,15 @@ def adapt(
         the prior's stable rank and the target-only rank, by the targets' novelty);
         ``"variance"``: 95 % of the broad variance.  spectral: the number of leading broad
         directions (default min(64, d), capped at the broad covariance's rank).
-    beta, prior_anchors : float in [0, 1] or "auto", float or "auto"
-        latent-gaussian, latent-spherical: the target weight β = n/(n + s) and the strength s
-        (default ``"auto"``: the recipe's; s sets β where β is ``"auto"``).
+    beta : float in [0, 1] or "auto"
+        latent-gaussian, latent-spherical: the target weight; default ``"auto"``: β = n/(n + s)
+        with s the recipe's (or ``prior_anchors``') strength.
+    prior_anchors : float or "auto"
+        latent-gaussian, latent-spherical: the strength s of β = n/(n + s) (default ``"auto"``,
+        the recipe's).
     concentration : float, optional
-        latent-spherical: κ of the draws (default from the PPCA likelihood at that strength).
+        latent-spherical: κ of the draws (default from the PPCA likelihood at the chosen
+        strength).
     radius : float, default 1.0
         latent-spherical: the radius of the anchor model.
     components : int, default 4
@@ -144,16 +155,51 @@ def adapt(
     gamma_shape : float, default 2.0
         spectral: a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
     noise : {"free", "fixed"}, default "free"
-        spectral: σ² outside the leading directions learnt, or held at the broad residual one.
-    num_samples, num_warmup, num_chains, target_accept_prob, dense_mass, max_tree_depth : optional
-        nuts: as for :class:`~anchordiv.NUTS` (``num_samples``, svi: guide draws kept).
-    chain_method, seed, progress, init_strategy, x64, runners : optional
-        nuts, svi: as for :class:`~anchordiv.NUTS` and :class:`~anchordiv.SVI` (``chain_method``:
-        nuts only).
-    guide, guide_rank, optimizer, learning_rate, lr_decay, num_steps, num_particles : optional
-        svi: as for :class:`~anchordiv.SVI`.
-    convergence_window, convergence_tol : optional
-        svi: the convergence check, as for :class:`~anchordiv.SVI`.
+        spectral: σ² outside the leading directions learnt, or held at the broad residual
+        variance.
+    num_samples : int
+        nuts: draws per chain (500); svi: guide draws kept (100).
+    num_warmup : int, default 500
+        nuts: warm-up steps per chain.
+    num_chains : int, default 2
+        nuts: chains.
+    seed : int, default 0
+        nuts: the sampler's PRNG; svi: the optimisation and the guide draws.
+    progress : bool, default True
+        nuts, svi: show a progress bar.
+    init_strategy : str or callable, default "median"
+        nuts, svi: a name in :data:`~.model.INIT_STRATEGIES` or a NumPyro init strategy.
+    target_accept_prob : float, default 0.8
+        nuts: the step-size adaptation's target.
+    dense_mass : bool, default False
+        nuts: a dense mass matrix.
+    max_tree_depth : int, default 10
+        nuts: the largest tree depth.
+    chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
+        nuts: how the chains run.
+    x64 : bool, default False
+        nuts, svi: run in float64 (needs JAX's float64 mode,
+        ``jax.config.update("jax_enable_x64", True)``; never switched on here).
+    guide : str or guide, default "delta"
+        svi: ``"delta"`` (MAP), ``"normal"`` (mean field), ``"lowrank"`` (``guide_rank``), or a
+        user's NumPyro AutoGuide or guide function.
+    guide_rank : int, optional
+        svi: the rank of the ``"lowrank"`` guide.
+    optimizer : numpyro.optim optimizer or optax transformation, optional
+        svi: default Adam with a decaying step.
+    learning_rate : float, default 0.05
+        svi: Adam's initial step.
+    lr_decay : float, default 0.01
+        svi: the step decays to ``lr_decay`` × ``learning_rate`` over the run.
+    num_steps : int, default 2000
+        svi: optimisation steps.
+    num_particles : int, default 1
+        svi: ELBO particles per step.
+    convergence_window : int, optional
+        svi: steps per window of the convergence check (default ``max(20, num_steps // 10)``).
+    convergence_tol : float, default 1e-4
+        svi: the relative change of the mean loss between the last two windows below which
+        (with the parameters settled) the run counts as converged.
     subspace : int, optional
         nuts, svi: run the model on the broad anchors' top-r principal directions and lift it
         back to full d with the exact conditional posterior of the default prior outside the
@@ -168,6 +214,9 @@ def adapt(
         nuts, svi: a dict (overrides/extra hyperparameters on top of the kind's prior's, passed
         where ``model`` names them) or ``f(broad [N, d']) -> dict`` built from the (possibly
         projected) broad anchors.
+    runners : Runners, optional
+        nuts, svi: the table of compiled runners to keep and reuse them in
+        (:class:`~anchordiv.adaptation.methods.Runners`; default the library's bounded one).
 
     Returns
     -------
@@ -212,7 +261,8 @@ def adapt(
 
 def resolve_family(kind) -> type[Family]:
     """The family class of ``kind``: a family class as it is, a kind string from the registry
-    (an unknown kind is an :class:`AnchorDivError` listing the registered ones)."""
+    (read live: an unknown kind is an :class:`AnchorDivError` listing the registered ones) —
+    the one place the adaptation layer's string entry points read it."""
     if isinstance(kind, type) and issubclass(kind, Family):
         return kind
     return get_family(kind)
@@ -220,7 +270,8 @@ def resolve_family(kind) -> type[Family]:
 
 def split_options(kind, opts: dict) -> tuple[dict, Method]:
     """``(prior options, method object)`` from ``adapt``'s flat options (``kind``: a kind or a
-    family class); an inapplicable option is an :class:`AnchorDivError` naming it."""
+    family class); an option that does not apply to the kind or to the method is an
+    :class:`AnchorDivError` naming it."""
     return split_family_options(resolve_family(kind), opts)
 
 
@@ -274,10 +325,19 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
 
 
 def check_anchors(broad, targets, *, normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Validated ``broad [N, d]`` (N ≥ 2, not all identical) and ``targets [n, d]`` (n ≥ 1, same
-    d; scaled to unit norm with ``normalize``), returned read-only and marked as checked
-    (:func:`.statistics.checked`: later steps check only their shape).  Fewer broad anchors than
-    targets warn (probably swapped), except moment points standing in for a saved model."""
+    """Validated ``broad [N, d]`` (N ≥ 2, not all identical, see ``errors.check_spread``) and
+    ``targets [n, d]`` (n ≥ 1, same d; a single target is fine: the prior supplies the spread),
+    the targets scaled to unit norm with ``normalize`` (:func:`anchordiv.provenance.unit_norm`).
+
+    Both come back as read-only arrays marked as checked (:func:`.statistics.checked`): the functions
+    ``adapt`` calls next (the recipe, the exact update) check only their shape, and the
+    targets' scatter is computed once for the recipe, the update and the evidence.
+
+    Fewer broad anchors than targets give an :class:`~anchordiv.AnchorDivWarning`: the broad
+    anchors (the prior's source, a large generic vocabulary) and the few task anchors were
+    probably passed in each other's place.  Moment points standing in for a saved model
+    (:func:`~anchordiv.adaptation.loading.stand_in_anchors`, provenance ``stand_in``) are
+    exempt: they number 2r."""
     b = check_spread("broad_anchors", as_matrix("broad_anchors", broad, min_rows=2))
     t = check_targets(targets, b.shape[1])
     if len(b) < len(t) and not provenance_of(broad).get("stand_in"):
@@ -329,8 +389,12 @@ def infer(
 
     Examples
     --------
-    >>> prior = ad.NIWPrior.from_anchors(np.eye(4), kappa0=5.0, nu0=10.0)
-    >>> ad.infer(prior, np.eye(4)[:3], tau=20.0).point("mean")
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> post = ad.infer(prior, broad[:3], tau=20.0)
+    >>> post.point("mean")
     Gaussian(mean[4], factor[4, 4], tau=20)
     """
     method = Exact() if method is None else method
@@ -347,25 +411,3 @@ def build_prior(fam, broad, targets=None, *, prior: str = "broad", **strengths) 
         return fam.from_anchors(broad, targets, prior=prior, **strengths)
     built = fam.from_anchors(broad, targets, **strengths)
     return built.isotropic() if check_prior_mode(prior) == "isotropic" else built
-
-
-__all__ = [
-    "COMMON",
-    "DEFAULT_KIND",
-    "Exact",
-    "KINDS",
-    "METHODS",
-    "METHOD_OPTIONS",
-    "NUTS",
-    "OPTIONS",
-    "SVI",
-    "adapt",
-    "build_prior",
-    "check_anchors",
-    "infer",
-    "options",
-    "prior_options",
-    "resolve_family",
-    "split_family_options",
-    "split_options",
-]

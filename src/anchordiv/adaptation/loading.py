@@ -74,7 +74,10 @@ def load_prior(
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> path = ad.save_model(ad.fit("gaussian", np.eye(4), tau=20.0),
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> path = ad.save_model(ad.fit("gaussian", broad, tau=20.0),
     ...                      pathlib.Path(tempfile.mkdtemp()) / "broad")
     >>> prior = ad.load_prior(path, kappa0=5.0, nu0=10.0)
     >>> type(prior).__name__, prior.dim
@@ -114,8 +117,9 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
 
 
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
-    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: their count is
-    not read as swapped anchors), carrying the ``card``'s encoder and τ when given."""
+    """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: 2r points by
+    construction, so :func:`~anchordiv.adaptation.api.check_anchors` does not read their
+    count as swapped anchors), carrying the ``card``'s encoder and τ when given."""
     recorded = {}
     if card is not None:
         recorded = {"encoder": card.get("encoder"), "logit_scale": card.get("tau")}
@@ -127,9 +131,27 @@ def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
 def broad_from_model(model) -> np.ndarray:
     """Anchors whose ML mean and covariance equal a saved Gaussian model's.
 
-    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns): the gaussian
-    and latent families use only the broad mean and covariance, so these stand in exactly for
-    the broad anchors (not for ``mixture``, which runs EM on the anchors).
+    The points μ ± √r·F[:, i] (Σ = F Fᵀ, F ``[d, r]`` without its zero columns — those whose
+    squared norm is at most :data:`anchordiv._tolerance.SPECTRUM_RTOL` of the largest: a
+    rank-deficient fit's would be one point twice, duplicates the anchor checks refuse).  The
+    gaussian and latent families use
+    only the broad mean and covariance, so these stand in exactly for the broad anchors a saved
+    prior was fitted to (not for ``mixture``, which runs EM on the anchors).
+
+    Parameters
+    ----------
+    model : Gaussian
+        A fitted or loaded Gaussian anchor model.
+
+    Returns
+    -------
+    numpy.ndarray, shape [2r, d]
+        The stand-in anchors.
+
+    Raises
+    ------
+    AnchorDivError
+        ``model`` is not a Gaussian.
 
     Examples
     --------
@@ -146,6 +168,3 @@ def broad_from_model(model) -> np.ndarray:
     factor = factor[:, kept_spectrum(np.einsum("ij,ij->j", factor, factor))]
     step = np.sqrt(factor.shape[1]) * factor.T
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
-
-
-__all__ = ["broad_from_model", "check_loaded_prior", "load_prior", "stand_in_anchors"]

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import AnchorDivError, in_unit_interval
 from ..errors import integer, positive, user_stacklevel
 from ..provenance import AnchorDivWarning
-from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners
+from .model import CHAIN_METHODS, GUIDES, INIT_STRATEGIES, NUTS_RUNNERS, SVI_RUNNERS, Runners  # noqa: F401
 from .model import check_sites, init_strategy, kept_sites, log_density, problem, run_dtype
 from .nuts import run_nuts
 from .posterior import Fit, Posterior, RunSpec, SampledPosterior, SubspacePosterior
@@ -30,7 +30,9 @@ from .update import checked_inputs, conjugate_inputs, exact_inputs, exact_update
 
 
 def config(cls):
-    """Frozen keyword-only dataclass whose constructor names unknown options in an error."""
+    """Frozen, keyword-only dataclass whose constructor rejects unknown options (and positional
+    ones) with an :class:`AnchorDivError` naming them, the method that has them and this
+    method's options (instead of a TypeError)."""
     cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
     init = cls.__init__
     names = [f.name for f in dataclasses.fields(cls)]
@@ -61,7 +63,8 @@ def config(cls):
 
 
 def _check_run(o) -> None:
-    """The checks of the options :class:`NUTS` and :class:`SVI` share."""
+    """The checks of the options :class:`NUTS` and :class:`SVI` share (a model run's init
+    strategy, subspace, model and runners)."""
     integer("seed", o.seed, low=0)
     init_strategy(o.init_strategy)
     if o.subspace is not None:
@@ -81,7 +84,9 @@ def _check_run(o) -> None:
 
 
 class Method(abc.ABC):
-    """An inference method: a frozen :func:`config` dataclass that runs itself (:meth:`run`)."""
+    """An inference method: a frozen configuration that runs itself (:meth:`run`).
+
+    Subclasses are :func:`config` dataclasses; :data:`METHODS` lists the library's by name."""
 
     #: the method's name (``post.method``, ``adapt(method=...)``)
     name: ClassVar[str] = "abstract"
@@ -92,13 +97,15 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def run(self, prior, targets: np.ndarray, *, tau: float, broad: np.ndarray | None = None):
-        """The posterior of ``prior`` given validated ``targets [n, d]`` at the logit scale
-        ``tau``; ``broad [N, d]`` (validated) or None: the anchors the prior was built from."""
+        """The posterior of ``prior`` given ``targets [n, d]`` (validated: a float array of unit
+        rows, possibly read-only), at the resolved logit scale ``tau``; ``broad [N, d]``
+        (validated) or None: the broad anchors the prior was built from."""
 
     @abc.abstractmethod
     def inputs(self, prior, targets: np.ndarray) -> tuple[object, dict, dict, dict]:
         """``(exact posterior parameters or None, model kwargs, info, fixed)`` this method
-        starts from (the conjugate update runs only where its result is used)."""
+        starts from given ``targets [n, d]``: the conjugate update runs only where its result
+        is used."""
 
     def start(self, prior, targets: np.ndarray, broad) -> tuple[np.ndarray, object, dict, dict]:
         """``(frozen targets, exact parameters or None, info, posterior fields)`` of a run."""
@@ -110,8 +117,9 @@ COMMON_INFO = ("kind", "method", "prior", "d", "n_broad", "n_targets", "model_kw
 
 
 def user_model_info(info: dict) -> dict:
-    """``info`` for a run on a user's model: the default prior's own entries move under
-    ``"default_prior"`` (they describe the family's model, not the user's)."""
+    """``info`` for a run on a user's model: the default prior's strengths and choices (which
+    describe the family's own model, not the user's) move under ``"default_prior"``; that prior
+    still supplies the base hyperparameters and, under ``subspace=``, the geometry outside."""
     kept = {k: v for k, v in info.items() if k in COMMON_INFO}
     return {**kept, "default_prior": {k: v for k, v in info.items() if k not in COMMON_INFO}}
 
@@ -188,7 +196,7 @@ class ModelMethod(Method):
             )
         fam = type(prior)
         prob = problem(fam, self.run_kwargs(fam, base, b), run_targets, self)
-        trace = check_sites(fam, prob, fixed=post.fixed, lifted=self.subspace is not None)
+        trace = check_sites(fam, prob, fixed=fields["fixed"], lifted=self.subspace is not None)
         warn_unobserved(trace)
         spec = RunSpec(
             prior.kind,
@@ -273,12 +281,15 @@ class ModelMethod(Method):
 class Exact(Method):
     """The exact (conjugate) update of the prior's family; takes no options.
 
-    ``run`` is the prior's :meth:`~.protocol.Conjugate.exact`, for a prior that has one.
+    ``run`` is the prior's :meth:`~anchordiv.Conjugate.exact`, for a prior that has one.
 
     Examples
     --------
-    >>> prior = ad.NIWPrior.from_anchors(np.eye(4), kappa0=5.0, nu0=10.0)
-    >>> ad.infer(prior, np.eye(4)[:3], ad.Exact(), tau=20.0).method
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
+    >>> ad.infer(prior, broad[:3], ad.Exact(), tau=20.0).method
     'exact'
     """
 
@@ -295,6 +306,9 @@ class Exact(Method):
 @config
 class NUTS(ModelMethod):
     """NUTS (``numpyro.infer.NUTS``) on the family's explicit NumPyro model or a user's.
+
+    A frozen configuration: a bad value, or an option NUTS does not have, is an
+    :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -383,8 +397,10 @@ class NUTS(ModelMethod):
 
 @config
 class SVI(ModelMethod):
-    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's; a bad or unknown
-    option is an :class:`AnchorDivError` naming it.
+    """NumPyro SVI (:mod:`.svi`) on the family's explicit model or a user's.
+
+    A frozen configuration: a bad value, or an option SVI does not have, is an
+    :class:`AnchorDivError` naming it.
 
     Parameters
     ----------
@@ -413,10 +429,21 @@ class SVI(ModelMethod):
         Seeds the optimisation and the guide draws.
     progress : bool, default True
         Show a progress bar.
-    init_strategy, subspace, model, model_kwargs, x64 : optional
+    init_strategy : str or callable, default "median"
+        As for :class:`NUTS`.
+    subspace : int, optional
+        As for :class:`NUTS`.
+    model, model_kwargs : optional
+        As for :class:`NUTS`.
+    x64 : bool, default False
         As for :class:`NUTS`.
     runners : Runners, optional
         Where the compiled step function is kept (default :data:`SVI_RUNNERS`).
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown option or an invalid value.
 
     Examples
     --------
@@ -495,7 +522,18 @@ def options(method) -> dict:
 
 
 def warn_unobserved(trace: dict) -> None:
-    """Warn when a traced model observes nothing."""
+    """Warn when a traced model observes nothing.
+
+    Parameters
+    ----------
+    trace : dict
+        ``{site: {"type", "is_observed", ...}}`` (a NumPyro trace).
+
+    Returns
+    -------
+    None
+        Warns with :class:`~anchordiv.AnchorDivWarning` when no site is observed.
+    """
     observed = [k for k, s in trace.items() if s["type"] == "sample" and s["is_observed"]]
     if not observed:
         warnings.warn(
@@ -520,24 +558,3 @@ def validated(
     if not isinstance(method, Method):
         raise AnchorDivError(f"method: ad.Exact(), ad.NUTS(...) or ad.SVI(...), got {method!r}")
     return checked_inputs(prior, targets, tau=tau, normalize=normalize, broad=broad)
-
-
-__all__ = [
-    "CHAIN_METHODS",
-    "COMMON_INFO",
-    "Exact",
-    "GUIDES",
-    "INIT_STRATEGIES",
-    "METHODS",
-    "Method",
-    "ModelMethod",
-    "NUTS",
-    "NUTS_RUNNERS",
-    "Runners",
-    "SVI",
-    "SVI_RUNNERS",
-    "options",
-    "user_model_info",
-    "validated",
-    "warn_unobserved",
-]

@@ -55,9 +55,20 @@ GUIDES = ("delta", "normal", "lowrank")
 
 class Runners:
     """Compiled NUTS chain runners and SVI step functions, kept by what they were compiled for
-    (model, static keywords, settings, shapes), least recently used dropped beyond ``max_size``.
-    The library keeps one table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`); pass
-    your own (``ad.NUTS(runners=mine)``) to keep a study's compiled programs apart.
+    (model, static keywords, settings, argument shapes); the least recently used is dropped
+    first beyond ``max_size``.
+
+    The library keeps one bounded table per method (:data:`NUTS_RUNNERS`, :data:`SVI_RUNNERS`);
+    hold your own to keep a study's compiled programs apart, size or clear them::
+
+        mine = ad.adaptation.Runners(max_size=2)
+        post = ad.infer(prior, targets, ad.NUTS(runners=mine))
+        len(mine), mine.clear()
+
+    Parameters
+    ----------
+    max_size : int, default 8
+        How many compiled runners to keep (≥ 1).
 
     Examples
     --------
@@ -75,7 +86,8 @@ class Runners:
 
     def get(self, key, build: Callable):
         """The runner kept under ``key`` (marked most recently used), else ``build()`` kept
-        under it; ``key`` None: ``build()``, not kept."""
+        under it; ``key`` None: ``build()``, not kept (an unhashable setting, e.g. a custom
+        init strategy object)."""
         if key is None:
             return build()
         if key in self._table:
@@ -112,7 +124,8 @@ AUXILIARY_SUFFIX = "_raw"
 
 
 def observed_name_error(observed: list[str], model) -> str:
-    """The error message for a model whose observed site(s) are not named :data:`OBSERVED`."""
+    """Why a model whose observed site(s) ``observed`` are not named :data:`OBSERVED` cannot be
+    used (the message of an :class:`AnchorDivError`)."""
     name = getattr(model, "__qualname__", None) or type(model).__name__
     return (
         f"model: {name} observes the site(s) {', '.join(repr(k) for k in observed) or '(none)'}; "
@@ -174,7 +187,8 @@ class Likelihood:
             return np.asarray(out[OBSERVED], np.float64)
 
     def _unreadable(self, draws: dict, err: Exception) -> str:
-        """Why the traced model could not score ``draws`` (an error message)."""
+        """Why the traced model could not score ``draws`` (an :class:`AnchorDivError`'s
+        message): the sites it was given, and what a model needs of them."""
         given = ", ".join(f"{k} {tuple(np.shape(v))}" for k, v in draws.items()) or "none"
         return (
             f"likelihood: the {self.family.__name__} model, traced, cannot score these draws "
@@ -246,7 +260,8 @@ class Likelihood:
     @classmethod
     def site_shapes(cls, d: int, shapes: dict) -> dict[str, tuple]:
         """Expected shapes of the family's sites at dimension ``d`` given a model's site
-        shapes ``{site: shape of one draw}``; ``{}``: no requirement."""
+        shapes ``{site: shape of one draw}`` (a free size, e.g. components, is read from
+        there); ``{}``: no requirement."""
         return {}
 
     @classmethod
@@ -280,7 +295,8 @@ class Likelihood:
 
 class UserModelLikelihood(Likelihood):
     """The generic, traced likelihood of a user's own NumPyro ``model(targets, **kwargs)`` (a
-    run with ``model=``): what its draws were sampled under."""
+    run with ``model=``): what its draws were sampled under, whatever the family's likelihood
+    is (:func:`anchordiv.inference_data`'s ``log_likelihood`` group of such a run)."""
 
     def __init__(self, family, model: Callable, kwargs: dict | None, fixed: dict | None, d: int):
         kwargs = kwargs or {}
@@ -399,9 +415,35 @@ class _Unobserved(Messenger):
 
 
 def with_log_density(post, targets, model=None, model_kwargs: dict | None = None):
-    """Copy of a sampled posterior with ``stats["log_density"] [chains, draws]``: the log joint
-    of each draw's constrained parameters (what ``post.point("map")`` maximises) under the
-    family's model (``model=None``: :meth:`Likelihood.log_joint`) or a user's ``model``."""
+    """Copy of a sampled posterior with the log joint density of each draw.
+
+    Adds ``stats["log_density"] [chains, draws]``: the log joint of each draw's constrained
+    parameters, which ``post.point("map")`` maximises — the family's own model's
+    (``model=None``: its likelihood type's :meth:`Likelihood.log_joint`, closed form where it has
+    one) or a user's ``model``'s, every stored site substituted (:func:`log_joint`: the density
+    of the model's own sample sites).
+
+    Parameters
+    ----------
+    post : Posterior
+        A NUTS or SVI posterior.
+    targets : array_like, shape [n, d]
+        The target anchors it was fitted to.
+    model : callable, optional
+        A user's NumPyro model (default: the kind's).
+    model_kwargs : dict, optional
+        Its hyperparameters (default ``post.model_kwargs``).
+
+    Returns
+    -------
+    Posterior
+        The copy with ``stats["log_density"]``.
+
+    Raises
+    ------
+    AnchorDivError
+        No ``model_kwargs`` given and the posterior carries none.
+    """
     kwargs = model_kwargs if model_kwargs is not None else post.model_kwargs
     if kwargs is None:
         raise AnchorDivError("model_kwargs: needed to evaluate the posterior density")
@@ -437,8 +479,11 @@ REMEDY = (
 @dataclasses.dataclass
 class Problem:
     """A model ready to run: ``model(targets, **kwargs)`` with ``targets [n, d']`` in the run's
-    dtype; ``custom``: the model is the user's; ``data``: the model's first argument instead of
-    the targets (a kind's ``model.model_data(targets, kwargs)``: shapes independent of n)."""
+    dtype; ``custom`` says whether the model is the user's.  ``data``: what the samplers pass
+    as the model's first argument instead of the targets — a kind's own model that has a
+    ``model_data(targets, kwargs)`` attribute takes that (a summary of the targets whose shapes
+    do not depend on n, so one compiled sampler serves every target count); None: the
+    targets."""
 
     model: Callable
     kwargs: dict
@@ -452,8 +497,9 @@ class Problem:
 
 
 def run_dtype(x64: bool):
-    """The models' dtype: float64 when JAX's float64 mode is on, else float32 (``x64=True``
-    then is an error: the global setting is the caller's)."""
+    """The models' dtype: float64 when JAX's float64 mode is on, else float32.  ``x64=True``
+    asks for float64 and is an error while the mode is off (this library never flips the
+    global setting: precision is the caller's choice)."""
     if jax.config.jax_enable_x64:  # type: ignore[attr-defined]
         return jnp.float64
     if x64:
@@ -467,8 +513,9 @@ def run_dtype(x64: bool):
 
 
 def problem(fam, kwargs: dict, targets: np.ndarray, o: Any) -> Problem:
-    """The model (``fam``: the family class, whose ``model`` runs unless the method ``o`` names
-    a user's) with its keyword arguments ``kwargs`` and ``targets`` in the run's dtype."""
+    """The model and its keyword arguments (``fam``: the family class, whose ``model`` runs
+    unless the method names a user's).  ``map_density``: ask the kind's own model for the
+    density of its parameters (``map_jacobian=True``) so that a delta guide finds their mode."""
     custom = o.model is not None
     model = o.model or fam.model
     dt = run_dtype(o.x64)
@@ -582,7 +629,9 @@ def check_family_draw(fam, prob: Problem, fixed: dict, lifted: bool) -> None:
 
 
 def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
-    """Refuse a model whose sites miss the family's ``sites`` or have the wrong shape."""
+    """Raise an :class:`AnchorDivError` naming the site for a model whose sites miss the
+    family's ``sites`` or have the wrong shape (``shapes``: site -> shape of one draw; the
+    expected ones are its likelihood's ``site_shapes``)."""
     missing = [s for s in fam.sites if s not in shapes]
     if missing:
         raise AnchorDivError(
@@ -598,7 +647,8 @@ def require_sites(fam, shapes: dict[str, tuple], d: int) -> None:
 
 
 def check_prior_draw(fam, prob: Problem) -> None:
-    """A user's covariance sites must be positive definite: checked at one prior draw."""
+    """A user's covariance sites must be positive definite: checked at one prior draw (an
+    :class:`AnchorDivError` names the site)."""
     try:
         with numpyro.validation_enabled(False):
             tr = handlers.trace(handlers.seed(prob.model, 0)).get_trace(*prob.args, **prob.kwargs)
@@ -665,8 +715,9 @@ def failure(what: str, prob: Problem, values: dict | None = None) -> AnchorDivEr
 
 @contextlib.contextmanager
 def guard(what: str, prob: Problem | None = None):
-    """Turn NumPyro/JAX numerical errors into an :class:`AnchorDivError` naming ``what``, the
-    non-finite sites (where ``prob`` is given) and the remedies."""
+    """Turn NumPyro/JAX numerical errors (invalid covariance, non-PD matrices, failed
+    initialisation) into :class:`AnchorDivError` naming ``what``, the non-finite sites where
+    ``prob`` is given, and the remedies."""
     try:
         yield
     except AnchorDivError:
@@ -679,36 +730,26 @@ def guard(what: str, prob: Problem | None = None):
 
 
 def split_kwargs(kwargs: dict, dtype) -> tuple[dict, tuple]:
-    """``(traced, static)`` model hyperparameters: arrays and floats are traced (refits reuse
-    the compiled step); ints, bools, strings stay static (sorted ``(name, value)`` pairs)."""
+    """Split model hyperparameters into traced and static ones.
+
+    Arrays and floats become traced arguments (refits with new hyperparameters reuse the
+    compiled step); ints, bools, strings stay static.
+
+    Parameters
+    ----------
+    kwargs : dict
+        The hyperparameters.
+    dtype : numpy dtype
+        dtype of the traced arrays.
+
+    Returns
+    -------
+    dynamic : dict
+        Traced arguments.
+    static : tuple
+        Static ``(name, value)`` pairs.
+    """
     dyn = {k: jnp.asarray(v, dtype) if isinstance(v, float) else v for k, v in kwargs.items()}
     dyn = {k: v for k, v in dyn.items() if isinstance(v, (jax.Array, np.ndarray))}
     static = sorted(((k, v) for k, v in kwargs.items() if k not in dyn), key=lambda kv: kv[0])
     return dyn, tuple(static)
-
-
-__all__ = [
-    "AUXILIARY_SUFFIX",
-    "CHAIN_METHODS",
-    "GUIDES",
-    "INIT_STRATEGIES",
-    "Likelihood",
-    "NUTS_RUNNERS",
-    "OBSERVED",
-    "Problem",
-    "Runners",
-    "SVI_RUNNERS",
-    "UserModelLikelihood",
-    "check_sites",
-    "failure",
-    "guard",
-    "init_strategy",
-    "kept_sites",
-    "log_joint",
-    "nonfinite_sites",
-    "observed_name_error",
-    "problem",
-    "run_dtype",
-    "split_kwargs",
-    "with_log_density",
-]

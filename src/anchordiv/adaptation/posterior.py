@@ -159,7 +159,9 @@ class Posterior:
     # ---- the family ---------------------------------------------------------------------------
     @property
     def family_class(self):
-        """The family: the class of :attr:`prior`, else the registry's entry for :attr:`kind`."""
+        """The family: the class of :attr:`prior` (a family registered from a user's module
+        included); the registry's entry for :attr:`kind` only for a posterior built without its
+        prior."""
         return type(self.prior) if self.prior is not None else family_of(self.kind)
 
     @property
@@ -174,7 +176,8 @@ class Posterior:
 
     @property
     def point_guide(self) -> bool:
-        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread."""
+        """Whether it is a delta guide's fit (SVI MAP): a point, with no spread to calibrate or
+        importance-sample."""
         return self.guide == "delta"
 
     @property
@@ -183,13 +186,16 @@ class Posterior:
         return True
 
     def likelihood(self) -> Likelihood:
-        """The targets' likelihood under the family's model at :attr:`model_kwargs`."""
+        """The targets' likelihood under the family's model at this posterior's
+        :attr:`model_kwargs` (pointwise log likelihood, simulated anchors, log joint)."""
         fam = self.family_class
         return fam.likelihood_type(fam, self.model_kwargs, self.fixed, self.dim)
 
     def model_likelihood(self) -> Likelihood | None:
-        """The likelihood of the model the draws come from: the family's, or a user's own model's
-        (:attr:`user_model`); None where that model is not known (saved, or ``subspace=``)."""
+        """The likelihood of the model the draws come from: the family's (:meth:`likelihood`),
+        or a user's own model's (``model=``) where this posterior still holds it
+        (:attr:`user_model`); None where that model is not known (a user's model of a saved
+        posterior, or of a ``subspace=`` run, whose model saw projected targets)."""
         if not self.custom_model:
             return self.likelihood()
         if self.user_model is None:
@@ -234,18 +240,21 @@ class Posterior:
         raise NotImplementedError
 
     def ordered_draws(self, seed: int, n: int) -> dict[str, np.ndarray]:
-        """``n`` draws in the order they were made (for thinning)."""
+        """``n`` draws in the order they were made (a sampler's chain order; fresh draws of an
+        exact posterior): what thinning needs."""
         raise NotImplementedError
 
     def chain_draws(self, seed: int, chains: int, per_chain: int) -> dict[str, np.ndarray]:
-        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains (a sampled posterior's
-        resampled from its draws)."""
+        """Draws ``{site: [chains, per_chain, ...]}`` as independent chains: an exact posterior
+        from its family's own sampler (``exact_chains``) or ``independent(params, rng, chains,
+        per_chain)``; a sampled one resampled from its draws (:meth:`draws`)."""
         draws = self.draws(seed, chains * per_chain)
         return {k: v.reshape((chains, -1) + v.shape[1:]) for k, v in draws.items()}
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler, or
-        None."""
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (the :class:`~anchordiv.Conjugate` option ``exact_chains``), or None
+        where there is none (a posterior given by draws included)."""
         return None
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
@@ -253,7 +262,8 @@ class Posterior:
         return ps
 
     def lift_draws(self, draws: dict, rng) -> dict:
-        """:meth:`lift` for stacked draws ``{site: [S, ...]}``."""
+        """:meth:`lift` for stacked draws ``{site: [S, ...]}``: the identity but for subspace
+        runs."""
         return draws
 
     def principal_directions(self, k: int) -> np.ndarray | None:
@@ -261,12 +271,14 @@ class Posterior:
         return None
 
     def saved_params(self) -> dict[str, object]:
-        """The parameter objects this posterior saves, by card key."""
+        """The parameter objects this posterior saves, by card key (``family``: the exact
+        parameters; ``completion``: a subspace run's)."""
         return {}
 
     # ---- shared ---------------------------------------------------------------------------------
     def to_model(self, p: dict) -> AnchorModel:
-        """The anchor model of one parameter set (a user's covariance sites checked first)."""
+        """The anchor model of one parameter set (a user's model: its covariance sites are
+        checked positive definite first, with an error naming the site)."""
         fam = self.family_class
         if self.custom_model:
             fam.likelihood_type.check_values(p, self.kind)
@@ -327,14 +339,18 @@ class Posterior:
         return elbo_plot(self.elbo, path, title=f"SVI ({self.guide}) — {self.kind}")
 
     def flat_samples(self) -> dict[str, np.ndarray]:
-        """The stored draws with chains merged ``{site: [chains·draws, ...]}``."""
+        """The stored draws with chains merged ``{site: [chains·draws, ...]}`` (an
+        :class:`AnchorDivError` where there are none)."""
         if not self.samples or any(np.ndim(v) < 2 or not np.size(v) for v in self.samples.values()):
             raise AnchorDivError(f"{self.kind}: this posterior has no stored draws")
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self.samples.items()}
 
     def flat_lp(self) -> np.ndarray | None:
-        """Log posterior density of each draw (chains merged) that ``"map"`` maximises
-        (``stats["log_density"]``; else −potential energy, with a warning)."""
+        """Log posterior density of each draw (chains merged) that ``"map"`` maximises: the
+        model's log joint at the constrained parameters (``stats["log_density"]``, see
+        :func:`~anchordiv.adaptation.with_log_density`).  Posteriors sampled without it fall back to
+        −potential energy, which is the density of NUTS's *unconstrained* coordinates
+        (Jacobians included), with a warning."""
         if not self.stats:
             return None
         if "log_density" in self.stats:
@@ -360,15 +376,15 @@ class Posterior:
         path : str or Path
             Destination directory.
         overwrite : bool, default False
-            Replace an existing non-empty destination (else an ``OutputExistsError``).
+            Replace an existing non-empty destination; otherwise it is refused
+            (:class:`~anchordiv.errors.OutputExistsError`).
         **card
             Extra card fields (``encoder``, ``anchor_source``, ...).
 
         Returns
         -------
         Path
-            The directory written.
-        """
+            The directory written."""
         arrays, meta = self.to_arrays()
         return write_bundle(path, arrays, {**meta, **card}, overwrite=overwrite)
 
@@ -496,8 +512,11 @@ class ExactPosterior(Posterior):
         return own if own is not None else super().chain_draws(seed, chains, per_chain)
 
     def exact_chains(self, rng, chains: int, per_chain: int) -> dict | None:
-        """The family's ``exact_chains``, or None where the posterior lacks what it needs
-        (targets, model keywords)."""
+        """Exact draws ``{site: [chains, per_chain, ...]}`` from the family's own sampler of the
+        full posterior (the :class:`~anchordiv.Conjugate` option ``exact_chains``: the
+        mixture's Gibbs chains, which sample the assignments too), or None where the family has
+        none (its parameters' ``sample`` serves) or the posterior lacks what it needs (targets,
+        model keywords)."""
         if "targets" not in self.fixed or self.model_kwargs is None:
             return None
         return self.family_class.exact_chains(self, rng, chains, per_chain)
@@ -577,8 +596,9 @@ class SubspacePosterior(SampledPosterior):
     """
 
     def lift(self, ps: list[dict], which: str = "mean", rng=None) -> list[dict]:
-        """Full-d parameters of ``ps`` (draws with ``rng``): the family's sites lifted, the
-        others kept."""
+        """Full-d parameters from the run's parameter sets ``ps`` (points, or draws with
+        ``rng``): the family's sites lifted (its ``lift``), every other site of the model kept
+        as it is."""
         fam = self.family_class
         sites = fam.sites
         full = fam.lift(
@@ -610,7 +630,9 @@ POSTERIOR_TYPES = {
 
 
 def family_of(kind: str, module: str | None = None) -> type[Any]:
-    """The family class registered under ``kind`` (an error names ``module`` to import)."""
+    """The family class registered under ``kind``; one not registered in this process is an
+    :class:`AnchorDivError` that names ``module`` (where the saved family was defined) to
+    import first."""
     if kind not in FAMILIES and module:
         raise AnchorDivError(
             f"kind: unknown {kind!r}: its family is not registered in this process; import "
@@ -621,7 +643,8 @@ def family_of(kind: str, module: str | None = None) -> type[Any]:
 
 
 def _module(card: dict) -> str | None:
-    """The family's module of a card written before ``family_class_module``."""
+    """The family's module of a card written before ``family_class_module``: the exact
+    parameters' module where they are the family's (a user's family defines both)."""
     module = card.get("family_module")
     return module if isinstance(module, str) and not module.startswith("anchordiv.") else None
 
@@ -652,7 +675,10 @@ def _scalars(group: dict) -> dict:
 
 
 def _params(arrays: dict, prefix: str, name, module) -> object:
-    """The exact-posterior object saved under ``prefix`` (a class of :func:`exact_classes`)."""
+    """The exact-posterior object saved under ``prefix``.  Its class is looked up, never
+    imported: by name among the classes defined in the modules of the registered families
+    (:func:`exact_classes`); a name found nowhere is an :class:`AnchorDivError` that says how to
+    register the family that defines it."""
     if not name:
         return None
     cls = exact_classes().get(name)
@@ -674,7 +700,11 @@ def _params(arrays: dict, prefix: str, name, module) -> object:
 
 
 def exact_classes() -> dict[str, type]:
-    """The classes a saved posterior may name: the registered families' ``exact_types``."""
+    """The classes a saved posterior's ``family``/``completion`` may name: those the families
+    in the registry (built-in ones, and those the user registered in this process with
+    ``ad.family``) declare as their exact-parameter and completion classes
+    (:attr:`~anchordiv.Family.exact_types`), by class name — never any other
+    class of their modules."""
     out: dict[str, type] = {}
     for fam in FAMILIES.values():
         for cls in getattr(fam, "exact_types", ()):
@@ -691,9 +721,9 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
     path : str or Path
         The posterior directory.
     verify : bool, default True
-        Check the arrays and the card against their hashes.
+        Check the arrays against the card's data hash and the card against its digest.
     sha256 : str, optional
-        The digest the bundle must have (``ad.bundle_digest``).
+        A pinned digest (``ad.bundle_digest``): a bundle with another one is refused.
 
     Returns
     -------
@@ -770,7 +800,10 @@ def check_loaded_posterior(path, post: Posterior) -> None:
 
 
 def check_loaded_arrays(path, post: Posterior) -> None:
-    """Refuse a loaded posterior whose prior, model arguments' shapes or arrays are unusable."""
+    """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
+    model arguments of the shapes its prior gives them, and its exact parameters, stored
+    draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
+    field otherwise)."""
     prior: Any = post.prior
     if prior is not None:
         prior.check_loaded(post.info.get("d", prior.dim))
@@ -799,17 +832,27 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
     ----------
     post : Posterior
         The posterior.
-    path, overwrite, **card
-        As for :meth:`Posterior.save`.
+    path : str or Path
+        Destination directory.
+    overwrite : bool, default False
+        Replace an existing non-empty destination; otherwise it is refused
+        (:class:`~anchordiv.errors.OutputExistsError`).
+    **card
+        Extra card fields.
 
     Returns
     -------
     Path
-        The directory :meth:`Posterior.save` wrote.
+        The directory written.
+
+    Raises
+    ------
+    AnchorDivError
+        ``post`` is not a :class:`Posterior`.
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> import tempfile, pathlib
     >>> post = ad.adapt("gaussian", np.eye(4), np.eye(4)[:2], tau=20.0, kappa0=5.0, nu0=10.0)
     >>> out = ad.save_posterior(post, pathlib.Path(tempfile.mkdtemp()) / "post")
     >>> ad.load_posterior(out).kind
@@ -822,6 +865,24 @@ def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) ->
 
 def to_model(kind: str, p: dict, tau: float, dtype: str, fixed: dict) -> AnchorModel:
     """Anchor model from one set of parameters (:meth:`Family.to_model` of the kind's family).
+
+    Parameters
+    ----------
+    kind : str
+        The family.
+    p : dict of str to numpy.ndarray
+        One parameter set (float64 arrays, e.g. ``{"mu": [d], "Sigma": [d, d]}``).
+    tau : float
+        The encoder's logit scale.
+    dtype : str
+        dtype of the model.
+    fixed : dict
+        Arrays every draw shares (``Posterior.fixed``).
+
+    Returns
+    -------
+    AnchorModel
+        The model.
 
     Examples
     --------
@@ -905,8 +966,10 @@ def joint_correction(fam, draws: dict, d: int) -> np.ndarray:
 
 def delta_mean(post, exact, custom: bool) -> tuple[dict | None, str]:
     """``(mean parameters or None, how)`` for a delta-guide fit: the conjugate posterior mean
-    of the kind's own model (``exact``; projected for subspace runs), None for a user's model
-    or where it does not project."""
+    of the kind's own model (``exact``: the conjugate update's parameters; in the subspace
+    coordinates for subspace runs: its lift is the full mean, the lift being linear in Σ₁₁);
+    None for a user's model or where the conjugate mean does not project (no ``project_mean``,
+    :class:`~anchordiv.Projectable`: latent kinds under ``subspace=``)."""
     if custom:
         return None, (
             "none: a delta guide (MAP) of a custom model has no posterior mean; use "
@@ -936,23 +999,3 @@ def sampled_descriptions(post, *, best: str) -> dict:
     if post.subspace is not None:
         mean += ", lifted with the conditional expectation outside the subspace"
     return {"point_mean": mean, "point_map": best}
-
-
-__all__ = [
-    "DESCRIPTIONS",
-    "ExactPosterior",
-    "MAP_JOINT",
-    "POSTERIOR_TYPES",
-    "Posterior",
-    "SampledPosterior",
-    "SubspacePosterior",
-    "check_loaded_posterior",
-    "delta_mean",
-    "describe",
-    "exact_descriptions",
-    "joint_correction",
-    "load_posterior",
-    "sampled_descriptions",
-    "save_posterior",
-    "to_model",
-]

@@ -44,9 +44,9 @@ from .._safeio import parse_json
 from ..errors import AnchorDivError
 from ..io import check_axes, check_loaded_model, write_bundle
 from ..threads import limited_blas
-from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood
-from .registry import FAMILIES, Conjugate, Projectable, check_prior_mode, family, get_family
-from .registry import is_conjugate, no_subspace, protocol
+from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood  # noqa: F401
+from .registry import FAMILIES, Conjugate, Projectable, check_prior_mode, family, get_family  # noqa: F401
+from .registry import is_conjugate, no_subspace, protocol  # noqa: F401
 from .update import checked_inputs, exact_update
 
 #: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
@@ -544,29 +544,3 @@ def as_rng(key) -> np.random.Generator:
         else key
     )
     return np.random.default_rng([int(x) for x in data.reshape(-1)])
-
-
-__all__ = [
-    "AUXILIARY_SUFFIX",
-    "Conjugate",
-    "FAMILIES",
-    "Family",
-    "Hooks",
-    "N_EIGEN",
-    "OBSERVED",
-    "OWN_SITE_MAX",
-    "Projectable",
-    "SMALL_D",
-    "as_rng",
-    "check_prior_mode",
-    "cosine",
-    "declared_hooks",
-    "family",
-    "get_family",
-    "is_conjugate",
-    "isotropic_like",
-    "no_subspace",
-    "own_sites",
-    "principal_angles",
-    "unit_vector",
-]

@@ -22,7 +22,8 @@ PROTOCOL: list[type[Any]] = []
 
 
 def protocol(base: type) -> type:
-    """Class decorator of the protocol class (:class:`.protocol.Family`) :func:`family` checks."""
+    """Class decorator of the protocol class (:class:`~anchordiv.Family`): :func:`family` then
+    registers only its subclasses, and only those its ``missing_members()`` finds complete."""
     PROTOCOL[:] = [base]
     return base
 
@@ -33,8 +34,9 @@ def is_builtin(cls: type) -> bool:
 
 
 def check_family(cls: Any, kind, replace: bool) -> None:
-    """Refuse a bad kind, a non-Family class, a missing required member, or (unless
-    ``replace``) a class that would replace a built-in family's kind."""
+    """Refuse what :func:`family` must not register: a kind that is not a non-empty string, a
+    class that is not a :class:`~anchordiv.Family` subclass, one missing a required member
+    (named), and — unless ``replace`` — a class that would replace a built-in family's kind."""
     if not isinstance(kind, str) or not kind.strip():
         raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
     name = getattr(cls, "__qualname__", None) or repr(cls)
@@ -63,9 +65,12 @@ def family(kind: str, *, replace: bool = False):
     """Class decorator: frozen dataclass + JAX pytree (array and number fields are leaves,
     ``static_fields`` static) + registry entry under ``kind``.
 
-    The class must subclass :class:`~anchordiv.Family` and define its required members; it
-    replaces a built-in family's kind only with ``replace=True``.  A class without an
-    ``origin`` field gets one (where :func:`anchordiv.load_prior` records the saved model).
+    The class is checked first: it must subclass :class:`~anchordiv.Family` and define the
+    protocol's required members (``sites``, ``model``, ``from_anchors``, ``isotropic``,
+    ``prior_kwargs``, ``to_model``); a class registered under a built-in family's kind
+    (``"gaussian"``, ...) replaces it only with ``replace=True``.  A class without an ``origin``
+    field gets one (``origin: str = ""``, static), where :func:`anchordiv.load_prior` records
+    the saved model a prior was built from.
 
     Parameters
     ----------
@@ -79,7 +84,7 @@ def family(kind: str, *, replace: bool = False):
     Returns
     -------
     callable
-        The decorator: takes a :class:`~anchordiv.adaptation.protocol.Family` subclass and
+        The decorator: takes a :class:`~anchordiv.Family` subclass and
         returns it as a registered frozen dataclass.
 
     Raises
@@ -96,7 +101,7 @@ def family(kind: str, *, replace: bool = False):
     ...     pass
     >>> Example.kind, dataclasses.is_dataclass(Example)
     ('doc-example', True)
-    >>> from anchordiv.adaptation.protocol import FAMILIES
+    >>> from anchordiv.adaptation.registry import FAMILIES
     >>> _ = FAMILIES.pop("doc-example")
     >>> ad.family("gaussian")(Example)
     Traceback (most recent call last):
@@ -131,8 +136,9 @@ def get_family(kind: str) -> type[Any]:
 
 
 class LiveMapping(Mapping):
-    """A read-only mapping recomputed by ``build()`` on every access (a family registered late
-    appears in every table derived from :data:`FAMILIES`)."""
+    """A read-only mapping recomputed from the registry on every access (``build()`` returns
+    the current dict), so that a family registered late — from a user's module, after
+    anchordiv was imported — appears in every table derived from :data:`FAMILIES`."""
 
     def __init__(
         self, build: Callable[[], dict], missing: Callable[[object], Exception] | None = None
@@ -192,7 +198,14 @@ class Conjugate(Protocol):
     model's keyword arguments for these targets under ``"model_kwargs"`` (default: the prior's
     :meth:`~Family.prior_kwargs`) and, for a fit that leaves the prior < 1 pseudo-anchor of
     weight, why it is target-only under ``"target_only"``; ``fixed`` holds arrays every draw
-    shares.  Optional members (on ``Family``): ``exact_chains``, ``power_scaled_posterior``.
+    shares.
+
+    Optional (declared on ``Family``, None by default): ``exact_chains(post, rng, chains,
+    per_chain) -> {site: [chains, per_chain, ...]}``, exact draws of the whole posterior where
+    the parameters' own ``sample`` conditions on something (the mixture's Gibbs chains sample
+    the assignments too); ``power_scaled_posterior(alpha, targets)``, the exact posterior under
+    the prior raised to the power α (prior sensitivity: the gaussian and diagonal-gaussian
+    kinds).
 
     Parameters
     ----------
@@ -219,8 +232,14 @@ class Projectable(Protocol):
     ``project(kwargs, u [d, r])`` gives its model's hyperparameters in the basis ``u``, and
     ``lift(ps, completion, basis, r, which=, rng=)`` the full-d parameters of its sites from
     subspace ones (``completion``: the exact full-d posterior of a conjugate prior, whose
-    conditionals fill in the other directions).  Optional members (on ``Family``):
-    ``completion``, ``project_mean``, ``subspace_mode``, ``covariance_site``.
+    conditionals fill in the other directions).
+
+    Optional (declared on ``Family``, None by default): ``completion(targets)`` (that exact
+    posterior, for a family that is not
+    :class:`Conjugate` itself), ``project_mean(mean, u)`` (posterior-mean parameters in the
+    basis: a delta guide's "mean"), ``subspace_mode(point, completion, r)`` (a delta guide's
+    subspace mode rescaled to the joint mode's block) and ``covariance_site`` (the site whose
+    log-determinant is the subspace Jacobian of the full-d joint mode).
 
     Parameters
     ----------
@@ -274,23 +293,3 @@ def check_prior_mode(prior: str) -> str:
     if prior not in ("broad", "isotropic"):
         raise AnchorDivError(f"prior: 'broad' or 'isotropic', got {prior!r}")
     return prior
-
-
-__all__ = [
-    "Conjugate",
-    "FAMILIES",
-    "LiveKinds",
-    "LiveMapping",
-    "OPTIONAL",
-    "PROTOCOL",
-    "Projectable",
-    "check_family",
-    "check_prior_mode",
-    "family",
-    "get_family",
-    "is_builtin",
-    "is_conjugate",
-    "no_subspace",
-    "protocol",
-    "unknown_kind",
-]

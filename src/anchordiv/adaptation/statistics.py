@@ -44,8 +44,9 @@ def _register(a: np.ndarray) -> np.ndarray:
 
 
 def frozen(a) -> np.ndarray:
-    """A read-only private copy of ``a`` whose digest and :func:`derived` values are remembered
-    by identity while it lives (``a`` itself when it is one already)."""
+    """A read-only private copy of ``a`` (float arrays keep their dtype) whose digest and
+    :func:`derived` values are remembered by identity for as long as it lives; ``a`` itself
+    when it is such a copy already."""
     if isinstance(a, np.ndarray) and _memo(a) is not None:
         return a
     c = np.array(a, copy=True, subok=True)  # Embeddings keep their provenance (stand_in)
@@ -65,8 +66,9 @@ def digest(a: np.ndarray) -> str:
 
 
 def checked(a) -> np.ndarray:
-    """``a`` as a :func:`frozen` array marked as anchors that passed the caller's anchor checks
-    (:func:`~anchordiv.adaptation.api.check_anchors`)."""
+    """``a`` as a :func:`frozen` array remembered as anchors that passed the anchor checks
+    (``adapt``'s :func:`~anchordiv.adaptation.api.check_anchors`: floating, finite, 2-D,
+    enough distinct rows); the caller has run those checks on ``a``."""
     c = frozen(a)
     memo = _memo(c)
     assert memo is not None  # frozen arrays are registered
@@ -128,7 +130,8 @@ def clear() -> None:
 
 def scatter(targets: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """``(n, t̄ [d], S [d, d])`` of ``targets [n, d]`` in float64, ``S = Σ (tᵢ − t̄)(tᵢ − t̄)ᵀ``;
-    computed once per :func:`frozen` target array."""
+    computed once per :func:`.statistics.frozen` target array (``adapt`` freezes its targets, so
+    the recipe, the update and the evidence share one scatter)."""
     return derived(_scatter, np.asarray(targets))
 
 
@@ -145,6 +148,20 @@ def broad_moments(
     """``(μ [d], C [d, d])``: the broad anchors' mean and covariance plus the relative ridge
     ``reg · tr(C)/d · I`` (:func:`anchordiv.anchors.gaussian.moments`), or for
     ``prior="isotropic"`` the isotropic covariance ``tr(C)/d · I`` of the same trace.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    reg : float, default 0.0
+        Relative ridge.
+    prior : {"broad", "isotropic"}, default "broad"
+        The covariance or its isotropic control.
+
+    Returns
+    -------
+    mu : numpy.ndarray, shape [d]
+    cov : numpy.ndarray, shape [d, d]
 
     Examples
     --------
@@ -165,9 +182,19 @@ def broad_moments(
 def principal_basis(broad: np.ndarray) -> np.ndarray:
     """Eigenvectors of the broad covariance, leading first (float64).
 
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, d]
+        The basis V.
+
     Examples
     --------
-    >>> from anchordiv.adaptation.statistics import principal_basis
+    >>> from anchordiv.adaptation.subspace import principal_basis
     >>> broad = np.random.default_rng(0).normal(size=(50, 3)) * [3.0, 1.0, 0.1]
     >>> int(np.abs(principal_basis(broad)[:, 0]).argmax())
     0
@@ -178,7 +205,32 @@ def principal_basis(broad: np.ndarray) -> np.ndarray:
 
 
 def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> int:
-    """The subspace rank, validated."""
+    """The subspace rank, validated.
+
+    Parameters
+    ----------
+    r : int
+        The requested rank.
+    d : int
+        Dimension.
+    n_broad : int
+        Broad anchors (the basis has at most their rank).
+    kind : str
+        The family.
+    latent_rank : int, optional
+        A latent kind's rank (the subspace must hold it).
+
+    Returns
+    -------
+    int
+        ``r``.
+
+    Raises
+    ------
+    AnchorDivError
+        ``r`` < 1, ``r`` ≥ d (use the full model), ``r`` > n_broad − 1, or ``r`` not above a
+        latent kind's rank.
+    """
     r = integer("subspace", r, low=1)
     if r >= d:
         raise AnchorDivError(
@@ -197,9 +249,21 @@ def check_rank(r, d: int, n_broad: int, kind: str, latent_rank: int | None) -> i
 def sandwich(u: np.ndarray, m):
     """``uᵀ m u`` for a batch of matrices.
 
+    Parameters
+    ----------
+    u : numpy.ndarray, shape [d, r]
+        The basis.
+    m : array_like, shape [..., d, d]
+        The matrices.
+
+    Returns
+    -------
+    numpy.ndarray, shape [..., r, r]
+        The projected matrices.
+
     Examples
     --------
-    >>> from anchordiv.adaptation.statistics import sandwich
+    >>> from anchordiv.adaptation.subspace import sandwich
     >>> sandwich(np.eye(3)[:, :2], np.diag([1.0, 2.0, 3.0]))
     array([[1., 0.],
            [0., 2.]])
@@ -226,7 +290,8 @@ def log_hyperprior(log_strength):
 
 
 def folds(n: int, max_folds: int = MAX_FOLDS) -> np.ndarray:
-    """Indices of the targets left out in turn: all ``n``, or a seeded subset of ``max_folds``."""
+    """Indices of the targets left out in turn: all ``n``, or a fixed seeded subset of
+    ``max_folds`` (the criteria are means over folds, so a subset is an unbiased estimate)."""
     integer("max_folds", max_folds, low=1)
     if n <= max_folds:
         return np.arange(n)
@@ -253,8 +318,9 @@ def whitened(mu0, cov, targets) -> tuple[np.ndarray, float]:
 
 
 def spectrum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(λ [k], V [d, k])``: the eigenpairs (λ > :data:`SPECTRUM_RTOL` · max λ) of the scatter
-    ``xᵀx`` of rows ``x [n, d]``, from the Gram matrix when n ≤ d."""
+    """``(λ [k], V [d, k])``: the eigenpairs of the scatter ``xᵀx`` of the (centred) rows
+    ``x [n, d]`` with λ > :data:`SPECTRUM_RTOL` · max λ — from the ``n × n`` Gram matrix when
+    n ≤ d (``V = xᵀU Λ^{-1/2}``), from the ``d × d`` scatter otherwise: O(n·d·min(n, d))."""
     n, d = x.shape
     if n > d:
         return scatter_spectrum(x.T @ x)
@@ -271,9 +337,12 @@ def scatter_spectrum(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Folds(NamedTuple):
-    """The whitened targets for the density criteria: count ``n``, ``mean [d]``, left-out
-    deviations ``w [F, d]``, and the scatter as eigenpairs ``lam [k]``, ``v [d, k]`` or (n > d)
-    a tridiagonal ``tri = (diagonal, off-diagonal)`` in whose basis ``mean`` and ``w`` are."""
+    """What the density criteria need of the targets ``[n, d]`` in the prior's whitened
+    coordinates: the count ``n``, the mean ``mean [d]``, the left-out targets' deviations from
+    it ``w [F, d]``, and the scatter S about the mean — as its eigenpairs ``lam [k]``,
+    ``v [d, k]`` (:func:`spectrum`), or for n > d as a symmetric tridiagonal ``tri = (diagonal
+    [d], off-diagonal [d − 1])`` T = QᵀSQ with ``mean`` and ``w`` given in Q's basis
+    (:func:`tridiagonal_folds`: a Householder reduction, a third of an eigendecomposition)."""
 
     n: int
     lam: np.ndarray | None
@@ -284,12 +353,17 @@ class Folds(NamedTuple):
 
 
 def centred_scatter(t: np.ndarray) -> np.ndarray:
-    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64, :func:`scatter`)."""
+    """``Σᵢ (tᵢ − t̄)(tᵢ − t̄)ᵀ`` ``[d, d]`` of ``t [n, d]`` (float64;
+    :func:`anchordiv.adaptation.statistics.scatter`, shared with the exact update when ``t``
+    is the frozen array ``adapt`` passes)."""
     return scatter(t)[2]
 
 
 def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[Folds, float]:
-    """``(Folds, log det C)`` of ``t [n, d]`` in the prior's whitened coordinates."""
+    """``(Folds, log det C)`` of ``t [n, d]`` (float64) in the prior's whitened coordinates
+    (``C = L Lᵀ``, y = L⁻¹(t − μ₀)).  For n > d the whitened scatter is ``L⁻¹ S Lᵀ⁻¹`` of the
+    raw one (``scatter``, computed when omitted; one LAPACK ``dsygst``, d³ flops) instead of
+    whitening every row."""
     chol = derived(_cholesky, cov)
     solve = functools.partial(scipy.linalg.solve_triangular, chol, lower=True)
     n, d = t.shape
@@ -321,7 +395,8 @@ def whitened_folds(mu0, cov, t: np.ndarray, left_out, *, scatter=None) -> tuple[
 
 @functools.lru_cache(maxsize=16)
 def tridiagonal_workspace(d: int) -> int:
-    """LAPACK's optimal ``dsytrd`` workspace at ``d`` (scipy's default d runs it unblocked)."""
+    """LAPACK's optimal workspace of ``dsytrd`` at ``d`` (its block size times d): scipy's
+    default, d, makes it fall back to the unblocked reduction (d = 384: 6.4 ms against 4.0)."""
     lwork, info = scipy.linalg.lapack.dsytrd_lwork(d, lower=1)
     return max(d, int(lwork)) if info == 0 else d
 
@@ -336,13 +411,18 @@ def y_folds(y: np.ndarray, left_out) -> Folds:
 def inverse_gram(
     lam: np.ndarray, pa: np.ndarray, pb: np.ndarray, ab: np.ndarray, s: np.ndarray
 ) -> np.ndarray:
-    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` ``[..., S]`` from ``pa = Vᵀa``, ``pb = Vᵀb``, ``ab = aᵀb``."""
+    """``aᵀ (s I + V Λ Vᵀ)⁻¹ b`` for every strength ``s [S]`` (``[..., S]``), from the
+    projections ``pa = Vᵀa``, ``pb = Vᵀb`` ``[..., k]`` and ``ab = aᵀb`` ``[...]``: the scatter's
+    directions weigh ``1/(s + λ)``, the rest of the space ``1/s``."""
     inv = 1.0 / (s[:, None] + lam[None, :])  # [S, k]
     return (pa * pb) @ inv.T + (ab - (pa * pb).sum(-1))[..., None] / s
 
 
 def shifted_grams(f: Folds, s: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``(h_ww, h_wb, h_bb, log det(s I + S))`` of the :class:`Folds` for every strength."""
+    """``(h_ww [F, S], h_wb [F, S], h_bb [S], log det(s I + S) [S])`` for every strength
+    ``s [S]``: the Gram terms ``wᵢᵀ(sI + S)⁻¹wᵢ``, ``wᵢᵀ(sI + S)⁻¹ȳ``, ``ȳᵀ(sI + S)⁻¹ȳ`` of the
+    :class:`Folds` — from the eigenpairs (:func:`inverse_gram`) or, for a tridiagonal
+    scatter, one positive-definite tridiagonal factorisation per strength (``dpttrf``)."""
     w, ybar = f.w, f.mean
     d = len(ybar)
     if f.tri is None:
@@ -378,10 +458,16 @@ def loo_scores(y: np.ndarray, logdet_c: float, grid, left_out) -> np.ndarray:
 
 
 def fold_scores(f: Folds, logdet_c: float, grid) -> np.ndarray:
-    """:func:`loo_scores` from the whitened targets' :class:`Folds`: each fold's Student-t
-    predictive has ``Ψₘ = (s I + S) + E D Eᵀ`` (E = [w, δ], D = diag(−n/m, r)), a rank-2 update
-    of the scatter's eigenbasis solved by Woodbury and the determinant lemma
-    (docs/guides/adaptation-recipe.md)."""
+    """:func:`loo_scores` from the whitened targets' :class:`Folds`.
+
+    Fold i's predictive is the Student-t ``t_{s+m+2}(μₘ, Ψₘ(κₘ+1)/(κₘ(s+m+2)))`` (m = n − 1,
+    κₘ = s + m).  In whitened coordinates ``Ψₘ = s I + S₋ᵢ + r δδᵀ`` with S₋ᵢ the others'
+    scatter, δ their mean and r = s m/κₘ.  The scatter of the others is the full scatter S
+    down-dated, ``S₋ᵢ = S − (n/m) wwᵀ`` (w = yᵢ − ȳ), so ``Ψₘ = (s I + S) + E D Eᵀ`` with
+    E = [w, δ] and D = diag(−n/m, r): a rank-2 update of a matrix whose eigenvectors are S's
+    for every s.  One eigendecomposition of S then gives every ``zᵀΨₘ⁻¹z`` (Woodbury) and
+    ``log det Ψₘ`` (the determinant lemma) through 2 × 2 algebra: O(n·d·min(n, d)) in all,
+    instead of one solve per fold and strength."""
     n, d = f.n, len(f.mean)
     m = n - 1
     s = np.asarray(grid, np.float64)  # [S]
@@ -420,7 +506,9 @@ def evidence_scores(y: np.ndarray, logdet_c: float, grid) -> np.ndarray:
 
 
 def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
-    """:func:`evidence_scores` from the whitened targets' :class:`Folds` (a rank-1 update)."""
+    """:func:`evidence_scores` from the whitened targets' :class:`Folds`: in whitened
+    coordinates ``Ψₙ = s I + S + r ȳȳᵀ`` (r = s n/(s + n)), a rank-1 update of the scatter's
+    eigenbasis, as in :func:`fold_scores`."""
     n, d = f.n, len(f.mean)
     s = np.asarray(grid, np.float64)
     _, _, h_bb, logdet_shifted = shifted_grams(f._replace(w=f.w[:0]), s)
@@ -438,9 +526,11 @@ def fold_evidence(f: Folds, logdet_c: float, grid) -> np.ndarray:
 
 @limited_blas
 def loo_log_predictive(mu0, cov, targets, strength: float, *, max_folds: int = MAX_FOLDS) -> float:
-    """Mean exact leave-one-out log predictive density per target (``targets [n, d]``, n ≥ 2)
-    under the NIW prior with ``E[Σ] = cov``, mean ``mu0`` and both strengths ``strength``
-    (κ₀ = s, ν₀ = d + 1 + s): closed-form Student-t folds (:func:`fold_scores`)."""
+    """Mean exact leave-one-out log predictive density per target under the NIW prior with
+    ``E[Σ] = cov [d, d]``, mean ``mu0 [d]`` and both strengths ``strength`` (κ₀ = s,
+    ν₀ = d + 1 + s).  Each fold is the closed-form Student-t posterior predictive of the left-out
+    target given the others (:func:`fold_scores`); ``targets [n, d]``, n ≥ 2 (one target has no
+    "others": use the evidence, :func:`density_strength`)."""
     t = as_anchors("targets", targets, dim=len(mu0), min_rows=2).astype(np.float64)
     s = positive("strength", strength)
     f, logdet_c = whitened_folds(mu0, cov, t, folds(len(t), max_folds))
@@ -451,9 +541,18 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
     """The strength (pseudo-anchors, κ₀ = ν₀ − d − 1 = s) the targets' *density* supports:
     the maximiser over ``grid`` of the exact LOO log predictive (:func:`loo_log_predictive`)
     for n ≥ :data:`MIN_LOO_TARGETS`; for one or two targets, of the closed-form evidence plus
-    the weak hyperprior of :func:`log_hyperprior` (why: docs/guides/adaptation-recipe.md,
-    ``benchmarks/results/bench_recipe-small-n.md``).  It is the upper bound of the recipe's
-    strength (:func:`gaussian_strengths`)."""
+    the weak hyperprior of :func:`log_hyperprior` (the
+    evidence alone has a plateau, not a maximum, when few targets look like the prior).
+    Held out rather than in-sample: LOO asks how well the prior predicts targets it has not
+    seen, and it is the upper bound of the recipe's strength (:func:`gaussian_strengths`).
+
+    Why not LOO at n = 2: its two folds each predict one target from the *other one alone*,
+    and their maximiser swung between 3 and 98 pseudo-anchors over seeded pairs of the
+    WordNet → ImageNet prompts; the low draws let one scatter direction dominate a d = 384
+    geometry, and the default curve fell from 1 to 2 anchors (0.683 → 0.636, beyond its
+    interval).  The evidence of the pair with the hyperprior chose 5–31 there, the curve no
+    longer fell, and the style task's choices were unchanged
+    (``benchmarks/results/bench_recipe-small-n.md``)."""
     grid = np.asarray([positive("grid", g) for g in grid])
     score = density_scores(mu0, cov, targets, grid=grid, max_folds=max_folds)
     return float(grid[first_max(score)])
@@ -462,9 +561,11 @@ def density_strength(mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = 
 def density_scores(
     mu0, cov, targets, *, grid=STRENGTH_GRID, max_folds: int = MAX_FOLDS, scatter=None
 ) -> np.ndarray:
-    """``[len(grid)]`` scores :func:`density_strength` maximises (the LOO scores, or for fewer
-    than :data:`MIN_LOO_TARGETS` the evidence plus twice the log hyperprior); ``scatter``: the
-    targets' :func:`centred_scatter`, where the caller has it already (n > d)."""
+    """``[len(grid)]`` scores :func:`density_strength` maximises: per strength, the mean exact
+    LOO log predictive per target (n ≥ :data:`MIN_LOO_TARGETS`, :func:`fold_scores`), else the
+    closed-form evidence plus twice the weak log hyperprior of the strength
+    (:func:`fold_evidence`).  ``scatter``: the targets' :func:`centred_scatter`, where the
+    caller has it already (n > d)."""
     t = as_anchors("targets", targets, dim=len(mu0)).astype(np.float64)
     grid = np.asarray(grid, np.float64)
     if len(t) < MIN_LOO_TARGETS:
@@ -480,8 +581,15 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
     no direction (n ≤ 2 always: one other target spans nothing); → 0 once a new target adds
     no new direction.  It is the held-out measure of how much geometry the targets still lack,
     so of how much of the prior the posterior needs.  ``targets [n, d]``; ``scatter``: their
-    :func:`centred_scatter` where the caller has it (n > d).  A target of leverage
-    ``wᵀS⁺w = m/n`` takes a direction out of the others' span (docs/guides/adaptation-recipe.md)."""
+    :func:`centred_scatter` where the caller has it (n > d).
+
+    With w = tᵢ − t̄ (the deviation is (n/m)·w, m = n − 1) the others' scatter is
+    S − (n/m) wwᵀ, which loses a direction exactly when target i's leverage h = wᵀS⁺w is m/n
+    (each target needed for the span, as for n ≤ d in general position).  That lost
+    direction is u = S⁺w, so the part of w inside the others' span has squared length
+    ``‖Pw‖² − h²/‖S⁺w‖²`` (P: the projection on S's range); otherwise all of ``‖Pw‖²``.
+    S⁺w comes from one eigendecomposition of S (:func:`spectrum`), or for n > d from one
+    Cholesky factorisation when S is well conditioned."""
     t = as_anchors("targets", targets).astype(np.float64)
     n, d = t.shape
     if n <= 2:
@@ -508,7 +616,8 @@ def target_novelty(targets, *, max_folds: int = MAX_FOLDS, scatter=None) -> floa
 
 
 def _well_conditioned_solve(s: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky where S is well conditioned, else None."""
+    """``S⁻¹wᵀ`` rows ``[F, d]`` by Cholesky when S is PD with a condition number within
+    :data:`SPECTRUM_RTOL` (else None: the caller takes the eigendecomposition)."""
     try:
         chol = scipy.linalg.cho_factor(s, lower=True)
     except np.linalg.LinAlgError:
@@ -540,8 +649,10 @@ def gaussian_strengths(
     """The recipe's NIW strengths for ``broad [N, d]`` and ``targets [n, d]`` (module
     docstring): ``s = clip(min(density_strength, novelty_strength), min(grid), max(grid))``,
     returned as ``{"kappa0": s, "nu0": d + 1 + s, "strength": s, "density_strength",
-    "novelty", "novelty_strength", "chosen_by"}``; ``moments``: the broad ``(mean, ridged
-    covariance)`` where the caller has them (:func:`broad_moments`)."""
+    "novelty", "novelty_strength", "chosen_by"}``.  Pass ``kappa0``/``nu0`` to
+    ``ad.adapt("gaussian", …)`` for the posterior *and* its ``prior="isotropic"`` control.
+    ``moments``: the broad ``(mean [d], ridged covariance [d, d])`` where the caller has them
+    (:func:`anchordiv.adaptation.statistics.broad_moments`)."""
     b = as_anchors("broad_anchors", broad, min_rows=2)
     t = as_anchors("target_anchors", targets, dim=b.shape[1])
     mu0, cov = (
@@ -589,40 +700,3 @@ def stable_rank(eigvals) -> float:
     if w.max(initial=0.0) <= 1e-300:
         raise AnchorDivError("eigvals: all zero: the anchors do not vary")
     return float(w.sum() / w.max())
-
-
-__all__ = [
-    "EB_HYPERPRIOR",
-    "LEVERAGE_TOL",
-    "MAX_ENTRIES",
-    "MAX_FOLDS",
-    "MIN_LOO_TARGETS",
-    "SPECTRUM_RTOL",
-    "STRENGTH_GRID",
-    "as_anchors",
-    "broad_moments",
-    "cached",
-    "check_rank",
-    "checked",
-    "clear",
-    "density_scores",
-    "density_strength",
-    "derived",
-    "digest",
-    "evidence_scores",
-    "frozen",
-    "gaussian_strengths",
-    "is_checked",
-    "log_hyperprior",
-    "loo_log_predictive",
-    "loo_scores",
-    "novelty_strength",
-    "participation_ratio",
-    "principal_basis",
-    "sandwich",
-    "scatter",
-    "spectrum",
-    "stable_rank",
-    "target_novelty",
-    "whitened",
-]

@@ -32,7 +32,24 @@ CHUNK = 50
 
 
 def make_guide(spec, model, init_loc_fn, rank):
-    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is."""
+    """An AutoGuide from a name in :data:`GUIDES`, or the user's guide as is.
+
+    Parameters
+    ----------
+    spec : str or guide
+        ``"delta"``, ``"normal"``, ``"lowrank"``, or a guide.
+    model : callable
+        The NumPyro model.
+    init_loc_fn : callable
+        NumPyro init strategy.
+    rank : int or None
+        The low-rank guide's rank.
+
+    Returns
+    -------
+    guide
+        The guide.
+    """
     if not isinstance(spec, str):
         if callable(spec):
             return spec
@@ -57,7 +74,25 @@ def make_guide(spec, model, init_loc_fn, rank):
 
 
 def make_optimizer(spec, learning_rate, num_steps: int = 1, decay: float = 1.0):
-    """A numpyro optimiser."""
+    """A numpyro optimiser.
+
+    Parameters
+    ----------
+    spec : None, numpyro.optim optimizer or optax transformation
+        None: Adam whose step decays exponentially from ``learning_rate`` to
+        ``decay · learning_rate`` over ``num_steps``.
+    learning_rate : float
+        The initial step.
+    num_steps : int, default 1
+        Steps of the decay.
+    decay : float, default 1.0
+        Final step as a fraction of the first.
+
+    Returns
+    -------
+    numpyro optimizer
+        The optimiser.
+    """
     lr = positive("learning_rate", learning_rate)
     if spec is None:
         rate = jnp.log(positive("lr_decay", decay)) / max(num_steps, 1)
@@ -109,7 +144,10 @@ MAX_RUNNERS = SVI_RUNNERS.max_size
 
 
 def runner(prob: Problem, o: Any, static: tuple):
-    """``(svi, run)``: the SVI object and its jitted chunk of steps, kept in the runners table."""
+    """``(svi, run)``: the SVI object and its jitted ``run(state, n, targets, dyn)`` chunk of n
+    steps — cached when guide, optimiser and init strategy are given by name/number, in a
+    least-recently-used :class:`~.methods.Runners` table (``o.runners``, default the library's
+    :data:`~.methods.SVI_RUNNERS` of :data:`MAX_RUNNERS`: a long loop of fits does not grow)."""
     key = None
     if isinstance(o.guide, str) and o.optimizer is None and isinstance(o.init_strategy, str):
         steps = (float(o.learning_rate), float(o.lr_decay), int(o.num_steps), int(o.num_particles))
@@ -149,8 +187,9 @@ def param_change(before: dict, after: dict) -> float:
 
 
 def optimise(svi, run, prob: Problem, dyn: dict, o: Any):
-    """``(state, losses [num_steps], parameter movement over the last window)`` of the
-    :class:`~.methods.SVI` options ``o``."""
+    """Run ``num_steps`` SVI steps in jitted chunks.  Returns ``(state, losses [num_steps],
+    movement)``: ``movement`` the :func:`param_change` over the last ``window`` steps (to the
+    chunk boundary at or before it; NaN when the run is shorter than a window)."""
     num_steps = o.num_steps
     if hasattr(svi.guide, "prototype_trace"):
         svi.guide.prototype_trace = None  # a fresh init from this fit's prior
@@ -273,8 +312,33 @@ def run_svi(run_spec: RunSpec, prob: Problem, o: Any, sites: list[str], exact=No
 
 
 def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.ndarray]:
-    """Fresh guide draws of an SVI posterior and their log importance weights
-    ``log p(T, θ) − log q(θ)`` (constrained sample-site coordinates, as in NumPyro's ELBO)."""
+    """Fresh guide draws of an SVI posterior and their log importance weights.
+
+    ``log p(T, θ) − log q(θ)`` — both in the model's constrained sample-site coordinates, as in
+    NumPyro's ELBO — for importance sampling (PSIS) against the exact posterior of the model
+    that ran (an eager ``vmap``: nothing compiled per call).
+
+    Parameters
+    ----------
+    post : Posterior
+        An SVI posterior (not a delta guide).
+    num : int
+        Draws.
+    seed : int
+        Seed.
+
+    Returns
+    -------
+    draws : dict
+        ``{site: [num, ...]}``.
+    log_weights : numpy.ndarray, shape [num]
+        The log importance weights.
+
+    Raises
+    ------
+    AnchorDivError
+        A delta guide (it has no density).
+    """
     if not post.variational or not isinstance(post.raw, dict) or "problem" not in post.raw:
         raise AnchorDivError(
             "guide_log_weights: needs a posterior fitted by method='svi' in "
@@ -300,14 +364,3 @@ def guide_log_weights(post: Posterior, num: int, seed: int) -> tuple[dict, np.nd
     with guard("svi importance weights"):
         lw, draws = jax.vmap(one)(keys)  # eager: a jit of this closure compiles per call
     return ({k: np.asarray(v, np.float64) for k, v in draws.items()}, np.asarray(lw, np.float64))
-
-
-__all__ = [
-    "GUIDES",
-    "MAX_RUNNERS",
-    "convergence",
-    "guide_log_weights",
-    "make_guide",
-    "make_optimizer",
-    "run_svi",
-]

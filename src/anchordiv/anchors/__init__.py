@@ -6,7 +6,7 @@ import inspect
 
 from ..errors import AnchorDivError, as_matrix, check_spread
 from ..provenance import resolve_tau, unit_norm
-from .base import MODEL_CLASSES, AnchorModel
+from .base import MODEL_CLASSES, AnchorModel  # noqa: F401
 from .empirical import Softmax, fit_softmax
 from .gaussian import Gaussian, fit_gaussian
 from .latent import LatentGaussian, LatentSpherical, fit_latent_gaussian, fit_latent_spherical
@@ -95,13 +95,11 @@ def fit(
 __all__ = [
     "AnchorModel",
     "AnchorMixture",
-    "FITTERS",
     "Gaussian",
     "GaussianMixture",
     "KINDS",
     "LatentGaussian",
     "LatentSpherical",
-    "MODEL_CLASSES",
     "Softmax",
     "fit",
     "mix",

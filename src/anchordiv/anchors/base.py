@@ -1,6 +1,6 @@
 """The one abstraction: an anchor model is a pytree that knows its cumulant ψ.
 
-``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)`` (MATH.md); the divergence, top-k and MIPS export derive
+``ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩)`` (docs/mathematics.md, "Cumulant and divergence"); the divergence, top-k and MIPS export derive
 from ψ in :mod:`anchordiv.retrieval.divergence`.  A model may add ``parameterize(θ)`` (the map
 pulling its geometry back to ambient embeddings) and ``embed(θ)`` (a squared-Euclidean fast
 path).  Models are frozen dataclasses registered as pytrees with every number (τ included) an
@@ -37,7 +37,7 @@ def anchor_model(kind: str) -> Callable[[type[Any]], type[Any]]:
 class AnchorModel:
     """Base class of every anchor model: a frozen JAX pytree that knows its cumulant ψ.
 
-    ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩) (MATH.md); the divergence, the pairwise matrix and the
+    ψ_q(θ) = log E_{a~q} exp(τ⟨a, θ⟩) (docs/mathematics.md, "Cumulant and divergence"); the divergence, the pairwise matrix and the
     MIPS keys of :mod:`anchordiv.retrieval` are derived from it.  Subclasses define ``cumulant``
     and carry a scalar array field ``tau``; they are built by :func:`fit` (or a class's
     ``from_*`` constructor) rather than by hand.
@@ -109,7 +109,8 @@ class AnchorModel:
 
 
 def jax_dtype(dtype) -> np.dtype:
-    """``dtype`` as JAX holds it (float64 is float32 unless x64), without JAX's warning."""
+    """``dtype`` as JAX holds it: float64 is float32 unless JAX's float64 mode is on.  Asking
+    for it explicitly would only add JAX's "will be truncated" warning to the same result."""
     return jax.dtypes.canonicalize_dtype(np.dtype(dtype))
 
 
@@ -127,7 +128,9 @@ def quad_norm(factor: jax.Array, theta: jax.Array) -> jax.Array:
 
 
 def psd_factor(cov: np.ndarray) -> np.ndarray:
-    """F ``[d, d]`` with ``F Fᵀ = cov`` (PSD, maybe singular: absent directions exactly 0)."""
+    """A factor F with ``F Fᵀ = cov`` for a symmetric PSD matrix (eigen-based, tolerates
+    singular covariances, e.g. fewer anchors than dimensions). ``[d, d] -> [d, d]``; the columns
+    of directions absent at :data:`anchordiv._tolerance.SPECTRUM_RTOL` are exactly zero."""
     cov = 0.5 * (cov + cov.T)
     w, v = np.linalg.eigh(cov)
     from .._tolerance import kept_spectrum

@@ -84,7 +84,8 @@ def _log_weights(weights, n: int) -> np.ndarray:
 
 
 def fit_softmax(anchors, *, tau: float, weights=None, pad: bool = True) -> Softmax:
-    """Empirical model of ``anchors [N, d]`` (``weights``, ``pad``: see :func:`anchordiv.fit`)."""
+    """Empirical model of ``anchors [N, d]`` with optional non-negative ``weights [N]``
+    (normalised to sum to one).  ``pad`` rounds N up to :func:`bucket_size` with weight-zero rows."""
     a = as_matrix("anchors", anchors, min_rows=1)
     n, d = a.shape
     logw = _log_weights(weights, n)

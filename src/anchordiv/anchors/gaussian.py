@@ -79,7 +79,8 @@ class Gaussian(AnchorModel):
 
 
 def moments(anchors: np.ndarray, reg: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """ML mean ``[d]`` and covariance ``[d, d]`` (float64) plus the ridge ``reg · tr(Σ)/d · I``."""
+    """ML mean ``[d]`` and covariance ``[d, d]`` (1/n) in float64, plus the ridge
+    ``reg · tr(Σ)/d · I`` (reg is relative to the mean variance)."""
     a = np.asarray(anchors, np.float64)
     mu = a.mean(axis=0)
     c = a - mu

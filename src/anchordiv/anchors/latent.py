@@ -34,7 +34,9 @@ MIN_PROJECTION = 1e-6
 def principal_subspace(
     anchors: np.ndarray, *, rank: int | None = None, variance: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, top-k eigenvectors ``U [d, k]`` and eigenvalues of the anchor covariance (float64)."""
+    """Mean ``[d]``, top-k eigenvectors ``U [d, k]`` and all eigenvalues ``[d]`` (descending)
+    of the ML anchor covariance, in float64.  ``rank=None`` picks the smallest k whose
+    eigenvalues explain at least ``variance`` of the total."""
     a = np.asarray(anchors, np.float64)
     mu, w, v = _spectrum(a.shape, a.tobytes())
     k = choose_rank(w, a.shape[0], rank=rank, variance=variance)
@@ -43,7 +45,9 @@ def principal_subspace(
 
 @functools.lru_cache(maxsize=8)
 def _spectrum(shape: tuple, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, eigenvalues (descending, ≥ 0) and eigenvectors of the anchors' ML covariance."""
+    """Mean, eigenvalues (descending, clipped at 0) and eigenvectors of the ML covariance of
+    the float64 anchors ``data`` of ``shape``, remembered for the last few anchor sets (a
+    curve cell's target-only fit and the recipe's ranks decompose the same targets)."""
     a = np.frombuffer(data, np.float64).reshape(shape)
     mu = a.mean(axis=0)
     cov = (a - mu).T @ (a - mu) / shape[0]
@@ -129,7 +133,8 @@ class LatentGaussian(SubspaceModel):
 
 
 def _ratio_continued_fraction(nu: float, s: np.ndarray, terms: int = 400) -> np.ndarray:
-    """I_ν(s)/I_{ν−1}(s) by the backward continued fraction (s > 0; exact for s ≲ ν + terms/2)."""
+    """I_ν(s)/I_{ν−1}(s) = 1/(2ν/s + 1/(2(ν+1)/s + …)) by backward recurrence (s > 0): exact to
+    round-off where s ≲ ν + terms/2, which is where ``ive`` underflows."""
     r = np.zeros_like(s)
     for m in range(terms, -1, -1):
         r = 1.0 / (2.0 * (nu + m) / s + r)
@@ -137,7 +142,10 @@ def _ratio_continued_fraction(nu: float, s: np.ndarray, terms: int = 400) -> np.
 
 
 def bessel_ratio_f64(k: int, s) -> np.ndarray:
-    """A_k(s) = I_{k/2}(s) / I_{k/2−1}(s) in float64 (``ive``, else the continued fraction)."""
+    """A_k(s) = I_{k/2}(s) / I_{k/2−1}(s) in float64 for s ``[...]`` ≥ 0 from
+    ``scipy.special.ive`` (exponentially scaled: no overflow at large s), with the continued
+    fraction where ``ive`` underflows (s ≪ k/2); A_k(0) = 0.  Warns where neither is reliable
+    (``ive`` underflows and s is beyond the continued fraction's reach)."""
     s = np.asarray(s, np.float64)
     nu = k / 2.0
     with np.errstate(all="ignore"):
@@ -157,7 +165,8 @@ def bessel_ratio_f64(k: int, s) -> np.ndarray:
 
 
 def sphere_quadrature(k: int, n: int = QUADRATURE_NODES) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes and log-weights ``[n]`` of E f(t), t the first coordinate of a point on S^{k−1}."""
+    """Nodes t ``[n]`` and normalised log-weights ``[n]`` for E f(t), t = first coordinate of a
+    uniform point on S^{k−1} (density ∝ (1 − t²)^{(k−3)/2}); k ≥ 2."""
     a = (k - 3) / 2.0
     t, w = scipy.special.roots_jacobi(n, a, a)
     with np.errstate(divide="ignore"):

@@ -32,6 +32,3 @@ def eigh_descending(a) -> tuple[np.ndarray, np.ndarray]:
     symmetric ``a [..., d, d]`` (numpy, float64 if given float64)."""
     w, v = np.linalg.eigh(a)
     return w[..., ::-1], canonical_signs(np.ascontiguousarray(v[..., ::-1]))
-
-
-__all__ = ["canonical_signs", "eigh_descending"]

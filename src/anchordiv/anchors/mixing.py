@@ -1,4 +1,4 @@
-"""Mixture of two anchor distributions q_p = p·q₁ + (1 − p)·q₂ (MATH.md §5.2).
+"""Mixture of two anchor distributions q_p = p·q₁ + (1 − p)·q₂ (docs/mathematics.md, "Mixtures of anchor distributions").
 
 ψ_p(θ) = log(p e^{ψ₁(θ)} + (1 − p) e^{ψ₂(θ)}); its divergence is the generic Bregman form.
 Both components must be ambient models (identity parameterisation): the latent spherical model
@@ -52,7 +52,7 @@ class AnchorMixture(AnchorModel):
 def mix(first: AnchorModel, second: AnchorModel, p: float) -> AnchorMixture:
     """The anchor distribution ``p·first + (1 − p)·second``.
 
-    ψ_p(θ) = log(p e^{ψ₁(θ)} + (1 − p) e^{ψ₂(θ)}) (MATH.md §5.2); both models must be ambient
+    ψ_p(θ) = log(p e^{ψ₁(θ)} + (1 − p) e^{ψ₂(θ)}) (docs/mathematics.md, "Mixtures of anchor distributions"); both models must be ambient
     (not latent-spherical).
 
     Parameters

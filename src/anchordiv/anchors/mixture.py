@@ -98,7 +98,8 @@ class GaussianMixture(AnchorModel):
 
 @dataclass(frozen=True)
 class EMResult:
-    """Float64 EM output: weights, means, covs, per-iteration mean ``loglik``, ``converged``."""
+    """Float64 EM output: ``weights [K]``, ``means [K, d]``, ``covs [K, d, d]``,
+    per-iteration mean log-likelihood ``loglik [iters]``, ``converged``."""
 
     weights: np.ndarray
     means: np.ndarray

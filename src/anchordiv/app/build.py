@@ -144,6 +144,3 @@ def load_prior(path) -> tuple[AnchorModel, PriorSpec, dict]:
     """``(model, spec, card)`` of a prior saved by :func:`build_prior`."""
     card = load_card(path)
     return load_model(path), PriorSpec.from_card(card), card
-
-
-__all__ = ["BuiltPrior", "PriorSpec", "build_prior", "load_prior", "texts_sha256"]

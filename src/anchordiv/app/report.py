@@ -17,7 +17,9 @@ def format_cell(value, digits: int = 3) -> str:
 
 
 def interval_cell(mean, low, high, digits: int = 3, signed: bool = False) -> str:
-    """A table cell ``mean [low, high]`` ("–" where the mean is not finite; ``signed``: "+")."""
+    """A table cell ``mean [low, high]`` (an estimate with its interval; "–" where the mean is
+    not finite, e.g. a model undefined at that budget); ``signed``: with "+" on positives
+    (differences)."""
     if not math.isfinite(mean):
         return "–"
     f = f"{'+' if signed else ''}.{digits}f"

@@ -6,6 +6,7 @@ The SBC function is ``anchordiv.sbc`` (``anchordiv.checks.sbc`` is its module).
 
 from .criticism import PriorComparison, compare_priors
 from .diagnostics import diagnose, loo_predictive
+from .families import register_checks
 from .sbc import SBCResult
 from .sensitivity import PriorInfluence, PriorSensitivity, prior_influence, prior_sensitivity
 from .uncertainty import RetrievalUncertainty, inference_data, load_inference_data
@@ -24,7 +25,7 @@ __all__ = [
     "loo_predictive",
     "prior_influence",
     "prior_sensitivity",
+    "register_checks",
     "retrieval_uncertainty",
     "save_inference_data",
-    "sbc",
 ]

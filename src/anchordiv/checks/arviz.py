@@ -317,25 +317,3 @@ def plot_ppc(data, var_names, path, *, num_samples: int = 10) -> str:
     az = _az()
     fn, kw = (az.plot_ppc, "num_pp_samples") if major() == 0 else (az.plot_ppc_dist, "num_samples")
     return _save(_quiet(fn, data, var_names=var_names, **{kw: num_samples}), path)
-
-
-__all__ = [
-    "dataset",
-    "ess",
-    "from_groups",
-    "from_netcdf",
-    "groups",
-    "loo",
-    "loo_pit",
-    "major",
-    "plot_posterior",
-    "plot_ppc",
-    "plot_trace",
-    "ppc_data",
-    "ppc_statistics",
-    "psens",
-    "psis_log_weights",
-    "replace_group",
-    "summary",
-    "to_netcdf",
-]

@@ -54,8 +54,11 @@ def k_threshold(num_draws: int) -> float:
 
 @dataclasses.dataclass
 class Estimate:
-    """One candidate's LOO: ``pointwise [n]``, how (``estimator``, ``note``), Pareto k and
-    its ``threshold`` (Monte-Carlo rows), ``p_loo``, ``mcse`` and why it is ``unreliable``."""
+    """One candidate's leave-one-out: ``pointwise [n]`` (``log p(tᵢ | T₋ᵢ)``), ``estimator``,
+    ``note`` (how it was computed and why), ``pareto_k [n]`` and its ``threshold`` (Monte-Carlo
+    rows), ``p_loo`` (effective number of parameters: PSIS's, or the closed form's
+    ``Σᵢ log p(tᵢ | T) − log p(tᵢ | T₋ᵢ)``; NaN for K-fold, whose folds have no all-target
+    fit to compare with), ``mcse`` and ``unreliable`` (the reason a row is not ranked)."""
 
     pointwise: np.ndarray
     estimator: str
@@ -174,7 +177,10 @@ class PriorComparison:
 
 
 def elpd_panel(ax, table) -> None:
-    """``az.plot_compare``'s picture of ``table`` on ``ax``: ``elpd_loo ± se``, differences ``± dse``."""
+    """``az.plot_compare``'s picture of a comparison table (best first) on the matplotlib axes
+    ``ax``, drawn the same under every ArviZ: each candidate's ``elpd_loo ± se`` (open circles,
+    best on top), each other candidate's difference from the best ``± dse`` (triangles, just
+    below its row) and a dashed line at the best ELPD."""
     n = len(table)
     y = np.arange(n)[::-1].astype(float)
     elpd = table["elpd_loo"].to_numpy(float)
@@ -229,7 +235,8 @@ def one_warning_per_cause(what: str):
 
 
 def _recipe(candidate, options: dict):
-    """``(broad, options)`` to refit a candidate; None for an adapted Posterior."""
+    """``(broad, options)`` to refit a candidate, or None for an adapted Posterior (a dict
+    candidate's ``kind`` entry is not an option: :func:`candidate_kinds` reads it)."""
     from ..adaptation import Posterior
 
     if isinstance(candidate, Posterior):
@@ -306,7 +313,9 @@ def _fit(kind: str, recipe, targets: np.ndarray, tau):
 
 
 def has_closed_form(post) -> bool:
-    """Whether ``post``'s own model has the NIW Student-t predictive (hook ``student_t_predictive``)."""
+    """Whether ``post``'s model has a closed-form posterior predictive: its family's checks say
+    its own model's is the NIW Student-t (``student_t_predictive``, :mod:`.families`),
+    whatever method ran it, and no user's model replaced it."""
     return (
         checks_of(post.family_class).student_t_predictive
         and not post.custom_model
@@ -315,7 +324,8 @@ def has_closed_form(post) -> bool:
 
 
 def _chosen_on_targets(post) -> bool:
-    """Whether ``post``'s prior says its strengths were chosen on the targets."""
+    """Whether ``post``'s strengths were chosen on its targets (held-out recipe, empirical
+    Bayes): its prior says so (a posterior saved without its prior: not known, False)."""
     return post.prior is not None and post.prior.chosen_on_targets()
 
 
@@ -324,8 +334,10 @@ HELD = " (data-chosen strengths held at the values chosen with all targets)"
 
 
 def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) -> np.ndarray:
-    """``log p(t | T_train)`` ``[m]`` of ``test`` under ``post``'s NIW model updated on ``train``;
-    strengths chosen on the targets are re-chosen on ``train`` given a ``recipe``, else held."""
+    """``log p(t | T_train)`` ``[m]`` of held-out targets ``test [m, d]``: the closed-form
+    Student-t predictive of ``post``'s NIW model updated on ``train [n', d]``
+    (:func:`has_closed_form`).  Strengths chosen on the targets are re-chosen on ``train`` when
+    the candidate has a ``recipe`` (an exact refit of its prior), else held at ``post``'s."""
     if recipe is not None and _chosen_on_targets(post):
         broad, opts = recipe
         exact = {k: v for k, v in opts.items() if k not in INFERENCE_OPTIONS}
@@ -336,7 +348,9 @@ def closed_form_heldout(post, recipe, train: np.ndarray, test: np.ndarray, tau) 
 
 
 def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
-    """Closed-form LOO of the NIW model: re-chosen strengths per fold, or held (:func:`loo_pointwise`)."""
+    """Closed-form Student-t LOO of the NIW model (module docstring): every ``log p(tᵢ | T₋ᵢ)``
+    by :func:`closed_form_heldout` (one-point downdates of the scatter where the strengths are
+    held)."""
     from .diagnostics import loo_pointwise
 
     eb, n = _chosen_on_targets(post), len(targets)
@@ -356,8 +370,11 @@ def exact_loo(post, targets: np.ndarray, recipe) -> Estimate:
 
 
 def data_chosen(post, recipe) -> str | None:
-    """Why the candidate's prior depends on the targets (strengths or an ``"auto"`` option chosen
-    on them: PSIS would be optimistic), or None."""
+    """Why the candidate's prior depends on the targets (None when it does not): strengths or
+    a rank chosen on them (``post.info["chosen_by"]``; an option left ``"auto"`` in the
+    candidate's recipe).  Then a refit on T₋ᵢ has another prior, and PSIS over the draws of
+    the fit on all targets is optimistic (3.6 nat for a latent-Gaussian recipe candidate);
+    K-fold refits re-choose them on every fold."""
     from ..adaptation import OPTIONS
 
     if _chosen_on_targets(post):
@@ -374,7 +391,8 @@ def data_chosen(post, recipe) -> str | None:
 
 
 def psis_unavailable(post) -> str | None:
-    """Why PSIS cannot be used on ``post``'s draws (the family's ``psis_caveat``, a delta guide), or None."""
+    """Why PSIS cannot be used on ``post``'s draws (None when it can): the family's
+    the ``psis_caveat`` of :mod:`.families`, or a delta guide."""
     caveat = checks_of(post.family_class).psis_caveat(post)
     point = "a delta guide is a point: nothing to importance-sample" if post.point_guide else None
     return caveat if caveat is not None else point
@@ -510,7 +528,8 @@ def kfold_loo(kind, recipe, targets, tau, folds, num_draws, seed, why, post=None
 
 
 class LazyDraws(Mapping):
-    """Posterior draws ``{site: [S, ...]}`` made on first access."""
+    """Posterior draws ``{site: [S, ...]}`` made on first access (an exact fold predictive
+    never draws: a Gibbs-sampled family's draws at d = 128 cost seconds per fold)."""
 
     def __init__(self, make):
         self._make = make
@@ -600,8 +619,10 @@ def mc_predictive(
 
 
 def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | None:
-    """Why a Monte-Carlo average over ``num_draws`` draws cannot be trusted (too few tail draws,
-    or Pareto k of ``what`` above :func:`k_threshold`), or None."""
+    """Why a Monte-Carlo average over ``num_draws`` draws cannot be trusted (None when it
+    can): too few draws to fit a Pareto tail at all (:data:`.arviz.MIN_TAIL`; k = inf, plain
+    weights: its reliability is unknown), or Pareto k of ``what`` above
+    :func:`k_threshold` (an average of infinite variance: biased, its error not estimable)."""
     k = np.asarray(pareto, np.float64)
     k = k[~np.isnan(k)]
     if tail_size(num_draws) < MIN_TAIL:
@@ -617,7 +638,10 @@ def monte_carlo_reason(pareto: np.ndarray, num_draws: int, what: str) -> str | N
 
 
 def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, seed=0) -> float:
-    """``Σᵢ log p(tᵢ | T) − elpd``: the effective number of parameters (NaN without ``post``)."""
+    """``p = Σᵢ log p(tᵢ | T) − elpd`` (the effective number of parameters, as ``loo``'s
+    ``p_kfold``) with ``post``'s own predictive of every target given all of them: closed form
+    where it has one, else as the K-fold rows score a fold (Rao-Blackwellized or
+    Monte-Carlo); NaN without ``post``."""
     if post is None:
         return float("nan")
     if has_closed_form(post):
@@ -628,7 +652,8 @@ def _p_kfold(post, targets: np.ndarray, elpd: np.ndarray, tau, num_draws=None, s
 
 
 def _auto(post, recipe) -> tuple[str, str | None]:
-    """``estimator="auto"``'s first choice for one candidate: exact, PSIS, or ``("kfold", why)``."""
+    """``estimator="auto"``'s first choice for one candidate: ``("exact", None)``, ``("psis",
+    None)`` (subject to its Pareto k), or ``("kfold", why)``."""
     if has_closed_form(post):
         return "exact", None
     why = psis_unavailable(post) or data_chosen(post, recipe)
@@ -643,8 +668,14 @@ QUANTITY = "Σᵢ log p(tᵢ | ·) of the targets as given (a density in R^d)"
 def estimate_table(
     candidates: dict, targets, *, estimator="auto", tau=None, folds=10, num_draws=None, seed=0
 ) -> tuple[dict, dict, str]:
-    """``({name: Estimate}, {name: InferenceData}, note)``: one estimator over ``candidates
-    {name: (kind, recipe, posterior)}`` (module docstring)."""
+    """One consistent estimator over a comparison: ``({name: Estimate}, {name: InferenceData},
+    note)`` of ``candidates {name: (kind, recipe, posterior)}`` (module docstring).
+
+    Under ``"auto"`` every row estimates the same quantity: exact and PSIS rows are both the
+    leave-one-out ELPD, so they stay together; once any candidate needs refits (its PSIS is
+    unavailable or unreliable), every candidate is scored by K-fold on the same folds, the
+    closed-form ones by their closed-form fold predictive.  A named estimator applies to all.
+    ``note`` says which of these the table is and why."""
     loo: dict[str, Estimate] = {}
     idata, plan = {}, {}
     for name, (kind, recipe, post) in candidates.items():
@@ -713,8 +744,10 @@ def estimate_table(
 
 
 def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
-    """Stacking weights (Yao et al. 2018) of pointwise ELPDs ``[n, K]``, in log space, checked by
-    the optimality condition; NaN and a warning when it fails."""
+    """Stacking weights (Yao et al. 2018) from pointwise ELPDs ``[n, K]``: the w on the simplex
+    maximising ``Σᵢ log Σ_k w_k exp(elpd_ik)``, in log space.  Verified by its optimality
+    condition (``mean_i p_ik ≤ 1``, = 1 where ``w_k > 0``); NaN weights and a warning that
+    says why when it fails."""
     lpd = np.asarray(pointwise, np.float64)
     n, k = lpd.shape
     if k == 1:
@@ -751,8 +784,12 @@ def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
 
 
 def comparison_table(loo: dict):
-    """az.compare's layout of ``{name: Estimate}``: reliable rows ranked with stacking weights,
-    unreliable ones after them with rank and weight NaN."""
+    """az.compare's layout from ``{name: Estimate}``, best first, plus ``estimator``/``note``.
+
+    Only reliable rows are ranked (:attr:`Estimate.reliable`): they come first, best first,
+    with their stacking weights; an unreliable row follows with rank and weight NaN (no
+    weight at all when fewer than two rows are reliable).  ``dse`` adds the two rows'
+    Monte-Carlo errors (``mcse``) to the paired standard error."""
     import pandas as pd
 
     lens = {len(e.pointwise) for e in loo.values()}
@@ -802,7 +839,8 @@ REMEDY = (
 
 
 def unreliable_message(loo: dict) -> str | None:
-    """The warning of a comparison with unreliable rows (None without)."""
+    """The warning of a comparison with unreliable rows (None without): the rows, why, and
+    what would make them comparable (:data:`REMEDY`)."""
     bad = {n: e.unreliable for n, e in loo.items() if not e.reliable}
     if not bad:
         return None
@@ -936,25 +974,3 @@ def _estimate_priors(
     return estimate_table(
         candidates, t, estimator=estimator, tau=tau, folds=folds, num_draws=num_draws, seed=seed
     )
-
-
-__all__ = [
-    "ESTIMATORS",
-    "Estimate",
-    "K_THRESHOLD",
-    "PriorComparison",
-    "compare_priors",
-    "comparison_table",
-    "candidate_kinds",
-    "closed_form_heldout",
-    "estimate_table",
-    "exact_loo",
-    "k_threshold",
-    "kfold_loo",
-    "kfold_parts",
-    "mc_predictive",
-    "monte_carlo_reason",
-    "psis_loo",
-    "stacking_weights",
-    "unreliable_message",
-]

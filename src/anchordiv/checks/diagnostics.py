@@ -23,14 +23,57 @@ PRIORS = ("broad", "isotropic")
 
 
 def leading_directions(cov: np.ndarray, k: int) -> np.ndarray:
-    """Orthonormal top-k eigenvectors ``[d, k]`` of a symmetric ``cov``, largest first."""
+    """Orthonormal top-k eigenvectors of a symmetric matrix.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        Symmetric matrix.
+    k : int
+        Number of directions.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, k]
+        The eigenvectors of the k largest eigenvalues, largest first.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.diagnostics import leading_directions
+    >>> np.abs(leading_directions(np.diag([1.0, 3.0, 2.0]), 1)).ravel()
+    array([0., 1., 0.])
+    """
     _, v = np.linalg.eigh(cov)
     return canonical_signs(v[:, ::-1][:, :k])
 
 
 def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
-    """``‖X V_k‖² / ‖X‖²``: the fraction of the centred targets' scatter in the top-k directions
-    of ``cov`` (NaN for fewer than two distinct targets)."""
+    """Fraction of the targets' scatter about their mean in the top-k directions of ``cov``.
+
+    ``‖X V_k‖² / ‖X‖²`` for the centred targets X; a random k-subspace captures ``k/d`` in
+    expectation.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        The prior's covariance.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    k : int
+        Leading directions.
+
+    Returns
+    -------
+    float
+        The captured fraction in [0, 1]; NaN for fewer than two distinct targets.
+
+    Examples
+    --------
+    >>> from anchordiv.checks.diagnostics import captured_scatter
+    >>> t = np.array([[1.0, 0, 0], [-1.0, 0, 0]])
+    >>> captured_scatter(np.diag([3.0, 2.0, 1.0]), t, 1)
+    1.0
+    """
     x = np.asarray(targets, np.float64)
     x = x - x.mean(0)
     total = float((x**2).sum())
@@ -40,7 +83,20 @@ def captured_scatter(cov: np.ndarray, targets: np.ndarray, k: int) -> float:
 
 
 def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
-    """Orthonormal principal directions ``[d, min(k, rank)]`` of the centred targets."""
+    """Principal directions of the centred targets.
+
+    Parameters
+    ----------
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    k : int
+        Largest number of directions.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, r]
+        Orthonormal directions, ``r = min(k, rank)``.
+    """
     x = np.asarray(targets, np.float64)
     _, sv, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
     r = min(k, int(kept_singular_values(sv).sum()))  # the library's one rank rule
@@ -48,8 +104,22 @@ def target_subspace(targets: np.ndarray, k: int) -> np.ndarray:
 
 
 def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray:
-    """Principal angles (radians, descending) between the prior's top-k subspace and the
-    targets' principal subspace; empty when the targets span nothing (n < 2)."""
+    """Principal angles between the prior's top-k subspace and the targets' principal subspace.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        The prior's covariance.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    k : int
+        Leading prior directions.
+
+    Returns
+    -------
+    numpy.ndarray, shape [r]
+        Angles in radians, descending; empty when the targets span nothing (n < 2).
+    """
     t = target_subspace(targets, k)
     if t.shape[1] == 0:
         return np.zeros(0)
@@ -57,8 +127,23 @@ def principal_angles(cov: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray
 
 
 def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
-    """Exact LOO ``log p(tᵢ | T₋ᵢ) = log p(T) − log p(T₋ᵢ)`` ``[n]`` by :meth:`NIW.log_marginal`
-    (one-point downdates of the scatter; one target: its prior predictive)."""
+    """Exact leave-one-out log predictive densities of the targets under a NIW prior.
+
+    Each ``log p(t_i | T₋ᵢ)`` is the closed-form Student-t posterior predictive given the other
+    targets (fixed strengths); with one target, its prior predictive density.
+
+    Parameters
+    ----------
+    prior : NIW
+        The NIW prior parameters.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n]
+        The pointwise LOO log densities.
+    """
     t = np.asarray(targets, np.float64)
     whole = prior.log_marginal(t)
     if len(t) == 1:
@@ -106,7 +191,26 @@ def loo_predictive(prior: NIW, targets: np.ndarray) -> float:
 def niw_prior(
     broad: np.ndarray, kappa0: float, nu0: float, *, prior: str = "broad", reg: float = 1e-3
 ) -> NIW:
-    """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from."""
+    """The NIW prior ``ad.adapt("gaussian", broad, ..., kappa0=, nu0=, prior=)`` starts from.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad covariance or the isotropic control.
+    reg : float, default 1e-3
+        Relative ridge of the broad covariance.
+
+    Returns
+    -------
+    NIW
+        The prior parameters.
+    """
     return NIWPrior.from_anchors(broad, kappa0=kappa0, nu0=nu0, reg=reg, prior=prior).niw()
 
 
@@ -180,15 +284,3 @@ def diagnose(broad, targets, *, kappa0: float, nu0: float, k: int = 10, reg: flo
     out["log_evidence_gain"] = out["log_evidence"] - out["log_evidence_isotropic"]
     out["loo_gain"] = out["loo"] - out["loo_isotropic"]
     return out
-
-
-__all__ = [
-    "captured_scatter",
-    "diagnose",
-    "leading_directions",
-    "loo_pointwise",
-    "loo_predictive",
-    "niw_prior",
-    "principal_angles",
-    "target_subspace",
-]

@@ -84,7 +84,9 @@ def register_checks(fam: type, **hooks) -> Hooks:
 
 
 def checks_of(fam) -> Hooks:
-    """The hooks of a family class (or prior object), with the generic defaults filled in."""
+    """The hooks of a family class (or prior object): each field the nearest declaration along
+    its MRO has (:func:`~anchordiv.adaptation.protocol.declared_hooks`), else the generic default
+    (module docstring)."""
     cls: Any = fam if isinstance(fam, type) else type(fam)
     declared = declared_hooks(cls)
     values = {f.name: getattr(declared, f.name) for f in dataclasses.fields(Hooks)}
@@ -112,8 +114,10 @@ def checks_of(fam) -> Hooks:
 
 
 def site_quantities(sites, draws: dict, ref: dict) -> dict[str, np.ndarray]:
-    """The default quantities: a scalar site itself, else its norm and cosine to the point
-    summary (and itself up to :data:`OWN_SITE_MAX` values per draw); other latent sites."""
+    """The default quantities of a family: :func:`norms_and_cosines` of its ``sites``, each
+    declared site itself (``[chains, draws, ...]``, up to :data:`OWN_SITE_MAX` values per draw)
+    and the model's other latent sites that the draws hold (:func:`own_sites`: a NUTS or SVI
+    posterior's hyperparameters and scales)."""
     out, small = {}, {}
     for site in sites:
         x = np.asarray(draws[site], np.float64)
@@ -149,6 +153,3 @@ def random_functionals(sites, rng) -> dict[str, Callable]:
         return f
 
     return {f"w·{site}": functional(site) for site in sites}
-
-
-__all__ = ["CHECKS", "CURVE_NUTS", "checks_of", "register_checks", "site_quantities"]

@@ -1,4 +1,4 @@
-"""Simulation-based calibration (Talts et al. 2018; MATH.md, "Calibration"), for the library's
+"""Simulation-based calibration (Talts et al. 2018; docs/mathematics.md, "Calibration: simulation-based calibration"), for the library's
 posteriors and for users' own models.
 
 Each simulation ranks the truth θ̃ among posterior draws given data simulated from it; the
@@ -141,8 +141,10 @@ class SBCResult:
         self, alpha: float = 0.05, *, num_points=None, simulations: int = 1000, seed: int = 0
     ) -> tuple[np.ndarray, ...]:
         """``(z [K], low [K], high [K])``: the simultaneous ``1 − alpha`` band of the PIT's ECDF
-        difference under calibration (Säilynoja, Bürkner & Vehtari 2022); K = min(N, 100) by
-        default."""
+        difference ``F̂(z) − z`` under calibration (Säilynoja, Bürkner & Vehtari 2022): the
+        pointwise binomial band at the level γ for which ``1 − alpha`` of simulated uniform
+        samples of the same size stay inside at every z at once.  ``num_points`` K defaults
+        to min(N, 100) evenly spaced z."""
         n = len(self.pit)
         k = num_points or min(n, 100)
         z = np.arange(1, k + 1) / (k + 1)
@@ -163,8 +165,9 @@ class SBCResult:
         }
 
     def plot_ecdf(self, path=None, *, alpha: float = 0.05, title: str | None = None):
-        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous band
-        (:meth:`ecdf_bands`); saved to ``path`` when given."""
+        """ECDF difference ``F̂(z) − z`` of each quantity's PIT with the simultaneous
+        ``1 − alpha`` band (:meth:`ecdf_bands`) — the SBC plot of Säilynoja et al., which unlike
+        a histogram does not depend on a bin choice.  Saved to ``path`` when given."""
         z, lo, hi = self.ecdf_bands(alpha)
         grid = np.linspace(0, 1, 401)
         outside = self.ecdf_outside(alpha)
@@ -242,6 +245,12 @@ def sbc(
     SBCResult
         Ranks, PIT values and the uniformity tests (``summary()``, ``plot()``, ``plot_ecdf()``).
 
+    Raises
+    ------
+    AnchorDivError
+        No scalar quantity given, or ``inference`` returns a different number of draws (after
+        thinning) from one simulation to the next.
+
     Examples
     --------
     A conjugate normal mean (prior N(0, 1), 5 observations of unit variance), exactly calibrated:
@@ -288,8 +297,11 @@ def sbc(
 
 
 def tie_rtol(arrays) -> float:
-    """The relative window within which a drawn quantity ties with the truth: :data:`TIE_ULPS` ε of
-    the coarsest float among ``arrays``, at least :data:`TIE_RTOL`."""
+    """The relative window within which a quantity of the draws ties with the truth's: the
+    rounding of the coarsest float among ``arrays`` (:data:`~anchordiv._tolerance.TIE_ULPS`
+    of its ε), at least :data:`~anchordiv._tolerance.TIE_RTOL` — a draw that equals the truth
+    up to the rounding of its precision, or of the quantity's arithmetic on a batch of another
+    shape, is a tie (broken at random), not a rank."""
     dtypes = [np.asarray(a).dtype for a in arrays]
     eps = [TIE_ULPS * np.finfo(t).eps for t in dtypes if np.issubdtype(t, np.floating)]
     return float(max([TIE_RTOL, *eps]))
@@ -305,7 +317,8 @@ SETTINGS: dict[type, dict] = {
 
 
 def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
-    """Method class ``cls`` configured as SBC runs it (:data:`SETTINGS`, and the run options it has)."""
+    """The configuration of method class ``cls`` that SBC runs: :data:`SETTINGS`, and of
+    ``num_samples``, ``seed``, ``progress`` (off) and ``x64`` the options the method has."""
     run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}
     names = method_options(cls())
     return cls(**{k: v for k, v in run.items() if k in names}, **SETTINGS.get(cls, {}))
@@ -323,21 +336,56 @@ def library_problem(
     separation: float = 8.0,
     options: dict | None = None,
 ) -> dict:
-    """Keyword arguments of :func:`sbc` (``prior_sampler``, ``simulator``, ``inference``,
-    ``quantities``, ``thin``) for the library's posteriors of ``kind`` (a kind or family class).
+    """SBC ingredients for the library's own posteriors of ``kind``.
 
-    The prior is built once from the family's ``sbc_broad`` anchors (seeded by ``seed``;
-    ``separation`` of the mixture's two clusters) with its fixed ``sbc_options`` updated by
-    ``options``; truths are exact prior draws, the simulator is the family's likelihood with ``n``
-    targets, and ``method`` ("exact", "nuts", "svi": :data:`SETTINGS`) gives ``num_draws`` draws,
-    thinned by ``thin`` (default 1, Gibbs 2, Markov chains 4).  A family without an exact update
-    runs NUTS and SVI only.
+    The prior is the one :func:`anchordiv.adapt` builds from the family's fixed broad anchors
+    (``sbc_broad`` of :mod:`.families`) with its fixed strengths (``sbc_options``: empirical
+    Bayes would make the prior depend on the data), built once; the truths are exact prior
+    draws (the model's own where it has no closed form) and the simulator is the family's
+    likelihood (NIW: Gaussian; latent kinds: the PPCA likelihood with the broad ℓ and σ²;
+    mixture: the Gaussian mixture).  Gibbs and NUTS draws are thinned (default thin 2 and 4) to
+    near-independence.  Families without an exact update (no
+    :class:`~anchordiv.Conjugate` capability: spectral, the structured
+    ``factor-gaussian`` and ``lkj-gaussian``) run NUTS and SVI only.
 
+    Parameters
+    ----------
+    kind : str or type
+        The family: a registered kind or a family class (a user's included).
+    method : {"exact", "nuts", "svi"}, default "exact"
+        ``"exact"``: the conjugate update's draws; ``"nuts"``: the kind's explicit model on the
+        cached compiled chain runner; ``"svi"``: a low-rank guide (:data:`SVI_SETTINGS`).
+    d : int, default 3
+        Dimension.
+    n : int, default 5
+        Target anchors per simulation.
+    num_draws : int, default 99
+        Posterior draws per simulation.
+    thin : int, optional
+        Thinning (default per method).
+    seed : int, default 0
+        Seed of the broad anchors.
+    separation : float, default 8.0
+        Distance between the mixture's two broad cluster centres (spread 0.5; 8 is well
+        separated, 1.5 overlaps so that assignments are uncertain).
+    options : dict, optional
+        Prior options over the family's ``sbc_options`` (:mod:`.families`) (e.g. ``{"shrinkage": "horseshoe"}``
+        for spectral).
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :func:`sbc`: ``prior_sampler``, ``simulator``, ``inference``,
+        ``quantities``, ``thin``.
+
+    Examples
+    --------
     >>> from anchordiv.checks.sbc import library_problem
     >>> res = ad.sbc(**library_problem("gaussian", d=2, n=3, num_draws=19),
     ...              num_simulations=8, progress=False)
     >>> res.ranks.shape
-    (8, 3)"""
+    (8, 3)
+    """
     import jax
 
     from ..adaptation import infer
@@ -388,6 +436,3 @@ def library_problem(
         "quantities": quantities,
         "thin": thin,
     }
-
-
-__all__ = ["SBCResult", "library_problem", "sbc"]

@@ -112,7 +112,9 @@ def coupled_sensitivity(x1, scaled: tuple, delta: float) -> np.ndarray:
 
 
 def sensitivity_values(x, log_weights: tuple, delta: float) -> np.ndarray:
-    """Power-scaling sensitivity ``[m]`` of the columns of ``x`` (ArviZ's ``psens``)."""
+    """The power-scaling sensitivity ``[m]`` of the columns of ``x [S, m]`` given the log
+    weights ``[S]`` of α = 1/(1 + δ) and 1 + δ: the larger CJS distance of x and −x at each,
+    summed and divided by 2·log₂(1 + δ) (ArviZ's ``psens``)."""
     total = 0.0
     for lw in log_weights:
         w = np.exp(lw - lw.max())
@@ -954,7 +956,9 @@ def _mean_auprc(values) -> float:
 
 
 def _alphas(alphas, exact_at) -> tuple[np.ndarray, str]:
-    """The α grid (sorted, with 1) and a note of the default α left out (given ones are checked)."""
+    """The α grid (sorted, 1 in it) and a note: given α are checked (an α that leaves an exact
+    family's prior improper is an error, from the family); of the default grid such α are left
+    out, which the note says."""
     given = alphas is not None
     grid = sorted({positive("alpha", a) for a in (alphas if given else DEFAULT_ALPHAS)} | {1.0})
     kept, dropped, why = [], [], ""
@@ -1294,19 +1298,3 @@ def prior_sensitivity(
             stacklevel=user_stacklevel(),
         )
     return result
-
-
-__all__ = [
-    "CONFLICT",
-    "DEFAULT_ALPHAS",
-    "PriorInfluence",
-    "PriorSensitivity",
-    "STRONG_PRIOR",
-    "THRESHOLD",
-    "cjs_distance",
-    "diagnosis",
-    "prior_drives_ranking",
-    "prior_influence",
-    "prior_sensitivity",
-    "robust_to_strength",
-]

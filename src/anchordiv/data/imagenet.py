@@ -47,7 +47,13 @@ def synonyms() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def wnids() -> list[str]:
-    """The 1,000 ILSVRC-2012 wnids in class-index order."""
+    """The 1,000 ILSVRC-2012 wnids in class-index order.
+
+    Returns
+    -------
+    list of str
+        ``["n01440764", "n01443537", ...]``.
+    """
     return [w for w, _ in synonyms()]
 
 
@@ -65,17 +71,35 @@ def _hypernym_name(wnid: str) -> str:
 
 
 def classes() -> list[tuple[str, str]]:
-    """The 1,000 ``(wnid, readable name)`` pairs in ILSVRC class-index order."""
+    """The 1,000 ``(wnid, readable name)`` pairs in ILSVRC class-index order.
+
+    Returns
+    -------
+    list of (str, str)
+        ``[("n01440764", "tench"), ...]``.
+    """
     return list(_classes())
 
 
 def names() -> list[str]:
-    """The 1,000 readable class names in class-index order."""
+    """The 1,000 readable class names in class-index order.
+
+    Returns
+    -------
+    list of str
+        ``["tench", "goldfish", ...]``.
+    """
     return [n for _, n in _classes()]
 
 
 def synsets() -> list:
-    """The WordNet noun synsets of the 1,000 classes (class-index order)."""
+    """The WordNet noun synsets of the 1,000 classes (class-index order).
+
+    Returns
+    -------
+    list of nltk Synset
+        One per class.
+    """
     from . import wordnet
 
     return [wordnet.synset(w) for w in wnids()]
@@ -83,6 +107,18 @@ def synsets() -> list:
 
 def prompts(names, template: str = "a photo of a {}.") -> list[str]:
     """Prompt texts: ``template`` filled with each name.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Class names.
+    template : str, default "a photo of a {}."
+        A template with one ``{}``.
+
+    Returns
+    -------
+    list of str
+        One prompt per name.
 
     Examples
     --------
@@ -101,12 +137,24 @@ def prompts(names, template: str = "a photo of a {}.") -> list[str]:
 
 
 def imagenet_r_wnids() -> list[str]:
-    """The 200 ImageNet-R wnids, in ILSVRC class-index order."""
+    """The 200 ImageNet-R wnids, in ILSVRC class-index order.
+
+    Returns
+    -------
+    list of str
+        200 wnids.
+    """
     subset = set(_lines("imagenet_r_wnids.txt"))
     return [w for w in wnids() if w in subset]
 
 
 def imagenet_r_classes() -> list[tuple[str, str]]:
-    """The 200 ImageNet-R ``(wnid, readable name)`` pairs, in ILSVRC class-index order."""
+    """The 200 ImageNet-R ``(wnid, readable name)`` pairs, in ILSVRC class-index order.
+
+    Returns
+    -------
+    list of (str, str)
+        200 pairs.
+    """
     subset = set(imagenet_r_wnids())
     return [(w, n) for w, n in _classes() if w in subset]

@@ -16,23 +16,6 @@ import numpy as np
 
 from ..errors import AnchorDivError, user_stacklevel
 
-__all__ = [
-    "CHEXPERT_FINDINGS",
-    "CHEXPERT_LABELS",
-    "LAYOUTS",
-    "ImageDataset",
-    "chexpert",
-    "cub200",
-    "imagefolder",
-    "imagenet",
-    "imagenet_r",
-    "load_dataset",
-    "parse_spec",
-    "rendition_of",
-    "seeded_split",
-    "sketchy",
-    "wnid_names",
-]
 
 #: File suffixes read as images.
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
@@ -65,7 +48,35 @@ RENDITION_NAMES = {"videogame": "video game", "graphic": "graphics"}
 
 @dataclasses.dataclass
 class ImageDataset:
-    """Image files with their labels and query/gallery split, as one layout reads them."""
+    """Image files with their labels and query/gallery split, as one layout reads them.
+
+    Attributes
+    ----------
+    layout : str
+        The layout name (``"imagenet-r"``).
+    root : Path
+        The dataset folder.
+    paths : list of str, length n
+        Image files, in a fixed order (sorted within each class).
+    query : numpy.ndarray of bool, shape [n]
+        True: a query; False: a gallery image.
+    split_source : str
+        How the split was made (the dataset's own files or a seeded draw).
+    class_names : list of str, length C
+        Readable class names, for prompts (empty when the dataset has no classes).
+    class_ids : list of str, length C
+        The dataset's own class ids (folder names, wnids, CUB ids).
+    label : numpy.ndarray of int, shape [n], or None
+        Class index of each image.
+    renditions : list of str
+        Rendition names (styles, or "photo"/"sketch"); empty when there are none.
+    rendition : numpy.ndarray of int, shape [n], or None
+        Rendition index of each image.
+    pathologies : list of str
+        Pathology (observation) names; empty when there are none.
+    pathology : numpy.ndarray of bool, shape [n, L], or None
+        Pathology labels under the stated uncertainty policy.
+    """
 
     layout: str
     root: Path
@@ -118,6 +129,20 @@ def seeded_split(label, fraction: float = QUERY_FRACTION, seed: int = 0) -> np.n
     """Query mask drawing ``round(fraction · n_c)`` (at least 1) images of each class as queries.
 
     A class of a single image keeps it in the gallery.
+
+    Parameters
+    ----------
+    label : array_like of int, shape [n]
+        Class of each image.
+    fraction : float, default 0.2
+        Fraction of each class drawn as queries.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape [n]
+        True for queries.
 
     Examples
     --------
@@ -245,7 +270,20 @@ def _seeded(layout: str, root: Path, paths, label, seed: int, ids, names, **fiel
 
 
 def imagefolder(root, seed: int = 0) -> ImageDataset:
-    """One folder per class (``ROOT/<class>/*.jpg``); names: folder names, ``_`` as space."""
+    """One folder per class (``ROOT/<class>/*.jpg``); names: folder names, ``_`` as space.
+
+    Parameters
+    ----------
+    root : str or Path
+        The dataset folder.
+    seed : int, default 0
+        Seed of the query/gallery split (:func:`seeded_split`).
+
+    Returns
+    -------
+    ImageDataset
+        Classes and a seeded split.
+    """
     root, paths, label, ids = _folders(_dir(root, "imagefolder"), "imagefolder")
     names = [c.replace("_", " ") for c in ids]
     odd = [c for c in ids if not _WNID.match(c)]
@@ -273,7 +311,23 @@ _WNID = re.compile(r"^n\d{8}$")
 
 
 def wnid_names(wnids) -> list[str]:
-    """Readable names of wnids: the shipped ILSVRC-2012 name, else the synset's first lemma."""
+    """Readable names of wnids: the shipped ILSVRC-2012 name, else the synset's first lemma.
+
+    Parameters
+    ----------
+    wnids : sequence of str
+        WordNet ids (``n01440764``).
+
+    Returns
+    -------
+    list of str
+        One name per wnid.
+
+    Raises
+    ------
+    AnchorDivError
+        A folder name that is no wnid, or a wnid WordNet lacks.
+    """
     import collections
 
     from . import imagenet
@@ -309,7 +363,20 @@ def wnid_names(wnids) -> list[str]:
 
 
 def imagenet(root, seed: int = 0) -> ImageDataset:
-    """ILSVRC-2012 validation images in wnid folders (``ROOT/n01440764/*.JPEG``)."""
+    """ILSVRC-2012 validation images in wnid folders (``ROOT/n01440764/*.JPEG``).
+
+    Parameters
+    ----------
+    root : str or Path
+        The ``val`` folder.
+    seed : int, default 0
+        Seed of the query/gallery split (:func:`seeded_split`).
+
+    Returns
+    -------
+    ImageDataset
+        Classes (wnids, names from the shipped ILSVRC list / WordNet) and a seeded split.
+    """
     root = _dir(root, "imagenet")
     if not _subdirs(root) and _images_in(root):
         return _flat_imagenet(root, seed)
@@ -366,6 +433,16 @@ def rendition_of(path) -> str:
     """An ImageNet-R image's rendition: its file name before the last ``_`` (``art_0.jpg`` →
     "art"), readable (``videogame`` → "video game").
 
+    Parameters
+    ----------
+    path : str or Path
+        The image file.
+
+    Returns
+    -------
+    str
+        The rendition.
+
     Examples
     --------
     >>> from anchordiv.data.layouts import rendition_of
@@ -383,7 +460,20 @@ def rendition_of(path) -> str:
 
 
 def imagenet_r(root, seed: int = 0) -> ImageDataset:
-    """ImageNet-R: wnid folders of renditions named ``<rendition>_<k>.jpg``."""
+    """ImageNet-R: wnid folders of renditions named ``<rendition>_<k>.jpg``.
+
+    Parameters
+    ----------
+    root : str or Path
+        The ``imagenet-r`` folder.
+    seed : int, default 0
+        Seed of the query/gallery split (:func:`seeded_split`).
+
+    Returns
+    -------
+    ImageDataset
+        Classes, renditions (sorted) and a seeded split.
+    """
     root, paths, label, ids = _folders(_dir(root, "imagenet-r"), "imagenet-r")
     styles = [rendition_of(p) for p in paths]
     kinds = sorted(set(styles))
@@ -406,7 +496,21 @@ def _table(path: Path, columns: int, what: str) -> list[list[str]]:
 
 def cub200(root, seed: int = 0) -> ImageDataset:
     """CUB-200-2011 from its metadata files; queries: its test images, gallery: its training
-    images (``train_test_split.txt``)."""
+    images (``train_test_split.txt``).
+
+    Parameters
+    ----------
+    root : str or Path
+        ``CUB_200_2011`` (or the folder holding it).
+    seed : int, default 0
+        Unused (the dataset ships its split); accepted like every layout's.
+
+    Returns
+    -------
+    ImageDataset
+        200 classes (names from ``classes.txt``: ``001.Black_footed_Albatross`` →
+        "Black footed Albatross") and the official split.
+    """
     root = _dir(root, "cub200")
     if not (root / "images.txt").is_file() and (root / "CUB_200_2011").is_dir():
         root = root / "CUB_200_2011"
@@ -456,7 +560,21 @@ def _modality(root: Path, name: str) -> Path:
 
 
 def sketchy(root, seed: int = 0) -> ImageDataset:
-    """Sketchy: ``photo/<class>/`` and ``sketch/<class>/``; queries: sketches, gallery: photos."""
+    """Sketchy: ``photo/<class>/`` and ``sketch/<class>/``; queries: sketches, gallery: photos.
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding ``photo/`` and ``sketch/`` (``rendered_256x256/256x256``), or the
+        release's ``rendered_256x256`` or its parent.
+    seed : int, default 0
+        Unused (the modalities are the split).
+
+    Returns
+    -------
+    ImageDataset
+        Classes present in both trees, renditions ``["photo", "sketch"]``.
+    """
     root = _dir(root, "sketchy")
     for inner in ("256x256", "rendered_256x256/256x256"):  # the release's folders
         if not (root / "photo").is_dir() and (root / inner / "photo").is_dir():
@@ -548,7 +666,25 @@ def _chexpert_root(root: Path) -> Path:
 
 
 def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "frontal") -> ImageDataset:
-    """CheXpert from ``train.csv`` / ``valid.csv`` (``Path`` + the 14 observation columns)."""
+    """CheXpert from ``train.csv`` / ``valid.csv`` (``Path`` + the 14 observation columns).
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding the CSVs (``CheXpert-v1.0-small``), or its parent.
+    seed : int, default 0
+        Seed of the split when only one CSV is present (:func:`seeded_split` over all rows).
+    uncertain : {"zeros", "ones"}, default "zeros"
+        Policy for uncertain labels (−1): absent (U-Zeros) or present (U-Ones).  Blank = absent.
+    views : {"frontal", "lateral", "all"}, default "frontal"
+        The views read (``Frontal/Lateral`` column, else the file name): frontal only by
+        default, as the paper's CheXpert evaluation.
+
+    Returns
+    -------
+    ImageDataset
+        ``pathologies`` (:data:`CHEXPERT_LABELS`) and ``pathology [n, 14]``; no classes.
+    """
     if uncertain not in ("zeros", "ones"):
         raise AnchorDivError(f"chexpert: uncertain must be 'zeros' or 'ones', got {uncertain!r}")
     if views not in VIEWS:
@@ -606,6 +742,21 @@ LAYOUTS: dict[str, Callable[..., ImageDataset]] = {
 
 def parse_spec(spec: str) -> tuple[str, Path]:
     """``"LAYOUT:ROOT"`` → ``(layout, root)``.
+
+    Parameters
+    ----------
+    spec : str
+        A layout name (:data:`LAYOUTS`), a colon, and the dataset folder.
+
+    Returns
+    -------
+    (str, Path)
+        The layout and its root.
+
+    Raises
+    ------
+    AnchorDivError
+        No colon, an unknown layout or an empty root.
 
     Examples
     --------

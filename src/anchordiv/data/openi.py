@@ -23,7 +23,23 @@ NOT_A_LABEL = {"No Indexing"}
 
 @dataclass(frozen=True)
 class Reports:
-    """The Open-i reports with their MeSH labels (from :func:`load_reports`)."""
+    """The Open-i reports with their MeSH labels (from :func:`load_reports`).
+
+    Parameters
+    ----------
+    texts : list of str
+        n report texts (each report's sections joined by a space).
+    labels : numpy.ndarray of bool, shape [n, L]
+        MeSH-heading labels.
+    label_names : list of str
+        The L headings.
+    uids : list of str
+        n report ids.
+    sections : list of tuple of str
+        Each report's non-empty FINDINGS / IMPRESSION texts, in that order.
+    headings : list of tuple of str
+        Every MeSH major heading of each report, whatever ``min_count`` kept as a label column.
+    """
 
     texts: list[str]
     labels: np.ndarray
@@ -55,13 +71,45 @@ class Reports:
 
 
 def reports_path() -> Path:
-    """The Open-i report archive shipped with ``torchxrayvision``."""
+    """The Open-i report archive shipped with ``torchxrayvision``.
+
+    Returns
+    -------
+    Path
+        Its path.
+    """
     install = "pip install --no-deps torchxrayvision (only its data file is read)"
     return package_file("torchxrayvision", "data", "NLMCXR_reports.tgz", install=install)
 
 
 def parse_report(xml_bytes: bytes) -> tuple[str, str, list[str], tuple[str, ...]]:
-    """One report XML: its uid, text, MeSH major headings and sections."""
+    """One report XML: its uid, text, MeSH major headings and sections.
+
+    A plain 4-tuple in this order (callers unpack it positionally, and the archive reader
+    caches tuples of it): ``(uid, text, mesh_major_headings, sections)``.
+
+    Parameters
+    ----------
+    xml_bytes : bytes
+        The report's XML, as in the Open-i archive.
+
+    Returns
+    -------
+    uid : str
+        The report id (the ``id`` of ``<uId>``; ``""`` when missing).
+    text : str
+        The sections joined by one space.
+    mesh_major_headings : list of str
+        Its MeSH major headings, the part before any ``/`` qualifier, sorted and distinct.
+    sections : tuple of str
+        The non-empty FINDINGS and IMPRESSION texts, in that order, whitespace collapsed.
+
+    Raises
+    ------
+    xml.etree.ElementTree.ParseError
+        The bytes are not XML (:func:`load_reports` turns it into an :class:`AnchorDivError`
+        naming the archive).
+    """
     root = ET.fromstring(xml_bytes)
     sec = {a.get("Label"): " ".join((a.text or "").split()) for a in root.iter("AbstractText")}
     sections = tuple(sec[s] for s in SECTIONS if sec.get(s))
@@ -127,9 +175,15 @@ _WORD_BEFORE = re.compile(r"(\S+)[.!?]$")
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of one report section, deterministically: list enumerators dropped, cuts
-    after ``.``, ``!`` or ``?`` and whitespace but not after :data:`ABBREVIATIONS`, pieces kept
-    with a word of two letters besides ``XXXX`` (``docs/guides/broad-priors.md``).
+    """The sentences of one report section, deterministically.
+
+    1. whitespace is collapsed; list enumerators (``"1. "``, ``"2) "``, ``"(3) "``) at the
+       start of the text or right after a sentence end are removed;
+    2. the text is cut after every ``.``, ``!`` or ``?`` followed by whitespace, except after
+       an abbreviation in :data:`ABBREVIATIONS` (``"Dr."``); a decimal point (``"1.5 cm"``) is
+       never followed by whitespace, so never a cut;
+    3. pieces are stripped and kept when they contain a word of two or more letters other than
+       the de-identification token ``XXXX`` (so ``"."`` and ``"XXXX."`` go).
 
     Parameters
     ----------
@@ -243,12 +297,45 @@ def mentions(sentence: str, finding: str) -> bool:
 
 
 def carries(headings, finding: str) -> bool:
-    """Whether MeSH major headings include one of a finding's Open-i headings."""
+    """Whether MeSH major headings include one of a finding's Open-i headings.
+
+    Parameters
+    ----------
+    headings : iterable of str
+        A report's MeSH major headings.
+    finding : str
+        A chest finding.
+
+    Returns
+    -------
+    bool
+        True when the report is labelled with the finding.
+    """
     return bool(set(headings) & set(finding_spec(finding).mesh))
 
 
 def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
-    """Report uids as a set, every one a report of ``reports``."""
+    """Report uids as a set, every one a report of ``reports``.
+
+    Parameters
+    ----------
+    reports : Reports
+        The reports.
+    uids : iterable of str
+        Report ids.
+    what : str, default "held_out"
+        The argument name for errors.
+
+    Returns
+    -------
+    set of str
+        The uids.
+
+    Raises
+    ------
+    AnchorDivError
+        A uid that is not a report of ``reports``.
+    """
     uids = {str(u) for u in uids}
     unknown = sorted(uids - set(reports.uids))
     if unknown:
@@ -259,8 +346,13 @@ def check_uids(reports: Reports, uids, what: str = "held_out") -> set[str]:
 
 
 def report_corpus(reports: Reports, held_out=(), findings=()) -> list[tuple[str, str]]:
-    """The leakage-free sentence corpus of a report prior: the unique sentences of the reports
-    not ``held_out`` and carrying no heading of ``findings`` that mention none of them.
+    """The leakage-free sentence corpus of a report prior.
+
+    A sentence of report *r* enters when (1) *r*'s uid is not in ``held_out`` (the reports a
+    retrieval task uses as queries or gallery), (2) *r* carries no MeSH heading of any finding
+    in ``findings`` (:func:`carries`, on all of *r*'s headings), and (3) the sentence mentions
+    none of them (:func:`mentions`); sentences come from :func:`split_sentences` of each
+    section, in report order, and a sentence already taken (identical text) is not repeated.
 
     Parameters
     ----------

@@ -21,7 +21,15 @@ KINDS = ("wordnet", "hpo", "icd10", "imagenet", "text", "openi")
 
 
 class Entry(NamedTuple):
-    """One candidate broad anchor: the vocabulary id it comes from and its text."""
+    """One candidate broad anchor: the vocabulary id it comes from and its text.
+
+    Parameters
+    ----------
+    id : str
+        The vocabulary id (a synset name, HPO id, ICD code, line, report sentence id).
+    text : str
+        The anchor text.
+    """
 
     id: str
     text: str
@@ -144,7 +152,23 @@ _ENTRIES = {
 
 
 def entries(src: Source) -> list[Entry]:
-    """The ``(id, text)`` pool of one source, in its vocabulary's order (module docstring)."""
+    """The ``(id, text)`` pool of one source, in its vocabulary's order (module docstring).
+
+    Parameters
+    ----------
+    src : Source
+        The source.
+
+    Returns
+    -------
+    list of Entry
+        The pool.
+
+    Raises
+    ------
+    AnchorDivError
+        An empty pool (the error names the source).
+    """
     out = _ENTRIES[src.kind](src)
     if not out:
         raise AnchorDivError(
@@ -154,7 +178,17 @@ def entries(src: Source) -> list[Entry]:
 
 
 class Selection(NamedTuple):
-    """Result of :func:`select`."""
+    """Result of :func:`select`.
+
+    Parameters
+    ----------
+    entries : list of Entry
+        The chosen entries.
+    pool : list of int
+        Each source's pool size.
+    drawn : list of int
+        How many entries were drawn from each source.
+    """
 
     entries: list[Entry]
     pool: list[int]
@@ -162,7 +196,24 @@ class Selection(NamedTuple):
 
 
 def select(sources: Sequence[Source], n: int | None = None, seed: int = 0) -> Selection:
-    """The sources' pools concatenated in order and subsampled to ``n`` by ``seed``."""
+    """The sources' pools concatenated in order and subsampled to ``n`` by ``seed``.
+
+    All entries when ``n`` is None or >= the pool; order kept.
+
+    Parameters
+    ----------
+    sources : sequence of Source
+        The sources.
+    n : int, optional
+        Subsample size.
+    seed : int, default 0
+        Subsample seed.
+
+    Returns
+    -------
+    Selection
+        The entries and per-source counts.
+    """
     if not sources:
         raise AnchorDivError("sources: name at least one vocabulary source")
     pools = [entries(s) for s in sources]
@@ -171,6 +222,3 @@ def select(sources: Sequence[Source], n: int | None = None, seed: int = 0) -> Se
     flat = [e for p in pools for e in p]
     drawn = np.bincount([owner[i] for i in idx], minlength=len(pools))
     return Selection([flat[i] for i in idx], [len(p) for p in pools], drawn.tolist())
-
-
-__all__ = ["Entry", "KINDS", "Selection", "Source", "entries", "select"]

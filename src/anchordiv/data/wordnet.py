@@ -53,7 +53,22 @@ HOW_TO_GET = (
 
 
 def build_nltk_layout(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
-    """Copy a WordNet database directory into an nltk data directory."""
+    """Copy a WordNet database directory into an nltk data directory.
+
+    The files go to ``dest/corpora/wordnet``, with a ``lexnames`` file.
+
+    Parameters
+    ----------
+    src : str or PathLike
+        A WordNet 3.0 database directory (e.g. Debian's ``/usr/share/wordnet``).
+    dest : str or PathLike
+        The nltk data directory to create.
+
+    Returns
+    -------
+    Path
+        ``dest``.
+    """
     src, dest = Path(src), Path(dest)
     missing = [f for f in DB_FILES if not (src / f).is_file()]
     if missing:
@@ -121,7 +136,23 @@ def wn():
 
 
 def synset(ref):
-    """A noun synset from a Synset, a name or a wnid."""
+    """A noun synset from a Synset, a name or a wnid.
+
+    Parameters
+    ----------
+    ref : nltk Synset or str
+        A synset, a name (``"dog.n.01"``) or a wnid (``"n02084071"``).
+
+    Returns
+    -------
+    nltk Synset
+        The noun synset.
+
+    Raises
+    ------
+    AnchorDivError
+        No such noun synset.
+    """
     if hasattr(ref, "offset"):
         return ref
     ref = str(ref)
@@ -134,12 +165,33 @@ def synset(ref):
 
 
 def wnid(s) -> str:
-    """The ImageNet-style id of a noun synset: ``"n"`` + 8-digit offset."""
+    """The ImageNet-style id of a noun synset: ``"n"`` + 8-digit offset.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A noun synset.
+
+    Returns
+    -------
+    str
+        E.g. ``"n02084071"`` for ``dog.n.01``.
+    """
     return f"n{synset(s).offset():08d}"
 
 
 class NounRecord(NamedTuple):
-    """One line of WordNet's ``data.noun``: the fields the anchor builders need."""
+    """One line of WordNet's ``data.noun``: the fields the anchor builders need.
+
+    Parameters
+    ----------
+    offset : int
+        The synset's offset.
+    lemmas : tuple of str
+        Its lemma names, with spaces.
+    definition : str
+        The gloss without its quoted examples.
+    """
 
     offset: int
     lemmas: tuple[str, ...]
@@ -155,6 +207,16 @@ def parse_data_line(line: str) -> NounRecord:
 
     The definition is the gloss without its quoted examples, exactly as nltk's
     ``Synset.definition()``.
+
+    Parameters
+    ----------
+    line : str
+        One data line of ``data.noun``.
+
+    Returns
+    -------
+    NounRecord
+        The record.
 
     Examples
     --------
@@ -177,7 +239,15 @@ def _records() -> tuple:
 
 
 def noun_records() -> list[NounRecord]:
-    """All 82,115 noun synsets as light records read straight from ``data.noun``."""
+    """All 82,115 noun synsets as light records read straight from ``data.noun``.
+
+    In offset order: a second, not nltk's tens of seconds.
+
+    Returns
+    -------
+    list of NounRecord
+        offset, lemma names, definition per synset.
+    """
     return list(_records())
 
 
@@ -187,47 +257,137 @@ def _nouns() -> tuple:
 
 
 def noun_synsets() -> list:
-    """All 82,115 WordNet 3.0 noun synsets, in offset order."""
+    """All 82,115 WordNet 3.0 noun synsets, in offset order.
+
+    Returns
+    -------
+    list of nltk Synset
+        The synsets.
+    """
     return list(_nouns())
 
 
 def readable(s) -> str:
-    """The first lemma of a synset with spaces (``"hot_dog"`` -> ``"hot dog"``)."""
+    """The first lemma of a synset with spaces (``"hot_dog"`` -> ``"hot dog"``).
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+
+    Returns
+    -------
+    str
+        The readable name.
+    """
     return synset(s).lemma_names()[0].replace("_", " ")
 
 
 def lemma_names(s) -> list[str]:
-    """All lemma names of a synset, with spaces."""
+    """All lemma names of a synset, with spaces.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+
+    Returns
+    -------
+    list of str
+        The names.
+    """
     return [n.replace("_", " ") for n in synset(s).lemma_names()]
 
 
 def senses(word: str) -> list[str]:
-    """Names of every noun synset with ``word`` among its lemmas, after nltk's morphology."""
+    """Names of every noun synset with ``word`` among its lemmas, after nltk's morphology.
+
+    ``"graphics"`` also finds ``graphic.n.01``.
+
+    Parameters
+    ----------
+    word : str
+        A word (spaces or underscores).
+
+    Returns
+    -------
+    list of str
+        Synset names; empty if none.
+    """
     return [s.name() for s in wn().synsets(str(word).strip().replace(" ", "_"), "n")]
 
 
 def hypernym_paths(s) -> list[list]:
-    """Every path from the root (``entity.n.01``) down to the synset."""
+    """Every path from the root (``entity.n.01``) down to the synset.
+
+    nltk's ``hypernym_paths``, following instance hypernyms too.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+
+    Returns
+    -------
+    list of list of nltk Synset
+        The paths, root first.
+    """
     return synset(s).hypernym_paths()
 
 
 def subtree(root) -> list:
-    """``root`` (a synset, a name or a wnid) and all its (instance) hyponyms, transitively, in
-    offset order."""
+    """``root`` and all its (instance) hyponyms, transitively, in offset order.
+
+    Parameters
+    ----------
+    root : nltk Synset or str
+        A synset, a name or a wnid.
+
+    Returns
+    -------
+    list of nltk Synset
+        The subtree.
+    """
     root = synset(root)
     found = set(root.closure(lambda s: s.hyponyms() + s.instance_hyponyms()))
     return sorted(found | {root}, key=lambda s: s.offset())
 
 
 def gloss(s, with_name: bool = True) -> str:
-    """A synset's gloss as anchor text: ``"dog: a member of the genus Canis ..."``
-    (``with_name=False``: the definition only)."""
+    """A synset's gloss as anchor text: ``"dog: a member of the genus Canis ..."``.
+
+    Parameters
+    ----------
+    s : nltk Synset
+        A synset.
+    with_name : bool, default True
+        Prefix the first lemma (``False``: the definition only).
+
+    Returns
+    -------
+    str
+        The text.
+    """
     s = synset(s)
     return f"{readable(s)}: {s.definition()}" if with_name else s.definition()
 
 
 def subsample(items: list, n: int | None, seed: int = 0) -> list:
     """Items chosen uniformly without replacement by ``seed``, kept in their original order.
+
+    Parameters
+    ----------
+    items : list
+        The items.
+    n : int or None
+        How many (all items when None or >= len).
+    seed : int, default 0
+        The seed.
+
+    Returns
+    -------
+    list
+        The subsample.
 
     Examples
     --------
@@ -300,8 +460,12 @@ def gloss_anchors(
 
     Parameters
     ----------
-    n, seed, root
-        As in :func:`gloss_records`.
+    n : int, optional
+        Subsample size (default all).
+    seed : int, default 0
+        Subsample seed.
+    root : nltk Synset or str, optional
+        Restrict to ``root``'s subtree.
     with_name : bool, default True
         ``"<first lemma>: <definition>"``; ``False``: the definition only.
 

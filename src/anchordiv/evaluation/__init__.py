@@ -7,8 +7,9 @@ and what each geometry retrieves: the top-k of a few queries under every scorer
 the module's).
 """
 
+from . import dominance
 from .curves import Curve, CurveModel, adaptation_curve, register_model
-from .evaluate import Evaluation, bootstrap_interval, mean_interval, t_interval
+from .evaluate import Evaluation, bootstrap_interval, mean_interval, t_interval  # noqa: F401
 from .retrieved import Neighbours, neighbours
 
 __all__ = [
@@ -17,9 +18,7 @@ __all__ = [
     "Evaluation",
     "Neighbours",
     "adaptation_curve",
-    "bootstrap_interval",
-    "mean_interval",
+    "dominance",
     "neighbours",
     "register_model",
-    "t_interval",
 ]

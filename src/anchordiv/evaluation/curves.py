@@ -1,4 +1,4 @@
-"""Adaptation curves: retrieval quality against the number of target anchors (MATH.md §4).
+"""Adaptation curves: retrieval quality against the number of target anchors (docs/mathematics.md, "Evaluation").
 
 For each budget n and each of ``n_subsets`` seeded target subsets (drawn with
 ``default_rng([seed, n, s])``, shared by all models: differences are paired), every model of
@@ -201,7 +201,9 @@ def isotropic_control(kind, broad, target, tau):
 
 
 def family_model(name: str) -> CurveModel | None:
-    """``posterior-<kind>`` / ``isotropic-<kind>`` of a registered family (read live), or None."""
+    """``posterior-<kind>`` / ``isotropic-<kind>`` for any adaptation family in the registry,
+    read live (a family registered from a user's module after import works too); None for
+    other names."""
     from ..adaptation.registry import FAMILIES
 
     role, _, kind = name.partition("-")
@@ -582,7 +584,9 @@ def _need(budgets, means, fraction, chance, *, full=None) -> dict:
 
 @limited_blas  # a cell on a Dask worker, or called on its own, keeps the cap too
 def _evaluate_cell(models, broad, target, tau, queries, gallery, relevance, query_index, chunk):
-    """Models built on one subset, evaluated: ``({name: [Q] | err}, prevalence, warnings)``."""
+    """Build each model on one target subset and evaluate them together: ``({name: [Q] |
+    err}, prevalence [Q], {name: [(category, message), ...]})`` — the warnings each model's
+    construction raised, kept so that the curve reports them once per model, not per cell."""
     scorers, errors, warned = {}, {}, {}
     for name, m in models.items():
         with warnings.catch_warnings(record=True) as caught:
@@ -614,7 +618,8 @@ class _Raised:
 
 
 def _warn_per_model(outs, jobs) -> set:
-    """One warning per model for what its construction raised in any cell; the names warned."""
+    """One summary warning per model for the warnings its construction raised in any cell;
+    returns the names warned about."""
     built = collections.Counter(name for models, _ in jobs for name in models)
     per_model: dict[str, list] = {}
     cells: collections.Counter = collections.Counter()
@@ -637,7 +642,9 @@ def _warn_per_model(outs, jobs) -> set:
 
 
 def _failed_everywhere(results: dict, names, warned: set) -> None:
-    """An error when every model failed everywhere, else a warning per model that did."""
+    """An :class:`AnchorDivError` when every model failed in every cell (nothing was
+    evaluated), naming each model's first reason; otherwise one warning per model that failed
+    in all its cells and was not reported already (its curve is empty)."""
     reasons = {}
     for name in names:
         values = [v for (n, _), vs in results.items() if n == name for v in vs]
@@ -656,7 +663,11 @@ def _failed_everywhere(results: dict, names, warned: set) -> None:
 
 
 def frozen_broad(broad: np.ndarray, provenance: dict | None = None) -> np.ndarray:
-    """A read-only copy of ``broad`` keeping ``provenance``: digests and factors once a curve."""
+    """The curve's own read-only copy of the broad anchors: every cell and model builds from
+    the same array, so its digest and the prior factorisations derived from it are computed
+    once per curve (:func:`anchordiv.adaptation.statistics.frozen`).  ``provenance`` (the caller's
+    array's, which a checked copy loses) goes with it: moment points stay marked as stand-ins
+    (``stand_in``), so the swapped-anchors check does not count them."""
     from ..adaptation.statistics import frozen  # the adaptation layer, loaded lazily
 
     return frozen(with_provenance(broad, provenance) if provenance else broad)
@@ -791,7 +802,9 @@ def adaptation_curve(
 
 
 def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, object]]:
-    """:func:`_evaluate_cell` per ``(models, subset)`` job: here, or as tasks on ``client``."""
+    """:func:`_evaluate_cell` for each ``(models, target subset)`` job, in order: here, or one
+    task per cell on ``client`` with ``data = (queries, gallery, relevance, query_index,
+    chunk)`` scattered once."""
     if client is None:
         return [
             _evaluate_cell(models, broad, target, tau, *data)
@@ -817,25 +830,3 @@ def _run_cells(jobs, broad, tau, data, *, client, progress) -> list[tuple[dict, 
 def _ident(name: str, m: CurveModel, budget: int) -> dict:
     """The columns that name a model's cell in :attr:`Curve.rows` and :meth:`Curve.summary`."""
     return {"model": name, "role": m.role, "kind": m.kind or "", "budget": budget}
-
-
-__all__ = [
-    "Curve",
-    "CurveModel",
-    "DEFAULT_BUDGETS",
-    "DEFAULT_MODELS",
-    "ENTRY_POINTS",
-    "MODELS",
-    "ROLES",
-    "Registry",
-    "adaptation_curve",
-    "adapted",
-    "broad_posterior",
-    "curve_method",
-    "budgets_for",
-    "check_factory",
-    "isotropic_control",
-    "register_model",
-    "resolve_model",
-    "subset",
-]

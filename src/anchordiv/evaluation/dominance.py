@@ -56,7 +56,26 @@ def exceeds(mean: float, reference: float) -> bool:
 def triples(
     curve, names: Mapping[str, tuple[str | None, str | None]] | None = None
 ) -> dict[str, tuple[str | None, str | None]]:
-    """``{posterior: (isotropic control, target-only)}`` of a curve's models."""
+    """``{posterior: (isotropic control, target-only)}`` of a curve's models.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve.
+    names : mapping of str to (str or None, str or None), optional
+        Checked against the curve's models; None: from the roles — each ``posterior`` model with
+        the ``isotropic`` and ``target`` models of its kind, ``None`` for one the curve lacks.
+
+    Returns
+    -------
+    dict of str to (str or None, str or None)
+        The triples (``None``: no such partner; :func:`dominance_rows` compares with the rest).
+
+    Raises
+    ------
+    AnchorDivError
+        A name that is not a model of the curve.
+    """
     if names is None:
         by_role = {(m.role, m.kind): n for n, m in curve.models.items()}
         names = {
@@ -92,8 +111,27 @@ def lacks(control: str | None, target: str | None) -> list[str]:
 def dominance_rows(
     curve, names: Mapping[str, tuple[str | None, str | None]], *, baseline: str = BASELINE
 ) -> list[dict]:
-    """Per posterior and budget: the posterior against the better of target-only and control, and
-    cosine."""
+    """Per posterior and budget: the posterior against the better of target-only and control, and cosine.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve.
+    names : mapping of str to (str or None, str or None)
+        ``{posterior: (isotropic control, target-only)}`` (:func:`triples`); ``None``: the
+        curve has no such partner, the posterior is compared with the other.
+    baseline : str, default "cosine"
+        The baseline model (a curve without it gets NaN ``diff_baseline``).
+
+    Returns
+    -------
+    list of dict
+        ``auprc``/``low``/``high``, ``best_other`` (target-only or control, whichever has the
+        higher mean there; None when it has neither) and ``diff_best``, ``diff_baseline`` with
+        ``_low``/``_high`` 95 % paired intervals (NaN against a model the curve lacks),
+        ``holds`` (the posterior's interval against ``best_other`` does not lie below zero;
+        None without one) and ``lacks`` (:func:`lacks`, plus ``baseline`` when missing).
+    """
     contrasts: dict[tuple[str, str], dict] = {}
 
     none = {"difference": np.nan, "low": np.nan, "high": np.nan}
@@ -134,6 +172,20 @@ def dominance_rows(
 def budget_to_reach(budgets, means, level: float) -> float:
     """The smallest budget at which a curve first reaches a level, log-linearly interpolated.
 
+    Parameters
+    ----------
+    budgets : sequence of int
+        Budgets, ascending.
+    means : array_like, shape [len(budgets)]
+        Mean AUPRC per budget.
+    level : float
+        The level to reach.
+
+    Returns
+    -------
+    float
+        The interpolated budget (from the budget before); NaN if it never does.
+
     Examples
     --------
     >>> from anchordiv.evaluation.dominance import budget_to_reach
@@ -153,8 +205,34 @@ def budget_to_reach(budgets, means, level: float) -> float:
 def anchors_needed(
     curve, posterior: str, target: str, *, at=2, n_boot=300, seed=0, level=0.95
 ) -> dict:
-    """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at
-    ``at``."""
+    """How many times ``at`` anchors the target-only model needs to reach the posterior's AUPRC at ``at``.
+
+    See the module docstring.  NaN bootstrap resamples (never reached) are left out and counted.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve holding both models.
+    posterior : str
+        The posterior model's name.
+    target : str
+        The target-only model's name.
+    at : int, default 2
+        The posterior's budget.
+    n_boot : int, default 300
+        Query-bootstrap resamples.
+    seed : int, default 0
+        Bootstrap seed.
+    level : float, default 0.95
+        Interval level.
+
+    Returns
+    -------
+    dict
+        ``ratio``, its bootstrap ``low``/``high``, ``never_reached`` (a fraction of the
+        resamples), ``level_auprc`` and, when the point estimate is never reached, ``at_least`` =
+        largest budget ÷ ``at`` (a lower bound).
+    """
     at = integer("at", at, low=1)
     if at not in curve.budgets:
         raise AnchorDivError(f"at: the curve has no budget {at} (budgets {curve.budgets})")
@@ -187,7 +265,40 @@ def anchors_needed(
 
 
 def falls(curve, name: str, target: str | None = None) -> list[dict]:
-    """The budgets where a model's mean AUPRC is below the previous budget's interval."""
+    """The budgets where a model's mean AUPRC is below the previous budget's interval.
+
+    A fall is a step from one budget to the next where the mean at the later budget is below
+    the lower end of the earlier budget's interval (cells whose mean is NaN are skipped): more
+    target anchors made the model worse by more than its own uncertainty.
+
+    With ``target`` (the target-only model of the same kind) each fall also says whether it
+    goes ``toward_target_only``: the target-only model at the curve's largest budget is at or
+    below where the posterior fell to, so the curve is converging to a limit *below its own
+    start* (the targets' own geometry is worse than the prior's, and the posterior approaches
+    it as the recipe requires) rather than falling below where it is heading.
+
+    Parameters
+    ----------
+    curve : Curve
+        An adaptation curve (:func:`~anchordiv.adaptation_curve`).
+    name : str
+        The model whose falls are wanted.
+    target : str, optional
+        The target-only model of the same kind, on the same curve.
+
+    Returns
+    -------
+    list of dict
+        One dict per fall, in budget order; empty when the curve never falls beyond its
+        interval.  The keys:
+
+        - ``model`` (str): ``name``;
+        - ``from``, ``to`` (int): the two consecutive budgets (numbers of target anchors);
+        - ``drop`` (float): mean AUPRC at ``from`` minus mean AUPRC at ``to`` (> 0);
+        - with ``target`` only, ``toward_target_only`` (bool): the target-only model's mean at
+          the largest budget is ≤ the mean at ``to``; and ``target_only_full`` (float): that
+          mean, the limit the posterior approaches.
+    """
     out = []
     cells = [curve.cell(name, b) for b in curve.budgets]
     limit = float(curve.cell(target, curve.budgets[-1])[0]) if target else float("nan")
@@ -198,19 +309,3 @@ def falls(curve, name: str, target: str | None = None) -> list[dict]:
                 fall.update(toward_target_only=bool(limit <= m1), target_only_full=limit)
             out.append(fall)
     return out
-
-
-__all__ = [
-    "BASELINE",
-    "anchors_needed",
-    "budget_to_reach",
-    "dominance_rows",
-    "exceeds",
-    "falls",
-    "interval_above",
-    "interval_below",
-    "keeps_promise",
-    "lacks",
-    "triples",
-    "within",
-]

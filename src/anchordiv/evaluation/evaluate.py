@@ -1,4 +1,4 @@
-"""Retrieval evaluation (MATH.md "Evaluation"): per-query AUPRC, its mean with a 95 % interval
+"""Retrieval evaluation (docs/mathematics.md, "Evaluation"): per-query AUPRC, its mean with a 95 % interval
 (:data:`LEVEL`), and the prevalence beside it.
 
 A *scorer* (higher = closer) is an :class:`~anchordiv.AnchorModel` (``−D``), ``"cosine"`` or
@@ -98,7 +98,9 @@ _BOOTSTRAPS: collections.OrderedDict = collections.OrderedDict()
 
 @functools.lru_cache(maxsize=8)
 def _resamples(s: int, q: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_bootstrap`'s draws for ``[S, Q]``: row counts ``[B, S]``, columns ``[B, Q]``."""
+    """The index draws of :func:`_bootstrap` for ``[S, Q]`` values: row counts ``[B, S]`` and
+    drawn columns ``[B, Q]`` (the same for every input of that shape and seed, so drawn once:
+    a run's intervals share a few shapes)."""
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, s, (n_boot, s))
     cols = rng.integers(0, q, (n_boot, q))
@@ -109,7 +111,9 @@ def _resamples(s: int, q: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.n
 
 
 def _bootstrap(v: np.ndarray, level: float, n_boot: int, seed: int) -> tuple[float, float, float]:
-    """:func:`bootstrap_interval` of finite ``v [S, Q]``: S rows and Q columns drawn apart."""
+    """:func:`bootstrap_interval` of finite ``v [S, Q]``: each resample draws S rows and Q
+    columns with replacement (index draws, the same law as multinomial counts, O(B·(S + Q))
+    random numbers); its mean is the mean over the drawn columns of the drawn rows' mean."""
     s, q = v.shape
     counts, cols = _resamples(s, q, n_boot, seed)
     row_means = counts @ v / s  # [B, Q]
@@ -259,7 +263,8 @@ def prepare_scorer(name: str, scorer, gallery, anchors, n_queries: int, method: 
 
 
 def _groups(self_idx: np.ndarray, n_gallery: int):
-    """A chunk's row groups ``(positions, keep-mask or None)``: masks drop the query's own item."""
+    """Row groups of a chunk: ``(positions, keep-mask or None)``; rows sharing a gallery item
+    with their query drop that column (so their matrices have G − 1 columns)."""
     has = self_idx >= 0
     out = []
     if has.any():
@@ -406,7 +411,20 @@ class Evaluation:
 
 
 def write_rows(path, rows: list[dict]) -> Path:
-    """Write a list of same-keyed dicts as CSV (creating parent folders)."""
+    """Write a list of same-keyed dicts as CSV (creating parent folders).
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    rows : list of dict
+        The rows (the first row's keys are the header).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     from .._safeio import atomic_file, flush
 
     p = Path(path)
@@ -419,7 +437,20 @@ def write_rows(path, rows: list[dict]) -> Path:
 
 
 def write_json(path, obj) -> Path:
-    """Write an object as indented JSON (creating parent folders)."""
+    """Write an object as indented JSON (creating parent folders).
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    obj : object
+        JSON-able (other numbers, e.g. numpy scalars, are written as floats).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     from .._safeio import atomic_file, write_text
 
     p = Path(path)
@@ -445,7 +476,8 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
 
 
 def check_relevance(relevance, n_queries: int, n_gallery: int):
-    """``relevance [Q, G]`` as an array (a memmap stays one) of the expected shape."""
+    """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one), or an
+    :class:`AnchorDivError` naming the shape it expected."""
     rel = relevance if isinstance(relevance, np.ndarray) else np.asarray(relevance)
     if rel.shape != (n_queries, n_gallery):
         raise AnchorDivError(
@@ -456,6 +488,18 @@ def check_relevance(relevance, n_queries: int, n_gallery: int):
 
 def default_query_chunk(n_gallery: int, budget: int = 1 << 21) -> int:
     """Query rows per chunk so one ``[chunk, G]`` float64 block holds about ``budget`` entries.
+
+    Parameters
+    ----------
+    n_gallery : int
+        G.
+    budget : int, default 2**21
+        Entries per block.
+
+    Returns
+    -------
+    int
+        Rows per chunk (≥ 1).
 
     Examples
     --------
@@ -604,6 +648,18 @@ def check_labels(name: str, labels) -> np.ndarray:
     embeddings passed as labels: no two items would share a label and every AUPRC would be
     undefined), as are indicators other than 0/1 and arrays that are not 1-D or 2-D.
 
+    Parameters
+    ----------
+    name : str
+        The argument name used in errors.
+    labels : array_like, shape [n] or [n, L]
+        The labels.
+
+    Returns
+    -------
+    numpy.ndarray, shape [n] or [n, L]
+        The labels (integer, boolean or, for ``[n]``, strings).
+
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import check_labels
@@ -637,6 +693,23 @@ def check_labels(name: str, labels) -> np.ndarray:
 def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
     """Relevance: the two items share at least one label.
 
+    Parameters
+    ----------
+    query_labels : array_like, shape [Q] or [Q, L]
+        Integer classes, or a binary multi-label indicator matrix.
+    gallery_labels : array_like, shape [G] or [G, L]
+        The same for the gallery.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape [Q, G]
+        The relevance.
+
+    Raises
+    ------
+    AnchorDivError
+        Labels that are not whole numbers (:func:`check_labels`) or shapes that do not pair.
+
     Examples
     --------
     >>> from anchordiv.evaluation.evaluate import shared_label_relevance
@@ -654,19 +727,3 @@ def shared_label_relevance(query_labels, gallery_labels) -> np.ndarray:
         f"labels: expected [Q] and [G] classes or [Q, L] and [G, L] indicators, "
         f"got {list(a.shape)} and {list(b.shape)}"
     )
-
-
-__all__ = [
-    "BASELINES",
-    "Evaluation",
-    "INTERVALS",
-    "bootstrap_interval",
-    "check_labels",
-    "default_query_chunk",
-    "evaluate",
-    "mean_interval",
-    "shared_label_relevance",
-    "t_interval",
-    "write_json",
-    "write_rows",
-]

@@ -19,7 +19,21 @@ from .evaluate import BASELINES, named_scorers, prepare_scorer, shared_label_rel
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Neighbours:
-    """The k nearest gallery items of each query under each geometry (from :func:`neighbours`)."""
+    """The k nearest gallery items of each query under each geometry (from :func:`neighbours`).
+
+    Parameters
+    ----------
+    names : list of str
+        The geometries, in order.
+    queries : numpy.ndarray of int, shape [Q]
+        Gallery row of each query, or −1 for a query from outside the gallery.
+    indices : dict of str to numpy.ndarray of int, shape [Q, k]
+        Gallery rows per geometry, closest first.
+    scores : dict of str to numpy.ndarray, shape [Q, k]
+        Their scores, higher = closer (an anchor model's are ``−D(query → item)``).
+    relevant : dict of str to numpy.ndarray of bool, shape [Q, k], optional
+        Whether each neighbour shares a label with its query (None without labels).
+    """
 
     names: list[str]
     queries: np.ndarray
@@ -54,14 +68,42 @@ class Neighbours:
         query_texts: Sequence | None = None,
         name: str = "text",
     ) -> list[dict]:
-        """Tidy rows, one per (query, geometry, rank): ``query`` (its number), ``query_row`` (its
-        gallery row; −1 for a query from outside the gallery), ``geometry``, ``rank``, ``item``
-        (the neighbour's gallery row), ``score`` and ``relevant`` (with labels).
+        """Tidy rows, one per (query, geometry, rank).
 
-        ``texts`` (one per gallery row) adds each neighbour's item as the column ``name`` and
-        the query's as ``query_<name>``: texts, or the image files of an image gallery
-        (``name="path"``); ``query_texts`` (one per query) gives the items of queries from
-        outside the gallery."""
+        Parameters
+        ----------
+        texts : sequence, optional, length G
+            One item per gallery row, added as the column ``name`` for each neighbour and as
+            ``query_<name>`` for the query: texts, or the image files of an image gallery
+            (``name="path"``).
+        query_texts : sequence, optional, length Q
+            The queries' items (needed for queries from outside the gallery; default: their
+            gallery rows' items).
+        name : str, default "text"
+            The column name of the items.
+
+        Returns
+        -------
+        list of dict
+            ``Q · len(names) · k`` rows, ordered by query, then geometry (in ``names`` order),
+            then rank.  The keys:
+
+            - ``query`` (int): the query's position, 0 … Q − 1;
+            - ``query_row`` (int): its gallery row, or −1 for a query from outside the gallery;
+            - ``geometry`` (str): the scorer's name (``"cosine"``, ``"inversion"``, a model's);
+            - ``rank`` (int): 1 for the closest neighbour, up to k;
+            - ``item`` (int): the neighbour's gallery row;
+            - ``score`` (float): higher = closer (an anchor model's is −D(query → item));
+            - ``relevant`` (bool, only with labels): the neighbour shares a label with the query;
+            - ``<name>`` and ``query_<name>`` (str, only with ``texts``): the neighbour's item
+              and the query's (``""`` for a query from outside the gallery without
+              ``query_texts``).
+
+        Raises
+        ------
+        AnchorDivError
+            ``query_texts`` not of length Q.
+        """
         if query_texts is not None and len(query_texts) != len(self.queries):
             raise AnchorDivError(
                 f"query_texts: expected {len(self.queries)} items, got {len(query_texts)}"
@@ -93,7 +135,29 @@ class Neighbours:
     def to_markdown(
         self, texts: Sequence[str], *, query_texts: Sequence[str] | None = None, width: int = 70
     ) -> str:
-        """One markdown table per query: a row per rank, a column per geometry."""
+        """One markdown table per query: a row per rank, a column per geometry.
+
+        Relevant neighbours are marked ✓ and others ✗ when labels were given.
+
+        Parameters
+        ----------
+        texts : sequence of str, length G
+            The gallery's texts.
+        query_texts : sequence of str, optional, length Q
+            The queries' texts (default: their gallery texts; needed for outside queries).
+        width : int, default 70
+            Characters kept of each text (longer ones end in "…").
+
+        Returns
+        -------
+        str
+            The tables, each after a line naming its query.
+
+        Raises
+        ------
+        AnchorDivError
+            ``texts`` shorter than the gallery rows referenced, or an outside query without
+            ``query_texts``."""
         width = integer("width", width, low=8)
         top = max(int(self.indices[n].max()) for n in self.names)
         if len(texts) <= max(top, int(self.queries.max())):
@@ -285,6 +349,3 @@ def neighbours(
         }
     query_rows = np.full(len(x), -1, np.int64) if rows is None else rows
     return Neighbours(list(named), query_rows, indices, scores, relevant)
-
-
-__all__ = ["Neighbours", "neighbours"]

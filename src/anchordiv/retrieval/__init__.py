@@ -18,20 +18,17 @@ from .divergence import (
     query_terms,
     top_k,
 )
-from .index import FaissIndex, GalleryIndex, L2Reduction, merge_results, recall_at_k
-from .metrics import LEVEL, auprc, prevalence
+from .index import FaissIndex, GalleryIndex, L2Reduction, merge_results, recall_at_k  # noqa: F401
+from .metrics import LEVEL, auprc, prevalence  # noqa: F401
 
 __all__ = [
     "FaissIndex",
     "GalleryIndex",
-    "L2Reduction",
-    "LEVEL",
     "auprc",
     "bregman",
     "cosine",
     "inversion",
     "key_terms",
-    "merge_results",
     "mips_keys",
     "mips_offset",
     "mips_queries",

@@ -1,4 +1,4 @@
-"""Reference geometries (MATH.md "Baselines"): cosine similarity and image–text inversion.
+"""Reference geometries (docs/mathematics.md, "Baselines"): cosine similarity and image–text inversion.
 
 Both return *similarities* ``[Q, G]`` (higher = closer), the opposite orientation of a divergence.
 """

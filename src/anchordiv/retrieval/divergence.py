@@ -5,7 +5,7 @@ For a query x and gallery item y (after the model's map P):
     D(x→y) = ψ(y) − ψ(x) − ⟨∇ψ(x), y − x⟩ = h(y) − ⟨u(x), v(y)⟩ + c(x)
 
 with query terms ``u = ∇ψ(x)``, ``c = ⟨∇ψ(x), x⟩ − ψ(x)`` and key terms ``v = y``, ``h = ψ(y)``
-(MATH.md, "Retrieval needs one matrix product"); squared-Euclidean fast paths use
+(docs/mathematics.md, "Retrieval needs one matrix product"); squared-Euclidean fast paths use
 ``u = 2φ(x), c = ‖φ(x)‖², v = φ(y), h = ‖φ(y)‖²``.  ``method``: ``"auto"``, ``"generic"`` (one
 GEMM) or ``"direct"`` (the Bregman formula per pair, the slow reference); results are clamped
 at 0.  ``precision`` (:data:`PRECISIONS`): ``"highest"`` (exact float32 products) or ``"fast"``
@@ -40,7 +40,23 @@ def use_fast_path(model: AnchorModel, method: str) -> bool:
 
 
 def check_precision(precision) -> str:
-    """``precision`` validated against :data:`PRECISIONS`."""
+    """``precision`` validated against :data:`PRECISIONS`.
+
+    Parameters
+    ----------
+    precision : str
+        ``"highest"`` or ``"fast"``.
+
+    Returns
+    -------
+    str
+        The same string.
+
+    Raises
+    ------
+    AnchorDivError
+        Another value.
+    """
     if precision not in PRECISIONS:
         raise AnchorDivError(
             f"precision: unknown {precision!r}; choose 'highest' (exact float32 products, the "
@@ -51,7 +67,8 @@ def check_precision(precision) -> str:
 
 
 def exact_products(fn):
-    """``fn`` traced with matrix products at ``Precision.HIGHEST`` unless it sets its own."""
+    """``fn`` traced with every matrix product at ``Precision.HIGHEST`` (exact float32 on
+    every backend) unless it sets its own: wraps the implementations before ``jax.jit``."""
 
     @functools.wraps(fn)
     def traced(*args, **kwargs):
@@ -62,7 +79,24 @@ def exact_products(fn):
 
 
 def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
-    """Query terms of the one-GEMM form, ``u`` and ``c`` (module docstring)."""
+    """Query terms of the one-GEMM form, ``u`` and ``c`` (module docstring).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    x : jax.Array, shape [Q, d]
+        Query embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        As in :func:`key_terms`.
+
+    Returns
+    -------
+    u : jax.Array, shape [Q, m]
+        Query vectors (∇ψ(x), or 2φ(x) on the fast path).
+    c : jax.Array, shape [Q]
+        Query offsets.
+    """
     if use_fast_path(model, method):
         phi = model.embed(x)
         return 2.0 * phi, jnp.sum(phi * phi, axis=-1)
@@ -72,7 +106,24 @@ def query_terms(model: AnchorModel, x: jax.Array, method: str = "auto"):
 
 
 def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
-    """Key terms of the one-GEMM form, ``v`` and ``h`` (module docstring)."""
+    """Key terms of the one-GEMM form, ``v`` and ``h`` (module docstring).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    y : jax.Array, shape [G, d]
+        Gallery embeddings.
+    method : {"auto", "generic", "direct"}, default "auto"
+        ``"auto"`` uses the fast path's ``v = φ(y)``, ``h = ‖φ(y)‖²`` where the model has one.
+
+    Returns
+    -------
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+    """
     if use_fast_path(model, method):
         phi = model.embed(y)
         return phi, jnp.sum(phi * phi, axis=-1)
@@ -81,7 +132,26 @@ def key_terms(model: AnchorModel, y: jax.Array, method: str = "auto"):
 
 
 def augmented(u, c, v, h):
-    """The operands of ``"highest"``: offsets ride inside the product."""
+    """The operands of ``"highest"``: offsets ride inside the product.
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+
+    Returns
+    -------
+    left : jax.Array, shape [Q, m + 2]
+        ``[−u, 1, c]``.
+    right : jax.Array, shape [G, m + 2]
+        ``[v, h, 1]``; ``left @ right.T`` is D before the clamp.
+    """
     ones_q = jnp.ones((u.shape[0], 1), u.dtype)
     ones_g = jnp.ones((v.shape[0], 1), v.dtype)
     ua = jnp.concatenate([-u, ones_q, c[:, None].astype(u.dtype)], axis=1)
@@ -90,7 +160,33 @@ def augmented(u, c, v, h):
 
 
 def centred(u, c, v, h):
-    """The operands of ``"fast"``: centred cross term and exact offsets."""
+    """The operands of ``"fast"``: centred cross term and exact offsets.
+
+    ``D = row[:, None] + col[None] − (u − ū)(v − v̄)ᵀ`` exactly (ū, v̄: column means; the
+    offsets' matrix-vector products at ``Precision.HIGHEST``).
+
+    Parameters
+    ----------
+    u : jax.Array, shape [Q, m]
+        Query vectors.
+    c : jax.Array, shape [Q]
+        Query offsets.
+    v : jax.Array, shape [G, m]
+        Key vectors.
+    h : jax.Array, shape [G]
+        Key offsets.
+
+    Returns
+    -------
+    u_centred : jax.Array, shape [Q, m]
+        u − ū.
+    v_centred : jax.Array, shape [G, m]
+        v − v̄.
+    row : jax.Array, shape [Q]
+        Query offsets of the centred form.
+    col : jax.Array, shape [G]
+        Key offsets of the centred form.
+    """
     hi = jax.lax.Precision.HIGHEST
     ubar, vbar = jnp.mean(u, axis=0), jnp.mean(v, axis=0)
     row = c.astype(u.dtype) - jnp.matmul(u, vbar, precision=hi)
@@ -273,7 +369,8 @@ def divergence(
 
 
 def row_bucket(n: int) -> int:
-    """Padded rows: a power of two up to 64, then a multiple of 2^(⌊log2 n⌋−3) (≤ 12.5 %)."""
+    """Padded row count: next power of two up to 64, then a multiple of 2^(⌊log2 n⌋−3)
+    (at most 12.5 % padding), so nearby sizes share compiled code."""
     if n <= 64:
         return 1 << max(0, (n - 1).bit_length())
     step = 1 << (n.bit_length() - 4)
@@ -281,7 +378,8 @@ def row_bucket(n: int) -> int:
 
 
 def pad_rows(x, size: int):
-    """``x [n, d]`` (numpy or JAX) padded to ``[size, d]`` by repeating row 0 (in the domain)."""
+    """Pad ``x [n, d]`` to ``[size, d]`` by repeating row 0 (stays in every model's domain).
+    Works on numpy and JAX arrays alike (a JAX array stays on its device)."""
     if len(x) == size:
         return x
     xp = jnp if isinstance(x, jax.Array) else np
@@ -298,12 +396,14 @@ jit_query_terms = jax.jit(_query_terms_impl, static_argnames="method")
 
 
 def padded_query_terms(model: AnchorModel, x: np.ndarray, method: str = "auto"):
-    """``(u [Qb, m], c [Qb])`` of ``x [Q, d]`` padded to :func:`row_bucket` rows."""
+    """Query terms of ``x [Q, d]`` computed on rows padded to :func:`row_bucket` (so nearby Q
+    share compiled code): ``(u [Qb, m], c [Qb])``; rows past Q are padding."""
     return jit_query_terms(model, pad_rows(x, row_bucket(len(x))), method)
 
 
 def merge_top_k(d, n_valid, offset, best_d, best_i):
-    """Merge scores ``d [Q, chunk]`` of items ``offset + j`` (j < n_valid) into the top-k."""
+    """Merge a scored block ``d [Q, chunk]`` (columns ≥ ``n_valid`` are padding; column j is
+    item ``offset + j``) into the running ``best_d, best_i [Q, k]`` (ascending)."""
     cols = jnp.arange(d.shape[1])
     d = jnp.where(cols[None, :] < n_valid, d, jnp.inf)
     cand_d = jnp.concatenate([best_d, d], axis=1)
@@ -330,7 +430,11 @@ DEVICE_STEP_ENTRIES = 1 << 24
 
 
 def default_chunk(n_queries: int, n_gallery: int, budget: int | None = None, dim: int = 0) -> int:
-    """Power-of-two gallery chunk in [1024, 2^16] (≤ bucketed G): ≈ ``budget`` entries a step."""
+    """Gallery chunk so that one block — ``[Q, chunk]`` scores plus ``[chunk, dim]`` gallery
+    rows — holds at most about ``budget`` entries (default :data:`STEP_ENTRIES` on CPU,
+    :data:`DEVICE_STEP_ENTRIES` on an accelerator backend, both halved under
+    ``jax_enable_x64``): a power of two from the bucketed Q (so nearby Q and G share compiled
+    code), at least 1024, at most 2^16 and at most :func:`row_bucket` of the gallery size."""
     if budget is None:
         budget = STEP_ENTRIES if jax.default_backend() == "cpu" else DEVICE_STEP_ENTRIES
         budget //= jax.dtypes.canonicalize_dtype(np.float64).itemsize // 4
@@ -347,7 +451,15 @@ def scan_chunk(chunk, n_queries: int, n_gallery: int, dim: int) -> int:
 
 
 def stream_top_k(u, c, k: int, n_items: int, chunk: int, read, score, *, progress=None):
-    """The streaming loop shared by :func:`top_k` and :class:`~.index.GalleryIndex`."""
+    """The streaming loop shared by :func:`top_k` and :class:`anchordiv.retrieval.index.GalleryIndex`.
+
+    ``u [Qb, m], c [Qb]``: query terms; ``read(start, stop)`` returns the next block of
+    ``stop − start`` rows (gallery rows or cached keys); ``score(block, n_valid, offset,
+    best_d, best_i)`` merges a block padded to ``chunk`` rows.  Memory is O(Q·(k + chunk)).
+    The loop runs inside :func:`anchordiv.heap.reused_heap` (its steps' buffers are reused
+    even in a process with fixed malloc thresholds, e.g. a Dask worker) and waits for the last
+    step there.
+    Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])``."""
     best_d = jnp.full((u.shape[0], k), jnp.inf, u.dtype)
     best_i = jnp.full((u.shape[0], k), -1, jnp.int32)
     starts = range(0, n_items, chunk)
@@ -376,7 +488,10 @@ def gallery_shape(model: AnchorModel, gallery) -> tuple[int, int]:
 
 
 def gallery_reader(model: AnchorModel, gallery, tally: NormTally | None = None):
-    """``read(start, stop)``: validated numpy rows of ``gallery``, counted in ``tally``."""
+    """``read(start, stop)`` for :func:`stream_top_k`: rows of an array-like gallery, validated
+    as they are read (the error names the row range), as a numpy array (the jitted scorer
+    moves it to the device); each block is counted in ``tally`` (rows off unit norm) when
+    given."""
 
     def read(start, stop):
         block = check_embeddings(model, f"gallery[{start}:{stop}]", np.asarray(gallery[start:stop]))
@@ -388,7 +503,14 @@ def gallery_reader(model: AnchorModel, gallery, tally: NormTally | None = None):
 
 
 def finished_top_k(best_i, best_d, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
-    """A scan's first ``n_queries`` rows as numpy; an error unless all are finite and found."""
+    """The first ``n_queries`` rows of a scan's ``(best_i [Qb, k], best_d [Qb, k])`` as numpy
+    ``(int64, float)`` arrays, every entry a gallery row and a finite divergence.
+
+    The scan starts from ``(-1, inf)`` padding and an item whose divergence is inf or NaN
+    (a row so far from unit norm that the products overflow) never ranks as a number, so a
+    query with fewer than k items of finite divergence would keep padding or non-finite
+    entries: that is an :class:`AnchorDivError` naming the queries, never a result whose
+    ``-1`` silently indexes the last item."""
     idx = np.asarray(best_i[:n_queries], np.int64)
     div = np.asarray(best_d[:n_queries])
     short = ~np.isfinite(div).all(axis=1) | (idx < 0).any(axis=1)
@@ -500,7 +622,12 @@ def top_k(
 def scan_top_k(
     model, u, c, gallery, k, *, chunk, method="auto", precision="highest", progress=None, tally=None
 ):
-    """:func:`top_k`'s scan of terms ``u, c``: device ``(best_i, best_d)``, padding included."""
+    """The top-k scan of :func:`top_k` for query terms already computed: ``u [Qb, m],
+    c [Qb]`` (:func:`padded_query_terms`) against an array-like ``gallery [G, d]`` streamed in
+    ``chunk`` rows by the jitted block scorer, counting the rows in ``tally`` when given.
+    Returns device arrays ``(best_i [Qb, k] int32, best_d [Qb, k])`` with indices relative to
+    the gallery's first row, padding (``-1``, inf) included (:func:`finished_top_k` checks
+    them).  Used by :mod:`anchordiv.scale.dask` to scan one block of a sharded gallery."""
     n_gallery, read = gallery_shape(model, gallery)[0], gallery_reader(model, gallery, tally)
 
     def score(block, n_valid, offset, best_d, best_i):
@@ -537,7 +664,8 @@ def mips_queries(model: AnchorModel, queries, *, method: str = "auto") -> np.nda
 
 @exact_products
 def mips_key_terms(model, y, method):
-    """MIPS keys ``[v(y), h(y)] [n, m + 1]`` of rows ``y [n, d]`` (the index build step)."""
+    """MIPS keys ``[v(y), h(y)] [n, m + 1]`` of rows ``y [n, d]`` (traced; jitted as the build
+    step of :class:`GalleryIndex`)."""
     v, h = key_terms(model, y, method)
     return jnp.concatenate([v, h[:, None]], axis=1)
 
@@ -596,21 +724,3 @@ def mips_offset(model: AnchorModel, queries, *, method: str = "auto") -> np.ndar
     check_model(model)
     x = check_embeddings(model, "queries", queries)
     return np.asarray(jit_query_terms(model, x, method)[1])
-
-
-__all__ = [
-    "METHODS",
-    "PRECISIONS",
-    "augmented",
-    "bregman",
-    "centred",
-    "check_precision",
-    "divergence",
-    "key_terms",
-    "mips_keys",
-    "mips_offset",
-    "mips_queries",
-    "pairwise",
-    "query_terms",
-    "top_k",
-]

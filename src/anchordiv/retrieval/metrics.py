@@ -1,4 +1,4 @@
-"""Retrieval metrics: AUPRC as the step-wise average precision (MATH.md "Evaluation")."""
+"""Retrieval metrics: AUPRC as the step-wise average precision (docs/mathematics.md, "Evaluation")."""
 
 from __future__ import annotations
 
@@ -68,7 +68,10 @@ def auprc(relevance, scores, *, no_positive: str = "raise") -> np.ndarray | floa
 
 
 def _average_precision(rel: np.ndarray, scores: np.ndarray) -> float:
-    """AP of one row: mean over relevant p of TP(≥ s_p) / N(≥ s_p) (binary search); NaN if none."""
+    """AP of one row (``rel [G]`` bool, ``scores [G]`` finite): every relevant item p adds
+    ``TP(≥ s_p) / N(≥ s_p)`` / P — the precision at its score's threshold, so tied scores
+    form one threshold exactly as in scikit-learn — counted by binary search in the sorted
+    scores: two sorts of values (no argsort), O(G log G).  NaN without relevant items."""
     pos = np.sort(scores[rel])
     if len(pos) == 0:
         return np.nan

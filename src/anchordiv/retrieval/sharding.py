@@ -22,7 +22,27 @@ from ..errors import AnchorDivError
 
 
 def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
-    """The axis names of a mesh to shard over and the number of shards."""
+    """The axis names of a mesh to shard over and the number of shards.
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh
+        The mesh.
+    axis : str or tuple of str, optional
+        Names of ``mesh``'s axes (default all).
+
+    Returns
+    -------
+    names : tuple of str
+        The axes.
+    shards : int
+        The product of their sizes.
+
+    Raises
+    ------
+    AnchorDivError
+        An axis the mesh does not have.
+    """
     if not isinstance(mesh, Mesh):
         raise AnchorDivError(f"mesh: expected a jax.sharding.Mesh, got {type(mesh).__name__}")
     names = (axis,) if isinstance(axis, str) else tuple(mesh.axis_names if axis is None else axis)
@@ -37,6 +57,22 @@ def mesh_axes(mesh, axis=None) -> tuple[tuple[str, ...], int]:
 def layout(n_items: int, chunk: int, n_shards: int) -> tuple[int, int]:
     """Rows per scan step and the padded gallery size of a sharded scan.
 
+    Parameters
+    ----------
+    n_items : int
+        Gallery rows.
+    chunk : int
+        Requested rows per step.
+    n_shards : int
+        Devices.
+
+    Returns
+    -------
+    chunk : int
+        Rows per scan step (at most the rows a device holds).
+    padded : int
+        The gallery size padded to a multiple of ``n_shards × chunk``.
+
     Examples
     --------
     >>> from anchordiv.retrieval.sharding import layout
@@ -50,7 +86,30 @@ def layout(n_items: int, chunk: int, n_shards: int) -> tuple[int, int]:
 
 
 def place_rows(read, n_items: int, width: int, mesh, names, padded: int) -> jax.Array:
-    """An array sharded by rows over mesh axes, each process reading only its own devices' rows."""
+    """An array sharded by rows over mesh axes, each process reading only its own devices' rows.
+
+    Rows past ``n_items`` repeat row 0; the dtype is row 0's.
+
+    Parameters
+    ----------
+    read : callable
+        ``read(start, stop) -> rows``.
+    n_items : int
+        Real rows.
+    width : int
+        Row width.
+    mesh : jax.sharding.Mesh
+        The mesh.
+    names : tuple of str
+        Mesh axes to shard over.
+    padded : int
+        Total rows (:func:`layout`).
+
+    Returns
+    -------
+    jax.Array, shape [padded, width]
+        The sharded rows.
+    """
     dtype = np.asarray(read(0, 1)).dtype
 
     def rows(index):
@@ -109,9 +168,36 @@ def _sharded_top_k(args, rows, n_items, *, score, extra, k, chunk, mesh, names):
 def sharded_top_k(
     score, args, rows: jax.Array, n_items: int, k: int, chunk: int, mesh, names, extra=()
 ):
-    """Top-k over rows placed by :func:`place_rows`, every device scanning its own rows."""
+    """Top-k over rows placed by :func:`place_rows`, every device scanning its own rows.
+
+    Parameters
+    ----------
+    score : callable
+        ``score(*args, block, n_valid, offset, best_d, best_i, *extra)``, the single-device block
+        scorer.
+    args : tuple
+        Replicated arguments, ending with the query terms ``(u, c)``.
+    rows : jax.Array, shape [padded, w]
+        The placed rows.
+    n_items : int
+        Real rows.
+    k : int
+        Items per query.
+    chunk : int
+        Rows per scan step.
+    mesh : jax.sharding.Mesh
+        The mesh.
+    names : tuple of str
+        Mesh axes.
+    extra : tuple, default ()
+        Static extra arguments of ``score``.
+
+    Returns
+    -------
+    best_i : jax.Array, shape [Qb, k], int32
+        Indices, like :func:`anchordiv.retrieval.divergence.stream_top_k`.
+    best_d : jax.Array, shape [Qb, k]
+        Divergences.
+    """
     static = dict(score=score, extra=tuple(extra), k=k, chunk=chunk, mesh=mesh, names=names)
     return _sharded_top_k(args, rows, jnp.asarray(n_items, jnp.int32), **static)
-
-
-__all__ = ["layout", "mesh_axes", "place_rows", "sharded_top_k"]

@@ -139,8 +139,15 @@ class CorePin(WorkerPlugin):
 
 
 class JaxConfig(WorkerPlugin):
-    """Worker plugin: set ``jax_enable_x64`` on every worker (present and future) to the client's
-    value."""
+    """Worker plugin: set ``jax_enable_x64`` on every worker (present and future) to the client's value.
+
+    So workers compute in the client's precision.
+
+    Parameters
+    ----------
+    x64 : bool
+        The client's ``jax_enable_x64``.
+    """
 
     name = "anchordiv-jax-config"
 
@@ -153,7 +160,25 @@ class JaxConfig(WorkerPlugin):
 
 @contextlib.contextmanager
 def connect(client=None, *, scheduler: str | None = None, workers: int | None = None):
-    """A ``distributed.Client`` for the duration of a ``with`` block (a context manager)."""
+    """A ``distributed.Client`` for the duration of a ``with`` block (a context manager).
+
+    Whatever this opened is closed on exit.  Every client gets the :class:`JaxConfig` plugin.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        Used as is.
+    scheduler : str, optional
+        Else connect to this address (e.g. ``"tcp://10.0.0.5:8786"``).
+    workers : int, optional
+        Else the active default client, else a fresh :func:`local_cluster` of this many
+        workers.
+
+    Yields
+    ------
+    distributed.Client
+        The client.
+    """
     distributed = _require_dask()
     with contextlib.ExitStack() as stack:
         if client is None and scheduler is not None:
@@ -169,7 +194,22 @@ def connect(client=None, *, scheduler: str | None = None, workers: int | None = 
 
 
 def wait(futures, *, progress: bool | None = None, desc: str = "tasks") -> None:
-    """Wait for futures, with a progress bar on stderr as they finish."""
+    """Wait for futures, with a progress bar on stderr as they finish.
+
+    Parameters
+    ----------
+    futures : list of Future
+        The futures.
+    progress : bool, optional
+        Show the bar (``None``: when there are more than 8).
+    desc : str, default "tasks"
+        The bar's label.
+
+    Returns
+    -------
+    None
+        When every future has finished.
+    """
     distributed = _require_dask()
     show = len(futures) > 8 if progress is None else progress
     with tqdm(total=len(futures), desc=desc, unit="task", disable=not show) as bar:
@@ -182,7 +222,19 @@ def wait(futures, *, progress: bool | None = None, desc: str = "tasks") -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-    """Rows ``[start, stop)`` of one shard file; only this travels to the worker."""
+    """Rows ``[start, stop)`` of one shard file; only this travels to the worker.
+
+    Parameters
+    ----------
+    path : str
+        A ``.npy`` (memory-mapped where the task runs) or a parquet file.
+    start, stop : int
+        Rows.
+    column : str, optional
+        Parquet: the embedding column.
+    groups : tuple of int, default ()
+        Parquet: the row groups holding the rows.
+    """
 
     path: str
     start: int
@@ -226,7 +278,26 @@ def _natural(path: str) -> list:
 
 
 def shard_paths(shards) -> list[str]:
-    """Shard files in gallery order."""
+    """Shard files in gallery order.
+
+    Each directory or glob is sorted naturally; a list keeps its order.
+
+    Parameters
+    ----------
+    shards : str, Path or list
+        A directory (its ``*.npy`` / ``*.parquet`` files, or those of its ``img_emb/``
+        subdirectory), a glob pattern, one file, or a list of any of these.
+
+    Returns
+    -------
+    list of str
+        The files.
+
+    Raises
+    ------
+    AnchorDivError
+        No shard files found, or an argument that is not a path, glob or list of paths.
+    """
     if isinstance(shards, (str, os.PathLike)):
         text = str(shards)
         if Path(text).is_dir():
@@ -285,7 +356,32 @@ def _parquet_blocks(path: str, block_rows: int, column: str) -> tuple[list[Block
 
 
 def blocks(model, shards, *, block_rows: int = BLOCK_ROWS, column: str = "embedding"):
-    """The gallery as scan blocks."""
+    """The gallery as scan blocks.
+
+    Validates every shard's width against ``model.dim``; the shards must fit ``model`` (a block
+    is validated by the task that reads it).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    shards : str, Path, list or dask.array
+        Paths, a glob, a directory, parquet files (:func:`shard_paths`) or a ``dask.array
+        [G, d]``.
+    block_rows : int, default 2**20
+        Rows per block (task).
+    column : str, default "embedding"
+        Parquet: the embedding column.
+
+    Returns
+    -------
+    parts : list
+        :class:`Block` or ``dask.delayed`` arrays ``[n_b, d]``.
+    offsets : numpy.ndarray, shape [B]
+        Each block's first global row.
+    G : int
+        Gallery rows.
+    """
     block_rows = integer("block_rows", block_rows, low=1)
     if type(shards).__module__.startswith("dask.array"):
         return _dask_array_blocks(model, shards)
@@ -455,7 +551,8 @@ def top_k(
 
 @reusing_heap
 def _block_keys(model, rows, path: str, offset: int, method: str, chunk: int) -> np.ndarray:
-    """Write a block's keys into rows ``offset…`` of the ``.npy`` at ``path``; return stats."""
+    """Write one block's MIPS keys into rows ``offset…`` of the ``.npy`` at ``path``; return
+    their :meth:`L2Reduction.stats`."""
     data = rows.rows() if isinstance(rows, Block) else rows
     out = np.load(path, mmap_mode="r+")
     stats = 0.0
@@ -512,7 +609,52 @@ def build_index(
     retries: int = 2,
     progress: bool | None = None,
 ) -> FaissIndex:
-    """An IVF index of a sharded gallery, built by Dask tasks and merged on disk."""
+    """An IVF index of a sharded gallery, built by Dask tasks and merged on disk.
+
+    Writes into ``out_dir``: ``keys.npy`` (the MIPS keys ``[G, m+1]``, each block's rows
+    written by one task), ``trained.index`` (the IVF, trained once on ``train_size`` sampled
+    keys), ``lists.ivfdata`` + ``ivf.index`` (every block added to a copy of the trained IVF
+    by one task, the copies merged with faiss's ``merge_ondisk``) and ``index.json``.  Keys go
+    through the same balanced MIPS → L2 reduction as :meth:`anchordiv.GalleryIndex.to_faiss`
+    (statistics summed over blocks).
+
+    Parameters
+    ----------
+    model : AnchorModel
+        The anchor model.
+    shards : str, Path, list or dask.array
+        The gallery (:func:`blocks`).
+    out_dir : str or Path
+        Destination.
+    nlist : int, optional
+        IVF cells (default ≈ 4√G).
+    nprobe : int, default 16
+        Cells searched.
+    train_size : int, default 100000
+        Keys sampled to train the IVF.
+    seed : int, default 0
+        Sampling seed.
+    method : {"auto", "generic", "direct"}, default "auto"
+        Divergence path of the keys.
+    chunk : int, default 8192
+        Rows per key-building step.
+    block_rows : int, default 2**20
+        Rows per task.
+    column : str, default "embedding"
+        Parquet: the embedding column.
+    client : distributed.Client, optional
+        See :func:`connect`.
+    retries : int, default 2
+        Re-runs of a task that raised.
+    progress : bool, optional
+        Show progress bars.
+
+    Returns
+    -------
+    FaissIndex
+        :func:`load_index` of ``out_dir``: inverted lists and keys stay memory-mapped, candidates
+        are re-scored exactly.
+    """
     faiss = index_module.require_faiss()
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -611,22 +753,3 @@ def load_index(model, out_dir, *, nprobe: int | None = None) -> FaissIndex:
         ivf.nprobe = saved if nprobe is None else min(integer("nprobe", nprobe, low=1), nlist)
         gallery = GalleryIndex.from_keys(model, keys, method=meta["method"])
         return FaissIndex(ivf, gallery, reduction=L2Reduction(*numbers))
-
-
-__all__ = [
-    "BLOCK_ROWS",
-    "Block",
-    "CorePin",
-    "JaxConfig",
-    "WORKER_CONFIG",
-    "WORKER_ENV",
-    "blocks",
-    "build_index",
-    "connect",
-    "load_index",
-    "local_cluster",
-    "shard_paths",
-    "top_k",
-    "tree_merge",
-    "wait",
-]

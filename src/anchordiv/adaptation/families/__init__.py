@@ -1,7 +1,7 @@
 """The adaptable families, one module each (:mod:`anchordiv.adaptation.protocol` is the protocol):
 a family's module holds its explicit NumPyro model, its exact posterior (where it has one), its
 closed forms and its prior object.  Importing a module registers its family under its kind (in
-this order: ``ad.adapt.KINDS``); adding a family is one new module and one line here.
+this order: ``anchordiv.adaptation.KINDS``); adding a family is one new module and one line here.
 
 The explicit models and exact posteriors are exported here too, to copy and change::
 
@@ -23,7 +23,7 @@ from .latent_spherical import (
 )
 from .mixture import DirichletNIW, DirichletNIWPrior, dirichlet_niw_model, map_em, mixture_prior
 from .diagonal import DiagonalPrior, NormalInverseGamma
-from .spectral import SpectralPrior
+from .spectral import SpectralPrior, spectral_model
 from .structured import (
     FactorPrior,
     LKJPrior,
@@ -64,5 +64,6 @@ __all__ = [
     "map_em",
     "mixture_prior",
     "niw_model",
+    "spectral_model",
     "stiefel_site",
 ]

@@ -46,8 +46,27 @@ def diagonal_model(targets, *, mu0, kappa0, a0, b0):
 
 @dataclasses.dataclass(frozen=True)
 class NormalInverseGamma:
-    """Per-coordinate Normal–inverse-gamma parameters (float64): ``mu [d]``, ``kappa``, ``a``,
-    ``b [d]``."""
+    """Per-coordinate Normal–inverse-gamma parameters (float64) of the diagonal kind: for each
+    coordinate j, ``σ_j² ~ InvGamma(a, b_j)`` and ``μ_j | σ_j² ~ N(mu_j, σ_j²/kappa)``
+    (docs/mathematics.md, "Adaptation: conjugate updates").
+
+    Parameters
+    ----------
+    mu : numpy.ndarray, shape [d]
+        The mean's location.
+    kappa : float
+        The mean's strength (pseudo-count), > 0.
+    a : float
+        The shape of every coordinate's inverse-gamma, shared across coordinates.
+    b : numpy.ndarray, shape [d]
+        The per-coordinate inverse-gamma scales, > 0.
+
+    Attributes
+    ----------
+    mu, kappa, a, b
+        As given.  :meth:`update` returns the conjugate posterior given targets ``[n, d]``
+        (``kappa + n``, ``a + n/2``); :meth:`power_scaled` the density raised to a power.
+    """
 
     mu: np.ndarray
     kappa: float
@@ -117,7 +136,8 @@ class NormalInverseGamma:
 
 
 def diagonal_predictive(kwargs: dict, draws: dict, train, test, rng) -> np.ndarray:
-    """The exact predictive ``log p(t | T) = log p(T ∪ {t}) − log p(T)`` ``[1, m]``."""
+    """The exact predictive (hook ``conditional_predictive``): ``log p(t | T) = log p(T ∪ {t})
+    − log p(T)`` of each held-out ``t`` (a product of per-coordinate Student-t's) ``[1, m]``."""
     prior = NormalInverseGamma.from_model_kwargs(kwargs)
     t = np.asarray(train, np.float64)
     base = prior.log_marginal(t)
@@ -176,14 +196,21 @@ class DiagonalPrior(Family):
         The broad mean.
     var : numpy.ndarray, shape [d]
         E[σ²]: the broad variances, or their mean for the isotropic control.
-    kappa0, nu0 : float, default 10.0
-        Pseudo-anchors of the mean and of the variances.
-    prior, origin : str
-        The prior mode (which variances ``var`` are) and where the prior came from.
+    kappa0 : float, default 10.0
+        Pseudo-anchors of the mean.
+    nu0 : float, default 10.0
+        Pseudo-anchors of the variances.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which variances ``var`` are.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> prior = ad.DiagonalPrior.from_anchors(np.random.default_rng(0).normal(size=(20, 4)))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
+    >>> prior = ad.DiagonalPrior.from_anchors(broad)
     >>> prior.var.shape, prior.kappa0
     ((4,), 10.0)
     """
@@ -227,7 +254,7 @@ class DiagonalPrior(Family):
         broad : array_like, shape [N, d]
             Broad anchors.
         targets : array_like, shape [n, d], optional
-            Not used.
+            Not used (no strength is chosen from them).
         kappa0 : float, default 10.0
             Prior mean strength, in pseudo-anchors.
         nu0 : float, default 10.0
@@ -236,7 +263,11 @@ class DiagonalPrior(Family):
             Relative ridge of the broad variances.
         prior : {"broad", "isotropic"}, default "broad"
             The broad variances or the isotropic control (their mean, in every coordinate).
-        """
+
+        Returns
+        -------
+        DiagonalPrior
+            The prior."""
         mu, cov = cached(moments, np.asarray(broad), positive("reg", reg, allow_zero=True))
         out = cls(
             np.asarray(mu), np.diag(cov).copy(), positive("kappa0", kappa0), positive("nu0", nu0)
@@ -269,7 +300,8 @@ class DiagonalPrior(Family):
         return p.update(targets), info, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NormalInverseGamma:
-        """:meth:`NormalInverseGamma.power_scaled`, then the conjugate update."""
+        """The exact posterior under this prior raised to the power ``alpha``
+        (:meth:`NormalInverseGamma.power_scaled`, then the conjugate update)."""
         return self.nig().power_scaled(alpha).update(targets)
 
     # ---- per kind -------------------------------------------------------------------------
@@ -278,6 +310,3 @@ class DiagonalPrior(Family):
         dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
         sd = np.sqrt(np.asarray(p["sigma2"], np.float64))
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(np.diag(sd), dt), as_tau(tau, dt))
-
-
-__all__ = ["DiagonalLikelihood", "DiagonalPrior", "NormalInverseGamma", "diagonal_model"]

@@ -1,4 +1,4 @@
-"""The Gaussian family: Normal–Inverse-Wishart prior of the Gaussian anchor model (MATH.md, D.2):
+"""The Gaussian family: Normal–Inverse-Wishart prior of the Gaussian anchor model (docs/mathematics.md, "Gaussian: Normal–Inverse-Wishart"):
 its explicit NumPyro model, the conjugate posterior :class:`NIW`, empirical Bayes, the subspace
 projection and lift, and the prior object :class:`NIWPrior`.
 
@@ -114,12 +114,15 @@ def log_niw(mu, sig, kw) -> np.ndarray:
 
 
 def cov_cholesky(cov) -> np.ndarray:
-    """The Cholesky factor of a finite symmetric PD prior covariance (else the error)."""
+    """The lower Cholesky factor of a prior covariance ``[d, d]`` that is finite, symmetric and
+    positive definite (else an error naming ``cov`` and what is wrong,
+    :func:`~anchordiv.errors.check_covariance`)."""
     return check_covariance("cov", cov, factor=True)
 
 
 def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
-    """The Gaussian anchor model of ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``."""
+    """The Gaussian anchor model of parameters ``{"mu": [d], "Sigma": [d, d]}`` in ``dtype``
+    (float64 is float32 unless JAX runs in float64)."""
     dt = jax_dtype(dtype)
     return Gaussian(
         jnp.asarray(p["mu"], dt), jnp.asarray(cov_factor(p["Sigma"]), dt), as_tau(tau, dt)
@@ -128,6 +131,16 @@ def gaussian_model(p: dict, tau: float, dtype: str) -> Gaussian:
 
 def cov_factor(cov: np.ndarray) -> np.ndarray:
     """A factor F with F Fᵀ = Σ: Cholesky (O(d³/3), fast at d = 768) with an eigen fallback.
+
+    Parameters
+    ----------
+    cov : numpy.ndarray, shape [d, d]
+        A symmetric positive semi-definite Σ.
+
+    Returns
+    -------
+    numpy.ndarray, shape [d, d]
+        F.
 
     Examples
     --------
@@ -271,15 +284,41 @@ class BartlettGaussian(dist.Distribution):
 
 
 def project_niw(kwargs: dict, u: np.ndarray, mean: str) -> dict:
-    """NIW hyperparameters in a basis (batched over components): ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``,
-    ``ν₀ → ν₀ − (d − r)``."""
+    """NIW hyperparameters in a basis: ``μ₀ → μ₀u``, ``Ψ₀ → uᵀΨ₀u``, ``ν₀ → ν₀ − (d − r)``.
+
+    Batched over components.
+
+    Parameters
+    ----------
+    kwargs : dict
+        Hyperparameters (the prior mean under ``mean``, ``psi0``, ``nu0``).
+    u : numpy.ndarray, shape [d, r]
+        The basis.
+    mean : str
+        The name of the prior mean.
+
+    Returns
+    -------
+    dict
+        The projected hyperparameters.
+    """
     d, r = u.shape
     mu0, psi0 = np.asarray(kwargs[mean], np.float64) @ u, sandwich(u, kwargs["psi0"])
     return {**kwargs, mean: mu0, "psi0": psi0, "nu0": float(kwargs["nu0"]) - (d - r)}
 
 
 class Conditional:
-    """The exact conditionals of one NIW posterior outside the subspace, in the basis V."""
+    """The exact conditionals of one NIW posterior outside the subspace, in the basis V.
+
+    Parameters
+    ----------
+    niw : NIW
+        The full-d NIW posterior.
+    basis : numpy.ndarray, shape [d, d]
+        V, the broad principal basis.
+    r : int
+        The subspace rank.
+    """
 
     def __init__(self, niw, basis: np.ndarray, r: int):
         d = niw.dim
@@ -324,7 +363,9 @@ class Conditional:
 
 
 def lift_gaussian(ps: list[dict], completion, basis, r: int, which: str, rng) -> list[dict]:
-    """Full-d ``{"mu", "Sigma"}`` of subspace points (draws with ``rng``): :class:`Conditional`."""
+    """Full-d ``{"mu", "Sigma"}`` of subspace parameter sets ``ps`` (points, or draws with
+    ``rng``) from the exact conditionals of the full-d NIW posterior ``completion``
+    (:class:`Conditional`)."""
     cond = Conditional(completion, basis, r)
     return [
         cond.lift(np.asarray(p["mu"], np.float64), np.asarray(p["Sigma"], np.float64), which, rng)
@@ -337,9 +378,12 @@ EB_BOUNDS = (1e-3, 1e6)
 
 
 class MarginalCurve:
-    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation: the eigenvalues of
-    ``L⁻¹ S L⁻ᵀ`` (``C = LLᵀ``) from a thin SVD of the whitened targets, the mean term by the
-    matrix determinant lemma; setup one Cholesky of C and O(n d²)."""
+    """log p(targets | κ₀, s) for ``Ψ₀ = s·C`` in O(n) per evaluation.
+
+    With ``C = LLᵀ`` and the centred targets X ``[n, d]``, ``L⁻¹ S L⁻ᵀ = YᵀY`` for
+    ``Y = X L⁻ᵀ``: its nonzero eigenvalues λ and eigenvectors come from a thin SVD of Y (at most
+    n of them; the other d − r eigenvalues are 0), and the mean term enters through the matrix
+    determinant lemma with ``z = L⁻¹(t̄ − μ₀)``.  Cost: one Cholesky of C and O(n d²)."""
 
     def __init__(self, mu0, cov, targets):
         t = np.asarray(targets, np.float64)
@@ -386,12 +430,21 @@ def empirical_bayes_fit(
     nu0: float | None = None,
     hyperprior: bool = True,
 ) -> dict:
-    """Choose the prior strengths left ``None``: the maximiser over the log strengths of the
-    closed-form log marginal likelihood of ``targets [n, d]`` plus, with ``hyperprior``, the weak
-    :func:`log_hyperprior` (without it the objective plateaus and runs to the bound whenever the
-    targets look like the broad prior).  A 25-point log grid per free strength over
-    :data:`EB_BOUNDS`, refined by bounded Nelder–Mead.  Returns ``{"kappa0", "nu0",
-    "log_marginal", "objective", "at_bound"}`` (``at_bound``: strengths on the bound, warned)."""
+    """Choose the prior strengths left ``None`` (maximum a posteriori over the log strengths).
+
+    Objective: the closed-form log marginal likelihood of ``targets [n, d]`` plus, with
+    ``hyperprior=True``, the weak :func:`log_hyperprior` on ``log κ₀`` and ``log(ν₀ − d − 1)``.
+    Without it the objective has a plateau, not a maximum, as the strengths grow whenever the
+    targets look like the broad prior (always possible for n ≤ 3): the maximiser then runs to the
+    search bound (10⁶ pseudo-anchors), the targets are ignored and the posterior intervals
+    collapse.  The hyperprior makes the plateau's start the answer and changes nothing where the
+    data are informative (its curvature, 1/4 per log unit, is that of a fraction of one anchor).
+
+    Search: a log-spaced 25-point grid per free strength over :data:`EB_BOUNDS`, refined by
+    bounded Nelder–Mead to 1e-10 in the log strengths (derivative-free: the objective is a sum
+    of large cancelling terms at large strengths, where finite-difference gradients are noise).
+    Returns ``{"kappa0", "nu0", "log_marginal", "objective", "at_bound"}``; ``at_bound`` names
+    the strengths that ended on a bound of the search box (also warned about)."""
     curve = MarginalCurve(np.asarray(mu0, np.float64), np.asarray(cov, np.float64), targets)
     d = curve.d
     free = [kappa0 is None, nu0 is None]
@@ -441,8 +494,25 @@ def empirical_bayes_fit(
 
 
 def empirical_bayes(mu0, cov, targets, **options) -> tuple[float, float, float]:
-    """``(κ₀, ν₀, log marginal likelihood)``: :func:`empirical_bayes_fit` with its ``options``
-    (``kappa0``, ``nu0``, ``hyperprior``).
+    """Empirical-Bayes strengths of a NIW prior (:func:`empirical_bayes_fit`).
+
+    Parameters
+    ----------
+    mu0 : array_like, shape [d]
+        Prior mean.
+    cov : array_like, shape [d, d]
+        Prior E[Σ].
+    targets : array_like, shape [n, d]
+        Target anchors.
+    kappa0, nu0 : float, optional
+        Fixed strengths; those left None are chosen.
+    hyperprior : bool, default True
+        Add the weak hyperprior on the log strengths.
+
+    Returns
+    -------
+    kappa0, nu0, log_marginal : float
+        The strengths and the log marginal likelihood at them.
 
     Examples
     --------
@@ -464,6 +534,30 @@ def niw_model(targets, *, mu0, kappa0, nu0, psi0, psi0_tril=None, map_jacobian=F
     O(n d²)-per-step space at any d (no Cholesky of a sampled Σ, float32-safe).  Sites:
     deterministic ``Sigma [d, d]`` and ``mu [d]``; latent ``bartlett_chi2 [d]``,
     ``bartlett_normal [d(d−1)/2]``, ``mu_std [d]``; observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    mu0 : array_like, shape [d]
+        μ₀.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d − 1.
+    psi0 : array_like, shape [d, d]
+        Ψ₀, positive definite.
+    psi0_tril : array_like, shape [d, d], optional
+        Its Cholesky factor, if already known.
+    map_jacobian : bool, default False
+        Add the log-Jacobian that turns the density of the Bartlett coordinates into the
+        density of (μ, Σ): a delta guide (MAP) then finds the joint mode
+        ``(μₙ, Ψₙ/(νₙ + d + 2))`` of the parameters, not of their coordinates.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
     """
     mu, law, jac = niw_bartlett("", mu0, kappa0, nu0, psi0, psi0_tril)
     if map_jacobian:
@@ -491,6 +585,17 @@ def check_nu0(nu0: float, d: int) -> float:
 @dataclass(frozen=True)
 class NIW:
     """Normal–inverse-Wishart parameters (float64): ``Σ ~ IW(ν, Ψ)``, ``μ | Σ ~ N(μ, Σ/κ)``.
+
+    Parameters
+    ----------
+    mu : numpy.ndarray, shape [d]
+        The mean.
+    kappa : float
+        κ > 0.
+    nu : float
+        ν > d − 1.
+    psi : numpy.ndarray, shape [d, d]
+        Ψ, positive definite.
 
     Examples
     --------
@@ -534,8 +639,8 @@ class NIW:
 
     def power_scaled(self, alpha: float) -> "NIW":
         """This NIW density raised to the power ``alpha`` and renormalised: again NIW, with
-        ``κ → ακ``, ``Ψ → αΨ``, ``ν + d + 2 → α(ν + d + 2)``, μ unchanged (MATH.md,
-        "Power-scaling prior sensitivity").  An α that leaves it improper (ν' ≤ d − 1) is
+        ``κ → ακ``, ``Ψ → αΨ``, ``ν + d + 2 → α(ν + d + 2)``, μ unchanged (docs/mathematics.md,
+        "Power-scaling sensitivity").  An α that leaves it improper (ν' ≤ d − 1) is
         refused with the smallest α that keeps it proper."""
         a, d = positive("alpha", alpha), self.dim
         if a == 1.0:
@@ -593,7 +698,9 @@ class NIW:
 
 
 def weak_covariance(strength: float) -> dict:
-    """``{"target_only": why}`` for a prior covariance worth < 1 pseudo-anchor, else ``{}``."""
+    """``{"target_only": why}`` for a prior covariance worth ``strength`` < 1 pseudo-anchor (the
+    fit is then target-only in the directions the targets leave open), else
+    ``{}``."""
     if strength >= 1.0:
         return {}
     return {"target_only": f"the prior's covariance carries {strength:.3g} pseudo-anchors"}
@@ -632,7 +739,8 @@ def mean_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
 
 
 def gaussian_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Mean cosine and norm, trace, leading eigenvalues, leading-axis angle; μ, Σ at d ≤ 8."""
+    """Mean cosine and norm, covariance trace, leading eigenvalues and the angle of the leading
+    axis to the point summary's (degrees); ``mu`` and ``Sigma`` themselves at d ≤ 8."""
     w, v = np.linalg.eigh(s["Sigma"])
     _, vr = np.linalg.eigh(ref["Sigma"])
     lead = np.abs((v[..., :, -1] * vr[:, -1]).sum(-1))
@@ -679,19 +787,24 @@ class NIWPrior(Family):
         μ₀, the broad mean.
     cov : numpy.ndarray, shape [d, d]
         C = E[Σ], the broad (ridged) covariance.
-    kappa0, nu0 : float
-        κ₀ > 0 and ν₀ > d + 1.
+    kappa0 : float
+        κ₀ > 0.
+    nu0 : float
+        ν₀ > d + 1.
     prior : {"broad", "isotropic"}, default "broad"
         Which covariance C is (the isotropic control has the same trace).
-    chosen_by, at_bound : str, default "user" and ""
-        "user", "held-out recipe (…)" or "empirical Bayes (…)"; the strengths that ended on the
-        search bound.
+    chosen_by : str, default "user"
+        "user", "held-out recipe (…)" or "empirical Bayes (…)".
+    at_bound : str, default ""
+        The strengths that ended on the search bound.
     origin : str, default ""
         Where the prior came from (JSON: a saved model's path and card).
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.NIWPrior.from_anchors(broad, kappa0=5.0, nu0=10.0)
     >>> prior.dim, prior.kappa0, prior.chosen_by
     (4, 5.0, 'user')
@@ -726,7 +839,9 @@ class NIWPrior(Family):
     )
 
     def __post_init__(self):
-        """Check concrete hyperparameters (not a pytree rebuilt from tracers)."""
+        """Concrete hyperparameters are checked (a pytree rebuilt from tracers is not):
+        ``cov`` must be a finite symmetric positive-definite ``[d, d]`` (``cov = -I`` gave
+        Σ = 0 and all-zero divergences), ``mu0`` finite, ``kappa0 > 0``, ``nu0 > d + 1``."""
         if not isinstance(self.cov, (np.ndarray, list, tuple)):
             return
         mu0 = np.asarray(self.mu0, np.float64)
@@ -799,11 +914,15 @@ class NIWPrior(Family):
             The rule choosing ``"auto"`` strengths: the held-out recipe (exact-LOO density
             capped by the targets' novelty) or empirical Bayes.
 
+        Returns
+        -------
+        NIWPrior
+            The prior.
+
         Raises
         ------
         AnchorDivError
-            An unknown rule, invalid strengths, or ``"auto"`` without targets.
-        """
+            An unknown rule, invalid strengths, or ``"auto"`` without targets."""
         d = np.shape(broad)[1]
         check_choice("strengths", strengths, STRENGTH_RULES)
         mu0, cov = broad_moments(
@@ -860,7 +979,8 @@ class NIWPrior(Family):
         return self.niw().log_marginal(np.asarray(targets, np.float64))
 
     def chosen_on_targets(self) -> bool:
-        """Whether ``chosen_by`` is the held-out recipe or empirical Bayes."""
+        """Whether ``kappa0``/``nu0`` were chosen on the targets (``chosen_by`` is not
+        ``"user"``: the held-out recipe or empirical Bayes)."""
         return self.chosen_by.startswith(("empirical", "held-out"))
 
     def model_inputs(self, targets):
@@ -885,7 +1005,8 @@ class NIWPrior(Family):
         return post, {**info, "model_kwargs": kwargs}, fixed
 
     def power_scaled_posterior(self, alpha: float, targets) -> NIW:
-        """:meth:`NIW.power_scaled`, then the conjugate update."""
+        """The exact posterior under this prior raised to the power ``alpha``: the power-scaled
+        NIW (:meth:`NIW.power_scaled`) updated by the conjugate update."""
         return self.niw().power_scaled(alpha).update(targets)
 
     # ---- per kind -------------------------------------------------------------------------
@@ -916,37 +1037,3 @@ def subspace_joint_mode(point: dict, completion, r: int) -> dict:
     d, nu = completion.dim, completion.nu
     scale = (nu - d + 2 * r + 2) / (nu + d + 2)
     return {**point, "Sigma": np.asarray(point["Sigma"], np.float64) * scale}
-
-
-__all__ = [
-    "subspace_joint_mode",
-    "BartlettGaussian",
-    "Conditional",
-    "EB_BOUNDS",
-    "GAUSSIAN_DIMS",
-    "GaussianLikelihood",
-    "MarginalCurve",
-    "NIW",
-    "NIWLikelihood",
-    "NIWPrior",
-    "STRENGTH_RULES",
-    "check_nu0",
-    "cov_cholesky",
-    "cov_factor",
-    "empirical_bayes",
-    "empirical_bayes_fit",
-    "gaussian_logpdf",
-    "gaussian_model",
-    "gaussian_predictive",
-    "gaussian_prior_scale",
-    "gaussian_quantities",
-    "gaussian_sbc_quantities",
-    "lift_gaussian",
-    "log_iw",
-    "log_multigamma",
-    "log_niw",
-    "niw_bartlett",
-    "niw_model",
-    "project_niw",
-    "weak_covariance",
-]

@@ -1,4 +1,4 @@
-"""The latent Gaussian family: matrix Bingham prior on the principal subspace (MATH.md, D.3) —
+"""The latent Gaussian family: matrix Bingham prior on the principal subspace (docs/mathematics.md, "Latent Gaussian: matrix Bingham") —
 its explicit NumPyro model, the exact posterior :class:`BinghamPosterior`, the PPCA likelihood,
 the prior object :class:`BinghamPrior` — and :class:`LatentFamily`, what the latent spherical
 family shares with it (sites, options, ``from_anchors``, PPCA likelihood, lift, quantities).
@@ -52,10 +52,30 @@ PRIOR_BURN_IN = 30
 def latent_gaussian_model(
     targets, *, prior_parameter, mean, signal, noise, rank, target_weight=1.0
 ):
-    """The explicit NumPyro model of the latent-gaussian kind (copy and change it): Bingham
-    prior ``prior_parameter`` B₀ ``[d, d]`` on the site ``U [d, k]`` (``rank`` k, from ``U_raw``),
-    PPCA likelihood of the observed ``targets [n, d]`` with ``mean [d]``, ``signal`` ℓ, ``noise``
-    σ², tempered by ``target_weight`` (1 = Bayes)."""
+    """The explicit NumPyro model of the latent-gaussian kind (copy and change it for a custom prior).
+
+    Sites: ``U [d, k]`` (deterministic, from ``U_raw``), observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    prior_parameter : array_like, shape [d, d]
+        B₀.
+    mean : array_like, shape [d]
+        PPCA mean.
+    signal, noise : float
+        PPCA signal ℓ and noise σ².
+    rank : int
+        k.
+    target_weight : float, default 1.0
+        Tempers the likelihood (1 = Bayes).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d = targets.shape[1]
     u = stiefel_site("U", d, rank)
     numpyro.factor("U_prior", MatrixBingham(prior_parameter, rank).log_prob(u))
@@ -71,7 +91,17 @@ def top_frame(m: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BinghamPosterior:
-    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k."""
+    """Exact latent posterior ``U ~ MatrixBingham(parameter)`` at rank k.
+
+    Parameters
+    ----------
+    parameter : numpy.ndarray, shape [d, d]
+        The symmetric Bingham parameter Bₙ.
+    rank : int
+        k.
+    location : numpy.ndarray, shape [d]
+        The fixed latent mean (latent Gaussian; zeros for the latent spherical model).
+    """
 
     parameter: np.ndarray
     rank: int
@@ -82,11 +112,13 @@ class BinghamPosterior:
         return {"U": top_frame(self.parameter, self.rank)}
 
     def mean(self) -> dict[str, np.ndarray]:
-        """Same as :meth:`mode` (a mean of frames is not a frame)."""
+        """Same as :meth:`mode`: the principal subspace of E[UUᵀ] is the top-k eigenvectors of B
+        (a mean of frames is not a frame)."""
         return self.mode()
 
     def sample_chains(self, rng: np.random.Generator, chains: int, n: int) -> dict[str, np.ndarray]:
-        """``{"U": [chains, n, d, k]}``: independent Gibbs chains, :data:`BURN_IN` sweeps each."""
+        """``{"U": [chains, n, d, k]}``: independent Gibbs chains run in parallel
+        (:func:`~anchordiv.adaptation.distributions.bingham_chains`, :data:`BURN_IN` sweeps each)."""
         u = bingham_chains(self.parameter, self.rank, n, rng, chains=chains, burn_in=BURN_IN)
         return {"U": u}
 
@@ -127,9 +159,28 @@ def target_weight(n: int, n_broad: int, beta: float) -> float:
 def latent_gaussian_update(
     broad: np.ndarray, targets: np.ndarray, *, rank: int, beta: float, prior: str = "broad"
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update ``(BinghamPosterior, info)`` of the latent-gaussian kind at ``rank`` k and
-    target weight ``beta`` from ``broad [N, d]`` (``prior="isotropic"``: its control) and
-    ``targets [n, d]``; ``info``: the explicit model's ``model_kwargs`` and the pseudo-count m."""
+    """Exact update of the latent-gaussian kind.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    rank : int
+        k.
+    beta : float
+        Target weight in [0, 1].
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad covariance or the isotropic control.
+
+    Returns
+    -------
+    posterior : BinghamPosterior
+        The exact posterior.
+    info : dict
+        The explicit model's hyperparameters (``model_kwargs``) and the pseudo-count m.
+    """
     fam = BinghamPrior.build(np.asarray(broad), rank, beta, PRIOR_ANCHORS, prior)
     return fam.posterior(targets, beta)[:2]
 
@@ -145,7 +196,8 @@ def ppca_logpdf(t, u, mean, signal, noise):
 
 
 def broad_stable_rank(broad: np.ndarray) -> float:
-    """:func:`~anchordiv.adaptation.statistics.stable_rank` of the broad covariance."""
+    """:func:`stable_rank` of the broad anchors' covariance ``[d, d]`` (cached per broad
+    array: a curve's cells share it)."""
     _, cov_b = broad_moments(broad)
     return recipe.stable_rank(np.linalg.eigvalsh(cov_b))
 
@@ -181,9 +233,10 @@ def latent_options(
     grid=recipe.STRENGTH_GRID,
     max_folds: int = recipe.MAX_FOLDS,
 ) -> dict:
-    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` of the latent kinds: the Gaussian
-    recipe's strength s (``strengths``: :func:`~anchordiv.adaptation.statistics.gaussian_strengths`
-    of the same anchors, computed when omitted), β = n/(n + s) and :func:`recipe_rank`."""
+    """The recipe's ``{"rank", "beta", "strength", "novelty"}`` for
+    ``ad.adapt("latent-gaussian" | "latent-spherical", …, rank=, beta=)`` and their isotropic
+    controls; ``strengths``: the output of :func:`gaussian_strengths` for the same anchors
+    (computed when omitted).  latent-spherical needs rank ≥ 2: raise a rank of 1 there."""
     t = as_anchors("target_anchors", targets)
     if strengths is None:
         strengths = recipe.gaussian_strengths(broad, t, reg=reg, grid=grid, max_folds=max_folds)
@@ -197,9 +250,16 @@ def latent_options(
 
 
 def held_out_options(broad: np.ndarray, targets, rank, beta, prior_anchors, *, low: int) -> tuple:
-    """``(rank, beta, prior_anchors)`` with each ``"auto"`` the recipe's (:func:`latent_options`;
-    without targets: the broad stable rank and :data:`PRIOR_ANCHORS`); ``beta="auto"`` gives None
-    (β = n/(n + s) at the update), ``rank="variance"`` None (95 % of the broad variance)."""
+    """``(rank, beta, prior_anchors)`` with each ``"auto"`` replaced by the recipe's choice
+    (:func:`anchordiv.adaptation.families.latent_gaussian.latent_options`): the rank between the prior's stable
+    rank and the target-only rank by the targets' held-out novelty; ``beta="auto"`` makes the
+    prior worth the recipe's strength s, ``prior_anchors = s`` and β = n/(n + s) at the update
+    (``beta=None`` with that strength).  Without targets (a prior on its own) ``"auto"`` is
+    the recipe's choice for novel targets: the rank is the broad covariance's stable rank and
+    the prior is worth :data:`~anchordiv.adaptation.families.latent_gaussian.PRIOR_ANCHORS`.  A given
+    ``prior_anchors`` (a number) keeps β = n/(n + prior_anchors).  ``rank="variance"`` (or
+    None): 95 % of the broad variance.  The isotropic control gets the same numbers, computed
+    from the broad anchors."""
     for name, value in (("rank", rank), ("beta", beta), ("prior_anchors", prior_anchors)):
         words = ("auto", "variance") if name == "rank" else ("auto",)
         if isinstance(value, str) and value not in words:
@@ -243,9 +303,19 @@ class PPCALikelihood(Likelihood):
     are in ``fixed``)."""
 
     def log_density(self, draws, targets):
-        """Leave-one-out-correct ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]`` of the mean-marginalised
-        likelihood: the fit's own targets ``N(t_i | t̄₋ᵢ, C·n/(n−1))``, other anchors
-        ``N(t | t̄, C·(n+1)/n)`` (``C = σ² I + ℓ U Uᵀ``), so that PSIS-LOO estimates refits."""
+        """Leave-one-out-correct pointwise ``log p(t_i | T₋ᵢ, U_s)`` ``[S, n]``: the PPCA mean
+        is not known but estimated from the fit's targets T (a flat prior on it, integrated
+        out), so each anchor is scored given the *other* targets —
+
+        * the fit's own targets (same count and mean as ``fixed``): ``N(t_i | t̄₋ᵢ, C·n/(n−1))``
+          with ``C = σ² I + ℓ U Uᵀ`` and t̄₋ᵢ the mean of the others;
+        * other anchors (held out, K-fold): ``N(t | t̄, C·(n+1)/n)``.
+
+        These are ``p(T | U)/p(T₋ᵢ | U)`` of the mean-marginalised likelihood, whose U-part is
+        the conjugate ``c·tr(Uᵀ S_T U)`` of the update (:func:`latent_gaussian_posterior`), so
+        PSIS-LOO on them estimates the refits' ``log p(t_i | T₋ᵢ)`` (Bürkner, Gabry & Vehtari
+        2021 on non-factorised models).  A subset of the fit's targets counts as other
+        anchors."""
         fixed = self.fixed
         missing = [
             k for k in ("ppca_mean", "ppca_count", "ppca_signal", "ppca_noise") if k not in fixed
@@ -289,7 +359,8 @@ class PPCALikelihood(Likelihood):
 
     @classmethod
     def summarise(cls, s, which, lp):
-        """The MAP draw, or the principal subspace of the mean projector."""
+        """The MAP draw, or the principal subspace of the mean projector (a mean of frames is
+        not a frame)."""
         if which == "map":
             return super().summarise(s, which, lp)
         u = s["U"]
@@ -311,9 +382,10 @@ class PPCALikelihood(Likelihood):
 
 
 class BinghamLikelihood(PPCALikelihood):
-    """:class:`PPCALikelihood` under the matrix Bingham prior of :func:`latent_gaussian_model`;
-    the log joint's likelihood term is the explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``
-    (the same U-dependence as the mean-marginalised one)."""
+    """:class:`PPCALikelihood` under the matrix Bingham prior of
+    :func:`latent_gaussian_model`, in closed form.  The log joint's likelihood term is the
+    explicit model's plug-in ``Σᵢ log N(t_i | t̄, C_s)``, which has the same U-dependence as the
+    mean-marginalised one (the log joint up to a constant)."""
 
     def log_joint(self, targets, draws):
         kw = self.kwargs
@@ -351,7 +423,9 @@ def latent_sbc_quantities(d: int, rng) -> dict:
 
 
 def latent_psis_caveat(post) -> str | None:
-    """Why PSIS misses the refits: a tempered likelihood or a β not at its default."""
+    """PSIS reproduces the refits only at the default β (the prior's pseudo-count n₀ is the
+    same on T₋ᵢ) with the untempered likelihood (pseudo-count not capped by the broad
+    anchors)."""
     w = float((post.model_kwargs or {}).get("target_weight", 1.0))
     if abs(w - 1.0) > 1e-12:
         return (
@@ -369,7 +443,8 @@ def latent_psis_caveat(post) -> str | None:
 
 
 def latent_prior_scale(key: str):
-    """The prior scale hook reading the model keyword ``key`` (else the mean's projector)."""
+    """The prior scale hook reading the model keyword ``key`` (the prior's d × d scale; else
+    the mean's projector)."""
 
     def scale(kwargs, mean):
         u = mean["U"]
@@ -455,12 +530,14 @@ class LatentFamily(Family):
         return post, {"rank": self.rank, "beta": beta, **alone, **extra}, {**fixed, **ppca}
 
     def model_inputs(self, targets):
-        """The Bingham fit to the targets (what the exact update computes), parameters dropped."""
+        """The model's hyperparameters are the Bingham fit to the targets (the concentration and
+        the target-informed parameter the exact update computes): its parameters are dropped."""
         _, info, fixed = self.exact(targets)
         return info.pop("model_kwargs"), info, fixed
 
     def default_weight(self) -> float:
-        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀ unless capped)."""
+        """The prior's pseudo-count m(1 − β) at the default target weight (= n₀, unless the
+        broad anchors cap it); the prior alone is only defined there."""
         if self.beta is not None:
             raise AnchorDivError(
                 "beta: with a fixed target weight the prior strength "
@@ -497,7 +574,8 @@ def ppca_fit(broad: np.ndarray, rank: int) -> tuple[float, float, float]:
 class BinghamPrior(LatentFamily):
     """Matrix Bingham prior of the latent-gaussian kind: ``p(U) ∝ etr(Uᵀ B₀ U)``, ``B₀ = c·m(1 − β)·C``.
 
-    Build with :meth:`from_anchors`; the exact update is Bₙ = B₀ + c·S_T (MATH.md).
+    Build with :meth:`from_anchors`; the exact update is Bₙ = B₀ + c·S_T (docs/mathematics.md, "Latent Gaussian: matrix
+    Bingham").
 
     Parameters
     ----------
@@ -511,14 +589,20 @@ class BinghamPrior(LatentFamily):
         Number of broad anchors (caps the pseudo-count).
     rank : int
         k, the latent dimension.
-    beta, prior_anchors
-        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``) and the prior's strength.
-    prior, origin : str
-        The prior mode and where the prior came from (:class:`~anchordiv.Family`).
+    beta : float, optional
+        Target weight in [0, 1] (None: ``n/(n + prior_anchors)``).
+    prior_anchors : float, default 10.0
+        The prior's strength in pseudo-anchors.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which covariance C is.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.BinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
     >>> prior.rank, prior.dim
     (2, 4)
@@ -571,7 +655,11 @@ class BinghamPrior(LatentFamily):
             ``n/(n + prior_anchors)``).
         prior : {"broad", "isotropic"}, default "broad"
             The broad covariance or the isotropic control.
-        """
+
+        Returns
+        -------
+        BinghamPrior
+            The prior."""
         return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=1)
 
     @classmethod
@@ -617,22 +705,3 @@ class BinghamPrior(LatentFamily):
             "prior_parameter": sandwich(u, kwargs["prior_parameter"]),
             "mean": np.asarray(kwargs["mean"], np.float64) @ u,
         }
-
-
-__all__ = [
-    "BURN_IN",
-    "BinghamLikelihood",
-    "BinghamPosterior",
-    "BinghamPrior",
-    "LatentFamily",
-    "PPCALikelihood",
-    "PRIOR_ANCHORS",
-    "latent_gaussian_model",
-    "latent_gaussian_update",
-    "latent_options",
-    "latent_rank",
-    "ppca_logpdf",
-    "ppca_noise",
-    "ppca_scale",
-    "target_weight",
-]

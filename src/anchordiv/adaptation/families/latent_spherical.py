@@ -1,6 +1,6 @@
 """The latent spherical family: posterior-like Bingham ``U ~ MatrixBingham(κ Bₙ)``,
 ``Bₙ = (1 − β) U₀U₀ᵀ + β Ĉ_T``, with the concentration κ derived from the PPCA likelihood
-(MATH.md, D.4) — its explicit NumPyro model, exact update and the prior object
+(docs/mathematics.md, "Latent spherical: a posterior-like Bingham") — its explicit NumPyro model, exact update and the prior object
 :class:`PosteriorBinghamPrior`.
 
     prior = ad.PosteriorBinghamPrior.from_anchors(broad [N, d], rank=8)
@@ -60,9 +60,28 @@ def posterior_like_parameter(broad_projector, targets, *, beta, rank):
 
 
 def latent_spherical_model(targets, *, broad_projector, beta, rank, concentration):
-    """The explicit NumPyro model of the latent-spherical kind (copy and change it): the site
-    ``U [d, k]`` (``rank`` k, from ``U_raw``) ~ MatrixBingham(κ Bₙ), ``Bₙ = (1 − β) P₀ + β Ĉ_T``
-    with ``broad_projector`` P₀ = U₀U₀ᵀ ``[d, d]``, ``beta`` β and ``concentration`` κ."""
+    """The explicit NumPyro model of the latent-spherical kind (copy and change it for a custom prior).
+
+    Site: ``U [d, k]`` (deterministic, from ``U_raw``).
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors.
+    broad_projector : array_like, shape [d, d]
+        U₀U₀ᵀ.
+    beta : float
+        Target weight in [0, 1].
+    rank : int
+        k.
+    concentration : float
+        κ.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     b = posterior_like_parameter(broad_projector, targets, beta=beta, rank=rank)
     u = stiefel_site("U", targets.shape[1], rank)
     numpyro.factor("U_posterior_like", MatrixBingham(concentration * b, rank).log_prob(u))
@@ -86,16 +105,38 @@ def latent_spherical_update(
     concentration: float,
     prior: str = "broad",
 ) -> tuple[BinghamPosterior, dict]:
-    """Exact update ``(BinghamPosterior, info)`` of the latent-spherical kind at ``rank`` k ≥ 2,
-    target weight ``beta`` and ``concentration`` κ from ``broad [N, d]`` (``prior="isotropic"``:
-    its control) and ``targets [n, d]``; ``info``: ``model_kwargs`` and κ."""
+    """Exact update of the latent-spherical kind.
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    rank : int
+        k ≥ 2.
+    beta : float
+        Target weight in [0, 1].
+    concentration : float
+        κ of the draws.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad projector or the isotropic control.
+
+    Returns
+    -------
+    posterior : BinghamPosterior
+        The exact posterior.
+    info : dict
+        The explicit model's ``model_kwargs``.
+    """
     b = np.asarray(broad)
     fam = PosteriorBinghamPrior.build(b, rank, beta, PRIOR_ANCHORS, prior, concentration)
     return fam.posterior(targets, beta)[:2]
 
 
 class PosteriorBinghamLikelihood(PPCALikelihood):
-    """:class:`~.latent_gaussian.PPCALikelihood` of :func:`latent_spherical_model` (closed form)."""
+    """:class:`~.latent_gaussian.PPCALikelihood` scoring the draws of the posterior-like
+    Bingham model :func:`latent_spherical_model`, whose log joint and prior are closed form."""
 
     def log_joint(self, targets, draws):
         kw = self.kwargs
@@ -125,18 +166,32 @@ class PosteriorBinghamPrior(LatentFamily):
     ----------
     projector : numpy.ndarray, shape [d, d]
         The broad projector U₀U₀ᵀ (isotropic control: ``(k/d) I``).
-    signal, noise, scale, n_broad, rank, beta, prior_anchors
-        As :class:`BinghamPrior` (rank ≥ 2).
-    concentration, radius
-        As :meth:`from_anchors`.
+    signal, noise, scale : float
+        The broad PPCA signal ℓ, noise σ² and scale c.
+    n_broad : int
+        Number of broad anchors.
+    rank : int
+        k ≥ 2.
+    beta : float, optional
+        Target weight (None: ``n/(n + prior_anchors)``).
+    prior_anchors : float, default 10.0
+        The prior's strength in pseudo-anchors.
+    concentration : float, optional
+        κ of the draws (None: ``m ℓ²/(2σ²(σ² + ℓ))`` from the broad PPCA).
+    radius : float, default 1.0
+        Radius of the anchor model.
+    prior : {"broad", "isotropic"}, default "broad"
+        Which projector it is.
     mean : numpy.ndarray, shape [d], optional
         The broad mean.
-    prior, origin : str
-        The prior mode (which projector it is) and where the prior came from.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.PosteriorBinghamPrior.from_anchors(broad, rank=2, prior_anchors=10.0)
     >>> ad.infer(prior, broad[:3], tau=20.0).point("mean").rank
     2
@@ -187,19 +242,35 @@ class PosteriorBinghamPrior(LatentFamily):
         radius: float = 1.0,
         prior: str = "broad",
     ) -> "PosteriorBinghamPrior":
-        """Prior from the broad anchors' principal subspace at ``rank``.
+        """Prior from the broad anchors' principal subspace at ``rank``, as
+        :meth:`BinghamPrior.from_anchors` (the recipe's rank ≥ 2, strength and target weight by
+        default: :func:`.latent_gaussian.held_out_options`).
 
         Parameters
         ----------
-        broad, targets, rank, beta, prior_anchors
-            As :meth:`BinghamPrior.from_anchors` (the recipe's rank is at least 2).
+        broad : array_like, shape [N, d]
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Target anchors (needed for ``"auto"``).
+        rank : int, "auto", "variance" or None, default "auto"
+            Subspace dimension k ≥ 2: the recipe's choice (``"auto"``) or 95 % of the broad
+            variance (``"variance"``, None).
+        beta : float, "auto" or None, default "auto"
+            Target weight in [0, 1] (``"auto"``: n/(n + s), s the recipe's strength; None:
+            n/(n + prior_anchors)).
+        prior_anchors : float or "auto", default "auto"
+            The prior's strength in pseudo-anchors (``"auto"``: the recipe's).
         concentration : float, optional
             κ of the draws (None: from the PPCA likelihood at the chosen strength).
         radius : float, default 1.0
             Radius of the anchor model.
         prior : {"broad", "isotropic"}, default "broad"
             The broad projector or the isotropic control.
-        """
+
+        Returns
+        -------
+        PosteriorBinghamPrior
+            The prior."""
         kappa = None if concentration is None else positive("concentration", concentration)
         own = {"concentration": kappa, "radius": positive("radius", radius)}
         return cls.from_options(broad, targets, rank, beta, prior_anchors, prior, low=2, **own)
@@ -228,7 +299,8 @@ class PosteriorBinghamPrior(LatentFamily):
         return post, info, {"radius": np.asarray(float(self.radius))}
 
     def prior_kwargs(self) -> dict:
-        """At the default β and κ: β = 0 and the concentration ``κ(1 − β) = c·ℓ·n₀``."""
+        """At the default β and κ: ``κ(1 − β) = c·ℓ·n₀`` (uncapped), written as β = 0 and that
+        concentration."""
         if self.concentration is not None:
             raise AnchorDivError(
                 "concentration: a fixed κ gives the prior strength κ(1 − β), "
@@ -249,14 +321,3 @@ class PosteriorBinghamPrior(LatentFamily):
     @classmethod
     def project(cls, kwargs, u):
         return {**kwargs, "broad_projector": sandwich(u, kwargs["broad_projector"])}
-
-
-__all__ = [
-    "PosteriorBinghamLikelihood",
-    "PosteriorBinghamPrior",
-    "broad_projector",
-    "latent_spherical_model",
-    "latent_spherical_update",
-    "normalised_covariance",
-    "posterior_like_parameter",
-]

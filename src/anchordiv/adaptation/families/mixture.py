@@ -1,5 +1,5 @@
 """The mixture family: Dirichlet–NIW prior of the Gaussian mixture anchor model, centred on the
-broad EM fit, updated by MAP-EM (MATH.md, D.5) — its explicit NumPyro model, the conjugate
+broad EM fit, updated by MAP-EM (docs/mathematics.md, "Gaussian mixture: Dirichlet–NIW, MAP-EM") — its explicit NumPyro model, the conjugate
 parameters :class:`DirichletNIW`, MAP-EM, the Gibbs sampler of the exact posterior and the
 prior object :class:`DirichletNIWPrior`.
 
@@ -48,9 +48,32 @@ MIN_WEIGHT = 1e-12
 
 
 def dirichlet_niw_model(targets, *, weights0, alpha0, means0, kappa0, nu0, psi0):
-    """The explicit NumPyro model of the mixture kind (copy and change it): ``weights [K]`` ~
-    Dir(``alpha0`` · ``weights0``), per component ``covs [K, d, d]`` ~ IW(``nu0``, ``psi0``) and
-    ``means [K, d]`` ~ N(``means0``, Σ_k/``kappa0``); observed ``targets [n, d]``."""
+    """The explicit NumPyro model of the mixture kind (copy and change it for a custom prior).
+
+    Sites: ``weights [K]``, ``covs [K, d, d]``, ``means [K, d]``, observed ``targets``.
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    weights0 : array_like, shape [K]
+        Prior mixture weights π⁰.
+    alpha0 : float
+        Dirichlet strength.
+    means0 : array_like, shape [K, d]
+        Prior component means.
+    kappa0 : float
+        Mean strength.
+    nu0 : float
+        Covariance degrees of freedom.
+    psi0 : array_like, shape [K, d, d]
+        Prior component scale matrices.
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     k = means0.shape[0]
     weights = numpyro.sample("weights", dist.Dirichlet(alpha0 * weights0))
     with numpyro.plate("components", k):
@@ -88,8 +111,14 @@ class DirichletNIW:
     ----------
     alpha : numpy.ndarray, shape [K]
         Dirichlet concentration.
-    mu, kappa, nu, psi : numpy.ndarray, shapes [K, d], [K], [K], [K, d, d]
-        Per-component NIW means, κ, ν and Ψ.
+    mu : numpy.ndarray, shape [K, d]
+        Per-component NIW means.
+    kappa : numpy.ndarray, shape [K]
+        Per-component κ.
+    nu : numpy.ndarray, shape [K]
+        Per-component ν.
+    psi : numpy.ndarray, shape [K, d, d]
+        Per-component Ψ.
     """
 
     alpha: np.ndarray
@@ -175,9 +204,30 @@ def mixture_prior(
     nu0: float,
     prior: str = "broad",
 ) -> DirichletNIW:
-    """The :class:`DirichletNIW` prior centred on the EM fit (K ``components``, ``seed``,
-    relative ridge ``reg``) of ``broad [N, d]``: Dirichlet ``1 + α₀π⁰`` (its mode is π⁰), NIW
-    components of strengths ``kappa0``, ``nu0`` (``prior="isotropic"``: the control)."""
+    """The Dirichlet–NIW prior centred on the broad EM fit.
+
+    The Dirichlet is ``1 + α₀π⁰``: its mode is π⁰ (module docstring).
+
+    Parameters
+    ----------
+    broad : numpy.ndarray, shape [N, d]
+        Broad anchors.
+    components : int
+        K.
+    seed : int
+        Seed of the EM fit.
+    reg : float
+        Relative ridge of the EM covariances.
+    alpha0, kappa0, nu0 : float
+        The strengths.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad components or the isotropic control.
+
+    Returns
+    -------
+    DirichletNIW
+        The prior parameters.
+    """
     fit = cached(em, broad, components, reg=reg, seed=seed)
     covs = isotropic_like(fit.covs) if check_prior_mode(prior) == "isotropic" else fit.covs
     nu0 = check_nu0(nu0, broad.shape[1])
@@ -188,9 +238,29 @@ def mixture_prior(
 def map_em(
     prior: DirichletNIW, targets: np.ndarray, *, max_iter: int = 200, tol: float = 1e-9
 ) -> tuple[DirichletNIW, np.ndarray, int]:
-    """MAP-EM from the prior mode: ``(posterior given the final responsibilities — its mode is
-    the MAP —, responsibilities [n, K], iterations run)``; stops after ``max_iter`` or when no mode
-    parameter moves by more than ``tol``."""
+    """MAP-EM of the mixture posterior from the prior mode.
+
+    Parameters
+    ----------
+    prior : DirichletNIW
+        The prior.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    max_iter : int, default 200
+        Iterations.
+    tol : float, default 1e-9
+        Stop when no mode parameter moves by more (largest absolute change).
+
+    Returns
+    -------
+    posterior : DirichletNIW
+        The posterior given the final responsibilities (its :meth:`~DirichletNIW.mode` is the
+        MAP estimate).
+    responsibilities : numpy.ndarray, shape [n, K]
+        Component responsibilities of the targets.
+    iterations : int
+        Iterations run.
+    """
     t = np.asarray(targets, np.float64)
     params = prior.mode()
     max_iter = integer("max_iter", max_iter, low=1)
@@ -225,7 +295,8 @@ def _assign(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def gibbs_chain(
     prior, targets: np.ndarray, z: np.ndarray, n: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """``n`` kept draws ``{site: [n, ...]}`` of one Gibbs chain from the assignments ``z``."""
+    """``n`` kept draws ``{"weights": [n, K], "means": [n, K, d], "covs": [n, K, d, d]}`` of
+    one Gibbs chain from the assignments ``z [n_targets]`` (module docstring)."""
     eye = np.eye(len(prior.alpha))
     kept = []
     for sweep in range(GIBBS_BURN_IN + n * THIN):
@@ -248,7 +319,9 @@ def posterior_chains(
 
 
 class MixtureLikelihood(Likelihood):
-    """``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior, in closed form."""
+    """The mixture's likelihood ``t_i ~ Σ_k w_k N(μ_k, Σ_k)`` under the Dirichlet–NIW prior of
+    :func:`dirichlet_niw_model`, all in closed form (sites ``weights [K]``, ``means [K, d]``,
+    ``covs [K, d, d]``)."""
 
     positive_definite = ("covs",)
 
@@ -450,16 +523,32 @@ class DirichletNIWPrior(Family):
     ----------
     alpha : numpy.ndarray, shape [K]
         Dirichlet parameters (= 1 + α₀π⁰).
-    mu, kappa, nu, psi : numpy.ndarray, shapes [K, d], [K], [K], [K, d, d]
-        Per-component NIW means, strengths and scale matrices.
-    alpha0, kappa0, nu0, em_seed, reg, max_iter
-        The options it was built with (:meth:`from_anchors`).
-    prior, origin : str
-        The prior mode (the broad components or the isotropic control) and where it came from.
+    mu : numpy.ndarray, shape [K, d]
+        Per-component NIW means.
+    kappa, nu : numpy.ndarray, shape [K]
+        Per-component NIW strengths.
+    psi : numpy.ndarray, shape [K, d, d]
+        Per-component NIW scale matrices.
+    alpha0, kappa0 : float, default 10.0
+        The strengths it was built with.
+    nu0 : float, default 0.0
+        The ν₀ it was built with.
+    em_seed : int, default 0
+        Seed of the broad EM fit.
+    reg : float, default 1e-3
+        Relative ridge of the EM covariances.
+    max_iter : int, default 200
+        MAP-EM iterations of the update.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad components or the isotropic control.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.DirichletNIWPrior.from_anchors(broad, components=2)
     >>> prior.mu.shape
     (2, 4)
@@ -542,7 +631,11 @@ class DirichletNIWPrior(Family):
             MAP-EM iterations of the update.
         prior : {"broad", "isotropic"}, default "broad"
             The broad components or the isotropic control.
-        """
+
+        Returns
+        -------
+        DirichletNIWPrior
+            The prior."""
         broad = np.asarray(broad)
         k = integer("components", components, low=1)
         if len(broad) < 2 * k:
@@ -603,7 +696,8 @@ class DirichletNIWPrior(Family):
 
     @classmethod
     def exact_chains(cls, post, rng, chains: int, per_chain: int) -> dict:
-        """Gibbs chains over (z, weights, means, covs): the assignment uncertainty too."""
+        """Exact draws that carry the assignment uncertainty: independent Gibbs chains over
+        (z, weights, means, covs) given the targets (:func:`gibbs_chain`)."""
         return posterior_chains(post, rng, chains, per_chain)
 
     # ---- per kind -------------------------------------------------------------------------
@@ -634,22 +728,3 @@ class DirichletNIWPrior(Family):
     def project_mean(cls, mean, u):
         covs = np.swapaxes(u, 0, 1) @ mean["covs"] @ u
         return {"weights": mean["weights"], "means": mean["means"] @ u, "covs": covs}
-
-
-__all__ = [
-    "MixtureLikelihood",
-    "assignment_predictive",
-    "DirichletNIW",
-    "DirichletNIWPrior",
-    "GIBBS_BURN_IN",
-    "THIN",
-    "dirichlet_mode",
-    "dirichlet_niw_model",
-    "ENUMERATION_BUDGET",
-    "enumerated_predictive",
-    "enumeration_cost",
-    "gibbs_chain",
-    "map_em",
-    "mixture_prior",
-    "posterior_chains",
-]

@@ -1,5 +1,5 @@
 """The spectral shrinkage family: a Gaussian anchor model whose covariance lives in the broad
-eigenbasis, with one shrinkage scale per leading direction (MATH.md round 3) — its explicit
+eigenbasis, with one shrinkage scale per leading direction (docs/mathematics.md, "The spectral shrinkage prior") — its explicit
 NumPyro model, the prior law :class:`SpectralLaw`, O(n·d·k) densities and the prior object
 :class:`SpectralPrior`.
 
@@ -51,7 +51,8 @@ SHRINKAGE = ("horseshoe", "gamma")
 
 
 def scale_law(shrinkage: str, scale, shape):
-    """One positive scale: HalfCauchy(scale), or √Gamma(shape, shape) (``"gamma"``)."""
+    """The law of one positive scale: HalfCauchy(scale) (horseshoe) or the square root of
+    Gamma(shape, shape) (gamma hierarchy; ``scale`` unused)."""
     if shrinkage == "horseshoe":
         return dist.HalfCauchy(scale)
     return dist.TransformedDistribution(
@@ -97,8 +98,10 @@ def sqrt_apply(directions, v, s2, z, xp=jnp):
 
 
 class TargetSummary(NamedTuple):
-    """What :func:`spectral_model` reads of ``T [n, d]``: ``n``, ``mean [d]``, ``proj2 [k]`` =
-    diag(V_kᵀ S V_k), ``total`` = tr S (a pytree of n-free shapes: one compiled sampler)."""
+    """What :func:`spectral_model`'s likelihood reads of a target set ``T [n, d]`` (a JAX
+    pytree whose shapes do not depend on n, so one compiled sampler serves every target count):
+    the count ``n`` (a scalar array), the mean ``mean [d]``, ``proj2 [k]`` = diag(V_kᵀ S V_k)
+    and ``total`` = tr S, S the scatter about the mean."""
 
     n: Any
     mean: Any
@@ -107,7 +110,8 @@ class TargetSummary(NamedTuple):
 
 
 def summarise(targets, directions) -> TargetSummary:
-    """:class:`TargetSummary` of ``targets [n, d]`` in the basis V_k ``[d, k]`` (JAX or NumPy)."""
+    """:class:`TargetSummary` of ``targets [n, d]`` in the basis ``directions`` V_k ``[d, k]``
+    (JAX or NumPy arrays, the targets' dtype): O(n·d·k), once per fit."""
     xp = jnp if isinstance(targets, jax.Array) else np
     mean = targets.mean(0)
     x = targets - mean
@@ -121,8 +125,11 @@ def trace_inv_scatter(t: TargetSummary, v, s2):
 
 
 def marginal_loglik(targets, mu0, directions, v, s2, kappa0, xp=jnp):
-    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (``targets`` or their summary):
-    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``."""
+    """``log p(T | Σ)`` with μ ~ N(μ₀, Σ/κ₀) integrated out (scalar; ``targets [n, d]`` or
+    their :class:`TargetSummary`):
+    ``−nd/2 log 2π − n/2 log|Σ| + d/2 log(κ₀/κₙ) − ½ tr Σ⁻¹[S + κ₀n/κₙ (t̄−μ₀)(t̄−μ₀)ᵀ]``, where
+    ``tr Σ⁻¹S = Σ_j (V_kᵀSV_k)_jj/v_j + (tr S − Σ_j (V_kᵀSV_k)_jj)/σ²``: O(d·k) per call on a
+    summary."""
     t = targets if isinstance(targets, TargetSummary) else summarise(targets, directions)
     d = mu0.shape[-1]
     kn = kappa0 + t.n
@@ -159,7 +166,9 @@ def gaussian_logpdf(t, mu, directions, v, s2) -> np.ndarray:
 
 
 def gaussian_loglik_sum(t, mu, directions, v, s2) -> np.ndarray:
-    """float64 ``Σᵢ log N(t_i | μ_s, Σ_s)`` ``[S]`` via ``tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``."""
+    """float64 ``Σᵢ log N(t_i | μ_s, Σ_s)`` ``[S]`` (arguments as :func:`gaussian_logpdf`) from
+    the targets' :class:`TargetSummary`: ``Σᵢ (tᵢ−μ)ᵀΣ⁻¹(tᵢ−μ) = tr Σ⁻¹S + n (t̄−μ)ᵀΣ⁻¹(t̄−μ)``,
+    O(n·d·k) once and O(S·d·k) for the draws instead of O(S·n·d·k)."""
     t, mu, vv, ss = (np.asarray(a, np.float64) for a in (t, mu, v, s2))
     n, d = t.shape
     summary = summarise(t, directions)
@@ -222,7 +231,38 @@ def spectral_model(
     ``variances``, ``noise``, ``mu``; observed ``targets`` [n, d] or their
     :class:`TargetSummary` (the same density: ``spectral_model.model_data``).
     ``map_jacobian=True`` (a delta guide) profiles μ at its conditional mode μₙ and adds
-    ``−½ log|Σ/κₙ|``: the guide finds the joint mode of (μ, g, ℓ, h)."""
+    ``−½ log|Σ/κₙ|``: the guide finds the joint mode of (μ, g, ℓ, h).
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d], or TargetSummary
+        The observed target anchors (or their sufficient summary: the same density).
+    mu0 : jax.Array, shape [d]
+        The broad mean μ_B.
+    directions : jax.Array, shape [d, k]
+        V_k, the broad covariance's k leading eigenvectors (orthonormal columns).
+    eigenvalues : jax.Array, shape [k]
+        λ, their eigenvalues.
+    noise0 : float
+        σ²_B, the broad residual variance outside the k directions.
+    kappa0 : float
+        The mean's strength: μ | Σ ~ N(μ_B, Σ/κ₀).
+    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+        The law of the local scales ℓ_j.
+    global_scale : float, default 1.0
+        Scale of the global shrinkage g.
+    gamma_shape : float, default 2.0
+        Shape of the local scales under ``"gamma"``.
+    free_noise : bool, default True
+        Sample the residual scale h (else h = 1: σ² = σ²_B).
+    map_jacobian : bool, default False
+        As above (a delta guide's joint mode).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d, dtype = mu0.shape[-1], mu0.dtype
     k = eigenvalues.shape[-1]
     g = numpyro.sample("global_scale", scale_law(shrinkage, global_scale, gamma_shape))
@@ -250,7 +290,8 @@ def spectral_model(
 
 
 def model_data(targets, kwargs: dict) -> TargetSummary:
-    """What the samplers pass :func:`spectral_model` for ``targets [n, d]``: their summary."""
+    """What the library's samplers pass :func:`spectral_model` for ``targets [n, d]`` under the
+    hyperparameters ``kwargs``: their :class:`TargetSummary`."""
     return summarise(targets, kwargs["directions"])
 
 
@@ -259,7 +300,8 @@ spectral_model.model_data = model_data
 
 def broad_spectrum(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(V_k [d, k], λ [k], σ²_B)`` of a broad covariance ``[d, d]``: the k leading
-    eigenpairs and the PPCA noise (:func:`.latent_gaussian.ppca_noise`), λ floored as it is."""
+    eigenpairs and the mean discarded eigenvalue, floored at 1e-3 × the mean eigenvalue (as the
+    latent kinds' PPCA noise)."""
     w, vec = np.linalg.eigh(np.asarray(cov, np.float64))
     w, vec = w[::-1], vec[:, ::-1]
     floor = max(1e-3 * float(np.mean(w)), 1e-300)
@@ -352,15 +394,17 @@ CONTROL_SEED = 0
 
 
 def dense_factor(directions: np.ndarray, v: np.ndarray, s2: float) -> np.ndarray:
-    """The symmetric square root ``Σ^{1/2} = V_k diag(√v − σ) V_kᵀ + σ I`` ``[d, d]``."""
+    """The symmetric square root ``Σ^{1/2} = V_k diag(√v − σ) V_kᵀ + σ I`` ``[d, d]`` (float64;
+    formed once per anchor model, never factorised)."""
     sd = np.sqrt(float(s2))
     d = directions.shape[0]
     return (directions * (np.sqrt(np.asarray(v, np.float64)) - sd)) @ directions.T + sd * np.eye(d)
 
 
 class SpectralLikelihood(Likelihood):
-    """``t_i ~ N(μ, V_k diag(v) V_kᵀ + σ²(I − V_k V_kᵀ))`` (V_k in ``fixed``) under
-    :class:`SpectralLaw`, in closed form, O(n·d·k)."""
+    """The spectral Gaussian likelihood ``t_i ~ N(μ, V_k diag(v) V_kᵀ + σ²(I − V_k V_kᵀ))`` (the
+    directions in ``fixed``) under the shrinkage prior :class:`SpectralLaw`, all in closed form
+    and O(n·d·k)."""
 
     def log_density(self, draws, targets):
         return gaussian_logpdf(
@@ -393,8 +437,8 @@ class SpectralLikelihood(Likelihood):
 
 # ---- what the checks know of the family (:class:`~anchordiv.adaptation.protocol.Hooks`) ----------
 def spectral_quantities(s: dict, ref: dict) -> dict[str, np.ndarray]:
-    """Mean cosine and norm, trace, scales, variances and scales relative to the point's; μ at
-    d ≤ 8."""
+    """Mean cosine and norm, covariance trace, the scales and variances, and each direction's
+    scale relative to the point summary's; ``mu`` at d ≤ 8."""
     d = s["mu"].shape[-1]
     k = s["variances"].shape[-1]
     trace = s["variances"].sum(-1) + (d - k) * s["noise"]
@@ -444,14 +488,26 @@ class SpectralPrior(Family):
         λ, their eigenvalues.
     noise0 : float
         σ²_B, the mean discarded eigenvalue.
-    kappa0, shrinkage, global_scale, gamma_shape, noise
-        The options (:meth:`from_anchors`).
-    prior, origin : str
-        The prior mode (the broad spectrum or the isotropic control) and where it came from.
+    kappa0 : float, default 1.0
+        Pseudo-anchors of the prior mean.
+    shrinkage : {"horseshoe", "gamma"}, default "horseshoe"
+        The hierarchy of the per-direction scales.
+    global_scale : float, default 1.0
+        The horseshoe's g ~ HalfCauchy scale.
+    gamma_shape : float, default 2.0
+        a of the gamma hierarchy (g², ℓ² ~ Gamma(a, a)).
+    noise : {"free", "fixed"}, default "free"
+        σ² learnt, or held at the broad residual variance.
+    prior : {"broad", "isotropic"}, default "broad"
+        The broad spectrum or the isotropic control.
+    origin : str, default ""
+        Where the prior came from.
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> ad.SpectralPrior.from_anchors(broad, rank=2).directions.shape
     (4, 2)
     """
@@ -514,7 +570,7 @@ class SpectralPrior(Family):
         broad : array_like, shape [N, d]
             Broad anchors.
         targets : array_like, shape [n, d], optional
-            Not used (the scales' posterior weighs the directions).
+            Not used (no strength is chosen from them: the scales' posterior does that).
         rank : int, optional
             Leading broad directions with a scale of their own (default min(64, d)).
         kappa0 : float, default 1.0
@@ -531,7 +587,11 @@ class SpectralPrior(Family):
             Relative ridge of the broad covariance.
         prior : {"broad", "isotropic"}, default "broad"
             The broad spectrum or the isotropic control.
-        """
+
+        Returns
+        -------
+        SpectralPrior
+            The prior."""
         b = np.asarray(broad)
         d = b.shape[1]
         rank = min(DEFAULT_RANK, d) if rank is None else integer("rank", rank, low=1, high=d)
@@ -576,7 +636,8 @@ class SpectralPrior(Family):
         return {"map_jacobian": True} if map_density else {}
 
     def model_inputs(self, targets):
-        """No conjugate update: the hyperparameters, the choices, the shared directions."""
+        """No conjugate update: the model's hyperparameters, the prior's choices and the
+        directions every draw shares."""
         info = {"kappa0": float(self.kappa0), "rank": self.rank}
         info.update(shrinkage=self.shrinkage, noise=self.noise)
         return self.prior_kwargs(), info, self.predictive_fixed()
@@ -590,28 +651,3 @@ class SpectralPrior(Family):
         dt = jax_dtype(dtype)  # float64 is float32 unless JAX runs in float64
         f = dense_factor(np.asarray(fixed["directions"], np.float64), p["variances"], p["noise"])
         return Gaussian(jnp.asarray(p["mu"], dt), jnp.asarray(f, dt), as_tau(tau, dt))
-
-
-__all__ = [
-    "SpectralLikelihood",
-    "CONTROL_SEED",
-    "DEFAULT_RANK",
-    "MarginalTargets",
-    "NOISE",
-    "SHRINKAGE",
-    "SpectralLaw",
-    "SpectralPrior",
-    "broad_spectrum",
-    "dense_factor",
-    "gaussian_loglik_sum",
-    "gaussian_logpdf",
-    "log_scale_density",
-    "logdet",
-    "marginal_loglik",
-    "posterior_mean",
-    "quad_inv",
-    "scale_law",
-    "spectral_model",
-    "sqrt_apply",
-    "variances",
-]

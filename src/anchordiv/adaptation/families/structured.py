@@ -93,9 +93,29 @@ def factor_model(targets, *, mu0, mean_scale, loadings0, loading_scale, noise0, 
 
 
 def lkj_model(targets, *, mu0, mean_scale, scale0, scale_spread, concentration):
-    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it): ``mu``
-    = ``mu0`` + ``mean_scale`` · z, ``scales`` = ``scale0`` · exp(``scale_spread`` · ε),
-    ``corr_cholesky`` ~ LKJCholesky(d, ``concentration``), deterministic ``Sigma [d, d]``."""
+    """LKJ-Cholesky prior with log-normal scales as a NumPyro model (copy and change it).
+
+    Sites: ``mu [d]``, ``scales [d]``, ``corr_cholesky [d, d]``, ``Sigma [d, d]``
+    (deterministic).
+
+    Parameters
+    ----------
+    targets : array_like, shape [n, d]
+        Target anchors (observed).
+    mu0, mean_scale : array_like, shape [d]
+        Prior mean and its spread.
+    scale0 : array_like, shape [d]
+        Prior standard deviations (> 0).
+    scale_spread : float
+        Spread of the log scales.
+    concentration : float
+        η > 0 (1 = uniform over correlation matrices).
+
+    Returns
+    -------
+    None
+        A NumPyro model: it samples its sites.
+    """
     d = jnp.shape(mu0)[-1]
     mu = _mean_site(mu0, mean_scale)
     sd = _log_normal_site("scales", scale0, scale_spread)
@@ -119,7 +139,8 @@ def _broad_moments(broad) -> tuple[np.ndarray, np.ndarray]:
 
 
 def factor_kwargs(mu, cov, rank: int, *, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`factor_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
+    """:func:`factor_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
+    ``cov [d, d]`` (:func:`factor_prior`, which builds them from the broad anchors)."""
     d = cov.shape[0]
     if rank >= d:
         raise AnchorDivError(f"factor_prior: rank {rank} must be < d = {d}")
@@ -139,7 +160,8 @@ def factor_kwargs(mu, cov, rank: int, *, prior_anchors: float, kappa0: float) ->
 
 
 def lkj_kwargs(mu, cov, concentration: float, *, prior_anchors: float, kappa0: float) -> dict:
-    """:func:`lkj_model`'s hyperparameters from the broad ``mu [d]``, ``cov [d, d]``."""
+    """:func:`lkj_model`'s hyperparameters from the broad mean ``mu [d]`` and covariance
+    ``cov [d, d]`` (:func:`lkj_prior`, which builds them from the broad anchors)."""
     sd = np.sqrt(np.diag(cov))
     return {
         "mu0": mu,
@@ -183,9 +205,33 @@ def factor_prior(rank: int = 16, *, prior_anchors: float = 10.0, kappa0: float =
 
 
 def lkj_prior(*, concentration: float = 2.0, prior_anchors: float = 10.0, kappa0: float = 10.0):
-    """Builder ``f(broad [N, d]) -> dict`` of :func:`lkj_model`'s keywords: σ₀ the broad
-    standard deviations, log-scale spread ``√(1/(2·prior_anchors))``, mean ``μ₀ = mean(B)`` with
-    spread ``σ₀/√kappa0``, LKJ η ``concentration``."""
+    """Builder of :func:`lkj_model`'s hyperparameters from broad anchors.
+
+    σ₀ the broad standard deviations, log-scale spread ``√(1/(2·prior_anchors))`` (a standard
+    deviation estimated from that many anchors), mean ``μ₀ = mean(B)`` with spread
+    ``σ₀/√kappa0``.
+
+    Parameters
+    ----------
+    concentration : float, default 2.0
+        The LKJ η.
+    prior_anchors : float, default 10.0
+        Strength of the scales.
+    kappa0 : float, default 10.0
+        Strength of the mean.
+
+    Returns
+    -------
+    callable
+        ``f(broad [N, d]) -> dict`` of :func:`lkj_model` keywords.
+
+    Examples
+    --------
+    >>> from anchordiv.adaptation.families import lkj_prior
+    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> sorted(lkj_prior()(broad))
+    ['concentration', 'mean_scale', 'mu0', 'scale0', 'scale_spread']
+    """
     eta = positive("concentration", concentration)
     return _builder(lkj_kwargs, eta, prior_anchors, kappa0)
 
@@ -250,7 +296,8 @@ class StructuredPrior(Family):
     isotropic = isotropic_cov
 
     def base(self) -> NIWPrior:
-        """The NIW prior on the same broad moments (ν₀ = d + 1 + κ₀ unless given)."""
+        """The NIW prior on the same broad moments (κ₀, ν₀ = d + 1 + κ₀ unless given) whose
+        exact posterior fills in the directions outside a subspace."""
         k0, nu0 = float(self.kappa0), self.nu0
         nu0 = self.dim + 1.0 + k0 if nu0 is None else float(nu0)
         return NIWPrior(self.mu0, self.cov, k0, nu0, self.prior)
@@ -273,7 +320,8 @@ class StructuredPrior(Family):
 
     @classmethod
     def make(cls, broad, option, *, prior_anchors, kappa0, nu0, prior: str):
-        """The prior of ``broad`` with a validated ``option``, the strengths validated here."""
+        """The prior of the broad anchors with the structure's ``option`` (validated by the
+        caller) and validated strengths."""
         mu, cov = _broad_moments(broad)
         if check_prior_mode(prior) == "isotropic":
             cov = isotropic_like(cov)
@@ -305,7 +353,9 @@ class FactorPrior(StructuredPrior):
 
     Examples
     --------
-    >>> broad = np.random.default_rng(0).normal(size=(20, 4))
+    >>> rng = np.random.default_rng(0)
+    >>> broad = rng.normal(size=(20, 4))
+    >>> broad /= np.linalg.norm(broad, axis=1, keepdims=True)
     >>> prior = ad.StructuredPrior.factor(broad, rank=2)
     >>> prior.kind, prior.rank, prior.dim
     ('factor-gaussian', 2, 4)
@@ -338,17 +388,30 @@ class FactorPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "FactorPrior":
-        """The factor prior of the broad anchors.
+        """The factor prior of the broad anchors (``targets`` are not used: no strength is
+        chosen from them).
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors (``targets`` are not used: no strength is chosen from them).
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used.
         rank : int, default 16
             The number of factors (< d).
-        prior_anchors, kappa0, nu0, prior
-            As :class:`StructuredPrior` (``prior_anchors``: of the loadings and noise).
-        """
+        prior_anchors : float, default 10.0
+            Strength of the loadings and noise, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Strength of the mean, in pseudo-anchors.
+        nu0 : float, optional
+            ν₀ of the base NIW prior (the geometry outside a subspace; default d + 1 + κ₀).
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        FactorPrior
+            The prior."""
         r, d = integer("rank", rank, low=1), np.shape(broad)[-1]
         if r >= d:
             raise AnchorDivError(f"rank: {r} must be < d = {d}")
@@ -399,32 +462,30 @@ class LKJPrior(StructuredPrior):
         nu0: float | None = None,
         prior: str = "broad",
     ) -> "LKJPrior":
-        """The LKJ prior of the broad anchors.
+        """The LKJ prior of the broad anchors (``targets`` are not used).
 
         Parameters
         ----------
         broad : array_like, shape [N, d]
-            Broad anchors (``targets`` are not used).
+            Broad anchors.
+        targets : array_like, shape [n, d], optional
+            Not used.
         concentration : float, default 2.0
             The LKJ η (> 0; 1 is uniform over correlation matrices).
-        prior_anchors, kappa0, nu0, prior
-            As :class:`StructuredPrior` (``prior_anchors``: of the scales).
-        """
+        prior_anchors : float, default 10.0
+            Strength of the scales, in pseudo-anchors.
+        kappa0 : float, default 10.0
+            Strength of the mean, in pseudo-anchors.
+        nu0 : float, optional
+            ν₀ of the base NIW prior (default d + 1 + κ₀).
+        prior : {"broad", "isotropic"}, default "broad"
+            The broad covariance or the isotropic control.
+
+        Returns
+        -------
+        LKJPrior
+            The prior."""
         eta = positive("concentration", concentration)
         return cls.make(
             broad, eta, prior_anchors=prior_anchors, kappa0=kappa0, nu0=nu0, prior=prior
         )
-
-
-__all__ = [
-    "FactorPrior",
-    "LKJPrior",
-    "REG",
-    "StructuredPrior",
-    "factor_kwargs",
-    "factor_model",
-    "factor_prior",
-    "lkj_kwargs",
-    "lkj_model",
-    "lkj_prior",
-]

@@ -5,6 +5,7 @@ section; :func:`run_demo` runs them all as ``anchordiv demo``."""
 from . import transfer
 from .budget import budget_rows, coverage
 from .clinical import clinical_study, negated_mentions
+from .images import run_image_study, shown
 from .main_job import SIZES, run_demo
 from .object_style import object_style_study, object_style_task
 from .priors import load_prior, prior_spec
@@ -28,6 +29,8 @@ __all__ = [
     "object_style_task",
     "prior_spec",
     "run_demo",
+    "run_image_study",
+    "shown",
     "transfer",
     "wordnet_imagenet_study",
     "wordnet_imagenet_task",

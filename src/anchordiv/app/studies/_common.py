@@ -19,7 +19,8 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 
 def text_embed(encoder) -> Embed:
-    """``embed(texts)``: an encoder's text tower through the embedding cache."""
+    """``embed(texts)``: an :class:`~anchordiv.data.Encoder`'s text tower through the
+    embedding cache."""
     from ...data.encoders import embed_texts
 
     return lambda texts: embed_texts(encoder, list(texts))
@@ -44,7 +45,8 @@ def subsample(n: int, size: int | None, seed: int) -> np.ndarray:
 
 
 def anchor_subsets(n: int, fraction: float, count: int, seed: int) -> list[np.ndarray]:
-    """``count`` seeded subsets of ``range(n)`` of ``max(2, round(fraction·n))`` rows each."""
+    """``count`` seeded random subsets of ``range(n)``, each ``max(2, round(fraction·n))`` rows
+    (with ``fraction = 1`` a single full set, since repeats would be identical)."""
     in_unit_interval("subset_fraction", fraction)
     integer("n_subsets", count, low=1)
     if fraction >= 1 or n <= 2:
@@ -65,7 +67,9 @@ def fit_kinds(
 def summarise(
     per_query: dict[str, list[np.ndarray]], *, reference: str | None = "cosine", seed: int = 0
 ) -> list[dict]:
-    """One row per scorer of ``[S][Q]`` AUPRC: mean, interval, difference to ``reference``."""
+    """One row per scorer from its per-query AUPRC under each anchor subset (``[S][Q]``):
+    mean with a two-level bootstrap 95 % interval (queries × anchor subsets), and the paired
+    difference to ``reference`` with its interval."""
     rows = []
     for name, runs in per_query.items():
         v = np.stack(runs)
@@ -79,7 +83,13 @@ def summarise(
 
 
 def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_mask=None) -> dict:
-    """Relevant = same label: ``queries``, ``gallery``, ``relevance``, ``query_index``."""
+    """Relevant = same label: ``{"queries": [Q, d], "gallery": [G, d], "relevance": [Q, G],
+    "query_index": [Q] or None}`` for a seeded subsample of ``max_queries`` queries (all if
+    None).
+
+    Without ``query_mask`` every item is a query against all items (itself removed:
+    ``query_index``); with ``query_mask [n]`` (bool) the queries come from the masked items and
+    the gallery is the rest (disjoint, ``query_index`` None) — a dataset's query/gallery split."""
     x = as_matrix("items", items)
     lab = check_labels("labels", labels, len(x))
     if query_mask is None:  # every item against all items, itself removed
@@ -97,7 +107,8 @@ def labelled_retrieval(items, labels, max_queries: int | None, seed: int, query_
 
 
 def split_rows(query_mask, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(query rows [Q], gallery rows [G])``: ``max_queries`` seeded masked rows, the rest."""
+    """``(query rows [Q], gallery rows [G])`` of a query/gallery split: a seeded subsample of
+    ``max_queries`` of the masked rows, and every unmasked row."""
     mask = np.asarray(query_mask, bool)
     pool, gallery = np.flatnonzero(mask), np.flatnonzero(~mask)
     if not len(pool) or not len(gallery):
@@ -132,7 +143,8 @@ SHOWN_TITLES = {
 
 @dataclasses.dataclass(frozen=True)
 class Shown:
-    """One study's part of the section: title, neighbours, gallery items, note, captions."""
+    """One study's part of the section: its title, the neighbours, the gallery's items (texts,
+    image files or arrays), a sentence on what is shown, optional captions per item."""
 
     title: str
     result: Neighbours
@@ -159,7 +171,10 @@ def show_neighbours(
     query_items: Sequence | None = None,
     query_captions: Sequence[str] | None = None,
 ) -> Shown:
-    """The top-:data:`SHOWN_K` of ``queries`` under cosine, inversion and each scorer."""
+    """The top-:data:`SHOWN_K` of ``queries`` (seeded gallery rows, given rows, or query
+    embeddings ``[Q, d]`` from outside the gallery, then with their ``query_labels`` and
+    ``query_items`` and ``query_captions``) under cosine, inversion (with ``anchors``) and each of ``scorers``,
+    baselines first."""
     base = {"cosine": "cosine"} | ({} if anchors is None else {"inversion": "inversion"})
     result = neighbours(
         base | dict(scorers),
@@ -176,7 +191,8 @@ def show_neighbours(
 
 
 def shown_budget(budgets: Sequence[int]) -> int:
-    """The budget whose geometries a curve study shows: 5 if there, else the smallest ≥ 2."""
+    """The budget whose geometries a curve study shows: 5 target anchors if the curve has that
+    budget, else its smallest budget of at least 2 (else its largest)."""
     if 5 in budgets:
         return 5
     return min((b for b in budgets if b >= 2), default=max(budgets))
@@ -185,7 +201,9 @@ def shown_budget(budgets: Sequence[int]) -> int:
 def curve_scorers(
     curve, broad, target, tau: float, *, seed: int, kinds=None, budget: int | None = None
 ) -> tuple[dict, np.ndarray]:
-    """``({name: scorer}, target rows)``: the curve's models on its first subset of ``budget``."""
+    """``({name: scorer}, target rows)``: each model of ``curve`` (isotropic controls left out; with
+    ``kinds``, only those kinds and the baselines) built on the curve's first seeded subset of
+    ``budget`` target anchors (default :func:`shown_budget`), exactly as the curve built it."""
     from ...evaluation.curves import subset
 
     budget = shown_budget(curve.budgets) if budget is None else budget
@@ -199,7 +217,8 @@ def curve_scorers(
 
 
 def neighbours_section(rep, shown: Sequence[Shown]) -> None:
-    """The section :data:`NEIGHBOURS_TITLE`: texts as tables, images as PNG grids; a CSV."""
+    """The section :data:`NEIGHBOURS_TITLE`: per study a markdown table of texts, or a PNG grid
+    of thumbnails (``neighbours/*.png``); every neighbour in ``neighbours.csv``."""
     from ...plots import item_kind, neighbours as draw
 
     rep.section(

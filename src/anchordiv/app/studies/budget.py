@@ -84,7 +84,8 @@ def plot_budget(rows: list[dict], path):
 
 
 def winners(rows: list[dict], tie: float = 1e-3) -> list[dict]:
-    """Per budget: the best target-only model and its margin over the runner-up (or a tie)."""
+    """Per budget: the best target-only model and its margin over the runner-up ("tie" when
+    the margin is below ``tie``; "only X" when X is the only model defined there)."""
     out = []
     for b in sorted({r["budget"] for r in rows}):
         at_b = [r for r in rows if r["budget"] == b and r["role"] == "target"]
@@ -139,6 +140,7 @@ def report_section(
 
 
 def _best_at(who: str, budgets: list[int]) -> str:
-    """'X is the best target-only model (margin ≥ 0.001) at budgets ...'."""
+    """'X is the best target-only model (margin ≥ 0.001) at budgets 1, 2' or '... at no
+    budget'."""
     where = f"at budgets {', '.join(map(str, budgets))}" if budgets else "at no budget"
     return f"{who} is the best target-only model (margin ≥ 0.001) {where}"

@@ -66,12 +66,15 @@ def negated_mentions(texts: Sequence[str], has_label: np.ndarray, term: str) -> 
 
 
 def key_term(finding: str) -> str:
-    """The last word of a finding's name ("Pleural Effusion" → "effusion")."""
+    """The word a report uses for a finding: the last word of its name ("Pleural Effusion" →
+    "effusion"), for the negated-mention diagnostic."""
     return finding.split()[-1].lower()
 
 
 def finding_queries(has_label, max_queries: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(q_rows [Q], relevance [Q, G])``: seeded reports carrying the label as queries."""
+    """``(q_rows [Q], relevance [Q, G])``: a seeded subsample of the reports carrying the label
+    (``has_label [G]`` bool) as queries; relevant = every report carrying it (the query itself
+    is removed by ``query_index = q_rows``)."""
     has_label = np.asarray(has_label, bool)
     positives = np.nonzero(has_label)[0]
     q_rows = positives[subsample(len(positives), max_queries, seed)]
@@ -144,6 +147,12 @@ def clinical_study(
     ClinicalResult
         ``rows`` (one per finding × scorer, tidy) and ``per_query[finding][scorer]``
         (``[S][Q]``).
+
+    Raises
+    ------
+    AnchorDivError
+        ``labels`` not of shape [n, len(label_names)], an anchor finding not among the label names,
+        or no finding with ``min_queries`` labelled queries (and one labelled gallery item).
     """
     x = as_matrix("reports", reports)
     lab = check_labels("labels", labels, len(x)).astype(bool)
@@ -242,7 +251,8 @@ BASELINE_NAMES = ("cosine", "inversion")
 
 
 def findings_summary(rows: list[dict]) -> list[dict]:
-    """Per finding: each scorer's AUPRC, the best anchor model and its difference to cosine."""
+    """Per finding: every scorer's mean AUPRC, the best anchor model and its paired difference
+    to cosine (with interval), prevalence and the negated-mention rate."""
     out = []
     for f in dict.fromkeys(r["finding"] for r in rows):
         cell = {r["scorer"]: r for r in rows if r["finding"] == f}
@@ -273,7 +283,8 @@ def report_section(
     title: str | None = None,
     description: str | None = None,
 ) -> None:
-    """The clinical section of a report (table, figure, stated outcome)."""
+    """The clinical section of a report (table, figure, stated outcome); ``title`` /
+    ``description`` replace the Open-i text task's."""
     summary = findings_summary(rows)
     above, below, beaten_by_inv = versus_cosine(summary)
     scorers = list(dict.fromkeys(r["scorer"] for r in rows))

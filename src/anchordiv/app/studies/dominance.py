@@ -36,6 +36,21 @@ def transfer_names(
 ) -> dict[str, tuple[str | None, str | None]]:
     """``{posterior: (control, target-only)}`` of a transfer curve.
 
+    Parameters
+    ----------
+    priors : sequence of str
+        Prior names P.
+    kinds : sequence of str
+        Kinds.
+    models : collection of str, optional
+        The curve's model names: a partner not among them is None (a kind without a
+        target-only model); None: all named.
+
+    Returns
+    -------
+    dict of str to (str or None, str or None)
+        :func:`.transfer.transfer_models` names: ``P-kind``, ``P-isotropic-kind``, ``kind``.
+
     Examples
     --------
     >>> from anchordiv.app.studies.dominance import transfer_names
@@ -57,7 +72,27 @@ def task_rows(
     at: int = 2,
     **extra,
 ) -> dict:
-    """The dominance, anchors-needed and falls rows of one curve."""
+    """The dominance, anchors-needed and falls rows of one curve.
+
+    Parameters
+    ----------
+    task : str
+        The task's name (tags every row).
+    curve : Curve
+        Its adaptation curve.
+    names : mapping of str to (str or None, str or None), optional
+        ``{posterior: (control, target-only)}``; None finds them from the roles
+        (:func:`anchordiv.evaluation.dominance.triples`; a partner the curve lacks is None).
+    at : int, default 2
+        Budget of the anchors-needed ratio.
+    **extra
+        More tags for every row (e.g. ``finding=``).
+
+    Returns
+    -------
+    dict
+        ``{"dominance", "anchors_needed", "falls"}`` lists of rows.
+    """
     names = dom.triples(curve, names)
     tag = {"task": task, **extra}
     needs = (
@@ -74,7 +109,18 @@ def task_rows(
 
 
 def merge(parts: Sequence[dict]) -> dict:
-    """One ``{"dominance", "anchors_needed", "falls"}`` of several :func:`task_rows`."""
+    """One ``{"dominance", "anchors_needed", "falls"}`` of several :func:`task_rows`.
+
+    Parameters
+    ----------
+    parts : sequence of dict
+        :func:`task_rows` outputs.
+
+    Returns
+    -------
+    dict
+        The concatenated rows.
+    """
     return {k: [r for p in parts for r in p[k]] for k in ("dominance", "anchors_needed", "falls")}
 
 
@@ -100,7 +146,19 @@ def stays_within(rows: Sequence[dict]) -> bool:
 
 
 def claims(table: dict) -> list[dict]:
-    """Per (task, posterior): the parts of the claim (module docstring) and whether each holds."""
+    """Per (task, posterior): the parts of the claim (module docstring) and whether each holds.
+
+    Parameters
+    ----------
+    table : dict
+        ``{"dominance", "anchors_needed", "falls"}`` rows (:func:`merge`).
+
+    Returns
+    -------
+    list of dict
+        One row per task and posterior; each part True / False, None where the curve has no
+        such budget or lacks the model it compares with; ``lacks``: the partners it lacks.
+    """
     needs = {(_where(r), r["posterior"]): r for r in table["anchors_needed"]}
     fell = {(_where(r), r["model"]) for r in table["falls"]}
     own = {(_where(r), r["model"]) for r in table["falls"] if not r.get("toward_target_only")}
@@ -140,7 +198,25 @@ def _yes(value) -> str:
 
 
 def section(rep, table: dict, *, note: str = "") -> None:
-    """The dominance section: claims, paired differences per budget, anchors ratios, falls."""
+    """The dominance section of the report.
+
+    The claims per task and posterior, the paired differences per budget, the anchors-needed
+    ratios and the falls.
+
+    Parameters
+    ----------
+    rep : Report
+        The report being written.
+    table : dict
+        :func:`merge` of the tasks' rows.
+    note : str, default ""
+        A paragraph to add.
+
+    Returns
+    -------
+    None
+        Writes into ``rep``.
+    """
     rep.section(TITLE)
     rep.text(
         "Every default posterior (the held-out recipe, `anchordiv.adaptation.statistics`) on every "
@@ -215,18 +291,3 @@ def _ratio(r: dict) -> str:
         bound = r["anchors_at_least"]
         return f"> {bound:.1f} (not reached)" if np.isfinite(bound) else "–"
     return f"{r['anchors_ratio']:.2f} [{r['anchors_ratio_low']:.2f}, {r['anchors_ratio_high']:.2f}]"
-
-
-__all__ = [
-    "LARGE",
-    "SMALL",
-    "TITLE",
-    "TOLERANCE",
-    "beats_both",
-    "claims",
-    "merge",
-    "section",
-    "stays_within",
-    "task_rows",
-    "transfer_names",
-]

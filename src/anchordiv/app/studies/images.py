@@ -42,7 +42,38 @@ BASELINES = {"cosine": "cosine", "inversion": "inversion"}
 
 @dataclasses.dataclass
 class RetrievalView:
-    """One study's picture of "what each geometry retrieves" (fields: docs/guides/images.md)."""
+    """What a picture of "what each geometry retrieves" needs for one study.
+
+    Attributes
+    ----------
+    study : str
+        The study (``"object-style"``).
+    scorers : dict
+        ``{name: scorer}``: anchor models, ``"cosine"``, ``"inversion"`` (as
+        :func:`anchordiv.evaluation.evaluate.evaluate` takes them).
+    anchors : numpy.ndarray, shape [m, d]
+        The anchors inversion picks its text proxy from.
+    queries : numpy.ndarray, shape [Q, d]
+        Query image embeddings.
+    gallery : numpy.ndarray, shape [G, d]
+        Gallery image embeddings.
+    query_paths, gallery_paths : list of str
+        The image files behind ``queries`` / ``gallery``.
+    query_index : numpy.ndarray of int, shape [Q], or None
+        Gallery row of each query (to leave out of its own neighbours); None when disjoint.
+    query_labels, gallery_labels : numpy.ndarray, shape [Q] / [G], or None
+        Labels that make a neighbour relevant (class, or the shown pathology).
+    captions : list of str, length G, or None
+        A caption per gallery image (its class name, and its rendition where there are
+        several).
+    note : str
+        What the view shows, for the report.
+    query_domains : numpy.ndarray, shape [Q], or None
+        Each query's rendition (photo / sketch, art / cartoon ...): the shown queries are
+        spread over renditions and classes.
+    query_captions : list of str, length Q, or None
+        A caption per query image (as ``captions``).
+    """
 
     study: str
     scorers: dict
@@ -62,7 +93,21 @@ class RetrievalView:
 
 @dataclasses.dataclass
 class ImageStudyResult:
-    """What :func:`run_image_study` wrote and kept (fields: docs/guides/images.md)."""
+    """What :func:`run_image_study` wrote and kept.
+
+    Attributes
+    ----------
+    report : Path
+        ``OUT/report.md``.
+    embeddings : Path
+        ``OUT/embeddings/images.npy`` (sidecar ``images.json``: files, encoder, dataset).
+    dataset : ImageDataset
+        The images studied (after the size's subsample).
+    views : dict of str to RetrievalView
+        Per study, its scorers, queries and gallery with their files.
+    results : dict
+        What ``results.json`` holds.
+    """
 
     report: Path
     embeddings: Path
@@ -341,7 +386,8 @@ def inside(path, root) -> bool:
 
 
 def restrict(ds: layouts.ImageDataset, size, seed: int) -> layouts.ImageDataset:
-    """The seeded subsample of a :class:`.main_job.Size` (its ``img_*`` fields)."""
+    """The size's seeded subsample: ``classes`` classes, then per class (or, without classes,
+    overall) up to ``per_class`` (``images``) query images and as many gallery images."""
     if ds.label is None:
         return ds.subset(_per_split(np.arange(len(ds)), ds.query, size.img_images, seed))
     chosen = subsample(len(ds.class_names), size.img_classes, seed)
@@ -388,7 +434,8 @@ def _need(ds: layouts.ImageDataset, study: str) -> None:
 
 
 def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> RetrievalView:
-    """The view over the split's queries (``mask``), or every image against all the others."""
+    """The view over the study's queries: the split's (``mask``), or every image against all
+    the others (``mask`` None); relevant = same class."""
     data, n = ctx.source, ctx.size.img_queries
     if mask is None:
         q = subsample(len(data.dataset), n, ctx.seed)
@@ -399,7 +446,8 @@ def _view(ctx, study: str, scorers: dict, anchors, mask, note: str) -> Retrieval
 
 
 def _rows_view(data, study, scorers, anchors, q, g, index, labels, note) -> RetrievalView:
-    """The view of query rows ``q`` against gallery rows ``g``; ``labels [n]`` per image."""
+    """The view of query rows ``q`` against gallery rows ``g`` (``index``: each query's gallery
+    row, or None when disjoint); ``labels [n]`` per image; captions = class names."""
     ds = data.dataset
     return RetrievalView(
         study,
@@ -428,7 +476,8 @@ def _caption(ds: layouts.ImageDataset, i: int) -> str:
 
 
 def spread(labels, domains, k: int, seed: int) -> np.ndarray:
-    """``k`` seeded query rows: domains in turn, within each a class not shown yet if any."""
+    """``k`` seeded rows of a view's queries spread over domains and classes: each pick takes
+    the next domain in turn and, within it, a class not shown yet where one is left."""
     n = len(labels) if labels is not None else len(domains) if domains is not None else 0
     order = np.random.default_rng(seed).permutation(n)
     lab = np.zeros(n, int) if labels is None else np.asarray(labels).reshape(n, -1)[:, 0]
@@ -448,7 +497,26 @@ def spread(labels, domains, k: int, seed: int) -> np.ndarray:
 
 
 def shown(view: RetrievalView, title: str, seed: int = 0) -> Shown:
-    """The view's part of "What each geometry retrieves" (queries: :func:`spread`)."""
+    """The view's part of "What each geometry retrieves": :data:`SHOWN_QUERIES` of its
+    queries spread over renditions and classes (:func:`spread`), their top neighbours under cosine, inversion and each of its anchor models
+    (:func:`._common.show_neighbours`; a grid of thumbnails, the query first).
+
+    Parameters
+    ----------
+    view : RetrievalView
+        One study's geometries, anchors, queries and gallery (``run_image_study(...).views``).
+    title : str
+        The part's title in the report.
+    seed : int, default 0
+        Seed of the choice of queries.
+
+    Returns
+    -------
+    Shown
+        ``title``, the neighbours (:class:`~anchordiv.evaluation.Neighbours`), the gallery's
+        image files, a note and captions: what :func:`anchordiv.plots.neighbours` draws and the
+        report's neighbour grid shows.
+    """
     scorers = {k: v for k, v in view.scorers.items() if k not in BASELINES}
     pick = spread(view.query_labels, view.query_domains, SHOWN_QUERIES, seed)
     common = dict(anchors=view.anchors, labels=view.gallery_labels, seed=seed, note=view.note)

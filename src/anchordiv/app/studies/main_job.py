@@ -56,7 +56,9 @@ TR_FINDINGS = ("pleural effusion", "edema", "atelectasis", "emphysema", "opacity
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    """Data sizes, budgets and repeats of one run (the defaults: the full run)."""
+    """Data sizes, budgets and repeats of one run; the models, kinds, priors and sections are
+    the same at every size (:data:`WN_MODELS`, :data:`CLINICAL_KINDS`, :data:`TR_KINDS`,
+    :data:`SECTIONS`)."""
 
     clinical_gallery: int | None = 2000  # reports in the gallery, seeded (None: all 3,927)
     clinical_queries: int = 100  # queries per finding
@@ -163,7 +165,8 @@ def clinical_part(ctx: Context) -> dict:
 
 
 def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
-    """``(moment points [2r, d], source)`` of prior ``name``: from models/, else built now."""
+    """``(moment points [2r, d], source)`` of shipped prior ``name``: from models/ or —
+    documented fallback — built now from ``broad_fallback`` anchors of its spec."""
     prior = load_prior(name, ctx.models_dir, ctx.encoder_id)
     source = f"models/{name}"
     if prior is None:
@@ -178,7 +181,8 @@ def prior_points(ctx: Context, name: str) -> tuple[np.ndarray, str]:
 
 
 def study_curve(ctx: Context, task, emb, broad, models, query_mask=None, max_queries=None):
-    """The WordNet → ImageNet curve of ``task`` at the context's size."""
+    """The WordNet → ImageNet curve of ``task`` at the context's size (``budgets``,
+    ``max_queries``: the size's unless given; ``query_mask``: a dataset's split)."""
     size, max_queries = ctx.size, max_queries or ctx.size.wn_queries
     opts = dict(budgets=size.wn_budgets, n_subsets=size.wn_subsets, max_queries=max_queries)
     return wni.wordnet_imagenet_study(
@@ -187,7 +191,8 @@ def study_curve(ctx: Context, task, emb, broad, models, query_mask=None, max_que
 
 
 def budget_section(ctx: Context, task, curve, source: str | None = None) -> list[dict]:
-    """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows."""
+    """budget.csv, budget.png and the anchor-budget section from ``curve``'s target-only rows
+    (``section``: title/source of :func:`.budget.report_section`)."""
     rows = budget.budget_rows(curve, task.target_class, ctx.seed)
     write_rows(ctx.rep.path("budget.csv"), rows)
     budget.plot_budget(rows, ctx.rep.path("budget.png"))
@@ -259,7 +264,9 @@ def _transfer(
     show: dict | None = None,
     **tag,
 ) -> dict:
-    """Curve, contrasts, diagnostics, ranking and dominance rows of one transfer task."""
+    """Curve, contrasts, diagnostics, ranking and dominance rows (``task``, ``tag``) of one
+    transfer task; writes its files.  With ``show`` (``title, texts, labels, note``) its first
+    kind's geometries go to "What each geometry retrieves"."""
     size = ctx.size
     opts = dict(kinds=size.tr_kinds, budgets=size.tr_budgets, n_subsets=size.tr_subsets)
     curve = tr.transfer_curve(priors, targets, setup, tau=ctx.tau, seed=ctx.seed, **opts)
@@ -359,7 +366,9 @@ def style_transfer_part(ctx: Context) -> dict:
 
 
 def clinical_transfer_part(ctx: Context) -> dict:
-    """Per chest finding: its anchor sentences adapted from three priors (:mod:`.transfer`)."""
+    """Per chest finding: its anchor sentences as targets, adapted from its leave-finding-out
+    report-sentence prior vs the chest HPO region vs all of HPO (:mod:`.transfer`); the results
+    of all findings in one section."""
     from ...data import clinical, openi
 
     reports = openi.load_reports()
@@ -475,7 +484,8 @@ CLOSING_SECTIONS = (NEIGHBOURS_TITLE, "Run")
 
 
 def sections(parts=DEMO_PARTS) -> list[str]:
-    """The ``## `` sections (title prefixes) a report of ``parts`` has, in order."""
+    """The ``## `` sections (title prefixes) a report of ``parts`` has, in order — the same at
+    every size."""
     out = [t for p in parts for t in PART_SECTIONS[p]]
     if any(p in DOMINANCE_PARTS for p in parts):
         out.append(dominance.TITLE)
@@ -483,7 +493,21 @@ def sections(parts=DEMO_PARTS) -> list[str]:
 
 
 def check_report(out_dir, parts=DEMO_PARTS) -> list[str]:
-    """What a written report lacks: sections and WordNet → ImageNet dominance rows."""
+    """What a written report lacks: each missing section (:func:`sections`) and each posterior
+    of :data:`WN_MODELS` without WordNet → ImageNet dominance rows.  Empty: complete.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The report's directory (``report.md``, ``dominance.json``).
+    parts : tuple of str
+        The studies it ran (default the demo's).
+
+    Returns
+    -------
+    list of str
+        One line per problem.
+    """
     import json
 
     out_dir = Path(out_dir)
@@ -572,6 +596,11 @@ def run_demo(
     -------
     Path
         The report's path.
+
+    Raises
+    ------
+    AnchorDivError
+        An unknown ``size`` or an unknown study name.
     """
     from ...data import get_encoder
     from ...errors import check_output

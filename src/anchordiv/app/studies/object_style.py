@@ -55,7 +55,8 @@ def _fill(template: str, *, object: str = "", style: str = "") -> str:
 
 @dataclasses.dataclass
 class ObjectStyleTask:
-    """Items with their object and style indices, and the object and style anchor texts."""
+    """Texts and labels: ``items`` with ``item_object``/``item_style`` ``[n]`` indices into
+    ``objects``/``styles``; ``object_anchors`` / ``style_anchors`` texts with their labels."""
 
     objects: list[str]
     styles: list[str]
@@ -67,7 +68,8 @@ class ObjectStyleTask:
 
 
 def styleless(objects: Sequence[str], styles: Sequence[str]) -> list[str]:
-    """The object names that contain no style name as a word ("toy terrier" goes)."""
+    """The object names that contain no style name as a word ("toy terrier" goes: "toy" is
+    an ImageNet-R style), so object anchors carry no style."""
     return [o for o in objects if not any(f" {s} " in f" {o} " for s in styles)]
 
 
@@ -132,7 +134,8 @@ def object_style_task(
 
 
 def anchor_texts(objects: Sequence[str], styles: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``(object anchors, style anchors)``: each object, each style named alone."""
+    """``(object anchors, style anchors)``: each object named alone with
+    :data:`OBJECT_TEMPLATES`, each style alone with :data:`STYLE_TEMPLATES`."""
     return (
         [_fill(t, object=o) for o in objects for t in OBJECT_TEMPLATES],
         [_fill(t, style=s) for s in styles for t in STYLE_TEMPLATES],
@@ -192,6 +195,11 @@ def object_style_study(
     -------
     list of dict
         Tidy rows ``target, scorer, p, auprc, low, high, prevalence, n_queries``.
+
+    Raises
+    ------
+    AnchorDivError
+        The item embeddings do not match the task's item texts in number.
     """
     tau = resolve_tau(
         tau, items=emb.items, object_anchors=emb.object_anchors, style_anchors=emb.style_anchors
@@ -219,7 +227,8 @@ def object_style_study(
 
 
 def mixture_scorers(emb: ObjectStyleEmbeddings, kind: str, tau: float, ps) -> dict:
-    """``{"p=0.10": q_p}``: the mixtures of q_obj and q_style of ``kind``, for each p."""
+    """``{"p=0.10": q_p}``: the mixtures q_p = p·q_obj + (1−p)·q_style of one ``kind`` fitted to
+    the object and to the style anchors, for each p in ``ps``."""
     q_obj = fit(kind, emb.object_anchors, tau=tau)
     q_sty = fit(kind, emb.style_anchors, tau=tau)
     return {f"p={p:.2f}": mix(q_obj, q_sty, float(p)) for p in ps}
@@ -265,7 +274,8 @@ def _cell(r: dict) -> str:
 def report_section(
     rep, task: ObjectStyleTask, rows: list[dict], *, title: str | None = None, description=None
 ) -> None:
-    """The object-vs-style section of a report (the image studies pass their text)."""
+    """The object-vs-style section of a report (``title``/``description``: the defaults
+    describe the text task; the image studies describe their dataset)."""
     curve = {(r["target"], r["p"]): r for r in rows if r["p"] == r["p"]}
     base = [r for r in rows if r["p"] != r["p"]]
     rep.section(title or "Object vs style (Fig. 3 in kind)")

@@ -43,7 +43,8 @@ default_models_dir = models_dir
 
 
 def style_senses(styles=None) -> tuple[str, ...]:
-    """Every WordNet noun sense of every ImageNet-R style word, sorted (a prior excludes them)."""
+    """Every WordNet noun sense of every ImageNet-R style word (:data:`STYLE_WORDS` maps the
+    phrases WordNet lacks), sorted: the target synsets a style prior must exclude."""
     from ...data import imagenet, wordnet
 
     words = [STYLE_WORDS.get(s, s) for s in (styles or imagenet.IMAGENET_R_STYLES)]
@@ -174,7 +175,9 @@ def load_prior(name: str, models_dir=None, encoder_id: str | None = None):
 
 
 def report_prior_spec(finding: str, held_out: Sequence[str]) -> PriorSpec:
-    """The leave-finding-out Open-i report-sentence prior of ``finding`` (``held_out``: uids)."""
+    """The leave-finding-out report-sentence prior of ``finding``: every sentence of the Open-i
+    reports outside ``held_out`` (uids), minus the reports carrying ``finding`` and every
+    sentence mentioning it (``Source("openi", exclude=(finding, *held_out))``), all of them."""
     held = tuple(sorted(set(held_out)))
     return PriorSpec(
         f"{REPORT_PRIOR}-without-{finding.replace(' ', '-')}",
@@ -194,7 +197,10 @@ def report_priors(
     embed: Callable | None = None,
     tau: float | None = None,
 ) -> dict[str, BuiltPrior]:
-    """``{finding: BuiltPrior}`` of :func:`report_prior_spec`, the sentences embedded once."""
+    """``{finding: BuiltPrior}``: :func:`report_prior_spec` of each finding, built by
+    :func:`~anchordiv.app.build.build_prior` (a Gaussian; ``encoder`` / ``embed`` / ``tau`` as
+    there).  The sentences of every report outside ``held_out`` are embedded once and each
+    prior looks its sentences up (each is a subset of them), so k findings cost one encoding."""
     embed_fn, encoder_id, tau = resolve_encoder(encoder, embed, tau)
     union = [e.text for e in entries(Source("openi", exclude=tuple(sorted(set(held_out)))))]
     vectors = np.asarray(embed_fn(union))
@@ -220,7 +226,11 @@ def report_prior_points(
     max_reports: int | None = None,
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """``{finding: moment points [2r, d]}`` of :func:`report_priors` outside the gallery."""
+    """``{finding: moment points [2r, d]}`` of :func:`report_priors` for a clinical retrieval
+    task whose gallery (queries included) is ``reports`` rows ``gallery_rows``: the broad
+    anchors a transfer study adapts from (as the shipped priors', via ``stand_in_anchors``).
+    ``max_reports``: a seeded subsample of the reports outside the gallery (the others are held
+    out too; for quick runs), None: all of them."""
     from ...adaptation import stand_in_anchors
     from ._common import subsample
 

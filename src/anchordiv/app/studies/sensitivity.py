@@ -266,7 +266,11 @@ def plot_sensitivity_budget(rows: list[dict], path):
 
 
 def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> list[dict]:
-    """The demo's prior-sensitivity section on the WordNet → ImageNet task; its rows."""
+    """The demo report's prior-sensitivity section for the WordNet → ImageNet task: the exact
+    ``kind`` posterior from the WordNet prior at budgets of the class prompts
+    (:func:`sensitivity_by_budget`; queries and gallery disjoint item glosses, as the
+    retrieval-uncertainty section), ``sensitivity.csv`` and ``sensitivity.png``; returns the
+    rows."""
     from ...evaluation.evaluate import write_rows
     from ._common import subsample
 
@@ -346,15 +350,3 @@ def sensitivity_section(ctx, task, emb, broad, *, kind: str = "gaussian") -> lis
         )
     )
     return rows
-
-
-__all__ = [
-    "BUDGETS",
-    "outcome",
-    "plot_sensitivity_budget",
-    "sensitivity_by_budget",
-    "sensitivity_section",
-    "settled_at",
-    "takes_over_at",
-    "who_decides",
-]

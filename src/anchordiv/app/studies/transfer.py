@@ -37,8 +37,23 @@ DIAGNOSTICS = ("captured", "mean_cos2", "log_evidence_gain", "loo_gain")
 
 
 def adapt_options(kind: str, d: int) -> dict:
-    """The diagnostics' fixed ``ad.adapt`` options of ``kind``: :data:`PRIOR_ANCHORS`
-    pseudo-anchors (and the latent kind's rank :data:`LATENT_RANK`)."""
+    """The fixed ``ad.adapt`` options of ``kind`` used by the diagnostics.
+
+    :data:`PRIOR_ANCHORS` pseudo-anchors, and for the latent kind the subspace rank
+    :data:`LATENT_RANK`.
+
+    Parameters
+    ----------
+    kind : str
+        ``"gaussian"`` or ``"latent-gaussian"``.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :func:`anchordiv.adapt`.
+    """
     if kind == "gaussian":
         return {"kappa0": PRIOR_ANCHORS, "nu0": d + 1 + PRIOR_ANCHORS}
     return {"prior_anchors": PRIOR_ANCHORS, "rank": LATENT_RANK}
@@ -52,9 +67,23 @@ def _adapted(kind: str, broad: np.ndarray, prior: str, _unused, target, tau):
 def transfer_models(
     priors: Mapping[str, np.ndarray], kinds: Sequence[str] = KINDS
 ) -> dict[str, CurveModel]:
-    """Curve models of a prior-transfer study: per kind, target-only ``kind`` (where the kind has
-    one: not ``spectral``), and per prior ``P`` the posterior ``P-kind`` and its control
-    ``P-isotropic-kind``; plus ``cosine``."""
+    """Curve models of a prior-transfer study.
+
+    Per kind, target-only ``kind`` (where the kind has one: not ``spectral``), and per prior
+    ``P`` the posterior ``P-kind`` and its control ``P-isotropic-kind``; plus ``cosine``.
+
+    Parameters
+    ----------
+    priors : mapping of str to numpy.ndarray
+        Prior name → broad anchors or moment points ``[m, d]``.
+    kinds : sequence of str, default ("gaussian", "latent-gaussian")
+        Kinds.
+
+    Returns
+    -------
+    dict of str to CurveModel
+        The models.
+    """
     models = {}
     frozen = {name: frozen_broad(broad) for name, broad in priors.items()}  # digests once
     for kind in kinds:
@@ -84,7 +113,36 @@ def transfer_curve(
     n_boot: int = 2000,
     progress: bool | None = None,
 ) -> Curve:
-    """The adaptation curve of :func:`transfer_models` on a retrieval setup."""
+    """The adaptation curve of :func:`transfer_models` on a retrieval setup.
+
+    Parameters
+    ----------
+    priors : mapping of str to numpy.ndarray
+        Prior name → broad anchors or moment points ``[m, d]``.
+    targets : array_like, shape [n, d]
+        Target anchors.
+    setup : dict
+        queries, gallery, relevance, query_index (:func:`._common.labelled_retrieval`).
+    tau : float
+        The encoder's logit scale.
+    kinds : sequence of str, default ("gaussian", "latent-gaussian")
+        Kinds.
+    budgets : list of int, optional
+        Budgets.
+    n_subsets : int, default 5
+        Subsets per budget.
+    seed : int, default 0
+        Seed.
+    n_boot : int, default 2000
+        Bootstrap resamples per interval.
+    progress : bool, optional
+        Show a progress bar.
+
+    Returns
+    -------
+    Curve
+        The curve.
+    """
     first, models = next(iter(priors.values())), transfer_models(priors, kinds)
     opts = dict(budgets=budgets, n_subsets=n_subsets, seed=seed, n_boot=n_boot, progress=progress)
     return adaptation_curve(first, targets, tau=tau, models=models, **opts, **setup)
@@ -96,9 +154,27 @@ def contrast_rows(
     kinds: Sequence[str] = KINDS,
     budgets: Sequence[int] = SMALL_BUDGETS,
 ) -> list[dict]:
-    """Paired differences at a few budgets: each prior's posterior − its isotropic control
-    (``versus="control"``) and − the target-only model (where the curve has one of the kind), and
-    the first prior − each other."""
+    """Paired differences at a few budgets between a transfer curve's models.
+
+    Each prior's posterior − its isotropic control (``versus="control"``) and − the target-only
+    model (where the curve has one of the kind), and the first prior − each other.
+
+    Parameters
+    ----------
+    curve : Curve
+        A :func:`transfer_curve`.
+    priors : sequence of str
+        Prior names (the first is compared with the others).
+    kinds : sequence of str, default ("gaussian", "latent-gaussian")
+        Kinds.
+    budgets : sequence of int, default (1, 2, 5)
+        Budgets.
+
+    Returns
+    -------
+    list of dict
+        Tidy rows with the paired difference and its interval.
+    """
     rows = []
     for kind in kinds:
         pairs = [(p, "control", f"{p}-isotropic-{kind}") for p in priors]
@@ -115,7 +191,22 @@ def contrast_rows(
 
 
 def retrieval_gain(contrasts: list[dict], prior: str, kind: str = "gaussian") -> float:
-    """Mean over the budgets of :func:`contrast_rows` of posterior − isotropic control."""
+    """Mean over the budgets of :func:`contrast_rows` of posterior − isotropic control.
+
+    Parameters
+    ----------
+    contrasts : list of dict
+        :func:`contrast_rows`.
+    prior : str
+        Prior name.
+    kind : str, default "gaussian"
+        Kind.
+
+    Returns
+    -------
+    float
+        The mean paired difference.
+    """
     diffs = [
         c["difference"]
         for c in contrasts
@@ -133,8 +224,30 @@ def diagnostic_rows(
     seed: int,
     k: int = 10,
 ) -> list[dict]:
-    """Per prior: the diagnostics (Gaussian, fixed strengths) averaged over the curve's target
-    subsets of size ``budget``."""
+    """Per prior: the diagnostics averaged over the curve's target subsets of size ``budget``.
+
+    The same subsets the models were adapted on, with the Gaussian's fixed strengths.
+
+    Parameters
+    ----------
+    priors : mapping of str to numpy.ndarray
+        Prior name → broad anchors or moment points ``[m, d]``.
+    targets : numpy.ndarray, shape [n, d]
+        Target anchors.
+    budget : int
+        Subset size.
+    n_subsets : int
+        Subsets (as in the curve).
+    seed : int
+        The curve's seed.
+    k : int, default 10
+        Leading prior directions.
+
+    Returns
+    -------
+    list of dict
+        One row per prior (:func:`anchordiv.checks.diagnose`'s fields, averaged).
+    """
     n, opts = len(targets), adapt_options("gaussian", targets.shape[1])
     subsets = [targets[subset(n, budget, s, seed)] for s in range(n_subsets if budget < n else 1)]
     rows = []
@@ -167,11 +280,25 @@ def sign_matches(values: Mapping[str, float], gains: Mapping[str, float], null: 
 
 
 def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[dict]:
-    """Per diagnostic, does it order the priors as retrieval does: the priors in its order (best
-    first), the order by retrieval gain over the control, whether they agree (entirely, and in the
-    best prior), and whether the diagnostic's sign (prior better than the control: evidence / LOO
-    gain > 0, captured and mean cos² > k/d) matches the sign of the retrieval gain for every
-    prior."""
+    """Per diagnostic: does it order the priors as retrieval does?
+
+    The priors in the diagnostic's order (best first), the order by retrieval gain over the
+    control, whether they agree (entirely, and in the best prior), and whether the diagnostic's
+    sign (prior better than the control: evidence / LOO gain > 0, captured and mean cos² > k/d)
+    matches the sign of the retrieval gain for every prior.
+
+    Parameters
+    ----------
+    diagnostics : list of dict
+        :func:`diagnostic_rows`.
+    gains : mapping of str to float
+        Retrieval gain per prior (:func:`retrieval_gain`).
+
+    Returns
+    -------
+    list of dict
+        One row per diagnostic.
+    """
     by_prior = {r["prior"]: r for r in diagnostics}
     truth = _order(gains)
     rows = []
@@ -193,12 +320,38 @@ def ranking_rows(diagnostics: list[dict], gains: Mapping[str, float]) -> list[di
 
 
 def of_kind(summary: list[dict], kind: str) -> list[dict]:
-    """The summary rows of models of ``kind`` and of the baselines (kind ``""``)."""
+    """The summary rows of models of ``kind`` and of the baselines (kind ``""``).
+
+    Parameters
+    ----------
+    summary : list of dict
+        ``Curve.summary()`` rows.
+    kind : str
+        The kind.
+
+    Returns
+    -------
+    list of dict
+        The selected rows.
+    """
     return [r for r in summary if r["kind"] in (kind, "")]
 
 
 def pivot(summary: list[dict], kind: str) -> list[dict]:
-    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns)."""
+    """Mean AUPRC per budget (rows) and model of ``kind`` (+ cosine) (columns).
+
+    Parameters
+    ----------
+    summary : list of dict
+        ``Curve.summary()`` rows.
+    kind : str
+        The kind.
+
+    Returns
+    -------
+    list of dict
+        One row per budget.
+    """
     from .wordnet_imagenet import pivot as by_budget
 
     return by_budget(of_kind(summary, kind))
@@ -207,8 +360,29 @@ def pivot(summary: list[dict], kind: str) -> list[dict]:
 def write_curve(
     curve: Curve, summary: list[dict], out_dir, kinds: Sequence[str], title: str
 ) -> dict:
-    """Write a transfer curve's ``curve.csv`` (per subset), ``curve_summary.csv`` and one
-    ``curve_<kind>.png`` per kind (its models and cosine, 95 % bands)."""
+    """Write a transfer curve's tables and figures into ``out_dir``.
+
+    ``curve.csv`` (per subset), ``curve_summary.csv`` and one ``curve_<kind>.png`` per kind (its
+    models and cosine, 95 % bands).
+
+    Parameters
+    ----------
+    curve : Curve
+        The curve.
+    summary : list of dict
+        ``curve.summary()``.
+    out_dir : str or Path
+        Destination.
+    kinds : sequence of str
+        Kinds.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    dict
+        Paths written, by name.
+    """
     from pathlib import Path
 
     from ...evaluation.evaluate import write_rows
@@ -242,8 +416,23 @@ def _cells(contrasts: list[dict], prior: str, versus: str) -> str:
 
 
 def outcome(contrasts: list[dict], priors: Sequence[str]) -> str:
-    """The outcome in words: each prior against its isotropic control and target-only, and the first
-    prior against the others (95 % paired intervals excluding zero)."""
+    """The outcome in words.
+
+    Each prior against its isotropic control and target-only, and the first prior against the
+    others (95 % paired intervals excluding zero).
+
+    Parameters
+    ----------
+    contrasts : list of dict
+        :func:`contrast_rows`.
+    priors : sequence of str
+        Prior names.
+
+    Returns
+    -------
+    str
+        A paragraph.
+    """
     budgets = ", ".join(map(str, sorted({c["budget"] for c in contrasts})))
     parts = [f"`{p}` vs its isotropic control: {_cells(contrasts, p, 'control')}" for p in priors]
     parts += [f"`{p}` vs target-only: {_cells(contrasts, p, 'target-only')}" for p in priors]
@@ -285,7 +474,28 @@ def report_section(
     kinds: Sequence[str],
     priors: Sequence[str],
 ) -> None:
-    """Curve tables and figures per kind, paired differences, diagnostics and the outcome."""
+    """Curve tables and figures per kind, paired differences, diagnostics and the outcome.
+
+    Parameters
+    ----------
+    rep : Report
+        The report being written.
+    title, intro : str
+        Section title and first paragraph.
+    summary : list of dict
+        ``Curve.summary()`` rows.
+    folder : str
+        Where the figures go (relative to the report).
+    contrasts, diagnostics, ranking : list of dict
+        :func:`contrast_rows`, :func:`diagnostic_rows`, :func:`ranking_rows`.
+    kinds, priors : sequence of str
+        Kinds and prior names.
+
+    Returns
+    -------
+    None
+        Writes into ``rep``.
+    """
     rep.section(title)
     rep.text(intro)
     for kind in kinds:
@@ -312,26 +522,3 @@ def report_section(
     rep.table(diagnostics, first + [c for c in cols if c in diagnostics[0]])
     rep.table(ranking, list(ranking[0]))  # (finding,) diagnostic, orders, agreements
     rep.text(ranking_text(ranking))
-
-
-__all__ = [
-    "DIAGNOSTICS",
-    "KINDS",
-    "LATENT_RANK",
-    "PRIOR_ANCHORS",
-    "SMALL_BUDGETS",
-    "adapt_options",
-    "contrast_rows",
-    "diagnostic_rows",
-    "of_kind",
-    "outcome",
-    "pivot",
-    "ranking_rows",
-    "ranks_first",
-    "report_section",
-    "retrieval_gain",
-    "sign_matches",
-    "transfer_curve",
-    "transfer_models",
-    "write_curve",
-]

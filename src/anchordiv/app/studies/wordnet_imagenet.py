@@ -34,7 +34,8 @@ DEFAULT_MODELS = (
 
 @dataclasses.dataclass
 class WordNetTask:
-    """``items`` with ``item_class``, ``targets`` with ``target_class``; index ``names``."""
+    """``items`` (gloss texts) with ``item_class [n]``; ``targets`` (prompts) with
+    ``target_class [m]``; both index ``wnids`` / ``names``."""
 
     wnids: list[str]
     names: list[str]
@@ -71,8 +72,20 @@ def class_items(class_wnids: Sequence[str]) -> list[list]:
 
 
 def broad_pool(class_wnids: Sequence[str]) -> list:
-    """WordNet noun synsets outside every class's subtree (class synsets included), in offset
-    order."""
+    """WordNet noun synsets outside every class's subtree (class synsets included), in offset order.
+
+    The broad anchors never contain an item or a class.
+
+    Parameters
+    ----------
+    class_wnids : sequence of str
+        The classes' WordNet ids (``n01440764``, ...).
+
+    Returns
+    -------
+    list of nltk Synset
+        The broad pool.
+    """
     from ...data import wordnet
 
     excluded = set(_owners(tuple(class_wnids)))
@@ -112,6 +125,12 @@ def wordnet_imagenet_task(
     WordNetTask
         ``items`` (gloss texts) with ``item_class``, ``targets`` (prompts) with
         ``target_class``.
+
+    Raises
+    ------
+    AnchorDivError
+        ``class_names`` and ``class_wnids`` differ in length, a template without one ``{}``, or
+        fewer than 2 classes with ``min_items`` usable hyponyms.
     """
     from ...data import wordnet
 
@@ -139,7 +158,8 @@ def wordnet_imagenet_task(
 
 
 def class_prompts(names: Sequence[str], templates: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """``(prompts [C·T], class [C·T])``: every template filled with every class name."""
+    """``(prompts [C·T], class [C·T])``: every template filled with every class name, grouped by
+    class — the target anchors."""
     targets = [t.format(n) for n in names for t in templates]
     return targets, np.repeat(np.arange(len(names)), len(templates))
 
@@ -161,7 +181,8 @@ def retrieval_setup(
     seed: int,
     query_mask=None,
 ) -> dict:
-    """Queries, gallery, relevance and query_index of the task (:func:`.labelled_retrieval`)."""
+    """Queries (seeded subsample of the items, or of the split's queries), gallery (all items,
+    or the split's gallery), relevance, query_index (:func:`._common.labelled_retrieval`)."""
     if len(emb.items) != len(task.items):
         raise AnchorDivError(f"items: {len(emb.items)} embeddings for {len(task.items)} items")
     return labelled_retrieval(emb.items, task.item_class, max_queries, seed, query_mask)
@@ -218,7 +239,8 @@ def wordnet_imagenet_study(
 
 
 def pivot(summary: list[dict]) -> list[dict]:
-    """AUPRC per budget (rows) and model (columns), cells ``mean [low, high]``."""
+    """AUPRC as a table: one row per budget, one column per model, cells ``mean [low, high]``
+    (the 95 % interval; "–" where the model is undefined)."""
     out: dict[int, dict] = {}
     for r in summary:
         cell = interval_cell(r["auprc"], r["low"], r["high"])
@@ -255,7 +277,8 @@ def _subsets(curve) -> int:
 def report_section(
     rep, task: WordNetTask, curve, needs: dict, source: str, *, title=None, description=None
 ) -> None:
-    """The WordNet → ImageNet section of a report (the image studies pass their text)."""
+    """The WordNet → ImageNet section of a report (``title``/``description``: the defaults
+    describe the text task; the image studies describe their dataset)."""
     per_class = len(task.targets) // len(task.names)
     rep.section(title or "WordNet → ImageNet adaptation (Fig. 5 in kind)")
     rep.text(
