@@ -5,7 +5,8 @@ string module paths in lazy-import tables), and the module import graph has no c
 Function-local imports count as edges, for the layers and for cycles alike: such an import runs
 the module when the function is called, so a circle closed only at call time is a circle all
 the same (it hides an upward dependency, and the import order then decides what works).
-Importing ``a.b.c`` runs the packages ``a`` and ``a.b`` first, so they are edges too.
+Importing ``a.b.c`` runs the packages ``a`` and ``a.b`` first, so they are edges too.  Imports
+under ``if TYPE_CHECKING:`` never run (they serve annotations only) and are no edges.
 
 Layers, bottom → top: base modules (errors, threads, plots, provenance) < anchors < io (saved
 models and bundles) < data < retrieval < adaptation (its priors included) < checks < scale < evaluation < app.
@@ -77,7 +78,10 @@ def imports(path: Path) -> set[str]:
     found = set()
     tree = ast.parse(path.read_text())
     docs = docstring_nodes(tree)
+    typing_only = type_checking_nodes(tree)
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "anchordiv"}
         elif isinstance(node, ast.ImportFrom):
@@ -107,6 +111,19 @@ def imports(path: Path) -> set[str]:
     found |= {".".join(f.split(".")[:i]) for f in found for i in range(2, f.count(".") + 1)}
     # a submodule always runs its parent packages' __init__ first: not an edge of its own
     return {f for f in found if f != mod and not mod.startswith(f + ".")}
+
+
+def type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:``: imports for annotations only, which never
+    run (the type checker reads them; Python does not), so they are no edge of the graph."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+            (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+            or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")
+        ):
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
 
 
 def resolve(name: str, pkg: str) -> str | None:
@@ -202,6 +219,14 @@ def test_the_graph_sees_imports_by_name():
     assert resolve("..errors", "anchordiv.adaptation.families") == "anchordiv.adaptation.errors"
     assert resolve("anchordiv.x", "anchordiv") == "anchordiv.x"
     assert resolve("numpy", "anchordiv") is None and resolve("a b", "anchordiv") is None
+
+
+def test_annotation_only_imports_are_no_edges():
+    """The studies' source module names the driver's Context under ``if TYPE_CHECKING:`` (an
+    annotation): no edge; its real imports are."""
+    g = graph()
+    assert "anchordiv.app.studies.main_job" not in g["anchordiv.app.studies._source"]
+    assert "anchordiv.app.studies._source" in g["anchordiv.app.studies.main_job"]
 
 
 #: the adaptation modules that run inference (the methods and their runners, the entry point)
