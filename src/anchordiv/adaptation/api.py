@@ -308,7 +308,7 @@ def split_family_options(fam: type[Family], opts: dict) -> tuple[dict, Method]:
     if wrong:
         k = wrong[0]
         takes = [m for m, names in METHOD_OPTIONS.items() if k in names]
-        if name == "exact" and not is_conjugate(fam):  # the default, or named: neither runs
+        if METHODS[name] is Exact and not is_conjugate(fam):  # the default, or named: neither runs
             raise AnchorDivError(
                 f"{k}: runs with method={' or '.join(repr(m) for m in takes)}; the {kind} "
                 f"family has no exact (closed-form) update, so name the method: "
