@@ -352,3 +352,36 @@ def test_the_readme_cpu_route_keeps_an_installed_torch_in_a_clean_venv(tmp_path)
     assert report["install"] == [], [i["metadata"]["name"] for i in report["install"]]
     done, _ = dry_run(ROOT / "constraints.txt", TORCH_LOCK)  # the pins ask for another build
     assert done.returncode != 0 and "torch" in done.stderr, done.stderr
+
+
+def test_every_cited_document_is_in_the_repository():
+    """No file cites a document the repository does not ship (issue 53: MATH.md was cited 22
+    times and never shipped; the mathematics is docs/mathematics.md): an upper-case ``NAME.md``
+    named anywhere, and every relative Markdown link ``](path.md)`` of a Markdown page, exist."""
+    import re
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        files = subprocess.run(
+            ["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    missing = []
+    for name in files:
+        path = root / name
+        if (
+            path.suffix not in {".py", ".md", ".txt", ".toml", ".cfg", ".in", ""}
+            or not path.is_file()
+        ):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for doc in set(re.findall(r"\b[A-Z][A-Z_]+\.md\b", text)):
+            if not list(root.rglob(doc)):
+                missing.append(f"{name}: {doc}")
+        if path.suffix == ".md":
+            for link in set(re.findall(r"\]\(([^)#:\s]+\.md)(?:#[^)]*)?\)", text)):
+                if not (path.parent / link).resolve().is_file():
+                    missing.append(f"{name}: {link}")
+    assert not missing, "documents cited but not in the repository:\n" + "\n".join(missing)
