@@ -371,6 +371,8 @@ def test_every_cited_document_is_in_the_repository():
     missing = []
     for name in files:
         path = root / name
+        if path == Path(__file__).resolve():  # this test names what it looks for
+            continue
         if (
             path.suffix not in {".py", ".md", ".txt", ".toml", ".cfg", ".in", ""}
             or not path.is_file()
