@@ -23,6 +23,9 @@ LEVERAGE_TOL = 1e-8
 #: a cumulative fraction of variance within this of the requested fraction reaches it
 FRACTION_ATOL = 1e-12
 
+#: probabilities (a mixture's component weights) whose sum is within this of 1 sum to 1
+PROBABILITY_ATOL = 1e-6
+
 #: a Rao-Blackwellized ELPD is unreliable when halving its draws moves it more than this many SE
 DOUBLING_SE = 3.0
 

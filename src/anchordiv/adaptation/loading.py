@@ -113,6 +113,26 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
     prior.check_loaded(card.get("dim"))
 
 
+def check_loaded_inputs(path, post) -> None:
+    """Refuse a loaded posterior whose model keywords or fixed inputs its family's prior would
+    never give its model (:meth:`Family.check_model_inputs`: the constructors' rules; a user's
+    model's keywords and a subspace run's projected ones are its own), or whose NUTS
+    statistics are not ``[chains, draws]`` of its draws."""
+    if post.subspace is None:
+        kwargs = None if post.custom_model else post.model_kwargs
+        try:
+            family_of(post.kind).check_model_inputs(kwargs, post.fixed, post.dim)
+        except AnchorDivError as err:
+            raise AnchorDivError(f"{path}: posterior {err}") from None
+    leading = {np.shape(v)[:2] for v in (post.samples or {}).values()}
+    for k, v in (post.stats or {}).items():
+        if {np.shape(v)[:2]} != leading:
+            raise AnchorDivError(
+                f"{path}: posterior field stats.{k} has shape {list(np.shape(v))}, not "
+                f"[chains, draws] of its draws ({sorted(leading)})"
+            )
+
+
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:
     """:func:`broad_from_model` marked as a stand-in (provenance ``stand_in``: their count is
     not read as swapped anchors), carrying the ``card``'s encoder and τ when given."""
@@ -148,4 +168,10 @@ def broad_from_model(model) -> np.ndarray:
     return np.concatenate([mean + step, mean - step]).astype(mean.dtype)
 
 
-__all__ = ["broad_from_model", "check_loaded_prior", "load_prior", "stand_in_anchors"]
+__all__ = [
+    "broad_from_model",
+    "check_loaded_inputs",
+    "check_loaded_prior",
+    "load_prior",
+    "stand_in_anchors",
+]

@@ -276,6 +276,10 @@ class Family(abc.ABC):
     #: :attr:`anchordiv.anchors.base.AnchorModel.axes`): a loaded prior is checked against them,
     #: and, where a family declares any, its other numeric fields must be scalars
     axes: ClassVar[dict[str, str]] = {}
+    #: the axes of the model's array keywords and of the arrays in ``fixed`` (as :attr:`axes`):
+    #: a loaded posterior's are checked against them (:meth:`check_model_inputs`); None: not
+    #: declared (a user's family: the keywords are checked against the model's signature only)
+    model_axes: ClassVar[dict[str, str] | None] = None
     #: the prior mode, ``"broad"`` or ``"isotropic"``: a field where the family records it (a
     #: subclass's field ``prior`` gets this default)
     prior: str = "broad"
@@ -396,6 +400,52 @@ class Family(abc.ABC):
         if is_conjugate(self):  # the first use, on two probe targets: it must give a model
             probe = np.eye(self.dim)[: min(2, self.dim)]
             check_loaded_model(self.update(probe, tau=10.0).point())
+
+    @classmethod
+    def check_model_inputs(cls, kwargs: dict | None, fixed: dict, d: int) -> None:
+        """Refuse a loaded posterior's model keywords ``kwargs`` (None: not saved) and fixed
+        inputs ``fixed`` that the family's prior would never give its model at dimension ``d``:
+        a keyword the model requires missing or one it does not take, arrays off
+        :attr:`model_axes` (scalars elsewhere), targets that are not ``[n, d]`` finite numbers
+        whose squares are finite.  Families add their constructors' value rules (positive
+        strengths, positive-definite scales), each through the validator the constructor uses.
+
+        Raises
+        ------
+        AnchorDivError
+            Naming the first keyword or fixed input that breaks a rule.
+        """
+        import inspect
+
+        from .methods import check_targets
+
+        if "targets" in fixed:
+            t = np.asarray(check_targets(fixed["targets"], d), np.float64)
+            with np.errstate(over="ignore"):
+                if not np.isfinite(np.einsum("ij,ij->", t, t)):
+                    raise AnchorDivError(
+                        "fixed.targets: entries so large that their squares overflow "
+                        f"(largest |t| = {float(np.abs(t).max()):.3g}); targets are embeddings"
+                    )
+        if kwargs is None:
+            return
+        params = inspect.signature(cls.model).parameters.values()
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            named = [p for p in params if p.kind is p.KEYWORD_ONLY]
+            required = {p.name for p in named if p.default is p.empty}
+            missing, unknown = required - set(kwargs), set(kwargs) - {p.name for p in named}
+            if missing or unknown:
+                raise AnchorDivError(
+                    f"model_kwargs: the {cls.kind} model needs {sorted(required)}; missing "
+                    f"{sorted(missing)}, not taken {sorted(unknown)}"
+                )
+        if cls.model_axes is not None:
+            values = {"model_kwargs." + k: v for k, v in kwargs.items()}
+            values.update({"fixed." + k: v for k, v in fixed.items() if k != "targets"})
+            axes = {"model_kwargs." + k: v for k, v in cls.model_axes.items()}
+            axes.update({"fixed." + k: v for k, v in cls.model_axes.items()})
+            values["d"], axes["d"] = np.zeros(d), "d"
+            check_axes(f"posterior of kind {cls.kind}", values, axes, scalars=True)
 
     @limited_blas
     def update(self, targets, *, tau: float | None = None, normalize: bool = False):
