@@ -1,19 +1,24 @@
 """A seeded mutation fuzzer of anchordiv's loaders: every malformed file must be an
 ``AnchorDivError`` (or load and work), never another exception.
 
-Each target saves a small valid file (a prior, a posterior, a model, embeddings with their
-sidecar, an InferenceData, a faiss index), mutates a copy — byte flips, card values replaced
+Each target saves small valid files (every family's prior and posterior — exact, SVI and a
+NUTS one —, every model kind, embeddings with their sidecar, InferenceData of three families,
+a flat, IVF and HNSW faiss index), mutates a copy of one — byte flips, card values replaced
 by values of the wrong type, arrays with another dtype, shape or values and the hashes
 recomputed so the loaders' later checks are reached — loads it and uses it once.  Any other
 exception is a finding: its input is kept under ``tests/fuzz_corpus/<target>/`` and replayed
 by ``tests/test_fuzz.py``.
 
 Run it from the checkout: ``python tests/fuzz.py --seconds 300`` (``--save`` keeps new
-findings in the corpus; ``--cases 10000 --seconds 1e9`` runs a fixed number of cases).  Each
-case is loaded and used as an adversarial test did: a posterior's ``point()`` and
-``point("map")``, draws, ``repr``, its prior's ``isotropic()`` and ``ad.inference_data``; a
-prior's posterior the same way; a model scored (a NaN score is a finding too); an index
-searched; an InferenceData's groups read.
+findings in the corpus; ``--cases 10000 --seconds 1e9`` runs a fixed number of cases;
+``--heavy`` and ``--cli`` the fractions used heavily and replayed through the command line).
+Each case is loaded and used as an adversarial test did: a posterior's ``point()`` and
+``point("map")``, draws, ``repr``, its prior's ``isotropic()`` and ``ad.inference_data`` (a
+fraction also with its log prior and ``ad.prior_sensitivity``); a prior's posterior the same
+way (a prior without a closed form: its draws); a model scored (a NaN score is a finding too);
+an index searched; an InferenceData's groups read; a fraction then runs the commands that read
+the file (``search``, ``adapt --prior``, ``fit``, ``diagnose``), where a traceback, an exit
+other than 0 or 2, or an exit 2 without one error line is a finding.
 """
 
 from __future__ import annotations
@@ -143,10 +148,14 @@ def use_posterior(path: Path, heavy: bool = False) -> None:
     _use_posterior(ad.load_posterior(path), heavy)
 
 
+#: every kind of anchor model ``ad.fit`` makes
+MODEL_KINDS = KINDS
+
+
 def seed_model(out: Path) -> list[Path]:
     rng = np.random.default_rng(0)
     anchors = _unit(rng, 10)
-    return [ad.save_model(ad.fit(k, anchors, tau=10.0), out / k) for k in KINDS]
+    return [ad.save_model(ad.fit(k, anchors, tau=10.0), out / k) for k in MODEL_KINDS]
 
 
 def use_model(path: Path, heavy: bool = False) -> None:
@@ -183,6 +192,11 @@ def use_idata(path: Path, heavy: bool = False) -> None:
         adz.dataset(idata, group).load()
 
 
+#: every faiss index type, with the options of its seed (an IVF of fewer than 16 cells: its
+#: default nprobe is clamped to nlist)
+INDEX_KINDS = {"flat": {}, "ivf": {"nlist": 4}, "hnsw": {"hnsw_m": 8, "ef_search": 16}}
+
+
 def seed_index(out: Path) -> list[Path]:
     rng = np.random.default_rng(0)
     model = ad.fit("gaussian", _unit(rng, 10), tau=10.0)
@@ -191,8 +205,7 @@ def seed_index(out: Path) -> list[Path]:
         import faiss  # noqa: F401
     except ImportError:
         return []
-    kinds = {"flat": {}, "ivf": {"nlist": 4}, "hnsw": {"hnsw_m": 8, "ef_search": 16}}
-    return [gallery.to_faiss(k, **o).save(out / k) for k, o in kinds.items()]
+    return [gallery.to_faiss(k, **o).save(out / k) for k, o in INDEX_KINDS.items()]
 
 
 def use_index(path: Path, heavy: bool = False) -> None:
