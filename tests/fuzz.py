@@ -496,11 +496,12 @@ def fuzz(
     cases=None,
     heavy: float = 0.1,
     cli: float = 0.0,
+    progress: Path | None = None,
 ) -> dict:
     """Fuzz every target for ``seconds`` in all, or until ``cases`` cases (round robin over
     the targets, a random seed variant of each); a fraction ``heavy`` of the cases is also used
     heavily (``prior_sensitivity``), a fraction ``cli`` also run through the command line;
-    returns the counts."""
+    returns the counts (also written to ``progress`` every 25 cases, where given)."""
     rng = np.random.default_rng(seed)
     targets = list(targets or TARGETS)
     seeds = {}
@@ -544,6 +545,9 @@ def fuzz(
                     dest = CORPUS / t / f"{len(list((CORPUS / t).glob('*'))):03d}"
                     shutil.copytree(kept, dest)
         i += 1
+        if progress is not None and i % 25 == 0:
+            done = {"cases": i, "counts": counts, "signatures": sorted(found)}
+            progress.write_text(json.dumps(done, indent=1))
     return {"counts": counts, "signatures": sorted(found)}
 
 
@@ -556,6 +560,7 @@ def main(argv=None) -> int:
     p.add_argument("--target", action="append", choices=sorted(TARGETS))
     p.add_argument("--heavy", type=float, default=0.1, help="fraction used heavily")
     p.add_argument("--cli", type=float, default=0.0, help="fraction also run through the CLI")
+    p.add_argument("--progress", type=Path, help="write the counts here every 25 cases")
     args = p.parse_args(argv)
     import tempfile
 
@@ -569,6 +574,7 @@ def main(argv=None) -> int:
             args.cases,
             heavy=args.heavy,
             cli=args.cli,
+            progress=args.progress,
         )
     print(json.dumps(out, indent=1))
     return 1 if out["signatures"] else 0
