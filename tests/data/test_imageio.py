@@ -181,6 +181,7 @@ def test_the_pixel_budget_is_settable_and_refuses_before_decoding(tmp_path, monk
     assert imageio.pixel_budget(200_000_000) == 200_000_000  # a parameter wins over it
     monkeypatch.setenv(imageio.PIXELS_ENV, "200000000")
     assert imageio.file_digests([big], cache=False)[1] == {}  # within budget: a valid header
+    assert Image.MAX_IMAGE_PIXELS == 89_478_485  # Pillow's own limit only raised for that read
     monkeypatch.setenv(imageio.PIXELS_ENV, "lots")
     with pytest.raises(
         imageio.AnchorDivError, match="ANCHORDIV_MAX_IMAGE_PIXELS: expected an integer"

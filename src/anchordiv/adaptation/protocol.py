@@ -429,9 +429,10 @@ class Family(abc.ABC):
                     )
         if kwargs is None:
             return
-        params = inspect.signature(cls.model).parameters.values()
+        params = list(inspect.signature(cls.model).parameters.values())
         if not any(p.kind is p.VAR_KEYWORD for p in params):
-            named = [p for p in params if p.kind is p.KEYWORD_ONLY]
+            keyword = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            named = [p for p in params[1:] if p.kind in keyword]  # the first: the targets
             required = {p.name for p in named if p.default is p.empty}
             missing, unknown = required - set(kwargs), set(kwargs) - {p.name for p in named}
             if missing or unknown:

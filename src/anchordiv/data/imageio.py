@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -38,6 +39,7 @@ LOW_DEPTH_FRACTION = 1 / 16
 
 _GREY16 = ("I;16", "I;16B", "I;16L", "I;16N")
 _WARNED: set[str] = set()  # the causes warned in this process (each once per run)
+_PILLOW_LIMIT = threading.Lock()  # held while Pillow's limit is raised to a budget
 
 
 def pixel_budget(max_pixels: int | None = None) -> int | None:
@@ -72,13 +74,19 @@ def open_image(source, name, budget: int | None):
     naming ``name`` and the budget, before anything is decoded."""
     from PIL import Image
 
-    if budget is not None and Image.MAX_IMAGE_PIXELS is not None:
-        # Pillow refuses twice its own limit at open: a budget set above it raises it
-        Image.MAX_IMAGE_PIXELS = max(int(Image.MAX_IMAGE_PIXELS), budget)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the budget decides
         try:
-            im = Image.open(source)
+            limit = Image.MAX_IMAGE_PIXELS
+            if budget is None or limit is None or budget <= limit:
+                im = Image.open(source)
+            else:  # Pillow refuses twice its own limit at open: raised to the budget for this one
+                with _PILLOW_LIMIT:
+                    Image.MAX_IMAGE_PIXELS = budget
+                    try:
+                        im = Image.open(source)
+                    finally:
+                        Image.MAX_IMAGE_PIXELS = limit
         except Image.DecompressionBombError as err:
             raise AnchorDivError(_over_budget(name, str(err), budget)) from None
     w, h = im.size
@@ -89,8 +97,9 @@ def open_image(source, name, budget: int | None):
 
 
 def _over_budget(name, what: str, budget: int | None) -> str:
+    limit = f"{budget:,}" if budget is not None else "Pillow's"
     return (
-        f"cannot read image {name}: {what}, over the pixel budget of {budget:,} pixels (a "
+        f"cannot read image {name}: {what}, over the pixel budget of {limit} pixels (a "
         f"decompression bomb, or a very large image: decoding it takes about 3–6 bytes a "
         f"pixel); raise the budget with max_pixels= or {PIXELS_ENV} if it is meant"
     )
