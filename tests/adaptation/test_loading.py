@@ -202,3 +202,23 @@ def test_a_nuts_posteriors_statistics_must_match_its_draws(tmp_path):
     path = _edited(post, tmp_path / "p", **{"stats.potential_energy": np.zeros(6)})
     with pytest.raises(AnchorDivError, match="stats.potential_energy has shape"):
         ad.load_posterior(path)
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [("alpha", -0.5, "alpha"), ("nu", 1.0, "nu0: must be > d"), ("psi", -1.0, "psi\\[0\\]")],
+)
+def test_a_saved_mixture_prior_is_checked_by_its_constructors_rules(
+    field, value, message, tmp_path
+):
+    """A mixture prior with ``alpha < 0`` loaded and raised numpy's raw ``ValueError: alpha <
+    0`` in use."""
+    from ..fuzz import write_consistent
+
+    path = _post("mixture").prior.save(tmp_path / "prior")
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays[field] = value * np.ones_like(arrays[field]) if field != "psi" else -arrays[field]
+    write_consistent(path, arrays, json.loads((path / "card.json").read_text()))
+    with pytest.raises(AnchorDivError, match=message):
+        ad.load_prior(path)

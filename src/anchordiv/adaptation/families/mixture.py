@@ -30,7 +30,7 @@ import scipy.special
 from ..._tolerance import PROBABILITY_ATOL, first_max
 from ...anchors import GaussianMixture
 from ...anchors.mixture import em, responsibilities, weighted_moments
-from ...errors import AnchorDivError, integer, positive
+from ...errors import AnchorDivError, check_covariance, integer, positive
 from ..statistics import cached
 from ..protocol import Family, check_prior_mode, isotropic_like, Hooks, cosine, unit_vector, family
 from ..model import Likelihood
@@ -492,6 +492,21 @@ class DirichletNIWPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.dirichlet_niw().model_kwargs()
+
+    def check_loaded(self, dim: int | None) -> None:
+        """As :meth:`Family.check_loaded`, and the constructor's rules: Dirichlet
+        concentrations, κ and the strengths positive, each ν > d + 1, each Ψ positive
+        definite (before the update probe of :meth:`Family.check_loaded`, which they break)."""
+        d = int(np.shape(self.mu)[-1])
+        for name in ("alpha", "kappa"):
+            positive(f"prior: field {name} (its smallest entry)", np.min(getattr(self, name)))
+        for name in ("alpha0", "kappa0"):
+            positive(f"prior: field {name}", getattr(self, name))
+        for nu in np.asarray(self.nu, np.float64).reshape(-1):
+            check_nu0(nu, d)
+        for i, m in enumerate(np.asarray(self.psi, np.float64).reshape(-1, d, d)):
+            check_covariance(f"prior: field psi[{i}]", m, dim=d)
+        super().check_loaded(dim)
 
     @classmethod
     def check_model_inputs(cls, kwargs, fixed, d):
