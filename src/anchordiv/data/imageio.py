@@ -126,11 +126,11 @@ def check_depth(im, name) -> None:
         mean = float(arr.mean()) / 257.0
         warn_once(
             "low-depth",
-            f"image {name}: a 16-bit image whose values reach only {top} of 65535 (about "
-            f"{bits} bits used: a {bits}-bit scan stored in 16 bits?) reads almost black (mean "
-            f"{mean:.0f} of 255) when scaled by its bit depth; rescale such files to their "
-            f"range (e.g. multiply by 65535 / their maximum, or save them as 8-bit) before "
-            f"embedding (warned once; other such files are not named)",
+            f"image {name}: a 16-bit image (mode {im.mode}) whose values reach only {top} of "
+            f"65535 (about {bits} bits used: a {bits}-bit scan stored in 16 bits?) reads almost "
+            f"black (mean {mean:.0f} of 255) when scaled by its bit depth; rescale such files "
+            f"to their range (e.g. multiply by 65535 / their maximum, or save them as 8-bit) "
+            f"before embedding (warned once; other such files are not named)",
         )
 
 
