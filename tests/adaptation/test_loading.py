@@ -10,6 +10,7 @@ import pytest
 import anchordiv as ad
 from anchordiv.adaptation import loading
 from anchordiv.adaptation.posterior import SampledPosterior
+from anchordiv.adaptation.protocol import FAMILIES
 from anchordiv.errors import AnchorDivError
 from anchordiv.provenance import provenance_of
 
@@ -221,4 +222,28 @@ def test_a_saved_mixture_prior_is_checked_by_its_constructors_rules(
     arrays[field] = value * np.ones_like(arrays[field]) if field != "psi" else -arrays[field]
     write_consistent(path, arrays, json.loads((path / "card.json").read_text()))
     with pytest.raises(AnchorDivError, match=message):
+        ad.load_prior(path)
+
+
+@pytest.mark.parametrize("kind", ["lkj-gaussian", "factor-gaussian"])
+@pytest.mark.parametrize("value", [0.0, -2.0])
+def test_a_saved_structured_prior_with_no_strength_is_refused_at_load(kind, value, tmp_path):
+    """A saved lkj-gaussian prior with ``prior_anchors = 0`` loaded and its first draw raised
+    a raw ZeroDivisionError (found by the fuzz over every family)."""
+    from ..fuzz import write_consistent
+
+    rng = np.random.default_rng(0)
+    options = {"rank": 2} if kind == "factor-gaussian" else {}
+    prior = FAMILIES[kind].from_anchors(unit(rng, 12, 4), **options)
+    path = prior.save(tmp_path / "prior")
+    ad.load_prior(path).sample(0, 2)  # the unedited prior loads and draws
+    card = json.loads((path / "card.json").read_text())
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    if "prior_anchors" in arrays:
+        arrays["prior_anchors"] = np.asarray(value)
+    else:
+        card["prior"]["prior_anchors"] = value
+    write_consistent(path, arrays, card)
+    with pytest.raises(AnchorDivError, match="prior_anchors: must be a finite positive"):
         ad.load_prior(path)

@@ -376,7 +376,9 @@ class Family(abc.ABC):
         """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
         types where numbers are expected, of the shapes the family declares (:attr:`axes`),
         finite, its dimension ``dim`` (the card's), and, for a conjugate family, an update of
-        two probe targets that gives a usable model."""
+        two probe targets that gives a usable model (else, where the family declares
+        :attr:`model_axes`: its model's keywords, :meth:`prior_kwargs`, pass
+        :meth:`check_model_inputs`)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         numbers = {k: v for k, v in fields.items() if k not in self.static_fields}
         check_axes(f"prior {self.kind}", numbers, self.axes, scalars=bool(self.axes))
@@ -400,6 +402,8 @@ class Family(abc.ABC):
         if is_conjugate(self):  # the first use, on two probe targets: it must give a model
             probe = np.eye(self.dim)[: min(2, self.dim)]
             check_loaded_model(self.update(probe, tau=10.0).point())
+        elif self.model_axes is not None:  # the first use: the model's keywords, as declared
+            type(self).check_model_inputs(self.prior_kwargs(), self.predictive_fixed(), self.dim)
 
     @classmethod
     def check_model_inputs(cls, kwargs: dict | None, fixed: dict, d: int) -> None:

@@ -282,6 +282,15 @@ class StructuredPrior(Family):
         nu0 = None if nu0 is None else positive("nu0", nu0)
         return cls(mu, cov, option, n0, k0, nu0, prior)  # type: ignore[call-arg]
 
+    def check_loaded(self, dim: int | None) -> None:
+        """As :meth:`Family.check_loaded` (its model's keywords built and checked), and
+        :meth:`make`'s rules: the strengths positive (before the keywords divide by them)."""
+        positive("prior: field prior_anchors", self.prior_anchors)
+        positive("prior: field kappa0", self.kappa0)
+        if self.nu0 is not None:
+            positive("prior: field nu0", self.nu0)
+        super().check_loaded(dim)
+
     @classmethod
     def check_model_inputs(cls, kwargs, fixed, d):
         """As :meth:`Family.check_model_inputs`, and the builders' rules: every scale, spread
