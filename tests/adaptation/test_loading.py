@@ -247,3 +247,19 @@ def test_a_saved_structured_prior_with_no_strength_is_refused_at_load(kind, valu
     write_consistent(path, arrays, card)
     with pytest.raises(AnchorDivError, match="prior_anchors: must be a finite positive"):
         ad.load_prior(path)
+
+
+@pytest.mark.parametrize("value", [1, True, 2.5])
+def test_a_subspace_rank_on_a_full_posterior_is_refused_at_load(value, tmp_path):
+    """A card's ``subspace`` set on an exact latent posterior skipped its checks and its
+    log likelihood raised a raw TypeError (found by the all-kinds fuzz)."""
+    post = _post("latent-gaussian")
+    path = post.save(tmp_path / "p")
+    card = json.loads((path / "card.json").read_text())
+    card["subspace"] = value
+    from ..fuzz import write_consistent
+
+    with np.load(path / "arrays.npz") as z:
+        write_consistent(path, {k: z[k] for k in z.files}, card)
+    with pytest.raises(AnchorDivError, match="subspace"):
+        ad.load_posterior(path)
