@@ -167,6 +167,17 @@ def test_a_loaded_posteriors_model_inputs_are_checked_like_its_priors(
         ad.load_posterior(path)
 
 
+def test_a_latent_posterior_without_its_defaulted_target_weight_scores_as_its_model(tmp_path):
+    """``target_weight`` has a default in the latent-gaussian model: a bundle without it
+    loads, and its log prior uses the default (a raw KeyError before, found by the fuzz)."""
+    post = _post("latent-gaussian")
+    loaded = ad.load_posterior(
+        _edited(post, tmp_path / "p", **{"model_kwargs.target_weight": None})
+    )
+    idata = ad.inference_data(loaded, num_draws=4)
+    assert np.isfinite(np.asarray(idata["log_prior"]["theta"])).all()
+
+
 def test_the_same_value_in_the_prior_and_in_the_model_keywords_is_refused_alike(tmp_path):
     post = _post("gaussian", kappa0=2.0, nu0=8.0)
     for key in ("prior.nu0", "model_kwargs.nu0"):

@@ -326,7 +326,7 @@ class BinghamLikelihood(PPCALikelihood):
             float(kw["noise"]),
         ).sum(-1)
         b0 = np.asarray(kw["prior_parameter"], np.float64)
-        return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw["target_weight"]) * plug_in
+        return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw.get("target_weight", 1.0)) * plug_in
 
 
 # ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.protocol.Hooks`) --
