@@ -1,25 +1,31 @@
 """A seeded mutation fuzzer of anchordiv's loaders: every malformed file must be an
 ``AnchorDivError`` (or load and work), never another exception.
 
-Each target saves a small valid file (a prior, a posterior, a model, embeddings with their
-sidecar, an InferenceData, a faiss index), mutates a copy — byte flips, card values replaced
+Each target saves small valid files (every family's prior and posterior — exact, SVI and a
+NUTS one —, every model kind, embeddings with their sidecar, InferenceData of three families,
+a flat, IVF and HNSW faiss index), mutates a copy of one — byte flips, card values replaced
 by values of the wrong type, arrays with another dtype, shape or values and the hashes
 recomputed so the loaders' later checks are reached — loads it and uses it once.  Any other
 exception is a finding: its input is kept under ``tests/fuzz_corpus/<target>/`` and replayed
 by ``tests/test_fuzz.py``.
 
 Run it from the checkout: ``python tests/fuzz.py --seconds 300`` (``--save`` keeps new
-findings in the corpus; ``--cases 10000 --seconds 1e9`` runs a fixed number of cases).  Each
-case is loaded and used as an adversarial test did: a posterior's ``point()`` and
-``point("map")``, draws, ``repr``, its prior's ``isotropic()`` and ``ad.inference_data``; a
-prior's posterior the same way; a model scored (a NaN score is a finding too); an index
-searched; an InferenceData's groups read.
+findings in the corpus; ``--cases 10000 --seconds 1e9`` runs a fixed number of cases;
+``--heavy`` and ``--cli`` the fractions used heavily and replayed through the command line).
+Each case is loaded and used as an adversarial test did: a posterior's ``point()`` and
+``point("map")``, draws, ``repr``, its prior's ``isotropic()`` and ``ad.inference_data`` (a
+fraction also with its log prior and ``ad.prior_sensitivity``); a prior's posterior the same
+way (a prior without a closed form: its draws); a model scored (a NaN score is a finding too);
+an index searched; an InferenceData's groups read; a fraction then runs the commands that read
+the file (``search``, ``adapt --prior``, ``fit``, ``diagnose``), where a traceback, an exit
+other than 0 or 2, or an exit 2 without one error line is a finding.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import inspect
 import json
 import shutil
 import sys
@@ -32,6 +38,8 @@ import numpy as np
 
 from helpers import unit
 import anchordiv as ad
+from anchordiv.adaptation.registry import is_conjugate
+from anchordiv.anchors import KINDS
 from anchordiv.checks import arviz as adz
 from anchordiv.io import data_hash
 
@@ -45,88 +53,164 @@ D = 4
 
 
 # ---- the valid seeds and their first uses --------------------------------------------------
+#
+# A seed function writes one valid file per variant under ``out`` and returns their paths (every
+# family's prior and posterior, every model kind, every index type); each case mutates a copy of
+# one of them.  A use function loads a case and uses it as a user would; ``heavy`` (a fraction
+# of the fuzz's cases, every case of the corpus replay) adds ``ad.prior_sensitivity``.
+
+#: the families fuzzed, with the method of their seed posterior (no closed form: a short SVI)
+FAMILY_METHODS = {
+    "gaussian": None,
+    "latent-gaussian": None,
+    "latent-spherical": None,
+    "mixture": None,
+    "diagonal-gaussian": None,
+    "spectral": "svi",
+    "factor-gaussian": "svi",
+    "lkj-gaussian": "svi",
+}
+#: prior options of a seed where the defaults do not fit d = 4
+FAMILY_OPTIONS = {"factor-gaussian": {"rank": 2}, "gaussian": {"kappa0": 2.0, "nu0": 8.0}}
 
 
-def seed_prior(out: Path) -> Path:
+def _posteriors() -> dict:
+    """One small posterior per family (and a NUTS one of the gaussian kind)."""
     rng = np.random.default_rng(0)
-    return ad.NIWPrior.from_anchors(unit(rng, 12, D), kappa0=2.0, nu0=8.0).save(out)
+    broad, targets = unit(rng, 12, D), unit(rng, 3, D)
+    out = {}
+    for kind, how in FAMILY_METHODS.items():
+        svi = ad.SVI(num_steps=60, num_samples=8, guide="lowrank", progress=False)
+        method = svi if how == "svi" else None  # a delta guide has no point("mean")
+        options = FAMILY_OPTIONS.get(kind, {})
+        extra = {} if method is None else {"method": method}
+        out[kind] = ad.adapt(kind, broad, targets, tau=10.0, **extra, **options)
+    nuts = ad.NUTS(num_warmup=30, num_samples=10, num_chains=1, progress=False)
+    out["gaussian-nuts"] = ad.adapt(
+        "gaussian", broad, targets, tau=10.0, method=nuts, **FAMILY_OPTIONS["gaussian"]
+    )
+    return out
 
 
-def use_prior(path: Path) -> None:
+_POSTERIORS: dict = {}
+
+
+def posteriors() -> dict:
+    """:func:`_posteriors`, built once per process."""
+    if not _POSTERIORS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _POSTERIORS.update(_posteriors())
+    return _POSTERIORS
+
+
+def seed_prior(out: Path) -> list[Path]:
+    return [p.prior.save(out / k) for k, p in posteriors().items() if k != "gaussian-nuts"]
+
+
+def use_prior(path: Path, heavy: bool = False) -> None:
     prior = ad.load_prior(path)
     repr(prior)
+    targets = unit(np.random.default_rng(1), 3, prior.dim)
+    if not is_conjugate(prior):  # no closed form: its own draws and prior predictive
+        prior.sample(0, 2)
+        prior.prior_predictive(0, 2, 3)
+        return
     for p in (prior, prior.isotropic()):
-        _use_posterior(ad.infer(p, unit(np.random.default_rng(1), 3, p.dim), tau=10.0))
+        _use_posterior(ad.infer(p, targets, tau=10.0), heavy)
 
 
-def _use_posterior(post) -> None:
+def _use_posterior(post, heavy: bool = False) -> None:
     """The uses of a posterior the adversarial test made: both point summaries, draws, its
-    repr, its prior's isotropic form, and an InferenceData."""
+    repr, its prior's isotropic form, and an InferenceData (``heavy``: with its prior and log
+    likelihood, and the prior's power-scaling sensitivity)."""
     repr(post)
-    _score(post.point())
-    _score(post.point("map"))
-    for model in post.sample(seed=0, n=2):
-        _score(model)
-    if post.prior is not None:
-        post.prior.isotropic()
-    ad.inference_data(post, num_draws=2, prior=False)
+    uses = [
+        lambda: _score(post.point()),
+        lambda: _score(post.point("map")),
+        lambda: [_score(model) for model in post.sample(seed=0, n=2)],
+        lambda: post.prior is not None and post.prior.isotropic(),
+        lambda: ad.inference_data(post, num_draws=2, prior=False),
+    ]
+    if heavy:
+        uses.append(lambda: ad.inference_data(post, num_draws=4))
+        uses.append(lambda: post.prior is not None and ad.prior_sensitivity(post, num_draws=40))
+    for use in uses:  # each use, whether or not another gave a clear error
+        try:
+            use()
+        except ad.AnchorDivError:
+            continue
 
 
-def seed_posterior(out: Path) -> Path:
+def seed_posterior(out: Path) -> list[Path]:
+    return [p.save(out / k) for k, p in posteriors().items()]
+
+
+def use_posterior(path: Path, heavy: bool = False) -> None:
+    _use_posterior(ad.load_posterior(path), heavy)
+
+
+#: every kind of anchor model ``ad.fit`` makes
+MODEL_KINDS = KINDS
+
+
+def seed_model(out: Path) -> list[Path]:
     rng = np.random.default_rng(0)
-    broad = unit(rng, 12, D)
-    post = ad.adapt("gaussian", broad, broad[:3], tau=10.0, kappa0=2.0, nu0=8.0)
-    return post.save(out)
+    anchors = unit(rng, 10, D)
+    return [ad.save_model(ad.fit(k, anchors, tau=10.0), out / k) for k in MODEL_KINDS]
 
 
-def use_posterior(path: Path) -> None:
-    _use_posterior(ad.load_posterior(path))
-
-
-def seed_model(out: Path) -> Path:
-    return ad.save_model(ad.fit("gaussian", unit(np.random.default_rng(0), 10, D), tau=10.0), out)
-
-
-def use_model(path: Path) -> None:
+def use_model(path: Path, heavy: bool = False) -> None:
     model = ad.load_model(path)
     repr(model)
     _score(model)
 
 
-def seed_embeddings(out: Path) -> Path:
+def seed_embeddings(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     x = unit(np.random.default_rng(0), 8, D).astype(np.float32)
     ad.save_embeddings(out / "x.npy", x, encoder="toy", logit_scale=10.0)
-    return out
+    return [out]
 
 
-def use_embeddings(path: Path) -> None:
+def use_embeddings(path: Path, heavy: bool = False) -> None:
     x = ad.load_embeddings(path / "x.npy")
     repr(x)
     _score(ad.fit("gaussian", x))
 
 
-def seed_idata(out: Path) -> Path:
-    rng = np.random.default_rng(0)
-    broad = unit(rng, 12, D)
-    post = ad.adapt("gaussian", broad, broad[:3], tau=10.0, kappa0=2.0, nu0=8.0)
-    return ad.save_inference_data(ad.inference_data(post, num_draws=4, prior=False), out)
+def seed_idata(out: Path) -> list[Path]:
+    made = []
+    for kind in ("gaussian", "latent-gaussian", "mixture"):
+        post = posteriors()[kind]
+        made.append(ad.save_inference_data(ad.inference_data(post, num_draws=4), out / kind))
+    return made
 
 
-def use_idata(path: Path) -> None:
+def use_idata(path: Path, heavy: bool = False) -> None:
     idata = ad.load_inference_data(path)
     repr(idata)
     for group in adz.groups(idata):
         adz.dataset(idata, group).load()
 
 
-def seed_index(out: Path) -> Path:
+#: every faiss index type, with the options of its seed (an IVF of fewer than 16 cells: its
+#: default nprobe is clamped to nlist)
+INDEX_KINDS = {"flat": {}, "ivf": {"nlist": 4}, "hnsw": {"hnsw_m": 8, "ef_search": 16}}
+
+
+def seed_index(out: Path) -> list[Path]:
     rng = np.random.default_rng(0)
     model = ad.fit("gaussian", unit(rng, 10, D), tau=10.0)
-    return ad.GalleryIndex(model, unit(rng, 20, D)).to_faiss("flat").save(out)
+    gallery = ad.GalleryIndex(model, unit(rng, 40, D))
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        return []
+    return [gallery.to_faiss(k, **o).save(out / k) for k, o in INDEX_KINDS.items()]
 
 
-def use_index(path: Path) -> None:
+def use_index(path: Path, heavy: bool = False) -> None:
     index = ad.FaissIndex.load(path)
     repr(index)
     index.search(unit(np.random.default_rng(2), 2, index.gallery.model.dim), 3)
@@ -144,6 +228,8 @@ class SilentNaN(Exception):
     """A loaded object that scores NaN or inf without an error: a finding like a raw error."""
 
 
+#: target name: (seed function writing one valid file or a list of them under a folder, use
+#: function loading a case — with a ``heavy`` flag where it has a heavier use)
 TARGETS = {
     "load_prior": (seed_prior, use_prior),
     "load_posterior": (seed_posterior, use_posterior),
@@ -461,49 +547,115 @@ def mutate(case: Path, target: str, rng) -> str:
 # ---- running -------------------------------------------------------------------------------
 
 
-def cli_argv(target: str, case: Path, work: Path) -> list[str] | None:
-    """The command line that reads ``case`` (writing under ``work``), or None for a target no
+def _card_kind(case: Path) -> str:
+    """The kind a (possibly mutated) saved prior's card names, else ``"gaussian"``."""
+    try:
+        kind = json.loads((case / "card.json").read_text()).get("kind")
+    except Exception:  # noqa: BLE001 — a mutated card: any kind will do
+        return "gaussian"
+    return kind if isinstance(kind, str) and kind in FAMILY_METHODS else "gaussian"
+
+
+def cli_argvs(target: str, case: Path, work: Path) -> list[list[str]]:
+    """The command lines that read ``case`` (writing under ``work``); none for a target no
     command reads (an InferenceData)."""
     rng = np.random.default_rng(5)
     q, g = work / "q.npy", work / "g.npy"
     np.save(q, unit(rng, 2, D))
     np.save(g, unit(rng, 5, D))
+    out = []
     if target in ("load_model", "load_posterior", "index_load"):
         bundle = case / "model" if target == "index_load" else case
-        return ["search", str(bundle), str(q), str(g), "-k", "2", "-o", str(work / "s")]
+        out.append(["search", str(bundle), str(q), str(g), "-k", "2", "-o", str(work / "s")])
+    if target == "load_posterior":
+        out.append(["diagnose", str(case), "--num-draws", "40", "-o", str(work / "d")])
     if target == "load_prior":
         prior = ["--prior", str(case), "--tau", "10", "-o", str(work / "a")]
-        return ["adapt", "gaussian", str(q), *prior]
+        out.append(["adapt", _card_kind(case), str(q), *prior])
     if target == "load_embeddings":
-        return ["fit", "gaussian", str(case / "x.npy"), "--tau", "10", "-o", str(work / "f")]
-    return None
+        out.append(["fit", "gaussian", str(case / "x.npy"), "--tau", "10", "-o", str(work / "f")])
+    return out
 
 
-def run_case(target: str, case: Path) -> tuple[str, str] | None:
+def cli_argv(target: str, case: Path, work: Path) -> list[str] | None:
+    """The first of :func:`cli_argvs`, or None."""
+    argvs = cli_argvs(target, case, work)
+    return argvs[0] if argvs else None
+
+
+def _signature(err: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if "anchordiv" in f.filename]
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return f"{type(err).__name__}@{where}"
+
+
+def run_case(target: str, case: Path, heavy: bool = True) -> tuple[str, str] | None:
     """None when the case loads and works or raises AnchorDivError; else (signature, text)."""
     use = TARGETS[target][1]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            use(case)
+            if "heavy" in inspect.signature(use).parameters:
+                use(case, heavy)
+            else:  # a target without a heavy use
+                use(case)
     except ad.AnchorDivError:
         return None
     except (Exception, SilentNaN, SilentSubstitution) as err:  # noqa: BLE001 — a finding
-        frames = [f for f in traceback.extract_tb(err.__traceback__) if "anchordiv" in f.filename]
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-        return f"{type(err).__name__}@{where}", "".join(traceback.format_exception(err))[-2000:]
+        return _signature(err), "".join(traceback.format_exception(err))[-2000:]
+    return None
+
+
+def run_cli(target: str, case: Path, work: Path) -> tuple[str, str] | None:
+    """None when every command of :func:`cli_argvs` on ``case`` exits 0, or 2 with one error
+    line and no traceback; else (signature, text)."""
+    import contextlib
+    import io
+
+    from anchordiv.app.cli import main as cli_main
+
+    for argv in cli_argvs(target, case, work):
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    code = cli_main(argv)
+        except SystemExit as stop:
+            code = stop.code
+        except Exception as raw:  # noqa: BLE001 — a finding
+            return f"cli {argv[0]}: {_signature(raw)}", "".join(traceback.format_exception(raw))
+        text = err.getvalue()
+        lines = [line for line in text.splitlines() if ": error: " in line]
+        if code not in (0, 2) or "Traceback" in text or (code == 2 and len(lines) != 1):
+            last = text.strip().splitlines()[-1:] or ["?"]
+            return f"cli {argv[0]}: exit {code}: {last[0][:80]}", text[-2000:]
     return None
 
 
 def fuzz(
-    seconds: float, seed: int, work: Path, save: bool = False, targets=None, cases=None
+    seconds: float,
+    seed: int,
+    work: Path,
+    save: bool = False,
+    targets=None,
+    cases=None,
+    heavy: float = 0.1,
+    cli: float = 0.0,
+    progress: Path | None = None,
 ) -> dict:
-    """Fuzz every target for ``seconds`` in all, or until ``cases`` cases (round robin);
-    returns the counts."""
+    """Fuzz every target for ``seconds`` in all, or until ``cases`` cases (round robin over
+    the targets, a random seed variant of each); a fraction ``heavy`` of the cases is also used
+    heavily (``prior_sensitivity``), a fraction ``cli`` also run through the command line;
+    returns the counts (also written to ``progress`` every 25 cases, where given)."""
     rng = np.random.default_rng(seed)
     targets = list(targets or TARGETS)
-    seeds = {t: TARGETS[t][0](work / "seed" / t) for t in targets}
-    counts = {t: {"cases": 0, "raw": 0} for t in targets}
+    seeds = {}
+    for t in targets:
+        made = TARGETS[t][0](work / "seed" / t)
+        seeds[t] = list(made) if isinstance(made, (list, tuple)) else [made]
+    targets = [t for t in targets if seeds[t]]  # faiss not installed: no index seeds
+    counts = {t: {"cases": 0, "raw": 0, "heavy": 0, "cli": 0, "cli_raw": 0} for t in targets}
     found: dict[str, str] = {}
     end = time.monotonic() + seconds
     i = 0
@@ -511,20 +663,37 @@ def fuzz(
         t = targets[i % len(targets)]
         case = work / "case"
         shutil.rmtree(case, ignore_errors=True)
-        shutil.copytree(seeds[t], case, symlinks=True)
+        shutil.copytree(seeds[t][rng.integers(len(seeds[t]))], case, symlinks=True)
         mutate(case, t, rng)
         counts[t]["cases"] += 1
-        result = run_case(t, case)
+        use_heavily, use_cli = bool(rng.random() < heavy), bool(rng.random() < cli)
+        counts[t]["heavy"] += use_heavily
+        kept = work / "kept"
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(case, kept, symlinks=True)  # the input, before any use wrote into it
+        result = run_case(t, case, use_heavily)
         if result is not None:
             counts[t]["raw"] += 1
+        elif use_cli:
+            counts[t]["cli"] += 1
+            cli_work = work / "cli"
+            shutil.rmtree(cli_work, ignore_errors=True)
+            cli_work.mkdir()
+            shutil.copytree(kept, cli_work / "case", symlinks=True)
+            result = run_cli(t, cli_work / "case", cli_work)
+            counts[t]["cli_raw"] += result is not None
+        if result is not None:
             sig, text = result
             if sig not in found:
                 found[sig] = text
                 print(f"[{t}] {sig}\n{text}", file=sys.stderr)
                 if save:
                     dest = CORPUS / t / f"{len(list((CORPUS / t).glob('*'))):03d}"
-                    shutil.copytree(case, dest)
+                    shutil.copytree(kept, dest)
         i += 1
+        if progress is not None and i % 25 == 0:
+            done = {"cases": i, "counts": counts, "signatures": sorted(found)}
+            progress.write_text(json.dumps(done, indent=1))
     return {"counts": counts, "signatures": sorted(found)}
 
 
@@ -535,11 +704,24 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", action="store_true", help="keep new findings in the corpus")
     p.add_argument("--target", action="append", choices=sorted(TARGETS))
+    p.add_argument("--heavy", type=float, default=0.1, help="fraction used heavily")
+    p.add_argument("--cli", type=float, default=0.0, help="fraction also run through the CLI")
+    p.add_argument("--progress", type=Path, help="write the counts here every 25 cases")
     args = p.parse_args(argv)
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = fuzz(args.seconds, args.seed, Path(tmp), args.save, args.target, args.cases)
+        out = fuzz(
+            args.seconds,
+            args.seed,
+            Path(tmp),
+            args.save,
+            args.target,
+            args.cases,
+            heavy=args.heavy,
+            cli=args.cli,
+            progress=args.progress,
+        )
     print(json.dumps(out, indent=1))
     return 1 if out["signatures"] else 0
 

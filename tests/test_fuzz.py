@@ -1,6 +1,8 @@
 """The loaders' fuzz corpus replayed (every kept input is an ``AnchorDivError`` or loads and
-works — used as the adversarial test used it), the command line on every kept case (exit 0, or
-2 with one line and no traceback), and a fresh fuzz run in the slow tier (:mod:`fuzz`)."""
+works — used as the adversarial test used it, with ``inference_data`` and
+``prior_sensitivity``), the command line on every kept case (``search``, ``adapt``, ``fit``,
+``diagnose``: exit 0, or 2 with one line and no traceback), the seeds covering every family,
+model kind and index type, and a fresh fuzz run in the slow tier (:mod:`fuzz`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 
 import fuzz
 from anchordiv.app.cli import main
+from anchordiv.retrieval.index import FAISS_KINDS
 
 CASES = sorted(p for p in fuzz.CORPUS.glob("*/*") if p.is_dir())
 
@@ -33,17 +36,26 @@ def test_the_cli_on_every_kept_case_exits_0_or_2_in_one_line(tmp_path, capsys):
         work.mkdir()
         copy = work / "case"
         shutil.copytree(case, copy, symlinks=True)
-        argv = fuzz.cli_argv(case.parent.name, copy, work)
-        if argv is None:
-            continue
-        code = main(argv)
-        err = capsys.readouterr().err
-        errors = [line for line in err.splitlines() if ": error: " in line]
-        assert code in (0, 2), (case, err)
-        assert "Traceback" not in err, (case, err)
-        assert code == 0 or len(errors) == 1, (case, err)
-        ran += 1
+        for argv in fuzz.cli_argvs(case.parent.name, copy, work):
+            code = main(argv)
+            err = capsys.readouterr().err
+            errors = [line for line in err.splitlines() if ": error: " in line]
+            assert code in (0, 2), (case, argv, err)
+            assert "Traceback" not in err, (case, argv, err)
+            assert code == 0 or len(errors) == 1, (case, argv, err)
+            ran += 1
     assert ran >= len(CASES) // 2
+
+
+def test_the_seeds_cover_every_family_model_kind_and_index_type():
+    """Issue 52: the fuzz seeded only gaussian models and flat indexes, so it never reached
+    the other families' loaded posteriors."""
+    from anchordiv.adaptation.protocol import FAMILIES
+    from anchordiv.anchors import KINDS
+
+    assert set(fuzz.FAMILY_METHODS) == set(FAMILIES)
+    assert set(fuzz.INDEX_KINDS) == set(FAISS_KINDS)
+    assert fuzz.MODEL_KINDS == KINDS
 
 
 @pytest.mark.slow

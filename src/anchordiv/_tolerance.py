@@ -27,6 +27,9 @@ FRACTION_ATOL = 1e-12
 #: rounding, ~1e-7) is re-scored at its projection onto the support; farther, where it is
 SUPPORT_RTOL = 1e-5
 
+#: probabilities (a mixture's component weights) whose sum is within this of 1 sum to 1
+PROBABILITY_ATOL = 1e-6
+
 #: a Rao-Blackwellized ELPD is unreliable when halving its draws moves it more than this many SE
 DOUBLING_SE = 3.0
 

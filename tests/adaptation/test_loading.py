@@ -9,6 +9,8 @@ import pytest
 
 import anchordiv as ad
 from anchordiv.adaptation import loading
+from anchordiv.adaptation.posterior import SampledPosterior
+from anchordiv.adaptation.protocol import FAMILIES
 from anchordiv.errors import AnchorDivError
 from anchordiv.provenance import provenance_of
 
@@ -94,3 +96,181 @@ def test_a_saved_prior_of_an_unimported_family_names_its_module(tmp_path):
     finally:
         if before is not None:
             FAMILIES[user_family.KIND] = before
+
+
+# ---- a loaded posterior's model keywords and fixed inputs (issue 52) ----------------------
+
+
+def _edited(post, path, **changes):
+    """``post`` saved to ``path`` with arrays replaced (``None``: removed), hashes recomputed
+    (what anyone can do)."""
+    from ..fuzz import write_consistent
+
+    post.save(path)
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    for k, v in changes.items():
+        if v is None:
+            del arrays[k]
+        else:
+            arrays[k] = np.asarray(v)
+    write_consistent(path, arrays, json.loads((path / "card.json").read_text()))
+    return path
+
+
+def _post(kind, **options):
+    rng = np.random.default_rng(0)
+    broad, targets = unit(rng, 12, 4), unit(rng, 3, 4)
+    return ad.adapt(kind, broad, targets, tau=10.0, **options)
+
+
+@pytest.mark.parametrize(
+    "kind, options, changes, message",
+    [
+        ("gaussian", {"kappa0": 2.0, "nu0": 8.0}, {"model_kwargs.psi0": -np.eye(4)}, "psi0"),
+        ("gaussian", {"kappa0": 2.0, "nu0": 8.0}, {"model_kwargs.nu0": 0.1}, "nu0: must be > d"),
+        ("gaussian", {"kappa0": 2.0, "nu0": 8.0}, {"model_kwargs.kappa0": -1.0}, "kappa0"),
+        (
+            "gaussian",
+            {"kappa0": 2.0, "nu0": 8.0},
+            {"fixed.targets": 1e200 * unit(np.random.default_rng(1), 3, 4)},
+            "squares overflow",
+        ),
+        (
+            "gaussian",
+            {"kappa0": 2.0, "nu0": 8.0},
+            {"fixed.targets": np.zeros((3, 5))},
+            "dimension mismatch",
+        ),
+        ("mixture", {}, {"model_kwargs.alpha0": -0.5}, "alpha0"),
+        ("mixture", {}, {"model_kwargs.weights0": np.array([0.9, 0.9])}, "weights0"),
+        ("diagonal-gaussian", {}, {"model_kwargs.b0": -np.ones(4)}, "b0"),
+        ("diagonal-gaussian", {}, {"model_kwargs.a0": None}, "missing \\['a0'\\]"),
+        ("latent-spherical", {}, {"model_kwargs.rank": None}, "missing \\['rank'\\]"),
+        ("latent-spherical", {}, {"model_kwargs.beta": 2.0}, "beta"),
+        ("latent-gaussian", {}, {"model_kwargs.signal": None}, "missing \\['signal'\\]"),
+        ("latent-gaussian", {}, {"model_kwargs.noise": -1.0}, "noise"),
+        ("latent-gaussian", {}, {"fixed.ppca_count": 0}, "ppca_count"),
+        ("latent-gaussian", {}, {"model_kwargs.rank": 9}, "rank: must be"),
+    ],
+)
+def test_a_loaded_posteriors_model_inputs_are_checked_like_its_priors(
+    kind, options, changes, message, tmp_path
+):
+    """``model_kwargs.psi0 = −I`` or ``nu0 = 0.1`` loaded silently and the log prior came from
+    the invalid prior; ``fixed.targets = 1e200`` gave an all-NaN log prior; missing keywords
+    were a raw KeyError in ``inference_data`` — now each is refused at load, by name."""
+    post = _post(kind, **options)
+    ad.load_posterior(post.save(tmp_path / "valid"))  # the unedited bundle loads
+    path = _edited(post, tmp_path / "edited", **changes)
+    with pytest.raises(AnchorDivError, match=message):
+        ad.load_posterior(path)
+
+
+def test_a_latent_posterior_without_its_defaulted_target_weight_scores_as_its_model(tmp_path):
+    """``target_weight`` has a default in the latent-gaussian model: a bundle without it
+    loads, and its log prior uses the default (a raw KeyError before, found by the fuzz)."""
+    post = _post("latent-gaussian")
+    loaded = ad.load_posterior(
+        _edited(post, tmp_path / "p", **{"model_kwargs.target_weight": None})
+    )
+    idata = ad.inference_data(loaded, num_draws=4)
+    assert np.isfinite(np.asarray(idata["log_prior"]["theta"])).all()
+
+
+def test_the_same_value_in_the_prior_and_in_the_model_keywords_is_refused_alike(tmp_path):
+    post = _post("gaussian", kappa0=2.0, nu0=8.0)
+    for key in ("prior.nu0", "model_kwargs.nu0"):
+        with pytest.raises(AnchorDivError, match="nu0: must be > d \\+ 1"):
+            ad.load_posterior(_edited(post, tmp_path / key, **{key: 0.1}))
+
+
+def test_a_latent_prior_with_a_negative_signal_is_refused_at_load(tmp_path):
+    """A saved latent prior with ``signal < 0`` loaded, and its use raised a raw LinAlgError."""
+    from ..fuzz import write_consistent
+
+    path = _post("latent-gaussian").prior.save(tmp_path / "prior")
+    card = json.loads((path / "card.json").read_text())
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["signal"] = np.asarray(-0.5)
+    write_consistent(path, arrays, card)
+    with pytest.raises(AnchorDivError, match="signal: must be a finite positive"):
+        ad.load_prior(path)
+
+
+def test_a_nuts_posteriors_statistics_must_match_its_draws(tmp_path):
+    """Statistics not ``[chains, draws]`` were a raw IndexError in ``inference_data``."""
+    exact = _post("gaussian", kappa0=2.0, nu0=8.0)
+    fields = {f: getattr(exact, f) for f in ("kind", "tau", "dtype", "info", "fixed", "prior")}
+    post = SampledPosterior(
+        method="nuts",
+        samples=exact.chain_draws(0, 1, 6),
+        stats={"potential_energy": np.zeros((1, 6))},
+        model_kwargs=exact.model_kwargs,
+        **fields,
+    )
+    ad.load_posterior(post.save(tmp_path / "valid"))
+    path = _edited(post, tmp_path / "p", **{"stats.potential_energy": np.zeros(6)})
+    with pytest.raises(AnchorDivError, match="stats.potential_energy has shape"):
+        ad.load_posterior(path)
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [("alpha", -0.5, "alpha"), ("nu", 1.0, "nu0: must be > d"), ("psi", -1.0, "psi\\[0\\]")],
+)
+def test_a_saved_mixture_prior_is_checked_by_its_constructors_rules(
+    field, value, message, tmp_path
+):
+    """A mixture prior with ``alpha < 0`` loaded and raised numpy's raw ``ValueError: alpha <
+    0`` in use."""
+    from ..fuzz import write_consistent
+
+    path = _post("mixture").prior.save(tmp_path / "prior")
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays[field] = value * np.ones_like(arrays[field]) if field != "psi" else -arrays[field]
+    write_consistent(path, arrays, json.loads((path / "card.json").read_text()))
+    with pytest.raises(AnchorDivError, match=message):
+        ad.load_prior(path)
+
+
+@pytest.mark.parametrize("kind", ["lkj-gaussian", "factor-gaussian"])
+@pytest.mark.parametrize("value", [0.0, -2.0])
+def test_a_saved_structured_prior_with_no_strength_is_refused_at_load(kind, value, tmp_path):
+    """A saved lkj-gaussian prior with ``prior_anchors = 0`` loaded and its first draw raised
+    a raw ZeroDivisionError (found by the fuzz over every family)."""
+    from ..fuzz import write_consistent
+
+    rng = np.random.default_rng(0)
+    options = {"rank": 2} if kind == "factor-gaussian" else {}
+    prior = FAMILIES[kind].from_anchors(unit(rng, 12, 4), **options)
+    path = prior.save(tmp_path / "prior")
+    ad.load_prior(path).sample(0, 2)  # the unedited prior loads and draws
+    card = json.loads((path / "card.json").read_text())
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    if "prior_anchors" in arrays:
+        arrays["prior_anchors"] = np.asarray(value)
+    else:
+        card["prior"]["prior_anchors"] = value
+    write_consistent(path, arrays, card)
+    with pytest.raises(AnchorDivError, match="prior_anchors: must be a finite positive"):
+        ad.load_prior(path)
+
+
+@pytest.mark.parametrize("value", [1, True, 2.5])
+def test_a_subspace_rank_on_a_full_posterior_is_refused_at_load(value, tmp_path):
+    """A card's ``subspace`` set on an exact latent posterior skipped its checks and its
+    log likelihood raised a raw TypeError (found by the all-kinds fuzz)."""
+    post = _post("latent-gaussian")
+    path = post.save(tmp_path / "p")
+    card = json.loads((path / "card.json").read_text())
+    card["subspace"] = value
+    from ..fuzz import write_consistent
+
+    with np.load(path / "arrays.npz") as z:
+        write_consistent(path, {k: z[k] for k in z.files}, card)
+    with pytest.raises(AnchorDivError, match="subspace"):
+        ad.load_posterior(path)

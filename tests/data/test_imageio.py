@@ -187,3 +187,112 @@ def test_a_script_without_a_main_guard_runs_workers(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.count("model loads") == 1 and "embedded (12, 16)" in run.stdout
+
+
+# ---- decompression bombs and the pixel budget (issue 52) -----------------------------------
+
+
+def _png_claiming(path, width, height):
+    """A PNG whose header claims ``width`` × ``height`` 8-bit grey pixels, with one tiny IDAT
+    (a few hundred bytes: what a decompression bomb's header looks like to Pillow's open)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    body = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + body)
+    return path
+
+
+def _tiff_claiming(path, width, height):
+    """A 100-odd-byte little-endian TIFF whose IFD claims ``width`` × ``height`` pixels."""
+    import struct
+
+    entries = [
+        (256, 4, 1, width),
+        (257, 4, 1, height),
+        (258, 3, 1, 8),
+        (259, 3, 1, 1),
+        (262, 3, 1, 1),
+        (273, 4, 1, 8),
+        (278, 4, 1, 1),
+        (279, 4, 1, 1),
+    ]
+    ifd = struct.pack("<H", len(entries))
+    ifd += b"".join(struct.pack("<HHII", *e) for e in entries) + struct.pack("<I", 0)
+    path.write_bytes(b"II*\0" + struct.pack("<I", 8) + ifd)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, name, pixels",
+    [(_png_claiming, "bomb.png", (20000, 20000)), (_tiff_claiming, "bomb.tif", (100000, 100000))],
+)
+def test_a_decompression_bomb_is_an_unreadable_file_not_a_raw_error(make, name, pixels, tmp_path):
+    """A 400 Mpx PNG or a TIFF claiming 10¹⁰ px raised Pillow's raw DecompressionBombError
+    even under on_error='skip'; now it is a file that cannot be read, named with the budget."""
+    from anchordiv.data.encoders import check_images
+
+    good = tmp_path / "good.png"
+    Image.fromarray(RGB).save(good)
+    bomb = make(tmp_path / name, *pixels)
+    assert bomb.stat().st_size < 1000
+    with pytest.warns(UserWarning, match="skipped 1 unreadable"):
+        kept, _, bad = check_images([good, bomb], on_error="skip", cache=False)
+    assert kept == [str(good)] and "pixel budget" in bad[str(bomb)]
+    with pytest.raises(imageio.AnchorDivError, match="1 of 2 image file.*pixel budget"):
+        check_images([good, bomb], cache=False)
+    with pytest.raises(imageio.AnchorDivError, match="over the pixel budget"):
+        imageio.read_image(bomb)
+
+
+def test_the_pixel_budget_is_settable_and_refuses_before_decoding(tmp_path, monkeypatch):
+    """A 144 Mpx PNG (under Pillow's own error, over its limit) decoded at +750 MB: it is
+    refused before decoding unless the budget allows it (a parameter or the variable)."""
+    big = _png_claiming(tmp_path / "big.png", 12000, 12000)
+    with pytest.raises(imageio.AnchorDivError, match="144,000,000 pixels, over the pixel budget"):
+        imageio.read_image(big)
+    _, bad = imageio.file_digests([big], cache=False)
+    assert "pixel budget" in bad[str(big)]
+    small = tmp_path / "small.png"
+    Image.fromarray(RGB).save(small)
+    with pytest.raises(imageio.AnchorDivError, match="over the pixel budget of 10 pixels"):
+        imageio.read_image(small, max_pixels=10)
+    monkeypatch.setenv(imageio.PIXELS_ENV, "10")
+    assert imageio.file_digests([small], cache=False)[1]  # the variable's budget refuses it
+    assert imageio.pixel_budget(200_000_000) == 200_000_000  # a parameter wins over it
+    monkeypatch.setenv(imageio.PIXELS_ENV, "200000000")
+    assert imageio.file_digests([big], cache=False)[1] == {}  # within budget: a valid header
+    assert Image.MAX_IMAGE_PIXELS == 89_478_485  # Pillow's own limit only raised for that read
+    monkeypatch.setenv(imageio.PIXELS_ENV, "lots")
+    with pytest.raises(
+        imageio.AnchorDivError, match="ANCHORDIV_MAX_IMAGE_PIXELS: expected an integer"
+    ):
+        imageio.pixel_budget()
+
+
+def test_a_16_bit_image_using_few_of_its_bits_is_warned_once(tmp_path, monkeypatch):
+    """Issue 51: a 12-bit X-ray in a 16-bit PNG read almost black (mean 8 of 255) silently."""
+    monkeypatch.setattr(imageio, "_WARNED", set())
+    scan = (RNG.integers(0, 4096, size=(6, 7))).astype(np.uint16)
+    paths = []
+    for i in range(2):
+        paths.append(tmp_path / f"xray{i}.png")
+        Image.fromarray(scan).save(paths[-1])
+    with pytest.warns(imageio.AnchorDivWarning, match="reach only .* of 65535.*rescale") as seen:
+        imageio.read_image(paths[0])
+        imageio.read_image(paths[1])
+    assert len([w for w in seen if "65535" in str(w.message)]) == 1  # once per run
+    full = tmp_path / "full.png"
+    Image.fromarray(GREY.astype(np.uint16) * 257).save(full)
+    monkeypatch.setattr(imageio, "_WARNED", set())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", imageio.AnchorDivWarning)
+        imageio.read_image(full)  # a full-range 16-bit image: no warning

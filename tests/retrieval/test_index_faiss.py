@@ -45,3 +45,19 @@ def test_corrupt_or_mismatched_index_files(tmp_path):
         ad.FaissIndex.load(path)
     with pytest.raises(ad.AnchorDivError, match="not a faiss index"):
         ad.FaissIndex.load(path / "model")
+
+
+@pytest.mark.parametrize("nlist", [4, 8, 15])
+def test_a_small_ivf_index_saved_with_the_default_nprobe_loads(nlist, tmp_path):
+    """Issue 52: ``to_faiss("ivf", nlist < 16)`` kept the default nprobe 16 > nlist, which the
+    loader refuses ("nprobe in [1, nlist]"); nprobe is clamped to nlist when built."""
+    rng = np.random.default_rng(2)
+    model = ad.fit("gaussian", clustered_anchors(rng, 20, 4), tau=5.0)
+    gallery, queries = unit(rng, 60, 4), unit(rng, 3, 4)
+    index = ad.GalleryIndex(model, gallery).to_faiss("ivf", nlist=nlist)
+    assert index.faiss.nprobe == nlist
+    loaded = ad.FaissIndex.load(index.save(tmp_path / "ix"))
+    np.testing.assert_array_equal(loaded.search(queries, 5)[0], index.search(queries, 5)[0])
+    np.testing.assert_array_equal(
+        loaded.search(queries, 5)[0], ad.top_k(model, queries, gallery, 5)[0]
+    )

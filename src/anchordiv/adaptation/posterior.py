@@ -756,6 +756,9 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
             raise AnchorDivError(f"{path}: an exact posterior without its parameters")
         warnings.simplefilter("ignore")
         check_loaded_arrays(path, post)
+        from .loading import check_loaded_inputs  # imports this module
+
+        check_loaded_inputs(path, post)
         for probe in (
             lambda: [post.point()],
             lambda: [post.point("map")],

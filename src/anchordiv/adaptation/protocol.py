@@ -47,7 +47,7 @@ from ..threads import limited_blas
 from .model import AUXILIARY_SUFFIX, OBSERVED, Likelihood  # noqa: F401
 from .registry import FAMILIES, Conjugate, Projectable, check_prior_mode, family, get_family  # noqa: F401
 from .registry import is_conjugate, no_subspace, protocol  # noqa: F401
-from .update import checked_inputs, exact_update
+from .update import check_targets, checked_inputs, exact_update
 
 #: the Gaussian quantities include ``mu`` and ``Sigma`` themselves up to this d
 SMALL_D = 8
@@ -276,6 +276,10 @@ class Family(abc.ABC):
     #: :attr:`anchordiv.anchors.base.AnchorModel.axes`): a loaded prior is checked against them,
     #: and, where a family declares any, its other numeric fields must be scalars
     axes: ClassVar[dict[str, str]] = {}
+    #: the axes of the model's array keywords and of the arrays in ``fixed`` (as :attr:`axes`):
+    #: a loaded posterior's are checked against them (:meth:`check_model_inputs`); None: not
+    #: declared (a user's family: the keywords are checked against the model's signature only)
+    model_axes: ClassVar[dict[str, str] | None] = None
     #: the prior mode, ``"broad"`` or ``"isotropic"``: a field where the family records it (a
     #: subclass's field ``prior`` gets this default)
     prior: str = "broad"
@@ -372,7 +376,9 @@ class Family(abc.ABC):
         """Refuse a loaded prior whose arrays could not be used: its fields of the dataclass's
         types where numbers are expected, of the shapes the family declares (:attr:`axes`),
         finite, its dimension ``dim`` (the card's), and, for a conjugate family, an update of
-        two probe targets that gives a usable model."""
+        two probe targets that gives a usable model (else, where the family declares
+        :attr:`model_axes`: its model's keywords, :meth:`prior_kwargs`, pass
+        :meth:`check_model_inputs`)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         numbers = {k: v for k, v in fields.items() if k not in self.static_fields}
         check_axes(f"prior {self.kind}", numbers, self.axes, scalars=bool(self.axes))
@@ -396,6 +402,53 @@ class Family(abc.ABC):
         if is_conjugate(self):  # the first use, on two probe targets: it must give a model
             probe = np.eye(self.dim)[: min(2, self.dim)]
             check_loaded_model(self.update(probe, tau=10.0).point())
+        elif self.model_axes is not None:  # the first use: the model's keywords, as declared
+            type(self).check_model_inputs(self.prior_kwargs(), self.predictive_fixed(), self.dim)
+
+    @classmethod
+    def check_model_inputs(cls, kwargs: dict | None, fixed: dict, d: int) -> None:
+        """Refuse a loaded posterior's model keywords ``kwargs`` (None: not saved) and fixed
+        inputs ``fixed`` that the family's prior would never give its model at dimension ``d``:
+        a keyword the model requires missing or one it does not take, arrays off
+        :attr:`model_axes` (scalars elsewhere), targets that are not ``[n, d]`` finite numbers
+        whose squares are finite.  Families add their constructors' value rules (positive
+        strengths, positive-definite scales), each through the validator the constructor uses.
+
+        Raises
+        ------
+        AnchorDivError
+            Naming the first keyword or fixed input that breaks a rule.
+        """
+        import inspect
+
+        if "targets" in fixed:
+            t = np.asarray(check_targets(fixed["targets"], d), np.float64)
+            with np.errstate(over="ignore"):
+                if not np.isfinite(np.einsum("ij,ij->", t, t)):
+                    raise AnchorDivError(
+                        "fixed.targets: entries so large that their squares overflow "
+                        f"(largest |t| = {float(np.abs(t).max()):.3g}); targets are embeddings"
+                    )
+        if kwargs is None:
+            return
+        params = list(inspect.signature(cls.model).parameters.values())
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            keyword = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            named = [p for p in params[1:] if p.kind in keyword]  # the first: the targets
+            required = {p.name for p in named if p.default is p.empty}
+            missing, unknown = required - set(kwargs), set(kwargs) - {p.name for p in named}
+            if missing or unknown:
+                raise AnchorDivError(
+                    f"model_kwargs: the {cls.kind} model needs {sorted(required)}; missing "
+                    f"{sorted(missing)}, not taken {sorted(unknown)}"
+                )
+        if cls.model_axes is not None:
+            values = {"model_kwargs." + k: v for k, v in kwargs.items()}
+            values.update({"fixed." + k: v for k, v in fixed.items() if k != "targets"})
+            axes = {"model_kwargs." + k: v for k, v in cls.model_axes.items()}
+            axes.update({"fixed." + k: v for k, v in cls.model_axes.items()})
+            values["d"], axes["d"] = np.zeros(d), "d"
+            check_axes(f"posterior of kind {cls.kind}", values, axes, scalars=True)
 
     @limited_blas
     def update(self, targets, *, tau: float | None = None, normalize: bool = False):

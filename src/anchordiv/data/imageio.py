@@ -5,17 +5,21 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
+import threading
 import time
+import warnings
 from multiprocessing import context as _mp_context
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import AnchorDivError
+from ..errors import AnchorDivError, integer
+from ..provenance import AnchorDivWarning
 
 #: Version of :func:`to_rgb8`; part of every image embedding's cache key.
 READER_VERSION = "rgb8-v1"
@@ -27,7 +31,110 @@ MIN_WORKER_IMAGES = 256
 #: A digest is reused only for a file last modified this long before it was recorded.
 RACY_NS = 2_000_000_000
 
+#: The environment variable that sets the pixel budget (:func:`pixel_budget`).
+PIXELS_ENV = "ANCHORDIV_MAX_IMAGE_PIXELS"
+
+#: A 16-bit image whose largest value is under this fraction of 65535 uses a small part of its
+#: bit depth (a 12-bit scan stored in 16 bits: 1/16) and reads almost black: warned.
+LOW_DEPTH_FRACTION = 1 / 16
+
 _GREY16 = ("I;16", "I;16B", "I;16L", "I;16N")
+_WARNED: set[str] = set()  # the causes warned in this process (each once per run)
+_PILLOW_LIMIT = threading.Lock()  # held while Pillow's limit is raised to a budget
+
+
+def pixel_budget(max_pixels: int | None = None) -> int | None:
+    """The largest width × height an image file may claim: ``max_pixels``, else the
+    environment variable ``ANCHORDIV_MAX_IMAGE_PIXELS``, else Pillow's own decompression-bomb
+    limit ``PIL.Image.MAX_IMAGE_PIXELS`` (89,478,485 px unless changed; None there: no budget).
+
+    Raises
+    ------
+    AnchorDivError
+        A budget (given or in the variable) that is not an integer ≥ 1.
+    """
+    if max_pixels is None and os.environ.get(PIXELS_ENV, "").strip():
+        value = os.environ[PIXELS_ENV].strip()
+        try:
+            return integer(PIXELS_ENV, int(value), low=1)
+        except ValueError:
+            raise AnchorDivError(
+                f"{PIXELS_ENV}: expected an integer number of pixels, got {value!r}"
+            ) from None
+    if max_pixels is not None:
+        return integer("max_pixels", max_pixels, low=1)
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
+    return None if limit is None else int(limit)
+
+
+def open_image(source, name, budget: int | None):
+    """``PIL.Image.open(source)`` (the header only) of an image of at most ``budget`` pixels:
+    a larger one, or one Pillow calls a decompression bomb, is an :class:`AnchorDivError`
+    naming ``name`` and the budget, before anything is decoded."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the budget decides
+        try:
+            limit = Image.MAX_IMAGE_PIXELS
+            if budget is None or limit is None or budget <= limit:
+                im = Image.open(source)
+            else:  # Pillow refuses twice its own limit at open: raised to the budget for this one
+                with _PILLOW_LIMIT:
+                    Image.MAX_IMAGE_PIXELS = budget
+                    try:
+                        im = Image.open(source)
+                    finally:
+                        Image.MAX_IMAGE_PIXELS = limit
+        except Image.DecompressionBombError as err:
+            raise AnchorDivError(_over_budget(name, str(err), budget)) from None
+    w, h = im.size
+    if budget is not None and w * h > budget:
+        im.close()
+        raise AnchorDivError(_over_budget(name, f"{w} x {h} = {w * h:,} pixels", budget))
+    return im
+
+
+def _over_budget(name, what: str, budget: int | None) -> str:
+    limit = f"{budget:,}" if budget is not None else "Pillow's"
+    return (
+        f"cannot read image {name}: {what}, over the pixel budget of {limit} pixels (a "
+        f"decompression bomb, or a very large image: decoding it takes about 3–6 bytes a "
+        f"pixel); raise the budget with max_pixels= or {PIXELS_ENV} if it is meant"
+    )
+
+
+def warn_once(cause: str, message: str) -> None:
+    """An :class:`AnchorDivWarning` ``message``, once per process for each ``cause``."""
+    if cause not in _WARNED:
+        _WARNED.add(cause)
+        warnings.warn(message, AnchorDivWarning, stacklevel=3)
+
+
+def check_depth(im, name) -> None:
+    """Warn (once per run) when a 16-bit image's largest value is under
+    :data:`LOW_DEPTH_FRACTION` of its range: read by its bit depth it is almost black."""
+    if im.mode not in _GREY16 and im.mode != "I":
+        return
+    arr = np.asarray(im.convert("I") if im.mode == "I;16B" else im)
+    if not arr.size or arr.min() < 0:
+        return
+    top = int(arr.max())
+    if top < LOW_DEPTH_FRACTION * 65535:
+        bits = max(top, 1).bit_length()
+        mean = float(arr.mean()) / 257.0
+        warn_once(
+            "low-depth",
+            f"image {name}: a 16-bit image (mode {im.mode}) whose values reach only {top} of "
+            f"65535 (about {bits} bits used: a {bits}-bit scan stored in 16 bits?) reads almost "
+            f"black (mean {mean:.0f} of 255) when scaled by its bit depth; rescale such files "
+            f"to their range (e.g. multiply by 65535 / their maximum, or save them as 8-bit) "
+            f"before embedding (warned once; other such files are not named)",
+        )
+
+
 _ALPHA = ("LA", "La", "PA", "RGBA", "RGBa")
 
 
@@ -92,21 +199,33 @@ def to_rgb8(im):
         raise AnchorDivError(f"image mode {im.mode!r} has no conversion to RGB: {err}") from None
 
 
-def read_image(path):
-    """Open one image file as 8-bit RGB (:func:`to_rgb8`, EXIF orientation applied)."""
-    from PIL import Image, ImageOps, UnidentifiedImageError
+def read_image(path, max_pixels: int | None = None):
+    """Open one image file as 8-bit RGB (:func:`to_rgb8`, EXIF orientation applied).
+
+    A file claiming more than the pixel budget (:func:`pixel_budget` of ``max_pixels``) is
+    refused before it is decoded; a 16-bit image that uses a small part of its bit depth is
+    warned about (:func:`check_depth`).
+
+    Raises
+    ------
+    AnchorDivError
+        The file is not an image Pillow reads, or is over the pixel budget.
+    """
+    from PIL import ImageOps, UnidentifiedImageError
 
     try:
-        with Image.open(path) as im:
+        with open_image(path, path, pixel_budget(max_pixels)) as im:
             im.load()
+            check_depth(im, path)
             return to_rgb8(ImageOps.exif_transpose(im))
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as err:
         raise AnchorDivError(f"cannot read image {path}: {err}") from None
 
 
-def _digest_and_check(path: str) -> tuple[str | None, str | None]:
-    """``(sha256 hex, None)`` for a file whose header is an image, ``(digest, problem)`` else."""
-    from PIL import Image, UnidentifiedImageError
+def _digest_and_check(path: str, budget: int | None = None) -> tuple[str | None, str | None]:
+    """``(sha256 hex, None)`` for a file whose header is an image of at most ``budget`` pixels,
+    ``(digest, problem)`` else."""
+    from PIL import UnidentifiedImageError
 
     try:
         with open(path, "rb") as f:  # streamed: memory stays bounded whatever the file's size
@@ -114,10 +233,12 @@ def _digest_and_check(path: str) -> tuple[str | None, str | None]:
     except OSError as err:
         return None, f"{type(err).__name__}: {err}"
     try:
-        with Image.open(path) as im:  # the header only
+        with open_image(path, path, budget) as im:  # the header only
             w, h = im.size
             if w < 1 or h < 1:
                 return digest, f"empty image ({w}x{h})"
+    except AnchorDivError as err:
+        return digest, str(err).removeprefix(f"cannot read image {path}: ")
     except UnidentifiedImageError:
         return digest, "not an image file Pillow recognises"
     except (OSError, ValueError, SyntaxError) as err:
@@ -168,8 +289,11 @@ def file_digests(
     workers: int = 0,
     cache: bool | str | Path = True,
     progress: bool | None = None,
+    max_pixels: int | None = None,
 ) -> tuple[list[str | None], dict[str, str]]:
-    """Each file's SHA-256, computed once, and the files that are not images."""
+    """Each file's SHA-256, computed once, and the files that are not images or claim more
+    pixels than the budget (:func:`pixel_budget` of ``max_pixels``; a file known from an
+    earlier run is not re-checked)."""
     from .._safeio import atomic_file, write_text
     from ..progress import tqdm
     from .cache import cache_key, cache_root, sign
@@ -197,7 +321,8 @@ def file_digests(
         else:
             todo.append(i)
     show = progress if progress is not None else len(todo) > 256
-    results = map_files(_digest_and_check, [paths[i] for i in todo], workers)
+    check = functools.partial(_digest_and_check, budget=pixel_budget(max_pixels))
+    results = map_files(check, [paths[i] for i in todo], workers)
     now = time.time_ns()
     bar = tqdm(
         zip(todo, results), total=len(todo), desc="hash images", unit="file", disable=not show
@@ -406,8 +531,15 @@ class ImageFiles:
         The tensor shape, for the zeros of a failed file.
     """
 
-    def __init__(self, paths: Sequence[str], preprocess: Callable, shape: tuple[int, ...]):
+    def __init__(
+        self,
+        paths: Sequence[str],
+        preprocess: Callable,
+        shape: tuple[int, ...],
+        max_pixels: int | None = None,
+    ):
         self.paths, self.preprocess, self.shape = list(paths), preprocess, tuple(shape)
+        self.max_pixels = pixel_budget(max_pixels)  # read here: workers see the caller's
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -416,7 +548,7 @@ class ImageFiles:
         import torch
 
         try:
-            return i, self.preprocess(read_image(self.paths[i])), ""
+            return i, self.preprocess(read_image(self.paths[i], self.max_pixels)), ""
         except AnchorDivError as err:
             return i, torch.zeros(self.shape), str(err)
         except Exception as err:  # a transform failing on an odd image: name the file

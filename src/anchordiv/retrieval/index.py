@@ -281,8 +281,8 @@ class GalleryIndex:
         progress: bool | None = None,
     ):
         """A :class:`FaissIndex` of the keys: ``"flat"`` (exact inner products), ``"ivf"``
-        (``nlist`` cells, default ≈ 4√G, ``nprobe`` searched, trained on ``train_size`` sampled
-        keys) or ``"hnsw"`` (``hnsw_m`` links, ``ef_search``).  Keys go to faiss as float32 in
+        (``nlist`` cells, default ≈ 4√G, ``nprobe`` searched — at most ``nlist``: a larger one
+        is clamped to it —, trained on ``train_size`` sampled keys) or ``"hnsw"`` (``hnsw_m`` links, ``ef_search``).  Keys go to faiss as float32 in
         chunks of ``chunk`` rows.
 
         Graph and cell indexes find neighbours poorly under raw inner products of keys with
@@ -484,7 +484,8 @@ def new_faiss(faiss, kind: str, dim: int, size: int, *, nlist, nprobe, hnsw_m, e
                 f"nlist: {nlist} cells for a gallery of {size} items; need nlist <= G"
             )
         index = faiss.IndexIVFFlat(faiss.IndexFlatL2(dim), dim, nlist, faiss.METRIC_L2)
-        index.nprobe = integer("nprobe", nprobe, low=1)
+        # more cells probed than there are is all of them: clamped, so what is saved loads
+        index.nprobe = min(integer("nprobe", nprobe, low=1), nlist)
         return index
     if kind == "hnsw":
         index = faiss.IndexHNSWFlat(dim, integer("hnsw_m", hnsw_m, low=2), faiss.METRIC_L2)

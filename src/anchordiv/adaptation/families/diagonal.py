@@ -227,6 +227,7 @@ class DiagonalPrior(Family):
 
     sites = ("mu", "sigma2")
     static_fields = ("prior", "origin")
+    model_axes = {"mu0": "d", "b0": "d"}
     hooks = Hooks(
         quantities=diagonal_quantities,
         dims={"mu": ["dim"], "sigma2": ["dim"]},
@@ -286,6 +287,16 @@ class DiagonalPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.nig().model_kwargs()
+
+    @classmethod
+    def check_model_inputs(cls, kwargs, fixed, d):
+        """As :meth:`Family.check_model_inputs`, and the constructor's rules: κ₀, a₀ and
+        every b₀ positive."""
+        super().check_model_inputs(kwargs, fixed, d)
+        if kwargs is not None:
+            for k in ("kappa0", "a0"):
+                positive(f"model_kwargs.{k}", kwargs[k])
+            positive("model_kwargs.b0 (its smallest entry)", np.min(kwargs["b0"]))
 
     def log_marginal(self, targets) -> float:
         return self.nig().log_marginal(targets)

@@ -582,6 +582,16 @@ def check_nu0(nu0: float, d: int) -> float:
     return v
 
 
+def check_niw_kwargs(kw: dict, d: int, prefix: str = "model_kwargs.") -> None:
+    """Refuse NIW model keywords (:meth:`NIW.model_kwargs`) the prior's constructor would
+    refuse: κ₀ positive, ν₀ > d + 1, ψ₀ (each of a stack) positive definite."""
+    positive(prefix + "kappa0", kw["kappa0"])
+    check_nu0(kw["nu0"], d)
+    psi = np.asarray(kw["psi0"], np.float64)
+    for i, m in enumerate(psi.reshape(-1, d, d)):
+        check_covariance(prefix + "psi0" + (f"[{i}]" if psi.ndim == 3 else ""), m, dim=d)
+
+
 @dataclass(frozen=True)
 class NIW:
     """Normal–inverse-Wishart parameters (float64): ``Σ ~ IW(ν, Ψ)``, ``μ | Σ ~ N(μ, Σ/κ)``.
@@ -859,6 +869,7 @@ class NIWPrior(Family):
             check_nu0(self.nu0, len(mu0))
 
     static_fields = ("prior", "origin", "chosen_by", "at_bound")
+    model_axes = {"mu0": "d", "psi0": "dd", "psi0_tril": "dd"}
     model = staticmethod(niw_model)
     likelihood_type = NIWLikelihood
     descriptions = {
@@ -966,6 +977,14 @@ class NIWPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.niw().model_kwargs()
+
+    @classmethod
+    def check_model_inputs(cls, kwargs, fixed, d):
+        """As :meth:`Family.check_model_inputs`, and the constructor's rules: κ₀ positive,
+        ν₀ > d + 1, ψ₀ positive definite."""
+        super().check_model_inputs(kwargs, fixed, d)
+        if kwargs is not None:
+            check_niw_kwargs(kwargs, d)
 
     @classmethod
     def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:

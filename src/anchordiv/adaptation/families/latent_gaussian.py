@@ -30,7 +30,7 @@ from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
 from ...anchors.latent import principal_subspace
 from ...anchors.linalg import eigh_descending
-from ...errors import AnchorDivError, in_unit_interval, integer, positive
+from ...errors import AnchorDivError, check_covariance, in_unit_interval, integer, positive
 from .. import statistics as recipe
 from ...threads import limited_blas
 from ..statistics import as_anchors, broad_moments, cached, sandwich
@@ -398,7 +398,7 @@ class BinghamLikelihood(PPCALikelihood):
             float(kw["noise"]),
         ).sum(-1)
         b0 = np.asarray(kw["prior_parameter"], np.float64)
-        return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw["target_weight"]) * plug_in
+        return np.einsum("sdk,de,sek->s", u, b0, u) + float(kw.get("target_weight", 1.0)) * plug_in
 
 
 # ---- what the checks know of the latent families (:class:`~anchordiv.adaptation.protocol.Hooks`) --
@@ -471,6 +471,7 @@ class LatentFamily(Family):
 
     sites = ("U",)
     static_fields = ("prior", "origin", "rank", "n_broad")
+    model_axes = {"prior_parameter": "dd", "broad_projector": "dd", "mean": "d", "ppca_mean": "d"}
     hooks = Hooks(
         quantities=latent_quantities,
         dims={"principal_angles": ["angle"]},
@@ -509,6 +510,46 @@ class LatentFamily(Family):
     def posterior(self, targets, beta: float) -> tuple[BinghamPosterior, dict, dict]:
         """``(exact posterior, info, fixed)`` at target weight ``beta``."""
         raise NotImplementedError
+
+    def check_loaded(self, dim: int | None) -> None:
+        """As :meth:`Family.check_loaded`, and the constructor's rules: PPCA signal, noise and
+        scale positive, ``rank`` in [1, d], ``n_broad`` ≥ 1, β in [0, 1] where given,
+        ``prior_anchors`` (and a fixed concentration, radius) positive."""
+        super().check_loaded(dim)
+        for name in ("signal", "noise", "scale", "prior_anchors", "radius", "concentration"):
+            if getattr(self, name, None) is not None:
+                positive(f"prior: field {name}", getattr(self, name))
+        integer("prior: field rank", self.rank, low=1, high=self.dim)
+        integer("prior: field n_broad", self.n_broad, low=1)
+        if self.beta is not None:
+            in_unit_interval("prior: field beta", self.beta)
+
+    @classmethod
+    def check_model_inputs(cls, kwargs, fixed, d):
+        """As :meth:`Family.check_model_inputs`, and the constructors' rules: ``rank`` in
+        [1, d]; PPCA signal ≥ 0, noise, strengths and target weight positive; β in [0, 1];
+        Bingham parameters symmetric positive semi-definite; ``ppca_count`` ≥ 1."""
+        super().check_model_inputs(kwargs, fixed, d)
+        kw = kwargs or {}
+        if "rank" in kw:
+            integer("model_kwargs.rank", kw["rank"], low=1, high=d)
+        for k in ("noise", "concentration", "target_weight"):
+            if k in kw:
+                positive(f"model_kwargs.{k}", kw[k])
+        if "signal" in kw:
+            positive("model_kwargs.signal", kw["signal"], allow_zero=True)
+        if "beta" in kw:
+            in_unit_interval("model_kwargs.beta", kw["beta"])
+        for k in ("prior_parameter", "broad_projector"):
+            if k in kw:
+                check_covariance(f"model_kwargs.{k}", kw[k], dim=d, definite=False)
+        if "ppca_count" in fixed:
+            integer("fixed.ppca_count", fixed["ppca_count"], low=1)
+        if "ppca_signal" in fixed:
+            positive("fixed.ppca_signal", fixed["ppca_signal"], allow_zero=True)
+        for k in ("ppca_noise", "radius"):
+            if k in fixed:
+                positive(f"fixed.{k}", fixed[k])
 
     def broad_count(self) -> int:
         """The ``n_broad`` field."""

@@ -27,16 +27,17 @@ import numpyro
 import numpyro.distributions as dist
 import scipy.special
 
-from ..._tolerance import first_max
+from ..._tolerance import PROBABILITY_ATOL, first_max
 from ...anchors import GaussianMixture
 from ...anchors.mixture import em, responsibilities, weighted_moments
-from ...errors import AnchorDivError, integer, positive
+from ...errors import AnchorDivError, check_covariance, integer, positive
 from ..statistics import cached
 from ..protocol import Family, check_prior_mode, isotropic_like, Hooks, cosine, unit_vector, family
 from ..model import Likelihood
 from .gaussian import (
     NIW,
     Conditional,
+    check_niw_kwargs,
     check_nu0,
     gaussian_logpdf,
     log_niw,
@@ -584,6 +585,7 @@ class DirichletNIWPrior(Family):
         conditional_predictive=assignment_predictive,
     )
     static_fields = ("prior", "origin", "em_seed", "max_iter")
+    model_axes = {"weights0": "k", "means0": "kd", "psi0": "kdd"}
     model = staticmethod(dirichlet_niw_model)
     likelihood_type = MixtureLikelihood
     descriptions = {
@@ -677,6 +679,35 @@ class DirichletNIWPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.dirichlet_niw().model_kwargs()
+
+    def check_loaded(self, dim: int | None) -> None:
+        """As :meth:`Family.check_loaded`, and the constructor's rules: Dirichlet
+        concentrations, κ and the strengths positive, each ν > d + 1, each Ψ positive
+        definite (before the update probe of :meth:`Family.check_loaded`, which they break)."""
+        d = int(np.shape(self.mu)[-1])
+        for name in ("alpha", "kappa"):
+            positive(f"prior: field {name} (its smallest entry)", np.min(getattr(self, name)))
+        for name in ("alpha0", "kappa0"):
+            positive(f"prior: field {name}", getattr(self, name))
+        for nu in np.asarray(self.nu, np.float64).reshape(-1):
+            check_nu0(nu, d)
+        for i, m in enumerate(np.asarray(self.psi, np.float64).reshape(-1, d, d)):
+            check_covariance(f"prior: field psi[{i}]", m, dim=d)
+        super().check_loaded(dim)
+
+    @classmethod
+    def check_model_inputs(cls, kwargs, fixed, d):
+        """As :meth:`Family.check_model_inputs`, and the constructor's rules: α₀ positive,
+        the component weights a distribution, each component's NIW keywords as the gaussian
+        kind's."""
+        super().check_model_inputs(kwargs, fixed, d)
+        if kwargs is not None:
+            positive("model_kwargs.alpha0", kwargs["alpha0"])
+            w = np.asarray(kwargs["weights0"], np.float64)
+            positive("model_kwargs.weights0 (its smallest entry)", w.min())
+            if abs(w.sum() - 1.0) > PROBABILITY_ATOL:
+                raise AnchorDivError(f"model_kwargs.weights0: sums to {w.sum():.6g}, not 1")
+            check_niw_kwargs(kwargs, d)
 
     def model_inputs(self, targets):
         info = {

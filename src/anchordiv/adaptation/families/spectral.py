@@ -513,6 +513,7 @@ class SpectralPrior(Family):
     """
 
     axes = {"mu0": "d", "directions": "dk", "eigenvalues": "k"}
+    model_axes = axes
 
     mu0: np.ndarray
     directions: np.ndarray
@@ -629,6 +630,20 @@ class SpectralPrior(Family):
 
     def prior_kwargs(self) -> dict:
         return self.law().model_kwargs()
+
+    @classmethod
+    def check_model_inputs(cls, kwargs, fixed, d):
+        """As :meth:`Family.check_model_inputs`, and the constructor's rules: a known
+        shrinkage, positive noise, strength, global scale and shape, eigenvalues ≥ 0."""
+        super().check_model_inputs(kwargs, fixed, d)
+        if kwargs is not None:
+            check_choice("model_kwargs.shrinkage", kwargs.get("shrinkage", "horseshoe"), SHRINKAGE)
+            for k in ("noise0", "kappa0", "global_scale", "gamma_shape"):
+                if k in kwargs:
+                    positive(f"model_kwargs.{k}", kwargs[k])
+            lam = np.asarray(kwargs["eigenvalues"], np.float64)
+            if lam.size:
+                positive("model_kwargs.eigenvalues (smallest)", lam.min(), allow_zero=True)
 
     @classmethod
     def model_extras(cls, kwargs: dict, *, map_density: bool) -> dict:

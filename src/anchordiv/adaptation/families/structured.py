@@ -276,6 +276,7 @@ class StructuredPrior(Family):
     axes = {"mu0": "d", "cov": "dd"}
     likelihood_type = GaussianLikelihood
     static_fields = ("prior", "origin")
+    model_axes = {"mu0": "d", "mean_scale": "d", "loadings0": "dr", "noise0": "d", "scale0": "d"}
     hooks = Hooks(
         quantities=structured_quantities,
         dims=GAUSSIAN_DIMS,
@@ -328,6 +329,24 @@ class StructuredPrior(Family):
         n0, k0 = positive("prior_anchors", prior_anchors), positive("kappa0", kappa0)
         nu0 = None if nu0 is None else positive("nu0", nu0)
         return cls(mu, cov, option, n0, k0, nu0, prior)  # type: ignore[call-arg]
+
+    def check_loaded(self, dim: int | None) -> None:
+        """As :meth:`Family.check_loaded` (its model's keywords built and checked), and
+        :meth:`make`'s rules: the strengths positive (before the keywords divide by them)."""
+        positive("prior: field prior_anchors", self.prior_anchors)
+        positive("prior: field kappa0", self.kappa0)
+        if self.nu0 is not None:
+            positive("prior: field nu0", self.nu0)
+        super().check_loaded(dim)
+
+    @classmethod
+    def check_model_inputs(cls, kwargs, fixed, d):
+        """As :meth:`Family.check_model_inputs`, and the builders' rules: every scale, spread
+        and the LKJ concentration positive."""
+        super().check_model_inputs(kwargs, fixed, d)
+        for k, v in (kwargs or {}).items():
+            if k != "mu0" and k != "loadings0" and np.size(v):
+                positive(f"model_kwargs.{k} (smallest)", np.min(v))
 
     def prior_kwargs(self) -> dict:
         return type(self).build(
