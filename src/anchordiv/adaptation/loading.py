@@ -14,12 +14,12 @@ import numpy as np
 from .._safeio import malformed
 from .._tolerance import kept_spectrum
 from ..anchors import Gaussian
-from ..errors import AnchorDivError, as_matrix, integer
+from ..errors import AnchorDivError, as_matrix
 from ..io import load_card, load_model, read_bundle, resolve_prior
 from ..provenance import with_provenance
 from ..threads import limited_blas
 from .api import DEFAULT_KIND, build_prior, resolve_family
-from .posterior import SubspacePosterior, family_of
+from .posterior import family_of
 from .protocol import Family
 
 
@@ -114,34 +114,6 @@ def check_loaded_prior(prior: Family, card: dict) -> None:
     """Refuse a loaded prior whose arrays could not be used (:meth:`Family.check_loaded`
     against the ``card``'s dimension)."""
     prior.check_loaded(card.get("dim"))
-
-
-def check_loaded_inputs(path, post) -> None:
-    """Refuse a loaded posterior whose model keywords or fixed inputs its family's prior would
-    never give its model (:meth:`Family.check_model_inputs`: the constructors' rules; a user's
-    model's keywords and a subspace run's projected ones are its own), or whose NUTS
-    statistics are not ``[chains, draws]`` of its draws, or whose ``subspace`` rank is set
-    on a full-d posterior (or is not in [1, d])."""
-    if post.subspace is not None:
-        if not isinstance(post, SubspacePosterior):
-            raise AnchorDivError(
-                f"{path}: posterior field subspace = {post.subspace!r} on a "
-                f"{type(post).__name__} (only a subspace run has one)"
-            )
-        integer(f"{path}: posterior field subspace", post.subspace, low=1, high=post.dim)
-    else:
-        kwargs = None if post.custom_model else post.model_kwargs
-        try:
-            family_of(post.kind).check_model_inputs(kwargs, post.fixed, post.dim)
-        except AnchorDivError as err:
-            raise AnchorDivError(f"{path}: posterior {err}") from None
-    leading = {np.shape(v)[:2] for v in (post.samples or {}).values()}
-    for k, v in (post.stats or {}).items():
-        if {np.shape(v)[:2]} != leading:
-            raise AnchorDivError(
-                f"{path}: posterior field stats.{k} has shape {list(np.shape(v))}, not "
-                f"[chains, draws] of its draws ({sorted(leading)})"
-            )
 
 
 def stand_in_anchors(model, card: dict | None = None) -> np.ndarray:

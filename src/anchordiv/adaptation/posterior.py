@@ -713,6 +713,34 @@ def exact_classes() -> dict[str, type]:
     return out
 
 
+def check_loaded_inputs(path, post) -> None:
+    """Refuse a loaded posterior whose model keywords or fixed inputs its family's prior would
+    never give its model (:meth:`Family.check_model_inputs`: the constructors' rules; a user's
+    model's keywords and a subspace run's projected ones are its own), or whose NUTS
+    statistics are not ``[chains, draws]`` of its draws, or whose ``subspace`` rank is set
+    on a full-d posterior (or is not in [1, d])."""
+    if post.subspace is not None:
+        if not isinstance(post, SubspacePosterior):
+            raise AnchorDivError(
+                f"{path}: posterior field subspace = {post.subspace!r} on a "
+                f"{type(post).__name__} (only a subspace run has one)"
+            )
+        integer(f"{path}: posterior field subspace", post.subspace, low=1, high=post.dim)
+    else:
+        kwargs = None if post.custom_model else post.model_kwargs
+        try:
+            family_of(post.kind).check_model_inputs(kwargs, post.fixed, post.dim)
+        except AnchorDivError as err:
+            raise AnchorDivError(f"{path}: posterior {err}") from None
+    leading = {np.shape(v)[:2] for v in (post.samples or {}).values()}
+    for k, v in (post.stats or {}).items():
+        if {np.shape(v)[:2]} != leading:
+            raise AnchorDivError(
+                f"{path}: posterior field stats.{k} has shape {list(np.shape(v))}, not "
+                f"[chains, draws] of its draws ({sorted(leading)})"
+            )
+
+
 def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> Posterior:
     """Load a posterior saved by :meth:`Posterior.save` (bit-exact arrays).
 
@@ -756,8 +784,6 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
             raise AnchorDivError(f"{path}: an exact posterior without its parameters")
         warnings.simplefilter("ignore")
         check_loaded_arrays(path, post)
-        from .loading import check_loaded_inputs  # imports this module
-
         check_loaded_inputs(path, post)
         for probe in (
             lambda: [post.point()],
