@@ -194,7 +194,7 @@ def principal_basis(broad: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> from anchordiv.adaptation.subspace import principal_basis
+    >>> from anchordiv.adaptation.statistics import principal_basis
     >>> broad = np.random.default_rng(0).normal(size=(50, 3)) * [3.0, 1.0, 0.1]
     >>> int(np.abs(principal_basis(broad)[:, 0]).argmax())
     0
@@ -263,7 +263,7 @@ def sandwich(u: np.ndarray, m):
 
     Examples
     --------
-    >>> from anchordiv.adaptation.subspace import sandwich
+    >>> from anchordiv.adaptation.statistics import sandwich
     >>> sandwich(np.eye(3)[:, :2], np.diag([1.0, 2.0, 3.0]))
     array([[1., 0.],
            [0., 2.]])
