@@ -242,7 +242,9 @@ def test_digest_shortcut_trusts_only_unchanged_settled_files(tmp_path, monkeypat
         os.utime(p, ns=(old, old))
     calls = []
     real = imageio._digest_and_check
-    monkeypatch.setattr(imageio, "_digest_and_check", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr(
+        imageio, "_digest_and_check", lambda p, **kw: calls.append(p) or real(p, **kw)
+    )
     first, _ = imageio.file_digests(paths)
     second, _ = imageio.file_digests(paths)
     assert len(calls) == 2 and first == second, "settled, unchanged files are hashed once"
