@@ -744,6 +744,18 @@ def check_loaded_inputs(path, post) -> None:
             )
 
 
+def string_keywords(kind) -> set[str]:
+    """The keywords of a registered family's model that take a string (those with a string
+    default, e.g. the spectral ``shrinkage``); none for a kind not registered."""
+    import inspect
+
+    fam = FAMILIES.get(kind)
+    if fam is None:
+        return set()
+    params = inspect.signature(fam.model).parameters.values()
+    return {p.name for p in params if isinstance(p.default, str)}
+
+
 def check_loaded_sites(path, post) -> None:
     """Refuse a loaded full-d posterior whose stored draws or point summaries lack a site of
     its family's model (:attr:`Family.sites`: what its quantities, draws and point summaries
@@ -863,8 +875,8 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
     model arguments of the shapes its prior gives them, and its exact parameters, stored
     draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
-    field otherwise), every array of numbers (no strings or objects but a model keyword's
-    string), and its exact parameters named like its prior's fields of the prior's axes
+    field otherwise), every array of numbers (no strings or objects but a string keyword of
+    the model, :func:`string_keywords`), and its exact parameters named like its prior's fields of the prior's axes
     (:attr:`Family.axes`: the draws they give are the family's shapes)."""
     prior: Any = post.prior
     if prior is not None:
@@ -880,13 +892,21 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     groups.update({"stats": post.stats, "elbo": {"": post.elbo}})
     groups.update({f"points.{k}": p for k, p in (post.points or {}).items()})
     groups.update({k: _fields(p) for k, p in post.saved_params().items() if p is not None})
+    text = string_keywords(post.kind)
     for group, values in groups.items():
         if values is None:
             continue
         if not isinstance(values, dict):
             raise AnchorDivError(f"{path}: posterior field {group} is not a mapping of arrays")
         for k, v in values.items():
-            if v is None or isinstance(v, str):  # a keyword's string, a parameter not set
+            if v is None:  # a parameter not set
+                continue
+            if isinstance(v, str):  # only where the model takes a string (spectral shrinkage)
+                if group == "model_kwargs" and not post.custom_model and k not in text:
+                    raise AnchorDivError(
+                        f"{path}: posterior field model_kwargs.{k} = {v[:20]!r} is a string, "
+                        f"not a number"
+                    )
                 continue
             a = np.asarray(v)
             if a.dtype.kind not in "biufc":  # strings or objects would reach JAX or HDF5 raw
