@@ -914,6 +914,12 @@ def check_loaded_arrays(path, post: Posterior) -> None:
                 raise AnchorDivError(
                     f"{path}: posterior field {name} holds {a.dtype} values, not numbers"
                 )
+            draws = group == "samples" or group.startswith("points.")
+            if draws and a.dtype.kind not in "fc":  # a sampler's draws are floating point
+                raise AnchorDivError(
+                    f"{path}: posterior field {group}.{k} holds {a.dtype} values, not the "
+                    f"floating-point draws of a sampler"
+                )
             if a.dtype.kind == "c":
                 raise AnchorDivError(f"{path}: posterior field {group}.{k} is complex, not real")
             # a diverged run's ELBO or sampler statistics may hold them (points: their models)
