@@ -378,3 +378,14 @@ def test_a_latent_priors_bingham_matrix_is_checked_at_load(kind, field, edit, me
     write_consistent(path, arrays, json.loads((path / "card.json").read_text()))
     with pytest.raises(AnchorDivError, match=message):
         ad.load_prior(path)
+
+
+def test_a_loaded_posteriors_draws_must_be_floating_point(tmp_path):
+    """A NUTS posterior whose ``Sigma`` draws were saved as int32 loaded and raised a raw
+    ``LinAlgError`` in use (the fuzz with use)."""
+    post = _nuts_like(_post("gaussian", kappa0=2.0, nu0=8.0))
+    with np.load(post.save(tmp_path / "valid") / "arrays.npz") as z:
+        value = z["samples.Sigma"].astype("int32")
+    path = _edited(post, tmp_path / "p", **{"samples.Sigma": value})
+    with pytest.raises(AnchorDivError, match="samples.Sigma holds int32 values, not the float"):
+        ad.load_posterior(path)
