@@ -33,6 +33,9 @@ PROBABILITY_ATOL = 1e-6
 #: a Rao-Blackwellized ELPD is unreliable when halving its draws moves it more than this many SE
 DOUBLING_SE = 3.0
 
+#: how far above 1 a loaded latent prior's ``projector`` eigenvalue may be (round-off of U Uᵀ)
+PROJECTOR_ATOL = 1e-6
+
 
 def kept_spectrum(lam) -> np.ndarray:
     """Mask ``[k]`` of the eigenvalues ``lam [k]`` above :data:`SPECTRUM_RTOL` · max λ (none of

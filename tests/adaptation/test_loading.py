@@ -274,3 +274,118 @@ def test_a_subspace_rank_on_a_full_posterior_is_refused_at_load(value, tmp_path)
         write_consistent(path, {k: z[k] for k in z.files}, card)
     with pytest.raises(AnchorDivError, match="subspace"):
         ad.load_posterior(path)
+
+
+# ---- draws, exact parameters, dtypes and Bingham matrices at load (issue 52, fuzz with use) --
+
+
+def _nuts_like(exact):
+    """A sampled posterior with ``exact``'s draws (no sampler run)."""
+    fields = {f: getattr(exact, f) for f in ("kind", "tau", "dtype", "info", "fixed", "prior")}
+    return SampledPosterior(
+        method="nuts",
+        samples=exact.chain_draws(0, 1, 6),
+        model_kwargs=exact.model_kwargs,
+        **fields,
+    )
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"samples.Sigma": None}, "no draws of the gaussian model's site\\(s\\) \\['Sigma'\\]"),
+        ({"samples.mu": np.zeros((1, 6, 5))}, "samples.mu: each draw of shape \\[5\\]"),
+    ],
+)
+def test_a_loaded_posteriors_draws_hold_every_site_of_its_family(changes, message, tmp_path):
+    """A spectral posterior without its ``global_scale`` draws loaded, and ``inference_data``
+    raised a raw ``KeyError: 'global_scale'`` (the fuzz with use): every site of the family's
+    model must be stored, of the family's shape."""
+    post = _nuts_like(_post("gaussian", kappa0=2.0, nu0=8.0))
+    ad.load_posterior(post.save(tmp_path / "valid"))
+    with pytest.raises(AnchorDivError, match=message):
+        ad.load_posterior(_edited(post, tmp_path / "p", **changes))
+
+
+@pytest.mark.parametrize("field", ["family.alpha", "family.mu"])
+def test_a_loaded_mixtures_exact_parameters_have_the_familys_axes(field, tmp_path):
+    """Mixture parameters of 3 weights and 4 components loaded, and ``inference_data`` raised
+    a raw broadcast ``ValueError`` in ``cosine`` (the fuzz with use)."""
+    post = _post("mixture")
+    arrays = {"family.alpha": post.exact.alpha, "family.mu": post.exact.mu}
+    path = _edited(post, tmp_path / "p", **{field: arrays[field][:-1]})
+    with pytest.raises(AnchorDivError, match="posterior field family: field mu has shape"):
+        ad.load_posterior(path)
+
+
+@pytest.mark.parametrize("key", ["model_kwargs.mu0", "fixed.targets", "family.psi", "prior.mu0"])
+def test_a_loaded_posteriors_arrays_must_be_numbers(key, tmp_path):
+    """A string array in ``model_kwargs`` reached JAX as a raw ``TypeError`` (the factor
+    model), and ``anchordiv diagnose`` printed HDF5's ``Object dtype has no native HDF5
+    equivalent``: an array that is not numbers is refused at load, by name."""
+    post = _post("gaussian", kappa0=2.0, nu0=8.0)
+    with np.load(post.save(tmp_path / "valid") / "arrays.npz") as z:
+        value = z[key].astype("<U3")
+    path = _edited(post, tmp_path / "p", **{key: value})
+    with pytest.raises(AnchorDivError, match="holds <U3 values, not numbers|not finite numbers"):
+        ad.load_posterior(path)
+
+
+def test_a_string_keyword_is_refused_where_the_model_takes_a_number(tmp_path):
+    """A latent-spherical ``beta`` saved as a string loaded, and ``anchordiv diagnose`` printed
+    a raw ``TypeError``; the spectral ``shrinkage``, a string keyword, still loads."""
+    post = _post("latent-spherical")
+    path = _edited(post, tmp_path / "p", **{"model_kwargs.beta": np.asarray("0.5")})
+    with pytest.raises(AnchorDivError, match="model_kwargs.beta = '0.5' is a string"):
+        ad.load_posterior(path)
+    from anchordiv.adaptation.posterior import string_keywords
+
+    assert string_keywords("spectral") == {"shrinkage"} and string_keywords("gaussian") == set()
+
+
+@pytest.mark.parametrize("group", ["model_kwargs", "fixed", "samples", "stats"])
+def test_an_object_array_in_a_loaded_posterior_is_refused(group, tmp_path):
+    """What a pickle-free npz cannot hold, a posterior built from one (the check itself)."""
+    from anchordiv.adaptation.posterior import check_loaded_arrays
+
+    post = _nuts_like(_post("gaussian", kappa0=2.0, nu0=8.0))
+    post = dataclasses.replace(post, stats={"energy": np.zeros((1, 6))})
+    check_loaded_arrays("p", post)
+    key = "mu0" if group == "model_kwargs" else "x"
+    getattr(post, group)[key] = np.array([1, 2, 3, "a"], object)
+    with pytest.raises(AnchorDivError, match=f"p: posterior field {group}.* holds object values"):
+        check_loaded_arrays("p", post)
+
+
+@pytest.mark.parametrize(
+    "kind, field, edit, message",
+    [
+        ("latent-spherical", "projector", lambda p: 1e300 * p, "eigenvalue 1e\\+300 > 1"),
+        ("latent-spherical", "projector", lambda p: p + np.triu(np.ones_like(p), 1), "symmetric"),
+        ("latent-gaussian", "cov", lambda c: -c, "not positive semi-definite"),
+    ],
+)
+def test_a_latent_priors_bingham_matrix_is_checked_at_load(kind, field, edit, message, tmp_path):
+    """A saved latent-spherical prior whose projector held 1e300 loaded, and its first draws
+    raised a raw ``LinAlgError`` in ``vector_bingham`` (the fuzz with use)."""
+    from ..fuzz import write_consistent
+
+    path = _post(kind).prior.save(tmp_path / "prior")
+    ad.load_prior(path).isotropic().check_loaded(4)  # the unedited prior and its control pass
+    with np.load(path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays[field] = edit(arrays[field])
+    write_consistent(path, arrays, json.loads((path / "card.json").read_text()))
+    with pytest.raises(AnchorDivError, match=message):
+        ad.load_prior(path)
+
+
+def test_a_loaded_posteriors_draws_must_be_floating_point(tmp_path):
+    """A NUTS posterior whose ``Sigma`` draws were saved as int32 loaded and raised a raw
+    ``LinAlgError`` in use (the fuzz with use)."""
+    post = _nuts_like(_post("gaussian", kappa0=2.0, nu0=8.0))
+    with np.load(post.save(tmp_path / "valid") / "arrays.npz") as z:
+        value = z["samples.Sigma"].astype("int32")
+    path = _edited(post, tmp_path / "p", **{"samples.Sigma": value})
+    with pytest.raises(AnchorDivError, match="samples.Sigma holds int32 values, not the float"):
+        ad.load_posterior(path)

@@ -343,3 +343,17 @@ def test_nuts_on_lkj_gaussian_has_a_finite_log_prior_at_every_draw():
         assert np.all(np.isfinite(adz.dataset(idata, "log_prior")["theta"].values))
         res = ad.prior_sensitivity(post, num_draws=40)
     assert np.all(np.isfinite(res.table()["prior"].to_numpy(float)))
+
+
+def test_a_float32_lkj_draw_is_moved_onto_its_support_in_float64():
+    """A loaded lkj-gaussian SVI posterior (float32 draws) raised a raw ``TypeError: lax.scatter
+    requires arguments to have the same dtypes`` in its log prior (the fuzz with use)."""
+    import jax.numpy as jnp
+    import numpyro.distributions as dist
+
+    fn = dist.LKJCholesky(3, concentration=2.0)
+    value = np.linalg.cholesky(np.array([[1, 0.3, 0], [0.3, 1, 0.2], [0, 0.2, 1]])).astype("f4")
+    moved = model_module.on_support(fn, jnp.asarray(value))
+    assert moved.dtype == jnp.result_type(float)
+    np.testing.assert_allclose(np.asarray(moved), value, atol=1e-6)
+    assert np.isfinite(float(fn.log_prob(moved)))

@@ -349,6 +349,9 @@ def on_support(fn, value):
         transform = biject_to(support)
     except (NotImplementedError, TypeError, ValueError):
         return value
+    # in the default float dtype (float64 under x64): a float32 draw would meet float64
+    # constants inside the bijection (LKJ's stick-breaking: a raw dtype TypeError)
+    value = jnp.asarray(value, jnp.result_type(float))
     moved = transform(transform.inv(value))
     near = jnp.all(jnp.abs(moved - value) <= SUPPORT_RTOL * (1.0 + jnp.abs(value)))
     return jnp.where(near, moved, value)

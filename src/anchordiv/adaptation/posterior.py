@@ -18,7 +18,7 @@ import numpy as np
 from .._safeio import malformed
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
-from ..io import MAX_LOADED_TAU, check_loaded_model, read_bundle, write_bundle
+from ..io import MAX_LOADED_TAU, check_axes, check_loaded_model, read_bundle, write_bundle
 from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
@@ -718,7 +718,9 @@ def check_loaded_inputs(path, post) -> None:
     never give its model (:meth:`Family.check_model_inputs`: the constructors' rules; a user's
     model's keywords and a subspace run's projected ones are its own), or whose NUTS
     statistics are not ``[chains, draws]`` of its draws, or whose ``subspace`` rank is set
-    on a full-d posterior (or is not in [1, d])."""
+    on a full-d posterior (or is not in [1, d]), or whose stored draws or point summaries
+    lack a site of its family's model or hold one of another shape
+    (:func:`check_loaded_sites`)."""
     if post.subspace is not None:
         if not isinstance(post, SubspacePosterior):
             raise AnchorDivError(
@@ -732,6 +734,7 @@ def check_loaded_inputs(path, post) -> None:
             family_of(post.kind).check_model_inputs(kwargs, post.fixed, post.dim)
         except AnchorDivError as err:
             raise AnchorDivError(f"{path}: posterior {err}") from None
+        check_loaded_sites(path, post)
     leading = {np.shape(v)[:2] for v in (post.samples or {}).values()}
     for k, v in (post.stats or {}).items():
         if {np.shape(v)[:2]} != leading:
@@ -739,6 +742,46 @@ def check_loaded_inputs(path, post) -> None:
                 f"{path}: posterior field stats.{k} has shape {list(np.shape(v))}, not "
                 f"[chains, draws] of its draws ({sorted(leading)})"
             )
+
+
+def string_keywords(kind) -> set[str]:
+    """The keywords of a registered family's model that take a string (those with a string
+    default, e.g. the spectral ``shrinkage``); none for a kind not registered."""
+    import inspect
+
+    fam = FAMILIES.get(kind)
+    if fam is None:
+        return set()
+    params = inspect.signature(fam.model).parameters.values()
+    return {p.name for p in params if isinstance(p.default, str)}
+
+
+def check_loaded_sites(path, post) -> None:
+    """Refuse a loaded full-d posterior whose stored draws or point summaries lack a site of
+    its family's model (:attr:`Family.sites`: what its quantities, draws and point summaries
+    read) or hold one of another shape than the family's likelihood declares at its
+    dimension (``site_shapes``, as a user's model is checked before sampling)."""
+    fam = family_of(post.kind)
+    d = int(post.info.get("d", 1))
+    groups = {"samples": {k: np.shape(v)[2:] for k, v in (post.samples or {}).items()}}
+    for which, p in (post.points or {}).items():
+        groups[f"points.{which}"] = {k: np.shape(v) for k, v in p.items()}
+    for group, shapes in groups.items():
+        if not shapes:
+            continue
+        missing = [s for s in fam.sites if s not in shapes]
+        if missing:
+            raise AnchorDivError(
+                f"{path}: posterior field {group} has no draws of the {post.kind} model's "
+                f"site(s) {missing} (it holds {sorted(shapes)})"
+            )
+        for site, want in fam.likelihood_type.site_shapes(d, shapes).items():
+            if tuple(shapes[site]) != tuple(want):
+                per = "each draw of " if group == "samples" else ""
+                raise AnchorDivError(
+                    f"{path}: posterior field {group}.{site}: {per}shape "
+                    f"{list(shapes[site])}, the {post.kind} model's is {list(want)} at d = {d}"
+                )
 
 
 def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> Posterior:
@@ -832,7 +875,9 @@ def check_loaded_arrays(path, post: Posterior) -> None:
     """A loaded posterior's prior checked as :func:`~anchordiv.load_prior` checks one, its
     model arguments of the shapes its prior gives them, and its exact parameters, stored
     draws, model arguments and fixed arrays finite (an :class:`AnchorDivError` naming the
-    field otherwise)."""
+    field otherwise), every array of numbers (no strings or objects but a string keyword of
+    the model, :func:`string_keywords`), and its exact parameters named like its prior's fields of the prior's axes
+    (:attr:`Family.axes`: the draws they give are the family's shapes)."""
     prior: Any = post.prior
     if prior is not None:
         prior.check_loaded(post.info.get("d", prior.dim))
@@ -844,14 +889,49 @@ def check_loaded_arrays(path, post: Posterior) -> None:
                     f"its prior gives {list(np.shape(want[k]))}"
                 )
     groups = {"model_kwargs": post.model_kwargs, "fixed": post.fixed, "samples": post.samples}
+    groups.update({"stats": post.stats, "elbo": {"": post.elbo}})
+    groups.update({f"points.{k}": p for k, p in (post.points or {}).items()})
     groups.update({k: _fields(p) for k, p in post.saved_params().items() if p is not None})
+    text = string_keywords(post.kind)
     for group, values in groups.items():
-        for k, v in (values or {}).items():
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise AnchorDivError(f"{path}: posterior field {group} is not a mapping of arrays")
+        for k, v in values.items():
+            if v is None:  # a parameter not set
+                continue
+            if isinstance(v, str):  # only where the model takes a string (spectral shrinkage)
+                if group == "model_kwargs" and not post.custom_model and k not in text:
+                    raise AnchorDivError(
+                        f"{path}: posterior field model_kwargs.{k} = {v[:20]!r} is a string, "
+                        f"not a number"
+                    )
+                continue
             a = np.asarray(v)
+            if a.dtype.kind not in "biufc":  # strings or objects would reach JAX or HDF5 raw
+                name = f"{group}.{k}".rstrip(".")
+                raise AnchorDivError(
+                    f"{path}: posterior field {name} holds {a.dtype} values, not numbers"
+                )
+            draws = group == "samples" or group.startswith("points.")
+            if draws and a.dtype.kind not in "fc":  # a sampler's draws are floating point
+                raise AnchorDivError(
+                    f"{path}: posterior field {group}.{k} holds {a.dtype} values, not the "
+                    f"floating-point draws of a sampler"
+                )
             if a.dtype.kind == "c":
                 raise AnchorDivError(f"{path}: posterior field {group}.{k} is complex, not real")
-            if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            # a diverged run's ELBO or sampler statistics may hold them (points: their models)
+            unchecked = group in ("stats", "elbo") or group.startswith("points.")
+            if a.dtype.kind == "f" and not unchecked and not np.all(np.isfinite(a)):
                 raise AnchorDivError(f"{path}: posterior field {group}.{k} holds NaN or inf")
+    exact = post.exact if post.subspace is None else None
+    axes = getattr(FAMILIES.get(post.kind), "axes", {})
+    named = {k: v for k, v in (_fields(exact) if exact is not None else {}).items() if k in axes}
+    if named:
+        named["d"], axes = np.zeros(post.info.get("d", 1)), {**axes, "d": "d"}
+        check_axes(f"{path}: posterior field family", named, axes)
 
 
 def save_posterior(post: Posterior, path, *, overwrite: bool = False, **card) -> Path:

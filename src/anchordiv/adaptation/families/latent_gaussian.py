@@ -25,6 +25,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
+from ..._tolerance import PROJECTOR_ATOL
 from ...anchors import LatentGaussian
 from ...anchors.base import as_tau, jax_dtype
 from ...anchors.gaussian import moments
@@ -514,7 +515,21 @@ class LatentFamily(Family):
     def check_loaded(self, dim: int | None) -> None:
         """As :meth:`Family.check_loaded`, and the constructor's rules: PPCA signal, noise and
         scale positive, ``rank`` in [1, d], ``n_broad`` ≥ 1, β in [0, 1] where given,
-        ``prior_anchors`` (and a fixed concentration, radius) positive."""
+        ``prior_anchors`` (and a fixed concentration, radius) positive, and the matrix that
+        becomes the Bingham parameter (``cov``, ``projector``) symmetric positive
+        semi-definite — a ``projector``'s eigenvalues at most 1, as every projector (and its
+        isotropic control, k/d·I) has (checked before the update probe, which an unbounded
+        one breaks inside the Bingham sampler)."""
+        for name in ("cov", "projector"):
+            if getattr(self, name, None) is not None:
+                m = check_covariance(f"prior: field {name}", getattr(self, name), definite=False)
+                if name == "projector":
+                    top = float(np.linalg.eigvalsh(m).max())
+                    if top > 1.0 + PROJECTOR_ATOL:
+                        raise AnchorDivError(
+                            f"prior: field projector has an eigenvalue {top:.3g} > 1 (a "
+                            f"projector's are in [0, 1])"
+                        )
         super().check_loaded(dim)
         for name in ("signal", "noise", "scale", "prior_anchors", "radius", "concentration"):
             if getattr(self, name, None) is not None:
