@@ -194,3 +194,16 @@ def blas_scope_entries(monkeypatch) -> list:
     monkeypatch.setattr(controller, "limit", spy)
     monkeypatch.setattr(threads, "_controller", lambda: controller)
     return entered
+
+
+def png_tree(folder, n, start=0):
+    """``n`` small distinct PNG files ``img{i:03d}.png`` (i from ``start``) in ``folder``
+    (created), their paths in order: one image tree for the cache tests."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(start, start + n):
+        paths.append(folder / f"img{i:03d}.png")
+        Image.new("RGB", (5, 4), (i, 2 * i % 256, 7)).save(paths[-1])
+    return paths

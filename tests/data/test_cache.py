@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import png_tree as _tree
+
 from anchordiv import data
 from anchordiv.data import cache
 from anchordiv.errors import AnchorDivError
@@ -135,17 +137,6 @@ class CountingImages(data.Encoder):
         seeds = [int.from_bytes(Path(p).read_bytes()[-8:], "little") for p in images]
         self.encoded += len(images)
         return np.array([np.random.default_rng(s).normal(size=self.dim) for s in seeds], np.float32)
-
-
-def _tree(folder, n, start=0):
-    from PIL import Image
-
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i in range(start, start + n):
-        paths.append(folder / f"img{i:03d}.png")
-        Image.new("RGB", (5, 4), (i, 2 * i % 256, 7)).save(paths[-1])
-    return paths
 
 
 @pytest.fixture

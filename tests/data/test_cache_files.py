@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import png_tree as _tree
+
 from anchordiv import data
 from anchordiv.app.cli import main
 from anchordiv.data import cache
@@ -26,17 +28,6 @@ class Images(data.Encoder):
         self.encoded += len(images)
         x = np.array([np.random.default_rng(s).normal(size=self.dim) for s in seeds], np.float32)
         return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
-def _tree(folder, n, start=0):
-    from PIL import Image
-
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i in range(start, start + n):
-        paths.append(folder / f"img{i:03d}.png")
-        Image.new("RGB", (5, 4), (i, 2 * i % 256, 7)).save(paths[-1])
-    return paths
 
 
 @pytest.fixture
