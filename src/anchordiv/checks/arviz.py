@@ -206,15 +206,32 @@ def ppc_statistics(x, directions) -> dict[str, np.ndarray]:
     return {"norm": np.linalg.norm(x, axis=-1), "cosine_to_mean": cos, "projection": x @ directions}
 
 
+#: most values per draw a posterior site may hold to go into :func:`ppc_data`'s posterior
+#: group (ArviZ reads that group only for the relative efficiency of the draws)
+PPC_POSTERIOR_MAX_VALUES = 16
+
+
 def ppc_data(data):
     """The posterior predictive checks on per-anchor statistics that can fail (``norm``,
     ``cosine_to_mean``, ``projection`` on the leading broad directions ``constant_data
     ["ppc_directions"]``) as a data object of the installed ArviZ: its ``observed_data``,
     ``posterior_predictive`` and (where ``data`` has one) ``prior_predictive`` hold the
     statistics of the targets and of the simulated ones, for ``plot_ppc``, ``az.plot_bpv`` /
-    ``az.plot_ppc_tstat``.  ``data``'s own ``observed_data`` keeps the targets alone (what
-    ``log_likelihood`` scores; ``loo_pit``); data written before 0.5.0, with the statistics in
-    place, is returned as it is."""
+    ``az.plot_ppc_tstat``.
+
+    Where ``data`` has a ``log_likelihood`` group, ArviZ's own LOO-PIT runs on the result
+    (0.x: ``az.loo_pit(stats, y="norm")``, ``az.plot_loo_pit``; 1.x:
+    ``arviz_stats.loo_pit(stats)``, ``arviz_plots.plot_loo_pit``): a statistic of anchor i is
+    left out with anchor i, so its ``log_likelihood`` entry is anchor i's (``log_likelihood
+    ["targets"] [chain, draw, anchor]``, repeated over the statistic's trailing axes), and the
+    ``posterior`` group holds the sites with at most :data:`PPC_POSTERIOR_MAX_VALUES` values
+    per draw (else the total log-likelihood per draw), from which ArviZ estimates the draws'
+    relative efficiency.  Those entries repeat one anchor's likelihood, so ELPD (``az.loo``)
+    is read from ``data``, not from the result.
+
+    ``data``'s own ``observed_data`` keeps the targets alone (what ``log_likelihood`` scores;
+    :func:`loo_pit`); data written before 0.5.0, with the statistics in place, is returned as
+    it is."""
     _need(data, "ppc_data", "observed_data", "posterior_predictive")
     observed = dataset(data, "observed_data")
     if "norm" in observed.data_vars:  # written before 0.5.0: the statistics are in place
@@ -225,7 +242,31 @@ def ppc_data(data):
     for g in ("posterior_predictive", "prior_predictive"):
         if _has(data, g):
             out[g] = ppc_statistics(dataset(data, g)["targets"], v)
-    return from_groups(out, dims=PPC_STATISTICS, attrs=dict(data.attrs))
+    dims = dict(PPC_STATISTICS)
+    if _has(data, "log_likelihood"):
+        ll = np.asarray(dataset(data, "log_likelihood")["targets"], np.float64)
+        out["log_likelihood"] = {
+            name: np.broadcast_to(ll.reshape(ll.shape + (1,) * (s.ndim - ll.ndim)), s.shape)
+            for name, s in out["posterior_predictive"].items()
+        }
+        out["posterior"], posterior_dims = _efficiency_sites(data, ll)
+        dims.update(posterior_dims)
+    return from_groups(out, dims=dims, attrs=dict(data.attrs))
+
+
+def _efficiency_sites(data, ll: np.ndarray) -> tuple[dict, dict]:
+    """The posterior sites of ``data`` with at most :data:`PPC_POSTERIOR_MAX_VALUES` values
+    per draw (else ``log_likelihood_total``, the sum of ``ll [chain, draw, anchor]`` over the
+    anchors) and their trailing dims: what ArviZ's ``loo_pit`` estimates the relative
+    efficiency of the draws from."""
+    sites, dims = {}, {}
+    for name, da in dataset(data, "posterior").data_vars.items():
+        if int(np.prod(da.shape[2:], dtype=np.int64)) <= PPC_POSTERIOR_MAX_VALUES:
+            sites[name] = np.asarray(da)
+            dims[name] = list(da.dims[2:])
+    if not sites:
+        sites["log_likelihood_total"] = ll.sum(-1)
+    return sites, dims
 
 
 #: the fewest tail draws a generalised Pareto fit takes (below: 0.x gives k = inf, 1.x raises)
