@@ -297,6 +297,80 @@ def test_a_read_only_cache_is_used_read_only(img, tmp_path, monkeypatch):
     assert t.shape == (2, 3)
 
 
+READ_ONLY_SCRIPT = """
+import hashlib, os, sys, warnings
+from pathlib import Path
+import numpy as np
+from anchordiv import data
+
+class Images(data.Encoder):
+    id, dim, logit_scale = "toy-img-v1", 6, 10.0
+
+    def encode_image(self, images, batch_size=32, progress=None):
+        self.encoded = getattr(self, "encoded", 0) + len(images)
+        seeds = [int.from_bytes(hashlib.sha256(Path(p).read_bytes()).digest()[:8]) for p in images]
+        x = np.array([np.random.default_rng(s).normal(size=6) for s in seeds], np.float32)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+paths = sorted(Path(sys.argv[1]).rglob("*.png"))
+from PIL import Image  # everything imported before the drop: the interpreter lives under /root
+
+Image.init()
+if os.getuid() == 0:  # modes do not stop root: drop to nobody
+    os.setgid(65534)
+    os.setuid(65534)
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    x, _ = data.embed_images(Images(), paths)
+notes = [str(w.message) for w in seen if "read-only" in str(w.message)]
+print(len(x), len(notes), notes[0].split(":")[0] if notes else "")
+"""
+
+
+def test_a_cache_the_user_cannot_write_is_read_not_written(img, monkeypatch):
+    """The same as a real user: the cache and its files made read-only with chmod, used by a
+    process that cannot write there (as root, whom modes do not stop, the process drops to
+    ``nobody`` once its imports are done)."""
+    import os
+    import stat
+    import subprocess
+    import sys
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="anchordiv-ro-"))  # traversable by nobody
+    try:
+        monkeypatch.setenv(cache.CACHE_ENV, str(shared / "cache"))
+        paths = _tree(shared / "tree", 3)
+        first, _ = data.embed_images(img, paths[:2])
+        before = sorted(p.relative_to(shared) for p in (shared / "cache").rglob("*"))
+        for p in [shared, *shared.rglob("*")]:
+            p.chmod(p.stat().st_mode & ~0o222 | (0o555 if p.is_dir() else 0o444))
+        root = Path(__file__).resolve().parents[2]
+        env = {
+            **os.environ,
+            "HOME": str(shared),
+            "PYTHONPATH": str(root / "src"),
+            "JAX_PLATFORMS": "cpu",
+        }
+        run = subprocess.run(
+            [sys.executable, "-c", READ_ONLY_SCRIPT, str(shared / "tree")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            cwd=shared,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.split()[:2] == ["3", "1"], run.stdout + run.stderr[-2000:]
+        assert sorted(p.relative_to(shared) for p in (shared / "cache").rglob("*")) == before
+    finally:
+        for p in [shared, *shared.rglob("*")]:
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+        import shutil
+
+        shutil.rmtree(shared, ignore_errors=True)
+
+
 class TextToy(data.Encoder):
     id, dim, logit_scale = "toy-text", 3, 10.0
 
