@@ -104,17 +104,22 @@ def test_unreadable_files_are_all_named(tmp_path):
 
 def test_hashing_a_huge_file_streams_it(tmp_path):
     """Issue 52: a 3 GiB file in a class folder was read whole to be hashed (1.5 GB of memory).
-    A sparse 64 MiB file is hashed with a bounded buffer: Python's peak allocation stays far
-    below its size, and the digest is that of its bytes."""
+    A sparse 64 MiB file (a valid PNG header, then zeros) is hashed with a bounded buffer:
+    Python's peak allocation stays far below its size, and the digest is that of its bytes.
+    A file whose header is no image is not hashed at all (issue 51: nothing to key)."""
     import hashlib
+    import io
     import tracemalloc
 
     from anchordiv.data.imageio import _digest_and_check
 
     big = tmp_path / "huge.png"
     size = 64 * 2**20
+    buf = io.BytesIO()
+    Image.fromarray(RGB).save(buf, "PNG")
+    head = buf.getvalue()
     with open(big, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n")
+        f.write(head)
         f.truncate(size)  # sparse: instant to create, zeros to read
     tracemalloc.start()
     try:
@@ -123,12 +128,16 @@ def test_hashing_a_huge_file_streams_it(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MiB while hashing {size / 2**20:.0f} MiB"
-    h = hashlib.sha256(b"\x89PNG\r\n\x1a\n")
+    h = hashlib.sha256(head)
     zeros = bytes(2**20)
     for _ in range(size // 2**20 - 1):
         h.update(zeros)
-    h.update(bytes(2**20 - 8))
-    assert digest == h.hexdigest() and problem  # hashed, and reported as no readable image
+    h.update(bytes(2**20 - len(head)))
+    assert digest == h.hexdigest() and problem is None  # the header is an image's: hashed
+    with open(big, "r+b") as f:
+        f.write(b"\x89PNG\r\n\x1a\n\0\0\0\0")  # no IHDR: no image
+    digest, problem = _digest_and_check(str(big))
+    assert digest is None and problem
 
 
 def test_worker_processes_start_without_the_callers_script():
