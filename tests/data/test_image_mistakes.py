@@ -274,6 +274,13 @@ def _tiny_config(env, **changes):
     return path
 
 
+def _no_gpu(env):
+    """This machine without a GPU, whatever it has (the mistake is asking for one)."""
+    import torch
+
+    env.mp.setattr(torch.cuda, "is_available", lambda: False)
+
+
 def _hidden_folder(env):
     root = _if(env, per_class=3)
     trees.Images(7).save(root / ".ipynb_checkpoints" / "x.png")
@@ -1161,7 +1168,7 @@ CASES: dict[str, Case] = {
     # -- options ----------------------------------------------------------------------------------
     "--device cuda without a GPU": Case(
         "options",
-        lambda e: e.embed(png_tree(e.tmp / "i", 2)[0].parent, "--device", "cuda"),
+        lambda e: (_no_gpu(e), e.embed(png_tree(e.tmp / "i", 2)[0].parent, "--device", "cuda"))[1],
         CLI,
         r"device: 'cuda', but no CUDA device is available here",
     ),
@@ -1266,8 +1273,9 @@ CASES: dict[str, Case] = {
     ),
     "device cuda in get_encoder": Case(
         "api",
-        lambda e: __import__("anchordiv").data.get_encoder(
-            e.spec, pretrained=e.ckpt, device="cuda"
+        lambda e: (
+            _no_gpu(e),
+            __import__("anchordiv").data.get_encoder(e.spec, pretrained=e.ckpt, device="cuda"),
         ),
         E,
         r"no CUDA device is available",
@@ -1381,3 +1389,38 @@ def test_the_table_is_wide():
     for case in CASES.values():
         kinds[case.kind] = kinds.get(case.kind, 0) + 1
     assert len(CASES) >= 58 and len(kinds) >= 10, kinds
+
+
+def test_the_classifier_tells_raw_silent_and_misleading_apart(env):
+    def raises(err):
+        def run(e):
+            raise err
+
+        return run
+
+    assert classify(Case("t", raises(KeyError("ImageId")), E, "x"), env)[0] == "raw"
+    assert classify(Case("t", raises(AnchorDivError("other cause")), E, "x"), env)[0] == (
+        "misleading"
+    )
+    assert classify(Case("t", raises(AnchorDivError("a x b")), E, "x"), env)[0] == "clear"
+    assert classify(Case("t", lambda e: None, E, "x"), env)[0] == "silent"
+    assert classify(Case("t", raises(ReachedModel()), CLI, "x"), env)[0] == "silent"
+    assert (
+        classify(Case("t", lambda e: ("cli", 2, "", "a: error: x\na: error: x\n"), CLI, "x"), env)[
+            0
+        ]
+        == "raw"
+    )
+    assert (
+        classify(Case("t", lambda e: ("cli", 2, "", "Traceback (most recent"), CLI, "x"), env)[0]
+        == "raw"
+    )
+    assert classify(Case("t", lambda e: ("cli", 2, "", "a: error: y\n"), CLI, "x"), env)[0] == (
+        "misleading"
+    )
+    assert classify(Case("t", lambda e: ("cli", 0, "", ""), CLI, "x"), env)[0] == "silent"
+    assert classify(Case("t", lambda e: False, OK), env)[0] == "silent"
+    assert classify(Case("t", lambda e: warnings.warn("x here", stacklevel=1), W, "x"), env)[0] == (
+        "clear"
+    )
+    assert classify(Case("t", lambda e: None, W, "x"), env)[0] == "silent"
