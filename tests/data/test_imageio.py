@@ -305,3 +305,46 @@ def test_a_16_bit_image_using_few_of_its_bits_is_warned_once(tmp_path, monkeypat
     with warnings.catch_warnings():
         warnings.simplefilter("error", imageio.AnchorDivWarning)
         imageio.read_image(full)  # a full-range 16-bit image: no warning
+
+
+def test_a_jpeg_header_followed_by_junk_is_refused_from_its_structure(tmp_path):
+    """Issue 51: a JPEG start marker followed by gigabytes of zeros took minutes in Pillow's
+    byte-by-byte marker scan.  ``jpeg_junk`` names such a file from a bounded read; every real
+    JPEG (baseline, progressive, EXIF, ICC profile, CMYK, a little junk between segments) passes
+    it and reads as before."""
+    import io
+
+    from PIL import ImageCms
+
+    def jpeg(**save):
+        buf = io.BytesIO()
+        Image.fromarray(RGB).convert(save.pop("mode", "RGB")).save(buf, "JPEG", **save)
+        return buf.getvalue()
+
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    plain = jpeg()
+    variants = {
+        "plain": plain,
+        "progressive": jpeg(progressive=True, optimize=True),
+        "exif": jpeg(exif=exif.tobytes()),
+        "icc": jpeg(icc_profile=icc),
+        "cmyk": jpeg(mode="CMYK"),
+        "junk": plain[:20] + b"\0" * 100 + plain[20:],  # Pillow skips a little junk
+    }
+    for name, data in variants.items():
+        path = tmp_path / f"{name}.jpg"
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            assert imageio.jpeg_junk(f) is None, name
+        assert imageio.read_image(path).size == ((6, 7) if name == "exif" else (7, 6)), name
+    zeros = tmp_path / "zeros.jpg"
+    with open(zeros, "wb") as f:
+        f.write(plain[:20])
+        f.truncate(64 << 20)  # sparse
+    with open(zeros, "rb") as f:
+        assert "no JPEG marker in the 65,536 bytes from byte 20" in imageio.jpeg_junk(f)
+    with pytest.raises(imageio.AnchorDivError, match="cannot read image .*zeros.jpg: not an image"):
+        imageio.read_image(zeros)
+    assert "no JPEG marker" in imageio.file_digests([zeros], cache=False)[1][str(zeros)]
