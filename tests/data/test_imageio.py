@@ -104,17 +104,22 @@ def test_unreadable_files_are_all_named(tmp_path):
 
 def test_hashing_a_huge_file_streams_it(tmp_path):
     """Issue 52: a 3 GiB file in a class folder was read whole to be hashed (1.5 GB of memory).
-    A sparse 64 MiB file is hashed with a bounded buffer: Python's peak allocation stays far
-    below its size, and the digest is that of its bytes."""
+    A sparse 64 MiB file (a valid PNG header, then zeros) is hashed with a bounded buffer:
+    Python's peak allocation stays far below its size, and the digest is that of its bytes.
+    A file whose header is no image is not hashed at all (issue 51: nothing to key)."""
     import hashlib
+    import io
     import tracemalloc
 
     from anchordiv.data.imageio import _digest_and_check
 
     big = tmp_path / "huge.png"
     size = 64 * 2**20
+    buf = io.BytesIO()
+    Image.fromarray(RGB).save(buf, "PNG")
+    head = buf.getvalue()
     with open(big, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n")
+        f.write(head)
         f.truncate(size)  # sparse: instant to create, zeros to read
     tracemalloc.start()
     try:
@@ -123,12 +128,16 @@ def test_hashing_a_huge_file_streams_it(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MiB while hashing {size / 2**20:.0f} MiB"
-    h = hashlib.sha256(b"\x89PNG\r\n\x1a\n")
+    h = hashlib.sha256(head)
     zeros = bytes(2**20)
     for _ in range(size // 2**20 - 1):
         h.update(zeros)
-    h.update(bytes(2**20 - 8))
-    assert digest == h.hexdigest() and problem  # hashed, and reported as no readable image
+    h.update(bytes(2**20 - len(head)))
+    assert digest == h.hexdigest() and problem is None  # the header is an image's: hashed
+    with open(big, "r+b") as f:
+        f.write(b"\x89PNG\r\n\x1a\n\0\0\0\0")  # no IHDR: no image
+    digest, problem = _digest_and_check(str(big))
+    assert digest is None and problem
 
 
 def test_worker_processes_start_without_the_callers_script():
@@ -296,3 +305,46 @@ def test_a_16_bit_image_using_few_of_its_bits_is_warned_once(tmp_path, monkeypat
     with warnings.catch_warnings():
         warnings.simplefilter("error", imageio.AnchorDivWarning)
         imageio.read_image(full)  # a full-range 16-bit image: no warning
+
+
+def test_a_jpeg_header_followed_by_junk_is_refused_from_its_structure(tmp_path):
+    """Issue 51: a JPEG start marker followed by gigabytes of zeros took minutes in Pillow's
+    byte-by-byte marker scan.  ``jpeg_junk`` names such a file from a bounded read; every real
+    JPEG (baseline, progressive, EXIF, ICC profile, CMYK, a little junk between segments) passes
+    it and reads as before."""
+    import io
+
+    from PIL import ImageCms
+
+    def jpeg(**save):
+        buf = io.BytesIO()
+        Image.fromarray(RGB).convert(save.pop("mode", "RGB")).save(buf, "JPEG", **save)
+        return buf.getvalue()
+
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    plain = jpeg()
+    variants = {
+        "plain": plain,
+        "progressive": jpeg(progressive=True, optimize=True),
+        "exif": jpeg(exif=exif.tobytes()),
+        "icc": jpeg(icc_profile=icc),
+        "cmyk": jpeg(mode="CMYK"),
+        "junk": plain[:20] + b"\0" * 100 + plain[20:],  # Pillow skips a little junk
+    }
+    for name, data in variants.items():
+        path = tmp_path / f"{name}.jpg"
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            assert imageio.jpeg_junk(f) is None, name
+        assert imageio.read_image(path).size == ((6, 7) if name == "exif" else (7, 6)), name
+    zeros = tmp_path / "zeros.jpg"
+    with open(zeros, "wb") as f:
+        f.write(plain[:20])
+        f.truncate(64 << 20)  # sparse
+    with open(zeros, "rb") as f:
+        assert "no JPEG marker in the 65,536 bytes from byte 20" in imageio.jpeg_junk(f)
+    with pytest.raises(imageio.AnchorDivError, match="cannot read image .*zeros.jpg: not an image"):
+        imageio.read_image(zeros)
+    assert "no JPEG marker" in imageio.file_digests([zeros], cache=False)[1][str(zeros)]

@@ -376,13 +376,35 @@ def cache_root(cache: bool | str | Path) -> Path:
     """The cache directory ``cache`` names (True: :func:`cache_dir`), refused when it exists
     and is not a directory (``$ANCHORDIV_CACHE`` named when that is where it came from)."""
     root = cache_dir() if cache is True else Path(cache)
+    where = f"${CACHE_ENV}" if cache is True and os.environ.get(CACHE_ENV) else "the cache"
     if root.exists() and not root.is_dir():
-        where = f"${CACHE_ENV}" if cache is True and os.environ.get(CACHE_ENV) else "the cache"
         raise AnchorDivError(
             f"{where} = {root} is a file, not a directory; point it at a folder (or pass "
             f"cache=False / --no-cache)"
         )
+    foreign = foreign_entries(root)
+    if foreign:
+        _note(
+            f"{where} = {root} is not an anchordiv cache (it holds "
+            f"{', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''} and no {MARKER}): "
+            f"the cache writes its folders (images/, files/, embeddings/) among those files; "
+            f"point it at an empty or new folder to keep them apart"
+        )
     return root
+
+
+def foreign_entries(root: Path) -> list[str]:
+    """The entries of the folder ``root`` that an anchordiv cache does not write (hidden ones
+    aside), when it is not a cache yet (no :data:`MARKER`): a folder of the user's own
+    (``$ANCHORDIV_CACHE=~/Documents``); empty for a cache, a new or an empty folder."""
+    try:
+        if not root.is_dir() or (root / MARKER).exists():
+            return []
+        return sorted(
+            p.name for p in root.iterdir() if p.name not in ROOT_NAMES and p.name[:1] != "."
+        )
+    except OSError:
+        return []
 
 
 def cached_embeddings(

@@ -479,11 +479,19 @@ class OpenCLIPEncoder(Encoder):
     def image_space(self) -> str:
         return f"{self.id}|{READER_VERSION}|{self.preprocess!r}"
 
-    def iter_image_batches(self, paths: Sequence[str], batch_size: int = 32, workers: int = 0):
+    def iter_image_batches(
+        self,
+        paths: Sequence[str],
+        batch_size: int = 32,
+        workers: int = 0,
+        low_depth: dict | None = None,
+    ):
         """Decoding and preprocessing in ``workers`` processes (a ``torch`` ``DataLoader``;
         none for fewer than :data:`.imageio.MIN_WORKER_IMAGES` images: then in a thread a
         batch ahead), batches streamed to the model: pinned memory and non-blocking copies on
-        CUDA."""
+        CUDA.  ``low_depth`` (a dict) is filled with ``{path: bits used}`` of the 16-bit
+        images that use a small part of their bits (:func:`.imageio.depth_used`), whichever
+        process decoded them."""
         from torch.utils.data import DataLoader
 
         from .imageio import (
@@ -509,7 +517,9 @@ class OpenCLIPEncoder(Encoder):
             prefetch_factor=4 if workers else None,
             worker_init_fn=worker_init if workers else None,  # no worker outlives a kill
         )
-        for rows, pixels, problems in loader if workers else prefetch(loader):
+        for rows, pixels, problems, bits in loader if workers else prefetch(loader):
+            if low_depth is not None:
+                low_depth.update({paths[r]: int(b) for r, b in zip(rows.tolist(), bits) if b})
             with self._torch.no_grad():
                 emb = self.model.encode_image(pixels.to(self.device, non_blocking=cuda))
             emb = emb.float().cpu().numpy()
@@ -914,6 +924,7 @@ def check_images(
     from .imageio import map_files
 
     paths = _image_paths(paths, on_error)
+    workers = check_workers(workers)
     digests, bad = file_digests(paths, workers=workers, cache=cache, progress=progress)
     rest = [p for p in paths if p not in bad]
     for p, problem in zip(rest, map_files(cut_short, rest, workers)):
@@ -952,7 +963,7 @@ def cut_short(path) -> str | None:
     if whole:
         return None
     try:
-        read_image(path)
+        read_image(path, depths={})  # bit depth: counted when the run decodes it
     except AnchorDivError as err:
         return f"{err} (the file is cut short)"
     return None
@@ -961,6 +972,16 @@ def cut_short(path) -> str | None:
 def _image_paths(paths: Sequence, on_error: str) -> list[str]:
     if on_error not in ("raise", "skip"):
         raise AnchorDivError(f"on_error: must be 'raise' or 'skip', got {on_error!r}")
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        what = "folder" if os.path.isdir(paths) else "path"
+        raise AnchorDivError(
+            f"paths: expected a list of image files, got a single {what} {os.fsdecode(paths)!r}"
+            + (
+                f"; list its images, e.g. sorted(Path({os.fsdecode(paths)!r}).glob('*.jpg'))"
+                if what == "folder"
+                else f"; pass a list, [{os.fsdecode(paths)!r}], for one file"
+            )
+        )
     if not (paths := [str(p) for p in paths]):
         raise AnchorDivError("images: is empty; nothing to encode")
     return paths
@@ -1033,7 +1054,16 @@ def embed_images(
     Raises
     ------
     AnchorDivError
-        A text-only encoder, unreadable files under ``"raise"``, or no readable image.
+        A text-only encoder, unreadable files under ``"raise"``, or no readable image; a
+        ``batch_size`` under 1, ``workers`` not an integer in [0, 4 × CPU cores]
+        (:func:`check_workers`), or ``paths`` that is one path or folder, not a list.
+
+    Warns
+    -----
+    AnchorDivWarning
+        Once per call, counting them: decoded 16-bit images that use a small part of their
+        bits (:func:`.imageio.depth_used`; a 12-bit X-ray stored in 16 bits reads almost
+        black).
 
     Examples
     --------
@@ -1050,13 +1080,47 @@ def embed_images(
     >>> X.shape, len(kept)
     ((1, 3), 1)
     """
+    from ..errors import integer
     from .cache import cache_lock, cache_root
 
+    batch_size = integer("batch_size", batch_size, low=1)
+    workers = check_workers(workers)
     if not cache:
         return _embed_images(encoder, paths, None, batch_size, progress, on_error, workers, skipped)
     root = cache_root(cache)
     with cache_lock(root):  # shared with other runs; `cache prune` waits for it
         return _embed_images(encoder, paths, root, batch_size, progress, on_error, workers, skipped)
+
+
+#: More image worker processes than this many per CPU core are refused (a typo, not a plan).
+MAX_WORKERS_PER_CPU = 4
+
+
+def check_workers(workers, name: str = "workers") -> int:
+    """``workers`` as an integer in ``[0, 4 × CPU cores]`` (at least 8): a negative, fractional or
+    non-integer count, or one that would start thousands of processes, is an
+    :class:`AnchorDivError` naming ``name``."""
+    from ..errors import integer
+
+    n = integer(name, workers, low=0)
+    most = max(8, MAX_WORKERS_PER_CPU * (os.cpu_count() or 1))
+    if n > most:
+        raise AnchorDivError(
+            f"{name}: {n} worker processes on a machine of {os.cpu_count()} CPU core(s); use at "
+            f"most {most} (about one per core is fastest; 0 decodes in this process)"
+        )
+    return n
+
+
+def _takes(fn, keyword: str) -> bool:
+    """Whether the callable ``fn`` accepts the keyword argument ``keyword``."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return keyword in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _embed_images(encoder, paths, root, batch_size, progress, on_error, workers, skipped):
@@ -1109,8 +1173,10 @@ def _embed_images(encoder, paths, root, batch_size, progress, on_error, workers,
         return emb
 
     show = progress if progress is not None else len(rows) > batch_size
+    depths: dict[str, int] = {}  # 16-bit files using few of their bits, from every process
+    extra = {"low_depth": depths} if _takes(encoder.iter_image_batches, "low_depth") else {}
     with tqdm(total=len(rows), desc=f"encode {encoder.id}", unit="img", disable=not show) as bar:
-        batches = encoder.iter_image_batches([kept[i] for i in rows], batch_size, workers)
+        batches = encoder.iter_image_batches([kept[i] for i in rows], batch_size, workers, **extra)
         try:
             for sub, emb, problems in batches:
                 failed.update(problems)
@@ -1137,6 +1203,13 @@ def _embed_images(encoder, paths, root, batch_size, progress, on_error, workers,
                 ) from None
             raise
     flush()
+    if depths:  # one warning per run, counting the files
+        from ..provenance import AnchorDivWarning
+        from .imageio import low_depth_message
+
+        warnings.warn(
+            low_depth_message(depths, len(rows)), AnchorDivWarning, stacklevel=user_stacklevel()
+        )
     _refuse_or_warn(failed, len(kept), on_error)
     if skipped is not None:
         skipped.update(bad | failed)

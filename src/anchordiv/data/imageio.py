@@ -38,6 +38,11 @@ PIXELS_ENV = "ANCHORDIV_MAX_IMAGE_PIXELS"
 #: bit depth (a 12-bit scan stored in 16 bits: 1/16) and reads almost black: warned.
 LOW_DEPTH_FRACTION = 1 / 16
 
+#: Bytes of non-marker junk a JPEG's header may hold before its next marker: Pillow skips junk
+#: a byte at a time, so a JPEG start followed by gigabytes of zeros (a sparse 3 GiB file) took
+#: minutes to refuse; beyond this it is refused from its structure at once.
+JPEG_JUNK_BYTES = 1 << 16
+
 _GREY16 = ("I;16", "I;16B", "I;16L", "I;16N")
 _WARNED: set[str] = set()  # the causes warned in this process (each once per run)
 _PILLOW_LIMIT = threading.Lock()  # held while Pillow's limit is raised to a budget
@@ -56,11 +61,12 @@ def pixel_budget(max_pixels: int | None = None) -> int | None:
     if max_pixels is None and os.environ.get(PIXELS_ENV, "").strip():
         value = os.environ[PIXELS_ENV].strip()
         try:
-            return integer(PIXELS_ENV, int(value), low=1)
+            number = int(value)
         except ValueError:
             raise AnchorDivError(
                 f"{PIXELS_ENV}: expected an integer number of pixels, got {value!r}"
             ) from None
+        return integer(PIXELS_ENV, number, low=1)
     if max_pixels is not None:
         return integer("max_pixels", max_pixels, low=1)
     from PIL import Image
@@ -75,6 +81,14 @@ def open_image(source, name, budget: int | None):
     naming ``name`` and the budget, before anything is decoded."""
     from PIL import Image
 
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, "rb") as f:
+                junk = jpeg_junk(f)
+        except OSError:
+            junk = None  # Pillow's open names it
+        if junk:
+            raise AnchorDivError(f"cannot read image {name}: {junk}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the budget decides
         try:
@@ -97,6 +111,52 @@ def open_image(source, name, budget: int | None):
     return im
 
 
+def jpeg_junk(f) -> str | None:
+    """Why the file ``f`` (binary, seekable), which starts as a JPEG, is no JPEG Pillow should
+    scan: more than :data:`JPEG_JUNK_BYTES` bytes that are no marker where its header expects
+    one (a JPEG start marker followed by zeros); None for any other file, or a header that
+    reaches its image data (what else is wrong Pillow says).  Reads the header's segments
+    only (a few kilobytes)."""
+    f.seek(0)
+    if f.read(3) != b"\xff\xd8\xff":
+        return None
+    f.seek(2)
+    for _ in range(100_000):  # segments of a header; never loops forever
+        byte = f.read(1)
+        if not byte:
+            return None
+        if byte != b"\xff":  # junk: find the next 0xFF within the allowance
+            start = f.tell() - 1
+            block = f.read(JPEG_JUNK_BYTES)
+            at = block.find(b"\xff")
+            if at < 0:
+                if len(block) < JPEG_JUNK_BYTES:
+                    return None  # the file ends: Pillow fails fast
+                return (
+                    f"not an image: a JPEG start marker, then no JPEG marker in the "
+                    f"{JPEG_JUNK_BYTES:,} bytes from byte {start:,} (of "
+                    f"{f.seek(0, os.SEEK_END):,}; a file of zeros or other data with a JPEG "
+                    f"header?)"
+                )
+            f.seek(start + 1 + at)
+            continue
+        code = f.read(1)
+        if not code:
+            return None
+        c = code[0]
+        if c in (0x00, 0xFF, 0x01, 0xD8, 0xD9) or 0xD0 <= c <= 0xD7:
+            if c == 0xFF:
+                f.seek(-1, os.SEEK_CUR)
+            continue  # no length
+        if c == 0xDA:
+            return None  # the start of scan: the header is whole
+        size = f.read(2)
+        if len(size) < 2:
+            return None
+        f.seek(int.from_bytes(size, "big") - 2, os.SEEK_CUR)
+    return None
+
+
 def _over_budget(name, what: str, budget: int | None) -> str:
     limit = f"{budget:,}" if budget is not None else "Pillow's"
     return (
@@ -113,16 +173,40 @@ def warn_once(cause: str, message: str) -> None:
         warnings.warn(message, AnchorDivWarning, stacklevel=3)
 
 
-def check_depth(im, name) -> None:
-    """Warn (once per run) when a 16-bit image's largest value is under
-    :data:`LOW_DEPTH_FRACTION` of its range: read by its bit depth it is almost black."""
+def depth_used(im) -> int | None:
+    """The bits a 16-bit image's values use (of 16) when its largest value is under
+    :data:`LOW_DEPTH_FRACTION` of 65535 (read by its bit depth it is almost black), else
+    None."""
     if im.mode not in _GREY16 and im.mode != "I":
-        return
+        return None
     arr = np.asarray(im.convert("I") if im.mode == "I;16B" else im)
     if not arr.size or arr.min() < 0:
-        return
+        return None
     top = int(arr.max())
-    if top < LOW_DEPTH_FRACTION * 65535:
+    return max(top, 1).bit_length() if top < LOW_DEPTH_FRACTION * 65535 else None
+
+
+def low_depth_message(depths: dict, total: int) -> str:
+    """The one warning of a run whose decoded images ``depths`` (``{path: bits used}``, of
+    ``total`` decoded) use a small part of their 16 bits."""
+    bits = max(depths.values())
+    first = next(iter(depths))
+    return (
+        f"{len(depths)} of the {total} images decoded use at most {bits} of their 16 bits "
+        f"(e.g. {first}: about {depths[first]} bits; {bits}-bit scans stored in 16 bits?) and "
+        f"read almost black when scaled by their bit depth; rescale such files to their range "
+        f"(e.g. multiply by 65535 / their maximum, or save them as 8-bit) before embedding"
+    )
+
+
+def check_depth(im, name) -> None:
+    """Warn (once per process) when a 16-bit image's largest value is under
+    :data:`LOW_DEPTH_FRACTION` of its range: read by its bit depth it is almost black
+    (:func:`read_image` alone; :func:`~anchordiv.data.embed_images` counts such files and warns
+    once per run)."""
+    if depth_used(im) is not None:
+        arr = np.asarray(im.convert("I") if im.mode == "I;16B" else im)
+        top = int(arr.max())
         bits = max(top, 1).bit_length()
         mean = float(arr.mean()) / 257.0
         warn_once(
@@ -199,12 +283,13 @@ def to_rgb8(im):
         raise AnchorDivError(f"image mode {im.mode!r} has no conversion to RGB: {err}") from None
 
 
-def read_image(path, max_pixels: int | None = None):
+def read_image(path, max_pixels: int | None = None, depths: dict | None = None):
     """Open one image file as 8-bit RGB (:func:`to_rgb8`, EXIF orientation applied).
 
     A file claiming more than the pixel budget (:func:`pixel_budget` of ``max_pixels``) is
     refused before it is decoded; a 16-bit image that uses a small part of its bit depth is
-    warned about (:func:`check_depth`).
+    warned about (:func:`check_depth`), or, with ``depths`` (a dict), recorded there as
+    ``{path: bits used}`` for the caller to count (no warning).
 
     Raises
     ------
@@ -216,7 +301,10 @@ def read_image(path, max_pixels: int | None = None):
     try:
         with open_image(path, path, pixel_budget(max_pixels)) as im:
             im.load()
-            check_depth(im, path)
+            if depths is None:
+                check_depth(im, path)
+            elif (bits := depth_used(im)) is not None:
+                depths[str(path)] = bits
             return to_rgb8(ImageOps.exif_transpose(im))
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as err:
         raise AnchorDivError(f"cannot read image {path}: {err}") from None
@@ -224,26 +312,30 @@ def read_image(path, max_pixels: int | None = None):
 
 def _digest_and_check(path: str, budget: int | None = None) -> tuple[str | None, str | None]:
     """``(sha256 hex, None)`` for a file whose header is an image of at most ``budget`` pixels,
-    ``(digest, problem)`` else."""
+    ``(None, problem)`` else (the header is read first: a file it refuses is not hashed, so a
+    huge file that is no image costs no read of its bytes)."""
     from PIL import UnidentifiedImageError
 
-    try:
-        with open(path, "rb") as f:  # streamed: memory stays bounded whatever the file's size
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError as err:
-        return None, f"{type(err).__name__}: {err}"
     try:
         with open_image(path, path, budget) as im:  # the header only
             w, h = im.size
             if w < 1 or h < 1:
-                return digest, f"empty image ({w}x{h})"
+                return None, f"empty image ({w}x{h})"
     except AnchorDivError as err:
-        return digest, str(err).removeprefix(f"cannot read image {path}: ")
+        return None, str(err).removeprefix(f"cannot read image {path}: ")
     except UnidentifiedImageError:
-        return digest, "not an image file Pillow recognises"
-    except (OSError, ValueError, SyntaxError) as err:
-        return digest, f"not an image Pillow reads: {err}"
-    return digest, None
+        return None, "not an image file Pillow recognises"
+    except OSError as err:
+        if getattr(err, "filename", None) is not None or err.errno is not None:
+            return None, f"{type(err).__name__}: {err}"
+        return None, f"not an image Pillow reads: {err}"
+    except (ValueError, SyntaxError) as err:
+        return None, f"not an image Pillow reads: {err}"
+    try:
+        with open(path, "rb") as f:  # streamed: memory stays bounded whatever the file's size
+            return hashlib.file_digest(f, "sha256").hexdigest(), None
+    except OSError as err:
+        return None, f"{type(err).__name__}: {err}"
 
 
 def _index_path(folder: str, root: Path) -> Path:
@@ -311,7 +403,11 @@ def file_digests(
         try:
             st = os.stat(paths[i])
         except OSError as err:
-            bad[paths[i]] = f"{type(err).__name__}: {err}"
+            bad[paths[i]] = (
+                f"a symlink to {os.readlink(paths[i])}, which does not exist"
+                if os.path.islink(paths[i]) and not os.path.exists(paths[i])
+                else f"{type(err).__name__}: {err}"
+            )
             continue
         stats[i] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
         rec = indexes[folder[i]].get(os.path.basename(paths[i]))
@@ -518,8 +614,10 @@ def prefetch(iterable, depth: int = 2):
 
 class ImageFiles:
     """Decoded, preprocessed images for a ``torch.utils.data.DataLoader``: item ``i`` is
-    ``(i, tensor, "")``, or ``(i, zeros, problem)`` when the file does not decode (the batch
-    goes on; the caller names every failed file at the end).
+    ``(i, tensor, "", bits)``, or ``(i, zeros, problem, 0)`` when the file does not decode (the
+    batch goes on; the caller names every failed file at the end); ``bits`` is the number of
+    bits a 16-bit image uses when that is a small part of them (:func:`depth_used`), else 0 —
+    counted by the caller, so a run warns once, from its own process, whatever its workers.
 
     Parameters
     ----------
@@ -547,12 +645,14 @@ class ImageFiles:
     def __getitem__(self, i: int):
         import torch
 
+        depths: dict[str, int] = {}
         try:
-            return i, self.preprocess(read_image(self.paths[i], self.max_pixels)), ""
+            image = read_image(self.paths[i], self.max_pixels, depths)
+            return i, self.preprocess(image), "", sum(depths.values())
         except AnchorDivError as err:
-            return i, torch.zeros(self.shape), str(err)
+            return i, torch.zeros(self.shape), str(err), 0
         except Exception as err:  # a transform failing on an odd image: name the file
-            return i, torch.zeros(self.shape), f"cannot preprocess {self.paths[i]}: {err}"
+            return i, torch.zeros(self.shape), f"cannot preprocess {self.paths[i]}: {err}", 0
 
 
 def bad_files_error(bad: dict[str, str], total: int) -> AnchorDivError:

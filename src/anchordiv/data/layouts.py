@@ -162,11 +162,23 @@ def seeded_split(label, fraction: float = QUERY_FRACTION, seed: int = 0) -> np.n
 
 
 def _images_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    """The image files of ``folder``, sorted; a symlink whose target is gone is kept (the
+    file check names it and its target, never a silent drop)."""
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if (p.is_file() or (p.is_symlink() and not p.exists()))
+        and p.suffix.lower() in IMAGE_SUFFIXES
+    )
 
 
 def _dir(root, what: str) -> Path:
     root = Path(root).expanduser()
+    if root.exists() and not root.is_dir():
+        raise AnchorDivError(
+            f"{what}: {root} is a file, not a folder; pass the dataset folder "
+            f"({what}:{root.parent} holds it)"
+        )
     if not root.is_dir():
         raise AnchorDivError(f"{what}: dataset folder not found: {root}")
     return root
@@ -223,8 +235,12 @@ def class_root(root: Path, what: str) -> Path:
         return below[0]
     if below:
         raise AnchorDivError(
-            f"{what}: {root} holds several datasets of class folders ("
-            f"{', '.join(f.name for f in below)}); pass one, e.g. {what}:{below[-1]}"
+            f"{what}: the folders of {root} hold no images, only folders of images: either "
+            f"several datasets of class folders ({', '.join(f.name for f in below[:5])}"
+            f"{', ...' if len(below) > 5 else ''}) — pass one, e.g. {what}:{below[-1]} — "
+            f"or classes whose images lie one level deeper (in {below[0].name}/"
+            f"{_subdirs(below[0])[0].name}/), which {what} does not read: move each class's "
+            f"images up into its class folder"
         )
     return root
 
@@ -412,8 +428,7 @@ def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
             f"{LOC_LEVELS} folders above it, where Kaggle's layout keeps it), or sort the images "
             f"into wnid folders with: {VALPREP}"
         )
-    with open(labels, newline="", encoding="utf-8") as f:
-        wnid_of = {r["ImageId"]: r["PredictionString"].split()[0] for r in csv.DictReader(f)}
+    wnid_of = _loc_labels(labels)
     images = _images_in(root)
     missing = [p.name for p in images if p.stem not in wnid_of]
     if missing:
@@ -427,6 +442,38 @@ def _flat_imagenet(root: Path, seed: int) -> ImageDataset:
     label = np.array([index[wnid_of[p.stem]] for p in order])
     paths = [str(p) for p in order]
     return _seeded("imagenet", root, paths, label, seed, ids, wnid_names(ids))
+
+
+def _loc_labels(path: Path) -> dict[str, str]:
+    """``{ImageId: wnid}`` of a ``LOC_val_solution.csv`` (the first word of each row's
+    ``PredictionString``), refused when a column is missing, a row has no wnid, or an image
+    has rows of two wnids."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in ("ImageId", "PredictionString") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise AnchorDivError(
+                f"imagenet: {path} lacks column(s) {', '.join(missing)} (its columns: "
+                f"{', '.join(reader.fieldnames or []) or 'none'}); Kaggle's LOC_val_solution.csv "
+                f"has ImageId,PredictionString, the wnid first in each PredictionString"
+            )
+        out: dict[str, str] = {}
+        for k, row in enumerate(reader):
+            words = (row["PredictionString"] or "").split()
+            image = (row["ImageId"] or "").strip()
+            if not words or not image:
+                raise AnchorDivError(
+                    f"imagenet: {path} line {k + 2}: {'no ImageId' if not image else 'no wnid'} "
+                    f"(ImageId {image!r}, PredictionString {row['PredictionString']!r}); each row "
+                    f"names an image and starts its PredictionString with the image's wnid"
+                )
+            if out.get(image, words[0]) != words[0]:
+                raise AnchorDivError(
+                    f"imagenet: {path} line {k + 2}: image {image} is labelled twice, "
+                    f"{out[image]} and {words[0]}; keep one row per image"
+                )
+            out[image] = words[0]
+    return out
 
 
 def rendition_of(path) -> str:
@@ -490,8 +537,28 @@ def _table(path: Path, columns: int, what: str) -> list[list[str]]:
     rows = [ln.split(maxsplit=columns - 1) for ln in path.read_text().splitlines() if ln.strip()]
     bad = [i for i, r in enumerate(rows) if len(r) != columns]
     if bad:
-        raise AnchorDivError(f"{what}: {path} line {bad[0] + 1} has not {columns} fields")
+        raise AnchorDivError(
+            f"{what}: {path} line {bad[0] + 1} has {len(rows[bad[0]])} field(s), not {columns}"
+        )
     return rows
+
+
+def _unique(path: Path) -> dict[str, str]:
+    """``{id: value}`` of a two-column CUB file whose ids are unique (an id on two lines is an
+    error naming both)."""
+    out: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for k, (i, v) in enumerate(_table(path, 2, "cub200")):
+        if i in out:
+            raise AnchorDivError(
+                f"cub200: {path}: image id {i} is listed twice (lines {lines[i] + 1} and "
+                f"{k + 1}); each id names one line"
+                if path.name != "classes.txt"
+                else f"cub200: {path}: class id {i} is listed twice (lines {lines[i] + 1} and "
+                f"{k + 1})"
+            )
+        out[i], lines[i] = v, k
+    return out
 
 
 def cub200(root, seed: int = 0) -> ImageDataset:
@@ -514,10 +581,16 @@ def cub200(root, seed: int = 0) -> ImageDataset:
     root = _dir(root, "cub200")
     if not (root / "images.txt").is_file() and (root / "CUB_200_2011").is_dir():
         root = root / "CUB_200_2011"
-    images = {i: p for i, p in _table(root / "images.txt", 2, "cub200")}
-    classes = _table(root / "classes.txt", 2, "cub200")
-    labels = {i: c for i, c in _table(root / "image_class_labels.txt", 2, "cub200")}
-    train = {i: t for i, t in _table(root / "train_test_split.txt", 2, "cub200")}
+    images = _unique(root / "images.txt")
+    classes = list(_unique(root / "classes.txt").items())
+    labels = _unique(root / "image_class_labels.txt")
+    train = _unique(root / "train_test_split.txt")
+    odd = next(((i, t) for i, t in train.items() if t not in ("0", "1")), None)
+    if odd:
+        raise AnchorDivError(
+            f"cub200: {root / 'train_test_split.txt'}: image id {odd[0]} has split {odd[1]!r}, "
+            f"not 1 or 0 (1 = training image, 0 = test image)"
+        )
     ids = [c for c, _ in classes]
     index = {c: k for k, c in enumerate(ids)}
     missing = [i for i in images if i not in labels or i not in train]
@@ -692,6 +765,7 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
     root = _chexpert_root(_dir(root, "chexpert"))
     csvs = [root / f for f in ("train.csv", "valid.csv") if (root / f).is_file()]
     paths, labels, from_valid = [], [], []
+    seen: dict[str, str] = {}  # resolved image -> where it was listed first
     for path in csvs:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
@@ -701,9 +775,18 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
             rows = list(reader)
         for k, row in enumerate(rows):
             where = f"{path.name} row {k + 2}"
+            image = str(_resolve(root, row["Path"]))
+            if image in seen:
+                raise AnchorDivError(
+                    f"chexpert: {where} lists {row['Path']}, which {seen[image]} lists too: "
+                    f"an image listed twice would be its own neighbour"
+                    + (" (and a query in its own gallery)" if seen[image][:5] != where[:5] else "")
+                    + ": keep one row per image"
+                )
+            seen[image] = where
             if views != "all" and _view(row, where) != views:
                 continue
-            paths.append(str(_resolve(root, row["Path"])))
+            paths.append(image)
             labels.append([_chexpert_value(row[c], uncertain, where) for c in CHEXPERT_LABELS])
             from_valid.append(path.name == "valid.csv")
     if not paths:
@@ -854,10 +937,14 @@ def load_dataset(
     Raises
     ------
     AnchorDivError
-        A bad spec, an option of another layout, what the layout's adapter refuses, or image
-        files outside ROOT without ``allow_outside_root``.
+        A bad spec, a seed that is not an integer >= 0, an option of another layout, what the
+        layout's adapter refuses (missing or malformed label files, an image listed twice,
+        ...), or image files outside ROOT without ``allow_outside_root``.
     """
+    from ..errors import integer
+
     layout, root = parse_spec(spec)
+    seed = integer("seed", seed, low=0)
     given = {k: v for k, v in options.items() if v is not None}
     for k in given:
         if LAYOUT_OPTIONS.get(k) != layout:

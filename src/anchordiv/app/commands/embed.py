@@ -129,11 +129,11 @@ def add_workers_option(p) -> None:
 
 
 def workers(args) -> int:
-    """The ``--workers`` value (its default when not given); a negative one is refused."""
-    n = default_workers() if args.workers is None else int(args.workers)
-    if n < 0:
-        raise AnchorDivError(f"--workers: must be 0 or more, got {n}")
-    return n
+    """The ``--workers`` value (its default when not given); a negative one, or more than
+    4 per CPU core, is refused (:func:`anchordiv.data.encoders.check_workers`)."""
+    from ...data.encoders import check_workers
+
+    return check_workers(default_workers() if args.workers is None else args.workers, "--workers")
 
 
 def run(args) -> int:
