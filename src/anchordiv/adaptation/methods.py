@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import warnings
+from collections.abc import Mapping
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -162,6 +163,11 @@ class ModelMethod(Method):
         if self.needs_exact(prior):
             return exact_inputs(prior, targets)
         kwargs, info, fixed = prior.model_inputs(targets)
+        if not isinstance(kwargs, Mapping):
+            raise AnchorDivError(
+                f"prior_kwargs: the {prior.kind} family's model keywords must be a dict "
+                f"(name -> value, what its model takes), got {type(kwargs).__name__}"
+            )
         return None, kwargs, dict(info), fixed
 
     @abc.abstractmethod
