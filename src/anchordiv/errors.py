@@ -147,10 +147,11 @@ def as_matrix(
 
 
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
-    ``tau=True`` is a mistake, not τ = 1)."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool or a string is not a
+    number here: ``tau=True`` is a mistake, not τ = 1; ``tau="20"`` one too, as for
+    :func:`integer`)."""
     try:
-        if isinstance(value, (bool, np.bool_)):
+        if isinstance(value, (bool, np.bool_, str, bytes)):
             raise TypeError
         v = float(value)
     except (TypeError, ValueError):
