@@ -97,6 +97,16 @@ def check_output(path, overwrite: bool = False, *, file: bool = False):
     return path
 
 
+def no_file(name: str, path) -> AnchorDivError:
+    """The error for input file ``path`` of argument ``name`` that is not a file: a directory
+    is said to be one (not "no such file"), a missing path is said to be missing."""
+    from pathlib import Path
+
+    if Path(path).is_dir():
+        return AnchorDivError(f"{name}: {path} is a directory; expected a file")
+    return AnchorDivError(f"{name}: no such file: {path}")
+
+
 def as_matrix(
     name: str, x, *, dim: int | None = None, min_rows: int = 1, check_finite: bool = True
 ) -> np.ndarray:

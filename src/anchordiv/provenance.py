@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import AnchorDivError, as_matrix, positive, user_stacklevel
+from .errors import AnchorDivError, as_matrix, no_file, positive, user_stacklevel
 
 #: Sidecar suffix beside an embeddings ``.npy``.
 SIDECAR = ".json"
@@ -284,7 +284,7 @@ def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray
 
     p = Path(path)
     if not p.is_file():
-        raise AnchorDivError(f"{name}: no such file: {path}")
+        raise no_file(name, path)
     if p.suffix != ".npy":
         raise AnchorDivError(f"{name}: expected a .npy file, got {path}")
     try:
@@ -346,7 +346,7 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
     files = group_paths([npy, sp])
     array_file, side = files[npy], files[sp]
     if array_file is None:
-        raise AnchorDivError(f"{name}: no such file: {path}")
+        raise no_file(name, path)
     arr = load_npy(array_file, name, mmap=mmap)
     meta = read_sidecar(path, side) if side is not None else {}
     for key, actual in (

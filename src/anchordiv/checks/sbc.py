@@ -264,8 +264,18 @@ def sbc(
     """
     n_sim = integer("num_simulations", num_simulations, low=2)
     thin = integer("thin", thin, low=1)
-    if not quantities:
+    for name, fn in (
+        ("prior_sampler", prior_sampler),
+        ("simulator", simulator),
+        ("inference", inference),
+    ):
+        if not callable(fn):
+            raise AnchorDivError(f"{name}: expected a function, got {type(fn).__name__}")
+    if not isinstance(quantities, dict) or not quantities:
         raise AnchorDivError("quantities: give at least one scalar quantity")
+    bad = [name for name, fn in quantities.items() if not callable(fn)]
+    if bad:
+        raise AnchorDivError(f"quantities: {', '.join(map(repr, bad))} not a function of a draw")
     names = list(quantities)
     bins = integer("bins", bins, low=2) if bins is not None else int(np.clip(n_sim // 10, 4, 20))
     rng = np.random.default_rng(seed)

@@ -562,8 +562,10 @@ def prior_influence(
     """
     from ..anchors import KINDS, fit
     from ..retrieval.divergence import top_k
-    from .uncertainty import model_auprc, no_log_prior, overlap, retrieval_arguments
+    from .uncertainty import model_auprc, no_log_prior, overlap, posterior_argument
+    from .uncertainty import retrieval_arguments
 
+    post = posterior_argument(post, "prior_influence")
     why = no_log_prior(post)
     if why is not None:
         raise AnchorDivError(f"prior_influence: the prior of this posterior is unknown: {why}")

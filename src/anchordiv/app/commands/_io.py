@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import AnchorDivError
+from ...errors import AnchorDivError, no_file
 from ...provenance import load_embeddings
 
 
@@ -109,7 +109,7 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
 def read_utf8(path: str, name: str) -> str:
     """The text of the UTF-8 file ``path`` (errors name the option ``name``)."""
     if not Path(path).is_file():
-        raise AnchorDivError(f"{name}: no such file: {path}")
+        raise no_file(name, path)
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
