@@ -326,7 +326,7 @@ SETTINGS: dict[type, dict] = {
 }
 
 
-def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
+def sbc_method(cls: type, num_draws: int = 2, seed: int = 0, x64: bool = False):
     """The configuration of method class ``cls`` that SBC runs: :data:`SETTINGS`, and of
     ``num_samples``, ``seed``, ``progress`` (off) and ``x64`` the options the method has."""
     run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}
