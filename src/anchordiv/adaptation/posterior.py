@@ -234,6 +234,7 @@ class Posterior:
         dict of str to numpy.ndarray
             ``{site: [n, ...]}``.
         """
+        seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
         return self._draws(np.random.default_rng(seed), integer("n", n, low=1))
 
     def _draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:

@@ -262,6 +262,7 @@ def sbc(
     >>> res.ranks.shape, res.num_draws
     ((40, 1), 99)
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     n_sim = integer("num_simulations", num_simulations, low=2)
     thin = integer("thin", thin, low=1)
     for name, fn in (

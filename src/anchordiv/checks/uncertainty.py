@@ -398,6 +398,7 @@ def inference_data(
     >>> idata["posterior"].sizes["chain"], idata["posterior"]["mu"].shape
     (2, (2, 2, 4))
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     post = posterior_argument(post, "inference_data")
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
@@ -669,6 +670,7 @@ def retrieval_uncertainty(
     >>> ru.topk_overlap.shape
     (5, 3)
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     from ..retrieval.divergence import top_k
 
     post = posterior_argument(post, "retrieval_uncertainty")
