@@ -290,9 +290,19 @@ def add_flags(p, *names: str, **helps: str) -> None:
 
 
 def check_out(args, *paths, file: bool = False) -> None:
-    """Refuse existing outputs ``paths`` (files with ``file``) unless ``--overwrite``."""
+    """Refuse existing outputs ``paths`` (files with ``file``) unless ``--overwrite``, and two
+    outputs in one place (one the other, or inside it: the second write would replace the
+    first)."""
     from ...errors import check_output
 
+    given = [Path(p).absolute() for p in paths if p is not None]
+    for i, a in enumerate(given):
+        for b in given[i + 1 :]:
+            if a == b or a in b.parents or b in a.parents:
+                raise AnchorDivError(
+                    f"output {b}: the same place as, or inside, the output {a}; give each "
+                    f"output a folder of its own"
+                )
     for path in paths:
         if path is not None:
             check_output(path, args.overwrite, file=file)

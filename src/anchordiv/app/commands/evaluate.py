@@ -164,6 +164,11 @@ def run(args) -> int:
     for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)
+    if not args.models and not any(args.baselines.split(",")):
+        raise AnchorDivError(
+            "nothing to evaluate: give MODEL directories, or baselines with --baselines "
+            "(cosine, inversion)"
+        )
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index, rows = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None
