@@ -180,14 +180,24 @@ def adapt_user(kind, **opts):
 
 def family_cases():
     k = "family"
-    py(k, "not a Family subclass", r"not a subclass of anchordiv\.Family", lambda e: ad.family("u-plain")(object))
+    py(
+        k,
+        "not a Family subclass",
+        r"not a subclass of anchordiv\.Family",
+        lambda e: ad.family("u-plain")(object),
+    )
     py(
         k,
         "decorator without a kind",
         r"kind must be a non-empty string.*class",
         lambda e: ad.family(define("u-nokind")),
     )
-    py(k, "empty kind", r"kind must be a non-empty string", lambda e: ad.family("")(define("u-empty")))
+    py(
+        k,
+        "empty kind",
+        r"kind must be a non-empty string",
+        lambda e: ad.family("")(define("u-empty")),
+    )
     for member in ("sites", "model", "to_model", "prior_kwargs", "isotropic", "from_anchors"):
         py(
             k,
@@ -215,7 +225,13 @@ def family_cases():
         _KINDS.append("u-taken")
         ad.family("u-taken")(cls)
 
-    py(k, "registering another class under a taken kind", r"u-taken.*replaces.*UTaken", taken, expect="warning")
+    py(
+        k,
+        "registering another class under a taken kind",
+        r"u-taken.*replaces.*UTaken",
+        taken,
+        expect="warning",
+    )
     py(
         k,
         "sites not a tuple of names",
@@ -331,7 +347,12 @@ def family_cases():
             tau=TAU,
         ),
     )
-    py(k, "unknown kind", r"kind.*no-such-kind", lambda e: ad.adapt("no-such-kind", e.broad, e.targets, tau=TAU))
+    py(
+        k,
+        "unknown kind",
+        r"kind.*no-such-kind",
+        lambda e: ad.adapt("no-such-kind", e.broad, e.targets, tau=TAU),
+    )
     py(
         k,
         "the family's own guide example works (correct)",
@@ -372,36 +393,322 @@ def method_cases():
         ("SVI guide_rank 0", {"guide": "lowrank", "guide_rank": 0}, r"guide_rank.*0"),
         ("SVI num_particles 0", {"num_particles": 0}, r"num_particles.*0"),
         ("SVI unknown init strategy", {"init_strategy": "nope"}, r"init_strategy.*'nope'"),
-        ("SVI num_samples 1 with a distribution guide (was refused after the fit)", {"guide": "normal", "num_samples": 1}, r"num_samples: must be >= 2, got 1"),
+        (
+            "SVI num_samples 1 with a distribution guide (was refused after the fit)",
+            {"guide": "normal", "num_samples": 1},
+            r"num_samples: must be >= 2, got 1",
+        ),
         ("SVI optimizer a string", {"optimizer": "adam"}, r"optimizer: .*got str"),
     ]:
         py(k, name, match, lambda e, kw=kw: e.adapt("gaussian", method=ad.SVI(**kw)))
     py(k, "method= a string", r"method.*'nuts'", lambda e: e.infer(ad.NUTS, "nuts"))
-    py(k, "method= the class, not an instance", r"method.*NUTS\(", lambda e: e.infer(ad.NUTS, ad.NUTS))
+    py(
+        k,
+        "method= the class, not an instance",
+        r"method.*NUTS\(",
+        lambda e: e.infer(ad.NUTS, ad.NUTS),
+    )
     py(k, "method= a number", r"method.*42", lambda e: e.adapt("gaussian", method=42))
-    py(k, "unknown option name", r"unknown option\(s\) kappa_0; allowed: .*kappa0", lambda e: e.adapt("gaussian", kappa_0=3.0))
+    py(
+        k,
+        "unknown option name",
+        r"unknown option\(s\) kappa_0; allowed: .*kappa0",
+        lambda e: e.adapt("gaussian", kappa_0=3.0),
+    )
     py(k, "kappa0 negative", r"kappa0.*-1", lambda e: e.adapt("gaussian", kappa0=-1.0))
     py(k, "kappa0 zero", r"kappa0.*0", lambda e: e.adapt("gaussian", kappa0=0.0))
     py(k, "kappa0 a string", r"kappa0.*'abc'", lambda e: e.adapt("gaussian", kappa0="abc"))
     py(k, "nu0 <= d - 1", r"nu0.*(> ?d|> ?5|must be)", lambda e: e.adapt("gaussian", nu0=2.0))
     py(k, "nu0 NaN", r"nu0.*nan", lambda e: e.adapt("gaussian", nu0=float("nan")))
-    py(k, "NIWPrior kappa0 <= 0", r"kappa0.*0", lambda e: ad.NIWPrior(np.zeros(D), np.eye(D), 0.0, D + 5.0))
+    py(
+        k,
+        "NIWPrior kappa0 <= 0",
+        r"kappa0.*0",
+        lambda e: ad.NIWPrior(np.zeros(D), np.eye(D), 0.0, D + 5.0),
+    )
     py(k, "strengths unknown", r"strengths.*'loo'", lambda e: e.adapt("gaussian", strengths="loo"))
     py(k, "mixture components 0", r"components.*0", lambda e: e.adapt("mixture", components=0))
     py(k, "spectral rank > d", r"rank.*(9|d)", lambda e: e.adapt("spectral", rank=9))
-    py(k, "lkj concentration negative", r"concentration.*-2", lambda e: e.adapt("lkj-gaussian", concentration=-2.0, method=ad.NUTS(num_warmup=5, num_samples=5, num_chains=1, progress=False)))
+    py(
+        k,
+        "lkj concentration negative",
+        r"concentration.*-2",
+        lambda e: e.adapt(
+            "lkj-gaussian",
+            concentration=-2.0,
+            method=ad.NUTS(num_warmup=5, num_samples=5, num_chains=1, progress=False),
+        ),
+    )
     py(k, "tau 0", r"tau.*0", lambda e: ad.fit("gaussian", e.targets, tau=0.0))
     py(k, "tau negative", r"tau.*-3", lambda e: ad.adapt("gaussian", e.broad, e.targets, tau=-3.0))
     py(k, "tau NaN", r"tau.*nan", lambda e: ad.fit("gaussian", e.targets, tau=float("nan")))
     py(k, "tau a string", r"tau.*'20'", lambda e: ad.fit("gaussian", e.targets, tau="20"))
-    py(k, "tau missing for plain arrays", r"tau.*not given", lambda e: ad.fit("gaussian", e.targets))
+    py(
+        k,
+        "tau missing for plain arrays",
+        r"tau.*not given",
+        lambda e: ad.fit("gaussian", e.targets),
+    )
     py(k, "fit unknown kind", r"kind.*'gausian'", lambda e: ad.fit("gausian", e.targets, tau=TAU))
     py(k, "fit unknown option", r"bogus", lambda e: ad.fit("gaussian", e.targets, tau=TAU, bogus=1))
-    py(k, "latent rank > d", r"rank.*10", lambda e: ad.fit("latent-gaussian", e.broad, tau=TAU, rank=10))
+    py(
+        k,
+        "latent rank > d",
+        r"rank.*10",
+        lambda e: ad.fit("latent-gaussian", e.broad, tau=TAU, rank=10),
+    )
     py(k, "mix p outside [0, 1]", r"p.*1\.5", lambda e: ad.mix(e.model, e.model, 1.5))
     py(k, "top_k k=0", r"k.*0", lambda e: ad.top_k(e.model, e.queries, e.gallery, 0))
     py(k, "top_k k a string", r"k.*'5'", lambda e: ad.top_k(e.model, e.queries, e.gallery, "5"))
-    py(k, "divergence unknown method", r"method.*'fast'", lambda e: ad.divergence(e.model, e.queries, e.gallery, method="fast"))
+    py(
+        k,
+        "a method object and method options together",
+        r"num_samples",
+        lambda e: e.adapt(
+            "gaussian",
+            method=ad.NUTS(num_warmup=5, num_samples=5, num_chains=1, progress=False),
+            num_samples=10,
+        ),
+    )
+    py(
+        k,
+        "an SVI option with the exact update",
+        r"guide.*(svi|SVI)",
+        lambda e: e.adapt("gaussian", guide="normal"),
+    )
+    py(
+        k,
+        "a NUTS option with method='svi'",
+        r"num_warmup.*(nuts|NUTS)",
+        lambda e: e.adapt("gaussian", method="svi", num_warmup=10),
+    )
+    py(
+        k,
+        "subspace= with the exact update",
+        r"subspace.*(nuts|svi|NUTS|SVI|exact)",
+        lambda e: e.adapt("gaussian", subspace=2),
+    )
+    py(
+        k,
+        "NUTS model_kwargs a string",
+        r"model_kwargs",
+        lambda e: e.adapt("gaussian", method=ad.NUTS(model=_mean_model, model_kwargs="abc")),
+    )
+    py(
+        k,
+        "NUTS model without a targets site",
+        r"targets",
+        lambda e: ad.adapt(
+            "gaussian",
+            e.broad,
+            e.targets,
+            tau=TAU,
+            method=ad.NUTS(
+                model=_unobserved_model,
+                model_kwargs={"mu0": np.zeros(D), "cov": np.eye(D), "kappa0": 1.0},
+                num_warmup=5,
+                num_samples=5,
+                num_chains=1,
+                progress=False,
+            ),
+        ),
+    )
+    py(
+        k,
+        "point summary of an unknown name",
+        r"(which|summary).*'median'",
+        lambda e: e.post.point("median"),
+    )
+    py(
+        k,
+        "retrieval_uncertainty which unknown",
+        r"which.*'median'",
+        lambda e: ad.retrieval_uncertainty(
+            e.post, e.queries, e.gallery, k=2, num_draws=3, which="median"
+        ),
+    )
+    py(
+        k,
+        "inference_data seed a string",
+        r"seed.*'a'",
+        lambda e: ad.inference_data(e.post, num_draws=5, seed="a"),
+    )
+    py(
+        k,
+        "prior_sensitivity seed a string",
+        r"seed.*'a'",
+        lambda e: ad.prior_sensitivity(e.post, seed="a"),
+    )
+    py(
+        k,
+        "retrieval_uncertainty negative seed",
+        r"seed.*-1",
+        lambda e: ad.retrieval_uncertainty(e.post, e.queries, e.gallery, k=2, num_draws=3, seed=-1),
+    )
+    py(
+        k,
+        "compare_priors seed a float",
+        r"seed.*1\.5",
+        lambda e: ad.compare_priors({"a": e.broad}, e.targets, kind="gaussian", tau=TAU, seed=1.5),
+    )
+    py(
+        k,
+        "evaluate seed a string",
+        r"seed.*'x'",
+        lambda e: ad.evaluate(
+            {"m": e.model},
+            e.queries,
+            e.gallery,
+            e.relevance,
+            n_boot=10,
+            seed="x",
+            baselines=("cosine",),
+        ),
+    )
+    py(
+        k,
+        "adaptation_curve negative seed",
+        r"seed.*-2",
+        lambda e: ad.adaptation_curve(
+            e.broad,
+            e.targets,
+            e.queries,
+            e.gallery,
+            e.relevance,
+            tau=TAU,
+            models=("cosine",),
+            n_boot=10,
+            seed=-2,
+        ),
+    )
+    py(
+        k,
+        "sbc seed a string",
+        r"seed.*'s'",
+        lambda e: ad.sbc(lambda r: 0, lambda r, p: 0, lambda x: 0, {"m": lambda p: 0.0}, seed="s"),
+    )
+    py(k, "posterior draws seed a string", r"seed.*'s'", lambda e: e.post.sample("s", 5))
+    py(
+        k,
+        "prior_sensitivity delta 0",
+        r"delta.*0",
+        lambda e: ad.prior_sensitivity(e.post, delta=0.0),
+    )
+    py(
+        k,
+        "compare_priors unknown estimator",
+        r"estimator.*'bogus'",
+        lambda e: ad.compare_priors(
+            {"a": e.broad}, e.targets, kind="gaussian", tau=TAU, estimator="bogus"
+        ),
+    )
+    py(
+        k,
+        "compare_priors folds 1",
+        r"folds.*1",
+        lambda e: ad.compare_priors(
+            {"a": e.broad}, e.targets, kind="gaussian", tau=TAU, folds=1, estimator="kfold"
+        ),
+    )
+    py(
+        k,
+        "evaluate scorers a list",
+        r"scorers",
+        lambda e: ad.evaluate(
+            [e.model], e.queries, e.gallery, e.relevance, n_boot=10, baselines=("cosine",)
+        ),
+    )
+    py(
+        k,
+        "evaluate unknown baseline",
+        r"baselines?.*'bm25'",
+        lambda e: ad.evaluate(
+            {"m": e.model}, e.queries, e.gallery, e.relevance, baselines=("bm25",), n_boot=10
+        ),
+    )
+    py(
+        k,
+        "evaluate level 95",
+        r"level.*95",
+        lambda e: ad.evaluate(
+            {"m": e.model},
+            e.queries,
+            e.gallery,
+            e.relevance,
+            level=95,
+            n_boot=10,
+            baselines=("cosine",),
+        ),
+    )
+    py(
+        k,
+        "adaptation_curve unknown model",
+        r"models?.*'bogus'",
+        lambda e: ad.adaptation_curve(
+            e.broad,
+            e.targets,
+            e.queries,
+            e.gallery,
+            e.relevance,
+            tau=TAU,
+            models=("bogus",),
+            n_boot=10,
+        ),
+    )
+    py(
+        k,
+        "adaptation_curve budget above the targets (was dropped silently)",
+        r"budgets: 50 exceed the 6 target anchors and are left out; the curve has the full count 6 only",
+        lambda e: ad.adaptation_curve(
+            e.broad,
+            e.targets,
+            e.queries,
+            e.gallery,
+            e.relevance,
+            tau=TAU,
+            models=("cosine",),
+            budgets=[50],
+            n_boot=10,
+            progress=False,
+        ),
+        expect="warning",
+    )
+    py(
+        k,
+        "load_prior with an unknown kind",
+        r"kind.*'nope'",
+        lambda e: ad.load_prior(e.model_dir, kind="nope"),
+    )
+    py(
+        k,
+        "load_prior with an unknown strength",
+        r"gaussian: unknown prior option\(s\) bogus; its options: kappa0",
+        lambda e: ad.load_prior(e.model_dir, bogus=1.0),
+    )
+    py(
+        k,
+        "load_prior of a saved prior with strengths (were ignored)",
+        r"kappa0: .*is a saved prior, which holds its own strengths",
+        lambda e: ad.load_prior(e.prior_dir, kappa0=5.0),
+    )
+    py(
+        k,
+        "load_prior of a posterior bundle",
+        r"post.*posterior.*(load_posterior|prior)",
+        lambda e: ad.load_prior(e.post_dir),
+    )
+    py(
+        k,
+        "sbc quantity not a function",
+        r"quantities: 'm' not a function",
+        lambda e: ad.sbc(lambda r: 0, lambda r, p: 0, lambda x: 0, {"m": 3}),
+    )
+    py(
+        k,
+        "divergence unknown method",
+        r"method.*'fast'",
+        lambda e: ad.divergence(e.model, e.queries, e.gallery, method="fast"),
+    )
 
 
 # --------------------------------------------------------------------------- data
@@ -409,34 +716,177 @@ def method_cases():
 
 def data_cases():
     k = "data"
-    py(k, "targets of the wrong dimension", r"target.*3.*d ?= ?4|target.*d ?= ?4.*3", lambda e: ad.adapt("gaussian", e.broad, e.targets[:, :3], tau=TAU))
-    py(k, "broad of the wrong dimension", r"(broad|target).*(3|4)", lambda e: ad.adapt("gaussian", e.broad[:, :3], e.targets, tau=TAU))
-    py(k, "queries of the wrong dimension", r"queries.*3.*d=4", lambda e: ad.divergence(e.model, e.queries[:, :3], e.gallery))
-    py(k, "gallery of the wrong dimension", r"gallery.*5.*d=4", lambda e: ad.divergence(e.model, e.queries, np.ones((3, 5))))
-    py(k, "top_k queries of the wrong dimension", r"queries.*3.*d=4", lambda e: ad.top_k(e.model, e.queries[:, :3], e.gallery, 2))
-    py(k, "GalleryIndex gallery of the wrong dimension", r"gallery.*3.*d=4", lambda e: ad.GalleryIndex(e.model, e.gallery[:, :3]))
-    py(k, "index search queries of the wrong dimension", r"queries.*3.*d=4", lambda e: ad.GalleryIndex(e.model, e.gallery).top_k(e.queries[:, :3], 2))
-    py(k, "posterior model queries of the wrong dimension", r"queries.*3.*d=4", lambda e: ad.retrieval_uncertainty(e.post, e.queries[:, :3], e.gallery, k=2, num_draws=3))
-    py(k, "1-D anchors (one vector)", r"anchors.*(single anchor|2 distinct|at least)", lambda e: ad.fit("gaussian", e.targets[0], tau=TAU))
-    py(k, "empty anchors", r"anchors.*empty", lambda e: ad.fit("gaussian", np.zeros((0, D)), tau=TAU))
-    py(k, "empty targets", r"target.*empty", lambda e: ad.adapt("gaussian", e.broad, np.zeros((0, D)), tau=TAU))
-    py(k, "NaN row in anchors", r"anchors.*NaN.*row 2", lambda e: ad.fit("gaussian", _with(e.targets, 2, np.nan), tau=TAU))
-    py(k, "inf row in broad", r"broad.*(NaN|inf).*row 5", lambda e: ad.adapt("gaussian", _with(e.broad, 5, np.inf), e.targets, tau=TAU))
-    py(k, "NaN in queries", r"queries.*NaN", lambda e: ad.divergence(e.model, _with(e.queries, 0, np.nan), e.gallery))
-    py(k, "integer anchors", r"anchors.*dtype=int", lambda e: ad.fit("gaussian", np.arange(24).reshape(6, 4), tau=TAU))
-    py(k, "object anchors", r"anchors.*dtype=object", lambda e: ad.fit("gaussian", np.array([[1.0, "a"]] * 3, dtype=object), tau=TAU))
-    py(k, "string gallery", r"gallery.*dtype=<U", lambda e: ad.divergence(e.model, e.queries, np.array([["a"] * 4] * 3)))
-    py(k, "3-D anchors", r"anchors.*\[n, d\].*\[2, 3, 4\]", lambda e: ad.fit("gaussian", np.ones((2, 3, 4)), tau=TAU))
-    py(k, "boolean relevance as gallery", r"gallery.*bool", lambda e: ad.divergence(e.model, e.queries, e.relevance))
-    py(k, "identical anchors", r"identical", lambda e: ad.fit("gaussian", np.ones((5, D)) / 2, tau=TAU))
-    py(k, "one target for mixture", r"(target|anchors).*(at least|need)", lambda e: ad.fit("mixture", e.targets[:1], tau=TAU, components=2))
-    py(k, "mixture with more components than anchors", r"components.*(6|anchors)", lambda e: ad.fit("mixture", e.targets, tau=TAU, components=10))
-    py(k, "gaussian n < d (correct, with a ridge)", "", lambda e: ad.fit("gaussian", e.targets[:3], tau=TAU), expect="ok")
-    py(k, "float32 anchors (correct)", "", lambda e: ad.fit("gaussian", e.targets.astype(np.float32), tau=TAU), expect="ok")
-    py(k, "non-unit queries warn", r"queries.*not unit-norm", lambda e: ad.divergence(e.model, 3 * e.queries, e.gallery), expect="warning")
-    py(k, "relevance of the wrong shape", r"relevance.*\[3, 12\]|relevance.*shape", lambda e: ad.evaluate({"m": e.model}, e.queries, e.gallery, e.relevance[:, :5], n_boot=10))
-    py(k, "auprc of mismatched shapes", r"relevance|scores", lambda e: ad.auprc(e.relevance, np.zeros((3, 5))))
-    py(k, "relevance with no positives", r"(no positive|positive)", lambda e: ad.auprc(np.zeros((3, 12), bool), np.zeros((3, 12))))
+    py(
+        k,
+        "targets of the wrong dimension",
+        r"target.*3.*d ?= ?4|target.*d ?= ?4.*3",
+        lambda e: ad.adapt("gaussian", e.broad, e.targets[:, :3], tau=TAU),
+    )
+    py(
+        k,
+        "broad of the wrong dimension",
+        r"(broad|target).*(3|4)",
+        lambda e: ad.adapt("gaussian", e.broad[:, :3], e.targets, tau=TAU),
+    )
+    py(
+        k,
+        "queries of the wrong dimension",
+        r"queries.*3.*d=4",
+        lambda e: ad.divergence(e.model, e.queries[:, :3], e.gallery),
+    )
+    py(
+        k,
+        "gallery of the wrong dimension",
+        r"gallery.*5.*d=4",
+        lambda e: ad.divergence(e.model, e.queries, np.ones((3, 5))),
+    )
+    py(
+        k,
+        "top_k queries of the wrong dimension",
+        r"queries.*3.*d=4",
+        lambda e: ad.top_k(e.model, e.queries[:, :3], e.gallery, 2),
+    )
+    py(
+        k,
+        "GalleryIndex gallery of the wrong dimension",
+        r"gallery.*3.*d=4",
+        lambda e: ad.GalleryIndex(e.model, e.gallery[:, :3]),
+    )
+    py(
+        k,
+        "index search queries of the wrong dimension",
+        r"queries.*3.*d=4",
+        lambda e: ad.GalleryIndex(e.model, e.gallery).top_k(e.queries[:, :3], 2),
+    )
+    py(
+        k,
+        "posterior model queries of the wrong dimension",
+        r"queries.*3.*d=4",
+        lambda e: ad.retrieval_uncertainty(e.post, e.queries[:, :3], e.gallery, k=2, num_draws=3),
+    )
+    py(
+        k,
+        "1-D anchors (one vector)",
+        r"anchors.*(single anchor|2 distinct|at least)",
+        lambda e: ad.fit("gaussian", e.targets[0], tau=TAU),
+    )
+    py(
+        k,
+        "empty anchors",
+        r"anchors.*empty",
+        lambda e: ad.fit("gaussian", np.zeros((0, D)), tau=TAU),
+    )
+    py(
+        k,
+        "empty targets",
+        r"target.*empty",
+        lambda e: ad.adapt("gaussian", e.broad, np.zeros((0, D)), tau=TAU),
+    )
+    py(
+        k,
+        "NaN row in anchors",
+        r"anchors.*NaN.*row 2",
+        lambda e: ad.fit("gaussian", _with(e.targets, 2, np.nan), tau=TAU),
+    )
+    py(
+        k,
+        "inf row in broad",
+        r"broad.*(NaN|inf).*row 5",
+        lambda e: ad.adapt("gaussian", _with(e.broad, 5, np.inf), e.targets, tau=TAU),
+    )
+    py(
+        k,
+        "NaN in queries",
+        r"queries.*NaN",
+        lambda e: ad.divergence(e.model, _with(e.queries, 0, np.nan), e.gallery),
+    )
+    py(
+        k,
+        "integer anchors",
+        r"anchors.*dtype=int",
+        lambda e: ad.fit("gaussian", np.arange(24).reshape(6, 4), tau=TAU),
+    )
+    py(
+        k,
+        "object anchors",
+        r"anchors.*dtype=object",
+        lambda e: ad.fit("gaussian", np.array([[1.0, "a"]] * 3, dtype=object), tau=TAU),
+    )
+    py(
+        k,
+        "string gallery",
+        r"gallery.*dtype=<U",
+        lambda e: ad.divergence(e.model, e.queries, np.array([["a"] * 4] * 3)),
+    )
+    py(
+        k,
+        "3-D anchors",
+        r"anchors.*\[n, d\].*\[2, 3, 4\]",
+        lambda e: ad.fit("gaussian", np.ones((2, 3, 4)), tau=TAU),
+    )
+    py(
+        k,
+        "boolean relevance as gallery",
+        r"gallery.*bool",
+        lambda e: ad.divergence(e.model, e.queries, e.relevance),
+    )
+    py(
+        k,
+        "identical anchors",
+        r"identical",
+        lambda e: ad.fit("gaussian", np.ones((5, D)) / 2, tau=TAU),
+    )
+    py(
+        k,
+        "one target for mixture",
+        r"(target|anchors).*(at least|need)",
+        lambda e: ad.fit("mixture", e.targets[:1], tau=TAU, components=2),
+    )
+    py(
+        k,
+        "mixture with more components than anchors",
+        r"components.*(6|anchors)",
+        lambda e: ad.fit("mixture", e.targets, tau=TAU, components=10),
+    )
+    py(
+        k,
+        "gaussian n < d (correct, with a ridge)",
+        "",
+        lambda e: ad.fit("gaussian", e.targets[:3], tau=TAU),
+        expect="ok",
+    )
+    py(
+        k,
+        "float32 anchors (correct)",
+        "",
+        lambda e: ad.fit("gaussian", e.targets.astype(np.float32), tau=TAU),
+        expect="ok",
+    )
+    py(
+        k,
+        "non-unit queries warn",
+        r"queries.*not unit-norm",
+        lambda e: ad.divergence(e.model, 3 * e.queries, e.gallery),
+        expect="warning",
+    )
+    py(
+        k,
+        "relevance of the wrong shape",
+        r"relevance.*\[3, 12\]|relevance.*shape",
+        lambda e: ad.evaluate({"m": e.model}, e.queries, e.gallery, e.relevance[:, :5], n_boot=10),
+    )
+    py(
+        k,
+        "auprc of mismatched shapes",
+        r"relevance|scores",
+        lambda e: ad.auprc(e.relevance, np.zeros((3, 5))),
+    )
+    py(
+        k,
+        "relevance with no positives",
+        r"(no positive|positive)",
+        lambda e: ad.auprc(np.zeros((3, 12), bool), np.zeros((3, 12))),
+    )
 
 
 def _with(x, row, value):
@@ -450,29 +900,147 @@ def _with(x, row, value):
 
 def checks_cases():
     k = "checks"
-    py(k, "prior_sensitivity of an InferenceData", r"prior_sensitivity: takes an adapted Posterior.*got ArviZ data", lambda e: ad.prior_sensitivity(e.idata))
-    py(k, "compare_priors of InferenceData", r"priors.*'a'.*(InferenceData|DataTree)", lambda e: ad.compare_priors({"a": e.idata}, e.targets, kind="gaussian", tau=TAU))
-    py(k, "compare_priors without a kind", r"kind", lambda e: ad.compare_priors({"a": e.broad, "b": e.broad[::-1]}, e.targets, tau=TAU))
-    py(k, "compare_priors of an empty dict", r"priors.*(empty|at least)", lambda e: ad.compare_priors({}, e.targets, kind="gaussian", tau=TAU))
-    py(k, "compare_priors of a list", r"priors.*dict", lambda e: ad.compare_priors([e.broad], e.targets, kind="gaussian", tau=TAU))
-    py(k, "inference_data of an anchor model", r"inference_data: takes an adapted Posterior.*got Gaussian", lambda e: ad.inference_data(e.model))
-    py(k, "inference_data of an InferenceData", r"inference_data: takes an adapted Posterior.*got ArviZ data", lambda e: ad.inference_data(e.idata))
-    py(k, "inference_data num_draws 0", r"num_draws.*0", lambda e: ad.inference_data(e.post, num_draws=0))
-    py(k, "inference_data targets of the wrong dimension", r"targets.*3.*4", lambda e: ad.inference_data(e.post, num_draws=5, targets=e.targets[:, :3]))
-    py(k, "inference_data of a loaded posterior without targets (correct)", "", lambda e: ad.inference_data(ad.load_posterior(e.post_dir), num_draws=5), expect="ok")
-    py(k, "prior_sensitivity negative alphas", r"alpha: must be a finite positive number, got -1", lambda e: ad.prior_sensitivity(e.post, alphas=[-1.0, 1.0]))
-    py(k, "prior_sensitivity queries without gallery", r"(gallery|queries)", lambda e: ad.prior_sensitivity(e.post, queries=e.queries))
-    py(k, "retrieval_uncertainty of an anchor model", r"retrieval_uncertainty: takes an adapted Posterior.*got Gaussian", lambda e: ad.retrieval_uncertainty(e.model, e.queries, e.gallery))
-    py(k, "retrieval_uncertainty interval 2", r"interval.*2", lambda e: ad.retrieval_uncertainty(e.post, e.queries, e.gallery, k=2, num_draws=3, interval=2.0))
-    py(k, "loo on InferenceData without log_likelihood", r"log_likelihood", lambda e: adz().loo(_without(e.idata, "log_likelihood")))
-    py(k, "loo_pit on InferenceData without observed_data", r"observed_data", lambda e: adz().loo_pit(_without(e.idata, "observed_data")))
-    py(k, "loo_predictive of a Posterior", r"prior.*(NIW|Posterior)", lambda e: ad.checks.loo_predictive(e.post, e.targets))
-    py(k, "diagnose an InferenceData as broad", r"broad", lambda e: ad.checks.diagnose(e.idata, e.targets, kappa0=1.0, nu0=10.0))
-    py(k, "prior_influence of an array", r"prior_influence: takes an adapted Posterior", lambda e: ad.checks.prior_influence(e.broad, e.queries, e.gallery))
-    py(k, "save_inference_data of a dict", r"idata: .*(InferenceData|DataTree).*dict", lambda e: ad.save_inference_data({"a": 1}, e.tmp / "x"))
-    py(k, "save_inference_data of a Posterior", r"idata: expected ArviZ data.*got ExactPosterior \(a posterior: ad.save_posterior", lambda e: ad.save_inference_data(e.post, e.tmp / "y"))
-    py(k, "sbc without callables", r"prior_sampler: expected a function, got int", lambda e: ad.sbc(1, 2, 3, {"m": lambda p: 0.0}))
-    py(k, "register_checks of a kind string", r"register_checks.*(class|'gaussian')", lambda e: ad.checks.register_checks("gaussian", quantities=lambda *a: {}))
+    py(
+        k,
+        "prior_sensitivity of an InferenceData",
+        r"prior_sensitivity: takes an adapted Posterior.*got ArviZ data",
+        lambda e: ad.prior_sensitivity(e.idata),
+    )
+    py(
+        k,
+        "compare_priors of InferenceData",
+        r"priors.*'a'.*(InferenceData|DataTree)",
+        lambda e: ad.compare_priors({"a": e.idata}, e.targets, kind="gaussian", tau=TAU),
+    )
+    py(
+        k,
+        "compare_priors without a kind",
+        r"kind",
+        lambda e: ad.compare_priors({"a": e.broad, "b": e.broad[::-1]}, e.targets, tau=TAU),
+    )
+    py(
+        k,
+        "compare_priors of an empty dict",
+        r"priors.*(empty|at least)",
+        lambda e: ad.compare_priors({}, e.targets, kind="gaussian", tau=TAU),
+    )
+    py(
+        k,
+        "compare_priors of a list",
+        r"priors.*dict",
+        lambda e: ad.compare_priors([e.broad], e.targets, kind="gaussian", tau=TAU),
+    )
+    py(
+        k,
+        "inference_data of an anchor model",
+        r"inference_data: takes an adapted Posterior.*got Gaussian",
+        lambda e: ad.inference_data(e.model),
+    )
+    py(
+        k,
+        "inference_data of an InferenceData",
+        r"inference_data: takes an adapted Posterior.*got ArviZ data",
+        lambda e: ad.inference_data(e.idata),
+    )
+    py(
+        k,
+        "inference_data num_draws 0",
+        r"num_draws.*0",
+        lambda e: ad.inference_data(e.post, num_draws=0),
+    )
+    py(
+        k,
+        "inference_data targets of the wrong dimension",
+        r"targets.*3.*4",
+        lambda e: ad.inference_data(e.post, num_draws=5, targets=e.targets[:, :3]),
+    )
+    py(
+        k,
+        "inference_data of a loaded posterior without targets (correct)",
+        "",
+        lambda e: ad.inference_data(ad.load_posterior(e.post_dir), num_draws=5),
+        expect="ok",
+    )
+    py(
+        k,
+        "prior_sensitivity negative alphas",
+        r"alpha: must be a finite positive number, got -1",
+        lambda e: ad.prior_sensitivity(e.post, alphas=[-1.0, 1.0]),
+    )
+    py(
+        k,
+        "prior_sensitivity queries without gallery",
+        r"(gallery|queries)",
+        lambda e: ad.prior_sensitivity(e.post, queries=e.queries),
+    )
+    py(
+        k,
+        "retrieval_uncertainty of an anchor model",
+        r"retrieval_uncertainty: takes an adapted Posterior.*got Gaussian",
+        lambda e: ad.retrieval_uncertainty(e.model, e.queries, e.gallery),
+    )
+    py(
+        k,
+        "retrieval_uncertainty interval 2",
+        r"interval.*2",
+        lambda e: ad.retrieval_uncertainty(
+            e.post, e.queries, e.gallery, k=2, num_draws=3, interval=2.0
+        ),
+    )
+    py(
+        k,
+        "loo on InferenceData without log_likelihood",
+        r"log_likelihood",
+        lambda e: adz().loo(_without(e.idata, "log_likelihood")),
+    )
+    py(
+        k,
+        "loo_pit on InferenceData without observed_data",
+        r"observed_data",
+        lambda e: adz().loo_pit(_without(e.idata, "observed_data")),
+    )
+    py(
+        k,
+        "loo_predictive of a Posterior",
+        r"prior.*(NIW|Posterior)",
+        lambda e: ad.checks.loo_predictive(e.post, e.targets),
+    )
+    py(
+        k,
+        "diagnose an InferenceData as broad",
+        r"broad",
+        lambda e: ad.checks.diagnose(e.idata, e.targets, kappa0=1.0, nu0=10.0),
+    )
+    py(
+        k,
+        "prior_influence of an array",
+        r"prior_influence: takes an adapted Posterior",
+        lambda e: ad.checks.prior_influence(e.broad, e.queries, e.gallery),
+    )
+    py(
+        k,
+        "save_inference_data of a dict",
+        r"idata: .*(InferenceData|DataTree).*dict",
+        lambda e: ad.save_inference_data({"a": 1}, e.tmp / "x"),
+    )
+    py(
+        k,
+        "save_inference_data of a Posterior",
+        r"idata: expected ArviZ data.*got ExactPosterior \(a posterior: ad.save_posterior",
+        lambda e: ad.save_inference_data(e.post, e.tmp / "y"),
+    )
+    py(
+        k,
+        "sbc without callables",
+        r"prior_sampler: expected a function, got int",
+        lambda e: ad.sbc(1, 2, 3, {"m": lambda p: 0.0}),
+    )
+    py(
+        k,
+        "register_checks of a kind string",
+        r"register_checks.*(class|'gaussian')",
+        lambda e: ad.checks.register_checks("gaussian", quantities=lambda *a: {}),
+    )
 
 
 def adz():
@@ -496,27 +1064,132 @@ def _without(idata, group):
 
 def file_cases():
     k = "files"
-    py(k, "load_model of a missing path", r"nope: no such file or directory", lambda e: ad.load_model(e.tmp / "nope"))
-    py(k, "load_posterior of a missing path", r"nope: no such file or directory", lambda e: ad.load_posterior(e.tmp / "nope"))
-    py(k, "load_prior of a missing path", r"(no such|nope)", lambda e: ad.load_prior(e.tmp / "nope"))
-    py(k, "load_inference_data of a missing path", r"nope\.nc: no such file or directory", lambda e: ad.load_inference_data(e.tmp / "nope.nc"))
-    py(k, "load_embeddings of a missing path", r"no such", lambda e: ad.load_embeddings(e.tmp / "nope.npy"))
-    py(k, "load_posterior of a model bundle", r"(posterior|model)", lambda e: ad.load_posterior(e.model_dir))
-    py(k, "load_model of a posterior bundle", r"post: holds a 'posterior', not an anchor model \(load it with ad\.load_posterior\)", lambda e: ad.load_model(e.post_dir))
-    py(k, "load_model of an embeddings file", r"t\.npy: a file, not a saved anchordiv bundle", lambda e: ad.load_model(e.files / "t.npy"))
-    py(k, "load_posterior of an embeddings file", r"t\.npy: a file, not a saved anchordiv bundle", lambda e: ad.load_posterior(e.files / "t.npy"))
-    py(k, "load_prior of an embeddings file", r"t\.npy: a file, not a saved anchordiv bundle", lambda e: ad.load_prior(e.files / "t.npy"))
-    py(k, "truncated arrays.npz", r"arrays\.npz", lambda e: ad.load_model(_damaged(e, "arrays.npz", truncate=True)))
-    py(k, "garbage card.json", r"card\.json", lambda e: ad.load_model(_damaged(e, "card.json", garbage=b"{not json")))
-    py(k, "garbage .npz given as embeddings", r"garbage\.npz", lambda e: ad.load_embeddings(_garbage(e, "garbage.npz")))
-    py(k, "truncated .npy given as embeddings", r"trunc\.npy", lambda e: ad.load_embeddings(_truncated_npy(e)))
-    py(k, "load_inference_data of garbage", r"junk\.nc", lambda e: ad.load_inference_data(_garbage(e, "junk.nc")))
-    py(k, "load_embeddings of a directory", r"embeddings: .*files is a directory; expected a file", lambda e: ad.load_embeddings(e.files))
-    py(k, "load_inference_data of a directory", r"(directory|folder|no such|not)", lambda e: ad.load_inference_data(e.files))
-    py(k, "save_model onto a file", r"not a directory", lambda e: ad.save_model(e.model, e.files / "t.npy"))
-    py(k, "save_model onto an existing bundle", r"already exists.*overwrite=True", lambda e: ad.save_model(e.model, e.model_dir))
-    py(k, "save_inference_data onto a file", r"t\.npy: exists and is not a directory", lambda e: ad.save_inference_data(e.idata, e.files / "t.npy"))
-    py(k, "load_model with a wrong sha256", r"sha256|digest", lambda e: ad.load_model(e.model_dir, sha256="0" * 64))
+    py(
+        k,
+        "load_model of a missing path",
+        r"nope: no such file or directory",
+        lambda e: ad.load_model(e.tmp / "nope"),
+    )
+    py(
+        k,
+        "load_posterior of a missing path",
+        r"nope: no such file or directory",
+        lambda e: ad.load_posterior(e.tmp / "nope"),
+    )
+    py(
+        k,
+        "load_prior of a missing path",
+        r"(no such|nope)",
+        lambda e: ad.load_prior(e.tmp / "nope"),
+    )
+    py(
+        k,
+        "load_inference_data of a missing path",
+        r"nope\.nc: no such file or directory",
+        lambda e: ad.load_inference_data(e.tmp / "nope.nc"),
+    )
+    py(
+        k,
+        "load_embeddings of a missing path",
+        r"no such",
+        lambda e: ad.load_embeddings(e.tmp / "nope.npy"),
+    )
+    py(
+        k,
+        "load_posterior of a model bundle",
+        r"(posterior|model)",
+        lambda e: ad.load_posterior(e.model_dir),
+    )
+    py(
+        k,
+        "load_model of a posterior bundle",
+        r"post: holds a 'posterior', not an anchor model \(load it with ad\.load_posterior\)",
+        lambda e: ad.load_model(e.post_dir),
+    )
+    py(
+        k,
+        "load_model of an embeddings file",
+        r"t\.npy: a file, not a saved anchordiv bundle",
+        lambda e: ad.load_model(e.files / "t.npy"),
+    )
+    py(
+        k,
+        "load_posterior of an embeddings file",
+        r"t\.npy: a file, not a saved anchordiv bundle",
+        lambda e: ad.load_posterior(e.files / "t.npy"),
+    )
+    py(
+        k,
+        "load_prior of an embeddings file",
+        r"t\.npy: a file, not a saved anchordiv bundle",
+        lambda e: ad.load_prior(e.files / "t.npy"),
+    )
+    py(
+        k,
+        "truncated arrays.npz",
+        r"arrays\.npz",
+        lambda e: ad.load_model(_damaged(e, "arrays.npz", truncate=True)),
+    )
+    py(
+        k,
+        "garbage card.json",
+        r"card\.json",
+        lambda e: ad.load_model(_damaged(e, "card.json", garbage=b"{not json")),
+    )
+    py(
+        k,
+        "garbage .npz given as embeddings",
+        r"garbage\.npz",
+        lambda e: ad.load_embeddings(_garbage(e, "garbage.npz")),
+    )
+    py(
+        k,
+        "truncated .npy given as embeddings",
+        r"trunc\.npy",
+        lambda e: ad.load_embeddings(_truncated_npy(e)),
+    )
+    py(
+        k,
+        "load_inference_data of garbage",
+        r"junk\.nc",
+        lambda e: ad.load_inference_data(_garbage(e, "junk.nc")),
+    )
+    py(
+        k,
+        "load_embeddings of a directory",
+        r"embeddings: .*files is a directory; expected a file",
+        lambda e: ad.load_embeddings(e.files),
+    )
+    py(
+        k,
+        "load_inference_data of a directory",
+        r"(directory|folder|no such|not)",
+        lambda e: ad.load_inference_data(e.files),
+    )
+    py(
+        k,
+        "save_model onto a file",
+        r"not a directory",
+        lambda e: ad.save_model(e.model, e.files / "t.npy"),
+    )
+    py(
+        k,
+        "save_model onto an existing bundle",
+        r"already exists.*overwrite=True",
+        lambda e: ad.save_model(e.model, e.model_dir),
+    )
+    py(
+        k,
+        "save_inference_data onto a file",
+        r"t\.npy: exists and is not a directory",
+        lambda e: ad.save_inference_data(e.idata, e.files / "t.npy"),
+    )
+    py(
+        k,
+        "load_model with a wrong sha256",
+        r"sha256|digest",
+        lambda e: ad.load_model(e.model_dir, sha256="0" * 64),
+    )
 
 
 def _damaged(e, name, truncate=False, garbage=None):
@@ -550,92 +1223,754 @@ def _truncated_npy(e):
 
 def cli_cases():
     a = lambda e, kind, *extra: [  # noqa: E731
-        "adapt", kind, f"{e.files}/b.npy", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "5",
+        "adapt",
+        kind,
+        f"{e.files}/b.npy",
+        f"{e.files}/t.npy",
+        "-o",
+        f"{e.out}/m",
+        "--tau",
+        "5",
         *extra,
     ]
     fam = f"{USERFAM}/minimal_family.py:MinimalPrior"
     # a required option missing
-    cli("fit without -o", r"fit: error: the following arguments are required: -o", lambda e: ["fit", "gaussian", f"{e.files}/t.npy"])
-    cli("search without -o", r"search: error: .*required: -o", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy"])
-    cli("adapt without -o", r"adapt: error: .*required: -o", lambda e: ["adapt", "gaussian", f"{e.files}/b.npy", f"{e.files}/t.npy"])
-    cli("adapt without targets", r"adapt: error: .*(TARGET|BROAD)", lambda e: ["adapt", "gaussian", f"{e.files}/b.npy", "-o", f"{e.out}/m"])
-    cli("diagnose without -o", r"diagnose: error: .*required: -o", lambda e: ["diagnose", str(e.post_dir)])
-    cli("evaluate without --gallery", r"evaluate: error: .*required: --gallery", lambda e: ["evaluate", str(e.model_dir), "--relevance", "r.npy", "-o", f"{e.out}/v"])
-    cli("curve without relevance", r"curve: error: .*required: relevance", lambda e: ["curve", "b.npy", "t.npy", "g.npy", "-o", f"{e.out}/c"])
-    cli("embed without -o", r"embed: error: .*required: -o", lambda e: ["embed", f"{e.files}/texts.txt"])
-    cli("build-prior without -o", r"build-prior: error: .*required: -o", lambda e: ["build-prior", "--text", str(e.files)])
+    cli(
+        "fit without -o",
+        r"fit: error: the following arguments are required: -o",
+        lambda e: ["fit", "gaussian", f"{e.files}/t.npy"],
+    )
+    cli(
+        "search without -o",
+        r"search: error: .*required: -o",
+        lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy"],
+    )
+    cli(
+        "adapt without -o",
+        r"adapt: error: .*required: -o",
+        lambda e: ["adapt", "gaussian", f"{e.files}/b.npy", f"{e.files}/t.npy"],
+    )
+    cli(
+        "adapt without targets",
+        r"adapt: error: .*(TARGET|BROAD)",
+        lambda e: ["adapt", "gaussian", f"{e.files}/b.npy", "-o", f"{e.out}/m"],
+    )
+    cli(
+        "diagnose without -o",
+        r"diagnose: error: .*required: -o",
+        lambda e: ["diagnose", str(e.post_dir)],
+    )
+    cli(
+        "evaluate without --gallery",
+        r"evaluate: error: .*required: --gallery",
+        lambda e: ["evaluate", str(e.model_dir), "--relevance", "r.npy", "-o", f"{e.out}/v"],
+    )
+    cli(
+        "curve without relevance",
+        r"curve: error: .*required: relevance",
+        lambda e: ["curve", "b.npy", "t.npy", "g.npy", "-o", f"{e.out}/c"],
+    )
+    cli(
+        "embed without -o",
+        r"embed: error: .*required: -o",
+        lambda e: ["embed", f"{e.files}/texts.txt"],
+    )
+    cli(
+        "build-prior without -o",
+        r"build-prior: error: .*required: -o",
+        lambda e: ["build-prior", "--text", str(e.files)],
+    )
     cli("study without a name", r"study: error: .*required", lambda e: ["study"])
     cli("cache without an action", r"cache: error: .*required", lambda e: ["cache"])
     cli("unknown subcommand", r"invalid choice: 'fitt'", lambda e: ["fitt"])
     # wrong types
     cli("--seed abc", r"argument --seed: .*'abc'", lambda e: a(e, "mixture", "--seed", "abc"))
-    cli("--tau -1", r"tau: must be a finite positive number, got -1", lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "-1"])
-    cli("-k abc", r"argument -k: .*'abc'", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r", "-k", "abc"])
-    cli("--num-draws 0", r"argument --num-draws: .*'0'", lambda e: ["diagnose", str(e.post_dir), "-o", f"{e.out}/d", "--num-draws", "0"])
-    cli("--components 0", r"--components.*'?0", lambda e: ["fit", "mixture", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "5", "--components", "0"])
-    cli("--chunk 0", r"argument --chunk: .*'0'", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r", "--chunk", "0"])
-    cli("--n-boot 0", r"--n-boot.*'?0", lambda e: ["evaluate", str(e.model_dir), "--gallery", f"{e.files}/g.npy", "--queries", f"{e.files}/q.npy", "--relevance", f"{e.files}/rel.npy", "-o", f"{e.out}/v", "--n-boot", "0"])
-    cli("--budgets -1", r"--budgets.*-1", lambda e: ["curve", f"{e.files}/b.npy", f"{e.files}/t.npy", f"{e.files}/g.npy", f"{e.files}/rel.npy", "--tau", "5", "-o", f"{e.out}/c", "--budgets", "-1"])
-    cli("--budgets abc", r"--budgets.*abc", lambda e: ["curve", f"{e.files}/b.npy", f"{e.files}/t.npy", f"{e.files}/g.npy", f"{e.files}/rel.npy", "--tau", "5", "-o", f"{e.out}/c", "--budgets", "abc"])
-    cli("--batch-size 0", r"argument --batch-size: .*'0'", lambda e: ["embed", f"{e.files}/texts.txt", "-o", f"{e.out}/e", "--batch-size", "0"])
-    cli("--num-steps abc", r"argument --num-steps: .*'abc'", lambda e: a(e, "gaussian", "--method", "svi", "--num-steps", "abc"))
-    cli("--learning-rate -0.1", r"learning_rate: must be a finite positive number, got -0\.1", lambda e: a(e, "gaussian", "--method", "svi", "--learning-rate", "-0.1"))
-    cli("--subspace 0", r"--subspace.*'?0", lambda e: a(e, "gaussian", "--method", "nuts", "--subspace", "0"))
-    cli("--fraction 2", r"--fraction.*2", lambda e: ["curve", f"{e.files}/b.npy", f"{e.files}/t.npy", f"{e.files}/g.npy", f"{e.files}/rel.npy", "--tau", "5", "-o", f"{e.out}/c", "--fraction", "2"])
+    cli(
+        "--tau -1",
+        r"tau: must be a finite positive number, got -1",
+        lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "-1"],
+    )
+    cli(
+        "-k abc",
+        r"argument -k: .*'abc'",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "-k",
+            "abc",
+        ],
+    )
+    cli(
+        "--num-draws 0",
+        r"argument --num-draws: .*'0'",
+        lambda e: ["diagnose", str(e.post_dir), "-o", f"{e.out}/d", "--num-draws", "0"],
+    )
+    cli(
+        "--components 0",
+        r"--components.*'?0",
+        lambda e: [
+            "fit",
+            "mixture",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--components",
+            "0",
+        ],
+    )
+    cli(
+        "--chunk 0",
+        r"argument --chunk: .*'0'",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--chunk",
+            "0",
+        ],
+    )
+    cli(
+        "--n-boot 0",
+        r"--n-boot.*'?0",
+        lambda e: [
+            "evaluate",
+            str(e.model_dir),
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/rel.npy",
+            "-o",
+            f"{e.out}/v",
+            "--n-boot",
+            "0",
+        ],
+    )
+    cli(
+        "--budgets -1",
+        r"--budgets.*-1",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+            "--budgets",
+            "-1",
+        ],
+    )
+    cli(
+        "--budgets abc",
+        r"--budgets.*abc",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+            "--budgets",
+            "abc",
+        ],
+    )
+    cli(
+        "--batch-size 0",
+        r"argument --batch-size: .*'0'",
+        lambda e: ["embed", f"{e.files}/texts.txt", "-o", f"{e.out}/e", "--batch-size", "0"],
+    )
+    cli(
+        "--num-steps abc",
+        r"argument --num-steps: .*'abc'",
+        lambda e: a(e, "gaussian", "--method", "svi", "--num-steps", "abc"),
+    )
+    cli(
+        "--learning-rate -0.1",
+        r"learning_rate: must be a finite positive number, got -0\.1",
+        lambda e: a(e, "gaussian", "--method", "svi", "--learning-rate", "-0.1"),
+    )
+    cli(
+        "--subspace 0",
+        r"--subspace.*'?0",
+        lambda e: a(e, "gaussian", "--method", "nuts", "--subspace", "0"),
+    )
+    cli(
+        "--fraction 2",
+        r"--fraction.*2",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+            "--fraction",
+            "2",
+        ],
+    )
     # prior options
-    cli("--prior-option tau0=abc", r"--prior-option tau0", lambda e: a(e, "gaussian", "--prior-option", "tau0=abc"))
-    cli("--prior-option without =", r"--prior-option.*NAME=VALUE|--prior-option.*'kappa0'", lambda e: a(e, "gaussian", "--prior-option", "kappa0"))
-    cli("--prior-option kappa0=abc", r"--prior-option kappa0: .*'abc'", lambda e: a(e, "gaussian", "--prior-option", "kappa0=abc"))
+    cli(
+        "--prior-option tau0=abc",
+        r"--prior-option tau0",
+        lambda e: a(e, "gaussian", "--prior-option", "tau0=abc"),
+    )
+    cli(
+        "--prior-option without =",
+        r"--prior-option.*NAME=VALUE|--prior-option.*'kappa0'",
+        lambda e: a(e, "gaussian", "--prior-option", "kappa0"),
+    )
+    cli(
+        "--prior-option kappa0=abc",
+        r"--prior-option kappa0: .*'abc'",
+        lambda e: a(e, "gaussian", "--prior-option", "kappa0=abc"),
+    )
     cli("--kappa0 -1", r"kappa0.*-1", lambda e: a(e, "gaussian", "--kappa0", "-1"))
     cli("--kappa0 0", r"kappa0.*0", lambda e: a(e, "gaussian", "--kappa0", "0"))
     cli("--nu0 2 (<= d - 1)", r"nu0.*(> ?d|2)", lambda e: a(e, "gaussian", "--nu0", "2"))
     cli("--nu0 abc", r"--nu0.*'abc'", lambda e: a(e, "gaussian", "--nu0", "abc"))
     cli("--strengths loo", r"--strengths.*'loo'", lambda e: a(e, "gaussian", "--strengths", "loo"))
-    cli("--concentration for gaussian", r"gaussian: unknown option\(s\) concentration", lambda e: a(e, "gaussian", "--concentration", "2"))
-    cli("--model-kwargs bad JSON", r"--model-kwargs", lambda e: a(e, "gaussian", "--method", "nuts", "--model", f"{USERFAM}/minimal_family.py:scaled_mean_model", "--model-kwargs", "{bad"))
+    cli(
+        "--concentration for gaussian",
+        r"gaussian: unknown option\(s\) concentration",
+        lambda e: a(e, "gaussian", "--concentration", "2"),
+    )
+    cli(
+        "--model-kwargs bad JSON",
+        r"--model-kwargs",
+        lambda e: a(
+            e,
+            "gaussian",
+            "--method",
+            "nuts",
+            "--model",
+            f"{USERFAM}/minimal_family.py:scaled_mean_model",
+            "--model-kwargs",
+            "{bad",
+        ),
+    )
     # contradictory combinations
-    cli("--guide with --method exact", r"--guide.*(svi|--method)", lambda e: a(e, "gaussian", "--guide", "normal"))
-    cli("--num-samples with --method exact", r"--num-samples.*(nuts|svi|--method)", lambda e: a(e, "gaussian", "--num-samples", "10"))
-    cli("--method exact with a family without an exact update", r"--method exact \(the default\): the user-minimal family has no closed-form update", lambda e: a(e, "user-minimal", "--family", fam, "--method", "exact"))
-    cli("no --method with a family without an exact update", r"user-minimal.*--method", lambda e: a(e, "user-minimal", "--family", fam))
-    cli("--method svi without --guide for a family without a posterior mean", r"--summary mean.*delta.*--guide normal", lambda e: a(e, "user-minimal", "--family", fam, "--method", "svi", "--num-steps", "3"))
-    cli("--subspace with a family that is not Projectable", r"subspace.*(Projectable|user-minimal)", lambda e: a(e, "user-minimal", "--family", fam, "--method", "nuts", "--subspace", "2"))
-    cli("--device cuda without a GPU", r"device: 'cuda', but no CUDA device is available", lambda e: ["embed", f"{e.files}/texts.txt", "-o", f"{e.out}/e", "--device", "cuda"])
-    cli("--scheduler with --workers", r"not allowed with", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r", "--workers", "2", "--scheduler", "tcp://x:1"])
-    cli("--summary map for a point model", r"--summary", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r", "--summary", "map"])
-    cli("--prior DIR with two positionals", r"(--prior|TARGET)", lambda e: ["adapt", "gaussian", f"{e.files}/b.npy", f"{e.files}/t.npy", "--prior", str(e.model_dir), "-o", f"{e.out}/m", "--tau", "5"])
+    cli(
+        "--guide with --method exact",
+        r"--guide.*(svi|--method)",
+        lambda e: a(e, "gaussian", "--guide", "normal"),
+    )
+    cli(
+        "--num-samples with --method exact",
+        r"--num-samples.*(nuts|svi|--method)",
+        lambda e: a(e, "gaussian", "--num-samples", "10"),
+    )
+    cli(
+        "--method exact with a family without an exact update",
+        r"--method exact \(the default\): the user-minimal family has no closed-form update",
+        lambda e: a(e, "user-minimal", "--family", fam, "--method", "exact"),
+    )
+    cli(
+        "no --method with a family without an exact update",
+        r"user-minimal.*--method",
+        lambda e: a(e, "user-minimal", "--family", fam),
+    )
+    cli(
+        "--method svi without --guide for a family without a posterior mean",
+        r"--summary mean.*delta.*--guide normal",
+        lambda e: a(e, "user-minimal", "--family", fam, "--method", "svi", "--num-steps", "3"),
+    )
+    cli(
+        "--subspace with a family that is not Projectable",
+        r"subspace.*(Projectable|user-minimal)",
+        lambda e: a(e, "user-minimal", "--family", fam, "--method", "nuts", "--subspace", "2"),
+    )
+    cli(
+        "--device cuda without a GPU",
+        r"device: 'cuda', but no CUDA device is available",
+        lambda e: ["embed", f"{e.files}/texts.txt", "-o", f"{e.out}/e", "--device", "cuda"],
+    )
+    cli(
+        "--scheduler with --workers",
+        r"not allowed with",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--workers",
+            "2",
+            "--scheduler",
+            "tcp://x:1",
+        ],
+    )
+    cli(
+        "--summary map for a point model",
+        r"--summary",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--summary",
+            "map",
+        ],
+    )
+    cli(
+        "--prior DIR with two positionals",
+        r"(--prior|TARGET)",
+        lambda e: [
+            "adapt",
+            "gaussian",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            "--prior",
+            str(e.model_dir),
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+        ],
+    )
     # unknown kinds and families
-    cli("fit an unknown kind", r"invalid choice: 'gausian'", lambda e: ["fit", "gausian", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "5"])
+    cli(
+        "fit an unknown kind",
+        r"invalid choice: 'gausian'",
+        lambda e: ["fit", "gausian", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "5"],
+    )
     cli("adapt an unknown kind", r"(kind|gausian)", lambda e: a(e, "gausian"))
-    cli("--family a missing module", r"--family.*no_such_module", lambda e: a(e, "x", "--family", "no_such_module:Prior"))
-    cli("--family a missing file", r"--family.*nowhere\.py", lambda e: a(e, "x", "--family", f"{e.files}/nowhere.py:Prior"))
-    cli("--family a missing class", r"--family.*Missing", lambda e: a(e, "user-minimal", "--family", f"{USERFAM}/minimal_family.py:Missing"))
-    cli("--family without a class", r"--family.*(MODULE:CLASS|Class|:)", lambda e: a(e, "user-minimal", "--family", f"{USERFAM}/minimal_family.py"))
-    cli("--family a file with a syntax error", r"--family.*broken\.py.*(syntax|Syntax)", lambda e: a(e, "x", "--family", f"{e.files}/broken.py:Prior"))
-    cli("--family not a Family", r"--family.*(Family|family)", lambda e: a(e, "x", "--family", f"{USERFAM}/minimal_family.py:scaled_mean_model"))
-    cli("--family on search with a posterior (correct)", "", lambda e: ["search", str(e.post_dir), f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r", "--family", fam], expect="ok")
+    cli(
+        "--family a missing module",
+        r"--family.*no_such_module",
+        lambda e: a(e, "x", "--family", "no_such_module:Prior"),
+    )
+    cli(
+        "--family a missing file",
+        r"--family.*nowhere\.py",
+        lambda e: a(e, "x", "--family", f"{e.files}/nowhere.py:Prior"),
+    )
+    cli(
+        "--family a missing class",
+        r"--family.*Missing",
+        lambda e: a(e, "user-minimal", "--family", f"{USERFAM}/minimal_family.py:Missing"),
+    )
+    cli(
+        "--family without a class",
+        r"--family.*(MODULE:CLASS|Class|:)",
+        lambda e: a(e, "user-minimal", "--family", f"{USERFAM}/minimal_family.py"),
+    )
+    cli(
+        "--family a file with a syntax error",
+        r"--family.*broken\.py.*(syntax|Syntax)",
+        lambda e: a(e, "x", "--family", f"{e.files}/broken.py:Prior"),
+    )
+    cli(
+        "--family not a Family",
+        r"--family.*(Family|family)",
+        lambda e: a(e, "x", "--family", f"{USERFAM}/minimal_family.py:scaled_mean_model"),
+    )
+    cli(
+        "--family on search with a posterior (correct)",
+        "",
+        lambda e: [
+            "search",
+            str(e.post_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--family",
+            fam,
+        ],
+        expect="ok",
+    )
     # outputs
-    cli("-o is a file (directory output)", r"not a directory", lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.files}/b.npy", "--tau", "5"])
-    cli("-o exists", r"already exists.*--overwrite", lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", str(e.model_dir), "--tau", "5"])
-    cli("-o under a file", r"is a file, not a folder", lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.files}/b.npy/m", "--tau", "5"])
-    cli("-o unwritable", r"(/proc|Permission|not permitted|Read-only|unwritable|No such)", lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", "/proc/anchordiv-out/m", "--tau", "5"])
-    cli("--posterior-out is a file", r"posterior.*(not a directory|file)|b\.npy", lambda e: a(e, "gaussian", "--posterior-out", f"{e.files}/b.npy"))
+    cli(
+        "-o is a file (directory output)",
+        r"not a directory",
+        lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.files}/b.npy", "--tau", "5"],
+    )
+    cli(
+        "-o exists",
+        r"already exists.*--overwrite",
+        lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", str(e.model_dir), "--tau", "5"],
+    )
+    cli(
+        "-o under a file",
+        r"is a file, not a folder",
+        lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.files}/b.npy/m", "--tau", "5"],
+    )
+    cli(
+        "-o unwritable",
+        r"(/proc|Permission|not permitted|Read-only|unwritable|No such)",
+        lambda e: [
+            "fit",
+            "gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            "/proc/anchordiv-out/m",
+            "--tau",
+            "5",
+        ],
+    )
+    cli(
+        "--posterior-out is a file",
+        r"posterior.*(not a directory|file)|b\.npy",
+        lambda e: a(e, "gaussian", "--posterior-out", f"{e.files}/b.npy"),
+    )
     # data on the command line
-    cli("search queries of the wrong dimension", r"queries.*3.*d=4", lambda e: ["search", str(e.model_dir), f"{e.files}/q3.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r"])
-    cli("search gallery of the wrong dimension", r"gallery.*3.*d=4", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/q3.npy", "-o", f"{e.out}/r"])
-    cli("adapt targets of the wrong dimension", r"target.*3.*4", lambda e: ["adapt", "gaussian", f"{e.files}/b.npy", f"{e.files}/q3.npy", "-o", f"{e.out}/m", "--tau", "5"])
-    cli("fit integer anchors", r"dtype=int", lambda e: ["fit", "gaussian", f"{e.files}/int.npy", "-o", f"{e.out}/m", "--tau", "5"])
-    cli("fit NaN anchors", r"NaN", lambda e: ["fit", "gaussian", f"{e.files}/nan.npy", "-o", f"{e.out}/m", "--tau", "5"])
-    cli("fit object .npy", r"obj\.npy", lambda e: ["fit", "gaussian", f"{e.files}/obj.npy", "-o", f"{e.out}/m", "--tau", "5"])
-    cli("fit empty anchors", r"empty", lambda e: ["fit", "gaussian", f"{e.files}/empty.npy", "-o", f"{e.out}/m", "--tau", "5"])
-    cli("evaluate relevance of the wrong shape", r"relevance", lambda e: ["evaluate", str(e.model_dir), "--gallery", f"{e.files}/g.npy", "--queries", f"{e.files}/q.npy", "--relevance", f"{e.files}/t.npy", "-o", f"{e.out}/v"])
-    cli("diagnose a model bundle", r"(posterior|not a saved)", lambda e: ["diagnose", str(e.model_dir), "-o", f"{e.out}/d"])
-    cli("diagnose a missing path", r"no such|nope", lambda e: ["diagnose", f"{e.files}/nope", "-o", f"{e.out}/d"])
-    cli("search a missing model", r"no such|nope", lambda e: ["search", f"{e.files}/nope", f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r"])
-    cli("search a truncated queries .npy", r"trunc\.npy", lambda e: ["search", str(e.model_dir), f"{e.files}/trunc.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r"])
-    cli("search a directory as queries", r"queries: .*files is a directory; expected a file", lambda e: ["search", str(e.model_dir), str(e.files), f"{e.files}/g.npy", "-o", f"{e.out}/r"])
-    cli("ANCHORDIV_CACHE pointing at a file", r"ANCHORDIV_CACHE", lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "5"], ANCHORDIV_CACHE="{files}/b.npy")
-    cli("--sha256 not hex", r"sha256: expected 64 hex digits, got 'xyz'", lambda e: ["search", str(e.model_dir), f"{e.files}/q.npy", f"{e.files}/g.npy", "-o", f"{e.out}/r", "--sha256", "xyz"])
+    cli(
+        "search queries of the wrong dimension",
+        r"queries.*3.*d=4",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q3.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+        ],
+    )
+    cli(
+        "search gallery of the wrong dimension",
+        r"gallery.*3.*d=4",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/q3.npy",
+            "-o",
+            f"{e.out}/r",
+        ],
+    )
+    cli(
+        "adapt targets of the wrong dimension",
+        r"target.*3.*4",
+        lambda e: [
+            "adapt",
+            "gaussian",
+            f"{e.files}/b.npy",
+            f"{e.files}/q3.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+        ],
+    )
+    cli(
+        "fit integer anchors",
+        r"dtype=int",
+        lambda e: ["fit", "gaussian", f"{e.files}/int.npy", "-o", f"{e.out}/m", "--tau", "5"],
+    )
+    cli(
+        "fit NaN anchors",
+        r"NaN",
+        lambda e: ["fit", "gaussian", f"{e.files}/nan.npy", "-o", f"{e.out}/m", "--tau", "5"],
+    )
+    cli(
+        "fit object .npy",
+        r"obj\.npy",
+        lambda e: ["fit", "gaussian", f"{e.files}/obj.npy", "-o", f"{e.out}/m", "--tau", "5"],
+    )
+    cli(
+        "fit empty anchors",
+        r"empty",
+        lambda e: ["fit", "gaussian", f"{e.files}/empty.npy", "-o", f"{e.out}/m", "--tau", "5"],
+    )
+    cli(
+        "evaluate relevance of the wrong shape",
+        r"relevance",
+        lambda e: [
+            "evaluate",
+            str(e.model_dir),
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/v",
+        ],
+    )
+    cli(
+        "diagnose a model bundle",
+        r"(posterior|not a saved)",
+        lambda e: ["diagnose", str(e.model_dir), "-o", f"{e.out}/d"],
+    )
+    cli(
+        "diagnose a missing path",
+        r"no such|nope",
+        lambda e: ["diagnose", f"{e.files}/nope", "-o", f"{e.out}/d"],
+    )
+    cli(
+        "search a missing model",
+        r"no such|nope",
+        lambda e: [
+            "search",
+            f"{e.files}/nope",
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+        ],
+    )
+    cli(
+        "search a truncated queries .npy",
+        r"trunc\.npy",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/trunc.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+        ],
+    )
+    cli(
+        "search a directory as queries",
+        r"queries: .*files is a directory; expected a file",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            str(e.files),
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+        ],
+    )
+    cli(
+        "ANCHORDIV_CACHE pointing at a file",
+        r"ANCHORDIV_CACHE",
+        lambda e: ["fit", "gaussian", f"{e.files}/t.npy", "-o", f"{e.out}/m", "--tau", "5"],
+        ANCHORDIV_CACHE="{files}/b.npy",
+    )
+    cli(
+        "diagnose --queries without --gallery",
+        r"--gallery",
+        lambda e: [
+            "diagnose",
+            str(e.post_dir),
+            "-o",
+            f"{e.out}/d",
+            "--queries",
+            f"{e.files}/q.npy",
+        ],
+    )
+    cli(
+        "search -k larger than the gallery",
+        r"(-k|k).*(12|gallery)",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "-k",
+            "100",
+        ],
+    )
+    cli(
+        "curve --models bogus",
+        r"model 'bogus': unknown; registered: softmax",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+            "--models",
+            "bogus",
+        ],
+    )
+    cli(
+        "fit --rank 0",
+        r"rank.*0",
+        lambda e: [
+            "fit",
+            "latent-gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--rank",
+            "0",
+        ],
+    )
+    cli(
+        "--num-chains 0",
+        r"--num-chains.*'?0",
+        lambda e: a(e, "gaussian", "--method", "nuts", "--num-chains", "0"),
+    )
+    cli(
+        "cache prune --older-than abc",
+        r"--older-than.*abc",
+        lambda e: ["cache", "prune", "--older-than", "abc"],
+    )
+    cli(
+        "build-prior --all bogus",
+        r"--all.*'bogus'",
+        lambda e: ["build-prior", "-o", f"{e.out}/p", "--all", "bogus"],
+    )
+    cli(
+        "--family on fit",
+        r"unrecognized arguments: --family",
+        lambda e: [
+            "fit",
+            "gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--family",
+            "x:Y",
+        ],
+    )
+    cli(
+        "embed a missing input",
+        r"no such file",
+        lambda e: ["embed", f"{e.files}/missing.txt", "-o", f"{e.out}/e"],
+    )
+    cli(
+        "adapt --tau 0",
+        r"tau.*0",
+        lambda e: [
+            "adapt",
+            "gaussian",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "0",
+        ],
+    )
+    cli(
+        "--prior-option kappa0=-1",
+        r"kappa0.*-1",
+        lambda e: a(e, "gaussian", "--prior-option", "kappa0=-1"),
+    )
+    cli(
+        "--prior-option nu0=2",
+        r"nu0.*(> ?d|2)",
+        lambda e: a(e, "gaussian", "--prior-option", "nu0=2"),
+    )
+    cli(
+        "--model not a function",
+        r"--model.*(function|callable)",
+        lambda e: a(
+            e, "gaussian", "--method", "nuts", "--model", f"{USERFAM}/minimal_family.py:KIND"
+        ),
+    )
+    cli(
+        "--posterior-out the same as -o (wrote -o, then refused)",
+        r"output .*out/m: the same place as, or inside, the output",
+        lambda e: a(e, "gaussian", "--posterior-out", f"{e.out}/m"),
+    )
+    cli(
+        "evaluate without any model or baseline",
+        r"nothing to evaluate: give MODEL directories, or baselines with --baselines",
+        lambda e: [
+            "evaluate",
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/rel.npy",
+            "-o",
+            f"{e.out}/v",
+            "--baselines",
+            "",
+        ],
+    )
+    cli(
+        "evaluate relevance with NaN (was refused by auprc after scoring)",
+        r"relevance: must be binary \(0/1 or bool\); entry \[0, 0\] is nan",
+        lambda e: [
+            "evaluate",
+            str(e.model_dir),
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/relnan.npy",
+            "-o",
+            f"{e.out}/v",
+            "--baselines",
+            "cosine",
+        ],
+    )
+    cli(
+        "adapt lkj-gaussian --guide delta --summary mean",
+        r"--summary mean \(the default\): .*delta.*no closed-form posterior mean",
+        lambda e: a(e, "lkj-gaussian", "--method", "svi", "--guide", "delta", "--num-steps", "3"),
+    )
+    cli(
+        "search a posterior --summary median",
+        r"--summary.*'median'",
+        lambda e: [
+            "search",
+            str(e.post_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--summary",
+            "median",
+        ],
+    )
+    cli(
+        "diagnose --relevance without --queries",
+        r"--(queries|gallery)",
+        lambda e: [
+            "diagnose",
+            str(e.post_dir),
+            "-o",
+            f"{e.out}/d",
+            "--relevance",
+            f"{e.files}/rel.npy",
+        ],
+    )
+    cli(
+        "--sha256 not hex",
+        r"sha256: expected 64 hex digits, got 'xyz'",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--sha256",
+            "xyz",
+        ],
+    )
 
 
 family_cases()
@@ -660,9 +1995,16 @@ def env(tmp_path_factory):
     files = tmp / "files"
     files.mkdir()
     for name, arr in {
-        "b": broad, "t": targets, "q": queries, "g": gallery, "rel": relevance,
-        "q3": queries[:, :3], "int": np.arange(24).reshape(6, 4), "nan": _with(targets, 1, np.nan),
+        "b": broad,
+        "t": targets,
+        "q": queries,
+        "g": gallery,
+        "rel": relevance,
+        "q3": queries[:, :3],
+        "int": np.arange(24).reshape(6, 4),
+        "nan": _with(targets, 1, np.nan),
         "empty": np.zeros((0, D)),
+        "relnan": np.where(relevance, np.nan, 0.0),
     }.items():
         np.save(files / f"{name}.npy", arr)
     np.save(files / "obj.npy", np.array([[1.0, "a"]] * 3, dtype=object), allow_pickle=True)
@@ -673,6 +2015,7 @@ def env(tmp_path_factory):
     model_dir = ad.save_model(model, tmp / "model")
     post = ad.adapt("gaussian", broad, targets, tau=TAU)
     post_dir = ad.save_posterior(post, tmp / "post")
+    prior_dir = ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, D + 5.0).save(tmp / "prior")
     idata = ad.inference_data(post, num_draws=10)
     sys.path.insert(0, str(HERE / "adaptation"))
     from userfam import user_family
@@ -681,9 +2024,20 @@ def env(tmp_path_factory):
         user_family.register()
         _KINDS.append(user_family.KIND)
     e = SimpleNamespace(
-        tmp=tmp, files=files, out=tmp / "out", broad=broad, targets=targets, queries=queries,
-        gallery=gallery, relevance=relevance, model=model, model_dir=model_dir, post=post,
-        post_dir=post_dir, idata=idata,
+        tmp=tmp,
+        files=files,
+        out=tmp / "out",
+        broad=broad,
+        targets=targets,
+        queries=queries,
+        gallery=gallery,
+        relevance=relevance,
+        model=model,
+        model_dir=model_dir,
+        post=post,
+        post_dir=post_dir,
+        prior_dir=prior_dir,
+        idata=idata,
         adapt=lambda kind, **kw: ad.adapt(kind, broad, targets, tau=TAU, **kw),
         infer=lambda _cls, method: ad.infer(
             ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, D + 5.0), targets, method, tau=TAU
@@ -772,8 +2126,11 @@ def test_every_mistake_is_clear_or_correct(case, env):
 def test_a_real_process_prints_no_traceback(env, argv):
     """The installed entry point, as a separate process: one line, exit status 2."""
     subs = {
-        "B": f"{env.files}/b.npy", "T": f"{env.files}/t.npy", "MODEL": str(env.model_dir),
-        "Q3": f"{env.files}/q3.npy", "G": f"{env.files}/g.npy",
+        "B": f"{env.files}/b.npy",
+        "T": f"{env.files}/t.npy",
+        "MODEL": str(env.model_dir),
+        "Q3": f"{env.files}/q3.npy",
+        "G": f"{env.files}/g.npy",
     }
     argv = [subs.get(a, a.replace("OUT", str(env.tmp / "proc"))) for a in argv]
     src = str(Path(ad.__file__).parents[1])
