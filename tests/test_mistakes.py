@@ -495,7 +495,7 @@ def method_cases():
         lambda e: e.adapt("gaussian", method=ad.NUTS(model=_mean_model, model_kwargs="abc")),
     )
     py(
-        k,
+        "family",
         "NUTS model without a targets site",
         r"targets",
         lambda e: ad.adapt(
@@ -514,13 +514,13 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "point summary of an unknown name",
         r"(which|summary).*'median'",
         lambda e: e.post.point("median"),
     )
     py(
-        k,
+        "checks",
         "retrieval_uncertainty which unknown",
         r"which.*'median'",
         lambda e: ad.retrieval_uncertainty(
@@ -528,31 +528,31 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "inference_data seed a string",
         r"seed.*'a'",
         lambda e: ad.inference_data(e.post, num_draws=5, seed="a"),
     )
     py(
-        k,
+        "checks",
         "prior_sensitivity seed a string",
         r"seed.*'a'",
         lambda e: ad.prior_sensitivity(e.post, seed="a"),
     )
     py(
-        k,
+        "checks",
         "retrieval_uncertainty negative seed",
         r"seed.*-1",
         lambda e: ad.retrieval_uncertainty(e.post, e.queries, e.gallery, k=2, num_draws=3, seed=-1),
     )
     py(
-        k,
+        "checks",
         "compare_priors seed a float",
         r"seed.*1\.5",
         lambda e: ad.compare_priors({"a": e.broad}, e.targets, kind="gaussian", tau=TAU, seed=1.5),
     )
     py(
-        k,
+        "checks",
         "evaluate seed a string",
         r"seed.*'x'",
         lambda e: ad.evaluate(
@@ -566,7 +566,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "adaptation_curve negative seed",
         r"seed.*-2",
         lambda e: ad.adaptation_curve(
@@ -582,20 +582,20 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "sbc seed a string",
         r"seed.*'s'",
         lambda e: ad.sbc(lambda r: 0, lambda r, p: 0, lambda x: 0, {"m": lambda p: 0.0}, seed="s"),
     )
-    py(k, "posterior draws seed a string", r"seed.*'s'", lambda e: e.post.sample("s", 5))
+    py("checks", "posterior draws seed a string", r"seed.*'s'", lambda e: e.post.sample("s", 5))
     py(
-        k,
+        "checks",
         "prior_sensitivity delta 0",
         r"delta.*0",
         lambda e: ad.prior_sensitivity(e.post, delta=0.0),
     )
     py(
-        k,
+        "checks",
         "compare_priors unknown estimator",
         r"estimator.*'bogus'",
         lambda e: ad.compare_priors(
@@ -603,7 +603,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "compare_priors folds 1",
         r"folds.*1",
         lambda e: ad.compare_priors(
@@ -611,7 +611,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "evaluate scorers a list",
         r"scorers",
         lambda e: ad.evaluate(
@@ -619,7 +619,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "evaluate unknown baseline",
         r"baselines?.*'bm25'",
         lambda e: ad.evaluate(
@@ -627,7 +627,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "evaluate level 95",
         r"level.*95",
         lambda e: ad.evaluate(
@@ -641,7 +641,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "adaptation_curve unknown model",
         r"models?.*'bogus'",
         lambda e: ad.adaptation_curve(
@@ -656,7 +656,7 @@ def method_cases():
         ),
     )
     py(
-        k,
+        "checks",
         "adaptation_curve budget above the targets (was dropped silently)",
         r"budgets: 50 exceed the 6 target anchors and are left out; the curve has the full count 6 only",
         lambda e: ad.adaptation_curve(
@@ -674,31 +674,31 @@ def method_cases():
         expect="warning",
     )
     py(
-        k,
+        "files",
         "load_prior with an unknown kind",
         r"kind.*'nope'",
         lambda e: ad.load_prior(e.model_dir, kind="nope"),
     )
     py(
-        k,
+        "files",
         "load_prior with an unknown strength",
         r"gaussian: unknown prior option\(s\) bogus; its options: kappa0",
         lambda e: ad.load_prior(e.model_dir, bogus=1.0),
     )
     py(
-        k,
+        "files",
         "load_prior of a saved prior with strengths (were ignored)",
         r"kappa0: .*is a saved prior, which holds its own strengths",
         lambda e: ad.load_prior(e.prior_dir, kappa0=5.0),
     )
     py(
-        k,
+        "files",
         "load_prior of a posterior bundle",
         r"post.*posterior.*(load_posterior|prior)",
         lambda e: ad.load_prior(e.post_dir),
     )
     py(
-        k,
+        "checks",
         "sbc quantity not a function",
         r"quantities: 'm' not a function",
         lambda e: ad.sbc(lambda r: 0, lambda r, p: 0, lambda x: 0, {"m": 3}),
