@@ -175,7 +175,8 @@ def import_object(spec: str, name: str):
     """The object ``module:attr`` or ``file.py:attr`` names; errors name the flag ``name``."""
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
-        raise AnchorDivError(f"{name}: expected module:function or file.py:function, got {spec!r}")
+        what = "Class" if name == "--family" else "function"  # --family names a class
+        raise AnchorDivError(f"{name}: expected module:{what} or file.py:{what}, got {spec!r}")
     try:
         if module.endswith(".py"):
             if not Path(module).is_file():
