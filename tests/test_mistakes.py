@@ -904,6 +904,29 @@ def data_cases():
     )
 
 
+def path_cases():
+    k = "data"
+    py(
+        k,
+        "a path where anchors are expected",
+        r"anchors: expected an array of embeddings \[n, d\], got str 't\.npy' \(a path\? read it with ad\.load_embeddings\)",
+        lambda e: ad.fit("gaussian", "t.npy", tau=TAU),
+    )
+    py(
+        k,
+        "a Posterior as queries",
+        r"queries: expected an array of embeddings \[n, d\], got ExactPosterior",
+        lambda e: ad.divergence(e.model, e.post, e.gallery),
+    )
+    py(
+        k,
+        "a list of lists as anchors (correct)",
+        "",
+        lambda e: ad.fit("gaussian", e.targets.tolist(), tau=TAU),
+        expect="ok",
+    )
+
+
 def _with(x, row, value):
     y = np.array(x, np.float64, copy=True)
     y[row, 1] = value
@@ -1023,7 +1046,7 @@ def checks_cases():
     py(
         k,
         "diagnose an InferenceData as broad",
-        r"broad",
+        r"broad: expected an array of embeddings \[n, d\], got InferenceData",
         lambda e: ad.checks.diagnose(e.idata, e.targets, kappa0=1.0, nu0=10.0),
     )
     py(
@@ -1995,6 +2018,7 @@ def cli_cases():
 family_cases()
 method_cases()
 data_cases()
+path_cases()
 checks_cases()
 file_cases()
 cli_cases()

@@ -118,6 +118,13 @@ def as_matrix(
     entry."""
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
+        if not isinstance(x, (np.ndarray, np.generic, list, tuple)) and arr.dtype.kind in "OUS":
+            # an object that is no array at all (a Posterior, ArviZ data, a path): named as such
+            path = isinstance(x, (str, os.PathLike))
+            hint = f" {str(x)!r} (a path? read it with ad.load_embeddings)" if path else ""
+            raise AnchorDivError(
+                f"{name}: expected an array of embeddings [n, d], got {type(x).__name__}{hint}"
+            )
         raise AnchorDivError(
             f"{name}: expected floating-point embeddings, got dtype={arr.dtype} (a relevance or "
             "label array? cast with .astype(np.float32) if the values are really embeddings)"
