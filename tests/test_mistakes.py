@@ -1402,7 +1402,7 @@ def cli_cases():
             f"{e.files}/b.npy",
             f"{e.files}/t.npy",
             f"{e.files}/g.npy",
-            f"{e.files}/rel.npy",
+            f"{e.files}/rel12.npy",
             "--tau",
             "5",
             "-o",
@@ -1419,7 +1419,7 @@ def cli_cases():
             f"{e.files}/b.npy",
             f"{e.files}/t.npy",
             f"{e.files}/g.npy",
-            f"{e.files}/rel.npy",
+            f"{e.files}/rel12.npy",
             "--tau",
             "5",
             "-o",
@@ -1456,7 +1456,7 @@ def cli_cases():
             f"{e.files}/b.npy",
             f"{e.files}/t.npy",
             f"{e.files}/g.npy",
-            f"{e.files}/rel.npy",
+            f"{e.files}/rel12.npy",
             "--tau",
             "5",
             "-o",
@@ -1838,7 +1838,7 @@ def cli_cases():
             f"{e.files}/b.npy",
             f"{e.files}/t.npy",
             f"{e.files}/g.npy",
-            f"{e.files}/rel.npy",
+            f"{e.files}/rel12.npy",
             "--tau",
             "5",
             "-o",
@@ -2000,6 +2000,245 @@ def cli_cases():
         ],
     )
     cli(
+        "search --table xml",
+        r"--table.*'xml'",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--table",
+            "xml",
+        ],
+    )
+    cli(
+        "search --query-texts of the wrong length (refused after the search)",
+        r"query texts: 2 lines for 3 query rows",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--query-texts",
+            f"{e.files}/texts.txt",
+        ],
+    )
+    cli(
+        "search --sha256 of another bundle",
+        r"digest",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--sha256",
+            "a" * 64,
+        ],
+    )
+    cli(
+        "fit --variance 2",
+        r"variance.*2",
+        lambda e: [
+            "fit",
+            "latent-gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--variance",
+            "2",
+        ],
+    )
+    cli(
+        "fit --reg -1",
+        r"reg.*-1",
+        lambda e: [
+            "fit",
+            "gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--reg",
+            "-1",
+        ],
+    )
+    cli(
+        "fit --normalize with a zero row",
+        r"(zero|norm)",
+        lambda e: [
+            "fit",
+            "gaussian",
+            f"{e.files}/zero.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--normalize",
+        ],
+    )
+    cli(
+        "evaluate --draws 0",
+        r"--draws.*0",
+        lambda e: [
+            "evaluate",
+            str(e.post_dir),
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/rel.npy",
+            "-o",
+            f"{e.out}/v",
+            "--draws",
+            "0",
+            "--baselines",
+            "cosine",
+        ],
+    )
+    cli(
+        "evaluate --n-boot with --interval t",
+        r"--n-boot.*bootstrap",
+        lambda e: [
+            "evaluate",
+            str(e.model_dir),
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/rel.npy",
+            "-o",
+            f"{e.out}/v",
+            "--interval",
+            "t",
+            "--n-boot",
+            "10",
+        ],
+    )
+    cli(
+        "evaluate --query-index of the wrong length (was blamed on the relevance)",
+        r"--query-index: 5 entries for 3 query rows",
+        lambda e: [
+            "evaluate",
+            str(e.model_dir),
+            "--gallery",
+            f"{e.files}/g.npy",
+            "--queries",
+            f"{e.files}/q.npy",
+            "--relevance",
+            f"{e.files}/rel.npy",
+            "-o",
+            f"{e.out}/v",
+            "--query-index",
+            f"{e.files}/idx.npy",
+            "--baselines",
+            "cosine",
+        ],
+    )
+    cli(
+        "curve --subsets 0",
+        r"--subsets.*0",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel12.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+            "--subsets",
+            "0",
+        ],
+    )
+    cli(
+        "curve --model SPEC naming no model",
+        r"model 'nocolon': unknown; registered: softmax",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel12.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+            "--model",
+            "nocolon",
+        ],
+    )
+    cli(
+        "curve relevance of the wrong shape",
+        r"relevance",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/t.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/t.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+        ],
+    )
+    cli(
+        "curve targets of another dimension (was blamed on broad, with the wrong d)",
+        r"target: dimension mismatch: d=3, but the broad anchors and the gallery have d=4",
+        lambda e: [
+            "curve",
+            f"{e.files}/b.npy",
+            f"{e.files}/q3.npy",
+            f"{e.files}/g.npy",
+            f"{e.files}/rel12.npy",
+            "--tau",
+            "5",
+            "-o",
+            f"{e.out}/c",
+        ],
+    )
+    cli(
+        "demo --models a missing folder (ran the whole demo without its priors)",
+        r"--models: no such folder: bogus \(a folder of fitted broad priors",
+        lambda e: ["demo", "-o", f"{e.out}/d", "--models", "bogus"],
+    )
+    cli(
+        "adapt --model-kwargs a missing module",
+        r"--model-kwargs",
+        lambda e: a(
+            e,
+            "gaussian",
+            "--method",
+            "nuts",
+            "--model",
+            f"{USERFAM}/minimal_family.py:scaled_mean_model",
+            "--model-kwargs",
+            "no_such_mod:KW",
+        ),
+    )
+    cli(
+        "adapt --learning-rate 0",
+        r"learning_rate.*0",
+        lambda e: a(e, "gaussian", "--method", "svi", "--learning-rate", "0"),
+    )
+    cli(
+        "adapt --guide-rank with --guide normal",
+        r"--guide-rank",
+        lambda e: a(e, "gaussian", "--method", "svi", "--guide", "normal", "--guide-rank", "2"),
+    )
+    cli(
         "--sha256 not hex",
         r"sha256: expected 64 hex digits, got 'xyz'",
         lambda e: [
@@ -2048,6 +2287,9 @@ def env(tmp_path_factory):
         "nan": _with(targets, 1, np.nan),
         "empty": np.zeros((0, D)),
         "relnan": np.where(relevance, np.nan, 0.0),
+        "zero": np.vstack([targets, np.zeros((1, D))]),
+        "idx": np.arange(5),
+        "rel12": rng.random((12, 12)) < 0.3,
     }.items():
         np.save(files / f"{name}.npy", arr)
     np.save(files / "obj.npy", np.array([[1.0, "a"]] * 3, dtype=object), allow_pickle=True)

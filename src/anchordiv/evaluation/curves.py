@@ -776,7 +776,16 @@ def adaptation_curve(
     seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     resolved = _resolve(models)
     target = as_matrix("target", target)
-    broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]), provenance_of(broad))
+    broad = frozen_broad(as_matrix("broad", broad), provenance_of(broad))
+    dims = {"broad": broad.shape[1], "target": target.shape[1]}
+    if dims["broad"] != dims["target"]:  # the one the gallery disagrees with is named
+        d = np.shape(gallery)[-1] if np.ndim(gallery) else None
+        wrong, right = ("broad", "target") if dims["broad"] != d else ("target", "broad")
+        also = " and the gallery" if d == dims[right] else ""
+        raise AnchorDivError(
+            f"{wrong}: dimension mismatch: d={dims[wrong]}, but the {right} anchors{also} "
+            f"have d={dims[right]}"
+        )
     n_subsets = integer("n_subsets", n_subsets, low=1)
     n_boot = integer("n_boot", n_boot, low=1)  # before the cells, not at the summary
     in_unit_interval("level", level)
