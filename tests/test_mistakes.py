@@ -927,6 +927,123 @@ def path_cases():
     )
 
 
+def more_cases():
+    k = "method"
+    py(
+        k,
+        "top_k chunk 0",
+        r"chunk: must be >= 1, got 0",
+        lambda e: ad.top_k(e.model, e.queries, e.gallery, 2, chunk=0),
+    )
+    py(
+        k,
+        "divergence precision unknown",
+        r"precision.*'low'",
+        lambda e: ad.divergence(e.model, e.queries, e.gallery, precision="low"),
+    )
+    py(
+        k,
+        "GalleryIndex top_k k=0",
+        r"k: must be \[1, 12\], got 0",
+        lambda e: ad.GalleryIndex(e.model, e.gallery).top_k(e.queries, 0),
+    )
+    py(k, "resolve_tau of nothing", r"tau: not given", lambda e: ad.resolve_tau(None))
+    py(
+        k,
+        "mix of a model and an array",
+        r"(first|second).*(anchor model|AnchorModel)",
+        lambda e: ad.mix(e.model, e.broad, 0.5),
+    )
+    py(
+        k,
+        "mix of models of different d",
+        r"dimension|d=",
+        lambda e: ad.mix(e.model, ad.fit("gaussian", e.broad[:, :3], tau=TAU), 0.5),
+    )
+    py(
+        k,
+        "fit with normalize and a zero row",
+        r"row 6 is all zeros",
+        lambda e: ad.fit(
+            "gaussian", np.vstack([e.targets, np.zeros((1, D))]), tau=TAU, normalize=True
+        ),
+    )
+    k = "checks"
+    py(
+        k,
+        "prior_sensitivity alphas of one value (correct: the curve at alpha = 1)",
+        "",
+        lambda e: ad.prior_sensitivity(e.post, alphas=[1.0]),
+        expect="ok",
+    )
+    py(
+        k,
+        "retrieval_uncertainty relevance of the wrong shape",
+        r"relevance.*\[3, 12\]",
+        lambda e: ad.retrieval_uncertainty(
+            e.post, e.queries, e.gallery, k=2, num_draws=3, relevance=e.relevance[:, :4]
+        ),
+    )
+    py(
+        k,
+        "retrieval_uncertainty k larger than the gallery",
+        r"k: must be \[1, 12\], got 50",
+        lambda e: ad.retrieval_uncertainty(e.post, e.queries, e.gallery, k=50, num_draws=3),
+    )
+    py(
+        k,
+        "compare_priors dict candidate without broad",
+        r"priors: a dict candidate needs its broad anchors under 'broad'",
+        lambda e: ad.compare_priors({"a": {"kappa0": 1.0}}, e.targets, kind="gaussian", tau=TAU),
+    )
+    py(
+        k,
+        "compare_priors targets of another d",
+        r"target_anchors: dimension mismatch: d=3, but the broad anchors have d=4",
+        lambda e: ad.compare_priors({"a": e.broad}, e.targets[:, :3], kind="gaussian", tau=TAU),
+    )
+    py(
+        k,
+        "evaluate anchors of another d",
+        r"anchors.*3.*4",
+        lambda e: ad.evaluate(
+            {"m": e.model}, e.queries, e.gallery, e.relevance, anchors=e.targets[:, :3], n_boot=10
+        ),
+    )
+    py(
+        k,
+        "point('map') of an exact posterior (correct)",
+        "",
+        lambda e: e.post.point("map"),
+        expect="ok",
+    )
+    k = "files"
+    py(
+        k,
+        "save_posterior of an anchor model",
+        r"(post|Posterior).*Gaussian",
+        lambda e: ad.save_posterior(e.model, e.tmp / "sp"),
+    )
+    py(
+        k,
+        "save_model of a Posterior",
+        r"model.*(anchor model|AnchorModel).*Posterior",
+        lambda e: ad.save_model(e.post, e.tmp / "sm"),
+    )
+    py(
+        k,
+        "post.save onto an existing bundle",
+        r"already exists.*overwrite=True",
+        lambda e: e.post.save(e.post_dir),
+    )
+    py(
+        k,
+        "save_embeddings of integers",
+        r"dtype=int",
+        lambda e: ad.save_embeddings(e.tmp / "ints.npy", np.arange(12).reshape(3, 4)),
+    )
+
+
 def _with(x, row, value):
     y = np.array(x, np.float64, copy=True)
     y[row, 1] = value
@@ -2239,6 +2356,103 @@ def cli_cases():
         lambda e: a(e, "gaussian", "--method", "svi", "--guide", "normal", "--guide-rank", "2"),
     )
     cli(
+        "diagnose --num-draws 1",
+        r"--num-draws.*1|num_draws: must be >= 2",
+        lambda e: ["diagnose", str(e.post_dir), "-o", f"{e.out}/d", "--num-draws", "1"],
+    )
+    cli(
+        "diagnose -k 0",
+        r"-k.*0",
+        lambda e: ["diagnose", str(e.post_dir), "-o", f"{e.out}/d", "-k", "0"],
+    )
+    cli(
+        "diagnose --stability-draws 0",
+        r"--stability-draws.*0",
+        lambda e: ["diagnose", str(e.post_dir), "-o", f"{e.out}/d", "--stability-draws", "0"],
+    )
+    cli(
+        "diagnose queries of another d",
+        r"queries.*3.*d=4",
+        lambda e: [
+            "diagnose",
+            str(e.post_dir),
+            "-o",
+            f"{e.out}/d",
+            "--queries",
+            f"{e.files}/q3.npy",
+            "--gallery",
+            f"{e.files}/g.npy",
+        ],
+    )
+    cli(
+        "search --workers 0",
+        r"--workers.*0",
+        lambda e: [
+            "search",
+            str(e.model_dir),
+            f"{e.files}/q.npy",
+            f"{e.files}/g.npy",
+            "-o",
+            f"{e.out}/r",
+            "--workers",
+            "0",
+        ],
+    )
+    cli(
+        "embed --on-error bogus",
+        r"--on-error.*'bogus'",
+        lambda e: ["embed", f"{e.files}/texts.txt", "-o", f"{e.out}/e", "--on-error", "bogus"],
+    )
+    cli(
+        "cache show --older-than 3 (was ignored)",
+        r"--older-than: applies to `anchordiv cache prune`, not to show",
+        lambda e: ["cache", "show", "--older-than", "3"],
+        ANCHORDIV_CACHE="{files}/cachedir",
+    )
+    cli(
+        "cache prune without what to prune",
+        r"(--all|--older-than|--encoder)",
+        lambda e: ["cache", "prune", "--dry-run"],
+        ANCHORDIV_CACHE="{files}/cachedir",
+    )
+    cli(
+        "cache prune --older-than -1 (was taken)",
+        r"--older-than: must be a finite non-negative number, got -1\.0",
+        lambda e: ["cache", "prune", "--older-than", "-1", "--dry-run"],
+        ANCHORDIV_CACHE="{files}/cachedir",
+    )
+    cli("priors with an argument", r"unrecognized arguments: extra", lambda e: ["priors", "extra"])
+    cli(
+        "fit --rank for gaussian",
+        r"gaussian: unknown option\(s\) rank; allowed: reg",
+        lambda e: [
+            "fit",
+            "gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--rank",
+            "2",
+        ],
+    )
+    cli(
+        "fit --components for gaussian",
+        r"gaussian: unknown option\(s\) components; allowed: reg",
+        lambda e: [
+            "fit",
+            "gaussian",
+            f"{e.files}/t.npy",
+            "-o",
+            f"{e.out}/m",
+            "--tau",
+            "5",
+            "--components",
+            "2",
+        ],
+    )
+    cli(
         "--sha256 not hex",
         r"sha256: expected 64 hex digits, got 'xyz'",
         lambda e: [
@@ -2258,6 +2472,7 @@ family_cases()
 method_cases()
 data_cases()
 path_cases()
+more_cases()
 checks_cases()
 file_cases()
 cli_cases()
