@@ -401,12 +401,12 @@ def method_cases():
         ("SVI optimizer a string", {"optimizer": "adam"}, r"optimizer: .*got str"),
     ]:
         py(k, name, match, lambda e, kw=kw: e.adapt("gaussian", method=ad.SVI(**kw)))
-    py(k, "method= a string", r"method.*'nuts'", lambda e: e.infer(ad.NUTS, "nuts"))
+    py(k, "method= a string", r"method.*'nuts'", lambda e: e.infer("nuts"))
     py(
         k,
         "method= the class, not an instance",
         r"method.*NUTS\(",
-        lambda e: e.infer(ad.NUTS, ad.NUTS),
+        lambda e: e.infer(ad.NUTS),
     )
     py(k, "method= a number", r"method.*42", lambda e: e.adapt("gaussian", method=42))
     py(
@@ -2539,7 +2539,7 @@ def env(tmp_path_factory):
         prior_dir=prior_dir,
         idata=idata,
         adapt=lambda kind, **kw: ad.adapt(kind, broad, targets, tau=TAU, **kw),
-        infer=lambda _cls, method: ad.infer(
+        infer=lambda method: ad.infer(
             ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, D + 5.0), targets, method, tau=TAU
         ),
     )
