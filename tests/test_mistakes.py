@@ -1017,6 +1017,43 @@ def more_cases():
         lambda e: e.post.point("map"),
         expect="ok",
     )
+    py(
+        k,
+        "plot_curve of a Curve object",
+        r"summary: a list of row dicts \(Curve\.summary\(\)\), got Curve",
+        lambda e: ad.plots.plot_curve(e.curve, e.tmp / "c.png"),
+    )
+    py(
+        k,
+        "plot_scores of an Evaluation object",
+        r"summary: a list of row dicts \(Evaluation\.summary\(\)\), got Evaluation",
+        lambda e: ad.plots.plot_scores(e.evaluation, e.tmp / "s.png"),
+    )
+    py(
+        k,
+        "elbo_plot of a Posterior",
+        r"elbo: a non-empty 1-D array of the loss per step, got ExactPosterior",
+        lambda e: ad.plots.elbo_plot(e.post, e.tmp / "e.png"),
+    )
+    py(
+        k,
+        "elbo_plot of an empty array (drew an empty plot)",
+        r"elbo: a non-empty 1-D array .*got ndarray of shape \[0\]",
+        lambda e: ad.plots.elbo_plot(np.zeros(0), e.tmp / "e2.png"),
+    )
+    py(k, "register_model of a non-callable", r"factory", lambda e: ad.register_model("u-model", 3))
+    py(
+        k,
+        "register_model under a built-in name",
+        r"'cosine'.*(already|registered|overwrite)",
+        lambda e: ad.register_model("cosine", lambda b, t, tau: None),
+    )
+    py(
+        k,
+        "register_model with an unknown role",
+        r"role: unknown",
+        lambda e: ad.register_model("u-role", lambda b, t, tau: None, role="best"),
+    )
     k = "files"
     py(
         k,
@@ -1035,6 +1072,19 @@ def more_cases():
         "post.save onto an existing bundle",
         r"already exists.*overwrite=True",
         lambda e: e.post.save(e.post_dir),
+    )
+    py(
+        k,
+        "save_embeddings with NaN (correct: refused where they are used)",
+        "",
+        lambda e: ad.save_embeddings(e.tmp / "nan.npy", _with(e.targets, 0, np.nan)),
+        expect="ok",
+    )
+    py(
+        k,
+        "save_embeddings with a negative logit_scale (was written)",
+        r"logit_scale: must be a finite positive number, got -1\.0",
+        lambda e: ad.save_embeddings(e.tmp / "neg.npy", e.targets, encoder="x", logit_scale=-1.0),
     )
     py(
         k,
@@ -2517,6 +2567,18 @@ def env(tmp_path_factory):
     post_dir = ad.save_posterior(post, tmp / "post")
     prior_dir = ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, D + 5.0).save(tmp / "prior")
     idata = ad.inference_data(post, num_draws=10)
+    evaluation = ad.evaluate({"m": model}, queries, gallery, relevance, n_boot=10, baselines=())
+    curve = ad.adaptation_curve(
+        broad,
+        targets,
+        queries,
+        gallery,
+        relevance,
+        tau=TAU,
+        models=("cosine",),
+        n_boot=10,
+        progress=False,
+    )
     sys.path.insert(0, str(HERE / "adaptation"))
     from userfam import user_family
 
@@ -2538,6 +2600,8 @@ def env(tmp_path_factory):
         post_dir=post_dir,
         prior_dir=prior_dir,
         idata=idata,
+        evaluation=evaluation,
+        curve=curve,
         adapt=lambda kind, **kw: ad.adapt(kind, broad, targets, tau=TAU, **kw),
         infer=lambda method: ad.infer(
             ad.NIWPrior(np.zeros(D), np.eye(D), 1.0, D + 5.0), targets, method, tau=TAU

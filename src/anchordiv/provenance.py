@@ -231,6 +231,12 @@ def save_embeddings(
     Path
         The ``.npy`` path actually written.
 
+    Raises
+    ------
+    AnchorDivError
+        ``x`` that is no ``[n, d]`` floating array, a ``logit_scale`` that is not a positive
+        number, or an existing destination without ``overwrite``.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -244,6 +250,8 @@ def save_embeddings(
 
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
+    if logit_scale is not None:  # the τ every later fit reads: a bad one refused here
+        logit_scale = positive("logit_scale", logit_scale)
     given = {"encoder": encoder, "logit_scale": logit_scale}
     meta = {
         "embeddings": str(p),
