@@ -78,42 +78,21 @@ def cli(name, match, argv, expect="error", **environ):
 # --------------------------------------------------------------------------- the user's family
 
 
-def _mean_model(targets, *, mu0, cov, kappa0):
-    scale = numpyro.sample("scale", dist.LogNormal(0.0, 0.3))
-    mu = numpyro.sample("mu", dist.MultivariateNormal(mu0, scale * cov / kappa0))
-    numpyro.deterministic("Sigma", cov)
-    with numpyro.plate("anchors", targets.shape[0]):
-        numpyro.sample("targets", dist.MultivariateNormal(mu, cov), obs=targets)
+sys.path.insert(0, str(HERE / "adaptation"))
+from userfam import minimal_family  # noqa: E402
 
-
-@classmethod
-def _from_anchors(cls, broad, targets=None, *, kappa0: float = 10.0):
-    b = np.asarray(broad, np.float64)
-    return cls(b.mean(0), np.cov(b, rowvar=False) + 1e-3 * np.eye(b.shape[1]), kappa0)
-
-
-def _isotropic(self):
-    d = len(self.mu0)
-    return type(self)(self.mu0, np.trace(self.cov) / d * np.eye(d), self.kappa0)
-
-
-@classmethod
-def _to_model(cls, p, tau, dtype, fixed):
-    return ad.Gaussian.from_moments(
-        np.asarray(p["mu"], dtype), np.asarray(p["Sigma"], np.float64), tau=tau
-    )
-
+FAMILIES.pop(minimal_family.KIND, None)  # registered on import; the cases register their own
+_mean_model = minimal_family.scaled_mean_model
 
 #: The members of the guide's minimal family (no exact update): the class body a user writes.
 MEMBERS = {
     "__annotations__": {"mu0": np.ndarray, "cov": np.ndarray, "kappa0": float},
     "kappa0": 10.0,
     "sites": ("mu", "Sigma"),
-    "model": staticmethod(_mean_model),
-    "from_anchors": _from_anchors,
-    "isotropic": _isotropic,
-    "prior_kwargs": lambda self: {"mu0": self.mu0, "cov": self.cov, "kappa0": self.kappa0},
-    "to_model": _to_model,
+    **{
+        name: vars(minimal_family.MinimalPrior)[name]
+        for name in ("model", "from_anchors", "isotropic", "prior_kwargs", "to_model")
+    },
 }
 
 _KINDS: list[str] = []
@@ -2579,7 +2558,6 @@ def env(tmp_path_factory):
         n_boot=10,
         progress=False,
     )
-    sys.path.insert(0, str(HERE / "adaptation"))
     from userfam import user_family
 
     if user_family.KIND not in FAMILIES:
