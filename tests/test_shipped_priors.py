@@ -61,7 +61,7 @@ def test_unknown_names_and_paths_are_clear_errors(tmp_path):
         r"nor a shipped prior; shipped: clinical-text, ",
     ):
         ad.load_prior("wordnet-visul-art", kappa0=1.0, nu0=400.0)
-    with pytest.raises(ad.AnchorDivError, match="not a saved anchordiv bundle"):
+    with pytest.raises(ad.AnchorDivError, match="wordnet-visual-art: no such file or directory"):
         resolve_prior(tmp_path / "wordnet-visual-art")  # a path is never a name
 
 

@@ -97,6 +97,16 @@ def check_output(path, overwrite: bool = False, *, file: bool = False):
     return path
 
 
+def no_file(name: str, path) -> AnchorDivError:
+    """The error for input file ``path`` of argument ``name`` that is not a file: a directory
+    is said to be one (not "no such file"), a missing path is said to be missing."""
+    from pathlib import Path
+
+    if Path(path).is_dir():
+        return AnchorDivError(f"{name}: {path} is a directory; expected a file")
+    return AnchorDivError(f"{name}: no such file: {path}")
+
+
 def as_matrix(
     name: str, x, *, dim: int | None = None, min_rows: int = 1, check_finite: bool = True
 ) -> np.ndarray:
@@ -108,6 +118,13 @@ def as_matrix(
     entry."""
     arr = np.asarray(x)
     if not np.issubdtype(arr.dtype, np.floating):
+        if not isinstance(x, (np.ndarray, np.generic, list, tuple)) and arr.dtype.kind in "OUS":
+            # an object that is no array at all (a Posterior, ArviZ data, a path): named as such
+            path = isinstance(x, (str, os.PathLike))
+            hint = f" {str(x)!r} (a path? read it with ad.load_embeddings)" if path else ""
+            raise AnchorDivError(
+                f"{name}: expected an array of embeddings [n, d], got {type(x).__name__}{hint}"
+            )
         raise AnchorDivError(
             f"{name}: expected floating-point embeddings, got dtype={arr.dtype} (a relevance or "
             "label array? cast with .astype(np.float32) if the values are really embeddings)"
@@ -147,10 +164,11 @@ def as_matrix(
 
 
 def positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar hyperparameter (a bool is not a number here:
-    ``tau=True`` is a mistake, not τ = 1)."""
+    """A finite positive (or non-negative) scalar hyperparameter (a bool or a string is not a
+    number here: ``tau=True`` is a mistake, not τ = 1; ``tau="20"`` one too, as for
+    :func:`integer`)."""
     try:
-        if isinstance(value, (bool, np.bool_)):
+        if isinstance(value, (bool, np.bool_, str, bytes)):
             raise TypeError
         v = float(value)
     except (TypeError, ValueError):

@@ -111,7 +111,7 @@ def resolve_prior(path) -> Path:
     if local:
         return p
     if p.exists() or not bare:
-        raise AnchorDivError(f"{p}: not a saved anchordiv bundle (no {CARD})")
+        raise not_a_bundle(p, f"no {CARD}")
     names = ", ".join(shipped) or f"none found in {models_dir()}"
     raise AnchorDivError(
         f"prior: {name!r} is neither a saved bundle nor a shipped prior; shipped: {names}"
@@ -259,7 +259,7 @@ def read_bundle(
     path = Path(path)
     where = bundle_dir(path)
     if not (where / CARD).is_file() or not (where / ARRAYS).is_file():
-        raise AnchorDivError(f"{path}: not a saved anchordiv bundle (needs {CARD} and {ARRAYS})")
+        raise not_a_bundle(path, f"needs {CARD} and {ARRAYS}")
     card = _read_card(where)
     specs = card.get("array_specs")
     if specs is not None and not (
@@ -303,10 +303,34 @@ def read_bundle(
     return arrays, card
 
 
+#: The loader of each bundle type (a card's ``type``), named where another loader is given it.
+LOADERS = {
+    "anchor-model": "ad.load_model",
+    "posterior": "ad.load_posterior",
+    "prior": "ad.load_prior",
+    "inference-data": "ad.load_inference_data",
+    "faiss-index": "ad.FaissIndex.load",
+}
+
+
 def expect_type(path, card: dict, expected: str, what: str) -> None:
-    """Raise unless the bundle at ``path`` holds ``expected`` (the card's ``type``)."""
-    if card.get("type") != expected:
-        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not {what}")
+    """Raise unless the bundle at ``path`` holds ``expected`` (the card's ``type``); the
+    message names the loader of what it does hold."""
+    held = card.get("type")
+    if held != expected:
+        loader = LOADERS.get(held) if isinstance(held, str) else None
+        hint = f" (load it with {loader})" if loader else ""
+        raise AnchorDivError(f"{path}: holds a {held!r}, not {what}{hint}")
+
+
+def not_a_bundle(path, needs: str) -> AnchorDivError:
+    """The error for ``path`` that holds no saved bundle: a path that does not exist is said
+    so (not "not a bundle"), a file is named as a file."""
+    path = Path(path)
+    if not path.exists():
+        return AnchorDivError(f"{path}: no such file or directory")
+    what = "a file, " if path.is_file() else ""
+    return AnchorDivError(f"{path}: {what}not a saved anchordiv bundle ({needs})")
 
 
 def check_card_dim(path, card: dict, dim: int) -> None:
@@ -530,5 +554,5 @@ def load_card(path) -> dict:
     """The card of a saved bundle (an error naming the file if it is missing or corrupt)."""
     path = bundle_dir(path)
     if not (path / CARD).is_file():
-        raise AnchorDivError(f"{path}: not a saved anchordiv bundle (no {CARD})")
+        raise not_a_bundle(path, f"no {CARD}")
     return _read_card(path)

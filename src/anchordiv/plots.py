@@ -105,7 +105,14 @@ def plot_curve(
     -------
     Path
         The path written.
+
+    Raises
+    ------
+    AnchorDivError
+        ``summary`` that is not a list of row dicts (a Curve itself: pass
+        ``curve.summary()``).
     """
+    summary = summary_rows(summary, ("model", "budget", "auprc"), "Curve.summary()")
     plt = pyplot()
     models = list(dict.fromkeys(r["model"] for r in summary))
     colours = distinct_colours(len(models))
@@ -190,7 +197,14 @@ def plot_scores(
     -------
     Path
         The path written.
+
+    Raises
+    ------
+    AnchorDivError
+        ``summary`` that is not a list of row dicts (an Evaluation itself:
+        pass ``ev.summary()``).
     """
+    summary = summary_rows(summary, (label, "auprc", "low", "high"), "Evaluation.summary()")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(summary) + 1.2))
     names = [str(r[label]) for r in summary]
@@ -205,6 +219,16 @@ def plot_scores(
     ax.set_xlabel("mean AUPRC (95 % interval)")
     ax.set_title(title)
     return save_figure(fig, path)
+
+
+def summary_rows(summary, keys: tuple, source: str) -> list[dict]:
+    """``summary`` as a list of row dicts that have ``keys``, or an :class:`AnchorDivError`
+    naming what it was (a Curve or an Evaluation itself: its ``source`` gives the rows)."""
+    rows = list(summary) if isinstance(summary, (list, tuple)) else None
+    if rows is None or not all(isinstance(r, dict) and all(k in r for k in keys) for r in rows):
+        what = type(summary).__name__ if rows is None else "rows without " + ", ".join(keys)
+        raise AnchorDivError(f"summary: a list of row dicts ({source}), got {what}")
+    return rows
 
 
 def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
@@ -223,10 +247,24 @@ def elbo_plot(elbo: np.ndarray, path, *, title: str = "SVI") -> Path:
     -------
     Path
         The path written.
+
+    Raises
+    ------
+    AnchorDivError
+        ``elbo`` that is not a non-empty 1-D array.
     """
+    try:
+        values = np.asarray(elbo, np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.ndim != 1 or len(values) == 0:
+        raise AnchorDivError(
+            f"elbo: a non-empty 1-D array of the loss per step, got {type(elbo).__name__}"
+            + (f" of shape {list(values.shape)}" if values is not None else "")
+        )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(np.arange(1, len(elbo) + 1), elbo, lw=1)
+    ax.plot(np.arange(1, len(values) + 1), values, lw=1)
     ax.set_yscale("symlog")
     ax.set_xlabel("step")
     ax.set_ylabel("ELBO")

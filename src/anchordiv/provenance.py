@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import AnchorDivError, as_matrix, positive, user_stacklevel
+from .errors import AnchorDivError, as_matrix, no_file, positive, user_stacklevel
 
 #: Sidecar suffix beside an embeddings ``.npy``.
 SIDECAR = ".json"
@@ -231,6 +231,12 @@ def save_embeddings(
     Path
         The ``.npy`` path actually written.
 
+    Raises
+    ------
+    AnchorDivError
+        ``x`` that is no ``[n, d]`` floating array, a ``logit_scale`` that is not a positive
+        number, or an existing destination without ``overwrite``.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -244,6 +250,8 @@ def save_embeddings(
 
     p = npy_path(path)
     arr = as_matrix("x", x, check_finite=False)  # [n, d] floats: not texts, not [n, d, k]
+    if logit_scale is not None:  # the τ every later fit reads: a bad one refused here
+        logit_scale = positive("logit_scale", logit_scale)
     given = {"encoder": encoder, "logit_scale": logit_scale}
     meta = {
         "embeddings": str(p),
@@ -284,7 +292,7 @@ def load_npy(path, name: str = "embeddings", *, mmap: bool = True) -> np.ndarray
 
     p = Path(path)
     if not p.is_file():
-        raise AnchorDivError(f"{name}: no such file: {path}")
+        raise no_file(name, path)
     if p.suffix != ".npy":
         raise AnchorDivError(f"{name}: expected a .npy file, got {path}")
     try:
@@ -346,7 +354,7 @@ def load_embeddings(path, name: str = "embeddings", *, mmap: bool = True) -> np.
     files = group_paths([npy, sp])
     array_file, side = files[npy], files[sp]
     if array_file is None:
-        raise AnchorDivError(f"{name}: no such file: {path}")
+        raise no_file(name, path)
     arr = load_npy(array_file, name, mmap=mmap)
     meta = read_sidecar(path, side) if side is not None else {}
     for key, actual in (

@@ -144,6 +144,7 @@ def nan_model(targets, **_):
     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0).expand([targets.shape[1]]).to_event(1))
     numpyro.deterministic("Sigma", np.eye(targets.shape[1]))
     numpyro.sample("broken", dist.Normal(mu.sum() * np.nan, 1.0), obs=0.0)
+    numpyro.sample("targets", dist.Normal(mu, 1.0).to_event(1), obs=targets)  # the named site
 
 
 def test_nan_loss_is_a_clear_error_naming_the_site():

@@ -408,6 +408,19 @@ def build_prior(fam, broad, targets=None, *, prior: str = "broad", **strengths) 
     and, for ``"isotropic"``, its :meth:`Family.isotropic` (a family need not take ``prior``)."""
     params = inspect.signature(fam.from_anchors).parameters
     if "prior" in params:
-        return fam.from_anchors(broad, targets, prior=prior, **strengths)
-    built = fam.from_anchors(broad, targets, **strengths)
-    return built.isotropic() if check_prior_mode(prior) == "isotropic" else built
+        return built_prior(fam, fam.from_anchors(broad, targets, prior=prior, **strengths))
+    built = built_prior(fam, fam.from_anchors(broad, targets, **strengths))
+    if check_prior_mode(prior) == "isotropic":
+        return built_prior(fam, built.isotropic(), "isotropic")
+    return built
+
+
+def built_prior(fam, built, member: str = "from_anchors"):
+    """``built`` unless it is not an instance of ``fam``: a user's ``from_anchors`` (or
+    ``isotropic``) that returns something else is named, not an AttributeError later."""
+    if not isinstance(built, fam):
+        raise AnchorDivError(
+            f"{fam.__qualname__}.{member}: returned {type(built).__name__}, not a "
+            f"{fam.__qualname__} (the {fam.kind} family's prior object: return cls(...))"
+        )
+    return built

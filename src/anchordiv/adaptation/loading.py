@@ -18,7 +18,7 @@ from ..errors import AnchorDivError, as_matrix
 from ..io import load_card, load_model, read_bundle, resolve_prior
 from ..provenance import with_provenance
 from ..threads import limited_blas
-from .api import DEFAULT_KIND, build_prior, resolve_family
+from .api import DEFAULT_KIND, build_prior, prior_options, resolve_family
 from .posterior import family_of
 from .protocol import Family
 
@@ -69,7 +69,8 @@ def load_prior(
     AnchorDivError
         ``path`` is not a saved bundle (or a malformed one), its digest differs from a pinned
         ``sha256``, ``kind="mixture"`` from a saved model (a mixture runs EM on the anchors
-        themselves), or invalid strengths.
+        themselves), invalid or unknown strengths, or strengths or ``targets`` given with a
+        saved prior (which holds its own).
 
     Examples
     --------
@@ -86,6 +87,12 @@ def load_prior(
     path = resolve_prior(path)
     card = load_card(path)
     if card.get("type") == "prior":
+        given = sorted(strengths) + (["targets"] if targets is not None else [])
+        if given:  # they would be ignored: the saved prior holds its strengths
+            raise AnchorDivError(
+                f"{', '.join(given)}: {path} is a saved prior, which holds its own strengths; "
+                f"load it without them (or build one from a saved model with them)"
+            )
         arrays, card = read_bundle(path, verify=verify, sha256=sha256)
         with malformed(path, "prior"):
             if not isinstance(card.get("kind"), str):
@@ -103,6 +110,13 @@ def load_prior(
     fam = resolve_family(kind)
     if fam.needs_anchors:
         raise AnchorDivError(f"kind: {fam.needs_anchors}")
+    allowed = {*prior_options(fam), "prior"}
+    unknown = sorted(set(strengths) - allowed)
+    if unknown:
+        raise AnchorDivError(
+            f"{fam.kind}: unknown prior option(s) {', '.join(unknown)}; its options: "
+            f"{', '.join(sorted(allowed))}"
+        )
     broad = stand_in_anchors(load_model(path, verify=verify, sha256=sha256), card)
     t = None if targets is None else as_matrix("targets", targets, dim=broad.shape[1])
     prior = build_prior(fam, broad, t, **strengths)

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import warnings
+from collections.abc import Mapping
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -162,6 +163,11 @@ class ModelMethod(Method):
         if self.needs_exact(prior):
             return exact_inputs(prior, targets)
         kwargs, info, fixed = prior.model_inputs(targets)
+        if not isinstance(kwargs, Mapping):
+            raise AnchorDivError(
+                f"prior_kwargs: the {prior.kind} family's model keywords must be a dict "
+                f"(name -> value, what its model takes), got {type(kwargs).__name__}"
+            )
         return None, kwargs, dict(info), fixed
 
     @abc.abstractmethod
@@ -424,7 +430,8 @@ class SVI(ModelMethod):
     convergence_tol : float, default 1e-4
         Relative change of the mean loss between the last two windows counted as converged.
     num_samples : int, default 100
-        Guide draws kept.
+        Guide draws kept (at least 2 for a guide that is a distribution; a delta guide keeps
+        its one point).
     seed : int, default 0
         Seeds the optimisation and the guide draws.
     progress : bool, default True
@@ -505,8 +512,10 @@ class SVI(ModelMethod):
             integer("guide_rank", self.guide_rank, low=1)
         for k in ("learning_rate", "lr_decay", "convergence_tol"):
             positive(k, getattr(self, k))
-        for k in ("num_steps", "num_particles", "num_samples"):
+        for k in ("num_steps", "num_particles"):
             integer(k, getattr(self, k), low=1)
+        # a guide that is a distribution keeps >= 2 draws (refused here, not after the fit)
+        integer("num_samples", self.num_samples, low=1 if self.guide == "delta" else 2)
         if self.convergence_window is not None:
             integer("convergence_window", self.convergence_window, low=1)
         _check_run(self)

@@ -561,7 +561,9 @@ def check_sites(fam, prob: Problem, *, fixed: dict | None = None, lifted: bool =
         sites[k]["shape"] = tuple(v.shape)
     observed = [k for k, s in sites.items() if s["type"] == "sample" and s["is_observed"]]
     traced = fam.likelihood_type.log_density is Likelihood.log_density  # reads the site by name
-    if traced and not prob.custom and observed and OBSERVED not in observed:
+    # a user's model= is read by that name too (its simulated anchors, inference_data's
+    # predictive groups): refused here, not after the sampling
+    if (traced or prob.custom) and observed and OBSERVED not in observed:
         raise AnchorDivError(observed_name_error(observed, prob.model))
     discrete = [k for k, s in sites.items() if s["discrete"] and not s["is_observed"]]
     if discrete:

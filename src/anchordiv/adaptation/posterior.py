@@ -18,7 +18,8 @@ import numpy as np
 from .._safeio import malformed
 from ..anchors.base import AnchorModel
 from ..errors import AnchorDivError, integer, user_stacklevel
-from ..io import MAX_LOADED_TAU, check_axes, check_loaded_model, read_bundle, write_bundle
+from ..io import MAX_LOADED_TAU, check_axes, check_loaded_model, expect_type, read_bundle
+from ..io import write_bundle
 from ..threads import limited_blas
 from .model import Likelihood, UserModelLikelihood
 from .registry import FAMILIES, get_family, is_conjugate
@@ -233,6 +234,7 @@ class Posterior:
         dict of str to numpy.ndarray
             ``{site: [n, ...]}``.
         """
+        seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
         return self._draws(np.random.default_rng(seed), integer("n", n, low=1))
 
     def _draws(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
@@ -817,8 +819,7 @@ def load_posterior(path, *, verify: bool = True, sha256: str | None = None) -> P
     True
     """
     arrays, card = read_bundle(path, verify=verify, sha256=sha256)
-    if card.get("type") != "posterior":
-        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not a posterior")
+    expect_type(path, card, "posterior", "a posterior")
     with malformed(Path(path), "posterior"), warnings.catch_warnings():
         post = Posterior.from_arrays(arrays, card)
         check_loaded_posterior(path, post)

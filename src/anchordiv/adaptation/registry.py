@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, cast, dataclass_transform, runtime_checkable
 
 import jax
 import numpy as np
 
-from ..errors import AnchorDivError
+from ..errors import AnchorDivError, user_stacklevel
+from ..provenance import AnchorDivWarning
 
 #: kind -> family class (a :class:`.protocol.Family` subclass), filled by :func:`family`
 FAMILIES: dict[str, type[Any]] = {}
@@ -33,12 +37,23 @@ def is_builtin(cls: type) -> bool:
     return cls.__module__.split(".")[0] == "anchordiv"
 
 
+def check_kind(kind) -> None:
+    """Refuse a kind that is not a non-empty string (a class: ``@ad.family`` written without
+    its kind, which would otherwise replace the class by the decorator, silently)."""
+    if isinstance(kind, type):
+        raise AnchorDivError(
+            f"family: the kind must be a non-empty string, got the class {kind.__qualname__}; "
+            f'write @ad.family("my-kind") above the class, not @ad.family'
+        )
+    if not isinstance(kind, str) or not kind.strip():
+        raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
+
+
 def check_family(cls: Any, kind, replace: bool) -> None:
     """Refuse what :func:`family` must not register: a kind that is not a non-empty string, a
     class that is not a :class:`~anchordiv.Family` subclass, one missing a required member
     (named), and — unless ``replace`` — a class that would replace a built-in family's kind."""
-    if not isinstance(kind, str) or not kind.strip():
-        raise AnchorDivError(f"family: the kind must be a non-empty string, got {kind!r}")
+    check_kind(kind)
     name = getattr(cls, "__qualname__", None) or repr(cls)
     (base,) = PROTOCOL
     if not (isinstance(cls, type) and issubclass(cls, base)):
@@ -58,6 +73,26 @@ def check_family(cls: Any, kind, replace: bool) -> None:
             f"family {kind!r}: the kind of the built-in {old.__name__}; register {name} under "
             f"a kind of its own, or replace the built-in with ad.family({kind!r}, replace=True)"
         )
+    if old is not None and not replace and _origin(old) != _origin(cls):
+        # the same file's class again (its module imported anew) replaces it without a word
+        warnings.warn(
+            f"family {kind!r}: {_where(cls)} replaces {_where(old)}, registered under this kind "
+            f"before; give one of them a kind of its own (or pass replace=True to mean it)",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def _where(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _origin(cls) -> tuple:
+    """What makes two class objects the same user's class: its name and the file that defines
+    it (one file imported under two module names, by path and by package, is one class)."""
+    module = sys.modules.get(cls.__module__)
+    where = getattr(module, "__file__", None) or cls.__module__
+    return cls.__qualname__, os.path.realpath(where) if module else where
 
 
 @dataclass_transform(frozen_default=True, eq_default=False)
@@ -79,7 +114,8 @@ def family(kind: str, *, replace: bool = False):
         priors and posteriors name it).
     replace : bool, default False
         Allow replacing a built-in family registered under ``kind`` (a family of one's own
-        registered again, e.g. its module imported anew, replaces its entry either way).
+        registered again, e.g. its module imported anew, replaces its entry either way; a
+        different class — another name or file — replacing it warns unless ``replace``).
 
     Returns
     -------
@@ -90,8 +126,15 @@ def family(kind: str, *, replace: bool = False):
     Raises
     ------
     AnchorDivError
-        (From the decorator) a class that is not a ``Family`` subclass, a missing required
+        A ``kind`` that is not a non-empty string (a class: ``@ad.family`` without its kind);
+        (from the decorator) a class that is not a ``Family`` subclass, a missing required
         member (named), or a built-in kind without ``replace=True``.
+
+    Warns
+    -----
+    AnchorDivWarning
+        (From the decorator) another class — another name or file — replaces the family of
+        one's own registered under ``kind`` before, without ``replace=True``.
 
     Examples
     --------
@@ -108,6 +151,8 @@ def family(kind: str, *, replace: bool = False):
     ...
     anchordiv.errors.AnchorDivError: family 'gaussian': the kind of the built-in NIWPrior; ...
     """
+
+    check_kind(kind)  # `@ad.family` without a kind: the class arrives here, said at once
 
     def wrap(cls):
         check_family(cls, kind, replace)

@@ -122,6 +122,7 @@ def summary(data, *, var_names=None, kind: str = "all", round_to=None):
 
 def loo(data) -> tuple[np.ndarray, np.ndarray, float]:
     """PSIS-LOO of the ``log_likelihood`` group: ``(elpd_i [n], pareto_k [n], p_loo)``."""
+    _need(data, "loo", "log_likelihood")
     res = _az().loo(data, pointwise=True)
     if major() == 0:
         return np.asarray(res.loo_i), np.asarray(res.pareto_k), float(res.p_loo)

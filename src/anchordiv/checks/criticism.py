@@ -930,6 +930,7 @@ def compare_priors(
     >>> sorted(cmp.table.index), set(cmp.estimators.values())
     (['broad', 'isotropic'], {'exact'})
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     if not isinstance(priors, dict) or len(priors) < 1:
         raise AnchorDivError(
             "priors: a dict of name -> broad anchors / adapt options / "

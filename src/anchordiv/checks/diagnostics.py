@@ -144,7 +144,12 @@ def loo_pointwise(prior: NIW, targets: np.ndarray) -> np.ndarray:
     numpy.ndarray, shape [n]
         The pointwise LOO log densities.
     """
-    t = np.asarray(targets, np.float64)
+    if not isinstance(prior, NIW):
+        raise AnchorDivError(
+            f"prior: NIW parameters (anchordiv.checks.diagnostics.niw_prior(broad, kappa0, "
+            f"nu0)), got {type(prior).__name__}"
+        )
+    t = as_matrix("targets", targets, dim=len(prior.mu)).astype(np.float64)
     whole = prior.log_marginal(t)
     if len(t) == 1:
         return np.array([whole])

@@ -262,10 +262,21 @@ def sbc(
     >>> res.ranks.shape, res.num_draws
     ((40, 1), 99)
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     n_sim = integer("num_simulations", num_simulations, low=2)
     thin = integer("thin", thin, low=1)
-    if not quantities:
+    for name, fn in (
+        ("prior_sampler", prior_sampler),
+        ("simulator", simulator),
+        ("inference", inference),
+    ):
+        if not callable(fn):
+            raise AnchorDivError(f"{name}: expected a function, got {type(fn).__name__}")
+    if not isinstance(quantities, dict) or not quantities:
         raise AnchorDivError("quantities: give at least one scalar quantity")
+    bad = [name for name, fn in quantities.items() if not callable(fn)]
+    if bad:
+        raise AnchorDivError(f"quantities: {', '.join(map(repr, bad))} not a function of a draw")
     names = list(quantities)
     bins = integer("bins", bins, low=2) if bins is not None else int(np.clip(n_sim // 10, 4, 20))
     rng = np.random.default_rng(seed)
@@ -316,7 +327,7 @@ SETTINGS: dict[type, dict] = {
 }
 
 
-def sbc_method(cls: type, num_draws: int = 1, seed: int = 0, x64: bool = False):
+def sbc_method(cls: type, num_draws: int = 2, seed: int = 0, x64: bool = False):
     """The configuration of method class ``cls`` that SBC runs: :data:`SETTINGS`, and of
     ``num_samples``, ``seed``, ``progress`` (off) and ``x64`` the options the method has."""
     run = {"num_samples": num_draws, "seed": seed, "progress": False, "x64": x64}

@@ -560,10 +560,13 @@ def prior_influence(
     >>> 0 <= infl.summary()["overlap_prior_only"] <= 1, round(infl.shares["mean"], 3)
     (True, 0.455)
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     from ..anchors import KINDS, fit
     from ..retrieval.divergence import top_k
-    from .uncertainty import model_auprc, no_log_prior, overlap, retrieval_arguments
+    from .uncertainty import model_auprc, no_log_prior, overlap, posterior_argument
+    from .uncertainty import retrieval_arguments
 
+    post = posterior_argument(post, "prior_influence")
     why = no_log_prior(post)
     if why is not None:
         raise AnchorDivError(f"prior_influence: the prior of this posterior is unknown: {why}")
@@ -1128,6 +1131,7 @@ def prior_sensitivity(
     >>> res.table().columns.tolist()
     ['prior', 'likelihood', 'diagnosis', 'scale_free', 'at']
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     from .uncertainty import default_draws, draws_with_log_prior, no_log_prior, retrieval_arguments
     from .uncertainty import posterior_argument
 

@@ -16,7 +16,7 @@ from ..progress import tqdm
 from ..errors import AnchorDivError, as_matrix, in_unit_interval, integer, user_stacklevel
 from ..retrieval.metrics import LEVEL
 from .._safeio import check_hdf5
-from ..io import read_bundle, write_bundle
+from ..io import expect_type, read_bundle, write_bundle
 from ..threads import limited_blas
 from . import arviz as adz
 from ..adaptation.protocol import own_sites
@@ -398,6 +398,7 @@ def inference_data(
     >>> idata["posterior"].sizes["chain"], idata["posterior"]["mu"].shape
     (2, (2, 2, 4))
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     post = posterior_argument(post, "inference_data")
     num_draws = integer("num_draws", default_draws(post) if num_draws is None else num_draws, low=2)
     draws, stats = _chain_draws(post, num_draws, seed)
@@ -669,6 +670,7 @@ def retrieval_uncertainty(
     >>> ru.topk_overlap.shape
     (5, 3)
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     from ..retrieval.divergence import top_k
 
     post = posterior_argument(post, "retrieval_uncertainty")
@@ -723,6 +725,11 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
     Path
         The directory written.
 
+    Raises
+    ------
+    AnchorDivError
+        ``idata`` that is not ArviZ data (a Posterior, a dict), or an unusable ``path``.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -732,8 +739,17 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
     >>> "posterior" in ad.load_inference_data(out)
     True
     """
+    from ..adaptation import Posterior
     from ..errors import check_output
 
+    if type(idata).__name__ not in ("InferenceData", "DataTree"):
+        what = type(idata).__name__
+        if isinstance(idata, Posterior):
+            what += " (a posterior: ad.save_posterior saves it; this saves ad.inference_data(post))"
+        raise AnchorDivError(
+            f"idata: expected ArviZ data (InferenceData or DataTree, from ad.inference_data), "
+            f"got {what}"
+        )
     check_output(path, overwrite)
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "idata.nc"
@@ -766,8 +782,7 @@ def load_inference_data(path, *, verify: bool = True, sha256: str | None = None)
         ``path`` is not an inference-data bundle or fails the hash check.
     """
     arrays, card = read_bundle(path, verify=verify, sha256=sha256)
-    if card.get("type") != "inference-data":
-        raise AnchorDivError(f"{path}: holds a {card.get('type')!r}, not an InferenceData")
+    expect_type(path, card, "inference-data", "an InferenceData")
     data = arrays.get(NETCDF)
     if data is None or data.dtype != np.uint8 or data.ndim != 1:
         raise AnchorDivError(f"{path}: malformed InferenceData bundle (no netCDF bytes)")

@@ -274,11 +274,22 @@ DEFAULT_MODELS = (
 
 def budgets_for(n_target: int, budgets=None) -> list[int]:
     """Sorted budgets below ``n_target`` plus ``n_target`` itself ("all"); each budget a whole
-    number ≥ 1 (a string such as ``"2,4"`` is an error, not a sequence of characters)."""
+    number ≥ 1 (a string such as ``"2,4"`` is an error, not a sequence of characters); given
+    ``budgets`` all above ``n_target`` (the curve: the full count only) warn
+    (:class:`AnchorDivWarning`)."""
     chosen = DEFAULT_BUDGETS if budgets is None else budgets
     if isinstance(chosen, (str, bytes)) or not np.iterable(chosen):
         raise AnchorDivError(f"budgets: expected a list of integers, got {chosen!r}")
-    out = sorted({b for b in (integer("budgets", b, low=1) for b in chosen) if b < n_target})
+    given = [integer("budgets", b, low=1) for b in chosen]
+    out = sorted({b for b in given if b < n_target})
+    above = sorted({b for b in given if b > n_target})
+    if budgets is not None and above and not out:  # a grid reaching past some tasks is normal
+        warnings.warn(
+            f"budgets: {', '.join(map(str, above))} exceed the {n_target} target anchors and are "
+            f"left out; the curve has the full count {n_target} only",
+            AnchorDivWarning,
+            stacklevel=user_stacklevel(),
+        )
     return out + [n_target]
 
 
@@ -762,9 +773,19 @@ def adaptation_curve(
     >>> curve.budgets, sorted(curve.models)
     ([2, 4], ['cosine', 'gaussian'])
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     resolved = _resolve(models)
     target = as_matrix("target", target)
-    broad = frozen_broad(as_matrix("broad", broad, dim=target.shape[1]), provenance_of(broad))
+    broad = frozen_broad(as_matrix("broad", broad), provenance_of(broad))
+    dims = {"broad": broad.shape[1], "target": target.shape[1]}
+    if dims["broad"] != dims["target"]:  # the one the gallery disagrees with is named
+        d = np.shape(gallery)[-1] if np.ndim(gallery) else None
+        wrong, right = ("broad", "target") if dims["broad"] != d else ("target", "broad")
+        also = " and the gallery" if d == dims[right] else ""
+        raise AnchorDivError(
+            f"{wrong}: dimension mismatch: d={dims[wrong]}, but the {right} anchors{also} "
+            f"have d={dims[right]}"
+        )
     n_subsets = integer("n_subsets", n_subsets, low=1)
     n_boot = integer("n_boot", n_boot, low=1)  # before the cells, not at the summary
     in_unit_interval("level", level)

@@ -477,12 +477,24 @@ def _check_query_index(query_index, n_queries: int, n_gallery: int) -> np.ndarra
 
 def check_relevance(relevance, n_queries: int, n_gallery: int):
     """``relevance [Q, G]`` as an array (a memmap stays one, a nested list becomes one), or an
-    :class:`AnchorDivError` naming the shape it expected."""
+    :class:`AnchorDivError` naming the shape it expected or its first entry that is not 0/1
+    (NaN included) — before any scoring, not from ``auprc`` after it."""
     rel = relevance if isinstance(relevance, np.ndarray) else np.asarray(relevance)
     if rel.shape != (n_queries, n_gallery):
         raise AnchorDivError(
             f"relevance: expected shape [Q, G] = [{n_queries}, {n_gallery}], got {list(rel.shape)}"
         )
+    if rel.dtype != np.bool_:
+        step = max(1, (1 << 20) // max(n_gallery, 1))  # row blocks: a memmap is read once
+        for start in range(0, n_queries, step):
+            block = np.asarray(rel[start : start + step])
+            bad = np.argwhere(~((block == 0) | (block == 1)))
+            if len(bad):
+                i, j = int(bad[0][0]) + start, int(bad[0][1])
+                raise AnchorDivError(
+                    f"relevance: must be binary (0/1 or bool); entry [{i}, {j}] is "
+                    f"{np.asarray(rel[i, j]).item()!r}"
+                )
     return rel
 
 
@@ -606,6 +618,7 @@ def evaluate(
     >>> ev.names, ev.per_query["gaussian"].shape
     (['gaussian', 'cosine', 'inversion'], (4,))
     """
+    seed = integer("seed", seed, low=0)  # a bad seed named, not numpy's error
     named = named_scorers(scorers, baselines, "evaluate")
     check_interval(interval)
     in_unit_interval("level", level)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import AnchorDivError
+from ...errors import AnchorDivError, no_file
 from ...provenance import load_embeddings
 
 
@@ -109,7 +109,7 @@ def load_labels(path: str, name: str = "labels") -> np.ndarray:
 def read_utf8(path: str, name: str) -> str:
     """The text of the UTF-8 file ``path`` (errors name the option ``name``)."""
     if not Path(path).is_file():
-        raise AnchorDivError(f"{name}: no such file: {path}")
+        raise no_file(name, path)
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -175,7 +175,8 @@ def import_object(spec: str, name: str):
     """The object ``module:attr`` or ``file.py:attr`` names; errors name the flag ``name``."""
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
-        raise AnchorDivError(f"{name}: expected module:function or file.py:function, got {spec!r}")
+        what = "Class" if name == "--family" else "function"  # --family names a class
+        raise AnchorDivError(f"{name}: expected module:{what} or file.py:{what}, got {spec!r}")
     try:
         if module.endswith(".py"):
             if not Path(module).is_file():
@@ -290,9 +291,19 @@ def add_flags(p, *names: str, **helps: str) -> None:
 
 
 def check_out(args, *paths, file: bool = False) -> None:
-    """Refuse existing outputs ``paths`` (files with ``file``) unless ``--overwrite``."""
+    """Refuse existing outputs ``paths`` (files with ``file``) unless ``--overwrite``, and two
+    outputs in one place (one the other, or inside it: the second write would replace the
+    first)."""
     from ...errors import check_output
 
+    given = [Path(p).absolute() for p in paths if p is not None]
+    for i, a in enumerate(given):
+        for b in given[i + 1 :]:
+            if a == b or a in b.parents or b in a.parents:
+                raise AnchorDivError(
+                    f"output {b}: the same place as, or inside, the output {a}; give each "
+                    f"output a folder of its own"
+                )
     for path in paths:
         if path is not None:
             check_output(path, args.overwrite, file=file)

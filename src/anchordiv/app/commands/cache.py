@@ -45,8 +45,20 @@ def _mb(n: int) -> str:
 
 def run(args) -> int:
     from ...data import cache
+    from ...errors import positive
+    from ._io import option_applies
 
-    if args.action == "prune":
+    prune = args.action == "prune"
+    for flag, value in (
+        ("--encoder", args.encoder),
+        ("--older-than", args.older_than),
+        ("--all", args.all or None),
+        ("--dry-run", args.dry_run or None),
+    ):
+        option_applies(flag, value, prune, "applies to `anchordiv cache prune`, not to show")
+    if args.older_than is not None:
+        positive("--older-than", args.older_than, allow_zero=True)  # days: -1 pruned all
+    if prune:
         gone = cache.prune(
             encoder=args.encoder,
             older_than_days=args.older_than,

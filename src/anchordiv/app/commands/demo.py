@@ -73,7 +73,18 @@ def run(args, parts=None) -> int:
 
 
 def run_keywords(args, *more: str) -> dict:
-    """The keywords of the run options (:func:`add_run_options`) and of ``more``."""
+    """The keywords of the run options (:func:`add_run_options`) and of ``more``; a ``--models``
+    that is no folder is refused here (the studies would fit every prior anew without a word)."""
+    from pathlib import Path
+
+    from ...errors import AnchorDivError
+
+    if args.models is not None and not Path(args.models).is_dir():
+        what = "is a file" if Path(args.models).exists() else "no such folder"
+        raise AnchorDivError(
+            f"--models: {what}: {args.models} (a folder of fitted broad priors, written by "
+            f"`anchordiv build-models -o DIR`; leave --models out for the shipped ones)"
+        )
     names = "encoder seed overwrite pretrained device random_weights".split() + list(more)
     size = "small" if args.small else "full"
     return {"size": size, "models_dir": args.models, **{k: getattr(args, k) for k in names}}

@@ -153,7 +153,14 @@ def _query_setup(args, gallery):
             )
         return gallery, np.arange(len(gallery)), np.arange(len(gallery))
     index = load_npy(args.query_index, "--query-index") if args.query_index else None
-    return load_embeddings(args.queries, "queries"), index, index
+    queries = load_embeddings(args.queries, "queries")
+    if index is not None and (index.ndim != 1 or len(index) != len(queries)):
+        # said here: the relevance is read with it (a wrong length was blamed on the relevance)
+        raise AnchorDivError(
+            f"--query-index: {len(index) if index.ndim == 1 else list(index.shape)} entries "
+            f"for {len(queries)} query rows (one gallery row, or -1, per query)"
+        )
+    return queries, index, index
 
 
 def run(args) -> int:
@@ -164,6 +171,11 @@ def run(args) -> int:
     for flag, value in (("--n-boot", args.n_boot), ("--seed", args.seed)):
         option_applies(flag, value, args.interval == "bootstrap", "applies to --interval bootstrap")
     check_out(args, args.out)
+    if not args.models and not any(args.baselines.split(",")):
+        raise AnchorDivError(
+            "nothing to evaluate: give MODEL directories, or baselines with --baselines "
+            "(cosine, inversion)"
+        )
     gallery = load_embeddings(args.gallery, "gallery")
     queries, index, rows = _query_setup(args, gallery)
     anchors = load_embeddings(args.anchors, "anchors") if args.anchors else None

@@ -128,10 +128,13 @@ def run(args) -> int:
     why = f"applies to a saved posterior; {args.model} is a point model, which scores as saved"
     option_applies("--summary", args.summary, card.get("type") == "posterior", why)
     queries = load_embeddings(args.queries, "queries")
+    qtext = row_labels(args.query_texts, queries, "query")  # checked before the scan
+    gtext = None
     with cluster(args) as client:
         if client is None:
             gallery = load_embeddings(args.gallery, "gallery")
             check_encoder(card, queries=queries, gallery=gallery)
+            gtext = row_labels(args.gallery_texts, gallery, "gallery")
             idx, div = top_k(model, queries, gallery, args.k, chunk=args.chunk, progress=True)
         else:
             from ...scale import dask as distributed
@@ -140,9 +143,7 @@ def run(args) -> int:
             check_encoder(card, queries=queries)
             kw = dict(chunk=args.chunk, progress=True, column=args.column or "embedding")
             idx, div = distributed.top_k(model, queries, args.gallery, args.k, client=client, **kw)
-    qtext = row_labels(args.query_texts, queries, "query")
-    # a sharded gallery has no single sidecar: its table shows item numbers
-    gtext = row_labels(args.gallery_texts, gallery, "gallery") if gallery is not None else None
+    # a sharded gallery has no single sidecar: its table shows item numbers (gtext None)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     written = {"indices": f"{out}.indices.npy", "divergences": f"{out}.divergences.npy"}
