@@ -109,7 +109,7 @@ def test_extras_take_ranges_and_all_is_what_users_run():
 
 
 def test_one_version_from_one_source(capsys):
-    assert ad.__version__ == "0.5.0"
+    assert ad.__version__ == "0.5.1"
     project = PYPROJECT["project"]
     assert "version" not in project and project["dynamic"] == ["version"]
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {

@@ -9,7 +9,7 @@ Every anchor model is defined by its cumulant ψ (``model.cumulant``); see docs/
 """
 
 #: The package version: the one source (pyproject reads it, ``anchordiv --version`` prints it).
-__version__ = "0.5.0"
+__version__ = "0.5.1"
 
 # First: anchordiv.threads sets $XLA_FLAGS (one CPU thread) before anything imports JAX.
 from . import threads as _threads  # noqa: F401
