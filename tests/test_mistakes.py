@@ -712,6 +712,12 @@ def data_cases():
     k = "data"
     py(
         k,
+        "anchors as a list of rows of different lengths",
+        r"anchors: expected an array of embeddings \[n, d\], got a list numpy cannot make one",
+        lambda e: ad.fit("gaussian", [list(e.broad[0]), list(e.broad[1][:3])], tau=TAU),
+    )
+    py(
+        k,
         "targets of the wrong dimension",
         r"target.*3.*d ?= ?4|target.*d ?= ?4.*3",
         lambda e: ad.adapt("gaussian", e.broad, e.targets[:, :3], tau=TAU),
@@ -1192,7 +1198,7 @@ def checks_cases():
     py(
         k,
         "diagnose an InferenceData as broad",
-        r"broad: expected an array of embeddings \[n, d\], got InferenceData",
+        r"broad: expected an array of embeddings \[n, d\], got (InferenceData|DataTree)",
         lambda e: ad.checks.diagnose(e.idata, e.targets, kappa0=1.0, nu0=10.0),
     )
     py(

@@ -116,7 +116,15 @@ def as_matrix(
     floating dtype (boolean/integer/complex/object: e.g. a relevance matrix passed as embeddings;
     cast with ``.astype(np.float32)`` if intended), not 1-D/2-D, has fewer than ``min_rows`` rows, a last axis other than ``dim``, or any NaN/inf
     entry."""
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as err:  # ragged rows, or what numpy refuses (a DataTree)
+        if isinstance(x, (list, tuple)):
+            raise AnchorDivError(
+                f"{name}: expected an array of embeddings [n, d], got a {type(x).__name__} "
+                f"numpy cannot make one array of ({err})"
+            ) from None
+        arr = np.empty(0, object)
     if not np.issubdtype(arr.dtype, np.floating):
         if not isinstance(x, (np.ndarray, np.generic, list, tuple)) and arr.dtype.kind in "OUS":
             # an object that is no array at all (a Posterior, ArviZ data, a path): named as such
