@@ -207,3 +207,20 @@ def png_tree(folder, n, start=0):
         paths.append(folder / f"img{i:03d}.png")
         Image.new("RGB", (5, 4), (i, 2 * i % 256, 7)).save(paths[-1])
     return paths
+
+
+def png_claiming(path, width, height):
+    """A PNG whose header claims ``width`` × ``height`` 8-bit grey pixels, with one tiny IDAT
+    (a few hundred bytes: what a decompression bomb's header looks like to Pillow's open)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    body = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + body)
+    return path

@@ -34,7 +34,7 @@ import pytest
 from PIL import Image
 
 import image_trees as trees
-from helpers import png_tree
+from helpers import png_claiming, png_tree
 
 from anchordiv.errors import AnchorDivError
 
@@ -214,21 +214,6 @@ def _broken_tree(env, *names_and_bytes):
 def _cut_jpeg():
     whole = _jpeg_bytes(size=(64, 64))
     return whole[: len(whole) // 2]
-
-
-def _png_claiming(path, width, height):
-    import struct
-    import zlib
-
-    def chunk(kind, data):
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
-
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    body = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + body)
-    return path
 
 
 def _sparse(path, head: bytes, size: int):
@@ -703,7 +688,7 @@ CASES: dict[str, Case] = {
     "png bomb": Case(
         "bombs",
         lambda e: e.images(
-            [*png_tree(e.tmp / "i", 1), _png_claiming(e.tmp / "bomb.png", 20000, 20000)]
+            [*png_tree(e.tmp / "i", 1), png_claiming(e.tmp / "bomb.png", 20000, 20000)]
         ),
         E,
         r"1 of 2 .*bomb\.png.*over the pixel budget",
@@ -711,7 +696,7 @@ CASES: dict[str, Case] = {
     "png bomb skipped": Case(
         "bombs",
         lambda e: e.images(
-            [*png_tree(e.tmp / "i", 1), _png_claiming(e.tmp / "bomb.png", 20000, 20000)],
+            [*png_tree(e.tmp / "i", 1), png_claiming(e.tmp / "bomb.png", 20000, 20000)],
             on_error="skip",
         ),
         SKIP,

@@ -6,6 +6,7 @@ import pytest
 from PIL import Image
 
 from anchordiv.data import imageio
+from helpers import png_claiming
 
 RNG = np.random.default_rng(0)
 GREY = RNG.integers(0, 256, size=(6, 7), dtype=np.uint8)
@@ -201,23 +202,6 @@ def test_a_script_without_a_main_guard_runs_workers(tmp_path):
 # ---- decompression bombs and the pixel budget (issue 52) -----------------------------------
 
 
-def _png_claiming(path, width, height):
-    """A PNG whose header claims ``width`` × ``height`` 8-bit grey pixels, with one tiny IDAT
-    (a few hundred bytes: what a decompression bomb's header looks like to Pillow's open)."""
-    import struct
-    import zlib
-
-    def chunk(kind, data):
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
-
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    body = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + body)
-    return path
-
-
 def _tiff_claiming(path, width, height):
     """A 100-odd-byte little-endian TIFF whose IFD claims ``width`` × ``height`` pixels."""
     import struct
@@ -240,7 +224,7 @@ def _tiff_claiming(path, width, height):
 
 @pytest.mark.parametrize(
     "make, name, pixels",
-    [(_png_claiming, "bomb.png", (20000, 20000)), (_tiff_claiming, "bomb.tif", (100000, 100000))],
+    [(png_claiming, "bomb.png", (20000, 20000)), (_tiff_claiming, "bomb.tif", (100000, 100000))],
 )
 def test_a_decompression_bomb_is_an_unreadable_file_not_a_raw_error(make, name, pixels, tmp_path):
     """A 400 Mpx PNG or a TIFF claiming 10¹⁰ px raised Pillow's raw DecompressionBombError
@@ -263,7 +247,7 @@ def test_a_decompression_bomb_is_an_unreadable_file_not_a_raw_error(make, name, 
 def test_the_pixel_budget_is_settable_and_refuses_before_decoding(tmp_path, monkeypatch):
     """A 144 Mpx PNG (under Pillow's own error, over its limit) decoded at +750 MB: it is
     refused before decoding unless the budget allows it (a parameter or the variable)."""
-    big = _png_claiming(tmp_path / "big.png", 12000, 12000)
+    big = png_claiming(tmp_path / "big.png", 12000, 12000)
     with pytest.raises(imageio.AnchorDivError, match="144,000,000 pixels, over the pixel budget"):
         imageio.read_image(big)
     _, bad = imageio.file_digests([big], cache=False)
