@@ -173,17 +173,28 @@ def warn_once(cause: str, message: str) -> None:
         warnings.warn(message, AnchorDivWarning, stacklevel=3)
 
 
+def _grey16(im) -> np.ndarray | None:
+    """The values ``[H, W]`` of a 16-bit grey image (None for another mode, an empty image or
+    negative values)."""
+    if im.mode not in _GREY16 and im.mode != "I":
+        return None
+    arr = np.asarray(im.convert("I") if im.mode == "I;16B" else im)
+    return arr if arr.size and arr.min() >= 0 else None
+
+
+def _low_bits(arr: np.ndarray) -> int | None:
+    """The bits the 16-bit values ``arr`` use when their largest is under
+    :data:`LOW_DEPTH_FRACTION` of 65535, else None."""
+    top = int(arr.max())
+    return max(top, 1).bit_length() if top < LOW_DEPTH_FRACTION * 65535 else None
+
+
 def depth_used(im) -> int | None:
     """The bits a 16-bit image's values use (of 16) when its largest value is under
     :data:`LOW_DEPTH_FRACTION` of 65535 (read by its bit depth it is almost black), else
     None."""
-    if im.mode not in _GREY16 and im.mode != "I":
-        return None
-    arr = np.asarray(im.convert("I") if im.mode == "I;16B" else im)
-    if not arr.size or arr.min() < 0:
-        return None
-    top = int(arr.max())
-    return max(top, 1).bit_length() if top < LOW_DEPTH_FRACTION * 65535 else None
+    arr = _grey16(im)
+    return None if arr is None else _low_bits(arr)
 
 
 def low_depth_message(depths: dict, total: int) -> str:
@@ -204,11 +215,10 @@ def check_depth(im, name) -> None:
     :data:`LOW_DEPTH_FRACTION` of its range: read by its bit depth it is almost black
     (:func:`read_image` alone; :func:`~anchordiv.data.embed_images` counts such files and warns
     once per run)."""
-    if depth_used(im) is not None:
-        arr = np.asarray(im.convert("I") if im.mode == "I;16B" else im)
-        top = int(arr.max())
-        bits = max(top, 1).bit_length()
-        mean = float(arr.mean()) / 257.0
+    arr = _grey16(im)
+    bits = None if arr is None else _low_bits(arr)
+    if bits is not None:
+        top, mean = int(arr.max()), float(arr.mean()) / 257.0
         warn_once(
             "low-depth",
             f"image {name}: a 16-bit image (mode {im.mode}) whose values reach only {top} of "
