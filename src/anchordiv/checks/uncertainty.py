@@ -311,9 +311,13 @@ def calibration_notes(post) -> dict[str, str]:
     return out
 
 
+#: the type names of ArviZ's data objects: 0.x's ``InferenceData``, 1.x's ``DataTree``
+DATA_OBJECTS = ("InferenceData", "DataTree")
+
+
 def arviz_data(x) -> bool:
     """Whether ``x`` is ArviZ data (``InferenceData``, ``DataTree``, an xarray object)."""
-    return type(x).__name__ in ("InferenceData", "DataTree", "Dataset", "DataArray")
+    return type(x).__name__ in (*DATA_OBJECTS, "Dataset", "DataArray")
 
 
 def posterior_argument(post, what: str):
@@ -742,7 +746,7 @@ def save_inference_data(idata, path, *, overwrite: bool = False, **card) -> Path
     from ..adaptation import Posterior
     from ..errors import check_output
 
-    if type(idata).__name__ not in ("InferenceData", "DataTree"):
+    if type(idata).__name__ not in DATA_OBJECTS:
         what = type(idata).__name__
         if isinstance(idata, Posterior):
             what += " (a posterior: ad.save_posterior saves it; this saves ad.inference_data(post))"
