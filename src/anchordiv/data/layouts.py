@@ -550,12 +550,10 @@ def _unique(path: Path) -> dict[str, str]:
     lines: dict[str, int] = {}
     for k, (i, v) in enumerate(_table(path, 2, "cub200")):
         if i in out:
+            what = "class" if path.name == "classes.txt" else "image"
             raise AnchorDivError(
-                f"cub200: {path}: image id {i} is listed twice (lines {lines[i] + 1} and "
+                f"cub200: {path}: {what} id {i} is listed twice (lines {lines[i] + 1} and "
                 f"{k + 1}); each id names one line"
-                if path.name != "classes.txt"
-                else f"cub200: {path}: class id {i} is listed twice (lines {lines[i] + 1} and "
-                f"{k + 1})"
             )
         out[i], lines[i] = v, k
     return out
@@ -765,7 +763,7 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
     root = _chexpert_root(_dir(root, "chexpert"))
     csvs = [root / f for f in ("train.csv", "valid.csv") if (root / f).is_file()]
     paths, labels, from_valid = [], [], []
-    seen: dict[str, str] = {}  # resolved image -> where it was listed first
+    seen: dict[str, tuple[Path, str]] = {}  # resolved image -> (its CSV, where) listed first
     for path in csvs:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
@@ -777,13 +775,14 @@ def chexpert(root, seed: int = 0, uncertain: str = "zeros", views: str = "fronta
             where = f"{path.name} row {k + 2}"
             image = str(_resolve(root, row["Path"]))
             if image in seen:
+                first_csv, first = seen[image]
                 raise AnchorDivError(
-                    f"chexpert: {where} lists {row['Path']}, which {seen[image]} lists too: "
+                    f"chexpert: {where} lists {row['Path']}, which {first} lists too: "
                     f"an image listed twice would be its own neighbour"
-                    + (" (and a query in its own gallery)" if seen[image][:5] != where[:5] else "")
+                    + (" (and a query in its own gallery)" if first_csv != path else "")
                     + ": keep one row per image"
                 )
-            seen[image] = where
+            seen[image] = (path, where)
             if views != "all" and _view(row, where) != views:
                 continue
             paths.append(image)
